@@ -1,0 +1,118 @@
+"""Ball arithmetic (python-flint arb): every number is an enclosure of the exact value.
+
+Arrays are numpy object arrays of arb; products go through arb_mat (C speed, same enclosure
+guarantees).  The working precision is flint's context precision: callers set it with
+`flint.ctx.workprec(bits)`, never here.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+from flint import arb, arb_mat, fmpq
+
+_exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
+_log = np.frompyfunc(lambda x: x.log(), 1, 1)
+_erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
+_abs = np.frompyfunc(abs, 1, 1)
+# The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
+# so that rounding below 0 does not turn into nan.
+_sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
+_relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
+_min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
+
+
+def to_arb(value) -> arb:
+    """The ball of an exact Fraction (exact when it is a dyadic that fits the precision)."""
+    value = Fraction(value)
+    if value.denominator == 1:
+        return arb(value.numerator)
+    return arb(fmpq(value.numerator, value.denominator))
+
+
+class Ball:
+    name = "arb"
+
+    def number(self, value) -> arb:
+        return to_arb(value)
+
+    def array(self, exact) -> np.ndarray:
+        out = np.empty((len(exact), len(exact[0])) if _is_matrix(exact) else (len(exact),), dtype=object)
+        for index, value in np.ndenumerate(np.array(exact, dtype=object)):
+            out[index] = to_arb(value)
+        return out
+
+    exp = staticmethod(_exp)
+    log = staticmethod(_log)
+    abs = staticmethod(_abs)
+    erf = staticmethod(_erf)
+    sqrt_nonneg = staticmethod(_sqrt_nonneg)
+    relu = staticmethod(_relu)
+    pairwise_min = staticmethod(_min2)
+
+    @staticmethod
+    def apply(name: str, x):
+        """An elementary function by name (exp, log, sqrt, tanh, sinh, cosh), on a ball or an array."""
+        if isinstance(x, np.ndarray):
+            return np.frompyfunc(lambda t: getattr(t, name)(), 1, 1)(x)
+        return getattr(x, name)()
+
+    @staticmethod
+    def stack(values):
+        return np.array(values, dtype=object)
+
+    @staticmethod
+    def matmul(a, b):
+        vector_out = b.ndim == 1
+        left = a.reshape(1, -1) if a.ndim == 1 else a
+        right = b.reshape(-1, 1) if vector_out else b
+        product = arb_mat(left.tolist()) * arb_mat(right.tolist())
+        out = np.array(product.tolist(), dtype=object)
+        if a.ndim == 1 and vector_out:
+            return out[0, 0]
+        if a.ndim == 1:
+            return out[0]
+        return out[:, 0] if vector_out else out
+
+    @staticmethod
+    def maximum(x):
+        flat = list(np.ravel(x))
+        result = flat[0]
+        for value in flat[1:]:
+            result = result.max(value)
+        return result
+
+    @staticmethod
+    def minimum(x):
+        flat = list(np.ravel(x))
+        result = flat[0]
+        for value in flat[1:]:
+            result = result.min(value)
+        return result
+
+    @staticmethod
+    def row_shift(scores, mask):
+        """An exact number near each row's largest allowed score.
+
+        Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
+        radius, and keeps exp() of moderate size.
+        """
+        shifts = np.empty(scores.shape[0], dtype=object)
+        for i in range(scores.shape[0]):
+            allowed = [s for s, keep in zip(scores[i], mask[i]) if keep]
+            shifts[i] = arb(Ball.maximum(np.array(allowed, dtype=object)).mid())
+        return shifts
+
+    @staticmethod
+    def certainly_le(x: arb, y: arb):
+        """Three-valued x <= y: True, False (certainly x > y) or None (undecided)."""
+        if x <= y:
+            return True
+        if x > y:
+            return False
+        return None
+
+
+def _is_matrix(exact) -> bool:
+    return len(exact) > 0 and isinstance(exact[0], (tuple, list))

@@ -1,0 +1,39 @@
+"""The checker's own reading of exact numbers and arb strings (no code shared with certify)."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from flint import arb, fmpq
+
+_HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
+
+
+def rational(text) -> Fraction:
+    """'p', 'p/q', a decimal, or a hex float, exactly.  JSON numbers are taken as their binary64 value."""
+    if isinstance(text, bool):
+        raise ValueError("a boolean is not a number")
+    if isinstance(text, (int, float)):
+        return Fraction(text)
+    text = str(text).strip()
+    match = _HEX.match(text)
+    if match and (match.group(2) or match.group(3)):
+        sign, whole, frac, power = match.groups()
+        frac = frac or ""
+        value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** (int(power or 0) - 4 * len(frac))
+        return -value if sign == "-" else value
+    return Fraction(text)
+
+
+def ball(text) -> arb:
+    """The ball of an exact number, at the working precision."""
+    q = rational(text)
+    return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
+
+
+def parse_arb(text: str) -> arb:
+    value = arb(text)
+    if not value.is_finite():
+        raise ValueError(f"not a finite enclosure: {text!r}")
+    return value

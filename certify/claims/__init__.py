@@ -1,0 +1,79 @@
+"""The claim registry: every claim of shared/CLAIMS.md that certify can decide.
+
+A claim is one or more inequalities lhs <= rhs between expressions (certify.expr grammar) over
+named primitives of a layer step (see certify.primitives): D, D_out, D_PX, a, tau, n, d, v, ...
+A "layer" claim is checked at every layer of a stack; a "stack" claim once, through the whole
+stack: its rhs is a map of D applied layer after layer from D_0 (with that layer's a, ...), and
+its lhs is read at the last layer.  Families live in their own modules and
+register themselves here on import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Callable
+
+from certify.config import Case
+from certify.errors import BadInput
+
+FAMILIES = [
+    "certify.claims.collapse",
+]
+
+
+@dataclass(frozen=True)
+class Inequality:
+    lhs: str
+    rhs: str
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    statement: str
+    inequalities: tuple[Inequality, ...]
+    source: str
+    hypotheses: str
+    # None when the claim applies to the case, else the reason it does not (the user's error).
+    applies: Callable[[Case], str | None] = field(repr=False)
+    scope: str = "layer"  # "layer": every layer of the stack; "stack": the whole trajectory
+    proof: str | None = None  # proofs/<module>.py
+
+    def check_applies(self, case: Case) -> None:
+        reason = self.applies(case)
+        if reason:
+            raise BadInput(f"claim {self.id} does not apply: {reason}")
+
+
+_REGISTRY: dict[str, Claim] = {}
+
+
+def register(claim: Claim) -> Claim:
+    if claim.id in _REGISTRY:
+        raise ValueError(f"claim {claim.id} registered twice")
+    _REGISTRY[claim.id] = claim
+    return claim
+
+
+def _load_families() -> None:
+    for name in FAMILIES:
+        importlib.import_module(name)
+
+
+def all_claims() -> list[Claim]:
+    _load_families()
+    return list(_REGISTRY.values())
+
+
+def get(claim_id: str) -> Claim:
+    _load_families()
+    if claim_id not in _REGISTRY:
+        raise BadInput(f"unknown claim {claim_id!r}; `certify claims` lists them: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[claim_id]
+
+
+def proof_module(claim_id: str) -> str:
+    """The derivation's path in proofs/, by the naming rule: dots become underscores."""
+    return f"proofs/{claim_id.replace('.', '_')}.py"

@@ -1,0 +1,50 @@
+"""The thesis's collapse family (shared/CLAIMS.md, "Thesis (seed 000)")."""
+
+from __future__ import annotations
+
+from certify.claims import Claim, Inequality, proof_module, register
+from certify.config import Case
+
+THESIS = "Thesis (seed 000): analysis of iterated self-attention"
+
+
+def pure_attention(case: Case) -> str | None:
+    """collapse.* is about X' = P X: one head, no V, mask, residual, FFN or LayerNorm (biases ok)."""
+    for t, layer in enumerate(case.layers):
+        if not layer.is_pure_attention:
+            where = f"layer {t} has" if len(case.layers) > 1 else "the layer has"
+            return f"{where} {', '.join(layer.components())}; the claim is about pure self-attention X' = P X"
+    return None
+
+
+def any_row_stochastic(case: Case) -> str | None:
+    """Step 1 holds for any row-stochastic P, masked or not; V, residual, FFN and LN change X'."""
+    for t, layer in enumerate(case.layers):
+        extra = [c for c in layer.components() if c != "a mask"]
+        if extra:
+            return f"layer {t} has {', '.join(extra)}; step 1 compares D(PX) with tau(P) D(X)"
+    return None
+
+
+def _claim(id, statement, inequalities, hypotheses, applies=pure_attention, scope="layer"):
+    return register(Claim(id=id, statement=statement, inequalities=inequalities, source=THESIS,
+                          hypotheses=hypotheses, applies=applies, scope=scope, proof=proof_module(id)))
+
+
+GLOBAL_BOUND = "(1 - exp(-a*D**2))*D"
+
+_claim("collapse.global", "D(PX) <= (1 - exp(-a D^2)) D for every X and A, a = ||A||_2",
+       (Inequality("D_out", GLOBAL_BOUND),),
+       "pure self-attention (biases and temperature allowed), no mask")
+_claim("collapse.dobrushin", "step 1: D(PX) <= tau(P) D(X) for any row-stochastic P",
+       (Inequality("D_PX", "tau*D"),),
+       "any attention matrix, masked or not", applies=any_row_stochastic)
+_claim("collapse.tau", "step 2: tau(P) <= 1 - exp(-a D^2), from the softmax spread a D^2",
+       (Inequality("tau", "1 - exp(-a*D**2)"),),
+       "pure self-attention, no mask")
+_claim("collapse.cubic", "D(PX) <= a D^3 (since 1 - exp(-x) <= x)",
+       (Inequality("D_out", "a*D**3"),),
+       "pure self-attention, no mask")
+_claim("collapse.trajectory", "D_T <= g_{a_T}(... g_{a_1}(D_0)), g_a(D) = (1 - exp(-a D^2)) D",
+       (Inequality("D_out", GLOBAL_BOUND),),
+       "a stack of pure self-attention layers", scope="stack")

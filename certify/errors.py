@@ -1,0 +1,9 @@
+"""The one exception that means "the user's input is wrong".
+
+Everything raised as BadInput reaches the user as a single line on stderr and exit code 2
+(see certify.cli); anything else escaping is a bug in certify.
+"""
+
+
+class BadInput(ValueError):
+    """Malformed, inconsistent or out-of-range input: reported, never a verdict."""

@@ -1,0 +1,58 @@
+"""Tokenisation of real text with the model folder's tokenizer.json (the `tokenizers` library).
+
+Padding and truncation are turned off: the forward pass then sees exactly the tokens of the
+text ([CLS] ... [SEP] for BERT), and a text longer than the model's positions is refused by the
+model rather than cut silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from certify.errors import BadInput
+
+TOKENIZER_FILE = "tokenizer.json"
+
+
+@dataclass(frozen=True)
+class Tokens:
+    text: str
+    tokens: tuple[str, ...]  # the word pieces, special tokens included
+    input_ids: np.ndarray  # (n,) int64
+    attention_mask: np.ndarray  # (n,) int64, all ones without padding
+    token_type_ids: np.ndarray  # (n,) int64
+
+
+def load_tokenizer(folder: Path):
+    """The folder's tokenizer.json as a `tokenizers.Tokenizer`, padding and truncation off."""
+    try:
+        from tokenizers import Tokenizer
+    except ImportError:
+        raise BadInput("tokenising text needs `pip install certify[models]` (safetensors, tokenizers)") from None
+    path = Path(folder) / TOKENIZER_FILE
+    if not path.is_file():
+        raise BadInput(f"the model folder '{folder}' has no {TOKENIZER_FILE}, so text cannot be tokenised")
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as err:  # noqa: BLE001 - the Rust side raises plain Exception on a malformed file
+        raise BadInput(f"cannot read {path}: {err}") from None
+    tokenizer.no_padding()  # shipped BERT tokenizers pad to a fixed length (128 for MiniLM)
+    tokenizer.no_truncation()
+    return tokenizer
+
+
+def tokenize_text(tokenizer, text: str) -> Tokens:
+    """The tokens of one text, exactly as the model will see them."""
+    if not isinstance(text, str):
+        raise BadInput(f"the text to tokenise must be a string, not {type(text).__name__}")
+    encoding = tokenizer.encode(text)
+    return Tokens(
+        text=text,
+        tokens=tuple(encoding.tokens),
+        input_ids=np.asarray(encoding.ids, dtype=np.int64),
+        attention_mask=np.asarray(encoding.attention_mask, dtype=np.int64),
+        token_type_ids=np.asarray(encoding.type_ids, dtype=np.int64),
+    )

@@ -1,0 +1,120 @@
+"""Exact numbers at the boundary: what a configuration file means, and how a certificate says it.
+
+Contract (shared/DESIGN.md): a JSON number is the exact binary64 value it parses to; a string is
+exact: decimal "0.1" is 1/10, "p/q" a rational, "0x1.8p-3" a hex float.  Every input becomes a
+Fraction here, once; the arithmetic backends convert Fractions to their own numbers.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+from certify.errors import BadInput
+
+# Exponents beyond this are not configurations anyone means; they would only make the exact
+# rationals (and the precision needed to separate them) absurdly large.
+MAX_DECIMAL_EXPONENT = 4000
+
+_HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
+_DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
+
+
+def _parse_hex_float(text: str) -> Fraction | None:
+    match = _HEX_FLOAT.match(text)
+    if not match or not (match.group(2) or match.group(3)):
+        return None
+    sign, whole, frac, exponent = match.groups()
+    frac = frac or ""
+    mantissa = int((whole or "0") + frac, 16)
+    power = int(exponent or 0) - 4 * len(frac)
+    if abs(power) > 4 * MAX_DECIMAL_EXPONENT:
+        raise BadInput(f"number {text!r} has an absurd exponent")
+    value = Fraction(mantissa) * (Fraction(2) ** power)
+    return -value if sign == "-" else value
+
+
+def parse_number(value, where: str = "number") -> Fraction:
+    """The exact rational a configuration value stands for."""
+    if isinstance(value, bool) or value is None:
+        raise BadInput(f"{where}: expected a number, got {json_type(value)}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise BadInput(f"{where}: {value} is not a finite number")
+        return Fraction(value)
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        hex_value = _parse_hex_float(text)
+        if hex_value is not None:
+            return hex_value
+        exponent = _DECIMAL_EXPONENT.search(text)
+        if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
+            raise BadInput(f"{where}: {value!r} has an absurd exponent")
+        try:
+            return Fraction(text)
+        except (ValueError, ZeroDivisionError):
+            raise BadInput(f"{where}: {value!r} is not a number (decimal, 'p/q' or hex float)") from None
+    raise BadInput(f"{where}: expected a number, got {json_type(value)}")
+
+
+def json_type(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    return type(value).__name__
+
+
+def parse_vector(value, where: str, length: int | None = None) -> tuple[Fraction, ...]:
+    if not isinstance(value, (list, tuple)) or not value:
+        raise BadInput(f"{where}: expected a non-empty list of numbers, got {json_type(value)}")
+    if any(isinstance(v, (list, tuple)) for v in value):
+        raise BadInput(f"{where}: expected a list of numbers, got a nested list")
+    if length is not None and len(value) != length:
+        raise BadInput(f"{where}: expected {length} entries, got {len(value)}")
+    return tuple(parse_number(v, f"{where}[{i}]") for i, v in enumerate(value))
+
+
+def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None, None)):
+    """A rectangular matrix of exact numbers, rows as given; shape entries of None are free."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
+    rows = []
+    for i, row in enumerate(value):
+        if not isinstance(row, (list, tuple)):
+            raise BadInput(f"{where}: row {i} is {json_type(row)}, not a list of numbers")
+        rows.append(parse_vector(row, f"{where}[{i}]"))
+    width = len(rows[0])
+    if any(len(row) != width for row in rows):
+        raise BadInput(f"{where}: ragged rows (lengths {sorted({len(r) for r in rows})})")
+    want_rows, want_cols = shape
+    if want_rows is not None and len(rows) != want_rows or want_cols is not None and width != want_cols:
+        want = f"{want_rows if want_rows is not None else '*'} x {want_cols if want_cols is not None else '*'}"
+        raise BadInput(f"{where}: expected shape {want}, got {len(rows)} x {width}")
+    return tuple(rows)
+
+
+def encode(value: Fraction) -> str:
+    """The canonical exact text of a number: an integer, a hex float when it is a binary64, else 'p/q'."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    if value.denominator & (value.denominator - 1) == 0:  # a dyadic rational
+        as_float = float(value)
+        if math.isfinite(as_float) and Fraction(as_float) == value:
+            return as_float.hex()
+    return f"{value.numerator}/{value.denominator}"
+
+
+def encode_matrix(rows) -> list[list[str]]:
+    return [[encode(v) for v in row] for row in rows]

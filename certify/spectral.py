@@ -1,0 +1,58 @@
+"""A rigorous, tight enclosure of the spectral norm ||A||_2.
+
+float64 finds, ball arithmetic confirms (the witness pattern of the trust boundary):
+- witness: the float64 SVD A ~ U S W^T gives an (almost) orthogonal W and the top right
+  singular vector w.
+- lower bound: ||A w|| / ||w|| <= ||A||_2 for any nonzero vector w (evaluated in arb).
+- upper bound: with E = (A W)^T (A W) and G = W^T W - I, every unit x = W y has
+  ||y||^2 <= 1 / (1 - ||G||_2), so ||A x||^2 = y^T E y <= lambda_max(E) / (1 - ||G||_F), and
+  lambda_max(E) <= max_i (E_ii + sum_{j != i} |E_ij|) (Gershgorin; E is symmetric).  E is nearly
+  diagonal, so the bound is tight to about d * 1e-16 relative, unlike the Frobenius norm.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from flint import arb, arb_mat
+
+
+@dataclass(frozen=True)
+class NormWitness:
+    basis: np.ndarray  # W: float64, nearly orthogonal, columns the right singular vectors
+    top: np.ndarray  # w: float64 top right singular vector
+
+
+def witness(A_float: np.ndarray) -> NormWitness:
+    _, _, wt = np.linalg.svd(A_float)
+    return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy())
+
+
+def _exact_mat(values: np.ndarray) -> arb_mat:
+    return arb_mat([[arb(float(v)) for v in row] for row in np.atleast_2d(values)])
+
+
+def enclose(A_ball: np.ndarray, w: NormWitness) -> arb:
+    """A ball containing ||A||_2 for every A in the ball matrix A_ball (current precision)."""
+    A = arb_mat(A_ball.tolist())
+    d = A.ncols()
+    basis = _exact_mat(w.basis)
+    top = _exact_mat(w.top.reshape(-1, 1))
+    image = A * top
+    top_sq = sum((top[i, 0] * top[i, 0] for i in range(d)), arb(0))
+    image_sq = sum((image[i, 0] * image[i, 0] for i in range(image.nrows())), arb(0))
+    lower = arb(0) if not top_sq > 0 else (image_sq.nonnegative_part() / top_sq).sqrt()
+
+    rotated = A * basis
+    E = rotated.transpose() * rotated
+    G = basis.transpose() * basis - arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
+    drift = sum((G[i, j] * G[i, j] for i in range(d) for j in range(d)), arb(0)).nonnegative_part().sqrt()
+    if not drift < 1:
+        return lower.union(arb("inf"))
+    gershgorin = None
+    for i in range(d):
+        radius = E[i, i] + sum((abs(E[i, j]) for j in range(d) if j != i), arb(0))
+        gershgorin = radius if gershgorin is None else gershgorin.max(radius)
+    upper = (gershgorin.nonnegative_part() / (1 - drift)).sqrt()
+    return lower.lower().union(upper.upper())

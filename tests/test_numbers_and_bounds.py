@@ -1,0 +1,65 @@
+"""Exact numbers at the boundary, and the restricted bound grammar."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from flint import arb
+from hypothesis import given
+from hypothesis import strategies as st
+
+from certify import expr
+from certify.arith import BALL, FLOAT64
+from certify.errors import BadInput
+from certify.numbers import encode, parse_number
+
+
+@pytest.mark.parametrize("text, value", [
+    ("0.1", Fraction(1, 10)), ("1/3", Fraction(1, 3)), ("0x1.8p-3", Fraction(3, 16)), ("-0x.8p1", Fraction(-1)),
+    ("2.5e-3", Fraction(1, 400)), (0.1, Fraction(3602879701896397, 2**55)), (7, Fraction(7)),
+    ("0x1.0000000000000001p0", Fraction(2**64 + 1, 2**64)),  # more bits than a double: still exact
+])
+def test_numbers_are_exact(text, value):
+    assert parse_number(text) == value
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-Infinity", "1/0", "abc", "", True, None, [1], float("nan"), "1e99999"])
+def test_bad_numbers(bad):
+    with pytest.raises(BadInput):
+        parse_number(bad)
+
+
+@given(st.fractions(max_denominator=10**12) | st.floats(allow_nan=False, allow_infinity=False).map(Fraction))
+def test_encoding_round_trips_exactly(value):
+    assert parse_number(encode(value)) == value
+
+
+def test_bound_literals_are_exact():
+    """0.1 in a bound is 1/10, not the double nearest to it."""
+    e = expr.parse("0.1*D")
+    value = e.evaluate(BALL, {"D": BALL.number(10)})
+    assert value.contains(arb(1)) and not value.contains(arb(float(Fraction(1, 10)) * 10 + 2e-15))
+
+
+def test_bound_evaluates_like_python_floats():
+    e = expr.parse("max(D, a) + min(n, d)**2 - sqrt(tanh(a)) / cosh(D) + log(n) * sinh(a) + exp(-a*D**2)")
+    env = {"D": 1.5, "a": 0.25, "n": 4.0, "d": 3.0}
+    ball = e.evaluate(BALL, {k: BALL.number(Fraction(v)) for k, v in env.items()})
+    import math
+    expected = (max(1.5, 0.25) + 9 - math.sqrt(math.tanh(0.25)) / math.cosh(1.5) + math.log(4) * math.sinh(0.25)
+                + math.exp(-0.25 * 2.25))
+    assert abs(float(ball.mid()) - expected) < 1e-12
+    assert abs(e.evaluate(FLOAT64, env) - expected) < 1e-12
+
+
+def test_integer_power_of_a_ball_around_zero_is_not_nan():
+    value = expr.parse("D**2").evaluate(BALL, {"D": arb("[0 +/- 0.5]")})
+    assert value.is_finite()
+
+
+@pytest.mark.parametrize("bad", ["x", "D.real", "D[0]", "lambda: 1", "exp(D, a)", "max(D)", "f(D)", "D if a else 1",
+                                 "'D'", "D == a", "[D]", "__import__('os')", "D; a", "D and a"])
+def test_bound_grammar_rejects(bad):
+    with pytest.raises(BadInput):
+        expr.parse(bad)
