@@ -6,6 +6,7 @@ A claim's inequalities are expressions over these names.  For layer t of a stack
     a      ||A_t||_2 (certified from a float64 witness)    v      ||V_t||_2 (needs a V)
     gap    exp(-a D^2), kept itself, never as 1 minus it    n, d   tokens and dimension
     D_0    D(X_0), the diameter entering the stack
+    mu     mu(X_t) = ||X_t - 1 xbar^T||_F                  mu_out mu(X_{t+1})
 Float64 values come from float64 numpy (the screen); ball values enclose the exact ones.
 """
 
@@ -70,6 +71,8 @@ PRIMITIVES = {
     "D_out": lambda v: quantities.diameter(v.ar, v.step.out),
     "D_PX": lambda v: quantities.diameter(v.ar, v.step.PX),
     "D_0": lambda v: quantities.diameter(v.ar, v.X0),
+    "mu": lambda v: quantities.consensus_distance(v.ar, v.X),
+    "mu_out": lambda v: quantities.consensus_distance(v.ar, v.step.out),
     "tau": lambda v: quantities.dobrushin(v.ar, v.step.P),
     "a": _a,
     "v": _v,

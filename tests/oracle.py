@@ -37,6 +37,12 @@ def diameter(X):
     return max(mp.norm(X[i, :] - X[k, :]) for i in range(n) for k in range(n))
 
 
+def consensus_distance(X):
+    n = X.rows
+    mean = [sum(X[i, j] for i in range(n)) / n for j in range(X.cols)]
+    return mp.sqrt(sum((X[i, j] - mean[j]) ** 2 for i in range(n) for j in range(X.cols)))
+
+
 def dobrushin(P):
     n = P.rows
     return 1 - min(sum(min(P[i, j], P[k, j]) for j in range(n)) for i in range(n) for k in range(n) if i != k)
@@ -87,7 +93,8 @@ def quantities(config: dict) -> list[dict]:
         for spec in specs:
             step = layer(spec, X)
             values = {"D": diameter(X), "D_out": diameter(step["out"]), "D_PX": diameter(step["PX"]),
-                      "tau": dobrushin(step["P"]), "a": spectral_norm(step["A"])}
+                      "tau": dobrushin(step["P"]), "a": spectral_norm(step["A"]),
+                      "mu": consensus_distance(X), "mu_out": consensus_distance(step["out"])}
             if "V" in spec:
                 values["v"] = spectral_norm(mat(spec["V"]))
             values["gap"] = mp.exp(-values["a"] * values["D"] ** 2)

@@ -14,9 +14,9 @@ from certify.claims import Claim, Inequality
 
 import oracle
 
-NAMES = ("D", "D_out", "D_PX", "tau", "a", "gap")
+NAMES = ("D", "D_out", "D_PX", "tau", "a", "gap", "mu", "mu_out")
 EVERYTHING = Claim(id="all", statement="", source="", hypotheses="", applies=lambda case: None,
-                   inequalities=(Inequality("D_out", "D_PX + tau + a + gap + D"),))
+                   inequalities=(Inequality("D_out", "D_PX + tau + a + gap + D + mu + mu_out"),))
 
 
 def contains(ball: arb, value) -> bool:

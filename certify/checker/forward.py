@@ -46,6 +46,13 @@ def diameter(X: Rows) -> arb:
     return best
 
 
+def consensus_distance(X: Rows) -> arb:
+    """||X - 1 xbar^T||_F."""
+    n = len(X)
+    mean = [sum(column, arb(0)) / n for column in zip(*X)]
+    return sum((square(x - m) for row in X for x, m in zip(row, mean)), arb(0)).sqrt()
+
+
 def dobrushin(P: Rows) -> arb:
     worst = None
     for i in range(len(P)):

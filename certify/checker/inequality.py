@@ -104,6 +104,10 @@ class Layer:
             return forward.diameter(self.step["PX"])
         if name == "D_0":
             return forward.diameter(self.X0)
+        if name == "mu":
+            return forward.consensus_distance(self.X)
+        if name == "mu_out":
+            return forward.consensus_distance(self.step["out"])
         if name == "tau":
             return forward.dobrushin(self.step["P"])
         if name == "a":
