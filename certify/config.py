@@ -7,8 +7,9 @@ Schema (JSON; every number exact as in certify.numbers):
               beta * q_i . k_j / sqrt(d_k) with q_i = W_Q^T x_i + b_Q;
               "beta" (inverse temperature, default 1, also scales a given A);
               "V" (d x d value matrix acting on tokens as column vectors: x'_i = V sum_j P_ij x_j);
-              "mask" (n x n 0/1, mask[i][j] = 1 when token i attends to token j; or a name:
-              "full", "causal", "sliding", "window");
+              "mask" (n x n 0/1, mask[i][j] = 1 when token i attends to token j; or a name of
+              certify.masks: "complete" (or "full"), "causal", "sliding" (previous, self, next),
+              "uni" (previous, self));
               "residual" (bool): X' = X + P X V^T;
               "ffn": {"W1": h x d, "b1": h, "W2": d x h, "b2": d, "activation": "relu" | "gelu",
                       "residual": bool}, applied token-wise after attention;
@@ -201,10 +202,8 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
         fields["V"] = parse_matrix(spec["V"], f"{where}.V", (d, d))
     if "mask" in spec:
         mask = spec["mask"]
-        if isinstance(mask, str):
-            fields["mask"] = named_mask(mask, n)
-        else:
-            fields["mask"] = validate_mask(mask, n, f"{where}.mask")
+        rows = named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n)
+        fields["mask"] = tuple(tuple(v == 1 for v in row) for row in rows)
     if "residual" in spec:
         fields["residual"] = _parse_bool(spec["residual"], f"{where}.residual")
     if "ffn" in spec:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 SECTIONS = [
     "certify.claims.defaults",
+    "certify.wu.suite_section",
 ]
 
 

@@ -54,7 +54,7 @@ def layers(draw):
                 "b_K": [draw(dyadic_floats(1.0)) for _ in range(d_k)],
                 "beta": draw(st.sampled_from(["1", "0.3", "1/7", "2"]))}
     if draw(st.booleans()):
-        spec["mask"] = draw(st.sampled_from(["causal", "sliding", "window", "full"]))
+        spec["mask"] = draw(st.sampled_from(["causal", "sliding", "uni", "complete"]))
     return {"X": X, **spec}
 
 

@@ -7,6 +7,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -77,19 +78,12 @@ class Ball:
 
     @staticmethod
     def maximum(x):
-        flat = list(np.ravel(x))
-        result = flat[0]
-        for value in flat[1:]:
-            result = result.max(value)
-        return result
+        """An enclosure of the largest entry (arb's max of balls)."""
+        return functools.reduce(arb.max, np.ravel(x))
 
     @staticmethod
     def minimum(x):
-        flat = list(np.ravel(x))
-        result = flat[0]
-        for value in flat[1:]:
-            result = result.min(value)
-        return result
+        return functools.reduce(arb.min, np.ravel(x))
 
     @staticmethod
     def row_shift(scores, mask):

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 FORMAT = "certify-certificate/1"
 KINDS = {
     "inequality": "certify.checker.inequality",
+    "wu-fig1": "certify.checker.wu_fig1",
+    "ln-equilibria": "certify.checker.ln_equilibria",
 }
 
 

@@ -37,3 +37,16 @@ def parse_arb(text: str) -> arb:
     if not value.is_finite():
         raise ValueError(f"not a finite enclosure: {text!r}")
     return value
+
+
+def _accuracy(x: arb, precision: int) -> int:
+    return max(0, min(x.rel_accuracy_bits(), precision))
+
+
+def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure overlaps the recomputed one and is about as accurate as the stated
+    precision gives (neither a blown-up ball nor one from another precision): both relative
+    accuracies, capped at the precision, agree within 16 + precision/8 bits."""
+    theirs = parse_arb(theirs_text)
+    slack = 16 + precision // 8
+    return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

@@ -14,7 +14,7 @@ import json
 from flint import arb, ctx, fmpq
 
 from certify.checker import forward
-from certify.checker.exact import parse_arb, rational
+from certify.checker.exact import agrees, rational
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -123,17 +123,6 @@ class Layer:
         raise ValueError(f"unknown quantity {name!r}")
 
 
-def _accuracy(x: arb, precision: int) -> int:
-    return max(0, min(x.rel_accuracy_bits(), precision))
-
-
-def _agrees(mine: arb, theirs_text: str, precision: int) -> bool:
-    """The stated enclosure overlaps the checker's, with an accuracy fitting the stated precision."""
-    theirs = parse_arb(theirs_text)
-    slack = 16 + precision // 8
-    return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
-
-
 def _outcome(lhs: arb, rhs: arb):
     if lhs <= rhs:
         return True
@@ -197,20 +186,20 @@ def verify(cert: dict) -> tuple[bool, str]:
         for (t, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
             if entry["layer"] != t or entry["holds"] is not outcome:
                 return False, f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
-            if not (_agrees(lhs, entry["lhs"], precision) and _agrees(rhs, entry["rhs"], precision)):
+            if not (agrees(lhs, entry["lhs"], precision) and agrees(rhs, entry["rhs"], precision)):
                 return False, f"comparison at layer {t}: stated enclosures do not match the recomputed ones"
         if len(stated["layers"]) != len(steps):
             return False, "the certificate lists values for a different number of layers"
         for step, values in zip(steps, stated["layers"]):
             for name, text in values.items():
-                if not _agrees(step(name), text, precision):
+                if not agrees(step(name), text, precision):
                     return False, f"layer {step.t}: stated {name} = {text[:40]} does not match the recomputed value"
         summary = {"D_in": steps[0]("D"), "D_out": steps[-1]("D_out")}
         for name, mine in summary.items():
-            if not _agrees(mine, stated[name], precision):
+            if not agrees(mine, stated[name], precision):
                 return False, f"stated {name} does not match the recomputed value"
         deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
-        if not _agrees(deciding[2], stated["bound"], precision):
+        if not agrees(deciding[2], stated["bound"], precision):
             return False, "stated bound does not match the recomputed value"
     return True, f"confirmed: {cert['verdict']} at {precision} bits"
 

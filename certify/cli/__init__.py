@@ -24,6 +24,8 @@ COMMANDS = [
     "claims",
     "run",
     "model",
+    "graph",
+    "counterexample",
 ]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3

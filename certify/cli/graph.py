@@ -1,0 +1,54 @@
+"""`certify graph`: an attention mask as a directed graph (Wu et al., Definitions 1-5).
+
+    certify graph --mask causal --n 128 [--window K] [--json]
+    certify graph --mask MASK.json [--n N] [--json]
+
+MASK.json holds a square 0/1 matrix (or {"mask": [[...]]}); mask[i][j] = 1 means token i attends
+to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import json
+
+from certify import masks
+from certify.errors import BadInput
+from certify.wu import graphs
+
+
+def add_parser(subparsers) -> None:
+    names = ", ".join(sorted(masks.NAMED_MASKS))
+    p = subparsers.add_parser("graph", help="connectivity, centres and radius of an attention mask")
+    p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
+    p.add_argument("--n", type=int, help="number of tokens (required for a named mask)")
+    p.add_argument("--window", type=int, default=1,
+                   help="window k: sliding attends to i-k..i+k, uni to i-k..i (default 1)")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(run=run)
+
+
+def _mask(args) -> graphs.Mask:
+    name = masks.ALIASES.get(args.mask, args.mask)
+    if name in masks.NAMED_MASKS:
+        if args.n is None:
+            raise BadInput(f"the named mask {args.mask!r} needs --n")
+        return masks.named_mask(name, args.n, args.window)
+    mask = masks.load_mask(args.mask)
+    if args.n is not None and len(mask) != args.n:
+        raise BadInput(f"the mask in {args.mask} has {len(mask)} tokens, not --n {args.n}")
+    return mask
+
+
+def run(args) -> int:
+    report = graphs.analyse(_mask(args))
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+        return 0
+    centres = report.centres
+    shown = ", ".join(map(str, centres[:10])) + (", ..." if len(centres) > 10 else "")
+    print(f"tokens: {report.n}   edges (with self-loops): {report.edges}")
+    print(f"strongly connected: {'yes' if report.strongly_connected else 'no'}")
+    print(f"quasi-strongly connected: {'yes' if report.quasi_strongly_connected else 'no'}")
+    print(f"centres ({len(centres)}): {shown or 'none'}")
+    print(f"radius: {report.radius if report.radius is not None else 'undefined (no centre)'}")
+    return 0

@@ -1,0 +1,61 @@
+"""Named counterexamples, certified: `certify counterexample NAME [options] [--out CERT]`.
+
+REGISTRY maps a name to the module that builds it.  Such a module exposes
+    HELP = "one line"
+    add_arguments(parser)        its options (besides --out, which the CLI adds)
+    build(args) -> Outcome       search the witness, evaluate it in ball arithmetic, and have the
+                                 trusted checker confirm the certificate before anything is reported
+Add a counterexample by adding one line here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from flint import ctx
+
+from certify.checker.counterexample import certificate
+
+REGISTRY = {
+    "wu-fig1": "certify.wu.fig1",
+    "ln-equilibria": "certify.wu.equilibria",
+}
+
+# Precision ladder (bits) of the ball evaluation; a counterexample still undecided at the top stays so.
+PRECISIONS = (64, 128, 256, 512)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    certificate: dict
+    confirmed: bool  # the trusted checker re-derived the certificate
+    message: str  # the checker's word
+    summary: list[str] = field(default_factory=list)  # lines for the terminal
+
+    @property
+    def verdict(self) -> str:
+        return self.certificate["verdict"]
+
+
+def load(name: str):
+    return importlib.import_module(REGISTRY[name])
+
+
+def certify_by_checker(kind: str, checker, inputs: dict, make_witness, summarize,
+                       precisions=PRECISIONS) -> Outcome:
+    """Evaluate with checker.evaluate at rising precision until certified, then confirm.
+
+    make_witness(precision) -> witness dict (untrusted search); summarize(found, witness) -> lines.
+    The evaluation is the checker's own, so engine and checker cannot drift apart; the
+    certificate is then re-read from scratch by checker.verify, as `certify verify` would.
+    """
+    for precision in precisions:
+        witness = make_witness(precision)
+        with ctx.workprec(precision):
+            found = checker.evaluate(inputs, witness)
+        if found.verdict == "certified":
+            break
+    cert = certificate(kind, inputs, witness, found, precision)
+    confirmed, message = checker.verify(cert)
+    return Outcome(cert, confirmed, message, summarize(found, witness))

@@ -1,0 +1,154 @@
+"""Equilibria of every rank (Wu et al., Theorem 3): certified enclosures checked against an
+independent mpmath fixed-point residual and SVD, and a checker that rejects tampering."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+from certify.checker import ln_equilibria as checker
+from certify.cli import main
+from certify.wu import equilibria
+
+mp.dps = 50
+
+
+def build(n: int, w: str, one_per_rank: bool = False) -> dict:
+    outcome = equilibria.build(argparse.Namespace(n=n, w=w, one_per_rank=one_per_rank))
+    assert outcome.confirmed, outcome.message
+    assert outcome.verdict == "certified", outcome.summary
+    return outcome.certificate
+
+
+def midpoint_matrix(entry: dict, n: int):
+    """The centres of the token boxes as an mpmath matrix (rows = tokens)."""
+    X = mp.zeros(n, n)
+    for i, token in enumerate(entry["tokens"]):
+        m = token["dim"]
+        for c, (lo, hi) in enumerate(token["box"][:-1]):
+            mid = (Fraction(lo) + Fraction(hi)) / 2
+            X[i, n - m + c] = mp.mpf(mid.numerator) / mid.denominator
+    return X
+
+
+def post_ln_layer(X, w):
+    """Independent oracle: LN_rows(P X W_V) with causal uniform P and W_V = I + w S."""
+    n = X.rows
+    W = mp.eye(n)
+    for c in range(n - 1):
+        W[c, c + 1] = w
+    out = mp.zeros(n, n)
+    for i in range(n):
+        avg = sum((X[j, :] for j in range(1, i + 1)), X[0, :]) / (i + 1)
+        y = avg * W
+        out[i, :] = y / mp.norm(y)
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_every_rank_certified_and_checked_against_mpmath(n):
+    cert = build(n, str(n))
+    w = mp.mpf(n)
+    entries = cert["witness"]["equilibria"]
+    ranks = [entry["tokens"][-1]["dim"] for entry in entries]
+    assert sorted(set(ranks)) == list(range(1, n + 1))
+    assert all(ranks.count(k) == 2**k for k in range(1, n + 1))  # 2^k of rank k
+    bound = n / (n - mp.mpf(n - 1) / w**2)
+    for j, (entry, k) in enumerate(zip(entries, ranks)):
+        X = midpoint_matrix(entry, n)
+        assert mp.mnorm(post_ln_layer(X, w) - X, 1) < mp.mpf(10) ** -15  # a fixed point
+        singular = mp.svd_r(X, compute_uv=False)
+        assert sum(1 for s in singular if s > mp.mpf(10) ** -12) == k  # numerical rank = certified rank
+        if k == n:
+            stable_rank = n / max(singular) ** 2
+            assert stable_rank < bound
+            with ctx.workprec(200):
+                stated = arb(cert["values"][f"eq{j}.stable_rank_at_most"])
+                assert stated.upper() >= arb(mp.nstr(stable_rank, 40)) - arb("1e-30")
+
+
+def test_one_per_rank_at_n_8():
+    cert = build(8, "8", one_per_rank=True)
+    ranks = [entry["tokens"][-1]["dim"] for entry in cert["witness"]["equilibria"]]
+    assert ranks == list(range(1, 9))
+
+
+@pytest.mark.slow
+def test_all_equilibria_at_n_8():
+    cert = build(8, "8")
+    assert len(cert["witness"]["equilibria"]) == 2**9 - 2
+
+
+@pytest.fixture(scope="module")
+def cert() -> dict:
+    return build(3, "3")
+
+
+def _tampered(cert, edit):
+    changed = copy.deepcopy(cert)
+    edit(changed)
+    return changed
+
+
+def _move_box(c):
+    box = c["witness"]["equilibria"][-1]["tokens"][-1]["box"][0]
+    c["witness"]["equilibria"][-1]["tokens"][-1]["box"][0] = [str(Fraction(t) + Fraction(1, 1000)) for t in box]
+
+
+def _flip_middle_chain_token(c):
+    # rank-3 equilibrium: token 1 is the first chain token; negating it breaks token 2's equation
+    token = c["witness"]["equilibria"][-1]["tokens"][1]
+    token["box"][-2] = [str(-Fraction(hi)) for hi in reversed(token["box"][-2])][::1]
+
+
+def _duplicate(c):
+    c["witness"]["equilibria"].append(copy.deepcopy(c["witness"]["equilibria"][-1]))
+
+
+TAMPERINGS = {
+    "changed w": lambda c: c["inputs"].update(w="4"),
+    "changed n": lambda c: c["inputs"].update(n=4),
+    "changed verdict": lambda c: c.update(verdict="undecided"),
+    "moved box": _move_box,
+    "flipped chain token": _flip_middle_chain_token,
+    "duplicated equilibrium": _duplicate,
+    "gram shift too large": lambda c: c["witness"]["equilibria"][-1].update(gram_shift="1"),
+    "rank claim changed": lambda c: c["claims"].__setitem__(3, c["claims"][3].replace("rank 3", "rank 2")),
+    "stable rank value changed": lambda c: c["values"].update({"eq13.stable_rank_at_most": "[1.2 +/- 1e-20]"}),
+    "dimension lowered": lambda c: c["witness"]["equilibria"][-1]["tokens"][-1].update(dim=2),
+}
+
+
+def test_the_untouched_certificate_is_confirmed(cert):
+    assert checker.verify(cert)[0]
+
+
+@pytest.mark.parametrize("name", TAMPERINGS)
+def test_tampered_certificates_are_rejected(cert, name):
+    ok, message = checker.verify(_tampered(cert, TAMPERINGS[name]))
+    assert not ok, message
+
+
+@pytest.mark.parametrize("argv", [
+    ["--n", "9", "--w", "9"],
+    ["--n", "1", "--w", "1"],
+    ["--n", "4", "--w", "3"],
+    ["--n", "4", "--w", "7/2"],
+    ["--n", "4", "--w", "four"],
+])
+def test_bad_input_exits_2(argv, capsys):
+    assert main(["counterexample", "ln-equilibria", *argv]) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_cli_writes_a_certified_certificate(tmp_path):
+    out = tmp_path / "eq.json"
+    assert main(["counterexample", "ln-equilibria", "--n", "4", "--w", "4", "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["verdict"] == "certified" and checker.verify(written)[0]

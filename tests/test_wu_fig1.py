@@ -1,0 +1,168 @@
+"""Wu et al. Figure 1: the certified equilibria against an independent mpmath computation, and a
+checker that rejects tampered certificates."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+from certify.checker import wu_fig1 as checker
+from certify.cli import main
+from certify.wu import fig1
+
+mp.dps = 50
+
+
+def build(w: str) -> dict:
+    outcome = fig1.build(argparse.Namespace(w=w))
+    assert outcome.confirmed, outcome.message
+    assert outcome.verdict == "certified"
+    return outcome.certificate
+
+
+@pytest.fixture(scope="module")
+def cert() -> dict:
+    return build("2")
+
+
+def layer(x1, x2, w):
+    """One post-LN layer of the Figure-1 system, in mpmath: rows, P = [[1, 0], [1/2, 1/2]]."""
+    def value_ln(v):
+        y = mp.matrix([[v[0], w * v[0] + v[1]]])
+        return y / mp.norm(y)
+    return value_ln(x1), value_ln((x1 + x2) / 2)
+
+
+def token2_equilibria(w):
+    """Solve x = LN((e2 + x) W_V) for x on the circle with mpmath's findroot (no closed form)."""
+    def equations(a, b, lam):
+        return [a - lam * a, w * a + 1 + b - lam * b, a * a + b * b - 1]
+    found = {}
+    for name, start in (("A", (-0.4, 0.9, 1.1)), ("B", (-0.4, -0.9, 1.1))):
+        a, b, _ = mp.findroot(equations, start)
+        found[name] = (a, b, mp.atan2(b, a) % (2 * mp.pi))
+    return found
+
+
+def ball(text: str) -> arb:
+    with ctx.workprec(200):
+        return arb(text)
+
+
+def contains(text: str, x) -> bool:
+    with ctx.workprec(200):
+        return arb(text).contains(arb(mp.nstr(x, 45)))
+
+
+@pytest.mark.parametrize("w", ["2", "3/2", "5", "101/100"])
+def test_equilibria_enclosures_contain_mpmath_solutions(w):
+    cert = build(w)
+    values = cert["values"]
+    for name, (a, b, theta) in token2_equilibria(mp.mpf(Fraction(w).numerator) / Fraction(w).denominator).items():
+        assert contains(values[f"theta_{name}"], theta), (name, values[f"theta_{name}"], theta)
+        assert contains(values[f"{name}_x"], a) and contains(values[f"{name}_y"], b)
+    assert ball(values["theta_B"]).rad() < 1e-15
+
+
+def test_derivatives_against_mpmath_differentiation(cert):
+    w = mp.mpf(2)
+    def angle_after_layer(theta):
+        _, x2 = layer(mp.matrix([[0, 1]]), mp.matrix([[mp.cos(theta), mp.sin(theta)]]), w)
+        return mp.atan2(x2[1], x2[0]) % (2 * mp.pi)
+    for name, (_, _, theta) in token2_equilibria(w).items():
+        assert contains(cert["values"][f"fprime_{name}"], mp.diff(angle_after_layer, theta))
+
+
+def test_trapping_arc_starts_converge_to_B_in_mpmath(cert):
+    w = mp.mpf(2)
+    theta_B = token2_equilibria(w)["B"][2]
+    cuts = [Fraction(c) for c in cert["witness"]["trapping_cuts"]]
+    x1 = mp.matrix([[0, 1]])
+    for start in (cuts[0], (cuts[0] + cuts[-1]) / 2, cuts[-1]):
+        theta = mp.mpf(start.numerator) / start.denominator
+        x2 = mp.matrix([[mp.cos(theta), mp.sin(theta)]])
+        for _ in range(60):
+            _, x2 = layer(x1, x2, w)  # token 1 held at (0, 1), as in the claim
+        assert mp.norm(x2 - mp.matrix([[mp.cos(theta_B), mp.sin(theta_B)]])) < mp.mpf(10) ** -20
+    # the repelling A lies outside the certified arc
+    assert not cuts[0] <= Fraction(str(token2_equilibria(w)["A"][2])) <= cuts[-1]
+
+
+def test_token1_distance_bound_against_iteration(cert):
+    a_min, T = Fraction(cert["witness"]["token1"]["a_min"]), cert["witness"]["token1"]["T"]
+    w = mp.mpf(2)
+    bound = mp.mpf(float(ball(cert["values"]["token1_distance_bound"]).upper())) * (1 + mp.mpf(10) ** -12)
+    for a, b in ((a_min, -1), (a_min, 1), (Fraction(1, 2), -1)):  # b is then normalised
+        a = mp.mpf(a.numerator) / a.denominator
+        x1 = mp.matrix([[a, b * mp.sqrt(1 - a * a)]])
+        x2 = mp.matrix([[1, 0]])
+        for _ in range(T):
+            x1, x2 = layer(x1, x2, w)
+        distance = mp.norm(x1 - mp.matrix([[0, 1]]))
+        assert distance <= bound
+        assert distance > bound / 100  # the bound is not vacuous
+
+
+def test_rank2_determinant(cert):
+    assert contains(cert["values"]["det_rank2"], mp.mpf(1) / 2)  # det [(0, 1), B] = 1/w
+
+
+def test_certificate_is_confirmed(cert):
+    assert checker.verify(cert) == (True, "confirmed: certified at 64 bits")
+
+
+def _tampered(cert, edit):
+    changed = copy.deepcopy(cert)
+    edit(changed)
+    return changed
+
+
+def _move_box(c, shift=Fraction(1, 1000)):
+    lo, hi = (Fraction(t) for t in c["witness"]["theta_B"])
+    c["witness"]["theta_B"] = [str(lo + shift), str(hi + shift)]
+
+
+TAMPERINGS = {
+    "changed w": lambda c: c["inputs"].update(w="3"),
+    "slightly changed w": lambda c: c["inputs"].update(w="2000001/1000000"),
+    "changed verdict": lambda c: c.update(verdict="undecided"),
+    "moved box": _move_box,
+    "box moved onto A": lambda c: c["witness"].update(theta_B=c["witness"]["theta_A"]),
+    "changed claim": lambda c: c["claims"].__setitem__(-1, "[(0, 1), B] is an equilibrium of rank 1"),
+    "changed value": lambda c: c["values"].update(det_rank2="[0.25 +/- 1e-18]"),
+    "blown-up value": lambda c: c["values"].update(theta_B="[4 +/- 1]"),
+    "missing value": lambda c: c["values"].pop("fprime_B"),
+    "trapping arc stretched over A": lambda c: c["witness"]["trapping_cuts"].__setitem__(0, "2"),
+    "token1 horizon shortened": lambda c: c["witness"]["token1"].update(T=1),
+    "precision out of range": lambda c: c.update(precision=8),
+    "other kind": lambda c: c.update(kind="ln-equilibria"),
+}
+
+
+@pytest.mark.parametrize("name", TAMPERINGS)
+def test_tampered_certificates_are_rejected(cert, name):
+    ok, message = checker.verify(_tampered(cert, TAMPERINGS[name]))
+    assert not ok, message
+
+
+def test_an_undecided_certificate_claiming_certified_is_rejected(cert):
+    # a witness whose trapping arc reaches over A cannot be certified; claiming it is caught
+    bad = _tampered(cert, lambda c: c["witness"].update(trapping_cuts=["2", "4"]))
+    with ctx.workprec(64):
+        assert checker.evaluate(bad["inputs"], bad["witness"]).verdict == "undecided"
+    assert not checker.verify(bad)[0]
+
+
+def test_cli_exit_codes(tmp_path, capsys):
+    out = tmp_path / "fig1.json"
+    assert main(["counterexample", "wu-fig1", "--w", "2", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["verdict"] == "certified"
+    for bad in ("1", "1/2", "-3", "two"):
+        assert main(["counterexample", "wu-fig1", "--w", bad]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1

@@ -1,0 +1,129 @@
+"""Masks as graphs: radii of the four masks of Wu et al. and random masks against Floyd-Warshall."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from certify.cli import main
+from certify import masks
+from certify.errors import BadInput
+from certify.wu import graphs
+
+INF = float("inf")
+
+
+def floyd_warshall(mask):
+    """Independent oracle: all shortest path lengths along j -> i for mask[i][j] = 1."""
+    n = len(mask)
+    dist = [[0 if u == v else (1 if mask[v][u] else INF) for v in range(n)] for u in range(n)]
+    for k in range(n):
+        for u in range(n):
+            for v in range(n):
+                dist[u][v] = min(dist[u][v], dist[u][k] + dist[k][v])
+    return dist
+
+
+@pytest.mark.parametrize("name, radius", [("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127)])
+def test_radii_at_128(name, radius):
+    report = graphs.analyse(masks.named_mask(name, 128))
+    assert report.radius == radius
+    assert report.quasi_strongly_connected
+    assert report.strongly_connected == (name in ("complete", "sliding"))
+
+
+def test_causal_and_uni_have_the_first_token_as_only_centre():
+    for name in ("causal", "uni"):
+        assert graphs.analyse(masks.named_mask(name, 128)).centres == [0]
+
+
+def test_direction_of_edges_matters():
+    # every token attends to token 0: information flows from 0 to all, so 0 is the centre
+    star = [[1 if j in (0, i) else 0 for j in range(6)] for i in range(6)]
+    report = graphs.analyse(star)
+    assert report.centres == [0] and report.radius == 1 and not report.strongly_connected
+    # token 0 attends to everyone, nobody else attends to anyone: no centre at all
+    transposed = [list(col) for col in zip(*star)]
+    assert not graphs.analyse(transposed).quasi_strongly_connected
+    assert graphs.analyse(transposed).radius is None
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_masks_against_floyd_warshall(seed):
+    rng = random.Random(seed)
+    n = rng.randint(1, 14)
+    density = rng.choice([0.05, 0.15, 0.3, 0.6])
+    mask = [[1 if i == j or rng.random() < density else 0 for j in range(n)] for i in range(n)]
+    dist = floyd_warshall(mask)
+    report = graphs.analyse(mask)
+    centres = [u for u in range(n) if all(d < INF for d in dist[u])]
+    assert report.centres == centres
+    assert report.quasi_strongly_connected == bool(centres)
+    assert report.strongly_connected == all(d < INF for row in dist for d in row)
+    assert report.radius == (min(max(dist[c]) for c in centres) if centres else None)
+    assert graphs.reachability(mask) == [[d < INF for d in row] for row in dist]
+
+
+@pytest.mark.parametrize("name", ["sliding", "uni"])
+@pytest.mark.parametrize("window", [2, 5])
+def test_windows_of_width_k_against_floyd_warshall(name, window):
+    mask = masks.named_mask(name, 40, window)
+    dist = floyd_warshall(mask)
+    centres = [u for u in range(40) if all(d < INF for d in dist[u])]
+    assert graphs.analyse(mask).radius == min(max(dist[c]) for c in centres)
+
+
+def test_cli_json(capsys):
+    assert main(["graph", "--mask", "sliding", "--n", "128", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["radius"] == 64 and out["strongly_connected"] is True
+
+
+def test_cli_reads_a_mask_file(tmp_path, capsys):
+    path = tmp_path / "mask.json"
+    path.write_text(json.dumps({"mask": masks.named_mask("uni", 10)}))
+    assert main(["graph", "--mask", str(path), "--n", "10"]) == 0
+    assert "radius: 9" in capsys.readouterr().out
+
+
+BAD_MASKS = {
+    "no self-loop": [[1, 0], [1, 0]],
+    "not square": [[1, 0, 1], [1, 1, 0]],
+    "entry 2": [[1, 2], [0, 1]],
+    "boolean entry": [[True, 0], [0, 1]],
+    "empty": [],
+    "not a list": {"mask": 3},
+}
+
+
+@pytest.mark.parametrize("name", BAD_MASKS)
+def test_bad_masks_exit_2(name, tmp_path, capsys):
+    path = tmp_path / "mask.json"
+    path.write_text(json.dumps(BAD_MASKS[name]))
+    assert main(["graph", "--mask", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["graph", "--mask", "causal"],  # named mask without --n
+    ["graph", "--mask", "causal", "--n", "0"],
+    ["graph", "--mask", "sliding", "--n", "8", "--window", "0"],
+    ["graph", "--mask", "no-such-mask-or-file", "--n", "8"],
+])
+def test_bad_arguments_exit_2(argv, capsys):
+    assert main(argv) == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_mask_of_the_wrong_size_exits_2(tmp_path, capsys):
+    path = tmp_path / "mask.json"
+    path.write_text(json.dumps(masks.named_mask("causal", 5)))
+    assert main(["graph", "--mask", str(path), "--n", "6"]) == 2
+
+
+def test_validate_rejects_a_missing_self_loop_in_a_named_size():
+    with pytest.raises(BadInput):
+        masks.validate_mask([[1, 1, 1], [1, 0, 1], [1, 1, 1]])
