@@ -34,6 +34,10 @@ from certify.numbers import encode, encode_matrix, json_type, parse_matrix, pars
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
 
+# The parts of a layer beyond one attention head, with the words that name them to a user.
+COMPONENTS = {"V": "value matrix V", "mask": "mask", "residual": "residual connection",
+              "ffn": "feed-forward network", "layernorm": "LayerNorm"}
+
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 TOP_KEYS = {"X", "layers", "name", "description"}
 
@@ -76,22 +80,13 @@ class Layer:
     @property
     def is_pure_attention(self) -> bool:
         """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
-        return (self.V is None and self.mask is None and not self.residual and self.ffn is None
-                and self.layernorm is None)
+        return not self.components()
 
     def components(self) -> list[str]:
-        parts = []
-        if self.V is not None:
-            parts.append("a value matrix V")
-        if self.mask is not None:
-            parts.append("a mask")
-        if self.residual:
-            parts.append("a residual connection")
-        if self.ffn is not None:
-            parts.append("a feed-forward network")
-        if self.layernorm is not None:
-            parts.append("LayerNorm")
-        return parts
+        """What the layer has beyond one attention head, as keys of COMPONENTS."""
+        present = {"V": self.V is not None, "mask": self.mask is not None, "residual": self.residual,
+                   "ffn": self.ffn is not None, "layernorm": self.layernorm is not None}
+        return [key for key in COMPONENTS if present[key]]
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,8 @@ from certify.checker.counterexample import certificate
 REGISTRY = {
     "wu-fig1": "certify.wu.fig1",
     "ln-equilibria": "certify.wu.equilibria",
+    "residual-far": "certify.thesis.residual_far",
+    "expansive-v": "certify.thesis.expansive_v",
 }
 
 # Precision ladder (bits) of the ball evaluation; a counterexample still undecided at the top stays so.

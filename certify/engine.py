@@ -23,6 +23,7 @@ from certify.claims import Claim, Inequality
 from certify.errors import BadInput
 from certify.layers import apply_layer, layer_arrays
 from certify.primitives import PRIMITIVES, LayerView
+from certify.wu import windows
 
 START_PRECISION = 53
 DEFAULT_MAX_PRECISION = 1 << 16
@@ -96,7 +97,7 @@ def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | Non
     return claims.get(claim_id or "collapse.global"), None
 
 
-def _bound_claim(bound: expr.Expr) -> Claim:
+def bound_claim(bound: expr.Expr) -> Claim:
     """A user's bound D(layer output) <= EXPR, checked at every layer."""
     return Claim(id="", statement=f"D(layer output) <= {bound.text}", inequalities=(Inequality("D_out", bound.text),),
                  source="user", hypotheses="any layer", applies=lambda case: None)
@@ -119,11 +120,19 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
     for t, layer in enumerate(case.layers):
         arrays = layer_arrays(ar, layer, case.n)
         step = apply_layer(ar, layer, X, arrays)
-        views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses))
+        views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses,
+                               depth=len(case.layers)))
         X = step.out
     names = set(PRIMITIVES)
     comparisons = []
+    frames = windows.frames(ar, case, claim, views) if claim.scope == "window" else []
     for inequality in claim.inequalities:
+        if claim.scope == "window":  # windows of layers (Wu et al.), with their own names
+            for frame in frames:
+                lhs, rhs = windows.evaluate(frame, inequality.lhs), windows.evaluate(frame, inequality.rhs)
+                comparisons.append(Comparison(frame.t, inequality.lhs, inequality.rhs, lhs, rhs,
+                                              ar.certainly_le(lhs, rhs)))
+            continue
         lhs_e, rhs_e = expr.parse(inequality.lhs, names), expr.parse(inequality.rhs, names)
         if claim.scope == "stack":
             bound = views[0].get("D")
@@ -176,7 +185,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     if bound_expr is not None:
         if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
             raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
-        claim_obj = _bound_claim(bound_expr)
+        claim_obj = bound_claim(bound_expr)
     claim_obj.check_applies(case)
     target = claim_obj.id or f"bound: {bound_expr.text}"
 

@@ -6,6 +6,8 @@ A claim's inequalities are expressions over these names.  For layer t of a stack
     a      ||A_t||_2 (certified from a float64 witness)    v      ||V_t||_2 (needs a V)
     gap    exp(-a D^2), kept itself, never as 1 minus it    n, d   tokens and dimension
     D_0    D(X_0), the diameter entering the stack
+    M      max_{0 <= k <= T} ||V^k||_2, T the number of layers (needs a V; M >= 1 from k = 0)
+    L      ||W2||_2 Lip(s) ||W1||_2 (+ 1 when residual): a Lipschitz constant of the layer's FFN
     mu     mu(X_t) = ||X_t - 1 xbar^T||_F                  mu_out mu(X_{t+1})
 Float64 values come from float64 numpy (the screen); ball values enclose the exact ones.
 """
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from certify import quantities, spectral
+from certify import lipschitz, quantities, spectral
 from certify.arith import Float64
 from certify.config import Layer
 from certify.errors import BadInput
@@ -33,6 +35,7 @@ class LayerView:
     step: Step
     X0: object
     witnesses: dict  # name -> spectral.NormWitness, shared between the screen and the ball pass
+    depth: int = 1  # layers in the stack: the horizon T of M
     cache: dict = field(default_factory=dict)
 
     def get(self, name: str):
@@ -61,6 +64,28 @@ def _v(view: LayerView):
     return _norm(view, f"V{view.t}", view.arrays.V)
 
 
+def _power_bound(view: LayerView):
+    """M = max_{0 <= k <= T} ||V^k||_2 (k = 0 is the identity), each power certified from its own witness."""
+    if view.arrays.V is None:
+        raise BadInput("M = max_k ||V^k||_2 needs a value matrix V")
+    V, bound = view.arrays.V, view.ar.number(1)
+    power = V
+    for k in range(1, view.depth + 1):
+        norm = _norm(view, f"V{view.t}^{k}", power)
+        bound = view.ar.maximum(view.ar.stack([bound, norm]))
+        power = view.ar.matmul(power, V)
+    return bound
+
+
+def _ffn_lipschitz(view: LayerView):
+    ffn = view.layer.ffn
+    if ffn is None:
+        raise BadInput("L is the Lipschitz constant of a feed-forward network, and the layer has none")
+    W1 = _norm(view, f"W1_{view.t}", view.ar.array(ffn.W1))
+    W2 = _norm(view, f"W2_{view.t}", view.ar.array(ffn.W2))
+    return lipschitz.mlp_bound(view.ar, W1, W2, ffn.activation, ffn.residual)
+
+
 def _gap(view: LayerView):
     D = view.get("D")
     return view.ar.apply("exp", -view.get("a") * D * D)
@@ -77,6 +102,8 @@ PRIMITIVES = {
     "a": _a,
     "v": _v,
     "gap": _gap,
+    "M": _power_bound,
+    "L": _ffn_lipschitz,
     "n": lambda v: v.ar.number(v.X.shape[0]),
     "d": lambda v: v.ar.number(v.X.shape[1]),
 }

@@ -18,6 +18,13 @@ from pathlib import Path
 SECTIONS = [
     "certify.claims.defaults",
     "certify.wu.suite_section",
+    "certify.wu.figures_section",
+    "certify.thesis.suite_section",
+    "certify.campaign_section",
+    "certify.models.suite_section",
+    "certify.attack_section",
+    "certify.proofs_section",
+    "certify.thesis_section",
 ]
 
 

@@ -133,3 +133,20 @@ def test_theorems_are_never_reported_violated(cfg):
         result = engine.check(cfg, claim=claim, max_prec=4096)
         assert result.verdict != engine.VIOLATED, (claim, result)
     assert engine.check(cfg, max_prec=4096).verdict == engine.HOLDS
+
+
+def test_the_sharp_tanh_bound_is_attained_by_antipodal_tokens():
+    """D(PX) = tanh(a D^2 / 4) D exactly for x = +-1, A = lambda: the equality is undecided, and any
+    slightly stronger bound is violated, any slightly weaker one holds, at every L tried."""
+    for strength in (0.1, 2.0, 500.0):
+        cfg = cases.antipodal(strength)
+        assert engine.check(cfg, claim="collapse.tanh", max_prec=512).verdict == engine.UNDECIDED
+        assert engine.check(cfg, bound="tanh(a*D**2/4.001)*D").verdict == engine.VIOLATED
+        assert engine.check(cfg, bound="tanh(a*D**2/3.999)*D").verdict == engine.HOLDS
+    assert engine.check(cases.gaussian(), claim="collapse.tanh").verdict == engine.HOLDS
+
+
+@settings(max_examples=60, deadline=None)
+@given(pure_layers())
+def test_the_tanh_bound_is_never_reported_violated(cfg):
+    assert engine.check(cfg, claim="collapse.tanh", max_prec=2048).verdict != engine.VIOLATED

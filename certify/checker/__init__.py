@@ -19,6 +19,8 @@ KINDS = {
     "inequality": "certify.checker.inequality",
     "wu-fig1": "certify.checker.wu_fig1",
     "ln-equilibria": "certify.checker.ln_equilibria",
+    "residual-far": "certify.checker.residual_far",
+    "expansive-v": "certify.checker.expansive_v",
 }
 
 

@@ -34,7 +34,7 @@ def square(x: arb) -> arb:
 
 
 def norm(vec) -> arb:
-    return sum((square(x) for x in vec), arb(0)).sqrt()
+    return sum((square(x) for x in vec), arb(0)).nonnegative_part().sqrt()  # rounding may dip below 0
 
 
 def diameter(X: Rows) -> arb:
@@ -50,7 +50,7 @@ def consensus_distance(X: Rows) -> arb:
     """||X - 1 xbar^T||_F."""
     n = len(X)
     mean = [sum(column, arb(0)) / n for column in zip(*X)]
-    return sum((square(x - m) for row in X for x, m in zip(row, mean)), arb(0)).sqrt()
+    return sum((square(x - m) for row in X for x, m in zip(row, mean)), arb(0)).nonnegative_part().sqrt()
 
 
 def dobrushin(P: Rows) -> arb:
@@ -154,7 +154,7 @@ def layer_step(layer: dict, X: Rows) -> dict:
 def spectral_norm(M: Rows, witness: dict) -> arb:
     """||M||_2 from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
     ||M||_2^2 <= max_i (E_ii + sum_{j!=i} |E_ij|) / (1 - ||W^T W - I||_F), E = (M W)^T (M W)."""
-    d = len(M)
+    d = len(M[0])  # columns: M may be rectangular (an FFN weight)
     W = matrix(witness["basis"])
     w = vector(witness["top"])
     if len(W) != d or any(len(row) != d for row in W) or len(w) != d:
@@ -165,7 +165,8 @@ def spectral_norm(M: Rows, witness: dict) -> arb:
     MW = product(M, W)
     E = product(transpose(MW), MW)
     G = product(transpose(W), W)
-    drift = sum((square(G[i][j] - (1 if i == j else 0)) for i in range(d) for j in range(d)), arb(0)).sqrt()
+    drift = sum((square(G[i][j] - (1 if i == j else 0)) for i in range(d) for j in range(d)), arb(0))
+    drift = drift.nonnegative_part().sqrt()
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
     disc = None

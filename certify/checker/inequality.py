@@ -13,7 +13,7 @@ import json
 
 from flint import arb, ctx, fmpq
 
-from certify.checker import forward
+from certify.checker import forward, norms, windowed
 from certify.checker.exact import agrees, rational
 
 G = "(1 - exp(-a*D**2))*D"
@@ -29,13 +29,51 @@ def _stochastic(layer: dict) -> bool:
     return not (set(layer) & {"V", "ffn", "layernorm"}) and not layer.get("residual")
 
 
+def value_layer(layer: dict) -> bool:
+    """X' = P X V^T: a value matrix, no mask, residual, feed-forward or LayerNorm."""
+    return "V" in layer and _pure({k: v for k, v in layer.items() if k != "V"})
+
+
+def residual_layer(layer: dict) -> bool:
+    """X' = X + P X V^T, masked or not, no feed-forward or LayerNorm."""
+    return layer.get("residual") is True and "V" in layer and not set(layer) & {"ffn", "layernorm"}
+
+
+def _residual_unmasked(layer: dict) -> bool:
+    return residual_layer(layer) and "mask" not in layer
+
+
+def _ffn(layer: dict) -> bool:
+    """X' = f(P X): a feed-forward network after pure attention."""
+    return "ffn" in layer and _pure({k: v for k, v in layer.items() if k != "ffn"})
+
+
+def _one_value_matrix(layers: list) -> bool:
+    return all(layer["V"] == layers[0]["V"] for layer in layers)
+
+
 CLAIMS = {
     "collapse.global": ("layer", _pure, [("D_out", G)]),
+    "collapse.tanh": ("layer", _pure, [("D_out", "tanh(a*D**2/4)*D")]),
     "collapse.dobrushin": ("layer", _stochastic, [("D_PX", "tau*D")]),
     "collapse.tau": ("layer", _pure, [("tau", "1 - exp(-a*D**2)")]),
     "collapse.cubic": ("layer", _pure, [("D_out", "a*D**3")]),
     "collapse.trajectory": ("stack", _pure, [("D_out", G)]),
+    "value.bounded": ("stack", value_layer, [("D_out/M", "(1 - exp(-a*M**2*D_0**2))*D")]),
+    "value.expansive": ("layer", value_layer, [("D_out", "v*(1 - exp(-a*D**2))*D"), ("D_out", "v*a*D**3")]),
+    "residual.two_sided": ("layer", residual_layer, [("(1 - v*tau)*D", "D_out"), ("D_out", "(1 + v*tau)*D")]),
+    "residual.two_sided.global": ("layer", _residual_unmasked, [("(1 - v*(1 - exp(-a*D**2)))*D", "D_out"),
+                                                                ("D_out", "(1 + v*(1 - exp(-a*D**2)))*D")]),
+    "ffn.lipschitz": ("layer", _ffn, [("D_out", "L*(1 - exp(-a*D**2))*D"), ("D_out", "L*a*D**3")]),
+    "init.scaling": ("layer", _pure, [("D_out", "(1 - gap)*D")]),
+    # Wu et al.: windows of layers sharing one mask (names and stack hypotheses in windowed.py)
+    "mask.collapse": ("window", _stochastic, [("eps_theory", "w_min"), ("eps**r", "col"), ("D_end", "(1 - eps**r)*D"),
+                                              ("mu_end", "sqrt(n/2)*D_0*(1 - eps_all**r)**(t/r)")]),
+    "ln.collapse": ("window", windowed.post_ln_orthogonal, [("eps_theory", "w_min"), ("eps**k", "col"),
+                                                            ("D_end*m", "(1 - delta)*D")]),
 }
+# Hypotheses about the whole stack, on top of the per-layer ones.
+STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
 USER_NAMES = {"D", "a", "n", "d", "v"}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 20
@@ -85,8 +123,8 @@ def evaluate(text: str, env) -> arb:
 class Layer:
     """The quantities of one layer step, computed when first asked for."""
 
-    def __init__(self, spec: dict, X, X0, witness: dict, t: int):
-        self.spec, self.X, self.X0, self.witness, self.t = spec, X, X0, witness, t
+    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
+        self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
         self.step = forward.layer_step(spec, X)
         self.values: dict = {}
 
@@ -116,6 +154,10 @@ class Layer:
             return forward.spectral_norm(forward.matrix(self.spec["V"]), self.witness[f"V{self.t}"])
         if name == "gap":
             return (-self("a") * self("D") * self("D")).exp()
+        if name == "M":
+            return norms.power_bound(forward.matrix(self.spec["V"]), self.depth, self.witness, f"V{self.t}")
+        if name == "L":
+            return norms.ffn_lipschitz(self.spec["ffn"], self.witness, self.t)
         if name == "n":
             return arb(len(self.X))
         if name == "d":
@@ -148,6 +190,10 @@ def verify(cert: dict) -> tuple[bool, str]:
         layers = inputs["layers"]
         if not all(hypothesis(layer) for layer in layers):
             return False, f"the layers do not satisfy the hypotheses of {claim}"
+        if not STACK_HYPOTHESES.get(claim, lambda _: True)(layers):
+            return False, f"the stack does not satisfy the hypotheses of {claim}"
+        if scope == "window" and (unmet := windowed.unmet_hypothesis(claim, inputs)):
+            return False, unmet
     else:
         names = {n.id for n in ast.walk(ast.parse(bound, mode="eval")) if isinstance(n, ast.Name)}
         if not names <= USER_NAMES | FUNCTIONS:
@@ -162,10 +208,14 @@ def verify(cert: dict) -> tuple[bool, str]:
             return False, "fewer than two tokens"
         steps, X = [], X0
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, X, X0, cert["witness"], t))
+            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
             X = steps[-1].step["out"]
         compared = []
+        frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:
+            if scope == "window":
+                compared += [(frame.t, evaluate(lhs_text, frame), evaluate(rhs_text, frame)) for frame in frames]
+                continue
             if scope == "stack":
                 bound_value = steps[0]("D")
                 for step in steps:

@@ -14,11 +14,16 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from certify.config import Case
+from certify.config import COMPONENTS, Case
 from certify.errors import BadInput
 
 FAMILIES = [
     "certify.claims.collapse",
+    "certify.claims.value",
+    "certify.claims.residual",
+    "certify.claims.ffn",
+    "certify.claims.init",
+    "certify.claims.wu",
 ]
 
 
@@ -38,13 +43,29 @@ class Claim:
     hypotheses: str
     # None when the claim applies to the case, else the reason it does not (the user's error).
     applies: Callable[[Case], str | None] = field(repr=False)
-    scope: str = "layer"  # "layer": every layer of the stack; "stack": the whole trajectory
-    proof: str | None = None  # proofs/<module>.py
+    scope: str = "layer"  # "layer": every layer of the stack; "stack": the whole trajectory; "window": see below
+    # scope "window" (certify.wu.windows): case -> (first layer, window length, radius of the mask's graph)
+    window: Callable[[Case], tuple[int, int, int]] | None = field(default=None, repr=False)
 
     def check_applies(self, case: Case) -> None:
         reason = self.applies(case)
         if reason:
             raise BadInput(f"claim {self.id} does not apply: {reason}")
+
+
+def layers_only(case: Case, about: str, allowed=(), required=()) -> str | None:
+    """None when every layer has the `required` components and nothing beyond `allowed` ones
+    (keys of certify.config.COMPONENTS), else the reason, naming the layer and what the claim is about."""
+    for t, layer in enumerate(case.layers):
+        where = f"layer {t}" if len(case.layers) > 1 else "the layer"
+        present = layer.components()
+        missing = [key for key in required if key not in present]
+        if missing:
+            return f"{where} has no {COMPONENTS[missing[0]]}; the claim is about {about}"
+        extra = [COMPONENTS[key] for key in present if key not in allowed and key not in required]
+        if extra:
+            return f"{where} has {', '.join(extra)}; the claim is about {about}"
+    return None
 
 
 _REGISTRY: dict[str, Claim] = {}
@@ -72,8 +93,3 @@ def get(claim_id: str) -> Claim:
     if claim_id not in _REGISTRY:
         raise BadInput(f"unknown claim {claim_id!r}; `certify claims` lists them: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[claim_id]
-
-
-def proof_module(claim_id: str) -> str:
-    """The derivation's path in proofs/, by the naming rule: dots become underscores."""
-    return f"proofs/{claim_id.replace('.', '_')}.py"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from certify.claims import Claim, Inequality, proof_module, register
+from certify.claims import Claim, Inequality, layers_only, register
 from certify.config import Case
 
 THESIS = "Thesis (seed 000): analysis of iterated self-attention"
@@ -10,25 +10,17 @@ THESIS = "Thesis (seed 000): analysis of iterated self-attention"
 
 def pure_attention(case: Case) -> str | None:
     """collapse.* is about X' = P X: one head, no V, mask, residual, FFN or LayerNorm (biases ok)."""
-    for t, layer in enumerate(case.layers):
-        if not layer.is_pure_attention:
-            where = f"layer {t} has" if len(case.layers) > 1 else "the layer has"
-            return f"{where} {', '.join(layer.components())}; the claim is about pure self-attention X' = P X"
-    return None
+    return layers_only(case, "pure self-attention X' = P X")
 
 
 def any_row_stochastic(case: Case) -> str | None:
     """Step 1 holds for any row-stochastic P, masked or not; V, residual, FFN and LN change X'."""
-    for t, layer in enumerate(case.layers):
-        extra = [c for c in layer.components() if c != "a mask"]
-        if extra:
-            return f"layer {t} has {', '.join(extra)}; step 1 compares D(PX) with tau(P) D(X)"
-    return None
+    return layers_only(case, "D(PX) against tau(P) D(X), masked or not", allowed=("mask",))
 
 
-def _claim(id, statement, inequalities, hypotheses, applies=pure_attention, scope="layer"):
-    return register(Claim(id=id, statement=statement, inequalities=inequalities, source=THESIS,
-                          hypotheses=hypotheses, applies=applies, scope=scope, proof=proof_module(id)))
+def _claim(id, statement, inequalities, hypotheses, applies=pure_attention, scope="layer", source=THESIS):
+    return register(Claim(id=id, statement=statement, inequalities=inequalities, source=source,
+                          hypotheses=hypotheses, applies=applies, scope=scope))
 
 
 GLOBAL_BOUND = "(1 - exp(-a*D**2))*D"
@@ -36,6 +28,12 @@ GLOBAL_BOUND = "(1 - exp(-a*D**2))*D"
 _claim("collapse.global", "D(PX) <= (1 - exp(-a D^2)) D for every X and A, a = ||A||_2",
        (Inequality("D_out", GLOBAL_BOUND),),
        "pure self-attention (biases and temperature allowed), no mask")
+# Sharper, and attained by two antipodal tokens: tau(P) <= tanh(a D^2 / 4) (Birkhoff-Hopf), and
+# tanh(x/4) <= 1 - exp(-x); proofs/collapse_tanh.py.
+_claim("collapse.tanh", "D(PX) <= tanh(a D^2 / 4) D: the sharp form of collapse.global (Birkhoff-Hopf)",
+       (Inequality("D_out", "tanh(a*D**2/4)*D"),),
+       "pure self-attention (biases and temperature allowed), no mask",
+       source="sharpening of the thesis's collapse.global (Birkhoff-Hopf bound on the Dobrushin coefficient)")
 _claim("collapse.dobrushin", "step 1: D(PX) <= tau(P) D(X) for any row-stochastic P",
        (Inequality("D_PX", "tau*D"),),
        "any attention matrix, masked or not", applies=any_row_stochastic)

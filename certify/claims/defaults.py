@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from certify import cases, certificate, engine
 from certify.suite import Row, SuiteRun
+from certify.thesis import cases as thesis
+from certify.wu import cases as wu
 
 TITLE = "claims"
 
@@ -17,6 +19,9 @@ PURE = [cases.gaussian, cases.antipodal, cases.standard_init, cases.near_consens
 # (claim or None, bound or None, case builder, expected verdict)
 DEFAULT_CHECKS = (
     [("collapse.global", None, build, engine.HOLDS) for build in PURE]
+    + [("collapse.tanh", None, build, engine.HOLDS) for build in (cases.gaussian, cases.near_permutation)]
+    # two antipodal tokens attain the sharp bound: an exact equality, honestly undecided
+    + [("collapse.tanh", None, cases.antipodal, engine.UNDECIDED)]
     + [("collapse.dobrushin", None, build, engine.HOLDS) for build in (cases.gaussian, cases.causal)]
     + [("collapse.dobrushin", None, cases.two_tokens, engine.UNDECIDED)]
     + [("collapse.tau", None, build, engine.HOLDS) for build in (cases.gaussian, cases.antipodal)]
@@ -24,6 +29,22 @@ DEFAULT_CHECKS = (
     + [("collapse.trajectory", None, cases.stack, engine.HOLDS)]
     # A conjectured stronger bound, false in the saturated regime where float64 sees nothing.
     + [(None, "(1-exp(-a*D**2/8))*D", cases.antipodal, engine.VIOLATED)]
+    # Value matrices, residuals and FFNs (certify/claims/value.py, residual.py, ffn.py, init.py).
+    + [("value.bounded", None, build, engine.HOLDS) for build in (thesis.rotation_stack, thesis.jordan_stack)]
+    + [("value.expansive", None, build, engine.HOLDS) for build in (thesis.expansive, thesis.expansive_growth)]
+    # The expansive-v stack is a user's counterexample to "D' <= D": the diameter grows.
+    + [(None, "D", thesis.expansive_growth, engine.VIOLATED)]
+    + [("residual.two_sided", None, build, engine.HOLDS)
+       for build in (thesis.residual, lambda: thesis.residual(mask="causal"))]
+    + [("residual.two_sided.global", None, thesis.residual, engine.HOLDS)]
+    # n = 2, V = -I: D' = (1 - ||V|| tau) D exactly, the lower bound is attained (an equality).
+    + [("residual.two_sided", None, thesis.residual_far, engine.UNDECIDED)]
+    + [("ffn.lipschitz", None, lambda a=a, r=r: thesis.ffn(a, r), engine.HOLDS)
+       for a, r in (("relu", False), ("gelu", False), ("gelu", True))]
+    # Wu et al.'s Theorems 1 and 2, window by window (certify/claims/wu.py).
+    + [("mask.collapse", None, lambda m=m: wu.masked_stack(m), engine.HOLDS) for m in ("causal", "sliding", "uni")]
+    + [("ln.collapse", None, wu.layernorm_stack, engine.HOLDS)]
+    + [("ln.collapse", None, lambda: wu.layernorm_stack("causal", n=5, positive=True), engine.HOLDS)]
 )
 
 # The n = 2 equality can only end at the precision cap; a low cap keeps `certify run` quick.

@@ -22,10 +22,16 @@ COMMANDS = [
     "check",
     "verify",
     "claims",
+    "sample",
+    "attack",
     "run",
     "model",
     "graph",
     "counterexample",
+    "reproduce",
+    "trajectory",
+    "init",
+    "proofs",
 ]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3

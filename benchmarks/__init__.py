@@ -1,0 +1,1 @@
+"""Benchmarks: measurements to run by hand (`python -m benchmarks.<name>`), never timed tests."""

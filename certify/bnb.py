@@ -1,0 +1,157 @@
+"""Certified branch and bound: prove h(x) >= 0 (or f <= g) on a box of one or two variables.
+
+The box is split into sub-boxes; on each one the caller's function is evaluated on arb balls
+that cover the sub-box (mid +/- rad in every variable), so the result encloses every value the
+function takes there.  A sub-box is closed when the enclosure's lower bound is >= 0 (> 0 when
+`strict`); a sub-box whose enclosure is entirely < 0, or whose midpoint value is certainly < 0,
+refutes the inequality with a certified witness; any other sub-box is bisected along its widest
+side, up to `max_depth` splits and `max_boxes` evaluations, after which the answer is
+"not proved".
+
+Plain subdivision never closes a sub-box that touches a point where h = 0: the enclosure always
+contains values below 0 there.  The caller then passes the inequality in a reduced form, with
+the vanishing factor divided out (h(x) = (x - c)^k r(x) with r bounded away from 0 near c);
+`remainder_ball` below encloses r for the usual case where c is a point of the Taylor expansion.
+Unbounded domains (x -> infinity) are the caller's business: certify a compact box here and
+give a separate argument (e.g. a monotone bound past a cut-off, certified at the cut-off).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Sequence
+
+import flint
+from flint import arb, fmpq
+
+from certify.errors import BadInput
+
+Interval = tuple[Fraction, Fraction]
+
+
+@dataclass
+class BnBResult:
+    proved: bool  # h >= 0 (or > 0) holds on the whole box
+    refuted: bool  # a certified witness point with h < 0 was found
+    boxes: int  # function evaluations on sub-boxes
+    worst_box: tuple[Interval, ...] | None  # the closed sub-box with the smallest lower bound,
+    #                                         or the first sub-box left undecided / refuting
+    worst_lower: float | None  # lower bound of h on worst_box (a float, for display only)
+    witness: tuple[Fraction, ...] | None = None  # a point where h < 0 is certified
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.proved
+
+
+def _to_fraction(value) -> Fraction:
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, (int, float, str)):
+        return Fraction(value)
+    raise BadInput(f"box endpoints must be int, float, str or Fraction, not {type(value).__name__}")
+
+
+def _ball(lo: Fraction, hi: Fraction) -> arb:
+    """An arb ball containing the whole interval [lo, hi] (the union of the two endpoint balls)."""
+    return arb(fmpq(lo.numerator, lo.denominator)).union(arb(fmpq(hi.numerator, hi.denominator)))
+
+
+def _point(x: Fraction) -> arb:
+    return arb(fmpq(x.numerator, x.denominator))
+
+
+def _is_nonnegative(value: arb, strict: bool) -> bool:
+    if not value.is_finite():
+        return False
+    return bool(value > 0) if strict else bool(value >= 0)
+
+
+def _is_negative(value: arb, strict: bool) -> bool:
+    """Certainly violates: < 0 for h >= 0; <= 0 for h > 0 (only decidable as < 0 for balls)."""
+    return value.is_finite() and bool(value < 0)
+
+
+def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bool = False,
+                      max_depth: int = 40, max_boxes: int = 100_000,
+                      prec: int = 53) -> BnBResult:
+    """Prove h(x) >= 0 (> 0 when strict) for every x in the box, with h evaluated on arb balls.
+
+    `h` takes one arb per variable and must return an arb enclosing h over the balls given (any
+    composition of arb operations does).  `box` is a sequence of (lo, hi) pairs, one or two.
+    """
+    if not 1 <= len(box) <= 2:
+        raise BadInput("branch and bound takes a box of one or two variables")
+    root = tuple((_to_fraction(lo), _to_fraction(hi)) for lo, hi in box)
+    for lo, hi in root:
+        if not lo <= hi:
+            raise BadInput(f"empty interval [{lo}, {hi}] in the box")
+    stack: list[tuple[tuple[Interval, ...], int]] = [(root, 0)]
+    boxes = 0
+    worst_box, worst_lower = None, None
+    with flint.ctx.workprec(prec):
+        while stack:
+            current, depth = stack.pop()
+            boxes += 1
+            value = h(*[_ball(lo, hi) for lo, hi in current])
+            if _is_nonnegative(value, strict):
+                lower = float(value.lower().mid())
+                if worst_lower is None or lower < worst_lower:
+                    worst_box, worst_lower = current, lower
+                continue
+            midpoint = tuple((lo + hi) / 2 for lo, hi in current)
+            at_mid = h(*[_point(m) for m in midpoint])
+            if _is_negative(value, strict) or _is_negative(at_mid, strict):
+                return BnBResult(False, True, boxes, current, _lower(value), midpoint,
+                                 "h < 0 is certified at the witness point")
+            if depth >= max_depth or boxes >= max_boxes:
+                limit = "depth" if depth >= max_depth else "box"
+                return BnBResult(False, False, boxes, current, _lower(value), None,
+                                 f"{limit} limit reached on an undecided sub-box")
+            for half in _bisect(current):
+                stack.append((half, depth + 1))
+    return BnBResult(True, False, boxes, worst_box, worst_lower, None,
+                     "every sub-box has a certified lower bound " + (">" if strict else ">=") + " 0")
+
+
+def prove_le(f: Callable[..., arb], g: Callable[..., arb], box: Sequence[tuple],
+             **options) -> BnBResult:
+    """Prove f(x) <= g(x) on the box (f < g when strict=True): h = g - f >= 0."""
+    return prove_nonnegative(lambda *x: g(*x) - f(*x), box, **options)
+
+
+def _lower(value: arb) -> float | None:
+    return float(value.lower().mid()) if value.is_finite() else None
+
+
+def _bisect(current: tuple[Interval, ...]) -> tuple[tuple[Interval, ...], tuple[Interval, ...]]:
+    widths = [hi - lo for lo, hi in current]
+    axis = widths.index(max(widths))
+    lo, hi = current[axis]
+    mid = (lo + hi) / 2
+    left, right = list(current), list(current)
+    left[axis], right[axis] = (lo, mid), (mid, hi)
+    return tuple(left), tuple(right)
+
+
+def remainder_ball(derivative: Callable[[arb], arb], order: int, center: arb, x: arb) -> arb:
+    """Enclose r(x) = (h(x) - T_{k-1}(x)) / (x - c)^k for x in the ball `x` (k = `order`).
+
+    T_{k-1} is the Taylor polynomial of h at c of degree k-1 and `derivative` evaluates h^(k).
+    Taylor's theorem with integral remainder gives
+        r(x) = 1/(k-1)! * integral_0^1 (1-s)^(k-1) h^(k)(c + s (x - c)) ds,
+    a weighted mean with total weight 1/k!, so r(x) lies in h^(k)(segment [c, x]) / k!.  The ball
+    covering every segment from c to a point of `x` is the union of the two balls.  That ball
+    always reaches back to c, so the enclosure does not shrink with the box: use the reduced form
+    on a short box around c and the function itself away from c.
+    """
+    segment = x.union(center)
+    return derivative(segment) / arb(_factorial(order))
+
+
+def _factorial(k: int) -> int:
+    out = 1
+    for i in range(2, k + 1):
+        out *= i
+    return out

@@ -1,0 +1,148 @@
+"""certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--with-v] [--seed S] [--starts K]
+[--budget N|Ts] [--l-range LO HI] [--out DIR] [--json]"""
+
+from __future__ import annotations
+
+import json
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+from tqdm import tqdm
+
+from certify import certificate, config
+from certify.search import attack as search
+from certify.search.attack import AttackReport
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "attack", help="search for tight cases and counterexamples of a claim or a bound",
+        description="Maximise how badly a claim (default collapse.global) or a bound D(layer output) <= EXPR is "
+        "violated over one layer's tokens and parameters, across the whole range of L = a D^2. A violation is "
+        "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
+        "Otherwise exit 0: nothing was found, which guarantees nothing.")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
+    target.add_argument("--bound", metavar="EXPR",
+                        help='a right-hand side in D, a, n, d, v, e.g. "(1-exp(-a*D**2/3))*D"')
+    p.add_argument("--n", type=int, default=3, help="tokens (default 3)")
+    p.add_argument("--d", type=int, default=2, help="dimension (default 2)")
+    p.add_argument("--with-v", action="store_true", help="search over a value matrix V too (X' = P X V^T)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--starts", type=int, help="local optimisations from random starts (default: from the budget, "
+                   f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
+    p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
+                   help=f"evaluations (reproducible, default {search.DEFAULT_BUDGET}) or seconds, e.g. 10s")
+    p.add_argument("--l-range", nargs=2, type=float, default=search.DEFAULT_L_RANGE, metavar=("LO", "HI"),
+                   help="the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE))
+    p.add_argument("--out", metavar="DIR", help="write best.json, tightest.json, summary.json (and "
+                   "counterexample.json, certificate.json when violated) here")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    budget = search.Budget.parse(args.budget)  # a bad budget is reported before any work
+    with tqdm(total=budget.evaluations, file=sys.stderr, unit="eval", leave=False, disable=None) as bar:
+        report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
+                               budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
+                               progress=bar.update)
+    summary = report.to_json()
+    written = write(report, summary, Path(args.out)) if args.out else {}
+    summary["files"] = written
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        render(report, summary, written)
+    return report.exit_code
+
+
+def write(report: AttackReport, summary: dict, folder: Path) -> dict:
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {}
+
+    def dump(name: str, data: dict) -> None:
+        path = folder / name
+        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        files[name.removesuffix(".json")] = str(path)
+
+    if report.best is not None:
+        dump("best.json", report.configuration(report.best, "attack-best"))
+    if report.best_exponent is not None:
+        dump("tightest.json", report.configuration(report.best_exponent, "attack-tightest"))
+    if report.counterexample is not None:
+        dump("counterexample.json", config.to_json(report.counterexample.case))
+        files["certificate"] = str(certificate.write(report.counterexample.result.certificate,
+                                                     folder / "certificate.json"))
+    dump("summary.json", dict(summary, files=dict(files, summary=str(folder / "summary.json"))))
+    return files
+
+
+def _g(x, digits: int = 6) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def render(report: AttackReport, summary: dict, written: dict) -> None:
+    print(f"ATTACK {report.target} on {report.layout.describe()}")
+    print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations in "
+          f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
+    best, tight = summary["best"], summary["best_exponent"]
+    if best:
+        print(f"  most violating point: log(lhs/rhs) = {_g(best['log_ratio'], 4)} (lhs/rhs = {_g(best['ratio'], 10)}),"
+              f" score {_g(best['score'], 4)}, at L = {_g(best['L'], 5)}")
+    if tight:
+        print(f"  tightest point: exponent c = -ln(1 - D'/D)/(a D^2) = {_g(tight['exponent'], 6)} at "
+              f"L = {_g(tight['L'], 5)}")
+        X, A, V = report.layout.arrays(report.best_exponent.shape, report.best_exponent.L_param)
+        print(f"    X ~ {_rounded(X)}, A ~ {_rounded(A)}" + (f", V ~ {_rounded(V)}" if V is not None else ""))
+    if summary["bands"]:
+        reference = any("antipodal_exponent" in band for band in summary["bands"])
+        print("  by L = a D^2:  evals   best log(lhs/rhs)   best exponent c (at L)"
+              + ("   two antipodal tokens" if reference else ""))
+        for band in summary["bands"]:
+            ratio, exponent = band["best_ratio"], band["best_exponent"]
+            where = f"{_g(exponent['exponent'])} ({_g(exponent['L'], 4)})" if exponent else "-"
+            line = (f"    [{band['L_from']:g}, {band['L_to']:g})".ljust(18) + f"{band['evaluations']:>6}   "
+                    + f"{_g(ratio['log_ratio'], 4) if ratio else '-':<20}{where:<25}")
+            print(line + (f"{_g(band['antipodal_exponent'])}" if "antipodal_exponent" in band else ""))
+        if reference:
+            print("    (two antipodal tokens give c = ln((e^{L/2} + 1)/2)/L, the most any pure-attention "
+                  "configuration can: tau <= tanh(a D^2/4))")
+    for finalist in summary["finalists"]:
+        if finalist["verdict"] != "violated":
+            print(f"  candidate at L = {_g(finalist['L'], 5)} (score {_g(finalist['score'], 3)}) not certified: "
+                  f"{finalist['verdict']}" + (f"; {finalist['reason']}" if finalist["reason"] else ""))
+    shrunk = report.counterexample
+    if shrunk is None:
+        print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
+              "nothing: the bound may still fail elsewhere.")
+    else:
+        kept = len(shrunk.kept)
+        print(f"  VIOLATED: certified counterexample, shrunk with {kept} of {len(shrunk.steps)} simplifications kept:")
+        print(f"    {_compact(shrunk.case)}")
+        c = shrunk.result.tightest
+        print(f"    {c.lhs_expr} = {c.lhs.str(10, radius=False)}  >  {c.rhs_expr} = {c.rhs.str(10, radius=False)}"
+              f"  (margin {shrunk.result.margin}, {shrunk.result.precision} bits, confirmed by the checker)")
+    for name, path in written.items():
+        print(f"  {name}: {path}")
+    if "certificate" in written:
+        print(f"  re-check: certify verify {written['certificate']}; certify check {written['counterexample']}"
+              + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
+
+
+def _rounded(M) -> str:
+    return "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in row) + "]" for row in M) + "]"
+
+
+def _compact(case: config.Case) -> str:
+    def matrix(rows) -> str:
+        return "[" + ", ".join("[" + ", ".join(str(Fraction(v)) for v in row) + "]" for row in rows) + "]"
+
+    layer = case.layers[0]
+    parts = [f"X = {matrix(case.X)}", f"A = {matrix(layer.A)}"]
+    if layer.V is not None:
+        parts.append(f"V = {matrix(layer.V)}")
+    if layer.residual:
+        parts.append("residual")
+    return ", ".join(parts)

@@ -1,0 +1,106 @@
+"""certify sample [--claim ID | --bound EXPR] --n N --d D --count K --seed S --out DIR [--distribution NAME] ..."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from certify import campaign, engine
+from certify.search import samplers
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser(
+        "sample", help="decide a claim or a bound on many sampled configurations (resumable)",
+        description="Sample configurations from a distribution (reproducible from the seed), screen them in "
+        "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
+        "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
+        "holds) and summary.json into --out. Exit 0 all hold, 1 some violated, 3 some undecided, 2 bad input.")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
+    target.add_argument("--bound", metavar="EXPR", help='a right-hand side in D, a, n, d, e.g. "(1-exp(-a*D**2/8))*D"')
+    p.add_argument("--distribution", default="gaussian", metavar="NAME",
+                   help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
+    p.add_argument("--n", type=int, required=True, help="tokens per configuration")
+    p.add_argument("--d", type=int, required=True, help="token dimension")
+    p.add_argument("--count", type=int, required=True, help="number of configurations")
+    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--L-range", dest="L_range", type=float, nargs=2, metavar=("LO", "HI"),
+                   help="set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
+    p.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; resumed if it exists)")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p.add_argument("--max-prec", type=int, default=engine.DEFAULT_MAX_PRECISION, metavar="BITS",
+                   help=f"precision cap in bits (default {engine.DEFAULT_MAX_PRECISION})")
+    p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
+    p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.set_defaults(run=run)
+
+
+def _power(log10: float | None) -> str:
+    return "-" if log10 is None else f"10^{log10:.3g}"
+
+
+def render(summary: dict, out_dir: str) -> list[str]:
+    m = summary["campaign"]
+    target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+    counts, f64, L = summary["counts"], summary["float64"], summary["L"]
+    lines = [f"{target} on {m['distribution']} (n={m['n']}, d={m['d']}, seed {m['seed']}"
+             + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
+             + f"): {summary['decided']} of {m['count']} configurations decided"]
+    lines += [f"  {verdict:<10} {counts[verdict]:>9}" for verdict in counts]
+    for kind, k in summary["undecided_reasons"].items():
+        lines.append(f"    undecided: {k} x {kind}")
+    if summary["largest_ratio"]:
+        r = summary["largest_ratio"]
+        lines.append(f"  largest lhs/rhs  {r['ratio']:.6g} (configuration {r['i']}, {r['verdict']}, "
+                     f"relative margin {_power(r['margin_log10'])})")
+    for verdict, spread in summary["margins"].items():
+        if spread["log10"]:
+            s = spread["log10"]
+            lines.append(f"  relative margin |rhs - lhs| / rhs ({verdict}): min {_power(s['min'])}, "
+                         f"median {_power(s['median'])}, max {_power(s['max'])}")
+            lines += [f"    {label:<16} {k:>9}" for label, k in spread["decades"].items()]
+    lines.append(f"  float64 alone: wrong verdict on {f64['wrong']}, a verdict where arb is undecided on "
+                 f"{f64['says_decided_but_undecided']}; sides exactly equal on {f64['equal_sides']}; "
+                 f"bound computed as exactly D on {f64['bound_is_D']}, exp(-a D^2) = 0 on {f64['gap_is_zero']}")
+    if "min" in L:
+        lines.append(f"  L = a D^2: min {L['min']:.3g}, median {L['median']:.3g}, max {L['max']:.3g}  ("
+                     + ", ".join(f"{label}: {k}" for label, k in L["regimes"].items()) + ")")
+    certs = summary["certificates"]
+    folder = Path(out_dir) / "certificates"
+    lines.append(f"  certificates: {certs['violated']} violations, {certs['holds']} sampled holds in {folder}/"
+                 + (f"  (e.g. certify verify {Path(out_dir) / certs['paths'][0]})" if certs["paths"] else ""))
+    if counts["undecided"]:
+        lines.append(f"  undecided configurations: {Path(out_dir) / 'undecided'}/")
+    run = summary.get("run")
+    if run:
+        rate = f", {run['per_second']} per second" if run["per_second"] else ""
+        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{rate})")
+    if not summary["complete"]:
+        lines.append("  incomplete: run the same command again to continue")
+    lines.append(f"  summary: {Path(out_dir) / 'summary.json'}")
+    return lines
+
+
+def exit_code(summary: dict) -> int:
+    counts = summary["counts"]
+    if counts[engine.VIOLATED]:
+        return engine.EXIT_CODES[engine.VIOLATED]
+    if counts[engine.UNDECIDED]:
+        return engine.EXIT_CODES[engine.UNDECIDED]
+    return engine.EXIT_CODES[engine.HOLDS]
+
+
+def run(args) -> int:
+    spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
+                             claim=args.claim, bound=args.bound,
+                             L_range=None if args.L_range is None else tuple(args.L_range), max_prec=args.max_prec)
+    summary = campaign.run(spec, args.out, workers=args.workers, progress=not args.no_progress,
+                           stop_after=args.stop_after, restart=args.restart)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print("\n".join(render(summary, args.out)))
+    return exit_code(summary)

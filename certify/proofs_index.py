@@ -1,0 +1,53 @@
+"""Lookup of the derivations in proofs/: one module per claim, named after the claim id with
+'.' replaced by '_' (collapse.global -> proofs/collapse_global.py).
+
+Each module exposes `build(**overrides) -> Derivation`; `overrides` replace a stated constant or
+formula, which is how the tests check that a wrong one makes a step fail.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import proofs
+from certify.errors import BadInput
+
+
+def names() -> list[str]:
+    """Module names of every derivation, sorted (modules starting with '_' are helpers)."""
+    return sorted(m.name for m in pkgutil.iter_modules(proofs.__path__) if not m.name.startswith("_"))
+
+
+def module_name(name_or_claim: str) -> str:
+    return name_or_claim.replace(".", "_")
+
+
+def derivation_path(claim_id: str) -> str | None:
+    """"proofs/<module>.py" of the claim's derivation, else None.
+
+    A refinement such as residual.two_sided.global is covered by the derivation of its parent
+    claim (residual.two_sided) when it has none of its own.
+    """
+    known = names()
+    parts = claim_id.split(".")
+    while parts:
+        name = module_name(".".join(parts))
+        if name in known:
+            return f"proofs/{name}.py"
+        parts.pop()
+    return None
+
+
+def build(name_or_claim: str, **overrides):
+    """The Derivation of a claim (or module name); BadInput when there is none."""
+    name = module_name(name_or_claim)
+    if name not in names():
+        raise BadInput(f"no derivation named {name_or_claim!r}; known: {', '.join(names())}")
+    module = importlib.import_module(f"proofs.{name}")
+    return module.build(**overrides)
+
+
+def run_derivation(name_or_claim: str):
+    """Run one derivation: a DerivationResult (never raises for a failing step)."""
+    return build(name_or_claim).run()

@@ -1,0 +1,1 @@
+"""Untrusted search: samplers, adversarial optimisation, shrinking.  It proposes; the engine decides."""

@@ -1,0 +1,405 @@
+"""`certify attack`: adversarial search for tight cases and counterexamples of a claim or a bound.
+
+Untrusted search, trusted verdicts: the optimiser only proposes configurations; a violation is
+reported only after `certify.engine.check` has certified it (and the independent checker has
+confirmed it), on the shrunk configuration that is written out.
+
+The search maximises the score of certify.search.objective (> 0: the target looks violated)
+over one layer's tokens and parameters, with D normalised to 1 and L = a D^2 explicit, in four
+phases sharing the budget:
+    explore  many random shapes, each optimised (Nelder-Mead) at a fixed L drawn from its own
+             stratum of log L, so the whole range of L is searched, not only where the score
+             is steepest;
+    sweep    the best shapes evaluated on a fine grid of L: a shape that is good at one L is
+             nearly as good nearby, and this catches bounds that fail only in a narrow range;
+    ladder   continuation in L: the best shape re-optimised at fixed L on rungs up to the
+             largest L and down to the smallest, each rung starting from the previous optimum;
+    polish   the best points optimised jointly in shape and log L.
+Meanwhile every evaluation updates, per band of L, the largest ratio lhs/rhs and the largest
+exponent c = -ln(1 - D'/D) / (a D^2) seen, which is what says how tight a bound is.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy.optimize import minimize
+
+from certify import checker, config, engine
+from certify.errors import BadInput
+from certify.search import objective, shrink
+from certify.search.objective import Evaluation, Layout
+
+DEFAULT_STARTS = 16  # the most starts chosen automatically, and the number for a time budget
+MIN_STARTS = 4
+EVALUATIONS_PER_DIMENSION = 40
+DEFAULT_BUDGET = "3000"
+DEFAULT_L_RANGE = (2.0**-4, 2.0**10)
+L_LIMITS = (2.0**-20, 2.0**14)  # beyond, exp(-L) is either 1 to the precision used or absurdly small
+MAX_EVALUATIONS = 10**7
+MAX_SECONDS = 24 * 3600
+MAX_STARTS = 10_000
+MAX_SIZE = 64  # tokens and dimension: the search is for small, readable configurations
+PHASES = (("explore", 0.5), ("sweep", 0.6), ("ladder", 0.85), ("polish", 1.0))  # cumulative shares of the budget
+SWEEP_SHAPES = 3
+RUNGS = 6  # fixed-L re-optimisations on each side of the best point
+TRANSFERS = 4  # shapes tried as the start of a local run at a new L
+POLISH_POINTS = 3
+FINALISTS = 3
+CHECK_MAX_PREC = 1 << 14  # finalists and shrinking: an equality (undecided) must not cost minutes
+
+
+class Exhausted(Exception):
+    """The current share of the budget is spent."""
+
+
+@dataclass
+class Budget:
+    """A number of objective evaluations (reproducible) or of seconds (not reproducible)."""
+
+    evaluations: int | None = None
+    seconds: float | None = None
+    spent: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def parse(cls, text: str | int) -> Budget:
+        text = str(text).strip()
+        match = re.fullmatch(r"(\d+(?:\.\d*)?)\s*s", text)
+        if match:
+            seconds = float(match.group(1))
+            if not 0 < seconds <= MAX_SECONDS:
+                raise BadInput(f"--budget {text}: a time budget is between 0 and {MAX_SECONDS} seconds")
+            return cls(seconds=seconds)
+        if not text.isdigit():
+            raise BadInput(f"--budget {text!r}: give a number of evaluations (e.g. 3000) or seconds (e.g. 10s)")
+        evaluations = int(text)
+        if not 50 <= evaluations <= MAX_EVALUATIONS:
+            raise BadInput(f"--budget {text}: between 50 and {MAX_EVALUATIONS} evaluations")
+        return cls(evaluations=evaluations)
+
+    def used(self) -> float:
+        """The share of the budget used, from 0 to 1."""
+        if self.evaluations is not None:
+            return self.spent / self.evaluations
+        return (time.monotonic() - self.started) / self.seconds
+
+    def describe(self) -> str:
+        return f"{self.evaluations} evaluations" if self.evaluations is not None else f"{self.seconds:g} s"
+
+
+@dataclass
+class Band:
+    """The largest ratio and exponent seen for L in [low, high)."""
+
+    low: float
+    high: float
+    evaluations: int = 0
+    ratio: Evaluation | None = None
+    exponent: Evaluation | None = None
+
+
+@dataclass
+class AttackReport:
+    target: str
+    claim: str | None
+    bound: str | None
+    layout: Layout
+    seed: int
+    starts: int
+    budget: str
+    l_range: tuple[float, float]
+    evaluations: int
+    seconds: float
+    best: Evaluation | None  # the highest score
+    best_exponent: Evaluation | None
+    bands: list[Band]
+    finalists: list[dict]  # each candidate with score > 0 and what the engine said about it
+    counterexample: shrink.Shrunk | None
+
+    @property
+    def violated(self) -> bool:
+        return self.counterexample is not None
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.violated else 0
+
+    def configuration(self, evaluation: Evaluation, name: str) -> dict:
+        arrays = self.layout.arrays(evaluation.shape, evaluation.L_param)
+        return config.to_json(self.layout.case(*arrays, name=name))
+
+    def to_json(self) -> dict:
+        pure = not self.layout.with_v and not self.layout.residual
+        return {
+            "target": self.target, "claim": self.claim, "bound": self.bound,
+            "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d,
+            "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
+            "evaluations": self.evaluations, "seconds": round(self.seconds, 2),
+            "violated": self.violated,
+            "best": _point_json(self.best),
+            "best_exponent": _point_json(self.best_exponent),
+            "bands": [{"L_from": b.low, "L_to": b.high, "evaluations": b.evaluations,
+                       "best_ratio": _point_json(b.ratio), "best_exponent": _point_json(b.exponent),
+                       **({"antipodal_exponent": antipodal_exponent(b.exponent.L)} if pure and b.exponent else {})}
+                      for b in self.bands],
+            "finalists": self.finalists,
+            "counterexample": None if self.counterexample is None else {
+                "configuration": config.to_json(self.counterexample.case),
+                "verdict": self.counterexample.result.verdict,
+                "margin": self.counterexample.result.margin,
+                "precision": self.counterexample.result.precision,
+                "shrink_steps": [{"move": s.move, "kept": s.kept} for s in self.counterexample.steps],
+            },
+        }
+
+
+def antipodal_exponent(L: float) -> float:
+    """c = -ln(1 - tanh(L/4)) / L = ln((e^{L/2} + 1) / 2) / L: two antipodal tokens at a D^2 = L.
+
+    For pure attention it is the largest exponent any configuration can have at this L:
+    tau(P) <= tanh(Delta / 4) (Birkhoff-Hopf; Delta <= a D^2 bounds the spread of
+    log(P_ij / P_kj) over j), so D' <= tanh(a D^2 / 4) D; it tends to 1/2 from below.
+    """
+    half = L / 2
+    return (half + math.log1p(math.exp(-half)) - math.log(2)) / L
+
+
+def _point_json(e: Evaluation | None) -> dict | None:
+    if e is None:
+        return None
+    return {"score": e.score, "log_ratio": e.log_ratio, "ratio": e.ratio, "exponent": e.exponent, "L": e.L}
+
+
+class _Search:
+    """One attack's state: the objective with its budget, and what it has seen."""
+
+    def __init__(self, claim, layout: Layout, budget: Budget, rng, l_range, progress):
+        self.claim, self.layout, self.budget, self.rng, self.progress = claim, layout, budget, rng, progress
+        self.log_range = (math.log(l_range[0]), math.log(l_range[1]))
+        # bands [4^k, 4^(k+1)) covering the range; a point just outside (rounding) joins the nearest one
+        self.band_range = (math.floor(math.log2(l_range[0]) / 2), math.ceil(math.log2(l_range[1]) / 2) - 1)
+        self.limit = 1.0
+        self.best: Evaluation | None = None
+        self.best_exponent: Evaluation | None = None
+        self.bands: dict[int, Band] = {}
+        self.candidates: list[Evaluation] = []  # the best point of every local run and sweep
+
+    def score(self, shape: np.ndarray, L: float) -> Evaluation:
+        if self.budget.used() >= self.limit:
+            raise Exhausted
+        e = objective.evaluate(self.claim, self.layout, np.array(shape, dtype=float), L)
+        self.budget.spent += 1
+        if self.progress:
+            self.progress(1)
+        self._record(e)
+        return e
+
+    def _record(self, e: Evaluation) -> None:
+        if not math.isfinite(e.score):
+            return
+        if self.best is None or e.score > self.best.score:
+            self.best = e
+        if not e.L > 0:
+            return
+        k = min(max(math.floor(math.log2(e.L) / 2), self.band_range[0]), self.band_range[1])
+        band = self.bands.setdefault(k, Band(4.0**k, 4.0 ** (k + 1)))
+        band.evaluations += 1
+        if band.ratio is None or e.log_ratio > band.ratio.log_ratio:
+            band.ratio = e
+        if e.exponent is not None:
+            if band.exponent is None or e.exponent > band.exponent.exponent:
+                band.exponent = e
+            if self.best_exponent is None or e.exponent > self.best_exponent.exponent:
+                self.best_exponent = e
+
+    def local(self, decode: Callable, x0: np.ndarray, until: float) -> Evaluation | None:
+        """Nelder-Mead from x0 until the budget share `until`; the best point it evaluated."""
+        best: list[Evaluation] = []
+
+        def negative_score(x):
+            e = self.score(*decode(x))
+            if not best or e.score > best[0].score:
+                best[:] = [e]
+            return -e.score if math.isfinite(e.score) else 1e300
+
+        self.limit = until
+        try:
+            minimize(negative_score, x0, method="Nelder-Mead",
+                     options={"maxfev": 10**9, "xatol": 1e-12, "fatol": 1e-15, "adaptive": len(x0) > 4})
+        except Exhausted:
+            pass
+        if best and math.isfinite(best[0].score):
+            self.candidates.append(best[0])
+            return best[0]
+        return None
+
+    def clip_L(self, log_L: float) -> float:
+        return math.exp(min(max(log_L, self.log_range[0]), self.log_range[1]))
+
+    def explore(self, starts: int, end: float) -> None:
+        """Starts at fixed L, one per stratum of log L; every other one begins from a shape found before.
+
+        A shape that is good at one L is a good start nearby (continuation in L): the structure of
+        a tight case is easy to find where the score is steep and hard where it saturates.
+        """
+        lo, hi = self.log_range
+        for done, stratum in enumerate(self.rng.permutation(starts)):
+            L = math.exp(lo + (stratum + self.rng.uniform()) / starts * (hi - lo))
+            until = min(end, self.budget.used() + (end - self.budget.used()) / (starts - done))
+            self.limit = until
+            try:
+                shape = self._start_shape(L, transfer=done % 2 == 1)
+            except Exhausted:
+                return
+            self.local(lambda x, L=L: (x, L), shape, until)
+            if self.budget.used() >= end:
+                return
+
+    def _start_shape(self, L: float, transfer: bool) -> np.ndarray:
+        """A random shape, or the best at L of the shapes found nearest in log L (one evaluation each)."""
+        if not transfer or not self.candidates:
+            return self.layout.random_shape(self.rng)
+        nearest = sorted(self.candidates, key=lambda e: abs(math.log(e.L_param / L)))[:TRANSFERS]
+        trials = [self.score(e.shape, L) for e in nearest]
+        return max(trials, key=lambda e: e.score).shape
+
+    def sweep(self, end: float) -> None:
+        """The most violating shape, the tightest (largest exponent) and the next most violating, over all L."""
+        first = [e for e in (self.best, self.best_exponent) if e is not None]
+        shapes = self.distinct(first + sorted(self.candidates, key=lambda e: e.score, reverse=True), SWEEP_SHAPES)
+        if not shapes:
+            return
+        points = max(16, int((end - self.budget.used()) * self._total_evaluations() / len(shapes)))
+        grid = np.exp(np.linspace(*self.log_range, points))
+        self.limit = end
+        for e in shapes:
+            best = None
+            try:
+                for L in grid:
+                    trial = self.score(e.shape, float(L))
+                    if best is None or trial.score > best.score:
+                        best = trial
+            except Exhausted:
+                pass
+            if best is not None:
+                self.candidates.append(best)
+
+    def ladder(self, end: float) -> None:
+        """Continuation in L: the best shape re-optimised on rungs up to the largest L, then down to the smallest.
+
+        Where L is large the score saturates and random starts rarely find the structure of a tight
+        case; carried up from where it was found, the structure only needs adjusting.
+        """
+        start = self.best
+        if start is None:
+            return
+        here, (lo, hi) = math.log(start.L_param), self.log_range
+        rungs = [list(np.linspace(here, hi, RUNGS + 1)[1:]), list(np.linspace(here, lo, RUNGS + 1)[1:])]
+        left = 2 * RUNGS
+        for side in rungs:
+            shape = start.shape
+            for log_L in side:
+                until = min(end, self.budget.used() + (end - self.budget.used()) / left)
+                left -= 1
+                rung = math.exp(log_L)
+                found = self.local(lambda x, L=rung: (x, L), shape, until)
+                if found is not None:
+                    shape = found.shape
+                if self.budget.used() >= end:
+                    return
+
+    def _total_evaluations(self) -> float:
+        """Evaluations the whole budget allows (estimated from the pace so far for a time budget)."""
+        if self.budget.evaluations is not None:
+            return self.budget.evaluations
+        return self.budget.spent / max(self.budget.used(), 1e-9)
+
+    def distinct(self, ranked: list[Evaluation], count: int) -> list[Evaluation]:
+        """The first `count` of `ranked` whose normalised configurations (at L = 1) differ."""
+        chosen: list[tuple[Evaluation, list]] = []
+        for e in ranked:
+            arrays = [m for m in self.layout.arrays(e.shape, 1.0) if m is not None]
+            if not any(_same(arrays, seen) for _, seen in chosen):
+                chosen.append((e, arrays))
+            if len(chosen) == count:
+                break
+        return [e for e, _ in chosen]
+
+    def polish(self, end: float) -> None:
+        seeds = self.distinct(sorted(self.candidates, key=lambda e: e.score, reverse=True), POLISH_POINTS)
+        for done, e in enumerate(seeds):
+            share = (end - self.budget.used()) / (len(seeds) - done)
+            x0 = np.append(e.shape, math.log(e.L_param))
+            self.local(lambda x: (x[:-1], self.clip_L(x[-1])), x0, min(end, self.budget.used() + share))
+
+
+def _same(first: list, second: list) -> bool:
+    return all(np.allclose(m, c, rtol=1e-6, atol=1e-9) for m, c in zip(first, second))
+
+
+def auto_starts(budget: Budget, dimension: int) -> int:
+    """Enough starts to cover the range of L, few enough that each local run can move (about 40 per dimension)."""
+    if budget.evaluations is None:
+        return DEFAULT_STARTS
+    explore = PHASES[0][1] * budget.evaluations
+    return int(min(max(explore // (EVALUATIONS_PER_DIMENSION * dimension), MIN_STARTS), DEFAULT_STARTS))
+
+
+def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d: int = 2, seed: int = 0,
+           starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
+           l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
+           max_prec: int = CHECK_MAX_PREC) -> AttackReport:
+    """Search for the configuration that violates the claim (default collapse.global) or bound the most.
+
+    A violation is shrunk and certified before it is reported (report.counterexample); without
+    one, nothing was found and nothing is guaranteed.
+    """
+    claim_obj, bound_expr = engine.resolve_target(claim, bound)
+    if bound_expr is not None:
+        claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound
+    if n > MAX_SIZE or d > MAX_SIZE:
+        raise BadInput(f"--n and --d are at most {MAX_SIZE}: the attack looks for small, readable configurations")
+    if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
+        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
+    spend = Budget.parse(budget)
+    needs_v = bound_expr is not None and "v" in bound_expr.names
+    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v)
+    starts = auto_starts(spend, layout.size) if starts is None else starts
+    if not 1 <= starts <= MAX_STARTS:
+        raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")
+    rng = np.random.default_rng(seed)
+    layout = replace(layout, scale_free=objective.scales_like_D(claim_obj, layout, rng))
+    spend.started = time.monotonic()  # the time budget counts the search, not the set-up
+    search = _Search(claim_obj, layout, spend, rng, l_range, progress)
+    phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
+                   "ladder": search.ladder, "polish": search.polish}
+    for name, end in PHASES:
+        phase_steps[name](end)
+
+    target = claim_obj.id or f"bound: {bound_expr.text}"
+    finalists, counterexample = [], None
+    violating = [e for e in [search.best] + search.candidates if e is not None and e.score > 0]
+    for e in search.distinct(sorted(violating, key=lambda e: e.score, reverse=True), FINALISTS):
+        case = layout.case(*layout.arrays(e.shape, e.L_param))
+        result = engine.check(case, claim=claim_obj.id or None, bound=bound, max_prec=max_prec)
+        if result.verdict != engine.VIOLATED:
+            finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
+            continue
+        shrunk = shrink.shrink(case, result, claim_obj.id or None, bound, max_prec=max_prec)
+        confirmation = checker.verify(shrunk.result.certificate)  # re-checked from the written form
+        finalists.append({"score": e.score, "L": e.L, "verdict": shrunk.result.verdict,
+                          "reason": "" if confirmation.ok else confirmation.message})
+        if confirmation.ok:
+            counterexample = shrunk
+            break
+    return AttackReport(target=target, claim=claim_obj.id or None, bound=bound_expr.text if bound_expr else None,
+                        layout=layout, seed=seed, starts=starts, budget=spend.describe(), l_range=tuple(l_range),
+                        evaluations=spend.spent, seconds=time.monotonic() - spend.started, best=search.best,
+                        best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],
+                        finalists=finalists, counterexample=counterexample)

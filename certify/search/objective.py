@@ -1,0 +1,237 @@
+"""The attack's objective: how badly one configuration violates a claim or a bound.
+
+Untrusted, like all of certify.search: it ranks candidates and never decides anything.
+
+Parametrisation (one layer, n tokens in d dimensions).  Scores x_i^T A x_j are unchanged by
+(A, X) -> (A / c^2, c X), so P and every ratio D'/D are too: for a target that scales like D
+(every claim, and bounds such as (1 - exp(-a D^2)) D), the diameter is normalised to D = 1 and
+the scale lives in one number, L = a D^2.  A point is a shape and L:
+    X = s X~ / D(X~),   A = (L / s^2) A~ / ||A~||_2,   V = V~ (when the layer has a value matrix)
+with s = 1 for such targets; a target that does not scale like D (probed numerically, see
+`scales_like_D`) gets s = exp(shape[-1]) as one more coordinate.
+
+Score of an inequality lhs <= rhs at D = D(X):
+    log(lhs / rhs) + log((D - rhs) / (D - lhs))     (the second term only when lhs, rhs < D)
+Each term has the sign of lhs - rhs, so the score is > 0 exactly when the inequality fails.  The
+first term resolves small sides (the cubic regime); the second resolves contraction bounds near
+saturation, where lhs and rhs agree to about exp(-L) and float64 sees 1 = 1: it compares the
+gaps 1 - D'/D, the quantity in the exponent -ln(1 - D'/D) / (a D^2).  Everything is evaluated in
+arb at a precision that grows with L, then read as float64: tiny numbers are fine in float64,
+only 1 - tiny is not.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+import numpy as np
+from flint import arb, ctx
+
+from certify import config, engine
+from certify.arith import BALL, FLOAT64
+from certify.claims import Claim
+from certify.errors import BadInput
+
+# Extra bits beyond those needed to resolve exp(-1.25 L) next to 1 (see precision_for).
+GUARD_BITS = 64
+ESCALATIONS = 3  # precision doublings when the score's ball is still too wide to rank
+SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does not scale like D
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which layer the attack parametrises, and how a point maps to a configuration."""
+
+    n: int
+    d: int
+    with_v: bool = False
+    residual: bool = False
+    scale_free: bool = True  # the target scales like D: normalise D = 1
+
+    @property
+    def size(self) -> int:
+        return self.n * self.d + self.d * self.d * (2 if self.with_v else 1) + (0 if self.scale_free else 1)
+
+    def random_shape(self, rng: np.random.Generator) -> np.ndarray:
+        shape = rng.normal(size=self.size)
+        if not self.scale_free:
+            shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
+        return shape
+
+    def arrays(self, shape: np.ndarray, L: float):
+        """(X, A, V) as float64 arrays, or None when the shape is degenerate (D(X~) = 0 or A~ = 0)."""
+        nd, dd = self.n * self.d, self.d * self.d
+        X = shape[:nd].reshape(self.n, self.d)
+        A = shape[nd:nd + dd].reshape(self.d, self.d)
+        V = shape[nd + dd:nd + 2 * dd].reshape(self.d, self.d) if self.with_v else None
+        s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
+        diffs = X[:, None, :] - X[None, :, :]
+        diameter = math.sqrt(float((diffs * diffs).sum(axis=2).max()))
+        norm = float(np.linalg.norm(A, 2))
+        if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
+            return None
+        return s * X / diameter, (L / (s * s)) * A / norm, V
+
+    def case(self, X: np.ndarray, A: np.ndarray, V: np.ndarray | None, name: str = "") -> config.Case:
+        """The exact configuration of float64 arrays (each float is a dyadic rational)."""
+        layer = config.Layer(d=self.d, A=_exact(A), V=None if V is None else _exact(V), residual=self.residual)
+        return config.Case(X=_exact(X), layers=(layer,), name=name)
+
+    def describe(self) -> str:
+        kind = "X' = X + P X V^T" if self.residual else "X' = P X V^T" if self.with_v else "X' = P X"
+        return f"one layer {kind}, n = {self.n}, d = {self.d}"
+
+
+def _exact(M: np.ndarray) -> config.Matrix:
+    return tuple(tuple(Fraction(float(v)) for v in row) for row in M)
+
+
+def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool) -> Layout:
+    """The simplest layer the claim applies to: pure attention, then with V, then V and a residual.
+
+    `with_v` (asked for) and `needs_v` (the bound uses v = ||V||_2) keep only layouts with V.
+    """
+    if n < 2:
+        raise BadInput(f"--n must be at least 2 (the claims are about two or more tokens), got {n}")
+    if d < 1:
+        raise BadInput(f"--d must be at least 1, got {d}")
+    candidates = [Layout(n, d), Layout(n, d, with_v=True), Layout(n, d, with_v=True, residual=True)]
+    if with_v or needs_v:
+        candidates = candidates[1:]
+    reasons = []
+    for layout in candidates:
+        probe = layout.case(np.eye(n, d) + np.arange(n)[:, None], np.eye(d), np.eye(d) if layout.with_v else None)
+        reason = claim.applies(probe)
+        if reason is None:
+            return layout
+        reasons.append(reason)
+    raise BadInput(f"claim {claim.id} does not apply to the layers the attack parametrises ({reasons[0]})")
+
+
+def scales_like_D(claim: Claim, layout: Layout, rng: np.random.Generator) -> bool:
+    """Whether lhs/rhs is unchanged by (A, X) -> (A / c^2, c X) on a few random configurations.
+
+    A numerical probe for the parametrisation only: a wrong answer costs search power, never soundness.
+    """
+    probe = replace(layout, scale_free=False)
+    for _ in range(3):
+        shape = probe.random_shape(rng)
+        ratios = []
+        for log_scale in (-1.0, 1.5):
+            shape[-1] = log_scale
+            X, A, V = probe.arrays(shape, 1.0)
+            with np.errstate(all="ignore"):
+                _, comparisons = engine.evaluate(FLOAT64, probe.case(X, A, V), claim, {})
+            ratios.append(np.array([float(c.lhs) / float(c.rhs) for c in comparisons]))
+        if not np.allclose(ratios[0], ratios[1], rtol=1e-7, atol=1e-12, equal_nan=True):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    score: float  # > 0: the search believes the target is violated (-inf: could not rank)
+    log_ratio: float  # log(lhs / rhs) of the worst inequality
+    exponent: float | None  # -ln(1 - D'/D) / (a D^2), D' = D(layer output), when D' < D
+    L: float  # a D^2 as evaluated
+    shape: np.ndarray
+    L_param: float  # the L the point was built with (the arrays' a D^2, up to rounding)
+
+    @property
+    def ratio(self) -> float:
+        return math.exp(self.log_ratio) if self.log_ratio < 700 else math.inf
+
+
+def precision_for(L: float) -> int:
+    """Bits to resolve exp(-1.25 L) next to 1, plus guard bits (escalation covers steeper bounds)."""
+    return GUARD_BITS + math.ceil(1.25 * max(L, 0.0) / math.log(2))
+
+
+def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evaluation:
+    """Score one point (see the module docstring) for the optimiser.
+
+    float64 first (it also records the norm witnesses the ball pass needs); where float64 cannot
+    resolve the sides (a side within FLOAT_RESOLUTION of 0 or of D, relative to D), arb at a
+    precision that grows with L, doubled while the score's ball is too wide to rank.
+    """
+    built = layout.arrays(shape, L)
+    if built is None:
+        return Evaluation(-math.inf, -math.inf, None, L, shape, L)
+    case = layout.case(*built)
+    witnesses: dict = {}
+    with np.errstate(all="ignore"):
+        views, comparisons = engine.evaluate(FLOAT64, case, claim, witnesses)
+        views[0].get("a")  # the exponent needs a = ||A||_2 (and its witness) even where the claim does not
+        if _float_resolves(views, comparisons):
+            score, log_ratio, exponent, L_value = _assess(views, comparisons, _float_log)
+            return Evaluation(_mid(score), _mid(log_ratio), None if exponent is None else _mid(exponent),
+                              _mid(L_value), shape=shape, L_param=L)
+    bits = precision_for(L)
+    for _ in range(ESCALATIONS + 1):
+        with ctx.workprec(bits):
+            views, comparisons = engine.evaluate(BALL, case, claim, witnesses)
+            score, log_ratio, exponent, L_value = _assess(views, comparisons, arb.log)
+            if _rankable(score):
+                return Evaluation(_mid(score), _mid(log_ratio), _mid(exponent) if _rankable(exponent) else None,
+                                  _mid(L_value), shape=shape, L_param=L)
+        bits *= 2
+    return Evaluation(-math.inf, -math.inf, None, L, shape, L)
+
+
+FLOAT_RESOLUTION = 1e-6
+
+
+def _float_resolves(views, comparisons) -> bool:
+    """float64 (relative error about 1e-16) resolves the score when no side nears 0 or D."""
+    for c in comparisons:
+        D = float(views[0 if c.layer is None else c.layer].get("D"))
+        for side in (float(c.lhs) / D, float(c.rhs) / D):
+            if not (math.isfinite(side) and abs(side) > FLOAT_RESOLUTION and abs(1 - side) > FLOAT_RESOLUTION):
+                return False
+    view = views[0]
+    return abs(1 - float(view.get("D_out")) / float(view.get("D"))) > FLOAT_RESOLUTION
+
+
+def _assess(views, comparisons, log):
+    """(score, log(lhs/rhs) of the worst inequality, exponent, a D^2) in the comparisons' arithmetic."""
+    scored = [(_score(c, views, log), c) for c in comparisons]
+    score, worst = max(scored, key=lambda pair: _mid(pair[0]))
+    view = views[0]
+    D, D_out, a = view.get("D"), view.get("D_out"), view.get("a")
+    exponent = -log(1 - D_out / D) / (a * D * D) if D_out < D and a > 0 else None
+    return score, _log_ratio(worst.lhs, worst.rhs, log), exponent, a * D * D
+
+
+def _score(c: engine.Comparison, views, log):
+    D = views[0 if c.layer is None else c.layer].get("D")
+    lhs, rhs = c.lhs, c.rhs
+    if not rhs > 0:
+        # a bound that is <= 0 fails for any positive lhs; rank by how far it is below lhs
+        return 1000 + (lhs - rhs) if lhs > 0 else lhs - rhs
+    if not lhs > 0:
+        return -1000 + lhs  # lhs = 0 (exact consensus): nothing to find here
+    score = _log_ratio(lhs, rhs, log)
+    if lhs < D and rhs < D:
+        score += log((D - rhs) / (D - lhs))
+    return score
+
+
+def _log_ratio(lhs, rhs, log):
+    return log(lhs) - log(rhs) if lhs > 0 and rhs > 0 else math.nan
+
+
+def _float_log(x) -> float:
+    return math.log(x) if x > 0 else math.nan
+
+
+def _rankable(x) -> bool:
+    """The ball is narrow enough to rank candidates (a search heuristic, not a verdict)."""
+    return isinstance(x, arb) and x.is_finite() and float(x.rad()) <= 1e-9 + 1e-6 * abs(float(x.mid()))
+
+
+def _mid(x) -> float:
+    if isinstance(x, arb):
+        return float(x.mid()) if x.is_finite() else -math.inf
+    return float(x) if x is not None and math.isfinite(x) else -math.inf

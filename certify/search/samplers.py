@@ -1,0 +1,210 @@
+"""Distributions of configurations for sampling campaigns, each reproducible from its seed.
+
+Configuration i of a campaign is a pure function of (distribution, n, d, seed, i, L range): its
+random generator is numpy's `default_rng([seed, i])`, so a campaign can be resumed from the set
+of indices already decided, in any order and on any number of processes.
+
+Every sampled number is used as the exact binary64 value it is (a JSON number in the
+configuration, see certify.numbers): the float64 screen and the ball evaluation see the same
+inputs, so whatever float64 gets wrong is its arithmetic, not a rounding of the inputs.
+
+All configurations are one head of pure self-attention, X' = P X (shared/CLAIMS.md), with
+n tokens of dimension d.  Unless a distribution says otherwise the query-key matrix is A with
+iid N(0, 1/d) entries (||A||_2 is then about 2).  The distributions:
+
+    gaussian          x_ij ~ N(0, 1)
+    sphere            tokens uniform on the unit sphere S^{d-1}
+    near-consensus    x_i = c + s g_i, c and g_i ~ N(0, I), spread s log-uniform in [2^-20, 2^-2]:
+                      small D, the cubic regime a D^2 << 1
+    layernorm-lecun   LayerNorm-scale tokens (each row of a Gaussian matrix centred and scaled to
+    layernorm-xavier  mean 0, variance 1, so ||x|| = sqrt(d)) and W_Q, W_K (d x d_k, d_k = max(1, d/2)
+    layernorm-bert    rounded down) with iid entries: N(0, 1/d) (LeCun), uniform with variance
+                      2/(d + d_k) (Xavier/Glorot), N(0, 0.02^2) (BERT); scores q.k / sqrt(d_k).
+                      Needs d >= 2.
+    anisotropic       x_i = m + z_i diag(sigma) Q: a shared offset m of norm 3, singular values
+                      sigma_k = 10^(-2k/(d-1)) along a random rotation Q (like real embeddings)
+    heavy-tailed      x_ij ~ Student t with 2 degrees of freedom (infinite variance), A_ij ~ t_3 / sqrt(d)
+    log-L             gaussian, with L = a D^2 log-uniform in the L range (default 1e-3 .. 1e3)
+
+An L range (`L_range=(lo, hi)`, any distribution) sets the inverse temperature beta of each
+configuration so that L = a D^2 (a = ||beta A||_2, computed in float64, so L is met up to
+rounding) is log-uniform in [lo, hi]: the behaviour changes from L << 1 (cubic regime) through
+L ~ 37 (float64 computes 1 - exp(-L) as exactly 1) to L ~ 745 (exp(-L) underflows to 0).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from certify.errors import BadInput
+
+# Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
+# operations per configuration, with an arb_mat product of the query-key matrix).
+MAX_TOKENS = 512
+MAX_DIMENSION = 1024
+# L ranges far above 1e6 cannot be decided: seeing exp(-L) next to 1 needs L / ln 2 bits.
+L_LIMITS = (1e-12, 1e6)
+
+
+@dataclass(frozen=True)
+class Draw:
+    """What a distribution draws: tokens and the head, before any temperature."""
+
+    X: np.ndarray  # n x d
+    A: np.ndarray | None = None  # d x d, or None for the W_Q, W_K form
+    W_Q: np.ndarray | None = None  # d x d_k
+    W_K: np.ndarray | None = None
+
+    def query_key(self) -> np.ndarray:
+        """float64 A = W_Q W_K^T / sqrt(d_k) (or A itself), at beta = 1."""
+        if self.A is not None:
+            return self.A
+        return self.W_Q @ self.W_K.T / math.sqrt(self.W_Q.shape[1])
+
+
+@dataclass(frozen=True)
+class Distribution:
+    name: str
+    draw: Callable[[np.random.Generator, int, int], Draw]
+    min_dimension: int = 1
+    default_L_range: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class Sample:
+    """Configuration i: the JSON configuration (exact binary64 numbers) and its float64 arrays."""
+
+    index: int
+    config: dict
+    X: np.ndarray  # n x d, exactly the configuration's tokens
+    A: np.ndarray  # d x d, the float64 query-key matrix with beta folded in (screening only)
+    L_target: float | None  # the drawn a D^2 when an L range is in force
+
+
+def _query_key_gaussian(rng: np.random.Generator, d: int) -> np.ndarray:
+    return rng.standard_normal((d, d)) / math.sqrt(d)
+
+
+def _gaussian(rng, n, d):
+    return Draw(X=rng.standard_normal((n, d)), A=_query_key_gaussian(rng, d))
+
+
+def _sphere(rng, n, d):
+    G = rng.standard_normal((n, d))
+    return Draw(X=G / np.linalg.norm(G, axis=1, keepdims=True), A=_query_key_gaussian(rng, d))
+
+
+def _near_consensus(rng, n, d):
+    centre = rng.standard_normal(d)
+    spread = 2.0 ** rng.uniform(-20, -2)
+    return Draw(X=centre + spread * rng.standard_normal((n, d)), A=_query_key_gaussian(rng, d))
+
+
+def _layernorm_tokens(rng, n, d):
+    G = rng.standard_normal((n, d))
+    centred = G - G.mean(axis=1, keepdims=True)
+    return centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True))
+
+
+def _standard_init(weights: Callable[[np.random.Generator, int, int], np.ndarray]):
+    def draw(rng, n, d):
+        d_k = max(1, d // 2)
+        X = _layernorm_tokens(rng, n, d)
+        return Draw(X=X, W_Q=weights(rng, d, d_k), W_K=weights(rng, d, d_k))
+    return draw
+
+
+def _lecun(rng, d, d_k):
+    return rng.normal(scale=math.sqrt(1 / d), size=(d, d_k))
+
+
+def _xavier(rng, d, d_k):
+    limit = math.sqrt(6 / (d + d_k))  # uniform on [-r, r] has variance r^2 / 3 = 2 / (d + d_k)
+    return rng.uniform(-limit, limit, size=(d, d_k))
+
+
+def _bert(rng, d, d_k):
+    return rng.normal(scale=0.02, size=(d, d_k))
+
+
+def _anisotropic(rng, n, d):
+    sigma = np.array([10.0 ** (-2 * k / (d - 1)) for k in range(d)]) if d > 1 else np.ones(1)
+    rotation, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    offset = rng.standard_normal(d)
+    offset *= 3 / np.linalg.norm(offset)
+    X = offset + (rng.standard_normal((n, d)) * sigma) @ rotation
+    return Draw(X=X, A=_query_key_gaussian(rng, d))
+
+
+def _heavy_tailed(rng, n, d):
+    return Draw(X=rng.standard_t(2, size=(n, d)), A=rng.standard_t(3, size=(d, d)) / math.sqrt(d))
+
+
+DISTRIBUTIONS: dict[str, Distribution] = {
+    dist.name: dist
+    for dist in (
+        Distribution("gaussian", _gaussian),
+        Distribution("sphere", _sphere),
+        Distribution("near-consensus", _near_consensus),
+        Distribution("layernorm-lecun", _standard_init(_lecun), min_dimension=2),
+        Distribution("layernorm-xavier", _standard_init(_xavier), min_dimension=2),
+        Distribution("layernorm-bert", _standard_init(_bert), min_dimension=2),
+        Distribution("anisotropic", _anisotropic),
+        Distribution("heavy-tailed", _heavy_tailed),
+        Distribution("log-L", _gaussian, default_L_range=(1e-3, 1e3)),
+    )
+}
+
+
+def get(name: str) -> Distribution:
+    if name not in DISTRIBUTIONS:
+        raise BadInput(f"unknown distribution {name!r}; choose one of {', '.join(DISTRIBUTIONS)}")
+    return DISTRIBUTIONS[name]
+
+
+def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
+    """Check a campaign's sampling parameters; return the L range in force (or None)."""
+    dist = get(name)
+    if not 2 <= n <= MAX_TOKENS:
+        raise BadInput(f"n must be between 2 and {MAX_TOKENS} tokens, got {n}")
+    if not dist.min_dimension <= d <= MAX_DIMENSION:
+        raise BadInput(f"d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+    if L_range is None:
+        return dist.default_L_range
+    lo, hi = (float(v) for v in L_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and L_LIMITS[0] <= lo <= hi <= L_LIMITS[1]):
+        raise BadInput(f"the L range must satisfy {L_LIMITS[0]:g} <= lo <= hi <= {L_LIMITS[1]:g}, got {lo:g} .. {hi:g}")
+    return lo, hi
+
+
+def float64_L(X: np.ndarray, A: np.ndarray) -> float:
+    """a D^2 in float64: ||A||_2 times the squared diameter of the tokens."""
+    diffs = X[:, None, :] - X[None, :, :]
+    return float(np.linalg.norm(A, 2) * (diffs * diffs).sum(axis=2).max())
+
+
+def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None) -> Sample:
+    """Configuration `index` of the campaign (name, n, d, seed, L range); validate() first."""
+    dist = DISTRIBUTIONS[name]
+    rng = np.random.default_rng([seed, index])
+    draw = dist.draw(rng, n, d)
+    A = draw.query_key()
+    beta, L_target = 1.0, None
+    if L_range is not None:
+        lo, hi = L_range
+        L_target = math.exp(rng.uniform(math.log(lo), math.log(hi)))
+        L_unit = float64_L(draw.X, A)
+        if L_unit > 0:
+            beta = L_target / L_unit
+    config: dict = {"name": f"{name}-n{n}-d{d}-seed{seed}-{index}", "X": draw.X.tolist()}
+    if draw.A is not None:
+        config["A"] = draw.A.tolist()
+    else:
+        config.update(W_Q=draw.W_Q.tolist(), W_K=draw.W_K.tolist())
+    if beta != 1.0:
+        config["beta"] = beta
+    return Sample(index=index, config=config, X=draw.X, A=beta * A, L_target=L_target)

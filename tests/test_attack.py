@@ -1,0 +1,212 @@
+"""`certify attack`: planted false bounds must be found, shrunk and certified; true ones never reported.
+
+The mathematics the planted bounds rest on (pure attention, two antipodal tokens at L = a D^2):
+D'/D = tanh(L/4), the largest ratio any configuration reaches (tau <= tanh(a D^2 / 4)), so
+D' <= (1 - exp(-c L)) D fails for c < 1/2 exactly where 2 / (e^{L/2} + 1) < e^{-c L}.
+Every counterexample is re-derived here with mpmath at high precision, independently of certify.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import oracle
+import pytest
+from mpmath import mp
+
+from certify import checker, claims, config, engine, expr
+from certify.claims import Claim, Inequality
+from certify.cli import main
+from certify.search import attack, objective, shrink
+
+LARGE_L = "(1-exp(-a*D**2/3))*D"  # false for L > 2.887...
+FLOAT64_BLIND = "(1-exp(-a*D**2*0.49))*D"  # false only for L > 69.31..., where float64 has D' = D
+NARROW = "D*(1 - 0.3*exp(-a*D**2))*(1 - 0.05*exp(-(a*D**2 - 8)**2))"  # false only for L in (7.618..., 8.872...)
+TRUE_BOUNDS = [
+    ("collapse.global", None, 2, 1),
+    ("collapse.global", None, 3, 2),
+    (None, "(1-exp(-a*D**2))*D", 2, 1),
+    (None, "(1-exp(-a*D**2/2))*D", 2, 1),  # c = 1/2: true for every configuration, and tight as L grows
+    # the bump of the issue's example raises the bound (1 + ...), so it is true everywhere
+    (None, "D*(1 - 0.3*exp(-a*D**2))*(1 + 0.05*exp(-(log(a*D**2) - log(8))**2))", 2, 1),
+]
+
+
+def mp_sides(configuration: dict, bound_factor) -> tuple:
+    """(D'/D, rhs/D, L) of a one-layer configuration at 400 digits; bound_factor(L) = rhs / D."""
+    with mp.workdps(400):
+        old, oracle.DPS = oracle.DPS, 400
+        try:
+            (values,) = oracle.quantities(configuration)
+        finally:
+            oracle.DPS = old
+        L = values["a"] * values["D"] ** 2
+        return values["D_out"] / values["D"], bound_factor(L), L
+
+
+def run_cli(capsys, *argv):
+    code = main(list(argv))
+    return code, capsys.readouterr()
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """The three planted false bounds, attacked once with fixed seeds and budgets."""
+    return {bound: attack.attack(bound=bound, n=2, d=1, seed=0, budget=budget)
+            for bound, budget in ((LARGE_L, 600), (FLOAT64_BLIND, 600), (NARROW, 1200))}
+
+
+@pytest.mark.parametrize("bound, factor, window", [
+    (LARGE_L, lambda L: 1 - mp.exp(-L / 3), (2.88, math.inf)),
+    (FLOAT64_BLIND, lambda L: 1 - mp.exp(-L * mp.mpf("0.49")), (69.3, math.inf)),
+    (NARROW, lambda L: (1 - mp.mpf("0.3") * mp.exp(-L)) * (1 - mp.mpf("0.05") * mp.exp(-(L - 8) ** 2)), (7.61, 8.88)),
+])
+def test_planted_false_bounds_are_found_shrunk_and_certified(planted, bound, factor, window):
+    report = planted[bound]
+    assert report.violated and report.exit_code == 1
+    shrunk = report.counterexample
+    assert shrunk.case.n == 2 and shrunk.result.verdict == engine.VIOLATED
+    assert checker.verify(shrunk.result.certificate).ok
+    # short dyadic numbers: every entry on the grid 2^-4
+    entries = [v for row in shrunk.case.X + shrunk.case.layers[0].A for v in row]
+    assert all((v * 16).denominator == 1 for v in entries), entries
+    ratio, rhs, L = mp_sides(config.to_json(shrunk.case), factor)
+    assert ratio > rhs, "the independent mpmath evaluation must see the violation too"
+    assert window[0] < L < window[1]
+
+
+def test_three_tokens_in_two_dimensions_give_a_short_certified_counterexample():
+    report = attack.attack(bound=LARGE_L, n=3, d=2, seed=0, budget=1800)
+    assert report.violated and checker.verify(report.counterexample.result.certificate).ok
+    case = report.counterexample.case
+    assert all((v * 16).denominator == 1 for row in case.X + case.layers[0].A for v in row)
+    ratio, rhs, L = mp_sides(config.to_json(case), lambda L: 1 - mp.exp(-L / 3))
+    assert ratio > rhs and L > 2.88
+
+
+def test_a_bound_false_only_where_float64_is_blind_is_certified(planted):
+    case = planted[FLOAT64_BLIND].counterexample.case
+    X = np.array([[float(v) for v in row] for row in case.X])
+    A = np.array([[float(v) for v in row] for row in case.layers[0].A])
+    S = X @ A @ X.T
+    P = np.exp(S - S.max(axis=1, keepdims=True))
+    P /= P.sum(axis=1, keepdims=True)
+    D, D_out = abs(X[0, 0] - X[1, 0]), abs((P @ X)[0, 0] - (P @ X)[1, 0])
+    L = abs(A[0, 0]) * D * D
+    assert D_out == D and (1 - math.exp(-0.49 * L)) * D == D  # float64 sees lhs = rhs
+
+
+def test_the_narrow_bound_holds_away_from_its_window():
+    for strength in (4, 16):  # two antipodal tokens at L = 4 and 16: the tightest configurations there
+        result = engine.check({"X": [[0.5], [-0.5]], "A": [[strength]]}, bound=NARROW)
+        assert result.verdict == engine.HOLDS
+
+
+@pytest.mark.parametrize("claim, bound, n, d", TRUE_BOUNDS)
+def test_true_bounds_are_never_reported_violated(claim, bound, n, d):
+    report = attack.attack(claim, bound, n=n, d=d, seed=1, budget=500)
+    assert not report.violated and report.exit_code == 0
+    assert report.best is not None and report.best.score < 0
+    # no configuration beats two antipodal tokens (tau <= tanh(a D^2 / 4))
+    assert all(b.exponent is None or b.exponent.exponent <= attack.antipodal_exponent(b.exponent.L) + 1e-9
+               for b in report.bands)
+
+
+def test_the_attack_finds_the_tight_exponent_near_one_half():
+    report = attack.attack("collapse.global", n=2, d=1, seed=0, budget=500)
+    tight = report.best_exponent
+    with mp.workdps(50):
+        L = mp.mpf(tight.L)
+        antipodal = mp.log((mp.exp(L / 2) + 1) / 2) / L  # -ln(1 - tanh(L/4)) / L without cancellation
+    assert 0.499 < tight.exponent <= float(antipodal) + 1e-12
+    assert abs(tight.exponent - float(antipodal)) < 1e-4  # 1/2 - antipodal is 7e-4 at L = 1024
+    assert abs(attack.antipodal_exponent(tight.L) - float(antipodal)) < 1e-14
+
+
+def test_objective_scores_by_the_sign_of_lhs_minus_rhs_with_exact_exponents():
+    collapse, planted_claim = claims.get("collapse.global"), engine.bound_claim(expr.parse(LARGE_L))
+    layout = objective.Layout(2, 1)
+    antipodal = np.array([0.5, -0.5, 1.0])
+    for L in (0.5, 20.0, 600.0):  # 600: 1 - D'/D is about 1e-130, far below float64's resolution
+        e = objective.evaluate(collapse, layout, antipodal, L)
+        with mp.workdps(300):  # enough digits for 1 - tanh(150) ~ 1e-130
+            expected = -mp.log(1 - mp.tanh(mp.mpf(L) / 4)) / L
+        assert e.score < 0 and abs(e.exponent - float(expected)) < 1e-12
+        assert (objective.evaluate(planted_claim, layout, antipodal, L).score > 0) == (L > 5)
+
+
+def test_shrinking_keeps_the_violation_and_simplifies(tmp_path, capsys):
+    bound = "(1-exp(-a*D**2/8))*D"
+    messy = {"X": [[0.5123, 0.0311], [-0.4877, 0.0311], [0.5101, 0.0297]], "A": [[40.37, 0.21], [-0.13, 39.9]]}
+    case = config.load(messy)
+    result = engine.check(case, bound=bound)
+    assert result.verdict == engine.VIOLATED
+    shrunk = shrink.shrink(case, result, None, bound, max_prec=4096)
+    assert shrunk.case.n == 2 and any(step.move.startswith("drop token") and step.kept for step in shrunk.steps)
+    assert all(Fraction(v).denominator <= 16 for row in shrunk.case.X for v in row)
+    assert sum(v == 0 for row in shrunk.case.layers[0].A for v in row) >= 2  # the off-diagonal noise is gone
+    path = tmp_path / "shrunk.json"
+    path.write_text(json.dumps(config.to_json(shrunk.case)))
+    cert = tmp_path / "cert.json"
+    assert run_cli(capsys, "check", str(path), "--bound", bound, "--out", str(cert))[0] == 1
+    assert run_cli(capsys, "verify", str(cert))[0] == 0
+
+
+def test_cli_writes_a_counterexample_that_check_and_verify_confirm(tmp_path, capsys):
+    out = tmp_path / "a1"
+    code, captured = run_cli(capsys, "attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "400",
+                             "--out", str(out))
+    assert code == 1 and "VIOLATED" in captured.out
+    for name in ("best.json", "tightest.json", "summary.json", "counterexample.json", "certificate.json"):
+        assert (out / name).is_file(), name
+    assert run_cli(capsys, "check", str(out / "counterexample.json"), "--bound", LARGE_L)[0] == 1
+    assert run_cli(capsys, "verify", str(out / "certificate.json"))[0] == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["violated"] and summary["counterexample"]["shrink_steps"]
+
+
+def test_cli_says_plainly_when_nothing_is_found(capsys):
+    code, captured = run_cli(capsys, "attack", "--claim", "collapse.global", "--n", "2", "--d", "1",
+                             "--budget", "200", "--json")
+    summary = json.loads(captured.out)
+    assert code == 0 and not summary["violated"] and summary["counterexample"] is None
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "200")
+    assert code == 0 and "NOTHING FOUND" in captured.out and "guarantees nothing" in captured.out
+
+
+def test_the_same_seed_and_budget_give_the_same_search():
+    first, second = (attack.attack(bound=LARGE_L, n=3, d=2, seed=5, budget=150) for _ in range(2))
+    assert first.best.score == second.best.score and np.array_equal(first.best.shape, second.best.shape)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--claim", "collapse.global", "--bound", "D"],
+    ["--n", "1"],
+    ["--d", "0"],
+    ["--n", "500"],
+    ["--budget", "0"],
+    ["--budget", "lots"],
+    ["--budget", "10000000000"],
+    ["--budget", "0s"],
+    ["--starts", "0"],
+    ["--l-range", "8", "2"],
+    ["--l-range", "1", "1e9"],
+    ["--claim", "no.such.claim"],
+    ["--bound", "D +"],
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, argv):
+    code, captured = run_cli(capsys, "attack", *argv)
+    assert code == 2
+    assert captured.err.startswith("certify: error:") and captured.err.count("\n") == 1
+
+
+def test_a_claim_that_does_not_apply_to_the_parametrised_layers_is_bad_input(monkeypatch, capsys):
+    masked_only = Claim(id="test.masked", statement="", inequalities=(Inequality("D_out", "D"),), source="test",
+                        hypotheses="a masked layer", applies=lambda case: "the claim needs a mask")
+    claims.all_claims()
+    monkeypatch.setitem(claims._REGISTRY, masked_only.id, masked_only)
+    code, captured = run_cli(capsys, "attack", "--claim", masked_only.id, "--budget", "100")
+    assert code == 2 and "does not apply" in captured.err

@@ -1,0 +1,197 @@
+"""The thesis's named counterexamples: residual-far (D' <= q D) and expansive-v (the diameter
+grows), against their closed forms in mpmath; certificates confirmed, forgeries rejected, and
+the configurations usable as ordinary `certify check` inputs."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from fractions import Fraction
+
+import pytest
+from flint import arb
+from mpmath import mp
+
+from certify import checker
+from certify.cli import main
+from certify.thesis import counterexample_configs as configs
+from certify.thesis import expansive_v, residual_far
+
+
+def far(q="0.1", lam=None):
+    return residual_far.build(argparse.Namespace(q=q, lam=lam))
+
+
+def grow(rho="2", layers="6", lam=None):
+    return expansive_v.build(argparse.Namespace(rho=rho, layers=layers, lam=lam))
+
+
+def mp_fraction(text):
+    q = Fraction(text)
+    return mp.mpf(q.numerator) / q.denominator
+
+
+def inside(ball_text, value, digits=30) -> bool:
+    """The stated ball meets the mpmath value (computed at 100 digits, compared to `digits`)."""
+    ball = arb(ball_text)
+    tolerance = abs(value) * mp.mpf(10) ** -digits
+    return ball.overlaps(arb(mp.nstr(value, 60)).union(arb(mp.nstr(value + tolerance, 60))))
+
+
+# --- residual-far -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("q", ["0.1", "1/3", "1e-30", "0.9"])
+def test_residual_far_matches_the_closed_form_and_is_below_q(q):
+    outcome = far(q)
+    assert outcome.confirmed and outcome.verdict == "certified"
+    cert = outcome.certificate
+    with mp.workdps(100):
+        lam = mp_fraction(cert["inputs"]["lambda"])
+        ratio = 2 / (mp.exp(2 * lam) + 1)  # proofs/residual_far.py
+        assert ratio < mp_fraction(q)
+        assert inside(cert["values"]["ratio"], ratio)
+        assert inside(cert["values"]["D"], mp.mpf(2))
+        assert inside(cert["values"]["D_out"], 2 * ratio)
+        # the chosen lambda is one grid step past the threshold, not far beyond it
+        step_back = lam - mp.mpf(2) / configs.GRID
+        at_grid_start = Fraction(cert["inputs"]["lambda"]) <= Fraction(1, configs.GRID)
+        assert at_grid_start or 2 / (mp.exp(2 * step_back) + 1) > mp_fraction(q)
+    assert checker.verify(cert).ok
+
+
+def test_residual_far_for_q_at_least_one_takes_any_lambda():
+    outcome = far("2")
+    assert outcome.verdict == "certified" and Fraction(outcome.certificate["inputs"]["lambda"]) > 0
+
+
+def test_residual_far_with_too_small_a_lambda_is_not_certified():
+    """lambda = 1/8 gives D'/D = 1 - tanh(1/8) ~ 0.876 > 1/2: certification must fail."""
+    outcome = far("1/2", lam="1/8")
+    assert outcome.verdict == "undecided" and outcome.confirmed
+    with mp.workdps(50):
+        assert 1 - mp.tanh(mp.mpf(1) / 8) > mp.mpf(1) / 2
+
+
+@pytest.fixture(scope="module")
+def far_cert():
+    return far("0.1").certificate
+
+
+@pytest.mark.parametrize("edit", ["smaller q", "weaker A", "no residual", "values", "claims", "V = +I"])
+def test_an_edited_residual_far_certificate_is_rejected(far_cert, edit):
+    cert = copy.deepcopy(far_cert)
+    layer = cert["inputs"]["config"]["layers"][0]
+    if edit == "smaller q":  # below the true ratio 0.0949: D' <= q D is false
+        cert["inputs"]["q"] = "0.09"
+    elif edit == "weaker A":
+        layer["A"] = [["1/2", "0"], ["0", "1/2"]]
+    elif edit == "no residual":
+        del layer["residual"]
+    elif edit == "values":
+        cert["values"]["ratio"] = "[0.05 +/- 1e-10]"
+    elif edit == "claims":
+        cert["claims"] = [cert["claims"][0].replace("q D(X)", "q D(X) / 2")]
+    else:
+        layer["V"] = [["1", "0"], ["0", "1"]]
+    assert not checker.verify(cert).ok
+
+
+# --- expansive-v ------------------------------------------------------------------------------
+
+def mp_diameters(rho, lam, layers):
+    """D_(t+1) = rho tanh(lambda D_t^2 / 4) D_t from D_0 = 2 (proofs/value_expansive.py)."""
+    D = [mp.mpf(2)]
+    for _ in range(layers):
+        D.append(rho * mp.tanh(lam * D[-1] ** 2 / 4) * D[-1])
+    return D
+
+
+@pytest.mark.parametrize("rho, layers", [("2", "6"), ("3/2", "12"), ("1.05", "3")])
+def test_expansive_v_grows_as_the_closed_form(rho, layers):
+    outcome = grow(rho, layers)
+    assert outcome.confirmed and outcome.verdict == "certified"
+    cert = outcome.certificate
+    with mp.workdps(100):
+        D = mp_diameters(mp_fraction(rho), mp_fraction(cert["inputs"]["lambda"]), int(layers))
+        assert all(b > a for a, b in zip(D, D[1:]))
+        assert inside(cert["values"]["D_T"], D[-1]) and inside(cert["values"]["growth"], D[-1] / D[0])
+        assert inside(cert["values"]["smallest_step"], min(b / a for a, b in zip(D, D[1:])))
+        # far from consensus: rho a D_0^2 >= 1, outside value.expansive's collapse regime
+        assert mp_fraction(rho) * mp_fraction(cert["inputs"]["lambda"]) * 4 >= 1
+    assert checker.verify(cert).ok
+
+
+def test_expansive_v_below_the_threshold_collapses_and_is_not_certified():
+    """rho tanh(lambda) < 1 (rho = 2, lambda = 1/4): the diameter shrinks, nothing is certified."""
+    outcome = grow("2", "3", lam="1/4")
+    assert outcome.verdict == "undecided" and outcome.confirmed
+    with mp.workdps(50):
+        D = mp_diameters(mp.mpf(2), mp.mpf(1) / 4, 3)
+        assert D[1] < D[0]
+
+
+def test_a_long_stack_needs_and_gets_more_precision():
+    outcome = grow("3/2", "60")
+    assert outcome.verdict == "certified" and outcome.certificate["precision"] > 512
+
+
+@pytest.fixture(scope="module")
+def grow_cert():
+    return grow("2", "5").certificate
+
+
+@pytest.mark.parametrize("edit", ["contracting V", "one layer less", "residual", "values"])
+def test_an_edited_expansive_v_certificate_is_rejected(grow_cert, edit):
+    cert = copy.deepcopy(grow_cert)
+    layers = cert["inputs"]["config"]["layers"]
+    if edit == "contracting V":
+        layers[-1]["V"] = [["1/2", "0"], ["0", "1/2"]]
+    elif edit == "one layer less":
+        layers.pop()
+    elif edit == "residual":
+        layers[0]["residual"] = True
+    else:
+        cert["values"]["D_T"] = "[1e6 +/- 1]"
+    assert not checker.verify(cert).ok
+
+
+# --- the command line, and the configurations as ordinary inputs ------------------------------
+
+def test_cli_certifies_and_verify_confirms(tmp_path, capsys):
+    for name, options in (("residual-far", ["--q", "0.1"]), ("expansive-v", ["--rho", "2", "--layers", "4"])):
+        out = tmp_path / f"{name}.json"
+        assert main(["counterexample", name, *options, "--out", str(out)]) == 0
+        assert "certified" in capsys.readouterr().out
+        assert main(["verify", str(out)]) == 0
+        cert = json.loads(out.read_text())
+        cert["inputs"]["config"]["X"][0][0] = "2"
+        out.write_text(json.dumps(cert))
+        assert main(["verify", str(out)]) == 1
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["residual-far", "--q", "0"], "positive"),
+    (["residual-far", "--q", "-1"], "positive"),
+    (["residual-far", "--q", "abc"], "not a number"),
+    (["expansive-v", "--rho", "1"], "greater than 1"),
+    (["expansive-v", "--layers", "0"], "between 1"),
+    (["expansive-v", "--layers", "two"], "whole number"),
+    (["expansive-v", "--rho", "2", "--lam", "-1"], ">= 0"),
+])
+def test_cli_bad_parameters_are_one_line_and_exit_2(argv, words, capsys):
+    assert main(["counterexample", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and words in err[0]
+
+
+def test_the_configurations_are_ordinary_check_inputs(tmp_path, far_cert, grow_cert):
+    """A user's own counterexample is a config on which `certify check` decides the statement."""
+    far_path, grow_path = tmp_path / "far.json", tmp_path / "grow.json"
+    far_path.write_text(json.dumps(far_cert["inputs"]["config"]))
+    grow_path.write_text(json.dumps(grow_cert["inputs"]["config"]))
+    assert main(["check", str(far_path), "--bound", "0.1*D"]) == 0  # D' <= q D holds
+    assert main(["check", str(far_path), "--bound", "0.09*D"]) == 1  # and not for q below the ratio
+    assert main(["check", str(grow_path), "--bound", "D"]) == 1  # D' <= D violated: growth
+    assert main(["check", str(grow_path), "--claim", "value.expansive"]) == 0  # the theorem still holds
+    assert main(["check", str(far_path), "--claim", "residual.two_sided", "--max-prec", "128"]) == 3  # attained

@@ -1,0 +1,283 @@
+"""mask.collapse and ln.collapse (Wu et al., Theorems 1 and 2) on concrete stacks.
+
+Window quantities against an mpmath oracle written here, the r-step contraction on random stacks,
+the product column, tau = 1 for one uni-mask step, hypotheses, certificates and tampering.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+
+import numpy as np
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+import oracle
+from certify import checker, config, engine, masks, quantities
+from certify.arith import BALL, FLOAT64
+from certify.checker import windowed
+from certify.claims import get
+from certify.cli import main
+from certify.errors import BadInput
+from certify.layers import apply_layer
+from certify.wu import cases, graphs, windows
+
+PRECISION = 200
+
+
+def contains(ball: arb, value) -> bool:
+    """The ball meets the 60-digit mpmath value (widened by 1e-50 relative for the oracle's rounding)."""
+    with mp.workdps(oracle.DPS), ctx.workprec(250):
+        exact = arb(mp.nstr(value, oracle.DPS, strip_zeros=False))
+        return arb(ball).overlaps(arb(exact.mid(), abs(exact.mid()) * arb(10) ** -50 + arb(10) ** -300))
+
+
+# ---- the oracle: the stack and its windows in mpmath, from the canonical JSON -----------------
+
+def oracle_stack(canonical: dict):
+    """Per layer: tokens entering, P, the post-LN rescaling (None without LN), A; and the last output."""
+    X = oracle.mat(canonical["X"])
+    layers = []
+    for spec in canonical["layers"]:
+        step = oracle.layer(spec, X)
+        out, scale = step["out"], None
+        if "layernorm" in spec:
+            scale = [1 / mp.norm(out[i, :]) for i in range(out.rows)]
+            out = mp.matrix([[out[i, j] * scale[i] for j in range(out.cols)] for i in range(out.rows)])
+        layers.append({"X": X, "P": step["P"], "scale": scale, "A": step["A"], "mask": spec["mask"]})
+        X = out
+    return layers, X
+
+
+def oracle_window(canonical: dict, t: int, k: int) -> dict:
+    with mp.workdps(oracle.DPS):
+        layers, final = oracle_stack(canonical)
+        window = layers[t:t + k]
+        tokens = lambda s: layers[s]["X"] if s < len(layers) else final  # noqa: E731
+        n = final.rows
+        w_min = min(L["P"][i, j] for L in window for i in range(n) for j in range(n) if L["mask"][i][j])
+        theory = []
+        for L in window:
+            B = max(mp.norm(L["X"][i, :]) for i in range(n))
+            degree = max(sum(row) for row in L["mask"])
+            theory.append(mp.exp(-2 * oracle.spectral_norm(L["A"]) * B**2) / degree)
+        M = window[0]["P"]
+        for before, L in zip(window, window[1:]):
+            scaled = M.copy()
+            if before["scale"] is not None:
+                for i in range(n):
+                    for j in range(n):
+                        scaled[i, j] *= before["scale"][i]
+            M = L["P"] * scaled
+        Q = mp.matrix([[M[i, j] / sum(M[i, :]) for j in range(n)] for i in range(n)])
+        QX = Q * tokens(t)
+        return {"w_min": w_min, "eps_theory": min(theory),
+                "col": max(min(M[i, c] for i in range(n)) for c in range(n)),
+                "delta": sum(min(Q[i, c] for i in range(n)) for c in range(n)),
+                "m": min(mp.norm(QX[i, :]) for i in range(n)),
+                "D": oracle.diameter(tokens(t)), "D_end": oracle.diameter(tokens(t + k)),
+                "mu_end": oracle.consensus_distance(tokens(t + k))}
+
+
+def engine_windows(cfg: dict, claim_id: str):
+    case = config.load(cfg)
+    claim = get(claim_id)
+    witnesses: dict = {}
+    engine.evaluate(FLOAT64, case, claim, witnesses)
+    with ctx.workprec(PRECISION):
+        views, _ = engine.evaluate(BALL, case, claim, witnesses)
+        return case, windows.frames(BALL, case, claim, views)
+
+
+@pytest.mark.parametrize("claim_id, cfg", [
+    ("mask.collapse", cases.masked_stack("uni", n=5, seed=11)),
+    ("mask.collapse", cases.masked_stack("sliding", n=5, seed=12)),
+    ("ln.collapse", cases.layernorm_stack("sliding", n=4, seed=13)),
+    ("ln.collapse", cases.layernorm_stack("causal", n=5, seed=14, positive=True)),
+])
+def test_window_enclosures_contain_the_mpmath_values(claim_id, cfg):
+    case, frames = engine_windows(cfg, claim_id)
+    canonical = config.to_json(case)
+    assert frames
+    with ctx.workprec(PRECISION):
+        for frame in frames:
+            for name, value in oracle_window(canonical, frame.t, frame.k).items():
+                assert contains(frame[name], value), (frame.t, name)
+            assert frame["eps"] < frame["w_min"]  # the certified lower bound sits strictly below
+
+
+def test_a_planted_wrong_weight_is_not_contained():
+    """The comparison can fail: the oracle's w_min moved by 1e-30 is outside the 200-bit ball."""
+    cfg = cases.masked_stack("causal", seed=15)
+    case, frames = engine_windows(cfg, "mask.collapse")
+    expected = oracle_window(config.to_json(case), 0, frames[0].k)["w_min"]
+    with mp.workdps(oracle.DPS):
+        assert not contains(frames[0]["w_min"], expected * (1 + mp.mpf(10) ** -30))
+
+
+@pytest.mark.parametrize("mask", ["causal", "sliding", "uni", "complete"])
+@pytest.mark.parametrize("seed", [21, 22, 23])
+def test_the_r_step_contraction_holds_on_random_stacks(mask, seed):
+    result = engine.check(cases.masked_stack(mask, n=5, d=3, seed=seed, scale=0.8), claim="mask.collapse")
+    assert result.verdict == engine.HOLDS
+    contraction = [c for c in result.comparisons if c.rhs_expr == "(1 - eps**r)*D"]
+    assert len(contraction) == 3  # depth r + 2: windows at 0, 1, 2
+    assert all(c.outcome is True for c in contraction)
+    assert checker.verify(result.certificate).ok
+
+
+def test_the_product_column_is_certified_at_the_centre():
+    """uni mask, N = 5: radius 4, centre 0; column 0 of P_{t+3}...P_t is >= eps^4 entry by entry."""
+    cfg = cases.masked_stack("uni", n=5, seed=31)
+    case, frames = engine_windows(cfg, "mask.collapse")
+    assert graphs.analyse(masks.named_mask("uni", 5)).centres == [0]
+    with ctx.workprec(PRECISION):
+        for frame in frames:
+            M = frame.product()
+            bound = frame["eps"] ** 4
+            assert all(M[i, 0] > bound for i in range(5))  # certain, not undecided
+            assert any(M[0, c] == 0 for c in range(1, 5))  # row 0 only sees token 0: other columns are not positive
+            assert frame["col"] > bound
+
+
+def test_one_uni_step_alone_has_tau_exactly_one():
+    """Rows 0 and 2 of a uni-mask P have disjoint supports: the overlap is an exact 0, tau an exact 1,
+    while the product over r layers has tau < 1."""
+    cfg = cases.masked_stack("uni", n=5, seed=41)
+    case = config.load(cfg)
+    with ctx.workprec(PRECISION):
+        X = BALL.array(case.X)
+        step = apply_layer(BALL, case.layers[0], X)
+        tau = quantities.dobrushin(BALL, step.P)
+        assert tau.rad() == 0 and tau == 1
+        _, frames = engine_windows(cfg, "mask.collapse")
+        assert quantities.dobrushin(BALL, frames[0].product()) < 1
+
+
+# ---- hypotheses --------------------------------------------------------------------------
+
+def _rejects(cfg, claim_id, words):
+    with pytest.raises(BadInput, match=words):
+        engine.check(cfg, claim=claim_id)
+
+
+def test_mask_collapse_needs_a_quasi_strongly_connected_graph():
+    cfg = cases.masked_stack("causal", n=4)
+    for layer in cfg["layers"]:
+        layer["mask"] = [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 1, 0], [0, 0, 1, 1]]  # two components
+    _rejects(cfg, "mask.collapse", "not quasi-strongly connected")
+
+
+def test_mask_collapse_needs_one_mask_enough_layers_and_pure_attention():
+    cfg = cases.masked_stack("causal")
+    cfg["layers"][1]["mask"] = "uni"
+    _rejects(cfg, "mask.collapse", "different masks")
+    _rejects(cases.masked_stack("uni", n=6, depth=4), "mask.collapse", "does not fit")
+    cfg = cases.masked_stack("causal")
+    cfg["layers"][0]["V"] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    _rejects(cfg, "mask.collapse", "value matrix")
+
+
+def test_ln_collapse_needs_an_exactly_orthogonal_value_matrix():
+    cfg = cases.layernorm_stack()
+    cfg["layers"][2]["V"][0][0] = "0.6"  # exactly 3/5: still orthogonal
+    assert engine.check(cfg, claim="ln.collapse").verdict == engine.HOLDS
+    cfg["layers"][2]["V"][0][0] = "0.6000001"
+    _rejects(cfg, "ln.collapse", "layer 2: V.T V is not exactly the identity")
+
+
+def test_ln_collapse_needs_post_ln_and_one_of_the_two_conditions_on_X0():
+    cfg = cases.layernorm_stack()
+    cfg["layers"][0]["layernorm"] = "pre"
+    _rejects(cfg, "ln.collapse", "not post-LN")
+    # causal is not strongly connected, and Gaussian tokens have negative cosines
+    _rejects(cases.layernorm_stack("causal", n=4, seed=51), "ln.collapse", "neither hypothesis")
+    # strongly connected but rank-deficient X_0 (two equal tokens) with a negative cosine
+    cfg = cases.layernorm_stack("sliding", n=4, seed=52)
+    cfg["X"][3] = cfg["X"][0]
+    cfg["X"][1] = [-v for v in cfg["X"][0]]
+    _rejects(cfg, "ln.collapse", "X_0 has rank 2")
+    # five tokens in d = 4: N > d, so only the cosine condition could apply
+    _rejects(cases.layernorm_stack("complete", n=5, seed=53), "ln.collapse", "neither hypothesis")
+
+
+def test_checker_graph_radius_agrees_with_the_engine_on_random_masks():
+    rng = random.Random(61)
+    for _ in range(60):
+        n = rng.randint(2, 7)
+        mask = [[1 if i == j or rng.random() < 0.3 else 0 for j in range(n)] for i in range(n)]
+        report = graphs.analyse(mask)
+        assert windowed.graph(mask) == (report.strongly_connected, report.quasi_strongly_connected, report.radius)
+
+
+# ---- certificates ------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def certificates():
+    return {claim_id: engine.check(cfg, claim=claim_id).certificate for claim_id, cfg in [
+        ("mask.collapse", cases.masked_stack("sliding", n=5, seed=71)),
+        ("ln.collapse", cases.layernorm_stack("sliding", n=4, seed=72)),
+    ]}
+
+
+def redigest(cert):
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+                           sort_keys=True, separators=(",", ":"))
+    cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    return cert
+
+
+@pytest.mark.parametrize("claim_id", ["mask.collapse", "ln.collapse"])
+def test_certificates_verify_and_edits_are_rejected(certificates, claim_id):
+    cert = certificates[claim_id]
+    assert cert["kind"] == "inequality" and checker.verify(cert).ok
+
+    edited = copy.deepcopy(cert)  # a stated window enclosure moved
+    entry = edited["values"]["comparisons"][2]
+    entry["lhs"] = "[0.5 +/- 1e-40]" if entry["lhs"] != "[0.5 +/- 1e-40]" else "[0.25 +/- 1e-40]"
+    assert not checker.verify(edited).ok
+
+    edited = copy.deepcopy(cert)  # a token moved, digest forged
+    edited["inputs"]["X"][0][0] = "1/3"
+    assert not checker.verify(redigest(edited)).ok
+
+    edited = copy.deepcopy(cert)  # a comparison dropped
+    edited["values"]["comparisons"].pop()
+    assert not checker.verify(edited).ok
+
+
+def test_checker_rejects_a_forged_graph_and_a_forged_value_matrix(certificates):
+    cert = copy.deepcopy(certificates["mask.collapse"])
+    n = len(cert["inputs"]["X"])
+    for layer in cert["inputs"]["layers"]:
+        layer["mask"] = [[int(i == j) for j in range(n)] for i in range(n)]  # no centre
+    confirmation = checker.verify(redigest(cert))
+    assert not confirmation.ok and "quasi-strongly" in confirmation.message
+
+    cert = copy.deepcopy(certificates["ln.collapse"])
+    cert["inputs"]["layers"][1]["V"][0][0] = "0.6000001"
+    assert not checker.verify(redigest(cert)).ok
+
+    cert = copy.deepcopy(certificates["ln.collapse"])
+    cert["claim"] = "mask.collapse"  # LayerNorm layers are not pure attention
+    assert not checker.verify(redigest(cert)).ok
+
+
+def test_cli_check_and_verify(tmp_path, capsys):
+    path = tmp_path / "uni.json"
+    path.write_text(json.dumps(cases.masked_stack("uni", n=5)))
+    cert = tmp_path / "cert.json"
+    assert main(["check", str(path), "--claim", "mask.collapse", "--out", str(cert)]) == 0
+    assert main(["verify", str(cert)]) == 0
+    bad = cases.masked_stack("causal", n=4)
+    for layer in bad["layers"]:
+        layer["mask"] = [[int(i == j) for j in range(4)] for i in range(4)]
+    path.write_text(json.dumps(bad))
+    capsys.readouterr()
+    assert main(["check", str(path), "--claim", "mask.collapse"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not quasi-strongly connected" in err[0]

@@ -1,0 +1,136 @@
+"""proofs/: every derivation holds, the command works, and a wrong constant or dropped term fails."""
+
+import json
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from certify import proofs_index
+from certify.cli import main
+from proofs._framework import Derivation, require
+
+REPO = Path(__file__).resolve().parents[1]
+CLAIM_IDS = ["collapse.global", "collapse.cubic", "collapse.trajectory", "value.bounded",
+             "value.expansive", "residual.two_sided", "residual.far", "ffn.lipschitz", "init.scaling",
+             "mask.collapse", "ln.collapse", "ln.counterexample", "ln.equilibria"]
+
+
+@pytest.mark.parametrize("name", proofs_index.names())
+def test_every_derivation_holds(name):
+    result = proofs_index.run_derivation(name)
+    assert result.ok, [(s.title, s.message) for s in result.steps if s.outcome == "failed"]
+    assert any(s.status != "prose" for s in result.steps)  # something is actually checked
+
+
+def test_every_claim_has_a_derivation():
+    for claim in CLAIM_IDS:
+        path = proofs_index.derivation_path(claim)
+        assert path == f"proofs/{claim.replace('.', '_')}.py"
+        assert proofs_index.build(claim).claim == claim
+    assert proofs_index.derivation_path("no.such_claim") is None
+
+
+def test_every_registered_claim_links_to_a_derivation():
+    from certify.claims import all_claims
+    for claim in all_claims():
+        path = proofs_index.derivation_path(claim.id)
+        assert path is not None and (REPO / path).is_file(), claim.id
+    assert proofs_index.derivation_path("residual.two_sided.global") == "proofs/residual_two_sided.py"
+
+
+def test_cli_runs_one_derivation(capsys):
+    assert main(["proofs", "residual.far"]) == 0
+    out = capsys.readouterr().out
+    assert "residual.far" in out and "[holds ]" in out and "1 of 1 derivations hold" in out
+
+
+def test_cli_json(capsys):
+    assert main(["proofs", "collapse_dobrushin", "init.scaling", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [d["claim"] for d in data] == ["collapse.dobrushin", "init.scaling"]
+    assert all(d["ok"] for d in data)
+    assert {s["status"] for s in data[1]["steps"]} == {"symbolic", "certified", "prose"}
+
+
+def test_cli_unknown_name_is_bad_input(capsys):
+    assert main(["proofs", "no.such_claim"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no derivation named" in err
+
+
+def _failed_titles(name, **overrides):
+    result = proofs_index.build(name, **overrides).run()
+    assert not result.ok
+    return [s.title for s in result.steps if s.outcome == "failed"]
+
+
+def test_mutation_cubic_exponent():
+    assert any("Closed form" in t for t in _failed_titles("collapse.cubic", exponent_base=2))
+
+
+def test_mutation_residual_far_constant():
+    lam_ratio = lambda lam: 2 / (sp.exp(lam) + 1)  # noqa: E731 - exp(lambda) for exp(2 lambda)
+    assert any("Closed form" in t for t in _failed_titles("residual.far", ratio=lam_ratio))
+
+
+def test_mutation_residual_third_order_dropped_factor():
+    dropped = lambda Ec, A, V, n: Ec * A * Ec.T * Ec * V.T  # noqa: E731 - the 1/n dropped
+    assert _failed_titles("residual.two_sided", third_order=dropped) == [
+        "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
+
+
+def test_mutation_bias_vector():
+    wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
+    assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
+
+
+def test_mutation_gelu_constant():
+    titles = _failed_titles("ffn.lipschitz", constant=lambda: sp.Rational(1129, 1000))
+    assert any("The constant" in t for t in titles)
+
+
+def test_mutation_counterexample_equilibrium():
+    from proofs.ln_counterexample import w
+    wrong = lambda: (sp.Matrix([[-1 / w**2, sp.sqrt(1 - 1 / w**4)]]),  # noqa: E731
+                     sp.Matrix([[-1 / w, -sp.sqrt(1 - 1 / w**2)]]))
+    assert any("equilibria" in t for t in _failed_titles("ln.counterexample", equilibria=wrong))
+
+
+def test_mutation_radius_and_stable_rank():
+    assert _failed_titles("mask.collapse", stated_radii=(("sliding", 63),))
+    titles = _failed_titles("ln.equilibria", stable_rank_bound=lambda N, w: N / (N - sp.Rational(N) / w**2))
+    assert "Stable rank of the full-rank equilibria" in titles
+
+
+def test_a_crashing_step_fails_without_stopping_the_run():
+    d = Derivation(claim="test.crash", statement="", source="")
+
+    @d.symbolic("divides by zero")
+    def _():
+        return 1 / 0
+
+    @d.symbolic("undecided relational is not a pass")
+    def _():
+        require(sp.Symbol("x") > 0, "x > 0 is not known")
+
+    d.prose("words", "only argued")
+
+    @d.symbolic("holds")
+    def _():
+        require(True, "")
+
+    result = d.run()
+    assert [s.outcome for s in result.steps] == ["failed", "failed", "argued", "holds"]
+    assert "ZeroDivisionError" in result.steps[0].message
+    assert not result.ok and result.summary() == "4 steps: 3 symbolic, 1 prose; 2 FAILED"
+
+
+def test_suite_section_rows(tmp_path, monkeypatch):
+    from certify import proofs_section
+    from certify.suite import SuiteRun
+    monkeypatch.setattr(proofs_index, "names", lambda: ["residual_far", "init_scaling"])
+    rows = list(proofs_section.section(SuiteRun(out_dir=tmp_path)))
+    assert [r.case for r in rows] == ["residual.far", "init.scaling"]
+    assert all(r.ok and r.verdict == "ok" for r in rows)
+    assert rows[0].detail == "4 steps: 3 symbolic, 1 prose"

@@ -1,0 +1,298 @@
+"""Sampling campaigns (`certify sample`): reproducible distributions, rigorous verdicts at volume,
+float64's mistakes counted correctly, and resuming without losing or repeating a configuration."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from mpmath import mp
+
+from certify import campaign, checker, config, engine
+from certify.cli import main
+from certify.errors import BadInput
+from certify.search import float_screen, samplers
+
+import oracle
+
+PLANTED = "(1-exp(-a*D**2/8))*D"  # false: D(PX) = D tanh(a D^2 / 4) for two antipodal tokens
+SATURATED = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
+
+
+@pytest.fixture(scope="module")
+def saturated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("saturated")
+    return out, campaign.run(SATURATED, out, workers=1), campaign.records(out)
+
+
+# --- distributions ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(samplers.DISTRIBUTIONS))
+def test_configuration_i_is_a_pure_function_of_the_campaign_and_i(name):
+    L_range = samplers.validate(name, 5, 4, None)
+    first, again = (samplers.sample(name, 5, 4, 3, 7, L_range) for _ in range(2))
+    assert first.config == again.config and np.array_equal(first.A, again.A)
+    assert samplers.sample(name, 5, 4, 3, 8, L_range).config["X"] != first.config["X"]
+    assert samplers.sample(name, 5, 4, 4, 7, L_range).config["X"] != first.config["X"]
+    case = config.load(first.config)
+    assert (case.n, case.d) == (5, 4) and case.layers[0].is_pure_attention
+    # the configuration holds exactly the binary64 values the float64 screen uses
+    assert all(float(v) == x for row, xrow in zip(case.X, first.X) for v, x in zip(row, xrow))
+
+
+def test_layernorm_tokens_have_norm_sqrt_d_and_bert_weights_are_small():
+    s = samplers.sample("layernorm-bert", 6, 8, 0, 0)
+    assert np.allclose(np.linalg.norm(s.X, axis=1), math.sqrt(8))
+    assert np.allclose(s.X.mean(axis=1), 0, atol=1e-12)
+    W_Q = np.array(s.config["W_Q"])
+    assert W_Q.shape == (8, 4) and 0.005 < W_Q.std() < 0.05
+
+
+def test_L_range_sets_a_D2_log_uniformly():
+    L_range = (1e-3, 1e3)
+    Ls = [samplers.float64_L(s.X, s.A) for s in (samplers.sample("gaussian", 4, 3, 5, i, L_range) for i in range(300))]
+    assert all(1e-3 * (1 - 1e-9) <= L <= 1e3 * (1 + 1e-9) for L in Ls)
+    logs = np.log10(Ls)
+    # log-uniform on [-3, 3]: each third of the range gets about a third of the draws
+    thirds = np.histogram(logs, bins=[-3, -1, 1, 3])[0]
+    assert all(60 <= k <= 140 for k in thirds)
+    # and the rigorous a D^2 agrees with the drawn one
+    s = samplers.sample("gaussian", 4, 3, 5, 0, L_range)
+    with mp.workdps(60):
+        q = oracle.quantities(s.config)[0]
+        assert abs(q["a"] * q["D"] ** 2 / mp.mpf(s.L_target) - 1) < 1e-12
+
+
+def test_batched_float64_screen_agrees_with_an_independent_mpmath_evaluation():
+    samples = [samplers.sample("gaussian", 5, 3, 2, i) for i in range(6)]
+    q = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    (lhs, rhs), = float_screen.sides(float_screen.inequalities("collapse.global", None), q)
+    for k, s in enumerate(samples):
+        exact = oracle.quantities(s.config)[0]
+        for name in ("D", "D_out", "tau", "a"):
+            assert abs(q[name][k] / float(exact[name]) - 1) < 1e-12, name
+        bound = (1 - mp.exp(-exact["a"] * exact["D"] ** 2)) * exact["D"]
+        assert abs(rhs[k] / float(bound) - 1) < 1e-12 and lhs[k] == q["D_out"][k]
+
+
+# --- verdicts --------------------------------------------------------------------------------
+
+
+def test_planted_false_bound_is_found_violated_and_certified(saturated):
+    out, summary, decided = saturated
+    violated = [r for r in decided if r["verdict"] == engine.VIOLATED]
+    assert violated and summary["counts"]["violated"] == len(violated)
+    for record in violated:
+        cert = json.loads((out / record["certificate"]).read_text())
+        confirmation = checker.verify(cert)
+        assert confirmation.ok and cert["verdict"] == engine.VIOLATED and cert["bound"] == PLANTED
+        # independently, at 60 digits: D(PX) exceeds the planted bound
+        exact = oracle.quantities(SATURATED.sample(record["i"]).config)[0]
+        with mp.workdps(60):
+            assert exact["D_out"] > (1 - mp.exp(-exact["a"] * exact["D"] ** 2 / 8)) * exact["D"]
+    assert set(summary["certificates"]["paths"]) >= {r["certificate"] for r in violated}
+
+
+def test_the_theorem_is_never_reported_violated(tmp_path):
+    for name in samplers.DISTRIBUTIONS:
+        summary = campaign.run(campaign.Campaign(name, 4, 3, 25, 11), tmp_path / name, workers=1)
+        assert summary["counts"] == {"holds": 25, "violated": 0, "undecided": 0}, name
+        assert summary["largest_ratio"]["ratio"] <= 1
+
+
+def test_float64_mistakes_are_counted_on_a_saturated_distribution(saturated):
+    out, summary, decided = saturated
+    wrong, equal_but_decided, bound_is_D = 0, 0, 0
+    for record in decided:
+        s = SATURATED.sample(record["i"])
+        # plain float64, written here: the layer, a D^2, and the planted bound
+        X, A = s.X, s.A
+        S = X @ A @ X.T
+        P = np.exp(S - S.max(axis=1, keepdims=True))
+        P /= P.sum(axis=1, keepdims=True)
+        D = max(np.linalg.norm(x - y) for x in X for y in X)
+        D_out = max(np.linalg.norm(x - y) for x in P @ X for y in P @ X)
+        a = np.linalg.norm(A, 2)
+        float_says = engine.HOLDS if D_out <= (1 - np.exp(-a * D * D / 8)) * D else engine.VIOLATED
+        wrong += float_says != record["verdict"]
+        equal_but_decided += record["float64_equal"] and record["verdict"] != engine.UNDECIDED
+        bound_is_D += 1 - np.exp(-a * D * D) == 1
+        assert record["float64"] == float_says
+    assert summary["float64"]["wrong"] == wrong > 0
+    assert summary["float64"]["bound_is_D"] == bound_is_D == len(decided)  # every L >= 40 > 37.43
+    assert equal_but_decided > 0 and summary["float64"]["equal_sides"] >= equal_but_decided
+    assert summary["float64"]["says_decided_but_undecided"] == 0
+
+
+def test_undecided_equalities_are_reported_with_their_reason(tmp_path):
+    # n = 2 makes D(PX) = tau(P) D(X) exact: ball arithmetic cannot decide it
+    spec = campaign.Campaign("gaussian", 2, 2, 6, 0, claim="collapse.dobrushin", max_prec=256)
+    summary = campaign.run(spec, tmp_path, workers=1)
+    assert summary["counts"] == {"holds": 0, "violated": 0, "undecided": 6}
+    assert summary["float64"]["says_decided_but_undecided"] == 6 and summary["float64"]["wrong"] == 0
+    (reason,) = summary["undecided_reasons"]
+    assert "agree" in reason
+    saved = json.loads((tmp_path / "undecided" / "000000003.json").read_text())
+    assert engine.check(saved, claim="collapse.dobrushin", max_prec=128).verdict == engine.UNDECIDED
+
+
+# --- resuming --------------------------------------------------------------------------------
+
+RESUMED = campaign.Campaign("heavy-tailed", 4, 3, 60, 2, bound="(1-exp(-a*D**2))*D/2")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("uninterrupted")
+    summary = campaign.run(RESUMED, out, workers=1)
+    assert summary["counts"]["violated"] and summary["counts"]["holds"]  # both kinds of certificate
+    return out, summary
+
+
+def _files(out):
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.json"))
+            if p.parent.name in ("certificates", "undecided")}
+
+
+def _assert_same_as_uninterrupted(out, uninterrupted):
+    reference, summary = uninterrupted
+    lines = [line for p in (out / "chunks").glob("*.jsonl") for line in p.read_text().splitlines()]
+    indices = [json.loads(line)["i"] for line in lines]
+    assert sorted(indices) == list(range(RESUMED.count))  # every index once: none lost, none twice
+    assert campaign.records(out) == campaign.records(reference)
+    assert _files(out) == _files(reference)
+    resumed = campaign.summarize(RESUMED.validated(), campaign.records(out))
+    assert resumed == {k: v for k, v in summary.items() if k != "run"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_stopped_campaign_resumes_to_the_uninterrupted_result(tmp_path, uninterrupted, workers):
+    partial = campaign.run(RESUMED, tmp_path, workers=workers, stop_after=5)
+    assert not partial["complete"] and 5 <= partial["decided"] < RESUMED.count
+    done = {r["i"] for r in campaign.records(tmp_path)}
+    partial_again = campaign.run(RESUMED, tmp_path, workers=workers, stop_after=5)
+    assert {r["i"] for r in campaign.records(tmp_path)} > done and partial_again["run"]["decided"] >= 5
+    final = campaign.run(RESUMED, tmp_path, workers=workers)
+    assert final["complete"] and final["run"]["decided"] == RESUMED.count - partial_again["decided"]
+    _assert_same_as_uninterrupted(tmp_path, uninterrupted)
+    assert campaign.run(RESUMED, tmp_path, workers=workers)["run"]["decided"] == 0  # nothing left
+
+
+def _start(out, workers):
+    code = "import sys; from certify.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = [sys.executable, "-c", code, "sample", "--distribution", RESUMED.distribution, "--bound", RESUMED.bound,
+            "--n", str(RESUMED.n), "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed),
+            "--out", str(out), "--workers", str(workers), "--no-progress"]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _wait_for_a_chunk(process, out):
+    deadline = time.time() + 60
+    while not list((out / "chunks").glob("*.jsonl")) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+def test_an_interrupted_process_resumes_to_the_uninterrupted_result(tmp_path, uninterrupted, how):
+    process = _start(tmp_path, workers=2)
+    _wait_for_a_chunk(process, tmp_path)
+    if how == "ctrl-c":
+        os.killpg(process.pid, signal.SIGINT)  # what a terminal sends to the foreground group
+    else:
+        os.kill(process.pid, signal.SIGKILL)
+    _, err = process.communicate(timeout=60)
+    if process.returncode in (0, 1):  # it finished before the signal: nothing to resume
+        pytest.skip("the campaign ended before it could be interrupted")
+    if how == "ctrl-c":
+        assert process.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
+    assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) < RESUMED.count
+    campaign.run(RESUMED, tmp_path, workers=2)
+    _assert_same_as_uninterrupted(tmp_path, uninterrupted)
+
+
+def test_a_folder_of_another_campaign_is_refused(tmp_path, capsys):
+    campaign.run(campaign.Campaign("gaussian", 4, 3, 3, 0), tmp_path, workers=1)
+    with pytest.raises(BadInput, match="another campaign.*seed"):
+        campaign.run(campaign.Campaign("gaussian", 4, 3, 3, 1), tmp_path, workers=1)
+    restarted = campaign.run(campaign.Campaign("gaussian", 4, 3, 3, 1), tmp_path, workers=1, restart=True)
+    assert restarted["campaign"]["seed"] == 1 and restarted["decided"] == 3
+
+
+# --- the command line ------------------------------------------------------------------------
+
+
+def test_cli_prints_the_summary_and_writes_the_folder(tmp_path, capsys):
+    out = tmp_path / "s1"
+    code = main(["sample", "--claim", "collapse.global", "--n", "4", "--d", "3", "--count", "12", "--seed", "1",
+                 "--out", str(out), "--workers", "1", "--no-progress"])
+    printed = capsys.readouterr().out
+    assert code == 0 and "12 of 12 configurations decided" in printed and "float64 alone" in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["counts"]["holds"] == 12 and (out / summary["certificates"]["paths"][0]).is_file()
+    assert main(["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "4",
+                 "--d", "3", "--count", "40", "--seed", "1", "--out", str(tmp_path / "s2"), "--workers", "1",
+                 "--no-progress", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["counts"]["violated"] > 0
+
+
+BAD = {
+    "unknown distribution": ["--distribution", "uniform"],
+    "one token": ["--n", "1"],
+    "no dimension": ["--d", "0"],
+    "no configurations": ["--count", "0"],
+    "absurd size": ["--n", "100000"],
+    "absurd count": ["--count", str(10**12)],
+    "L range reversed": ["--L-range", "10", "1"],
+    "L range not positive": ["--L-range", "0", "1"],
+    "L range absurd": ["--L-range", "1", "1e300"],
+    "layernorm in one dimension": ["--distribution", "layernorm-lecun", "--d", "1"],
+    "unknown claim": ["--claim", "collapse.nowhere"],
+    "bound syntax": ["--bound", "D +* 2"],
+    "bound on a missing V": ["--bound", "v*D"],
+    "claim and bound": ["--claim", "collapse.global", "--bound", "D"],
+    "negative seed": ["--seed", "-1"],
+    "no workers": ["--workers", "0"],
+    "absurd precision": ["--max-prec", "1"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad_input_exits_2_with_one_line(name, tmp_path, capsys):
+    args = {"--n": "4", "--d": "3", "--count": "5", "--out": str(tmp_path / "out")}
+    extra = BAD[name]
+    for flag, value in zip(extra[::2], extra[1::2]):
+        args.pop(flag, None)
+    argv = ["sample", *[x for pair in args.items() for x in pair], *extra, "--no-progress"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "out" / "chunks").exists()
+
+
+def test_resuming_into_a_different_campaign_exits_2(tmp_path, capsys):
+    def sample(count):
+        return main(["sample", "--n", "4", "--d", "3", "--count", count, "--out", str(tmp_path), "--workers", "1",
+                     "--no-progress"])
+
+    assert sample("3") == 0
+    assert sample("4") == 2
+    assert "another campaign (different count)" in capsys.readouterr().err
+
+
+def test_run_section_finds_the_planted_bound_and_no_violation_of_the_theorem(tmp_path, monkeypatch):
+    from certify import campaign_section
+    from certify.suite import SuiteRun
+
+    monkeypatch.setattr(campaign_section, "COUNT", 40)
+    rows = list(campaign_section.section(SuiteRun(out_dir=tmp_path)))
+    assert len(rows) == len(samplers.DISTRIBUTIONS) + 1 and all(row.ok for row in rows)
+    assert rows[-1].verdict == engine.VIOLATED and (tmp_path / rows[-1].certificate).is_file()
+    assert all(row.verdict == engine.HOLDS for row in rows[:-1])

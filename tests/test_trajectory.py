@@ -1,0 +1,219 @@
+"""certify trajectory: enclosures of D_t against closed forms and an independent mpmath trajectory."""
+
+from __future__ import annotations
+
+import json
+
+import oracle
+import pytest
+from flint import arb
+from mpmath import mp
+
+from certify import cases, trajectory
+from certify.cli import main
+from certify.errors import BadInput
+
+DPS = 1500  # enough for D_t down to about 1e-1000
+
+
+def mp_interval(x: arb):
+    """The decimal interval arb prints for x (rounded outwards), as mpmath endpoints."""
+    mid, rad, exponent = (int(v) for v in x.mid_rad_10exp())
+    scale = mp.mpf(10) ** exponent
+    return (mp.mpf(mid) - rad) * scale, (mp.mpf(mid) + rad) * scale
+
+
+def assert_contains(x: arb, value, what=""):
+    low, high = mp_interval(x)
+    assert low <= value <= high, f"{what}: {x} misses {mp.nstr(value, 20)}"
+
+
+def antipodal(lam="1", half="3/8"):
+    """Tokens +h and -h on a line, A = lambda: D_{t+1} = D_t tanh(lambda D_t^2 / 4)."""
+    return {"name": "antipodal", "X": [[half], ["-" + half]], "A": [[lam]]}
+
+
+def closed_form(T, lam, D0):
+    # P_11 = (1 + tanh(lam h^2)) / 2 with h = D/2, so x_1' = h tanh(lam h^2): D' = D tanh(lam D^2 / 4).
+    with mp.workdps(DPS):
+        out = [D0]
+        for _ in range(T):
+            D = out[-1]
+            out.append(D * mp.tanh(lam * D * D / 4))
+        return out
+
+
+def test_antipodal_closed_form_through_doubly_exponential_collapse():
+    T = 7
+    tr = trajectory.trace(antipodal(), T)
+    with mp.workdps(DPS):
+        exact = closed_form(T, mp.mpf(1), mp.mpf(3) / 4)
+        assert exact[T] < mp.mpf("1e-900")  # the regime the adaptive precision is for
+        for p in tr.points:
+            assert p.resolved
+            assert_contains(p.D, exact[p.t], f"D_{p.t}")
+            assert p.D.rel_accuracy_bits() >= trajectory.RESOLVED_BITS
+            if p.t:
+                previous = exact[p.t - 1]
+                assert_contains(p.curves["global.step"], (1 - mp.exp(-previous**2)) * previous, "g(D_{t-1})")
+                cubic = (mp.mpf(3) / 4) ** (3**p.t)  # a = 1
+                assert_contains(p.curves["cubic"], cubic, "cubic curve")
+    assert tr.verdict == trajectory.HOLDS and tr.exit_code == 0
+    assert tr.precision > 53 * 32  # it had to raise the precision to resolve D_7 ~ 1e-928
+
+
+def test_low_cap_reports_unresolved_instead_of_wrong_digits():
+    tr = trajectory.trace(antipodal(), 7, max_prec=256)
+    resolved = [p.t for p in tr.points if p.resolved]
+    assert resolved == list(range(len(resolved))) and len(resolved) < 8
+    with mp.workdps(DPS):
+        exact = closed_form(7, mp.mpf(1), mp.mpf(3) / 4)
+        first_unresolved = tr.points[len(resolved)]
+        assert_contains(first_unresolved.D, exact[first_unresolved.t], "wide but still an enclosure")
+    assert all(p.D is None for p in tr.points[len(resolved) + 1:])
+    assert trajectory.UNRESOLVED in tr.points[-1].checks.values()
+    assert tr.verdict == trajectory.UNDECIDED and tr.exit_code == 3
+
+
+def mp_trajectory(config, T, dps):
+    """Independent mpmath iteration with tests/oracle.py (layer t = layers[t mod L])."""
+    specs = config.get("layers") or [{k: v for k, v in config.items() if k not in ("X", "name")}]
+    with mp.workdps(dps):
+        X = oracle.mat(config["X"])
+        steps = []
+        for t in range(T + 1):
+            centred = X - mp.matrix([[sum(X[i, j] for i in range(X.rows)) / X.rows for j in range(X.cols)]
+                                     for _ in range(X.rows)])
+            mu = mp.sqrt(sum(centred[i, j] ** 2 for i in range(X.rows) for j in range(X.cols)))
+            steps.append({"X": X, "D": oracle.diameter(X), "mu": mu})
+            if t < T:
+                out = oracle.layer(specs[t % len(specs)], X)
+                steps[-1]["P"] = out["P"]
+                X = out["out"]
+        return steps
+
+
+@pytest.mark.parametrize("build,T", [(cases.near_consensus, 4), (cases.stack, 6), (cases.gaussian, 3)])
+def test_enclosures_contain_an_independent_mpmath_trajectory(monkeypatch, build, T):
+    config = build()
+    monkeypatch.setattr(oracle, "DPS", 700)
+    steps = mp_trajectory(config, T, 700)
+    tr = trajectory.trace(config, T)
+    with mp.workdps(700):
+        for p, ref in zip(tr.points, steps):
+            assert p.resolved
+            assert_contains(p.D, ref["D"], f"D_{p.t}")
+            assert_contains(p.mu, ref["mu"], f"mu_{p.t}")
+            if p.t < T:
+                assert_contains(p.tau, oracle.dobrushin(ref["P"]), f"tau_{p.t}")
+    assert tr.verdict == trajectory.HOLDS
+
+
+def test_stack_is_applied_cyclically():
+    config = cases.stack(depth=2)
+    tr = trajectory.trace(config, 5)
+    assert tr.cycle == 2 and len(tr.a) == 2
+    with mp.workdps(200):
+        steps = mp_trajectory(config, 5, 200)
+        for p, ref in zip(tr.points, steps):
+            assert_contains(p.D, ref["D"], f"D_{p.t}")
+        swapped = dict(config, layers=config["layers"][::-1])
+        other = mp_trajectory(swapped, 5, 200)
+        assert abs(other[3]["D"] - steps[3]["D"]) > 1e-6  # the order of the cycle matters, and was followed
+
+
+ROTATION = {"name": "rotation", "X": [[1, 0], [0, 1], [-1, 0.5], [0.25, -1]], "A": [[0.5, 0], [0, 0.5]],
+            "V": [["3/5", "-4/5"], ["4/5", "3/5"]]}
+
+
+def test_rotation_value_matrix_M_is_one_and_tokens_approach_V_t_c(monkeypatch):
+    T = 5
+    tr = trajectory.trace(ROTATION, T)
+    assert set(tr.drawn) == {"value.bounded", "value.approach"}
+    assert {"global.step", "global.composed", "cubic"} <= set(tr.skipped)
+    assert tr.M.contains(1) and tr.M.rad() < 1e-30  # ||V^k||_2 = 1 for a rotation
+    monkeypatch.setattr(oracle, "DPS", 400)
+    with mp.workdps(400):
+        steps = mp_trajectory(ROTATION, 12, 400)
+        # c: the common limit of the rows of Q_t X_0; by t = 12 their spread is far below 1e-300
+        Y = oracle.mat(ROTATION["X"])
+        for step in steps[:12]:
+            Y = step["P"] * Y
+        c = mp.matrix([sum(Y[i, j] for i in range(Y.rows)) / Y.rows for j in range(Y.cols)])
+        V = oracle.mat(ROTATION["V"])
+        image = c
+        for p, ref in zip(tr.points, steps):
+            assert_contains(p.D, ref["D"], f"D_{p.t}")
+            X = ref["X"]
+            r = max(mp.norm(X[i, :].T - image) for i in range(X.rows))
+            assert_contains(p.approach, r, f"max_i ||x_i - V^t c|| at t = {p.t}")
+            image = V * image
+            if p.t:
+                D0 = steps[0]["D"]
+                curve = (1 - mp.exp(-mp.mpf("0.5") * D0**2)) ** p.t * D0  # M = 1, a = 1/2
+                assert_contains(p.curves["value.bounded"], curve, "value.bounded with M = 1")
+    assert tr.verdict == trajectory.HOLDS
+
+
+def test_planted_false_bound_is_caught_as_violated(monkeypatch):
+    # 1 - exp(-a D^2 / 8) in place of 1 - exp(-a D^2): false where the attention saturates, by 1e-109.
+    monkeypatch.setattr(trajectory, "one_minus_gap", lambda a, D: -((-(a * D * D / 8)).expm1()))
+    tr = trajectory.trace(cases.antipodal(500.0), 1)
+    assert tr.points[1].checks["global.step"] == trajectory.VIOLATED
+    assert tr.verdict == trajectory.VIOLATED and tr.exit_code == 1
+    assert tr.precision > 53  # 53 bits cannot see a difference of 1e-109: the precision was raised
+
+
+def test_masked_layers_draw_no_curves_but_still_trace():
+    tr = trajectory.trace(cases.causal(), 3)
+    assert tr.drawn == {} and "mask" in tr.skipped["global.step"]
+    assert all(p.resolved for p in tr.points) and tr.verdict == trajectory.HOLDS
+
+
+def test_cubic_curve_needs_sqrt_a_D0_below_one():
+    tr = trajectory.trace(antipodal(lam="1", half="1"), 2)  # sqrt(a) D_0 = 2
+    assert "cubic" not in tr.drawn and "sqrt(a) D_0" in tr.skipped["cubic"]
+    assert "global.composed" in tr.drawn
+
+
+@pytest.mark.parametrize("layers", [0, -3, trajectory.MAX_LAYERS + 1])
+def test_bad_layer_counts(layers):
+    with pytest.raises(BadInput):
+        trajectory.trace(antipodal(), layers)
+
+
+def test_coinciding_tokens_are_bad_input():
+    with pytest.raises(BadInput, match="coincide"):
+        trajectory.trace({"X": [[1, 2], [1, 2]], "A": [[1, 0], [0, 1]]}, 3)
+
+
+def write(tmp_path, config):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+def test_cli_table_json_and_plot(tmp_path, capsys):
+    path = write(tmp_path, cases.near_consensus())
+    out = tmp_path / "report"
+    assert main(["trajectory", path, "--layers", "3", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "global.composed" in text and "HOLDS" in text
+    assert (out / "trajectory.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((out / "trajectory.json").read_text())
+    assert saved["verdict"] == "holds" and len(saved["points"]) == 4
+    assert main(["trajectory", path, "--layers", "3", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["points"][3]["checks"] == {"global.step": "holds", "global.composed": "holds", "cubic": "holds"}
+    assert printed["points"][3]["log10_D"] < -150
+
+
+def test_cli_exit_codes_for_unresolved_and_bad_input(tmp_path, capsys):
+    path = write(tmp_path, antipodal())
+    assert main(["trajectory", path, "--layers", "7", "--max-prec", "128"]) == 3
+    capsys.readouterr()
+    for argv in (["--layers", "0"], ["--layers", "1000000"], ["--layers", "2", "--max-prec", "10"], []):
+        assert main(["trajectory", path, *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("certify: error:") and err.count("\n") == 1
+    assert main(["trajectory", str(tmp_path / "missing.json"), "--layers", "2"]) == 2
