@@ -302,5 +302,5 @@ def test_suite_section_rows(tmp_path, produced):
     assert all(r.verdict == "ok" and (tmp_path / r.certificate).is_file() for r in rows)
     for row in rows:
         study, _ = produced[row.case.split()[0]]
-        assert row.ok == all(f.reproduced for f in study.findings)
+        assert row.ok == all(f.reproduced == f.expected for f in study.findings)
         assert "certified [" in row.detail
