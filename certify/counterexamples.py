@@ -40,6 +40,14 @@ class Outcome:
         return self.certificate["verdict"]
 
 
+def value_lines(found, names, extra=()) -> list[str]:
+    """The terminal summary: the verdict, the named enclosures present, extra lines, and every
+    check that was not proven."""
+    lines = [f"verdict: {found.verdict}"]
+    lines += [f"  {name:24s} {found.values[name].str(12, radius=True)}" for name in names if name in found.values]
+    return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
+
+
 def load(name: str):
     return importlib.import_module(REGISTRY[name])
 

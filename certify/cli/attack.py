@@ -11,6 +11,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from certify import certificate, config
+from certify.cli import options
 from certify.search import attack as search
 from certify.search.attack import AttackReport
 
@@ -22,10 +23,7 @@ def add_parser(subparsers):
         "violated over one layer's tokens and parameters, across the whole range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing.")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
-    target.add_argument("--bound", metavar="EXPR",
-                        help='a right-hand side in D, a, n, d, v, e.g. "(1-exp(-a*D**2/3))*D"')
+    options.add_target(p, example="(1-exp(-a*D**2/3))*D")
     p.add_argument("--n", type=int, default=3, help="tokens (default 3)")
     p.add_argument("--d", type=int, default=2, help="dimension (default 2)")
     p.add_argument("--with-v", action="store_true", help="search over a value matrix V too (X' = P X V^T)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from certify import certificate, engine
+from certify.cli import options
 
 
 def add_parser(subparsers):
@@ -13,12 +14,9 @@ def add_parser(subparsers):
                               "D(layer output) <= EXPR on a configuration, with ball arithmetic. Exit 0 holds, "
                               "1 violated, 3 undecided, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X, and A or W_Q/W_K, or layers")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
-    target.add_argument("--bound", metavar="EXPR", help='a right-hand side in D, a, n, d, v, e.g. "(1-exp(-a*D**2/8))*D"')
+    options.add_target(p)
     p.add_argument("--out", metavar="CERT", help="write the certificate here (holds or violated only)")
-    p.add_argument("--max-prec", type=int, default=engine.DEFAULT_MAX_PRECISION, metavar="BITS",
-                   help=f"precision cap in bits (default {engine.DEFAULT_MAX_PRECISION})")
+    options.add_max_prec(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 

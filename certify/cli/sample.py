@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from certify import campaign, engine
+from certify.cli import options
 from certify.search import samplers
 
 
@@ -16,9 +17,7 @@ def add_parser(subparsers):
         "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
         "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
         "holds) and summary.json into --out. Exit 0 all hold, 1 some violated, 3 some undecided, 2 bad input.")
-    target = p.add_mutually_exclusive_group()
-    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
-    target.add_argument("--bound", metavar="EXPR", help='a right-hand side in D, a, n, d, e.g. "(1-exp(-a*D**2/8))*D"')
+    options.add_target(p)
     p.add_argument("--distribution", default="gaussian", metavar="NAME",
                    help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
     p.add_argument("--n", type=int, required=True, help="tokens per configuration")
@@ -29,8 +28,7 @@ def add_parser(subparsers):
                    help="set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
     p.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; resumed if it exists)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
-    p.add_argument("--max-prec", type=int, default=engine.DEFAULT_MAX_PRECISION, metavar="BITS",
-                   help=f"precision cap in bits (default {engine.DEFAULT_MAX_PRECISION})")
+    options.add_max_prec(p)
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

@@ -16,7 +16,7 @@ answers violated on it (D' <= D fails), and value.expansive still holds on it.
 from __future__ import annotations
 
 from certify.checker import expansive_v as checker
-from certify.counterexamples import Outcome, certify_by_checker
+from certify.counterexamples import Outcome, certify_by_checker, value_lines
 from certify.errors import BadInput
 from certify.thesis import counterexample_configs as configs
 from certify.thesis.residual_far import PRECISIONS
@@ -33,11 +33,7 @@ def add_arguments(parser) -> None:
 
 
 def _summary(found, witness) -> list[str]:
-    v = found.values
-    lines = [f"verdict: {found.verdict}"]
-    lines += [f"  {name:14s} {v[name].str(12, radius=True)}" for name in ("D_0", "D_T", "growth", "smallest_step")
-              if name in v]
-    return lines + [f"  not proven: {f}" for f in found.failures]
+    return value_lines(found, ("D_0", "D_T", "growth", "smallest_step"))
 
 
 def build(args) -> Outcome:

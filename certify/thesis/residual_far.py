@@ -11,7 +11,7 @@ config file too: `certify check CONFIG --bound "q*D"` answers holds on it.
 from __future__ import annotations
 
 from certify.checker import residual_far as checker
-from certify.counterexamples import Outcome, certify_by_checker
+from certify.counterexamples import Outcome, certify_by_checker, value_lines
 from certify.thesis import counterexample_configs as configs
 
 HELP = "residual.far: X + P X V^T with V = -I, A = lambda I, X = (e1, -e1) gives D' <= q D"
@@ -26,10 +26,7 @@ def add_arguments(parser) -> None:
 
 
 def _summary(found, witness) -> list[str]:
-    v = found.values
-    lines = [f"verdict: {found.verdict}"]
-    lines += [f"  {name:8s} {v[name].str(12, radius=True)}" for name in ("q", "D", "D_out", "ratio")]
-    return lines + [f"  not proven: {f}" for f in found.failures]
+    return value_lines(found, ("q", "D", "D_out", "ratio"))
 
 
 def build(args) -> Outcome:

@@ -16,7 +16,7 @@ from flint import ctx
 
 from certify.checker import wu_fig1 as checker
 from certify.checker.exact import ball
-from certify.counterexamples import Outcome, certify_by_checker
+from certify.counterexamples import Outcome, certify_by_checker, value_lines
 from certify.errors import BadInput
 
 HELP = "Wu et al. Figure 1: N = 2, W_V = [[1, w], [0, 1]], post-LN keeps rank 2"
@@ -87,17 +87,13 @@ def witness(w: Fraction, precision: int) -> dict:
 
 def _summary(found, witness: dict) -> list[str]:
     v = found.values
-    lines = [f"verdict: {found.verdict}"]
-    for name in ("theta_A", "A_x", "A_y", "fprime_A", "theta_B", "B_x", "B_y", "fprime_B",
-                 "det_rank2", "token1_distance_bound"):
-        if name in v:
-            lines.append(f"  {name:24s} {v[name].str(12, radius=True)}")
+    extra = []
     if "fprime_on_trapping_arc" in v:
-        lines.append(f"  f' on the trapping arc   <= {float(v['fprime_on_trapping_arc'].upper()):.6g}")
+        extra.append(f"  f' on the trapping arc   <= {float(v['fprime_on_trapping_arc'].upper()):.6g}")
     cuts = witness["trapping_cuts"]
-    lines.append(f"  trapping arc: [{float(Fraction(cuts[0])):.6f}, {float(Fraction(cuts[-1])):.6f}] in {len(cuts) - 1} pieces")
-    lines += [f"  not proven: {f}" for f in found.failures]
-    return lines
+    extra.append(f"  trapping arc: [{float(Fraction(cuts[0])):.6f}, {float(Fraction(cuts[-1])):.6f}] in {len(cuts) - 1} pieces")
+    return value_lines(found, ("theta_A", "A_x", "A_y", "fprime_A", "theta_B", "B_x", "B_y", "fprime_B",
+                               "det_rank2", "token1_distance_bound"), extra)
 
 
 def build(args) -> Outcome:

@@ -1,0 +1,17 @@
+"""Options several commands share, defined once so that they read and behave alike."""
+
+from __future__ import annotations
+
+from certify import engine
+
+
+def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
+    """--claim ID | --bound EXPR: what to decide (default collapse.global)."""
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
+    target.add_argument("--bound", metavar="EXPR", help=f'a right-hand side in D, a, n, d, v, e.g. "{example}"')
+
+
+def add_max_prec(parser, default: int = engine.DEFAULT_MAX_PRECISION) -> None:
+    parser.add_argument("--max-prec", type=int, default=default, metavar="BITS",
+                        help=f"precision cap in bits (default {default})")
