@@ -28,6 +28,10 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
+    if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
+        value = float.fromhex(text)
+        if value.hex() == text:  # the canonical text of a binary64 value: arb holds it exactly
+            return arb(value)
     q = rational(text)
     return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
 
