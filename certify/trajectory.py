@@ -56,6 +56,7 @@ FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witnes
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
 HOLDS, VIOLATED, UNDECIDED, UNRESOLVED = "holds", "violated", "undecided", "unresolved"
+ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
 
 # curve -> (the quantity it bounds, its hypothesis)
 CURVES = {
@@ -108,23 +109,23 @@ class Trajectory:
 
     @property
     def resolved_through(self) -> int:
-        """The last t whose D_t is resolved."""
-        return max(p.t for p in self.points if p.resolved)
+        """The last t whose D_t is resolved; -1 when not even D_0 is (tokens far closer than their size)."""
+        return max((p.t for p in self.points if p.resolved), default=-1)
 
     @property
     def verdict(self) -> str:
         """violated if any drawn bound is certified violated; holds if every D_t is resolved and every
-        drawn bound certified at every t; otherwise undecided."""
+        drawn bound certified at every t (enclosed when no bound applies); otherwise undecided."""
         outcomes = [o for p in self.points for o in p.checks.values()]
         if VIOLATED in outcomes:
             return VIOLATED
         if all(p.resolved for p in self.points) and all(o == HOLDS for o in outcomes):
-            return HOLDS
+            return HOLDS if self.drawn else ENCLOSED
         return UNDECIDED
 
     @property
     def exit_code(self) -> int:
-        return {HOLDS: 0, VIOLATED: 1, UNDECIDED: 3}[self.verdict]
+        return {HOLDS: 0, ENCLOSED: 0, VIOLATED: 1, UNDECIDED: 3}[self.verdict]
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Trajectory:
@@ -242,7 +243,10 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
 
 def _approach(case: config.Case, run: _Run, M: arb) -> None:
     """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring)."""
-    last = max(p.t for p in run.points if p.resolved)
+    resolved = [p.t for p in run.points if p.resolved]
+    if not resolved:  # D_0 itself unresolved at this precision: no Y_last to take c^ from, nothing to enclose
+        return
+    last = max(resolved)
     V = BALL.array(case.layers[0].V)
     Y_last = run.Y[last]
     estimate = Y_last.sum(axis=0) / BALL.number(case.n)  # c^, in the hull of the rows of Y_last

@@ -167,7 +167,7 @@ def test_planted_false_bound_is_caught_as_violated(monkeypatch):
 def test_masked_layers_draw_no_curves_but_still_trace():
     tr = trajectory.trace(cases.causal(), 3)
     assert tr.drawn == {} and "mask" in tr.skipped["global.step"]
-    assert all(p.resolved for p in tr.points) and tr.verdict == trajectory.HOLDS
+    assert all(p.resolved for p in tr.points) and tr.verdict == trajectory.ENCLOSED and tr.exit_code == 0
 
 
 def test_cubic_curve_needs_sqrt_a_D0_below_one():

@@ -76,7 +76,7 @@ def _layer(layer: LayerCertificate, bits: int) -> dict:
         "n_tokens": layer.n_tokens,
         "D": enclosure(layer.D, bits),
         "configuration": {
-            "rank": c.rank, "rank_max": c.n - 1, "rank_certified": c.rank_certified,
+            "rank": c.rank, "rank_max": c.rank_max, "rank_certified": c.rank_certified,
             "sigma_min": enclosure(c.sigma_min, bits), "stable_rank": enclosure(c.stable_rank, bits),
             "mean_abs_cos": enclosure(c.mean_abs_cos, bits),
         },

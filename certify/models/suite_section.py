@@ -52,7 +52,7 @@ def _layer_row(layer, text: str, certificate: str) -> Row:
     for head in layer.heads:
         regimes[head.regime] = regimes.get(head.regime, 0) + 1
     c = layer.configuration
-    rank = f"centred rank {c.rank}/{c.n - 1}" + (" certified" if c.rank_certified else " NOT certified")
+    rank = f"centred rank {c.rank}/{c.rank_max}" + (" certified" if c.rank_certified else " NOT certified")
     detail = (f"{len(layer.heads)} heads: " + ", ".join(f"{count} {name}" for name, count in sorted(regimes.items()))
               + f"; both steps certified for {sum(h.step1 == h.step2 == HOLDS for h in layer.heads)}; {rank}")  # fmt: skip
     ok = verdict == HOLDS and c.rank_certified and UNDECIDED not in regimes

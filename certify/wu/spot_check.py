@@ -38,22 +38,34 @@ class SpotCheck:
     @property
     def float64_inside(self) -> bool:
         """Whether the float64 value lies in the certified ball (when not, it is certainly wrong)."""
-        return bool(self.enclosure.contains(arb(self.float64)))
+        # arb's nan ball "contains" nan: a float64 nan or inf is never a value of mu
+        return math.isfinite(self.float64) and bool(self.enclosure.contains(arb(self.float64)))
 
     def interval(self) -> str:
         """[lower, upper] in 4 decimal digits, rounded outwards (mu >= 0 clips the lower end)."""
+        if not self.enclosure.is_finite():  # nan or infinite endpoints have no exact value to print
+            return "[0, inf]"
         lower = max(exact_value(self.enclosure.lower()), Fraction(0))
         return f"[{decimal(lower, down=True)}, {decimal(exact_value(self.enclosure.upper()), down=False)}]"
 
     def assessment(self) -> str:
         """What the enclosure certifies about the float64 value."""
+        if not math.isfinite(self.float64):  # the exact mu is a real number; nan/inf balls compare False both ways
+            return "float64 is not a finite number: certainly wrong"
         f = arb(self.float64)
+        if not self.enclosure.is_finite():
+            # A nan ball compares False both ways: the branches below would read that as
+            # "float64 lies below the certified upper bound", which nothing certifies.
+            return "no finite enclosure at the precisions tried: nothing is certified about float64"
         with ctx.workprec(self.precision):
             if self.enclosure > 0:
                 error = abs(f - self.enclosure) / self.enclosure
-                return (f"float64 relative error in [{decimal(exact_value(error.lower()), down=True)}, "
+                lower = max(exact_value(error.lower()), Fraction(0))  # abs() of a ball around 0 dips below 0
+                return (f"float64 relative error in [{decimal(lower, down=True)}, "
                         f"{decimal(exact_value(error.upper()), down=False)}]")
             upper = self.enclosure.upper()
+            if f > upper and upper == 0:  # mu is exactly 0: the ratio below would divide by 0
+                return "the exact value is 0 and float64 is positive"
             if f > upper:
                 factor = decimal(exact_value((f / upper).lower()), down=True)
                 return f"float64 is too large by a factor of at least {factor}"
