@@ -14,6 +14,7 @@ Float64 values come from float64 numpy (the screen); ball values enclose the exa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,9 +70,15 @@ def _power_bound(view: LayerView):
     if view.arrays.V is None:
         raise BadInput("M = max_k ||V^k||_2 needs a value matrix V")
     V, bound = view.arrays.V, view.ar.number(1)
-    power = V
+    screening = isinstance(view.ar, Float64)
+    power, log_scale = V, 0.0
     for k in range(1, view.depth + 1):
+        if screening:  # float64 powers of an expansive V overflow; the witness is scale-free, so rescale
+            scale = float(np.max(np.abs(power))) or 1.0
+            power, log_scale = power / scale, log_scale + math.log(scale)
         norm = _norm(view, f"V{view.t}^{k}", power)
+        if screening:
+            norm = norm * math.exp(min(log_scale, 709.0))  # past float64's range the screen just says huge
         bound = view.ar.maximum(view.ar.stack([bound, norm]))
         power = view.ar.matmul(power, V)
     return bound

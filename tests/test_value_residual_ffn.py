@@ -7,12 +7,13 @@ import copy
 import hashlib
 import json
 
+import numpy as np
 import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify import cases, checker, engine, lipschitz
-from certify.arith import BALL
+from certify import cases, checker, config, engine, lipschitz
+from certify.arith import BALL, FLOAT64
 from certify.checker import norms
 from certify.float64_limits import describe
 from certify.cli import main
@@ -310,3 +311,26 @@ def test_a_collapsed_stack_is_confirmed_at_low_precision():
     assert result.verdict == engine.HOLDS and result.precision == 53
     assert arb(result.certificate["values"]["D_out"]).contains(0)  # collapsed below the ball's radius
     assert checker.verify(result.certificate).ok
+
+
+
+def test_M_is_certified_where_float64_powers_of_V_overflow():
+    """||V^k||_2 = 4^k overflows float64 past k = 512: the screen's witnesses are rescaled powers,
+    and the ball pass encloses M = 4^520 exactly enough."""
+    from certify.layers import apply_layer, layer_arrays
+    from certify.primitives import LayerView
+
+    case = config.load({"X": [[1, 0], [0, 1]], "A": [[0, 0], [0, 0]], "V": [[4, 0], [0, 1]]})
+    witnesses: dict = {}
+
+    def view(ar):
+        X = ar.array(case.X)
+        arrays = layer_arrays(ar, case.layers[0], case.n)
+        return LayerView(ar=ar, t=0, layer=case.layers[0], arrays=arrays, X=X,
+                         step=apply_layer(ar, case.layers[0], X, arrays), X0=X, witnesses=witnesses, depth=520)
+
+    assert view(FLOAT64).get("M") > 1e300  # the screen only says "huge"
+    assert all(np.isfinite(w.basis).all() for w in witnesses.values())
+    with ctx.workprec(64):
+        M = view(BALL).get("M")
+        assert M.contains(arb(4) ** 520) and M.rad() < M.mid() * 1e-12
