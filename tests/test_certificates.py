@@ -129,3 +129,10 @@ def test_verify_cli_exit_codes(generic, tmp_path, capsys):
     (tmp_path / "other.json").write_text('{"format": "something else"}')
     assert main(["verify", str(tmp_path / "other.json")]) == 2
     assert main(["verify", str(tmp_path / "missing.json")]) == 2
+
+
+def test_edited_comparison_text_is_rejected(generic):
+    """What a certificate says it compared is checked too: a reader of the JSON must not be misled."""
+    cert = copy.deepcopy(generic)
+    cert["values"]["comparisons"][0]["rhs_expr"] = "(1 - exp(-a*D**2/100))*D"
+    assert not checker.verify(cert).ok

@@ -213,7 +213,9 @@ def test_an_interrupted_process_resumes_to_the_uninterrupted_result(tmp_path, un
         pytest.skip("the campaign ended before it could be interrupted")
     if how == "ctrl-c":
         assert process.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
-    assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) < RESUMED.count
+    # The signal can land after the last chunk was written and before the process exits: then
+    # nothing is left to resume, and the comparison below must still hold.
+    assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) <= RESUMED.count
     campaign.run(RESUMED, tmp_path, workers=2)
     _assert_same_as_uninterrupted(tmp_path, uninterrupted)
 

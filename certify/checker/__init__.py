@@ -15,6 +15,11 @@ import json
 from dataclasses import dataclass
 
 FORMAT = "certify-certificate/1"
+# What untrusted input can raise while it is read; each means "malformed", never a crash.  Beyond
+# the usual: a hex float past binary64 (OverflowError), a bound that is not Python syntax or nests
+# too deep (SyntaxError, RecursionError, MemoryError from the parser).
+MALFORMED = (KeyError, TypeError, ValueError, IndexError, ArithmeticError, AttributeError, SyntaxError,
+             RecursionError, MemoryError)
 KINDS = {
     "inequality": "certify.checker.inequality",
     "wu-fig1": "certify.checker.wu_fig1",
@@ -39,7 +44,7 @@ def verify(cert) -> Confirmation:
         return Confirmation(False, f"unknown certificate kind {kind!r}")
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)
-    except (KeyError, TypeError, ValueError, IndexError, ZeroDivisionError, AttributeError) as err:
+    except MALFORMED as err:
         return Confirmation(False, f"malformed certificate: {type(err).__name__}: {err}")
     return Confirmation(ok, message)
 
@@ -47,6 +52,6 @@ def verify(cert) -> Confirmation:
 def verify_text(text: str) -> Confirmation:
     try:
         cert = json.loads(text)
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:
         return Confirmation(False, f"not JSON: {err}")
     return verify(cert)

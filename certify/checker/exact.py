@@ -8,6 +8,10 @@ from fractions import Fraction
 from flint import arb, fmpq
 
 _HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
+_DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
+# The exponent caps of certify.numbers (decimal 4000, binary 4 x 4000): "1e999999999" would
+# otherwise make the exact rational, and the check, run for hours.
+MAX_DECIMAL_EXPONENT = 4000
 
 
 def rational(text) -> Fraction:
@@ -21,16 +25,25 @@ def rational(text) -> Fraction:
     if match and (match.group(2) or match.group(3)):
         sign, whole, frac, power = match.groups()
         frac = frac or ""
-        value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** (int(power or 0) - 4 * len(frac))
+        shift = int(power or 0) - 4 * len(frac)
+        if abs(shift) > 4 * MAX_DECIMAL_EXPONENT:
+            raise ValueError(f"number {text[:40]!r} has an absurd exponent")
+        value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** shift
         return -value if sign == "-" else value
+    exponent = _DECIMAL_EXPONENT.search(text)
+    if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
+        raise ValueError(f"number {text[:40]!r} has an absurd exponent")
     return Fraction(text)
 
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
-        value = float.fromhex(text)
-        if value.hex() == text:  # the canonical text of a binary64 value: arb holds it exactly
+        try:
+            value = float.fromhex(text)
+        except OverflowError:  # beyond binary64: read exactly below
+            value = None
+        if value is not None and value.hex() == text:  # the canonical text of a binary64 value: arb holds it exactly
             return arb(value)
     q = rational(text)
     return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))

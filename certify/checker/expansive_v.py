@@ -8,7 +8,7 @@ every layer t, decided in ball arithmetic, hence D(X_T) > D(X_0).  No witness is
 
 from __future__ import annotations
 
-from certify.checker import forward
+from certify.checker import forward, schema
 from certify.checker.counterexample import Evaluation, confirm
 from certify.checker.inequality import value_layer
 
@@ -17,6 +17,8 @@ KIND = "expansive-v"
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
     config = inputs["config"]
+    if unreadable := schema.problem(config):
+        raise ValueError(unreadable)
     layers = config["layers"]
     T = len(layers)
     found = Evaluation(claims=[f"D(X_(t+1)) > D(X_t) for t = 0, ..., {T - 1} through the {T} layers "

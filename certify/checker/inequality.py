@@ -13,7 +13,7 @@ import json
 
 from flint import arb, ctx, fmpq
 
-from certify.checker import forward, norms, windowed
+from certify.checker import forward, norms, schema, windowed
 from certify.checker.exact import agrees, rational
 
 G = "(1 - exp(-a*D**2))*D"
@@ -77,6 +77,7 @@ STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
 USER_NAMES = {"D", "a", "n", "d", "v"}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
 MIN_PRECISION, MAX_PRECISION = 53, 1 << 20
+MAX_POWER = 1024
 
 
 def evaluate(text: str, env) -> arb:
@@ -97,6 +98,8 @@ def evaluate(text: str, env) -> arb:
             if isinstance(node.op, ast.Pow):
                 power = node.right
                 if isinstance(power, ast.Constant) and type(power.value) is int and power.value >= 0:
+                    if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
+                        raise ValueError(f"formula {text!r}: exponent {power.value} above {MAX_POWER}")
                     result = arb(1)
                     for _ in range(power.value):
                         result = result * left
@@ -183,6 +186,8 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, f"precision {precision!r} out of range"
     if (claim is None) == (bound is None):
         return False, "a certificate states exactly one of claim and bound"
+    if unreadable := schema.problem(inputs):
+        return False, unreadable
     if claim is not None:
         if claim not in CLAIMS:
             return False, f"the checker does not know claim {claim!r}"
@@ -203,9 +208,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, f"verdict {cert['verdict']!r} is not a decided verdict"
 
     with ctx.workprec(precision):
-        X0 = forward.matrix(inputs["X"])
-        if len(X0) < 2:
-            return False, "fewer than two tokens"
+        X0 = forward.matrix(inputs["X"])  # at least two tokens (schema)
         steps, X = [], X0
         for t, spec in enumerate(inputs["layers"]):
             steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
@@ -214,18 +217,19 @@ def verify(cert: dict) -> tuple[bool, str]:
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:
             if scope == "window":
-                compared += [(frame.t, evaluate(lhs_text, frame), evaluate(rhs_text, frame)) for frame in frames]
+                compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
+                             for frame in frames]
                 continue
             if scope == "stack":
                 bound_value = steps[0]("D")
                 for step in steps:
                     bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
                 lhs = evaluate(lhs_text, steps[-1])
-                compared.append((None, lhs, bound_value))
+                compared.append((None, lhs_text, f"composed {rhs_text}", lhs, bound_value))
             else:
                 for step in steps:
-                    compared.append((step.t, evaluate(lhs_text, step), evaluate(rhs_text, step)))
-        outcomes = [_outcome(lhs, rhs) for _, lhs, rhs in compared]
+                    compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step)))
+        outcomes = [_outcome(lhs, rhs) for *_, lhs, rhs in compared]
         verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else None
         if verdict != cert["verdict"]:
             return False, f"the checker finds {verdict or 'undecided'} at {precision} bits, the certificate says {cert['verdict']}"
@@ -233,9 +237,11 @@ def verify(cert: dict) -> tuple[bool, str]:
         stated = cert["values"]
         if len(stated["comparisons"]) != len(compared):
             return False, "the certificate lists a different number of comparisons"
-        for (t, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
+        for (t, lhs_text, rhs_text, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
             if entry["layer"] != t or entry["holds"] is not outcome:
                 return False, f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
+            if (entry["lhs_expr"], entry["rhs_expr"]) != (lhs_text, rhs_text):
+                return False, f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"
             if not (agrees(lhs, entry["lhs"], precision) and agrees(rhs, entry["rhs"], precision)):
                 return False, f"comparison at layer {t}: stated enclosures do not match the recomputed ones"
         if len(stated["layers"]) != len(steps):
@@ -249,7 +255,7 @@ def verify(cert: dict) -> tuple[bool, str]:
             if not agrees(mine, stated[name], precision):
                 return False, f"stated {name} does not match the recomputed value"
         deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
-        if not agrees(deciding[2], stated["bound"], precision):
+        if not agrees(deciding[-1], stated["bound"], precision):
             return False, "stated bound does not match the recomputed value"
     return True, f"confirmed: {cert['verdict']} at {precision} bits"
 

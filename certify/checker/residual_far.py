@@ -8,9 +8,9 @@ tokens, D(X') <= q D(X), decided in ball arithmetic.  No witness is needed (no n
 
 from __future__ import annotations
 
-from certify.checker import forward
+from certify.checker import forward, schema
 from certify.checker.counterexample import Evaluation, confirm
-from certify.checker.exact import ball
+from certify.checker.exact import ball, rational
 from certify.checker.inequality import residual_layer
 
 KIND = "residual-far"
@@ -18,13 +18,17 @@ KIND = "residual-far"
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
     config, q = inputs["config"], ball(inputs["q"])
-    found = Evaluation(claims=[f"D(X') <= q D(X) with q = {inputs['q']} for X' = X + P X V^T, the residual "
+    if unreadable := schema.problem(config):
+        raise ValueError(unreadable)
+    # q as the exact rational the check used: a JSON number 0.1 is a binary64 slightly above 1/10.
+    found = Evaluation(claims=[f"D(X') <= q D(X) with q = {rational(inputs['q'])} for X' = X + P X V^T, the residual "
                                "attention layer and tokens of inputs.config"])
     found.require(q > 0, "q > 0")
     layers = config["layers"]
     found.require(len(layers) == 1 and residual_layer(layers[0]), "one residual layer X + P X V^T and nothing else")
     X = forward.matrix(config["X"])
     D, D_out = forward.diameter(X), forward.diameter(forward.layer_step(layers[0], X)["out"])
+    found.require(D > 0, "D(X) > 0 (with D(X) = 0 no lower bound is contradicted)")
     found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
     found.require(D_out <= q * D, "D(X') <= q D(X)")
     return found

@@ -161,9 +161,10 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
 
 
 def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
-    """The statements a certified certificate proves, word for word."""
-    box = {name: "[{}, {}]".format(*witness[f"theta_{name}"]) for name in ("A", "B")}
-    arc = f"[{witness['trapping_cuts'][0]}, {witness['trapping_cuts'][-1]}]"
+    """The statements a certified certificate proves, word for word.  Ends as the exact rationals the
+    checks used: a JSON number 2.0943951023931957 prints as that decimal but is a binary64 above it."""
+    box = {name: "[{}, {}]".format(*map(rational, witness[f"theta_{name}"][:2])) for name in ("A", "B")}
+    arc = f"[{rational(witness['trapping_cuts'][0])}, {rational(witness['trapping_cuts'][-1])}]"
     return [
         f"setting: N = 2, d = 2, causal mask, W_Q = W_K = 0, W_V = [[1, {w}], [0, 1]], post-LN x / ||x||_2",
         (f"token 1 from any unit start (a, b) with a >= {a_min} is LN(a, b + t w a) after t layers and lies "

@@ -1,0 +1,229 @@
+"""Soundness audit of the trusted checker: certificates a forger can build, and must not get accepted.
+
+The forger here is strong on purpose: it runs the checker's own arithmetic (certify.checker.forward,
+inequality, windowed) to fill in every value, outcome and digest a certificate must state, so the
+only thing standing between a forged certificate and acceptance is what the checker validates.
+Each test plants one defect found in the audit and fails on the checker before its fix.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from fractions import Fraction
+
+import pytest
+from flint import ctx
+from mpmath import mp
+
+from certify import checker
+from certify.checker import forward, residual_far, windowed, wu_fig1
+from certify.checker import inequality as ineq
+from certify.checker.counterexample import certificate
+from certify.checker.exact import ball, rational
+
+ZERO2 = [["0", "0"], ["0", "0"]]
+TWO_TOKENS = [["1", "0"], ["0", "1"]]
+
+
+def identity_witness(d: int) -> dict:
+    """A valid spectral-norm witness for any d x d matrix (the checker's bound is then just looser)."""
+    return {"basis": [["1" if i == j else "0" for j in range(d)] for i in range(d)], "top": ["1"] + ["0"] * (d - 1)}
+
+
+def redigest(cert: dict) -> dict:
+    """The digest a forger recomputes after an edit (the documented canonical JSON rule)."""
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+                           sort_keys=True, separators=(",", ":"))
+    cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    return cert
+
+
+def seal(inputs: dict, claim: str | None = None, bound: str | None = None, precision: int = 53) -> dict:
+    """A complete certificate for the inputs as the checker's arithmetic reads them (no validation).
+    Claims of scope "layer" and "window" and user bounds (stack claims are not needed here)."""
+    d = len(inputs["X"][0])
+    witness = {f"{k}{t}": identity_witness(d) for t in range(len(inputs["layers"])) for k in ("A", "V")}
+    scope, _, inequalities = ineq.CLAIMS[claim] if claim else ("layer", None, [("D_out", bound)])
+    assert scope in ("layer", "window")
+    with ctx.workprec(precision):
+        X0, steps = forward.matrix(inputs["X"]), []
+        for t, spec in enumerate(inputs["layers"]):
+            steps.append(ineq.Layer(spec, steps[-1].step["out"] if steps else X0, X0, witness, t, len(inputs["layers"])))
+        frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
+        compared = []
+        for lhs, rhs in inequalities:
+            envs = frames if scope == "window" else steps
+            compared += [(env.t, lhs, rhs, ineq.evaluate(lhs, env), ineq.evaluate(rhs, env)) for env in envs]
+        outcomes = [ineq._outcome(lhs, rhs) for *_, lhs, rhs in compared]
+        text = lambda x: x.str(precision * 3 // 10 + 3, radius=True, more=True)  # noqa: E731
+        deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
+        values = {"comparisons": [{"layer": t, "lhs_expr": le, "rhs_expr": re, "lhs": text(l), "rhs": text(r),
+                                   "holds": o} for (t, le, re, l, r), o in zip(compared, outcomes)],
+                  "layers": [{} for _ in steps], "D_in": text(steps[0]("D")), "D_out": text(steps[-1]("D_out")),
+                  "bound": text(deciding[-1])}
+    verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else "undecided"
+    return redigest({"format": "certify-certificate/1", "kind": "inequality", "claim": claim, "bound": bound,
+                     "verdict": verdict, "precision": precision, "inputs": inputs, "witness": witness, "values": values})
+
+
+def shared_mask_stack(mask, depth=3) -> dict:
+    return {"X": TWO_TOKENS, "layers": [{"A": ZERO2, "mask": mask} for _ in range(depth)]}
+
+
+def test_the_forger_is_accepted_on_an_honest_configuration():
+    """Control: the forger's certificates are the checker's own numbers, so a valid input passes."""
+    cert = seal(shared_mask_stack([[1, 0], [1, 1]]), claim="mask.collapse")
+    assert cert["verdict"] == "holds" and checker.verify(cert).ok
+
+
+# Wu et al.'s Theorem 1 assumes every token attends to itself, a 0/1 mask on the n tokens.  Without
+# these checks the checker confirmed "mask.collapse violated": a false counterexample to the theorem.
+@pytest.mark.parametrize("mask", [
+    [[0, 1], [1, 0]],  # no self-loops: P swaps the two tokens, which never collapse
+    [[1, 0, 1], [0, 1, 1], [1, 1, 1]],  # 3 x 3 on 2 tokens: the graph has a centre the attention never sees
+    [[1, 0.5], [0.5, 1]],  # an entry 0.5 counted as an edge, and as half a neighbour in max_i |N(i)|
+])
+def test_a_false_counterexample_to_mask_collapse_is_rejected(mask):
+    forged = seal(shared_mask_stack(mask), claim="mask.collapse")
+    assert forged["verdict"] == "violated"
+    assert not checker.verify(forged).ok
+
+
+def mutate(inputs: dict, change) -> dict:
+    inputs = copy.deepcopy(inputs)
+    change(inputs["layers"][0])
+    return inputs
+
+
+FFN = {"W1": [["1", "0"], ["0", "1"]], "b1": ["0", "0"], "W2": [["1", "0"], ["0", "1"]], "b2": ["0", "0"],
+       "activation": "relu", "residual": False}
+
+
+# Inputs the engine never writes, which the checker read as some other configuration (keys it
+# ignores, values it takes by truthiness or position): "holds" was confirmed for a layer that is
+# not the one written down.
+@pytest.mark.parametrize("change", [
+    lambda layer: layer.update(W_V=[["2", "0"], ["0", "2"]]),  # Wu et al.'s name for V, silently ignored
+    lambda layer: layer.update(ffn=dict(FFN, activation="silu")),  # read as GELU
+    lambda layer: layer.update(layernorm={"position": "middle", "kind": "sphere"}),  # no LayerNorm at all
+    lambda layer: layer.update(layernorm={"position": "post", "kind": "sphere", "gain": ["3", "3"]}),
+    lambda layer: layer.update(W_Q=[["5"], ["0"]], W_K=[["5"], ["0"]], d_k=1),  # A wins, W_Q/W_K ignored
+    lambda layer: layer.update(residual="false"),  # a non-empty string: a residual
+    lambda layer: layer.update(mask=[[1, 1, 0], [1, 1, 0]]),  # rows longer than the tokens
+])
+def test_a_layer_outside_the_schema_is_rejected(change):
+    inputs = mutate({"X": TWO_TOKENS, "layers": [{"A": ZERO2}]}, change)
+    forged = seal(inputs, bound="1000*D + 1000")
+    assert forged["verdict"] == "holds"
+    assert not checker.verify(forged).ok
+
+
+def test_honest_stack_passes_the_schema():
+    inputs = {"X": TWO_TOKENS, "name": "n", "layers": [
+        {"W_Q": [["1"], ["0"]], "W_K": [["1"], ["1"]], "b_Q": ["1/2"], "d_k": 1, "beta": "2", "V": ZERO2,
+         "mask": [[1, 0], [1, 1]], "residual": True, "ffn": FFN,
+         "layernorm": {"position": "pre", "kind": "standard", "gain": ["1", "1"], "bias": ["0", "0"], "eps": "1e-12"}}]}
+    cert = seal(inputs, bound="1000*D + 1000")
+    assert cert["verdict"] == "holds" and checker.verify(cert).ok
+
+
+@pytest.fixture(scope="module")
+def honest():
+    cert = seal({"X": [["1", "2"], ["-1", "0"], ["0x1.8000000000000p-1", "1/3"]],
+                 "layers": [{"A": [["1/2", "1/4"], ["0", "1"]]}]}, claim="collapse.global")
+    assert cert["verdict"] == "holds" and checker.verify(cert).ok
+    return cert
+
+
+# Untrusted text that used to raise out of verify (OverflowError, SyntaxError, MemoryError) instead
+# of being rejected: `certify verify` then died with a traceback.
+@pytest.mark.parametrize("edit", [
+    lambda c: c["inputs"]["X"][0].__setitem__(0, "0x1.0000000000000p+1024"),  # past binary64
+    lambda c: c.update(claim=None, bound="D +"),
+    lambda c: c.update(claim=None, bound="(" * 300 + "D" + ")" * 300),
+    lambda c: c.update(claim=None, bound="-" * 100000 + "D"),
+    lambda c: c.update(claim=None, bound="D\x00"),
+])
+def test_malformed_text_is_rejected_not_raised(honest, edit):
+    cert = copy.deepcopy(honest)
+    edit(cert)
+    assert not checker.verify(redigest(cert)).ok
+
+
+def test_deeply_nested_json_is_rejected_not_raised():
+    assert not checker.verify_text("[" * 100000 + "]" * 100000).ok
+
+
+def test_a_number_past_binary64_is_still_read_exactly():
+    with ctx.workprec(64):
+        assert ball("0x1.0000000000000p+1024") == 2**1024 and ball("-0x1.8000000000000p+1100") == -3 * 2**1099
+
+
+# "1e999999999" (or a power D**1000000000) made the checker compute for hours.  The caps are those
+# of certify.numbers; a certificate at the cap is rejected in time.
+@pytest.mark.parametrize("text", ["1e4001", "1E-99999", "0x1p+16001", "-0x1.8p-20000"])
+def test_absurd_exponents_are_refused(text):
+    with pytest.raises(ValueError):
+        rational(text)
+
+
+def test_numbers_up_to_the_cap_are_exact():
+    assert rational("1e4000") == 10**4000 and rational("0x1p-16000") == Fraction(1, 2**16000)
+
+
+def test_huge_integer_powers_are_refused(honest):
+    cert = redigest(copy.deepcopy(honest) | {"claim": None, "bound": f"D**{ineq.MAX_POWER + 1}"})
+    assert "exponent" in checker.verify(cert).message
+    fine = seal(copy.deepcopy(honest["inputs"]), bound=f"D**{ineq.MAX_POWER} + 100")
+    assert checker.verify(fine).ok
+
+
+def test_residual_far_needs_distinct_tokens():
+    """D(X) = 0 satisfies D' <= q D but contradicts no lower bound (it used to pass the evaluation)."""
+    config = {"X": [["1", "0"], ["1", "0"]], "layers": [{"A": ZERO2, "V": [["-1", "0"], ["0", "-1"]], "residual": True}]}
+    with ctx.workprec(64):
+        assert residual_far.evaluate({"q": "1/10", "config": config}, {}).verdict == "undecided"
+
+
+def test_residual_far_states_the_q_it_checked():
+    """q given as the JSON number 0.1 is the binary64 0.1000000000000000055...; the claim used to
+    print it as 0.1, and D'/D can sit between the two (V = -I, A = lam I, X = (e1, -e1))."""
+    mp.dps = 60
+    ratio = mp.mpf(1) / 10 + mp.mpf("2.7e-18")
+    lam = mp.nstr(mp.log(2 / ratio - 1) / 2, 45)  # D'/D = 2 / (exp(2 lam) + 1)
+    true_ratio = 2 / (mp.exp(2 * mp.mpf(lam)) + 1)
+    config = {"X": [["1", "0"], ["-1", "0"]],
+              "layers": [{"A": [[lam, "0"], ["0", lam]], "V": [["-1", "0"], ["0", "-1"]], "residual": True}]}
+    inputs = {"q": 0.1, "config": config}
+    with ctx.workprec(192):
+        found = residual_far.evaluate(inputs, {})
+    assert found.verdict == "certified"
+    cert = certificate("residual-far", inputs, {}, found, 192)
+    assert checker.verify(cert).ok
+    stated_q = Fraction(cert["claims"][0].split("q = ")[1].split()[0])
+    assert true_ratio <= mp.mpf(stated_q.numerator) / stated_q.denominator  # the claim, as printed, is true
+
+
+def test_wu_fig1_states_the_box_it_checked():
+    """theta_A's box given as JSON numbers: its upper end printed as 2.0943951023931957 lies below
+    theta_A for this w, so "exactly one fixed point in [.., 2.0943951023931957]" was false as printed."""
+    from certify.wu import fig1
+
+    mp.dps = 60
+    hi = 2.0943951023931957
+    decimal, exact = mp.mpf(repr(hi)), mp.mpf(Fraction(hi).numerator) / Fraction(hi).denominator
+    assert decimal < exact
+    w = Fraction(mp.nstr(mp.sqrt(1 + mp.tan(mp.pi - (decimal + exact) / 2) ** 2), 55))  # theta_A in between
+    theta_A = mp.pi - mp.atan(mp.sqrt(mp.mpf(w.numerator) ** 2 / w.denominator ** 2 - 1))
+    witness = fig1.witness(w, 256)
+    witness["theta_A"] = [hi - 1e-12, hi]
+    inputs = {"w": str(w)}
+    with ctx.workprec(256):
+        found = wu_fig1.evaluate(inputs, witness)
+    cert = certificate("wu-fig1", inputs, witness, found, 256)
+    assert checker.verify(cert).ok
+    box = cert["claims"][3].split(" in [")[1].split("]")[0].split(", ")
+    lo, up = (Fraction(end) for end in box)
+    assert mp.mpf(lo.numerator) / lo.denominator < theta_A < mp.mpf(up.numerator) / up.denominator
