@@ -17,7 +17,8 @@ def run(args) -> int:
     cert = certificate.read(args.certificate)
     confirmation = checker.verify(cert)
     if confirmation.ok:
-        print(f"OK: {confirmation.message}")
+        undecided = cert.get("verdict") == "undecided"
+        print(f"OK: {confirmation.message}" + ("  (an undecided result: nothing is certified)" if undecided else ""))
         return 0
     print(f"REJECTED: {confirmation.message}")
     return 1
