@@ -19,19 +19,19 @@ from certify.errors import BadInput
 
 # Order is the order of `certify --help`.
 COMMANDS = [
+    "run",
     "check",
     "verify",
     "claims",
+    "proofs",
     "sample",
     "attack",
-    "run",
-    "model",
-    "graph",
-    "counterexample",
-    "reproduce",
     "trajectory",
     "init",
-    "proofs",
+    "counterexample",
+    "graph",
+    "reproduce",
+    "model",
 ]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
@@ -45,7 +45,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="certify", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="certify", description="Rigorous certification of the mathematics of iterated "
+                     "self-attention: ball arithmetic verdicts (holds, violated, undecided) with certificates "
+                     "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
+                     "3 undecided.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for name in COMMANDS:
