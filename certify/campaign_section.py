@@ -12,7 +12,7 @@ from certify import campaign, engine
 from certify.search import samplers
 from certify.suite import Row, SuiteRun
 
-TITLE = "sampling campaigns"
+TITLE = "sampling"
 
 N_TOKENS, DIMENSION, SEED = 4, 3, 1
 COUNT, LONG_COUNT = 200, 2000

@@ -21,6 +21,7 @@ UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
 VARIADIC_FUNCTIONS = ("min", "max")
 USER_NAMES = ("D", "a", "n", "d", "v")
 MAX_LENGTH = 2000
+MAX_POWER = 1024  # integer powers are products; beyond this a bound is absurd, not ambitious (the checker's cap too)
 
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
 
@@ -64,7 +65,11 @@ def _build(node, source: str, names: tuple[str, ...]) -> tuple:
         inner = _build(node.operand, source, names)
         return ("neg", inner) if isinstance(node.op, ast.USub) else inner
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        return (_BINARY[type(node.op)], _build(node.left, source, names), _build(node.right, source, names))
+        tree = (_BINARY[type(node.op)], _build(node.left, source, names), _build(node.right, source, names))
+        exponent = tree[2]
+        if tree[0] == "**" and exponent[0] == "num" and abs(exponent[1]) > MAX_POWER:
+            raise BadInput(f"bound: the exponent {exponent[1]} is larger than {MAX_POWER}")
+        return tree
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         name = node.func.id
         if name not in UNARY_FUNCTIONS + VARIADIC_FUNCTIONS:

@@ -39,6 +39,9 @@ def named_mask(name: str, n: int, window: int = 1) -> Mask:
 
 def load_mask(path: str | Path) -> Mask:
     """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"."""
+    if not Path(path).is_file():
+        known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
+        raise BadInput(f"{path!r} is neither a mask name ({known}) nor a JSON file")
     data = json.loads(Path(path).read_text())
     if isinstance(data, dict):
         if "mask" not in data:

@@ -63,3 +63,10 @@ def test_integer_power_of_a_ball_around_zero_is_not_nan():
 def test_bound_grammar_rejects(bad):
     with pytest.raises(BadInput):
         expr.parse(bad)
+
+
+def test_absurd_integer_powers_are_bad_input():
+    """D**10**11 would be 10^11 products: refused at parse time, with the checker's cap."""
+    assert expr.parse(f"D**{expr.MAX_POWER}").names == {"D"}
+    with pytest.raises(BadInput, match="larger than"):
+        expr.parse(f"D**{expr.MAX_POWER + 1}")

@@ -19,7 +19,8 @@ def add_parser(subparsers):
                               "into the report folder. Exit 0 when every outcome is the one the mathematics predicts.")
     p.add_argument("--out", default="certify-report", metavar="DIR", help="report folder (default certify-report)")
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
-    p.add_argument("--only", action="append", metavar="SECTION", help="run only this section (repeatable)")
+    p.add_argument("--only", action="append", metavar="SECTION",
+                   help="run only the section with this title (repeatable), e.g. claims, proofs, model")
     p.set_defaults(run=run)
 
 
@@ -31,7 +32,7 @@ def _print_row(row: suite.Row, widths=(46, 10)) -> None:
 def run(args) -> int:
     sections = suite.load_sections(args.only)
     if not sections:
-        known = ", ".join(name.rsplit(".", 1)[-1] for name in suite.SECTIONS)
+        known = ", ".join(module.TITLE for module in suite.load_sections())
         raise BadInput(f"no section matches {args.only}; sections: {known}")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
