@@ -1,6 +1,7 @@
 """The dynamical systems, written once and generic over the arithmetic backend `ar`.
 
-Tokens are rows (shared/CLAIMS.md).  One layer maps X to X':
+Tokens are rows (shared/CLAIMS.md); the attention formulas also accept a leading batch axis
+(float64 only: many configurations screened at once).  One layer maps X to X':
     Z  = LN(X) if pre-LN else X
     P  = softmax over the allowed j of S_ij,  S = beta (Z W_Q + b_Q)(Z W_K + b_K)^T / sqrt(d_k)
          (or S = beta Z A Z^T)
@@ -58,14 +59,14 @@ def query_key_matrix(ar, arrays: LayerArrays):
 
 def scores(ar, arrays: LayerArrays, Z):
     if arrays.A is not None:
-        return ar.matmul(ar.matmul(Z, arrays.A), Z.T)
+        return ar.matmul(ar.matmul(Z, arrays.A), np.swapaxes(Z, -1, -2))
     queries = ar.matmul(Z, arrays.W_Q)
     keys = ar.matmul(Z, arrays.W_K)
     if arrays.b_Q is not None:
         queries = queries + arrays.b_Q
     if arrays.b_K is not None:
         keys = keys + arrays.b_K
-    return ar.matmul(queries, keys.T) * arrays.score_scale
+    return ar.matmul(queries, np.swapaxes(keys, -1, -2)) * arrays.score_scale
 
 
 def softmax_rows(ar, S, mask):
@@ -74,9 +75,9 @@ def softmax_rows(ar, S, mask):
     m_i is an exact shift (softmax does not see it); masked entries are replaced by the shift
     before exp so that nothing overflows, then multiplied by an exact 0.
     """
-    shift = ar.row_shift(S, mask)[:, None]
+    shift = ar.row_shift(S, mask)[..., None]
     weights = ar.exp(np.where(mask, S - shift, S * 0)) * mask
-    return weights / weights.sum(axis=1, keepdims=True)
+    return weights / weights.sum(axis=-1, keepdims=True)
 
 
 def attention(ar, arrays: LayerArrays, Z):

@@ -39,19 +39,21 @@ class Float64:
 
     @staticmethod
     def stack(values):
-        return np.array(values, dtype=float)
+        return np.stack(np.broadcast_arrays(*values), axis=-1)
 
     @staticmethod
     def matmul(a, b):
         return a @ b
 
+    # Reductions run over the last axis, so that a leading batch axis (many configurations
+    # screened at once) is kept.
     @staticmethod
     def maximum(x):
-        return np.max(x)
+        return np.max(x, axis=-1)
 
     @staticmethod
     def minimum(x):
-        return np.min(x)
+        return np.min(x, axis=-1)
 
     @staticmethod
     def pairwise_min(x, y):
