@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from certify import certificate
+from certify import certificate, engine
 from certify.search import attack
 from certify.suite import Row, SuiteRun
 
@@ -44,5 +44,5 @@ def section(run: SuiteRun):
         if report.counterexample is not None:
             detail += f"; shrunk to {report.counterexample.case.n} tokens, margin {report.counterexample.result.margin}"
         yield Row(section=TITLE, case=f"attack {claim or 'bound ' + bound} (n = {n}, d = {d})",
-                  verdict="violated" if report.violated else "not found", detail=detail,
+                  verdict=engine.VIOLATED if report.violated else "not found", detail=detail,
                   ok=report.violated == expected, certificate=path)

@@ -42,7 +42,7 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from statistics import median
 
@@ -88,8 +88,7 @@ class Campaign:
             raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
                            f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
         claim = None if self.bound is not None else (self.claim or "collapse.global")
-        campaign = Campaign(self.distribution, self.n, self.d, self.count, self.seed, claim, self.bound,
-                            L_range, self.max_prec)
+        campaign = replace(self, claim=claim, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
         # pure attention) are the engine's: one low-precision check of configuration 0 runs them.
         engine.check(campaign.sample(0).config, claim=claim, bound=self.bound, max_prec=engine.START_PRECISION)
@@ -341,6 +340,14 @@ def _ratio_order(record: dict) -> tuple[float, float]:
     return record["ratio"], sign * (record["margin_log10"] if record["margin_log10"] is not None else -math.inf)
 
 
+def overall_verdict(counts: dict) -> str:
+    """The campaign's verdict from its summary's counts: violated if any configuration is, else
+    undecided if any is, else holds."""
+    if counts[engine.VIOLATED]:
+        return engine.VIOLATED
+    return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
+
+
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
@@ -380,9 +387,10 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         },
         "L": {**(_spread(Ls) or {}), "regimes": {
             "L < 1": sum(L < 1 for L in Ls),
-            "1 <= L < 37.43": sum(1 <= L < ONE_MINUS_GAP_IS_ONE for L in Ls),
-            "37.43 <= L < 745.13": sum(ONE_MINUS_GAP_IS_ONE <= L < GAP_UNDERFLOWS for L in Ls),
-            "L >= 745.13": sum(L >= GAP_UNDERFLOWS for L in Ls)}},
+            f"1 <= L < {ONE_MINUS_GAP_IS_ONE:.2f}": sum(1 <= L < ONE_MINUS_GAP_IS_ONE for L in Ls),
+            f"{ONE_MINUS_GAP_IS_ONE:.2f} <= L < {GAP_UNDERFLOWS:.2f}":
+                sum(ONE_MINUS_GAP_IS_ONE <= L < GAP_UNDERFLOWS for L in Ls),
+            f"L >= {GAP_UNDERFLOWS:.2f}": sum(L >= GAP_UNDERFLOWS for L in Ls)}},
         "certificates": {
             "violated": counts.get(engine.VIOLATED, 0),
             "holds": sum(r["verdict"] == engine.HOLDS for r in certificates),

@@ -25,15 +25,9 @@ def _campaigns(count: int):
     for name in samplers.DISTRIBUTIONS:
         yield (f"collapse.global on {count} {name}",
                campaign.Campaign(name, N_TOKENS, DIMENSION, count, SEED, claim="collapse.global"), False)
-    yield (f"bound {PLANTED_BOUND} on {count} with L in [40, 2000]",
+    yield (f"bound {PLANTED_BOUND} on {count} with L in [{SATURATED_L[0]:g}, {SATURATED_L[1]:g}]",
            campaign.Campaign("log-L", N_TOKENS, DIMENSION, count, SEED, bound=PLANTED_BOUND, L_range=SATURATED_L),
            True)
-
-
-def _verdict(counts: dict) -> str:
-    if counts[engine.VIOLATED]:
-        return engine.VIOLATED
-    return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
 
 
 def section(run: SuiteRun):
@@ -47,6 +41,6 @@ def section(run: SuiteRun):
                   f"max lhs/rhs {largest['ratio']:.4g}; float64 wrong on {f64['wrong']}, "
                   f"bound = D on {f64['bound_is_D']}")
         paths = summary["certificates"]["paths"]
-        yield Row(section=TITLE, case=label, verdict=_verdict(counts), detail=detail,
+        yield Row(section=TITLE, case=label, verdict=campaign.overall_verdict(counts), detail=detail,
                   ok=bool(counts[engine.VIOLATED]) == violations_expected,
                   certificate=str((folder / paths[0]).relative_to(run.out_dir)) if paths else None)

@@ -30,7 +30,7 @@ from certify.errors import BadInput
 from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.layers import LayerArrays, attention
 from certify.models import thin_norm
-from certify.trajectory import START_PRECISION, check_precision_cap, is_resolved
+from certify.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
 
 # scheme -> (s^2 as text, s^2(d, d_k), expected growth exponent of a D^2 in d when d_k = d).
 # The exponent: ||W_Q W_K^T||_2 is about sqrt(27/4) s^2 d for square Gaussian factors
@@ -42,6 +42,7 @@ SCHEMES = {
 }
 MAX_DIMENSION = 4096  # a d x d ball product at 4096 takes minutes; beyond is absurd here
 MAX_TOKENS = 1024
+DEFAULT_MAX_PRECISION = 1 << 12
 
 
 @dataclass
@@ -73,8 +74,10 @@ class Row:
 
     @property
     def bound_certified(self) -> bool:
-        """D(PX)/D <= 1 - exp(-a D^2), decided as D(PX)/D + exp(-a D^2) <= 1 (the gap is kept itself)."""
-        return bool(self.ratio + (-self.aD2).exp() <= 1)
+        """D(PX)/D <= 1 - exp(-a D^2), decided as D(PX)/D + exp(-a D^2) <= 1 (the gap is kept itself),
+        at the precision the row's enclosures were computed with."""
+        with ctx.workprec(self.precision):
+            return bool(self.ratio + (-self.aD2).exp() <= 1)
 
 
 def parse_dimensions(text: str) -> list[int]:
@@ -108,11 +111,6 @@ def sample(d: int, n: int, scheme: str, seed: int, d_k: int | None = None) -> Sa
     return Sample(d=d, d_k=d_k, variance=variance, X=X, W_Q=W_Q, W_K=W_K)
 
 
-def _balls(values: np.ndarray) -> np.ndarray:
-    """float64 -> exact arb balls (every float64 is a dyadic)."""
-    return np.frompyfunc(arb, 1, 1)(values)
-
-
 def _thin_is_cheaper(d: int, d_k: int) -> bool:
     """The thin route's k x k Cholesky runs in Python-level arb operations (k^3 / 6 of them): worth it
     against the four d^3 ball products of the direct route while d_k <= d / 4."""
@@ -123,8 +121,7 @@ def _thin_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
     """||W_Q W_K^T||_2 (certified through d_k x d_k factors, certify.models.thin_norm) and the float64
     value (from the float64 QR factors: ||W_Q W_K^T|| = ||R_Q R_K^T||)."""
     certified = thin_norm.product_norm(thin_norm.ball_matrix(W_Q), thin_norm.ball_matrix(W_K))
-    R_Q, R_K = np.linalg.qr(W_Q, mode="r"), np.linalg.qr(W_K, mode="r")
-    return certified, float(np.linalg.norm(R_Q @ R_K.T, 2))
+    return certified, thin_norm.product_norm_estimate(W_Q, W_K)
 
 
 def _direct_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
@@ -146,10 +143,10 @@ def _enclosures(s: Sample, route: str) -> tuple[arb, arb, arb, float]:
     factor_norm, float_norm = _thin_norm(s.W_Q, s.W_K) if route == "thin" else _direct_norm(s.W_Q, s.W_K)
     scale = 1 / BALL.sqrt_nonneg(BALL.number(s.d_k))
     a = factor_norm * scale
-    X = _balls(s.X)
+    X = thin_norm.ball_array(s.X)
     n = s.X.shape[0]
-    arrays = LayerArrays(A=None, W_Q=_balls(s.W_Q), W_K=_balls(s.W_K), b_Q=None, b_K=None, score_scale=scale,
-                         V=None, mask=np.ones((n, n), dtype=bool))
+    arrays = LayerArrays(A=None, W_Q=thin_norm.ball_array(s.W_Q), W_K=thin_norm.ball_array(s.W_K), b_Q=None, b_K=None,
+                         score_scale=scale, V=None, mask=np.ones((n, n), dtype=bool))
     PX = BALL.matmul(attention(BALL, arrays, X), X)
     D = quantities.diameter(BALL, X)
     return a, D * D, quantities.diameter(BALL, PX) / D, float_norm / math.sqrt(s.d_k)
@@ -167,8 +164,7 @@ def certify_row(s: Sample, max_prec: int) -> Row:
         if all(is_resolved(x) for x in (a, D_squared, ratio)) or precision >= max_prec:
             break
         precision = min(2 * precision, max_prec)
-    diffs = s.X[:, None, :] - s.X[None, :, :]
-    float_aD2 = float_a * float((diffs * diffs).sum(axis=2).max())
+    float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
     return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=a, D_squared=D_squared, aD2=aD2, log10_gap=log10_gap,
                ratio=ratio, float64_aD2=float_aD2,
                float64_one_minus_is_one=bool(1.0 - np.exp(-float_aD2) == 1.0),
@@ -177,7 +173,7 @@ def certify_row(s: Sample, max_prec: int) -> Row:
 
 
 def study(dimensions: list[int], scheme: str = "lecun", n: int = 16, seed: int = 0, d_k: int | None = None,
-          max_prec: int = 1 << 12) -> list[Row]:
+          max_prec: int = DEFAULT_MAX_PRECISION) -> list[Row]:
     check_precision_cap(max_prec)
     samples = [sample(d, n, scheme, seed, d_k) for d in dimensions]  # validate everything before the slow part
     return [certify_row(s, max_prec) for s in samples]
@@ -194,9 +190,8 @@ def growth_exponent(rows: list[Row]) -> float | None:
 
 def to_json(rows: list[Row], scheme: str, n: int, seed: int) -> dict:
     def row_json(r: Row) -> dict:
-        return {"d": r.d, "d_k": r.d_k, "variance": r.variance, "a": r.a.str(15, radius=True),
-                "D_squared": r.D_squared.str(15, radius=True), "aD2": r.aD2.str(15, radius=True),
-                "log10_gap": r.log10_gap.str(15, radius=True), "ratio_D_PX_over_D": r.ratio.str(15, radius=True),
+        return {"d": r.d, "d_k": r.d_k, "variance": r.variance, "a": text(r.a), "D_squared": text(r.D_squared),
+                "aD2": text(r.aD2), "log10_gap": text(r.log10_gap), "ratio_D_PX_over_D": text(r.ratio),
                 "bound_certified": r.bound_certified, "float64_aD2": r.float64_aD2,
                 "float64_one_minus_exp_is_one": r.float64_one_minus_is_one,
                 "float64_exp_is_zero": r.float64_gap_is_zero, "route": r.route, "precision": r.precision,

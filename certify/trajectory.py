@@ -32,7 +32,6 @@ intersection of both: a certified enclosure of the distance to the true limit tr
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -42,21 +41,21 @@ from flint import arb, ctx, fmpz
 
 from certify import config, quantities, spectral
 from certify.arith import BALL, FLOAT64
+from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
+                            VIOLATED)
 from certify.errors import BadInput
 from certify.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.primitives import LayerView
 
-START_PRECISION = 53
-DEFAULT_MAX_PRECISION = 1 << 16
-PRECISION_LIMIT = 1 << 20
 MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
 RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which D_t counts as unresolved
 NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
-HOLDS, VIOLATED, UNDECIDED, UNRESOLVED = "holds", "violated", "undecided", "unresolved"
+UNRESOLVED = "unresolved"
 ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
+OUTCOMES = {True: HOLDS, False: VIOLATED, None: UNDECIDED}  # BALL.certainly_le's answer in words
 
 # curve -> (the quantity it bounds, its hypothesis)
 CURVES = {
@@ -125,7 +124,7 @@ class Trajectory:
 
     @property
     def exit_code(self) -> int:
-        return {HOLDS: 0, ENCLOSED: 0, VIOLATED: 1, UNDECIDED: 3}[self.verdict]
+        return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Trajectory:
@@ -177,16 +176,8 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
                    settled=run.complete and not undecided)
 
 
-def _largest(values) -> arb:
-    return functools.reduce(arb.max, values)
-
-
-def _used_layers(case: config.Case, T: int):
-    return case.layers[:min(len(case.layers), T)]
-
-
 def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
-    used = _used_layers(case, T)
+    used = case.layers[:T]  # the configuration layers that T layers apply
     drawn, skipped = {}, {}
     pure = all(layer.is_pure_attention for layer in used)
     for name in ("global.step", "global.composed", "cubic"):
@@ -195,8 +186,7 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
         else:
             parts = sorted({config.COMPONENTS[part] for layer in used for part in layer.components()})
             skipped[name] = "needs pure attention X' = P X; the layers have " + ", ".join(parts)
-    value_form = all(layer.V is not None and layer.mask is None and not layer.residual and layer.ffn is None
-                     and layer.layernorm is None for layer in used)
+    value_form = all(layer.components() == ["V"] for layer in used)  # X' = P X V^T and nothing else
     for name in ("value.bounded", "value.approach"):
         if not value_form:
             skipped[name] = "needs layers X' = P X V^T with a value matrix V and nothing else"
@@ -251,11 +241,11 @@ def _approach(case: config.Case, run: _Run, M: arb) -> None:
     Y_last = run.Y[last]
     estimate = Y_last.sum(axis=0) / BALL.number(case.n)  # c^, in the hull of the rows of Y_last
     hull_diameter = quantities.diameter(BALL, Y_last)
+    miss = M * hull_diameter  # >= ||V^t (c - c^)|| for every t
     image = estimate  # V^t c^
     for t in range(last + 1):
         offsets = run.X[t] - image
         observed = BALL.maximum(BALL.sqrt_nonneg((offsets * offsets).sum(axis=1)))
-        miss = M * hull_diameter  # >= ||V^t (c - c^)||
         ceiling = M * quantities.diameter(BALL, run.Y[t])  # r_t <= ||V^t|| D(Y_t)
         low = (observed - miss).lower().max(arb(0))
         high = (observed + miss).upper().min(ceiling.upper())
@@ -295,7 +285,7 @@ def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: d
     L = len(case.layers)
     T = len(points) - 1
     D0 = quantities.diameter(BALL, BALL.array(case.X))
-    a_max = _largest(a[:min(L, T)])
+    a_max = BALL.maximum(a[:T])  # of the layers used
     if "global.step" in drawn:
         for t in range(1, T + 1):
             previous = points[t - 1]
@@ -338,15 +328,10 @@ def _check(points: list, drawn: dict) -> None:
             if name not in point.curves:
                 continue
             quantity = point.D if CURVES[name][0] == "D" else point.approach
-            bound = point.curves[name]
             if quantity is None or not point.resolved:
                 point.checks[name] = UNRESOLVED
-            elif quantity <= bound:
-                point.checks[name] = HOLDS
-            elif quantity > bound:
-                point.checks[name] = VIOLATED
             else:
-                point.checks[name] = UNDECIDED
+                point.checks[name] = OUTCOMES[BALL.certainly_le(quantity, point.curves[name])]
 
 
 def text(x: arb | None) -> str | None:
@@ -397,7 +382,7 @@ def plot(trajectory: Trajectory, path) -> None:
     tr = trajectory
 
     def series(values):
-        pairs = [(p.t, log10(v)) for p, v in zip(tr.points, values) if log10(v) is not None]
+        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None]
         return [t for t, _ in pairs], [y for _, y in pairs]
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))

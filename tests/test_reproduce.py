@@ -19,6 +19,7 @@ from mpmath import mp
 from certify.arith import FLOAT64
 from certify.cli import main
 from certify.layers import apply_layer
+from certify.quantities import consensus_distance
 from certify.suite import SuiteRun
 from certify.wu import figures, figures_section, studies
 from certify.wu import reproduce as sim
@@ -101,7 +102,7 @@ def test_figure1_without_layernorm_follows_the_closed_form():
     for t in range(13):
         power = np.array([[1.0, t * float(w)], [0.0, 1.0]])  # W_V^t = [[1, t w], [0, 1]]
         expected = 2.0**-t * np.linalg.norm((X0[0] - X0[1]) @ power) / math.sqrt(2)
-        assert sim.consensus_distances(path[t]) == pytest.approx(expected, rel=1e-12)
+        assert consensus_distance(FLOAT64, path[t]) == pytest.approx(expected, rel=1e-12)
 
 
 # ------------------------------------------------------------------ findings at CI size

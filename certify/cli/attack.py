@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from certify import certificate, config
+from certify import certificate, config, engine
 from certify.cli import options
 from certify.search import attack as search
 from certify.search.attack import AttackReport
@@ -108,7 +108,7 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
             print("    (two antipodal tokens give c = ln((e^{L/2} + 1)/2)/L, the most any pure-attention "
                   "configuration can: tau <= tanh(a D^2/4))")
     for finalist in summary["finalists"]:
-        if finalist["verdict"] != "violated":
+        if finalist["verdict"] != engine.VIOLATED:
             print(f"  candidate at L = {_g(finalist['L'], 5)} (score {_g(finalist['score'], 3)}) not certified: "
                   f"{finalist['verdict']}" + (f"; {finalist['reason']}" if finalist["reason"] else ""))
     shrunk = report.counterexample
@@ -129,13 +129,19 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
               + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
 
 
+def _matrix_text(rows, entry) -> str:
+    return "[" + ", ".join("[" + ", ".join(entry(v) for v in row) + "]" for row in rows) + "]"
+
+
 def _rounded(M) -> str:
-    return "[" + ", ".join("[" + ", ".join(f"{v:.4g}" for v in row) + "]" for row in M) + "]"
+    """A float64 matrix to 4 digits (the tightest point, for reading)."""
+    return _matrix_text(M, lambda v: f"{v:.4g}")
 
 
 def _compact(case: config.Case) -> str:
+    """The one-layer counterexample with its exact entries, e.g. X = [[-1/2], [1/2]], A = [[-4]]."""
     def matrix(rows) -> str:
-        return "[" + ", ".join("[" + ", ".join(str(Fraction(v)) for v in row) + "]" for row in rows) + "]"
+        return _matrix_text(rows, lambda v: str(Fraction(v)))
 
     layer = case.layers[0]
     parts = [f"X = {matrix(case.X)}", f"A = {matrix(layer.A)}"]

@@ -30,7 +30,8 @@ def add_parser(subparsers):
     p.add_argument("--n", type=int, default=16, help="number of tokens (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0; one generator per d)")
     p.add_argument("--d-k", type=int, dest="d_k", metavar="K", help="key width d_k (default d)")
-    p.add_argument("--max-prec", type=int, default=1 << 12, metavar="BITS", help="precision cap in bits (default 4096)")
+    p.add_argument("--max-prec", type=int, default=init_scaling.DEFAULT_MAX_PRECISION, metavar="BITS",
+                   help=f"precision cap in bits (default {init_scaling.DEFAULT_MAX_PRECISION})")
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.set_defaults(run=run)
 
@@ -47,15 +48,14 @@ def render(rows, scheme: str, n: int, seed: int) -> str:
                       f"{r.seconds:.1f}"])
     widths = [max(len(row[i]) for row in lines + [header]) for i in range(len(header))]
     table = ["  ".join(c.rjust(w) for c, w in zip(row, widths)) for row in [header] + lines]
-    name, formula = scheme, init_scaling.SCHEMES[scheme][0]
+    formula, _, expected = init_scaling.SCHEMES[scheme]
     exponent = init_scaling.growth_exponent(rows)
-    notes = [(f"scheme {name}: W_Q, W_K entries N(0, {formula}); {n} tokens with N(0, 1) entries (||x|| about "
+    notes = [(f"scheme {scheme}: W_Q, W_K entries N(0, {formula}); {n} tokens with N(0, 1) entries (||x|| about "
              f"sqrt(d)); seed {seed}"),
              (f"float64 rounds 1 - exp(-x) to 1.0 from x = 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f} and exp(-x) "
              f"to 0 from x = 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; 'bound' is D(PX)/D <= 1 - exp(-a D^2) "
              "decided in arb with the gap kept itself")]
     if exponent is not None:
-        expected = init_scaling.SCHEMES[scheme][2]
         note = f"a D^2 grows like d^{exponent:.2f} over these d (float64 least squares on the midpoints"
         same_width = all(r.d_k == r.d for r in rows)
         notes.append(note + (f"; random-matrix theory predicts d^{expected} for d_k = d)" if same_width else ")"))

@@ -13,10 +13,10 @@ import dataclasses
 import json
 from pathlib import Path
 
-from certify.engine import HOLDS, UNDECIDED, VIOLATED
+from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
+from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.models import load_text_model, plots
 from certify.models import report as model_report
-from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
 from certify.models.report import midpoint
 from certify.models.screen import screen
@@ -25,7 +25,6 @@ DEFAULT_TEXT = "A man is eating food."
 REPORT_FILE = "model_certified.json"
 SCREEN_FILE = "model_screen.json"
 SCREEN_LABEL = "float64 screening, NOT certified"
-EXIT_OK, EXIT_VIOLATED, EXIT_UNDECIDED = 0, 1, 3
 
 
 def add_parser(subparsers) -> None:
@@ -63,20 +62,23 @@ def run(args) -> int:
 
 def exit_code(report: dict) -> int:
     summary = report["summary"]
-    if any(summary[step][VIOLATED] for step in model_report.STEPS):
-        return EXIT_VIOLATED
-    if any(summary[step][UNDECIDED] for step in model_report.STEPS):
-        return EXIT_UNDECIDED
-    return EXIT_OK
+    for verdict in (VIOLATED, UNDECIDED):  # a violation outranks an undecided step
+        if any(summary[step][verdict] for step in model_report.STEPS):
+            return EXIT_CODES[verdict]
+    return EXIT_CODES[HOLDS]
+
+
+def _heading(report: dict) -> list[str]:
+    """The model and the text: the first lines of both the certified and the screening table."""
+    c = report["config"]
+    return [(f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, "
+             f"d_k = {c['d'] // c['n_heads']}"),
+            f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}"]
 
 
 def render(report: dict) -> str:
-    c = report["config"]
     s = report["summary"]
-    lines = [
-        (f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, "
-         f"d_k = {c['d'] // c['n_heads']}"),
-        f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}",
+    lines = _heading(report) + [
         (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "
          "of enclosures (--json for the balls)."),
         (f"Regime of the factor 1 - exp(-a D^2): informative if a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f}; "
@@ -131,14 +133,11 @@ def _run_screen(args, text_model, tokens, trace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / SCREEN_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(report, indent=2) if args.json else _render_screen(report))
-    return EXIT_OK
+    return 0  # screening decides no verdict: done is all it can report
 
 
 def _render_screen(report: dict) -> str:
-    c = report["config"]
-    lines = [
-        f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, d_k = {c['d'] // c['n_heads']}",
-        f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}",
+    lines = _heading(report) + [
         f"{SCREEN_LABEL}: a = ||A_h||_2 with A_h = W_Q,h W_K,h^T / sqrt(d_k); D = diameter of the tokens entering the layer",
     ]
     for layer in report["layers"]:

@@ -41,6 +41,7 @@ def _power(log10: float | None) -> str:
 
 
 def render(summary: dict, out_dir: str) -> list[str]:
+    out = Path(out_dir)
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     counts, f64, L = summary["counts"], summary["float64"], summary["L"]
@@ -67,28 +68,23 @@ def render(summary: dict, out_dir: str) -> list[str]:
         lines.append(f"  L = a D^2: min {L['min']:.3g}, median {L['median']:.3g}, max {L['max']:.3g}  ("
                      + ", ".join(f"{label}: {k}" for label, k in L["regimes"].items()) + ")")
     certs = summary["certificates"]
-    folder = Path(out_dir) / "certificates"
-    lines.append(f"  certificates: {certs['violated']} violations, {certs['holds']} sampled holds in {folder}/"
-                 + (f"  (e.g. certify verify {Path(out_dir) / certs['paths'][0]})" if certs["paths"] else ""))
+    lines.append(f"  certificates: {certs['violated']} violations, {certs['holds']} sampled holds in "
+                 f"{out / 'certificates'}/"
+                 + (f"  (e.g. certify verify {out / certs['paths'][0]})" if certs["paths"] else ""))
     if counts["undecided"]:
-        lines.append(f"  undecided configurations: {Path(out_dir) / 'undecided'}/")
+        lines.append(f"  undecided configurations: {out / 'undecided'}/")
     run = summary.get("run")
     if run:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
         lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{rate})")
     if not summary["complete"]:
         lines.append("  incomplete: run the same command again to continue")
-    lines.append(f"  summary: {Path(out_dir) / 'summary.json'}")
+    lines.append(f"  summary: {out / 'summary.json'}")
     return lines
 
 
 def exit_code(summary: dict) -> int:
-    counts = summary["counts"]
-    if counts[engine.VIOLATED]:
-        return engine.EXIT_CODES[engine.VIOLATED]
-    if counts[engine.UNDECIDED]:
-        return engine.EXIT_CODES[engine.UNDECIDED]
-    return engine.EXIT_CODES[engine.HOLDS]
+    return engine.EXIT_CODES[campaign.overall_verdict(summary["counts"])]
 
 
 def run(args) -> int:

@@ -57,7 +57,7 @@ def render(tr: trajectory.Trajectory) -> str:
         row = [str(p.t), _cell(p.D) + ("" if p.resolved else " unresolved"), _cell(p.mu)]
         if "value.approach" in tr.drawn:
             row.append(_cell(p.approach))
-        row += [_cell(p.curves.get(name), p.checks.get(name)) if name in p.curves else "-" for name in names]
+        row += [_cell(p.curves.get(name), p.checks.get(name)) for name in names]  # "-" where a curve is not drawn
         rows.append(row)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header] + rows]
@@ -76,15 +76,17 @@ def render(tr: trajectory.Trajectory) -> str:
 
 def run(args) -> int:
     tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec)
+    data = trajectory.to_json(tr)
     written = []
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        (out / "trajectory.json").write_text(json.dumps(trajectory.to_json(tr), indent=1) + "\n", encoding="utf-8")
-        trajectory.plot(tr, out / "trajectory.png")
-        written = [str(out / "trajectory.json"), str(out / "trajectory.png")]
+        json_path, png_path = out / "trajectory.json", out / "trajectory.png"
+        json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        trajectory.plot(tr, png_path)
+        written = [json_path, png_path]
     if args.json:
-        print(json.dumps(trajectory.to_json(tr), indent=1))
+        print(json.dumps(data, indent=1))
     else:
         print(render(tr))
         for path in written:

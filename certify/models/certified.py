@@ -47,12 +47,12 @@ from flint import arb
 from certify import quantities
 from certify.arith import BALL
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
-from certify.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, regime
 from certify.errors import BadInput
+from certify.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, regime
 from certify.layers import LayerArrays, attention
 from certify.models.bert import AttentionHead, BertModel, ForwardTrace
 from certify.models.configuration import ConfigurationStats, configuration_stats
-from certify.models.thin_norm import ball_matrix, product_norm
+from certify.models.thin_norm import ball_array, ball_matrix, product_norm
 
 DEFAULT_BITS = 64
 MAX_BITS = 512  # the default ceiling of the per-head escalation
@@ -117,13 +117,13 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
     mask = np.broadcast_to(keys, (X.shape[0], X.shape[0]))  # every query sees the same keys (BERT)
     with flint.ctx.workprec(bits):
         stats = configuration_stats(X)
-        D = quantities.diameter(BALL, _balls(X))
+        D = quantities.diameter(BALL, ball_array(X))
     results: dict[int, HeadCertificate] = {}
     pending = list(range(len(heads)))
     precision = bits
     while pending and precision <= max_bits:
         with flint.ctx.workprec(precision):
-            X_ball = _balls(X)
+            X_ball = ball_array(X)
             D_here = quantities.diameter(BALL, X_ball)
             for h in pending:
                 results[h] = certify_head(h, heads[h], X_ball, D_here, mask, precision)
@@ -156,17 +156,9 @@ def certify_head(index: int, head: AttentionHead, X_ball: np.ndarray, D: arb, ma
 def _head_arrays(head: AttentionHead, mask: np.ndarray) -> LayerArrays:
     """The head's scores (X W_Q + b_Q)(X W_K + b_K)^T / sqrt(d_k) in the generic layer formulas."""
     return LayerArrays(
-        A=None, W_Q=_balls(head.W_Q), W_K=_balls(head.W_K), b_Q=_balls(head.b_Q), b_K=_balls(head.b_K),
-        score_scale=1 / arb(head.d_k).sqrt(), V=None, mask=mask,
+        A=None, W_Q=ball_array(head.W_Q), W_K=ball_array(head.W_K), b_Q=ball_array(head.b_Q),
+        b_K=ball_array(head.b_K), score_scale=1 / arb(head.d_k).sqrt(), V=None, mask=mask,
     )  # fmt: skip
-
-
-def _balls(values: np.ndarray) -> np.ndarray:
-    """float64 entries as exact arb balls in an object array (the BALL backend's arrays)."""
-    return _to_arb(np.asarray(values, dtype=np.float64))
-
-
-_to_arb = np.frompyfunc(arb, 1, 1)
 
 
 def _verdict(outcome: bool | None) -> str:

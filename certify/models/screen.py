@@ -1,8 +1,8 @@
 """float64 screening of a real model's layers: ||A_h||_2 and a D^2 per head, on one text.
 
 This is a first look, not a certificate: the numbers come from float64 SVDs and distances.
-The spectral norm uses the thin factors: with W_Q = Q_1 R_1 and W_K = Q_2 R_2 (reduced QR,
-orthonormal columns), ||W_Q W_K^T||_2 = ||R_1 R_2^T||_2, a d_k x d_k problem instead of d x d.
+The spectral norm uses the thin factors (certify.models.thin_norm.product_norm_estimate):
+||W_Q W_K^T||_2 = ||R_1 R_2^T||_2 for the reduced QR factors, d_k x d_k instead of d x d.
 """
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from certify.arith import FLOAT64
 from certify.models.bert import AttentionHead, BertModel, ForwardTrace
+from certify.models.thin_norm import product_norm_estimate
 from certify.quantities import diameter
 
 
@@ -34,9 +33,7 @@ class LayerScreen:
 
 def spectral_norm_estimate(head: AttentionHead) -> float:
     """float64 ||W_Q W_K^T / sqrt(d_k)||_2 through the reduced QR factors (see module doc)."""
-    _, r_query = np.linalg.qr(head.W_Q)
-    _, r_key = np.linalg.qr(head.W_K)
-    return float(np.linalg.norm(r_query @ r_key.T, 2)) / math.sqrt(head.d_k)
+    return product_norm_estimate(head.W_Q, head.W_K) / math.sqrt(head.d_k)
 
 
 def screen(model: BertModel, trace: ForwardTrace) -> list[LayerScreen]:

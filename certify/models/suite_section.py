@@ -15,7 +15,7 @@ import json
 
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.models import MODEL_PACKAGES, load_text_model, plots, report
-from certify.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers
+from certify.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers, regime_counts
 from certify.suite import Row, SuiteRun
 
 TITLE = "model"
@@ -48,9 +48,7 @@ def section(run: SuiteRun):
 def _layer_row(layer, text: str, certificate: str) -> Row:
     steps = [step for head in layer.heads for step in (head.step1, head.step2)]
     verdict = VIOLATED if VIOLATED in steps else UNDECIDED if UNDECIDED in steps else HOLDS
-    regimes: dict[str, int] = {}
-    for head in layer.heads:
-        regimes[head.regime] = regimes.get(head.regime, 0) + 1
+    regimes = {name: count for name, count in regime_counts([layer]).items() if count}
     c = layer.configuration
     rank = f"centred rank {c.rank}/{c.rank_max}" + (" certified" if c.rank_certified else " NOT certified")
     detail = (f"{len(layer.heads)} heads: " + ", ".join(f"{count} {name}" for name, count in sorted(regimes.items()))

@@ -20,6 +20,9 @@ pivot is certainly positive (checked; otherwise G_R may be singular and the redu
 apply).  certify.spectral.enclose then bounds ||C G_L C^T||_2 for every matrix in the ball, hence
 for the exact one, and the square root is monotone.  When a pivot is not certainly positive
 (rank-deficient R, e.g. a head whose weights are zero) the d x d product is enclosed directly.
+
+The float64 estimate for screening uses the same reduction through QR: with L = Q_1 R_1 and
+R = Q_2 R_2 (reduced QR, orthonormal columns), ||L R^T||_2 = ||R_1 R_2^T||_2, a k x k problem.
 """
 
 from __future__ import annotations
@@ -33,6 +36,19 @@ from certify import spectral
 def ball_matrix(values: np.ndarray) -> arb_mat:
     """The float64 matrix as an arb_mat of exact entries (every binary64 value is exact in arb)."""
     return arb_mat(np.asarray(values, dtype=np.float64).tolist())
+
+
+_to_arb = np.frompyfunc(arb, 1, 1)
+
+
+def ball_array(values: np.ndarray) -> np.ndarray:
+    """float64 entries as exact arb balls in an object array (the BALL backend's arrays)."""
+    return _to_arb(np.asarray(values, dtype=np.float64))
+
+
+def product_norm_estimate(L: np.ndarray, R: np.ndarray) -> float:
+    """float64 ||L R^T||_2 through the reduced QR factors (module docstring): screening only."""
+    return float(np.linalg.norm(np.linalg.qr(L, mode="r") @ np.linalg.qr(R, mode="r").T, 2))
 
 
 def cholesky_upper(G: arb_mat) -> arb_mat | None:

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.optimize import minimize
 
-from certify import checker, config, engine
+from certify import config, engine
 from certify.errors import BadInput
 from certify.search import objective, shrink
 from certify.search.objective import Evaluation, Layout
@@ -220,12 +220,13 @@ class _Search:
 
     def local(self, decode: Callable, x0: np.ndarray, until: float) -> Evaluation | None:
         """Nelder-Mead from x0 until the budget share `until`; the best point it evaluated."""
-        best: list[Evaluation] = []
+        best: Evaluation | None = None
 
         def negative_score(x):
+            nonlocal best
             e = self.score(*decode(x))
-            if not best or e.score > best[0].score:
-                best[:] = [e]
+            if best is None or e.score > best.score:
+                best = e
             return -e.score if math.isfinite(e.score) else 1e300
 
         self.limit = until
@@ -234,10 +235,15 @@ class _Search:
                      options={"maxfev": 10**9, "xatol": 1e-12, "fatol": 1e-15, "adaptive": len(x0) > 4})
         except Exhausted:
             pass
-        if best and math.isfinite(best[0].score):
-            self.candidates.append(best[0])
-            return best[0]
+        if best is not None and math.isfinite(best.score):
+            self.candidates.append(best)
+            return best
         return None
+
+    def run_until(self, end: float, runs_left: int) -> float:
+        """The budget share at which the next of `runs_left` local runs stops: an equal part of what is left."""
+        used = self.budget.used()
+        return min(end, used + (end - used) / runs_left)
 
     def clip_L(self, log_L: float) -> float:
         return math.exp(min(max(log_L, self.log_range[0]), self.log_range[1]))
@@ -251,8 +257,8 @@ class _Search:
         lo, hi = self.log_range
         for done, stratum in enumerate(self.rng.permutation(starts)):
             L = math.exp(lo + (stratum + self.rng.uniform()) / starts * (hi - lo))
-            until = min(end, self.budget.used() + (end - self.budget.used()) / (starts - done))
-            self.limit = until
+            until = self.run_until(end, starts - done)
+            self.limit = until  # the transfer start evaluates too
             try:
                 shape = self._start_shape(L, transfer=done % 2 == 1)
             except Exhausted:
@@ -272,7 +278,7 @@ class _Search:
     def sweep(self, end: float) -> None:
         """The most violating shape, the tightest (largest exponent) and the next most violating, over all L."""
         first = [e for e in (self.best, self.best_exponent) if e is not None]
-        shapes = self.distinct(first + sorted(self.candidates, key=lambda e: e.score, reverse=True), SWEEP_SHAPES)
+        shapes = self.distinct(first + _by_score(self.candidates), SWEEP_SHAPES)
         if not shapes:
             return
         points = max(16, int((end - self.budget.used()) * self._total_evaluations() / len(shapes)))
@@ -305,7 +311,7 @@ class _Search:
         for side in rungs:
             shape = start.shape
             for log_L in side:
-                until = min(end, self.budget.used() + (end - self.budget.used()) / left)
+                until = self.run_until(end, left)
                 left -= 1
                 rung = math.exp(log_L)
                 found = self.local(lambda x, L=rung: (x, L), shape, until)
@@ -332,11 +338,15 @@ class _Search:
         return [e for e, _ in chosen]
 
     def polish(self, end: float) -> None:
-        seeds = self.distinct(sorted(self.candidates, key=lambda e: e.score, reverse=True), POLISH_POINTS)
+        seeds = self.distinct(_by_score(self.candidates), POLISH_POINTS)
         for done, e in enumerate(seeds):
-            share = (end - self.budget.used()) / (len(seeds) - done)
             x0 = np.append(e.shape, math.log(e.L_param))
-            self.local(lambda x: (x[:-1], self.clip_L(x[-1])), x0, min(end, self.budget.used() + share))
+            self.local(lambda x: (x[:-1], self.clip_L(x[-1])), x0, self.run_until(end, len(seeds) - done))
+
+
+def _by_score(evaluations: list[Evaluation]) -> list[Evaluation]:
+    """Highest score first."""
+    return sorted(evaluations, key=lambda e: e.score, reverse=True)
 
 
 def _same(first: list, second: list) -> bool:
@@ -382,23 +392,20 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     for name, end in PHASES:
         phase_steps[name](end)
 
-    target = claim_obj.id or f"bound: {bound_expr.text}"
+    claim_id = claim_obj.id or None  # None for a bound
     finalists, counterexample = [], None
     violating = [e for e in [search.best] + search.candidates if e is not None and e.score > 0]
-    for e in search.distinct(sorted(violating, key=lambda e: e.score, reverse=True), FINALISTS):
+    for e in search.distinct(_by_score(violating), FINALISTS):
         case = layout.case(*layout.arrays(e.shape, e.L_param))
-        result = engine.check(case, claim=claim_obj.id or None, bound=bound, max_prec=max_prec)
-        if result.verdict != engine.VIOLATED:
-            finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
-            continue
-        shrunk = shrink.shrink(case, result, claim_obj.id or None, bound, max_prec=max_prec)
-        confirmation = checker.verify(shrunk.result.certificate)  # re-checked from the written form
-        finalists.append({"score": e.score, "L": e.L, "verdict": shrunk.result.verdict,
-                          "reason": "" if confirmation.ok else confirmation.message})
-        if confirmation.ok:
-            counterexample = shrunk
+        # engine.check returns a violation only once the checker has confirmed its certificate,
+        # and shrinking keeps only such results: the counterexample needs no further check
+        result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec)
+        finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
+        if result.verdict == engine.VIOLATED:
+            counterexample = shrink.shrink(case, result, claim_id, bound, max_prec=max_prec)
             break
-    return AttackReport(target=target, claim=claim_obj.id or None, bound=bound_expr.text if bound_expr else None,
+    return AttackReport(target=claim_obj.id or f"bound: {bound_expr.text}", claim=claim_id,
+                        bound=bound_expr.text if bound_expr else None,
                         layout=layout, seed=seed, starts=starts, budget=spend.describe(), l_range=tuple(l_range),
                         evaluations=spend.spent, seconds=time.monotonic() - spend.started, best=search.best,
                         best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],

@@ -37,9 +37,9 @@ def inequalities(claim_id: str | None, bound: str | None) -> list[tuple[str, str
     return [(q.lhs, q.rhs) for q in claims.get(claim_id).inequalities]
 
 
-def sides(pairs: list[tuple[str, str]], quantities: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """float64 lhs and rhs of each inequality, per configuration (one layer, so a stack claim's
-    composed rhs is its rhs at D_0)."""
+def sides(pairs: list[tuple[str, str]], values: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """float64 lhs and rhs of each inequality on `values` (layer_quantities' arrays), per
+    configuration (one layer, so a stack claim's composed rhs is its rhs at D_0)."""
     names = set(PRIMITIVES)
-    return [(expr.parse(lhs, names).evaluate(FLOAT64, quantities), expr.parse(rhs, names).evaluate(FLOAT64, quantities))
+    return [(expr.parse(lhs, names).evaluate(FLOAT64, values), expr.parse(rhs, names).evaluate(FLOAT64, values))
             for lhs, rhs in pairs]

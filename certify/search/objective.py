@@ -29,7 +29,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
-from certify import config, engine
+from certify import config, engine, quantities
 from certify.arith import BALL, FLOAT64
 from certify.claims import Claim
 from certify.errors import BadInput
@@ -38,6 +38,9 @@ from certify.errors import BadInput
 GUARD_BITS = 64
 ESCALATIONS = 3  # precision doublings when the score's ball is still too wide to rank
 SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does not scale like D
+# float64 ranks a point only when every side and D' are farther than this from 0 and from D
+# (relative to D); closer, the score is evaluated in arb (see _float_resolves)
+FLOAT_RESOLUTION = 1e-6
 
 
 @dataclass(frozen=True)
@@ -67,8 +70,7 @@ class Layout:
         A = shape[nd:nd + dd].reshape(self.d, self.d)
         V = shape[nd + dd:nd + 2 * dd].reshape(self.d, self.d) if self.with_v else None
         s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
-        diffs = X[:, None, :] - X[None, :, :]
-        diameter = math.sqrt(float((diffs * diffs).sum(axis=2).max()))
+        diameter = math.sqrt(float(quantities.pairwise_sq_distances(X).max()))
         norm = float(np.linalg.norm(A, 2))
         if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
             return None
@@ -158,7 +160,7 @@ def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evalu
     """
     built = layout.arrays(shape, L)
     if built is None:
-        return Evaluation(-math.inf, -math.inf, None, L, shape, L)
+        return _unranked(shape, L)
     case = layout.case(*built)
     witnesses: dict = {}
     with np.errstate(all="ignore"):
@@ -177,16 +179,23 @@ def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evalu
                 return Evaluation(_mid(score), _mid(log_ratio), _mid(exponent) if _rankable(exponent) else None,
                                   _mid(L_value), shape=shape, L_param=L)
         bits *= 2
+    return _unranked(shape, L)
+
+
+def _unranked(shape: np.ndarray, L: float) -> Evaluation:
+    """A point the objective cannot rank: degenerate, or its score's ball stayed too wide."""
     return Evaluation(-math.inf, -math.inf, None, L, shape, L)
 
 
-FLOAT_RESOLUTION = 1e-6
+def _diameter(c: engine.Comparison, views):
+    """D of the layer a comparison is about (of the input, for a stack claim)."""
+    return views[0 if c.layer is None else c.layer].get("D")
 
 
 def _float_resolves(views, comparisons) -> bool:
     """float64 (relative error about 1e-16) resolves the score when no side nears 0 or D."""
     for c in comparisons:
-        D = float(views[0 if c.layer is None else c.layer].get("D"))
+        D = float(_diameter(c, views))
         for side in (float(c.lhs) / D, float(c.rhs) / D):
             if not (math.isfinite(side) and abs(side) > FLOAT_RESOLUTION and abs(1 - side) > FLOAT_RESOLUTION):
                 return False
@@ -205,7 +214,7 @@ def _assess(views, comparisons, log):
 
 
 def _score(c: engine.Comparison, views, log):
-    D = views[0 if c.layer is None else c.layer].get("D")
+    D = _diameter(c, views)
     lhs, rhs = c.lhs, c.rhs
     if not rhs > 0:
         # a bound that is <= 0 fails for any positive lhs; rank by how far it is below lhs

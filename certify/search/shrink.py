@@ -55,18 +55,16 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
     if result.verdict != engine.VIOLATED:
         raise ValueError("only a certified violation is shrunk")
 
-    def violated(candidate: config.Case) -> engine.Result | None:
-        outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec)
-        return outcome if outcome.verdict == engine.VIOLATED else None
-
     shrunk = Shrunk(case, result)
 
     def attempt(move: str, candidate: config.Case) -> bool:
-        outcome = violated(candidate)
-        shrunk.steps.append(Step(move, outcome is not None))
-        if outcome is not None:
+        """Record the move; keep the candidate when it is still certified violated."""
+        outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec)
+        kept = outcome.verdict == engine.VIOLATED
+        shrunk.steps.append(Step(move, kept))
+        if kept:
             shrunk.case, shrunk.result = candidate, outcome
-        return outcome is not None
+        return kept
 
     # the passes again until none simplifies further: a later move can enable an earlier one
     for _ in range(MAX_ROUNDS):
@@ -90,7 +88,7 @@ def _shrink_pass(shrunk: Shrunk, attempt) -> None:
 
     for name in _matrix_names(shrunk.case)[1:]:  # the layers' matrices; halving X only rescales L again
         while _halvable(_get(shrunk.case, name)) and attempt(
-                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _scaled(_get(shrunk.case, name)))):
+                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _halved(_get(shrunk.case, name)))):
             pass
 
     for name in _matrix_names(shrunk.case):
@@ -104,10 +102,10 @@ def _shrink_pass(shrunk: Shrunk, attempt) -> None:
 
 def _coarsen(shrunk: Shrunk, attempt, names, start: int) -> int:
     """Round the named matrices (all when None) to ever coarser grids; the index of the last kept grid."""
+    targets = names or _matrix_names(shrunk.case)  # rounding keeps every matrix, so the names stay
     last_kept, failures = start - 1, 0
     for index in range(start, len(GRIDS)):
         k = GRIDS[index]
-        targets = names or _matrix_names(shrunk.case)
         candidate = shrunk.case
         for name in targets:
             candidate = _set(candidate, name, _round(_get(candidate, name), k))
@@ -135,8 +133,8 @@ def _halvable(matrix: config.Matrix) -> bool:
     return any(entries) and all((v / 2).denominator <= grid for v in entries)
 
 
-def _scaled(matrix: config.Matrix, factor: Fraction = Fraction(1, 2)) -> config.Matrix:
-    return tuple(tuple(v * factor for v in row) for row in matrix)
+def _halved(matrix: config.Matrix) -> config.Matrix:
+    return tuple(tuple(v / 2 for v in row) for row in matrix)
 
 
 def _matrix_names(case: config.Case) -> list[str]:

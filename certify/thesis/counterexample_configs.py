@@ -20,6 +20,9 @@ from certify.numbers import parse_number
 ANTIPODAL = [["1", "0"], ["-1", "0"]]
 GRID = 64  # lambda is a multiple of 1/GRID
 MAX_LAYERS = 100  # rounding compounds like rho^(T^2): past this even 65536 bits may not decide
+# The precision ladder of both certificates, 64 ... 65536 bits: residual-far's 1 - tanh(lambda)
+# cancels about 2.9 lambda bits, expansive-v's rounding compounds with the layers.
+PRECISIONS = tuple(64 << k for k in range(11))
 
 
 def exact(text, name: str) -> Fraction:
@@ -45,6 +48,11 @@ def _require_rho(rho: Fraction) -> None:
         raise BadInput(f"--rho must be greater than 1 (an expansive V), got {rho}")
 
 
+def _require_lambda(lam: Fraction) -> None:
+    if lam < 0:
+        raise BadInput(f"--lam must be >= 0, got {lam}")
+
+
 def _canonical(data: dict) -> dict:
     return config.to_json(config.parse(data))
 
@@ -61,8 +69,7 @@ def residual_far_lambda(q: Fraction) -> Fraction:
 def residual_far(q: Fraction, lam: Fraction) -> dict:
     """X' = X + P X V^T with V = -I, A = lambda I on X = (e1, -e1)."""
     _require_q(q)
-    if lam < 0:
-        raise BadInput(f"--lam must be >= 0, got {lam}")
+    _require_lambda(lam)
     return _canonical({"name": f"residual-far-q{_tag(q)}", "X": ANTIPODAL, "A": scaled_identity(lam),
                        "V": scaled_identity(Fraction(-1)), "residual": True})
 
@@ -81,7 +88,6 @@ def expansive_v(rho: Fraction, layers: int, lam: Fraction) -> dict:
     _require_rho(rho)
     if not 1 <= layers <= MAX_LAYERS:
         raise BadInput(f"--layers must be between 1 and {MAX_LAYERS}, got {layers}")
-    if lam < 0:
-        raise BadInput(f"--lam must be >= 0, got {lam}")
+    _require_lambda(lam)
     layer = {"A": scaled_identity(lam), "V": scaled_identity(rho)}
     return _canonical({"name": f"expansive-v-rho{_tag(rho)}-T{layers}", "X": ANTIPODAL, "layers": [layer] * layers})

@@ -19,7 +19,6 @@ from certify.checker import expansive_v as checker
 from certify.counterexamples import Outcome, certify_by_checker, value_lines
 from certify.errors import BadInput
 from certify.thesis import counterexample_configs as configs
-from certify.thesis.residual_far import PRECISIONS
 
 HELP = "value.expansive: V = rho I, A = lambda I, X = (e1, -e1): the diameter grows through T layers"
 
@@ -44,6 +43,6 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"rho": str(rho), "lambda": str(lam), "config": configs.expansive_v(rho, layers, lam)}
-    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, PRECISIONS)
+    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
     outcome.summary.insert(1, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

@@ -15,7 +15,6 @@ from certify.counterexamples import Outcome, certify_by_checker, value_lines
 from certify.thesis import counterexample_configs as configs
 
 HELP = "residual.far: X + P X V^T with V = -I, A = lambda I, X = (e1, -e1) gives D' <= q D"
-PRECISIONS = tuple(64 << k for k in range(11))  # 64 ... 65536 bits: 1 - tanh(lambda) cancels ~2.9 lambda bits
 
 
 def add_arguments(parser) -> None:
@@ -33,6 +32,6 @@ def build(args) -> Outcome:
     q = configs.exact(args.q, "--q")
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
     inputs = {"q": str(q), "lambda": str(lam), "config": configs.residual_far(q, lam)}
-    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, PRECISIONS)
+    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
     outcome.summary.insert(1, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
     return outcome

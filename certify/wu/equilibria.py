@@ -28,6 +28,7 @@ from certify.checker import ln_equilibria as checker
 from certify.checker.exact import ball
 from certify.counterexamples import Outcome, certify_by_checker
 from certify.errors import BadInput
+from certify.wu.spot_check import exact_value
 
 HELP = "Wu et al. Theorem 3: equilibria of every rank 1..N under post-LN (causal mask, Jordan-chain W_V)"
 MIN_N, MAX_N = 2, 8
@@ -68,17 +69,12 @@ def chain(N: int, w: arb, signs: tuple) -> list[tuple[int, list, arb]]:
     return tokens
 
 
-def _exact(x: arb) -> Fraction:
-    man, exp = x.mid().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
-
-
 def _witness_entry(N: int, w_exact: Fraction, signs: tuple, precision: int) -> dict:
     radius = Fraction(1, 2 ** (precision - BOX_MARGIN_BITS))
     w = ball(w_exact)
     tokens, rows = [], []
     for dim, y, lam in chain(N, w, signs):
-        mids = [_exact(t) for t in y + [lam]]
+        mids = [exact_value(t) for t in y + [lam]]
         tokens.append({"dim": dim, "box": [[str(m - radius), str(m + radius)] for m in mids]})
         rows.append([0.0] * (N - dim) + [float(m) for m in mids[:-1]])
     entry = {"tokens": tokens, "gram_shift": str(_gram_shift(tokens, N))}

@@ -26,10 +26,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
 import numpy as np  # noqa: E402
-from flint import arb, ctx  # noqa: E402
 
+from certify.arith import FLOAT64  # noqa: E402
+from certify.quantities import consensus_distance  # noqa: E402
 from certify.wu import reproduce as sim  # noqa: E402
-from certify.wu.studies import Study, depth_statistics  # noqa: E402
+from certify.wu.studies import Study, certified_point, depth_statistics  # noqa: E402
 
 STATISTICS = ("mean", "geomean", "median", "min", "max")
 CSV_COLUMNS = {
@@ -78,7 +79,7 @@ def _statistic_rows(prefix: tuple, mu: np.ndarray):
 def _csv_rows(study: Study):
     if study.figure == "wu-fig1":
         for (panel, run), path in study.curves.items():
-            mus = sim.consensus_distances(path)
+            mus = consensus_distance(FLOAT64, path)
             for t, X in enumerate(path):
                 for token in (0, 1):
                     x, y = (repr(float(v)) for v in X[token])
@@ -91,8 +92,13 @@ def _csv_rows(study: Study):
 # ------------------------------------------------------------------ drawing
 
 
-def _caption(fig, lines: list[str]) -> None:
-    fig.text(0.01, 0.01, "\n".join(lines), fontsize=7.5, va="bottom", ha="left", family="monospace")
+def _save(fig, path: Path, caption: list[str], bottom: float, line_height: float, top: float) -> None:
+    """Write the figure with the caption lines under the plots: the plots keep the band from
+    bottom + line_height per caption line up to top (figure fractions)."""
+    fig.text(0.01, 0.01, "\n".join(caption), fontsize=7.5, va="bottom", ha="left", family="monospace")
+    fig.tight_layout(rect=(0, bottom + line_height * len(caption), 1, top))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _spot_lines(study: Study) -> list[str]:
@@ -130,10 +136,7 @@ def _draw_fig2(study: Study, path: Path) -> None:
         pre = study.settings["pretrained"]
         lines.append(f"pretrained: {pre['model']}, N = {pre['tokens']}, {pre['inputs']} inputs; {pre['layers']}")
     lines += study.notes + _spot_lines(study)
-    _caption(fig, lines)
-    fig.tight_layout(rect=(0, 0.03 + 0.022 * len(lines), 1, 0.93))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path, lines, 0.03, 0.022, 0.93)
 
 
 def _draw_fig3(study: Study, path: Path) -> None:
@@ -149,15 +152,7 @@ def _draw_fig3(study: Study, path: Path) -> None:
     fig.suptitle("Wu et al. (2024) Figure 3: temperature sweep, scores / sqrt(d_QK) (" + SIMULATION + ")",
                  fontsize=11)
     lines = [_random_line(study.settings["random"]) + "; line: geometric mean, band: min to max"] + _spot_lines(study)
-    _caption(fig, lines)
-    fig.tight_layout(rect=(0, 0.04 + 0.03 * len(lines), 1, 0.93))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def _certified_point(certified: dict, name: str) -> tuple[float, float]:
-    with ctx.workprec(64):
-        return float(arb(certified[f"{name}_x"]).mid()), float(arb(certified[f"{name}_y"]).mid())
+    _save(fig, path, lines, 0.04, 0.03, 0.93)
 
 
 def _draw_fig1(study: Study, path: Path) -> None:
@@ -169,7 +164,7 @@ def _draw_fig1(study: Study, path: Path) -> None:
             for token, colour in ((0, "tab:blue"), (1, "tab:orange")):
                 no_ln.plot(X[:, token, 0], X[:, token, 1], ".-", color=colour, markersize=3, linewidth=0.8,
                            label=f"token {token + 1}" if run == 0 else None)
-            mus.plot(np.arange(X.shape[0]), sim.consensus_distances(X), color="tab:gray", linewidth=1,
+            mus.plot(np.arange(X.shape[0]), consensus_distance(FLOAT64, X), color="tab:gray", linewidth=1,
                      label="no LN" if run == 0 else None)
     no_ln.set(title="without LayerNorm: X' = P X W_V", xlabel="x", ylabel="y")
     no_ln.legend(fontsize=8)
@@ -179,7 +174,7 @@ def _draw_fig1(study: Study, path: Path) -> None:
     lo, hi = (float(Fraction(c)) for c in certified["trapping_arc"])
     arc = np.linspace(lo, hi, 100)
     circle.plot(np.cos(arc), np.sin(arc), color="red", linewidth=4, alpha=0.5, label="certified trapping arc")
-    B = np.array(_certified_point(certified, "B"))
+    B = np.array(certified_point(certified, "B"))
     for (panel, run), X in study.curves.items():
         if panel == "post-LN token 1":
             circle.plot(X[:, 0, 0], X[:, 0, 1], ".", color="tab:blue", markersize=4,
@@ -189,9 +184,9 @@ def _draw_fig1(study: Study, path: Path) -> None:
             colour = "tab:red" if to_B else "tab:orange"
             circle.plot(X[:, 1, 0], X[:, 1, 1], ".", color=colour, markersize=4)  # points: a step may jump
             circle.plot(X[0, 1, 0], X[0, 1, 1], "o", color=colour, markersize=5, fillstyle="none")
-            mus.plot(np.arange(X.shape[0]), sim.consensus_distances(X), color=colour, linewidth=1)
+            mus.plot(np.arange(X.shape[0]), consensus_distance(FLOAT64, X), color=colour, linewidth=1)
     for name, marker in (("A", "s"), ("B", "D")):
-        x, y = _certified_point(certified, name)
+        x, y = certified_point(certified, name)
         circle.plot([x], [y], marker, color="black", markersize=8)
         circle.annotate(name, (x, y), textcoords="offset points", xytext=(8, -4))
     circle.plot([0, 0], [1, -1], "k^", markersize=7)
@@ -209,10 +204,7 @@ def _draw_fig1(study: Study, path: Path) -> None:
              f"B = ({certified['B_x']}, {certified['B_y']}), f'(B) = {certified['fprime_B']} (attracting); "
              f"trapping arc [{deg[0]:.4f}, {deg[1]:.4f}] degrees",
              f"mu of the rank-2 equilibrium [(0, 1), B] = {certified['equilibrium_mu']}"] + _spot_lines(study)
-    _caption(fig, lines)
-    fig.tight_layout(rect=(0, 0.05 + 0.03 * len(lines), 1, 0.94))
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, path, lines, 0.05, 0.03, 0.94)
 
 
 DRAW = {"wu-fig1": _draw_fig1, "wu-fig2": _draw_fig2, "wu-fig3": _draw_fig3}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from certify.masks import Mask, validate_mask
 
+
 def successors(mask: Mask) -> list[list[int]]:
     """out[j] = the tokens i that attend to j: the edges j -> i of G."""
     n = len(mask)

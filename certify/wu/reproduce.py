@@ -5,7 +5,8 @@ Figures 2 and 3 (mu(X_t) against depth) run vectorised numpy over a batch of inp
 
 These are screening numerics, not certificates (certify.wu.spot_check certifies one number per
 figure with ball arithmetic).  Depth t counts layers: X_0 is the input, layer t maps X_t to
-X_{t+1}, and mu(X) = ||X - 1 xbar^T||_F (CLAIMS.md) is recorded for t = 0..T.
+X_{t+1}, and mu(X) = ||X - 1 xbar^T||_F (CLAIMS.md; certify.quantities in float64) is recorded
+for t = 0..T.
 
 Random initialisation (Figure 2 first row, Figure 3).  One model of T layers is drawn per seed,
 every layer independently, and run on many inputs:
@@ -51,6 +52,7 @@ from certify.errors import BadInput
 from certify.layers import apply_layer, layer_arrays
 from certify.masks import named_mask
 from certify.models.bert import EncoderLayer, gelu
+from certify.quantities import consensus_distance
 
 MASKS = ("complete", "causal", "sliding", "uni")
 D_QK_SWEEP = (Fraction(1, 64), Fraction(1), Fraction(64))
@@ -116,12 +118,6 @@ def standard_ln(Y: np.ndarray) -> np.ndarray:
     return centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + float(STANDARD_LN_EPS))
 
 
-def consensus_distances(X: np.ndarray) -> np.ndarray:
-    """mu(X) = ||X - 1 xbar^T||_F for each configuration of a batch (..., n, d)."""
-    centred = X - X.mean(axis=-2, keepdims=True)
-    return np.sqrt((centred * centred).sum(axis=(-2, -1)))
-
-
 def mask_matrix(name: str, n: int) -> np.ndarray:
     return np.array(named_mask(name, n), dtype=bool)
 
@@ -178,11 +174,11 @@ def simulate_random(model: RandomModel, variant: Variant, mask_name: str, X0: np
     """mu(X_t) for t = 0..T, one column per input: shape (T + 1, inputs)."""
     d_qk = Fraction(model.d) if d_qk is None else d_qk
     mask = mask_matrix(mask_name, X0.shape[-2])
-    X, mus = X0, [consensus_distances(X0)]
+    X, mus = X0, [consensus_distance(FLOAT64, X0)]
     with np.errstate(under="ignore"):
         for t in range(model.depth):
             X = random_step(model, t, variant, mask, X, d_qk)
-            mus.append(consensus_distances(X))
+            mus.append(consensus_distance(FLOAT64, X))
     return np.array(mus)
 
 
@@ -195,7 +191,7 @@ def score_beta(d_k: int, d_qk: Fraction) -> Fraction:
     return Fraction(num, den)
 
 
-def _exact(matrix: np.ndarray) -> tuple:
+def exact_matrix(matrix: np.ndarray) -> tuple:
     """A float64 matrix as exact Fractions (every float64 is a dyadic rational)."""
     return tuple(tuple(Fraction(float(v)) for v in row) for row in matrix)
 
@@ -209,15 +205,16 @@ def exact_layer(model: RandomModel, t: int, variant: Variant, mask_name: str, n:
     ffn, layernorm = None, None
     if variant.ffn:
         hidden = model.W_1.shape[1]
-        ffn = FeedForward(W1=_exact(model.W_1[t]), b1=(Fraction(0),) * hidden, W2=_exact(model.W_2[t]),
-                          b2=(Fraction(0),) * d, activation="gelu", residual=True)
+        ffn = FeedForward(W1=exact_matrix(model.W_1[t]), b1=(Fraction(0),) * hidden,
+                          W2=exact_matrix(model.W_2[t]), b2=(Fraction(0),) * d, activation="gelu", residual=True)
         layernorm = LayerNorm(position="post", kind="standard", gain=(Fraction(1),) * d,
                               bias=(Fraction(0),) * d, eps=STANDARD_LN_EPS)
     elif variant.layernorm:
         layernorm = LayerNorm(position="post", kind="sphere")
-    return Layer(d=d, W_Q=_exact(model.W_Q[t]), W_K=_exact(model.W_K[t]), d_k=d, beta=score_beta(d, d_qk),
-                 V=_exact(model.W_V[t].T), mask=tuple(tuple(bool(v) for v in row) for row in named_mask(mask_name, n)),
-                 residual=variant.skip, ffn=ffn, layernorm=layernorm)
+    mask = tuple(tuple(bool(v) for v in row) for row in named_mask(mask_name, n))
+    return Layer(d=d, W_Q=exact_matrix(model.W_Q[t]), W_K=exact_matrix(model.W_K[t]), d_k=d,
+                 beta=score_beta(d, d_qk), V=exact_matrix(model.W_V[t].T), mask=mask, residual=variant.skip,
+                 ffn=ffn, layernorm=layernorm)
 
 
 # ------------------------------------------------------------------ pretrained (certify.models)
@@ -278,11 +275,11 @@ def simulate_pretrained(layers: list[StackedLayer], variant: Variant, mask_name:
                         depth: int) -> np.ndarray:
     """mu(X_t), t = 0..depth, layer t = layers[t mod len(layers)]: shape (depth + 1, inputs)."""
     mask = mask_matrix(mask_name, X0.shape[-2])
-    X, mus = X0, [consensus_distances(X0)]
+    X, mus = X0, [consensus_distance(FLOAT64, X0)]
     with np.errstate(under="ignore", over="ignore", invalid="ignore"):
         for t in range(depth):
             X = pretrained_step(layers[t % len(layers)], variant, mask, X)
-            mus.append(consensus_distances(X))
+            mus.append(consensus_distance(FLOAT64, X))
     return np.array(mus)
 
 

@@ -22,6 +22,7 @@ from certify.arith import BALL
 from certify.config import Layer
 from certify.layers import apply_layer
 from certify.quantities import consensus_distance
+from certify.wu.reproduce import exact_matrix
 
 PRECISIONS = (128, 512, 2048)
 TARGET_BITS = 20
@@ -113,15 +114,10 @@ def decimal(q: Fraction, down: bool, digits: int = 4) -> str:
     return f"{sign}{text[0]}.{text[1:]}e{exponent}"
 
 
-def exact_tokens(X: np.ndarray) -> list[list[Fraction]]:
-    """float64 tokens as the exact rationals they are."""
-    return [[Fraction(float(v)) for v in row] for row in X]
-
-
 def certify_mu(layers: list[Layer], X0: np.ndarray, configuration: str, float64_value: float,
                precisions=PRECISIONS) -> SpotCheck:
     """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), rising through the precisions."""
-    tokens = exact_tokens(X0)
+    tokens = exact_matrix(X0)
     for precision in precisions:
         with ctx.workprec(precision):
             X = BALL.array(tokens)

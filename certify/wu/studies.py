@@ -19,12 +19,15 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
+from certify.arith import FLOAT64
 from certify.errors import BadInput
+from certify.quantities import consensus_distance
 from certify.wu import fig1 as fig1_counterexample
 from certify.wu import reproduce as sim
 from certify.wu.spot_check import SpotCheck, certify_mu
 
 FIG1_W = "2"
+SIMULATED = "float64 simulation (screening, not certified)"  # the arithmetic of every curve
 SAN = sim.VARIANT_BY_NAME["SAN"]
 
 
@@ -94,7 +97,7 @@ def _random_setup(size: sim.Size, seed: int):
 
 def _random_settings(size: sim.Size, seed: int) -> dict:
     return {"seed": seed, "tokens": size.tokens, "d": size.d, "depth": size.depth, "inputs": size.inputs,
-            "arithmetic": "float64 simulation (screening, not certified)",
+            "arithmetic": SIMULATED,
             "initialisation": "x_i ~ N(0, I_d); one head, d_k = d; W_Q, W_K, W_V ~ N(0, 1/d); "
                               "W_1 (4d x d) ~ N(0, 1/d), W_2 (d x 4d) ~ N(0, 1/(4d)); every layer drawn independently",
             "layernorm": "SAN+LN, SAN+skip+LN: x/||x||_2 (sphere); full: standard (x - mean)/sqrt(var + 1e-12)"}
@@ -133,22 +136,20 @@ def _pretrained_curves(size: sim.Size, seed: int, curves: dict) -> dict:
             curves[("pretrained", v.name, m)] = sim.simulate_pretrained(layers, v, m, X0, size.pretrained_depth)
     return {"model": "all-MiniLM-L6-v2 (certify.models 'minilm')", "tokens": size.pretrained_tokens,
             "depth": size.pretrained_depth, "inputs": size.pretrained_inputs, "seed": seed,
-            "arithmetic": "float64 simulation (screening, not certified)",
+            "arithmetic": SIMULATED,
             "inputs_are": "[CLS] + random whole-word vocabulary entries + [SEP], embedded by the model",
             "layers": f"layer t is the model's layer t mod {len(layers)} (the real layers, then repeated)"}
 
 
 def fig2_findings(curves: dict) -> list[Finding]:
-    def final_median(init, variant, mask):
-        return float(np.median(curves[(init, variant, mask)][-1]))
-
-    def first_median(init, variant, mask):
-        return float(np.median(curves[(init, variant, mask)][1]))
+    def ratio(init, variant, mask, since):
+        """Median mu at the last depth over median mu at depth `since`."""
+        mu = curves[(init, variant, mask)]
+        return float(np.median(mu[-1])) / float(np.median(mu[since]))
 
     findings = []
     # Their Theorem 1 and Figure 2: pure attention collapses exponentially for every mask.
-    ratios = {m: final_median("random", "SAN", m) / float(np.median(curves[("random", "SAN", m)][0]))
-              for m in sim.MASKS}
+    ratios = {m: ratio("random", "SAN", m, 0) for m in sim.MASKS}
     findings.append(Finding("random init: pure attention (SAN) collapses for every mask (median mu_T < mu_0 / 10)",
                             all(r < 0.1 for r in ratios.values()),
                             "mu_T / mu_0: " + ", ".join(f"{m} {_g(r)}" for m, r in ratios.items())))
@@ -159,7 +160,7 @@ def fig2_findings(curves: dict) -> list[Finding]:
                             "complete and causal ones", slower,
                             "mean log10 mu over depth: " + ", ".join(f"{m} {v:.1f}" for m, v in level.items())))
     # Figure 2: 'as soon as we solely add in LayerNorm, mu no longer converges to zero at random init'.
-    kept = {m: final_median("random", "SAN+LN", m) / first_median("random", "SAN+LN", m) for m in sim.MASKS}
+    kept = {m: ratio("random", "SAN+LN", m, 1) for m in sim.MASKS}
     lost = [m for m, r in kept.items() if not r > 1e-3]
     findings.append(Finding("random init: with LayerNorm alone (SAN+LN) mu does not converge to 0 "
                             "(median mu_T > mu_1 / 1000 for every mask)", not lost,
@@ -170,8 +171,7 @@ def fig2_findings(curves: dict) -> list[Finding]:
                             "scores flatten), here and with a BERT-style initialisation",
                             expected=False))
     if any(key[0] == "pretrained" for key in curves):
-        kept = {m: final_median("pretrained", "full", m) / float(np.median(curves[("pretrained", "full", m)][0]))
-                for m in sim.MASKS}
+        kept = {m: ratio("pretrained", "full", m, 0) for m in sim.MASKS}
         findings.append(Finding("pretrained: the full layer (LayerNorm with the other components) keeps mu away "
                                 "from 0 (median mu_T > mu_0 / 10 for every mask)", all(r > 0.1 for r in kept.values()),
                                 "mu_T / mu_0: " + ", ".join(f"{m} {_g(r)}" for m, r in kept.items())))
@@ -243,9 +243,9 @@ def fig1(size: sim.Size, seed: int) -> Study:
     spot_path = sim.fig1_trajectory(with_ln, spot_start, steps)
     spot = certify_mu([with_ln] * steps, spot_start,
                       f"post-LN, token 1 at (0, 1), token 2 at {FIG1_SPOT_TOKEN2:g} degrees, mu(X_{steps})",
-                      float(sim.consensus_distances(spot_path[-1])))
+                      float(consensus_distance(FLOAT64, spot_path[-1])))
     certified["spot_distance_to_equilibrium_mu"] = _distance_to_equilibrium(spot, certified)
-    settings = {"w": FIG1_W, "steps": steps, "arithmetic": "float64 simulation (screening, not certified)",
+    settings = {"w": FIG1_W, "steps": steps, "arithmetic": SIMULATED,
                 "layer": "N = 2, d = 2, causal mask, W_Q = W_K = 0 (P = [[1, 0], [1/2, 1/2]]), "
                          "W_V = [[1, w], [0, 1]] (X' = P X W_V), with or without post-LN x/||x||_2",
                 "runs": {"no-LN": [list(pair) for pair in FIG1_NO_LN_STARTS],
@@ -276,13 +276,19 @@ def _equilibrium_mu(values: dict) -> str:
         return (((bx * bx + (1 - by) * (1 - by)) / 2).sqrt()).str(20, radius=True)
 
 
+def certified_point(certified: dict, name: str) -> tuple[float, float]:
+    """The float64 midpoint of a certified point (name A or B) of _fig1_certified, for plots and distances."""
+    with ctx.workprec(64):
+        return float(arb(certified[f"{name}_x"]).mid()), float(arb(certified[f"{name}_y"]).mid())
+
+
 def _distance_to_equilibrium(spot: SpotCheck, certified: dict) -> str:
     with ctx.workprec(256):
         return abs(spot.enclosure - arb(certified["equilibrium_mu"])).str(5, radius=True)
 
 
 def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
-    no_ln = [float(sim.consensus_distances(path[-1])) for key, path in curves.items() if key[0] == "no-LN"]
+    no_ln = [float(consensus_distance(FLOAT64, path[-1])) for key, path in curves.items() if key[0] == "no-LN"]
     findings = [Finding("without LayerNorm both tokens collapse to one point (mu_T < 1e-6)",
                         max(no_ln) < 1e-6, "mu_T: " + ", ".join(_g(x) for x in no_ln))]
     limits = [[0.0, math.copysign(1.0, _unit(a)[0])] for a in FIG1_TOKEN1_STARTS]
@@ -290,8 +296,7 @@ def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
                        for i, limit in enumerate(limits))
     findings.append(Finding("with post-LN, token 1 tends to (0, 1) or (0, -1) by the sign of its first coordinate",
                             token1_error < 0.05, f"largest distance at T: {_g(token1_error)}"))
-    with ctx.workprec(64):
-        B = np.array([float(arb(certified["B_x"]).mid()), float(arb(certified["B_y"]).mid())])
+    B = np.array(certified_point(certified, "B"))
     lo, hi = (math.degrees(float(Fraction(c))) for c in certified["trapping_arc"])
     on_arc = [i for i, a in enumerate(FIG1_TOKEN2_STARTS) if lo <= a <= hi]
     distances = [float(np.linalg.norm(curves[("post-LN token 2", i)][-1, 1] - B)) for i in on_arc]
