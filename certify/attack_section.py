@@ -8,9 +8,8 @@ violated, shrunk and certified.
 
 from __future__ import annotations
 
-import json
 
-from certify import certificate, engine
+from certify import certificate, engine, jsonfile
 from certify.search import attack
 from certify.suite import Row, SuiteRun
 
@@ -31,7 +30,7 @@ def section(run: SuiteRun):
         budget = evaluations * (LONG_FACTOR if run.long else 1)
         report = attack.attack(claim, bound, n=n, d=d, seed=0, budget=budget)
         stem = f"{claim or 'bound'}-n{n}-d{d}".replace(".", "_")
-        (folder / f"{stem}-summary.json").write_text(json.dumps(report.to_json(), indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(report.to_json(), folder / f"{stem}-summary.json")
         path = None
         if report.counterexample is not None:
             written = certificate.write(report.counterexample.result.certificate, folder / f"{stem}-certificate.json")

@@ -50,7 +50,7 @@ import numpy as np
 from flint import arb
 from tqdm import tqdm
 
-from certify import certificate, engine
+from certify import certificate, engine, jsonfile
 from certify.errors import BadInput
 from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.search import float_screen, samplers
@@ -187,7 +187,7 @@ def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
         raise BadInput(f"{out_dir} is not empty and is not a campaign folder; choose another --out")
     (out_dir / "chunks").mkdir(parents=True, exist_ok=True)
     if not manifest_path.is_file():
-        _write_atomic(manifest_path, json.dumps(campaign.manifest(), indent=1) + "\n")
+        _write_atomic(manifest_path, jsonfile.dumps(campaign.manifest()))
 
 
 def records(out_dir) -> list[dict]:
@@ -298,7 +298,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     result = summarize(campaign, records(out_dir))
     result["run"] = {"decided": decided_now, "seconds": round(seconds, 2), "workers": workers,
                      "per_second": round(decided_now / seconds, 1) if seconds > 0 else None}
-    _write_atomic(out_dir / "summary.json", json.dumps(result, indent=1) + "\n")
+    _write_atomic(out_dir / "summary.json", jsonfile.dumps(result))
     return result
 
 

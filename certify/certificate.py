@@ -22,7 +22,7 @@ from pathlib import Path
 
 from flint import arb
 
-from certify import config
+from certify import config, jsonfile
 from certify.errors import BadInput
 
 FORMAT = "certify-certificate/1"
@@ -73,10 +73,7 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
 
 
 def write(cert: dict, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(cert, indent=1) + "\n", encoding="utf-8")
-    return path
+    return jsonfile.write(cert, path)
 
 
 def read(path) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
-from fractions import Fraction
 
 from certify.errors import BadInput
 from certify.numbers import parse_number

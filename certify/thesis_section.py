@@ -9,11 +9,10 @@ certified to lie on.
 
 from __future__ import annotations
 
-import json
 
 from flint import arb
 
-from certify import cases, init_scaling, trajectory
+from certify import cases, init_scaling, jsonfile, trajectory
 from certify.float64_limits import ONE_MINUS_GAP_IS_ONE_LN2
 from certify.suite import Row, SuiteRun
 
@@ -47,7 +46,7 @@ def section(run: SuiteRun):
         tr = trajectory.trace(config, T)
         stem = f"trajectory--{config['name']}"
         json_path = folder / f"{stem}.json"
-        json_path.write_text(json.dumps(trajectory.to_json(tr), indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(trajectory.to_json(tr), json_path)
         trajectory.plot(tr, folder / f"{stem}.png")
         resolved = f"D_{tr.resolved_through} = {tr.points[tr.resolved_through].D.str(3, radius=False)}" \
             if tr.resolved_through >= 0 else "not even D_0 resolved"
@@ -58,7 +57,7 @@ def section(run: SuiteRun):
     scheme = INIT_SETTINGS["scheme"]
     rows = init_scaling.study(dimensions, **INIT_SETTINGS)
     table = folder / f"init-{scheme}.json"
-    table.write_text(json.dumps(init_scaling.to_json(rows, **INIT_SETTINGS), indent=1) + "\n", encoding="utf-8")
+    jsonfile.write(init_scaling.to_json(rows, **INIT_SETTINGS), table)
     for r in rows:
         ok = r.bound_certified and _float64_agrees(r)
         saturated = "1 - exp == 1.0 in float64" if r.float64_one_minus_is_one else "float64 still < 1"

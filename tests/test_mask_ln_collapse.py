@@ -11,7 +11,6 @@ import hashlib
 import json
 import random
 
-import numpy as np
 import pytest
 from flint import arb, ctx
 from mpmath import mp

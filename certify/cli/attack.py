@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from certify import certificate, config, engine
+from certify import certificate, config, engine, jsonfile
 from certify.cli import options
 from certify.search import attack as search
 from certify.search.attack import AttackReport
@@ -62,7 +62,7 @@ def write(report: AttackReport, summary: dict, folder: Path) -> dict:
 
     def dump(name: str, data: dict) -> None:
         path = folder / name
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(data, path)
         files[name.removesuffix(".json")] = str(path)
 
     if report.best is not None:

@@ -57,7 +57,7 @@ def run(args) -> int:
         f = info["float64"]
         agree = f["says"] == result.verdict
         print(f"  float64 screen: lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
-              + ("" if agree else f"  (float64 alone would be wrong or unsure here)"))
+              + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
     if result.reason:
         print(f"  {result.reason}")
     if written:

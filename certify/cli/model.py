@@ -13,6 +13,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from certify import jsonfile
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.models import load_text_model, plots
@@ -54,7 +55,7 @@ def run(args) -> int:
                                 layers, args.bits, max_bits)  # fmt: skip
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / REPORT_FILE).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(report, args.out / REPORT_FILE)
         plots.write(report, args.out)
     print(json.dumps(report, indent=1) if args.json else render(report))
     return exit_code(report)

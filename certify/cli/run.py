@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from certify import suite
+from certify import jsonfile, suite
 from certify.errors import BadInput
 
 
@@ -51,7 +50,7 @@ def run(args) -> int:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
     summary = {"rows": [asdict(row) for row in state.rows], "counts": counts, "unexpected": len(unexpected),
                "seconds": round(time.time() - started, 1), "long": args.long}
-    (out_dir / "results.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    jsonfile.write(summary, out_dir / "results.json")
     print(f"\n{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
           + f"; {len(unexpected)} unexpected; report in {out_dir}/ ({summary['seconds']} s)")
     if unexpected:

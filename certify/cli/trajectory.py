@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from certify import trajectory
+from certify import jsonfile, trajectory
 
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
@@ -82,7 +82,7 @@ def run(args) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         json_path, png_path = out / "trajectory.json", out / "trajectory.png"
-        json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(data, json_path)
         trajectory.plot(tr, png_path)
         written = [json_path, png_path]
     if args.json:

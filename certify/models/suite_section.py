@@ -11,8 +11,8 @@ skipped Row that says how to install it.
 from __future__ import annotations
 
 import importlib.util
-import json
 
+from certify import jsonfile
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.models import MODEL_PACKAGES, load_text_model, plots, report
 from certify.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers, regime_counts
@@ -41,7 +41,7 @@ def section(run: SuiteRun):
             yield _layer_row(layer, text, str(path.relative_to(run.out_dir)))
         built = report.build(str(text_model.folder), text_model.model.config, text,
                              list(text_model.tokens(text).tokens), layers, DEFAULT_BITS, MAX_BITS)  # fmt: skip
-        path.write_text(json.dumps(built, indent=1) + "\n", encoding="utf-8")
+        jsonfile.write(built, path)
         plots.write(built, folder / f"{MODEL}-{index}")
 
 

@@ -16,7 +16,6 @@ For F in wu-fig1, wu-fig2, wu-fig3, write(study, folder) writes
 from __future__ import annotations
 
 import csv
-import json
 import math
 from fractions import Fraction
 from pathlib import Path
@@ -27,6 +26,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (the backend is chosen first)
 import numpy as np  # noqa: E402
 
+from certify import jsonfile
 from certify.arith import FLOAT64  # noqa: E402
 from certify.quantities import consensus_distance  # noqa: E402
 from certify.wu import reproduce as sim  # noqa: E402
@@ -48,7 +48,7 @@ def write(study: Study, folder: Path) -> dict[str, Path]:
     paths = {kind: folder / f"{study.figure}.{kind}" for kind in ("png", "csv", "json")}
     _write_csv(paths["csv"], CSV_COLUMNS[study.figure], _csv_rows(study))
     DRAW[study.figure](study, paths["png"])
-    paths["json"].write_text(json.dumps(_summary(study), indent=1) + "\n", encoding="utf-8")
+    jsonfile.write(_summary(study), paths["json"])
     return paths
 
 
