@@ -1,6 +1,15 @@
-"""Shared test configuration: `--slow` runs the long studies that CI skips."""
+"""Shared test configuration: `--slow` runs the long studies that CI skips; under CI, hypothesis
+runs derandomized (the same examples every run) and without per-example deadlines (a loaded
+2-core machine must not turn a slow example into a failure)."""
+
+import os
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 
 def pytest_addoption(parser):
