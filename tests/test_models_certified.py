@@ -342,3 +342,15 @@ def test_minilm_layers_are_full_rank_and_agree_with_the_screen(minilm_section):
         for head in layer["heads"][:3]:
             estimate = spectral_norm_estimate(model.head(layer["layer"], head["head"]))
             assert estimate == pytest.approx(report.midpoint(head["a"]), rel=1e-12)
+
+
+def test_suite_section_skips_without_the_models_extra(monkeypatch, tmp_path):
+    """The model installed but not safetensors/tokenizers: a skipped row, never an aborted `certify run`."""
+    import importlib.util
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: object() if name == MODEL_PACKAGES["minilm"][0]
+                        else None if name == "tokenizers" else real_find_spec(name, *a))
+    (row,) = list(model_section.section(SuiteRun(out_dir=tmp_path)))
+    assert row.verdict == "skipped" and row.ok and "certify[models]" in row.detail

