@@ -1,7 +1,8 @@
 """`certify run`'s section for the claims: every registered claim on its default cases.
 
-The expected outcome is part of each case: theorems hold, the planted stronger bound is
-violated (a certified counterexample), and the n = 2 equality of step 1 is undecided.
+The expected outcome is part of each case: theorems hold, planted stronger bounds are violated
+(certified counterexamples), and exact equalities (step 1 at n = 2, collapse.tanh on antipodal
+tokens, residual-far's lower bound) are undecided, since ball arithmetic cannot decide lhs = rhs.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ DEFAULT_CHECKS = (
     + [("ln.collapse", None, lambda: wu.layernorm_stack("causal", n=5, positive=True), engine.HOLDS)]
 )
 
-# The n = 2 equality can only end at the precision cap; a low cap keeps `certify run` quick.
+# An exact equality can only end at the precision cap; a low cap keeps `certify run` quick.
 EQUALITY_CAP = 1 << 10
 
 
