@@ -42,6 +42,12 @@ def regime(a_D2: arb) -> str:
     return UNDECIDED
 
 
+def float64_view(a_D2: float) -> tuple[bool, bool]:
+    """What plain float64 makes of the factor at a D^2 = x: (1 - exp(-x) == 1.0, exp(-x) == 0.0)."""
+    gap = math.exp(-a_D2)
+    return 1.0 - gap == 1.0, gap == 0.0
+
+
 def describe(a_D2: arb) -> str:
     """The regime in words, for tables."""
     return REGIME_WORDS[regime(a_D2)]

@@ -27,7 +27,7 @@ from flint import arb, ctx
 from certify import quantities, spectral
 from certify.arith import BALL
 from certify.errors import BadInput
-from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.layers import LayerArrays, attention
 from certify.models import thin_norm
 from certify.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
@@ -165,10 +165,10 @@ def certify_row(s: Sample, max_prec: int) -> Row:
             break
         precision = min(2 * precision, max_prec)
     float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
+    one_minus_is_one, gap_is_zero = float64_view(float_aD2)
     return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=a, D_squared=D_squared, aD2=aD2, log10_gap=log10_gap,
                ratio=ratio, float64_aD2=float_aD2,
-               float64_one_minus_is_one=bool(1.0 - np.exp(-float_aD2) == 1.0),
-               float64_gap_is_zero=bool(np.exp(-float_aD2) == 0.0),
+               float64_one_minus_is_one=one_minus_is_one, float64_gap_is_zero=gap_is_zero,
                route=route, precision=precision, seconds=time.time() - started)
 
 

@@ -110,3 +110,13 @@ def test_cli_table_and_json(capsys):
 def test_study_validates_before_computing():
     with pytest.raises(BadInput):
         init_scaling.study([8, 16], scheme="unknown")
+
+
+@pytest.mark.parametrize("x", [37.0, 37.43, 37.5, 745.0, 745.2, 746.0])
+def test_the_float64_view_is_what_float64_computes(x):
+    """One definition of what plain float64 makes of 1 - exp(-x) and exp(-x), at the thresholds."""
+    import math
+
+    from certify.float64_limits import float64_view
+    assert float64_view(x) == (1.0 - math.exp(-x) == 1.0, math.exp(-x) == 0.0)
+    assert float64_view(x)[0] == (x > 54 * math.log(2)) and float64_view(x)[1] == (x > 1075 * math.log(2))

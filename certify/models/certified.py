@@ -37,7 +37,6 @@ and the diameters in ball arithmetic.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import flint
@@ -48,7 +47,7 @@ from certify import quantities
 from certify.arith import BALL
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
-from certify.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, regime
+from certify.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, float64_view, regime
 from certify.layers import LayerArrays, attention
 from certify.models.bert import AttentionHead, BertModel, ForwardTrace
 from certify.models.configuration import ConfigurationStats, configuration_stats
@@ -140,6 +139,7 @@ def certify_head(index: int, head: AttentionHead, X_ball: np.ndarray, D: arb, ma
     v = product_norm(ball_matrix(head.W_O), ball_matrix(head.W_V.T))
     a_D2 = a * D * D
     float_a_D2 = float(a_D2.mid())
+    float_factor_is_one, float_gap_is_zero = float64_view(float_a_D2)
     gap = (-a_D2).exp()
     P = attention(BALL, _head_arrays(head, mask), X_ball)
     D_PX = quantities.diameter(BALL, BALL.matmul(P, X_ball))
@@ -148,8 +148,7 @@ def certify_head(index: int, head: AttentionHead, X_ball: np.ndarray, D: arb, ma
         head=index, bits=bits, a=a, v=v, a_D2=a_D2, gap=gap, log10_gap=-a_D2 / arb(10).log(),
         tau=tau, ratio=D_PX / D, regime=regime(a_D2),
         step1=_verdict(BALL.certainly_le(D_PX, tau * D)), step2=_verdict(BALL.certainly_le(tau, 1 - gap)),
-        float_a_D2=float_a_D2, float_factor_is_one=(1.0 - math.exp(-float_a_D2)) == 1.0,
-        float_gap_is_zero=math.exp(-float_a_D2) == 0.0,
+        float_a_D2=float_a_D2, float_factor_is_one=float_factor_is_one, float_gap_is_zero=float_gap_is_zero,
     )  # fmt: skip
 
 
