@@ -124,17 +124,18 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
         views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses,
                                depth=len(case.layers)))
         X = step.out
-    names = set(PRIMITIVES)
+    # windows of layers (Wu et al.) have names of their own
+    names = windows.NAMES if claim.scope == "window" else set(PRIMITIVES)
     comparisons = []
     frames = windows.frames(ar, case, claim, views) if claim.scope == "window" else []
     for inequality in claim.inequalities:
-        if claim.scope == "window":  # windows of layers (Wu et al.), with their own names
+        lhs_e, rhs_e = expr.parse(inequality.lhs, names), expr.parse(inequality.rhs, names)
+        if claim.scope == "window":
             for frame in frames:
-                lhs, rhs = windows.evaluate(frame, inequality.lhs), windows.evaluate(frame, inequality.rhs)
+                lhs, rhs = lhs_e.evaluate(ar, frame), rhs_e.evaluate(ar, frame)
                 comparisons.append(Comparison(frame.t, inequality.lhs, inequality.rhs, lhs, rhs,
                                               ar.certainly_le(lhs, rhs)))
             continue
-        lhs_e, rhs_e = expr.parse(inequality.lhs, names), expr.parse(inequality.rhs, names)
         if claim.scope == "stack":
             bound = views[0].get("D")
             for view in views:

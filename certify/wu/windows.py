@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from certify import expr, quantities
+from certify import quantities
 from certify.config import Case
 from certify.primitives import LayerView
 
@@ -128,12 +128,3 @@ def frames(ar, case: Case, claim, views: list[LayerView]) -> list[Window]:
     first, k, r = claim.window(case)
     eps_all = ar.minimum(ar.stack([edge_weight_minimum(ar, view) for view in views])) * ar.number(1 - SLACK)
     return [Window(ar, views, t, k, r, eps_all) for t in range(first, len(views) - k + 1)]
-
-
-def parse(text: str) -> expr.Expr:
-    return expr.parse(text, NAMES)
-
-
-def evaluate(window: Window, text: str):
-    return parse(text).evaluate(window.ar, window)
-
