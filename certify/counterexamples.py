@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 from flint import ctx
 
-from certify.checker.counterexample import certificate
+from certify import certificate
+from certify.checker import counterexample
+from certify.suite import Row
 
 REGISTRY = {
     "wu-fig1": "certify.wu.fig1",
@@ -48,6 +50,18 @@ def value_lines(found, names, extra=()) -> list[str]:
     return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
 
 
+def suite_rows(section: str, folder, out_dir, entries):
+    """`certify run` rows for named counterexamples, entries (claim id, name, argparse arguments):
+    a certified, checker-confirmed counterexample is the outcome its claim predicts ("holds")."""
+    for claim, name, args in entries:
+        outcome = load(name).build(args)
+        path = certificate.write(outcome.certificate, folder / f"{name}.json")
+        settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if v is not None and not isinstance(v, bool))
+        certified = outcome.confirmed and outcome.verdict == "certified"
+        yield Row(section=section, case=f"{claim}: {name} ({settings})", verdict="holds" if certified else outcome.verdict,
+                  detail=outcome.message, ok=certified, certificate=str(path.relative_to(out_dir)))
+
+
 def load(name: str):
     return importlib.import_module(REGISTRY[name])
 
@@ -66,6 +80,6 @@ def certify_by_checker(kind: str, checker, inputs: dict, make_witness, summarize
             found = checker.evaluate(inputs, witness)
         if found.verdict == "certified":
             break
-    cert = certificate(kind, inputs, witness, found, precision)
+    cert = counterexample.certificate(kind, inputs, witness, found, precision)
     confirmed, message = checker.verify(cert)
     return Outcome(cert, confirmed, message, summarize(found, witness))

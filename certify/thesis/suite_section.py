@@ -13,31 +13,23 @@ import argparse
 
 from flint import arb
 
-from certify import cases, certificate, engine
+from certify import cases, certificate, counterexamples, engine
 from certify.float64_limits import describe
 from certify.suite import Row, SuiteRun
-from certify.thesis import expansive_v, residual_far
 
 TITLE = "thesis"
 
-# (claim id, counterexample name, module, its arguments)
+# (claim id, counterexample name, its arguments)
 COUNTEREXAMPLES = [
-    ("residual.far", "residual-far", residual_far, argparse.Namespace(q="0.1", lam=None)),
-    ("value.expansive", "expansive-v", expansive_v, argparse.Namespace(rho="2", layers="8", lam=None)),
+    ("residual.far", "residual-far", argparse.Namespace(q="0.1", lam=None)),
+    ("value.expansive", "expansive-v", argparse.Namespace(rho="2", layers="8", lam=None)),
 ]
 # From a resolved gap to an underflowing one.
 INIT_CASES = [lambda: cases.gaussian(6, 3, seed=3, scale=0.1), cases.standard_init, cases.antipodal]
 
 
 def _counterexample_rows(run: SuiteRun):
-    folder = run.folder("thesis")
-    for claim, name, module, args in COUNTEREXAMPLES:
-        outcome = module.build(args)
-        path = certificate.write(outcome.certificate, folder / f"{name}.json")
-        settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if v is not None)
-        certified = outcome.confirmed and outcome.verdict == "certified"
-        yield Row(section=TITLE, case=f"{claim}: {name} ({settings})", verdict="holds" if certified else outcome.verdict,
-                  detail=outcome.message, ok=certified, certificate=str(path.relative_to(run.out_dir)))
+    return counterexamples.suite_rows(TITLE, run.folder("thesis"), run.out_dir, COUNTEREXAMPLES)
 
 
 def _init_rows(run: SuiteRun):

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import argparse
 
-from certify import certificate, masks
+from certify import counterexamples, masks
 from certify.suite import Row, SuiteRun
-from certify.wu import equilibria, fig1, graphs
+from certify.wu import graphs
 
 TITLE = "wu-masks-layernorm"
 
 RADII_AT_128 = {"complete": 1, "causal": 1, "sliding": 64, "uni": 127}
-# (claim id, counterexample name, engine, its arguments); a certified counterexample makes the claim hold.
+# (claim id, counterexample name, its arguments); a certified counterexample makes the claim hold.
 COUNTEREXAMPLES = [
-    ("ln.counterexample", "wu-fig1", fig1, argparse.Namespace(w="2")),
-    ("ln.equilibria", "ln-equilibria", equilibria, argparse.Namespace(n=4, w="4", one_per_rank=False)),
+    ("ln.counterexample", "wu-fig1", argparse.Namespace(w="2")),
+    ("ln.equilibria", "ln-equilibria", argparse.Namespace(n=4, w="4", one_per_rank=False)),
 ]
 
 
@@ -29,12 +29,4 @@ def section(run: SuiteRun):
         yield Row(section=TITLE, case=f"radius of the {name} mask at N = 128", verdict="ok"
                   if report.radius == expected else "failed", detail=f"radius {report.radius}, expected {expected}",
                   ok=report.radius == expected)
-    folder = run.folder("wu")
-    for claim, name, module, args in COUNTEREXAMPLES:
-        outcome = module.build(args)
-        path = certificate.write(outcome.certificate, folder / f"{name}.json")
-        settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if k != "one_per_rank")
-        certified = outcome.confirmed and outcome.verdict == "certified"
-        yield Row(section=TITLE, case=f"{claim}: {name} ({settings})", verdict="holds" if certified else outcome.verdict,
-                  detail=outcome.message, ok=certified,
-                  certificate=str(path.relative_to(run.out_dir)))
+    yield from counterexamples.suite_rows(TITLE, run.folder("wu"), run.out_dir, COUNTEREXAMPLES)
