@@ -19,14 +19,14 @@ from certify.checker.exact import agrees, rational
 G = "(1 - exp(-a*D**2))*D"
 
 
-def _pure(layer: dict) -> bool:
-    """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
-    return not layer.get("residual") and not set(layer) & {"V", "mask", "ffn", "layernorm"}
-
-
 def _stochastic(layer: dict) -> bool:
     """Any attention matrix, masked or not, applied as P X."""
     return not (set(layer) & {"V", "ffn", "layernorm"}) and not layer.get("residual")
+
+
+def _pure(layer: dict) -> bool:
+    """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
+    return _stochastic(layer) and "mask" not in layer
 
 
 def value_layer(layer: dict) -> bool:
