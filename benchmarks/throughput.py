@@ -8,7 +8,7 @@ are evaluated for collapse.global three ways:
                configurations (certify.search.float_screen): what an uncertified sweep costs
     certified  certify.engine.check on each configuration in this process: float64 screen, arb
                at adaptive precision, and the checker's confirmation of the certificate
-    campaign   certify.campaign.run on W processes: the `certify sample` path, files included
+    campaign   certify.search.campaign.run on W processes: the `certify sample` path, files included
 The ratio float64 / certified is per process.  Drawing the configurations is not timed.
 """
 
@@ -22,7 +22,8 @@ import time
 
 import numpy as np
 
-from certify import campaign, engine
+from certify import engine
+from certify.search import campaign
 from certify.search import float_screen, samplers
 
 CLAIM = "collapse.global"

@@ -4,7 +4,7 @@ Every step has a status saying how it is established:
     "symbolic"   an identity, series coefficient, equilibrium or sign that sympy checks exactly
                  (or an exact integer / IEEE binary64 computation);
     "certified"  a real inequality or constant decided with arb ball arithmetic over a whole
-                 domain (certify.bnb), or an enclosure of a constant;
+                 domain (certify.prove.bnb), or an enclosure of a constant;
     "prose"      an argument given in words only (a textbook inequality, an induction, a limit),
                  with no check: it is reported as "argued", never as "holds".
 A step's check is a callable that raises AssertionError (via `require`) when the stated fact is

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 from flint import arb
 
-from certify.bnb import prove_nonnegative, remainder_ball
+from certify.prove.bnb import prove_nonnegative, remainder_ball
 from proofs._framework import Derivation, require, require_zero
 
 TAIL_CUT = 1  # the compact box is [0, TAIL_CUT]; past it the tail argument below applies
@@ -28,7 +28,7 @@ def build(exponent_base: int = 3) -> Derivation:
         require_zero(x**2 * r - (x - 1 + sp.exp(-x)), "x^2 r(x) = h(x)")
 
     @D.certified(f"r(x) > 0 on [0, {TAIL_CUT}], so 1 - exp(-x) <= x there",
-                 "Branch and bound (certify.bnb) on the reduced form, enclosed as "
+                 "Branch and bound (certify.prove.bnb) on the reduced form, enclosed as "
                  "exp(-segment [0, x]) / 2; plain subdivision of h itself never closes a box "
                  "touching x = 0, where h = 0.")
     def _():

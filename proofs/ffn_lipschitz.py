@@ -5,7 +5,7 @@ from __future__ import annotations
 import sympy as sp
 from flint import arb
 
-from certify.bnb import prove_nonnegative, remainder_ball
+from certify.prove.bnb import prove_nonnegative, remainder_ball
 from proofs._framework import Derivation, require, require_zero
 
 x = sp.Symbol("x", real=True)

@@ -17,7 +17,10 @@ import oracle
 import pytest
 from mpmath import mp
 
-from certify import checker, claims, config, engine, expr
+from certify import claims, engine
+import certify_checker as checker
+from certify.core import config
+from certify.core import expr
 from certify.claims import Claim, Inequality
 from certify.cli import main
 from certify.search import attack, objective, shrink

@@ -1,4 +1,4 @@
-"""certify.bnb: certified branch and bound, checked against an independent mpmath computation."""
+"""certify.prove.bnb: certified branch and bound, checked against an independent mpmath computation."""
 
 from fractions import Fraction
 
@@ -7,7 +7,7 @@ import pytest
 from flint import arb
 from mpmath import mp
 
-from certify.bnb import prove_le, prove_nonnegative, remainder_ball
+from certify.prove.bnb import prove_le, prove_nonnegative, remainder_ball
 from certify.errors import BadInput
 
 mp.dps = 50

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from certify import cases, checker, engine
+from certify import engine
+from certify.suite import cases
+import certify_checker as checker
 from certify.cli import main
 
 

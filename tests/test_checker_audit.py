@@ -1,6 +1,6 @@
 """Soundness audit of the trusted checker: certificates a forger can build, and must not get accepted.
 
-The forger here is strong on purpose: it runs the checker's own arithmetic (certify.checker.forward,
+The forger here is strong on purpose: it runs the checker's own arithmetic (certify_checker.forward,
 inequality, windowed) to fill in every value, outcome and digest a certificate must state, so the
 only thing standing between a forged certificate and acceptance is what the checker validates.
 Each test plants one defect found in the audit and fails on the checker before its fix.
@@ -17,11 +17,14 @@ import pytest
 from flint import ctx
 from mpmath import mp
 
-from certify import checker
-from certify.checker import forward, residual_far, windowed, wu_fig1
-from certify.checker import inequality as ineq
-from certify.checker.counterexample import certificate
-from certify.checker.exact import ball, rational
+import certify_checker as checker
+from certify_checker import forward
+from certify_checker import residual_far
+from certify_checker import windowed
+from certify_checker import wu_fig1
+from certify_checker import inequality as ineq
+from certify_checker.counterexample import certificate
+from certify_checker.exact import ball, rational
 
 ZERO2 = [["0", "0"], ["0", "0"]]
 TWO_TOKENS = [["1", "0"], ["0", "1"]]
@@ -162,7 +165,7 @@ def test_a_number_past_binary64_is_still_read_exactly():
 
 
 # "1e999999999" (or a power D**1000000000) made the checker compute for hours.  The caps are those
-# of certify.numbers; a certificate at the cap is rejected in time.
+# of certify.core.numbers; a certificate at the cap is rejected in time.
 @pytest.mark.parametrize("text", ["1e4001", "1E-99999", "0x1p+16001", "-0x1.8p-20000"])
 def test_absurd_exponents_are_refused(text):
     with pytest.raises(ValueError):
@@ -209,7 +212,7 @@ def test_residual_far_states_the_q_it_checked():
 def test_wu_fig1_states_the_box_it_checked():
     """theta_A's box given as JSON numbers: its upper end printed as 2.0943951023931957 lies below
     theta_A for this w, so "exactly one fixed point in [.., 2.0943951023931957]" was false as printed."""
-    from certify.wu import fig1
+    from certify.studies.wu import fig1
 
     mp.dps = 60
     hi = 2.0943951023931957

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import argparse
 import ast
+import json
+import subprocess
 import sys
 from pathlib import Path
 
-import certify.checker
+import certify_checker
 
-CHECKER_DIR = Path(certify.checker.__file__).parent
+CHECKER_DIR = Path(certify_checker.__file__).parent
 ALLOWED_THIRD_PARTY = {"flint"}
 
 
@@ -32,7 +35,7 @@ def test_checker_modules_import_only_stdlib_flint_and_the_checker():
         for module in imported_modules(path):
             top = module.split(".")[0]
             allowed = (top in sys.stdlib_module_names or top in ALLOWED_THIRD_PARTY
-                       or module == "certify.checker" or module.startswith("certify.checker."))
+                       or module == "certify_checker" or module.startswith("certify_checker."))
             assert allowed, f"{path.name} imports {module}"
 
 
@@ -44,9 +47,39 @@ def test_the_rule_catches_a_forbidden_import(tmp_path):
 
 
 def test_checker_kinds_point_inside_the_checker():
-    assert all(module.startswith("certify.checker.") for module in certify.checker.KINDS.values())
+    assert all(module.startswith("certify_checker.") for module in certify_checker.KINDS.values())
 
 
 def test_checker_stays_small():
     lines = sum(len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py"))
     assert lines < 1500, lines
+
+
+def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):
+    """The static rule above cannot see imports made at run time (a package __init__, a lazy
+    import): run the checker alone on a certificate of every kind and list what was loaded."""
+    from certify import engine
+    from certify.engine import certificate
+    from certify.studies import counterexamples
+    from certify.suite import cases
+
+    certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate]
+    for name, module in counterexamples.REGISTRY.items():
+        parser = argparse.ArgumentParser()
+        counterexamples.load(name).add_arguments(parser)
+        certs.append(counterexamples.load(name).build(parser.parse_args([])).certificate)
+    assert {cert["kind"] for cert in certs} == set(certify_checker.KINDS)
+    paths = [str(certificate.write(cert, tmp_path / f"{i}.json")) for i, cert in enumerate(certs)]
+    probe = ("import runpy, sys\n"
+             "sys.argv = ['certify_checker', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('certify_checker', run_name='__main__')\n"
+             "except SystemExit as done:\n    code = done.code\n"
+             "print('LOADED', ' '.join(sorted(sys.modules)))\n"
+             "sys.exit(code)\n")
+    done = subprocess.run([sys.executable, "-c", probe, *paths], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count("OK: ") == len(paths)
+    loaded = done.stdout.split("LOADED ")[1].split()
+    forbidden = [m for m in loaded if m.split(".")[0] in {"certify", "numpy", "scipy", "sympy", "mpmath", "matplotlib"}]
+    assert not forbidden, forbidden
+    assert json.loads((tmp_path / "0.json").read_text())["kind"] == "inequality"

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from certify import cases
+from certify.suite import cases
 from certify.cli import main
 
 GOOD = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}

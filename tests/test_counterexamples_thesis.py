@@ -13,10 +13,11 @@ import pytest
 from flint import arb
 from mpmath import mp
 
-from certify import checker
+import certify_checker as checker
 from certify.cli import main
-from certify.thesis import counterexample_configs as configs
-from certify.thesis import expansive_v, residual_far
+from certify.studies.thesis import counterexample_configs as configs
+from certify.studies.thesis import expansive_v
+from certify.studies.thesis import residual_far
 
 
 def far(q="0.1", lam=None):

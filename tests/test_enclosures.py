@@ -8,8 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mpmath import mp
 
-from certify import config, engine
-from certify.arith import BALL, FLOAT64
+from certify import engine
+from certify.core import config
+from certify.core.arith import BALL, FLOAT64
 from certify.claims import Claim, Inequality
 
 import oracle

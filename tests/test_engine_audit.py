@@ -17,10 +17,11 @@ import pytest
 from flint import arb, arb_mat, ctx
 from mpmath import mp
 
-from certify import spectral, trajectory
-from certify.models import thin_norm
-from certify.models.configuration import configuration_stats, smallest_eigenvalue
-from certify.wu.spot_check import SpotCheck
+from certify.core import spectral
+from certify.studies import trajectory
+from certify.core import thin_norm
+from certify.studies.models.configuration import configuration_stats, smallest_eigenvalue
+from certify.studies.wu.spot_check import SpotCheck
 
 DPS = 60
 

@@ -12,7 +12,7 @@ import pytest
 from mpmath import mp
 from test_trajectory import assert_contains
 
-from certify import init_scaling
+from certify.studies import init_scaling
 from certify.cli import main
 from certify.errors import BadInput
 
@@ -117,6 +117,6 @@ def test_the_float64_view_is_what_float64_computes(x):
     """One definition of what plain float64 makes of 1 - exp(-x) and exp(-x), at the thresholds."""
     import math
 
-    from certify.float64_limits import float64_view
+    from certify.core.float64_limits import float64_view
     assert float64_view(x) == (1.0 - math.exp(-x) == 1.0, math.exp(-x) == 0.0)
     assert float64_view(x)[0] == (x > 54 * math.log(2)) and float64_view(x)[1] == (x > 1075 * math.log(2))

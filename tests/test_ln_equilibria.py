@@ -12,9 +12,9 @@ import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify.checker import ln_equilibria as checker
+from certify_checker import ln_equilibria as checker
 from certify.cli import main
-from certify.wu import equilibria
+from certify.studies.wu import equilibria
 
 mp.dps = 50
 

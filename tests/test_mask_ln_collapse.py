@@ -16,14 +16,20 @@ from flint import arb, ctx
 from mpmath import mp
 
 import oracle
-from certify import checker, config, engine, masks, quantities
-from certify.arith import BALL, FLOAT64
-from certify.checker import windowed
+from certify import engine
+import certify_checker as checker
+from certify.core import config
+from certify.core import masks
+from certify.core import quantities
+from certify.core.arith import BALL, FLOAT64
+from certify_checker import windowed
 from certify.claims import get
 from certify.cli import main
 from certify.errors import BadInput
-from certify.layers import apply_layer
-from certify.wu import cases, graphs, windows
+from certify.core.layers import apply_layer
+from certify.suite import wu_cases as cases
+from certify.core import graphs
+from certify.core import windows
 
 PRECISION = 200
 

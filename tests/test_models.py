@@ -1,4 +1,4 @@
-"""Loading and running BERT-style encoders (certify.models).
+"""Loading and running BERT-style encoders (certify.studies.models).
 
 Part 1 writes a tiny BERT-shaped model (config.json, model.safetensors, tokenizer.json) into a
 temporary folder and runs the real loading code on it; its forward pass is checked against an
@@ -17,15 +17,15 @@ import mpmath
 import numpy as np
 import pytest
 
-pytest.importorskip("safetensors", reason="certify.models needs the extra certify[models]")
-pytest.importorskip("tokenizers", reason="certify.models needs the extra certify[models]")
+pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
 
 from safetensors.numpy import save_file
 from tiny_bert import TINY, TINY_WORDS, tiny_config, tiny_tensors, write_model
 from tokenizers import Tokenizer
 
 from certify.errors import BadInput
-from certify.models import (
+from certify.studies.models import (
     load_model,
     load_text_model,
     loading,

@@ -1,4 +1,4 @@
-"""The certified regime analysis of a real encoder (certify.models.certified, configuration, thin_norm).
+"""The certified regime analysis of a real encoder (certify.studies.models.certified, configuration, thin_norm).
 
 Part 1 runs on the tiny BERT written by tests/tiny_bert.py and compares every enclosure with an
 independent mpmath computation (60 digits) from the raw tensors: plain matrices, SVDs, the
@@ -16,22 +16,24 @@ import mpmath
 import numpy as np
 import pytest
 
-pytest.importorskip("safetensors", reason="certify.models needs the extra certify[models]")
-pytest.importorskip("tokenizers", reason="certify.models needs the extra certify[models]")
+pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
 
 import oracle
 from flint import arb, ctx
 from mpmath import mp
 from tiny_bert import TINY, tiny_tensors, write_model
 
-from certify import spectral
+from certify.core import spectral
 from certify.cli import main
-from certify.models import MODEL_PACKAGES, load_model, load_text_model, loading, report
-from certify.models import suite_section as model_section
-from certify.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDECIDED, UNDERFLOWED, regime
-from certify.models.certified import certify_trace
-from certify.models.configuration import configuration_stats
-from certify.models.thin_norm import ball_matrix, product_norm
+from certify.studies.models import MODEL_PACKAGES, load_model, load_text_model
+from certify.studies.models import loading
+from certify.studies.models import report
+from certify.suite import models as model_section
+from certify.core.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDECIDED, UNDERFLOWED, regime
+from certify.studies.models.certified import certify_trace
+from certify.studies.models.configuration import configuration_stats
+from certify.core.thin_norm import ball_matrix, product_norm
 from certify.suite import SuiteRun
 
 D_K = TINY["d"] // TINY["heads"]
@@ -330,7 +332,7 @@ def test_minilm_regimes_agree_with_the_float64_flags(minilm_section):
 
 @needs_minilm
 def test_minilm_layers_are_full_rank_and_agree_with_the_screen(minilm_section):
-    from certify.models.screen import spectral_norm_estimate
+    from certify.studies.models.screen import spectral_norm_estimate
 
     _, built = minilm_section
     assert built["summary"]["full_rank_layers"] == 6

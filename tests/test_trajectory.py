@@ -9,7 +9,8 @@ import pytest
 from flint import arb
 from mpmath import mp
 
-from certify import cases, trajectory
+from certify.suite import cases
+from certify.studies import trajectory
 from certify.cli import main
 from certify.errors import BadInput
 

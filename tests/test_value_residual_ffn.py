@@ -12,13 +12,17 @@ import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify import cases, checker, config, engine, lipschitz
-from certify.arith import BALL, FLOAT64
-from certify.checker import norms
-from certify.float64_limits import describe
+from certify import engine
+from certify.suite import cases
+import certify_checker as checker
+from certify.core import config
+from certify.core import lipschitz
+from certify.core.arith import BALL, FLOAT64
+from certify_checker import norms
+from certify.core.float64_limits import describe
 from certify.cli import main
 from certify.errors import BadInput
-from certify.thesis import cases as thesis
+from certify.suite import thesis_cases as thesis
 
 import oracle
 
@@ -317,8 +321,8 @@ def test_a_collapsed_stack_is_confirmed_at_low_precision():
 def test_M_is_certified_where_float64_powers_of_V_overflow():
     """||V^k||_2 = 4^k overflows float64 past k = 512: the screen's witnesses are rescaled powers,
     and the ball pass encloses M = 4^520 exactly enough."""
-    from certify.layers import apply_layer, layer_arrays
-    from certify.primitives import LayerView
+    from certify.core.layers import apply_layer, layer_arrays
+    from certify.core.primitives import LayerView
 
     case = config.load({"X": [[1, 0], [0, 1]], "A": [[0, 0], [0, 0]], "V": [[4, 0], [0, 1]]})
     witnesses: dict = {}

@@ -12,9 +12,9 @@ import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify.checker import wu_fig1 as checker
+from certify_checker import wu_fig1 as checker
 from certify.cli import main
-from certify.wu import fig1
+from certify.studies.wu import fig1
 
 mp.dps = 50
 

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from certify.cli import main
-from certify import masks
+from certify.core import masks
 from certify.errors import BadInput
-from certify.wu import graphs
+from certify.core import graphs
 
 INF = float("inf")
 

@@ -1,7 +1,7 @@
 """The claim registry: every claim of shared/CLAIMS.md that certify can decide.
 
-A claim is one or more inequalities lhs <= rhs between expressions (certify.expr grammar) over
-named primitives of a layer step (see certify.primitives): D, D_out, D_PX, a, tau, n, d, v, ...
+A claim is one or more inequalities lhs <= rhs between expressions (certify.core.expr grammar) over
+named primitives of a layer step (see certify.core.primitives): D, D_out, D_PX, a, tau, n, d, v, ...
 A "layer" claim is checked at every layer of a stack; a "stack" claim once, through the whole
 stack: its rhs is a map of D applied layer after layer from D_0 (with that layer's a, ...), and
 its lhs is read at the last layer.  Families live in their own modules and
@@ -14,7 +14,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from certify.config import COMPONENTS, Case
+from certify.core.config import COMPONENTS, Case
 from certify.errors import BadInput
 
 FAMILIES = [
@@ -44,7 +44,7 @@ class Claim:
     # None when the claim applies to the case, else the reason it does not (the user's error).
     applies: Callable[[Case], str | None] = field(repr=False)
     scope: str = "layer"  # "layer": every layer of the stack; "stack": the whole trajectory; "window": see below
-    # scope "window" (certify.wu.windows): case -> (first layer, window length, radius of the mask's graph)
+    # scope "window" (certify.core.windows): case -> (first layer, window length, radius of the mask's graph)
     window: Callable[[Case], tuple[int, int, int]] | None = field(default=None, repr=False)
 
     def check_applies(self, case: Case) -> None:
@@ -55,7 +55,7 @@ class Claim:
 
 def layers_only(case: Case, about: str, allowed=(), required=()) -> str | None:
     """None when every layer has the `required` components and nothing beyond `allowed` ones
-    (keys of certify.config.COMPONENTS), else the reason, naming the layer and what the claim is about."""
+    (keys of certify.core.config.COMPONENTS), else the reason, naming the layer and what the claim is about."""
     for t, layer in enumerate(case.layers):
         where = f"layer {t}" if len(case.layers) > 1 else "the layer"
         present = layer.components()

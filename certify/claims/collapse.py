@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from certify.claims import Claim, Inequality, layers_only, register
-from certify.config import Case
+from certify.core.config import Case
 
 THESIS = "Thesis (seed 000): analysis of iterated self-attention"
 

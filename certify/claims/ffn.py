@@ -1,14 +1,14 @@
 """The thesis's feed-forward family (shared/CLAIMS.md, ffn.lipschitz).
 
 A token-wise L-Lipschitz f after attention: D(f(PX)) <= L D(PX) <= L (1 - exp(-a D^2)) D
-<= L a D^3, with L = ||W2||_2 Lip(s) ||W1||_2 (+ 1 for a residual FFN), see certify.lipschitz.
+<= L a D^3, with L = ||W2||_2 Lip(s) ||W1||_2 (+ 1 for a residual FFN), see certify.core.lipschitz.
 """
 
 from __future__ import annotations
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.claims.collapse import THESIS
-from certify.config import Case
+from certify.core.config import Case
 
 
 def attention_then_ffn(case: Case) -> str | None:

@@ -4,7 +4,7 @@ The claim proper is about scaling in d (a D^2 grows with d under standard initia
 `certify init` tabulates over sampled configurations.  On one configuration the certifiable part
 is the global bound with the gap g = exp(-a D^2) kept itself: D' <= (1 - g) D holds with a
 certified g > 0 even where float64 rounds 1 - g to 1.0 (a D^2 >= 54 ln 2) or g to 0
-(a D^2 >= 1075 ln 2); certify.float64_limits says which, decided in arb.
+(a D^2 >= 1075 ln 2); certify.core.float64_limits says which, decided in arb.
 """
 
 from __future__ import annotations

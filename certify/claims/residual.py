@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.claims.collapse import THESIS
-from certify.config import Case
+from certify.core.config import Case
 
 
 def residual_attention(case: Case, allow_mask: bool) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.claims.collapse import THESIS
-from certify.config import Case
+from certify.core.config import Case
 
 
 def value_attention(case: Case) -> str | None:

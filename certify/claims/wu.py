@@ -1,8 +1,8 @@
 """Wu et al. (2024)'s collapse theorems on concrete stacks: mask.collapse and ln.collapse.
 
-Both are checked window by window (scope "window", names in certify.wu.windows) on a stack whose
+Both are checked window by window (scope "window", names in certify.core.windows) on a stack whose
 layers share one mask G; the radius r of G fixes the window length.  Their hypotheses are exact:
-graphs by breadth-first search (certify.wu.graphs), W_V^T W_V = I, ranks and inner products in
+graphs by breadth-first search (certify.core.graphs), W_V^T W_V = I, ranks and inner products in
 rationals.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from certify.claims import Claim, Inequality, layers_only, register
-from certify.config import COMPONENTS, Case
-from certify.wu import graphs
+from certify.core.config import COMPONENTS, Case
+from certify.core import graphs
 
 WU = "Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024 (seed 004)"
 

@@ -10,7 +10,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from certify import certificate, config, engine, jsonfile
+from certify import engine
+from certify.engine import certificate
+from certify.core import config
+from certify.core import jsonfile
 from certify.cli import options
 from certify.search import attack as search
 from certify.search.attack import AttackReport

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from certify import certificate, engine
+from certify import engine
+from certify.engine import certificate
 from certify.cli import options
 
 

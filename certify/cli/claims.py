@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from certify import claims, proofs_index
+from certify import claims
+from certify.prove import derivations as proofs_index
 
 
 def add_parser(subparsers):

@@ -7,7 +7,8 @@ Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 
 
 from __future__ import annotations
 
-from certify import certificate, counterexamples
+from certify.engine import certificate
+from certify.studies import counterexamples
 
 
 def add_parser(subparsers) -> None:

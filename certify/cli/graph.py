@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
-from certify import masks
+from certify.core import masks
 from certify.errors import BadInput
-from certify.wu import graphs
+from certify.core import graphs
 
 
 def add_parser(subparsers) -> None:

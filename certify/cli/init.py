@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from certify import init_scaling
-from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.studies import init_scaling
+from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 
 DEFAULT_DIMENSIONS = "64,256,1024"
 

@@ -2,10 +2,10 @@
 pretrained encoder on a text and certify, per layer and head, which regime its heads occupy: a = ||A_h||_2,
 ||V_h||_2, D, a D^2, the gap exp(-a D^2) of collapse.global's factor and whether float64 can represent it,
 tau(P_h), D(P_h X)/D and both steps of collapse.global on the real attention; per layer the rank, smallest
-singular value, stable rank and mean |cos| of the configuration (certify.models.certified).
+singular value, stable rank and mean |cos| of the configuration (certify.studies.models.certified).
 
 Exit code: 0 when both steps hold for every head, 1 when one is violated, 3 when one is undecided.
-`--screen` prints the float64 first look instead (fast, NOT certified, certify.models.screen)."""
+`--screen` prints the float64 first look instead (fast, NOT certified, certify.studies.models.screen)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ import dataclasses
 import json
 from pathlib import Path
 
-from certify import jsonfile
+from certify.core import jsonfile
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
-from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.models import load_text_model, plots
-from certify.models import report as model_report
-from certify.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
-from certify.models.report import midpoint
-from certify.models.screen import screen
+from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.studies.models import load_text_model
+from certify.studies.models import plots
+from certify.studies.models import report as model_report
+from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
+from certify.studies.models.report import midpoint
+from certify.studies.models.screen import screen
 
 DEFAULT_TEXT = "A man is eating food."
 REPORT_FILE = "model_certified.json"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from certify import proofs_index
+from certify.prove import derivations as proofs_index
 
 _MARK = {"holds": "holds ", "failed": "FAILED", "argued": "argued"}
 

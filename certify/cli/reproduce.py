@@ -1,6 +1,6 @@
 """`certify reproduce FIGURE [--out DIR] [--long] [--seed N] [--strict]`: a paper's figure, reproduced.
 
-FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.wu.studies).  Writes
+FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.studies.wu.studies).  Writes
 FIGURE.png, FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the certified spot check,
 the paper's findings and whether this run shows them) into DIR.  The curves are float64
 simulations; the spot check is ball arithmetic.  Default sizes take seconds; --long runs the
@@ -10,7 +10,9 @@ paper-sized study.  Exit 0 when written (with --strict: and every finding reprod
 
 from __future__ import annotations
 
-from certify.wu import figures, reproduce, studies
+from certify.studies.wu import figures
+from certify.studies.wu import reproduce
+from certify.studies.wu import studies
 
 
 def add_parser(subparsers) -> None:

@@ -7,7 +7,8 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from certify import jsonfile, suite
+from certify.core import jsonfile
+from certify import suite
 from certify.errors import BadInput
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from certify import campaign, engine
+from certify import engine
+from certify.search import campaign
 from certify.cli import options
 from certify.search import samplers
 

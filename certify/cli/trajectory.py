@@ -3,7 +3,7 @@
 Encloses D_t and mu_t through T layers (layer t is the configuration's layer t mod L) next to the
 claimed bound curves whose hypotheses hold, and says at each t whether each bound is certified.
 Exit 0: every D_t resolved and every drawn bound holds at every t; 1: a bound is violated;
-3: something undecided or unresolved (see certify.trajectory); 2: bad input.
+3: something undecided or unresolved (see certify.studies.trajectory); 2: bad input.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from certify import jsonfile, trajectory
+from certify.core import jsonfile
+from certify.studies import trajectory
 
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from certify import certificate, checker
+from certify.engine import certificate
+import certify_checker as checker
 
 
 def add_parser(subparsers):

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.optimize import minimize
 
-from certify import config, engine
+from certify import engine
+from certify.core import config
 from certify.errors import BadInput
 from certify.search import objective, shrink
 from certify.search.objective import Evaluation, Layout

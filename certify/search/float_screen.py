@@ -3,18 +3,20 @@
 Untrusted and never a verdict: this is the fast pass of a campaign (the float64 value of
 L = a D^2, and whether float64 already loses the gap exp(-L)), and the plain-float64 baseline
 the throughput benchmark compares the certified evaluation with.  It runs the generic formulas
-of certify.layers and certify.quantities on a leading batch axis (float64 reduces over the last
-axis); the quantities are those of certify.primitives, for one layer X' = P X.
+of certify.core.layers and certify.core.quantities on a leading batch axis (float64 reduces over the last
+axis); the quantities are those of certify.core.primitives, for one layer X' = P X.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from certify import claims, expr, quantities
-from certify.arith import FLOAT64
-from certify.layers import LayerArrays, attention
-from certify.primitives import PRIMITIVES
+from certify import claims
+from certify.core import expr
+from certify.core import quantities
+from certify.core.arith import FLOAT64
+from certify.core.layers import LayerArrays, attention
+from certify.core.primitives import PRIMITIVES
 
 
 def layer_quantities(X: np.ndarray, A: np.ndarray) -> dict[str, np.ndarray]:

@@ -29,8 +29,10 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
-from certify import config, engine, quantities
-from certify.arith import BALL, FLOAT64
+from certify import engine
+from certify.core import config
+from certify.core import quantities
+from certify.core.arith import BALL, FLOAT64
 from certify.claims import Claim
 from certify.errors import BadInput
 

@@ -5,7 +5,7 @@ random generator is numpy's `default_rng([seed, i])`, so a campaign can be resum
 of indices already decided, in any order and on any number of processes.
 
 Every sampled number is used as the exact binary64 value it is (a JSON number in the
-configuration, see certify.numbers): the float64 screen and the ball evaluation see the same
+configuration, see certify.core.numbers): the float64 screen and the ball evaluation see the same
 inputs, so whatever float64 gets wrong is its arithmetic, not a rounding of the inputs.
 
 All configurations are one head of pure self-attention, X' = P X (shared/CLAIMS.md), with
@@ -40,7 +40,7 @@ from typing import Callable
 
 import numpy as np
 
-from certify import quantities
+from certify.core import quantities
 from certify.errors import BadInput
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb

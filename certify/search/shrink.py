@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from certify import config, engine
+from certify import engine
+from certify.core import config
 
 MATRIX_FIELDS = ("A", "W_Q", "W_K", "V")
 # Grids 2^-k tried from fine to coarse; k < 0 are multiples of 2^|k| (large entries of A).

@@ -1,0 +1,5 @@
+"""`python -m certify` runs the command line."""
+
+from certify.cli import entry
+
+entry()

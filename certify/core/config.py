@@ -1,0 +1,295 @@
+"""Configuration files: what a user gives (tokens and layers), parsed once into exact data.
+
+Schema (JSON; every number exact as in certify.core.numbers):
+    "X":      n x d tokens as rows                                  (required, n >= 2)
+    a layer:  "A" (d x d query-key matrix)  or  "W_Q", "W_K" (d x d_k), optional "b_Q", "b_K"
+              (length d_k) and "d_k" (defaults to the columns of W_Q); scores are
+              beta * q_i . k_j / sqrt(d_k) with q_i = W_Q^T x_i + b_Q;
+              "beta" (inverse temperature, default 1, also scales a given A);
+              "V" (d x d value matrix acting on tokens as column vectors: x'_i = V sum_j P_ij x_j);
+              "mask" (n x n 0/1, mask[i][j] = 1 when token i attends to token j; or a name of
+              certify.core.masks: "complete" (or "full"), "causal", "sliding" (previous, self, next),
+              "uni" (previous, self));
+              "residual" (bool): X' = X + P X V^T;
+              "ffn": {"W1": h x d, "b1": h, "W2": d x h, "b2": d, "activation": "relu" | "gelu",
+                      "residual": bool}, applied token-wise after attention;
+              "layernorm": "post" | "pre" (the unit-sphere LN(x) = x / ||x||_2 of Wu et al.) or
+                      {"position": "post" | "pre", "kind": "sphere" | "standard",
+                       "gain": d, "bias": d, "eps": number} for g * (x - mean) / sqrt(var + eps) + b.
+    Either the layer keys at top level (one layer) or "layers": [layer, ...] (a stack).
+Parsing validates shapes and values; every problem is a BadInput with one sentence.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+
+from certify.errors import BadInput
+from certify.core.masks import named_mask, validate_mask
+from certify.core.numbers import encode, encode_matrix, json_type, parse_matrix, parse_number, parse_vector
+
+Matrix = tuple[tuple[Fraction, ...], ...]
+Vector = tuple[Fraction, ...]
+
+# The parts of a layer beyond one attention head, with the words that name them to a user.
+COMPONENTS = {"V": "value matrix V", "mask": "mask", "residual": "residual connection",
+              "ffn": "feed-forward network", "layernorm": "LayerNorm"}
+
+LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
+TOP_KEYS = {"X", "layers", "name", "description"}
+
+
+@dataclass(frozen=True)
+class FeedForward:
+    W1: Matrix
+    b1: Vector
+    W2: Matrix
+    b2: Vector
+    activation: str  # "relu" | "gelu"
+    residual: bool = False
+
+
+@dataclass(frozen=True)
+class LayerNorm:
+    position: str  # "post" | "pre"
+    kind: str = "sphere"  # "sphere": x / ||x||_2 ; "standard": g * (x - mean) / sqrt(var + eps) + b
+    gain: Vector | None = None
+    bias: Vector | None = None
+    eps: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True)
+class Layer:
+    d: int
+    A: Matrix | None = None
+    W_Q: Matrix | None = None
+    W_K: Matrix | None = None
+    b_Q: Vector | None = None
+    b_K: Vector | None = None
+    d_k: int | None = None
+    beta: Fraction = Fraction(1)
+    V: Matrix | None = None
+    mask: tuple[tuple[bool, ...], ...] | None = None
+    residual: bool = False
+    ffn: FeedForward | None = None
+    layernorm: LayerNorm | None = None
+
+    @property
+    def is_pure_attention(self) -> bool:
+        """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
+        return not self.components()
+
+    def components(self) -> list[str]:
+        """What the layer has beyond one attention head, as keys of COMPONENTS."""
+        present = {"V": self.V is not None, "mask": self.mask is not None, "residual": self.residual,
+                   "ffn": self.ffn is not None, "layernorm": self.layernorm is not None}
+        return [key for key in COMPONENTS if present[key]]
+
+
+@dataclass(frozen=True)
+class Case:
+    """Tokens X (n x d, rows) and the layers they pass through, all exact."""
+
+    X: Matrix
+    layers: tuple[Layer, ...]
+    name: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def n(self) -> int:
+        return len(self.X)
+
+    @property
+    def d(self) -> int:
+        return len(self.X[0])
+
+
+def load(source) -> Case:
+    """A Case from a path, a JSON string's parsed dict, or a dict."""
+    if isinstance(source, Case):
+        return source
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise BadInput(f"no such configuration file: {path}")
+        text = path.read_text(encoding="utf-8")
+        return parse(loads_strict(text, str(path)))
+    if isinstance(source, dict):
+        return parse(source)
+    raise BadInput(f"a configuration is a file path or a JSON object, not {json_type(source)}")
+
+
+def loads_strict(text: str, where: str = "configuration"):
+    """json.loads that refuses NaN and Infinity (Python's json accepts them by default)."""
+
+    def refuse(constant):
+        raise BadInput(f"{where}: {constant} is not a finite number")
+
+    try:
+        return json.loads(text, parse_constant=refuse)
+    except json.JSONDecodeError as err:
+        raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+
+
+def parse(data: dict) -> Case:
+    if not isinstance(data, dict):
+        raise BadInput(f"a configuration is a JSON object, not {json_type(data)}")
+    if "X" not in data:
+        raise BadInput('the configuration has no tokens "X" (n x d, tokens as rows)')
+    X = parse_matrix(data["X"], "X")
+    n, d = len(X), len(X[0])
+    if n < 2:
+        raise BadInput(f"X has {n} token; the claims are about configurations of at least 2 tokens")
+    if "layers" in data:
+        unknown = set(data) - TOP_KEYS
+        if unknown:
+            raise BadInput(f'with "layers", layer keys belong inside the list; unexpected: {", ".join(sorted(unknown))}')
+        if not isinstance(data["layers"], list) or not data["layers"]:
+            raise BadInput('"layers" must be a non-empty list of layer objects')
+        layers = tuple(_parse_layer(spec, n, d, f"layers[{t}]") for t, spec in enumerate(data["layers"]))
+    else:
+        unknown = set(data) - TOP_KEYS - LAYER_KEYS
+        if unknown:
+            raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
+        layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
+    return Case(X=X, layers=layers, name=str(data.get("name", "")))
+
+
+def _parse_bool(value, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise BadInput(f"{where}: expected true or false, got {json_type(value)}")
+    return value
+
+
+def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
+    if not isinstance(spec, dict):
+        raise BadInput(f"{where}: a layer is a JSON object, not {json_type(spec)}")
+    unknown = set(spec) - LAYER_KEYS
+    if unknown:
+        raise BadInput(f"{where}: unknown layer keys: {', '.join(sorted(unknown))}")
+    fields: dict = {"d": d}
+    if "A" in spec:
+        if "W_Q" in spec or "W_K" in spec:
+            raise BadInput(f"{where}: give either A or W_Q and W_K, not both")
+        fields["A"] = parse_matrix(spec["A"], f"{where}.A", (d, d))
+    elif "W_Q" in spec or "W_K" in spec:
+        if "W_Q" not in spec or "W_K" not in spec:
+            raise BadInput(f"{where}: W_Q and W_K come together")
+        W_Q = parse_matrix(spec["W_Q"], f"{where}.W_Q", (d, None))
+        W_K = parse_matrix(spec["W_K"], f"{where}.W_K", (d, len(W_Q[0])))
+        width = len(W_Q[0])
+        fields.update(W_Q=W_Q, W_K=W_K)
+        for bias in ("b_Q", "b_K"):
+            if bias in spec:
+                fields[bias] = parse_vector(spec[bias], f"{where}.{bias}", width)
+        d_k = spec.get("d_k", width)
+        if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+            raise BadInput(f"{where}.d_k: expected a positive integer, got {d_k!r}")
+        fields["d_k"] = d_k
+    else:
+        raise BadInput(f"{where}: no attention given: add A (d x d) or W_Q and W_K")
+    if "beta" in spec:
+        fields["beta"] = parse_number(spec["beta"], f"{where}.beta")
+    if "V" in spec:
+        fields["V"] = parse_matrix(spec["V"], f"{where}.V", (d, d))
+    if "mask" in spec:
+        mask = spec["mask"]
+        rows = named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n)
+        fields["mask"] = tuple(tuple(v == 1 for v in row) for row in rows)
+    if "residual" in spec:
+        fields["residual"] = _parse_bool(spec["residual"], f"{where}.residual")
+    if "ffn" in spec:
+        fields["ffn"] = _parse_ffn(spec["ffn"], d, f"{where}.ffn")
+    if "layernorm" in spec:
+        fields["layernorm"] = _parse_layernorm(spec["layernorm"], d, f"{where}.layernorm")
+    return Layer(**fields)
+
+
+def _parse_ffn(spec, d: int, where: str) -> FeedForward:
+    if not isinstance(spec, dict):
+        raise BadInput(f"{where}: expected an object with W1, b1, W2, b2, activation")
+    unknown = set(spec) - {"W1", "b1", "W2", "b2", "activation", "residual"}
+    if unknown:
+        raise BadInput(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+    missing = {"W1", "W2"} - set(spec)
+    if missing:
+        raise BadInput(f"{where}: missing {', '.join(sorted(missing))}")
+    W1 = parse_matrix(spec["W1"], f"{where}.W1", (None, d))
+    hidden = len(W1)
+    W2 = parse_matrix(spec["W2"], f"{where}.W2", (d, hidden))
+    b1 = parse_vector(spec["b1"], f"{where}.b1", hidden) if "b1" in spec else (Fraction(0),) * hidden
+    b2 = parse_vector(spec["b2"], f"{where}.b2", d) if "b2" in spec else (Fraction(0),) * d
+    activation = spec.get("activation", "relu")
+    if activation not in ("relu", "gelu"):
+        raise BadInput(f"{where}.activation: expected 'relu' or 'gelu', got {activation!r}")
+    residual = _parse_bool(spec.get("residual", False), f"{where}.residual")
+    return FeedForward(W1=W1, b1=b1, W2=W2, b2=b2, activation=activation, residual=residual)
+
+
+def _parse_layernorm(spec, d: int, where: str) -> LayerNorm:
+    if isinstance(spec, str):
+        spec = {"position": spec}
+    if not isinstance(spec, dict):
+        raise BadInput(f"{where}: expected 'post', 'pre' or an object")
+    unknown = set(spec) - {"position", "kind", "gain", "bias", "eps"}
+    if unknown:
+        raise BadInput(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+    position = spec.get("position")
+    if position not in ("post", "pre"):
+        raise BadInput(f"{where}.position: expected 'post' or 'pre', got {position!r}")
+    kind = spec.get("kind", "sphere")
+    if kind == "sphere":
+        extra = set(spec) & {"gain", "bias", "eps"}
+        if extra:
+            raise BadInput(f"{where}: the sphere LayerNorm x/||x|| takes no {', '.join(sorted(extra))}")
+        return LayerNorm(position=position)
+    if kind != "standard":
+        raise BadInput(f"{where}.kind: expected 'sphere' or 'standard', got {kind!r}")
+    gain = parse_vector(spec["gain"], f"{where}.gain", d) if "gain" in spec else (Fraction(1),) * d
+    bias = parse_vector(spec["bias"], f"{where}.bias", d) if "bias" in spec else (Fraction(0),) * d
+    eps = parse_number(spec.get("eps", "1e-12"), f"{where}.eps")
+    if eps < 0:
+        raise BadInput(f"{where}.eps: must be >= 0")
+    return LayerNorm(position=position, kind=kind, gain=gain, bias=bias, eps=eps)
+
+
+def to_json(case: Case) -> dict:
+    """The exact, canonical configuration of a case: parse(to_json(case)) == case."""
+    out: dict = {"X": encode_matrix(case.X), "layers": [_layer_json(layer) for layer in case.layers]}
+    if case.name:
+        out["name"] = case.name
+    return out
+
+
+def _layer_json(layer: Layer) -> dict:
+    out: dict = {}
+    if layer.A is not None:
+        out["A"] = encode_matrix(layer.A)
+    else:
+        out["W_Q"], out["W_K"] = encode_matrix(layer.W_Q), encode_matrix(layer.W_K)
+        for name in ("b_Q", "b_K"):
+            if getattr(layer, name) is not None:
+                out[name] = [encode(v) for v in getattr(layer, name)]
+        out["d_k"] = layer.d_k
+    if layer.beta != 1:
+        out["beta"] = encode(layer.beta)
+    if layer.V is not None:
+        out["V"] = encode_matrix(layer.V)
+    if layer.mask is not None:
+        out["mask"] = [[int(v) for v in row] for row in layer.mask]
+    if layer.residual:
+        out["residual"] = True
+    if layer.ffn is not None:
+        f = layer.ffn
+        out["ffn"] = {"W1": encode_matrix(f.W1), "b1": [encode(v) for v in f.b1], "W2": encode_matrix(f.W2),
+                      "b2": [encode(v) for v in f.b2], "activation": f.activation, "residual": f.residual}
+    if layer.layernorm is not None:
+        ln = layer.layernorm
+        spec: dict = {"position": ln.position, "kind": ln.kind}
+        if ln.kind == "standard":
+            spec.update(gain=[encode(v) for v in ln.gain], bias=[encode(v) for v in ln.bias], eps=encode(ln.eps))
+        out["layernorm"] = spec
+    return out

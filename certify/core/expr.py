@@ -1,0 +1,135 @@
+"""Bound expressions: a restricted grammar, parsed with `ast` and walked, never eval'd.
+
+    expr := number | name | expr (+ - * / **) expr | -expr | f(expr, ...)
+    f    := exp log sqrt tanh sinh cosh (one argument), min max (two or more)
+
+Number literals are exact: "0.1" is 1/10 (read from the source text, not Python's float).
+An expression is evaluated with any arithmetic backend, so the float64 screen and the ball
+evaluation read the same tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from certify.errors import BadInput
+from certify.core.numbers import parse_number
+
+UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
+VARIADIC_FUNCTIONS = ("min", "max")
+USER_NAMES = ("D", "a", "n", "d", "v")
+MAX_LENGTH = 2000
+MAX_POWER = 1024  # integer powers are products; beyond this a bound is absurd, not ambitious (the checker's cap too)
+
+_BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
+
+
+@dataclass(frozen=True)
+class Expr:
+    text: str
+    tree: tuple  # ("num", Fraction) | ("var", name) | ("neg", e) | (op, e1, e2) | ("call", f, (args))
+
+    @property
+    def names(self) -> set[str]:
+        return _names(self.tree)
+
+    def evaluate(self, ar, env: dict):
+        return _evaluate(ar, self.tree, env)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse(text: str, names=USER_NAMES) -> Expr:
+    if not isinstance(text, str) or not text.strip():
+        raise BadInput("the bound expression is empty")
+    if len(text) > MAX_LENGTH:
+        raise BadInput(f"the bound expression is longer than {MAX_LENGTH} characters")
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError as err:
+        raise BadInput(f"bound {text!r}: syntax error ({err.msg})") from None
+    return Expr(text=text.strip(), tree=_build(node, text.strip(), tuple(names)))
+
+
+def _build(node, source: str, names: tuple[str, ...]) -> tuple:
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return ("num", parse_number(ast.get_source_segment(source, node), "bound literal"))
+    if isinstance(node, ast.Name):
+        if node.id not in names:
+            raise BadInput(f"bound: unknown name {node.id!r}; the bound may use {', '.join(names)}")
+        return ("var", node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _build(node.operand, source, names)
+        return ("neg", inner) if isinstance(node.op, ast.USub) else inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        tree = (_BINARY[type(node.op)], _build(node.left, source, names), _build(node.right, source, names))
+        exponent = tree[2]
+        if tree[0] == "**" and exponent[0] == "num" and abs(exponent[1]) > MAX_POWER:
+            raise BadInput(f"bound: the exponent {exponent[1]} is larger than {MAX_POWER}")
+        return tree
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+        name = node.func.id
+        if name not in UNARY_FUNCTIONS + VARIADIC_FUNCTIONS:
+            raise BadInput(f"bound: unknown function {name!r}; allowed: {', '.join(UNARY_FUNCTIONS + VARIADIC_FUNCTIONS)}")
+        arity_ok = len(node.args) == 1 if name in UNARY_FUNCTIONS else len(node.args) >= 2
+        if not arity_ok:
+            raise BadInput(f"bound: {name}() takes {'one argument' if name in UNARY_FUNCTIONS else 'two or more'}")
+        return ("call", name, tuple(_build(arg, source, names) for arg in node.args))
+    segment = ast.get_source_segment(source, node) or type(node).__name__
+    raise BadInput(f"bound: {segment!r} is not allowed (numbers, names, + - * / **, and the listed functions)")
+
+
+def _names(tree: tuple) -> set[str]:
+    kind = tree[0]
+    if kind == "var":
+        return {tree[1]}
+    if kind == "num":
+        return set()
+    if kind == "neg":
+        return _names(tree[1])
+    if kind == "call":
+        return set().union(*(_names(arg) for arg in tree[2]))
+    return _names(tree[1]) | _names(tree[2])
+
+
+def integer_power(x, k: int):
+    """x**k for an integer k >= 0 by repeated products (arb's pow is nan on balls around 0)."""
+    result, base = None, x
+    while k:
+        if k & 1:
+            result = base if result is None else result * base
+        base = base * base
+        k >>= 1
+    return x * 0 + 1 if result is None else result
+
+
+def _evaluate(ar, tree: tuple, env: dict):
+    kind = tree[0]
+    if kind == "num":
+        return ar.number(tree[1])
+    if kind == "var":
+        return env[tree[1]]
+    if kind == "neg":
+        return -_evaluate(ar, tree[1], env)
+    if kind == "call":
+        args = [_evaluate(ar, arg, env) for arg in tree[2]]
+        if tree[1] in VARIADIC_FUNCTIONS:
+            return (ar.maximum if tree[1] == "max" else ar.minimum)(ar.stack(args))
+        return ar.apply(tree[1], args[0])
+    left = _evaluate(ar, tree[1], env)
+    if kind == "**":
+        exponent = tree[2]
+        if exponent[0] == "num" and exponent[1].denominator == 1 and exponent[1] >= 0:
+            return integer_power(left, exponent[1].numerator)
+        return ar.apply("exp", _evaluate(ar, exponent, env) * ar.apply("log", left))
+    right = _evaluate(ar, tree[2], env)
+    if kind == "+":
+        return left + right
+    if kind == "-":
+        return left - right
+    if kind == "*":
+        return left * right
+    return left / right
+

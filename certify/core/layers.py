@@ -1,0 +1,135 @@
+"""The dynamical systems, written once and generic over the arithmetic backend `ar`.
+
+Tokens are rows (shared/CLAIMS.md); the attention formulas also accept a leading batch axis
+(float64 only: many configurations screened at once).  One layer maps X to X':
+    Z  = LN(X) if pre-LN else X
+    P  = softmax over the allowed j of S_ij,  S = beta (Z W_Q + b_Q)(Z W_K + b_K)^T / sqrt(d_k)
+         (or S = beta Z A Z^T)
+    Y  = P Z V^T                       (V = I when no value matrix is given)
+    Y  = X + Y                         with a residual connection
+    Y  = LN(Y)                         post-LN
+    Y  = f(Y)  or  Y + f(Y)            feed-forward, token-wise; then LN again when post-LN
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from certify.core.config import FeedForward, Layer, LayerNorm
+
+
+@dataclass
+class LayerArrays:
+    """A layer's exact data converted once into one backend's numbers."""
+
+    A: object | None  # beta * A, or None when given by W_Q, W_K
+    W_Q: object | None
+    W_K: object | None
+    b_Q: object | None
+    b_K: object | None
+    score_scale: object  # beta / sqrt(d_k) for the W_Q, W_K form
+    V: object | None
+    mask: np.ndarray  # boolean n x n
+
+
+def layer_arrays(ar, layer: Layer, n: int) -> LayerArrays:
+    mask = np.ones((n, n), dtype=bool) if layer.mask is None else np.array(layer.mask, dtype=bool)
+    beta = ar.number(layer.beta)
+    V = None if layer.V is None else ar.array(layer.V)
+    if layer.A is not None:
+        return LayerArrays(A=ar.array(layer.A) * beta, W_Q=None, W_K=None, b_Q=None, b_K=None,
+                           score_scale=beta, V=V, mask=mask)
+    scale = beta / ar.sqrt_nonneg(ar.number(layer.d_k))
+    return LayerArrays(
+        A=None, W_Q=ar.array(layer.W_Q), W_K=ar.array(layer.W_K),
+        b_Q=None if layer.b_Q is None else ar.array(layer.b_Q),
+        b_K=None if layer.b_K is None else ar.array(layer.b_K),
+        score_scale=scale, V=V, mask=mask,
+    )
+
+
+def query_key_matrix(ar, arrays: LayerArrays):
+    """A = beta W_Q W_K^T / sqrt(d_k) (or beta A): the matrix whose norm a = ||A||_2 enters the bounds."""
+    if arrays.A is not None:
+        return arrays.A
+    return ar.matmul(arrays.W_Q, arrays.W_K.T) * arrays.score_scale
+
+
+def scores(ar, arrays: LayerArrays, Z):
+    if arrays.A is not None:
+        return ar.matmul(ar.matmul(Z, arrays.A), np.swapaxes(Z, -1, -2))
+    queries = ar.matmul(Z, arrays.W_Q)
+    keys = ar.matmul(Z, arrays.W_K)
+    if arrays.b_Q is not None:
+        queries = queries + arrays.b_Q
+    if arrays.b_K is not None:
+        keys = keys + arrays.b_K
+    return ar.matmul(queries, np.swapaxes(keys, -1, -2)) * arrays.score_scale
+
+
+def softmax_rows(ar, S, mask):
+    """P_ij = exp(S_ij - m_i) / sum_{l allowed} exp(S_il - m_i), zero off the mask.
+
+    m_i is an exact shift (softmax does not see it); masked entries are replaced by the shift
+    before exp so that nothing overflows, then multiplied by an exact 0.
+    """
+    shift = ar.row_shift(S, mask)[..., None]
+    weights = ar.exp(np.where(mask, S - shift, S * 0)) * mask
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def attention(ar, arrays: LayerArrays, Z):
+    return softmax_rows(ar, scores(ar, arrays, Z), arrays.mask)
+
+
+def layernorm(ar, spec: LayerNorm, Y):
+    """Row-wise LayerNorm: the sphere projection x/||x|| (Wu et al.) or the standard one."""
+    if spec.kind == "sphere":
+        return Y / ar.sqrt_nonneg((Y * Y).sum(axis=1, keepdims=True))
+    d = Y.shape[1]
+    centred = Y - Y.sum(axis=1, keepdims=True) / d
+    variance = (centred * centred).sum(axis=1, keepdims=True) / d
+    gain, bias = ar.array(spec.gain), ar.array(spec.bias)
+    return centred / ar.sqrt_nonneg(variance + ar.number(spec.eps)) * gain + bias
+
+
+def gelu(ar, x):
+    """GELU(x) = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, the exact (erf) form."""
+    return x * (1 + ar.erf(x / ar.sqrt_nonneg(ar.number(2)))) / 2
+
+
+def feed_forward(ar, spec: FeedForward, Y):
+    hidden = ar.matmul(Y, ar.array(spec.W1).T) + ar.array(spec.b1)
+    hidden = ar.relu(hidden) if spec.activation == "relu" else gelu(ar, hidden)
+    out = ar.matmul(hidden, ar.array(spec.W2).T) + ar.array(spec.b2)
+    return Y + out if spec.residual else out
+
+
+@dataclass
+class Step:
+    """One layer applied: its attention matrix and its output."""
+
+    P: object
+    out: object
+    PX: object  # P Z, before the value matrix, residual and the rest
+
+
+def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None) -> Step:
+    arrays = arrays or layer_arrays(ar, layer, X.shape[0])
+    ln = layer.layernorm
+    Z = layernorm(ar, ln, X) if ln is not None and ln.position == "pre" else X
+    P = attention(ar, arrays, Z)
+    PX = ar.matmul(P, Z)
+    Y = PX if arrays.V is None else ar.matmul(PX, arrays.V.T)
+    if layer.residual:
+        Y = X + Y
+    post = ln is not None and ln.position == "post"
+    if post:
+        Y = layernorm(ar, ln, Y)
+    if layer.ffn is not None:
+        Y = feed_forward(ar, layer.ffn, Y)
+        if post:
+            Y = layernorm(ar, ln, Y)
+    return Step(P=P, out=Y, PX=PX)

@@ -1,0 +1,70 @@
+"""Attention masks as 0/1 matrices: mask[i][j] = 1 when token i attends to token j.
+
+In the graph language of Wu et al. that is the edge j -> i (certify.core.graphs); every token
+keeps its self-loop.  Used by configuration files ("mask": name or matrix) and `certify graph`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from certify.errors import BadInput
+
+Mask = list[list[int]]
+
+# Named masks: name -> (description, predicate(i, j, window) "token i attends to token j").
+NAMED_MASKS = {
+    "complete": ("every token attends to every token", lambda i, j, k: True),
+    "causal": ("token i attends to tokens 0..i", lambda i, j, k: j <= i),
+    "sliding": ("token i attends to tokens i-k..i+k", lambda i, j, k: abs(i - j) <= k),
+    "uni": ("token i attends to tokens i-k..i", lambda i, j, k: i - k <= j <= i),
+}
+ALIASES = {"full": "complete", "window": "sliding", "uni-window": "uni"}
+
+
+def named_mask(name: str, n: int, window: int = 1) -> Mask:
+    """The 0/1 matrix of a named mask on n tokens (window = k for the two windows)."""
+    key = ALIASES.get(name, name)
+    if key not in NAMED_MASKS:
+        known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
+        raise BadInput(f"unknown mask {name!r}; known masks: {known}, or a JSON file")
+    if n < 1:
+        raise BadInput(f"the number of tokens must be at least 1, got {n}")
+    if window < 1:
+        raise BadInput(f"the window width must be at least 1, got {window}")
+    attends = NAMED_MASKS[key][1]
+    return [[1 if attends(i, j, window) else 0 for j in range(n)] for i in range(n)]
+
+
+def load_mask(path: str | Path) -> Mask:
+    """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"."""
+    if not Path(path).is_file():
+        known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
+        raise BadInput(f"{path!r} is neither a mask name ({known}) nor a JSON file")
+    data = json.loads(Path(path).read_text())
+    if isinstance(data, dict):
+        if "mask" not in data:
+            raise BadInput(f"{path}: a JSON object must hold the mask under the key \"mask\"")
+        data = data["mask"]
+    return validate_mask(data)
+
+
+def validate_mask(mask, n: int | None = None) -> Mask:
+    """Check that mask is a square 0/1 matrix (of n rows when n is given) with every self-loop."""
+    if not isinstance(mask, list) or not mask:
+        raise BadInput("a mask must be a non-empty list of rows")
+    if n is not None and len(mask) != n:
+        raise BadInput(f"the mask has {len(mask)} rows but there are {n} tokens")
+    n = len(mask)
+    rows = []
+    for i, row in enumerate(mask):
+        if not isinstance(row, list) or len(row) != n:
+            raise BadInput(f"a mask must be square: row {i} does not have {n} entries")
+        if any(isinstance(v, bool) or v not in (0, 1) for v in row):
+            raise BadInput(f"mask entries must be 0 or 1: row {i} has another value")
+        rows.append([int(v) for v in row])
+    missing = [i for i in range(n) if rows[i][i] != 1]
+    if missing:
+        raise BadInput(f"every token must attend to itself: mask[{missing[0]}][{missing[0]}] is 0")
+    return rows

@@ -1,0 +1,118 @@
+"""Named quantities of one layer step, computed on demand with any arithmetic backend.
+
+A claim's inequalities are expressions over these names.  For layer t of a stack:
+    D      D(X_t), the diameter entering the layer        D_out  D(X_{t+1})
+    D_PX   D(P Z), before V, residual, FFN and LayerNorm   tau    Dobrushin coefficient of P_t
+    a      ||A_t||_2 (certified from a float64 witness)    v      ||V_t||_2 (needs a V)
+    gap    exp(-a D^2), kept itself, never as 1 minus it    n, d   tokens and dimension
+    D_0    D(X_0), the diameter entering the stack
+    M      max_{0 <= k <= T} ||V^k||_2, T the number of layers (needs a V; M >= 1 from k = 0)
+    L      ||W2||_2 Lip(s) ||W1||_2 (+ 1 when residual): a Lipschitz constant of the layer's FFN
+    mu     mu(X_t) = ||X_t - 1 xbar^T||_F                  mu_out mu(X_{t+1})
+Float64 values come from float64 numpy (the screen); ball values enclose the exact ones.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from certify.core import lipschitz
+from certify.core import quantities
+from certify.core import spectral
+from certify.core.arith import Float64
+from certify.core.config import Layer
+from certify.errors import BadInput
+from certify.core.layers import LayerArrays, Step, query_key_matrix
+
+
+@dataclass
+class LayerView:
+    ar: object
+    t: int
+    layer: Layer
+    arrays: LayerArrays
+    X: object  # tokens entering the layer
+    step: Step
+    X0: object
+    witnesses: dict  # name -> spectral.NormWitness, shared between the screen and the ball pass
+    depth: int = 1  # layers in the stack: the horizon T of M
+    cache: dict = field(default_factory=dict)
+
+    def get(self, name: str):
+        if name not in self.cache:
+            if name not in PRIMITIVES:
+                raise KeyError(name)
+            self.cache[name] = PRIMITIVES[name](self)
+        return self.cache[name]
+
+
+def _norm(view: LayerView, key: str, matrix):
+    """||M||_2: numpy in the screen (which also records the witness), certified in arb."""
+    if isinstance(view.ar, Float64):
+        view.witnesses[key] = spectral.witness(matrix)
+        return float(np.linalg.norm(matrix, 2))
+    return spectral.enclose(matrix, view.witnesses[key])
+
+
+def _a(view: LayerView):
+    return _norm(view, f"A{view.t}", query_key_matrix(view.ar, view.arrays))
+
+
+def _v(view: LayerView):
+    if view.arrays.V is None:
+        raise BadInput("the bound uses v = ||V||_2 but the layer has no value matrix V")
+    return _norm(view, f"V{view.t}", view.arrays.V)
+
+
+def _power_bound(view: LayerView):
+    """M = max_{0 <= k <= T} ||V^k||_2 (k = 0 is the identity), each power certified from its own witness."""
+    if view.arrays.V is None:
+        raise BadInput("M = max_k ||V^k||_2 needs a value matrix V")
+    V, bound = view.arrays.V, view.ar.number(1)
+    screening = isinstance(view.ar, Float64)
+    power, log_scale = V, 0.0
+    for k in range(1, view.depth + 1):
+        if screening:  # float64 powers of an expansive V overflow; the witness is scale-free, so rescale
+            scale = float(np.max(np.abs(power))) or 1.0
+            power, log_scale = power / scale, log_scale + math.log(scale)
+        norm = _norm(view, f"V{view.t}^{k}", power)
+        if screening:
+            norm = norm * math.exp(min(log_scale, 709.0))  # past float64's range the screen just says huge
+        bound = view.ar.maximum(view.ar.stack([bound, norm]))
+        power = view.ar.matmul(power, V)
+    return bound
+
+
+def _ffn_lipschitz(view: LayerView):
+    ffn = view.layer.ffn
+    if ffn is None:
+        raise BadInput("L is the Lipschitz constant of a feed-forward network, and the layer has none")
+    W1 = _norm(view, f"W1_{view.t}", view.ar.array(ffn.W1))
+    W2 = _norm(view, f"W2_{view.t}", view.ar.array(ffn.W2))
+    return lipschitz.mlp_bound(view.ar, W1, W2, ffn.activation, ffn.residual)
+
+
+def _gap(view: LayerView):
+    D = view.get("D")
+    return view.ar.apply("exp", -view.get("a") * D * D)
+
+
+PRIMITIVES = {
+    "D": lambda v: quantities.diameter(v.ar, v.X),
+    "D_out": lambda v: quantities.diameter(v.ar, v.step.out),
+    "D_PX": lambda v: quantities.diameter(v.ar, v.step.PX),
+    "D_0": lambda v: quantities.diameter(v.ar, v.X0),
+    "mu": lambda v: quantities.consensus_distance(v.ar, v.X),
+    "mu_out": lambda v: quantities.consensus_distance(v.ar, v.step.out),
+    "tau": lambda v: quantities.dobrushin(v.ar, v.step.P),
+    "a": _a,
+    "v": _v,
+    "gap": _gap,
+    "M": _power_bound,
+    "L": _ffn_lipschitz,
+    "n": lambda v: v.ar.number(v.X.shape[0]),
+    "d": lambda v: v.ar.number(v.X.shape[1]),
+}

@@ -1,0 +1,80 @@
+"""A certified spectral norm of a thin product L R^T (L, R in R^{d x k}, k << d) through k x k factors.
+
+A head's query-key matrix A_h = W_Q W_K^T / sqrt(d_k) and its value-output map V_h = W_O W_V are
+d x d matrices of rank <= d_k (d = 384, d_k = 32 for MiniLM).  Enclosing ||.||_2 of the d x d
+ball matrix costs d^3 ball operations per head; the reduction below costs d k^2 + k^3.
+
+Reduction (exact, no approximation enters the value):
+    Let G_L = L^T L and G_R = R^T R (k x k).  When R has full column rank, G_R = C^T C with C
+    upper triangular and invertible (Cholesky), and Q = R C^{-1} has orthonormal columns:
+    Q^T Q = C^{-T} G_R C^{-1} = I.  Then R^T = C^T Q^T and
+        L R^T = (L C^T) Q^T,
+    and Q^T maps the unit ball of R^d onto the unit ball of R^k, so ||L R^T||_2 = ||L C^T||_2 and
+        ||L R^T||_2^2 = ||(L C^T)^T (L C^T)||_2 = ||C G_L C^T||_2,
+    the norm (= largest eigenvalue) of a symmetric positive semidefinite k x k matrix.
+    (Equivalently ||L R^T||_2^2 = lambda_max(G_L G_R), the nonzero spectrum of L R^T R L^T.)
+
+In ball arithmetic: G_L and G_R are computed with arb_mat from the float64 entries taken as exact;
+the Cholesky recurrence below is evaluated in arb, so C encloses the exact factor provided every
+pivot is certainly positive (checked; otherwise G_R may be singular and the reduction does not
+apply).  certify.core.spectral.enclose then bounds ||C G_L C^T||_2 for every matrix in the ball, hence
+for the exact one, and the square root is monotone.  When a pivot is not certainly positive
+(rank-deficient R, e.g. a head whose weights are zero) the d x d product is enclosed directly.
+
+The float64 estimate for screening uses the same reduction through QR: with L = Q_1 R_1 and
+R = Q_2 R_2 (reduced QR, orthonormal columns), ||L R^T||_2 = ||R_1 R_2^T||_2, a k x k problem.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flint import arb, arb_mat
+
+from certify.core import spectral
+
+
+def ball_matrix(values: np.ndarray) -> arb_mat:
+    """The float64 matrix as an arb_mat of exact entries (every binary64 value is exact in arb)."""
+    return arb_mat(np.asarray(values, dtype=np.float64).tolist())
+
+
+_to_arb = np.frompyfunc(arb, 1, 1)
+
+
+def ball_array(values: np.ndarray) -> np.ndarray:
+    """float64 entries as exact arb balls in an object array (the BALL backend's arrays)."""
+    return _to_arb(np.asarray(values, dtype=np.float64))
+
+
+def product_norm_estimate(L: np.ndarray, R: np.ndarray) -> float:
+    """float64 ||L R^T||_2 through the reduced QR factors (module docstring): screening only."""
+    return float(np.linalg.norm(np.linalg.qr(L, mode="r") @ np.linalg.qr(R, mode="r").T, 2))
+
+
+def cholesky_upper(G: arb_mat) -> arb_mat | None:
+    """C upper triangular with G = C^T C enclosed, or None when a pivot is not certainly > 0."""
+    k = G.nrows()
+    C = arb_mat(k, k)
+    for j in range(k):
+        pivot = G[j, j] - sum((C[i, j] * C[i, j] for i in range(j)), arb(0))
+        if not pivot > 0:
+            return None
+        C[j, j] = pivot.sqrt()
+        for col in range(j + 1, k):
+            C[j, col] = (G[j, col] - sum((C[i, j] * C[i, col] for i in range(j)), arb(0))) / C[j, j]
+    return C
+
+
+def product_norm(L: arb_mat, R: arb_mat) -> arb:
+    """A ball containing ||L R^T||_2 for L, R of shape d x k (current flint precision)."""
+    C = cholesky_upper(R.transpose() * R)
+    if C is None:
+        return _enclose(L * R.transpose())
+    return _enclose(C * (L.transpose() * L) * C.transpose()).nonnegative_part().sqrt()
+
+
+def _enclose(M: arb_mat) -> arb:
+    """spectral.enclose with the witness taken from the midpoints of M."""
+    entries = M.tolist()
+    mids = np.array([[float(x.mid()) for x in row] for row in entries])
+    return spectral.enclose(np.array(entries, dtype=object), spectral.witness(mids))

@@ -1,0 +1,213 @@
+"""screen -> rigorous -> escalate precision -> verdict + certificate.
+
+1. The float64 screen evaluates the claim's sides with numpy and records the witnesses
+   (singular vectors) the rigorous pass needs.  It never decides anything.
+2. The ball pass evaluates the same formulas in arb at 53 bits, then 106, 212, ... up to a cap.
+   Each inequality lhs <= rhs is three-valued: certainly holds, certainly violated, or
+   undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
+   holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal
+   (ball arithmetic cannot decide an exact equality).
+3. A decided verdict is re-derived by the independent checker from the certificate before it
+   is reported; a precision at which the checker cannot follow is escalated too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import arb, ctx
+
+from certify import claims
+from certify.engine import certificate
+import certify_checker as checker
+from certify.core import config
+from certify.core import expr
+from certify.core.arith import BALL, FLOAT64
+from certify.claims import Claim, Inequality
+from certify.errors import BadInput
+from certify.core.layers import apply_layer, layer_arrays
+from certify.core.primitives import PRIMITIVES, LayerView
+from certify.core import windows
+from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION
+from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
+
+
+
+@dataclass
+class Comparison:
+    layer: int | None  # None for a claim about the whole stack
+    lhs_expr: str
+    rhs_expr: str
+    lhs: object
+    rhs: object
+    outcome: bool | None  # True holds, False violated, None undecided
+
+
+@dataclass
+class Result:
+    verdict: str
+    target: str  # claim id, or "bound: EXPR"
+    precision: int | None
+    comparisons: list[Comparison]
+    screen: list[Comparison]
+    reason: str = ""
+    certificate: dict | None = field(default=None, repr=False)
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    @property
+    def tightest(self) -> Comparison:
+        """The comparison closest to failing: largest lhs - rhs relative to |rhs|."""
+        def closeness(c):
+            slack = (c.rhs - c.lhs) / abs(c.rhs) if c.rhs != 0 else c.rhs - c.lhs
+            return float(slack.mid()) if isinstance(slack, arb) else float(slack)
+        return min(self.comparisons, key=closeness)
+
+    @property
+    def margin(self) -> str:
+        """rhs - lhs of the tightest comparison, to 3 digits (it may be far below float64's range)."""
+        c = self.tightest
+        return short(c.rhs - c.lhs)
+
+    def __repr__(self) -> str:
+        c = self.tightest
+        where = "" if c.layer is None else f" at layer {c.layer}"
+        line = (f"<certify {self.verdict}: {self.target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
+                f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin}")
+        line += f", {self.precision} bits" if self.precision else ""
+        return line + (f"; {self.reason}" if self.reason else "") + ">"
+
+
+def short(x) -> str:
+    """A ball to 3 digits; a ball around zero as +/- its radius."""
+    if isinstance(x, arb):
+        if x.mid() == 0 or x.contains(0) and x.rad() > abs(x.mid()):
+            return "+/-" + arb(x.rad()).str(2, radius=False)
+        return x.str(3, radius=False)
+    return f"{x:.3g}"
+
+
+def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | None, expr.Expr | None]:
+    if claim_id and bound:
+        raise BadInput("give either --claim or --bound, not both")
+    if bound is not None:
+        return None, expr.parse(bound)
+    return claims.get(claim_id or "collapse.global"), None
+
+
+def bound_claim(bound: expr.Expr) -> Claim:
+    """A user's bound D(layer output) <= EXPR, checked at every layer."""
+    return Claim(id="", statement=f"D(layer output) <= {bound.text}", inequalities=(Inequality("D_out", bound.text),),
+                 source="user", hypotheses="any layer", applies=lambda case: None)
+
+
+class _Overlay:
+    """A layer view with some names overridden (the running bound of a stack claim)."""
+
+    def __init__(self, view: LayerView, **names):
+        self.view, self.names = view, names
+
+    def __getitem__(self, name):
+        return self.names[name] if name in self.names else self.view.get(name)
+
+
+def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list[LayerView], list[Comparison]]:
+    """Run the stack in backend `ar` and evaluate the claim's inequalities."""
+    X0 = ar.array(case.X)
+    X, views = X0, []
+    for t, layer in enumerate(case.layers):
+        arrays = layer_arrays(ar, layer, case.n)
+        step = apply_layer(ar, layer, X, arrays)
+        views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses,
+                               depth=len(case.layers)))
+        X = step.out
+    # windows of layers (Wu et al.) have names of their own
+    names = windows.NAMES if claim.scope == "window" else set(PRIMITIVES)
+    comparisons = []
+    frames = windows.frames(ar, case, claim, views) if claim.scope == "window" else []
+    for inequality in claim.inequalities:
+        lhs_e, rhs_e = expr.parse(inequality.lhs, names), expr.parse(inequality.rhs, names)
+        if claim.scope == "window":
+            for frame in frames:
+                lhs, rhs = lhs_e.evaluate(ar, frame), rhs_e.evaluate(ar, frame)
+                comparisons.append(Comparison(frame.t, inequality.lhs, inequality.rhs, lhs, rhs,
+                                              ar.certainly_le(lhs, rhs)))
+            continue
+        if claim.scope == "stack":
+            bound = views[0].get("D")
+            for view in views:
+                bound = rhs_e.evaluate(ar, _Overlay(view, D=bound))
+            lhs = lhs_e.evaluate(ar, _Overlay(views[-1]))
+            comparisons.append(Comparison(None, inequality.lhs, f"composed {inequality.rhs}", lhs, bound,
+                                          ar.certainly_le(lhs, bound)))
+            continue
+        for view in views:
+            overlay = _Overlay(view)
+            lhs, rhs = lhs_e.evaluate(ar, overlay), rhs_e.evaluate(ar, overlay)
+            comparisons.append(Comparison(view.t, inequality.lhs, inequality.rhs, lhs, rhs, ar.certainly_le(lhs, rhs)))
+    for view in views:  # the gap is reported wherever a was needed
+        if "a" in view.cache:
+            view.get("gap")
+    return views, comparisons
+
+
+def _verdict(comparisons: list[Comparison]) -> str:
+    outcomes = [c.outcome for c in comparisons]
+    if any(o is False for o in outcomes):
+        return VIOLATED
+    if all(o is True for o in outcomes):
+        return HOLDS
+    return UNDECIDED
+
+
+def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
+    open_ = [c for c in comparisons if c.outcome is None]
+    widths = [(c.lhs - c.rhs) for c in open_]
+    if all(w.contains(0) for w in widths):
+        return (f"the two sides agree to {precision} bits: either an exact equality (ball arithmetic cannot"
+                " decide lhs <= rhs when lhs = rhs; e.g. n = 2 makes D(PX) = tau(P) D(X) exact) or a margin"
+                " below the precision cap (raise --max-prec)")
+    return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
+
+
+def check(source, claim: str | None = None, bound: str | None = None, *,
+          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION) -> Result:
+    """Decide a claim (default collapse.global) or a user bound on a configuration.
+
+    `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
+    holds, violated or undecided, with its certificate (re-verified by the checker).
+    """
+    if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
+        raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
+    case = config.load(source)
+    claim_obj, bound_expr = resolve_target(claim, bound)
+    if bound_expr is not None:
+        if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
+            raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
+        claim_obj = bound_claim(bound_expr)
+    claim_obj.check_applies(case)
+    target = claim_obj.id or f"bound: {bound_expr.text}"
+
+    witnesses: dict = {}
+    with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
+        _, screen = evaluate(FLOAT64, case, claim_obj, witnesses)
+    precision, refusal = start_prec, None
+    while True:
+        with ctx.workprec(precision):
+            views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
+            verdict = _verdict(comparisons)
+            if verdict != UNDECIDED:
+                cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
+                                         verdict, precision, views, comparisons, witnesses)
+                confirmation = checker.verify(cert)
+                if confirmation.ok:
+                    return Result(verdict, target, precision, comparisons, screen, certificate=cert)
+                refusal = f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}"
+        if precision >= max_prec:
+            break
+        precision = min(2 * precision, max_prec)
+    reason = refusal or _equality_reason(comparisons, precision)
+    return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)

@@ -1,0 +1,402 @@
+"""Sampling campaigns: many configurations from one distribution, each decided rigorously, resumable.
+
+A campaign is a target (a claim, or a bound D(layer output) <= EXPR), a distribution of
+configurations (certify.search.samplers), n, d, a count, a seed, an optional L range and the
+precision cap.  Configuration i is a pure function of the campaign and i, so progress is just
+the set of decided indices.  Each chunk of indices is screened in float64 at once
+(certify.search.float_screen), then every configuration is decided by certify.engine.check
+(holds, violated or undecided with the reason; decided verdicts are checker-confirmed).
+
+The campaign folder:
+    manifest.json         the campaign's parameters; a folder is resumed only by the same campaign
+    chunks/<i>.jsonl      one JSON line per decided configuration (a chunk whose first index is i),
+                          written atomically and never changed: a chunk is either all there or absent
+    certificates/         violated-<i>.json for every violation, holds-<i>.json for every
+                          `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
+    undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
+    summary.json          the summary of every decided configuration, rewritten at the end of a run
+
+A record (one JSON line):
+    i                 the configuration's index
+    verdict           holds | violated | undecided           precision  bits that decided it
+    ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
+    margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
+    margin            rhs - lhs to 3 digits (engine.Result.margin)
+    L                 float64 a D^2
+    float64           the engine's float64 screen: "holds" when every lhs <= rhs, else "violated"
+    float64_equal     the screen found some lhs == rhs exactly
+    float64_bound_is_D     float64 computes 1 - exp(-a D^2) as exactly 1, i.e. the thesis bound as D
+    float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
+    reason            why it is undecided ("" otherwise)
+    certificate       its certificate's path in the folder, or null
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import signal
+import sys
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from statistics import median
+
+import numpy as np
+from flint import arb
+from tqdm import tqdm
+
+from certify import engine
+from certify.engine import certificate
+from certify.core import jsonfile
+from certify.errors import BadInput
+from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.search import float_screen, samplers
+
+FORMAT = "certify-campaign/1"
+SUMMARY_FORMAT = "certify-campaign-summary/1"
+MAX_COUNT = 10**9
+HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
+LISTED = 20  # indices and paths listed in the summary per category
+MAX_CHUNK = 64
+
+
+@dataclass(frozen=True)
+class Campaign:
+    distribution: str
+    n: int
+    d: int
+    count: int
+    seed: int
+    claim: str | None = None  # default collapse.global when no bound is given
+    bound: str | None = None
+    L_range: tuple[float, float] | None = None  # None: the distribution's default
+    max_prec: int = engine.DEFAULT_MAX_PRECISION
+
+    def validated(self) -> "Campaign":
+        """This campaign with its defaults filled in, or BadInput."""
+        if self.claim and self.bound:
+            raise BadInput("give either --claim or --bound, not both")
+        L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range)
+        if not 1 <= self.count <= MAX_COUNT:
+            raise BadInput(f"count must be between 1 and {MAX_COUNT}, got {self.count}")
+        if not 0 <= self.seed < 2**63:
+            raise BadInput(f"the seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
+        if not engine.START_PRECISION <= self.max_prec <= engine.PRECISION_LIMIT:
+            raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
+                           f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
+        claim = None if self.bound is not None else (self.claim or "collapse.global")
+        campaign = replace(self, claim=claim, L_range=L_range)
+        # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
+        # pure attention) are the engine's: one low-precision check of configuration 0 runs them.
+        engine.check(campaign.sample(0).config, claim=claim, bound=self.bound, max_prec=engine.START_PRECISION)
+        return campaign
+
+    @property
+    def hold_stride(self) -> int:
+        return max(1, self.count // HOLD_SAMPLES)
+
+    def manifest(self) -> dict:
+        out = asdict(self)
+        out["L_range"] = None if self.L_range is None else list(self.L_range)
+        return {"format": FORMAT, **out}
+
+    def sample(self, index: int) -> samplers.Sample:
+        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range)
+
+
+# ---------------------------------------------------------------------------------------------
+# Deciding a chunk (runs in a worker process)
+
+
+def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[dict]:
+    """Screen the chunk in float64 at once, then decide each configuration; write its certificate."""
+    samples = [campaign.sample(i) for i in indices]
+    screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    records = []
+    for k, item in enumerate(samples):
+        result = engine.check(item.config, claim=campaign.claim, bound=campaign.bound, max_prec=campaign.max_prec)
+        gap = float(screen["gap"][k])
+        records.append({
+            "i": item.index, "verdict": result.verdict, "precision": result.precision,
+            **_tightest(result), "margin": result.margin, "L": float(screen["L"][k]),
+            "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
+            "float64_equal": any(c.lhs == c.rhs for c in result.screen),
+            "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0,
+            "reason": result.reason, "certificate": _keep(campaign, out_dir, item, result),
+        })
+    return records
+
+
+def _tightest(result: engine.Result) -> dict:
+    c = result.tightest
+    ratio = float((c.lhs / c.rhs).mid()) if not c.rhs.contains(0) else None
+    slack = c.rhs - c.lhs
+    if slack.contains(0) or c.rhs.contains(0):
+        return {"ratio": ratio, "margin_log10": None}
+    relative = abs(slack) / abs(c.rhs)  # an arb: it may be far below float64's range
+    return {"ratio": ratio, "margin_log10": float((relative.log() / arb(10).log()).mid())}
+
+
+def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> str | None:
+    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided case."""
+    if result.verdict == engine.UNDECIDED:
+        path = Path("undecided") / f"{item.index:09d}.json"
+        (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
+        # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
+        (out_dir / path).write_text(json.dumps(item.config) + "\n", encoding="utf-8")
+        return None
+    if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
+        return None
+    path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
+    certificate.write(result.certificate, out_dir / path)
+    return str(path)
+
+
+# ---------------------------------------------------------------------------------------------
+# The campaign folder
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write-then-rename, so that a reader (or a resumed run) sees the old file or the whole new one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
+    manifest_path = out_dir / "manifest.json"
+    if restart and manifest_path.is_file():
+        for name in ("chunks", "certificates", "undecided"):
+            shutil.rmtree(out_dir / name, ignore_errors=True)
+        (out_dir / "summary.json").unlink(missing_ok=True)
+        manifest_path.unlink()
+    if manifest_path.is_file():
+        stored = json.loads(manifest_path.read_text(encoding="utf-8"))
+        wanted = campaign.manifest()
+        if stored != wanted:
+            differ = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
+            raise BadInput(f"{out_dir} holds another campaign (different {', '.join(differ)}); "
+                           "choose another --out or pass --restart to discard it")
+    elif out_dir.is_dir() and any(out_dir.iterdir()):
+        raise BadInput(f"{out_dir} is not empty and is not a campaign folder; choose another --out")
+    (out_dir / "chunks").mkdir(parents=True, exist_ok=True)
+    if not manifest_path.is_file():
+        _write_atomic(manifest_path, jsonfile.dumps(campaign.manifest()))
+
+
+def records(out_dir) -> list[dict]:
+    """Every decided configuration of the campaign in `out_dir`, by index."""
+    out_dir = Path(out_dir)
+    found: dict[int, dict] = {}
+    for path in sorted((out_dir / "chunks").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            record = json.loads(line)
+            if record["i"] in found:
+                raise BadInput(f"{out_dir}: configuration {record['i']} is recorded twice; the folder is corrupt")
+            found[record["i"]] = record
+    return [found[i] for i in sorted(found)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
+    with it if it is killed (Linux), instead of waiting forever for work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def _execute(campaign: Campaign, out_dir: Path, chunks: list[list[int]], workers: int, on_done, stop) -> None:
+    """Decide the chunks, inline or on a process pool, calling on_done(first, records) as each ends.
+
+    At most 2 * workers chunks are in flight; once stop() is true, or on Ctrl-C, no new chunk
+    starts and the running ones are finished and recorded (then KeyboardInterrupt propagates).
+    """
+    if workers == 1:
+        for chunk in chunks:
+            if stop():
+                return
+            on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
+        return
+    pending = iter(chunks)
+    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
+        running: dict = {}
+        interrupted = False
+        try:
+            while True:
+                while not stop() and len(running) < 2 * workers:
+                    chunk = next(pending, None)
+                    if chunk is None:
+                        break
+                    running[pool.submit(decide_chunk, campaign, out_dir, chunk)] = chunk[0]
+                if not running:
+                    return
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    on_done(running.pop(future), future.result())
+        except KeyboardInterrupt:
+            interrupted = True
+            for future in running:
+                future.cancel()
+            for future in wait(running).done:
+                if not future.cancelled():
+                    on_done(running[future], future.result())
+        if interrupted:
+            raise KeyboardInterrupt
+
+
+def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bool = False,
+        stop_after: int | None = None, restart: bool = False) -> dict:
+    """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
+
+    `stop_after`: decide about this many more configurations (whole chunks), then stop; running
+    the same campaign again continues.  `restart`: discard a previous campaign in the folder.
+    """
+    campaign = campaign.validated()
+    workers = (os.cpu_count() or 1) if workers is None else workers
+    if workers < 1:
+        raise BadInput(f"workers must be at least 1, got {workers}")
+    if stop_after is not None and stop_after < 1:
+        raise BadInput(f"stop_after must be at least 1, got {stop_after}")
+    out_dir = Path(out_dir)
+    _prepare(campaign, out_dir, restart)
+    done = {record["i"] for record in records(out_dir)}
+    todo = [i for i in range(campaign.count) if i not in done]
+    size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
+    chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
+    started, decided_now = time.time(), 0
+    bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
+               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+
+    def on_done(first: int, chunk_records: list[dict]) -> None:
+        nonlocal decided_now
+        lines = "".join(json.dumps(record) + "\n" for record in chunk_records)
+        _write_atomic(out_dir / "chunks" / f"{first:09d}.jsonl", lines)
+        decided_now += len(chunk_records)
+        bar.update(len(chunk_records))
+
+    try:
+        _execute(campaign, out_dir, chunks, min(workers, max(1, len(chunks))), on_done,
+                 stop=lambda: stop_after is not None and decided_now >= stop_after)
+    finally:
+        bar.close()
+    seconds = time.time() - started
+    result = summarize(campaign, records(out_dir))
+    result["run"] = {"decided": decided_now, "seconds": round(seconds, 2), "workers": workers,
+                     "per_second": round(decided_now / seconds, 1) if seconds > 0 else None}
+    _write_atomic(out_dir / "summary.json", jsonfile.dumps(result))
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# The summary
+
+
+def _decade(margin_log10: float) -> int:
+    """k such that the relative margin lies in [10^-(k+1), 10^-k), clipped to 0..16."""
+    return min(16, max(0, math.floor(-margin_log10)))
+
+
+def _decade_label(k: int) -> str:
+    if k == 0:
+        return ">= 1e-1"
+    if k == 16:
+        return "< 1e-16"  # below float64's resolution
+    return f"1e-{k + 1} .. 1e-{k}"
+
+
+def _spread(values: list[float]) -> dict | None:
+    return {"min": min(values), "median": median(values), "max": max(values)} if values else None
+
+
+def _reason_kind(reason: str) -> str:
+    if reason.startswith("the two sides agree"):
+        return "sides agree to the precision cap (an equality, or a margin below it)"
+    if reason.startswith("undecided at the precision cap"):
+        return "precision cap reached"
+    if "checker did not confirm" in reason:
+        return "checker did not confirm"
+    return reason
+
+
+def _ratio_order(record: dict) -> tuple[float, float]:
+    """Order by lhs/rhs; float64 ratios tie at 1.0 in the saturated regime, so break ties with the
+    exact relative margin (larger when violated, smaller when it holds, means a larger ratio)."""
+    sign = 1 if record["verdict"] == engine.VIOLATED else -1
+    return record["ratio"], sign * (record["margin_log10"] if record["margin_log10"] is not None else -math.inf)
+
+
+def overall_verdict(counts: dict) -> str:
+    """The campaign's verdict from its summary's counts: violated if any configuration is, else
+    undecided if any is, else holds."""
+    if counts[engine.VIOLATED]:
+        return engine.VIOLATED
+    return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
+
+
+def summarize(campaign: Campaign, decided: list[dict]) -> dict:
+    """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
+    counts = Counter(r["verdict"] for r in decided)
+    with_ratio = [r for r in decided if r["ratio"] is not None]
+    largest = max(with_ratio, key=_ratio_order, default=None)
+    histogram: dict = {}
+    for verdict in (engine.HOLDS, engine.VIOLATED):
+        margins = [r["margin_log10"] for r in decided if r["verdict"] == verdict and r["margin_log10"] is not None]
+        decades = Counter(_decade(m) for m in margins)
+        histogram[verdict] = {"log10": _spread(margins),
+                              "decades": {_decade_label(k): decades[k] for k in sorted(decades)}}
+    wrong = [r["i"] for r in decided if r["verdict"] != engine.UNDECIDED and r["float64"] != r["verdict"]]
+    unsure = [r["i"] for r in decided if r["verdict"] == engine.UNDECIDED]
+    Ls = [r["L"] for r in decided]
+    certificates = [r for r in decided if r["certificate"]]
+    return {
+        "format": SUMMARY_FORMAT,
+        "campaign": campaign.manifest(),
+        "decided": len(decided),
+        "complete": len(decided) == campaign.count,
+        "counts": {v: counts.get(v, 0) for v in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED)},
+        "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
+                                          if r["verdict"] == engine.UNDECIDED)),
+        "undecided_indices": unsure[:LISTED],
+        "largest_ratio": None if largest is None else {"ratio": largest["ratio"], "i": largest["i"],
+                                                       "verdict": largest["verdict"],
+                                                       "margin_log10": largest["margin_log10"]},
+        "margins": histogram,
+        "float64": {
+            # float64's verdict (lhs <= rhs in the engine's float64 screen) against the rigorous one
+            "wrong": len(wrong), "wrong_indices": wrong[:LISTED],
+            # the screen always says holds or violated, so every undecided case is one it would have decided
+            "says_decided_but_undecided": len(unsure),
+            "equal_sides": sum(r["float64_equal"] for r in decided),
+            "bound_is_D": sum(r["float64_bound_is_D"] for r in decided),
+            "gap_is_zero": sum(r["float64_gap_zero"] for r in decided),
+        },
+        "L": {**(_spread(Ls) or {}), "regimes": {
+            "L < 1": sum(L < 1 for L in Ls),
+            f"1 <= L < {ONE_MINUS_GAP_IS_ONE:.2f}": sum(1 <= L < ONE_MINUS_GAP_IS_ONE for L in Ls),
+            f"{ONE_MINUS_GAP_IS_ONE:.2f} <= L < {GAP_UNDERFLOWS:.2f}":
+                sum(ONE_MINUS_GAP_IS_ONE <= L < GAP_UNDERFLOWS for L in Ls),
+            f"L >= {GAP_UNDERFLOWS:.2f}": sum(L >= GAP_UNDERFLOWS for L in Ls)}},
+        "certificates": {
+            "violated": counts.get(engine.VIOLATED, 0),
+            "holds": sum(r["verdict"] == engine.HOLDS for r in certificates),
+            "paths": [r["certificate"] for r in certificates if r["verdict"] == engine.VIOLATED][:LISTED]
+            + [r["certificate"] for r in certificates if r["verdict"] == engine.HOLDS][:LISTED],
+        },
+    }

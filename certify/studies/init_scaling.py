@@ -1,0 +1,203 @@
+"""init.scaling: what standard initialisation does to the global bound, certified per dimension d.
+
+For each d: n tokens with iid N(0, 1) entries (LayerNorm scale: ||x|| about sqrt(d)) and W_Q, W_K
+(d x d_k) with iid N(0, s^2) entries, s^2 = 1/d (lecun), 2/(d + d_k) (xavier) or 0.02^2 (bert);
+A = W_Q W_K^T / sqrt(d_k).  The float64 samples are the exact inputs.  Reported per d:
+    a = ||A||_2, D^2, a D^2            certified enclosures
+    float64 1 - exp(-a D^2) == 1.0, exp(-a D^2) == 0.0   what float64 computes from its own a D^2
+    log10 exp(-a D^2) = -a D^2 / ln 10 certified: the gap the bound keeps, however small
+    D(PX) / D                          the certified contraction actually achieved
+Every enclosure is computed at 53 bits and the precision doubles (up to the cap) until each has
+RESOLVED_BITS bits of relative accuracy.
+
+Cost.  a needs one certified spectral norm.  With d_k <= d / 4 the thin route works on d_k x d_k
+matrices only (certify.core.thin_norm); otherwise the d x d matrix W_Q W_K^T is formed and
+enclosed (four d^3 ball products: about 25 s at d = 1024 on two cores, most of a default run).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from flint import arb, ctx
+
+from certify.core import quantities
+from certify.core import spectral
+from certify.core.arith import BALL
+from certify.errors import BadInput
+from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
+from certify.core.layers import LayerArrays, attention
+from certify.core import thin_norm
+from certify.studies.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
+
+# scheme -> (s^2 as text, s^2(d, d_k), expected growth exponent of a D^2 in d when d_k = d).
+# The exponent: ||W_Q W_K^T||_2 is about sqrt(27/4) s^2 d for square Gaussian factors
+# (proofs/init_scaling.py), so a is about 2.6 s^2 sqrt(d) and a D^2 about 5.2 s^2 d^(3/2).
+SCHEMES = {
+    "lecun": ("1/d", lambda d, d_k: 1.0 / d, 0.5),
+    "xavier": ("2/(d + d_k)", lambda d, d_k: 2.0 / (d + d_k), 0.5),
+    "bert": ("0.02^2", lambda d, d_k: 0.02**2, 1.5),
+}
+MAX_DIMENSION = 4096  # a d x d ball product at 4096 takes minutes; beyond is absurd here
+MAX_TOKENS = 1024
+DEFAULT_MAX_PRECISION = 1 << 12
+
+
+@dataclass
+class Sample:
+    d: int
+    d_k: int
+    variance: float
+    X: np.ndarray  # n x d, float64 values taken as exact
+    W_Q: np.ndarray  # d x d_k
+    W_K: np.ndarray
+
+
+@dataclass
+class Row:
+    d: int
+    d_k: int
+    variance: float
+    a: arb
+    D_squared: arb
+    aD2: arb
+    log10_gap: arb  # log10 exp(-a D^2) = -a D^2 / ln 10
+    ratio: arb  # D(PX) / D
+    float64_aD2: float
+    float64_one_minus_is_one: bool  # float64 computes 1 - exp(-a D^2) as exactly 1.0
+    float64_gap_is_zero: bool  # float64 computes exp(-a D^2) as exactly 0.0
+    route: str  # "thin" or "direct": how ||W_Q W_K^T||_2 was certified
+    precision: int
+    seconds: float
+
+    @property
+    def bound_certified(self) -> bool:
+        """D(PX)/D <= 1 - exp(-a D^2), decided as D(PX)/D + exp(-a D^2) <= 1 (the gap is kept itself),
+        at the precision the row's enclosures were computed with."""
+        with ctx.workprec(self.precision):
+            return bool(self.ratio + (-self.aD2).exp() <= 1)
+
+
+def parse_dimensions(text: str) -> list[int]:
+    """"64,256,1024" -> [64, 256, 1024]."""
+    try:
+        values = [int(part) for part in str(text).split(",")]
+    except ValueError:
+        raise BadInput(f"--d must be a comma-separated list of integers such as 64,256,1024, got {text!r}") from None
+    bad = [d for d in values if not 2 <= d <= MAX_DIMENSION]
+    if bad:
+        raise BadInput(f"every dimension in --d must be from 2 to {MAX_DIMENSION}, got {bad[0]}")
+    return values
+
+
+def sample(d: int, n: int, scheme: str, seed: int, d_k: int | None = None) -> Sample:
+    """Tokens and weights for one d; a fresh generator per d, so each row can be regenerated alone."""
+    if scheme not in SCHEMES:
+        raise BadInput(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+    if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_TOKENS:
+        raise BadInput(f"--n must be an integer from 2 to {MAX_TOKENS} (at least two tokens), got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
+    d_k = d if d_k is None else d_k
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or not 1 <= d_k <= MAX_DIMENSION:
+        raise BadInput(f"--d-k must be an integer from 1 to {MAX_DIMENSION}, got {d_k!r}")
+    variance = SCHEMES[scheme][1](d, d_k)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    W_Q = rng.normal(scale=math.sqrt(variance), size=(d, d_k))
+    W_K = rng.normal(scale=math.sqrt(variance), size=(d, d_k))
+    return Sample(d=d, d_k=d_k, variance=variance, X=X, W_Q=W_Q, W_K=W_K)
+
+
+def _thin_is_cheaper(d: int, d_k: int) -> bool:
+    """The thin route's k x k Cholesky runs in Python-level arb operations (k^3 / 6 of them): worth it
+    against the four d^3 ball products of the direct route while d_k <= d / 4."""
+    return 4 * d_k <= d
+
+
+def _thin_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
+    """||W_Q W_K^T||_2 (certified through d_k x d_k factors, certify.core.thin_norm) and the float64
+    value (from the float64 QR factors: ||W_Q W_K^T|| = ||R_Q R_K^T||)."""
+    certified = thin_norm.product_norm(thin_norm.ball_matrix(W_Q), thin_norm.ball_matrix(W_K))
+    return certified, thin_norm.product_norm_estimate(W_Q, W_K)
+
+
+def _direct_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
+    """||W_Q W_K^T||_2 (certified, and the float64 value) from the d x d ball product.
+
+    The witness is the eigenbasis of the float64 (W_Q W_K^T)^T (W_Q W_K^T): the right singular
+    vectors, found several times faster than by a full SVD; any nearly orthogonal basis is valid.
+    """
+    product = W_Q @ W_K.T
+    values, vectors = np.linalg.eigh(product.T @ product)
+    basis = np.ascontiguousarray(vectors[:, ::-1])
+    witness = spectral.NormWitness(basis=basis, top=basis[:, 0].copy())
+    ball = thin_norm.ball_matrix(W_Q) * thin_norm.ball_matrix(W_K).transpose()
+    return spectral.enclose(np.array(ball.tolist(), dtype=object), witness), float(np.sqrt(max(values[-1], 0.0)))
+
+
+def _enclosures(s: Sample, route: str) -> tuple[arb, arb, arb, float]:
+    """a, D^2 and D(PX)/D at the current precision, and float64's a."""
+    factor_norm, float_norm = _thin_norm(s.W_Q, s.W_K) if route == "thin" else _direct_norm(s.W_Q, s.W_K)
+    scale = 1 / BALL.sqrt_nonneg(BALL.number(s.d_k))
+    a = factor_norm * scale
+    X = thin_norm.ball_array(s.X)
+    n = s.X.shape[0]
+    arrays = LayerArrays(A=None, W_Q=thin_norm.ball_array(s.W_Q), W_K=thin_norm.ball_array(s.W_K), b_Q=None, b_K=None,
+                         score_scale=scale, V=None, mask=np.ones((n, n), dtype=bool))
+    PX = BALL.matmul(attention(BALL, arrays, X), X)
+    D = quantities.diameter(BALL, X)
+    return a, D * D, quantities.diameter(BALL, PX) / D, float_norm / math.sqrt(s.d_k)
+
+
+def certify_row(s: Sample, max_prec: int) -> Row:
+    started = time.time()
+    route = "thin" if _thin_is_cheaper(s.d, s.d_k) else "direct"
+    precision = START_PRECISION
+    while True:
+        with ctx.workprec(precision):
+            a, D_squared, ratio, float_a = _enclosures(s, route)
+            aD2 = a * D_squared
+            log10_gap = -aD2 / arb(10).log()
+        if all(is_resolved(x) for x in (a, D_squared, ratio)) or precision >= max_prec:
+            break
+        precision = min(2 * precision, max_prec)
+    float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
+    one_minus_is_one, gap_is_zero = float64_view(float_aD2)
+    return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=a, D_squared=D_squared, aD2=aD2, log10_gap=log10_gap,
+               ratio=ratio, float64_aD2=float_aD2,
+               float64_one_minus_is_one=one_minus_is_one, float64_gap_is_zero=gap_is_zero,
+               route=route, precision=precision, seconds=time.time() - started)
+
+
+def study(dimensions: list[int], scheme: str = "lecun", n: int = 16, seed: int = 0, d_k: int | None = None,
+          max_prec: int = DEFAULT_MAX_PRECISION) -> list[Row]:
+    check_precision_cap(max_prec)
+    samples = [sample(d, n, scheme, seed, d_k) for d in dimensions]  # validate everything before the slow part
+    return [certify_row(s, max_prec) for s in samples]
+
+
+def growth_exponent(rows: list[Row]) -> float | None:
+    """Least-squares slope of log(a D^2) against log(d): float64, descriptive only (sqrt(d) is 0.5)."""
+    if len({r.d for r in rows}) < 2:
+        return None
+    x = np.log([r.d for r in rows])
+    y = np.log([float(r.aD2.mid()) for r in rows])
+    return float(np.polyfit(x, y, 1)[0])
+
+
+def to_json(rows: list[Row], scheme: str, n: int, seed: int) -> dict:
+    def row_json(r: Row) -> dict:
+        return {"d": r.d, "d_k": r.d_k, "variance": r.variance, "a": text(r.a), "D_squared": text(r.D_squared),
+                "aD2": text(r.aD2), "log10_gap": text(r.log10_gap), "ratio_D_PX_over_D": text(r.ratio),
+                "bound_certified": r.bound_certified, "float64_aD2": r.float64_aD2,
+                "float64_one_minus_exp_is_one": r.float64_one_minus_is_one,
+                "float64_exp_is_zero": r.float64_gap_is_zero, "route": r.route, "precision": r.precision,
+                "seconds": round(r.seconds, 2)}
+    return {"scheme": scheme, "variance": SCHEMES[scheme][0], "n": n, "seed": seed,
+            "tokens": "iid N(0, 1) entries: ||x|| about sqrt(d)",
+            "thresholds": {"one_minus_exp_is_one_from": ONE_MINUS_GAP_IS_ONE, "exp_is_zero_from": GAP_UNDERFLOWS},
+            "growth_exponent_aD2": growth_exponent(rows), "rows": [row_json(r) for r in rows]}

@@ -1,0 +1,38 @@
+"""A model together with its tokenizer: text in, forward trace or sentence embedding out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from certify.studies.models.bert import BertModel, ForwardTrace, sentence_embedding
+from certify.studies.models.loading import load_model, locate_model
+from certify.studies.models.tokenize import Tokens, load_tokenizer, tokenize_text
+
+
+@dataclass(frozen=True)
+class TextModel:
+    model: BertModel
+    tokenizer: object  # a tokenizers.Tokenizer with padding and truncation off
+    folder: Path
+
+    def tokens(self, text: str) -> Tokens:
+        return tokenize_text(self.tokenizer, text)
+
+    def trace(self, text: str) -> ForwardTrace:
+        """The forward pass on the tokens of one text (no padding: every token is real)."""
+        tokens = self.tokens(text)
+        return self.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit sentence vectors, one row per text (mean pooling + L2 normalisation)."""
+        return np.stack([sentence_embedding(self.trace(text)) for text in texts])
+
+
+def load_text_model(name_or_dir: str | Path) -> TextModel:
+    """The model (see loading.locate_model for names and folders) and its tokenizer.json."""
+    folder = locate_model(name_or_dir)
+    tokenizer = load_tokenizer(folder)  # first: a missing tokenizer is cheaper to report
+    return TextModel(model=load_model(folder), tokenizer=tokenizer, folder=folder)

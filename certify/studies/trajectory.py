@@ -1,0 +1,418 @@
+"""Rigorous trajectories: enclosures of D_t and mu_t through T layers, next to the claimed bound curves.
+
+Layers.  Layer t is the configuration's layer t mod L (L layers): a single-layer configuration is
+that layer repeated T times, a stack of L layers runs exactly once when T = L and cyclically
+beyond.
+
+Precision.  Tokens are balls whose radii are absolute (about 2^-p times their size), so D_t keeps
+relative accuracy only while 2^-p << D_t; near consensus D_t collapses doubly exponentially and
+needs about log2(1 / D_t) bits.  The trajectory runs at 53 bits; while some D_t has fewer than
+RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the exact X_0
+at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still unresolved at the cap are reported
+as such and not continued: relative accuracy that a ball has lost does not come back.
+
+Curves (shared/CLAIMS.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
+D_0 itself or trivially above it):
+    global.step      D_t <= g_{a_{t-1}}(D_{t-1}),  g_a(D) = (1 - exp(-a D^2)) D     pure attention
+    global.composed  D_t <= g_{a_{t-1}}( ... g_{a_0}(D_0))                           pure attention
+    cubic            D_t <= a^{-1/2} (sqrt(a) D_0)^(3^t), a = max a_t,
+                     when sqrt(a) D_0 < 1 is certified                                pure attention
+    value.bounded    D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0, M = max_{k<=T} ||V^k||_2   X' = P X V^T
+    value.approach   r_t <= M prod_{s<t} tau(P_s) D_0,  r_t = max_i ||x_i^(t) - V^t c||   (one V)
+a_t = ||A_t||_2 is certified by certify.core.spectral; for a stack the cubic and value curves use the
+largest a_t (each step's factor only grows with a).
+
+The approach r_t.  x_i^(t) = V^t y_i^(t) with Y_t = Q_t X_0, Q_t = P_{t-1} ... P_0, and the rows of
+Y_t converge to the point c (value.bounded).  c is a limit, but it lies in the convex hull of the
+rows of Y_t for every t (the hulls are nested).  Hence r_t <= ||V^t||_2 D(Y_t) <= M D(Y_t), and with
+the estimate c^ = the mean row of Y_last (the last resolved layer), ||c - c^|| <= D(Y_last), so r_t
+is within M D(Y_last) of r^_t = max_i ||x_i^(t) - V^t c^||.  The reported enclosure of r_t is the
+intersection of both: a certified enclosure of the distance to the true limit trajectory.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from flint import arb, ctx, fmpz
+
+from certify.core import config
+from certify.core import quantities
+from certify.core import spectral
+from certify.core.arith import BALL, FLOAT64
+from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
+                            VIOLATED)
+from certify.errors import BadInput
+from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
+from certify.core.primitives import LayerView
+
+MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
+RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which D_t counts as unresolved
+NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
+FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
+CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
+
+UNRESOLVED = "unresolved"
+ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
+OUTCOMES = {True: HOLDS, False: VIOLATED, None: UNDECIDED}  # BALL.certainly_le's answer in words
+
+# curve -> (the quantity it bounds, its hypothesis)
+CURVES = {
+    "global.step": ("D", "pure attention: D_t <= (1 - exp(-a D_{t-1}^2)) D_{t-1}"),
+    "global.composed": ("D", "pure attention: D_t <= g_{a_{t-1}}(... g_{a_0}(D_0))"),
+    "cubic": ("D", "pure attention with sqrt(a) D_0 < 1: D_t <= a^{-1/2} (sqrt(a) D_0)^(3^t)"),
+    "value.bounded": ("D", "X' = P X V^T, one V: D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0"),
+    "value.approach": ("approach", "X' = P X V^T, one V: max_i ||x_i^(t) - V^t c|| <= M prod tau(P_s) D_0"),
+}
+
+
+def is_resolved(x: arb) -> bool:
+    """An exact zero, or a ball with at least RESOLVED_BITS bits of relative accuracy."""
+    return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
+
+
+def check_precision_cap(max_prec: int) -> None:
+    if isinstance(max_prec, bool) or not isinstance(max_prec, int) or not START_PRECISION <= max_prec <= PRECISION_LIMIT:
+        raise BadInput(f"--max-prec must be an integer from {START_PRECISION} to {PRECISION_LIMIT} bits, got {max_prec!r}")
+
+
+@dataclass
+class Point:
+    """One depth t: the enclosures entering layer t and the curves at t."""
+
+    t: int
+    D: arb | None  # None: beyond the first layer unresolved at the cap, not computed
+    mu: arb | None
+    resolved: bool
+    tau: arb | None = None  # Dobrushin coefficient of P_t (the attention of layer t), t < T
+    approach: arb | None = None  # enclosure of max_i ||x_i^(t) - V^t c|| (value curves only)
+    curves: dict = field(default_factory=dict)  # curve name -> arb
+    checks: dict = field(default_factory=dict)  # curve name -> holds | violated | undecided | unresolved
+
+
+@dataclass
+class Trajectory:
+    name: str
+    T: int
+    cycle: int  # L: layer t is the configuration's layer t mod L
+    points: list
+    precision: int  # bits of the run whose enclosures are reported
+    max_precision: int
+    curve_precision: int
+    a: list  # ||A||_2 of each configuration layer
+    M: arb | None  # max_{k<=T} ||V^k||_2 when the value curves are drawn
+    drawn: dict  # curve -> hypothesis
+    skipped: dict  # curve -> why it is not drawn
+    seconds: float = 0.0
+
+    @property
+    def resolved_through(self) -> int:
+        """The last t whose D_t is resolved; -1 when not even D_0 is (tokens far closer than their size)."""
+        return max((p.t for p in self.points if p.resolved), default=-1)
+
+    @property
+    def verdict(self) -> str:
+        """violated if any drawn bound is certified violated; holds if every D_t is resolved and every
+        drawn bound certified at every t (enclosed when no bound applies); otherwise undecided."""
+        outcomes = [o for p in self.points for o in p.checks.values()]
+        if VIOLATED in outcomes:
+            return VIOLATED
+        if all(p.resolved for p in self.points) and all(o == HOLDS for o in outcomes):
+            return HOLDS if self.drawn else ENCLOSED
+        return UNDECIDED
+
+    @property
+    def exit_code(self) -> int:
+        return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
+
+
+def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Trajectory:
+    """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves."""
+    case = config.load(source)
+    if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
+        raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
+    check_precision_cap(max_prec)
+    if all(row == case.X[0] for row in case.X):
+        raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
+    started = time.time()
+    drawn, skipped = _hypotheses(case, layers)
+    M = _power_bound(case, layers) if "value.bounded" in drawn else None
+    precision = START_PRECISION
+    while True:
+        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped))
+        if traced.settled or precision >= max_prec:
+            break
+        precision = min(2 * precision, max_prec)
+    return Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
+                      max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
+                      drawn=traced.drawn, skipped=traced.skipped, seconds=time.time() - started)
+
+
+@dataclass
+class _Traced:
+    points: list
+    a: list
+    drawn: dict
+    skipped: dict
+    curve_precision: int
+    settled: bool  # every D_t resolved and every comparison decided: more precision would not help
+
+
+def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict) -> _Traced:
+    """The trajectory at one precision, its curves and their checks."""
+    run = _run(case, T, precision, track_value=M is not None)
+    points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
+    if M is not None:
+        with ctx.workprec(precision):
+            _approach(case, run, M)
+    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
+    with ctx.workprec(curve_precision):
+        a = _query_key_norms(case)
+        _curves(case, points, a, M, drawn, skipped)
+    _check(points, drawn)
+    undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
+    return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
+                   settled=run.complete and not undecided)
+
+
+def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
+    used = case.layers[:T]  # the configuration layers that T layers apply
+    drawn, skipped = {}, {}
+    pure = all(layer.is_pure_attention for layer in used)
+    for name in ("global.step", "global.composed", "cubic"):
+        if pure:
+            drawn[name] = CURVES[name][1]
+        else:
+            parts = sorted({config.COMPONENTS[part] for layer in used for part in layer.components()})
+            skipped[name] = "needs pure attention X' = P X; the layers have " + ", ".join(parts)
+    value_form = all(layer.components() == ["V"] for layer in used)  # X' = P X V^T and nothing else
+    for name in ("value.bounded", "value.approach"):
+        if not value_form:
+            skipped[name] = "needs layers X' = P X V^T with a value matrix V and nothing else"
+        elif len({layer.V for layer in used}) != 1:
+            skipped[name] = "needs one value matrix V shared by every layer (the bound is about powers V^t)"
+        elif T * math.log2(max(1.0, float(np.linalg.norm(FLOAT64.array(used[0].V), 2)))) > FLOAT64_EXPONENT_ROOM:
+            skipped[name] = "||V||^T leaves float64's range, where the witnesses for M = max ||V^k|| are found"
+        else:
+            drawn[name] = CURVES[name][1]
+    return drawn, skipped
+
+
+@dataclass
+class _Run:
+    points: list
+    X: list  # X_t as ball arrays (kept for the value curves only)
+    Y: list  # Y_t = Q_t X_0
+    complete: bool  # every D_t for t <= T resolved
+
+
+def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
+    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t."""
+    L = len(case.layers)
+    points, Xs, Ys = [], [], []
+    with ctx.workprec(precision):
+        arrays = [layer_arrays(BALL, layer, case.n) for layer in case.layers]
+        X = Y = BALL.array(case.X)
+        for t in range(T + 1):
+            D = quantities.diameter(BALL, X)
+            point = Point(t, D, quantities.consensus_distance(BALL, X), is_resolved(D))
+            points.append(point)
+            if track_value:
+                Xs.append(X)
+                Ys.append(Y)
+            if not point.resolved or t == T:
+                break
+            step = apply_layer(BALL, case.layers[t % L], X, arrays[t % L])
+            point.tau = quantities.dobrushin(BALL, step.P)
+            if track_value:
+                Y = BALL.matmul(step.P, Y)
+            X = step.out
+    return _Run(points=points, X=Xs, Y=Ys, complete=len(points) == T + 1 and points[-1].resolved)
+
+
+def _approach(case: config.Case, run: _Run, M: arb) -> None:
+    """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring)."""
+    resolved = [p.t for p in run.points if p.resolved]
+    if not resolved:  # D_0 itself unresolved at this precision: no Y_last to take c^ from, nothing to enclose
+        return
+    last = max(resolved)
+    V = BALL.array(case.layers[0].V)
+    Y_last = run.Y[last]
+    estimate = Y_last.sum(axis=0) / BALL.number(case.n)  # c^, in the hull of the rows of Y_last
+    hull_diameter = quantities.diameter(BALL, Y_last)
+    miss = M * hull_diameter  # >= ||V^t (c - c^)|| for every t
+    image = estimate  # V^t c^
+    for t in range(last + 1):
+        offsets = run.X[t] - image
+        observed = BALL.maximum(BALL.sqrt_nonneg((offsets * offsets).sum(axis=1)))
+        ceiling = M * quantities.diameter(BALL, run.Y[t])  # r_t <= ||V^t|| D(Y_t)
+        low = (observed - miss).lower().max(arb(0))
+        high = (observed + miss).upper().min(ceiling.upper())
+        run.points[t].approach = low.union(high)
+        image = BALL.matmul(V, image)
+
+
+def _power_bound(case: config.Case, T: int) -> arb:
+    """M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64 screen for the
+    witnesses, then the ball pass), at NORM_PRECISION: M only scales the curves."""
+    layer = case.layers[0]
+    witnesses: dict = {}
+    with ctx.workprec(NORM_PRECISION):
+        for ar in (FLOAT64, BALL):
+            view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
+                             X0=None, witnesses=witnesses, depth=T)
+            M = view.get("M")
+    return M
+
+
+def _query_key_norms(case: config.Case) -> list:
+    """a = ||A||_2 of each configuration layer, certified at the current precision."""
+    out = []
+    for layer in case.layers:
+        screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
+        ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
+        out.append(spectral.enclose(ball, spectral.witness(screen)))
+    return out
+
+
+def one_minus_gap(a: arb, D: arb) -> arb:
+    """1 - exp(-a D^2) as -expm1(-a D^2): full relative accuracy when a D^2 is tiny."""
+    return -((-(a * D * D)).expm1())
+
+
+def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: dict) -> None:
+    L = len(case.layers)
+    T = len(points) - 1
+    D0 = quantities.diameter(BALL, BALL.array(case.X))
+    a_max = BALL.maximum(a[:T])  # of the layers used
+    if "global.step" in drawn:
+        for t in range(1, T + 1):
+            previous = points[t - 1]
+            if previous.resolved:
+                points[t].curves["global.step"] = one_minus_gap(a[(t - 1) % L], previous.D) * previous.D
+    if "global.composed" in drawn:
+        bound = D0
+        for t in range(1, T + 1):
+            bound = one_minus_gap(a[(t - 1) % L], bound) * bound
+            points[t].curves["global.composed"] = bound
+    if "cubic" in drawn:
+        root = a_max.sqrt() if a_max > 0 else None
+        base = None if root is None else root * D0
+        if base is None or not base < 1:
+            reason = "a = 0" if root is None else f"sqrt(a) D_0 = {base.str(5, radius=False)} is not certified < 1"
+            skipped["cubic"] = f"needs sqrt(a) D_0 < 1 (near consensus); here {reason}"
+            del drawn["cubic"]
+        else:
+            log_base = base.log()
+            for t in range(1, T + 1):
+                points[t].curves["cubic"] = (arb(fmpz(3) ** t) * log_base).exp() / root
+    if "value.bounded" in drawn:
+        factor = one_minus_gap(a_max, M * D0)
+        for t in range(1, T + 1):
+            points[t].curves["value.bounded"] = M * factor ** t * D0
+    if "value.approach" in drawn:
+        product = M * D0
+        for t in range(1, T + 1):
+            tau = points[t - 1].tau
+            if tau is None:
+                break
+            product = product * tau
+            points[t].curves["value.approach"] = product
+
+
+def _check(points: list, drawn: dict) -> None:
+    """Each drawn curve against its quantity, three-valued; unresolved where the quantity is."""
+    for point in points:
+        for name in drawn:
+            if name not in point.curves:
+                continue
+            quantity = point.D if CURVES[name][0] == "D" else point.approach
+            if quantity is None or not point.resolved:
+                point.checks[name] = UNRESOLVED
+            else:
+                point.checks[name] = OUTCOMES[BALL.certainly_le(quantity, point.curves[name])]
+
+
+def text(x: arb | None) -> str | None:
+    """A decimal ball that contains x (arb prints radii rounded outwards)."""
+    return None if x is None else x.str(15, radius=True)
+
+
+def log10(x: arb | None) -> float | None:
+    """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive)."""
+    if x is None or not x > 0:
+        return None
+    return float((x.log() / arb(10).log()).mid())
+
+
+def to_json(trajectory: Trajectory) -> dict:
+    def point_json(p: Point) -> dict:
+        return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D), "mu": text(p.mu),
+                "tau": text(p.tau), "approach": text(p.approach),
+                "curves": {name: text(value) for name, value in p.curves.items()},
+                "log10_curves": {name: log10(value) for name, value in p.curves.items()},
+                "checks": dict(p.checks)}
+    tr = trajectory
+    return {
+        "name": tr.name, "layers": tr.T, "cycle": tr.cycle,
+        "schedule": "layer t applies the configuration's layer t mod cycle",
+        "verdict": tr.verdict, "resolved_through": tr.resolved_through,
+        "precision": tr.precision, "max_precision": tr.max_precision, "curve_precision": tr.curve_precision,
+        "resolved_bits": RESOLVED_BITS,
+        "a": [text(a) for a in tr.a], "M": text(tr.M),
+        "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
+        "points": [point_json(p) for p in tr.points],
+        "seconds": round(tr.seconds, 2),
+    }
+
+
+def plot(trajectory: Trajectory, path) -> None:
+    """log10 of D_t, mu_t, the approach r_t and the drawn curves against t (PNG, matplotlib Agg).
+
+    The axis is log10 itself, not matplotlib's log scale: doubly exponential collapse leaves
+    float64's range after a few layers.  The view is clipped to the certified data, so curves that
+    fall faster run off the bottom.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    tr = trajectory
+
+    def series(values):
+        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None]
+        return [t for t, _ in pairs], [y for _, y in pairs]
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    data = [("D_t (certified)", [p.D if p.resolved else None for p in tr.points], "o-", "black"),
+            ("mu_t (certified)", [p.mu if p.resolved else None for p in tr.points], "s--", "grey")]
+    if "value.approach" in tr.drawn:
+        data.append(("max_i ||x_i - V^t c|| (upper end)",
+                     [None if p.approach is None else p.approach.upper() for p in tr.points], "^-", "tab:purple"))
+    seen = []
+    for label, values, style, colour in data:
+        ts, ys = series(values)
+        ax.plot(ts, ys, style, color=colour, label=label, markersize=4)
+        seen += ys
+    for name in tr.drawn:
+        ts, ys = series([p.curves.get(name) for p in tr.points])
+        ax.plot(ts, ys, ":", linewidth=1.6, label=f"bound {name}")
+    if seen:
+        low, high = min(seen), max(seen)
+        margin = max(1.0, 0.08 * (high - low))
+        ax.set_ylim(low - margin, high + margin)
+    unresolved = [p.t for p in tr.points if not p.resolved]
+    if unresolved:
+        ax.axvspan(unresolved[0] - 0.5, tr.T + 0.5, color="red", alpha=0.08, label="unresolved at the cap")
+    ax.set_xlabel("layer t")
+    ax.set_ylabel("log10")
+    ax.set_title(f"{tr.name or 'trajectory'}: {tr.T} layers, verdict {tr.verdict}")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

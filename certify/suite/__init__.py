@@ -1,0 +1,58 @@
+"""The main job, `certify run`: every registered section on its default cases.
+
+A section is a module with
+    TITLE = "..."
+    def section(run: SuiteRun) -> Iterable[Row]
+listed in SECTIONS below (imported lazily, so a section's heavy dependencies load only when it
+runs).  Each Row is one line of the verdict table; `ok` says whether the outcome is the one the
+mathematics predicts (a theorem holds, a counterexample is violated, an exact equality is
+undecided).  Sections write their certificates and figures under run.out_dir / <their name>.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SECTIONS = [
+    "certify.suite.defaults",
+    "certify.suite.wu_claims",
+    "certify.suite.wu_figures",
+    "certify.suite.thesis_counterexamples",
+    "certify.suite.campaigns",
+    "certify.suite.models",
+    "certify.suite.attacks",
+    "certify.suite.derivations",
+    "certify.suite.thesis_dynamics",
+]
+
+
+@dataclass
+class Row:
+    section: str
+    case: str
+    verdict: str  # holds | violated | undecided | ok | failed | skipped
+    detail: str = ""  # margin, ratio or a short reason
+    ok: bool = True  # the outcome the mathematics predicts
+    certificate: str | None = None  # path relative to the report folder
+
+
+@dataclass
+class SuiteRun:
+    out_dir: Path
+    long: bool = False  # the slow, full-size studies instead of the CI-sized ones
+    rows: list[Row] = field(default_factory=list)
+
+    def folder(self, name: str) -> Path:
+        path = self.out_dir / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+
+def load_sections(only: list[str] | None = None):
+    """The section modules, all or those whose TITLE is in `only`."""
+    modules = [importlib.import_module(name) for name in SECTIONS]
+    if only:
+        modules = [m for m in modules if m.TITLE in only]
+    return modules

@@ -1,0 +1,47 @@
+"""`certify run`'s section for sampling campaigns (certify.search.campaign, the engine of `certify sample`).
+
+Every distribution of certify.search.samplers gets a small collapse.global campaign (n = 4,
+d = 3, 200 configurations; 2000 with --long): the theorem must never be found violated.  A
+planted false bound, (1 - exp(-a D^2 / 8)) D on configurations with L = a D^2 in [40, 2000], must
+be found violated: there float64 computes both sides as D and cannot tell, the balls can.
+"""
+
+from __future__ import annotations
+
+from certify import engine
+from certify.search import campaign
+from certify.search import samplers
+from certify.suite import Row, SuiteRun
+
+TITLE = "sampling"
+
+N_TOKENS, DIMENSION, SEED = 4, 3, 1
+COUNT, LONG_COUNT = 200, 2000
+PLANTED_BOUND = "(1-exp(-a*D**2/8))*D"
+SATURATED_L = (40.0, 2000.0)
+
+
+def _campaigns(count: int):
+    """(label, campaign, violations expected)"""
+    for name in samplers.DISTRIBUTIONS:
+        yield (f"collapse.global on {count} {name}",
+               campaign.Campaign(name, N_TOKENS, DIMENSION, count, SEED, claim="collapse.global"), False)
+    yield (f"bound {PLANTED_BOUND} on {count} with L in [{SATURATED_L[0]:g}, {SATURATED_L[1]:g}]",
+           campaign.Campaign("log-L", N_TOKENS, DIMENSION, count, SEED, bound=PLANTED_BOUND, L_range=SATURATED_L),
+           True)
+
+
+def section(run: SuiteRun):
+    root = run.folder("sampling")
+    for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
+        folder = root / (spec.distribution if spec.bound is None else "planted-bound")
+        summary = campaign.run(spec, folder, restart=True)
+        counts, f64 = summary["counts"], summary["float64"]
+        largest = summary["largest_ratio"]
+        detail = (f"{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "
+                  f"max lhs/rhs {largest['ratio']:.4g}; float64 wrong on {f64['wrong']}, "
+                  f"bound = D on {f64['bound_is_D']}")
+        paths = summary["certificates"]["paths"]
+        yield Row(section=TITLE, case=label, verdict=campaign.overall_verdict(counts), detail=detail,
+                  ok=bool(counts[engine.VIOLATED]) == violations_expected,
+                  certificate=str((folder / paths[0]).relative_to(run.out_dir)) if paths else None)

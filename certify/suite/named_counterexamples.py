@@ -1,0 +1,19 @@
+"""`certify run` rows for the named counterexamples (certify.studies.counterexamples)."""
+
+from __future__ import annotations
+
+from certify.engine import certificate
+from certify.studies import counterexamples
+from certify.suite import Row
+
+
+def suite_rows(section: str, folder, out_dir, entries):
+    """`certify run` rows for named counterexamples, entries (claim id, name, argparse arguments):
+    a certified, checker-confirmed counterexample is the outcome its claim predicts ("holds")."""
+    for claim, name, args in entries:
+        outcome = load(name).build(args)
+        path = certificate.write(outcome.certificate, folder / f"{name}.json")
+        settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if v is not None and not isinstance(v, bool))
+        certified = outcome.confirmed and outcome.verdict == "certified"
+        yield Row(section=section, case=f"{claim}: {name} ({settings})", verdict="holds" if certified else outcome.verdict,
+                  detail=outcome.message, ok=certified, certificate=str(path.relative_to(out_dir)))

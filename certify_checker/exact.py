@@ -1,0 +1,69 @@
+"""The checker's own reading of exact numbers and arb strings (no code shared with certify)."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+from flint import arb, fmpq
+
+_HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
+_DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
+# The exponent caps of certify.core.numbers (decimal 4000, binary 4 x 4000): "1e999999999" would
+# otherwise make the exact rational, and the check, run for hours.
+MAX_DECIMAL_EXPONENT = 4000
+
+
+def rational(text) -> Fraction:
+    """'p', 'p/q', a decimal, or a hex float, exactly.  JSON numbers are taken as their binary64 value."""
+    if isinstance(text, bool):
+        raise ValueError("a boolean is not a number")
+    if isinstance(text, (int, float)):
+        return Fraction(text)
+    text = str(text).strip()
+    match = _HEX.match(text)
+    if match and (match.group(2) or match.group(3)):
+        sign, whole, frac, power = match.groups()
+        frac = frac or ""
+        shift = int(power or 0) - 4 * len(frac)
+        if abs(shift) > 4 * MAX_DECIMAL_EXPONENT:
+            raise ValueError(f"number {text[:40]!r} has an absurd exponent")
+        value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** shift
+        return -value if sign == "-" else value
+    exponent = _DECIMAL_EXPONENT.search(text)
+    if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
+        raise ValueError(f"number {text[:40]!r} has an absurd exponent")
+    return Fraction(text)
+
+
+def ball(text) -> arb:
+    """The ball of an exact number, at the working precision."""
+    if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
+        try:
+            value = float.fromhex(text)
+        except OverflowError:  # beyond binary64: read exactly below
+            value = None
+        if value is not None and value.hex() == text:  # the canonical text of a binary64 value: arb holds it exactly
+            return arb(value)
+    q = rational(text)
+    return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
+
+
+def parse_arb(text: str) -> arb:
+    value = arb(text)
+    if not value.is_finite():
+        raise ValueError(f"not a finite enclosure: {text!r}")
+    return value
+
+
+def _accuracy(x: arb, precision: int) -> int:
+    return max(0, min(x.rel_accuracy_bits(), precision))
+
+
+def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure overlaps the recomputed one and is about as accurate as the stated
+    precision gives (neither a blown-up ball nor one from another precision): both relative
+    accuracies, capped at the precision, agree within 16 + precision/8 bits."""
+    theirs = parse_arb(theirs_text)
+    slack = 16 + precision // 8
+    return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

@@ -1,0 +1,47 @@
+"""Checker for "expansive-v" certificates (claim value.expansive, shared/CLAIMS.md).
+
+With rho = ||V||_2 > 1 collapse holds near consensus only: far from it some stacks
+X_{t+1} = P_t X_t V^T never collapse.  Inputs: "config", a configuration whose layers all have a
+value matrix and no mask, residual, FFN or LayerNorm.  Certified means: D(X_{t+1}) > D(X_t) for
+every layer t, decided in ball arithmetic, hence D(X_T) > D(X_0).  No witness is needed.
+"""
+
+from __future__ import annotations
+
+from certify_checker import forward
+from certify_checker import schema
+from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.inequality import value_layer
+
+KIND = "expansive-v"
+
+
+def evaluate(inputs: dict, witness: dict) -> Evaluation:
+    config = inputs["config"]
+    if unreadable := schema.problem(config):
+        raise ValueError(unreadable)
+    layers = config["layers"]
+    T = len(layers)
+    found = Evaluation(claims=[f"D(X_(t+1)) > D(X_t) for t = 0, ..., {T - 1} through the {T} layers "
+                               "X_(t+1) = P_t X_t V^T of inputs.config, so D(X_T) > D(X_0): no collapse"])
+    found.require(T >= 1 and all(value_layer(layer) for layer in layers),
+                  "every layer is X' = P X V^T with a V and nothing else")
+    X = forward.matrix(config["X"])
+    diameters = [forward.diameter(X)]
+    for t, layer in enumerate(layers):
+        X = forward.layer_step(layer, X)["out"]
+        diameters.append(forward.diameter(X))
+        # Rounding compounds through the layers: report the first step not decided, then stop.
+        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after"):
+            return found
+    steps = [after / before for before, after in zip(diameters, diameters[1:])]
+    smallest = steps[0]
+    for ratio in steps[1:]:
+        smallest = smallest.min(ratio)  # arb's min encloses the minimum; Python's min would trust `<`
+    found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],
+                        smallest_step=smallest)
+    return found
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    return confirm(cert, KIND, evaluate)

@@ -1,0 +1,177 @@
+"""The checker's own forward pass and quantities, in plain loops over arb (plus arb_mat products).
+
+Tokens are rows.  One layer: Z = LN(X) if pre-LN; P = masked softmax of the scores of Z;
+Y = P Z V^T; + X with a residual; LN if post-LN; then the FFN (and LN again if post-LN).
+"""
+
+from __future__ import annotations
+
+from flint import arb, arb_mat
+
+from certify_checker.exact import ball
+
+Rows = list  # list of lists of arb
+
+
+def matrix(rows) -> Rows:
+    return [[ball(v) for v in row] for row in rows]
+
+
+def vector(values) -> list:
+    return [ball(v) for v in values]
+
+
+def product(left: Rows, right: Rows) -> Rows:
+    return (arb_mat(left) * arb_mat(right)).tolist()
+
+
+def transpose(rows: Rows) -> Rows:
+    return [list(col) for col in zip(*rows)]
+
+
+def square(x: arb) -> arb:
+    return (x * x).nonnegative_part()
+
+
+def norm(vec) -> arb:
+    return sum((square(x) for x in vec), arb(0)).nonnegative_part().sqrt()  # rounding may dip below 0
+
+
+def diameter(X: Rows) -> arb:
+    best = None
+    for i in range(len(X)):
+        for k in range(i + 1, len(X)):
+            dist = norm([a - b for a, b in zip(X[i], X[k])])
+            best = dist if best is None else best.max(dist)
+    return best
+
+
+def consensus_distance(X: Rows) -> arb:
+    """||X - 1 xbar^T||_F."""
+    n = len(X)
+    mean = [sum(column, arb(0)) / n for column in zip(*X)]
+    return sum((square(x - m) for row in X for x, m in zip(row, mean)), arb(0)).nonnegative_part().sqrt()
+
+
+def dobrushin(P: Rows) -> arb:
+    worst = None
+    for i in range(len(P)):
+        for k in range(i + 1, len(P)):
+            overlap = sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0))
+            worst = overlap if worst is None else worst.min(overlap)
+    return 1 - worst
+
+
+def sphere(X: Rows) -> Rows:
+    return [[x / norm(row) for x in row] for row in X]
+
+
+def standard_ln(X: Rows, spec: dict) -> Rows:
+    gain, bias, eps = vector(spec["gain"]), vector(spec["bias"]), ball(spec["eps"])
+    out = []
+    for row in X:
+        mean = sum(row, arb(0)) / len(row)
+        centred = [x - mean for x in row]
+        scale = (sum((square(c) for c in centred), arb(0)) / len(row) + eps).sqrt()
+        out.append([c / scale * g + b for c, g, b in zip(centred, gain, bias)])
+    return out
+
+
+def layernorm(X: Rows, spec: dict) -> Rows:
+    return sphere(X) if spec.get("kind", "sphere") == "sphere" else standard_ln(X, spec)
+
+
+def query_key(layer: dict) -> Rows:
+    """A = beta A_given, or beta W_Q W_K^T / sqrt(d_k)."""
+    beta = ball(layer.get("beta", "1"))
+    if "A" in layer:
+        return [[beta * x for x in row] for row in matrix(layer["A"])]
+    scale = beta / arb(int(layer["d_k"])).sqrt()
+    return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
+
+
+def scores(layer: dict, Z: Rows) -> Rows:
+    if "A" in layer:
+        return product(product(Z, query_key(layer)), transpose(Z))
+    beta = ball(layer.get("beta", "1"))
+    scale = beta / arb(int(layer["d_k"])).sqrt()
+    Q = product(Z, matrix(layer["W_Q"]))
+    K = product(Z, matrix(layer["W_K"]))
+    if "b_Q" in layer:
+        Q = [[q + b for q, b in zip(row, vector(layer["b_Q"]))] for row in Q]
+    if "b_K" in layer:
+        K = [[k + b for k, b in zip(row, vector(layer["b_K"]))] for row in K]
+    return [[scale * s for s in row] for row in product(Q, transpose(K))]
+
+
+def softmax(S: Rows, mask) -> Rows:
+    """Row i: exp(S_ij - S_ii) normalised over the allowed j (the shift by the exact midpoint
+    of S_ii, always allowed, leaves softmax unchanged)."""
+    P = []
+    for i, row in enumerate(S):
+        shift = arb(row[i].mid())
+        weights = [(s - shift).exp() if mask[i][j] else arb(0) for j, s in enumerate(row)]
+        total = sum(weights, arb(0))
+        P.append([w / total for w in weights])
+    return P
+
+
+def gelu(x: arb) -> arb:
+    return x * (1 + (x / arb(2).sqrt()).erf()) / 2
+
+
+def feed_forward(Y: Rows, spec: dict) -> Rows:
+    W1, b1, W2, b2 = matrix(spec["W1"]), vector(spec["b1"]), matrix(spec["W2"]), vector(spec["b2"])
+    hidden = [[h + b for h, b in zip(row, b1)] for row in product(Y, transpose(W1))]
+    act = (lambda x: x.max(arb(0))) if spec["activation"] == "relu" else gelu
+    hidden = [[act(h) for h in row] for row in hidden]
+    out = [[o + b for o, b in zip(row, b2)] for row in product(hidden, transpose(W2))]
+    if spec.get("residual", False):
+        out = [[y + o for y, o in zip(yr, orow)] for yr, orow in zip(Y, out)]
+    return out
+
+
+def layer_step(layer: dict, X: Rows) -> dict:
+    n = len(X)
+    mask = layer.get("mask") or [[1] * n for _ in range(n)]
+    ln = layer.get("layernorm")
+    Z = layernorm(X, ln) if ln and ln["position"] == "pre" else X
+    P = softmax(scores(layer, Z), mask)
+    PX = product(P, Z)
+    Y = product(PX, transpose(matrix(layer["V"]))) if "V" in layer else PX
+    if layer.get("residual", False):
+        Y = [[x + y for x, y in zip(xr, yr)] for xr, yr in zip(X, Y)]
+    post = bool(ln) and ln["position"] == "post"
+    if post:
+        Y = layernorm(Y, ln)
+    if "ffn" in layer:
+        Y = feed_forward(Y, layer["ffn"])
+        if post:
+            Y = layernorm(Y, ln)
+    return {"P": P, "PX": PX, "out": Y}
+
+
+def spectral_norm(M: Rows, witness: dict) -> arb:
+    """||M||_2 from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
+    ||M||_2^2 <= max_i (E_ii + sum_{j!=i} |E_ij|) / (1 - ||W^T W - I||_F), E = (M W)^T (M W)."""
+    d = len(M[0])  # columns: M may be rectangular (an FFN weight)
+    W = matrix(witness["basis"])
+    w = vector(witness["top"])
+    if len(W) != d or any(len(row) != d for row in W) or len(w) != d:
+        raise ValueError("witness of the wrong size")
+    Mw = [sum((m * x for m, x in zip(row, w)), arb(0)) for row in M]
+    w_norm = norm(w)
+    lower = norm(Mw) / w_norm if w_norm > 0 else arb(0)
+    MW = product(M, W)
+    E = product(transpose(MW), MW)
+    G = product(transpose(W), W)
+    drift = sum((square(G[i][j] - (1 if i == j else 0)) for i in range(d) for j in range(d)), arb(0))
+    drift = drift.nonnegative_part().sqrt()
+    if not drift < 1:
+        raise ValueError("the witness basis is not nearly orthogonal")
+    disc = None
+    for i in range(d):
+        edge = E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0))
+        disc = edge if disc is None else disc.max(edge)
+    upper = (disc.nonnegative_part() / (1 - drift)).sqrt()
+    return lower.lower().union(upper.upper())

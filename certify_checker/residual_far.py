@@ -1,0 +1,39 @@
+"""Checker for "residual-far" certificates (claim residual.far, shared/CLAIMS.md).
+
+Far from consensus no uniform lower bound D' >= q D holds for X' = X + P X V^T.  Inputs: an exact
+q > 0 and "config", a configuration (tokens "X", one layer in "layers") whose layer is a residual
+attention layer with a value matrix and nothing else.  Certified means: for that layer and those
+tokens, D(X') <= q D(X), decided in ball arithmetic.  No witness is needed (no norms enter).
+"""
+
+from __future__ import annotations
+
+from certify_checker import forward
+from certify_checker import schema
+from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.exact import ball, rational
+from certify_checker.inequality import residual_layer
+
+KIND = "residual-far"
+
+
+def evaluate(inputs: dict, witness: dict) -> Evaluation:
+    config, q = inputs["config"], ball(inputs["q"])
+    if unreadable := schema.problem(config):
+        raise ValueError(unreadable)
+    # q as the exact rational the check used: a JSON number 0.1 is a binary64 slightly above 1/10.
+    found = Evaluation(claims=[f"D(X') <= q D(X) with q = {rational(inputs['q'])} for X' = X + P X V^T, the residual "
+                               "attention layer and tokens of inputs.config"])
+    found.require(q > 0, "q > 0")
+    layers = config["layers"]
+    found.require(len(layers) == 1 and residual_layer(layers[0]), "one residual layer X + P X V^T and nothing else")
+    X = forward.matrix(config["X"])
+    D, D_out = forward.diameter(X), forward.diameter(forward.layer_step(layers[0], X)["out"])
+    found.require(D > 0, "D(X) > 0 (with D(X) = 0 no lower bound is contradicted)")
+    found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
+    found.require(D_out <= q * D, "D(X') <= q D(X)")
+    return found
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    return confirm(cert, KIND, evaluate)

@@ -1,0 +1,215 @@
+"""The checker's windows of layers for Wu et al.'s theorems (claims mask.collapse, ln.collapse).
+
+Written again from the mathematics, sharing nothing with the engine.  Every layer uses one mask
+G: mask[i][j] = 1 when token i attends to token j, the edge j -> i.  r is the radius of G (the
+smallest, over the tokens that reach every token, of the largest BFS distance from it).
+
+mask.collapse: windows of r layers from layer 0.  ln.collapse: windows of 2r layers from layer 1
+(tokens are on the unit sphere there), post-LN x / ||x||, V^T V = I exactly, and either
+(G strongly connected, N <= d, rank X_0 = N) or (G quasi-strongly connected, x_i . x_k >= 0).
+
+A window at t of length k gives (with P_s, X_s the attention and tokens of layer s):
+    D, mu / D_end, mu_end   at X_t / X_{t+k}       D_0  at X_0      t, k, r, n
+    w_min       min of P_s[i][j] over the edges of G and the window's layers
+    eps         w_min (1 - 2^-20)                   eps_all  the same over all layers
+    eps_theory  min over the window's layers of exp(-2 (a B^2 + |u| B)) / max_i |N(i)|,
+                B = max_i ||x_i||, u = beta W_K b_Q / sqrt(d_k) (0 without b_Q)
+    col         max_c min_i M[i][c], M = P_{t+k-1} L_{t+k-2} ... L_t P_t, L_s = diag(1/||(P_s X_s V^T)_i||)
+                with post-LN (no rescaling without LayerNorm)
+    delta       sum_c min_i Q[i][c], Q = M with rows divided by their sums
+    m           min_i ||(Q X_t)_i||
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from fractions import Fraction
+
+from flint import arb
+
+from certify_checker import forward
+from certify_checker.exact import ball, rational
+
+SLACK = Fraction(1, 2**20)
+
+
+def mask_of(layer: dict, n: int) -> list:
+    return layer.get("mask") or [[1] * n for _ in range(n)]
+
+
+def bfs(mask: list, source: int) -> dict:
+    """Distances from source along the edges j -> i (mask[i][j] = 1)."""
+    dist, queue = {source: 0}, deque([source])
+    while queue:
+        j = queue.popleft()
+        for i in range(len(mask)):
+            if mask[i][j] and i not in dist:
+                dist[i] = dist[j] + 1
+                queue.append(i)
+    return dist
+
+
+def graph(mask: list) -> tuple[bool, bool, int | None]:
+    """(strongly connected, quasi-strongly connected, radius)."""
+    n = len(mask)
+    reach = [bfs(mask, c) for c in range(n)]
+    centres = [c for c in range(n) if len(reach[c]) == n]
+    radius = min((max(reach[c].values()) for c in centres), default=None)
+    return len(centres) == n, bool(centres), radius
+
+
+def _rank(rows) -> int:
+    rows = [[rational(v) for v in row] for row in rows]
+    rank = 0
+    for c in range(len(rows[0])):
+        pivot = next((i for i in range(rank, len(rows)) if rows[i][c] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for i in range(rank + 1, len(rows)):
+            f = rows[i][c] / rows[rank][c]
+            rows[i] = [a - f * b for a, b in zip(rows[i], rows[rank])]
+        rank += 1
+    return rank
+
+
+def orthogonal(V: list) -> bool:
+    Vq = [[rational(v) for v in row] for row in V]
+    d = len(Vq)
+    return all(sum(Vq[l][i] * Vq[l][j] for l in range(d)) == (i == j) for i in range(d) for j in range(d))
+
+
+def post_ln_orthogonal(layer: dict) -> bool:
+    """X' = LN(P X V^T) with the sphere LN and V^T V = I (no V: the identity)."""
+    ln = layer.get("layernorm")
+    return (isinstance(ln, dict) and ln.get("position") == "post" and ln.get("kind", "sphere") == "sphere"
+            and not layer.get("residual") and "ffn" not in layer and ("V" not in layer or orthogonal(layer["V"])))
+
+
+def unmet_hypothesis(claim: str, inputs: dict) -> str | None:
+    """The stack-level hypotheses of the two claims; None when they hold."""
+    X, layers = inputs["X"], inputs["layers"]
+    n = len(X)
+    masks = [mask_of(layer, n) for layer in layers]
+    if any(mask != masks[0] for mask in masks):
+        return f"{claim}: the layers do not share one mask"
+    strong, quasi, r = graph(masks[0])
+    if not quasi:
+        return f"{claim}: the mask's graph is not quasi-strongly connected"
+    first, k = window_shape(claim, r)
+    if len(layers) < first + k:
+        return f"{claim}: no window of {k} layers fits in the stack"
+    if claim == "ln.collapse":
+        full_rank = n <= len(X[0]) and _rank(X) == n
+        cosines = all(sum(rational(a) * rational(b) for a, b in zip(X[i], X[j])) >= 0
+                      for i in range(n) for j in range(i + 1, n))
+        if not (strong and full_rank) and not cosines:
+            return "ln.collapse: neither (strongly connected, N <= d, full rank) nor (all cosines >= 0) holds"
+    return None
+
+
+def window_shape(claim: str, r: int) -> tuple[int, int]:
+    """(first layer, length)."""
+    return (0, r) if claim == "mask.collapse" else (1, 2 * r)
+
+
+def _min(values):
+    best = None
+    for v in values:
+        best = v if best is None else best.min(v)
+    return best
+
+
+def _max(values):
+    best = None
+    for v in values:
+        best = v if best is None else best.max(v)
+    return best
+
+
+class Window:
+    """The names of the window at t (a callable for inequality.evaluate)."""
+
+    def __init__(self, steps: list, final, t: int, k: int, r: int, eps_all: arb):
+        self.steps, self.final, self.t, self.k = steps, final, t, k
+        self.values = {"t": arb(t), "k": arb(k), "r": arb(r), "n": arb(len(final)), "eps_all": eps_all}
+
+    def tokens(self, s: int):
+        return self.steps[s].X if s < len(self.steps) else self.final
+
+    def __call__(self, name: str) -> arb:
+        if name not in self.values:
+            self.values[name] = self._compute(name)
+        return self.values[name]
+
+    def _compute(self, name: str) -> arb:
+        window = self.steps[self.t:self.t + self.k]
+        end = self.t + self.k
+        if name in ("D", "D_end", "D_0"):
+            return forward.diameter(self.tokens({"D": self.t, "D_end": end, "D_0": 0}[name]))
+        if name in ("mu", "mu_end"):
+            return forward.consensus_distance(self.tokens(self.t if name == "mu" else end))
+        if name == "w_min":
+            return _min(edge_minimum(step) for step in window)
+        if name == "eps":
+            return self("w_min") * (1 - arb(SLACK.numerator) / SLACK.denominator)
+        if name == "eps_theory":
+            return _min(theory_bound(step) for step in window)
+        M = self._product(window)
+        if name == "col":
+            return _max(_min(row[c] for row in M) for c in range(len(M)))
+        Q = [[x / sum(row, arb(0)) for x in row] for row in M]
+        if name == "delta":
+            return sum((_min(row[c] for row in Q) for c in range(len(Q))), arb(0))
+        if name == "m":
+            return _min(forward.norm(row) for row in forward.product(Q, self.tokens(self.t)))
+        raise ValueError(f"unknown window quantity {name!r}")
+
+    def _product(self, window: list):
+        if "M" not in self.values:
+            M = window[0].step["P"]
+            for before, step in zip(window, window[1:]):
+                scale = rescaling(before)
+                M = forward.product(step.step["P"], [[x * s for x in row] for row, s in zip(M, scale)])
+            self.values["M"] = M
+        return self.values["M"]
+
+
+def edge_minimum(step) -> arb:
+    n = len(step.X)
+    mask = mask_of(step.spec, n)
+    return _min(step.step["P"][i][j] for i in range(n) for j in range(n) if mask[i][j])
+
+
+def theory_bound(step) -> arb:
+    """exp(-2 (a B^2 + |u| B)) / max_i |N(i)| for this layer."""
+    spec, n = step.spec, len(step.X)
+    B = _max(forward.norm(row) for row in step.X)
+    spread = step("a") * B * B
+    if "b_Q" in spec:
+        scale = ball(spec.get("beta", "1")) / arb(int(spec["d_k"])).sqrt()
+        b_Q = forward.vector(spec["b_Q"])
+        u = [scale * sum((w * b for w, b in zip(row, b_Q)), arb(0)) for row in forward.matrix(spec["W_K"])]
+        spread = spread + forward.norm(u) * B
+    degree = max(sum(row) for row in mask_of(spec, n))
+    return (-2 * spread).exp() / degree
+
+
+def rescaling(step) -> list:
+    """1 / ||(P X V^T)_i|| per row with post-LN; ones without LayerNorm."""
+    if "layernorm" not in step.spec:
+        return [arb(1)] * len(step.X)
+    Y = step.step["PX"]
+    if "V" in step.spec:
+        Y = forward.product(Y, forward.transpose(forward.matrix(step.spec["V"])))
+    return [1 / forward.norm(row) for row in Y]
+
+
+def frames(claim: str, inputs: dict, steps: list) -> list[Window]:
+    """The windows of the claim on the recomputed stack (steps are inequality.Layer objects)."""
+    n = len(inputs["X"])
+    _, _, r = graph(mask_of(inputs["layers"][0], n))
+    first, k = window_shape(claim, r)
+    final = steps[-1].step["out"]
+    eps_all = _min(edge_minimum(step) for step in steps) * (1 - arb(SLACK.numerator) / SLACK.denominator)
+    return [Window(steps, final, t, k, r, eps_all) for t in range(first, len(steps) - k + 1)]
