@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 
 from flint import arb, ctx
 
-from certify_checker import MALFORMED
+from certify_checker import MALFORMED, precision_problem
 from certify_checker.exact import agrees
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
-MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 
 
 @dataclass
@@ -61,8 +60,8 @@ def _confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != kind:
         return False, f"not a {kind!r} certificate of format {FORMAT}"
     precision = cert["precision"]
-    if type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
-        return False, f"precision {precision!r} out of range"
+    if refused := precision_problem(precision):
+        return False, refused
     if cert["verdict"] not in VERDICTS:
         return False, f"verdict {cert['verdict']!r} is not one of {VERDICTS}"
     with ctx.workprec(precision):

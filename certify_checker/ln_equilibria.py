@@ -32,15 +32,10 @@ from fractions import Fraction
 from flint import arb, arb_mat
 
 from certify_checker.counterexample import Evaluation, confirm
-from certify_checker.exact import ball, rational
+from certify_checker.exact import ball, interval, rational
 
 KIND = "ln-equilibria"
 MAX_TOKENS = 16  # bounds the checker's running time, not the mathematics
-
-
-def interval(lo: Fraction, hi: Fraction) -> arb:
-    """A ball containing the closed interval [lo, hi]."""
-    return ball(lo).union(ball(hi))
 
 
 def residual(w: arb, s: list, y: list, lam: arb) -> list:
