@@ -29,7 +29,7 @@ from certify.core import spectral
 from certify.core.arith import BALL
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
-from certify.core.layers import LayerArrays, attention
+from certify.core.layers import LayerArrays, attention, full_mask
 from certify.core import thin_norm
 from certify.studies.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
 
@@ -145,9 +145,7 @@ def _enclosures(s: Sample, route: str) -> tuple[arb, arb, arb, float]:
     scale = 1 / BALL.sqrt_nonneg(BALL.number(s.d_k))
     a = factor_norm * scale
     X = thin_norm.ball_array(s.X)
-    n = s.X.shape[0]
-    arrays = LayerArrays(A=None, W_Q=thin_norm.ball_array(s.W_Q), W_K=thin_norm.ball_array(s.W_K), b_Q=None, b_K=None,
-                         score_scale=scale, V=None, mask=np.ones((n, n), dtype=bool))
+    arrays = LayerArrays.factored(thin_norm.ball_array(s.W_Q), thin_norm.ball_array(s.W_K), scale, full_mask(s.X.shape[0]))
     PX = BALL.matmul(attention(BALL, arrays, X), X)
     D = quantities.diameter(BALL, X)
     return a, D * D, quantities.diameter(BALL, PX) / D, float_norm / math.sqrt(s.d_k)

@@ -154,10 +154,8 @@ def certify_head(index: int, head: AttentionHead, X_ball: np.ndarray, D: arb, ma
 
 def _head_arrays(head: AttentionHead, mask: np.ndarray) -> LayerArrays:
     """The head's scores (X W_Q + b_Q)(X W_K + b_K)^T / sqrt(d_k) in the generic layer formulas."""
-    return LayerArrays(
-        A=None, W_Q=ball_array(head.W_Q), W_K=ball_array(head.W_K), b_Q=ball_array(head.b_Q),
-        b_K=ball_array(head.b_K), score_scale=1 / arb(head.d_k).sqrt(), V=None, mask=mask,
-    )  # fmt: skip
+    return LayerArrays.factored(ball_array(head.W_Q), ball_array(head.W_K), 1 / arb(head.d_k).sqrt(), mask,
+                                b_Q=ball_array(head.b_Q), b_K=ball_array(head.b_K))
 
 
 def _verdict(outcome: bool | None) -> str:
