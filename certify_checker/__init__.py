@@ -29,6 +29,7 @@ KINDS = {
     "ln-equilibria": "certify_checker.ln_equilibria",
     "residual-far": "certify_checker.residual_far",
     "expansive-v": "certify_checker.expansive_v",
+    "attention-head": "certify_checker.head",
 }
 
 

@@ -1,4 +1,5 @@
-"""The frame shared by certificates of counterexamples (kinds "wu-fig1", "ln-equilibria", ...).
+"""The frame shared by certificates of named results: counterexamples (kinds "wu-fig1",
+"ln-equilibria", ...) and the steps of one attention head ("attention-head").
 
 Such a certificate states exact inputs, a witness (boxes, intervals, vectors: exact rationals that
 only steer the computation), the claims it makes, a verdict ("certified" or "undecided") and
@@ -49,7 +50,7 @@ def format_ball(x: arb, precision: int) -> str:
 
 
 def confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
-    """Re-derive a counterexample certificate of this kind; (ok, reason).  Malformed is rejected."""
+    """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected."""
     try:
         return _confirm(cert, kind, evaluate)
     except MALFORMED as err:

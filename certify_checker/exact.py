@@ -4,6 +4,7 @@ kind uses (no code shared with certify)."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 from fractions import Fraction
 
@@ -40,6 +41,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
+    if type(text) is float and math.isfinite(text):
+        return arb(text)  # a binary64 value: arb holds it exactly
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)

@@ -11,13 +11,13 @@ import ast
 import hashlib
 import json
 
-from flint import arb, ctx, fmpq
+from flint import arb, ctx
 
 from certify_checker import forward, precision_problem
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
-from certify_checker.exact import agrees, largest, rational, smallest
+from certify_checker.exact import agrees, ball, largest, smallest
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -88,8 +88,7 @@ def evaluate(text: str, env) -> arb:
 
     def walk(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            q = rational(ast.get_source_segment(source, node))
-            return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
+            return ball(ast.get_source_segment(source, node))
         if isinstance(node, ast.Name):
             return env(node.id)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -136,35 +135,22 @@ class Layer:
         return self.values[name]
 
     def _compute(self, name: str) -> arb:
-        if name == "D":
-            return forward.diameter(self.X)
-        if name == "D_out":
-            return forward.diameter(self.step["out"])
-        if name == "D_PX":
-            return forward.diameter(self.step["PX"])
-        if name == "D_0":
-            return forward.diameter(self.X0)
-        if name == "mu":
-            return forward.consensus_distance(self.X)
-        if name == "mu_out":
-            return forward.consensus_distance(self.step["out"])
-        if name == "tau":
-            return forward.dobrushin(self.step["P"])
-        if name == "a":
-            return forward.spectral_norm(forward.query_key(self.spec), self.witness[f"A{self.t}"])
-        if name == "v":
-            return forward.spectral_norm(forward.matrix(self.spec["V"]), self.witness[f"V{self.t}"])
-        if name == "gap":
-            return (-self("a") * self("D") * self("D")).exp()
-        if name == "M":
-            return norms.power_bound(forward.matrix(self.spec["V"]), self.depth, self.witness, f"V{self.t}")
-        if name == "L":
-            return norms.ffn_lipschitz(self.spec["ffn"], self.witness, self.t)
-        if name == "n":
-            return arb(len(self.X))
-        if name == "d":
-            return arb(len(self.X[0]))
-        raise ValueError(f"unknown quantity {name!r}")
+        X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
+        formulas = {
+            "D": lambda: forward.diameter(X), "D_out": lambda: forward.diameter(step["out"]),
+            "D_PX": lambda: forward.diameter(step["PX"]), "D_0": lambda: forward.diameter(self.X0),
+            "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
+            "tau": lambda: forward.dobrushin(step["P"]),
+            "a": lambda: forward.spectral_norm(forward.query_key(spec), witness[f"A{t}"]),
+            "v": lambda: forward.spectral_norm(forward.matrix(spec["V"]), witness[f"V{t}"]),
+            "gap": lambda: (-self("a") * self("D") * self("D")).exp(),
+            "M": lambda: norms.power_bound(forward.matrix(spec["V"]), self.depth, witness, f"V{t}"),
+            "L": lambda: norms.ffn_lipschitz(spec["ffn"], witness, t),
+            "n": lambda: arb(len(X)), "d": lambda: arb(len(X[0])),
+        }
+        if name not in formulas:
+            raise ValueError(f"unknown quantity {name!r}")
+        return formulas[name]()
 
 
 def _outcome(lhs: arb, rhs: arb):

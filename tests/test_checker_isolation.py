@@ -52,7 +52,7 @@ def test_checker_kinds_point_inside_the_checker():
 
 def test_checker_stays_small():
     lines = sum(len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py"))
-    assert lines < 1500, lines
+    assert lines < 1650, lines  # the kernel and one module per kind (seven kinds, attention-head the latest)
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):
@@ -62,12 +62,14 @@ def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_sc
     from certify.engine import certificate
     from certify.studies import counterexamples
     from certify.suite import cases
+    import test_heads
 
     certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate]
     for name, module in counterexamples.REGISTRY.items():
         parser = argparse.ArgumentParser()
         counterexamples.load(name).add_arguments(parser)
         certs.append(counterexamples.load(name).build(parser.parse_args([])).certificate)
+    certs.append(test_heads.confirmed_steps(test_heads.sample_head()).certificate)  # the heads of model and init
     assert {cert["kind"] for cert in certs} == set(certify_checker.KINDS)
     paths = [str(certificate.write(cert, tmp_path / f"{i}.json")) for i, cert in enumerate(certs)]
     probe = ("import runpy, sys\n"

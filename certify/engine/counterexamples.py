@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flint import ctx
+from certify.core.precision import escalate
 
 from certify_checker import counterexample
 
-# Precision ladder (bits) of the ball evaluation; a counterexample still undecided at the top stays so.
-PRECISIONS = (64, 128, 256, 512)
+# Precision range (bits) of the ball evaluation; a counterexample still undecided at the top stays so.
+START_BITS, MAX_BITS = 64, 512
 
 
 @dataclass(frozen=True)
@@ -34,19 +34,18 @@ def value_lines(found, names, extra=()) -> list[str]:
 
 
 def certify_by_checker(kind: str, checker, inputs: dict, make_witness, summarize,
-                       precisions=PRECISIONS) -> Outcome:
+                       start: int = START_BITS, cap: int = MAX_BITS) -> Outcome:
     """Evaluate with checker.evaluate at rising precision until certified, then confirm.
 
     make_witness(precision) -> witness dict (untrusted search); summarize(found, witness) -> lines.
     The evaluation is the checker's own, so engine and checker cannot drift apart; the
     certificate is then re-read from scratch by checker.verify, as `certify verify` would.
     """
-    for precision in precisions:
+    def attempt(precision: int):
         witness = make_witness(precision)
-        with ctx.workprec(precision):
-            found = checker.evaluate(inputs, witness)
-        if found.verdict == "certified":
-            break
+        return witness, checker.evaluate(inputs, witness)
+
+    (witness, found), precision = escalate(attempt, lambda result: result[1].verdict == "certified", start, cap)
     cert = counterexample.certificate(kind, inputs, witness, found, precision)
     confirmed, message = checker.verify(cert)
     return Outcome(cert, confirmed, message, summarize(found, witness))

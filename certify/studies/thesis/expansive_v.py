@@ -43,6 +43,6 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"rho": str(rho), "lambda": str(lam), "config": configs.expansive_v(rho, layers, lam)}
-    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
+    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
     outcome.summary.insert(1, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

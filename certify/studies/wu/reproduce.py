@@ -100,11 +100,6 @@ LONG = Size(tokens=32, d=64, depth=128, inputs=64, pretrained_tokens=64, pretrai
 # ------------------------------------------------------------------ shared float64 pieces
 
 
-def standard_ln(Y: np.ndarray) -> np.ndarray:
-    """LayerNorm at initialisation (gain 1, bias 0) on every token."""
-    return standard_layernorm(FLOAT64, Y, float(STANDARD_LN_EPS))
-
-
 def mask_matrix(name: str, n: int) -> np.ndarray:
     return np.array(named_mask(name, n), dtype=bool)
 
@@ -151,8 +146,9 @@ def random_step(model: RandomModel, t: int, variant: Variant, mask: np.ndarray, 
     if variant.skip:
         Y = X + Y
     if variant.ffn:
-        Y = standard_ln(Y)
-        return standard_ln(Y + gelu(FLOAT64, Y @ model.W_1[t].T) @ model.W_2[t].T)
+        eps = float(STANDARD_LN_EPS)  # LayerNorm at initialisation: gain 1, bias 0
+        Y = standard_layernorm(FLOAT64, Y, eps)
+        return standard_layernorm(FLOAT64, Y + gelu(FLOAT64, Y @ model.W_1[t].T) @ model.W_2[t].T, eps)
     return sphere_layernorm(FLOAT64, Y) if variant.layernorm else Y
 
 
