@@ -44,11 +44,6 @@ class Evaluation:
         return passed
 
 
-def format_ball(x: arb, precision: int) -> str:
-    """An arb string that encloses x (arb's printing rounds outwards)."""
-    return x.str(max(10, precision * 3 // 10 + 2), radius=True)
-
-
 def confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
     """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected."""
     try:
@@ -79,18 +74,3 @@ def _confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
             if not agrees(mine, stated[name], precision):
                 return False, f"stated {name} = {stated[name][:40]} does not match the recomputed {mine.str(8, radius=True)}"
     return True, f"confirmed: {found.verdict} at {precision} bits"
-
-
-def certificate(kind: str, inputs: dict, witness: dict, found: Evaluation, precision: int, **extra) -> dict:
-    """The certificate of an evaluation made at this precision (used by the engines)."""
-    return {
-        "format": FORMAT,
-        "kind": kind,
-        "verdict": found.verdict,
-        "claims": found.claims,
-        "inputs": inputs,
-        "witness": witness,
-        "values": {name: format_ball(x, precision) for name, x in found.values.items()},
-        "precision": precision,
-        **extra,
-    }

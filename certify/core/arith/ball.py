@@ -36,6 +36,11 @@ def to_arb(value) -> arb:
     return arb(fmpq(value.numerator, value.denominator))
 
 
+def hull(lo, hi) -> arb:
+    """A ball containing the closed interval [lo, hi] of exact numbers."""
+    return to_arb(lo).union(to_arb(hi))
+
+
 class Ball:
     name = "arb"
 
