@@ -6,7 +6,6 @@ from __future__ import annotations
 import pathlib
 import re
 
-import numpy as np
 import pytest
 from flint import arb, ctx
 from mpmath import mp
