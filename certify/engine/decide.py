@@ -210,7 +210,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
         return verdict, comparisons, None
 
-    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None, start_prec, max_prec)
+    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
+                                                       start_prec, max_prec)
     if cert is not None:
         return Result(verdict, target, precision, comparisons, screen, certificate=cert)
     reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)

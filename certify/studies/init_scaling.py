@@ -163,8 +163,8 @@ def _resolved(found: dict[str, arb]) -> bool:
 def certify_row(s: Sample, max_prec: int) -> Row:
     started = time.time()
     route = "thin" if _thin_is_cheaper(s.d, s.d_k) else "direct"
-    (found, float_a, route, witness), precision = escalate(lambda precision: _enclosures(s, route),
-                                                           lambda result: _resolved(result[0]), START_PRECISION, max_prec)
+    (found, float_a, route, witness), precision = escalate(
+        lambda precision: _enclosures(s, route), lambda result: _resolved(result[0]), START_PRECISION, max_prec)
     with ctx.workprec(precision):
         D_squared = found["D"] * found["D"]
         log10_gap = -found["a_D2"] / arb(10).log()

@@ -30,11 +30,12 @@ what float64 computes for 1 - exp(-x) and exp(-x) at x = a D^2 rounded to binary
 
 Precision: each head starts at `bits` and doubles up to `max_bits` (the last step clipped to it)
 while its regime or a step is undecided (the checker follows from 53 bits on).  An exact equality
-cannot be decided (n = 2 makes step 1 an equality) and stays undecided.  The per-layer configuration statistics are in certify.studies.models.configuration.
+cannot be decided (n = 2 makes step 1 an equality) and stays undecided.  The per-layer
+configuration statistics are in certify.studies.models.configuration.
 
-Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 8 s of CPU for the 72 heads, most
-of it in the four d x d_k Gram products per head (thin_norm); the rest is the biased attention
-and the diameters in ball arithmetic.
+Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 13 s of CPU for the 72 heads, most
+of it in the d x d_k Gram products per head (thin_norm, then the checker's own); the rest is the
+biased attention and the diameters in ball arithmetic.
 """
 
 from __future__ import annotations

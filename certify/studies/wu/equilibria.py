@@ -158,7 +158,8 @@ def evaluate(inputs: dict, witness: dict) -> Found:
             v = [ball(t) for t in entry["top_vector"]]
             Xv = [sum((x * t for x, t in zip(r, v)), arb(0)) for r in rows]
             rayleigh = sum((t * t for t in Xv), arb(0)) / sum((t * t for t in v), arb(0))
-            found.require(rayleigh > N - (N - 1) / (w * w), f"equilibrium {j}: stable rank < {bound_exact} is not proven")
+            found.require(rayleigh > N - (N - 1) / (w * w),
+                          f"equilibrium {j}: stable rank < {bound_exact} is not proven")
             found.values[f"eq{j}.stable_rank_at_most"] = N / rayleigh
     for k, listed in sorted(by_rank.items()):
         certified = [rows for rows in listed if rows is not None]

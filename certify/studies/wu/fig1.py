@@ -88,7 +88,8 @@ def _fixed_point(found: Found, w: arb, name: str, box) -> arb | None:
     if not found.require(slope > 0 or slope < 0, f"g' may vanish on the box of theta_{name}"):
         return None
     image = m - (angle_map(BALL, w, m) - m) / slope
-    if not found.require(_strictly_inside(lo, image, hi), f"interval Newton does not map the box of theta_{name} into itself"):
+    inside = _strictly_inside(lo, image, hi)
+    if not found.require(inside, f"interval Newton does not map the box of theta_{name} into itself"):
         return None
     named = _strictly_inside(lo, closed_form_angle(BALL, w, name), hi)
     return image if found.require(named, f"the box of theta_{name} does not hold {name}'s closed form") else None
