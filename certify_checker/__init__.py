@@ -30,6 +30,7 @@ KINDS = {
     "residual-far": "certify_checker.residual_far",
     "expansive-v": "certify_checker.expansive_v",
     "attention-head": "certify_checker.head",
+    "centred-rank": "certify_checker.rank",
 }
 
 

@@ -72,3 +72,25 @@ def test_an_equality_stays_undecided_and_is_not_stated():
     steps = confirmed_steps(sample_head(n=2), with_regime=False)
     assert steps.outcomes["dobrushin"] == "undecided" and steps.outcomes["global"] == "holds"
     assert set(steps.certificate["inputs"]["steps"]) == {"tau", "global"}
+
+
+def rank_certificate(X: np.ndarray, rank: int) -> dict:
+    claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
+    return certificate.named("centred-rank", [claim], [], {"X": X.tolist()}, {}, {}, 64)
+
+
+def test_the_model_rank_is_confirmed_by_the_checker():
+    """`certify model`'s 'certified full rank': the checker's interval Cholesky of the centred Gram."""
+    from certify.studies.models.configuration import configuration_stats
+
+    X = np.random.default_rng(1).normal(size=(5, 8))
+    with ctx.workprec(64):
+        assert configuration_stats(X).rank_certified
+    assert certify_checker.verify(rank_certificate(X, 4)).ok
+    wide = np.random.default_rng(2).normal(size=(7, 3))  # n - 1 > d: rank d
+    assert certify_checker.verify(rank_certificate(wide, 3)).ok
+    collinear = np.outer(np.arange(5.0), np.ones(8))  # all tokens on one line: centred rank 1
+    assert not certify_checker.verify(rank_certificate(collinear, 4)).ok
+    with ctx.workprec(64):
+        assert not configuration_stats(collinear).rank_certified
+    assert not certify_checker.verify(rank_certificate(X, 3)).ok  # the claim must state min(n - 1, d)
