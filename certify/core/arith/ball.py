@@ -77,7 +77,7 @@ class Ball:
 
     @staticmethod
     def apply(name: str, x):
-        """An elementary function by name (exp, log, sqrt, tanh, sinh, cosh), on a ball or an array."""
+        """An elementary function by its arb name (exp, log, sqrt, tan, atan, tanh, ...), on a ball or an array."""
         if isinstance(x, np.ndarray):
             return np.frompyfunc(lambda t: getattr(t, name)(), 1, 1)(x)
         return getattr(x, name)()

@@ -51,7 +51,7 @@ class Float64:
 
     @staticmethod
     def apply(name: str, x):
-        """An elementary function by name (exp, log, sqrt, tanh, sinh, cosh)."""
+        """An elementary function by name (exp, log, sqrt, tan, atan, tanh, ...; numpy's names)."""
         return getattr(np, name)(x)
 
     @staticmethod

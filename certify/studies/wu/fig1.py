@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import math
 from fractions import Fraction
-
 from itertools import pairwise
 
 from flint import arb, ctx
