@@ -20,12 +20,17 @@ FORMAT = "certify-certificate/1"
 # too deep (SyntaxError, RecursionError, MemoryError from the parser).
 MALFORMED = (KeyError, TypeError, ValueError, IndexError, ArithmeticError, AttributeError, SyntaxError,
              RecursionError, MemoryError)
+# The working precisions a certificate may state, in bits, for every kind: the engine's own range
+# (a user may ask for up to 2^20 bits); beyond it a stated precision is absurd, not ambitious.
+MIN_PRECISION, MAX_PRECISION = 53, 1 << 20
 KINDS = {
     "inequality": "certify_checker.inequality",
     "wu-fig1": "certify_checker.wu_fig1",
     "ln-equilibria": "certify_checker.ln_equilibria",
     "residual-far": "certify_checker.residual_far",
     "expansive-v": "certify_checker.expansive_v",
+    "attention-head": "certify_checker.head",
+    "centred-rank": "certify_checker.rank",
 }
 
 
@@ -47,6 +52,13 @@ def verify(cert) -> Confirmation:
     except MALFORMED as err:
         return Confirmation(False, f"malformed certificate: {type(err).__name__}: {err}")
     return Confirmation(ok, message)
+
+
+def precision_problem(precision) -> str | None:
+    """Why a stated precision is refused, or None when it is an integer in range."""
+    if type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
+        return f"precision {precision!r} out of range"
+    return None
 
 
 def verify_text(text: str) -> Confirmation:

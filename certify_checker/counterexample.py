@@ -1,4 +1,5 @@
-"""The frame shared by certificates of counterexamples (kinds "wu-fig1", "ln-equilibria", ...).
+"""The frame shared by certificates of named results: counterexamples (kinds "wu-fig1",
+"ln-equilibria", ...) and the steps of one attention head ("attention-head").
 
 Such a certificate states exact inputs, a witness (boxes, intervals, vectors: exact rationals that
 only steer the computation), the claims it makes, a verdict ("certified" or "undecided") and
@@ -19,12 +20,11 @@ from dataclasses import dataclass, field
 
 from flint import arb, ctx
 
-from certify_checker import MALFORMED
+from certify_checker import MALFORMED, precision_problem
 from certify_checker.exact import agrees
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
-MIN_PRECISION, MAX_PRECISION = 53, 1 << 16
 
 
 @dataclass
@@ -44,13 +44,8 @@ class Evaluation:
         return passed
 
 
-def format_ball(x: arb, precision: int) -> str:
-    """An arb string that encloses x (arb's printing rounds outwards)."""
-    return x.str(max(10, precision * 3 // 10 + 2), radius=True)
-
-
 def confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
-    """Re-derive a counterexample certificate of this kind; (ok, reason).  Malformed is rejected."""
+    """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected."""
     try:
         return _confirm(cert, kind, evaluate)
     except MALFORMED as err:
@@ -61,8 +56,8 @@ def _confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != kind:
         return False, f"not a {kind!r} certificate of format {FORMAT}"
     precision = cert["precision"]
-    if type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
-        return False, f"precision {precision!r} out of range"
+    if refused := precision_problem(precision):
+        return False, refused
     if cert["verdict"] not in VERDICTS:
         return False, f"verdict {cert['verdict']!r} is not one of {VERDICTS}"
     with ctx.workprec(precision):
@@ -79,18 +74,3 @@ def _confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
             if not agrees(mine, stated[name], precision):
                 return False, f"stated {name} = {stated[name][:40]} does not match the recomputed {mine.str(8, radius=True)}"
     return True, f"confirmed: {found.verdict} at {precision} bits"
-
-
-def certificate(kind: str, inputs: dict, witness: dict, found: Evaluation, precision: int, **extra) -> dict:
-    """The certificate of an evaluation made at this precision (used by the engines)."""
-    return {
-        "format": FORMAT,
-        "kind": kind,
-        "verdict": found.verdict,
-        "claims": found.claims,
-        "inputs": inputs,
-        "witness": witness,
-        "values": {name: format_ball(x, precision) for name, x in found.values.items()},
-        "precision": precision,
-        **extra,
-    }

@@ -1,7 +1,10 @@
-"""The checker's own reading of exact numbers and arb strings (no code shared with certify)."""
+"""The checker's own reading of exact numbers and arb strings, and the few ball helpers every
+kind uses (no code shared with certify)."""
 
 from __future__ import annotations
 
+import functools
+import math
 import re
 from fractions import Fraction
 
@@ -38,6 +41,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
+    if type(text) is float and math.isfinite(text):
+        return arb(text)  # a binary64 value: arb holds it exactly
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)
@@ -47,6 +52,26 @@ def ball(text) -> arb:
             return arb(value)
     q = rational(text)
     return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
+
+
+def interval(lo: Fraction, hi: Fraction) -> arb:
+    """A ball containing the closed interval [lo, hi]."""
+    return ball(lo).union(ball(hi))
+
+
+def square(x: arb) -> arb:
+    """x^2 as a ball of nonnegative numbers (x*x alone may dip below 0 when the ball holds 0)."""
+    return (x * x).nonnegative_part()
+
+
+def smallest(values) -> arb:
+    """A ball enclosing the minimum of the values (arb's min; Python's min would trust `<`)."""
+    return functools.reduce(arb.min, values)  # no values: TypeError, read as malformed
+
+
+def largest(values) -> arb:
+    """A ball enclosing the maximum of the values (arb's max)."""
+    return functools.reduce(arb.max, values)
 
 
 def parse_arb(text: str) -> arb:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from certify_checker import forward
 from certify_checker import schema
 from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.exact import smallest
 from certify_checker.inequality import value_layer
 
 KIND = "expansive-v"
@@ -35,11 +36,8 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
         if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after"):
             return found
     steps = [after / before for before, after in zip(diameters, diameters[1:])]
-    smallest = steps[0]
-    for ratio in steps[1:]:
-        smallest = smallest.min(ratio)  # arb's min encloses the minimum; Python's min would trust `<`
     found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],
-                        smallest_step=smallest)
+                        smallest_step=smallest(steps))
     return found
 
 

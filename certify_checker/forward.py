@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flint import arb, arb_mat
 
-from certify_checker.exact import ball
+from certify_checker.exact import ball, largest, smallest, square
 
 Rows = list  # list of lists of arb
 
@@ -29,21 +29,13 @@ def transpose(rows: Rows) -> Rows:
     return [list(col) for col in zip(*rows)]
 
 
-def square(x: arb) -> arb:
-    return (x * x).nonnegative_part()
-
-
 def norm(vec) -> arb:
     return sum((square(x) for x in vec), arb(0)).nonnegative_part().sqrt()  # rounding may dip below 0
 
 
 def diameter(X: Rows) -> arb:
-    best = None
-    for i in range(len(X)):
-        for k in range(i + 1, len(X)):
-            dist = norm([a - b for a, b in zip(X[i], X[k])])
-            best = dist if best is None else best.max(dist)
-    return best
+    n = len(X)
+    return largest(norm([a - b for a, b in zip(X[i], X[k])]) for i in range(n) for k in range(i + 1, n))
 
 
 def consensus_distance(X: Rows) -> arb:
@@ -54,12 +46,8 @@ def consensus_distance(X: Rows) -> arb:
 
 
 def dobrushin(P: Rows) -> arb:
-    worst = None
-    for i in range(len(P)):
-        for k in range(i + 1, len(P)):
-            overlap = sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0))
-            worst = overlap if worst is None else worst.min(overlap)
-    return 1 - worst
+    n = len(P)
+    return 1 - smallest(sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0)) for i in range(n) for k in range(i + 1, n))
 
 
 def sphere(X: Rows) -> Rows:
@@ -169,9 +157,6 @@ def spectral_norm(M: Rows, witness: dict) -> arb:
     drift = drift.nonnegative_part().sqrt()
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
-    disc = None
-    for i in range(d):
-        edge = E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0))
-        disc = edge if disc is None else disc.max(edge)
+    disc = largest(E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0)) for i in range(d))
     upper = (disc.nonnegative_part() / (1 - drift)).sqrt()
     return lower.lower().union(upper.upper())

@@ -11,13 +11,13 @@ import ast
 import hashlib
 import json
 
-from flint import arb, ctx, fmpq
+from flint import arb, ctx
 
-from certify_checker import forward
+from certify_checker import forward, precision_problem
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
-from certify_checker.exact import agrees, rational
+from certify_checker.exact import agrees, ball, largest, smallest
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -79,7 +79,6 @@ CLAIMS = {
 STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
 USER_NAMES = {"D", "a", "n", "d", "v"}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
-MIN_PRECISION, MAX_PRECISION = 53, 1 << 20
 MAX_POWER = 1024
 
 
@@ -89,8 +88,7 @@ def evaluate(text: str, env) -> arb:
 
     def walk(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            q = rational(ast.get_source_segment(source, node))
-            return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
+            return ball(ast.get_source_segment(source, node))
         if isinstance(node, ast.Name):
             return env(node.id)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -115,10 +113,7 @@ def evaluate(text: str, env) -> arb:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
             args = [walk(a) for a in node.args]
             if node.func.id in ("min", "max"):
-                result = args[0]
-                for value in args[1:]:
-                    result = result.min(value) if node.func.id == "min" else result.max(value)
-                return result
+                return (smallest if node.func.id == "min" else largest)(args)
             (value,) = args
             return getattr(value, node.func.id)()
         raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")
@@ -140,35 +135,22 @@ class Layer:
         return self.values[name]
 
     def _compute(self, name: str) -> arb:
-        if name == "D":
-            return forward.diameter(self.X)
-        if name == "D_out":
-            return forward.diameter(self.step["out"])
-        if name == "D_PX":
-            return forward.diameter(self.step["PX"])
-        if name == "D_0":
-            return forward.diameter(self.X0)
-        if name == "mu":
-            return forward.consensus_distance(self.X)
-        if name == "mu_out":
-            return forward.consensus_distance(self.step["out"])
-        if name == "tau":
-            return forward.dobrushin(self.step["P"])
-        if name == "a":
-            return forward.spectral_norm(forward.query_key(self.spec), self.witness[f"A{self.t}"])
-        if name == "v":
-            return forward.spectral_norm(forward.matrix(self.spec["V"]), self.witness[f"V{self.t}"])
-        if name == "gap":
-            return (-self("a") * self("D") * self("D")).exp()
-        if name == "M":
-            return norms.power_bound(forward.matrix(self.spec["V"]), self.depth, self.witness, f"V{self.t}")
-        if name == "L":
-            return norms.ffn_lipschitz(self.spec["ffn"], self.witness, self.t)
-        if name == "n":
-            return arb(len(self.X))
-        if name == "d":
-            return arb(len(self.X[0]))
-        raise ValueError(f"unknown quantity {name!r}")
+        X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
+        formulas = {
+            "D": lambda: forward.diameter(X), "D_out": lambda: forward.diameter(step["out"]),
+            "D_PX": lambda: forward.diameter(step["PX"]), "D_0": lambda: forward.diameter(self.X0),
+            "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
+            "tau": lambda: forward.dobrushin(step["P"]),
+            "a": lambda: forward.spectral_norm(forward.query_key(spec), witness[f"A{t}"]),
+            "v": lambda: forward.spectral_norm(forward.matrix(spec["V"]), witness[f"V{t}"]),
+            "gap": lambda: (-self("a") * self("D") * self("D")).exp(),
+            "M": lambda: norms.power_bound(forward.matrix(spec["V"]), self.depth, witness, f"V{t}"),
+            "L": lambda: norms.ffn_lipschitz(spec["ffn"], witness, t),
+            "n": lambda: arb(len(X)), "d": lambda: arb(len(X[0])),
+        }
+        if name not in formulas:
+            raise ValueError(f"unknown quantity {name!r}")
+        return formulas[name]()
 
 
 def _outcome(lhs: arb, rhs: arb):
@@ -180,85 +162,128 @@ def _outcome(lhs: arb, rhs: arb):
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    claim, bound, inputs = cert["claim"], cert["bound"], cert["inputs"]
-    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs}, sort_keys=True, separators=(",", ":"))
-    if hashlib.sha256(canonical.encode("utf-8")).hexdigest() != cert["inputs_sha256"]:
-        return False, "the inputs, claim or bound do not match the certificate's digest (edited?)"
-    precision = cert["precision"]
-    if type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
-        return False, f"precision {precision!r} out of range"
-    if (claim is None) == (bound is None):
-        return False, "a certificate states exactly one of claim and bound"
-    if unreadable := schema.problem(inputs):
-        return False, unreadable
-    if claim is not None:
-        if claim not in CLAIMS:
-            return False, f"the checker does not know claim {claim!r}"
-        scope, hypothesis, inequalities = CLAIMS[claim]
-        layers = inputs["layers"]
-        if not all(hypothesis(layer) for layer in layers):
-            return False, f"the layers do not satisfy the hypotheses of {claim}"
-        if not STACK_HYPOTHESES.get(claim, lambda _: True)(layers):
-            return False, f"the stack does not satisfy the hypotheses of {claim}"
-        if scope == "window" and (unmet := windowed.unmet_hypothesis(claim, inputs)):
-            return False, unmet
-    else:
-        names = {n.id for n in ast.walk(ast.parse(bound, mode="eval")) if isinstance(n, ast.Name)}
-        if not names <= USER_NAMES | FUNCTIONS:
-            return False, f"the bound uses names outside {sorted(USER_NAMES)}"
-        scope, inequalities = "layer", [("D_out", bound)]
+    """Re-derive an inequality certificate: read what it states, recompute every comparison at the
+    stated precision, then accept only when the verdict and every stated enclosure agree."""
+    if refused := _statement_problem(cert):
+        return False, refused
+    target = _target(cert["claim"], cert["bound"], cert["inputs"])
+    if isinstance(target, str):
+        return False, target
     if cert["verdict"] not in ("holds", "violated"):
         return False, f"verdict {cert['verdict']!r} is not a decided verdict"
-
+    scope, inequalities = target
+    precision = cert["precision"]
     with ctx.workprec(precision):
-        X0 = forward.matrix(inputs["X"])  # at least two tokens (schema)
-        steps, X = [], X0
-        for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
-            X = steps[-1].step["out"]
-        compared = []
-        frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
-        for lhs_text, rhs_text in inequalities:
-            if scope == "window":
-                compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
-                             for frame in frames]
-                continue
-            if scope == "stack":
-                bound_value = steps[0]("D")
-                for step in steps:
-                    bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
-                lhs = evaluate(lhs_text, steps[-1])
-                compared.append((None, lhs_text, f"composed {rhs_text}", lhs, bound_value))
-            else:
-                for step in steps:
-                    compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step)))
+        steps = _run_stack(cert["inputs"], cert["witness"])
+        compared = _comparisons(cert["claim"], cert["inputs"], scope, inequalities, steps)
         outcomes = [_outcome(lhs, rhs) for *_, lhs, rhs in compared]
         verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else None
         if verdict != cert["verdict"]:
             return False, f"the checker finds {verdict or 'undecided'} at {precision} bits, the certificate says {cert['verdict']}"
-
         stated = cert["values"]
-        if len(stated["comparisons"]) != len(compared):
-            return False, "the certificate lists a different number of comparisons"
-        for (t, lhs_text, rhs_text, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
-            if entry["layer"] != t or entry["holds"] is not outcome:
-                return False, f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
-            if (entry["lhs_expr"], entry["rhs_expr"]) != (lhs_text, rhs_text):
-                return False, f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"
-            if not (agrees(lhs, entry["lhs"], precision) and agrees(rhs, entry["rhs"], precision)):
-                return False, f"comparison at layer {t}: stated enclosures do not match the recomputed ones"
-        if len(stated["layers"]) != len(steps):
-            return False, "the certificate lists values for a different number of layers"
-        for step, values in zip(steps, stated["layers"]):
-            for name, text in values.items():
-                if not agrees(step(name), text, precision):
-                    return False, f"layer {step.t}: stated {name} = {text[:40]} does not match the recomputed value"
-        summary = {"D_in": steps[0]("D"), "D_out": steps[-1]("D_out")}
-        for name, mine in summary.items():
-            if not agrees(mine, stated[name], precision):
-                return False, f"stated {name} does not match the recomputed value"
-        deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
-        if not agrees(deciding[-1], stated["bound"], precision):
-            return False, "stated bound does not match the recomputed value"
+        refused = (_comparisons_problem(stated, compared, outcomes, precision)
+                   or _layer_values_problem(stated, steps, precision)
+                   or _summary_problem(stated, steps, compared, outcomes, precision))
+        if refused:
+            return False, refused
     return True, f"confirmed: {cert['verdict']} at {precision} bits"
 
+
+def _statement_problem(cert: dict) -> str | None:
+    """The digest binds claim, bound and inputs; the precision is in range; the inputs are a
+    configuration of the schema."""
+    claim, bound, inputs = cert["claim"], cert["bound"], cert["inputs"]
+    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs}, sort_keys=True, separators=(",", ":"))
+    if hashlib.sha256(canonical.encode("utf-8")).hexdigest() != cert["inputs_sha256"]:
+        return "the inputs, claim or bound do not match the certificate's digest (edited?)"
+    if refused := precision_problem(cert["precision"]):
+        return refused
+    if (claim is None) == (bound is None):
+        return "a certificate states exactly one of claim and bound"
+    return schema.problem(inputs)
+
+
+def _target(claim: str | None, bound: str | None, inputs: dict):
+    """(scope, inequalities) of the claim, whose hypotheses the layers must meet, or of the user's
+    bound D_out <= EXPR; a string says why the certificate is refused."""
+    if claim is None:
+        names = {n.id for n in ast.walk(ast.parse(bound, mode="eval")) if isinstance(n, ast.Name)}
+        if not names <= USER_NAMES | FUNCTIONS:
+            return f"the bound uses names outside {sorted(USER_NAMES)}"
+        return "layer", [("D_out", bound)]
+    if claim not in CLAIMS:
+        return f"the checker does not know claim {claim!r}"
+    scope, hypothesis, inequalities = CLAIMS[claim]
+    layers = inputs["layers"]
+    if not all(hypothesis(layer) for layer in layers):
+        return f"the layers do not satisfy the hypotheses of {claim}"
+    if not STACK_HYPOTHESES.get(claim, lambda _: True)(layers):
+        return f"the stack does not satisfy the hypotheses of {claim}"
+    if scope == "window" and (unmet := windowed.unmet_hypothesis(claim, inputs)):
+        return unmet
+    return scope, inequalities
+
+
+def _run_stack(inputs: dict, witness: dict) -> list[Layer]:
+    """The forward pass from the exact tokens (at least two, by the schema), one Layer per step."""
+    X0 = forward.matrix(inputs["X"])
+    steps, X = [], X0
+    for t, spec in enumerate(inputs["layers"]):
+        steps.append(Layer(spec, X, X0, witness, t, len(inputs["layers"])))
+        X = steps[-1].step["out"]
+    return steps
+
+
+def _comparisons(claim: str | None, inputs: dict, scope: str, inequalities: list, steps: list[Layer]) -> list:
+    """(layer, lhs text, rhs text, lhs, rhs) for every inequality: per layer, per window, or once for
+    the stack with the rhs composed through the layers from D_0."""
+    compared = []
+    frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
+    for lhs_text, rhs_text in inequalities:
+        if scope == "window":
+            compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
+                         for frame in frames]
+        elif scope == "stack":
+            bound_value = steps[0]("D")
+            for step in steps:
+                bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
+            compared.append((None, lhs_text, f"composed {rhs_text}", evaluate(lhs_text, steps[-1]), bound_value))
+        else:
+            compared += [(step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step))
+                         for step in steps]
+    return compared
+
+
+def _comparisons_problem(stated: dict, compared: list, outcomes: list, precision: int) -> str | None:
+    if len(stated["comparisons"]) != len(compared):
+        return "the certificate lists a different number of comparisons"
+    for (t, lhs_text, rhs_text, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
+        if entry["layer"] != t or entry["holds"] is not outcome:
+            return f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
+        if (entry["lhs_expr"], entry["rhs_expr"]) != (lhs_text, rhs_text):
+            return f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"
+        if not (agrees(lhs, entry["lhs"], precision) and agrees(rhs, entry["rhs"], precision)):
+            return f"comparison at layer {t}: stated enclosures do not match the recomputed ones"
+    return None
+
+
+def _layer_values_problem(stated: dict, steps: list[Layer], precision: int) -> str | None:
+    if len(stated["layers"]) != len(steps):
+        return "the certificate lists values for a different number of layers"
+    for step, values in zip(steps, stated["layers"]):
+        for name, text in values.items():
+            if not agrees(step(name), text, precision):
+                return f"layer {step.t}: stated {name} = {text[:40]} does not match the recomputed value"
+    return None
+
+
+def _summary_problem(stated: dict, steps: list[Layer], compared: list, outcomes: list, precision: int) -> str | None:
+    """D_in, D_out and the deciding bound: the first violated comparison's rhs, else the last one's."""
+    summary = {"D_in": steps[0]("D"), "D_out": steps[-1]("D_out")}
+    for name, mine in summary.items():
+        if not agrees(mine, stated[name], precision):
+            return f"stated {name} does not match the recomputed value"
+    deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
+    if not agrees(deciding[-1], stated["bound"], precision):
+        return "stated bound does not match the recomputed value"
+    return None

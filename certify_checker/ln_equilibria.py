@@ -32,15 +32,11 @@ from fractions import Fraction
 from flint import arb, arb_mat
 
 from certify_checker.counterexample import Evaluation, confirm
-from certify_checker.exact import ball, rational
+from certify_checker.exact import ball, interval, rational
+from certify_checker.norms import cholesky_upper
 
 KIND = "ln-equilibria"
 MAX_TOKENS = 16  # bounds the checker's running time, not the mathematics
-
-
-def interval(lo: Fraction, hi: Fraction) -> arb:
-    """A ball containing the closed interval [lo, hi]."""
-    return ball(lo).union(ball(hi))
 
 
 def residual(w: arb, s: list, y: list, lam: arb) -> list:
@@ -85,17 +81,8 @@ def krawczyk(w: arb, s: list, box: list) -> list | None:
 
 
 def positive_definite(G: list) -> bool:
-    """Interval Cholesky of the lower triangle: every symmetric matrix in G is positive definite."""
-    n = len(G)
-    L = [[arb(0)] * n for _ in range(n)]
-    for j in range(n):
-        pivot = G[j][j] - sum((L[j][t] * L[j][t] for t in range(j)), arb(0))
-        if not pivot > 0:
-            return False
-        L[j][j] = pivot.sqrt()
-        for i in range(j + 1, n):
-            L[i][j] = (G[i][j] - sum((L[i][t] * L[j][t] for t in range(j)), arb(0))) / L[j][j]
-    return True
+    """Interval Cholesky: every symmetric matrix in G is positive definite."""
+    return cholesky_upper(G) is not None
 
 
 def _equilibrium(found: Evaluation, w: arb, N: int, j: int, entry: dict):

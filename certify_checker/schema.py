@@ -15,35 +15,35 @@ LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "resi
 FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
 
 
-def _matrix(value, rows: int | None, cols: int | None) -> bool:
+def rectangular(value, rows: int | None, cols: int | None) -> bool:
     return (isinstance(value, list) and bool(value) and all(isinstance(row, list) and row for row in value)
             and len({len(row) for row in value}) == 1 and rows in (None, len(value)) and cols in (None, len(value[0])))
 
 
-def _vector(value, length: int) -> bool:
+def vector_of(value, length: int) -> bool:
     return isinstance(value, list) and len(value) == length
 
 
 def _mask(mask, n: int) -> bool:
     """Square n x n, entries the integers 0 and 1, every self-loop (certify.core.masks.validate_mask)."""
-    return (_matrix(mask, n, n) and all(type(v) is int and v in (0, 1) for row in mask for v in row)
+    return (rectangular(mask, n, n) and all(type(v) is int and v in (0, 1) for row in mask for v in row)
             and all(mask[i][i] == 1 for i in range(n)))
 
 
 def _attention(layer: dict, d: int) -> bool:
     if "A" in layer:
-        return _matrix(layer["A"], d, d) and not set(layer) & {"W_Q", "W_K", "b_Q", "b_K", "d_k"}
-    if not (_matrix(layer.get("W_Q"), d, None) and _matrix(layer.get("W_K"), d, len(layer["W_Q"][0]))):
+        return rectangular(layer["A"], d, d) and not set(layer) & {"W_Q", "W_K", "b_Q", "b_K", "d_k"}
+    if not (rectangular(layer.get("W_Q"), d, None) and rectangular(layer.get("W_K"), d, len(layer["W_Q"][0]))):
         return False
     k, d_k = len(layer["W_Q"][0]), layer.get("d_k")
-    return (type(d_k) is int and d_k >= 1 and all(_vector(layer[b], k) for b in ("b_Q", "b_K") if b in layer))
+    return (type(d_k) is int and d_k >= 1 and all(vector_of(layer[b], k) for b in ("b_Q", "b_K") if b in layer))
 
 
 def _ffn(ffn, d: int) -> bool:
     if not (isinstance(ffn, dict) and set(ffn) <= FFN_KEYS and FFN_KEYS - {"residual"} <= set(ffn)):
         return False
     h = len(ffn["W1"]) if isinstance(ffn["W1"], list) else 0
-    return (_matrix(ffn["W1"], h, d) and _vector(ffn["b1"], h) and _matrix(ffn["W2"], d, h) and _vector(ffn["b2"], d)
+    return (rectangular(ffn["W1"], h, d) and vector_of(ffn["b1"], h) and rectangular(ffn["W2"], d, h) and vector_of(ffn["b2"], d)
             and ffn["activation"] in ("relu", "gelu") and type(ffn.get("residual", False)) is bool)
 
 
@@ -53,20 +53,20 @@ def _layernorm(ln, d: int) -> bool:
     extra = set(ln) - {"position", "kind"}
     if ln.get("kind", "sphere") == "sphere":
         return not extra
-    return (ln["kind"] == "standard" and extra == {"gain", "bias", "eps"} and _vector(ln["gain"], d)
-            and _vector(ln["bias"], d) and rational(ln["eps"]) >= 0)
+    return (ln["kind"] == "standard" and extra == {"gain", "bias", "eps"} and vector_of(ln["gain"], d)
+            and vector_of(ln["bias"], d) and rational(ln["eps"]) >= 0)
 
 
 def problem(inputs) -> str | None:
     """What makes inputs not a configuration in canonical form, or None."""
-    if not (isinstance(inputs, dict) and set(inputs) <= TOP_KEYS and _matrix(inputs.get("X"), None, None)):
+    if not (isinstance(inputs, dict) and set(inputs) <= TOP_KEYS and rectangular(inputs.get("X"), None, None)):
         return "the inputs are not a configuration with tokens X (a rectangular list of rows)"
     n, d, layers = len(inputs["X"]), len(inputs["X"][0]), inputs.get("layers")
     if n < 2 or not isinstance(layers, list) or not layers:
         return "the inputs need at least two tokens and a non-empty list of layers"
     for t, layer in enumerate(layers):
         well_formed = (isinstance(layer, dict) and set(layer) <= LAYER_KEYS and _attention(layer, d)
-                       and ("V" not in layer or _matrix(layer["V"], d, d))
+                       and ("V" not in layer or rectangular(layer["V"], d, d))
                        and ("mask" not in layer or _mask(layer["mask"], n))
                        and type(layer.get("residual", False)) is bool
                        and ("ffn" not in layer or _ffn(layer["ffn"], d))

@@ -28,7 +28,7 @@ from fractions import Fraction
 from flint import arb
 
 from certify_checker import forward
-from certify_checker.exact import ball, rational
+from certify_checker.exact import ball, largest, rational, smallest
 
 SLACK = Fraction(1, 2**20)
 
@@ -113,20 +113,6 @@ def window_shape(claim: str, r: int) -> tuple[int, int]:
     return (0, r) if claim == "mask.collapse" else (1, 2 * r)
 
 
-def _min(values):
-    best = None
-    for v in values:
-        best = v if best is None else best.min(v)
-    return best
-
-
-def _max(values):
-    best = None
-    for v in values:
-        best = v if best is None else best.max(v)
-    return best
-
-
 class Window:
     """The names of the window at t (a callable for inequality.evaluate)."""
 
@@ -150,19 +136,19 @@ class Window:
         if name in ("mu", "mu_end"):
             return forward.consensus_distance(self.tokens(self.t if name == "mu" else end))
         if name == "w_min":
-            return _min(edge_minimum(step) for step in window)
+            return smallest(edge_minimum(step) for step in window)
         if name == "eps":
             return self("w_min") * (1 - arb(SLACK.numerator) / SLACK.denominator)
         if name == "eps_theory":
-            return _min(theory_bound(step) for step in window)
+            return smallest(theory_bound(step) for step in window)
         M = self._product(window)
         if name == "col":
-            return _max(_min(row[c] for row in M) for c in range(len(M)))
+            return largest(smallest(row[c] for row in M) for c in range(len(M)))
         Q = [[x / sum(row, arb(0)) for x in row] for row in M]
         if name == "delta":
-            return sum((_min(row[c] for row in Q) for c in range(len(Q))), arb(0))
+            return sum((smallest(row[c] for row in Q) for c in range(len(Q))), arb(0))
         if name == "m":
-            return _min(forward.norm(row) for row in forward.product(Q, self.tokens(self.t)))
+            return smallest(forward.norm(row) for row in forward.product(Q, self.tokens(self.t)))
         raise ValueError(f"unknown window quantity {name!r}")
 
     def _product(self, window: list):
@@ -178,13 +164,13 @@ class Window:
 def edge_minimum(step) -> arb:
     n = len(step.X)
     mask = mask_of(step.spec, n)
-    return _min(step.step["P"][i][j] for i in range(n) for j in range(n) if mask[i][j])
+    return smallest(step.step["P"][i][j] for i in range(n) for j in range(n) if mask[i][j])
 
 
 def theory_bound(step) -> arb:
     """exp(-2 (a B^2 + |u| B)) / max_i |N(i)| for this layer."""
     spec, n = step.spec, len(step.X)
-    B = _max(forward.norm(row) for row in step.X)
+    B = largest(forward.norm(row) for row in step.X)
     spread = step("a") * B * B
     if "b_Q" in spec:
         scale = ball(spec.get("beta", "1")) / arb(int(spec["d_k"])).sqrt()
@@ -211,5 +197,5 @@ def frames(claim: str, inputs: dict, steps: list) -> list[Window]:
     _, _, r = graph(mask_of(inputs["layers"][0], n))
     first, k = window_shape(claim, r)
     final = steps[-1].step["out"]
-    eps_all = _min(edge_minimum(step) for step in steps) * (1 - arb(SLACK.numerator) / SLACK.denominator)
+    eps_all = smallest(edge_minimum(step) for step in steps) * (1 - arb(SLACK.numerator) / SLACK.denominator)
     return [Window(steps, final, t, k, r, eps_all) for t in range(first, len(steps) - k + 1)]

@@ -33,20 +33,16 @@ What a certified certificate proves (all in ball arithmetic from the exact w and
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 from itertools import pairwise
 
 from flint import arb
 
 from certify_checker.counterexample import Evaluation, confirm
-from certify_checker.exact import ball, rational
+from certify_checker.exact import ball, interval, rational, square
 
 KIND = "wu-fig1"
-
-
-def interval(lo: Fraction, hi: Fraction) -> arb:
-    """A ball containing the closed interval [lo, hi]."""
-    return ball(lo).union(ball(hi))
 
 
 def tangent_coordinate(theta: arb) -> arb:
@@ -57,11 +53,6 @@ def tangent_coordinate(theta: arb) -> arb:
 def angle_map(w: arb, theta: arb) -> arb:
     """f(th): the angle of token 2 after one layer, token 1 at (0, 1)."""
     return arb.pi() + (w + tangent_coordinate(theta)).atan()
-
-
-def square(x: arb) -> arb:
-    """x^2 as a ball of nonnegative numbers (x*x alone may dip below 0 when the ball holds 0)."""
-    return (x * x).nonnegative_part()
 
 
 def angle_map_derivative(w: arb, theta: arb) -> arb:
@@ -142,10 +133,7 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
             if not found.require(slope > 0 and slope < 1, f"0 < f' < 1 is not proven on [{c}, {d}]"):
                 break
         else:
-            hull = slopes[0]
-            for slope in slopes[1:]:
-                hull = hull.union(slope)
-            found.values["fprime_on_trapping_arc"] = hull
+            found.values["fprime_on_trapping_arc"] = functools.reduce(arb.union, slopes)
         if theta["B"] is not None:
             found.require(bool(ball(cuts[0]) < theta["B"]) and bool(theta["B"] < ball(cuts[-1])),
                           "theta_B is not inside the trapping arc")

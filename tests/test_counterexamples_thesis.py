@@ -196,3 +196,24 @@ def test_the_configurations_are_ordinary_check_inputs(tmp_path, far_cert, grow_c
     assert main(["check", str(grow_path), "--bound", "D"]) == 1  # D' <= D violated: growth
     assert main(["check", str(grow_path), "--claim", "value.expansive"]) == 0  # the theorem still holds
     assert main(["check", str(far_path), "--claim", "residual.two_sided", "--max-prec", "128"]) == 3  # attained
+
+
+@pytest.mark.parametrize("module", [residual_far, expansive_v])
+def test_the_engine_evaluates_and_the_checker_only_confirms(module, monkeypatch):
+    """The engine's evaluation is its own (certify.core formulas): a planted error in it reaches the
+    certificate and the checker, which re-derives the values with its own code, refuses it."""
+    from certify.engine import counterexamples
+
+    inputs = far().certificate["inputs"] if module is residual_far else grow().certificate["inputs"]
+    honest = counterexamples.certify_named(module.KIND, module.evaluate, inputs, lambda p: {}, lambda f, w: [],
+                                           64, 128)
+    assert honest.confirmed and honest.verdict == "certified"
+
+    def planted(inputs, witness):
+        found = module.evaluate(inputs, witness)
+        name = next(iter(found.values))
+        found.values[name] = found.values[name] * (1 + arb("1e-6"))  # a wrong enclosure, claims untouched
+        return found
+
+    forged = counterexamples.certify_named(module.KIND, planted, inputs, lambda p: {}, lambda f, w: [], 64, 128)
+    assert forged.verdict == "certified" and not forged.confirmed and "does not match" in forged.message

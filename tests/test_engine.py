@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from mpmath import mp
 
@@ -124,6 +124,7 @@ def pure_layers(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     X = np.round(rng.normal(size=(n, d)) * 2**8) / 2**8
     A = np.round(rng.normal(size=(d, d)) * 2**8) / 2**8 * 2.0**log_scale
+    assume(np.any(A != 0))  # A = 0 makes collapse.global the exact equality 0 <= 0: undecided, rightly
     return {"X": X.tolist(), "A": A.tolist()}
 
 

@@ -166,3 +166,22 @@ def test_cli_exit_codes(tmp_path, capsys):
     for bad in ("1", "1/2", "-3", "two"):
         assert main(["counterexample", "wu-fig1", "--w", bad]) == 2
         assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_the_engine_angle_map_is_one_formula_over_both_arithmetics():
+    """fig1's angle map runs in float64 and in arb: the closed-form A and B are its fixed points in
+    both, and the ball encloses the float64 value."""
+    from flint import ctx
+
+    from certify.core.arith import BALL, FLOAT64
+    from certify.studies.wu import fig1
+
+    for name in ("A", "B"):
+        theta = fig1.closed_form_angle(FLOAT64, 2.0, name)
+        assert abs(fig1.angle_map(FLOAT64, 2.0, theta) - theta) < 1e-12
+        with ctx.workprec(128):
+            w = BALL.number(2)
+            ball_theta = fig1.closed_form_angle(BALL, w, name)
+            gap = fig1.angle_map(BALL, w, ball_theta) - ball_theta
+            assert gap.contains(0) and gap.rad() < 1e-30  # a fixed point, to 128 bits
+            assert abs(float(ball_theta.mid()) - theta) < 1e-12

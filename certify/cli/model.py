@@ -87,6 +87,8 @@ def render(report: dict) -> str:
          f"indistinguishable (float64 computes it as exactly 1.0) up to 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; "
          "underflowed (float64 computes exp(-a D^2) as 0.0) beyond."),
         "step1: D(P_h X) <= tau D; step2: tau <= 1 - exp(-a D^2) (biases included); P_h X is pure attention.",
+        ("Every step, regime and certified rank shown is confirmed by the independent checker (attention-head and "
+         "centred-rank certificates); what it does not confirm is shown undecided or NOT certified."),
     ]
     for layer in report["layers"]:
         cf = layer["configuration"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from certify.engine import certificate
-import certify_checker as checker
 
 
 def add_parser(subparsers):
@@ -16,7 +15,7 @@ def add_parser(subparsers):
 
 def run(args) -> int:
     cert = certificate.read(args.certificate)
-    confirmation = checker.verify(cert)
+    confirmation = certificate.confirm(cert)
     if confirmation.ok:
         undecided = cert.get("verdict") == "undecided"
         print(f"OK: {confirmation.message}" + ("  (an undecided result: nothing is certified)" if undecided else ""))

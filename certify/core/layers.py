@@ -1,7 +1,9 @@
 """The dynamical systems, written once and generic over the arithmetic backend `ar`.
 
-Tokens are rows (shared/CLAIMS.md); the attention formulas also accept a leading batch axis
-(float64 only: many configurations screened at once).  One layer maps X to X':
+Tokens are rows (shared/CLAIMS.md); softmax, LayerNorm, GELU and the attention formulas also
+accept leading batch axes (float64: many configurations, or heads, at once).  These are the only
+definitions of softmax, LayerNorm and GELU outside the checker: the models, the figures and the
+screens call them with the Float64 backend.  One layer maps X to X':
     Z  = LN(X) if pre-LN else X
     P  = softmax over the allowed j of S_ij,  S = beta (Z W_Q + b_Q)(Z W_K + b_K)^T / sqrt(d_k)
          (or S = beta Z A Z^T)
@@ -22,7 +24,8 @@ from certify.core.config import FeedForward, Layer, LayerNorm
 
 @dataclass
 class LayerArrays:
-    """A layer's exact data converted once into one backend's numbers."""
+    """A layer's data converted once into one backend's numbers (an attention head's, for the
+    studies that take the weights of a real or sampled model)."""
 
     A: object | None  # beta * A, or None when given by W_Q, W_K
     W_Q: object | None
@@ -33,9 +36,24 @@ class LayerArrays:
     V: object | None
     mask: np.ndarray  # boolean n x n
 
+    @classmethod
+    def bilinear(cls, A, mask: np.ndarray) -> LayerArrays:
+        """Scores Z A Z^T (A already in the backend's numbers, beta included)."""
+        return cls(A=A, W_Q=None, W_K=None, b_Q=None, b_K=None, score_scale=1, V=None, mask=mask)
+
+    @classmethod
+    def factored(cls, W_Q, W_K, score_scale, mask: np.ndarray, b_Q=None, b_K=None) -> LayerArrays:
+        """Scores (Z W_Q + b_Q)(Z W_K + b_K)^T score_scale, no value matrix."""
+        return cls(A=None, W_Q=W_Q, W_K=W_K, b_Q=b_Q, b_K=b_K, score_scale=score_scale, V=None, mask=mask)
+
+
+def full_mask(n: int) -> np.ndarray:
+    """Every token attends to every token."""
+    return np.ones((n, n), dtype=bool)
+
 
 def layer_arrays(ar, layer: Layer, n: int) -> LayerArrays:
-    mask = np.ones((n, n), dtype=bool) if layer.mask is None else np.array(layer.mask, dtype=bool)
+    mask = full_mask(n) if layer.mask is None else np.array(layer.mask, dtype=bool)
     beta = ar.number(layer.beta)
     V = None if layer.V is None else ar.array(layer.V)
     if layer.A is not None:
@@ -84,15 +102,28 @@ def attention(ar, arrays: LayerArrays, Z):
     return softmax_rows(ar, scores(ar, arrays, Z), arrays.mask)
 
 
+def sphere_layernorm(ar, Y):
+    """LN(x) = x / ||x||_2 on every token (Wu et al.'s LayerNorm)."""
+    return Y / ar.sqrt_nonneg((Y * Y).sum(axis=-1, keepdims=True))
+
+
+def standard_layernorm(ar, Y, eps, gain=None, bias=None):
+    """LN(x) = gain (x - mean(x)) / sqrt(var(x) + eps) + bias on every token, with the biased
+    variance (as PyTorch); no gain and bias is LayerNorm at initialisation (gain 1, bias 0)."""
+    d = Y.shape[-1]
+    centred = Y - Y.sum(axis=-1, keepdims=True) / d
+    variance = (centred * centred).sum(axis=-1, keepdims=True) / d
+    out = centred / ar.sqrt_nonneg(variance + eps)
+    if gain is not None:
+        out = out * gain
+    return out if bias is None else out + bias
+
+
 def layernorm(ar, spec: LayerNorm, Y):
-    """Row-wise LayerNorm: the sphere projection x/||x|| (Wu et al.) or the standard one."""
+    """Token-wise LayerNorm of a configuration's kind: the sphere projection or the standard one."""
     if spec.kind == "sphere":
-        return Y / ar.sqrt_nonneg((Y * Y).sum(axis=1, keepdims=True))
-    d = Y.shape[1]
-    centred = Y - Y.sum(axis=1, keepdims=True) / d
-    variance = (centred * centred).sum(axis=1, keepdims=True) / d
-    gain, bias = ar.array(spec.gain), ar.array(spec.bias)
-    return centred / ar.sqrt_nonneg(variance + ar.number(spec.eps)) * gain + bias
+        return sphere_layernorm(ar, Y)
+    return standard_layernorm(ar, Y, ar.number(spec.eps), ar.array(spec.gain), ar.array(spec.bias))
 
 
 def gelu(ar, x):

@@ -16,19 +16,12 @@ proofs/ffn_lipschitz.py checks every step (derivatives symbolically, |GELU'| <= 
 
 from __future__ import annotations
 
-import math
-
-from flint import arb
-
-from certify.core.arith import Float64
 from certify.errors import BadInput
 
 
 def gelu_constant(ar):
     """G = sup |GELU'| = (1 + erf(1)) / 2 + 1 / (e sqrt(pi)): a float64 value in the screen, else a ball."""
-    if isinstance(ar, Float64):
-        return (1 + math.erf(1)) / 2 + 1 / (math.e * math.sqrt(math.pi))
-    return (1 + arb(1).erf()) / 2 + 1 / (arb.const_e() * arb.pi().sqrt())
+    return (1 + ar.erf(ar.number(1))) / 2 + 1 / (ar.e() * ar.sqrt_nonneg(ar.pi()))
 
 
 def activation_constant(ar, activation: str):

@@ -14,15 +14,11 @@ Float64 values come from float64 numpy (the screen); ball values enclose the exa
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
-
-import numpy as np
+from fractions import Fraction
 
 from certify.core import lipschitz
 from certify.core import quantities
-from certify.core import spectral
-from certify.core.arith import Float64
 from certify.core.config import Layer
 from certify.errors import BadInput
 from certify.core.layers import LayerArrays, Step, query_key_matrix
@@ -51,10 +47,7 @@ class LayerView:
 
 def _norm(view: LayerView, key: str, matrix):
     """||M||_2: numpy in the screen (which also records the witness), certified in arb."""
-    if isinstance(view.ar, Float64):
-        view.witnesses[key] = spectral.witness(matrix)
-        return float(np.linalg.norm(matrix, 2))
-    return spectral.enclose(matrix, view.witnesses[key])
+    return view.ar.spectral_norm(matrix, view.witnesses, key)
 
 
 def _a(view: LayerView):
@@ -71,18 +64,15 @@ def _power_bound(view: LayerView):
     """M = max_{0 <= k <= T} ||V^k||_2 (k = 0 is the identity), each power certified from its own witness."""
     if view.arrays.V is None:
         raise BadInput("M = max_k ||V^k||_2 needs a value matrix V")
-    V, bound = view.arrays.V, view.ar.number(1)
-    screening = isinstance(view.ar, Float64)
-    power, log_scale = V, 0.0
+    ar, V = view.ar, view.arrays.V
+    bound, power, log2_scale = ar.number(1), V, 0
     for k in range(1, view.depth + 1):
-        if screening:  # float64 powers of an expansive V overflow; the witness is scale-free, so rescale
-            scale = float(np.max(np.abs(power))) or 1.0
-            power, log_scale = power / scale, log_scale + math.log(scale)
-        norm = _norm(view, f"V{view.t}^{k}", power)
-        if screening:
-            norm = norm * math.exp(min(log_scale, 709.0))  # past float64's range the screen just says huge
-        bound = view.ar.maximum(view.ar.stack([bound, norm]))
-        power = view.ar.matmul(power, V)
+        # float64 powers of an expansive V overflow; the witness is scale-free, so rescale by 2^shift
+        shift = ar.scale_exponent(power)
+        power, log2_scale = power * ar.number(Fraction(2) ** -shift), log2_scale + shift
+        norm = ar.ldexp(_norm(view, f"V{view.t}^{k}", power), log2_scale)
+        bound = ar.maximum(ar.stack([bound, norm]))
+        power = ar.matmul(power, V)
     return bound
 
 

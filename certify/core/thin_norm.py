@@ -67,14 +67,22 @@ def cholesky_upper(G: arb_mat) -> arb_mat | None:
 
 def product_norm(L: arb_mat, R: arb_mat) -> arb:
     """A ball containing ||L R^T||_2 for L, R of shape d x k (current flint precision)."""
+    return product_norm_witnessed(L, R)[0]
+
+
+def product_norm_witnessed(L: arb_mat, R: arb_mat) -> tuple[arb, str, spectral.NormWitness]:
+    """product_norm, with the route ("thin": the k x k matrix C G_L C^T, or "direct": L R^T) and the
+    witness of the matrix whose norm was enclosed, so that a checker can follow."""
     C = cholesky_upper(R.transpose() * R)
     if C is None:
-        return _enclose(L * R.transpose())
-    return _enclose(C * (L.transpose() * L) * C.transpose()).nonnegative_part().sqrt()
+        norm, witness = _enclose(L * R.transpose())
+        return norm, "direct", witness
+    norm, witness = _enclose(C * (L.transpose() * L) * C.transpose())
+    return norm.nonnegative_part().sqrt(), "thin", witness
 
 
-def _enclose(M: arb_mat) -> arb:
+def _enclose(M: arb_mat) -> tuple[arb, spectral.NormWitness]:
     """spectral.enclose with the witness taken from the midpoints of M."""
     entries = M.tolist()
-    mids = np.array([[float(x.mid()) for x in row] for row in entries])
-    return spectral.enclose(np.array(entries, dtype=object), spectral.witness(mids))
+    witness = spectral.witness(np.array([[float(x.mid()) for x in row] for row in entries]))
+    return spectral.enclose(np.array(entries, dtype=object), witness), witness

@@ -10,7 +10,10 @@ Schema (format "certify-certificate/1", kind "inequality"):
                        the checker only uses them to confirm norms, so a bad witness can only fail
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
                        strings "[mid +/- rad]"; "comparisons": each lhs, rhs and outcome
-Numbers are printed with enough digits to keep the precision's accuracy.
+Named results (kinds "attention-head", "residual-far", ...: certify_checker/counterexample.py)
+state claims, a verdict certified | undecided, the inputs, a witness and the values instead (named()).
+Numbers are printed with enough digits to keep the precision's accuracy.  confirm() hands a
+certificate to the independent checker: the only call certify makes into it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from flint import arb
 
+import certify_checker
 from certify.core import config
 from certify.core import jsonfile
 from certify.errors import BadInput
@@ -71,6 +75,26 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
             "comparisons": compared,
         },
     }
+
+
+def named(kind: str, claims: list[str], failures: list[str], inputs: dict, witness: dict, values: dict,
+          precision: int) -> dict:  # fmt: skip
+    """The certificate of a named result: certified exactly when no check failed."""
+    return {
+        "format": FORMAT,
+        "kind": kind,
+        "verdict": "undecided" if failures else "certified",
+        "claims": claims,
+        "inputs": inputs,
+        "witness": witness,
+        "values": {name: arb_text(x, precision) for name, x in values.items()},
+        "precision": precision,
+    }
+
+
+def confirm(cert: dict) -> certify_checker.Confirmation:
+    """The independent checker's re-derivation of the certificate (ok, message)."""
+    return certify_checker.verify(cert)
 
 
 def write(cert: dict, path) -> Path:

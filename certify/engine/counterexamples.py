@@ -1,16 +1,43 @@
-"""Certified named counterexamples: evaluation at rising precision, then confirmation by the
-trusted checker (the registry of names is certify.studies.counterexamples)."""
+"""Certified named results: the engine's own evaluation at rising precision, then confirmation by the
+trusted checker (the registry of names is certify.studies.counterexamples).
+
+A named result (kinds "residual-far", "expansive-v", "wu-fig1", "ln-equilibria") is evaluated by its
+study with the engine's formulas (certify.core), never the checker's: its evaluate(inputs, witness)
+returns a Found, a list of claims, the enclosures that decide them and the checks that did not pass.
+The certificate (certify.engine.certificate.named) is then re-derived from scratch by the checker's
+own code for that kind; a precision at which the checker cannot follow is escalated too.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flint import ctx
+from flint import arb
 
-from certify_checker import counterexample
+from certify.core.precision import escalate
+from certify.engine import certificate
 
-# Precision ladder (bits) of the ball evaluation; a counterexample still undecided at the top stays so.
-PRECISIONS = (64, 128, 256, 512)
+# Precision range (bits) of the ball evaluation; a result still undecided at the top stays so.
+START_BITS, MAX_BITS = 64, 512
+
+
+@dataclass
+class Found:
+    """What an evaluation found: the claims it makes, the enclosures, and the checks not proven."""
+
+    claims: list[str] = field(default_factory=list)
+    values: dict[str, arb] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def verdict(self) -> str:
+        return "undecided" if self.failures else "certified"
+
+    def require(self, passed: bool, what: str) -> bool:
+        """Record a check; passed must come from a decided arb comparison (False = not proven)."""
+        if not passed:
+            self.failures.append(what)
+        return bool(passed)
 
 
 @dataclass(frozen=True)
@@ -25,7 +52,7 @@ class Outcome:
         return self.certificate["verdict"]
 
 
-def value_lines(found, names, extra=()) -> list[str]:
+def value_lines(found: Found, names, extra=()) -> list[str]:
     """The terminal summary: the verdict, the named enclosures present, extra lines, and every
     check that was not proven."""
     lines = [f"verdict: {found.verdict}"]
@@ -33,20 +60,22 @@ def value_lines(found, names, extra=()) -> list[str]:
     return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
 
 
-def certify_by_checker(kind: str, checker, inputs: dict, make_witness, summarize,
-                       precisions=PRECISIONS) -> Outcome:
-    """Evaluate with checker.evaluate at rising precision until certified, then confirm.
+def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, start: int = START_BITS,
+                  cap: int = MAX_BITS) -> Outcome:  # fmt: skip
+    """Evaluate at rising precision until certified and confirmed by the checker.
 
-    make_witness(precision) -> witness dict (untrusted search); summarize(found, witness) -> lines.
-    The evaluation is the checker's own, so engine and checker cannot drift apart; the
-    certificate is then re-read from scratch by checker.verify, as `certify verify` would.
+    evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
+    witness dict (untrusted search); summarize(found, witness) -> lines.
     """
-    for precision in precisions:
+    def attempt(precision: int):
         witness = make_witness(precision)
-        with ctx.workprec(precision):
-            found = checker.evaluate(inputs, witness)
-        if found.verdict == "certified":
-            break
-    cert = counterexample.certificate(kind, inputs, witness, found, precision)
-    confirmed, message = checker.verify(cert)
-    return Outcome(cert, confirmed, message, summarize(found, witness))
+        found = evaluate(inputs, witness)
+        cert = certificate.named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
+        confirmation = certificate.confirm(cert) if found.verdict == "certified" else None
+        return witness, found, cert, confirmation
+
+    (witness, found, cert, confirmation), _ = escalate(attempt, lambda result: bool(result[3] and result[3].ok),
+                                                       start, cap)
+    if confirmation is None:  # undecided at the cap: the checker still reads what was found
+        confirmation = certificate.confirm(cert)
+    return Outcome(cert, confirmation.ok, confirmation.message, summarize(found, witness))

@@ -16,11 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify import claims
 from certify.engine import certificate
-import certify_checker as checker
 from certify.core import config
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
@@ -29,7 +28,7 @@ from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
-from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION
+from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 
 
@@ -194,20 +193,26 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     witnesses: dict = {}
     with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
         _, screen = evaluate(FLOAT64, case, claim_obj, witnesses)
-    precision, refusal = start_prec, None
-    while True:
-        with ctx.workprec(precision):
-            views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
-            verdict = _verdict(comparisons)
-            if verdict != UNDECIDED:
-                cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
-                                         verdict, precision, views, comparisons, witnesses)
-                confirmation = checker.verify(cert)
-                if confirmation.ok:
-                    return Result(verdict, target, precision, comparisons, screen, certificate=cert)
-                refusal = f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}"
-        if precision >= max_prec:
-            break
-        precision = min(2 * precision, max_prec)
-    reason = refusal or _equality_reason(comparisons, precision)
+    refusals: list[str] = []
+
+    def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
+        """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
+        views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
+        verdict = _verdict(comparisons)
+        if verdict == UNDECIDED:
+            return verdict, comparisons, None
+        cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
+                                 verdict, precision, views, comparisons, witnesses)
+        confirmation = certificate.confirm(cert)
+        if confirmation.ok:
+            return verdict, comparisons, cert
+        # a precision at which the checker cannot follow is escalated too
+        refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
+        return verdict, comparisons, None
+
+    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
+                                                       start_prec, max_prec)
+    if cert is not None:
+        return Result(verdict, target, precision, comparisons, screen, certificate=cert)
+    reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
     return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)

@@ -15,16 +15,14 @@ from certify import claims
 from certify.core import expr
 from certify.core import quantities
 from certify.core.arith import FLOAT64
-from certify.core.layers import LayerArrays, attention
+from certify.core.layers import LayerArrays, attention, full_mask
 from certify.core.primitives import PRIMITIVES
 
 
 def layer_quantities(X: np.ndarray, A: np.ndarray) -> dict[str, np.ndarray]:
     """D, a, gap = exp(-a D^2), L = a D^2, tau, D_out for X' = P X; X is (batch, n, d), A (batch, d, d)."""
     batch, n, d = X.shape
-    arrays = LayerArrays(A=A, W_Q=None, W_K=None, b_Q=None, b_K=None, score_scale=1.0, V=None,
-                         mask=np.ones((n, n), dtype=bool))
-    P = attention(FLOAT64, arrays, X)
+    P = attention(FLOAT64, LayerArrays.bilinear(A, full_mask(n)), X)
     D, D_out = quantities.diameter(FLOAT64, X), quantities.diameter(FLOAT64, P @ X)
     a = np.linalg.svd(A, compute_uv=False)[:, 0]
     L = a * D * D

@@ -27,12 +27,13 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify import engine
 from certify.core import config
 from certify.core import quantities
 from certify.core.arith import BALL, FLOAT64
+from certify.core.precision import escalate
 from certify.claims import Claim
 from certify.errors import BadInput
 
@@ -172,16 +173,17 @@ def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evalu
             score, log_ratio, exponent, L_value = _assess(views, comparisons, _float_log)
             return Evaluation(_mid(score), _mid(log_ratio), None if exponent is None else _mid(exponent),
                               _mid(L_value), shape=shape, L_param=L)
+    def attempt(precision: int) -> Evaluation | None:
+        views, comparisons = engine.evaluate(BALL, case, claim, witnesses)
+        score, log_ratio, exponent, L_value = _assess(views, comparisons, arb.log)
+        if not _rankable(score):
+            return None
+        return Evaluation(_mid(score), _mid(log_ratio), _mid(exponent) if _rankable(exponent) else None,
+                          _mid(L_value), shape=shape, L_param=L)
+
     bits = precision_for(L)
-    for _ in range(ESCALATIONS + 1):
-        with ctx.workprec(bits):
-            views, comparisons = engine.evaluate(BALL, case, claim, witnesses)
-            score, log_ratio, exponent, L_value = _assess(views, comparisons, arb.log)
-            if _rankable(score):
-                return Evaluation(_mid(score), _mid(log_ratio), _mid(exponent) if _rankable(exponent) else None,
-                                  _mid(L_value), shape=shape, L_param=L)
-        bits *= 2
-    return _unranked(shape, L)
+    found, _ = escalate(attempt, lambda found: found is not None, bits, bits << ESCALATIONS)
+    return found or _unranked(shape, L)
 
 
 def _unranked(shape: np.ndarray, L: float) -> Evaluation:

@@ -41,6 +41,8 @@ from typing import Callable
 import numpy as np
 
 from certify.core import quantities
+from certify.core.arith import FLOAT64
+from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.errors import BadInput
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
@@ -96,7 +98,7 @@ def _gaussian(rng, n, d):
 
 def _sphere(rng, n, d):
     G = rng.standard_normal((n, d))
-    return Draw(X=G / np.linalg.norm(G, axis=1, keepdims=True), A=_query_key_gaussian(rng, d))
+    return Draw(X=sphere_layernorm(FLOAT64, G), A=_query_key_gaussian(rng, d))
 
 
 def _near_consensus(rng, n, d):
@@ -106,9 +108,7 @@ def _near_consensus(rng, n, d):
 
 
 def _layernorm_tokens(rng, n, d):
-    G = rng.standard_normal((n, d))
-    centred = G - G.mean(axis=1, keepdims=True)
-    return centred / np.sqrt((centred * centred).mean(axis=1, keepdims=True))
+    return standard_layernorm(FLOAT64, rng.standard_normal((n, d)), 0.0)
 
 
 def _standard_init(weights: Callable[[np.random.Generator, int, int], np.ndarray]):

@@ -7,12 +7,15 @@ A = W_Q W_K^T / sqrt(d_k).  The float64 samples are the exact inputs.  Reported 
     float64 1 - exp(-a D^2) == 1.0, exp(-a D^2) == 0.0   what float64 computes from its own a D^2
     log10 exp(-a D^2) = -a D^2 / ln 10 certified: the gap the bound keeps, however small
     D(PX) / D                          the certified contraction actually achieved
+    bound                              D(PX) <= (1 - exp(-a D^2)) D, confirmed by the independent
+                                       checker from an attention-head certificate (certify.studies.heads)
 Every enclosure is computed at 53 bits and the precision doubles (up to the cap) until each has
 RESOLVED_BITS bits of relative accuracy.
 
 Cost.  a needs one certified spectral norm.  With d_k <= d / 4 the thin route works on d_k x d_k
 matrices only (certify.core.thin_norm); otherwise the d x d matrix W_Q W_K^T is formed and
-enclosed (four d^3 ball products: about 25 s at d = 1024 on two cores, most of a default run).
+enclosed (four d^3 ball products: about 25 s at d = 1024 on two cores, most of a default run),
+and the checker forms and encloses it again to confirm the row (as long again).
 """
 
 from __future__ import annotations
@@ -29,8 +32,11 @@ from certify.core import spectral
 from certify.core.arith import BALL
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
-from certify.core.layers import LayerArrays, attention
 from certify.core import thin_norm
+from certify.core.precision import escalate
+from certify.core.spectral import NormWitness
+from certify.core.verdicts import HOLDS, UNDECIDED
+from certify.studies import heads
 from certify.studies.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
 
 # scheme -> (s^2 as text, s^2(d, d_k), expected growth exponent of a D^2 in d when d_k = d).
@@ -72,13 +78,14 @@ class Row:
     route: str  # "thin" or "direct": how ||W_Q W_K^T||_2 was certified
     precision: int
     seconds: float
+    bound: str = UNDECIDED  # D(PX) <= (1 - exp(-a D^2)) D: holds | violated as the checker confirmed it, or undecided
+    checker: str = ""  # the checker's word on the row's attention-head certificate
 
     @property
     def bound_certified(self) -> bool:
-        """D(PX)/D <= 1 - exp(-a D^2), decided as D(PX)/D + exp(-a D^2) <= 1 (the gap is kept itself),
-        at the precision the row's enclosures were computed with."""
-        with ctx.workprec(self.precision):
-            return bool(self.ratio + (-self.aD2).exp() <= 1)
+        """D(PX)/D <= 1 - exp(-a D^2), decided in ball arithmetic (the gap kept itself) and confirmed by
+        the independent checker from the row's attention-head certificate."""
+        return self.bound == HOLDS
 
 
 def parse_dimensions(text: str) -> list[int]:
@@ -118,15 +125,15 @@ def _thin_is_cheaper(d: int, d_k: int) -> bool:
     return 4 * d_k <= d
 
 
-def _thin_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
-    """||W_Q W_K^T||_2 (certified through d_k x d_k factors, certify.core.thin_norm) and the float64
-    value (from the float64 QR factors: ||W_Q W_K^T|| = ||R_Q R_K^T||)."""
-    certified = thin_norm.product_norm(thin_norm.ball_matrix(W_Q), thin_norm.ball_matrix(W_K))
-    return certified, thin_norm.product_norm_estimate(W_Q, W_K)
+def _thin_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, str, NormWitness, float]:
+    """||W_Q W_K^T||_2 certified through d_k x d_k factors (certify.core.thin_norm), with its route and
+    witness, and the float64 value (from the float64 QR factors: ||W_Q W_K^T|| = ||R_Q R_K^T||)."""
+    certified, route, witness = thin_norm.product_norm_witnessed(thin_norm.ball_matrix(W_Q), thin_norm.ball_matrix(W_K))
+    return certified, route, witness, thin_norm.product_norm_estimate(W_Q, W_K)
 
 
-def _direct_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
-    """||W_Q W_K^T||_2 (certified, and the float64 value) from the d x d ball product.
+def _direct_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, str, NormWitness, float]:
+    """||W_Q W_K^T||_2 (certified, with its witness, and the float64 value) from the d x d ball product.
 
     The witness is the eigenbasis of the float64 (W_Q W_K^T)^T (W_Q W_K^T): the right singular
     vectors, found several times faster than by a full SVD; any nearly orthogonal basis is valid.
@@ -136,41 +143,40 @@ def _direct_norm(W_Q: np.ndarray, W_K: np.ndarray) -> tuple[arb, float]:
     basis = np.ascontiguousarray(vectors[:, ::-1])
     witness = spectral.NormWitness(basis=basis, top=basis[:, 0].copy())
     ball = thin_norm.ball_matrix(W_Q) * thin_norm.ball_matrix(W_K).transpose()
-    return spectral.enclose(np.array(ball.tolist(), dtype=object), witness), float(np.sqrt(max(values[-1], 0.0)))
+    certified = spectral.enclose(np.array(ball.tolist(), dtype=object), witness)
+    return certified, "direct", witness, float(np.sqrt(max(values[-1], 0.0)))
 
 
-def _enclosures(s: Sample, route: str) -> tuple[arb, arb, arb, float]:
-    """a, D^2 and D(PX)/D at the current precision, and float64's a."""
-    factor_norm, float_norm = _thin_norm(s.W_Q, s.W_K) if route == "thin" else _direct_norm(s.W_Q, s.W_K)
-    scale = 1 / BALL.sqrt_nonneg(BALL.number(s.d_k))
-    a = factor_norm * scale
-    X = thin_norm.ball_array(s.X)
-    n = s.X.shape[0]
-    arrays = LayerArrays(A=None, W_Q=thin_norm.ball_array(s.W_Q), W_K=thin_norm.ball_array(s.W_K), b_Q=None, b_K=None,
-                         score_scale=scale, V=None, mask=np.ones((n, n), dtype=bool))
-    PX = BALL.matmul(attention(BALL, arrays, X), X)
-    D = quantities.diameter(BALL, X)
-    return a, D * D, quantities.diameter(BALL, PX) / D, float_norm / math.sqrt(s.d_k)
+def _enclosures(s: Sample, route: str) -> tuple[dict[str, arb], float, str, NormWitness]:
+    """The head's enclosures (certify.studies.heads.values) at the current precision, float64's a, and
+    the route and witness of the norm."""
+    norm, route, witness, float_norm = (_thin_norm if route == "thin" else _direct_norm)(s.W_Q, s.W_K)
+    found = heads.values(heads.Head(X=s.X, W_Q=s.W_Q, W_K=s.W_K), thin_norm.ball_array(s.X),
+                         norm / BALL.sqrt_nonneg(BALL.number(s.d_k)))
+    return found, float_norm / math.sqrt(s.d_k), route, witness
+
+
+def _resolved(found: dict[str, arb]) -> bool:
+    return all(is_resolved(x) for x in (found["a"], found["D"], found["D_PX"]))
 
 
 def certify_row(s: Sample, max_prec: int) -> Row:
     started = time.time()
     route = "thin" if _thin_is_cheaper(s.d, s.d_k) else "direct"
-    precision = START_PRECISION
-    while True:
-        with ctx.workprec(precision):
-            a, D_squared, ratio, float_a = _enclosures(s, route)
-            aD2 = a * D_squared
-            log10_gap = -aD2 / arb(10).log()
-        if all(is_resolved(x) for x in (a, D_squared, ratio)) or precision >= max_prec:
-            break
-        precision = min(2 * precision, max_prec)
+    (found, float_a, route, witness), precision = escalate(
+        lambda precision: _enclosures(s, route), lambda result: _resolved(result[0]), START_PRECISION, max_prec)
+    with ctx.workprec(precision):
+        D_squared = found["D"] * found["D"]
+        log10_gap = -found["a_D2"] / arb(10).log()
+        bound = heads.confirm_steps(heads.Head(X=s.X, W_Q=s.W_Q, W_K=s.W_K), found, ("global",), route, witness,
+                                    precision)
     float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
     one_minus_is_one, gap_is_zero = float64_view(float_aD2)
-    return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=a, D_squared=D_squared, aD2=aD2, log10_gap=log10_gap,
-               ratio=ratio, float64_aD2=float_aD2,
+    return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=found["a"], D_squared=D_squared, aD2=found["a_D2"],
+               log10_gap=log10_gap, ratio=found["D_PX"] / found["D"], float64_aD2=float_aD2,
                float64_one_minus_is_one=one_minus_is_one, float64_gap_is_zero=gap_is_zero,
-               route=route, precision=precision, seconds=time.time() - started)
+               route=route, precision=precision, seconds=time.time() - started,
+               bound=bound.outcomes["global"], checker=bound.checker)
 
 
 def study(dimensions: list[int], scheme: str = "lecun", n: int = 16, seed: int = 0, d_k: int | None = None,
@@ -193,7 +199,7 @@ def to_json(rows: list[Row], scheme: str, n: int, seed: int) -> dict:
     def row_json(r: Row) -> dict:
         return {"d": r.d, "d_k": r.d_k, "variance": r.variance, "a": text(r.a), "D_squared": text(r.D_squared),
                 "aD2": text(r.aD2), "log10_gap": text(r.log10_gap), "ratio_D_PX_over_D": text(r.ratio),
-                "bound_certified": r.bound_certified, "float64_aD2": r.float64_aD2,
+                "bound_certified": r.bound_certified, "checker": r.checker, "float64_aD2": r.float64_aD2,
                 "float64_one_minus_exp_is_one": r.float64_one_minus_is_one,
                 "float64_exp_is_zero": r.float64_gap_is_zero, "route": r.route, "precision": r.precision,
                 "seconds": round(r.seconds, 2)}

@@ -1,4 +1,4 @@
-"""Arithmetic backends behind one small interface, so every formula is written once.
+"""Arithmetic backends behind one interface (protocol.Arithmetic), so every formula is written once.
 
 A formula takes the backend first, f(ar, ...), like mpmath's f(ctx, ...), and works on numpy
 arrays whose entries are the backend's numbers:
@@ -8,14 +8,15 @@ arrays whose entries are the backend's numbers:
   result encloses the exact value; precision is the flint context's, set by the caller with
   `flint.ctx.workprec`.
 
-Both provide: array, number, exp, log, sqrt_nonneg, erf, relu, abs, matmul, maximum, minimum,
-pairwise_min, row_shift, certainly_le.
+Reductions run over the last axis in both (protocol.py states the semantics).  Code outside these
+modules never asks which backend it holds.
 """
 
 from certify.core.arith.ball import Ball
 from certify.core.arith.float64 import Float64
+from certify.core.arith.protocol import Arithmetic
 
 FLOAT64 = Float64()
 BALL = Ball()
 
-__all__ = ["Ball", "Float64", "FLOAT64", "BALL"]
+__all__ = ["Arithmetic", "Ball", "Float64", "FLOAT64", "BALL"]

@@ -13,8 +13,12 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, arb_mat, fmpq
 
+from certify.core import spectral
+
 _exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
 _log = np.frompyfunc(lambda x: x.log(), 1, 1)
+_expm1 = np.frompyfunc(lambda x: x.expm1(), 1, 1)
+_log1p = np.frompyfunc(lambda x: x.log1p(), 1, 1)
 _erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
 _abs = np.frompyfunc(abs, 1, 1)
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
@@ -32,6 +36,11 @@ def to_arb(value) -> arb:
     return arb(fmpq(value.numerator, value.denominator))
 
 
+def hull(lo, hi) -> arb:
+    """A ball containing the closed interval [lo, hi] of exact numbers."""
+    return to_arb(lo).union(to_arb(hi))
+
+
 class Ball:
     name = "arb"
 
@@ -44,8 +53,22 @@ class Ball:
             out[index] = to_arb(value)
         return out
 
+    @staticmethod
+    def pi() -> arb:
+        return arb.pi()
+
+    @staticmethod
+    def ln2() -> arb:
+        return arb.const_log2()
+
+    @staticmethod
+    def e() -> arb:
+        return arb.const_e()
+
     exp = staticmethod(_exp)
     log = staticmethod(_log)
+    expm1 = staticmethod(_expm1)
+    log1p = staticmethod(_log1p)
     abs = staticmethod(_abs)
     erf = staticmethod(_erf)
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
@@ -54,7 +77,7 @@ class Ball:
 
     @staticmethod
     def apply(name: str, x):
-        """An elementary function by name (exp, log, sqrt, tanh, sinh, cosh), on a ball or an array."""
+        """An elementary function by its arb name (exp, log, sqrt, tan, atan, tanh, ...), on a ball or an array."""
         if isinstance(x, np.ndarray):
             return np.frompyfunc(lambda t: getattr(t, name)(), 1, 1)(x)
         return getattr(x, name)()
@@ -78,12 +101,12 @@ class Ball:
 
     @staticmethod
     def maximum(x):
-        """An enclosure of the largest entry (arb's max of balls)."""
-        return functools.reduce(arb.max, np.ravel(x))
+        """An enclosure of the largest entry along the last axis (arb's max of balls)."""
+        return _reduce_last_axis(arb.max, x)
 
     @staticmethod
     def minimum(x):
-        return functools.reduce(arb.min, np.ravel(x))
+        return _reduce_last_axis(arb.min, x)
 
     @staticmethod
     def row_shift(scores, mask):
@@ -99,6 +122,19 @@ class Ball:
         return shifts
 
     @staticmethod
+    def spectral_norm(matrix, witnesses: dict, key: str) -> arb:
+        """||M||_2 enclosed from the witness the float64 screen recorded (certify.core.spectral)."""
+        return spectral.enclose(matrix, witnesses[key])
+
+    @staticmethod
+    def scale_exponent(matrix) -> int:
+        return 0  # arb's exponents do not overflow
+
+    @staticmethod
+    def ldexp(x, k: int):
+        return x * arb(2) ** k
+
+    @staticmethod
     def certainly_le(x: arb, y: arb):
         """Three-valued x <= y: True, False (certainly x > y) or None (undecided)."""
         if x <= y:
@@ -106,6 +142,16 @@ class Ball:
         if x > y:
             return False
         return None
+
+
+def _reduce_last_axis(op, x):
+    x = np.asarray(x, dtype=object)
+    if x.ndim <= 1:
+        return functools.reduce(op, np.ravel(x))
+    out = np.empty(x.shape[:-1], dtype=object)
+    for index in np.ndindex(out.shape):
+        out[index] = functools.reduce(op, x[index])
+    return out
 
 
 def _is_matrix(exact) -> bool:

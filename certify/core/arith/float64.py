@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
 from scipy.special import erf as _erf
+
+from certify.core import spectral
 
 
 class Float64:
@@ -19,8 +22,22 @@ class Float64:
             [float(v) for v in exact]
         )
 
+    @staticmethod
+    def pi():
+        return math.pi
+
+    @staticmethod
+    def ln2():
+        return math.log(2)
+
+    @staticmethod
+    def e():
+        return math.e
+
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
+    expm1 = staticmethod(np.expm1)
+    log1p = staticmethod(np.log1p)
     abs = staticmethod(np.abs)
     erf = staticmethod(_erf)
 
@@ -34,7 +51,7 @@ class Float64:
 
     @staticmethod
     def apply(name: str, x):
-        """An elementary function by name (exp, log, sqrt, tanh, sinh, cosh)."""
+        """An elementary function by name (exp, log, sqrt, tan, atan, tanh, ...; numpy's names)."""
         return getattr(np, name)(x)
 
     @staticmethod
@@ -63,6 +80,22 @@ class Float64:
     def row_shift(scores, mask):
         """Per-row maximum over the allowed entries (softmax is invariant under the shift)."""
         return np.max(np.where(mask, scores, -np.inf), axis=-1)
+
+    @staticmethod
+    def spectral_norm(matrix, witnesses: dict, key: str):
+        """numpy's ||M||_2, recording the witness the ball pass confirms it from."""
+        witnesses[key] = spectral.witness(matrix)
+        return float(np.linalg.norm(matrix, 2))
+
+    @staticmethod
+    def scale_exponent(matrix) -> int:
+        """float64 products of an expansive matrix overflow: k with max |M / 2^k| in [1/2, 1)."""
+        largest = float(np.max(np.abs(matrix)))
+        return math.frexp(largest)[1] if largest else 0
+
+    @staticmethod
+    def ldexp(x, k: int):
+        return x * 2.0 ** min(k, 1023)  # past float64's range the screen just says huge
 
     @staticmethod
     def certainly_le(x, y):

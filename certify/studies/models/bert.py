@@ -9,7 +9,7 @@ with, for head h, scores S_ij = q_i^T k_j / sqrt(d_k), q_i = W_Q,h^T x_i + b_Q,h
 k_j = W_K,h^T x_j + b_K,h (W_Q,h, W_K,h in R^{d x d_k}, as in CLAIMS.md), P_h = softmax of the
 rows of S over the unmasked keys, v_j = W_V,h x_j + b_V,h (W_V,h in R^{d_k x d}) and W_O,h in
 R^{d x d_k} the head's columns of the output projection.  LN is the real LayerNorm
-g * (x - mean) / sqrt(var + eps) + b, GELU the exact erf form.
+g * (x - mean) / sqrt(var + eps) + b, GELU the exact erf form (both from certify.core.layers).
 
 The forward pass records what the analysis of a layer needs: the tokens entering each layer, the
 attention matrix of every head and the layer's output.  Everything here is float64 screening;
@@ -22,8 +22,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import erf
 
+from certify.core.layers import gelu, softmax_rows, standard_layernorm
+from certify.core.arith import FLOAT64
 from certify.errors import BadInput
 
 
@@ -54,9 +55,7 @@ class LayerNorm:
     eps: float
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        centred = X - X.mean(axis=-1, keepdims=True)
-        variance = (centred * centred).mean(axis=-1, keepdims=True)  # biased, as in PyTorch
-        return self.gain * centred / np.sqrt(variance + self.eps) + self.bias
+        return standard_layernorm(FLOAT64, X, self.eps, self.gain, self.bias)
 
 
 @dataclass(frozen=True)
@@ -96,7 +95,9 @@ class AttentionHead:
 
     def attention(self, X: np.ndarray, key_mask: np.ndarray | None = None) -> np.ndarray:
         """P: the row softmax of the scores over the keys j with key_mask[j] true."""
-        return _row_softmax(self.scores(X), key_mask)
+        S = self.scores(X)
+        keys = np.ones(S.shape[-1], dtype=bool) if key_mask is None else key_mask
+        return softmax_rows(FLOAT64, S, np.broadcast_to(keys, S.shape))
 
     def output(self, X: np.ndarray, P: np.ndarray) -> np.ndarray:
         """This head's contribution to the attention sublayer, before the output bias."""
@@ -116,7 +117,7 @@ class EncoderLayer:
     ln_ffn: LayerNorm  # after the feed-forward residual
 
     def feed_forward(self, Y: np.ndarray) -> np.ndarray:
-        return gelu(Y @ self.W_1.T + self.b_1) @ self.W_2.T + self.b_2
+        return gelu(FLOAT64, Y @ self.W_1.T + self.b_1) @ self.W_2.T + self.b_2
 
 
 @dataclass(frozen=True)
@@ -217,14 +218,3 @@ def sentence_embedding(trace: ForwardTrace) -> np.ndarray:
     pooled = mean_pool(trace.hidden_states, trace.attention_mask)
     return pooled / max(np.linalg.norm(pooled), 1e-12)  # the floor of torch's F.normalize
 
-
-def gelu(x: np.ndarray) -> np.ndarray:
-    """GELU(x) = x Phi(x) = x (1 + erf(x / sqrt 2)) / 2, the exact form BERT uses."""
-    return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
-
-
-def _row_softmax(S: np.ndarray, key_mask: np.ndarray | None) -> np.ndarray:
-    if key_mask is not None:
-        S = np.where(key_mask[None, :], S, -np.inf)
-    shifted = np.exp(S - S.max(axis=1, keepdims=True))  # max shift: no overflow, same ratios
-    return shifted / shifted.sum(axis=1, keepdims=True)

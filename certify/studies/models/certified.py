@@ -23,16 +23,19 @@ init.scaling; float64 rounds to nearest, ties to even):
     underflowed        a D^2 >= 1075 ln 2 (about 745.13): exp(-a D^2) <= 2^-1075, half the
                        smallest subnormal, so float64 computes the gap itself as 0.0
     undecided          the enclosure straddles a threshold at the highest precision tried
+Every step and regime reported is re-derived by the independent checker from an "attention-head"
+certificate (certify.studies.heads); what it does not confirm is reported undecided.
 Ball arithmetic certifies the gap > 0 in every regime.  The float64 flags next to the regime are
 what float64 computes for 1 - exp(-x) and exp(-x) at x = a D^2 rounded to binary64.
 
-Precision: each head starts at `bits` and doubles up to `max_bits` while its regime or a step is
-undecided.  An exact equality cannot be decided (n = 2 makes step 1 an equality) and stays
-undecided.  The per-layer configuration statistics are in certify.studies.models.configuration.
+Precision: each head starts at `bits` and doubles up to `max_bits` (the last step clipped to it)
+while its regime or a step is undecided (the checker follows from 53 bits on).  An exact equality
+cannot be decided (n = 2 makes step 1 an equality) and stays undecided.  The per-layer
+configuration statistics are in certify.studies.models.configuration.
 
-Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 8 s of CPU for the 72 heads, most
-of it in the four d x d_k Gram products per head (thin_norm); the rest is the biased attention
-and the diameters in ball arithmetic.
+Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 13 s of CPU for the 72 heads, most
+of it in the d x d_k Gram products per head (thin_norm, then the checker's own); the rest is the
+biased attention and the diameters in ball arithmetic.
 """
 
 from __future__ import annotations
@@ -44,14 +47,15 @@ import numpy as np
 from flint import arb
 
 from certify.core import quantities
+from certify.core.precision import escalate
 from certify.core.arith import BALL
-from certify.engine import HOLDS, UNDECIDED, VIOLATED
+from certify.engine import UNDECIDED
 from certify.errors import BadInput
-from certify.core.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, float64_view, regime
-from certify.core.layers import LayerArrays, attention
+from certify.core.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, float64_view
+from certify.studies import heads as heads_study
 from certify.studies.models.bert import AttentionHead, BertModel, ForwardTrace
 from certify.studies.models.configuration import ConfigurationStats, configuration_stats
-from certify.core.thin_norm import ball_array, ball_matrix, product_norm
+from certify.core.thin_norm import ball_array, ball_matrix, product_norm, product_norm_witnessed
 
 DEFAULT_BITS = 64
 MAX_BITS = 512  # the default ceiling of the per-head escalation
@@ -72,11 +76,12 @@ class HeadCertificate:
     tau: arb
     ratio: arb  # D(P_h X) / D
     regime: str
-    step1: str  # D(P_h X) <= tau D: holds | violated | undecided
-    step2: str  # tau <= 1 - exp(-a D^2)
+    step1: str  # D(P_h X) <= tau D: holds | violated (confirmed by the checker) | undecided
+    step2: str  # tau <= 1 - exp(-a D^2), the same
     float_a_D2: float  # a D^2 rounded to binary64 (from the ball's midpoint)
     float_factor_is_one: bool  # float64: 1 - exp(-a D^2) == 1.0
     float_gap_is_zero: bool  # float64: exp(-a D^2) == 0.0
+    checker: str = ""  # the checker's word on the head's certificate (certify.studies.heads)
 
     @property
     def decided(self) -> bool:
@@ -113,55 +118,43 @@ def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
 def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, keys: np.ndarray,
                   bits: int, max_bits: int) -> LayerCertificate:  # fmt: skip
     """One layer: its configuration statistics, then each head at increasing precision until decided."""
-    mask = np.broadcast_to(keys, (X.shape[0], X.shape[0]))  # every query sees the same keys (BERT)
+    key_set = None if keys.all() else keys  # every query sees the same keys (BERT)
     with flint.ctx.workprec(bits):
         stats = configuration_stats(X)
         D = quantities.diameter(BALL, ball_array(X))
     results: dict[int, HeadCertificate] = {}
-    pending = list(range(len(heads)))
-    precision = bits
-    while pending and precision <= max_bits:
-        with flint.ctx.workprec(precision):
-            X_ball = ball_array(X)
-            D_here = quantities.diameter(BALL, X_ball)
-            for h in pending:
-                results[h] = certify_head(h, heads[h], X_ball, D_here, mask, precision)
-        pending = [h for h in pending if not results[h].decided]
-        precision *= 2
+
+    def attempt(precision: int) -> dict[int, HeadCertificate]:
+        """Every head not yet decided, at this precision."""
+        pending = [h for h in range(len(heads)) if h not in results or not results[h].decided]
+        X_ball = ball_array(X)
+        for h in pending:
+            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision)
+        return results
+
+    escalate(attempt, lambda found: all(head.decided for head in found.values()), bits, max_bits)
     return LayerCertificate(layer=index, n_tokens=X.shape[0], D=D, configuration=stats,
                             heads=tuple(results[h] for h in range(len(heads))))  # fmt: skip
 
 
-def certify_head(index: int, head: AttentionHead, X_ball: np.ndarray, D: arb, mask: np.ndarray,
+def certify_head(index: int, head: AttentionHead, X: np.ndarray, X_ball: np.ndarray, keys: np.ndarray | None,
                  bits: int) -> HeadCertificate:  # fmt: skip
-    """One head at the current flint precision (recorded as `bits`)."""
-    a = product_norm(ball_matrix(head.W_Q), ball_matrix(head.W_K)) / arb(head.d_k).sqrt()
+    """One head at the current flint precision (recorded as `bits`); its steps and regime as the
+    checker confirms them (certify.studies.heads)."""
+    norm, route, witness = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))
     v = product_norm(ball_matrix(head.W_O), ball_matrix(head.W_V.T))
-    a_D2 = a * D * D
+    target = heads_study.Head(X=X, W_Q=head.W_Q, W_K=head.W_K, b_Q=head.b_Q, b_K=head.b_K, keys=keys)
+    found = heads_study.values(target, X_ball, norm / arb(head.d_k).sqrt())
+    steps = heads_study.confirm_steps(target, found, ("dobrushin", "tau"), route, witness, bits, with_regime=True)
+    a_D2 = found["a_D2"]
     float_a_D2 = float(a_D2.mid())
     float_factor_is_one, float_gap_is_zero = float64_view(float_a_D2)
-    gap = (-a_D2).exp()
-    P = attention(BALL, _head_arrays(head, mask), X_ball)
-    D_PX = quantities.diameter(BALL, BALL.matmul(P, X_ball))
-    tau = quantities.dobrushin(BALL, P)
     return HeadCertificate(
-        head=index, bits=bits, a=a, v=v, a_D2=a_D2, gap=gap, log10_gap=-a_D2 / arb(10).log(),
-        tau=tau, ratio=D_PX / D, regime=regime(a_D2),
-        step1=_verdict(BALL.certainly_le(D_PX, tau * D)), step2=_verdict(BALL.certainly_le(tau, 1 - gap)),
+        head=index, bits=bits, a=found["a"], v=v, a_D2=a_D2, gap=found["gap"], log10_gap=-a_D2 / arb(10).log(),
+        tau=found["tau"], ratio=found["D_PX"] / found["D"], regime=steps.regime,
+        step1=steps.outcomes["dobrushin"], step2=steps.outcomes["tau"], checker=steps.checker,
         float_a_D2=float_a_D2, float_factor_is_one=float_factor_is_one, float_gap_is_zero=float_gap_is_zero,
     )  # fmt: skip
-
-
-def _head_arrays(head: AttentionHead, mask: np.ndarray) -> LayerArrays:
-    """The head's scores (X W_Q + b_Q)(X W_K + b_K)^T / sqrt(d_k) in the generic layer formulas."""
-    return LayerArrays(
-        A=None, W_Q=ball_array(head.W_Q), W_K=ball_array(head.W_K), b_Q=ball_array(head.b_Q),
-        b_K=ball_array(head.b_K), score_scale=1 / arb(head.d_k).sqrt(), V=None, mask=mask,
-    )  # fmt: skip
-
-
-def _verdict(outcome: bool | None) -> str:
-    return {True: HOLDS, False: VIOLATED, None: UNDECIDED}[outcome]
 
 
 def regime_counts(layers: list[LayerCertificate]) -> dict[str, int]:

@@ -2,7 +2,8 @@
 
     rank         of the centred configuration X_c = X - 1 xbar^T, at most r = min(n - 1, d) (its
                  rows sum to 0); certified r (for n <= d + 1: the tokens are affinely independent,
-                 far from rank collapse) when the lower bound on sigma_min below is > 0
+                 far from rank collapse) when the lower bound on sigma_min below is > 0 and the
+                 independent checker confirms it from a "centred-rank" certificate
     sigma_min    sigma_r(X_c), the smallest singular value X_c can have without losing rank
     stable rank  ||X||_F^2 / ||X||_2^2 of X itself, in [1, rank X]
     mean |cos|   the mean over pairs i < k of |x_i . x_k| / (||x_i|| ||x_k||) (anisotropy)
@@ -26,10 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import reduce
 
+import flint
 import numpy as np
 from flint import arb, arb_mat
 
 from certify.core import spectral
+from certify.engine import certificate
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class ConfigurationStats:
     n: int
     rank_max: int  # min(n - 1, d): the largest rank a centred configuration can have
     rank: int  # of the centred configuration: rank_max when certified, else the float64 numerical rank
-    rank_certified: bool  # sigma_min certainly > 0, so rank = rank_max is certified
+    rank_certified: bool  # sigma_min certainly > 0, so rank = rank_max, confirmed by the checker
     sigma_min: arb  # sigma_{rank_max} of the centred configuration
     stable_rank: arb  # ||X||_F^2 / ||X||_2^2
     mean_abs_cos: arb
@@ -65,8 +68,8 @@ def configuration_stats(X: np.ndarray) -> ConfigurationStats:
     X_ball = arb_mat(np.asarray(X, dtype=np.float64).tolist())
     gram = X_ball * X_ball.transpose()  # K_ik = x_i . x_k
     lam = smallest_eigenvalue(*_rank_matrix(X, X_ball))
-    certified = bool(lam > 0)
     rank_max = min(n - 1, d)
+    certified = bool(lam > 0) and _checker_confirms_rank(X, rank_max)
     rank = rank_max if certified else int(np.linalg.matrix_rank(X - X.mean(axis=0)))
 
     top = spectral.enclose(np.array(X_ball.transpose().tolist(), dtype=object), spectral.witness(X.T))
@@ -76,6 +79,13 @@ def configuration_stats(X: np.ndarray) -> ConfigurationStats:
         n=n, rank_max=rank_max, rank=rank, rank_certified=certified, sigma_min=lam.nonnegative_part().sqrt(),
         stable_rank=frobenius_sq / (top * top), mean_abs_cos=sum(cosines, arb(0)) / len(cosines),
     )  # fmt: skip
+
+
+def _checker_confirms_rank(X: np.ndarray, rank: int) -> bool:
+    """The independent checker's confirmation that the centred X has this (the largest) rank."""
+    claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
+    cert = certificate.named("centred-rank", [claim], [], {"X": X.tolist()}, {}, {}, max(flint.ctx.prec, 53))
+    return certificate.confirm(cert).ok
 
 
 def _rank_matrix(X: np.ndarray, X_ball: arb_mat) -> tuple[arb_mat, np.ndarray]:

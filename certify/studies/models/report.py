@@ -94,6 +94,7 @@ def _head(h: HeadCertificate) -> dict:
         "regime": h.regime,
         "step1": h.step1,
         "step2": h.step2,
+        "checker": h.checker,
         "float64": {"a_D2": h.float_a_D2, "factor_is_one": h.float_factor_is_one, "gap_is_zero": h.float_gap_is_zero},
     }
 

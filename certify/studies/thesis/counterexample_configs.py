@@ -20,9 +20,9 @@ from certify.core.numbers import parse_number
 ANTIPODAL = [["1", "0"], ["-1", "0"]]
 GRID = 64  # lambda is a multiple of 1/GRID
 MAX_LAYERS = 100  # rounding compounds like rho^(T^2): past this even 65536 bits may not decide
-# The precision ladder of both certificates, 64 ... 65536 bits: residual-far's 1 - tanh(lambda)
+# The precision range of both certificates, 64 ... 65536 bits: residual-far's 1 - tanh(lambda)
 # cancels about 2.9 lambda bits, expansive-v's rounding compounds with the layers.
-PRECISIONS = tuple(64 << k for k in range(11))
+PRECISION_RANGE = (64, 1 << 16)
 
 
 def exact(text, name: str) -> Fraction:

@@ -6,8 +6,8 @@ it, V = rho I, A = lambda I and two antipodal tokens X = (e1, -e1) give
 D_(t+1) / D_t = rho tanh(lambda D_t^2 / 4), which exceeds 1 once rho tanh(lambda) > 1 and then
 keeps growing with D: the diameter increases at every layer.
 
-The certificate is a named counterexample (kind "expansive-v", checked by
-certify_checker.expansive_v) rather than an inequality certificate: what it proves is a growth
+The certificate is a named counterexample (kind "expansive-v", re-derived by
+certify_checker.expansive_v from its own code; evaluate() below is the engine's side) rather than an inequality certificate: what it proves is a growth
 statement about every layer, D(X_(t+1)) > D(X_t) for t < T, not a bound of the registry violated
 somewhere.  Its inputs.config is an ordinary config file: `certify check CONFIG --bound D`
 answers violated on it (D' <= D fails), and value.expansive still holds on it.
@@ -15,10 +15,15 @@ answers violated on it (D' <= D fails), and value.expansive still holds on it.
 
 from __future__ import annotations
 
-from certify_checker import expansive_v as checker
-from certify.engine.counterexamples import Outcome, certify_by_checker, value_lines
+from certify.claims.value import value_attention
+from certify.core import config, quantities
+from certify.core.arith import BALL
+from certify.core.layers import apply_layer
+from certify.engine.counterexamples import Found, Outcome, certify_named, value_lines
 from certify.errors import BadInput
 from certify.studies.thesis import counterexample_configs as configs
+
+KIND = "expansive-v"
 
 HELP = "value.expansive: V = rho I, A = lambda I, X = (e1, -e1): the diameter grows through T layers"
 
@@ -29,6 +34,27 @@ def add_arguments(parser) -> None:
     parser.add_argument("--lam", default=None,
                         help="lambda (exact); default: the multiple of 1/64 one to two steps past atanh(1/rho), "
                              "where rho tanh(lambda) = 1")
+
+
+def evaluate(inputs: dict, witness: dict) -> Found:
+    """D(X_(t+1)) > D(X_t) at every layer of inputs.config, in ball arithmetic."""
+    case = config.parse(inputs["config"])
+    T = len(case.layers)
+    found = Found(claims=[f"D(X_(t+1)) > D(X_t) for t = 0, ..., {T - 1} through the {T} layers "
+                          "X_(t+1) = P_t X_t V^T of inputs.config, so D(X_T) > D(X_0): no collapse"])
+    found.require(value_attention(case) is None, "every layer is X' = P X V^T with a V and nothing else")
+    X = BALL.array(case.X)
+    diameters = [quantities.diameter(BALL, X)]
+    for t, layer in enumerate(case.layers):
+        X = apply_layer(BALL, layer, X).out
+        diameters.append(quantities.diameter(BALL, X))
+        # Rounding compounds through the layers: report the first step not decided, then stop.
+        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after"):
+            return found
+    steps = BALL.stack([after / before for before, after in zip(diameters, diameters[1:])])
+    found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],
+                        smallest_step=BALL.minimum(steps))
+    return found
 
 
 def _summary(found, witness) -> list[str]:
@@ -43,6 +69,6 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"rho": str(rho), "lambda": str(lam), "config": configs.expansive_v(rho, layers, lam)}
-    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
+    outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
     outcome.summary.insert(1, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

@@ -3,16 +3,22 @@
 For every q > 0 a residual layer shrinks some configuration's diameter below q D: V = -I,
 A = lambda I, X = (e1, -e1) give D'/D = 2 / (exp(2 lambda) + 1), so no uniform lower bound
 D' >= q D holds far from consensus (near it, residual.two_sided gives D' >= (1 - v a D^2) D).
-The certificate (kind "residual-far", checked by certify_checker.residual_far) proves exactly:
-D(X') <= q D(X) for the configuration in its inputs.config.  That configuration is an ordinary
+The certificate (kind "residual-far", re-derived by certify_checker.residual_far from its own code)
+proves exactly: D(X') <= q D(X) for the configuration in its inputs.config; evaluate() below is
+the engine's side, with the generic layer formulas.  That configuration is an ordinary
 config file too: `certify check CONFIG --bound "q*D"` answers holds on it.
 """
 
 from __future__ import annotations
 
-from certify_checker import residual_far as checker
-from certify.engine.counterexamples import Outcome, certify_by_checker, value_lines
+from certify.claims.residual import residual_attention
+from certify.core import config, quantities
+from certify.core.arith import BALL
+from certify.core.layers import apply_layer
+from certify.engine.counterexamples import Found, Outcome, certify_named, value_lines
 from certify.studies.thesis import counterexample_configs as configs
+
+KIND = "residual-far"
 
 HELP = "residual.far: X + P X V^T with V = -I, A = lambda I, X = (e1, -e1) gives D' <= q D"
 
@@ -24,6 +30,23 @@ def add_arguments(parser) -> None:
                              "where 2/(exp(2 lambda)+1) = q")
 
 
+def evaluate(inputs: dict, witness: dict) -> Found:
+    """D(X') <= q D(X) for the one residual layer X' = X + P X V^T of inputs.config, in ball arithmetic."""
+    case, q_exact = config.parse(inputs["config"]), configs.exact(inputs["q"], "q")
+    found = Found(claims=[f"D(X') <= q D(X) with q = {q_exact} for X' = X + P X V^T, the residual attention "
+                          "layer and tokens of inputs.config"])
+    q = BALL.number(q_exact)
+    found.require(q > 0, "q > 0")
+    found.require(len(case.layers) == 1 and residual_attention(case, allow_mask=True) is None,
+                  "one residual layer X + P X V^T and nothing else")
+    X = BALL.array(case.X)
+    D, D_out = quantities.diameter(BALL, X), quantities.diameter(BALL, apply_layer(BALL, case.layers[0], X).out)
+    found.require(D > 0, "D(X) > 0 (with D(X) = 0 no lower bound is contradicted)")
+    found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
+    found.require(D_out <= q * D, "D(X') <= q D(X)")
+    return found
+
+
 def _summary(found, witness) -> list[str]:
     return value_lines(found, ("q", "D", "D_out", "ratio"))
 
@@ -32,6 +55,6 @@ def build(args) -> Outcome:
     q = configs.exact(args.q, "--q")
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
     inputs = {"q": str(q), "lambda": str(lam), "config": configs.residual_far(q, lam)}
-    outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
+    outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
     outcome.summary.insert(1, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
     return outcome

@@ -12,8 +12,10 @@ certify_checker.ln_equilibria).  For rank k and signs sig_0, ..., sig_{k-1} in {
   square roots are real when w > N - 1 (the first chain token needs (N - k + 1)/w < 1); the claim
   asks w >= N.  Each chain token adds one dimension: tokens lie in V_1, ..., V_k and the
   equilibrium has rank exactly k.  That gives 2^k distinct equilibria of rank k.
-Everything here is untrusted search: the construction is evaluated in arb only to place small
-boxes; the checker's Krawczyk test decides.
+The search is untrusted: the construction is evaluated in arb only to place small boxes.  The
+engine's evaluation below decides with a Krawczyk test per token, interval Cholesky for the rank and
+a Rayleigh quotient for the stable rank; certify_checker.ln_equilibria re-derives it all with its
+own code.
 """
 
 from __future__ import annotations
@@ -24,11 +26,16 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx
 
-from certify_checker import ln_equilibria as checker
-from certify_checker.exact import ball
-from certify.engine.counterexamples import Outcome, certify_by_checker
+from flint import arb_mat
+
+from certify.core.arith import BALL
+from certify.core.arith.ball import hull
+from certify.core.thin_norm import cholesky_upper
+from certify.engine.counterexamples import Found, Outcome, certify_named
 from certify.errors import BadInput
 from certify.studies.wu.spot_check import exact_value
+
+KIND = "ln-equilibria"
 
 HELP = "Wu et al. Theorem 3: equilibria of every rank 1..N under post-LN (causal mask, Jordan-chain W_V)"
 MIN_N, MAX_N = 2, 8
@@ -52,6 +59,125 @@ def parse(n: int, w_text: str | None) -> tuple[int, Fraction]:
     if w < n:
         raise BadInput(f"--w must be at least N = {n} (the construction of Theorem 3), got {w}")
     return n, w
+
+
+def ball(x) -> arb:
+    return BALL.number(Fraction(x))
+
+
+def fixed_point_residual(w: arb, s: list, y: list, lam: arb) -> list:
+    """H(y, lam) of (*) on V_m: ((s + y) W_V - lam y), then (||y||^2 - 1)/2."""
+    v = [a + b for a, b in zip(s, y)]
+    h = [v[c] + (w * v[c - 1] if c else 0) - lam * y[c] for c in range(len(y))]
+    return h + [(sum(t * t for t in y) - 1) / 2]
+
+
+def fixed_point_jacobian(w: arb, y: list, lam: arb) -> arb_mat:
+    """dH/d(y, lam): the m equations, then the norm equation."""
+    m = len(y)
+    J = arb_mat(m + 1, m + 1)
+    for c in range(m):
+        J[c, c] = 1 - lam
+        if c:
+            J[c, c - 1] = w
+        J[c, m] = -y[c]
+        J[m, c] = y[c]
+    return J
+
+
+def krawczyk(w: arb, s: list, box: list) -> list | None:
+    """The Krawczyk image K(U) = c - C H(c) + (I - C J(U))(U - c) of the box when it lies strictly
+    inside the box (then H has exactly one zero in it), else None."""
+    n = len(box)
+    U = [hull(lo, hi) for lo, hi in box]
+    c = [ball((lo + hi) / 2) for lo, hi in box]
+    J_mid = arb_mat([[x.mid() for x in row] for row in fixed_point_jacobian(w, c[:-1], c[-1]).tolist()])
+    try:
+        inverse = J_mid.inv()
+    except ZeroDivisionError:
+        return None
+    C = arb_mat([[inverse[a, b].mid() for b in range(n)] for a in range(n)])  # any point matrix will do
+    H = arb_mat([[h] for h in fixed_point_residual(w, s, c[:-1], c[-1])])
+    spread = arb_mat([[u - x] for u, x in zip(U, c)])
+    image = arb_mat([[x] for x in c]) - C * H + (arb_mat(n, n, [int(a == b) for a in range(n) for b in range(n)])
+                                                 - C * fixed_point_jacobian(w, U[:-1], U[-1])) * spread
+    K = [image[a, 0] for a in range(n)]
+    inside = all(bool(ball(lo) < k) and bool(k < ball(hi)) for k, (lo, hi) in zip(K, box))
+    return K if inside else None
+
+
+def positive_definite(G: list) -> bool:
+    """Interval Cholesky: every symmetric matrix in the ball G is positive definite."""
+    return cholesky_upper(arb_mat(G)) is not None
+
+
+def _equilibrium(found: Found, w: arb, N: int, j: int, entry: dict) -> list | None:
+    """The enclosed rows of listed equilibrium j, token by token, or None when one is not certified."""
+    rows, s = [], [arb(0)] * N
+    for i, token in enumerate(entry["tokens"]):
+        m = token["dim"]
+        box = [(Fraction(lo), Fraction(hi)) for lo, hi in token["box"]]
+        K = krawczyk(w, s[N - m:], box)
+        if not found.require(K is not None, f"equilibrium {j}, token {i}: the Krawczyk test fails"):
+            return None
+        if not found.require(K[-1] > 0, f"equilibrium {j}, token {i}: lam > 0 is not proven"):
+            return None
+        row = [arb(0)] * (N - m) + K[:-1]
+        rows.append(row)
+        s = [a + b for a, b in zip(s, row)]
+    return rows
+
+
+def _full_rank(found: Found, rows: list, N: int, j: int, k: int, shift: Fraction) -> bool:
+    """lambda_min of the Gram matrix of the last k columns exceeds the shift: rank k."""
+    mu = ball(shift)
+    cols = range(N - k, N)
+    G = [[sum((r[a] * r[b] for r in rows), arb(0)) - (mu if a == b else 0) for b in cols] for a in cols]
+    return found.require(positive_definite(G), f"equilibrium {j}: lambda_min(Gram) > {shift} is not proven")
+
+
+def _apart(a: list, b: list) -> bool:
+    return any(not x.overlaps(y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
+
+
+def evaluate(inputs: dict, witness: dict) -> Found:
+    """Every listed equilibrium is one (Krawczyk), of its rank, distinct from the others of that rank,
+    and the rank-N ones have a small stable rank."""
+    found = Found()
+    N, w_exact = inputs["n"], Fraction(inputs["w"])
+    w = ball(w_exact)
+    bound_exact = Fraction(N) / (N - Fraction(N - 1) / (w_exact * w_exact))
+    by_rank: dict[int, list] = {}
+    for j, entry in enumerate(witness["equilibria"]):
+        rows = _equilibrium(found, w, N, j, entry)
+        k = entry["tokens"][-1]["dim"]
+        by_rank.setdefault(k, []).append(rows)
+        if rows is None or not _full_rank(found, rows, N, j, k, Fraction(entry["gram_shift"])):
+            continue
+        if k == N >= 2:  # for N = 1 the stable rank is 1, the bound itself
+            v = [ball(t) for t in entry["top_vector"]]
+            Xv = [sum((x * t for x, t in zip(r, v)), arb(0)) for r in rows]
+            rayleigh = sum((t * t for t in Xv), arb(0)) / sum((t * t for t in v), arb(0))
+            found.require(rayleigh > N - (N - 1) / (w * w),
+                          f"equilibrium {j}: stable rank < {bound_exact} is not proven")
+            found.values[f"eq{j}.stable_rank_at_most"] = N / rayleigh
+    for k, listed in sorted(by_rank.items()):
+        certified = [rows for rows in listed if rows is not None]
+        pairs_apart = all(_apart(a, b) for i, a in enumerate(certified) for b in certified[i + 1:])
+        found.require(pairs_apart, f"the equilibria of rank {k} are not proven distinct")
+    found.values["stable_rank_bound"] = ball(bound_exact)
+    found.claims = claims(N, w_exact, {k: len(v) for k, v in sorted(by_rank.items())}, bound_exact)
+    return found
+
+
+def claims(N: int, w: Fraction, counts: dict, bound: Fraction) -> list[str]:
+    """The statements a certified certificate proves, word for word (the checker states them too)."""
+    lines = [f"setting: N = d = {N}, causal mask, W_Q = W_K = 0, W_V = I + {w} S (S: superdiagonal ones), post-LN x / ||x||_2"]
+    lines += [f"{count} distinct {'equilibrium' if count == 1 else 'equilibria'} of rank {k}, "
+              "each enclosed token by token by a Krawczyk test" for k, count in counts.items()]
+    if N in counts and N >= 2:
+        lines.append(f"each listed equilibrium of rank {N} has stable rank < N / (N - (N-1)/w^2) = {bound}")
+    return lines
 
 
 def chain(N: int, w: arb, signs: tuple) -> list[tuple[int, list, arb]]:
@@ -93,7 +219,7 @@ def _gram_shift(tokens: list, N: int) -> Fraction:
     shift = Fraction(1)
     while shift > Fraction(1, 2 ** 4000):
         shifted = [[g - (ball(shift) if a == b else 0) for b, g in enumerate(row)] for a, row in enumerate(gram)]
-        if checker.positive_definite(shifted):
+        if positive_definite(shifted):
             return shift / 2  # room for the boxes around the midpoints
         shift /= 2
     return shift
@@ -125,5 +251,5 @@ def _summary(found, witness: dict) -> list[str]:
 def build(args) -> Outcome:
     N, w = parse(args.n, args.w)
     inputs = {"n": N, "w": str(w)}
-    return certify_by_checker(checker.KIND, checker, inputs,
+    return certify_named(KIND, evaluate, inputs,
                               lambda p: witness(N, w, args.one_per_rank, p), _summary)

@@ -2,22 +2,28 @@
 
     certify counterexample wu-fig1 --w 2 [--out CERT]
 
-The mathematics and exactly what is certified are in certify_checker.wu_fig1.  Here: the
-untrusted search for the witness (float64 closed forms, boxes snapped to dyadic rationals, the
-trapping arc cut until every piece passes), and the hand-over to the checker.
+The mathematics and exactly what is certified are in certify_checker.wu_fig1, which re-derives
+the certificate with its own code.  Here: the engine's evaluation of the same four statements (the
+angle map written once over the arithmetic), the untrusted search for the witness (float64 closed
+forms, boxes snapped to dyadic rationals, the trapping arc cut until every piece passes), and the
+hand-over to the checker.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
+from itertools import pairwise
 
-from flint import ctx
+from flint import arb, ctx
 
-from certify_checker import wu_fig1 as checker
-from certify_checker.exact import ball
-from certify.engine.counterexamples import Outcome, certify_by_checker, value_lines
+from certify.core.arith import BALL
+from certify.core.arith.ball import hull
+from certify.engine.counterexamples import Found, Outcome, certify_named, value_lines
 from certify.errors import BadInput
+
+KIND = "wu-fig1"
 
 HELP = "Wu et al. Figure 1: N = 2, W_V = [[1, w], [0, 1]], post-LN keeps rank 2"
 TOKEN1_A_MIN = Fraction(1, 10)  # starts of token 1 with first coordinate >= 1/10 ...
@@ -39,6 +45,111 @@ def parse_w(text: str) -> Fraction:
     return w
 
 
+def tangent_coordinate(ar, theta):
+    """u = tan(th/2 + pi/4) = (1 + sin th)/cos th, finite on the arc pi/2 < th < 3 pi/2."""
+    return ar.apply("tan", theta / 2 + ar.pi() / 4)
+
+
+def angle_map(ar, w, theta):
+    """f(th): the angle of token 2 after one layer, token 1 at (0, 1)."""
+    return ar.pi() + ar.apply("atan", w + tangent_coordinate(ar, theta))
+
+
+def angle_map_derivative(ar, w, theta):
+    """f'(th) = (1 + u^2) / (2 (1 + (w + u)^2))."""
+    u = tangent_coordinate(ar, theta)
+    return (1 + u * u) / (2 * (1 + (w + u) * (w + u)))
+
+
+def closed_form_angle(ar, w, name: str):
+    """theta_A = pi - atan(sqrt(w^2 - 1)), theta_B = pi + atan(sqrt(w^2 - 1))."""
+    offset = ar.apply("atan", ar.sqrt_nonneg(w * w - 1))
+    return ar.pi() - offset if name == "A" else ar.pi() + offset
+
+
+def _strictly_inside(lo: Fraction, x: arb, hi: Fraction) -> bool:
+    return bool(BALL.number(lo) < x) and bool(x < BALL.number(hi))
+
+
+def _on_arc(lo: Fraction, hi: Fraction) -> bool:
+    half_pi = BALL.pi() / 2
+    return lo < hi and bool(half_pi < BALL.number(lo)) and bool(BALL.number(hi) < 3 * half_pi)
+
+
+def _fixed_point(found: Found, w: arb, name: str, box) -> arb | None:
+    """Interval Newton on g = f - id over the box (N = m - g(m)/g'(box) inside the box: exactly one
+    zero there), and the closed form inside it too; the enclosure of the zero, or None."""
+    lo, hi = Fraction(box[0]), Fraction(box[1])
+    if not found.require(_on_arc(lo, hi), f"the box of theta_{name} is not inside the arc (pi/2, 3pi/2)"):
+        return None
+    m = BALL.number((lo + hi) / 2)
+    slope = angle_map_derivative(BALL, w, hull(lo, hi)) - 1
+    if not found.require(slope > 0 or slope < 0, f"g' may vanish on the box of theta_{name}"):
+        return None
+    image = m - (angle_map(BALL, w, m) - m) / slope
+    inside = _strictly_inside(lo, image, hi)
+    if not found.require(inside, f"interval Newton does not map the box of theta_{name} into itself"):
+        return None
+    named = _strictly_inside(lo, closed_form_angle(BALL, w, name), hi)
+    return image if found.require(named, f"the box of theta_{name} does not hold {name}'s closed form") else None
+
+
+def evaluate(inputs: dict, witness: dict) -> Found:
+    """The four statements of the certificate (certify_checker.wu_fig1's docstring), in ball arithmetic."""
+    found = Found()
+    w_exact = Fraction(inputs["w"])
+    w = BALL.number(w_exact)
+    a_min, T = Fraction(witness["token1"]["a_min"]), witness["token1"]["T"]
+    a = BALL.number(a_min)
+    M = T * w - BALL.sqrt_nonneg(1 - a * a) / a
+    if found.require(M > 0, "T w - sqrt(1 - a_min^2)/a_min is not positive"):
+        u = 1 / BALL.sqrt_nonneg(1 + M * M)
+        found.values["token1_distance_bound"] = u * BALL.sqrt_nonneg(1 + u * u)
+    theta = {name: _fixed_point(found, w, name, witness[f"theta_{name}"]) for name in ("A", "B")}
+    if theta["A"] is not None:
+        slope_A = angle_map_derivative(BALL, w, theta["A"])
+        found.require(slope_A > 1, "f' > 1 at A is not proven")
+        found.require(theta["A"].sin() > 0, "A's second coordinate is not proven positive")
+        found.values.update(theta_A=theta["A"], A_x=theta["A"].cos(), A_y=theta["A"].sin(), fprime_A=slope_A)
+    if theta["B"] is not None:
+        slope_B = angle_map_derivative(BALL, w, theta["B"])
+        found.require(slope_B < 1, "f' < 1 at B is not proven")
+        found.require(theta["B"].sin() < 0, "B's second coordinate is not proven negative")
+        found.values.update(theta_B=theta["B"], B_x=theta["B"].cos(), B_y=theta["B"].sin(), fprime_B=slope_B)
+    cuts = [Fraction(c) for c in witness["trapping_cuts"]]
+    if found.require(_on_arc(cuts[0], cuts[-1]), "the trapping arc is not inside (pi/2, 3pi/2)"):
+        slopes = [angle_map_derivative(BALL, w, hull(c, d)) for c, d in pairwise(cuts)]
+        for (c, d), slope in zip(pairwise(cuts), slopes):
+            if not found.require(slope > 0 and slope < 1, f"0 < f' < 1 is not proven on [{c}, {d}]"):
+                break
+        else:
+            found.values["fprime_on_trapping_arc"] = functools.reduce(arb.union, slopes)
+        if theta["B"] is not None:
+            found.require(_strictly_inside(cuts[0], theta["B"], cuts[-1]), "theta_B is not inside the trapping arc")
+    if theta["B"] is not None:
+        det = -theta["B"].cos()
+        found.require(det > 0, "det [(0, 1), B] > 0 is not proven")
+        found.values["det_rank2"] = det
+    found.claims = claims(w_exact, a_min, T, witness)
+    return found
+
+
+def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
+    """The statements a certified certificate proves, word for word (the checker states them too)."""
+    box = {name: "[{}, {}]".format(*map(Fraction, witness[f"theta_{name}"][:2])) for name in ("A", "B")}
+    arc = f"[{Fraction(witness['trapping_cuts'][0])}, {Fraction(witness['trapping_cuts'][-1])}]"
+    return [
+        f"setting: N = 2, d = 2, causal mask, W_Q = W_K = 0, W_V = [[1, {w}], [0, 1]], post-LN x / ||x||_2",
+        (f"token 1 from any unit start (a, b) with a >= {a_min} is LN(a, b + t w a) after t layers and lies "
+         f"within token1_distance_bound of (0, 1) for every t >= {T}; it tends to (0, 1) (to (0, -1) when a < 0)"),
+        "with token 1 at (0, 1), token 2 = (cos th, sin th) on pi/2 < th < 3pi/2 follows th -> pi + atan(w + tan(th/2 + pi/4))",
+        f"exactly one fixed point theta_A in {box['A']}: A = (-1/w, sqrt(1 - 1/w^2)), repelling (f' > 1)",
+        f"exactly one fixed point theta_B in {box['B']}: B = (-1/w, -sqrt(1 - 1/w^2)), attracting (f' < 1)",
+        f"the arc {arc} contains theta_B, is mapped into itself and contracted (0 < f' < 1): every start on it tends to B",
+        "[(0, 1), B] is an equilibrium of rank 2 (det = -cos(theta_B) > 0)",
+    ]
+
+
 def _snap(x: float, bits: int, down: bool) -> Fraction:
     """x rounded outwards to a multiple of 2^-bits: short exact strings for the witness."""
     scaled = x * 2.0**bits
@@ -52,11 +163,11 @@ def _theta(u: float) -> float:
 
 def _trapping_cuts(w: Fraction, lo: Fraction, hi: Fraction) -> list[Fraction]:
     """Bisect [lo, hi] until f' < 1 is proven on every piece (at the working precision)."""
-    wb = ball(w)
+    wb = BALL.number(w)
     pieces, cuts = [(lo, hi, 0)], [lo]
     while pieces:
         c, d, depth = pieces.pop()
-        slope = checker.angle_map_derivative(wb, checker.interval(c, d))
+        slope = angle_map_derivative(BALL, wb, hull(c, d))
         if (slope > 0 and slope < 1) or depth >= MAX_CUT_DEPTH:
             cuts.append(d)
         else:
@@ -99,4 +210,4 @@ def _summary(found, witness: dict) -> list[str]:
 def build(args) -> Outcome:
     w = parse_w(args.w)
     inputs = {"w": str(w)}
-    return certify_by_checker(checker.KIND, checker, inputs, lambda p: witness(w, p), _summary)
+    return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary)

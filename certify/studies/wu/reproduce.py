@@ -49,9 +49,9 @@ import numpy as np
 from certify.core.arith import FLOAT64
 from certify.core.config import FeedForward, Layer, LayerNorm
 from certify.errors import BadInput
-from certify.core.layers import apply_layer, layer_arrays
+from certify.core.layers import apply_layer, gelu, layer_arrays, softmax_rows, sphere_layernorm, standard_layernorm
 from certify.core.masks import named_mask
-from certify.studies.models.bert import EncoderLayer, gelu
+from certify.studies.models.bert import EncoderLayer
 from certify.core.quantities import consensus_distance
 
 MASKS = ("complete", "causal", "sliding", "uni")
@@ -100,24 +100,6 @@ LONG = Size(tokens=32, d=64, depth=128, inputs=64, pretrained_tokens=64, pretrai
 # ------------------------------------------------------------------ shared float64 pieces
 
 
-def masked_softmax(S: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Row softmax of S (..., n, n) over the entries where mask (n, n) is true, zero elsewhere."""
-    S = np.where(mask, S, -np.inf)
-    weights = np.exp(S - S.max(axis=-1, keepdims=True))  # every row keeps its self-loop: max is finite
-    return weights / weights.sum(axis=-1, keepdims=True)
-
-
-def sphere_ln(Y: np.ndarray) -> np.ndarray:
-    """LN(x) = x / ||x||_2 on every token (Wu et al.'s LayerNorm)."""
-    return Y / np.linalg.norm(Y, axis=-1, keepdims=True)
-
-
-def standard_ln(Y: np.ndarray) -> np.ndarray:
-    """(x - mean(x)) / sqrt(var(x) + eps) on every token: LayerNorm at initialisation (gain 1, bias 0)."""
-    centred = Y - Y.mean(axis=-1, keepdims=True)
-    return centred / np.sqrt((centred * centred).mean(axis=-1, keepdims=True) + float(STANDARD_LN_EPS))
-
-
 def mask_matrix(name: str, n: int) -> np.ndarray:
     return np.array(named_mask(name, n), dtype=bool)
 
@@ -160,13 +142,14 @@ def random_step(model: RandomModel, t: int, variant: Variant, mask: np.ndarray, 
                 d_qk: Fraction) -> np.ndarray:
     """Layer t of the model on a batch X (inputs, n, d)."""
     S = (X @ model.W_Q[t]) @ np.swapaxes(X @ model.W_K[t], -1, -2) / math.sqrt(d_qk)
-    Y = masked_softmax(S, mask) @ X @ model.W_V[t]
+    Y = softmax_rows(FLOAT64, S, mask) @ X @ model.W_V[t]
     if variant.skip:
         Y = X + Y
     if variant.ffn:
-        Y = standard_ln(Y)
-        return standard_ln(Y + gelu(Y @ model.W_1[t].T) @ model.W_2[t].T)
-    return sphere_ln(Y) if variant.layernorm else Y
+        eps = float(STANDARD_LN_EPS)  # LayerNorm at initialisation: gain 1, bias 0
+        Y = standard_layernorm(FLOAT64, Y, eps)
+        return standard_layernorm(FLOAT64, Y + gelu(FLOAT64, Y @ model.W_1[t].T) @ model.W_2[t].T, eps)
+    return sphere_layernorm(FLOAT64, Y) if variant.layernorm else Y
 
 
 def simulate_random(model: RandomModel, variant: Variant, mask_name: str, X0: np.ndarray,
@@ -259,7 +242,7 @@ def pretrained_step(layer: StackedLayer, variant: Variant, mask: np.ndarray, X: 
     keys = _split_heads(X @ layer.W_K + layer.b_K, H)
     values = _split_heads(X @ layer.W_V.T + layer.b_V, H)
     S = queries @ np.swapaxes(keys, -1, -2) / math.sqrt(queries.shape[-1])
-    mixed = masked_softmax(S, mask) @ values  # (B, H, n, d_k)
+    mixed = softmax_rows(FLOAT64, S, mask) @ values  # (B, H, n, d_k)
     B, _, n, _ = mixed.shape
     Y = mixed.transpose(0, 2, 1, 3).reshape(B, n, -1) @ layer.W_O.T + layer.source.b_O
     if variant.skip:

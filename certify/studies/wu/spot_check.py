@@ -21,10 +21,11 @@ from flint import arb, ctx
 from certify.core.arith import BALL
 from certify.core.config import Layer
 from certify.core.layers import apply_layer
+from certify.core.precision import escalate
 from certify.core.quantities import consensus_distance
 from certify.studies.wu.reproduce import exact_matrix
 
-PRECISIONS = (128, 512, 2048)
+START_BITS, MAX_BITS, FACTOR = 128, 2048, 4  # 128, 512, 2048 bits: a deep stack is costly at each step
 TARGET_BITS = 20
 
 
@@ -114,16 +115,16 @@ def decimal(q: Fraction, down: bool, digits: int = 4) -> str:
     return f"{sign}{text[0]}.{text[1:]}e{exponent}"
 
 
-def certify_mu(layers: list[Layer], X0: np.ndarray, configuration: str, float64_value: float,
-               precisions=PRECISIONS) -> SpotCheck:
-    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), rising through the precisions."""
+def certify_mu(layers: list[Layer], X0: np.ndarray, configuration: str, float64_value: float) -> SpotCheck:
+    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), at rising precision."""
     tokens = exact_matrix(X0)
-    for precision in precisions:
-        with ctx.workprec(precision):
-            X = BALL.array(tokens)
-            for layer in layers:
-                X = apply_layer(BALL, layer, X).out
-            mu = consensus_distance(BALL, X)
-        if mu.is_finite() and mu.rel_accuracy_bits() >= TARGET_BITS:
-            break
+
+    def attempt(precision: int) -> arb:
+        X = BALL.array(tokens)
+        for layer in layers:
+            X = apply_layer(BALL, layer, X).out
+        return consensus_distance(BALL, X)
+
+    mu, precision = escalate(attempt, lambda mu: mu.is_finite() and mu.rel_accuracy_bits() >= TARGET_BITS,
+                             START_BITS, MAX_BITS, FACTOR)
     return SpotCheck(configuration, len(layers), float(float64_value), mu, precision)

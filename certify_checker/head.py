@@ -1,0 +1,109 @@
+"""Checker for "attention-head" certificates: the steps of collapse.global for one attention head
+on one configuration (the heads of `certify model`, the rows of `certify init`).
+
+Inputs: tokens "X" (n x d, n >= 2), the head's "W_Q", "W_K" (d x k), optional biases "b_Q", "b_K"
+(k) and "keys" (n values 0/1, at least one 1: which tokens every query may attend to; default
+all), and "steps": each step named with the outcome the certificate states for it:
+    dobrushin   D(P X) <= tau(P) D(X)                 (collapse.dobrushin)
+    tau         tau(P) <= 1 - exp(-a D(X)^2)          (collapse.tau)
+    global      D(P X) <= (1 - exp(-a D(X)^2)) D(X)   (collapse.global, as init.scaling states it)
+    regime      where float64 loses the gap: a D^2 < 54 ln 2 (informative), 54 ln 2 <= a D^2 < 1075 ln 2
+                (indistinguishable), a D^2 >= 1075 ln 2 (underflowed)
+with "holds" or "violated" for the first three and the regime's name for the last.  Here
+P = softmax over the keys of S = (X W_Q + 1 b_Q^T)(X W_K + 1 b_K^T)^T / sqrt(k) and
+a = ||W_Q W_K^T||_2 / sqrt(k).  The witness gives the norm's route: "direct" (a d x d witness for
+W_Q W_K^T) or "thin" (a k x k witness for C (W_Q^T W_Q) C^T, norms.thin_product_norm).
+Certified means: every stated outcome is decided, in that direction, in ball arithmetic.
+"""
+
+from __future__ import annotations
+
+from flint import arb
+
+from certify_checker import forward
+from certify_checker import norms
+from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.schema import rectangular, vector_of
+
+KIND = "attention-head"
+KEYS = {"X", "W_Q", "W_K", "b_Q", "b_K", "keys", "steps"}
+STATEMENTS = {  # step: (the two sides from the values, the statement with its comparison left open)
+    "dobrushin": (lambda v: (v["D_PX"], v["tau"] * v["D"]), "D(P X) {} tau(P) D(X)"),
+    "tau": (lambda v: (v["tau"], 1 - v["gap"]), "tau(P) {} 1 - exp(-a D(X)^2)"),
+    "global": (lambda v: (v["D_PX"], (1 - v["gap"]) * v["D"]), "D(P X) {} (1 - exp(-a D(X)^2)) D(X)"),
+}
+REGIMES = ("informative", "indistinguishable", "underflowed")
+SATURATION_LN2, UNDERFLOW_LN2 = 54, 1075  # float64: 1 - exp(-x) == 1.0 from 54 ln 2, exp(-x) == 0.0 from 1075 ln 2
+
+
+def _problem(inputs: dict) -> str | None:
+    if not (isinstance(inputs, dict) and set(inputs) <= KEYS and {"X", "W_Q", "W_K", "steps"} <= set(inputs)):
+        return f"the inputs must hold X, W_Q, W_K and steps, and only keys of {sorted(KEYS)}"
+    X, W_Q = inputs["X"], inputs["W_Q"]
+    if not (rectangular(X, None, None) and len(X) >= 2 and rectangular(W_Q, len(X[0]), None)):
+        return "X must be n x d with n >= 2 and W_Q d x k"
+    d, k = len(X[0]), len(W_Q[0])
+    if not (rectangular(inputs["W_K"], d, k) and all(vector_of(inputs[b], k) for b in ("b_Q", "b_K") if b in inputs)):
+        return "W_K must be d x k like W_Q, and the biases k long"
+    keys = inputs.get("keys", [1] * len(X))
+    if not (isinstance(keys, list) and len(keys) == len(X) and all(type(v) is int and v in (0, 1) for v in keys)
+            and any(keys)):
+        return "keys must be n values 0/1, not all 0"
+    steps = inputs["steps"]
+    if not (isinstance(steps, dict) and steps and set(steps) <= set(STATEMENTS) | {"regime"}
+            and all(steps[s] in ("holds", "violated") for s in steps if s != "regime")
+            and steps.get("regime", REGIMES[0]) in REGIMES):
+        return f"steps must name some of {sorted(STATEMENTS)} (holds or violated) and a regime of {REGIMES}"
+    return None
+
+
+def query_key_norm(W_Q: list, W_K: list, witness: dict) -> arb:
+    """||W_Q W_K^T||_2 by the witness's route."""
+    if witness["route"] == "thin":
+        return norms.thin_product_norm(W_Q, W_K, witness)
+    if witness["route"] == "direct":
+        return forward.spectral_norm(forward.product(W_Q, forward.transpose(W_K)), witness)
+    raise ValueError(f"unknown norm route {witness['route']!r}")
+
+
+def evaluate(inputs: dict, witness: dict) -> Evaluation:
+    if unreadable := _problem(inputs):
+        raise ValueError(unreadable)
+    X, W_Q, W_K = forward.matrix(inputs["X"]), forward.matrix(inputs["W_Q"]), forward.matrix(inputs["W_K"])
+    n, k = len(X), len(W_Q[0])
+    keys = inputs.get("keys", [1] * n)
+    layer = {name: inputs[name] for name in ("W_Q", "W_K", "b_Q", "b_K") if name in inputs}
+    layer.update(d_k=k, mask=[list(keys) for _ in range(n)])  # every query sees the same keys
+    P = forward.softmax(forward.scores(layer, X), layer["mask"])
+    a = query_key_norm(W_Q, W_K, witness) / arb(k).sqrt()
+    D = forward.diameter(X)
+    a_D2 = a * D * D
+    values = {"D": D, "D_PX": forward.diameter(forward.product(P, X)), "tau": forward.dobrushin(P), "a": a,
+              "a_D2": a_D2, "gap": (-a_D2).exp()}
+    found = Evaluation(values=values)
+    steps = inputs["steps"]
+    for step, (sides, statement) in STATEMENTS.items():
+        if step in steps:
+            left, right = sides(values)
+            holds = steps[step] == "holds"
+            claim = statement.format("<=" if holds else ">")
+            found.claims.append(claim)
+            found.require(left <= right if holds else left > right, f"{step}: {claim} is not proven")
+    if "regime" in steps:
+        found.claims.append(f"the float64 regime of a D^2 is {steps['regime']}")
+        found.require(_in_regime(a_D2, steps["regime"]), f"a D^2 is not certainly {steps['regime']}")
+    return found
+
+
+def _in_regime(a_D2: arb, regime: str) -> bool:
+    ln2 = arb(2).log()
+    saturation, underflow = SATURATION_LN2 * ln2, UNDERFLOW_LN2 * ln2
+    if regime == "informative":
+        return bool(a_D2 < saturation)
+    if regime == "underflowed":
+        return bool(a_D2 >= underflow)
+    return bool(a_D2 >= saturation) and bool(a_D2 < underflow)
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    return confirm(cert, KIND, evaluate)

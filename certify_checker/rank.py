@@ -1,0 +1,42 @@
+"""Checker for "centred-rank" certificates: a token configuration X (n x d, n >= 2) is far from
+rank collapse, its centred rows X_c = X - 1 xbar^T having the largest rank r = min(n - 1, d).
+
+The rows of X_c sum to 0, so rank X_c <= r.  For n - 1 <= d, K = X_c X_c^T has K 1 = 0 and on
+1^perp the eigenvalues sigma_i(X_c)^2; K + 1 1^T then has the eigenvalue n on 1 and the same
+ones on 1^perp, so it is positive definite exactly when rank X_c = n - 1.  For n - 1 > d,
+X_c^T X_c (d x d) is positive definite exactly when rank X_c = d.  Certified means: an interval
+Cholesky of that matrix passes with every pivot certainly positive.  No witness is needed.
+"""
+
+from __future__ import annotations
+
+from flint import arb
+
+from certify_checker import forward
+from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.norms import cholesky_upper
+from certify_checker.schema import rectangular
+
+KIND = "centred-rank"
+
+
+def evaluate(inputs: dict, witness: dict) -> Evaluation:
+    if not (isinstance(inputs, dict) and set(inputs) == {"X"} and rectangular(inputs["X"], None, None)
+            and len(inputs["X"]) >= 2):
+        raise ValueError("the inputs must be tokens X, n x d with n >= 2")
+    X = forward.matrix(inputs["X"])
+    n, d = len(X), len(X[0])
+    mean = [sum(column, arb(0)) / n for column in zip(*X)]
+    X_c = [[x - m for x, m in zip(row, mean)] for row in X]
+    r = min(n - 1, d)
+    if n - 1 <= d:
+        M = [[k + 1 for k in row] for row in forward.product(X_c, forward.transpose(X_c))]
+    else:
+        M = forward.product(forward.transpose(X_c), X_c)
+    found = Evaluation(claims=[f"the centred tokens X - 1 xbar^T of inputs.X have rank {r} = min(n - 1, d)"])
+    found.require(cholesky_upper(M) is not None, "the interval Cholesky of the centred Gram matrix fails")
+    return found
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    return confirm(cert, KIND, evaluate)

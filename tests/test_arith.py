@@ -1,0 +1,58 @@
+"""The arithmetic protocol: both backends reduce the same axis, constants and expm1/log1p enclose
+an independent mpmath evaluation, and nothing outside the backends asks which backend it holds."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+from certify.core.arith import BALL, FLOAT64, Arithmetic
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "certify"
+
+
+def contains(ball: arb, value) -> bool:
+    with mp.workdps(60), ctx.workprec(250):
+        return ball.contains(arb(mp.nstr(value, 60, strip_zeros=False)))
+
+
+def test_both_backends_implement_the_protocol():
+    members = [name for name in vars(Arithmetic) if not name.startswith("_")]
+    for backend in (FLOAT64, BALL):
+        missing = [name for name in members if not hasattr(backend, name)]
+        assert missing == [], f"{backend.name} lacks {missing}"
+
+
+@pytest.mark.parametrize("reduce", ["maximum", "minimum"])
+def test_reductions_run_over_the_last_axis_in_both_backends(reduce):
+    exact = [[3, -1, 2], [0, 5, -4]]
+    floats = getattr(FLOAT64, reduce)(FLOAT64.array(exact))
+    with ctx.workprec(53):
+        balls = getattr(BALL, reduce)(BALL.array(exact))
+    assert floats.shape == balls.shape == (2,)
+    assert [float(b.mid()) for b in balls] == list(floats) == ([3.0, 5.0] if reduce == "maximum" else [-1.0, -4.0])
+    # a vector reduces to one number in both
+    assert getattr(FLOAT64, reduce)(FLOAT64.array(exact[0])) == float(getattr(BALL, reduce)(BALL.array(exact[0])).mid())
+
+
+def test_constants_and_cancellation_free_functions_enclose_mpmath():
+    with ctx.workprec(128), mp.workdps(60):
+        assert contains(BALL.pi(), mp.pi) and contains(BALL.ln2(), mp.log(2)) and contains(BALL.e(), mp.e)
+        tiny = BALL.array(["1/1000000000000000000000"])  # 1e-21: exp(x) - 1 would cancel every digit at 53 bits
+        x = mp.mpf(1) / 10**21
+        assert contains(BALL.expm1(tiny)[0], mp.expm1(x)) and contains(BALL.log1p(tiny)[0], mp.log1p(x))
+    with ctx.workprec(53):
+        assert BALL.expm1(BALL.number(1) / 10**21).rel_accuracy_bits() > 45
+    assert FLOAT64.expm1(1e-21) == pytest.approx(1e-21, rel=1e-15)
+    assert FLOAT64.pi() == pytest.approx(float(mp.pi)) and FLOAT64.ln2() == pytest.approx(float(mp.log(2)))
+
+
+def test_no_backend_branching_outside_the_backends():
+    pattern = re.compile(r"isinstance\([^)]*\b(Float64|Ball)\b")
+    offenders = [str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*.py")
+                 if "arith" not in path.parts and pattern.search(path.read_text())]
+    assert offenders == []

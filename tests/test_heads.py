@@ -1,0 +1,96 @@
+"""Attention-head certificates (certify.studies.heads, certify_checker/head.py): what `certify model`
+and `certify init` print as decided is confirmed by the checker; tampering is rejected; what the
+checker refuses is reported undecided."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+from flint import arb, ctx
+
+import certify_checker
+from certify.core.thin_norm import ball_array, ball_matrix, product_norm_witnessed
+from certify.engine import certificate
+from certify.studies import heads
+
+BITS = 64
+
+
+def sample_head(keys=None, biases=False, seed=4, n=5, d=8, k=3) -> heads.Head:
+    rng = np.random.default_rng(seed)
+    return heads.Head(X=rng.normal(size=(n, d)), W_Q=rng.normal(scale=0.4, size=(d, k)),
+                      W_K=rng.normal(scale=0.4, size=(d, k)), b_Q=rng.normal(size=k) if biases else None,
+                      b_K=rng.normal(size=k) if biases else None, keys=keys)
+
+
+def confirmed_steps(head: heads.Head, steps=("dobrushin", "tau", "global"), with_regime=True) -> heads.Steps:
+    with ctx.workprec(BITS):
+        norm, route, witness = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))
+        found = heads.values(head, ball_array(head.X), norm / arb(head.W_Q.shape[1]).sqrt())
+        return heads.confirm_steps(head, found, steps, route, witness, BITS, with_regime=with_regime)
+
+
+@pytest.mark.parametrize("head", [sample_head(), sample_head(keys=np.array([1, 1, 0, 1, 0], dtype=bool), biases=True)])
+def test_decided_steps_are_confirmed_by_the_checker(head):
+    steps = confirmed_steps(head)
+    assert steps.outcomes == {"dobrushin": "holds", "tau": "holds", "global": "holds"}
+    assert steps.regime == "informative" and steps.checker.startswith("confirmed")
+    assert certify_checker.verify(steps.certificate).ok  # and again from scratch, as `certify verify` would
+
+
+TAMPERINGS = {
+    "a step turned round": lambda c: c["inputs"]["steps"].update(tau="violated"),
+    "its claim turned round too": lambda c: (c["inputs"]["steps"].update(tau="violated"),
+                                             c["claims"].__setitem__(1, "tau(P) > 1 - exp(-a D(X)^2)")),
+    "another regime": lambda c: c["inputs"]["steps"].update(regime="underflowed"),
+    "a token moved": lambda c: c["inputs"]["X"][0].__setitem__(0, c["inputs"]["X"][0][0] + 0.5),
+    "a stated value": lambda c: c["values"].update(tau="[0.5 +/- 1e-30]"),
+    "no key left": lambda c: c["inputs"].update(keys=[0] * 5),
+    "an unknown route": lambda c: c["witness"].update(route="guess"),
+    "a precision below float64": lambda c: c.update(precision=20),
+}
+
+
+@pytest.mark.parametrize("tamper", sorted(TAMPERINGS))
+def test_tampered_head_certificates_are_rejected(tamper):
+    cert = copy.deepcopy(confirmed_steps(sample_head()).certificate)
+    TAMPERINGS[tamper](cert)
+    assert not certify_checker.verify(cert).ok
+
+
+def test_what_the_checker_refuses_is_undecided(monkeypatch):
+    monkeypatch.setattr(certificate, "confirm", lambda cert: certify_checker.Confirmation(False, "refused"))
+    steps = confirmed_steps(sample_head())
+    assert set(steps.outcomes.values()) == {"undecided"} and steps.regime == "undecided"
+    assert steps.checker == "refused"
+
+
+def test_an_equality_stays_undecided_and_is_not_stated():
+    """n = 2 makes D(P X) = tau(P) D(X) exact: step dobrushin cannot be decided; the others are."""
+    steps = confirmed_steps(sample_head(n=2), with_regime=False)
+    assert steps.outcomes["dobrushin"] == "undecided" and steps.outcomes["global"] == "holds"
+    assert set(steps.certificate["inputs"]["steps"]) == {"tau", "global"}
+
+
+def rank_certificate(X: np.ndarray, rank: int) -> dict:
+    claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
+    return certificate.named("centred-rank", [claim], [], {"X": X.tolist()}, {}, {}, 64)
+
+
+def test_the_model_rank_is_confirmed_by_the_checker():
+    """`certify model`'s 'certified full rank': the checker's interval Cholesky of the centred Gram."""
+    from certify.studies.models.configuration import configuration_stats
+
+    X = np.random.default_rng(1).normal(size=(5, 8))
+    with ctx.workprec(64):
+        assert configuration_stats(X).rank_certified
+    assert certify_checker.verify(rank_certificate(X, 4)).ok
+    wide = np.random.default_rng(2).normal(size=(7, 3))  # n - 1 > d: rank d
+    assert certify_checker.verify(rank_certificate(wide, 3)).ok
+    collinear = np.outer(np.arange(5.0), np.ones(8))  # all tokens on one line: centred rank 1
+    assert not certify_checker.verify(rank_certificate(collinear, 4)).ok
+    with ctx.workprec(64):
+        assert not configuration_stats(collinear).rank_certified
+    assert not certify_checker.verify(rank_certificate(X, 3)).ok  # the claim must state min(n - 1, d)
