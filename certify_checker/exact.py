@@ -15,7 +15,8 @@ MAX_DECIMAL_EXPONENT = 4000
 
 
 def rational(text) -> Fraction:
-    """'p', 'p/q', a decimal, or a hex float, exactly.  JSON numbers are taken as their binary64 value."""
+    """'p', 'p/q', a decimal, or a hex float, exactly.  A JSON integer is exact; a JSON number with a
+    fraction or an exponent is its binary64 value."""
     if isinstance(text, bool):
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
@@ -60,10 +61,19 @@ def _accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
-def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
-    """A stated enclosure overlaps the recomputed one and is about as accurate as the stated
-    precision gives (neither a blown-up ball nor one from another precision): both relative
-    accuracies, capped at the precision, agree within 16 + precision/8 bits."""
-    theirs = parse_arb(theirs_text)
+def contains(mine: arb, theirs_text: str) -> bool:
+    """The stated enclosure contains the recomputed one, hence the true value."""
+    return parse_arb(theirs_text).contains(mine)
+
+
+def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up
+    ball nor one from another precision): both relative accuracies, capped at the precision,
+    agree within 16 + precision/8 bits."""
     slack = 16 + precision // 8
-    return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
+    return abs(_accuracy(mine, precision) - _accuracy(parse_arb(theirs_text), precision)) <= slack
+
+
+def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure contains the recomputed one and is about as accurate."""
+    return contains(mine, theirs_text) and accurate(mine, theirs_text, precision)

@@ -29,6 +29,7 @@ from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 
@@ -173,16 +174,37 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
 
 
+def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison]:
+    """The float64 screen's comparisons, or [] ("no screen") when the inputs leave binary64's range
+    (an exact 1e400, a d_k of 10^400) or float64 cannot evaluate them: arb then decides alone, and
+    the ball pass finds its own norm witnesses (certify.core.primitives)."""
+    try:
+        with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
+            return evaluate(FLOAT64, case, claim, witnesses)[1]
+    except BadInput:
+        raise
+    except (ArithmeticError, ValueError):  # OverflowError, ZeroDivisionError, numpy's LinAlgError
+        witnesses.clear()
+        return []
+
+
+def _uses_tau(claim: Claim) -> bool:
+    return any("tau" in q.lhs + q.rhs for q in claim.inequalities)
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
-          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION) -> Result:
+          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
+          limits: Limits = DEFAULT_LIMITS) -> Result:
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).
+    holds, violated or undecided, with its certificate (re-verified by the checker).  Inputs
+    beyond `limits` (certify.core.limits) are refused before any work; the precision escalation
+    stops, undecided, where the next precision would pass the memory or work estimate.
     """
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
-    case = config.load(source)
+    case = config.load(source, limits)
     claim_obj, bound_expr = resolve_target(claim, bound)
     if bound_expr is not None:
         if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
@@ -190,11 +212,21 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         claim_obj = bound_claim(bound_expr)
     claim_obj.check_applies(case)
     target = claim_obj.id or f"bound: {bound_expr.text}"
+    hidden = max((len(layer.ffn.W1) for layer in case.layers if layer.ffn is not None), default=0)
+    d_k = max((len(layer.W_Q[0]) for layer in case.layers if layer.W_Q is not None), default=0)
+
+    def over_limits(precision: int) -> str | None:
+        return resource_problem(case.n, max(case.d, d_k), len(case.layers), hidden, precision, limits,
+                                _uses_tau(claim_obj))
+
+    if problem := over_limits(start_prec):
+        raise BadInput(f"refused before starting: {problem}")
+    # The checker's own limits follow this run's: a certificate at the cap must be verifiable.
+    checker_limits = checker.Limits(**{**vars(limits), "precision": max(limits.precision, max_prec)})
 
     witnesses: dict = {}
-    with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
-        _, screen = evaluate(FLOAT64, case, claim_obj, witnesses)
-    precision, refusal = start_prec, None
+    screen = _screen(case, claim_obj, witnesses)
+    precision, refusal, stopped = start_prec, None, None
     while True:
         with ctx.workprec(precision):
             views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
@@ -202,12 +234,17 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
             if verdict != UNDECIDED:
                 cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                          verdict, precision, views, comparisons, witnesses)
-                confirmation = checker.verify(cert)
+                confirmation = checker.verify(cert, checker_limits)
                 if confirmation.ok:
                     return Result(verdict, target, precision, comparisons, screen, certificate=cert)
                 refusal = f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}"
         if precision >= max_prec:
             break
-        precision = min(2 * precision, max_prec)
+        following = min(2 * precision, max_prec)
+        if stopped := over_limits(following):
+            break
+        precision = following
     reason = refusal or _equality_reason(comparisons, precision)
+    if stopped:
+        reason += f"; not raised to {min(2 * precision, max_prec)} bits: {stopped}"
     return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)

@@ -99,6 +99,18 @@ class Ball:
         return shifts
 
     @staticmethod
+    def certainly_zero(x) -> bool:
+        """x is the exact number 0 (a ball of radius 0 around 0)."""
+        return isinstance(x, arb) and x == 0
+
+    @staticmethod
+    def outside_domain(name: str, x) -> bool:
+        """x certainly lies outside the domain of log (x <= 0) or sqrt (x < 0)."""
+        if not isinstance(x, arb):
+            return False
+        return bool(x <= 0) if name == "log" else bool(x < 0) if name == "sqrt" else False
+
+    @staticmethod
     def certainly_le(x: arb, y: arb):
         """Three-valued x <= y: True, False (certainly x > y) or None (undecided)."""
         if x <= y:

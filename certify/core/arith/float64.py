@@ -65,6 +65,15 @@ class Float64:
         return np.max(np.where(mask, scores, -np.inf), axis=-1)
 
     @staticmethod
+    def certainly_zero(x) -> bool:
+        """float64 certifies nothing: a bound's domain is judged in ball arithmetic only."""
+        return False
+
+    @staticmethod
+    def outside_domain(name: str, x) -> bool:
+        return False
+
+    @staticmethod
     def certainly_le(x, y):
         """float64 cannot certify: this is the screen's best guess, never a verdict."""
         return bool(x <= y)
