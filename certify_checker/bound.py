@@ -9,7 +9,8 @@ other second reading of the text never reaches the arithmetic.
 Rules: printable ASCII only; numbers, the names D a n d v, + - * / **, unary minus, the functions
 exp log sqrt tanh sinh cosh (one argument) and min max (two or more); at most MAX_DEPTH nested
 operators.  Rendering: spaces around + and -, none elsewhere, parentheses only where the grammar
-needs them; a literal is its plain decimal digits, or scientific (3.14e-5) when that is shorter.
+needs them; a literal is its plain decimal digits, or scientific (3.14e-5) when that is more
+than 4 characters shorter.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def number_text(value: Fraction) -> str:
     plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
     digits = str(m)
     scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"
-    return plain if len(plain) <= len(scientific) else scientific
+    return plain if len(plain) <= len(scientific) + 4 else scientific
 
 
 def _render(node, source: str, depth: int) -> tuple[str, int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 _HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
@@ -61,9 +61,21 @@ def _accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
+_BALL_TEXT = re.compile(r"^\[(?:(\S+) )?\+/- (\S+)\]$")
+
+
 def contains(mine: arb, theirs_text: str) -> bool:
-    """The stated enclosure contains the recomputed one, hence the true value."""
-    return parse_arb(theirs_text).contains(mine)
+    """The stated interval [m - r, m + r] contains the recomputed ball, hence the true value.
+
+    Decided soundly whatever the parsing rounds: m and r are read as balls (at a precision that
+    makes them nearly exact) and the test uses an inner approximation [L, H] of the stated
+    interval, L an upper bound of m - r and H a lower bound of m + r."""
+    parse_arb(theirs_text)  # finite, or ValueError
+    with ctx.workprec(max(ctx.prec, 4 * len(theirs_text)) + 64):
+        match = _BALL_TEXT.match(theirs_text.strip())
+        mid, rad = (arb(match.group(1) or "0"), arb(match.group(2))) if match else (arb(theirs_text), arb(0))
+        low, high = (mid - rad).upper(), (mid + rad).lower()
+        return mine.is_finite() and bool(low <= mine.lower()) and bool(mine.upper() <= high)
 
 
 def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
@@ -71,7 +83,9 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     ball nor one from another precision): both relative accuracies, capped at the precision,
     agree within 16 + precision/8 bits."""
     slack = 16 + precision // 8
-    return abs(_accuracy(mine, precision) - _accuracy(parse_arb(theirs_text), precision)) <= slack
+    with ctx.workprec(precision):
+        theirs = parse_arb(theirs_text)
+    return abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
 
 
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:

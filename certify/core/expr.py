@@ -114,7 +114,8 @@ def _level(tree: tuple) -> int:
 
 
 def render_number(value: Fraction) -> str:
-    """A literal's canonical text: plain digits, or scientific (3.14e-5) when that is shorter.
+    """A literal's canonical text: plain digits, or scientific (3.14e-5) when that is more than 4
+    characters shorter.
     Literals are decimals, so the value is m 10^k for integers m, k."""
     k, m = 0, value
     while m.denominator != 1:
@@ -127,7 +128,7 @@ def render_number(value: Fraction) -> str:
     plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
     digits = str(m)
     scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"
-    return plain if len(plain) <= len(scientific) else scientific
+    return plain if len(plain) <= len(scientific) + 4 else scientific
 
 
 def render(tree: tuple) -> str:
