@@ -14,6 +14,7 @@ from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.inequality import value_layer
 
 KIND = "expansive-v"
+INPUT_KEYS = {"config"}
 
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
@@ -44,4 +45,4 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

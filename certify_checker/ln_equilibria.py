@@ -35,6 +35,7 @@ from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, rational
 
 KIND = "ln-equilibria"
+INPUT_KEYS = {"n", "w"}
 MAX_TOKENS = 16  # bounds the checker's running time, not the mathematics
 
 
@@ -175,4 +176,4 @@ def claims(N: int, w: Fraction, counts: dict, bound: Fraction) -> list[str]:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

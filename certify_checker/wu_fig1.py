@@ -42,6 +42,7 @@ from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, rational
 
 KIND = "wu-fig1"
+INPUT_KEYS = {"w"}
 
 
 def interval(lo: Fraction, hi: Fraction) -> arb:
@@ -178,4 +179,4 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

@@ -31,7 +31,7 @@ def _summary(found, witness) -> list[str]:
 def build(args) -> Outcome:
     q = configs.exact(args.q, "--q")
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
-    inputs = {"q": str(q), "lambda": str(lam), "config": configs.residual_far(q, lam)}
+    inputs = {"q": str(q), "config": configs.residual_far(q, lam)}  # lambda is in it: A = lambda I
     outcome = certify_by_checker(checker.KIND, checker, inputs, lambda precision: {}, _summary, configs.PRECISIONS)
     outcome.summary.insert(1, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
     return outcome
