@@ -1,6 +1,6 @@
 """Configuration files: what a user gives (tokens and layers), parsed once into exact data.
 
-Schema (JSON; every number exact as in certify.core.numbers):
+Schema (JSON read by certify.core.jsonfile: no duplicate keys; numbers as in certify.core.numbers):
     "X":      n x d tokens as rows                                  (required, n >= 2)
     a layer:  "A" (d x d query-key matrix)  or  "W_Q", "W_K" (d x d_k), optional "b_Q", "b_K"
               (length d_k) and "d_k" (defaults to the columns of W_Q); scores are

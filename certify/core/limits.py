@@ -93,7 +93,7 @@ def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> s
                                    (hidden, limits.dim, "dim", "hidden units"),
                                    (layers, limits.layers, "layers", "layers")):
         if value > cap:
-            return f"{value} {what} is above the limit of {cap} (raise it with --limit {name}=N)"
+            return f"{value} {what}, above the limit of {cap} (raise it with --limit {name}=N)"
     return None
 
 
