@@ -51,8 +51,9 @@ def test_checker_kinds_point_inside_the_checker():
 
 
 def test_checker_stays_small():
+    """A few hundred lines per concern; it reads its own JSON, limits and bound grammar (trust boundary)."""
     lines = sum(len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py"))
-    assert lines < 1500, lines
+    assert lines < 1900, lines
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):

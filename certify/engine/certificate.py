@@ -35,7 +35,7 @@ FORMAT = "certify-certificate/1"
 # The checker confirms a stated enclosure only when it contains the checker's own, which rounds
 # differently: a stated ball is widened by 2^WIDENING_BITS times its radius plus that many ulps of
 # its midpoint (a few bits of the precision, far inside the checker's accuracy slack).
-WIDENING_BITS = 8
+WIDENING_BITS = 2
 
 
 def arb_text(x: arb, precision: int) -> str:
