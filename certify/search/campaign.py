@@ -23,7 +23,8 @@ Integrity (checked before a resumed run does any work, and whenever the records 
 chunk matches its digest and the chain its manifest; every record is an object with an index in
 range, a known verdict and fields of the right types; no index twice; a record and the
 certificates on disk agree (a violated record has its violation certificate, a sampled hold its
-hold certificate, and no certificate on disk contradicts a record).  Anything else is reported as
+hold certificate, each file matches the digest in its record, and no certificate on disk
+contradicts a record).  Anything else is reported as
 one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last whose file is missing
 is the one a killed run was writing: its configurations are decided again.
 
@@ -40,6 +41,7 @@ A record (one JSON line):
     float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
     reason            why it is undecided ("" otherwise)
     certificate       its certificate's path in the folder, or null
+    certificate_sha256     the sha256 of that certificate file, or null
 """
 
 from __future__ import annotations
@@ -65,7 +67,6 @@ from flint import arb
 from tqdm import tqdm
 
 from certify import engine
-from certify.engine import certificate
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -142,7 +143,7 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
             "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0,
-            "reason": result.reason, "certificate": _keep(campaign, out_dir, item, result),
+            "reason": result.reason, **_keep(campaign, out_dir, item, result),
         })
     return records
 
@@ -162,19 +163,23 @@ def _tightest(result: engine.Result) -> dict:
     return {"ratio": ratio, "margin_log10": _finite(float((relative.log() / arb(10).log()).mid()))}
 
 
-def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> str | None:
-    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided case."""
+def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> dict:
+    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided
+    case; the record's fields naming the certificate and its sha256."""
+    none = {"certificate": None, "certificate_sha256": None}
     if result.verdict == engine.UNDECIDED:
         path = Path("undecided") / f"{item.index:09d}.json"
         (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
         # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
         (out_dir / path).write_text(json.dumps(item.config) + "\n", encoding="utf-8")
-        return None
+        return none
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
-        return None
+        return none
     path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
-    certificate.write(result.certificate, out_dir / path)
-    return str(path)
+    text = jsonfile.dumps(result.certificate)
+    (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
+    (out_dir / path).write_text(text, encoding="utf-8")
+    return {"certificate": str(path), "certificate_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,7 +246,7 @@ def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
 RECORD_TYPES = {"i": (int,), "verdict": (str,), "precision": (int, type(None)), "ratio": (float, int, type(None)),
                 "margin_log10": (float, int, type(None)), "margin": (str,), "L": (float, int, type(None)), "float64": (str,),
                 "float64_equal": (bool,), "float64_bound_is_D": (bool,), "float64_gap_zero": (bool,),
-                "reason": (str,), "certificate": (str, type(None))}
+                "reason": (str,), "certificate": (str, type(None)), "certificate_sha256": (str, type(None))}
 
 
 def _corrupt(out_dir: Path, what: str) -> BadInput:
@@ -314,13 +319,11 @@ def _cross_check(out_dir: Path, found: dict[int, dict], hold_stride: int) -> Non
             raise _corrupt(out_dir, f"configuration {record['i']} ({record['verdict']}) names the certificate "
                                     f"{record['certificate']!r}, not {expected!r}")
         if expected is not None:
-            try:
-                stated = jsonfile.read(out_dir / expected).get("verdict")
-            except (OSError, AttributeError):
-                stated = None
-            if stated != record["verdict"]:
-                raise _corrupt(out_dir, f"configuration {record['i']} is recorded {record['verdict']} but its "
-                                        f"certificate {expected} is missing or says {stated!r}")
+            path = out_dir / expected
+            found_digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            if found_digest != record["certificate_sha256"]:
+                raise _corrupt(out_dir, f"the certificate {expected} of configuration {record['i']} is missing or "
+                                        "does not match the digest in its record")
     for path in sorted((out_dir / "certificates").glob("*.json")):
         verdict, _, index = path.stem.partition("-")
         if index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
