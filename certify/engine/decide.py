@@ -178,17 +178,23 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
 
 
 def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison]:
-    """The float64 screen's comparisons, or [] ("no screen") when the inputs leave binary64's range
-    (an exact 1e400, a d_k of 10^400) or float64 cannot evaluate them: arb then decides alone, and
-    the ball pass finds its own norm witnesses (certify.core.primitives)."""
+    """The float64 screen's comparisons, or [] ("no screen") when float64 leaves its range: an input
+    beyond binary64 (an exact 1e400, a d_k of 10^400), a side or a norm witness that is not finite,
+    or an evaluation float64 cannot do.  arb then decides alone, and the ball pass finds its own
+    norm witnesses (certify.core.primitives)."""
     try:
         with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
-            return evaluate(FLOAT64, case, claim, witnesses)[1]
+            comparisons = evaluate(FLOAT64, case, claim, witnesses)[1]
     except BadInput:
         raise
-    except (ArithmeticError, ValueError):  # OverflowError, ZeroDivisionError, numpy's LinAlgError
+    except (ArithmeticError, ValueError):  # ZeroDivisionError (python floats), numpy's LinAlgError
+        comparisons = None
+    finite = comparisons is not None and all(np.all(np.isfinite([c.lhs, c.rhs])) for c in comparisons) and all(
+        np.all(np.isfinite(w.basis)) and np.all(np.isfinite(w.top)) for w in witnesses.values())
+    if not finite:
         witnesses.clear()
         return []
+    return comparisons
 
 
 def _uses_tau(claim: Claim) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -11,12 +12,18 @@ from scipy.special import erf as _erf
 class Float64:
     name = "float64"
 
-    def number(self, value: Fraction | int) -> float:
-        return float(value)
+    @staticmethod
+    def number(value: Fraction | int) -> float:
+        """The nearest float64; beyond its range +-inf, as float64 arithmetic itself would overflow
+        (so the screen shows it cannot see, instead of crashing; it decides nothing anyway)."""
+        try:
+            return float(value)
+        except OverflowError:
+            return math.copysign(math.inf, value)
 
     def array(self, exact) -> np.ndarray:
-        return np.array([[float(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
-            [float(v) for v in exact]
+        return np.array([[self.number(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
+            [self.number(v) for v in exact]
         )
 
     exp = staticmethod(np.exp)
