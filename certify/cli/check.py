@@ -61,6 +61,8 @@ def run(args) -> int:
         agree = f["says"] == result.verdict
         print(f"  float64 screen: lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
               + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
+    elif not result.screen:
+        print("  float64 screen: none (float64 cannot represent these inputs or sides; arb decided alone)")
     if result.reason:
         print(f"  {result.reason}")
     if written:
