@@ -107,6 +107,12 @@ class Case:
     def d(self) -> int:
         return len(self.X[0])
 
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(n, the widest of d and d_k, layers, the widest FFN hidden layer): what the limits cap."""
+        d_k = max((len(layer.W_Q[0]) for layer in self.layers if layer.W_Q is not None), default=0)
+        hidden = max((len(layer.ffn.W1) for layer in self.layers if layer.ffn is not None), default=0)
+        return self.n, max(self.d, d_k), len(self.layers), hidden
+
 
 def load(source, limits: Limits = DEFAULT) -> Case:
     """A Case from a path, a JSON string's parsed dict, or a dict; refused beyond the size limits."""
@@ -121,9 +127,7 @@ def load(source, limits: Limits = DEFAULT) -> Case:
         case = parse(source)
     else:
         raise BadInput(f"a configuration is a file path or a JSON object, not {json_type(source)}")
-    hidden = max((len(layer.ffn.W1) for layer in case.layers if layer.ffn is not None), default=0)
-    d_k = max((len(layer.W_Q[0]) for layer in case.layers if layer.W_Q is not None), default=0)
-    if problem := shape_problem(case.n, max(case.d, d_k), len(case.layers), hidden, limits):
+    if problem := shape_problem(*case.sizes(), limits):
         raise BadInput(f"the configuration has {problem}")
     return case
 

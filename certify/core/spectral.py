@@ -34,8 +34,8 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
     midpoints scaled by one power of two into range (singular vectors do not change with scale;
     entries far below the largest may round to 0, which only loosens the bound)."""
     mids = [[arb(x.mid()) for x in row] for row in A_ball]
-    tops = [int(m.man_exp()[1]) + int(m.man_exp()[0]).bit_length() for row in mids for x in row
-            for m in [x.mid()] if m != 0]
+    tops = [int(exponent) + int(mantissa).bit_length() for row in mids for x in row if x != 0
+            for mantissa, exponent in [x.man_exp()]]  # |x| < 2^top
     scale = arb(2) ** (-max(tops, default=0))
     scaled = np.array([[float(x * scale) for x in row] for row in mids])
     return witness(scaled)

@@ -221,12 +221,9 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         claim_obj = bound_claim(bound_expr)
     claim_obj.check_applies(case)
     target = claim_obj.id or f"bound: {bound_expr.text}"
-    hidden = max((len(layer.ffn.W1) for layer in case.layers if layer.ffn is not None), default=0)
-    d_k = max((len(layer.W_Q[0]) for layer in case.layers if layer.W_Q is not None), default=0)
 
     def over_limits(precision: int) -> str | None:
-        return resource_problem(case.n, max(case.d, d_k), len(case.layers), hidden, precision, limits,
-                                _uses_tau(claim_obj))
+        return resource_problem(*case.sizes(), precision, limits, _uses_tau(claim_obj))
 
     if problem := over_limits(start_prec):
         raise BadInput(f"refused before starting: {problem}")
