@@ -6,6 +6,8 @@ its own plain code.  A bug in the clever parts (screening, search, the engine) c
 certification fail; it must never make this accept.
 
 A certificate names its kind; each kind has a module here with verify(cert) -> (ok, message).
+Its text is read by load() under strict JSON rules, and a certificate beyond the limits of
+certify_checker.limits is refused before any work (Confirmation.refused).
 """
 
 from __future__ import annotations
