@@ -7,8 +7,8 @@ confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2
 
 The work estimate counts the checker's own ball operations: per layer the scores, P X and the
 products with V (n^2 d + n d^2), the witness norms (d^3), the FFN (n d h) and the pairwise
-distances of the diameters (n^2 d), each weighted by the cost of a multiplication at the stated
-precision (limbs^1.6).  Its memory is dominated by the same arrays (n^2 + n d + d^2 balls).
+distances of the diameters (n^2 d), each weighted by its cost at the stated precision: a fixed
+part (the Python around it) plus one per limb, 1 + bits/64.  Its memory is dominated by the same arrays (n^2 + n d + d^2 balls).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class Limits:
     digits: int = 4000
     bytes: int = 64 << 20
     memory: int = 2 << 30
-    work: int = 2 * 10**10
+    work: int = 5 * 10**8
 
 
 LIMITS = Limits()
@@ -46,7 +46,7 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     if balls * ball_bytes(precision) > limits.memory:
         return f"an estimated {balls * ball_bytes(precision) / 2**30:.2f} GiB is above the checker's memory limit"
     operations = layers * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
-    cost = int(operations * max(1.0, precision / 64) ** 1.6)
+    cost = operations * (1 + precision // 64)
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None
