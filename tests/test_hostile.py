@@ -75,6 +75,13 @@ def violated_cert():
     return engine.check(cases.antipodal(500.0), bound=PLANTED).certificate
 
 
+@pytest.fixture(scope="module")
+def counterexample_cert():
+    from types import SimpleNamespace
+    from certify.studies.thesis import residual_far
+    return residual_far.build(SimpleNamespace(q="0.1", lam=None)).certificate
+
+
 # --- numbers beyond binary64: the screen stands aside, arb decides -----------------------------
 
 def beyond_binary64():
@@ -410,6 +417,10 @@ def test_the_checker_module_never_exits_1_from_a_crash(tmp_path, violated_cert):
     duplicate = subprocess.run([sys.executable, "-m", "certify_checker", str(tmp_path / "dup.json")],
                                capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert duplicate.returncode == 2 and "twice" in duplicate.stderr
+    heavy = write_json(tmp_path / "heavy.json", redigest({**violated_cert, "precision": 1 << 20}))
+    refused = subprocess.run([sys.executable, "-m", "certify_checker", str(heavy)], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120)
+    assert refused.returncode == 2 and "limit" in refused.stderr
 
 
 # --- campaign folders -------------------------------------------------------------------------
@@ -551,7 +562,7 @@ def _mutate(data, rng: random.Random):
     return json.dumps(data)
 
 
-def _fuzz(tmp_path, capsys, holds_cert, violated_cert, examples: int, seed: int) -> None:
+def _fuzz(tmp_path, capsys, certificates: list, examples: int, seed: int) -> None:
     rng = random.Random(seed)
     configs = [json.loads((ROOT / "examples" / name).read_text()) for name in ("layer.json", "saturated.json")]
     for k in range(examples):
@@ -564,7 +575,7 @@ def _fuzz(tmp_path, capsys, holds_cert, violated_cert, examples: int, seed: int)
         if code == 1:  # violated: a certified counterexample, confirmed by the checker
             assert checker.verify(jsonfile.read(out)).ok
         cert_path = tmp_path / f"v{k}.json"
-        cert_path.write_text(_mutate(rng.choice([holds_cert, violated_cert]), rng))
+        cert_path.write_text(_mutate(rng.choice(certificates), rng))
         code, stdout, err, seconds = run_cli(["verify", cert_path], capsys)
         assert_clean(code, err)
         assert seconds < 60
@@ -597,8 +608,8 @@ def _fuzz_campaign(tmp_path, capsys, finished, examples: int, seed: int) -> None
                     assert checker.verify(jsonfile.read(folder / record["certificate"])).ok
 
 
-def test_fuzz_check_and_verify(tmp_path, capsys, holds_cert, violated_cert):
-    _fuzz(tmp_path, capsys, holds_cert, violated_cert, examples=12, seed=1)
+def test_fuzz_check_and_verify(tmp_path, capsys, holds_cert, violated_cert, counterexample_cert):
+    _fuzz(tmp_path, capsys, [holds_cert, violated_cert, counterexample_cert], examples=12, seed=1)
 
 
 def test_fuzz_campaign_resume(tmp_path, capsys, finished):
@@ -606,6 +617,7 @@ def test_fuzz_campaign_resume(tmp_path, capsys, finished):
 
 
 @pytest.mark.slow
-def test_fuzz_check_verify_and_resume_at_length(tmp_path, capsys, holds_cert, violated_cert, finished):
-    _fuzz(tmp_path, capsys, holds_cert, violated_cert, examples=300, seed=2)
+def test_fuzz_check_verify_and_resume_at_length(tmp_path, capsys, holds_cert, violated_cert, counterexample_cert,
+                                                finished):
+    _fuzz(tmp_path, capsys, [holds_cert, violated_cert, counterexample_cert], examples=300, seed=2)
     _fuzz_campaign(tmp_path, capsys, finished, examples=100, seed=2)
