@@ -569,7 +569,9 @@ def _fuzz(tmp_path, capsys, certificates: list, examples: int, seed: int) -> Non
         config_path = tmp_path / f"c{k}.json"
         config_path.write_text(_mutate(rng.choice(configs), rng))
         out = tmp_path / f"out{k}.json"
-        code, stdout, err, seconds = run_cli(["check", config_path, "--max-prec", "512", "--out", out], capsys)
+        target = rng.choice([[], ["--bound", PLANTED]])  # a theorem, or a false bound that can be violated
+        code, stdout, err, seconds = run_cli(["check", config_path, "--max-prec", "512", "--out", out, *target],
+                                             capsys)
         assert_clean(code, err)
         assert seconds < 60
         if code == 1:  # violated: a certified counterexample, confirmed by the checker
