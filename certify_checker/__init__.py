@@ -118,7 +118,7 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
     kind = cert.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r}")
     if refusal := _over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
