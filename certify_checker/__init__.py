@@ -6,6 +6,8 @@ its own plain code.  A bug in the clever parts (screening, search, the engine) c
 certification fail; it must never make this accept.
 
 A certificate names its kind; each kind has a module here with verify(cert) -> (ok, message).
+Its text is read by load() under strict JSON rules, and a certificate beyond the limits of
+certify_checker.limits is refused before any work (Confirmation.refused).
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from __future__ import annotations
 import importlib
 import json
 from dataclasses import dataclass
+
+from certify_checker.limits import LIMITS, Limits
+from certify_checker.limits import problem as limits_problem
 
 FORMAT = "certify-certificate/1"
 # What untrusted input can raise while it is read; each means "malformed", never a crash.  Beyond
@@ -38,15 +43,90 @@ KINDS = {
 class Confirmation:
     ok: bool
     message: str
+    refused: bool = False  # beyond the checker's limits: neither confirmed nor rejected
 
 
-def verify(cert) -> Confirmation:
+class Unreadable(ValueError):
+    """The certificate text is not JSON the checker reads (see load)."""
+
+
+def load(data, limits: Limits = LIMITS):
+    """Parse a certificate's text (str or bytes) strictly: at most limits.bytes, no duplicate keys
+    (a certificate could otherwise show one verdict and have another checked), no NaN or Infinity,
+    integers of at most limits.digits digits (read exactly), nesting at most limits.nesting deep."""
+    if len(data) > limits.bytes:
+        raise Unreadable(f"larger than the checker's limit of {limits.bytes} bytes")
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise Unreadable("not UTF-8 text") from None
+
+    def unique(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise Unreadable(f"the key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+
+    def constant(name):
+        raise Unreadable(f"{name} is not a number")
+
+    def integer(digits):
+        if len(digits.lstrip("-")) > limits.digits:
+            raise Unreadable(f"an integer of more than {limits.digits} digits")
+        return int(digits)
+
+    try:
+        cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer)
+    except ValueError as err:  # JSONDecodeError is a ValueError
+        raise Unreadable(f"not JSON: {err}") from None
+    except RecursionError:
+        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}") from None
+    deepest, stack = 0, [(cert, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
+    if deepest > limits.nesting:
+        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}")
+    return cert
+
+
+def _configuration(cert: dict):
+    """The configuration a certificate evaluates (its inputs, or inputs.config), or None."""
+    inputs = cert.get("inputs")
+    if isinstance(inputs, dict) and "X" not in inputs:
+        inputs = inputs.get("config")
+    return inputs if isinstance(inputs, dict) else None
+
+
+def _over_limits(cert: dict, limits: Limits) -> str | None:
+    """Which limit the certificate's shapes and precision pass (checked before any work)."""
+    precision = cert.get("precision")
+    precision = precision if type(precision) is int else 0
+    config = _configuration(cert)
+    X, layers = (config.get("X"), config.get("layers")) if config else (None, None)
+    if not (isinstance(X, list) and X and isinstance(X[0], list) and isinstance(layers, list)):
+        return limits_problem(0, 0, 0, 0, precision, limits)  # the kind's module judges the shape
+    widths = [len(layer[key][0]) for layer in layers if isinstance(layer, dict) for key in ("W_Q", "W1")
+              if isinstance(layer.get(key), list) and layer[key] and isinstance(layer[key][0], list)]
+    hidden = [len(layer["ffn"].get("W1", [])) for layer in layers
+              if isinstance(layer, dict) and isinstance(layer.get("ffn"), dict) and isinstance(layer["ffn"].get("W1"), list)]
+    return limits_problem(len(X), max([len(X[0])] + widths), len(layers), max(hidden, default=0), precision, limits)
+
+
+def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
     kind = cert.get("kind")
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r}")
+    if refusal := _over_limits(cert, limits):
+        return Confirmation(False, refusal, refused=True)
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
@@ -61,9 +141,10 @@ def precision_problem(precision) -> str | None:
     return None
 
 
-def verify_text(text: str) -> Confirmation:
+def verify_text(text, limits: Limits = LIMITS) -> Confirmation:
+    """verify() of a certificate's text; unreadable text is not confirmed."""
     try:
-        cert = json.loads(text)
-    except (ValueError, RecursionError) as err:
-        return Confirmation(False, f"not JSON: {err}")
-    return verify(cert)
+        cert = load(text, limits)
+    except Unreadable as err:
+        return Confirmation(False, str(err))
+    return verify(cert, limits)

@@ -1,11 +1,16 @@
 """`python -m certify_checker CERT [CERT ...]`: re-verify certificates with the trusted checker alone.
 
-Exit codes as `certify verify`: 0 every certificate confirmed, 1 one rejected, 2 one unreadable.
+Exit codes as `certify verify`: 0 every certificate confirmed, 1 one rejected, 2 one unreadable or
+beyond the checker's limits (certify_checker.limits), 4 an internal error of the checker (a bug,
+never a verdict).
 """
 
 import sys
 
-from certify_checker import verify_text
+from certify_checker import Unreadable, load, verify
+from certify_checker.limits import LIMITS
+
+EXIT_INTERNAL_ERROR = 4
 
 
 def main(paths: list[str]) -> int:
@@ -15,15 +20,39 @@ def main(paths: list[str]) -> int:
     worst = 0
     for path in paths:
         try:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-        except (OSError, UnicodeDecodeError) as err:
-            print(f"certify_checker: error: cannot read {path}: {err}", file=sys.stderr)
+            with open(path, "rb") as handle:
+                data = handle.read(LIMITS.bytes + 1)
+            cert = load(data, LIMITS)
+        except OSError as err:
+            print(f"certify_checker: error: cannot read {path}: {err.strerror or err}", file=sys.stderr)
             return 2
-        confirmation = verify_text(text)
+        except Unreadable as err:
+            print(f"certify_checker: error: {path}: {err}", file=sys.stderr)
+            return 2
+        confirmation = verify(cert, LIMITS)
+        if confirmation.refused:
+            print(f"certify_checker: error: {path}: {confirmation.message}", file=sys.stderr)
+            return 2
         print(f"{'OK' if confirmation.ok else 'REJECTED'}: {path}: {confirmation.message}")
         worst = max(worst, 0 if confirmation.ok else 1)
     return worst
 
 
-sys.exit(main(sys.argv[1:]))
+def guarded(paths: list[str]) -> int:
+    """main, with any unexpected exception reported as an internal error (exit 4), never as a verdict."""
+    try:
+        return main(paths)
+    except KeyboardInterrupt:
+        print("certify_checker: interrupted", file=sys.stderr)
+        return 130
+    except MemoryError:
+        print("certify_checker: error: out of memory (see certify_checker.limits)", file=sys.stderr)
+        return 2
+    except Exception as err:  # noqa: BLE001 - the last line of defence
+        detail = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+        print(f"certify_checker: internal error ({detail}); this is a bug in the checker, not a verdict: please "
+              "report it with the certificate file", file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+sys.exit(guarded(sys.argv[1:]))

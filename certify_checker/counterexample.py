@@ -6,16 +6,23 @@ only steer the computation), the claims it makes, a verdict ("certified" or "und
 enclosures of the quantities that decide it:
 
     {"format": "certify-certificate/1", "kind": ..., "verdict": ..., "claims": [...],
-     "inputs": {...}, "witness": {...}, "values": {name: "[mid +/- rad]"}, "precision": bits}
+     "inputs": {...}, "witness": {...}, "values": {name: "[mid +/- rad]"}, "precision": bits,
+     "inputs_sha256": sha256 of {kind, inputs, witness, precision}}
+
+Nothing else may be stated: the certificate's fields and its inputs' keys are exactly these and
+keys the kind reads (its INPUT_KEYS; a missing one is malformed), so no field is shown that the checker does not check.
 
 A kind's module supplies evaluate(inputs, witness) -> Evaluation, run at the working precision.
 confirm() re-runs it at the stated precision and accepts only when the verdict, the claims (word
-for word) and every value agree with what it recomputes.  The verdict is "certified" exactly when
+for word) and every value agree with what it recomputes: each stated enclosure must contain the
+recomputed one (so the true value) and be about as accurate.  The verdict is "certified" exactly when
 every check of the evaluation passed; a check that cannot be decided leaves it "undecided".
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 
 from flint import arb, ctx
@@ -25,6 +32,7 @@ from certify_checker.exact import agrees
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
+CERT_KEYS = {"format", "kind", "verdict", "claims", "inputs", "witness", "values", "precision", "inputs_sha256"}
 
 
 @dataclass
@@ -44,17 +52,27 @@ class Evaluation:
         return passed
 
 
-def confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
+def digest(kind: str, inputs: dict, witness: dict, precision) -> str:
+    canonical = json.dumps({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision},
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool, str]:
     """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected."""
     try:
-        return _confirm(cert, kind, evaluate)
+        return _confirm(cert, kind, evaluate, input_keys)
     except MALFORMED as err:
         return False, f"malformed certificate: {type(err).__name__}: {err}"
 
 
-def _confirm(cert: dict, kind: str, evaluate) -> tuple[bool, str]:
+def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != kind:
         return False, f"not a {kind!r} certificate of format {FORMAT}"
+    if set(cert) != CERT_KEYS or not isinstance(cert["inputs"], dict) or not set(cert["inputs"]) <= input_keys:
+        return False, f"the certificate's fields are not {sorted(CERT_KEYS)} with inputs among {sorted(input_keys)}"
+    if digest(kind, cert["inputs"], cert["witness"], cert["precision"]) != cert["inputs_sha256"]:
+        return False, "the inputs, witness or precision do not match the certificate's digest (edited?)"
     precision = cert["precision"]
     if refused := precision_problem(precision):
         return False, refused

@@ -8,7 +8,7 @@ import math
 import re
 from fractions import Fraction
 
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 _HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
@@ -18,7 +18,8 @@ MAX_DECIMAL_EXPONENT = 4000
 
 
 def rational(text) -> Fraction:
-    """'p', 'p/q', a decimal, or a hex float, exactly.  JSON numbers are taken as their binary64 value."""
+    """'p', 'p/q', a decimal, or a hex float, exactly.  A JSON integer is exact; a JSON number with a
+    fraction or an exponent is its binary64 value."""
     if isinstance(text, bool):
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
@@ -85,10 +86,33 @@ def _accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
-def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
-    """A stated enclosure overlaps the recomputed one and is about as accurate as the stated
-    precision gives (neither a blown-up ball nor one from another precision): both relative
-    accuracies, capped at the precision, agree within 16 + precision/8 bits."""
-    theirs = parse_arb(theirs_text)
+_BALL_TEXT = re.compile(r"^\[(?:(\S+) )?\+/- (\S+)\]$")
+
+
+def contains(mine: arb, theirs_text: str) -> bool:
+    """The stated interval [m - r, m + r] contains the recomputed ball, hence the true value.
+
+    Decided soundly whatever the parsing rounds: m and r are read as balls (at a precision that
+    makes them nearly exact) and the test uses an inner approximation [L, H] of the stated
+    interval, L an upper bound of m - r and H a lower bound of m + r."""
+    parse_arb(theirs_text)  # finite, or ValueError
+    with ctx.workprec(max(ctx.prec, 4 * len(theirs_text)) + 64):
+        match = _BALL_TEXT.match(theirs_text.strip())
+        mid, rad = (arb(match.group(1) or "0"), arb(match.group(2))) if match else (arb(theirs_text), arb(0))
+        low, high = (mid - rad).upper(), (mid + rad).lower()
+        return mine.is_finite() and bool(low <= mine.lower()) and bool(mine.upper() <= high)
+
+
+def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up
+    ball nor one from another precision): both relative accuracies, capped at the precision,
+    agree within 16 + precision/8 bits."""
     slack = 16 + precision // 8
-    return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
+    with ctx.workprec(precision):
+        theirs = parse_arb(theirs_text)
+    return abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
+
+
+def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
+    """A stated enclosure contains the recomputed one and is about as accurate."""
+    return contains(mine, theirs_text) and accurate(mine, theirs_text, precision)

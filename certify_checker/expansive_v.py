@@ -15,6 +15,7 @@ from certify_checker.exact import smallest
 from certify_checker.inequality import value_layer
 
 KIND = "expansive-v"
+INPUT_KEYS = {"config"}
 
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
@@ -42,4 +43,4 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

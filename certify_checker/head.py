@@ -106,4 +106,4 @@ def _in_regime(a_D2: arb, regime: str) -> bool:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, KEYS)

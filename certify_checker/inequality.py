@@ -17,7 +17,8 @@ from certify_checker import forward, precision_problem
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
-from certify_checker.exact import agrees, ball, largest, smallest
+from certify_checker.bound import canonical as canonical_bound
+from certify_checker.exact import accurate, ball, contains, largest, smallest
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -77,7 +78,6 @@ CLAIMS = {
 }
 # Hypotheses about the whole stack, on top of the per-layer ones.
 STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
-USER_NAMES = {"D", "a", "n", "d", "v"}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
 MAX_POWER = 1024
 
@@ -161,55 +161,53 @@ def _outcome(lhs: arb, rhs: arb):
     return None
 
 
-def verify(cert: dict) -> tuple[bool, str]:
-    """Re-derive an inequality certificate: read what it states, recompute every comparison at the
-    stated precision, then accept only when the verdict and every stated enclosure agree."""
-    if refused := _statement_problem(cert):
-        return False, refused
-    target = _target(cert["claim"], cert["bound"], cert["inputs"])
-    if isinstance(target, str):
-        return False, target
-    if cert["verdict"] not in ("holds", "violated"):
-        return False, f"verdict {cert['verdict']!r} is not a decided verdict"
-    scope, inequalities = target
-    precision = cert["precision"]
-    with ctx.workprec(precision):
-        steps = _run_stack(cert["inputs"], cert["witness"])
-        compared = _comparisons(cert["claim"], cert["inputs"], scope, inequalities, steps)
-        outcomes = [_outcome(lhs, rhs) for *_, lhs, rhs in compared]
-        verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else None
-        if verdict != cert["verdict"]:
-            return False, f"the checker finds {verdict or 'undecided'} at {precision} bits, the certificate says {cert['verdict']}"
-        stated = cert["values"]
-        refused = (_comparisons_problem(stated, compared, outcomes, precision)
-                   or _layer_values_problem(stated, steps, precision)
-                   or _summary_problem(stated, steps, compared, outcomes, precision))
-        if refused:
-            return False, refused
-    return True, f"confirmed: {cert['verdict']} at {precision} bits"
+CERT_KEYS = {"format", "kind", "claim", "bound", "verdict", "precision", "inputs", "inputs_sha256", "witness", "values"}
+VALUE_KEYS = {"D_in", "D_out", "bound", "layers", "comparisons"}
+COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
+# A stated enclosure must contain the checker's own; where it does not at the stated precision
+# (the two evaluations round differently) the checker recomputes at these multiples of it.
+ESCALATION = (2, 4)
+
+
+def digest(cert: dict) -> str:
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
+                            "precision": cert["precision"]}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _statement_problem(cert: dict) -> str | None:
-    """The digest binds claim, bound and inputs; the precision is in range; the inputs are a
-    configuration of the schema."""
-    claim, bound, inputs = cert["claim"], cert["bound"], cert["inputs"]
-    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs}, sort_keys=True, separators=(",", ":"))
-    if hashlib.sha256(canonical.encode("utf-8")).hexdigest() != cert["inputs_sha256"]:
-        return "the inputs, claim or bound do not match the certificate's digest (edited?)"
+    """The fields are exactly those stated; the digest binds claim, bound, inputs and precision; the
+    precision is in range; the inputs are a configuration of the schema; the verdict is decided;
+    the stated values have the expected shape."""
+    if set(cert) != CERT_KEYS:
+        return f"the certificate's fields are not {sorted(CERT_KEYS)}"
+    if digest(cert) != cert["inputs_sha256"]:
+        return "the inputs, claim, bound or precision do not match the certificate's digest (edited?)"
     if refused := precision_problem(cert["precision"]):
         return refused
+    if unreadable := schema.problem(cert["inputs"]):
+        return unreadable
+    if cert["verdict"] not in ("holds", "violated"):
+        return f"verdict {cert['verdict']!r} is not a decided verdict"
+    stated = cert["values"]
+    if not (isinstance(stated, dict) and set(stated) == VALUE_KEYS and isinstance(stated["comparisons"], list)
+            and all(isinstance(e, dict) and set(e) == COMPARISON_KEYS for e in stated["comparisons"])
+            and isinstance(stated["layers"], list) and all(isinstance(v, dict) for v in stated["layers"])):
+        return f"the stated values are not {sorted(VALUE_KEYS)} with comparisons of {sorted(COMPARISON_KEYS)}"
+    return None
+
+
+def _target(cert: dict):
+    """(scope, inequalities) of the certificate's claim or bound, or a reason to reject it."""
+    claim, bound, inputs = cert["claim"], cert["bound"], cert["inputs"]
     if (claim is None) == (bound is None):
         return "a certificate states exactly one of claim and bound"
-    return schema.problem(inputs)
-
-
-def _target(claim: str | None, bound: str | None, inputs: dict):
-    """(scope, inequalities) of the claim, whose hypotheses the layers must meet, or of the user's
-    bound D_out <= EXPR; a string says why the certificate is refused."""
-    if claim is None:
-        names = {n.id for n in ast.walk(ast.parse(bound, mode="eval")) if isinstance(n, ast.Name)}
-        if not names <= USER_NAMES | FUNCTIONS:
-            return f"the bound uses names outside {sorted(USER_NAMES)}"
+    if bound is not None:
+        try:
+            if canonical_bound(bound) != bound:
+                return f"the bound is not in its canonical form {canonical_bound(bound)!r}"
+        except ValueError as err:
+            return str(err)
         return "layer", [("D_out", bound)]
     if claim not in CLAIMS:
         return f"the checker does not know claim {claim!r}"
@@ -224,66 +222,94 @@ def _target(claim: str | None, bound: str | None, inputs: dict):
     return scope, inequalities
 
 
-def _run_stack(inputs: dict, witness: dict) -> list[Layer]:
-    """The forward pass from the exact tokens (at least two, by the schema), one Layer per step."""
-    X0 = forward.matrix(inputs["X"])
-    steps, X = [], X0
-    for t, spec in enumerate(inputs["layers"]):
-        steps.append(Layer(spec, X, X0, witness, t, len(inputs["layers"])))
-        X = steps[-1].step["out"]
-    return steps
+def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
+    """The comparisons (layer, lhs text, rhs text, lhs, rhs) and the layer steps, at this precision."""
+    claim, inputs = cert["claim"], cert["inputs"]
+    with ctx.workprec(precision):
+        X0 = forward.matrix(inputs["X"])  # at least two tokens (schema)
+        steps, X = [], X0
+        for t, spec in enumerate(inputs["layers"]):
+            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
+            X = steps[-1].step["out"]
+        compared = []
+        frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
+        for lhs_text, rhs_text in inequalities:
+            if scope == "window":
+                compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
+                             for frame in frames]
+                continue
+            if scope == "stack":
+                bound_value = steps[0]("D")
+                for step in steps:
+                    bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
+                lhs = evaluate(lhs_text, steps[-1])
+                compared.append((None, lhs_text, f"composed {rhs_text}", lhs, bound_value))
+            else:
+                for step in steps:
+                    compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step)))
+    return compared, steps
 
 
-def _comparisons(claim: str | None, inputs: dict, scope: str, inequalities: list, steps: list[Layer]) -> list:
-    """(layer, lhs text, rhs text, lhs, rhs) for every inequality: per layer, per window, or once for
-    the stack with the rhs composed through the layers from D_0."""
-    compared = []
-    frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
-    for lhs_text, rhs_text in inequalities:
-        if scope == "window":
-            compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
-                         for frame in frames]
-        elif scope == "stack":
-            bound_value = steps[0]("D")
-            for step in steps:
-                bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
-            compared.append((None, lhs_text, f"composed {rhs_text}", evaluate(lhs_text, steps[-1]), bound_value))
-        else:
-            compared += [(step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step))
-                         for step in steps]
-    return compared
+def _enclosures(cert: dict, compared: list, steps: list, precision: int, deciding: int) -> dict:
+    """Every enclosure the certificate states, by label: (the checker's own ball, the stated text).
+    `deciding`: the comparison whose rhs is the stated bound (the first violated one, else the last)."""
+    stated = cert["values"]
+    out = {}
+    with ctx.workprec(precision):
+        for k, ((t, _, _, lhs, rhs), entry) in enumerate(zip(compared, stated["comparisons"])):
+            out[f"comparison {k} (layer {t}) lhs"] = (lhs, entry["lhs"])
+            out[f"comparison {k} (layer {t}) rhs"] = (rhs, entry["rhs"])
+        for step, values in zip(steps, stated["layers"]):
+            for name, text in values.items():
+                out[f"layer {step.t}: {name}"] = (step(name), text)
+        out["D_in"] = (steps[0]("D"), stated["D_in"])
+        out["D_out"] = (steps[-1]("D_out"), stated["D_out"])
+        out["bound"] = (compared[deciding][-1], stated["bound"])
+    return out
 
 
-def _comparisons_problem(stated: dict, compared: list, outcomes: list, precision: int) -> str | None:
+def verify(cert: dict) -> tuple[bool, str]:
+    """Re-derive an inequality certificate: read what it states, recompute every comparison at the
+    stated precision, then accept only when the verdict, every comparison and every stated enclosure
+    agree (each must contain the checker's own)."""
+    if refused := _statement_problem(cert):
+        return False, refused
+    target = _target(cert)
+    if isinstance(target, str):
+        return False, target
+    scope, inequalities = target
+    stated, precision = cert["values"], cert["precision"]
+
+    compared, steps = _recompute(cert, scope, inequalities, precision)
+    outcomes = [_outcome(lhs, rhs) for *_, lhs, rhs in compared]
+    verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else None
+    if verdict != cert["verdict"]:
+        return False, f"the checker finds {verdict or 'undecided'} at {precision} bits, the certificate says {cert['verdict']}"
     if len(stated["comparisons"]) != len(compared):
-        return "the certificate lists a different number of comparisons"
+        return False, "the certificate lists a different number of comparisons"
     for (t, lhs_text, rhs_text, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
         if entry["layer"] != t or entry["holds"] is not outcome:
-            return f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
+            return False, f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
         if (entry["lhs_expr"], entry["rhs_expr"]) != (lhs_text, rhs_text):
-            return f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"
-        if not (agrees(lhs, entry["lhs"], precision) and agrees(rhs, entry["rhs"], precision)):
-            return f"comparison at layer {t}: stated enclosures do not match the recomputed ones"
-    return None
-
-
-def _layer_values_problem(stated: dict, steps: list[Layer], precision: int) -> str | None:
+            return False, f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"
     if len(stated["layers"]) != len(steps):
-        return "the certificate lists values for a different number of layers"
-    for step, values in zip(steps, stated["layers"]):
-        for name, text in values.items():
-            if not agrees(step(name), text, precision):
-                return f"layer {step.t}: stated {name} = {text[:40]} does not match the recomputed value"
-    return None
-
-
-def _summary_problem(stated: dict, steps: list[Layer], compared: list, outcomes: list, precision: int) -> str | None:
-    """D_in, D_out and the deciding bound: the first violated comparison's rhs, else the last one's."""
-    summary = {"D_in": steps[0]("D"), "D_out": steps[-1]("D_out")}
-    for name, mine in summary.items():
-        if not agrees(mine, stated[name], precision):
-            return f"stated {name} does not match the recomputed value"
-    deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
-    if not agrees(deciding[-1], stated["bound"], precision):
-        return "stated bound does not match the recomputed value"
-    return None
+        return False, "the certificate lists values for a different number of layers"
+    deciding = outcomes.index(False) if False in outcomes else len(compared) - 1
+    enclosures = _enclosures(cert, compared, steps, precision, deciding)
+    for label, (mine, text) in enclosures.items():
+        if not accurate(mine, text, precision):
+            return False, f"{label}: the stated {str(text)[:40]} is not as accurate as {precision} bits give"
+    # Each stated enclosure must contain the checker's own (so the true value); an honest one that
+    # misses it only by the two evaluations' rounding does so at a higher precision.
+    missing = {label for label, (mine, text) in enclosures.items() if not contains(mine, text)}
+    for factor in ESCALATION:
+        if not missing:
+            break
+        compared, steps = _recompute(cert, scope, inequalities, factor * precision)
+        finer = _enclosures(cert, compared, steps, factor * precision, deciding)
+        missing = {label for label in missing if not contains(finer[label][0], finer[label][1])}
+    if missing:
+        label = sorted(missing)[0]
+        return False, (f"{label}: the stated {str(enclosures[label][1])[:40]} does not contain the checker's "
+                       f"enclosure {enclosures[label][0].str(8, radius=True)} (it may exclude the true value)")
+    return True, f"confirmed: {cert['verdict']} at {precision} bits"

@@ -36,6 +36,7 @@ from certify_checker.exact import ball, interval, rational
 from certify_checker.norms import cholesky_upper
 
 KIND = "ln-equilibria"
+INPUT_KEYS = {"n", "w"}
 MAX_TOKENS = 16  # bounds the checker's running time, not the mathematics
 
 
@@ -162,4 +163,4 @@ def claims(N: int, w: Fraction, counts: dict, bound: Fraction) -> list[str]:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

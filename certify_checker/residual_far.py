@@ -15,6 +15,7 @@ from certify_checker.exact import ball, rational
 from certify_checker.inequality import residual_layer
 
 KIND = "residual-far"
+INPUT_KEYS = {"q", "config"}
 
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
@@ -36,4 +37,4 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

@@ -43,6 +43,7 @@ from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, interval, rational, square
 
 KIND = "wu-fig1"
+INPUT_KEYS = {"w"}
 
 
 def tangent_coordinate(theta: arb) -> arb:
@@ -166,4 +167,4 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS)

@@ -31,7 +31,8 @@ def violated():
 
 def redigest(cert):
     """What a forger would do after editing: recompute the digest, so the mathematics must catch it."""
-    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
+                            "precision": cert["precision"]},
                            sort_keys=True, separators=(",", ":"))
     cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
     return cert

@@ -42,7 +42,8 @@ def identity_witness(d: int) -> dict:
 
 def redigest(cert: dict) -> dict:
     """The digest a forger recomputes after an edit (the documented canonical JSON rule)."""
-    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
+                            "precision": cert["precision"]},
                            sort_keys=True, separators=(",", ":"))
     cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
     return cert

@@ -10,6 +10,8 @@ import json
 from fractions import Fraction
 
 import pytest
+
+from certify.core import numbers
 from flint import arb
 from mpmath import mp
 
@@ -40,6 +42,13 @@ def inside(ball_text, value, digits=30) -> bool:
     return ball.overlaps(arb(mp.nstr(value, 60)).union(arb(mp.nstr(value + tolerance, 60))))
 
 
+def stated_lambda(cert: dict) -> Fraction:
+    """lambda of A = lambda I in the certificate's configuration (the one field that states it)."""
+    config = cert["inputs"]["config"]
+    layer = config["layers"][0] if "layers" in config else config
+    return numbers.parse_number(layer["A"][0][0])
+
+
 # --- residual-far -----------------------------------------------------------------------------
 
 @pytest.mark.parametrize("q", ["0.1", "1/3", "1e-30", "0.9"])
@@ -48,7 +57,7 @@ def test_residual_far_matches_the_closed_form_and_is_below_q(q):
     assert outcome.confirmed and outcome.verdict == "certified"
     cert = outcome.certificate
     with mp.workdps(100):
-        lam = mp_fraction(cert["inputs"]["lambda"])
+        lam = mp_fraction(stated_lambda(cert))
         ratio = 2 / (mp.exp(2 * lam) + 1)  # proofs/residual_far.py
         assert ratio < mp_fraction(q)
         assert inside(cert["values"]["ratio"], ratio)
@@ -56,14 +65,14 @@ def test_residual_far_matches_the_closed_form_and_is_below_q(q):
         assert inside(cert["values"]["D_out"], 2 * ratio)
         # the chosen lambda is one grid step past the threshold, not far beyond it
         step_back = lam - mp.mpf(2) / configs.GRID
-        at_grid_start = Fraction(cert["inputs"]["lambda"]) <= Fraction(1, configs.GRID)
+        at_grid_start = Fraction(stated_lambda(cert)) <= Fraction(1, configs.GRID)
         assert at_grid_start or 2 / (mp.exp(2 * step_back) + 1) > mp_fraction(q)
     assert checker.verify(cert).ok
 
 
 def test_residual_far_for_q_at_least_one_takes_any_lambda():
     outcome = far("2")
-    assert outcome.verdict == "certified" and Fraction(outcome.certificate["inputs"]["lambda"]) > 0
+    assert outcome.verdict == "certified" and Fraction(stated_lambda(outcome.certificate)) > 0
 
 
 def test_residual_far_with_too_small_a_lambda_is_not_certified():
@@ -114,12 +123,12 @@ def test_expansive_v_grows_as_the_closed_form(rho, layers):
     assert outcome.confirmed and outcome.verdict == "certified"
     cert = outcome.certificate
     with mp.workdps(100):
-        D = mp_diameters(mp_fraction(rho), mp_fraction(cert["inputs"]["lambda"]), int(layers))
+        D = mp_diameters(mp_fraction(rho), mp_fraction(stated_lambda(cert)), int(layers))
         assert all(b > a for a, b in zip(D, D[1:]))
         assert inside(cert["values"]["D_T"], D[-1]) and inside(cert["values"]["growth"], D[-1] / D[0])
         assert inside(cert["values"]["smallest_step"], min(b / a for a, b in zip(D, D[1:])))
         # far from consensus: rho a D_0^2 >= 1, outside value.expansive's collapse regime
-        assert mp_fraction(rho) * mp_fraction(cert["inputs"]["lambda"]) * 4 >= 1
+        assert mp_fraction(rho) * mp_fraction(stated_lambda(cert)) * 4 >= 1
     assert checker.verify(cert).ok
 
 

@@ -230,7 +230,8 @@ def certificates():
 
 
 def redigest(cert):
-    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
+                            "precision": cert["precision"]},
                            sort_keys=True, separators=(",", ":"))
     cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
     return cert

@@ -4,8 +4,9 @@ Each subcommand lives in its own module of this package and exposes
     add_parser(subparsers)   -> registers its argparse sub-parser
     run(args) -> int         -> the exit code
 Exit codes are a public contract: 0 holds / ok, 1 violated / not ok, 2 bad input or usage,
-3 undecided.  Bad input is raised as certify.errors.BadInput anywhere below and becomes one
-line on stderr here.
+3 undecided, 4 internal error.  Bad input is raised as certify.errors.BadInput anywhere below and
+becomes one line on stderr here.  Any other exception is a bug in certify: it becomes one line
+naming the command and what a bug report needs, and exit code 4, never a verdict's code.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ COMMANDS = [
     "model",
 ]
 
-EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED = 0, 1, 2, 3
+EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="certify", description="Rigorous certification of the mathematics of iterated "
                      "self-attention: ball arithmetic verdicts (holds, violated, undecided) with certificates "
                      "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
-                     "3 undecided.")
+                     "3 undecided, 4 internal error (a bug: please report it).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
     for name in COMMANDS:
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
     try:
         args = build_parser().parse_args(argv)
         return args.run(args)
@@ -73,6 +75,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("certify: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        print("certify: error: out of memory; lower the sizes or the precision (see the limits in "
+              "`certify check --help`)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
+        print(internal_error_line(argv, err), file=sys.stderr)
+        return EXIT_INTERNAL_ERROR
+
+
+def internal_error_line(argv: list[str], err: BaseException) -> str:
+    """The one line of an internal error: the command, the exception, and what a bug report needs."""
+    command = " ".join(["certify"] + [word for word in argv if word in COMMANDS][:1])
+    detail = " ".join(f"{type(err).__name__}: {err}".split())[:300]
+    return (f"certify: internal error in `{command}` ({detail}); this is a bug in certify, not a "
+            "verdict: please report it with the full command line, its input files and `pip show certify`")
 
 
 def entry() -> None:

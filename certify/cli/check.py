@@ -18,6 +18,7 @@ def add_parser(subparsers):
     options.add_target(p)
     p.add_argument("--out", metavar="CERT", help="write the certificate here (holds or violated only)")
     options.add_max_prec(p)
+    options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 
@@ -40,7 +41,8 @@ def describe(result: engine.Result) -> dict:
 
 
 def run(args) -> int:
-    result = engine.check(args.config, claim=args.claim, bound=args.bound, max_prec=args.max_prec)
+    result = engine.check(args.config, claim=args.claim, bound=args.bound, max_prec=args.max_prec,
+                          limits=options.limits_of(args))
     info = describe(result)
     written = None
     if args.out and result.certificate is not None:
@@ -59,6 +61,8 @@ def run(args) -> int:
         agree = f["says"] == result.verdict
         print(f"  float64 screen: lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
               + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
+    elif not result.screen:
+        print("  float64 screen: none (float64 cannot represent these inputs or sides; arb decided alone)")
     if result.reason:
         print(f"  {result.reason}")
     if written:

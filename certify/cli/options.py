@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from certify import engine
+from certify.core import limits
 
 
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
@@ -15,3 +16,14 @@ def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
 def add_max_prec(parser, default: int = engine.DEFAULT_MAX_PRECISION) -> None:
     parser.add_argument("--max-prec", type=int, default=default, metavar="BITS",
                         help=f"precision cap in bits (default {default})")
+
+
+def add_limits(parser) -> None:
+    """--limit NAME=VALUE (repeatable): change one of the documented caps of certify.core.limits."""
+    defaults = ", ".join(f"{name}={value}" for name, value in vars(limits.DEFAULT).items())
+    parser.add_argument("--limit", action="append", metavar="NAME=VALUE", default=[],
+                        help=f"change a limit on the input's size and work (repeatable); defaults: {defaults}")
+
+
+def limits_of(args) -> limits.Limits:
+    return limits.DEFAULT.changed(args.limit)

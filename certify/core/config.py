@@ -1,6 +1,6 @@
 """Configuration files: what a user gives (tokens and layers), parsed once into exact data.
 
-Schema (JSON; every number exact as in certify.core.numbers):
+Schema (JSON read by certify.core.jsonfile: no duplicate keys; numbers as in certify.core.numbers):
     "X":      n x d tokens as rows                                  (required, n >= 2)
     a layer:  "A" (d x d query-key matrix)  or  "W_Q", "W_K" (d x d_k), optional "b_Q", "b_K"
               (length d_k) and "d_k" (defaults to the columns of W_Q); scores are
@@ -22,12 +22,13 @@ Parsing validates shapes and values; every problem is a BadInput with one senten
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from certify.errors import BadInput
+from certify.core import jsonfile
+from certify.core.limits import DEFAULT, Limits, shape_problem
 from certify.core.masks import named_mask, validate_mask
 from certify.core.numbers import encode, encode_matrix, json_type, parse_matrix, parse_number, parse_vector
 
@@ -106,32 +107,29 @@ class Case:
     def d(self) -> int:
         return len(self.X[0])
 
+    def sizes(self) -> tuple[int, int, int, int]:
+        """(n, the widest of d and d_k, layers, the widest FFN hidden layer): what the limits cap."""
+        d_k = max((len(layer.W_Q[0]) for layer in self.layers if layer.W_Q is not None), default=0)
+        hidden = max((len(layer.ffn.W1) for layer in self.layers if layer.ffn is not None), default=0)
+        return self.n, max(self.d, d_k), len(self.layers), hidden
 
-def load(source) -> Case:
-    """A Case from a path, a JSON string's parsed dict, or a dict."""
+
+def load(source, limits: Limits = DEFAULT) -> Case:
+    """A Case from a path, a JSON string's parsed dict, or a dict; refused beyond the size limits."""
     if isinstance(source, Case):
-        return source
-    if isinstance(source, (str, Path)):
+        case = source
+    elif isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
             raise BadInput(f"no such configuration file: {path}")
-        text = path.read_text(encoding="utf-8")
-        return parse(loads_strict(text, str(path)))
-    if isinstance(source, dict):
-        return parse(source)
-    raise BadInput(f"a configuration is a file path or a JSON object, not {json_type(source)}")
-
-
-def loads_strict(text: str, where: str = "configuration"):
-    """json.loads that refuses NaN and Infinity (Python's json accepts them by default)."""
-
-    def refuse(constant):
-        raise BadInput(f"{where}: {constant} is not a finite number")
-
-    try:
-        return json.loads(text, parse_constant=refuse)
-    except json.JSONDecodeError as err:
-        raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+        case = parse(jsonfile.read(path, str(path), limits))
+    elif isinstance(source, dict):
+        case = parse(source)
+    else:
+        raise BadInput(f"a configuration is a file path or a JSON object, not {json_type(source)}")
+    if problem := shape_problem(*case.sizes(), limits):
+        raise BadInput(f"the configuration has {problem}")
+    return case
 
 
 def parse(data: dict) -> Case:

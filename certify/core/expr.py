@@ -6,12 +6,20 @@
 Number literals are exact: "0.1" is 1/10 (read from the source text, not Python's float).
 An expression is evaluated with any arithmetic backend, so the float64 screen and the ball
 evaluation read the same tree.
+
+Only printable ASCII is read (no comments `#`, no control or non-ASCII characters: a terminal
+escape or a comment could show one bound and check another), nesting is at most MAX_DEPTH deep,
+and the bound is printed and stored in one canonical form re-rendered from the parse (`render`),
+which the checker renders the same way from its own parse.  A bound that is certainly undefined
+where it is evaluated (a division by an exact zero, log of a number <= 0, sqrt of one < 0) is bad
+input, not an undecided verdict.
 """
 
 from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from fractions import Fraction
 
 from certify.errors import BadInput
 from certify.core.numbers import parse_number
@@ -20,6 +28,8 @@ UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
 VARIADIC_FUNCTIONS = ("min", "max")
 USER_NAMES = ("D", "a", "n", "d", "v")
 MAX_LENGTH = 2000
+MAX_DEPTH = 100  # operators and calls nested in one another (1 + 1 + ... counts one per +)
+PRINTABLE = frozenset(chr(c) for c in range(0x20, 0x7F)) - {"#", "\\"}
 MAX_POWER = 1024  # integer powers are products; beyond this a bound is absurd, not ambitious (the checker's cap too)
 
 _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**"}
@@ -42,18 +52,30 @@ class Expr:
 
 
 def parse(text: str, names=USER_NAMES) -> Expr:
+    """The tree of a bound; its text is the canonical rendering of the tree."""
     if not isinstance(text, str) or not text.strip():
         raise BadInput("the bound expression is empty")
     if len(text) > MAX_LENGTH:
         raise BadInput(f"the bound expression is longer than {MAX_LENGTH} characters")
+    if "#" in text:
+        raise BadInput("bound: comments (#) are not allowed")
+    if unreadable := sorted(set(text) - PRINTABLE):
+        raise BadInput(f"bound: the character {unreadable[0]!r} is not allowed (printable ASCII only)")
+    source = text.strip()
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(source, mode="eval").body
+        tree = _build(node, source, tuple(names), 0)
     except SyntaxError as err:
-        raise BadInput(f"bound {text!r}: syntax error ({err.msg})") from None
-    return Expr(text=text.strip(), tree=_build(node, text.strip(), tuple(names)))
+        raise BadInput(f"bound {source!r}: syntax error ({err.msg})") from None
+    except (RecursionError, MemoryError):
+        raise BadInput(f"bound: nested deeper than {MAX_DEPTH}") from None
+    return Expr(text=render(tree), tree=tree)
 
 
-def _build(node, source: str, names: tuple[str, ...]) -> tuple:
+def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:
+    if depth > MAX_DEPTH:
+        raise BadInput(f"bound: nested deeper than {MAX_DEPTH}")
+    depth += 1
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return ("num", parse_number(ast.get_source_segment(source, node), "bound literal"))
     if isinstance(node, ast.Name):
@@ -61,10 +83,11 @@ def _build(node, source: str, names: tuple[str, ...]) -> tuple:
             raise BadInput(f"bound: unknown name {node.id!r}; the bound may use {', '.join(names)}")
         return ("var", node.id)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _build(node.operand, source, names)
+        inner = _build(node.operand, source, names, depth)
         return ("neg", inner) if isinstance(node.op, ast.USub) else inner
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
-        tree = (_BINARY[type(node.op)], _build(node.left, source, names), _build(node.right, source, names))
+        tree = (_BINARY[type(node.op)], _build(node.left, source, names, depth),
+                _build(node.right, source, names, depth))
         exponent = tree[2]
         if tree[0] == "**" and exponent[0] == "num" and abs(exponent[1]) > MAX_POWER:
             raise BadInput(f"bound: the exponent {exponent[1]} is larger than {MAX_POWER}")
@@ -76,9 +99,60 @@ def _build(node, source: str, names: tuple[str, ...]) -> tuple:
         arity_ok = len(node.args) == 1 if name in UNARY_FUNCTIONS else len(node.args) >= 2
         if not arity_ok:
             raise BadInput(f"bound: {name}() takes {'one argument' if name in UNARY_FUNCTIONS else 'two or more'}")
-        return ("call", name, tuple(_build(arg, source, names) for arg in node.args))
+        return ("call", name, tuple(_build(arg, source, names, depth) for arg in node.args))
     segment = ast.get_source_segment(source, node) or type(node).__name__
     raise BadInput(f"bound: {segment!r} is not allowed (numbers, names, + - * / **, and the listed functions)")
+
+
+# Precedence levels of the rendering: a sum binds weakest, then products, a minus sign, powers, atoms.
+_LEVEL = {"+": 1, "-": 1, "*": 2, "/": 2, "neg": 3, "**": 4}
+_ATOM = 5
+
+
+def _level(tree: tuple) -> int:
+    return _LEVEL.get(tree[0], _ATOM)
+
+
+def render_number(value: Fraction) -> str:
+    """A literal's canonical text: plain digits, or scientific (3.14e-5) when that is more than 4
+    characters shorter.
+    Literals are decimals, so the value is m 10^k for integers m, k."""
+    k, m = 0, value
+    while m.denominator != 1:
+        if k < -10 * MAX_LENGTH:  # not a decimal: literals never are, but never loop on one
+            raise BadInput(f"bound: the number {value} has no decimal form")
+        m, k = m * 10, k - 1
+    m = m.numerator
+    while m and m % 10 == 0:
+        m, k = m // 10, k + 1
+    plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
+    digits = str(m)
+    scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"
+    return plain if len(plain) <= len(scientific) + 4 else scientific
+
+
+def render(tree: tuple) -> str:
+    """The canonical text of a tree: parsing it gives the same tree back (parentheses only where
+    the grammar needs them; spaces around + and -, none elsewhere)."""
+    kind = tree[0]
+    if kind == "num":
+        return render_number(tree[1])
+    if kind == "var":
+        return tree[1]
+    if kind == "call":
+        return f"{tree[1]}({', '.join(render(arg) for arg in tree[2])})"
+
+    def wrapped(sub: tuple, least: int) -> str:
+        text = render(sub)
+        return text if _level(sub) >= least else f"({text})"
+
+    if kind == "neg":
+        return "-" + wrapped(tree[1], _LEVEL["neg"])
+    level = _LEVEL[kind]
+    if kind == "**":  # right-associative; the exponent may carry a sign (2**-1)
+        return f"{wrapped(tree[1], _ATOM)}**{wrapped(tree[2], _LEVEL['neg'])}"
+    joiner = f" {kind} " if level == 1 else kind
+    return f"{wrapped(tree[1], level)}{joiner}{wrapped(tree[2], level + 1)}"
 
 
 def _names(tree: tuple) -> set[str]:
@@ -117,12 +191,16 @@ def _evaluate(ar, tree: tuple, env: dict):
         args = [_evaluate(ar, arg, env) for arg in tree[2]]
         if tree[1] in VARIADIC_FUNCTIONS:
             return (ar.maximum if tree[1] == "max" else ar.minimum)(ar.stack(args))
+        if ar.outside_domain(tree[1], args[0]):
+            raise BadInput(f"the bound is undefined: {render(tree)} of a number outside its domain")
         return ar.apply(tree[1], args[0])
     left = _evaluate(ar, tree[1], env)
     if kind == "**":
         exponent = tree[2]
         if exponent[0] == "num" and exponent[1].denominator == 1 and exponent[1] >= 0:
             return integer_power(left, exponent[1].numerator)
+        if ar.outside_domain("log", left):
+            raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not a whole number")
         return ar.apply("exp", _evaluate(ar, exponent, env) * ar.apply("log", left))
     right = _evaluate(ar, tree[2], env)
     if kind == "+":
@@ -131,5 +209,7 @@ def _evaluate(ar, tree: tuple, env: dict):
         return left - right
     if kind == "*":
         return left * right
+    if ar.certainly_zero(right):
+        raise BadInput(f"the bound is undefined: {render(tree)} divides by zero")
     return left / right
 

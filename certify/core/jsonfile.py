@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from certify.core.limits import DEFAULT, Limits
+from certify.errors import BadInput
+
 
 def dumps(data) -> str:
     return json.dumps(data, indent=1) + "\n"
@@ -16,3 +19,73 @@ def write(data, path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(data), encoding="utf-8")
     return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading untrusted JSON (configurations, certificates, campaign records): one strict reader.
+# Rules (README, "JSON"): no duplicate keys (the first of two could be shown, the second used),
+# no NaN or Infinity, integers of at most `limits.digits` digits (read exactly), nesting at most
+# `limits.nesting` deep, files of at most `limits.bytes` bytes.
+
+
+def _unique_keys(where: str):
+    def hook(pairs):
+        out = {}
+        for key, value in pairs:
+            if key in out:
+                raise BadInput(f"{where}: the key {key!r} appears twice in one object")
+            out[key] = value
+        return out
+    return hook
+
+
+def _depth(data) -> int:
+    """Nesting depth of parsed JSON (a scalar is 0), without recursion."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        node, level = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def loads(text, where: str, limits: Limits = DEFAULT):
+    """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
+    if len(text) > limits.bytes:
+        raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes (raise it with --limit bytes=N)")
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise BadInput(f"{where}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+
+    def refuse_constant(constant):
+        raise BadInput(f"{where}: {constant} is not a finite number")
+
+    def integer(digits: str) -> int:
+        if len(digits.lstrip("-")) > limits.digits:
+            raise BadInput(f"{where}: an integer of {len(digits.lstrip('-'))} digits is above the limit of "
+                           f"{limits.digits} (raise it with --limit digits=N)")
+        return int(digits)
+
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_keys(where), parse_constant=refuse_constant,
+                          parse_int=integer)
+    except json.JSONDecodeError as err:
+        raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
+    except RecursionError:
+        raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}") from None
+    if _depth(data) > limits.nesting:
+        raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting} (raise it with --limit nesting=N)")
+    return data
+
+
+def read(path, where: str | None = None, limits: Limits = DEFAULT):
+    """Read and parse an untrusted JSON file (at most limits.bytes of it are read)."""
+    path = Path(path)
+    with open(path, "rb") as handle:
+        data = handle.read(limits.bytes + 1)
+    return loads(data, where or str(path), limits)

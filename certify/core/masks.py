@@ -6,9 +6,9 @@ keeps its self-loop.  Used by configuration files ("mask": name or matrix) and `
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from certify.core import jsonfile
 from certify.errors import BadInput
 
 Mask = list[list[int]]
@@ -42,7 +42,7 @@ def load_mask(path: str | Path) -> Mask:
     if not Path(path).is_file():
         known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
         raise BadInput(f"{path!r} is neither a mask name ({known}) nor a JSON file")
-    data = json.loads(Path(path).read_text())
+    data = jsonfile.read(path)
     if isinstance(data, dict):
         if "mask" not in data:
             raise BadInput(f"{path}: a JSON object must hold the mask under the key \"mask\"")

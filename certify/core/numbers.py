@@ -1,7 +1,9 @@
 """Exact numbers at the boundary: what a configuration file means, and how a certificate says it.
 
-Contract (shared/DESIGN.md): a JSON number is the exact binary64 value it parses to; a string is
-exact: decimal "0.1" is 1/10, "p/q" a rational, "0x1.8p-3" a hex float.  Every input becomes a
+Contract (README, "Configuration file"): a JSON integer is that integer, exactly (9007199254740993
+stays odd; at most 4000 digits, certify.core.limits); a JSON number with a fraction or an exponent
+is the binary64 value it parses to (0.1 is 0x1.999999999999ap-4); a string is exact: decimal "0.1"
+is 1/10, "p/q" a rational, "0x1.8p-3" a hex float.  Every input becomes a
 Fraction here, once; the arithmetic backends convert Fractions to their own numbers.
 """
 

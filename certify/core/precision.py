@@ -39,3 +39,14 @@ def escalate(attempt: Callable[[int], T], done: Callable[[T], bool], start: int,
             if done(result):
                 break
     return result, precision
+
+
+def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None], factor: int = 2) -> tuple[int, str | None]:
+    """The highest precision of the ladder that refusal(precision) lets through, and the reason the
+    next one was refused (None when the cap itself is allowed).  The start must be allowed."""
+    allowed = start
+    for precision in ladder(start, cap, factor):
+        if reason := refusal(precision):
+            return allowed, reason
+        allowed = precision
+    return allowed, None

@@ -29,6 +29,18 @@ def witness(A_float: np.ndarray) -> NormWitness:
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy())
 
 
+def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
+    """The witness of a ball matrix whose entries may lie beyond binary64's range: the SVD of its
+    midpoints scaled by one power of two into range (singular vectors do not change with scale;
+    entries far below the largest may round to 0, which only loosens the bound)."""
+    mids = [[arb(x.mid()) for x in row] for row in A_ball]
+    tops = [int(exponent) + int(mantissa).bit_length() for row in mids for x in row if x != 0
+            for mantissa, exponent in [x.man_exp()]]  # |x| < 2^top
+    scale = arb(2) ** (-max(tops, default=0))
+    scaled = np.array([[float(x * scale) for x in row] for row in mids])
+    return witness(scaled)
+
+
 def _exact_mat(values: np.ndarray) -> arb_mat:
     return arb_mat([[arb(float(v)) for v in row] for row in np.atleast_2d(values)])
 

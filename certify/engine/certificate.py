@@ -5,7 +5,9 @@ Schema (format "certify-certificate/1", kind "inequality"):
     verdict            holds | violated
     precision          bits at which the ball evaluation decided
     inputs             the exact configuration (certify.core.config.to_json): a valid config itself
-    inputs_sha256      digest of {claim, bound, inputs}: any edit of them is detected
+    inputs_sha256      digest of {claim, bound, inputs, precision}: an edit of them is detected (the
+                       precision is bound exactly; the digest is no signature, a forger can redo it,
+                       so the checker re-derives everything it confirms)
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), hex floats;
                        the checker only uses them to confirm norms, so a bad witness can only fail
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
@@ -23,24 +25,34 @@ import json
 import math
 from pathlib import Path
 
-from flint import arb
+from flint import arb, ctx
 
 import certify_checker
 from certify.core import config
 from certify.core import jsonfile
+from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput
 
 FORMAT = "certify-certificate/1"
 
 
+# The checker confirms a stated enclosure only when it contains the checker's own, which rounds
+# differently: a stated ball is widened by 2^WIDENING_BITS times its radius plus that many ulps of
+# its midpoint (a few bits of the precision, far inside the checker's accuracy slack).
+WIDENING_BITS = 2
+
+
 def arb_text(x: arb, precision: int) -> str:
     digits = math.ceil(precision * math.log10(2)) + 3
-    return x.str(digits, radius=True, more=True)
+    with ctx.workprec(precision):  # the stated precision, whatever the caller's context
+        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * arb(2) ** (WIDENING_BITS - precision)
+        return (x + arb(0, slack.upper())).str(digits, radius=True, more=True)
 
 
-def digest(claim: str | None, bound: str | None, inputs: dict) -> str:
+def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -> str:
     """sha256 of the canonical JSON of what the certificate is about (independently recomputed by the checker)."""
-    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs}, sort_keys=True, separators=(",", ":"))
+    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs, "precision": precision},
+                           sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -62,7 +74,7 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
         "verdict": verdict,
         "precision": precision,
         "inputs": inputs,
-        "inputs_sha256": digest(claim_id, bound, inputs),
+        "inputs_sha256": digest(claim_id, bound, inputs, precision),
         "witness": {
             key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
             for key, w in witnesses.items()
@@ -89,26 +101,33 @@ def named(kind: str, claims: list[str], failures: list[str], inputs: dict, witne
         "witness": witness,
         "values": {name: arb_text(x, precision) for name, x in values.items()},
         "precision": precision,
+        "inputs_sha256": named_digest(kind, inputs, witness, precision),
     }
 
 
-def confirm(cert: dict) -> certify_checker.Confirmation:
-    """The independent checker's re-derivation of the certificate (ok, message)."""
-    return certify_checker.verify(cert)
+def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
+    """sha256 of the canonical JSON of what a named result is about (recomputed by the checker)."""
+    canonical = json.dumps({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision},
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmation:
+    """The independent checker's re-derivation of the certificate (ok, message), under the same
+    limits as the engine's reader (the checker keeps its own copy of them)."""
+    return certify_checker.verify(cert, certify_checker.Limits(**vars(limits)))
 
 
 def write(cert: dict, path) -> Path:
     return jsonfile.write(cert, path)
 
 
-def read(path) -> dict:
+def read(path, limits: Limits = DEFAULT) -> dict:
+    """A certificate file read under the JSON rules and limits of certify.core.jsonfile."""
     path = Path(path)
     if not path.is_file():
         raise BadInput(f"no such certificate: {path}")
-    try:
-        cert = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BadInput(f"{path}: not a readable certificate ({err})") from None
+    cert = jsonfile.read(path, str(path), limits)
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected)")
     return cert

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,7 +29,8 @@ from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
-from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
+from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 
 
@@ -164,6 +166,9 @@ def _verdict(comparisons: list[Comparison]) -> str:
 
 def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     open_ = [c for c in comparisons if c.outcome is None]
+    if any(not (c.lhs.is_finite() and c.rhs.is_finite()) for c in open_):
+        return (f"an enclosure is not finite at {precision} bits (inputs of extreme size need more precision:"
+                " raise --max-prec)")
     widths = [(c.lhs - c.rhs) for c in open_]
     if all(w.contains(0) for w in widths):
         return (f"the two sides agree to {precision} bits: either an exact equality (ball arithmetic cannot"
@@ -172,16 +177,43 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
 
 
+def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison]:
+    """The float64 screen's comparisons, or [] ("no screen") when float64 leaves its range: an input
+    beyond binary64 (an exact 1e400, a d_k of 10^400), a side or a norm witness that is not finite,
+    or an evaluation float64 cannot do.  arb then decides alone, and the ball pass finds its own
+    norm witnesses (certify.core.primitives)."""
+    try:
+        with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
+            comparisons = evaluate(FLOAT64, case, claim, witnesses)[1]
+    except BadInput:
+        raise
+    except (ArithmeticError, ValueError):  # ZeroDivisionError (python floats), numpy's LinAlgError
+        comparisons = None
+    finite = comparisons is not None and all(np.all(np.isfinite([c.lhs, c.rhs])) for c in comparisons) and all(
+        np.all(np.isfinite(w.basis)) and np.all(np.isfinite(w.top)) for w in witnesses.values())
+    if not finite:
+        witnesses.clear()
+        return []
+    return comparisons
+
+
+def _uses_tau(claim: Claim) -> bool:
+    return any("tau" in q.lhs + q.rhs for q in claim.inequalities)
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
-          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION) -> Result:
+          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
+          limits: Limits = DEFAULT_LIMITS) -> Result:
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).
+    holds, violated or undecided, with its certificate (re-verified by the checker).  Inputs
+    beyond `limits` (certify.core.limits) are refused before any work; the precision escalation
+    stops, undecided, where the next precision would pass the memory or work estimate.
     """
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
-    case = config.load(source)
+    case = config.load(source, limits)
     claim_obj, bound_expr = resolve_target(claim, bound)
     if bound_expr is not None:
         if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
@@ -190,9 +222,16 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     claim_obj.check_applies(case)
     target = claim_obj.id or f"bound: {bound_expr.text}"
 
+    def over_limits(precision: int) -> str | None:
+        return resource_problem(*case.sizes(), precision, limits, _uses_tau(claim_obj))
+
+    if problem := over_limits(start_prec):
+        raise BadInput(f"refused before starting: {problem}")
+    # The checker's own limits follow this run's: a certificate at the cap must be verifiable.
+    checker_limits = dataclasses.replace(limits, precision=max(limits.precision, max_prec))
+
     witnesses: dict = {}
-    with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
-        _, screen = evaluate(FLOAT64, case, claim_obj, witnesses)
+    screen = _screen(case, claim_obj, witnesses)
     refusals: list[str] = []
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
@@ -203,16 +242,19 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
             return verdict, comparisons, None
         cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                  verdict, precision, views, comparisons, witnesses)
-        confirmation = certificate.confirm(cert)
+        confirmation = certificate.confirm(cert, checker_limits)
         if confirmation.ok:
             return verdict, comparisons, cert
         # a precision at which the checker cannot follow is escalated too
         refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
         return verdict, comparisons, None
 
+    cap, stopped = highest_allowed(start_prec, max_prec, over_limits)  # within the resource limits
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
-                                                       start_prec, max_prec)
+                                                       start_prec, cap)
     if cert is not None:
         return Result(verdict, target, precision, comparisons, screen, certificate=cert)
     reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
+    if stopped:
+        reason += f"; not raised beyond {cap} bits: {stopped}"
     return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)

@@ -8,13 +8,25 @@ the set of decided indices.  Each chunk of indices is screened in float64 at onc
 (holds, violated or undecided with the reason; decided verdicts are checker-confirmed).
 
 The campaign folder:
-    manifest.json         the campaign's parameters; a folder is resumed only by the same campaign
+    manifest.json         the campaign's parameters (a folder is resumed only by the same campaign),
+                          and the chunks written so far in order, each with its number of records and
+                          the sha256 of its file, chained: "chain" is sha256 over the parameters and
+                          every chunk's entry in turn, so an edit, a deletion or a reordering shows
     chunks/<i>.jsonl      one JSON line per decided configuration (a chunk whose first index is i),
-                          written atomically and never changed: a chunk is either all there or absent
+                          written atomically after its manifest entry and never changed or overwritten
     certificates/         violated-<i>.json for every violation, holds-<i>.json for every
                           `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
     undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
     summary.json          the summary of every decided configuration, rewritten at the end of a run
+
+Integrity (checked before a resumed run does any work, and whenever the records are read): every
+chunk matches its digest and the chain its manifest; every record is an object with an index in
+range, a known verdict and fields of the right types; no index twice; a record and the
+certificates on disk agree (a violated record has its violation certificate, a sampled hold its
+hold certificate, each file matches the digest in its record, and no certificate on disk
+contradicts a record).  Anything else is reported as
+one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last whose file is missing
+is the one a killed run was writing: its configurations are decided again.
 
 A record (one JSON line):
     i                 the configuration's index
@@ -22,25 +34,29 @@ A record (one JSON line):
     ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
     margin            rhs - lhs to 3 digits (engine.Result.margin)
-    L                 float64 a D^2
+    L                 float64 a D^2 (null past float64's range, as ratio and margin_log10)
     float64           the engine's float64 screen: "holds" when every lhs <= rhs, else "violated"
     float64_equal     the screen found some lhs == rhs exactly
     float64_bound_is_D     float64 computes 1 - exp(-a D^2) as exactly 1, i.e. the thesis bound as D
     float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
     reason            why it is undecided ("" otherwise)
     certificate       its certificate's path in the folder, or null
+    certificate_sha256     the sha256 of that certificate file, or null
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
 import shutil
 import signal
 import sys
+import threading
 import time
 from collections import Counter
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -51,13 +67,12 @@ from flint import arb
 from tqdm import tqdm
 
 from certify import engine
-from certify.engine import certificate
-from certify.core import jsonfile
+from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.search import float_screen, samplers
 
-FORMAT = "certify-campaign/1"
+FORMAT = "certify-campaign/2"
 SUMMARY_FORMAT = "certify-campaign-summary/1"
 MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
@@ -90,10 +105,11 @@ class Campaign:
             raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
                            f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
         claim = None if self.bound is not None else (self.claim or "collapse.global")
-        campaign = replace(self, claim=claim, L_range=L_range)
+        bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
+        campaign = replace(self, claim=claim, bound=bound, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
         # pure attention) are the engine's: one low-precision check of configuration 0 runs them.
-        engine.check(campaign.sample(0).config, claim=claim, bound=self.bound, max_prec=engine.START_PRECISION)
+        engine.check(campaign.sample(0).config, claim=claim, bound=bound, max_prec=engine.START_PRECISION)
         return campaign
 
     @property
@@ -123,38 +139,47 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
         gap = float(screen["gap"][k])
         records.append({
             "i": item.index, "verdict": result.verdict, "precision": result.precision,
-            **_tightest(result), "margin": result.margin, "L": float(screen["L"][k]),
+            **_tightest(result), "margin": result.margin, "L": _finite(float(screen["L"][k])),
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
             "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0,
-            "reason": result.reason, "certificate": _keep(campaign, out_dir, item, result),
+            "reason": result.reason, **_keep(campaign, out_dir, item, result),
         })
     return records
 
 
+def _finite(x: float) -> float | None:
+    """A float for a record, None past float64's range (JSON has no NaN or Infinity)."""
+    return x if math.isfinite(x) else None
+
+
 def _tightest(result: engine.Result) -> dict:
     c = result.tightest
-    ratio = float((c.lhs / c.rhs).mid()) if not c.rhs.contains(0) else None
+    ratio = _finite(float((c.lhs / c.rhs).mid())) if not c.rhs.contains(0) else None
     slack = c.rhs - c.lhs
     if slack.contains(0) or c.rhs.contains(0):
         return {"ratio": ratio, "margin_log10": None}
     relative = abs(slack) / abs(c.rhs)  # an arb: it may be far below float64's range
-    return {"ratio": ratio, "margin_log10": float((relative.log() / arb(10).log()).mid())}
+    return {"ratio": ratio, "margin_log10": _finite(float((relative.log() / arb(10).log()).mid()))}
 
 
-def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> str | None:
-    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided case."""
+def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> dict:
+    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided
+    case; the record's fields naming the certificate and its sha256."""
+    none = {"certificate": None, "certificate_sha256": None}
     if result.verdict == engine.UNDECIDED:
         path = Path("undecided") / f"{item.index:09d}.json"
         (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
         # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
         (out_dir / path).write_text(json.dumps(item.config) + "\n", encoding="utf-8")
-        return None
+        return none
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
-        return None
+        return none
     path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
-    certificate.write(result.certificate, out_dir / path)
-    return str(path)
+    text = jsonfile.dumps(result.certificate)
+    (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
+    (out_dir / path).write_text(text, encoding="utf-8")
+    return {"certificate": str(path), "certificate_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -171,6 +196,23 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+@contextmanager
+def _interrupts_deferred():
+    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
+    written together); outside the main thread there is nothing to defer."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
 def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
     manifest_path = out_dir / "manifest.json"
     if restart and manifest_path.is_file():
@@ -179,29 +221,146 @@ def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
         (out_dir / "summary.json").unlink(missing_ok=True)
         manifest_path.unlink()
     if manifest_path.is_file():
-        stored = json.loads(manifest_path.read_text(encoding="utf-8"))
+        stored = _parameters(_read_manifest(out_dir))
         wanted = campaign.manifest()
         if stored != wanted:
             differ = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
             raise BadInput(f"{out_dir} holds another campaign (different {', '.join(differ)}); "
                            "choose another --out or pass --restart to discard it")
+        manifest = _read_manifest(out_dir)
+        if _unwritten_last(out_dir, manifest):  # a killed run recorded the chunk, not its file
+            manifest["chunks"].pop()
+            manifest["chain"] = _chain(manifest)
+            _write_atomic(manifest_path, jsonfile.dumps(manifest))
     elif out_dir.is_dir() and any(out_dir.iterdir()):
         raise BadInput(f"{out_dir} is not empty and is not a campaign folder; choose another --out")
     (out_dir / "chunks").mkdir(parents=True, exist_ok=True)
     if not manifest_path.is_file():
-        _write_atomic(manifest_path, jsonfile.dumps(campaign.manifest()))
+        manifest = {**campaign.manifest(), "chunks": []}
+        _write_atomic(manifest_path, jsonfile.dumps({**manifest, "chain": _chain(manifest)}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Integrity of the folder
+
+RECORD_TYPES = {"i": (int,), "verdict": (str,), "precision": (int, type(None)), "ratio": (float, int, type(None)),
+                "margin_log10": (float, int, type(None)), "margin": (str,), "L": (float, int, type(None)), "float64": (str,),
+                "float64_equal": (bool,), "float64_bound_is_D": (bool,), "float64_gap_zero": (bool,),
+                "reason": (str,), "certificate": (str, type(None)), "certificate_sha256": (str, type(None))}
+
+
+def _corrupt(out_dir: Path, what: str) -> BadInput:
+    return BadInput(f"{out_dir}: {what}; the folder is corrupt or was edited, nothing was changed "
+                    "(move it away, or pass --restart to discard it)")
+
+
+def _chunk_name(first: int) -> str:
+    return f"{first:09d}.jsonl"
+
+
+def _parameters(manifest: dict) -> dict:
+    return {k: v for k, v in manifest.items() if k not in ("chunks", "chain")}
+
+
+def _chain(manifest: dict) -> str:
+    """sha256 chained over the campaign's parameters and each chunk entry in order."""
+    head = hashlib.sha256(json.dumps(_parameters(manifest), sort_keys=True).encode()).hexdigest()
+    for entry in manifest["chunks"]:
+        link = f"{head}:{entry['first']}:{entry['records']}:{entry['sha256']}"
+        head = hashlib.sha256(link.encode()).hexdigest()
+    return head
+
+
+def _read_manifest(out_dir: Path) -> dict:
+    manifest = jsonfile.read(out_dir / "manifest.json", f"{out_dir / 'manifest.json'}")
+    entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
+                          and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
+    if not (isinstance(manifest, dict) and manifest.get("format") == FORMAT):
+        raise _corrupt(out_dir, f"manifest.json is not a campaign manifest of format {FORMAT}")
+    if not (isinstance(manifest.get("chunks"), list) and all(entry_ok(e) for e in manifest["chunks"])
+            and isinstance(manifest.get("chain"), str)):
+        raise _corrupt(out_dir, "manifest.json does not list its chunks as {first, records, sha256} entries")
+    if _chain(manifest) != manifest["chain"]:
+        raise _corrupt(out_dir, "the chain of chunk digests in manifest.json does not match its entries")
+    return manifest
+
+
+def _unwritten_last(out_dir: Path, manifest: dict) -> bool:
+    chunks = manifest["chunks"]
+    return bool(chunks) and not (out_dir / "chunks" / _chunk_name(chunks[-1]["first"])).exists()
+
+
+def _check_record(out_dir: Path, record, count: int, where: str) -> None:
+    if not isinstance(record, dict) or set(record) != set(RECORD_TYPES):
+        raise _corrupt(out_dir, f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
+    for key, types in RECORD_TYPES.items():
+        if type(record[key]) not in types:
+            raise _corrupt(out_dir, f"{where}: {key} = {str(record[key])[:40]!r} has the wrong type")
+    if not 0 <= record["i"] < count:
+        raise _corrupt(out_dir, f"{where}: index {record['i']} is outside the campaign's 0..{count - 1}")
+    if record["verdict"] not in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED):
+        raise _corrupt(out_dir, f"{where}: unknown verdict {record['verdict'][:40]!r}")
+    if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
+        raise _corrupt(out_dir, f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
+
+
+def _expected_certificate(record: dict, hold_stride: int) -> str | None:
+    """The certificate path a record must name (the rule of _keep)."""
+    if record["verdict"] == engine.VIOLATED or record["verdict"] == engine.HOLDS and record["i"] % hold_stride == 0:
+        return str(Path("certificates") / f"{record['verdict']}-{record['i']:09d}.json")
+    return None
+
+
+def _cross_check(out_dir: Path, found: dict[int, dict], hold_stride: int) -> None:
+    """Records and the certificates on disk agree, both ways."""
+    for record in found.values():
+        expected = _expected_certificate(record, hold_stride)
+        if record["certificate"] != expected:
+            raise _corrupt(out_dir, f"configuration {record['i']} ({record['verdict']}) names the certificate "
+                                    f"{record['certificate']!r}, not {expected!r}")
+        if expected is not None:
+            path = out_dir / expected
+            found_digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            if found_digest != record["certificate_sha256"]:
+                raise _corrupt(out_dir, f"the certificate {expected} of configuration {record['i']} is missing or "
+                                        "does not match the digest in its record")
+    for path in sorted((out_dir / "certificates").glob("*.json")):
+        verdict, _, index = path.stem.partition("-")
+        if index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
+            raise _corrupt(out_dir, f"certificates/{path.name} contradicts the record of configuration {int(index)} "
+                                    f"({found[int(index)]['verdict']})")
 
 
 def records(out_dir) -> list[dict]:
-    """Every decided configuration of the campaign in `out_dir`, by index."""
+    """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
+    checks of the module docstring (BadInput on the first failure)."""
     out_dir = Path(out_dir)
+    manifest = _read_manifest(out_dir)
+    count = manifest.get("count")
+    if type(count) is not int or not 1 <= count <= MAX_COUNT:
+        raise _corrupt(out_dir, "manifest.json has no valid count")
+    entries = manifest["chunks"][:-1] if _unwritten_last(out_dir, manifest) else manifest["chunks"]
+    listed = {_chunk_name(e["first"]) for e in entries}
+    strays = sorted(p.name for p in (out_dir / "chunks").glob("*.jsonl") if p.name not in listed)
+    if strays:
+        raise _corrupt(out_dir, f"chunks/{strays[0]} is not listed in manifest.json")
     found: dict[int, dict] = {}
-    for path in sorted((out_dir / "chunks").glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            record = json.loads(line)
+    for entry in entries:
+        path = out_dir / "chunks" / _chunk_name(entry["first"])
+        data = path.read_bytes() if path.is_file() else b""
+        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+            raise _corrupt(out_dir, f"chunks/{path.name} does not match its digest in manifest.json")
+        lines = data.decode("utf-8").splitlines()
+        if len(lines) != entry["records"]:
+            raise _corrupt(out_dir, f"chunks/{path.name} holds {len(lines)} records, the manifest says {entry['records']}")
+        for number, line in enumerate(lines, 1):
+            where = f"chunks/{path.name} line {number}"
+            record = jsonfile.loads(line, f"{out_dir / where}")
+            _check_record(out_dir, record, count, where)
             if record["i"] in found:
-                raise BadInput(f"{out_dir}: configuration {record['i']} is recorded twice; the folder is corrupt")
+                raise _corrupt(out_dir, f"configuration {record['i']} is recorded twice")
             found[record["i"]] = record
+    _cross_check(out_dir, found, max(1, count // HOLD_SAMPLES))
     return [found[i] for i in sorted(found)]
 
 
@@ -284,10 +443,21 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
                file=sys.stderr, disable=not progress, dynamic_ncols=True)
 
+    manifest = _read_manifest(out_dir)
+
     def on_done(first: int, chunk_records: list[dict]) -> None:
+        """Record the chunk in the manifest (chained digest), then write it; never overwrite one."""
         nonlocal decided_now
         lines = "".join(json.dumps(record) + "\n" for record in chunk_records)
-        _write_atomic(out_dir / "chunks" / f"{first:09d}.jsonl", lines)
+        path = out_dir / "chunks" / _chunk_name(first)
+        if path.exists():
+            raise _corrupt(out_dir, f"chunks/{path.name} exists already and would be overwritten")
+        with _interrupts_deferred():  # the entry and its file are written together, or (killed) the file is missing
+            manifest["chunks"].append({"first": first, "records": len(chunk_records),
+                                       "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()})
+            manifest["chain"] = _chain(manifest)
+            _write_atomic(out_dir / "manifest.json", jsonfile.dumps(manifest))
+            _write_atomic(path, lines)
         decided_now += len(chunk_records)
         bar.update(len(chunk_records))
 
@@ -363,7 +533,7 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
                               "decades": {_decade_label(k): decades[k] for k in sorted(decades)}}
     wrong = [r["i"] for r in decided if r["verdict"] != engine.UNDECIDED and r["float64"] != r["verdict"]]
     unsure = [r["i"] for r in decided if r["verdict"] == engine.UNDECIDED]
-    Ls = [r["L"] for r in decided]
+    Ls = [r["L"] for r in decided if r["L"] is not None]
     certificates = [r for r in decided if r["certificate"]]
     return {
         "format": SUMMARY_FORMAT,

@@ -11,7 +11,7 @@ def suite_rows(section: str, folder, out_dir, entries):
     """`certify run` rows for named counterexamples, entries (claim id, name, argparse arguments):
     a certified, checker-confirmed counterexample is the outcome its claim predicts ("holds")."""
     for claim, name, args in entries:
-        outcome = load(name).build(args)
+        outcome = counterexamples.load(name).build(args)
         path = certificate.write(outcome.certificate, folder / f"{name}.json")
         settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if v is not None and not isinstance(v, bool))
         certified = outcome.confirmed and outcome.verdict == "certified"

@@ -123,7 +123,10 @@ class Ball:
 
     @staticmethod
     def spectral_norm(matrix, witnesses: dict, key: str) -> arb:
-        """||M||_2 enclosed from the witness the float64 screen recorded (certify.core.spectral)."""
+        """||M||_2 enclosed from the witness the float64 screen recorded (certify.core.spectral), or
+        from one of its own when there was no screen (inputs beyond binary64)."""
+        if key not in witnesses:
+            witnesses[key] = spectral.witness_of_ball(matrix)
         return spectral.enclose(matrix, witnesses[key])
 
     @staticmethod
@@ -133,6 +136,18 @@ class Ball:
     @staticmethod
     def ldexp(x, k: int):
         return x * arb(2) ** k
+
+    @staticmethod
+    def certainly_zero(x) -> bool:
+        """x is the exact number 0 (a ball of radius 0 around 0)."""
+        return isinstance(x, arb) and x == 0
+
+    @staticmethod
+    def outside_domain(name: str, x) -> bool:
+        """x certainly lies outside the domain of log (x <= 0) or sqrt (x < 0)."""
+        if not isinstance(x, arb):
+            return False
+        return bool(x <= 0) if name == "log" else bool(x < 0) if name == "sqrt" else False
 
     @staticmethod
     def certainly_le(x: arb, y: arb):

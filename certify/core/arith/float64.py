@@ -14,12 +14,18 @@ from certify.core import spectral
 class Float64:
     name = "float64"
 
-    def number(self, value: Fraction | int) -> float:
-        return float(value)
+    @staticmethod
+    def number(value: Fraction | int) -> float:
+        """The nearest float64; beyond its range +-inf, as float64 arithmetic itself would overflow
+        (so the screen shows it cannot see, instead of crashing; it decides nothing anyway)."""
+        try:
+            return float(value)
+        except OverflowError:
+            return math.copysign(math.inf, value)
 
     def array(self, exact) -> np.ndarray:
-        return np.array([[float(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
-            [float(v) for v in exact]
+        return np.array([[self.number(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
+            [self.number(v) for v in exact]
         )
 
     @staticmethod
@@ -96,6 +102,15 @@ class Float64:
     @staticmethod
     def ldexp(x, k: int):
         return x * 2.0 ** min(k, 1023)  # past float64's range the screen just says huge
+
+    @staticmethod
+    def certainly_zero(x) -> bool:
+        """float64 certifies nothing: a bound's domain is judged in ball arithmetic only."""
+        return False
+
+    @staticmethod
+    def outside_domain(name: str, x) -> bool:
+        return False
 
     @staticmethod
     def certainly_le(x, y):

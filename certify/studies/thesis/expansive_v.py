@@ -68,7 +68,7 @@ def build(args) -> Outcome:
     except (TypeError, ValueError):
         raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
-    inputs = {"rho": str(rho), "lambda": str(lam), "config": configs.expansive_v(rho, layers, lam)}
+    inputs = {"config": configs.expansive_v(rho, layers, lam)}  # rho and lambda are in it: V = rho I, A = lambda I
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
     outcome.summary.insert(1, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

@@ -1,0 +1,113 @@
+"""The documented caps on the work one input may demand (README, "Limits").
+
+`certify check` and `certify verify` refuse an input beyond them before doing any work (bad
+input, exit 2); `--limit NAME=VALUE` changes one.  The trusted checker keeps its own copy of the
+same numbers and estimates (certify_checker.limits; a test keeps the two equal), since it shares
+no code with certify.
+
+    tokens     n, the tokens of a configuration                         1024
+    dim        d, d_k and an FFN's hidden width                         1024
+    layers     the layers of a stack                                    64
+    precision  bits a certificate may state (`verify`)                  65536
+    nesting    depth of JSON arrays and objects                         32
+    digits     digits of a JSON integer                                 4000
+    bytes      size of a configuration or certificate file              64 MiB
+    memory     estimated memory of the ball arithmetic (bytes)          2 GiB
+    work       estimated ball operations x (1 + bits/64)                5e8 (a minute or two)
+
+The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in
+`ball_count`, `operation_count` and `ball_bytes` below; they refuse before a run, and stop the
+precision escalation of `check` (undecided, saying so) where the next precision would pass them.
+A bound's own caps (2000 characters, 100 nested operators) are certify.core.expr's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+from certify.errors import BadInput
+
+
+@dataclass(frozen=True)
+class Limits:
+    tokens: int = 1024
+    dim: int = 1024
+    layers: int = 64
+    precision: int = 1 << 16
+    nesting: int = 32
+    digits: int = 4000
+    bytes: int = 64 << 20
+    memory: int = 2 << 30
+    work: int = 5 * 10**8
+
+    def changed(self, items: list[str] | None) -> "Limits":
+        """These limits with `NAME=VALUE` items applied (the --limit option)."""
+        names = [f.name for f in fields(self)]
+        out = self
+        for item in items or []:
+            name, _, value = item.partition("=")
+            name = name.strip()
+            if name not in names:
+                raise BadInput(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
+            try:
+                number = int(float(value)) if "e" in value.lower() else int(value)
+            except (ValueError, OverflowError):
+                raise BadInput(f"--limit {item!r}: expected NAME=INTEGER") from None
+            if number < 1:
+                raise BadInput(f"--limit {item!r}: a limit is a positive integer")
+            out = replace(out, **{name: number})
+        return out
+
+
+DEFAULT = Limits()
+
+
+def ball_bytes(precision: int) -> int:
+    """Memory of one arb ball held in Python: the object and arb struct, plus the midpoint's limbs."""
+    return 96 + 8 * (precision // 64 + 1)
+
+
+def ball_count(n: int, d: int, layers: int, hidden: int = 0, uses_tau: bool = False) -> int:
+    """Balls alive at once in the engine's evaluation: every layer's arrays (X, scores, P, P X,
+    the output, the weights), the pairwise token differences of a diameter (n^2 d, twice), and
+    for tau the pairwise row minima (n^3 / 2)."""
+    per_layer = 3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)
+    peak = 2 * n * n * d + (n * n * n // 2 if uses_tau else 0)
+    return layers * per_layer + peak
+
+
+def operation_count(n: int, d: int, layers: int, hidden: int = 0) -> int:
+    """Ball multiplications of one evaluation: per layer the scores and P X (n^2 d), the weight
+    products and norm witnesses (n d^2 + d^3), the FFN (n d h) and the diameters (n^2 d)."""
+    return layers * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
+
+
+def work(n: int, d: int, layers: int, hidden: int, precision: int) -> int:
+    """Operations weighted by the cost of one at this precision: a fixed cost (the Python around
+    each ball operation) plus one per limb, as measured on the checker from 53 to 65536 bits
+    (about 1.5e-7 s per unit on the development machine)."""
+    return operation_count(n, d, layers, hidden) * (1 + precision // 64)
+
+
+def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> str | None:
+    """Which size limit a configuration passes, in words, or None."""
+    for value, cap, name, what in ((n, limits.tokens, "tokens", "tokens"), (d, limits.dim, "dim", "dimensions"),
+                                   (hidden, limits.dim, "dim", "hidden units"),
+                                   (layers, limits.layers, "layers", "layers")):
+        if value > cap:
+            return f"{value} {what}, above the limit of {cap} (raise it with --limit {name}=N)"
+    return None
+
+
+def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
+                     uses_tau: bool = False) -> str | None:
+    """Which resource estimate an evaluation at this precision passes, in words, or None."""
+    memory = ball_count(n, d, layers, hidden, uses_tau) * ball_bytes(precision)
+    if memory > limits.memory:
+        return (f"an estimated {memory / 2**30:.2f} GiB at {precision} bits is above the memory limit of "
+                f"{limits.memory / 2**30:.2f} GiB (raise it with --limit memory=BYTES)")
+    cost = work(n, d, layers, hidden, precision)
+    if cost > limits.work:
+        return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
+                "(raise it with --limit work=N)")
+    return None

@@ -1,0 +1,52 @@
+"""The checker's caps on the work a certificate may demand (README, "Limits").
+
+The same numbers as certify.core.limits (a test keeps them equal), written here again because the
+checker shares no code with certify.  A certificate beyond them is refused before any work (not
+confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2); `certify verify
+--limit NAME=VALUE` raises one.
+
+The work estimate counts the checker's own ball operations: per layer the scores, P X and the
+products with V (n^2 d + n d^2), the witness norms (d^3), the FFN (n d h) and the pairwise
+distances of the diameters (n^2 d), each weighted by its cost at the stated precision: a fixed
+part (the Python around it) plus one per limb, 1 + bits/64.  Its memory is dominated by the same arrays (n^2 + n d + d^2 balls).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Limits:
+    tokens: int = 1024
+    dim: int = 1024
+    layers: int = 64
+    precision: int = 1 << 16
+    nesting: int = 32
+    digits: int = 4000
+    bytes: int = 64 << 20
+    memory: int = 2 << 30
+    work: int = 5 * 10**8
+
+
+LIMITS = Limits()
+
+
+def ball_bytes(precision: int) -> int:
+    return 96 + 8 * (precision // 64 + 1)
+
+
+def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits) -> str | None:
+    """Which limit a certificate of these shapes at this precision passes, in words, or None."""
+    for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
+                             (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
+        if value > cap:
+            return f"{name} {value} is above the checker's limit of {cap} (raise it with --limit {name}=N)"
+    balls = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n))
+    if balls * ball_bytes(precision) > limits.memory:
+        return f"an estimated {balls * ball_bytes(precision) / 2**30:.2f} GiB is above the checker's memory limit"
+    operations = layers * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
+    cost = operations * (1 + precision // 64)
+    if cost > limits.work:
+        return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
+    return None

@@ -1,0 +1,625 @@
+"""Hostile inputs and forged certificates (generated cases; the audit's examples are only seeds).
+
+Classes: numbers beyond binary64, deep nesting (bounds and JSON), undefined and disguised bounds,
+huge integers and duplicate keys, stated enclosures that exclude the truth, unchecked fields, the
+precision, resource caps, corrupted campaign folders, and the internal-error exit code.  Every
+run goes through certify.cli.main in-process, which turns any escaping exception into exit 4, so
+"never a traceback" is "never exit 4 and no Traceback on stderr".
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import random
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from flint import arb, ctx
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import certify_checker as checker
+import certify_checker.exact
+from certify import engine
+from certify.cli import main
+from certify.core import expr, jsonfile, limits, numbers
+from certify.errors import BadInput
+from certify.search import campaign
+from certify.suite import cases
+from certify_checker import bound as checker_bound
+from certify_checker import limits as checker_limits
+
+QUICK = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+ROOT = Path(__file__).resolve().parent.parent
+PLANTED = "(1-exp(-a*D**2/8))*D"  # false: two antipodal tokens reach D tanh(a D^2 / 4)
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str, float]:
+    started = time.time()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err, time.time() - started
+
+
+def assert_clean(code: int, err: str, allowed=(0, 1, 2, 3)) -> None:
+    """Never an internal error, never a traceback; bad input is exactly one line."""
+    assert code in allowed, (code, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    if code == 2:
+        assert err.startswith("certify: error: ") and err.count("\n") == 1, err
+
+
+def write_json(path: Path, data) -> Path:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def redigest(cert: dict) -> dict:
+    cert["inputs_sha256"] = checker.inequality.digest(cert)
+    return cert
+
+
+@pytest.fixture(scope="module")
+def holds_cert():
+    return engine.check(cases.gaussian(6, 3, seed=3)).certificate
+
+
+@pytest.fixture(scope="module")
+def violated_cert():
+    return engine.check(cases.antipodal(500.0), bound=PLANTED).certificate
+
+
+@pytest.fixture(scope="module")
+def counterexample_cert():
+    from types import SimpleNamespace
+    from certify.studies.thesis import residual_far
+    return residual_far.build(SimpleNamespace(q="0.1", lam=None)).certificate
+
+
+# --- numbers beyond binary64: the screen stands aside, arb decides -----------------------------
+
+def beyond_binary64():
+    """Exact numbers outside binary64's range (above 2^1024, or below its smallest subnormal but
+    not 0), in each spelling a configuration accepts: decimal, hex float, integer, rational."""
+    sign = st.sampled_from(["", "-"])
+    decimal = st.builds(lambda s, m, k: f"{s}{m}e{k}", sign, st.integers(1, 10**6),
+                        st.one_of(st.integers(309, 3999), st.integers(-3999, -330)))
+    hexfloat = st.builds(lambda s, m, k: f"{s}0x{m:x}p{k}", sign, st.integers(1, 2**60),
+                         st.one_of(st.integers(1024, 12000), st.integers(-12000, -1200)))
+    integer = st.builds(lambda s, k, r: f"{s}{10**k + r}", sign, st.integers(309, 1500), st.integers(0, 10**9))
+    rational = st.builds(lambda k: f"1/{10**k}", st.integers(330, 1500))
+    return st.one_of(decimal, hexfloat, integer, rational)
+
+
+@QUICK
+@given(big=beyond_binary64(), other=st.one_of(beyond_binary64(), st.integers(-3, 3).map(str)),
+       a=st.sampled_from(["1", "1/1000", "0x1p-1100", "1e-700"]))
+def test_numbers_beyond_binary64_are_decided_by_arb_alone(tmp_path_factory, capsys, big, other, a):
+    assume(numbers.parse_number(big) != numbers.parse_number(other))  # D = 0 makes 2 D = D(PX) an equality
+    folder = tmp_path_factory.mktemp("n")
+    path = write_json(folder / "c.json", {"X": [[big], [other]], "A": [[a]]})
+    code, out, err, _ = run_cli(["check", path, "--max-prec", "512"], capsys)
+    assert_clean(code, err, allowed=(0, 3))  # collapse.global is a theorem: never violated
+    uniform = write_json(folder / "u.json", {"X": [[big], [other]], "A": [["0"]]})
+    code, out, err, _ = run_cli(["check", uniform, "--bound", "2*D", "--max-prec", "512"], capsys)
+    assert_clean(code, err, allowed=(0,))  # D(PX) <= D <= 2 D, decided: the screen stands aside
+
+
+@QUICK
+@given(exponent=st.integers(309, 3000), sign=st.sampled_from(["", "-"]))
+def test_an_exact_diameter_beyond_binary64_is_enclosed(exponent, sign):
+    """D = 2 * 10^k for tokens +-10^k, beyond binary64: the certificate's D_in contains it exactly."""
+    result = engine.check({"X": [[f"{sign}1e{exponent}"], [f"{'' if sign else '-'}1e{exponent}"]], "A": [["0"]]},
+                          bound="2*D", max_prec=256)
+    assert result.verdict == engine.HOLDS and result.screen == []  # no float64 screen
+    assert checker.exact.contains(arb(2 * 10**exponent), result.certificate["values"]["D_in"])
+    assert checker.verify(result.certificate).ok
+
+
+@QUICK
+@given(digits=st.integers(309, 1000))
+def test_a_huge_d_k_and_a_huge_bound_literal_are_no_crash(capsys, tmp_path_factory, digits):
+    config = {"X": [["1", "0"], ["0", "1"]], "W_Q": [["1"], ["2"]], "W_K": [["3"], ["1"]], "d_k": 10 ** digits}
+    path = write_json(tmp_path_factory.mktemp("dk") / "c.json", config)
+    code, _, err, _ = run_cli(["check", path, "--max-prec", "256"], capsys)
+    assert_clean(code, err, allowed=(0, 3))
+    code, _, err, _ = run_cli(["check", path, "--bound", f"1e{digits}*D", "--max-prec", "256"], capsys)
+    assert_clean(code, err, allowed=(0,))
+
+
+def test_json_integers_are_exact_and_json_fractions_binary64(tmp_path, capsys):
+    """9007199254740993 stays odd: D = 1 exactly (as binary64 both tokens would coincide)."""
+    config = {"X": [[9007199254740993], [9007199254740992]], "A": [[0]]}
+    result = engine.check(config)
+    assert result.certificate["inputs"]["X"] == [["9007199254740993"], ["9007199254740992"]]
+    assert arb(result.certificate["values"]["D_in"]).contains(1)
+    assert engine.check({"X": [[0.1], [0]], "A": [[0]]}).certificate["inputs"]["X"][0] == ["0x1.999999999999ap-4"]
+
+
+# --- bounds: canonical form, comments, control characters, nesting, undefined -----------------
+
+NAMES = st.sampled_from(["D", "a", "n", "d"])
+LITERALS = st.sampled_from(["0", "1", "2", "0.5", "0.125", "3", "10", "1000", "1e9", "2.5e-7", "1e400", "0.1"])
+
+
+def trees():
+    leaves = st.one_of(NAMES.map(lambda n: n), LITERALS)
+
+    def extend(children):
+        return st.one_of(
+            st.tuples(st.sampled_from(["+", "-", "*", "/", "**"]), children, children).map(
+                lambda t: f"({t[1]}){t[0]}({t[2]})"),
+            children.map(lambda c: f"-({c})"),
+            st.tuples(st.sampled_from(["exp", "log", "sqrt", "tanh", "sinh", "cosh"]), children).map(
+                lambda t: f"{t[0]}({t[1]})"),
+            st.tuples(st.sampled_from(["min", "max"]), st.lists(children, min_size=2, max_size=3)).map(
+                lambda t: f"{t[0]}({', '.join(t[1])})"))
+
+    return st.recursive(leaves, extend, max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=trees())
+def test_canonical_bounds_round_trip_and_the_checker_renders_them_alike(text):
+    try:
+        parsed = expr.parse(text)
+    except BadInput:  # an exponent above MAX_POWER, say
+        return
+    again = expr.parse(parsed.text)
+    assert again.tree == parsed.tree and again.text == parsed.text
+    assert checker_bound.canonical(parsed.text) == parsed.text
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=trees(), junk=st.sampled_from(["# ", "#", "\x1b[2K\r", "\x1b[8m", "\t", "\x00", "\u200b", "\u00a0",
+                                           "\r", "\n", "\\", "\U0001d403"]), where=st.floats(0, 1))
+def test_comments_and_non_printing_characters_are_refused_by_engine_and_checker(text, junk, where):
+    cut = int(where * len(text))
+    disguised = text[:cut] + junk + text[cut:]
+    with pytest.raises(BadInput):
+        expr.parse(disguised)
+    with pytest.raises(ValueError):
+        checker_bound.canonical(disguised)
+
+
+def test_a_comment_never_reaches_the_screen(tmp_path, capsys):
+    code, out, err, _ = run_cli(["check", ROOT / "examples/saturated.json", "--bound", "2*D # (1-exp(-a*D**2/8))*D"],
+                                capsys)
+    assert code == 2 and "comment" in err and out == ""
+
+
+@QUICK
+@given(depth=st.integers(101, 1500), shape=st.sampled_from(["minus", "sum", "parens", "calls", "power"]))
+def test_deep_bounds_are_bad_input(depth, shape):
+    text = {"minus": "-" * depth + "D", "sum": "D" + "+1" * depth, "parens": "D*(" * depth + "D" + ")" * depth,
+            "calls": "exp(" * depth + "D" + ")" * depth, "power": "D" + "**1" * depth}[shape]
+    assume(len(text) <= expr.MAX_LENGTH)
+    with pytest.raises(BadInput, match="nested deeper|syntax error|too many|longer"):
+        expr.parse(text)
+    with pytest.raises(ValueError):
+        checker_bound.canonical(text)
+
+
+@QUICK
+@given(undefined=st.sampled_from(["1/0", "D/(1-1)", "log(0)", "log(1-1)", "log(-2)", "sqrt(-1)", "(-1)**0.5",
+                                  "0**-1", "D/(D*0)"]),
+       wrap=st.sampled_from(["{}", "D + {}", "max(D, {})", "({})*D", "exp(-{})"]))
+def test_undefined_bounds_are_bad_input(capsys, undefined, wrap):
+    code, out, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--bound", wrap.format(undefined)], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "undefined" in err and out == ""
+
+
+# --- JSON: nesting, huge integers, duplicate keys (engine and checker) ------------------------
+
+@QUICK
+@given(depth=st.integers(33, 5000), where=st.sampled_from(["X", "A", "top"]))
+def test_deep_json_is_bad_input_for_check_and_verify(tmp_path_factory, capsys, depth, where):
+    deep = "[" * depth + "]" * depth
+    text = {"X": '{"X": %s, "A": [[1]]}', "A": '{"X": [[1], [0]], "A": %s}', "top": "%s"}[where] % deep
+    path = tmp_path_factory.mktemp("deep") / "c.json"
+    path.write_text(text)
+    for command in ("check", "verify"):
+        code, _, err, _ = run_cli([command, path], capsys)
+        assert_clean(code, err, allowed=(2,))
+    with pytest.raises(checker.Unreadable):
+        checker.load(text)
+
+
+@QUICK
+@given(digits=st.integers(4001, 20000))
+def test_huge_json_integers_are_bad_input(tmp_path_factory, capsys, digits):
+    path = tmp_path_factory.mktemp("int") / "c.json"
+    path.write_text('{"X": [[%s], [0]], "A": [[1]]}' % ("7" * digits))
+    for command in ("check", "verify"):
+        code, _, err, _ = run_cli([command, path], capsys)
+        assert_clean(code, err, allowed=(2,))
+    with pytest.raises(checker.Unreadable):
+        checker.load(path.read_text())
+
+
+@QUICK
+@given(key=st.sampled_from(["verdict", "bound", "claim", "inputs", "precision", "values", "format"]),
+       first=st.booleans())
+def test_duplicate_keys_are_refused_by_engine_and_checker(tmp_path_factory, capsys, violated_cert, key, first):
+    text = json.dumps(violated_cert)
+    fake = json.dumps({key: "holds" if key == "verdict" else violated_cert[key]})[1:-1]
+    forged = "{" + fake + ", " + text[1:] if first else text[:-1] + ", " + fake + "}"
+    path = tmp_path_factory.mktemp("dup") / "cert.json"
+    path.write_text(forged)
+    code, _, err, _ = run_cli(["verify", path], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "twice" in err
+    with pytest.raises(checker.Unreadable, match="twice"):
+        checker.load(forged)
+
+
+def test_duplicate_keys_in_a_configuration_are_bad_input(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_text('{"X": [[1], [-1]], "A": [[1]], "X": [[1], [1]]}')
+    code, _, err, _ = run_cli(["check", path], capsys)
+    assert code == 2 and "twice" in err
+
+
+# --- forged certificates ----------------------------------------------------------------------
+
+def _shift(text: str, amount: Fraction) -> str:
+    """The ball text moved by `amount` (its radius kept)."""
+    with ctx.workprec(4096):
+        ball = arb(text)
+        return (ball + arb(amount.numerator) / amount.denominator).str(60, radius=True, more=True)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(["D_in", "D_out", "bound", "lhs", "rhs"]), radii=st.floats(1.5, 1e6),
+       sign=st.sampled_from([1, -1]), which=st.sampled_from(["holds", "violated"]))
+def test_an_enclosure_moved_off_the_truth_is_rejected(holds_cert, violated_cert, name, radii, sign, which):
+    """Moved by more than twice its radius, a stated ball excludes the true value: rejected, even with a
+    recomputed digest, although the moved ball may still overlap the checker's low-precision one."""
+    cert = copy.deepcopy(holds_cert if which == "holds" else violated_cert)
+    values = cert["values"]
+    key, holder = (name, values) if name in ("D_in", "D_out", "bound") else (name, values["comparisons"][-1])
+    with ctx.workprec(cert["precision"] + 64):
+        ball = arb(holder[key])
+        step = Fraction(2 * radii) * Fraction(str(float(ball.rad()))) + Fraction(1, 10**40) * abs(Fraction(str(float(ball.mid()))))
+    holder[key] = _shift(holder[key], sign * step)
+    assert not checker.verify(redigest(cert)).ok
+
+
+def test_the_audit_examples_of_excluded_truths_are_rejected(tmp_path):
+    """D_out off the truth by 1.8e-15; value-rotation-stack's D_out = [2.0e-14 +/- 1.01e-14] (truth 1.02e-24)."""
+    cert = engine.check(cases.gaussian(6, 3, seed=3)).certificate
+    radius = Fraction(str(float(arb(cert["values"]["D_out"]).rad())))
+    cert["values"]["D_out"] = _shift(cert["values"]["D_out"], 2 * radius + Fraction(18, 10**16))  # misses by 1.8e-15
+    assert not checker.verify(redigest(cert)).ok
+    rotation = engine.check(str(ROOT / "examples/value-rotation-stack.json"), claim="value.bounded").certificate
+    rotation["values"]["D_out"] = "[2.0e-14 +/- 1.01e-14]"
+    confirmation = checker.verify(redigest(rotation))
+    assert not confirmation.ok and "does not contain" in confirmation.message
+
+
+@QUICK
+@given(delta=st.integers(-1000, 1000).filter(lambda k: k != 0))
+def test_an_altered_precision_is_rejected_without_a_new_digest(holds_cert, violated_cert, delta):
+    for original in (holds_cert, violated_cert):
+        cert = copy.deepcopy(original)
+        cert["precision"] = max(53, original["precision"] + delta)
+        assume(cert["precision"] != original["precision"])
+        confirmation = checker.verify(cert)
+        assert not confirmation.ok and "digest" in confirmation.message
+
+
+@QUICK
+@given(field=st.sampled_from(["lambda", "rho", "note", "q2"]), where=st.sampled_from(["inputs", "top"]),
+       value=st.sampled_from(["1", "100", "0.5", "-3"]))
+def test_counterexample_certificates_state_nothing_unchecked(field, where, value):
+    """residual-far's lambda and expansive-v's rho and lambda are no longer stated beside the
+    configuration; any added field is rejected, and editing the configuration breaks the digest."""
+    from certify.studies.thesis import expansive_v, residual_far
+    from types import SimpleNamespace
+    for module, args in ((residual_far, SimpleNamespace(q="0.1", lam=None)),
+                         (expansive_v, SimpleNamespace(rho="2", layers="3", lam=None))):
+        honest = module.build(args).certificate
+        assert checker.verify(honest).ok and set(honest["inputs"]) <= {"q", "config"}
+        cert = copy.deepcopy(honest)
+        (cert["inputs"] if where == "inputs" else cert)[field] = value
+        assert not checker.verify(cert).ok
+        edited = copy.deepcopy(honest)
+        layers = edited["inputs"]["config"].get("layers") or [edited["inputs"]["config"]]
+        layers[0]["A"][0][0] = value
+        assert not checker.verify(edited).ok
+
+
+def test_a_bound_in_a_non_canonical_form_is_rejected(violated_cert):
+    for spelling in ("(1-exp(-a*D**2/8))*D", "(1 - exp(-a*D**2/8))*D ", "(1 - exp(-a*D**2/8))*D # x",
+                     "(1 - exp(-a*D**2/8))*D\x1b[8m"):
+        cert = copy.deepcopy(violated_cert)
+        cert["bound"] = spelling
+        assert not checker.verify(redigest(cert)).ok
+
+
+# --- resources --------------------------------------------------------------------------------
+
+def test_the_engine_and_checker_limits_are_the_same_numbers():
+    assert vars(limits.DEFAULT) == vars(checker_limits.LIMITS)
+
+
+def test_too_many_tokens_and_too_much_memory_are_refused_before_any_work(tmp_path, capsys):
+    rows = [[str(i % 7), str(i % 5)] for i in range(5000)]
+    path = write_json(tmp_path / "big.json", {"X": rows, "A": [["1", "0"], ["0", "1"]]})
+    code, _, err, seconds = run_cli(["check", path], capsys)
+    assert code == 2 and "5000 tokens" in err and "--limit tokens" in err and seconds < 30
+    small = write_json(tmp_path / "n400.json", {"X": rows[:400], "A": [["1", "0"], ["0", "1"]]})
+    code, _, err, seconds = run_cli(["check", small, "--claim", "collapse.dobrushin"], capsys)
+    assert code == 2 and "memory" in err and seconds < 30
+    code, _, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--limit", "tokens=4"], capsys)
+    assert code == 2 and "above the limit of 4" in err
+    code, _, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--limit", "tokens=6"], capsys)
+    assert code == 0
+
+
+def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, holds_cert):
+    cert = copy.deepcopy(holds_cert)
+    cert["precision"] = 1 << 20
+    path = write_json(tmp_path / "cert.json", redigest(cert))
+    code, _, err, seconds = run_cli(["verify", path], capsys)
+    assert code == 2 and "precision" in err and seconds < 30
+    big = {"X": [["1"] * 64] * 64, "layers": [{"A": [["0"] * 64] * 64}]}  # the audit's 64 x 64 at 2^20 bits
+    confirmation = checker.verify({**cert, "inputs": big}, checker.Limits(precision=1 << 20))
+    assert confirmation.refused and ("work" in confirmation.message or "memory" in confirmation.message)
+    assert checker.verify({**cert, "inputs": big, "precision": 1 << 16}).refused
+
+
+def test_precision_escalation_stops_at_the_memory_limit(tmp_path):
+    result = engine.check(cases.antipodal(500.0), limits=limits.Limits(memory=6000))  # decided only at 1696 bits
+    assert result.verdict == engine.UNDECIDED and "memory limit" in result.reason
+
+
+# --- the internal-error exit code -------------------------------------------------------------
+
+@pytest.mark.parametrize("error", [RuntimeError("planted"), KeyError("x"), AssertionError(), RecursionError()])
+def test_an_unexpected_exception_exits_4_with_one_line(monkeypatch, capsys, error):
+    def explode(*args, **kwargs):
+        raise error
+    monkeypatch.setattr(engine, "check", explode)
+    code, out, err, _ = run_cli(["check", ROOT / "examples/layer.json"], capsys)
+    assert code == 4 and err.count("\n") == 1 and "internal error in `certify check`" in err
+    assert "report" in err and "Traceback" not in err
+
+
+def test_memory_error_is_bad_input_not_a_traceback(monkeypatch, capsys):
+    def exhaust(*args, **kwargs):
+        raise MemoryError
+    monkeypatch.setattr(engine, "check", exhaust)
+    code, _, err, _ = run_cli(["check", ROOT / "examples/layer.json"], capsys)
+    assert code == 2 and "out of memory" in err
+
+
+def test_the_checker_module_never_exits_1_from_a_crash(tmp_path, violated_cert):
+    path = write_json(tmp_path / "cert.json", violated_cert)
+    planted = ("import runpy, sys, certify_checker\n"
+               "def boom(*a, **k): raise RuntimeError('planted')\n"
+               "certify_checker.verify = boom\n"
+               f"sys.argv = ['x', {str(path)!r}]\n"
+               "runpy.run_module('certify_checker', run_name='__main__')\n")
+    done = subprocess.run([sys.executable, "-c", planted], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 4 and "internal error" in done.stderr and "Traceback" not in done.stderr
+    plain = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                           cwd=ROOT, timeout=120)
+    assert plain.returncode == 0 and plain.stdout.startswith("OK")
+    (tmp_path / "dup.json").write_text(json.dumps(violated_cert)[:-1] + ', "verdict": "holds"}')
+    duplicate = subprocess.run([sys.executable, "-m", "certify_checker", str(tmp_path / "dup.json")],
+                               capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert duplicate.returncode == 2 and "twice" in duplicate.stderr
+    heavy = write_json(tmp_path / "heavy.json", redigest({**violated_cert, "precision": 1 << 20}))
+    refused = subprocess.run([sys.executable, "-m", "certify_checker", str(heavy)], capture_output=True, text=True,
+                             cwd=ROOT, timeout=120)
+    assert refused.returncode == 2 and "limit" in refused.stderr
+
+
+# --- campaign folders -------------------------------------------------------------------------
+
+SMALL = campaign.Campaign("log-L", 2, 1, 12, 1, bound=PLANTED, L_range=(40.0, 2000.0))
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    out = tmp_path_factory.mktemp("campaign")
+    summary = campaign.run(SMALL, out, workers=1)
+    assert summary["counts"]["violated"] and summary["counts"]["holds"]
+    return out
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    import shutil
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _snapshot(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+RECORD_EDITS = {
+    "delete the first line": lambda lines: lines[1:],
+    "holds for violated": lambda lines: [l.replace('"violated"', '"holds"') for l in lines],
+    "no index": lambda lines: [json.dumps({k: v for k, v in json.loads(lines[0]).items() if k != "i"})] + lines[1:],
+    "index as a string": lambda lines: [json.dumps({**json.loads(lines[0]), "i": str(json.loads(lines[0])["i"])})]
+    + lines[1:],
+    "a list": lambda lines: ["[1, 2]"] + lines[1:],
+    "index out of range": lambda lines: [json.dumps({**json.loads(lines[0]), "i": 10**6})] + lines[1:],
+    "negative index": lambda lines: [json.dumps({**json.loads(lines[0]), "i": -1})] + lines[1:],
+    "unknown verdict": lambda lines: [json.dumps({**json.loads(lines[0]), "verdict": "fine"})] + lines[1:],
+    "duplicated line": lambda lines: lines + lines[:1],
+    "a duplicate key": lambda lines: [lines[0][:-1] + ', "verdict": "holds"}'] + lines[1:],
+}
+
+
+def _resign(folder: Path) -> None:
+    """What a careful forger does after editing chunks: recompute every digest and the chain."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for entry in manifest["chunks"]:
+        data = (folder / "chunks" / f"{entry['first']:09d}.jsonl").read_bytes()
+        entry["sha256"], entry["records"] = hashlib.sha256(data).hexdigest(), len(data.decode().splitlines())
+    manifest["chain"] = campaign._chain(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(edit=st.sampled_from(sorted(RECORD_EDITS)), chunk=st.integers(0, 10), resign=st.booleans())
+def test_an_edited_campaign_folder_stops_with_exit_2_and_changes_nothing(tmp_path_factory, finished, edit, chunk,
+                                                                        resign):
+    folder = _copy(finished, tmp_path_factory.mktemp("edit") / "c")
+    chunks = sorted((folder / "chunks").glob("*.jsonl"))
+    target = chunks[chunk % len(chunks)]
+    lines = target.read_text().splitlines()
+    if edit == "holds for violated" and '"violated"' not in target.read_text():
+        target = next(p for p in chunks if '"verdict": "violated"' in p.read_text())
+        lines = target.read_text().splitlines()
+    target.write_text("".join(line + "\n" for line in RECORD_EDITS[edit](lines)))
+    if resign:
+        _resign(folder)
+    before = _snapshot(folder)
+    with pytest.raises(BadInput):
+        campaign.run(SMALL, folder, workers=1)
+    assert _snapshot(folder) == before
+
+
+@pytest.mark.parametrize("manifest", ["[1, 2]", "{}", '{"format": "certify-campaign/2"}', "[", '"x"'])
+def test_a_corrupted_manifest_is_bad_input(tmp_path, capsys, finished, manifest):
+    folder = _copy(finished, tmp_path / "c")
+    (folder / "manifest.json").write_text(manifest)
+    code, _, err, _ = run_cli(["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000",
+                               "--n", "2", "--d", "1", "--count", "12", "--seed", "1", "--out", folder,
+                               "--workers", "1", "--no-progress"], capsys)
+    assert_clean(code, err, allowed=(2,))
+
+
+def test_a_certificate_contradicting_its_record_is_caught(tmp_path, finished):
+    folder = _copy(finished, tmp_path / "c")
+    violation = next((folder / "certificates").glob("violated-*.json"))
+    violation.rename(violation.with_name(violation.name.replace("violated", "holds")))
+    with pytest.raises(BadInput, match="certificate"):
+        campaign.records(folder)
+
+
+def test_a_run_killed_between_manifest_and_chunk_resumes(tmp_path, finished):
+    """The manifest entry is written before its chunk: a missing last chunk is decided again."""
+    folder = _copy(finished, tmp_path / "c")
+    reference = campaign.records(finished)
+    last = max((folder / "chunks").glob("*.jsonl"))
+    last.unlink()
+    assert len(campaign.records(folder)) < len(reference)
+    campaign.run(SMALL, folder, workers=1)
+    assert campaign.records(folder) == reference
+
+
+# --- the fuzz: random mutations of valid inputs -----------------------------------------------
+
+HOSTILE_LEAVES = [None, True, [], {}, "x", "1e400", "-0x1p3000", "1/0", 10**300, -1, 0, 1e308, "NaN", [[1]], "9" * 50,
+                  {"X": 1}, "[+/- inf]", "[nan +/- 1]", "\x1b[2K"]
+
+
+def _leaves(data, path=()):
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _leaves(value, path + (key,))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _leaves(value, path + (i,))
+    yield path
+
+
+def _mutate(data, rng: random.Random):
+    """A structural mutation (a node replaced, deleted or duplicated) or a textual one."""
+    data = copy.deepcopy(data)
+    paths = [p for p in _leaves(data) if p]
+    path = rng.choice(paths)
+    parent = data
+    for step in path[:-1]:
+        parent = parent[step]
+    kind = rng.randrange(4)
+    if kind == 0:
+        parent[path[-1]] = rng.choice(HOSTILE_LEAVES)
+    elif kind == 1 and isinstance(parent, dict):
+        del parent[path[-1]]
+    elif kind == 1 and isinstance(parent, list) and len(parent) > 1:
+        del parent[path[-1]]
+    elif kind == 2 and isinstance(parent[path[-1]], str) and parent[path[-1]]:
+        text = parent[path[-1]]
+        cut = rng.randrange(len(text))
+        parent[path[-1]] = text[:cut] + rng.choice("0123456789.-+e/x[]# ") + text[cut + 1:]
+    else:
+        text = json.dumps(data)
+        cut = rng.randrange(len(text))
+        return text[:cut] + rng.choice(['"', "{", "]", ",", "0", "", ' "verdict": "holds",']) + text[cut + 1:]
+    return json.dumps(data)
+
+
+def _fuzz(tmp_path, capsys, certificates: list, examples: int, seed: int) -> None:
+    rng = random.Random(seed)
+    configs = [json.loads((ROOT / "examples" / name).read_text()) for name in ("layer.json", "saturated.json")]
+    for k in range(examples):
+        config_path = tmp_path / f"c{k}.json"
+        config_path.write_text(_mutate(rng.choice(configs), rng))
+        out = tmp_path / f"out{k}.json"
+        target = rng.choice([[], ["--bound", PLANTED]])  # a theorem, or a false bound that can be violated
+        code, stdout, err, seconds = run_cli(["check", config_path, "--max-prec", "512", "--out", out, *target],
+                                             capsys)
+        assert_clean(code, err)
+        assert seconds < 60
+        if code == 1:  # violated: a certified counterexample, confirmed by the checker
+            assert checker.verify(jsonfile.read(out)).ok
+        cert_path = tmp_path / f"v{k}.json"
+        cert_path.write_text(_mutate(rng.choice(certificates), rng))
+        code, stdout, err, seconds = run_cli(["verify", cert_path], capsys)
+        assert_clean(code, err)
+        assert seconds < 60
+        if code == 1:
+            assert stdout.startswith("REJECTED: ")
+
+
+def _fuzz_campaign(tmp_path, capsys, finished, examples: int, seed: int) -> None:
+    rng = random.Random(seed)
+    argv = ["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "2", "--d",
+            "1", "--count", "12", "--seed", "1", "--workers", "1", "--no-progress", "--out"]
+    for k in range(examples):
+        folder = _copy(finished, tmp_path / f"camp{k}")
+        files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl"))
+        target = rng.choice(files)
+        text = target.read_text()
+        if target.suffix == ".jsonl":
+            lines = text.splitlines()
+            i = rng.randrange(len(lines))
+            lines[i] = _mutate(json.loads(lines[i]), rng)
+            target.write_text("".join(line + "\n" for line in lines))
+        else:
+            target.write_text(_mutate(json.loads(text), rng))
+        code, stdout, err, seconds = run_cli(argv + [folder], capsys)
+        assert_clean(code, err)
+        assert seconds < 60
+        if code == 1:  # some violated: every listed violation certificate is confirmed
+            for record in campaign.records(folder):
+                if record["verdict"] == "violated":
+                    assert checker.verify(jsonfile.read(folder / record["certificate"])).ok
+
+
+def test_fuzz_check_and_verify(tmp_path, capsys, holds_cert, violated_cert, counterexample_cert):
+    _fuzz(tmp_path, capsys, [holds_cert, violated_cert, counterexample_cert], examples=12, seed=1)
+
+
+def test_fuzz_campaign_resume(tmp_path, capsys, finished):
+    _fuzz_campaign(tmp_path, capsys, finished, examples=8, seed=1)
+
+
+@pytest.mark.slow
+def test_fuzz_check_verify_and_resume_at_length(tmp_path, capsys, holds_cert, violated_cert, counterexample_cert,
+                                                finished):
+    _fuzz(tmp_path, capsys, [holds_cert, violated_cert, counterexample_cert], examples=300, seed=2)
+    _fuzz_campaign(tmp_path, capsys, finished, examples=100, seed=2)
