@@ -38,12 +38,18 @@ def norm(vec) -> arb:
 
 
 def diameter(X: Rows) -> arb:
+    """max_{i<k} ||x_i - x_k||, with ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik, G = Y Y^T the Gram matrix
+    of Y = X - 1 c^T, c the exact midpoint of token 0 (so |y_i| <= D: the sum keeps D^2's digits)."""
+    n, d = len(X), len(X[0])
+    centre = arb_mat(n, d, [arb(x.mid()) for x in X[0]] * n)
+    Y = arb_mat(X) - centre
+    G = (Y * Y.transpose()).tolist()
     best = None
-    for i in range(len(X)):
-        for k in range(i + 1, len(X)):
-            dist = norm([a - b for a, b in zip(X[i], X[k])])
-            best = dist if best is None else best.max(dist)
-    return best
+    for i in range(n):
+        for k in range(i + 1, n):
+            sq = G[i][i] + G[k][k] - 2 * G[i][k]
+            best = sq if best is None else best.max(sq)
+    return best.nonnegative_part().sqrt()
 
 
 def consensus_distance(X: Rows) -> arb:

@@ -41,6 +41,7 @@ from typing import Callable
 import numpy as np
 
 from certify.core import quantities
+from certify.core.arith import FLOAT64
 from certify.errors import BadInput
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
@@ -184,7 +185,7 @@ def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
 
 def float64_L(X: np.ndarray, A: np.ndarray) -> float:
     """a D^2 in float64: ||A||_2 times the squared diameter of the tokens."""
-    return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(X).max())
+    return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(FLOAT64, X).max())
 
 
 def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None) -> Sample:

@@ -26,7 +26,7 @@ from flint import arb, ctx
 
 from certify.core import quantities
 from certify.core import spectral
-from certify.core.arith import BALL
+from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core.layers import LayerArrays, attention
@@ -165,7 +165,7 @@ def certify_row(s: Sample, max_prec: int) -> Row:
         if all(is_resolved(x) for x in (a, D_squared, ratio)) or precision >= max_prec:
             break
         precision = min(2 * precision, max_prec)
-    float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
+    float_aD2 = float_a * float(quantities.pairwise_sq_distances(FLOAT64, s.X).max())
     one_minus_is_one, gap_is_zero = float64_view(float_aD2)
     return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=a, D_squared=D_squared, aD2=aD2, log10_gap=log10_gap,
                ratio=ratio, float64_aD2=float_aD2,

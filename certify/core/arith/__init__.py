@@ -9,7 +9,7 @@ arrays whose entries are the backend's numbers:
   `flint.ctx.workprec`.
 
 Both provide: array, number, exp, log, sqrt_nonneg, erf, relu, abs, matmul, maximum, minimum,
-pairwise_min, row_shift, certainly_le.
+pairwise_min, row_shift, exact_centre, certainly_le.
 """
 
 from certify.core.arith.ball import Ball

@@ -22,6 +22,7 @@ _abs = np.frompyfunc(abs, 1, 1)
 _sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
 _relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
+_midpoint = np.frompyfunc(lambda x: arb(x.mid()), 1, 1)
 
 
 def to_arb(value) -> arb:
@@ -51,6 +52,8 @@ class Ball:
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
     relu = staticmethod(_relu)
     pairwise_min = staticmethod(_min2)
+    # An exact number at (the midpoint of) each entry: a shift that adds no radius.
+    exact_centre = staticmethod(_midpoint)
 
     @staticmethod
     def apply(name: str, x):
