@@ -155,7 +155,7 @@ class Layer:
         if name == "tau":
             return forward.dobrushin(self.step["P"])
         if name == "a":
-            return forward.spectral_norm(forward.query_key(self.spec), self.witness[f"A{self.t}"])
+            return norms.query_key_norm(self.spec, self.witness[f"A{self.t}"])
         if name == "v":
             return forward.spectral_norm(forward.matrix(self.spec["V"]), self.witness[f"V{self.t}"])
         if name == "gap":

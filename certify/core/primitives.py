@@ -18,10 +18,12 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+from flint import arb_mat
 
 from certify.core import lipschitz
 from certify.core import quantities
 from certify.core import spectral
+from certify.core import thin_norm
 from certify.core.arith import Float64
 from certify.core.config import Layer
 from certify.errors import BadInput
@@ -53,12 +55,32 @@ def _norm(view: LayerView, key: str, matrix):
     """||M||_2: numpy in the screen (which also records the witness), certified in arb."""
     if isinstance(view.ar, Float64):
         view.witnesses[key] = spectral.witness(matrix)
-        return float(np.linalg.norm(matrix, 2))
+        return view.witnesses[key].estimate
     return spectral.enclose(matrix, view.witnesses[key])
 
 
 def _a(view: LayerView):
-    return _norm(view, f"A{view.t}", query_key_matrix(view.ar, view.arrays))
+    """a = |beta| / sqrt(d_k) ||W_Q W_K^T||_2 through the d_k x d_k reduction of certify.core.thin_norm
+    when d_k < d (its witness is d_k x d_k), else ||A||_2 of the d x d matrix."""
+    arrays, key = view.arrays, f"A{view.t}"
+    if arrays.A is None and arrays.W_Q.shape[1] < arrays.W_Q.shape[0]:
+        scale = view.ar.abs(arrays.score_scale)
+        if isinstance(view.ar, Float64):
+            witness = thin_norm.reduced_witness(arrays.W_Q, arrays.W_K)
+            if witness is not None:
+                view.witnesses[key] = witness
+                return witness.estimate * scale
+        elif view.witnesses[key].basis.shape[0] == arrays.W_Q.shape[1]:
+            norm = thin_norm.reduced_norm(arb_mat(arrays.W_Q.tolist()), arb_mat(arrays.W_K.tolist()),
+                                          view.witnesses[key])
+            if norm is not None:
+                return norm * scale
+            # W_K^T W_K is not certainly positive definite at this precision: the d x d product,
+            # with a d x d witness from its midpoints (the certificate then records that one)
+            product = query_key_matrix(view.ar, arrays)
+            view.witnesses[key] = spectral.witness(np.array([[float(x.mid()) for x in row] for row in product]))
+            return spectral.enclose(product, view.witnesses[key])
+    return _norm(view, key, query_key_matrix(view.ar, arrays))
 
 
 def _v(view: LayerView):
