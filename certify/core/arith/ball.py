@@ -13,6 +13,8 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, arb_mat, fmpq
 
+from certify.core.numbers import Binary64Matrix
+
 _exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
 _log = np.frompyfunc(lambda x: x.log(), 1, 1)
 _erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
@@ -23,6 +25,7 @@ _sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
 _relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
 _midpoint = np.frompyfunc(lambda x: arb(x.mid()), 1, 1)
+_of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
 
 def to_arb(value) -> arb:
@@ -40,6 +43,8 @@ class Ball:
         return to_arb(value)
 
     def array(self, exact) -> np.ndarray:
+        if isinstance(exact, Binary64Matrix):
+            return _of_float(exact.array)
         out = np.empty((len(exact), len(exact[0])) if _is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
             out[index] = to_arb(value)

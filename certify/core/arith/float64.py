@@ -5,7 +5,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import erf as _erf
+
+from certify.core.numbers import Binary64Matrix
 
 
 class Float64:
@@ -15,6 +16,8 @@ class Float64:
         return float(value)
 
     def array(self, exact) -> np.ndarray:
+        if isinstance(exact, Binary64Matrix):
+            return exact.array
         return np.array([[float(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
             [float(v) for v in exact]
         )
@@ -22,7 +25,12 @@ class Float64:
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
     abs = staticmethod(np.abs)
-    erf = staticmethod(_erf)
+
+    @staticmethod
+    def erf(x):
+        from scipy.special import erf  # scipy only where an erf is evaluated (it costs a tenth of a second to import)
+
+        return erf(x)
 
     @staticmethod
     def sqrt_nonneg(x):
