@@ -22,7 +22,6 @@ from pathlib import Path
 
 from flint import arb
 
-from certify.core import config
 from certify.core import jsonfile
 from certify.errors import BadInput
 
@@ -41,6 +40,8 @@ def digest(claim: str | None, bound: str | None, inputs: dict) -> str:
 
 
 def build(case, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
+    from certify.core import config  # here, so that reading a certificate does not load numpy
+
     inputs = config.to_json(case)
     layers = [{name: arb_text(value, precision) for name, value in view.cache.items()} for view in views]
     compared = [
