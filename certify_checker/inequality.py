@@ -8,6 +8,7 @@ the stack from D_0), hypothesis on the layers, and the inequalities.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 
@@ -123,7 +124,13 @@ def evaluate(text: str, env) -> arb:
             return getattr(value, node.func.id)()
         raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")
 
-    return walk(ast.parse(source, mode="eval").body)
+    return walk(_tree(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _tree(source: str) -> ast.expr:
+    """The syntax tree of a formula, parsed once per text (walk() only reads it)."""
+    return ast.parse(source, mode="eval").body
 
 
 class Layer:

@@ -11,6 +11,7 @@ evaluation read the same tree.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from certify.errors import BadInput
@@ -42,6 +43,15 @@ class Expr:
 
 
 def parse(text: str, names=USER_NAMES) -> Expr:
+    """The expression tree of `text` over `names`; parsed once per text and set of names (an Expr is
+    immutable), so a campaign or an escalation of precision does not parse its bound again."""
+    if not isinstance(text, str):
+        raise BadInput("the bound expression is empty")
+    return _parse(text, frozenset(names))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str, names: frozenset) -> Expr:
     if not isinstance(text, str) or not text.strip():
         raise BadInput("the bound expression is empty")
     if len(text) > MAX_LENGTH:

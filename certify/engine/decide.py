@@ -173,23 +173,45 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
 
 
+@dataclass(frozen=True)
+class Target:
+    """What is decided: a registered claim, or a user's bound (its claim built by bound_claim)."""
+
+    claim: Claim
+    bound: expr.Expr | None = None
+
+    @property
+    def name(self) -> str:
+        return self.claim.id or f"bound: {self.bound.text}"
+
+
+def target(claim_id: str | None = None, bound: str | None = None) -> Target:
+    """The target of --claim ID or --bound EXPR (default collapse.global), its bound parsed once."""
+    claim_obj, bound_expr = resolve_target(claim_id, bound)
+    return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
+
+
+def admit(goal: Target, case: config.Case) -> None:
+    """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
+    if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
+        raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
+    goal.claim.check_applies(case)
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
-          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION) -> Result:
+          max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION, goal: Target | None = None) -> Result:
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).
+    holds, violated or undecided, with its certificate (re-verified by the checker).  `goal`, a
+    Target prepared once (a campaign's), replaces claim and bound.
     """
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
     case = config.load(source)
-    claim_obj, bound_expr = resolve_target(claim, bound)
-    if bound_expr is not None:
-        if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
-            raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
-        claim_obj = bound_claim(bound_expr)
-    claim_obj.check_applies(case)
-    target = claim_obj.id or f"bound: {bound_expr.text}"
+    goal = goal or target(claim, bound)
+    admit(goal, case)
+    claim_obj, bound_expr, name = goal.claim, goal.bound, goal.name
 
     witnesses: dict = {}
     with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
@@ -204,10 +226,10 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
                                          verdict, precision, views, comparisons, witnesses)
                 confirmation = checker.verify(cert)
                 if confirmation.ok:
-                    return Result(verdict, target, precision, comparisons, screen, certificate=cert)
+                    return Result(verdict, name, precision, comparisons, screen, certificate=cert)
                 refusal = f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}"
         if precision >= max_prec:
             break
         precision = min(2 * precision, max_prec)
     reason = refusal or _equality_reason(comparisons, precision)
-    return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)
+    return Result(UNDECIDED, name, precision, comparisons, screen, reason=reason)
