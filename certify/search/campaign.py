@@ -215,7 +215,7 @@ def records(out_dir) -> list[dict]:
 # Running
 
 
-def _worker_init() -> None:
+def worker_init() -> None:
     """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
     with it if it is killed (Linux), instead of waiting forever for work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -244,7 +244,7 @@ def _execute(campaign: Campaign, out_dir: Path, chunks: list[list[int]], workers
             on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
         return
     pending = iter(chunks)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
         running: dict = {}
         interrupted = False
         try:
