@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from fractions import Fraction
 
@@ -38,6 +39,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
+    if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
+        return arb(text)
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)

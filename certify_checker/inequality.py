@@ -8,7 +8,6 @@ the stack from D_0), hypothesis on the layers, and the inequalities.
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import json
 
@@ -124,13 +123,7 @@ def evaluate(text: str, env) -> arb:
             return getattr(value, node.func.id)()
         raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")
 
-    return walk(_tree(source))
-
-
-@functools.lru_cache(maxsize=256)
-def _tree(source: str) -> ast.expr:
-    """The syntax tree of a formula, parsed once per text (walk() only reads it)."""
-    return ast.parse(source, mode="eval").body
+    return walk(ast.parse(source, mode="eval").body)
 
 
 class Layer:
@@ -138,7 +131,8 @@ class Layer:
 
     def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
         self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
-        self.step = forward.layer_step(spec, X)
+        self.A = forward.query_key(spec) if "A" in spec else None  # beta A, read once for scores and a
+        self.step = forward.layer_step(spec, X, self.A)
         self.values: dict = {}
 
     def __call__(self, name: str) -> arb:
@@ -162,7 +156,7 @@ class Layer:
         if name == "tau":
             return forward.dobrushin(self.step["P"])
         if name == "a":
-            return norms.query_key_norm(self.spec, self.witness[f"A{self.t}"])
+            return norms.query_key_norm(self.spec, self.witness[f"A{self.t}"], self.A)
         if name == "v":
             return forward.spectral_norm(forward.matrix(self.spec["V"]), self.witness[f"V{self.t}"])
         if name == "gap":

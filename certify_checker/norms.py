@@ -5,10 +5,8 @@ witness (forward.spectral_norm); k = 0 is the identity, norm 1.
 L = ||W2||_2 Lip(s) ||W1||_2 (+ 1 for a residual FFN), Lip(ReLU) = 1 and Lip(GELU) = GELU'(sqrt 2):
 GELU'' = phi (2 - x^2) vanishes only at +-sqrt(2), GELU' runs 0 -> 1 - G -> G -> 1, so
 sup |GELU'| = G = Phi(sqrt 2) + sqrt(2) phi(sqrt 2).
-a = ||A||_2 for A = beta W_Q W_K^T / sqrt(d_k), W_Q and W_K of shape d x k with k < d, from a
-k x k witness: with W_K^T W_K = C^T C (Cholesky, every pivot certainly > 0), W_K C^{-1} has
-orthonormal columns and W_Q W_K^T = (W_Q C^T)(W_K C^{-1})^T, so ||W_Q W_K^T||_2 = ||W_Q C^T||_2 and
-||W_Q W_K^T||_2^2 = ||C (W_Q^T W_Q) C^T||_2, a k x k norm.
+a = |beta| ||W_Q W_K^T||_2 / sqrt(d_k), W_Q, W_K d x k (k < d), k x k witness: W_K^T W_K = C^T C (Cholesky,
+pivots certainly > 0) makes W_K C^{-1} orthonormal, so ||W_Q W_K^T||_2^2 = ||W_Q C^T||_2^2 = ||C W_Q^T W_Q C^T||_2.
 """
 
 from __future__ import annotations
@@ -21,28 +19,21 @@ from certify_checker.exact import ball
 
 def cholesky_upper(G: arb_mat) -> arb_mat:
     """C upper triangular with G = C^T C enclosed; ValueError when a pivot is not certainly > 0."""
-    k = G.nrows()
-    C = arb_mat(k, k)
-    for j in range(k):
-        pivot = G[j, j]
-        for i in range(j):
-            pivot -= C[i, j] * C[i, j]
+    C = arb_mat(G.nrows(), G.nrows())
+    for j in range(G.nrows()):
+        pivot = G[j, j] - sum((C[i, j] * C[i, j] for i in range(j)), arb(0))
         if not pivot > 0:
             raise ValueError("W_K^T W_K is not certainly positive definite: a d_k x d_k witness does not apply")
         C[j, j] = pivot.sqrt()
-        for col in range(j + 1, k):
-            entry = G[j, col]
-            for i in range(j):
-                entry -= C[i, j] * C[i, col]
-            C[j, col] = entry / C[j, j]
+        for col in range(j + 1, G.nrows()):
+            C[j, col] = (G[j, col] - sum((C[i, j] * C[i, col] for i in range(j)), arb(0))) / C[j, j]
     return C
 
 
-def query_key_norm(layer: dict, witness: dict) -> arb:
-    """a = ||A||_2: through the k x k reduction (module docstring) when the witness is k x k, k < d;
-    else the d x d matrix with a d x d witness."""
+def query_key_norm(layer: dict, witness: dict, A=None) -> arb:
+    """a = ||A||_2: by the k x k reduction (above) for a k x k witness, k < d; else of A (or forward.query_key)."""
     if "A" in layer or len(witness["basis"]) == len(layer["W_Q"]):
-        return forward.spectral_norm(forward.query_key(layer), witness)
+        return forward.spectral_norm(A or forward.query_key(layer), witness)
     Q, K = arb_mat(forward.matrix(layer["W_Q"])), arb_mat(forward.matrix(layer["W_K"]))
     C = cholesky_upper(K.transpose() * K)
     square = forward.spectral_norm((C * (Q.transpose() * Q) * C.transpose()).tolist(), witness)

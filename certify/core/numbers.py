@@ -113,6 +113,8 @@ class Binary64Matrix(Sequence):
         return self.array.shape[0]
 
     def __getitem__(self, index):
+        if self._rows is None and isinstance(index, int):  # one row (e.g. the width) needs only its own Fractions
+            return tuple(map(Fraction, self.array[index].tolist()))
         return self.rows()[index]
 
     def __iter__(self):
@@ -185,12 +187,9 @@ def encode(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def encode_binary64(value: float) -> str:
-    """encode() of a binary64 value, without the Fraction."""
-    return str(int(value)) if value.is_integer() else value.hex()
-
-
-def encode_matrix(rows) -> list[list[str]]:
+def encode_matrix(rows) -> list[list]:
+    """The exact text of a matrix: a matrix of binary64 values as JSON numbers (each is the binary64
+    value it parses to, and JSON writes the shortest text that parses back to it), else encode()."""
     if isinstance(rows, Binary64Matrix):
-        return [[encode_binary64(v) for v in row] for row in rows.array.tolist()]
+        return rows.array.tolist()
     return [[encode(v) for v in row] for row in rows]

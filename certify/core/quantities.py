@@ -6,6 +6,8 @@ float64 batch of configurations (batch, n, d) gives one value per configuration.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 
@@ -19,9 +21,15 @@ def pairwise_sq_distances(ar, X):
     """
     Y = X - ar.exact_centre(X[..., :1, :])
     G = ar.matmul(Y, np.swapaxes(Y, -1, -2))
-    i, k = np.triu_indices(X.shape[-2], 1)
+    i, k = _pairs(X.shape[-2])
     g = np.diagonal(G, axis1=-2, axis2=-1)
     return g[..., i] + g[..., k] - 2 * G[..., i, k]
+
+
+@functools.lru_cache(maxsize=64)
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The index pairs i < k of n tokens."""
+    return np.triu_indices(n, 1)
 
 
 def diameter(ar, X):
@@ -37,5 +45,5 @@ def consensus_distance(ar, X):
 
 def dobrushin(ar, P):
     """tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) (the Dobrushin ergodicity coefficient)."""
-    i, k = np.triu_indices(P.shape[-2], 1)
+    i, k = _pairs(P.shape[-2])
     return 1 - ar.minimum(ar.pairwise_min(P[..., i, :], P[..., k, :]).sum(axis=-1))

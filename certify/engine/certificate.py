@@ -6,7 +6,7 @@ Schema (format "certify-certificate/1", kind "inequality"):
     precision          bits at which the ball evaluation decided
     inputs             the exact configuration (certify.core.config.to_json): a valid config itself
     inputs_sha256      digest of {claim, bound, inputs}: any edit of them is detected
-    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), hex floats;
+    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers;
                        the checker only uses them to confirm norms, so a bad witness can only fail
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
                        strings "[mid +/- rad]"; "comparisons": each lhs, rhs and outcome
@@ -61,7 +61,7 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
         "inputs": inputs,
         "inputs_sha256": digest(claim_id, bound, inputs),
         "witness": {
-            key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
+            key: {"basis": w.basis.tolist(), "top": w.top.tolist()}
             for key, w in witnesses.items()
         },
         "values": {
