@@ -190,6 +190,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, f"precision {precision!r} out of range"
     if (claim is None) == (bound is None):
         return False, "a certificate states exactly one of claim and bound"
+    inputs = schema.expanded(inputs)
     if unreadable := schema.problem(inputs):
         return False, unreadable
     if claim is not None:

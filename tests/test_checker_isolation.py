@@ -52,7 +52,9 @@ def test_checker_kinds_point_inside_the_checker():
 
 def test_checker_stays_small():
     lines = sum(len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py"))
-    assert lines < 1500, lines
+    # 1500 until the checker gained its own thin-factor norm (d_k x d_k Cholesky reduction) and the
+    # reading of binary64 blocks, both needed for BERT-sized heads
+    assert lines < 1530, lines
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):

@@ -7,6 +7,7 @@ Fraction here, once; the arithmetic backends convert Fractions to their own numb
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections.abc import Sequence
@@ -155,7 +156,10 @@ def _binary64_array(value) -> np.ndarray | None:
 def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None, None)):
     """A rectangular matrix of exact numbers, rows as given; shape entries of None are free."""
     fast = _binary64_array(value)
-    if fast is not None:
+    if isinstance(value, dict):
+        matrix = _parse_block(value, where)
+        width = matrix.array.shape[1]
+    elif fast is not None:
         matrix, width = Binary64Matrix(fast), fast.shape[1]
     else:
         if not isinstance(value, (list, tuple)) or not value:
@@ -187,9 +191,35 @@ def encode(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def encode_matrix(rows) -> list[list]:
-    """The exact text of a matrix: a matrix of binary64 values as JSON numbers (each is the binary64
-    value it parses to, and JSON writes the shortest text that parses back to it), else encode()."""
+BLOCK_ENTRIES = 1024  # binary64 matrices with more entries are written as one binary64 block
+
+
+def encode_matrix(rows) -> list[list] | dict:
+    """The exact text of a matrix.  Binary64 values as JSON numbers (each is the binary64 value it
+    parses to, and JSON writes the shortest text that parses back to it), or, beyond BLOCK_ENTRIES of
+    them, as a block {"binary64": base64 of the little-endian IEEE doubles row by row, "shape":
+    [rows, cols]} (10.7 bytes a number instead of about 20); other numbers by encode()."""
     if isinstance(rows, Binary64Matrix):
-        return rows.array.tolist()
+        if rows.array.size <= BLOCK_ENTRIES:
+            return rows.array.tolist()
+        data = base64.b64encode(rows.array.astype("<f8").tobytes()).decode("ascii")
+        return {"binary64": data, "shape": list(rows.array.shape)}
     return [[encode(v) for v in row] for row in rows]
+
+
+def _parse_block(value: dict, where: str) -> Binary64Matrix:
+    """A binary64 block (encode_matrix) as the matrix it holds."""
+    shape = value.get("shape")
+    if set(value) != {"binary64", "shape"} or not (isinstance(shape, list) and len(shape) == 2
+                                                    and all(type(s) is int and s >= 1 for s in shape)):
+        raise BadInput(f'{where}: a matrix object is {{"binary64": BASE64, "shape": [rows, cols]}}')
+    try:
+        raw = base64.b64decode(value["binary64"], validate=True)
+    except (ValueError, TypeError):
+        raise BadInput(f"{where}: the binary64 block is not base64") from None
+    if len(raw) != 8 * shape[0] * shape[1]:
+        raise BadInput(f"{where}: the binary64 block holds {len(raw)} bytes, not 8 x {shape[0]} x {shape[1]}")
+    array = np.frombuffer(raw, dtype="<f8").reshape(shape)
+    if not np.isfinite(array).all():
+        raise BadInput(f"{where}: the binary64 block holds a number that is not finite")
+    return Binary64Matrix(array)
