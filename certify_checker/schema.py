@@ -21,8 +21,8 @@ FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
 def expanded(value):
     """The inputs with every block {"binary64": base64 of little-endian IEEE doubles row by row, "shape":
     [rows, cols]} (how a certificate states a large binary64 matrix) replaced by its rows of numbers."""
-    if isinstance(value, list):
-        return [expanded(v) for v in value]
+    if isinstance(value, list):  # a list of numbers holds no block (and a block there is no number: rejected)
+        return [expanded(v) for v in value] if value and isinstance(value[0], (list, dict)) else value
     if not isinstance(value, dict) or set(value) != {"binary64", "shape"}:
         return {k: expanded(v) for k, v in value.items()} if isinstance(value, dict) else value
     (rows, cols), raw = value["shape"], base64.b64decode(value["binary64"], validate=True)
