@@ -312,8 +312,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{CLAIM} on gaussian configurations; python {platform.python_version()}, {os.cpu_count()} cores, "
           f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min); "
           f"{'median of ' + str(repeats) if repeats > 1 else 'one'} repeat(s)")
-    print(f"| n x d | float64 / s | tier 3 / s | arb certified / s | bare arb anchor / s "
-          f"| float64 / arb | arb vs anchor |")
+    print("| n x d | float64 / s | tier 3 / s | arb certified / s | bare arb anchor / s "
+          "| float64 / arb | arb vs anchor |")
     print("|---|---|---|---|---|---|---|")
     results = []
     for row in rows:
