@@ -92,7 +92,8 @@ def test_a_certificate_of_another_configuration_is_rejected(copy):
                for p in problems)
 
 
-@pytest.mark.parametrize("corruption", ["repeated", "out of range", "unknown tier", "violated without certificate"])
+@pytest.mark.parametrize("corruption", ["repeated", "out of range", "unknown tier", "violated without certificate",
+                                        "certificate not a path"])
 def test_corrupt_records_are_rejected(copy, corruption):
     path = sorted((copy / "chunks").glob("*.jsonl"))[0]
     lines = path.read_text().splitlines()
@@ -101,7 +102,8 @@ def test_corrupt_records_are_rejected(copy, corruption):
         lines.append(lines[0])
     else:
         record.update({"out of range": {"i": SPEC.count}, "unknown tier": {"tier": "float64"},
-                       "violated without certificate": {"verdict": "violated", "certificate": None}}[corruption])
+                       "violated without certificate": {"verdict": "violated", "certificate": None},
+                       "certificate not a path": {"certificate": 5}}[corruption])
         lines[0] = json.dumps(record)
     path.write_text("\n".join(lines) + "\n")
     assert not audit.audit(copy, sample=0, workers=1).ok

@@ -83,6 +83,8 @@ def _record_problem(record, count: int) -> str | None:
         return f"configuration {record['i']}: verdict {record.get('verdict')!r} is not a verdict"
     if record.get("tier") not in TIERS:
         return f"configuration {record['i']}: tier {record.get('tier')!r} is not one certify decides with"
+    if not isinstance(record.get("certificate"), (str, type(None))):
+        return f"configuration {record['i']}: certificate {record.get('certificate')!r} is not a path"
     if record["verdict"] == engine.VIOLATED and not record.get("certificate"):
         return f"configuration {record['i']}: violated without a certificate"
     return None
