@@ -1,87 +1,341 @@
-"""Throughput: certified configurations per second next to plain float64, measured in the same run.
+"""Throughput of collapse.global: certified configurations per second next to plain float64, one run.
 
-    python -m benchmarks.throughput [--count K] [--seed S] [--workers W] [--sizes 8x4,16x16]
+    python -m benchmarks.throughput [--long] [--seed S] [--sizes 8x4,16x16,64x64,128x384]
 
-For each size (n, d), K configurations of the gaussian distribution (certify.search.samplers)
-are evaluated for collapse.global three ways:
-    float64    the layer and both sides of the claim in float64 numpy, batched over the K
-               configurations (certify.search.float_screen): what an uncertified sweep costs
-    certified  certify.engine.check on each configuration in this process: float64 screen, arb
-               at adaptive precision, and the checker's confirmation of the certificate
-    campaign   certify.search.campaign.run on W processes: the `certify sample` path, files included
-The ratio float64 / certified is per process.  Drawing the configurations is not timed.
+Rows: n x d, the query-key matrix A (d x d, N(0, 1/d) entries) or, for 128 x 384, W_Q and W_K
+(d x d_k, d_k = 32, N(0, 1/d)); tokens x_ij ~ N(0, 1).  Columns, each on the same configurations:
+    float64     the layer and both sides of the claim in plain numpy, batched over the
+                configurations (scores, softmax, P X, diameters, ||A||_2 by SVD): what an
+                uncertified sweep costs.  Not the project's screen.
+    tier 3      the rigorous vectorised float64 tier, when it exists (n/a until then)
+    arb         certify.engine.check on each configuration: screen, arb at adaptive precision,
+                the certificate, and the checker's re-derivation of it
+    anchor      the bare arb evaluation: the same enclosures with arb_mat products and Gram
+                matrices at 53 bits, no engine, no certificate, no checker (what arb itself costs)
+Rates are CPU time of this process (one BLAS thread): on a shared machine the wall clock also counts
+other jobs.  Ratios are against float64 in the same run.  Then, for 128 x 384, one `certify check --out` as a
+process (wall time, peak memory, certificate size), `certify check` and `certify verify` on an
+8 x 4 configuration (wall time of the whole command), and a `certify sample` campaign on 1 and
+on 2 worker processes.  The machine's load average is printed first: with other jobs running,
+absolute numbers are rough and the ratios measured side by side are the ones to read.
+Short by default (under a minute on 2 cores); --long takes the median of more repeats.  BLAS runs
+on one thread throughout (as in a campaign's workers).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
+import resource
 import platform
+import subprocess
+import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
 
 import numpy as np
+from flint import arb, arb_mat, ctx
+from threadpoolctl import threadpool_limits
 
 from certify import engine
+from certify.core import thin_norm
 from certify.search import campaign
-from certify.search import float_screen, samplers
 
 CLAIM = "collapse.global"
-DISTRIBUTION = "gaussian"
-FLOAT_REPEATS = 5  # the float64 pass is fast: keep the best of a few repeats
+# The rates are CPU time of this process on one BLAS thread: on a shared machine the wall clock
+# also counts the other jobs' time slices, CPU time counts only this work (equal when quiet).
+_clock = time.process_time
+D_K = 32  # the W_Q, W_K rows: d_k of BERT-base and MiniLM heads
+THIN_FROM = 128  # d at or above which a row uses W_Q, W_K (d x d_k)
 
 
-def _float64_rate(items: list[samplers.Sample]) -> float:
-    X, A = np.stack([s.X for s in items]), np.stack([s.A for s in items])
-    pairs = float_screen.inequalities(CLAIM, None)
-    best = float("inf")
-    for _ in range(FLOAT_REPEATS):
-        started = time.perf_counter()
-        float_screen.sides(pairs, float_screen.layer_quantities(X, A))
-        best = min(best, time.perf_counter() - started)
-    return len(items) / best
+@dataclass(frozen=True)
+class Row:
+    n: int
+    d: int
+    count: int  # configurations certified per repeat (the float64 batch is larger)
+
+    @property
+    def thin(self) -> bool:
+        return self.d >= THIN_FROM
+
+    @property
+    def label(self) -> str:
+        return f"{self.n} x {self.d}" + (f" (W_Q, W_K, d_k = {D_K})" if self.thin else "")
 
 
-def _certified_rate(items: list[samplers.Sample]) -> tuple[float, dict]:
+SHORT = [Row(8, 4, 100), Row(16, 16, 40), Row(64, 64, 6), Row(128, 384, 2)]
+FLOAT_BATCH = 200  # float64 configurations per timing
+REPEATS = {"short": 1, "long": 5}
+
+
+def configurations(row: Row, count: int, seed: int) -> list[dict]:
+    rng = np.random.default_rng([seed, row.n, row.d])
+    out = []
+    for _ in range(count):
+        X = rng.standard_normal((row.n, row.d))
+        if row.thin:
+            W_Q, W_K = (rng.standard_normal((row.d, D_K)) / math.sqrt(row.d) for _ in range(2))
+            out.append({"X": X.tolist(), "W_Q": W_Q.tolist(), "W_K": W_K.tolist(), "d_k": D_K})
+        else:
+            out.append({"X": X.tolist(), "A": (rng.standard_normal((row.d, row.d)) / math.sqrt(row.d)).tolist()})
+    return out
+
+
+# --- float64: plain numpy, batched --------------------------------------------------------------
+
+
+def _float64_arrays(configs: list[dict]):
+    X = np.array([c["X"] for c in configs])
+    if "A" in configs[0]:
+        return X, np.array([c["A"] for c in configs]), None, None
+    return X, None, np.array([c["W_Q"] for c in configs]), np.array([c["W_K"] for c in configs])
+
+
+def _float64_sides(X, A, W_Q, W_K):
+    """D(PX) and (1 - exp(-a D^2)) D for a batch, in plain numpy."""
+    if A is not None:
+        S = X @ A @ np.swapaxes(X, 1, 2)
+        a = np.linalg.norm(A, 2, axis=(1, 2))
+    else:  # ||W_Q W_K^T||_2 = ||R_Q R_K^T||_2 from the reduced QR factors: d_k x d_k, as fast numpy does it
+        S = (X @ W_Q) @ np.swapaxes(X @ W_K, 1, 2) / math.sqrt(D_K)
+        R_Q, R_K = np.linalg.qr(W_Q, mode="r"), np.linalg.qr(W_K, mode="r")
+        a = np.linalg.norm(R_Q @ np.swapaxes(R_K, 1, 2), 2, axis=(1, 2)) / math.sqrt(D_K)
+    E = np.exp(S - S.max(axis=2, keepdims=True))
+    PX = (E / E.sum(axis=2, keepdims=True)) @ X
+    D, D_out = _float64_diameter(X), _float64_diameter(PX)
+    return D_out, (1 - np.exp(-a * D * D)) * D
+
+
+def _float64_diameter(X):
+    G = X @ np.swapaxes(X, 1, 2)
+    g = np.diagonal(G, axis1=1, axis2=2)
+    return np.sqrt(np.maximum(g[:, :, None] + g[:, None, :] - 2 * G, 0).max(axis=(1, 2)))
+
+
+def float64_rate(row: Row, seed: int) -> float:
+    """Configurations per second of the plain numpy evaluation, on a batch of FLOAT_BATCH (best of 3)."""
+    arrays = _float64_arrays(configurations(row, FLOAT_BATCH if row.n * row.d < 10_000 else 20, seed))
+    best = math.inf
+    for _ in range(3):
+        started = _clock()
+        _float64_sides(*arrays)
+        best = min(best, _clock() - started)
+    return len(arrays[0]) / best
+
+
+# --- tier 3 ---------------------------------------------------------------------------------------
+
+
+def tier3_rate(configs: list[dict]) -> float | None:
+    """Certified configurations per second of the rigorous vectorised float64 tier: None until it exists."""
+    return None
+
+
+# --- arb: the certified path and the bare anchor ------------------------------------------------
+
+
+def arb_rate(configs: list[dict]) -> tuple[float, dict]:
     verdicts: dict = {}
-    started = time.perf_counter()
-    for item in items:
-        verdict = engine.check(item.config, claim=CLAIM).verdict
+    started = _clock()
+    for config in configs:
+        verdict = engine.check(config, claim=CLAIM).verdict
         verdicts[verdict] = verdicts.get(verdict, 0) + 1
-    return len(items) / (time.perf_counter() - started), verdicts
+    return len(configs) / (_clock() - started), verdicts
 
 
-def _campaign_rate(n: int, d: int, count: int, seed: int, workers: int) -> float:
-    with tempfile.TemporaryDirectory() as folder:
-        started = time.perf_counter()
-        campaign.run(campaign.Campaign(DISTRIBUTION, n, d, count, seed, claim=CLAIM), folder, workers=workers)
-        return count / (time.perf_counter() - started)
+def _gram_diameter(M: arb_mat, n: int, d: int) -> arb:
+    centre = arb_mat(n, d, [arb(M[0, j].mid()) for j in range(d)] * n)
+    Y = M - centre
+    G = Y * Y.transpose()
+    best = G[0, 0] + G[1, 1] - 2 * G[0, 1]
+    for i in range(n):
+        for k in range(i + 1, n):
+            best = best.max(G[i, i] + G[k, k] - 2 * G[i, k])
+    return best.nonnegative_part().sqrt()
 
 
-def measure(n: int, d: int, count: int, seed: int, workers: int) -> dict:
-    items = [samplers.sample(DISTRIBUTION, n, d, seed, i) for i in range(count)]
-    float_rate = _float64_rate(items)
-    certified_rate, verdicts = _certified_rate(items)
-    return {"n": n, "d": d, "count": count, "float64_per_s": float_rate, "certified_per_s": certified_rate,
-            "ratio": float_rate / certified_rate, "campaign_per_s": _campaign_rate(n, d, count, seed, workers),
-            "workers": workers, "verdicts": verdicts}
+def _anchor_norm(M: arb_mat, w: np.ndarray, basis: np.ndarray) -> arb:
+    """||M||_2 enclosed as the engine does (lower ||M w||, upper Gershgorin on (MW)^T (MW)), bare."""
+    k = M.ncols()
+    W, top = arb_mat(basis.tolist()), arb_mat([[float(v)] for v in w])
+    image = M * top
+    lower = (sum((image[i, 0] ** 2 for i in range(image.nrows())), arb(0))
+             / sum((top[i, 0] ** 2 for i in range(k)), arb(0))).sqrt()
+    E = (M * W).transpose() * (M * W)
+    drift = W.transpose() * W - arb_mat(k, k, [int(i == j) for i in range(k) for j in range(k)])
+    drift = sum((drift[i, j] ** 2 for i in range(k) for j in range(k)), arb(0)).sqrt()
+    upper = max((E[i, i] + sum((abs(E[i, j]) for j in range(k) if j != i), arb(0)) for i in range(k)),
+                key=lambda x: x.upper())
+    return lower.union((upper / (1 - drift)).sqrt())
+
+
+def anchor_once(config: dict) -> tuple[arb, arb]:
+    """D(PX) and (1 - exp(-a D^2)) D in bare arb at 53 bits (binary64 inputs are exact)."""
+    X = arb_mat(config["X"])
+    n, d = X.nrows(), X.ncols()
+    if "A" in config:
+        A_f = np.array(config["A"])
+        A = arb_mat(config["A"])
+        S = X * A * X.transpose()
+        _, _, vt = np.linalg.svd(A_f)
+        a = _anchor_norm(A, vt[0], vt.T)
+    else:
+        W_Q, W_K = arb_mat(config["W_Q"]), arb_mat(config["W_K"])
+        scale = 1 / arb(D_K).sqrt()
+        S = (X * W_Q) * (X * W_K).transpose() * scale
+        Q_f, K_f = np.array(config["W_Q"]), np.array(config["W_K"])
+        C_f = np.linalg.cholesky(K_f.T @ K_f).T
+        _, _, vt = np.linalg.svd(C_f @ (Q_f.T @ Q_f) @ C_f.T)
+        C = thin_norm.cholesky_upper(W_K.transpose() * W_K)
+        a = _anchor_norm(C * (W_Q.transpose() * W_Q) * C.transpose(), vt[0], vt.T).sqrt() * scale
+    P = arb_mat(n, n)
+    for i in range(n):
+        shift = arb(S[i, 0].mid())
+        weights = [(S[i, j] - shift).exp() for j in range(n)]
+        total = sum(weights, arb(0))
+        for j in range(n):
+            P[i, j] = weights[j] / total
+    D = _gram_diameter(X, n, d)
+    return _gram_diameter(P * X, n, d), (1 - (-a * D * D).exp()) * D
+
+
+def anchor_rate(configs: list[dict]) -> float:
+    started = _clock()
+    with ctx.workprec(53):
+        for config in configs:
+            anchor_once(config)
+    return len(configs) / (_clock() - started)
+
+
+# --- whole commands as processes ----------------------------------------------------------------
+
+
+def _command(args: list[str]) -> tuple[float, float]:
+    """Wall time and CPU time (user + system) of `python -m certify ARGS`, the whole command."""
+    before, started = _children_cpu(), time.perf_counter()
+    subprocess.run([sys.executable, "-m", "certify", *args], check=False, capture_output=True)
+    return time.perf_counter() - started, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def large_check(seed: int, folder: Path) -> dict:
+    config = configurations(Row(128, 384, 1), 1, seed)[0]
+    path, cert = folder / "large.json", folder / "large-cert.json"
+    path.write_text(json.dumps(config))
+    check = _command(["check", str(path), "--out", str(cert)])
+    peak = _peak_of(["check", str(path), "--out", str(cert)])
+    verify = _command(["verify", str(cert)])
+    return {"check_s": check, "verify_s": verify, "peak_MB": peak / 1e6, "certificate_MB": cert.stat().st_size / 1e6}
+
+
+def _peak_of(args: list[str]) -> int:
+    """Peak resident memory of one command, measured in a fresh process of its own."""
+    probe = ("import resource, subprocess, sys; subprocess.run([sys.executable, '-m', 'certify', *sys.argv[1:]], "
+             "capture_output=True); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, check=False)
+    return int(out.stdout.strip() or 0) * 1024
+
+
+def small_commands(seed: int, folder: Path, repeats: int) -> dict:
+    config = configurations(Row(8, 4, 1), 1, seed)[0]
+    path, cert = folder / "small.json", folder / "small-cert.json"
+    path.write_text(json.dumps(config))
+    checks = [_command(["check", str(path), "--out", str(cert)]) for _ in range(repeats)]
+    verifies = [_command(["verify", str(cert)]) for _ in range(repeats)]
+    return {"check_s": [median(c[k] for c in checks) for k in (0, 1)],
+            "verify_s": [median(v[k] for v in verifies) for k in (0, 1)]}
+
+
+def campaign_speedup(seed: int, count: int) -> dict:
+    rates = {}
+    for workers in (1, 2):  # wall time: the point is to use both cores
+        with tempfile.TemporaryDirectory() as folder:
+            started = time.perf_counter()
+            campaign.run(campaign.Campaign("gaussian", 16, 16, count, seed, claim=CLAIM), folder, workers=workers)
+            rates[workers] = count / (time.perf_counter() - started)
+    return {"one_worker_per_s": rates[1], "two_workers_per_s": rates[2], "speedup": rates[2] / rates[1]}
+
+
+# --- the run --------------------------------------------------------------------------------------
+
+
+def measure(row: Row, seed: int, repeats: int) -> dict:
+    configs = configurations(row, row.count, seed)
+    float_rates, arb_rates, anchor_rates, verdicts = [], [], [], {}
+    for _ in range(repeats):
+        float_rates.append(float64_rate(row, seed))
+        rate, verdicts = arb_rate(configs)
+        arb_rates.append(rate)
+        anchor_rates.append(anchor_rate(configs))
+    f, a, b = median(float_rates), median(arb_rates), median(anchor_rates)
+    tier3 = tier3_rate(configs)
+    return {"row": row.label, "n": row.n, "d": row.d, "count": row.count, "float64_per_s": f, "tier3_per_s": tier3,
+            "arb_per_s": a, "anchor_per_s": b, "float64_over_arb": f / a, "float64_over_anchor": f / b,
+            "arb_over_anchor": b / a, "verdicts": verdicts}
+
+
+def _times(wall_cpu) -> str:
+    return f"{wall_cpu[0]:.2f} s wall ({wall_cpu[1]:.2f} s CPU)"
+
+
+def _rate(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x:,.0f}" if x >= 100 else f"{x:,.1f}" if x >= 1 else f"{x:.2f}"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=200, help="configurations per size (default 200)")
+    parser.add_argument("--long", action="store_true", help="medians of more repeats (several minutes)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="processes for the campaign")
-    parser.add_argument("--sizes", default="8x4,16x16", help="n x d sizes, comma-separated (default 8x4,16x16)")
+    parser.add_argument("--sizes", default=None, help="n x d rows, comma-separated (default: the four of the table)")
+    parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     args = parser.parse_args(argv)
-    sizes = [tuple(int(v) for v in size.split("x")) for size in args.sizes.split(",")]
-    print(f"{DISTRIBUTION} configurations, {CLAIM}; python {platform.python_version()}, {os.cpu_count()} cores")
-    print(f"{'n x d':>8} {'float64/s':>12} {'certified/s':>12} {'float64/certified':>18} "
-          f"{'campaign/s':>11}  verdicts")
-    for n, d in sizes:
-        r = measure(n, d, args.count, args.seed, args.workers)
-        print(f"{f'{n} x {d}':>8} {r['float64_per_s']:>12,.0f} {r['certified_per_s']:>12,.1f} {r['ratio']:>18,.0f} "
-              f"{r['campaign_per_s']:>11,.1f}  {r['verdicts']} (campaign on {r['workers']} processes)")
+    # One BLAS thread for every column (as in a campaign's workers): on a shared 2-core machine a
+    # threaded BLAS stalls the float64 column by 10x and more, which would flatter the ratios.
+    threadpool_limits(1)
+    rows = SHORT if args.sizes is None else [
+        next((r for r in SHORT if (r.n, r.d) == tuple(int(v) for v in s.split("x"))),
+             Row(*(int(v) for v in s.split("x")), 4)) for s in args.sizes.split(",")]
+    repeats = REPEATS["long" if args.long else "short"]
+    load = os.getloadavg()
+    print(f"{CLAIM} on gaussian configurations; python {platform.python_version()}, {os.cpu_count()} cores, "
+          f"load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} (1, 5, 15 min); "
+          f"{'median of ' + str(repeats) if repeats > 1 else 'one'} repeat(s)")
+    print("| n x d | float64 / s | tier 3 / s | arb certified / s | bare arb anchor / s "
+          "| float64 / arb | arb vs anchor |")
+    print("|---|---|---|---|---|---|---|")
+    results = []
+    for row in rows:
+        r = measure(row, args.seed, repeats)
+        results.append(r)
+        print(f"| {r['row']} | {_rate(r['float64_per_s'])} | {_rate(r['tier3_per_s'])} | {_rate(r['arb_per_s'])} "
+              f"| {_rate(r['anchor_per_s'])} | {r['float64_over_arb']:,.0f} | {r['arb_over_anchor']:.1f}x slower |",
+              flush=True)
+    with tempfile.TemporaryDirectory() as folder:
+        large = large_check(args.seed, Path(folder))
+        small = small_commands(args.seed, Path(folder), 5 if args.long else 3)
+    print(f"128 x 384: `certify check --out` {_times(large['check_s'])}, peak memory {large['peak_MB']:.0f} MB, "
+          f"certificate {large['certificate_MB']:.2f} MB; `certify verify` {_times(large['verify_s'])}")
+    print(f"8 x 4, the whole command (median): `certify check` {_times(small['check_s'])}, "
+          f"`certify verify` {_times(small['verify_s'])}")
+    speedup = campaign_speedup(args.seed, 160 if args.long else 60)
+    print(f"certify sample, 16 x 16: {_rate(speedup['one_worker_per_s'])} / s on 1 worker, "
+          f"{_rate(speedup['two_workers_per_s'])} / s on 2: {speedup['speedup']:.2f}x "
+          f"(load average now {os.getloadavg()[0]:.2f})")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"load": load, "rows": results, "large": large, "small": small,
+                                               "campaign": speedup}, indent=1))
 
 
 if __name__ == "__main__":

@@ -42,8 +42,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
-    if type(text) is float and math.isfinite(text):
-        return arb(text)  # a binary64 value: arb holds it exactly
+    if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
+        return arb(text)
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)

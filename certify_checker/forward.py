@@ -6,6 +6,8 @@ Y = P Z V^T; + X with a residual; LN if post-LN; then the FFN (and LN again if p
 
 from __future__ import annotations
 
+import functools
+
 from flint import arb, arb_mat
 
 from certify_checker.exact import ball, largest, smallest, square
@@ -34,8 +36,13 @@ def norm(vec) -> arb:
 
 
 def diameter(X: Rows) -> arb:
-    n = len(X)
-    return largest(norm([a - b for a, b in zip(X[i], X[k])]) for i in range(n) for k in range(i + 1, n))
+    """max_{i<k} ||x_i - x_k||, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik with G = Y Y^T, Y = X - 1 c^T and c the
+    exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits)."""
+    n, d = len(X), len(X[0])
+    Y = arb_mat(X) - arb_mat(n, d, [arb(x.mid()) for x in X[0]] * n)
+    G = (Y * Y.transpose()).tolist()
+    return functools.reduce(arb.max, [G[i][i] + G[k][k] - 2 * G[i][k] for i in range(n) for k in range(i + 1, n)]
+                            ).nonnegative_part().sqrt()
 
 
 def consensus_distance(X: Rows) -> arb:
@@ -78,9 +85,9 @@ def query_key(layer: dict) -> Rows:
     return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
 
 
-def scores(layer: dict, Z: Rows) -> Rows:
+def scores(layer: dict, Z: Rows, A: Rows | None = None) -> Rows:
     if "A" in layer:
-        return product(product(Z, query_key(layer)), transpose(Z))
+        return product(product(Z, A or query_key(layer)), transpose(Z))
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
     Q = product(Z, matrix(layer["W_Q"]))
@@ -119,12 +126,12 @@ def feed_forward(Y: Rows, spec: dict) -> Rows:
     return out
 
 
-def layer_step(layer: dict, X: Rows) -> dict:
+def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
     n = len(X)
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")
     Z = layernorm(X, ln) if ln and ln["position"] == "pre" else X
-    P = softmax(scores(layer, Z), mask)
+    P = softmax(scores(layer, Z, A), mask)
     PX = product(P, Z)
     Y = product(PX, transpose(matrix(layer["V"]))) if "V" in layer else PX
     if layer.get("residual", False):

@@ -126,7 +126,8 @@ class Layer:
 
     def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
         self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
-        self.step = forward.layer_step(spec, X)
+        self.A = forward.query_key(spec) if "A" in spec else None  # beta A, read once for scores and a
+        self.step = forward.layer_step(spec, X, self.A)
         self.values: dict = {}
 
     def __call__(self, name: str) -> arb:
@@ -141,7 +142,7 @@ class Layer:
             "D_PX": lambda: forward.diameter(step["PX"]), "D_0": lambda: forward.diameter(self.X0),
             "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
             "tau": lambda: forward.dobrushin(step["P"]),
-            "a": lambda: forward.spectral_norm(forward.query_key(spec), witness[f"A{t}"]),
+            "a": lambda: norms.query_key_norm(spec, witness[f"A{t}"], self.A),
             "v": lambda: forward.spectral_norm(forward.matrix(spec["V"]), witness[f"V{t}"]),
             "gap": lambda: (-self("a") * self("D") * self("D")).exp(),
             "M": lambda: norms.power_bound(forward.matrix(spec["V"]), self.depth, witness, f"V{t}"),
@@ -185,7 +186,7 @@ def _statement_problem(cert: dict) -> str | None:
         return "the inputs, claim, bound or precision do not match the certificate's digest (edited?)"
     if refused := precision_problem(cert["precision"]):
         return refused
-    if unreadable := schema.problem(cert["inputs"]):
+    if unreadable := schema.problem(schema.expanded(cert["inputs"])):
         return unreadable
     if cert["verdict"] not in ("holds", "violated"):
         return f"verdict {cert['verdict']!r} is not a decided verdict"
@@ -274,6 +275,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     agree (each must contain the checker's own)."""
     if refused := _statement_problem(cert):
         return False, refused
+    cert = {**cert, "inputs": schema.expanded(cert["inputs"])}  # binary64 blocks as rows of numbers
     target = _target(cert)
     if isinstance(target, str):
         return False, target

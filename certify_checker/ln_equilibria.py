@@ -33,7 +33,7 @@ from flint import arb, arb_mat
 
 from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, interval, rational
-from certify_checker.norms import cholesky_upper
+from certify_checker.norms import certainly_positive_definite
 
 KIND = "ln-equilibria"
 INPUT_KEYS = {"n", "w"}
@@ -83,7 +83,7 @@ def krawczyk(w: arb, s: list, box: list) -> list | None:
 
 def positive_definite(G: list) -> bool:
     """Interval Cholesky: every symmetric matrix in G is positive definite."""
-    return cholesky_upper(G) is not None
+    return certainly_positive_definite(G)
 
 
 def _equilibrium(found: Evaluation, w: arb, N: int, j: int, entry: dict):

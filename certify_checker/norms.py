@@ -5,16 +5,49 @@ witness (forward.spectral_norm); k = 0 is the identity, norm 1.
 L = ||W2||_2 Lip(s) ||W1||_2 (+ 1 for a residual FFN), Lip(ReLU) = 1 and Lip(GELU) = GELU'(sqrt 2):
 GELU'' = phi (2 - x^2) vanishes only at +-sqrt(2), GELU' runs 0 -> 1 - G -> G -> 1, so
 sup |GELU'| = G = Phi(sqrt 2) + sqrt(2) phi(sqrt 2).
-||L R^T||_2 for L, R of shape d x k: with R^T R = C^T C (Cholesky, C upper triangular and
+||L R^T||_2 for L, R of shape d x k (k < d): with R^T R = C^T C (Cholesky, C upper triangular and
 invertible when every pivot is certainly > 0), Q = R C^{-1} has orthonormal columns and
-L R^T = (L C^T) Q^T, so ||L R^T||_2^2 = ||(L C^T)^T (L C^T)||_2 = ||C (L^T L) C^T||_2, a k x k norm.
+L R^T = (L C^T) Q^T, so ||L R^T||_2^2 = ||(L C^T)^T (L C^T)||_2 = ||C (L^T L) C^T||_2, a k x k norm;
+a = |beta| ||W_Q W_K^T||_2 / sqrt(d_k) takes it with a k x k witness.
 """
 
 from __future__ import annotations
 
-from flint import arb
+from flint import arb, arb_mat
 
 from certify_checker import forward
+from certify_checker.exact import ball
+
+
+def cholesky_upper(G: arb_mat) -> arb_mat:
+    """C upper triangular with G = C^T C enclosed; ValueError when a pivot is not certainly > 0."""
+    C = arb_mat(G.nrows(), G.nrows())
+    for j in range(G.nrows()):
+        pivot = G[j, j] - sum((C[i, j] * C[i, j] for i in range(j)), arb(0))
+        if not pivot > 0:
+            raise ValueError("R^T R (W_K^T W_K) is not certainly positive definite: a k x k witness does not apply")
+        C[j, j] = pivot.sqrt()
+        for col in range(j + 1, G.nrows()):
+            C[j, col] = (G[j, col] - sum((C[i, j] * C[i, col] for i in range(j)), arb(0))) / C[j, j]
+    return C
+
+
+def certainly_positive_definite(G) -> bool:
+    """Every symmetric matrix in the ball G (rows or an arb_mat) is positive definite: its interval
+    Cholesky factorisation succeeds."""
+    try:
+        cholesky_upper(G if isinstance(G, arb_mat) else arb_mat(G))
+    except ValueError:
+        return False
+    return True
+
+
+def query_key_norm(layer: dict, witness: dict, A=None) -> arb:
+    """a = ||A||_2: by the k x k reduction (above) for a k x k witness, k < d; else of A (or forward.query_key)."""
+    if "A" in layer or len(witness["basis"]) == len(layer["W_Q"]):
+        return forward.spectral_norm(A or forward.query_key(layer), witness)
+    thin = thin_product_norm(forward.matrix(layer["W_Q"]), forward.matrix(layer["W_K"]), witness)
+    return thin * abs(ball(layer.get("beta", "1"))) / arb(int(layer["d_k"])).sqrt()
 
 
 def power_bound(V, horizon: int, witness: dict, key: str) -> arb:
@@ -25,29 +58,14 @@ def power_bound(V, horizon: int, witness: dict, key: str) -> arb:
     return bound
 
 
-def cholesky_upper(G: list) -> list | None:
-    """C upper triangular with G = C^T C for every symmetric matrix in the ball G, or None when a
-    pivot is not certainly positive (then G may not be positive definite)."""
-    k = len(G)
-    C = [[arb(0)] * k for _ in range(k)]
-    for j in range(k):
-        pivot = G[j][j] - sum((C[i][j] * C[i][j] for i in range(j)), arb(0))
-        if not pivot > 0:
-            return None
-        C[j][j] = pivot.sqrt()
-        for col in range(j + 1, k):
-            C[j][col] = (G[j][col] - sum((C[i][j] * C[i][col] for i in range(j)), arb(0))) / C[j][j]
-    return C
-
-
 def thin_product_norm(L: list, R: list, witness: dict) -> arb:
     """||L R^T||_2 through the k x k matrix C (L^T L) C^T (module docstring); the witness is that of
-    the k x k matrix.  A singular R^T R is malformed for this route: the d x d one must be used."""
-    C = cholesky_upper(forward.product(forward.transpose(R), R))
-    if C is None:
-        raise ValueError("R^T R is not certainly positive definite: use the direct route")
-    inner = forward.product(forward.product(C, forward.product(forward.transpose(L), L)), forward.transpose(C))
-    return forward.spectral_norm(inner, witness).nonnegative_part().sqrt()
+    the k x k matrix.  A singular R^T R is malformed for this route (ValueError): the d x d one must
+    be used."""
+    Lm, Rm = arb_mat(L), arb_mat(R)
+    C = cholesky_upper(Rm.transpose() * Rm)
+    square = forward.spectral_norm((C * (Lm.transpose() * Lm) * C.transpose()).tolist(), witness)
+    return square.nonnegative_part().sqrt()
 
 
 def gelu_lipschitz() -> arb:

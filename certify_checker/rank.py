@@ -14,7 +14,7 @@ from flint import arb
 
 from certify_checker import forward
 from certify_checker.counterexample import Evaluation, confirm
-from certify_checker.norms import cholesky_upper
+from certify_checker.norms import certainly_positive_definite
 from certify_checker.schema import rectangular
 
 KIND = "centred-rank"
@@ -34,7 +34,7 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     else:
         M = forward.product(forward.transpose(X_c), X_c)
     found = Evaluation(claims=[f"the centred tokens X - 1 xbar^T of inputs.X have rank {r} = min(n - 1, d)"])
-    found.require(cholesky_upper(M) is not None, "the interval Cholesky of the centred Gram matrix fails")
+    found.require(certainly_positive_definite(M), "the interval Cholesky of the centred Gram matrix fails")
     return found
 
 

@@ -8,11 +8,28 @@ breaks the hypotheses of Wu et al.'s theorems, an unknown activation is read as 
 
 from __future__ import annotations
 
+import base64
+import struct
+
 from certify_checker.exact import rational
 
 TOP_KEYS = {"X", "layers", "name", "description"}
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
+
+
+def expanded(value):
+    """The inputs with every block {"binary64": base64 of little-endian IEEE doubles row by row, "shape":
+    [rows, cols]} (how a certificate states a large binary64 matrix) replaced by its rows of numbers."""
+    if isinstance(value, list):  # a list of numbers holds no block (and a block there is no number: rejected)
+        return [expanded(v) for v in value] if value and isinstance(value[0], (list, dict)) else value
+    if not isinstance(value, dict) or set(value) != {"binary64", "shape"}:
+        return {k: expanded(v) for k, v in value.items()} if isinstance(value, dict) else value
+    (rows, cols), raw = value["shape"], base64.b64decode(value["binary64"], validate=True)
+    if not (type(rows) is int and type(cols) is int and rows > 0 and cols > 0 and len(raw) == 8 * rows * cols):
+        raise ValueError(f"a binary64 block of shape {value['shape']} holds {len(raw)} bytes")
+    flat = struct.unpack(f"<{rows * cols}d", raw)
+    return [list(flat[i * cols:(i + 1) * cols]) for i in range(rows)]
 
 
 def rectangular(value, rows: int | None, cols: int | None) -> bool:

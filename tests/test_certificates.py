@@ -38,10 +38,13 @@ def redigest(cert):
     return cert
 
 
-def edit_first_digit(text: str) -> str:
+def edit_first_digit(value):
+    """One digit of an exact number changed: in its text, or in the digits of a JSON number."""
+    text = value if isinstance(value, str) else repr(value)
     for i, ch in enumerate(text):
         if ch.isdigit() and ch != "0":
-            return text[:i] + str((int(ch) % 9) + 1) + text[i + 1:]
+            edited = text[:i] + str((int(ch) % 9) + 1) + text[i + 1:]
+            return edited if isinstance(value, str) else float(edited)
     raise AssertionError(text)
 
 

@@ -108,7 +108,9 @@ def test_numbers_beyond_binary64_are_decided_by_arb_alone(tmp_path_factory, caps
     assert_clean(code, err, allowed=(0, 3))  # collapse.global is a theorem: never violated
     uniform = write_json(folder / "u.json", {"X": [[big], [other]], "A": [["0"]]})
     code, out, err, _ = run_cli(["check", uniform, "--bound", "2*D", "--max-prec", "512"], capsys)
-    assert_clean(code, err, allowed=(0,))  # D(PX) <= D <= 2 D, decided: the screen stands aside
+    # D(PX) <= D <= 2 D: never violated.  Decided unless the coordinates need more than 512 bits to
+    # resolve PX = the mean of the tokens (e.g. 10^309 and 10^309 + 1): then honestly undecided.
+    assert_clean(code, err, allowed=(0, 3))
 
 
 @QUICK
@@ -139,7 +141,8 @@ def test_json_integers_are_exact_and_json_fractions_binary64(tmp_path, capsys):
     result = engine.check(config)
     assert result.certificate["inputs"]["X"] == [["9007199254740993"], ["9007199254740992"]]
     assert arb(result.certificate["values"]["D_in"]).contains(1)
-    assert engine.check({"X": [[0.1], [0]], "A": [[0]]}).certificate["inputs"]["X"][0] == ["0x1.999999999999ap-4"]
+    stated = engine.check({"X": [[0.1], [0]], "A": [[0]]}).certificate["inputs"]["X"][0][0]
+    assert type(stated) is float and stated.hex() == "0x1.999999999999ap-4"  # a JSON number: its binary64 value
 
 
 # --- bounds: canonical form, comments, control characters, nesting, undefined -----------------

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from mpmath import mp
 
+from certify.core import expr
 from certify import engine
 from certify.search import campaign
 import certify_checker as checker
@@ -301,3 +302,14 @@ def test_run_section_finds_the_planted_bound_and_no_violation_of_the_theorem(tmp
     assert len(rows) == len(samplers.DISTRIBUTIONS) + 1 and all(row.ok for row in rows)
     assert rows[-1].verdict == engine.VIOLATED and (tmp_path / rows[-1].certificate).is_file()
     assert all(row.verdict == engine.HOLDS for row in rows[:-1])
+
+
+def test_validating_a_campaign_decides_nothing(monkeypatch):
+    """The target is admitted on configuration 0 without deciding it: the pool decides every one."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a configuration was decided before the pool started")
+
+    monkeypatch.setattr(campaign.engine, "check", refuse)
+    assert SATURATED.validated().claim is None and SATURATED.validated().bound == expr.parse(PLANTED).text
+    with pytest.raises(BadInput, match="does not apply"):
+        campaign.Campaign("gaussian", 4, 3, 5, 0, claim="value.bounded").validated()

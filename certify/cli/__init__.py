@@ -45,14 +45,16 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `only` one (a command imports what it needs when its
+    module is imported, so `certify check` does not pay for plotting or optimisation libraries)."""
     parser = _Parser(prog="certify", description="Rigorous certification of the mathematics of iterated "
                      "self-attention: ball arithmetic verdicts (holds, violated, undecided) with certificates "
                      "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
                      "3 undecided, 4 internal error (a bug: please report it).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     subparsers.required = True
-    for name in COMMANDS:
+    for name in [only] if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"certify.cli.{name}")
         module.add_parser(subparsers)
     return parser
@@ -61,7 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
-        args = build_parser().parse_args(argv)
+        argv = sys.argv[1:] if argv is None else argv
+        args = build_parser(only=argv[0] if argv else None).parse_args(argv)
         return args.run(args)
     except BadInput as err:
         print(f"certify: error: {err}", file=sys.stderr)

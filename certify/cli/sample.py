@@ -80,7 +80,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
         lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{rate})")
     if not summary["complete"]:
         lines.append("  incomplete: run the same command again to continue")
-    lines.append(f"  summary: {out / 'summary.json'}")
+    lines.append(f"  summary: {out / 'summary.json'}  (re-derive the records in arb: certify verify {out})")
     return lines
 
 

@@ -1,6 +1,9 @@
-"""certify verify CERT: the independent checker re-derives a certificate's verdict."""
+"""certify verify CERT | CAMPAIGN [--all] [--sample K] [--workers W]: the independent checker re-derives
+a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from certify.cli import options
 from certify.engine import certificate
@@ -8,16 +11,28 @@ from certify.errors import BadInput
 
 
 def add_parser(subparsers):
-    p = subparsers.add_parser("verify", help="re-check a certificate with the independent checker",
+    p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign",
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
-                              "checker. Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond "
-                              "the limits (refused before any work).")
-    p.add_argument("certificate", help="certificate file (JSON)")
+                              "checker. Given a campaign folder (or its manifest.json), decide again in arb every "
+                              "violated, undecided or certified configuration and a random sample of the others "
+                              "(--all: every one), on every core, and check the stored certificates. "
+                              "Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond the limits "
+                              "(refused before any work).")
+    p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")
+    p.add_argument("--all", dest="everything", action="store_true",
+                   help="campaign: re-derive every configuration (default: a random sample of the holds)")
+    p.add_argument("--sample", type=int, default=None, metavar="K",
+                   help="campaign: holds re-derived at random beyond the violated, undecided and certified ones "
+                   "(default 64)")
+    p.add_argument("--workers", type=int, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    path = Path(args.certificate)
+    if path.is_dir() or path.name == "manifest.json":
+        return _campaign(args)
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits)
@@ -28,4 +43,23 @@ def run(args) -> int:
         print(f"OK: {confirmation.message}" + ("  (an undecided result: nothing is certified)" if undecided else ""))
         return 0
     print(f"REJECTED: {confirmation.message}")
+    return 1
+
+
+def _campaign(args) -> int:
+    from certify.errors import BadInput
+    from certify.search import audit
+
+    if args.sample is not None and args.sample < 0 or args.workers is not None and args.workers < 1:
+        raise BadInput("--sample must be >= 0 and --workers >= 1")
+    sample = audit.SAMPLE if args.sample is None else args.sample
+    report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers)
+    if report.ok:
+        print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
+              "in arb, every one as recorded; the certificates confirmed by the checker")
+        return 0
+    print(f"REJECTED: campaign {args.certificate}: {len(report.problems)} problem(s) in "
+          f"{report.rederived} re-derived of {report.records}")
+    for problem in report.problems[:audit.LISTED]:
+        print(f"  {problem}")
     return 1

@@ -18,6 +18,7 @@ input, not an undecided verdict.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -52,7 +53,16 @@ class Expr:
 
 
 def parse(text: str, names=USER_NAMES) -> Expr:
-    """The tree of a bound; its text is the canonical rendering of the tree."""
+    """The tree of a bound over `names`; its text is the canonical rendering of the tree.  Parsed once
+    per text and set of names (an Expr is immutable), so a campaign or an escalation of precision
+    does not parse its bound again."""
+    if not isinstance(text, str):
+        raise BadInput("the bound expression is empty")
+    return _parse(text, frozenset(names))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse(text: str, names: frozenset) -> Expr:
     if not isinstance(text, str) or not text.strip():
         raise BadInput("the bound expression is empty")
     if len(text) > MAX_LENGTH:
@@ -64,7 +74,7 @@ def parse(text: str, names=USER_NAMES) -> Expr:
     source = text.strip()
     try:
         node = ast.parse(source, mode="eval").body
-        tree = _build(node, source, tuple(names), 0)
+        tree = _build(node, source, tuple(sorted(names)), 0)
     except SyntaxError as err:
         raise BadInput(f"bound {source!r}: syntax error ({err.msg})") from None
     except (RecursionError, MemoryError):

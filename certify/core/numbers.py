@@ -9,9 +9,13 @@ Fraction here, once; the arithmetic backends convert Fractions to their own numb
 
 from __future__ import annotations
 
+import base64
 import math
 import re
+from collections.abc import Sequence
 from fractions import Fraction
+
+import numpy as np
 
 from certify.errors import BadInput
 
@@ -88,23 +92,94 @@ def parse_vector(value, where: str, length: int | None = None) -> tuple[Fraction
     return tuple(parse_number(v, f"{where}[{i}]") for i, v in enumerate(value))
 
 
+class Binary64Matrix(Sequence):
+    """A matrix whose every entry is a binary64 value, held as its float64 array (exact as it is).
+
+    It reads like any parsed matrix (rows of Fractions, equal to the tuple of them), but the
+    Fractions are made only when something asks for them: the arithmetic backends and the
+    certificate take the array itself (a binary64 value is exact in arb and in float64).
+    """
+
+    __slots__ = ("array", "_rows")
+
+    def __init__(self, array: np.ndarray):
+        self.array = np.array(array, dtype=np.float64)
+        self.array.flags.writeable = False
+        self._rows = None
+
+    def rows(self) -> tuple:
+        if self._rows is None:
+            self._rows = tuple(tuple(map(Fraction, row)) for row in self.array.tolist())
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.array.shape[0]
+
+    def __getitem__(self, index):
+        if self._rows is None and isinstance(index, int):  # one row (e.g. the width) needs only its own Fractions
+            return tuple(map(Fraction, self.array[index].tolist()))
+        return self.rows()[index]
+
+    def __iter__(self):
+        return iter(self.rows())
+
+    def __eq__(self, other):
+        if isinstance(other, Binary64Matrix):
+            return self.array.shape == other.array.shape and bool(np.all(self.array == other.array))
+        return self.rows() == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.rows())
+
+    def __repr__(self) -> str:
+        return f"Binary64Matrix({self.array.shape[0]} x {self.array.shape[1]})"
+
+
+_BINARY64_INTEGER = 2**53  # every integer up to this is a binary64 value
+
+
+def _binary64_array(value) -> np.ndarray | None:
+    """The float64 array of a rectangular list of JSON numbers that are all binary64 values, else None
+    (then the general reading applies, with its error messages)."""
+    if not isinstance(value, list) or not value or not all(isinstance(row, list) and row for row in value):
+        return None
+    width = len(value[0])
+    for row in value:
+        if len(row) != width:
+            return None
+        for v in row:
+            kind = type(v)
+            if kind is not float and not (kind is int and -_BINARY64_INTEGER <= v <= _BINARY64_INTEGER):
+                return None
+    array = np.array(value, dtype=np.float64)
+    return array if np.isfinite(array).all() else None
+
+
 def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None, None)):
     """A rectangular matrix of exact numbers, rows as given; shape entries of None are free."""
-    if not isinstance(value, (list, tuple)) or not value:
-        raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
-    rows = []
-    for i, row in enumerate(value):
-        if not isinstance(row, (list, tuple)):
-            raise BadInput(f"{where}: row {i} is {json_type(row)}, not a list of numbers")
-        rows.append(parse_vector(row, f"{where}[{i}]"))
-    width = len(rows[0])
-    if any(len(row) != width for row in rows):
-        raise BadInput(f"{where}: ragged rows (lengths {sorted({len(r) for r in rows})})")
+    fast = _binary64_array(value)
+    if isinstance(value, dict):
+        matrix = _parse_block(value, where)
+        width = matrix.array.shape[1]
+    elif fast is not None:
+        matrix, width = Binary64Matrix(fast), fast.shape[1]
+    else:
+        if not isinstance(value, (list, tuple)) or not value:
+            raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
+        rows = []
+        for i, row in enumerate(value):
+            if not isinstance(row, (list, tuple)):
+                raise BadInput(f"{where}: row {i} is {json_type(row)}, not a list of numbers")
+            rows.append(parse_vector(row, f"{where}[{i}]"))
+        width = len(rows[0])
+        if any(len(row) != width for row in rows):
+            raise BadInput(f"{where}: ragged rows (lengths {sorted({len(r) for r in rows})})")
+        matrix = tuple(rows)
     want_rows, want_cols = shape
-    if want_rows is not None and len(rows) != want_rows or want_cols is not None and width != want_cols:
+    if want_rows is not None and len(matrix) != want_rows or want_cols is not None and width != want_cols:
         want = f"{want_rows if want_rows is not None else '*'} x {want_cols if want_cols is not None else '*'}"
-        raise BadInput(f"{where}: expected shape {want}, got {len(rows)} x {width}")
-    return tuple(rows)
+        raise BadInput(f"{where}: expected shape {want}, got {len(matrix)} x {width}")
+    return matrix
 
 
 def encode(value: Fraction) -> str:
@@ -118,5 +193,35 @@ def encode(value: Fraction) -> str:
     return f"{value.numerator}/{value.denominator}"
 
 
-def encode_matrix(rows) -> list[list[str]]:
+BLOCK_ENTRIES = 1024  # binary64 matrices with more entries are written as one binary64 block
+
+
+def encode_matrix(rows) -> list[list] | dict:
+    """The exact text of a matrix.  Binary64 values as JSON numbers (each is the binary64 value it
+    parses to, and JSON writes the shortest text that parses back to it), or, beyond BLOCK_ENTRIES of
+    them, as a block {"binary64": base64 of the little-endian IEEE doubles row by row, "shape":
+    [rows, cols]} (10.7 bytes a number instead of about 20); other numbers by encode()."""
+    if isinstance(rows, Binary64Matrix):
+        if rows.array.size <= BLOCK_ENTRIES:
+            return rows.array.tolist()
+        data = base64.b64encode(rows.array.astype("<f8").tobytes()).decode("ascii")
+        return {"binary64": data, "shape": list(rows.array.shape)}
     return [[encode(v) for v in row] for row in rows]
+
+
+def _parse_block(value: dict, where: str) -> Binary64Matrix:
+    """A binary64 block (encode_matrix) as the matrix it holds."""
+    shape = value.get("shape")
+    if set(value) != {"binary64", "shape"} or not (isinstance(shape, list) and len(shape) == 2
+                                                    and all(type(s) is int and s >= 1 for s in shape)):
+        raise BadInput(f'{where}: a matrix object is {{"binary64": BASE64, "shape": [rows, cols]}}')
+    try:
+        raw = base64.b64decode(value["binary64"], validate=True)
+    except (ValueError, TypeError):
+        raise BadInput(f"{where}: the binary64 block is not base64") from None
+    if len(raw) != 8 * shape[0] * shape[1]:
+        raise BadInput(f"{where}: the binary64 block holds {len(raw)} bytes, not 8 x {shape[0]} x {shape[1]}")
+    array = np.frombuffer(raw, dtype="<f8").reshape(shape)
+    if not np.isfinite(array).all():
+        raise BadInput(f"{where}: the binary64 block holds a number that is not finite")
+    return Binary64Matrix(array)

@@ -51,7 +51,14 @@ def _norm(view: LayerView, key: str, matrix):
 
 
 def _a(view: LayerView):
-    return _norm(view, f"A{view.t}", query_key_matrix(view.ar, view.arrays))
+    """a = |beta| / sqrt(d_k) ||W_Q W_K^T||_2 through the d_k x d_k reduction of certify.core.thin_norm
+    when d_k < d (its witness is d_k x d_k), else ||A||_2 of the d x d matrix."""
+    arrays, key = view.arrays, f"A{view.t}"
+    if arrays.A is None and arrays.W_Q.shape[1] < arrays.W_Q.shape[0]:
+        norm = view.ar.thin_product_norm(arrays.W_Q, arrays.W_K, view.witnesses, key)
+        if norm is not None:
+            return norm * view.ar.abs(arrays.score_scale)
+    return _norm(view, key, query_key_matrix(view.ar, arrays))
 
 
 def _v(view: LayerView):

@@ -22,11 +22,13 @@ from flint import arb, arb_mat
 class NormWitness:
     basis: np.ndarray  # W: float64, nearly orthogonal, columns the right singular vectors
     top: np.ndarray  # w: float64 top right singular vector
+    estimate: float = float("nan")  # float64 ||A||_2 from the same SVD (screening only)
 
 
 def witness(A_float: np.ndarray) -> NormWitness:
-    _, _, wt = np.linalg.svd(A_float)
-    return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy())
+    """The singular basis of one float64 SVD, and the largest singular value as the screen's estimate."""
+    _, singular, wt = np.linalg.svd(A_float)
+    return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
 
 
 def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
@@ -45,9 +47,10 @@ def _exact_mat(values: np.ndarray) -> arb_mat:
     return arb_mat([[arb(float(v)) for v in row] for row in np.atleast_2d(values)])
 
 
-def enclose(A_ball: np.ndarray, w: NormWitness) -> arb:
-    """A ball containing ||A||_2 for every A in the ball matrix A_ball (current precision)."""
-    A = arb_mat(A_ball.tolist())
+def enclose(A_ball, w: NormWitness) -> arb:
+    """A ball containing ||A||_2 for every A in the ball matrix A_ball (an arb_mat or an object
+    array of arb; current precision)."""
+    A = A_ball if isinstance(A_ball, arb_mat) else arb_mat(A_ball.tolist())
     d = A.ncols()
     basis = _exact_mat(w.basis)
     top = _exact_mat(w.top.reshape(-1, 1))

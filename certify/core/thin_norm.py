@@ -51,6 +51,17 @@ def product_norm_estimate(L: np.ndarray, R: np.ndarray) -> float:
     return float(np.linalg.norm(np.linalg.qr(L, mode="r") @ np.linalg.qr(R, mode="r").T, 2))
 
 
+def reduced_witness(L: np.ndarray, R: np.ndarray) -> spectral.NormWitness | None:
+    """The witness for the k x k matrix C G_L C^T of the reduction, from one float64 Cholesky and one
+    k x k SVD; its estimate is the float64 ||L R^T||_2.  None when float64 finds R rank-deficient."""
+    try:
+        C = np.linalg.cholesky(R.T @ R).T
+    except np.linalg.LinAlgError:
+        return None
+    reduced = spectral.witness(C @ (L.T @ L) @ C.T)
+    return spectral.NormWitness(basis=reduced.basis, top=reduced.top, estimate=float(np.sqrt(reduced.estimate)))
+
+
 def cholesky_upper(G: arb_mat) -> arb_mat | None:
     """C upper triangular with G = C^T C enclosed, or None when a pivot is not certainly > 0."""
     k = G.nrows()
@@ -65,6 +76,18 @@ def cholesky_upper(G: arb_mat) -> arb_mat | None:
     return C
 
 
+def reduced_norm(L: arb_mat, R: arb_mat, witness: spectral.NormWitness | None = None) -> arb | None:
+    """A ball containing ||L R^T||_2 through the k x k reduction, or None when a Cholesky pivot of
+    R^T R is not certainly positive (the reduction does not apply at this precision).  Without a
+    witness, it is taken from the midpoints of C G_L C^T."""
+    C = cholesky_upper(R.transpose() * R)
+    if C is None:
+        return None
+    reduced = C * (L.transpose() * L) * C.transpose()
+    square = enclose_from_midpoints(reduced)[0] if witness is None else spectral.enclose(reduced, witness)
+    return square.nonnegative_part().sqrt()
+
+
 def product_norm(L: arb_mat, R: arb_mat) -> arb:
     """A ball containing ||L R^T||_2 for L, R of shape d x k (current flint precision)."""
     return product_norm_witnessed(L, R)[0]
@@ -75,14 +98,13 @@ def product_norm_witnessed(L: arb_mat, R: arb_mat) -> tuple[arb, str, spectral.N
     witness of the matrix whose norm was enclosed, so that a checker can follow."""
     C = cholesky_upper(R.transpose() * R)
     if C is None:
-        norm, witness = _enclose(L * R.transpose())
+        norm, witness = enclose_from_midpoints(L * R.transpose())
         return norm, "direct", witness
-    norm, witness = _enclose(C * (L.transpose() * L) * C.transpose())
+    norm, witness = enclose_from_midpoints(C * (L.transpose() * L) * C.transpose())
     return norm.nonnegative_part().sqrt(), "thin", witness
 
 
-def _enclose(M: arb_mat) -> tuple[arb, spectral.NormWitness]:
+def enclose_from_midpoints(M: arb_mat) -> tuple[arb, spectral.NormWitness]:
     """spectral.enclose with the witness taken from the midpoints of M."""
-    entries = M.tolist()
-    witness = spectral.witness(np.array([[float(x.mid()) for x in row] for row in entries]))
-    return spectral.enclose(np.array(entries, dtype=object), witness), witness
+    witness = spectral.witness(np.array([[float(x.mid()) for x in row] for row in M.tolist()]))
+    return spectral.enclose(M, witness), witness

@@ -1,9 +1,23 @@
 """The engine: screen -> ball arithmetic with escalating precision -> verdict -> certificate,
-each decided verdict confirmed by the independent checker (certify_checker)."""
+each decided verdict confirmed by the independent checker (certify_checker).
+
+The deciding machinery (certify.engine.decide, with numpy and the arithmetic) is imported on
+first use of one of its names, so that reading a certificate (`certify verify`) does not load it.
+"""
 
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
-from certify.engine.decide import Comparison, Result, bound_claim, check, evaluate, resolve_target, short
 
-__all__ = ["Comparison", "DEFAULT_MAX_PRECISION", "EXIT_CODES", "HOLDS", "PRECISION_LIMIT", "Result",
-           "START_PRECISION", "UNDECIDED", "VIOLATED", "bound_claim", "check", "evaluate", "resolve_target", "short"]
+_DECIDE = ("Comparison", "Result", "Target", "admit", "bound_claim", "check", "evaluate", "resolve_target", "short",
+           "target")
+
+__all__ = ["DEFAULT_MAX_PRECISION", "EXIT_CODES", "HOLDS", "PRECISION_LIMIT", "START_PRECISION", "UNDECIDED",
+           "VIOLATED", *_DECIDE]
+
+
+def __getattr__(name):
+    if name in _DECIDE:
+        from certify.engine import decide
+
+        return getattr(decide, name)
+    raise AttributeError(f"module 'certify.engine' has no attribute {name!r}")

@@ -8,7 +8,7 @@ Schema (format "certify-certificate/1", kind "inequality"):
     inputs_sha256      digest of {claim, bound, inputs, precision}: an edit of them is detected (the
                        precision is bound exactly; the digest is no signature, a forger can redo it,
                        so the checker re-derives everything it confirms)
-    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), hex floats;
+    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers;
                        the checker only uses them to confirm norms, so a bad witness can only fail
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
                        strings "[mid +/- rad]"; "comparisons": each lhs, rhs and outcome
@@ -28,7 +28,6 @@ from pathlib import Path
 from flint import arb, ctx
 
 import certify_checker
-from certify.core import config
 from certify.core import jsonfile
 from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput
@@ -57,6 +56,8 @@ def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -
 
 
 def build(case, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
+    from certify.core import config  # here, so that reading a certificate does not load numpy
+
     inputs = config.to_json(case)
     layers = [{name: arb_text(value, precision) for name, value in view.cache.items()} for view in views]
     compared = [
@@ -76,7 +77,7 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
         "inputs": inputs,
         "inputs_sha256": digest(claim_id, bound, inputs, precision),
         "witness": {
-            key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
+            key: {"basis": w.basis.tolist(), "top": w.top.tolist()}
             for key, w in witnesses.items()
         },
         "values": {

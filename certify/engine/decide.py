@@ -201,26 +201,48 @@ def _uses_tau(claim: Claim) -> bool:
     return any("tau" in q.lhs + q.rhs for q in claim.inequalities)
 
 
+@dataclass(frozen=True)
+class Target:
+    """What is decided: a registered claim, or a user's bound (its claim built by bound_claim)."""
+
+    claim: Claim
+    bound: expr.Expr | None = None
+
+    @property
+    def name(self) -> str:
+        return self.claim.id or f"bound: {self.bound.text}"
+
+
+def target(claim_id: str | None = None, bound: str | None = None) -> Target:
+    """The target of --claim ID or --bound EXPR (default collapse.global), its bound parsed once."""
+    claim_obj, bound_expr = resolve_target(claim_id, bound)
+    return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
+
+
+def admit(goal: Target, case: config.Case) -> None:
+    """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
+    if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
+        raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
+    goal.claim.check_applies(case)
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
           max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
-          limits: Limits = DEFAULT_LIMITS) -> Result:
+          limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).  Inputs
-    beyond `limits` (certify.core.limits) are refused before any work; the precision escalation
-    stops, undecided, where the next precision would pass the memory or work estimate.
+    holds, violated or undecided, with its certificate (re-verified by the checker).  `goal`, a
+    Target prepared once (a campaign's), replaces claim and bound.  Inputs beyond `limits`
+    (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
+    where the next precision would pass the memory or work estimate.
     """
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
     case = config.load(source, limits)
-    claim_obj, bound_expr = resolve_target(claim, bound)
-    if bound_expr is not None:
-        if "v" in bound_expr.names and any(layer.V is None for layer in case.layers):
-            raise BadInput("the bound uses v = ||V||_2 but a layer has no value matrix V")
-        claim_obj = bound_claim(bound_expr)
-    claim_obj.check_applies(case)
-    target = claim_obj.id or f"bound: {bound_expr.text}"
+    goal = goal or target(claim, bound)
+    admit(goal, case)
+    claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
     def over_limits(precision: int) -> str | None:
         return resource_problem(*case.sizes(), precision, limits, _uses_tau(claim_obj))
@@ -253,8 +275,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
                                                        start_prec, cap)
     if cert is not None:
-        return Result(verdict, target, precision, comparisons, screen, certificate=cert)
+        return Result(verdict, target_name, precision, comparisons, screen, certificate=cert)
     reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
     if stopped:
         reason += f"; not raised beyond {cap} bits: {stopped}"
-    return Result(UNDECIDED, target, precision, comparisons, screen, reason=reason)
+    return Result(UNDECIDED, target_name, precision, comparisons, screen, reason=reason)

@@ -29,8 +29,10 @@ one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last who
 is the one a killed run was writing: its configurations are decided again.
 
 A record (one JSON line):
-    i                 the configuration's index
+    i                 the configuration's index: with the manifest, it regenerates the configuration
+    name              the configuration's name, "<distribution>-n<n>-d<d>-seed<seed>-<i>"
     verdict           holds | violated | undecided           precision  bits that decided it
+    tier              the arithmetic that decided it: "arb" (ball arithmetic, certify.engine.check)
     ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
     margin            rhs - lhs to 3 digits (engine.Result.margin)
@@ -64,9 +66,10 @@ from statistics import median
 
 import numpy as np
 from flint import arb
-from tqdm import tqdm
+from threadpoolctl import threadpool_limits
 
 from certify import engine
+from certify.core import config
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -78,6 +81,7 @@ MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
 LISTED = 20  # indices and paths listed in the summary per category
 MAX_CHUNK = 64
+TIER = "arb"  # the arithmetic that decided a record: ball arithmetic at adaptive precision (engine.check)
 
 
 @dataclass(frozen=True)
@@ -108,8 +112,8 @@ class Campaign:
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
         campaign = replace(self, claim=claim, bound=bound, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
-        # pure attention) are the engine's: one low-precision check of configuration 0 runs them.
-        engine.check(campaign.sample(0).config, claim=claim, bound=bound, max_prec=engine.START_PRECISION)
+        # pure attention) are the engine's, on configuration 0 read but not decided (the pool decides it).
+        engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
         return campaign
 
     @property
@@ -133,12 +137,14 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
     """Screen the chunk in float64 at once, then decide each configuration; write its certificate."""
     samples = [campaign.sample(i) for i in indices]
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    goal = engine.target(campaign.claim, campaign.bound)
     records = []
     for k, item in enumerate(samples):
-        result = engine.check(item.config, claim=campaign.claim, bound=campaign.bound, max_prec=campaign.max_prec)
+        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         gap = float(screen["gap"][k])
         records.append({
-            "i": item.index, "verdict": result.verdict, "precision": result.precision,
+            "i": item.index, "name": item.config["name"], "verdict": result.verdict, "tier": TIER,
+            "precision": result.precision,
             **_tightest(result), "margin": result.margin, "L": _finite(float(screen["L"][k])),
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
@@ -243,7 +249,7 @@ def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
 # ---------------------------------------------------------------------------------------------
 # Integrity of the folder
 
-RECORD_TYPES = {"i": (int,), "verdict": (str,), "precision": (int, type(None)), "ratio": (float, int, type(None)),
+RECORD_TYPES = {"i": (int,), "name": (str,), "verdict": (str,), "tier": (str,), "precision": (int, type(None)), "ratio": (float, int, type(None)),
                 "margin_log10": (float, int, type(None)), "margin": (str,), "L": (float, int, type(None)), "float64": (str,),
                 "float64_equal": (bool,), "float64_bound_is_D": (bool,), "float64_gap_zero": (bool,),
                 "reason": (str,), "certificate": (str, type(None)), "certificate_sha256": (str, type(None))}
@@ -283,6 +289,11 @@ def _read_manifest(out_dir: Path) -> dict:
     if _chain(manifest) != manifest["chain"]:
         raise _corrupt(out_dir, "the chain of chunk digests in manifest.json does not match its entries")
     return manifest
+
+
+def stored_parameters(out_dir: Path) -> dict:
+    """The campaign parameters of a folder's manifest (format included), its chain of digests verified."""
+    return _parameters(_read_manifest(out_dir))
 
 
 def _unwritten_last(out_dir: Path, manifest: dict) -> bool:
@@ -368,10 +379,13 @@ def records(out_dir) -> list[dict]:
 # Running
 
 
-def _worker_init() -> None:
+def worker_init() -> None:
     """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
     with it if it is killed (Linux), instead of waiting forever for work."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
+    # small matrices of a configuration only waits for its own threads (or another worker's).
+    threadpool_limits(1)
     try:
         import ctypes
 
@@ -394,7 +408,7 @@ def _execute(campaign: Campaign, out_dir: Path, chunks: list[list[int]], workers
             on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
         return
     pending = iter(chunks)
-    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init) as pool:
+    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
         running: dict = {}
         interrupted = False
         try:
@@ -440,6 +454,8 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
     chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
     started, decided_now = time.time(), 0
+    from tqdm import tqdm  # only a run draws a progress bar
+
     bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
                file=sys.stderr, disable=not progress, dynamic_ncols=True)
 

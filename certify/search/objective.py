@@ -73,7 +73,7 @@ class Layout:
         A = shape[nd:nd + dd].reshape(self.d, self.d)
         V = shape[nd + dd:nd + 2 * dd].reshape(self.d, self.d) if self.with_v else None
         s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
-        diameter = math.sqrt(float(quantities.pairwise_sq_distances(X).max()))
+        diameter = math.sqrt(float(quantities.pairwise_sq_distances(FLOAT64, X).max()))
         norm = float(np.linalg.norm(A, 2))
         if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
             return None

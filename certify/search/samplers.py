@@ -184,7 +184,7 @@ def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
 
 def float64_L(X: np.ndarray, A: np.ndarray) -> float:
     """a D^2 in float64: ||A||_2 times the squared diameter of the tokens."""
-    return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(X).max())
+    return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(FLOAT64, X).max())
 
 
 def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None) -> Sample:

@@ -29,7 +29,7 @@ from flint import arb, ctx
 
 from certify.core import quantities
 from certify.core import spectral
-from certify.core.arith import BALL
+from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core import thin_norm
@@ -170,7 +170,7 @@ def certify_row(s: Sample, max_prec: int) -> Row:
         log10_gap = -found["a_D2"] / arb(10).log()
         bound = heads.confirm_steps(heads.Head(X=s.X, W_Q=s.W_Q, W_K=s.W_K), found, ("global",), route, witness,
                                     precision)
-    float_aD2 = float_a * float(quantities.pairwise_sq_distances(s.X).max())
+    float_aD2 = float_a * float(quantities.pairwise_sq_distances(FLOAT64, s.X).max())
     one_minus_is_one, gap_is_zero = float64_view(float_aD2)
     return Row(d=s.d, d_k=s.d_k, variance=s.variance, a=found["a"], D_squared=D_squared, aD2=found["a_D2"],
                log10_gap=log10_gap, ratio=found["D_PX"] / found["D"], float64_aD2=float_aD2,

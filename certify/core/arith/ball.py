@@ -14,6 +14,8 @@ import numpy as np
 from flint import arb, arb_mat, fmpq
 
 from certify.core import spectral
+from certify.core import thin_norm
+from certify.core.numbers import Binary64Matrix
 
 _exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
 _log = np.frompyfunc(lambda x: x.log(), 1, 1)
@@ -26,6 +28,8 @@ _abs = np.frompyfunc(abs, 1, 1)
 _sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
 _relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
+_midpoint = np.frompyfunc(lambda x: arb(x.mid()), 1, 1)
+_of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
 
 def to_arb(value) -> arb:
@@ -48,6 +52,8 @@ class Ball:
         return to_arb(value)
 
     def array(self, exact) -> np.ndarray:
+        if isinstance(exact, Binary64Matrix):
+            return _of_float(exact.array)
         out = np.empty((len(exact), len(exact[0])) if _is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
             out[index] = to_arb(value)
@@ -74,6 +80,8 @@ class Ball:
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
     relu = staticmethod(_relu)
     pairwise_min = staticmethod(_min2)
+    # An exact number at (the midpoint of) each entry: a shift that adds no radius.
+    exact_centre = staticmethod(_midpoint)
 
     @staticmethod
     def apply(name: str, x):
@@ -128,6 +136,21 @@ class Ball:
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
         return spectral.enclose(matrix, witnesses[key])
+
+    @staticmethod
+    def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
+        """||L R^T||_2 through the k x k reduction of certify.core.thin_norm when the screen recorded
+        a k x k witness; None when it recorded a d x d one (or none: no screen).  Where W_K^T W_K is not certainly
+        positive definite at this precision, the d x d product with a witness of its own midpoints
+        (the certificate then records that one)."""
+        if key not in witnesses or witnesses[key].basis.shape[0] != L.shape[1]:
+            return None  # no screen, or a d x d witness: the d x d route
+        L, R = arb_mat(L.tolist()), arb_mat(R.tolist())
+        norm = thin_norm.reduced_norm(L, R, witnesses[key])
+        if norm is not None:
+            return norm
+        norm, witnesses[key] = thin_norm.enclose_from_midpoints(L * R.transpose())
+        return norm
 
     @staticmethod
     def scale_exponent(matrix) -> int:

@@ -6,9 +6,11 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from scipy.special import erf as _erf
+
+from certify.core.numbers import Binary64Matrix
 
 from certify.core import spectral
+from certify.core import thin_norm
 
 
 class Float64:
@@ -24,6 +26,8 @@ class Float64:
             return math.copysign(math.inf, value)
 
     def array(self, exact) -> np.ndarray:
+        if isinstance(exact, Binary64Matrix):
+            return exact.array
         return np.array([[self.number(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
             [self.number(v) for v in exact]
         )
@@ -45,11 +49,20 @@ class Float64:
     expm1 = staticmethod(np.expm1)
     log1p = staticmethod(np.log1p)
     abs = staticmethod(np.abs)
-    erf = staticmethod(_erf)
+
+    @staticmethod
+    def erf(x):
+        from scipy.special import erf  # scipy only where an erf is evaluated (it costs a tenth of a second to import)
+
+        return erf(x)
 
     @staticmethod
     def sqrt_nonneg(x):
         return np.sqrt(np.maximum(x, 0.0))
+
+    @staticmethod
+    def exact_centre(x):
+        return x
 
     @staticmethod
     def relu(x):
@@ -91,7 +104,17 @@ class Float64:
     def spectral_norm(matrix, witnesses: dict, key: str):
         """numpy's ||M||_2, recording the witness the ball pass confirms it from."""
         witnesses[key] = spectral.witness(matrix)
-        return float(np.linalg.norm(matrix, 2))
+        return witnesses[key].estimate  # the same SVD: one per norm
+
+    @staticmethod
+    def thin_product_norm(L, R, witnesses: dict, key: str) -> float | None:
+        """||L R^T||_2 from one float64 Cholesky and one k x k SVD (certify.core.thin_norm), recording
+        the k x k witness; None when float64 finds R rank-deficient."""
+        witness = thin_norm.reduced_witness(L, R)
+        if witness is None:
+            return None
+        witnesses[key] = witness
+        return witness.estimate
 
     @staticmethod
     def scale_exponent(matrix) -> int:

@@ -51,6 +51,7 @@ class Arithmetic(Protocol):
 
     # spectral norms: the screen finds the witness, the ball pass confirms from it
     def spectral_norm(self, matrix, witnesses: dict, key: str) -> Any: ...
+    def thin_product_norm(self, L, R, witnesses: dict, key: str) -> Any: ...  # ||L R^T||_2 by the k x k reduction, or None
     def scale_exponent(self, matrix) -> int: ...  # k with matrix / 2^k of moderate size (0 when nothing overflows)
     def ldexp(self, x, k: int) -> Any: ...  # x 2^k
 

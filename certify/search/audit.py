@@ -1,0 +1,150 @@
+"""Re-deriving a campaign folder: `certify verify FOLDER` (or its manifest.json).
+
+A campaign's records name their configurations reproducibly (the manifest and the index
+regenerate each one, certify.search.samplers), with a verdict and the tier that decided it.  The
+audit regenerates and decides again in arb (certify.engine.check, the checker confirming every
+decided verdict):
+    - every violated and every undecided record, and every record with a certificate file;
+    - SAMPLE other records drawn at random from fresh randomness (so a folder cannot be prepared
+      for the sample it will meet), or all of them with everything=True (`--all`);
+on a process pool (every core by default).  A stored certificate must be confirmed by the checker,
+state the record's verdict and be about the regenerated configuration.  The audit rejects the
+folder if any of this differs, if a record is malformed, repeated or out of range, or if a
+violation has no certificate.  Records not re-derived are trusted only as far as the sample goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from certify import engine
+from certify.core import config
+from certify.errors import BadInput
+from certify.search import campaign as campaigns
+
+SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
+TIERS = {campaigns.TIER}
+VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
+LISTED = 10  # problems listed in the report
+
+
+@dataclass
+class Audit:
+    records: int  # records in the folder
+    rederived: int  # records decided again
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def load(path) -> tuple[campaigns.Campaign, Path]:
+    """The campaign of a folder (or of its manifest.json), validated, and the folder."""
+    path = Path(path)
+    folder = path.parent if path.name == "manifest.json" else path
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
+    try:
+        manifest = campaigns.stored_parameters(folder)
+        manifest.pop("format")
+        if manifest["L_range"] is not None:
+            manifest["L_range"] = tuple(manifest["L_range"])
+        spec = campaigns.Campaign(**manifest)
+    except (ValueError, KeyError, TypeError, AttributeError) as err:
+        raise BadInput(f"{manifest_path}: not a campaign manifest ({type(err).__name__}: {err})") from None
+    validated = spec.validated()
+    if validated != spec:
+        raise BadInput(f"{manifest_path}: the manifest is not in the canonical form a campaign writes")
+    return spec, folder
+
+
+def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str]]:
+    """(index, name, verdict) of each configuration, decided again in arb (runs in a worker)."""
+    goal = engine.target(spec.claim, spec.bound)
+    out = []
+    for i in indices:
+        item = spec.sample(i)
+        out.append((i, item.config["name"], engine.check(item.config, goal=goal, max_prec=spec.max_prec).verdict))
+    return out
+
+
+def _record_problem(record, count: int) -> str | None:
+    if not isinstance(record, dict) or type(record.get("i")) is not int or not 0 <= record["i"] < count:
+        return f"a record without a valid index: {str(record)[:80]}"
+    if record.get("verdict") not in VERDICTS:
+        return f"configuration {record['i']}: verdict {record.get('verdict')!r} is not a verdict"
+    if record.get("tier") not in TIERS:
+        return f"configuration {record['i']}: tier {record.get('tier')!r} is not one certify decides with"
+    if not isinstance(record.get("certificate"), (str, type(None))):
+        return f"configuration {record['i']}: certificate {record.get('certificate')!r} is not a path"
+    if record["verdict"] == engine.VIOLATED and not record.get("certificate"):
+        return f"configuration {record['i']}: violated without a certificate"
+    return None
+
+
+def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
+    import certify_checker as checker
+
+    where = f"configuration {record['i']}: certificate {record['certificate']}"
+    path = (folder / record["certificate"]).resolve()
+    if folder.resolve() not in path.parents or not path.is_file():
+        return f"{where} is missing or outside the folder"
+    try:
+        cert = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return f"{where} is not JSON"
+    confirmation = checker.verify(cert)
+    if not confirmation.ok:
+        return f"{where} is rejected by the checker: {confirmation.message}"
+    if cert.get("verdict") != record["verdict"]:
+        return f"{where} says {cert.get('verdict')}, the record {record['verdict']}"
+    if (cert.get("claim"), cert.get("bound")) != (spec.claim, spec.bound):
+        return f"{where} is about another claim or bound"
+    if cert.get("inputs") != config.to_json(config.load(spec.sample(record["i"]).config)):
+        return f"{where} is about another configuration than the campaign's configuration {record['i']}"
+    return None
+
+
+def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int | None = None) -> Audit:
+    """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs."""
+    spec, folder = load(path)
+    try:
+        decided = campaigns.records(folder)
+    except BadInput as err:  # a configuration recorded twice: the folder is corrupt
+        return Audit(records=0, rederived=0, problems=[str(err)])
+    except (ValueError, KeyError, TypeError):
+        return Audit(records=0, rederived=0, problems=[f"{folder}: a record is not readable JSON"])
+    problems = [p for p in (_record_problem(r, spec.count) for r in decided) if p]
+    if problems:
+        return Audit(records=len(decided), rederived=0, problems=problems)
+    by_index = {r["i"]: r for r in decided}
+    chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
+    rest = sorted(set(by_index) - chosen)
+    chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
+    for i in sorted(chosen):
+        if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
+            problems.append(problem)
+    for i, name, verdict in _rederive_all(spec, sorted(chosen), workers):
+        record = by_index[i]
+        if record.get("name") != name:
+            problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
+        if record["verdict"] != verdict:
+            problems.append(f"configuration {i}: the record says {record['verdict']}, arb decides {verdict}")
+    return Audit(records=len(decided), rederived=len(chosen), problems=problems)
+
+
+def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None):
+    workers = min(workers or os.cpu_count() or 1, max(1, len(indices)))
+    if workers == 1:
+        return rederive(spec, indices)
+    size = max(1, -(-len(indices) // (4 * workers)))
+    chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
+    with ProcessPoolExecutor(max_workers=workers, initializer=campaigns.worker_init) as pool:
+        return [row for rows in pool.map(rederive, [spec] * len(chunks), chunks) for row in rows]

@@ -1,0 +1,134 @@
+"""`certify verify FOLDER`: a campaign's records are re-derived in arb; a planted wrong record, a
+tampered certificate or a corrupt folder is rejected."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+
+import pytest
+
+from certify.cli import main
+from certify.search import audit, campaign
+
+PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
+SPEC = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("campaign")
+    campaign.run(SPEC, out, workers=1)
+    return out
+
+
+@pytest.fixture
+def copy(folder, tmp_path):
+    target = tmp_path / "copy"
+    shutil.copytree(folder, target)
+    return target
+
+
+def _rewrite(out, change):
+    """Apply change(record) to every record of the folder (it returns the record, or None to drop it),
+    then redo the manifest's chunk digests and chain as a forger would: the edit is then invisible to
+    the tamper-evidence, and only re-deriving the records in arb can find it."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    for entry in manifest["chunks"]:
+        path = out / "chunks" / f"{entry['first']:09d}.jsonl"
+        records = [change(json.loads(line)) for line in path.read_text().splitlines()]
+        text = "".join(json.dumps(r) + "\n" for r in records if r is not None)
+        path.write_text(text)
+        entry["records"], entry["sha256"] = text.count("\n"), hashlib.sha256(text.encode()).hexdigest()
+    manifest["chain"] = campaign._chain(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _redigest(out, edited):
+    """A forger's follow-up to editing the certificate of record `edited`: its digest redone in the record."""
+    digest = hashlib.sha256((out / edited["certificate"]).read_bytes()).hexdigest()
+    _rewrite(out, lambda r: {**r, "certificate_sha256": digest} if r["i"] == edited["i"] else r)
+
+
+def test_records_name_their_configuration_and_tier(folder):
+    records = campaign.records(folder)
+    assert [r["name"] for r in records] == [SPEC.sample(r["i"]).config["name"] for r in records]
+    assert {r["tier"] for r in records} == {"arb"}
+    assert {r["verdict"] for r in records} >= {"holds", "violated"}  # the planted bound is false somewhere
+
+
+def test_an_honest_campaign_is_confirmed(folder, capsys):
+    report = audit.audit(folder, workers=1, sample=2)
+    assert report.ok and report.records == SPEC.count and report.rederived < SPEC.count
+    assert audit.audit(folder, everything=True, workers=1).rederived == SPEC.count
+    assert main(["verify", str(folder / "manifest.json"), "--sample", "0", "--workers", "1"]) == 0
+    assert capsys.readouterr().out.startswith("OK: campaign")
+
+
+def test_a_planted_wrong_verdict_is_found(copy, capsys):
+    """A violated configuration recorded as holds (its certificate removed): --all finds it."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "violated")
+
+    def lie(record):
+        if record["i"] == victim["i"]:
+            record.update(verdict="holds", certificate=None, certificate_sha256=None)
+        return record
+
+    (copy / victim["certificate"]).unlink()
+    _rewrite(copy, lie)
+    report = audit.audit(copy, everything=True, workers=1)
+    assert not report.ok
+    assert report.problems == [f"configuration {victim['i']}: the record says holds, arb decides violated"]
+    assert main(["verify", str(copy), "--all", "--workers", "1"]) == 1
+    assert f"configuration {victim['i']}" in capsys.readouterr().out
+
+
+def test_a_record_claiming_undecided_is_always_rederived(copy):
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    _rewrite(copy, lambda r: {**r, "verdict": "undecided"} if r["i"] == victim["i"] else r)
+    report = audit.audit(copy, sample=0, workers=1)
+    assert report.problems == [f"configuration {victim['i']}: the record says undecided, arb decides holds"]
+
+
+def test_a_tampered_certificate_is_rejected(copy):
+    record = next(r for r in campaign.records(copy) if r["verdict"] == "violated")
+    path = copy / record["certificate"]
+    cert = json.loads(path.read_text())
+    cert["verdict"] = "holds"
+    path.write_text(json.dumps(cert))
+    _redigest(copy, record)
+    assert any("rejected by the checker" in p for p in audit.audit(copy, sample=0, workers=1).problems)
+
+
+def test_a_certificate_of_another_configuration_is_rejected(copy):
+    first, second = [r for r in campaign.records(copy) if r["certificate"]][:2]
+    shutil.copy(copy / second["certificate"], copy / first["certificate"])
+    _redigest(copy, first)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert any(f"configuration {first['i']}" in p and ("another configuration" in p or " says " in p)
+               for p in problems)
+
+
+@pytest.mark.parametrize("corruption", ["repeated", "out of range", "unknown tier", "violated without certificate",
+                                        "certificate not a path"])
+def test_corrupt_records_are_rejected(copy, corruption):
+    path = sorted((copy / "chunks").glob("*.jsonl"))[0]
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[0])
+    if corruption == "repeated":
+        lines.append(lines[0])
+    else:
+        record.update({"out of range": {"i": SPEC.count}, "unknown tier": {"tier": "float64"},
+                       "violated without certificate": {"verdict": "violated", "certificate": None},
+                       "certificate not a path": {"certificate": 5}}[corruption])
+        lines[0] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    assert not audit.audit(copy, sample=0, workers=1).ok
+
+
+def test_not_a_campaign_exits_2(tmp_path, capsys):
+    assert main(["verify", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("certify: error:")
+    (tmp_path / "manifest.json").write_text('{"format": "certify-campaign/1", "n": "four"}')
+    assert main(["verify", str(tmp_path)]) == 2
