@@ -8,7 +8,7 @@ arrays whose entries are the backend's numbers:
   result encloses the exact value; precision is the flint context's, set by the caller with
   `flint.ctx.workprec`.
 
-Both provide: array, number, exp, log, sqrt_nonneg, erf, relu, abs, matmul, maximum, minimum,
+Both provide: array, number, exp, log, expm1, log1p, sqrt_nonneg, erf, relu, abs, matmul, maximum, minimum,
 pairwise_min, row_shift, certainly_le.
 """
 
