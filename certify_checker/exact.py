@@ -64,6 +64,12 @@ def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure overlaps the recomputed one and is about as accurate as the stated
     precision gives (neither a blown-up ball nor one from another precision): both relative
     accuracies, capped at the precision, agree within 16 + precision/8 bits."""
-    theirs = parse_arb(theirs_text)
+    return agrees_ball(mine, parse_arb(theirs_text), precision)
+
+
+def agrees_ball(mine: arb, theirs: arb | None, precision: int) -> bool:
+    """agrees, for a stated enclosure already read as a ball (None: nothing stated, never agrees)."""
+    if theirs is None or not theirs.is_finite():
+        return False
     slack = 16 + precision // 8
     return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

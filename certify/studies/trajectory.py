@@ -42,6 +42,9 @@ from flint import arb, ctx, fmpz
 from certify.core import config
 from certify.core import quantities
 from certify.core import spectral
+from certify.core import centred
+from certify.studies import trajectory_certificate
+import certify_checker as checker
 from certify.core.arith import BALL, FLOAT64
 from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
                             VIOLATED)
@@ -56,6 +59,8 @@ FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witnes
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
 UNRESOLVED = "unresolved"
+CENTRED = "centred"
+NOT_CERTIFIED = "not certified"  # how the output labels what the checker did not confirm
 ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
 OUTCOMES = {True: HOLDS, False: VIOLATED, None: UNDECIDED}  # BALL.certainly_le's answer in words
 
@@ -106,6 +111,10 @@ class Trajectory:
     M: arb | None  # max_{k<=T} ||V^k||_2 when the value curves are drawn
     drawn: dict  # curve -> hypothesis
     skipped: dict  # curve -> why it is not drawn
+    representation: str = CENTRED  # or "absolute: <why the centred form does not apply>"
+    certificate: dict | None = field(default=None, repr=False)
+    confirmation: str = ""  # the checker's message on the certificate
+    certified: bool = False  # the checker confirmed every stated enclosure and outcome
     seconds: float = 0.0
 
     @property
@@ -126,6 +135,9 @@ class Trajectory:
 
     @property
     def exit_code(self) -> int:
+        """The verdict's code once the checker has confirmed the certificate, else 3 (undecided)."""
+        if not self.certified:
+            return EXIT_CODES[UNDECIDED]
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
 
@@ -139,16 +151,24 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Traject
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
-    M = _power_bound(case, layers) if "value.bounded" in drawn else None
+    witnesses: dict = {}
+    M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
     precision = START_PRECISION
     while True:
-        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped))
+        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
         if traced.settled or precision >= max_prec:
             break
         precision = min(2 * precision, max_prec)
-    return Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
-                      max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
-                      drawn=traced.drawn, skipped=traced.skipped, seconds=time.time() - started)
+    fallback = _representation(case, layers)
+    tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
+                    max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
+                    drawn=traced.drawn, skipped=traced.skipped,
+                    representation=CENTRED if fallback is None else f"absolute: {fallback}")
+    tr.certificate = trajectory_certificate.build(tr, case, witnesses, NORM_PRECISION)
+    confirmation = checker.verify(tr.certificate)
+    tr.certified, tr.confirmation = confirmation.ok, confirmation.message
+    tr.seconds = time.time() - started
+    return tr
 
 
 @dataclass
@@ -161,7 +181,7 @@ class _Traced:
     settled: bool  # every D_t resolved and every comparison decided: more precision would not help
 
 
-def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict) -> _Traced:
+def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict) -> _Traced:
     """The trajectory at one precision, its curves and their checks."""
     run = _run(case, T, precision, track_value=M is not None)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
@@ -170,7 +190,7 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
             _approach(case, run, M)
     curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
     with ctx.workprec(curve_precision):
-        a = _query_key_norms(case)
+        a = _query_key_norms(case, witnesses)
         _curves(case, points, a, M, drawn, skipped)
     _check(points, drawn)
     undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
@@ -204,62 +224,91 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
 @dataclass
 class _Run:
     points: list
-    X: list  # X_t as ball arrays (kept for the value curves only)
-    Y: list  # Y_t = Q_t X_0
+    Y: list  # Y_t = Q_t X_0 in centred form (value curves only)
+    drifts: list  # delta_t: the centre of Y_{t+1} minus that of Y_t
     complete: bool  # every D_t for t <= T resolved
 
 
+def _representation(case: config.Case, T: int) -> str | None:
+    """None when every layer used is translation-equivariant (the centred form applies), else why not."""
+    for t, layer in enumerate(case.layers[:T]):
+        reason = centred.unsupported(layer)
+        if reason:
+            return f"layer {t}: {reason}"
+    return None
+
+
 def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
-    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t."""
+    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t.
+
+    In centred form (certify.core.centred) when every layer allows it: then D_t keeps its relative
+    accuracy however small it gets.  Otherwise in absolute coordinates (radii about 2^-p times the
+    tokens' size).
+    """
     L = len(case.layers)
-    points, Xs, Ys = [], [], []
+    use_centred = _representation(case, T) is None
+    points, Ys, drifts = [], [], []
     with ctx.workprec(precision):
         arrays = [layer_arrays(BALL, layer, case.n) for layer in case.layers]
-        X = Y = BALL.array(case.X)
+        X0 = BALL.array(case.X)
+        X = Y = centred.centre(BALL, X0) if use_centred else X0
         for t in range(T + 1):
-            D = quantities.diameter(BALL, X)
-            point = Point(t, D, quantities.consensus_distance(BALL, X), is_resolved(D))
+            E = X.E if use_centred else X
+            D = quantities.diameter(BALL, E)
+            point = Point(t, D, quantities.consensus_distance(BALL, E), is_resolved(D))
             points.append(point)
             if track_value:
-                Xs.append(X)
                 Ys.append(Y)
             if not point.resolved or t == T:
                 break
-            step = apply_layer(BALL, case.layers[t % L], X, arrays[t % L])
-            point.tau = quantities.dobrushin(BALL, step.P)
-            if track_value:
-                Y = BALL.matmul(step.P, Y)
+            layer = case.layers[t % L]
+            if use_centred:
+                step = centred.apply_layer(BALL, layer, arrays[t % L], X)
+                point.tau = centred.dobrushin(BALL, step.attention)
+                if track_value:
+                    Y, drift = centred.transport(BALL, step.attention, Y)
+                    drifts.append(drift)
+            else:
+                step = apply_layer(BALL, layer, X, arrays[t % L])
+                point.tau = quantities.dobrushin(BALL, step.P)
             X = step.out
-    return _Run(points=points, X=Xs, Y=Ys, complete=len(points) == T + 1 and points[-1].resolved)
+    return _Run(points=points, Y=Ys, drifts=drifts, complete=len(points) == T + 1 and points[-1].resolved)
 
 
 def _approach(case: config.Case, run: _Run, M: arb) -> None:
-    """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring)."""
+    """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring).
+
+    With Y_t = 1 y_t^T + G_t (centred) and c^ the mean row of Y_last:
+    x_i^(t) - V^t c^ = V^t (g_i^(t) - mean(G_last) - sum_{t <= s < last} delta_s), all small terms.
+    """
     resolved = [p.t for p in run.points if p.resolved]
     if not resolved:  # D_0 itself unresolved at this precision: no Y_last to take c^ from, nothing to enclose
         return
     last = max(resolved)
     V = BALL.array(case.layers[0].V)
-    Y_last = run.Y[last]
-    estimate = Y_last.sum(axis=0) / BALL.number(case.n)  # c^, in the hull of the rows of Y_last
-    hull_diameter = quantities.diameter(BALL, Y_last)
-    miss = M * hull_diameter  # >= ||V^t (c - c^)|| for every t
-    image = estimate  # V^t c^
+    G_last = run.Y[last].E
+    miss = M * quantities.diameter(BALL, G_last)  # >= ||V^t (c - c^)|| for every t
+    offsets_by_t = {}
+    to_estimate = -(G_last.sum(axis=0) / BALL.number(case.n))  # y_last - c^
+    for t in reversed(range(last + 1)):  # y_t - c^ = (y_last - c^) - sum_{t <= s < last} delta_s
+        if t < last:
+            to_estimate = to_estimate - run.drifts[t]
+        offsets_by_t[t] = run.Y[t].E + to_estimate  # rows y_i^(t) - c^
+    power = BALL.array([[int(i == j) for j in range(case.d)] for i in range(case.d)])  # V^t
     for t in range(last + 1):
-        offsets = run.X[t] - image
+        offsets = BALL.matmul(offsets_by_t[t], power.T)  # rows x_i^(t) - V^t c^
         observed = BALL.maximum(BALL.sqrt_nonneg((offsets * offsets).sum(axis=1)))
-        ceiling = M * quantities.diameter(BALL, run.Y[t])  # r_t <= ||V^t|| D(Y_t)
+        ceiling = M * quantities.diameter(BALL, run.Y[t].E)  # r_t <= ||V^t|| D(Y_t)
         low = (observed - miss).lower().max(arb(0))
         high = (observed + miss).upper().min(ceiling.upper())
         run.points[t].approach = low.union(high)
-        image = BALL.matmul(V, image)
+        power = BALL.matmul(V, power)
 
 
-def _power_bound(case: config.Case, T: int) -> arb:
+def _power_bound(case: config.Case, T: int, witnesses: dict) -> arb:
     """M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64 screen for the
-    witnesses, then the ball pass), at NORM_PRECISION: M only scales the curves."""
+    witnesses "V0^k", then the ball pass), at NORM_PRECISION: M only scales the curves."""
     layer = case.layers[0]
-    witnesses: dict = {}
     with ctx.workprec(NORM_PRECISION):
         for ar in (FLOAT64, BALL):
             view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
@@ -268,19 +317,20 @@ def _power_bound(case: config.Case, T: int) -> arb:
     return M
 
 
-def _query_key_norms(case: config.Case) -> list:
-    """a = ||A||_2 of each configuration layer, certified at the current precision."""
+def _query_key_norms(case: config.Case, witnesses: dict) -> list:
+    """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>")."""
     out = []
-    for layer in case.layers:
+    for t, layer in enumerate(case.layers):
         screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
+        witnesses[f"A{t}"] = spectral.witness(screen)
         ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
-        out.append(spectral.enclose(ball, spectral.witness(screen)))
+        out.append(spectral.enclose(ball, witnesses[f"A{t}"]))
     return out
 
 
 def one_minus_gap(a: arb, D: arb) -> arb:
     """1 - exp(-a D^2) as -expm1(-a D^2): full relative accuracy when a D^2 is tiny."""
-    return -((-(a * D * D)).expm1())
+    return -BALL.expm1(-(a * D * D))
 
 
 def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: dict) -> None:

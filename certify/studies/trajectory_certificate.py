@@ -1,0 +1,64 @@
+"""The certificate of a trajectory (kind "trajectory"), re-derived by certify_checker.trajectory.
+
+Schema (format "certify-certificate/1", kind "trajectory"):
+    layers             T, the number of layers applied (layer t is the configuration's layer t mod L)
+    inputs             the exact configuration (certify.core.config.to_json)
+    inputs_sha256      digest of {kind, layers, inputs}
+    representation     "centred" (X = 1 c^T + E, certify.core.centred) or "absolute"
+    precision, curve_precision, norm_precision   bits of the run, of the curves, of M
+    witness            float64 singular vectors ("A<t>" per configuration layer, "V0^k" for M), hex floats
+    curves             the curves drawn; M when a value curve is
+    points             per t: resolved, D, mu, tau, approach, curves {name: value}, checks {name: outcome}
+    verdict            holds | violated | undecided | enclosed
+Balls are stored exactly in binary, [mid mantissa, mid exponent, radius mantissa, radius exponent]
+as decimal strings: near consensus D_t can be 10^(-10^40), whose decimal exponent a string of
+digits could not carry back without a huge power of ten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from flint import arb
+
+from certify.core import config
+from certify.engine.certificate import FORMAT
+
+
+def ball(x: arb | None) -> list[str] | None:
+    if x is None:
+        return None
+    mid, rad = x.mid().man_exp(), x.rad().man_exp()
+    return [str(v) for v in (*mid, *rad)]
+
+
+def digest(layers: int, inputs: dict) -> str:
+    canonical = json.dumps({"kind": "trajectory", "layers": layers, "inputs": inputs}, sort_keys=True,
+                           separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
+    inputs = config.to_json(case)
+    return {
+        "format": FORMAT,
+        "kind": "trajectory",
+        "layers": tr.T,
+        "inputs": inputs,
+        "inputs_sha256": digest(tr.T, inputs),
+        "representation": "centred" if tr.representation == "centred" else "absolute",
+        "precision": tr.precision,
+        "curve_precision": tr.curve_precision,
+        "norm_precision": norm_precision,
+        "witness": {
+            key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
+            for key, w in witnesses.items()
+        },
+        "curves": list(tr.drawn),
+        "M": ball(tr.M),
+        "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D), "mu": ball(p.mu), "tau": ball(p.tau),
+                    "approach": ball(p.approach), "curves": {name: ball(v) for name, v in p.curves.items()},
+                    "checks": dict(p.checks)} for p in tr.points],
+        "verdict": tr.verdict,
+    }
