@@ -3,7 +3,9 @@
 Encloses D_t and mu_t through T layers (layer t is the configuration's layer t mod L) next to the
 claimed bound curves whose hypotheses hold, and says at each t whether each bound is certified.
 Exit 0: every D_t resolved and every drawn bound holds at every t; 1: a bound is violated;
-3: something undecided or unresolved (see certify.studies.trajectory); 2: bad input.
+3: something undecided or unresolved (see certify.studies.trajectory), or the checker did not
+confirm the trajectory's certificate (then everything printed is labelled "not certified");
+2: bad input.  --out also writes the certificate, which `certify verify` re-checks.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ def add_parser(subparsers):
         "unresolved, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
-    p.add_argument("--out", metavar="DIR", help="write trajectory.json and trajectory.png into DIR")
+    p.add_argument("--out", metavar="DIR",
+                   help="write trajectory.json, trajectory-certificate.json and trajectory.png into DIR")
     p.add_argument("--max-prec", type=int, default=trajectory.DEFAULT_MAX_PRECISION, metavar="BITS",
                    help=f"precision cap in bits (default {trajectory.DEFAULT_MAX_PRECISION})")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -37,14 +40,24 @@ def add_parser(subparsers):
 
 
 def _cell(value, check=None) -> str:
-    """A ball to 4 digits, or "<= its upper end" when it has too few correct digits."""
+    """A ball to 4 digits ("10^[log10 ball]" once it leaves float64's range), or "<= its upper end"
+    when it has too few correct digits."""
     if value is None:
         shown = "-"
     elif trajectory.is_resolved(value):
-        shown = value.str(4, radius=False)
+        shown = value.str(4, radius=False) if trajectory.in_float64_range(value) else _power_of_ten(value)
     else:
-        shown = "<= " + value.upper().str(3, radius=False)
+        upper = value.upper()
+        shown = "<= " + (upper.str(3, radius=False) if trajectory.in_float64_range(upper) else
+                         _power_of_ten(upper))
     return shown if check is None else f"{shown} {MARKS[check]}"
+
+
+def _power_of_ten(value) -> str:
+    """10^[log10 value], with 4 digits after the point of the exponent whatever its size."""
+    exponent = trajectory.log10_ball(value)
+    digits = 4 + len(str(int(abs(float(exponent.mid())))))
+    return "10^" + exponent.str(digits, radius=not exponent.is_exact())
 
 
 def render(tr: trajectory.Trajectory) -> str:
@@ -69,10 +82,14 @@ def render(tr: trajectory.Trajectory) -> str:
         intro.append(f"  curve {name}: {hypothesis}")
     for name, reason in tr.skipped.items():
         intro.append(f"  not drawn {name}: {reason}")
-    summary = (f"{tr.verdict.upper()}: D_t resolved through t = {tr.resolved_through} of {tr.T} "
-               f"(>= {trajectory.RESOLVED_BITS} bits relative), {tr.precision} bits "
-               f"(cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.1f} s")
-    return "\n".join(intro + [""] + lines + ["", summary])
+    intro.append(f"  coordinates: {tr.representation}")
+    certified = ("certified: the checker re-derived every value and outcome above" if tr.certified else
+                 f"{trajectory.NOT_CERTIFIED.upper()}: the checker did not confirm the certificate "
+                 f"({tr.confirmation}); every value and outcome above is unconfirmed")
+    summary = (f"{tr.verdict.upper()}{'' if tr.certified else ' (' + trajectory.NOT_CERTIFIED + ')'}: D_t resolved "
+               f"through t = {tr.resolved_through} of {tr.T} (>= {trajectory.RESOLVED_BITS} bits relative), "
+               f"{tr.precision} bits (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
+    return "\n".join(intro + [""] + lines + ["", summary, certified])
 
 
 def run(args) -> int:
@@ -83,9 +100,11 @@ def run(args) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         json_path, png_path = out / "trajectory.json", out / "trajectory.png"
+        cert_path = out / "trajectory-certificate.json"
         jsonfile.write(data, json_path)
+        jsonfile.write(tr.certificate, cert_path)
         trajectory.plot(tr, png_path)
-        written = [json_path, png_path]
+        written = [json_path, cert_path, png_path]
     if args.json:
         print(json.dumps(data, indent=1))
     else:

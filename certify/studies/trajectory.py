@@ -391,16 +391,31 @@ def text(x: arb | None) -> str | None:
     return None if x is None else x.str(15, radius=True)
 
 
+FLOAT64_TINY = arb(2) ** -1022  # the smallest normal binary64: below it a value is shown as 10^(log10)
+FLOAT64_HUGE = arb(2) ** 1023
+
+
+def in_float64_range(x: arb) -> bool:
+    """Whether |x| is 0 or between the smallest normal and the largest binary64 (printable as is)."""
+    return x.is_zero() or FLOAT64_TINY <= abs(x) <= FLOAT64_HUGE
+
+
+def log10_ball(x: arb) -> arb:
+    """An enclosure of log10 x (x > 0): how a D_t far below float64's range is printed."""
+    return x.log() / arb(10).log()
+
+
 def log10(x: arb | None) -> float | None:
     """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive)."""
     if x is None or not x > 0:
         return None
-    return float((x.log() / arb(10).log()).mid())
+    return float(log10_ball(x).mid())
 
 
 def to_json(trajectory: Trajectory) -> dict:
     def point_json(p: Point) -> dict:
-        return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D), "mu": text(p.mu),
+        return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D),
+                "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
                 "tau": text(p.tau), "approach": text(p.approach),
                 "curves": {name: text(value) for name, value in p.curves.items()},
                 "log10_curves": {name: log10(value) for name, value in p.curves.items()},
@@ -415,31 +430,36 @@ def to_json(trajectory: Trajectory) -> dict:
         "a": [text(a) for a in tr.a], "M": text(tr.M),
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
         "points": [point_json(p) for p in tr.points],
+        "representation": tr.representation, "certified": tr.certified, "checker": tr.confirmation,
         "seconds": round(tr.seconds, 2),
     }
 
 
 def plot(trajectory: Trajectory, path) -> None:
-    """log10 of D_t, mu_t, the approach r_t and the drawn curves against t (PNG, matplotlib Agg).
+    """Two panels (PNG, matplotlib Agg) against the layer t.
 
-    The axis is log10 itself, not matplotlib's log scale: doubly exponential collapse leaves
-    float64's range after a few layers.  The view is clipped to the certified data, so curves that
-    fall faster run off the bottom.
+    Left: log10 of D_t, mu_t, the approach r_t and the drawn curves.  The axis is log10 itself, not
+    matplotlib's log scale: doubly exponential collapse leaves float64's range after a few layers.
+    The view is clipped to the certified data, so curves that fall faster run off the bottom.
+    Right: log10(-log10 D_t) where D_t < 1; D_t ~ 10^(-C 3^t) makes it the straight line
+    log10 C + t log10 3 (slope log10 3 drawn for reference), the signature of doubly exponential collapse.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     tr = trajectory
+    certified = "" if tr.certified else f" ({NOT_CERTIFIED})"
 
     def series(values):
-        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None]
+        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None and math.isfinite(y)]
         return [t for t, _ in pairs], [y for _, y in pairs]
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    data = [("D_t (certified)", [p.D if p.resolved else None for p in tr.points], "o-", "black"),
-            ("mu_t (certified)", [p.mu if p.resolved else None for p in tr.points], "s--", "grey")]
+    fig, (ax, ax_double) = plt.subplots(1, 2, figsize=(12, 4.8))
+    data = [(f"D_t{certified}", [p.D if p.resolved else None for p in tr.points], "o-", "black"),
+            (f"mu_t{certified}", [p.mu if p.resolved else None for p in tr.points], "s--", "grey")]
     if "value.approach" in tr.drawn:
         data.append(("max_i ||x_i - V^t c|| (upper end)",
                      [None if p.approach is None else p.approach.upper() for p in tr.points], "^-", "tab:purple"))
@@ -456,13 +476,26 @@ def plot(trajectory: Trajectory, path) -> None:
         margin = max(1.0, 0.08 * (high - low))
         ax.set_ylim(low - margin, high + margin)
     unresolved = [p.t for p in tr.points if not p.resolved]
-    if unresolved:
-        ax.axvspan(unresolved[0] - 0.5, tr.T + 0.5, color="red", alpha=0.08, label="unresolved at the cap")
-    ax.set_xlabel("layer t")
-    ax.set_ylabel("log10")
-    ax.set_title(f"{tr.name or 'trajectory'}: {tr.T} layers, verdict {tr.verdict}")
+    for axis in (ax, ax_double):
+        if unresolved:
+            axis.axvspan(unresolved[0] - 0.5, tr.T + 0.5, color="red", alpha=0.08, label="unresolved at the cap")
+        axis.set_xlabel("layer t")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.grid(alpha=0.3)
+    ax.set_ylabel("log10 of the value")
+    ax.set_title(f"{tr.name or 'trajectory'}: {tr.T} layers, verdict {tr.verdict}{certified}", fontsize=10)
     ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+
+    doubly = [(p.t, math.log10(-y)) for p in tr.points
+              if p.resolved and (y := log10(p.D)) is not None and math.isfinite(y) and y < 0]
+    if doubly:
+        ts, ys = zip(*doubly)
+        ax_double.plot(ts, ys, "o-", color="black", markersize=4, label=f"log10(-log10 D_t){certified}")
+        ax_double.plot(ts, [ys[-1] + (t - ts[-1]) * math.log10(3) for t in ts], ":", color="tab:red",
+                       label="slope log10 3 (D_t ~ 10^(-C 3^t))")
+        ax_double.legend(fontsize=7)
+    ax_double.set_ylabel("log10(-log10 D_t)")
+    ax_double.set_title("doubly exponential collapse: a straight line", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
