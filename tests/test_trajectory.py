@@ -226,3 +226,35 @@ def test_cli_exit_codes_for_unresolved_and_bad_input(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("certify: error:") and err.count("\n") == 1
     assert main(["trajectory", str(tmp_path / "missing.json"), "--layers", "2"]) == 2
+
+
+@pytest.mark.parametrize("example, T, code", [("rotation-20.json", 20, 0), ("pure-stack.json", 100, 3)])
+def test_deep_examples_are_resolved_at_every_layer_within_256_bits(example, T, code, tmp_path):
+    from pathlib import Path
+    from certify_checker import verify
+    tr = trajectory.trace(str(Path(__file__).resolve().parents[1] / "examples" / example), T, max_prec=256)
+    assert tr.representation == trajectory.CENTRED and tr.precision <= 256
+    assert all(p.resolved for p in tr.points) and tr.points[-1].D < arb(10) ** -10**8
+    assert tr.certified and verify(tr.certificate).ok and tr.exit_code == code
+    assert all(p.checks["global.step" if "global.step" in tr.drawn else "value.bounded"] == trajectory.HOLDS
+               for p in tr.points[1:])
+    if code == 3:  # the composed curve inherits ||A||_2's float64-witness radius, amplified threefold per layer
+        assert {p.checks["global.composed"] for p in tr.points[1:]} == {trajectory.HOLDS, trajectory.UNDECIDED}
+
+
+def test_a_tampered_trajectory_certificate_is_rejected():
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    assert verify(tr.certificate).ok
+    import copy
+    for tamper in ("value", "check", "verdict", "input"):
+        cert = copy.deepcopy(tr.certificate)
+        if tamper == "value":
+            cert["points"][3]["D"][0] = str(int(cert["points"][3]["D"][0]) + 2**40)
+        elif tamper == "check":
+            cert["points"][2]["checks"]["global.step"] = "violated"
+        elif tamper == "verdict":
+            cert["verdict"] = "violated"
+        else:
+            cert["inputs"]["X"][0][0] = "0.5"
+        assert not verify(cert).ok, tamper
