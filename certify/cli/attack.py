@@ -23,7 +23,8 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "attack", help="search for tight cases and counterexamples of a claim or a bound",
         description="Maximise how badly a claim (default collapse.global) or a bound D(layer output) <= EXPR is "
-        "violated over the tokens and parameters of one layer or of a stack (--layers, --mask), across the whole range of L = a D^2. A violation is "
+        "violated over the tokens and parameters of one layer or of a stack (--layers, --mask), across the whole "
+        "range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing.")
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
