@@ -10,7 +10,8 @@ network, the tokens are carried as X = 1 c^T + E (the derivation is proofs/centr
 so D_t = D(E_t) keeps its relative accuracy however small it gets.  Otherwise the plain forward
 pass (forward.layer_step) runs in absolute coordinates.
 
-Curves (hypotheses checked here): global.step g_a(D_{t-1}), global.composed g iterated from D_0,
+Curves (hypotheses checked here), compared as natural logarithms when the quantity is certainly
+positive: global.step g_a(D_{t-1}), global.composed g iterated from D_0 (in log form),
 cubic a^{-1/2} (sqrt(a) D_0)^(3^t) with a = max a_t (when sqrt(a) D_0 < 1 is certified), all for
 pure attention; value.bounded M (1 - exp(-a M^2 D_0^2))^t D_0 and value.approach
 M prod_{s<t} tau_s D_0 for X' = P X V^T with one V.  g_a(D) = -expm1(-a D^2) D.
@@ -214,8 +215,16 @@ def one_minus_gap(a: arb, D: arb) -> arb:
     return -expm1(-(a * D * D))
 
 
+def log_g(a: arb, log_D: arb) -> arb:
+    """log((1 - exp(-a D^2)) D) from log D: for x = a D^2 <= 2^-prec, log(1 - e^-x) = log x + [-x, 0]."""
+    log_x = a.log() + 2 * log_D
+    if log_x.upper() < -ctx.prec * arb(2).log():
+        return log_x + arb(0).union(-log_x.upper().exp()) + log_D
+    return one_minus_gap(a, (log_D).exp()).log() + log_D
+
+
 def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
-    """name -> {t: value} for t = 1..T (as certify draws them)."""
+    """name -> {t: natural log of the curve} for t = 1..T (as certify draws them)."""
     L = len(inputs["layers"])
     D0 = forward.diameter(forward.matrix(inputs["X"]))
     a_max = a[0]
@@ -226,30 +235,30 @@ def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
         for t in range(1, T + 1):
             if t - 1 < len(points) and resolved(points[t - 1]["D"]):
                 previous = points[t - 1]["D"]
-                out["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous) * previous
+                out["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous).log() + previous.log()
     if "global.composed" in names:
-        bound = D0
+        log_bound = D0.log()
         for t in range(1, T + 1):
-            bound = one_minus_gap(a[(t - 1) % L], bound) * bound
-            out["global.composed"][t] = bound
+            log_bound = log_g(a[(t - 1) % L], log_bound)
+            out["global.composed"][t] = log_bound
     if "cubic" in names:
         root = a_max.sqrt()
         base = root * D0
         if not (a_max > 0 and base < 1):
             raise ValueError("the cubic curve is stated but sqrt(a) D_0 < 1 is not certified")
         for t in range(1, T + 1):
-            out["cubic"][t] = (arb(3) ** t * base.log()).exp() / root
+            out["cubic"][t] = arb(3) ** t * base.log() - root.log()
     if "value.bounded" in names:
-        factor = one_minus_gap(a_max, M * D0)
+        log_factor = one_minus_gap(a_max, M * D0).log()
         for t in range(1, T + 1):
-            out["value.bounded"][t] = M * factor ** t * D0
+            out["value.bounded"][t] = M.log() + t * log_factor + D0.log()
     if "value.approach" in names:
-        product = M * D0
+        log_product = M.log() + D0.log()
         for t in range(1, T + 1):
             if t - 1 >= len(points) or points[t - 1]["tau"] is None:
                 break
-            product = product * points[t - 1]["tau"]
-            out["value.approach"][t] = product
+            log_product = log_product + points[t - 1]["tau"].log()
+            out["value.approach"][t] = log_product
     return out
 
 
@@ -265,10 +274,14 @@ def _hypotheses_hold(names, layers: list) -> str | None:
     return None
 
 
-def _compare(quantity: arb, curve: arb) -> str:
-    if quantity <= curve:
+def _compare(quantity: arb, log_curve: arb) -> str:
+    """quantity <= exp(log_curve), through logarithms when the quantity is certainly positive."""
+    if quantity.is_zero() and quantity.is_exact():
+        return "holds"  # every curve is positive
+    mine, theirs = (quantity.log(), log_curve) if quantity > 0 else (quantity, log_curve.exp())
+    if mine <= theirs:
         return "holds"
-    if quantity > curve:
+    if mine > theirs:
         return "violated"
     return "undecided"
 
@@ -332,13 +345,14 @@ def verify(cert: dict) -> tuple[bool, str]:
                 if name in entry["checks"]:
                     return False, f"t = {t}: {name} is checked where the checker draws no value"
                 continue
-            if not agrees_ball(value, read_ball(entry["curves"][name]), curve_precision):
+            if not agrees_ball(value, read_ball(entry["log_curves"][name]), curve_precision):
                 return False, f"t = {t}: stated {name} does not match the recomputed curve"
             if name == "value.approach":
                 quantity = approaches[t] if t < len(approaches) else None
             else:
                 quantity = None if mine is None else mine["D"]
-            outcome = _compare(quantity, value) if is_resolved and quantity is not None else "unresolved"
+            with ctx.workprec(curve_precision):
+                outcome = _compare(quantity, value) if is_resolved and quantity is not None else "unresolved"
             if entry["checks"].get(name) != outcome:
                 return False, f"t = {t}: {name} stated {entry['checks'].get(name)}, the checker finds {outcome}"
             outcomes.append(outcome)

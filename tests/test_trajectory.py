@@ -228,18 +228,16 @@ def test_cli_exit_codes_for_unresolved_and_bad_input(tmp_path, capsys):
     assert main(["trajectory", str(tmp_path / "missing.json"), "--layers", "2"]) == 2
 
 
-@pytest.mark.parametrize("example, T, code", [("rotation-20.json", 20, 0), ("pure-stack.json", 100, 3)])
-def test_deep_examples_are_resolved_at_every_layer_within_256_bits(example, T, code, tmp_path):
+@pytest.mark.parametrize("example, T", [("rotation-20.json", 20), ("pure-stack.json", 100)])
+def test_deep_examples_are_decided_at_every_layer_within_256_bits(example, T):
     from pathlib import Path
     from certify_checker import verify
     tr = trajectory.trace(str(Path(__file__).resolve().parents[1] / "examples" / example), T, max_prec=256)
     assert tr.representation == trajectory.CENTRED and tr.precision <= 256
     assert all(p.resolved for p in tr.points) and tr.points[-1].D < arb(10) ** -10**8
-    assert tr.certified and verify(tr.certificate).ok and tr.exit_code == code
-    assert all(p.checks["global.step" if "global.step" in tr.drawn else "value.bounded"] == trajectory.HOLDS
-               for p in tr.points[1:])
-    if code == 3:  # the composed curve inherits ||A||_2's float64-witness radius, amplified threefold per layer
-        assert {p.checks["global.composed"] for p in tr.points[1:]} == {trajectory.HOLDS, trajectory.UNDECIDED}
+    assert tr.certified and verify(tr.certificate).ok and tr.exit_code == 0
+    assert tr.drawn and all(set(p.checks.values()) == {trajectory.HOLDS} and set(p.checks) == set(tr.drawn)
+                            for p in tr.points[1:])
 
 
 def test_a_tampered_trajectory_certificate_is_rejected():

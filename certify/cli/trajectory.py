@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from flint import ctx
+
 from certify.core import jsonfile
 from certify.studies import trajectory
 
@@ -53,14 +55,33 @@ def _cell(value, check=None) -> str:
     return shown if check is None else f"{shown} {MARKS[check]}"
 
 
+def _curve_cell(p, name: str) -> str:
+    """A curve's value, or 10^[log10 ball] from its logarithm when the value itself is too wide to print."""
+    value, log_value = p.curves.get(name), p.log_curves.get(name)
+    if value is None or trajectory.is_resolved(value) and trajectory.in_float64_range(value):
+        return _cell(value, p.checks.get(name))
+    return f"{_exponent_text(trajectory.log10_from_log(log_value))} {MARKS[p.checks[name]]}"
+
+
 def _power_of_ten(value) -> str:
     """10^[log10 value], with 4 digits after the point of the exponent whatever its size."""
-    exponent = trajectory.log10_ball(value)
+    return _exponent_text(trajectory.log10_ball(value))
+
+
+def _exponent_text(exponent) -> str:
+    """10^[exponent ball], with 4 digits after the point whatever the exponent's size."""
     digits = 4 + len(str(int(abs(float(exponent.mid())))))
     return "10^" + exponent.str(digits, radius=not exponent.is_exact())
 
 
 def render(tr: trajectory.Trajectory) -> str:
+    """The table, with logarithms taken at the trajectory's own precision (the exponents of 10^[...]
+    can have 47 digits)."""
+    with ctx.workprec(tr.curve_precision):
+        return _render(tr)
+
+
+def _render(tr: trajectory.Trajectory) -> str:
     names = list(tr.drawn)
     header = ["t", "D_t", "mu_t"] + (["approach r_t"] if "value.approach" in tr.drawn else []) + names
     rows = []
@@ -71,7 +92,7 @@ def render(tr: trajectory.Trajectory) -> str:
         row = [str(p.t), _cell(p.D) + ("" if p.resolved else " unresolved"), _cell(p.mu)]
         if "value.approach" in tr.drawn:
             row.append(_cell(p.approach))
-        row += [_cell(p.curves.get(name), p.checks.get(name)) for name in names]  # "-" where a curve is not drawn
+        row += [_curve_cell(p, name) for name in names]  # "-" where a curve is not drawn
         rows.append(row)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header] + rows]

@@ -95,6 +95,7 @@ class Point:
     tau: arb | None = None  # Dobrushin coefficient of P_t (the attention of layer t), t < T
     approach: arb | None = None  # enclosure of max_i ||x_i^(t) - V^t c|| (value curves only)
     curves: dict = field(default_factory=dict)  # curve name -> arb
+    log_curves: dict = field(default_factory=dict)  # curve name -> its natural logarithm (arb), what is compared
     checks: dict = field(default_factory=dict)  # curve name -> holds | violated | undecided | unresolved
 
 
@@ -192,7 +193,7 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
     with ctx.workprec(curve_precision):
         a = _query_key_norms(case, witnesses)
         _curves(case, points, a, M, drawn, skipped)
-    _check(points, drawn)
+        _check(points, drawn)  # logarithms of the quantities, at the curves' precision
     undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
     return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
                    settled=run.complete and not undecided)
@@ -333,44 +334,74 @@ def one_minus_gap(a: arb, D: arb) -> arb:
     return -BALL.expm1(-(a * D * D))
 
 
+def log_g(a: arb, log_D: arb) -> arb:
+    """log g_a(D) = log(1 - exp(-a D^2)) + log D from log D, for the composed curve.
+
+    The composed curve inherits the radius of a (about 1e-16 relative, from its float64 witness)
+    tripled at each layer near consensus, so past some 30 layers D itself is known only through
+    its logarithm.  With x = a D^2 <= 2^-prec: (1 - e^-x)/x lies in [1 - x/2, 1], so
+    log(1 - e^-x) = log x + [-x, 0]; otherwise it is evaluated directly.
+    """
+    log_x = a.log() + 2 * log_D
+    if log_x.upper() < -ctx.prec * math.log(2):
+        x_upper = log_x.upper().exp()
+        return log_x + arb(0).union(-x_upper) + log_D
+    return (-BALL.expm1(-(a * (2 * log_D).exp()))).log() + log_D
+
+
 def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: dict) -> None:
+    """The drawn curves at every t, as logarithms (point.log_curves) and values (point.curves)."""
     L = len(case.layers)
     T = len(points) - 1
     D0 = quantities.diameter(BALL, BALL.array(case.X))
     a_max = BALL.maximum(a[:T])  # of the layers used
+    logs = {name: {} for name in drawn}
     if "global.step" in drawn:
         for t in range(1, T + 1):
             previous = points[t - 1]
             if previous.resolved:
-                points[t].curves["global.step"] = one_minus_gap(a[(t - 1) % L], previous.D) * previous.D
+                logs["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous.D).log() + previous.D.log()
     if "global.composed" in drawn:
-        bound = D0
+        log_bound = D0.log()
         for t in range(1, T + 1):
-            bound = one_minus_gap(a[(t - 1) % L], bound) * bound
-            points[t].curves["global.composed"] = bound
+            log_bound = log_g(a[(t - 1) % L], log_bound)
+            logs["global.composed"][t] = log_bound
     if "cubic" in drawn:
         root = a_max.sqrt() if a_max > 0 else None
         base = None if root is None else root * D0
         if base is None or not base < 1:
             reason = "a = 0" if root is None else f"sqrt(a) D_0 = {base.str(5, radius=False)} is not certified < 1"
             skipped["cubic"] = f"needs sqrt(a) D_0 < 1 (near consensus); here {reason}"
-            del drawn["cubic"]
+            del drawn["cubic"], logs["cubic"]
         else:
-            log_base = base.log()
             for t in range(1, T + 1):
-                points[t].curves["cubic"] = (arb(fmpz(3) ** t) * log_base).exp() / root
+                logs["cubic"][t] = arb(fmpz(3) ** t) * base.log() - root.log()
     if "value.bounded" in drawn:
-        factor = one_minus_gap(a_max, M * D0)
+        log_factor = one_minus_gap(a_max, M * D0).log()
         for t in range(1, T + 1):
-            points[t].curves["value.bounded"] = M * factor ** t * D0
+            logs["value.bounded"][t] = M.log() + t * log_factor + D0.log()
     if "value.approach" in drawn:
-        product = M * D0
+        log_product = M.log() + D0.log()
         for t in range(1, T + 1):
             tau = points[t - 1].tau
             if tau is None:
                 break
-            product = product * tau
-            points[t].curves["value.approach"] = product
+            log_product = log_product + tau.log()
+            logs["value.approach"][t] = log_product
+    for name, by_t in logs.items():
+        for t, log_value in by_t.items():
+            points[t].log_curves[name] = log_value
+            points[t].curves[name] = log_value.exp()
+
+
+def compare(quantity: arb, log_curve: arb):
+    """quantity <= exp(log_curve), three-valued (True, False, None): through logarithms when the
+    quantity is certainly positive (a curve known only through its log stays comparable)."""
+    if quantity > 0:
+        return BALL.certainly_le(quantity.log(), log_curve)
+    if quantity.is_zero() and quantity.is_exact():
+        return True  # every curve is positive
+    return BALL.certainly_le(quantity, log_curve.exp())
 
 
 def _check(points: list, drawn: dict) -> None:
@@ -383,7 +414,7 @@ def _check(points: list, drawn: dict) -> None:
             if quantity is None or not point.resolved:
                 point.checks[name] = UNRESOLVED
             else:
-                point.checks[name] = OUTCOMES[BALL.certainly_le(quantity, point.curves[name])]
+                point.checks[name] = OUTCOMES[compare(quantity, point.log_curves[name])]
 
 
 def text(x: arb | None) -> str | None:
@@ -402,7 +433,12 @@ def in_float64_range(x: arb) -> bool:
 
 def log10_ball(x: arb) -> arb:
     """An enclosure of log10 x (x > 0): how a D_t far below float64's range is printed."""
-    return x.log() / arb(10).log()
+    return log10_from_log(x.log())
+
+
+def log10_from_log(log_x: arb) -> arb:
+    """log10 x from log x (a curve known only through its logarithm)."""
+    return log_x / arb(10).log()
 
 
 def log10(x: arb | None) -> float | None:

@@ -8,7 +8,8 @@ Schema (format "certify-certificate/1", kind "trajectory"):
     precision, curve_precision, norm_precision   bits of the run, of the curves, of M
     witness            float64 singular vectors ("A<t>" per configuration layer, "V0^k" for M), hex floats
     curves             the curves drawn; M when a value curve is
-    points             per t: resolved, D, mu, tau, approach, curves {name: value}, checks {name: outcome}
+    points             per t: resolved, D, mu, tau, approach, log_curves {name: natural log of the
+                       curve}, checks {name: outcome of quantity <= curve}
     verdict            holds | violated | undecided | enclosed
 Balls are stored exactly in binary, [mid mantissa, mid exponent, radius mantissa, radius exponent]
 as decimal strings: near consensus D_t can be 10^(-10^40), whose decimal exponent a string of
@@ -58,7 +59,7 @@ def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
         "curves": list(tr.drawn),
         "M": ball(tr.M),
         "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D), "mu": ball(p.mu), "tau": ball(p.tau),
-                    "approach": ball(p.approach), "curves": {name: ball(v) for name, v in p.curves.items()},
+                    "approach": ball(p.approach), "log_curves": {name: ball(v) for name, v in p.log_curves.items()},
                     "checks": dict(p.checks)} for p in tr.points],
         "verdict": tr.verdict,
     }
