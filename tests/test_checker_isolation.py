@@ -51,8 +51,10 @@ def test_checker_kinds_point_inside_the_checker():
 
 
 def test_checker_stays_small():
+    # about 1450 lines for the kernel and the first five kinds, 380 for trajectories (their own
+    # centred forward pass, curves and approach)
     lines = sum(len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py"))
-    assert lines < 1500, lines
+    assert lines < 1900, lines
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):
@@ -60,10 +62,12 @@ def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_sc
     import): run the checker alone on a certificate of every kind and list what was loaded."""
     from certify import engine
     from certify.engine import certificate
-    from certify.studies import counterexamples
+    from certify.studies import counterexamples, trajectory
     from certify.suite import cases
+    from certify.suite.thesis_dynamics import ROTATION_V
 
-    certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate]
+    certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate,
+             trajectory.trace(ROTATION_V, 3).certificate]
     for name, module in counterexamples.REGISTRY.items():
         parser = argparse.ArgumentParser()
         counterexamples.load(name).add_arguments(parser)
