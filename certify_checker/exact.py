@@ -68,8 +68,11 @@ def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
 
 
 def agrees_ball(mine: arb, theirs: arb | None, precision: int) -> bool:
-    """agrees, for a stated enclosure already read as a ball (None: nothing stated, never agrees)."""
-    if theirs is None or not theirs.is_finite():
+    """agrees, for a stated enclosure already read as a ball (None: nothing stated, never agrees; a
+    non-finite one agrees only with a non-finite recomputation)."""
+    if theirs is None:
         return False
+    if not theirs.is_finite():
+        return not mine.is_finite()
     slack = 16 + precision // 8
     return mine.overlaps(theirs) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

@@ -44,9 +44,12 @@ def digest(layers: int, inputs: dict) -> str:
 
 
 def read_ball(value) -> arb | None:
-    """[mid mantissa, mid exponent, radius mantissa, radius exponent] as decimal strings; null for none."""
+    """[mid mantissa, mid exponent, radius mantissa, radius exponent] as decimal strings; null for none;
+    "non-finite" for a ball that is not finite."""
     if value is None:
         return None
+    if value == "non-finite":
+        return arb.nan()
     m, e, r, f = (int(v) for v in value)
     if r < 0:
         raise ValueError("negative radius")

@@ -12,7 +12,7 @@ Schema (format "certify-certificate/1", kind "trajectory"):
                        curve}, checks {name: outcome of quantity <= curve}
     verdict            holds | violated | undecided | enclosed
 Balls are stored exactly in binary, [mid mantissa, mid exponent, radius mantissa, radius exponent]
-as decimal strings: near consensus D_t can be 10^(-10^40), whose decimal exponent a string of
+as decimal strings ("non-finite" for a ball that is not): near consensus D_t can be 10^(-10^40), whose decimal exponent a string of
 digits could not carry back without a huge power of ten.
 """
 
@@ -26,10 +26,15 @@ from flint import arb
 from certify.core import config
 from certify.engine.certificate import FORMAT
 
+NON_FINITE = "non-finite"
 
-def ball(x: arb | None) -> list[str] | None:
+
+def ball(x: arb | None) -> list[str] | str | None:
+    """The exact binary form of a ball; "non-finite" for one that is not (a logarithm of a ball around 0)."""
     if x is None:
         return None
+    if not x.is_finite():
+        return NON_FINITE
     mid, rad = x.mid().man_exp(), x.rad().man_exp()
     return [str(v) for v in (*mid, *rad)]
 
