@@ -54,18 +54,31 @@ def build() -> Derivation:
     q = sp.Matrix(N, N, lambda i, j: sp.Symbol(f"s{i}{j}", real=True))  # q_ij = e_i^T A e_j
     mask = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]  # causal: the identities hold for any mask with self-loops
 
-    def softmax_row(i, allowed):
-        weights = [w[j] * sp.exp(q[i, j]) if allowed[j] else 0 for j in range(N)]
+    z = sp.Matrix(N, N, lambda i, j: sp.Symbol(f"z{i}{j}", positive=True))  # z_ij = exp(q_ij): rational checks
+
+    def softmax_row(i, allowed, exp=sp.exp):
+        weights = [w[j] * exp(i, j) if allowed[j] else 0 for j in range(N)]
         return [x / sum(weights) for x in weights]
+
+    def exp_q(i, j):
+        return sp.exp(q[i, j])
+
+    def exp_z(i, j):
+        return z[i, j]
+
+    def require_rational_zero(expr, message):
+        """An identity between rational functions of the symbols: cancel() is exact and fast."""
+        entries = list(expr) if isinstance(expr, sp.MatrixBase) else [expr]
+        require(all(sp.cancel(sp.together(e)) == 0 for e in entries), message)
 
     def reference_row(i, allowed):
         total = sum(w[j] for j in range(N) if allowed[j])
         return [w[j] / total if allowed[j] else 0 for j in range(N)]
 
-    def deviation_row(i, allowed):
+    def deviation_row(i, allowed, exp=exp_z):
         """Delta_ij = Pi_ij sum_l Pi_il (u_ij - u_il) / (1 + sum_l Pi_il u_il), u = exp(q) - 1."""
         Pi = reference_row(i, allowed)
-        u = [sp.exp(q[i, j]) - 1 for j in range(N)]
+        u = [exp(i, j) - 1 for j in range(N)]
         mean = sum(Pi[l] * u[l] for l in range(N))
         return [Pi[j] * sum(Pi[l] * (u[j] - u[l]) for l in range(N) if l != j) / (1 + mean) for j in range(N)]
 
@@ -74,7 +87,7 @@ def build() -> Derivation:
                 "neighbourhood gives the reference Pi (uniform when k^T e_j does not depend on j).")
     def _():
         for allowed in ([1] * N, mask[1]):
-            P, Pi = softmax_row(1, allowed), reference_row(1, allowed)
+            P, Pi = softmax_row(1, allowed, exp_q), reference_row(1, allowed)
             normaliser = sum(Pi[l] * sp.exp(q[1, l]) for l in range(N))
             for j in range(N):
                 require_zero(P[j] - Pi[j] * sp.exp(q[1, j]) / normaliser, f"P_1{j}")
@@ -84,17 +97,17 @@ def build() -> Derivation:
                 "term l = j is exactly 0, so no radius is added for it.  Every factor is small when q is.")
     def _():
         for i, allowed in ((0, mask[0]), (1, mask[1]), (2, [1] * N)):
-            P, Pi, Delta = softmax_row(i, allowed), reference_row(i, allowed), deviation_row(i, allowed)
+            P, Pi, Delta = softmax_row(i, allowed, exp_z), reference_row(i, allowed), deviation_row(i, allowed)
             for j in range(N):
-                require_zero(P[j] - Pi[j] - Delta[j], f"row {i}, entry {j}")
-            require_zero(sum(Delta), f"the deviations of row {i} sum to 0")
+                require_rational_zero(P[j] - Pi[j] - Delta[j], f"row {i}, entry {j}")
+            require_rational_zero(sum(Delta), f"the deviations of row {i} sum to 0")
 
     @D.symbolic("Row shift: Delta is unchanged when q_i. is shifted by any sigma_i (u = expm1(q - sigma))",
                 "P does not see a row constant, and Pi does not depend on q: so neither does Delta = P - Pi.")
     def _():
         sigma = sp.Symbol("sigma", real=True)
         shifted = [w[j] * sp.exp(q[0, j] - sigma) for j in range(N)]
-        require_zero(sp.Matrix([x / sum(shifted) for x in shifted]) - sp.Matrix(softmax_row(0, [1] * N)), "shift")
+        require_zero(sp.Matrix([x / sum(shifted) for x in shifted]) - sp.Matrix(softmax_row(0, [1] * N, exp_q)), "shift")
 
     @D.symbolic("No mask: Pi E = 1 (pi^T E)^T is a translation, so P X = 1 (c + pi^T E)^T + Delta E",
                 "Every row of Pi is pi = w / sum w; P 1 = 1.  The disagreement is Delta E: cubic in E near "
@@ -102,7 +115,7 @@ def build() -> Derivation:
     def _():
         Pi = sp.Matrix([reference_row(i, [1] * N) for i in range(N)])
         Delta = sp.Matrix([deviation_row(i, [1] * N) for i in range(N)])
-        require_zero((Pi + Delta) * X - ones * (c + E.T * Pi[0, :].T).T - Delta * E, "P X")
+        require_rational_zero((Pi + Delta) * X - ones * (c + E.T * Pi[0, :].T).T - Delta * E, "P X")
 
     @D.symbolic("Masked: P X = 1 c^T + Pi E + Delta E, and recentring F = 1 m^T + (F - 1 m^T) moves m into c",
                 "P 1 = 1 row by row; the recentred disagreement has zero column sums.")
@@ -111,8 +124,8 @@ def build() -> Derivation:
         Delta = sp.Matrix([deviation_row(i, mask[i]) for i in range(N)])
         F = Pi * E + Delta * E
         m = F.T * ones / N
-        require_zero((Pi + Delta) * X - ones * (c + m).T - (F - ones * m.T), "masked P X")
-        require_zero((F - ones * m.T).T * ones, "zero column sums")
+        require_rational_zero((Pi + Delta) * X - ones * (c + m).T - (F - ones * m.T), "masked P X")
+        require_rational_zero((F - ones * m.T).T * ones, "zero column sums")
 
     @D.symbolic("Value matrix and residual act on c and E separately",
                 "(1 c^T + E) V^T = 1 (V c)^T + E V^T, and the residual adds X = 1 c^T + E itself.")
