@@ -324,6 +324,8 @@ def verify(cert: dict) -> tuple[bool, str]:
             approaches = approach(inputs, points, Ys, drifts, M)
     with ctx.workprec(curve_precision):
         a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"]) for t, layer in enumerate(inputs["layers"])]
+        if len(cert["a"]) != len(a) or not all(agrees_ball(x, read_ball(y), curve_precision) for x, y in zip(a, cert["a"])):
+            return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)
     outcomes = []
     for t, entry in enumerate(stated):

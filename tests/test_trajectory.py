@@ -256,3 +256,18 @@ def test_a_tampered_trajectory_certificate_is_rejected():
         else:
             cert["inputs"]["X"][0][0] = "0.5"
         assert not verify(cert).ok, tamper
+
+
+def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"
+    config = json.loads(path.read_text())
+    tr = trajectory.trace(str(path), 100, max_prec=256)
+    with mp.workdps(60):
+        norms = [oracle.spectral_norm(oracle.mat(layer["A"])) for layer in config["layers"]]
+        log_b = mp.log(oracle.diameter(oracle.mat(config["X"])))
+        for t in range(1, 101):
+            a = norms[(t - 1) % 3]
+            x = a * mp.exp(2 * log_b)  # mpmath's exponents are unbounded: no log form needed here
+            log_b = mp.log(-mp.expm1(-x)) + log_b
+            assert_contains(tr.points[t].log_curves["global.composed"], log_b, f"log g at t = {t}")

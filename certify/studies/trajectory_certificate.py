@@ -7,6 +7,7 @@ Schema (format "certify-certificate/1", kind "trajectory"):
     representation     "centred" (X = 1 c^T + E, certify.core.centred) or "absolute"
     precision, curve_precision, norm_precision   bits of the run, of the curves, of M
     witness            float64 singular vectors ("A<t>" per configuration layer, "V0^k" for M), hex floats
+    a                  ||A_t||_2 of each configuration layer (at the curve precision)
     curves             the curves drawn; M when a value curve is
     points             per t: resolved, D, mu, tau, approach, log_curves {name: natural log of the
                        curve}, checks {name: outcome of quantity <= curve}
@@ -61,6 +62,7 @@ def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
             key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
             for key, w in witnesses.items()
         },
+        "a": [ball(a) for a in tr.a],
         "curves": list(tr.drawn),
         "M": ball(tr.M),
         "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D), "mu": ball(p.mu), "tau": ball(p.tau),
