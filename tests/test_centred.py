@@ -108,3 +108,27 @@ def test_centred_form_resolves_where_absolute_coordinates_do_not(monkeypatch):
         assert absolute_diameter(cfg, T).rel_accuracy_bits() < 0  # absolute coordinates: nothing left
         D = centred_run(cfg, T)[-1][0]
         assert D.rel_accuracy_bits() >= 64 and contains(D, D_ref)
+
+
+@pytest.mark.parametrize("exponent", [-3, -80, -300, -(2**62), -(2**70)])
+def test_expm1_and_log1p_keep_relative_accuracy_down_to_huge_exponents(exponent):
+    # arb's own expm1 keeps only about 28 bits once the exponent passes 2^62; the backend's does not
+    from flint import arb, fmpz
+    with ctx.workprec(PRECISION):
+        x = arb((3, fmpz(exponent)))  # 3 * 2^exponent, exact
+        for sign in (1, -1):
+            values = np.array([sign * x], dtype=object)
+            e, l = BALL.expm1(values)[0], BALL.log1p(values)[0]
+            assert e.rel_accuracy_bits() >= PRECISION - 8 and l.rel_accuracy_bits() >= PRECISION - 8
+            if exponent > -400:
+                with mp.workdps(200):
+                    point = sign * 3 * mp.mpf(2) ** exponent
+                    assert contains(e, mp.expm1(point)) and contains(l, mp.log1p(point))
+            else:  # beyond mpmath's comfortable range: expm1(x) and log1p(x) agree with x to 2^-PRECISION
+                assert e.overlaps(values[0]) and l.overlaps(values[0])
+
+
+def test_float64_expm1_and_log1p_are_numpys():
+    from certify.core.arith import FLOAT64
+    x = np.array([1e-300, -1e-12, 0.5])
+    assert np.array_equal(FLOAT64.expm1(x), np.expm1(x)) and np.array_equal(FLOAT64.log1p(x), np.log1p(x))

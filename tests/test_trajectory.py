@@ -271,3 +271,16 @@ def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
             x = a * mp.exp(2 * log_b)  # mpmath's exponents are unbounded: no log form needed here
             log_b = mp.log(-mp.expm1(-x)) + log_b
             assert_contains(tr.points[t].log_curves["global.composed"], log_b, f"log g at t = {t}")
+
+
+def test_cli_prints_logarithms_beyond_float64_and_writes_a_certificate_verify_confirms(tmp_path, capsys):
+    from pathlib import Path
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "rotation-20.json")
+    assert main(["trajectory", example, "--layers", "20", "--max-prec", "256", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "10^[-816367421.0" in out and "coordinates: centred" in out and "certified: the checker" in out
+    assert "not certified" not in out.lower()
+    assert (tmp_path / "trajectory.png").stat().st_size > 10_000
+    data = json.loads((tmp_path / "trajectory.json").read_text())
+    assert data["certified"] and data["points"][20]["log10_D_ball"].startswith("[-816367421.0")
+    assert main(["verify", str(tmp_path / "trajectory-certificate.json")]) == 0
