@@ -504,9 +504,10 @@ def plot(trajectory: Trajectory, path) -> None:
         ts, ys = series(values)
         ax.plot(ts, ys, style, color=colour, label=label, markersize=4)
         seen += ys
-    for name in tr.drawn:
-        ts, ys = series([p.curves.get(name) for p in tr.points])
-        ax.plot(ts, ys, ":", linewidth=1.6, label=f"bound {name}")
+    for name in tr.drawn:  # from the logarithms: a curve known only through its log is drawn too
+        pairs = [(p.t, y) for p in tr.points if name in p.log_curves
+                 and math.isfinite(y := float(log10_from_log(p.log_curves[name]).mid()))]
+        ax.plot([t for t, _ in pairs], [y for _, y in pairs], ":", linewidth=1.6, label=f"bound {name}")
     if seen:
         low, high = min(seen), max(seen)
         margin = max(1.0, 0.08 * (high - low))
