@@ -34,7 +34,6 @@ RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
 PURE_CURVES = ("global.step", "global.composed", "cubic")
 VALUE_CURVES = ("value.bounded", "value.approach")
-OUTCOMES = ("holds", "violated", "undecided", "unresolved")
 
 
 def digest(layers: int, inputs: dict) -> str:
