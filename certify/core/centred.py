@@ -98,11 +98,15 @@ def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     q = ar.matmul(ar.matmul(X.E, A), X.E.T)
     shift = ar.row_shift(q, mask)[:, None]
     u = ar.expm1(np.where(mask, q - shift, q * 0)) * mask
-    mean_u = (Pi * u).sum(axis=1, keepdims=True)
-    # u_ij - ubar_i = sum_l Pi_il (u_ij - u_il) (the rows of Pi sum to 1): the term l = j vanishes
-    # exactly instead of adding its radius twice
-    differences = np.where(np.eye(n, dtype=bool)[None, :, :], u[:, :, None] * 0, u[:, :, None] - u[:, None, :])
-    spread = (Pi[:, None, :] * differences).sum(axis=2)
+    weighted = Pi * u
+    mean_u = weighted.sum(axis=1, keepdims=True)
+    # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il (the rows of Pi sum to 1): the term
+    # l = j enters once, not twice as in u_ij - ubar_i; the sums leaving one term out come from
+    # prefix and suffix sums (O(n^2), no cancellation)
+    zero = weighted[:, :1] * 0
+    before = np.concatenate([zero, np.cumsum(weighted, axis=1)[:, :-1]], axis=1)
+    after = np.concatenate([np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1][:, 1:], zero], axis=1)
+    spread = (1 - Pi) * u - (before + after)
     Delta = Pi * spread / (1 + mean_u)
     return Attention(Pi=Pi, Delta=Delta, complete=bool(mask.all()))
 
