@@ -76,11 +76,13 @@ def build() -> Derivation:
         return [w[j] / total if allowed[j] else 0 for j in range(N)]
 
     def deviation_row(i, allowed, exp=exp_z):
-        """Delta_ij = Pi_ij sum_l Pi_il (u_ij - u_il) / (1 + sum_l Pi_il u_il), u = exp(q) - 1."""
+        """Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / (1 + sum_l Pi_il u_il), u = exp(q) - 1
+        (certify.core.centred's form)."""
         Pi = reference_row(i, allowed)
         u = [exp(i, j) - 1 for j in range(N)]
         mean = sum(Pi[l] * u[l] for l in range(N))
-        return [Pi[j] * sum(Pi[l] * (u[j] - u[l]) for l in range(N) if l != j) / (1 + mean) for j in range(N)]
+        return [Pi[j] * ((1 - Pi[j]) * u[j] - sum(Pi[l] * u[l] for l in range(N) if l != j)) / (1 + mean)
+                for j in range(N)]
 
     @D.symbolic("Softmax: P_ij = Pi_ij exp(q_ij) / sum_l Pi_il exp(q_il), Pi_ij = w_j / sum_{l in N(i)} w_l",
                 "The column term factors out of the exponential as w_j; normalising it over the row's "
@@ -93,8 +95,9 @@ def build() -> Derivation:
                 require_zero(P[j] - Pi[j] * sp.exp(q[1, j]) / normaliser, f"P_1{j}")
 
     @D.symbolic("Deviation: P - Pi = Delta, from u = expm1(q) alone",
-                "u_ij - sum_l Pi_il u_il = sum_l Pi_il (u_ij - u_il) because the row of Pi sums to 1; the "
-                "term l = j is exactly 0, so no radius is added for it.  Every factor is small when q is.")
+                "u_ij - sum_l Pi_il u_il = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il because the row of Pi "
+                "sums to 1: the term l = j enters once, so its radius is not added twice.  Every factor is "
+                "small when q is.")
     def _():
         for i, allowed in ((0, mask[0]), (1, mask[1]), (2, [1] * N)):
             P, Pi, Delta = softmax_row(i, allowed, exp_z), reference_row(i, allowed), deviation_row(i, allowed)
