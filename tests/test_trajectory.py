@@ -284,3 +284,13 @@ def test_cli_prints_logarithms_beyond_float64_and_writes_a_certificate_verify_co
     data = json.loads((tmp_path / "trajectory.json").read_text())
     assert data["certified"] and data["points"][20]["log10_D_ball"].startswith("[-816367421.0")
     assert main(["verify", str(tmp_path / "trajectory-certificate.json")]) == 0
+
+
+def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_certified(tmp_path, capsys):
+    # A = 0: every row of P is uniform, D_1 = 0 exactly; the curves are 0 (their logarithms -inf)
+    path = write(tmp_path, {"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0, 0], [0, 0]]})
+    assert main(["trajectory", path, "--layers", "3", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "certified: the checker" in out and "log not finite ok" in out
+    tr = trajectory.trace(path, 3)
+    assert all(p.D.is_zero() and p.D.is_exact() for p in tr.points[1:]) and tr.certified

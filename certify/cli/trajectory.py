@@ -46,6 +46,8 @@ def _cell(value, check=None) -> str:
     when it has too few correct digits."""
     if value is None:
         shown = "-"
+    elif not value.is_finite():
+        shown = "not finite"
     elif trajectory.is_resolved(value):
         shown = value.str(4, radius=False) if trajectory.in_float64_range(value) else _power_of_ten(value)
     else:
@@ -60,6 +62,8 @@ def _curve_cell(p, name: str) -> str:
     value, log_value = p.curves.get(name), p.log_curves.get(name)
     if value is None or trajectory.is_resolved(value) and trajectory.in_float64_range(value):
         return _cell(value, p.checks.get(name))
+    if not log_value.is_finite():  # a curve at 0 (a = 0), or a logarithm of a ball around 0
+        return f"log not finite {MARKS[p.checks[name]]}"
     return f"{_exponent_text(trajectory.log10_from_log(log_value))} {MARKS[p.checks[name]]}"
 
 
