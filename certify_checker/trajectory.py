@@ -4,8 +4,9 @@ and every bound curve's outcome at every t, re-derived from the exact inputs.
 Layer t is the configuration's layer t mod L.  When no layer has LayerNorm or a feed-forward
 network, the tokens are carried as X = 1 c^T + E (the derivation is proofs/centred_dynamics.py):
     w_j = exp(k^T e_j), k = A^T c (+ W_K b_Q beta / sqrt(d_k)),  Pi_ij = w_j / sum_{l in N(i)} w_l,
-    u = expm1(q - shift), q_ij = e_i^T A e_j,
-    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / (1 + sum_l Pi_il u_il),
+    u = expm1(q - shift), q_ij = e_i^T A e_j,  Z_i = sum_l Pi_il exp(q_il - shift_i) = 1 + sum_l Pi_il u_il,
+    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / Z_i  where every |u_il| <= 1/2,
+    otherwise Delta_ij = Pi_ij exp(q_ij - shift_i) / Z_i - Pi_ij,
     P = Pi + Delta;  no mask: P X = 1 (c + pi^T E)^T + Delta E;  masked: F = Pi E + Delta E, recentred;
     then V and the residual act on c and E separately.
 so D_t = D(E_t) keeps its relative accuracy however small it gets.  Otherwise the plain forward
@@ -98,14 +99,19 @@ def attention(layer: dict, c, E):
     for i in range(n):
         shift = _shift([q[i][j] for j in range(n) if mask[i][j]])
         u = [expm1(q[i][j] - shift) if mask[i][j] else arb(0) for j in range(n)]
+        exponentials = [(q[i][j] - shift).exp() if mask[i][j] else arb(0) for j in range(n)]
+        Z = sum((Pi[i][l] * exponentials[l] for l in range(n)), arb(0))  # = 1 + sum_l Pi_il u_il
+        near = all(abs(x) <= arb(1) / 2 for x in u)
+        if not near:  # far from consensus: P - Pi directly
+            Delta.append([Pi[i][j] * exponentials[j] / Z - Pi[i][j] for j in range(n)])
+            continue
         weighted = [Pi[i][l] * u[l] for l in range(n)]
-        mean = sum(weighted, arb(0))
         before, after = [arb(0)] * n, [arb(0)] * n  # sums of weighted[l] over l < j and over l > j
         for j in range(1, n):
             before[j] = before[j - 1] + weighted[j - 1]
             after[n - 1 - j] = after[n - j] + weighted[n - j]
         # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il: the term l = j enters once
-        Delta.append([Pi[i][j] * ((1 - Pi[i][j]) * u[j] - (before[j] + after[j])) / (1 + mean) for j in range(n)])
+        Delta.append([Pi[i][j] * ((1 - Pi[i][j]) * u[j] - (before[j] + after[j])) / Z for j in range(n)])
     return Pi, Delta, all(v == 1 for r in mask for v in r)
 
 

@@ -97,12 +97,16 @@ def build() -> Derivation:
     @D.symbolic("Deviation: P - Pi = Delta, from u = expm1(q) alone",
                 "u_ij - sum_l Pi_il u_il = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il because the row of Pi "
                 "sums to 1: the term l = j enters once, so its radius is not added twice.  Every factor is "
-                "small when q is.")
+                "small when q is.  The denominator 1 + ubar_i is Z_i = sum_l Pi_il exp(q_il), a sum of positive "
+                "terms; far from consensus Delta = Pi_ij exp(q_ij) / Z_i - Pi_ij directly.")
     def _():
         for i, allowed in ((0, mask[0]), (1, mask[1]), (2, [1] * N)):
             P, Pi, Delta = softmax_row(i, allowed, exp_z), reference_row(i, allowed), deviation_row(i, allowed)
+            Z = sum(Pi[l] * z[i, l] for l in range(N))
+            require_rational_zero(Z - (1 + sum(Pi[l] * (z[i, l] - 1) for l in range(N))), "Z = 1 + ubar")
             for j in range(N):
                 require_rational_zero(P[j] - Pi[j] - Delta[j], f"row {i}, entry {j}")
+                require_rational_zero(P[j] - Pi[j] * z[i, j] / Z, f"the direct form, row {i}, entry {j}")
             require_rational_zero(sum(Delta), f"the deviations of row {i} sum to 0")
 
     @D.symbolic("Row shift: Delta is unchanged when q_i. is shifted by any sigma_i (u = expm1(q - sigma))",

@@ -24,6 +24,10 @@ def random_stack(seed: int, kind: str) -> dict:
 
     def layer():
         spec = {"A": (rng.normal(size=(d, d)) * 0.7).tolist()}
+        if kind == "biased":  # W_Q, W_K with both biases and a temperature: the query bias moves the column term
+            k = 2
+            spec = {"W_Q": (rng.normal(size=(d, k))).tolist(), "W_K": (rng.normal(size=(d, k))).tolist(),
+                    "b_Q": rng.normal(size=k).tolist(), "b_K": rng.normal(size=k).tolist(), "d_k": k, "beta": 0.5}
         if kind in ("value", "residual"):
             Q, _ = np.linalg.qr(rng.normal(size=(d, d)))
             spec["V"] = (Q * (0.5 if kind == "residual" else 1.0)).tolist()
@@ -81,7 +85,7 @@ def contains(ball, value) -> bool:
     return low <= value <= high
 
 
-@pytest.mark.parametrize("kind", ["pure", "value", "causal", "residual"])
+@pytest.mark.parametrize("kind", ["pure", "biased", "value", "causal", "residual"])
 @pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)])
 def test_centred_enclosures_contain_an_absolute_mpmath_trajectory(kind, seed, monkeypatch):
     cfg = random_stack(seed, kind)

@@ -11,8 +11,10 @@ has collapsed.  The identities used are derived in proofs/centred_dynamics.py:
                k = A^T c (+ W_K b_Q beta / sqrt(d_k) with a query bias); a key bias adds a row constant
     softmax    P_ij = Pi_ij exp(q_ij) / sum_l Pi_il exp(q_il),  Pi_ij = w_j / sum_{l in N(i)} w_l on the
                mask, w_j = exp(k^T e_j): the column term k^T e_j is absorbed into the reference Pi
-    deviation  Delta = P - Pi,  Delta_ij = Pi_ij (u_ij - ubar_i) / (1 + ubar_i),  u = expm1(q - sigma),
-               ubar_i = sum_l Pi_il u_il (sigma_i an exact row shift): relative accuracy when q is tiny
+    deviation  Delta = P - Pi,  Delta_ij = Pi_ij (u_ij - ubar_i) / Z_i,  u = expm1(q - sigma),
+               ubar_i = sum_l Pi_il u_il, Z_i = 1 + ubar_i = sum_l Pi_il exp(q_il - sigma_i) (sigma_i an
+               exact row shift): relative accuracy when q is tiny; in rows far from consensus
+               (some |u_il| > 1/2) Delta = Pi exp(q - sigma) / Z - Pi instead
     transport  P E = Pi E + Delta E; without a mask every row of Pi is w / sum w, so Pi E = 1 (pi^T E)
                is a translation, added to c, and the disagreement is Delta E alone
     recentre   F = 1 m^T + (F - 1 m^T), m the mean row: the part m joins the translation
@@ -96,18 +98,26 @@ def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     masked_weights = weights[None, :] * mask
     Pi = masked_weights / masked_weights.sum(axis=1, keepdims=True)
     q = ar.matmul(ar.matmul(X.E, A), X.E.T)
-    shift = ar.row_shift(q, mask)[:, None]
-    u = ar.expm1(np.where(mask, q - shift, q * 0)) * mask
+    shifted = np.where(mask, q - ar.row_shift(q, mask)[:, None], q * 0)  # <= 0 on the mask, up to rounding
+    u = ar.expm1(shifted) * mask
+    # Z_i = sum_l Pi_il exp(q_il - sigma_i) = 1 + ubar_i, as a sum of positive terms: no cancellation
+    # even where the quadratic and the column terms pull apart (far from consensus)
+    exponentials = ar.exp(shifted) * mask
+    Z = (Pi * exponentials).sum(axis=1, keepdims=True)
     weighted = Pi * u
-    mean_u = weighted.sum(axis=1, keepdims=True)
     # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il (the rows of Pi sum to 1): the term
     # l = j enters once, not twice as in u_ij - ubar_i; the sums leaving one term out come from
     # prefix and suffix sums (O(n^2), no cancellation)
     zero = weighted[:, :1] * 0
     before = np.concatenate([zero, np.cumsum(weighted, axis=1)[:, :-1]], axis=1)
     after = np.concatenate([np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1][:, 1:], zero], axis=1)
-    spread = (1 - Pi) * u - (before + after)
-    Delta = Pi * spread / (1 + mean_u)
+    from_expm1 = Pi * ((1 - Pi) * u - (before + after)) / Z
+    # Near consensus (every |u_il| <= 1/2) the expm1 form keeps Delta's relative accuracy; farther, its
+    # numerators u_ij - ubar_i can cancel, and P - Pi with P = Pi exp(q - sigma) / Z is the better
+    # enclosure.  Both are exact identities, so the choice (made per row) only affects the radius.
+    direct = Pi * exponentials / Z - Pi
+    near = np.array([bool(ar.maximum(ar.abs(u[i])) <= 0.5) for i in range(n)])
+    Delta = np.where(near[:, None], from_expm1, direct)
     return Attention(Pi=Pi, Delta=Delta, complete=bool(mask.all()))
 
 
