@@ -294,3 +294,18 @@ def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_cert
     assert "certified: the checker" in out and "log not finite ok" in out
     tr = trajectory.trace(path, 3)
     assert all(p.D.is_zero() and p.D.is_exact() for p in tr.points[1:]) and tr.certified
+
+
+def test_an_expanding_residual_stack_far_from_consensus_stays_resolved_in_centred_form(monkeypatch):
+    # D grows to about 45 and the attention saturates: the rows far from consensus use P - Pi directly
+    from pathlib import Path
+    config = json.loads((Path(__file__).resolve().parents[1] / "examples" / "residual.json").read_text())
+    tr = trajectory.trace(config, 6, max_prec=256)
+    assert tr.representation == trajectory.CENTRED and all(p.resolved for p in tr.points) and tr.certified
+    monkeypatch.setattr(oracle, "DPS", 200)
+    steps = mp_trajectory(config, 6, 200)
+    with mp.workdps(200):
+        for p, ref in zip(tr.points, steps):
+            assert_contains(p.D, ref["D"], f"D_{p.t}")
+            if p.t < 6:
+                assert_contains(p.tau, oracle.dobrushin(ref["P"]), f"tau_{p.t}")
