@@ -4,12 +4,22 @@ Layers.  Layer t is the configuration's layer t mod L (L layers): a single-layer
 that layer repeated T times, a stack of L layers runs exactly once when T = L and cyclically
 beyond.
 
-Precision.  Tokens are balls whose radii are absolute (about 2^-p times their size), so D_t keeps
-relative accuracy only while 2^-p << D_t; near consensus D_t collapses doubly exponentially and
-needs about log2(1 / D_t) bits.  The trajectory runs at 53 bits; while some D_t has fewer than
-RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the exact X_0
-at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still unresolved at the cap are reported
-as such and not continued: relative accuracy that a ball has lost does not come back.
+Precision.  When every layer is translation-equivariant (attention, masks, V, residual) the tokens
+are carried as X = 1 c^T + E (certify.core.centred): D_t = D(E_t) keeps its relative accuracy however
+far the trajectory collapses, and the precision needed depends on one step's conditioning (near
+consensus relative errors grow about threefold per layer).  With LayerNorm or a feed-forward
+network the tokens are absolute balls (radii about 2^-p times their size), so D_t keeps relative
+accuracy only while 2^-p << D_t, and a doubly exponential collapse needs about log2(1 / D_t) bits;
+the reason is reported as the representation.  The trajectory runs at 53 bits; while some D_t has
+fewer than RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the
+exact X_0 at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still
+unresolved at the cap are reported as such and not continued: relative accuracy that a ball has
+lost does not come back.
+
+Certification.  The curves are compared through their logarithms (log D_t <= log curve; the
+composed curve is iterated in log form, see log_g).  Everything reported goes into a "trajectory"
+certificate (certify.studies.trajectory_certificate) that the independent checker re-derives; a
+trajectory the checker does not confirm is labelled not certified and exits 3.
 
 Curves (shared/CLAIMS.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
 D_0 itself or trivially above it):
