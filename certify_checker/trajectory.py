@@ -297,6 +297,47 @@ def _compare(quantity: arb, log_curve: arb) -> str:
     return "undecided"
 
 
+def _confirm_points(stated: list, points: list, approaches: list, names: list, drawn: dict, precision: int,
+                    curve_precision: int) -> tuple[str | None, list]:
+    """Every stated point against the recomputed one: enclosures, curves and outcomes (the problem, or
+    None, and the outcomes)."""
+    outcomes = []
+    for t, entry in enumerate(stated):
+        mine = points[t] if t < len(points) else None
+        is_resolved = mine is not None and resolved(mine["D"])
+        if entry["resolved"] is not is_resolved:
+            return f"t = {t}: stated resolved = {entry['resolved']}, the checker finds {is_resolved}", []
+        for key in ("D", "mu", "tau"):
+            theirs = read_ball(entry[key])
+            if (theirs is None) != (mine is None or mine[key] is None):
+                return f"t = {t}: {key} stated where the checker has none, or missing", []
+            if theirs is not None and not agrees_ball(mine[key], theirs, precision):
+                return f"t = {t}: stated {key} does not match the recomputed enclosure", []
+        if t < len(approaches):
+            if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
+                return f"t = {t}: stated approach does not match the recomputed enclosure", []
+        if set(entry["checks"]) - set(names):
+            return f"t = {t}: a check of a curve that is not drawn", []
+        for name in names:
+            value = drawn[name].get(t)
+            if value is None:
+                if name in entry["checks"]:
+                    return f"t = {t}: {name} is checked where the checker draws no value", []
+                continue
+            if not agrees_ball(value, read_ball(entry["log_curves"][name]), curve_precision):
+                return f"t = {t}: stated {name} does not match the recomputed curve", []
+            if name == "value.approach":
+                quantity = approaches[t] if t < len(approaches) else None
+            else:
+                quantity = None if mine is None else mine["D"]
+            with ctx.workprec(curve_precision):
+                outcome = _compare(quantity, value) if is_resolved and quantity is not None else "unresolved"
+            if entry["checks"].get(name) != outcome:
+                return f"t = {t}: {name} stated {entry['checks'].get(name)}, the checker finds {outcome}", []
+            outcomes.append(outcome)
+    return None, outcomes
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     inputs, T = cert["inputs"], cert["layers"]
     if type(T) is not int or not 1 <= T <= MAX_LAYERS:
@@ -327,6 +368,7 @@ def verify(cert: dict) -> tuple[bool, str]:
             M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
         if not agrees_ball(M, read_ball(cert["M"]), norm_precision):
             return False, "stated M does not match the recomputed value"
+    approaches = []
     if "value.approach" in names:
         with ctx.workprec(precision):
             approaches = approach(inputs, points, Ys, drifts, M)
@@ -335,40 +377,9 @@ def verify(cert: dict) -> tuple[bool, str]:
         if len(cert["a"]) != len(a) or not all(agrees_ball(x, read_ball(y), curve_precision) for x, y in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)
-    outcomes = []
-    for t, entry in enumerate(stated):
-        mine = points[t] if t < len(points) else None
-        is_resolved = mine is not None and resolved(mine["D"])
-        if entry["resolved"] is not is_resolved:
-            return False, f"t = {t}: stated resolved = {entry['resolved']}, the checker finds {is_resolved}"
-        for key in ("D", "mu", "tau"):
-            theirs = read_ball(entry[key])
-            if (theirs is None) != (mine is None or mine[key] is None):
-                return False, f"t = {t}: {key} stated where the checker has none, or missing"
-            if theirs is not None and not agrees_ball(mine[key], theirs, precision):
-                return False, f"t = {t}: stated {key} does not match the recomputed enclosure"
-        if "value.approach" in names and t < len(approaches):
-            if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
-                return False, f"t = {t}: stated approach does not match the recomputed enclosure"
-        if set(entry["checks"]) - set(names):
-            return False, f"t = {t}: a check of a curve that is not drawn"
-        for name in names:
-            value = drawn[name].get(t)
-            if value is None:
-                if name in entry["checks"]:
-                    return False, f"t = {t}: {name} is checked where the checker draws no value"
-                continue
-            if not agrees_ball(value, read_ball(entry["log_curves"][name]), curve_precision):
-                return False, f"t = {t}: stated {name} does not match the recomputed curve"
-            if name == "value.approach":
-                quantity = approaches[t] if t < len(approaches) else None
-            else:
-                quantity = None if mine is None else mine["D"]
-            with ctx.workprec(curve_precision):
-                outcome = _compare(quantity, value) if is_resolved and quantity is not None else "unresolved"
-            if entry["checks"].get(name) != outcome:
-                return False, f"t = {t}: {name} stated {entry['checks'].get(name)}, the checker finds {outcome}"
-            outcomes.append(outcome)
+    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision)
+    if problem:
+        return False, problem
     all_resolved = all(e["resolved"] for e in stated)
     verdict = ("violated" if "violated" in outcomes else
                ("holds" if names else "enclosed") if all_resolved and all(o == "holds" for o in outcomes) else "undecided")
