@@ -464,7 +464,9 @@ def to_json(trajectory: Trajectory) -> dict:
                 "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
                 "tau": text(p.tau), "approach": text(p.approach),
                 "curves": {name: text(value) for name, value in p.curves.items()},
-                "log10_curves": {name: log10(value) for name, value in p.curves.items()},
+                "log10_curves": {name: float(log10_from_log(value).mid()) if value.is_finite() else None
+                                 for name, value in p.log_curves.items()},
+                "log10_curve_balls": {name: text(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "checks": dict(p.checks)}
     tr = trajectory
     return {
