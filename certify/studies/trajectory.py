@@ -459,6 +459,12 @@ def log10(x: arb | None) -> float | None:
 
 
 def to_json(trajectory: Trajectory) -> dict:
+    """The trajectory as JSON; logarithms are taken at its curve precision (exponents can have 47 digits)."""
+    with ctx.workprec(trajectory.curve_precision):
+        return _to_json(trajectory)
+
+
+def _to_json(trajectory: Trajectory) -> dict:
     def point_json(p: Point) -> dict:
         return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D),
                 "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
