@@ -5,8 +5,8 @@ reported only after `certify.engine.check` has certified it (and the independent
 confirmed it), on the shrunk configuration that is written out.
 
 The search maximises the score of certify.search.objective (> 0: the target looks violated)
-over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask), with D normalised to 1 and L = a D^2 explicit, in four
-phases sharing the budget:
+over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask),
+with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget:
     explore  many random shapes, each optimised (Nelder-Mead) at a fixed L drawn from its own
              stratum of log L, so the whole range of L is searched, not only where the score
              is steepest;
