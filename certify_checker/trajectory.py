@@ -373,16 +373,22 @@ def verify(cert: dict) -> tuple[bool, str]:
         with ctx.workprec(precision):
             approaches = approach(inputs, points, Ys, drifts, M)
     with ctx.workprec(curve_precision):
-        a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"]) for t, layer in enumerate(inputs["layers"])]
-        if len(cert["a"]) != len(a) or not all(agrees_ball(x, read_ball(y), curve_precision) for x, y in zip(a, cert["a"])):
+        a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"])
+             for t, layer in enumerate(inputs["layers"])]
+        if len(cert["a"]) != len(a) or not all(agrees_ball(mine, read_ball(theirs), curve_precision)
+                                               for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)
     problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision)
     if problem:
         return False, problem
     all_resolved = all(e["resolved"] for e in stated)
-    verdict = ("violated" if "violated" in outcomes else
-               ("holds" if names else "enclosed") if all_resolved and all(o == "holds" for o in outcomes) else "undecided")
+    if "violated" in outcomes:
+        verdict = "violated"
+    elif all_resolved and all(o == "holds" for o in outcomes):
+        verdict = "holds" if names else "enclosed"
+    else:
+        verdict = "undecided"
     if cert["verdict"] != verdict:
         return False, f"the checker finds {verdict}, the certificate says {cert['verdict']}"
     return True, f"confirmed: trajectory {verdict} through {T} layers at {precision} bits"

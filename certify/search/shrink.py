@@ -10,7 +10,8 @@ numbers (entries on a coarser dyadic grid 2^-k), then more zeros.  The moves, in
     4. set single entries to 0.
 The moves are repeated in rounds until a round keeps none (a later move can enable an earlier
 one).  In a stack every layer's matrices are moved (named "<field>@<layer>"); a move that breaks the
-claim's hypotheses (one V shared by every layer, a connected mask) is recorded and not kept.  A move is kept only when `certify.engine.check` still says violated (a verdict the independent
+claim's hypotheses (one V shared by every layer, a connected mask) is recorded and not kept.  A
+move is kept only when `certify.engine.check` still says violated (a verdict the independent
 checker has confirmed); the search that proposed the configuration is never trusted.  Every
 attempt is recorded, so a reader sees what was tried and why the result is (1-)minimal for
 these moves.

@@ -13,8 +13,8 @@ Schema (format "certify-certificate/1", kind "trajectory"):
                        curve}, checks {name: outcome of quantity <= curve}
     verdict            holds | violated | undecided | enclosed
 Balls are stored exactly in binary, [mid mantissa, mid exponent, radius mantissa, radius exponent]
-as decimal strings ("non-finite" for a ball that is not): near consensus D_t can be 10^(-10^40), whose decimal exponent a string of
-digits could not carry back without a huge power of ten.
+as decimal strings ("non-finite" for a ball that is not): near consensus D_t can be 10^(-10^40),
+whose decimal exponent a string of digits could not carry back without a huge power of ten.
 """
 
 from __future__ import annotations
