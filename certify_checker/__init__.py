@@ -36,6 +36,7 @@ KINDS = {
     "expansive-v": "certify_checker.expansive_v",
     "attention-head": "certify_checker.head",
     "centred-rank": "certify_checker.rank",
+    "trajectory": "certify_checker.trajectory",
 }
 
 

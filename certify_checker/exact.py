@@ -116,3 +116,15 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure contains the recomputed one and is about as accurate."""
     return contains(mine, theirs_text) and accurate(mine, theirs_text, precision)
+
+
+def agrees_ball(mine: arb, theirs: arb | None, precision: int) -> bool:
+    """agrees, for a stated enclosure already read as a ball (None: nothing stated, never agrees; a
+    non-finite one agrees only with a non-finite recomputation): it contains the recomputed ball
+    (arb's containment of two exact midpoint-radius balls) and is about as accurate."""
+    if theirs is None:
+        return False
+    if not theirs.is_finite():
+        return not mine.is_finite()
+    slack = 16 + precision // 8
+    return bool(theirs.contains(mine)) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

@@ -213,3 +213,87 @@ def test_a_claim_that_does_not_apply_to_the_parametrised_layers_is_bad_input(mon
     monkeypatch.setitem(claims._REGISTRY, masked_only.id, masked_only)
     code, captured = run_cli(capsys, "attack", "--claim", masked_only.id, "--budget", "100")
     assert code == 2 and "does not apply" in captured.err
+
+
+# Stacks and masks.  THIRD_LAYER equals the sharp bound tanh(a D^2/4) D (collapse.tanh, attained by two
+# antipodal tokens) except for D within a factor e of e^-30, where it is halved: false there, true (an
+# equality at worst) everywhere else.  X_0 has D_0 >= 2^-10 (objective.SCALE_RANGE), far above the window.
+THIRD_LAYER = "tanh(a*D**2/4)*D*(1 - 0.5*max(0, 1 - (log(D) + 30)**2))"
+
+
+def third_layer_factor(D, L):
+    return mp.tanh(L / 4) * (1 - mp.mpf("0.5") * max(0, 1 - (mp.log(D) + 30) ** 2))
+
+
+def mp_stack_sides(configuration: dict, factor) -> list:
+    """Per layer (D_out, rhs) at 400 digits, independently of certify."""
+    with mp.workdps(400):
+        old, oracle.DPS = oracle.DPS, 400
+        try:
+            layers = oracle.quantities(configuration)
+        finally:
+            oracle.DPS = old
+        return [(v["D_out"], factor(v["D"], v["a"] * v["D"] ** 2) * v["D"]) for v in layers]
+
+
+@pytest.fixture(scope="module")
+def third_layer():
+    return attack.attack(bound=THIRD_LAYER, n=2, d=1, seed=0, budget=900, layers=3)
+
+
+def test_a_bound_violated_only_at_the_third_layer_is_found_shrunk_and_certified(third_layer):
+    report = third_layer
+    assert report.violated and report.layout.layers == 3
+    shrunk = report.counterexample
+    assert checker.verify(shrunk.result.certificate).ok and shrunk.kept
+    assert [c.outcome for c in shrunk.result.comparisons] == [True, True, False]  # only the third layer fails
+    entries = [v for row in shrunk.case.X for v in row] + [v for layer in shrunk.case.layers for row in layer.A
+                                                          for v in row]
+    assert all((v * 16).denominator == 1 for v in entries), entries
+    sides = mp_stack_sides(config.to_json(shrunk.case), third_layer_factor)
+    assert [lhs > rhs for lhs, rhs in sides] == [False, False, True], "mpmath must see the same"
+
+
+def test_one_layer_cannot_reach_the_third_layers_window():
+    report = attack.attack(bound=THIRD_LAYER, n=2, d=1, seed=0, budget=300)
+    assert not report.violated
+
+
+@pytest.mark.parametrize("mask, n, layers", [("causal", 2, 1), ("sliding", 3, 2)])
+def test_the_global_bound_is_false_under_masks_and_certified_so(mask, n, layers):
+    # one masked step can leave a token alone (tau = 1): D(PX) <= (1 - exp(-a D^2)) D fails
+    report = attack.attack(bound="(1-exp(-a*D**2))*D", n=n, d=1, seed=0, budget=300, layers=layers, mask=mask)
+    assert report.violated and "mask" in report.layout.describe()
+    case = report.counterexample.case
+    assert all(layer.mask is not None for layer in case.layers)
+    assert checker.verify(report.counterexample.result.certificate).ok
+    sides = mp_stack_sides(config.to_json(case), lambda D, L: 1 - mp.exp(-L))
+    assert any(lhs > rhs for lhs, rhs in sides)
+
+
+@pytest.mark.parametrize("claim, bound, n, d, layers, mask", [
+    ("collapse.trajectory", None, 2, 1, 3, None),
+    ("value.bounded", None, 2, 2, 3, None),
+    (None, "tanh(a*D**2/4)*D", 2, 1, 3, None),
+    ("mask.collapse", None, 3, 1, 2, "causal"),
+    pytest.param("mask.collapse", None, 3, 1, 2, "sliding", marks=pytest.mark.slow),
+])
+def test_true_stack_and_mask_claims_are_never_reported_violated(claim, bound, n, d, layers, mask):
+    report = attack.attack(claim, bound, n=n, d=d, seed=1, budget=300, layers=layers, mask=mask)
+    assert not report.violated and report.exit_code == 0
+    assert report.layout.layers == layers and report.layout.mask == mask
+
+
+def test_cli_attacks_a_stack_and_writes_a_certificate_verify_confirms(tmp_path, capsys):
+    code, out = run_cli(capsys, "attack", "--bound", "(1-exp(-a*D**2))*D", "--n", "2", "--d", "1", "--layers", "2",
+                        "--mask", "causal", "--budget", "200", "--out", str(tmp_path))
+    assert code == 1 and "2 layers X' = P X, causal mask" in out.out and "A@1 = " in out.out
+    assert run_cli(capsys, "verify", str(tmp_path / "certificate.json"))[0] == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["layers"] == 2 and summary["mask"] == "causal"
+
+
+@pytest.mark.parametrize("argv", [["--layers", "0"], ["--layers", "99"], ["--mask", "diagonal"]])
+def test_bad_stack_options_are_one_line_and_exit_2(capsys, argv):
+    code, out = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "50", *argv)
+    assert code == 2 and out.err.startswith("certify: error:") and out.err.count("\n") == 1

@@ -69,10 +69,12 @@ def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_sc
 
     from certify import engine
     from certify.engine import certificate
-    from certify.studies import counterexamples
+    from certify.studies import counterexamples, trajectory
     from certify.suite import cases
+    from certify.suite.thesis_dynamics import ROTATION_V
 
-    certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate]
+    certs = [engine.check(cases.gaussian(n=4, d=2, seed=3)).certificate,
+             trajectory.trace(ROTATION_V, 3).certificate]
     for name, module in counterexamples.REGISTRY.items():
         parser = argparse.ArgumentParser()
         counterexamples.load(name).add_arguments(parser)

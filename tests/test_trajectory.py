@@ -60,11 +60,18 @@ def test_antipodal_closed_form_through_doubly_exponential_collapse():
                 cubic = (mp.mpf(3) / 4) ** (3**p.t)  # a = 1
                 assert_contains(p.curves["cubic"], cubic, "cubic curve")
     assert tr.verdict == trajectory.HOLDS and tr.exit_code == 0
-    assert tr.precision > 53 * 32  # it had to raise the precision to resolve D_7 ~ 1e-928
+    assert tr.precision == 53  # centred form: D_7 ~ 1e-928 keeps its relative accuracy at 53 bits
+
+
+def identity_ffn(config):
+    """The same dynamics through a residual feed-forward network f(x) = x + 0: not translation-equivariant
+    as a layer kind, so the trajectory falls back to absolute coordinates."""
+    return {**config, "ffn": {"W1": [[1]], "b1": [0], "W2": [[0]], "b2": [0], "activation": "relu", "residual": True}}
 
 
 def test_low_cap_reports_unresolved_instead_of_wrong_digits():
-    tr = trajectory.trace(antipodal(), 7, max_prec=256)
+    tr = trajectory.trace(identity_ffn(antipodal()), 7, max_prec=256)
+    assert tr.representation.startswith("absolute: layer 0: a feed-forward network")
     resolved = [p.t for p in tr.points if p.resolved]
     assert resolved == list(range(len(resolved))) and len(resolved) < 8
     with mp.workdps(DPS):
@@ -72,8 +79,8 @@ def test_low_cap_reports_unresolved_instead_of_wrong_digits():
         first_unresolved = tr.points[len(resolved)]
         assert_contains(first_unresolved.D, exact[first_unresolved.t], "wide but still an enclosure")
     assert all(p.D is None for p in tr.points[len(resolved) + 1:])
-    assert trajectory.UNRESOLVED in tr.points[-1].checks.values()
     assert tr.verdict == trajectory.UNDECIDED and tr.exit_code == 3
+    assert tr.certified  # the checker confirms the enclosures and that they stay unresolved
 
 
 def mp_trajectory(config, T, dps):
@@ -156,13 +163,14 @@ def test_rotation_value_matrix_M_is_one_and_tokens_approach_V_t_c(monkeypatch):
     assert tr.verdict == trajectory.HOLDS
 
 
-def test_planted_false_bound_is_caught_as_violated(monkeypatch):
-    # 1 - exp(-a D^2 / 8) in place of 1 - exp(-a D^2): false where the attention saturates, by 1e-109.
+def test_a_wrong_curve_in_the_engine_is_never_certified(monkeypatch):
+    # 1 - exp(-a D^2 / 8) in place of 1 - exp(-a D^2): the engine would call the bound violated (by
+    # 1e-109, where the attention saturates); the checker recomputes the curve and refuses.
     monkeypatch.setattr(trajectory, "one_minus_gap", lambda a, D: -((-(a * D * D / 8)).expm1()))
     tr = trajectory.trace(cases.antipodal(500.0), 1)
     assert tr.points[1].checks["global.step"] == trajectory.VIOLATED
-    assert tr.verdict == trajectory.VIOLATED and tr.exit_code == 1
-    assert tr.precision > 53  # 53 bits cannot see a difference of 1e-109: the precision was raised
+    assert not tr.certified and "global.step" in tr.confirmation
+    assert tr.exit_code == 3  # not certified: undecided, never "violated"
 
 
 def test_masked_layers_draw_no_curves_but_still_trace():
@@ -210,7 +218,7 @@ def test_cli_table_json_and_plot(tmp_path, capsys):
 
 
 def test_cli_exit_codes_for_unresolved_and_bad_input(tmp_path, capsys):
-    path = write(tmp_path, antipodal())
+    path = write(tmp_path, identity_ffn(antipodal()))
     assert main(["trajectory", path, "--layers", "7", "--max-prec", "128"]) == 3
     capsys.readouterr()
     for argv in (["--layers", "0"], ["--layers", "1000000"], ["--layers", "2", "--max-prec", "10"], []):
@@ -218,3 +226,87 @@ def test_cli_exit_codes_for_unresolved_and_bad_input(tmp_path, capsys):
         err = capsys.readouterr().err
         assert err.startswith("certify: error:") and err.count("\n") == 1
     assert main(["trajectory", str(tmp_path / "missing.json"), "--layers", "2"]) == 2
+
+
+@pytest.mark.parametrize("example, T", [("rotation-20.json", 20), ("pure-stack.json", 100)])
+def test_deep_examples_are_decided_at_every_layer_within_256_bits(example, T):
+    from pathlib import Path
+    from certify_checker import verify
+    tr = trajectory.trace(str(Path(__file__).resolve().parents[1] / "examples" / example), T, max_prec=256)
+    assert tr.representation == trajectory.CENTRED and tr.precision <= 256
+    assert all(p.resolved for p in tr.points) and tr.points[-1].D < arb(10) ** -10**8
+    assert tr.certified and verify(tr.certificate).ok and tr.exit_code == 0
+    assert tr.drawn and all(set(p.checks.values()) == {trajectory.HOLDS} and set(p.checks) == set(tr.drawn)
+                            for p in tr.points[1:])
+
+
+def test_a_tampered_trajectory_certificate_is_rejected():
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    assert verify(tr.certificate).ok
+    import copy
+    for tamper in ("value", "check", "verdict", "input"):
+        cert = copy.deepcopy(tr.certificate)
+        if tamper == "value":
+            cert["points"][3]["D"][0] = str(int(cert["points"][3]["D"][0]) + 2**40)
+        elif tamper == "check":
+            cert["points"][2]["checks"]["global.step"] = "violated"
+        elif tamper == "verdict":
+            cert["verdict"] = "violated"
+        else:
+            cert["inputs"]["X"][0][0] = "0.5"
+        confirmation = verify(cert)
+        assert not confirmation.ok and "malformed" not in confirmation.message, (tamper, confirmation.message)
+
+
+def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"
+    config = json.loads(path.read_text())
+    tr = trajectory.trace(str(path), 100, max_prec=256)
+    with mp.workdps(60):
+        norms = [oracle.spectral_norm(oracle.mat(layer["A"])) for layer in config["layers"]]
+        log_b = mp.log(oracle.diameter(oracle.mat(config["X"])))
+        for t in range(1, 101):
+            a = norms[(t - 1) % 3]
+            x = a * mp.exp(2 * log_b)  # mpmath's exponents are unbounded: no log form needed here
+            log_b = mp.log(-mp.expm1(-x)) + log_b
+            assert_contains(tr.points[t].log_curves["global.composed"], log_b, f"log g at t = {t}")
+
+
+def test_cli_prints_logarithms_beyond_float64_and_writes_a_certificate_verify_confirms(tmp_path, capsys):
+    from pathlib import Path
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "rotation-20.json")
+    assert main(["trajectory", example, "--layers", "20", "--max-prec", "256", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "10^[-816367421.0" in out and "coordinates: centred" in out and "certified: the checker" in out
+    assert "not certified" not in out.lower()
+    assert (tmp_path / "trajectory.png").stat().st_size > 10_000
+    data = json.loads((tmp_path / "trajectory.json").read_text())
+    assert data["certified"] and data["points"][20]["log10_D_ball"].startswith("[-816367421.0")
+    assert main(["verify", str(tmp_path / "trajectory-certificate.json")]) == 0
+
+
+def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_certified(tmp_path, capsys):
+    # A = 0: every row of P is uniform, D_1 = 0 exactly; the curves are 0 (their logarithms -inf)
+    path = write(tmp_path, {"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0, 0], [0, 0]]})
+    assert main(["trajectory", path, "--layers", "3", "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "certified: the checker" in out and "log not finite ok" in out
+    tr = trajectory.trace(path, 3)
+    assert all(p.D.is_zero() and p.D.is_exact() for p in tr.points[1:]) and tr.certified
+
+
+def test_an_expanding_residual_stack_far_from_consensus_stays_resolved_in_centred_form(monkeypatch):
+    # D grows to about 45 and the attention saturates: the rows far from consensus use P - Pi directly
+    from pathlib import Path
+    config = json.loads((Path(__file__).resolve().parents[1] / "examples" / "residual.json").read_text())
+    tr = trajectory.trace(config, 6, max_prec=256)
+    assert tr.representation == trajectory.CENTRED and all(p.resolved for p in tr.points) and tr.certified
+    monkeypatch.setattr(oracle, "DPS", 200)
+    steps = mp_trajectory(config, 6, 200)
+    with mp.workdps(200):
+        for p, ref in zip(tr.points, steps):
+            assert_contains(p.D, ref["D"], f"D_{p.t}")
+            if p.t < 6:
+                assert_contains(p.tau, oracle.dobrushin(ref["P"]), f"tau_{p.t}")

@@ -1,5 +1,5 @@
-"""certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--with-v] [--seed S] [--starts K]
-[--budget N|Ts] [--l-range LO HI] [--out DIR] [--json]"""
+"""certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--with-v] [--layers T] [--mask NAME]
+[--seed S] [--starts K] [--budget N|Ts] [--l-range LO HI] [--out DIR] [--json]"""
 
 from __future__ import annotations
 
@@ -23,13 +23,19 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "attack", help="search for tight cases and counterexamples of a claim or a bound",
         description="Maximise how badly a claim (default collapse.global) or a bound D(layer output) <= EXPR is "
-        "violated over one layer's tokens and parameters, across the whole range of L = a D^2. A violation is "
+        "violated over the tokens and parameters of one layer or of a stack (--layers, --mask), across the whole "
+        "range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing.")
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
     p.add_argument("--n", type=int, default=3, help="tokens (default 3)")
     p.add_argument("--d", type=int, default=2, help="dimension (default 2)")
     p.add_argument("--with-v", action="store_true", help="search over a value matrix V too (X' = P X V^T)")
+    p.add_argument("--layers", type=int, default=1, metavar="T",
+                   help="search a stack of T layers: X_0 and every layer's parameters together (default 1; "
+                   "stack claims such as collapse.trajectory and value.bounded need T >= 2 to say more than one layer)")
+    p.add_argument("--mask", metavar="NAME", help="a fixed mask in every layer: causal, sliding, uni (e.g. for "
+                   "mask.collapse)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--starts", type=int, help="local optimisations from random starts (default: from the budget, "
                    f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
@@ -48,7 +54,7 @@ def run(args) -> int:
     with tqdm(total=budget.evaluations, file=sys.stderr, unit="eval", leave=False, disable=None) as bar:
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
-                               progress=bar.update)
+                               progress=bar.update, layers=args.layers, mask=args.mask)
     summary = report.to_json()
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written
@@ -95,8 +101,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     if tight:
         print(f"  tightest point: exponent c = -ln(1 - D'/D)/(a D^2) = {_g(tight['exponent'], 6)} at "
               f"L = {_g(tight['L'], 5)}")
-        X, A, V = report.layout.arrays(report.best_exponent.shape, report.best_exponent.L_param)
-        print(f"    X ~ {_rounded(X)}, A ~ {_rounded(A)}" + (f", V ~ {_rounded(V)}" if V is not None else ""))
+        X, As, Vs = report.layout.arrays(report.best_exponent.shape, report.best_exponent.L_param)
+        print(f"    X ~ {_rounded(X)}, A ~ {_rounded(As[0])}" + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "")
+              + ("" if len(As) == 1 else " (layer 0)"))
     if summary["bands"]:
         reference = any("antipodal_exponent" in band for band in summary["bands"])
         print("  by L = a D^2:  evals   best log(lhs/rhs)   best exponent c (at L)"
@@ -142,14 +149,19 @@ def _rounded(M) -> str:
 
 
 def _compact(case: config.Case) -> str:
-    """The one-layer counterexample with its exact entries, e.g. X = [[-1/2], [1/2]], A = [[-4]]."""
+    """The counterexample with its exact entries, e.g. X = [[-1/2], [1/2]], A = [[-4]] (A@t, V@t in a stack)."""
     def matrix(rows) -> str:
         return _matrix_text(rows, lambda v: str(Fraction(v)))
 
+    parts = [f"X = {matrix(case.X)}"]
+    for t, layer in enumerate(case.layers):
+        at = "" if len(case.layers) == 1 else f"@{t}"
+        parts.append(f"A{at} = {matrix(layer.A)}")
+        if layer.V is not None:
+            parts.append(f"V{at} = {matrix(layer.V)}")
     layer = case.layers[0]
-    parts = [f"X = {matrix(case.X)}", f"A = {matrix(layer.A)}"]
-    if layer.V is not None:
-        parts.append(f"V = {matrix(layer.V)}")
+    if layer.mask is not None:
+        parts.append("mask " + matrix([[int(v) for v in row] for row in layer.mask]))
     if layer.residual:
         parts.append("residual")
     return ", ".join(parts)

@@ -3,13 +3,17 @@
 Encloses D_t and mu_t through T layers (layer t is the configuration's layer t mod L) next to the
 claimed bound curves whose hypotheses hold, and says at each t whether each bound is certified.
 Exit 0: every D_t resolved and every drawn bound holds at every t; 1: a bound is violated;
-3: something undecided or unresolved (see certify.studies.trajectory); 2: bad input.
+3: something undecided or unresolved (see certify.studies.trajectory), or the checker did not
+confirm the trajectory's certificate (then everything printed is labelled "not certified");
+2: bad input.  --out also writes the certificate, which `certify verify` re-checks.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+
+from flint import ctx
 
 from certify.core import jsonfile
 from certify.studies import trajectory
@@ -29,7 +33,8 @@ def add_parser(subparsers):
         "unresolved, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
-    p.add_argument("--out", metavar="DIR", help="write trajectory.json and trajectory.png into DIR")
+    p.add_argument("--out", metavar="DIR",
+                   help="write trajectory.json, trajectory-certificate.json and trajectory.png into DIR")
     p.add_argument("--max-prec", type=int, default=trajectory.DEFAULT_MAX_PRECISION, metavar="BITS",
                    help=f"precision cap in bits (default {trajectory.DEFAULT_MAX_PRECISION})")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -37,17 +42,50 @@ def add_parser(subparsers):
 
 
 def _cell(value, check=None) -> str:
-    """A ball to 4 digits, or "<= its upper end" when it has too few correct digits."""
+    """A ball to 4 digits ("10^[log10 ball]" once it leaves float64's range), or "<= its upper end"
+    when it has too few correct digits."""
     if value is None:
         shown = "-"
+    elif not value.is_finite():
+        shown = "not finite"
     elif trajectory.is_resolved(value):
-        shown = value.str(4, radius=False)
+        shown = value.str(4, radius=False) if trajectory.in_float64_range(value) else _power_of_ten(value)
     else:
-        shown = "<= " + value.upper().str(3, radius=False)
+        upper = value.upper()
+        shown = "<= " + (upper.str(3, radius=False) if trajectory.in_float64_range(upper) else
+                         _power_of_ten(upper))
     return shown if check is None else f"{shown} {MARKS[check]}"
 
 
+def _curve_cell(p, name: str) -> str:
+    """A curve's value, or 10^[log10 ball] from its logarithm when the value itself is too wide to print."""
+    value, log_value = p.curves.get(name), p.log_curves.get(name)
+    if value is None or trajectory.is_resolved(value) and trajectory.in_float64_range(value):
+        return _cell(value, p.checks.get(name))
+    if not log_value.is_finite():  # a curve at 0 (a = 0), or a logarithm of a ball around 0
+        return f"log not finite {MARKS[p.checks[name]]}"
+    return f"{_exponent_text(trajectory.log10_from_log(log_value))} {MARKS[p.checks[name]]}"
+
+
+def _power_of_ten(value) -> str:
+    """10^[log10 value], with 4 digits after the point of the exponent whatever its size."""
+    return _exponent_text(trajectory.log10_ball(value))
+
+
+def _exponent_text(exponent) -> str:
+    """10^[exponent ball], with 4 digits after the point whatever the exponent's size."""
+    digits = 4 + len(str(int(abs(float(exponent.mid())))))
+    return "10^" + exponent.str(digits, radius=not exponent.is_exact())
+
+
 def render(tr: trajectory.Trajectory) -> str:
+    """The table, with logarithms taken at the trajectory's own precision (the exponents of 10^[...]
+    can have 47 digits)."""
+    with ctx.workprec(tr.curve_precision):
+        return _render(tr)
+
+
+def _render(tr: trajectory.Trajectory) -> str:
     names = list(tr.drawn)
     header = ["t", "D_t", "mu_t"] + (["approach r_t"] if "value.approach" in tr.drawn else []) + names
     rows = []
@@ -58,7 +96,7 @@ def render(tr: trajectory.Trajectory) -> str:
         row = [str(p.t), _cell(p.D) + ("" if p.resolved else " unresolved"), _cell(p.mu)]
         if "value.approach" in tr.drawn:
             row.append(_cell(p.approach))
-        row += [_cell(p.curves.get(name), p.checks.get(name)) for name in names]  # "-" where a curve is not drawn
+        row += [_curve_cell(p, name) for name in names]  # "-" where a curve is not drawn
         rows.append(row)
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header] + rows]
@@ -69,10 +107,14 @@ def render(tr: trajectory.Trajectory) -> str:
         intro.append(f"  curve {name}: {hypothesis}")
     for name, reason in tr.skipped.items():
         intro.append(f"  not drawn {name}: {reason}")
-    summary = (f"{tr.verdict.upper()}: D_t resolved through t = {tr.resolved_through} of {tr.T} "
-               f"(>= {trajectory.RESOLVED_BITS} bits relative), {tr.precision} bits "
-               f"(cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.1f} s")
-    return "\n".join(intro + [""] + lines + ["", summary])
+    intro.append(f"  coordinates: {tr.representation}")
+    certified = ("certified: the checker re-derived every value and outcome above" if tr.certified else
+                 f"{trajectory.NOT_CERTIFIED.upper()}: the checker did not confirm the certificate "
+                 f"({tr.confirmation}); every value and outcome above is unconfirmed")
+    summary = (f"{tr.verdict.upper()}{'' if tr.certified else ' (' + trajectory.NOT_CERTIFIED + ')'}: D_t resolved "
+               f"through t = {tr.resolved_through} of {tr.T} (>= {trajectory.RESOLVED_BITS} bits relative), "
+               f"{tr.precision} bits (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
+    return "\n".join(intro + [""] + lines + ["", summary, certified])
 
 
 def run(args) -> int:
@@ -83,9 +125,11 @@ def run(args) -> int:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
         json_path, png_path = out / "trajectory.json", out / "trajectory.png"
+        cert_path = out / "trajectory-certificate.json"
         jsonfile.write(data, json_path)
+        jsonfile.write(tr.certificate, cert_path)
         trajectory.plot(tr, png_path)
-        written = [json_path, png_path]
+        written = [json_path, cert_path, png_path]
     if args.json:
         print(json.dumps(data, indent=1))
     else:

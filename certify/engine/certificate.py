@@ -41,11 +41,16 @@ FORMAT = "certify-certificate/1"
 WIDENING_BITS = 2
 
 
-def arb_text(x: arb, precision: int) -> str:
-    digits = math.ceil(precision * math.log10(2)) + 3
+def widened(x: arb, precision: int) -> arb:
+    """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
     with ctx.workprec(precision):  # the stated precision, whatever the caller's context
         slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * arb(2) ** (WIDENING_BITS - precision)
-        return (x + arb(0, slack.upper())).str(digits, radius=True, more=True)
+        return x + arb(0, slack.upper())
+
+
+def arb_text(x: arb, precision: int) -> str:
+    digits = math.ceil(precision * math.log10(2)) + 3
+    return widened(x, precision).str(digits, radius=True, more=True)
 
 
 def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -> str:

@@ -5,8 +5,8 @@ reported only after `certify.engine.check` has certified it (and the independent
 confirmed it), on the shrunk configuration that is written out.
 
 The search maximises the score of certify.search.objective (> 0: the target looks violated)
-over one layer's tokens and parameters, with D normalised to 1 and L = a D^2 explicit, in four
-phases sharing the budget:
+over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask),
+with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget:
     explore  many random shapes, each optimised (Nelder-Mead) at a fixed L drawn from its own
              stratum of log L, so the whole range of L is searched, not only where the score
              is steepest;
@@ -136,10 +136,11 @@ class AttackReport:
         return config.to_json(self.layout.case(*arrays, name=name))
 
     def to_json(self) -> dict:
-        pure = not self.layout.with_v and not self.layout.residual
+        pure = not self.layout.with_v and not self.layout.residual and self.layout.mask is None
         return {
             "target": self.target, "claim": self.claim, "bound": self.bound,
             "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d,
+            "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
             "evaluations": self.evaluations, "seconds": round(self.seconds, 2),
             "violated": self.violated,
@@ -365,8 +366,9 @@ def auto_starts(budget: Budget, dimension: int) -> int:
 def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d: int = 2, seed: int = 0,
            starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
-           max_prec: int = CHECK_MAX_PREC) -> AttackReport:
-    """Search for the configuration that violates the claim (default collapse.global) or bound the most.
+           max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None) -> AttackReport:
+    """Search for the configuration that violates the claim (default collapse.global) or bound the most,
+    over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask).
 
     A violation is shrunk and certified before it is reported (report.counterexample); without
     one, nothing was found and nothing is guaranteed.
@@ -380,7 +382,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
         raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
     spend = Budget.parse(budget)
     needs_v = bound_expr is not None and "v" in bound_expr.names
-    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v)
+    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask)
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")

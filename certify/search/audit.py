@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from certify import engine
+from certify.engine import certificate
 from certify.core import config
 from certify.errors import BadInput
 from certify.search import campaign as campaigns
@@ -90,8 +91,6 @@ def _record_problem(record, count: int) -> str | None:
 
 
 def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
-    import certify_checker as checker
-
     where = f"configuration {record['i']}: certificate {record['certificate']}"
     path = (folder / record["certificate"]).resolve()
     if folder.resolve() not in path.parents or not path.is_file():
@@ -100,7 +99,7 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
         cert = json.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError):
         return f"{where} is not JSON"
-    confirmation = checker.verify(cert)
+    confirmation = certificate.confirm(cert)
     if not confirmation.ok:
         return f"{where} is rejected by the checker: {confirmation.message}"
     if cert.get("verdict") != record["verdict"]:

@@ -8,7 +8,9 @@ Parametrisation (one layer, n tokens in d dimensions).  Scores x_i^T A x_j are u
 the scale lives in one number, L = a D^2.  A point is a shape and L:
     X = s X~ / D(X~),   A = (L / s^2) A~ / ||A~||_2,   V = V~ (when the layer has a value matrix)
 with s = 1 for such targets; a target that does not scale like D (probed numerically, see
-`scales_like_D`) gets s = exp(shape[-1]) as one more coordinate.
+`scales_like_D`) gets s = exp(shape[-1]) as one more coordinate.  A stack of T layers (Layout)
+searches X_0 and every layer's A_t (and V_t) together, all A_t scaled by the factor of A_0, so that
+L = a_0 D_0^2; a mask is fixed, not searched.
 
 Score of an inequality lhs <= rhs at D = D(X):
     log(lhs / rhs) + log((D - rhs) / (D - lhs))     (the second term only when lhs, rhs < D)
@@ -31,6 +33,7 @@ from flint import arb
 
 from certify import engine
 from certify.core import config
+from certify.core import masks
 from certify.core import quantities
 from certify.core.arith import BALL, FLOAT64
 from certify.core.precision import escalate
@@ -44,21 +47,36 @@ SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does n
 # float64 ranks a point only when every side and D' are farther than this from 0 and from D
 # (relative to D); closer, the score is evaluated in arb (see _float_resolves)
 FLOAT_RESOLUTION = 1e-6
+MAX_LAYERS = 16  # stacks searched: each evaluation runs every layer
 
 
 @dataclass(frozen=True)
 class Layout:
-    """Which layer the attack parametrises, and how a point maps to a configuration."""
+    """Which stack the attack parametrises, and how a point maps to a configuration.
+
+    `layers` T layers share the layer kind (and the fixed `mask`, a name of certify.core.masks);
+    their query-key matrices and X_0 are searched together.  All A_t are scaled by one factor, so
+    that a_0 D_0^2 = L (the other layers keep their ratios to A_0).  With `shared_v` one V serves
+    every layer (value.bounded iterates one linear map), otherwise each layer has its own.
+    """
 
     n: int
     d: int
     with_v: bool = False
     residual: bool = False
     scale_free: bool = True  # the target scales like D: normalise D = 1
+    layers: int = 1
+    mask: str | None = None
+    shared_v: bool = False
+
+    @property
+    def value_matrices(self) -> int:
+        return 0 if not self.with_v else 1 if self.shared_v else self.layers
 
     @property
     def size(self) -> int:
-        return self.n * self.d + self.d * self.d * (2 if self.with_v else 1) + (0 if self.scale_free else 1)
+        dd = self.d * self.d
+        return self.n * self.d + dd * (self.layers + self.value_matrices) + (0 if self.scale_free else 1)
 
     def random_shape(self, rng: np.random.Generator) -> np.ndarray:
         shape = rng.normal(size=self.size)
@@ -67,34 +85,49 @@ class Layout:
         return shape
 
     def arrays(self, shape: np.ndarray, L: float):
-        """(X, A, V) as float64 arrays, or None when the shape is degenerate (D(X~) = 0 or A~ = 0)."""
+        """(X, [A_t], [V_t] or None) as float64 arrays, or None when the shape is degenerate
+        (D(X~) = 0 or A~_0 = 0)."""
         nd, dd = self.n * self.d, self.d * self.d
         X = shape[:nd].reshape(self.n, self.d)
-        A = shape[nd:nd + dd].reshape(self.d, self.d)
-        V = shape[nd + dd:nd + 2 * dd].reshape(self.d, self.d) if self.with_v else None
+        blocks = [shape[nd + k * dd:nd + (k + 1) * dd].reshape(self.d, self.d)
+                  for k in range(self.layers + self.value_matrices)]
+        As, Vs = blocks[:self.layers], blocks[self.layers:]
         s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
         diameter = math.sqrt(float(quantities.pairwise_sq_distances(FLOAT64, X).max()))
-        norm = float(np.linalg.norm(A, 2))
+        norm = float(np.linalg.norm(As[0], 2))
         if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
             return None
-        return s * X / diameter, (L / (s * s)) * A / norm, V
+        factor = (L / (s * s)) / norm
+        V = None if not self.with_v else Vs * self.layers if self.shared_v else Vs
+        return s * X / diameter, [factor * A for A in As], V
 
-    def case(self, X: np.ndarray, A: np.ndarray, V: np.ndarray | None, name: str = "") -> config.Case:
-        """The exact configuration of float64 arrays (each float is a dyadic rational)."""
-        layer = config.Layer(d=self.d, A=_exact(A), V=None if V is None else _exact(V), residual=self.residual)
-        return config.Case(X=_exact(X), layers=(layer,), name=name)
+    def case(self, X: np.ndarray, A, V, name: str = "") -> config.Case:
+        """The exact configuration of float64 arrays (each float is a dyadic rational); A and V are
+        lists with one matrix per layer (or a single matrix, used by every layer)."""
+        As = [A] * self.layers if isinstance(A, np.ndarray) else list(A)
+        Vs = [None] * self.layers if V is None else [V] * self.layers if isinstance(V, np.ndarray) else list(V)
+        mask = None if self.mask is None else tuple(tuple(v == 1 for v in row)
+                                                    for row in masks.named_mask(self.mask, self.n))
+        layers = tuple(config.Layer(d=self.d, A=_exact(A_t), V=None if V_t is None else _exact(V_t),
+                                    residual=self.residual, mask=mask) for A_t, V_t in zip(As, Vs))
+        return config.Case(X=_exact(X), layers=layers, name=name)
 
     def describe(self) -> str:
         kind = "X' = X + P X V^T" if self.residual else "X' = P X V^T" if self.with_v else "X' = P X"
-        return f"one layer {kind}, n = {self.n}, d = {self.d}"
+        where = "one layer" if self.layers == 1 else f"{self.layers} layers"
+        shared = ", one V" if self.shared_v and self.layers > 1 else ""
+        masked = "" if self.mask is None else f", {self.mask} mask"
+        return f"{where} {kind}{shared}{masked}, n = {self.n}, d = {self.d}"
 
 
 def _exact(M: np.ndarray) -> config.Matrix:
     return tuple(tuple(Fraction(float(v)) for v in row) for row in M)
 
 
-def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool) -> Layout:
-    """The simplest layer the claim applies to: pure attention, then with V, then V and a residual.
+def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers: int = 1,
+               mask: str | None = None) -> Layout:
+    """The simplest stack of `layers` layers the claim applies to: pure attention, then with one V,
+    then a V per layer, then V and a residual (each with the mask, when one is given).
 
     `with_v` (asked for) and `needs_v` (the bound uses v = ||V||_2) keep only layouts with V.
     """
@@ -102,17 +135,24 @@ def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool) -> Lay
         raise BadInput(f"--n must be at least 2 (the claims are about two or more tokens), got {n}")
     if d < 1:
         raise BadInput(f"--d must be at least 1, got {d}")
-    candidates = [Layout(n, d), Layout(n, d, with_v=True), Layout(n, d, with_v=True, residual=True)]
+    if not 1 <= layers <= MAX_LAYERS:
+        raise BadInput(f"--layers must be between 1 and {MAX_LAYERS}, got {layers}")
+    if mask is not None:
+        masks.named_mask(mask, n)  # an unknown name is bad input, said once
+    kinds = [dict(), dict(with_v=True, shared_v=True), dict(with_v=True), dict(with_v=True, residual=True)]
     if with_v or needs_v:
-        candidates = candidates[1:]
+        kinds = kinds[1:]
     reasons = []
-    for layout in candidates:
-        probe = layout.case(np.eye(n, d) + np.arange(n)[:, None], np.eye(d), np.eye(d) if layout.with_v else None)
+    for kind in kinds:
+        layout = Layout(n, d, layers=layers, mask=mask, **kind)
+        eye = np.eye(d)
+        probe = layout.case(np.eye(n, d) + np.arange(n)[:, None], eye, eye if layout.with_v else None)
         reason = claim.applies(probe)
         if reason is None:
             return layout
         reasons.append(reason)
-    raise BadInput(f"claim {claim.id} does not apply to the layers the attack parametrises ({reasons[0]})")
+    raise BadInput(f"claim {claim.id or 'the bound'} does not apply to the layers the attack parametrises "
+                   f"({reasons[0]})")
 
 
 def scales_like_D(claim: Claim, layout: Layout, rng: np.random.Generator) -> bool:

@@ -9,7 +9,9 @@ numbers (entries on a coarser dyadic grid 2^-k), then more zeros.  The moves, in
        entries stay on their grid (1024 -> 512 -> ... -> 1, never 1/2: no longer numbers);
     4. set single entries to 0.
 The moves are repeated in rounds until a round keeps none (a later move can enable an earlier
-one).  A move is kept only when `certify.engine.check` still says violated (a verdict the independent
+one).  In a stack every layer's matrices are moved (named "<field>@<layer>"); a move that breaks the
+claim's hypotheses (one V shared by every layer, a connected mask) is recorded and not kept.  A
+move is kept only when `certify.engine.check` still says violated (a verdict the independent
 checker has confirmed); the search that proposed the configuration is never trusted.  Every
 attempt is recorded, so a reader sees what was tried and why the result is (1-)minimal for
 these moves.
@@ -22,6 +24,7 @@ from fractions import Fraction
 
 from certify import engine
 from certify.core import config
+from certify.errors import BadInput
 
 MATRIX_FIELDS = ("A", "W_Q", "W_K", "V")
 # Grids 2^-k tried from fine to coarse; k < 0 are multiples of 2^|k| (large entries of A).
@@ -60,7 +63,11 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
 
     def attempt(move: str, candidate: config.Case) -> bool:
         """Record the move; keep the candidate when it is still certified violated."""
-        outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec)
+        try:
+            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec)
+        except BadInput:  # the move broke a hypothesis (one shared V, a connected mask): not a candidate
+            shrunk.steps.append(Step(move, False))
+            return False
         kept = outcome.verdict == engine.VIOLATED
         shrunk.steps.append(Step(move, kept))
         if kept:

@@ -4,12 +4,22 @@ Layers.  Layer t is the configuration's layer t mod L (L layers): a single-layer
 that layer repeated T times, a stack of L layers runs exactly once when T = L and cyclically
 beyond.
 
-Precision.  Tokens are balls whose radii are absolute (about 2^-p times their size), so D_t keeps
-relative accuracy only while 2^-p << D_t; near consensus D_t collapses doubly exponentially and
-needs about log2(1 / D_t) bits.  The trajectory runs at 53 bits; while some D_t has fewer than
-RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the exact X_0
-at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still unresolved at the cap are reported
-as such and not continued: relative accuracy that a ball has lost does not come back.
+Precision.  When every layer is translation-equivariant (attention, masks, V, residual) the tokens
+are carried as X = 1 c^T + E (certify.core.centred): D_t = D(E_t) keeps its relative accuracy however
+far the trajectory collapses, and the precision needed depends on one step's conditioning (near
+consensus relative errors grow about threefold per layer).  With LayerNorm or a feed-forward
+network the tokens are absolute balls (radii about 2^-p times their size), so D_t keeps relative
+accuracy only while 2^-p << D_t, and a doubly exponential collapse needs about log2(1 / D_t) bits;
+the reason is reported as the representation.  The trajectory runs at 53 bits; while some D_t has
+fewer than RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the
+exact X_0 at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still
+unresolved at the cap are reported as such and not continued: relative accuracy that a ball has
+lost does not come back.
+
+Certification.  The curves are compared through their logarithms (log D_t <= log curve; the
+composed curve is iterated in log form, see log_g).  Everything reported goes into a "trajectory"
+certificate (certify.studies.trajectory_certificate) that the independent checker re-derives; a
+trajectory the checker does not confirm is labelled not certified and exits 3.
 
 Curves (shared/CLAIMS.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
 D_0 itself or trivially above it):
@@ -42,6 +52,9 @@ from flint import arb, ctx, fmpz
 from certify.core import config
 from certify.core import quantities
 from certify.core import spectral
+from certify.core import centred
+from certify.studies import trajectory_certificate
+from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
 from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
                             VIOLATED)
@@ -56,6 +69,8 @@ FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witnes
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
 UNRESOLVED = "unresolved"
+CENTRED = "centred"
+NOT_CERTIFIED = "not certified"  # how the output labels what the checker did not confirm
 ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
 OUTCOMES = {True: HOLDS, False: VIOLATED, None: UNDECIDED}  # BALL.certainly_le's answer in words
 
@@ -90,6 +105,7 @@ class Point:
     tau: arb | None = None  # Dobrushin coefficient of P_t (the attention of layer t), t < T
     approach: arb | None = None  # enclosure of max_i ||x_i^(t) - V^t c|| (value curves only)
     curves: dict = field(default_factory=dict)  # curve name -> arb
+    log_curves: dict = field(default_factory=dict)  # curve name -> its natural logarithm (arb), what is compared
     checks: dict = field(default_factory=dict)  # curve name -> holds | violated | undecided | unresolved
 
 
@@ -106,6 +122,10 @@ class Trajectory:
     M: arb | None  # max_{k<=T} ||V^k||_2 when the value curves are drawn
     drawn: dict  # curve -> hypothesis
     skipped: dict  # curve -> why it is not drawn
+    representation: str = CENTRED  # or "absolute: <why the centred form does not apply>"
+    certificate: dict | None = field(default=None, repr=False)
+    confirmation: str = ""  # the checker's message on the certificate
+    certified: bool = False  # the checker confirmed every stated enclosure and outcome
     seconds: float = 0.0
 
     @property
@@ -126,6 +146,9 @@ class Trajectory:
 
     @property
     def exit_code(self) -> int:
+        """The verdict's code once the checker has confirmed the certificate, else 3 (undecided)."""
+        if not self.certified:
+            return EXIT_CODES[UNDECIDED]
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
 
@@ -139,16 +162,24 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Traject
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
-    M = _power_bound(case, layers) if "value.bounded" in drawn else None
+    witnesses: dict = {}
+    M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
     precision = START_PRECISION
     while True:
-        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped))
+        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
         if traced.settled or precision >= max_prec:
             break
         precision = min(2 * precision, max_prec)
-    return Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
-                      max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
-                      drawn=traced.drawn, skipped=traced.skipped, seconds=time.time() - started)
+    fallback = _representation(case, layers)
+    tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
+                    max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
+                    drawn=traced.drawn, skipped=traced.skipped,
+                    representation=CENTRED if fallback is None else f"absolute: {fallback}")
+    tr.certificate = trajectory_certificate.build(tr, case, witnesses, NORM_PRECISION)
+    confirmation = certificate.confirm(tr.certificate)
+    tr.certified, tr.confirmation = confirmation.ok, confirmation.message
+    tr.seconds = time.time() - started
+    return tr
 
 
 @dataclass
@@ -161,7 +192,7 @@ class _Traced:
     settled: bool  # every D_t resolved and every comparison decided: more precision would not help
 
 
-def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict) -> _Traced:
+def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict) -> _Traced:
     """The trajectory at one precision, its curves and their checks."""
     run = _run(case, T, precision, track_value=M is not None)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
@@ -170,9 +201,9 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
             _approach(case, run, M)
     curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
     with ctx.workprec(curve_precision):
-        a = _query_key_norms(case)
+        a = _query_key_norms(case, witnesses)
         _curves(case, points, a, M, drawn, skipped)
-    _check(points, drawn)
+        _check(points, drawn)  # logarithms of the quantities, at the curves' precision
     undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
     return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
                    settled=run.complete and not undecided)
@@ -204,62 +235,91 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
 @dataclass
 class _Run:
     points: list
-    X: list  # X_t as ball arrays (kept for the value curves only)
-    Y: list  # Y_t = Q_t X_0
+    Y: list  # Y_t = Q_t X_0 in centred form (value curves only)
+    drifts: list  # delta_t: the centre of Y_{t+1} minus that of Y_t
     complete: bool  # every D_t for t <= T resolved
 
 
+def _representation(case: config.Case, T: int) -> str | None:
+    """None when every layer used is translation-equivariant (the centred form applies), else why not."""
+    for t, layer in enumerate(case.layers[:T]):
+        reason = centred.unsupported(layer)
+        if reason:
+            return f"layer {t}: {reason}"
+    return None
+
+
 def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
-    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t."""
+    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t.
+
+    In centred form (certify.core.centred) when every layer allows it: then D_t keeps its relative
+    accuracy however small it gets.  Otherwise in absolute coordinates (radii about 2^-p times the
+    tokens' size).
+    """
     L = len(case.layers)
-    points, Xs, Ys = [], [], []
+    use_centred = _representation(case, T) is None
+    points, Ys, drifts = [], [], []
     with ctx.workprec(precision):
         arrays = [layer_arrays(BALL, layer, case.n) for layer in case.layers]
-        X = Y = BALL.array(case.X)
+        X0 = BALL.array(case.X)
+        X = Y = centred.centre(BALL, X0) if use_centred else X0
         for t in range(T + 1):
-            D = quantities.diameter(BALL, X)
-            point = Point(t, D, quantities.consensus_distance(BALL, X), is_resolved(D))
+            E = X.E if use_centred else X
+            D = quantities.diameter(BALL, E)
+            point = Point(t, D, quantities.consensus_distance(BALL, E), is_resolved(D))
             points.append(point)
             if track_value:
-                Xs.append(X)
                 Ys.append(Y)
             if not point.resolved or t == T:
                 break
-            step = apply_layer(BALL, case.layers[t % L], X, arrays[t % L])
-            point.tau = quantities.dobrushin(BALL, step.P)
-            if track_value:
-                Y = BALL.matmul(step.P, Y)
+            layer = case.layers[t % L]
+            if use_centred:
+                step = centred.apply_layer(BALL, layer, arrays[t % L], X)
+                point.tau = centred.dobrushin(BALL, step.attention)
+                if track_value:
+                    Y, drift = centred.transport(BALL, step.attention, Y)
+                    drifts.append(drift)
+            else:
+                step = apply_layer(BALL, layer, X, arrays[t % L])
+                point.tau = quantities.dobrushin(BALL, step.P)
             X = step.out
-    return _Run(points=points, X=Xs, Y=Ys, complete=len(points) == T + 1 and points[-1].resolved)
+    return _Run(points=points, Y=Ys, drifts=drifts, complete=len(points) == T + 1 and points[-1].resolved)
 
 
 def _approach(case: config.Case, run: _Run, M: arb) -> None:
-    """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring)."""
+    """Enclose r_t = max_i ||x_i^(t) - V^t c|| for the resolved t (see the module docstring).
+
+    With Y_t = 1 y_t^T + G_t (centred) and c^ the mean row of Y_last:
+    x_i^(t) - V^t c^ = V^t (g_i^(t) - mean(G_last) - sum_{t <= s < last} delta_s), all small terms.
+    """
     resolved = [p.t for p in run.points if p.resolved]
     if not resolved:  # D_0 itself unresolved at this precision: no Y_last to take c^ from, nothing to enclose
         return
     last = max(resolved)
     V = BALL.array(case.layers[0].V)
-    Y_last = run.Y[last]
-    estimate = Y_last.sum(axis=0) / BALL.number(case.n)  # c^, in the hull of the rows of Y_last
-    hull_diameter = quantities.diameter(BALL, Y_last)
-    miss = M * hull_diameter  # >= ||V^t (c - c^)|| for every t
-    image = estimate  # V^t c^
+    G_last = run.Y[last].E
+    miss = M * quantities.diameter(BALL, G_last)  # >= ||V^t (c - c^)|| for every t
+    offsets_by_t = {}
+    to_estimate = -(G_last.sum(axis=0) / BALL.number(case.n))  # y_last - c^
+    for t in reversed(range(last + 1)):  # y_t - c^ = (y_last - c^) - sum_{t <= s < last} delta_s
+        if t < last:
+            to_estimate = to_estimate - run.drifts[t]
+        offsets_by_t[t] = run.Y[t].E + to_estimate  # rows y_i^(t) - c^
+    power = BALL.array([[int(i == j) for j in range(case.d)] for i in range(case.d)])  # V^t
     for t in range(last + 1):
-        offsets = run.X[t] - image
+        offsets = BALL.matmul(offsets_by_t[t], power.T)  # rows x_i^(t) - V^t c^
         observed = BALL.maximum(BALL.sqrt_nonneg((offsets * offsets).sum(axis=1)))
-        ceiling = M * quantities.diameter(BALL, run.Y[t])  # r_t <= ||V^t|| D(Y_t)
+        ceiling = M * quantities.diameter(BALL, run.Y[t].E)  # r_t <= ||V^t|| D(Y_t)
         low = (observed - miss).lower().max(arb(0))
         high = (observed + miss).upper().min(ceiling.upper())
         run.points[t].approach = low.union(high)
-        image = BALL.matmul(V, image)
+        power = BALL.matmul(V, power)
 
 
-def _power_bound(case: config.Case, T: int) -> arb:
+def _power_bound(case: config.Case, T: int, witnesses: dict) -> arb:
     """M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64 screen for the
-    witnesses, then the ball pass), at NORM_PRECISION: M only scales the curves."""
+    witnesses "V0^k", then the ball pass), at NORM_PRECISION: M only scales the curves."""
     layer = case.layers[0]
-    witnesses: dict = {}
     with ctx.workprec(NORM_PRECISION):
         for ar in (FLOAT64, BALL):
             view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
@@ -268,58 +328,92 @@ def _power_bound(case: config.Case, T: int) -> arb:
     return M
 
 
-def _query_key_norms(case: config.Case) -> list:
-    """a = ||A||_2 of each configuration layer, certified at the current precision."""
+def _query_key_norms(case: config.Case, witnesses: dict) -> list:
+    """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>")."""
     out = []
-    for layer in case.layers:  # the witness from the ball's midpoints: entries may lie beyond binary64
+    for t, layer in enumerate(case.layers):
+        screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
         ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
-        out.append(spectral.enclose(ball, spectral.witness_of_ball(ball)))
+        # entries beyond binary64 (float64 saturates to inf): the witness from the ball's midpoints
+        witnesses[f"A{t}"] = (spectral.witness(screen) if np.all(np.isfinite(screen))
+                              else spectral.witness_of_ball(ball))
+        out.append(spectral.enclose(ball, witnesses[f"A{t}"]))
     return out
 
 
 def one_minus_gap(a: arb, D: arb) -> arb:
     """1 - exp(-a D^2) as -expm1(-a D^2): full relative accuracy when a D^2 is tiny."""
-    return -((-(a * D * D)).expm1())
+    return -BALL.expm1(-(a * D * D))
+
+
+def log_g(a: arb, log_D: arb) -> arb:
+    """log g_a(D) = log(1 - exp(-a D^2)) + log D from log D, for the composed curve.
+
+    The composed curve inherits the radius of a (about 1e-16 relative, from its float64 witness)
+    tripled at each layer near consensus, so past some 30 layers D itself is known only through
+    its logarithm.  With x = a D^2 <= 2^-prec: (1 - e^-x)/x lies in [1 - x/2, 1], so
+    log(1 - e^-x) = log x + [-x, 0]; otherwise it is evaluated directly.
+    """
+    log_x = a.log() + 2 * log_D
+    if log_x.upper() < -ctx.prec * math.log(2):
+        x_upper = log_x.upper().exp()
+        return log_x + arb(0).union(-x_upper) + log_D
+    return (-BALL.expm1(-(a * (2 * log_D).exp()))).log() + log_D
 
 
 def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: dict) -> None:
+    """The drawn curves at every t, as logarithms (point.log_curves) and values (point.curves)."""
     L = len(case.layers)
     T = len(points) - 1
     D0 = quantities.diameter(BALL, BALL.array(case.X))
     a_max = BALL.maximum(a[:T])  # of the layers used
+    logs = {name: {} for name in drawn}
     if "global.step" in drawn:
         for t in range(1, T + 1):
             previous = points[t - 1]
             if previous.resolved:
-                points[t].curves["global.step"] = one_minus_gap(a[(t - 1) % L], previous.D) * previous.D
+                logs["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous.D).log() + previous.D.log()
     if "global.composed" in drawn:
-        bound = D0
+        log_bound = D0.log()
         for t in range(1, T + 1):
-            bound = one_minus_gap(a[(t - 1) % L], bound) * bound
-            points[t].curves["global.composed"] = bound
+            log_bound = log_g(a[(t - 1) % L], log_bound)
+            logs["global.composed"][t] = log_bound
     if "cubic" in drawn:
         root = a_max.sqrt() if a_max > 0 else None
         base = None if root is None else root * D0
         if base is None or not base < 1:
             reason = "a = 0" if root is None else f"sqrt(a) D_0 = {base.str(5, radius=False)} is not certified < 1"
             skipped["cubic"] = f"needs sqrt(a) D_0 < 1 (near consensus); here {reason}"
-            del drawn["cubic"]
+            del drawn["cubic"], logs["cubic"]
         else:
-            log_base = base.log()
             for t in range(1, T + 1):
-                points[t].curves["cubic"] = (arb(fmpz(3) ** t) * log_base).exp() / root
+                logs["cubic"][t] = arb(fmpz(3) ** t) * base.log() - root.log()
     if "value.bounded" in drawn:
-        factor = one_minus_gap(a_max, M * D0)
+        log_factor = one_minus_gap(a_max, M * D0).log()
         for t in range(1, T + 1):
-            points[t].curves["value.bounded"] = M * factor ** t * D0
+            logs["value.bounded"][t] = M.log() + t * log_factor + D0.log()
     if "value.approach" in drawn:
-        product = M * D0
+        log_product = M.log() + D0.log()
         for t in range(1, T + 1):
             tau = points[t - 1].tau
             if tau is None:
                 break
-            product = product * tau
-            points[t].curves["value.approach"] = product
+            log_product = log_product + tau.log()
+            logs["value.approach"][t] = log_product
+    for name, by_t in logs.items():
+        for t, log_value in by_t.items():
+            points[t].log_curves[name] = log_value
+            points[t].curves[name] = log_value.exp()
+
+
+def compare(quantity: arb, log_curve: arb):
+    """quantity <= exp(log_curve), three-valued (True, False, None): through logarithms when the
+    quantity is certainly positive (a curve known only through its log stays comparable)."""
+    if quantity > 0:
+        return BALL.certainly_le(quantity.log(), log_curve)
+    if quantity.is_zero() and quantity.is_exact():
+        return True  # every curve is positive
+    return BALL.certainly_le(quantity, log_curve.exp())
 
 
 def _check(points: list, drawn: dict) -> None:
@@ -332,7 +426,7 @@ def _check(points: list, drawn: dict) -> None:
             if quantity is None or not point.resolved:
                 point.checks[name] = UNRESOLVED
             else:
-                point.checks[name] = OUTCOMES[BALL.certainly_le(quantity, point.curves[name])]
+                point.checks[name] = OUTCOMES[compare(quantity, point.log_curves[name])]
 
 
 def text(x: arb | None) -> str | None:
@@ -340,19 +434,47 @@ def text(x: arb | None) -> str | None:
     return None if x is None else x.str(15, radius=True)
 
 
+FLOAT64_TINY = arb(2) ** -1022  # the smallest normal binary64: below it a value is shown as 10^(log10)
+FLOAT64_HUGE = arb(2) ** 1023
+
+
+def in_float64_range(x: arb) -> bool:
+    """Whether |x| is 0 or between the smallest normal and the largest binary64 (printable as is)."""
+    return x.is_zero() or FLOAT64_TINY <= abs(x) <= FLOAT64_HUGE
+
+
+def log10_ball(x: arb) -> arb:
+    """An enclosure of log10 x (x > 0): how a D_t far below float64's range is printed."""
+    return log10_from_log(x.log())
+
+
+def log10_from_log(log_x: arb) -> arb:
+    """log10 x from log x (a curve known only through its logarithm)."""
+    return log_x / arb(10).log()
+
+
 def log10(x: arb | None) -> float | None:
     """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive)."""
     if x is None or not x > 0:
         return None
-    return float((x.log() / arb(10).log()).mid())
+    return float(log10_ball(x).mid())
 
 
 def to_json(trajectory: Trajectory) -> dict:
+    """The trajectory as JSON; logarithms are taken at its curve precision (exponents can have 47 digits)."""
+    with ctx.workprec(trajectory.curve_precision):
+        return _to_json(trajectory)
+
+
+def _to_json(trajectory: Trajectory) -> dict:
     def point_json(p: Point) -> dict:
-        return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D), "mu": text(p.mu),
+        return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D),
+                "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
                 "tau": text(p.tau), "approach": text(p.approach),
                 "curves": {name: text(value) for name, value in p.curves.items()},
-                "log10_curves": {name: log10(value) for name, value in p.curves.items()},
+                "log10_curves": {name: float(log10_from_log(value).mid()) if value.is_finite() else None
+                                 for name, value in p.log_curves.items()},
+                "log10_curve_balls": {name: text(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "checks": dict(p.checks)}
     tr = trajectory
     return {
@@ -364,31 +486,36 @@ def to_json(trajectory: Trajectory) -> dict:
         "a": [text(a) for a in tr.a], "M": text(tr.M),
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
         "points": [point_json(p) for p in tr.points],
+        "representation": tr.representation, "certified": tr.certified, "checker": tr.confirmation,
         "seconds": round(tr.seconds, 2),
     }
 
 
 def plot(trajectory: Trajectory, path) -> None:
-    """log10 of D_t, mu_t, the approach r_t and the drawn curves against t (PNG, matplotlib Agg).
+    """Two panels (PNG, matplotlib Agg) against the layer t.
 
-    The axis is log10 itself, not matplotlib's log scale: doubly exponential collapse leaves
-    float64's range after a few layers.  The view is clipped to the certified data, so curves that
-    fall faster run off the bottom.
+    Left: log10 of D_t, mu_t, the approach r_t and the drawn curves.  The axis is log10 itself, not
+    matplotlib's log scale: doubly exponential collapse leaves float64's range after a few layers.
+    The view is clipped to the certified data, so curves that fall faster run off the bottom.
+    Right: log10(-log10 D_t) where D_t < 1; D_t ~ 10^(-C 3^t) makes it the straight line
+    log10 C + t log10 3 (slope log10 3 drawn for reference), the signature of doubly exponential collapse.
     """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     tr = trajectory
+    certified = "" if tr.certified else f" ({NOT_CERTIFIED})"
 
     def series(values):
-        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None]
+        pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := log10(v)) is not None and math.isfinite(y)]
         return [t for t, _ in pairs], [y for _, y in pairs]
 
-    fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    data = [("D_t (certified)", [p.D if p.resolved else None for p in tr.points], "o-", "black"),
-            ("mu_t (certified)", [p.mu if p.resolved else None for p in tr.points], "s--", "grey")]
+    fig, (ax, ax_double) = plt.subplots(1, 2, figsize=(12, 4.8))
+    data = [(f"D_t{certified}", [p.D if p.resolved else None for p in tr.points], "o-", "black"),
+            (f"mu_t{certified}", [p.mu if p.resolved else None for p in tr.points], "s--", "grey")]
     if "value.approach" in tr.drawn:
         data.append(("max_i ||x_i - V^t c|| (upper end)",
                      [None if p.approach is None else p.approach.upper() for p in tr.points], "^-", "tab:purple"))
@@ -397,21 +524,35 @@ def plot(trajectory: Trajectory, path) -> None:
         ts, ys = series(values)
         ax.plot(ts, ys, style, color=colour, label=label, markersize=4)
         seen += ys
-    for name in tr.drawn:
-        ts, ys = series([p.curves.get(name) for p in tr.points])
-        ax.plot(ts, ys, ":", linewidth=1.6, label=f"bound {name}")
+    for name in tr.drawn:  # from the logarithms: a curve known only through its log is drawn too
+        pairs = [(p.t, y) for p in tr.points if name in p.log_curves
+                 and math.isfinite(y := float(log10_from_log(p.log_curves[name]).mid()))]
+        ax.plot([t for t, _ in pairs], [y for _, y in pairs], ":", linewidth=1.6, label=f"bound {name}")
     if seen:
         low, high = min(seen), max(seen)
         margin = max(1.0, 0.08 * (high - low))
         ax.set_ylim(low - margin, high + margin)
     unresolved = [p.t for p in tr.points if not p.resolved]
-    if unresolved:
-        ax.axvspan(unresolved[0] - 0.5, tr.T + 0.5, color="red", alpha=0.08, label="unresolved at the cap")
-    ax.set_xlabel("layer t")
-    ax.set_ylabel("log10")
-    ax.set_title(f"{tr.name or 'trajectory'}: {tr.T} layers, verdict {tr.verdict}")
+    for axis in (ax, ax_double):
+        if unresolved:
+            axis.axvspan(unresolved[0] - 0.5, tr.T + 0.5, color="red", alpha=0.08, label="unresolved at the cap")
+        axis.set_xlabel("layer t")
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.grid(alpha=0.3)
+    ax.set_ylabel("log10 of the value")
+    ax.set_title(f"{tr.name or 'trajectory'}: {tr.T} layers, verdict {tr.verdict}{certified}", fontsize=10)
     ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+
+    doubly = [(p.t, math.log10(-y)) for p in tr.points
+              if p.resolved and (y := log10(p.D)) is not None and math.isfinite(y) and y < 0]
+    if doubly:
+        ts, ys = zip(*doubly)
+        ax_double.plot(ts, ys, "o-", color="black", markersize=4, label=f"log10(-log10 D_t){certified}")
+        ax_double.plot(ts, [ys[-1] + (t - ts[-1]) * math.log10(3) for t in ts], ":", color="tab:red",
+                       label="slope log10 3 (D_t ~ 10^(-C 3^t))")
+        ax_double.legend(fontsize=7)
+    ax_double.set_ylabel("log10(-log10 D_t)")
+    ax_double.set_title("doubly exponential collapse: a straight line", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

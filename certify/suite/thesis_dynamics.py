@@ -23,10 +23,10 @@ TITLE = "thesis-dynamics"
 
 ROTATION_V = {"name": "rotation-V", "X": [[1, 0], [0, 1], [-1, 0.5], [0.25, -1]], "A": [[0.5, 0], [0, 0.5]],
               "V": [["3/5", "-4/5"], ["4/5", "3/5"]]}
-# (configuration builder, layers T, layers T with --long).  The doubly exponential collapse needs
-# about 3^t bits at layer t: the long depths are the deepest that the default 65536-bit cap resolves
-# (near-consensus D_7 ~ 1e-12971, stack D_11 ~ 1e-19019); one more layer would need some 2^17 bits.
-TRAJECTORIES = [(cases.near_consensus, 5, 7), (lambda: ROTATION_V, 6, 10), (cases.stack, 4, 11)]
+# (configuration builder, layers T, layers T with --long).  In centred form (certify.core.centred) the
+# precision no longer grows with the collapse: the long depths go well past the 65536 bits that
+# absolute coordinates needed at near-consensus D_7 ~ 1e-12971 or stack D_11 ~ 1e-19019.
+TRAJECTORIES = [(cases.near_consensus, 5, 20), (lambda: ROTATION_V, 6, 20), (cases.stack, 4, 20)]
 INIT_DIMENSIONS, INIT_DIMENSIONS_LONG = [16, 64, 256], [64, 256, 1024]
 INIT_SETTINGS = {"scheme": "lecun", "n": 16, "seed": 0}
 
@@ -48,14 +48,20 @@ def section(run: SuiteRun):
         T = long_layers if run.long else layers
         tr = trajectory.trace(config, T)
         stem = f"trajectory--{config['name']}"
-        json_path = folder / f"{stem}.json"
-        jsonfile.write(trajectory.to_json(tr), json_path)
+        jsonfile.write(trajectory.to_json(tr), folder / f"{stem}.json")
+        cert_path = folder / f"{stem}--certificate.json"
+        jsonfile.write(tr.certificate, cert_path)  # the row's verdict is the one the checker confirmed
         trajectory.plot(tr, folder / f"{stem}.png")
-        resolved = f"D_{tr.resolved_through} = {tr.points[tr.resolved_through].D.str(3, radius=False)}" \
+        resolved = f"log10 D_{tr.resolved_through} = " \
+            f"{trajectory.log10_ball(tr.points[tr.resolved_through].D).str(6, radius=False)}" \
             if tr.resolved_through >= 0 else "not even D_0 resolved"
-        detail = f"curves {', '.join(tr.drawn)}; {resolved}, {tr.precision} bits"
-        yield Row(section=TITLE, case=f"trajectory {config['name']}, T = {T}", verdict=tr.verdict, detail=detail,
-                  ok=tr.verdict == trajectory.HOLDS, certificate=str(json_path.relative_to(run.out_dir)))
+        detail = f"curves {', '.join(tr.drawn)}; {resolved}, {tr.precision} bits, {tr.representation} coordinates"
+        if not tr.certified:  # the checker refused: nothing of it is reported as decided
+            verdict, detail = trajectory.UNDECIDED, f"{trajectory.NOT_CERTIFIED}: {tr.confirmation}; {detail}"
+        else:
+            verdict = tr.verdict
+        yield Row(section=TITLE, case=f"trajectory {config['name']}, T = {T}", verdict=verdict, detail=detail,
+                  ok=tr.certified and tr.verdict == trajectory.HOLDS, certificate=str(cert_path.relative_to(run.out_dir)))
     dimensions = INIT_DIMENSIONS_LONG if run.long else INIT_DIMENSIONS
     scheme = INIT_SETTINGS["scheme"]
     rows = init_scaling.study(dimensions, **INIT_SETTINGS)

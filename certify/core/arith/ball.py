@@ -11,7 +11,7 @@ import functools
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, arb_mat, fmpq
+from flint import arb, arb_mat, ctx, fmpq
 
 from certify.core import spectral
 from certify.core import thin_norm
@@ -19,8 +19,33 @@ from certify.core.numbers import Binary64Matrix
 
 _exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
 _log = np.frompyfunc(lambda x: x.log(), 1, 1)
-_expm1 = np.frompyfunc(lambda x: x.expm1(), 1, 1)
-_log1p = np.frompyfunc(lambda x: x.log1p(), 1, 1)
+@functools.lru_cache(maxsize=None)
+def _tiny(precision: int) -> arb:
+    """2^-precision: below it, |x|^3 is a relative error under 2^-2 precision of x (see _expm1_ball)."""
+    return arb(2) ** -precision
+
+
+def _expm1_ball(x: arb) -> arb:
+    """exp(x) - 1 with relative accuracy for tiny x.
+
+    arb's expm1 returns only about 28 correct bits once the exponent of x passes 2^62 (doubly
+    exponential collapse gets there); for |x| <= 2^-prec the Taylor form
+    expm1(x) = x + x^2/2 + r, |r| <= |x|^3 e^|x| / 6 <= |x|^3, is used instead.
+    """
+    if x.abs_upper() <= _tiny(ctx.prec):
+        return x + x * x / 2 + arb(0, x.abs_upper() ** 3)
+    return x.expm1()
+
+
+def _log1p_ball(x: arb) -> arb:
+    """log(1 + x), likewise: log1p(x) = x - x^2/2 + r, |r| <= |x|^3 / (3 (1 - |x|)^3) <= |x|^3 for |x| <= 2^-prec."""
+    if x.abs_upper() <= _tiny(ctx.prec):
+        return x - x * x / 2 + arb(0, x.abs_upper() ** 3)
+    return x.log1p()
+
+
+_expm1 = np.frompyfunc(_expm1_ball, 1, 1)
+_log1p = np.frompyfunc(_log1p_ball, 1, 1)
 _erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
 _abs = np.frompyfunc(abs, 1, 1)
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root

@@ -46,8 +46,8 @@ class Float64:
 
     exp = staticmethod(np.exp)
     log = staticmethod(np.log)
-    expm1 = staticmethod(np.expm1)
-    log1p = staticmethod(np.log1p)
+    expm1 = staticmethod(np.expm1)  # exp(x) - 1, relative accuracy for tiny x
+    log1p = staticmethod(np.log1p)  # log(1 + x), likewise
     abs = staticmethod(np.abs)
 
     @staticmethod

@@ -1,0 +1,77 @@
+"""The certificate of a trajectory (kind "trajectory"), re-derived by certify_checker.trajectory.
+
+Schema (format "certify-certificate/1", kind "trajectory"):
+    layers             T, the number of layers applied (layer t is the configuration's layer t mod L)
+    inputs             the exact configuration (certify.core.config.to_json)
+    inputs_sha256      digest of {kind, layers, inputs}
+    representation     "centred" (X = 1 c^T + E, certify.core.centred) or "absolute"
+    precision, curve_precision, norm_precision   bits of the run, of the curves, of M
+    witness            float64 singular vectors ("A<t>" per configuration layer, "V0^k" for M), hex floats
+    a                  ||A_t||_2 of each configuration layer (at the curve precision)
+    curves             the curves drawn; M when a value curve is
+    points             per t: resolved, D, mu, tau, approach, log_curves {name: natural log of the
+                       curve}, checks {name: outcome of quantity <= curve}
+    verdict            holds | violated | undecided | enclosed
+Balls are stored exactly in binary, [mid mantissa, mid exponent, radius mantissa, radius exponent]
+as decimal strings ("non-finite" for a ball that is not): near consensus D_t can be 10^(-10^40),
+whose decimal exponent a string of digits could not carry back without a huge power of ten.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from flint import arb
+
+from certify.core import config
+from certify.engine.certificate import FORMAT, widened
+
+NON_FINITE = "non-finite"
+
+
+def ball(x: arb | None, precision: int) -> list[str] | str | None:
+    """The exact binary form of a ball computed at `precision`, widened as certify.engine.certificate
+    widens every stated enclosure (the checker's own, rounded differently, must lie inside it);
+    "non-finite" for one that is not (a logarithm of a ball around 0)."""
+    if x is None:
+        return None
+    if not x.is_finite():
+        return NON_FINITE
+    x = widened(x, precision)
+    mid, rad = x.mid().man_exp(), x.rad().man_exp()
+    return [str(v) for v in (*mid, *rad)]
+
+
+def digest(layers: int, inputs: dict, precisions: list) -> str:
+    """sha256 of what the certificate is about, its three precisions bound exactly."""
+    canonical = json.dumps({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions},
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
+    inputs = config.to_json(case)
+    return {
+        "format": FORMAT,
+        "kind": "trajectory",
+        "layers": tr.T,
+        "inputs": inputs,
+        "inputs_sha256": digest(tr.T, inputs, [tr.precision, tr.curve_precision, norm_precision]),
+        "representation": "centred" if tr.representation == "centred" else "absolute",
+        "precision": tr.precision,
+        "curve_precision": tr.curve_precision,
+        "norm_precision": norm_precision,
+        "witness": {
+            key: {"basis": [[float(v).hex() for v in row] for row in w.basis], "top": [float(v).hex() for v in w.top]}
+            for key, w in witnesses.items()
+        },
+        "a": [ball(a, tr.curve_precision) for a in tr.a],
+        "curves": list(tr.drawn),
+        "M": ball(tr.M, norm_precision),
+        "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D, tr.precision), "mu": ball(p.mu, tr.precision),
+                    "tau": ball(p.tau, tr.precision), "approach": ball(p.approach, tr.precision),
+                    "log_curves": {name: ball(v, tr.curve_precision) for name, v in p.log_curves.items()},
+                    "checks": dict(p.checks)} for p in tr.points],
+        "verdict": tr.verdict,
+    }

@@ -1,0 +1,396 @@
+"""Checker for "trajectory" certificates: D_t, mu_t, tau_t (and the approach r_t) through T layers,
+and every bound curve's outcome at every t, re-derived from the exact inputs.
+
+Layer t is the configuration's layer t mod L.  When no layer has LayerNorm or a feed-forward
+network, the tokens are carried as X = 1 c^T + E (the derivation is proofs/centred_dynamics.py):
+    w_j = exp(k^T e_j), k = A^T c (+ W_K b_Q beta / sqrt(d_k)),  Pi_ij = w_j / sum_{l in N(i)} w_l,
+    u = expm1(q - shift), q_ij = e_i^T A e_j,  Z_i = sum_l Pi_il exp(q_il - shift_i) = 1 + sum_l Pi_il u_il,
+    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / Z_i  where every |u_il| <= 1/2,
+    otherwise Delta_ij = Pi_ij exp(q_ij - shift_i) / Z_i - Pi_ij,
+    P = Pi + Delta;  no mask: P X = 1 (c + pi^T E)^T + Delta E;  masked: F = Pi E + Delta E, recentred;
+    then V and the residual act on c and E separately.
+so D_t = D(E_t) keeps its relative accuracy however small it gets.  Otherwise the plain forward
+pass (forward.layer_step) runs in absolute coordinates.
+
+Curves (hypotheses checked here), compared as natural logarithms when the quantity is certainly
+positive: global.step g_a(D_{t-1}), global.composed g iterated from D_0 (in log form),
+cubic a^{-1/2} (sqrt(a) D_0)^(3^t) with a = max a_t (when sqrt(a) D_0 < 1 is certified), all for
+pure attention; value.bounded M (1 - exp(-a M^2 D_0^2))^t D_0 and value.approach
+M prod_{s<t} tau_s D_0 for X' = P X V^T with one V.  g_a(D) = -expm1(-a D^2) D.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from flint import arb, ctx
+
+from certify_checker import forward, precision_problem
+from certify_checker import inequality
+from certify_checker import norms
+from certify_checker import schema
+from certify_checker.exact import agrees_ball
+
+RESOLVED_BITS = 20
+MAX_LAYERS = 10_000
+PURE_CURVES = ("global.step", "global.composed", "cubic")
+VALUE_CURVES = ("value.bounded", "value.approach")
+
+
+def digest(layers: int, inputs: dict, precisions: list) -> str:
+    """sha256 of what the certificate is about, its three precisions bound exactly."""
+    canonical = json.dumps({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions},
+                           sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def read_ball(value) -> arb | None:
+    """[mid mantissa, mid exponent, radius mantissa, radius exponent] as decimal strings; null for none;
+    "non-finite" for a ball that is not finite."""
+    if value is None:
+        return None
+    if value == "non-finite":
+        return arb.nan()
+    m, e, r, f = (int(v) for v in value)
+    if r < 0:
+        raise ValueError("negative radius")
+    return arb(arb((m, e)), arb((r, f)))
+
+
+def expm1(x: arb) -> arb:
+    """exp(x) - 1; for |x| <= 2^-prec the Taylor form x + x^2/2 +- |x|^3 (arb's own loses accuracy
+    once the exponent of x passes 2^62)."""
+    if x.abs_upper() <= arb(2) ** -ctx.prec:
+        return x + x * x / 2 + arb(0, x.abs_upper() ** 3)
+    return x.expm1()
+
+
+def _dot(u, v) -> arb:
+    return sum((a * b for a, b in zip(u, v)), arb(0))
+
+
+def _shift(values) -> arb:
+    """An exact number (the midpoint of the largest value): softmax does not see it."""
+    best = values[0]
+    for v in values[1:]:
+        best = best.max(v)
+    return arb(best.mid())
+
+
+def attention(layer: dict, c, E):
+    """(Pi, Delta, complete) of the layer at X = 1 c^T + E."""
+    n = len(E)
+    A = forward.query_key(layer)
+    k = [_dot([A[i][j] for i in range(len(A))], c) for j in range(len(A))]  # A^T c
+    if "b_Q" in layer:
+        scale = forward.ball(layer.get("beta", "1")) / arb(int(layer["d_k"])).sqrt()
+        WK, bQ = forward.matrix(layer["W_K"]), forward.vector(layer["b_Q"])
+        k = [kj + scale * _dot(row, bQ) for kj, row in zip(k, WK)]
+    mask = layer.get("mask") or [[1] * n for _ in range(n)]
+    column = [_dot(k, e) for e in E]
+    top = _shift(column)
+    w = [(x - top).exp() for x in column]
+    Pi = []
+    for i in range(n):
+        total = sum((w[j] for j in range(n) if mask[i][j]), arb(0))
+        Pi.append([w[j] / total if mask[i][j] else arb(0) for j in range(n)])
+    q = forward.product(forward.product(E, A), forward.transpose(E))
+    Delta = []
+    for i in range(n):
+        shift = _shift([q[i][j] for j in range(n) if mask[i][j]])
+        u = [expm1(q[i][j] - shift) if mask[i][j] else arb(0) for j in range(n)]
+        exponentials = [(q[i][j] - shift).exp() if mask[i][j] else arb(0) for j in range(n)]
+        Z = sum((Pi[i][l] * exponentials[l] for l in range(n)), arb(0))  # = 1 + sum_l Pi_il u_il
+        near = all(abs(x) <= arb(1) / 2 for x in u)
+        if not near:  # far from consensus: P - Pi directly
+            Delta.append([Pi[i][j] * exponentials[j] / Z - Pi[i][j] for j in range(n)])
+            continue
+        weighted = [Pi[i][l] * u[l] for l in range(n)]
+        before, after = [arb(0)] * n, [arb(0)] * n  # sums of weighted[l] over l < j and over l > j
+        for j in range(1, n):
+            before[j] = before[j - 1] + weighted[j - 1]
+            after[n - 1 - j] = after[n - j] + weighted[n - j]
+        # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il: the term l = j enters once
+        Delta.append([Pi[i][j] * ((1 - Pi[i][j]) * u[j] - (before[j] + after[j])) / Z for j in range(n)])
+    return Pi, Delta, all(v == 1 for r in mask for v in r)
+
+
+def transport(Pi, Delta, complete: bool, c, E):
+    """P X = 1 (c + delta)^T + E_PX; returns (c + delta, E_PX, delta)."""
+    n, d = len(E), len(E[0])
+    if complete:
+        drift = [sum((Pi[0][j] * E[j][m] for j in range(n)), arb(0)) for m in range(d)]
+        return [x + y for x, y in zip(c, drift)], forward.product(Delta, E), drift
+    F = [[a + b for a, b in zip(ra, rb)] for ra, rb in zip(forward.product(Pi, E), forward.product(Delta, E))]
+    drift = [sum((F[i][m] for i in range(n)), arb(0)) / n for m in range(d)]
+    return [x + y for x, y in zip(c, drift)], [[f - m for f, m in zip(row, drift)] for row in F], drift
+
+
+def centred_step(layer: dict, c, E):
+    Pi, Delta, complete = attention(layer, c, E)
+    c_px, E_px, drift = transport(Pi, Delta, complete, c, E)
+    if "V" in layer:
+        V = forward.matrix(layer["V"])
+        c_out, E_out = [_dot(row, c_px) for row in V], forward.product(E_px, forward.transpose(V))
+    else:
+        c_out, E_out = c_px, E_px
+    if layer.get("residual", False):
+        c_out = [x + y for x, y in zip(c, c_out)]
+        E_out = [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(E, E_out)]
+    return {"Pi": Pi, "Delta": Delta, "complete": complete, "c": c_out, "E": E_out}
+
+
+def centred_tau(Pi, Delta, complete: bool) -> arb:
+    """(1/2) max_{i,k} sum_j |P_ij - P_kj| with P = Pi + Delta (no mask: the rows of Pi are equal)."""
+    n, worst = len(Pi), None
+    for i in range(n):
+        for k in range(i + 1, n):
+            total = arb(0)
+            for j in range(n):
+                diff = Delta[i][j] - Delta[k][j]
+                if not complete:
+                    diff = diff + (Pi[i][j] - Pi[k][j])
+                total += abs(diff)
+            worst = total if worst is None else worst.max(total)
+    return worst / 2
+
+
+def resolved(x: arb) -> bool:
+    return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
+
+
+def run(inputs: dict, T: int, value_curves: bool) -> tuple[list, list, list, bool]:
+    """Points {D, mu, tau} through the first unresolved D_t; the centred Y_t and drifts (value curves)."""
+    layers = inputs["layers"]
+    X0 = forward.matrix(inputs["X"])
+    n, d = len(X0), len(X0[0])
+    use_centred = not any("ffn" in layer or "layernorm" in layer for layer in layers[:T])
+    if use_centred:
+        c = [sum((row[m] for row in X0), arb(0)) / n for m in range(d)]
+        X = (c, [[x - m for x, m in zip(row, c)] for row in X0])
+    else:
+        X = X0
+    Y, Ys, drifts, points = X, [], [], []
+    for t in range(T + 1):
+        E = X[1] if use_centred else X
+        point = {"D": forward.diameter(E), "mu": forward.consensus_distance(E), "tau": None}
+        points.append(point)
+        Ys.append(Y)
+        if not resolved(point["D"]) or t == T:
+            break
+        layer = layers[t % len(layers)]
+        if use_centred:
+            step = centred_step(layer, *X)
+            point["tau"] = centred_tau(step["Pi"], step["Delta"], step["complete"])
+            if value_curves:
+                y_c, y_E, drift = transport(step["Pi"], step["Delta"], step["complete"], *Y)
+                Y = (y_c, y_E)
+                drifts.append(drift)
+            X = (step["c"], step["E"])
+        else:
+            step = forward.layer_step(layer, X)
+            point["tau"] = forward.dobrushin(step["P"])
+            X = step["out"]
+    return points, Ys, drifts, use_centred
+
+
+def approach(inputs: dict, points: list, Ys: list, drifts: list, M: arb) -> list:
+    """Enclosures of r_t = max_i ||x_i^(t) - V^t c|| (certify's trajectory docstring): observed
+    distance to V^t c^, c^ the mean row of Y_last, widened by M D(Y_last), capped by M D(Y_t)."""
+    last = max(t for t, p in enumerate(points) if resolved(p["D"]))
+    n, d = len(inputs["X"]), len(inputs["X"][0])
+    V = forward.matrix(inputs["layers"][0]["V"])
+    G_last = Ys[last][1]
+    miss = M * forward.diameter(G_last)
+    offset = [-(sum((row[m] for row in G_last), arb(0)) / n) for m in range(d)]  # y_last - c^
+    rows_by_t = {}
+    for t in reversed(range(last + 1)):
+        if t < last:
+            offset = [o - x for o, x in zip(offset, drifts[t])]
+        rows_by_t[t] = [[e + o for e, o in zip(row, offset)] for row in Ys[t][1]]
+    power = [[arb(int(i == j)) for j in range(d)] for i in range(d)]
+    out = []
+    for t in range(last + 1):
+        moved = forward.product(rows_by_t[t], forward.transpose(power))
+        observed = None
+        for row in moved:
+            length = forward.norm(row)
+            observed = length if observed is None else observed.max(length)
+        ceiling = M * forward.diameter(Ys[t][1])
+        out.append((observed - miss).lower().max(arb(0)).union((observed + miss).upper().min(ceiling.upper())))
+        power = forward.product(V, power)
+    return out
+
+
+def one_minus_gap(a: arb, D: arb) -> arb:
+    return -expm1(-(a * D * D))
+
+
+def log_g(a: arb, log_D: arb) -> arb:
+    """log((1 - exp(-a D^2)) D) from log D: for x = a D^2 <= 2^-prec, log(1 - e^-x) = log x + [-x, 0]."""
+    log_x = a.log() + 2 * log_D
+    if log_x.upper() < -ctx.prec * arb(2).log():
+        return log_x + arb(0).union(-log_x.upper().exp()) + log_D
+    return one_minus_gap(a, (log_D).exp()).log() + log_D
+
+
+def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
+    """name -> {t: natural log of the curve} for t = 1..T (as certify draws them)."""
+    L = len(inputs["layers"])
+    D0 = forward.diameter(forward.matrix(inputs["X"]))
+    a_max = a[0]
+    for value in a[1:min(T, L)]:
+        a_max = a_max.max(value)
+    out = {name: {} for name in names}
+    if "global.step" in names:
+        for t in range(1, T + 1):
+            if t - 1 < len(points) and resolved(points[t - 1]["D"]):
+                previous = points[t - 1]["D"]
+                out["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous).log() + previous.log()
+    if "global.composed" in names:
+        log_bound = D0.log()
+        for t in range(1, T + 1):
+            log_bound = log_g(a[(t - 1) % L], log_bound)
+            out["global.composed"][t] = log_bound
+    if "cubic" in names:
+        root = a_max.sqrt()
+        base = root * D0
+        if not (a_max > 0 and base < 1):
+            raise ValueError("the cubic curve is stated but sqrt(a) D_0 < 1 is not certified")
+        for t in range(1, T + 1):
+            out["cubic"][t] = arb(3) ** t * base.log() - root.log()
+    if "value.bounded" in names:
+        log_factor = one_minus_gap(a_max, M * D0).log()
+        for t in range(1, T + 1):
+            out["value.bounded"][t] = M.log() + t * log_factor + D0.log()
+    if "value.approach" in names:
+        log_product = M.log() + D0.log()
+        for t in range(1, T + 1):
+            if t - 1 >= len(points) or points[t - 1]["tau"] is None:
+                break
+            log_product = log_product + points[t - 1]["tau"].log()
+            out["value.approach"][t] = log_product
+    return out
+
+
+def _hypotheses_hold(names, layers: list) -> str | None:
+    for name in names:
+        if name in PURE_CURVES and not all(inequality._pure(layer) for layer in layers):
+            return f"curve {name} needs pure attention in every layer"
+        if name in VALUE_CURVES and not (all(inequality.value_layer(layer) for layer in layers)
+                                         and inequality._one_value_matrix(layers)):
+            return f"curve {name} needs X' = P X V^T with one V in every layer"
+        if name not in PURE_CURVES + VALUE_CURVES:
+            return f"unknown curve {name!r}"
+    return None
+
+
+def _compare(quantity: arb, log_curve: arb) -> str:
+    """quantity <= exp(log_curve), through logarithms when the quantity is certainly positive."""
+    if quantity.is_zero() and quantity.is_exact():
+        return "holds"  # every curve is positive
+    mine, theirs = (quantity.log(), log_curve) if quantity > 0 else (quantity, log_curve.exp())
+    if mine <= theirs:
+        return "holds"
+    if mine > theirs:
+        return "violated"
+    return "undecided"
+
+
+def _confirm_points(stated: list, points: list, approaches: list, names: list, drawn: dict, precision: int,
+                    curve_precision: int) -> tuple[str | None, list]:
+    """Every stated point against the recomputed one: enclosures, curves and outcomes (the problem, or
+    None, and the outcomes)."""
+    outcomes = []
+    for t, entry in enumerate(stated):
+        mine = points[t] if t < len(points) else None
+        is_resolved = mine is not None and resolved(mine["D"])
+        if entry["resolved"] is not is_resolved:
+            return f"t = {t}: stated resolved = {entry['resolved']}, the checker finds {is_resolved}", []
+        for key in ("D", "mu", "tau"):
+            theirs = read_ball(entry[key])
+            if (theirs is None) != (mine is None or mine[key] is None):
+                return f"t = {t}: {key} stated where the checker has none, or missing", []
+            if theirs is not None and not agrees_ball(mine[key], theirs, precision):
+                return f"t = {t}: stated {key} does not match the recomputed enclosure", []
+        if t < len(approaches):
+            if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
+                return f"t = {t}: stated approach does not match the recomputed enclosure", []
+        if set(entry["checks"]) - set(names):
+            return f"t = {t}: a check of a curve that is not drawn", []
+        for name in names:
+            value = drawn[name].get(t)
+            if value is None:
+                if name in entry["checks"]:
+                    return f"t = {t}: {name} is checked where the checker draws no value", []
+                continue
+            if not agrees_ball(value, read_ball(entry["log_curves"][name]), curve_precision):
+                return f"t = {t}: stated {name} does not match the recomputed curve", []
+            if name == "value.approach":
+                quantity = approaches[t] if t < len(approaches) else None
+            else:
+                quantity = None if mine is None else mine["D"]
+            with ctx.workprec(curve_precision):
+                outcome = _compare(quantity, value) if is_resolved and quantity is not None else "unresolved"
+            if entry["checks"].get(name) != outcome:
+                return f"t = {t}: {name} stated {entry['checks'].get(name)}, the checker finds {outcome}", []
+            outcomes.append(outcome)
+    return None, outcomes
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    inputs, T = cert["inputs"], cert["layers"]
+    if type(T) is not int or not 1 <= T <= MAX_LAYERS:
+        return False, f"layers {T!r} out of range"
+    precisions = [cert["precision"], cert["curve_precision"], cert["norm_precision"]]
+    if digest(T, inputs, precisions) != cert["inputs_sha256"]:
+        return False, "the inputs, the number of layers or the precisions do not match the certificate's digest (edited?)"
+    if any(precision_problem(p) for p in precisions):
+        return False, f"precisions {precisions!r} out of range"
+    if unreadable := schema.problem(inputs):
+        return False, unreadable
+    names = list(cert["curves"])
+    used = inputs["layers"][:T]
+    if problem := _hypotheses_hold(names, used):
+        return False, problem
+    precision, curve_precision, norm_precision = precisions
+    stated = cert["points"]
+    witness = cert["witness"]
+    with ctx.workprec(precision):
+        points, Ys, drifts, use_centred = run(inputs, T, value_curves="value.approach" in names)
+    if cert["representation"] != ("centred" if use_centred else "absolute"):
+        return False, f"the certificate says {cert['representation']} coordinates"
+    if len(stated) != T + 1:
+        return False, "the certificate lists a different number of points"
+    M = None
+    if any(name in VALUE_CURVES for name in names):
+        with ctx.workprec(norm_precision):
+            M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
+        if not agrees_ball(M, read_ball(cert["M"]), norm_precision):
+            return False, "stated M does not match the recomputed value"
+    approaches = []
+    if "value.approach" in names:
+        with ctx.workprec(precision):
+            approaches = approach(inputs, points, Ys, drifts, M)
+    with ctx.workprec(curve_precision):
+        a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"])
+             for t, layer in enumerate(inputs["layers"])]
+        if len(cert["a"]) != len(a) or not all(agrees_ball(mine, read_ball(theirs), curve_precision)
+                                               for mine, theirs in zip(a, cert["a"])):
+            return False, "stated ||A_t||_2 do not match the recomputed enclosures"
+        drawn = curves(names, inputs, T, points, a, M)
+    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision)
+    if problem:
+        return False, problem
+    all_resolved = all(e["resolved"] for e in stated)
+    if "violated" in outcomes:
+        verdict = "violated"
+    elif all_resolved and all(o == "holds" for o in outcomes):
+        verdict = "holds" if names else "enclosed"
+    else:
+        verdict = "undecided"
+    if cert["verdict"] != verdict:
+        return False, f"the checker finds {verdict}, the certificate says {cert['verdict']}"
+    return True, f"confirmed: trajectory {verdict} through {T} layers at {precision} bits"
+
