@@ -26,6 +26,7 @@ KINDS = {
     "ln-equilibria": "certify_checker.ln_equilibria",
     "residual-far": "certify_checker.residual_far",
     "expansive-v": "certify_checker.expansive_v",
+    "region-proof": "certify_checker.region_proof",
 }
 
 

@@ -22,6 +22,7 @@ COMMANDS = [
     "run",
     "check",
     "verify",
+    "prove",
     "claims",
     "proofs",
     "sample",

@@ -1,0 +1,81 @@
+"""The closing tests of a region proof: a small fixed menu, each proving h = g(L) - F >= 0 on a box.
+
+    direct              1 - F >= (1 - F)_lo on the box (certify.prove.tilt) and 1 - g <= gap_hi:
+                        h = (1 - F) - (1 - g) >= 0 when the difference of the ends is >= 0.
+    divided             a box with L_lo = 0, where h vanishes (F(w, 0) = 0 and g(0) = 0): by the
+                        mean value theorem h(L) = L dh/dL(xi) with xi in [0, L], and
+                        dh/dL = g' - (m'(w + L/2) + m'(w - L/2))/2 >= g'_lo - max Var >= 0.
+    monotone-w/FACE     n = 2 only: dF/dw = -sinh(w) sinh(L/2) / (4 cosh^2((w + L/2)/2)
+                        cosh^2((w - L/2)/2)) <= 0 for w, L >= 0 (proofs/region_two_tokens.py), so
+                        h >= h on the face w = w_lo, which FACE closes: direct, divided, or
+                        identity (w_lo = 0 and g(L) = tanh(L/4) = F(0, L), the tight set).
+A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
+infinite ball never closes anything.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb
+
+from certify.prove.bnb import certainly_nonnegative
+from certify.prove.profiles import Profile
+from certify.prove.tilt import Interval, one_minus_ratio_lower, variance_upper
+
+
+def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L, inner = box[0], box[1], box[2:]
+    return one_minus_ratio_lower(w, L, inner).lower() - profile.gap_upper(L).upper()
+
+
+def divided(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L, inner = box[0], box[1], box[2:]
+    if L[0] != 0 or not profile.vanishes:
+        return None
+    thetas = (w[0] - L[1] / 2, w[1] + L[1] / 2)
+    return profile.slope_lower(L[1]).lower() - variance_upper(thetas, inner).upper()
+
+
+def identity(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The face w = 0 of the two-token form, where F(0, L) = tanh(L/4) (proofs/region_tilt.py)."""
+    return arb(0) if box[0] == (0, 0) and len(box) == 2 and profile.tanh else None
+
+
+FACE_TESTS = {"direct": direct, "divided": divided, "identity": identity}
+
+
+def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L = box[0], box[1]
+    if len(box) != 2 or w[0] < 0 or L[0] < 0:  # the sign of dF/dw is proved for two tokens, w, L >= 0
+        return None
+    return face_test(((w[0], w[0]), L), profile)
+
+
+def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """A ball whose value (a lower end) is <= h on the box when the method applies, else None."""
+    if method == "direct":
+        return direct(box, profile)
+    if method == "divided":
+        return divided(box, profile)
+    if method.startswith("monotone-w/") and method[len("monotone-w/"):] in FACE_TESTS:
+        return monotone_w(FACE_TESTS[method[len("monotone-w/"):]], box, profile)
+    return None
+
+
+def closes(method: str, box: tuple[Interval, ...], profile: Profile) -> bool:
+    value = margin(method, box, profile)
+    return value is not None and certainly_nonnegative(value)
+
+
+def slack(value: arb | None) -> Fraction | None:
+    """How far a margin is from closing (None: not at all), for choosing splits only, never for a
+    verdict.  Exact, since margins may lie far below float64's range (exp(-4096))."""
+    if value is None or not value.is_finite():
+        return None
+    mantissa, exponent = value.mid().man_exp()
+    return Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+
+
+def midpoint(box: tuple[Interval, ...]) -> tuple[Fraction, ...]:
+    return tuple((lo + hi) / 2 for lo, hi in box)
