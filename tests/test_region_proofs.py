@@ -283,3 +283,11 @@ def test_cli_bad_input_exits_2(args, capsys):
     assert main(["prove", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and err[-1].startswith("certify: error:") and "Traceback" not in "".join(err)
+
+
+def test_suite_section_rows_are_as_expected(tmp_path):
+    from certify.suite import SuiteRun, region_proofs
+    rows = list(region_proofs.section(SuiteRun(out_dir=tmp_path)))
+    assert len(rows) == len(region_proofs.CASES) and all(row.ok for row in rows), rows
+    assert {row.verdict for row in rows} == {"proved", "violated"}
+    assert all((tmp_path / row.certificate).is_file() for row in rows)
