@@ -12,6 +12,9 @@ re-runs every leaf's closing test with the code below at the leaf's precision:
     divided             L_lo = 0, g(0) = 0: g'_lo on [0, L_hi] - max Var >= 0 (h = L dh/dL(xi))
     monotone-w/FACE     two tokens: dF/dw <= 0 for w, L >= 0, so the face w = w_lo decides; FACE is
                         direct, divided, or identity (w_lo = 0, g = tanh(L/4) = F(0, L))
+    monotone-t/FACE     three tokens: dF/dt <= 0 on the box (region_bounds.t_slope_margin), so the face
+                        t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0: positions 0, 0, 1
+                        give the two-token ratio at w - ln 2, at most tanh(L/4))
 A test closes only on a finite enclosure that is certainly >= 0.  "violated" carries an
 "inequality" certificate of a configuration inside the region, verified by that kind's checker.
 """
@@ -25,7 +28,7 @@ from flint import arb, ctx
 
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
-from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, variance_upper
+from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
 
 KIND = "region-proof"
 FORMAT = "certify-certificate/1"
@@ -35,9 +38,9 @@ MIN_PRECISION, MAX_PRECISION = 53, 1 << 14
 MAX_DEPTH = 200
 FACES = ("direct", "divided", "identity")
 METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f in FACES),
-           "line": ("direct", "divided")}
+           "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
 LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
-          "line": ["proofs/region_line.py", "proofs/region_tilt.py"]}
+          "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
 CLAIMS = {"collapse.global", "collapse.tanh"}
 
 
@@ -164,6 +167,16 @@ def _margin(method: str, box, profile: Profile):
         if face == "identity":
             return arb(0) if w[0] == 0 and profile.kind == "collapse.tanh" else None
         return _margin(face, ((w[0], w[0]), L), profile)
+    if method.startswith("monotone-t/"):
+        if len(box) != 3 or L[0] < 0:
+            return None
+        sign = t_slope_margin(w, L, box[2])
+        if not (sign.is_finite() and sign >= 0):
+            return None
+        face = method[len("monotone-t/"):]
+        if face == "pair":  # positions 0, 0, 1: the two-token ratio at w - ln 2, at most tanh(L/4)
+            return arb(0) if box[2][0] == 0 and profile.kind == "collapse.tanh" else None
+        return _margin(face, (w, L, (box[2][0], box[2][0])), profile) if face in ("direct", "divided") else None
     if method == "direct":
         return rest_of_ratio_lower(w, L, inner) - profile.gap_upper(L)
     if method == "divided":

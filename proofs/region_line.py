@@ -59,10 +59,38 @@ def build(tokens: int = 3) -> Derivation:
         F = lambda c, positions: _tilted_mean(c + L / 2, positions) - _tilted_mean(c - L / 2, positions)  # noqa: E731
         require_zero(F(w, reflected) - F(-w, taus), "F_ref(w) = F(-w)")
 
+    t = sp.Symbol("t", real=True)
+    three = [sp.Integer(0), t, sp.Integer(1)]
+
+    @D.symbolic("Three tokens: dm/dt = p_t (1 + theta (t - m)), d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var)",
+                "The derivatives the monotone-face test (d/dt) encloses; dF/dt = dm/dt(theta+) - dm/dt(theta-) is "
+                "also the integral of d2m/dtheta dt from theta- to theta+.")
+    def _():
+        weights = [sp.exp(theta * x) for x in three]
+        total = sum(weights)
+        p = [wt / total for wt in weights]
+        mean = sum(pj * x for pj, x in zip(p, three))
+        variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, three))
+        first = p[1] * (1 + theta * (t - mean))
+        require_zero(sp.diff(mean, t) - first, "dm/dt")
+        require_zero(sp.diff(mean, t, theta) - p[1] * ((t - mean) * (2 + theta * (t - mean)) - theta * variance),
+                     "d2m/dtheta dt")
+
+    @D.symbolic("The face t = 0 is the two-token ratio shifted by ln 2",
+                "Positions 0, 0, 1: m(theta) = exp(theta) / (2 + exp(theta)) = sigma(theta - ln 2), so "
+                "F(w, L, 0) = F_2(w - ln 2, L) <= tanh(L/4) (region.two_tokens: F_2 is even and decreasing in "
+                "|w|, and F_2(0, L) = tanh(L/4)); on it collapse.tanh holds, with equality at w = ln 2.")
+    def _():
+        sigma = lambda x: 1 / (1 + sp.exp(-x))  # noqa: E731
+        require_zero(_tilted_mean(theta, [sp.Integer(0), sp.Integer(0), sp.Integer(1)]) - sigma(theta - sp.log(2)),
+                     "m on positions 0, 0, 1")
+        face = _tilted_mean(w + L / 2, [0, 0, 1]) - _tilted_mean(w - L / 2, [0, 0, 1])
+        require_zero((face.subs(w, sp.log(2)) - sp.tanh(L / 4)).rewrite(sp.exp), "equality at w = ln 2")
+
     @D.symbolic("The domain: |w| <= norm r^2 / 2, L <= 4 norm r^2",
                 "|t_1 + t_n| / 2 <= r - D/2, so |w| <= norm D (r - D/2), at most norm r^2 / 2 (at D = r).")
     def _():
-        r, s = sp.symbols("r s", positive=True)
+        r, s = sp.symbols("r s", positive=True)  # s = D
         bound = s * (r - s / 2)
         require(sp.solve(sp.diff(bound, s), s) == [r], "critical point D = r")
         require_zero(bound.subs(s, r) - r**2 / 2, "maximum r^2 / 2")

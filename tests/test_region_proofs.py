@@ -19,7 +19,8 @@ from certify.prove import region as region_proof
 from certify_checker import region_bounds
 from certify_checker import region_proof as checker_region
 
-SMALL = [("collapse.tanh", 2, None, 8, 8), ("collapse.global", 2, None, 1, 4), ("collapse.global", 3, 1, 1, 1)]
+SMALL = [("collapse.tanh", 2, None, 8, 8), ("collapse.global", 2, None, 1, 4), ("collapse.global", 3, 1, 1, 1),
+         ("collapse.tanh", 3, 1, "1/2", "1/2")]
 
 
 def prove(claim, n, d, radius, norm, bound=None, time_limit=30.0):
@@ -49,21 +50,27 @@ def _poisoned(bad: arb) -> profiles.Profile:
                             value=lambda L: bad, vanishes=True, tanh=False)
 
 
-BOXES = [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8))),
-         ((Fraction(0), Fraction(1, 4)), (Fraction(1, 2), Fraction(1)))]
+BOXES = {"two-tokens": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8))),
+                        ((Fraction(0), Fraction(1, 4)), (Fraction(1, 2), Fraction(1)))],
+         "line": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8)), (Fraction(0), Fraction(1, 64))),
+                  ((Fraction(0), Fraction(1, 4)), (Fraction(1, 2), Fraction(1)), (Fraction(1, 2), Fraction(1)))]}
+MENU = [(name, method) for name, methods in reductions.METHODS.items() for method in methods]
 
 
 @pytest.mark.parametrize("bad", BAD_BALLS, ids=["nan", "inf", "-inf", "[0, inf]"])
-@pytest.mark.parametrize("method", reductions.METHODS["two-tokens"])
-def test_prover_closing_tests_refuse_non_finite(method, bad, monkeypatch):
-    for box in BOXES:
+@pytest.mark.parametrize("reduction,method", MENU)
+def test_prover_closing_tests_refuse_non_finite(reduction, method, bad, monkeypatch):
+    for box in BOXES[reduction]:
         assert not closing.closes(method, box, _poisoned(bad))
-    # and when the ratio's own enclosure is bad, with an honest profile
+    # and when the ratio's own enclosures are bad, with an honest profile
     monkeypatch.setattr(closing, "one_minus_ratio_lower", lambda *args: bad)
     monkeypatch.setattr(closing, "variance_upper", lambda *args: -bad)
-    for box in BOXES:
-        if method != "monotone-w/identity":
+    monkeypatch.setattr(closing, "t_slope_margin", lambda *args: bad)
+    for box in BOXES[reduction]:
+        if not method.endswith(("identity", "pair")):
             assert not closing.closes(method, box, profiles.claim_profile("collapse.global"))
+        if method.startswith("monotone-t/"):  # the sign of dF/dt is never taken from a bad ball
+            assert not closing.closes(method, box, profiles.claim_profile("collapse.tanh"))
 
 
 class _PoisonedCheckerProfile:
@@ -80,16 +87,42 @@ class _PoisonedCheckerProfile:
         return True
 
 
+CHECKER_MENU = [(name, method) for name, methods in checker_region.METHODS.items() for method in methods]
+
+
 @pytest.mark.parametrize("bad", BAD_BALLS, ids=["nan", "inf", "-inf", "[0, inf]"])
-@pytest.mark.parametrize("method", checker_region.METHODS["two-tokens"])
-def test_checker_closing_tests_refuse_non_finite(method, bad, monkeypatch):
-    for box in BOXES:
+@pytest.mark.parametrize("reduction,method", CHECKER_MENU)
+def test_checker_closing_tests_refuse_non_finite(reduction, method, bad, monkeypatch):
+    for box in BOXES[reduction]:
         assert not checker_region._closes(method, box, _PoisonedCheckerProfile(bad))
     monkeypatch.setattr(checker_region, "rest_of_ratio_lower", lambda *args: bad)
     monkeypatch.setattr(checker_region, "variance_upper", lambda *args: -bad)
-    honest = checker_region.Profile("collapse.global", None, 2, None)
-    for box in BOXES:
-        assert not checker_region._closes(method, box, honest)
+    monkeypatch.setattr(checker_region, "t_slope_margin", lambda *args: bad)
+    for box in BOXES[reduction]:
+        assert not checker_region._closes(method, box, checker_region.Profile("collapse.global", None, 2, None))
+        if method.startswith("monotone-t/"):
+            assert not checker_region._closes(method, box, checker_region.Profile("collapse.tanh", None, 3, 1))
+
+
+def test_three_token_sign_test_agrees_with_mpmath():
+    """Where the sign test certifies dF/dt <= 0, sampled points agree (an independent mpmath derivative)."""
+    mp.dps = 30
+    rng = random.Random(3)
+    certified = 0
+    for _ in range(60):
+        w0, L0, t0 = Fraction(rng.randrange(0, 32), 16), Fraction(rng.randrange(0, 32), 8), Fraction(rng.randrange(0, 16), 64)
+        box = ((w0, w0 + Fraction(1, 16)), (L0, L0 + Fraction(1, 8)), (t0, t0 + Fraction(1, 64)))
+        with ctx.workprec(53):
+            ok = [bnb.certainly_nonnegative(tilt.t_slope_margin(*box)),
+                  bnb.certainly_nonnegative(region_bounds.t_slope_margin(*box))]
+        if not any(ok):
+            continue
+        certified += 1
+        for _ in range(5):
+            w, L, t = (mp.mpf(float(lo)) + mp.mpf(float(hi - lo)) * rng.random() for lo, hi in box)
+            F = lambda tt: _mp_mean(w + L / 2, [0, tt, 1]) - _mp_mean(w - L / 2, [0, tt, 1])  # noqa: E731
+            assert mp.diff(F, t) <= mp.mpf(10) ** -20
+    assert certified > 5
 
 
 # ---- the enclosures against an independent mpmath computation

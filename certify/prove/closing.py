@@ -9,6 +9,9 @@
                         cosh^2((w - L/2)/2)) <= 0 for w, L >= 0 (proofs/region_two_tokens.py), so
                         h >= h on the face w = w_lo, which FACE closes: direct, divided, or
                         identity (w_lo = 0 and g(L) = tanh(L/4) = F(0, L), the tight set).
+    monotone-t/FACE     n = 3 only: dF/dt <= 0 on the box (certify.prove.tilt.t_slope_margin), so the
+                        face t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0, where the
+                        positions 0, 0, 1 give the two-token ratio shifted by ln 2, at most tanh(L/4)).
 A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
 infinite ball never closes anything.
 """
@@ -21,7 +24,7 @@ from flint import arb
 
 from certify.prove.bnb import certainly_nonnegative
 from certify.prove.profiles import Profile
-from certify.prove.tilt import Interval, one_minus_ratio_lower, variance_upper
+from certify.prove.tilt import Interval, one_minus_ratio_lower, t_slope_margin, variance_upper
 
 
 def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
@@ -52,6 +55,25 @@ def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | 
     return face_test(((w[0], w[0]), L), profile)
 
 
+def pair(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The face t = 0 of three tokens: positions 0, 0, 1 make m(theta) = sigma(theta - ln 2), so
+    F = the two-token ratio at w - ln 2, which is at most tanh(L/4) (proofs/region_line.py)."""
+    return arb(0) if len(box) == 3 and box[2] == (0, 0) and profile.tanh else None
+
+
+T_FACE_TESTS = {"direct": direct, "divided": divided, "pair": pair}
+
+
+def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    if len(box) != 3 or box[1][0] < 0:  # the sign test is written for three tokens
+        return None
+    w, L, t = box
+    sign = t_slope_margin(w, L, t)
+    if not certainly_nonnegative(sign):
+        return sign  # dF/dt <= 0 is not proved: the (negative) margin of the sign test
+    return face_test((w, L, (t[0], t[0])), profile)
+
+
 def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:
     """A ball whose value (a lower end) is <= h on the box when the method applies, else None."""
     if method == "direct":
@@ -60,6 +82,8 @@ def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | No
         return divided(box, profile)
     if method.startswith("monotone-w/") and method[len("monotone-w/"):] in FACE_TESTS:
         return monotone_w(FACE_TESTS[method[len("monotone-w/"):]], box, profile)
+    if method.startswith("monotone-t/") and method[len("monotone-t/"):] in T_FACE_TESTS:
+        return monotone_t(T_FACE_TESTS[method[len("monotone-t/"):]], box, profile)
     return None
 
 

@@ -31,11 +31,11 @@ from certify.prove.tilt import Interval
 # The closing methods each reduction admits (certify.prove.closing; the checker has the same menu).
 METHODS = {
     "two-tokens": ("direct", "divided", "monotone-w/direct", "monotone-w/divided", "monotone-w/identity"),
-    "line": ("direct", "divided"),
+    "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair"),
 }
 LEMMAS = {
     "two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
-    "line": ["proofs/region_line.py", "proofs/region_tilt.py"],
+    "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"],
 }
 MAX_TOKENS = 8
 

@@ -31,9 +31,10 @@ PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
 TREE_ALPHABET = ".?0123456789"
 PRECISIONS = (53, 212, 848, 3392)  # a user's bound may need more bits for 1 - g(L) at large L
 MAX_DEPTH = 90
-IMBALANCE = 1 << 12
+IMBALANCE = 1 << 3
 # Cheapest and most often closing first; the checker accepts any method of the reduction's menu.
-ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "direct", "divided")
+ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "direct", "divided",
+         "monotone-t/pair", "monotone-t/direct", "monotone-t/divided")
 
 
 @dataclass

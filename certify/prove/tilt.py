@@ -16,6 +16,7 @@ magnitude would then no longer be known to be positive.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 from flint import arb, fmpq
@@ -85,20 +86,74 @@ def one_minus_ratio_lower(w: Interval, L: Interval, inner: tuple[Interval, ...])
     return u_lo + m_lo
 
 
-def variance_upper(theta: Interval, inner: tuple[Interval, ...]) -> arb:
-    """A ball whose upper end bounds m'(theta) = Var over theta in the interval and the box.
+def _ball(ends: tuple[arb, arb]) -> arb:
+    return ends[0].union(ends[1])
 
-    Bhatia-Davis on [0, 1]: Var <= m (1 - m), at most 1/4; m is increasing in theta, so m lies
-    between its lower end at theta_lo and its upper end at theta_hi.
-    """
+
+def _min_spread(a: arb, b: arb) -> arb:
+    """A lower end for tau (1 - tau) on [a, b] inside [0, 1] (concave: the smaller end value)."""
+    return (a * (1 - a)).lower().min((b * (1 - b)).lower())
+
+
+def mean_range(theta: Interval, inner: tuple[Interval, ...]) -> tuple[arb, arb]:
+    """Exact points below and above m over theta in the interval and the box (m increases in theta)."""
     (m_lo, _), (_, u_hi) = tails((theta[0], theta[0]), inner)
     (_, m_hi), (u_lo, _) = tails((theta[1], theta[1]), inner)
     low = m_lo.lower().max((1 - u_hi.upper()).lower()).max(arb(0))
     high = m_hi.upper().min((1 - u_lo.lower()).upper()).min(arb(1))
+    return low, high
+
+
+def variance_upper(theta: Interval, inner: tuple[Interval, ...]) -> arb:
+    """A ball whose upper end bounds m'(theta) = Var over theta in the interval and the box.
+
+    Var = m (1 - m) - sum_j p_j tau_j (1 - tau_j) (proofs/region_tilt.py): m (1 - m) is at most
+    its value at the end of m's range nearest 1/2 (1/4 when the range holds 1/2), and the sum is
+    at least its terms' lower ends.
+    """
+    low, high = mean_range(theta, inner)
     half = arb(1) / 2
-    # A NaN end fails both tests and leaves Popoviciu's 1/4, which holds for every distribution on [0, 1].
     if high.upper() < half:
-        return high * (1 - high)
-    if low.lower() > half:
-        return low * (1 - low)
-    return half * half
+        spread = high * (1 - high)
+    elif low.lower() > half:
+        spread = low * (1 - low)
+    else:
+        spread = half * half
+    taus = positions(inner)
+    p = weights(theta, taus)
+    correction = sum((lo.lower().max(arb(0)) * _min_spread(a, b) for (a, b), (lo, _) in zip(taus, p)), arb(0))
+    return spread - correction.max(arb(0))
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the closing tests and the split heuristic ask for the same boxes
+def t_slope_margin(w: Interval, L: Interval, t: Interval) -> arb:
+    """For three tokens: a ball whose lower end, when >= 0, proves dF/dt <= 0 on the box.
+
+    dm/dt = p_t (1 + theta (t - m)) and d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var)
+    (proofs/region_line.py).  Either test proves the sign:
+      (A) the largest dm/dt over the range of theta+ = w + L/2 is at most the smallest over the
+          range of theta- = w - L/2;
+      (B) d2m/dtheta dt <= 0 over [w_lo - L_hi/2, w_hi + L_hi/2], since dF/dt is the integral of it
+          between theta- and theta+ (L >= 0).
+    Quantities that depend on each other are enclosed as independent balls: loose, never wrong.
+    """
+    def slopes(theta: Interval):
+        taus = positions((t,))
+        p = [_ball(pair) for pair in weights(theta, taus)]
+        low, high = mean_range(theta, (t,))
+        m, tb, th = low.union(high), _ball(_ends(t)), _ball(_ends(theta))
+        variance = sum((pj * (_ball(tau) - m) ** 2 for pj, tau in zip(p, taus)), arb(0)).nonnegative_part()
+        first = p[1] * (1 + th * (tb - m))
+        second = p[1] * ((tb - m) * (2 + th * (tb - m)) - th * variance)
+        return first, second
+
+    plus, _ = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
+    minus, _ = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
+    _, mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
+    test_a = minus.lower() - plus.upper()
+    test_b = -mixed.upper()
+    if not test_a.is_finite():
+        return test_b
+    if not test_b.is_finite():
+        return test_a
+    return test_a.max(test_b)
