@@ -74,6 +74,8 @@ class Profile:
             tree = ast.parse(bound.strip(), mode="eval").body
             if not _reduced(tree):
                 raise ValueError("the bound is not of the form D*g(a*D**2)")
+            if d is None and any(isinstance(node, ast.Name) and node.id == "d" for node in ast.walk(tree)):
+                raise ValueError("the bound uses d but the region holds every dimension")
             self.bound, self.n, self.d = bound, n, d
         elif claim not in CLAIMS or bound is not None:
             raise ValueError(f"claim {claim!r} with bound {bound!r} is not covered")

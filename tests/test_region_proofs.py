@@ -45,9 +45,9 @@ def test_certainly_nonnegative_refuses_non_finite(bad):
 
 
 def _poisoned(bad: arb) -> profiles.Profile:
-    """A profile whose every enclosure is the bad ball: 1 - g, g' and g."""
+    """A profile whose every enclosure is the bad ball: 1 - g and g'."""
     return profiles.Profile("collapse.tanh", "tanh(a*D**2/4)*D", gap_upper=lambda L: -bad, slope_lower=lambda top: bad,
-                            value=lambda L: bad, vanishes=True, tanh=False)
+                            vanishes=True, tanh=False)
 
 
 BOXES = {"two-tokens": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8))),
@@ -324,3 +324,11 @@ def test_suite_section_rows_are_as_expected(tmp_path):
     assert len(rows) == len(region_proofs.CASES) and all(row.ok for row in rows), rows
     assert {row.verdict for row in rows} == {"proved", "violated"}
     assert all((tmp_path / row.certificate).is_file() for row in rows)
+
+
+def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimension():
+    result = prove(None, 2, 2, 1, 1, bound="(1-exp(-a*D**2/d))*D")
+    assert result.verdict == "proved" and result.confirmed, result.message
+    forged = copy.deepcopy(result.certificate)
+    forged["region"]["d"] = None
+    assert not checker.verify(forged).ok

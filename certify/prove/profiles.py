@@ -32,7 +32,6 @@ class Profile:
     bound: str  # the right-hand side, D g(a D^2), as text
     gap_upper: Callable[[Interval], arb]
     slope_lower: Callable[[Fraction], arb]
-    value: Callable[[arb], arb]  # g on a ball (for points: the search for counterexamples)
     vanishes: bool
     tanh: bool  # g(L) = tanh(L/4): the tight-set identity closes the face w = 0 exactly
 
@@ -45,7 +44,7 @@ def _global() -> Profile:
     return Profile("collapse.global", CLAIM_BOUNDS["collapse.global"],
                    gap_upper=lambda L: (-exact(L[0])).exp(),
                    slope_lower=lambda top: (-exact(top)).exp(),
-                   value=lambda L: -((-L).exp()) + 1, vanishes=True, tanh=False)
+                   vanishes=True, tanh=False)
 
 
 def _tanh() -> Profile:
@@ -54,7 +53,7 @@ def _tanh() -> Profile:
         return (1 - t * t) / 4
     return Profile("collapse.tanh", CLAIM_BOUNDS["collapse.tanh"],
                    gap_upper=lambda L: 2 / (1 + (exact(L[0]) / 2).exp()),
-                   slope_lower=slope, value=lambda L: (L / 4).tanh(), vanishes=True, tanh=True)
+                   slope_lower=slope, vanishes=True, tanh=True)
 
 
 def claim_profile(claim: str) -> Profile:
@@ -88,7 +87,7 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
 
     vanishes = g(arb(0)).is_exact() and g(arb(0)).is_zero()
     return Profile(None, parsed.text, gap_upper=lambda L: 1 - g(_interval_ball(L)), slope_lower=slope,
-                   value=g, vanishes=vanishes, tanh=False)
+                   vanishes=vanishes, tanh=False)
 
 
 def reduced_form(tree: tuple) -> bool:

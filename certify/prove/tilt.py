@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from fractions import Fraction
 
-from flint import arb, fmpq
+from flint import arb, ctx, fmpq
 
 Interval = tuple[Fraction, Fraction]
 
@@ -47,15 +47,26 @@ def positions(inner: tuple[Interval, ...]) -> list[tuple[arb, arb]]:
     return [(zero, zero), *(_ends(t) for t in inner), (one, one)]
 
 
+def _scaled_ends(theta: Interval):
+    """x -> the ends of theta * [x_lo, x_hi]: by the sign of a point theta, else all four products."""
+    if theta[0] == theta[1]:
+        t = exact(theta[0])
+        if theta[0] >= 0:
+            return lambda lo, hi: ((t * lo).lower(), (t * hi).upper())
+        return lambda lo, hi: ((t * hi).lower(), (t * lo).upper())
+    ends = _ends(theta)
+    return lambda lo, hi: _product_ends(ends, (lo, hi))
+
+
 def weights(theta: Interval, taus: list[tuple[arb, arb]]) -> list[tuple[arb, arb]]:
     """For each j, balls whose lower end of the first and upper end of the second bound p_j."""
-    theta_ends = _ends(theta)
+    scaled = _scaled_ends(theta)
     out = []
     for j, (a_j, b_j) in enumerate(taus):
         low_sum, high_sum = arb(1), arb(1)  # the k = j term is exp(0) = 1 exactly
         for k, (a_k, b_k) in enumerate(taus):
             if k != j:
-                lo, hi = _product_ends(theta_ends, ((a_k - b_j).lower(), (b_k - a_j).upper()))
+                lo, hi = scaled((a_k - b_j).lower(), (b_k - a_j).upper())
                 low_sum += lo.exp()
                 high_sum += hi.exp()
         out.append((1 / high_sum, 1 / low_sum))
@@ -64,6 +75,11 @@ def weights(theta: Interval, taus: list[tuple[arb, arb]]) -> list[tuple[arb, arb
 
 def tails(theta: Interval, inner: tuple[Interval, ...]) -> tuple[tuple[arb, arb], tuple[arb, arb]]:
     """Lower and upper end balls of m(theta) and of 1 - m(theta) over the box."""
+    return _tails(theta, inner, ctx.prec)
+
+
+@functools.lru_cache(maxsize=1 << 16)  # neighbouring boxes and the split heuristic share many ends
+def _tails(theta: Interval, inner: tuple[Interval, ...], precision: int):
     taus = positions(inner)
     p = weights(theta, taus)
     m_lo = sum((a * lo for (a, _), (lo, _) in zip(taus, p)), arb(0))
@@ -125,7 +141,6 @@ def variance_upper(theta: Interval, inner: tuple[Interval, ...]) -> arb:
     return spread - correction.max(arb(0))
 
 
-@functools.lru_cache(maxsize=1 << 14)  # the closing tests and the split heuristic ask for the same boxes
 def t_slope_margin(w: Interval, L: Interval, t: Interval) -> arb:
     """For three tokens: a ball whose lower end, when >= 0, proves dF/dt <= 0 on the box.
 
@@ -137,6 +152,11 @@ def t_slope_margin(w: Interval, L: Interval, t: Interval) -> arb:
           between theta- and theta+ (L >= 0).
     Quantities that depend on each other are enclosed as independent balls: loose, never wrong.
     """
+    return _t_slope_margin(w, L, t, ctx.prec)
+
+
+@functools.lru_cache(maxsize=1 << 14)  # the closing tests and the split heuristic ask for the same boxes
+def _t_slope_margin(w: Interval, L: Interval, t: Interval, precision: int) -> arb:
     def slopes(theta: Interval):
         taus = positions((t,))
         p = [_ball(pair) for pair in weights(theta, taus)]
