@@ -1,11 +1,12 @@
 """`certify prove`: a claim for every configuration of a region, by branch and bound on a reduction.
 
-The region is reduced to a box (certify.prove.reductions); the box is bisected deterministically
-(at depth k along variable k mod the number of variables, at the midpoint) until every sub-box is
-closed by one test of the menu (certify.prove.closing), a sub-box's midpoint violates the reduced
-claim and a configuration of the region near it is certified violated by `certify check`, or the
-time runs out.  The result is a "region-proof" certificate that certify_checker replays: it
-re-tiles the box from the leaves and re-runs every leaf's test with its own code.
+The region is reduced to a box (certify.prove.reductions); boxes are bisected at the midpoint of
+one variable (chosen by a look-ahead heuristic and recorded in the bisection tree) until every
+sub-box is closed by one test of the menu (certify.prove.closing), a point of a sub-box violates
+the reduced claim and a configuration of the region near it is certified violated by `certify
+check`, or the time runs out.  The result is a "region-proof" certificate that certify_checker
+replays: it rebuilds the boxes from the tree, so the leaves tile the domain exactly, and re-runs
+every leaf's test with its own code.
 """
 
 from __future__ import annotations
@@ -120,9 +121,14 @@ def _candidates(box: tuple[Interval, ...]) -> list[tuple[Fraction, ...]]:
 def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
     """h < 0 at the point of the reduced form (a hint; only a certified configuration counts)."""
     box = tuple((x, x) for x in point)
-    with ctx.workprec(PRECISIONS[-1] if profile.claim is None else 53):
-        h = one_minus_ratio_lower(box[0], box[1], box[2:]) - profile.gap_upper(box[1])
-    return h.is_finite() and bool(h < 0)
+    for precision in PRECISIONS if profile.claim is None else PRECISIONS[:1]:
+        with ctx.workprec(precision):
+            h = one_minus_ratio_lower(box[0], box[1], box[2:]) - profile.gap_upper(box[1])
+            if not h.is_finite() or h > 0:
+                return False
+            if h < 0:
+                return True
+    return False
 
 
 def _certified_violation(region, point, profile) -> dict | None:
