@@ -41,7 +41,8 @@ METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f i
            "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
 LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
-CLAIMS = {"collapse.global", "collapse.tanh"}
+CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
+CLAIMS = set(CLAIM_BOUNDS)
 
 
 def _positive(text) -> Fraction:
@@ -70,8 +71,10 @@ class Profile:
 
     def __init__(self, claim, bound, n, d):
         self.kind = claim
+        self.tanh = claim == "collapse.tanh"  # g(L) = tanh(L/4): the tight-set identities apply
         if claim is None:
             tree = ast.parse(bound.strip(), mode="eval").body
+            self.tanh = ast.dump(tree) == ast.dump(ast.parse(CLAIM_BOUNDS["collapse.tanh"], mode="eval").body)
             if not _reduced(tree):
                 raise ValueError("the bound is not of the form D*g(a*D**2)")
             if d is None and any(isinstance(node, ast.Name) and node.id == "d" for node in ast.walk(tree)):
@@ -167,7 +170,7 @@ def _margin(method: str, box, profile: Profile):
             return None
         face = method[len("monotone-w/"):]
         if face == "identity":
-            return arb(0) if w[0] == 0 and profile.kind == "collapse.tanh" else None
+            return arb(0) if w[0] == 0 and profile.tanh else None
         return _margin(face, ((w[0], w[0]), L), profile)
     if method.startswith("monotone-t/"):
         if len(box) != 3 or L[0] < 0:
@@ -177,7 +180,7 @@ def _margin(method: str, box, profile: Profile):
             return None
         face = method[len("monotone-t/"):]
         if face == "pair":  # positions 0, 0, 1: the two-token ratio at w - ln 2, at most tanh(L/4)
-            return arb(0) if box[2][0] == 0 and profile.kind == "collapse.tanh" else None
+            return arb(0) if box[2][0] == 0 and profile.tanh else None
         return _margin(face, (w, L, (box[2][0], box[2][0])), profile) if face in ("direct", "divided") else None
     if method == "direct":
         return rest_of_ratio_lower(w, L, inner) - profile.gap_upper(L)

@@ -75,7 +75,7 @@ def test_prover_closing_tests_refuse_non_finite(reduction, method, bad, monkeypa
 
 class _PoisonedCheckerProfile:
     def __init__(self, bad):
-        self.kind, self.bad = "collapse.global", bad
+        self.kind, self.bad, self.tanh = "collapse.global", bad, False
 
     def gap_upper(self, L):
         return -self.bad
@@ -331,4 +331,12 @@ def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimensi
     assert result.verdict == "proved" and result.confirmed, result.message
     forged = copy.deepcopy(result.certificate)
     forged["region"]["d"] = None
+    assert not checker.verify(forged).ok
+
+
+def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one_does_not():
+    same = prove(None, 2, None, 2, 2, bound="tanh(a*D**2/4)*D")
+    assert same.verdict == "proved" and same.confirmed and same.leaves[0][1] == "monotone-w/identity"
+    forged = copy.deepcopy(same.certificate)
+    forged["bound"] = "tanh(a*D**2/4.001)*D"  # sharper than tanh(L/4): false at w = 0
     assert not checker.verify(forged).ok

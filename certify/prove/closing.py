@@ -92,13 +92,13 @@ def closes(method: str, box: tuple[Interval, ...], profile: Profile) -> bool:
     return value is not None and certainly_nonnegative(value)
 
 
-def slack(value: arb | None) -> Fraction | None:
+def slack(value: arb | None) -> arb | None:
     """How far a margin is from closing (None: not at all), for choosing splits only, never for a
-    verdict.  Exact, since margins may lie far below float64's range (exp(-4096))."""
+    verdict: the exact midpoint, which compares exactly however far below float64's range it lies
+    (exp(-4096)) and costs nothing however large its exponent."""
     if value is None or not value.is_finite():
         return None
-    mantissa, exponent = value.mid().man_exp()
-    return Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+    return value.mid()
 
 
 def midpoint(box: tuple[Interval, ...]) -> tuple[Fraction, ...]:

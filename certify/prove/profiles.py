@@ -33,7 +33,7 @@ class Profile:
     gap_upper: Callable[[Interval], arb]
     slope_lower: Callable[[Fraction], arb]
     vanishes: bool
-    tanh: bool  # g(L) = tanh(L/4): the tight-set identity closes the face w = 0 exactly
+    tanh: bool  # g(L) = tanh(L/4) as written: the tight-set identities close their faces exactly
 
 
 def _interval_ball(L: Interval) -> arb:
@@ -86,8 +86,10 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
         return g(Jet(exact(Fraction(0)).union(exact(top)), arb(1))).slope
 
     vanishes = g(arb(0)).is_exact() and g(arb(0)).is_zero()
+    # Written as the claim collapse.tanh is: the tight-set identity applies to it.
+    tanh = parsed.tree == bound_grammar.parse(CLAIM_BOUNDS["collapse.tanh"]).tree
     return Profile(None, parsed.text, gap_upper=lambda L: 1 - g(_interval_ball(L)), slope_lower=slope,
-                   vanishes=vanishes, tanh=False)
+                   vanishes=vanishes, tanh=tanh)
 
 
 def reduced_form(tree: tuple) -> bool:

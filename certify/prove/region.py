@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from flint import ctx
+from flint import arb, ctx
 
 import certify_checker as checker
 from certify.engine import VIOLATED
@@ -32,7 +32,9 @@ PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
 TREE_ALPHABET = ".?0123456789"
 PRECISIONS = (53, 212, 848, 3392)  # a user's bound may need more bits for 1 - g(L) at large L
 MAX_DEPTH = 90
-IMBALANCE = 1 << 3
+# A variable split this many times less often than another is split first (line: the look-ahead
+# alone starves L near the tight sets); two tokens need none (w is eliminated by the monotone face).
+IMBALANCE = {"two-tokens": None, "line": 1 << 3}
 # Cheapest and most often closing first; the checker accepts any method of the reduction's menu.
 ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "direct", "divided",
          "monotone-t/pair", "monotone-t/direct", "monotone-t/divided")
@@ -87,21 +89,35 @@ def _best_axis(box, root, reduction, profile) -> int:
     """
     methods = [m for m in ORDER if m in reduction.methods]
     relative = [(box[k][1] - box[k][0]) / (root[k][1] - root[k][0]) for k in range(len(box))]
-    if max(relative) > IMBALANCE * min(relative):
+    limit = IMBALANCE[reduction.name]
+    if limit is not None and max(relative) > limit * min(relative):
         return relative.index(max(relative))
 
     def best(half):  # None: no method applies
         slacks = [s for s in (closing.slack(closing.margin(m, half, profile)) for m in methods) if s is not None]
-        return max(slacks) if slacks else None
+        return max(slacks, key=_Exact) if slacks else None
 
     def score(axis):
         halves = [best(half) for half in bnb.bisect(box, axis)]
         closed = sum(1 for s in halves if s is not None and s >= 0)
-        worse = None if None in halves else min(halves)
-        return (closed, worse is not None, worse if worse is not None else 0, relative[axis], -axis)
+        worse = None if None in halves else min(halves, key=_Exact)
+        return (closed, worse is not None, _Exact(worse if worse is not None else arb(0)), relative[axis], -axis)
 
     with ctx.workprec(PRECISIONS[0]):
         return max(range(len(box)), key=score)
+
+
+class _Exact:
+    """An exact arb point ordered by value (arb's own < is three-valued, and min() needs a key)."""
+
+    def __init__(self, value: arb):
+        self.value = value
+
+    def __lt__(self, other: "_Exact") -> bool:
+        return bool(self.value < other.value)
+
+    def __eq__(self, other) -> bool:
+        return bool(self.value == other.value)
 
 
 def _gap_resolved(box, profile) -> bool:
