@@ -117,6 +117,8 @@ def evaluate(text: str, env) -> arb:
             if node.func.id in ("min", "max"):
                 result = args[0]
                 for value in args[1:]:
+                    if not isinstance(value, arb):  # a number type of the caller's (region proofs' Dual) leads
+                        result, value = value, result
                     result = result.min(value) if node.func.id == "min" else result.max(value)
                 return result
             (value,) = args

@@ -112,19 +112,21 @@ class Profile:
 
 
 def _reduced(tree) -> bool:
-    """A product with one factor D; a and D elsewhere only within products c * a * D**2 (c numbers, n, d)."""
+    """A product (and quotient) with one factor D in the numerator; a and D elsewhere only within
+    products c * a * D**2 (c numbers, n, d)."""
     factors = []
 
-    def collect(node):
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-            collect(node.left)
-            collect(node.right)
+    def collect(node, up):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            collect(node.left, up)
+            collect(node.right, up if isinstance(node.op, ast.Mult) else not up)
         else:
-            factors.append(node)
+            factors.append((node, up))
 
-    collect(tree)
-    plain_d = [f for f in factors if isinstance(f, ast.Name) and f.id == "D"]
-    return len(plain_d) == 1 and all(_only_through_product(f) for f in factors if f not in plain_d)
+    collect(tree, True)
+    plain_d = [up for f, up in factors if isinstance(f, ast.Name) and f.id == "D"]
+    return plain_d == [True] and all(_only_through_product(f) for f, _ in factors
+                                     if not (isinstance(f, ast.Name) and f.id == "D"))
 
 
 def _only_through_product(node) -> bool:

@@ -340,3 +340,28 @@ def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one
     forged = copy.deepcopy(same.certificate)
     forged["bound"] = "tanh(a*D**2/4.001)*D"  # sharper than tanh(L/4): false at w = 0
     assert not checker.verify(forged).ok
+
+
+@pytest.mark.parametrize("bound", ["(1-exp(-a*D**2/2))*D", "D*tanh(sqrt(a*D**2 + 1) - 1)", "D*(a*D**2)**3/(1 + (a*D**2)**3)",
+                                   "D*min(1, a*D**2/3)"])
+def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):
+    """g' on [0, top] by forward mode (prover and checker) contains mpmath's derivative at sample points."""
+    mp.dps = 30
+    prover_profile = profiles.bound_profile(bound, 2, None)
+    checker_profile = checker_region.Profile(None, bound, 2, None)
+    text = bound.replace("D*", "", 1) if bound.startswith("D*") else bound[:-2]
+    g = lambda L: eval(text.replace("a*D**2", "(L)"), {"exp": mp.exp, "tanh": mp.tanh, "sqrt": mp.sqrt,  # noqa: E731
+                                                      "min": lambda x, y: x if x < y else y, "L": L})
+    for top in (Fraction(1, 8), Fraction(1), Fraction(5, 2)):
+        with ctx.workprec(53):
+            slopes = [prover_profile.slope_lower(top), checker_profile.slope_lower(top)]
+        if top < 1:  # a wide interval may give a NaN ball (it then closes nothing); a short one may not
+            assert all(s.is_finite() for s in slopes)
+        slopes = [s for s in slopes if s.is_finite()]
+        for k in range(1, 9):
+            x = mp.mpf(float(top)) * k / 9
+            if "min" in bound and abs(x - 3) < mp.mpf("1e-6"):
+                continue
+            derivative = mp.diff(g, x)
+            for lower in slopes:
+                assert mp.mpf(lower.mid().str(30, radius=False)) - mp.mpf(float(lower.rad())) <= derivative + mp.mpf(10) ** -20

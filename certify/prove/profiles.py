@@ -93,19 +93,20 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
 
 
 def reduced_form(tree: tuple) -> bool:
-    """tree = a product with one factor D, a and D elsewhere only inside products c * a * D**2."""
-    factors: list[tuple] = []
+    """tree = a product (and quotient) with one factor D in the numerator; a and D elsewhere only
+    inside products c * a * D**2."""
+    factors: list[tuple[tuple, bool]] = []
 
-    def collect(node):
-        if node[0] == "*":
-            collect(node[1])
-            collect(node[2])
+    def collect(node, numerator: bool):
+        if node[0] in ("*", "/"):
+            collect(node[1], numerator)
+            collect(node[2], numerator if node[0] == "*" else not numerator)
         else:
-            factors.append(node)
+            factors.append((node, numerator))
 
-    collect(tree)
-    plain_d = [f for f in factors if f == ("var", "D")]
-    return len(plain_d) == 1 and all(_only_reduced(f) for f in factors if f != ("var", "D"))
+    collect(tree, True)
+    plain_d = [up for f, up in factors if f == ("var", "D")]
+    return plain_d == [True] and all(_only_reduced(f) for f, _ in factors if f != ("var", "D"))
 
 
 def _only_reduced(tree: tuple) -> bool:
