@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from proofs._framework import Derivation, require, require_zero
+from proofs._framework import Derivation, require_zero
 
 
 def _tilt(theta, taus):

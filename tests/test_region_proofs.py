@@ -277,7 +277,8 @@ def test_cli_proves_writes_and_verifies(tmp_path, capsys):
     out = tmp_path / "proof.json"
     assert main(["prove", "collapse.global", "--n", "3", "--d", "1", "--radius", "1", "--norm", "1",
                  "--out", str(out)]) == 0
-    assert "PROVED" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "PROVED" in captured.out and "of the volume proved" in captured.err  # progress on stderr
     assert main(["verify", str(out)]) == 0
 
 

@@ -27,9 +27,9 @@ from certify.prove.tilt import Interval, one_minus_ratio_lower
 
 KIND = "region-proof"
 PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
-# The bisection tree in preorder: a digit k for a box bisected at the midpoint of variable k,
-# "." for a leaf (the next one of "leaves"), "?" for a box left open (the next one of "left").
-TREE_ALPHABET = ".?0123456789"
+# The bisection tree is a string in preorder: a digit k for a box bisected at the midpoint of
+# variable k (at most 8 variables), "." for a leaf (the next one of "leaves"), "?" for a box left
+# open (the next one of "left").
 PRECISIONS = (53, 212, 848, 3392)  # a user's bound may need more bits for 1 - g(L) at large L
 MAX_DEPTH = 90
 # A variable split this many times less often than another is split first (line: the look-ahead
@@ -48,7 +48,7 @@ class ProofResult:
     profile: Profile
     leaves: list = field(default_factory=list)  # (box, method, precision), in preorder
     left: list = field(default_factory=list)  # boxes still open, in preorder
-    tree: str = ""  # the bisection tree (TREE_ALPHABET)
+    tree: str = ""  # the bisection tree, in preorder
     boxes: int = 0
     seconds: float = 0.0
     counterexample: dict | None = None  # {"config": ..., "certificate": ...}
