@@ -93,8 +93,14 @@ def _best_axis(box, root, reduction, profile) -> int:
     if limit is not None and max(relative) > limit * min(relative):
         return relative.index(max(relative))
 
-    def best(half):  # None: no method applies
-        slacks = [s for s in (closing.slack(closing.margin(m, half, profile)) for m in methods) if s is not None]
+    def best(half):  # the largest slack, None when no method applies; a closing method ends the search
+        slacks = []
+        for method in methods:
+            value = closing.slack(closing.margin(method, half, profile))
+            if value is not None:
+                slacks.append(value)
+                if value >= 0:
+                    break
         return max(slacks, key=_Exact) if slacks else None
 
     def score(axis):
