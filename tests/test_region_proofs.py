@@ -28,6 +28,14 @@ def prove(claim, n, d, radius, norm, bound=None, time_limit=30.0):
     return region_proof.prove(reductions.region(n, d, radius, norm), profile, time_limit=time_limit)
 
 
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    """The mpmath tests below raise mp.dps; other modules' tests rely on its default."""
+    saved = mp.dps
+    yield
+    mp.dps = saved
+
+
 @pytest.fixture(scope="module")
 def line_proof():
     return prove("collapse.global", 3, 1, 1, 1)

@@ -75,7 +75,8 @@ def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | 
 
 
 def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:
-    """A ball whose value (a lower end) is <= h on the box when the method applies, else None."""
+    """A ball whose lower end is <= h on the box when the method applies (for a monotone face whose
+    derivative sign is not proved: the sign test's own margin, < 0), else None."""
     if method == "direct":
         return direct(box, profile)
     if method == "divided":
