@@ -32,9 +32,11 @@ PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
 # open (the next one of "left").
 PRECISIONS = (53, 212, 848, 3392)  # a user's bound may need more bits for 1 - g(L) at large L
 MAX_DEPTH = 90
-# A variable split this many times less often than another is split first (line: the look-ahead
-# alone starves L near the tight sets); two tokens need none (w is eliminated by the monotone face).
-IMBALANCE = {"two-tokens": None, "line": 1 << 3}
+# L may not stay IMBALANCE times wider (relative to the domain) than the narrowest variable: near
+# the tight sets the look-ahead alone keeps splitting t and starves L (line, three tokens); the
+# other variables may lag (near L = 0 the divided form closes however wide they are).
+IMBALANCE = 1 << 3
+L_AXIS = 1
 # Cheapest and most often closing first; the checker accepts any method of the reduction's menu.
 ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "direct", "divided",
          "monotone-t/pair", "monotone-t/direct", "monotone-t/divided")
@@ -84,14 +86,13 @@ def _best_axis(box, root, reduction, profile) -> int:
     """The variable to bisect (a heuristic only; the checker replays whatever was chosen).
 
     Look one bisection ahead: prefer the variable whose halves close most often, then the one
-    whose worse half comes closest to closing.  A variable split IMBALANCE times less often than
-    another is split first, so no variable is starved.
+    whose worse half comes closest to closing; but L when it lags IMBALANCE times behind the
+    narrowest variable.
     """
     methods = [m for m in ORDER if m in reduction.methods]
     relative = [(box[k][1] - box[k][0]) / (root[k][1] - root[k][0]) for k in range(len(box))]
-    limit = IMBALANCE[reduction.name]
-    if limit is not None and max(relative) > limit * min(relative):
-        return relative.index(max(relative))
+    if relative[L_AXIS] > IMBALANCE * min(relative):
+        return L_AXIS
 
     def best(half):  # the largest slack, None when no method applies; a closing method ends the search
         slacks = []
