@@ -374,3 +374,13 @@ def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):
             derivative = mp.diff(g, x)
             for lower in slopes:
                 assert mp.mpf(lower.mid().str(30, radius=False)) - mp.mpf(float(lower.rad())) <= derivative + mp.mpf(10) ** -20
+
+
+def test_realise_stays_inside_the_region_or_declines():
+    region = reductions.region(3, 1, 1, 1)
+    assert reductions.realise(region, (Fraction(0), Fraction(0), Fraction(1, 2))) is None
+    assert reductions.realise(region, (Fraction(0), Fraction(1, 10 ** 30), Fraction(1, 2))) is None  # D rounds to 0
+    assert reductions.realise(region, (Fraction(1, 2), Fraction(4), Fraction(1, 2))) is None  # |c| + D/2 > radius
+    config = reductions.realise(region, (Fraction(1, 8), Fraction(1), Fraction(1, 3)))
+    as_checked = {"X": config["X"], "layers": [{"A": config["A"]}]}
+    assert checker_region._inside(as_checked, region.as_json()) is None

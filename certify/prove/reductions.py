@@ -95,6 +95,8 @@ def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
     if L <= 0:
         return None
     D = Fraction(math.sqrt(L / r.norm)).limit_denominator(1 << 24)
+    if D == 0:
+        return None
     centre = Fraction(w / (r.norm * D)).limit_denominator(1 << 24)
     taus = [Fraction(0), *inner, Fraction(1)]
     if abs(centre) + D / 2 > r.radius:
