@@ -320,6 +320,7 @@ def test_cli_undecided_exits_3(capsys):
     ["--bound", "v*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["collapse.tanh", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["--n", "2", "--radius", "1"],
+    ["--n", "2", "--radius", "1e200", "--norm", "1"],
 ])
 def test_cli_bad_input_exits_2(args, capsys):
     assert main(["prove", *args]) == 2

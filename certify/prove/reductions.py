@@ -38,6 +38,7 @@ LEMMAS = {
     "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"],
 }
 MAX_TOKENS = 8
+MAX_SPAN = 2 ** 40  # a D^2 beyond this is absurd, not ambitious (and float64 would not realise its points)
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ def region(n: int, d: int | None, radius, norm) -> Region:
         raise BadInput("certify prove: d must be at least 1")
     if radius <= 0 or norm <= 0:
         raise BadInput("certify prove: --radius and --norm must be positive")
+    if 4 * norm * radius ** 2 > MAX_SPAN:
+        raise BadInput("certify prove: the region reaches a D^2 = 4 norm radius^2 above 2^40")
     return Region(n, d, radius, norm)
 
 
