@@ -37,6 +37,7 @@ KINDS = {
     "attention-head": "certify_checker.head",
     "centred-rank": "certify_checker.rank",
     "trajectory": "certify_checker.trajectory",
+    "region-proof": "certify_checker.region_proof",
 }
 
 

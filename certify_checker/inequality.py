@@ -18,7 +18,7 @@ from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
-from certify_checker.exact import accurate, ball, contains, largest, smallest
+from certify_checker.exact import accurate, ball, contains
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -113,7 +113,12 @@ def evaluate(text: str, env) -> arb:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
             args = [walk(a) for a in node.args]
             if node.func.id in ("min", "max"):
-                return (smallest if node.func.id == "min" else largest)(args)
+                result = args[0]
+                for value in args[1:]:
+                    if not isinstance(value, arb):  # a number type of the caller's (region proofs' Dual) leads
+                        result, value = value, result
+                    result = result.min(value) if node.func.id == "min" else result.max(value)
+                return result
             (value,) = args
             return getattr(value, node.func.id)()
         raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")

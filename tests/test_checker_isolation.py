@@ -81,6 +81,9 @@ def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_sc
         certs.append(counterexamples.load(name).build(parser.parse_args([])).certificate)
     certs.append(test_heads.confirmed_steps(test_heads.sample_head()).certificate)  # the heads of model and init
     certs.append(test_heads.rank_certificate(np.eye(3), 2))  # the model's centred rank
+    from certify.prove import profiles, reductions, region
+    certs.append(region.prove(reductions.region(3, 1, 1, 1), profiles.claim_profile("collapse.global")).certificate)
+    certs.append(region.prove(reductions.region(2, 2, 2, 4), profiles.bound_profile("D*(1-exp(-0.45*a*D**2))", 2, 2)).certificate)
     assert {cert["kind"] for cert in certs} == set(certify_checker.KINDS)
     paths = [str(certificate.write(cert, tmp_path / f"{i}.json")) for i, cert in enumerate(certs)]
     probe = ("import runpy, sys\n"

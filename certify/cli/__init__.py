@@ -23,6 +23,7 @@ COMMANDS = [
     "run",
     "check",
     "verify",
+    "prove",
     "claims",
     "proofs",
     "sample",

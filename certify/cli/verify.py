@@ -40,7 +40,9 @@ def run(args) -> int:
         raise BadInput(f"{args.certificate}: refused: {confirmation.message}")
     if confirmation.ok:
         undecided = cert.get("verdict") == "undecided"
-        print(f"OK: {confirmation.message}" + ("  (an undecided result: nothing is certified)" if undecided else ""))
+        partial = ("  (undecided: only the stated fraction of the region's reduced domain is proved)"
+                   if cert.get("kind") == "region-proof" else "  (an undecided result: nothing is certified)")
+        print(f"OK: {confirmation.message}" + (partial if undecided else ""))
         return 0
     print(f"REJECTED: {confirmation.message}")
     return 1

@@ -18,6 +18,8 @@ give a separate argument (e.g. a monotone bound past a cut-off, certified at the
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
@@ -62,8 +64,10 @@ def _point(x: Fraction) -> arb:
     return arb(fmpq(x.numerator, x.denominator))
 
 
-def _is_nonnegative(value: arb, strict: bool) -> bool:
-    if not value.is_finite():
+def certainly_nonnegative(value: arb, strict: bool = False) -> bool:
+    """value >= 0 (> 0 when strict) for certain; never for a NaN or infinite enclosure (on a NaN
+    ball arb's comparisons are False, but a test written as `not value < 0` would pass)."""
+    if not isinstance(value, arb) or not value.is_finite():
         return False
     return bool(value > 0) if strict else bool(value >= 0)
 
@@ -71,6 +75,51 @@ def _is_nonnegative(value: arb, strict: bool) -> bool:
 def _is_negative(value: arb, strict: bool) -> bool:
     """Certainly violates: < 0 for h >= 0; <= 0 for h > 0 (only decidable as < 0 for balls)."""
     return value.is_finite() and bool(value < 0)
+
+
+@dataclass
+class Exploration:
+    """What `explore` did: the closed boxes with their labels, the boxes left open, a refutation."""
+
+    leaves: list[tuple[tuple[Interval, ...], object]]
+    left: list[tuple[tuple[Interval, ...], int]]  # (box, depth) still open when the search stopped
+    refuted: tuple[tuple[Interval, ...], object] | None  # (box, what decide said) that ended the search
+    boxes: int  # calls of decide
+    stop: str  # "done" | "refuted" | "boxes" | "time" ("done" with boxes left: they hit the depth limit)
+
+
+def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_boxes: int | None = None,
+            deadline: float | None = None, progress=None) -> Exploration:
+    """Breadth-first branch and bound: every box is closed, refuted, or split by `split`.
+
+    `decide(box, depth)` returns ("closed", label), ("refuted", info) or ("split", None);
+    `split(box, depth)` returns the two halves.  A box that would be split past `max_depth`
+    stays open; the search stops at a refutation, after `max_boxes` calls, or at `deadline`
+    (time.monotonic()).  `progress(exploration, queue_length)` is called after every box.
+    """
+    queue = deque([(root, 0)])
+    found = Exploration([], [], None, 0, "done")
+    while queue:
+        if (max_boxes is not None and found.boxes >= max_boxes) or (deadline is not None and time.monotonic() > deadline):
+            found.stop = "boxes" if max_boxes is not None and found.boxes >= max_boxes else "time"
+            break
+        box, depth = queue.popleft()
+        found.boxes += 1
+        outcome, info = decide(box, depth)
+        if outcome == "closed":
+            found.leaves.append((box, info))
+        elif outcome == "refuted":
+            found.refuted, found.stop = (box, info), "refuted"
+            found.left.append((box, depth))
+            break
+        elif depth >= max_depth:
+            found.left.append((box, depth))
+        else:
+            queue.extend((half, depth + 1) for half in split(box, depth))
+        if progress is not None:
+            progress(found, len(queue))
+    found.left.extend(queue)
+    return found
 
 
 def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bool = False,
@@ -87,31 +136,32 @@ def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bo
     for lo, hi in root:
         if not lo <= hi:
             raise BadInput(f"empty interval [{lo}, {hi}] in the box")
-    stack: list[tuple[tuple[Interval, ...], int]] = [(root, 0)]
-    boxes = 0
-    worst_box, worst_lower = None, None
+
+    def decide(current, depth):
+        value = h(*[_ball(lo, hi) for lo, hi in current])
+        if certainly_nonnegative(value, strict):
+            return "closed", float(value.lower().mid())
+        midpoint = tuple((lo + hi) / 2 for lo, hi in current)
+        if _is_negative(value, strict) or _is_negative(h(*[_point(m) for m in midpoint]), strict):
+            return "refuted", (midpoint, _lower(value))
+        return "split", None
+
     with flint.ctx.workprec(prec):
-        while stack:
-            current, depth = stack.pop()
-            boxes += 1
-            value = h(*[_ball(lo, hi) for lo, hi in current])
-            if _is_nonnegative(value, strict):
-                lower = float(value.lower().mid())
-                if worst_lower is None or lower < worst_lower:
-                    worst_box, worst_lower = current, lower
-                continue
-            midpoint = tuple((lo + hi) / 2 for lo, hi in current)
-            at_mid = h(*[_point(m) for m in midpoint])
-            if _is_negative(value, strict) or _is_negative(at_mid, strict):
-                return BnBResult(False, True, boxes, current, _lower(value), midpoint,
-                                 "h < 0 is certified at the witness point")
-            if depth >= max_depth or boxes >= max_boxes:
-                limit = "depth" if depth >= max_depth else "box"
-                return BnBResult(False, False, boxes, current, _lower(value), None,
-                                 f"{limit} limit reached on an undecided sub-box")
-            for half in _bisect(current):
-                stack.append((half, depth + 1))
-    return BnBResult(True, False, boxes, worst_box, worst_lower, None,
+        found = explore(root, decide, lambda current, depth: bisect(current), max_depth=max_depth,
+                        max_boxes=max_boxes)
+    if found.refuted is not None:
+        current, (midpoint, lower) = found.refuted
+        return BnBResult(False, True, found.boxes, current, lower, midpoint,
+                         "h < 0 is certified at the witness point")
+    if found.left:
+        current, _ = found.left[0]
+        with flint.ctx.workprec(prec):
+            lower = _lower(h(*[_ball(lo, hi) for lo, hi in current]))
+        limit = "box" if found.stop == "boxes" else "depth"
+        return BnBResult(False, False, found.boxes, current, lower, None,
+                         f"{limit} limit reached on an undecided sub-box")
+    worst_box, worst_lower = min(found.leaves, key=lambda leaf: leaf[1]) if found.leaves else (None, None)
+    return BnBResult(True, False, found.boxes, worst_box, worst_lower, None,
                      "every sub-box has a certified lower bound " + (">" if strict else ">=") + " 0")
 
 
@@ -125,9 +175,11 @@ def _lower(value: arb) -> float | None:
     return float(value.lower().mid()) if value.is_finite() else None
 
 
-def _bisect(current: tuple[Interval, ...]) -> tuple[tuple[Interval, ...], tuple[Interval, ...]]:
-    widths = [hi - lo for lo, hi in current]
-    axis = widths.index(max(widths))
+def bisect(current: tuple[Interval, ...], axis: int | None = None) -> tuple[tuple[Interval, ...], tuple[Interval, ...]]:
+    """The two halves of a box along `axis` (default: its widest side, the first of equals)."""
+    if axis is None:
+        widths = [hi - lo for lo, hi in current]
+        axis = widths.index(max(widths))
     lo, hi = current[axis]
     mid = (lo + hi) / 2
     left, right = list(current), list(current)

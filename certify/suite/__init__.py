@@ -24,6 +24,7 @@ SECTIONS = [
     "certify.suite.models",
     "certify.suite.attacks",
     "certify.suite.derivations",
+    "certify.suite.region_proofs",
     "certify.suite.thesis_dynamics",
 ]
 

@@ -1,0 +1,126 @@
+"""certify prove [CLAIM | --bound EXPR] --n N [--d D] --radius R --norm A [--time-limit S] [--out PROOF] [--json]
+
+A claim for every configuration of a region (certify.prove.region): exit 0 proved, 1 violated
+(a certified counterexample inside the region, written as a configuration file), 3 undecided
+(or a verdict the checker did not confirm), 2 bad input.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from certify.core import jsonfile
+from certify.core.numbers import parse_number
+from certify.errors import BadInput
+from certify.prove import profiles, reductions
+from certify.prove import region as region_proof
+
+EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
+
+
+def add_parser(subparsers):
+    p = subparsers.add_parser("prove", help="prove a claim for every configuration in a region",
+                              description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
+                              "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
+                              "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
+                              "Exit 0 proved, 1 violated, 3 undecided, 2 bad input.")
+    p.add_argument("claim", nargs="?", help="collapse.global (default) or collapse.tanh")
+    p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')
+    p.add_argument("--n", type=int, required=True, help="number of tokens")
+    p.add_argument("--d", type=int, help="dimension (omit for n = 2: the proof covers every d)")
+    p.add_argument("--radius", required=True, help="||x_i|| <= radius (exact: 2, 0.5, 1/3)")
+    p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds (default 60)")
+    p.add_argument("--out", metavar="PROOF", help="write the region-proof certificate here")
+    p.add_argument("--counterexample", metavar="CONFIG",
+                   help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(run=run)
+
+
+def _profile(args) -> profiles.Profile:
+    if args.claim and args.bound:
+        raise BadInput("certify prove: give a claim or --bound, not both")
+    if args.bound:
+        return profiles.bound_profile(args.bound, args.n, args.d)
+    return profiles.claim_profile(args.claim or "collapse.global")
+
+
+def run(args) -> int:
+    if not args.time_limit > 0:
+        raise BadInput("certify prove: --time-limit must be positive")
+    region = reductions.region(args.n, args.d, parse_number(args.radius, "--radius"), parse_number(args.norm, "--norm"))
+    profile = _profile(args)
+    reductions.reduce(region)  # refuse what no reduction covers before any work
+    bar = tqdm(total=1.0, file=sys.stderr, leave=False, mininterval=0.5, desc="certify prove",
+               bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
+
+    def progress(closed, queue, fraction):
+        bar.set_postfix_str(f"{closed} boxes closed, {queue} queued", refresh=False)
+        bar.update(fraction - bar.n)  # redraws at most every mininterval
+
+    try:
+        result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress)
+    finally:
+        bar.close()
+    written = _write(result, args)
+    info = summary(result) | written
+    if args.json:
+        print(json.dumps(info, indent=1))
+    else:
+        _render(info)
+    return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]
+
+
+def summary(result: region_proof.ProofResult) -> dict:
+    methods: dict[str, int] = {}
+    for _, method, _ in result.leaves:
+        methods[method] = methods.get(method, 0) + 1
+    return {
+        "verdict": result.verdict if result.confirmed else f"{result.verdict} (not certified)",
+        "claim": result.profile.claim,
+        "bound": result.profile.bound,
+        "region": result.region.as_json(),
+        "reduction": result.reduction.name,
+        "variables": list(result.reduction.variables),
+        "boxes": result.boxes,
+        "leaves": len(result.leaves),
+        "methods": methods,
+        "left": len(result.left),
+        "volume_proved": float(result.volume_proved),
+        "seconds": round(result.seconds, 3),
+        "checker": result.message,
+    }
+
+
+def _write(result, args) -> dict:
+    out = {"certificate": None, "counterexample": None}
+    if args.out:
+        out["certificate"] = str(jsonfile.write(result.certificate, args.out))
+    if result.verdict == region_proof.VIOLATED_VERDICT and result.confirmed:
+        target = args.counterexample or (Path(args.out).with_suffix(".counterexample.json") if args.out
+                                         else "counterexample.json")
+        out["counterexample"] = str(jsonfile.write(result.counterexample["config"], target))
+    return out
+
+
+def _render(info: dict) -> None:
+    r = info["region"]
+    dims = f"d = {r['d']}" if r["d"] is not None else "every d"
+    what = info["claim"] or f"bound {info['bound']}"
+    print(f"{info['verdict'].upper()}: {what} for n = {r['n']} tokens in {dims}, ||x_i|| <= {r['radius']}, "
+          f"||A||_2 <= {r['norm']}")
+    methods = ", ".join(f"{name} {count}" for name, count in sorted(info["methods"].items()))
+    print(f"  reduction {info['reduction']} ({', '.join(info['variables'])}): {info['boxes']} boxes, "
+          f"{info['leaves']} leaves" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
+    if info["verdict"].startswith("undecided"):
+        print(f"  {info['volume_proved']:.4%} of the reduced domain proved, {info['left']} boxes left")
+    print(f"  checker: {info['checker']}")
+    if info["certificate"]:
+        print(f"  certificate: {info['certificate']}")
+    if info["counterexample"]:
+        print(f"  counterexample configuration: {info['counterexample']} (certify check confirms it)")

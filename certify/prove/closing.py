@@ -1,0 +1,106 @@
+"""The closing tests of a region proof: a small fixed menu, each proving h = g(L) - F >= 0 on a box.
+
+    direct              1 - F >= (1 - F)_lo on the box (certify.prove.tilt) and 1 - g <= gap_hi:
+                        h = (1 - F) - (1 - g) >= 0 when the difference of the ends is >= 0.
+    divided             a box with L_lo = 0, where h vanishes (F(w, 0) = 0 and g(0) = 0): by the
+                        mean value theorem h(L) = L dh/dL(xi) with xi in [0, L], and
+                        dh/dL = g' - (m'(w + L/2) + m'(w - L/2))/2 >= g'_lo - max Var >= 0.
+    monotone-w/FACE     n = 2 only: dF/dw = -sinh(w) sinh(L/2) / (4 cosh^2((w + L/2)/2)
+                        cosh^2((w - L/2)/2)) <= 0 for w, L >= 0 (proofs/region_two_tokens.py), so
+                        h >= h on the face w = w_lo, which FACE closes: direct, divided, or
+                        identity (w_lo = 0 and g(L) = tanh(L/4) = F(0, L), the tight set).
+    monotone-t/FACE     n = 3 only: dF/dt <= 0 on the box (certify.prove.tilt.t_slope_margin), so the
+                        face t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0, where the
+                        positions 0, 0, 1 give the two-token ratio shifted by ln 2, at most tanh(L/4)).
+A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
+infinite ball never closes anything.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb
+
+from certify.prove.bnb import certainly_nonnegative
+from certify.prove.profiles import Profile
+from certify.prove.tilt import Interval, one_minus_ratio_lower, t_slope_margin, variance_upper
+
+
+def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L, inner = box[0], box[1], box[2:]
+    return one_minus_ratio_lower(w, L, inner).lower() - profile.gap_upper(L).upper()
+
+
+def divided(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L, inner = box[0], box[1], box[2:]
+    if L[0] != 0 or not profile.vanishes:
+        return None
+    thetas = (w[0] - L[1] / 2, w[1] + L[1] / 2)
+    return profile.slope_lower(L[1]).lower() - variance_upper(thetas, inner).upper()
+
+
+def identity(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The face w = 0 of the two-token form, where F(0, L) = tanh(L/4) (proofs/region_tilt.py)."""
+    return arb(0) if box[0] == (0, 0) and len(box) == 2 and profile.tanh else None
+
+
+FACE_TESTS = {"direct": direct, "divided": divided, "identity": identity}
+
+
+def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    w, L = box[0], box[1]
+    if len(box) != 2 or w[0] < 0 or L[0] < 0:  # the sign of dF/dw is proved for two tokens, w, L >= 0
+        return None
+    return face_test(((w[0], w[0]), L), profile)
+
+
+def pair(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The face t = 0 of three tokens: positions 0, 0, 1 make m(theta) = sigma(theta - ln 2), so
+    F = the two-token ratio at w - ln 2, which is at most tanh(L/4) (proofs/region_line.py)."""
+    return arb(0) if len(box) == 3 and box[2] == (0, 0) and profile.tanh else None
+
+
+T_FACE_TESTS = {"direct": direct, "divided": divided, "pair": pair}
+
+
+def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    if len(box) != 3 or box[1][0] < 0:  # the sign test is written for three tokens
+        return None
+    w, L, t = box
+    sign = t_slope_margin(w, L, t)
+    if not certainly_nonnegative(sign):
+        return sign  # dF/dt <= 0 is not proved: the (negative) margin of the sign test
+    return face_test((w, L, (t[0], t[0])), profile)
+
+
+def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """A ball whose lower end is <= h on the box when the method applies (for a monotone face whose
+    derivative sign is not proved: the sign test's own margin, < 0), else None."""
+    if method == "direct":
+        return direct(box, profile)
+    if method == "divided":
+        return divided(box, profile)
+    if method.startswith("monotone-w/") and method[len("monotone-w/"):] in FACE_TESTS:
+        return monotone_w(FACE_TESTS[method[len("monotone-w/"):]], box, profile)
+    if method.startswith("monotone-t/") and method[len("monotone-t/"):] in T_FACE_TESTS:
+        return monotone_t(T_FACE_TESTS[method[len("monotone-t/"):]], box, profile)
+    return None
+
+
+def closes(method: str, box: tuple[Interval, ...], profile: Profile) -> bool:
+    value = margin(method, box, profile)
+    return value is not None and certainly_nonnegative(value)
+
+
+def slack(value: arb | None) -> arb | None:
+    """How far a margin is from closing (None: not at all), for choosing splits only, never for a
+    verdict: the exact midpoint, which compares exactly however far below float64's range it lies
+    (exp(-4096)) and costs nothing however large its exponent."""
+    if value is None or not value.is_finite():
+        return None
+    return value.mid()
+
+
+def midpoint(box: tuple[Interval, ...]) -> tuple[Fraction, ...]:
+    return tuple((lo + hi) / 2 for lo, hi in box)

@@ -1,0 +1,147 @@
+"""The right-hand sides a region proof can take: bounds D g(a D^2), seen through their profile g.
+
+A profile encloses, for L = a D^2 in an exact interval, what the closing tests compare:
+    gap_upper(L)       an upper end for 1 - g(L) (the claims' closed forms never subtract from 1:
+                       1 - (1 - exp(-L)) is exp(-L), and 1 - tanh(L/4) = 2 / (1 + exp(L/2)))
+    slope_lower(L_hi)  a lower end for g' on [0, L_hi] (the divided form)
+    vanishes           g(0) = 0 exactly (both sides of the claim vanish at L = 0)
+The claims' profiles are decreasing gaps and slopes, so points suffice; a user's bound is
+evaluated on the interval as a ball, with its derivative by forward-mode differentiation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable
+
+from flint import arb
+
+from certify.core import expr as bound_grammar
+from certify.core.arith import BALL
+from certify.errors import BadInput
+from certify.prove.forward import JETS, Jet
+from certify.prove.tilt import Interval, exact
+
+CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
+
+
+@dataclass(frozen=True)
+class Profile:
+    claim: str | None  # a claim id, or None for a user's bound
+    bound: str  # the right-hand side, D g(a D^2), as text
+    gap_upper: Callable[[Interval], arb]
+    slope_lower: Callable[[Fraction], arb]
+    vanishes: bool
+    tanh: bool  # g(L) = tanh(L/4) as written: the tight-set identities close their faces exactly
+
+
+def _interval_ball(L: Interval) -> arb:
+    return exact(L[0]).union(exact(L[1]))
+
+
+def _global() -> Profile:
+    return Profile("collapse.global", CLAIM_BOUNDS["collapse.global"],
+                   gap_upper=lambda L: (-exact(L[0])).exp(),
+                   slope_lower=lambda top: (-exact(top)).exp(),
+                   vanishes=True, tanh=False)
+
+
+def _tanh() -> Profile:
+    def slope(top):  # (tanh(L/4))' = (1 - tanh^2(L/4)) / 4, decreasing in L >= 0
+        t = (exact(top) / 4).tanh()
+        return (1 - t * t) / 4
+    return Profile("collapse.tanh", CLAIM_BOUNDS["collapse.tanh"],
+                   gap_upper=lambda L: 2 / (1 + (exact(L[0]) / 2).exp()),
+                   slope_lower=slope, vanishes=True, tanh=True)
+
+
+def claim_profile(claim: str) -> Profile:
+    if claim == "collapse.global":
+        return _global()
+    if claim == "collapse.tanh":
+        return _tanh()
+    raise BadInput(f"certify prove covers collapse.global, collapse.tanh and --bound; no reduction covers {claim!r}")
+
+
+def bound_profile(text: str, n: int, d: int | None) -> Profile:
+    """The profile of a user's bound: D times a function of a D^2 only (checked on the syntax)."""
+    parsed = bound_grammar.parse(text)
+    if "v" in parsed.names:
+        raise BadInput("certify prove: the bound may not use v (the region has no value matrix)")
+    if "d" in parsed.names and d is None:
+        raise BadInput("certify prove: the bound uses d: give --d")
+    if not reduced_form(parsed.tree):
+        raise BadInput("certify prove: the bound must read D*g(a*D**2): D as a factor, and a and D "
+                       "elsewhere only in products such as c*a*D**2")
+
+    def g(L):
+        env = {"D": arb(1), "a": L,
+               "n": arb(n), "d": arb(d or 0)}
+        if isinstance(L, Jet):
+            return parsed.evaluate(JETS, {name: Jet.lift(value) for name, value in env.items()})
+        return parsed.evaluate(BALL, env)
+
+    def slope(top):
+        return g(Jet(exact(Fraction(0)).union(exact(top)), arb(1))).slope
+
+    vanishes = g(arb(0)).is_exact() and g(arb(0)).is_zero()
+    # Written as the claim collapse.tanh is: the tight-set identity applies to it.
+    tanh = parsed.tree == bound_grammar.parse(CLAIM_BOUNDS["collapse.tanh"]).tree
+    return Profile(None, parsed.text, gap_upper=lambda L: 1 - g(_interval_ball(L)), slope_lower=slope,
+                   vanishes=vanishes, tanh=tanh)
+
+
+def reduced_form(tree: tuple) -> bool:
+    """tree = a product (and quotient) with one factor D in the numerator; a and D elsewhere only
+    inside products c * a * D**2."""
+    factors: list[tuple[tuple, bool]] = []
+
+    def collect(node, numerator: bool):
+        if node[0] in ("*", "/"):
+            collect(node[1], numerator)
+            collect(node[2], numerator if node[0] == "*" else not numerator)
+        else:
+            factors.append((node, numerator))
+
+    collect(tree, True)
+    plain_d = [up for f, up in factors if f == ("var", "D")]
+    return plain_d == [True] and all(_only_reduced(f) for f, _ in factors if f != ("var", "D"))
+
+
+def _only_reduced(tree: tuple) -> bool:
+    if tree[0] in ("*", "/") and _is_product_of_a_D2(tree):
+        return True
+    if tree[0] == "var":
+        return tree[1] not in ("a", "D")
+    if tree[0] == "num":
+        return True
+    if tree[0] == "neg":
+        return _only_reduced(tree[1])
+    if tree[0] == "call":
+        return all(_only_reduced(arg) for arg in tree[2])
+    return _only_reduced(tree[1]) and _only_reduced(tree[2])
+
+
+def _is_product_of_a_D2(tree: tuple) -> bool:
+    """A chain of * and / whose factors are one a and one D**2 in the numerator, numbers, n and d."""
+    factors: list[tuple] = []
+
+    def collect(node, numerator: bool):
+        if node[0] == "*":
+            collect(node[1], numerator)
+            collect(node[2], numerator)
+        elif node[0] == "/":
+            collect(node[1], numerator)
+            collect(node[2], not numerator)
+        elif node[0] == "neg":
+            collect(node[1], numerator)
+        else:
+            factors.append((node, numerator))
+
+    collect(tree, True)
+    a_count = sum(1 for f, up in factors if f == ("var", "a") and up)
+    d2_count = sum(1 for f, up in factors if f == ("**", ("var", "D"), ("num", Fraction(2))) and up)
+    constant = {("var", "n"), ("var", "d")}
+    others = [(f, up) for f, up in factors if f[0] != "num" and f not in constant]
+    return a_count == 1 and d2_count == 1 and len(others) == 2

@@ -1,0 +1,111 @@
+"""The reductions: a region of configurations mapped onto a box of few variables.
+
+A region is every one-layer pure self-attention with n tokens in dimension d, ||x_i|| <= radius
+and ||A||_2 <= norm.  Both reductions express D(PX)/D as F = m(w + L/2) - m(w - L/2), m the
+tilted mean of positions 0 = tau_1 <= ... <= tau_n = 1 (certify.prove.tilt), with L = a D^2.
+
+two-tokens (n = 2, every d; proofs/region_two_tokens.py): y_1 - y_2 = (p_11 - p_21)(x_1 - x_2),
+    so D(PX)/D = |sigma(u) - sigma(v)|, u = x_1^T A delta, v = x_2^T A delta, |u - v| <= a D^2.
+    F grows with |u - v| and is even in w = (u + v)/2; |w| <= a ||x_1 + x_2|| D / 2 <= norm r^2
+    (||x_1 + x_2||^2 + D^2 <= 4 r^2, and D sqrt(4 r^2 - D^2) <= 2 r^2).  Box: w in [0, norm r^2],
+    L in [0, 4 norm r^2].
+line (d = 1, n >= 3; proofs/region_line.py): sorted tokens t_1 <= ... <= t_n, tau_j =
+    (t_j - t_1)/D; row i of P is the tilt of the positions by theta_i = alpha D t_i, whose extremes
+    are w +- L/2 with w = alpha D (t_1 + t_n)/2.  |w| <= norm D (r - D/2) <= norm r^2 / 2, and the
+    reflection t -> -t maps w to -w.  Box: w in [0, norm r^2 / 2], L in [0, 4 norm r^2], the
+    inner positions in [0, 1] (in any order: the formula does not need them sorted).
+The boxes contain every point the region reaches (they may contain more): a proof over the box
+proves the claim on the region; a point of the box that violates it is reported only once a
+configuration of the region realises a violation that `certify check` certifies.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from certify.errors import BadInput
+from certify.prove.tilt import Interval
+
+# The closing methods each reduction admits (certify.prove.closing; the checker has the same menu).
+METHODS = {
+    "two-tokens": ("direct", "divided", "monotone-w/direct", "monotone-w/divided", "monotone-w/identity"),
+    "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair"),
+}
+LEMMAS = {
+    "two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
+    "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"],
+}
+MAX_TOKENS = 8
+MAX_SPAN = 2 ** 40  # a D^2 beyond this is absurd, not ambitious (and float64 would not realise its points)
+
+
+@dataclass(frozen=True)
+class Region:
+    n: int
+    d: int | None  # None: every dimension (n = 2)
+    radius: Fraction
+    norm: Fraction
+
+    def as_json(self) -> dict:
+        return {"n": self.n, "d": self.d, "radius": str(self.radius), "norm": str(self.norm)}
+
+
+@dataclass(frozen=True)
+class Reduction:
+    name: str
+    variables: tuple[str, ...]
+    root: tuple[Interval, ...]
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return METHODS[self.name]
+
+
+def region(n: int, d: int | None, radius, norm) -> Region:
+    radius, norm = Fraction(radius), Fraction(norm)
+    if not 2 <= n <= MAX_TOKENS:
+        raise BadInput(f"certify prove: n must be between 2 and {MAX_TOKENS}")
+    if d is not None and d < 1:
+        raise BadInput("certify prove: d must be at least 1")
+    if radius <= 0 or norm <= 0:
+        raise BadInput("certify prove: --radius and --norm must be positive")
+    if 4 * norm * radius ** 2 > MAX_SPAN:
+        raise BadInput("certify prove: the region reaches a D^2 = 4 norm radius^2 above 2^40")
+    return Region(n, d, radius, norm)
+
+
+def reduce(r: Region) -> Reduction:
+    span = 4 * r.norm * r.radius ** 2  # a D^2 <= norm (2 r)^2
+    if r.n == 2:
+        return Reduction("two-tokens", ("w", "L"), ((Fraction(0), r.norm * r.radius ** 2), (Fraction(0), span)))
+    if r.d == 1:
+        inner = tuple(f"t{j}" for j in range(2, r.n))
+        root = ((Fraction(0), r.norm * r.radius ** 2 / 2), (Fraction(0), span)) + ((Fraction(0), Fraction(1)),) * (r.n - 2)
+        return Reduction("line", ("w", "L") + inner, root)
+    raise BadInput(f"certify prove: no reduction covers n = {r.n} tokens in d = {r.d or 'any'} dimensions "
+                   "(covered: n = 2 in every d; d = 1 with n up to 8)")
+
+
+def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
+    """A configuration of the region near the reduced point (w, L, tau...), or None.
+
+    Tokens on the first axis: alpha = norm, D = sqrt(L / norm) rounded to a rational, centre
+    c = w / (alpha D), t_j = c - D/2 + D tau_j.  The caller certifies what it violates.
+    """
+    w, L, inner = point[0], point[1], point[2:]
+    if L <= 0:
+        return None
+    D = Fraction(math.sqrt(L / r.norm)).limit_denominator(1 << 24)
+    if D == 0:
+        return None
+    centre = Fraction(w / (r.norm * D)).limit_denominator(1 << 24)
+    taus = [Fraction(0), *inner, Fraction(1)]
+    if abs(centre) + D / 2 > r.radius:
+        return None
+    d = r.d or 1
+    X = [[str(centre - D / 2 + D * tau)] + ["0"] * (d - 1) for tau in taus]
+    A = [["0"] * d for _ in range(d)]
+    A[0][0] = str(r.norm)
+    return {"X": X, "A": A}

@@ -1,0 +1,266 @@
+"""`certify prove`: a claim for every configuration of a region, by branch and bound on a reduction.
+
+The region is reduced to a box (certify.prove.reductions); boxes are bisected at the midpoint of
+one variable (chosen by a look-ahead heuristic and recorded in the bisection tree) until every
+sub-box is closed by one test of the menu (certify.prove.closing), a point of a sub-box violates
+the reduced claim and a configuration of the region near it is certified violated by `certify
+check`, or the time runs out.  The result is a "region-proof" certificate that certify_checker
+replays: it rebuilds the boxes from the tree, so the leaves tile the domain exactly, and re-runs
+every leaf's test with its own code.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from flint import arb, ctx
+
+from certify.core.precision import escalate
+from certify.engine import certificate as certificates
+from certify.engine import VIOLATED
+from certify.engine import check as check_configuration
+from certify.engine.certificate import FORMAT
+from certify.prove import bnb, closing, reductions
+from certify.prove.profiles import Profile
+from certify.prove.tilt import Interval, one_minus_ratio_lower
+
+KIND = "region-proof"
+PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
+# The bisection tree is a string in preorder: a digit k for a box bisected at the midpoint of
+# variable k (at most 8 variables), "." for a leaf (the next one of "leaves"), "?" for a box left
+# open (the next one of "left").
+# (start, cap, factor) of the precision ladder 53, 212, 848, 3392 bits: a user's bound may need more
+# bits for 1 - g(L) at large L
+PRECISIONS = (53, 3392, 4)
+MAX_DEPTH = 90
+# L may not stay IMBALANCE times wider (relative to the domain) than the narrowest variable: near
+# the tight sets the look-ahead alone keeps splitting t and starves L (line, three tokens); the
+# other variables may lag (near L = 0 the divided form closes however wide they are).
+IMBALANCE = 1 << 3
+L_AXIS = 1
+# Cheapest and most often closing first; the checker accepts any method of the reduction's menu.
+ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "direct", "divided",
+         "monotone-t/pair", "monotone-t/direct", "monotone-t/divided")
+
+
+@dataclass
+class ProofResult:
+    verdict: str
+    region: reductions.Region
+    reduction: reductions.Reduction
+    profile: Profile
+    leaves: list = field(default_factory=list)  # (box, method, precision), in preorder
+    left: list = field(default_factory=list)  # boxes still open, in preorder
+    tree: str = ""  # the bisection tree, in preorder
+    boxes: int = 0
+    seconds: float = 0.0
+    counterexample: dict | None = None  # {"config": ..., "certificate": ...}
+    certificate: dict | None = None
+    confirmed: bool = False
+    message: str = ""
+
+    @property
+    def volume_proved(self) -> Fraction:
+        return sum((volume(box) for box, _, _ in self.leaves), Fraction(0)) / volume(self.reduction.root)
+
+
+def volume(box: tuple[Interval, ...]) -> Fraction:
+    out = Fraction(1)
+    for lo, hi in box:
+        out *= hi - lo
+    return out
+
+
+def _first_closing(box, reduction, profile) -> tuple[str, int] | None:
+    methods = [m for m in ORDER if m in reduction.methods]
+
+    def attempt(precision: int) -> tuple[str, str | None]:
+        """("closed", method), ("final", None) where more bits change nothing, else ("more", None)."""
+        for method in methods:
+            if closing.closes(method, box, profile):
+                return "closed", method
+        return ("final" if profile.claim is not None or _gap_resolved(box, profile) else "more"), None
+
+    (state, method), precision = escalate(attempt, lambda found: found[0] != "more", *PRECISIONS)
+    return (method, precision) if state == "closed" else None
+
+
+def _best_axis(box, root, reduction, profile) -> int:
+    """The variable to bisect (a heuristic only; the checker replays whatever was chosen).
+
+    Look one bisection ahead: prefer the variable whose halves close most often, then the one
+    whose worse half comes closest to closing; but L when it lags IMBALANCE times behind the
+    narrowest variable.
+    """
+    methods = [m for m in ORDER if m in reduction.methods]
+    relative = [(box[k][1] - box[k][0]) / (root[k][1] - root[k][0]) for k in range(len(box))]
+    if relative[L_AXIS] > IMBALANCE * min(relative):
+        return L_AXIS
+
+    def best(half):  # the largest slack, None when no method applies; a closing method ends the search
+        slacks = []
+        for method in methods:
+            value = closing.slack(closing.margin(method, half, profile))
+            if value is not None:
+                slacks.append(value)
+                if value >= 0:
+                    break
+        return max(slacks, key=_Exact) if slacks else None
+
+    def score(axis):
+        halves = [best(half) for half in bnb.bisect(box, axis)]
+        closed = sum(1 for s in halves if s is not None and s >= 0)
+        worse = None if None in halves else min(halves, key=_Exact)
+        return (closed, worse is not None, _Exact(worse if worse is not None else arb(0)), relative[axis], -axis)
+
+    with ctx.workprec(PRECISIONS[0]):
+        return max(range(len(box)), key=score)
+
+
+class _Exact:
+    """An exact arb point ordered by value (arb's own < is three-valued, and min() needs a key)."""
+
+    def __init__(self, value: arb):
+        self.value = value
+
+    def __lt__(self, other: "_Exact") -> bool:
+        return bool(self.value < other.value)
+
+    def __eq__(self, other) -> bool:
+        return bool(self.value == other.value)
+
+
+def _gap_resolved(box, profile) -> bool:
+    """1 - g(L_lo) is known to 8 bits: more precision would not sharpen the direct test."""
+    L = box[1][0]
+    gap = profile.gap_upper((L, L))
+    return gap.is_finite() and (gap.is_exact() or gap.rad() * 256 <= abs(gap).lower())
+
+
+def _candidates(box: tuple[Interval, ...]) -> list[tuple[Fraction, ...]]:
+    """Points to try for a violation: the midpoint, and the midpoint of the face w = w_lo (F is
+    largest there for two tokens, where the claims are tight)."""
+    centre = closing.midpoint(box)
+    return [centre, (box[0][0],) + centre[1:]]
+
+
+def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
+    """h < 0 at the point of the reduced form (a hint; only a certified configuration counts)."""
+    box = tuple((x, x) for x in point)
+
+    def attempt(precision: int) -> bool | None:
+        h = one_minus_ratio_lower(box[0], box[1], box[2:]) - profile.gap_upper(box[1])
+        if not h.is_finite() or h > 0:
+            return False
+        return True if h < 0 else None
+
+    start, cap, factor = PRECISIONS
+    violates, _ = escalate(attempt, lambda found: found is not None, start, cap if profile.claim is None else start, factor)
+    return bool(violates)
+
+
+def _certified_violation(region, point, profile) -> dict | None:
+    config = reductions.realise(region, point)
+    if config is None:
+        return None
+    result = check_configuration(config, claim=profile.claim, bound=None if profile.claim else profile.bound)
+    if result.verdict != VIOLATED:
+        return None
+    return {"config": result.certificate["inputs"], "certificate": result.certificate}
+
+
+def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
+          progress=None) -> ProofResult:
+    """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box."""
+    reduction = reductions.reduce(region)
+    result = ProofResult(UNDECIDED, region, reduction, profile)
+    start = time.monotonic()
+
+    def decide(box, depth):
+        closed = _first_closing(box, reduction, profile)
+        if closed is not None:
+            return "closed", closed
+        for candidate in _candidates(box):
+            if _violates_at(candidate, profile):
+                found = _certified_violation(region, candidate, profile)
+                if found is not None:
+                    return "refuted", found
+        return "split", None
+
+    root_volume, tally = volume(reduction.root), {"counted": 0, "volume": 0.0}
+
+    def report(found, queue_length):
+        for box, _ in found.leaves[tally["counted"]:]:
+            tally["volume"] += float(volume(box) / root_volume)
+        tally["counted"] = len(found.leaves)
+        progress(len(found.leaves), queue_length, tally["volume"])
+
+    axes: dict = {}
+
+    def split(box, depth):
+        axes[box] = _best_axis(box, reduction.root, reduction, profile)
+        return bnb.bisect(box, axes[box])
+
+    found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
+                        progress=report if progress is not None else None)
+    closed = {box: label for box, label in found.leaves}
+    result.tree, result.leaves, result.left = _preorder(reduction.root, axes, closed, {box for box, _ in found.left})
+    result.boxes = found.boxes
+    if found.refuted is not None:
+        result.verdict, result.counterexample = VIOLATED_VERDICT, found.refuted[1]
+    elif not result.left:
+        result.verdict = PROVED
+    result.seconds = time.monotonic() - start
+    result.certificate = certificate(result)
+    confirmation = certificates.confirm(result.certificate)
+    result.confirmed, result.message = confirmation.ok, confirmation.message
+    return result
+
+
+def _preorder(root, axes: dict, closed: dict, open_boxes: set):
+    """The bisection tree as a string, with the leaves and open boxes in the order it meets them."""
+    symbols, leaves, left = [], [], []
+    stack = [root]
+    while stack:
+        box = stack.pop()
+        if box in closed:
+            symbols.append(".")
+            leaves.append((box, *closed[box]))
+        elif box in open_boxes or box not in axes:
+            symbols.append("?")
+            left.append(box)
+        else:
+            symbols.append(str(axes[box]))
+            lower, upper = bnb.bisect(box, axes[box])
+            stack.extend((upper, lower))
+    return "".join(symbols), leaves, left
+
+
+def _box_json(box: tuple[Interval, ...]) -> list[list[str]]:
+    return [[str(lo), str(hi)] for lo, hi in box]
+
+
+def certificate(result: ProofResult) -> dict:
+    reduction = result.reduction
+    cert = {
+        "format": FORMAT,
+        "kind": KIND,
+        "verdict": result.verdict,
+        "claim": result.profile.claim,
+        "bound": None if result.profile.claim else result.profile.bound,
+        "region": result.region.as_json(),
+        "reduction": {"name": reduction.name, "variables": list(reduction.variables),
+                      "domain": _box_json(reduction.root)},
+        "lemmas": reductions.LEMMAS[reduction.name],
+    }
+    if result.verdict == VIOLATED_VERDICT:
+        cert["counterexample"] = result.counterexample
+        return cert
+    cert["tree"] = result.tree
+    cert["leaves"] = [{"box": _box_json(box), "method": method, "precision": precision}
+                      for box, method, precision in result.leaves]
+    cert["left"] = [_box_json(box) for box in result.left]
+    cert["volume_proved"] = str(result.volume_proved)
+    return cert

@@ -1,0 +1,316 @@
+"""Checker for "region-proof" certificates: a bound D(PX) <= D g(a D^2) for every configuration of
+a region (one layer of pure self-attention, n tokens, ||x_i|| <= radius, ||A||_2 <= norm).
+
+The certificate names a reduction; this module recomputes its box from the region itself:
+    two-tokens (n = 2, any d): (w, L) in [0, norm r^2] x [0, 4 norm r^2]
+    line (d = 1, n >= 3): (w, L, t_2..t_{n-1}) in [0, norm r^2 / 2] x [0, 4 norm r^2] x [0, 1]^(n-2)
+(derivations: proofs/region_two_tokens.py, proofs/region_line.py, proofs/region_tilt.py), replays
+the bisection tree from that box (each digit bisects a box at the midpoint of that variable; "."
+is the next leaf, "?" the next box left open), so the leaves and open boxes tile it exactly, and
+re-runs every leaf's closing test with the code below at the leaf's precision:
+    direct              (1 - F)_lo - (1 - g)_hi >= 0
+    divided             L_lo = 0, g(0) = 0: g'_lo on [0, L_hi] - max Var >= 0 (h = L dh/dL(xi))
+    monotone-w/FACE     two tokens: dF/dw <= 0 for w, L >= 0, so the face w = w_lo decides; FACE is
+                        direct, divided, or identity (w_lo = 0, g = tanh(L/4) = F(0, L))
+    monotone-t/FACE     three tokens: dF/dt <= 0 on the box (region_bounds.t_slope_margin), so the face
+                        t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0: positions 0, 0, 1
+                        give the two-token ratio at w - ln 2, at most tanh(L/4))
+A test closes only on a finite enclosure that is certainly >= 0.  "violated" carries an
+"inequality" certificate of a configuration inside the region, verified by that kind's checker.
+"""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+
+from flint import arb, ctx
+
+from certify_checker.exact import rational
+from certify_checker.inequality import evaluate
+from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
+
+KIND = "region-proof"
+FORMAT = "certify-certificate/1"
+VERDICTS = ("proved", "violated", "undecided")
+MAX_TOKENS = 8
+MIN_PRECISION, MAX_PRECISION = 53, 1 << 14
+MAX_DEPTH = 200
+FACES = ("direct", "divided", "identity")
+METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f in FACES),
+           "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
+LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
+          "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
+CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
+CLAIMS = set(CLAIM_BOUNDS)
+
+
+def _positive(text) -> Fraction:
+    value = rational(text)
+    if value <= 0:
+        raise ValueError(f"{text!r} is not positive")
+    return value
+
+
+def _reduction(region: dict):
+    n, d = region["n"], region["d"]
+    if type(n) is not int or not 2 <= n <= MAX_TOKENS or not (d is None or (type(d) is int and d >= 1)):
+        raise ValueError("region: n must be an integer in [2, 8], d null or a positive integer")
+    radius, norm = _positive(region["radius"]), _positive(region["norm"])
+    span = 4 * norm * radius ** 2
+    if n == 2:
+        return "two-tokens", ["w", "L"], [(Fraction(0), norm * radius ** 2), (Fraction(0), span)]
+    if d == 1:
+        return ("line", ["w", "L"] + [f"t{j}" for j in range(2, n)],
+                [(Fraction(0), norm * radius ** 2 / 2), (Fraction(0), span)] + [(Fraction(0), Fraction(1))] * (n - 2))
+    raise ValueError(f"no reduction covers n = {n}, d = {d}")
+
+
+class Profile:
+    """g, 1 - g and g' of the claim, from its closed form or the bound's text."""
+
+    def __init__(self, claim, bound, n, d):
+        self.kind = claim
+        self.tanh = claim == "collapse.tanh"  # g(L) = tanh(L/4): the tight-set identities apply
+        if claim is None:
+            tree = ast.parse(bound.strip(), mode="eval").body
+            self.tanh = ast.dump(tree) == ast.dump(ast.parse(CLAIM_BOUNDS["collapse.tanh"], mode="eval").body)
+            if not _reduced(tree):
+                raise ValueError("the bound is not of the form D*g(a*D**2)")
+            if d is None and any(isinstance(node, ast.Name) and node.id == "d" for node in ast.walk(tree)):
+                raise ValueError("the bound uses d but the region holds every dimension")
+            self.bound, self.n, self.d = bound, n, d
+        elif claim not in CLAIMS or bound is not None:
+            raise ValueError(f"claim {claim!r} with bound {bound!r} is not covered")
+
+    def _g(self, L):
+        values = {"D": 1, "a": L, "n": self.n, "d": self.d if self.d is not None else 0}
+        if isinstance(L, Dual):
+            return evaluate(self.bound, lambda name: Dual.of(values[name]) if name != "a" else L)
+        return evaluate(self.bound, lambda name: arb(values[name]) if name != "a" else L)
+
+    def gap_upper(self, L) -> arb:
+        if self.kind == "collapse.global":  # 1 - g = exp(-L), decreasing
+            return (-point(L[0])).exp().upper()
+        if self.kind == "collapse.tanh":  # 1 - tanh(L/4) = 2 / (1 + exp(L/2)), decreasing
+            return (2 / (1 + (point(L[0]) / 2).exp())).upper()
+        return (1 - self._g(point(L[0]).union(point(L[1])))).upper()
+
+    def slope_lower(self, top: Fraction) -> arb:
+        if self.kind == "collapse.global":  # exp(-L), decreasing
+            return (-point(top)).exp().lower()
+        if self.kind == "collapse.tanh":  # (1 - tanh^2(L/4)) / 4, decreasing on L >= 0
+            t = (point(top) / 4).tanh()
+            return ((1 - t * t) / 4).lower()
+        return self._g(Dual(point(Fraction(0)).union(point(top)), arb(1))).slope.lower()
+
+    def vanishes(self) -> bool:
+        if self.kind in CLAIMS:
+            return True
+        zero = self._g(arb(0))
+        return zero.is_exact() and zero.is_zero()
+
+
+def _reduced(tree) -> bool:
+    """A product (and quotient) with one factor D in the numerator; a and D elsewhere only within
+    products c * a * D**2 (c numbers, n, d)."""
+    factors = []
+
+    def collect(node, up):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
+            collect(node.left, up)
+            collect(node.right, up if isinstance(node.op, ast.Mult) else not up)
+        else:
+            factors.append((node, up))
+
+    collect(tree, True)
+    plain_d = [up for f, up in factors if isinstance(f, ast.Name) and f.id == "D"]
+    return plain_d == [True] and all(_only_through_product(f) for f, _ in factors
+                                     if not (isinstance(f, ast.Name) and f.id == "D"))
+
+
+def _only_through_product(node) -> bool:
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)) and _product(node):
+        return True
+    if isinstance(node, ast.Name):
+        return node.id not in ("a", "D")
+    return all(_only_through_product(child) for child in ast.iter_child_nodes(node))
+
+
+def _product(node) -> bool:
+    factors = []
+
+    def collect(x, up):
+        if isinstance(x, ast.BinOp) and isinstance(x.op, ast.Mult):
+            collect(x.left, up)
+            collect(x.right, up)
+        elif isinstance(x, ast.BinOp) and isinstance(x.op, ast.Div):
+            collect(x.left, up)
+            collect(x.right, not up)
+        elif isinstance(x, ast.UnaryOp) and isinstance(x.op, (ast.USub, ast.UAdd)):
+            collect(x.operand, up)
+        else:
+            factors.append((x, up))
+
+    collect(node, True)
+
+    def is_d_squared(x):
+        return (isinstance(x, ast.BinOp) and isinstance(x.op, ast.Pow) and isinstance(x.left, ast.Name)
+                and x.left.id == "D" and isinstance(x.right, ast.Constant) and type(x.right.value) is int
+                and x.right.value == 2)
+
+    a = [up for x, up in factors if isinstance(x, ast.Name) and x.id == "a"]
+    d2 = [up for x, up in factors if is_d_squared(x)]
+    constants = [x for x, _ in factors if isinstance(x, ast.Constant) or (isinstance(x, ast.Name) and x.id in ("n", "d"))]
+    return a == [True] and d2 == [True] and len(constants) + 2 == len(factors)
+
+
+def _margin(method: str, box, profile: Profile):
+    w, L, inner = box[0], box[1], box[2:]
+    if method.startswith("monotone-w/"):
+        if len(box) != 2 or w[0] < 0 or L[0] < 0:
+            return None
+        face = method[len("monotone-w/"):]
+        if face == "identity":
+            return arb(0) if w[0] == 0 and profile.tanh else None
+        return _margin(face, ((w[0], w[0]), L), profile)
+    if method.startswith("monotone-t/"):
+        if len(box) != 3 or L[0] < 0:
+            return None
+        sign = t_slope_margin(w, L, box[2])
+        if not (sign.is_finite() and sign >= 0):
+            return None
+        face = method[len("monotone-t/"):]
+        if face == "pair":  # positions 0, 0, 1: the two-token ratio at w - ln 2, at most tanh(L/4)
+            return arb(0) if box[2][0] == 0 and profile.tanh else None
+        return _margin(face, (w, L, (box[2][0], box[2][0])), profile) if face in ("direct", "divided") else None
+    if method == "direct":
+        return rest_of_ratio_lower(w, L, inner) - profile.gap_upper(L)
+    if method == "divided":
+        if L[0] != 0 or not profile.vanishes():
+            return None
+        return profile.slope_lower(L[1]) - variance_upper((w[0] - L[1] / 2, w[1] + L[1] / 2), inner)
+    return None
+
+
+def _closes(method, box, profile) -> bool:
+    value = _margin(method, box, profile)
+    return isinstance(value, arb) and value.is_finite() and bool(value >= 0)
+
+
+def _box(rows, dimension: int):
+    box = tuple((rational(lo), rational(hi)) for lo, hi in rows)
+    if len(box) != dimension:
+        raise ValueError("a box of the wrong dimension")
+    return box
+
+
+def _halves(box, axis: int):
+    lo, hi = box[axis]
+    mid = (lo + hi) / 2
+    lower, upper = list(box), list(box)
+    lower[axis], upper[axis] = (lo, mid), (mid, hi)
+    return tuple(lower), tuple(upper)
+
+
+def _replay(tree: str, root):
+    """The leaf boxes and the open boxes of the bisection tree, in preorder."""
+    leaves, left, stack, consumed = [], [], [(tuple(root), 0)], 0
+    for symbol in tree:
+        if not stack:
+            raise ValueError("the tree has symbols past its last box")
+        box, depth = stack.pop()
+        consumed += 1
+        if symbol == ".":
+            leaves.append(box)
+        elif symbol == "?":
+            left.append(box)
+        elif symbol.isdigit() and int(symbol) < len(root) and depth < MAX_DEPTH:
+            lower, upper = _halves(box, int(symbol))
+            stack.extend([(upper, depth + 1), (lower, depth + 1)])
+        else:
+            raise ValueError(f"bad tree symbol {symbol!r}")
+    if stack:
+        raise ValueError("the tree ends before every box is a leaf or left open")
+    return leaves, left
+
+
+def _volume(box) -> Fraction:
+    out = Fraction(1)
+    for lo, hi in box:
+        out *= hi - lo
+    return out
+
+
+def _inside(config: dict, region: dict) -> str | None:
+    """Why the configuration is not in the region, or None: exact rational tests."""
+    X, layers = config["X"], config["layers"]
+    radius, norm = rational(region["radius"]), rational(region["norm"])
+    if len(X) != region["n"] or (region["d"] is not None and any(len(row) != region["d"] for row in X)):
+        return "the counterexample has another number of tokens or another dimension"
+    if len(layers) != 1 or set(layers[0]) != {"A"}:
+        return "the counterexample is not one layer of pure attention given by A"
+    if any(sum(rational(x) ** 2 for x in row) > radius ** 2 for row in X):
+        return "a token of the counterexample lies outside the radius"
+    if sum(rational(x) ** 2 for row in layers[0]["A"] for x in row) > norm ** 2:  # ||A||_2 <= ||A||_F
+        return "the counterexample's A is not within the norm (Frobenius test)"
+    return None
+
+
+def verify(cert: dict) -> tuple[bool, str]:
+    if cert.get("format") != FORMAT or cert.get("kind") != KIND:
+        return False, f"not a {KIND!r} certificate"
+    verdict, region = cert["verdict"], cert["region"]
+    if verdict not in VERDICTS:
+        return False, f"verdict {verdict!r} is not one of {VERDICTS}"
+    name, variables, root = _reduction(region)
+    stated = cert["reduction"]
+    if stated["name"] != name or stated["variables"] != variables or _box(stated["domain"], len(root)) != tuple(root):
+        return False, "the reduction or its domain is not the one the region gives"
+    if cert["lemmas"] != LEMMAS[name]:
+        return False, "the lemmas are not those of the reduction"
+    profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
+    if verdict == "violated":
+        return _verify_violation(cert, region)
+    leaves, left = _replay(cert["tree"], root)
+    stated_leaves = cert["leaves"]
+    if len(stated_leaves) != len(leaves) or len(cert["left"]) != len(left):
+        return False, "the leaves or open boxes do not match the bisection tree"
+    if [_box(b, len(root)) for b in cert["left"]] != left:
+        return False, "an open box differs from the bisection tree's"
+    if (verdict == "proved") != (not left):
+        return False, f"verdict {verdict} with {len(left)} boxes left open"
+    for box, leaf in zip(leaves, stated_leaves):
+        if _box(leaf["box"], len(root)) != box:
+            return False, "a leaf differs from the bisection tree's box"
+        method, precision = leaf["method"], leaf["precision"]
+        if method not in METHODS[name] or type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
+            return False, f"leaf method {method!r} or precision {precision!r} not allowed"
+        with ctx.workprec(precision):
+            if not _closes(method, box, profile):
+                return False, f"the leaf {leaf['box']} is not closed by {method} at {precision} bits"
+    fraction = sum((_volume(box) for box in leaves), Fraction(0)) / _volume(root)
+    if rational(cert["volume_proved"]) != fraction:
+        return False, "the stated volume proved is not the leaves' volume"
+    what = cert["claim"] or f"bound {cert['bound']}"
+    if verdict == "proved":
+        return True, f"confirmed: {what} proved on the region ({len(leaves)} leaves, reduction {name})"
+    return True, f"confirmed: {what} proved on {float(fraction):.4%} of the reduced domain, {len(left)} boxes open"
+
+
+def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:
+    from certify_checker import verify as verify_any
+
+    inner = cert["counterexample"]["certificate"]
+    if inner.get("kind") != "inequality" or inner.get("verdict") != "violated":
+        return False, "the counterexample is not a violated inequality certificate"
+    if inner.get("claim") != cert["claim"] or inner.get("bound") != cert["bound"]:
+        return False, "the counterexample is about another claim or bound"
+    if inner["inputs"] != cert["counterexample"]["config"]:
+        return False, "the counterexample's configuration differs from its certificate's"
+    if reason := _inside(inner["inputs"], region):
+        return False, reason
+    confirmation = verify_any(inner)
+    if not confirmation.ok:
+        return False, f"the counterexample's certificate is rejected: {confirmation.message}"
+    return True, "confirmed: violated at a configuration inside the region"

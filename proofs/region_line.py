@@ -1,0 +1,98 @@
+"""region.line: n tokens in d = 1 reduce to F = m(w + L/2) - m(w - L/2), m an exponential tilt.
+
+The reduction behind `certify prove --d 1` (certify.prove.reductions, certify_checker.region_proof).
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from proofs._framework import Derivation, require, require_zero
+
+
+def _tilted_mean(theta, taus):
+    weights = [sp.exp(theta * t) for t in taus]
+    return sum(wt * t for wt, t in zip(weights, taus)) / sum(weights)
+
+
+def build(tokens: int = 3) -> Derivation:
+    D = Derivation(
+        claim="region.line",
+        statement="For d = 1 and n tokens t_1 <= ... <= t_n, D = t_n - t_1, tau_j = (t_j - t_1)/D: row i of P is the "
+                  "tilt of the positions tau by theta_i = alpha D t_i, D(PX)/D = m(w + L/2) - m(w - L/2) with "
+                  "w = alpha D (t_1 + t_n)/2 and L = |alpha| D^2; reflection maps w to -w; |w| <= norm r^2 / 2.",
+        source="this project's region proofs (certify prove)",
+    )
+    alpha, Dm = sp.symbols("alpha D", positive=True)
+    t1 = sp.Symbol("t1", real=True)
+    inner = [sp.Symbol(f"tau{j}", real=True) for j in range(2, tokens)]
+    taus = [sp.Integer(0), *inner, sp.Integer(1)]
+    ts = [t1 + Dm * tau for tau in taus]
+    theta, w, L = sp.symbols("theta w L", real=True)
+
+    @D.symbolic("Row i of P is the exponential tilt of tau by theta_i = alpha D t_i",
+                "exp(alpha t_i t_j) / exp(theta_i tau_j) = exp(alpha t_i t_1) does not depend on j, so it cancels "
+                "in the row's normalisation; y_i = t_1 + D m(theta_i).")
+    def _():
+        for ti in ts:
+            ratios = [sp.simplify(sp.exp(alpha * ti * tj) / sp.exp(alpha * Dm * ti * tau)) for tj, tau in zip(ts, taus)]
+            require(all(sp.simplify(r - ratios[0]) == 0 for r in ratios), "the ratio is the same for every j")
+            weights = [sp.exp(alpha * ti * tj) for tj in ts]
+            y = sum(wt * tj for wt, tj in zip(weights, ts)) / sum(weights)
+            require_zero(y - (t1 + Dm * _tilted_mean(alpha * Dm * ti, taus)), "y_i")
+
+    @D.symbolic("The extreme tilts are w +- L/2",
+                "m increases (region.tilt), so D(PX) = D (m(max theta) - m(min theta)); the thetas range over "
+                "alpha D [t_1, t_n], of centre w = alpha D (t_1 + t_n)/2 and width alpha D^2 = L.")
+    def _():
+        lo, hi = alpha * Dm * ts[0], alpha * Dm * ts[-1]
+        centre = alpha * Dm * (ts[0] + ts[-1]) / 2
+        require_zero((lo + hi) / 2 - centre, "centre")
+        require_zero(hi - lo - alpha * Dm**2, "width")
+
+    @D.symbolic("Reflection: positions 1 - tau give m_ref(theta) = 1 - m(-theta), so F_ref(w) = F(-w)",
+                "t -> -t maps a configuration of the region to one, so the box takes w >= 0 (and A -> -A "
+                "covers alpha < 0: the ratio depends on |alpha| through L and on w).")
+    def _():
+        reflected = [1 - t for t in taus]
+        require_zero(_tilted_mean(theta, reflected) - (1 - _tilted_mean(-theta, taus)), "m_ref")
+        F = lambda c, positions: _tilted_mean(c + L / 2, positions) - _tilted_mean(c - L / 2, positions)  # noqa: E731
+        require_zero(F(w, reflected) - F(-w, taus), "F_ref(w) = F(-w)")
+
+    t = sp.Symbol("t", real=True)
+    three = [sp.Integer(0), t, sp.Integer(1)]
+
+    @D.symbolic("Three tokens: dm/dt = p_t (1 + theta (t - m)), d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var)",
+                "The derivatives the monotone-face test (d/dt) encloses; dF/dt = dm/dt(theta+) - dm/dt(theta-) is "
+                "also the integral of d2m/dtheta dt from theta- to theta+.")
+    def _():
+        weights = [sp.exp(theta * x) for x in three]
+        total = sum(weights)
+        p = [wt / total for wt in weights]
+        mean = sum(pj * x for pj, x in zip(p, three))
+        variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, three))
+        first = p[1] * (1 + theta * (t - mean))
+        require_zero(sp.diff(mean, t) - first, "dm/dt")
+        require_zero(sp.diff(mean, t, theta) - p[1] * ((t - mean) * (2 + theta * (t - mean)) - theta * variance),
+                     "d2m/dtheta dt")
+
+    @D.symbolic("The face t = 0 is the two-token ratio shifted by ln 2",
+                "Positions 0, 0, 1: m(theta) = exp(theta) / (2 + exp(theta)) = sigma(theta - ln 2), so "
+                "F(w, L, 0) = F_2(w - ln 2, L) <= tanh(L/4) (region.two_tokens: F_2 is even and decreasing in "
+                "|w|, and F_2(0, L) = tanh(L/4)); on it collapse.tanh holds, with equality at w = ln 2.")
+    def _():
+        sigma = lambda x: 1 / (1 + sp.exp(-x))  # noqa: E731
+        require_zero(_tilted_mean(theta, [sp.Integer(0), sp.Integer(0), sp.Integer(1)]) - sigma(theta - sp.log(2)),
+                     "m on positions 0, 0, 1")
+        face = _tilted_mean(w + L / 2, [0, 0, 1]) - _tilted_mean(w - L / 2, [0, 0, 1])
+        require_zero((face.subs(w, sp.log(2)) - sp.tanh(L / 4)).rewrite(sp.exp), "equality at w = ln 2")
+
+    @D.symbolic("The domain: |w| <= norm r^2 / 2, L <= 4 norm r^2",
+                "|t_1 + t_n| / 2 <= r - D/2, so |w| <= norm D (r - D/2), at most norm r^2 / 2 (at D = r).")
+    def _():
+        r, s = sp.symbols("r s", positive=True)  # s = D
+        bound = s * (r - s / 2)
+        require(sp.solve(sp.diff(bound, s), s) == [r], "critical point D = r")
+        require_zero(bound.subs(s, r) - r**2 / 2, "maximum r^2 / 2")
+
+    return D

@@ -1,0 +1,387 @@
+"""certify prove: region proofs, their certificates, the checker's replay, and the traps."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+import certify_checker as checker
+from certify.cli import main
+from certify.engine import check
+from certify.prove import bnb, closing, profiles, reductions, tilt
+from certify.prove import region as region_proof
+from certify_checker import region_bounds
+from certify_checker import region_proof as checker_region
+
+SMALL = [("collapse.tanh", 2, None, 8, 8), ("collapse.global", 2, None, 1, 4), ("collapse.global", 3, 1, 1, 1),
+         ("collapse.tanh", 3, 1, "1/2", "1/2")]
+
+
+def prove(claim, n, d, radius, norm, bound=None, time_limit=30.0):
+    profile = profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim)
+    return region_proof.prove(reductions.region(n, d, radius, norm), profile, time_limit=time_limit)
+
+
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    """The mpmath tests below raise mp.dps; other modules' tests rely on its default."""
+    saved = mp.dps
+    yield
+    mp.dps = saved
+
+
+@pytest.fixture(scope="module")
+def line_proof():
+    return prove("collapse.global", 3, 1, 1, 1)
+
+
+# ---- the traps: a NaN or infinite enclosure never closes a box
+
+BAD_BALLS = [arb("nan"), arb("inf"), arb("-inf"), arb(0).union(arb("inf"))]
+
+
+@pytest.mark.parametrize("bad", BAD_BALLS, ids=["nan", "inf", "-inf", "[0, inf]"])
+def test_certainly_nonnegative_refuses_non_finite(bad):
+    assert not bnb.certainly_nonnegative(bad)
+    assert not bnb.certainly_nonnegative(bad, strict=True)
+
+
+def _poisoned(bad: arb) -> profiles.Profile:
+    """A profile whose every enclosure is the bad ball: 1 - g and g'."""
+    return profiles.Profile("collapse.tanh", "tanh(a*D**2/4)*D", gap_upper=lambda L: -bad, slope_lower=lambda top: bad,
+                            vanishes=True, tanh=False)
+
+
+BOXES = {"two-tokens": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8))),
+                        ((Fraction(0), Fraction(1, 4)), (Fraction(1, 2), Fraction(1)))],
+         "line": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8)), (Fraction(0), Fraction(1, 64))),
+                  ((Fraction(0), Fraction(1, 4)), (Fraction(1, 2), Fraction(1)), (Fraction(1, 2), Fraction(1)))]}
+MENU = [(name, method) for name, methods in reductions.METHODS.items() for method in methods]
+
+
+@pytest.mark.parametrize("bad", BAD_BALLS, ids=["nan", "inf", "-inf", "[0, inf]"])
+@pytest.mark.parametrize("reduction,method", MENU)
+def test_prover_closing_tests_refuse_non_finite(reduction, method, bad, monkeypatch):
+    for box in BOXES[reduction]:
+        assert not closing.closes(method, box, _poisoned(bad))
+    # and when the ratio's own enclosures are bad, with an honest profile
+    monkeypatch.setattr(closing, "one_minus_ratio_lower", lambda *args: bad)
+    monkeypatch.setattr(closing, "variance_upper", lambda *args: -bad)
+    monkeypatch.setattr(closing, "t_slope_margin", lambda *args: bad)
+    for box in BOXES[reduction]:
+        if not method.endswith(("identity", "pair")):
+            assert not closing.closes(method, box, profiles.claim_profile("collapse.global"))
+        if method.startswith("monotone-t/"):  # the sign of dF/dt is never taken from a bad ball
+            assert not closing.closes(method, box, profiles.claim_profile("collapse.tanh"))
+
+
+class _PoisonedCheckerProfile:
+    def __init__(self, bad):
+        self.kind, self.bad, self.tanh = "collapse.global", bad, False
+
+    def gap_upper(self, L):
+        return -self.bad
+
+    def slope_lower(self, top):
+        return self.bad
+
+    def vanishes(self):
+        return True
+
+
+CHECKER_MENU = [(name, method) for name, methods in checker_region.METHODS.items() for method in methods]
+
+
+@pytest.mark.parametrize("bad", BAD_BALLS, ids=["nan", "inf", "-inf", "[0, inf]"])
+@pytest.mark.parametrize("reduction,method", CHECKER_MENU)
+def test_checker_closing_tests_refuse_non_finite(reduction, method, bad, monkeypatch):
+    for box in BOXES[reduction]:
+        assert not checker_region._closes(method, box, _PoisonedCheckerProfile(bad))
+    monkeypatch.setattr(checker_region, "rest_of_ratio_lower", lambda *args: bad)
+    monkeypatch.setattr(checker_region, "variance_upper", lambda *args: -bad)
+    monkeypatch.setattr(checker_region, "t_slope_margin", lambda *args: bad)
+    for box in BOXES[reduction]:
+        assert not checker_region._closes(method, box, checker_region.Profile("collapse.global", None, 2, None))
+        if method.startswith("monotone-t/"):
+            assert not checker_region._closes(method, box, checker_region.Profile("collapse.tanh", None, 3, 1))
+
+
+def test_three_token_sign_test_agrees_with_mpmath():
+    """Where the sign test certifies dF/dt <= 0, sampled points agree (an independent mpmath derivative)."""
+    mp.dps = 30
+    rng = random.Random(3)
+    certified = 0
+    for _ in range(60):
+        w0, L0, t0 = Fraction(rng.randrange(0, 32), 16), Fraction(rng.randrange(0, 32), 8), Fraction(rng.randrange(0, 16), 64)
+        box = ((w0, w0 + Fraction(1, 16)), (L0, L0 + Fraction(1, 8)), (t0, t0 + Fraction(1, 64)))
+        with ctx.workprec(53):
+            ok = [bnb.certainly_nonnegative(tilt.t_slope_margin(*box)),
+                  bnb.certainly_nonnegative(region_bounds.t_slope_margin(*box))]
+        if not any(ok):
+            continue
+        certified += 1
+        for _ in range(5):
+            w, L, t = (mp.mpf(float(lo)) + mp.mpf(float(hi - lo)) * rng.random() for lo, hi in box)
+            F = lambda tt: _mp_mean(w + L / 2, [0, tt, 1]) - _mp_mean(w - L / 2, [0, tt, 1])  # noqa: E731
+            assert mp.diff(F, t) <= mp.mpf(10) ** -20
+    assert certified > 5
+
+
+# ---- the enclosures against an independent mpmath computation
+
+def _mp_mean(theta, taus):
+    weights = [mp.exp(theta * t) for t in taus]
+    return sum(w * t for w, t in zip(weights, taus)) / sum(weights)
+
+
+def test_enclosures_contain_mpmath_values():
+    mp.dps = 40
+    rng = random.Random(7)
+    for _ in range(150):
+        inner = []
+        for _ in range(rng.choice([0, 1, 2])):
+            lo = Fraction(rng.randrange(0, 16), 16)
+            inner.append((lo, lo + Fraction(rng.choice([0, 1, 2]), 16)))
+        w_lo = Fraction(rng.randrange(0, 64), 8)
+        L_lo = Fraction(rng.randrange(0, 64), 4)
+        w = (w_lo, w_lo + Fraction(rng.randrange(0, 8), 8))
+        L = (L_lo, L_lo + Fraction(rng.randrange(0, 8), 4))
+        taus = [mp.mpf(0)] + [mp.mpf(float(a + (b - a) * Fraction(rng.random()))) for a, b in inner] + [mp.mpf(1)]
+        wp = mp.mpf(float(w[0])) + (mp.mpf(float(w[1] - w[0]))) * rng.random()
+        Lp = mp.mpf(float(L[0])) + (mp.mpf(float(L[1] - L[0]))) * rng.random()
+        rest = 1 - _mp_mean(wp + Lp / 2, taus) + _mp_mean(wp - Lp / 2, taus)
+        with ctx.workprec(53):
+            for lower in (tilt.one_minus_ratio_lower(w, L, tuple(inner)).lower(),
+                          region_bounds.rest_of_ratio_lower(w, L, tuple(inner))):
+                assert mp.mpf(lower.mid().str(30, radius=False)) <= rest * (1 + mp.mpf(10) ** -12)
+            theta = (w[0] - L[1] / 2, w[1] + L[1] / 2)
+            t = mp.mpf(float(theta[0])) + mp.mpf(float(theta[1] - theta[0])) * rng.random()
+            m = _mp_mean(t, taus)
+            variance = sum(mp.exp(t * x) * (x - m) ** 2 for x in taus) / sum(mp.exp(t * x) for x in taus)
+            for upper in (tilt.variance_upper(theta, tuple(inner)).upper(), region_bounds.variance_upper(theta, tuple(inner))):
+                assert variance <= mp.mpf(upper.mid().str(30, radius=False)) * (1 + mp.mpf(10) ** -12)
+
+
+# ---- small proofs succeed and verify
+
+@pytest.mark.parametrize("claim,n,d,radius,norm", SMALL)
+def test_small_proofs_are_proved_and_confirmed(claim, n, d, radius, norm):
+    result = prove(claim, n, d, radius, norm)
+    assert result.verdict == "proved" and result.confirmed, result.message
+    assert not result.left and result.volume_proved == 1
+    assert checker.verify(json.loads(json.dumps(result.certificate))).ok
+
+
+def test_user_bound_with_divided_form_is_proved():
+    result = prove(None, 2, 4, 1, 2, bound="(1-exp(-a*D**2/2))*D")
+    assert result.verdict == "proved" and result.confirmed, result.message
+    assert any(method.endswith("divided") for _, method, _ in result.leaves)
+
+
+def test_undecided_reports_the_fraction_and_the_open_boxes():
+    result = prove("collapse.global", 6, 1, 2, 2, time_limit=0.05)
+    assert result.verdict == "undecided" and result.confirmed, result.message
+    assert result.left and 0 <= result.volume_proved < 1
+    assert result.certificate["volume_proved"] == str(result.volume_proved)
+
+
+# ---- tampered proofs are rejected
+
+def _edits(cert):
+    """Each edit of a proved certificate, named."""
+    def drop_leaf(c):
+        c["leaves"].pop()
+
+    def relabel(c):
+        leaf = next(x for x in c["leaves"] if x["method"] == "divided")
+        leaf["method"] = "direct"
+
+    def widen_region(c):
+        c["region"]["radius"] = "2"
+
+    def widen_region_and_domain(c):
+        c["region"]["radius"] = "2"
+        c["reduction"]["domain"][0][1] = "2"
+        c["reduction"]["domain"][1][1] = "16"
+
+    def change_claim(c):
+        c["claim"] = "collapse.tanh"
+
+    def change_bound(c):
+        c["claim"], c["bound"] = None, "tanh(a*D**2/4)*D"  # sharper than the claim proved
+
+    def move_leaf(c):
+        c["leaves"][0]["box"][0][1] = str(Fraction(c["leaves"][0]["box"][0][1]) * 2)
+
+    def verdict(c):
+        c["verdict"] = "undecided"
+
+    def volume(c):
+        c["volume_proved"] = "1/2"
+
+    def tree(c):
+        c["tree"] = c["tree"].replace(".", "?", 1)
+
+    def lemma(c):
+        c["lemmas"] = c["lemmas"][:1]
+
+    def precision(c):
+        c["leaves"][0]["precision"] = 10
+
+    return [drop_leaf, relabel, widen_region, widen_region_and_domain, change_claim, change_bound, move_leaf,
+            verdict, volume, tree, lemma, precision]
+
+
+@pytest.mark.parametrize("index", range(12))
+def test_tampered_proofs_are_rejected(line_proof, index):
+    assert line_proof.verdict == "proved" and checker.verify(line_proof.certificate).ok
+    cert = copy.deepcopy(line_proof.certificate)
+    edit = _edits(cert)[index]
+    edit(cert)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok, edit.__name__
+
+
+def test_tampered_two_token_proof_relabelled_identity_is_rejected():
+    result = prove("collapse.global", 2, None, 1, 4)
+    cert = copy.deepcopy(result.certificate)
+    cert["leaves"][0]["method"] = "monotone-w/identity"
+    assert not checker.verify(cert).ok
+    tanh = prove("collapse.tanh", 2, None, 1, 4).certificate
+    forged = copy.deepcopy(tanh)
+    forged["claim"] = "collapse.global"  # the identity closes the tanh claim only
+    assert not checker.verify(forged).ok
+
+
+# ---- false bounds end violated with a certified point, never proved
+
+@pytest.mark.parametrize("bound,n,d,radius,norm", [
+    ("D*(1-exp(-0.45*a*D**2))", 2, 3, 2, 4),  # the sharp exponent is 1/2: false once a D^2 > 14
+    ("tanh(a*D**2/4)*D*(1 - exp(-(a*D**2 - 20)**2*64)/1000)", 2, None, 2, 4),  # a narrow dip below tanh at L = 20
+    ("(1-exp(-a*D**2))*D*(1 - exp(-(a*D**2 - 5)**2*16))", 3, 1, 2, 2),  # vanishes at L = 5
+])
+def test_false_bounds_are_violated_at_a_certified_point(bound, n, d, radius, norm, tmp_path):
+    result = prove(None, n, d, radius, norm, bound=bound)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    config = result.counterexample["config"]
+    assert check(config, bound=bound).verdict == "violated"
+    assert checker_region._inside(config, result.certificate["region"]) is None
+    forged = copy.deepcopy(result.certificate)
+    forged["region"]["radius"] = str(Fraction(radius) / 100)  # the point is then outside the region
+    forged["reduction"]["domain"] = [[str(lo), str(hi)] for lo, hi in
+                                     reductions.reduce(reductions.region(n, d, Fraction(radius) / 100, norm)).root]
+    assert not checker.verify(forged).ok
+
+
+# ---- the command line
+
+def test_cli_proves_writes_and_verifies(tmp_path, capsys):
+    out = tmp_path / "proof.json"
+    assert main(["prove", "collapse.global", "--n", "3", "--d", "1", "--radius", "1", "--norm", "1",
+                 "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "PROVED" in captured.out and "of the volume proved" in captured.err  # progress on stderr
+    assert main(["verify", str(out)]) == 0
+
+
+def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
+    out = tmp_path / "proof.json"
+    bound = "D*(1-exp(-0.45*a*D**2))"
+    assert main(["prove", "--bound", bound, "--n", "2", "--radius", "2", "--norm", "4", "--out", str(out),
+                 "--json"]) == 1
+    info = json.loads(capsys.readouterr().out)
+    assert info["verdict"] == "violated" and info["counterexample"]
+    assert main(["check", info["counterexample"], "--bound", bound]) == 1
+    assert main(["verify", str(out)]) == 0
+
+
+def test_cli_undecided_exits_3(capsys):
+    assert main(["prove", "--n", "6", "--d", "1", "--radius", "2", "--norm", "2", "--time-limit", "0.05"]) == 3
+    assert "UNDECIDED" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [
+    ["collapse.cubic", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["--n", "3", "--d", "2", "--radius", "1", "--norm", "1"],
+    ["--n", "3", "--radius", "1", "--norm", "1"],
+    ["--n", "1", "--radius", "1", "--norm", "1"],
+    ["--n", "2", "--radius", "-1", "--norm", "1"],
+    ["--n", "2", "--radius", "abc", "--norm", "1"],
+    ["--n", "2", "--radius", "1", "--norm", "nan"],
+    ["--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "0"],
+    ["--bound", "a*D**3", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["--bound", "(1-exp(-a*D))*D", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["--bound", "v*D", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["collapse.tanh", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["--n", "2", "--radius", "1"],
+    ["--n", "2", "--radius", "1e200", "--norm", "1"],
+])
+def test_cli_bad_input_exits_2(args, capsys):
+    assert main(["prove", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and err[-1].startswith("certify: error:") and "Traceback" not in "".join(err)
+
+
+def test_suite_section_rows_are_as_expected(tmp_path):
+    from certify.suite import SuiteRun, region_proofs
+    rows = list(region_proofs.section(SuiteRun(out_dir=tmp_path)))
+    assert len(rows) == len(region_proofs.CASES) and all(row.ok for row in rows), rows
+    assert {row.verdict for row in rows} == {"proved", "violated"}
+    assert all((tmp_path / row.certificate).is_file() for row in rows)
+
+
+def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimension():
+    result = prove(None, 2, 2, 1, 1, bound="(1-exp(-a*D**2/d))*D")
+    assert result.verdict == "proved" and result.confirmed, result.message
+    forged = copy.deepcopy(result.certificate)
+    forged["region"]["d"] = None
+    assert not checker.verify(forged).ok
+
+
+def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one_does_not():
+    same = prove(None, 2, None, 2, 2, bound="tanh(a*D**2/4)*D")
+    assert same.verdict == "proved" and same.confirmed and same.leaves[0][1] == "monotone-w/identity"
+    forged = copy.deepcopy(same.certificate)
+    forged["bound"] = "tanh(a*D**2/4.001)*D"  # sharper than tanh(L/4): false at w = 0
+    assert not checker.verify(forged).ok
+
+
+@pytest.mark.parametrize("bound", ["(1-exp(-a*D**2/2))*D", "D*tanh(sqrt(a*D**2 + 1) - 1)", "D*(a*D**2)**3/(1 + (a*D**2)**3)",
+                                   "D*min(1, a*D**2/3)"])
+def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):
+    """g' on [0, top] by forward mode (prover and checker) contains mpmath's derivative at sample points."""
+    mp.dps = 30
+    prover_profile = profiles.bound_profile(bound, 2, None)
+    checker_profile = checker_region.Profile(None, bound, 2, None)
+    text = bound.replace("D*", "", 1) if bound.startswith("D*") else bound[:-2]
+    g = lambda L: eval(text.replace("a*D**2", "(L)"), {"exp": mp.exp, "tanh": mp.tanh, "sqrt": mp.sqrt,  # noqa: E731
+                                                      "min": lambda x, y: x if x < y else y, "L": L})
+    for top in (Fraction(1, 8), Fraction(1), Fraction(5, 2)):
+        with ctx.workprec(53):
+            slopes = [prover_profile.slope_lower(top), checker_profile.slope_lower(top)]
+        if top < 1:  # a wide interval may give a NaN ball (it then closes nothing); a short one may not
+            assert all(s.is_finite() for s in slopes)
+        slopes = [s for s in slopes if s.is_finite()]
+        for k in range(1, 9):
+            x = mp.mpf(float(top)) * k / 9
+            if "min" in bound and abs(x - 3) < mp.mpf("1e-6"):
+                continue
+            derivative = mp.diff(g, x)
+            for lower in slopes:
+                assert mp.mpf(lower.mid().str(30, radius=False)) - mp.mpf(float(lower.rad())) <= derivative + mp.mpf(10) ** -20
+
+
+def test_realise_stays_inside_the_region_or_declines():
+    region = reductions.region(3, 1, 1, 1)
+    assert reductions.realise(region, (Fraction(0), Fraction(0), Fraction(1, 2))) is None
+    assert reductions.realise(region, (Fraction(0), Fraction(1, 10 ** 30), Fraction(1, 2))) is None  # D rounds to 0
+    assert reductions.realise(region, (Fraction(1, 2), Fraction(4), Fraction(1, 2))) is None  # |c| + D/2 > radius
+    config = reductions.realise(region, (Fraction(1, 8), Fraction(1), Fraction(1, 3)))
+    as_checked = {"X": config["X"], "layers": [{"A": config["A"]}]}
+    assert checker_region._inside(as_checked, region.as_json()) is None
