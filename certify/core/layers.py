@@ -84,10 +84,15 @@ def attention(ar, arrays: LayerArrays, Z):
     return softmax_rows(ar, scores(ar, arrays, Z), arrays.mask)
 
 
+def sphere_layernorm(ar, Y):
+    """x / ||x||_2 on every token (the last axis; leading batch axes allowed): Wu et al.'s LayerNorm."""
+    return Y / ar.sqrt_nonneg((Y * Y).sum(axis=-1, keepdims=True))
+
+
 def layernorm(ar, spec: LayerNorm, Y):
     """Row-wise LayerNorm: the sphere projection x/||x|| (Wu et al.) or the standard one."""
     if spec.kind == "sphere":
-        return Y / ar.sqrt_nonneg((Y * Y).sum(axis=1, keepdims=True))
+        return sphere_layernorm(ar, Y)
     d = Y.shape[1]
     centred = Y - Y.sum(axis=1, keepdims=True) / d
     variance = (centred * centred).sum(axis=1, keepdims=True) / d
@@ -105,6 +110,14 @@ def feed_forward(ar, spec: FeedForward, Y):
     hidden = ar.relu(hidden) if spec.activation == "relu" else gelu(ar, hidden)
     out = ar.matmul(hidden, ar.array(spec.W2).T) + ar.array(spec.b2)
     return Y + out if spec.residual else out
+
+
+def dropout(X: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Train-mode (inverted) dropout in float64: every entry is zeroed with probability p, the
+    others scaled by 1 / (1 - p), so that the expectation is X (as in common frameworks)."""
+    if p == 0:
+        return X
+    return X * (rng.random(X.shape) >= p) / (1 - p)
 
 
 @dataclass

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 from flint import arb, ctx
@@ -114,15 +115,16 @@ def decimal(q: Fraction, down: bool, digits: int = 4) -> str:
     return f"{sign}{text[0]}.{text[1:]}e{exponent}"
 
 
-def certify_mu(layers: list[Layer], X0: np.ndarray, configuration: str, float64_value: float,
+def certify_mu(layers: list[Layer | Callable], X0: np.ndarray, configuration: str, float64_value: float,
                precisions=PRECISIONS) -> SpotCheck:
-    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), rising through the precisions."""
+    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), rising through the precisions.  A
+    layer is a configuration Layer or a step(ar, X) -> X' written with the generic formulas."""
     tokens = exact_matrix(X0)
     for precision in precisions:
         with ctx.workprec(precision):
             X = BALL.array(tokens)
             for layer in layers:
-                X = apply_layer(BALL, layer, X).out
+                X = apply_layer(BALL, layer, X).out if isinstance(layer, Layer) else layer(BALL, X)
             mu = consensus_distance(BALL, X)
         if mu.is_finite() and mu.rel_accuracy_bits() >= TARGET_BITS:
             break
