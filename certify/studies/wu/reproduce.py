@@ -51,6 +51,7 @@ also used in ball arithmetic by the spot checks) and against certify.studies.mod
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from fractions import Fraction
 from typing import Callable
 
 import numpy as np
+from threadpoolctl import ThreadpoolController
 from tqdm import tqdm
 
 from certify.core.arith import FLOAT64
@@ -229,16 +231,27 @@ def stack_heads(layer: EncoderLayer) -> StackedLayer:
                         W_O_T=np.ascontiguousarray(np.concatenate([h.W_O for h in heads], axis=1).T), source=layer)
 
 
+@functools.cache
+def _blas_threads() -> ThreadpoolController:
+    return ThreadpoolController()
+
+
+def _one_blas_thread():
+    return _blas_threads().limit(limits=1, user_api="blas")
+
+
 def _dense(X: np.ndarray, W: np.ndarray) -> np.ndarray:
     """X (..., m) @ W (m, k) as one matrix product over all leading axes (much faster than numpy's
     stacked matmul for a batch of small matrices)."""
     return (X.reshape(-1, X.shape[-1]) @ W).reshape(*X.shape[:-1], W.shape[1])
 
 
-def _split_heads(Z: np.ndarray, heads: int) -> np.ndarray:
-    """(B, n, H d_k) -> (B, H, n, d_k)."""
+def _split_heads(Z: np.ndarray, heads: int, transpose: bool = False) -> np.ndarray:
+    """(B, n, H d_k) -> (B, H, n, d_k), or (B, H, d_k, n) when transposed; contiguous, because
+    numpy's stacked matmul is many times slower on strided views."""
     B, n, width = Z.shape
-    return Z.reshape(B, n, heads, width // heads).transpose(0, 2, 1, 3)
+    return np.ascontiguousarray(Z.reshape(B, n, heads, width // heads).transpose(0, 2, 3, 1) if transpose
+                                else Z.reshape(B, n, heads, width // heads).transpose(0, 2, 1, 3))
 
 
 @dataclass(frozen=True)
@@ -255,9 +268,10 @@ def encoder_step(layer: StackedLayer, variant: Variant, mask: np.ndarray, X: np.
                  d_qk: Fraction | None = None, p: float = 0.0, rng: np.random.Generator | None = None) -> np.ndarray:
     """The variant of one encoder layer on a batch X (B, n, d), with train-mode dropout p (module docstring)."""
     H = layer.heads
-    queries, keys, values = (_split_heads(Z, H) for Z in np.split(_dense(X, layer.W_QKV) + layer.b_QKV, 3, axis=-1))
+    Q, K, V = np.split(_dense(X, layer.W_QKV) + layer.b_QKV, 3, axis=-1)
+    queries, keys_t, values = _split_heads(Q, H), _split_heads(K, H, transpose=True), _split_heads(V, H)
     scale = 1 / math.sqrt(queries.shape[-1] if d_qk is None else d_qk)
-    P = masked_softmax(queries @ np.swapaxes(keys, -1, -2) * scale, mask)
+    P = masked_softmax(queries @ keys_t * scale, mask)
     mixed = dropout(P, p, rng) @ values  # (B, H, n, d_k)
     B, _, n, _ = mixed.shape
     Y = dropout(_dense(mixed.transpose(0, 2, 1, 3).reshape(B, n, -1), layer.W_O_T) + layer.source.b_O, p, rng)
@@ -281,7 +295,9 @@ def simulate(layer_at: Callable[[int], StackedLayer], depth: int, runs: list[Run
     rngs = [np.random.default_rng([seed, 2, i]) for i in range(len(runs))]
     states = [X0] * len(runs)
     mus = [[consensus_distance(FLOAT64, X0)] for _ in runs]
-    with np.errstate(under="ignore", over="ignore", invalid="ignore"), \
+    # One BLAS thread: the B H per-head products are small, and threading them costs far more
+    # than it saves (on a shared machine, many times more); the large products lose little.
+    with np.errstate(under="ignore", over="ignore", invalid="ignore"), _one_blas_thread(), \
             tqdm(total=depth * len(runs), desc=label, unit="layer", file=sys.stderr, leave=False,
                  disable=None if progress is None else not progress) as bar:  # None: shown on a terminal
         for t in range(depth):
