@@ -159,8 +159,12 @@ def _draw_fig2(study: Study, path: Path) -> None:
             if col == 0:
                 ax.set_ylabel("mu(X_t)")
     axes[0, 0].legend(fontsize=8)
+    depth_note = ""
+    if "pretrained" in study.settings:
+        pre = study.settings["pretrained"]
+        depth_note = f"; pretrained rows: the model's {pre['model_layers']} layers repeated to depth {pre['depth']}"
     fig.suptitle("Wu et al. (2024) Figure 2: mu(X_t) against depth (" + SIMULATION + ")\n"
-                 "line: geometric mean over inputs, band: min to max", fontsize=11)
+                 "line: geometric mean over inputs, band: min to max" + depth_note, fontsize=11)
     _save(fig, path, lines, 0.01, CAPTION_LINE / height, 1 - 0.6 / height)
 
 
