@@ -353,7 +353,8 @@ def mp_layer(layer, variant, mask, X, d_qk):
     allowed = sim.mask_matrix(mask, n)
     Y = mp.zeros(n, X.cols)
     for h in layer.heads:
-        S = (X * m(h.W_Q)) * (X * m(h.W_K)).T / mp.sqrt(mp.mpf(h.d_k) if d_qk is None else mp.mpf(d_qk.numerator) / d_qk.denominator)
+        scale = mp.mpf(h.d_k) if d_qk is None else mp.mpf(d_qk.numerator) / d_qk.denominator
+        S = (X * m(h.W_Q)) * (X * m(h.W_K)).T / mp.sqrt(scale)
         P = mp.zeros(n, n)
         for i in range(n):
             weights = [mp.exp(S[i, j]) if allowed[i, j] else mp.mpf(0) for j in range(n)]
@@ -404,7 +405,8 @@ def test_certified_mu_encloses_an_mpmath_recomputation(setting, variant_name, ma
     expected = mp_mu(X)
     steps = [sim.exact_step(model.layer(t), variant, mask, 3, d_qk) for t in range(model.depth)]
     run = sim.Run(variant, mask, 0.0, d_qk)
-    float64 = float(sim.simulate(lambda t: sim.stack_heads(model.layer(t)), model.depth, [run], X0, 0, False)[run][-1, 0])
+    mu = sim.simulate(lambda t: sim.stack_heads(model.layer(t)), model.depth, [run], X0, 0, False)[run]
+    float64 = float(mu[-1, 0])
     spot = certify_mu(steps, X0[0], "tiny", float64)
     with ctx.workprec(256):
         assert spot.enclosure.contains(arb(mp.nstr(expected, 55)))
