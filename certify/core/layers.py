@@ -138,6 +138,14 @@ def feed_forward(ar, spec: FeedForward, Y):
     return Y + out if spec.residual else out
 
 
+def dropout(X: np.ndarray, p: float, rng: np.random.Generator) -> np.ndarray:
+    """Train-mode (inverted) dropout in float64: every entry is zeroed with probability p, the
+    others scaled by 1 / (1 - p), so that the expectation is X (as in common frameworks)."""
+    if p == 0:
+        return X
+    return X * (rng.random(X.shape) >= p) / (1 - p)
+
+
 @dataclass
 class Step:
     """One layer applied: its attention matrix and its output."""

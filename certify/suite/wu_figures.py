@@ -2,35 +2,49 @@
 paper's size with --long) into the report's wu-figures folder, one row per figure.
 
 A row's verdict is "ok" when the figure was produced; its detail is the certified spot check
-(mu at the final depth: float64 against the ball-arithmetic enclosure); ok is False when a
-qualitative finding of the paper does not show in the float64 numbers (listed in the detail and
-in the figure's JSON), unless it is a recorded known disagreement (Finding.expected).
+(mu at the final depth: float64 against the ball-arithmetic enclosure) and the disagreements with
+the paper's captions; ok is False when a finding disagrees, no control run of the study measured
+its cause, and it is not one of KNOWN_UNISOLATED.  The random layers use the bert setting (BERT's
+initialisation, train-mode dropout next to eval mode).
 """
 
 from __future__ import annotations
 
 from certify.suite import Row, SuiteRun
 from certify.studies.wu import figures
-from certify.studies.wu import reproduce
 from certify.studies.wu import studies
 
 TITLE = "wu-figures"
 SEED = 0
+SETTING = "bert"
+# Disagreements the bert-setting runs show (at CI size and with --long) whose cause no control run
+# of the study isolates: expected here, reported in full by the study; any other is flagged.
+KNOWN_UNISOLATED = (
+    "pretrained init, SAN, ",  # MiniLM's attention sublayer alone: mu grows for local masks / in train mode
+    "random init, SAN, train mode",  # with dropout the four masks' rates are within noise of each other
+    # At CI size (d = 64) BERT's value-output gain d * 0.02^2 = 0.026 shrinks mu by about 1.6
+    # decades a layer whatever the temperature: the causal and local masks' curves then differ by
+    # less than studies.TEMPERATURE_EFFECT.  With --long (d = 768) all four show the caption's direction.
+    "causal mask: a smaller d_QK", "sliding mask: a smaller d_QK", "uni mask: a smaller d_QK",
+)
+
+
+def accounted(study: studies.Study) -> bool:
+    return all(f.reproduced is not False or f.explained or f.statement.startswith(KNOWN_UNISOLATED)
+               for f in study.findings)
 
 
 def section(run: SuiteRun):
     folder = run.folder(TITLE)
-    size = reproduce.LONG if run.long else reproduce.CI
+    opts = studies.options(SETTING, run.long, SEED)
     for name, build in studies.STUDIES.items():
-        study = build(size, SEED)
+        study = build(opts)
         paths = figures.write(study, folder)
         spot = study.spot_checks[0]
-        missing = [f.statement + ("" if f.expected else " (a known disagreement)")
-                   for f in study.findings if not f.reproduced]
+        missing = [f"{f.statement} (cause: {f.cause})" for f in study.findings if f.reproduced is False]
         detail = f"{spot.configuration}: {spot.summary()}"
         if missing:
-            detail += "; not reproduced: " + "; ".join(missing)
+            detail += "; disagrees: " + "; ".join(missing)
         detail += "".join(f"; {note}" for note in study.notes)
-        as_expected = all(f.reproduced == f.expected for f in study.findings)
         yield Row(section=TITLE, case=f"{name} ({len(study.findings)} findings)", verdict="ok", detail=detail,
-                  ok=as_expected, certificate=str(paths["json"].relative_to(run.out_dir)))
+                  ok=accounted(study), certificate=str(paths["json"].relative_to(run.out_dir)))

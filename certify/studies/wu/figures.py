@@ -6,7 +6,9 @@ For F in wu-fig1, wu-fig2, wu-fig3, write(study, folder) writes
     F.csv   the numbers plotted, one row per point, columns CSV_COLUMNS[F]:
               wu-fig1  panel, run, t, token, x, y, mu      (panel: no-LN | post-LN token 1 | post-LN token 2;
                                                            mu of the pair at step t, on both token rows)
-              wu-fig2  init, variant, mask, depth, inputs, mean, geomean, median, min, max
+              wu-fig2  init, variant, mask, dropout, depth, layer_used, inputs, mean, geomean, median,
+                       min, max   (dropout 0: eval mode; layer_used: which layer made X_t, for the
+                       pretrained row "layer k of 6, pass m" as the real layers are repeated)
               wu-fig3  variant, mask, d_qk, depth, inputs, mean, geomean, median, min, max
             (statistics of mu(X_t) over the inputs at each depth t = 0..T; geomean is 0 when some
             input has mu exactly 0)
@@ -35,11 +37,12 @@ from certify.studies.wu.studies import Study, certified_point, depth_statistics 
 STATISTICS = ("mean", "geomean", "median", "min", "max")
 CSV_COLUMNS = {
     "wu-fig1": ("panel", "run", "t", "token", "x", "y", "mu"),
-    "wu-fig2": ("init", "variant", "mask", "depth", "inputs", *STATISTICS),
+    "wu-fig2": ("init", "variant", "mask", "dropout", "depth", "layer_used", "inputs", *STATISTICS),
     "wu-fig3": ("variant", "mask", "d_qk", "depth", "inputs", *STATISTICS),
 }
 MASK_COLOURS = {"complete": "tab:blue", "causal": "tab:orange", "sliding": "tab:green", "uni": "tab:red"}
 SIMULATION = "float64 simulation, not certified"
+CAPTION_LINE = 0.135  # inches per caption line (7.5 pt monospace)
 
 
 def write(study: Study, folder: Path) -> dict[str, Path]:
@@ -55,8 +58,9 @@ def write(study: Study, folder: Path) -> dict[str, Path]:
 def _summary(study: Study) -> dict:
     return {"figure": study.figure, "settings": study.settings,
             "certified_spot_checks": [s.to_json() for s in study.spot_checks],
-            "findings": [{"statement": f.statement, "reproduced": f.reproduced, "expected": f.expected, "detail": f.detail}
-                         for f in study.findings],
+            "findings": [{"statement": f.statement, "verdict": f.verdict, "reproduced": f.reproduced,
+                          "detail": f.detail, "cause": f.cause, "cause_measured": f.explained,
+                          "measured": f.measured} for f in study.findings],
             "certified": study.certified, "notes": study.notes, "csv_columns": list(CSV_COLUMNS[study.figure])}
 
 
@@ -70,10 +74,18 @@ def _write_csv(path: Path, columns, rows) -> None:
         writer.writerows(rows)
 
 
-def _statistic_rows(prefix: tuple, mu: np.ndarray):
+def _statistic_rows(prefix: tuple, mu: np.ndarray, layer_used=None):
     stats = depth_statistics(mu)
     for t in range(mu.shape[0]):
-        yield (*prefix, t, mu.shape[1], *(repr(float(stats[name][t])) for name in STATISTICS))
+        used = () if layer_used is None else (layer_used(t),)
+        yield (*prefix, t, *used, mu.shape[1], *(repr(float(stats[name][t])) for name in STATISTICS))
+
+
+def _layer_used(study: Study, init: str):
+    if init == "pretrained":
+        layers = study.settings["pretrained"]["model_layers"]
+        return lambda t: sim.pretrained_layer_used(t, layers)
+    return lambda t: "input" if t == 0 else f"random layer {t}"
 
 
 def _csv_rows(study: Study):
@@ -84,9 +96,12 @@ def _csv_rows(study: Study):
                 for token in (0, 1):
                     x, y = (repr(float(v)) for v in X[token])
                     yield panel, run, t, token + 1, x, y, repr(float(mus[t]))
+    elif study.figure == "wu-fig2":
+        for (init, variant, mask, p), mu in study.curves.items():
+            yield from _statistic_rows((init, variant, mask, repr(p)), mu, _layer_used(study, init))
     else:
-        for key, mu in study.curves.items():
-            yield from _statistic_rows(key if study.figure == "wu-fig2" else ("SAN", key[1], key[0]), mu)
+        for (d_qk, mask), mu in study.curves.items():
+            yield from _statistic_rows(("SAN", mask, d_qk), mu)
 
 
 # ------------------------------------------------------------------ drawing
@@ -106,7 +121,8 @@ def _spot_lines(study: Study) -> list[str]:
 
 
 def _random_line(random: dict) -> str:
-    return f"random init: N = {random['tokens']}, d = {random['d']}, {random['inputs']} inputs, seed {random['seed']}"
+    return (f"random init ({random['setting']} setting): N = {random['tokens']}, d = {random['d']}, "
+            f"{random['heads']} head(s), {random['inputs']} inputs, seed {random['seed']}; {random['initialisation']}")
 
 
 def _band(ax, mu: np.ndarray, colour: str, label: str) -> None:
@@ -116,31 +132,44 @@ def _band(ax, mu: np.ndarray, colour: str, label: str) -> None:
     ax.plot(t, stats["geomean"][1:], color=colour, label=label, linewidth=1.4)
 
 
+def _verdict_lines(study: Study) -> list[str]:
+    """One line per finding: agrees / DISAGREES (with its cause) / caption silent."""
+    return [f"{f.verdict}: {f.statement}" + (f" -- cause: {f.cause}" if f.cause else "") for f in study.findings]
+
+
 def _draw_fig2(study: Study, path: Path) -> None:
-    inits = [init for init in ("random", "pretrained") if any(key[0] == init for key in study.curves)]
-    fig, axes = plt.subplots(len(inits), len(sim.VARIANTS), figsize=(4 * len(sim.VARIANTS), 3.4 * len(inits) + 1.2),
-                             squeeze=False)
-    for row, init in enumerate(inits):
-        for col, variant in enumerate(sim.VARIANTS):
-            ax = axes[row, col]
-            for mask in sim.MASKS:
-                _band(ax, study.curves[(init, variant.name, mask)], MASK_COLOURS[mask], mask)
-            ax.set(xscale="log", yscale="log", title=f"{init}: {variant.name}", xlabel="layer t")
-            if col == 0:
-                ax.set_ylabel("mu(X_t)")
-    axes[0, 0].legend(fontsize=8)
-    fig.suptitle("Wu et al. (2024) Figure 2: mu(X_t) against depth (" + SIMULATION + ")\n"
-                 "line: geometric mean over inputs, band: min to max", fontsize=11)
-    lines = [_random_line(study.settings["random"]) + "; " + study.settings["random"]["layernorm"]]
+    rows = sorted({(key[0], key[3]) for key in study.curves}, key=lambda r: (r[0] != "random", r[1]))
+    variants = list(dict.fromkeys(key[1] for key in study.curves))
+    lines = [_random_line(study.settings["random"])]
     if "pretrained" in study.settings:
         pre = study.settings["pretrained"]
         lines.append(f"pretrained: {pre['model']}, N = {pre['tokens']}, {pre['inputs']} inputs; {pre['layers']}")
-    lines += study.notes + _spot_lines(study)
-    _save(fig, path, lines, 0.03, 0.022, 0.93)
+    lines += study.notes + _spot_lines(study) + _verdict_lines(study)
+    height = 3.0 * len(rows) + 1.2 + CAPTION_LINE * len(lines)
+    fig, axes = plt.subplots(len(rows), len(variants), figsize=(3.6 * len(variants), height), squeeze=False)
+    for row, (init, p) in enumerate(rows):
+        for col, variant in enumerate(variants):
+            ax = axes[row, col]
+            for mask in sim.MASKS:
+                if (init, variant, mask, p) in study.curves:
+                    _band(ax, study.curves[(init, variant, mask, p)], MASK_COLOURS[mask], mask)
+            mode = "eval" if p == 0 else f"dropout {p:g}"
+            ax.set(xscale="log", yscale="log", title=f"{init}, {mode}: {variant}", xlabel="layer t")
+            ax.title.set_fontsize(9)
+            if col == 0:
+                ax.set_ylabel("mu(X_t)")
+    axes[0, 0].legend(fontsize=8)
+    depth_note = ""
+    if "pretrained" in study.settings:
+        pre = study.settings["pretrained"]
+        depth_note = f"; pretrained rows: the model's {pre['model_layers']} layers repeated to depth {pre['depth']}"
+    fig.suptitle("Wu et al. (2024) Figure 2: mu(X_t) against depth (" + SIMULATION + ")\n"
+                 "line: geometric mean over inputs, band: min to max" + depth_note, fontsize=11)
+    _save(fig, path, lines, 0.01, CAPTION_LINE / height, 1 - 0.6 / height)
 
 
 def _draw_fig3(study: Study, path: Path) -> None:
-    fig, axes = plt.subplots(1, len(sim.MASKS), figsize=(4.2 * len(sim.MASKS), 4.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(sim.MASKS), figsize=(4.6 * len(sim.MASKS), 5.2), squeeze=False)
     colours = dict(zip((str(t) for t in sim.D_QK_SWEEP), ("tab:purple", "tab:gray", "tab:olive")))
     for col, mask in enumerate(sim.MASKS):
         ax = axes[0, col]
@@ -149,10 +178,13 @@ def _draw_fig3(study: Study, path: Path) -> None:
         ax.set(xscale="log", yscale="log", title=f"SAN, {mask} mask", xlabel="layer t")
     axes[0, 0].set_ylabel("mu(X_t)")
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle("Wu et al. (2024) Figure 3: temperature sweep, scores / sqrt(d_QK) (" + SIMULATION + ")",
-                 fontsize=11)
-    lines = [_random_line(study.settings["random"]) + "; line: geometric mean, band: min to max"] + _spot_lines(study)
-    _save(fig, path, lines, 0.04, 0.03, 0.93)
+    random = study.settings["random"]
+    fig.suptitle("Wu et al. (2024) Figure 3: temperature sweep (" + SIMULATION + ")\n"
+                 "scores S = (X W_Q)(X W_K)^T / sqrt(d_QK): smaller d_QK, lower temperature; "
+                 f"d_QK = d_k = {random['d'] // random['heads']} is the standard scaling", fontsize=11)
+    lines = [_random_line(random) + "; eval mode; line: geometric mean, band: min to max"]
+    lines += _spot_lines(study) + _verdict_lines(study)
+    _save(fig, path, lines, 0.02, 0.028, 0.9)
 
 
 def _draw_fig1(study: Study, path: Path) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable
 
 import numpy as np
 from flint import arb, ctx
@@ -115,14 +116,15 @@ def decimal(q: Fraction, down: bool, digits: int = 4) -> str:
     return f"{sign}{text[0]}.{text[1:]}e{exponent}"
 
 
-def certify_mu(layers: list[Layer], X0: np.ndarray, configuration: str, float64_value: float) -> SpotCheck:
-    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), at rising precision."""
+def certify_mu(layers: list[Layer | Callable], X0: np.ndarray, configuration: str, float64_value: float) -> SpotCheck:
+    """Enclose mu(X_T), X_T = layers[-1](...layers[0](X0)), at rising precision.  A layer is a
+    configuration Layer or a step(ar, X) -> X' written with the generic formulas."""
     tokens = exact_matrix(X0)
 
     def attempt(precision: int) -> arb:
         X = BALL.array(tokens)
         for layer in layers:
-            X = apply_layer(BALL, layer, X).out
+            X = apply_layer(BALL, layer, X).out if isinstance(layer, Layer) else layer(BALL, X)
         return consensus_distance(BALL, X)
 
     mu, precision = escalate(attempt, lambda mu: mu.is_finite() and mu.rel_accuracy_bits() >= TARGET_BITS,

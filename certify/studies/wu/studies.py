@@ -1,12 +1,16 @@
 """Wu et al. (2024), Figures 1-3 as studies: what is run, the numbers behind each plot, one
-certified spot check per figure, and the paper's qualitative findings judged on the numbers.
+certified spot check per figure, and the paper's captions judged on the numbers.
 
-    study = STUDIES["wu-fig2"](size, seed)      # size: reproduce.CI or reproduce.LONG
+    study = STUDIES["wu-fig2"](options("bert", long=False, seed=0))
 
-The simulations are float64 (certify.studies.wu.reproduce); a Finding says whether the float64 numbers
-show what the paper reports, which is evidence, not proof.  The certified parts are the spot
-checks (certify.studies.wu.spot_check) and, for Figure 1, the checker-confirmed equilibria A, B and the
-trapping arc of certify.studies.wu.fig1.
+The simulations are float64 (certify.studies.wu.reproduce).  A Finding compares one statement of
+the paper's caption with what this run measured (per mask: mu_T / mu_0, the rate of decay per
+layer, collapsed or not): it agrees, disagrees, or the caption says nothing about it.  A
+disagreement carries its cause only when a control run of the same study shows it (the same
+curve in train mode instead of eval mode, or with the other LayerNorm); otherwise the cause is
+reported as not isolated.  This is float64 evidence, not proof.  The certified parts are the spot
+checks (certify.studies.wu.spot_check) and, for Figure 1, the checker-confirmed equilibria A, B and
+the trapping arc of certify.studies.wu.fig1.
 """
 
 from __future__ import annotations
@@ -20,32 +24,65 @@ import numpy as np
 from flint import arb, ctx
 
 from certify.core.arith import FLOAT64
-from certify.errors import BadInput
 from certify.core.quantities import consensus_distance
+from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
 from certify.studies.wu import reproduce as sim
 from certify.studies.wu.spot_check import SpotCheck, certify_mu
 
 FIG1_W = "2"
 SIMULATED = "float64 simulation (screening, not certified)"  # the arithmetic of every curve
-SAN = sim.VARIANT_BY_NAME["SAN"]
+COLLAPSED = 1e-3  # a curve collapses when its median mu_T < COLLAPSED * median mu_0
+FLOAT64_FLOOR = 1e-12  # relative to mu_0: below it a collapsing curve is mostly float64 rounding
+
+
+@dataclass(frozen=True)
+class Options:
+    """What to run: the random-init setting, the size, the seed, the train-mode dropout rate."""
+
+    setting: sim.Setting
+    size: sim.Size
+    seed: int = 0
+    dropout: float | None = None  # None: the setting's default
+    progress: bool | None = None  # progress bars on stderr (None: when stderr is a terminal)
+
+    @property
+    def rates(self) -> tuple[float, ...]:
+        """The dropout rates run: 0 (eval mode) and the train-mode rate when positive."""
+        p = self.setting.dropout if self.dropout is None else self.dropout
+        return (0.0, p) if p > 0 else (0.0,)
+
+
+def options(setting: str | None = None, long: bool = False, seed: int = 0, dropout: float | None = None,
+            progress: bool | None = None) -> Options:
+    name = sim.DEFAULT_SETTING[long] if setting is None else setting
+    if name not in sim.SETTINGS:
+        raise BadInput(f"unknown setting {name!r}: choose one of {', '.join(sim.SETTINGS)}")
+    if dropout is not None and not (math.isfinite(dropout) and 0 <= dropout < 1):
+        raise BadInput(f"--dropout must lie in [0, 1), got {dropout}")
+    return Options(sim.SETTINGS[name], sim.SIZES[(name, long)], seed, dropout, progress)
 
 
 @dataclass(frozen=True)
 class Finding:
-    statement: str  # what the paper reports, in words
-    reproduced: bool  # whether the float64 numbers of this run show it
-    detail: str
-    # False for a known disagreement with the paper, recorded with its reason in `detail`: the
-    # suite then expects it not to reproduce, and flags the day it does.
-    expected: bool = True
+    statement: str  # what the paper's caption says (or, when it says nothing, what was measured)
+    reproduced: bool | None  # whether this run agrees; None: the caption states nothing about it
+    detail: str  # the measured numbers
+    cause: str | None = None  # a disagreement: what a control run of this study shows about it
+    explained: bool = False  # a control run of this study shows the cause
+    measured: dict = field(default_factory=dict)  # mask -> {"ratio", "rate", "collapses", "agrees"}
+
+    @property
+    def verdict(self) -> str:
+        return {True: "agrees", False: "DISAGREES", None: "caption silent"}[self.reproduced]
 
 
 @dataclass
 class Study:
     figure: str
     settings: dict  # what was run, for the JSON and the captions
-    curves: dict  # Figures 2, 3: key -> mu (T + 1, inputs); Figure 1: (panel, run) -> path (T + 1, 2, 2)
+    curves: dict  # Figure 2: (init, variant, mask, dropout) -> mu (T + 1, inputs); Figure 3: (d_qk, mask) -> mu;
+    #               Figure 1: (panel, run) -> path (T + 1, 2, 2)
     spot_checks: list[SpotCheck]
     findings: list[Finding]
     certified: dict = field(default_factory=dict)  # Figure 1: the checker-confirmed values
@@ -70,9 +107,6 @@ def log_level(mu: np.ndarray, depths: slice = slice(1, None)) -> float:
     return float(np.mean(np.log10(np.maximum(median, np.finfo(float).tiny))))
 
 
-FLOAT64_FLOOR = 1e-12  # relative to mu_0: below it a collapsing curve is mostly float64 rounding
-
-
 def above_floor_levels(mus: list[np.ndarray]) -> list[float]:
     """log_level of each curve over the depths 1..t* before any of them falls below the float64
     floor (at least depth 1): there the curves compare true dynamics, not rounding."""
@@ -82,130 +116,259 @@ def above_floor_levels(mus: list[np.ndarray]) -> list[float]:
     return [log_level(mu, slice(1, last + 1)) for mu in mus]
 
 
+@dataclass(frozen=True)
+class Behaviour:
+    """What one curve does: median mu_T / median mu_0, and its mean decay per layer in log10 over
+    the depths before the float64 floor (positive: mu shrinks)."""
+
+    ratio: float
+    rate: float
+
+    @property
+    def collapses(self) -> bool:
+        return self.ratio < COLLAPSED
+
+    def to_json(self) -> dict:
+        return {"ratio": self.ratio, "rate_log10_per_layer": self.rate, "collapses": self.collapses}
+
+    def text(self) -> str:
+        return f"mu_T/mu_0 {_g(self.ratio)} ({self.rate:+.3f} log10/layer)"
+
+
+def behaviour(mu: np.ndarray) -> Behaviour:
+    relative = np.median(mu, axis=1) / np.median(mu[0])
+    low = np.flatnonzero(relative[1:] < FLOAT64_FLOOR)
+    last = int(low[0]) if low.size else len(relative) - 1  # the last depth above the floor (>= 1 when T >= 1)
+    last = max(last, 1)
+    rate = -math.log10(max(relative[last], np.finfo(float).tiny)) / last
+    return Behaviour(float(relative[-1]), rate)
+
+
 def _g(x: float) -> str:
     return f"{x:.2g}"
 
 
+def _mode(p: float) -> str:
+    return "eval mode" if p == 0 else f"train mode (dropout {p:g})"
+
+
 # ------------------------------------------------------------------ Figure 2
 
-
-def _random_setup(size: sim.Size, seed: int):
-    rng = np.random.default_rng(seed)
-    model = sim.random_model(size.d, size.depth, rng)
-    return model, sim.random_inputs(size.tokens, size.d, size.inputs, rng)
-
-
-def _random_settings(size: sim.Size, seed: int) -> dict:
-    return {"seed": seed, "tokens": size.tokens, "d": size.d, "depth": size.depth, "inputs": size.inputs,
-            "arithmetic": SIMULATED,
-            "initialisation": "x_i ~ N(0, I_d); one head, d_k = d; W_Q, W_K, W_V ~ N(0, 1/d); "
-                              "W_1 (4d x d) ~ N(0, 1/d), W_2 (d x 4d) ~ N(0, 1/(4d)); every layer drawn independently",
-            "layernorm": "SAN+LN, SAN+skip+LN: x/||x||_2 (sphere); full: standard (x - mean)/sqrt(var + 1e-12)"}
-
-
-def _spot(model, X0, variant, mask, curve, d_qk=None) -> SpotCheck:
-    n, T = X0.shape[1], model.depth
-    layers = [sim.exact_layer(model, t, variant, mask, n, d_qk) for t in range(T)]
-    temperature = "" if d_qk is None else f", d_QK = {d_qk}"
-    what = f"random init, {variant.name}, {mask} mask{temperature}, input 0, mu(X_{T})"
-    return certify_mu(layers, X0[0], what, curve[-1, 0])
+# What the caption of Figure 2 says about each (init, variant): True collapses, False does not,
+# None: nothing.  "Rank collapse happens exponentially for pure attention, despite different
+# attention masks having different convergence rates.  However, as soon as we solely add in
+# LayerNorm, mu(X(t)) no longer converges to zero in randomly initialized models; in pretrained
+# models, LayerNorm helps prevent the issue together with other components."
+CAPTION_FIG2 = {
+    ("random", "SAN"): (True, "pure attention collapses exponentially"),
+    ("random", "SAN+LN"): (False, "as soon as LayerNorm alone is added, mu no longer converges to 0"),
+    ("random", "SAN+LN(sphere)"): (False, "as soon as LayerNorm alone is added, mu no longer converges to 0"),
+    ("random", "SAN+skip+LN"): (False, "with LayerNorm added, mu no longer converges to 0"),
+    ("random", "full"): (False, "with LayerNorm added, mu no longer converges to 0"),
+    ("pretrained", "SAN"): (True, "pure attention collapses exponentially"),
+    ("pretrained", "SAN+skip+LN"): (False, "LayerNorm together with other components prevents the collapse"),
+    ("pretrained", "full"): (False, "LayerNorm together with other components prevents the collapse"),
+}
 
 
-def fig2(size: sim.Size, seed: int) -> Study:
-    model, X0 = _random_setup(size, seed)
-    curves = {("random", v.name, m): sim.simulate_random(model, v, m, X0) for v in sim.VARIANTS for m in sim.MASKS}
-    settings = {"random": _random_settings(size, seed)}
+def fig2(opts: Options) -> Study:
+    size, setting = opts.size, opts.setting
+    model = sim.RandomModel(setting, size.d, size.heads, size.depth, opts.seed)
+    X0 = sim.random_inputs(size.tokens, size.d, size.inputs, opts.seed)
+    runs = [sim.Run(v, m, p) for p in opts.rates for v in setting.variants for m in sim.MASKS]
+    results = sim.simulate(lambda t: sim.stack_heads(model.layer(t)), size.depth, runs, X0, opts.seed,
+                           opts.progress, "wu-fig2 random init")
+    curves = {("random", r.variant.name, r.mask, r.dropout): mu for r, mu in results.items()}
+    settings = {"random": _random_settings(opts)}
     notes = []
     try:
-        settings["pretrained"] = _pretrained_curves(size, seed, curves)
+        settings["pretrained"] = _pretrained_curves(opts, curves)
     except BadInput as err:
         notes.append(f"pretrained panel skipped: {err}")
-    spot = _spot(model, X0, SAN, "complete", curves[("random", "SAN", "complete")])
+    spot = _spot_fig2(opts, curves)
     return Study("wu-fig2", settings, curves, [spot], fig2_findings(curves), notes=notes)
 
 
-def _pretrained_curves(size: sim.Size, seed: int, curves: dict) -> dict:
+def _random_settings(opts: Options) -> dict:
+    size = opts.size
+    return {"setting": opts.setting.name, "seed": opts.seed, "tokens": size.tokens, "d": size.d,
+            "heads": size.heads, "depth": size.depth, "inputs": size.inputs, "dropout": list(opts.rates),
+            "arithmetic": SIMULATED, "initialisation": opts.setting.initialisation,
+            "inputs_are": "x_i ~ N(0, I_d); every layer drawn independently",
+            "dropout_is": "train mode: inverted dropout on the attention probabilities, the attention output "
+                          "and the feed-forward output; 0 is eval mode"}
+
+
+def _pretrained_curves(opts: Options, curves: dict) -> dict:
     from certify.studies.models import load_text_model  # optional extra: safetensors, tokenizers, the model package
 
+    size = opts.size
     text_model = load_text_model("minilm")
     layers = [sim.stack_heads(layer) for layer in text_model.model.layers]
     X0 = sim.pretrained_inputs(text_model, size.pretrained_tokens, size.pretrained_inputs,
-                               np.random.default_rng([seed, 1]))
-    for v in sim.VARIANTS:
-        for m in sim.MASKS:
-            curves[("pretrained", v.name, m)] = sim.simulate_pretrained(layers, v, m, X0, size.pretrained_depth)
+                               np.random.default_rng([opts.seed, 1]))
+    runs = [sim.Run(v, m, p) for p in opts.rates for v in sim.PRETRAINED_VARIANTS for m in sim.MASKS]
+    results = sim.simulate(lambda t: layers[t % len(layers)], size.pretrained_depth, runs, X0, opts.seed + 1,
+                           opts.progress, "wu-fig2 pretrained")
+    curves.update({("pretrained", r.variant.name, r.mask, r.dropout): mu for r, mu in results.items()})
+    passes = math.ceil(size.pretrained_depth / len(layers))
     return {"model": "all-MiniLM-L6-v2 (certify.studies.models 'minilm')", "tokens": size.pretrained_tokens,
-            "depth": size.pretrained_depth, "inputs": size.pretrained_inputs, "seed": seed,
-            "arithmetic": SIMULATED,
+            "depth": size.pretrained_depth, "inputs": size.pretrained_inputs, "seed": opts.seed,
+            "model_layers": len(layers), "arithmetic": SIMULATED,
             "inputs_are": "[CLS] + random whole-word vocabulary entries + [SEP], embedded by the model",
-            "layers": f"layer t is the model's layer t mod {len(layers)} (the real layers, then repeated)"}
+            "layers": f"depth {size.pretrained_depth} reached by repeating the model's {len(layers)} real layers "
+                      f"({passes} passes: layer t is layer t mod {len(layers)})"}
 
 
 def fig2_findings(curves: dict) -> list[Finding]:
-    def ratio(init, variant, mask, since):
-        """Median mu at the last depth over median mu at depth `since`."""
-        mu = curves[(init, variant, mask)]
-        return float(np.median(mu[-1])) / float(np.median(mu[since]))
-
-    findings = []
-    # Their Theorem 1 and Figure 2: pure attention collapses exponentially for every mask.
-    ratios = {m: ratio("random", "SAN", m, 0) for m in sim.MASKS}
-    findings.append(Finding("random init: pure attention (SAN) collapses for every mask (median mu_T < mu_0 / 10)",
-                            all(r < 0.1 for r in ratios.values()),
-                            "mu_T / mu_0: " + ", ".join(f"{m} {_g(r)}" for m, r in ratios.items())))
-    # Local masks have a larger radius and collapse more slowly (their Theorem 1 and Figure 2).
-    level = {m: log_level(curves[("random", "SAN", m)]) for m in sim.MASKS}
-    slower = min(level["sliding"], level["uni"]) > max(level["complete"], level["causal"])
-    findings.append(Finding("random init: SAN with local masks (sliding, uni) collapses more slowly than with "
-                            "complete and causal ones", slower,
-                            "mean log10 mu over depth: " + ", ".join(f"{m} {v:.1f}" for m, v in level.items())))
-    # Figure 2: 'as soon as we solely add in LayerNorm, mu no longer converges to zero at random init'.
-    kept = {m: ratio("random", "SAN+LN", m, 1) for m in sim.MASKS}
-    lost = [m for m, r in kept.items() if not r > 1e-3]
-    findings.append(Finding("random init: with LayerNorm alone (SAN+LN) mu does not converge to 0 "
-                            "(median mu_T > mu_1 / 1000 for every mask)", not lost,
-                            "mu_T / mu_1: " + ", ".join(f"{m} {_g(r)}" for m, r in kept.items())
-                            + (f"; collapses for {', '.join(lost)}" if lost else "")
-                            + "; known disagreement: with one head, Gaussian W_V and the sphere LayerNorm, "
-                            "SAN+LN still collapses under the complete and causal masks (near consensus the "
-                            "scores flatten), here and with a BERT-style initialisation",
-                            expected=False))
-    if any(key[0] == "pretrained" for key in curves):
-        kept = {m: ratio("pretrained", "full", m, 0) for m in sim.MASKS}
-        findings.append(Finding("pretrained: the full layer (LayerNorm with the other components) keeps mu away "
-                                "from 0 (median mu_T > mu_0 / 10 for every mask)", all(r > 0.1 for r in kept.values()),
-                                "mu_T / mu_0: " + ", ".join(f"{m} {_g(r)}" for m, r in kept.items())))
+    groups = sorted({(key[0], key[1], key[3]) for key in curves}, key=lambda g: (g[0] != "random", g[2], g[1]))
+    measured = {key: behaviour(mu) for key, mu in curves.items()}
+    findings = [_variant_finding(init, variant, p, measured) for init, variant, p in groups]
+    for init in ("random", "pretrained"):
+        for p in sorted({key[3] for key in curves if key[0] == init and key[1] == "SAN"}):
+            findings.append(_mask_rate_finding(init, p, measured))
     return findings
+
+
+def _variant_finding(init: str, variant: str, p: float, measured: dict) -> Finding:
+    """One (init, variant, mode) against the caption, per mask; a disagreement's cause from the
+    control curves of the same study (the other mode, the other LayerNorm)."""
+    expected, quote = CAPTION_FIG2.get((init, variant), (None, None))
+    per_mask = {m: measured[(init, variant, m, p)] for m in sim.MASKS}
+    detail = "; ".join(f"{m} {b.text()}{' collapses' if b.collapses else ''}" for m, b in per_mask.items())
+    data = {m: b.to_json() | {"agrees": None if expected is None else b.collapses == expected}
+            for m, b in per_mask.items()}
+    where = f"{init} init, {variant}, {_mode(p)}"
+    if expected is None:
+        collapsed = [m for m, b in per_mask.items() if b.collapses]
+        return Finding(f"{where}: the caption says nothing; measured: collapses for "
+                       f"{', '.join(collapsed) or 'no mask'}", None, detail, measured=data)
+    wrong = [m for m, b in per_mask.items() if b.collapses != expected]
+    statement = f"{where}: {quote} ({'collapses' if expected else 'does not collapse'} for every mask)"
+    if not wrong:
+        return Finding(statement, True, detail, measured=data)
+    cause, explained = _cause(init, variant, p, wrong, expected, measured)
+    return Finding(statement, False, detail + f"; disagrees for {', '.join(wrong)}", cause, explained, data)
+
+
+def _cause(init: str, variant: str, p: float, wrong: list[str], expected: bool, measured: dict) -> tuple[str, bool]:
+    controls = [(key, f"in {_mode(key[3])}") for key in measured
+                if key[:2] == (init, variant) and key[3] != p and key[2] == wrong[0]]
+    other_ln = {"SAN+LN": "SAN+LN(sphere)", "SAN+LN(sphere)": "SAN+LN"}.get(variant)
+    if other_ln is not None:
+        kind = "the sphere LayerNorm x/||x||" if other_ln.endswith("(sphere)") else "the standard LayerNorm"
+        controls += [((init, other_ln, wrong[0], p), f"with {kind}")]
+    for (_, v, _, q), how in controls:
+        fixed = [m for m in wrong if (init, v, m, q) in measured and measured[(init, v, m, q)].collapses == expected]
+        if fixed == wrong:
+            numbers = ", ".join(f"{m} {measured[(init, v, m, q)].text()}" for m in wrong)
+            return f"the caption holds {how} ({numbers}): the {_mode(p)} curve differs by that alone", True
+    tried = ", ".join(how for _, how in controls) or "none in this study"
+    return f"not isolated by this run (controls tried: {tried})", False
+
+
+def _mask_rate_finding(init: str, p: float, measured: dict) -> Finding:
+    """'Different attention masks having different convergence rates' and their Theorem 1: the
+    local masks (sliding, uni) collapse more slowly than the complete and causal ones."""
+    rate = {m: measured[(init, "SAN", m, p)].rate for m in sim.MASKS}
+    slower = max(rate["sliding"], rate["uni"]) < min(rate["complete"], rate["causal"])
+    return Finding(f"{init} init, SAN, {_mode(p)}: masks collapse at different rates, the local ones (sliding, uni) "
+                   "more slowly than complete and causal", slower,
+                   "log10 decay per layer: " + ", ".join(f"{m} {r:.3f}" for m, r in rate.items()),
+                   None if slower else "not isolated by this run", measured={m: {"rate": r} for m, r in rate.items()})
+
+
+# ------------------------------------------------------------------ certified spot checks
+
+# The bert setting's spot checks run a small model of the same construction (ball arithmetic on
+# the paper-sized model is out of reach): N = 8, d = 16, 4 heads of d_k = 4 (d_k / d_QK is a
+# square for every d_QK of the sweep).
+SPOT_BERT = {"tokens": 8, "d": 16, "heads": 4, "depth": 24}
+
+
+def _spot(opts: Options, variant: sim.Variant, mask: str, curves: dict, key, d_qk: Fraction | None) -> SpotCheck:
+    """mu(X_T) of input 0 in ball arithmetic: on the run's own model in the project setting, on the
+    small model SPOT_BERT in the bert setting (its float64 value from the same vectorised step)."""
+    size = opts.size
+    if opts.setting.bert_init:
+        n, d, heads, depth = (SPOT_BERT[k] for k in ("tokens", "d", "heads", "depth"))
+        where = f"bert setting at N = {n}, d = {d}, {heads} heads"
+    else:
+        n, d, heads, depth = size.tokens, size.d, size.heads, size.depth
+        where = "random init"
+    model = sim.RandomModel(opts.setting, d, heads, depth, opts.seed, ffn=variant.ffn)
+    X0 = sim.random_inputs(n, d, 1, opts.seed)
+    if opts.setting.bert_init:
+        run = sim.Run(variant, mask, 0.0, d_qk)
+        mu = sim.simulate(lambda t: sim.stack_heads(model.layer(t)), depth, [run], X0, opts.seed, False)[run]
+    else:
+        mu = curves[key]
+    steps = [sim.exact_step(model.layer(t), variant, mask, n, d_qk) for t in range(depth)]
+    temperature = "" if d_qk is None else f", d_QK = {d_qk}"
+    what = f"{where}, {variant.name}, {mask} mask{temperature}, eval mode, input 0, mu(X_{depth})"
+    return certify_mu(steps, X0[0], what, mu[-1, 0])
+
+
+def _spot_fig2(opts: Options, curves: dict) -> SpotCheck:
+    # bert: SAN+LN in eval mode, where float64 stalls near its floor; project: pure attention
+    name = "SAN+LN" if opts.setting.bert_init else "SAN"
+    variant = next(v for v in opts.setting.variants if v.name == name)
+    return _spot(opts, variant, "complete", curves, ("random", variant.name, "complete", 0.0), None)
 
 
 # ------------------------------------------------------------------ Figure 3
 
 
-def fig3(size: sim.Size, seed: int) -> Study:
-    model, X0 = _random_setup(size, seed)
-    curves = {(str(t), m): sim.simulate_random(model, SAN, m, X0, t) for t in sim.D_QK_SWEEP for m in sim.MASKS}
-    settings = {"random": _random_settings(size, seed) | {
-        "variant": "SAN (X' = P X W_V)", "d_QK": [str(t) for t in sim.D_QK_SWEEP],
-        "scores": "S = (X W_Q)(X W_K)^T / sqrt(d_QK) (Wu et al.'s convention; d_QK = d_k is the standard scaling)"}}
-    spot = _spot(model, X0, SAN, "causal", curves[("1", "causal")], Fraction(1))
+def fig3(opts: Options) -> Study:
+    size, setting = opts.size, opts.setting
+    model = sim.RandomModel(setting, size.d, size.heads, size.depth, opts.seed, ffn=False)
+    X0 = sim.random_inputs(size.tokens, size.d, size.inputs, opts.seed)
+    runs = [sim.Run(sim.SAN, m, 0.0, t) for t in sim.D_QK_SWEEP for m in sim.MASKS]
+    results = sim.simulate(lambda t: sim.stack_heads(model.layer(t)), size.depth, runs, X0, opts.seed,
+                           opts.progress, "wu-fig3")
+    curves = {(str(r.d_qk), r.mask): mu for r, mu in results.items()}
+    settings = {"random": _random_settings(opts) | {
+        "dropout": [0.0], "variant": "SAN (eval mode)", "d_QK": [str(t) for t in sim.D_QK_SWEEP],
+        "scores": "S = (X W_Q)(X W_K)^T / sqrt(d_QK) (Wu et al.'s convention; d_QK = d_k is the standard "
+                  f"scaling, here d_k = {size.d // size.heads})"}}
+    spot = _spot(opts, sim.SAN, "causal", curves, ("1", "causal"), Fraction(1))
     return Study("wu-fig3", settings, curves, [spot], fig3_findings(curves))
 
 
+TEMPERATURE_EFFECT = 0.02  # in mean log10 mu: a smaller difference between two d_QK is no measurable effect
+
+
+def temperature_direction(levels: list[float]) -> str:
+    """How the curve heights order along the increasing d_QK sweep: "slower" (each smaller d_QK
+    higher by more than TEMPERATURE_EFFECT: the caption's direction), "reversed" (some smaller d_QK
+    lower by more than that) or "none"."""
+    steps = [a - b for a, b in zip(levels, levels[1:])]
+    if all(step > TEMPERATURE_EFFECT for step in steps):
+        return "slower"
+    return "reversed" if any(step < -TEMPERATURE_EFFECT for step in steps) else "none"
+
+
 def fig3_findings(curves: dict) -> list[Finding]:
+    """The caption's direction, per mask: a smaller d_QK (a lower temperature, sharper attention)
+    slows the collapse of SAN; and the temperature matters more with global attention."""
     sweep = [str(t) for t in sim.D_QK_SWEEP]  # increasing d_QK: higher temperature, flatter attention
     level = {m: above_floor_levels([curves[(t, m)] for t in sweep]) for m in sim.MASKS}
-    ordered = {m: all(a > b for a, b in zip(v, v[1:])) for m, v in level.items()}
+    findings = []
+    for m, v in level.items():
+        direction = temperature_direction(v)
+        findings.append(Finding(
+            f"{m} mask: a smaller d_QK slows the collapse of SAN (mu higher at d_QK = 1/64 than at 1, at 1 than at 64)",
+            direction == "slower", f"measured: {direction}; mean log10 mu before the float64 floor, d_QK = "
+            + ", ".join(sweep) + ": " + ", ".join(f"{x:.2f}" for x in v),
+            None if direction == "slower" else "not isolated by this run",
+            measured={"direction": direction, "levels": dict(zip(sweep, v))}))
     gap = {m: v[0] - v[-1] for m, v in level.items()}
-    return [
-        Finding("smaller temperature d_QK slows the collapse of SAN (complete mask: mu higher at d_QK = 1/64 than "
-                "at 1, higher at 1 than at 64)", ordered["complete"],
-                "mean log10 mu before the float64 floor, d_QK = " + ", ".join(sweep) + ": "
-                + "; ".join(f"{m} " + ", ".join(f"{x:.1f}" for x in v) for m, v in level.items())),
-        Finding("the temperature matters more with global attention than with local masks "
-                "(the d_QK = 1/64 to 64 gap is larger for complete than for sliding and uni)",
-                gap["complete"] > max(gap["sliding"], gap["uni"]),
-                "gap in mean log10 mu: " + ", ".join(f"{m} {v:.1f}" for m, v in gap.items())),
-    ]
+    larger = gap["complete"] > max(gap["sliding"], gap["uni"])
+    findings.append(Finding("the temperature matters more with global attention than with local masks "
+                            "(the d_QK = 1/64 to 64 gap is larger for complete than for sliding and uni)", larger,
+                            "gap in mean log10 mu: " + ", ".join(f"{m} {v:.2f}" for m, v in gap.items()),
+                            None if larger else "not isolated by this run", measured={"gaps": gap}))
+    return findings
 
 
 # ------------------------------------------------------------------ Figure 1
@@ -225,12 +388,13 @@ FIG1_SPOT_TOKEN2 = 200.0  # inside the certified trapping arc around B (w = 2: B
 TOKEN1_AT_TOP = [0.0, 1.0]
 
 
-def fig1(size: sim.Size, seed: int) -> Study:
-    """The N = 2 phase portrait; seed is unused (the starts are fixed), kept for a uniform interface."""
+def fig1(opts: Options) -> Study:
+    """The N = 2 phase portrait; only the size's step count is used (the starts are fixed, the
+    layer is the paper's)."""
     w = Fraction(FIG1_W)
     outcome = fig1_counterexample.build(argparse.Namespace(w=FIG1_W))
     certified = _fig1_certified(outcome)
-    steps = size.fig1_steps
+    steps = opts.size.fig1_steps
     with_ln, without_ln = sim.fig1_layer(w, True), sim.fig1_layer(w, False)
     starts = {
         "no-LN": [[_unit(a1), _unit(a2)] for a1, a2 in FIG1_NO_LN_STARTS],
@@ -309,3 +473,9 @@ def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
 
 
 STUDIES = {"wu-fig1": fig1, "wu-fig2": fig2, "wu-fig3": fig3}
+
+
+def all_accounted(study: Study) -> bool:
+    """Every finding agrees with the paper, concerns what the caption does not state, or
+    disagrees with a cause a control run of the study measured."""
+    return all(f.reproduced is not False or f.explained for f in study.findings)
