@@ -188,7 +188,11 @@ def _compile_coq(source: bytes, file_label: str, spans: list[tuple[str, int, int
     times = [(int(m.group(1)), float(m.group(3))) for m in _TIMING.finditer(run.stdout)]
     error_offset = None
     if run.returncode != 0:
-        where = _ERROR_AT.search(run.stderr)
+        # The location printed just before "Error" (warnings carry locations too).
+        error_at = run.stderr.find("Error")
+        where = None
+        for match in _ERROR_AT.finditer(run.stderr[:error_at] if error_at >= 0 else run.stderr):
+            where = match
         if where:
             line_starts = [0] + [i + 1 for i, b in enumerate(text) if b == 10]
             line = int(where.group(1))

@@ -30,19 +30,21 @@ def build(exponent_base: int = 3) -> Derivation:
     @D.certified(f"r(x) > 0 on [0, {TAIL_CUT}], so 1 - exp(-x) <= x there",
                  "Branch and bound (certify.bnb) on the reduced form, enclosed as "
                  "exp(-segment [0, x]) / 2; plain subdivision of h itself never closes a box "
-                 "touching x = 0, where h = 0.")
+                 "touching x = 0, where h = 0.", formal="collapse.v:cubic_compact")
     def _():
         result = prove_nonnegative(lambda xb: remainder_ball(lambda t: (-t).exp(), 2, arb(0), xb),
                                    [(0, TAIL_CUT)], strict=True)
         require(result.proved, f"branch and bound: {result.reason}")
 
     @D.symbolic(f"Tail x >= {TAIL_CUT}: h(x) = (x - 1) + exp(-x) > 0",
-                "exp(-x) > 0, so h(x) - (x - 1) = exp(-x) > 0 and x - 1 >= 0 from the cut-off on.")
+                "exp(-x) > 0, so h(x) - (x - 1) = exp(-x) > 0 and x - 1 >= 0 from the cut-off on.",
+                formal="collapse.v:cubic_tail")
     def _():
         require_zero((x - 1 + sp.exp(-x)) - (x - 1) - sp.exp(-x), "tail decomposition")
         require(bool(sp.exp(-x).is_positive) and TAIL_CUT >= 1, "exp(-x) > 0 and cut-off >= 1")
 
-    D.prose("Cubic step", "With x = a D^2: D(PX) <= (1 - exp(-a D^2)) D <= a D^2 D = a D^3.")
+    D.prose("Cubic step", "With x = a D^2: D(PX) <= (1 - exp(-a D^2)) D <= a D^2 D = a D^3.",
+            formal="collapse.v:one_minus_exp_le")
 
     a, D0 = sp.symbols("a D_0", positive=True)
     t = sp.Symbol("t", integer=True, nonnegative=True)

@@ -52,7 +52,8 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
             "D(PX) <= tau(P) D(X) (collapse.dobrushin).")
 
     @D.symbolic("Sharper than collapse.global: tanh(x/4) <= 1 - exp(-x)",
-                "With y = exp(-x/2) in (0, 1]: (1 - exp(-x)) - tanh(x/4) = y (1 - y)(2 + y) / (1 + y) >= 0.")
+                "With y = exp(-x/2) in (0, 1]: (1 - exp(-x)) - tanh(x/4) = y (1 - y)(2 + y) / (1 + y) >= 0.",
+                formal="collapse.v:tanh_quarter_le_global")
     def _():
         y = sp.Symbol("y", positive=True)
         gap = (1 - y**2) - (1 - y) / (1 + y)  # tanh(x/4) = (1 - y)/(1 + y) with y = exp(-x/2)

@@ -39,7 +39,8 @@ def build() -> Derivation:
 
     @D.certified(f"h > 0 on (0, 1/2]: reduced form r on [0, {NEAR_ZERO}], h itself on [{NEAR_ZERO}, 1/2]",
                  "Branch and bound: near 0 on r, enclosed as h'(segment [0, y]) (the segment always "
-                 "contains 0, so this enclosure only closes short boxes); away from 0 on h directly.")
+                 "contains 0, so this enclosure only closes short boxes); away from 0 on h directly.",
+                 formal="collapse.v:trajectory_h_pos")
     def _():
         h_prime = lambda t: (3 - 2 * t) * (-t).exp()  # noqa: E731
         near = prove_nonnegative(lambda yb: remainder_ball(h_prime, 1, arb(0), yb),
@@ -50,7 +51,7 @@ def build() -> Derivation:
         require(away.proved, f"h away from 0: {away.reason}")
 
     @D.symbolic("Tail y >= 1/2: h(y) = 1 + (2y - 1) exp(-y) >= 1",
-                "The second term is a product of 2y - 1 >= 0 and exp(-y) > 0.")
+                "The second term is a product of 2y - 1 >= 0 and exp(-y) > 0.", formal="collapse.v:trajectory_h_tail")
     def _():
         t = sp.Symbol("t", nonnegative=True)  # y = 1/2 + t
         require(bool((h - 1).subs(y, sp.Rational(1, 2) + t).is_nonnegative), "sign of (2y - 1) exp(-y)")

@@ -57,14 +57,15 @@ def build() -> Derivation:
         require(bool(slope.is_positive), "tanh(lambda D^2/4) increases with D")
 
     @D.certified("Instance rho = 2, lambda = 1, D_0 = 2: D_1 / D_0 = 2 tanh(1) > 1",
-                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.")
+                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.", formal="value.v:value_instance_expands")
     def _():
         ratio = 2 * arb(1).tanh()
         require(bool(ratio > 1), f"2 tanh(1) = {ratio}")
 
     @D.symbolic("Consistent with the global bound: tanh(y) <= 1 - exp(-4y) for y >= 0",
                 "Here a = lambda, D^2 = 4 r^2 and y = lambda r^2 = a D^2 / 4.  With u = exp(-2y) in (0, 1]: "
-                "1 - exp(-4y) - tanh(y) = u (1 - u) (2 + u) / (1 + u) >= 0, a product of nonnegative factors.")
+                "1 - exp(-4y) - tanh(y) = u (1 - u) (2 + u) / (1 + u) >= 0, a product of nonnegative factors.",
+                formal="value.v:value_tanh_le_global")
     def _():
         u, y = sp.Symbol("u", positive=True), sp.Symbol("y", positive=True)
         gap = (1 - sp.exp(-4 * y) - sp.tanh(y)).rewrite(sp.exp)
