@@ -53,14 +53,16 @@ def build(exponent_base: int = 3) -> Derivation:
         return a**sp.Rational(-1, 2) * (sp.sqrt(a) * D0)**(exponent_base**k)
 
     @D.symbolic("Closed form solves the recursion: b_0 = D_0 and b_{t+1} = a b_t^3",
-                "b_t = a^{-1/2} (sqrt(a) D_0)^{3^t}: log b_{t+1} - log(a b_t^3) simplifies to 0.")
+                "b_t = a^{-1/2} (sqrt(a) D_0)^{3^t}: log b_{t+1} - log(a b_t^3) simplifies to 0.",
+                formal="collapse.v:cubic_closed_form")
     def _():
         require_zero(bound(0) - D0, "b_0")
         require_zero(sp.expand_log(sp.log(bound(t + 1)) - sp.log(a * bound(t)**3), force=True),
                      "b_{t+1} = a b_t^3")
 
     @D.symbolic("Induction step: D -> a D^3 is increasing on D >= 0",
-                "d/dD (a D^3) = 3 a D^2 >= 0, so D_t <= b_t gives D_{t+1} <= a D_t^3 <= a b_t^3 = b_{t+1}.")
+                "d/dD (a D^3) = 3 a D^2 >= 0, so D_t <= b_t gives D_{t+1} <= a D_t^3 <= a b_t^3 = b_{t+1}.",
+                formal="collapse.v:cubic_monotone")
     def _():
         Dv = sp.Symbol("D", nonnegative=True)
         require(bool(sp.diff(a * Dv**3, Dv).is_nonnegative), "derivative sign")

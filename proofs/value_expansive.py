@@ -57,7 +57,8 @@ def build() -> Derivation:
         require(bool(slope.is_positive), "tanh(lambda D^2/4) increases with D")
 
     @D.certified("Instance rho = 2, lambda = 1, D_0 = 2: D_1 / D_0 = 2 tanh(1) > 1",
-                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.", formal="value.v:value_instance_expands")
+                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.",
+                 formal="value.v:value_instance_expands")
     def _():
         ratio = 2 * arb(1).tanh()
         require(bool(ratio > 1), f"2 tanh(1) = {ratio}")
