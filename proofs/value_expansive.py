@@ -75,7 +75,8 @@ def build() -> Derivation:
     @D.symbolic("Consistent with the local guarantee",
                 "If rho lambda D^2 < 1 then rho tanh(lambda D^2/4) <= rho lambda D^2/4 < 1/4: the "
                 "counterexample lives outside the region where collapse is guaranteed.  Checked: "
-                "tanh(x) <= x since d/dx (x - tanh x) = tanh(x)^2 >= 0 and equality at 0.")
+                "tanh(x) <= x since d/dx (x - tanh x) = tanh(x)^2 >= 0 and equality at 0.",
+                formal="value.v:value_tanh_le_x")
     def _():
         x = sp.Symbol("x", nonnegative=True)
         require_zero(sp.diff(x - sp.tanh(x), x) - sp.tanh(x)**2, "derivative of x - tanh x")

@@ -1,6 +1,7 @@
-(* Scalar lemmas of value.expansive (proofs/value_expansive.py).  Symbolic: exp 1 > 2 and field
-   identities in u = exp(-2y), on the classical reals only. *)
+(* Scalar lemmas of value.expansive (proofs/value_expansive.py).  Symbolic: exp 1 > 2, field
+   identities in u = exp(-2y) and one mean value theorem, on the classical reals only. *)
 From Coq Require Import Reals Lra.
+From Coquelicot Require Import Coquelicot.
 Open Scope R_scope.
 
 (* tanh y = (1 - u) / (1 + u) with u = exp(-2y). *)
@@ -46,4 +47,24 @@ Proof.
   { unfold Rdiv. apply Rmult_le_pos; [ | left; apply Rinv_0_lt_compat; lra ].
     apply Rmult_le_pos; [ apply Rmult_le_pos | ]; lra. }
   lra.
+Qed.
+
+(* value.expansive, step "Consistent with the local guarantee": tanh x <= x for x >= 0, as
+   d/dx (x - tanh x) = tanh(x)^2 >= 0 and x - tanh x = 0 at 0 (mean value theorem). *)
+Lemma value_tanh_le_x : forall x, 0 <= x -> tanh x <= x.
+Proof.
+  intros x Hx. destruct (Rle_lt_or_eq_dec 0 x Hx) as [Hpos | <-].
+  2: { unfold tanh, sinh. rewrite Ropp_0, exp_0. lra. }
+  set (f := fun t => t - tanh t).
+  assert (D : forall t, is_derive f t (tanh t * tanh t)).
+  { intros t. unfold f, tanh, sinh, cosh.
+    assert (Ha := exp_pos t). assert (Hb := exp_pos (- t)).
+    auto_derive.
+    - lra.
+    - match goal with |- ?l = ?r => change (@eq R l r) end. field. lra. }
+  destruct (MVT_cor2 f (fun t => tanh t * tanh t) 0 x Hpos) as [c [E Hc]].
+  - intros c _. apply is_derive_Reals, D.
+  - unfold f in E. unfold tanh at 2 in E. unfold sinh in E. rewrite Ropp_0, exp_0 in E.
+    assert (0 <= tanh c * tanh c * (x - 0)) by (apply Rmult_le_pos; [ apply Rle_0_sqr | lra ]).
+    lra.
 Qed.
