@@ -12,11 +12,13 @@ a scratch folder, so nothing is written next to the sources.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,13 +268,15 @@ def sources(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list[P
 
 
 def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list[LemmaResult]:
-    """Check every selected file; BadInput (before anything runs) when a tool is missing."""
+    """Check every selected file, one coqc or gappa process per core, results in file order;
+    BadInput (before anything runs) when a tool is missing."""
     files = sources(folder, names)
     tools = require_tools(need_gappa=any(p.suffix == ".g" for p in files))
-    results = []
-    for path in files:
+
+    def check(path: Path) -> list[LemmaResult]:
         if path.suffix == ".v":
-            results.extend(check_coq_file(path, tools["coqc"]))
-        else:
-            results.extend(check_gappa_file(path, tools["gappa"], tools["coqc"]))
-    return results
+            return check_coq_file(path, tools["coqc"])
+        return check_gappa_file(path, tools["gappa"], tools["coqc"])
+
+    with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
+        return [result for per_file in pool.map(check, files) for result in per_file]

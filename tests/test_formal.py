@@ -70,7 +70,7 @@ def test_one_true_lemma_is_checked_on_the_classical_reals(tmp_path, capsys):
 @needs_coq
 def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
     (tmp_path / "a_false.v").write_text(HEADER + TRUE_LEMMA + FALSE_LEMMA + LATER_LEMMA)
-    (tmp_path / "b_admitted.v").write_text(HEADER + ADMITTED_LEMMA + TRUE_LEMMA)
+    (tmp_path / "b_admitted.v").write_text(HEADER + ADMITTED_LEMMA + LATER_LEMMA)
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
     rows = {(r["file"], r["lemma"]): r for r in json.loads(capsys.readouterr().out)}
     assert rows[("a_false.v", "exp_one_pos")]["outcome"] == "checked"
@@ -79,7 +79,7 @@ def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
     assert rows[("a_false.v", "zero_le_one")]["outcome"] == "failed"  # never reached
     admitted = rows[("b_admitted.v", "two_lt_one_admitted")]
     assert admitted["outcome"] == "failed" and "two_lt_one_admitted" in admitted["message"]
-    assert rows[("b_admitted.v", "exp_one_pos")]["outcome"] == "checked"
+    assert rows[("b_admitted.v", "zero_le_one")]["outcome"] == "checked"  # not built on the admitted one
 
 
 @needs_coq
