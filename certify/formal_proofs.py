@@ -108,8 +108,11 @@ def lemma_names(path: Path) -> list[str]:
 
 
 def known_labels(folder: Path = FORMAL_DIR) -> set[str]:
-    """Every "file.v:lemma" of the folder: what a step's `formal` label may name."""
-    return {f"{path.name}:{name}" for path in sorted(Path(folder).glob("*.v")) for name in lemma_names(path)}
+    """What a step's `formal` label may name: "file.v:lemma" for each lemma of a Coq file, and
+    "file.g:file" for a Gappa script (one proved property, named by the file's stem)."""
+    folder = Path(folder)
+    coq = {f"{path.name}:{name}" for path in folder.glob("*.v") for name in lemma_names(path)}
+    return coq | {f"{path.name}:{path.stem}" for path in folder.glob("*.g")}
 
 
 # ---------------------------------------------------------------- assumptions

@@ -8,7 +8,8 @@ Every step has a status saying how it is established:
     "prose"      an argument given in words only (a textbook inequality, an induction, a limit),
                  with no check: it is reported as "argued", never as "holds".
 A step may also name, as `formal="file.v:lemma"`, the Coq lemma of proofs/formal/ that states
-the same fact; `certify proofs --formal` compiles those files (see certify.formal_proofs).
+the same fact (or, as "file.g:file", a Gappa script there); `certify proofs --formal` checks
+those files (see certify.formal_proofs).
 A step's check is a callable that raises AssertionError (via `require`) when the stated fact is
 false.  Running a derivation never raises: an assertion or any other exception marks that step
 "failed" and the remaining steps still run.

@@ -70,7 +70,8 @@ def build() -> Derivation:
 
     @D.symbolic("IEEE binary64 rounding at the thresholds",
                 "Exact binary64 arithmetic: 1 - 2^-54 rounds to 1.0 while 1 - 2^-53 does not; 2^-1074 "
-                "(the smallest subnormal) is kept while 2^-1075 * 1 rounds to 0.")
+                "(the smallest subnormal) is kept while 2^-1075 * 1 rounds to 0.",
+                formal="init_rounding.g:init_rounding")
     def _():
         require(1.0 - 2.0**-54 == 1.0 and 1.0 - 2.0**-53 != 1.0, "1 - y near 2^-54")
         tiny = math.ldexp(1.0, -1074)

@@ -29,7 +29,7 @@ def _labelled_steps():
                 yield name, step
 
 
-def test_every_formal_label_names_a_lemma_of_the_v_files():
+def test_every_formal_label_names_a_lemma_of_the_formal_files():
     known = formal_proofs.known_labels()
     labels = [(name, step.formal) for name, step in _labelled_steps()]
     assert len(labels) >= 10
@@ -45,8 +45,9 @@ def test_every_certified_step_has_a_formal_lemma():
 
 def test_a_label_of_a_missing_lemma_does_not_resolve(tmp_path):
     (tmp_path / "toy.v").write_text(HEADER + TRUE_LEMMA + ADMITTED_LEMMA)
+    (tmp_path / "toy.g").write_text("{ 1 in [0, 2] }\n")
     known = formal_proofs.known_labels(tmp_path)
-    assert known == {"toy.v:exp_one_pos", "toy.v:two_lt_one_admitted"}  # the comment is not a lemma
+    assert known == {"toy.v:exp_one_pos", "toy.v:two_lt_one_admitted", "toy.g:toy"}  # a comment is no lemma
     assert "toy.v:no_such_lemma" not in known and "collapse.v:no_such_lemma" not in formal_proofs.known_labels()
 
 
