@@ -191,31 +191,39 @@ def _compile_coq(source: bytes, file_label: str, spans: list[tuple[str, int, int
     run = _run([coqc, "-q", "-time", "Formal.v"], workdir)
 
     times = [(int(m.group(1)), float(m.group(3))) for m in _TIMING.finditer(run.stdout)]
-    error_offset = None
-    if run.returncode != 0:
-        # The location printed just before "Error" (warnings carry locations too).
-        error_at = run.stderr.find("Error")
-        where = None
-        for match in _ERROR_AT.finditer(run.stderr[:error_at] if error_at >= 0 else run.stderr):
-            where = match
-        if where:
-            line_starts = [0] + [i + 1 for i, b in enumerate(text) if b == 10]
-            line = int(where.group(1))
-            error_offset = line_starts[min(line, len(line_starts)) - 1] + int(where.group(2))
-        else:
-            error_offset = 0
+    error_offset = _error_offset(run, text)
     results = []
     for name, start, end in shifted:
         result = LemmaResult(file_label, name, "failed",
                              seconds=sum(t for at, t in times if start <= at < end))
         out = workdir / f"axioms_{name}.out"
         if error_offset is not None and error_offset < end:
-            result.message = (_first_error(run.stderr) if error_offset >= start
+            result.message = (_first_error(run.stderr) if error_offset >= start or error_offset < 0
                               else "not reached: coqc stopped at an earlier error")
             results.append(result)
             continue
         results.append(_judge(result, out.read_text() if out.exists() else None))
+    if run.returncode != 0 and all(r.outcome == "checked" for r in results):
+        # The error lies after the last lemma: the file as a whole does not compile.
+        results.append(LemmaResult(file_label, "(file)", "failed", message=_first_error(run.stderr)))
     return results
+
+
+def _error_offset(run: subprocess.CompletedProcess, text: bytes) -> int | None:
+    """Byte offset in `text` of the error coqc stopped at; None when it succeeded, -1 when the
+    error has no location (a timeout, a crash)."""
+    if run.returncode == 0:
+        return None
+    # The location printed just before "Error" (warnings carry locations too).
+    error_at = run.stderr.find("Error")
+    where = None
+    for match in _ERROR_AT.finditer(run.stderr[:error_at] if error_at >= 0 else run.stderr):
+        where = match
+    if where is None:
+        return -1
+    line_starts = [0] + [i + 1 for i, b in enumerate(text) if b == 10]
+    line = int(where.group(1))
+    return line_starts[min(line, len(line_starts)) - 1] + int(where.group(2))
 
 
 def check_coq_file(path: Path, coqc: str) -> list[LemmaResult]:

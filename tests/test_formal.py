@@ -72,6 +72,7 @@ def test_one_true_lemma_is_checked_on_the_classical_reals(tmp_path, capsys):
 def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
     (tmp_path / "a_false.v").write_text(HEADER + TRUE_LEMMA + FALSE_LEMMA + LATER_LEMMA)
     (tmp_path / "b_admitted.v").write_text(HEADER + ADMITTED_LEMMA + LATER_LEMMA)
+    (tmp_path / "c_trailing.v").write_text(HEADER + LATER_LEMMA + "Check no_such_constant.\n")
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
     rows = {(r["file"], r["lemma"]): r for r in json.loads(capsys.readouterr().out)}
     assert rows[("a_false.v", "exp_one_pos")]["outcome"] == "checked"
@@ -81,6 +82,8 @@ def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
     admitted = rows[("b_admitted.v", "two_lt_one_admitted")]
     assert admitted["outcome"] == "failed" and "two_lt_one_admitted" in admitted["message"]
     assert rows[("b_admitted.v", "zero_le_one")]["outcome"] == "checked"  # not built on the admitted one
+    assert rows[("c_trailing.v", "zero_le_one")]["outcome"] == "checked"
+    assert rows[("c_trailing.v", "(file)")]["outcome"] == "failed"  # the file as a whole does not compile
 
 
 @needs_coq
