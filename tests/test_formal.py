@@ -147,3 +147,11 @@ def test_collapse_file_alone_is_checked(capsys):
     rows = {r["lemma"]: r for r in json.loads(capsys.readouterr().out)}
     for lemma in ("one_minus_exp_le", "tanh_quarter_le", "sigma_pair_le_tanh"):
         assert rows[lemma]["outcome"] == "checked" and rows[lemma]["assumptions"] == formal_proofs.ONLY_REALS
+
+
+def test_proofs_command_shows_the_formal_label(capsys):
+    assert main(["proofs", "residual.far"]) == 0
+    assert "formal: residual.v:residual_far_reach" in capsys.readouterr().out
+    assert main(["proofs", "residual.far", "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)[0]["steps"]
+    assert {s["formal"] for s in steps} == {None, "residual.v:residual_far_ratio", "residual.v:residual_far_reach"}
