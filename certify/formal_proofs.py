@@ -46,6 +46,7 @@ _DECLARATION = re.compile(rb"(?m)^[ \t]*(?:Lemma|Theorem|Corollary|Proposition|F
 _PROOF_END = re.compile(rb"\b(?:Qed|Defined|Admitted|Abort)\s*\.")
 _TIMING = re.compile(r"^Chars (\d+) - (\d+) .*? ([\d.]+) secs", re.M)
 _ERROR_AT = re.compile(r'File "[^"]*", line (\d+), characters (\d+)-(\d+):')
+_IMPORTED = re.compile(r"(?m)^\s*From\s+(\w+)\s+Require")
 
 
 @dataclass
@@ -148,15 +149,30 @@ def _judge(result: LemmaResult, printed: str | None) -> LemmaResult:
 
 # ---------------------------------------------------------------- running the tools
 
-def require_tools(need_gappa: bool) -> dict[str, str]:
-    """Paths of coqc (and gappa); BadInput naming the packages when one is missing."""
+def require_tools(files: list[Path]) -> dict[str, str]:
+    """Paths of coqc (and gappa, for .g files), after checking that the Coq libraries the files
+    import are installed; BadInput naming the packages when something is missing."""
+    need_gappa = any(p.suffix == ".g" for p in files)
     tools = {"coqc": shutil.which("coqc")}
     if need_gappa:
         tools["gappa"] = shutil.which("gappa")
     missing = [name for name, path in tools.items() if path is None]
     if missing:
         raise BadInput(f"{' and '.join(missing)} not found on PATH; install: apt-get install -y {APT_PACKAGES}")
+    libraries = {lib for p in files if p.suffix == ".v" for lib in _IMPORTED.findall(p.read_text())}
+    libraries = (libraries | ({"Gappa"} if need_gappa else set())) - {"Coq", "Ltac2"}
+    roots = _coq_library_roots(tools["coqc"]) if libraries else []
+    absent = sorted(lib for lib in libraries if not any((root / lib).is_dir() for root in roots))
+    if absent:
+        raise BadInput(f"Coq librar{'ies' if len(absent) > 1 else 'y'} {', '.join(absent)} not installed; "
+                       f"install: apt-get install -y {APT_PACKAGES}")
     return tools
+
+
+def _coq_library_roots(coqc: str) -> list[Path]:
+    """Where `From Library Require ...` looks: user-contrib of `coqc -where`, and COQPATH."""
+    where = subprocess.run([coqc, "-where"], capture_output=True, text=True).stdout.strip()
+    return [Path(where) / "user-contrib"] + [Path(p) for p in os.environ.get("COQPATH", "").split(os.pathsep) if p]
 
 
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
@@ -282,7 +298,7 @@ def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list
     """Check every selected file, one coqc or gappa process per core, results in file order;
     BadInput (before anything runs) when a tool is missing."""
     files = sources(folder, names)
-    tools = require_tools(need_gappa=any(p.suffix == ".g" for p in files))
+    tools = require_tools(files)
 
     def check(path: Path) -> list[LemmaResult]:
         if path.suffix == ".v":

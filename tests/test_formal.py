@@ -119,6 +119,14 @@ def test_missing_tool_is_bad_input(tmp_path, monkeypatch, capsys, missing):
     assert err.count("\n") == 1 and f"{missing} not found" in err and "apt-get install" in err
 
 
+@needs_coq
+def test_missing_coq_library_is_bad_input(tmp_path, capsys):
+    (tmp_path / "toy.v").write_text("From NoSuchLibrary Require Import Tactic.\n" + HEADER + TRUE_LEMMA)
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NoSuchLibrary not installed" in err and "apt-get install" in err
+
+
 def test_unknown_file_or_folder_is_bad_input(tmp_path, capsys):
     assert main(["proofs", "--formal", "no_such_file"]) == 2
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path / "absent")]) == 2
