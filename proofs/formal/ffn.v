@@ -134,11 +134,12 @@ Proof.
       lra.
 Qed.
 
-(* ffn.lipschitz, step "The constant": M = GELU'(sqrt 2). *)
-Lemma gelu_prime_at_sqrt2 : gelu_prime (sqrt 2) = M.
+(* ffn.lipschitz, step "The constant": M = GELU'(sqrt 2), where GELU''(sqrt 2) = 0. *)
+Lemma gelu_prime_at_sqrt2 : gelu_prime (sqrt 2) = M /\ phi (sqrt 2) * (2 - sqrt 2 * sqrt 2) = 0.
 Proof.
   assert (Hs := sqrt2_pos). assert (Hp := sqrt_pi_pos). assert (H2 := sqrt2_sq).
   assert (He := exp_pos 1).
+  split; [ | rewrite H2; ring ].
   unfold gelu_prime, M, phi.
   replace (sqrt 2 / sqrt 2) with 1 by (field; lra).
   replace (- (sqrt 2 * sqrt 2) / 2) with (- 1) by (rewrite H2; field).
@@ -198,7 +199,7 @@ Proof.
   - assert (A := gelu_prime_min x). rewrite gelu_prime_at_minus_sqrt2 in A.
     assert (B := erf_minus_one_bound). assert (C := erf_nonneg 1 ltac:(lra)).
     unfold M. lra.
-  - rewrite <- gelu_prime_at_sqrt2. apply gelu_prime_max.
+  - rewrite <- (proj1 gelu_prime_at_sqrt2). apply gelu_prime_max.
 Qed.
 
 (* ffn.lipschitz, certified step: |GELU'(x)| <= M on [-8, 8], tight at sqrt 2. *)
