@@ -7,6 +7,9 @@ Every step has a status saying how it is established:
                  domain (certify.prove.bnb), or an enclosure of a constant;
     "prose"      an argument given in words only (a textbook inequality, an induction, a limit),
                  with no check: it is reported as "argued", never as "holds".
+A step may also name, as `formal="file.v:lemma"`, the Coq lemma of proofs/formal/ that states
+the same fact (or, as "file.g:file", a Gappa script there); `certify proofs --formal` checks
+those files (see certify.prove.formal).
 A step's check is a callable that raises AssertionError (via `require`) when the stated fact is
 false.  Running a derivation never raises: an assertion or any other exception marks that step
 "failed" and the remaining steps still run.
@@ -65,6 +68,7 @@ class Step:
     status: str
     text: str
     check: Callable[[], None] | None = None
+    formal: str | None = None  # "file.v:lemma" in proofs/formal/
 
 
 @dataclass
@@ -75,10 +79,12 @@ class StepResult:
     text: str
     message: str = ""
     seconds: float = 0.0
+    formal: str | None = None
 
     def as_dict(self) -> dict:
         return {"title": self.title, "status": self.status, "outcome": self.outcome,
-                "text": self.text, "message": self.message, "seconds": round(self.seconds, 3)}
+                "text": self.text, "message": self.message, "seconds": round(self.seconds, 3),
+                "formal": self.formal}
 
 
 @dataclass
@@ -125,23 +131,23 @@ class Derivation:
     def name(self) -> str:
         return self.claim.replace(".", "_")
 
-    def _adder(self, status: str, title: str, text: str):
+    def _adder(self, status: str, title: str, text: str, formal: str | None):
         def add(check: Callable[[], None]) -> Callable[[], None]:
-            self.steps.append(Step(title, status, text, check))
+            self.steps.append(Step(title, status, text, check, formal))
             return check
         return add
 
-    def symbolic(self, title: str, text: str = ""):
+    def symbolic(self, title: str, text: str = "", formal: str | None = None):
         """Decorator: a step whose check is exact (sympy or exact arithmetic)."""
-        return self._adder("symbolic", title, text)
+        return self._adder("symbolic", title, text, formal)
 
-    def certified(self, title: str, text: str = ""):
+    def certified(self, title: str, text: str = "", formal: str | None = None):
         """Decorator: a step whose check is ball arithmetic (arb) over a whole domain."""
-        return self._adder("certified", title, text)
+        return self._adder("certified", title, text, formal)
 
-    def prose(self, title: str, text: str) -> None:
-        """A step argued in words only; it is reported, never checked."""
-        self.steps.append(Step(title, "prose", text, None))
+    def prose(self, title: str, text: str, formal: str | None = None) -> None:
+        """A step argued in words only; it is reported, never checked (here: see `formal`)."""
+        self.steps.append(Step(title, "prose", text, None, formal))
 
     def run(self) -> DerivationResult:
         results = []
@@ -162,6 +168,6 @@ class Derivation:
                     outcome = "failed"
                     message = f"{type(err).__name__}: {err} (line {last.lineno})"
             results.append(StepResult(step.title, step.status, outcome, step.text, message,
-                                      time.perf_counter() - start))
+                                      time.perf_counter() - start, step.formal))
         return DerivationResult(self.name, self.claim, self.statement, self.source, self.note,
                                 results)

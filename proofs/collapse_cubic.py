@@ -30,19 +30,21 @@ def build(exponent_base: int = 3) -> Derivation:
     @D.certified(f"r(x) > 0 on [0, {TAIL_CUT}], so 1 - exp(-x) <= x there",
                  "Branch and bound (certify.prove.bnb) on the reduced form, enclosed as "
                  "exp(-segment [0, x]) / 2; plain subdivision of h itself never closes a box "
-                 "touching x = 0, where h = 0.")
+                 "touching x = 0, where h = 0.", formal="collapse.v:cubic_compact")
     def _():
         result = prove_nonnegative(lambda xb: remainder_ball(lambda t: (-t).exp(), 2, arb(0), xb),
                                    [(0, TAIL_CUT)], strict=True)
         require(result.proved, f"branch and bound: {result.reason}")
 
     @D.symbolic(f"Tail x >= {TAIL_CUT}: h(x) = (x - 1) + exp(-x) > 0",
-                "exp(-x) > 0, so h(x) - (x - 1) = exp(-x) > 0 and x - 1 >= 0 from the cut-off on.")
+                "exp(-x) > 0, so h(x) - (x - 1) = exp(-x) > 0 and x - 1 >= 0 from the cut-off on.",
+                formal="collapse.v:cubic_tail")
     def _():
         require_zero((x - 1 + sp.exp(-x)) - (x - 1) - sp.exp(-x), "tail decomposition")
         require(bool(sp.exp(-x).is_positive) and TAIL_CUT >= 1, "exp(-x) > 0 and cut-off >= 1")
 
-    D.prose("Cubic step", "With x = a D^2: D(PX) <= (1 - exp(-a D^2)) D <= a D^2 D = a D^3.")
+    D.prose("Cubic step", "With x = a D^2: D(PX) <= (1 - exp(-a D^2)) D <= a D^2 D = a D^3.",
+            formal="collapse.v:one_minus_exp_le")
 
     a, D0 = sp.symbols("a D_0", positive=True)
     t = sp.Symbol("t", integer=True, nonnegative=True)
@@ -51,14 +53,16 @@ def build(exponent_base: int = 3) -> Derivation:
         return a**sp.Rational(-1, 2) * (sp.sqrt(a) * D0)**(exponent_base**k)
 
     @D.symbolic("Closed form solves the recursion: b_0 = D_0 and b_{t+1} = a b_t^3",
-                "b_t = a^{-1/2} (sqrt(a) D_0)^{3^t}: log b_{t+1} - log(a b_t^3) simplifies to 0.")
+                "b_t = a^{-1/2} (sqrt(a) D_0)^{3^t}: log b_{t+1} - log(a b_t^3) simplifies to 0.",
+                formal="collapse.v:cubic_closed_form")
     def _():
         require_zero(bound(0) - D0, "b_0")
         require_zero(sp.expand_log(sp.log(bound(t + 1)) - sp.log(a * bound(t)**3), force=True),
                      "b_{t+1} = a b_t^3")
 
     @D.symbolic("Induction step: D -> a D^3 is increasing on D >= 0",
-                "d/dD (a D^3) = 3 a D^2 >= 0, so D_t <= b_t gives D_{t+1} <= a D_t^3 <= a b_t^3 = b_{t+1}.")
+                "d/dD (a D^3) = 3 a D^2 >= 0, so D_t <= b_t gives D_{t+1} <= a D_t^3 <= a b_t^3 = b_{t+1}.",
+                formal="collapse.v:cubic_monotone")
     def _():
         Dv = sp.Symbol("D", nonnegative=True)
         require(bool(sp.diff(a * Dv**3, Dv).is_nonnegative), "derivative sign")

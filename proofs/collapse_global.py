@@ -48,7 +48,8 @@ def build() -> Derivation:
     @D.symbolic("The factor 1 - exp(-a D^2) lies in [0, 1) and increases with D",
                 "d/dD (1 - exp(-a D^2)) = 2 a D exp(-a D^2) >= 0.  So D_t never increases and every "
                 "later factor is at most the first: D_t <= (1 - exp(-a D_0^2))^t D_0, exponential "
-                "decay from every start (prose induction on this monotonicity).")
+                "decay from every start (prose induction on this monotonicity).",
+                formal="collapse.v:global_factor_range")
     def _():
         a, Dv = sp.symbols("a D", positive=True)
         factor = 1 - sp.exp(-a * Dv**2)

@@ -29,7 +29,7 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
             "two-point distribution on {m, M} (the extreme points of that set of distributions).")
 
     @D.symbolic("Two-point value", "With weight w on M and 1 - w on m, sum q r = 1 gives w = (1 - m)/(M - m) "
-                "and TV = w (M - 1) = (1 - m)(M - 1)/(M - m).")
+                "and TV = w (M - 1) = (1 - m)(M - 1)/(M - m).", formal="collapse.v:tanh_two_point_value")
     def _():
         weight = sp.solve(sp.Eq(w * M + (1 - w) * m, 1), w)[0]
         require_zero(weight - (1 - m) / (M - m), "w")
@@ -38,13 +38,15 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
     best = sp.exp(-Delta / 2)
 
     @D.symbolic("Maximised over m at m = exp(-Delta/2)",
-                "d TV / dm vanishes there, and TV(m) -> 0 at both ends m = exp(-Delta), m = 1.")
+                "d TV / dm vanishes there, and TV(m) -> 0 at both ends m = exp(-Delta), m = 1.",
+                formal="collapse.v:tanh_two_point_le")
     def _():
         require_zero(sp.diff(tv, m).subs(m, best), "stationary point")
         require_zero(tv.subs(m, 1), "TV at m = 1")
         require_zero(tv.subs(m, sp.exp(-Delta)), "TV at m = exp(-Delta)")
 
-    @D.symbolic("The maximum is tanh(Delta/4)", "(1 - e^{-D/2})(e^{D/2} - 1)/(e^{D/2} - e^{-D/2}) = tanh(D/4).")
+    @D.symbolic("The maximum is tanh(Delta/4)", "(1 - e^{-D/2})(e^{D/2} - 1)/(e^{D/2} - e^{-D/2}) = tanh(D/4).",
+                formal="collapse.v:tanh_two_point_at_best")
     def _():
         require_zero(sp.simplify((tv.subs(m, best) - sp.tanh(quarter * Delta)).rewrite(sp.exp)), "TV max")
 
@@ -52,7 +54,8 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
             "D(PX) <= tau(P) D(X) (collapse.dobrushin).")
 
     @D.symbolic("Sharper than collapse.global: tanh(x/4) <= 1 - exp(-x)",
-                "With y = exp(-x/2) in (0, 1]: (1 - exp(-x)) - tanh(x/4) = y (1 - y)(2 + y) / (1 + y) >= 0.")
+                "With y = exp(-x/2) in (0, 1]: (1 - exp(-x)) - tanh(x/4) = y (1 - y)(2 + y) / (1 + y) >= 0.",
+                formal="collapse.v:tanh_quarter_le_global")
     def _():
         y = sp.Symbol("y", positive=True)
         gap = (1 - y**2) - (1 - y) / (1 + y)  # tanh(x/4) = (1 - y)/(1 + y) with y = exp(-x/2)
@@ -63,7 +66,8 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
 
     @D.symbolic("Attained: two antipodal tokens x = +-s, A = lambda",
                 "P = [[e^L, e^-L], [e^-L, e^L]] / (e^L + e^-L) with L = lambda s^2 = a D^2 / 4, so "
-                "D(PX) / D = (e^L - e^-L)/(e^L + e^-L) = tanh(a D^2 / 4).")
+                "D(PX) / D = (e^L - e^-L)/(e^L + e^-L) = tanh(a D^2 / 4).",
+                formal="collapse.v:tanh_antipodal_ratio")
     def _():
         lam, s = sp.symbols("lambda s", positive=True)
         L = lam * s**2

@@ -62,9 +62,10 @@ def build(constant=_stated_constant) -> Derivation:
     D.prose("Maximum of |GELU'|",
             "GELU'' < 0 on (-oo, -sqrt 2), > 0 on (-sqrt 2, sqrt 2), < 0 on (sqrt 2, oo): GELU' falls "
             "from 0 to m = GELU'(-sqrt 2) = 1 - M, rises to M = GELU'(sqrt 2), then falls to 1.  As "
-            "M > 1, sup |GELU'| = max(M, M - 1, 1) = M.")
+            "M > 1, sup |GELU'| = max(M, M - 1, 1) = M.", formal="ffn.v:gelu_prime_global")
 
-    @D.symbolic("The constant: M = GELU'(sqrt 2) = (1 + erf(1)) / 2 + 1 / (e sqrt(pi))")
+    @D.symbolic("The constant: M = GELU'(sqrt 2) = (1 + erf(1)) / 2 + 1 / (e sqrt(pi))",
+                formal="ffn.v:gelu_prime_at_sqrt2")
     def _():
         require_zero((PHI + x * phi).subs(x, sp.sqrt(2)) - M, "GELU'(sqrt 2)")
         require_zero(sp.diff(GELU, x, 2).subs(x, sp.sqrt(2)), "GELU''(sqrt 2) = 0")
@@ -72,7 +73,8 @@ def build(constant=_stated_constant) -> Derivation:
     def arb_M():
         return (1 + arb(1).erf()) / 2 + 1 / (arb.const_e() * arb.pi().sqrt())
 
-    @D.certified("M in [1.1289, 1.1290] and M > 1", "arb enclosure of the closed form.")
+    @D.certified("M in [1.1289, 1.1290] and M > 1", "arb enclosure of the closed form.",
+                 formal="ffn.v:gelu_constant_bounds")
     def _():
         value = arb_M()
         require(bool(value > arb("1.1289")) and bool(value < arb("1.1290")), f"M = {value}")
@@ -81,7 +83,7 @@ def build(constant=_stated_constant) -> Derivation:
                  f"Branch and bound of M - GELU' >= 0 directly away from sqrt(2) and, on {NEAR}, of the "
                  "reduced form r = (M - GELU'(x)) / (x - sqrt 2)^2, enclosed as -GELU'''(segment) / 2 "
                  "(GELU'(sqrt 2) = M and GELU''(sqrt 2) = 0, Taylor's integral remainder); and of "
-                 "GELU' + M >= 0 everywhere.")
+                 "GELU' + M >= 0 everywhere.", formal="ffn.v:gelu_prime_bounded")
     def _():
         Mb = arb_M()
         root2 = arb(2).sqrt()
@@ -96,7 +98,8 @@ def build(constant=_stated_constant) -> Derivation:
 
     D.prose(f"Tails |x| >= {CUT}",
             f"On [{CUT}, oo) GELU' decreases (GELU'' < 0) towards 1, so 1 < GELU'(x) <= GELU'({CUT}) <= M; "
-            f"on (-oo, -{CUT}] it decreases from 0 towards m = 1 - M, so |GELU'(x)| < M - 1 < M.")
+            f"on (-oo, -{CUT}] it decreases from 0 towards m = 1 - M, so |GELU'(x)| < M - 1 < M.",
+            formal="ffn.v:gelu_prime_global")
 
     D.prose("MLP and composition",
             "f(x) = W2 s(W1 x + b1) + b2 is a composition, so Lip(f) <= ||W2||_2 Lip(s) ||W1||_2 "

@@ -61,7 +61,8 @@ def build() -> Derivation:
             "(the Fuss-Catalan edge), so a is about 2.6 / sqrt(d) and a D^2 about 5.2 sqrt(d), e.g. "
             "about 100 at d = 384: past the float64 threshold 37.43.")
 
-    @D.certified("Thresholds: 54 ln 2 in [37.42, 37.44] and 1075 ln 2 in [745.13, 745.14]")
+    @D.certified("Thresholds: 54 ln 2 in [37.42, 37.44] and 1075 ln 2 in [745.13, 745.14]",
+                 formal="init.v:init_thresholds")
     def _():
         low, high = 54 * arb.const_log2(), 1075 * arb.const_log2()
         require(bool(low > arb("37.42")) and bool(low < arb("37.44")), f"54 ln 2 = {low}")
@@ -69,7 +70,8 @@ def build() -> Derivation:
 
     @D.symbolic("IEEE binary64 rounding at the thresholds",
                 "Exact binary64 arithmetic: 1 - 2^-54 rounds to 1.0 while 1 - 2^-53 does not; 2^-1074 "
-                "(the smallest subnormal) is kept while 2^-1075 * 1 rounds to 0.")
+                "(the smallest subnormal) is kept while 2^-1075 * 1 rounds to 0.",
+                formal="init_rounding.g:init_rounding")
     def _():
         require(1.0 - 2.0**-54 == 1.0 and 1.0 - 2.0**-53 != 1.0, "1 - y near 2^-54")
         tiny = math.ldexp(1.0, -1074)
@@ -77,7 +79,8 @@ def build() -> Derivation:
 
     @D.certified("float64 loses the contraction, arb keeps it",
                  "At a D^2 = 38, float64 gives 1 - exp(-38) == 1.0 (no contraction); at 746 it gives "
-                 "exp(-746) == 0.0; arb certifies exp(-38) > 2^-55 and exp(-746) > 0.")
+                 "exp(-746) == 0.0; arb certifies exp(-38) > 2^-55 and exp(-746) > 0.",
+                 formal="init.v:init_contraction_kept")
     def _():
         require(1.0 - math.exp(-38.0) == 1.0 and math.exp(-746.0) == 0.0, "float64 behaviour")
         require(1.0 - math.exp(-37.0) != 1.0 and math.exp(-744.0) > 0.0, "float64 below the thresholds")

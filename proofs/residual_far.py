@@ -33,12 +33,14 @@ def build(ratio=_stated_ratio) -> Derivation:
         require_zero((Y[0, 0] - Y[1, 0]) / 2 - ratio(lam), "D' / D")
 
     @D.symbolic("It equals 1 - tanh(lambda): the two-sided lower bound is attained",
-                "tau(P) = tanh(lambda) here and ||V||_2 = 1, so D'/D = 1 - ||V|| tau exactly (n = 2).")
+                "tau(P) = tanh(lambda) here and ||V||_2 = 1, so D'/D = 1 - ||V|| tau exactly (n = 2).",
+                formal="residual.v:residual_far_ratio")
     def _():
         require_zero(ratio(lam) - (1 - sp.tanh(lam)), "1 - tanh")
 
     @D.symbolic("Every q in (0, 1) is reached: lambda = ln(2/q - 1) / 2",
-                "The ratio is decreasing in lambda (derivative < 0) and tends to 0; q >= 1 is met at any lambda.")
+                "The ratio is decreasing in lambda (derivative < 0) and tends to 0; q >= 1 is met at any lambda.",
+                formal="residual.v:residual_far_reach")
     def _():
         q = sp.Symbol("q", positive=True)
         solution = sp.log(2 / q - 1) / 2

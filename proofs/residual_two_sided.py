@@ -100,7 +100,8 @@ def build(third_order=_stated_third_order) -> Derivation:
 
     @D.symbolic("No fixed contraction factor near consensus",
                 "For any q < 1 and any parameters (a, v = ||V||_2): D^2 < (1 - q) / (v a) gives "
-                "D' / D >= 1 - v a D^2 > q.  Solved for the threshold.")
+                "D' / D >= 1 - v a D^2 > q.  Solved for the threshold.",
+                formal="residual.v:residual_no_fixed_factor")
     def _():
         v, a, q, Dv = sp.symbols("v a q D", positive=True)
         threshold = sp.solve(sp.Eq(1 - v * a * Dv**2, q), Dv)

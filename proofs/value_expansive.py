@@ -57,14 +57,16 @@ def build() -> Derivation:
         require(bool(slope.is_positive), "tanh(lambda D^2/4) increases with D")
 
     @D.certified("Instance rho = 2, lambda = 1, D_0 = 2: D_1 / D_0 = 2 tanh(1) > 1",
-                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.")
+                 "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.",
+                 formal="value.v:value_instance_expands")
     def _():
         ratio = 2 * arb(1).tanh()
         require(bool(ratio > 1), f"2 tanh(1) = {ratio}")
 
     @D.symbolic("Consistent with the global bound: tanh(y) <= 1 - exp(-4y) for y >= 0",
                 "Here a = lambda, D^2 = 4 r^2 and y = lambda r^2 = a D^2 / 4.  With u = exp(-2y) in (0, 1]: "
-                "1 - exp(-4y) - tanh(y) = u (1 - u) (2 + u) / (1 + u) >= 0, a product of nonnegative factors.")
+                "1 - exp(-4y) - tanh(y) = u (1 - u) (2 + u) / (1 + u) >= 0, a product of nonnegative factors.",
+                formal="value.v:value_tanh_le_global")
     def _():
         u, y = sp.Symbol("u", positive=True), sp.Symbol("y", positive=True)
         gap = (1 - sp.exp(-4 * y) - sp.tanh(y)).rewrite(sp.exp)
@@ -73,7 +75,8 @@ def build() -> Derivation:
     @D.symbolic("Consistent with the local guarantee",
                 "If rho lambda D^2 < 1 then rho tanh(lambda D^2/4) <= rho lambda D^2/4 < 1/4: the "
                 "counterexample lives outside the region where collapse is guaranteed.  Checked: "
-                "tanh(x) <= x since d/dx (x - tanh x) = tanh(x)^2 >= 0 and equality at 0.")
+                "tanh(x) <= x since d/dx (x - tanh x) = tanh(x)^2 >= 0 and equality at 0.",
+                formal="value.v:value_tanh_le_x")
     def _():
         x = sp.Symbol("x", nonnegative=True)
         require_zero(sp.diff(x - sp.tanh(x), x) - sp.tanh(x)**2, "derivative of x - tanh x")

@@ -1,28 +1,45 @@
 """`certify proofs`: run the derivations in proofs/ and print every step with its status.
 
     certify proofs [NAME ...] [--json]
+    certify proofs --formal [FILE ...] [--formal-dir DIR] [--json]
 
 NAME is a claim id (collapse.cubic) or a module name (collapse_cubic); without one, every
 derivation runs.  Exit 0 when every checked step holds, 1 when one fails, 2 for an unknown NAME.
+A step that a Coq lemma of proofs/formal/ also states shows it as "formal: file.v:lemma".
+
+--formal compiles the Coq files proofs/formal/*.v (or those named, e.g. `collapse`) with coqc and
+proves the Gappa scripts proofs/formal/*.g with gappa and their Coq certificates: per lemma,
+checked or failed, the time and the axioms it rests on.  Exit 1 if any fails, 2 if coqc (or
+gappa) is missing.
 """
 
 from __future__ import annotations
 
 import json
+import time
+from pathlib import Path
 
 from certify.prove import derivations as proofs_index
+from certify.prove import formal as formal_proofs
 
 _MARK = {"holds": "holds ", "failed": "FAILED", "argued": "argued"}
 
 
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims")
-    p.add_argument("names", nargs="*", metavar="NAME", help="claim id or module name (default: all)")
+    p.add_argument("names", nargs="*", metavar="NAME",
+                   help="claim id or module name (default: all); with --formal, a file of proofs/formal/")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--formal", action="store_true",
+                   help="check the Coq lemmas and Gappa scripts of proofs/formal/ (needs coqc and gappa)")
+    p.add_argument("--formal-dir", type=Path, default=formal_proofs.FORMAL_DIR, metavar="DIR",
+                   help="folder of .v and .g files for --formal (default: proofs/formal)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    if args.formal:
+        return _run_formal(args)
     chosen = args.names or proofs_index.names()
     derivations = [proofs_index.build(name) for name in chosen]  # BadInput before anything runs
     results = [d.run() for d in derivations]
@@ -46,6 +63,32 @@ def _render(result) -> None:
         print(f"  note: {result.verdict_note}")
     for step in result.steps:
         print(f"  [{_MARK[step.outcome]}] {step.status:<9} {step.title}")
+        if step.formal:
+            print(f"           formal: {step.formal}")
         if step.message:
             print(f"           {step.message}")
     print()
+
+
+def _run_formal(args) -> int:
+    started = time.perf_counter()
+    results = formal_proofs.check_all(args.formal_dir, args.names)
+    elapsed = time.perf_counter() - started
+    failed = [r for r in results if r.outcome != "checked"]
+    if args.json:
+        print(json.dumps([r.as_dict() for r in results], indent=2))
+    else:
+        current = None
+        for r in results:
+            if r.file != current:
+                current = r.file
+                print(r.file)
+            mark = "checked" if r.outcome == "checked" else "FAILED "
+            print(f"  [{mark}] {r.name:<28} {r.seconds:7.2f} s  {r.assumptions}")
+            if r.message:
+                print(f"            {r.message}")
+        proving = sum(r.seconds for r in results)
+        print(f"{len(results) - len(failed)} of {len(results)} lemmas checked ({proving:.1f} s in the proofs, "
+              f"{elapsed:.0f} s with the assumption reports)"
+              + (f"; failed: {', '.join(r.label for r in failed)}" if failed else ""))
+    return 1 if failed else 0

@@ -1,0 +1,166 @@
+"""proofs/formal/: every "formal" label of a step names a real Coq lemma, `certify proofs --formal`
+checks the real files, reports a planted false or admitted lemma as failed, and a missing tool
+as bad input."""
+
+import json
+import shutil
+
+import pytest
+
+from certify.prove import derivations as proofs_index
+from certify.prove import formal as formal_proofs
+from certify.cli import main
+
+HAVE_COQ = shutil.which("coqc") is not None
+HAVE_GAPPA = shutil.which("gappa") is not None
+needs_coq = pytest.mark.skipif(not HAVE_COQ, reason="coqc not installed")
+needs_gappa = pytest.mark.skipif(not (HAVE_COQ and HAVE_GAPPA), reason="gappa or coqc not installed")
+
+HEADER = "From Coq Require Import Reals Lra.\nOpen Scope R_scope.\n"
+TRUE_LEMMA = "Lemma exp_one_pos : 0 < exp 1.\nProof. apply exp_pos. Qed.\n"
+FALSE_LEMMA = "Lemma two_lt_one : 2 < 1.\nProof. lra. Qed.\n"
+LATER_LEMMA = "Lemma zero_le_one : 0 <= 1.\nProof. lra. Qed.\n"
+ADMITTED_LEMMA = "Lemma two_lt_one_admitted : 2 < 1.\nAdmitted.\n(* Lemma commented_out : 1 = 1. *)\n"
+
+
+def _labelled_steps():
+    for name in proofs_index.names():
+        for step in proofs_index.build(name).steps:
+            if step.formal:
+                yield name, step
+
+
+def test_every_formal_label_names_a_lemma_of_the_formal_files():
+    known = formal_proofs.known_labels()
+    labels = [(name, step.formal) for name, step in _labelled_steps()]
+    assert len(labels) >= 10
+    assert [pair for pair in labels if pair[1] not in known] == []
+
+
+def test_every_certified_step_has_a_formal_lemma():
+    for name in proofs_index.names():
+        for step in proofs_index.build(name).steps:
+            if step.status == "certified":
+                assert step.formal, (name, step.title)
+
+
+def test_a_label_of_a_missing_lemma_does_not_resolve(tmp_path):
+    (tmp_path / "toy.v").write_text(HEADER + TRUE_LEMMA + ADMITTED_LEMMA)
+    (tmp_path / "toy.g").write_text("{ 1 in [0, 2] }\n")
+    known = formal_proofs.known_labels(tmp_path)
+    assert known == {"toy.v:exp_one_pos", "toy.v:two_lt_one_admitted", "toy.g:toy"}  # a comment is no lemma
+    assert "toy.v:no_such_lemma" not in known and "collapse.v:no_such_lemma" not in formal_proofs.known_labels()
+
+
+def test_assumptions_are_classified():
+    reals = sorted(formal_proofs.CLASSICAL_REALS)
+    assert formal_proofs.classify([]) == (formal_proofs.NO_AXIOMS, [])
+    assert formal_proofs.classify(reals) == (formal_proofs.ONLY_REALS, [])
+    assert formal_proofs.classify(reals + ["PrimFloat.add"]) == (formal_proofs.REALS_AND_PRIMITIVES, [])
+    assert formal_proofs.classify(reals + ["my_axiom"])[1] == ["my_axiom"]
+
+
+@needs_coq
+def test_one_true_lemma_is_checked_on_the_classical_reals(tmp_path, capsys):
+    (tmp_path / "toy.v").write_text(HEADER + TRUE_LEMMA)
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert (row["file"], row["lemma"], row["outcome"]) == ("toy.v", "exp_one_pos", "checked")
+    assert row["assumptions"] == formal_proofs.ONLY_REALS and row["seconds"] >= 0
+
+
+@needs_coq
+def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
+    (tmp_path / "a_false.v").write_text(HEADER + TRUE_LEMMA + FALSE_LEMMA + LATER_LEMMA)
+    (tmp_path / "b_admitted.v").write_text(HEADER + ADMITTED_LEMMA + LATER_LEMMA)
+    (tmp_path / "c_trailing.v").write_text(HEADER + LATER_LEMMA + "Check no_such_constant.\n")
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
+    rows = {(r["file"], r["lemma"]): r for r in json.loads(capsys.readouterr().out)}
+    assert rows[("a_false.v", "exp_one_pos")]["outcome"] == "checked"
+    assert rows[("a_false.v", "two_lt_one")]["outcome"] == "failed"
+    assert "Error" in rows[("a_false.v", "two_lt_one")]["message"]
+    assert rows[("a_false.v", "zero_le_one")]["outcome"] == "failed"  # never reached
+    admitted = rows[("b_admitted.v", "two_lt_one_admitted")]
+    assert admitted["outcome"] == "failed" and "two_lt_one_admitted" in admitted["message"]
+    assert rows[("b_admitted.v", "zero_le_one")]["outcome"] == "checked"  # not built on the admitted one
+    assert rows[("c_trailing.v", "zero_le_one")]["outcome"] == "checked"
+    assert rows[("c_trailing.v", "(file)")]["outcome"] == "failed"  # the file as a whole does not compile
+
+
+@needs_coq
+def test_text_report_names_the_failure(tmp_path, capsys):
+    (tmp_path / "toy.v").write_text(HEADER + FALSE_LEMMA)
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "[FAILED ] two_lt_one" in out and "0 of 1 lemmas checked" in out and "toy.v:two_lt_one" in out
+
+
+@needs_gappa
+def test_gappa_script_and_its_certificate(tmp_path, capsys):
+    (tmp_path / "square.g").write_text(
+        "@rnd = float<ieee_64, ne>;\nx = rnd(xx);\ny rnd= x * x;\n"
+        "{ x in [1, 2] -> y - x * x in [-1b-50, 1b-50] }\n")
+    (tmp_path / "wrong.g").write_text(
+        "@rnd = float<ieee_64, ne>;\nx = rnd(xx);\ny rnd= x * x;\n"
+        "{ x in [1, 2] -> y - x * x in [-1b-60, 1b-60] }\n")
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
+    rows = {r["lemma"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["square"]["outcome"] == "checked" and rows["square"]["assumptions"]
+    assert rows["wrong"]["outcome"] == "failed" and rows["wrong"]["message"].startswith("gappa")
+
+
+@pytest.mark.parametrize("missing", ["coqc", "gappa"])
+def test_missing_tool_is_bad_input(tmp_path, monkeypatch, capsys, missing):
+    (tmp_path / "toy.v").write_text(HEADER + TRUE_LEMMA)
+    (tmp_path / "toy.g").write_text("{ 1 in [0, 2] }\n")
+    real_which = shutil.which
+    monkeypatch.setattr(formal_proofs.shutil, "which", lambda name: None if name == missing else real_which(name))
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{missing} not found" in err and "apt-get install" in err
+
+
+@needs_coq
+def test_missing_coq_library_is_bad_input(tmp_path, capsys):
+    (tmp_path / "toy.v").write_text("From NoSuchLibrary Require Import Tactic.\n" + HEADER + TRUE_LEMMA)
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "NoSuchLibrary not installed" in err and "apt-get install" in err
+
+
+def test_unknown_file_or_folder_is_bad_input(tmp_path, capsys):
+    assert main(["proofs", "--formal", "no_such_file"]) == 2
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path / "absent")]) == 2
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2  # empty folder
+    assert capsys.readouterr().err.count("\n") == 3
+
+
+@pytest.mark.slow
+@needs_gappa
+def test_every_real_lemma_is_checked(capsys):
+    assert main(["proofs", "--formal", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows and all(r["outcome"] == "checked" for r in rows)
+    checked = {f"{r['file']}:{r['lemma']}": r for r in rows}
+    for _, step in _labelled_steps():
+        assert step.formal in checked
+    symbolic = [r for r in rows if r["file"] == "collapse.v"]
+    assert symbolic and all(r["assumptions"] in (formal_proofs.ONLY_REALS, formal_proofs.NO_AXIOMS)
+                            for r in symbolic)
+
+
+@pytest.mark.slow
+@needs_coq
+def test_collapse_file_alone_is_checked(capsys):
+    assert main(["proofs", "--formal", "collapse", "--json"]) == 0
+    rows = {r["lemma"]: r for r in json.loads(capsys.readouterr().out)}
+    for lemma in ("one_minus_exp_le", "tanh_quarter_le", "sigma_pair_le_tanh"):
+        assert rows[lemma]["outcome"] == "checked" and rows[lemma]["assumptions"] == formal_proofs.ONLY_REALS
+
+
+def test_proofs_command_shows_the_formal_label(capsys):
+    assert main(["proofs", "residual.far"]) == 0
+    assert "formal: residual.v:residual_far_reach" in capsys.readouterr().out
+    assert main(["proofs", "residual.far", "--json"]) == 0
+    steps = json.loads(capsys.readouterr().out)[0]["steps"]
+    assert {s["formal"] for s in steps} == {None, "residual.v:residual_far_ratio", "residual.v:residual_far_reach"}
