@@ -1,0 +1,192 @@
+"""Rigorous enclosures of one pure-attention layer in vectorised binary64, batched over configurations.
+
+The formulas are those of certify/layers.py and certify/quantities.py (tokens are rows; S = Z A Z^T
+times the scale, or (Z W_Q + b_Q)(Z W_K + b_K)^T times beta / sqrt(d_k); P = softmax over the
+allowed j; the layer output P X), evaluated in midpoint-radius binary64 (certify/core/arith/
+rounding.py) with the proven exp of exp64.py.  Each function returns bounds that contain the exact
+value of every configuration, or nan / inf where binary64 cannot say (the caller then cannot
+decide).  Valid only under the floating-point model of fpmodel.py.
+
+Products bound their rounding through row norms: |fl(A B) - A B|_ij <= gamma_k |a_i|^T |b_j| + k ETA
+<= gamma_k ||a_i|| ||b_j|| + k ETA (Cauchy-Schwarz), and |A_mid| B_rad <= ||a_i|| ||(B_rad)_j||
+likewise, so a product costs one BLAS call and O(n d) more work.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from certify.core.arith import exp64
+from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_lower,
+                                        nonneg_sum_upper, sqrt_down, sqrt_up, up)
+
+def rounding_radius(c):
+    """|z - c| for every real z with fl(z) = c: at most u |z| <= 2u |c|, plus ETA for underflow."""
+    return up(np.abs(c) * 2.0**-52 + ETA)
+
+
+def row_norms_upper(M):
+    """Upper bounds of the Euclidean norms of the rows of M (over the last axis), exactly M's rows."""
+    k = M.shape[-1]
+    factor = float_at_least(1 / (1 - gamma(k)))
+    return sqrt_up(up(up((M * M).sum(axis=-1) * factor) + 2 * k * ETA))
+
+
+def sum_squares_lower(M):
+    """Lower bounds of sum_l M_l^2 over the last axis: fl(sum fl(m^2)) <= (1 + gamma_k) sum + k ETA."""
+    k = M.shape[-1]
+    factor = float_at_most(1 / (1 + gamma(k)))
+    return np.maximum(down(down((M * M).sum(axis=-1) - k * ETA) * factor), 0.0)
+
+
+def matmul(A, A_rad, B, B_rad):
+    """(mid, rad) of A B for midpoint-radius A (..., n, k) and B (..., k, m); rad None is exact."""
+    k = A.shape[-1]
+    mid = A @ B
+    g = float_at_least(gamma(k))
+    a_norms = row_norms_upper(A)[..., :, None]
+    b_norms = row_norms_upper(np.swapaxes(B, -1, -2))[..., None, :]
+    rad = up(up(g * up(a_norms * b_norms)) + k * ETA)
+    if B_rad is not None:
+        rad = up(rad + up(a_norms * row_norms_upper(np.swapaxes(B_rad, -1, -2))[..., None, :]))
+    if A_rad is not None:
+        B_abs = np.abs(B) if B_rad is None else up(np.abs(B) + B_rad)
+        rad = up(rad + up(row_norms_upper(A_rad)[..., :, None] * row_norms_upper(np.swapaxes(B_abs, -1, -2))[..., None, :]))
+    return mid, rad
+
+
+def scale(mid, rad, s_mid, s_rad):
+    """(mid, rad) of the elementwise product of a midpoint-radius array by a midpoint-radius scalar
+    (per configuration: s_mid, s_rad broadcast against mid)."""
+    product = mid * s_mid
+    r = up(np.abs(s_mid) * rad) if rad is not None else 0.0
+    r = up(r + up(s_rad * (np.abs(mid) if rad is None else up(np.abs(mid) + rad))))
+    return product, up(r + up(np.abs(product) * PHI + ETA))
+
+
+def score_scale(beta, d_k):
+    """(mid, rad) of beta / sqrt(d_k) (beta alone when d_k is None), per configuration."""
+    beta = np.asarray(beta, dtype=np.float64)
+    if d_k is None:
+        return beta, np.zeros_like(beta)
+    root = np.sqrt(np.float64(d_k))
+    lo = np.minimum(down(beta / up(root)), down(beta / down(root)))
+    hi = np.maximum(up(beta / up(root)), up(beta / down(root)))
+    mid = (lo + hi) * 0.5
+    return mid, up(np.maximum(up(hi - mid), up(mid - lo)))
+
+
+def scores(X, *, A=None, W_Q=None, W_K=None, b_Q=None, b_K=None, beta=1.0, d_k=None):
+    """(mid, rad) of the scores S, shape (b, n, n), from exact binary64 inputs."""
+    Xt = np.swapaxes(X, -1, -2)
+    if A is not None:
+        query, query_rad = matmul(X, None, A, None)
+        G, G_rad = matmul(query, query_rad, Xt, None)
+    else:
+        query, query_rad = matmul(X, None, W_Q, None)
+        key, key_rad = matmul(X, None, W_K, None)
+        if b_Q is not None:
+            query, query_rad = query + b_Q[:, None, :], up(query_rad + rounding_radius(query + b_Q[:, None, :]))
+        if b_K is not None:
+            key, key_rad = key + b_K[:, None, :], up(key_rad + rounding_radius(key + b_K[:, None, :]))
+        G, G_rad = matmul(query, query_rad, np.swapaxes(key, -1, -2), np.swapaxes(key_rad, -1, -2))
+    s_mid, s_rad = score_scale(beta, d_k)
+    return scale(G, G_rad, s_mid[..., None, None], s_rad[..., None, None])
+
+
+def softmax_bounds(S, S_rad, mask=None):
+    """(P_lo, P_hi) with P_lo <= P <= P_hi for every S within S_rad of the midpoint S.
+
+    The row maximum m_i of the midpoints is subtracted (softmax does not see the shift); with
+    T = S - m_i in [T_lo, T_hi] and weights w in [exp_lo(T_lo), exp_hi(T_hi)],
+    P_ij >= w_lo_ij / sum_l w_hi_il and P_ij <= w_hi_ij / sum_l w_lo_il.  Entries off the mask are 0.
+    """
+    allowed = np.ones(S.shape[-2:], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+    shift = np.max(np.where(allowed, S, -np.inf), axis=-1, keepdims=True)
+    t = S - shift
+    w_lo, _ = exp64.exp_bounds(down(down(t) - S_rad))
+    _, w_hi = exp64.exp_bounds(up(up(t) + S_rad))
+    w_lo, w_hi = np.where(allowed, w_lo, 0.0), np.where(allowed, w_hi, 0.0)
+    total_hi = nonneg_sum_upper(w_hi, keepdims=True)
+    total_lo = nonneg_sum_lower(w_lo, keepdims=True)
+    P_lo = np.maximum(down(w_lo / total_hi), 0.0)
+    P_hi = np.minimum(up(w_hi / total_lo), 1.0)
+    return P_lo, P_hi
+
+
+def centred(X):
+    """(mid, rad) of X - 1 c^T for c the binary64 mean token: D(P X) = D(P (X - 1 c^T)) exactly,
+    as the rows of P sum to 1, and the centred tokens are smaller."""
+    mid = X - X.mean(axis=-2, keepdims=True)
+    return mid, rounding_radius(mid)
+
+
+def output_diameter_upper(P_lo, P_hi, X):
+    """An upper bound of D(P X) for every P in [P_lo, P_hi] whose rows sum to 1.
+
+    Y = P (X - 1 c^T) in midpoint-radius; D(Y) <= D(Y_mid) + 2 max_i ||Y_rad_i||, and D(Y_mid)^2 =
+    max_ik G_ii + G_kk - 2 G_ik with G = Y_mid Y_mid^T, whose entries err by at most
+    gamma_d ||y_i|| ||y_k|| + d ETA.
+    """
+    P_mid = (P_lo + P_hi) * 0.5
+    P_rad = up(np.maximum(up(P_hi - P_mid), up(P_mid - P_lo)))
+    Xc, Xc_rad = centred(X)
+    Y, Y_rad = matmul(P_mid, P_rad, Xc, Xc_rad)
+    d = Y.shape[-1]
+    G = Y @ np.swapaxes(Y, -1, -2)
+    norms = row_norms_upper(Y)
+    G_err = up(up(float_at_least(gamma(d)) * up(norms[..., :, None] * norms[..., None, :])) + d * ETA)
+    diag, diag_err = np.diagonal(G, axis1=-2, axis2=-1), np.diagonal(G_err, axis1=-2, axis2=-1)
+    squared = up(up(diag[..., :, None] + diag[..., None, :]) - 2 * G)
+    squared = up(squared + up(up(diag_err[..., :, None] + diag_err[..., None, :]) + 2 * G_err))
+    spread = sqrt_up(np.max(squared, axis=(-2, -1)))
+    return up(spread + 2 * np.max(row_norms_upper(Y_rad), axis=-1))
+
+
+def diameter_lower(X):
+    """A lower bound of D(X) = max_ik ||x_i - x_k||: the farthest pair by binary64 Gram distances,
+    recomputed directly (any pair's distance is at most D).
+
+    With e = fl(x_i - x_k): |x_i - x_k| >= |e| / (1 + u) elementwise, and sum e^2 >=
+    (fl(sum fl(e^2)) - d ETA) / (1 + gamma_d)."""
+    G = X @ np.swapaxes(X, -1, -2)
+    diag = np.diagonal(G, axis1=-2, axis2=-1)
+    squared = diag[..., :, None] + diag[..., None, :] - 2 * G
+    n = X.shape[-2]
+    flat = np.argmax(squared.reshape(squared.shape[:-2] + (n * n,)), axis=-1)
+    i, k = np.divmod(flat, n)
+    batch = np.arange(X.shape[0])
+    e = X[batch, i] - X[batch, k]
+    u = Fraction(2) ** -53
+    factor = float_at_most(1 / (1 + u) ** 2)
+    return sqrt_down(down(sum_squares_lower(e) * factor))
+
+
+def _top_right_singular_vector(A=None, W_Q=None, W_K=None):
+    """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T (through
+    the QR factors of the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T), batched."""
+    if A is not None:
+        return np.linalg.svd(A)[2][..., 0, :]
+    Q_Q, R_Q = np.linalg.qr(W_Q)
+    Q_K, R_K = np.linalg.qr(W_K)
+    core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
+    return (Q_K @ core[..., None])[..., 0]
+
+
+def norm_lower(*, A=None, W_Q=None, W_K=None, beta=1.0, d_k=None):
+    """A lower bound of a = ||M||_2 for M = scale * A or scale * W_Q W_K^T, per configuration:
+    ||M v|| / ||v|| for a binary64 witness v, recomputed with rigorous rounding."""
+    if A is not None:
+        v = _top_right_singular_vector(A=A)
+        w, w_rad = matmul(A, None, v[..., None], None)
+    else:
+        v = _top_right_singular_vector(W_Q=W_Q, W_K=W_K)
+        inner, inner_rad = matmul(np.swapaxes(W_K, -1, -2), None, v[..., None], None)
+        w, w_rad = matmul(W_Q, None, inner, inner_rad)
+    w, w_rad = w[..., 0], w_rad[..., 0]
+    image = np.maximum(down(sqrt_down(sum_squares_lower(w)) - row_norms_upper(w_rad)), 0.0)
+    ratio = np.maximum(down(image / row_norms_upper(v)), 0.0)
+    s_mid, s_rad = score_scale(beta, d_k)
+    return np.maximum(down(ratio * down(np.abs(s_mid) - s_rad)), 0.0)

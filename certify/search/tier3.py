@@ -1,0 +1,113 @@
+"""The rigorous float64 tier: decide a batch of pure-attention configurations at near float speed.
+
+For each configuration the tier says "holds" only when binary64 enclosures (certify/core/arith/
+attention64.py, valid under the model that fpmodel.py checks at start-up) prove the claim's
+inequality D(PX) <= bound(a, D) with a = ||A||_2 and D = D(X):
+
+    D(PX) <= upper bound   <=   lower bound of the bound side, from lower bounds of a and D
+
+(every bound here increases in a and in D, so lower bounds of both give a lower bound of the
+bound side).  Anything else is "cannot decide", never "violated": the arb engine decides those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from certify.core.arith import attention64, exp64, fpmodel
+from certify.core.arith.rounding import down, up
+from certify.errors import BadInput
+
+HOLDS, UNDECIDED = "holds", "cannot decide"
+
+
+def _global_lower(L, D):
+    """(1 - exp(-L)) D from below."""
+    _, gap = exp64.exp_bounds(-L)
+    return down(np.maximum(down(1.0 - gap), 0.0) * D)
+
+
+def _tanh_lower(L, D):
+    """tanh(L/4) D from below; tanh(L/4) = (1 - e) / (1 + e), e = exp(-L/2), decreases in e."""
+    _, e = exp64.exp_bounds(-down(L * 0.5))
+    return down(np.maximum(down(np.maximum(down(1.0 - e), 0.0) / up(1.0 + e)), 0.0) * D)
+
+
+def _cubic_lower(L, D):
+    """a D^3 = L D from below."""
+    return down(L * D)
+
+
+BOUNDS = {"collapse.global": _global_lower, "collapse.tanh": _tanh_lower, "collapse.cubic": _cubic_lower}
+
+
+@dataclass
+class Batch:
+    """b configurations of one pure-attention layer in binary64 (exact inputs): X (b, n, d) and
+    either A (b, d, d) or W_Q, W_K (b, d, d_k) with optional biases (b, d_k); the score scale is
+    beta (b,) or a scalar, divided by sqrt(d_k) when d_k is given (the W_Q, W_K form)."""
+
+    X: np.ndarray
+    A: np.ndarray | None = None
+    W_Q: np.ndarray | None = None
+    W_K: np.ndarray | None = None
+    b_Q: np.ndarray | None = None
+    b_K: np.ndarray | None = None
+    beta: np.ndarray | float = 1.0
+    d_k: int | None = None
+
+    def validated(self) -> "Batch":
+        if self.X.ndim != 3:
+            raise BadInput(f"X must have shape (batch, n, d), got {self.X.shape}")
+        if (self.A is None) == (self.W_Q is None or self.W_K is None):
+            raise BadInput("give either A or both W_Q and W_K")
+        arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, np.asarray(self.beta)]
+        if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
+            raise BadInput("the configurations must be finite binary64 numbers")
+        return self
+
+    def operator(self) -> dict:
+        return {"A": self.A, "W_Q": self.W_Q, "W_K": self.W_K, "beta": self.beta, "d_k": self.d_k}
+
+
+@dataclass
+class Enclosures:
+    """Per configuration: P in [P_lo, P_hi]; D(PX) <= D_out_upper; D(X) >= D_lower; a >= a_lower."""
+
+    P_lo: np.ndarray
+    P_hi: np.ndarray
+    D_out_upper: np.ndarray
+    D_lower: np.ndarray
+    a_lower: np.ndarray
+
+
+def enclosures(batch: Batch) -> Enclosures:
+    batch = batch.validated()
+    with np.errstate(all="ignore"):  # overflow gives inf or nan, which decide nothing
+        S, S_rad = attention64.scores(batch.X, b_Q=batch.b_Q, b_K=batch.b_K, **batch.operator())
+        P_lo, P_hi = attention64.softmax_bounds(S, S_rad)
+        return Enclosures(P_lo=P_lo, P_hi=P_hi, D_out_upper=attention64.output_diameter_upper(P_lo, P_hi, batch.X),
+                          D_lower=attention64.diameter_lower(batch.X),
+                          a_lower=attention64.norm_lower(**batch.operator()))
+
+
+def bound_lower(claim: str, a_lower: np.ndarray, D_lower: np.ndarray) -> np.ndarray:
+    """A lower bound of the claim's bound side at (a, D) >= (a_lower, D_lower)."""
+    if claim not in BOUNDS:
+        raise BadInput(f"the float64 tier decides {', '.join(BOUNDS)}; not {claim!r}")
+    with np.errstate(all="ignore"):
+        L = down(down(a_lower * D_lower) * D_lower)
+        return BOUNDS[claim](L, D_lower)
+
+
+def decide(claim: str, batch: Batch) -> np.ndarray:
+    """Per configuration HOLDS or UNDECIDED (an array of str); all UNDECIDED when the
+    floating-point model fails its probes (fpmodel.tier3_usable says why)."""
+    usable, _ = fpmodel.tier3_usable()
+    if not usable:
+        return np.full(batch.X.shape[0], UNDECIDED, dtype=object)
+    found = enclosures(batch)
+    holds = found.D_out_upper <= bound_lower(claim, found.a_lower, found.D_lower)  # nan: False
+    return np.where(holds, HOLDS, UNDECIDED).astype(object)
