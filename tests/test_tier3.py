@@ -1,0 +1,210 @@
+"""The rigorous float64 tier (certify/search/tier3.py, certify/core/arith/attention64.py) against arb.
+
+Every enclosure must contain arb's value and every "holds" must be confirmed by arb, on random,
+near-tie, saturated, far-from-the-origin and tiny configurations (zero contradictions); planted
+faults (an exp bound narrowed by one ulp, a radius dropped) must produce contradictions.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from flint import arb, arb_mat, ctx
+
+from certify.core.arith import attention64, exp64
+from certify.search import tier3
+
+PREC = 128
+
+
+def adversarial_batch(count: int, n: int, d: int, seed: int, thin: bool = False) -> tier3.Batch:
+    """Gaussian configurations mixed with near-ties (tokens equal up to a few ulps), saturated
+    attention (a D^2 up to about 700, exp underflows), tokens far from the origin, tiny scales
+    and coincident tokens."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((count, n, d))
+    kind = np.arange(count) % 6
+    near = kind == 1
+    X[near, 1] = X[near, 0] * (1 + rng.integers(-4, 5, (near.sum(), 1)) * 2.0**-52)
+    X[kind == 3] += 1e3 * rng.standard_normal((int((kind == 3).sum()), 1, d))
+    X[kind == 5, 1:] = X[kind == 5, :1]
+    scale = 10.0 ** rng.uniform(-2, 0.5, count)
+    scale[kind == 2] = 10.0 ** rng.uniform(1, 2.5, int((kind == 2).sum()))  # saturated
+    scale[kind == 4] = 10.0 ** rng.uniform(-12, -6, int((kind == 4).sum()))  # almost uniform
+    if thin:
+        d_k = max(1, d // 2)
+        W_Q, W_K = rng.standard_normal((count, d, d_k)), rng.standard_normal((count, d, d_k))
+        return tier3.Batch(X=X, W_Q=W_Q, W_K=W_K, beta=scale, d_k=d_k)
+    A = rng.standard_normal((count, d, d)) * scale[:, None, None]
+    return tier3.Batch(X=X, A=A)
+
+
+def arb_matrix(M: np.ndarray) -> arb_mat:
+    return arb_mat(M.tolist())
+
+
+def arb_layer(batch: tier3.Batch, c: int):
+    """arb balls for configuration c: P (list of rows), D(PX), D(X), and the operator M."""
+    X = arb_matrix(batch.X[c])
+    if batch.A is not None:
+        M = arb_matrix(batch.A[c])
+        S = X * M * X.transpose()
+    else:
+        scale = arb(float(np.asarray(batch.beta)[c])) / arb(batch.d_k).sqrt()
+        M = arb_matrix(batch.W_Q[c]) * arb_matrix(batch.W_K[c]).transpose() * scale
+        S = (X * arb_matrix(batch.W_Q[c])) * (X * arb_matrix(batch.W_K[c])).transpose() * scale
+    n, d = X.nrows(), X.ncols()
+    P = []
+    for i in range(n):
+        row = [S[i, j] for j in range(n)]
+        top = max(row, key=lambda s: s.mid())
+        weights = [(s - top).exp() for s in row]
+        total = sum(weights, arb(0))
+        P.append([w / total for w in weights])
+    PX = arb_mat(P) * X
+    return P, diameter(PX), diameter(X), M
+
+
+def diameter(Y: arb_mat) -> arb:
+    n, d = Y.nrows(), Y.ncols()
+    best = arb(0)
+    for i in range(n):
+        for k in range(i + 1, n):
+            squared = sum(((Y[i, l] - Y[k, l]) * (Y[i, l] - Y[k, l]) for l in range(d)), arb(0))
+            best = best.max(squared)
+    return best.nonnegative_part().sqrt()
+
+
+def arb_bound(claim: str, a: arb, D: arb) -> arb:
+    L = a * D * D
+    if claim == "collapse.global":
+        return (1 - (-L).exp()) * D
+    if claim == "collapse.tanh":
+        return (L / 4).tanh() * D
+    return L * D
+
+
+def arb_confirms(batch: tier3.Batch, c: int, claim: str, witness: np.ndarray) -> bool:
+    """arb proves D(PX) <= bound(||M v|| / ||v||, D(X)) (so the claim holds, the bound increasing
+    in a >= ||M v|| / ||v||), at 128 bits or, for saturated cases, 1024."""
+    for prec in (PREC, 1024):
+        with ctx.workprec(prec):
+            _, D_out, D, M = arb_layer(batch, c)
+            v = arb_matrix(witness[:, None])
+            Mv = M * v
+            rayleigh = (sum((Mv[l, 0] * Mv[l, 0] for l in range(Mv.nrows())), arb(0))
+                        / sum((v[l, 0] * v[l, 0] for l in range(v.nrows())), arb(0))).sqrt()
+            if D_out <= arb_bound(claim, rayleigh, D):
+                return True
+    return False
+
+
+def contradictions(batch: tier3.Batch, claims=tuple(tier3.BOUNDS)) -> list[str]:
+    """Every way tier 3 disagrees with arb on the batch (empty when sound): an enclosure that arb's
+    ball lies certainly outside of, or a "holds" that arb does not prove."""
+    found = tier3.enclosures(batch)
+    witnesses = attention64._top_right_singular_vector(A=batch.A, W_Q=batch.W_Q, W_K=batch.W_K)
+    verdicts = {claim: tier3.decide(claim, batch) for claim in claims}
+    bad = []
+    with ctx.workprec(PREC):
+        for c in range(batch.X.shape[0]):
+            P, D_out, D, M = arb_layer(batch, c)
+            for i, row in enumerate(P):
+                for j, p in enumerate(row):
+                    if p < arb(found.P_lo[c, i, j]) or p > arb(found.P_hi[c, i, j]):
+                        bad.append(f"{c}: P[{i},{j}] outside [{found.P_lo[c, i, j]}, {found.P_hi[c, i, j]}]")
+            if D_out > arb(found.D_out_upper[c]):
+                bad.append(f"{c}: D(PX) above its upper bound {found.D_out_upper[c]}")
+            if arb(found.D_lower[c]) > D:
+                bad.append(f"{c}: D(X) below its lower bound {found.D_lower[c]}")
+            v = arb_matrix(witnesses[c][:, None])
+            Mv = M * v
+            rayleigh = (sum((Mv[l, 0] * Mv[l, 0] for l in range(Mv.nrows())), arb(0))
+                        / sum((v[l, 0] * v[l, 0] for l in range(v.nrows())), arb(0))).sqrt()
+            if arb(found.a_lower[c]) > rayleigh:  # ||M v|| / ||v|| <= a
+                bad.append(f"{c}: a_lower {found.a_lower[c]} above ||M v|| / ||v||")
+            for claim, verdict in verdicts.items():
+                # the bound side at the lower bounds of a and D, against arb there
+                lower = tier3.bound_lower(claim, found.a_lower[c:c + 1], found.D_lower[c:c + 1])[0]
+                if arb(lower) > arb_bound(claim, arb(found.a_lower[c]), arb(found.D_lower[c])):
+                    bad.append(f"{c}: {claim} bound lower {lower} above arb's")
+                if verdict[c] == tier3.HOLDS and not arb_confirms(batch, c, claim, witnesses[c]):
+                    bad.append(f"{c}: {claim} holds in tier 3 but arb does not confirm it")
+    return bad
+
+
+@pytest.mark.parametrize("n, d, thin", [(3, 2, False), (4, 3, True), (6, 4, False)])
+def test_enclosures_and_verdicts_against_arb(n, d, thin):
+    batch = adversarial_batch(600, n, d, seed=n * 10 + d, thin=thin)
+    assert contradictions(batch) == []
+
+
+@pytest.mark.slow
+def test_enclosures_and_verdicts_against_arb_on_100000_configurations():
+    for seed in range(20):
+        for n, d, thin in [(3, 2, False), (4, 3, True)]:
+            assert contradictions(adversarial_batch(2500, n, d, seed=1000 + seed, thin=thin)) == []
+
+
+def test_decides_most_gaussian_configurations_and_never_saturated_ties():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((500, 8, 4))
+    A = rng.standard_normal((500, 4, 4)) * 0.2
+    assert np.mean(tier3.decide("collapse.global", tier3.Batch(X=X, A=A)) == tier3.HOLDS) > 0.99
+    # two antipodal tokens attain collapse.tanh exactly: an equality tier 3 must not decide
+    antipodal = np.array([[[1.0, 0.0], [-1.0, 0.0]]])
+    A = np.array([[[0.3, 0.0], [0.0, 0.0]]])
+    assert tier3.decide("collapse.tanh", tier3.Batch(X=antipodal, A=A))[0] == tier3.UNDECIDED
+
+
+def test_masked_softmax_enclosure_against_arb():
+    rng = np.random.default_rng(9)
+    n = 5
+    X, A = rng.standard_normal((50, n, 3)), rng.standard_normal((50, 3, 3))
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    S, S_rad = attention64.scores(X, A=A)
+    P_lo, P_hi = attention64.softmax_bounds(S, S_rad, mask)
+    with ctx.workprec(PREC):
+        for c in range(50):
+            exact = arb_matrix(X[c]) * arb_matrix(A[c]) * arb_matrix(X[c]).transpose()
+            for i in range(n):
+                weights = [exact[i, j].exp() if mask[i, j] else arb(0) for j in range(n)]
+                total = sum(weights, arb(0))
+                for j in range(n):
+                    p = weights[j] / total  # (P = 1 exactly on row 0: arb's ball straddles 1)
+                    assert not (p < arb(P_lo[c, i, j]) or p > arb(P_hi[c, i, j]))
+
+
+_exp_bounds = exp64.exp_bounds
+
+
+def narrowed_exp(x, rel_error=exp64.REL_ERROR):
+    """The exp enclosure narrowed by two ulps on each side.  One ulp is caught by
+    tests/test_exp64.py but not here: the outward rounding of the softmax quotient absorbs it."""
+    lower, upper = _exp_bounds(x)
+    for _ in range(2):
+        lower, upper = np.nextafter(lower, np.inf), np.nextafter(upper, -np.inf)
+    return lower, upper
+
+
+def test_planted_fault_narrowed_exp_is_caught(monkeypatch):
+    monkeypatch.setattr(attention64.exp64, "exp_bounds", narrowed_exp)
+    assert len(contradictions(adversarial_batch(300, 3, 2, seed=77), claims=())) > 0
+
+
+def test_planted_fault_dropped_score_radius_is_caught(monkeypatch):
+    softmax = attention64.softmax_bounds
+    monkeypatch.setattr(attention64, "softmax_bounds", lambda S, S_rad, mask=None: softmax(S, 0 * S_rad, mask))
+    monkeypatch.setattr(tier3.attention64, "softmax_bounds", attention64.softmax_bounds)
+    assert len(contradictions(adversarial_batch(300, 3, 2, seed=78), claims=())) > 0
+
+
+def test_bad_batches_are_bad_input():
+    from certify.errors import BadInput
+    X = np.zeros((2, 3, 2))
+    with pytest.raises(BadInput):
+        tier3.decide("collapse.global", tier3.Batch(X=X))
+    with pytest.raises(BadInput):
+        tier3.decide("collapse.global", tier3.Batch(X=X + np.nan, A=np.zeros((2, 2, 2))))
+    with pytest.raises(BadInput):
+        tier3.decide("value.bounded", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
