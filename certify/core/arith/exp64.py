@@ -30,6 +30,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from certify.core.arith.rounding import ETA, UNIT_ROUNDOFF, float_at_least, float_at_most
+
 LN2_PARTS = (
     float.fromhex("0x1.62e42fefa3800p-1"),   # 42 significant bits
     float.fromhex("0x1.ef35793c76800p-45"),  # 42 significant bits
@@ -46,22 +48,10 @@ R_MAX = 0.3467   # bound of |r| (and |x - k ln 2|) used by the polynomial's erro
 K_MAX = 1077     # |k| over [X_MIN, X_MAX]; k*L1 and k*L2 are exact below 2^11
 X_MIN = -745.5   # exp(X_MIN) < 2^-1075: the result rounds to 0 or 2^-1074
 X_MAX = 709.0    # 2^k p stays finite
-ETA = 2.0**-1074
-UNIT_ROUNDOFF = 2.0**-53
 
 # The proven relative error of p against exp(x - k ln 2): proofs/formal/exp64.g proves it for the
 # whole evaluation (Gappa), derive_rel_error_bound in arb; both are re-run by the tests.
 REL_ERROR = 2.7e-16
-
-
-def _float_at_least(value: Fraction) -> float:
-    candidate = float(value)  # correctly rounded, so at most one step away
-    return candidate if Fraction(candidate) >= value else float(np.nextafter(candidate, np.inf))
-
-
-def _float_at_most(value: Fraction) -> float:
-    candidate = float(value)
-    return candidate if Fraction(candidate) <= value else float(np.nextafter(candidate, -np.inf))
 
 
 def enclosure_factors(rel_error: float) -> tuple[float, float]:
@@ -72,7 +62,7 @@ def enclosure_factors(rel_error: float) -> tuple[float, float]:
     exp(r) >= p / (1 + e) and fl(y) <= y (1 + u): DOWN <= 1 / ((1 + u)(1 + e)) suffices.
     """
     e, u = Fraction(rel_error), Fraction(UNIT_ROUNDOFF)
-    return _float_at_most(1 / ((1 + u) * (1 + e))), _float_at_least((1 + u) / (1 - e))
+    return float_at_most(1 / ((1 + u) * (1 + e))), float_at_least((1 + u) / (1 - e))
 
 
 DOWN_FACTOR, UP_FACTOR = enclosure_factors(REL_ERROR)

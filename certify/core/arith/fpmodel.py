@@ -97,23 +97,26 @@ def _dot_probes() -> list[tuple[list[float], list[float]]]:
     ]
 
 
-def probe_blas() -> str | None:
+def probe_blas(product=np.matmul) -> str | None:
     """Every BLAS entry within the a-priori bound gamma_k |a|^T |b| + k ETA of the exact value,
-    through a plain product, a batched product and a transposed layout."""
+    through a plain product, a batched product and a transposed layout (`product` is the
+    matrix product under test)."""
     probes = _dot_probes()
     k = len(probes[0][0])
     A = np.array([a for a, _ in probes], dtype=np.float64)
     B = np.array([b for _, b in probes], dtype=np.float64)
     tall = np.tile(A, (8, 1))  # a product big enough to go through BLAS
     products = {
-        "matmul": (tall @ np.tile(B, (8, 1)).T)[: len(probes), : len(probes)],
-        "batched matmul": np.matmul(np.stack([A] * 3), np.stack([B.T] * 3))[1],
-        "transposed": np.asfortranarray(A) @ np.ascontiguousarray(B.T),
+        "matmul": product(tall, np.tile(B, (8, 1)).T)[: len(probes), : len(probes)],
+        "batched matmul": product(np.stack([A] * 3), np.stack([B.T] * 3))[1],
+        "transposed": product(np.asfortranarray(A), np.ascontiguousarray(B.T)),
     }
     g = gamma(k)
     for name, C in products.items():
         for i, a in enumerate(A):
             for j, b in enumerate(B):
+                if not np.isfinite(C[i, j]):
+                    return f"a BLAS dot product ({name}) overflows where binary64 does not"
                 terms = [Fraction(float(x)) * Fraction(float(y)) for x, y in zip(a, b)]
                 exact, magnitude = sum(terms), sum(abs(t) for t in terms)
                 if abs(Fraction(float(C[i, j])) - exact) > g * magnitude + k * Fraction(ETA):

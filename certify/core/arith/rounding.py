@@ -11,11 +11,9 @@ start-up by certify/core/arith/fpmodel.py; nothing here is valid without it.
   so down(c) <= z <= up(c).  inf stays inf; up(-inf), down(inf) are nan ("cannot decide").
 - gamma(k) = k u / (1 - k u): a dot product of length k computed in any order, with or without
   FMA, errs by at most gamma(k) |a|^T |b| + k ETA (Higham, Accuracy and Stability of Numerical
-  Algorithms, 2nd ed., section 3.1 and 3.4; each product with underflow is a b (1 + d) + e with
-  |d| <= u, |e| <= ETA / 2, additions are exact in the subnormals), plus a correction for the
-  bound |a|^T |b| being itself computed: see product_error.
-- Midpoint-radius matrices: a pair (mid, rad) stands for every matrix M with |M - mid| <= rad
-  elementwise; rad None means exact.
+  Algorithms, 2nd ed., sections 3.1 and 3.4; each product with underflow is a b (1 + d) + e with
+  |d| <= u, |e| <= ETA / 2, and additions are exact in the subnormals).  Sums of nonnegative
+  terms (no products, so no underflow error) are bounded by nonneg_sum_upper / _lower.
 """
 
 from __future__ import annotations
@@ -67,26 +65,6 @@ def gamma(k: int) -> Fraction:
     return ku / (1 - ku)
 
 
-def product_error(abs_product: np.ndarray, k: int) -> np.ndarray:
-    """An upper bound of |fl(A B) - A B| elementwise, given abs_product = fl(|A| |B|) and the
-    inner dimension k.
-
-    With T = |A| |B| exact: |fl(AB) - AB| <= g T + k ETA and |abs_product - T| <= g T + k ETA
-    (g = gamma_k), so T <= (abs_product + k ETA) / (1 - g) and the error is at most
-    g / (1 - g) abs_product + k ETA / (1 - g) <= g / (1 - g) abs_product + 2 k ETA.
-    """
-    g = gamma(k)
-    factor = float_at_least(g / (1 - g))
-    return up(up(abs_product * factor) + 2 * k * ETA)
-
-
-def nonneg_product_upper(M: np.ndarray, N: np.ndarray) -> np.ndarray:
-    """An upper bound of M @ N elementwise for M, N >= 0 (T <= (fl(MN) + k ETA) / (1 - gamma_k))."""
-    k = M.shape[-1]
-    factor = float_at_least(1 / (1 - gamma(k)))
-    return up(up((M @ N) * factor) + 2 * k * ETA)
-
-
 def nonneg_sum_upper(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """An upper bound of the sum of M >= 0 along axis: additions are exact in the subnormals,
     so fl(sum) >= (1 - gamma_{k-1}) sum in any order."""
@@ -100,19 +78,3 @@ def nonneg_sum_lower(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> n
     k = M.shape[axis]
     factor = float_at_most(1 / (1 + gamma(max(k - 1, 1))))
     return np.maximum(down(M.sum(axis=axis, keepdims=keepdims) * factor), 0.0)
-
-
-def matmul(A, A_rad, B, B_rad):
-    """(mid, rad) of the product of two midpoint-radius matrices (radius None: exact).
-
-    |A B - A_mid B_mid| <= |A_mid| B_rad + A_rad (|B_mid| + B_rad), plus the rounding of A_mid B_mid.
-    """
-    k = A.shape[-1]
-    mid = A @ B
-    abs_A, abs_B = np.abs(A), np.abs(B)
-    rad = product_error(abs_A @ abs_B, k)
-    if B_rad is not None:
-        rad = up(rad + nonneg_product_upper(abs_A, B_rad))
-    if A_rad is not None:
-        rad = up(rad + nonneg_product_upper(A_rad, abs_B if B_rad is None else up(abs_B + B_rad)))
-    return mid, rad
