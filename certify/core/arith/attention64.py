@@ -99,16 +99,20 @@ def scores(X, *, A=None, W_Q=None, W_K=None, b_Q=None, b_K=None, beta=1.0, d_k=N
 def softmax_bounds(S, S_rad, mask=None):
     """(P_lo, P_hi) with P_lo <= P <= P_hi for every S within S_rad of the midpoint S.
 
-    The row maximum m_i of the midpoints is subtracted (softmax does not see the shift); with
-    T = S - m_i in [T_lo, T_hi] and weights w in [exp_lo(T_lo), exp_hi(T_hi)],
-    P_ij >= w_lo_ij / sum_l w_hi_il and P_ij <= w_hi_ij / sum_l w_lo_il.  Entries off the mask are 0.
+    The row maximum m_i of the midpoints is subtracted (softmax does not see the shift); t =
+    fl(S - m_i) is within delta = S_rad + the rounding of t of the exact S - m_i, so the weight
+    exp(S - m_i) lies in [exp_lo(t) (1 - delta), exp_hi(t) (1 + 2 delta)] (e^-x >= 1 - x, and
+    e^x <= 1 + 2x for 0 <= x <= 1; beyond, [0, inf]).  Then P_ij >= w_lo_ij / sum_l w_hi_il and
+    P_ij <= w_hi_ij / sum_l w_lo_il.  Entries off the mask are 0.
     """
     allowed = np.ones(S.shape[-2:], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
     shift = np.max(np.where(allowed, S, -np.inf), axis=-1, keepdims=True)
     t = S - shift
-    w_lo, _ = exp64.exp_bounds(down(down(t) - S_rad))
-    _, w_hi = exp64.exp_bounds(up(up(t) + S_rad))
-    w_lo, w_hi = np.where(allowed, w_lo, 0.0), np.where(allowed, w_hi, 0.0)
+    delta = up(S_rad + rounding_radius(t))
+    w_lo, w_hi = exp64.exp_bounds(t)
+    small = delta <= 1.0
+    w_lo = np.where(small & allowed, np.maximum(down(w_lo * down(1.0 - delta)), 0.0), 0.0)
+    w_hi = np.where(allowed, np.where(small, up(w_hi * up(1.0 + 2 * delta)), np.inf), 0.0)
     total_hi = nonneg_sum_upper(w_hi, keepdims=True)
     total_lo = nonneg_sum_lower(w_lo, keepdims=True)
     P_lo = np.maximum(down(w_lo / total_hi), 0.0)
@@ -165,10 +169,21 @@ def diameter_lower(X):
 
 
 def _top_right_singular_vector(A=None, W_Q=None, W_K=None):
-    """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T (through
-    the QR factors of the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T), batched."""
+    """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
+
+    For A: one step of inverse iteration on A^T A shifted just past the top singular value squared
+    (a full SVD costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by
+    QR, and the SVD of the d_k x d_k core.  Only the quality of the witness, never the bound,
+    depends on this."""
     if A is not None:
-        return np.linalg.svd(A)[2][..., 0, :]
+        gram = np.swapaxes(A, -1, -2) @ A
+        top = np.linalg.svd(A, compute_uv=False)[..., 0]
+        shift = (top * top * (1 + 1e-9) + 1e-300)[..., None, None] * np.eye(A.shape[-1])
+        try:
+            v = np.linalg.solve(gram - shift, np.ones(A.shape[:-1])[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
+            v = np.linalg.svd(A)[2][..., 0, :]
+        return v / np.linalg.norm(v, axis=-1, keepdims=True)
     Q_Q, R_Q = np.linalg.qr(W_Q)
     Q_K, R_K = np.linalg.qr(W_K)
     core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
