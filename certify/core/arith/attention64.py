@@ -19,7 +19,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
-from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_lower,
+from certify.core.arith.rounding import (ETA, PHI, UNIT_ROUNDOFF, down, float_at_least, float_at_most, gamma, nonneg_sum_lower,
                                         nonneg_sum_upper, sqrt_down, sqrt_up, up)
 
 def rounding_radius(c):
@@ -41,25 +41,48 @@ def sum_squares_lower(M):
     return np.maximum(down(down((M * M).sum(axis=-1) - k * ETA) * factor), 0.0)
 
 
+_OUTER_SLACK = 1 + 2.0**-50  # (1 + 2^-50)(1 - u)^2 >= 1
+
+
+def outer_upper(a, b, count: int):
+    """R with R_ij >= a_i b_j + count ETA for vectors a, b >= 0 (over the last axis), in two
+    binary64 operations per entry.
+
+    With a' = up(a (1 + 2^-50)) and R = fl(fl(a'_i b_j) + (count + 1) ETA): fl(z) >= z (1 - u) - ETA/2
+    for a product and fl(s) >= s (1 - u) for a sum of nonnegatives, so R >= a' b (1 - u)^2 +
+    (count + 1/2)(1 - u) ETA >= a b + count ETA (count <= 2^52)."""
+    scaled = up(a * _OUTER_SLACK)
+    R = scaled[..., :, None] * b[..., None, :]
+    R += (count + 1) * ETA
+    return R
+
+
 def matmul(A, A_rad, B, B_rad):
-    """(mid, rad) of A B for midpoint-radius A (..., n, k) and B (..., k, m); rad None is exact."""
+    """(mid, rad) of A B for midpoint-radius A (..., n, k) and B (..., k, m); rad None is exact.
+
+    |AB - fl(A_mid B_mid)|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA + ||a_i|| ||br_j|| + ||ar_i|| (||b_j|| + ||br_j||)
+    (a_i rows of A_mid, b_j columns of B_mid, ar, br those of the radii; Cauchy-Schwarz)."""
     k = A.shape[-1]
     mid = A @ B
-    g = float_at_least(gamma(k))
-    a_norms = row_norms_upper(A)[..., :, None]
-    b_norms = row_norms_upper(np.swapaxes(B, -1, -2))[..., None, :]
-    rad = up(up(g * up(a_norms * b_norms)) + k * ETA)
-    if B_rad is not None:
-        rad = up(rad + up(a_norms * row_norms_upper(np.swapaxes(B_rad, -1, -2))[..., None, :]))
+    a_norms = row_norms_upper(A)
+    b_norms = row_norms_upper(np.swapaxes(B, -1, -2))
+    left = up(float_at_least(gamma(k)) * a_norms)
     if A_rad is not None:
-        B_abs = np.abs(B) if B_rad is None else up(np.abs(B) + B_rad)
-        rad = up(rad + up(row_norms_upper(A_rad)[..., :, None] * row_norms_upper(np.swapaxes(B_abs, -1, -2))[..., None, :]))
+        a_rad_norms = row_norms_upper(A_rad)
+        left = up(left + a_rad_norms)
+    rad = outer_upper(left, b_norms, k)
+    if B_rad is not None:
+        b_rad_norms = row_norms_upper(np.swapaxes(B_rad, -1, -2))
+        right = a_norms if A_rad is None else up(a_norms + a_rad_norms)
+        rad = up(rad + outer_upper(right, b_rad_norms, 0))
     return mid, rad
 
 
 def scale(mid, rad, s_mid, s_rad):
     """(mid, rad) of the elementwise product of a midpoint-radius array by a midpoint-radius scalar
-    (per configuration: s_mid, s_rad broadcast against mid)."""
+    (per configuration: s_mid, s_rad broadcast against mid); nothing to do for an exact 1."""
+    if np.all(s_mid == 1) and np.all(s_rad == 0):
+        return mid, rad
     product = mid * s_mid
     r = up(np.abs(s_mid) * rad) if rad is not None else 0.0
     r = up(r + up(s_rad * (np.abs(mid) if rad is None else up(np.abs(mid) + rad))))
@@ -130,23 +153,37 @@ def centred(X):
 def output_diameter_upper(P_lo, P_hi, X):
     """An upper bound of D(P X) for every P in [P_lo, P_hi] whose rows sum to 1.
 
-    Y = P (X - 1 c^T) in midpoint-radius; D(Y) <= D(Y_mid) + 2 max_i ||Y_rad_i||, and D(Y_mid)^2 =
-    max_ik G_ii + G_kk - 2 G_ik with G = Y_mid Y_mid^T, whose entries err by at most
-    gamma_d ||y_i|| ||y_k|| + d ETA.
+    Y = P (X - 1 c^T) = Y_mid + E with Y_mid = fl(P_mid Xc):
+    - ||E_i|| <= (gamma_n ||p_i|| + ||pr_i||) F + (||p_i|| + ||pr_i||) F_r + n ETA sqrt(d), with
+      p_i, pr_i the rows of P_mid and P_rad, F >= ||Xc||_F and F_r >= ||Xc_rad||_F (the matmul
+      bound of each entry, then the norm over the columns);
+    - D(Y) <= D(Y_mid) + 2 max_i ||E_i||;
+    - D(Y_mid)^2 = max_ik ||y_i||^2 + ||y_k||^2 - 2 G_ik with G = fl(Y_mid Y_mid^T) within
+      gamma_d N^2 + d ETA of the exact Gram matrix (N >= max_i ||y_i||); with s_i >= ||y_i||^2,
+      c_ik = fl(fl(s_i + s_k) - 2 G_ik) is within 2u (s_i + s_k) + 2u |G_ik| <= 6.1 u N2 + ETA
+      of s_i + s_k - 2 G_ik (N2 >= max s_i >= N^2 and |G_ik| <= (1 + gamma_d) N^2 + d ETA).
     """
+    n, d = X.shape[-2], X.shape[-1]
     P_mid = (P_lo + P_hi) * 0.5
     P_rad = up(np.maximum(up(P_hi - P_mid), up(P_mid - P_lo)))
     Xc, Xc_rad = centred(X)
-    Y, Y_rad = matmul(P_mid, P_rad, Xc, Xc_rad)
-    d = Y.shape[-1]
+    Y = P_mid @ Xc
+    frobenius = row_norms_upper(row_norms_upper(Xc))[..., None]
+    frobenius_rad = row_norms_upper(row_norms_upper(Xc_rad))[..., None]
+    p_norms, p_rad_norms = row_norms_upper(P_mid), row_norms_upper(P_rad)
+    error_rows = up(up(up(float_at_least(gamma(n)) * p_norms) + p_rad_norms) * frobenius)
+    error_rows = up(error_rows + up(up(p_norms + p_rad_norms) * frobenius_rad))
+    error = up(up(2 * np.max(error_rows, axis=-1)) + 2 * n * ETA * np.sqrt(d) * 1.01)
+
     G = Y @ np.swapaxes(Y, -1, -2)
-    norms = row_norms_upper(Y)
-    G_err = up(up(float_at_least(gamma(d)) * up(norms[..., :, None] * norms[..., None, :])) + d * ETA)
-    diag, diag_err = np.diagonal(G, axis1=-2, axis2=-1), np.diagonal(G_err, axis1=-2, axis2=-1)
-    squared = up(up(diag[..., :, None] + diag[..., None, :]) - 2 * G)
-    squared = up(squared + up(up(diag_err[..., :, None] + diag_err[..., None, :]) + 2 * G_err))
-    spread = sqrt_up(np.max(squared, axis=(-2, -1)))
-    return up(spread + 2 * np.max(row_norms_upper(Y_rad), axis=-1))
+    squares = up(row_norms_upper(Y) ** 2)  # s_i >= ||y_i||^2 (the norm bound squared, rounded up)
+    top = np.max(squares, axis=-1)         # N2 >= N^2
+    centre_sum = squares[..., :, None] + squares[..., None, :]
+    centre_sum -= 2 * G
+    largest = np.max(centre_sum, axis=(-2, -1))
+    gram_error = up(up(float_at_least(gamma(d)) * top) + d * ETA)
+    slack = up(up(6.1 * UNIT_ROUNDOFF * top) + up(2 * gram_error) + ETA)
+    return up(sqrt_up(np.maximum(up(largest + slack), 0.0)) + error)
 
 
 def diameter_lower(X):
