@@ -20,7 +20,7 @@ import numpy as np
 
 from certify.core.arith import exp64
 from certify.core.arith.rounding import (ETA, PHI, UNIT_ROUNDOFF, down, float_at_least, float_at_most, gamma, nonneg_sum_lower,
-                                        nonneg_sum_upper, sqrt_down, sqrt_up, up)
+                                        nonneg_sum_upper, sqrt_down, sqrt_up, times_lower, times_upper, up)
 
 def rounding_radius(c):
     """|z - c| for every real z with fl(z) = c: at most u |z| <= 2u |c|, plus ETA for underflow."""
@@ -123,23 +123,27 @@ def softmax_bounds(S, S_rad, mask=None):
     """(P_lo, P_hi) with P_lo <= P <= P_hi for every S within S_rad of the midpoint S.
 
     The row maximum m_i of the midpoints is subtracted (softmax does not see the shift); t =
-    fl(S - m_i) is within delta = S_rad + the rounding of t of the exact S - m_i, so the weight
-    exp(S - m_i) lies in [exp_lo(t) (1 - delta), exp_hi(t) (1 + 2 delta)] (e^-x >= 1 - x, and
-    e^x <= 1 + 2x for 0 <= x <= 1; beyond, [0, inf]).  Then P_ij >= w_lo_ij / sum_l w_hi_il and
-    P_ij <= w_hi_ij / sum_l w_lo_il.  Entries off the mask are 0.
+    fl(S - m_i) is within delta_i = max_j S_rad_ij + 2u max_j |t_ij| + ETA of the exact S - m_i,
+    so the weight exp(S - m_i) lies in [exp_lo(t) (1 - delta_i), exp_hi(t) (1 + 2 delta_i)]
+    (e^-x >= 1 - x, and e^x <= 1 + 2x for 0 <= x <= 1; no bound beyond).  Then
+    P_ij >= w_lo_ij / sum_l w_hi_il and P_ij <= w_hi_ij / sum_l w_lo_il.  Entries off the mask are 0.
     """
-    allowed = np.ones(S.shape[-2:], dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
-    shift = np.max(np.where(allowed, S, -np.inf), axis=-1, keepdims=True)
+    if mask is None:
+        shift = np.max(S, axis=-1, keepdims=True)
+    else:
+        allowed = np.asarray(mask, dtype=bool)
+        shift = np.max(np.where(allowed, S, -np.inf), axis=-1, keepdims=True)
     t = S - shift
-    delta = up(S_rad + rounding_radius(t))
-    w_lo, w_hi = exp64.exp_bounds(t)
-    small = delta <= 1.0
-    w_lo = np.where(small & allowed, np.maximum(down(w_lo * down(1.0 - delta)), 0.0), 0.0)
-    w_hi = np.where(allowed, np.where(small, up(w_hi * up(1.0 + 2 * delta)), np.inf), 0.0)
-    total_hi = nonneg_sum_upper(w_hi, keepdims=True)
-    total_lo = nonneg_sum_lower(w_lo, keepdims=True)
-    P_lo = np.maximum(down(w_lo / total_hi), 0.0)
-    P_hi = np.minimum(up(w_hi / total_lo), 1.0)
+    delta = up(up(np.max(S_rad, axis=-1, keepdims=True) + np.max(np.abs(t), axis=-1, keepdims=True) * 2.0**-52) + ETA)
+    delta = np.where(delta <= 1.0, delta, np.inf)  # no bound: [0, inf], so nothing is decided
+    exp_lo, exp_hi = exp64.exp_bounds(t)
+    w_lo = times_lower(exp_lo, np.maximum(down(1.0 - delta), 0.0))
+    w_hi = times_upper(exp_hi, up(1.0 + 2 * delta))
+    if mask is not None:
+        w_lo *= allowed
+        w_hi = np.where(allowed, w_hi, 0.0)
+    P_lo = times_lower(w_lo, down(1.0 / nonneg_sum_upper(w_hi, keepdims=True)))
+    P_hi = np.minimum(times_upper(w_hi, up(1.0 / nonneg_sum_lower(w_lo, keepdims=True))), 1.0)
     return P_lo, P_hi
 
 
