@@ -29,6 +29,12 @@ A record (one JSON line):
     float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
     reason            why it is undecided ("" otherwise)
     certificate       its certificate's path in the folder, or null
+    tier              what decided it: "arb" (certify.engine) or "tier3" (the rigorous float64 tier,
+                      certify.search.tier3: holds only; then precision, certificate are null, ratio
+                      and margin_log10 are bounds: lhs_upper / rhs_lower, a lower bound of the margin)
+
+With tier "tier3" each chunk goes through the float64 tier first and only what it cannot decide
+goes to the engine (collapse.global, collapse.tanh, collapse.cubic).
 """
 
 from __future__ import annotations
@@ -53,7 +59,7 @@ from tqdm import tqdm
 from certify import certificate, engine, jsonfile
 from certify.errors import BadInput
 from certify.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.search import float_screen, samplers
+from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/1"
 SUMMARY_FORMAT = "certify-campaign-summary/1"
@@ -61,6 +67,7 @@ MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
 LISTED = 20  # indices and paths listed in the summary per category
 MAX_CHUNK = 64
+TIERS = ("arb", "tier3")
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,7 @@ class Campaign:
     bound: str | None = None
     L_range: tuple[float, float] | None = None  # None: the distribution's default
     max_prec: int = engine.DEFAULT_MAX_PRECISION
+    tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""
@@ -88,6 +96,11 @@ class Campaign:
             raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
                            f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
         claim = None if self.bound is not None else (self.claim or "collapse.global")
+        if self.tier not in TIERS:
+            raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
+        if self.tier == "tier3" and claim not in tier3.BOUNDS:
+            raise BadInput(f"the float64 tier decides {', '.join(tier3.BOUNDS)}; use --tier arb for "
+                           f"{claim or 'a bound'}")
         campaign = replace(self, claim=claim, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
         # pure attention) are the engine's: one low-precision check of configuration 0 runs them.
@@ -101,6 +114,8 @@ class Campaign:
     def manifest(self) -> dict:
         out = asdict(self)
         out["L_range"] = None if self.L_range is None else list(self.L_range)
+        if self.tier == "arb":  # campaigns from before the tiers resume unchanged
+            del out["tier"]
         return {"format": FORMAT, **out}
 
     def sample(self, index: int) -> samplers.Sample:
@@ -112,20 +127,36 @@ class Campaign:
 
 
 def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[dict]:
-    """Screen the chunk in float64 at once, then decide each configuration; write its certificate."""
+    """Screen the chunk in float64 at once, then decide each configuration (the float64 tier first
+    when the campaign's tier is tier3, arb for the rest); write its certificate."""
     samples = [campaign.sample(i) for i in indices]
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    if campaign.tier == "tier3":
+        fast, lhs_upper, rhs_lower = tier3.evaluate(campaign.claim, tier3.batch_of_configs([s.config for s in samples]))
+        float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, None), screen)
     records = []
     for k, item in enumerate(samples):
-        result = engine.check(item.config, claim=campaign.claim, bound=campaign.bound, max_prec=campaign.max_prec)
         gap = float(screen["gap"][k])
+        float64_facts = {"L": float(screen["L"][k]), "float64_bound_is_D": 1.0 - gap == 1.0,
+                         "float64_gap_zero": gap == 0.0}
+        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS:
+            lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
+            records.append({
+                "i": item.index, "verdict": engine.HOLDS, "precision": None,
+                "ratio": lhs / rhs, "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
+                "margin": f"{rhs - lhs:.3g}", **float64_facts,
+                "float64": engine.HOLDS if all(l[k] <= r[k] for l, r in float64_sides) else engine.VIOLATED,
+                "float64_equal": any(l[k] == r[k] for l, r in float64_sides),
+                "reason": "", "certificate": None, "tier": "tier3",
+            })
+            continue
+        result = engine.check(item.config, claim=campaign.claim, bound=campaign.bound, max_prec=campaign.max_prec)
         records.append({
             "i": item.index, "verdict": result.verdict, "precision": result.precision,
-            **_tightest(result), "margin": result.margin, "L": float(screen["L"][k]),
+            **_tightest(result), "margin": result.margin, **float64_facts,
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
-            "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0,
-            "reason": result.reason, "certificate": _keep(campaign, out_dir, item, result),
+            "reason": result.reason, "certificate": _keep(campaign, out_dir, item, result), "tier": "arb",
         })
     return records
 
@@ -369,6 +400,7 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "decided": len(decided),
         "complete": len(decided) == campaign.count,
         "counts": {v: counts.get(v, 0) for v in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED)},
+        "tiers": dict(Counter(r.get("tier", "arb") for r in decided)),
         "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],

@@ -209,3 +209,28 @@ def test_bad_batches_are_bad_input():
         tier3.decide("collapse.global", tier3.Batch(X=X + np.nan, A=np.zeros((2, 2, 2))))
     with pytest.raises(BadInput):
         tier3.decide("value.bounded", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
+
+
+def test_campaign_tier3_first_then_arb(tmp_path):
+    from certify import campaign
+    spec = dict(distribution="gaussian", n=4, d=2, count=24, seed=3, claim="collapse.tanh")
+    fast = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path / "tier3", workers=1)
+    slow = campaign.run(campaign.Campaign(**spec), tmp_path / "arb", workers=1)
+    assert fast["counts"] == slow["counts"]
+    assert fast["tiers"].get("tier3", 0) >= 20 and slow["tiers"] == {"arb": 24}
+    records = {r["i"]: r for r in campaign.records(tmp_path / "tier3")}
+    assert {r["tier"] for r in records.values()} <= {"tier3", "arb"}
+    for r in campaign.records(tmp_path / "arb"):  # every tier-3 verdict is arb's
+        assert records[r["i"]]["verdict"] == r["verdict"]
+    assert "tier" not in campaign.Campaign(**spec).validated().manifest()  # old campaigns resume
+
+
+def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
+    from certify import campaign
+    from certify.errors import BadInput
+    with pytest.raises(BadInput):
+        campaign.Campaign("gaussian", 4, 2, 5, 0, bound="D", tier="tier3").validated()
+    with pytest.raises(BadInput):
+        campaign.Campaign("gaussian", 4, 2, 5, 0, claim="collapse.dobrushin", tier="tier3").validated()
+    with pytest.raises(BadInput):
+        campaign.Campaign("gaussian", 4, 2, 5, 0, tier="float").validated()

@@ -102,12 +102,53 @@ def bound_lower(claim: str, a_lower: np.ndarray, D_lower: np.ndarray) -> np.ndar
         return BOUNDS[claim](L, D_lower)
 
 
-def decide(claim: str, batch: Batch) -> np.ndarray:
-    """Per configuration HOLDS or UNDECIDED (an array of str); all UNDECIDED when the
-    floating-point model fails its probes (fpmodel.tier3_usable says why)."""
+def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(verdicts, lhs_upper, rhs_lower) per configuration: HOLDS where lhs_upper <= rhs_lower,
+    else UNDECIDED; all UNDECIDED (bounds nan) when the floating-point model fails its probes
+    (fpmodel.tier3_usable says why)."""
     usable, _ = fpmodel.tier3_usable()
     if not usable:
-        return np.full(batch.X.shape[0], UNDECIDED, dtype=object)
+        nothing = np.full(batch.X.shape[0], np.nan)
+        return np.full(batch.X.shape[0], UNDECIDED, dtype=object), nothing, nothing
     found = enclosures(batch)
-    holds = found.D_out_upper <= bound_lower(claim, found.a_lower, found.D_lower)  # nan: False
-    return np.where(holds, HOLDS, UNDECIDED).astype(object)
+    rhs = bound_lower(claim, found.a_lower, found.D_lower)
+    holds = found.D_out_upper <= rhs  # nan: False
+    return np.where(holds, HOLDS, UNDECIDED).astype(object), found.D_out_upper, rhs
+
+
+def decide(claim: str, batch: Batch) -> np.ndarray:
+    """Per configuration HOLDS or UNDECIDED (an array of str)."""
+    return evaluate(claim, batch)[0]
+
+
+def batch_of_configs(configs: list[dict]) -> Batch:
+    """The Batch of single-layer pure-attention configurations (certify.config's JSON form, binary64
+    numbers) of one shape; BadInput for anything else (masks, V, residual, FFN, LayerNorm)."""
+    keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta"}
+    extra = set().union(*(set(c) for c in configs)) - keys
+    if extra:
+        raise BadInput(f"the float64 tier decides pure attention only; not {', '.join(sorted(extra))}")
+
+    def stacked(key):
+        present = [key in c for c in configs]
+        if not any(present):
+            return None
+        if not all(present):
+            raise BadInput(f"a batch must be of one form: {key} is in some configurations only")
+        try:
+            return np.array([c[key] for c in configs], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise BadInput(f"{key} must be binary64 numbers of one shape for the float64 tier") from None
+
+    W_Q = stacked("W_Q")
+    d_k = None
+    if W_Q is not None:
+        d_ks = {c.get("d_k", W_Q.shape[-1]) for c in configs}
+        if len(d_ks) != 1:
+            raise BadInput("a batch must share d_k")
+        d_k = int(d_ks.pop())
+    if not all(isinstance(c.get("beta", 1.0), (int, float)) for c in configs):
+        raise BadInput("beta must be a binary64 number for the float64 tier")
+    beta = np.array([float(c.get("beta", 1.0)) for c in configs])
+    return Batch(X=stacked("X"), A=stacked("A"), W_Q=W_Q, W_K=stacked("W_K"), b_Q=stacked("b_Q"),
+                 b_K=stacked("b_K"), beta=beta, d_k=d_k)
