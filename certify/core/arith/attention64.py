@@ -212,14 +212,14 @@ def diameter_lower(X):
 def _top_right_singular_vector(A=None, W_Q=None, W_K=None):
     """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
 
-    For A: one step of inverse iteration on A^T A shifted just past the top singular value squared
-    (a full SVD costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by
+    For A: one step of inverse iteration on A^T A shifted just past its top eigenvalue (a full SVD
+    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by
     QR, and the SVD of the d_k x d_k core.  Only the quality of the witness, never the bound,
     depends on this."""
     if A is not None:
         gram = np.swapaxes(A, -1, -2) @ A
-        top = np.linalg.svd(A, compute_uv=False)[..., 0]
-        shift = (top * top * (1 + 1e-9) + 1e-300)[..., None, None] * np.eye(A.shape[-1])
+        top = np.linalg.eigvalsh(gram)[..., -1]  # the top singular value squared
+        shift = (np.abs(top) * (1 + 1e-9) + 1e-300)[..., None, None] * np.eye(A.shape[-1])
         try:
             v = np.linalg.solve(gram - shift, np.ones(A.shape[:-1])[..., None])[..., 0]
         except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
