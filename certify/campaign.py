@@ -98,8 +98,9 @@ class Campaign:
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
-        if self.tier == "tier3" and claim not in tier3.BOUNDS:
-            raise BadInput(f"the float64 tier decides {', '.join(tier3.BOUNDS)}; use --tier arb for "
+        if self.tier == "tier3" and claim not in tier3.PURE_ATTENTION_CLAIMS:
+            raise BadInput(f"the float64 tier decides {', '.join(tier3.PURE_ATTENTION_CLAIMS)} on sampled "
+                           f"configurations; use --tier arb for "
                            f"{claim or 'a bound'}")
         campaign = replace(self, claim=claim, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to

@@ -17,7 +17,7 @@ from certify.search import tier3
 PREC = 128
 
 
-def adversarial_batch(count: int, n: int, d: int, seed: int, thin: bool = False) -> tier3.Batch:
+def adversarial_batch(count: int, n: int, d: int, seed: int, thin: bool = False, value: bool = False) -> tier3.Batch:
     """Gaussian configurations mixed with near-ties (tokens equal up to a few ulps), saturated
     attention (a D^2 up to about 700, exp underflows), tokens far from the origin, tiny scales
     and coincident tokens."""
@@ -31,12 +31,13 @@ def adversarial_batch(count: int, n: int, d: int, seed: int, thin: bool = False)
     scale = 10.0 ** rng.uniform(-2, 0.5, count)
     scale[kind == 2] = 10.0 ** rng.uniform(1, 2.5, int((kind == 2).sum()))  # saturated
     scale[kind == 4] = 10.0 ** rng.uniform(-12, -6, int((kind == 4).sum()))  # almost uniform
+    V = rng.standard_normal((count, d, d)) * 10.0 ** rng.uniform(-1, 1, (count, 1, 1)) if value else None
     if thin:
         d_k = max(1, d // 2)
         W_Q, W_K = rng.standard_normal((count, d, d_k)), rng.standard_normal((count, d, d_k))
-        return tier3.Batch(X=X, W_Q=W_Q, W_K=W_K, beta=scale, d_k=d_k)
+        return tier3.Batch(X=X, W_Q=W_Q, W_K=W_K, beta=scale, d_k=d_k, V=V)
     A = rng.standard_normal((count, d, d)) * scale[:, None, None]
-    return tier3.Batch(X=X, A=A)
+    return tier3.Batch(X=X, A=A, V=V)
 
 
 def arb_matrix(M: np.ndarray) -> arb_mat:
@@ -62,6 +63,8 @@ def arb_layer(batch: tier3.Batch, c: int):
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
     PX = arb_mat(P) * X
+    if batch.V is not None:
+        PX = PX * arb_matrix(batch.V[c]).transpose()
     return P, diameter(PX), diameter(X), M
 
 
@@ -75,35 +78,45 @@ def diameter(Y: arb_mat) -> arb:
     return best.nonnegative_part().sqrt()
 
 
-def arb_bound(claim: str, a: arb, D: arb) -> arb:
+def arb_bound(claim: str, a: arb, D: arb, v: arb | None = None) -> arb:
     L = a * D * D
     if claim == "collapse.global":
         return (1 - (-L).exp()) * D
     if claim == "collapse.tanh":
         return (L / 4).tanh() * D
-    return L * D
+    if claim == "collapse.cubic":
+        return L * D
+    return v * ((1 - (-L).exp()) * D).min(L * D)  # value.expansive: the smaller of its two sides
 
 
-def arb_confirms(batch: tier3.Batch, c: int, claim: str, witness: np.ndarray) -> bool:
-    """arb proves D(PX) <= bound(||M v|| / ||v||, D(X)) (so the claim holds, the bound increasing
-    in a >= ||M v|| / ||v||), at 128 bits or, for saturated cases, 1024."""
+def rayleigh_norm(M: arb_mat, witness: np.ndarray) -> arb:
+    """||M w|| / ||w||, at most ||M||_2."""
+    w = arb_matrix(witness[:, None])
+    Mw = M * w
+    return (sum((Mw[l, 0] * Mw[l, 0] for l in range(Mw.nrows())), arb(0))
+            / sum((w[l, 0] * w[l, 0] for l in range(w.nrows())), arb(0))).sqrt()
+
+
+def arb_confirms(batch: tier3.Batch, c: int, claim: str, witness: np.ndarray, value_witness) -> bool:
+    """arb proves D(X') <= bound(||M w|| / ||w||, D(X)[, ||V w'|| / ||w'||]) (so the claim holds, the
+    bound increasing in a and v), at 128 bits or, for saturated cases, 1024."""
     for prec in (PREC, 1024):
         with ctx.workprec(prec):
             _, D_out, D, M = arb_layer(batch, c)
-            v = arb_matrix(witness[:, None])
-            Mv = M * v
-            rayleigh = (sum((Mv[l, 0] * Mv[l, 0] for l in range(Mv.nrows())), arb(0))
-                        / sum((v[l, 0] * v[l, 0] for l in range(v.nrows())), arb(0))).sqrt()
-            if D_out <= arb_bound(claim, rayleigh, D):
+            v = None if batch.V is None else rayleigh_norm(arb_matrix(batch.V[c]), value_witness[c])
+            if D_out <= arb_bound(claim, rayleigh_norm(M, witness), D, v):
                 return True
     return False
 
 
-def contradictions(batch: tier3.Batch, claims=tuple(tier3.BOUNDS)) -> list[str]:
+def contradictions(batch: tier3.Batch, claims=None) -> list[str]:
     """Every way tier 3 disagrees with arb on the batch (empty when sound): an enclosure that arb's
     ball lies certainly outside of, or a "holds" that arb does not prove."""
+    if claims is None:
+        claims = [c for c, (_, scaled) in tier3.BOUNDS.items() if scaled == (batch.V is not None)]
     found = tier3.enclosures(batch)
     witnesses = attention64._top_right_singular_vector(A=batch.A, W_Q=batch.W_Q, W_K=batch.W_K)
+    value_witnesses = None if batch.V is None else attention64._top_right_singular_vector(A=batch.V)
     verdicts = {claim: tier3.decide(claim, batch) for claim in claims}
     bad = []
     with ctx.workprec(PREC):
@@ -117,33 +130,37 @@ def contradictions(batch: tier3.Batch, claims=tuple(tier3.BOUNDS)) -> list[str]:
                 bad.append(f"{c}: D(PX) above its upper bound {found.D_out_upper[c]}")
             if arb(found.D_lower[c]) > D:
                 bad.append(f"{c}: D(X) below its lower bound {found.D_lower[c]}")
-            v = arb_matrix(witnesses[c][:, None])
-            Mv = M * v
-            rayleigh = (sum((Mv[l, 0] * Mv[l, 0] for l in range(Mv.nrows())), arb(0))
-                        / sum((v[l, 0] * v[l, 0] for l in range(v.nrows())), arb(0))).sqrt()
-            if arb(found.a_lower[c]) > rayleigh:  # ||M v|| / ||v|| <= a
-                bad.append(f"{c}: a_lower {found.a_lower[c]} above ||M v|| / ||v||")
+            if arb(found.a_lower[c]) > rayleigh_norm(M, witnesses[c]):  # ||M w|| / ||w|| <= a
+                bad.append(f"{c}: a_lower {found.a_lower[c]} above ||M w|| / ||w||")
+            v_lower = None
+            if batch.V is not None:
+                v_lower = found.v_lower[c:c + 1]
+                if arb(found.v_lower[c]) > rayleigh_norm(arb_matrix(batch.V[c]), value_witnesses[c]):
+                    bad.append(f"{c}: v_lower {found.v_lower[c]} above ||V w|| / ||w||")
             for claim, verdict in verdicts.items():
-                # the bound side at the lower bounds of a and D, against arb there
-                lower = tier3.bound_lower(claim, found.a_lower[c:c + 1], found.D_lower[c:c + 1])[0]
-                if arb(lower) > arb_bound(claim, arb(found.a_lower[c]), arb(found.D_lower[c])):
+                # the bound side at the lower bounds of a, D (and v), against arb there
+                lower = tier3.bound_lower(claim, found.a_lower[c:c + 1], found.D_lower[c:c + 1], v_lower)[0]
+                exact = arb_bound(claim, arb(found.a_lower[c]), arb(found.D_lower[c]),
+                                  None if v_lower is None else arb(v_lower[0]))
+                if arb(lower) > exact:
                     bad.append(f"{c}: {claim} bound lower {lower} above arb's")
-                if verdict[c] == tier3.HOLDS and not arb_confirms(batch, c, claim, witnesses[c]):
+                if verdict[c] == tier3.HOLDS and not arb_confirms(batch, c, claim, witnesses[c], value_witnesses):
                     bad.append(f"{c}: {claim} holds in tier 3 but arb does not confirm it")
     return bad
 
 
-@pytest.mark.parametrize("n, d, thin", [(3, 2, False), (4, 3, True), (6, 4, False)])
-def test_enclosures_and_verdicts_against_arb(n, d, thin):
-    batch = adversarial_batch(600, n, d, seed=n * 10 + d, thin=thin)
+@pytest.mark.parametrize("n, d, thin, value", [(3, 2, False, False), (4, 3, True, False), (6, 4, False, False),
+                                                (4, 3, False, True)])
+def test_enclosures_and_verdicts_against_arb(n, d, thin, value):
+    batch = adversarial_batch(600, n, d, seed=n * 10 + d, thin=thin, value=value)
     assert contradictions(batch) == []
 
 
 @pytest.mark.slow
 def test_enclosures_and_verdicts_against_arb_on_100000_configurations():
     for seed in range(20):
-        for n, d, thin in [(3, 2, False), (4, 3, True)]:
-            assert contradictions(adversarial_batch(2500, n, d, seed=1000 + seed, thin=thin)) == []
+        for n, d, thin, value in [(3, 2, False, False), (4, 3, True, False), (3, 2, True, True)]:
+            assert contradictions(adversarial_batch(1700, n, d, seed=1000 + seed, thin=thin, value=value)) == []
 
 
 def test_decides_most_gaussian_configurations_and_never_saturated_ties():
@@ -151,6 +168,8 @@ def test_decides_most_gaussian_configurations_and_never_saturated_ties():
     X = rng.standard_normal((500, 8, 4))
     A = rng.standard_normal((500, 4, 4)) * 0.2
     assert np.mean(tier3.decide("collapse.global", tier3.Batch(X=X, A=A)) == tier3.HOLDS) > 0.99
+    V = rng.standard_normal((500, 4, 4))
+    assert np.mean(tier3.decide("value.expansive", tier3.Batch(X=X, A=A, V=V)) == tier3.HOLDS) > 0.99
     # two antipodal tokens attain collapse.tanh exactly: an equality tier 3 must not decide
     antipodal = np.array([[[1.0, 0.0], [-1.0, 0.0]]])
     A = np.array([[[0.3, 0.0], [0.0, 0.0]]])
@@ -209,6 +228,10 @@ def test_bad_batches_are_bad_input():
         tier3.decide("collapse.global", tier3.Batch(X=X + np.nan, A=np.zeros((2, 2, 2))))
     with pytest.raises(BadInput):
         tier3.decide("value.bounded", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
+    with pytest.raises(BadInput):  # value.expansive needs V, the collapse claims have none
+        tier3.decide("value.expansive", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
+    with pytest.raises(BadInput):
+        tier3.decide("collapse.global", tier3.Batch(X=X, A=np.zeros((2, 2, 2)), V=np.ones((2, 2, 2))))
 
 
 def test_campaign_tier3_first_then_arb(tmp_path):
@@ -234,3 +257,5 @@ def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
         campaign.Campaign("gaussian", 4, 2, 5, 0, claim="collapse.dobrushin", tier="tier3").validated()
     with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, tier="float").validated()
+    with pytest.raises(BadInput):
+        campaign.Campaign("gaussian", 4, 2, 5, 0, claim="value.expansive", tier="tier3").validated()

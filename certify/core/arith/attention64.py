@@ -154,13 +154,14 @@ def centred(X):
     return mid, rounding_radius(mid)
 
 
-def output_diameter_upper(P_lo, P_hi, X):
-    """An upper bound of D(P X) for every P in [P_lo, P_hi] whose rows sum to 1.
+def output_diameter_upper(P_lo, P_hi, X, V=None):
+    """An upper bound of D(P X) (of D(P X V^T) with a value matrix V) for every P in [P_lo, P_hi]
+    whose rows sum to 1.
 
-    Y = P (X - 1 c^T) = Y_mid + E with Y_mid = fl(P_mid Xc):
-    - ||E_i|| <= (gamma_n ||p_i|| + ||pr_i||) F + (||p_i|| + ||pr_i||) F_r + n ETA sqrt(d), with
-      p_i, pr_i the rows of P_mid and P_rad, F >= ||Xc||_F and F_r >= ||Xc_rad||_F (the matmul
-      bound of each entry, then the norm over the columns);
+    Y = P (X - 1 c^T) (V^T) = Y_mid + E with Y_mid = fl(P_mid Xc) (then times V^T):
+    - without V, ||E_i|| <= (gamma_n ||p_i|| + ||pr_i||) F + (||p_i|| + ||pr_i||) F_r + n ETA sqrt(d),
+      with p_i, pr_i the rows of P_mid and P_rad, F >= ||Xc||_F and F_r >= ||Xc_rad||_F (the
+      matmul bound of each entry, then the norm over the columns); with V, the matmul radii;
     - D(Y) <= D(Y_mid) + 2 max_i ||E_i||;
     - D(Y_mid)^2 = max_ik ||y_i||^2 + ||y_k||^2 - 2 G_ik with G = fl(Y_mid Y_mid^T) within
       gamma_d N^2 + d ETA of the exact Gram matrix (N >= max_i ||y_i||); with s_i >= ||y_i||^2,
@@ -171,13 +172,17 @@ def output_diameter_upper(P_lo, P_hi, X):
     P_mid = (P_lo + P_hi) * 0.5
     P_rad = up(np.maximum(up(P_hi - P_mid), up(P_mid - P_lo)))
     Xc, Xc_rad = centred(X)
-    Y = P_mid @ Xc
-    frobenius = row_norms_upper(row_norms_upper(Xc))[..., None]
-    frobenius_rad = row_norms_upper(row_norms_upper(Xc_rad))[..., None]
-    p_norms, p_rad_norms = row_norms_upper(P_mid), row_norms_upper(P_rad)
-    error_rows = up(up(up(float_at_least(gamma(n)) * p_norms) + p_rad_norms) * frobenius)
-    error_rows = up(error_rows + up(up(p_norms + p_rad_norms) * frobenius_rad))
-    error = up(up(2 * np.max(error_rows, axis=-1)) + 2 * n * ETA * np.sqrt(d) * 1.01)
+    if V is None:
+        Y = P_mid @ Xc
+        frobenius = row_norms_upper(row_norms_upper(Xc))[..., None]
+        frobenius_rad = row_norms_upper(row_norms_upper(Xc_rad))[..., None]
+        p_norms, p_rad_norms = row_norms_upper(P_mid), row_norms_upper(P_rad)
+        error_rows = up(up(up(float_at_least(gamma(n)) * p_norms) + p_rad_norms) * frobenius)
+        error_rows = up(error_rows + up(up(p_norms + p_rad_norms) * frobenius_rad))
+        error = up(up(2 * np.max(error_rows, axis=-1)) + 2 * n * ETA * np.sqrt(d) * 1.01)
+    else:
+        Y, Y_rad = matmul(*matmul(P_mid, P_rad, Xc, Xc_rad), np.swapaxes(V, -1, -2), None)
+        error = up(2 * np.max(row_norms_upper(Y_rad), axis=-1))
 
     G = Y @ np.swapaxes(Y, -1, -2)
     squares = up(row_norms_upper(Y) ** 2)  # s_i >= ||y_i||^2 (the norm bound squared, rounded up)
@@ -185,7 +190,7 @@ def output_diameter_upper(P_lo, P_hi, X):
     centre_sum = squares[..., :, None] + squares[..., None, :]
     centre_sum -= 2 * G
     largest = np.max(centre_sum, axis=(-2, -1))
-    gram_error = up(up(float_at_least(gamma(d)) * top) + d * ETA)
+    gram_error = up(up(float_at_least(gamma(Y.shape[-1])) * top) + Y.shape[-1] * ETA)
     slack = up(up(6.1 * UNIT_ROUNDOFF * top) + up(2 * gram_error) + ETA)
     return up(sqrt_up(np.maximum(up(largest + slack), 0.0)) + error)
 
