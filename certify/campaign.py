@@ -402,6 +402,8 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "complete": len(decided) == campaign.count,
         "counts": {v: counts.get(v, 0) for v in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED)},
         "tiers": dict(Counter(r.get("tier", "arb") for r in decided)),
+        # a failed floating-point model probe turns the float64 tier off: arb decides everything
+        "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
         "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],

@@ -259,3 +259,11 @@ def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
         campaign.Campaign("gaussian", 4, 2, 5, 0, tier="float").validated()
     with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, claim="value.expansive", tier="tier3").validated()
+
+
+def test_campaign_says_when_the_float64_tier_is_off(tmp_path, monkeypatch):
+    from certify import campaign
+    from certify.core.arith import fpmodel
+    monkeypatch.setattr(fpmodel, "tier3_usable", lambda: (False, "the rigorous float64 tier is off: a probe"))
+    summary = campaign.run(campaign.Campaign("gaussian", 3, 2, 6, 0, tier="tier3"), tmp_path, workers=1)
+    assert summary["tiers"] == {"arb": 6} and summary["tier3_off"].startswith("the rigorous float64 tier is off")

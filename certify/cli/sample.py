@@ -52,6 +52,8 @@ def render(summary: dict, out_dir: str) -> list[str]:
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
              + f"): {summary['decided']} of {m['count']} configurations decided"]
     lines += [f"  {verdict:<10} {counts[verdict]:>9}" for verdict in counts]
+    if summary.get("tier3_off"):
+        lines.append(f"  {summary['tier3_off']}; arb decided every configuration")
     if summary["tiers"].get("tier3"):
         lines.append("  decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items()))
     for kind, k in summary["undecided_reasons"].items():

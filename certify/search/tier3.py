@@ -121,13 +121,18 @@ def _claim_sides(claim: str, with_value: bool):
     return sides, scaled
 
 
+def unusable_reason() -> str | None:
+    """Why the tier cannot run on this machine (a floating-point model probe failed), or None."""
+    usable, reason = fpmodel.tier3_usable()
+    return None if usable else reason
+
+
 def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(verdicts, lhs_upper, rhs_lower) per configuration: HOLDS where lhs_upper <= rhs_lower,
     else UNDECIDED; all UNDECIDED (bounds nan) when the floating-point model fails its probes
     (fpmodel.tier3_usable says why)."""
     _claim_sides(claim, batch.V is not None)
-    usable, _ = fpmodel.tier3_usable()
-    if not usable:
+    if unusable_reason() is not None:
         nothing = np.full(batch.X.shape[0], np.nan)
         return np.full(batch.X.shape[0], UNDECIDED, dtype=object), nothing, nothing
     found = enclosures(batch)
