@@ -1,8 +1,8 @@
-"""Rigorous enclosures of one pure-attention layer in vectorised binary64, batched over configurations.
+"""Rigorous enclosures of one attention layer in vectorised binary64, batched over configurations.
 
 The formulas are those of certify/layers.py and certify/quantities.py (tokens are rows; S = Z A Z^T
 times the scale, or (Z W_Q + b_Q)(Z W_K + b_K)^T times beta / sqrt(d_k); P = softmax over the
-allowed j; the layer output P X), evaluated in midpoint-radius binary64 (certify/core/arith/
+allowed j; the layer output P X, or P X V^T with a value matrix), evaluated in midpoint-radius binary64 (certify/core/arith/
 rounding.py) with the proven exp of exp64.py.  Each function returns bounds that contain the exact
 value of every configuration, or nan / inf where binary64 cannot say (the caller then cannot
 decide).  Valid only under the floating-point model of fpmodel.py.
@@ -19,8 +19,10 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
-from certify.core.arith.rounding import (ETA, PHI, UNIT_ROUNDOFF, down, float_at_least, float_at_most, gamma, nonneg_sum_lower,
-                                        nonneg_sum_upper, sqrt_down, sqrt_up, times_lower, times_upper, up)
+from certify.core.arith.rounding import (ETA, PHI, UNIT_ROUNDOFF, down, float_at_least, float_at_most, gamma,
+                                        nonneg_sum_lower, nonneg_sum_upper, sqrt_down, sqrt_up, times_lower,
+                                        times_upper, up)
+
 
 def rounding_radius(c):
     """|z - c| for every real z with fl(z) = c: at most u |z| <= 2u |c|, plus ETA for underflow."""
@@ -111,9 +113,11 @@ def scores(X, *, A=None, W_Q=None, W_K=None, b_Q=None, b_K=None, beta=1.0, d_k=N
         query, query_rad = matmul(X, None, W_Q, None)
         key, key_rad = matmul(X, None, W_K, None)
         if b_Q is not None:
-            query, query_rad = query + b_Q[:, None, :], up(query_rad + rounding_radius(query + b_Q[:, None, :]))
+            query = query + b_Q[:, None, :]
+            query_rad = up(query_rad + rounding_radius(query))
         if b_K is not None:
-            key, key_rad = key + b_K[:, None, :], up(key_rad + rounding_radius(key + b_K[:, None, :]))
+            key = key + b_K[:, None, :]
+            key_rad = up(key_rad + rounding_radius(key))
         G, G_rad = matmul(query, query_rad, np.swapaxes(key, -1, -2), np.swapaxes(key_rad, -1, -2))
     s_mid, s_rad = score_scale(beta, d_k)
     return scale(G, G_rad, s_mid[..., None, None], s_rad[..., None, None])
