@@ -34,7 +34,8 @@ A record (one JSON line):
                       and margin_log10 are bounds: lhs_upper / rhs_lower, a lower bound of the margin)
 
 With tier "tier3" each chunk goes through the float64 tier first and only what it cannot decide
-goes to the engine (collapse.global, collapse.tanh, collapse.cubic).
+goes to the engine (collapse.global, collapse.tanh, collapse.cubic), and so does every
+`hold_stride`-th configuration, whose certificate is kept as with tier "arb".
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
         gap = float(screen["gap"][k])
         float64_facts = {"L": float(screen["L"][k]), "float64_bound_is_D": 1.0 - gap == 1.0,
                          "float64_gap_zero": gap == 0.0}
-        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS:
+        # every hold_stride-th configuration goes to arb anyway: its certificate is kept for `certify verify`
+        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS and item.index % campaign.hold_stride:
             lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
             records.append({
                 "i": item.index, "verdict": engine.HOLDS, "precision": None,

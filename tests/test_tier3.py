@@ -236,11 +236,13 @@ def test_bad_batches_are_bad_input():
 
 def test_campaign_tier3_first_then_arb(tmp_path):
     from certify import campaign
-    spec = dict(distribution="gaussian", n=4, d=2, count=24, seed=3, claim="collapse.tanh")
+    spec = dict(distribution="gaussian", n=4, d=2, count=60, seed=3, claim="collapse.tanh")
     fast = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path / "tier3", workers=1)
     slow = campaign.run(campaign.Campaign(**spec), tmp_path / "arb", workers=1)
     assert fast["counts"] == slow["counts"]
-    assert fast["tiers"].get("tier3", 0) >= 20 and slow["tiers"] == {"arb": 24}
+    # every third configuration (the sampled holds, with certificates) goes to arb anyway
+    assert fast["tiers"].get("tier3", 0) >= 35 and fast["tiers"]["arb"] >= 20 and slow["tiers"] == {"arb": 60}
+    assert fast["certificates"]["holds"] == slow["certificates"]["holds"] > 0
     records = {r["i"]: r for r in campaign.records(tmp_path / "tier3")}
     assert {r["tier"] for r in records.values()} <= {"tier3", "arb"}
     for r in campaign.records(tmp_path / "arb"):  # every tier-3 verdict is arb's
