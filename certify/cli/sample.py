@@ -30,6 +30,9 @@ def add_parser(subparsers):
     p.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; resumed if it exists)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     options.add_max_prec(p)
+    p.add_argument("--tier", choices=campaign.TIERS, default="arb",
+                   help="arb: every configuration through the ball-arithmetic engine (default); tier3: the "
+                   "rigorous float64 tier first (collapse.global, .tanh, .cubic), the engine for what it cannot decide")
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -50,6 +53,10 @@ def render(summary: dict, out_dir: str) -> list[str]:
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
              + f"): {summary['decided']} of {m['count']} configurations decided"]
     lines += [f"  {verdict:<10} {counts[verdict]:>9}" for verdict in counts]
+    if summary.get("tier3_off"):
+        lines.append(f"  {summary['tier3_off']}; arb decided every configuration")
+    if summary["tiers"].get("tier3"):
+        lines.append("  decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items()))
     for kind, k in summary["undecided_reasons"].items():
         lines.append(f"    undecided: {k} x {kind}")
     if summary["largest_ratio"]:
@@ -91,7 +98,8 @@ def exit_code(summary: dict) -> int:
 def run(args) -> int:
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
-                             L_range=None if args.L_range is None else tuple(args.L_range), max_prec=args.max_prec)
+                             L_range=None if args.L_range is None else tuple(args.L_range), max_prec=args.max_prec,
+                             tier=args.tier)
     summary = campaign.run(spec, args.out, workers=args.workers, progress=not args.no_progress,
                            stop_after=args.stop_after, restart=args.restart)
     if args.json:

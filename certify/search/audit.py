@@ -29,7 +29,7 @@ from certify.errors import BadInput
 from certify.search import campaign as campaigns
 
 SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
-TIERS = {campaigns.TIER}
+TIERS = set(campaigns.TIERS)
 VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
 LISTED = 10  # problems listed in the report
 

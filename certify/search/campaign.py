@@ -32,7 +32,12 @@ A record (one JSON line):
     i                 the configuration's index: with the manifest, it regenerates the configuration
     name              the configuration's name, "<distribution>-n<n>-d<d>-seed<seed>-<i>"
     verdict           holds | violated | undecided           precision  bits that decided it
-    tier              the arithmetic that decided it: "arb" (ball arithmetic, certify.engine.check)
+    tier              the arithmetic that decided it: "arb" (ball arithmetic, certify.engine.check) or
+                      "tier3" (the rigorous float64 tier, certify.search.tier3: holds only; then precision
+                      and certificate are null, ratio and margin_log10 are bounds: lhs_upper / rhs_lower,
+                      a lower bound of the margin).  With tier "tier3" each chunk goes through the
+                      float64 tier first and only what it cannot decide goes to the engine, and so does
+                      every hold_stride-th configuration, whose certificate is kept as with tier "arb".
     ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
     margin            rhs - lhs to 3 digits (engine.Result.margin)
@@ -73,7 +78,7 @@ from certify.core import config
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.search import float_screen, samplers
+from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/2"
 SUMMARY_FORMAT = "certify-campaign-summary/1"
@@ -81,7 +86,7 @@ MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
 LISTED = 20  # indices and paths listed in the summary per category
 MAX_CHUNK = 64
-TIER = "arb"  # the arithmetic that decided a record: ball arithmetic at adaptive precision (engine.check)
+TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check); the rigorous float64 tier first
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,7 @@ class Campaign:
     bound: str | None = None
     L_range: tuple[float, float] | None = None  # None: the distribution's default
     max_prec: int = engine.DEFAULT_MAX_PRECISION
+    tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""
@@ -109,6 +115,11 @@ class Campaign:
             raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
                            f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
         claim = None if self.bound is not None else (self.claim or "collapse.global")
+        if self.tier not in TIERS:
+            raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
+        if self.tier == "tier3" and claim not in tier3.PURE_ATTENTION_CLAIMS:
+            raise BadInput(f"the float64 tier decides {', '.join(tier3.PURE_ATTENTION_CLAIMS)} on sampled "
+                           f"configurations; use --tier arb for {claim or 'a bound'}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
         campaign = replace(self, claim=claim, bound=bound, L_range=L_range)
         # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
@@ -138,17 +149,32 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
     samples = [campaign.sample(i) for i in indices]
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
     goal = engine.target(campaign.claim, campaign.bound)
+    if campaign.tier == "tier3":
+        fast, lhs_upper, rhs_lower = tier3.evaluate(campaign.claim, tier3.batch_of_configs([s.config for s in samples]))
+        float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, None), screen)
     records = []
     for k, item in enumerate(samples):
-        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         gap = float(screen["gap"][k])
+        facts = {"i": item.index, "name": item.config["name"], "L": _finite(float(screen["L"][k])),
+                 "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
+        # every hold_stride-th configuration goes to arb anyway: its certificate is kept for `certify verify`
+        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS and item.index % campaign.hold_stride:
+            lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
+            records.append({
+                **facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None,
+                "ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
+                "margin": f"{rhs - lhs:.3g}",
+                "float64": engine.HOLDS if all(l[k] <= r[k] for l, r in float64_sides) else engine.VIOLATED,
+                "float64_equal": any(l[k] == r[k] for l, r in float64_sides),
+                "reason": "", "certificate": None, "certificate_sha256": None,
+            })
+            continue
+        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         records.append({
-            "i": item.index, "name": item.config["name"], "verdict": result.verdict, "tier": TIER,
-            "precision": result.precision,
-            **_tightest(result), "margin": result.margin, "L": _finite(float(screen["L"][k])),
+            **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
+            **_tightest(result), "margin": result.margin,
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
-            "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0,
             "reason": result.reason, **_keep(campaign, out_dir, item, result),
         })
     return records
@@ -311,6 +337,8 @@ def _check_record(out_dir: Path, record, count: int, where: str) -> None:
         raise _corrupt(out_dir, f"{where}: index {record['i']} is outside the campaign's 0..{count - 1}")
     if record["verdict"] not in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED):
         raise _corrupt(out_dir, f"{where}: unknown verdict {record['verdict'][:40]!r}")
+    if record["tier"] not in TIERS or (record["tier"] == "tier3" and record["verdict"] != engine.HOLDS):
+        raise _corrupt(out_dir, f"{where}: unknown tier {record['tier'][:40]!r}, or a tier3 record that is not a hold")
     if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
         raise _corrupt(out_dir, f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
 
@@ -557,6 +585,9 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "decided": len(decided),
         "complete": len(decided) == campaign.count,
         "counts": {v: counts.get(v, 0) for v in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED)},
+        "tiers": dict(Counter(r["tier"] for r in decided)),
+        # a failed floating-point model probe turns the float64 tier off: arb decides everything
+        "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
         "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],

@@ -1,0 +1,97 @@
+"""Outward rounding and a-priori error bounds in round-to-nearest binary64, vectorised with numpy.
+
+The floating-point model (IEEE binary64, round to nearest, gradual underflow, BLAS dot products
+as sequences of correctly rounded operations in any order, with or without FMA) is checked at
+start-up by certify/core/arith/fpmodel.py; nothing here is valid without it.
+
+- up(c), down(c): the arithmetic successor and predecessor of Rump, Zimmermann, Boldo and
+  Melquiond (BIT 49, 2009, Algorithm 2): c + (|c| PHI + ETA) with PHI = u (1 + 2u), ETA = 2^-1074,
+  evaluated in rounding to nearest, is at least succ(c).  When c = fl(z) is the rounded value of
+  any real z (a sum, product, quotient or square root of binary64 numbers), pred(c) <= z <= succ(c),
+  so down(c) <= z <= up(c).  inf stays inf; up(-inf), down(inf) are nan ("cannot decide").
+- gamma(k) = k u / (1 - k u): a dot product of length k computed in any order, with or without
+  FMA, errs by at most gamma(k) |a|^T |b| + k ETA (Higham, Accuracy and Stability of Numerical
+  Algorithms, 2nd ed., sections 3.1 and 3.4; each product with underflow is a b (1 + d) + e with
+  |d| <= u, |e| <= ETA / 2, and additions are exact in the subnormals).  Sums of nonnegative
+  terms (no products, so no underflow error) are bounded by nonneg_sum_upper / _lower.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+UNIT_ROUNDOFF = 2.0**-53
+PHI = 2.0**-53 + 2.0**-105  # u (1 + 2u), exactly representable
+ETA = 2.0**-1074
+
+
+def up(c):
+    """An upper bound of the real number that c is the round-to-nearest value of."""
+    return c + (np.abs(c) * PHI + ETA)
+
+
+def down(c):
+    """A lower bound of the real number that c is the round-to-nearest value of."""
+    return c - (np.abs(c) * PHI + ETA)
+
+
+def sqrt_up(x):
+    return up(np.sqrt(x))
+
+
+def sqrt_down(x):
+    """A lower bound of sqrt(x) for x >= 0 (0 where x <= 0)."""
+    return np.maximum(down(np.sqrt(np.maximum(x, 0.0))), 0.0)
+
+
+def float_at_least(value: Fraction) -> float:
+    """The smallest binary64 number >= value (value well inside the normal range)."""
+    candidate = float(value)
+    return candidate if Fraction(candidate) >= value else float(np.nextafter(candidate, np.inf))
+
+
+def float_at_most(value: Fraction) -> float:
+    candidate = float(value)
+    return candidate if Fraction(candidate) <= value else float(np.nextafter(candidate, -np.inf))
+
+
+def gamma(k: int) -> Fraction:
+    """gamma_k = k u / (1 - k u), exact (k u < 1)."""
+    ku = k * Fraction(UNIT_ROUNDOFF)
+    if ku >= Fraction(1, 2):
+        raise ValueError(f"dot products of length {k} are beyond the a-priori bounds")
+    return ku / (1 - ku)
+
+
+def nonneg_sum_upper(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    """An upper bound of the sum of M >= 0 along axis: additions are exact in the subnormals,
+    so fl(sum) >= (1 - gamma_{k-1}) sum in any order."""
+    k = M.shape[axis]
+    factor = float_at_least(1 / (1 - gamma(max(k - 1, 1))))
+    return up(M.sum(axis=axis, keepdims=keepdims) * factor)
+
+
+def nonneg_sum_lower(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    """A lower bound of the sum of M >= 0 along axis (fl(sum) <= (1 + gamma_{k-1}) sum)."""
+    k = M.shape[axis]
+    factor = float_at_most(1 / (1 + gamma(max(k - 1, 1))))
+    return np.maximum(down(M.sum(axis=axis, keepdims=keepdims) * factor), 0.0)
+
+
+def times_lower(values: np.ndarray, factor) -> np.ndarray:
+    """Lower bounds of values * factor for values >= 0 and a factor >= 0 (broadcast, typically
+    one per row), in two operations per entry: fl(v f') <= v f' (1 + u) + ETA/2 with
+    f' <= f (1 - 2u), and subtracting ETA is exact where the ETA/2 term arises (subnormals)."""
+    scaled = values * down(down(factor) * (1 - 2 * UNIT_ROUNDOFF))
+    scaled -= ETA
+    return np.maximum(scaled, 0.0, out=scaled)
+
+
+def times_upper(values: np.ndarray, factor) -> np.ndarray:
+    """Upper bounds of values * factor for values >= 0 and a factor >= 0: fl(v f') >= v f' (1 - u)
+    - ETA/2 with f' >= f (1 + 2u)."""
+    scaled = values * up(up(factor) * (1 + 2 * UNIT_ROUNDOFF))
+    scaled += ETA
+    return scaled

@@ -1,0 +1,216 @@
+"""The proven exp of the rigorous float64 tier (certify/core/arith/exp64.py) against arb.
+
+Its error constant is re-derived here in arb and re-proved by Gappa (proofs/formal/exp64.g), whose
+Coq certificate is checked when coqc and libcoq-gappa are installed (Debian: gappa, libcoq-gappa, coq).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from flint import arb, ctx
+
+from certify.core.arith import exp64
+
+GAPPA_SCRIPT = Path(__file__).resolve().parents[1] / "proofs" / "formal" / "exp64.g"
+needs_gappa = pytest.mark.skipif(shutil.which("gappa") is None,
+                                 reason="gappa is not installed (Debian package gappa)")
+
+
+def edge_points() -> np.ndarray:
+    """Every edge: multiples of ln 2 and the half-way points between them (where k switches),
+    with their binary64 neighbours; the underflow and overflow limits; zeros, subnormal and huge
+    arguments, infinities."""
+    ln2 = np.log(2.0)
+    k = np.arange(-1080, 1030, dtype=np.float64)
+    centres = np.concatenate([k * ln2, (k + 0.5) * ln2,
+                              [0.0, -0.0, 5e-324, -5e-324, 2.2250738585072014e-308, 1e-300, -1e-300,
+                               exp64.X_MIN, exp64.X_MAX, -708.3964185322641, -708.4, -744.4400719213812,
+                               -745.1332191019411, -745.2, -746.0, -1000.0, 709.782712893384, 709.79,
+                               710.0, 1e308, -1e308, exp64.R1_MAX, -exp64.R1_MAX, 0.5 * ln2, -0.5 * ln2]])
+    neighbours = [centres]
+    for direction in (np.inf, -np.inf):
+        step = centres
+        for _ in range(3):
+            step = np.nextafter(step, direction)
+            neighbours.append(step)
+    return np.concatenate(neighbours + [np.array([np.inf, -np.inf])])
+
+
+def sample_points(count: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    uniform = rng.uniform(-750.0, 715.0, count // 2)
+    small = rng.choice([-1.0, 1.0], count // 4) * 10.0 ** rng.uniform(-320, 0, count // 4)
+    softmax_like = -rng.exponential(5.0, count - count // 2 - count // 4)
+    return np.concatenate([edge_points(), uniform, small, softmax_like])
+
+
+def violations(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> list[float]:
+    """Arguments where arb's exp is not certainly inside [lower, upper]."""
+    bad = []
+    with ctx.workprec(80):
+        for xi, lo, hi in zip(x.tolist(), lower.tolist(), upper.tolist()):
+            if xi == -np.inf:
+                value = arb(0)
+            elif xi > exp64.X_MAX:  # overflow: +inf above, the bound at X_MAX below
+                if hi != np.inf or not arb(lo) <= arb(exp64.X_MAX).exp():
+                    bad.append(xi)
+                continue
+            else:
+                value = arb(xi).exp()
+            if not (arb(lo) <= value and (hi == np.inf or value <= arb(hi))):
+                bad.append(xi)
+    return bad
+
+
+def assert_encloses_and_tight(x: np.ndarray):
+    lower, upper = exp64.exp_bounds(x)
+    assert violations(x, lower, upper) == []
+    # Tight where the result is a normal number well inside the range: about 5 units in the last place.
+    normal = (x > -707.0) & (x < exp64.X_MAX)
+    assert np.all(upper[normal] / lower[normal] - 1 <= 1.3e-15)
+
+
+def test_enclosures_a_million_points_with_every_edge():
+    # arb checks about 400,000 points a second on a quiet machine
+    assert_encloses_and_tight(sample_points(1_000_000 - len(edge_points())))
+
+
+@pytest.mark.slow
+def test_enclosures_ten_million_points():
+    for seed in range(1, 11):
+        assert_encloses_and_tight(sample_points(1_000_000, seed))
+
+
+def test_limits_and_special_values():
+    lower, upper = exp64.exp_bounds(np.array([np.nan, np.inf, -np.inf, 0.0, 710.0, -746.0, -800.0]))
+    assert np.isnan(lower[0]) and np.isnan(upper[0])
+    assert upper[1] == np.inf and 0 < lower[1] < np.inf  # overflow: +inf above, a finite lower bound
+    assert lower[2] == 0 and upper[2] <= 2.0**-1074
+    assert lower[3] <= 1 <= upper[3] and upper[3] - lower[3] <= 1.3e-15
+    assert upper[4] == np.inf
+    assert lower[5] == 0 and upper[5] <= 2.0**-1073 and lower[6] == 0 and upper[6] <= 2.0**-1073
+    # subnormal results keep their absolute accuracy: within a few units of 2^-1074
+    lower, upper = exp64.exp_bounds(np.array([-740.0, -744.0]))
+    assert np.all(upper - lower <= 4 * 2.0**-1074)
+
+
+def test_planted_fault_one_ulp_narrower_bound_is_caught():
+    x = sample_points(100_000)
+    lower, upper = exp64.exp_bounds(x)
+    assert len(violations(x, lower, np.nextafter(upper, -np.inf))) > 0
+    assert len(violations(x, np.nextafter(lower, np.inf), upper)) > 0
+
+
+def test_ln2_parts_and_coefficients():
+    with ctx.workprec(400):
+        l1, l2, l3 = (arb(v) for v in exp64.LN2_PARTS)
+        assert abs(arb(2).log() - l1 - l2 - l3) < arb(exp64.LN2_REMAINDER)
+    # k L1 and k L2 exact for |k| <= K_MAX: 42 significant bits and |k| < 2^11
+    for part in exp64.LN2_PARTS[:2]:
+        assert Fraction(part).numerator.bit_length() <= 42
+    assert exp64.K_MAX < 2**11
+    assert np.rint(exp64.X_MIN * exp64.INV_LN2) >= -exp64.K_MAX
+    assert np.rint(exp64.X_MAX * exp64.INV_LN2) <= exp64.K_MAX
+    factorial = 1
+    for i, c in enumerate(exp64.COEFFICIENTS):
+        factorial *= max(i, 1)
+        assert c == float(Fraction(1, factorial))
+
+
+def test_arb_derivation_is_within_the_constant():
+    terms = exp64.derive_error_terms()
+    assert terms["total"] <= arb(exp64.REL_ERROR)
+    # the factors turn REL_ERROR into an enclosure (exp64.enclosure_factors)
+    e, u = Fraction(exp64.REL_ERROR), Fraction(2) ** -53
+    assert Fraction(exp64.UP_FACTOR) >= (1 + u) / (1 - e)
+    assert Fraction(exp64.DOWN_FACTOR) * (1 + u) * (1 + e) <= 1
+
+
+def gappa_literal(value: float) -> str:
+    fraction = Fraction(value)
+    exponent = fraction.denominator.bit_length() - 1
+    assert fraction.denominator == 1 << exponent
+    return f"{fraction.numerator}b-{exponent}"
+
+
+def goal_bound(script: str) -> str:
+    match = re.search(r"\(p - ER\) / ER in \[-(\S+), (\S+)\] \}", script)
+    assert match and match.group(1) == match.group(2)
+    return match.group(1)
+
+
+def run_gappa(script: str, tmp_path: Path, *options: str) -> subprocess.CompletedProcess:
+    path = tmp_path / "exp64.g"
+    path.write_text(script)
+    return subprocess.run(["gappa", *options, str(path)], capture_output=True, text=True, timeout=300)
+
+
+def test_gappa_script_hypotheses_hold_in_arb():
+    script = GAPPA_SCRIPT.read_text()
+    terms = exp64.derive_error_terms()
+    approx = re.search(r"\(Q0 - Er\) / Er in \[-(\S+), (\S+)\]", script).group(2)
+    shift_rel = re.search(r"\(Er - ER\) / ER in \[-(\S+), (\S+)\]", script).group(2)
+    shift = re.search(r"r - R in \[-(\S+), (\S+)\]", script).group(2)
+
+    def value(literal: str) -> arb:
+        mantissa, exponent = literal.split("b")
+        return arb(int(mantissa)) * arb(2) ** int(exponent)
+
+    with ctx.workprec(200):
+        assert terms["approx_rel"] <= value(approx)
+        assert value(shift).exp() - 1 <= value(shift_rel)  # exp(|r - R|) - 1 for the proved |r - R|
+        r_max = arb(0.3467)
+        assert (-r_max).exp() >= arb(0.7) and r_max.exp() <= arb(1.42)  # Er, ER in [0.7, 1.42]
+    assert "x in [-745.5, 709]" in script and (exp64.X_MIN, exp64.X_MAX) == (-745.5, 709.0)
+    assert exp64.R1_MAX * (1 + 2.0**-52) <= 0.34661 and exp64.R_MAX <= 0.3467
+    for part in exp64.LN2_PARTS:
+        assert gappa_literal(part) in script
+    for c in exp64.COEFFICIENTS[2:]:
+        assert gappa_literal(c) in script
+
+
+@needs_gappa
+def test_gappa_proves_the_codes_constant(tmp_path):
+    script = GAPPA_SCRIPT.read_text()
+    assert goal_bound(script) == gappa_literal(exp64.REL_ERROR)
+    proved = run_gappa(script, tmp_path)
+    assert proved.returncode == 0, proved.stderr
+
+
+@pytest.mark.slow
+@needs_gappa
+def test_gappa_tightest_bound_is_within_the_constant(tmp_path):
+    script = GAPPA_SCRIPT.read_text()
+    tightest = run_gappa(script.replace(f"[-{goal_bound(script)}, {goal_bound(script)}] }}", "? }"), tmp_path)
+    assert tightest.returncode == 0, tightest.stderr
+    low, high = re.search(r"\(p - ER\) / ER in \[(\S+) \{[^}]*\}, (\S+) \{", tightest.stderr + tightest.stdout).groups()
+    mantissa, exponent = high.split("b")
+    assert Fraction(int(mantissa)) * Fraction(2) ** int(exponent) <= Fraction(exp64.REL_ERROR)
+
+
+@pytest.mark.slow  # Gappa bisects for about a minute before it gives up
+@needs_gappa
+def test_gappa_rejects_a_narrower_constant(tmp_path):
+    script = GAPPA_SCRIPT.read_text()
+    narrow = gappa_literal(2.0e-16)  # below the 2.26e-16 that Gappa proves
+    failed = run_gappa(script.replace(goal_bound(script), narrow), tmp_path)
+    assert failed.returncode != 0
+
+
+@pytest.mark.slow
+@needs_gappa
+@pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc is not installed (Debian packages coq, libcoq-gappa)")
+def test_gappa_coq_certificate_checks(tmp_path):
+    certificate = run_gappa(GAPPA_SCRIPT.read_text(), tmp_path, "-Bcoq")
+    assert certificate.returncode == 0, certificate.stderr
+    proof = tmp_path / "exp64_certificate.v"
+    proof.write_text(certificate.stdout)
+    checked = subprocess.run(["coqc", str(proof)], capture_output=True, text=True, timeout=3600, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
