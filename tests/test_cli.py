@@ -135,3 +135,15 @@ def test_console_script_as_a_subprocess(tmp_path):
     bad = write(tmp_path, BAD_CONFIGS["NaN"], "bad.json")
     done = subprocess.run(["certify", "check", bad], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.startswith("certify: error:") and "Traceback" not in done.stderr
+
+
+def test_version_and_bare_usage(capsys):
+    import certify
+    from certify.cli import main as cli_main
+
+    with pytest.raises(SystemExit) as done:
+        cli_main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"certify {certify.__version__}"
+    assert cli_main([]) == 2  # a bare `certify` is a usage error that shows the usage
+    err = capsys.readouterr().err
+    assert err.startswith("usage: certify") and err.count("certify: error:") == 1

@@ -16,6 +16,7 @@ import importlib
 import json
 import sys
 
+import certify
 from certify.errors import BadInput
 
 # Order is the order of `certify --help`.
@@ -54,6 +55,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                      "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
                      "3 undecided, 4 internal error (a bug: please report it).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.add_argument("--version", action="version", version=f"certify {certify.__version__}")
     subparsers.required = True
     for name in [only] if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"certify.cli.{name}")
@@ -63,8 +65,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # a bare `certify`: its usage, as a usage error
+        print(build_parser().format_usage().rstrip(), file=sys.stderr)
+        print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
-        argv = sys.argv[1:] if argv is None else argv
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
         return args.run(args)
     except BadInput as err:
