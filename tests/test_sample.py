@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from mpmath import mp
 
-from certify.core import expr
 from certify import engine
 from certify.search import campaign
 import certify_checker as checker

@@ -54,7 +54,7 @@ def arb_layer(batch: tier3.Batch, c: int):
         scale = arb(float(np.asarray(batch.beta)[c])) / arb(batch.d_k).sqrt()
         M = arb_matrix(batch.W_Q[c]) * arb_matrix(batch.W_K[c]).transpose() * scale
         S = (X * arb_matrix(batch.W_Q[c])) * (X * arb_matrix(batch.W_K[c])).transpose() * scale
-    n, d = X.nrows(), X.ncols()
+    n = X.nrows()
     P = []
     for i in range(n):
         row = [S[i, j] for j in range(n)]

@@ -15,7 +15,6 @@ violation has no certificate.  Records not re-derived are trusted only as far as
 
 from __future__ import annotations
 
-import json
 import os
 import random
 from concurrent.futures import ProcessPoolExecutor
@@ -95,10 +94,10 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
     path = (folder / record["certificate"]).resolve()
     if folder.resolve() not in path.parents or not path.is_file():
         return f"{where} is missing or outside the folder"
-    try:
-        cert = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError):
-        return f"{where} is not JSON"
+    try:  # the strict reader of every certificate: duplicate keys, nesting and size limits
+        cert = certificate.read(path)
+    except BadInput as err:
+        return f"{where} is unreadable: {err}"
     confirmation = certificate.confirm(cert)
     if not confirmation.ok:
         return f"{where} is rejected by the checker: {confirmation.message}"
