@@ -53,11 +53,16 @@ def arb_text(x: arb, precision: int) -> str:
     return widened(x, precision).str(digits, radius=True, more=True)
 
 
-def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -> str:
-    """sha256 of the canonical JSON of what the certificate is about (independently recomputed by the checker)."""
-    canonical = json.dumps({"claim": claim, "bound": bound, "inputs": inputs, "precision": precision},
-                           sort_keys=True, separators=(",", ":"))
+def canonical_digest(about: dict) -> str:
+    """sha256 of the canonical JSON (sorted keys, no spaces) of what a certificate is about; the
+    checker recomputes it with its own code, so the form must not change."""
+    canonical = json.dumps(about, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -> str:
+    """The digest of an inequality certificate: claim, bound, inputs and precision."""
+    return canonical_digest({"claim": claim, "bound": bound, "inputs": inputs, "precision": precision})
 
 
 def build(case, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
@@ -112,10 +117,8 @@ def named(kind: str, claims: list[str], failures: list[str], inputs: dict, witne
 
 
 def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
-    """sha256 of the canonical JSON of what a named result is about (recomputed by the checker)."""
-    canonical = json.dumps({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision},
-                           sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """The digest of a named result's certificate: kind, inputs, witness and precision."""
+    return canonical_digest({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision})
 
 
 def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmation:

@@ -19,13 +19,11 @@ whose decimal exponent a string of digits could not carry back without a huge po
 
 from __future__ import annotations
 
-import hashlib
-import json
 
 from flint import arb
 
 from certify.core import config
-from certify.engine.certificate import FORMAT, widened
+from certify.engine.certificate import FORMAT, canonical_digest, widened
 
 NON_FINITE = "non-finite"
 
@@ -45,9 +43,7 @@ def ball(x: arb | None, precision: int) -> list[str] | str | None:
 
 def digest(layers: int, inputs: dict, precisions: list) -> str:
     """sha256 of what the certificate is about, its three precisions bound exactly."""
-    canonical = json.dumps({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions},
-                           sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return canonical_digest({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions})
 
 
 def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
