@@ -12,11 +12,15 @@ naming the command and what a bug report needs, and exit code 4, never a verdict
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
+import os
 import sys
 
 import certify
+from certify.cli import options
+from certify.core import progress
 from certify.errors import BadInput
 
 # Order is the order of `certify --help`.
@@ -35,9 +39,13 @@ COMMANDS = [
     "graph",
     "reproduce",
     "model",
+    "completion",
 ]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
+# A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
+# status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
@@ -60,7 +68,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in [only] if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"certify.cli.{name}")
         module.add_parser(subparsers)
+    for command in _commands(parser):
+        options.add_output(command)
     return parser
+
+
+def _commands(parser: argparse.ArgumentParser):
+    """Every parser that runs something: the commands and the sub-commands (counterexample NAME)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from (_commands(sub) if _has_subcommands(sub) else [sub])
+
+
+def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
+    return any(isinstance(action, argparse._SubParsersAction) for action in parser._actions)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +93,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
+        progress.configure(args.progress)
         return args.run(args)
+    except BrokenPipeError:
+        return _reader_gone()
     except BadInput as err:
         print(f"certify: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -79,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
+        if err.errno == errno.EPIPE:
+            return _reader_gone()
         print(f"certify: error: {err.strerror or err}: {err.filename or ''}".rstrip(": "), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
@@ -91,6 +118,17 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
         print(internal_error_line(argv, err), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+
+
+def _reader_gone() -> int:
+    """stdout's reader has gone: point stdout at /dev/null so that the interpreter's last flush
+    does not fail again, and end quietly with the shell's SIGPIPE status."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in-process)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def internal_error_line(argv: list[str], err: BaseException) -> str:

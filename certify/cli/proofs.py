@@ -19,6 +19,7 @@ import json
 import time
 from pathlib import Path
 
+from certify.core import progress
 from certify.prove import derivations as proofs_index
 from certify.prove import formal as formal_proofs
 
@@ -42,7 +43,12 @@ def run(args) -> int:
         return _run_formal(args)
     chosen = args.names or proofs_index.names()
     derivations = [proofs_index.build(name) for name in chosen]  # BadInput before anything runs
-    results = [d.run() for d in derivations]
+    results = []
+    with progress.bar(total=len(derivations), desc="certify proofs", unit="derivation") as bar:
+        for derivation in derivations:
+            bar.set_postfix_str(derivation.name)
+            results.append(derivation.run())
+            bar.update()
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
@@ -72,7 +78,8 @@ def _render(result) -> None:
 
 def _run_formal(args) -> int:
     started = time.perf_counter()
-    results = formal_proofs.check_all(args.formal_dir, args.names)
+    with progress.bar(desc="certify proofs --formal", unit="file") as bar:
+        results = formal_proofs.check_all(args.formal_dir, args.names, progress=lambda path: bar.update())
     elapsed = time.perf_counter() - started
     failed = [r for r in results if r.outcome != "checked"]
     if args.json:
