@@ -12,6 +12,7 @@ naming the command and what a bug report needs, and exit code 4, never a verdict
 from __future__ import annotations
 
 import argparse
+import difflib
 import errno
 import importlib
 import json
@@ -52,7 +53,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
     def error(self, message):  # noqa: D401 - argparse hook
-        raise BadInput(f"{self.prog}: {message}")
+        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
+        raise BadInput(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -92,9 +94,12 @@ def main(argv: list[str] | None = None) -> int:
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        _known_command(argv[0])
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
         progress.configure(args.progress)
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit
+        return code
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
@@ -118,6 +123,15 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
         print(internal_error_line(argv, err), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+
+
+def _known_command(word: str) -> None:
+    """A misspelt command is refused with the closest one (argparse lists them all, suggests none)."""
+    if word.startswith("-") or word in COMMANDS:
+        return
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise BadInput(f"unknown command {word!r}; {hint}`certify --help` lists them: {', '.join(COMMANDS)}")
 
 
 def _reader_gone() -> int:

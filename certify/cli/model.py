@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
 from certify.cli import options, table
@@ -41,7 +42,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
-                        "each file written is named (with --json: in \"files\")")  # fmt: skip
+                        "each file written is named (on stderr with --json, so that stdout stays the report)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         "--max-prec while undecided)")  # fmt: skip
@@ -71,13 +72,10 @@ def run(args) -> int:
 
 
 def _print(args, report: dict, render_text, written: list[Path]) -> None:
-    """The report as text, or as JSON with the files written under "files"; in text, one line per file."""
-    if args.json:
-        print(json.dumps(report | ({"files": [str(path) for path in written]} if written else {}), indent=1))
-        return
-    print(render_text(report))
+    """The report as text or JSON, then one line per file written (on stderr after JSON)."""
+    print(json.dumps(report, indent=1) if args.json else render_text(report))
     for path in written:
-        print(f"  wrote {path}")
+        print(f"  wrote {path}", file=sys.stderr if args.json else sys.stdout)
 
 
 def exit_code(report: dict) -> int:

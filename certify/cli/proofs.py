@@ -27,7 +27,11 @@ _MARK = {"holds": "holds ", "failed": "FAILED", "argued": "argued"}
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims")
+    p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims",
+                              description="Run the derivations in proofs/ (one per claim) and print every step with "
+                              "its status; with --formal, check the Coq lemmas and Gappa scripts of proofs/formal/ "
+                              "instead. Exit 0 when every checked step holds, 1 when one fails, 2 for an unknown NAME "
+                              "(or, with --formal, a missing coqc or gappa).")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="claim id or module name (default: all); with --formal, a file of proofs/formal/")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
