@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import errno
 import importlib
 import json
 import os
@@ -109,8 +108,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
-        if err.errno == errno.EPIPE:
-            return _reader_gone()
         print(f"certify: error: {err.strerror or err}: {err.filename or ''}".rstrip(": "), file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
