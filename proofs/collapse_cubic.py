@@ -16,7 +16,7 @@ def build(exponent_base: int = 3) -> Derivation:
         claim="collapse.cubic",
         statement="Since 1 - exp(-x) <= x: D(PX) <= a D^3; if sqrt(a) D_0 < 1 then "
                   "D_t <= a^{-1/2} (sqrt(a) D_0)^{3^t} (doubly exponential collapse).",
-        source="thesis (seed 000); Dong, Cordonnier and Loukas (2021)",
+        source="the thesis on iterated self-attention; Dong, Cordonnier and Loukas (2021)",
     )
     x, s = sp.symbols("x s", positive=True)
 

@@ -12,7 +12,7 @@ def build(n: int = 4, d: int = 2) -> Derivation:
         claim="collapse.dobrushin",
         statement="For every row-stochastic P: tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) "
                   "= (1/2) max_{i,k} ||P_i - P_k||_1, and D(PX) <= tau(P) D(X).",
-        source="thesis (seed 000), collapse.global step 1; Dobrushin's ergodicity coefficient",
+        source="the thesis on iterated self-attention, collapse.global step 1; Dobrushin's ergodicity coefficient",
     )
 
     @D.symbolic("Dobrushin identity, one coordinate: |p - q| = p + q - 2 min(p, q)",

@@ -12,7 +12,7 @@ def build() -> Derivation:
     D = Derivation(
         claim="collapse.global",
         statement="For every X and every A: D(PX) <= (1 - exp(-a D^2)) D with D = D(X), a = ||A||_2.",
-        source="thesis (seed 000), main theorem for pure self-attention",
+        source="the thesis on iterated self-attention, main theorem for pure self-attention",
     )
 
     @D.symbolic("Step 1 holds: D(PX) <= tau(P) D(X)", "The derivation proofs/collapse_dobrushin.py.")

@@ -16,7 +16,7 @@ def build() -> Derivation:
         claim="collapse.trajectory",
         statement="g_a(D) = (1 - exp(-a D^2)) D is increasing in D, so through layers with "
                   "a_1..a_T: D_T <= g_{a_T}(... g_{a_1}(D_0)).",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
     )
     a, Dv, y = sp.symbols("a D y", positive=True)
     g = (1 - sp.exp(-a * Dv**2)) * Dv

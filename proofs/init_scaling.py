@@ -17,7 +17,7 @@ def build() -> Derivation:
                   "with d (roughly like sqrt(d) for s^2 = 1/d); 1 - exp(-a D^2) is exactly 1.0 in float64 "
                   "once a D^2 >= 54 ln 2 (about 37.43) and exp(-a D^2) underflows to 0 once "
                   "a D^2 >= 1075 ln 2 (about 745.13); arb keeps exp(-a D^2) > 0.",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
         note="The thresholds are those of correctly rounded exp: 1 - y rounds to 1.0 exactly when "
              "y <= 2^-54 and y rounds to 0 exactly when y <= 2^-1075 (ties to even); a libm exp may "
              "move them by an ulp of its argument.",

@@ -19,7 +19,7 @@ def build(ratio=_stated_ratio) -> Derivation:
         claim="residual.far",
         statement="For every q > 0 some parameters and X give D' <= q D for X' = X + P X V^T "
                   "(V = -I, A = lambda I, X = (e1, -e1): D'/D = 2 / (exp(2 lambda) + 1)).",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
     )
 
     @D.symbolic("Closed form of D'/D for V = -I, A = lambda I, X = (e1, -e1)",

@@ -73,7 +73,7 @@ def build(third_order=_stated_third_order) -> Derivation:
                   "tau <= 1 - exp(-a D^2) <= a D^2; near consensus no layer reduces D by a fixed factor. "
                   "With X = 1 xbar^T + eps E the disagreement passes unchanged at order eps, its eps^2 "
                   "term vanishes, attention acts at order eps^3.",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
         note="Re-derived: the eps^2 term of the disagreement C X' (C = I - 11^T/n) is exactly zero "
              "(the first-order attention matrix has identical rows), and the eps^3 term is "
              "(1/n) E_c A E_c^T E_c V^T with E_c = C E, nonzero in general.  The claim stands as stated, "

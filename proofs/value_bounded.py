@@ -14,7 +14,7 @@ def build() -> Derivation:
                   "rows of Q_t X_0 (Q_t = P_{t-1}...P_0) converge to a point c with "
                   "max_i ||x_i^(t) - V^t c|| <= M prod_{s<t} tau(P_s) D_0; the common representation "
                   "converges for every X_0 exactly when the powers V^t converge.",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
     )
 
     @D.symbolic("Unrolling: X_t = Q_t X_0 (V^T)^t",

@@ -22,7 +22,7 @@ def build() -> Derivation:
         statement="With rho = ||V||_2 > 1: D' <= rho (1 - exp(-a D^2)) D <= rho a D^3, so collapse "
                   "(doubly exponential) holds when rho a D_0^2 < 1; far from consensus some "
                   "configurations do not collapse (V = rho I, A = lambda I, two antipodal tokens).",
-        source="thesis (seed 000)",
+        source="the thesis on iterated self-attention",
     )
     rho, a, D0, lam, r = sp.symbols("rho a D_0 lambda r", positive=True)
     t = sp.Symbol("t", integer=True, nonnegative=True)

@@ -10,6 +10,7 @@ register themselves here on import.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -50,7 +51,9 @@ class Claim:
     def check_applies(self, case: Case) -> None:
         reason = self.applies(case)
         if reason:
-            raise BadInput(f"claim {self.id} does not apply: {reason}")
+            others = [claim_id for claim_id in applicable(case) if claim_id != self.id]
+            fits = f"; claims that apply to this configuration: {', '.join(others)}" if others else ""
+            raise BadInput(f"claim {self.id} does not apply: {reason}{fits}")
 
 
 def layers_only(case: Case, about: str, allowed=(), required=()) -> str | None:
@@ -91,5 +94,12 @@ def all_claims() -> list[Claim]:
 def get(claim_id: str) -> Claim:
     _load_families()
     if claim_id not in _REGISTRY:
-        raise BadInput(f"unknown claim {claim_id!r}; `certify claims` lists them: {', '.join(sorted(_REGISTRY))}")
+        close = difflib.get_close_matches(str(claim_id), _REGISTRY, n=1)
+        hint = f"did you mean {close[0]}? " if close else ""
+        raise BadInput(f"unknown claim {claim_id!r}; {hint}`certify claims` lists them: {', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[claim_id]
+
+
+def applicable(case: Case) -> list[str]:
+    """The ids of the claims whose hypotheses on the layers' components hold for the case."""
+    return [claim.id for claim in all_claims() if not claim.applies(case)]

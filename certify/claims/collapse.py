@@ -1,11 +1,11 @@
-"""The thesis's collapse family (shared/CLAIMS.md, "Thesis (seed 000)")."""
+"""The thesis's collapse family (the claims and conventions of "one head as a dynamical system")."""
 
 from __future__ import annotations
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.core.config import Case
 
-THESIS = "Thesis (seed 000): analysis of iterated self-attention"
+THESIS = "the thesis on iterated self-attention, chapter \"one head as a dynamical system\""
 
 
 def pure_attention(case: Case) -> str | None:

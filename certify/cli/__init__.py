@@ -12,11 +12,15 @@ naming the command and what a bug report needs, and exit code 4, never a verdict
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
+import os
 import sys
 
 import certify
+from certify.cli import options
+from certify.core import progress
 from certify.errors import BadInput
 
 # Order is the order of `certify --help`.
@@ -35,16 +39,21 @@ COMMANDS = [
     "graph",
     "reproduce",
     "model",
+    "completion",
 ]
 
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
+# A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
+# status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
     def error(self, message):  # noqa: D401 - argparse hook
-        raise BadInput(f"{self.prog}: {message}")
+        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
+        raise BadInput(f"{message} (see `{self.prog} --help`)")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -60,7 +69,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name in [only] if only in COMMANDS else COMMANDS:
         module = importlib.import_module(f"certify.cli.{name}")
         module.add_parser(subparsers)
+    for command in _commands(parser):
+        options.add_output(command)
     return parser
+
+
+def _commands(parser: argparse.ArgumentParser):
+    """Every parser that runs something: the commands and the sub-commands (counterexample NAME)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from (_commands(sub) if _has_subcommands(sub) else [sub])
+
+
+def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
+    return any(isinstance(action, argparse._SubParsersAction) for action in parser._actions)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,8 +93,14 @@ def main(argv: list[str] | None = None) -> int:
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        _known_command(argv[0])
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
-        return args.run(args)
+        progress.configure(args.progress)
+        code = args.run(args)
+        sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit
+        return code
+    except BrokenPipeError:
+        return _reader_gone()
     except BadInput as err:
         print(f"certify: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -91,6 +120,26 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
         print(internal_error_line(argv, err), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+
+
+def _known_command(word: str) -> None:
+    """A misspelt command is refused with the closest one (argparse lists them all, suggests none)."""
+    if word.startswith("-") or word in COMMANDS:
+        return
+    close = difflib.get_close_matches(word, COMMANDS, n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise BadInput(f"unknown command {word!r}; {hint}`certify --help` lists them: {', '.join(COMMANDS)}")
+
+
+def _reader_gone() -> int:
+    """stdout's reader has gone: point stdout at /dev/null so that the interpreter's last flush
+    does not fail again, and end quietly with the shell's SIGPIPE status."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a file descriptor (captured in-process)
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 def internal_error_line(argv: list[str], err: BaseException) -> str:

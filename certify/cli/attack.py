@@ -1,19 +1,17 @@
 """certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--with-v] [--layers T] [--mask NAME]
-[--seed S] [--starts K] [--budget N|Ts] [--l-range LO HI] [--out DIR] [--json]"""
+[--seed S] [--starts K] [--budget N|Ts] [--l-range LO HI] [--max-prec BITS] [--out DIR] [--json]"""
 
 from __future__ import annotations
 
 import json
-import sys
 from fractions import Fraction
 from pathlib import Path
-
-from tqdm import tqdm
 
 from certify import engine
 from certify.engine import certificate
 from certify.core import config
 from certify.core import jsonfile
+from certify.core import progress
 from certify.cli import options
 from certify.search import attack as search
 from certify.search.attack import AttackReport
@@ -41,20 +39,21 @@ def add_parser(subparsers):
                    f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
                    help=f"evaluations (reproducible, default {search.DEFAULT_BUDGET}) or seconds, e.g. 10s")
-    p.add_argument("--l-range", nargs=2, type=float, default=search.DEFAULT_L_RANGE, metavar=("LO", "HI"),
-                   help="the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE))
-    p.add_argument("--out", metavar="DIR", help="write best.json, tightest.json, summary.json (and "
-                   "counterexample.json, certificate.json when violated) here")
+    options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE),
+                        default=search.DEFAULT_L_RANGE)
+    options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
+    p.add_argument("--out", metavar="DIR", help="folder: write best.json, tightest.json, summary.json (and "
+                   "counterexample.json, certificate.json when violated) into it; each file written is named")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     budget = search.Budget.parse(args.budget)  # a bad budget is reported before any work
-    with tqdm(total=budget.evaluations, file=sys.stderr, unit="eval", leave=False, disable=None) as bar:
+    with progress.bar(total=budget.evaluations, desc="certify attack", unit="eval") as bar:
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
-                               progress=bar.update, layers=args.layers, mask=args.mask)
+                               progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec)
     summary = report.to_json()
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
+
+from flint import arb
 
 from certify import engine
 from certify.engine import certificate
@@ -23,6 +26,38 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
+# Sides are printed with enough digits to differ, up to MAX_SIDE_DIGITS; beyond that the margin's
+# own enclosure shows the separation (a margin of 2e-434 on sides of 2 would need 435 digits).
+SIDE_DIGITS, MAX_SIDE_DIGITS, MARGIN_DIGITS = 10, 60, 6
+
+
+def agreeing_digits(c) -> int | None:
+    """How many leading digits the two sides share (about log10(|rhs| / |rhs - lhs|)), None when the
+    margin's ball contains 0 or a side is not finite."""
+    margin = c.rhs - c.lhs
+    if not isinstance(margin, arb) or not margin.is_finite() or margin.contains(0):
+        return None
+    size = max(abs(arb(c.lhs)), abs(arb(c.rhs)))
+    if size == 0:
+        return None
+    shared = float(((size / abs(margin)).log() / arb(10).log()).upper())
+    return max(0, math.ceil(shared))
+
+
+def side_digits(c) -> int:
+    shared = agreeing_digits(c)
+    return SIDE_DIGITS if shared is None or shared + 3 > MAX_SIDE_DIGITS else max(SIDE_DIGITS, shared + 3)
+
+
+def number(x) -> dict:
+    """A ball as numbers (binary64 midpoint and radius, for reading) and its text (arb's decimal
+    enclosure, which stays exact where binary64 underflows or rounds two sides to the same value)."""
+    x = arb(x)
+    mid = float(x.mid())
+    return {"text": x.str(MAX_SIDE_DIGITS, radius=True), "value": mid, "radius": float(x.rad()),
+            "log10_abs": None if x.mid() == 0 or not x.is_finite() else float((abs(x.mid()).log() / arb(10).log()).mid())}
+
+
 def describe(result: engine.Result) -> dict:
     c = result.tightest
     screen = next((s for s in result.screen if s.layer == c.layer and s.lhs_expr == c.lhs_expr), None)
@@ -31,9 +66,10 @@ def describe(result: engine.Result) -> dict:
         "target": result.target,
         "precision": result.precision,
         "layer": c.layer,
-        "lhs": f"{c.lhs_expr} = {c.lhs.str(10, radius=True)}",
-        "rhs": f"{c.rhs_expr} = {c.rhs.str(10, radius=True)}",
-        "margin": result.margin,
+        "lhs": {"expr": c.lhs_expr} | number(c.lhs),
+        "rhs": {"expr": c.rhs_expr} | number(c.rhs),
+        "margin": {"expr": "rhs - lhs"} | number(c.rhs - c.lhs),
+        "agreeing_digits": agreeing_digits(c),
         "float64": None if screen is None else {"lhs": float(screen.lhs), "rhs": float(screen.rhs),
                                                 "says": "holds" if screen.outcome else "violated"},
         "reason": result.reason,
@@ -53,9 +89,16 @@ def run(args) -> int:
         return result.exit_code
     where = "" if info["layer"] is None else f" (tightest at layer {info['layer']})"
     print(f"{result.verdict.upper()}: {info['target']}{where}")
-    print(f"  lhs  {info['lhs']}")
-    print(f"  rhs  {info['rhs']}")
-    print(f"  margin rhs - lhs = {info['margin']}" + (f"  [{result.precision} bits]" if result.precision else ""))
+    c = result.tightest
+    digits = side_digits(c)
+    print(f"  lhs  {c.lhs_expr} = {c.lhs.str(digits, radius=True)}")
+    print(f"  rhs  {c.rhs_expr} = {c.rhs.str(digits, radius=True)}")
+    print(f"  margin rhs - lhs = {(c.rhs - c.lhs).str(MARGIN_DIGITS, radius=True)}"
+          + (f"  [{result.precision} bits]" if result.precision else ""))
+    shared = info["agreeing_digits"]
+    if shared is not None and shared + 3 > digits:
+        print(f"  (the sides agree in about their first {shared} digits: the margin's enclosure, which excludes 0, "
+              "is what separates them)")
     if info["float64"]:
         f = info["float64"]
         agree = f["says"] == result.verdict

@@ -1,4 +1,4 @@
-"""`certify counterexample NAME [options] [--out CERT]`: build and certify a named counterexample.
+"""`certify counterexample NAME [options] [--out CERT] [--json]`: build and certify a named counterexample.
 
 Names and their options: `certify counterexample --help`, `certify counterexample NAME --help`.
 Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 undecided,
@@ -6,6 +6,8 @@ Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 
 """
 
 from __future__ import annotations
+
+import json
 
 from certify.engine import certificate
 from certify.studies import counterexamples
@@ -20,18 +22,26 @@ def add_parser(subparsers) -> None:
         module = counterexamples.load(name)
         q = names.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(q)
-        q.add_argument("--out", metavar="CERT", help="write the certificate here")
+        q.add_argument("--out", metavar="CERT", help="file: write the certificate here")
+        q.add_argument("--json", action="store_true",
+                       help="print the outcome as JSON (verdict, confirmed, the checker's message, the summary lines)")
         q.set_defaults(run=run)
 
 
 def run(args) -> int:
     outcome = counterexamples.load(args.counterexample).build(args)
+    written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
+    code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
+    if args.json:
+        print(json.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
+                          "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
+                          "certificate": written}, indent=1))
+        return code
     print(f"{args.counterexample}:")
     for line in outcome.summary:
         print(line)
-    if args.out:
-        print(f"certificate: {certificate.write(outcome.certificate, args.out)}")
+    if written:
+        print(f"certificate: {written}")
     if not outcome.confirmed:
         print(f"the checker does not confirm the certificate: {outcome.message}")
-        return 1
-    return 0 if outcome.verdict == "certified" else 3
+    return code

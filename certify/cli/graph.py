@@ -18,7 +18,11 @@ from certify.core import graphs
 
 def add_parser(subparsers) -> None:
     names = ", ".join(sorted(masks.NAMED_MASKS))
-    p = subparsers.add_parser("graph", help="connectivity, centres and radius of an attention mask")
+    p = subparsers.add_parser("graph", help="connectivity, centres and radius of an attention mask",
+                              description="An attention mask as a directed graph (Wu et al., Definitions 1-5): "
+                              "mask[i][j] = 1 means token i attends to token j, the edge j -> i. Prints whether it "
+                              "is strongly or quasi-strongly connected, its centres and its radius. Exit 0, or 2 on "
+                              "bad input.")
     p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
     p.add_argument("--n", type=int, help="number of tokens (required for a named mask)")
     p.add_argument("--window", type=int, default=1,

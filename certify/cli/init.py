@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 
+from certify.cli import options
+from certify.core import progress
 from certify.studies import init_scaling
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 
@@ -32,8 +34,7 @@ def add_parser(subparsers):
     p.add_argument("--n", type=int, default=16, help="number of tokens (default 16)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0; one generator per d)")
     p.add_argument("--d-k", type=int, dest="d_k", metavar="K", help="key width d_k (default d)")
-    p.add_argument("--max-prec", type=int, default=init_scaling.DEFAULT_MAX_PRECISION, metavar="BITS",
-                   help=f"precision cap in bits (default {init_scaling.DEFAULT_MAX_PRECISION})")
+    options.add_max_prec(p, default=init_scaling.DEFAULT_MAX_PRECISION)
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.set_defaults(run=run)
 
@@ -66,8 +67,13 @@ def render(rows, scheme: str, n: int, seed: int) -> str:
 
 def run(args) -> int:
     dimensions = init_scaling.parse_dimensions(args.d)
-    rows = init_scaling.study(dimensions, scheme=args.scheme, n=args.n, seed=args.seed, d_k=args.d_k,
-                              max_prec=args.max_prec)
+    with progress.bar(total=len(dimensions), desc="certify init", unit="d") as bar:
+        def done(row) -> None:
+            bar.set_postfix_str(f"d = {row.d} in {row.seconds:.1f} s", refresh=False)
+            bar.update()
+
+        rows = init_scaling.study(dimensions, scheme=args.scheme, n=args.n, seed=args.seed, d_k=args.d_k,
+                                  max_prec=args.max_prec, progress=done)
     if args.json:
         print(json.dumps(init_scaling.to_json(rows, args.scheme, args.n, args.seed), indent=1))
     else:

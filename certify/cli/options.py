@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from certify import engine
 from certify.core import limits
 
@@ -13,9 +15,17 @@ def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
     target.add_argument("--bound", metavar="EXPR", help=f'a right-hand side in D, a, n, d, v, e.g. "{example}"')
 
 
-def add_max_prec(parser, default: int = engine.DEFAULT_MAX_PRECISION) -> None:
+def add_max_prec(parser, default: int = engine.DEFAULT_MAX_PRECISION, what: str = "") -> None:
+    """--max-prec BITS: the precision cap, under one name on every command that escalates precision."""
     parser.add_argument("--max-prec", type=int, default=default, metavar="BITS",
-                        help=f"precision cap in bits (default {default})")
+                        help=f"precision cap in bits{' ' + what if what else ''} (default {default})")
+
+
+def add_l_range(parser, help: str, default=None) -> None:
+    """--l-range LO HI: a range of L = a D^2 (the old spelling --L-range still works)."""
+    parser.add_argument("--l-range", dest="l_range", nargs=2, type=float, default=default, metavar=("LO", "HI"),
+                        help=help)
+    alias(parser, "--L-range", dest="l_range", nargs=2, type=float, metavar=("LO", "HI"))
 
 
 def add_limits(parser) -> None:
@@ -27,3 +37,18 @@ def add_limits(parser) -> None:
 
 def limits_of(args) -> limits.Limits:
     return limits.DEFAULT.changed(args.limit)
+
+
+def add_output(parser) -> None:
+    """-q/--quiet and --progress, on every command: progress goes to stderr (certify.core.progress),
+    drawn as bars when stderr is a terminal; --progress draws them anyway, -q silences all progress."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("-q", "--quiet", dest="progress", action="store_false", default=None,
+                       help="no progress on stderr (results and errors are still printed)")
+    group.add_argument("--progress", dest="progress", action="store_true", default=None,
+                       help="progress bars on stderr even when it is not a terminal (default: only on a terminal)")
+
+
+def alias(parser, old: str, **kwargs) -> None:
+    """An old spelling of an option that keeps working, hidden from --help (old scripts stay valid)."""
+    parser.add_argument(old, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)

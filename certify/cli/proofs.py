@@ -19,6 +19,7 @@ import json
 import time
 from pathlib import Path
 
+from certify.core import progress
 from certify.prove import derivations as proofs_index
 from certify.prove import formal as formal_proofs
 
@@ -26,7 +27,11 @@ _MARK = {"holds": "holds ", "failed": "FAILED", "argued": "argued"}
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims")
+    p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims",
+                              description="Run the derivations in proofs/ (one per claim) and print every step with "
+                              "its status; with --formal, check the Coq lemmas and Gappa scripts of proofs/formal/ "
+                              "instead. Exit 0 when every checked step holds, 1 when one fails, 2 for an unknown NAME "
+                              "(or, with --formal, a missing coqc or gappa).")
     p.add_argument("names", nargs="*", metavar="NAME",
                    help="claim id or module name (default: all); with --formal, a file of proofs/formal/")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -42,7 +47,12 @@ def run(args) -> int:
         return _run_formal(args)
     chosen = args.names or proofs_index.names()
     derivations = [proofs_index.build(name) for name in chosen]  # BadInput before anything runs
-    results = [d.run() for d in derivations]
+    results = []
+    with progress.bar(total=len(derivations), desc="certify proofs", unit="derivation") as bar:
+        for derivation in derivations:
+            bar.set_postfix_str(derivation.name)
+            results.append(derivation.run())
+            bar.update()
     if args.json:
         print(json.dumps([r.as_dict() for r in results], indent=2))
     else:
@@ -72,7 +82,8 @@ def _render(result) -> None:
 
 def _run_formal(args) -> int:
     started = time.perf_counter()
-    results = formal_proofs.check_all(args.formal_dir, args.names)
+    with progress.bar(desc="certify proofs --formal", unit="file") as bar:
+        results = formal_proofs.check_all(args.formal_dir, args.names, progress=lambda path: bar.update())
     elapsed = time.perf_counter() - started
     failed = [r for r in results if r.outcome != "checked"]
     if args.json:

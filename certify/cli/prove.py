@@ -8,12 +8,10 @@ A claim for every configuration of a region (certify.prove.region): exit 0 prove
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
-from tqdm import tqdm
-
 from certify.core import jsonfile
+from certify.core import progress as progress_display
 from certify.core.numbers import parse_number
 from certify.errors import BadInput
 from certify.prove import profiles, reductions
@@ -35,7 +33,7 @@ def add_parser(subparsers):
     p.add_argument("--radius", required=True, help="||x_i|| <= radius (exact: 2, 0.5, 1/3)")
     p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds (default 60)")
-    p.add_argument("--out", metavar="PROOF", help="write the region-proof certificate here")
+    p.add_argument("--out", metavar="PROOF", help="file: write the region-proof certificate here")
     p.add_argument("--counterexample", metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -56,8 +54,8 @@ def run(args) -> int:
     region = reductions.region(args.n, args.d, parse_number(args.radius, "--radius"), parse_number(args.norm, "--norm"))
     profile = _profile(args)
     reductions.reduce(region)  # refuse what no reduction covers before any work
-    bar = tqdm(total=1.0, file=sys.stderr, leave=False, mininterval=0.5, desc="certify prove",
-               bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
+    bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
+                               bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
     def progress(closed, queue, fraction):
         bar.set_postfix_str(f"{closed} boxes closed, {queue} queued", refresh=False)

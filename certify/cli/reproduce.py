@@ -19,6 +19,9 @@ Exit 0 when written (with --strict: and no finding disagrees without a measured 
 
 from __future__ import annotations
 
+import json
+
+from certify.core import progress
 from certify.studies.wu import figures
 from certify.studies.wu import reproduce
 from certify.studies.wu import studies
@@ -29,7 +32,8 @@ def add_parser(subparsers) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))
-    p.add_argument("--out", default="certify-figures", metavar="DIR", help="output folder (default certify-figures)")
+    p.add_argument("--out", default="certify-figures", metavar="DIR",
+                   help="folder: FIGURE.png, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
     p.add_argument("--setting", choices=sorted(reproduce.SETTINGS),
@@ -39,13 +43,20 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random model, inputs and dropout (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
+    p.add_argument("--json", action="store_true",
+                   help="print FIGURE.json (settings, spot checks, findings) with the files written, instead of the summary")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=True if args.long else None)
+    opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=progress.bars_shown())
     study = studies.STUDIES[args.figure](opts)
     paths = figures.write(study, args.out)
+    code = 1 if args.strict and not studies.all_accounted(study) else 0
+    if args.json:
+        data = json.loads(paths["json"].read_text(encoding="utf-8"))
+        print(json.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1))
+        return code
     print(f"{args.figure}: " + ", ".join(str(path) for path in paths.values()))
     for note in study.notes:
         print(f"  note: {note}")
@@ -55,4 +66,4 @@ def run(args) -> int:
         print(f"  {finding.verdict}: {finding.statement} ({finding.detail})")
         if finding.cause:
             print(f"      cause: {finding.cause}")
-    return 1 if args.strict and not studies.all_accounted(study) else 0
+    return code

@@ -7,26 +7,38 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from certify.cli import table
 from certify.core import jsonfile
+from certify.core import progress
 from certify import suite
 from certify.errors import BadInput
+
+# case, verdict, expected, as expected?, detail: 100 columns with the indent and gaps; longer cells
+# wrap inside their column (the whole text is in results.json).
+COLUMNS = ["case", "verdict", "expected", "ok?", "detail"]
+WIDTHS = [34, 9, 9, 3, 35]
 
 
 def add_parser(subparsers):
     p = subparsers.add_parser("run", help="the main job: every registered claim on its default cases",
                               description="Run every section of the default suite (claims, proofs, campaigns, "
-                              "figures, ...), print a table of verdicts and write certificates and a results.json "
-                              "into the report folder. Exit 0 when every outcome is the one the mathematics predicts.")
-    p.add_argument("--out", default="certify-report", metavar="DIR", help="report folder (default certify-report)")
+                              "figures, ...), print a table of verdicts next to the outcome the mathematics predicts "
+                              "for each case, and write certificates and a results.json into the report folder. A "
+                              "violated or undecided row can be the expected outcome (a planted false bound, an exact "
+                              "equality): the expected column says so. Exit 0 when every outcome is the expected one.")
+    p.add_argument("--out", default="certify-report", metavar="DIR",
+                   help="folder: the report (results.json, certificates, figures; default certify-report)")
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
     p.add_argument("--only", action="append", metavar="SECTION",
                    help="run only the section with this title (repeatable), e.g. claims, proofs, model")
     p.set_defaults(run=run)
 
 
-def _print_row(row: suite.Row, widths=(46, 10)) -> None:
-    mark = "" if row.ok else "   <-- unexpected"
-    print(f"  {row.case:<{widths[0]}} {row.verdict:<{widths[1]}} {row.detail}{mark}", flush=True)
+def cells(row: suite.Row) -> list[str]:
+    mark = "yes" if row.ok else "NO"
+    expected = row.expected or "-"
+    detail = (f"({row.intended}) " if row.intended else "") + row.detail
+    return [row.case, row.verdict, expected, mark, detail]
 
 
 def run(args) -> int:
@@ -38,24 +50,34 @@ def run(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     state = suite.SuiteRun(out_dir=out_dir, long=args.long)
     started = time.time()
-    for module in sections:
+    print("\n".join(table.rows([COLUMNS], WIDTHS, indent="  ")), flush=True)
+    for index, module in enumerate(sections, 1):
+        progress.line(f"certify run [{index}/{len(sections)}] {module.TITLE} ...")
         print(f"\n== {module.TITLE} ==", flush=True)
-        section_start = time.time()
+        section_start, count = time.time(), 0
         for row in module.section(state):
             state.rows.append(row)
-            _print_row(row)
-        print(f"  ({time.time() - section_start:.1f} s)", flush=True)
+            count += 1
+            print("\n".join(table.rows([cells(row)], WIDTHS, indent="  ")), flush=True)
+        seconds = time.time() - section_start
+        print(f"  ({seconds:.1f} s)", flush=True)
+        progress.line(f"certify run [{index}/{len(sections)}] {module.TITLE}: {count} rows in {seconds:.1f} s")
     unexpected = [row for row in state.rows if not row.ok]
     counts: dict[str, int] = {}
     for row in state.rows:
         counts[row.verdict] = counts.get(row.verdict, 0) + 1
-    summary = {"rows": [asdict(row) for row in state.rows], "counts": counts, "unexpected": len(unexpected),
-               "seconds": round(time.time() - started, 1), "long": args.long}
+    intended = sum(1 for row in state.rows if row.ok and row.intended)
+    summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
+               "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
     jsonfile.write(summary, out_dir / "results.json")
-    print(f"\n{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-          + f"; {len(unexpected)} unexpected; report in {out_dir}/ ({summary['seconds']} s)")
+    print()
+    print("\n".join(table.wrap(
+        f"{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+        + f"; {len(unexpected)} unexpected ({intended} violated or undecided as expected); "
+        f"report in {out_dir}/ ({summary['seconds']} s)", indent="  ", first="")))
     if unexpected:
         print("unexpected outcomes:", file=sys.stderr)
         for row in unexpected:
-            print(f"  {row.section}: {row.case}: {row.verdict} {row.detail}", file=sys.stderr)
+            print(f"  {row.section}: {row.case}: {row.verdict} (expected {row.expected or '-'}) {row.detail}",
+                  file=sys.stderr)
     return 1 if unexpected else 0

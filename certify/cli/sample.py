@@ -8,6 +8,7 @@ from pathlib import Path
 from certify import engine
 from certify.search import campaign
 from certify.cli import options
+from certify.core import progress
 from certify.search import samplers
 
 
@@ -25,9 +26,9 @@ def add_parser(subparsers):
     p.add_argument("--d", type=int, required=True, help="token dimension")
     p.add_argument("--count", type=int, required=True, help="number of configurations")
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
-    p.add_argument("--L-range", dest="L_range", type=float, nargs=2, metavar=("LO", "HI"),
-                   help="set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
-    p.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; resumed if it exists)")
+    options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder: the campaign (created; resumed if it exists); its summary.json is named at the end")
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     options.add_max_prec(p)
     p.add_argument("--tier", choices=campaign.TIERS, default="arb",
@@ -35,7 +36,7 @@ def add_parser(subparsers):
                    "rigorous float64 tier first (collapse.global, .tanh, .cubic), the engine for what it cannot decide")
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -98,9 +99,9 @@ def exit_code(summary: dict) -> int:
 def run(args) -> int:
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
-                             L_range=None if args.L_range is None else tuple(args.L_range), max_prec=args.max_prec,
+                             L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
                              tier=args.tier)
-    summary = campaign.run(spec, args.out, workers=args.workers, progress=not args.no_progress,
+    summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),
                            stop_after=args.stop_after, restart=args.restart)
     if args.json:
         print(json.dumps(summary, indent=1))

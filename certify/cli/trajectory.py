@@ -16,6 +16,8 @@ from pathlib import Path
 from flint import ctx
 
 from certify.core import jsonfile
+from certify.core import progress
+from certify.cli import options
 from certify.studies import trajectory
 
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
@@ -34,9 +36,9 @@ def add_parser(subparsers):
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
     p.add_argument("--out", metavar="DIR",
-                   help="write trajectory.json, trajectory-certificate.json and trajectory.png into DIR")
-    p.add_argument("--max-prec", type=int, default=trajectory.DEFAULT_MAX_PRECISION, metavar="BITS",
-                   help=f"precision cap in bits (default {trajectory.DEFAULT_MAX_PRECISION})")
+                   help="folder: write trajectory.json, trajectory-certificate.json and trajectory.png into it "
+                   "(each file written is named)")
+    options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 
@@ -118,7 +120,8 @@ def _render(tr: trajectory.Trajectory) -> str:
 
 
 def run(args) -> int:
-    tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec)
+    with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
+        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str)
     data = trajectory.to_json(tr)
     written = []
     if args.out:

@@ -1,11 +1,13 @@
-"""certify verify CERT | CAMPAIGN [--all] [--sample K] [--workers W]: the independent checker re-derives
-a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit)."""
+"""certify verify CERT | CAMPAIGN [--all] [--sample K] [--workers W] [--json]: the independent checker
+re-derives a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from certify.cli import options
+from certify.core import progress
 from certify.engine import certificate
 from certify.errors import BadInput
 
@@ -26,6 +28,8 @@ def add_parser(subparsers):
                    "(default 64)")
     p.add_argument("--workers", type=int, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
+                   "campaign the records, the re-derived count and the problems)")
     p.set_defaults(run=run)
 
 
@@ -38,14 +42,18 @@ def run(args) -> int:
     confirmation = certificate.confirm(cert, limits)
     if confirmation.refused:
         raise BadInput(f"{args.certificate}: refused: {confirmation.message}")
-    if confirmation.ok:
-        undecided = cert.get("verdict") == "undecided"
-        partial = ("  (undecided: only the stated fraction of the region's reduced domain is proved)"
-                   if cert.get("kind") == "region-proof" else "  (an undecided result: nothing is certified)")
-        print(f"OK: {confirmation.message}" + (partial if undecided else ""))
-        return 0
-    print(f"REJECTED: {confirmation.message}")
-    return 1
+    undecided = confirmation.ok and cert.get("verdict") == "undecided"
+    partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
+               else "an undecided result: nothing is certified")
+    if args.json:
+        print(json.dumps({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
+                          "verdict": cert.get("verdict"), "message": confirmation.message,
+                          "note": partial if undecided else None}, indent=1))
+    elif confirmation.ok:
+        print(f"OK: {confirmation.message}" + (f"  (undecided: {partial})" if undecided else ""))
+    else:
+        print(f"REJECTED: {confirmation.message}")
+    return 0 if confirmation.ok else 1
 
 
 def _campaign(args) -> int:
@@ -55,7 +63,17 @@ def _campaign(args) -> int:
     if args.sample is not None and args.sample < 0 or args.workers is not None and args.workers < 1:
         raise BadInput("--sample must be >= 0 and --workers >= 1")
     sample = audit.SAMPLE if args.sample is None else args.sample
-    report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers)
+    with progress.bar(desc="certify verify", unit="config") as bar:
+        def rederived(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
+                             progress=rederived)
+    if args.json:
+        print(json.dumps({"ok": report.ok, "campaign": args.certificate, "records": report.records,
+                          "rederived": report.rederived, "problems": report.problems}, indent=1))
+        return 0 if report.ok else 1
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
               "in arb, every one as recorded; the certificates confirmed by the checker")

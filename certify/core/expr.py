@@ -69,6 +69,8 @@ def _parse(text: str, names: frozenset) -> Expr:
         raise BadInput(f"the bound expression is longer than {MAX_LENGTH} characters")
     if "#" in text:
         raise BadInput("bound: comments (#) are not allowed")
+    if "^" in text:  # Python's ^ is exclusive or: a D^2 would not mean a power
+        raise BadInput("bound: '^' is not a power here: use ** for powers, e.g. a*D**2")
     if unreadable := sorted(set(text) - PRINTABLE):
         raise BadInput(f"bound: the character {unreadable[0]!r} is not allowed (printable ASCII only)")
     source = text.strip()

@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import proofs
 from certify.errors import BadInput
@@ -294,16 +295,22 @@ def sources(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list[P
     return files
 
 
-def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list[LemmaResult]:
+def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None,
+              progress: Callable[[Path], None] | None = None) -> list[LemmaResult]:
     """Check every selected file, one coqc or gappa process per core, results in file order;
-    BadInput (before anything runs) when a tool is missing."""
+    BadInput (before anything runs) when a tool is missing.  `progress(path)` is called as each
+    file is done."""
     files = sources(folder, names)
     tools = require_tools(files)
 
     def check(path: Path) -> list[LemmaResult]:
         if path.suffix == ".v":
-            return check_coq_file(path, tools["coqc"])
-        return check_gappa_file(path, tools["gappa"], tools["coqc"])
+            found = check_coq_file(path, tools["coqc"])
+        else:
+            found = check_gappa_file(path, tools["gappa"], tools["coqc"])
+        if progress is not None:
+            progress(path)
+        return found
 
     with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
         return [result for per_file in pool.map(check, files) for result in per_file]

@@ -11,6 +11,7 @@ evaluated on the interval as a ball, with its derivative by forward-mode differe
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -61,7 +62,9 @@ def claim_profile(claim: str) -> Profile:
         return _global()
     if claim == "collapse.tanh":
         return _tanh()
-    raise BadInput(f"certify prove covers collapse.global, collapse.tanh and --bound; no reduction covers {claim!r}")
+    close = difflib.get_close_matches(str(claim), ("collapse.global", "collapse.tanh"), n=1)
+    hint = f"did you mean {close[0]}? " if close else ""
+    raise BadInput(f"{hint}certify prove covers collapse.global, collapse.tanh and --bound; no reduction covers {claim!r}")
 
 
 def bound_profile(text: str, n: int, d: int | None) -> Profile:

@@ -20,6 +20,7 @@ import random
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from certify import engine
 from certify.engine import certificate
@@ -110,8 +111,10 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
     return None
 
 
-def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int | None = None) -> Audit:
-    """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs."""
+def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int | None = None,
+          progress: Callable[[int, int], None] | None = None) -> Audit:
+    """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs.
+    `progress(done, total)` is called as configurations are re-derived."""
     spec, folder = load(path)
     try:
         decided = campaigns.records(folder)
@@ -129,7 +132,7 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
     for i in sorted(chosen):
         if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
             problems.append(problem)
-    for i, name, verdict in _rederive_all(spec, sorted(chosen), workers):
+    for i, name, verdict in _rederive_all(spec, sorted(chosen), workers, progress):
         record = by_index[i]
         if record.get("name") != name:
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
@@ -138,11 +141,22 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
     return Audit(records=len(decided), rederived=len(chosen), problems=problems)
 
 
-def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None):
+def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None, progress=None):
     workers = min(workers or os.cpu_count() or 1, max(1, len(indices)))
-    if workers == 1:
-        return rederive(spec, indices)
     size = max(1, -(-len(indices) // (4 * workers)))
     chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
+    done = []
+
+    def collect(rows) -> None:
+        done.extend(rows)
+        if progress is not None:
+            progress(len(done), len(indices))
+
+    if workers == 1:
+        for chunk in chunks:
+            collect(rederive(spec, chunk))
+        return done
     with ProcessPoolExecutor(max_workers=workers, initializer=campaigns.worker_init) as pool:
-        return [row for rows in pool.map(rederive, [spec] * len(chunks), chunks) for row in rows]
+        for rows in pool.map(rederive, [spec] * len(chunks), chunks):  # in order, as each chunk is done
+            collect(rows)
+    return done

@@ -59,7 +59,6 @@ import math
 import os
 import shutil
 import signal
-import sys
 import threading
 import time
 from collections import Counter
@@ -75,6 +74,7 @@ from threadpoolctl import threadpool_limits
 
 from certify import engine
 from certify.core import config
+from certify.core import progress as progress_display
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -482,10 +482,8 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
     chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
     started, decided_now = time.time(), 0
-    from tqdm import tqdm  # only a run draws a progress bar
-
-    bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
-               file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    bar = progress_display.bar(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
+                               show=progress, leave=True)
 
     manifest = _read_manifest(out_dir)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 from flint import arb, ctx
@@ -180,10 +181,16 @@ def certify_row(s: Sample, max_prec: int) -> Row:
 
 
 def study(dimensions: list[int], scheme: str = "lecun", n: int = 16, seed: int = 0, d_k: int | None = None,
-          max_prec: int = DEFAULT_MAX_PRECISION) -> list[Row]:
+          max_prec: int = DEFAULT_MAX_PRECISION, progress: Callable[[Row], None] | None = None) -> list[Row]:
+    """One certified Row per dimension; `progress(row)` is called as each is done."""
     check_precision_cap(max_prec)
     samples = [sample(d, n, scheme, seed, d_k) for d in dimensions]  # validate everything before the slow part
-    return [certify_row(s, max_prec) for s in samples]
+    rows = []
+    for s in samples:
+        rows.append(certify_row(s, max_prec))
+        if progress is not None:
+            progress(rows[-1])
+    return rows
 
 
 def growth_exponent(rows: list[Row]) -> float | None:

@@ -45,6 +45,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 from flint import arb, ctx, fmpz
@@ -152,8 +153,11 @@ class Trajectory:
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
 
-def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Trajectory:
-    """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves."""
+def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
+          progress: Callable[[str], None] | None = None) -> Trajectory:
+    """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves;
+    `progress(stage)` is called as each stage (a precision, the checker) begins."""
+    stage = progress or (lambda _: None)
     case = config.load(source)
     if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
         raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
@@ -166,6 +170,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Traject
     M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
     precision = START_PRECISION
     while True:
+        stage(f"{precision} bits")
         traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
         if traced.settled or precision >= max_prec:
             break
@@ -176,6 +181,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Traject
                     drawn=traced.drawn, skipped=traced.skipped,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}")
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, NORM_PRECISION)
+    stage("the checker")
     confirmation = certificate.confirm(tr.certificate)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
     tr.seconds = time.time() - started

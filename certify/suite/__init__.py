@@ -37,6 +37,20 @@ class Row:
     detail: str = ""  # margin, ratio or a short reason
     ok: bool = True  # the outcome the mathematics predicts
     certificate: str | None = None  # path relative to the report folder
+    expected: str = ""  # the verdict the mathematics predicts for this case (see INTENDED)
+
+    @property
+    def intended(self) -> str:
+        """Why an expected outcome other than holds/ok is the right one, else ""."""
+        return INTENDED.get(self.expected, "")
+
+
+# In the default suite an expected violation is always a planted false bound, and an expected
+# undecided always an exact equality: saying so on the row tells a reader these are intended.
+INTENDED = {
+    "violated": "intended: a planted false bound, refuted by a certified counterexample",
+    "undecided": "intended: an exact equality, which ball arithmetic cannot decide",
+}
 
 
 @dataclass

@@ -46,4 +46,5 @@ def section(run: SuiteRun):
             detail += f"; shrunk to {report.counterexample.case.n} tokens, margin {report.counterexample.result.margin}"
         yield Row(section=TITLE, case=f"attack {claim or 'bound ' + bound} (n = {n}, d = {d})",
                   verdict=engine.VIOLATED if report.violated else "not found", detail=detail,
-                  ok=report.violated == expected, certificate=path)
+                  ok=report.violated == expected, certificate=path,
+                  expected=engine.VIOLATED if expected else "not found")

@@ -44,4 +44,5 @@ def section(run: SuiteRun):
         paths = summary["certificates"]["paths"]
         yield Row(section=TITLE, case=label, verdict=campaign.overall_verdict(counts), detail=detail,
                   ok=bool(counts[engine.VIOLATED]) == violations_expected,
-                  certificate=str((folder / paths[0]).relative_to(run.out_dir)) if paths else None)
+                  certificate=str((folder / paths[0]).relative_to(run.out_dir)) if paths else None,
+                  expected=engine.VIOLATED if violations_expected else engine.HOLDS)

@@ -67,5 +67,5 @@ def section(run: SuiteRun):
             path = str(certificate.write(result.certificate, folder / f"{stem}.json").relative_to(run.out_dir))
         detail = f"margin {result.margin}" + (f", {result.precision} bits" if result.precision else "")
         yield Row(section=TITLE, case=f"{label} on {config['name']}", verdict=result.verdict, detail=detail,
-                  ok=result.verdict == expected, certificate=path)
+                  ok=result.verdict == expected, certificate=path, expected=expected)
 

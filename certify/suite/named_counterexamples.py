@@ -16,4 +16,4 @@ def suite_rows(section: str, folder, out_dir, entries):
         settings = ", ".join(f"{k} = {v}" for k, v in vars(args).items() if v is not None and not isinstance(v, bool))
         certified = outcome.confirmed and outcome.verdict == "certified"
         yield Row(section=section, case=f"{claim}: {name} ({settings})", verdict="holds" if certified else outcome.verdict,
-                  detail=outcome.message, ok=certified, certificate=str(path.relative_to(out_dir)))
+                  detail=outcome.message, ok=certified, certificate=str(path.relative_to(out_dir)), expected="holds")

@@ -43,4 +43,5 @@ def section(run: SuiteRun) -> Iterable[Row]:
         detail = (f"{len(result.leaves)} leaves, {result.boxes} boxes, {result.seconds:.2f} s"
                   if result.verdict != region_proof.VIOLATED_VERDICT else "certified counterexample inside the region")
         yield Row(section=TITLE, case=name, verdict=verdict, detail=detail,
-                  ok=result.confirmed and result.verdict == expected, certificate=str(path.relative_to(run.out_dir)))
+                  ok=result.confirmed and result.verdict == expected, certificate=str(path.relative_to(run.out_dir)),
+                  expected=expected)

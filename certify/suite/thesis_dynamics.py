@@ -61,7 +61,8 @@ def section(run: SuiteRun):
         else:
             verdict = tr.verdict
         yield Row(section=TITLE, case=f"trajectory {config['name']}, T = {T}", verdict=verdict, detail=detail,
-                  ok=tr.certified and tr.verdict == trajectory.HOLDS, certificate=str(cert_path.relative_to(run.out_dir)))
+                  ok=tr.certified and tr.verdict == trajectory.HOLDS, certificate=str(cert_path.relative_to(run.out_dir)),
+                  expected=trajectory.HOLDS)
     dimensions = INIT_DIMENSIONS_LONG if run.long else INIT_DIMENSIONS
     scheme = INIT_SETTINGS["scheme"]
     rows = init_scaling.study(dimensions, **INIT_SETTINGS)
@@ -74,4 +75,4 @@ def section(run: SuiteRun):
                   f"{saturated}, D(PX)/D = {r.ratio.str(4, radius=False)}")
         yield Row(section=TITLE, case=f"init {scheme} d = {r.d}",
                   verdict=trajectory.HOLDS if r.bound_certified else trajectory.UNDECIDED,
-                  detail=detail, ok=ok, certificate=str(table.relative_to(run.out_dir)))
+                  detail=detail, ok=ok, certificate=str(table.relative_to(run.out_dir)), expected=trajectory.HOLDS)

@@ -53,15 +53,14 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
-from tqdm import tqdm
 
+from certify.core import progress as progress_display
 from certify.core.arith import FLOAT64
 from certify.core.config import FeedForward, Layer, LayerNorm
 from certify.errors import BadInput
@@ -291,8 +290,7 @@ def simulate(layer_at: Callable[[int], StackedLayer], depth: int, runs: list[Run
     # One BLAS thread: the B H per-head products are small, and threading them costs far more
     # than it saves (on a shared machine, many times more); the large products lose little.
     with np.errstate(under="ignore", over="ignore", invalid="ignore"), _one_blas_thread(), \
-            tqdm(total=depth * len(runs), desc=label, unit="layer", file=sys.stderr, leave=False,
-                 disable=None if progress is None else not progress) as bar:  # None: shown on a terminal
+            progress_display.bar(total=depth * len(runs), desc=label, unit="layer", show=progress) as bar:
         for t in range(depth):
             layer = layer_at(t)
             for i, run in enumerate(runs):

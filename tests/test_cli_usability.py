@@ -1,0 +1,318 @@
+"""The command line as a new user meets it: help on every command and option, progress on stderr
+(-q silences it, --progress forces it), tables that fit 100 columns, the run table's expected
+column, check's margin enclosure, JSON output, old option spellings, hints for common mistakes,
+shell completion, and a quiet exit when the reader of stdout goes away."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mpmath as mp
+import pytest
+from flint import arb
+
+from certify.cli import build_parser, main
+from certify.suite import cases
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLE_WIDTH = 100
+
+
+def write(tmp_path, config, name="config.json") -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+# ------------------------------------------------------------------ help text
+
+
+def _missing_help(parser: argparse.ArgumentParser, path: str):
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not (helps.get(name) or "").strip():
+                    yield f"{path} {name}: no help line in the command list"
+                if not (sub.description or "").strip():
+                    yield f"{path} {name}: no description for --help"
+                yield from _missing_help(sub, f"{path} {name}")
+        elif action.help != argparse.SUPPRESS and not (action.help or "").strip():
+            yield f"{path}: {'/'.join(action.option_strings) or action.dest} has no help"
+
+
+def test_every_command_and_option_has_help():
+    assert list(_missing_help(build_parser(), "certify")) == []
+
+
+def test_the_walk_notices_a_missing_help():
+    parser = build_parser(only="graph")
+    parser._subparsers._group_actions[0].choices["graph"].add_argument("--undocumented")
+    assert list(_missing_help(parser, "certify")) == ["certify graph: --undocumented has no help"]
+
+
+def test_every_command_takes_quiet_and_progress():
+    for name in ("run", "claims", "proofs", "model", "init"):
+        assert build_parser(only=name).parse_args([name, "-q"]).progress is False
+        assert build_parser(only=name).parse_args([name]).progress is None  # bars only on a terminal
+    args = build_parser(only="counterexample").parse_args(["counterexample", "residual-far", "--progress"])
+    assert args.progress is True
+
+
+# ------------------------------------------------------------------ progress
+
+
+QUICK = {
+    "init": ["init", "--d", "4,8", "--n", "3"],
+    "proofs": ["proofs", "init_scaling"],
+    "trajectory": ["trajectory", str(ROOT / "examples" / "layer.json"), "--layers", "3"],
+    "attack": ["attack", "--n", "2", "--d", "1", "--budget", "60"],
+    "prove": ["prove", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "20"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(QUICK))
+def test_progress_on_stderr_forced_and_silenced(name, capsys):
+    code = main(QUICK[name] + ["--progress"])
+    forced = capsys.readouterr()
+    assert f"certify {name}" in forced.err  # the bar, named after the command
+    assert f"certify {name}" not in forced.out
+    assert main(QUICK[name] + ["-q"]) == code
+    quiet = capsys.readouterr()
+    assert quiet.err == "" and quiet.out
+    assert main(QUICK[name]) == code  # stderr is not a terminal here: no bar by default
+    assert f"certify {name}" not in capsys.readouterr().err
+
+
+def test_sample_progress_and_its_old_switch(tmp_path, capsys):
+    common = ["sample", "--n", "3", "--d", "2", "--count", "6", "--workers", "1"]
+    assert main(common + ["--out", str(tmp_path / "a"), "--progress"]) == 0
+    assert "config" in capsys.readouterr().err  # tqdm's unit: configurations decided
+    assert main(common + ["--out", str(tmp_path / "b"), "--no-progress"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+# ------------------------------------------------------------------ certify run
+
+
+def test_run_table_expected_column_and_section_lines(tmp_path, capsys):
+    assert main(["run", "--only", "claims", "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert max(len(line) for line in lines) <= TABLE_WIDTH
+    assert "expected" in lines[0] and "verdict" in lines[0]
+    results = json.loads((tmp_path / "results.json").read_text())
+    rows = results["rows"]
+    assert all(row["expected"] for row in rows)
+    intended = [row for row in rows if row["verdict"] in ("violated", "undecided")]
+    assert len(intended) >= 4
+    for row in intended:  # every violated or undecided row is an intended one, and says so
+        assert row["ok"] and row["expected"] == row["verdict"] and row["intended"].startswith("intended:")
+    assert "intended: a planted false bound" in captured.out and "intended: an exact equality" in captured.out
+    assert f"certify run [1/1] claims: {len(rows)} rows in" in captured.err
+    assert main(["run", "--only", "claims", "--out", str(tmp_path), "-q"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_run_table_wraps_long_cells_in_their_column():
+    from certify.cli import run as run_command
+    from certify.cli import table
+    from certify.suite import Row
+
+    row = Row(section="s", case="a case with a very long name " * 4, verdict="violated", detail="detail " * 30,
+              expected="violated")
+    lines = table.rows([run_command.cells(row)], run_command.WIDTHS)
+    assert len(lines) > 3 and max(len(line) for line in lines) <= TABLE_WIDTH
+    verdict_at = lines[0].index("violated")
+    assert all(line[verdict_at - 2:verdict_at] == "  " for line in lines)  # the case never spills over
+
+
+# ------------------------------------------------------------------ certify check
+
+
+def test_check_shows_the_margin_enclosure_when_the_sides_agree(tmp_path, capsys):
+    path = write(tmp_path, cases.antipodal(500.0))
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out
+    margin_line = next(line for line in out.splitlines() if "margin rhs - lhs" in line)
+    text = margin_line.split("= ", 1)[1].split("  [")[0]
+    margin = arb(text)
+    assert margin > 0 and "e-434" in text and "+/-" in text
+    # independent value: two antipodal tokens with a = 500, D = 2 (a D^2 = 2000) have D(PX) = tanh(a D^2 / 4) D
+    # and rhs = (1 - exp(-a D^2)) D, so the margin is 2 (1 - tanh(500) - exp(-2000))
+    with mp.workdps(500):
+        expected = 2 * (1 - mp.tanh(500) - mp.exp(-2000))
+        assert margin.contains(arb(mp.nstr(expected, 40)))
+    assert "agree in about their first 434 digits" in out
+
+
+def test_check_prints_the_sides_with_enough_digits_to_differ(tmp_path, capsys):
+    path = write(tmp_path, cases.near_consensus())
+    assert main(["check", path]) == 0
+    out = capsys.readouterr().out.splitlines()
+    lhs = next(line for line in out if line.startswith("  lhs")).split("= ", 1)[1]
+    rhs = next(line for line in out if line.startswith("  rhs")).split("= ", 1)[1]
+    assert lhs.split(" +/-")[0] != rhs.split(" +/-")[0]
+    assert arb(lhs) < arb(rhs)
+
+
+def test_check_json_gives_numbers_and_exact_text(tmp_path, capsys):
+    path = write(tmp_path, cases.antipodal(500.0))
+    assert main(["check", path, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    for side in ("lhs", "rhs", "margin"):
+        assert isinstance(info[side]["value"], float) and isinstance(info[side]["text"], str)
+    assert info["lhs"]["value"] == pytest.approx(2.0) and arb(info["lhs"]["text"]).contains(arb(info["lhs"]["value"]))
+    assert info["margin"]["log10_abs"] == pytest.approx(-433.69, abs=0.01)
+    assert arb(info["margin"]["text"]) > 0 and info["agreeing_digits"] == 434
+
+
+# ------------------------------------------------------------------ certify model
+
+
+def test_model_table_fits_and_out_names_its_files(tmp_path, capsys):
+    pytest.importorskip("tokenizers")
+    pytest.importorskip("safetensors")
+    from tiny_bert import write_model
+
+    folder = write_model(tmp_path / "tiny")
+    out = tmp_path / "report"
+    assert main(["model", str(folder), "--text", "the cat sat on the mat", "--out", str(out), "--progress"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.out.splitlines()
+    assert max(len(line) for line in lines if not line.startswith("  wrote ")) <= TABLE_WIDTH  # paths may be long
+    assert any(line.split()[:2] == ["head", "a"] for line in lines)
+    wrote = [line.split("wrote ", 1)[1] for line in lines if line.startswith("  wrote ")]
+    assert sorted(Path(path).name for path in wrote) == ["model_attention.png", "model_certified.json",
+                                                         "model_configuration.png", "model_regimes.png"]
+    assert all(Path(path).is_file() for path in wrote) and "certify model" in captured.err
+    assert main(["model", str(folder), "--text", "the cat sat on the mat", "--out", str(out), "--json", "-q"]) == 0
+    captured = capsys.readouterr()
+    json.loads(captured.out)  # stdout stays the report; the files are named on stderr
+    assert captured.err.count("wrote ") == 4
+
+
+# ------------------------------------------------------------------ JSON on verify, counterexample, reproduce
+
+
+def test_verify_and_counterexample_json(tmp_path, capsys):
+    cert = tmp_path / "rf.json"
+    assert main(["counterexample", "residual-far", "--out", str(cert), "--json"]) == 0
+    outcome = json.loads(capsys.readouterr().out)
+    assert outcome["verdict"] == "certified" and outcome["confirmed"] and outcome["certificate"] == str(cert)
+    assert main(["verify", str(cert), "--json"]) == 0
+    verdict = json.loads(capsys.readouterr().out)
+    assert verdict["ok"] is True and verdict["certificate"] == str(cert)
+    tampered = json.loads(cert.read_text())
+    tampered["verdict"] = "refuted" if tampered["verdict"] != "refuted" else "certified"
+    cert.write_text(json.dumps(tampered))
+    code = main(["verify", str(cert), "--json"])
+    assert code in (1, 2)
+    if code == 1:
+        assert json.loads(capsys.readouterr().out)["ok"] is False
+
+
+def test_verify_a_campaign_as_json(tmp_path, capsys):
+    folder = tmp_path / "c"
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "6", "--workers", "1", "--out", str(folder), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(folder), "--json", "--workers", "1", "--progress"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["ok"] and report["records"] == 6 and report["problems"] == []
+    assert "certify verify" in captured.err
+
+
+def test_reproduce_json(tmp_path, capsys):
+    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["figure"] == "wu-fig1" and Path(data["files"]["json"]).is_file()
+    assert json.loads(Path(data["files"]["json"]).read_text())["figure"] == "wu-fig1"
+
+
+# ------------------------------------------------------------------ consistent options
+
+
+def test_old_spellings_still_work_and_are_hidden():
+    sample = build_parser(only="sample")
+    new = sample.parse_args(["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "x", "--l-range", "1", "9"])
+    old = sample.parse_args(["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "x", "--L-range", "1", "9"])
+    assert new.l_range == old.l_range == [1.0, 9.0]
+    sub = sample._subparsers._group_actions[0].choices["sample"]
+    assert "--l-range" in sub.format_help() and "--L-range" not in sub.format_help()
+    model = build_parser(only="model")
+    assert model.parse_args(["model", "--bits", "128"]).start_prec == 128
+    assert model.parse_args(["model", "--start-prec", "128"]).start_prec == 128
+    help_text = model._subparsers._group_actions[0].choices["model"].format_help()
+    assert "--max-prec" in help_text and "--bits" not in help_text
+    attack = build_parser(only="attack")
+    assert attack.parse_args(["attack", "--max-prec", "300", "--L-range", "2", "3"]).max_prec == 300
+
+
+def test_attack_max_prec_is_used(capsys):
+    # the cap is checked before the search (a candidate found later would need it)
+    assert main(["attack", "--n", "2", "--d", "1", "--budget", "50", "--max-prec", "8"]) == 2
+    assert "certify: error:" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ hints
+
+
+def test_hints_for_common_mistakes(tmp_path, capsys):
+    path = write(tmp_path, {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]})
+    assert main(["check", path, "--bound", "(1-exp(-a*D^2))*D"]) == 2
+    assert "use ** for powers" in capsys.readouterr().err
+    assert main(["check", path, "--claim", "collapse.globl"]) == 2
+    assert "did you mean collapse.global?" in capsys.readouterr().err
+    assert main(["prove", "collapse.tnh", "--n", "2", "--radius", "1", "--norm", "1"]) == 2
+    assert "did you mean collapse.tanh?" in capsys.readouterr().err
+    assert main(["chek", path]) == 2
+    assert "did you mean check?" in capsys.readouterr().err
+    with_v = write(tmp_path, {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]}, "v.json")
+    assert main(["check", with_v]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "claims that apply to this configuration: value.bounded" in err
+    for claim_id in err.split("claims that apply to this configuration: ")[1].strip().split(", "):
+        assert main(["check", with_v, "--claim", claim_id, "--max-prec", "256"]) in (0, 1, 3)
+    capsys.readouterr()
+
+
+def test_usage_errors_say_certify_once(capsys):
+    assert main(["check"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("certify:") == 1 and "certify check --help" in err
+
+
+# ------------------------------------------------------------------ completion and pipes
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "tcsh"])
+def test_completion_scripts(shell, capsys):
+    assert main(["completion", shell]) == 0
+    script = capsys.readouterr().out
+    assert "certify" in script and "trajectory" in script
+    if shell == "bash":
+        for command in ("check", "verify", "sample", "attack", "reproduce", "model", "completion"):
+            assert command in script
+        assert "--max-prec" in script
+
+
+def test_a_closed_pipe_ends_quietly():
+    process = subprocess.Popen([sys.executable, "-m", "certify", "claims"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    process.stdout.close()  # the reader is gone before the first line is written
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141 and err == ""
+
+
+# ------------------------------------------------------------------ claims wording
+
+
+def test_claim_sources_read_as_prose(capsys):
+    assert main(["claims"]) == 0
+    out = capsys.readouterr().out
+    assert "seed 000" not in out and "the thesis on iterated self-attention" in out
