@@ -71,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
+        args.argv = argv  # the command line, for the report pages (certify.report.environment)
         return args.run(args)
     except BadInput as err:
         print(f"certify: error: {err}", file=sys.stderr)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from certify.core import jsonfile
 from certify import suite
+from certify.report import suite_page
 from certify.errors import BadInput
 
 
@@ -52,8 +53,10 @@ def run(args) -> int:
     summary = {"rows": [asdict(row) for row in state.rows], "counts": counts, "unexpected": len(unexpected),
                "seconds": round(time.time() - started, 1), "long": args.long}
     jsonfile.write(summary, out_dir / "results.json")
+    page = suite_page.write(summary, out_dir, args.argv)
     print(f"\n{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
           + f"; {len(unexpected)} unexpected; report in {out_dir}/ ({summary['seconds']} s)")
+    print(f"report page: {page}")
     if unexpected:
         print("unexpected outcomes:", file=sys.stderr)
         for row in unexpected:
