@@ -69,8 +69,12 @@ def _figures(folder: Path) -> None:
 
 
 def _synthetic_run(folder: Path) -> dict:
-    """results.json data of a run with a certificate, an unexpected row and hostile text, and figures."""
+    """results.json data of a run with a certificate, an unexpected row, hostile text, figures next
+    to a row's data file, and a figure of another run in a folder no row names."""
     _figures(folder)
+    (folder / "dynamics" / "table.json").write_text('{"rows": []}')
+    (folder / "elsewhere").mkdir()
+    shutil.copy(folder / "dynamics" / "curve.png", folder / "elsewhere" / "old.png")
     (folder / "claims").mkdir()
     certificate = {"format": "certify-certificate/1", "kind": "inequality", "claim": None, "bound": HOSTILE,
                    "verdict": "violated"}
@@ -82,8 +86,10 @@ def _synthetic_run(folder: Path) -> dict:
          "ok": False, "certificate": None},
         {"section": "proofs", "case": "collapse.global", "verdict": "ok", "detail": "6 steps", "ok": True,
          "certificate": None},
+        {"section": "dynamics", "case": "trajectory", "verdict": "holds", "detail": "", "ok": True,
+         "certificate": "dynamics/table.json"},
     ]
-    return {"rows": rows, "counts": {"violated": 1, "holds": 1, "ok": 1}, "unexpected": 1, "seconds": 1.5,
+    return {"rows": rows, "counts": {"violated": 1, "holds": 2, "ok": 1}, "unexpected": 1, "seconds": 1.5,
             "long": False}
 
 
@@ -119,7 +125,9 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
     assert f"certify verify {tmp_path / 'claims' / 'planted.json'}" in text
     assert text.count("data:image/png;base64,") == 1 and text.count("data:image/svg+xml;base64,") == 1
-    assert 'href="dynamics/curve.pdf"' in text
+    assert 'href="dynamics/curve.pdf"' in text and "old.png" not in text
+    assert 'href="dynamics/table.json"' in text
+    assert text.count("certify verify") == 1  # table.json is data, not a certificate
     for name in ("python-flint", "numpy", "python", "platform", "date", "command line"):
         assert f"<td>{name}</td>" in text
     assert f"certify run --out {tmp_path}" in text
@@ -180,7 +188,7 @@ def test_the_run_page_renders_in_a_browser(tmp_path):
     dom, console = _browse(index, tmp_path)
     assert console == []
     assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
-    assert dom.count("<table>") == 4  # claims, proofs, certificates, environment
+    assert dom.count("<table>") == 5  # claims, proofs, dynamics, certificates, environment
     assert html.escape(f"bound {HOSTILE} on antipodal", quote=False) in dom  # shown as text, not markup
 
 

@@ -88,7 +88,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     run = summary.get("run")
     if run:
         lead.append(f"This run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers).")
-    parameters = page.Table(["parameter", "value"], [[key, str(value)] for key, value in m.items()])
+    parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
                 _certificates(summary, out_dir)]

@@ -43,25 +43,26 @@ def describe_certificate(data) -> str | None:
     return " ".join(str(p) for p in parts if p is not None)
 
 
-def scan(folder) -> tuple[list[tuple[Path, str]], list[Path], list[Path]]:
-    """(certificates with what each is about, campaign folders, figures) under `folder`, as paths
-    relative to it in sorted order.  A campaign folder's own certificates are not listed one by one:
-    `certify verify` on the folder checks them all."""
+def scan(folder, under: list[str]) -> tuple[list[tuple[Path, str]], list[Path], list[Path]]:
+    """(certificates with what each is about, campaign folders, figures) in the sub-folders `under`
+    of `folder`, as paths relative to it in sorted order.  A campaign folder's own certificates are
+    not listed one by one: `certify verify` on the folder checks them all."""
     folder = Path(folder)
     certificates, campaigns, figures = [], [], []
-    for root, dirs, names in os.walk(folder):
-        here = Path(root)
-        dirs.sort()
-        if here != folder and is_campaign(here):
-            campaigns.append(here.relative_to(folder))
-            dirs.clear()
-            continue
-        for name in sorted(names):
-            path = here / name
-            if path.suffix.lower() in FIGURE_SUFFIXES:
-                figures.append(path.relative_to(folder))
-            elif path.suffix == ".json" and (about := describe_certificate(_json(path))) is not None:
-                certificates.append((path.relative_to(folder), about))
+    for sub in sorted(under):
+        for root, dirs, names in os.walk(folder / sub):
+            here = Path(root)
+            dirs.sort()
+            if is_campaign(here):
+                campaigns.append(here.relative_to(folder))
+                dirs.clear()
+                continue
+            for name in sorted(names):
+                path = here / name
+                if path.suffix.lower() in FIGURE_SUFFIXES:
+                    figures.append(path.relative_to(folder))
+                elif path.suffix == ".json" and (about := describe_certificate(_json(path))) is not None:
+                    certificates.append((path.relative_to(folder), about))
     return certificates, campaigns, figures
 
 

@@ -1,8 +1,9 @@
 """The page of `certify run`: index.html in its report folder, from the data of results.json.
 
 One table per section of the suite with each row's verdict and the outcome the mathematics
-predicts (a flagged row is an unexpected outcome), every certificate in the folder with its
-`certify verify` command (a campaign folder as one entry), every figure, and the environment.
+predicts (a flagged row is an unexpected outcome), every certificate with its `certify verify`
+command (a campaign folder as one entry) and every figure in the sub-folders the rows' files lie
+in (each section writes into its own), and the environment.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
             "A violated or undecided verdict is expected where the row says so: planted false bounds are violated "
             "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
             f"{results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
-    certificates, campaigns, figures = files.scan(out_dir)
+    # the folders this run's sections wrote into (a report folder may hold other files)
+    written = {Path(row["certificate"]).parts[0] for row in rows if row.get("certificate")}
+    certificates, campaigns, figures = files.scan(out_dir, sorted(written))
     sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
