@@ -54,6 +54,7 @@ tr.flagged td { background: #fde2e2; } tr.flagged td:first-child::before { conte
 code { font: 13px ui-monospace, monospace; background: #f4f4f4; padding: 0 0.2rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #e0e0e0; }
 figcaption { font-size: 0.9rem; color: #444; }
+nav ul { padding: 0; } nav li { display: inline; margin-right: 1rem; white-space: nowrap; }
 """
 
 

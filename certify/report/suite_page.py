@@ -58,7 +58,7 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
     lead = [f"{len(rows)} results: {counts}; {outcome}.",
             "A violated or undecided verdict is expected where the row says so: planted false bounds are violated "
             "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
-            f"{results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
+            f"Took {results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
     # the folders this run's sections wrote into (a report folder may hold other files)
     written = {Path(row["certificate"]).parts[0] for row in rows if row.get("certificate")}
     certificates, campaigns, figures = files.scan(out_dir, sorted(written))
