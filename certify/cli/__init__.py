@@ -95,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _known_command(argv[0])
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
+        args.argv = argv  # the command line, for the report pages (certify.report.environment)
         progress.configure(args.progress)
         code = args.run(args)
         sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit

@@ -11,6 +11,7 @@ from certify.cli import table
 from certify.core import jsonfile
 from certify.core import progress
 from certify import suite
+from certify.report import suite_page
 from certify.errors import BadInput
 
 # case, verdict, expected, as expected?, detail: 100 columns with the indent and gaps; longer cells
@@ -70,11 +71,13 @@ def run(args) -> int:
     summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
                "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
     jsonfile.write(summary, out_dir / "results.json")
+    page = suite_page.write(summary, out_dir, args.argv)
     print()
     print("\n".join(table.wrap(
         f"{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
         + f"; {len(unexpected)} unexpected ({intended} violated or undecided as expected); "
         f"report in {out_dir}/ ({summary['seconds']} s)", indent="  ", first="")))
+    print(f"report page: {page}")
     if unexpected:
         print("unexpected outcomes:", file=sys.stderr)
         for row in unexpected:

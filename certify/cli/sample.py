@@ -9,6 +9,7 @@ from certify import engine
 from certify.search import campaign
 from certify.cli import options
 from certify.core import progress
+from certify.report import campaign_page
 from certify.search import samplers
 
 
@@ -88,7 +89,8 @@ def render(summary: dict, out_dir: str) -> list[str]:
         lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{rate})")
     if not summary["complete"]:
         lines.append("  incomplete: run the same command again to continue")
-    lines.append(f"  summary: {out / 'summary.json'}  (re-derive the records in arb: certify verify {out})")
+    lines.append(f"  summary: {out / 'summary.json'}, report page: {out / 'index.html'}  "
+                 f"(re-derive the records in arb: certify verify {out})")
     return lines
 
 
@@ -103,6 +105,7 @@ def run(args) -> int:
                              tier=args.tier)
     summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),
                            stop_after=args.stop_after, restart=args.restart)
+    campaign_page.write(summary, args.out, args.argv)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:

@@ -18,6 +18,8 @@ The campaign folder:
                           `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
     undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
     summary.json          the summary of every decided configuration, rewritten at the end of a run
+    index.html            the report page of `certify sample` (certify.report.campaign_page), rewritten
+                          at the end of a run: derived output, outside the integrity checks below
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
@@ -250,7 +252,8 @@ def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
     if restart and manifest_path.is_file():
         for name in ("chunks", "certificates", "undecided"):
             shutil.rmtree(out_dir / name, ignore_errors=True)
-        (out_dir / "summary.json").unlink(missing_ok=True)
+        for derived in ("summary.json", "index.html"):
+            (out_dir / derived).unlink(missing_ok=True)
         manifest_path.unlink()
     if manifest_path.is_file():
         stored = _parameters(_read_manifest(out_dir))

@@ -1,0 +1,101 @@
+"""The page of `certify sample`: index.html in the campaign folder, from the campaign's summary.
+
+The page is derived output, outside the campaign's integrity checks (certify.search.campaign):
+the manifest and chunks decide what a resumed run or `certify verify FOLDER` trusts, and the page
+is rewritten at the end of every run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from certify.report import environment, files, page
+from certify.search import campaign
+
+LISTED_CERTIFICATES = 200  # certificates linked one by one; the rest are counted
+
+
+def _power(log10) -> str:
+    return "-" if log10 is None else f"10^{log10:.3g}"
+
+
+def _verdicts(summary: dict) -> page.Section:
+    blocks: list = [page.Table(["verdict", "configurations"], [[v, str(k)] for v, k in summary["counts"].items()])]
+    if summary["tiers"]:
+        blocks.append("decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items())
+                      + (f" ({summary['tier3_off']}; arb decided every configuration)" if summary.get("tier3_off") else ""))
+    if summary["undecided_reasons"]:
+        blocks.append(page.Table(["why undecided", "configurations"],
+                                 [[reason, str(k)] for reason, k in summary["undecided_reasons"].items()]))
+    largest = summary["largest_ratio"]
+    if largest:
+        blocks.append(f"largest lhs/rhs {largest['ratio']:.6g} (configuration {largest['i']}, {largest['verdict']}, "
+                      f"relative margin {_power(largest['margin_log10'])})")
+    return page.Section("verdicts", blocks)
+
+
+def _margins(summary: dict) -> page.Section:
+    blocks: list = []
+    for verdict, spread in summary["margins"].items():
+        if spread["log10"]:
+            s = spread["log10"]
+            blocks.append(page.Table(["relative margin |rhs - lhs| / rhs", "configurations"],
+                                     [[label, str(k)] for label, k in spread["decades"].items()],
+                                     caption=f"{verdict}: min {_power(s['min'])}, median {_power(s['median'])}, "
+                                             f"max {_power(s['max'])}"))
+    L = summary["L"]
+    if "min" in L:
+        blocks.append(page.Table(["L = a D^2", "configurations"], [[label, str(k)] for label, k in L["regimes"].items()],
+                                 caption=f"L: min {L['min']:.3g}, median {L['median']:.3g}, max {L['max']:.3g}"))
+    f64 = summary["float64"]
+    blocks.append(page.Table(["float64 alone", "configurations"], [
+        ["wrong verdict", str(f64["wrong"])],
+        ["a verdict where arb is undecided", str(f64["says_decided_but_undecided"])],
+        ["both sides exactly equal", str(f64["equal_sides"])],
+        ["the bound computed as exactly D", str(f64["bound_is_D"])],
+        ["exp(-a D^2) computed as 0", str(f64["gap_is_zero"])]]))
+    return page.Section("margins, L and float64", blocks)
+
+
+def _certificates(summary: dict, out_dir: Path) -> page.Section:
+    # violations first, then the sampled holds, each by index
+    paths = sorted((out_dir / "certificates").glob("*.json"), key=lambda p: (not p.name.startswith("violated"), p.name))
+    rows = [[page.Link(f"certificates/{p.name}", f"certificates/{p.name}"),
+             files.verify_command(out_dir, f"certificates/{p.name}")] for p in paths[:LISTED_CERTIFICATES]]
+    blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked:",
+                    page.Table(["folder", "verify"], [[page.Link("manifest.json", "manifest.json"),
+                                                       files.verify_command(out_dir, "")]]),
+                    f"{summary['certificates']['violated']} violations and {summary['certificates']['holds']} sampled "
+                    "holds have a certificate:",
+                    page.Table(["certificate", "verify"], rows)]
+    if len(paths) > LISTED_CERTIFICATES:
+        blocks.append(f"... and {len(paths) - LISTED_CERTIFICATES} more in certificates/")
+    if summary["counts"]["undecided"]:
+        blocks.append(page.Links([page.Link("undecided configurations (certify check --max-prec ...)", "undecided/")]))
+    return page.Section("certificates", blocks)
+
+
+def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
+    """The page of the campaign whose summary is `summary`, in its folder `out_dir`."""
+    out_dir = Path(out_dir)
+    m = summary["campaign"]
+    target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+    verdict = campaign.overall_verdict(summary["counts"])
+    lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
+            f"{summary['decided']} of {m['count']} configurations decided; overall verdict {verdict}."]
+    if not summary["complete"]:
+        lead.append("Incomplete: run the same command again to continue.")
+    run = summary.get("run")
+    if run:
+        lead.append(f"This run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers).")
+    parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
+    figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
+    sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
+                _certificates(summary, out_dir)]
+    sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
+    return page.Page(f"certify sample: {target} on {m['distribution']}", lead, sections)
+
+
+def write(summary: dict, out_dir, argv: list[str] | None) -> Path:
+    """Write out_dir/index.html for a campaign (see build)."""
+    return page.write(build(summary, out_dir, argv), out_dir)

@@ -1,0 +1,76 @@
+"""What a report folder holds, for its page: certificates, campaign folders and figures."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+from certify.core import jsonfile
+from certify.engine import certificate
+from certify.errors import BadInput
+from certify.report import page
+from certify.search import campaign
+
+FIGURE_SUFFIXES = (*page.IMAGE_TYPES, ".pdf")
+
+
+def verify_command(folder: Path, relative) -> page.Code:
+    """`certify verify PATH` with PATH as the user reaches it from where the report was written."""
+    return page.Code(f"certify verify {shlex.quote(str(Path(folder) / relative))}")
+
+
+def _json(path: Path):
+    """The JSON in `path`, or None when it is not readable JSON (a report lists, it does not judge)."""
+    try:
+        return jsonfile.read(path, str(path))
+    except (BadInput, OSError, UnicodeDecodeError, ValueError):
+        return None
+
+
+def is_campaign(folder: Path) -> bool:
+    manifest = folder / "manifest.json"
+    data = _json(manifest) if manifest.is_file() else None
+    return isinstance(data, dict) and data.get("format") == campaign.FORMAT
+
+
+def describe_certificate(data) -> str | None:
+    """What a certificate is about ("inequality collapse.global holds"), None when `data` is not one."""
+    if not (isinstance(data, dict) and data.get("format") == certificate.FORMAT):
+        return None
+    about = data.get("claim") or data.get("bound")
+    parts = [data.get("kind"), about if isinstance(about, str) else None, data.get("verdict")]
+    return " ".join(str(p) for p in parts if p is not None)
+
+
+def scan(folder, under: list[str]) -> tuple[list[tuple[Path, str]], list[Path], list[Path]]:
+    """(certificates with what each is about, campaign folders, figures) in the sub-folders `under`
+    of `folder`, as paths relative to it in sorted order.  A campaign folder's own certificates are
+    not listed one by one: `certify verify` on the folder checks them all."""
+    folder = Path(folder)
+    certificates, campaigns, figures = [], [], []
+    for sub in sorted(under):
+        for root, dirs, names in os.walk(folder / sub):
+            here = Path(root)
+            dirs.sort()
+            if is_campaign(here):
+                campaigns.append(here.relative_to(folder))
+                dirs.clear()
+                continue
+            for name in sorted(names):
+                path = here / name
+                if path.suffix.lower() in FIGURE_SUFFIXES:
+                    figures.append(path.relative_to(folder))
+                elif path.suffix == ".json" and (about := describe_certificate(_json(path))) is not None:
+                    certificates.append((path.relative_to(folder), about))
+    return certificates, campaigns, figures
+
+
+def figure_sections(folder, figures: list[Path]) -> list[page.Section]:
+    """One page section per sub-folder holding figures, each figure embedded (PDF linked)."""
+    by_folder: dict[Path, list[Path]] = {}
+    for path in figures:
+        by_folder.setdefault(path.parent, []).append(path)
+    return [page.Section(f"figures: {where}" if str(where) != "." else "figures",
+                         [page.Figure(path, path.name) for path in paths])
+            for where, paths in by_folder.items()]

@@ -1,0 +1,72 @@
+"""The page of `certify run`: index.html in its report folder, from the data of results.json.
+
+One table per section of the suite with each row's verdict and the outcome the mathematics
+predicts (a flagged row is an unexpected outcome), every certificate with its `certify verify`
+command (a campaign folder as one entry) and every figure in the sub-folders the rows' files lie
+in (each section writes into its own), and the environment.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from certify.report import environment, files, page
+
+COLUMNS = ["case", "verdict", "expected", "detail", "file"]
+
+
+def expected_outcome(row: dict) -> str:
+    """The outcome predicted for a row of results.json: its "expected" field when the row states one;
+    otherwise the verdict itself when the row is ok (its outcome is the predicted one) and
+    "not <verdict>" when it is not, since a row records that its outcome is the predicted one, not
+    which outcome was predicted."""
+    if row.get("expected"):
+        return str(row["expected"])
+    return str(row["verdict"]) if row["ok"] else f"not {row['verdict']}"
+
+
+def _verdict_sections(rows: list[dict]) -> list[page.Section]:
+    by_section: dict[str, list[dict]] = {}
+    for row in rows:
+        by_section.setdefault(str(row["section"]), []).append(row)
+    sections = []
+    for title, members in by_section.items():
+        cells = [[row["case"], row["verdict"], expected_outcome(row), row["detail"],
+                  page.Link(Path(row["certificate"]).name, row["certificate"]) if row.get("certificate") else None]
+                 for row in members]
+        flagged = [k for k, row in enumerate(members) if not row["ok"]]
+        sections.append(page.Section(title, [page.Table(COLUMNS, cells, flagged=flagged)]))
+    return sections
+
+
+def _certificate_section(out_dir: Path, certificates, campaigns) -> page.Section:
+    rows = [[page.Link(str(path), path), about, files.verify_command(out_dir, path)] for path, about in certificates]
+    rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked",
+              files.verify_command(out_dir, path)] for path in campaigns]
+    text = ("Every certificate in the report folder; the independent checker re-verifies each one "
+            "(python -m certify_checker PATH is the same check).")
+    return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
+
+
+def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
+    """The page of a `certify run` whose results.json data is `results`, written into `out_dir`."""
+    out_dir = Path(out_dir)
+    rows = results["rows"]
+    counts = ", ".join(f"{k} {verdict}" for verdict, k in sorted(results["counts"].items()))
+    outcome = ("every outcome is the one the mathematics predicts" if not results["unexpected"]
+               else f"{results['unexpected']} outcomes are NOT the predicted ones (flagged below)")
+    lead = [f"{len(rows)} results: {counts}; {outcome}.",
+            "A violated or undecided verdict is expected where the row says so: planted false bounds are violated "
+            "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
+            f"Took {results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
+    # the folders this run's sections wrote into (a report folder may hold other files)
+    written = {Path(row["certificate"]).parts[0] for row in rows if row.get("certificate")}
+    certificates, campaigns, figures = files.scan(out_dir, sorted(written))
+    sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns)]
+    sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
+    return page.Page("certify run", lead, sections)
+
+
+def write(results: dict, out_dir, argv: list[str] | None) -> Path:
+    """Write out_dir/index.html for a `certify run` (see build)."""
+    return page.write(build(results, out_dir, argv), out_dir)

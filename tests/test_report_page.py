@@ -1,0 +1,242 @@
+"""The report pages (index.html of `certify run` and `certify sample`): escaped, offline, and
+rendered in a real headless browser (Debian's chromium) with every image loaded and no console
+message."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from certify.cli import main
+from certify.report import page, suite_page
+
+HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
+PLANTED = "(1-exp(-a*D**2/8))*D"
+CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
+
+
+class _Attributes(HTMLParser):
+    """Every src and href of a page, and its tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.urls: list[tuple[str, str, str]] = []
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.urls += [(tag, name, value or "") for name, value in attrs if name in ("src", "href")]
+
+
+def _assert_offline(text: str) -> None:
+    """No script, no stylesheet or font link; images are data: URIs; links are relative paths or anchors."""
+    parsed = _Attributes()
+    parsed.feed(text)
+    assert "script" not in parsed.tags and "link" not in parsed.tags and "iframe" not in parsed.tags
+    assert f'content="{html.escape(page.CONTENT_SECURITY_POLICY)}"' in text
+    for tag, name, value in parsed.urls:
+        if name == "src":
+            assert tag == "img" and value.startswith("data:image/"), value[:60]
+        else:
+            parts = urlsplit(value)
+            assert not parts.scheme and not parts.netloc and not value.startswith("/"), value
+
+
+# --- the writer ------------------------------------------------------------------------------------
+
+
+def _figures(folder: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot([0, 1, 2], [1, 0.5, 0.1])
+    for suffix in ("png", "svg", "pdf"):
+        (folder / "dynamics").mkdir(exist_ok=True)
+        fig.savefig(folder / "dynamics" / f"curve.{suffix}")
+    plt.close(fig)
+
+
+def _synthetic_run(folder: Path) -> dict:
+    """results.json data of a run with a certificate, an unexpected row, hostile text, figures next
+    to a row's data file, and a figure of another run in a folder no row names."""
+    _figures(folder)
+    (folder / "dynamics" / "table.json").write_text('{"rows": []}')
+    (folder / "elsewhere").mkdir()
+    shutil.copy(folder / "dynamics" / "curve.png", folder / "elsewhere" / "old.png")
+    (folder / "claims").mkdir()
+    certificate = {"format": "certify-certificate/1", "kind": "inequality", "claim": None, "bound": HOSTILE,
+                   "verdict": "violated"}
+    (folder / "claims" / "planted.json").write_text(json.dumps(certificate))
+    rows = [
+        {"section": "claims", "case": f"bound {HOSTILE} on antipodal", "verdict": "violated", "detail": "margin -5e-109",
+         "ok": True, "certificate": "claims/planted.json"},
+        {"section": "claims", "case": "collapse.tanh on antipodal", "verdict": "holds", "detail": HOSTILE,
+         "ok": False, "certificate": None},
+        {"section": "proofs", "case": "collapse.global", "verdict": "ok", "detail": "6 steps", "ok": True,
+         "certificate": None},
+        {"section": "dynamics", "case": "trajectory", "verdict": "holds", "detail": "", "ok": True,
+         "certificate": "dynamics/table.json"},
+    ]
+    return {"rows": rows, "counts": {"violated": 1, "holds": 2, "ok": 1}, "unexpected": 1, "seconds": 1.5,
+            "long": False}
+
+
+def test_every_string_is_escaped(tmp_path):
+    text = page.render(page.Page(HOSTILE, [HOSTILE], [page.Section(HOSTILE, [
+        HOSTILE, page.Table([HOSTILE], [[HOSTILE], [page.Link(HOSTILE, "a b.json")], [page.Code(HOSTILE)]],
+                            caption=HOSTILE),
+        page.Links([page.Link("x", "javascript:alert(1)")])])]), tmp_path)
+    assert "<script" not in text.lower() and "<img" not in text.lower() and "onerror=alert" in text
+    # the title twice (<title>, <h1>), the lead, the section's title, a paragraph, a column, a cell,
+    # a link's text, code and a caption
+    assert text.count(html.escape(HOSTILE)) == 10
+    assert 'href="a%20b.json"' in text and 'href="javascript%3Aalert%281%29"' in text
+    _assert_offline(text)
+
+
+@pytest.mark.parametrize("path", ["../outside.json", "/etc/hosts"])
+def test_a_link_must_stay_inside_the_report_folder(tmp_path, path):
+    with pytest.raises(ValueError, match="inside the report folder"):
+        page.render(page.Page("t", sections=[page.Section("s", [page.Links([page.Link("x", path)])])]), tmp_path)
+
+
+def test_expected_outcome_of_a_row():
+    assert suite_page.expected_outcome({"verdict": "violated", "ok": True}) == "violated"
+    assert suite_page.expected_outcome({"verdict": "holds", "ok": False}) == "not holds"
+    assert suite_page.expected_outcome({"verdict": "holds", "ok": False, "expected": "undecided"}) == "undecided"
+
+
+def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tmp_path):
+    results = _synthetic_run(tmp_path)
+    text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)]), tmp_path)
+    _assert_offline(text)
+    assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
+    assert f"certify verify {tmp_path / 'claims' / 'planted.json'}" in text
+    assert text.count("data:image/png;base64,") == 1 and text.count("data:image/svg+xml;base64,") == 1
+    assert 'href="dynamics/curve.pdf"' in text and "old.png" not in text
+    assert 'href="dynamics/table.json"' in text
+    assert text.count("certify verify") == 1  # table.json is data, not a certificate
+    for name in ("python-flint", "numpy", "python", "platform", "date", "command line"):
+        assert f"<td>{name}</td>" in text
+    assert f"certify run --out {tmp_path}" in text
+
+
+# --- a real browser ---------------------------------------------------------------------------------
+
+# Sets data-images on <html> once the page has loaded: "ok N" when every one of its N images decoded
+# (naturalWidth > 0), else the broken ones.  It logs nothing, so any console line is the page's.
+CHECK = """<script nonce="check">
+window.addEventListener("load", function () {
+  var images = Array.from(document.images);
+  var broken = images.filter(function (i) { return !(i.complete && i.naturalWidth > 0); });
+  document.documentElement.setAttribute("data-images", broken.length
+    ? "broken: " + broken.map(function (i) { return i.alt; }).join(", ") : "ok " + images.length);
+});
+</script>
+"""
+
+
+def _browse(index: Path, tmp_path: Path) -> tuple[str, list[str]]:
+    """The DOM after load and the console lines of `index` in headless chromium.  A copy next to it
+    (so that its relative links resolve the same) gets CHECK and a CSP allowing only that script."""
+    if CHROMIUM is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is required in CI (.ci/run installs Debian's chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium): the browser test cannot run")
+    text = index.read_text(encoding="utf-8")
+    policy = html.escape(page.CONTENT_SECURITY_POLICY)
+    assert text.count(policy) == 1 and text.count("</body>") == 1
+    text = text.replace(policy, html.escape(page.CONTENT_SECURITY_POLICY + "; script-src 'nonce-check'"))
+    probe = index.with_name(".browser-check.html")
+    probe.write_text(text.replace("</body>", CHECK + "</body>"), encoding="utf-8")
+    try:
+        done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                               f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0",
+                               "--dump-dom", probe.resolve().as_uri()],
+                              capture_output=True, text=True, timeout=120)
+    finally:
+        probe.unlink()
+    assert done.returncode == 0, done.stderr[-2000:]
+    console = [line for line in done.stderr.splitlines() if re.search(r"\bCONSOLE\b", line)]
+    return done.stdout, console
+
+
+def _images_loaded(dom: str) -> int:
+    found = re.search(r'<html[^>]* data-images="([^"]*)"', dom)
+    assert found, "the check script did not run"
+    status = found.group(1)
+    assert status.startswith("ok "), status
+    return int(status.split()[1])
+
+
+def test_the_run_page_renders_in_a_browser(tmp_path):
+    folder = tmp_path / "report"
+    folder.mkdir()
+    index = suite_page.write(_synthetic_run(folder), folder, ["run"])
+    dom, console = _browse(index, tmp_path)
+    assert console == []
+    assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
+    assert dom.count("<table>") == 5  # claims, proofs, dynamics, certificates, environment
+    assert html.escape(f"bound {HOSTILE} on antipodal", quote=False) in dom  # shown as text, not markup
+
+
+def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "thesis", "--out", str(folder)]) == 0  # the quickest section with certificates
+    assert f"report page: {folder / 'index.html'}" in capsys.readouterr().out
+    results = json.loads((folder / "results.json").read_text())
+    _assert_offline((folder / "index.html").read_text())
+    dom, console = _browse(folder / "index.html", tmp_path)
+    assert console == [] and _images_loaded(dom) == 0
+    for row in results["rows"]:
+        assert f"<td>{html.escape(row['case'], quote=False)}</td><td>holds</td><td>holds</td>" in dom
+        assert f"certify verify {folder / row['certificate']}" in dom
+    assert main(["verify", str(folder / results["rows"][0]["certificate"])]) == 0
+
+
+def test_the_browser_check_sees_a_broken_image_and_a_blocked_fetch(tmp_path):
+    """The harness itself: an undecodable image is reported, and so is the console line of a fetch
+    the page's Content-Security-Policy refuses."""
+    index = tmp_path / "index.html"
+    index.write_text(f'''<!DOCTYPE html><html><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{html.escape(page.CONTENT_SECURITY_POLICY)}"></head><body>
+<img alt="undecodable" src="data:image/png;base64,AAAA"><img alt="remote" src="http://192.0.2.1/x.png">
+</body></html>''')
+    dom, console = _browse(index, tmp_path)
+    assert 'data-images="broken: undecodable, remote"' in dom
+    assert any("Content Security Policy" in line and "192.0.2.1" in line for line in console)
+
+
+def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, capsys):
+    out = tmp_path / "s1"
+    argv = ["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "4", "--d", "3",
+            "--count", "40", "--seed", "1", "--out", str(out), "--workers", "1", "--no-progress"]
+    assert main(argv) == 1  # a violation of the planted bound
+    index = out / "index.html"
+    text = index.read_text()
+    _assert_offline(text)
+    summary = json.loads((out / "summary.json").read_text())
+    for path in summary["certificates"]["paths"]:
+        assert f'href="{path}"' in text and f"certify verify {out / path}" in text
+    assert f"certify verify {out}</code>" in text
+    dom, console = _browse(index, tmp_path)
+    assert console == [] and "overall verdict violated" in dom and "<table>" in dom
+    capsys.readouterr()
+    # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
+    assert main(["verify", str(out), "--workers", "1"]) == 0
+    assert main(argv) == 1
+    assert "40 of 40 configurations decided" in capsys.readouterr().out
+    assert main(argv + ["--restart"]) == 1
+    assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
