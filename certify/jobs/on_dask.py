@@ -20,6 +20,8 @@ from threadpoolctl import threadpool_limits
 from certify.errors import BadInput
 from certify.jobs.executors import task_key
 
+CONNECT_TIMEOUT = "20s"  # to reach a scheduler given by its address
+
 
 class OneBlasThread(WorkerPlugin):
     """One BLAS thread in each worker process: its task threads already fill the cores (as the
@@ -38,12 +40,14 @@ class Dask:
 
     def __enter__(self) -> "Dask":
         if self.scheduler is None:
+            # loopback only; no dashboard, and the scheduler's HTTP endpoints on a free port
             self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                        host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR)
+                                        host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             self.client = Client(self.cluster, set_as_default=False)
         else:
             try:
-                self.client = Client(self.scheduler, timeout="20s", set_as_default=False)
+                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
             except (OSError, TimeoutError, ValueError, TypeError) as err:
                 raise BadInput(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
         try:
@@ -83,7 +87,7 @@ class Dask:
             for future in flow:
                 chunk = running.pop(future)
                 if future.status == "error" and isinstance(future.exception(), KilledWorker):
-                    on_failed(chunk, f"{type(future.exception()).__name__}: {future.exception()}")
+                    on_failed(chunk, "its task killed the workers that ran it: Dask's KilledWorker")
                 else:
                     on_done(chunk, future.result())  # a task's own exception is raised here
                 future.release()
