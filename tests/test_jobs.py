@@ -4,6 +4,7 @@ committed chunks, rejects tampering and stray artefact paths; chunks are grid-al
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -91,6 +92,21 @@ def test_records_for_other_indices_than_the_chunk_are_refused(tmp_path):
 
 def _shifted(spec, indices):
     return jobs.ChunkResult([{"i": i + 1} for i in indices])
+
+
+def _dies_at_6(spec, indices):
+    if indices[0] == 6:
+        os._exit(1)
+    return square(spec, indices)
+
+
+def test_a_pool_whose_worker_dies_reports_its_chunks_undone_and_the_next_run_does_them(tmp_path, capsys):
+    store = jobs.Store.open(tmp_path, PARAMS, outputs=("out",))
+    report = jobs.run(store, jobs.ProcessPool(2), _dies_at_6, PARAMS, jobs.grid_chunks(range(30), 3))
+    assert 6 in report.failed and 6 not in store.decided()
+    assert "indices 6..8 were not done (a worker process of the pool died)" in capsys.readouterr().err
+    store, report = _run(tmp_path, workers=2)
+    assert not report.failed and store.decided() == set(range(30))
 
 
 def test_chunks_follow_the_grid_and_keys_name_their_indices():

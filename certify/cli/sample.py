@@ -97,7 +97,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
         on = " on Dask" if run.get("executor") == "dask" else ""
         lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{on}{rate})")
     if run and run.get("failed_chunks"):
-        lines.append(f"  {len(run['failed_chunks'])} chunk(s) kept killing their workers and were not decided "
+        lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "
                      f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")
     if not summary["complete"]:
         lines.append("  incomplete: run the same command again to continue")

@@ -5,7 +5,9 @@ is entered) and
     execute(task, spec, chunks, on_done, on_failed, stop, name)
 which applies task(spec, chunk) to each chunk (a list of indices) of the iterable `chunks`, taken
 lazily, at most 2 * workers in flight, and calls on_done(chunk, result) in this process as each
-ends (on_failed(chunk, reason) for a chunk the executor gave up on: it stays undone).  Once stop()
+ends; on_failed(chunk, reason) for a chunk the executor gave up on, which stays undone (Dask: its
+task kept killing its workers; the pool: a worker died, and the pool stops with the chunks in flight
+failed).  Once stop()
 is true, or on Ctrl-C, no new chunk starts; the running ones are finished and passed to on_done
 where the executor can (the pool), then KeyboardInterrupt propagates.  `name` (the job's digest)
 names the chunks' tasks where an executor keys them (Dask).  The task and spec must be picklable:
@@ -18,6 +20,7 @@ import hashlib
 import os
 import signal
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from itertools import chain as concatenated, islice
 
 from threadpoolctl import threadpool_limits
@@ -66,7 +69,7 @@ class ProcessPool:
     def __exit__(self, *exc) -> None:
         pass
 
-    def execute(self, task, spec, chunks, on_done, on_failed=None, stop=lambda: False, name: str = "") -> None:
+    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
         chunks = iter(chunks)
         first = list(islice(chunks, self.workers))  # no more processes than chunks
         workers, chunks = max(1, len(first)), concatenated(first, chunks)
@@ -85,11 +88,16 @@ class ProcessPool:
                         chunk = next(chunks, None)
                         if chunk is None:
                             break
-                        running[pool.submit(task, spec, chunk)] = chunk
+                        try:
+                            running[pool.submit(task, spec, chunk)] = chunk
+                        except BrokenProcessPool:
+                            return _drain(running, on_done, on_failed)
                     if not running:
                         return
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
+                        if isinstance(future.exception(), BrokenProcessPool):
+                            return _drain(running, on_done, on_failed)
                         on_done(running.pop(future), future.result())
             except KeyboardInterrupt:
                 interrupted = True
@@ -104,8 +112,22 @@ class ProcessPool:
     def map(self, task, spec, chunks: list[list[int]]) -> list:
         """task(spec, chunk) for each of these disjoint chunks, in order (nothing committed)."""
         results: dict[int, object] = {}
-        self.execute(task, spec, chunks, lambda chunk, result: results.__setitem__(chunk[0], result))
+        self.execute(task, spec, chunks, lambda chunk, result: results.__setitem__(chunk[0], result), _raise)
         return [results[chunk[0]] for chunk in chunks]
+
+
+def _drain(running: dict, on_done, on_failed) -> None:
+    """A worker of the pool died (killed, out of memory), and the pool with it: each chunk in flight
+    is either done (on_done) or lost (on_failed)."""
+    for future in wait(running).done:
+        if isinstance(future.exception(), BrokenProcessPool):
+            on_failed(running[future], "a worker process of the pool died")
+        else:
+            on_done(running[future], future.result())
+
+
+def _raise(chunk: list[int], reason: str) -> None:
+    raise RuntimeError(f"indices {chunk[0]}..{chunk[-1]} were not done: {reason}")
 
 
 def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str | None = None):
