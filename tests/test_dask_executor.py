@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import dask
@@ -78,6 +79,26 @@ def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler,
     assert marker.exists()  # the worker did die under the chunk, which ran again elsewhere
     assert summary["complete"] and not summary["run"]["failed_chunks"]
     _assert_equal_folders(tmp_path / "out", reference)
+
+
+@pytest.mark.slow  # the variant from outside: SIGKILL to a worker process while the campaign runs
+def test_a_worker_process_killed_from_outside_changes_nothing(tmp_path, reference, scheduler):
+    from distributed import Client
+
+    with Client(scheduler, set_as_default=False) as client:
+        victim = next(iter(client.run(os.getpid).values()))
+
+    def kill_after_the_first_chunk():
+        while not list((tmp_path / "chunks").glob("*.jsonl")):
+            time.sleep(0.005)
+        os.kill(victim, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_after_the_first_chunk, daemon=True)
+    killer.start()
+    summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    killer.join(timeout=10)
+    assert not killer.is_alive() and summary["complete"]
+    _assert_equal_folders(tmp_path, reference)
 
 
 def test_a_chunk_that_keeps_killing_workers_is_left_for_the_next_run(tmp_path, reference, scheduler, monkeypatch,

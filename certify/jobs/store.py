@@ -111,7 +111,7 @@ class Store:
         `outputs`: the top-level files and folders the job writes besides manifest.json and
         chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
         """
-        folder = Path(folder)
+        folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
         manifest_path = folder / MANIFEST
         if restart and manifest_path.is_file():
             for name in (CHUNKS, *outputs):
