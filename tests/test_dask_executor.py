@@ -16,7 +16,8 @@ import time
 
 import dask
 import pytest
-from distributed import LocalCluster
+from distributed import Client, LocalCluster
+from threadpoolctl import threadpool_info
 
 from certify.cli import main
 from certify.search import campaign
@@ -70,6 +71,9 @@ def test_a_dask_run_equals_a_single_process_run(tmp_path, reference, scheduler):
     summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
     assert summary["complete"] and summary["run"]["executor"] == "dask" and summary["run"]["workers"] == 2
     _assert_equal_folders(tmp_path, reference)
+    with Client(scheduler, set_as_default=False) as client:  # one BLAS thread in every worker
+        libraries = [lib for libs in client.run(threadpool_info).values() for lib in libs]
+    assert libraries and all(lib["num_threads"] == 1 for lib in libraries if lib["user_api"] == "blas")
 
 
 def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch):
@@ -83,8 +87,6 @@ def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler,
 
 @pytest.mark.slow  # the variant from outside: SIGKILL to a worker process while the campaign runs
 def test_a_worker_process_killed_from_outside_changes_nothing(tmp_path, reference, scheduler):
-    from distributed import Client
-
     with Client(scheduler, set_as_default=False) as client:
         victim = next(iter(client.run(os.getpid).values()))
 
