@@ -15,14 +15,12 @@ violation has no certificate.  Records not re-derived are trusted only as far as
 
 from __future__ import annotations
 
-import os
 import random
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from certify import engine
+from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config
 from certify.errors import BadInput
@@ -142,21 +140,14 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
 
 
 def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None, progress=None):
-    workers = min(workers or os.cpu_count() or 1, max(1, len(indices)))
-    size = max(1, -(-len(indices) // (4 * workers)))
+    pool = jobs.ProcessPool(workers)
+    size = max(1, -(-len(indices) // (4 * pool.workers)))
     chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
-    done = []
+    done = [0]
 
-    def collect(rows) -> None:
-        done.extend(rows)
+    def count(rows) -> None:
+        done[0] += len(rows)
         if progress is not None:
-            progress(len(done), len(indices))
+            progress(done[0], len(indices))
 
-    if workers == 1:
-        for chunk in chunks:
-            collect(rederive(spec, chunk))
-        return done
-    with ProcessPoolExecutor(max_workers=workers, initializer=campaigns.worker_init) as pool:
-        for rows in pool.map(rederive, [spec] * len(chunks), chunks):  # in order, as each chunk is done
-            collect(rows)
-    return done
+    return [row for rows in pool.map(rederive, spec, chunks, on_each=count) for row in rows]
