@@ -225,3 +225,8 @@ def _parse_block(value: dict, where: str) -> Binary64Matrix:
     if not np.isfinite(array).all():
         raise BadInput(f"{where}: the binary64 block holds a number that is not finite")
     return Binary64Matrix(array)
+
+
+def ball_text(x) -> str | None:
+    """A decimal ball (15 digits) that contains the arb x (arb prints radii rounded outwards); None stays None."""
+    return None if x is None else x.str(15, radius=True)

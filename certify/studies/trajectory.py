@@ -56,14 +56,15 @@ from certify.core import centred
 from certify.studies import trajectory_certificate
 from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
-from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
-                            VIOLATED)
+from certify.core.numbers import ball_text as text
+from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
+                                    escalate, is_resolved)
+from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
 
 MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
-RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which D_t counts as unresolved
 NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
@@ -82,16 +83,6 @@ CURVES = {
     "value.bounded": ("D", "X' = P X V^T, one V: D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0"),
     "value.approach": ("approach", "X' = P X V^T, one V: max_i ||x_i^(t) - V^t c|| <= M prod tau(P_s) D_0"),
 }
-
-
-def is_resolved(x: arb) -> bool:
-    """An exact zero, or a ball with at least RESOLVED_BITS bits of relative accuracy."""
-    return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
-
-
-def check_precision_cap(max_prec: int) -> None:
-    if isinstance(max_prec, bool) or not isinstance(max_prec, int) or not START_PRECISION <= max_prec <= PRECISION_LIMIT:
-        raise BadInput(f"--max-prec must be an integer from {START_PRECISION} to {PRECISION_LIMIT} bits, got {max_prec!r}")
 
 
 @dataclass
@@ -164,12 +155,10 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Traject
     drawn, skipped = _hypotheses(case, layers)
     witnesses: dict = {}
     M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
-    precision = START_PRECISION
-    while True:
-        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
-        if traced.settled or precision >= max_prec:
-            break
-        precision = min(2 * precision, max_prec)
+    # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
+    traced, precision = escalate(lambda precision: _trace_at(case, layers, precision, M, dict(drawn), dict(skipped),
+                                                             witnesses),
+                                 lambda traced: traced.settled, START_PRECISION, max_prec)
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
@@ -427,11 +416,6 @@ def _check(points: list, drawn: dict) -> None:
                 point.checks[name] = UNRESOLVED
             else:
                 point.checks[name] = OUTCOMES[compare(quantity, point.log_curves[name])]
-
-
-def text(x: arb | None) -> str | None:
-    """A decimal ball that contains x (arb prints radii rounded outwards)."""
-    return None if x is None else x.str(15, radius=True)
 
 
 FLOAT64_TINY = arb(2) ** -1022  # the smallest normal binary64: below it a value is shown as 10^(log10)
