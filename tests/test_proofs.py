@@ -42,7 +42,7 @@ def test_every_registered_claim_links_to_a_derivation():
 def test_cli_runs_one_derivation(capsys):
     assert main(["proofs", "residual.far"]) == 0
     out = capsys.readouterr().out
-    assert "residual.far" in out and "[holds ]" in out and "1 of 1 derivations hold" in out
+    assert "residual.far" in out and "[holds, not certified]" in out and "1 of 1 derivations hold" in out
 
 
 def test_cli_json(capsys):

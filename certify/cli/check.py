@@ -14,7 +14,7 @@ def add_parser(subparsers):
                               description="Decide a claim (default collapse.global) or a user bound "
                               "D(layer output) <= EXPR on a configuration, with ball arithmetic. Exit 0 holds, "
                               "1 violated, 3 undecided, 2 bad input.")
-    p.add_argument("config", help="configuration file (JSON): X, and A or W_Q/W_K, or layers")
+    p.add_argument("config", help="configuration file (JSON, or numpy .npz): X, and A or W_Q/W_K, or layers")
     options.add_target(p)
     p.add_argument("--out", metavar="CERT", help="write the certificate here (holds or violated only)")
     options.add_max_prec(p)
@@ -33,9 +33,11 @@ def describe(result: engine.Result) -> dict:
         "layer": c.layer,
         "lhs": f"{c.lhs_expr} = {c.lhs.str(10, radius=True)}",
         "rhs": f"{c.rhs_expr} = {c.rhs.str(10, radius=True)}",
-        "margin": result.margin,
+        "margin": list(result.margin),
+        "margin_ball": result.margin_ball,
         "float64": None if screen is None else {"lhs": float(screen.lhs), "rhs": float(screen.rhs),
-                                                "says": "holds" if screen.outcome else "violated"},
+                                                "says": "holds" if screen.outcome else "violated",
+                                                "certified": False},
         "reason": result.reason,
     }
 
@@ -55,11 +57,11 @@ def run(args) -> int:
     print(f"{result.verdict.upper()}: {info['target']}{where}")
     print(f"  lhs  {info['lhs']}")
     print(f"  rhs  {info['rhs']}")
-    print(f"  margin rhs - lhs = {info['margin']}" + (f"  [{result.precision} bits]" if result.precision else ""))
+    print(f"  margin rhs - lhs = {result.margin_text}" + (f"  [{result.precision} bits]" if result.precision else ""))
     if info["float64"]:
         f = info["float64"]
         agree = f["says"] == result.verdict
-        print(f"  float64 screen: lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
+        print(f"  float64 screen (not certified): lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
               + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
     elif not result.screen:
         print("  float64 screen: none (float64 cannot represent these inputs or sides; arb decided alone)")

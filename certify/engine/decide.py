@@ -30,6 +30,7 @@ from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
+from certify.core.numbers import ball_text, float_bounds
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 
@@ -68,8 +69,21 @@ class Result:
         return min(self.comparisons, key=closeness)
 
     @property
-    def margin(self) -> str:
-        """rhs - lhs of the tightest comparison, to 3 digits (it may be far below float64's range)."""
+    def margin(self) -> tuple[float, float]:
+        """(lo, hi): binary64 bounds of rhs - lhs of the tightest comparison, rounded outward (a margin
+        below binary64's range, such as 2e-434, is (0.0, 5e-324): margin_ball says it exactly)."""
+        c = self.tightest
+        return float_bounds(_ball(c.rhs - c.lhs))
+
+    @property
+    def margin_ball(self) -> str:
+        """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits)."""
+        c = self.tightest
+        return ball_text(_ball(c.rhs - c.lhs))
+
+    @property
+    def margin_text(self) -> str:
+        """rhs - lhs of the tightest comparison, to 3 digits, for a line of text."""
         c = self.tightest
         return short(c.rhs - c.lhs)
 
@@ -77,9 +91,14 @@ class Result:
         c = self.tightest
         where = "" if c.layer is None else f" at layer {c.layer}"
         line = (f"<certify {self.verdict}: {self.target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
-                f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin}")
+                f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin_text}")
         line += f", {self.precision} bits" if self.precision else ""
         return line + (f"; {self.reason}" if self.reason else "") + ">"
+
+
+def _ball(x) -> arb:
+    """A side of a comparison as an arb (the float64 screen's are plain floats, exact as arb)."""
+    return x if isinstance(x, arb) else arb(float(x))
 
 
 def short(x) -> str:

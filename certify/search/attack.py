@@ -154,7 +154,7 @@ class AttackReport:
             "counterexample": None if self.counterexample is None else {
                 "configuration": config.to_json(self.counterexample.case),
                 "verdict": self.counterexample.result.verdict,
-                "margin": self.counterexample.result.margin,
+                "margin": self.counterexample.result.margin_text,
                 "precision": self.counterexample.result.precision,
                 "shrink_steps": [{"move": s.move, "kept": s.kept} for s in self.counterexample.steps],
             },

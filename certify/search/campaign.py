@@ -40,7 +40,7 @@ A record (one JSON line):
                       every hold_stride-th configuration, whose certificate is kept as with tier "arb".
     ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
-    margin            rhs - lhs to 3 digits (engine.Result.margin)
+    margin            rhs - lhs to 3 digits (engine.Result.margin_text)
     L                 float64 a D^2 (null past float64's range, as ratio and margin_log10)
     float64           the engine's float64 screen: "holds" when every lhs <= rhs, else "violated"
     float64_equal     the screen found some lhs == rhs exactly
@@ -172,7 +172,7 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
         result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         records.append({
             **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
-            **_tightest(result), "margin": result.margin,
+            **_tightest(result), "margin": result.margin_text,
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
             "reason": result.reason, **_keep(campaign, out_dir, item, result),
