@@ -52,6 +52,7 @@ NDIMS = {"X": 2, "A": 2, "W_Q": 2, "W_K": 2, "V": 2, "mask": 2, "W1": 2, "W2": 2
 
 @dataclass(frozen=True)
 class FeedForward:
+    """A token-wise MLP W2 s(W1 x + b1) + b2 after attention (s = ReLU or GELU), residual or not."""
     W1: Matrix
     b1: Vector
     W2: Matrix
@@ -62,6 +63,7 @@ class FeedForward:
 
 @dataclass(frozen=True)
 class LayerNorm:
+    """A LayerNorm before ("pre") or after ("post") attention: the sphere x/||x|| or the standard one."""
     position: str  # "post" | "pre"
     kind: str = "sphere"  # "sphere": x / ||x||_2 ; "standard": g * (x - mean) / sqrt(var + eps) + b
     gain: Vector | None = None
@@ -71,6 +73,7 @@ class LayerNorm:
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer, exact: an attention head (A, or W_Q and W_K with biases) and its optional parts."""
     d: int
     A: Matrix | None = None
     W_Q: Matrix | None = None
@@ -108,10 +111,12 @@ class Case:
 
     @property
     def n(self) -> int:
+        """The number of tokens."""
         return len(self.X)
 
     @property
     def d(self) -> int:
+        """The token dimension."""
         return len(self.X[0])
 
     def sizes(self) -> tuple[int, int, int, int]:

@@ -49,6 +49,7 @@ def distances_from(out: list[list[int]], source: int) -> list[int | None]:
 
 @dataclass(frozen=True)
 class GraphReport:
+    """The attention graph of a mask: connectivity, centres and radius (Wu et al.'s r)."""
     n: int
     edges: int  # including the n self-loops
     strongly_connected: bool
@@ -58,6 +59,7 @@ class GraphReport:
     radius: int | None  # None when there is no centre
 
     def to_json(self) -> dict:
+        """The report as JSON (what `certify graph --json` prints)."""
         return {
             "n": self.n,
             "edges": self.edges,

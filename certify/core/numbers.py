@@ -116,6 +116,7 @@ def from_numpy(data, ndims: dict, where: str = ""):
 
 
 def json_type(value) -> str:
+    """How a value is named in an error message ("a list", "the string 'x'", ...)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -130,6 +131,7 @@ def json_type(value) -> str:
 
 
 def parse_vector(value, where: str, length: int | None = None) -> tuple[Fraction, ...]:
+    """A non-empty list of exact numbers (of `length` entries when given)."""
     if not isinstance(value, (list, tuple)) or not value:
         raise BadInput(f"{where}: expected a non-empty list of numbers, got {json_type(value)}")
     if any(isinstance(v, (list, tuple)) for v in value):
@@ -155,6 +157,7 @@ class Binary64Matrix(Sequence):
         self._rows = None
 
     def rows(self) -> tuple:
+        """The matrix as rows of Fractions (made once, on first use)."""
         if self._rows is None:
             self._rows = tuple(tuple(map(Fraction, row)) for row in self.array.tolist())
         return self._rows

@@ -65,7 +65,7 @@ import time
 from collections import Counter
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
@@ -78,6 +78,7 @@ from certify.core import config
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.core.verdicts import short_repr
 from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/2"
@@ -617,3 +618,50 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
             + [r["certificate"] for r in certificates if r["verdict"] == engine.HOLDS][:LISTED],
         },
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API: certify.sample
+
+
+@dataclass
+class SampleResult:
+    """A campaign's outcome: its folder and summary (summary.json); verdict and counts over every record."""
+
+    folder: Path
+    summary: dict = field(repr=False)
+
+    @property
+    def counts(self) -> dict:
+        """Configurations decided per verdict (holds, violated, undecided)."""
+        return dict(self.summary["counts"])
+
+    @property
+    def verdict(self) -> str:
+        """violated if any configuration is, else undecided if any is, else holds."""
+        return overall_verdict(self.summary["counts"])
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `certify sample` for this campaign."""
+        return engine.EXIT_CODES[self.verdict]
+
+    def __repr__(self) -> str:
+        m = self.summary["campaign"]
+        target = m["claim"] or f"bound {m['bound']}"
+        counts = ", ".join(f"{verdict} {k}" for verdict, k in self.summary["counts"].items())
+        return short_repr(f"sample {self.verdict}", f"{self.summary['decided']} of {m['count']} decided ({counts}); "
+                          f"{self.folder}; {target}")
+
+
+def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
+           distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
+           max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
+           progress: bool = False, stop_after: int | None = None, restart: bool = False) -> SampleResult:
+    """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
+    `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
+    records and certificates go to the folder `out` (resumed when it holds the same campaign)."""
+    spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
+                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier)
+    summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
+    return SampleResult(Path(out), summary)

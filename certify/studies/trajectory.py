@@ -59,7 +59,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.numbers import ball_text as text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
                                     escalate, is_resolved)
-from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
+from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_repr
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
@@ -102,6 +102,9 @@ class Point:
 
 @dataclass
 class Trajectory:
+    """D_t, mu_t and the bound curves through T layers (certify.trajectory), with the trajectory
+    certificate and whether the independent checker confirmed it (certified)."""
+
     name: str
     T: int
     cycle: int  # L: layer t is the configuration's layer t mod L
@@ -141,6 +144,14 @@ class Trajectory:
         if not self.certified:
             return EXIT_CODES[UNDECIDED]
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
+
+    def __repr__(self) -> str:
+        """One short line: the verdict, how far D_t is resolved, D_T, and whether the checker confirmed."""
+        last = self.points[self.resolved_through] if self.resolved_through >= 0 else None
+        D = "" if last is None else f", D_{last.t} = {last.D.str(4, radius=False)}"
+        checker = "confirmed by the checker" if self.certified else NOT_CERTIFIED
+        return short_repr(f"trajectory {self.verdict}", f"{self.name or 'configuration'}, {self.T} layers, "
+                          f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION) -> Trajectory:
