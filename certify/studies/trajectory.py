@@ -21,7 +21,7 @@ composed curve is iterated in log form, see log_g).  Everything reported goes in
 certificate (certify.studies.trajectory_certificate) that the independent checker re-derives; a
 trajectory the checker does not confirm is labelled not certified and exits 3.
 
-Curves (shared/CLAIMS.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
+Curves (docs/claims.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
 D_0 itself or trivially above it):
     global.step      D_t <= g_{a_{t-1}}(D_{t-1}),  g_a(D) = (1 - exp(-a D^2)) D     pure attention
     global.composed  D_t <= g_{a_{t-1}}( ... g_{a_0}(D_0))                           pure attention
