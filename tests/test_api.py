@@ -121,7 +121,7 @@ def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
     info = json.loads(capsys.readouterr().out)
     assert isinstance(info["margin"], list) and all(isinstance(x, float) for x in info["margin"])
     assert info["margin"][0] <= info["margin"][1] and "+/-" in info["margin_ball"]
-    assert info["float64"]["certified"] is False
+    assert info["float64"]["checker"] == "not certified"
 
 
 # ------------------------------------------------------------------ exports and reprs

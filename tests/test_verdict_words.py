@@ -118,6 +118,17 @@ def test_every_verdict_word_is_confirmed_or_labelled_slow(name, tmp_path, monkey
     assert unbacked_lines(text, confirmed) == []
 
 
+def test_verify_and_a_violated_check(tmp_path, monkeypatch, capsys):
+    cert = tmp_path / "cert.json"
+    code, text, confirmed = _run(["check", "examples/saturated.json", "--bound", "(1-exp(-a*D**2/8))*D", "--out",
+                                  str(cert)], tmp_path, monkeypatch, capsys)
+    assert code in (0, 1) and unbacked_lines(text, confirmed) == []
+    code, text, confirmed = _run(["verify", str(cert)], tmp_path, monkeypatch, capsys)
+    assert code == 0 and confirmed and unbacked_lines(text, confirmed) == []
+    code, text, confirmed = _run(["check", CONFIG, "--bound", "D/100"], tmp_path, monkeypatch, capsys)
+    assert code == 1 and "VIOLATED" in text and unbacked_lines(text, confirmed) == []
+
+
 def test_proofs_and_spot_checks_are_labelled_in_json(tmp_path, monkeypatch, capsys):
     code, text, _ = _run(["proofs", "collapse.cubic", "--json"], tmp_path, monkeypatch, capsys)
     derivation = json.loads(text)[0]

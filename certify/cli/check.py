@@ -37,7 +37,7 @@ def describe(result: engine.Result) -> dict:
         "margin_ball": result.margin_ball,
         "float64": None if screen is None else {"lhs": float(screen.lhs), "rhs": float(screen.rhs),
                                                 "says": "holds" if screen.outcome else "violated",
-                                                "certified": False},
+                                                "checker": "not certified"},
         "reason": result.reason,
     }
 
