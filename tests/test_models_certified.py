@@ -16,8 +16,8 @@ import mpmath
 import numpy as np
 import pytest
 
-pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
-pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("safetensors", reason='certify.studies.models needs pip install ".[models]"')
+pytest.importorskip("tokenizers", reason='certify.studies.models needs pip install ".[models]"')
 
 import oracle
 from flint import arb, ctx
@@ -166,7 +166,7 @@ def test_head_enclosures_contain_the_mpmath_values(tiny_dir):
 
 
 def test_the_key_bias_cancels_and_the_query_bias_does_not(tiny_dir):
-    """CLAIMS.md: with biases, S_ij gains a term of i alone (b_K enters only through it) and the
+    """docs/claims.md: with biases, S_ij gains a term of i alone (b_K enters only through it) and the
     shared u^T x_j with u = W_K b_Q / sqrt(d_k).  Zeroing b_K leaves P exactly; zeroing b_Q
     changes it (a planted error the reference must catch); the bound holds either way."""
     tensors = tiny_tensors()
@@ -286,7 +286,7 @@ def test_suite_section_skips_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setitem(loading.MODEL_PACKAGES, "minilm", ("certify_no_such_package", "no-such-package"))
     rows = list(model_section.section(SuiteRun(out_dir=tmp_path)))
     assert len(rows) == 1 and rows[0].verdict == "skipped" and rows[0].ok
-    assert "pip install --no-deps no-such-package" in rows[0].detail
+    assert 'pip install ".[models]"' in rows[0].detail and "pip install --no-deps no-such-package" in rows[0].detail
 
 
 # ------------------------------------------------------------------ part 2: all-MiniLM-L6-v2
@@ -355,4 +355,4 @@ def test_suite_section_skips_without_the_models_extra(monkeypatch, tmp_path):
                         lambda name, *a: object() if name == MODEL_PACKAGES["minilm"][0]
                         else None if name == "tokenizers" else real_find_spec(name, *a))
     (row,) = list(model_section.section(SuiteRun(out_dir=tmp_path)))
-    assert row.verdict == "skipped" and row.ok and "certify[models]" in row.detail
+    assert row.verdict == "skipped" and row.ok and 'pip install ".[models]"' in row.detail and "tokenizers" in row.detail

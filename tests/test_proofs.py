@@ -42,7 +42,7 @@ def test_every_registered_claim_links_to_a_derivation():
 def test_cli_runs_one_derivation(capsys):
     assert main(["proofs", "residual.far"]) == 0
     out = capsys.readouterr().out
-    assert "residual.far" in out and "[holds ]" in out and "1 of 1 derivations hold" in out
+    assert "residual.far" in out and "[holds, not certified]" in out and "1 of 1 derivations hold" in out
 
 
 def test_cli_json(capsys):
@@ -133,4 +133,4 @@ def test_suite_section_rows(tmp_path, monkeypatch):
     rows = list(proofs_section.section(SuiteRun(out_dir=tmp_path)))
     assert [r.case for r in rows] == ["residual.far", "init.scaling"]
     assert all(r.ok and r.verdict == "ok" for r in rows)
-    assert rows[0].detail == "4 steps: 3 symbolic, 1 prose"
+    assert rows[0].detail == "4 steps: 3 symbolic, 1 prose (not certified)"

@@ -321,7 +321,7 @@ def test_png_and_json_are_written(produced, name):
     assert paths["png"].stat().st_size > 10_000
     assert paths["png"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     summary = json.loads(paths["json"].read_text())
-    assert summary["figure"] == name and summary["certified_spot_checks"]
+    assert summary["figure"] == name and summary["spot_checks"]
     assert "not certified" in json.dumps(summary["settings"])
     assert [f["verdict"] for f in summary["findings"]] == [f.verdict for f in study.findings]
     if name == "wu-fig2" and HAS_MINILM:
@@ -425,7 +425,7 @@ def test_spot_check_shows_float64_drift_in_deep_collapse(produced, setting, what
     assert spot.float64 > 1e-30
     assert spot.enclosure.upper() < 1e-100 and not spot.float64_inside
     summary = spot.summary()
-    assert f"float64 {spot.float64:.3g}" in summary and "certified [0, " in summary
+    assert f"float64 {spot.float64:.3g}" in summary and "enclosed [0, " in summary and "not certified" in summary
     assert "too large by a factor of at least" in summary
 
 
@@ -457,7 +457,7 @@ def test_cli_prints_every_finding_and_its_cause(tmp_path, capsys):
     out = capsys.readouterr().out
     for m in sim.MASKS:
         assert f": {m} mask: a smaller d_QK" in out
-    assert "certified spot check: bert setting" in out
+    assert "spot check: bert setting" in out
 
 
 def test_defaults_choose_the_setting_by_size():
@@ -479,7 +479,7 @@ def test_suite_section_rows(tmp_path, produced, monkeypatch):
         study, _ = produced[(row.case.split()[0], "bert")]
         assert row.ok == figures_section.accounted(study)
         assert row.ok, row.detail
-        assert "certified [" in row.detail
+        assert "enclosed [" in row.detail and "not certified" in row.detail
         assert all(f.statement in row.detail for f in study.findings if f.reproduced is False)
     planted = studies.Study("wu-fig3", {}, {}, [], [studies.Finding("uni mask: planted", False, "", "not isolated")])
     assert not figures_section.accounted(planted)

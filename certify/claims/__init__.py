@@ -1,4 +1,4 @@
-"""The claim registry: every claim of shared/CLAIMS.md that certify can decide.
+"""The claim registry: every claim of docs/claims.md that certify can decide.
 
 A claim is one or more inequalities lhs <= rhs between expressions (certify.core.expr grammar) over
 named primitives of a layer step (see certify.core.primitives): D, D_out, D_PX, a, tau, n, d, v, ...

@@ -1,4 +1,4 @@
-"""The thesis's collapse family (the claims and conventions of "one head as a dynamical system")."""
+"""The thesis's collapse family (docs/claims.md; the claims and conventions of "one head as a dynamical system")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The thesis's feed-forward family (shared/CLAIMS.md, ffn.lipschitz).
+"""The thesis's feed-forward family (docs/claims.md, ffn.lipschitz).
 
 A token-wise L-Lipschitz f after attention: D(f(PX)) <= L D(PX) <= L (1 - exp(-a D^2)) D
 <= L a D^3, with L = ||W2||_2 Lip(s) ||W1||_2 (+ 1 for a residual FFN), see certify.core.lipschitz.

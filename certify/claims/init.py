@@ -1,4 +1,4 @@
-"""init.scaling on one configuration (shared/CLAIMS.md): what a single case can certify.
+"""init.scaling on one configuration (docs/claims.md): what a single case can certify.
 
 The claim proper is about scaling in d (a D^2 grows with d under standard initialisation), which
 `certify init` tabulates over sampled configurations.  On one configuration the certifiable part

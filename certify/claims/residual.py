@@ -1,4 +1,4 @@
-"""The thesis's residual family (shared/CLAIMS.md, residual.two_sided; residual.far is a
+"""The thesis's residual family (docs/claims.md, residual.two_sided; residual.far is a
 counterexample, `certify counterexample residual-far`).
 
 X' = X + P X V^T: x'_i - x'_k = (x_i - x_k) + V ((PX)_i - (PX)_k), and ||(PX)_i - (PX)_k|| <= tau D

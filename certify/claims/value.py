@@ -1,4 +1,4 @@
-"""The thesis's value-matrix family (shared/CLAIMS.md, value.bounded and value.expansive).
+"""The thesis's value-matrix family (docs/claims.md, value.bounded and value.expansive).
 
 X_{t+1} = P_t X_t V^T: one head with a value matrix, no residual, FFN, LayerNorm or mask (the
 factor 1 - exp(-a D^2) bounds tau(P) for unmasked attention only).

@@ -130,7 +130,7 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
         print(f"    {_compact(shrunk.case)}")
         c = shrunk.result.tightest
         print(f"    {c.lhs_expr} = {c.lhs.str(10, radius=False)}  >  {c.rhs_expr} = {c.rhs.str(10, radius=False)}"
-              f"  (margin {shrunk.result.margin}, {shrunk.result.precision} bits, confirmed by the checker)")
+              f"  (margin {shrunk.result.margin_text}, {shrunk.result.precision} bits, confirmed by the checker)")
     for name, path in written.items():
         print(f"  {name}: {path}")
     if "certificate" in written:

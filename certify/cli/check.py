@@ -17,7 +17,7 @@ def add_parser(subparsers):
                               description="Decide a claim (default collapse.global) or a user bound "
                               "D(layer output) <= EXPR on a configuration, with ball arithmetic. Exit 0 holds, "
                               "1 violated, 3 undecided, 2 bad input.")
-    p.add_argument("config", help="configuration file (JSON): X, and A or W_Q/W_K, or layers")
+    p.add_argument("config", help="configuration file (JSON, or numpy .npz): X, and A or W_Q/W_K, or layers")
     options.add_target(p)
     p.add_argument("--out", metavar="CERT", help="write the certificate here (holds or violated only)")
     options.add_max_prec(p)
@@ -68,10 +68,11 @@ def describe(result: engine.Result) -> dict:
         "layer": c.layer,
         "lhs": {"expr": c.lhs_expr} | number(c.lhs),
         "rhs": {"expr": c.rhs_expr} | number(c.rhs),
-        "margin": {"expr": "rhs - lhs"} | number(c.rhs - c.lhs),
+        "margin": {"expr": "rhs - lhs", "interval": list(result.margin)} | number(c.rhs - c.lhs),
         "agreeing_digits": agreeing_digits(c),
         "float64": None if screen is None else {"lhs": float(screen.lhs), "rhs": float(screen.rhs),
-                                                "says": "holds" if screen.outcome else "violated"},
+                                                "says": "holds" if screen.outcome else "violated",
+                                                "checker": "not certified"},
         "reason": result.reason,
     }
 
@@ -102,7 +103,7 @@ def run(args) -> int:
     if info["float64"]:
         f = info["float64"]
         agree = f["says"] == result.verdict
-        print(f"  float64 screen: lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
+        print(f"  float64 screen (not certified): lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
               + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
     elif not result.screen:
         print("  float64 screen: none (float64 cannot represent these inputs or sides; arb decided alone)")

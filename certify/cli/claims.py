@@ -1,4 +1,5 @@
-"""certify claims [--json]: the registry, with statements, hypotheses, sources and derivations."""
+"""certify claims [--json]: the registry, with statements, hypotheses, sources and derivations; the claims
+and their conventions are stated in docs/claims.md."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ from certify.prove import derivations as proofs_index
 def add_parser(subparsers):
     p = subparsers.add_parser("claims", help="list the registered claims",
                               description="List every registered claim with its statement, hypotheses, source "
-                              "and symbolic derivation in proofs/.")
+                              f"and symbolic derivation in proofs/. The claims and their conventions: {CLAIMS_PAGE}.")
     p.add_argument("--json", action="store_true", help="print the registry as JSON")
     p.set_defaults(run=run)
 
 
+CLAIMS_PAGE = "docs/claims.md"  # the claims with their conventions, in the repository
+
+
 def registry() -> list[dict]:
+    """Every registered claim as JSON: id, statement, inequalities checked, scope, hypotheses, source, proof."""
     rows = []
     for claim in claims.all_claims():
         rows.append({
@@ -42,4 +47,5 @@ def run(args) -> int:
         print(f"  hypotheses: {row['hypotheses']}")
         print(f"  source:     {row['source']}")
         print(f"  proof:      {row['proof'] or 'none yet'}")
+    print(f"\nThe claims and their conventions: {CLAIMS_PAGE}")
     return 0

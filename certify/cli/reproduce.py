@@ -2,7 +2,7 @@
 a paper's figure, reproduced.
 
 FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.studies.wu.studies).  Writes
-FIGURE.png, FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the certified spot check,
+FIGURE.png, FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the spot check in ball arithmetic (not certified),
 the findings: each statement of the paper's caption, per mask and variant, agreeing or not with
 this run, a disagreement with the cause a control run measured) into DIR.  The curves are float64
 simulations; the spot check is ball arithmetic.
@@ -61,7 +61,7 @@ def run(args) -> int:
     for note in study.notes:
         print(f"  note: {note}")
     for spot in study.spot_checks:
-        print(f"  certified spot check: {spot.configuration}: {spot.summary()}")
+        print(f"  spot check: {spot.configuration}: {spot.summary()}")
     for finding in study.findings:
         print(f"  {finding.verdict}: {finding.statement} ({finding.detail})")
         if finding.cause:

@@ -45,6 +45,7 @@ class Centred:
     E: object
 
     def absolute(self):
+        """X itself: 1 c^T + E."""
         return self.E + self.c
 
 
@@ -58,11 +59,13 @@ class Attention:
 
     @property
     def P(self):
+        """The attention matrix P = Pi + Delta."""
         return self.Pi + self.Delta
 
 
 @dataclass
 class Step:
+    """One layer in centred form: its attention, P X, the output, and the drift of the centre."""
     attention: Attention
     PX: Centred  # P X, before the value matrix and the residual
     out: Centred

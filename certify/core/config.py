@@ -1,6 +1,7 @@
 """Configuration files: what a user gives (tokens and layers), parsed once into exact data.
 
-Schema (JSON read by certify.core.jsonfile: no duplicate keys; numbers as in certify.core.numbers):
+Schema (JSON read by certify.core.jsonfile: no duplicate keys; numbers as in certify.core.numbers;
+the same keys as numpy arrays in a dict or an .npz file, certify.core.npzfile):
     "X":      n x d tokens as rows                                  (required, n >= 2)
     a layer:  "A" (d x d query-key matrix)  or  "W_Q", "W_K" (d x d_k), optional "b_Q", "b_K"
               (length d_k) and "d_k" (defaults to the columns of W_Q); scores are
@@ -27,10 +28,11 @@ from fractions import Fraction
 from pathlib import Path
 
 from certify.errors import BadInput
-from certify.core import jsonfile
+from certify.core import jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, shape_problem
 from certify.core.masks import named_mask, validate_mask
-from certify.core.numbers import encode, encode_matrix, json_type, parse_matrix, parse_number, parse_vector
+from certify.core.numbers import (encode, encode_matrix, from_numpy, json_type, parse_matrix, parse_number,
+                                  parse_vector)
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
@@ -41,10 +43,16 @@ COMPONENTS = {"V": "value matrix V", "mask": "mask", "residual": "residual conne
 
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 TOP_KEYS = {"X", "layers", "name", "description"}
+# the dimensions of each key's value, for numpy arrays (a mask may also be a 0-d string array: its name)
+NDIMS = {"X": 2, "A": 2, "W_Q": 2, "W_K": 2, "V": 2, "mask": 2, "W1": 2, "W2": 2,
+         "b_Q": 1, "b_K": 1, "b1": 1, "b2": 1, "gain": 1, "bias": 1,
+         "d_k": 0, "beta": 0, "eps": 0, "residual": 0, "activation": 0, "position": 0, "kind": 0, "name": 0,
+         "description": 0}
 
 
 @dataclass(frozen=True)
 class FeedForward:
+    """A token-wise MLP W2 s(W1 x + b1) + b2 after attention (s = ReLU or GELU), residual or not."""
     W1: Matrix
     b1: Vector
     W2: Matrix
@@ -55,6 +63,7 @@ class FeedForward:
 
 @dataclass(frozen=True)
 class LayerNorm:
+    """A LayerNorm before ("pre") or after ("post") attention: the sphere x/||x|| or the standard one."""
     position: str  # "post" | "pre"
     kind: str = "sphere"  # "sphere": x / ||x||_2 ; "standard": g * (x - mean) / sqrt(var + eps) + b
     gain: Vector | None = None
@@ -64,6 +73,7 @@ class LayerNorm:
 
 @dataclass(frozen=True)
 class Layer:
+    """One layer, exact: an attention head (A, or W_Q and W_K with biases) and its optional parts."""
     d: int
     A: Matrix | None = None
     W_Q: Matrix | None = None
@@ -101,10 +111,12 @@ class Case:
 
     @property
     def n(self) -> int:
+        """The number of tokens."""
         return len(self.X)
 
     @property
     def d(self) -> int:
+        """The token dimension."""
         return len(self.X[0])
 
     def sizes(self) -> tuple[int, int, int, int]:
@@ -115,14 +127,16 @@ class Case:
 
 
 def load(source, limits: Limits = DEFAULT) -> Case:
-    """A Case from a path, a JSON string's parsed dict, or a dict; refused beyond the size limits."""
+    """A Case from a path (JSON, or numpy .npz: certify.core.npzfile), a dict (whose values may be
+    numpy arrays), or a Case; refused beyond the size limits."""
     if isinstance(source, Case):
         case = source
     elif isinstance(source, (str, Path)):
         path = Path(source)
         if not path.is_file():
             raise BadInput(f"no such configuration file: {path}")
-        case = parse(jsonfile.read(path, str(path), limits))
+        read = npzfile.read(path, limits) if path.suffix.lower() == ".npz" else jsonfile.read(path, str(path), limits)
+        case = parse(read)
     elif isinstance(source, dict):
         case = parse(source)
     else:
@@ -133,8 +147,10 @@ def load(source, limits: Limits = DEFAULT) -> Case:
 
 
 def parse(data: dict) -> Case:
+    """The exact Case of a configuration dict (JSON values, or numpy arrays converted exactly)."""
     if not isinstance(data, dict):
         raise BadInput(f"a configuration is a JSON object, not {json_type(data)}")
+    data = from_numpy(data, NDIMS)
     if "X" not in data:
         raise BadInput('the configuration has no tokens "X" (n x d, tokens as rows)')
     X = parse_matrix(data["X"], "X")

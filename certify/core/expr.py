@@ -38,14 +38,17 @@ _BINARY = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**
 
 @dataclass(frozen=True)
 class Expr:
+    """A parsed bound: its canonical text and its tree, evaluated in any arithmetic backend."""
     text: str
     tree: tuple  # ("num", Fraction) | ("var", name) | ("neg", e) | (op, e1, e2) | ("call", f, (args))
 
     @property
     def names(self) -> set[str]:
+        """The variable names the bound uses."""
         return _names(self.tree)
 
     def evaluate(self, ar, env: dict):
+        """The bound's value in backend `ar`, the names taken from env (a mapping)."""
         return _evaluate(ar, self.tree, env)
 
     def __str__(self) -> str:

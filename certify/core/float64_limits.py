@@ -1,4 +1,4 @@
-"""Where float64 loses the gap exp(-a D^2) of the collapse bound (shared/CLAIMS.md, init.scaling).
+"""Where float64 loses the gap exp(-a D^2) of the collapse bound (docs/claims.md, init.scaling).
 
 With correctly rounded binary64:
 - 1 - exp(-x) rounds to exactly 1.0 once exp(-x) <= 2^-54 (half the spacing of doubles just

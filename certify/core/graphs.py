@@ -1,6 +1,6 @@
 """Attention masks as directed graphs (Wu et al., Definitions 1-5).
 
-Convention (CLAIMS.md): mask[i][j] = 1 means token i attends to token j, i.e. row i of the
+Convention (docs/claims.md): mask[i][j] = 1 means token i attends to token j, i.e. row i of the
 attention matrix P may be nonzero in column j.  In the graph G this is the edge j -> i
 ("information flows from j to i").  Token indices start at 0.
 
@@ -49,6 +49,7 @@ def distances_from(out: list[list[int]], source: int) -> list[int | None]:
 
 @dataclass(frozen=True)
 class GraphReport:
+    """The attention graph of a mask: connectivity, centres and radius (Wu et al.'s r)."""
     n: int
     edges: int  # including the n self-loops
     strongly_connected: bool
@@ -58,6 +59,7 @@ class GraphReport:
     radius: int | None  # None when there is no centre
 
     def to_json(self) -> dict:
+        """The report as JSON (what `certify graph --json` prints)."""
         return {
             "n": self.n,
             "edges": self.edges,

@@ -10,6 +10,7 @@ from certify.errors import BadInput
 
 
 def dumps(data) -> str:
+    """data as indented JSON text with a final newline (every JSON file certify writes)."""
     return json.dumps(data, indent=1) + "\n"
 
 

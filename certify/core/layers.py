@@ -1,6 +1,6 @@
 """The dynamical systems, written once and generic over the arithmetic backend `ar`.
 
-Tokens are rows (shared/CLAIMS.md); softmax, LayerNorm, GELU and the attention formulas also
+Tokens are rows (docs/claims.md); softmax, LayerNorm, GELU and the attention formulas also
 accept leading batch axes (float64: many configurations, or heads, at once).  These are the only
 definitions of softmax, LayerNorm and GELU outside the checker: the models, the figures and the
 screens call them with the Float64 backend.  One layer maps X to X':
@@ -53,6 +53,7 @@ def full_mask(n: int) -> np.ndarray:
 
 
 def layer_arrays(ar, layer: Layer, n: int) -> LayerArrays:
+    """The layer's matrices in backend `ar`, with beta (and 1/sqrt(d_k)) folded into the scores, and its n x n mask."""
     mask = full_mask(n) if layer.mask is None else np.array(layer.mask, dtype=bool)
     beta = ar.number(layer.beta)
     V = None if layer.V is None else ar.array(layer.V)
@@ -76,6 +77,8 @@ def query_key_matrix(ar, arrays: LayerArrays):
 
 
 def scores(ar, arrays: LayerArrays, Z):
+    """The attention scores z_i^T A z_j, or (W_Q^T z_i + b_Q)^T (W_K^T z_j + b_K) scaled, for every pair
+    (batched over leading axes)."""
     if arrays.A is not None:
         return ar.matmul(ar.matmul(Z, arrays.A), np.swapaxes(Z, -1, -2))
     queries = ar.matmul(Z, arrays.W_Q)
@@ -99,6 +102,7 @@ def softmax_rows(ar, S, mask):
 
 
 def attention(ar, arrays: LayerArrays, Z):
+    """The attention matrix P: the masked row softmax of the scores of Z."""
     return softmax_rows(ar, scores(ar, arrays, Z), arrays.mask)
 
 
@@ -132,6 +136,7 @@ def gelu(ar, x):
 
 
 def feed_forward(ar, spec: FeedForward, Y):
+    """The token-wise MLP W2 s(W1 y + b1) + b2 on every row of Y (plus Y when residual)."""
     hidden = ar.matmul(Y, ar.array(spec.W1).T) + ar.array(spec.b1)
     hidden = ar.relu(hidden) if spec.activation == "relu" else gelu(ar, hidden)
     out = ar.matmul(hidden, ar.array(spec.W2).T) + ar.array(spec.b2)
@@ -156,6 +161,8 @@ class Step:
 
 
 def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None) -> Step:
+    """One layer on tokens X: LayerNorm (pre), attention P, P X, V, residual, FFN, LayerNorm (post); the Step
+    keeps P and P X."""
     arrays = arrays or layer_arrays(ar, layer, X.shape[0])
     ln = layer.layernorm
     Z = layernorm(ar, ln, X) if ln is not None and ln.position == "pre" else X

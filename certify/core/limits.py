@@ -30,6 +30,7 @@ from certify.errors import BadInput
 
 @dataclass(frozen=True)
 class Limits:
+    """The caps on an input (README, "Limits"): sizes, precision, JSON shape, memory and work."""
     tokens: int = 1024
     dim: int = 1024
     layers: int = 64

@@ -1,7 +1,7 @@
 """Certified Lipschitz constants (2-norm) of token-wise feed-forward networks.
 
 An MLP f(x) = W2 s(W1 x + b1) + b2 is a composition, so Lip(f) <= ||W2||_2 Lip(s) ||W1||_2, and a
-residual one x + f(x) has constant 1 + Lip(f) (triangle inequality); shared/CLAIMS.md, ffn.lipschitz.
+residual one x + f(x) has constant 1 + Lip(f) (triangle inequality); docs/claims.md, ffn.lipschitz.
 
 Lip(ReLU) = 1: |max(u, 0) - max(w, 0)| <= |u - w|.
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import math
 import re
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
@@ -68,7 +69,54 @@ def parse_number(value, where: str = "number") -> Fraction:
     raise BadInput(f"{where}: expected a number, got {json_type(value)}")
 
 
+def _numpy_exact(array: np.ndarray, where: str):
+    """The entries of a numpy array as exact Python numbers (nested lists; a 0-d array gives one number).
+
+    Float dtypes: each entry exactly the binary floating-point value it holds (float16/32/64 as the
+    binary64 Python float, wider ones as Fractions); integer dtypes: the integers; a string scalar: the
+    string (a mask or LayerNorm name); a boolean scalar: the boolean ("residual").  Object, complex
+    and other dtypes, NaN and infinity are bad input."""
+    kind = array.dtype.kind
+    if kind in "US" and array.ndim == 0:
+        return str(array.item())
+    if kind == "b" and array.ndim == 0:
+        return bool(array.item())
+    if kind not in "fiub":
+        raise BadInput(f"{where}: a numpy array of dtype {array.dtype} is not a number array "
+                       "(give a float or integer dtype)")
+    if kind == "f":
+        if not np.isfinite(array).all():
+            raise BadInput(f"{where}: the numpy array holds NaN or infinity")
+        if array.dtype.itemsize > 8:  # long double: wider than binary64, kept exact as rationals
+            exact = np.vectorize(lambda x: Fraction(*x.as_integer_ratio()), otypes=[object])(array)
+            return exact.tolist()
+        return array.astype(np.float64).tolist()  # every float16/32 value is a binary64 value
+    if kind == "b":
+        return array.astype(np.int64).tolist()  # a 0/1 mask
+    return array.tolist()  # numpy integers become Python integers, exactly
+
+
+def from_numpy(data, ndims: dict, where: str = ""):
+    """data with every numpy array or numpy scalar inside (dicts and lists walked) replaced by its exact
+    Python value (_numpy_exact), so that the rest of the reading sees what a JSON file gives.  ndims
+    maps a key to the dimensions its array must have (2 for a matrix, 1 for a vector, 0 for a scalar)."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        array = np.asarray(data)
+        key = where.rsplit(".", 1)[-1]
+        want = ndims.get(key)
+        if want is not None and array.ndim != want and not (key == "mask" and array.ndim == 0):
+            what = {0: "a number", 1: "a vector (1-d)", 2: "a matrix (2-d)"}[want]
+            raise BadInput(f"{where}: expected {what}, got a numpy array of shape {array.shape}")
+        return _numpy_exact(array, where)
+    if isinstance(data, dict):
+        return {key: from_numpy(value, ndims, f"{where}.{key}" if where else str(key)) for key, value in data.items()}
+    if isinstance(data, (list, tuple)) and any(isinstance(v, (np.ndarray, np.generic, dict, list, tuple)) for v in data):
+        return [from_numpy(value, ndims, f"{where}[{i}]") for i, value in enumerate(data)]
+    return data
+
+
 def json_type(value) -> str:
+    """How a value is named in an error message ("a list", "the string 'x'", ...)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -83,6 +131,7 @@ def json_type(value) -> str:
 
 
 def parse_vector(value, where: str, length: int | None = None) -> tuple[Fraction, ...]:
+    """A non-empty list of exact numbers (of `length` entries when given)."""
     if not isinstance(value, (list, tuple)) or not value:
         raise BadInput(f"{where}: expected a non-empty list of numbers, got {json_type(value)}")
     if any(isinstance(v, (list, tuple)) for v in value):
@@ -108,6 +157,7 @@ class Binary64Matrix(Sequence):
         self._rows = None
 
     def rows(self) -> tuple:
+        """The matrix as rows of Fractions (made once, on first use)."""
         if self._rows is None:
             self._rows = tuple(tuple(map(Fraction, row)) for row in self.array.tolist())
         return self._rows
@@ -225,3 +275,33 @@ def _parse_block(value: dict, where: str) -> Binary64Matrix:
     if not np.isfinite(array).all():
         raise BadInput(f"{where}: the binary64 block holds a number that is not finite")
     return Binary64Matrix(array)
+
+
+def ball_text(x) -> str | None:
+    """A decimal ball (15 digits) that contains the arb x (arb prints radii rounded outwards); None stays None."""
+    return None if x is None else x.str(15, radius=True)
+
+
+_SMALLEST_SUBNORMAL = math.ulp(0.0)
+
+
+def _float_at_most(value) -> float:
+    """The largest binary64 number (or -inf) <= the arb value, an exact point."""
+    if value.is_nan():
+        return -math.inf
+    if abs(value) < _SMALLEST_SUBNORMAL:  # far below binary64: an exponent too large to make a Fraction of
+        return 0.0 if value >= 0 else -_SMALLEST_SUBNORMAL
+    if abs(value) > sys.float_info.max:
+        return sys.float_info.max if value > 0 else -math.inf
+    mantissa, exponent = (int(part) for part in value.mid().man_exp())
+    exact = Fraction(mantissa) * Fraction(2) ** exponent
+    candidate = float(exact)
+    return candidate if Fraction(candidate) <= exact else math.nextafter(candidate, -math.inf)
+
+
+def float_bounds(x) -> tuple[float, float]:
+    """binary64 numbers (lo, hi) with lo <= every point of the arb ball x <= hi, rounded outward
+    (a positive value below binary64's range gives (0.0, 5e-324)); (-inf, inf) for a non-finite ball."""
+    if not x.is_finite():
+        return -math.inf, math.inf
+    return _float_at_most(x.lower()) + 0.0, -_float_at_most(-x.upper()) + 0.0  # + 0.0: no negative zero

@@ -12,9 +12,12 @@ from typing import Callable, Iterator, TypeVar
 
 import flint
 
+from certify.errors import BadInput
+
 START_PRECISION = 53
 DEFAULT_MAX_PRECISION = 1 << 16
 PRECISION_LIMIT = 1 << 20  # beyond this a request is absurd, not ambitious
+RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which a ball counts as unresolved
 
 T = TypeVar("T")
 
@@ -50,3 +53,15 @@ def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None], 
             return allowed, reason
         allowed = precision
     return allowed, None
+
+
+def check_precision_cap(max_prec: int) -> None:
+    """BadInput unless max_prec is an integer number of bits from START_PRECISION to PRECISION_LIMIT."""
+    if isinstance(max_prec, bool) or not isinstance(max_prec, int) or not START_PRECISION <= max_prec <= PRECISION_LIMIT:
+        raise BadInput(f"--max-prec must be an integer from {START_PRECISION} to {PRECISION_LIMIT} bits, got {max_prec!r}")
+
+
+def is_resolved(x: flint.arb) -> bool:
+    """An exact zero, or a ball with at least RESOLVED_BITS bits of relative accuracy: more precision
+    would sharpen it, but it already says what it is."""
+    return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS

@@ -26,6 +26,8 @@ from certify.core.layers import LayerArrays, Step, query_key_matrix
 
 @dataclass
 class LayerView:
+    """One layer of a run in one backend: its inputs and step, and the named quantities (PRIMITIVES) computed on
+    demand."""
     ar: object
     t: int
     layer: Layer
@@ -38,6 +40,7 @@ class LayerView:
     cache: dict = field(default_factory=dict)
 
     def get(self, name: str):
+        """The quantity `name` of PRIMITIVES for this layer, computed once and cached."""
         if name not in self.cache:
             if name not in PRIMITIVES:
                 raise KeyError(name)

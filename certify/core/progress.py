@@ -22,6 +22,7 @@ def configure(show: bool | None) -> None:
 
 
 def bars_shown() -> bool:
+    """Whether progress bars are drawn: as configured (--progress / -q), else when stderr is a terminal."""
     if _mode is None:
         return sys.stderr.isatty()
     return _mode

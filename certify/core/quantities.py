@@ -1,6 +1,6 @@
 """Quantities of a token configuration and an attention matrix, generic over the arithmetic.
 
-Definitions are those of shared/CLAIMS.md ("Quantities").  Tokens are the last two axes, so a
+Definitions are those of docs/claims.md ("Quantities").  Tokens are the last two axes, so a
 float64 batch of configurations (batch, n, d) gives one value per configuration.
 """
 

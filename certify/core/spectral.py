@@ -20,6 +20,7 @@ from flint import arb, arb_mat
 
 @dataclass(frozen=True)
 class NormWitness:
+    """A float64 SVD's singular basis and top singular vector, from which ||A||_2 is enclosed rigorously."""
     basis: np.ndarray  # W: float64, nearly orthogonal, columns the right singular vectors
     top: np.ndarray  # w: float64 top right singular vector
     estimate: float = float("nan")  # float64 ||A||_2 from the same SVD (screening only)

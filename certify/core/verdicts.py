@@ -1,4 +1,18 @@
-"""The three verdicts of a claim on a configuration, and the exit code each one means."""
+"""The three verdicts of a claim on a configuration, the exit code each one means, and how a result
+object shows itself in one short line."""
 
 HOLDS, VIOLATED, UNDECIDED = "holds", "violated", "undecided"
 EXIT_CODES = {HOLDS: 0, VIOLATED: 1, UNDECIDED: 3}
+REPR_LIMIT = 199  # a result's repr stays one readable line in a notebook
+
+
+def short_repr(head: str, detail: str = "", limit: int = REPR_LIMIT) -> str:
+    """<certify HEAD: detail> (HEAD such as "holds" or "trajectory holds"), the detail clipped with "..."
+    so that the whole has at most limit characters (a long bound or reason stays in the result's fields)."""
+    head = f"<certify {head}"
+    if not detail:
+        return head + ">"
+    room = limit - len(head) - len(": >")
+    if len(detail) > room:
+        detail = detail[:max(room - 3, 0)].rstrip() + "..."
+    return f"{head}: {detail}>"

@@ -49,6 +49,7 @@ def widened(x: arb, precision: int) -> arb:
 
 
 def arb_text(x: arb, precision: int) -> str:
+    """A ball as decimal text with enough digits for `precision` bits (widened to hide binary rounding)."""
     digits = math.ceil(precision * math.log10(2)) + 3
     return widened(x, precision).str(digits, radius=True, more=True)
 
@@ -66,6 +67,8 @@ def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -
 
 
 def build(case, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
+    """The inequality certificate of a decided verdict: exact inputs, every enclosure, the comparisons, the
+    witnesses and the digest."""
     from certify.core import config  # here, so that reading a certificate does not load numpy
 
     inputs = config.to_json(case)
@@ -128,6 +131,7 @@ def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmatio
 
 
 def write(cert: dict, path) -> Path:
+    """Write a certificate as JSON; returns the path."""
     return jsonfile.write(cert, path)
 
 

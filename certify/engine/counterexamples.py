@@ -31,6 +31,7 @@ class Found:
 
     @property
     def verdict(self) -> str:
+        """certified when every check passed, else undecided."""
         return "undecided" if self.failures else "certified"
 
     def require(self, passed: bool, what: str) -> bool:
@@ -42,6 +43,7 @@ class Found:
 
 @dataclass(frozen=True)
 class Outcome:
+    """A named counterexample's certificate and what the checker said of it."""
     certificate: dict
     confirmed: bool  # the trusted checker re-derived the certificate
     message: str  # the checker's word
@@ -49,6 +51,7 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
+        """The certificate's verdict (certified or undecided)."""
         return self.certificate["verdict"]
 
 

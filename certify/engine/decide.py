@@ -30,13 +30,15 @@ from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
+from certify.core.numbers import ball_text, float_bounds
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate, highest_allowed
-from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
+from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_repr
 
 
 
 @dataclass
 class Comparison:
+    """One inequality lhs <= rhs at one layer (or over the stack), its two sides and its three-valued outcome."""
     layer: int | None  # None for a claim about the whole stack
     lhs_expr: str
     rhs_expr: str
@@ -47,6 +49,8 @@ class Comparison:
 
 @dataclass
 class Result:
+    """The outcome of certify.check: the verdict, the comparisons, the float64 screen's, and the
+    checker-confirmed certificate."""
     verdict: str
     target: str  # claim id, or "bound: EXPR"
     precision: int | None
@@ -57,6 +61,7 @@ class Result:
 
     @property
     def exit_code(self) -> int:
+        """The exit code of `certify check`: 0 holds, 1 violated, 3 undecided."""
         return EXIT_CODES[self.verdict]
 
     @property
@@ -68,18 +73,38 @@ class Result:
         return min(self.comparisons, key=closeness)
 
     @property
-    def margin(self) -> str:
-        """rhs - lhs of the tightest comparison, to 3 digits (it may be far below float64's range)."""
+    def margin(self) -> tuple[float, float]:
+        """(lo, hi): binary64 bounds of rhs - lhs of the tightest comparison, rounded outward (a margin
+        below binary64's range, such as 2e-434, is (0.0, 5e-324): margin_ball says it exactly)."""
+        c = self.tightest
+        return float_bounds(_ball(c.rhs - c.lhs))
+
+    @property
+    def margin_ball(self) -> str:
+        """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits)."""
+        c = self.tightest
+        return ball_text(_ball(c.rhs - c.lhs))
+
+    @property
+    def margin_text(self) -> str:
+        """rhs - lhs of the tightest comparison, to 3 digits, for a line of text."""
         c = self.tightest
         return short(c.rhs - c.lhs)
 
     def __repr__(self) -> str:
+        """One line of at most REPR_LIMIT characters: the verdict, the tightest comparison and its margin."""
         c = self.tightest
         where = "" if c.layer is None else f" at layer {c.layer}"
-        line = (f"<certify {self.verdict}: {self.target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
-                f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin}")
-        line += f", {self.precision} bits" if self.precision else ""
-        return line + (f"; {self.reason}" if self.reason else "") + ">"
+        target = self.target if len(self.target) <= 60 else self.target[:57] + "..."
+        detail = (f"{target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
+                  f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin_text}")
+        detail += f", {self.precision} bits" if self.precision else ""
+        return short_repr(self.verdict, detail + (f"; {self.reason}" if self.reason else ""))
+
+
+def _ball(x) -> arb:
+    """A side of a comparison as an arb (the float64 screen's are plain floats, exact as arb)."""
+    return x if isinstance(x, arb) else arb(float(x))
 
 
 def short(x) -> str:
@@ -92,6 +117,7 @@ def short(x) -> str:
 
 
 def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | None, expr.Expr | None]:
+    """The claim of --claim (default collapse.global), or the parsed bound of --bound; both is bad input."""
     if claim_id and bound:
         raise BadInput("give either --claim or --bound, not both")
     if bound is not None:
@@ -210,6 +236,7 @@ class Target:
 
     @property
     def name(self) -> str:
+        """The claim id, or "bound: EXPR"."""
         return self.claim.id or f"bound: {self.bound.text}"
 
 

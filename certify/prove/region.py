@@ -17,12 +17,15 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify.core.numbers import parse_number
 from certify.core.precision import escalate
+from certify.core.verdicts import short_repr
+from certify.errors import BadInput
 from certify.engine import certificate as certificates
 from certify.engine import VIOLATED
 from certify.engine import check as check_configuration
 from certify.engine.certificate import FORMAT
-from certify.prove import bnb, closing, reductions
+from certify.prove import bnb, closing, profiles, reductions
 from certify.prove.profiles import Profile
 from certify.prove.tilt import Interval, one_minus_ratio_lower
 
@@ -47,6 +50,9 @@ ORDER = ("monotone-w/identity", "monotone-w/direct", "monotone-w/divided", "dire
 
 @dataclass
 class ProofResult:
+    """A region proof (certify.prove): proved, violated (with a counterexample) or undecided, the
+    bisection tree and its leaves, and the region-proof certificate the checker confirmed (confirmed)."""
+
     verdict: str
     region: reductions.Region
     reduction: reductions.Reduction
@@ -63,7 +69,18 @@ class ProofResult:
 
     @property
     def volume_proved(self) -> Fraction:
+        """The fraction of the reduced domain's volume closed by the leaves."""
         return sum((volume(box) for box, _, _ in self.leaves), Fraction(0)) / volume(self.reduction.root)
+
+    def __repr__(self) -> str:
+        """One short line: the verdict, the region, the leaves and whether the checker confirmed."""
+        checker = "confirmed by the checker" if self.confirmed else "not certified"
+        region = self.region
+        d = "every d" if region.d is None else f"d = {region.d}"
+        target = self.profile.claim or f"bound {self.profile.bound}"
+        return short_repr(f"prove {self.verdict}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
+                          f"||A||_2 <= {region.norm}; {len(self.leaves)} leaves, "
+                          f"{float(self.volume_proved):.3g} of the volume, {checker}")
 
 
 def volume(box: tuple[Interval, ...]) -> Fraction:
@@ -217,6 +234,34 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     confirmation = certificates.confirm(result.certificate)
     result.confirmed, result.message = confirmation.ok, confirmation.message
     return result
+
+
+def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:
+    """The profile of a claim (default collapse.global) or of a bound D*g(a*D**2) on n tokens in d."""
+    if claim and bound:
+        raise BadInput("certify prove: give a claim or --bound, not both")
+    return profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim or "collapse.global")
+
+
+def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
+                time_limit: float = 60.0, progress=None) -> ProofResult:
+    """Prove a claim (collapse.global by default, or collapse.tanh) or a bound D*g(a*D**2) for every
+    configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3");
+    d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
+    (result.confirmed); what no reduction covers is refused (BadInput) before any work."""
+    region, profile = prepare(claim, bound, n, d, radius, norm, time_limit)
+    return prove(region, profile, time_limit=time_limit, progress=progress)
+
+
+def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm,
+            time_limit: float) -> tuple[reductions.Region, Profile]:
+    """The region and profile of prove_claim's arguments, or BadInput before any work."""
+    if not time_limit > 0:
+        raise BadInput("certify prove: --time-limit must be positive")
+    region = reductions.region(n, d, parse_number(radius, "--radius"), parse_number(norm, "--norm"))
+    profile = target(claim, bound, n, d)
+    reductions.reduce(region)  # refuse what no reduction covers
+    return region, profile
 
 
 def _preorder(root, axes: dict, closed: dict, open_boxes: set):

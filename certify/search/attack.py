@@ -32,6 +32,7 @@ from scipy.optimize import minimize
 
 from certify import engine
 from certify.core import config
+from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import objective, shrink
 from certify.search.objective import Evaluation, Layout
@@ -107,6 +108,9 @@ class Band:
 
 @dataclass
 class AttackReport:
+    """An adversarial search (certify.attack): what it evaluated, the best points per band of
+    L = a D^2, and a shrunk counterexample confirmed by the checker when one was found."""
+
     target: str
     claim: str | None
     bound: str | None
@@ -125,17 +129,31 @@ class AttackReport:
 
     @property
     def violated(self) -> bool:
+        """Whether a certified counterexample was found."""
         return self.counterexample is not None
 
     @property
     def exit_code(self) -> int:
+        """1 when a certified counterexample was found, else 0 (nothing found, nothing guaranteed)."""
         return 1 if self.violated else 0
 
+    def __repr__(self) -> str:
+        if self.counterexample is not None:
+            result = self.counterexample.result
+            found = (f"certified counterexample with {self.counterexample.case.n} tokens, margin {result.margin_text}, "
+                     "confirmed by the checker")
+        else:
+            found = "no violation found (nothing is guaranteed)"
+        return short_repr(f"attack {'violated' if self.violated else 'nothing found'}",
+                          f"{found}; {self.evaluations} evaluations in {self.seconds:.1f} s; {self.target}")
+
     def configuration(self, evaluation: Evaluation, name: str) -> dict:
+        """The configuration file (JSON dict) of an evaluated point."""
         arrays = self.layout.arrays(evaluation.shape, evaluation.L_param)
         return config.to_json(self.layout.case(*arrays, name=name))
 
     def to_json(self) -> dict:
+        """The report as JSON (what `certify attack --json` prints)."""
         pure = not self.layout.with_v and not self.layout.residual and self.layout.mask is None
         return {
             "target": self.target, "claim": self.claim, "bound": self.bound,
@@ -154,7 +172,7 @@ class AttackReport:
             "counterexample": None if self.counterexample is None else {
                 "configuration": config.to_json(self.counterexample.case),
                 "verdict": self.counterexample.result.verdict,
-                "margin": self.counterexample.result.margin,
+                "margin": self.counterexample.result.margin_text,
                 "precision": self.counterexample.result.precision,
                 "shrink_steps": [{"move": s.move, "kept": s.kept} for s in self.counterexample.steps],
             },

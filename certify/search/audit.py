@@ -23,6 +23,8 @@ from typing import Callable
 from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import campaign as campaigns
 
@@ -151,3 +153,51 @@ def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | N
             progress(done[0], len(indices))
 
     return [row for rows in pool.map(rederive, spec, chunks, on_each=count) for row in rows]
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API: certify.verify
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What `certify verify` says of a certificate or a campaign folder: ok (confirmed), refused
+    (unreadable or beyond the limits: nothing was checked), the checker's or the audit's message,
+    and for a campaign the problems found."""
+
+    source: str
+    kind: str  # the certificate's kind ("inequality", "trajectory", ...) or "campaign"
+    verdict: str | None  # the verdict the certificate states (None for a campaign)
+    ok: bool
+    message: str
+    refused: bool = False
+    problems: tuple = ()
+
+    @property
+    def exit_code(self) -> int:
+        """0 confirmed, 1 rejected, 2 refused: the exit code of `certify verify`."""
+        return 2 if self.refused else 0 if self.ok else 1
+
+    def __repr__(self) -> str:
+        outcome = "refused" if self.refused else "confirmed" if self.ok else "REJECTED"
+        stated = f" ({self.verdict})" if self.verdict else ""
+        return short_repr(f"verify {outcome}", f"{self.kind}{stated} {self.source}: {self.message}")
+
+
+def verify(source, *, limits: Limits = DEFAULT_LIMITS, everything: bool = False, sample: int = SAMPLE,
+           workers: int | None = None) -> Verification:
+    """Re-check a certificate (a path or a certificate dict) with the independent checker, or re-derive
+    a campaign folder (or its manifest.json) in arb, as `certify verify` does."""
+    if isinstance(source, dict):
+        cert, name = source, "certificate"
+    else:
+        path = Path(source)
+        if path.is_dir() or path.name == "manifest.json":
+            report = audit(path, everything=everything, sample=sample, workers=workers)
+            message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
+                       + ("" if report.ok else f"; {len(report.problems)} problem(s)"))
+            return Verification(str(path), "campaign", None, report.ok, message, problems=tuple(report.problems))
+        cert, name = certificate.read(path, limits), str(path)
+    confirmation = certificate.confirm(cert, limits)
+    return Verification(name, str(cert.get("kind", "inequality")), cert.get("verdict"), confirmation.ok,
+                        confirmation.message, refused=confirmation.refused)

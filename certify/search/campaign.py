@@ -46,7 +46,7 @@ A record (one JSON line):
                       every hold_stride-th configuration, whose certificate is kept as with tier "arb".
     ratio             lhs / rhs of the tightest comparison (midpoints of the balls)
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
-    margin            rhs - lhs to 3 digits (engine.Result.margin)
+    margin            rhs - lhs to 3 digits (engine.Result.margin_text)
     L                 float64 a D^2 (null past float64's range, as ratio and margin_log10)
     float64           the engine's float64 screen: "holds" when every lhs <= rhs, else "violated"
     float64_equal     the screen found some lhs == rhs exactly
@@ -64,7 +64,7 @@ import json
 import math
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from statistics import median
 
@@ -77,6 +77,7 @@ from certify.core import progress as progress_display
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.core.verdicts import short_repr
 from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/2"
@@ -174,7 +175,7 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
         kept.update(artefact)
         records.append({
             **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
-            **_tightest(result), "margin": result.margin,
+            **_tightest(result), "margin": result.margin_text,
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
             "reason": result.reason, **fields,
@@ -430,3 +431,50 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
             + [r["certificate"] for r in certificates if r["verdict"] == engine.HOLDS][:LISTED],
         },
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# The Python API: certify.sample
+
+
+@dataclass
+class SampleResult:
+    """A campaign's outcome: its folder and summary (summary.json); verdict and counts over every record."""
+
+    folder: Path
+    summary: dict = field(repr=False)
+
+    @property
+    def counts(self) -> dict:
+        """Configurations decided per verdict (holds, violated, undecided)."""
+        return dict(self.summary["counts"])
+
+    @property
+    def verdict(self) -> str:
+        """violated if any configuration is, else undecided if any is, else holds."""
+        return overall_verdict(self.summary["counts"])
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `certify sample` for this campaign."""
+        return engine.EXIT_CODES[self.verdict]
+
+    def __repr__(self) -> str:
+        m = self.summary["campaign"]
+        target = m["claim"] or f"bound {m['bound']}"
+        counts = ", ".join(f"{verdict} {k}" for verdict, k in self.summary["counts"].items())
+        return short_repr(f"sample {self.verdict}", f"{self.summary['decided']} of {m['count']} decided ({counts}); "
+                          f"{self.folder}; {target}")
+
+
+def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
+           distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
+           max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
+           progress: bool = False, stop_after: int | None = None, restart: bool = False) -> SampleResult:
+    """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
+    `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
+    records and certificates go to the folder `out` (resumed when it holds the same campaign)."""
+    spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
+                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier)
+    summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
+    return SampleResult(Path(out), summary)

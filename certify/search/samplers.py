@@ -8,7 +8,7 @@ Every sampled number is used as the exact binary64 value it is (a JSON number in
 configuration, see certify.core.numbers): the float64 screen and the ball evaluation see the same
 inputs, so whatever float64 gets wrong is its arithmetic, not a rounding of the inputs.
 
-All configurations are one head of pure self-attention, X' = P X (shared/CLAIMS.md), with
+All configurations are one head of pure self-attention, X' = P X (docs/claims.md), with
 n tokens of dimension d.  Unless a distribution says otherwise the query-key matrix is A with
 iid N(0, 1/d) entries (||A||_2 is then about 2).  The distributions:
 

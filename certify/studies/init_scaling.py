@@ -34,11 +34,11 @@ from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core import thin_norm
-from certify.core.precision import escalate
+from certify.core.numbers import ball_text as text
+from certify.core.precision import START_PRECISION, check_precision_cap, escalate, is_resolved
 from certify.core.spectral import NormWitness
 from certify.core.verdicts import HOLDS, UNDECIDED
 from certify.studies import heads
-from certify.studies.trajectory import START_PRECISION, check_precision_cap, is_resolved, text
 
 # scheme -> (s^2 as text, s^2(d, d_k), expected growth exponent of a D^2 in d when d_k = d).
 # The exponent: ||W_Q W_K^T||_2 is about sqrt(27/4) s^2 d for square Gaussian factors

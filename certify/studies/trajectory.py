@@ -21,7 +21,7 @@ composed curve is iterated in log form, see log_g).  Everything reported goes in
 certificate (certify.studies.trajectory_certificate) that the independent checker re-derives; a
 trajectory the checker does not confirm is labelled not certified and exits 3.
 
-Curves (shared/CLAIMS.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
+Curves (docs/claims.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
 D_0 itself or trivially above it):
     global.step      D_t <= g_{a_{t-1}}(D_{t-1}),  g_a(D) = (1 - exp(-a D^2)) D     pure attention
     global.composed  D_t <= g_{a_{t-1}}( ... g_{a_0}(D_0))                           pure attention
@@ -57,14 +57,15 @@ from certify.core import centred
 from certify.studies import trajectory_certificate
 from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
-from certify.engine import (DEFAULT_MAX_PRECISION, EXIT_CODES, HOLDS, PRECISION_LIMIT, START_PRECISION, UNDECIDED,
-                            VIOLATED)
+from certify.core.numbers import ball_text as text
+from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
+                                    escalate, is_resolved)
+from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_repr
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
 
 MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
-RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which D_t counts as unresolved
 NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
@@ -85,16 +86,6 @@ CURVES = {
 }
 
 
-def is_resolved(x: arb) -> bool:
-    """An exact zero, or a ball with at least RESOLVED_BITS bits of relative accuracy."""
-    return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
-
-
-def check_precision_cap(max_prec: int) -> None:
-    if isinstance(max_prec, bool) or not isinstance(max_prec, int) or not START_PRECISION <= max_prec <= PRECISION_LIMIT:
-        raise BadInput(f"--max-prec must be an integer from {START_PRECISION} to {PRECISION_LIMIT} bits, got {max_prec!r}")
-
-
 @dataclass
 class Point:
     """One depth t: the enclosures entering layer t and the curves at t."""
@@ -112,6 +103,9 @@ class Point:
 
 @dataclass
 class Trajectory:
+    """D_t, mu_t and the bound curves through T layers (certify.trajectory), with the trajectory
+    certificate and whether the independent checker confirmed it (certified)."""
+
     name: str
     T: int
     cycle: int  # L: layer t is the configuration's layer t mod L
@@ -152,6 +146,14 @@ class Trajectory:
             return EXIT_CODES[UNDECIDED]
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
+    def __repr__(self) -> str:
+        """One short line: the verdict, how far D_t is resolved, D_T, and whether the checker confirmed."""
+        last = self.points[self.resolved_through] if self.resolved_through >= 0 else None
+        D = "" if last is None else f", D_{last.t} = {last.D.str(4, radius=False)}"
+        checker = "confirmed by the checker" if self.certified else NOT_CERTIFIED
+        return short_repr(f"trajectory {self.verdict}", f"{self.name or 'configuration'}, {self.T} layers, "
+                          f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
+
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
           progress: Callable[[str], None] | None = None) -> Trajectory:
@@ -168,13 +170,12 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     drawn, skipped = _hypotheses(case, layers)
     witnesses: dict = {}
     M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
-    precision = START_PRECISION
-    while True:
+    def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
-        traced = _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
-        if traced.settled or precision >= max_prec:
-            break
-        precision = min(2 * precision, max_prec)
+        # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
+        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
+
+    traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, max_prec)
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
@@ -433,11 +434,6 @@ def _check(points: list, drawn: dict) -> None:
                 point.checks[name] = UNRESOLVED
             else:
                 point.checks[name] = OUTCOMES[compare(quantity, point.log_curves[name])]
-
-
-def text(x: arb | None) -> str | None:
-    """A decimal ball that contains x (arb prints radii rounded outwards)."""
-    return None if x is None else x.str(15, radius=True)
 
 
 FLOAT64_TINY = arb(2) ** -1022  # the smallest normal binary64: below it a value is shown as 10^(log10)

@@ -43,7 +43,7 @@ def section(run: SuiteRun):
             detail += (f"; tightest exponent c = {tight.exponent:.5f} at L = {tight.L:.4g}"
                        f" (two antipodal tokens: {attack.antipodal_exponent(tight.L):.5f})")
         if report.counterexample is not None:
-            detail += f"; shrunk to {report.counterexample.case.n} tokens, margin {report.counterexample.result.margin}"
+            detail += f"; shrunk to {report.counterexample.case.n} tokens, margin {report.counterexample.result.margin_text}"
         yield Row(section=TITLE, case=f"attack {claim or 'bound ' + bound} (n = {n}, d = {d})",
                   verdict=engine.VIOLATED if report.violated else "not found", detail=detail,
                   ok=report.violated == expected, certificate=path,

@@ -65,7 +65,7 @@ def section(run: SuiteRun):
         if result.certificate is not None:
             stem = f"{claim_id or 'bound'}--{config['name']}".replace(".", "_")
             path = str(certificate.write(result.certificate, folder / f"{stem}.json").relative_to(run.out_dir))
-        detail = f"margin {result.margin}" + (f", {result.precision} bits" if result.precision else "")
+        detail = f"margin {result.margin_text}" + (f", {result.precision} bits" if result.precision else "")
         yield Row(section=TITLE, case=f"{label} on {config['name']}", verdict=result.verdict, detail=detail,
                   ok=result.verdict == expected, certificate=path, expected=expected)
 

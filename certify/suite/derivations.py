@@ -1,4 +1,5 @@
-"""Suite section: every derivation in proofs/, one row each (ok when every checked step holds)."""
+"""Suite section: every derivation in proofs/, one row each (ok when every checked step holds; checked by
+sympy and our own branch and bound, not by the independent checker, so the row says "not certified")."""
 
 from __future__ import annotations
 
@@ -14,4 +15,4 @@ def section(run: SuiteRun) -> Iterable[Row]:
     for name in proofs_index.names():
         result = proofs_index.run_derivation(name)
         yield Row(section=TITLE, case=result.claim, verdict="ok" if result.ok else "failed",
-                  detail=result.summary(), ok=result.ok, expected="ok")
+                  detail=f"{result.summary()} (not certified)", ok=result.ok, expected="ok")

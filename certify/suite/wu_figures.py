@@ -1,7 +1,7 @@
 """`certify run`'s section for the figures of Wu et al. (2024): Figures 1-3 at CI size (or the
 paper's size with --long) into the report's wu-figures folder, one row per figure.
 
-A row's verdict is "ok" when the figure was produced; its detail is the certified spot check
+A row's verdict is "ok" when the figure was produced; its detail is the spot check (ball arithmetic, not certified)
 (mu at the final depth: float64 against the ball-arithmetic enclosure) and the disagreements with
 the paper's captions; ok is False when a finding disagrees, no control run of the study measured
 its cause, and it is not one of KNOWN_UNISOLATED.  The random layers use the bert setting (BERT's

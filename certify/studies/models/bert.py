@@ -1,4 +1,4 @@
-"""A BERT-style encoder in float64 numpy, in the conventions of CLAIMS.md.
+"""A BERT-style encoder in float64 numpy, in the conventions of docs/claims.md.
 
 Tokens are rows: X in R^{n x d}.  One encoder layer (post-LN, as in BERT) is
 
@@ -6,7 +6,7 @@ Tokens are rows: X in R^{n x d}.  One encoder layer (post-LN, as in BERT) is
     X'  = LN_2(Y + GELU(Y W_1^T + 1 b_1^T) W_2^T + 1 b_2^T)
 
 with, for head h, scores S_ij = q_i^T k_j / sqrt(d_k), q_i = W_Q,h^T x_i + b_Q,h,
-k_j = W_K,h^T x_j + b_K,h (W_Q,h, W_K,h in R^{d x d_k}, as in CLAIMS.md), P_h = softmax of the
+k_j = W_K,h^T x_j + b_K,h (W_Q,h, W_K,h in R^{d x d_k}, as in docs/claims.md), P_h = softmax of the
 rows of S over the unmasked keys, v_j = W_V,h x_j + b_V,h (W_V,h in R^{d_k x d}) and W_O,h in
 R^{d x d_k} the head's columns of the output projection.  LN is the real LayerNorm
 g * (x - mean) / sqrt(var + eps) + b, GELU the exact erf form (both from certify.core.layers).
@@ -60,7 +60,7 @@ class LayerNorm:
 
 @dataclass(frozen=True)
 class AttentionHead:
-    """One head's parameters.  Query and key follow CLAIMS.md (d x d_k, applied transposed);
+    """One head's parameters.  Query and key follow docs/claims.md (d x d_k, applied transposed);
     value and output act on tokens as column vectors (the PyTorch Linear layout)."""
 
     W_Q: np.ndarray  # (d, d_k): q_i = W_Q^T x_i + b_Q
@@ -80,7 +80,7 @@ class AttentionHead:
         return self.W_Q @ self.W_K.T / math.sqrt(self.d_k)
 
     def key_bias_direction(self) -> np.ndarray:
-        """u = W_K b_Q / sqrt(d_k): the score term u^T x_j shared by every row i (CLAIMS.md)."""
+        """u = W_K b_Q / sqrt(d_k): the score term u^T x_j shared by every row i (docs/claims.md)."""
         return self.W_K @ self.b_Q / math.sqrt(self.d_k)
 
     def value_output_matrix(self) -> np.ndarray:

@@ -11,9 +11,9 @@ tokens, taken as exact binary64 numbers; every statement below is about that con
     tau      tau(P_h), P_h the head's real attention, query and key biases included
     ratio    D(P_h X) / D: pure attention P_h X, the quantity the thesis bounds
     step1    D(P_h X) <= tau(P_h) D      (collapse.dobrushin)
-    step2    tau(P_h) <= 1 - exp(-a D^2) (collapse.tau; the biases cancel in P_ij / P_kj, CLAIMS.md)
+    step2    tau(P_h) <= 1 - exp(-a D^2) (collapse.tau; the biases cancel in P_ij / P_kj, docs/claims.md)
 
-The regime of a head, decided in ball arithmetic from the enclosure of a D^2 (CLAIMS.md,
+The regime of a head, decided in ball arithmetic from the enclosure of a D^2 (docs/claims.md,
 init.scaling; float64 rounds to nearest, ties to even):
     informative        a D^2 < 54 ln 2 (about 37.43): exp(-a D^2) > 2^-54, so float64 represents
                        1 - exp(-a D^2) as a number below 1 and the bound visibly contracts

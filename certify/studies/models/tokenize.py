@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from certify.errors import BadInput
+from certify.studies.models.loading import install_hint
 
 TOKENIZER_FILE = "tokenizer.json"
 
@@ -31,7 +32,7 @@ def load_tokenizer(folder: Path):
     try:
         from tokenizers import Tokenizer
     except ImportError:
-        raise BadInput("tokenising text needs `pip install certify[models]` (safetensors, tokenizers)") from None
+        raise BadInput(f"tokenising text needs tokenizers: {install_hint()}") from None
     path = Path(folder) / TOKENIZER_FILE
     if not path.is_file():
         raise BadInput(f"the model folder '{folder}' has no {TOKENIZER_FILE}, so text cannot be tokenised")

@@ -12,7 +12,7 @@ For F in wu-fig1, wu-fig2, wu-fig3, write(study, folder) writes
               wu-fig3  variant, mask, d_qk, depth, inputs, mean, geomean, median, min, max
             (statistics of mu(X_t) over the inputs at each depth t = 0..T; geomean is 0 when some
             input has mu exactly 0)
-    F.json  settings, the certified spot check, the findings, notes (Figure 1: the certified values)
+    F.json  settings, the spot check (ball arithmetic, not certified), the findings, notes (Figure 1: the certified values)
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def write(study: Study, folder: Path) -> dict[str, Path]:
 
 def _summary(study: Study) -> dict:
     return {"figure": study.figure, "settings": study.settings,
-            "certified_spot_checks": [s.to_json() for s in study.spot_checks],
+            "spot_checks": [s.to_json() for s in study.spot_checks],
             "findings": [{"statement": f.statement, "verdict": f.verdict, "reproduced": f.reproduced,
                           "detail": f.detail, "cause": f.cause, "cause_measured": f.explained,
                           "measured": f.measured} for f in study.findings],
@@ -117,7 +117,7 @@ def _save(fig, path: Path, caption: list[str], bottom: float, line_height: float
 
 
 def _spot_lines(study: Study) -> list[str]:
-    return [f"certified spot check (ball arithmetic): {s.configuration}: {s.summary()}" for s in study.spot_checks]
+    return [f"spot check: {s.configuration}: {s.summary()}" for s in study.spot_checks]
 
 
 def _random_line(random: dict) -> str:

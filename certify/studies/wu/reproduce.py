@@ -5,7 +5,7 @@ Figures 2 and 3 (mu(X_t) against depth) run vectorised numpy over a batch of inp
 
 These are screening numerics, not certificates (certify.studies.wu.spot_check certifies one number per
 figure with ball arithmetic).  Depth t counts layers: X_0 is the input, layer t maps X_t to
-X_{t+1}, and mu(X) = ||X - 1 xbar^T||_F (CLAIMS.md; certify.core.quantities in float64) is recorded
+X_{t+1}, and mu(X) = ||X - 1 xbar^T||_F (docs/claims.md; certify.core.quantities in float64) is recorded
 for t = 0..T.
 
 Every layer of Figures 2 and 3 is a post-LN BERT encoder layer (certify.studies.models.bert: H heads,

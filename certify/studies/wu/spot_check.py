@@ -1,12 +1,15 @@
-"""The certified spot check of a float64 figure: mu(X_T) of one input, in ball arithmetic.
+"""The spot check of a float64 figure: mu(X_T) of one input, enclosed in ball arithmetic.
 
 The float64 figures are screening numerics.  For one input and one configuration per figure we
 re-run the same layers (certify.core.config.Layer objects holding the float64 weights as exact
 rationals) through the generic formulas of certify.core.layers with the BALL backend and enclose
 mu(X_T) = ||X_T - 1 xbar^T||_F.  Precision rises until mu_T is known to TARGET_BITS relative bits
-or the ladder ends; in deep collapse the enclosure may then be [0, r]: a certified upper bound
-that shows how far float64 (stuck near its rounding floor, about 1e-16 of the token size) has
-drifted from the true value.
+or the ladder ends; in deep collapse the enclosure may then be [0, r]: an upper bound that shows
+how far float64 (stuck near its rounding floor, about 1e-16 of the token size) has drifted from the
+true value.
+
+The enclosure is ball arithmetic in this process; no certificate of it goes to the independent
+checker, so everything a spot check says is labelled "not certified" (NOT_CERTIFIED).
 """
 
 from __future__ import annotations
@@ -28,19 +31,20 @@ from certify.studies.wu.reproduce import exact_matrix
 
 START_BITS, MAX_BITS, FACTOR = 128, 2048, 4  # 128, 512, 2048 bits: a deep stack is costly at each step
 TARGET_BITS = 20
+NOT_CERTIFIED = "ball arithmetic, not certified"  # no checker re-derives a spot check
 
 
 @dataclass(frozen=True)
 class SpotCheck:
-    configuration: str  # what was certified, in words
+    configuration: str  # what was enclosed, in words
     depth: int
     float64: float  # the simulation's value of mu(X_T) for this input
-    enclosure: arb  # certified: the exact mu(X_T) lies in this ball
+    enclosure: arb  # the exact mu(X_T) lies in this ball (ball arithmetic, not checker-confirmed)
     precision: int  # bits used for the enclosure
 
     @property
     def float64_inside(self) -> bool:
-        """Whether the float64 value lies in the certified ball (when not, it is certainly wrong)."""
+        """Whether the float64 value lies in the enclosure (when not, it is wrong)."""
         # arb's nan ball "contains" nan: a float64 nan or inf is never a value of mu
         return math.isfinite(self.float64) and bool(self.enclosure.contains(arb(self.float64)))
 
@@ -52,14 +56,14 @@ class SpotCheck:
         return f"[{decimal(lower, down=True)}, {decimal(exact_value(self.enclosure.upper()), down=False)}]"
 
     def assessment(self) -> str:
-        """What the enclosure certifies about the float64 value."""
+        """What the enclosure says about the float64 value."""
         if not math.isfinite(self.float64):  # the exact mu is a real number; nan/inf balls compare False both ways
             return "float64 is not a finite number: certainly wrong"
         f = arb(self.float64)
         if not self.enclosure.is_finite():
             # A nan ball compares False both ways: the branches below would read that as
             # "float64 lies below the certified upper bound", which nothing certifies.
-            return "no finite enclosure at the precisions tried: nothing is certified about float64"
+            return "no finite enclosure at the precisions tried: nothing is known about float64"
         with ctx.workprec(self.precision):
             if self.enclosure > 0:
                 error = abs(f - self.enclosure) / self.enclosure
@@ -72,18 +76,21 @@ class SpotCheck:
             if f > upper:
                 factor = decimal(exact_value((f / upper).lower()), down=True)
                 return f"float64 is too large by a factor of at least {factor}"
-        return "float64 lies below the certified upper bound"
+        return "float64 lies below the enclosure's upper bound"
 
     def summary(self) -> str:
-        return f"float64 {self.float64:.3g}, certified {self.interval()}: {self.assessment()}"
+        """One line: float64's value, the enclosure and what it says, labelled not certified."""
+        return f"float64 {self.float64:.3g}, enclosed {self.interval()} ({NOT_CERTIFIED}): {self.assessment()}"
 
     def to_json(self) -> dict:
+        """The spot check as JSON, with "checker": "not certified"."""
         return {
+            "checker": "not certified",
             "configuration": self.configuration,
             "depth": self.depth,
             "float64": self.float64,
-            "certified_enclosure": self.enclosure.str(15, radius=True),
-            "certified_interval": self.interval(),
+            "enclosure": self.enclosure.str(15, radius=True),
+            "interval": self.interval(),
             "precision_bits": self.precision,
             "float64_inside_enclosure": self.float64_inside,
             "float64_assessment": self.assessment(),

