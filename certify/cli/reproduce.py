@@ -1,8 +1,9 @@
-"""`certify reproduce FIGURE [--out DIR] [--long] [--setting bert|project] [--dropout P] [--seed N] [--strict]`:
+"""`certify reproduce FIGURE [--out DIR] [--long] [--setting bert|project] [--dropout P] [--seed N] [--strict]
+[--format png|pdf|svg] [--dpi N]`:
 a paper's figure, reproduced.
 
 FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.studies.wu.studies).  Writes
-FIGURE.png, FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the certified spot check,
+the figure FIGURE.png (or .pdf, .svg with --format), FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the certified spot check,
 the findings: each statement of the paper's caption, per mask and variant, agreeing or not with
 this run, a disagreement with the cause a control run measured) into DIR.  The curves are float64
 simulations; the spot check is ball arithmetic.
@@ -19,7 +20,8 @@ Exit 0 when written (with --strict: and no finding disagrees without a measured 
 
 from __future__ import annotations
 
-from certify.studies.wu import figures
+from certify.cli import options
+from certify.figures import wu as wu_figures
 from certify.studies.wu import reproduce
 from certify.studies.wu import studies
 
@@ -39,13 +41,14 @@ def add_parser(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random model, inputs and dropout (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=True if args.long else None)
     study = studies.STUDIES[args.figure](opts)
-    paths = figures.write(study, args.out)
+    paths = wu_figures.write(study, args.out, fmt=args.figure_format, dpi=args.dpi)
     print(f"{args.figure}: " + ", ".join(str(path) for path in paths.values()))
     for note in study.notes:
         print(f"  note: {note}")
