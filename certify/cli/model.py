@@ -13,11 +13,11 @@ import dataclasses
 import json
 from pathlib import Path
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
-from certify.studies.models import plots
 from certify.studies.models import report as model_report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, certify_trace
 from certify.studies.models.report import midpoint
@@ -41,6 +41,7 @@ def add_parser(subparsers) -> None:
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         f"max({MAX_BITS}, bits) while undecided)")  # fmt: skip
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -57,7 +58,9 @@ def run(args) -> int:
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         jsonfile.write(report, args.out / REPORT_FILE)
-        plots.write(report, args.out)
+        from certify.figures import models as model_figures  # matplotlib only when figures are written
+
+        model_figures.write(report, args.out, name=args.model, fmt=args.figure_format, dpi=args.dpi)
     print(json.dumps(report, indent=1) if args.json else render(report))
     return exit_code(report)
 

@@ -37,6 +37,7 @@ def add_parser(subparsers):
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -102,8 +103,12 @@ def run(args) -> int:
                              tier=args.tier)
     summary = campaign.run(spec, args.out, workers=args.workers, progress=not args.no_progress,
                            stop_after=args.stop_after, restart=args.restart)
+    from certify.figures import sample as sample_figure  # matplotlib only once the campaign has run
+
+    figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
         print("\n".join(render(summary, args.out)))
+        print(f"  histograms of the margins and of L: {figure_path}")
     return exit_code(summary)
