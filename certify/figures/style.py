@@ -9,6 +9,7 @@ Balls and long numbers never go inside a figure: they belong in the JSON next to
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -45,6 +46,8 @@ RC = {
 # same figure gives the same bytes.
 SAVE_RC = {"pdf.fonttype": 42, "svg.hashsalt": "certify"}
 NO_DATE = {"pdf": {"CreationDate": None}, "svg": {"Date": None}, "png": {}}
+# fontTools warns on stderr about the fixed timestamps of the font subsets embedded in a PDF
+FONT_SUBSET_LOG = logging.getLogger("fontTools.ttLib.tables._h_e_a_d")
 
 # Words used by several figures, as mathtext
 LAYER = r"layer $t$"
@@ -76,8 +79,13 @@ def save(fig: Figure, path, *, dpi: int = DEFAULT_DPI, fmt: str | None = None) -
     if fmt not in FORMATS:
         raise ValueError(f"figure format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with matplotlib.rc_context(SAVE_RC):
-        fig.savefig(path, format=fmt, dpi=dpi, metadata=NO_DATE[fmt])
+    level = FONT_SUBSET_LOG.level
+    FONT_SUBSET_LOG.setLevel(logging.ERROR)
+    try:
+        with matplotlib.rc_context(SAVE_RC):
+            fig.savefig(path, format=fmt, dpi=dpi, metadata=NO_DATE[fmt])
+    finally:
+        FONT_SUBSET_LOG.setLevel(level)
     return path
 
 
