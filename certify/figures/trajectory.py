@@ -38,8 +38,8 @@ APPROACH = r"$\max_i \|x_i^{(t)} - V^t c\|$ (upper end)"
 def title(tr: trajectory.Trajectory, source=None) -> str:
     """The configuration's "name" and file, the depth and the verdict."""
     file = Path(source).name if isinstance(source, (str, Path)) else None
-    names = [n for n in (tr.name, file) if n]
-    label = " / ".join(dict.fromkeys(names)) or "trajectory"
+    name = tr.name if not file or Path(file).stem != tr.name else None  # "rotation-20" in rotation-20.json: once
+    label = " / ".join(n for n in (name, file) if n) or "trajectory"
     certified = "" if tr.certified else f" ({trajectory.NOT_CERTIFIED})"
     return f"{label}: {tr.T} layers, verdict {tr.verdict}{certified}"
 
@@ -115,20 +115,20 @@ def _values(ax, tr, colours) -> None:
 
 
 def _ratios(ax, tr, colours) -> None:
-    highest = 0.0
+    highest, lowest = 0.0, 0.0
     for name in tr.drawn:
         curve, measured = _log10_curve(tr, name), _measured(tr, name)
         ts = [t for t in measured if t in curve]
         ratios = [measured[t] - curve[t] for t in ts]
         ax.plot(ts, ratios, "o-", color=colours[name], label=CURVE_LABELS.get(name, name))
-        highest = max([highest, *ratios])
+        highest, lowest = max([highest, *ratios]), min([lowest, *ratios])
     if tr.drawn:
         ax.axhline(0, color=style.BLACK, linewidth=1, label="bound attained (holds below)")
     else:
         ax.text(0.5, 0.5, "no bound curve applies\nto these layers", transform=ax.transAxes, ha="center", va="center")
     # symmetric log: a bound within a decade of D_t and one a thousand decades above it both show
     ax.set_yscale("symlog", linthresh=1)
-    ax.set_ylim(top=1 if highest <= 0 else 2 * highest + 1)  # room above 0 only for a violation
+    ax.set_ylim(min(-1, 2 * lowest - 1), 1 if highest <= 0 else 2 * highest + 1)  # above 0 only for a violation
     ax.set_ylabel(r"$\log_{10}(D_t\, /\, \mathrm{bound})$ (symmetric log scale)")
     ax.set_title("tightness of each bound")
 
