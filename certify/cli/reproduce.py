@@ -3,9 +3,10 @@
 a paper's figure, reproduced.
 
 FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.studies.wu.studies).  Writes
-the figure FIGURE.png (or .pdf, .svg with --format), FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the certified spot check,
-the findings: each statement of the paper's caption, per mask and variant, agreeing or not with
-this run, a disagreement with the cause a control run measured) into DIR.  The curves are float64
+FIGURE.png (or .pdf, .svg: --format), FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the
+certified spot check, the findings: each statement of the paper's caption, per mask and variant,
+agreeing or not with this run, a disagreement with the cause a control run measured; the caption)
+into DIR.  The curves are float64
 simulations; the spot check is ball arithmetic.
 
 --setting chooses how the random layers are built (certify.studies.wu.reproduce): bert (BERT's
