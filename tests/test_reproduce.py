@@ -21,7 +21,8 @@ from certify.cli import main
 from certify.core.arith import FLOAT64
 from certify.core.layers import dropout
 from certify.core.quantities import consensus_distance
-from certify.studies.wu import figures
+from certify.figures import wu as wu_figures
+from certify.studies.wu import export
 from certify.studies.wu import reproduce as sim
 from certify.studies.wu import studies
 from certify.studies.wu.spot_check import certify_mu, decimal
@@ -43,7 +44,7 @@ def produced(tmp_path_factory):
             if name == "wu-fig1" and setting == "project":
                 continue  # Figure 1 has no random layers
             study = build(studies.options(setting, False, 0, progress=False))
-            out[(name, setting)] = (study, figures.write(study, folder))
+            out[(name, setting)] = (study, wu_figures.write(study, folder))
     return out
 
 
@@ -292,7 +293,7 @@ def test_csv_has_the_documented_columns_and_the_plotted_numbers(produced, name):
     study, paths = produced[(name, "bert")]
     with paths["csv"].open(newline="") as handle:
         rows = list(csv.reader(handle))
-    assert tuple(rows[0]) == figures.CSV_COLUMNS[name]
+    assert tuple(rows[0]) == export.CSV_COLUMNS[name]
     body = [dict(zip(rows[0], row)) for row in rows[1:]]
     assert body and all(len(row) == len(rows[0]) for row in rows)
     if name == "wu-fig2":

@@ -20,7 +20,6 @@ from certify.core import progress
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
-from certify.studies.models import plots
 from certify.studies.models import report as model_report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers
 from certify.studies.models.report import midpoint
@@ -53,6 +52,7 @@ def add_parser(subparsers) -> None:
     options.alias(p, "--bits", dest="start_prec", type=int)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -70,7 +70,10 @@ def run(args) -> int:
     written = []
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        written = [jsonfile.write(report, args.out / REPORT_FILE)] + plots.write(report, args.out)
+        from certify.figures import models as model_figures  # matplotlib only when figures are written
+
+        written = [jsonfile.write(report, args.out / REPORT_FILE)] + model_figures.write(
+            report, args.out, name=args.model, fmt=args.figure_format, dpi=args.dpi)
     _print(args, report, render, written)
     return exit_code(report)
 

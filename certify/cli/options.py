@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from certify import engine
+from certify import engine, figures
 from certify.core import limits
 
 
@@ -52,3 +52,23 @@ def add_output(parser) -> None:
 def alias(parser, old: str, **kwargs) -> None:
     """An old spelling of an option that keeps working, hidden from --help (old scripts stay valid)."""
     parser.add_argument(old, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
+
+
+def add_figure_options(parser) -> None:
+    """--format png|pdf|svg and --dpi N: how a command writes its figures."""
+    parser.add_argument("--format", dest="figure_format", choices=figures.FORMATS, default=figures.DEFAULT_FORMAT,
+                        help=f"file format of the figures (default {figures.DEFAULT_FORMAT})")
+    parser.add_argument("--dpi", type=_dpi, default=figures.DEFAULT_DPI, metavar="N",
+                        help=f"resolution of PNG figures in dots per inch, {figures.DPI_RANGE[0]} to "
+                             f"{figures.DPI_RANGE[1]} (default {figures.DEFAULT_DPI})")
+
+
+def _dpi(text: str) -> int:
+    low, high = figures.DPI_RANGE
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}, got {text!r}")
+    return value

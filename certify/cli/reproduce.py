@@ -1,10 +1,12 @@
-"""`certify reproduce FIGURE [--out DIR] [--long] [--setting bert|project] [--dropout P] [--seed N] [--strict]`:
+"""`certify reproduce FIGURE [--out DIR] [--long] [--setting bert|project] [--dropout P] [--seed N] [--strict]
+[--format png|pdf|svg] [--dpi N]`:
 a paper's figure, reproduced.
 
 FIGURE is one of wu-fig1, wu-fig2, wu-fig3 (Wu et al. 2024, see certify.studies.wu.studies).  Writes
-FIGURE.png, FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the spot check in ball arithmetic (not certified),
-the findings: each statement of the paper's caption, per mask and variant, agreeing or not with
-this run, a disagreement with the cause a control run measured) into DIR.  The curves are float64
+FIGURE.png (or .pdf, .svg: --format), FIGURE.csv (the plotted numbers) and FIGURE.json (settings, the
+spot check in ball arithmetic (not certified), the findings: each statement of the paper's caption, per
+mask and variant, agreeing or not with this run, a disagreement with the cause a control run measured;
+the caption) into DIR.  The curves are float64
 simulations; the spot check is ball arithmetic.
 
 --setting chooses how the random layers are built (certify.studies.wu.reproduce): bert (BERT's
@@ -21,8 +23,9 @@ from __future__ import annotations
 
 import json
 
+from certify.cli import options
 from certify.core import progress
-from certify.studies.wu import figures
+from certify.figures import wu as wu_figures
 from certify.studies.wu import reproduce
 from certify.studies.wu import studies
 
@@ -45,13 +48,14 @@ def add_parser(subparsers) -> None:
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
     p.add_argument("--json", action="store_true",
                    help="print FIGURE.json (settings, spot checks, findings) with the files written, instead of the summary")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=progress.bars_shown())
     study = studies.STUDIES[args.figure](opts)
-    paths = figures.write(study, args.out)
+    paths = wu_figures.write(study, args.out, fmt=args.figure_format, dpi=args.dpi)
     code = 1 if args.strict and not studies.all_accounted(study) else 0
     if args.json:
         data = json.loads(paths["json"].read_text(encoding="utf-8"))

@@ -49,6 +49,7 @@ def add_parser(subparsers):
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -125,9 +126,13 @@ def run(args) -> int:
     summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),
                            stop_after=args.stop_after, restart=args.restart, executor=args.executor,
                            scheduler=args.scheduler)
-    campaign_page.write(summary, args.out, args.argv)
+    from certify.figures import sample as sample_figure  # matplotlib only once the campaign has run
+
+    figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
+    campaign_page.write(summary, args.out, args.argv)  # after the figure, which it embeds
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
         print("\n".join(render(summary, args.out)))
+        print(f"  histograms of the margins and of L: {figure_path}")
     return exit_code(summary)

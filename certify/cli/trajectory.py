@@ -1,4 +1,4 @@
-"""certify trajectory CONFIG --layers T [--json] [--out DIR] [--max-prec BITS]
+"""certify trajectory CONFIG --layers T [--json] [--out DIR] [--max-prec BITS] [--format png|pdf|svg] [--dpi N]
 
 Encloses D_t and mu_t through T layers (layer t is the configuration's layer t mod L) next to the
 claimed bound curves whose hypotheses hold, and says at each t whether each bound is certified.
@@ -15,9 +15,9 @@ from pathlib import Path
 
 from flint import ctx
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
-from certify.cli import options
 from certify.studies import trajectory
 
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
@@ -36,10 +36,11 @@ def add_parser(subparsers):
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
     p.add_argument("--out", metavar="DIR",
-                   help="folder: write trajectory.json, trajectory-certificate.json and trajectory.png into it "
-                   "(each file written is named)")
+                   help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "
+                   "into it (each file written is named)")
     options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -127,12 +128,13 @@ def run(args) -> int:
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        json_path, png_path = out / "trajectory.json", out / "trajectory.png"
-        cert_path = out / "trajectory-certificate.json"
+        from certify.figures import trajectory as trajectory_figure  # matplotlib only when a figure is written
+
+        json_path, cert_path = out / "trajectory.json", out / "trajectory-certificate.json"
         jsonfile.write(data, json_path)
         jsonfile.write(tr.certificate, cert_path)
-        trajectory.plot(tr, png_path)
-        written = [json_path, cert_path, png_path]
+        figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)
+        written = [json_path, cert_path, figure_path]
     if args.json:
         print(json.dumps(data, indent=1))
     else:

@@ -217,7 +217,10 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 # ---------------------------------------------------------------------------------------------
 # The campaign folder (a certify.jobs.Store)
 
-OUTPUTS = ("certificates", "undecided", "summary.json", "index.html")
+# derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
+# (index.html: certify.report.campaign_page; histograms.FORMAT: certify.figures.sample)
+OUTPUTS = ("certificates", "undecided", "summary.json", "index.html", "histograms.png", "histograms.pdf",
+           "histograms.svg")
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 

@@ -15,7 +15,7 @@ import importlib.util
 from certify.core import jsonfile
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.studies.models import MODEL_PACKAGES, install_hint, load_text_model
-from certify.studies.models import plots
+from certify.figures import models as model_figures
 from certify.studies.models import report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers, regime_counts
 from certify.suite import Row, SuiteRun
@@ -53,7 +53,7 @@ def section(run: SuiteRun):
         built = report.build(str(text_model.folder), text_model.model.config, text,
                              list(text_model.tokens(text).tokens), layers, DEFAULT_BITS, MAX_BITS)  # fmt: skip
         jsonfile.write(built, path)
-        plots.write(built, folder / f"{MODEL}-{index}")
+        model_figures.write(built, folder / f"{MODEL}-{index}", name=MODEL)
 
 
 def _layer_row(layer, text: str, certificate: str) -> Row:

@@ -15,6 +15,7 @@ from flint import arb
 from certify.suite import cases
 from certify.studies import init_scaling
 from certify.core import jsonfile
+from certify.figures import trajectory as trajectory_figure
 from certify.studies import trajectory
 from certify.core.float64_limits import ONE_MINUS_GAP_IS_ONE_LN2
 from certify.suite import Row, SuiteRun
@@ -51,7 +52,7 @@ def section(run: SuiteRun):
         jsonfile.write(trajectory.to_json(tr), folder / f"{stem}.json")
         cert_path = folder / f"{stem}--certificate.json"
         jsonfile.write(tr.certificate, cert_path)  # the row's verdict is the one the checker confirmed
-        trajectory.plot(tr, folder / f"{stem}.png")
+        trajectory_figure.write(tr, folder, stem=stem)
         resolved = f"log10 D_{tr.resolved_through} = " \
             f"{trajectory.log10_ball(tr.points[tr.resolved_through].D).str(6, radius=False)}" \
             if tr.resolved_through >= 0 else "not even D_0 resolved"

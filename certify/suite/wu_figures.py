@@ -11,7 +11,7 @@ initialisation, train-mode dropout next to eval mode).
 from __future__ import annotations
 
 from certify.suite import Row, SuiteRun
-from certify.studies.wu import figures
+from certify.figures import wu as figures
 from certify.studies.wu import studies
 
 TITLE = "wu-figures"

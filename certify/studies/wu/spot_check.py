@@ -41,6 +41,7 @@ class SpotCheck:
     float64: float  # the simulation's value of mu(X_T) for this input
     enclosure: arb  # the exact mu(X_T) lies in this ball (ball arithmetic, not checker-confirmed)
     precision: int  # bits used for the enclosure
+    curve: tuple | None = None  # the study's curve whose input 0 this is (its key), None for a separate model
 
     @property
     def float64_inside(self) -> bool:

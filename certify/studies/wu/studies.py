@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
@@ -306,7 +306,8 @@ def _spot(opts: Options, variant: sim.Variant, mask: str, curves: dict, key, d_q
     steps = [sim.exact_step(model.layer(t), variant, mask, n, d_qk) for t in range(depth)]
     temperature = "" if d_qk is None else f", d_QK = {d_qk}"
     what = f"{where}, {variant.name}, {mask} mask{temperature}, eval mode, input 0, mu(X_{depth})"
-    return certify_mu(steps, X0[0], what, mu[-1, 0])
+    spot = certify_mu(steps, X0[0], what, mu[-1, 0])
+    return spot if opts.setting.bert_init else replace(spot, curve=key)
 
 
 def _spot_fig2(opts: Options, curves: dict) -> SpotCheck:

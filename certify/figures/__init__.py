@@ -1,0 +1,16 @@
+"""Figures of certify's studies, in one shared style (certify.figures.style):
+
+    trajectory   a certified trajectory: values, tightness of each bound, log10(-log10 D_t)
+    wu           Wu et al. (2024), Figures 1-3 (with the CSV and JSON next to them)
+    models       a real model's heads: a D^2 and tau(P_h) per layer and head, the configuration per layer
+    sample       a sampled campaign: its margins by decade and L = a D^2
+
+Each module has figure functions that return a matplotlib Figure (a notebook shows it) and a
+`write` that saves them as PNG, PDF or SVG.  Importing this package does not import matplotlib;
+its modules do.
+"""
+
+FORMATS = ("png", "pdf", "svg")
+DEFAULT_FORMAT = "png"
+DEFAULT_DPI = 150
+DPI_RANGE = (30, 1200)

@@ -1,0 +1,273 @@
+"""certify.figures: every figure command writes PNG, PDF and SVG (checked by their magic bytes),
+--dpi changes a PNG's size, and the returned Figures are readable: axis labels on every axes that
+plots data, a legend wherever several series are labelled, integer layer ticks, no monospace text
+and no long digit strings (balls belong in the JSON), titles that name the configuration or model."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.util
+import json
+import re
+import struct
+
+import numpy as np
+import pytest
+from matplotlib.text import Text
+
+from certify.cli import main
+from certify.figures import models as model_figures
+from certify.figures import sample as sample_figure
+from certify.figures import style
+from certify.figures import trajectory as trajectory_figure
+from certify.figures import wu as wu_figures
+from certify.search import campaign
+from certify.studies import trajectory
+from certify.studies.wu import reproduce as sim
+from certify.studies.wu import studies
+from certify.suite import cases
+
+MAGIC = {"png": lambda data: data[:8] == b"\x89PNG\r\n\x1a\n", "pdf": lambda data: data[:5] == b"%PDF-",
+         "svg": lambda data: b"<svg" in data[:2000]}
+HAS_MODELS = all(importlib.util.find_spec(m) is not None for m in ("safetensors", "tokenizers"))
+
+
+def png_size(path) -> tuple[int, int]:
+    width, height = struct.unpack(">II", path.read_bytes()[16:24])  # the IHDR chunk
+    return width, height
+
+
+def assert_format(path, fmt: str) -> None:
+    assert path.suffix == f".{fmt}" and path.is_file(), path
+    assert MAGIC[fmt](path.read_bytes()), f"{path} is not a {fmt} file"
+
+
+def data_axes(fig):
+    """Axes that plot data (colour bars and switched-off panels excluded)."""
+    return [ax for ax in fig.axes if ax.axison and getattr(ax, "_colorbar", None) is None
+            and (ax.lines or ax.collections or ax.images or ax.patches)]
+
+
+def labelled_series(ax) -> set[str]:
+    return {artist.get_label() for artist in ax.lines + ax.collections + ax.patches
+            if not artist.get_label().startswith("_")}
+
+
+def assert_readable(fig, layer_axes: int = 0) -> None:
+    """Labels, legends, no monospace, no long digit strings; at least layer_axes axes with integer layer ticks."""
+    axes = data_axes(fig)
+    assert axes
+    for ax in axes:
+        assert ax.get_xlabel().strip() and ax.get_ylabel().strip(), (ax.get_title(), ax.get_xlabel(), ax.get_ylabel())
+        if len(labelled_series(ax)) >= 2:
+            assert ax.get_legend() is not None or fig.legends, ax.get_title()
+    for text in fig.findobj(Text):
+        assert "monospace" not in text.get_fontfamily(), text.get_text()
+        assert not re.search(r"\d{10,}", text.get_text()), text.get_text()  # no 18-digit balls in a figure
+    layered = [ax for ax in axes if "layer" in ax.get_xlabel()]
+    assert len(layered) >= layer_axes
+    for ax in layered:
+        low, high = ax.get_xlim()
+        ticks = [t for t in ax.get_xticks() if low <= t <= high]
+        assert ticks and all(float(t).is_integer() for t in ticks), (ax.get_title(), ticks)
+
+
+# ------------------------------------------------------------------ trajectory
+
+
+def write_config(tmp_path, config) -> str:
+    path = tmp_path / "near.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def traced():
+    return trajectory.trace(cases.near_consensus(), 4)
+
+
+def test_trajectory_figure_is_readable_and_titled_by_its_configuration(traced):
+    fig = trajectory_figure.figure(traced, source="runs/near.json")
+    assert_readable(fig, layer_axes=3)
+    title = fig._suptitle.get_text()
+    assert "near.json" in title and traced.name in title and "holds" in title
+    assert [ax.get_ylabel() for ax in fig.axes][1].startswith(r"$\log_{10}(D_t")  # the ratio panel
+    ratio_ax = fig.axes[1]
+    assert all(max(line.get_ydata()) <= 0 for line in ratio_ax.lines if not line.get_label().startswith("bound"))
+
+
+@pytest.mark.parametrize("fmt", style.FORMATS)
+def test_cli_trajectory_writes_each_format(tmp_path, capsys, fmt):
+    path = write_config(tmp_path, cases.near_consensus())
+    out = tmp_path / "out"
+    assert main(["trajectory", path, "--layers", "2", "--out", str(out), "--format", fmt, "--dpi", "40"]) == 0
+    assert_format(out / f"trajectory.{fmt}", fmt)
+    assert f"trajectory.{fmt}" in capsys.readouterr().out
+
+
+def test_dpi_scales_the_png_and_bad_figure_options_are_bad_input(traced, tmp_path, capsys):
+    small = style.save(trajectory_figure.figure(traced), tmp_path / "small.png", dpi=40)
+    large = style.save(trajectory_figure.figure(traced), tmp_path / "large.png", dpi=80)
+    (ws, hs), (wl, hl) = png_size(small), png_size(large)
+    assert abs(wl - 2 * ws) <= 2 and abs(hl - 2 * hs) <= 2
+    path = write_config(tmp_path, cases.near_consensus())
+    for argv in (["--dpi", "0"], ["--dpi", "x"], ["--dpi", "5000"], ["--format", "jpg"]):
+        assert main(["trajectory", path, "--layers", "2", "--out", str(tmp_path / "bad"), *argv]) == 2, argv
+        err = capsys.readouterr().err
+        assert err.startswith("certify: error:") and err.count("\n") == 1
+    assert not (tmp_path / "bad").exists()
+    with pytest.raises(ValueError, match="format"):
+        style.save(trajectory_figure.figure(traced), tmp_path / "figure.jpg")
+
+
+# ------------------------------------------------------------------ Wu et al.
+
+
+TINY_SIZE = sim.Size(6, 4, 1, 8, 3, 6, 8, 2, 10)  # tokens, d, heads, depth, inputs, pretrained ..., fig1 steps
+
+
+@pytest.fixture(scope="module")
+def wu_studies():
+    opts = dataclasses.replace(studies.options("project", False, 0, progress=False), size=TINY_SIZE)
+    return {name: build(opts) for name, build in studies.STUDIES.items()}
+
+
+# every format for the small Figure 1; one each for the larger grids (the writing is shared)
+@pytest.mark.parametrize("name, formats", [("wu-fig1", style.FORMATS), ("wu-fig2", ("pdf",)), ("wu-fig3", ("svg",))])
+def test_wu_figures_are_readable_and_written(wu_studies, tmp_path, name, formats):
+    study = wu_studies[name]
+    fig = wu_figures.figure(study)
+    assert_readable(fig, layer_axes=1)
+    for fmt in formats:
+        paths = wu_figures.write(study, tmp_path, fmt=fmt, dpi=40)
+        assert_format(paths[fmt], fmt)
+    assert json.loads(paths["json"].read_text())["caption"]  # the caption goes to the JSON
+
+
+def test_wu_fig2_shares_y_along_a_row_and_marks_repetition_and_the_float64_floor(wu_studies):
+    study = wu_studies["wu-fig2"]
+    fig = wu_figures.fig2(study)
+    axes = data_axes(fig)
+    rows = {}
+    for ax in axes:
+        rows.setdefault(ax.get_title().split(":")[0], []).append(ax.get_ylim())
+    assert all(len(set(limits)) == 1 for limits in rows.values())  # each variant's panels on one y-range
+    assert len({ax.get_position().x0 for ax in axes}) > 1 and len({ax.get_position().y0 for ax in axes}) > 2  # a grid
+    legend = " ".join(t.get_text() for t in fig.legends[0].get_texts())
+    assert "2^{-52}" in legend and "complete mask" in legend
+    if "pretrained" in study.settings:
+        layers = study.settings["pretrained"]["model_layers"]
+        assert "real layers" in legend
+        pretrained = [ax for ax in axes if "pretrained" in ax.get_title()]
+        assert pretrained and all(any(list(line.get_xdata()) == [layers, layers] for line in ax.lines)
+                                  for ax in pretrained)
+    spot = study.spot_checks[0]
+    assert spot.curve is not None  # project setting: the spot check is input 0 of a plotted curve
+    arrows = [t.get_text() for t in fig.findobj(Text) if t.get_text().startswith("ball arithmetic")]
+    assert arrows == [f"ball arithmetic (not certified): {spot.interval()}\nfloat64: {spot.float64:.2g}"]
+
+
+def test_wu_fig1_explains_its_markers(wu_studies):
+    fig = wu_figures.fig1(wu_studies["wu-fig1"])
+    legends = " ".join(t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts())
+    for words in ("start", "A: certified, repelling", "B: certified, attracting", "limits of token 1",
+                  "certified trapping arc", "without LayerNorm"):
+        assert words in legends, words
+
+
+@pytest.mark.parametrize("fmt", style.FORMATS)
+def test_cli_reproduce_writes_each_format(tmp_path, capsys, fmt):
+    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--format", fmt, "--dpi", "40"]) == 0
+    assert {p.name for p in tmp_path.iterdir()} == {f"wu-fig1.{fmt}", "wu-fig1.csv", "wu-fig1.json"}
+    assert_format(tmp_path / f"wu-fig1.{fmt}", fmt)
+
+
+# ------------------------------------------------------------------ a real model (the tiny BERT of the tests)
+
+
+@pytest.fixture(scope="module")
+def tiny_report(tmp_path_factory):
+    pytest.importorskip("safetensors")
+    from tiny_bert import write_model
+
+    folder = write_model(tmp_path_factory.mktemp("model") / "tiny")
+    out = tmp_path_factory.mktemp("report")
+    assert main(["model", str(folder), "--text", "the cat sat", "--out", str(out), "--format", "svg",
+                 "--dpi", "40"]) == 0
+    return folder, out
+
+
+@pytest.mark.skipif(not HAS_MODELS, reason="needs certify[models]")
+def test_model_figures_name_the_model_and_every_head(tiny_report, capsys):
+    folder, out = tiny_report
+    for stem in model_figures.STEMS:
+        assert_format(out / f"{stem}.svg", "svg")
+    report = json.loads((out / "model_certified.json").read_text())
+    for draw in model_figures.FIGURES.values():
+        fig = draw(report, "tiny")
+        assert_readable(fig)
+        assert fig._suptitle.get_text().startswith("tiny on") and str(folder.parent) not in fig._suptitle.get_text()
+    assert model_figures.model_name(report) == "tiny"  # no name given: the folder's name, not its path
+    planted = json.loads(json.dumps(report))
+    planted["layers"][1]["heads"][0]["regime"] = "underflowed"
+    fig = model_figures.regimes(planted, "tiny")
+    legend = " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+    assert "underflowed: L1H0" in legend
+    heat = fig.axes[0]
+    assert heat.get_xlabel().startswith("head") and heat.get_ylabel() == "layer"
+    assert [t.get_text() for t in heat.get_yticklabels()] == [str(layer["layer"]) for layer in report["layers"]]
+
+
+@pytest.mark.skipif(not HAS_MODELS, reason="needs certify[models]")
+@pytest.mark.parametrize("fmt", ("pdf",))  # svg: tiny_report; png: tests/test_models_certified.py
+def test_cli_model_writes_each_format(tmp_path, fmt):
+    from tiny_bert import write_model
+
+    folder = write_model(tmp_path / "tiny")
+    assert main(["model", str(folder), "--text", "the cat", "--out", str(tmp_path / "out"), "--format", fmt,
+                 "--dpi", "40"]) in (0, 3)  # two tokens: step 1 is an exact equality, undecided
+    for stem in model_figures.STEMS:
+        assert_format(tmp_path / "out" / f"{stem}.{fmt}", fmt)
+
+
+# ------------------------------------------------------------------ a sampled campaign
+
+
+@pytest.mark.parametrize("fmt", style.FORMATS)
+def test_cli_sample_draws_its_histograms(tmp_path, capsys, fmt):
+    out = tmp_path / "s"
+    argv = ["sample", "--n", "3", "--d", "1", "--count", "6", "--seed", "1", "--out", str(out), "--workers", "1",
+            "--L-range", "0.1", "2000", "--no-progress", "--format", fmt, "--dpi", "40"]
+    assert main(argv) == 0
+    assert_format(out / f"histograms.{fmt}", fmt)
+    assert f"histograms.{fmt}" in capsys.readouterr().out
+    if fmt == "png":
+        summary = json.loads((out / "summary.json").read_text())
+        records = campaign.records(out)
+        fig = sample_figure.figure(summary, records)
+        assert_readable(fig)
+        margins_ax, L_ax = fig.axes
+        heights = [patch.get_height() for patch in margins_ax.patches]
+        assert sum(heights) == sum(r["margin_log10"] is not None for r in records)  # every margin counted once
+        assert sum(patch.get_height() for patch in L_ax.patches) == sum(r["L"] is not None for r in records)
+        assert np.isclose(min(line.get_xdata()[0] for line in L_ax.lines), np.log10(54 * np.log(2)))
+        assert main([*argv[:-4], "--json"]) == 0  # resumed: nothing to do; --json output stays pure JSON
+        json.loads(capsys.readouterr().out)
+
+
+def test_importing_certify_and_parsing_a_command_does_not_import_matplotlib():
+    import subprocess
+    import sys
+
+    code = ("import sys, certify, certify.figures\n"
+            "from certify.cli import build_parser\n"
+            "build_parser(only='check'); build_parser(only='trajectory')\n"
+            "assert 'matplotlib' not in sys.modules, 'matplotlib imported'\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_figure_written_twice_gives_the_same_bytes(traced, tmp_path):
+    for fmt in ("pdf", "svg"):  # no creation date inside: reproducible files
+        first = style.save(trajectory_figure.figure(traced), tmp_path / f"a.{fmt}")
+        second = style.save(trajectory_figure.figure(traced), tmp_path / f"b.{fmt}")
+        assert first.read_bytes() == second.read_bytes()
