@@ -105,6 +105,16 @@ def test_cli_trajectory_writes_each_format(tmp_path, capsys, fmt):
     assert f"trajectory.{fmt}" in capsys.readouterr().out
 
 
+def test_cli_run_writes_its_sections_figures_in_the_format_asked(tmp_path):
+    out = tmp_path / "report"
+    assert main(["run", "--only", "thesis-dynamics", "--out", str(out), "--format", "svg", "-q"]) == 0
+    drawn = sorted((out / "thesis-dynamics").glob("trajectory--*.*"))
+    figures = [path for path in drawn if path.suffix in (".png", ".pdf", ".svg")]
+    assert figures and all(path.suffix == ".svg" for path in figures)
+    for path in figures:
+        assert_format(path, "svg")
+
+
 def test_dpi_scales_the_png_and_bad_figure_options_are_bad_input(traced, tmp_path, capsys):
     small = style.save(trajectory_figure.figure(traced), tmp_path / "small.png", dpi=40)
     large = style.save(trajectory_figure.figure(traced), tmp_path / "large.png", dpi=80)

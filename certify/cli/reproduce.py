@@ -31,7 +31,8 @@ from certify.studies.wu import studies
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help="reproduce a paper's figure (wu-fig1, wu-fig2, wu-fig3) as PNG and CSV",
+    p = subparsers.add_parser("reproduce", help="reproduce a paper's figure (wu-fig1, wu-fig2, wu-fig3): the figure (PNG, PDF or "
+                              "SVG), its numbers (CSV) and a JSON",
                               description=__doc__.splitlines()[0])
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))

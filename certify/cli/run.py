@@ -7,7 +7,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from certify.cli import table
+from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
 from certify import suite
@@ -32,6 +32,7 @@ def add_parser(subparsers):
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
     p.add_argument("--only", action="append", metavar="SECTION",
                    help="run only the section with this title (repeatable), e.g. claims, proofs, model")
+    options.add_figure_options(p)
     p.set_defaults(run=run)
 
 
@@ -49,7 +50,7 @@ def run(args) -> int:
         raise BadInput(f"no section matches {args.only}; sections: {known}")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
-    state = suite.SuiteRun(out_dir=out_dir, long=args.long)
+    state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     started = time.time()
     print("\n".join(table.rows([COLUMNS], WIDTHS, indent="  ")), flush=True)
     for index, module in enumerate(sections, 1):

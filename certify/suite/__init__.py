@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
+
+from certify import figures
 from pathlib import Path
 
 SECTIONS = [
@@ -57,7 +59,13 @@ INTENDED = {
 class SuiteRun:
     out_dir: Path
     long: bool = False  # the slow, full-size studies instead of the CI-sized ones
+    figure_format: str = figures.DEFAULT_FORMAT  # how sections write their figures (--format, --dpi)
+    dpi: int = figures.DEFAULT_DPI
     rows: list[Row] = field(default_factory=list)
+
+    def figure_options(self) -> dict:
+        """The keyword arguments of every certify.figures writer: the run's --format and --dpi."""
+        return {"fmt": self.figure_format, "dpi": self.dpi}
 
     def folder(self, name: str) -> Path:
         path = self.out_dir / name

@@ -53,7 +53,7 @@ def section(run: SuiteRun):
         built = report.build(str(text_model.folder), text_model.model.config, text,
                              list(text_model.tokens(text).tokens), layers, DEFAULT_BITS, MAX_BITS)  # fmt: skip
         jsonfile.write(built, path)
-        model_figures.write(built, folder / f"{MODEL}-{index}", name=MODEL)
+        model_figures.write(built, folder / f"{MODEL}-{index}", name=MODEL, **run.figure_options())
 
 
 def _layer_row(layer, text: str, certificate: str) -> Row:

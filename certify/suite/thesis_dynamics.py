@@ -52,7 +52,7 @@ def section(run: SuiteRun):
         jsonfile.write(trajectory.to_json(tr), folder / f"{stem}.json")
         cert_path = folder / f"{stem}--certificate.json"
         jsonfile.write(tr.certificate, cert_path)  # the row's verdict is the one the checker confirmed
-        trajectory_figure.write(tr, folder, stem=stem)
+        trajectory_figure.write(tr, folder, stem=stem, **run.figure_options())
         resolved = f"log10 D_{tr.resolved_through} = " \
             f"{trajectory.log10_ball(tr.points[tr.resolved_through].D).str(6, radius=False)}" \
             if tr.resolved_through >= 0 else "not even D_0 resolved"

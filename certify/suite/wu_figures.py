@@ -39,7 +39,7 @@ def section(run: SuiteRun):
     opts = studies.options(SETTING, run.long, SEED)
     for name, build in studies.STUDIES.items():
         study = build(opts)
-        paths = figures.write(study, folder)
+        paths = figures.write(study, folder, **run.figure_options())
         spot = study.spot_checks[0]
         missing = [f"{f.statement} (cause: {f.cause})" for f in study.findings if f.reproduced is False]
         detail = f"{spot.configuration}: {spot.summary()}"
