@@ -31,13 +31,13 @@ from certify.studies.wu import studies
 
 
 def add_parser(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help="reproduce a paper's figure (wu-fig1, wu-fig2, wu-fig3): the figure (PNG, PDF or "
-                              "SVG), its numbers (CSV) and a JSON",
+    p = subparsers.add_parser("reproduce", help="reproduce a paper's figure (wu-fig1, wu-fig2, wu-fig3): the "
+                              "figure (PNG, PDF or SVG), its numbers (CSV) and a JSON",
                               description=__doc__.splitlines()[0])
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))
     p.add_argument("--out", default="certify-figures", metavar="DIR",
-                   help="folder: FIGURE.png, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
+                   help="folder: FIGURE.FORMAT, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
     p.add_argument("--setting", choices=sorted(reproduce.SETTINGS),
