@@ -37,11 +37,14 @@ def norm(vec) -> arb:
 
 def diameter(X: Rows) -> arb:
     """max_{i<k} ||x_i - x_k||, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik with G = Y Y^T, Y = X - 1 c^T and c the
-    exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits)."""
+    exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits).  The n x n matrix of
+    G_ii + G_kk - 2 G_ik is formed by arb_mat sums (g 1^T + 1 g^T - 2 G, g the diagonal of G)."""
     n, d = len(X), len(X[0])
     Y = arb_mat(X) - arb_mat(n, d, [arb(x.mid()) for x in X[0]] * n)
-    G = (Y * Y.transpose()).tolist()
-    return functools.reduce(arb.max, [G[i][i] + G[k][k] - 2 * G[i][k] for i in range(n) for k in range(i + 1, n)]
+    G = Y * Y.transpose()
+    across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * arb_mat(1, n, [1] * n)  # g 1^T, exact products by 1
+    distances = (across + across.transpose() - 2 * G).tolist()
+    return functools.reduce(arb.max, [distances[i][k] for i in range(n) for k in range(i + 1, n)]
                             ).nonnegative_part().sqrt()
 
 
@@ -146,22 +149,22 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
     return {"P": P, "PX": PX, "out": Y}
 
 
-def spectral_norm(M: Rows, witness: dict) -> arb:
-    """||M||_2 from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
+def spectral_norm(M, witness: dict) -> arb:
+    """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
     ||M||_2^2 <= max_i (E_ii + sum_{j!=i} |E_ij|) / (1 - ||W^T W - I||_F), E = (M W)^T (M W)."""
-    d = len(M[0])  # columns: M may be rectangular (an FFN weight)
-    W = matrix(witness["basis"])
-    w = vector(witness["top"])
-    if len(W) != d or any(len(row) != d for row in W) or len(w) != d:
+    M = M if isinstance(M, arb_mat) else arb_mat(M)
+    d = M.ncols()  # M may be rectangular (an FFN weight)
+    basis, top = witness["basis"], witness["top"]
+    if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    Mw = [sum((m * x for m, x in zip(row, w)), arb(0)) for row in M]
-    w_norm = norm(w)
-    lower = norm(Mw) / w_norm if w_norm > 0 else arb(0)
-    MW = product(M, W)
-    E = product(transpose(MW), MW)
-    G = product(transpose(W), W)
-    drift = sum((square(G[i][j] - (1 if i == j else 0)) for i in range(d) for j in range(d)), arb(0))
-    drift = drift.nonnegative_part().sqrt()
+    W = arb_mat(matrix(basis))
+    w = arb_mat(d, 1, vector(top))
+    w_norm = norm(w.entries())
+    lower = norm((M * w).entries()) / w_norm if w_norm > 0 else arb(0)
+    MW = M * W
+    E = (MW.transpose() * MW).tolist()
+    drift = sum((square(x) for x in (W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
+                                     ).entries()), arb(0)).nonnegative_part().sqrt()
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
     disc = largest(E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0)) for i in range(d))

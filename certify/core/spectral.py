@@ -44,7 +44,8 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
 
 
 def _exact_mat(values: np.ndarray) -> arb_mat:
-    return arb_mat([[arb(float(v)) for v in row] for row in np.atleast_2d(values)])
+    rows = np.atleast_2d(values)
+    return arb_mat(rows.shape[0], rows.shape[1], [arb(v) for v in rows.ravel().tolist()])  # binary64: exact in arb
 
 
 def enclose(A_ball, w: NormWitness) -> arb:
@@ -54,20 +55,19 @@ def enclose(A_ball, w: NormWitness) -> arb:
     d = A.ncols()
     basis = _exact_mat(w.basis)
     top = _exact_mat(w.top.reshape(-1, 1))
-    image = A * top
-    top_sq = sum((top[i, 0] * top[i, 0] for i in range(d)), arb(0))
-    image_sq = sum((image[i, 0] * image[i, 0] for i in range(image.nrows())), arb(0))
+    top_sq = sum((x * x for x in top.entries()), arb(0))
+    image_sq = sum((x * x for x in (A * top).entries()), arb(0))
     lower = arb(0) if not top_sq > 0 else (image_sq.nonnegative_part() / top_sq).sqrt()
 
     rotated = A * basis
-    E = rotated.transpose() * rotated
+    E = (rotated.transpose() * rotated).tolist()
     G = basis.transpose() * basis - arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
-    drift = sum((G[i, j] * G[i, j] for i in range(d) for j in range(d)), arb(0)).nonnegative_part().sqrt()
+    drift = sum((x * x for x in G.entries()), arb(0)).nonnegative_part().sqrt()
     if not drift < 1:
         return lower.union(arb("inf"))
     gershgorin = None
-    for i in range(d):
-        radius = E[i, i] + sum((abs(E[i, j]) for j in range(d) if j != i), arb(0))
+    for i, row in enumerate(E):
+        radius = row[i] + sum((abs(x) for j, x in enumerate(row) if j != i), arb(0))
         gershgorin = radius if gershgorin is None else gershgorin.max(radius)
     upper = (gershgorin.nonnegative_part() / (1 - drift)).sqrt()
     return lower.lower().union(upper.upper())
