@@ -40,9 +40,10 @@ def diameter(X: Rows) -> arb:
     exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits).  The n x n matrix of
     G_ii + G_kk - 2 G_ik is formed by arb_mat sums (g 1^T + 1 g^T - 2 G, g the diagonal of G)."""
     n, d = len(X), len(X[0])
-    Y = arb_mat(X) - arb_mat(n, d, [arb(x.mid()) for x in X[0]] * n)
+    ones = arb_mat(n, 1, [1] * n)  # products by 1 are exact: 1 c^T and g 1^T are formed in arb_mat
+    Y = arb_mat(X) - ones * arb_mat(1, d, [arb(x.mid()) for x in X[0]])
     G = Y * Y.transpose()
-    across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * arb_mat(1, n, [1] * n)  # g 1^T, exact products by 1
+    across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * ones.transpose()
     distances = (across + across.transpose() - 2 * G).tolist()
     return functools.reduce(arb.max, [distances[i][k] for i in range(n) for k in range(i + 1, n)]
                             ).nonnegative_part().sqrt()
@@ -89,17 +90,19 @@ def query_key(layer: dict) -> Rows:
 
 
 def scores(layer: dict, Z: Rows, A: Rows | None = None) -> Rows:
+    Zm = arb_mat(Z)
     if "A" in layer:
-        return product(product(Z, A or query_key(layer)), transpose(Z))
+        return (Zm * arb_mat(A or query_key(layer)) * Zm.transpose()).tolist()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    Q = product(Z, matrix(layer["W_Q"]))
-    K = product(Z, matrix(layer["W_K"]))
+    Q = Zm * arb_mat(matrix(layer["W_Q"]))
+    K = Zm * arb_mat(matrix(layer["W_K"]))
+    ones = arb_mat(len(Z), 1, [1] * len(Z))  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
-        Q = [[q + b for q, b in zip(row, vector(layer["b_Q"]))] for row in Q]
+        Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
     if "b_K" in layer:
-        K = [[k + b for k, b in zip(row, vector(layer["b_K"]))] for row in K]
-    return [[scale * s for s in row] for row in product(Q, transpose(K))]
+        K = K + ones * arb_mat(1, K.ncols(), vector(layer["b_K"]))
+    return ((Q * K.transpose()) * scale).tolist()
 
 
 def softmax(S: Rows, mask) -> Rows:

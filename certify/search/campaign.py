@@ -430,10 +430,11 @@ def _execute(campaign: Campaign, out_dir: Path, chunks: list[list[int]], workers
     starts and the running ones are finished and recorded (then KeyboardInterrupt propagates).
     """
     if workers == 1:
-        for chunk in chunks:
-            if stop():
-                return
-            on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
+        with threadpool_limits(1):  # as in the pool's workers (worker_init): one BLAS thread per configuration's work
+            for chunk in chunks:
+                if stop():
+                    return
+                on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
         return
     pending = iter(chunks)
     with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
