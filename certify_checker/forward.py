@@ -45,8 +45,7 @@ def diameter(X: Rows) -> arb:
     G = Y * Y.transpose()
     across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * ones.transpose()
     distances = (across + across.transpose() - 2 * G).tolist()
-    return functools.reduce(arb.max, [distances[i][k] for i in range(n) for k in range(i + 1, n)]
-                            ).nonnegative_part().sqrt()
+    return functools.reduce(arb.max, [x for i, row in enumerate(distances) for x in row[i + 1:]]).nonnegative_part().sqrt()
 
 
 def consensus_distance(X: Rows) -> arb:
@@ -154,7 +153,7 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
 
 def spectral_norm(M, witness: dict) -> arb:
     """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
-    ||M||_2^2 <= max_i (E_ii + sum_{j!=i} |E_ij|) / (1 - ||W^T W - I||_F), E = (M W)^T (M W)."""
+    ||M||_2^2 <= max_i sum_j |E_ij| / (1 - ||W^T W - I||_F), E = (M W)^T (M W) (Gershgorin's discs, E_ii >= 0)."""
     M = M if isinstance(M, arb_mat) else arb_mat(M)
     d = M.ncols()  # M may be rectangular (an FFN weight)
     basis, top = witness["basis"], witness["top"]
@@ -166,10 +165,10 @@ def spectral_norm(M, witness: dict) -> arb:
     lower = norm((M * w).entries()) / w_norm if w_norm > 0 else arb(0)
     MW = M * W
     E = (MW.transpose() * MW).tolist()
-    drift = sum((square(x) for x in (W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
-                                     ).entries()), arb(0)).nonnegative_part().sqrt()
+    G = W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
+    drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
-    disc = largest(E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0)) for i in range(d))
+    disc = largest(sum(map(abs, row), arb(0)) for row in E)  # E_ii + sum_{j != i} |E_ij| <= sum_j |E_ij|, E_ii >= 0
     upper = (disc.nonnegative_part() / (1 - drift)).sqrt()
     return lower.lower().union(upper.upper())
