@@ -110,7 +110,8 @@ def softmax(S: Rows, mask) -> Rows:
     P = []
     for i, row in enumerate(S):
         shift = arb(row[i].mid())
-        weights = [(s - shift).exp() if mask[i][j] else arb(0) for j, s in enumerate(row)]
+        allowed = mask[i]
+        weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
     return P
