@@ -35,13 +35,15 @@ def norm(vec) -> arb:
     return sum((square(x) for x in vec), arb(0)).nonnegative_part().sqrt()  # rounding may dip below 0
 
 
-def diameter(X: Rows) -> arb:
+def diameter(X) -> arb:
     """max_{i<k} ||x_i - x_k||, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik with G = Y Y^T, Y = X - 1 c^T and c the
     exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits).  The n x n matrix of
-    G_ii + G_kk - 2 G_ik is formed by arb_mat sums (g 1^T + 1 g^T - 2 G, g the diagonal of G)."""
-    n, d = len(X), len(X[0])
+    G_ii + G_kk - 2 G_ik is formed by arb_mat sums (g 1^T + 1 g^T - 2 G, g the diagonal of G).
+    X: rows, or an arb_mat."""
+    X = X if isinstance(X, arb_mat) else arb_mat(X)
+    n, d = X.nrows(), X.ncols()
     ones = arb_mat(n, 1, [1] * n)  # products by 1 are exact: 1 c^T and g 1^T are formed in arb_mat
-    Y = arb_mat(X) - ones * arb_mat(1, d, [arb(x.mid()) for x in X[0]])
+    Y = X - ones * arb_mat(1, d, [arb(X[0, j].mid()) for j in range(d)])
     G = Y * Y.transpose()
     across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * ones.transpose()
     distances = (across + across.transpose() - 2 * G).tolist()
@@ -88,15 +90,16 @@ def query_key(layer: dict) -> Rows:
     return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
 
 
-def scores(layer: dict, Z: Rows, A: Rows | None = None) -> Rows:
-    Zm = arb_mat(Z)
+def scores(layer: dict, Z, A: Rows | None = None) -> Rows:
+    """The attention scores of tokens Z (rows, or an arb_mat)."""
+    Zm = Z if isinstance(Z, arb_mat) else arb_mat(Z)
     if "A" in layer:
         return (Zm * arb_mat(A or query_key(layer)) * Zm.transpose()).tolist()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
     Q = Zm * arb_mat(matrix(layer["W_Q"]))
     K = Zm * arb_mat(matrix(layer["W_K"]))
-    ones = arb_mat(len(Z), 1, [1] * len(Z))  # 1 b^T: the bias on every row (exact products by 1)
+    ones = arb_mat(Zm.nrows(), 1, [1] * Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
         Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
     if "b_K" in layer:
@@ -137,8 +140,10 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")
     Z = layernorm(X, ln) if ln and ln["position"] == "pre" else X
-    P = softmax(scores(layer, Z, A), mask)
-    PX = product(P, Z)
+    Zm = arb_mat(Z)  # once, for the scores and P Z
+    P = softmax(scores(layer, Zm, A), mask)
+    PX_matrix = arb_mat(P) * Zm
+    PX = PX_matrix.tolist()
     Y = product(PX, transpose(matrix(layer["V"]))) if "V" in layer else PX
     if layer.get("residual", False):
         Y = [[x + y for x, y in zip(xr, yr)] for xr, yr in zip(X, Y)]
@@ -149,7 +154,7 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
         Y = feed_forward(Y, layer["ffn"])
         if post:
             Y = layernorm(Y, ln)
-    return {"P": P, "PX": PX, "out": Y}
+    return {"P": P, "PX": PX, "PX_matrix": PX_matrix, "out": Y}
 
 
 def spectral_norm(M, witness: dict) -> arb:

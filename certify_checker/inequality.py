@@ -151,8 +151,9 @@ class Layer:
     def _compute(self, name: str) -> arb:
         X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
         formulas = {
-            "D": lambda: forward.diameter(X), "D_out": lambda: forward.diameter(step["out"]),
-            "D_PX": lambda: forward.diameter(step["PX"]), "D_0": lambda: forward.diameter(self.X0),
+            "D": lambda: forward.diameter(X),
+            "D_out": lambda: forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"]),
+            "D_PX": lambda: forward.diameter(step["PX_matrix"]), "D_0": lambda: forward.diameter(self.X0),
             "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
             "tau": lambda: forward.dobrushin(step["P"]),
             "a": lambda: norms.query_key_norm(spec, witness[f"A{t}"], self.A),
