@@ -95,10 +95,11 @@ def contains(mine: arb, theirs_text: str) -> bool:
     Decided soundly whatever the parsing rounds: m and r are read as balls (at a precision that
     makes them nearly exact) and the test uses an inner approximation [L, H] of the stated
     interval, L an upper bound of m - r and H a lower bound of m + r."""
-    parse_arb(theirs_text)  # finite, or ValueError
     with ctx.workprec(max(ctx.prec, 4 * len(theirs_text)) + 64):
         match = _BALL_TEXT.match(theirs_text.strip())
         mid, rad = (arb(match.group(1) or "0"), arb(match.group(2))) if match else (arb(theirs_text), arb(0))
+        if not (mid.is_finite() and rad.is_finite()):
+            raise ValueError(f"not a finite enclosure: {theirs_text!r}")
         low, high = (mid - rad).upper(), (mid + rad).lower()
         return mine.is_finite() and bool(low <= mine.lower()) and bool(mine.upper() <= high)
 

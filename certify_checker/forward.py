@@ -35,14 +35,19 @@ def norm(vec) -> arb:
     return sum((square(x) for x in vec), arb(0)).nonnegative_part().sqrt()  # rounding may dip below 0
 
 
-def diameter(X: Rows) -> arb:
+def diameter(X) -> arb:
     """max_{i<k} ||x_i - x_k||, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik with G = Y Y^T, Y = X - 1 c^T and c the
-    exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits)."""
-    n, d = len(X), len(X[0])
-    Y = arb_mat(X) - arb_mat(n, d, [arb(x.mid()) for x in X[0]] * n)
-    G = (Y * Y.transpose()).tolist()
-    return functools.reduce(arb.max, [G[i][i] + G[k][k] - 2 * G[i][k] for i in range(n) for k in range(i + 1, n)]
-                            ).nonnegative_part().sqrt()
+    exact midpoint of token 0 (so |y_i| <= D and the sum keeps D^2's digits).  The n x n matrix of
+    G_ii + G_kk - 2 G_ik is formed by arb_mat sums (g 1^T + 1 g^T - 2 G, g the diagonal of G).
+    X: rows, or an arb_mat."""
+    X = X if isinstance(X, arb_mat) else arb_mat(X)
+    n, d = X.nrows(), X.ncols()
+    ones = arb_mat(n, 1, [1] * n)  # products by 1 are exact: 1 c^T and g 1^T are formed in arb_mat
+    Y = X - ones * arb_mat(1, d, [arb(X[0, j].mid()) for j in range(d)])
+    G = Y * Y.transpose()
+    across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * ones.transpose()
+    distances = (across + across.transpose() - 2 * G).tolist()
+    return functools.reduce(arb.max, [x for i, row in enumerate(distances) for x in row[i + 1:]]).nonnegative_part().sqrt()
 
 
 def consensus_distance(X: Rows) -> arb:
@@ -85,18 +90,21 @@ def query_key(layer: dict) -> Rows:
     return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
 
 
-def scores(layer: dict, Z: Rows, A: Rows | None = None) -> Rows:
+def scores(layer: dict, Z, A: Rows | None = None) -> Rows:
+    """The attention scores of tokens Z (rows, or an arb_mat)."""
+    Zm = Z if isinstance(Z, arb_mat) else arb_mat(Z)
     if "A" in layer:
-        return product(product(Z, A or query_key(layer)), transpose(Z))
+        return (Zm * arb_mat(A or query_key(layer)) * Zm.transpose()).tolist()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    Q = product(Z, matrix(layer["W_Q"]))
-    K = product(Z, matrix(layer["W_K"]))
+    Q = Zm * arb_mat(matrix(layer["W_Q"]))
+    K = Zm * arb_mat(matrix(layer["W_K"]))
+    ones = arb_mat(Zm.nrows(), 1, [1] * Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
-        Q = [[q + b for q, b in zip(row, vector(layer["b_Q"]))] for row in Q]
+        Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
     if "b_K" in layer:
-        K = [[k + b for k, b in zip(row, vector(layer["b_K"]))] for row in K]
-    return [[scale * s for s in row] for row in product(Q, transpose(K))]
+        K = K + ones * arb_mat(1, K.ncols(), vector(layer["b_K"]))
+    return ((Q * K.transpose()) * scale).tolist()
 
 
 def softmax(S: Rows, mask) -> Rows:
@@ -105,7 +113,8 @@ def softmax(S: Rows, mask) -> Rows:
     P = []
     for i, row in enumerate(S):
         shift = arb(row[i].mid())
-        weights = [(s - shift).exp() if mask[i][j] else arb(0) for j, s in enumerate(row)]
+        allowed = mask[i]
+        weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
     return P
@@ -131,8 +140,10 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")
     Z = layernorm(X, ln) if ln and ln["position"] == "pre" else X
-    P = softmax(scores(layer, Z, A), mask)
-    PX = product(P, Z)
+    Zm = arb_mat(Z)  # once, for the scores and P Z
+    P = softmax(scores(layer, Zm, A), mask)
+    PX_matrix = arb_mat(P) * Zm
+    PX = PX_matrix.tolist()
     Y = product(PX, transpose(matrix(layer["V"]))) if "V" in layer else PX
     if layer.get("residual", False):
         Y = [[x + y for x, y in zip(xr, yr)] for xr, yr in zip(X, Y)]
@@ -143,27 +154,27 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
         Y = feed_forward(Y, layer["ffn"])
         if post:
             Y = layernorm(Y, ln)
-    return {"P": P, "PX": PX, "out": Y}
+    return {"P": P, "PX": PX, "PX_matrix": PX_matrix, "out": Y}
 
 
-def spectral_norm(M: Rows, witness: dict) -> arb:
-    """||M||_2 from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
-    ||M||_2^2 <= max_i (E_ii + sum_{j!=i} |E_ij|) / (1 - ||W^T W - I||_F), E = (M W)^T (M W)."""
-    d = len(M[0])  # columns: M may be rectangular (an FFN weight)
-    W = matrix(witness["basis"])
-    w = vector(witness["top"])
-    if len(W) != d or any(len(row) != d for row in W) or len(w) != d:
+def spectral_norm(M, witness: dict) -> arb:
+    """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
+    ||M||_2^2 <= max_i sum_j |E_ij| / (1 - ||W^T W - I||_F), E = (M W)^T (M W) (Gershgorin's discs, E_ii >= 0)."""
+    M = M if isinstance(M, arb_mat) else arb_mat(M)
+    d = M.ncols()  # M may be rectangular (an FFN weight)
+    basis, top = witness["basis"], witness["top"]
+    if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    Mw = [sum((m * x for m, x in zip(row, w)), arb(0)) for row in M]
-    w_norm = norm(w)
-    lower = norm(Mw) / w_norm if w_norm > 0 else arb(0)
-    MW = product(M, W)
-    E = product(transpose(MW), MW)
-    G = product(transpose(W), W)
-    drift = sum((square(G[i][j] - (1 if i == j else 0)) for i in range(d) for j in range(d)), arb(0))
-    drift = drift.nonnegative_part().sqrt()
+    W = arb_mat(matrix(basis))
+    w = arb_mat(d, 1, vector(top))
+    w_norm = norm(w.entries())
+    lower = norm((M * w).entries()) / w_norm if w_norm > 0 else arb(0)
+    MW = M * W
+    E = (MW.transpose() * MW).tolist()
+    G = W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
+    drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
-    disc = largest(E[i][i] + sum((abs(E[i][j]) for j in range(d) if j != i), arb(0)) for i in range(d))
+    disc = largest(sum(map(abs, row), arb(0)) for row in E)  # E_ii + sum_{j != i} |E_ij| <= sum_j |E_ij|, E_ii >= 0
     upper = (disc.nonnegative_part() / (1 - drift)).sqrt()
     return lower.lower().union(upper.upper())

@@ -8,6 +8,7 @@ the stack from D_0), hypothesis on the layers, and the inequalities.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 
@@ -123,7 +124,14 @@ def evaluate(text: str, env) -> arb:
             return getattr(value, node.func.id)()
         raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")
 
-    return walk(ast.parse(source, mode="eval").body)
+    return walk(_syntax_tree(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _syntax_tree(source: str) -> ast.expr:
+    """The parsed formula, once per text (the claims' formulas recur in every certificate); the
+    tree is only read."""
+    return ast.parse(source, mode="eval").body
 
 
 class Layer:
@@ -143,8 +151,9 @@ class Layer:
     def _compute(self, name: str) -> arb:
         X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
         formulas = {
-            "D": lambda: forward.diameter(X), "D_out": lambda: forward.diameter(step["out"]),
-            "D_PX": lambda: forward.diameter(step["PX"]), "D_0": lambda: forward.diameter(self.X0),
+            "D": lambda: forward.diameter(X),
+            "D_out": lambda: forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"]),
+            "D_PX": lambda: forward.diameter(step["PX_matrix"]), "D_0": lambda: forward.diameter(self.X0),
             "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
             "tau": lambda: forward.dobrushin(step["P"]),
             "a": lambda: norms.query_key_norm(spec, witness[f"A{t}"], self.A),
@@ -181,17 +190,19 @@ def digest(cert: dict) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _statement_problem(cert: dict) -> str | None:
+def _statement_problem(cert: dict) -> str | dict:
     """The fields are exactly those stated; the digest binds claim, bound, inputs and precision; the
     precision is in range; the inputs are a configuration of the schema; the verdict is decided;
-    the stated values have the expected shape."""
+    the stated values have the expected shape.  The reason to reject, or else the inputs with their
+    binary64 blocks expanded to rows of numbers (schema.expanded)."""
     if set(cert) != CERT_KEYS:
         return f"the certificate's fields are not {sorted(CERT_KEYS)}"
     if digest(cert) != cert["inputs_sha256"]:
         return "the inputs, claim, bound or precision do not match the certificate's digest (edited?)"
     if refused := precision_problem(cert["precision"]):
         return refused
-    if unreadable := schema.problem(schema.expanded(cert["inputs"])):
+    inputs = schema.expanded(cert["inputs"])
+    if unreadable := schema.problem(inputs):
         return unreadable
     if cert["verdict"] not in ("holds", "violated"):
         return f"verdict {cert['verdict']!r} is not a decided verdict"
@@ -200,7 +211,7 @@ def _statement_problem(cert: dict) -> str | None:
             and all(isinstance(e, dict) and set(e) == COMPARISON_KEYS for e in stated["comparisons"])
             and isinstance(stated["layers"], list) and all(isinstance(v, dict) for v in stated["layers"])):
         return f"the stated values are not {sorted(VALUE_KEYS)} with comparisons of {sorted(COMPARISON_KEYS)}"
-    return None
+    return inputs
 
 
 def _target(cert: dict):
@@ -278,9 +289,10 @@ def verify(cert: dict) -> tuple[bool, str]:
     """Re-derive an inequality certificate: read what it states, recompute every comparison at the
     stated precision, then accept only when the verdict, every comparison and every stated enclosure
     agree (each must contain the checker's own)."""
-    if refused := _statement_problem(cert):
-        return False, refused
-    cert = {**cert, "inputs": schema.expanded(cert["inputs"])}  # binary64 blocks as rows of numbers
+    inputs = _statement_problem(cert)
+    if isinstance(inputs, str):
+        return False, inputs
+    cert = {**cert, "inputs": inputs}  # binary64 blocks as rows of numbers
     target = _target(cert)
     if isinstance(target, str):
         return False, target

@@ -64,7 +64,7 @@ def thin_product_norm(L: list, R: list, witness: dict) -> arb:
     be used."""
     Lm, Rm = arb_mat(L), arb_mat(R)
     C = cholesky_upper(Rm.transpose() * Rm)
-    square = forward.spectral_norm((C * (Lm.transpose() * Lm) * C.transpose()).tolist(), witness)
+    square = forward.spectral_norm(C * (Lm.transpose() * Lm) * C.transpose(), witness)
     return square.nonnegative_part().sqrt()
 
 

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
-from flint import arb, ctx
+import pytest
+from flint import arb, arb_mat, ctx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mpmath import mp
 
 from certify import engine
-from certify.core import config
+from certify.core import config, spectral
 from certify.core.arith import BALL, FLOAT64
 from certify.claims import Claim, Inequality
 
+import certify_checker.forward as checker_forward
 import oracle
 
 NAMES = ("D", "D_out", "D_PX", "tau", "a", "gap", "mu", "mu_out")
@@ -104,3 +106,27 @@ def test_stack_enclosures_follow_the_trajectory():
     for view, values in zip(views, expected):
         for name in ("D", "D_out", "tau", "a"):
             assert contains(view.get(name), values[name]), (view.t, name)
+
+
+def test_spectral_norm_enclosures_of_engine_and_checker_contain_mpmath():
+    """||A||_2 from a witness (Gershgorin row sums of |E|, drift ||W^T W - I||_F as a trace) in the
+    engine and in the checker: both contain the 60-digit singular value, also with a perturbed
+    witness basis (the drift term then matters) and a zero column (E has zero rows), and a
+    basis far from orthogonal gives no upper bound (engine) or is rejected (checker)."""
+    rng = np.random.default_rng(11)
+    for A in (rng.normal(size=(7, 7)), np.hstack([rng.normal(size=(5, 4)), np.zeros((5, 1))])):
+        w = spectral.witness(A)
+        tilted = spectral.NormWitness(basis=w.basis + 1e-9 * rng.normal(size=w.basis.shape), top=w.top)
+        with mp.workdps(oracle.DPS):
+            true = oracle.spectral_norm(oracle.mat(A.tolist()))
+        for witness in (w, tilted):
+            engine_ball = spectral.enclose(arb_mat([[arb(v) for v in row] for row in A.tolist()]), witness)
+            checker_ball = checker_forward.spectral_norm([[arb(v) for v in row] for row in A.tolist()],
+                                                         {"basis": witness.basis.tolist(), "top": witness.top.tolist()})
+            for ball in (engine_ball, checker_ball):
+                assert contains(ball, true), ball
+                assert float(ball.rad()) < 1e-6 * float(true)
+    far = spectral.NormWitness(basis=2 * np.eye(3), top=np.ones(3))
+    assert not spectral.enclose(arb_mat([[arb(1), arb(0), arb(0)]] * 3), far).is_finite()
+    with pytest.raises(ValueError, match="not nearly orthogonal"):
+        checker_forward.spectral_norm([[arb(1), arb(0), arb(0)]] * 3, {"basis": far.basis.tolist(), "top": [1.0] * 3})

@@ -312,3 +312,20 @@ def test_validating_a_campaign_decides_nothing(monkeypatch):
     assert SATURATED.validated().claim is None and SATURATED.validated().bound == expr.parse(PLANTED).text
     with pytest.raises(BadInput, match="does not apply"):
         campaign.Campaign("gaussian", 4, 3, 5, 0, claim="value.bounded").validated()
+
+
+def test_a_one_worker_campaign_decides_on_one_blas_thread(tmp_path, monkeypatch):
+    """The inline run limits BLAS to one thread as the pool's workers do (worker_init): a threaded
+    BLAS on a configuration's small matrices only waits for its own threads on a shared machine."""
+    from threadpoolctl import threadpool_info
+
+    seen = []
+    decide = campaign.decide_chunk
+
+    def watched(*args):
+        seen.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return decide(*args)
+
+    monkeypatch.setattr(campaign, "decide_chunk", watched)
+    campaign.run(campaign.Campaign("gaussian", 3, 2, 4, 0), tmp_path, workers=1)
+    assert seen and set(seen) == {1}

@@ -31,8 +31,8 @@ from certify.errors import BadInput
 from certify.core import jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, shape_problem
 from certify.core.masks import named_mask, validate_mask
-from certify.core.numbers import (encode, encode_matrix, from_numpy, json_type, parse_matrix, parse_number,
-                                  parse_vector)
+from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
+                                  parse_number, parse_vector)
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
@@ -117,11 +117,11 @@ class Case:
     @property
     def d(self) -> int:
         """The token dimension."""
-        return len(self.X[0])
+        return columns(self.X)
 
     def sizes(self) -> tuple[int, int, int, int]:
         """(n, the widest of d and d_k, layers, the widest FFN hidden layer): what the limits cap."""
-        d_k = max((len(layer.W_Q[0]) for layer in self.layers if layer.W_Q is not None), default=0)
+        d_k = max((columns(layer.W_Q) for layer in self.layers if layer.W_Q is not None), default=0)
         hidden = max((len(layer.ffn.W1) for layer in self.layers if layer.ffn is not None), default=0)
         return self.n, max(self.d, d_k), len(self.layers), hidden
 

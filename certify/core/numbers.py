@@ -185,6 +185,11 @@ class Binary64Matrix(Sequence):
         return f"Binary64Matrix({self.array.shape[0]} x {self.array.shape[1]})"
 
 
+def columns(matrix) -> int:
+    """The number of columns of a parsed matrix (a Binary64Matrix's without making a row of Fractions)."""
+    return matrix.array.shape[1] if isinstance(matrix, Binary64Matrix) else len(matrix[0])
+
+
 _BINARY64_INTEGER = 2**53  # every integer up to this is a binary64 value
 
 

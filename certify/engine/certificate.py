@@ -28,6 +28,8 @@ from pathlib import Path
 from flint import arb, ctx
 
 import certify_checker
+import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
+# engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import jsonfile
 from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput

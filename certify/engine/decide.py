@@ -271,8 +271,10 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
+    sizes, uses_tau = case.sizes(), _uses_tau(claim_obj)
+
     def over_limits(precision: int) -> str | None:
-        return resource_problem(*case.sizes(), precision, limits, _uses_tau(claim_obj))
+        return resource_problem(*sizes, precision, limits, uses_tau)
 
     if problem := over_limits(start_prec):
         raise BadInput(f"refused before starting: {problem}")

@@ -74,10 +74,11 @@ class ProcessPool:
         first = list(islice(chunks, self.workers))  # no more processes than chunks
         workers, chunks = max(1, len(first)), concatenated(first, chunks)
         if workers == 1:
-            for chunk in chunks:
-                if stop():
-                    return
-                on_done(chunk, task(spec, chunk))
+            with threadpool_limits(1):  # as in the pool's workers (worker_init): one BLAS thread
+                for chunk in chunks:
+                    if stop():
+                        return
+                    on_done(chunk, task(spec, chunk))
             return
         with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
             running: dict = {}
