@@ -37,6 +37,12 @@ def down(c):
     return c - (np.abs(c) * PHI + ETA)
 
 
+def rounding_radius(c):
+    """|z - c| for every real z with fl(z) = c (one operation): at most u |z| + ETA/2, so at most
+    2u |c| + ETA."""
+    return up(np.abs(c) * 2.0**-52 + ETA)
+
+
 def sqrt_up(x):
     return up(np.sqrt(x))
 
