@@ -16,13 +16,8 @@ HOME = {
     "gelu": "certify/core/layers.py",
     "precision loop": "certify/core/precision.py",
 }
-# trajectory.py's precision is being reworked separately; its loop is a known exception.  Tier 3
-# (certify/core/arith/attention64.py) encloses softmax and the token norms in midpoint-radius
-# binary64 with a-priori rounding-error terms: a rounding analysis of the formula, which the generic
-# one cannot carry (no backend of certify.core.arith rounds outward), so it states its own.
-EXCEPTIONS = {"precision loop": {"certify/studies/trajectory.py"},
-              "softmax": {"certify/core/arith/attention64.py"},
-              "layernorm": {"certify/core/arith/attention64.py"}}
+# trajectory.py's precision is being reworked separately; its loop is a known exception.
+EXCEPTIONS = {"precision loop": {"certify/studies/trajectory.py"}}
 PATTERNS = {
     "softmax": [r"def (softmax\w*|\w*_softmax)\(", r"exp\([^)\n]*-[^)\n]*\.max\(axis"],
     "layernorm": [r"def (layernorm|sphere_ln|standard_ln|sphere_layernorm|standard_layernorm)\(",

@@ -160,18 +160,23 @@ class _Names:
         return self.view.get(name)
 
 
+def layer_view(batch: Batch) -> LayerView:
+    """The batch's layer step in the tier's numbers: its primitives (view.get("D"), ...) are
+    MidRad enclosures with one entry per configuration."""
+    batch = batch.validated()
+    X = MidRad(batch.X)
+    layer, arrays = batch.structure().layers[0], batch.arrays()
+    step = apply_layer(TIER3, layer, X, arrays)
+    return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
+
+
 def enclosures(claim: str, batch: Batch) -> list[tuple[MidRad, MidRad]]:
     """(lhs, rhs) enclosures of each inequality of the claim, per configuration (NotSupported when the
     backend cannot enclose an operation they need)."""
-    batch = batch.validated()
     claim_spec = _covered(claim)
-    claim_spec.check_applies(batch.structure())
+    claim_spec.check_applies(batch.validated().structure())
     with np.errstate(all="ignore"):  # overflow gives inf or nan, which decide nothing
-        X = MidRad(batch.X)
-        layer, arrays = batch.structure().layers[0], batch.arrays()
-        step = apply_layer(TIER3, layer, X, arrays)
-        view = LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
-        names = _Names(view)
+        names = _Names(layer_view(batch))
         return [(_parsed(ineq.lhs).evaluate(TIER3, names), _parsed(ineq.rhs).evaluate(TIER3, names))
                 for ineq in claim_spec.inequalities]
 

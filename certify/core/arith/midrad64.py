@@ -28,7 +28,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
-from certify.core.arith.rounding import (ETA, down, float_at_least, float_at_most, gamma, nonneg_sum_upper, rounding_radius,
+from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper, rounding_radius,
                                         sqrt_down, sqrt_up, times_lower, times_upper, up)
 
 
@@ -70,6 +70,39 @@ def _has_radius(rad) -> bool:
     return np.ndim(rad) > 0 or rad != 0
 
 
+def _up_inplace(t):
+    """up(t) for t >= 0 (rounding.up: fl(t + fl(fl(t PHI) + ETA)), the same operations), in place."""
+    e = t * PHI
+    e += ETA
+    t += e
+    return t
+
+
+_ROUNDING_FACTOR = 2.0**-53 + 2.0**-100  # u (1 + 2^-47), exactly representable
+
+
+def _rounding(c):
+    """|z - c| for every real z with c = fl(z) the result of one operation, in place on one temporary.
+
+    fl(z) = z (1 + d) + e with |d| <= u, |e| <= ETA/2 gives |z - c| <= (u |c| + ETA/2) / (1 - u)
+    <= u |c| (1 + 2u) + ETA/2 (1 + 2u).  With t1 = fl(|c| K), K = u (1 + 2^-47): t1 >= u |c| (1 +
+    2^-47)(1 - u) - ETA/2 >= u |c| (1 + 2^-48) - ETA/2, and up(fl(t1 + 2 ETA)) >= t1 + 2 ETA (the
+    successor property of rounding.up), which is at least the bound."""
+    t = np.abs(c)
+    t *= _ROUNDING_FACTOR
+    t += 2 * ETA
+    return _up_inplace(t)
+
+
+def _total(*terms):
+    """An upper bound of a sum of nonnegative binary64 arrays: up after every addition."""
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+        total = _up_inplace(total) if total.ndim else up(total)
+    return total
+
+
 def _frobenius_upper(M: MidRad):
     """||M||_F from above for every matrix of M (the last two axes)."""
     return row_norms_upper(row_norms_upper(up(np.abs(M.mid) + M.rad)))
@@ -92,8 +125,10 @@ class MidRad:
     @classmethod
     def hull(cls, lo, hi) -> MidRad:
         """The enclosure of [lo, hi] (binary64 bounds)."""
-        mid = lo * 0.5 + hi * 0.5  # no overflow; exact unless subnormal, and the radius covers it
-        return cls(mid, up(np.maximum(up(hi - mid), up(mid - lo))))
+        mid = lo * 0.5
+        mid += hi * 0.5  # no overflow; the radius covers whatever mid is
+        rad = np.maximum(hi - mid, mid - lo)  # up of the larger rounded difference bounds both
+        return cls(mid, _up_inplace(rad) if rad.ndim else up(rad))
 
     # the bounds of the enclosure: fl(mid -+ rad) is the rounded value of the exact mid -+ rad
     @property
@@ -125,8 +160,9 @@ class MidRad:
     def __add__(self, other) -> MidRad:
         other = lift(other)
         mid = self.mid + other.mid
-        rad = up(self.rad + other.rad) if _has_radius(other.rad) else self.rad
-        return MidRad(mid, up(rad + rounding_radius(mid)))
+        if _has_radius(other.rad):
+            return MidRad(mid, _total(self.rad, other.rad, _rounding(mid)))
+        return MidRad(mid, _total(_rounding(mid), self.rad) if _has_radius(self.rad) else _rounding(mid))
 
     __radd__ = __add__
 
@@ -137,13 +173,22 @@ class MidRad:
         return lift(other) + (-self)
 
     def __mul__(self, other) -> MidRad:
-        """|xy - x_m y_m| <= |x_m| y_r + x_r (|y_m| + y_r), plus the rounding of x_m y_m."""
+        """|xy - x_m y_m| <= |x_m| y_r + x_r (|y_m| + y_r), plus the rounding of x_m y_m.  Times a
+        boolean mask or an exact 0 the product is exact."""
+        if isinstance(other, np.ndarray) and other.dtype == bool:
+            mid = np.where(other, self.mid, 0.0)
+            return MidRad(mid, np.where(other, self.rad, 0.0) if _has_radius(self.rad) else self.rad)
+        if isinstance(other, (int, float)) and other == 0:
+            return MidRad(np.zeros(self.mid.shape))
         other = lift(other)
         mid = self.mid * other.mid
-        rad = up(self.rad * np.abs(other.mid)) if _has_radius(self.rad) else 0.0
+        terms = [_rounding(mid)]
+        if _has_radius(self.rad):
+            magnitude = _total(np.abs(other.mid), other.rad) if _has_radius(other.rad) else np.abs(other.mid)
+            terms.append(up(self.rad * magnitude))
         if _has_radius(other.rad):
-            rad = up(up(np.abs(self.mid) * other.rad) + up(self.rad * up(np.abs(other.mid) + other.rad)))
-        return MidRad(mid, up(rad + rounding_radius(mid)))
+            terms.append(up(np.abs(self.mid) * other.rad))
+        return MidRad(mid, _total(*terms))
 
     __rmul__ = __mul__
 
@@ -152,10 +197,12 @@ class MidRad:
         |y_m| - y_r > 0 (else no bound: nan)."""
         other = lift(other)
         q = self.mid / other.mid
-        q_rad = rounding_radius(q)
+        q_rad = _rounding(q)
         smallest = down(np.abs(other.mid) - other.rad)
-        spread = up(self.rad + up(up(np.abs(q) + q_rad) * other.rad)) if _has_radius(other.rad) else self.rad
-        rad = up(q_rad + up(spread / smallest))
+        spread = self.rad
+        if _has_radius(other.rad):
+            spread = _total(self.rad, up(_total(np.abs(q), q_rad) * other.rad))
+        rad = _total(q_rad, up(spread / smallest))
         return MidRad(q, np.where(smallest > 0, rad, np.nan))
 
     def __rtruediv__(self, other) -> MidRad:
@@ -224,7 +271,7 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
             v = np.linalg.solve(gram - shift, np.ones(A.shape[:-2] + A.shape[-1:])[..., None])[..., 0]
         except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
             v = np.linalg.svd(A)[2][..., 0, :]
-        return v / np.linalg.norm(v, axis=-1, keepdims=True)
+        return v / np.sqrt((v * v).sum(axis=-1))[..., None]  # any scale: only the direction matters
     Q_Q, R_Q = np.linalg.qr(W_Q)
     Q_K, R_K = np.linalg.qr(W_K)
     core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
