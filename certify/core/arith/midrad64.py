@@ -29,25 +29,31 @@ import numpy as np
 
 from certify.core.arith import exp64
 from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper, rounding_radius,
-                                        sqrt_down, sqrt_up, times_lower, times_upper, up)
+                                        sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
     """An operation tier 3 cannot enclose rigorously; the caller hands the case to arb."""
 
 
+def _squares(M):
+    """fl(sum_l fl(M_l^2)) over the last axis, in some order (einsum: numpy's reduction over a short
+    last axis is slow)."""
+    return np.einsum("...l,...l->...", M, M)
+
+
 def row_norms_upper(M):
     """Upper bounds of the Euclidean norms of the rows of M (over the last axis)."""
     k = M.shape[-1]
     factor = float_at_least(1 / (1 - gamma(k)))
-    return sqrt_up(up(up((M * M).sum(axis=-1) * factor) + 2 * k * ETA))
+    return sqrt_up(up(up(_squares(M) * factor) + 2 * k * ETA))
 
 
 def sum_squares_lower(M):
     """Lower bounds of sum_l M_l^2 over the last axis: fl(sum fl(m^2)) <= (1 + gamma_k) sum + k ETA."""
     k = M.shape[-1]
     factor = float_at_most(1 / (1 + gamma(k)))
-    return np.maximum(down(down((M * M).sum(axis=-1) - k * ETA) * factor), 0.0)
+    return np.maximum(down(down(_squares(M) - k * ETA) * factor), 0.0)
 
 
 _OUTER_SLACK = 1 + 2.0**-50  # (1 + 2^-50)(1 - u)^2 >= 1
@@ -70,37 +76,40 @@ def _has_radius(rad) -> bool:
     return np.ndim(rad) > 0 or rad != 0
 
 
-def _up_inplace(t):
-    """up(t) for t >= 0 (rounding.up: fl(t + fl(fl(t PHI) + ETA)), the same operations), in place."""
-    e = t * PHI
-    e += ETA
-    t += e
-    return t
+_SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
 
 
-_ROUNDING_FACTOR = 2.0**-53 + 2.0**-100  # u (1 + 2^-47), exactly representable
-
-
-def _rounding(c):
-    """|z - c| for every real z with c = fl(z) the result of one operation, in place on one temporary.
-
-    fl(z) = z (1 + d) + e with |d| <= u, |e| <= ETA/2 gives |z - c| <= (u |c| + ETA/2) / (1 - u)
-    <= u |c| (1 + 2u) + ETA/2 (1 + 2u).  With t1 = fl(|c| K), K = u (1 + 2^-47): t1 >= u |c| (1 +
-    2^-47)(1 - u) - ETA/2 >= u |c| (1 + 2^-48) - ETA/2, and up(fl(t1 + 2 ETA)) >= t1 + 2 ETA (the
-    successor property of rounding.up), which is at least the bound."""
-    t = np.abs(c)
-    t *= _ROUNDING_FACTOR
-    t += 2 * ETA
-    return _up_inplace(t)
-
-
-def _total(*terms):
-    """An upper bound of a sum of nonnegative binary64 arrays: up after every addition."""
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
-        total = _up_inplace(total) if total.ndim else up(total)
+def _bounded_sum(*terms):
+    """An upper bound of T_1 + ... + T_k (k <= 20) for nonnegative reals T_i, each given as a binary64
+    t_i that is T_i itself or the round-to-nearest result of one operation whose exact result is T_i
+    (so t_i >= T_i (1 - u) - ETA/2).  s = fl(t_1 + ... + t_k) >= (1 - u)^(k-1) sum t_i (nonnegative
+    sums), and fl(fl(s (1 + 2^-48)) + (k + 1) ETA) >= (1 + 2^-48)(1 - u)^(k+2) sum T_i
+    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions."""
+    total = np.add(terms[0], terms[1]) if len(terms) > 1 else np.array(terms[0], dtype=np.float64)
+    for term in terms[2:]:
+        if np.shape(term) == np.shape(total):
+            total += term
+        else:
+            total = total + term
+    total *= _SLACK
+    total += (len(terms) + 1) * ETA
     return total
+
+
+def _rounding_terms(c) -> list:
+    """Terms whose sum bounds |z - c| for c = fl(z), one operation: (u |c| + ETA/2) / (1 - u) <=
+    u (1 + 2u) |c| + ETA = |c| PHI + ETA."""
+    magnitude = np.abs(c)
+    magnitude *= PHI
+    return [magnitude, ETA]
+
+
+def _midpoint(lo, hi):
+    """A binary64 midpoint m of [lo, hi] and the larger of fl(hi - m), fl(m - lo): one rounded
+    operation whose exact result is the larger distance to an end."""
+    mid = lo * 0.5
+    mid += hi * 0.5  # no overflow
+    return mid, np.maximum(hi - mid, mid - lo)
 
 
 def _frobenius_upper(M: MidRad):
@@ -125,10 +134,8 @@ class MidRad:
     @classmethod
     def hull(cls, lo, hi) -> MidRad:
         """The enclosure of [lo, hi] (binary64 bounds)."""
-        mid = lo * 0.5
-        mid += hi * 0.5  # no overflow; the radius covers whatever mid is
-        rad = np.maximum(hi - mid, mid - lo)  # up of the larger rounded difference bounds both
-        return cls(mid, _up_inplace(rad) if rad.ndim else up(rad))
+        mid, distance = _midpoint(lo, hi)
+        return cls(mid, _bounded_sum(distance))
 
     # the bounds of the enclosure: fl(mid -+ rad) is the rounded value of the exact mid -+ rad
     @property
@@ -160,9 +167,9 @@ class MidRad:
     def __add__(self, other) -> MidRad:
         other = lift(other)
         mid = self.mid + other.mid
-        if _has_radius(other.rad):
-            return MidRad(mid, _total(self.rad, other.rad, _rounding(mid)))
-        return MidRad(mid, _total(_rounding(mid), self.rad) if _has_radius(self.rad) else _rounding(mid))
+        terms = _rounding_terms(mid)
+        terms += [r for r in (self.rad, other.rad) if _has_radius(r)]
+        return MidRad(mid, _bounded_sum(*terms))
 
     __radd__ = __add__
 
@@ -173,37 +180,44 @@ class MidRad:
         return lift(other) + (-self)
 
     def __mul__(self, other) -> MidRad:
-        """|xy - x_m y_m| <= |x_m| y_r + x_r (|y_m| + y_r), plus the rounding of x_m y_m.  Times a
-        boolean mask or an exact 0 the product is exact."""
+        """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
+        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf)."""
         if isinstance(other, np.ndarray) and other.dtype == bool:
             mid = np.where(other, self.mid, 0.0)
             return MidRad(mid, np.where(other, self.rad, 0.0) if _has_radius(self.rad) else self.rad)
-        if isinstance(other, (int, float)) and other == 0:
-            return MidRad(np.zeros(self.mid.shape))
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            if other == 0:
+                return MidRad(np.zeros(self.mid.shape))
+            if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5):
+                return MidRad(self.mid * other, self.rad * abs(other))
         other = lift(other)
         mid = self.mid * other.mid
-        terms = [_rounding(mid)]
+        terms = _rounding_terms(mid)
         if _has_radius(self.rad):
-            magnitude = _total(np.abs(other.mid), other.rad) if _has_radius(other.rad) else np.abs(other.mid)
-            terms.append(up(self.rad * magnitude))
+            terms.append(self.rad * np.abs(other.mid))
         if _has_radius(other.rad):
-            terms.append(up(np.abs(self.mid) * other.rad))
-        return MidRad(mid, _total(*terms))
+            terms.append(np.abs(self.mid) * other.rad)
+            if _has_radius(self.rad):
+                terms.append(self.rad * other.rad)
+        return MidRad(mid, _bounded_sum(*terms))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other) -> MidRad:
-        """q = fl(x_m / y_m): |x/y - q| <= |x_m/y_m - q| + (x_r + |x_m/y_m| y_r) / |y|, and |y| >=
-        |y_m| - y_r > 0 (else no bound: nan)."""
+        """q = fl(x_m / y_m): |x/y - q| <= |x_m/y_m - q| + (x_r + |x_m/y_m| y_r) / |y|, with |y| >= l =
+        |y_m| - y_r > 0 (else no bound: nan) and |x_m/y_m| <= |q| (1 + 2^-52) + ETA:
+        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1."""
         other = lift(other)
         q = self.mid / other.mid
-        q_rad = _rounding(q)
         smallest = down(np.abs(other.mid) - other.rad)
-        spread = self.rad
+        inverse = up(1.0 / smallest)
+        terms = _rounding_terms(q)
+        if _has_radius(self.rad):
+            terms.append(self.rad * inverse)
         if _has_radius(other.rad):
-            spread = _total(self.rad, up(_total(np.abs(q), q_rad) * other.rad))
-        rad = _total(q_rad, up(spread / smallest))
-        return MidRad(q, np.where(smallest > 0, rad, np.nan))
+            spread = up(other.rad * inverse)
+            terms += [np.abs(q) * up(spread * (1 + 2.0**-52)), ETA * spread]
+        return MidRad(q, np.where(smallest > 0, _bounded_sum(*terms), np.nan))
 
     def __rtruediv__(self, other) -> MidRad:
         return lift(other) / self
@@ -332,16 +346,17 @@ class MidRad64:
 
     @staticmethod
     def exp(x) -> MidRad:
-        """exp of an enclosure.  Narrow (rad <= 1/2 everywhere): exp(m + t) = exp(m) e^t with
-        1 - r <= e^t <= 1 + 2r for |t| <= r <= 1 (e^-r >= 1 - r; e^r <= 1 + (e - 1) r by convexity),
-        one exp per entry; else exp of both ends (exp increases)."""
+        """exp of an enclosure.  Narrow (rad <= 1 everywhere): exp(m + t) = exp(m) e^t with
+        |e^t - 1| <= 2r for |t| <= r <= 1 (e^r - 1 <= (e - 1) r by convexity, 1 - e^-r <= r), one
+        exp per entry; else exp of both ends (exp increases)."""
         x = lift(x)
-        if np.all(x.rad <= 0.5):
-            lower, upper = exp64.exp_bounds(x.mid)
-            if _has_radius(x.rad):
-                lower = times_lower(lower, np.maximum(down(1.0 - x.rad), 0.0))
-                upper = times_upper(upper, up(1.0 + 2.0 * x.rad))
-            return MidRad.hull(lower, upper)
+        if np.all(x.rad <= 1.0):
+            mid, distance = _midpoint(*exp64.exp_bounds(x.mid))  # |exp(m) - mid| <= distance
+            if not _has_radius(x.rad):
+                return MidRad(mid, _bounded_sum(distance))
+            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, e >= |exp(m) - mid|
+            e, twice = _bounded_sum(distance), 2.0 * x.rad
+            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice))
         return MidRad.hull(exp64.exp_bounds(x.lo)[0], exp64.exp_bounds(x.hi)[1])
 
     @staticmethod
