@@ -158,8 +158,8 @@ class MidRad:
         return len(self.mid)
 
     def __getitem__(self, key) -> MidRad:
-        rad = self.rad[key] if self.rad.ndim else self.rad
-        return MidRad(self.mid[key], rad)
+        rad = _index(np.broadcast_to(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
+        return MidRad(_index(self.mid, key), rad)
 
     def __neg__(self) -> MidRad:
         return MidRad(-self.mid, self.rad)
@@ -250,6 +250,25 @@ def _nonneg_total(M, axes: tuple, keepdims: bool):
     for a in sorted((a % M.ndim for a in axes), reverse=True):
         M = nonneg_sum_upper(M, axis=a, keepdims=keepdims)
     return M
+
+
+def _index(M: np.ndarray, key):
+    """M[key]; the pair gathers of certify.core.quantities (M[..., i], M[..., i, k] with index arrays)
+    as one take over a flat last axis, several times faster than numpy's fancy indexing."""
+    if isinstance(key, tuple) and len(key) in (2, 3) and key[0] is Ellipsis and all(
+            isinstance(index, np.ndarray) and index.dtype.kind == "i" for index in key[1:]):
+        if len(key) == 2:
+            return np.take(M, key[1], axis=-1)
+        flat = M.reshape(M.shape[:-2] + (-1,))
+        return np.take(flat, key[1] * M.shape[-1] + key[2], axis=-1)
+    return M[key]
+
+
+def _transposes(A: np.ndarray, B: np.ndarray) -> bool:
+    """B is the view swapaxes(A, -1, -2) (a Gram matrix A A^T): the same numbers."""
+    Bt = np.swapaxes(B, -1, -2)
+    return (Bt.shape == A.shape and Bt.strides == A.strides
+            and Bt.__array_interface__["data"][0] == A.__array_interface__["data"][0])
 
 
 def lift(value) -> MidRad:
@@ -427,15 +446,17 @@ class MidRad64:
         A, B = a.mid, b.mid
         k = A.shape[-1]
         mid = A @ B
+        gram = _transposes(A, B) and (not (_has_radius(a.rad) or _has_radius(b.rad)) or _transposes(
+            np.broadcast_to(a.rad, A.shape), np.broadcast_to(b.rad, B.shape)))
         a_norms = row_norms_upper(A)
-        b_norms = row_norms_upper(np.swapaxes(B, -1, -2))
+        b_norms = a_norms if gram else row_norms_upper(np.swapaxes(B, -1, -2))
         left = up(float_at_least(gamma(k)) * a_norms)
         if _has_radius(a.rad):
             a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
             left = up(left + a_rad_norms)
         rad = outer_upper(left, b_norms, k)
         if _has_radius(b.rad):
-            b_rad_norms = row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
+            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
             right = a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms)
             rad = up(rad + outer_upper(right, b_rad_norms, 0))
         return MidRad(mid, rad)
