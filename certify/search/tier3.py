@@ -36,6 +36,7 @@ from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput
 
 HOLDS, UNDECIDED = "holds", "cannot decide"
+CHUNK_ELEMENTS = 1 << 17  # doubles of one n x max(n, d) array of a chunk: 1 MB
 TIER3 = MidRad64()
 
 # The claims the tier decides, and the end of each enclosure that "holds" uses (lhs from above,
@@ -114,6 +115,29 @@ class Batch:
         if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
         return self
+
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def chunks(self) -> list[Batch]:
+        """The batch in consecutive parts whose n x n and n x d arrays fit in a core's cache
+        (elementwise passes over them then run at cache speed, not memory speed)."""
+        n, d = self.X.shape[-2:]
+        size = max(1, CHUNK_ELEMENTS // (n * max(n, d)))
+        if len(self) <= size:
+            return [self]
+        return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
+
+    def part(self, which: slice) -> Batch:
+        def cut(array):
+            return None if array is None else array[which]
+        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (len(self),))[which]
+        ffn = None if self.ffn is None else FeedForwardBatch(
+            W1=self.ffn.W1[which], b1=self.ffn.b1[which], W2=self.ffn.W2[which], b2=self.ffn.b2[which],
+            activation=self.ffn.activation, residual=self.ffn.residual)
+        return Batch(X=self.X[which], A=cut(self.A), W_Q=cut(self.W_Q), W_K=cut(self.W_K), b_Q=cut(self.b_Q),
+                     b_K=cut(self.b_K), beta=beta, d_k=self.d_k, V=cut(self.V), mask=self.mask,
+                     residual=self.residual, ffn=ffn)
 
     def structure(self) -> Case:
         """The form every configuration of the batch has (which components, the mask, the FFN's
@@ -210,12 +234,14 @@ def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarr
     if unusable_reason() is not None:
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
     try:
-        sides = enclosures(claim, batch)
+        parts = [enclosures(claim, part) for part in batch.chunks()]
     except NotSupported:
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
     with np.errstate(all="ignore"):
-        uppers = np.array([np.broadcast_to(lhs.hi, (count,)) for lhs, _ in sides])
-        lowers = np.array([np.broadcast_to(rhs.lo, (count,)) for _, rhs in sides])
+        uppers = np.array([np.concatenate([np.broadcast_to(sides[q][0].hi, (len(part),)) for sides, part in
+                                           zip(parts, batch.chunks())]) for q in range(len(parts[0]))])
+        lowers = np.array([np.concatenate([np.broadcast_to(sides[q][1].lo, (len(part),)) for sides, part in
+                                           zip(parts, batch.chunks())]) for q in range(len(parts[0]))])
         holds = np.all(uppers <= lowers, axis=0)  # nan: False
         slack = np.where(np.isnan(lowers - uppers), -np.inf, (lowers - uppers) / np.abs(lowers))
         tightest = np.argmin(slack, axis=0)

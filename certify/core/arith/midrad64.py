@@ -22,6 +22,7 @@ hands the configurations to arb, never an unproven enclosure.  nan and inf in a 
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -36,6 +37,12 @@ class NotSupported(Exception):
     """An operation tier 3 cannot enclose rigorously; the caller hands the case to arb."""
 
 
+@functools.lru_cache(maxsize=None)
+def _factors(k: int) -> tuple[float, float, float]:
+    """gamma_k, 1 / (1 - gamma_k) and 1 / (1 + gamma_k) rounded outwards (exact Fractions, once per k)."""
+    return float_at_least(gamma(k)), float_at_least(1 / (1 - gamma(k))), float_at_most(1 / (1 + gamma(k)))
+
+
 def _squares(M):
     """fl(sum_l fl(M_l^2)) over the last axis, in some order (einsum: numpy's reduction over a short
     last axis is slow)."""
@@ -45,14 +52,14 @@ def _squares(M):
 def row_norms_upper(M):
     """Upper bounds of the Euclidean norms of the rows of M (over the last axis)."""
     k = M.shape[-1]
-    factor = float_at_least(1 / (1 - gamma(k)))
+    factor = _factors(k)[1]
     return sqrt_up(up(up(_squares(M) * factor) + 2 * k * ETA))
 
 
 def sum_squares_lower(M):
     """Lower bounds of sum_l M_l^2 over the last axis: fl(sum fl(m^2)) <= (1 + gamma_k) sum + k ETA."""
     k = M.shape[-1]
-    factor = float_at_most(1 / (1 + gamma(k)))
+    factor = _factors(k)[2]
     return np.maximum(down(down(_squares(M) - k * ETA) * factor), 0.0)
 
 
@@ -228,7 +235,7 @@ class MidRad:
         k = math.prod(self.mid.shape[a] for a in axes)
         mid = self.mid.sum(axis=axis, keepdims=keepdims)
         magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
-        rad = up(float_at_least(gamma(max(k - 1, 1))) * magnitude)
+        rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
             rad = up(rad + _nonneg_total(np.broadcast_to(self.rad, self.mid.shape), axes, keepdims))
         return MidRad(mid, rad)
@@ -450,7 +457,7 @@ class MidRad64:
             np.broadcast_to(a.rad, A.shape), np.broadcast_to(b.rad, B.shape)))
         a_norms = row_norms_upper(A)
         b_norms = a_norms if gram else row_norms_upper(np.swapaxes(B, -1, -2))
-        left = up(float_at_least(gamma(k)) * a_norms)
+        left = up(_factors(k)[0] * a_norms)
         if _has_radius(a.rad):
             a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
             left = up(left + a_rad_norms)
