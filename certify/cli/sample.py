@@ -32,7 +32,8 @@ def add_parser(subparsers):
     options.add_max_prec(p)
     p.add_argument("--tier", choices=campaign.TIERS, default="arb",
                    help="arb: every configuration through the ball-arithmetic engine (default); tier3: the "
-                   "rigorous float64 tier first (collapse.global, .tanh, .cubic), the engine for what it cannot decide")
+                   "rigorous float64 tier first (collapse.global, .tanh, .cubic, .dobrushin, .tau, init.scaling), the engine "
+                   "for what it cannot decide")
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")

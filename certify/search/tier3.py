@@ -217,6 +217,14 @@ def _covered(claim: str):
     return claims.get(claim)
 
 
+def _ends(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """The upper ends of the left sides and the lower ends of the right sides, (inequalities, configurations)."""
+    sides = enclosures(claim, batch)
+    with np.errstate(all="ignore"):
+        return (np.array([np.broadcast_to(lhs.hi, (len(batch),)) for lhs, _ in sides]),
+                np.array([np.broadcast_to(rhs.lo, (len(batch),)) for _, rhs in sides]))
+
+
 def unusable_reason() -> str | None:
     """Why the tier cannot run on this machine (a floating-point model probe failed), or None."""
     usable, reason = fpmodel.tier3_usable()
@@ -229,19 +237,18 @@ def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarr
     when the floating-point model fails its probes (fpmodel.tier3_usable says why) or the backend
     cannot enclose an operation the claim needs."""
     _covered(claim)
-    count = batch.X.shape[0]
+    batch = batch.validated()
+    count = len(batch)
     nothing = np.full(count, np.nan)
     if unusable_reason() is not None:
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
     try:
-        parts = [enclosures(claim, part) for part in batch.chunks()]
+        parts = [_ends(claim, part) for part in batch.chunks()]
     except NotSupported:
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
+    uppers = np.concatenate([upper for upper, _ in parts], axis=1)
+    lowers = np.concatenate([lower for _, lower in parts], axis=1)
     with np.errstate(all="ignore"):
-        uppers = np.array([np.concatenate([np.broadcast_to(sides[q][0].hi, (len(part),)) for sides, part in
-                                           zip(parts, batch.chunks())]) for q in range(len(parts[0]))])
-        lowers = np.array([np.concatenate([np.broadcast_to(sides[q][1].lo, (len(part),)) for sides, part in
-                                           zip(parts, batch.chunks())]) for q in range(len(parts[0]))])
         holds = np.all(uppers <= lowers, axis=0)  # nan: False
         slack = np.where(np.isnan(lowers - uppers), -np.inf, (lowers - uppers) / np.abs(lowers))
         tightest = np.argmin(slack, axis=0)

@@ -6,8 +6,10 @@ A MidRad holds two binary64 arrays: every exact value z it stands for satisfies 
 Every operation returns such an enclosure under the floating-point model that fpmodel.py checks at
 start-up (round to nearest, gradual underflow, BLAS products as correctly rounded operations):
 
-- the rounding of one operation, c = fl(z): |z - c| <= 2u |c| + ETA (rounding.rounding_radius);
-  radii themselves are rounded upward by the successor of rounding.py (up, down);
+- the rounding of one operation, c = fl(z): |z - c| <= u (1 + 2u) |c| + ETA; a radius is a sum of
+  such nonnegative terms, bounded above in one pass (_bounded_sum), or rounded upward by the
+  successor of rounding.py (up, down); the ends mid -+ rad are read out exactly rounded outward
+  (TwoSum);
 - sums of k terms: |fl(sum) - sum| <= gamma_{k-1} sum |m_l| in any order;
 - products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
   |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
@@ -111,6 +113,19 @@ def _rounding_terms(c) -> list:
     return [magnitude, ETA]
 
 
+def _directed_sum(a, b, towards: float):
+    """The binary64 number next to the exact a + b in the direction `towards` (-inf: the largest
+    one <= a + b; inf: the smallest one >= a + b).  Knuth's TwoSum gives the exact error of
+    s = fl(a + b) in round to nearest (additions are exact in the subnormals): a + b = s + error.
+    An overflow (s infinite, the error not finite) is a bound only towards its own side; else nan."""
+    s = a + b
+    b_part = s - a
+    error = (a - (s - b_part)) + (b - b_part)
+    wrong_side = error < 0 if towards < 0 else error > 0
+    stepped = np.where(wrong_side, np.nextafter(s, towards), s)
+    return np.where(np.isfinite(error), stepped, np.where(s == towards, s, np.nan))
+
+
 def _midpoint(lo, hi):
     """A binary64 midpoint m of [lo, hi] and the larger of fl(hi - m), fl(m - lo): one rounded
     operation whose exact result is the larger distance to an end."""
@@ -144,14 +159,14 @@ class MidRad:
         mid, distance = _midpoint(lo, hi)
         return cls(mid, _bounded_sum(distance))
 
-    # the bounds of the enclosure: fl(mid -+ rad) is the rounded value of the exact mid -+ rad
+    # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
     @property
     def lo(self):
-        return down(self.mid - self.rad)
+        return _directed_sum(self.mid, -self.rad, -np.inf)
 
     @property
     def hi(self):
-        return up(self.mid + self.rad)
+        return _directed_sum(self.mid, self.rad, np.inf)
 
     @property
     def shape(self):
