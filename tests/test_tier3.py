@@ -50,8 +50,9 @@ def adversarial_batch(count: int, n: int, d: int, seed: int, thin: bool = False,
                  residual=residual, mask=np.tril(np.ones((n, n), dtype=bool)) if mask else None)
     if ffn:
         hidden = d + 2
-        parts["ffn"] = tier3.FeedForwardBatch(W1=rng.standard_normal((count, hidden, d)), b1=rng.standard_normal((count, hidden)),
-                                              W2=rng.standard_normal((count, d, hidden)) / hidden, b2=rng.standard_normal((count, d)))
+        parts["ffn"] = tier3.FeedForwardBatch(
+            W1=rng.standard_normal((count, hidden, d)), b1=rng.standard_normal((count, hidden)),
+            W2=rng.standard_normal((count, d, hidden)) / hidden, b2=rng.standard_normal((count, d)))
     if thin:
         d_k = max(1, d // 2)
         W_Q, W_K = rng.standard_normal((count, d, d_k)), rng.standard_normal((count, d, d_k))
@@ -121,7 +122,8 @@ def contradictions(claim_id: str, batch: tier3.Batch) -> list[str]:
                     bad.append(f"{c}: {name} = {reference.get(name)} outside [{lo[c]}, {hi[c]}]")
         if verdicts[c] == tier3.HOLDS:
             outcomes = {q.outcome for q in comparisons}
-            if False in outcomes or None in outcomes and engine.check(config_of(batch, c), goal=engine.target(claim_id, None)).verdict != engine.HOLDS:
+            goal = engine.target(claim_id, None)
+            if False in outcomes or None in outcomes and engine.check(config_of(batch, c), goal=goal).verdict != engine.HOLDS:
                 bad.append(f"{c}: {claim_id} holds in tier 3 but not in arb")
     return bad
 
@@ -152,7 +154,8 @@ def test_decides_most_gaussian_configurations_of_every_form():
     X = rng.standard_normal((500, 8, 4))
     A = rng.standard_normal((500, 4, 4)) * 0.2
     V = rng.standard_normal((500, 4, 4))
-    expected = {"collapse.global": {}, "collapse.tanh": {}, "collapse.dobrushin": {"mask": np.tril(np.ones((8, 8), dtype=bool))},
+    causal = np.tril(np.ones((8, 8), dtype=bool))
+    expected = {"collapse.global": {}, "collapse.tanh": {}, "collapse.dobrushin": {"mask": causal},
                 "value.expansive": {"V": V}, "residual.two_sided": {"V": V * 0.3, "residual": True}}
     for claim, parts in expected.items():
         assert np.mean(tier3.decide(claim, tier3.Batch(X=X, A=A, **parts)) == tier3.HOLDS) > 0.99, claim

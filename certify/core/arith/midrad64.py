@@ -31,8 +31,9 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
-from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper, rounding_radius,
-                                        sqrt_down, sqrt_up, up)
+from certify.core.numbers import Binary64Matrix
+from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
+                                        rounding_radius, sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
@@ -335,7 +336,8 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
 
 def _image_norm_lower(w: MidRad, v):
     """||M v|| / ||v|| from below, given w enclosing M v: ||M v|| >= ||w_mid|| - ||w_rad||."""
-    image = np.maximum(down(sqrt_down(sum_squares_lower(w.mid)) - row_norms_upper(np.broadcast_to(w.rad, w.shape))), 0.0)
+    error = row_norms_upper(np.broadcast_to(w.rad, w.shape))
+    image = np.maximum(down(sqrt_down(sum_squares_lower(w.mid)) - error), 0.0)
     return np.maximum(down(image / row_norms_upper(v)), 0.0)
 
 
@@ -361,7 +363,10 @@ class MidRad64:
         return MidRad(mid, 0.0 if exact else rounding_radius(np.float64(mid)))
 
     def array(self, exact) -> MidRad:
-        values = [[self.number(v) for v in row] for row in exact] if _is_matrix(exact) else [[self.number(v) for v in exact]]
+        if isinstance(exact, Binary64Matrix):
+            return MidRad(exact.array)  # binary64 numbers: exact
+        rows = exact if _is_matrix(exact) else [exact]
+        values = [[self.number(v) for v in row] for row in rows]
         mid = np.array([[v.mid for v in row] for row in values])
         rad = np.array([[v.rad for v in row] for row in values])
         return MidRad(mid, rad) if _is_matrix(exact) else MidRad(mid[0], rad[0])
