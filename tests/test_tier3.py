@@ -255,9 +255,10 @@ def test_batch_of_configs_reads_every_covered_form():
     assert np.array_equal(again.beta, batch.beta)
 
 
-def test_campaign_tier3_first_then_arb(tmp_path):
+@pytest.mark.parametrize("claim", ["collapse.tanh", "collapse.dobrushin", "init.scaling"])
+def test_campaign_tier3_first_then_arb(tmp_path, claim):
     from certify.search import campaign
-    spec = dict(distribution="gaussian", n=4, d=2, count=60, seed=3, claim="collapse.tanh")
+    spec = dict(distribution="gaussian", n=4, d=2, count=60, seed=3, claim=claim)
     fast = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path / "tier3", workers=1)
     slow = campaign.run(campaign.Campaign(**spec), tmp_path / "arb", workers=1)
     assert fast["counts"] == slow["counts"]
