@@ -20,7 +20,7 @@ operation the backend cannot enclose (erf for GELU, log, matrix powers) makes th
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -103,8 +103,11 @@ class Batch:
     mask: np.ndarray | None = None
     residual: bool = False
     ffn: FeedForwardBatch | None = None
+    checked: bool = field(default=False, repr=False, compare=False)  # validated() passed (parts of it too)
 
     def validated(self) -> Batch:
+        if self.checked:
+            return self
         if self.X.ndim != 3:
             raise BadInput(f"X must have shape (batch, n, d), got {self.X.shape}")
         if (self.A is None) == (self.W_Q is None or self.W_K is None):
@@ -114,6 +117,7 @@ class Batch:
             arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
         if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
+        self.checked = True
         return self
 
     def __len__(self) -> int:
@@ -137,7 +141,7 @@ class Batch:
             activation=self.ffn.activation, residual=self.ffn.residual)
         return Batch(X=self.X[which], A=cut(self.A), W_Q=cut(self.W_Q), W_K=cut(self.W_K), b_Q=cut(self.b_Q),
                      b_K=cut(self.b_K), beta=beta, d_k=self.d_k, V=cut(self.V), mask=self.mask,
-                     residual=self.residual, ffn=ffn)
+                     residual=self.residual, ffn=ffn, checked=self.checked)
 
     def structure(self) -> Case:
         """The form every configuration of the batch has (which components, the mask, the FFN's
