@@ -44,7 +44,8 @@ def add_parser(subparsers):
     options.add_max_prec(p)
     p.add_argument("--tier", choices=campaign.TIERS, default="arb",
                    help="arb: every configuration through the ball-arithmetic engine (default); tier3: the "
-                   "rigorous float64 tier first (collapse.global, .tanh, .cubic), the engine for what it cannot decide")
+                   "rigorous float64 tier first (collapse.global, .tanh, .cubic, .dobrushin, .tau, init.scaling), the engine "
+                   "for what it cannot decide")
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed

@@ -35,6 +35,7 @@ class LayerArrays:
     score_scale: object  # beta / sqrt(d_k) for the W_Q, W_K form
     V: object | None
     mask: np.ndarray  # boolean n x n
+    ffn: tuple | None = None  # (W1, b1, W2, b2) in the backend's numbers; None: converted from the layer's FFN
 
     @classmethod
     def bilinear(cls, A, mask: np.ndarray) -> LayerArrays:
@@ -73,7 +74,12 @@ def query_key_matrix(ar, arrays: LayerArrays):
     """A = beta W_Q W_K^T / sqrt(d_k) (or beta A): the matrix whose norm a = ||A||_2 enters the bounds."""
     if arrays.A is not None:
         return arrays.A
-    return ar.matmul(arrays.W_Q, arrays.W_K.T) * arrays.score_scale
+    return ar.matmul(arrays.W_Q, _transposed(arrays.W_K)) * arrays.score_scale
+
+
+def _transposed(M):
+    """M^T of the last two axes (a leading batch axis is kept)."""
+    return np.swapaxes(M, -1, -2)
 
 
 def scores(ar, arrays: LayerArrays, Z):
@@ -87,7 +93,7 @@ def scores(ar, arrays: LayerArrays, Z):
         queries = queries + arrays.b_Q
     if arrays.b_K is not None:
         keys = keys + arrays.b_K
-    return ar.matmul(queries, np.swapaxes(keys, -1, -2)) * arrays.score_scale
+    return ar.matmul(queries, _transposed(keys)) * arrays.score_scale
 
 
 def softmax_rows(ar, S, mask):
@@ -138,11 +144,18 @@ def gelu(ar, x):
     return x * (1 + ar.erf(x / ar.sqrt_nonneg(ar.number(2)))) / 2
 
 
-def feed_forward(ar, spec: FeedForward, Y):
-    """The token-wise MLP W2 s(W1 y + b1) + b2 on every row of Y (plus Y when residual)."""
-    hidden = ar.matmul(Y, ar.array(spec.W1).T) + ar.array(spec.b1)
+def ffn_weights(ar, spec: FeedForward) -> tuple:
+    """(W1, b1, W2, b2) of an FFN in the backend's numbers."""
+    return ar.array(spec.W1), ar.array(spec.b1), ar.array(spec.W2), ar.array(spec.b2)
+
+
+def feed_forward(ar, spec: FeedForward, Y, weights: tuple | None = None):
+    """The token-wise MLP W2 s(W1 y + b1) + b2 on every row of Y (plus Y when residual); the weights
+    as ffn_weights gives them (converted here when None)."""
+    W1, b1, W2, b2 = weights or ffn_weights(ar, spec)
+    hidden = ar.matmul(Y, _transposed(W1)) + b1
     hidden = ar.relu(hidden) if spec.activation == "relu" else gelu(ar, hidden)
-    out = ar.matmul(hidden, ar.array(spec.W2).T) + ar.array(spec.b2)
+    out = ar.matmul(hidden, _transposed(W2)) + b2
     return Y + out if spec.residual else out
 
 
@@ -171,14 +184,14 @@ def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None) -> Step:
     Z = layernorm(ar, ln, X) if ln is not None and ln.position == "pre" else X
     P = attention(ar, arrays, Z)
     PX = ar.matmul(P, Z)
-    Y = PX if arrays.V is None else ar.matmul(PX, arrays.V.T)
+    Y = PX if arrays.V is None else ar.matmul(PX, _transposed(arrays.V))
     if layer.residual:
         Y = X + Y
     post = ln is not None and ln.position == "post"
     if post:
         Y = layernorm(ar, ln, Y)
     if layer.ffn is not None:
-        Y = feed_forward(ar, layer.ffn, Y)
+        Y = feed_forward(ar, layer.ffn, Y, arrays.ffn)
         if post:
             Y = layernorm(ar, ln, Y)
     return Step(P=P, out=Y, PX=PX)

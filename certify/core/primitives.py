@@ -21,7 +21,7 @@ from certify.core import lipschitz
 from certify.core import quantities
 from certify.core.config import Layer
 from certify.errors import BadInput
-from certify.core.layers import LayerArrays, Step, query_key_matrix
+from certify.core.layers import LayerArrays, Step, ffn_weights, query_key_matrix
 
 
 @dataclass
@@ -57,7 +57,7 @@ def _a(view: LayerView):
     """a = |beta| / sqrt(d_k) ||W_Q W_K^T||_2 through the d_k x d_k reduction of certify.core.thin_norm
     when d_k < d (its witness is d_k x d_k), else ||A||_2 of the d x d matrix."""
     arrays, key = view.arrays, f"A{view.t}"
-    if arrays.A is None and arrays.W_Q.shape[1] < arrays.W_Q.shape[0]:
+    if arrays.A is None and arrays.W_Q.shape[-1] < arrays.W_Q.shape[-2]:
         norm = view.ar.thin_product_norm(arrays.W_Q, arrays.W_K, view.witnesses, key)
         if norm is not None:
             return norm * view.ar.abs(arrays.score_scale)
@@ -90,8 +90,9 @@ def _ffn_lipschitz(view: LayerView):
     ffn = view.layer.ffn
     if ffn is None:
         raise BadInput("L is the Lipschitz constant of a feed-forward network, and the layer has none")
-    W1 = _norm(view, f"W1_{view.t}", view.ar.array(ffn.W1))
-    W2 = _norm(view, f"W2_{view.t}", view.ar.array(ffn.W2))
+    W1, _, W2, _ = view.arrays.ffn or ffn_weights(view.ar, ffn)
+    W1 = _norm(view, f"W1_{view.t}", W1)
+    W2 = _norm(view, f"W2_{view.t}", W2)
     return lipschitz.mlp_bound(view.ar, W1, W2, ffn.activation, ffn.residual)
 
 
@@ -113,6 +114,6 @@ PRIMITIVES = {
     "gap": _gap,
     "M": _power_bound,
     "L": _ffn_lipschitz,
-    "n": lambda v: v.ar.number(v.X.shape[0]),
-    "d": lambda v: v.ar.number(v.X.shape[1]),
+    "n": lambda v: v.ar.number(v.X.shape[-2]),  # tokens are the last two axes (a batch leads)
+    "d": lambda v: v.ar.number(v.X.shape[-1]),
 }

@@ -1,59 +1,95 @@
-"""The rigorous float64 tier: decide a batch of attention configurations at near float speed.
+"""The rigorous float64 tier: decide a batch of one-layer configurations at near float speed.
 
-For each configuration the tier says "holds" only when binary64 enclosures (certify/core/arith/
-attention64.py, valid under the model that fpmodel.py checks at start-up) prove the claim's
-inequalities D(X') <= bound(a, D[, v]) with X' = P X (or P X V^T), a = ||A||_2, D = D(X),
-v = ||V||_2:
+The claim's own formulas run unchanged on the midpoint-radius binary64 backend
+(certify/core/arith/midrad64.py, valid under the model that fpmodel.py checks at start-up): the
+layer of certify/core/layers.py, the primitives of certify/core/primitives.py (D, D_out, D_PX,
+tau, a, v, L, gap, ...) and the claim's inequalities (certify.core.expr), on a whole batch at once
+(the configurations are a leading axis).  Every value is an enclosure [lo, hi] of the exact one,
+and an inequality lhs <= rhs holds for a configuration when lhs.hi <= rhs.lo.
 
-    D(X') <= upper bound   <=   lower bound of the bound side, from lower bounds of a, D and v
-
-(every bound here increases in a, D and v, so lower bounds of them give a lower bound of the
-bound side).  Anything else is "cannot decide", never "violated": the arb engine decides those.
+The tier says "holds" when every inequality of the claim holds that way, and "cannot decide"
+otherwise, never "violated": the arb engine decides the rest.  Interval evaluation picks the end
+of each enclosure the comparison needs by itself; COVERED says for each claim which ends those
+are.  The backend encloses every quantity tightly on both sides except the spectral norms a, v and
+the norms inside L, which are tight from below (a binary64 witness vector, recomputed rigorously)
+and loose from above (Frobenius norms): every covered claim needs only their lower ends.  An
+operation the backend cannot enclose (erf for GELU, log, matrix powers) makes the whole batch
+"cannot decide" (midrad64.NotSupported).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
-from certify.core.arith import attention64, exp64, fpmodel
-from certify.core.arith.rounding import down, up
+from certify import claims
+from certify.core import expr
+from certify.core.arith import fpmodel
+from certify.core.arith.midrad64 import MidRad, MidRad64, NotSupported
+from certify.core.config import COMPONENTS, Case, FeedForward, Layer
+from certify.core.layers import LayerArrays, apply_layer, full_mask
+from certify.core.masks import named_mask, validate_mask
+from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput
 
 HOLDS, UNDECIDED = "holds", "cannot decide"
+CHUNK_ELEMENTS = 1 << 17  # doubles of one n x max(n, d) array of a chunk: 1 MB
+TIER3 = MidRad64()
+
+# The claims the tier decides, and the end of each enclosure that "holds" uses (lhs from above,
+# rhs from below); every side is monotone in its primitives on the ranges they take (a, D, v, tau,
+# L >= 0).  shared/CLAIMS.md and certify/claims/ state the inequalities.
+COVERED = {
+    # D_out <= (1 - exp(-a D^2)) D: the rhs increases in a and in D, so D_out from above, a and D from below
+    "collapse.global": "D_out above; a, D below",
+    # D_out <= tanh(a D^2 / 4) D: tanh increases, likewise
+    "collapse.tanh": "D_out above; a, D below",
+    # D_out <= a D^3
+    "collapse.cubic": "D_out above; a, D below",
+    # D_PX <= tau D (masked or not): tau >= 0 and D >= 0, so D_PX above, tau and D below
+    "collapse.dobrushin": "D_PX above; tau (from the upper ends of P), D below",
+    # tau <= 1 - exp(-a D^2): tau above (from the lower ends of P), a and D below
+    "collapse.tau": "tau above; a, D below",
+    # D_out <= (1 - gap) D with gap = exp(-a D^2): gap above, which is a and D below
+    "init.scaling": "D_out above; a, D below",
+    # D_out <= v (1 - exp(-a D^2)) D and D_out <= v a D^3: v as well from below
+    "value.expansive": "D_out above; v, a, D below",
+    # (1 - v tau) D <= D_out: the lhs decreases in v and tau (their lower ends) and takes D above
+    # when 1 - v tau > 0; D_out from below.  D_out <= (1 + v tau) D: D_out above; v, tau, D below
+    "residual.two_sided": "lower: v, tau below, D above, D_out below; upper: D_out above, v, tau, D below",
+    # the same with tau replaced by 1 - exp(-a D^2) (a and D below inside it)
+    "residual.two_sided.global": "lower: v, a, D below in v (1 - exp(-a D^2)), D above, D_out below; "
+                                 "upper: D_out above; v, a, D below",
+    # D_out <= L (1 - exp(-a D^2)) D and D_out <= L a D^3: L (||W1||_2, ||W2||_2) from below;
+    # GELU's erf has no proven binary64 enclosure here, so GELU layers go to arb
+    "ffn.lipschitz": "D_out above; L, a, D below",
+}
+# the covered claims about pure attention: what `certify sample --tier tier3` can decide on its samples
+PURE_ATTENTION_CLAIMS = ("collapse.global", "collapse.tanh", "collapse.cubic", "collapse.dobrushin",
+                         "collapse.tau", "init.scaling")
 
 
-def _global_lower(L, D):
-    """(1 - exp(-L)) D from below."""
-    _, gap = exp64.exp_bounds(-L)
-    return down(np.maximum(down(1.0 - gap), 0.0) * D)
+@dataclass
+class FeedForwardBatch:
+    """b FFNs of one form: W1 (b, h, d), b1 (b, h), W2 (b, d, h), b2 (b, d)."""
 
-
-def _tanh_lower(L, D):
-    """tanh(L/4) D from below; tanh(L/4) = (1 - e) / (1 + e), e = exp(-L/2), decreases in e."""
-    _, e = exp64.exp_bounds(-down(L * 0.5))
-    return down(np.maximum(down(np.maximum(down(1.0 - e), 0.0) / up(1.0 + e)), 0.0) * D)
-
-
-def _cubic_lower(L, D):
-    """a D^3 = L D from below."""
-    return down(L * D)
-
-
-# claim -> the bound sides of its inequalities (each D_out <= side), and whether they are scaled by
-# v = ||V||_2 (X' = P X V^T; shared/CLAIMS.md, certify/claims/collapse.py and value.py)
-BOUNDS = {"collapse.global": ((_global_lower,), False), "collapse.tanh": ((_tanh_lower,), False),
-          "collapse.cubic": ((_cubic_lower,), False), "value.expansive": ((_global_lower, _cubic_lower), True)}
-PURE_ATTENTION_CLAIMS = tuple(claim for claim, (_, scaled) in BOUNDS.items() if not scaled)
+    W1: np.ndarray
+    b1: np.ndarray
+    W2: np.ndarray
+    b2: np.ndarray
+    activation: str = "relu"
+    residual: bool = False
 
 
 @dataclass
 class Batch:
-    """b configurations of one attention layer in binary64 (exact inputs): X (b, n, d) and either
+    """b configurations of one layer form in binary64 (exact inputs): X (b, n, d) and either
     A (b, d, d) or W_Q, W_K (b, d, d_k) with optional biases (b, d_k); the score scale is beta (b,)
     or a scalar, divided by sqrt(d_k) when d_k is given (the W_Q, W_K form); an optional value
-    matrix V (b, d, d)."""
+    matrix V (b, d, d); one mask (n, n) for all, a residual connection, an FFN."""
 
     X: np.ndarray
     A: np.ndarray | None = None
@@ -64,61 +100,133 @@ class Batch:
     beta: np.ndarray | float = 1.0
     d_k: int | None = None
     V: np.ndarray | None = None  # (b, d, d): X' = P X V^T
+    mask: np.ndarray | None = None
+    residual: bool = False
+    ffn: FeedForwardBatch | None = None
+    checked: bool = field(default=False, repr=False, compare=False)  # validated() passed (parts of it too)
 
-    def validated(self) -> "Batch":
+    def validated(self) -> Batch:
+        if self.checked:
+            return self
         if self.X.ndim != 3:
             raise BadInput(f"X must have shape (batch, n, d), got {self.X.shape}")
         if (self.A is None) == (self.W_Q is None or self.W_K is None):
             raise BadInput("give either A or both W_Q and W_K")
         arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, self.V, np.asarray(self.beta)]
+        if self.ffn is not None:
+            arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
         if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
+        self.checked = True
         return self
 
-    def operator(self) -> dict:
-        return {"A": self.A, "W_Q": self.W_Q, "W_K": self.W_K, "beta": self.beta, "d_k": self.d_k}
+    def __len__(self) -> int:
+        return self.X.shape[0]
+
+    def chunks(self) -> list[Batch]:
+        """The batch in consecutive parts whose n x n and n x d arrays fit in a core's cache
+        (elementwise passes over them then run at cache speed, not memory speed)."""
+        n, d = self.X.shape[-2:]
+        size = max(1, CHUNK_ELEMENTS // (n * max(n, d)))
+        if len(self) <= size:
+            return [self]
+        return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
+
+    def part(self, which: slice) -> Batch:
+        def cut(array):
+            return None if array is None else array[which]
+        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (len(self),))[which]
+        ffn = None if self.ffn is None else FeedForwardBatch(
+            W1=self.ffn.W1[which], b1=self.ffn.b1[which], W2=self.ffn.W2[which], b2=self.ffn.b2[which],
+            activation=self.ffn.activation, residual=self.ffn.residual)
+        return Batch(X=self.X[which], A=cut(self.A), W_Q=cut(self.W_Q), W_K=cut(self.W_K), b_Q=cut(self.b_Q),
+                     b_K=cut(self.b_K), beta=beta, d_k=self.d_k, V=cut(self.V), mask=self.mask,
+                     residual=self.residual, ffn=ffn, checked=self.checked)
+
+    def structure(self) -> Case:
+        """The form every configuration of the batch has (which components, the mask, the FFN's
+        activation), for the claim's applicability and the layer's control flow; the numbers live
+        in the batch."""
+        n, d = self.X.shape[-2:]
+        ffn = None
+        if self.ffn is not None:
+            ffn = FeedForward(W1=(), b1=(), W2=(), b2=(), activation=self.ffn.activation, residual=self.ffn.residual)
+        mask = None if self.mask is None else tuple(tuple(bool(v) for v in row) for row in self.mask)
+        layer = Layer(d=d, A=() if self.A is not None else None, W_Q=() if self.W_Q is not None else None,
+                      W_K=() if self.W_K is not None else None, V=() if self.V is not None else None,
+                      mask=mask, residual=self.residual, ffn=ffn)
+        return Case(X=((Fraction(0),) * d,) * n, layers=(layer,))
+
+    def arrays(self) -> LayerArrays:
+        """The layer's data in the tier's numbers, batched.  beta (and 1 / sqrt(d_k)) are folded into
+        A, or into the key side W_K, b_K: (Z W_Q + b_Q)(s (Z W_K + b_K))^T is the scaled score, and
+        ||W_Q (s W_K)^T||_2 = |s| ||W_Q W_K^T||_2 = a."""
+        b, n = self.X.shape[0], self.X.shape[-2]
+        beta = MidRad(np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (b,)))
+        per_matrix = beta[:, None, None]
+        ffn = None
+        if self.ffn is not None:
+            f = self.ffn
+            ffn = (MidRad(f.W1), MidRad(f.b1[:, None, :]), MidRad(f.W2), MidRad(f.b2[:, None, :]))
+        mask = full_mask(n) if self.mask is None else np.asarray(self.mask, dtype=bool)
+        common = dict(V=None if self.V is None else MidRad(self.V), mask=mask, ffn=ffn, score_scale=TIER3.number(1))
+        if self.A is not None:
+            return LayerArrays(A=MidRad(self.A) * per_matrix, W_Q=None, W_K=None, b_Q=None, b_K=None, **common)
+        scale = per_matrix / TIER3.sqrt_nonneg(TIER3.number(self.d_k))
+        return LayerArrays(A=None, W_Q=MidRad(self.W_Q), W_K=MidRad(self.W_K) * scale,
+                           b_Q=None if self.b_Q is None else MidRad(self.b_Q[:, None, :]),
+                           b_K=None if self.b_K is None else MidRad(self.b_K[:, None, :]) * scale, **common)
 
 
-@dataclass
-class Enclosures:
-    """Per configuration: P in [P_lo, P_hi]; D(P X V^T) <= D_out_upper; D(X) >= D_lower;
-    a >= a_lower; ||V||_2 >= v_lower (None without V)."""
+class _Names:
+    """The primitives of the batch's layer step, by name (what expr.evaluate reads)."""
 
-    P_lo: np.ndarray
-    P_hi: np.ndarray
-    D_out_upper: np.ndarray
-    D_lower: np.ndarray
-    a_lower: np.ndarray
-    v_lower: np.ndarray | None
+    def __init__(self, view: LayerView):
+        self.view = view
+
+    def __getitem__(self, name):
+        return self.view.get(name)
 
 
-def enclosures(batch: Batch) -> Enclosures:
+def layer_view(batch: Batch) -> LayerView:
+    """The batch's layer step in the tier's numbers: its primitives (view.get("D"), ...) are
+    MidRad enclosures with one entry per configuration."""
     batch = batch.validated()
+    X = MidRad(batch.X)
+    layer, arrays = batch.structure().layers[0], batch.arrays()
+    step = apply_layer(TIER3, layer, X, arrays)
+    return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
+
+
+def enclosures(claim: str, batch: Batch) -> list[tuple[MidRad, MidRad]]:
+    """(lhs, rhs) enclosures of each inequality of the claim, per configuration (NotSupported when the
+    backend cannot enclose an operation they need)."""
+    claim_spec = _covered(claim)
+    claim_spec.check_applies(batch.validated().structure())
     with np.errstate(all="ignore"):  # overflow gives inf or nan, which decide nothing
-        S, S_rad = attention64.scores(batch.X, b_Q=batch.b_Q, b_K=batch.b_K, **batch.operator())
-        P_lo, P_hi = attention64.softmax_bounds(S, S_rad)
-        return Enclosures(P_lo=P_lo, P_hi=P_hi, D_out_upper=attention64.output_diameter_upper(P_lo, P_hi, batch.X, batch.V),
-                          D_lower=attention64.diameter_lower(batch.X),
-                          a_lower=attention64.norm_lower(**batch.operator()),
-                          v_lower=None if batch.V is None else attention64.norm_lower(A=batch.V))
+        names = _Names(layer_view(batch))
+        return [(_parsed(ineq.lhs).evaluate(TIER3, names), _parsed(ineq.rhs).evaluate(TIER3, names))
+                for ineq in claim_spec.inequalities]
 
 
-def bound_lower(claim: str, a_lower: np.ndarray, D_lower: np.ndarray, v_lower: np.ndarray | None = None) -> np.ndarray:
-    """A lower bound of the smallest bound side of the claim at (a, D, v) >= (a_lower, D_lower, v_lower)."""
-    sides, scaled = _claim_sides(claim, v_lower is not None)
+@functools.lru_cache(maxsize=64)
+def _parsed(text: str) -> expr.Expr:
+    """A side of a claim's inequality over the layer primitives, parsed once."""
+    return expr.parse(text, set(PRIMITIVES))
+
+
+def _covered(claim: str):
+    if claim not in COVERED:
+        raise BadInput(f"the float64 tier decides {', '.join(COVERED)}; not {claim!r}")
+    return claims.get(claim)
+
+
+def _ends(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+    """The upper ends of the left sides and the lower ends of the right sides, (inequalities, configurations)."""
+    sides = enclosures(claim, batch)
     with np.errstate(all="ignore"):
-        L = down(down(a_lower * D_lower) * D_lower)
-        lowest = np.minimum.reduce([side(L, D_lower) for side in sides])
-        return down(v_lower * lowest) if scaled else lowest
-
-
-def _claim_sides(claim: str, with_value: bool):
-    if claim not in BOUNDS:
-        raise BadInput(f"the float64 tier decides {', '.join(BOUNDS)}; not {claim!r}")
-    sides, scaled = BOUNDS[claim]
-    if scaled != with_value:
-        raise BadInput(f"{claim} is about attention {'with' if scaled else 'without'} a value matrix V")
-    return sides, scaled
+        return (np.array([np.broadcast_to(lhs.hi, (len(batch),)) for lhs, _ in sides]),
+                np.array([np.broadcast_to(rhs.lo, (len(batch),)) for _, rhs in sides]))
 
 
 def unusable_reason() -> str | None:
@@ -128,17 +236,28 @@ def unusable_reason() -> str | None:
 
 
 def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(verdicts, lhs_upper, rhs_lower) per configuration: HOLDS where lhs_upper <= rhs_lower,
-    else UNDECIDED; all UNDECIDED (bounds nan) when the floating-point model fails its probes
-    (fpmodel.tier3_usable says why)."""
-    _claim_sides(claim, batch.V is not None)
+    """(verdicts, lhs_upper, rhs_lower) per configuration: HOLDS where every inequality's lhs_upper <=
+    rhs_lower, else UNDECIDED, with the sides of the tightest inequality; all UNDECIDED (bounds nan)
+    when the floating-point model fails its probes (fpmodel.tier3_usable says why) or the backend
+    cannot enclose an operation the claim needs."""
+    _covered(claim)
+    batch = batch.validated()
+    count = len(batch)
+    nothing = np.full(count, np.nan)
     if unusable_reason() is not None:
-        nothing = np.full(batch.X.shape[0], np.nan)
-        return np.full(batch.X.shape[0], UNDECIDED, dtype=object), nothing, nothing
-    found = enclosures(batch)
-    rhs = bound_lower(claim, found.a_lower, found.D_lower, found.v_lower)
-    holds = found.D_out_upper <= rhs  # nan: False
-    return np.where(holds, HOLDS, UNDECIDED).astype(object), found.D_out_upper, rhs
+        return np.full(count, UNDECIDED, dtype=object), nothing, nothing
+    try:
+        parts = [_ends(claim, part) for part in batch.chunks()]
+    except NotSupported:
+        return np.full(count, UNDECIDED, dtype=object), nothing, nothing
+    uppers = np.concatenate([upper for upper, _ in parts], axis=1)
+    lowers = np.concatenate([lower for _, lower in parts], axis=1)
+    with np.errstate(all="ignore"):
+        holds = np.all(uppers <= lowers, axis=0)  # nan: False
+        slack = np.where(np.isnan(lowers - uppers), -np.inf, (lowers - uppers) / np.abs(lowers))
+        tightest = np.argmin(slack, axis=0)
+    pick = np.arange(count)
+    return np.where(holds, HOLDS, UNDECIDED).astype(object), uppers[tightest, pick], lowers[tightest, pick]
 
 
 def decide(claim: str, batch: Batch) -> np.ndarray:
@@ -147,33 +266,54 @@ def decide(claim: str, batch: Batch) -> np.ndarray:
 
 
 def batch_of_configs(configs: list[dict]) -> Batch:
-    """The Batch of single-layer pure-attention configurations (certify.config's JSON form, binary64
-    numbers) of one shape; BadInput for anything else (masks, V, residual, FFN, LayerNorm)."""
-    keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V"}
+    """The Batch of one-layer configurations (certify.config's JSON form, binary64 numbers) of one
+    form; BadInput for anything else (a stack, LayerNorm, configurations of different forms)."""
+    keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn"}
     extra = set().union(*(set(c) for c in configs)) - keys
     if extra:
-        raise BadInput(f"the float64 tier decides attention with or without V only; not {', '.join(sorted(extra))}")
+        raise BadInput(f"the float64 tier decides one layer without {', '.join(sorted(extra))}")
 
-    def stacked(key):
-        present = [key in c for c in configs]
+    def stacked(key, source=None):
+        source = source or configs
+        present = [key in c for c in source]
         if not any(present):
             return None
         if not all(present):
             raise BadInput(f"a batch must be of one form: {key} is in some configurations only")
         try:
-            return np.array([c[key] for c in configs], dtype=np.float64)
+            return np.array([c[key] for c in source], dtype=np.float64)
         except (TypeError, ValueError):
             raise BadInput(f"{key} must be binary64 numbers of one shape for the float64 tier") from None
 
-    W_Q = stacked("W_Q")
-    d_k = None
-    if W_Q is not None:
-        d_ks = {c.get("d_k", W_Q.shape[-1]) for c in configs}
-        if len(d_ks) != 1:
-            raise BadInput("a batch must share d_k")
-        d_k = int(d_ks.pop())
+    def shared(key, default):
+        values = [c.get(key, default) for c in configs]
+        if any(v != values[0] for v in values):
+            raise BadInput(f"a batch must share {COMPONENTS.get(key, key)}")
+        return values[0]
+
+    X, W_Q = stacked("X"), stacked("W_Q")
+    d_k = None if W_Q is None else int(shared("d_k", W_Q.shape[-1]))
     if not all(isinstance(c.get("beta", 1.0), (int, float)) for c in configs):
         raise BadInput("beta must be a binary64 number for the float64 tier")
     beta = np.array([float(c.get("beta", 1.0)) for c in configs])
-    return Batch(X=stacked("X"), A=stacked("A"), W_Q=W_Q, W_K=stacked("W_K"), b_Q=stacked("b_Q"),
-                 b_K=stacked("b_K"), beta=beta, d_k=d_k, V=stacked("V"))
+    mask = shared("mask", None)
+    if mask is not None:
+        n = X.shape[-2]
+        mask = np.array(named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n), dtype=bool)
+    ffn = None
+    if any("ffn" in c for c in configs):
+        spec = {}
+        ffns = [c.get("ffn") for c in configs]
+        if not all(isinstance(f, dict) for f in ffns):
+            raise BadInput("a batch must be of one form: ffn is in some configurations only")
+        for key, default in (("activation", "relu"), ("residual", False)):
+            spec[key] = {f.get(key, default) for f in ffns}
+            if len(spec[key]) != 1:
+                raise BadInput(f"a batch must share the FFN's {key}")
+        W1, W2 = stacked("W1", ffns), stacked("W2", ffns)
+        b1 = stacked("b1", ffns) if "b1" in ffns[0] else np.zeros(W1.shape[:2])
+        b2 = stacked("b2", ffns) if "b2" in ffns[0] else np.zeros(W2.shape[:2])
+        ffn = FeedForwardBatch(W1=W1, b1=b1, W2=W2, b2=b2, activation=spec["activation"].pop(),
+                               residual=bool(spec["residual"].pop()))
+    return Batch(X=X, A=stacked("A"), W_Q=W_Q, W_K=stacked("W_K"), b_Q=stacked("b_Q"), b_K=stacked("b_K"),
+                 beta=beta, d_k=d_k, V=stacked("V"), mask=mask, residual=bool(shared("residual", False)), ffn=ffn)

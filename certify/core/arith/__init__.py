@@ -8,7 +8,10 @@ arrays whose entries are the backend's numbers:
   result encloses the exact value; precision is the flint context's, set by the caller with
   `flint.ctx.workprec`.
 
-Reductions run over the last axis in both (protocol.py states the semantics).  Code outside these
+- MidRad64 (midrad64.py): midpoint-radius binary64 arrays with proven error bounds, batched over
+  configurations; tier 3 (certify.search.tier3) runs the generic formulas on it.
+
+Reductions run over the last axis in every backend (protocol.py states the semantics).  Code outside these
 modules never asks which backend it holds.
 """
 

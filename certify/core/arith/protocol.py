@@ -1,9 +1,10 @@
 """The arithmetic interface every formula is written against (mpmath's contexts are the model).
 
 A formula takes the backend first, f(ar, ...), and works on numpy arrays whose entries are the
-backend's numbers.  Two backends implement it: Float64 (screening and search, never a verdict) and
+backend's numbers.  Three backends implement it: Float64 (screening and search, never a verdict),
 Ball (python-flint arb, every result encloses the exact value; precision is flint's context
-precision, set by the caller with `flint.ctx.workprec`).
+precision, set by the caller with `flint.ctx.workprec`) and MidRad64 (midrad64.py, tier 3:
+midpoint-radius binary64 enclosures, batched; what it cannot enclose raises NotSupported).
 
 Reduction semantics, the same in both backends: `maximum`, `minimum` reduce the LAST axis (tokens
 sit on the last two axes, so a leading batch axis of configurations is kept); on a vector they

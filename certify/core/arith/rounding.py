@@ -18,6 +18,7 @@ start-up by certify/core/arith/fpmodel.py; nothing here is valid without it.
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -35,6 +36,12 @@ def up(c):
 def down(c):
     """A lower bound of the real number that c is the round-to-nearest value of."""
     return c - (np.abs(c) * PHI + ETA)
+
+
+def rounding_radius(c):
+    """|z - c| for every real z with fl(z) = c (one operation): at most u |z| + ETA/2, so at most
+    2u |c| + ETA."""
+    return up(np.abs(c) * 2.0**-52 + ETA)
 
 
 def sqrt_up(x):
@@ -65,18 +72,21 @@ def gamma(k: int) -> Fraction:
     return ku / (1 - ku)
 
 
+@functools.lru_cache(maxsize=None)
+def _sum_factors(k: int) -> tuple[float, float]:
+    """1 / (1 - gamma_k) rounded up and 1 / (1 + gamma_k) rounded down (exact Fractions, once per k)."""
+    return float_at_least(1 / (1 - gamma(k))), float_at_most(1 / (1 + gamma(k)))
+
+
 def nonneg_sum_upper(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """An upper bound of the sum of M >= 0 along axis: additions are exact in the subnormals,
     so fl(sum) >= (1 - gamma_{k-1}) sum in any order."""
-    k = M.shape[axis]
-    factor = float_at_least(1 / (1 - gamma(max(k - 1, 1))))
-    return up(M.sum(axis=axis, keepdims=keepdims) * factor)
+    return up(M.sum(axis=axis, keepdims=keepdims) * _sum_factors(max(M.shape[axis] - 1, 1))[0])
 
 
 def nonneg_sum_lower(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """A lower bound of the sum of M >= 0 along axis (fl(sum) <= (1 + gamma_{k-1}) sum)."""
-    k = M.shape[axis]
-    factor = float_at_most(1 / (1 + gamma(max(k - 1, 1))))
+    factor = _sum_factors(max(M.shape[axis] - 1, 1))[1]
     return np.maximum(down(M.sum(axis=axis, keepdims=keepdims) * factor), 0.0)
 
 

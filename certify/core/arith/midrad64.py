@@ -1,0 +1,533 @@
+"""Tier 3's arithmetic: midpoint-radius binary64 arrays, vectorised with numpy, behind the one
+protocol (protocol.Arithmetic), so that the formulas of certify/core/layers.py and quantities.py run
+on them unchanged, batched over configurations (a leading axis).
+
+A MidRad holds two binary64 arrays: every exact value z it stands for satisfies |z - mid| <= rad.
+Every operation returns such an enclosure under the floating-point model that fpmodel.py checks at
+start-up (round to nearest, gradual underflow, BLAS products as correctly rounded operations):
+
+- the rounding of one operation, c = fl(z): |z - c| <= u (1 + 2u) |c| + ETA; a radius is a sum of
+  such nonnegative terms, bounded above in one pass (_bounded_sum), or rounded upward by the
+  successor of rounding.py (up, down); the ends mid -+ rad are read out exactly rounded outward
+  (TwoSum);
+- sums of k terms: |fl(sum) - sum| <= gamma_{k-1} sum |m_l| in any order;
+- products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
+  |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
+  ||a_i|| ||(B_rad)_j|| + ||(A_rad)_i|| (||b_j|| + ||(B_rad)_j||);
+- exp through the proven exp of exp64.py; tanh from it; spectral norms from below by a binary64
+  witness vector, from above by Frobenius norms (the loose side: no claim the tier decides needs it).
+
+What cannot be enclosed here raises NotSupported (erf, log, powers of matrices ...): the tier then
+hands the configurations to arb, never an unproven enclosure.  nan and inf in a result mean
+"no bound"; comparisons with them decide nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import numpy as np
+
+from certify.core.arith import exp64
+from certify.core.numbers import Binary64Matrix
+from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
+                                        rounding_radius, sqrt_down, sqrt_up, up)
+
+
+class NotSupported(Exception):
+    """An operation tier 3 cannot enclose rigorously; the caller hands the case to arb."""
+
+
+@functools.lru_cache(maxsize=None)
+def _factors(k: int) -> tuple[float, float, float]:
+    """gamma_k, 1 / (1 - gamma_k) and 1 / (1 + gamma_k) rounded outwards (exact Fractions, once per k)."""
+    return float_at_least(gamma(k)), float_at_least(1 / (1 - gamma(k))), float_at_most(1 / (1 + gamma(k)))
+
+
+def _squares(M):
+    """fl(sum_l fl(M_l^2)) over the last axis, in some order (einsum: numpy's reduction over a short
+    last axis is slow)."""
+    return np.einsum("...l,...l->...", M, M)
+
+
+def row_norms_upper(M):
+    """Upper bounds of the Euclidean norms of the rows of M (over the last axis)."""
+    k = M.shape[-1]
+    factor = _factors(k)[1]
+    return sqrt_up(up(up(_squares(M) * factor) + 2 * k * ETA))
+
+
+def sum_squares_lower(M):
+    """Lower bounds of sum_l M_l^2 over the last axis: fl(sum fl(m^2)) <= (1 + gamma_k) sum + k ETA."""
+    k = M.shape[-1]
+    factor = _factors(k)[2]
+    return np.maximum(down(down(_squares(M) - k * ETA) * factor), 0.0)
+
+
+_OUTER_SLACK = 1 + 2.0**-50  # (1 + 2^-50)(1 - u)^2 >= 1
+
+
+def outer_upper(a, b, count: int):
+    """R with R_ij >= a_i b_j + count ETA for vectors a, b >= 0 (over the last axis), in two
+    binary64 operations per entry.
+
+    With a' = up(a (1 + 2^-50)) and R = fl(fl(a'_i b_j) + (count + 1) ETA): fl(z) >= z (1 - u) - ETA/2
+    for a product and fl(s) >= s (1 - u) for a sum of nonnegatives, so R >= a' b (1 - u)^2 +
+    (count + 1/2)(1 - u) ETA >= a b + count ETA (count <= 2^52)."""
+    scaled = up(a * _OUTER_SLACK)
+    R = scaled[..., :, None] * b[..., None, :]
+    R += (count + 1) * ETA
+    return R
+
+
+def _has_radius(rad) -> bool:
+    return np.ndim(rad) > 0 or rad != 0
+
+
+_SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
+
+
+def _bounded_sum(*terms):
+    """An upper bound of T_1 + ... + T_k (k <= 20) for nonnegative reals T_i, each given as a binary64
+    t_i that is T_i itself or the round-to-nearest result of one operation whose exact result is T_i
+    (so t_i >= T_i (1 - u) - ETA/2).  s = fl(t_1 + ... + t_k) >= (1 - u)^(k-1) sum t_i (nonnegative
+    sums), and fl(fl(s (1 + 2^-48)) + (k + 1) ETA) >= (1 + 2^-48)(1 - u)^(k+2) sum T_i
+    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions."""
+    total = np.add(terms[0], terms[1]) if len(terms) > 1 else np.array(terms[0], dtype=np.float64)
+    for term in terms[2:]:
+        if np.shape(term) == np.shape(total):
+            total += term
+        else:
+            total = total + term
+    total *= _SLACK
+    total += (len(terms) + 1) * ETA
+    return total
+
+
+def _rounding_terms(c) -> list:
+    """Terms whose sum bounds |z - c| for c = fl(z), one operation: (u |c| + ETA/2) / (1 - u) <=
+    u (1 + 2u) |c| + ETA = |c| PHI + ETA."""
+    magnitude = np.abs(c)
+    magnitude *= PHI
+    return [magnitude, ETA]
+
+
+def _directed_sum(a, b, towards: float):
+    """The binary64 number next to the exact a + b in the direction `towards` (-inf: the largest
+    one <= a + b; inf: the smallest one >= a + b).  Knuth's TwoSum gives the exact error of
+    s = fl(a + b) in round to nearest (additions are exact in the subnormals): a + b = s + error.
+    An overflow (s infinite, the error not finite) is a bound only towards its own side; else nan."""
+    s = a + b
+    b_part = s - a
+    error = (a - (s - b_part)) + (b - b_part)
+    wrong_side = error < 0 if towards < 0 else error > 0
+    stepped = np.where(wrong_side, np.nextafter(s, towards), s)
+    return np.where(np.isfinite(error), stepped, np.where(s == towards, s, np.nan))
+
+
+def _midpoint(lo, hi):
+    """A binary64 midpoint m of [lo, hi] and the larger of fl(hi - m), fl(m - lo): one rounded
+    operation whose exact result is the larger distance to an end."""
+    mid = lo * 0.5
+    mid += hi * 0.5  # no overflow
+    return mid, np.maximum(hi - mid, mid - lo)
+
+
+def _frobenius_upper(M: MidRad):
+    """||M||_F from above for every matrix of M (the last two axes)."""
+    return row_norms_upper(row_norms_upper(up(np.abs(M.mid) + M.rad)))
+
+
+class MidRad:
+    """Binary64 arrays mid, rad with |z - mid| <= rad for every exact value z they stand for.
+
+    rad may be a 0-d zero (exact values); it broadcasts against mid.  numpy functions that the
+    generic formulas use (where, swapaxes, diagonal) are dispatched here; any other raises
+    NotSupported."""
+
+    __slots__ = ("mid", "rad")
+    __array_ufunc__ = None  # ndarray (op) MidRad: numpy defers to MidRad's reflected operators
+
+    def __init__(self, mid, rad=0.0):
+        self.mid = np.asarray(mid, dtype=np.float64)
+        self.rad = np.asarray(rad, dtype=np.float64)
+
+    @classmethod
+    def hull(cls, lo, hi) -> MidRad:
+        """The enclosure of [lo, hi] (binary64 bounds)."""
+        mid, distance = _midpoint(lo, hi)
+        return cls(mid, _bounded_sum(distance))
+
+    # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
+    @property
+    def lo(self):
+        return _directed_sum(self.mid, -self.rad, -np.inf)
+
+    @property
+    def hi(self):
+        return _directed_sum(self.mid, self.rad, np.inf)
+
+    # the same ends within about an ulp, in four passes each (rounding.up, down: the successor of
+    # Rump et al.), for the operations' internal use
+    @property
+    def lower(self):
+        return down(self.mid - self.rad)
+
+    @property
+    def upper(self):
+        return up(self.mid + self.rad)
+
+    @property
+    def shape(self):
+        return self.mid.shape
+
+    @property
+    def ndim(self):
+        return self.mid.ndim
+
+    def __len__(self):
+        return len(self.mid)
+
+    def __getitem__(self, key) -> MidRad:
+        rad = _index(np.broadcast_to(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
+        return MidRad(_index(self.mid, key), rad)
+
+    def __neg__(self) -> MidRad:
+        return MidRad(-self.mid, self.rad)
+
+    def __add__(self, other) -> MidRad:
+        other = lift(other)
+        mid = self.mid + other.mid
+        terms = _rounding_terms(mid)
+        terms += [r for r in (self.rad, other.rad) if _has_radius(r)]
+        return MidRad(mid, _bounded_sum(*terms))
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> MidRad:
+        return self + (-lift(other))
+
+    def __rsub__(self, other) -> MidRad:
+        return lift(other) + (-self)
+
+    def __mul__(self, other) -> MidRad:
+        """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
+        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf)."""
+        if isinstance(other, np.ndarray) and other.dtype == bool:
+            mid = np.where(other, self.mid, 0.0)
+            return MidRad(mid, np.where(other, self.rad, 0.0) if _has_radius(self.rad) else self.rad)
+        if isinstance(other, (int, float)) and not isinstance(other, bool):
+            if other == 0:
+                return MidRad(np.zeros(self.mid.shape))
+            if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5):
+                return MidRad(self.mid * other, self.rad * abs(other))
+        other = lift(other)
+        mid = self.mid * other.mid
+        terms = _rounding_terms(mid)
+        if _has_radius(self.rad):
+            terms.append(self.rad * np.abs(other.mid))
+        if _has_radius(other.rad):
+            terms.append(np.abs(self.mid) * other.rad)
+            if _has_radius(self.rad):
+                terms.append(self.rad * other.rad)
+        return MidRad(mid, _bounded_sum(*terms))
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other) -> MidRad:
+        """q = fl(x_m / y_m): |x/y - q| <= |x_m/y_m - q| + (x_r + |x_m/y_m| y_r) / |y|, with |y| >= l =
+        |y_m| - y_r > 0 (else no bound: nan) and |x_m/y_m| <= |q| (1 + 2^-52) + ETA:
+        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1."""
+        other = lift(other)
+        q = self.mid / other.mid
+        smallest = down(np.abs(other.mid) - other.rad)
+        inverse = up(1.0 / smallest)
+        terms = _rounding_terms(q)
+        if _has_radius(self.rad):
+            terms.append(self.rad * inverse)
+        if _has_radius(other.rad):
+            spread = up(other.rad * inverse)
+            terms += [np.abs(q) * up(spread * (1 + 2.0**-52)), ETA * spread]
+        return MidRad(q, np.where(smallest > 0, _bounded_sum(*terms), np.nan))
+
+    def __rtruediv__(self, other) -> MidRad:
+        return lift(other) / self
+
+    def sum(self, axis=-1, keepdims: bool = False) -> MidRad:
+        """|fl(sum m_l) - sum m_l| <= gamma_{k-1} sum |m_l| (any order), plus the sum of the radii."""
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        k = math.prod(self.mid.shape[a] for a in axes)
+        mid = self.mid.sum(axis=axis, keepdims=keepdims)
+        magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
+        rad = up(_factors(max(k - 1, 1))[0] * magnitude)
+        if _has_radius(self.rad):
+            rad = up(rad + _nonneg_total(np.broadcast_to(self.rad, self.mid.shape), axes, keepdims))
+        return MidRad(mid, rad)
+
+    def __array_function__(self, func, types, args, kwargs):
+        if func is np.where:
+            condition, x, y = args
+            x, y = lift(x), lift(y)
+            return MidRad(np.where(condition, x.mid, y.mid), np.where(condition, x.rad, y.rad))
+        if func in (np.swapaxes, np.diagonal):
+            M = args[0]
+            rad = func(np.broadcast_to(M.rad, M.mid.shape), *args[1:], **kwargs)
+            return MidRad(func(M.mid, *args[1:], **kwargs), rad)
+        raise NotSupported(f"numpy's {func.__name__} on midpoint-radius arrays")
+
+
+def _nonneg_total(M, axes: tuple, keepdims: bool):
+    """An upper bound of the sum of M >= 0 over the given axes."""
+    for a in sorted((a % M.ndim for a in axes), reverse=True):
+        M = nonneg_sum_upper(M, axis=a, keepdims=keepdims)
+    return M
+
+
+def _index(M: np.ndarray, key):
+    """M[key]; the pair gathers of certify.core.quantities (M[..., i], M[..., i, k] with index arrays)
+    as one take over a flat last axis, several times faster than numpy's fancy indexing."""
+    if isinstance(key, tuple) and len(key) in (2, 3) and key[0] is Ellipsis and all(
+            isinstance(index, np.ndarray) and index.dtype.kind == "i" for index in key[1:]):
+        if len(key) == 2:
+            return np.take(M, key[1], axis=-1)
+        flat = M.reshape(M.shape[:-2] + (-1,))
+        return np.take(flat, key[1] * M.shape[-1] + key[2], axis=-1)
+    return M[key]
+
+
+def _transposes(A: np.ndarray, B: np.ndarray) -> bool:
+    """B is the view swapaxes(A, -1, -2) (a Gram matrix A A^T): the same numbers."""
+    Bt = np.swapaxes(B, -1, -2)
+    return (Bt.shape == A.shape and Bt.strides == A.strides
+            and Bt.__array_interface__["data"][0] == A.__array_interface__["data"][0])
+
+
+def lift(value) -> MidRad:
+    """A MidRad of a MidRad, or of exact binary64 values (numbers, float or bool arrays)."""
+    if isinstance(value, MidRad):
+        return value
+    if isinstance(value, (Fraction, int)) and not isinstance(value, bool) and Fraction(float(value)) != value:
+        return MidRad64.number(value)
+    return MidRad(value)
+
+
+def _tanh_bounds(t):
+    """(lower, upper) of tanh(t) for binary64 t: tanh(t) = (1 - e) / (1 + e) with e = exp(-2|t|)
+    (exact doubling), decreasing in e, and tanh(-t) = -tanh(t)."""
+    e_lo, e_hi = exp64.exp_bounds(-2.0 * np.abs(t))
+    low = np.maximum(down(down(1.0 - e_hi) / up(1.0 + e_hi)), 0.0)  # tanh(|t|) from below
+    high = np.minimum(up(up(1.0 - e_lo) / down(1.0 + e_lo)), 1.0)
+    positive = t >= 0
+    return np.where(positive, low, -high), np.where(positive, high, -low)
+
+
+def top_right_singular_vector(A=None, W_Q=None, W_K=None):
+    """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
+
+    For A: one step of inverse iteration on A^T A shifted just past its top eigenvalue (a full SVD
+    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by QR, and
+    the SVD of the d_k x d_k core.  Only the quality of the witness, never the bound, depends on this."""
+    if A is not None:
+        gram = np.swapaxes(A, -1, -2) @ A
+        top = np.linalg.eigvalsh(gram)[..., -1]  # the top singular value squared
+        shift = (np.abs(top) * (1 + 1e-9) + 1e-300)[..., None, None] * np.eye(A.shape[-1])
+        try:
+            v = np.linalg.solve(gram - shift, np.ones(A.shape[:-2] + A.shape[-1:])[..., None])[..., 0]
+        except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
+            v = np.linalg.svd(A)[2][..., 0, :]
+        return v / np.sqrt((v * v).sum(axis=-1))[..., None]  # any scale: only the direction matters
+    Q_Q, R_Q = np.linalg.qr(W_Q)
+    Q_K, R_K = np.linalg.qr(W_K)
+    core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
+    return (Q_K @ core[..., None])[..., 0]
+
+
+def _image_norm_lower(w: MidRad, v):
+    """||M v|| / ||v|| from below, given w enclosing M v: ||M v|| >= ||w_mid|| - ||w_rad||."""
+    error = row_norms_upper(np.broadcast_to(w.rad, w.shape))
+    image = np.maximum(down(sqrt_down(sum_squares_lower(w.mid)) - error), 0.0)
+    return np.maximum(down(image / row_norms_upper(v)), 0.0)
+
+
+def _unsupported(name: str):
+    def refuse(*args, **kwargs):
+        raise NotSupported(f"{name} in tier 3 (no proven binary64 enclosure here)")
+    return staticmethod(refuse)
+
+
+class MidRad64:
+    """The arithmetic protocol on MidRad arrays (protocol.Arithmetic).  Batches: the leading axes."""
+
+    name = "tier3"
+
+    @staticmethod
+    def number(value) -> MidRad:
+        """The nearest binary64 and its rounding error (0 when value is a binary64 number)."""
+        try:
+            mid = float(value)
+        except OverflowError:
+            return MidRad(math.copysign(math.inf, value), math.inf)
+        exact = isinstance(value, float) or Fraction(mid) == Fraction(value)
+        return MidRad(mid, 0.0 if exact else rounding_radius(np.float64(mid)))
+
+    def array(self, exact) -> MidRad:
+        if isinstance(exact, Binary64Matrix):
+            return MidRad(exact.array)  # binary64 numbers: exact
+        rows = exact if _is_matrix(exact) else [exact]
+        values = [[self.number(v) for v in row] for row in rows]
+        mid = np.array([[v.mid for v in row] for row in values])
+        rad = np.array([[v.rad for v in row] for row in values])
+        return MidRad(mid, rad) if _is_matrix(exact) else MidRad(mid[0], rad[0])
+
+    def stack(self, values) -> MidRad:
+        values = [lift(v) for v in values]
+        mids = np.broadcast_arrays(*(v.mid for v in values))
+        rads = [np.broadcast_to(v.rad, mids[0].shape) for v in values]
+        return MidRad(np.stack(mids, axis=-1), np.stack(rads, axis=-1))
+
+    # constants: the nearest binary64 numbers, within u of the exact value
+    @staticmethod
+    def pi() -> MidRad:
+        return MidRad(math.pi, rounding_radius(np.float64(math.pi)))
+
+    @staticmethod
+    def ln2() -> MidRad:
+        return MidRad(math.log(2), rounding_radius(np.float64(math.log(2))))
+
+    @staticmethod
+    def e() -> MidRad:
+        return MidRad(math.e, rounding_radius(np.float64(math.e)))
+
+    @staticmethod
+    def exp(x) -> MidRad:
+        """exp of an enclosure.  Narrow (rad <= 1 everywhere): exp(m + t) = exp(m) e^t with
+        |e^t - 1| <= 2r for |t| <= r <= 1 (e^r - 1 <= (e - 1) r by convexity, 1 - e^-r <= r), one
+        exp per entry; else exp of both ends (exp increases)."""
+        x = lift(x)
+        if np.all(x.rad <= 1.0):
+            mid, distance = _midpoint(*exp64.exp_bounds(x.mid))  # |exp(m) - mid| <= distance
+            if not _has_radius(x.rad):
+                return MidRad(mid, _bounded_sum(distance))
+            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, e >= |exp(m) - mid|
+            e, twice = _bounded_sum(distance), 2.0 * x.rad
+            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice))
+        return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
+
+    @staticmethod
+    def tanh(x) -> MidRad:
+        x = lift(x)
+        return MidRad.hull(_tanh_bounds(x.lower)[0], _tanh_bounds(x.upper)[1])  # tanh increases
+
+    def apply(self, name: str, x) -> MidRad:
+        if name == "exp":
+            return self.exp(x)
+        if name == "tanh":
+            return self.tanh(x)
+        if name == "sqrt" and np.all(lift(x).lower >= 0):
+            return self.sqrt_nonneg(x)
+        raise NotSupported(f"{name} in tier 3")
+
+    log = _unsupported("log")
+    expm1 = _unsupported("expm1")
+    log1p = _unsupported("log1p")
+    erf = _unsupported("erf")  # GELU: arb decides
+    scale_exponent = _unsupported("powers of a matrix")
+    ldexp = _unsupported("powers of a matrix")
+
+    @staticmethod
+    def sqrt_nonneg(x) -> MidRad:
+        x = lift(x)
+        return MidRad.hull(sqrt_down(np.maximum(x.lower, 0.0)), sqrt_up(np.maximum(x.upper, 0.0)))
+
+    @staticmethod
+    def exact_centre(x) -> MidRad:
+        return MidRad(lift(x).mid)
+
+    @staticmethod
+    def relu(x) -> MidRad:
+        x = lift(x)
+        return MidRad.hull(np.maximum(x.lower, 0.0), np.maximum(x.upper, 0.0))
+
+    @staticmethod
+    def abs(x) -> MidRad:
+        x = lift(x)
+        lo, hi = x.lower, x.upper
+        return MidRad.hull(np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0)), np.maximum(np.abs(lo), np.abs(hi)))
+
+    @staticmethod
+    def pairwise_min(x, y) -> MidRad:
+        x, y = lift(x), lift(y)
+        return MidRad.hull(np.minimum(x.lower, y.lower), np.minimum(x.upper, y.upper))
+
+    @staticmethod
+    def maximum(x) -> MidRad:
+        x = lift(x)
+        return MidRad.hull(np.max(x.lower, axis=-1), np.max(x.upper, axis=-1))
+
+    @staticmethod
+    def minimum(x) -> MidRad:
+        x = lift(x)
+        return MidRad.hull(np.min(x.lower, axis=-1), np.min(x.upper, axis=-1))
+
+    @staticmethod
+    def row_shift(scores, mask):
+        """Per row the largest allowed midpoint: an exact binary64 number (softmax does not see it)."""
+        return np.max(np.where(mask, lift(scores).mid, -np.inf), axis=-1)
+
+    @staticmethod
+    def matmul(a, b) -> MidRad:
+        """A B for A (..., n, k) and B (..., k, m), the error bound of the module docstring."""
+        a, b = lift(a), lift(b)
+        A, B = a.mid, b.mid
+        k = A.shape[-1]
+        mid = A @ B
+        gram = _transposes(A, B) and (not (_has_radius(a.rad) or _has_radius(b.rad)) or _transposes(
+            np.broadcast_to(a.rad, A.shape), np.broadcast_to(b.rad, B.shape)))
+        a_norms = row_norms_upper(A)
+        b_norms = a_norms if gram else row_norms_upper(np.swapaxes(B, -1, -2))
+        left = up(_factors(k)[0] * a_norms)
+        if _has_radius(a.rad):
+            a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
+            left = up(left + a_rad_norms)
+        rad = outer_upper(left, b_norms, k)
+        if _has_radius(b.rad):
+            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
+            right = a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms)
+            rad = up(rad + outer_upper(right, b_rad_norms, 0))
+        return MidRad(mid, rad)
+
+    def spectral_norm(self, matrix, witnesses: dict, key: str) -> MidRad:
+        """||M||_2 in [||M v|| / ||v||, ||M||_F] per matrix, v a binary64 witness (recorded)."""
+        matrix = lift(matrix)
+        v = witnesses[key] = top_right_singular_vector(A=matrix.mid)
+        lower = _image_norm_lower(self.matmul(matrix, v[..., None])[..., 0], v)
+        return MidRad.hull(lower, _frobenius_upper(matrix))
+
+    def thin_product_norm(self, L, R, witnesses: dict, key: str) -> MidRad | None:
+        """||L R^T||_2 in [||L (R^T v)|| / ||v||, ||L||_F ||R||_F] with the thin witness v; None when
+        R has as many columns as rows (the d x d route is as cheap)."""
+        L, R = lift(L), lift(R)
+        if R.shape[-1] >= R.shape[-2]:
+            return None
+        v = witnesses[key] = top_right_singular_vector(W_Q=L.mid, W_K=R.mid)
+        image = self.matmul(L, self.matmul(np.swapaxes(R, -1, -2), v[..., None]))[..., 0]
+        return MidRad.hull(_image_norm_lower(image, v), up(_frobenius_upper(L) * _frobenius_upper(R)))
+
+    @staticmethod
+    def certainly_zero(x) -> bool:
+        return False  # a divisor near 0 gives nan (no bound), never an error
+
+    @staticmethod
+    def outside_domain(name: str, x) -> bool:
+        return False  # apply() refuses what it cannot enclose
+
+    @staticmethod
+    def certainly_le(x, y):
+        """Per entry: True where x <= y certainly; False where not certain (tier 3 never says violated)."""
+        return lift(x).hi <= lift(y).lo
+
+
+def _is_matrix(exact) -> bool:
+    return len(exact) > 0 and isinstance(exact[0], (tuple, list))
