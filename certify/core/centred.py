@@ -82,9 +82,11 @@ def unsupported(layer: Layer) -> str | None:
 
 
 def centre(ar, X) -> Centred:
-    """c = the mean token, E = X - 1 c^T (the true E has zero column sums; the balls enclose it)."""
-    c = X.sum(axis=0) / ar.number(X.shape[0])
-    return Centred(c, X - c)
+    """c = (the midpoint of) the mean token, an exact vector, and E = X - 1 c^T: E's enclosure is of the
+    size of the disagreement, with no radius of c's size (its columns sum to about 0).  Batched: X
+    (..., n, d), c (..., d)."""
+    c = ar.exact_centre(X.sum(axis=-2) / ar.number(X.shape[-2]))
+    return Centred(c, X - c[..., None, :])
 
 
 def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:

@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify import claims
-from certify.core import expr
+from certify.core import centred, expr
 from certify.core.arith import fpmodel
 from certify.core.arith.midrad64 import MidRad, MidRad64, NotSupported
 from certify.core.config import COMPONENTS, Case, FeedForward, Layer
@@ -194,7 +194,10 @@ def layer_view(batch: Batch) -> LayerView:
     batch = batch.validated()
     X = MidRad(batch.X)
     layer, arrays = batch.structure().layers[0], batch.arrays()
-    step = apply_layer(TIER3, layer, X, arrays)
+    # P X from the centred tokens where the layer is translation-equivariant (near consensus the
+    # output's enclosure is then of the size of the disagreement, not of the tokens)
+    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X).E
+    step = apply_layer(TIER3, layer, X, arrays, translated=translated)
     return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
 
 
