@@ -193,7 +193,7 @@ def layer_view(batch: Batch) -> LayerView:
     layer, arrays = batch.structure().layers[0], batch.arrays()
     # P X from the centred tokens where the layer is translation-equivariant (near consensus the
     # output's enclosure is then of the size of the disagreement, not of the tokens)
-    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X).E
+    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X, exact=True).E
     step = apply_layer(TIER3, layer, X, arrays, translated=translated)
     return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
 
