@@ -239,8 +239,8 @@ def _pretrained_curves(opts: Options, curves: dict) -> dict:
 
 
 def fig2_findings(curves: dict) -> list[Finding]:
-    """Figure 2's findings: each (init, variant, mode) against the caption, mask by mask, then whether the
-    masks' rates differ for pure attention (SAN) per init and mode."""
+    """Figure 2's findings: each (init, variant, mode) against the caption, mask by mask, then per init and
+    mode whether pure attention (SAN) collapses more slowly under the local masks (sliding, uni)."""
     groups = sorted({(key[0], key[1], key[3]) for key in curves}, key=lambda g: (g[0] != "random", g[2], g[1]))
     measured = {key: behaviour(mu) for key, mu in curves.items()}
     findings = [_variant_finding(init, variant, p, measured) for init, variant, p in groups]
