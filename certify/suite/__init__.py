@@ -31,6 +31,9 @@ SECTIONS = [
 
 @dataclass
 class Row:
+    """One line of `certify run`'s verdict table: section, case, verdict (holds, violated, undecided, ok,
+    failed or skipped), a short detail, whether the outcome is the one the mathematics predicts, the
+    certificate's path relative to the report folder and the expected verdict."""
     section: str
     case: str
     verdict: str  # holds | violated | undecided | ok | failed | skipped
@@ -55,11 +58,14 @@ INTENDED = {
 
 @dataclass
 class SuiteRun:
+    """One `certify run`: the report folder, whether the long (full-size) studies run, and the rows collected
+    so far."""
     out_dir: Path
     long: bool = False  # the slow, full-size studies instead of the CI-sized ones
     rows: list[Row] = field(default_factory=list)
 
     def folder(self, name: str) -> Path:
+        """The section's folder `out_dir / name`, created if needed."""
         path = self.out_dir / name
         path.mkdir(parents=True, exist_ok=True)
         return path
