@@ -167,7 +167,7 @@ def _repetition(ax, layers: int, depth: int) -> None:
 
 def fig3(study: Study) -> Figure:
     """Figure 3 of a study: the temperature sweep, one panel per mask (2 x 2, y shared), mu(X_t) of pure
-    attention for each d_QK as a colour."""
+    attention on a log scale for each d_QK as a colour, float64's resolution 2^-52 mu_0 dotted."""
     random = study.settings["random"]
     with style.context():
         fig = style.new_figure(9.5, 7.4)
