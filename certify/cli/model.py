@@ -170,7 +170,8 @@ def _run_corpus(args) -> int:
     else:
         print(render_corpus(summary, full=False))
         print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "
-              f"{summary['totals']['sentences']} of {wanted} in {args.out} (summary.json, summary.txt, figures)")
+              f"{summary['totals']['sentences']} of {wanted} wanted ({len(run.sentences)} in the corpus) in {args.out} "
+              "(summary.json, summary.txt, figures)")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]
 
 

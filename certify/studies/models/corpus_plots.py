@@ -80,8 +80,7 @@ def _histograms(plt, summary: dict):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for ax, hist, label in ((axes[0], _pooled(summary, "a_D2", "log10_histogram"), "log10 a D^2"),
                             (axes[1], _pooled(summary, "tau", "histogram"), "tau(P_h)")):  # fmt: skip
-        edges = [hist.lo + i * hist.width for i in range(hist.bins)]
-        ax.bar(edges, hist.counts, width=hist.width, align="edge")
+        ax.stairs(hist.counts, [hist.lo + i * hist.width for i in range(hist.bins + 1)], fill=True)
         ax.set_xlabel(label)
         ax.set_ylabel("(sentence, head) pairs")
         outside = f" ({hist.below} below, {hist.above} above the range)" if hist.below or hist.above else ""
