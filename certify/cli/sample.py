@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from certify import engine
+from certify import engine, jobs
 from certify.search import campaign
 from certify.cli import options
 from certify.search import samplers
+
+LISTED = 10  # failed chunks named in the summary
 
 
 def add_parser(subparsers):
@@ -17,7 +19,8 @@ def add_parser(subparsers):
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
         "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
         "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
-        "holds) and summary.json into --out. Exit 0 all hold, 1 some violated, 3 some undecided, 2 bad input.")
+        "holds) and summary.json into --out. Exit 0 all hold, 1 some violated, 3 some undecided or the campaign "
+        "incomplete, 2 bad input.")
     options.add_target(p)
     p.add_argument("--distribution", default="gaussian", metavar="NAME",
                    help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
@@ -28,7 +31,14 @@ def add_parser(subparsers):
     p.add_argument("--L-range", dest="L_range", type=float, nargs=2, metavar=("LO", "HI"),
                    help="set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
     p.add_argument("--out", required=True, metavar="DIR", help="campaign folder (created; resumed if it exists)")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes, or the embedded Dask cluster's worker processes (default: every core)")
+    p.add_argument("--executor", choices=jobs.KINDS, default="pool",
+                   help="pool: a process pool on this machine (default); dask: Dask distributed (pip install "
+                   "'certify[dask]'), an embedded cluster on this machine or the one at --scheduler")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --executor dask: the address of a running Dask scheduler (e.g. tcp://host:8786), whose "
+                   "workers can import certify")
     options.add_max_prec(p)
     p.add_argument("--tier", choices=campaign.TIERS, default="arb",
                    help="arb: every configuration through the ball-arithmetic engine (default); tier3: the "
@@ -84,7 +94,11 @@ def render(summary: dict, out_dir: str) -> list[str]:
     run = summary.get("run")
     if run:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
-        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{rate})")
+        on = " on Dask" if run.get("executor") == "dask" else ""
+        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{on}{rate})")
+    if run and run.get("failed_chunks"):
+        lines.append(f"  {len(run['failed_chunks'])} chunk(s) kept killing their workers and were not decided "
+                     f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")
     if not summary["complete"]:
         lines.append("  incomplete: run the same command again to continue")
     lines.append(f"  summary: {out / 'summary.json'}  (re-derive the records in arb: certify verify {out})")
@@ -92,7 +106,12 @@ def render(summary: dict, out_dir: str) -> list[str]:
 
 
 def exit_code(summary: dict) -> int:
-    return engine.EXIT_CODES[campaign.overall_verdict(summary["counts"])]
+    """As `check` for the overall verdict; a campaign not complete and without a violation is
+    undecided (3): no verdict for configurations not decided."""
+    verdict = campaign.overall_verdict(summary["counts"])
+    if not summary["complete"] and verdict == engine.HOLDS:
+        verdict = engine.UNDECIDED
+    return engine.EXIT_CODES[verdict]
 
 
 def run(args) -> int:
@@ -101,7 +120,8 @@ def run(args) -> int:
                              L_range=None if args.L_range is None else tuple(args.L_range), max_prec=args.max_prec,
                              tier=args.tier)
     summary = campaign.run(spec, args.out, workers=args.workers, progress=not args.no_progress,
-                           stop_after=args.stop_after, restart=args.restart)
+                           stop_after=args.stop_after, restart=args.restart, executor=args.executor,
+                           scheduler=args.scheduler)
     if args.json:
         print(json.dumps(summary, indent=1))
     else:

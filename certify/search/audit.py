@@ -15,13 +15,11 @@ violation has no certificate.  Records not re-derived are trusted only as far as
 
 from __future__ import annotations
 
-import os
 import random
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from certify import engine
+from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config
 from certify.errors import BadInput
@@ -139,10 +137,7 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
 
 
 def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None):
-    workers = min(workers or os.cpu_count() or 1, max(1, len(indices)))
-    if workers == 1:
-        return rederive(spec, indices)
-    size = max(1, -(-len(indices) // (4 * workers)))
+    pool = jobs.ProcessPool(workers)
+    size = max(1, -(-len(indices) // (4 * pool.workers)))
     chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
-    with ProcessPoolExecutor(max_workers=workers, initializer=campaigns.worker_init) as pool:
-        return [row for rows in pool.map(rederive, [spec] * len(chunks), chunks) for row in rows]
+    return [row for rows in pool.map(rederive, spec, chunks) for row in rows]

@@ -18,6 +18,9 @@ The campaign folder:
                           `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
     undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
     summary.json          the summary of every decided configuration, rewritten at the end of a run
+The folder is a certify.jobs.Store: a chunk's task (decide_chunk, on a process pool or Dask) returns
+its records and the texts of its certificates and undecided configurations, and this process
+commits them, chunk by chunk, so that the decided configurations are exactly the committed chunks'.
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
@@ -56,24 +59,17 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
-import shutil
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from contextlib import contextmanager
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from statistics import median
 
 import numpy as np
 from flint import arb
-from threadpoolctl import threadpool_limits
 
-from certify import engine
+from certify import engine, jobs
 from certify.core import config
 from certify.core import expr, jsonfile
 from certify.errors import BadInput
@@ -144,15 +140,16 @@ class Campaign:
 # Deciding a chunk (runs in a worker process)
 
 
-def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[dict]:
-    """Screen the chunk in float64 at once, then decide each configuration; write its certificate."""
+def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
+    """Screen the chunk in float64 at once, then decide each configuration; its records, and the
+    certificates and undecided configurations to keep (the client writes them)."""
     samples = [campaign.sample(i) for i in indices]
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
     goal = engine.target(campaign.claim, campaign.bound)
     if campaign.tier == "tier3":
         fast, lhs_upper, rhs_lower = tier3.evaluate(campaign.claim, tier3.batch_of_configs([s.config for s in samples]))
         float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, None), screen)
-    records = []
+    records, kept = [], {}
     for k, item in enumerate(samples):
         gap = float(screen["gap"][k])
         facts = {"i": item.index, "name": item.config["name"], "L": _finite(float(screen["L"][k])),
@@ -170,14 +167,16 @@ def decide_chunk(campaign: Campaign, out_dir: Path, indices: list[int]) -> list[
             })
             continue
         result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
+        fields, artefact = _keep(campaign, item, result)
+        kept.update(artefact)
         records.append({
             **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
             **_tightest(result), "margin": result.margin,
             "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
             "float64_equal": any(c.lhs == c.rhs for c in result.screen),
-            "reason": result.reason, **_keep(campaign, out_dir, item, result),
+            "reason": result.reason, **fields,
         })
-    return records
+    return jobs.ChunkResult(records, kept)
 
 
 def _finite(x: float) -> float | None:
@@ -195,81 +194,31 @@ def _tightest(result: engine.Result) -> dict:
     return {"ratio": ratio, "margin_log10": _finite(float((relative.log() / arb(10).log()).mid()))}
 
 
-def _keep(campaign: Campaign, out_dir: Path, item: samplers.Sample, result: engine.Result) -> dict:
-    """Write the certificate of a violation or a sampled hold, or the configuration of an undecided
-    case; the record's fields naming the certificate and its sha256."""
+def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> tuple[dict, dict[str, str]]:
+    """The certificate of a violation or a sampled hold, or the configuration of an undecided case,
+    by its path in the folder; and the record's fields naming the certificate and its sha256."""
     none = {"certificate": None, "certificate_sha256": None}
     if result.verdict == engine.UNDECIDED:
         path = Path("undecided") / f"{item.index:09d}.json"
-        (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
         # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
-        (out_dir / path).write_text(json.dumps(item.config) + "\n", encoding="utf-8")
-        return none
+        return none, {path.as_posix(): json.dumps(item.config) + "\n"}
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
-        return none
+        return none, {}
     path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
     text = jsonfile.dumps(result.certificate)
-    (out_dir / path).parent.mkdir(parents=True, exist_ok=True)
-    (out_dir / path).write_text(text, encoding="utf-8")
-    return {"certificate": str(path), "certificate_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+    return ({"certificate": str(path), "certificate_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()},
+            {path.as_posix(): text})
 
 
 # ---------------------------------------------------------------------------------------------
-# The campaign folder
+# The campaign folder (a certify.jobs.Store)
+
+OUTPUTS = ("certificates", "undecided", "summary.json")
+_chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write-then-rename, so that a reader (or a resumed run) sees the old file or the whole new one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-
-
-@contextmanager
-def _interrupts_deferred():
-    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
-    written together); outside the main thread there is nothing to defer."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        raise KeyboardInterrupt
-
-
-def _prepare(campaign: Campaign, out_dir: Path, restart: bool) -> None:
-    manifest_path = out_dir / "manifest.json"
-    if restart and manifest_path.is_file():
-        for name in ("chunks", "certificates", "undecided"):
-            shutil.rmtree(out_dir / name, ignore_errors=True)
-        (out_dir / "summary.json").unlink(missing_ok=True)
-        manifest_path.unlink()
-    if manifest_path.is_file():
-        stored = _parameters(_read_manifest(out_dir))
-        wanted = campaign.manifest()
-        if stored != wanted:
-            differ = sorted(k for k in set(stored) | set(wanted) if stored.get(k) != wanted.get(k))
-            raise BadInput(f"{out_dir} holds another campaign (different {', '.join(differ)}); "
-                           "choose another --out or pass --restart to discard it")
-        manifest = _read_manifest(out_dir)
-        if _unwritten_last(out_dir, manifest):  # a killed run recorded the chunk, not its file
-            manifest["chunks"].pop()
-            manifest["chain"] = _chain(manifest)
-            _write_atomic(manifest_path, jsonfile.dumps(manifest))
-    elif out_dir.is_dir() and any(out_dir.iterdir()):
-        raise BadInput(f"{out_dir} is not empty and is not a campaign folder; choose another --out")
-    (out_dir / "chunks").mkdir(parents=True, exist_ok=True)
-    if not manifest_path.is_file():
-        manifest = {**campaign.manifest(), "chunks": []}
-        _write_atomic(manifest_path, jsonfile.dumps({**manifest, "chain": _chain(manifest)}))
+def _read(out_dir) -> jobs.Store:
+    return jobs.Store.read(out_dir, FORMAT, noun="campaign", outputs=OUTPUTS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -281,66 +230,24 @@ RECORD_TYPES = {"i": (int,), "name": (str,), "verdict": (str,), "tier": (str,), 
                 "reason": (str,), "certificate": (str, type(None)), "certificate_sha256": (str, type(None))}
 
 
-def _corrupt(out_dir: Path, what: str) -> BadInput:
-    return BadInput(f"{out_dir}: {what}; the folder is corrupt or was edited, nothing was changed "
-                    "(move it away, or pass --restart to discard it)")
-
-
-def _chunk_name(first: int) -> str:
-    return f"{first:09d}.jsonl"
-
-
-def _parameters(manifest: dict) -> dict:
-    return {k: v for k, v in manifest.items() if k not in ("chunks", "chain")}
-
-
-def _chain(manifest: dict) -> str:
-    """sha256 chained over the campaign's parameters and each chunk entry in order."""
-    head = hashlib.sha256(json.dumps(_parameters(manifest), sort_keys=True).encode()).hexdigest()
-    for entry in manifest["chunks"]:
-        link = f"{head}:{entry['first']}:{entry['records']}:{entry['sha256']}"
-        head = hashlib.sha256(link.encode()).hexdigest()
-    return head
-
-
-def _read_manifest(out_dir: Path) -> dict:
-    manifest = jsonfile.read(out_dir / "manifest.json", f"{out_dir / 'manifest.json'}")
-    entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
-                          and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
-    if not (isinstance(manifest, dict) and manifest.get("format") == FORMAT):
-        raise _corrupt(out_dir, f"manifest.json is not a campaign manifest of format {FORMAT}")
-    if not (isinstance(manifest.get("chunks"), list) and all(entry_ok(e) for e in manifest["chunks"])
-            and isinstance(manifest.get("chain"), str)):
-        raise _corrupt(out_dir, "manifest.json does not list its chunks as {first, records, sha256} entries")
-    if _chain(manifest) != manifest["chain"]:
-        raise _corrupt(out_dir, "the chain of chunk digests in manifest.json does not match its entries")
-    return manifest
-
-
 def stored_parameters(out_dir: Path) -> dict:
     """The campaign parameters of a folder's manifest (format included), its chain of digests verified."""
-    return _parameters(_read_manifest(out_dir))
+    return _read(out_dir).parameters
 
 
-def _unwritten_last(out_dir: Path, manifest: dict) -> bool:
-    chunks = manifest["chunks"]
-    return bool(chunks) and not (out_dir / "chunks" / _chunk_name(chunks[-1]["first"])).exists()
-
-
-def _check_record(out_dir: Path, record, count: int, where: str) -> None:
-    if not isinstance(record, dict) or set(record) != set(RECORD_TYPES):
-        raise _corrupt(out_dir, f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
+def _check_record(store: jobs.Store, record: dict, where: str) -> None:
+    """A record's fields and their types (the store has checked its index)."""
+    if set(record) != set(RECORD_TYPES):
+        raise store.corrupt(f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
     for key, types in RECORD_TYPES.items():
         if type(record[key]) not in types:
-            raise _corrupt(out_dir, f"{where}: {key} = {str(record[key])[:40]!r} has the wrong type")
-    if not 0 <= record["i"] < count:
-        raise _corrupt(out_dir, f"{where}: index {record['i']} is outside the campaign's 0..{count - 1}")
+            raise store.corrupt(f"{where}: {key} = {str(record[key])[:40]!r} has the wrong type")
     if record["verdict"] not in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED):
-        raise _corrupt(out_dir, f"{where}: unknown verdict {record['verdict'][:40]!r}")
+        raise store.corrupt(f"{where}: unknown verdict {record['verdict'][:40]!r}")
     if record["tier"] not in TIERS or (record["tier"] == "tier3" and record["verdict"] != engine.HOLDS):
-        raise _corrupt(out_dir, f"{where}: unknown tier {record['tier'][:40]!r}, or a tier3 record that is not a hold")
+        raise store.corrupt(f"{where}: unknown tier {record['tier'][:40]!r}, or a tier3 record that is not a hold")
     if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
-        raise _corrupt(out_dir, f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
+        raise store.corrupt(f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
 
 
 def _expected_certificate(record: dict, hold_stride: int) -> str | None:
@@ -350,56 +257,34 @@ def _expected_certificate(record: dict, hold_stride: int) -> str | None:
     return None
 
 
-def _cross_check(out_dir: Path, found: dict[int, dict], hold_stride: int) -> None:
+def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) -> None:
     """Records and the certificates on disk agree, both ways."""
     for record in found.values():
         expected = _expected_certificate(record, hold_stride)
         if record["certificate"] != expected:
-            raise _corrupt(out_dir, f"configuration {record['i']} ({record['verdict']}) names the certificate "
-                                    f"{record['certificate']!r}, not {expected!r}")
+            raise store.corrupt(f"configuration {record['i']} ({record['verdict']}) names the certificate "
+                                f"{record['certificate']!r}, not {expected!r}")
         if expected is not None:
-            path = out_dir / expected
+            path = store.folder / expected
             found_digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
             if found_digest != record["certificate_sha256"]:
-                raise _corrupt(out_dir, f"the certificate {expected} of configuration {record['i']} is missing or "
-                                        "does not match the digest in its record")
-    for path in sorted((out_dir / "certificates").glob("*.json")):
+                raise store.corrupt(f"the certificate {expected} of configuration {record['i']} is missing or "
+                                    "does not match the digest in its record")
+    for path in sorted((store.folder / "certificates").glob("*.json")):
         verdict, _, index = path.stem.partition("-")
         if index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
-            raise _corrupt(out_dir, f"certificates/{path.name} contradicts the record of configuration {int(index)} "
-                                    f"({found[int(index)]['verdict']})")
+            raise store.corrupt(f"certificates/{path.name} contradicts the record of configuration {int(index)} "
+                                f"({found[int(index)]['verdict']})")
 
 
 def records(out_dir) -> list[dict]:
     """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
     checks of the module docstring (BadInput on the first failure)."""
-    out_dir = Path(out_dir)
-    manifest = _read_manifest(out_dir)
-    count = manifest.get("count")
-    if type(count) is not int or not 1 <= count <= MAX_COUNT:
-        raise _corrupt(out_dir, "manifest.json has no valid count")
-    entries = manifest["chunks"][:-1] if _unwritten_last(out_dir, manifest) else manifest["chunks"]
-    listed = {_chunk_name(e["first"]) for e in entries}
-    strays = sorted(p.name for p in (out_dir / "chunks").glob("*.jsonl") if p.name not in listed)
-    if strays:
-        raise _corrupt(out_dir, f"chunks/{strays[0]} is not listed in manifest.json")
-    found: dict[int, dict] = {}
-    for entry in entries:
-        path = out_dir / "chunks" / _chunk_name(entry["first"])
-        data = path.read_bytes() if path.is_file() else b""
-        if hashlib.sha256(data).hexdigest() != entry["sha256"]:
-            raise _corrupt(out_dir, f"chunks/{path.name} does not match its digest in manifest.json")
-        lines = data.decode("utf-8").splitlines()
-        if len(lines) != entry["records"]:
-            raise _corrupt(out_dir, f"chunks/{path.name} holds {len(lines)} records, the manifest says {entry['records']}")
-        for number, line in enumerate(lines, 1):
-            where = f"chunks/{path.name} line {number}"
-            record = jsonfile.loads(line, f"{out_dir / where}")
-            _check_record(out_dir, record, count, where)
-            if record["i"] in found:
-                raise _corrupt(out_dir, f"configuration {record['i']} is recorded twice")
-            found[record["i"]] = record
-    _cross_check(out_dir, found, max(1, count // HOLD_SAMPLES))
+    store = _read(out_dir)
+    if store.count > MAX_COUNT:
+        raise store.corrupt("manifest.json has no valid count")
+    found = {record["i"]: record for record in store.records(lambda record, where: _check_record(store, record, where))}
+    _cross_check(store, found, max(1, store.count // HOLD_SAMPLES))
     return [found[i] for i in sorted(found)]
 
 
@@ -407,114 +292,41 @@ def records(out_dir) -> list[dict]:
 # Running
 
 
-def worker_init() -> None:
-    """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
-    with it if it is killed (Linux), instead of waiting forever for work."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
-    # small matrices of a configuration only waits for its own threads (or another worker's).
-    threadpool_limits(1)
-    try:
-        import ctypes
-
-        PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):
-        pass
-
-
-def _execute(campaign: Campaign, out_dir: Path, chunks: list[list[int]], workers: int, on_done, stop) -> None:
-    """Decide the chunks, inline or on a process pool, calling on_done(first, records) as each ends.
-
-    At most 2 * workers chunks are in flight; once stop() is true, or on Ctrl-C, no new chunk
-    starts and the running ones are finished and recorded (then KeyboardInterrupt propagates).
-    """
-    if workers == 1:
-        for chunk in chunks:
-            if stop():
-                return
-            on_done(chunk[0], decide_chunk(campaign, out_dir, chunk))
-        return
-    pending = iter(chunks)
-    with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
-        running: dict = {}
-        interrupted = False
-        try:
-            while True:
-                while not stop() and len(running) < 2 * workers:
-                    chunk = next(pending, None)
-                    if chunk is None:
-                        break
-                    running[pool.submit(decide_chunk, campaign, out_dir, chunk)] = chunk[0]
-                if not running:
-                    return
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in done:
-                    on_done(running.pop(future), future.result())
-        except KeyboardInterrupt:
-            interrupted = True
-            for future in running:
-                future.cancel()
-            for future in wait(running).done:
-                if not future.cancelled():
-                    on_done(running[future], future.result())
-        if interrupted:
-            raise KeyboardInterrupt
-
-
 def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bool = False,
-        stop_after: int | None = None, restart: bool = False) -> dict:
+        stop_after: int | None = None, restart: bool = False, executor: str = "pool",
+        scheduler: str | None = None) -> dict:
     """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
 
     `stop_after`: decide about this many more configurations (whole chunks), then stop; running
     the same campaign again continues.  `restart`: discard a previous campaign in the folder.
+    `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
     """
     campaign = campaign.validated()
-    workers = (os.cpu_count() or 1) if workers is None else workers
-    if workers < 1:
-        raise BadInput(f"workers must be at least 1, got {workers}")
+    runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
         raise BadInput(f"stop_after must be at least 1, got {stop_after}")
-    out_dir = Path(out_dir)
-    _prepare(campaign, out_dir, restart)
-    done = {record["i"] for record in records(out_dir)}
+    store = jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart)
+    done = {record["i"] for record in records(store.folder)}
     todo = [i for i in range(campaign.count) if i not in done]
-    size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
-    chunks = [todo[k:k + size] for k in range(0, len(todo), size)]
-    started, decided_now = time.time(), 0
     from tqdm import tqdm  # only a run draws a progress bar
 
-    bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
-               file=sys.stderr, disable=not progress, dynamic_ncols=True)
-
-    manifest = _read_manifest(out_dir)
-
-    def on_done(first: int, chunk_records: list[dict]) -> None:
-        """Record the chunk in the manifest (chained digest), then write it; never overwrite one."""
-        nonlocal decided_now
-        lines = "".join(json.dumps(record) + "\n" for record in chunk_records)
-        path = out_dir / "chunks" / _chunk_name(first)
-        if path.exists():
-            raise _corrupt(out_dir, f"chunks/{path.name} exists already and would be overwritten")
-        with _interrupts_deferred():  # the entry and its file are written together, or (killed) the file is missing
-            manifest["chunks"].append({"first": first, "records": len(chunk_records),
-                                       "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()})
-            manifest["chain"] = _chain(manifest)
-            _write_atomic(out_dir / "manifest.json", jsonfile.dumps(manifest))
-            _write_atomic(path, lines)
-        decided_now += len(chunk_records)
-        bar.update(len(chunk_records))
-
-    try:
-        _execute(campaign, out_dir, chunks, min(workers, max(1, len(chunks))), on_done,
-                 stop=lambda: stop_after is not None and decided_now >= stop_after)
-    finally:
-        bar.close()
+    with runner:
+        workers = runner.workers
+        size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
+        started = time.time()
+        bar = tqdm(total=campaign.count, initial=len(done), unit="config", desc=campaign.distribution,
+                   file=sys.stderr, disable=not progress, dynamic_ncols=True)
+        try:
+            report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
+                              stop_after=stop_after, on_commit=bar.update)
+        finally:
+            bar.close()
     seconds = time.time() - started
-    result = summarize(campaign, records(out_dir))
-    result["run"] = {"decided": decided_now, "seconds": round(seconds, 2), "workers": workers,
-                     "per_second": round(decided_now / seconds, 1) if seconds > 0 else None}
-    _write_atomic(out_dir / "summary.json", jsonfile.dumps(result))
+    result = summarize(campaign, records(store.folder))
+    result["run"] = {"decided": report.decided, "seconds": round(seconds, 2), "workers": workers,
+                     "per_second": round(report.decided / seconds, 1) if seconds > 0 else None,
+                     "executor": runner.kind, "failed_chunks": report.failed}
+    store.write("summary.json", jsonfile.dumps(result))
     return result
 
 

@@ -1,0 +1,15 @@
+"""Resumable jobs: a task applied to chunks of indices, on an executor, each chunk's result committed
+once by the client into a tamper-evident folder (certify.jobs.store), so that a job killed at any
+point resumes where it stopped and "decided" is exactly the committed chunks.
+
+This layer knows nothing of configurations or claims: a job is a JSON object of parameters (with
+"format" and "count"), and a picklable top-level task(spec, indices) -> ChunkResult (one JSON-able
+record per index, whose "i" is the index, and named artefact texts).
+"""
+
+from certify.jobs.driver import Report, run
+from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
+from certify.jobs.store import ChunkResult, Store, write_atomic
+
+__all__ = ["KINDS", "ChunkResult", "ProcessPool", "Report", "Store", "executor", "grid_chunks", "run", "task_key",
+           "worker_init", "write_atomic"]

@@ -1,0 +1,44 @@
+"""Running a job: its chunks on an executor, each result committed by this process as it arrives."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from certify.jobs.store import ChunkResult, Store
+
+
+@dataclass
+class Report:
+    decided: int = 0  # indices committed by this run
+    failed: list[int] = field(default_factory=list)  # the first index of each chunk the executor gave up on
+
+
+def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult], spec, chunks: Iterable[list[int]],
+        *, stop_after: int | None = None, on_commit: Callable[[int], None] | None = None) -> Report:
+    """Apply task(spec, chunk) to the chunks on the (entered) executor and commit each result.
+
+    `stop_after`: start no chunk once this many indices are committed (the running ones are still
+    committed).  on_commit(k) after each chunk of k indices.  A chunk the executor gives up on (it
+    kept killing its workers) is reported on stderr and in Report.failed, and stays undone: the next
+    run of the job takes it again.
+    """
+    report = Report()
+
+    def done(chunk: list[int], result: ChunkResult) -> None:
+        if [record.get("i") for record in result.records] != list(chunk):
+            raise ValueError(f"the task returned records for other indices than its chunk {chunk[0]}..{chunk[-1]}")
+        store.commit(chunk[0], result)
+        report.decided += len(chunk)
+        if on_commit is not None:
+            on_commit(len(chunk))
+
+    def failed(chunk: list[int], reason: str) -> None:
+        report.failed.append(chunk[0])
+        print(f"certify: warning: indices {chunk[0]}..{chunk[-1]} were not done ({reason}); "
+              "they are left for the next run", file=sys.stderr)
+
+    executor.execute(task, spec, chunks, done, failed, name=store.digest,
+                     stop=lambda: stop_after is not None and report.decided >= stop_after)
+    return report

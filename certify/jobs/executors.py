@@ -1,0 +1,146 @@
+"""Where a job's chunks run: in this process, on a process pool (the default), or on Dask.
+
+An executor is a context manager with `kind`, `workers` (the chunks it runs at once, known once it
+is entered) and
+    execute(task, spec, chunks, on_done, on_failed, stop, name)
+which applies task(spec, chunk) to each chunk (a list of indices) of the iterable `chunks`, taken
+lazily, at most 2 * workers in flight, and calls on_done(chunk, result) in this process as each
+ends (on_failed(chunk, reason) for a chunk the executor gave up on: it stays undone).  Once stop()
+is true, or on Ctrl-C, no new chunk starts; the running ones are finished and passed to on_done
+where the executor can (the pool), then KeyboardInterrupt propagates.  `name` (the job's digest)
+names the chunks' tasks where an executor keys them (Dask).  The task and spec must be picklable:
+a top-level function and plain data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from itertools import chain as concatenated, islice
+
+from threadpoolctl import threadpool_limits
+
+from certify.errors import BadInput
+
+KINDS = ("pool", "dask")
+
+
+def worker_init() -> None:
+    """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
+    with it if it is killed (Linux), instead of waiting forever for work."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
+    # small matrices of a configuration only waits for its own threads (or another worker's).
+    threadpool_limits(1)
+    try:
+        import ctypes
+
+        PR_SET_PDEATHSIG = 1
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass
+
+
+def task_key(name: str, chunk: list[int]) -> str:
+    """A chunk's task key: the job's digest, the chunk's first index, and a digest of its indices
+    (so that a key never stands for two different chunks, whatever the chunking)."""
+    indices = hashlib.sha256(",".join(map(str, chunk)).encode()).hexdigest()[:12]
+    return f"certify-{name[:16]}-{chunk[0]:09d}-{indices}"
+
+
+class ProcessPool:
+    """Chunks on a pool of `workers` processes of this machine; one worker runs them in this process."""
+
+    kind = "pool"
+
+    def __init__(self, workers: int | None = None):
+        self.workers = (os.cpu_count() or 1) if workers is None else workers
+        if self.workers < 1:
+            raise BadInput(f"workers must be at least 1, got {self.workers}")
+
+    def __enter__(self) -> "ProcessPool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def execute(self, task, spec, chunks, on_done, on_failed=None, stop=lambda: False, name: str = "") -> None:
+        chunks = iter(chunks)
+        first = list(islice(chunks, self.workers))  # no more processes than chunks
+        workers, chunks = max(1, len(first)), concatenated(first, chunks)
+        if workers == 1:
+            for chunk in chunks:
+                if stop():
+                    return
+                on_done(chunk, task(spec, chunk))
+            return
+        with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
+            running: dict = {}
+            interrupted = False
+            try:
+                while True:
+                    while not stop() and len(running) < 2 * workers:
+                        chunk = next(chunks, None)
+                        if chunk is None:
+                            break
+                        running[pool.submit(task, spec, chunk)] = chunk
+                    if not running:
+                        return
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in done:
+                        on_done(running.pop(future), future.result())
+            except KeyboardInterrupt:
+                interrupted = True
+                for future in running:
+                    future.cancel()
+                for future in wait(running).done:
+                    if not future.cancelled():
+                        on_done(running[future], future.result())
+            if interrupted:
+                raise KeyboardInterrupt
+
+    def map(self, task, spec, chunks: list[list[int]]) -> list:
+        """task(spec, chunk) for each of these disjoint chunks, in order (nothing committed)."""
+        results: dict[int, object] = {}
+        self.execute(task, spec, chunks, lambda chunk, result: results.__setitem__(chunk[0], result))
+        return [results[chunk[0]] for chunk in chunks]
+
+
+def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str | None = None):
+    """The executor `kind` (not started: enter it), or BadInput.
+
+    pool: `workers` processes (default every core).  dask: an embedded LocalCluster of `workers`
+    single-threaded worker processes on this machine, or the cluster of the Dask scheduler at
+    `scheduler` (e.g. tcp://host:8786), whose workers must be able to import certify.
+    """
+    if kind not in KINDS:
+        raise BadInput(f"unknown executor {kind!r}; known executors: {', '.join(KINDS)}")
+    if scheduler is not None and kind != "dask":
+        raise BadInput("--scheduler is the address of a Dask scheduler: give it with --executor dask")
+    if kind == "pool":
+        return ProcessPool(workers)
+    if scheduler is not None and workers is not None:
+        raise BadInput("with --scheduler the cluster's workers run the chunks: leave out --workers")
+    try:
+        from certify.jobs.on_dask import Dask
+    except ImportError as err:
+        raise BadInput(f"--executor dask needs Dask distributed, which is not installed ({err}); "
+                       "install it with: pip install 'certify[dask]'") from None
+    return Dask(workers=ProcessPool(workers).workers if scheduler is None else None, scheduler=scheduler)
+
+
+def grid_chunks(indices, size: int):
+    """The indices (ascending) grouped by the grid of `size`: chunk k holds those in [k size, (k+1) size).
+    A generator: the chunks are made as the executor takes them."""
+    indices = iter(indices)
+    chunk: list[int] = []
+    for i in indices:
+        if chunk and i // size != chunk[0] // size:
+            yield chunk
+            chunk = []
+        chunk.append(i)
+    if chunk:
+        yield chunk
+

@@ -1,0 +1,104 @@
+"""The Dask executor: a job's chunks as tasks of a Dask distributed cluster (the optional extra
+`certify[dask]`), on an embedded LocalCluster of this machine or at a scheduler's address.
+
+Exactly once in effect, at least once in execution: each chunk is one task whose key is the job's
+digest, the chunk's first index and a digest of its indices (certify.jobs.executors.task_key), so a
+resubmission is the same task and a chunk lost with a dead worker is computed again by the
+scheduler.  Workers return records and artefact texts and write nothing; this process commits
+each result (certify.jobs.driver).  A chunk whose task keeps killing its workers (the scheduler's
+`distributed.scheduler.allowed-failures`, then KilledWorker) is given up on: on_failed, uncommitted,
+taken again by the next run.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
+from threadpoolctl import threadpool_limits
+
+from certify.errors import BadInput
+from certify.jobs.executors import task_key
+
+CONNECT_TIMEOUT = "20s"  # to reach a scheduler given by its address
+
+
+class OneBlasThread(WorkerPlugin):
+    """One BLAS thread in each worker process: its task threads already fill the cores (as the
+    process pool's worker_init)."""
+
+    def setup(self, worker) -> None:
+        threadpool_limits(1)
+
+
+class Dask:
+    kind = "dask"
+
+    def __init__(self, *, workers: int | None, scheduler: str | None):
+        self.scheduler, self.workers = scheduler, workers
+        self.cluster = self.client = None
+
+    def __enter__(self) -> "Dask":
+        if self.scheduler is None:
+            # loopback only; no dashboard, and the scheduler's HTTP endpoints on a free port
+            self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                        host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            self.client = Client(self.cluster, set_as_default=False)
+        else:
+            try:
+                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+            except (OSError, TimeoutError, ValueError, TypeError) as err:
+                raise BadInput(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
+        try:
+            self.client.register_plugin(OneBlasThread(), name="certify-one-blas-thread")
+            self.workers = max(1, sum(self.client.nthreads().values()))
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.client is not None:
+            self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+        self.client = self.cluster = None
+
+    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
+        """The executor contract (certify.jobs.executors); on Ctrl-C the chunks already computed
+        are passed to on_done and the others cancelled."""
+        chunks = iter(chunks)
+        running: dict = {}  # future -> chunk
+
+        def refill() -> list:
+            """Submit chunks up to the window (2 tasks per worker thread); the new futures."""
+            new = []
+            while not stop() and len(running) < 2 * self.workers:
+                chunk = next(chunks, None)
+                if chunk is None:
+                    break
+                new.append(self.client.submit(task, spec, chunk, key=task_key(name, chunk)))
+                running[new[-1]] = chunk
+            return new
+
+        try:
+            flow = as_completed(refill(), loop=self.client.loop)
+            for future in flow:
+                chunk = running.pop(future)
+                if future.status == "error" and isinstance(future.exception(), KilledWorker):
+                    on_failed(chunk, "its task killed the workers that ran it: Dask's KilledWorker")
+                else:
+                    on_done(chunk, future.result())  # a task's own exception is raised here
+                future.release()
+                flow.update(refill())
+        except KeyboardInterrupt:
+            for future, chunk in list(running.items()):
+                if future.status == "finished":
+                    on_done(chunk, future.result())
+                else:
+                    future.cancel()
+            raise
+        finally:
+            for future in running:
+                future.cancel()

@@ -1,0 +1,256 @@
+"""A resumable job's folder: its parameters, the chunks committed so far, and their artefacts.
+
+A job applies a task to chunks of the indices 0..count-1 of one set of parameters (a JSON object
+with at least "format" and "count"); for each chunk the task returns one record (a JSON object
+whose "i" is its index) per index, and named artefact texts (certificates, ...).  The folder:
+    manifest.json         the parameters, and the chunks committed so far in order, each with its
+                          first index, its number of records and the sha256 of its file, chained:
+                          "chain" is sha256 over the parameters and every chunk's entry in turn, so
+                          an edit, a deletion or a reordering shows
+    chunks/<first>.jsonl  one JSON line per record, written after its manifest entry and never
+                          changed or overwritten
+    <outputs>/...         the artefacts, in the folders the job names as its outputs
+
+The client alone commits, one chunk at a time: its artefacts (each write-then-rename), then its
+manifest entry, then its file (write-then-rename).  A chunk listed last whose file is missing is
+the one a killed run was writing: it is not decided, and a resumed run drops its entry.  So the
+decided indices are exactly those of the committed chunks' records, and a task may run any number
+of times (a lost worker, a killed client) with its result committed once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from certify.core import jsonfile
+from certify.errors import BadInput
+
+MANIFEST = "manifest.json"
+CHUNKS = "chunks"
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What a task returns for a chunk: one record per index in order, and artefact texts by their
+    path in the folder (e.g. "certificates/violated-000000007.json")."""
+    records: list[dict]
+    artefacts: dict[str, str] = field(default_factory=dict)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write-then-rename, so that a reader (or a resumed run) sees the old file or the whole new one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+@contextmanager
+def interrupts_deferred():
+    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
+    written together); outside the main thread there is nothing to defer."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def chunk_name(first: int) -> str:
+    return f"{first:09d}.jsonl"
+
+
+def parameters(manifest: dict) -> dict:
+    return {k: v for k, v in manifest.items() if k not in ("chunks", "chain")}
+
+
+def chain(manifest: dict) -> str:
+    """sha256 chained over the job's parameters and each chunk entry in order."""
+    head = digest(parameters(manifest))
+    for entry in manifest["chunks"]:
+        link = f"{head}:{entry['first']}:{entry['records']}:{entry['sha256']}"
+        head = hashlib.sha256(link.encode()).hexdigest()
+    return head
+
+
+def digest(params: dict) -> str:
+    """sha256 of a job's parameters: the job's name (the head of its chain, the prefix of its task keys)."""
+    return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
+
+
+class Store:
+    """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
+
+    def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...]):
+        self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
+
+    # -- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, folder, params: dict, *, outputs: tuple[str, ...] = (), noun: str = "job",
+             restart: bool = False) -> "Store":
+        """Create the folder of the job `params`, or resume it (the same parameters only).
+
+        `outputs`: the top-level files and folders the job writes besides manifest.json and
+        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
+        """
+        folder = Path(folder)
+        manifest_path = folder / MANIFEST
+        if restart and manifest_path.is_file():
+            for name in (CHUNKS, *outputs):
+                path = folder / name
+                if path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
+            manifest_path.unlink()
+        if manifest_path.is_file():
+            store = cls.read(folder, params["format"], noun=noun, outputs=outputs)
+            stored = parameters(store.manifest)
+            if stored != params:
+                differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+                raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
+                               "choose another --out or pass --restart to discard it")
+            if store._unwritten_last():  # a killed run recorded the chunk, not its file
+                store.manifest["chunks"].pop()
+                store._write_manifest()
+        elif folder.is_dir() and any(folder.iterdir()):
+            raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+        else:
+            store = cls(folder, {**params, "chunks": []}, noun, outputs)
+        (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
+        if not manifest_path.is_file():
+            store._write_manifest()
+        return store
+
+    @classmethod
+    def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = ()) -> "Store":
+        """The folder of a job of this format, its manifest's entries and chain verified (BadInput)."""
+        folder = Path(folder)
+        manifest = jsonfile.read(folder / MANIFEST, f"{folder / MANIFEST}")
+        store = cls(folder, manifest, noun, outputs)
+        entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
+                              and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
+        if not (isinstance(manifest, dict) and manifest.get("format") == format):
+            raise store.corrupt(f"{MANIFEST} is not a {noun} manifest of format {format}")
+        if not (isinstance(manifest.get("chunks"), list) and all(entry_ok(e) for e in manifest["chunks"])
+                and isinstance(manifest.get("chain"), str)):
+            raise store.corrupt(f"{MANIFEST} does not list its chunks as {{first, records, sha256}} entries")
+        if chain(manifest) != manifest["chain"]:
+            raise store.corrupt(f"the chain of chunk digests in {MANIFEST} does not match its entries")
+        return store
+
+    # -- reading ------------------------------------------------------------------------------
+
+    @property
+    def parameters(self) -> dict:
+        return parameters(self.manifest)
+
+    @property
+    def digest(self) -> str:
+        return digest(self.parameters)
+
+    @property
+    def count(self) -> int:
+        count = self.manifest.get("count")
+        if type(count) is not int or count < 1:
+            raise self.corrupt(f"{MANIFEST} has no valid count")
+        return count
+
+    def corrupt(self, what: str) -> BadInput:
+        return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
+                        "(move it away, or pass --restart to discard it)")
+
+    def _unwritten_last(self) -> bool:
+        chunks = self.manifest["chunks"]
+        return bool(chunks) and not (self.folder / CHUNKS / chunk_name(chunks[-1]["first"])).exists()
+
+    def records(self, check: Callable[[dict, str], None] | None = None) -> Iterator[dict]:
+        """Every committed record, chunk by chunk in the order they were committed, each chunk
+        verified against its digest, each record an object whose index "i" is in range, passed
+        to check(record, where) (which raises self.corrupt(...)), and appearing once."""
+        count = self.count
+        entries = self.manifest["chunks"][:-1] if self._unwritten_last() else self.manifest["chunks"]
+        listed = {chunk_name(e["first"]) for e in entries}
+        strays = sorted(p.name for p in (self.folder / CHUNKS).glob("*.jsonl") if p.name not in listed)
+        if strays:
+            raise self.corrupt(f"{CHUNKS}/{strays[0]} is not listed in {MANIFEST}")
+        seen: set[int] = set()
+        for entry in entries:
+            path = self.folder / CHUNKS / chunk_name(entry["first"])
+            data = path.read_bytes() if path.is_file() else b""
+            if hashlib.sha256(data).hexdigest() != entry["sha256"]:
+                raise self.corrupt(f"{CHUNKS}/{path.name} does not match its digest in {MANIFEST}")
+            lines = data.decode("utf-8").splitlines()
+            if len(lines) != entry["records"]:
+                raise self.corrupt(f"{CHUNKS}/{path.name} holds {len(lines)} records, the manifest says {entry['records']}")
+            for number, line in enumerate(lines, 1):
+                where = f"{CHUNKS}/{path.name} line {number}"
+                record = jsonfile.loads(line, f"{self.folder / where}")
+                if not isinstance(record, dict) or type(record.get("i")) is not int:
+                    raise self.corrupt(f"{where} is not a record with an integer index i")
+                if not 0 <= record["i"] < count:
+                    raise self.corrupt(f"{where}: index {record['i']} is outside 0..{count - 1}")
+                if check is not None:
+                    check(record, where)
+                if record["i"] in seen:
+                    raise self.corrupt(f"index {record['i']} is recorded twice")
+                seen.add(record["i"])
+                yield record
+
+    def decided(self, check: Callable[[dict, str], None] | None = None) -> set[int]:
+        """The indices of every committed record (the folder verified as by records())."""
+        return {record["i"] for record in self.records(check)}
+
+    # -- committing ---------------------------------------------------------------------------
+
+    def _write_manifest(self) -> None:
+        self.manifest["chain"] = chain(self.manifest)
+        write_atomic(self.folder / MANIFEST, jsonfile.dumps(self.manifest))
+
+    def _artefact_path(self, name: str) -> Path:
+        """The path of an artefact, which must lie in one of the job's output folders."""
+        parts = PurePosixPath(name).parts
+        if (len(parts) < 2 or parts[0] not in self.outputs or PurePosixPath(name).is_absolute()
+                or any(p in ("", ".", "..") for p in parts)):
+            raise ValueError(f"a task named the artefact {name!r}, not a path inside {', '.join(self.outputs)}")
+        return self.folder.joinpath(*parts)
+
+    def commit(self, first: int, result: ChunkResult) -> None:
+        """Commit a chunk (module docstring): artefacts, manifest entry, records; never overwrite one."""
+        lines = "".join(json.dumps(record) + "\n" for record in result.records)
+        path = self.folder / CHUNKS / chunk_name(first)
+        if path.exists():
+            raise self.corrupt(f"{CHUNKS}/{path.name} exists already and would be overwritten")
+        for name, text in result.artefacts.items():
+            target = self._artefact_path(name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text)
+        with interrupts_deferred():  # the entry and its file are written together, or (killed) the file is missing
+            self.manifest["chunks"].append({"first": first, "records": len(result.records),
+                                            "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()})
+            self._write_manifest()
+            write_atomic(path, lines)
+
+    def write(self, name: str, text: str) -> None:
+        """Write one of the job's top-level outputs (a summary) atomically."""
+        if name not in self.outputs:
+            raise ValueError(f"{name!r} is not one of the outputs {', '.join(self.outputs)}")
+        write_atomic(self.folder / name, text)

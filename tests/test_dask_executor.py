@@ -1,0 +1,140 @@
+"""`certify sample --executor dask` on a LocalCluster on loopback (2 single-threaded worker processes):
+the folder equals a plain single-process run's, record for record and certificate for certificate,
+when a worker dies mid-run, when the client is killed and the run repeated, and when a chunk
+keeps killing its workers (then the run says incomplete and the next run finishes it)."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import dask
+import pytest
+from distributed import LocalCluster
+
+from certify.cli import main
+from certify.search import campaign
+
+PLANTED = "(1-exp(-a*D**2/8))*D"  # false on part of the range: violations and holds both certified
+SPEC = campaign.Campaign("log-L", 4, 3, 96, 1, bound=PLANTED, L_range=(40.0, 2000.0))
+VICTIM = 24  # the first index of a chunk (chunks of 96 / (4 workers) = 24 or 12 indices, by the workers up)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    out = tmp_path_factory.mktemp("single-process")
+    summary = campaign.run(SPEC, out, workers=1)
+    assert summary["counts"]["violated"] and summary["counts"]["holds"]
+    return out, summary
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    # a worker may die once under a task (and the task run again); the second death gives it up
+    with dask.config.set({"distributed.scheduler.allowed-failures": 1}):
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                          dashboard_address=None, scheduler_kwargs={"dashboard_address": "127.0.0.1:0"}) as cluster:
+            yield cluster.scheduler_address
+
+
+def _files(out):
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*.json"))
+            if p.parent.name in ("certificates", "undecided")}
+
+
+def _assert_equal_folders(out, reference):
+    folder, summary = reference
+    assert campaign.records(out) == campaign.records(folder)
+    assert _files(out) == _files(folder)
+    assert campaign.summarize(SPEC.validated(), campaign.records(out)) == {k: v for k, v in summary.items()
+                                                                           if k != "run"}
+
+
+def _dies(marker, spec, indices):
+    """The campaign's task, except that the chunk VICTIM kills its worker process: the first time
+    only when given a marker file (it is created then), else every time."""
+    if indices[0] == VICTIM and (marker is None or not os.path.exists(marker)):
+        if marker is not None:
+            open(marker, "w").close()
+        os._exit(1)
+    return campaign.decide_chunk(spec, indices)
+
+
+def test_a_dask_run_equals_a_single_process_run(tmp_path, reference, scheduler):
+    summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    assert summary["complete"] and summary["run"]["executor"] == "dask" and summary["run"]["workers"] == 2
+    _assert_equal_folders(tmp_path, reference)
+
+
+def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch):
+    marker = tmp_path / "died"
+    monkeypatch.setattr(campaign, "decide_chunk", functools.partial(_dies, str(marker)))
+    summary = campaign.run(SPEC, tmp_path / "out", executor="dask", scheduler=scheduler)
+    assert marker.exists()  # the worker did die under the chunk, which ran again elsewhere
+    assert summary["complete"] and not summary["run"]["failed_chunks"]
+    _assert_equal_folders(tmp_path / "out", reference)
+
+
+def test_a_chunk_that_keeps_killing_workers_is_left_for_the_next_run(tmp_path, reference, scheduler, monkeypatch,
+                                                                      capsys):
+    with monkeypatch.context() as patch:
+        patch.setattr(campaign, "decide_chunk", functools.partial(_dies, None))
+        summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    assert VICTIM in summary["run"]["failed_chunks"] and not summary["complete"]
+    assert VICTIM not in {r["i"] for r in campaign.records(tmp_path)}
+    assert re.search(rf"indices {VICTIM}\.\.\d+ were not done .*KilledWorker", capsys.readouterr().err)
+    from certify.cli import sample
+
+    assert sample.exit_code(summary) in (1, 3)  # never "holds" for configurations not decided
+    assert sample.exit_code({**summary, "counts": {**summary["counts"], "violated": 0}}) == 3
+    again = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    assert again["complete"] and again["run"]["decided"] >= 12
+    _assert_equal_folders(tmp_path, reference)
+
+
+def _start(out):
+    code = "import sys; from certify.cli import main; sys.exit(main(sys.argv[1:]))"
+    argv = [sys.executable, "-c", code, "sample", "--distribution", SPEC.distribution, "--bound", SPEC.bound,
+            "--L-range", *map(str, SPEC.L_range), "--n", str(SPEC.n), "--d", str(SPEC.d), "--count", str(SPEC.count),
+            "--seed", str(SPEC.seed), "--out", str(out), "--executor", "dask", "--workers", "2", "--no-progress"]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def test_a_killed_client_reruns_to_the_single_process_result(tmp_path, reference, scheduler):
+    process = _start(tmp_path)
+    deadline = time.time() + 90
+    while not list((tmp_path / "chunks").glob("*.jsonl")) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.01)
+    os.kill(process.pid, signal.SIGKILL)  # the client, with its embedded cluster's scheduler
+    os.killpg(process.pid, signal.SIGKILL)  # and its worker processes, which would follow it within seconds
+    process.communicate(timeout=60)
+    assert process.returncode == -signal.SIGKILL
+    committed = len(campaign.records(tmp_path))
+    assert 0 < committed < SPEC.count  # killed mid-run
+    summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    assert summary["complete"] and summary["run"]["decided"] == SPEC.count - committed
+    _assert_equal_folders(tmp_path, reference)
+
+
+@pytest.mark.slow  # an embedded cluster of its own; the killed-client test above runs one too, through the CLI
+def test_the_cli_runs_an_embedded_cluster(tmp_path, reference, capsys):
+    small = ["sample", "--n", "4", "--d", "3", "--count", "12", "--seed", "1", "--no-progress", "--workers", "2"]
+    assert main([*small, "--out", str(tmp_path / "dask"), "--executor", "dask"]) == 0
+    assert "(2 workers on Dask" in capsys.readouterr().out
+    assert main([*small, "--out", str(tmp_path / "pool"), "--workers", "1"]) == 0
+    assert campaign.records(tmp_path / "dask") == campaign.records(tmp_path / "pool")
+
+
+def test_an_unreachable_scheduler_exits_2(tmp_path, capsys, monkeypatch):
+    from certify.jobs import on_dask
+
+    monkeypatch.setattr(on_dask, "CONNECT_TIMEOUT", "1s")
+    assert main(["sample", "--n", "4", "--d", "3", "--count", "5", "--no-progress", "--out", str(tmp_path / "o"),
+                 "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: cannot reach the Dask scheduler") and err.count("\n") == 1
