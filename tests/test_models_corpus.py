@@ -182,6 +182,24 @@ def test_resumed_runs_give_the_same_folder(mixed_model, no_figures, corpus_file,
     assert folder_files(pieces) == folder_files(whole)
 
 
+@pytest.mark.slow
+def test_dask_gives_the_folder_of_the_pool(mixed_model, no_figures, corpus_file, tmp_path):
+    """The same run on an embedded Dask cluster (two single-threaded workers on loopback; starting it takes
+    most of the 20 s): the same files, the chunks listed in the manifest in the order they were committed."""
+    pytest.importorskip("distributed")
+    pool, dask = tmp_path / "pool", tmp_path / "dask"
+    assert run_corpus(mixed_model, corpus_file, pool) == 0
+    assert main(["model", str(mixed_model), "--corpus", str(corpus_file), "--out", str(dask), "--executor", "dask",
+                 "--workers", "2", "--no-progress"]) == 0  # fmt: skip
+    by_dask, by_pool = folder_files(dask), folder_files(pool)
+    manifests = [json.loads(files.pop("manifest.json")) for files in (by_dask, by_pool)]
+    assert by_dask == by_pool
+    for manifest in manifests:
+        manifest.pop("chain")
+        manifest["chunks"].sort(key=lambda entry: entry["first"])
+    assert manifests[0] == manifests[1]
+
+
 def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
