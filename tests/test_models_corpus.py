@@ -26,8 +26,8 @@ from certify.cli import main
 from certify.jobs import store as job_store
 from certify.studies.models import load_text_model
 from certify.studies.models.certified import HeadNorms, certify_trace
-from certify.studies.models.corpus import MAX_LINE_CHARS, default_corpus_path, read_corpus
-from certify.studies.models import corpus_plots
+from certify.studies.models.corpus import MAX_LINE_CHARS, default_corpus_path, read_corpus, sha256_text
+from certify.studies.models import corpus_job, corpus_plots
 from certify.studies.models.corpus_summary import Histogram
 
 SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
@@ -209,7 +209,7 @@ def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_fi
 
 
 def _edit_record(out: Path, edit) -> None:
-    """Change record 1 and, with fix_digest, bring its chunk digest and the manifest's chain up to date."""
+    """Change record 1 in its chunk file (its digest in the manifest is left as it was)."""
     path = out / "chunks" / "000000001.jsonl"
     record = json.loads(path.read_text())
     edit(record)
@@ -228,7 +228,9 @@ def test_a_tampered_record_is_refused_on_resume(mixed_model, no_figures, corpus_
     assert run_corpus(mixed_model, corpus_file, out) == 2
     err = capsys.readouterr().err
     assert "does not match its digest" in err and len(err.strip().splitlines()) == 1
-    assert not (out / "chunks" / "000000002.jsonl").exists()  # nothing was run or overwritten
+    after = folder_files(out)
+    assert after.pop("chunks/000000001.jsonl") != before.pop("chunks/000000001.jsonl")
+    assert after == before  # nothing was run or overwritten
 
 
 def test_a_record_edited_with_its_digests_is_refused_by_the_record_check(mixed_model, no_figures, corpus_file, tmp_path, capsys):
@@ -246,6 +248,32 @@ def test_a_record_edited_with_its_digests_is_refused_by_the_record_check(mixed_m
     (out / "manifest.json").write_text(json.dumps(manifest))
     assert run_corpus(mixed_model, corpus_file, out) == 2
     assert "not a record of sentence 1" in capsys.readouterr().err
+
+
+def test_a_violation_keeps_its_certificate_and_an_edited_one_is_refused(mixed_model, no_figures, corpus_file,
+                                                                       tmp_path, monkeypatch, capsys):  # fmt: skip
+    """The plumbing of a violated step (collapse.dobrushin holds on every real head, so one is planted
+    in the task's output): its certificate is committed with the record, counted, and checked on resume."""
+    real, name, text = corpus_job.certify_sentences, "violated-1-L0-H1.json", '{"planted": "certificate"}\n'
+
+    def planted(run, indices):
+        found = real(run, indices)
+        for record, certificates in found:
+            if record["i"] == 1:
+                head = record["layers"][0]["heads"][1]
+                head.update(step1="violated", certificate=name, certificate_sha256=sha256_text(text))
+                certificates[name] = text
+        return found
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", planted)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 1
+    assert (out / "certificates" / name).read_text() == text
+    assert json.loads((out / "summary.json").read_text())["totals"]["steps"]["step1"]["violated"] == 1
+    (out / "certificates" / name).write_text('{"planted": "edited"}\n')
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    assert "its certificate differs" in capsys.readouterr().err
+    assert not (out / "chunks" / "000000002.jsonl").exists()
 
 
 def test_shared_head_norms_give_the_same_certificates(mixed_model):

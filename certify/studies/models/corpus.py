@@ -14,14 +14,17 @@ certificates of the steps that hold are checked and dropped: each holds the head
 A record (one JSON object per sentence):
     i, text, n_tokens, tokens
     layers: per layer {layer, D, rank, rank_max, rank_certified, heads}, per head
-        {head, bits, a, a_D2, log10_gap, tau, D_PX_over_D, regime, step1, step2, checker, certificate}
+        {head, bits, a, a_D2, log10_gap, tau, D_PX_over_D, regime, step1, step2, checker, certificate,
+         certificate_sha256}
     Every number is an enclosure [lower, upper] of binary64 numbers rounded outward from the ball
-    (report.enclosure), so lower <= exact <= upper; null for an endpoint beyond binary64.  "certificate"
-    is the name of the kept certificate of that head, or null.
+    (report.bounds), so lower <= exact <= upper; null for an endpoint beyond binary64.  "certificate"
+    is the name of the kept certificate of that head and "certificate_sha256" the sha256 of its text,
+    or both null.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -115,18 +118,24 @@ def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCert
     for layer in layers:
         heads = []
         for h in layer.heads:
-            name = None
+            name = digest = None
             if h.violation is not None:  # a counterexample to a step: kept whole
                 name = f"violated-{i}-L{layer.layer}-H{h.head}.json"
                 certificates[name] = json.dumps(h.violation, indent=1) + "\n"
+                digest = sha256_text(certificates[name])
             heads.append({
                 "head": h.head, "bits": h.bits,
                 **{key: report.bounds(getattr(h, attr)) for key, attr in
                    (("a", "a"), ("a_D2", "a_D2"), ("log10_gap", "log10_gap"), ("tau", "tau"), ("D_PX_over_D", "ratio"))},
                 "regime": h.regime, "step1": h.step1, "step2": h.step2, "checker": h.checker, "certificate": name,
+                "certificate_sha256": digest,
             })  # fmt: skip
         c = layer.configuration
         record_layers.append({"layer": layer.layer, "D": report.bounds(layer.D), "rank": c.rank,
                               "rank_max": c.rank_max, "rank_certified": c.rank_certified, "heads": heads})  # fmt: skip
     record = {"i": i, "text": text, "n_tokens": len(tokens), "tokens": tokens, "layers": record_layers}
     return record, certificates
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -26,7 +26,7 @@ from certify.core.float64_limits import REGIME_WORDS
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
 from certify.studies.models import corpus_plots
-from certify.studies.models.corpus import CorpusRun, certify_sentences
+from certify.studies.models.corpus import CorpusRun, certify_sentences, sha256_text
 from certify.studies.models.corpus_summary import CorpusSummary, render
 from certify.studies.models.loading import WEIGHTS_FILE
 from certify.studies.models.pipeline import load_text_model
@@ -51,10 +51,6 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
     """The job's task: certify_sentences, its kept certificates as artefacts under certificates/."""
     records, artefacts = [], {}
     for record, certificates in certify_sentences(run, indices):
-        for layer in record["layers"]:
-            for head in layer["heads"]:
-                text = certificates.get(head["certificate"]) if head["certificate"] else None
-                head["certificate_sha256"] = None if text is None else _sha256(text)
         artefacts.update({f"{CERTIFICATES}/{name}": text for name, text in certificates.items()})
         records.append(record)
     return jobs.ChunkResult(records=records, artefacts=artefacts)
@@ -67,7 +63,7 @@ def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
         "model": run.model,
         "model_sha256": _sha256_file(model_folder / WEIGHTS_FILE),
         "corpus": corpus_name,
-        "corpus_sha256": _sha256("\n".join(run.sentences)),
+        "corpus_sha256": sha256_text("\n".join(run.sentences)),
         "bits": run.bits,
         "max_bits": run.max_bits,
     }
@@ -140,7 +136,7 @@ def _record_check(store, run: CorpusRun, config):
                           and all(_pair(head[k]) for k in ("a", "a_D2", "log10_gap", "tau", "D_PX_over_D")))
                     if ok and head["certificate"] is not None:
                         path = store.folder / CERTIFICATES / head["certificate"]
-                        ok = path.is_file() and _sha256(path.read_text(encoding="utf-8")) == head["certificate_sha256"]
+                        ok = path.is_file() and sha256_text(path.read_text(encoding="utf-8")) == head["certificate_sha256"]
                     elif ok:
                         ok = VIOLATED not in (head["step1"], head["step2"])  # a violation always keeps its certificate
         except (AttributeError, KeyError, TypeError):
@@ -154,10 +150,6 @@ def _record_check(store, run: CorpusRun, config):
 def _pair(value) -> bool:
     return (isinstance(value, list) and len(value) == 2
             and all(v is None or type(v) is float for v in value))  # fmt: skip
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _sha256_file(path: Path) -> str:
