@@ -53,12 +53,18 @@ def _median_log10(head: dict) -> float:
 def _heatmap(plt, summary: dict):
     fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
     panels = (
-        (axes[0], _grid(summary, _median_log10), "viridis", "median log10 a D^2 (54 ln 2: 1.57; 1075 ln 2: 2.87)"),
-        (axes[1], _grid(summary, lambda h: h["regimes"][INFORMATIVE] / max(h["sentences"], 1)), "magma",
+        (axes[0], _grid(summary, _median_log10), "viridis", None, "{:.2f}",
+         "median log10 a D^2 (54 ln 2: 1.57; 1075 ln 2: 2.87)"),
+        (axes[1], _grid(summary, lambda h: h["regimes"][INFORMATIVE] / max(h["sentences"], 1)), "magma", (0, 1), "{:.2f}",
          "fraction of sentences informative (a D^2 < 54 ln 2)"),
     )  # fmt: skip
-    for ax, grid, cmap, label in panels:
-        image = ax.imshow(grid, cmap=cmap, aspect="auto")
+    for ax, grid, cmap, limits, cell, label in panels:
+        vmin, vmax = limits or (None, None)
+        image = ax.imshow(grid, cmap=cmap, aspect="auto", vmin=vmin, vmax=vmax)
+        for layer, row in enumerate(grid):
+            for head, value in enumerate(row):
+                if not math.isnan(value):
+                    ax.text(head, layer, cell.format(value), ha="center", va="center", fontsize=6, color="white")
         ax.set_xlabel("head")
         ax.set_ylabel("layer")
         ax.set_xticks(range(len(grid[0])))
@@ -78,9 +84,17 @@ def _pooled(summary: dict, key: str, histogram: str) -> Histogram:
 
 def _histograms(plt, summary: dict):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for ax, hist, label in ((axes[0], _pooled(summary, "a_D2", "log10_histogram"), "log10 a D^2"),
+    pooled_a_D2 = _pooled(summary, "a_D2", "log10_histogram")
+    for ax, hist, label in ((axes[0], pooled_a_D2, "log10 a D^2"),
                             (axes[1], _pooled(summary, "tau", "histogram"), "tau(P_h)")):  # fmt: skip
-        ax.stairs(hist.counts, [hist.lo + i * hist.width for i in range(hist.bins + 1)], fill=True)
+        edges = [hist.lo + i * hist.width for i in range(hist.bins + 1)]
+        ax.stairs(hist.counts, edges, fill=True)
+        filled = [i for i, count in enumerate(hist.counts) if count]
+        if filled:  # the occupied bins (and, for a D^2, both thresholds) with a margin
+            low, high = edges[filled[0]], edges[filled[-1] + 1]
+            if hist is pooled_a_D2:
+                low, high = min(low, 1.4), max(high, 3.0)
+            ax.set_xlim(max(hist.lo, low - 0.1 * (high - low)), min(hist.hi, high + 0.1 * (high - low)))
         ax.set_xlabel(label)
         ax.set_ylabel("(sentence, head) pairs")
         outside = f" ({hist.below} below, {hist.above} above the range)" if hist.below or hist.above else ""
