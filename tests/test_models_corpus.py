@@ -200,6 +200,27 @@ def test_dask_gives_the_folder_of_the_pool(mixed_model, no_figures, corpus_file,
     assert manifests[0] == manifests[1]
 
 
+def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figures, corpus_file, tmp_path,
+                                                            monkeypatch, capsys):  # fmt: skip
+    whole = tmp_path / "whole"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    real = corpus_job.certify_sentences
+
+    def interrupted_at_sentence_2(run, indices):
+        if 2 in indices:
+            raise KeyboardInterrupt
+        return real(run, indices)
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted_at_sentence_2)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["totals"]["sentences"] == 2  # summarised as it stopped
+    monkeypatch.setattr(corpus_job, "certify_sentences", real)
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    assert folder_files(out) == folder_files(whole)
+
+
 def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0

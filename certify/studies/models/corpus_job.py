@@ -90,6 +90,10 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     try:
         with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
             report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
+    except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
+        bar.close()
+        write_summary(store, run, corpus_name, text_model, check)
+        raise
     finally:
         bar.close()
     summary = write_summary(store, run, corpus_name, text_model, check)
