@@ -334,6 +334,7 @@ def test_minilm_three_sentences_agree_with_certify_model(tmp_path, capsys):
     """About a minute on two cores: the shipped corpus's first three sentences, summary against certify model."""
     out = tmp_path / "minilm"
     assert main(["model", "--corpus", "--limit", "3", "--out", str(out), "--workers", "2", "--no-progress"]) == 0
+    assert "3 of 3 wanted (200 in the corpus)" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     reports = []
     for sentence in read_corpus(None)[:3]:

@@ -36,8 +36,8 @@ configuration statistics are in certify.studies.models.configuration.
 Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 13 s of CPU for the 72 heads, most
 of it in the d x d_k Gram products per head (thin_norm, then the checker's own); the rest is the
 biased attention and the diameters in ball arithmetic.  a and v depend on the weights alone:
-HeadNorms keeps them per layer, head and precision, so certifying many sentences with one
-HeadNorms computes them once (the checker still re-derives a from each certificate).
+HeadNorms keeps them per head and precision, so certifying many sentences with one HeadNorms
+computes them once (the checker still re-derives a from each certificate).
 """
 
 from __future__ import annotations
@@ -102,21 +102,22 @@ class LayerCertificate:
 
 
 class HeadNorms:
-    """The sentence-independent part of a head's analysis, kept per (layer, head, precision):
+    """The sentence-independent part of a head's analysis, kept per head object and precision:
     (a = ||A_h||_2, the route and witness of its enclosure that the checker follows, v = ||V_h||_2).
-    The same arb computation at the same precision gives the same ball, so a kept one is exact reuse."""
+    The same arb computation at the same precision gives the same ball, so a kept one is exact reuse.
+    Each entry holds its head, so the id in its key cannot be reused by another head."""
 
     def __init__(self) -> None:
-        self._found: dict[tuple[int, int, int], tuple[arb, str, NormWitness, arb]] = {}
+        self._found: dict[tuple[int, int], tuple[AttentionHead, tuple[arb, str, NormWitness, arb]]] = {}
 
-    def of(self, layer: int, index: int, head: AttentionHead) -> tuple[arb, str, NormWitness, arb]:
-        """The norms of `head` (head `index` of `layer`) at the current flint precision."""
-        key = (layer, index, flint.ctx.prec)
+    def of(self, head: AttentionHead) -> tuple[arb, str, NormWitness, arb]:
+        """The norms of `head` at the current flint precision."""
+        key = (id(head), flint.ctx.prec)
         if key not in self._found:
             norm, route, witness = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))
             v = product_norm(ball_matrix(head.W_O), ball_matrix(head.W_V.T))
-            self._found[key] = (norm / arb(head.d_k).sqrt(), route, witness, v)
-        return self._found[key]
+            self._found[key] = (head, (norm / arb(head.d_k).sqrt(), route, witness, v))
+        return self._found[key][1]
 
 
 def certify_trace(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
@@ -128,7 +129,7 @@ def certify_trace(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BIT
 def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS, max_bits: int = MAX_BITS,
                 norms: HeadNorms | None = None):  # fmt: skip
     """certify_trace one layer at a time (a layer of MiniLM takes about a second); pass one HeadNorms
-    for every trace of the same model to compute the weight-only norms once."""
+    for every trace of the model to compute the weight-only norms once."""
     if trace.input_ids.shape[0] < 2:
         raise BadInput("the analysis needs at least two tokens (D and tau compare tokens)")
     if not MIN_BITS <= bits <= max_bits <= MAX_ALLOWED_BITS:
@@ -155,7 +156,7 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
         pending = [h for h in range(len(heads)) if h not in results or not results[h].decided]
         X_ball = ball_array(X)
         for h in pending:
-            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision, norms.of(index, h, heads[h]))
+            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision, norms.of(heads[h]))
         return results
 
     escalate(attempt, lambda found: all(head.decided for head in found.values()), bits, max_bits)
