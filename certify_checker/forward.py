@@ -7,6 +7,7 @@ Y = P Z V^T; + X with a residual; LN if post-LN; then the FFN (and LN again if p
 from __future__ import annotations
 
 import functools
+import math
 
 from flint import arb, arb_mat
 
@@ -16,7 +17,14 @@ Rows = list  # list of lists of arb
 
 
 def matrix(rows) -> Rows:
-    return [[ball(v) for v in row] for row in rows]
+    return [_row(row) for row in rows]
+
+
+def _row(values) -> list:
+    """ball() of each value; a row of finite JSON floats (binary64, exact in arb) in one C-level pass."""
+    if set(map(type, values)) == {float} and all(map(math.isfinite, values)):
+        return list(map(arb, values))
+    return [ball(v) for v in values]
 
 
 def vector(values) -> list:
@@ -135,12 +143,14 @@ def feed_forward(Y: Rows, spec: dict) -> Rows:
     return out
 
 
-def layer_step(layer: dict, X: Rows, A: Rows | None = None) -> dict:
+def layer_step(layer: dict, X: Rows, A: Rows | None = None, Xm: arb_mat | None = None) -> dict:
+    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat)."""
     n = len(X)
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")
-    Z = layernorm(X, ln) if ln and ln["position"] == "pre" else X
-    Zm = arb_mat(Z)  # once, for the scores and P Z
+    pre = bool(ln) and ln["position"] == "pre"
+    Z = layernorm(X, ln) if pre else X
+    Zm = Xm if Xm is not None and not pre else arb_mat(Z)  # once, for the scores and P Z
     P = softmax(scores(layer, Zm, A), mask)
     PX_matrix = arb_mat(P) * Zm
     PX = PX_matrix.tolist()

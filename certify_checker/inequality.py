@@ -12,7 +12,7 @@ import functools
 import hashlib
 import json
 
-from flint import arb, ctx
+from flint import arb, arb_mat, ctx
 
 from certify_checker import forward, precision_problem
 from certify_checker import norms
@@ -89,7 +89,7 @@ def evaluate(text: str, env) -> arb:
 
     def walk(node):
         if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return ball(ast.get_source_segment(source, node))
+            return ball(_constant_text(source, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
         if isinstance(node, ast.Name):
             return env(node.id)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -134,13 +134,21 @@ def _syntax_tree(source: str) -> ast.expr:
     return ast.parse(source, mode="eval").body
 
 
+@functools.lru_cache(maxsize=1024)
+def _constant_text(source: str, lineno: int, col: int, end_lineno: int, end_col: int) -> str:
+    """The text of a number in a formula (read exactly, not as binary64), once per place in a text."""
+    where = ast.Constant(value=None, lineno=lineno, col_offset=col, end_lineno=end_lineno, end_col_offset=end_col)
+    return ast.get_source_segment(source, where)
+
+
 class Layer:
     """The quantities of one layer step, computed when first asked for."""
 
     def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
         self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
         self.A = forward.query_key(spec) if "A" in spec else None  # beta A, read once for scores and a
-        self.step = forward.layer_step(spec, X, self.A)
+        self.Xm = arb_mat(X)  # the tokens as an arb_mat, once, for the scores, P X and D
+        self.step = forward.layer_step(spec, X, self.A, self.Xm)
         self.values: dict = {}
 
     def __call__(self, name: str) -> arb:
@@ -151,7 +159,7 @@ class Layer:
     def _compute(self, name: str) -> arb:
         X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
         formulas = {
-            "D": lambda: forward.diameter(X),
+            "D": lambda: forward.diameter(self.Xm),
             "D_out": lambda: forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"]),
             "D_PX": lambda: forward.diameter(step["PX_matrix"]), "D_0": lambda: forward.diameter(self.X0),
             "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),

@@ -167,11 +167,12 @@ def test_prove_refuses_what_no_reduction_covers():
 # ------------------------------------------------------------------ docstrings
 
 
-def _modules(package: str):
+def _modules(package: str, skip: tuple = ()):
     root = importlib.import_module(package)
     yield root
     for info in pkgutil.walk_packages(root.__path__, package + "."):
-        yield importlib.import_module(info.name)
+        if not info.name.startswith(skip):  # a module left to its own review is not even imported
+            yield importlib.import_module(info.name)
 
 
 def _documented(obj) -> bool:
@@ -184,7 +185,7 @@ def _public_members(cls):
     for name, member in vars(cls).items():
         if name.startswith("_"):
             continue
-        function = member.fget if isinstance(member, property) else member
+        function = member.fget if isinstance(member, property) else getattr(member, "__func__", member)
         if inspect.isfunction(function):
             yield f"{cls.__name__}.{name}", function
 
@@ -201,9 +202,7 @@ def undocumented(objects) -> list[str]:
 
 
 def _package_objects(package: str, skip: tuple = ()):
-    for module in _modules(package):
-        if module.__name__.startswith(skip):
-            continue
+    for module in _modules(package, skip):
         for name, obj in vars(module).items():
             if (not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
                     and obj.__module__ == module.__name__):
@@ -218,10 +217,14 @@ def test_every_public_function_and_class_has_a_docstring():
         importlib.import_module("certify.search.campaign").SampleResult,
         importlib.import_module("certify.search.attack").AttackReport,
         importlib.import_module("certify.search.audit").Verification)]
-    # certify.core.arith (the arithmetic backends and tier 3) is left to its own review
-    objects = exported + results + list(_package_objects("certify.core", skip=("certify.core.arith",))) \
-        + list(_package_objects("certify.engine"))
-    assert len(objects) > 100
+    # certify.core.arith (the arithmetic backends and tier 3), certify.search, certify.studies.models
+    # and `certify model` are left to their own review
+    covered = [("certify.core", ("certify.core.arith",)), ("certify.engine", ()), ("certify.claims", ()),
+               ("certify.prove", ()), ("certify.studies", ("certify.studies.models",)), ("certify.suite", ()),
+               ("certify.jobs", ()), ("certify.figures", ()), ("certify.report", ()),
+               ("certify.cli", ("certify.cli.model",))]
+    objects = exported + results + [found for package, skip in covered for found in _package_objects(package, skip)]
+    assert len(objects) > 400
     assert undocumented(objects) == []
 
 
@@ -233,7 +236,11 @@ def test_the_docstring_rule_catches_a_missing_one():
         def method(self):
             pass
 
-    assert undocumented([("bare", bare), ("m.Bare", Bare)]) == ["bare", "m.Bare", "m.Bare.method"]
+        @staticmethod
+        def made():
+            pass
+
+    assert undocumented([("bare", bare), ("m.Bare", Bare)]) == ["bare", "m.Bare", "m.Bare.method", "m.Bare.made"]
 
 
 # ------------------------------------------------------------------ docs

@@ -130,3 +130,34 @@ def test_spectral_norm_enclosures_of_engine_and_checker_contain_mpmath():
     assert not spectral.enclose(arb_mat([[arb(1), arb(0), arb(0)]] * 3), far).is_finite()
     with pytest.raises(ValueError, match="not nearly orthogonal"):
         checker_forward.spectral_norm([[arb(1), arb(0), arb(0)]] * 3, {"basis": far.basis.tolist(), "top": [1.0] * 3})
+
+
+def test_ball_products_of_remembered_matrices_contain_mpmath():
+    """Ball.matmul keeps the arb_mat of a matrix it made or read (and of its transposed view): chained
+    products through remembered matrices, their transposes and a fresh array all enclose mpmath's."""
+    rng = np.random.default_rng(11)
+    X_f = rng.standard_normal((5, 3)) / 3
+    W_f = rng.standard_normal((3, 2))
+    with ctx.workprec(30):  # coarse, so that radii are visible and a lost one would show
+        X = BALL.array(config.parse({"X": X_f.tolist(), "A": np.eye(3).tolist()}).X)
+        Q = BALL.matmul(X, BALL.array(W_f.tolist()))  # X remembered from reading
+        G = BALL.matmul(Q, np.swapaxes(Q, -1, -2))  # Q and its transposed view
+        Y = Q - BALL.exact_centre(Q[:1, :])  # a fresh array, then its transpose
+        H = BALL.matmul(Y, Y.T)
+        again = BALL.matmul(Y, Y.T)  # the remembered form gives the same enclosure
+    assert not X.flags.writeable and not Q.flags.writeable  # their arb_mat stays their entries
+    with mp.workdps(oracle.DPS):
+        Xm, Wm = mp.matrix(X_f.tolist()), mp.matrix(W_f.tolist())
+        Qm = Xm * Wm
+        Gm = Qm * Qm.T
+        for i in range(5):
+            for k in range(5):
+                assert contains(G[i, k], Gm[i, k])
+        centre = [mp.mpf(float(Q[0, j].mid())) for j in range(2)]
+        Ym = mp.matrix([[Qm[i, j] - centre[j] for j in range(2)] for i in range(5)])
+        Hm = Ym * Ym.T
+        for i in range(5):
+            for k in range(5):
+                assert contains(H[i, k], Hm[i, k])
+                assert again[i, k].mid() == H[i, k].mid() and again[i, k].rad() == H[i, k].rad()
+    assert max(float(G[i, k].rad()) for i in range(5) for k in range(5)) > 0  # radii were kept, not dropped

@@ -28,7 +28,7 @@ import certify_checker as checker
 import certify_checker.exact
 from certify import engine
 from certify.cli import main
-from certify.core import expr, jsonfile, limits, numbers
+from certify.core import config, expr, jsonfile, limits, numbers
 from certify.errors import BadInput
 from certify.search import campaign
 from certify.suite import cases
@@ -233,6 +233,24 @@ def test_deep_json_is_bad_input_for_check_and_verify(tmp_path_factory, capsys, d
         assert_clean(code, err, allowed=(2,))
     with pytest.raises(checker.Unreadable):
         checker.load(text)
+
+
+@pytest.mark.parametrize("row, levels", [("[1.5, 2, %s]", 3), ("[%s, 1.5]", 3), ('[1, {"k": %s}]', 4)])
+def test_nesting_after_numbers_in_a_row_is_counted(row, levels):
+    """The nesting check skips rows of plain numbers at C speed: a deep value among numbers still
+    counts.  levels: the object, X and the row (and the inner object) above the deep value."""
+    text = '{"X": [%s]}' % (row % ("[" * 3 + "]" * 3))
+    jsonfile.loads(text, "c.json", limits.Limits(nesting=levels + 3))  # exactly at the limit: read
+    with pytest.raises(BadInput, match="nested deeper"):
+        jsonfile.loads(text, "c.json", limits.Limits(nesting=levels + 2))
+
+
+def test_numpy_values_inside_rows_are_read_exactly():
+    """The walk over a configuration converts numpy numbers sitting among plain numbers in a row."""
+    import numpy as np
+
+    case = config.parse({"X": [[1.0, np.float32(0.1)], [np.int64(3), 2.0]], "A": np.eye(2)})
+    assert case.X[0][1] == float(np.float32(0.1)) and case.X[1][0] == 3 and type(case.X[1][0]) is not np.int64
 
 
 @QUICK

@@ -30,6 +30,8 @@ FAMILIES = [
 
 @dataclass(frozen=True)
 class Inequality:
+    """One inequality lhs <= rhs of a claim, both sides expressions of certify.core.expr over the primitives
+    of a layer step (certify.core.primitives), with an optional label naming it."""
     lhs: str
     rhs: str
     label: str = ""
@@ -37,6 +39,9 @@ class Inequality:
 
 @dataclass(frozen=True)
 class Claim:
+    """A registered claim: its id (as in docs/claims.md), statement, inequalities, source, hypotheses in
+    words, the test `applies(case)` (None, or why the claim does not apply), and its scope: checked at
+    every layer, once through the whole stack, or over windows of layers (`window`)."""
     id: str
     statement: str
     inequalities: tuple[Inequality, ...]
@@ -49,6 +54,8 @@ class Claim:
     window: Callable[[Case], tuple[int, int, int]] | None = field(default=None, repr=False)
 
     def check_applies(self, case: Case) -> None:
+        """Return if the claim applies to the case; else raise BadInput with the reason and the claims that do
+        apply to it."""
         reason = self.applies(case)
         if reason:
             others = [claim_id for claim_id in applicable(case) if claim_id != self.id]
@@ -75,6 +82,7 @@ _REGISTRY: dict[str, Claim] = {}
 
 
 def register(claim: Claim) -> Claim:
+    """Add a claim to the registry and return it; ValueError when its id is already registered."""
     if claim.id in _REGISTRY:
         raise ValueError(f"claim {claim.id} registered twice")
     _REGISTRY[claim.id] = claim
@@ -87,11 +95,13 @@ def _load_families() -> None:
 
 
 def all_claims() -> list[Claim]:
+    """Every registered claim, all families loaded, in registration order."""
     _load_families()
     return list(_REGISTRY.values())
 
 
 def get(claim_id: str) -> Claim:
+    """The claim with this id; BadInput for an unknown id, with the closest id as a hint."""
     _load_families()
     if claim_id not in _REGISTRY:
         close = difflib.get_close_matches(str(claim_id), _REGISTRY, n=1)

@@ -87,6 +87,9 @@ def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the `certify` command line on `argv` (default sys.argv[1:]) and return the exit code: 0 holds/ok, 1
+    violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 141 when stdout's
+    reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv:  # a bare `certify`: its usage, as a usage error
         print(build_parser().format_usage().rstrip(), file=sys.stderr)
@@ -152,4 +155,5 @@ def internal_error_line(argv: list[str], err: BaseException) -> str:
 
 
 def entry() -> None:
+    """The console-script entry point: exit the process with `main()`'s code."""
     sys.exit(main())

@@ -18,6 +18,7 @@ from certify.search.attack import AttackReport
 
 
 def add_parser(subparsers):
+    """Register `certify attack` and its options."""
     p = subparsers.add_parser(
         "attack", help="search for tight cases and counterexamples of a claim or a bound",
         description="Maximise how badly a claim (default collapse.global) or a bound D(layer output) <= EXPR is "
@@ -49,6 +50,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    """Run `certify attack`; return its exit code."""
     budget = search.Budget.parse(args.budget)  # a bad budget is reported before any work
     with progress.bar(total=budget.evaluations, desc="certify attack", unit="eval") as bar:
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
@@ -65,6 +67,8 @@ def run(args) -> int:
 
 
 def write(report: AttackReport, summary: dict, folder: Path) -> dict:
+    """Write the attack's files into `folder` (best.json, tightest.json, and when a violation was certified
+    counterexample.json and certificate.json, then summary.json); return {name: path} of what was written."""
     folder.mkdir(parents=True, exist_ok=True)
     files = {}
 
@@ -90,6 +94,8 @@ def _g(x, digits: int = 6) -> str:
 
 
 def render(report: AttackReport, summary: dict, written: dict) -> None:
+    """Print the attack's human-readable report: the search, the most violating and the tightest points, the
+    best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written."""
     print(f"ATTACK {report.target} on {report.layout.describe()}")
     print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")

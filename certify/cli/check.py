@@ -13,6 +13,7 @@ from certify.cli import options
 
 
 def add_parser(subparsers):
+    """Register `certify check` and its options."""
     p = subparsers.add_parser("check", help="decide a claim or a bound on one configuration",
                               description="Decide a claim (default collapse.global) or a user bound "
                               "D(layer output) <= EXPR on a configuration, with ball arithmetic. Exit 0 holds, "
@@ -45,6 +46,8 @@ def agreeing_digits(c) -> int | None:
 
 
 def side_digits(c) -> int:
+    """Digits to print each side of the tightest comparison with: SIDE_DIGITS, or enough (agreeing digits + 3,
+    at most MAX_SIDE_DIGITS) for the printed balls to show the separation."""
     shared = agreeing_digits(c)
     return SIDE_DIGITS if shared is None or shared + 3 > MAX_SIDE_DIGITS else max(SIDE_DIGITS, shared + 3)
 
@@ -59,6 +62,9 @@ def number(x) -> dict:
 
 
 def describe(result: engine.Result) -> dict:
+    """The result of `certify check` as a JSON-ready dict: verdict, target, precision, the layer and both
+    sides of the tightest comparison with its margin rhs - lhs (as numbers and as arb text), the float64
+    screen's opinion (not certified) and the reason."""
     c = result.tightest
     screen = next((s for s in result.screen if s.layer == c.layer and s.lhs_expr == c.lhs_expr), None)
     return {
@@ -78,6 +84,7 @@ def describe(result: engine.Result) -> dict:
 
 
 def run(args) -> int:
+    """Run `certify check`; return its exit code."""
     result = engine.check(args.config, claim=args.claim, bound=args.bound, max_prec=args.max_prec,
                           limits=options.limits_of(args))
     info = describe(result)

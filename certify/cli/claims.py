@@ -9,6 +9,7 @@ from certify.prove import derivations as proofs_index
 
 
 def add_parser(subparsers):
+    """Register `certify claims` and its options."""
     p = subparsers.add_parser("claims", help="list the registered claims",
                               description="List every registered claim with its statement, hypotheses, source "
                               f"and symbolic derivation in proofs/. The claims and their conventions: {CLAIMS_PAGE}.")
@@ -36,6 +37,7 @@ def registry() -> list[dict]:
 
 
 def run(args) -> int:
+    """Run `certify claims`; return its exit code."""
     rows = registry()
     if args.json:
         print(json.dumps(rows, indent=1))

@@ -8,6 +8,7 @@ SHELLS = ("bash", "zsh", "tcsh")
 
 
 def add_parser(subparsers):
+    """Register `certify completion` and its options."""
     p = subparsers.add_parser(
         "completion", help="print a shell completion script (bash, zsh, tcsh)",
         description="Print the completion script of certify for a shell, e.g. "
@@ -18,6 +19,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    """Run `certify completion`; return its exit code."""
     from certify.cli import build_parser  # the whole tree, every command's options
 
     print(shtab.complete(build_parser(), shell=args.shell))

@@ -14,6 +14,7 @@ from certify.studies import counterexamples
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify counterexample` and its options."""
     p = subparsers.add_parser("counterexample", help="certify a named counterexample (wu-fig1, ln-equilibria, ...)",
                               description=__doc__.splitlines()[0])
     names = p.add_subparsers(dest="counterexample", metavar="NAME")
@@ -29,6 +30,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Run `certify counterexample`; return its exit code."""
     outcome = counterexamples.load(args.counterexample).build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3

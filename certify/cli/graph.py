@@ -17,6 +17,7 @@ from certify.core import graphs
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify graph` and its options."""
     names = ", ".join(sorted(masks.NAMED_MASKS))
     p = subparsers.add_parser("graph", help="connectivity, centres and radius of an attention mask",
                               description="An attention mask as a directed graph (Wu et al., Definitions 1-5): "
@@ -44,6 +45,7 @@ def _mask(args) -> graphs.Mask:
 
 
 def run(args) -> int:
+    """Run `certify graph`; return its exit code."""
     report = graphs.analyse(_mask(args))
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

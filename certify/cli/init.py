@@ -20,6 +20,7 @@ DEFAULT_DIMENSIONS = "64,256,1024"
 
 
 def add_parser(subparsers):
+    """Register `certify init` and its options."""
     p = subparsers.add_parser(
         "init", help="a D^2, the float64 saturation and the certified gap under standard initialisation",
         description="For each d: n tokens with N(0, 1) entries (norm about sqrt(d)) and W_Q, W_K (d x d_k) with "
@@ -40,6 +41,9 @@ def add_parser(subparsers):
 
 
 def render(rows, scheme: str, n: int, seed: int) -> str:
+    """The `certify init` table, one row per dimension d (a = ||A||_2, D^2, a D^2, what float64 makes of 1 -
+    exp(-a D^2) and exp(-a D^2), the certified log10 of the gap, D(PX)/D and the bound's verdict), followed
+    by notes on the scheme, the float64 thresholds and the growth exponent of a D^2."""
     header = ["d", "d_k", "a = ||A||_2", "D^2", "a D^2", "float64 1-exp", "float64 exp",
               "log10 exp(-a D^2)", "D(PX)/D", "bound", "s"]
     lines = []
@@ -66,6 +70,7 @@ def render(rows, scheme: str, n: int, seed: int) -> str:
 
 
 def run(args) -> int:
+    """Run `certify init`; return its exit code."""
     dimensions = init_scaling.parse_dimensions(args.d)
     with progress.bar(total=len(dimensions), desc="certify init", unit="d") as bar:
         def done(row) -> None:

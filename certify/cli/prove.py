@@ -18,6 +18,7 @@ EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.U
 
 
 def add_parser(subparsers):
+    """Register `certify prove` and its options."""
     p = subparsers.add_parser("prove", help="prove a claim for every configuration in a region",
                               description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
@@ -38,6 +39,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    """Run `certify prove`; return its exit code."""
     region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
                                            args.time_limit)  # bad input before the progress bar
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
@@ -61,6 +63,9 @@ def run(args) -> int:
 
 
 def summary(result: region_proof.ProofResult) -> dict:
+    """A region proof as a JSON-ready dict: verdict (marked not certified unless the checker confirmed it),
+    claim, bound, region, reduction and its variables, boxes and leaves (with a count per closing method),
+    boxes left open, the volume proved, seconds and the checker's message."""
     methods: dict[str, int] = {}
     for _, method, _ in result.leaves:
         methods[method] = methods.get(method, 0) + 1

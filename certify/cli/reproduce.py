@@ -31,6 +31,7 @@ from certify.studies.wu import studies
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify reproduce` and its options."""
     p = subparsers.add_parser("reproduce", help="reproduce a paper's figure (wu-fig1, wu-fig2, wu-fig3): the "
                               "figure (PNG, PDF or SVG), its numbers (CSV) and a JSON",
                               description=__doc__.splitlines()[0])
@@ -54,6 +55,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Run `certify reproduce`; return its exit code."""
     opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=progress.bars_shown())
     study = studies.STUDIES[args.figure](opts)
     paths = wu_figures.write(study, args.out, fmt=args.figure_format, dpi=args.dpi)

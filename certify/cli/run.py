@@ -21,6 +21,7 @@ WIDTHS = [34, 9, 9, 3, 35]
 
 
 def add_parser(subparsers):
+    """Register `certify run` and its options."""
     p = subparsers.add_parser("run", help="the main job: every registered claim on its default cases",
                               description="Run every section of the default suite (claims, proofs, campaigns, "
                               "figures, ...), print a table of verdicts next to the outcome the mathematics predicts "
@@ -37,6 +38,8 @@ def add_parser(subparsers):
 
 
 def cells(row: suite.Row) -> list[str]:
+    """The table cells of one row of `certify run`: case, verdict, expected verdict, whether they agree
+    (yes/NO) and the detail (prefixed by why the outcome is intended)."""
     mark = "yes" if row.ok else "NO"
     expected = row.expected or "-"
     detail = (f"({row.intended}) " if row.intended else "") + row.detail
@@ -44,6 +47,7 @@ def cells(row: suite.Row) -> list[str]:
 
 
 def run(args) -> int:
+    """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
     if not sections:
         known = ", ".join(module.TITLE for module in suite.load_sections())

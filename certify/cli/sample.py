@@ -17,6 +17,7 @@ LISTED = 10  # failed chunks named in the summary
 
 
 def add_parser(subparsers):
+    """Register `certify sample` and its options."""
     p = subparsers.add_parser(
         "sample", help="decide a claim or a bound on many sampled configurations (resumable)",
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
@@ -72,6 +73,9 @@ def _power(log10: float | None) -> str:
 
 
 def render(summary: dict, out_dir: str) -> list[str]:
+    """The lines `certify sample` prints for a campaign summary: verdict counts, tiers, undecided reasons, the
+    largest lhs/rhs, relative margins |rhs - lhs| / rhs by decade, float64's mistakes, the spread of L = a
+    D^2, and where the certificates, summary and report page are in `out_dir`."""
     out = Path(out_dir)
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
@@ -135,6 +139,7 @@ def exit_code(summary: dict) -> int:
 
 
 def run(args) -> int:
+    """Run `certify sample`; return its exit code."""
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,

@@ -25,6 +25,7 @@ MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UND
 
 
 def add_parser(subparsers):
+    """Register `certify trajectory` and its options."""
     p = subparsers.add_parser(
         "trajectory", help="certified D_t and mu_t through T layers next to the bound curves",
         description="Enclose the diameter D_t and the distance to consensus mu_t through T layers with ball "
@@ -121,6 +122,7 @@ def _render(tr: trajectory.Trajectory) -> str:
 
 
 def run(args) -> int:
+    """Run `certify trajectory`; return its exit code."""
     with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
         tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str)
     data = trajectory.to_json(tr)

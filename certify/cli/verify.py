@@ -13,6 +13,7 @@ from certify.errors import BadInput
 
 
 def add_parser(subparsers):
+    """Register `certify verify` and its options."""
     p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign",
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
                               "checker. Given a campaign folder (or its manifest.json), decide again in arb every "
@@ -34,6 +35,7 @@ def add_parser(subparsers):
 
 
 def run(args) -> int:
+    """Run `certify verify`; return its exit code."""
     path = Path(args.certificate)
     if path.is_dir() or path.name == "manifest.json":
         return _campaign(args)

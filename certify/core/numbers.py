@@ -96,6 +96,9 @@ def _numpy_exact(array: np.ndarray, where: str):
     return array.tolist()  # numpy integers become Python integers, exactly
 
 
+_CONTAINERS = (np.ndarray, np.generic, dict, list, tuple)  # what from_numpy walks into or converts
+
+
 def from_numpy(data, ndims: dict, where: str = ""):
     """data with every numpy array or numpy scalar inside (dicts and lists walked) replaced by its exact
     Python value (_numpy_exact), so that the rest of the reading sees what a JSON file gives.  ndims
@@ -110,7 +113,7 @@ def from_numpy(data, ndims: dict, where: str = ""):
         return _numpy_exact(array, where)
     if isinstance(data, dict):
         return {key: from_numpy(value, ndims, f"{where}.{key}" if where else str(key)) for key, value in data.items()}
-    if isinstance(data, (list, tuple)) and any(isinstance(v, (np.ndarray, np.generic, dict, list, tuple)) for v in data):
+    if isinstance(data, (list, tuple)) and any(issubclass(kind, _CONTAINERS) for kind in set(map(type, data))):
         return [from_numpy(value, ndims, f"{where}[{i}]") for i, value in enumerate(data)]
     return data
 

@@ -9,8 +9,10 @@ not, since a log file benefits from them too.  Nothing here goes to stdout: resu
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
-from tqdm import tqdm
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 _mode: bool | None = None  # True: always, False: never, None: bars only when stderr is a terminal
 
@@ -33,6 +35,8 @@ def bar(iterable=None, *, total: float | None = None, desc: str | None = None, u
     """A tqdm bar on stderr (over `iterable`, or updated by hand up to `total`) that disappears when
     done; `show` overrides the configured mode (a library caller's own choice), else it is drawn
     when bars_shown()."""
+    from tqdm import tqdm  # here: commands without bars (check, verify) start without loading tqdm
+
     options.setdefault("leave", False)
     visible = bars_shown() if show is None else show
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=not visible,

@@ -48,6 +48,7 @@ def _title(report: dict, name: str | None) -> str:
 
 
 def head_name(layer: int, head: int) -> str:
+    """A head's short name, "L{layer}H{head}" (both counted from 0, as in the report and the table)."""
     return f"L{layer}H{head}"
 
 
@@ -90,6 +91,9 @@ def _cells(report: dict):
 
 
 def regimes(report: dict, name: str | None = None) -> Figure:
+    """The heat map of a D^2 = ||A_h||_2 D^2 per layer and head of a model report, log colour scale with
+    float64's thresholds 54 ln 2 and 1075 ln 2 on the colour bar and each head's regime outlined; titled
+    with the model's `name` (default from the report)."""
     grid = _grid(report, lambda head: midpoint(head["a_D2"]))
     thresholds = report["thresholds"]
     low_line, high_line = thresholds["saturation"]["value"], thresholds["underflow"]["value"]
@@ -129,6 +133,8 @@ def _fraction(value: float) -> str:
 
 
 def attention(report: dict, name: str | None = None) -> Figure:
+    """Two heat maps on one colour scale [0, 1]: tau(P_h) and D(P_h X) / D per layer and head, heads where a
+    step of collapse.global is not certified outlined."""
     with style.context():
         heads = max(len(layer["heads"]) for layer in report["layers"])
         fig = style.new_figure(max(9, 2 * (0.55 * heads + 1.2) + 1.2), 0.5 * len(report["layers"]) + 2.4)
@@ -148,6 +154,8 @@ def attention(report: dict, name: str | None = None) -> Figure:
 
 
 def configuration(report: dict, name: str | None = None) -> Figure:
+    """Four panels per layer of the report: the centred rank (filled where certified), sigma_min(X - 1
+    xbar^T), the stable rank ||X||_F^2 / ||X||_2^2 and the mean |cos| between tokens (Wu et al., Figure 4)."""
     layers = report["layers"]
     x = [layer["layer"] for layer in layers]
     config = [layer["configuration"] for layer in layers]

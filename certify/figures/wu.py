@@ -113,6 +113,9 @@ def _legend(fig, handles: list, columns: int) -> None:
 
 
 def fig2(study: Study) -> Figure:
+    """Figure 2 of a study: mu(X_t) against the layer t on a log scale, one row per variant and one column per
+    initialisation and mode (y shared along a row), the masks as colours, float64's resolution 2^-52 mu_0
+    dotted and, for pretrained panels, the end of the model's real layers marked."""
     groups = sorted({(key[0], key[3]) for key in study.curves}, key=lambda g: (g[0] != "random", g[1]))
     variants = list(dict.fromkeys(key[1] for key in study.curves))
     pretrained = study.settings.get("pretrained")
@@ -163,6 +166,8 @@ def _repetition(ax, layers: int, depth: int) -> None:
 
 
 def fig3(study: Study) -> Figure:
+    """Figure 3 of a study: the temperature sweep, one panel per mask (2 x 2, y shared), mu(X_t) of pure
+    attention on a log scale for each d_QK as a colour, float64's resolution 2^-52 mu_0 dotted."""
     random = study.settings["random"]
     with style.context():
         fig = style.new_figure(9.5, 7.4)
@@ -190,6 +195,8 @@ def fig3(study: Study) -> Figure:
 
 
 def fig1(study: Study) -> Figure:
+    """Figure 1 of a study: the N = 2 phase portraits without LayerNorm and with post-LN (the certified
+    equilibria A, B and the trapping arc), and mu(X_t) of both runs."""
     certified = study.certified
     with style.context():
         fig = style.new_figure(14, 5.2)

@@ -11,6 +11,8 @@ from certify.jobs.store import ChunkResult, Store
 
 @dataclass
 class Report:
+    """What one run of a job did: how many indices it committed, and the first index of each chunk the
+    executor gave up on (left undone for the next run)."""
     decided: int = 0  # indices committed by this run
     failed: list[int] = field(default_factory=list)  # the first index of each chunk the executor gave up on
 

@@ -70,6 +70,9 @@ class ProcessPool:
         pass
 
     def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
+        """The executor contract (module docstring): chunks on the process pool, at most 2 * workers in
+        flight, or in this process when only one chunk or worker; a dead worker fails the chunks in flight
+        and stops the pool."""
         chunks = iter(chunks)
         first = list(islice(chunks, self.workers))  # no more processes than chunks
         workers, chunks = max(1, len(first)), concatenated(first, chunks)

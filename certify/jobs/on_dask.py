@@ -28,10 +28,14 @@ class OneBlasThread(WorkerPlugin):
     process pool's worker_init)."""
 
     def setup(self, worker) -> None:
+        """Limit the worker process to one BLAS thread (threadpoolctl)."""
         threadpool_limits(1)
 
 
 class Dask:
+    """The Dask executor (module docstring): entered, it starts a loopback LocalCluster of `workers` single-
+    threaded processes, or connects to the scheduler at `scheduler` (BadInput when it cannot be reached);
+    `workers` is then the cluster's thread count."""
     kind = "dask"
 
     def __init__(self, *, workers: int | None, scheduler: str | None):

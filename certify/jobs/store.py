@@ -74,10 +74,12 @@ def interrupts_deferred():
 
 
 def chunk_name(first: int) -> str:
+    """The file name of the chunk starting at index `first`: nine digits, then .jsonl."""
     return f"{first:09d}.jsonl"
 
 
 def parameters(manifest: dict) -> dict:
+    """The job's parameters: the manifest without its "chunks" and "chain"."""
     return {k: v for k, v in manifest.items() if k not in ("chunks", "chain")}
 
 
@@ -161,20 +163,25 @@ class Store:
 
     @property
     def parameters(self) -> dict:
+        """The job's parameters (the manifest without its chunks and chain)."""
         return parameters(self.manifest)
 
     @property
     def digest(self) -> str:
+        """sha256 of the job's parameters: the job's name."""
         return digest(self.parameters)
 
     @property
     def count(self) -> int:
+        """The number of indices 0..count-1 of the job; BadInput (corrupt folder) unless a positive integer."""
         count = self.manifest.get("count")
         if type(count) is not int or count < 1:
             raise self.corrupt(f"{MANIFEST} has no valid count")
         return count
 
     def corrupt(self, what: str) -> BadInput:
+        """The BadInput to raise for a corrupt or edited job folder, naming `what` is wrong and how to start
+        over."""
         return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
                         "(move it away, or pass --restart to discard it)")
 

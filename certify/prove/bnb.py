@@ -34,6 +34,9 @@ Interval = tuple[Fraction, Fraction]
 
 @dataclass
 class BnBResult:
+    """The outcome of a branch and bound on a box: proved (h >= 0, or > 0 when strict, on the whole box),
+    refuted (a certified witness point with h < 0), or neither; with the number of evaluations, the worst
+    sub-box and its lower bound (float, display only). Truthy iff proved."""
     proved: bool  # h >= 0 (or > 0) holds on the whole box
     refuted: bool  # a certified witness point with h < 0 was found
     boxes: int  # function evaluations on sub-boxes

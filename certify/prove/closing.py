@@ -28,11 +28,16 @@ from certify.prove.tilt import Interval, one_minus_ratio_lower, t_slope_margin, 
 
 
 def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The direct test's margin on the box (w, L, inner...): a lower end of (1 - F) - (1 - g(L)) = g(L) - F,
+    from (1 - F)_lo (certify.prove.tilt) minus the profile's upper end of 1 - g. Closes the box when >= 0."""
     w, L, inner = box[0], box[1], box[2:]
     return one_minus_ratio_lower(w, L, inner).lower() - profile.gap_upper(L).upper()
 
 
 def divided(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The divided test's margin on a box with L_lo = 0 where h = g(L) - F vanishes at L = 0: g'_lo - max Var
+    of the tilted positions, a lower end of dh/dL on the box (mean value theorem); None when L_lo != 0 or
+    the profile does not vanish at 0."""
     w, L, inner = box[0], box[1], box[2:]
     if L[0] != 0 or not profile.vanishes:
         return None
@@ -49,6 +54,8 @@ FACE_TESTS = {"direct": direct, "divided": divided, "identity": identity}
 
 
 def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """Two tokens only (w, L >= 0): dF/dw <= 0, so h is least on the face w = w_lo; return `face_test`'s
+    margin there, or None when the box is not of that form."""
     w, L = box[0], box[1]
     if len(box) != 2 or w[0] < 0 or L[0] < 0:  # the sign of dF/dw is proved for two tokens, w, L >= 0
         return None
@@ -65,6 +72,9 @@ T_FACE_TESTS = {"direct": direct, "divided": divided, "pair": pair}
 
 
 def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """Three tokens only (L >= 0): when dF/dt <= 0 is proved on the box (certify.prove.tilt.t_slope_margin),
+    `face_test`'s margin on the face t = t_lo; otherwise the sign test's own (negative) margin; None when
+    the box is not of that form."""
     if len(box) != 3 or box[1][0] < 0:  # the sign test is written for three tokens
         return None
     w, L, t = box
@@ -89,6 +99,7 @@ def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | No
 
 
 def closes(method: str, box: tuple[Interval, ...], profile: Profile) -> bool:
+    """Whether `method` proves h = g(L) - F >= 0 on the whole box: its margin is a finite ball certainly >= 0."""
     value = margin(method, box, profile)
     return value is not None and certainly_nonnegative(value)
 
@@ -103,4 +114,5 @@ def slack(value: arb | None) -> arb | None:
 
 
 def midpoint(box: tuple[Interval, ...]) -> tuple[Fraction, ...]:
+    """The box's exact midpoint, one Fraction per variable."""
     return tuple((lo + hi) / 2 for lo, hi in box)

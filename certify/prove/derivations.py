@@ -20,6 +20,8 @@ def names() -> list[str]:
 
 
 def module_name(name_or_claim: str) -> str:
+    """The module name under proofs/ of a claim id or derivation name: dots become underscores
+    (collapse.global -> collapse_global)."""
     return name_or_claim.replace(".", "_")
 
 

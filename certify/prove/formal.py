@@ -52,6 +52,9 @@ _IMPORTED = re.compile(r"(?m)^\s*From\s+(\w+)\s+Require")
 
 @dataclass
 class LemmaResult:
+    """The outcome of one formal lemma: its file and name, "checked" or "failed", the seconds its proof took,
+    the assumptions class and axioms it rests on (`Print Assumptions`), and the first error line when it
+    failed."""
     file: str
     name: str
     outcome: str  # "checked" | "failed"
@@ -62,9 +65,11 @@ class LemmaResult:
 
     @property
     def label(self) -> str:
+        """"FILE:LEMMA", the lemma's name in reports."""
         return f"{self.file}:{self.name}"
 
     def as_dict(self) -> dict:
+        """The result as a JSON-ready dict (seconds rounded to ms)."""
         return {"file": self.file, "lemma": self.name, "outcome": self.outcome,
                 "seconds": round(self.seconds, 3), "assumptions": self.assumptions,
                 "axioms": self.axioms, "message": self.message}
@@ -244,6 +249,8 @@ def _error_offset(run: subprocess.CompletedProcess, text: bytes) -> int | None:
 
 
 def check_coq_file(path: Path, coqc: str) -> list[LemmaResult]:
+    """Compile one .v file with `coqc` (a copy, in a scratch folder) and return one LemmaResult per lemma it
+    declares (a single failed "(file)" result when it declares none)."""
     source = Path(path).read_bytes()
     spans = _lemma_spans(source)
     if not spans:

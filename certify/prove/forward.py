@@ -21,11 +21,15 @@ from certify.core.arith.ball import to_arb
 
 @dataclass(frozen=True)
 class Jet:
+    """value + slope * eps with eps^2 = 0: a ball enclosing g and a ball enclosing g' at the same (interval)
+    point, propagated by the chain rule through + - * / and the functions of JETS."""
     value: arb
     slope: arb
 
     @staticmethod
     def lift(x) -> "Jet":
+        """`x` as a jet: a Jet unchanged, a constant (arb, or anything certify.core.arith.ball.to_arb takes)
+        with slope 0."""
         return x if isinstance(x, Jet) else Jet(x if isinstance(x, arb) else to_arb(x), arb(0))
 
     def __add__(self, other):

@@ -29,6 +29,10 @@ CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tan
 
 @dataclass(frozen=True)
 class Profile:
+    """The right-hand side D g(a D^2) of a region proof seen through g: the claim (None for a user's bound)
+    and its text, gap_upper(L) an upper end of 1 - g on an exact interval L, slope_lower(L_hi) a lower end
+    of g' on [0, L_hi], whether g(0) = 0 exactly, and whether g is tanh(L/4) as written (the tight-set
+    identities close their faces exactly)."""
     claim: str | None  # a claim id, or None for a user's bound
     bound: str  # the right-hand side, D g(a D^2), as text
     gap_upper: Callable[[Interval], arb]
@@ -58,6 +62,8 @@ def _tanh() -> Profile:
 
 
 def claim_profile(claim: str) -> Profile:
+    """The profile of collapse.global (g(L) = 1 - exp(-L)) or collapse.tanh (g(L) = tanh(L/4)); BadInput for
+    any other claim, with the closest name."""
     if claim == "collapse.global":
         return _global()
     if claim == "collapse.tanh":

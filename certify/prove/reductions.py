@@ -43,27 +43,36 @@ MAX_SPAN = 2 ** 40  # a D^2 beyond this is absurd, not ambitious (and float64 wo
 
 @dataclass(frozen=True)
 class Region:
+    """Every one-layer pure self-attention with n tokens in dimension d (None: every d), ||x_i|| <= radius and
+    ||A||_2 <= norm (exact rationals)."""
     n: int
     d: int | None  # None: every dimension (n = 2)
     radius: Fraction
     norm: Fraction
 
     def as_json(self) -> dict:
+        """The region as JSON (radius and norm as exact rational strings)."""
         return {"n": self.n, "d": self.d, "radius": str(self.radius), "norm": str(self.norm)}
 
 
 @dataclass(frozen=True)
 class Reduction:
+    """A region mapped onto a box: the reduction's name (two-tokens or line), its variables (w, L, then the
+    inner positions t2, t3, ...) and the root box, one exact interval per variable."""
     name: str
     variables: tuple[str, ...]
     root: tuple[Interval, ...]
 
     @property
     def methods(self) -> tuple[str, ...]:
+        """The closing methods this reduction admits (certify.prove.closing; the checker has the same menu)."""
         return METHODS[self.name]
 
 
 def region(n: int, d: int | None, radius, norm) -> Region:
+    """The Region of n tokens in dimension d with ||x_i|| <= radius, ||A||_2 <= norm (both taken as exact
+    Fractions); BadInput when n is not in [2, MAX_TOKENS], d < 1, radius or norm <= 0, or the region
+    reaches a D^2 = 4 norm radius^2 above 2^40."""
     radius, norm = Fraction(radius), Fraction(norm)
     if not 2 <= n <= MAX_TOKENS:
         raise BadInput(f"certify prove: n must be between 2 and {MAX_TOKENS}")
@@ -77,6 +86,9 @@ def region(n: int, d: int | None, radius, norm) -> Region:
 
 
 def reduce(r: Region) -> Reduction:
+    """The reduction of a region: two-tokens for n = 2 (box w in [0, norm r^2], L in [0, 4 norm r^2]) or line
+    for d = 1 (w in [0, norm r^2 / 2], L as before, inner positions in [0, 1]); BadInput for any other
+    region."""
     span = 4 * r.norm * r.radius ** 2  # a D^2 <= norm (2 r)^2
     if r.n == 2:
         return Reduction("two-tokens", ("w", "L"), ((Fraction(0), r.norm * r.radius ** 2), (Fraction(0), span)))

@@ -84,6 +84,7 @@ class ProofResult:
 
 
 def volume(box: tuple[Interval, ...]) -> Fraction:
+    """The exact volume of a box: the product of its intervals' widths."""
     out = Fraction(1)
     for lo, hi in box:
         out *= hi - lo
@@ -288,6 +289,9 @@ def _box_json(box: tuple[Interval, ...]) -> list[list[str]]:
 
 
 def certificate(result: ProofResult) -> dict:
+    """The region proof's certificate as JSON (what certify_checker replays): the target, region, reduction
+    and its root box, the lemmas it rests on, and either the counterexample (violated) or the split tree,
+    the closed leaves with their method and precision, the boxes left open and the volume proved."""
     reduction = result.reduction
     cert = {
         "format": FORMAT,

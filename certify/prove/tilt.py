@@ -25,6 +25,7 @@ Interval = tuple[Fraction, Fraction]
 
 
 def exact(q: Fraction) -> arb:
+    """An arb ball containing the rational q (exact when q is dyadic and fits the working precision)."""
     return arb(fmpq(q.numerator, q.denominator))
 
 

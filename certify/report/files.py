@@ -29,6 +29,7 @@ def _json(path: Path):
 
 
 def is_campaign(folder: Path) -> bool:
+    """Whether `folder` is a sampling campaign's folder: its manifest.json has the campaign format."""
     manifest = folder / "manifest.json"
     data = _json(manifest) if manifest.is_file() else None
     return isinstance(data, dict) and data.get("format") == campaign.FORMAT

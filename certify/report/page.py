@@ -78,6 +78,8 @@ Cell = Union[str, Link, Code, None]
 
 @dataclass
 class Table:
+    """A table block: column titles, rows of cells (str, Link, Code or None), an optional caption, and the
+    indices of flagged rows (an outcome that is not the predicted one, marked "unexpected")."""
     columns: Sequence[str]
     rows: Sequence[Sequence[Cell]]
     caption: str = ""
@@ -86,12 +88,15 @@ class Table:
 
 @dataclass
 class Figure:
+    """A figure block: an image file by its path relative to the report folder, embedded in the page (PNG,
+    SVG, JPEG) or linked (PDF), with its caption."""
     path: str | Path  # relative to the report folder
     caption: str = ""
 
 
 @dataclass
 class Links:
+    """A list of links to files of the report folder."""
     items: Sequence[Link]
 
 
@@ -100,12 +105,14 @@ Block = Union[str, Table, Figure, Links]
 
 @dataclass
 class Section:
+    """A titled part of the page: its blocks (paragraph str, Table, Figure, Links) in order."""
     title: str
     blocks: Sequence[Block] = ()
 
 
 @dataclass
 class Page:
+    """The whole page: its title, lead paragraphs and sections."""
     title: str
     lead: Sequence[str] = ()
     sections: Sequence[Section] = field(default_factory=list)

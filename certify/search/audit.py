@@ -145,12 +145,13 @@ def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | N
     pool = jobs.ProcessPool(workers)
     size = max(1, -(-len(indices) // (4 * pool.workers)))
     chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
-    done = [0]
+    done = 0
 
     def count(rows) -> None:
-        done[0] += len(rows)
+        nonlocal done
+        done += len(rows)
         if progress is not None:
-            progress(done[0], len(indices))
+            progress(done, len(indices))
 
     return [row for rows in pool.map(rederive, spec, chunks, on_each=count) for row in rows]
 

@@ -21,4 +21,5 @@ REGISTRY = {
 
 
 def load(name: str):
+    """The module that builds the named counterexample (REGISTRY); KeyError for an unknown name."""
     return importlib.import_module(REGISTRY[name])

@@ -49,11 +49,14 @@ class Head:
     keys: np.ndarray | None = None  # n booleans: the tokens every query may attend to (default all)
 
     def key_mask(self) -> np.ndarray:
+        """The n x n boolean mask: every query may attend to the tokens of `keys` (all by default)."""
         n = self.X.shape[0]
         keys = np.ones(n, dtype=bool) if self.keys is None else np.asarray(self.keys, dtype=bool)
         return np.broadcast_to(keys, (n, n))
 
     def inputs(self, steps: dict[str, str]) -> dict:
+        """The head as the certificate's inputs (float64 values as JSON numbers, keys as 0/1), with the steps
+        to confirm."""
         out = {"X": self.X.tolist(), "W_Q": self.W_Q.tolist(), "W_K": self.W_K.tolist(), "steps": steps}
         for name in ("b_Q", "b_K"):
             if getattr(self, name) is not None:
@@ -65,6 +68,8 @@ class Head:
 
 @dataclass(frozen=True)
 class Steps:
+    """The confirmed steps of one head: the enclosures (D, D_PX, tau, a, a_D2, gap), each step's outcome as
+    the checker confirmed it, the float64 regime of a D^2, the checker's word and the certificate."""
     values: dict[str, arb]  # D, D_PX, tau, a, a_D2, gap
     outcomes: dict[str, str]  # step -> holds | violated | undecided, as confirmed by the checker
     regime: str  # confirmed float64 regime of a D^2, or undecided

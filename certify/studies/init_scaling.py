@@ -55,6 +55,8 @@ DEFAULT_MAX_PRECISION = 1 << 12
 
 @dataclass
 class Sample:
+    """The float64 data of one row, every value taken as exact: tokens X (n x d), W_Q and W_K (d x d_k) drawn
+    with entry variance `variance`."""
     d: int
     d_k: int
     variance: float
@@ -65,6 +67,9 @@ class Sample:
 
 @dataclass
 class Row:
+    """One certified row of init.scaling: enclosures of a = ||A||_2, D^2, a D^2, log10 exp(-a D^2) and
+    D(PX)/D, what float64 makes of 1 - exp(-a D^2) and exp(-a D^2), how a was certified, and the bound's
+    verdict as the checker confirmed it."""
     d: int
     d_k: int
     variance: float
@@ -162,6 +167,9 @@ def _resolved(found: dict[str, arb]) -> bool:
 
 
 def certify_row(s: Sample, max_prec: int) -> Row:
+    """Certify one sample: enclose a, D and D(PX) with the precision doubling from 53 bits up to `max_prec`
+    until each has RESOLVED_BITS bits, then have the checker confirm D(PX) <= (1 - exp(-a D^2)) D from an
+    attention-head certificate."""
     started = time.time()
     route = "thin" if _thin_is_cheaper(s.d, s.d_k) else "direct"
     (found, float_a, route, witness), precision = escalate(
@@ -203,6 +211,8 @@ def growth_exponent(rows: list[Row]) -> float | None:
 
 
 def to_json(rows: list[Row], scheme: str, n: int, seed: int) -> dict:
+    """The study as JSON: scheme, variance, n, seed, the float64 thresholds, the growth exponent of a D^2 and
+    every row (balls as arb decimal text)."""
     def row_json(r: Row) -> dict:
         return {"d": r.d, "d_k": r.d_k, "variance": r.variance, "a": text(r.a), "D_squared": text(r.D_squared),
                 "aD2": text(r.aD2), "log10_gap": text(r.log10_gap), "ratio_D_PX_over_D": text(r.ratio),

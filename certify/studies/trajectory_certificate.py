@@ -47,6 +47,9 @@ def digest(layers: int, inputs: dict, precisions: list) -> str:
 
 
 def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
+    """The trajectory's certificate (schema in the module docstring): the exact inputs and their digest, the
+    precisions, the float64 witness vectors as hex floats, a_t, M and every point's balls stored exactly in
+    binary, and the verdict."""
     inputs = config.to_json(case)
     return {
         "format": FORMAT,

@@ -33,6 +33,9 @@ SECTIONS = [
 
 @dataclass
 class Row:
+    """One line of `certify run`'s verdict table: section, case, verdict (holds, violated, undecided, ok,
+    failed or skipped), a short detail, whether the outcome is the one the mathematics predicts, the
+    certificate's path relative to the report folder and the expected verdict."""
     section: str
     case: str
     verdict: str  # holds | violated | undecided | ok | failed | skipped
@@ -57,6 +60,8 @@ INTENDED = {
 
 @dataclass
 class SuiteRun:
+    """One `certify run`: the report folder, whether the long (full-size) studies run, and the rows collected
+    so far."""
     out_dir: Path
     long: bool = False  # the slow, full-size studies instead of the CI-sized ones
     figure_format: str = figures.DEFAULT_FORMAT  # how sections write their figures (--format, --dpi)
@@ -68,6 +73,7 @@ class SuiteRun:
         return {"fmt": self.figure_format, "dpi": self.dpi}
 
     def folder(self, name: str) -> Path:
+        """The section's folder `out_dir / name`, created if needed."""
         path = self.out_dir / name
         path.mkdir(parents=True, exist_ok=True)
         return path

@@ -27,6 +27,9 @@ LONG_FACTOR = 10
 
 
 def section(run: SuiteRun):
+    """The rows of the "attack" section of `certify run`: the adversarial search on collapse.global (no
+    violation expected, the tightest exponent reported) and on a planted false bound (found violated,
+    shrunk and certified)."""
     folder = run.folder("attack")
     for claim, bound, n, d, evaluations, expected in DEFAULT_ATTACKS:
         budget = evaluations * (LONG_FACTOR if run.long else 1)

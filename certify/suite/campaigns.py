@@ -32,6 +32,8 @@ def _campaigns(count: int):
 
 
 def section(run: SuiteRun):
+    """The rows of the "sampling" section of `certify run`: a small collapse.global campaign per sampler
+    distribution (never violated) and a planted false bound with L = a D^2 in [40, 2000] (found violated)."""
     root = run.folder("sampling")
     for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
         folder = root / (spec.distribution if spec.bound is None else "planted-bound")

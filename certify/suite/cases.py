@@ -13,6 +13,8 @@ GRID = 2.0**-10
 
 
 def dyadic(values) -> list:
+    """`values` (any array-like of floats) rounded to the nearest multiple of GRID = 2^-10, as nested lists:
+    short exact dyadic numbers for the example configurations."""
     return (np.round(np.asarray(values, dtype=float) / GRID) * GRID).tolist()
 
 

@@ -55,6 +55,8 @@ EQUALITY_CAP = 1 << 10
 
 
 def section(run: SuiteRun):
+    """The rows of the "claims" section of `certify run`: every registered claim on each of its default cases,
+    with the expected verdict (holds, violated for a planted bound, undecided for an exact equality)."""
     folder = run.folder("claims")
     for claim_id, bound, build, expected in DEFAULT_CHECKS:
         config = build()

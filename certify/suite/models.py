@@ -31,6 +31,9 @@ EXTRA_MODULES = ("safetensors", "tokenizers")
 
 
 def section(run: SuiteRun):
+    """The rows of the "model" section of `certify run`: one row per layer of all-MiniLM-L6-v2 on a short
+    sentence (and a long one with --long): head regimes, both steps of collapse.global certified for every
+    head, the centred rank; one skipped row when the model is not installed."""
     package, pip_name = MODEL_PACKAGES[MODEL]
     if importlib.util.find_spec(package) is None:
         yield Row(section=TITLE, case="all-MiniLM-L6-v2", verdict="skipped", ok=True, expected=HOLDS,

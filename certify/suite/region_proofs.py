@@ -31,6 +31,9 @@ TIME_LIMIT = 60.0
 
 
 def section(run: SuiteRun) -> Iterable[Row]:
+    """The rows of the "proofs over regions" section of `certify run`: claims proved on every configuration of
+    small regions and a false bound refuted at a certified point, each certificate confirmed by the
+    checker."""
     folder = run.folder("region_proofs")
     for claim, bound, n, d, radius, norm, expected in CASES + (LONG_CASES if run.long else []):
         profile = profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim)

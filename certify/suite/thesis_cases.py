@@ -23,10 +23,12 @@ def value_stack(V, depth=4, n=5, seed=11, name="value-stack"):
 
 
 def rotation_stack(depth=4):
+    """`depth` layers with V the rotation by pi/2 (||V^k||_2 = 1, no limit of V^k)."""
     return value_stack(ROTATION, depth, name="rotation-stack")
 
 
 def jordan_stack(depth=4):
+    """`depth` layers with the Jordan block V = [[1, 1], [0, 1]] (||V^k||_2 grows with k)."""
     return value_stack(JORDAN, depth, name="jordan-stack")
 
 

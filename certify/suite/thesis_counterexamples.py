@@ -52,5 +52,8 @@ def _init_rows(run: SuiteRun):
 
 
 def section(run: SuiteRun):
+    """The rows of the "thesis" section of `certify run`: the named counterexamples residual-far (q = 1/10)
+    and expansive-v (rho = 2, 8 layers), checker-confirmed, and init.scaling with the float64 regime of a
+    D^2."""
     yield from _counterexample_rows(run)
     yield from _init_rows(run)

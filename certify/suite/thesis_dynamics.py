@@ -43,6 +43,9 @@ def _float64_agrees(row: init_scaling.Row) -> bool:
 
 
 def section(run: SuiteRun):
+    """The rows of the "thesis-dynamics" section of `certify run`: certified trajectories whose drawn bound
+    curves must hold at every layer, and the initialisation table (D(PX)/D <= 1 - exp(-a D^2) per row,
+    float64's rounding against 54 ln 2)."""
     folder = run.folder("thesis-dynamics")
     for build, layers, long_layers in TRAJECTORIES:
         config = build()

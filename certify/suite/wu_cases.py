@@ -17,6 +17,8 @@ ORTHOGONAL_4 = [["3/5", "-4/5", "0", "0"], ["4/5", "3/5", "0", "0"],
 
 
 def radius(mask: str, n: int) -> int:
+    """Wu et al.'s radius r of the named mask on n tokens (certify.core.graphs.analyse); None when the mask's
+    graph has no centre."""
     return analyse(named_mask(mask, n)).radius
 
 

@@ -25,6 +25,8 @@ COUNTEREXAMPLES = [
 
 
 def section(run: SuiteRun):
+    """The rows of the "wu-masks-layernorm" section of `certify run`: the mask radii at N = 128, the Figure-1
+    counterexample (w = 2) and the equilibria of every rank (N = 4, w = 4), checker-confirmed."""
     for name, expected in RADII_AT_128.items():
         report = graphs.analyse(masks.named_mask(name, 128))
         yield Row(section=TITLE, case=f"radius of the {name} mask at N = 128", verdict="ok"

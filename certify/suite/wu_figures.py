@@ -30,11 +30,15 @@ KNOWN_UNISOLATED = (
 
 
 def accounted(study: studies.Study) -> bool:
+    """Whether every finding agrees with the caption, concerns what it does not state, has a cause measured by
+    a control run, or is one of KNOWN_UNISOLATED."""
     return all(f.reproduced is not False or f.explained or f.statement.startswith(KNOWN_UNISOLATED)
                for f in study.findings)
 
 
 def section(run: SuiteRun):
+    """The rows of the "wu-figures" section of `certify run`: Figures 1-3 of Wu et al. written into the
+    section's folder, one row per figure, ok unless a finding disagrees without an accounted cause."""
     folder = run.folder(TITLE)
     opts = studies.options(SETTING, run.long, SEED)
     for name, build in studies.STUDIES.items():

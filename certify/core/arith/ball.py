@@ -8,6 +8,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 from __future__ import annotations
 
 import functools
+import weakref
 from fractions import Fraction
 
 import numpy as np
@@ -78,6 +79,8 @@ class Ball:
 
     def array(self, exact) -> np.ndarray:
         if isinstance(exact, Binary64Matrix):
+            if exact.array.ndim == 2:  # through arb_mat (binary64 values are exact in arb), kept for products
+                return _array_of_mat(arb_mat(exact.array.tolist()))
             return _of_float(exact.array)
         out = np.empty((len(exact), len(exact[0])) if _is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
@@ -124,7 +127,9 @@ class Ball:
         vector_out = b.ndim == 1
         left = a.reshape(1, -1) if a.ndim == 1 else a
         right = b.reshape(-1, 1) if vector_out else b
-        product = arb_mat(left.tolist()) * arb_mat(right.tolist())
+        product = _mat_of(left) * _mat_of(right)
+        if a.ndim == 2 and not vector_out:
+            return _array_of_mat(product)
         out = np.array(product.tolist(), dtype=object)
         if a.ndim == 1 and vector_out:
             return out[0, 0]
@@ -205,6 +210,55 @@ class Ball:
         if x > y:
             return False
         return None
+
+
+# The arb_mat form of the matrices products use, by id of their object array: a matrix taking part
+# in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once.
+# An array enters only read-only (so its entries stay those of its arb_mat) and leaves with it.
+_MATS: dict[int, tuple[weakref.ref, arb_mat]] = {}
+
+
+def _remember(array: np.ndarray, mat: arb_mat) -> None:
+    array.flags.writeable = False
+    key = id(array)
+
+    def forget(ref, key=key):
+        if _MATS.get(key, (None,))[0] is ref:  # not a later array that got the same id
+            del _MATS[key]
+
+    _MATS[key] = (weakref.ref(array, forget), mat)
+
+
+def _remembered(array: np.ndarray) -> arb_mat | None:
+    entry = _MATS.get(id(array))
+    return entry[1] if entry is not None and entry[0]() is array else None
+
+
+def _mat_of(x: np.ndarray) -> arb_mat:
+    """x (2-d, object array of arb) as an arb_mat: the remembered one, the transpose of a remembered
+    one when x is its transposed view, or converted (and remembered while x lives)."""
+    if (mat := _remembered(x)) is not None:
+        return mat
+    base = x.base
+    if (isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and x.shape == base.shape[::-1]
+            and x.strides == base.strides[::-1] and _data(x) == _data(base)):
+        return mat.transpose()  # x = base^T: the same entries
+    mat = arb_mat(x.tolist())
+    if x.base is None and x.flags.writeable:  # an array of its own (not a view of another's entries)
+        _remember(x, mat)
+    return mat
+
+
+def _data(x: np.ndarray) -> int:
+    return x.__array_interface__["data"][0]
+
+
+def _array_of_mat(mat: arb_mat) -> np.ndarray:
+    """The object array of mat's entries, remembered with it."""
+    out = np.empty((mat.nrows(), mat.ncols()), dtype=object)
+    out.reshape(-1)[:] = mat.entries()
+    _remember(out, mat)
+    return out
 
 
 def _reduce_last_axis(op, x):

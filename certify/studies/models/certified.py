@@ -35,7 +35,9 @@ configuration statistics are in certify.studies.models.configuration.
 
 Cost (all-MiniLM-L6-v2, one 8-token sentence, 64 bits): about 13 s of CPU for the 72 heads, most
 of it in the d x d_k Gram products per head (thin_norm, then the checker's own); the rest is the
-biased attention and the diameters in ball arithmetic.
+biased attention and the diameters in ball arithmetic.  a and v depend on the weights alone:
+HeadNorms keeps them per head and precision, so certifying many sentences with one HeadNorms
+computes them once (the checker still re-derives a from each certificate).
 """
 
 from __future__ import annotations
@@ -49,12 +51,13 @@ from flint import arb
 from certify.core import quantities
 from certify.core.precision import escalate
 from certify.core.arith import BALL
-from certify.engine import UNDECIDED
+from certify.engine import UNDECIDED, VIOLATED
 from certify.errors import BadInput
 from certify.core.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDERFLOWED, float64_view
 from certify.studies import heads as heads_study
 from certify.studies.models.bert import AttentionHead, BertModel, ForwardTrace
 from certify.studies.models.configuration import ConfigurationStats, configuration_stats
+from certify.core.spectral import NormWitness
 from certify.core.thin_norm import ball_array, ball_matrix, product_norm, product_norm_witnessed
 
 DEFAULT_BITS = 64
@@ -82,6 +85,7 @@ class HeadCertificate:
     float_factor_is_one: bool  # float64: 1 - exp(-a D^2) == 1.0
     float_gap_is_zero: bool  # float64: exp(-a D^2) == 0.0
     checker: str = ""  # the checker's word on the head's certificate (certify.studies.heads)
+    violation: dict | None = None  # that certificate when it confirms a violated step (a counterexample)
 
     @property
     def decided(self) -> bool:
@@ -97,27 +101,50 @@ class LayerCertificate:
     heads: tuple[HeadCertificate, ...]
 
 
+class HeadNorms:
+    """The sentence-independent part of a head's analysis, kept per head object and precision:
+    (a = ||A_h||_2, the route and witness of its enclosure that the checker follows, v = ||V_h||_2).
+    The same arb computation at the same precision gives the same ball, so a kept one is exact reuse.
+    Each entry holds its head, so the id in its key cannot be reused by another head."""
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[int, int], tuple[AttentionHead, tuple[arb, str, NormWitness, arb]]] = {}
+
+    def of(self, head: AttentionHead) -> tuple[arb, str, NormWitness, arb]:
+        """The norms of `head` at the current flint precision."""
+        key = (id(head), flint.ctx.prec)
+        if key not in self._found:
+            norm, route, witness = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))
+            v = product_norm(ball_matrix(head.W_O), ball_matrix(head.W_V.T))
+            self._found[key] = (head, (norm / arb(head.d_k).sqrt(), route, witness, v))
+        return self._found[key][1]
+
+
 def certify_trace(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
-                  max_bits: int = MAX_BITS) -> list[LayerCertificate]:  # fmt: skip
+                  max_bits: int = MAX_BITS, norms: HeadNorms | None = None) -> list[LayerCertificate]:  # fmt: skip
     """Every layer and head of the model on the configurations the trace recorded."""
-    return list(iter_layers(model, trace, bits, max_bits))
+    return list(iter_layers(model, trace, bits, max_bits, norms))
 
 
-def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS, max_bits: int = MAX_BITS):
-    """certify_trace one layer at a time (a layer of MiniLM takes about a second)."""
+def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS, max_bits: int = MAX_BITS,
+                norms: HeadNorms | None = None):  # fmt: skip
+    """certify_trace one layer at a time (a layer of MiniLM takes about a second); pass one HeadNorms
+    for every trace of the model to compute the weight-only norms once."""
     if trace.input_ids.shape[0] < 2:
         raise BadInput("the analysis needs at least two tokens (D and tau compare tokens)")
     if not MIN_BITS <= bits <= max_bits <= MAX_ALLOWED_BITS:
         raise BadInput(f"the precision must satisfy {MIN_BITS} <= bits <= max_bits <= {MAX_ALLOWED_BITS}, "
                        f"not bits {bits} and max_bits {max_bits}")
     keys = trace.attention_mask.astype(bool)
+    norms = HeadNorms() if norms is None else norms
     for index, (layer, seen) in enumerate(zip(model.layers, trace.layers)):
-        yield certify_layer(index, layer.heads, seen.tokens_in, keys, bits, max_bits)
+        yield certify_layer(index, layer.heads, seen.tokens_in, keys, bits, max_bits, norms)
 
 
 def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, keys: np.ndarray,
-                  bits: int, max_bits: int) -> LayerCertificate:  # fmt: skip
+                  bits: int, max_bits: int, norms: HeadNorms | None = None) -> LayerCertificate:  # fmt: skip
     """One layer: its configuration statistics, then each head at increasing precision until decided."""
+    norms = HeadNorms() if norms is None else norms
     key_set = None if keys.all() else keys  # every query sees the same keys (BERT)
     with flint.ctx.workprec(bits):
         stats = configuration_stats(X)
@@ -129,7 +156,7 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
         pending = [h for h in range(len(heads)) if h not in results or not results[h].decided]
         X_ball = ball_array(X)
         for h in pending:
-            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision)
+            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision, norms.of(heads[h]))
         return results
 
     escalate(attempt, lambda found: all(head.decided for head in found.values()), bits, max_bits)
@@ -138,13 +165,12 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
 
 
 def certify_head(index: int, head: AttentionHead, X: np.ndarray, X_ball: np.ndarray, keys: np.ndarray | None,
-                 bits: int) -> HeadCertificate:  # fmt: skip
-    """One head at the current flint precision (recorded as `bits`); its steps and regime as the
-    checker confirms them (certify.studies.heads)."""
-    norm, route, witness = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))
-    v = product_norm(ball_matrix(head.W_O), ball_matrix(head.W_V.T))
+                 bits: int, norms: tuple[arb, str, NormWitness, arb]) -> HeadCertificate:  # fmt: skip
+    """One head at the current flint precision (recorded as `bits`), with its HeadNorms.of at that
+    precision; its steps and regime as the checker confirms them (certify.studies.heads)."""
+    a, route, witness, v = norms
     target = heads_study.Head(X=X, W_Q=head.W_Q, W_K=head.W_K, b_Q=head.b_Q, b_K=head.b_K, keys=keys)
-    found = heads_study.values(target, X_ball, norm / arb(head.d_k).sqrt())
+    found = heads_study.values(target, X_ball, a)
     steps = heads_study.confirm_steps(target, found, ("dobrushin", "tau"), route, witness, bits, with_regime=True)
     a_D2 = found["a_D2"]
     float_a_D2 = float(a_D2.mid())
@@ -153,6 +179,7 @@ def certify_head(index: int, head: AttentionHead, X: np.ndarray, X_ball: np.ndar
         head=index, bits=bits, a=found["a"], v=v, a_D2=a_D2, gap=found["gap"], log10_gap=-a_D2 / arb(10).log(),
         tau=found["tau"], ratio=found["D_PX"] / found["D"], regime=steps.regime,
         step1=steps.outcomes["dobrushin"], step2=steps.outcomes["tau"], checker=steps.checker,
+        violation=steps.certificate if VIOLATED in steps.outcomes.values() else None,
         float_a_D2=float_a_D2, float_factor_is_one=float_factor_is_one, float_gap_is_zero=float_gap_is_zero,
     )  # fmt: skip
 

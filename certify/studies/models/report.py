@@ -29,7 +29,12 @@ STEPS = {
 
 
 def enclosure(x: arb, bits: int) -> dict:
-    return {"ball": arb_text(x, bits), "lower": _outward(x.lower(), -math.inf), "upper": _outward(x.upper(), math.inf)}
+    return {"ball": arb_text(x, bits), **dict(zip(("lower", "upper"), bounds(x)))}
+
+
+def bounds(x: arb) -> list[float | None]:
+    """[lower, upper]: binary64 numbers rounded outward from the ball's endpoints (None when not finite)."""
+    return [_outward(x.lower(), -math.inf), _outward(x.upper(), math.inf)]
 
 
 def build(model_source: str, config, text: str, tokens: list[str], layers: list[LayerCertificate],

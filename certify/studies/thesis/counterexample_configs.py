@@ -26,6 +26,7 @@ PRECISION_RANGE = (64, 1 << 16)
 
 
 def exact(text, name: str) -> Fraction:
+    """The exact Fraction of an option's text (`name` names it in the BadInput message)."""
     return parse_number(str(text), name)
 
 
@@ -35,6 +36,7 @@ def _tag(x: Fraction) -> str:
 
 
 def scaled_identity(c: Fraction) -> list:
+    """The 2 x 2 matrix c I as configuration entries (exact strings)."""
     return [[str(c), "0"], ["0", str(c)]]
 
 

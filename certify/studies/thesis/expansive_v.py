@@ -29,6 +29,8 @@ HELP = "value.expansive: V = rho I, A = lambda I, X = (e1, -e1): the diameter gr
 
 
 def add_arguments(parser) -> None:
+    """Add this counterexample's options to the `certify counterexample expansive-v` parser. (--rho, --layers,
+    --lam)."""
     parser.add_argument("--rho", default="2", help="the expansion rho = ||V||_2 > 1, exact (default 2)")
     parser.add_argument("--layers", default="5", help="the number T of layers (default 5)")
     parser.add_argument("--lam", default=None,
@@ -62,6 +64,9 @@ def _summary(found, witness) -> list[str]:
 
 
 def build(args) -> Outcome:
+    """Run `certify counterexample expansive-v`: the configuration V = rho I, A = lambda I, X = (e1, -e1)
+    through T layers, D(X_(t+1)) > D(X_t) decided in ball arithmetic and confirmed by the checker (BadInput
+    for rho <= 1, T outside 1..MAX_LAYERS, lambda < 0 or a non-number)."""
     rho = configs.exact(args.rho, "--rho")
     try:
         layers = int(args.layers)

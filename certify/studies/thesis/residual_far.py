@@ -24,6 +24,7 @@ HELP = "residual.far: X + P X V^T with V = -I, A = lambda I, X = (e1, -e1) gives
 
 
 def add_arguments(parser) -> None:
+    """Add this counterexample's options to the `certify counterexample residual-far` parser. (--q, --lam)."""
     parser.add_argument("--q", default="0.1", help="the ratio to reach, exact and > 0 (default 0.1)")
     parser.add_argument("--lam", default=None,
                         help="lambda (exact); default: the multiple of 1/64 one to two steps past ln(2/q - 1)/2, "
@@ -52,6 +53,9 @@ def _summary(found, witness) -> list[str]:
 
 
 def build(args) -> Outcome:
+    """Run `certify counterexample residual-far`: the residual layer V = -I, A = lambda I on X = (e1, -e1),
+    D(X') <= q D(X) decided in ball arithmetic and confirmed by the checker (BadInput for q <= 0, lambda <
+    0 or a non-number)."""
     q = configs.exact(args.q, "--q")
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
     inputs = {"q": str(q), "config": configs.residual_far(q, lam)}  # lambda is in it: A = lambda I

@@ -43,6 +43,8 @@ BOX_MARGIN_BITS = 16  # box half-width = 2^-(precision - margin): room for the m
 
 
 def add_arguments(parser) -> None:
+    """Add this counterexample's options to the `certify counterexample ln-equilibria` parser. (--n, --w,
+    --one-per-rank)."""
     parser.add_argument("--n", type=int, default=4, help=f"number of tokens N = d, {MIN_N}..{MAX_N} (default 4)")
     parser.add_argument("--w", default=None, help="superdiagonal entry of W_V, exact, at least N (default N)")
     parser.add_argument("--one-per-rank", action="store_true",
@@ -50,6 +52,8 @@ def add_arguments(parser) -> None:
 
 
 def parse(n: int, w_text: str | None) -> tuple[int, Fraction]:
+    """Check and return (N, w): N tokens with MIN_N <= N <= MAX_N, w exact (default N) with w >= N as Theorem
+    3 asks; BadInput otherwise."""
     if not MIN_N <= n <= MAX_N:
         raise BadInput(f"--n must be between {MIN_N} and {MAX_N}, got {n}")
     try:
@@ -62,6 +66,7 @@ def parse(n: int, w_text: str | None) -> tuple[int, Fraction]:
 
 
 def ball(x) -> arb:
+    """The exact rational x as a ball of the current precision (BALL)."""
     return BALL.number(Fraction(x))
 
 
@@ -226,12 +231,18 @@ def _gram_shift(tokens: list, N: int) -> Fraction:
 
 
 def sign_patterns(k: int, one_per_rank: bool):
+    """The sign tuples (sig_0, ..., sig_{k-1}) of the rank-k equilibria to certify: all 2^k of them, or only
+    (+1, ..., +1) with `one_per_rank`."""
     if one_per_rank:
         return [(1,) * k]
     return list(itertools.product((1, -1), repeat=k))
 
 
 def witness(N: int, w: Fraction, one_per_rank: bool, precision: int) -> dict:
+    """The untrusted witness: for every rank k = 1..N and sign pattern, the Jordan-chain equilibrium evaluated
+    at `precision` + 32 bits and boxed token by token (half-width 2^-(precision - BOX_MARGIN_BITS)), with
+    the Gram shift its rank test uses and, for rank N, a float64 top singular vector for the stable-rank
+    test."""
     with ctx.workprec(precision + 32):
         return {"equilibria": [_witness_entry(N, w, signs, precision)
                                for k in range(1, N + 1) for signs in sign_patterns(k, one_per_rank)]}
@@ -249,6 +260,8 @@ def _summary(found, witness: dict) -> list[str]:
 
 
 def build(args) -> Outcome:
+    """Run `certify counterexample ln-equilibria`: search the witness, evaluate it in ball arithmetic and have
+    the checker confirm the certificate (BadInput for a bad --n or --w)."""
     N, w = parse(args.n, args.w)
     inputs = {"n": N, "w": str(w)}
     return certify_named(KIND, evaluate, inputs,

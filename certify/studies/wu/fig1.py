@@ -32,10 +32,12 @@ MAX_CUT_DEPTH = 40
 
 
 def add_arguments(parser) -> None:
+    """Add this counterexample's options to the `certify counterexample wu-fig1` parser. (--w)."""
     parser.add_argument("--w", default="2", help="the entry w > 1 of W_V, exact: '2', '3/2', '1.25' (default 2)")
 
 
 def parse_w(text: str) -> Fraction:
+    """--w as an exact Fraction; BadInput unless it is a number > 1 (for w <= 1 there is no equilibrium B)."""
     try:
         w = Fraction(str(text).strip())
     except (ValueError, ZeroDivisionError):
@@ -177,6 +179,9 @@ def _trapping_cuts(w: Fraction, lo: Fraction, hi: Fraction) -> list[Fraction]:
 
 
 def witness(w: Fraction, precision: int) -> dict:
+    """The untrusted witness for w: small dyadic boxes around theta_A and theta_B (float64 closed forms),
+    token 1's a_min and T, and the cuts of the trapping arc around theta_B, bisected at `precision` bits
+    until 0 < f' < 1 is proved on every piece."""
     wf = float(w)
     r = math.sqrt(wf * wf - 1)
     theta = {"A": math.pi - math.atan(r), "B": math.pi + math.atan(r)}
@@ -208,6 +213,8 @@ def _summary(found, witness: dict) -> list[str]:
 
 
 def build(args) -> Outcome:
+    """Run `certify counterexample wu-fig1`: search the witness, evaluate it in ball arithmetic and have the
+    checker confirm the certificate (BadInput for a bad --w)."""
     w = parse_w(args.w)
     inputs = {"w": str(w)}
     return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary)

@@ -78,6 +78,8 @@ LN_EPS = 1e-12
 
 @dataclass(frozen=True)
 class Variant:
+    """Which parts of an encoder layer a curve keeps: the residual connection, the LayerNorm after attention
+    ("model", "sphere" or None) and the feed-forward sublayer (module docstring's table)."""
     name: str
     skip: bool  # the residual connection X + ...
     layernorm: str | None  # after the attention sublayer: "model" (the layer's own), "sphere" or None
@@ -106,6 +108,7 @@ class Setting:
     dropout: float  # the default train-mode rate (a run also has the eval-mode curves)
 
     def std(self, fan_in: int) -> float:
+        """The standard deviation of a random weight with this fan-in: 0.02 (BERT) or 1/sqrt(fan_in)."""
         return 0.02 if self.bert_init else 1 / math.sqrt(fan_in)
 
 
@@ -150,6 +153,8 @@ DEFAULT_SETTING = {False: "project", True: "bert"}  # the default setting withou
 
 
 def mask_matrix(name: str, n: int) -> np.ndarray:
+    """The n x n boolean matrix of a named mask (certify.core.masks): entry [i, j] says whether query i
+    attends to key j."""
     return np.array(named_mask(name, n), dtype=bool)
 
 
@@ -193,10 +198,14 @@ class RandomModel:
     ffn: bool = True
 
     def layer(self, t: int) -> EncoderLayer:
+        """Layer t (0-based), drawn from the seed [seed, 1, t]: the same layer however many others were drawn
+        before."""
         return random_layer(self.setting, self.d, self.heads, np.random.default_rng([self.seed, 1, t]), self.ffn)
 
 
 def random_inputs(n: int, d: int, inputs: int, seed: int) -> np.ndarray:
+    """The random inputs of Figures 2 and 3: an array (inputs, n, d) of N(0, 1) entries from the seed [seed,
+    0]."""
     return np.random.default_rng([seed, 0]).normal(size=(inputs, n, d))
 
 
@@ -215,6 +224,7 @@ class StackedLayer:
 
 
 def stack_heads(layer: EncoderLayer) -> StackedLayer:
+    """The layer with its heads stacked side by side (StackedLayer) for the batched float64 simulation."""
     heads = layer.heads
     columns = [h.W_Q for h in heads] + [h.W_K for h in heads] + [h.W_V.T for h in heads]
     biases = [h.b_Q for h in heads] + [h.b_K for h in heads] + [h.b_V for h in heads]
@@ -338,6 +348,7 @@ def exact_matrix(matrix: np.ndarray) -> tuple:
 
 
 def exact_vector(vector: np.ndarray) -> tuple:
+    """A float64 vector as a tuple of exact Fractions (its values taken as exact)."""
     return tuple(Fraction(float(v)) for v in vector)
 
 

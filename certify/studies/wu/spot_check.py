@@ -36,6 +36,9 @@ NOT_CERTIFIED = "ball arithmetic, not certified"  # no checker re-derives a spot
 
 @dataclass(frozen=True)
 class SpotCheck:
+    """One certified number of a figure: a ball enclosing the exact mu(X_T) = ||X_T - 1 xbar^T||_F of one
+    input at depth T (ball arithmetic, not checker-confirmed), with the float64 value the simulation drew
+    and the precision used."""
     configuration: str  # what was enclosed, in words
     depth: int
     float64: float  # the simulation's value of mu(X_T) for this input

@@ -55,6 +55,8 @@ class Options:
 
 def options(setting: str | None = None, long: bool = False, seed: int = 0, dropout: float | None = None,
             progress: bool | None = None) -> Options:
+    """The Options of a study: the setting by name (default: the setting of the short or `long` run), its
+    size, seed, dropout and progress; BadInput for an unknown setting or a dropout outside [0, 1)."""
     name = sim.DEFAULT_SETTING[long] if setting is None else setting
     if name not in sim.SETTINGS:
         raise BadInput(f"unknown setting {name!r}: choose one of {', '.join(sim.SETTINGS)}")
@@ -65,6 +67,9 @@ def options(setting: str | None = None, long: bool = False, seed: int = 0, dropo
 
 @dataclass(frozen=True)
 class Finding:
+    """One statement of a figure's caption against this run: whether the run agrees (None: the caption says
+    nothing), the measured numbers (per mask: mu_T / mu_0, decay rate, collapsed or not) and, for a
+    disagreement, its cause when a control run shows it."""
     statement: str  # what the paper's caption says (or, when it says nothing, what was measured)
     reproduced: bool | None  # whether this run agrees; None: the caption states nothing about it
     detail: str  # the measured numbers
@@ -74,11 +79,15 @@ class Finding:
 
     @property
     def verdict(self) -> str:
+        """"agrees", "DISAGREES" or "caption silent"."""
         return {True: "agrees", False: "DISAGREES", None: "caption silent"}[self.reproduced]
 
 
 @dataclass
 class Study:
+    """One figure's study: what was run (settings), its float64 curves (keyed per figure, see the field
+    comment; mu arrays of shape (T + 1, inputs)), the certified spot checks, the findings against the
+    caption, Figure 1's checker-confirmed values and notes."""
     figure: str
     settings: dict  # what was run, for the JSON and the captions
     curves: dict  # Figure 2: (init, variant, mask, dropout) -> mu (T + 1, inputs); Figure 3: (d_qk, mask) -> mu;
@@ -126,16 +135,22 @@ class Behaviour:
 
     @property
     def collapses(self) -> bool:
+        """Whether median mu_T < COLLAPSED * median mu_0."""
         return self.ratio < COLLAPSED
 
     def to_json(self) -> dict:
+        """The behaviour as JSON: ratio, rate_log10_per_layer, collapses."""
         return {"ratio": self.ratio, "rate_log10_per_layer": self.rate, "collapses": self.collapses}
 
     def text(self) -> str:
+        """The behaviour in words: "mu_T/mu_0 RATIO (+RATE log10/layer)"."""
         return f"mu_T/mu_0 {_g(self.ratio)} ({self.rate:+.3f} log10/layer)"
 
 
 def behaviour(mu: np.ndarray) -> Behaviour:
+    """The Behaviour of a curve mu of shape (T + 1, inputs): median mu_T / median mu_0, and the mean decay in
+    log10 per layer up to the last depth (at least 1) before the median falls below FLOAT64_FLOOR relative
+    to mu_0."""
     relative = np.median(mu, axis=1) / np.median(mu[0])
     low = np.flatnonzero(relative[1:] < FLOAT64_FLOOR)
     last = int(low[0]) if low.size else len(relative) - 1  # the last depth above the floor (>= 1 when T >= 1)
@@ -172,6 +187,9 @@ CAPTION_FIG2 = {
 
 
 def fig2(opts: Options) -> Study:
+    """Run Figure 2: mu(X_t) for every variant, mask and dropout rate of the random-init setting, and of the
+    pretrained MiniLM when its package is installed (otherwise a note says the panel was skipped); with one
+    certified spot check and the findings against the caption."""
     size, setting = opts.size, opts.setting
     model = sim.RandomModel(setting, size.d, size.heads, size.depth, opts.seed)
     X0 = sim.random_inputs(size.tokens, size.d, size.inputs, opts.seed)
@@ -221,6 +239,8 @@ def _pretrained_curves(opts: Options, curves: dict) -> dict:
 
 
 def fig2_findings(curves: dict) -> list[Finding]:
+    """Figure 2's findings: each (init, variant, mode) against the caption, mask by mask, then per init and
+    mode whether pure attention (SAN) collapses more slowly under the local masks (sliding, uni)."""
     groups = sorted({(key[0], key[1], key[3]) for key in curves}, key=lambda g: (g[0] != "random", g[2], g[1]))
     measured = {key: behaviour(mu) for key, mu in curves.items()}
     findings = [_variant_finding(init, variant, p, measured) for init, variant, p in groups]
@@ -321,6 +341,8 @@ def _spot_fig2(opts: Options, curves: dict) -> SpotCheck:
 
 
 def fig3(opts: Options) -> Study:
+    """Run Figure 3: mu(X_t) of pure attention (SAN, eval mode) for every mask and every d_QK of D_QK_SWEEP,
+    with one certified spot check (causal, d_QK = 1) and the findings against the caption."""
     size, setting = opts.size, opts.setting
     model = sim.RandomModel(setting, size.d, size.heads, size.depth, opts.seed, ffn=False)
     X0 = sim.random_inputs(size.tokens, size.d, size.inputs, opts.seed)
@@ -453,6 +475,8 @@ def _distance_to_equilibrium(spot: SpotCheck, certified: dict) -> str:
 
 
 def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
+    """Figure 1's findings: without LayerNorm both tokens collapse; with post-LN token 1 tends to (0, +-1);
+    token 2 started on the certified trapping arc tends to the certified B."""
     no_ln = [float(consensus_distance(FLOAT64, path[-1])) for key, path in curves.items() if key[0] == "no-LN"]
     findings = [Finding("without LayerNorm both tokens collapse to one point (mu_T < 1e-6)",
                         max(no_ln) < 1e-6, "mu_T: " + ", ".join(_g(x) for x in no_ln))]

@@ -1,0 +1,175 @@
+"""A corpus run as a resumable job (certify.jobs): one chunk of sentences per task, committed by this process.
+
+The folder (certify.jobs.store for manifest.json and chunks/):
+    manifest.json             the run's parameters: the model (and the sha256 of its weights), the corpus
+                              (its name and the sha256 of its sentences), the precision ladder, the count
+    chunks/<first>.jsonl      one record per sentence (certify.studies.models.corpus)
+    certificates/             the attention-head certificate of every head with a violated step
+    summary.json, summary.txt per head over the committed sentences (corpus_summary), rewritten by each run
+    corpus_heatmap.png, corpus_histograms.png    (corpus_plots)
+A folder is resumed only by the same run; `--limit K` decides sentences 0..K-1 only, so a later run
+with a larger limit (or none) continues the same folder.  The summary covers the committed sentences,
+read back one at a time (memory does not grow with the corpus); each record is checked as it is read
+(its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from certify import jobs
+from certify.core import jsonfile
+from certify.core.float64_limits import REGIME_WORDS
+from certify.engine import HOLDS, UNDECIDED, VIOLATED
+from certify.errors import BadInput
+from certify.studies.models import corpus_plots
+from certify.studies.models.corpus import CorpusRun, certify_sentences, sha256_text
+from certify.studies.models.corpus_summary import CorpusSummary, render
+from certify.studies.models.loading import WEIGHTS_FILE
+from certify.studies.models.pipeline import load_text_model
+
+FORMAT = "certify-model-corpus/1"
+CERTIFICATES = "certificates"
+SUMMARY_JSON, SUMMARY_TEXT = "summary.json", "summary.txt"
+OUTPUTS = (CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT, corpus_plots.HEATMAP, corpus_plots.HISTOGRAMS)
+CHUNK = 1  # sentences per task: one sentence of MiniLM is seconds of work, far above a task's overhead
+HEAD_KEYS = {"head", "bits", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D", "regime", "step1", "step2", "checker",
+             "certificate", "certificate_sha256"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Outcome:
+    summary: dict
+    decided_now: int
+    failed: list[int]  # first sentence of each chunk the executor gave up on (left for the next run)
+
+
+def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
+    """The job's task: certify_sentences, its kept certificates as artefacts under certificates/."""
+    records, artefacts = [], {}
+    for record, certificates in certify_sentences(run, indices):
+        artefacts.update({f"{CERTIFICATES}/{name}": text for name, text in certificates.items()})
+        records.append(record)
+    return jobs.ChunkResult(records=records, artefacts=artefacts)
+
+
+def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
+    return {
+        "format": FORMAT,
+        "count": len(run.sentences),
+        "model": run.model,
+        "model_sha256": _sha256_file(model_folder / WEIGHTS_FILE),
+        "corpus": corpus_name,
+        "corpus_sha256": sha256_text("\n".join(run.sentences)),
+        "bits": run.bits,
+        "max_bits": run.max_bits,
+    }
+
+
+def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | None = None, executor: str = "pool",
+               workers: int | None = None, scheduler: str | None = None, progress: bool = True,
+               restart: bool = False) -> Outcome:  # fmt: skip
+    """Run (or resume) the corpus in out_dir: sentences 0..limit-1 (all without limit); then write the summary."""
+    if limit is not None and limit < 1:
+        raise BadInput(f"--limit must be at least 1, got {limit}")
+    text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
+    run.check_lengths(text_model)
+    store = jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
+                            noun="corpus run", restart=restart)  # fmt: skip
+    check = _record_check(store, run, text_model.model.config)
+    wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
+    done = store.decided(check)
+    todo = [i for i in range(wanted) if i not in done]
+    from tqdm import tqdm  # only a run draws a progress bar
+
+    bar = tqdm(total=wanted, initial=wanted - len(todo), unit="sentence", desc="corpus", file=sys.stderr,
+               disable=not progress, dynamic_ncols=True)  # fmt: skip
+    try:
+        with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
+            report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
+    except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
+        bar.close()
+        write_summary(store, run, corpus_name, text_model, check)
+        raise
+    finally:
+        bar.close()
+    summary = write_summary(store, run, corpus_name, text_model, check)
+    return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
+
+
+def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check) -> dict:
+    config = text_model.model.config
+    aggregate = CorpusSummary(config.n_layers, config.n_heads)
+    for record in store.records(check):
+        aggregate.add(record)
+    about = {
+        "model": run.model,
+        "model_name": "all-MiniLM-L6-v2" if run.model == "minilm" else Path(run.model).name,
+        "config": {"n_layers": config.n_layers, "n_heads": config.n_heads, "d": config.d},
+        "corpus": corpus_name,
+        "corpus_sentences": len(run.sentences),
+        "precision_bits": {"start": run.bits, "max": run.max_bits},
+        "regimes": REGIME_WORDS,
+    }
+    summary = aggregate.to_json(about)
+    store.write(SUMMARY_JSON, jsonfile.dumps(summary))
+    store.write(SUMMARY_TEXT, render(summary, full=True) + "\n")
+    if summary["totals"]["sentences"]:
+        corpus_plots.write(summary, store.folder)
+    return summary
+
+
+def _record_check(store, run: CorpusRun, config):
+    """check(record, where) for Store.records: the record is a sentence record of this run, and the
+    certificate it names is on disk with its digest."""
+    regimes, steps = set(REGIME_WORDS), {HOLDS, VIOLATED, UNDECIDED}
+
+    def check(record: dict, where: str) -> None:
+        i = record["i"]
+        try:
+            ok = (record.get("text") == run.sentences[i] and type(record.get("n_tokens")) is int
+                  and isinstance(record.get("layers"), list) and len(record["layers"]) == config.n_layers)
+            for number, layer in enumerate(record["layers"] if ok else []):
+                ok = ok and layer.get("layer") == number and len(layer.get("heads", [])) == config.n_heads
+                for index, head in enumerate(layer.get("heads", []) if ok else []):
+                    ok = (ok and set(head) == HEAD_KEYS and head["head"] == index and head["regime"] in regimes
+                          and head["step1"] in steps and head["step2"] in steps
+                          and all(_pair(head[k]) for k in ("a", "a_D2", "log10_gap", "tau", "D_PX_over_D")))
+                    if ok and head["certificate"] is not None:
+                        path = store.folder / CERTIFICATES / head["certificate"]
+                        ok = path.is_file() and sha256_text(path.read_text(encoding="utf-8")) == head["certificate_sha256"]
+                    elif ok:
+                        ok = VIOLATED not in (head["step1"], head["step2"])  # a violation always keeps its certificate
+        except (AttributeError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise store.corrupt(f"{where} is not a record of sentence {i} of this corpus run (or its certificate differs)")
+
+    return check
+
+
+def _pair(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2
+            and all(v is None or type(v) is float for v in value))  # fmt: skip
+
+
+def _sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def exit_verdict(summary: dict, failed: list[int], wanted: int) -> str:
+    """violated if any step is violated; undecided if any step is undecided or a sentence is left undone."""
+    steps = summary["totals"]["steps"]
+    if any(steps[step][VIOLATED] for step in steps):
+        return VIOLATED
+    if any(steps[step][UNDECIDED] for step in steps) or failed or summary["totals"]["sentences"] < wanted:
+        return UNDECIDED
+    return HOLDS
+

