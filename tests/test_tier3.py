@@ -276,8 +276,6 @@ def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
     from certify.search import campaign
     from certify.errors import BadInput
     with pytest.raises(BadInput):
-        campaign.Campaign("gaussian", 4, 2, 5, 0, bound="D", tier="tier3").validated()
-    with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, claim="collapse.trajectory", tier="tier3").validated()
     with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, tier="float").validated()

@@ -64,7 +64,7 @@ import json
 import math
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from statistics import median
 
@@ -101,6 +101,14 @@ class Campaign:
     L_range: tuple[float, float] | None = None  # None: the distribution's default
     max_prec: int = engine.DEFAULT_MAX_PRECISION
     tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
+    # the layer's parts beyond the head (samplers.LayerParts); the manifest names those not at their default
+    mask: str | None = None
+    value: str | None = None
+    value_norm: float | None = None
+    residual: bool = False
+    ffn: str | None = None
+    hidden: int | None = None
+    ffn_residual: bool = False
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""
@@ -117,13 +125,14 @@ class Campaign:
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
-        if self.tier == "tier3" and claim not in tier3.PURE_ATTENTION_CLAIMS:
-            raise BadInput(f"the float64 tier decides {', '.join(tier3.PURE_ATTENTION_CLAIMS)} on sampled "
-                           f"configurations; use --tier arb for {claim or 'a bound'}")
+        if self.tier == "tier3" and claim is not None and claim not in tier3.COVERED:
+            raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
+                           f"configurations; use --tier arb for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
-        campaign = replace(self, claim=claim, bound=bound, L_range=L_range)
-        # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
-        # pure attention) are the engine's, on configuration 0 read but not decided (the pool decides it).
+        parts = samplers.LayerParts(**{key: getattr(self, key) for key in PARTS}).validated(self.d)
+        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, **asdict(parts))
+        # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
+        # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
         return campaign
 
@@ -131,13 +140,29 @@ class Campaign:
     def hold_stride(self) -> int:
         return max(1, self.count // HOLD_SAMPLES)
 
+    @property
+    def parts(self) -> samplers.LayerParts:
+        return samplers.LayerParts(**{key: getattr(self, key) for key in PARTS})
+
+    @property
+    def pure_attention(self) -> bool:
+        """The sampled layers are X' = P X (float_screen computes their float64 sides in one batch)."""
+        return self.parts == samplers.LayerParts()
+
     def manifest(self) -> dict:
         out = asdict(self)
         out["L_range"] = None if self.L_range is None else list(self.L_range)
+        default = samplers.LayerParts()
+        for key in PARTS:  # campaigns of pure attention keep the manifest they always had
+            if out[key] == getattr(default, key):
+                del out[key]
         return {"format": FORMAT, **out}
 
     def sample(self, index: int) -> samplers.Sample:
-        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range)
+        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts)
+
+
+PARTS = tuple(f.name for f in fields(samplers.LayerParts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,8 +176,12 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
     goal = engine.target(campaign.claim, campaign.bound)
     if campaign.tier == "tier3":
-        fast, lhs_upper, rhs_lower = tier3.evaluate(campaign.claim, tier3.batch_of_configs([s.config for s in samples]))
-        float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, None), screen)
+        configs = [s.config for s in samples]
+        fast, lhs_upper, rhs_lower = tier3.evaluate(goal.claim, tier3.batch_of_configs(configs))
+        if campaign.pure_attention:
+            float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, campaign.bound), screen)
+        else:  # masks, V, residual, FFN: the engine's own float64 screen, one configuration at a time
+            float64_sides = float_screen.engine_sides(goal.claim, configs)
     records, kept = [], {}
     for k, item in enumerate(samples):
         gap = float(screen["gap"][k])
@@ -473,11 +502,15 @@ class SampleResult:
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
            distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
            max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
-           progress: bool = False, stop_after: int | None = None, restart: bool = False) -> SampleResult:
+           progress: bool = False, stop_after: int | None = None, restart: bool = False, **parts) -> SampleResult:
     """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
     `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
-    records and certificates go to the folder `out` (resumed when it holds the same campaign)."""
+    records and certificates go to the folder `out` (resumed when it holds the same campaign).
+    `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...)."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier)
+                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier, **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)
