@@ -70,10 +70,10 @@ def test_planted_false_bounds_are_violated_through_arb(claim, tmp_path):
     assert all(r["tier"] == "arb" and r["certificate"] for r in records if r["verdict"] == "violated")
 
 
-def test_gelu_ffn_campaign_goes_to_arb(tmp_path):
-    """erf has no binary64 enclosure in tier 3: it stands aside and arb decides every configuration."""
-    summary, records = _audited(_spec(6, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True), tmp_path / "c")
-    assert summary["counts"]["holds"] == 6 and {r["tier"] for r in records} == {"arb"}
+def test_gelu_ffn_campaign_on_tier3_agrees_with_arb(tmp_path):
+    """GELU's erf is enclosed by tier 3 (its series): tier 3 decides, and arb re-derives every record alike."""
+    summary, records = _audited(_spec(40, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True), tmp_path / "c")
+    assert summary["counts"]["holds"] == 40 and {r["tier"] for r in records} == {"tier3", "arb"}
     assert config.load(_spec(6, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True).validated().sample(0).config).layers[0].ffn.residual
 
 

@@ -13,7 +13,7 @@ of each enclosure the comparison needs by itself; COVERED says for each claim wh
 are.  The backend encloses every quantity tightly on both sides except the spectral norms a, v and
 the norms inside L, which are tight from below (a binary64 witness vector, recomputed rigorously)
 and loose from above (Frobenius norms): every covered claim needs only their lower ends.  An
-operation the backend cannot enclose (erf for GELU, log, matrix powers) makes the whole batch
+operation the backend cannot enclose (log, matrix powers) makes the whole batch
 "cannot decide" (midrad64.NotSupported).
 """
 
@@ -64,7 +64,7 @@ COVERED = {
     "residual.two_sided.global": "lower: v, a, D below in v (1 - exp(-a D^2)), D above, D_out below; "
                                  "upper: D_out above; v, a, D below",
     # D_out <= L (1 - exp(-a D^2)) D and D_out <= L a D^3: L (||W1||_2, ||W2||_2) from below;
-    # GELU's erf has no proven binary64 enclosure here, so GELU layers go to arb
+    # ReLU or GELU (erf enclosed by its series, midrad64._erf_at)
     "ffn.lipschitz": "D_out above; L, a, D below",
 }
 

@@ -14,10 +14,11 @@ start-up (round to nearest, gradual underflow, BLAS products as correctly rounde
 - products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
   |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
   ||a_i|| ||(B_rad)_j|| + ||(A_rad)_i|| (||b_j|| + ||(B_rad)_j||);
-- exp through the proven exp of exp64.py; tanh from it; spectral norms from below by a binary64
+- exp through the proven exp of exp64.py; tanh from it; erf (so GELU) by its series of positive
+  terms with a bounded tail, in the backend's own operations; spectral norms from below by a binary64
   witness vector, from above by Frobenius norms (the loose side: no claim the tier decides needs it).
 
-What cannot be enclosed here raises NotSupported (erf, log, powers of matrices ...): the tier then
+What cannot be enclosed here raises NotSupported (log, powers of matrices ...): the tier then
 hands the configurations to arb, never an unproven enclosure.  nan and inf in a result mean
 "no bound"; comparisons with them decide nothing.
 """
@@ -323,6 +324,41 @@ def _tanh_bounds(t):
     return np.where(positive, low, -high), np.where(positive, high, -low)
 
 
+# erfc(s) <= e^(-s^2) / (s sqrt(pi)) < 2^-53 for s >= 6 (Abramowitz & Stegun 7.1.13): erf(s) lies in
+# [1 - 2^-53, 1], the binary64 numbers next to it
+_ERF_SATURATES = 6.0
+
+
+def _erf_at(t) -> MidRad:
+    """erf(t) for binary64 t (exact values), an enclosure.  For s = |t| < 6, Abramowitz & Stegun 7.1.6:
+    erf(s) = (2 / sqrt(pi)) e^(-s^2) sum_{n>=0} term_n, term_0 = s, term_n = term_{n-1} 2 s^2 / (2n + 1),
+    positive terms (no cancellation) whose ratio q_n = 2 s^2 / (2n + 3) decreases in n: once q_n <= 1/2
+    the tail after term_n is at most term_n (sum_k q_n^k <= 1), and the sum stops when that is below
+    2^-60 of it (or 2^-1000, for tiny s).  Every operation of the sum is the backend's own, so its rounding is enclosed.  For
+    s >= 6 (and infinite s) see _ERF_SATURATES; erf(-t) = -erf(t); nan stays nan."""
+    s = np.abs(t)
+    near = s < _ERF_SATURATES
+    x = MidRad(np.where(near, s, 0.0))
+    square = x * x
+    twice_square = square * 2  # exact doubling
+    term = total = x
+    for n in range(1, 400):  # s < 6: q_n <= 1/2 from n = 35 on, and then each term at most halves
+        term = term * twice_square / (2 * n + 1)
+        total = total + term
+        if np.all(twice_square.upper <= (2 * n + 3) / 2) and np.all(term.upper <= np.maximum(total.lower * 2.0**-60, 2.0**-1000)):
+            break
+    else:
+        raise NotSupported("erf's series did not converge")
+    series = MidRad.hull(total.lower, up(total.upper + term.upper))  # the tail is in [0, term_n]
+    at_s = (2 / MidRad64.sqrt_nonneg(MidRad64.pi())) * MidRad64.exp(-square) * series
+    low = np.where(near, np.maximum(at_s.lower, 0.0), 1.0 - 2.0**-53)
+    high = np.where(near, np.minimum(at_s.upper, 1.0), 1.0)
+    positive = t >= 0
+    low, high = np.where(positive, low, -high), np.where(positive, high, -low)
+    unknown = np.isnan(t)
+    return MidRad.hull(np.where(unknown, np.nan, low), np.where(unknown, np.nan, high))
+
+
 def top_right_singular_vector(A=None, W_Q=None, W_K=None):
     """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
 
@@ -432,9 +468,17 @@ class MidRad64:
     log = _unsupported("log")
     expm1 = _unsupported("expm1")
     log1p = _unsupported("log1p")
-    erf = _unsupported("erf")  # GELU: arb decides
     scale_exponent = _unsupported("powers of a matrix")
     ldexp = _unsupported("powers of a matrix")
+
+    @staticmethod
+    def erf(x) -> MidRad:
+        """erf increases: from erf at the lower ends of x (_erf_at) to erf at the upper ends."""
+        x = lift(x)
+        if not _has_radius(x.rad):
+            return _erf_at(x.mid)
+        ends = _erf_at(np.stack([x.lower, x.upper]))
+        return MidRad.hull(ends[0].lower, ends[1].upper)
 
     @staticmethod
     def sqrt_nonneg(x) -> MidRad:
