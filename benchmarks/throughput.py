@@ -119,9 +119,15 @@ def _float64_diameter(X):
     return np.sqrt(np.maximum(g[:, :, None] + g[:, None, :] - 2 * G, 0).max(axis=(1, 2)))
 
 
+def batch_configurations(row: Row, seed: int) -> list[dict]:
+    """The batch the vectorised columns (float64 and tier 3) are timed on: FLOAT_BATCH configurations,
+    20 for the largest rows."""
+    return configurations(row, FLOAT_BATCH if row.n * row.d < 10_000 else 20, seed)
+
+
 def float64_rate(row: Row, seed: int) -> float:
-    """Configurations per second of the plain numpy evaluation, on a batch of FLOAT_BATCH (best of 3)."""
-    arrays = _float64_arrays(configurations(row, FLOAT_BATCH if row.n * row.d < 10_000 else 20, seed))
+    """Configurations per second of the plain numpy evaluation, on the batch (best of 3)."""
+    arrays = _float64_arrays(batch_configurations(row, seed))
     best = math.inf
     for _ in range(3):
         started = _clock()
@@ -135,7 +141,7 @@ def float64_rate(row: Row, seed: int) -> float:
 
 def tier3_rate(configs: list[dict]) -> float | None:
     """Configurations per second through the rigorous vectorised float64 tier (certify.search.tier3)
-    on the batch already in arrays, as the plain float64 column; None where the floating-point model
+    on the batch already in arrays, the plain float64 column's batch (best of 3); None where the floating-point model
     probes switched the tier off.  What it cannot decide is left to arb (the decided fraction is
     reported by python -m benchmarks.tier3)."""
     from certify.search import tier3
@@ -318,7 +324,7 @@ def measure(row: Row, seed: int, repeats: int) -> dict:
         arb_rates.append(rate)
         anchor_rates.append(anchor_rate(configs))
     f, a, b = median(float_rates), median(arb_rates), median(anchor_rates)
-    tier3 = tier3_rate(configs)
+    tier3 = tier3_rate(batch_configurations(row, seed))
     return {"row": row.label, "n": row.n, "d": row.d, "count": row.count, "float64_per_s": f, "tier3_per_s": tier3,
             "arb_per_s": a, "anchor_per_s": b, "float64_over_arb": f / a, "float64_over_anchor": f / b,
             "arb_over_anchor": b / a, "verdicts": verdicts}
