@@ -74,7 +74,7 @@ from flint import arb
 from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
-from certify.core import expr, jsonfile
+from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.verdicts import short_repr
@@ -217,10 +217,10 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 # ---------------------------------------------------------------------------------------------
 # The campaign folder (a certify.jobs.Store)
 
+HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.sample)
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
-# (index.html: certify.report.campaign_page; histograms.FORMAT: certify.figures.sample)
-OUTPUTS = ("certificates", "undecided", "summary.json", "index.html", "histograms.png", "histograms.pdf",
-           "histograms.svg")
+# (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
+OUTPUTS = ("certificates", "undecided", "summary.json", report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
