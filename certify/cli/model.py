@@ -48,6 +48,7 @@ SHIPPED_CORPUS = ""  # --corpus without FILE
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify model` and its options (those of a single text, and of --corpus)."""
     p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text",
                               description="Run a pretrained BERT encoder on a text and certify, per layer and "
                               "head, a = ||A_h||_2, D, a D^2, the gap exp(-a D^2) and its float64 regime, tau(P_h), "
@@ -84,6 +85,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Run `certify model` (on one text, its float64 screen, or a corpus); return its exit code."""
     if args.corpus is not None:
         return _run_corpus(args)
     if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
@@ -118,6 +120,7 @@ def _print(args, report: dict, render_text, written: list[Path]) -> None:
 
 
 def exit_code(report: dict) -> int:
+    """1 when a step of some head is violated, else 3 when one is undecided, else 0 (both steps hold)."""
     summary = report["summary"]
     for verdict in (VIOLATED, UNDECIDED):  # a violation outranks an undecided step
         if any(summary[step][verdict] for step in model_report.STEPS):
@@ -140,6 +143,8 @@ HEAD_WIDTHS = [4, 8, 8, 11, 8, 17, 9, 9, 7]
 
 
 def render(report: dict) -> str:
+    """The certified report of one text as the terminal shows it: the model and text, what the columns mean,
+    per layer its configuration and a table of its heads (at most 100 columns), and the totals."""
     s = report["summary"]
     notes = [
         (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "

@@ -91,6 +91,10 @@ TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check)
 
 @dataclass(frozen=True)
 class Campaign:
+    """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
+    distribution, n, d, the count and seed, the target (a claim or a bound), the L range, the precision
+    cap and the tier.  Stored in the folder's manifest; a resumed run must have the same."""
+
     distribution: str
     n: int
     d: int
@@ -129,14 +133,17 @@ class Campaign:
 
     @property
     def hold_stride(self) -> int:
+        """Every hold_stride-th configuration that holds keeps its certificate (about HOLD_SAMPLES in all)."""
         return max(1, self.count // HOLD_SAMPLES)
 
     def manifest(self) -> dict:
+        """The parameters as the folder's manifest stores them (JSON types, with the campaign format)."""
         out = asdict(self)
         out["L_range"] = None if self.L_range is None else list(self.L_range)
         return {"format": FORMAT, **out}
 
     def sample(self, index: int) -> samplers.Sample:
+        """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
         return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range)
 
 

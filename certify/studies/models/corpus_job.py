@@ -46,6 +46,9 @@ HEAD_KEYS = {"head", "bits", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D", "re
 
 @dataclass(frozen=True)
 class Outcome:
+    """What a corpus run did: the summary of every committed sentence, how many sentences this run
+    certified, and the chunks it gave up on."""
+
     summary: dict
     decided_now: int
     failed: list[int]  # first sentence of each chunk the executor gave up on (left for the next run)
@@ -61,6 +64,9 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 
 
 def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
+    """The run's identity as its manifest stores it: the format, the sentence count, the model and the sha256
+    of its weights, the corpus's name and the sha256 of its sentences, and the precision ladder.  A folder is
+    resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
@@ -107,6 +113,8 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
 
 def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check,
                   on_summary: Callable[[dict], object] | None = None) -> dict:
+    """Summarise every committed record of the folder (each checked by `check` as it is read), write
+    summary.json and summary.txt, call on_summary(summary) and return the summary."""
     config = text_model.model.config
     aggregate = CorpusSummary(config.n_layers, config.n_heads)
     for record in store.records(check):
