@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
                         "each file written is named (on stderr with --json, so that stdout stays the report); "
-                        "with --corpus: the run's folder (summary, figures and the report page index.html)")  # fmt: skip
+                        "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         "--max-prec while undecided)")  # fmt: skip

@@ -116,7 +116,8 @@ def histograms(summary: dict) -> Figure:
         for ax, hist, label in ((a_ax, a_D2, LOG10_A_D2), (tau_ax, tau, r"$\tau(P_h)$")):
             ax.stairs(hist.counts, _edges(hist), fill=True, color=style.BLUE)
             outside = f" ({hist.below} below, {hist.above} above the range)" if hist.below or hist.above else ""
-            ax.set(xlabel=label, ylabel="(sentence, head) pairs", title=f"{label} over every sentence and head{outside}")
+            ax.set(xlabel=label, ylabel="(sentence, head) pairs",
+                   title=f"{label} over every sentence and head{outside}")
             style.integer_ticks(ax.yaxis)
         lines = []
         for key, linestyle, text in THRESHOLD_LINES:
@@ -135,4 +136,5 @@ FIGURES = dict(zip(STEMS, (heatmap, histograms)))
 
 def write(summary: dict, folder, *, fmt: str = style.DEFAULT_FORMAT, dpi: int = style.DEFAULT_DPI) -> list[Path]:
     """Write both figures of a corpus summary into folder as <stem>.<fmt>; return their paths."""
-    return [style.save(draw(summary), Path(folder) / f"{stem}.{fmt}", fmt=fmt, dpi=dpi) for stem, draw in FIGURES.items()]
+    return [style.save(draw(summary), Path(folder) / f"{stem}.{fmt}", fmt=fmt, dpi=dpi)
+            for stem, draw in FIGURES.items()]

@@ -86,7 +86,8 @@ def heat_map(ax, grid, norm, cell_text, layers) -> object:
     for (row, col), value in np.ndenumerate(grid):
         if np.isfinite(value):
             dark = norm(value) < 0.55  # cividis is dark at the low end: white text there
-            ax.text(col, row, cell_text(value), ha="center", va="center", fontsize=6.5, color="white" if dark else BLACK)
+            ax.text(col, row, cell_text(value), ha="center", va="center", fontsize=6.5,
+                    color="white" if dark else BLACK)
     return image
 
 
