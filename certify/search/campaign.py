@@ -74,7 +74,7 @@ from flint import arb
 from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
-from certify.core import expr, jsonfile
+from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.verdicts import short_repr
@@ -91,6 +91,10 @@ TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check)
 
 @dataclass(frozen=True)
 class Campaign:
+    """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
+    distribution, n, d, the count and seed, the target (a claim or a bound), the L range, the precision
+    cap and the tier.  Stored in the folder's manifest; a resumed run must have the same."""
+
     distribution: str
     n: int
     d: int
@@ -138,10 +142,12 @@ class Campaign:
 
     @property
     def hold_stride(self) -> int:
+        """Every hold_stride-th configuration that holds keeps its certificate (about HOLD_SAMPLES in all)."""
         return max(1, self.count // HOLD_SAMPLES)
 
     @property
     def parts(self) -> samplers.LayerParts:
+        """The parts of the sampled layer beyond the head (mask, V, residual, FFN)."""
         return samplers.LayerParts(**{key: getattr(self, key) for key in PARTS})
 
     @property
@@ -150,6 +156,7 @@ class Campaign:
         return self.parts == samplers.LayerParts()
 
     def manifest(self) -> dict:
+        """The parameters as the folder's manifest stores them (JSON types, with the campaign format)."""
         out = asdict(self)
         out["L_range"] = None if self.L_range is None else list(self.L_range)
         default = samplers.LayerParts()
@@ -159,6 +166,7 @@ class Campaign:
         return {"format": FORMAT, **out}
 
     def sample(self, index: int) -> samplers.Sample:
+        """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
         return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts)
 
 
@@ -246,10 +254,10 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 # ---------------------------------------------------------------------------------------------
 # The campaign folder (a certify.jobs.Store)
 
+HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.sample)
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
-# (index.html: certify.report.campaign_page; histograms.FORMAT: certify.figures.sample)
-OUTPUTS = ("certificates", "undecided", "summary.json", "index.html", "histograms.png", "histograms.pdf",
-           "histograms.svg")
+# (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
+OUTPUTS = ("certificates", "undecided", "summary.json", report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 

@@ -84,6 +84,9 @@ class Draw:
 
 @dataclass(frozen=True)
 class Distribution:
+    """A named way to draw configurations: its draw(rng, n, d) of X and A, the smallest d it needs,
+    and the L range imposed when the campaign gives none (None: L as drawn)."""
+
     name: str
     draw: Callable[[np.random.Generator, int, int], Draw]
     min_dimension: int = 1
@@ -236,6 +239,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 
 
 def get(name: str) -> Distribution:
+    """The distribution called `name` (one of DISTRIBUTIONS), or BadInput naming the known ones."""
     if name not in DISTRIBUTIONS:
         raise BadInput(f"unknown distribution {name!r}; choose one of {', '.join(DISTRIBUTIONS)}")
     return DISTRIBUTIONS[name]

@@ -103,6 +103,8 @@ class Batch:
     checked: bool = field(default=False, repr=False, compare=False)  # validated() passed (parts of it too)
 
     def validated(self) -> Batch:
+        """The batch once its shapes and components are consistent and every number is finite
+        binary64 (checked once, then remembered), or BadInput."""
         if self.checked:
             return self
         if self.X.ndim != 3:
@@ -130,6 +132,7 @@ class Batch:
         return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
 
     def part(self, which: slice) -> Batch:
+        """The configurations `which` of the batch (a slice), with the shared mask and settings."""
         def cut(array):
             return None if array is None else array[which]
         beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (len(self),))[which]

@@ -164,28 +164,34 @@ class MidRad:
     # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
     @property
     def lo(self):
+        """The largest binary64 numbers <= mid - rad (exactly rounded down): the lower ends, for output."""
         return _directed_sum(self.mid, -self.rad, -np.inf)
 
     @property
     def hi(self):
+        """The smallest binary64 numbers >= mid + rad (exactly rounded up): the upper ends, for output."""
         return _directed_sum(self.mid, self.rad, np.inf)
 
     # the same ends within about an ulp, in four passes each (rounding.up, down: the successor of
     # Rump et al.), for the operations' internal use
     @property
     def lower(self):
+        """Lower ends within about an ulp of mid - rad (rounding.down; cheaper than lo)."""
         return down(self.mid - self.rad)
 
     @property
     def upper(self):
+        """Upper ends within about an ulp of mid + rad (rounding.up; cheaper than hi)."""
         return up(self.mid + self.rad)
 
     @property
     def shape(self):
+        """The shape of the array of enclosures (that of mid)."""
         return self.mid.shape
 
     @property
     def ndim(self):
+        """The number of axes of the array of enclosures (that of mid)."""
         return self.mid.ndim
 
     def __len__(self):
@@ -390,6 +396,8 @@ def _image_norm_lower(w: MidRad, v):
 def _unsupported(name: str):
     def refuse(*args, **kwargs):
         raise NotSupported(f"{name} in tier 3 (no proven binary64 enclosure here)")
+
+    refuse.__doc__ = f"Raises NotSupported: tier 3 has no proven binary64 enclosure of {name} (arb decides)."
     return staticmethod(refuse)
 
 
@@ -409,6 +417,8 @@ class MidRad64:
         return MidRad(mid, 0.0 if exact else rounding_radius(np.float64(mid)))
 
     def array(self, exact) -> MidRad:
+        """The enclosures of an exact vector or matrix: nearest binary64 midpoints, each with its rounding
+        error as radius (a Binary64Matrix is exact: radius 0)."""
         if isinstance(exact, Binary64Matrix):
             return MidRad(exact.array)  # binary64 numbers: exact
         rows = exact if _is_matrix(exact) else [exact]
@@ -418,6 +428,7 @@ class MidRad64:
         return MidRad(mid, rad) if _is_matrix(exact) else MidRad(mid[0], rad[0])
 
     def stack(self, values) -> MidRad:
+        """The enclosures `values`, broadcast to one shape, on a new last axis."""
         values = [lift(v) for v in values]
         mids = np.broadcast_arrays(*(v.mid for v in values))
         rads = [np.broadcast_to(v.rad, mids[0].shape) for v in values]
@@ -426,14 +437,17 @@ class MidRad64:
     # constants: the nearest binary64 numbers, within u of the exact value
     @staticmethod
     def pi() -> MidRad:
+        """pi as the nearest binary64 with its rounding error as radius."""
         return MidRad(math.pi, rounding_radius(np.float64(math.pi)))
 
     @staticmethod
     def ln2() -> MidRad:
+        """log 2 as math.log's binary64 (correctly rounded) with a rounding radius."""
         return MidRad(math.log(2), rounding_radius(np.float64(math.log(2))))
 
     @staticmethod
     def e() -> MidRad:
+        """Euler's number e as the nearest binary64 with its rounding error as radius."""
         return MidRad(math.e, rounding_radius(np.float64(math.e)))
 
     @staticmethod
@@ -453,10 +467,12 @@ class MidRad64:
 
     @staticmethod
     def tanh(x) -> MidRad:
+        """tanh of an enclosure: the hull of the proven bounds of tanh at both ends (tanh increases)."""
         x = lift(x)
         return MidRad.hull(_tanh_bounds(x.lower)[0], _tanh_bounds(x.upper)[1])  # tanh increases
 
     def apply(self, name: str, x) -> MidRad:
+        """exp, tanh, or sqrt of a certainly nonnegative x, by name; any other function raises NotSupported."""
         if name == "exp":
             return self.exp(x)
         if name == "tanh":
@@ -482,36 +498,44 @@ class MidRad64:
 
     @staticmethod
     def sqrt_nonneg(x) -> MidRad:
+        """sqrt of an enclosure of a value known to be >= 0: [sqrt_down(lower), sqrt_up(upper)], ends
+        below 0 taken as 0."""
         x = lift(x)
         return MidRad.hull(sqrt_down(np.maximum(x.lower, 0.0)), sqrt_up(np.maximum(x.upper, 0.0)))
 
     @staticmethod
     def exact_centre(x) -> MidRad:
+        """The midpoints with radius 0: exact binary64 numbers, a shift that adds no radius."""
         return MidRad(lift(x).mid)
 
     @staticmethod
     def relu(x) -> MidRad:
+        """max(x, 0) of an enclosure: the hull of max(lower, 0) and max(upper, 0)."""
         x = lift(x)
         return MidRad.hull(np.maximum(x.lower, 0.0), np.maximum(x.upper, 0.0))
 
     @staticmethod
     def abs(x) -> MidRad:
+        """|x| of an enclosure: from the smaller end's distance to 0 (0 when it straddles 0) to the larger."""
         x = lift(x)
         lo, hi = x.lower, x.upper
         return MidRad.hull(np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0)), np.maximum(np.abs(lo), np.abs(hi)))
 
     @staticmethod
     def pairwise_min(x, y) -> MidRad:
+        """The entrywise minimum of two enclosures: the hull of the minima of their ends."""
         x, y = lift(x), lift(y)
         return MidRad.hull(np.minimum(x.lower, y.lower), np.minimum(x.upper, y.upper))
 
     @staticmethod
     def maximum(x) -> MidRad:
+        """An enclosure of the largest entry along the last axis: the maxima of the ends."""
         x = lift(x)
         return MidRad.hull(np.max(x.lower, axis=-1), np.max(x.upper, axis=-1))
 
     @staticmethod
     def minimum(x) -> MidRad:
+        """An enclosure of the smallest entry along the last axis: the minima of the ends."""
         x = lift(x)
         return MidRad.hull(np.min(x.lower, axis=-1), np.min(x.upper, axis=-1))
 
@@ -561,11 +585,13 @@ class MidRad64:
 
     @staticmethod
     def certainly_zero(x) -> bool:
-        return False  # a divisor near 0 gives nan (no bound), never an error
+        """Always False: a divisor near 0 gives nan (no bound, undecided), never an error."""
+        return False
 
     @staticmethod
     def outside_domain(name: str, x) -> bool:
-        return False  # apply() refuses what it cannot enclose
+        """Always False: apply() refuses what it cannot enclose, so no domain error is reported here."""
+        return False
 
     @staticmethod
     def certainly_le(x, y):
