@@ -369,8 +369,9 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
     """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
 
     For A: one step of inverse iteration on A^T A shifted just past its top eigenvalue (a full SVD
-    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by QR, and
-    the SVD of the d_k x d_k core.  Only the quality of the witness, never the bound, depends on this."""
+    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by QR, the SVD
+    of the d_k x d_k core, and Q_K = W_K R_K^-1 (a zero vector where that is not finite: a useless
+    but harmless witness).  Only the quality of the witness, never the bound, depends on this."""
     if A is not None:
         gram = np.swapaxes(A, -1, -2) @ A
         top = np.linalg.eigvalsh(gram)[..., -1]  # the top singular value squared
@@ -380,10 +381,14 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
         except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
             v = np.linalg.svd(A)[2][..., 0, :]
         return v / np.sqrt((v * v).sum(axis=-1))[..., None]  # any scale: only the direction matters
-    Q_Q, R_Q = np.linalg.qr(W_Q)
-    Q_K, R_K = np.linalg.qr(W_K)
+    R_Q, R_K = np.linalg.qr(W_Q, mode="r"), np.linalg.qr(W_K, mode="r")  # Q itself costs as much again
     core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
-    return (Q_K @ core[..., None])[..., 0]
+    with np.errstate(all="ignore"):
+        try:  # Q_K core = W_K R_K^-1 core
+            v = (W_K @ np.linalg.solve(R_K, core[..., None]))[..., 0]
+        except np.linalg.LinAlgError:  # W_K of lower rank: Q_K itself
+            v = (np.linalg.qr(W_K)[0] @ core[..., None])[..., 0]
+    return np.where(np.isfinite(v), v, 0.0)
 
 
 def _image_norm_lower(w: MidRad, v):
