@@ -320,6 +320,22 @@ def test_campaign_tier3_first_then_arb(tmp_path, claim):
     assert campaign.Campaign(**spec).validated().manifest()["tier"] == "arb"  # part of what a resume must match
 
 
+def test_tier3_campaigns_take_larger_chunks(tmp_path):
+    """Tier 3 pays a fixed cost per batch: its chunks hold up to TIER3_CHUNK_ENTRIES n x max(n, d) entries
+    (an arb campaign keeps MAX_CHUNK), and a resumed run continues from whatever chunks were written."""
+    import json
+    from certify.search import campaign
+    spec = dict(distribution="gaussian", n=8, d=4, count=3000, seed=1)
+    assert campaign.Campaign(**spec).chunk_limit == campaign.MAX_CHUNK == 64
+    assert campaign.Campaign(**spec, tier="tier3").chunk_limit == 1024
+    assert campaign.Campaign(**{**spec, "n": 64, "d": 64}, tier="tier3").chunk_limit == campaign.MAX_CHUNK
+    campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1, stop_after=1)
+    chunks = json.loads((tmp_path / "manifest.json").read_text())["chunks"]
+    assert [c["records"] for c in chunks] == [750]  # ceil(3000 / 4) for one worker
+    summary = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1)
+    assert sum(summary["counts"].values()) == 3000 and summary["tiers"]["tier3"] > 2900
+
+
 def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
     from certify.search import campaign
     from certify.errors import BadInput

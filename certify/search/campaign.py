@@ -85,7 +85,9 @@ SUMMARY_FORMAT = "certify-campaign-summary/1"
 MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
 LISTED = 20  # indices and paths listed in the summary per category
-MAX_CHUNK = 64
+MAX_CHUNK = 64  # configurations per chunk of records (the unit of work, progress and resumption)
+# tier 3 pays a fixed Python cost per batch: its chunks take up to this many n x max(n, d) entries
+TIER3_CHUNK_ENTRIES = 1 << 16
 TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check); the rigorous float64 tier first
 
 
@@ -139,6 +141,14 @@ class Campaign:
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
         return campaign
+
+    @property
+    def chunk_limit(self) -> int:
+        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 up to TIER3_CHUNK_ENTRIES
+        entries (1,024 configurations of 8 x 4, 256 of 16 x 16)."""
+        if self.tier != "tier3":
+            return MAX_CHUNK
+        return max(MAX_CHUNK, TIER3_CHUNK_ENTRIES // (self.n * max(self.n, self.d)))
 
     @property
     def hold_stride(self) -> int:
@@ -354,7 +364,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     todo = [i for i in range(campaign.count) if i not in done]
     with runner:
         workers = runner.workers
-        size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
+        size = max(1, min(campaign.chunk_limit, math.ceil(len(todo) / (4 * workers))))
         started = time.time()
         bar = progress_display.bar(total=campaign.count, initial=len(done), unit="config",
                                    desc=campaign.distribution, show=progress, leave=True)
