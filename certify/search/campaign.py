@@ -92,10 +92,12 @@ TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check)
 
 
 @dataclass(frozen=True)
-class Campaign:
+class Campaign(samplers.LayerParts):
     """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
     distribution, n, d, the count and seed, the target (a claim or a bound), the L range, the precision
-    cap and the tier.  Stored in the folder's manifest; a resumed run must have the same."""
+    cap and the tier, and the layer's parts beyond the head (the keyword-only fields of
+    samplers.LayerParts; the manifest names those not at their default).  Stored in the folder's
+    manifest; a resumed run must have the same."""
 
     distribution: str
     n: int
@@ -107,14 +109,6 @@ class Campaign:
     L_range: tuple[float, float] | None = None  # None: the distribution's default
     max_prec: int = engine.DEFAULT_MAX_PRECISION
     tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
-    # the layer's parts beyond the head (samplers.LayerParts); the manifest names those not at their default
-    mask: str | None = None
-    value: str | None = None
-    value_norm: float | None = None
-    residual: bool = False
-    ffn: str | None = None
-    hidden: int | None = None
-    ffn_residual: bool = False
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""

@@ -104,7 +104,7 @@ class Sample:
     L_target: float | None  # the drawn a D^2 when an L range is in force
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LayerParts:
     """What each sampled layer has beyond the attention head (module docstring); the default: nothing."""
 
