@@ -107,8 +107,7 @@ def softmax_rows(ar, S, mask):
         weights = ar.exp(S - shift)
     else:
         weights = ar.exp(np.where(mask, S - shift, S * 0)) * mask
-    # one reciprocal per row and n^2 products: cheaper than n^2 divisions in every backend
-    return weights * (1 / weights.sum(axis=-1, keepdims=True))
+    return weights / weights.sum(axis=-1, keepdims=True)
 
 
 def attention(ar, arrays: LayerArrays, Z):
