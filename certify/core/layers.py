@@ -59,7 +59,8 @@ def layer_arrays(ar, layer: Layer, n: int) -> LayerArrays:
     beta = ar.number(layer.beta)
     V = None if layer.V is None else ar.array(layer.V)
     if layer.A is not None:
-        return LayerArrays(A=ar.array(layer.A) * beta, W_Q=None, W_K=None, b_Q=None, b_K=None,
+        A = ar.array(layer.A)  # times beta, unless beta is exactly 1 (the products keep A's converted form)
+        return LayerArrays(A=A if layer.beta == 1 else A * beta, W_Q=None, W_K=None, b_Q=None, b_K=None,
                            score_scale=beta, V=V, mask=mask)
     scale = beta / ar.sqrt_nonneg(ar.number(layer.d_k))
     return LayerArrays(

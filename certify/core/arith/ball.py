@@ -54,6 +54,9 @@ _abs = np.frompyfunc(abs, 1, 1)
 _sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
 _relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
+# arb's max and min of two balls as ufuncs, so that a reduction over an axis loops in C
+_max_of = np.frompyfunc(arb.max, 2, 1)
+_min_of = np.frompyfunc(arb.min, 2, 1)
 _midpoint = np.frompyfunc(lambda x: arb(x.mid()), 1, 1)
 _of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
@@ -140,11 +143,11 @@ class Ball:
     @staticmethod
     def maximum(x):
         """An enclosure of the largest entry along the last axis (arb's max of balls)."""
-        return _reduce_last_axis(arb.max, x)
+        return _reduce_last_axis(_max_of, x)
 
     @staticmethod
     def minimum(x):
-        return _reduce_last_axis(arb.min, x)
+        return _reduce_last_axis(_min_of, x)
 
     @staticmethod
     def row_shift(scores, mask):
@@ -153,6 +156,8 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
+        if np.all(mask):  # every score allowed: one reduction of the rows
+            return _midpoint(Ball.maximum(scores))
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
             allowed = [s for s, keep in zip(scores[i], mask[i]) if keep]
@@ -262,13 +267,11 @@ def _array_of_mat(mat: arb_mat) -> np.ndarray:
 
 
 def _reduce_last_axis(op, x):
+    """op (a two-argument ufunc) folded over the last axis; one number for a vector (or a scalar)."""
     x = np.asarray(x, dtype=object)
-    if x.ndim <= 1:
-        return functools.reduce(op, np.ravel(x))
-    out = np.empty(x.shape[:-1], dtype=object)
-    for index in np.ndindex(out.shape):
-        out[index] = functools.reduce(op, x[index])
-    return out
+    if x.shape[-1:] == (0,):
+        raise ValueError("a reduction of no values")  # a ufunc without identity would say the same less plainly
+    return op.reduce(x.reshape(-1) if x.ndim <= 1 else x, axis=-1)
 
 
 def _is_matrix(exact) -> bool:
