@@ -44,6 +44,19 @@ def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
     if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
         return arb(text)
+    if isinstance(text, str):
+        return _ball_of_text(text, ctx.prec)
+    return _ball(text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _ball_of_text(text: str, precision: int) -> arb:
+    """ball() of a number's text at this precision (the working one), read once: the same texts ("1",
+    the constants of the claims' formulas) recur in every certificate, and a ball is immutable."""
+    return _ball(text)
+
+
+def _ball(text) -> arb:
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)

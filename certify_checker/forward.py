@@ -27,6 +27,13 @@ def _row(values) -> list:
     return [ball(v) for v in values]
 
 
+def matrix_mat(rows) -> arb_mat:
+    """matrix(rows) as an arb_mat; rows of finite JSON floats (binary64, exact in arb) straight into it."""
+    if all(set(map(type, row)) == {float} and all(map(math.isfinite, row)) for row in rows):
+        return arb_mat(rows)
+    return arb_mat(matrix(rows))
+
+
 def vector(values) -> list:
     return [ball(v) for v in values]
 
@@ -91,22 +98,27 @@ def layernorm(X: Rows, spec: dict) -> Rows:
 
 def query_key(layer: dict) -> Rows:
     """A = beta A_given, or beta W_Q W_K^T / sqrt(d_k)."""
+    return query_key_matrix(layer).tolist()
+
+
+def query_key_matrix(layer: dict) -> arb_mat:
+    """query_key as an arb_mat (products and norms take it so)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
-        return [[beta * x for x in row] for row in matrix(layer["A"])]
+        return matrix_mat(layer["A"]) * beta
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
+    return matrix_mat(layer["W_Q"]) * matrix_mat(layer["W_K"]).transpose() * scale
 
 
-def scores(layer: dict, Z, A: Rows | None = None) -> Rows:
-    """The attention scores of tokens Z (rows, or an arb_mat)."""
+def scores(layer: dict, Z, A: arb_mat | None = None) -> Rows:
+    """The attention scores of tokens Z (rows, or an arb_mat); A, when given, is query_key_matrix(layer)."""
     Zm = Z if isinstance(Z, arb_mat) else arb_mat(Z)
     if "A" in layer:
-        return (Zm * arb_mat(A or query_key(layer)) * Zm.transpose()).tolist()
+        return (Zm * (A if A is not None else query_key_matrix(layer)) * Zm.transpose()).tolist()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    Q = Zm * arb_mat(matrix(layer["W_Q"]))
-    K = Zm * arb_mat(matrix(layer["W_K"]))
+    Q = Zm * matrix_mat(layer["W_Q"])
+    K = Zm * matrix_mat(layer["W_K"])
     ones = arb_mat(Zm.nrows(), 1, [1] * Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
         Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
@@ -143,8 +155,9 @@ def feed_forward(Y: Rows, spec: dict) -> Rows:
     return out
 
 
-def layer_step(layer: dict, X: Rows, A: Rows | None = None, Xm: arb_mat | None = None) -> dict:
-    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat)."""
+def layer_step(layer: dict, X: Rows, A: arb_mat | None = None, Xm: arb_mat | None = None) -> dict:
+    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat; A, when given,
+    query_key_matrix(layer))."""
     n = len(X)
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")

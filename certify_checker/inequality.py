@@ -144,10 +144,10 @@ def _constant_text(source: str, lineno: int, col: int, end_lineno: int, end_col:
 class Layer:
     """The quantities of one layer step, computed when first asked for."""
 
-    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
+    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1, Xm: arb_mat | None = None):
         self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
-        self.A = forward.query_key(spec) if "A" in spec else None  # beta A, read once for scores and a
-        self.Xm = arb_mat(X)  # the tokens as an arb_mat, once, for the scores, P X and D
+        self.A = forward.query_key_matrix(spec) if "A" in spec else None  # beta A, read once for scores and a
+        self.Xm = arb_mat(X) if Xm is None else Xm  # the tokens X as an arb_mat, once, for the scores, P X and D
         self.step = forward.layer_step(spec, X, self.A, self.Xm)
         self.values: dict = {}
 
@@ -251,11 +251,12 @@ def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
     """The comparisons (layer, lhs text, rhs text, lhs, rhs) and the layer steps, at this precision."""
     claim, inputs = cert["claim"], cert["inputs"]
     with ctx.workprec(precision):
-        X0 = forward.matrix(inputs["X"])  # at least two tokens (schema)
-        steps, X = [], X0
+        X0m = forward.matrix_mat(inputs["X"])  # at least two tokens (schema)
+        X0 = X0m.tolist()
+        steps, X, Xm = [], X0, X0m
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
-            X = steps[-1].step["out"]
+            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"]), Xm))
+            X, Xm = steps[-1].step["out"], None
         compared = []
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:

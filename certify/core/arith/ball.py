@@ -111,8 +111,6 @@ class Ball:
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
     relu = staticmethod(_relu)
     pairwise_min = staticmethod(_min2)
-    # An exact number at (the midpoint of) each entry: a shift that adds no radius.
-    exact_centre = staticmethod(_midpoint)
 
     @staticmethod
     def apply(name: str, x):
@@ -139,6 +137,16 @@ class Ball:
         if a.ndim == 1:
             return out[0]
         return out[:, 0] if vector_out else out
+
+    @staticmethod
+    def centred_gram(X):
+        """Y Y^T for Y = X - 1 c^T, c the midpoint of token 0 (exact), all in arb_mat: the n x d
+        differences are not made one by one as balls of an object array."""
+        M = _mat_of(X)
+        n, d = M.nrows(), M.ncols()
+        centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
+        Y = M - arb_mat(n, 1, [1] * n) * centre  # 1 c^T: products by 1 are exact
+        return _array_of_mat(Y * Y.transpose())
 
     @staticmethod
     def maximum(x):
@@ -180,7 +188,7 @@ class Ball:
         (the certificate then records that one)."""
         if key not in witnesses or witnesses[key].basis.shape[0] != L.shape[1]:
             return None  # no screen, or a d x d witness: the d x d route
-        L, R = arb_mat(L.tolist()), arb_mat(R.tolist())
+        L, R = _mat_of(L), _mat_of(R)
         norm = thin_norm.reduced_norm(L, R, witnesses[key])
         if norm is not None:
             return norm

@@ -61,10 +61,6 @@ class Float64:
         return np.sqrt(np.maximum(x, 0.0))
 
     @staticmethod
-    def exact_centre(x):
-        return x
-
-    @staticmethod
     def relu(x):
         return np.maximum(x, 0.0)
 
@@ -80,6 +76,11 @@ class Float64:
     @staticmethod
     def matmul(a, b):
         return a @ b
+
+    @staticmethod
+    def centred_gram(X):
+        Y = X - X[..., :1, :]
+        return Y @ np.swapaxes(Y, -1, -2)
 
     # Reductions run over the last axis, so that a leading batch axis (many configurations
     # screened at once) is kept.

@@ -445,6 +445,10 @@ class MidRad64:
     def exact_centre(x) -> MidRad:
         return MidRad(lift(x).mid)
 
+    def centred_gram(self, X) -> MidRad:
+        Y = X - self.exact_centre(X[..., :1, :])
+        return self.matmul(Y, np.swapaxes(Y, -1, -2))  # a product with its own transpose: matmul's Gram bound
+
     @staticmethod
     def relu(x) -> MidRad:
         x = lift(x)
