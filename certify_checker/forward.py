@@ -180,6 +180,11 @@ def layer_step(layer: dict, X: Rows, A: arb_mat | None = None, Xm: arb_mat | Non
     return {"P": P, "PX": PX, "PX_matrix": PX_matrix, "out": Y}
 
 
+def _column_norm(v: arb_mat) -> arb:
+    """||v||_2 of a column, its square v^T v as an arb_mat product (it may dip below 0 by rounding)."""
+    return (v.transpose() * v)[0, 0].nonnegative_part().sqrt()
+
+
 def spectral_norm(M, witness: dict) -> arb:
     """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
     ||M||_2^2 <= max_i sum_j |E_ij| / (1 - ||W^T W - I||_F), E = (M W)^T (M W) (Gershgorin's discs, E_ii >= 0)."""
@@ -188,13 +193,16 @@ def spectral_norm(M, witness: dict) -> arb:
     basis, top = witness["basis"], witness["top"]
     if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    W = arb_mat(matrix(basis))
-    w = arb_mat(d, 1, vector(top))
-    w_norm = norm(w.entries())
-    lower = norm((M * w).entries()) / w_norm if w_norm > 0 else arb(0)
+    W = matrix_mat(basis)
+    w = matrix_mat([[x] for x in top])
+    w_norm = _column_norm(w)
+    lower = _column_norm(M * w) / w_norm if w_norm > 0 else arb(0)
     MW = M * W
     E = (MW.transpose() * MW).tolist()
-    G = W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
+    identity = arb_mat(d, d)
+    for i in range(d):
+        identity[i, i] = 1
+    G = W.transpose() * W - identity
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")

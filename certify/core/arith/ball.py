@@ -18,8 +18,8 @@ from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.numbers import Binary64Matrix
 
-_exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
-_log = np.frompyfunc(lambda x: x.log(), 1, 1)
+_exp = np.frompyfunc(arb.exp, 1, 1)
+_log = np.frompyfunc(arb.log, 1, 1)
 @functools.lru_cache(maxsize=None)
 def _tiny(precision: int) -> arb:
     """2^-precision: below it, |x|^3 is a relative error under 2^-2 precision of x (see _expm1_ball)."""
@@ -47,7 +47,7 @@ def _log1p_ball(x: arb) -> arb:
 
 _expm1 = np.frompyfunc(_expm1_ball, 1, 1)
 _log1p = np.frompyfunc(_log1p_ball, 1, 1)
-_erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
+_erf = np.frompyfunc(arb.erf, 1, 1)
 _abs = np.frompyfunc(abs, 1, 1)
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
 # so that rounding below 0 does not turn into nan.
@@ -267,9 +267,8 @@ def _data(x: np.ndarray) -> int:
 
 
 def _array_of_mat(mat: arb_mat) -> np.ndarray:
-    """The object array of mat's entries, remembered with it."""
-    out = np.empty((mat.nrows(), mat.ncols()), dtype=object)
-    out.reshape(-1)[:] = mat.entries()
+    """The object array of mat's entries (an array of its own), remembered with it."""
+    out = np.array(mat.tolist(), dtype=object)
     _remember(out, mat)
     return out
 
