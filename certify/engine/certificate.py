@@ -20,6 +20,7 @@ certificate to the independent checker: the only call certify makes into it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -129,7 +130,12 @@ def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
 def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmation:
     """The independent checker's re-derivation of the certificate (ok, message), under the same
     limits as the engine's reader (the checker keeps its own copy of them)."""
-    return certify_checker.verify(cert, certify_checker.Limits(**vars(limits)))
+    return certify_checker.verify(cert, _checker_limits(limits))
+
+
+@functools.lru_cache(maxsize=64)
+def _checker_limits(limits: Limits) -> certify_checker.Limits:
+    return certify_checker.Limits(**vars(limits))
 
 
 def write(cert: dict, path) -> Path:
