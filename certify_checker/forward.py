@@ -134,7 +134,10 @@ def softmax(S: Rows, mask) -> Rows:
     for i, row in enumerate(S):
         shift = arb(row[i].mid())
         allowed = mask[i]
-        weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
+        if all(allowed):
+            weights = [(s - shift).exp() for s in row]
+        else:
+            weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
     return P
