@@ -268,7 +268,9 @@ def _data(x: np.ndarray) -> int:
 
 def _array_of_mat(mat: arb_mat) -> np.ndarray:
     """The object array of mat's entries (an array of its own), remembered with it."""
-    out = np.array(mat.tolist(), dtype=object)
+    out = np.empty(mat.nrows() * mat.ncols(), dtype=object)
+    out[:] = mat.entries()
+    out.shape = (mat.nrows(), mat.ncols())  # in place: still the owner of its entries, not a view
     _remember(out, mat)
     return out
 
