@@ -47,8 +47,14 @@ WIDENING_BITS = 2
 def widened(x: arb, precision: int) -> arb:
     """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
     with ctx.workprec(precision):  # the stated precision, whatever the caller's context
-        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * arb(2) ** (WIDENING_BITS - precision)
+        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * _ulps(precision)
         return x + arb(0, slack.upper())
+
+
+@functools.lru_cache(maxsize=64)
+def _ulps(precision: int) -> arb:
+    """2^(WIDENING_BITS - precision), exact."""
+    return arb(2) ** (WIDENING_BITS - precision)
 
 
 def arb_text(x: arb, precision: int) -> str:
