@@ -178,7 +178,7 @@ class Ball:
         from one of its own when there was no screen (inputs beyond binary64)."""
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
-        return spectral.enclose(matrix, witnesses[key])
+        return spectral.enclose(_mat_of(matrix), witnesses[key])  # A, V: the arb_mat their products use
 
     @staticmethod
     def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
