@@ -188,6 +188,13 @@ class Binary64Matrix(Sequence):
         return f"Binary64Matrix({self.array.shape[0]} x {self.array.shape[1]})"
 
 
+def side_by_side(left, right):
+    """The parsed matrix [left | right] (rows joined), a Binary64Matrix when both are."""
+    if isinstance(left, Binary64Matrix) and isinstance(right, Binary64Matrix):
+        return Binary64Matrix(np.hstack([left.array, right.array]))
+    return tuple(tuple(a) + tuple(b) for a, b in zip(left, right))
+
+
 def columns(matrix) -> int:
     """The number of columns of a parsed matrix (a Binary64Matrix's without making a row of Fractions)."""
     return matrix.array.shape[1] if isinstance(matrix, Binary64Matrix) else len(matrix[0])
