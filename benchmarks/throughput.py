@@ -3,11 +3,13 @@
     python -m benchmarks.throughput [--long] [--seed S] [--sizes 8x4,16x16,64x64,128x384]
 
 Rows: n x d, the query-key matrix A (d x d, N(0, 1/d) entries) or, for 128 x 384, W_Q and W_K
-(d x d_k, d_k = 32, N(0, 1/d)); tokens x_ij ~ N(0, 1).  Columns, each on the same configurations:
+(d x d_k, d_k = 32, N(0, 1/d)); tokens x_ij ~ N(0, 1).  Columns (float64 and tier 3 on one batch of
+BATCH_ENTRIES entries, 2,000 configurations of 8 x 4 to 20 of 128 x 384; arb and anchor on the first
+Row.count of them):
     float64     the layer and both sides of the claim in plain numpy, batched over the
                 configurations (scores, softmax, P X, diameters, ||A||_2 by SVD): what an
                 uncertified sweep costs.  Not the project's screen.
-    tier 3      the rigorous vectorised float64 tier, when it exists (n/a until then)
+    tier 3      the rigorous vectorised float64 tier (certify.search.tier3), on the same batch
     arb         certify.engine.check on each configuration: screen, arb at adaptive precision,
                 the certificate, and the checker's re-derivation of it
     anchor      the bare arb evaluation: the same enclosures with arb_mat products and Gram
@@ -72,7 +74,7 @@ class Row:
 
 
 SHORT = [Row(8, 4, 100), Row(16, 16, 40), Row(64, 64, 6), Row(128, 384, 2)]
-FLOAT_BATCH = 200  # float64 configurations per timing
+BATCH_ENTRIES = 1 << 19  # the vectorised columns' batch: 2,000 configurations of 8 x 4, 128 of 64 x 64
 REPEATS = {"short": 1, "long": 5}
 ROUNDS = 3  # alternations of the arb and anchor columns in one repeat (measure)
 
@@ -121,9 +123,19 @@ def _float64_diameter(X):
     return np.sqrt(np.maximum(g[:, :, None] + g[:, None, :] - 2 * G, 0).max(axis=(1, 2)))
 
 
+def batch_size(row: Row) -> int:
+    """Configurations in the batch the vectorised columns (float64 and tier 3) are timed on: about
+    BATCH_ENTRIES entries of the n x max(n, d) arrays, between 20 and 2,000 configurations."""
+    return min(2000, max(20, BATCH_ENTRIES // (row.n * max(row.n, row.d))))
+
+
+def batch_configurations(row: Row, seed: int) -> list[dict]:
+    return configurations(row, batch_size(row), seed)
+
+
 def float64_rate(row: Row, seed: int) -> float:
-    """Configurations per second of the plain numpy evaluation, on a batch of FLOAT_BATCH (best of 3)."""
-    arrays = _float64_arrays(configurations(row, FLOAT_BATCH if row.n * row.d < 10_000 else 20, seed))
+    """Configurations per second of the plain numpy evaluation, on the batch (best of 3)."""
+    arrays = _float64_arrays(batch_configurations(row, seed))
     best = math.inf
     for _ in range(3):
         started = _clock()
@@ -137,8 +149,8 @@ def float64_rate(row: Row, seed: int) -> float:
 
 def tier3_rate(configs: list[dict]) -> float | None:
     """Configurations per second through the rigorous vectorised float64 tier (certify.search.tier3)
-    on the batch already in arrays, as the plain float64 column; None where the floating-point model
-    probes switched the tier off.  What it cannot decide is left to arb (the decided fraction is
+    on the batch already in arrays, the plain float64 column's batch (best of 3); None where the
+    floating-point model probes switched the tier off.  What it cannot decide is left to arb (the decided fraction is
     reported by python -m benchmarks.tier3)."""
     from certify.search import tier3
 
@@ -333,7 +345,7 @@ def measure(row: Row, seed: int, repeats: int) -> dict:
         arb_rates.append(arb_best)
         anchor_rates.append(anchor_best)
     f, a, b = median(float_rates), median(arb_rates), median(anchor_rates)
-    tier3 = tier3_rate(configs)
+    tier3 = tier3_rate(batch_configurations(row, seed))
     return {"row": row.label, "n": row.n, "d": row.d, "count": row.count, "float64_per_s": f, "tier3_per_s": tier3,
             "arb_per_s": a, "anchor_per_s": b, "float64_over_arb": f / a, "float64_over_anchor": f / b,
             "arb_over_anchor": b / a, "verdicts": verdicts}

@@ -142,7 +142,7 @@ def test_ball_products_of_remembered_matrices_contain_mpmath():
         X = BALL.array(config.parse({"X": X_f.tolist(), "A": np.eye(3).tolist()}).X)
         Q = BALL.matmul(X, BALL.array(W_f.tolist()))  # X remembered from reading
         G = BALL.matmul(Q, np.swapaxes(Q, -1, -2))  # Q and its transposed view
-        Y = Q - np.array([[arb(Q[0, j].mid()) for j in range(2)]], dtype=object)  # a fresh array, then its transpose
+        Y = Q - BALL.exact_centre(Q[:1, :])  # a fresh array, then its transpose
         H = BALL.matmul(Y, Y.T)
         again = BALL.matmul(Y, Y.T)  # the remembered form gives the same enclosure
         centred = BALL.centred_gram(Q)  # the same Gram matrix of Q centred at its token 0, in arb_mat

@@ -16,6 +16,7 @@ import pytest
 from matplotlib.text import Text
 
 from certify.cli import main
+from certify.figures import corpus as corpus_figures
 from certify.figures import models as model_figures
 from certify.figures import sample as sample_figure
 from certify.figures import style
@@ -240,6 +241,38 @@ def test_cli_model_writes_each_format(tmp_path, fmt):
         assert_format(tmp_path / "out" / f"{stem}.{fmt}", fmt)
 
 
+@pytest.mark.skipif(not HAS_MODELS, reason="needs certify[models]")
+@pytest.mark.parametrize("fmt", ("svg", "pdf"))  # png: tests/test_models_corpus.py
+def test_cli_model_corpus_writes_readable_figures_in_each_format(tmp_path, fmt):
+    from tiny_bert import write_model
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\na man is eating food.\n", encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["model", str(write_model(tmp_path / "tiny")), "--corpus", str(corpus), "--out", str(out),
+                 "--workers", "1", "-q", "--format", fmt, "--dpi", "40"]) == 0
+    for stem in corpus_figures.STEMS:
+        assert_format(out / f"{stem}.{fmt}", fmt)
+    assert not list(out.glob("*.png"))
+    summary = json.loads((out / "summary.json").read_text())
+    for draw in corpus_figures.FIGURES.values():
+        fig = draw(summary)
+        assert_readable(fig)
+        assert fig._suptitle.get_text().startswith("tiny on 2 of the 2 sentences")
+    median_ax, fraction_ax = corpus_figures.heatmap(summary).axes[:2]
+    for head in summary["heads"]:  # each cell shows its head's value, at its layer and head
+        edges = head["a_D2"]["log10_quantiles"]["0.5"]
+        fraction = head["regimes"]["informative"] / head["sentences"]
+        for ax, value in ((median_ax, sum(edges) / 2), (fraction_ax, fraction)):
+            assert f"{value:.2f}" in [t.get_text() for t in ax.texts if t.get_position() == (head["head"], head["layer"])]
+    a_ax, tau_ax = corpus_figures.histograms(summary).axes
+    pairs = summary["totals"]["head_sentences"]
+    for ax in (a_ax, tau_ax):  # every (sentence, head) pair counted once
+        assert sum(ax.patches[0].get_data()[0]) == pairs
+    assert sorted(line.get_xdata()[0] for line in a_ax.lines) == pytest.approx(
+        [np.log10(54 * np.log(2)), np.log10(1075 * np.log(2))])
+
+
 # ------------------------------------------------------------------ a sampled campaign
 
 
@@ -281,3 +314,13 @@ def test_a_figure_written_twice_gives_the_same_bytes(traced, tmp_path):
         first = style.save(trajectory_figure.figure(traced), tmp_path / f"a.{fmt}")
         second = style.save(trajectory_figure.figure(traced), tmp_path / f"b.{fmt}")
         assert first.read_bytes() == second.read_bytes()
+
+
+def test_a_job_names_every_figure_file_and_the_page_it_may_hold():
+    """--restart removes what a job's OUTPUTS name: every format of its figures and its page."""
+    from certify.report import page
+    from certify.studies.models import corpus_job
+
+    for outputs, stems in ((campaign.OUTPUTS, (sample_figure.STEM,)), (corpus_job.OUTPUTS, corpus_figures.STEMS)):
+        assert page.NAME in outputs
+        assert {f"{stem}.{fmt}" for stem in stems for fmt in style.FORMATS} <= set(outputs)

@@ -27,7 +27,8 @@ from certify.jobs import store as job_store
 from certify.studies.models import load_text_model
 from certify.studies.models.certified import HeadNorms, certify_trace
 from certify.studies.models.corpus import MAX_LINE_CHARS, default_corpus_path, read_corpus, sha256_text
-from certify.studies.models import corpus_job, corpus_plots
+from certify.figures import corpus as corpus_figures
+from certify.studies.models import corpus_job
 from certify.studies.models.corpus_summary import Histogram
 
 SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
@@ -46,7 +47,7 @@ def mixed_model(tmp_path_factory) -> Path:
 @pytest.fixture
 def no_figures(monkeypatch):
     """Runs whose figures are not under test skip drawing them (a second or more per run)."""
-    monkeypatch.setattr(corpus_plots, "write", lambda summary, folder: [])
+    monkeypatch.setattr(corpus_figures, "write", lambda summary, folder, **options: [])
 
 
 @pytest.fixture
@@ -62,8 +63,9 @@ def run_corpus(model, corpus, out, *extra) -> int:
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:
+    """The folder's files but the derived figures and page (the page names its date and command line)."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
-            and p.suffix != ".png"}  # fmt: skip
+            and p.suffix not in (".png", ".pdf", ".svg") and p.name != "index.html"}  # fmt: skip
 
 
 def per_sentence_reports(model, capsys) -> list[dict]:
@@ -162,8 +164,8 @@ def test_summary_counts_equal_certify_model_on_each_sentence(mixed_model, no_fig
 def test_figures_are_drawn(mixed_model, corpus_file, tmp_path):
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
-    for name in (corpus_plots.HEATMAP, corpus_plots.HISTOGRAMS):
-        data = (out / name).read_bytes()
+    for stem in corpus_figures.STEMS:
+        data = (out / f"{stem}.png").read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000
 
 

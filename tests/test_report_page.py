@@ -240,3 +240,96 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     assert "40 of 40 configurations decided" in capsys.readouterr().out
     assert main(argv + ["--restart"]) == 1
     assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
+
+
+# --- the page of `certify model --corpus` ------------------------------------------------------------
+
+
+def _corpus_summary(sentences: int = 3) -> dict:
+    """The summary of a 2-layer, 2-head model over `sentences` sentences: head L0H0 informative on the
+    first, every other pair indistinguishable; step 1 of L1H1 violated on the last sentence."""
+    from certify.core.float64_limits import REGIME_WORDS
+    from certify.studies.models.corpus_summary import CorpusSummary
+
+    aggregate = CorpusSummary(2, 2)
+    for i in range(sentences):
+        layers = []
+        for layer in range(2):
+            heads = []
+            for head in range(2):
+                informative = (layer, head, i) == (0, 0, 0)
+                a_D2 = 20.0 + i if informative else 100.0 * (1 + layer + head) + i
+                heads.append({"head": head, "regime": "informative" if informative else "indistinguishable",
+                              "step1": "violated" if (layer, head, i) == (1, 1, sentences - 1) else "holds",
+                              "step2": "holds", "a": [0.5, 0.5000001], "a_D2": [a_D2, a_D2 * (1 + 1e-12)],
+                              "tau": [0.25 + 0.1 * head, 0.25 + 0.1 * head + 1e-12]})
+            layers.append({"layer": layer, "rank_certified": True, "heads": heads})
+        aggregate.add({"i": i, "n_tokens": 5 + i, "layers": layers})
+    return aggregate.to_json({"model": "tiny", "model_name": HOSTILE, "config": {"n_layers": 2, "n_heads": 2, "d": 8},
+                              "corpus": "corpus.txt", "corpus_sentences": 10,
+                              "precision_bits": {"start": 64, "max": 512}, "regimes": REGIME_WORDS})
+
+
+def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
+    from certify.report import corpus_page
+
+    summary = _corpus_summary()
+    _figures(tmp_path)
+    shutil.copy(tmp_path / "dynamics" / "curve.png", tmp_path / "corpus_heatmap.png")
+    (tmp_path / "certificates").mkdir()
+    (tmp_path / "certificates" / "violated-2-L1-H1.json").write_text("{}")
+    text = page.render(corpus_page.build(summary, tmp_path, ["model", "--corpus", "--out", str(tmp_path)]), tmp_path)
+    _assert_offline(text)
+    assert html.escape(HOSTILE) in text and "<script>alert" not in text  # the model's name is untrusted text
+    assert "3 of 10 sentences certified, 12 (sentence, head) pairs" in text
+    # the steps with their expected outcome: step 1 (one violation) flagged, step 2 not
+    assert '<tr class="flagged"><td>step1</td><td>D(P_h X) &lt;= tau(P_h) D</td><td>11</td><td>1</td><td>0</td>' in text
+    assert "<tr><td>step2</td><td>tau(P_h) &lt;= 1 - exp(-a D^2)</td><td>12</td><td>0</td><td>0</td>" in text
+    assert text.count("<td>holds on every pair</td>") == 2
+    assert "<td>informative</td><td>1</td>" in text and "<td>indistinguishable</td><td>11</td>" in text
+    assert "(1 of 4): L0H0;" in text
+    # a row per head, with its regime counts and certified extremes; the violated head flagged
+    for head in summary["heads"]:
+        name = f"L{head['layer']}H{head['head']}"
+        regimes = "".join(f"<td>{head['regimes'][r]}</td>" for r in ("informative", "indistinguishable",
+                                                                       "underflowed", "undecided"))
+        assert f"<td>{name}</td><td>3</td>{regimes}<td>{head['a_D2']['min']:.4g}</td>" in text
+    assert '<tr class="flagged"><td>L1H1</td>' in text and "step1: 1 not held" in text
+    assert text.count('<tr class="flagged">') == 2
+    assert 'href="certificates/violated-2-L1-H1.json"' in text
+    assert f"certify verify {tmp_path / 'certificates' / 'violated-2-L1-H1.json'}" in text
+    assert 'href="summary.json"' in text and 'href="manifest.json"' in text
+    assert text.count("data:image/png;base64,") == 1 and "Not every sentence is certified yet" in text
+    assert f"certify model --corpus --out {tmp_path}" in text
+
+
+def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_resume(tmp_path, capsys):
+    pytest.importorskip("safetensors")
+    pytest.importorskip("tokenizers")
+    from tiny_bert import write_model
+
+    model = write_model(tmp_path / "tiny")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the cat sat on the mat\na man is eating food.\n", encoding="utf-8")
+    out = tmp_path / "run"
+    argv = ["model", str(model), "--corpus", str(corpus), "--out", str(out), "--workers", "1", "-q"]
+    assert main(argv + ["--limit", "1"]) == 0
+    index = out / "index.html"
+    assert f"report page: {index}" in capsys.readouterr().out
+    assert "1 of 2 sentences certified" in index.read_text()
+    assert main(argv + ["--format", "svg"]) == 0  # resumed: the page follows the summary
+    text = index.read_text()
+    _assert_offline(text)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["totals"]["sentences"] == 2 and "2 of 2 sentences certified" in text
+    assert "Not every sentence" not in text and "--format svg" in text
+    dom, console = _browse(index, tmp_path)
+    assert console == []
+    assert _images_loaded(dom) == 4  # both figures, in PNG (the first run) and SVG (the second)
+    assert dom.count("<table>") == 5  # run, steps, regimes, heads, environment
+    for head in summary["heads"]:
+        assert f"<td>L{head['layer']}H{head['head']}</td><td>2</td>" in dom
+    capsys.readouterr()
+    assert main(argv + ["--restart", "--limit", "1", "--format", "pdf"]) == 0  # the old figures and page go
+    assert sorted(p.name for p in out.glob("corpus_*")) == ["corpus_heatmap.pdf", "corpus_histograms.pdf"]
+    assert "1 of 2 sentences certified" in index.read_text()

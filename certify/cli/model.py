@@ -7,10 +7,12 @@ singular value, stable rank and mean |cos| of the configuration (certify.studies
 Exit code: 0 when both steps hold for every head, 1 when one is violated, 3 when one is undecided.
 `--screen` prints the float64 first look instead (fast, NOT certified, certify.studies.models.screen).
 
-`certify model [minilm | DIR] --corpus [FILE] --out DIR [--limit K] [--workers N] [--executor pool|dask]`
-does the same for every sentence of a corpus (one per line; without FILE the shipped one), as a
-resumable job, and summarises per head (certify.studies.models.corpus_job); exit code as above over
-every sentence and head, 3 also when sentences are left undone."""
+`certify model [minilm | DIR] --corpus [FILE] --out DIR [--limit K] [--workers N] [--executor pool|dask]
+[--format png|pdf|svg] [--dpi N]` does the same for every sentence of a corpus (one per line; without
+FILE the shipped one), as a resumable job, and summarises per head (certify.studies.models.corpus_job);
+after each summary it draws the figures (certify.figures.corpus) and writes the report page
+index.html (certify.report.corpus_page).  Exit code as above over every sentence and head, 3 also
+when sentences are left undone."""
 
 from __future__ import annotations
 
@@ -24,7 +26,9 @@ from certify import jobs
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.report_files import PAGE
 from certify.errors import BadInput
+from certify.report import corpus_page
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
@@ -44,6 +48,7 @@ SHIPPED_CORPUS = ""  # --corpus without FILE
 
 
 def add_parser(subparsers) -> None:
+    """Register `certify model` and its options (those of a single text, and of --corpus)."""
     p = subparsers.add_parser("model", help="certify the regime of every head of a pretrained BERT encoder on a text",
                               description="Run a pretrained BERT encoder on a text and certify, per layer and "
                               "head, a = ||A_h||_2, D, a D^2, the gap exp(-a D^2) and its float64 regime, tau(P_h), "
@@ -58,7 +63,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--out", type=Path, metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
                         "each file written is named (on stderr with --json, so that stdout stays the report); "
-                        "with --corpus: the run's folder")  # fmt: skip
+                        "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         "--max-prec while undecided)")  # fmt: skip
@@ -80,6 +85,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    """Run `certify model` (on one text, its float64 screen, or a corpus); return its exit code."""
     if args.corpus is not None:
         return _run_corpus(args)
     if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
@@ -114,6 +120,7 @@ def _print(args, report: dict, render_text, written: list[Path]) -> None:
 
 
 def exit_code(report: dict) -> int:
+    """1 when a step of some head is violated, else 3 when one is undecided, else 0 (both steps hold)."""
     summary = report["summary"]
     for verdict in (VIOLATED, UNDECIDED):  # a violation outranks an undecided step
         if any(summary[step][verdict] for step in model_report.STEPS):
@@ -136,6 +143,8 @@ HEAD_WIDTHS = [4, 8, 8, 11, 8, 17, 9, 9, 7]
 
 
 def render(report: dict) -> str:
+    """The certified report of one text as the terminal shows it: the model and text, what the columns mean,
+    per layer its configuration and a table of its heads (at most 100 columns), and the totals."""
     s = report["summary"]
     notes = [
         (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "
@@ -189,7 +198,8 @@ def _run_corpus(args) -> int:
     name = "shipped (certify/studies/models/data/corpus.txt)" if path is None else str(path)
     started = time.time()
     outcome = run_corpus(run, name, args.out, limit=args.limit, executor=args.executor, workers=args.workers,
-                         scheduler=args.scheduler, progress=progress.bars_shown(), restart=args.restart)  # fmt: skip
+                         scheduler=args.scheduler, progress=progress.bars_shown(), restart=args.restart,
+                         on_summary=lambda summary: _corpus_report(args, summary))  # fmt: skip
     wanted = len(run.sentences) if args.limit is None else min(args.limit, len(run.sentences))
     summary = outcome.summary
     if args.json:
@@ -198,8 +208,17 @@ def _run_corpus(args) -> int:
         print(render_corpus(summary, full=False))
         print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "
               f"{summary['totals']['sentences']} of {wanted} wanted ({len(run.sentences)} in the corpus) in {args.out} "
-              "(summary.json, summary.txt, figures)")  # fmt: skip
+              f"(summary.json, summary.txt, figures); report page: {args.out / PAGE}")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]
+
+
+def _corpus_report(args, summary: dict) -> None:
+    """The figures of a corpus summary (once a sentence is certified), then the page that embeds them."""
+    if summary["totals"]["sentences"]:
+        from certify.figures import corpus as corpus_figures  # matplotlib only once a summary exists
+
+        corpus_figures.write(summary, args.out, fmt=args.figure_format, dpi=args.dpi)
+    corpus_page.write(summary, args.out, args.argv)
 
 
 def _run_screen(args, text_model, tokens, trace) -> int:

@@ -1,4 +1,5 @@
-"""certify sample [--claim ID | --bound EXPR] --n N --d D --count K --seed S --out DIR [--distribution NAME] ..."""
+"""certify sample [--claim ID | --bound EXPR] --n N --d D --count K --seed S --out DIR [--distribution NAME]
+[--mask M] [--value K [--value-norm R]] [--residual] [--ffn relu|gelu [--hidden H] [--ffn-residual]] ..."""
 
 from __future__ import annotations
 
@@ -32,6 +33,17 @@ def add_parser(subparsers):
     p.add_argument("--count", type=int, required=True, help="number of configurations")
     p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
     options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
+    layer = p.add_argument_group("the layer beyond the head (default: pure attention X' = P X; drawn after the "
+                                 "tokens and the head, see certify.search.samplers)")
+    layer.add_argument("--mask", choices=samplers.MASKS, help="a named mask: causal, sliding (previous, self, next) "
+                       "or uni (previous, self)")
+    layer.add_argument("--value", choices=samplers.VALUES, help="a value matrix V: gaussian (iid N(0, 1/d)) or "
+                       "orthogonal (Haar)")
+    layer.add_argument("--value-norm", type=float, metavar="R", help="scale V to ||V||_2 = R (with --value)")
+    layer.add_argument("--residual", action="store_true", help="X' = X + P X V^T (the residual claims need --value)")
+    layer.add_argument("--ffn", choices=samplers.ACTIVATIONS, help="a token-wise MLP after attention, ReLU or GELU")
+    layer.add_argument("--hidden", type=int, metavar="H", help="the FFN's hidden width (default 2d)")
+    layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="folder: the campaign (created; resumed if it exists); its summary.json is named at the end")
     p.add_argument("--workers", type=int, default=None,
@@ -45,8 +57,9 @@ def add_parser(subparsers):
     options.add_max_prec(p)
     p.add_argument("--tier", choices=campaign.TIERS, default="arb",
                    help="arb: every configuration through the ball-arithmetic engine (default); tier3: the "
-                   "rigorous float64 tier first (collapse.global, .tanh, .cubic, .dobrushin, .tau, init.scaling), the engine "
-                   "for what it cannot decide")
+                   "rigorous float64 tier first (every one-layer claim and bound it covers: collapse.*, init.scaling, "
+                   "value.expansive, residual.*, ffn.lipschitz, see `certify.search.tier3.COVERED`), the engine for "
+                   "what it cannot decide")
     p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed
@@ -67,7 +80,9 @@ def render(summary: dict, out_dir: str) -> list[str]:
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     counts, f64, L = summary["counts"], summary["float64"], summary["L"]
+    parts = [f"{key}={m[key]}" for key in campaign.PARTS if key in m]
     lines = [f"{target} on {m['distribution']} (n={m['n']}, d={m['d']}, seed {m['seed']}"
+             + (f", {', '.join(parts)}" if parts else "")
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
              + f"): {summary['decided']} of {m['count']} configurations decided"]
     lines += [f"  {verdict:<10} {counts[verdict]:>9}" for verdict in counts]
@@ -128,7 +143,8 @@ def run(args) -> int:
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
-                             tier=args.tier)
+                             tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm,
+                             residual=args.residual, ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual)
     summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),
                            stop_after=args.stop_after, restart=args.restart, executor=args.executor,
                            scheduler=args.scheduler)

@@ -118,7 +118,8 @@ def softmax_rows(ar, S, mask):
         weights = ar.exp(S - shift)
     else:
         weights = ar.exp(np.where(mask, S - shift, S * 0)) * mask
-    return weights / weights.sum(axis=-1, keepdims=True)
+    # one reciprocal per row and n^2 products: cheaper than n^2 divisions in every backend
+    return weights * (1 / weights.sum(axis=-1, keepdims=True))
 
 
 def attention(ar, arrays: LayerArrays, Z):
@@ -187,17 +188,25 @@ class Step:
     PX: object  # P Z, before the value matrix, residual and the rest
 
 
-def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None) -> Step:
+def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None, translated=None) -> Step:
     """One layer on tokens X: LayerNorm (pre), attention P, P X, V, residual, FFN, LayerNorm (post); the Step
-    keeps P and P X."""
+    keeps P and P X.
+
+    `translated`: the tokens E = X - 1 c^T for an exact vector c (certify.core.centred.centre), for a
+    layer without LayerNorm or FFN.  P is still computed from X, and P X and the output from E: as the
+    rows of P sum to 1, they are the true ones translated by -c (-V c, -(c + V c) with a residual), so
+    every diameter is the same, and near consensus their enclosures stay of the size of E, not of c."""
     arrays = arrays or layer_arrays(ar, layer, X.shape[0])
     ln = layer.layernorm
+    if translated is not None and (ln is not None or layer.ffn is not None):
+        raise ValueError("only a translation-equivariant layer (no LayerNorm or FFN) takes translated tokens")
     Z = layernorm(ar, ln, X) if ln is not None and ln.position == "pre" else X
     P = attention(ar, arrays, Z)
-    PX = ar.matmul(P, Z)
+    values = Z if translated is None else translated
+    PX = ar.matmul(P, values)
     Y = PX if arrays.V is None else ar.matmul(PX, _transposed(arrays.V))
     if layer.residual:
-        Y = X + Y
+        Y = values + Y
     post = ln is not None and ln.position == "post"
     if post:
         Y = layernorm(ar, ln, Y)

@@ -14,7 +14,6 @@ far narrower than the digits shown.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -63,20 +62,8 @@ def _grid(report: dict, value) -> np.ndarray:
 
 
 def _heat_map(ax, report: dict, grid: np.ndarray, norm, text) -> object:
-    """Cells coloured by grid under norm, each with text(value); layer and head ticks at integers."""
-    image = ax.imshow(grid, cmap=style.SEQUENTIAL, norm=norm, aspect="auto", origin="upper")
-    layers = [layer["layer"] for layer in report["layers"]]
-    ax.set_yticks(range(len(layers)), [str(layer) for layer in layers])
-    ax.set_xticks(range(grid.shape[1]))
-    ax.set_xlabel("head $h$")
-    ax.set_ylabel("layer")
-    ax.grid(False)
-    for (row, col), value in np.ndenumerate(grid):
-        if math.isfinite(value):
-            dark = norm(value) < 0.55  # cividis is dark at the low end: white text there
-            ax.text(col, row, text(value), ha="center", va="center", fontsize=6.5,
-                    color="white" if dark else style.BLACK)
-    return image
+    """style.heat_map with the report's layers as rows."""
+    return style.heat_map(ax, grid, norm, text, [layer["layer"] for layer in report["layers"]])
 
 
 def _outline(ax, row: int, col: int, colour: str, linestyle: str = "-") -> None:

@@ -21,7 +21,7 @@ from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.figures import style
 from certify.search import campaign
 
-STEM = "histograms"
+STEM = campaign.HISTOGRAMS
 VERDICT_COLOURS = {"holds": style.BLUE, "violated": style.VERMILLION, "undecided": style.GREY}
 FLOAT64_RESOLUTION = math.log10(2.0**-52)
 MAX_BARS = 60  # more decades than this: a bar spans several

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -70,6 +71,24 @@ def new_figure(width: float, height: float) -> Figure:
 def integer_ticks(axis) -> None:
     """Ticks only at integers (layers, heads): never 0.5 or 1.5."""
     axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def heat_map(ax, grid, norm, cell_text, layers) -> object:
+    """Cells of a layers x heads `grid` (nan: no head there) coloured under `norm`, each labelled
+    cell_text(value); rows named by `layers`, heads counted from 0, ticks at integers.  Returns the image
+    (for its colour bar)."""
+    image = ax.imshow(grid, cmap=SEQUENTIAL, norm=norm, aspect="auto", origin="upper")
+    ax.set_yticks(range(len(layers)), [str(layer) for layer in layers])
+    ax.set_xticks(range(grid.shape[1]))
+    ax.set_xlabel("head $h$")
+    ax.set_ylabel("layer")
+    ax.grid(False)
+    for (row, col), value in np.ndenumerate(grid):
+        if np.isfinite(value):
+            dark = norm(value) < 0.55  # cividis is dark at the low end: white text there
+            ax.text(col, row, cell_text(value), ha="center", va="center", fontsize=6.5,
+                    color="white" if dark else BLACK)
+    return image
 
 
 def save(fig: Figure, path, *, dpi: int = DEFAULT_DPI, fmt: str | None = None) -> Path:

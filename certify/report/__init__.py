@@ -6,4 +6,5 @@ environment   versions, platform, date and command line, as a section
 files         what a folder holds: certificates with their verify commands, campaign folders, figures
 suite_page    the page of `certify run`
 campaign_page the page of `certify sample`
+corpus_page   the page of `certify model --corpus`
 """

@@ -35,7 +35,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence, Union
 from urllib.parse import quote
 
-NAME = "index.html"
+from certify.core.report_files import PAGE as NAME
 
 # No default source: only data: images and the page's own <style> are allowed.
 CONTENT_SECURITY_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"

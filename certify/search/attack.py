@@ -71,6 +71,8 @@ class Budget:
 
     @classmethod
     def parse(cls, text: str | int) -> Budget:
+        """The budget written as "3000" (evaluations, 50 to MAX_EVALUATIONS) or "10s" (seconds, up to
+        MAX_SECONDS); BadInput for anything else."""
         text = str(text).strip()
         match = re.fullmatch(r"(\d+(?:\.\d*)?)\s*s", text)
         if match:
@@ -92,6 +94,7 @@ class Budget:
         return (time.monotonic() - self.started) / self.seconds
 
     def describe(self) -> str:
+        """The budget as a reader sees it: "3000 evaluations" or "10 s"."""
         return f"{self.evaluations} evaluations" if self.evaluations is not None else f"{self.seconds:g} s"
 
 

@@ -36,12 +36,16 @@ LISTED = 10  # problems listed in the report
 
 @dataclass
 class Audit:
+    """What `certify verify FOLDER` found in a campaign folder: how many records it holds, how many were
+    decided again in arb, and every disagreement or integrity problem (none: the folder is confirmed)."""
+
     records: int  # records in the folder
     rederived: int  # records decided again
     problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
+        """True when no problem was found."""
         return not self.problems
 
 

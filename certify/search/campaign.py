@@ -64,7 +64,7 @@ import json
 import math
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from statistics import median
 
@@ -74,7 +74,7 @@ from flint import arb
 from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
-from certify.core import expr, jsonfile
+from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.verdicts import short_repr
@@ -85,12 +85,20 @@ SUMMARY_FORMAT = "certify-campaign-summary/1"
 MAX_COUNT = 10**9
 HOLD_SAMPLES = 20  # holds whose certificate is kept, spread evenly over the indices
 LISTED = 20  # indices and paths listed in the summary per category
-MAX_CHUNK = 64
+MAX_CHUNK = 64  # configurations per chunk of records (the unit of work, progress and resumption)
+# tier 3 pays a fixed Python cost per batch: its chunks take up to this many n x max(n, d) entries
+TIER3_CHUNK_ENTRIES = 1 << 16
 TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check); the rigorous float64 tier first
 
 
 @dataclass(frozen=True)
-class Campaign:
+class Campaign(samplers.LayerParts):
+    """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
+    distribution, n, d, the count and seed, the target (a claim or a bound), the L range, the precision
+    cap and the tier, and the layer's parts beyond the head (the keyword-only fields of
+    samplers.LayerParts; the manifest names those not at their default).  Stored in the folder's
+    manifest; a resumed run must have the same."""
+
     distribution: str
     n: int
     d: int
@@ -117,27 +125,56 @@ class Campaign:
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
-        if self.tier == "tier3" and claim not in tier3.PURE_ATTENTION_CLAIMS:
-            raise BadInput(f"the float64 tier decides {', '.join(tier3.PURE_ATTENTION_CLAIMS)} on sampled "
-                           f"configurations; use --tier arb for {claim or 'a bound'}")
+        if self.tier == "tier3" and claim is not None and claim not in tier3.COVERED:
+            raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
+                           f"configurations; use --tier arb for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
-        campaign = replace(self, claim=claim, bound=bound, L_range=L_range)
-        # The target's own checks (unknown claim, bound syntax, a claim that does not apply to
-        # pure attention) are the engine's, on configuration 0 read but not decided (the pool decides it).
+        parts = samplers.LayerParts(**{key: getattr(self, key) for key in PARTS}).validated(self.d)
+        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, **asdict(parts))
+        # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
+        # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
         return campaign
 
     @property
+    def chunk_limit(self) -> int:
+        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 up to TIER3_CHUNK_ENTRIES
+        entries (1,024 configurations of 8 x 4, 256 of 16 x 16)."""
+        if self.tier != "tier3":
+            return MAX_CHUNK
+        return max(MAX_CHUNK, TIER3_CHUNK_ENTRIES // (self.n * max(self.n, self.d)))
+
+    @property
     def hold_stride(self) -> int:
+        """Every hold_stride-th configuration that holds keeps its certificate (about HOLD_SAMPLES in all)."""
         return max(1, self.count // HOLD_SAMPLES)
 
+    @property
+    def parts(self) -> samplers.LayerParts:
+        """The parts of the sampled layer beyond the head (mask, V, residual, FFN)."""
+        return samplers.LayerParts(**{key: getattr(self, key) for key in PARTS})
+
+    @property
+    def pure_attention(self) -> bool:
+        """The sampled layers are X' = P X (float_screen computes their float64 sides in one batch)."""
+        return self.parts == samplers.LayerParts()
+
     def manifest(self) -> dict:
+        """The parameters as the folder's manifest stores them (JSON types, with the campaign format)."""
         out = asdict(self)
         out["L_range"] = None if self.L_range is None else list(self.L_range)
+        default = samplers.LayerParts()
+        for key in PARTS:  # campaigns of pure attention keep the manifest they always had
+            if out[key] == getattr(default, key):
+                del out[key]
         return {"format": FORMAT, **out}
 
     def sample(self, index: int) -> samplers.Sample:
-        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range)
+        """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
+        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts)
+
+
+PARTS = tuple(f.name for f in fields(samplers.LayerParts))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,8 +188,12 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
     goal = engine.target(campaign.claim, campaign.bound)
     if campaign.tier == "tier3":
-        fast, lhs_upper, rhs_lower = tier3.evaluate(campaign.claim, tier3.batch_of_configs([s.config for s in samples]))
-        float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, None), screen)
+        configs = [s.config for s in samples]
+        fast, lhs_upper, rhs_lower = tier3.evaluate(goal.claim, tier3.batch_of_configs(configs))
+        if campaign.pure_attention:
+            float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, campaign.bound), screen)
+        else:  # masks, V, residual, FFN: the engine's own float64 screen, one configuration at a time
+            float64_sides = float_screen.engine_sides(goal.claim, configs)
     records, kept = [], {}
     for k, item in enumerate(samples):
         gap = float(screen["gap"][k])
@@ -217,10 +258,10 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 # ---------------------------------------------------------------------------------------------
 # The campaign folder (a certify.jobs.Store)
 
+HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.sample)
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
-# (index.html: certify.report.campaign_page; histograms.FORMAT: certify.figures.sample)
-OUTPUTS = ("certificates", "undecided", "summary.json", "index.html", "histograms.png", "histograms.pdf",
-           "histograms.svg")
+# (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
+OUTPUTS = ("certificates", "undecided", "summary.json", report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
@@ -317,7 +358,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     todo = [i for i in range(campaign.count) if i not in done]
     with runner:
         workers = runner.workers
-        size = max(1, min(MAX_CHUNK, math.ceil(len(todo) / (4 * workers))))
+        size = max(1, min(campaign.chunk_limit, math.ceil(len(todo) / (4 * workers))))
         started = time.time()
         bar = progress_display.bar(total=campaign.count, initial=len(done), unit="config",
                                    desc=campaign.distribution, show=progress, leave=True)
@@ -473,11 +514,15 @@ class SampleResult:
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
            distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
            max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
-           progress: bool = False, stop_after: int | None = None, restart: bool = False) -> SampleResult:
+           progress: bool = False, stop_after: int | None = None, restart: bool = False, **parts) -> SampleResult:
     """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
     `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
-    records and certificates go to the folder `out` (resumed when it holds the same campaign)."""
+    records and certificates go to the folder `out` (resumed when it holds the same campaign).
+    `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...)."""
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier)
+                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier, **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)

@@ -1,5 +1,9 @@
 """float64 screening of many pure-attention layers at once (numpy, batched over configurations).
 
+Layers with a mask, V, a residual connection or an FFN are beyond the batched pass: layer_quantities'
+D, a, L and gap (the input and the head) still hold for them, but their claims' sides come from
+engine_sides, the engine's own float64 screen one configuration at a time.
+
 Untrusted and never a verdict: this is the fast pass of a campaign (the float64 value of
 L = a D^2, and whether float64 already loses the gap exp(-L)), and the plain-float64 baseline
 the throughput benchmark compares the certified evaluation with.  It runs the generic formulas
@@ -12,11 +16,12 @@ from __future__ import annotations
 import numpy as np
 
 from certify import claims
-from certify.core import expr
+from certify.core import config, expr
 from certify.core import quantities
 from certify.core.arith import FLOAT64
 from certify.core.layers import LayerArrays, attention, full_mask
 from certify.core.primitives import PRIMITIVES
+from certify.engine import decide
 
 
 def layer_quantities(X: np.ndarray, A: np.ndarray) -> dict[str, np.ndarray]:
@@ -43,3 +48,18 @@ def sides(pairs: list[tuple[str, str]], values: dict[str, np.ndarray]) -> list[t
     names = set(PRIMITIVES)
     return [(expr.parse(lhs, names).evaluate(FLOAT64, values), expr.parse(rhs, names).evaluate(FLOAT64, values))
             for lhs, rhs in pairs]
+
+
+def engine_sides(claim: claims.Claim, configs: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """float64 lhs and rhs of each inequality of the claim, per configuration of any one-layer form,
+    from the engine's float64 evaluation (certify.engine.decide.evaluate); nan where float64 fails."""
+    rows = []
+    for cfg in configs:
+        try:
+            with np.errstate(all="ignore"):
+                comparisons = decide.evaluate(FLOAT64, config.load(cfg), claim, {})[1]
+            rows.append([(float(c.lhs), float(c.rhs)) for c in comparisons])
+        except (ArithmeticError, ValueError):
+            rows.append([(np.nan, np.nan)] * len(claim.inequalities))
+    values = np.array(rows).reshape(len(configs), len(claim.inequalities), 2)
+    return [(values[:, q, 0], values[:, q, 1]) for q in range(len(claim.inequalities))]

@@ -71,14 +71,18 @@ class Layout:
 
     @property
     def value_matrices(self) -> int:
+        """How many value matrices a point holds: none without V, one when shared, else one per layer."""
         return 0 if not self.with_v else 1 if self.shared_v else self.layers
 
     @property
     def size(self) -> int:
+        """The length of a point: X's n d entries, d^2 per query-key and value matrix, and the log-scale
+        of the diameter when the target does not scale like D."""
         dd = self.d * self.d
         return self.n * self.d + dd * (self.layers + self.value_matrices) + (0 if self.scale_free else 1)
 
     def random_shape(self, rng: np.random.Generator) -> np.ndarray:
+        """A random starting point: standard normal entries, the log-scale (if any) uniform in SCALE_RANGE."""
         shape = rng.normal(size=self.size)
         if not self.scale_free:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
@@ -113,6 +117,7 @@ class Layout:
         return config.Case(X=_exact(X), layers=layers, name=name)
 
     def describe(self) -> str:
+        """The stack in words, e.g. "2 layers X' = P X V^T, one V, causal mask, n = 4, d = 2"."""
         kind = "X' = X + P X V^T" if self.residual else "X' = P X V^T" if self.with_v else "X' = P X"
         where = "one layer" if self.layers == 1 else f"{self.layers} layers"
         shared = ", one V" if self.shared_v and self.layers > 1 else ""
@@ -177,6 +182,9 @@ def scales_like_D(claim: Claim, layout: Layout, rng: np.random.Generator) -> boo
 
 @dataclass(frozen=True)
 class Evaluation:
+    """The optimiser's view of one point: its score, log(lhs / rhs) of the worst inequality, the
+    contraction exponent when the layer contracts, a D^2 as evaluated and as built, and the point."""
+
     score: float  # > 0: the search believes the target is violated (-inf: could not rank)
     log_ratio: float  # log(lhs / rhs) of the worst inequality
     exponent: float | None  # -ln(1 - D'/D) / (a D^2), D' = D(layer output), when D' < D
@@ -186,6 +194,7 @@ class Evaluation:
 
     @property
     def ratio(self) -> float:
+        """lhs / rhs of the worst inequality (inf once it would overflow float64)."""
         return math.exp(self.log_ratio) if self.log_ratio < 700 else math.inf
 
 

@@ -8,8 +8,8 @@ Every sampled number is used as the exact binary64 value it is (a JSON number in
 configuration, see certify.core.numbers): the float64 screen and the ball evaluation see the same
 inputs, so whatever float64 gets wrong is its arithmetic, not a rounding of the inputs.
 
-All configurations are one head of pure self-attention, X' = P X (docs/claims.md), with
-n tokens of dimension d.  Unless a distribution says otherwise the query-key matrix is A with
+Configurations are one head of self-attention, X' = P X (docs/claims.md), with n tokens of
+dimension d, and the layer parts below when a campaign asks for them.  Unless a distribution says otherwise the query-key matrix is A with
 iid N(0, 1/d) entries (||A||_2 is then about 2).  The distributions:
 
     gaussian          x_ij ~ N(0, 1)
@@ -26,6 +26,19 @@ iid N(0, 1/d) entries (||A||_2 is then about 2).  The distributions:
     heavy-tailed      x_ij ~ Student t with 2 degrees of freedom (infinite variance), A_ij ~ t_3 / sqrt(d)
     log-L             gaussian, with L = a D^2 log-uniform in the L range (default 1e-3 .. 1e3)
 
+Beyond the head (any distribution; a campaign's LayerParts, drawn after everything above so that
+the tokens and the head are the same with or without them):
+
+    mask              a named mask of certify.core.masks: causal, sliding (previous, self, next) or uni
+                      (previous, self), given by its name in the configuration
+    value             V (d x d): "gaussian" (iid N(0, 1/d)) or "orthogonal" (Haar: the QR factor of a
+                      Gaussian matrix, signs fixed), scaled to ||V||_2 = value_norm (in float64) if given
+    residual          X' = X + P X V^T (the residual claims need a V: give --value orthogonal for X + P X
+                      up to a rotation)
+    ffn               a token-wise MLP W2 s(W1 x + b1) + b2 after attention, s = relu or gelu, hidden width
+                      h (default 2d), W1 ~ N(0, 1/d), W2 ~ N(0, 1/h), b1, b2 ~ N(0, 0.1^2); residual
+                      (x + f(x)) with ffn_residual
+
 An L range (`L_range=(lo, hi)`, any distribution) sets the inverse temperature beta of each
 configuration so that L = a D^2 (a = ||beta A||_2, computed in float64, so L is met up to
 rounding) is log-uniform in [lo, hi]: the behaviour changes from L << 1 (cubic regime) through
@@ -35,7 +48,7 @@ L ~ 37 (float64 computes 1 - exp(-L) as exactly 1) to L ~ 745 (exp(-L) underflow
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -71,6 +84,9 @@ class Draw:
 
 @dataclass(frozen=True)
 class Distribution:
+    """A named way to draw configurations: its draw(rng, n, d) of X and A, the smallest d it needs,
+    and the L range imposed when the campaign gives none (None: L as drawn)."""
+
     name: str
     draw: Callable[[np.random.Generator, int, int], Draw]
     min_dimension: int = 1
@@ -86,6 +102,67 @@ class Sample:
     X: np.ndarray  # n x d, exactly the configuration's tokens
     A: np.ndarray  # d x d, the float64 query-key matrix with beta folded in (screening only)
     L_target: float | None  # the drawn a D^2 when an L range is in force
+
+
+@dataclass(frozen=True, kw_only=True)
+class LayerParts:
+    """What each sampled layer has beyond the attention head (module docstring); the default: nothing."""
+
+    mask: str | None = None
+    value: str | None = None
+    value_norm: float | None = None
+    residual: bool = False
+    ffn: str | None = None
+    hidden: int | None = None
+    ffn_residual: bool = False
+
+    def validated(self, d: int) -> LayerParts:
+        """These parts, or BadInput naming the first that is not one certify samples."""
+        if self.mask is not None and self.mask not in MASKS:
+            raise BadInput(f"unknown mask {self.mask!r} for sampling; choose one of {', '.join(MASKS)}")
+        if self.value is not None and self.value not in VALUES:
+            raise BadInput(f"unknown value matrix {self.value!r}; choose one of {', '.join(VALUES)}")
+        if self.value_norm is not None and (self.value is None or not (math.isfinite(self.value_norm)
+                                                                        and 0 < self.value_norm <= 1e6)):
+            raise BadInput("a value norm needs a value matrix (--value) and must be in (0, 1e6], "
+                           f"got {self.value_norm}")
+        if self.ffn is not None and self.ffn not in ACTIVATIONS:
+            raise BadInput(f"unknown FFN activation {self.ffn!r}; choose one of {', '.join(ACTIVATIONS)}")
+        if self.ffn is None and (self.hidden is not None or self.ffn_residual):
+            raise BadInput("a hidden width and a residual FFN need an FFN (--ffn relu|gelu)")
+        if self.hidden is not None and not 1 <= self.hidden <= MAX_HIDDEN:
+            raise BadInput(f"the hidden width must be between 1 and {MAX_HIDDEN}, got {self.hidden}")
+        return replace(self, hidden=self.hidden or 2 * d) if self.ffn is not None else self
+
+    def add_to(self, rng: np.random.Generator, config: dict, d: int) -> None:
+        """Draw the parts into the configuration (after every other draw of the configuration)."""
+        if self.mask is not None:
+            config["mask"] = self.mask
+        if self.value is not None:
+            G = rng.standard_normal((d, d))
+            if self.value == "orthogonal":
+                Q, R = np.linalg.qr(G)
+                V = Q * np.where(np.diag(R) < 0, -1.0, 1.0)  # the Haar-distributed factor
+            else:
+                V = G / math.sqrt(d)
+            if self.value_norm is not None:
+                V = V * (self.value_norm / np.linalg.norm(V, 2))
+            config["V"] = V.tolist()
+        if self.residual:
+            config["residual"] = True
+        if self.ffn is not None:
+            h = self.hidden
+            config["ffn"] = {"W1": (rng.standard_normal((h, d)) / math.sqrt(d)).tolist(),
+                             "b1": (0.1 * rng.standard_normal(h)).tolist(),
+                             "W2": (rng.standard_normal((d, h)) / math.sqrt(h)).tolist(),
+                             "b2": (0.1 * rng.standard_normal(d)).tolist(),
+                             "activation": self.ffn, "residual": self.ffn_residual}
+
+
+MASKS = ("causal", "sliding", "uni")
+VALUES = ("gaussian", "orthogonal")
+ACTIVATIONS = ("relu", "gelu")
+MAX_HIDDEN = 4 * MAX_DIMENSION
 
 
 def _query_key_gaussian(rng: np.random.Generator, d: int) -> np.ndarray:
@@ -162,6 +239,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 
 
 def get(name: str) -> Distribution:
+    """The distribution called `name` (one of DISTRIBUTIONS), or BadInput naming the known ones."""
     if name not in DISTRIBUTIONS:
         raise BadInput(f"unknown distribution {name!r}; choose one of {', '.join(DISTRIBUTIONS)}")
     return DISTRIBUTIONS[name]
@@ -187,8 +265,9 @@ def float64_L(X: np.ndarray, A: np.ndarray) -> float:
     return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(FLOAT64, X).max())
 
 
-def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None) -> Sample:
-    """Configuration `index` of the campaign (name, n, d, seed, L range); validate() first."""
+def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None, parts: LayerParts | None = None) -> Sample:
+    """Configuration `index` of the campaign (name, n, d, seed, L range, layer parts); validate() and
+    parts.validated() first."""
     dist = DISTRIBUTIONS[name]
     rng = np.random.default_rng([seed, index])
     draw = dist.draw(rng, n, d)
@@ -207,4 +286,6 @@ def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None) -> Sa
         config.update(W_Q=draw.W_Q.tolist(), W_K=draw.W_K.tolist())
     if beta != 1.0:
         config["beta"] = beta
+    if parts is not None:
+        parts.add_to(rng, config, d)
     return Sample(index=index, config=config, X=draw.X, A=beta * A, L_target=L_target)

@@ -35,18 +35,24 @@ MAX_ROUNDS = 4
 
 @dataclass
 class Step:
+    """One attempted move of the shrinker ("drop token 2", "round A to the grid 2^-4", ...) and whether the
+    configuration it gave was still certified violated (so kept)."""
+
     move: str
     kept: bool
 
 
 @dataclass
 class Shrunk:
+    """The simplest configuration found, its violated verdict, and every move attempted on the way."""
+
     case: config.Case
     result: engine.Result  # violated, with its checker-confirmed certificate
     steps: list[Step] = field(default_factory=list)
 
     @property
     def kept(self) -> list[str]:
+        """The moves that were kept, in the order they were made."""
         return [step.move for step in self.steps if step.kept]
 
 

@@ -13,7 +13,7 @@ of each enclosure the comparison needs by itself; COVERED says for each claim wh
 are.  The backend encloses every quantity tightly on both sides except the spectral norms a, v and
 the norms inside L, which are tight from below (a binary64 witness vector, recomputed rigorously)
 and loose from above (Frobenius norms): every covered claim needs only their lower ends.  An
-operation the backend cannot enclose (erf for GELU, log, matrix powers) makes the whole batch
+operation the backend cannot enclose (log, matrix powers) makes the whole batch
 "cannot decide" (midrad64.NotSupported).
 """
 
@@ -26,7 +26,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify import claims
-from certify.core import expr
+from certify.core import centred, expr
 from certify.core.arith import fpmodel
 from certify.core.arith.midrad64 import MidRad, MidRad64, NotSupported
 from certify.core.config import COMPONENTS, Case, FeedForward, Layer
@@ -64,12 +64,9 @@ COVERED = {
     "residual.two_sided.global": "lower: v, a, D below in v (1 - exp(-a D^2)), D above, D_out below; "
                                  "upper: D_out above; v, a, D below",
     # D_out <= L (1 - exp(-a D^2)) D and D_out <= L a D^3: L (||W1||_2, ||W2||_2) from below;
-    # GELU's erf has no proven binary64 enclosure here, so GELU layers go to arb
+    # ReLU or GELU (erf enclosed by its series, midrad64._erf_at)
     "ffn.lipschitz": "D_out above; L, a, D below",
 }
-# the covered claims about pure attention: what `certify sample --tier tier3` can decide on its samples
-PURE_ATTENTION_CLAIMS = ("collapse.global", "collapse.tanh", "collapse.cubic", "collapse.dobrushin",
-                         "collapse.tau", "init.scaling")
 
 
 @dataclass
@@ -106,6 +103,8 @@ class Batch:
     checked: bool = field(default=False, repr=False, compare=False)  # validated() passed (parts of it too)
 
     def validated(self) -> Batch:
+        """The batch once its shapes and components are consistent and every number is finite
+        binary64 (checked once, then remembered), or BadInput."""
         if self.checked:
             return self
         if self.X.ndim != 3:
@@ -133,6 +132,7 @@ class Batch:
         return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
 
     def part(self, which: slice) -> Batch:
+        """The configurations `which` of the batch (a slice), with the shared mask and settings."""
         def cut(array):
             return None if array is None else array[which]
         beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (len(self),))[which]
@@ -194,11 +194,14 @@ def layer_view(batch: Batch) -> LayerView:
     batch = batch.validated()
     X = MidRad(batch.X)
     layer, arrays = batch.structure().layers[0], batch.arrays()
-    step = apply_layer(TIER3, layer, X, arrays)
+    # P X from the centred tokens where the layer is translation-equivariant (near consensus the
+    # output's enclosure is then of the size of the disagreement, not of the tokens)
+    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X, exact=True).E
+    step = apply_layer(TIER3, layer, X, arrays, translated=translated)
     return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
 
 
-def enclosures(claim: str, batch: Batch) -> list[tuple[MidRad, MidRad]]:
+def enclosures(claim: str | claims.Claim, batch: Batch) -> list[tuple[MidRad, MidRad]]:
     """(lhs, rhs) enclosures of each inequality of the claim, per configuration (NotSupported when the
     backend cannot enclose an operation they need)."""
     claim_spec = _covered(claim)
@@ -215,13 +218,18 @@ def _parsed(text: str) -> expr.Expr:
     return expr.parse(text, set(PRIMITIVES))
 
 
-def _covered(claim: str):
-    if claim not in COVERED:
-        raise BadInput(f"the float64 tier decides {', '.join(COVERED)}; not {claim!r}")
-    return claims.get(claim)
+def _covered(claim: str | claims.Claim) -> claims.Claim:
+    """The claim of a COVERED id, or a user's bound D_out <= EXPR given as its claim (engine.target(bound=
+    ...).claim, id ""): interval evaluation encloses any expression, so its "holds" is as sound."""
+    if isinstance(claim, claims.Claim) and not claim.id:
+        return claim
+    claim_id = claim.id if isinstance(claim, claims.Claim) else claim
+    if claim_id not in COVERED:
+        raise BadInput(f"the float64 tier decides {', '.join(COVERED)} and bounds; not {claim_id!r}")
+    return claims.get(claim_id)
 
 
-def _ends(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
+def _ends(claim: str | claims.Claim, batch: Batch) -> tuple[np.ndarray, np.ndarray]:
     """The upper ends of the left sides and the lower ends of the right sides, (inequalities, configurations)."""
     sides = enclosures(claim, batch)
     with np.errstate(all="ignore"):
@@ -235,7 +243,7 @@ def unusable_reason() -> str | None:
     return None if usable else reason
 
 
-def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def evaluate(claim: str | claims.Claim, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(verdicts, lhs_upper, rhs_lower) per configuration: HOLDS where every inequality's lhs_upper <=
     rhs_lower, else UNDECIDED, with the sides of the tightest inequality; all UNDECIDED (bounds nan)
     when the floating-point model fails its probes (fpmodel.tier3_usable says why) or the backend
@@ -260,7 +268,7 @@ def evaluate(claim: str, batch: Batch) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return np.where(holds, HOLDS, UNDECIDED).astype(object), uppers[tightest, pick], lowers[tightest, pick]
 
 
-def decide(claim: str, batch: Batch) -> np.ndarray:
+def decide(claim: str | claims.Claim, batch: Batch) -> np.ndarray:
     """Per configuration HOLDS or UNDECIDED (an array of str)."""
     return evaluate(claim, batch)[0]
 

@@ -75,12 +75,18 @@ def hull(lo, hi) -> arb:
 
 
 class Ball:
+    """The rigorous backend (certify.core.arith.protocol): numbers are arb balls that enclose the exact
+    value at flint's working precision; the only backend whose comparisons give a verdict."""
+
     name = "arb"
 
     def number(self, value) -> arb:
+        """The ball of an exact value (Fraction or int), exact when it is a dyadic that fits the precision."""
         return to_arb(value)
 
     def array(self, exact) -> np.ndarray:
+        """An object array of balls of an exact vector or matrix (rows of Fractions, or a Binary64Matrix, whose
+        2-d form goes through arb_mat and is remembered for products)."""
         if isinstance(exact, Binary64Matrix):
             if exact.array.ndim == 2:  # through arb_mat (binary64 values are exact in arb), kept for products
                 return _array_of_mat(arb_mat(exact.array.tolist()))
@@ -92,14 +98,17 @@ class Ball:
 
     @staticmethod
     def pi() -> arb:
+        """An enclosure of pi at the working precision of the moment."""
         return arb.pi()
 
     @staticmethod
     def ln2() -> arb:
+        """An enclosure of log 2 at the working precision of the moment."""
         return arb.const_log2()
 
     @staticmethod
     def e() -> arb:
+        """An enclosure of Euler's number e at the working precision of the moment."""
         return arb.const_e()
 
     exp = staticmethod(_exp)
@@ -111,6 +120,8 @@ class Ball:
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
     relu = staticmethod(_relu)
     pairwise_min = staticmethod(_min2)
+    # An exact number at (the midpoint of) each entry: a shift that adds no radius.
+    exact_centre = staticmethod(_midpoint)
 
     @staticmethod
     def apply(name: str, x):
@@ -121,10 +132,13 @@ class Ball:
 
     @staticmethod
     def stack(values):
+        """The balls or arrays `values` on a new last axis, as one object array."""
         return np.array(values, dtype=object)
 
     @staticmethod
     def matmul(a, b):
+        """The product a @ b of ball vectors or matrices by arb_mat (one ball per entry, rigorously rounded);
+        vector x vector gives a ball, a matrix product keeps its arb_mat for later products."""
         vector_out = b.ndim == 1
         left = a.reshape(1, -1) if a.ndim == 1 else a
         right = b.reshape(-1, 1) if vector_out else b
@@ -155,6 +169,7 @@ class Ball:
 
     @staticmethod
     def minimum(x):
+        """An enclosure of the smallest entry along the last axis (arb's min of balls)."""
         return _reduce_last_axis(_min_of, x)
 
     @staticmethod
@@ -197,10 +212,12 @@ class Ball:
 
     @staticmethod
     def scale_exponent(matrix) -> int:
-        return 0  # arb's exponents do not overflow
+        """Always 0: arb's exponents do not overflow, so no matrix needs scaling by a power of 2."""
+        return 0
 
     @staticmethod
     def ldexp(x, k: int):
+        """x 2^k, exactly (a power of two scales a ball without widening it)."""
         return x * arb(2) ** k
 
     @staticmethod

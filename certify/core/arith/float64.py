@@ -14,6 +14,9 @@ from certify.core import thin_norm
 
 
 class Float64:
+    """The screening backend (certify.core.arith.protocol): plain binary64 numpy arrays, batched over a
+    leading axis; its numbers are approximations with no error bound, so it guesses and never decides."""
+
     name = "float64"
 
     @staticmethod
@@ -26,6 +29,7 @@ class Float64:
             return math.copysign(math.inf, value)
 
     def array(self, exact) -> np.ndarray:
+        """A float64 vector or matrix of an exact one, each entry rounded to nearest (a Binary64Matrix as is)."""
         if isinstance(exact, Binary64Matrix):
             return exact.array
         return np.array([[self.number(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
@@ -34,14 +38,17 @@ class Float64:
 
     @staticmethod
     def pi():
+        """pi rounded to the nearest float64."""
         return math.pi
 
     @staticmethod
     def ln2():
+        """log 2 as float64 (math.log, within an ulp)."""
         return math.log(2)
 
     @staticmethod
     def e():
+        """Euler's number e rounded to the nearest float64."""
         return math.e
 
     exp = staticmethod(np.exp)
@@ -52,16 +59,24 @@ class Float64:
 
     @staticmethod
     def erf(x):
+        """scipy's float64 error function, elementwise."""
         from scipy.special import erf  # scipy only where an erf is evaluated (it costs a tenth of a second to import)
 
         return erf(x)
 
     @staticmethod
     def sqrt_nonneg(x):
+        """sqrt of a value known to be >= 0: a rounding error below 0 is taken as 0, not a nan."""
         return np.sqrt(np.maximum(x, 0.0))
 
     @staticmethod
+    def exact_centre(x):
+        """x itself: a float64 is already an exact number (the shift Ball takes at a midpoint)."""
+        return x
+
+    @staticmethod
     def relu(x):
+        """max(x, 0), elementwise."""
         return np.maximum(x, 0.0)
 
     @staticmethod
@@ -71,14 +86,17 @@ class Float64:
 
     @staticmethod
     def stack(values):
+        """The arrays `values`, broadcast to one shape, on a new last axis."""
         return np.stack(np.broadcast_arrays(*values), axis=-1)
 
     @staticmethod
     def matmul(a, b):
+        """numpy's a @ b (batched over leading axes)."""
         return a @ b
 
     @staticmethod
     def centred_gram(X):
+        """Y Y^T for Y = X - 1 x_0^T, x_0 the first token (batched over leading axes)."""
         Y = X - X[..., :1, :]
         return Y @ np.swapaxes(Y, -1, -2)
 
@@ -86,14 +104,17 @@ class Float64:
     # screened at once) is kept.
     @staticmethod
     def maximum(x):
+        """The largest entry along the last axis."""
         return np.max(x, axis=-1)
 
     @staticmethod
     def minimum(x):
+        """The smallest entry along the last axis."""
         return np.min(x, axis=-1)
 
     @staticmethod
     def pairwise_min(x, y):
+        """The entrywise minimum of x and y."""
         return np.minimum(x, y)
 
     @staticmethod
@@ -125,7 +146,8 @@ class Float64:
 
     @staticmethod
     def ldexp(x, k: int):
-        return x * 2.0 ** min(k, 1023)  # past float64's range the screen just says huge
+        """x 2^k, the power capped at 2^1023: past float64's range the screen just says huge (or inf)."""
+        return x * 2.0 ** min(k, 1023)
 
     @staticmethod
     def certainly_zero(x) -> bool:
@@ -134,6 +156,7 @@ class Float64:
 
     @staticmethod
     def outside_domain(name: str, x) -> bool:
+        """Always False: whether x leaves the domain of log or sqrt is judged in ball arithmetic only."""
         return False
 
     @staticmethod

@@ -38,6 +38,7 @@ def _tile(values: list[float]) -> np.ndarray:
 
 
 def probe_format() -> str | None:
+    """float64 is IEEE binary64 (52-bit mantissa, exponents -1022..1024): None, else what differs."""
     info = np.finfo(np.float64)
     if (info.nmant, info.minexp, info.maxexp) != (52, -1022, 1024):
         return f"float64 is not IEEE binary64 (mantissa {info.nmant}, exponents {info.minexp}..{info.maxexp})"

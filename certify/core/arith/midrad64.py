@@ -14,10 +14,11 @@ start-up (round to nearest, gradual underflow, BLAS products as correctly rounde
 - products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
   |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
   ||a_i|| ||(B_rad)_j|| + ||(A_rad)_i|| (||b_j|| + ||(B_rad)_j||);
-- exp through the proven exp of exp64.py; tanh from it; spectral norms from below by a binary64
+- exp through the proven exp of exp64.py; tanh from it; erf (so GELU) by its series of positive
+  terms with a bounded tail, in the backend's own operations; spectral norms from below by a binary64
   witness vector, from above by Frobenius norms (the loose side: no claim the tier decides needs it).
 
-What cannot be enclosed here raises NotSupported (erf, log, powers of matrices ...): the tier then
+What cannot be enclosed here raises NotSupported (log, powers of matrices ...): the tier then
 hands the configurations to arb, never an unproven enclosure.  nan and inf in a result mean
 "no bound"; comparisons with them decide nothing.
 """
@@ -163,28 +164,34 @@ class MidRad:
     # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
     @property
     def lo(self):
+        """The largest binary64 numbers <= mid - rad (exactly rounded down): the lower ends, for output."""
         return _directed_sum(self.mid, -self.rad, -np.inf)
 
     @property
     def hi(self):
+        """The smallest binary64 numbers >= mid + rad (exactly rounded up): the upper ends, for output."""
         return _directed_sum(self.mid, self.rad, np.inf)
 
     # the same ends within about an ulp, in four passes each (rounding.up, down: the successor of
     # Rump et al.), for the operations' internal use
     @property
     def lower(self):
+        """Lower ends within about an ulp of mid - rad (rounding.down; cheaper than lo)."""
         return down(self.mid - self.rad)
 
     @property
     def upper(self):
+        """Upper ends within about an ulp of mid + rad (rounding.up; cheaper than hi)."""
         return up(self.mid + self.rad)
 
     @property
     def shape(self):
+        """The shape of the array of enclosures (that of mid)."""
         return self.mid.shape
 
     @property
     def ndim(self):
+        """The number of axes of the array of enclosures (that of mid)."""
         return self.mid.ndim
 
     def __len__(self):
@@ -323,12 +330,48 @@ def _tanh_bounds(t):
     return np.where(positive, low, -high), np.where(positive, high, -low)
 
 
+# erfc(s) <= e^(-s^2) / (s sqrt(pi)) < 2^-53 for s >= 6 (Abramowitz & Stegun 7.1.13): erf(s) lies in
+# [1 - 2^-53, 1], the binary64 numbers next to it
+_ERF_SATURATES = 6.0
+
+
+def _erf_at(t) -> MidRad:
+    """erf(t) for binary64 t (exact values), an enclosure.  For s = |t| < 6, Abramowitz & Stegun 7.1.6:
+    erf(s) = (2 / sqrt(pi)) e^(-s^2) sum_{n>=0} term_n, term_0 = s, term_n = term_{n-1} 2 s^2 / (2n + 1),
+    positive terms (no cancellation) whose ratio q_n = 2 s^2 / (2n + 3) decreases in n: once q_n <= 1/2
+    the tail after term_n is at most term_n (sum_k q_n^k <= 1), and the sum stops when that is below
+    2^-60 of it (or 2^-1000, for tiny s).  Every operation of the sum is the backend's own, so its rounding is enclosed.  For
+    s >= 6 (and infinite s) see _ERF_SATURATES; erf(-t) = -erf(t); nan stays nan."""
+    s = np.abs(t)
+    near = s < _ERF_SATURATES
+    x = MidRad(np.where(near, s, 0.0))
+    square = x * x
+    twice_square = square * 2  # exact doubling
+    term = total = x
+    for n in range(1, 400):  # s < 6: q_n <= 1/2 from n = 35 on, and then each term at most halves
+        term = term * twice_square / (2 * n + 1)
+        total = total + term
+        if np.all(twice_square.upper <= (2 * n + 3) / 2) and np.all(term.upper <= np.maximum(total.lower * 2.0**-60, 2.0**-1000)):
+            break
+    else:
+        raise NotSupported("erf's series did not converge")
+    series = MidRad.hull(total.lower, up(total.upper + term.upper))  # the tail is in [0, term_n]
+    at_s = (2 / MidRad64.sqrt_nonneg(MidRad64.pi())) * MidRad64.exp(-square) * series
+    low = np.where(near, np.maximum(at_s.lower, 0.0), 1.0 - 2.0**-53)
+    high = np.where(near, np.minimum(at_s.upper, 1.0), 1.0)
+    positive = t >= 0
+    low, high = np.where(positive, low, -high), np.where(positive, high, -low)
+    unknown = np.isnan(t)
+    return MidRad.hull(np.where(unknown, np.nan, low), np.where(unknown, np.nan, high))
+
+
 def top_right_singular_vector(A=None, W_Q=None, W_K=None):
     """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
 
     For A: one step of inverse iteration on A^T A shifted just past its top eigenvalue (a full SVD
-    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by QR, and
-    the SVD of the d_k x d_k core.  Only the quality of the witness, never the bound, depends on this."""
+    costs ten times more); for the thin W_Q, W_K: W_Q W_K^T = Q_Q (R_Q R_K^T) Q_K^T by QR, the SVD
+    of the d_k x d_k core, and Q_K = W_K R_K^-1 (a zero vector where that is not finite: a useless
+    but harmless witness).  Only the quality of the witness, never the bound, depends on this."""
     if A is not None:
         gram = np.swapaxes(A, -1, -2) @ A
         top = np.linalg.eigvalsh(gram)[..., -1]  # the top singular value squared
@@ -338,10 +381,14 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
         except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
             v = np.linalg.svd(A)[2][..., 0, :]
         return v / np.sqrt((v * v).sum(axis=-1))[..., None]  # any scale: only the direction matters
-    Q_Q, R_Q = np.linalg.qr(W_Q)
-    Q_K, R_K = np.linalg.qr(W_K)
+    R_Q, R_K = np.linalg.qr(W_Q, mode="r"), np.linalg.qr(W_K, mode="r")  # Q itself costs as much again
     core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
-    return (Q_K @ core[..., None])[..., 0]
+    with np.errstate(all="ignore"):
+        try:  # Q_K core = W_K R_K^-1 core
+            v = (W_K @ np.linalg.solve(R_K, core[..., None]))[..., 0]
+        except np.linalg.LinAlgError:  # W_K of lower rank: Q_K itself
+            v = (np.linalg.qr(W_K)[0] @ core[..., None])[..., 0]
+    return np.where(np.isfinite(v), v, 0.0)
 
 
 def _image_norm_lower(w: MidRad, v):
@@ -354,6 +401,8 @@ def _image_norm_lower(w: MidRad, v):
 def _unsupported(name: str):
     def refuse(*args, **kwargs):
         raise NotSupported(f"{name} in tier 3 (no proven binary64 enclosure here)")
+
+    refuse.__doc__ = f"Raises NotSupported: tier 3 has no proven binary64 enclosure of {name} (arb decides)."
     return staticmethod(refuse)
 
 
@@ -373,6 +422,8 @@ class MidRad64:
         return MidRad(mid, 0.0 if exact else rounding_radius(np.float64(mid)))
 
     def array(self, exact) -> MidRad:
+        """The enclosures of an exact vector or matrix: nearest binary64 midpoints, each with its rounding
+        error as radius (a Binary64Matrix is exact: radius 0)."""
         if isinstance(exact, Binary64Matrix):
             return MidRad(exact.array)  # binary64 numbers: exact
         rows = exact if _is_matrix(exact) else [exact]
@@ -382,6 +433,7 @@ class MidRad64:
         return MidRad(mid, rad) if _is_matrix(exact) else MidRad(mid[0], rad[0])
 
     def stack(self, values) -> MidRad:
+        """The enclosures `values`, broadcast to one shape, on a new last axis."""
         values = [lift(v) for v in values]
         mids = np.broadcast_arrays(*(v.mid for v in values))
         rads = [np.broadcast_to(v.rad, mids[0].shape) for v in values]
@@ -390,14 +442,17 @@ class MidRad64:
     # constants: the nearest binary64 numbers, within u of the exact value
     @staticmethod
     def pi() -> MidRad:
+        """pi as the nearest binary64 with its rounding error as radius."""
         return MidRad(math.pi, rounding_radius(np.float64(math.pi)))
 
     @staticmethod
     def ln2() -> MidRad:
+        """log 2 as math.log's binary64 (correctly rounded) with a rounding radius."""
         return MidRad(math.log(2), rounding_radius(np.float64(math.log(2))))
 
     @staticmethod
     def e() -> MidRad:
+        """Euler's number e as the nearest binary64 with its rounding error as radius."""
         return MidRad(math.e, rounding_radius(np.float64(math.e)))
 
     @staticmethod
@@ -417,10 +472,12 @@ class MidRad64:
 
     @staticmethod
     def tanh(x) -> MidRad:
+        """tanh of an enclosure: the hull of the proven bounds of tanh at both ends (tanh increases)."""
         x = lift(x)
         return MidRad.hull(_tanh_bounds(x.lower)[0], _tanh_bounds(x.upper)[1])  # tanh increases
 
     def apply(self, name: str, x) -> MidRad:
+        """exp, tanh, or sqrt of a certainly nonnegative x, by name; any other function raises NotSupported."""
         if name == "exp":
             return self.exp(x)
         if name == "tanh":
@@ -432,46 +489,63 @@ class MidRad64:
     log = _unsupported("log")
     expm1 = _unsupported("expm1")
     log1p = _unsupported("log1p")
-    erf = _unsupported("erf")  # GELU: arb decides
     scale_exponent = _unsupported("powers of a matrix")
     ldexp = _unsupported("powers of a matrix")
 
     @staticmethod
+    def erf(x) -> MidRad:
+        """erf increases: from erf at the lower ends of x (_erf_at) to erf at the upper ends."""
+        x = lift(x)
+        if not _has_radius(x.rad):
+            return _erf_at(x.mid)
+        ends = _erf_at(np.stack([x.lower, x.upper]))
+        return MidRad.hull(ends[0].lower, ends[1].upper)
+
+    @staticmethod
     def sqrt_nonneg(x) -> MidRad:
+        """sqrt of an enclosure of a value known to be >= 0: [sqrt_down(lower), sqrt_up(upper)], ends
+        below 0 taken as 0."""
         x = lift(x)
         return MidRad.hull(sqrt_down(np.maximum(x.lower, 0.0)), sqrt_up(np.maximum(x.upper, 0.0)))
 
     @staticmethod
     def exact_centre(x) -> MidRad:
+        """The midpoints with radius 0: exact binary64 numbers, a shift that adds no radius."""
         return MidRad(lift(x).mid)
 
     def centred_gram(self, X) -> MidRad:
+        """Y Y^T for Y = X - 1 c^T, c the midpoint of the first token (exact), with matmul's bound."""
         Y = X - self.exact_centre(X[..., :1, :])
         return self.matmul(Y, np.swapaxes(Y, -1, -2))  # a product with its own transpose: matmul's Gram bound
 
     @staticmethod
     def relu(x) -> MidRad:
+        """max(x, 0) of an enclosure: the hull of max(lower, 0) and max(upper, 0)."""
         x = lift(x)
         return MidRad.hull(np.maximum(x.lower, 0.0), np.maximum(x.upper, 0.0))
 
     @staticmethod
     def abs(x) -> MidRad:
+        """|x| of an enclosure: from the smaller end's distance to 0 (0 when it straddles 0) to the larger."""
         x = lift(x)
         lo, hi = x.lower, x.upper
         return MidRad.hull(np.where(lo > 0, lo, np.where(hi < 0, -hi, 0.0)), np.maximum(np.abs(lo), np.abs(hi)))
 
     @staticmethod
     def pairwise_min(x, y) -> MidRad:
+        """The entrywise minimum of two enclosures: the hull of the minima of their ends."""
         x, y = lift(x), lift(y)
         return MidRad.hull(np.minimum(x.lower, y.lower), np.minimum(x.upper, y.upper))
 
     @staticmethod
     def maximum(x) -> MidRad:
+        """An enclosure of the largest entry along the last axis: the maxima of the ends."""
         x = lift(x)
         return MidRad.hull(np.max(x.lower, axis=-1), np.max(x.upper, axis=-1))
 
     @staticmethod
     def minimum(x) -> MidRad:
+        """An enclosure of the smallest entry along the last axis: the minima of the ends."""
         x = lift(x)
         return MidRad.hull(np.min(x.lower, axis=-1), np.min(x.upper, axis=-1))
 
@@ -521,11 +595,13 @@ class MidRad64:
 
     @staticmethod
     def certainly_zero(x) -> bool:
-        return False  # a divisor near 0 gives nan (no bound), never an error
+        """Always False: a divisor near 0 gives nan (no bound, undecided), never an error."""
+        return False
 
     @staticmethod
     def outside_domain(name: str, x) -> bool:
-        return False  # apply() refuses what it cannot enclose
+        """Always False: apply() refuses what it cannot enclose, so no domain error is reported here."""
+        return False
 
     @staticmethod
     def certainly_le(x, y):

@@ -20,42 +20,91 @@ from typing import Any, Protocol
 
 
 class Arithmetic(Protocol):
+    """What a backend provides (module docstring): exact inputs to its numbers, constants, elementwise
+    functions, products and last-axis reductions, spectral norms from a witness, and a three-valued <=."""
+
     name: str
 
     # numbers and arrays from exact values (Fractions, ints)
-    def number(self, value) -> Any: ...
-    def array(self, exact) -> Any: ...
-    def stack(self, values) -> Any: ...
+    def number(self, value) -> Any:
+        """The backend's number for an exact value (Fraction or int)."""
+
+    def array(self, exact) -> Any:
+        """The backend's array for an exact vector or matrix (rows of exact values, or a Binary64Matrix)."""
+
+    def stack(self, values) -> Any:
+        """`values` on a new last axis."""
 
     # constants
-    def pi(self) -> Any: ...
-    def ln2(self) -> Any: ...
-    def e(self) -> Any: ...
+    def pi(self) -> Any:
+        """pi (in Ball, an enclosure at the working precision of the moment)."""
+
+    def ln2(self) -> Any:
+        """log 2 (in Ball, an enclosure at the working precision of the moment)."""
+
+    def e(self) -> Any:
+        """Euler's number e (in Ball, an enclosure at the working precision of the moment)."""
 
     # elementwise
-    def exp(self, x) -> Any: ...
-    def log(self, x) -> Any: ...
-    def expm1(self, x) -> Any: ...  # exp(x) - 1 without the cancellation near 0
-    def log1p(self, x) -> Any: ...  # log(1 + x) without the cancellation near 0
-    def sqrt_nonneg(self, x) -> Any: ...  # the true value is known to be >= 0
-    def erf(self, x) -> Any: ...
-    def relu(self, x) -> Any: ...
-    def abs(self, x) -> Any: ...
-    def apply(self, name: str, x) -> Any: ...  # exp, log, sqrt, tan, atan, tanh, sinh, cosh by name
-    def pairwise_min(self, x, y) -> Any: ...
+    def exp(self, x) -> Any:
+        """exp(x), elementwise."""
+
+    def log(self, x) -> Any:
+        """The natural logarithm of x, elementwise."""
+
+    def expm1(self, x) -> Any:
+        """exp(x) - 1 without the cancellation near 0."""
+
+    def log1p(self, x) -> Any:
+        """log(1 + x) without the cancellation near 0."""
+
+    def sqrt_nonneg(self, x) -> Any:
+        """sqrt(x) where the true value is known to be >= 0 (a rounding below 0 is not a domain error)."""
+
+    def erf(self, x) -> Any:
+        """The error function of x, elementwise (GELU)."""
+
+    def relu(self, x) -> Any:
+        """max(x, 0), elementwise."""
+
+    def abs(self, x) -> Any:
+        """|x|, elementwise."""
+
+    def apply(self, name: str, x) -> Any:
+        """An elementary function by name: exp, log, sqrt, tan, atan, tanh, sinh, cosh."""
+
+    def pairwise_min(self, x, y) -> Any:
+        """The entrywise minimum of x and y."""
 
     # linear algebra and reductions (over the last axis)
-    def matmul(self, a, b) -> Any: ...
-    def centred_gram(self, X) -> Any: ...  # Y Y^T, Y = X - 1 c^T, c the exact centre of token 0 (last two axes)
-    def maximum(self, x) -> Any: ...
-    def minimum(self, x) -> Any: ...
-    def row_shift(self, scores, mask) -> Any: ...  # per row, an exact number near the largest allowed score
+    def matmul(self, a, b) -> Any:
+        """The product a @ b of vectors or matrices."""
+
+    def centred_gram(self, X) -> Any:
+        """Y Y^T for Y = X - 1 c^T, c the exact centre of token 0 (tokens on the last two axes)."""
+
+    def maximum(self, x) -> Any:
+        """The largest entry along the last axis."""
+
+    def minimum(self, x) -> Any:
+        """The smallest entry along the last axis."""
+
+    def row_shift(self, scores, mask) -> Any:
+        """Per row, an exact number near the largest allowed score (softmax is invariant under the shift)."""
 
     # spectral norms: the screen finds the witness, the ball pass confirms from it
-    def spectral_norm(self, matrix, witnesses: dict, key: str) -> Any: ...
-    def thin_product_norm(self, L, R, witnesses: dict, key: str) -> Any: ...  # ||L R^T||_2 by the k x k reduction, or None
-    def scale_exponent(self, matrix) -> int: ...  # k with matrix / 2^k of moderate size (0 when nothing overflows)
-    def ldexp(self, x, k: int) -> Any: ...  # x 2^k
+    def spectral_norm(self, matrix, witnesses: dict, key: str) -> Any:
+        """||matrix||_2; the screen records its witness under witnesses[key], the ball pass encloses from it."""
+
+    def thin_product_norm(self, L, R, witnesses: dict, key: str) -> Any:
+        """||L R^T||_2 by the k x k reduction (certify.core.thin_norm), or None where that route does not apply."""
+
+    def scale_exponent(self, matrix) -> int:
+        """k with matrix / 2^k of moderate size (0 when nothing overflows)."""
+
+    def ldexp(self, x, k: int) -> Any:
+        """x 2^k."""
 
     # three-valued comparison: True, False or None (undecided); Float64 only guesses
-    def certainly_le(self, x, y) -> bool | None: ...
+    def certainly_le(self, x, y) -> bool | None:
+        """x <= y: True, False or None (undecided); in Float64 a guess, never a verdict."""

@@ -45,6 +45,7 @@ def rounding_radius(c):
 
 
 def sqrt_up(x):
+    """An upper bound of sqrt(x) (numpy's correctly rounded sqrt, moved up by up())."""
     return up(np.sqrt(x))
 
 
@@ -60,6 +61,7 @@ def float_at_least(value: Fraction) -> float:
 
 
 def float_at_most(value: Fraction) -> float:
+    """The largest binary64 number <= value (value well inside the normal range)."""
     candidate = float(value)
     return candidate if Fraction(candidate) <= value else float(np.nextafter(candidate, -np.inf))
 

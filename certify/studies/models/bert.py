@@ -43,6 +43,7 @@ class BertConfig:
 
     @property
     def d_k(self) -> int:
+        """The size of a head's queries and keys: d / n_heads."""
         return self.d // self.n_heads
 
 
@@ -73,6 +74,7 @@ class AttentionHead:
 
     @property
     def d_k(self) -> int:
+        """The size of this head's queries and keys (the columns of W_Q)."""
         return self.W_Q.shape[1]
 
     def query_key_matrix(self) -> np.ndarray:
@@ -107,6 +109,9 @@ class AttentionHead:
 
 @dataclass(frozen=True)
 class EncoderLayer:
+    """One post-LayerNorm encoder layer's parameters: its heads, the output bias, the feed-forward
+    network and both LayerNorms (X' = LN_2(Y + FFN(Y)), Y = LN_1(X + attention sublayer))."""
+
     heads: tuple[AttentionHead, ...]
     b_O: np.ndarray  # (d,) bias of the output projection (shared by the heads)
     ln_attention: LayerNorm  # after the attention residual
@@ -117,11 +122,14 @@ class EncoderLayer:
     ln_ffn: LayerNorm  # after the feed-forward residual
 
     def feed_forward(self, Y: np.ndarray) -> np.ndarray:
+        """FFN(Y) = GELU(Y W_1^T + b_1) W_2^T + b_2 on the tokens (rows) of Y, in float64."""
         return gelu(FLOAT64, Y @ self.W_1.T + self.b_1) @ self.W_2.T + self.b_2
 
 
 @dataclass(frozen=True)
 class Embeddings:
+    """The embedding tables (word, position, token type) and the LayerNorm applied to their sum."""
+
     word: np.ndarray  # (vocab_size, d)
     position: np.ndarray  # (max_positions, d)
     token_type: np.ndarray  # (type_vocab_size, d)
@@ -140,6 +148,8 @@ class LayerTrace:
 
 @dataclass(frozen=True)
 class ForwardTrace:
+    """A forward pass on one token sequence: its ids, which tokens are keys, and every layer's trace."""
+
     input_ids: np.ndarray  # (n,)
     attention_mask: np.ndarray  # (n,) of 0/1: which tokens are keys (and are pooled)
     layers: tuple[LayerTrace, ...]
@@ -152,12 +162,16 @@ class ForwardTrace:
 
 @dataclass(frozen=True)
 class BertModel:
+    """A BERT encoder's weights as float64 arrays (embeddings, layers) with its shape and source; it runs
+    the forward pass whose configurations certify.studies.models.certified then certifies."""
+
     config: BertConfig
     embeddings: Embeddings
     layers: tuple[EncoderLayer, ...]
     source: str  # where the weights were read from, for reports
 
     def head(self, layer: int, head: int) -> AttentionHead:
+        """The parameters of head `head` of layer `layer` (both from 0)."""
         return self.layers[layer].heads[head]
 
     def embed(self, input_ids: np.ndarray, token_type_ids: np.ndarray | None = None) -> np.ndarray:

@@ -69,6 +69,11 @@ REGIMES = (INFORMATIVE, INDISTINGUISHABLE, UNDERFLOWED, UNDECIDED)
 
 @dataclass(frozen=True)
 class HeadCertificate:
+    """One head on one configuration, certified: the enclosures of a = ||A_h||_2, ||V_h||_2, a D^2, the gap
+    exp(-a D^2) and its log10, tau(P_h) and D(P_h X) / D; the float64 regime of the gap and both steps of
+    collapse.global (each confirmed by the checker or undecided); what float64 makes of them; the
+    precision that decided it; and the certificate of a violated step."""
+
     head: int
     bits: int  # the precision that decided it (or the last one tried)
     a: arb
@@ -89,11 +94,15 @@ class HeadCertificate:
 
     @property
     def decided(self) -> bool:
+        """True when the regime and both steps are decided (none is undecided)."""
         return UNDECIDED not in (self.regime, self.step1, self.step2)
 
 
 @dataclass(frozen=True)
 class LayerCertificate:
+    """One layer on one configuration: its number of tokens, the certified diameter D of the tokens
+    entering it, the statistics of that configuration, and the certificate of every head."""
+
     layer: int
     n_tokens: int
     D: arb
@@ -185,6 +194,7 @@ def certify_head(index: int, head: AttentionHead, X: np.ndarray, X_ball: np.ndar
 
 
 def regime_counts(layers: list[LayerCertificate]) -> dict[str, int]:
+    """How many heads of the layers fall in each regime (every one of REGIMES, 0 included)."""
     counts = dict.fromkeys(REGIMES, 0)
     for layer in layers:
         for head in layer.heads:

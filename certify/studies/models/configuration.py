@@ -37,6 +37,10 @@ from certify.engine import certificate
 
 @dataclass(frozen=True)
 class ConfigurationStats:
+    """The shape of one token configuration X (n tokens): the rank of the centred configuration
+    (certified, or the float64 numerical rank), its smallest singular value, the stable rank and the
+    mean |cosine| between tokens, as balls (Wu et al., Figure 4)."""
+
     n: int
     rank_max: int  # min(n - 1, d): the largest rank a centred configuration can have
     rank: int  # of the centred configuration: rank_max when certified, else the float64 numerical rank

@@ -41,6 +41,7 @@ MAX_SENTENCES = 10**7
 
 
 def default_corpus_path() -> Path:
+    """Where the shipped corpus (200 CC0 sentences, data/corpus.txt) is installed."""
     return Path(str(resources.files("certify.studies.models") / "data" / "corpus.txt"))
 
 
@@ -113,6 +114,8 @@ def certify_sentences(run: CorpusRun, indices: list[int]) -> list[tuple[dict, di
 
 
 def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCertificate]) -> tuple[dict, dict[str, str]]:
+    """The record of sentence i (the format of the module docstring) and the certificates it keeps, by
+    file name: the attention-head certificate of each head with a violated step, its sha256 in the record."""
     certificates: dict[str, str] = {}
     record_layers = []
     for layer in layers:
@@ -138,4 +141,5 @@ def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCert
 
 
 def sha256_text(text: str) -> str:
+    """The sha256 of text's UTF-8 bytes, in hex (the digests of sentences and certificates in a run)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -6,7 +6,9 @@ The folder (certify.jobs.store for manifest.json and chunks/):
     chunks/<first>.jsonl      one record per sentence (certify.studies.models.corpus)
     certificates/             the attention-head certificate of every head with a violated step
     summary.json, summary.txt per head over the committed sentences (corpus_summary), rewritten by each run
-    corpus_heatmap.png, corpus_histograms.png    (corpus_plots)
+    corpus_heatmap.FORMAT, corpus_histograms.FORMAT, index.html
+                              the figures (certify.figures.corpus) and the page (certify.report.corpus_page),
+                              drawn from the summary by the caller of run_corpus (this layer draws nothing)
 A folder is resumed only by the same run; `--limit K` decides sentences 0..K-1 only, so a later run
 with a larger limit (or none) continues the same folder.  The summary covers the committed sentences,
 read back one at a time (memory does not grow with the corpus); each record is checked as it is read
@@ -18,14 +20,14 @@ from __future__ import annotations
 import hashlib
 import sys
 from dataclasses import dataclass
+from typing import Callable
 from pathlib import Path
 
 from certify import jobs
-from certify.core import jsonfile
+from certify.core import jsonfile, report_files
 from certify.core.float64_limits import REGIME_WORDS
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
-from certify.studies.models import corpus_plots
 from certify.studies.models.corpus import CorpusRun, certify_sentences, sha256_text
 from certify.studies.models.corpus_summary import CorpusSummary, render
 from certify.studies.models.loading import WEIGHTS_FILE
@@ -34,7 +36,9 @@ from certify.studies.models.pipeline import load_text_model
 FORMAT = "certify-model-corpus/1"
 CERTIFICATES = "certificates"
 SUMMARY_JSON, SUMMARY_TEXT = "summary.json", "summary.txt"
-OUTPUTS = (CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT, corpus_plots.HEATMAP, corpus_plots.HISTOGRAMS)
+HEATMAP, HISTOGRAMS = "corpus_heatmap", "corpus_histograms"  # the figures' stems (certify.figures.corpus)
+# derived files too, so that --restart leaves no figure or page of the discarded run behind
+OUTPUTS = (CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT, report_files.PAGE, *report_files.figure_files(HEATMAP, HISTOGRAMS))
 CHUNK = 1  # sentences per task: one sentence of MiniLM is seconds of work, far above a task's overhead
 HEAD_KEYS = {"head", "bits", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D", "regime", "step1", "step2", "checker",
              "certificate", "certificate_sha256"}  # fmt: skip
@@ -42,6 +46,9 @@ HEAD_KEYS = {"head", "bits", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D", "re
 
 @dataclass(frozen=True)
 class Outcome:
+    """What a corpus run did: the summary of every committed sentence, how many sentences this run
+    certified, and the chunks it gave up on."""
+
     summary: dict
     decided_now: int
     failed: list[int]  # first sentence of each chunk the executor gave up on (left for the next run)
@@ -57,6 +64,9 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 
 
 def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
+    """The run's identity as its manifest stores it: the format, the sentence count, the model and the sha256
+    of its weights, the corpus's name and the sha256 of its sentences, and the precision ladder.  A folder is
+    resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
@@ -71,8 +81,9 @@ def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
 
 def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | None = None, executor: str = "pool",
                workers: int | None = None, scheduler: str | None = None, progress: bool = True,
-               restart: bool = False) -> Outcome:  # fmt: skip
-    """Run (or resume) the corpus in out_dir: sentences 0..limit-1 (all without limit); then write the summary."""
+               restart: bool = False, on_summary: Callable[[dict], object] | None = None) -> Outcome:  # fmt: skip
+    """Run (or resume) the corpus in out_dir: sentences 0..limit-1 (all without limit); then write the summary
+    and call on_summary(summary) (the caller's figures and page), also when the run is interrupted."""
     if limit is not None and limit < 1:
         raise BadInput(f"--limit must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
@@ -92,15 +103,18 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
             report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
     except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
         bar.close()
-        write_summary(store, run, corpus_name, text_model, check)
+        write_summary(store, run, corpus_name, text_model, check, on_summary)
         raise
     finally:
         bar.close()
-    summary = write_summary(store, run, corpus_name, text_model, check)
+    summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
     return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
 
 
-def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check) -> dict:
+def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check,
+                  on_summary: Callable[[dict], object] | None = None) -> dict:
+    """Summarise every committed record of the folder (each checked by `check` as it is read), write
+    summary.json and summary.txt, call on_summary(summary) and return the summary."""
     config = text_model.model.config
     aggregate = CorpusSummary(config.n_layers, config.n_heads)
     for record in store.records(check):
@@ -117,8 +131,8 @@ def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check) ->
     summary = aggregate.to_json(about)
     store.write(SUMMARY_JSON, jsonfile.dumps(summary))
     store.write(SUMMARY_TEXT, render(summary, full=True) + "\n")
-    if summary["totals"]["sentences"]:
-        corpus_plots.write(summary, store.folder)
+    if on_summary is not None:
+        on_summary(summary)
     return summary
 
 

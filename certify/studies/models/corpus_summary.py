@@ -45,9 +45,11 @@ class Histogram:
 
     @property
     def width(self) -> float:
+        """The width of one bin: (hi - lo) / bins."""
         return (self.hi - self.lo) / self.bins
 
     def add(self, value: float) -> None:
+        """Count `value` in its bin, or as below lo or at or above hi (infinities included)."""
         if value < self.lo:
             self.below += 1
         elif value >= self.hi:
@@ -72,10 +74,12 @@ class Histogram:
         return None
 
     def merged(self, other: Histogram) -> Histogram:
+        """A new histogram with the counts of both (the same lo, hi and bins)."""
         return Histogram(self.lo, self.hi, self.bins, [a + b for a, b in zip(self.counts, other.counts)],
                          self.below + other.below, self.above + other.above)  # fmt: skip
 
     def to_json(self) -> dict:
+        """The histogram as summary.json stores it (Histogram(**it) reads it back)."""
         return {"lo": self.lo, "hi": self.hi, "bins": self.bins, "counts": self.counts, "below": self.below,
                 "above": self.above}  # fmt: skip
 
@@ -89,6 +93,7 @@ class Range:
     unbounded: bool = False  # some endpoint was beyond binary64 (null in the record)
 
     def add(self, pair: list) -> None:
+        """Widen the range to an enclosure [lower, upper]; a null endpoint (beyond binary64) marks it unbounded."""
         lower, upper = pair
         if lower is None or upper is None:
             self.unbounded = True
@@ -117,6 +122,9 @@ def _midpoint(pair: list) -> float | None:
 
 
 class HeadSummary:
+    """One head over the sentences added so far: its regime and step counts, the certified ranges of a,
+    a D^2 and tau(P_h), and the fixed histograms its quantiles come from (module docstring)."""
+
     def __init__(self, layer: int, head: int) -> None:
         self.layer, self.head = layer, head
         self.sentences = 0
@@ -129,6 +137,7 @@ class HeadSummary:
         self.tau_histogram = Histogram(*TAU_RANGE, TAU_BINS)
 
     def add(self, head: dict) -> None:
+        """Count one sentence's record of this head (corpus.sentence_record's per-head entry)."""
         self.sentences += 1
         self.regimes[head["regime"]] += 1
         for step in STEPS:
@@ -147,13 +156,16 @@ class HeadSummary:
 
     @property
     def ever_informative(self) -> bool:
+        """True when the head is certified informative (a D^2 < 54 ln 2) on at least one sentence."""
         return self.regimes[INFORMATIVE] > 0
 
     def median_log10_a_D2(self) -> float | None:
+        """The midpoint of the histogram bin holding the median of log10 a D^2 (None when outside the range)."""
         edges = self.log10_a_D2.quantile(0.5)
         return None if edges is None else sum(edges) / 2
 
     def to_json(self) -> dict:
+        """The head as summary.json stores it: counts, certified ranges, quantile bins and histograms."""
         return {
             "layer": self.layer, "head": self.head, "sentences": self.sentences, "regimes": self.regimes,
             "ever_informative": self.ever_informative, "undecided_sentences": self.undecided_sentences,
@@ -181,6 +193,7 @@ class CorpusSummary:
         self.full_rank_layers = 0  # (sentence, layer) pairs certified full rank
 
     def add(self, record: dict) -> None:
+        """Count one sentence's record into every head (ValueError when its layers do not match the model)."""
         if len(record["layers"]) != self.n_layers:
             raise ValueError(f"record {record['i']} has {len(record['layers'])} layers, not {self.n_layers}")
         self.sentences += 1
@@ -191,9 +204,12 @@ class CorpusSummary:
                 self.heads[layer["layer"]][head["head"]].add(head)
 
     def all_heads(self) -> list[HeadSummary]:
+        """Every head's summary, layer by layer, heads in order."""
         return [head for layer in self.heads for head in layer]
 
     def totals(self) -> dict:
+        """Over every sentence and head: sentence and pair counts, the token range, regime and step
+        counts, undecided pairs, full-rank (sentence, layer) pairs, and the heads ever informative."""
         heads = self.all_heads()
         regimes = {name: sum(h.regimes[name] for h in heads) for name in REGIMES}
         steps = {step: {v: sum(h.steps[step][v] for h in heads) for v in OUTCOMES} for step in STEPS}
@@ -210,6 +226,8 @@ class CorpusSummary:
         }
 
     def to_json(self, about: dict) -> dict:
+        """summary.json: the format, `about` (the model, corpus and precision), float64's thresholds,
+        how the quantiles are made, the totals and every head."""
         return {
             "format": FORMAT,
             **about,

@@ -14,11 +14,14 @@ from certify.studies.models.tokenize import Tokens, load_tokenizer, tokenize_tex
 
 @dataclass(frozen=True)
 class TextModel:
+    """A loaded model with its tokenizer and folder: text in, tokens, forward traces and sentence vectors out."""
+
     model: BertModel
     tokenizer: object  # a tokenizers.Tokenizer with padding and truncation off
     folder: Path
 
     def tokens(self, text: str) -> Tokens:
+        """The word pieces and ids of `text` under the model's tokenizer (special tokens added, no padding)."""
         return tokenize_text(self.tokenizer, text)
 
     def trace(self, text: str) -> ForwardTrace:

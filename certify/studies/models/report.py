@@ -29,6 +29,7 @@ STEPS = {
 
 
 def enclosure(x: arb, bits: int) -> dict:
+    """A ball as the report stores it: its text at `bits` of precision and its outward binary64 [lower, upper]."""
     return {"ball": arb_text(x, bits), **dict(zip(("lower", "upper"), bounds(x)))}
 
 
@@ -39,6 +40,9 @@ def bounds(x: arb) -> list[float | None]:
 
 def build(model_source: str, config, text: str, tokens: list[str], layers: list[LayerCertificate],
           bits: int, max_bits: int) -> dict:  # fmt: skip
+    """The report of one text (module docstring): the model, its shape, the text and tokens, the
+    arithmetic, the precision ladder, float64's thresholds, the steps' statements, a summary (regime and
+    step counts, full-rank layers) and every layer and head certified by certified.iter_layers."""
     heads = [head for layer in layers for head in layer.heads]
     return {
         "format": FORMAT,

@@ -18,6 +18,8 @@ from certify.core.quantities import diameter
 
 @dataclass(frozen=True)
 class HeadScreen:
+    """A head's float64 first look: estimates of a = ||A_h||_2 and of a D^2 (NOT certified)."""
+
     head: int
     a: float  # float64 estimate of ||A_h||_2
     a_D2: float  # a * D(X)^2, the exponent in collapse.global
@@ -25,6 +27,8 @@ class HeadScreen:
 
 @dataclass(frozen=True)
 class LayerScreen:
+    """A layer's float64 first look: its number of tokens, the diameter D entering it, and each head's screen."""
+
     layer: int
     n_tokens: int
     D: float  # float64 diameter of the configuration entering the layer

@@ -20,6 +20,9 @@ TOKENIZER_FILE = "tokenizer.json"
 
 @dataclass(frozen=True)
 class Tokens:
+    """A text as the model reads it: the word pieces (special tokens included) and the id, attention-mask
+    and token-type arrays the forward pass takes."""
+
     text: str
     tokens: tuple[str, ...]  # the word pieces, special tokens included
     input_ids: np.ndarray  # (n,) int64
