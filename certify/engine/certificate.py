@@ -81,10 +81,17 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
     from certify.core import config  # here, so that reading a certificate does not load numpy
 
     inputs = config.to_json(case)
-    layers = [{name: arb_text(value, precision) for name, value in view.cache.items()} for view in views]
+    texts: dict = {}  # by ball: D_in, D_out and the bound are also among the layers' values and comparisons
+
+    def text(x: arb) -> str:
+        if id(x) not in texts:
+            texts[id(x)] = (x, arb_text(x, precision))  # the ball kept with its text, so that its id stays its own
+        return texts[id(x)][1]
+
+    layers = [{name: text(value) for name, value in view.cache.items()} for view in views]
     compared = [
-        {"layer": c.layer, "lhs_expr": c.lhs_expr, "rhs_expr": c.rhs_expr, "lhs": arb_text(c.lhs, precision),
-         "rhs": arb_text(c.rhs, precision), "holds": c.outcome}
+        {"layer": c.layer, "lhs_expr": c.lhs_expr, "rhs_expr": c.rhs_expr, "lhs": text(c.lhs),
+         "rhs": text(c.rhs), "holds": c.outcome}
         for c in comparisons
     ]
     deciding = next((c for c in comparisons if c.outcome is False), comparisons[-1])
@@ -103,9 +110,9 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
             for key, w in witnesses.items()
         },
         "values": {
-            "D_in": arb_text(views[0].get("D"), precision),
-            "D_out": arb_text(last.get("D_out"), precision),
-            "bound": arb_text(deciding.rhs, precision),
+            "D_in": text(views[0].get("D")),
+            "D_out": text(last.get("D_out")),
+            "bound": text(deciding.rhs),
             "layers": layers,
             "comparisons": compared,
         },
