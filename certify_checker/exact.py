@@ -49,7 +49,7 @@ def ball(text) -> arb:
     return _ball(text)
 
 
-@functools.lru_cache(maxsize=1024)
+@functools.lru_cache(maxsize=256)
 def _ball_of_text(text: str, precision: int) -> arb:
     """ball() of a number's text at this precision (the working one), read once: the same texts ("1",
     the constants of the claims' formulas) recur in every certificate, and a ball is immutable."""
@@ -88,13 +88,6 @@ def largest(values) -> arb:
     return functools.reduce(arb.max, values)
 
 
-def parse_arb(text: str) -> arb:
-    value = arb(text)
-    if not value.is_finite():
-        raise ValueError(f"not a finite enclosure: {text!r}")
-    return value
-
-
 def _accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
@@ -107,7 +100,7 @@ def _reading_precision(text: str) -> int:
     return max(ctx.prec, 4 * len(text)) + 64
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)  # within one certificate: a stated text may be long, do not keep many
 def _stated(text: str, precision: int) -> tuple[arb, arb, arb]:
     """A stated enclosure "[m +/- r]" read at `precision` (_reading_precision): (L, H, the ball
     m +/- r), L an upper bound of m - r and H a lower bound of m + r, so that [L, H] lies inside the
