@@ -15,8 +15,9 @@ Row.count of them):
     anchor      the bare arb evaluation: the same enclosures with arb_mat products and Gram
                 matrices at 53 bits, no engine, no certificate, no checker (what arb itself costs)
 Rates are CPU time of this process (one BLAS thread): on a shared machine the wall clock also counts
-other jobs.  Ratios are against float64 in the same run.  Then, for 128 x 384, one `certify check --out` as a
-process (wall time, peak memory, certificate size), `certify check` and `certify verify` on an
+other jobs.  The arb and anchor columns alternate, best of ROUNDS each, so that their ratio does not
+take the machine's drift for a difference.  Ratios are against float64 in the same run.  Then, for 128 x 384, one `certify check --out` as a
+process (median wall time, peak memory, certificate size), `certify check` and `certify verify` on an
 8 x 4 configuration (wall time of the whole command; bytecode cached, as installed), and a `certify sample` campaign on 1 and
 on 2 worker processes with the cores it kept busy (CPU time over wall time).  The machine's load
 average is printed first: with other jobs running, absolute numbers are rough and the ratios
@@ -75,6 +76,7 @@ class Row:
 SHORT = [Row(8, 4, 100), Row(16, 16, 40), Row(64, 64, 6), Row(128, 384, 2)]
 BATCH_ENTRIES = 1 << 19  # the vectorised columns' batch: 2,000 configurations of 8 x 4, 128 of 64 x 64
 REPEATS = {"short": 1, "long": 5}
+ROUNDS = 3  # alternations of the arb and anchor columns in one repeat (measure)
 
 
 def configurations(row: Row, count: int, seed: int) -> list[dict]:
@@ -245,10 +247,14 @@ def anchor_rate(configs: list[dict]) -> float:
 def _command_env(folder: Path) -> dict:
     """The environment of the timed commands: bytecode cached (in `folder`) as an installed package
     has it, whatever PYTHONDONTWRITEBYTECODE says here; otherwise every start compiles certify's
-    sources again.  One untimed run fills the cache."""
+    sources again.  Untimed runs of the timed commands (check --out, verify) fill the cache with
+    every module they load."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(folder / "bytecode")
-    subprocess.run([sys.executable, "-m", "certify", "claims"], env=env, check=False, capture_output=True)
+    config, cert = folder / "warm.json", folder / "warm-cert.json"
+    config.write_text(json.dumps(configurations(Row(8, 4, 1), 1, 0)[0]))
+    for args in (["check", str(config), "--out", str(cert)], ["verify", str(cert)]):
+        subprocess.run([sys.executable, "-m", "certify", *args], env=env, check=False, capture_output=True)
     return env
 
 
@@ -264,14 +270,18 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def large_check(seed: int, folder: Path, env: dict) -> dict:
+def large_check(seed: int, folder: Path, env: dict, repeats: int) -> dict:
+    """`certify check --out` and `certify verify` of one 128 x 384 configuration (medians of `repeats`
+    runs), the peak memory of the check and the size of its certificate."""
     config = configurations(Row(128, 384, 1), 1, seed)[0]
     path, cert = folder / "large.json", folder / "large-cert.json"
     path.write_text(json.dumps(config))
-    check = _command(["check", str(path), "--out", str(cert)], env)
+    checks = [_command(["check", str(path), "--out", str(cert)], env) for _ in range(repeats)]
     peak = _peak_of(["check", str(path), "--out", str(cert)], env)
-    verify = _command(["verify", str(cert)], env)
-    return {"check_s": check, "verify_s": verify, "peak_MB": peak / 1e6, "certificate_MB": cert.stat().st_size / 1e6}
+    verifies = [_command(["verify", str(cert)], env) for _ in range(repeats)]
+    return {"check_s": [median(c[k] for c in checks) for k in (0, 1)],
+            "verify_s": [median(v[k] for v in verifies) for k in (0, 1)],
+            "peak_MB": peak / 1e6, "certificate_MB": cert.stat().st_size / 1e6}
 
 
 def _peak_of(args: list[str], env: dict) -> int:
@@ -326,9 +336,14 @@ def measure(row: Row, seed: int, repeats: int) -> dict:
     float_rates, arb_rates, anchor_rates, verdicts = [], [], [], {}
     for _ in range(repeats):
         float_rates.append(float64_rate(row, seed))
-        rate, verdicts = arb_rate(configs)
-        arb_rates.append(rate)
-        anchor_rates.append(anchor_rate(configs))
+        # arb and the anchor alternate, best of ROUNDS each: a shared machine's speed drifts by a
+        # factor of 2 within a minute, and a ratio of two rates taken apart would show the drift
+        arb_best = anchor_best = 0.0
+        for _ in range(ROUNDS):
+            rate, verdicts = arb_rate(configs)
+            arb_best, anchor_best = max(arb_best, rate), max(anchor_best, anchor_rate(configs))
+        arb_rates.append(arb_best)
+        anchor_rates.append(anchor_best)
     f, a, b = median(float_rates), median(arb_rates), median(anchor_rates)
     tier3 = tier3_rate(batch_configurations(row, seed))
     return {"row": row.label, "n": row.n, "d": row.d, "count": row.count, "float64_per_s": f, "tier3_per_s": tier3,
@@ -376,9 +391,9 @@ def main(argv: list[str] | None = None) -> None:
               flush=True)
     with tempfile.TemporaryDirectory() as folder:
         env = _command_env(Path(folder))
-        large = large_check(args.seed, Path(folder), env)
+        large = large_check(args.seed, Path(folder), env, 5 if args.long else 3)
         small = small_commands(args.seed, Path(folder), 5 if args.long else 3, env)
-    print(f"128 x 384: `certify check --out` {_times(large['check_s'])}, peak memory {large['peak_MB']:.0f} MB, "
+    print(f"128 x 384 (median): `certify check --out` {_times(large['check_s'])}, peak memory {large['peak_MB']:.0f} MB, "
           f"certificate {large['certificate_MB']:.2f} MB; `certify verify` {_times(large['verify_s'])}")
     print(f"8 x 4, the whole command (median): `certify check` {_times(small['check_s'])}, "
           f"`certify verify` {_times(small['verify_s'])}")

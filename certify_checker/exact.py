@@ -44,6 +44,19 @@ def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
     if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
         return arb(text)
+    if isinstance(text, str):
+        return _ball_of_text(text, ctx.prec)
+    return _ball(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _ball_of_text(text: str, precision: int) -> arb:
+    """ball() of a number's text at this precision (the working one), read once: the same texts ("1",
+    the constants of the claims' formulas) recur in every certificate, and a ball is immutable."""
+    return _ball(text)
+
+
+def _ball(text) -> arb:
     if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
         try:
             value = float.fromhex(text)
@@ -75,13 +88,6 @@ def largest(values) -> arb:
     return functools.reduce(arb.max, values)
 
 
-def parse_arb(text: str) -> arb:
-    value = arb(text)
-    if not value.is_finite():
-        raise ValueError(f"not a finite enclosure: {text!r}")
-    return value
-
-
 def _accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
@@ -89,28 +95,44 @@ def _accuracy(x: arb, precision: int) -> int:
 _BALL_TEXT = re.compile(r"^\[(?:(\S+) )?\+/- (\S+)\]$")
 
 
+def _reading_precision(text: str) -> int:
+    """A precision at which the numbers of a stated enclosure's text are read nearly exactly."""
+    return max(ctx.prec, 4 * len(text)) + 64
+
+
+@functools.lru_cache(maxsize=64)  # within one certificate: a stated text may be long, do not keep many
+def _stated(text: str, precision: int) -> tuple[arb, arb, arb]:
+    """A stated enclosure "[m +/- r]" read at `precision` (_reading_precision): (L, H, the ball
+    m +/- r), L an upper bound of m - r and H a lower bound of m + r, so that [L, H] lies inside the
+    stated interval whatever the reading rounds.  ValueError when it is not finite.  Read once per
+    text (accuracy and containment read the same one; balls are immutable)."""
+    with ctx.workprec(precision):
+        match = _BALL_TEXT.match(text.strip())
+        mid, rad = (arb(match.group(1) or "0"), arb(match.group(2))) if match else (arb(text), arb(0))
+        if not (mid.is_finite() and rad.is_finite()):
+            raise ValueError(f"not a finite enclosure: {text!r}")
+        return (mid - rad).upper(), (mid + rad).lower(), mid + arb(0, rad.upper())
+
+
 def contains(mine: arb, theirs_text: str) -> bool:
     """The stated interval [m - r, m + r] contains the recomputed ball, hence the true value.
 
-    Decided soundly whatever the parsing rounds: m and r are read as balls (at a precision that
-    makes them nearly exact) and the test uses an inner approximation [L, H] of the stated
-    interval, L an upper bound of m - r and H a lower bound of m + r."""
-    with ctx.workprec(max(ctx.prec, 4 * len(theirs_text)) + 64):
-        match = _BALL_TEXT.match(theirs_text.strip())
-        mid, rad = (arb(match.group(1) or "0"), arb(match.group(2))) if match else (arb(theirs_text), arb(0))
-        if not (mid.is_finite() and rad.is_finite()):
-            raise ValueError(f"not a finite enclosure: {theirs_text!r}")
-        low, high = (mid - rad).upper(), (mid + rad).lower()
+    Decided soundly whatever the parsing rounds: the test uses the inner approximation [L, H] of
+    the stated interval (_stated), and the endpoints of the recomputed ball at the reading precision
+    (they are rounded outward at the working precision: a coarser one would lose the containment)."""
+    precision = _reading_precision(theirs_text)
+    low, high, _ = _stated(theirs_text, precision)
+    with ctx.workprec(precision):
         return mine.is_finite() and bool(low <= mine.lower()) and bool(mine.upper() <= high)
 
 
 def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up
     ball nor one from another precision): both relative accuracies, capped at the precision,
-    agree within 16 + precision/8 bits."""
+    agree within 16 + precision/8 bits (the stated ball read as for contains: its digits beyond
+    the precision do not count, by the cap)."""
     slack = 16 + precision // 8
-    with ctx.workprec(precision):
-        theirs = parse_arb(theirs_text)
+    theirs = _stated(theirs_text, _reading_precision(theirs_text))[2]
     return abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
 
 

@@ -27,6 +27,13 @@ def _row(values) -> list:
     return [ball(v) for v in values]
 
 
+def matrix_mat(rows) -> arb_mat:
+    """matrix(rows) as an arb_mat; rows of finite JSON floats (binary64, exact in arb) straight into it."""
+    if all(set(map(type, row)) == {float} and all(map(math.isfinite, row)) for row in rows):
+        return arb_mat(rows)
+    return arb_mat(matrix(rows))
+
+
 def vector(values) -> list:
     return [ball(v) for v in values]
 
@@ -91,28 +98,40 @@ def layernorm(X: Rows, spec: dict) -> Rows:
 
 def query_key(layer: dict) -> Rows:
     """A = beta A_given, or beta W_Q W_K^T / sqrt(d_k)."""
+    return query_key_matrix(layer).tolist()
+
+
+def query_key_matrix(layer: dict) -> arb_mat:
+    """query_key as an arb_mat (products and norms take it so)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
-        return [[beta * x for x in row] for row in matrix(layer["A"])]
+        return matrix_mat(layer["A"]) * beta
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    return [[scale * x for x in row] for row in product(matrix(layer["W_Q"]), transpose(matrix(layer["W_K"])))]
+    return matrix_mat(layer["W_Q"]) * matrix_mat(layer["W_K"]).transpose() * scale
 
 
-def scores(layer: dict, Z, A: Rows | None = None) -> Rows:
-    """The attention scores of tokens Z (rows, or an arb_mat)."""
+def scores(layer: dict, Z, A: arb_mat | None = None) -> Rows:
+    """The attention scores of tokens Z (rows, or an arb_mat); A, when given, is query_key_matrix(layer)."""
     Zm = Z if isinstance(Z, arb_mat) else arb_mat(Z)
     if "A" in layer:
-        return (Zm * arb_mat(A or query_key(layer)) * Zm.transpose()).tolist()
+        return (Zm * (A if A is not None else query_key_matrix(layer)) * Zm.transpose()).tolist()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
-    Q = Zm * arb_mat(matrix(layer["W_Q"]))
-    K = Zm * arb_mat(matrix(layer["W_K"]))
+    Q, K = _queries_and_keys(Zm, layer["W_Q"], layer["W_K"])
     ones = arb_mat(Zm.nrows(), 1, [1] * Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
         Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
     if "b_K" in layer:
         K = K + ones * arb_mat(1, K.ncols(), vector(layer["b_K"]))
     return ((Q * K.transpose()) * scale).tolist()
+
+
+def _queries_and_keys(Zm: arb_mat, W_Q: list, W_K: list) -> tuple[arb_mat, arb_mat]:
+    """Z W_Q and Z W_K from the one product Z [W_Q | W_K] (arb's block product needs 64 columns or
+    more: d_k = 32 alone takes the classical one, three times slower for both)."""
+    k = len(W_Q[0])
+    both = (Zm * matrix_mat([q + w for q, w in zip(W_Q, W_K)])).tolist()
+    return arb_mat([row[:k] for row in both]), arb_mat([row[k:] for row in both])
 
 
 def softmax(S: Rows, mask) -> Rows:
@@ -122,7 +141,10 @@ def softmax(S: Rows, mask) -> Rows:
     for i, row in enumerate(S):
         shift = arb(row[i].mid())
         allowed = mask[i]
-        weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
+        if all(allowed):
+            weights = [(s - shift).exp() for s in row]
+        else:
+            weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
     return P
@@ -143,8 +165,9 @@ def feed_forward(Y: Rows, spec: dict) -> Rows:
     return out
 
 
-def layer_step(layer: dict, X: Rows, A: Rows | None = None, Xm: arb_mat | None = None) -> dict:
-    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat)."""
+def layer_step(layer: dict, X: Rows, A: arb_mat | None = None, Xm: arb_mat | None = None) -> dict:
+    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat; A, when given,
+    query_key_matrix(layer))."""
     n = len(X)
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
     ln = layer.get("layernorm")
@@ -167,6 +190,11 @@ def layer_step(layer: dict, X: Rows, A: Rows | None = None, Xm: arb_mat | None =
     return {"P": P, "PX": PX, "PX_matrix": PX_matrix, "out": Y}
 
 
+def _column_norm(v: arb_mat) -> arb:
+    """||v||_2 of a column, its square v^T v as an arb_mat product (it may dip below 0 by rounding)."""
+    return (v.transpose() * v)[0, 0].nonnegative_part().sqrt()
+
+
 def spectral_norm(M, witness: dict) -> arb:
     """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
     ||M||_2^2 <= max_i sum_j |E_ij| / (1 - ||W^T W - I||_F), E = (M W)^T (M W) (Gershgorin's discs, E_ii >= 0)."""
@@ -175,13 +203,16 @@ def spectral_norm(M, witness: dict) -> arb:
     basis, top = witness["basis"], witness["top"]
     if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    W = arb_mat(matrix(basis))
-    w = arb_mat(d, 1, vector(top))
-    w_norm = norm(w.entries())
-    lower = norm((M * w).entries()) / w_norm if w_norm > 0 else arb(0)
+    W = matrix_mat(basis)
+    w = matrix_mat([[x] for x in top])
+    w_norm = _column_norm(w)
+    lower = _column_norm(M * w) / w_norm if w_norm > 0 else arb(0)
     MW = M * W
     E = (MW.transpose() * MW).tolist()
-    G = W.transpose() * W - arb_mat(d, d, [int(i == j) for i in range(d) for j in range(d)])
+    identity = arb_mat(d, d)
+    for i in range(d):
+        identity[i, i] = 1
+    G = W.transpose() * W - identity
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")

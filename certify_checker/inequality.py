@@ -144,10 +144,10 @@ def _constant_text(source: str, lineno: int, col: int, end_lineno: int, end_col:
 class Layer:
     """The quantities of one layer step, computed when first asked for."""
 
-    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1):
+    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1, Xm: arb_mat | None = None):
         self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
-        self.A = forward.query_key(spec) if "A" in spec else None  # beta A, read once for scores and a
-        self.Xm = arb_mat(X)  # the tokens as an arb_mat, once, for the scores, P X and D
+        self.A = forward.query_key_matrix(spec) if "A" in spec else None  # beta A, read once for scores and a
+        self.Xm = arb_mat(X) if Xm is None else Xm  # the tokens X as an arb_mat, once, for the scores, P X and D
         self.step = forward.layer_step(spec, X, self.A, self.Xm)
         self.values: dict = {}
 
@@ -157,23 +157,30 @@ class Layer:
         return self.values[name]
 
     def _compute(self, name: str) -> arb:
-        X, step, spec, witness, t = self.X, self.step, self.spec, self.witness, self.t
-        formulas = {
-            "D": lambda: forward.diameter(self.Xm),
-            "D_out": lambda: forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"]),
-            "D_PX": lambda: forward.diameter(step["PX_matrix"]), "D_0": lambda: forward.diameter(self.X0),
-            "mu": lambda: forward.consensus_distance(X), "mu_out": lambda: forward.consensus_distance(step["out"]),
-            "tau": lambda: forward.dobrushin(step["P"]),
-            "a": lambda: norms.query_key_norm(spec, witness[f"A{t}"], self.A),
-            "v": lambda: forward.spectral_norm(forward.matrix(spec["V"]), witness[f"V{t}"]),
-            "gap": lambda: (-self("a") * self("D") * self("D")).exp(),
-            "M": lambda: norms.power_bound(forward.matrix(spec["V"]), self.depth, witness, f"V{t}"),
-            "L": lambda: norms.ffn_lipschitz(spec["ffn"], witness, t),
-            "n": lambda: arb(len(X)), "d": lambda: arb(len(X[0])),
-        }
-        if name not in formulas:
+        if name not in _FORMULAS:
             raise ValueError(f"unknown quantity {name!r}")
-        return formulas[name]()
+        return _FORMULAS[name](self)
+
+
+def _D_out(layer: Layer) -> arb:
+    step = layer.step
+    return forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"])
+
+
+# The quantities of a layer (certify's PRIMITIVES, written again), each a function of the Layer.
+_FORMULAS = {
+    "D": lambda s: forward.diameter(s.Xm),
+    "D_out": _D_out,
+    "D_PX": lambda s: forward.diameter(s.step["PX_matrix"]), "D_0": lambda s: forward.diameter(s.X0),
+    "mu": lambda s: forward.consensus_distance(s.X), "mu_out": lambda s: forward.consensus_distance(s.step["out"]),
+    "tau": lambda s: forward.dobrushin(s.step["P"]),
+    "a": lambda s: norms.query_key_norm(s.spec, s.witness[f"A{s.t}"], s.A),
+    "v": lambda s: forward.spectral_norm(forward.matrix(s.spec["V"]), s.witness[f"V{s.t}"]),
+    "gap": lambda s: (-s("a") * s("D") * s("D")).exp(),
+    "M": lambda s: norms.power_bound(forward.matrix(s.spec["V"]), s.depth, s.witness, f"V{s.t}"),
+    "L": lambda s: norms.ffn_lipschitz(s.spec["ffn"], s.witness, s.t),
+    "n": lambda s: arb(len(s.X)), "d": lambda s: arb(len(s.X[0])),
+}
 
 
 def _outcome(lhs: arb, rhs: arb):
@@ -251,11 +258,12 @@ def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
     """The comparisons (layer, lhs text, rhs text, lhs, rhs) and the layer steps, at this precision."""
     claim, inputs = cert["claim"], cert["inputs"]
     with ctx.workprec(precision):
-        X0 = forward.matrix(inputs["X"])  # at least two tokens (schema)
-        steps, X = [], X0
+        X0m = forward.matrix_mat(inputs["X"])  # at least two tokens (schema)
+        X0 = X0m.tolist()
+        steps, X, Xm = [], X0, X0m
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"])))
-            X = steps[-1].step["out"]
+            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"]), Xm))
+            X, Xm = steps[-1].step["out"], None
         compared = []
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:

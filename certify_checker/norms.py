@@ -43,10 +43,11 @@ def certainly_positive_definite(G) -> bool:
 
 
 def query_key_norm(layer: dict, witness: dict, A=None) -> arb:
-    """a = ||A||_2: by the k x k reduction (above) for a k x k witness, k < d; else of A (or forward.query_key)."""
+    """a = ||A||_2: by the k x k reduction (above) for a k x k witness, k < d; else of A (an arb_mat,
+    or forward.query_key_matrix)."""
     if "A" in layer or len(witness["basis"]) == len(layer["W_Q"]):
-        return forward.spectral_norm(A or forward.query_key(layer), witness)
-    thin = thin_product_norm(forward.matrix(layer["W_Q"]), forward.matrix(layer["W_K"]), witness)
+        return forward.spectral_norm(A if A is not None else forward.query_key_matrix(layer), witness)
+    thin = thin_product_norm(forward.matrix_mat(layer["W_Q"]), forward.matrix_mat(layer["W_K"]), witness)
     return thin * abs(ball(layer.get("beta", "1"))) / arb(int(layer["d_k"])).sqrt()
 
 
@@ -58,11 +59,11 @@ def power_bound(V, horizon: int, witness: dict, key: str) -> arb:
     return bound
 
 
-def thin_product_norm(L: list, R: list, witness: dict) -> arb:
-    """||L R^T||_2 through the k x k matrix C (L^T L) C^T (module docstring); the witness is that of
-    the k x k matrix.  A singular R^T R is malformed for this route (ValueError): the d x d one must
-    be used."""
-    Lm, Rm = arb_mat(L), arb_mat(R)
+def thin_product_norm(L, R, witness: dict) -> arb:
+    """||L R^T||_2 (L, R rows or arb_mats) through the k x k matrix C (L^T L) C^T (module docstring);
+    the witness is that of the k x k matrix.  A singular R^T R is malformed for this route
+    (ValueError): the d x d one must be used."""
+    Lm, Rm = (M if isinstance(M, arb_mat) else arb_mat(M) for M in (L, R))
     C = cholesky_upper(Rm.transpose() * Rm)
     square = forward.spectral_norm(C * (Lm.transpose() * Lm) * C.transpose(), witness)
     return square.nonnegative_part().sqrt()

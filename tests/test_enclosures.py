@@ -145,6 +145,7 @@ def test_ball_products_of_remembered_matrices_contain_mpmath():
         Y = Q - BALL.exact_centre(Q[:1, :])  # a fresh array, then its transpose
         H = BALL.matmul(Y, Y.T)
         again = BALL.matmul(Y, Y.T)  # the remembered form gives the same enclosure
+        centred = BALL.centred_gram(Q)  # the same Gram matrix of Q centred at its token 0, in arb_mat
     assert not X.flags.writeable and not Q.flags.writeable  # their arb_mat stays their entries
     with mp.workdps(oracle.DPS):
         Xm, Wm = mp.matrix(X_f.tolist()), mp.matrix(W_f.tolist())
@@ -158,6 +159,6 @@ def test_ball_products_of_remembered_matrices_contain_mpmath():
         Hm = Ym * Ym.T
         for i in range(5):
             for k in range(5):
-                assert contains(H[i, k], Hm[i, k])
+                assert contains(H[i, k], Hm[i, k]) and contains(centred[i, k], Hm[i, k])
                 assert again[i, k].mid() == H[i, k].mid() and again[i, k].rad() == H[i, k].rad()
     assert max(float(G[i, k].rad()) for i in range(5) for k in range(5)) > 0  # radii were kept, not dropped

@@ -22,7 +22,7 @@ import certify_checker as checker
 from certify import engine
 from certify.core import config, quantities
 from certify.core.arith import BALL
-from certify.core.numbers import Binary64Matrix, parse_matrix, encode_matrix
+from certify.core.numbers import BLOCK_ENTRIES, Binary64Matrix, parse_matrix, encode_matrix
 from certify.errors import BadInput
 from certify_checker import forward, norms
 
@@ -141,7 +141,8 @@ def test_large_matrices_are_written_as_binary64_blocks_and_read_back_exactly():
     block = encode_matrix(Binary64Matrix(X))
     assert set(block) == {"binary64", "shape"} and block["shape"] == [40, 30]
     assert np.array_equal(parse_matrix(block, "X").array, X)
-    assert isinstance(encode_matrix(Binary64Matrix(X[:4])), list)  # small matrices stay readable
+    assert isinstance(encode_matrix(Binary64Matrix(X[:2, :BLOCK_ENTRIES // 2])), list)  # small ones stay readable
+    assert set(encode_matrix(Binary64Matrix(X[:BLOCK_ENTRIES // 8 + 1, :8]))) == {"binary64", "shape"}
 
 
 @pytest.mark.parametrize("bad", [{"binary64": "not base64!", "shape": [2, 2]},

@@ -18,10 +18,16 @@ import json
 import os
 import sys
 
-import certify
-from certify.cli import options
-from certify.core import progress
-from certify.errors import BadInput
+# One BLAS thread unless the caller chose otherwise (before anything loads numpy): the commands'
+# float64 work (screens, the SVDs of norm witnesses) is small next to arb's, while OpenBLAS starts
+# a thread per core when it loads (0.1 s of wall time, more on a busy machine) whose spinning
+# takes the cores the arb work needs.  Campaign workers limit BLAS to one thread as well.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
+from certify.cli import options  # noqa: E402
+from certify.core import progress  # noqa: E402
+from certify.errors import BadInput  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [

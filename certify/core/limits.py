@@ -23,6 +23,7 @@ A bound's own caps (2000 characters, 100 nested operators) are certify.core.expr
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields, replace
 
 from certify.errors import BadInput
@@ -100,9 +101,11 @@ def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> s
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
                      uses_tau: bool = False) -> str | None:
-    """Which resource estimate an evaluation at this precision passes, in words, or None."""
+    """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
+    function of its arguments, remembered: every check of a campaign asks it for each precision)."""
     memory = ball_count(n, d, layers, hidden, uses_tau) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {memory / 2**30:.2f} GiB at {precision} bits is above the memory limit of "

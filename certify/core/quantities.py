@@ -17,10 +17,9 @@ def pairwise_sq_distances(ar, X):
     With Y = X - 1 c^T for an exact vector c and G = Y Y^T, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik
     (distances do not see c).  c is (the midpoint of) token 0, so every |y_i| <= D(X) and the sum
     cancels no more than about log2(d) bits of D^2 however close the tokens are to consensus; one
-    matrix product replaces the n^2 d pair differences.
+    matrix product replaces the n^2 d pair differences.  G is the backend's centred_gram.
     """
-    Y = X - ar.exact_centre(X[..., :1, :])
-    G = ar.matmul(Y, np.swapaxes(Y, -1, -2))
+    G = ar.centred_gram(X)
     i, k = _pairs(X.shape[-2])
     g = np.diagonal(G, axis1=-2, axis2=-1)
     return g[..., i] + g[..., k] - 2 * G[..., i, k]

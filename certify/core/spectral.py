@@ -46,8 +46,12 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
 
 
 def _exact_mat(values: np.ndarray) -> arb_mat:
-    rows = np.atleast_2d(values)
-    return arb_mat(rows.shape[0], rows.shape[1], [arb(v) for v in rows.ravel().tolist()])  # binary64: exact in arb
+    return arb_mat(np.atleast_2d(values).tolist())  # binary64: exact in arb
+
+
+def _squared_norm(column: arb_mat) -> arb:
+    """||v||^2 of a column as the arb_mat product v^T v."""
+    return (column.transpose() * column)[0, 0]
 
 
 def enclose(A_ball, w: NormWitness) -> arb:
@@ -57,13 +61,16 @@ def enclose(A_ball, w: NormWitness) -> arb:
     d = A.ncols()
     basis = _exact_mat(w.basis)
     top = _exact_mat(w.top.reshape(-1, 1))
-    top_sq = sum((x * x for x in top.entries()), arb(0))
-    image_sq = sum((x * x for x in (A * top).entries()), arb(0))
+    top_sq = _squared_norm(top)
+    image_sq = _squared_norm(A * top)
     lower = arb(0) if not top_sq > 0 else (image_sq.nonnegative_part() / top_sq).sqrt()
 
     rotated = A * basis
     E = (rotated.transpose() * rotated).tolist()
-    G = basis.transpose() * basis - arb_mat(d, d, [1 if i == j else 0 for i in range(d) for j in range(d)])
+    identity = arb_mat(d, d)
+    for i in range(d):
+        identity[i, i] = 1
+    G = basis.transpose() * basis - identity
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         return lower.union(arb("inf"))

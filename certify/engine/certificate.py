@@ -20,6 +20,7 @@ certificate to the independent checker: the only call certify makes into it.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -46,8 +47,14 @@ WIDENING_BITS = 2
 def widened(x: arb, precision: int) -> arb:
     """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
     with ctx.workprec(precision):  # the stated precision, whatever the caller's context
-        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * arb(2) ** (WIDENING_BITS - precision)
+        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * _ulps(precision)
         return x + arb(0, slack.upper())
+
+
+@functools.lru_cache(maxsize=64)
+def _ulps(precision: int) -> arb:
+    """2^(WIDENING_BITS - precision), exact."""
+    return arb(2) ** (WIDENING_BITS - precision)
 
 
 def arb_text(x: arb, precision: int) -> str:
@@ -74,10 +81,17 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
     from certify.core import config  # here, so that reading a certificate does not load numpy
 
     inputs = config.to_json(case)
-    layers = [{name: arb_text(value, precision) for name, value in view.cache.items()} for view in views]
+    texts: dict = {}  # by ball: D_in, D_out and the bound are also among the layers' values and comparisons
+
+    def text(x: arb) -> str:
+        if id(x) not in texts:
+            texts[id(x)] = (x, arb_text(x, precision))  # the ball kept with its text, so that its id stays its own
+        return texts[id(x)][1]
+
+    layers = [{name: text(value) for name, value in view.cache.items()} for view in views]
     compared = [
-        {"layer": c.layer, "lhs_expr": c.lhs_expr, "rhs_expr": c.rhs_expr, "lhs": arb_text(c.lhs, precision),
-         "rhs": arb_text(c.rhs, precision), "holds": c.outcome}
+        {"layer": c.layer, "lhs_expr": c.lhs_expr, "rhs_expr": c.rhs_expr, "lhs": text(c.lhs),
+         "rhs": text(c.rhs), "holds": c.outcome}
         for c in comparisons
     ]
     deciding = next((c for c in comparisons if c.outcome is False), comparisons[-1])
@@ -96,9 +110,9 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
             for key, w in witnesses.items()
         },
         "values": {
-            "D_in": arb_text(views[0].get("D"), precision),
-            "D_out": arb_text(last.get("D_out"), precision),
-            "bound": arb_text(deciding.rhs, precision),
+            "D_in": text(views[0].get("D")),
+            "D_out": text(last.get("D_out")),
+            "bound": text(deciding.rhs),
             "layers": layers,
             "comparisons": compared,
         },
@@ -129,7 +143,12 @@ def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
 def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmation:
     """The independent checker's re-derivation of the certificate (ok, message), under the same
     limits as the engine's reader (the checker keeps its own copy of them)."""
-    return certify_checker.verify(cert, certify_checker.Limits(**vars(limits)))
+    return certify_checker.verify(cert, _checker_limits(limits))
+
+
+@functools.lru_cache(maxsize=64)
+def _checker_limits(limits: Limits) -> certify_checker.Limits:
+    return certify_checker.Limits(**vars(limits))
 
 
 def write(cert: dict, path) -> Path:

@@ -18,8 +18,8 @@ from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.numbers import Binary64Matrix
 
-_exp = np.frompyfunc(lambda x: x.exp(), 1, 1)
-_log = np.frompyfunc(lambda x: x.log(), 1, 1)
+_exp = np.frompyfunc(arb.exp, 1, 1)
+_log = np.frompyfunc(arb.log, 1, 1)
 @functools.lru_cache(maxsize=None)
 def _tiny(precision: int) -> arb:
     """2^-precision: below it, |x|^3 is a relative error under 2^-2 precision of x (see _expm1_ball)."""
@@ -47,13 +47,16 @@ def _log1p_ball(x: arb) -> arb:
 
 _expm1 = np.frompyfunc(_expm1_ball, 1, 1)
 _log1p = np.frompyfunc(_log1p_ball, 1, 1)
-_erf = np.frompyfunc(lambda x: x.erf(), 1, 1)
+_erf = np.frompyfunc(arb.erf, 1, 1)
 _abs = np.frompyfunc(abs, 1, 1)
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
 # so that rounding below 0 does not turn into nan.
 _sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
 _relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
+# arb's max and min of two balls as ufuncs, so that a reduction over an axis loops in C
+_max_of = np.frompyfunc(arb.max, 2, 1)
+_min_of = np.frompyfunc(arb.min, 2, 1)
 _midpoint = np.frompyfunc(lambda x: arb(x.mid()), 1, 1)
 _of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
@@ -150,14 +153,24 @@ class Ball:
         return out[:, 0] if vector_out else out
 
     @staticmethod
+    def centred_gram(X):
+        """Y Y^T for Y = X - 1 c^T, c the midpoint of token 0 (exact), all in arb_mat: the n x d
+        differences are not made one by one as balls of an object array."""
+        M = _mat_of(X)
+        n, d = M.nrows(), M.ncols()
+        centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
+        Y = M - arb_mat(n, 1, [1] * n) * centre  # 1 c^T: products by 1 are exact
+        return _array_of_mat(Y * Y.transpose())
+
+    @staticmethod
     def maximum(x):
         """An enclosure of the largest entry along the last axis (arb's max of balls)."""
-        return _reduce_last_axis(arb.max, x)
+        return _reduce_last_axis(_max_of, x)
 
     @staticmethod
     def minimum(x):
         """An enclosure of the smallest entry along the last axis (arb's min of balls)."""
-        return _reduce_last_axis(arb.min, x)
+        return _reduce_last_axis(_min_of, x)
 
     @staticmethod
     def row_shift(scores, mask):
@@ -166,6 +179,8 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
+        if np.all(mask):  # every score allowed: one reduction of the rows
+            return _midpoint(Ball.maximum(scores))
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
             allowed = [s for s, keep in zip(scores[i], mask[i]) if keep]
@@ -178,7 +193,7 @@ class Ball:
         from one of its own when there was no screen (inputs beyond binary64)."""
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
-        return spectral.enclose(matrix, witnesses[key])
+        return spectral.enclose(_mat_of(matrix), witnesses[key])  # A, V: the arb_mat their products use
 
     @staticmethod
     def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
@@ -188,7 +203,7 @@ class Ball:
         (the certificate then records that one)."""
         if key not in witnesses or witnesses[key].basis.shape[0] != L.shape[1]:
             return None  # no screen, or a d x d witness: the d x d route
-        L, R = arb_mat(L.tolist()), arb_mat(R.tolist())
+        L, R = _mat_of(L), _mat_of(R)
         norm = thin_norm.reduced_norm(L, R, witnesses[key])
         if norm is not None:
             return norm
@@ -269,21 +284,20 @@ def _data(x: np.ndarray) -> int:
 
 
 def _array_of_mat(mat: arb_mat) -> np.ndarray:
-    """The object array of mat's entries, remembered with it."""
-    out = np.empty((mat.nrows(), mat.ncols()), dtype=object)
-    out.reshape(-1)[:] = mat.entries()
+    """The object array of mat's entries (an array of its own), remembered with it."""
+    out = np.empty(mat.nrows() * mat.ncols(), dtype=object)
+    out[:] = mat.entries()
+    out.shape = (mat.nrows(), mat.ncols())  # in place: still the owner of its entries, not a view
     _remember(out, mat)
     return out
 
 
 def _reduce_last_axis(op, x):
+    """op (a two-argument ufunc) folded over the last axis; one number for a vector (or a scalar)."""
     x = np.asarray(x, dtype=object)
-    if x.ndim <= 1:
-        return functools.reduce(op, np.ravel(x))
-    out = np.empty(x.shape[:-1], dtype=object)
-    for index in np.ndindex(out.shape):
-        out[index] = functools.reduce(op, x[index])
-    return out
+    if x.shape[-1:] == (0,):
+        raise ValueError("a reduction of no values")  # a ufunc without identity would say the same less plainly
+    return op.reduce(x.reshape(-1) if x.ndim <= 1 else x, axis=-1)
 
 
 def _is_matrix(exact) -> bool:

@@ -94,6 +94,12 @@ class Float64:
         """numpy's a @ b (batched over leading axes)."""
         return a @ b
 
+    @staticmethod
+    def centred_gram(X):
+        """Y Y^T for Y = X - 1 x_0^T, x_0 the first token (batched over leading axes)."""
+        Y = X - X[..., :1, :]
+        return Y @ np.swapaxes(Y, -1, -2)
+
     # Reductions run over the last axis, so that a leading batch axis (many configurations
     # screened at once) is kept.
     @staticmethod

@@ -513,6 +513,11 @@ class MidRad64:
         """The midpoints with radius 0: exact binary64 numbers, a shift that adds no radius."""
         return MidRad(lift(x).mid)
 
+    def centred_gram(self, X) -> MidRad:
+        """Y Y^T for Y = X - 1 c^T, c the midpoint of the first token (exact), with matmul's bound."""
+        Y = X - self.exact_centre(X[..., :1, :])
+        return self.matmul(Y, np.swapaxes(Y, -1, -2))  # a product with its own transpose: matmul's Gram bound
+
     @staticmethod
     def relu(x) -> MidRad:
         """max(x, 0) of an enclosure: the hull of max(lower, 0) and max(upper, 0)."""

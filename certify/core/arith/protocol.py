@@ -80,6 +80,9 @@ class Arithmetic(Protocol):
     def matmul(self, a, b) -> Any:
         """The product a @ b of vectors or matrices."""
 
+    def centred_gram(self, X) -> Any:
+        """Y Y^T for Y = X - 1 c^T, c the exact centre of token 0 (tokens on the last two axes)."""
+
     def maximum(self, x) -> Any:
         """The largest entry along the last axis."""
 
