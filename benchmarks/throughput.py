@@ -19,7 +19,8 @@ other jobs.  The arb and anchor columns alternate, best of ROUNDS each, so that 
 take the machine's drift for a difference.  Ratios are against float64 in the same run.  Then, for 128 x 384, one `certify check --out` as a
 process (median wall time, peak memory, certificate size), `certify check` and `certify verify` on an
 8 x 4 configuration (wall time of the whole command; bytecode cached, as installed), and a `certify sample` campaign on 1 and
-on 2 worker processes with the cores it kept busy (CPU time over wall time).  The machine's load
+on 2 worker processes with the cores it kept busy (CPU time over wall time), next to the speedup the
+machine gives a pure-Python loop on 2 processes at that moment (its ceiling).  The machine's load
 average is printed first: with other jobs running, absolute numbers are rough and the ratios
 measured side by side are the ones to read.
 Short by default (under a minute on 2 cores); --long takes the median of more repeats.  BLAS runs
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import median
@@ -325,6 +327,34 @@ def campaign_speedup(seed: int, count: int, repeats: int) -> dict:
             "one_worker_cores": one_cores, "two_workers_cores": two_cores}
 
 
+SPIN = 3_000_000  # iterations of the reference loop: about 0.3 s
+
+
+def _spin(_=None) -> int:
+    """A fixed pure-Python loop on a few integers (no memory traffic, no BLAS)."""
+    total = 0
+    for i in range(SPIN):
+        total += i * i % 7
+    return total
+
+
+def machine_speedup(repeats: int) -> float:
+    """The wall-time speedup of the reference loop run twice on 2 processes against once on one, best
+    of `repeats` each: what the machine gives a second process at the moment (a virtual machine's two
+    cores may share one physical core or its caches), the ceiling for the campaign's 2-worker ratio."""
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_spin, range(2)))  # both workers started
+        one = two = math.inf
+        for _ in range(repeats):
+            started = time.perf_counter()
+            pool.submit(_spin).result()
+            one = min(one, time.perf_counter() - started)
+            started = time.perf_counter()
+            list(pool.map(_spin, range(2)))
+            two = min(two, time.perf_counter() - started)
+    return 2 * one / two
+
+
 # --- the run --------------------------------------------------------------------------------------
 
 
@@ -398,11 +428,12 @@ def main(argv: list[str] | None = None) -> None:
     print(f"8 x 4, the whole command (median): `certify check` {_times(small['check_s'])}, "
           f"`certify verify` {_times(small['verify_s'])}")
     before = os.getloadavg()[0]
-    speedup = campaign_speedup(args.seed, 200, 2 if args.long else 1)
-    print(f"certify sample, 16 x 16, 200 configurations: {_rate(speedup['one_worker_per_s'])} / s on 1 worker "
-          f"({speedup['one_worker_cores']:.2f} cores busy), {_rate(speedup['two_workers_per_s'])} / s on 2 "
-          f"({speedup['two_workers_cores']:.2f} cores busy): {speedup['speedup']:.2f}x "
-          f"(load average {before:.2f} before, {os.getloadavg()[0]:.2f} after)")
+    speedup = campaign_speedup(args.seed, 200, 5 if args.long else 3)
+    speedup["machine"] = machine_speedup(5 if args.long else 3)
+    print(f"certify sample, 16 x 16, 200 configurations (best of runs alternated): {_rate(speedup['one_worker_per_s'])} "
+          f"/ s on 1 worker ({speedup['one_worker_cores']:.2f} cores busy), {_rate(speedup['two_workers_per_s'])} / s on 2 "
+          f"({speedup['two_workers_cores']:.2f} cores busy): {speedup['speedup']:.2f}x; a pure-Python loop on 2 processes "
+          f"against 1: {speedup['machine']:.2f}x (load average {before:.2f} before, {os.getloadavg()[0]:.2f} after)")
     if args.json:
         Path(args.json).write_text(json.dumps({"load": load, "rows": results, "large": large, "small": small,
                                                "campaign": speedup}, indent=1))
