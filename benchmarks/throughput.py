@@ -4,8 +4,8 @@
 
 Rows: n x d, the query-key matrix A (d x d, N(0, 1/d) entries) or, for 128 x 384, W_Q and W_K
 (d x d_k, d_k = 32, N(0, 1/d)); tokens x_ij ~ N(0, 1).  Columns (float64 and tier 3 on one batch of
-BATCH_ENTRIES entries, 2,000 configurations of 8 x 4 to 20 of 128 x 384; arb and anchor on the first
-Row.count of them):
+BATCH_ENTRIES entries, 2,000 configurations of 8 x 4 to 20 of 128 x 384, alternated, best of
+VECTOR_ROUNDS each; arb and anchor on the first Row.count of them):
     float64     the layer and both sides of the claim in plain numpy, batched over the
                 configurations (scores, softmax, P X, diameters, ||A||_2 by SVD): what an
                 uncertified sweep costs.  Not the project's screen.
@@ -79,6 +79,7 @@ SHORT = [Row(8, 4, 100), Row(16, 16, 40), Row(64, 64, 6), Row(128, 384, 2)]
 BATCH_ENTRIES = 1 << 19  # the vectorised columns' batch: 2,000 configurations of 8 x 4, 128 of 64 x 64
 REPEATS = {"short": 1, "long": 5}
 ROUNDS = 3  # alternations of the arb and anchor columns in one repeat (measure)
+VECTOR_ROUNDS = 10  # alternations of the float64 and tier-3 columns in one repeat
 
 
 def configurations(row: Row, count: int, seed: int) -> list[dict]:
@@ -135,36 +136,29 @@ def batch_configurations(row: Row, seed: int) -> list[dict]:
     return configurations(row, batch_size(row), seed)
 
 
-def float64_rate(row: Row, seed: int) -> float:
-    """Configurations per second of the plain numpy evaluation, on the batch (best of 3)."""
-    arrays = _float64_arrays(batch_configurations(row, seed))
-    best = math.inf
-    for _ in range(3):
-        started = _clock()
-        _float64_sides(*arrays)
-        best = min(best, _clock() - started)
-    return len(arrays[0]) / best
+def _best_time(evaluate) -> float:
+    started = _clock()
+    evaluate()
+    return _clock() - started
 
 
-# --- tier 3 ---------------------------------------------------------------------------------------
-
-
-def tier3_rate(configs: list[dict]) -> float | None:
-    """Configurations per second through the rigorous vectorised float64 tier (certify.search.tier3)
-    on the batch already in arrays, the plain float64 column's batch (best of 3); None where the
-    floating-point model probes switched the tier off.  What it cannot decide is left to arb (the decided fraction is
-    reported by python -m benchmarks.tier3)."""
+def vectorised_rates(row: Row, seed: int) -> tuple[float, float | None]:
+    """Configurations per second of plain numpy (float64) and of the rigorous vectorised float64 tier
+    (certify.search.tier3) on the same batch, alternated, best of VECTOR_ROUNDS each (a few
+    milliseconds per timing: a shared machine's hiccups are of that size); tier 3 None where the
+    floating-point model probes switched it off.  What tier 3 cannot decide is left to arb (the decided
+    fraction is reported by python -m benchmarks.tier3)."""
     from certify.search import tier3
 
-    if tier3.unusable_reason() is not None:
-        return None
-    batch = tier3.batch_of_configs(configs)
-    best = math.inf
-    for _ in range(3):
-        started = _clock()
-        tier3.evaluate(CLAIM, batch)
-        best = min(best, _clock() - started)
-    return len(configs) / best
+    configs = batch_configurations(row, seed)
+    arrays, batch = _float64_arrays(configs), tier3.batch_of_configs(configs)
+    usable = tier3.unusable_reason() is None
+    float_best = tier3_best = math.inf
+    for _ in range(VECTOR_ROUNDS):
+        float_best = min(float_best, _best_time(lambda: _float64_sides(*arrays)))
+        if usable:
+            tier3_best = min(tier3_best, _best_time(lambda: tier3.evaluate(CLAIM, batch)))
+    return len(configs) / float_best, (len(configs) / tier3_best if usable else None)
 
 
 # --- arb: the certified path and the bare anchor ------------------------------------------------
@@ -363,9 +357,11 @@ def measure(row: Row, seed: int, repeats: int) -> dict:
     engine.check(configs[0], claim=CLAIM)  # untimed: the engine's and the checker's modules load on first use
     with ctx.workprec(53):
         anchor_once(configs[0])
-    float_rates, arb_rates, anchor_rates, verdicts = [], [], [], {}
+    float_rates, tier3_rates, arb_rates, anchor_rates, verdicts = [], [], [], [], {}
     for _ in range(repeats):
-        float_rates.append(float64_rate(row, seed))
+        float_rate, tier3_rate = vectorised_rates(row, seed)
+        float_rates.append(float_rate)
+        tier3_rates.append(tier3_rate)
         # arb and the anchor alternate, best of ROUNDS each: a shared machine's speed drifts by a
         # factor of 2 within a minute, and a ratio of two rates taken apart would show the drift
         arb_best = anchor_best = 0.0
@@ -375,7 +371,7 @@ def measure(row: Row, seed: int, repeats: int) -> dict:
         arb_rates.append(arb_best)
         anchor_rates.append(anchor_best)
     f, a, b = median(float_rates), median(arb_rates), median(anchor_rates)
-    tier3 = tier3_rate(batch_configurations(row, seed))
+    tier3 = None if None in tier3_rates else median(tier3_rates)
     return {"row": row.label, "n": row.n, "d": row.d, "count": row.count, "float64_per_s": f, "tier3_per_s": tier3,
             "arb_per_s": a, "anchor_per_s": b, "float64_over_arb": f / a, "float64_over_anchor": f / b,
             "arb_over_anchor": b / a, "verdicts": verdicts}

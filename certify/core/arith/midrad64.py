@@ -34,7 +34,7 @@ import numpy as np
 from certify.core.arith import exp64
 from certify.core.numbers import Binary64Matrix
 from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
-                                        rounding_radius, sqrt_down, sqrt_up, up)
+                                        reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
@@ -78,7 +78,7 @@ def outer_upper(a, b, count: int):
     for a product and fl(s) >= s (1 - u) for a sum of nonnegatives, so R >= a' b (1 - u)^2 +
     (count + 1/2)(1 - u) ETA >= a b + count ETA (count <= 2^52)."""
     scaled = up(a * _OUTER_SLACK)
-    R = scaled[..., :, None] * b[..., None, :]
+    R = np.einsum("...i,...j->...ij", scaled, b)  # each entry one rounded product (faster than broadcasting)
     R += (count + 1) * ETA
     return R
 
@@ -266,7 +266,7 @@ class MidRad:
         """|fl(sum m_l) - sum m_l| <= gamma_{k-1} sum |m_l| (any order), plus the sum of the radii."""
         axes = axis if isinstance(axis, tuple) else (axis,)
         k = math.prod(self.mid.shape[a] for a in axes)
-        mid = self.mid.sum(axis=axis, keepdims=keepdims)
+        mid = self.mid.sum(axis=axis, keepdims=keepdims) if len(axes) > 1 else reduce_axis(np.add, self.mid, axis, keepdims)
         magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
         rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
@@ -541,18 +541,19 @@ class MidRad64:
     def maximum(x) -> MidRad:
         """An enclosure of the largest entry along the last axis: the maxima of the ends."""
         x = lift(x)
-        return MidRad.hull(np.max(x.lower, axis=-1), np.max(x.upper, axis=-1))
+        return MidRad.hull(reduce_axis(np.maximum, x.lower), reduce_axis(np.maximum, x.upper))
 
     @staticmethod
     def minimum(x) -> MidRad:
         """An enclosure of the smallest entry along the last axis: the minima of the ends."""
         x = lift(x)
-        return MidRad.hull(np.min(x.lower, axis=-1), np.min(x.upper, axis=-1))
+        return MidRad.hull(reduce_axis(np.minimum, x.lower), reduce_axis(np.minimum, x.upper))
 
     @staticmethod
     def row_shift(scores, mask):
         """Per row the largest allowed midpoint: an exact binary64 number (softmax does not see it)."""
-        return np.max(np.where(mask, lift(scores).mid, -np.inf), axis=-1)
+        mid = lift(scores).mid
+        return reduce_axis(np.maximum, mid if np.all(mask) else np.where(mask, mid, -np.inf))
 
     @staticmethod
     def matmul(a, b) -> MidRad:
