@@ -16,14 +16,15 @@ VECTOR_ROUNDS each; arb and anchor on the first Row.count of them):
                 matrices at 53 bits, no engine, no certificate, no checker (what arb itself costs)
 Rates are CPU time of this process (one BLAS thread): on a shared machine the wall clock also counts
 other jobs.  The arb and anchor columns alternate, best of ROUNDS each, so that their ratio does not
-take the machine's drift for a difference.  Ratios are against float64 in the same run.  Then, for 128 x 384, one `certify check --out` as a
-process (median wall time, peak memory, certificate size), `certify check` and `certify verify` on an
-8 x 4 configuration (wall time of the whole command; bytecode cached, as installed), and a `certify sample` campaign on 1 and
-on 2 worker processes with the cores it kept busy (CPU time over wall time), next to the speedup the
+take the machine's drift for a difference.  Ratios are against float64 in the same run.  Then, for
+128 x 384, one `certify check --out` as a process (median wall time, peak memory, certificate size),
+`certify check` and `certify verify` on an 8 x 4 configuration (wall time of the whole command;
+bytecode cached, as installed), and a `certify sample` campaign on 1 and on 2 worker processes with
+the cores it kept busy (CPU time over wall time), next to the speedup the
 machine gives a pure-Python loop on 2 processes at that moment (its ceiling).  The machine's load
 average is printed first: with other jobs running, absolute numbers are rough and the ratios
 measured side by side are the ones to read.
-Short by default (under a minute on 2 cores); --long takes the median of more repeats.  BLAS runs
+Short by default (about a minute on 2 cores); --long takes the median of 5 repeats.  BLAS runs
 on one thread throughout (as in a campaign's workers).
 """
 
@@ -136,7 +137,8 @@ def batch_configurations(row: Row, seed: int) -> list[dict]:
     return configurations(row, batch_size(row), seed)
 
 
-def _best_time(evaluate) -> float:
+def _seconds(evaluate) -> float:
+    """The CPU time of one call of evaluate()."""
     started = _clock()
     evaluate()
     return _clock() - started
@@ -155,9 +157,9 @@ def vectorised_rates(row: Row, seed: int) -> tuple[float, float | None]:
     usable = tier3.unusable_reason() is None
     float_best = tier3_best = math.inf
     for _ in range(VECTOR_ROUNDS):
-        float_best = min(float_best, _best_time(lambda: _float64_sides(*arrays)))
+        float_best = min(float_best, _seconds(lambda: _float64_sides(*arrays)))
         if usable:
-            tier3_best = min(tier3_best, _best_time(lambda: tier3.evaluate(CLAIM, batch)))
+            tier3_best = min(tier3_best, _seconds(lambda: tier3.evaluate(CLAIM, batch)))
     return len(configs) / float_best, (len(configs) / tier3_best if usable else None)
 
 
@@ -419,17 +421,18 @@ def main(argv: list[str] | None = None) -> None:
         env = _command_env(Path(folder))
         large = large_check(args.seed, Path(folder), env, 5 if args.long else 3)
         small = small_commands(args.seed, Path(folder), 5 if args.long else 3, env)
-    print(f"128 x 384 (median): `certify check --out` {_times(large['check_s'])}, peak memory {large['peak_MB']:.0f} MB, "
-          f"certificate {large['certificate_MB']:.2f} MB; `certify verify` {_times(large['verify_s'])}")
+    print(f"128 x 384 (median): `certify check --out` {_times(large['check_s'])}, "
+          f"peak memory {large['peak_MB']:.0f} MB, certificate {large['certificate_MB']:.2f} MB; `certify verify` {_times(large['verify_s'])}")
     print(f"8 x 4, the whole command (median): `certify check` {_times(small['check_s'])}, "
           f"`certify verify` {_times(small['verify_s'])}")
     before = os.getloadavg()[0]
     speedup = campaign_speedup(args.seed, 200, 5 if args.long else 3)
     speedup["machine"] = machine_speedup(5 if args.long else 3)
-    print(f"certify sample, 16 x 16, 200 configurations (best of runs alternated): {_rate(speedup['one_worker_per_s'])} "
-          f"/ s on 1 worker ({speedup['one_worker_cores']:.2f} cores busy), {_rate(speedup['two_workers_per_s'])} / s on 2 "
-          f"({speedup['two_workers_cores']:.2f} cores busy): {speedup['speedup']:.2f}x; a pure-Python loop on 2 processes "
-          f"against 1: {speedup['machine']:.2f}x (load average {before:.2f} before, {os.getloadavg()[0]:.2f} after)")
+    print(f"certify sample, 16 x 16, 200 configurations (best of runs alternated): "
+          f"{_rate(speedup['one_worker_per_s'])} / s on 1 worker ({speedup['one_worker_cores']:.2f} cores busy), "
+          f"{_rate(speedup['two_workers_per_s'])} / s on 2 ({speedup['two_workers_cores']:.2f} cores busy): "
+          f"{speedup['speedup']:.2f}x; a pure-Python loop on 2 processes against 1: {speedup['machine']:.2f}x "
+          f"(load average {before:.2f} before, {os.getloadavg()[0]:.2f} after)")
     if args.json:
         Path(args.json).write_text(json.dumps({"load": load, "rows": results, "large": large, "small": small,
                                                "campaign": speedup}, indent=1))

@@ -266,7 +266,10 @@ class MidRad:
         """|fl(sum m_l) - sum m_l| <= gamma_{k-1} sum |m_l| (any order), plus the sum of the radii."""
         axes = axis if isinstance(axis, tuple) else (axis,)
         k = math.prod(self.mid.shape[a] for a in axes)
-        mid = self.mid.sum(axis=axis, keepdims=keepdims) if len(axes) > 1 else reduce_axis(np.add, self.mid, axis, keepdims)
+        if len(axes) > 1:
+            mid = self.mid.sum(axis=axis, keepdims=keepdims)
+        else:
+            mid = reduce_axis(np.add, self.mid, axis, keepdims)
         magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
         rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
@@ -340,8 +343,9 @@ def _erf_at(t) -> MidRad:
     erf(s) = (2 / sqrt(pi)) e^(-s^2) sum_{n>=0} term_n, term_0 = s, term_n = term_{n-1} 2 s^2 / (2n + 1),
     positive terms (no cancellation) whose ratio q_n = 2 s^2 / (2n + 3) decreases in n: once q_n <= 1/2
     the tail after term_n is at most term_n (sum_k q_n^k <= 1), and the sum stops when that is below
-    2^-60 of it (or 2^-1000, for tiny s).  Every operation of the sum is the backend's own, so its rounding is enclosed.  For
-    s >= 6 (and infinite s) see _ERF_SATURATES; erf(-t) = -erf(t); nan stays nan."""
+    2^-60 of it (or 2^-1000, for tiny s).  Every operation of the sum is the backend's own, so its
+    rounding is enclosed.  For s >= 6 (and infinite s) see _ERF_SATURATES; erf(-t) = -erf(t); nan
+    stays nan."""
     s = np.abs(t)
     near = s < _ERF_SATURATES
     x = MidRad(np.where(near, s, 0.0))
@@ -351,7 +355,8 @@ def _erf_at(t) -> MidRad:
     for n in range(1, 400):  # s < 6: q_n <= 1/2 from n = 35 on, and then each term at most halves
         term = term * twice_square / (2 * n + 1)
         total = total + term
-        if np.all(twice_square.upper <= (2 * n + 3) / 2) and np.all(term.upper <= np.maximum(total.lower * 2.0**-60, 2.0**-1000)):
+        ratio_at_most_half = np.all(twice_square.upper <= (2 * n + 3) / 2)
+        if ratio_at_most_half and np.all(term.upper <= np.maximum(total.lower * 2.0**-60, 2.0**-1000)):
             break
     else:
         raise NotSupported("erf's series did not converge")
