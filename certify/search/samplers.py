@@ -9,8 +9,9 @@ configuration, see certify.core.numbers): the float64 screen and the ball evalua
 inputs, so whatever float64 gets wrong is its arithmetic, not a rounding of the inputs.
 
 Configurations are one head of self-attention, X' = P X (docs/claims.md), with n tokens of
-dimension d, and the layer parts below when a campaign asks for them.  Unless a distribution says otherwise the query-key matrix is A with
-iid N(0, 1/d) entries (||A||_2 is then about 2).  The distributions:
+dimension d, and the layer parts below when a campaign asks for them.  Unless a distribution says
+otherwise the query-key matrix is A with iid N(0, 1/d) entries (||A||_2 is then about 2).  The
+distributions:
 
     gaussian          x_ij ~ N(0, 1)
     sphere            tokens uniform on the unit sphere S^{d-1}
@@ -265,7 +266,8 @@ def float64_L(X: np.ndarray, A: np.ndarray) -> float:
     return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(FLOAT64, X).max())
 
 
-def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None, parts: LayerParts | None = None) -> Sample:
+def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None,
+           parts: LayerParts | None = None) -> Sample:
     """Configuration `index` of the campaign (name, n, d, seed, L range, layer parts); validate() and
     parts.validated() first."""
     dist = DISTRIBUTIONS[name]
