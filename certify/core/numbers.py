@@ -195,6 +195,11 @@ def side_by_side(left, right):
     return tuple(tuple(a) + tuple(b) for a, b in zip(left, right))
 
 
+def is_matrix(exact) -> bool:
+    """A parsed vector or matrix of exact numbers (tuples or lists) is a matrix: its first entry is a row."""
+    return len(exact) > 0 and isinstance(exact[0], (tuple, list))
+
+
 def columns(matrix) -> int:
     """The number of columns of a parsed matrix (a Binary64Matrix's without making a row of Fractions)."""
     return matrix.array.shape[1] if isinstance(matrix, Binary64Matrix) else len(matrix[0])

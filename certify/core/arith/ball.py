@@ -16,7 +16,7 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from certify.core import spectral
 from certify.core import thin_norm
-from certify.core.numbers import Binary64Matrix
+from certify.core.numbers import Binary64Matrix, is_matrix
 
 _exp = np.frompyfunc(arb.exp, 1, 1)
 _log = np.frompyfunc(arb.log, 1, 1)
@@ -91,7 +91,7 @@ class Ball:
             if exact.array.ndim == 2:  # through arb_mat (binary64 values are exact in arb), kept for products
                 return _array_of_mat(arb_mat(exact.array.tolist()))
             return _of_float(exact.array)
-        out = np.empty((len(exact), len(exact[0])) if _is_matrix(exact) else (len(exact),), dtype=object)
+        out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
             out[index] = to_arb(value)
         return out
@@ -298,7 +298,3 @@ def _reduce_last_axis(op, x):
     if x.shape[-1:] == (0,):
         raise ValueError("a reduction of no values")  # a ufunc without identity would say the same less plainly
     return op.reduce(x.reshape(-1) if x.ndim <= 1 else x, axis=-1)
-
-
-def _is_matrix(exact) -> bool:
-    return len(exact) > 0 and isinstance(exact[0], (tuple, list))

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from certify.core.numbers import Binary64Matrix
+from certify.core.numbers import Binary64Matrix, is_matrix
 
 from certify.core import spectral
 from certify.core import thin_norm
@@ -32,7 +32,7 @@ class Float64:
         """A float64 vector or matrix of an exact one, each entry rounded to nearest (a Binary64Matrix as is)."""
         if isinstance(exact, Binary64Matrix):
             return exact.array
-        return np.array([[self.number(v) for v in row] for row in exact]) if _is_matrix(exact) else np.array(
+        return np.array([[self.number(v) for v in row] for row in exact]) if is_matrix(exact) else np.array(
             [self.number(v) for v in exact]
         )
 
@@ -163,7 +163,3 @@ class Float64:
     def certainly_le(x, y):
         """float64 cannot certify: this is the screen's best guess, never a verdict."""
         return bool(x <= y)
-
-
-def _is_matrix(exact) -> bool:
-    return len(exact) > 0 and isinstance(exact[0], (tuple, list))

@@ -32,7 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
-from certify.core.numbers import Binary64Matrix
+from certify.core.numbers import Binary64Matrix, is_matrix
 from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
                                         reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
 
@@ -431,11 +431,11 @@ class MidRad64:
         error as radius (a Binary64Matrix is exact: radius 0)."""
         if isinstance(exact, Binary64Matrix):
             return MidRad(exact.array)  # binary64 numbers: exact
-        rows = exact if _is_matrix(exact) else [exact]
+        rows = exact if is_matrix(exact) else [exact]
         values = [[self.number(v) for v in row] for row in rows]
         mid = np.array([[v.mid for v in row] for row in values])
         rad = np.array([[v.rad for v in row] for row in values])
-        return MidRad(mid, rad) if _is_matrix(exact) else MidRad(mid[0], rad[0])
+        return MidRad(mid, rad) if is_matrix(exact) else MidRad(mid[0], rad[0])
 
     def stack(self, values) -> MidRad:
         """The enclosures `values`, broadcast to one shape, on a new last axis."""
@@ -613,7 +613,3 @@ class MidRad64:
     def certainly_le(x, y):
         """Per entry: True where x <= y certainly; False where not certain (tier 3 never says violated)."""
         return lift(x).hi <= lift(y).lo
-
-
-def _is_matrix(exact) -> bool:
-    return len(exact) > 0 and isinstance(exact[0], (tuple, list))
