@@ -51,7 +51,7 @@ from threadpoolctl import threadpool_limits
 
 from certify import engine
 from certify.core import thin_norm
-from certify.search import campaign
+from certify.search import campaign, tier3
 
 CLAIM = "collapse.global"
 # The rates are CPU time of this process on one BLAS thread: on a shared machine the wall clock
@@ -130,7 +130,7 @@ def _float64_diameter(X):
 def batch_size(row: Row) -> int:
     """Configurations in the batch the vectorised columns (float64 and tier 3) are timed on: about
     BATCH_ENTRIES entries of the n x max(n, d) arrays, between 20 and 2,000 configurations."""
-    return min(2000, max(20, BATCH_ENTRIES // (row.n * max(row.n, row.d))))
+    return min(2000, max(20, tier3.configurations_within(BATCH_ENTRIES, row.n, row.d)))
 
 
 def batch_configurations(row: Row, seed: int) -> list[dict]:
@@ -150,8 +150,6 @@ def vectorised_rates(row: Row, seed: int) -> tuple[float, float | None]:
     milliseconds per timing: a shared machine's hiccups are of that size); tier 3 None where the
     floating-point model probes switched it off.  What tier 3 cannot decide is left to arb (the decided
     fraction is reported by python -m benchmarks.tier3)."""
-    from certify.search import tier3
-
     configs = batch_configurations(row, seed)
     arrays, batch = _float64_arrays(configs), tier3.batch_of_configs(configs)
     usable = tier3.unusable_reason() is None

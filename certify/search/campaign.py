@@ -142,7 +142,7 @@ class Campaign(samplers.LayerParts):
         entries (1,024 configurations of 8 x 4, 256 of 16 x 16)."""
         if self.tier != "tier3":
             return MAX_CHUNK
-        return max(MAX_CHUNK, TIER3_CHUNK_ENTRIES // (self.n * max(self.n, self.d)))
+        return max(MAX_CHUNK, tier3.configurations_within(TIER3_CHUNK_ENTRIES, self.n, self.d))
 
     @property
     def hold_stride(self) -> int:

@@ -69,6 +69,12 @@ COVERED = {
 }
 
 
+def configurations_within(entries: int, n: int, d: int) -> int:
+    """How many configurations of n tokens of dimension d keep one n x max(n, d) array of each within
+    `entries` entries (at least one): the measure of a batch's size that tier 3's cost follows."""
+    return max(1, entries // (n * max(n, d)))
+
+
 @dataclass
 class FeedForwardBatch:
     """b FFNs of one form: W1 (b, h, d), b1 (b, h), W2 (b, d, h), b2 (b, d)."""
@@ -126,7 +132,7 @@ class Batch:
         """The batch in consecutive parts whose n x n and n x d arrays fit in a core's cache
         (elementwise passes over them then run at cache speed, not memory speed)."""
         n, d = self.X.shape[-2:]
-        size = max(1, CHUNK_ELEMENTS // (n * max(n, d)))
+        size = configurations_within(CHUNK_ELEMENTS, n, d)
         if len(self) <= size:
             return [self]
         return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
