@@ -159,7 +159,7 @@ class Ball:
         M = _mat_of(X)
         n, d = M.nrows(), M.ncols()
         centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
-        Y = M - arb_mat(n, 1, [1] * n) * centre  # 1 c^T: products by 1 are exact
+        Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
         return _array_of_mat(Y * Y.transpose())
 
     @staticmethod
@@ -242,6 +242,12 @@ class Ball:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def _ones_column(n: int) -> arb_mat:
+    """The n x 1 matrix of ones (exact at every precision; shared, never written to)."""
+    return arb_mat(n, 1, [1] * n)
+
+
 # The arb_mat form of the matrices products use, by id of their object array: a matrix taking part
 # in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once.
 # An array enters only read-only (so its entries stay those of its arb_mat) and leaves with it.
@@ -270,13 +276,24 @@ def _mat_of(x: np.ndarray) -> arb_mat:
     if (mat := _remembered(x)) is not None:
         return mat
     base = x.base
-    if (isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and x.shape == base.shape[::-1]
-            and x.strides == base.strides[::-1] and _data(x) == _data(base)):
+    if isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and _is_transpose(x, base):
         return mat.transpose()  # x = base^T: the same entries
-    mat = arb_mat(x.tolist())
+    rows, cols = x.shape
+    mat = arb_mat(rows, cols, x.ravel().tolist())
     if x.base is None and x.flags.writeable:  # an array of its own (not a view of another's entries)
         _remember(x, mat)
     return mat
+
+
+def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
+    """x is the view base^T: reversed shape and strides, starting at base's first entry.  A view of a
+    C-contiguous base with its reversed strides, all positive, spans the whole of base's memory, so it
+    can start nowhere else; only otherwise are the data pointers compared (a slower look-up)."""
+    if x.shape != base.shape[::-1] or x.strides != base.strides[::-1]:
+        return False
+    if base.flags.c_contiguous and all(stride > 0 for stride in x.strides):
+        return True
+    return _data(x) == _data(base)
 
 
 def _data(x: np.ndarray) -> int:
@@ -285,9 +302,10 @@ def _data(x: np.ndarray) -> int:
 
 def _array_of_mat(mat: arb_mat) -> np.ndarray:
     """The object array of mat's entries (an array of its own), remembered with it."""
-    out = np.empty(mat.nrows() * mat.ncols(), dtype=object)
-    out[:] = mat.entries()
-    out.shape = (mat.nrows(), mat.ncols())  # in place: still the owner of its entries, not a view
+    rows, cols = mat.nrows(), mat.ncols()
+    # fromiter takes the balls as they are (np.array would probe each for the array protocols)
+    out = np.fromiter(mat.entries(), dtype=object, count=rows * cols)
+    out.shape = (rows, cols)  # in place: still the owner of its entries, not a view
     _remember(out, mat)
     return out
 
