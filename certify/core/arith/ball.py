@@ -8,6 +8,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 from fractions import Fraction
 
@@ -151,6 +152,12 @@ class Ball:
         if a.ndim == 1:
             return out[0]
         return out[:, 0] if vector_out else out
+
+    @staticmethod
+    def product(*factors):
+        """((a @ b) @ c) @ ... of ball matrices, left to right, by arb_mat: the same products as matmul's,
+        but only the last is made an array of balls (and kept with its arb_mat for later products)."""
+        return _array_of_mat(functools.reduce(operator.mul, map(_mat_of, factors)))
 
     @staticmethod
     def centred_gram(X):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -93,6 +94,11 @@ class Float64:
     def matmul(a, b):
         """numpy's a @ b (batched over leading axes)."""
         return a @ b
+
+    @staticmethod
+    def product(*factors):
+        """((a @ b) @ c) @ ..., left to right."""
+        return functools.reduce(np.matmul, factors)
 
     @staticmethod
     def centred_gram(X):
