@@ -45,6 +45,15 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
     return witness(scaled)
 
 
+@functools.lru_cache(maxsize=64)
+def _identity(d: int) -> arb_mat:
+    """The d x d identity (exact at every precision; shared, never written to)."""
+    identity = arb_mat(d, d)
+    for i in range(d):
+        identity[i, i] = 1
+    return identity
+
+
 def _exact_mat(values: np.ndarray) -> arb_mat:
     return arb_mat(np.atleast_2d(values).tolist())  # binary64: exact in arb
 
@@ -67,10 +76,7 @@ def enclose(A_ball, w: NormWitness) -> arb:
 
     rotated = A * basis
     E = (rotated.transpose() * rotated).tolist()
-    identity = arb_mat(d, d)
-    for i in range(d):
-        identity[i, i] = 1
-    G = basis.transpose() * basis - identity
+    G = basis.transpose() * basis - _identity(d)
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         return lower.union(arb("inf"))

@@ -64,7 +64,10 @@ _of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
 def to_arb(value) -> arb:
     """The ball of an exact Fraction (exact when it is a dyadic that fits the precision)."""
-    value = Fraction(value)
+    if type(value) is int:  # the common case, without making a Fraction of it
+        return arb(value)
+    if not isinstance(value, Fraction):
+        value = Fraction(value)
     if value.denominator == 1:
         return arb(value.numerator)
     return arb(fmpq(value.numerator, value.denominator))
