@@ -19,8 +19,18 @@ from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.numbers import Binary64Matrix, is_matrix
 
-_exp = np.frompyfunc(arb.exp, 1, 1)
-_log = np.frompyfunc(arb.log, 1, 1)
+
+def _elementwise(function):
+    """function on every ball of an object array (as a numpy ufunc), or on one ball directly (a ufunc
+    would wrap it in an array and out again, several times the work of the function itself)."""
+    ufunc = np.frompyfunc(function, 1, 1)
+    return lambda x: function(x) if type(x) is arb else ufunc(x)
+
+
+_exp = _elementwise(arb.exp)
+_log = _elementwise(arb.log)
+
+
 @functools.lru_cache(maxsize=None)
 def _tiny(precision: int) -> arb:
     """2^-precision: below it, |x|^3 is a relative error under 2^-2 precision of x (see _expm1_ball)."""
@@ -46,14 +56,14 @@ def _log1p_ball(x: arb) -> arb:
     return x.log1p()
 
 
-_expm1 = np.frompyfunc(_expm1_ball, 1, 1)
-_log1p = np.frompyfunc(_log1p_ball, 1, 1)
-_erf = np.frompyfunc(arb.erf, 1, 1)
-_abs = np.frompyfunc(abs, 1, 1)
+_expm1 = _elementwise(_expm1_ball)
+_log1p = _elementwise(_log1p_ball)
+_erf = _elementwise(arb.erf)
+_abs = _elementwise(abs)
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
 # so that rounding below 0 does not turn into nan.
-_sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
-_relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
+_sqrt_nonneg = _elementwise(lambda x: x.nonnegative_part().sqrt())
+_relu = _elementwise(lambda x: x.max(arb(0)))
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
 # arb's max and min of two balls as ufuncs, so that a reduction over an axis loops in C
 _max_of = np.frompyfunc(arb.max, 2, 1)
