@@ -87,3 +87,12 @@ def test_a_bound_evaluated_twice_encloses_mpmath_at_each_precision():
                 assert value.rad() < arb(2) ** (8 - bits)
                 with ctx.workprec(300):
                     assert value.contains(arb(mp.nstr(exact, 80, strip_zeros=False)))
+
+
+def test_an_evaluated_bound_still_pickles_and_evaluates_after():
+    import pickle
+
+    e = expr.parse("a*D**2 + 1")
+    assert e.evaluate(FLOAT64, {"a": 1.0, "D": 2.0}) == 5.0  # compiled now
+    copy = pickle.loads(pickle.dumps(e))  # a campaign may send a target to other processes
+    assert copy == e and copy.evaluate(FLOAT64, {"a": 2.0, "D": 3.0}) == 19.0

@@ -51,6 +51,10 @@ class Expr:
         """The bound's value in backend `ar`, the names taken from env (a mapping)."""
         return self._compiled(ar, env)
 
+    def __getstate__(self) -> dict:
+        """Pickled without the compiled closures (local functions do not pickle); they are rebuilt on use."""
+        return {key: value for key, value in self.__dict__.items() if key != "_compiled"}
+
     @functools.cached_property
     def _compiled(self):
         """The tree as nested closures (_compile), built once per parse: an evaluation calls them
