@@ -79,7 +79,7 @@ def test_a_bound_evaluated_twice_encloses_mpmath_at_each_precision():
     e = expr.parse("(1 - exp(-a*D**2))*D / max(n, d) + min(a, 0.1)**1.5 - -log(n)")
     env = {"D": Fraction(3, 2), "a": Fraction(1, 4), "n": 4, "d": 3}
     with mp.workdps(80):
-        D, a, n, d = (mp.mpf(v.numerator) / v.denominator if isinstance(v, Fraction) else mp.mpf(v) for v in env.values())
+        D, a, n, d = (mp.mpf(Fraction(v).numerator) / Fraction(v).denominator for v in env.values())
         exact = (1 - mp.exp(-a * D**2)) * D / max(n, d) + min(a, mp.mpf(1) / 10) ** mp.mpf(1.5) + mp.log(n)
         for bits in (53, 200):  # the compiled form makes its constants at the precision of each evaluation
             with ctx.workprec(bits):

@@ -221,7 +221,9 @@ def _compile(tree: tuple):
     if kind == "call":
         function, args = tree[1], [_compile(arg) for arg in tree[2]]
         if function in VARIADIC_FUNCTIONS:
-            return lambda ar, env: (ar.maximum if function == "max" else ar.minimum)(ar.stack([f(ar, env) for f in args]))
+            def extreme(ar, env):
+                return (ar.maximum if function == "max" else ar.minimum)(ar.stack([f(ar, env) for f in args]))
+            return extreme
         (argument,) = args
 
         def call(ar, env):
@@ -241,7 +243,8 @@ def _compile(tree: tuple):
         def real_power(ar, env):
             base = left(ar, env)
             if ar.outside_domain("log", base):
-                raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not a whole number")
+                raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not"
+                               " a whole number")
             return ar.apply("exp", exponent_f(ar, env) * ar.apply("log", base))
         return real_power
     right = _compile(tree[2])
