@@ -20,15 +20,19 @@ from certify.core import thin_norm
 from certify.core.numbers import Binary64Matrix, is_matrix
 
 
-def _elementwise(function):
+def _elementwise(function, what: str):
     """function on every ball of an object array (as a numpy ufunc), or on one ball directly (a ufunc
     would wrap it in an array and out again, several times the work of the function itself)."""
     ufunc = np.frompyfunc(function, 1, 1)
-    return lambda x: function(x) if type(x) is arb else ufunc(x)
+
+    def apply(x):
+        return function(x) if type(x) is arb else ufunc(x)
+    apply.__doc__ = f"{what} of a ball, or of every ball of an object array."
+    return apply
 
 
-_exp = _elementwise(arb.exp)
-_log = _elementwise(arb.log)
+_exp = _elementwise(arb.exp, "exp(x)")
+_log = _elementwise(arb.log, "log(x)")
 
 
 @functools.lru_cache(maxsize=None)
@@ -56,14 +60,14 @@ def _log1p_ball(x: arb) -> arb:
     return x.log1p()
 
 
-_expm1 = _elementwise(_expm1_ball)
-_log1p = _elementwise(_log1p_ball)
-_erf = _elementwise(arb.erf)
-_abs = _elementwise(abs)
+_expm1 = _elementwise(_expm1_ball, "exp(x) - 1, with relative accuracy for tiny x,")
+_log1p = _elementwise(_log1p_ball, "log(1 + x), with relative accuracy for tiny x,")
+_erf = _elementwise(arb.erf, "erf(x)")
+_abs = _elementwise(abs, "|x|")
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
 # so that rounding below 0 does not turn into nan.
-_sqrt_nonneg = _elementwise(lambda x: x.nonnegative_part().sqrt())
-_relu = _elementwise(lambda x: x.max(arb(0)))
+_sqrt_nonneg = _elementwise(lambda x: x.nonnegative_part().sqrt(), "sqrt(x), for x known to be >= 0,")
+_relu = _elementwise(lambda x: x.max(arb(0)), "max(x, 0)")
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
 # arb's max and min of two balls as ufuncs, so that a reduction over an axis loops in C
 _max_of = np.frompyfunc(arb.max, 2, 1)
