@@ -79,3 +79,46 @@ def test_reduce_axis_agrees_with_numpy_on_short_and_long_axes():
             terms = [Fraction(v) for v in row]
             assert abs(Fraction(total) - sum(terms)) <= gamma(len(terms) - 1) * sum(map(abs, terms))
         assert np.array_equal(reduce_axis(np.add, clean, 0), clean.sum(axis=0))
+
+
+def test_product_of_several_matrices_encloses_mpmath_and_equals_the_chained_matmul():
+    from certify.core.arith.midrad64 import MidRad64
+    from certify.core.numbers import Binary64Matrix
+
+    rng = np.random.default_rng(11)
+    factors = [rng.standard_normal(shape) for shape in ((5, 3), (3, 4), (4, 6))]
+    with mp.workdps(60):
+        exact = mp.matrix(factors[0].tolist()) * mp.matrix(factors[1].tolist()) * mp.matrix(factors[2].tolist())
+    with ctx.workprec(53):
+        balls = [BALL.array(Binary64Matrix(f)) for f in factors]
+        product = BALL.product(*balls)
+        chained = BALL.matmul(BALL.matmul(balls[0], balls[1]), balls[2])
+        # the product of a transposed view (the scores Z A Z^T take one) is that of the transpose
+        gram = BALL.product(balls[0], balls[0].T)
+        gram_copied = BALL.matmul(balls[0], np.array(balls[0].T.tolist(), dtype=object))
+    assert product.shape == (5, 6) and gram.shape == (5, 5)
+    for i in range(5):
+        for j in range(6):
+            assert contains(product[i, j], exact[i, j])
+            # the same arb_mat products in the same order: the very same balls
+            assert product[i, j].mid() == chained[i, j].mid() and product[i, j].rad() == chained[i, j].rad()
+    assert all(g.mid() == h.mid() and g.rad() == h.rad() for g, h in zip(gram.ravel(), gram_copied.ravel()))
+    floats = FLOAT64.product(*factors)
+    assert np.allclose(floats, np.array(exact.tolist(), dtype=float), rtol=1e-13, atol=1e-13)
+    tier3 = MidRad64().product(*factors)
+    with mp.workdps(60):
+        assert all(tier3.lower[i, j] <= exact[i, j] <= tier3.upper[i, j] for i in range(5) for j in range(6))
+
+
+def test_a_reversed_view_is_not_taken_for_the_transpose():
+    from certify.core.numbers import Binary64Matrix
+
+    rng = np.random.default_rng(12)
+    left, right = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    with ctx.workprec(53):
+        balls = BALL.array(Binary64Matrix(right))
+        view = balls[::-1, ::-1].T  # the shape and (negated) strides of the transpose, other entries
+        product = BALL.matmul(BALL.array(Binary64Matrix(left)), view)
+    with mp.workdps(60):
+        exact = mp.matrix(left.tolist()) * mp.matrix(right[::-1, ::-1].T.tolist())
+    assert all(contains(product[i, j], exact[i, j]) for i in range(3) for j in range(3))

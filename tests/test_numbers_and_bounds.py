@@ -70,3 +70,29 @@ def test_absurd_integer_powers_are_bad_input():
     assert expr.parse(f"D**{expr.MAX_POWER}").names == {"D"}
     with pytest.raises(BadInput, match="larger than"):
         expr.parse(f"D**{expr.MAX_POWER + 1}")
+
+
+def test_a_bound_evaluated_twice_encloses_mpmath_at_each_precision():
+    from flint import ctx
+    from mpmath import mp
+
+    e = expr.parse("(1 - exp(-a*D**2))*D / max(n, d) + min(a, 0.1)**1.5 - -log(n)")
+    env = {"D": Fraction(3, 2), "a": Fraction(1, 4), "n": 4, "d": 3}
+    with mp.workdps(80):
+        D, a, n, d = (mp.mpf(Fraction(v).numerator) / Fraction(v).denominator for v in env.values())
+        exact = (1 - mp.exp(-a * D**2)) * D / max(n, d) + min(a, mp.mpf(1) / 10) ** mp.mpf(1.5) + mp.log(n)
+        for bits in (53, 200):  # the compiled form makes its constants at the precision of each evaluation
+            with ctx.workprec(bits):
+                value = e.evaluate(BALL, {k: BALL.number(v) for k, v in env.items()})
+                assert value.rad() < arb(2) ** (8 - bits)
+                with ctx.workprec(300):
+                    assert value.contains(arb(mp.nstr(exact, 80, strip_zeros=False)))
+
+
+def test_an_evaluated_bound_still_pickles_and_evaluates_after():
+    import pickle
+
+    e = expr.parse("a*D**2 + 1")
+    assert e.evaluate(FLOAT64, {"a": 1.0, "D": 2.0}) == 5.0  # compiled now
+    copy = pickle.loads(pickle.dumps(e))  # a campaign may send a target to other processes
+    assert copy == e and copy.evaluate(FLOAT64, {"a": 2.0, "D": 3.0}) == 19.0

@@ -49,7 +49,17 @@ class Expr:
 
     def evaluate(self, ar, env: dict):
         """The bound's value in backend `ar`, the names taken from env (a mapping)."""
-        return _evaluate(ar, self.tree, env)
+        return self._compiled(ar, env)
+
+    def __getstate__(self) -> dict:
+        """Pickled without the compiled closures (local functions do not pickle); they are rebuilt on use."""
+        return {key: value for key, value in self.__dict__.items() if key != "_compiled"}
+
+    @functools.cached_property
+    def _compiled(self):
+        """The tree as nested closures (_compile), built once per parse: an evaluation calls them
+        instead of walking the tree again."""
+        return _compile(self.tree)
 
     def __str__(self) -> str:
         return self.text
@@ -194,37 +204,60 @@ def integer_power(x, k: int):
     return x * 0 + 1 if result is None else result
 
 
-def _evaluate(ar, tree: tuple, env: dict):
+def _compile(tree: tuple):
+    """f(ar, env): the value of `tree` in backend `ar`, the names taken from env; operands left to right.
+    A bound certainly undefined where it is evaluated (division by an exact zero, log of a number <= 0,
+    sqrt of one < 0) is bad input (module docstring)."""
     kind = tree[0]
     if kind == "num":
-        return ar.number(tree[1])
+        value = tree[1]
+        return lambda ar, env: ar.number(value)  # in Ball, at the precision of the evaluation
     if kind == "var":
-        return env[tree[1]]
+        name = tree[1]
+        return lambda ar, env: env[name]
     if kind == "neg":
-        return -_evaluate(ar, tree[1], env)
+        inner = _compile(tree[1])
+        return lambda ar, env: -inner(ar, env)
     if kind == "call":
-        args = [_evaluate(ar, arg, env) for arg in tree[2]]
-        if tree[1] in VARIADIC_FUNCTIONS:
-            return (ar.maximum if tree[1] == "max" else ar.minimum)(ar.stack(args))
-        if ar.outside_domain(tree[1], args[0]):
-            raise BadInput(f"the bound is undefined: {render(tree)} of a number outside its domain")
-        return ar.apply(tree[1], args[0])
-    left = _evaluate(ar, tree[1], env)
+        function, args = tree[1], [_compile(arg) for arg in tree[2]]
+        if function in VARIADIC_FUNCTIONS:
+            def extreme(ar, env):
+                return (ar.maximum if function == "max" else ar.minimum)(ar.stack([f(ar, env) for f in args]))
+            return extreme
+        (argument,) = args
+
+        def call(ar, env):
+            x = argument(ar, env)
+            if ar.outside_domain(function, x):
+                raise BadInput(f"the bound is undefined: {render(tree)} of a number outside its domain")
+            return ar.apply(function, x)
+        return call
+    left = _compile(tree[1])
     if kind == "**":
         exponent = tree[2]
         if exponent[0] == "num" and exponent[1].denominator == 1 and exponent[1] >= 0:
-            return integer_power(left, exponent[1].numerator)
-        if ar.outside_domain("log", left):
-            raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not a whole number")
-        return ar.apply("exp", _evaluate(ar, exponent, env) * ar.apply("log", left))
-    right = _evaluate(ar, tree[2], env)
-    if kind == "+":
-        return left + right
-    if kind == "-":
-        return left - right
-    if kind == "*":
-        return left * right
-    if ar.certainly_zero(right):
-        raise BadInput(f"the bound is undefined: {render(tree)} divides by zero")
-    return left / right
+            power = exponent[1].numerator
+            return lambda ar, env: integer_power(left(ar, env), power)
+        exponent_f = _compile(exponent)
 
+        def real_power(ar, env):
+            base = left(ar, env)
+            if ar.outside_domain("log", base):
+                raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not"
+                               " a whole number")
+            return ar.apply("exp", exponent_f(ar, env) * ar.apply("log", base))
+        return real_power
+    right = _compile(tree[2])
+    if kind == "+":
+        return lambda ar, env: left(ar, env) + right(ar, env)
+    if kind == "-":
+        return lambda ar, env: left(ar, env) - right(ar, env)
+    if kind == "*":
+        return lambda ar, env: left(ar, env) * right(ar, env)
+
+    def divide(ar, env):
+        numerator, denominator = left(ar, env), right(ar, env)
+        if ar.certainly_zero(denominator):
+            raise BadInput(f"the bound is undefined: {render(tree)} divides by zero")
+        return numerator / denominator
+    return divide

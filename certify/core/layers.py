@@ -93,7 +93,7 @@ def scores(ar, arrays: LayerArrays, Z):
     """The attention scores z_i^T A z_j, or (W_Q^T z_i + b_Q)^T (W_K^T z_j + b_K) scaled, for every pair
     (batched over leading axes)."""
     if arrays.A is not None:
-        return ar.matmul(ar.matmul(Z, arrays.A), np.swapaxes(Z, -1, -2))
+        return ar.product(Z, arrays.A, np.swapaxes(Z, -1, -2))
     if arrays.W_QK is not None:
         both, k = ar.matmul(Z, arrays.W_QK), arrays.W_Q.shape[-1]
         queries, keys = both[..., :k], both[..., k:]

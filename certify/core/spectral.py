@@ -45,6 +45,15 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
     return witness(scaled)
 
 
+@functools.lru_cache(maxsize=64)
+def _identity(d: int) -> arb_mat:
+    """The d x d identity (exact at every precision; shared, never written to)."""
+    identity = arb_mat(d, d)
+    for i in range(d):
+        identity[i, i] = 1
+    return identity
+
+
 def _exact_mat(values: np.ndarray) -> arb_mat:
     return arb_mat(np.atleast_2d(values).tolist())  # binary64: exact in arb
 
@@ -66,15 +75,12 @@ def enclose(A_ball, w: NormWitness) -> arb:
     lower = arb(0) if not top_sq > 0 else (image_sq.nonnegative_part() / top_sq).sqrt()
 
     rotated = A * basis
-    E = (rotated.transpose() * rotated).tolist()
-    identity = arb_mat(d, d)
-    for i in range(d):
-        identity[i, i] = 1
-    G = basis.transpose() * basis - identity
+    E = (rotated.transpose() * rotated).entries()  # row by row (entries() makes no nested lists)
+    G = basis.transpose() * basis - _identity(d)
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         return lower.union(arb("inf"))
     # Gershgorin's disc of row i reaches E_ii + sum_{j != i} |E_ij| <= sum_j |E_ij| (|E_ii| = E_ii >= 0 exactly)
-    gershgorin = functools.reduce(arb.max, [sum(map(abs, row), arb(0)) for row in E])
+    gershgorin = functools.reduce(arb.max, [sum(map(abs, E[i * d:(i + 1) * d]), arb(0)) for i in range(d)])
     upper = (gershgorin.nonnegative_part() / (1 - drift)).sqrt()
     return lower.lower().union(upper.upper())

@@ -65,15 +65,16 @@ def reduced_witness(L: np.ndarray, R: np.ndarray) -> spectral.NormWitness | None
 def cholesky_upper(G: arb_mat) -> arb_mat | None:
     """C upper triangular with G = C^T C enclosed, or None when a pivot is not certainly > 0."""
     k = G.nrows()
-    C = arb_mat(k, k)
+    entries = G.tolist()
+    rows = [[arb(0)] * k for _ in range(k)]  # C's rows as lists: indexing an arb_mat costs more than the product
     for j in range(k):
-        pivot = G[j, j] - sum((C[i, j] * C[i, j] for i in range(j)), arb(0))
+        pivot = entries[j][j] - sum((rows[i][j] * rows[i][j] for i in range(j)), arb(0))
         if not pivot > 0:
             return None
-        C[j, j] = pivot.sqrt()
+        rows[j][j] = pivot.sqrt()
         for col in range(j + 1, k):
-            C[j, col] = (G[j, col] - sum((C[i, j] * C[i, col] for i in range(j)), arb(0))) / C[j, j]
-    return C
+            rows[j][col] = (entries[j][col] - sum((rows[i][j] * rows[i][col] for i in range(j)), arb(0))) / rows[j][j]
+    return arb_mat(rows)
 
 
 def reduced_norm(L: arb_mat, R: arb_mat, witness: spectral.NormWitness | None = None) -> arb | None:

@@ -141,6 +141,9 @@ class _Overlay:
         return self.names[name] if name in self.names else self.view.get(name)
 
 
+_LAYER_NAMES = frozenset(PRIMITIVES)  # the names of a layer's quantities (a frozenset: parse's cache key as is)
+
+
 def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list[LayerView], list[Comparison]]:
     """Run the stack in backend `ar` and evaluate the claim's inequalities."""
     X0 = ar.array(case.X)
@@ -152,7 +155,7 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
                                depth=len(case.layers)))
         X = step.out
     # windows of layers (Wu et al.) have names of their own
-    names = windows.NAMES if claim.scope == "window" else set(PRIMITIVES)
+    names = windows.NAMES if claim.scope == "window" else _LAYER_NAMES
     comparisons = []
     frames = windows.frames(ar, case, claim, views) if claim.scope == "window" else []
     for inequality in claim.inequalities:
@@ -215,8 +218,8 @@ def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison
         raise
     except (ArithmeticError, ValueError):  # ZeroDivisionError (python floats), numpy's LinAlgError
         comparisons = None
-    finite = comparisons is not None and all(np.all(np.isfinite([c.lhs, c.rhs])) for c in comparisons) and all(
-        np.all(np.isfinite(w.basis)) and np.all(np.isfinite(w.top)) for w in witnesses.values())
+    finite = comparisons is not None and all(np.isfinite([c.lhs, c.rhs]).all() for c in comparisons) and all(
+        np.isfinite(w.basis).all() and np.isfinite(w.top).all() for w in witnesses.values())
     if not finite:
         witnesses.clear()
         return []

@@ -8,6 +8,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 from __future__ import annotations
 
 import functools
+import operator
 import weakref
 from fractions import Fraction
 
@@ -18,8 +19,22 @@ from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.numbers import Binary64Matrix, is_matrix
 
-_exp = np.frompyfunc(arb.exp, 1, 1)
-_log = np.frompyfunc(arb.log, 1, 1)
+
+def _elementwise(function, what: str):
+    """function on every ball of an object array (as a numpy ufunc), or on one ball directly (a ufunc
+    would wrap it in an array and out again, several times the work of the function itself)."""
+    ufunc = np.frompyfunc(function, 1, 1)
+
+    def apply(x):
+        return function(x) if type(x) is arb else ufunc(x)
+    apply.__doc__ = f"{what} of a ball, or of every ball of an object array."
+    return apply
+
+
+_exp = _elementwise(arb.exp, "exp(x)")
+_log = _elementwise(arb.log, "log(x)")
+
+
 @functools.lru_cache(maxsize=None)
 def _tiny(precision: int) -> arb:
     """2^-precision: below it, |x|^3 is a relative error under 2^-2 precision of x (see _expm1_ball)."""
@@ -45,14 +60,14 @@ def _log1p_ball(x: arb) -> arb:
     return x.log1p()
 
 
-_expm1 = np.frompyfunc(_expm1_ball, 1, 1)
-_log1p = np.frompyfunc(_log1p_ball, 1, 1)
-_erf = np.frompyfunc(arb.erf, 1, 1)
-_abs = np.frompyfunc(abs, 1, 1)
+_expm1 = _elementwise(_expm1_ball, "exp(x) - 1, with relative accuracy for tiny x,")
+_log1p = _elementwise(_log1p_ball, "log(1 + x), with relative accuracy for tiny x,")
+_erf = _elementwise(arb.erf, "erf(x)")
+_abs = _elementwise(abs, "|x|")
 # The true value is known to be >= 0 (a sum of squares): clip the ball before the square root
 # so that rounding below 0 does not turn into nan.
-_sqrt_nonneg = np.frompyfunc(lambda x: x.nonnegative_part().sqrt(), 1, 1)
-_relu = np.frompyfunc(lambda x: x.max(arb(0)), 1, 1)
+_sqrt_nonneg = _elementwise(lambda x: x.nonnegative_part().sqrt(), "sqrt(x), for x known to be >= 0,")
+_relu = _elementwise(lambda x: x.max(arb(0)), "max(x, 0)")
 _min2 = np.frompyfunc(lambda x, y: x.min(y), 2, 1)
 # arb's max and min of two balls as ufuncs, so that a reduction over an axis loops in C
 _max_of = np.frompyfunc(arb.max, 2, 1)
@@ -63,7 +78,10 @@ _of_float = np.frompyfunc(arb, 1, 1)  # a binary64 value is exact in arb
 
 def to_arb(value) -> arb:
     """The ball of an exact Fraction (exact when it is a dyadic that fits the precision)."""
-    value = Fraction(value)
+    if type(value) is int:  # the common case, without making a Fraction of it
+        return arb(value)
+    if not isinstance(value, Fraction):
+        value = Fraction(value)
     if value.denominator == 1:
         return arb(value.numerator)
     return arb(fmpq(value.numerator, value.denominator))
@@ -153,13 +171,19 @@ class Ball:
         return out[:, 0] if vector_out else out
 
     @staticmethod
+    def product(*factors):
+        """((a @ b) @ c) @ ... of ball matrices, left to right, by arb_mat: the same products as matmul's,
+        but only the last is made an array of balls (and kept with its arb_mat for later products)."""
+        return _array_of_mat(functools.reduce(operator.mul, map(_mat_of, factors)))
+
+    @staticmethod
     def centred_gram(X):
         """Y Y^T for Y = X - 1 c^T, c the midpoint of token 0 (exact), all in arb_mat: the n x d
         differences are not made one by one as balls of an object array."""
         M = _mat_of(X)
         n, d = M.nrows(), M.ncols()
         centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
-        Y = M - arb_mat(n, 1, [1] * n) * centre  # 1 c^T: products by 1 are exact
+        Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
         return _array_of_mat(Y * Y.transpose())
 
     @staticmethod
@@ -242,6 +266,12 @@ class Ball:
         return None
 
 
+@functools.lru_cache(maxsize=64)
+def _ones_column(n: int) -> arb_mat:
+    """The n x 1 matrix of ones (exact at every precision; shared, never written to)."""
+    return arb_mat(n, 1, [1] * n)
+
+
 # The arb_mat form of the matrices products use, by id of their object array: a matrix taking part
 # in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once.
 # An array enters only read-only (so its entries stay those of its arb_mat) and leaves with it.
@@ -270,13 +300,24 @@ def _mat_of(x: np.ndarray) -> arb_mat:
     if (mat := _remembered(x)) is not None:
         return mat
     base = x.base
-    if (isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and x.shape == base.shape[::-1]
-            and x.strides == base.strides[::-1] and _data(x) == _data(base)):
+    if isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and _is_transpose(x, base):
         return mat.transpose()  # x = base^T: the same entries
-    mat = arb_mat(x.tolist())
+    rows, cols = x.shape
+    mat = arb_mat(rows, cols, x.ravel().tolist())
     if x.base is None and x.flags.writeable:  # an array of its own (not a view of another's entries)
         _remember(x, mat)
     return mat
+
+
+def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
+    """x is the view base^T: reversed shape and strides, starting at base's first entry.  A view of a
+    C-contiguous base with its reversed strides, all positive, spans the whole of base's memory, so it
+    can start nowhere else; only otherwise are the data pointers compared (a slower look-up)."""
+    if x.shape != base.shape[::-1] or x.strides != base.strides[::-1]:
+        return False
+    if base.flags.c_contiguous and all(stride > 0 for stride in x.strides):
+        return True
+    return _data(x) == _data(base)
 
 
 def _data(x: np.ndarray) -> int:
@@ -285,9 +326,10 @@ def _data(x: np.ndarray) -> int:
 
 def _array_of_mat(mat: arb_mat) -> np.ndarray:
     """The object array of mat's entries (an array of its own), remembered with it."""
-    out = np.empty(mat.nrows() * mat.ncols(), dtype=object)
-    out[:] = mat.entries()
-    out.shape = (mat.nrows(), mat.ncols())  # in place: still the owner of its entries, not a view
+    rows, cols = mat.nrows(), mat.ncols()
+    # fromiter takes the balls as they are (np.array would probe each for the array protocols)
+    out = np.fromiter(mat.entries(), dtype=object, count=rows * cols)
+    out.shape = (rows, cols)  # in place: still the owner of its entries, not a view
     _remember(out, mat)
     return out
 

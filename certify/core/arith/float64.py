@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -95,22 +96,28 @@ class Float64:
         return a @ b
 
     @staticmethod
+    def product(*factors):
+        """((a @ b) @ c) @ ..., left to right."""
+        return functools.reduce(np.matmul, factors)
+
+    @staticmethod
     def centred_gram(X):
         """Y Y^T for Y = X - 1 x_0^T, x_0 the first token (batched over leading axes)."""
         Y = X - X[..., :1, :]
-        return Y @ np.swapaxes(Y, -1, -2)
+        return Y @ Y.swapaxes(-1, -2)
 
     # Reductions run over the last axis, so that a leading batch axis (many configurations
     # screened at once) is kept.
     @staticmethod
     def maximum(x):
-        """The largest entry along the last axis."""
-        return np.max(x, axis=-1)
+        """The largest entry along the last axis (the ufunc's reduce: np.max's wrapper costs more than
+        the work on a screen's small arrays)."""
+        return np.maximum.reduce(x, axis=-1)
 
     @staticmethod
     def minimum(x):
         """The smallest entry along the last axis."""
-        return np.min(x, axis=-1)
+        return np.minimum.reduce(x, axis=-1)
 
     @staticmethod
     def pairwise_min(x, y):
@@ -120,7 +127,8 @@ class Float64:
     @staticmethod
     def row_shift(scores, mask):
         """Per-row maximum over the allowed entries (softmax is invariant under the shift)."""
-        return np.max(np.where(mask, scores, -np.inf), axis=-1)
+        allowed = scores if np.all(mask) else np.where(mask, scores, -np.inf)
+        return np.maximum.reduce(allowed, axis=-1)
 
     @staticmethod
     def spectral_norm(matrix, witnesses: dict, key: str):

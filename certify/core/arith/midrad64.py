@@ -560,6 +560,10 @@ class MidRad64:
         mid = lift(scores).mid
         return reduce_axis(np.maximum, mid if np.all(mask) else np.where(mask, mid, -np.inf))
 
+    def product(self, *factors) -> MidRad:
+        """((a @ b) @ c) @ ..., left to right, each product with matmul's bound."""
+        return functools.reduce(self.matmul, factors)
+
     @staticmethod
     def matmul(a, b) -> MidRad:
         """A B for A (..., n, k) and B (..., k, m), the error bound of the module docstring."""

@@ -80,6 +80,10 @@ class Arithmetic(Protocol):
     def matmul(self, a, b) -> Any:
         """The product a @ b of vectors or matrices."""
 
+    def product(self, *factors) -> Any:
+        """The matrix product of two or more matrices, left to right: ((a @ b) @ c) @ ... (Ball keeps
+        the partial products in arb_mat instead of making each an array of balls)."""
+
     def centred_gram(self, X) -> Any:
         """Y Y^T for Y = X - 1 c^T, c the exact centre of token 0 (tokens on the last two axes)."""
 
