@@ -42,6 +42,12 @@ def _ones(n: int) -> arb_mat:
     return arb_mat(n, 1, [1] * n)
 
 
+@functools.lru_cache(maxsize=64)
+def _identity(n: int) -> arb_mat:
+    """The n x n identity (shared: never written to)."""
+    return arb_mat(n, n, [int(i == k) for i in range(n) for k in range(n)])
+
+
 def vector(values) -> list:
     return [ball(v) for v in values]
 
@@ -114,7 +120,7 @@ def query_key_matrix(layer: dict) -> arb_mat:
     """query_key as an arb_mat (products and norms take it so)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
-        return matrix_mat(layer["A"]) * beta
+        return matrix_mat(layer["A"]) * beta if "beta" in layer else matrix_mat(layer["A"])  # 1 A = A exactly
     scale = beta / arb(int(layer["d_k"])).sqrt()
     return matrix_mat(layer["W_Q"]) * matrix_mat(layer["W_K"]).transpose() * scale
 
@@ -232,16 +238,12 @@ def spectral_norm(M, witness: dict) -> arb:
     basis, top = witness["basis"], witness["top"]
     if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    W = matrix_mat(basis)
-    w = matrix_mat([[x] for x in top])
+    W, w = matrix_mat(basis), matrix_mat([top]).transpose()
     w_norm = _column_norm(w)
     lower = _column_norm(M * w) / w_norm if w_norm > 0 else arb(0)
     MW = M * W
     E = (MW.transpose() * MW).tolist()
-    identity = arb_mat(d, d)
-    for i in range(d):
-        identity[i, i] = 1
-    G = W.transpose() * W - identity
+    G = W.transpose() * W - _identity(d)
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")
