@@ -120,7 +120,7 @@ def query_key_matrix(layer: dict) -> arb_mat:
     """query_key as an arb_mat (products and norms take it so)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
-        return matrix_mat(layer["A"]) * beta if "beta" in layer else matrix_mat(layer["A"])  # 1 A = A exactly
+        return matrix_mat(layer["A"]) * beta if "beta" in layer else matrix_mat(layer["A"])  # a product by 1 copies
     scale = beta / arb(int(layer["d_k"])).sqrt()
     return matrix_mat(layer["W_Q"]) * matrix_mat(layer["W_K"]).transpose() * scale
 
