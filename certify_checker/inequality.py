@@ -111,7 +111,8 @@ def _compile(node, source: str):
         return (lambda env: -operand(env)) if isinstance(node.op, ast.USub) else operand
     if isinstance(node, ast.BinOp) and type(node.op) in OPERATIONS:
         left, power = _compile(node.left, source), node.right
-        if isinstance(node.op, ast.Pow) and isinstance(power, ast.Constant) and type(power.value) is int and power.value >= 0:
+        if (isinstance(node.op, ast.Pow) and isinstance(power, ast.Constant) and type(power.value) is int
+                and power.value >= 0):
             if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
                 raise ValueError(f"formula {source!r}: exponent {power.value} above {MAX_POWER}")
             return lambda env: _power(left(env), power.value)
@@ -204,7 +205,8 @@ def digest(cert: dict) -> str:
     """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
     a RecursionError, malformed, without the encoder's separate check)."""
     canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
-                            "precision": cert["precision"]}, sort_keys=True, separators=(",", ":"), check_circular=False)
+                            "precision": cert["precision"]},
+                           sort_keys=True, separators=(",", ":"), check_circular=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
