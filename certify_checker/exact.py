@@ -114,12 +114,45 @@ def _stated(text: str, precision: int) -> tuple[arb, arb, arb]:
         return (mid - rad).upper(), (mid + rad).lower(), mid + arb(0, rad.upper())
 
 
+# A stated enclosure in the plain decimal form certify writes, "[m +/- r]", read first in binary64:
+_DECIMAL_BALL = re.compile(r"\[(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) \+/- (\d+(?:\.\d+)?(?:e[+-]?\d+)?)\]")
+_NORMAL = (2.0 ** -960, 2.0 ** 960)  # far inside binary64's normal range: every rounding is relative
+
+
+@functools.lru_cache(maxsize=64)
+def _binary64(text: str) -> tuple[float, float, int] | None:
+    """(m, r, the stated ball's relative accuracy in bits) for a text "[m +/- r]" of plain decimals with
+    m and r (rounded to nearest binary64 by float()) in _NORMAL, else None.  The accuracy is within 2
+    bits of the exact reading's (_stated): the exponents of m and r move by at most 1 each."""
+    match = _DECIMAL_BALL.fullmatch(text)
+    if not match:
+        return None
+    m, r = float(match.group(1)), float(match.group(2))
+    if not (_NORMAL[0] <= abs(m) <= _NORMAL[1] and _NORMAL[0] <= r <= _NORMAL[1]):
+        return None
+    return m, r, math.frexp(abs(m))[1] - math.frexp(r)[1] - 1  # arb's -(exp(rad) + 1 - exp(mid))
+
+
+def _clearly_inside(mine: arb, m: float, r: float) -> bool:
+    """Every p in mine has |p - m| <= r by a margin, in binary64 (u = 2^-53).  y, the binary64 of an upper
+    bound of |p - m| read in arb (m the binary64 of the stated midpoint), is >= |p - m| (1 - 2u) -
+    2^-1022; with |m_exact - m| <= u |m| and r_exact >= r (1 - u) (_binary64), y + 4u |m| + 16u r <= r
+    gives |p - m_exact| <= r_exact - 3u (|m| + r), and the exact test of contains (readings at >= 100
+    bits, erring by 2^-96 (|m| + r) at most) holds too."""
+    y = float((mine - m).abs_upper())
+    return y + abs(m) * 2.0 ** -51 + r * 2.0 ** -49 <= r
+
+
 def contains(mine: arb, theirs_text: str) -> bool:
     """The stated interval [m - r, m + r] contains the recomputed ball, hence the true value.
 
     Decided soundly whatever the parsing rounds: the test uses the inner approximation [L, H] of
     the stated interval (_stated), and the endpoints of the recomputed ball at the reading precision
-    (they are rounded outward at the working precision: a coarser one would lose the containment)."""
+    (they are rounded outward at the working precision: a coarser one would lose the containment).
+    A ball well inside the stated interval is seen so in binary64 first (_clearly_inside)."""
+    quick = _binary64(theirs_text)
+    if quick and _clearly_inside(mine, quick[0], quick[1]):
+        return True
     precision = _reading_precision(theirs_text)
     low, high, _ = _stated(theirs_text, precision)
     with ctx.workprec(precision):
@@ -130,8 +163,12 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up
     ball nor one from another precision): both relative accuracies, capped at the precision,
     agree within 16 + precision/8 bits (the stated ball read as for contains: its digits beyond
-    the precision do not count, by the cap)."""
+    the precision do not count, by the cap).  Confirmed from the binary64 reading (_binary64) when
+    they agree within 2 bits less; else decided on the exact reading."""
     slack = 16 + precision // 8
+    quick = _binary64(theirs_text)
+    if quick and abs(_accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
+        return True
     theirs = _stated(theirs_text, _reading_precision(theirs_text))[2]
     return abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
 

@@ -7,6 +7,7 @@ Y = P Z V^T; + X with a residual; LN if post-LN; then the FFN (and LN again if p
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 from flint import arb, arb_mat
@@ -29,9 +30,22 @@ def _row(values) -> list:
 
 def matrix_mat(rows) -> arb_mat:
     """matrix(rows) as an arb_mat; rows of finite JSON floats (binary64, exact in arb) straight into it."""
-    if all(set(map(type, row)) == {float} and all(map(math.isfinite, row)) for row in rows):
+    entries = list(itertools.chain.from_iterable(rows))
+    if set(map(type, entries)) == {float} and all(map(math.isfinite, entries)):
         return arb_mat(rows)
     return arb_mat(matrix(rows))
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(n: int) -> arb_mat:
+    """The column 1 of n ones (shared: never written to).  Products by 1 are exact."""
+    return arb_mat(n, 1, [1] * n)
+
+
+@functools.lru_cache(maxsize=64)
+def _identity(n: int) -> arb_mat:
+    """The n x n identity (shared: never written to)."""
+    return arb_mat(n, n, [int(i == k) for i in range(n) for k in range(n)])
 
 
 def vector(values) -> list:
@@ -57,12 +71,13 @@ def diameter(X) -> arb:
     X: rows, or an arb_mat."""
     X = X if isinstance(X, arb_mat) else arb_mat(X)
     n, d = X.nrows(), X.ncols()
-    ones = arb_mat(n, 1, [1] * n)  # products by 1 are exact: 1 c^T and g 1^T are formed in arb_mat
-    Y = X - ones * arb_mat(1, d, [arb(X[0, j].mid()) for j in range(d)])
+    ones = _ones(n)  # products by 1 are exact: 1 c^T and g 1^T are formed in arb_mat
+    Y = X - ones * arb_mat(1, d, [X[0, j].mid() for j in range(d)])
     G = Y * Y.transpose()
     across = arb_mat(n, 1, [G[i, i] for i in range(n)]) * ones.transpose()
-    distances = (across + across.transpose() - 2 * G).tolist()
-    return functools.reduce(arb.max, [x for i, row in enumerate(distances) for x in row[i + 1:]]).nonnegative_part().sqrt()
+    squared = across + across.transpose() - 2 * G
+    pairs = [squared[i, k] for i in range(n) for k in range(i + 1, n)]
+    return functools.reduce(arb.max, pairs).nonnegative_part().sqrt()
 
 
 def consensus_distance(X: Rows) -> arb:
@@ -105,25 +120,25 @@ def query_key_matrix(layer: dict) -> arb_mat:
     """query_key as an arb_mat (products and norms take it so)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
-        return matrix_mat(layer["A"]) * beta
+        return matrix_mat(layer["A"]) * beta if "beta" in layer else matrix_mat(layer["A"])  # a product by 1 copies
     scale = beta / arb(int(layer["d_k"])).sqrt()
     return matrix_mat(layer["W_Q"]) * matrix_mat(layer["W_K"]).transpose() * scale
 
 
-def scores(layer: dict, Z, A: arb_mat | None = None) -> Rows:
+def scores(layer: dict, Z, A: arb_mat | None = None) -> arb_mat:
     """The attention scores of tokens Z (rows, or an arb_mat); A, when given, is query_key_matrix(layer)."""
     Zm = Z if isinstance(Z, arb_mat) else arb_mat(Z)
     if "A" in layer:
-        return (Zm * (A if A is not None else query_key_matrix(layer)) * Zm.transpose()).tolist()
+        return Zm * (A if A is not None else query_key_matrix(layer)) * Zm.transpose()
     beta = ball(layer.get("beta", "1"))
     scale = beta / arb(int(layer["d_k"])).sqrt()
     Q, K = _queries_and_keys(Zm, layer["W_Q"], layer["W_K"])
-    ones = arb_mat(Zm.nrows(), 1, [1] * Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
+    ones = _ones(Zm.nrows())  # 1 b^T: the bias on every row (exact products by 1)
     if "b_Q" in layer:
         Q = Q + ones * arb_mat(1, Q.ncols(), vector(layer["b_Q"]))
     if "b_K" in layer:
         K = K + ones * arb_mat(1, K.ncols(), vector(layer["b_K"]))
-    return ((Q * K.transpose()) * scale).tolist()
+    return (Q * K.transpose()) * scale
 
 
 def _queries_and_keys(Zm: arb_mat, W_Q: list, W_K: list) -> tuple[arb_mat, arb_mat]:
@@ -134,20 +149,20 @@ def _queries_and_keys(Zm: arb_mat, W_Q: list, W_K: list) -> tuple[arb_mat, arb_m
     return arb_mat([row[:k] for row in both]), arb_mat([row[k:] for row in both])
 
 
-def softmax(S: Rows, mask) -> Rows:
-    """Row i: exp(S_ij - S_ii) normalised over the allowed j (the shift by the exact midpoint
-    of S_ii, always allowed, leaves softmax unchanged)."""
+def attention(S: arb_mat, mask) -> arb_mat:
+    """The masked softmax of the scores S: row i is exp(S_ij - m_i) normalised over the allowed j (0
+    elsewhere; mask None: all allowed), the exact shift m_i, the midpoint of S_ii (always allowed),
+    leaving softmax unchanged.  (The division entry by entry: a product by diag(1 / t) would cost n^3.)"""
     P = []
-    for i, row in enumerate(S):
-        shift = arb(row[i].mid())
-        allowed = mask[i]
-        if all(allowed):
+    for i, row in enumerate(S.tolist()):
+        shift = row[i].mid()
+        if mask is None or all(mask[i]):
             weights = [(s - shift).exp() for s in row]
         else:
-            weights = [(s - shift).exp() if allowed[j] else arb(0) for j, s in enumerate(row)]
+            weights = [(s - shift).exp() if allowed else arb(0) for s, allowed in zip(row, mask[i])]
         total = sum(weights, arb(0))
         P.append([w / total for w in weights])
-    return P
+    return arb_mat(P)
 
 
 def gelu(x: arb) -> arb:
@@ -165,29 +180,44 @@ def feed_forward(Y: Rows, spec: dict) -> Rows:
     return out
 
 
-def layer_step(layer: dict, X: Rows, A: arb_mat | None = None, Xm: arb_mat | None = None) -> dict:
-    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat; A, when given,
-    query_key_matrix(layer))."""
-    n = len(X)
-    mask = layer.get("mask") or [[1] * n for _ in range(n)]
+class Step(dict):
+    """One layer's results: the arb_mats "P_matrix", "PX_matrix", "out_matrix" and the rows "P", "PX",
+    "out"; a form not stored is made from the other when first read (most claims need only matrices)."""
+
+    def __missing__(self, key):
+        matrix = key.endswith("_matrix")
+        other = dict.__getitem__(self, key[:-len("_matrix")] if matrix else key + "_matrix")
+        self[key] = value = arb_mat(other) if matrix else other.tolist()
+        return value
+
+
+def layer_step(layer: dict, X: Rows | None, A: arb_mat | None = None, Xm: arb_mat | None = None) -> Step:
+    """One layer on tokens X (rows; Xm, when given, the same tokens as an arb_mat, and then X may be
+    None; A, when given, query_key_matrix(layer))."""
     ln = layer.get("layernorm")
     pre = bool(ln) and ln["position"] == "pre"
+    post = bool(ln) and ln["position"] == "post"
+    residual = layer.get("residual", False)
+    if X is None and (pre or residual):
+        X = Xm.tolist()
     Z = layernorm(X, ln) if pre else X
     Zm = Xm if Xm is not None and not pre else arb_mat(Z)  # once, for the scores and P Z
-    P = softmax(scores(layer, Zm, A), mask)
-    PX_matrix = arb_mat(P) * Zm
-    PX = PX_matrix.tolist()
-    Y = product(PX, transpose(matrix(layer["V"]))) if "V" in layer else PX
-    if layer.get("residual", False):
+    P = attention(scores(layer, Zm, A), layer.get("mask") or None)
+    step = Step(P_matrix=P, PX_matrix=P * Zm)
+    if not ("V" in layer or residual or post or "ffn" in layer):
+        step["out_matrix"] = step["PX_matrix"]
+        return step
+    Y = product(step["PX"], transpose(matrix(layer["V"]))) if "V" in layer else step["PX"]
+    if residual:
         Y = [[x + y for x, y in zip(xr, yr)] for xr, yr in zip(X, Y)]
-    post = bool(ln) and ln["position"] == "post"
     if post:
         Y = layernorm(Y, ln)
     if "ffn" in layer:
         Y = feed_forward(Y, layer["ffn"])
         if post:
             Y = layernorm(Y, ln)
-    return {"P": P, "PX": PX, "PX_matrix": PX_matrix, "out": Y}
+    step["out"] = Y
+    return step
 
 
 def _column_norm(v: arb_mat) -> arb:
@@ -203,16 +233,12 @@ def spectral_norm(M, witness: dict) -> arb:
     basis, top = witness["basis"], witness["top"]
     if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:
         raise ValueError("witness of the wrong size")
-    W = matrix_mat(basis)
-    w = matrix_mat([[x] for x in top])
+    W, w = matrix_mat(basis), matrix_mat([top]).transpose()
     w_norm = _column_norm(w)
     lower = _column_norm(M * w) / w_norm if w_norm > 0 else arb(0)
     MW = M * W
     E = (MW.transpose() * MW).tolist()
-    identity = arb_mat(d, d)
-    for i in range(d):
-        identity[i, i] = 1
-    G = W.transpose() * W - identity
+    G = W.transpose() * W - _identity(d)
     drift = (G.transpose() * G).trace().nonnegative_part().sqrt()  # ||G||_F^2 = trace(G^T G)
     if not drift < 1:
         raise ValueError("the witness basis is not nearly orthogonal")

@@ -74,7 +74,7 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     keys = inputs.get("keys", [1] * n)
     layer = {name: inputs[name] for name in ("W_Q", "W_K", "b_Q", "b_K") if name in inputs}
     layer.update(d_k=k, mask=[list(keys) for _ in range(n)])  # every query sees the same keys
-    P = forward.softmax(forward.scores(layer, X), layer["mask"])
+    P = forward.attention(forward.scores(layer, X), layer["mask"]).tolist()
     a = query_key_norm(W_Q, W_K, witness) / arb(k).sqrt()
     D = forward.diameter(X)
     a_D2 = a * D * D

@@ -11,6 +11,7 @@ import ast
 import functools
 import hashlib
 import json
+import operator
 
 from flint import arb, arb_mat, ctx
 
@@ -81,75 +82,81 @@ CLAIMS = {
 STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
 MAX_POWER = 1024
+# x ** y for any other y than a constant integer >= 0 (those are products): exp(y log x)
+OPERATIONS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+              ast.Pow: lambda base, exponent: (exponent * base.log()).exp()}
 
 
 def evaluate(text: str, env) -> arb:
     """Evaluate a formula of the restricted grammar (numbers exact, ** with integer powers by products)."""
-    source = text.strip()
-
-    def walk(node):
-        if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-            return ball(_constant_text(source, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset))
-        if isinstance(node, ast.Name):
-            return env(node.id)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            value = walk(node.operand)
-            return -value if isinstance(node.op, ast.USub) else value
-        if isinstance(node, ast.BinOp):
-            left = walk(node.left)
-            if isinstance(node.op, ast.Pow):
-                power = node.right
-                if isinstance(power, ast.Constant) and type(power.value) is int and power.value >= 0:
-                    if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
-                        raise ValueError(f"formula {text!r}: exponent {power.value} above {MAX_POWER}")
-                    result = arb(1)
-                    for _ in range(power.value):
-                        result = result * left
-                    return result
-                return (walk(power) * left.log()).exp()
-            right = walk(node.right)
-            ops = {ast.Add: lambda: left + right, ast.Sub: lambda: left - right,
-                   ast.Mult: lambda: left * right, ast.Div: lambda: left / right}
-            return ops[type(node.op)]()
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
-            args = [walk(a) for a in node.args]
-            if node.func.id in ("min", "max"):
-                result = args[0]
-                for value in args[1:]:
-                    if not isinstance(value, arb):  # a number type of the caller's (region proofs' Dual) leads
-                        result, value = value, result
-                    result = result.min(value) if node.func.id == "min" else result.max(value)
-                return result
-            (value,) = args
-            return getattr(value, node.func.id)()
-        raise ValueError(f"formula {text!r}: {ast.dump(node)[:60]} is not allowed")
-
-    return walk(_syntax_tree(source))
+    return _compiled(text.strip())(env)
 
 
 @functools.lru_cache(maxsize=256)
-def _syntax_tree(source: str) -> ast.expr:
-    """The parsed formula, once per text (the claims' formulas recur in every certificate); the
-    tree is only read."""
-    return ast.parse(source, mode="eval").body
+def _compiled(source: str):
+    """The formula as a function of env, built once per text (the claims' formulas recur in every
+    certificate): each node of its syntax tree becomes a closure over its operands' closures."""
+    return _compile(ast.parse(source, mode="eval").body, source)
 
 
-@functools.lru_cache(maxsize=1024)
-def _constant_text(source: str, lineno: int, col: int, end_lineno: int, end_col: int) -> str:
-    """The text of a number in a formula (read exactly, not as binary64), once per place in a text."""
-    where = ast.Constant(value=None, lineno=lineno, col_offset=col, end_lineno=end_lineno, end_col_offset=end_col)
-    return ast.get_source_segment(source, where)
+def _compile(node, source: str):
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        number = ast.get_source_segment(source, node)  # read exactly, not as binary64
+        return lambda env: ball(number)
+    if isinstance(node, ast.Name):
+        name = node.id
+        return lambda env: env(name)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _compile(node.operand, source)
+        return (lambda env: -operand(env)) if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.BinOp) and type(node.op) in OPERATIONS:
+        left, power = _compile(node.left, source), node.right
+        if (isinstance(node.op, ast.Pow) and isinstance(power, ast.Constant) and type(power.value) is int
+                and power.value >= 0):
+            if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
+                raise ValueError(f"formula {source!r}: exponent {power.value} above {MAX_POWER}")
+            return lambda env: _power(left(env), power.value)
+        right, operation = _compile(power, source), OPERATIONS[type(node.op)]
+        return lambda env: operation(left(env), right(env))  # arguments run left to right
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
+        name, args = node.func.id, [_compile(a, source) for a in node.args]
+        if name in ("min", "max"):
+            return lambda env: _extremum(name, [arg(env) for arg in args])
+        (arg,) = args
+        return lambda env: getattr(arg(env), name)()
+    raise ValueError(f"formula {source!r}: {ast.dump(node)[:60]} is not allowed")
+
+
+def _power(base, exponent: int):
+    """base ** exponent as repeated products (exponent <= MAX_POWER)."""
+    result = arb(1)
+    for _ in range(exponent):
+        result = result * base
+    return result
+
+
+def _extremum(name: str, values: list):
+    result = values[0]
+    for value in values[1:]:
+        if not isinstance(value, arb):  # a number type of the caller's (region proofs' Dual) leads
+            result, value = value, result
+        result = result.min(value) if name == "min" else result.max(value)
+    return result
 
 
 class Layer:
     """The quantities of one layer step, computed when first asked for."""
 
-    def __init__(self, spec: dict, X, X0, witness: dict, t: int, depth: int = 1, Xm: arb_mat | None = None):
-        self.spec, self.X, self.X0, self.witness, self.t, self.depth = spec, X, X0, witness, t, depth
+    def __init__(self, spec: dict, Xm: arb_mat, X0m: arb_mat, witness: dict, t: int, depth: int = 1):
+        self.spec, self.Xm, self.X0m, self.witness, self.t, self.depth = spec, Xm, X0m, witness, t, depth
         self.A = forward.query_key_matrix(spec) if "A" in spec else None  # beta A, read once for scores and a
-        self.Xm = arb_mat(X) if Xm is None else Xm  # the tokens X as an arb_mat, once, for the scores, P X and D
-        self.step = forward.layer_step(spec, X, self.A, self.Xm)
+        self.step = forward.layer_step(spec, None, self.A, Xm)
         self.values: dict = {}
+
+    @functools.cached_property
+    def X(self) -> list:
+        """The tokens as rows (the few quantities and claims that read them entry by entry)."""
+        return self.Xm.tolist()
 
     def __call__(self, name: str) -> arb:
         if name not in self.values:
@@ -162,16 +169,11 @@ class Layer:
         return _FORMULAS[name](self)
 
 
-def _D_out(layer: Layer) -> arb:
-    step = layer.step
-    return forward.diameter(step["PX_matrix"] if step["out"] is step["PX"] else step["out"])
-
-
 # The quantities of a layer (certify's PRIMITIVES, written again), each a function of the Layer.
 _FORMULAS = {
     "D": lambda s: forward.diameter(s.Xm),
-    "D_out": _D_out,
-    "D_PX": lambda s: forward.diameter(s.step["PX_matrix"]), "D_0": lambda s: forward.diameter(s.X0),
+    "D_out": lambda s: forward.diameter(s.step["out_matrix"]),
+    "D_PX": lambda s: forward.diameter(s.step["PX_matrix"]), "D_0": lambda s: forward.diameter(s.X0m),
     "mu": lambda s: forward.consensus_distance(s.X), "mu_out": lambda s: forward.consensus_distance(s.step["out"]),
     "tau": lambda s: forward.dobrushin(s.step["P"]),
     "a": lambda s: norms.query_key_norm(s.spec, s.witness[f"A{s.t}"], s.A),
@@ -179,7 +181,7 @@ _FORMULAS = {
     "gap": lambda s: (-s("a") * s("D") * s("D")).exp(),
     "M": lambda s: norms.power_bound(forward.matrix(s.spec["V"]), s.depth, s.witness, f"V{s.t}"),
     "L": lambda s: norms.ffn_lipschitz(s.spec["ffn"], s.witness, s.t),
-    "n": lambda s: arb(len(s.X)), "d": lambda s: arb(len(s.X[0])),
+    "n": lambda s: arb(s.Xm.nrows()), "d": lambda s: arb(s.Xm.ncols()),
 }
 
 
@@ -200,8 +202,11 @@ ESCALATION = (2, 4)
 
 
 def digest(cert: dict) -> str:
+    """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
+    a RecursionError, malformed, without the encoder's separate check)."""
     canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
-                            "precision": cert["precision"]}, sort_keys=True, separators=(",", ":"))
+                            "precision": cert["precision"]},
+                           sort_keys=True, separators=(",", ":"), check_circular=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
@@ -259,11 +264,10 @@ def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
     claim, inputs = cert["claim"], cert["inputs"]
     with ctx.workprec(precision):
         X0m = forward.matrix_mat(inputs["X"])  # at least two tokens (schema)
-        X0 = X0m.tolist()
-        steps, X, Xm = [], X0, X0m
+        steps, Xm = [], X0m
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, X, X0, cert["witness"], t, len(inputs["layers"]), Xm))
-            X, Xm = steps[-1].step["out"], None
+            steps.append(Layer(spec, Xm, X0m, cert["witness"], t, len(inputs["layers"])))
+            Xm = steps[-1].step["out_matrix"]
         compared = []
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:
@@ -331,12 +335,16 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, "the certificate lists values for a different number of layers"
     deciding = outcomes.index(False) if False in outcomes else len(compared) - 1
     enclosures = _enclosures(cert, compared, steps, precision, deciding)
+    pairs = {}  # one (enclosure, stated text) recurs under several labels (D_in is layer 0's D): read once
     for label, (mine, text) in enclosures.items():
+        pairs.setdefault((id(mine), text), (label, mine, text))
+    for label, mine, text in pairs.values():
         if not accurate(mine, text, precision):
             return False, f"{label}: the stated {str(text)[:40]} is not as accurate as {precision} bits give"
     # Each stated enclosure must contain the checker's own (so the true value); an honest one that
     # misses it only by the two evaluations' rounding does so at a higher precision.
-    missing = {label for label, (mine, text) in enclosures.items() if not contains(mine, text)}
+    inside = {key: contains(mine, text) for key, (_, mine, text) in pairs.items()}
+    missing = {label for label, (mine, text) in enclosures.items() if not inside[id(mine), text]}
     for factor in ESCALATION:
         if not missing:
             break

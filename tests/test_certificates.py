@@ -142,3 +142,39 @@ def test_edited_comparison_text_is_rejected(generic):
     cert = copy.deepcopy(generic)
     cert["values"]["comparisons"][0]["rhs_expr"] = "(1 - exp(-a*D**2/100))*D"
     assert not checker.verify(cert).ok
+
+
+def _beside(cert: dict, where: str, outside: bool) -> str:
+    """A stated enclosure of `where` (D_out, a or bound) whose lower end lies 10^-20 above (outside) or
+    below the lower end of the checker's own 400-bit enclosure, its upper end comfortably above."""
+    from flint import ctx
+    from mpmath import mp
+
+    from certify_checker import inequality, schema
+    expanded = {**cert, "inputs": schema.expanded(cert["inputs"])}
+    with ctx.workprec(400):
+        compared, steps = inequality._recompute(expanded, "layer", inequality.CLAIMS[cert["claim"]][2], 400)
+        value = {"D_out": steps[0]("D_out"), "a": steps[0]("a"), "bound": compared[-1][-1]}[where]
+        low, high = (x.str(130, radius=False) for x in (value.lower(), value.upper()))
+    with mp.workdps(130):
+        low, high = mp.mpf(low), mp.mpf(high)
+        stated_low, radius = low + (1 if outside else -1) * mp.mpf(10) ** -20, mp.mpf("1.00e-13")
+        assert high < stated_low + 2 * radius  # the upper end comfortably above the checker's
+        return f"[{mp.nstr(stated_low + radius, 60, min_fixed=-5, max_fixed=5)} +/- 1.00e-13]"
+
+
+@pytest.mark.parametrize("where", ["D_out", "a", "bound"])
+@pytest.mark.parametrize("outside", [True, False])
+def test_a_stated_enclosure_a_hair_beside_the_checkers_own(generic, where, outside):
+    """10^-20 above the lower end of the checker's enclosure: rejected, whatever the precision; 10^-20
+    below it: confirmed once the checker recomputes finely enough.  At these magnitudes (1 to 6) both
+    texts read as the same binary64 numbers: the binary64 reading must leave both to the exact one."""
+    from certify_checker import exact
+    cert = copy.deepcopy(generic)
+    text = _beside(cert, where, outside)
+    assert exact._binary64(text) == exact._binary64(_beside(cert, where, not outside))  # indistinguishable
+    if where == "a":
+        cert["values"]["layers"][0]["a"] = text
+    else:
+        cert["values"][where] = text
+    assert checker.verify(cert).ok is not outside, (where, text, checker.verify(cert).message)

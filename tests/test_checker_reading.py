@@ -59,3 +59,90 @@ def test_a_blown_up_or_a_coarser_stated_ball_is_not_accurate():
         honest = (mine + arb(0, mine.rad() * 4)).str(80, radius=True, more=True)
     assert exact.contains(mine, blown) and not exact.accurate(mine, blown, 200)
     assert exact.accurate(mine, honest, 200)
+
+
+def _exactly_contains(mine: arb, text: str) -> bool:
+    """contains() on the exact reading alone (_stated at the reading precision), as before the
+    binary64 reading was put in front of it."""
+    precision = exact._reading_precision(text)
+    low, high, _ = exact._stated(text, precision)
+    with ctx.workprec(precision):
+        return mine.is_finite() and bool(low <= mine.lower()) and bool(mine.upper() <= high)
+
+
+def _truly_contains(mine: arb, text: str) -> bool:
+    """[m - r, m + r] of the text's decimals contains mine's exact endpoints (mpmath at 700 digits)."""
+    mid, rad = text[1:-1].split(" +/- ")
+    with mp.workdps(700):
+        m, r, centre, radius = mp.mpf(mid), mp.mpf(rad), _exact(mine.mid()), _exact(mine.rad())
+        return m - r <= centre - radius and centre + radius <= m + r
+
+
+def _stated_around(mine: arb, edge_ulps: int, digits: int) -> str:
+    """A stated "[m +/- r]" whose lower end lies edge_ulps units of mine's last bit below (> 0) or above
+    (< 0) mine's lower end, its upper end well above mine's: m and r written with `digits` digits."""
+    with mp.workdps(200):
+        low, high = _exact(mine.lower()), _exact(mine.upper())
+        unit = abs(_exact(mine.mid())) * mp.mpf(2) ** -53
+        stated_low = low - edge_ulps * unit
+        stated_high = high + 50 * unit
+        m, r = (stated_low + stated_high) / 2, (stated_high - stated_low) / 2
+        return f"[{mp.nstr(m, digits, min_fixed=-5, max_fixed=5)} +/- {mp.nstr(r, 3, min_fixed=1, max_fixed=0)}]"
+
+
+def test_the_binary64_reading_confirms_only_what_the_exact_reading_confirms():
+    """Stated enclosures whose edge passes over the recomputed one's, unit by unit of its last bit: the
+    binary64 reading (exact._binary64, _clearly_inside) confirms none that the exact reading rejects
+    or that misses the true interval, and confirms the comfortable ones (or it would never help)."""
+    import random
+    generator = random.Random(11)
+    confirmed = comfortable = 0
+    for trial in range(400):
+        with ctx.workprec(generator.choice([53, 53, 120])):
+            mine = arb(generator.uniform(0.1, 9) * 10.0 ** generator.randint(-30, 30)) / 3
+            mine = mine + arb(0, mine.rad() * generator.randint(1, 200))
+        edge = generator.choice([-3, -1, 0, 1, 2, 3, 5, 8, 16, 40, 200])
+        text = _stated_around(mine, edge, generator.choice([17, 19, 25, 40]))
+        quick = exact._binary64(text)
+        assert quick is not None, text
+        if exact._clearly_inside(mine, quick[0], quick[1]):
+            confirmed += 1
+            assert _exactly_contains(mine, text) and _truly_contains(mine, text), text
+        comfortable += edge >= 40
+    assert confirmed >= comfortable > 50
+
+
+def test_the_binary64_accuracy_is_within_two_bits_of_the_exact_reading():
+    """Including midpoints and radii at and around powers of two, where a rounding moves an exponent."""
+    texts = [f"[{m} +/- {r}]" for m in ("1", "0.99999999999999999999", "1.00000000000000000001", "2", "0.5",
+                                       "-3.999999999999999999999", "6.02e23", "-1.5e-280", "12345.678901234567")
+             for r in ("1e-15", "1.00e-15", "8.88e-16", "1.1102230246251565e-16", "0.5", "1", "3.55e-15", "2.00e-40")]
+    for text in texts:
+        precision = exact._reading_precision(text)
+        reading = exact._stated(text, precision)[2]
+        assert abs(exact._binary64(text)[2] - reading.rel_accuracy_bits()) <= 2, text
+
+
+def test_texts_out_of_the_binary64_reading_go_to_the_exact_one():
+    for text in ("[+/- 1.0e-5]", "3.5", "[1.5 +/- inf]", "[1_0 +/- 1]", "[1e-999 +/- 1e-1000]", "[1e400 +/- 1]",
+                 "[1.5 +/- 0]", "[0 +/- 1e-5]", " [1.5 +/- 1e-5]", "[1.5 +/- 1E-5]", "[nan +/- 1]"):
+        assert exact._binary64(text) is None, text
+    assert not exact.contains(arb(2), "[1.5 +/- 0]") and exact.contains(arb("1.5"), "[1.5 +/- 0]")
+
+
+def test_the_binary64_reading_decides_accuracy_as_the_exact_one_at_the_slack():
+    """Stated radii 2^k times the recomputed one, k across the slack (16 + precision/8 bits): accurate()
+    with its binary64 reading first decides as the exact reading does, and both ways occur."""
+    decisions = set()
+    for precision in (53, 200):
+        slack = 16 + precision // 8
+        with ctx.workprec(precision):
+            mine = arb(7) / 3
+        for k in range(slack - 6, slack + 6):
+            with ctx.workprec(precision + 64):
+                text = (mine + arb(0, mine.rad() * 2 ** k)).str(precision // 3 + 5, radius=True, more=True)
+            theirs = exact._stated(text, exact._reading_precision(text))[2]
+            exactly = abs(exact._accuracy(mine, precision) - exact._accuracy(theirs, precision)) <= slack
+            assert exact._binary64(text) is not None and exact.accurate(mine, text, precision) == exactly, text
+            decisions.add(exactly)
+    assert decisions == {True, False}
