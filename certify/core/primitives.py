@@ -38,7 +38,7 @@ class LayerView:
     X: object  # tokens entering the layer
     step: Step
     X0: object
-    witnesses: dict  # name -> spectral.NormWitness: recorded by float64 or by the ball pass itself, kept across precisions
+    witnesses: dict  # name -> spectral.NormWitness, found in float64 (LayerView.get), kept across precisions
     depth: int = 1  # layers in the stack: the horizon T of M
     cache: dict = field(default_factory=dict)
 

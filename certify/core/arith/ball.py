@@ -214,9 +214,10 @@ class Ball:
 
     @staticmethod
     def spectral_norm(matrix, witnesses: dict, key: str) -> arb:
-        """||M||_2 enclosed (certify.core.spectral) from the witness recorded under witnesses[key], or from
-        the SVD of the matrix's binary64 midpoints, recorded there for the next precision and the
-        certificate (spectral.witness_of_ball: for a binary64 input, the SVD of the input itself)."""
+        """||M||_2 enclosed (certify.core.spectral) from the witness recorded under witnesses[key] (float64's,
+        which certify.core.primitives.LayerView finds first), or where there is none (float64 left its
+        range) from the SVD of the matrix's midpoints scaled into binary64 (spectral.witness_of_ball),
+        recorded there for the next precision and the certificate."""
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
         return spectral.enclose(_mat_of(matrix), witnesses[key])  # A, V: the arb_mat their products use
@@ -224,10 +225,11 @@ class Ball:
     @staticmethod
     def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
         """||L R^T||_2 through the k x k reduction of certify.core.thin_norm, from the k x k witness recorded
-        under witnesses[key] or from one of the binary64 midpoints (thin_norm.reduced_witness_of_balls),
-        recorded there.  None, the d x d route, when float64 finds R rank-deficient or a d x d witness is
-        recorded.  Where W_K^T W_K is not certainly positive definite at this precision, the d x d product
-        with a witness of its own midpoints (the certificate then records that one)."""
+        under witnesses[key] (float64's), or where there is none from one of the midpoints of L and R scaled
+        into binary64 (thin_norm.reduced_witness_of_balls), recorded there.  None, the d x d route, when
+        float64 finds R rank-deficient or a d x d witness is recorded.  Where W_K^T W_K is not certainly
+        positive definite at this precision, the d x d product with a witness of its own midpoints (the
+        certificate then records that one)."""
         if key not in witnesses:
             witness = thin_norm.reduced_witness_of_balls(L, R)
             if witness is None:
