@@ -13,6 +13,7 @@ float64 finds, ball arithmetic confirms (the witness pattern of the trust bounda
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,16 +34,30 @@ def witness(A_float: np.ndarray) -> NormWitness:
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
 
 
-def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
-    """The witness of a ball matrix whose entries may lie beyond binary64's range: the SVD of its
-    midpoints scaled by one power of two into range (singular vectors do not change with scale;
-    entries far below the largest may round to 0, which only loosens the bound)."""
+def midpoints(A_ball: np.ndarray, within: int = 1000) -> np.ndarray:
+    """The midpoints of a ball matrix (object array of arb) in binary64, rounded to nearest, so that a
+    binary64 entry gives itself back: the matrix a float64 evaluation of the inputs holds.  Where they
+    are not finite in binary64 or the largest lies outside [2^-within, 2^within] (an exact 1e400,
+    all entries underflowing), they are scaled exactly by one power of two that brings the largest
+    into [1/2, 1).  Singular vectors do not change with scale; entries far below the largest may
+    round to 0, which only loosens the bound a witness gives."""
+    floats = np.asarray(A_ball, dtype=object).astype(np.float64)
+    largest = float(np.max(np.abs(floats), initial=0.0))  # nan or inf where a midpoint is beyond binary64
+    if math.isfinite(largest) and 2.0 ** -within <= largest <= 2.0 ** within:
+        return floats
+    if largest == 0 and all(x.mid() == 0 for x in np.ravel(A_ball)):
+        return floats  # the zero matrix: nothing to scale
     mids = [[arb(x.mid()) for x in row] for row in A_ball]
     tops = [int(exponent) + int(mantissa).bit_length() for row in mids for x in row if x != 0
             for mantissa, exponent in [x.man_exp()]]  # |x| < 2^top
     scale = arb(2) ** (-max(tops, default=0))
-    scaled = np.array([[float(x * scale) for x in row] for row in mids])
-    return witness(scaled)
+    return np.array([[float(x * scale) for x in row] for row in mids])
+
+
+def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
+    """The witness of a ball matrix from the SVD of its binary64 midpoints (midpoints: the float64
+    matrix itself for binary64 entries, scaled into range where they lie beyond binary64's)."""
+    return witness(midpoints(A_ball))
 
 
 @functools.lru_cache(maxsize=64)

@@ -62,6 +62,19 @@ def reduced_witness(L: np.ndarray, R: np.ndarray) -> spectral.NormWitness | None
     return spectral.NormWitness(basis=reduced.basis, top=reduced.top, estimate=float(np.sqrt(reduced.estimate)))
 
 
+# The float64 reduction C G_L C^T is of the order of |L|^2 |R|^2 d^2: factors whose largest entry lies
+# within [2^-THIN_RANGE, 2^THIN_RANGE] keep it finite and normal.
+THIN_RANGE = 200
+
+
+def reduced_witness_of_balls(L: np.ndarray, R: np.ndarray) -> spectral.NormWitness | None:
+    """reduced_witness of the binary64 midpoints of two ball matrices (object arrays of arb): the
+    float64 factors themselves for binary64 entries, each scaled by a power of two into range where
+    its largest entry lies outside [2^-THIN_RANGE, 2^THIN_RANGE] (spectral.midpoints; powers of two
+    scale C G_L C^T and leave its singular vectors alone).  None when float64 finds R rank-deficient."""
+    return reduced_witness(spectral.midpoints(L, THIN_RANGE), spectral.midpoints(R, THIN_RANGE))
+
+
 def cholesky_upper(G: arb_mat) -> arb_mat | None:
     """C upper triangular with G = C^T C enclosed, or None when a pivot is not certainly > 0."""
     k = G.nrows()

@@ -1,5 +1,5 @@
-"""The engine: screen -> ball arithmetic with escalating precision -> verdict -> certificate,
-each decided verdict confirmed by the independent checker (certify_checker).
+"""The engine: ball arithmetic with escalating precision -> verdict -> certificate, each decided
+verdict confirmed by the independent checker (certify_checker); the float64 screen on request.
 
 The deciding machinery (certify.engine.decide, with numpy and the arithmetic) is imported on
 first use of one of its names, so that reading a certificate (`certify verify`) does not load it.

@@ -1,19 +1,22 @@
-"""screen -> rigorous -> escalate precision -> verdict + certificate.
+"""rigorous -> escalate precision -> verdict + certificate; the float64 screen on request.
 
-1. The float64 screen evaluates the claim's sides with numpy and records the witnesses
-   (singular vectors) the rigorous pass needs.  It never decides anything.
-2. The ball pass evaluates the same formulas in arb at 53 bits, then 106, 212, ... up to a cap.
+1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap.
+   Each norm is enclosed from a witness (singular vectors) that float64 finds from the binary64
+   midpoints of its ball matrix on first use, kept for the later precisions and the certificate.
    Each inequality lhs <= rhs is three-valued: certainly holds, certainly violated, or
    undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
    holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal
    (ball arithmetic cannot decide an exact equality).
-3. A decided verdict is re-derived by the independent checker from the certificate before it
+2. A decided verdict is re-derived by the independent checker from the certificate before it
    is reported; a precision at which the checker cannot follow is escalated too.
+3. The float64 screen (Result.screen: the same formulas in numpy, with witnesses of its own) is
+   evaluated only when something reads it, after the verdict; it never decides anything.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -49,15 +52,23 @@ class Comparison:
 
 @dataclass
 class Result:
-    """The outcome of certify.check: the verdict, the comparisons, the float64 screen's, and the
-    checker-confirmed certificate."""
+    """The outcome of certify.check: the verdict, the comparisons, the checker-confirmed certificate,
+    and the float64 screen's comparisons on request (screen)."""
     verdict: str
     target: str  # claim id, or "bound: EXPR"
     precision: int | None
     comparisons: list[Comparison]
-    screen: list[Comparison]
     reason: str = ""
     certificate: dict | None = field(default=None, repr=False)
+    # what the float64 screen evaluates: the configuration and the claim decided
+    case: config.Case | None = field(default=None, repr=False, compare=False)
+    claim: Claim | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def screen(self) -> list[Comparison]:
+        """The float64 screen's comparisons (not certified), evaluated on first read with witnesses of its
+        own, so that reading it changes nothing decided; [] when float64 leaves its range (_screen)."""
+        return [] if self.case is None else _screen(self.case, self.claim)
 
     @property
     def exit_code(self) -> int:
@@ -206,11 +217,11 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
 
 
-def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison]:
+def _screen(case: config.Case, claim: Claim) -> list[Comparison]:
     """The float64 screen's comparisons, or [] ("no screen") when float64 leaves its range: an input
     beyond binary64 (an exact 1e400, a d_k of 10^400), a side or a norm witness that is not finite,
-    or an evaluation float64 cannot do.  arb then decides alone, and the ball pass finds its own
-    norm witnesses (certify.core.primitives)."""
+    or an evaluation float64 cannot do."""
+    witnesses: dict = {}
     try:
         with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
             comparisons = evaluate(FLOAT64, case, claim, witnesses)[1]
@@ -220,10 +231,7 @@ def _screen(case: config.Case, claim: Claim, witnesses: dict) -> list[Comparison
         comparisons = None
     finite = comparisons is not None and all(np.isfinite([c.lhs, c.rhs]).all() for c in comparisons) and all(
         np.isfinite(w.basis).all() and np.isfinite(w.top).all() for w in witnesses.values())
-    if not finite:
-        witnesses.clear()
-        return []
-    return comparisons
+    return comparisons if finite else []
 
 
 def _uses_tau(claim: Claim) -> bool:
@@ -284,8 +292,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     # The checker's own limits follow this run's: a certificate at the cap must be verifiable.
     checker_limits = dataclasses.replace(limits, precision=max(limits.precision, max_prec))
 
-    witnesses: dict = {}
-    screen = _screen(case, claim_obj, witnesses)
+    witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
@@ -307,8 +314,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
                                                        start_prec, cap)
     if cert is not None:
-        return Result(verdict, target_name, precision, comparisons, screen, certificate=cert)
+        return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
     reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
     if stopped:
         reason += f"; not raised beyond {cap} bits: {stopped}"
-    return Result(UNDECIDED, target_name, precision, comparisons, screen, reason=reason)
+    return Result(UNDECIDED, target_name, precision, comparisons, reason=reason, case=case, claim=claim_obj)

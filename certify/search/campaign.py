@@ -4,8 +4,9 @@ A campaign is a target (a claim, or a bound D(layer output) <= EXPR), a distribu
 configurations (certify.search.samplers), n, d, a count, a seed, an optional L range and the
 precision cap.  Configuration i is a pure function of the campaign and i, so progress is just
 the set of decided indices.  Each chunk of indices is screened in float64 at once
-(certify.search.float_screen), then every configuration is decided by certify.engine.check
-(holds, violated or undecided with the reason; decided verdicts are checker-confirmed).
+(certify.search.float_screen: batched for pure attention, else one configuration at a time), then
+every configuration is decided by certify.engine.check (holds, violated or undecided with the
+reason; decided verdicts are checker-confirmed).
 
 The campaign folder:
     manifest.json         the campaign's parameters (a folder is resumed only by the same campaign),
@@ -48,7 +49,8 @@ A record (one JSON line):
     margin_log10      log10(|rhs - lhs| / |rhs|) of that comparison, null when the ball contains 0
     margin            rhs - lhs to 3 digits (engine.Result.margin_text)
     L                 float64 a D^2 (null past float64's range, as ratio and margin_log10)
-    float64           the engine's float64 screen: "holds" when every lhs <= rhs, else "violated"
+    float64           the chunk's float64 screen: "holds" when every lhs <= rhs, else "violated" (vacuously
+                      "holds" where a float64 side is not finite: float64 compares nothing there)
     float64_equal     the screen found some lhs == rhs exactly
     float64_bound_is_D     float64 computes 1 - exp(-a D^2) as exactly 1, i.e. the thesis bound as D
     float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
@@ -185,30 +187,25 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
     """Screen the chunk in float64 at once, then decide each configuration; its records, and the
     certificates and undecided configurations to keep (the client writes them)."""
     samples = [campaign.sample(i) for i in indices]
+    configs = [s.config for s in samples]
     screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
     goal = engine.target(campaign.claim, campaign.bound)
+    float64_sides = float_screen.chunk_sides(goal.claim, campaign.pure_attention, configs, screen)
     if campaign.tier == "tier3":
-        configs = [s.config for s in samples]
         fast, lhs_upper, rhs_lower = tier3.evaluate(goal.claim, tier3.batch_of_configs(configs))
-        if campaign.pure_attention:
-            float64_sides = float_screen.sides(float_screen.inequalities(campaign.claim, campaign.bound), screen)
-        else:  # masks, V, residual, FFN: the engine's own float64 screen, one configuration at a time
-            float64_sides = float_screen.engine_sides(goal.claim, configs)
     records, kept = [], {}
     for k, item in enumerate(samples):
         gap = float(screen["gap"][k])
         facts = {"i": item.index, "name": item.config["name"], "L": _finite(float(screen["L"][k])),
                  "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
+        opinion = _float64_opinion(float64_sides, k)
         # every hold_stride-th configuration goes to arb anyway: its certificate is kept for `certify verify`
         if campaign.tier == "tier3" and fast[k] == tier3.HOLDS and item.index % campaign.hold_stride:
             lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
             records.append({
                 **facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None,
                 "ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
-                "margin": f"{rhs - lhs:.3g}",
-                "float64": engine.HOLDS if all(l[k] <= r[k] for l, r in float64_sides) else engine.VIOLATED,
-                "float64_equal": any(l[k] == r[k] for l, r in float64_sides),
-                "reason": "", "certificate": None, "certificate_sha256": None,
+                "margin": f"{rhs - lhs:.3g}", **opinion, "reason": "", "certificate": None, "certificate_sha256": None,
             })
             continue
         result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
@@ -216,12 +213,20 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
         kept.update(artefact)
         records.append({
             **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
-            **_tightest(result), "margin": result.margin_text,
-            "float64": engine.HOLDS if all(c.outcome for c in result.screen) else engine.VIOLATED,
-            "float64_equal": any(c.lhs == c.rhs for c in result.screen),
-            "reason": result.reason, **fields,
+            **_tightest(result), "margin": result.margin_text, **opinion, "reason": result.reason, **fields,
         })
     return jobs.ChunkResult(records, kept)
+
+
+def _float64_opinion(float64_sides: list[tuple[np.ndarray, np.ndarray]], k: int) -> dict:
+    """The record's float64 fields for configuration k of a chunk (float_screen.chunk_sides): whether every
+    lhs <= rhs in float64, and whether some lhs == rhs.  Where a side is not finite, float64 has left its
+    range and compares nothing (as engine.Result.screen): "holds", vacuously, and no equality."""
+    pairs = [(float(lhs[k]), float(rhs[k])) for lhs, rhs in float64_sides]
+    if not all(math.isfinite(lhs) and math.isfinite(rhs) for lhs, rhs in pairs):
+        pairs = []
+    return {"float64": engine.HOLDS if all(lhs <= rhs for lhs, rhs in pairs) else engine.VIOLATED,
+            "float64_equal": any(lhs == rhs for lhs, rhs in pairs)}
 
 
 def _finite(x: float) -> float | None:

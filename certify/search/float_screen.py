@@ -2,7 +2,7 @@
 
 Layers with a mask, V, a residual connection or an FFN are beyond the batched pass: layer_quantities'
 D, a, L and gap (the input and the head) still hold for them, but their claims' sides come from
-engine_sides, the engine's own float64 screen one configuration at a time.
+engine_sides, the engine's float64 evaluation one configuration at a time (chunk_sides chooses).
 
 Untrusted and never a verdict: this is the fast pass of a campaign (the float64 value of
 L = a D^2, and whether float64 already loses the gap exp(-L)), and the plain-float64 baseline
@@ -35,6 +35,11 @@ def layer_quantities(X: np.ndarray, A: np.ndarray) -> dict[str, np.ndarray]:
             "D_out": D_out, "D_PX": D_out, "n": np.full(batch, float(n)), "d": np.full(batch, float(d))}
 
 
+# The names of layer_quantities that mean what the primitives of certify.core.primitives mean (its L is
+# a D^2, not the FFN's Lipschitz constant).
+BATCHED_NAMES = frozenset({"D", "D_0", "a", "gap", "tau", "D_out", "D_PX", "n", "d"})
+
+
 def inequalities(claim_id: str | None, bound: str | None) -> list[tuple[str, str]]:
     """The (lhs, rhs) expressions a campaign compares: a claim's, or D_out <= bound."""
     if bound is not None:
@@ -48,6 +53,18 @@ def sides(pairs: list[tuple[str, str]], values: dict[str, np.ndarray]) -> list[t
     names = set(PRIMITIVES)
     return [(expr.parse(lhs, names).evaluate(FLOAT64, values), expr.parse(rhs, names).evaluate(FLOAT64, values))
             for lhs, rhs in pairs]
+
+
+def chunk_sides(claim: claims.Claim, pure_attention: bool, configs: list[dict],
+                values: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """float64 lhs and rhs of each inequality of the claim (a registered one, or a bound's), per
+    configuration of a chunk: at once from layer_quantities' `values` for pure attention when the
+    claim names only quantities they hold, else engine_sides, one configuration at a time."""
+    pairs = [(q.lhs, q.rhs) for q in claim.inequalities]
+    if pure_attention and claim.scope != "window" and all(
+            expr.parse(side, PRIMITIVES).names <= BATCHED_NAMES for pair in pairs for side in pair):
+        return sides(pairs, values)
+    return engine_sides(claim, configs)
 
 
 def engine_sides(claim: claims.Claim, configs: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -97,6 +97,7 @@ class Ball:
     value at flint's working precision; the only backend whose comparisons give a verdict."""
 
     name = "arb"
+    witnesses_from_float64 = True  # the SVDs of the float64 matrices, as a float64 evaluation records them
 
     def number(self, value) -> arb:
         """The ball of an exact value (Fraction or int), exact when it is a dyadic that fits the precision."""
@@ -213,20 +214,29 @@ class Ball:
 
     @staticmethod
     def spectral_norm(matrix, witnesses: dict, key: str) -> arb:
-        """||M||_2 enclosed from the witness the float64 screen recorded (certify.core.spectral), or
-        from one of its own when there was no screen (inputs beyond binary64)."""
+        """||M||_2 enclosed (certify.core.spectral) from the witness recorded under witnesses[key] (float64's,
+        which certify.core.primitives.LayerView finds first), or where there is none (float64 left its
+        range) from the SVD of the matrix's midpoints scaled into binary64 (spectral.witness_of_ball),
+        recorded there for the next precision and the certificate."""
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
         return spectral.enclose(_mat_of(matrix), witnesses[key])  # A, V: the arb_mat their products use
 
     @staticmethod
     def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
-        """||L R^T||_2 through the k x k reduction of certify.core.thin_norm when the screen recorded
-        a k x k witness; None when it recorded a d x d one (or none: no screen).  Where W_K^T W_K is not certainly
-        positive definite at this precision, the d x d product with a witness of its own midpoints
-        (the certificate then records that one)."""
-        if key not in witnesses or witnesses[key].basis.shape[0] != L.shape[1]:
-            return None  # no screen, or a d x d witness: the d x d route
+        """||L R^T||_2 through the k x k reduction of certify.core.thin_norm, from the k x k witness recorded
+        under witnesses[key] (float64's), or where there is none from one of the midpoints of L and R scaled
+        into binary64 (thin_norm.reduced_witness_of_balls), recorded there.  None, the d x d route, when
+        float64 finds R rank-deficient or a d x d witness is recorded.  Where W_K^T W_K is not certainly
+        positive definite at this precision, the d x d product with a witness of its own midpoints (the
+        certificate then records that one)."""
+        if key not in witnesses:
+            witness = thin_norm.reduced_witness_of_balls(L, R)
+            if witness is None:
+                return None  # rank-deficient in float64: the d x d route
+            witnesses[key] = witness
+        elif witnesses[key].basis.shape[0] != L.shape[1]:
+            return None  # a d x d witness: the d x d route
         L, R = _mat_of(L), _mat_of(R)
         norm = thin_norm.reduced_norm(L, R, witnesses[key])
         if norm is not None:

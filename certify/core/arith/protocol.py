@@ -24,6 +24,8 @@ class Arithmetic(Protocol):
     functions, products and last-axis reductions, spectral norms from a witness, and a three-valued <=."""
 
     name: str
+    # True: the ball pass, whose norm witnesses are found in float64 first (certify.core.primitives.LayerView)
+    witnesses_from_float64: bool
 
     # numbers and arrays from exact values (Fractions, ints)
     def number(self, value) -> Any:
@@ -96,9 +98,10 @@ class Arithmetic(Protocol):
     def row_shift(self, scores, mask) -> Any:
         """Per row, an exact number near the largest allowed score (softmax is invariant under the shift)."""
 
-    # spectral norms: the screen finds the witness, the ball pass confirms from it
+    # spectral norms: float64 finds the witness, the ball pass confirms from it
     def spectral_norm(self, matrix, witnesses: dict, key: str) -> Any:
-        """||matrix||_2; the screen records its witness under witnesses[key], the ball pass encloses from it."""
+        """||matrix||_2; float64 records its witness under witnesses[key], the ball pass encloses from the
+        one recorded there or finds its own from its midpoints."""
 
     def thin_product_norm(self, L, R, witnesses: dict, key: str) -> Any:
         """||L R^T||_2 by the k x k reduction (certify.core.thin_norm), or None where that route does not apply."""
