@@ -10,8 +10,8 @@ VECTOR_ROUNDS each; arb and anchor on the first Row.count of them):
                 configurations (scores, softmax, P X, diameters, ||A||_2 by SVD): what an
                 uncertified sweep costs.  Not the project's screen.
     tier 3      the rigorous vectorised float64 tier (certify.search.tier3), on the same batch
-    arb         certify.engine.check on each configuration: screen, arb at adaptive precision,
-                the certificate, and the checker's re-derivation of it
+    arb         certify.engine.check on each configuration: arb at adaptive precision (its norm
+                witnesses by SVD), the certificate, and the checker's re-derivation of it
     anchor      the bare arb evaluation: the same enclosures with arb_mat products and Gram
                 matrices at 53 bits, no engine, no certificate, no checker (what arb itself costs)
 Rates are CPU time of this process (one BLAS thread): on a shared machine the wall clock also counts
