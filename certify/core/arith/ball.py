@@ -183,7 +183,7 @@ class Ball:
         differences are not made one by one as balls of an object array."""
         M = _mat_of(X)
         n, d = M.nrows(), M.ncols()
-        centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
+        centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
         Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
         return _array_of_mat(Y * Y.transpose())
 
@@ -204,7 +204,7 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
-        if np.all(mask):  # every score allowed: one reduction of the rows
+        if mask.all():  # every score allowed: one reduction of the rows
             return _midpoint(Ball.maximum(scores))
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
