@@ -224,11 +224,11 @@ def _binary64_array(value) -> np.ndarray | None:
     # the types and lengths as sets: one pass in C over the rows and the entries, not a Python loop
     if not isinstance(value, list) or not value or set(map(type, value)) != {list} or len(set(map(len, value))) != 1:
         return None
-    entries = list(itertools.chain.from_iterable(value))
-    kinds = set(map(type, entries))
-    if not entries or not kinds <= {float, int}:
+    kinds = set(map(type, itertools.chain.from_iterable(value)))
+    if not kinds or not kinds <= {float, int}:  # no entries, or one that is not a JSON number
         return None
-    if int in kinds and not all(-_BINARY64_INTEGER <= v <= _BINARY64_INTEGER for v in entries if type(v) is int):
+    if int in kinds and not all(-_BINARY64_INTEGER <= v <= _BINARY64_INTEGER
+                                for v in itertools.chain.from_iterable(value) if type(v) is int):
         return None
     array = np.array(value, dtype=np.float64)
     return array if np.isfinite(array).all() else None
