@@ -107,9 +107,10 @@ class Ball:
         """An object array of balls of an exact vector or matrix (rows of Fractions, or a Binary64Matrix, whose
         2-d form goes through arb_mat and is remembered for products)."""
         if isinstance(exact, Binary64Matrix):
-            if exact.array.ndim == 2:  # through arb_mat (binary64 values are exact in arb), kept for products
-                return _array_of_mat(arb_mat(exact.array.tolist()))
-            return _of_float(exact.array)
+            balls = _of_float(exact.array)  # binary64 values are exact in arb
+            if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions)
+                _remember(balls, arb_mat(*balls.shape, balls.ravel().tolist()))
+            return balls
         out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
             out[index] = to_arb(value)
