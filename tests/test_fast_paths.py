@@ -165,6 +165,22 @@ def test_the_binary64_reading_takes_what_the_general_one_gives(rows):
     assert parsed == general and isinstance(parsed, Binary64Matrix) == (fast is not None)
 
 
+def test_binary64_balls_and_their_remembered_arb_mat_are_the_exact_values():
+    """Ball.array of a binary64 matrix: exact balls of its entries (as the Fractions' own), and the arb_mat
+    its products use holds the same balls, whatever the precision."""
+    from certify.core.arith.ball import _mat_of, to_arb
+
+    rows = [[0.1, -2.0**-1074, 3.0], [1e300, -1.5, 2.0**53]]
+    with ctx.workprec(200):  # enough for each of these binary64 values to be exact
+        exact = [[to_arb(Fraction(v)) for v in row] for row in rows]
+    for precision in (53, 20):
+        with ctx.workprec(precision):
+            balls = BALL.array(Binary64Matrix(np.array(rows)))
+            assert all(b.is_exact() and b == e for b, e in zip(balls.ravel(), sum(exact, [])))
+            mat = _mat_of(balls)
+            assert all(mat[i, j] == balls[i, j] and mat[i, j].is_exact() for i in range(2) for j in range(3))
+
+
 def test_plain_configurations_pass_the_numpy_reading_unchanged_and_numpy_inside_rows_is_converted():
     plain = {"X": [[0.5, 1], [2.0, -3.0]], "layers": [{"A": [[1, 0], [0, 1]], "mask": "causal"}]}
     assert numbers.from_numpy(plain, config.NDIMS) == plain
