@@ -155,16 +155,3 @@ def test_the_sharp_tanh_bound_is_attained_by_antipodal_tokens():
 @given(pure_layers())
 def test_the_tanh_bound_is_never_reported_violated(cfg):
     assert engine.check(cfg, claim="collapse.tanh", max_prec=2048).verdict != engine.VIOLATED
-
-
-def test_a_target_is_remembered_and_a_bad_one_refused_every_time():
-    from certify.engine import decide
-
-    assert decide.target("collapse.global") is decide.target("collapse.global")
-    assert decide.target(bound="2*D").bound.text == "2*D" and decide.target(bound="2*D").claim.id == ""
-    for _ in range(2):  # an exception is not remembered: the same one-line error again
-        with pytest.raises(BadInput, match="unknown claim") as error:
-            decide.target("no.such.claim")
-        assert "\n" not in str(error.value)
-        with pytest.raises(BadInput):
-            decide.target("collapse.global", "2*D")

@@ -252,11 +252,8 @@ class Target:
         return self.claim.id or f"bound: {self.bound.text}"
 
 
-@functools.lru_cache(maxsize=256)
 def target(claim_id: str | None = None, bound: str | None = None) -> Target:
-    """The target of --claim ID or --bound EXPR (default collapse.global), its bound parsed once; remembered
-    (a Target is immutable, and an id, once registered, always names the same claim), as every check
-    through the API asks it again.  A bad id or bound is bad input each time (exceptions are not kept)."""
+    """The target of --claim ID or --bound EXPR (default collapse.global), its bound parsed once."""
     claim_obj, bound_expr = resolve_target(claim_id, bound)
     return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
 
