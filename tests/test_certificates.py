@@ -178,3 +178,20 @@ def test_a_stated_enclosure_a_hair_beside_the_checkers_own(generic, where, outsi
     else:
         cert["values"][where] = text
     assert checker.verify(cert).ok is not outside, (where, text, checker.verify(cert).message)
+
+
+@pytest.mark.parametrize("precision", [53, 106, 300])
+def test_a_widened_ball_is_the_same_whatever_the_callers_precision(precision):
+    """widened() works at the stated precision: called inside that precision (as a check does) or
+    outside it, the ball is the same, and it contains the ball it widens by its radius and ulps."""
+    from flint import arb, ctx
+    from certify.engine.certificate import WIDENING_BITS, widened
+
+    with ctx.workprec(precision):
+        x = arb(2).sqrt() / 3
+        inside = widened(x, precision)
+    with ctx.workprec(precision + 17):
+        outside = widened(x, precision)
+    assert (inside.mid(), inside.rad()) == (outside.mid(), outside.rad())
+    assert inside.contains(x) and inside.rad() >= x.rad() * (1 + 2**WIDENING_BITS)
+    assert inside.rad() >= abs(x.mid()) * arb(2) ** (WIDENING_BITS - precision)

@@ -20,7 +20,7 @@ from mpmath import mp
 
 import certify_checker as checker
 from certify import engine
-from certify.core import config, quantities
+from certify.core import config, numbers, quantities
 from certify.core.arith import BALL
 from certify.core.numbers import BLOCK_ENTRIES, Binary64Matrix, parse_matrix, encode_matrix
 from certify.errors import BadInput
@@ -134,6 +134,61 @@ def test_binary64_matrices_read_as_their_exact_rationals():
     assert parse_matrix([[0.5, 2**53 + 1]], "X")[0][1] == 2**53 + 1
     with pytest.raises(BadInput, match="not a finite"):
         parse_matrix([[0.5, math.inf]], "X")
+
+
+def _all_binary64(rows) -> bool:
+    """The rule of the binary64 reading, entry by entry: a non-empty list of equally long non-empty
+    lists of floats and of integers up to 2^53 in size."""
+    return (isinstance(rows, list) and bool(rows) and all(type(row) is list and row for row in rows)
+            and len({len(row) for row in rows}) == 1
+            and all(type(v) is float or type(v) is int and abs(v) <= 2**53 for row in rows for v in row))
+
+
+@pytest.mark.parametrize("rows", [[[0.5, 1]], [[0.5, 2**53], [-(2**53), 0.0]], [[0.5, 2**53 + 1]], [[0.5, -(2**53) - 1]],
+                                  [[0.5, True]], [[0.5, "0.5"]], [[0.5, None]], [[0.5], [0.5, 1.0]], [[0.5], []],
+                                  [[], []], [[0.5], (0.5,)], [(0.5,), (0.5,)], [[0.5, [1.0]]], [[0.5, Fraction(1, 3)]],
+                                  [[np.float64(0.5)]], [], [[1e308 * 10]]])
+def test_the_binary64_reading_takes_what_the_general_one_gives(rows):
+    """The set-based test of the binary64 reading accepts exactly the matrices of the rule, and reads
+    them as the general reading does; the rest keeps the general reading's result or its one-line error."""
+    try:
+        general = tuple(tuple(numbers.parse_number(v) for v in row) for row in rows) if rows else None
+    except BadInput:
+        general = None
+    fast = numbers._binary64_array(rows)
+    assert (fast is not None) == (_all_binary64(rows) and general is not None and all(map(math.isfinite, map(float, sum(general, ())))))
+    try:
+        parsed = parse_matrix(rows, "X")
+    except BadInput as error:
+        assert fast is None and "\n" not in str(error) and str(error).startswith("X")
+        return
+    assert parsed == general and isinstance(parsed, Binary64Matrix) == (fast is not None)
+
+
+def test_binary64_balls_and_their_remembered_arb_mat_are_the_exact_values():
+    """Ball.array of a binary64 matrix: exact balls of its entries (as the Fractions' own), and the arb_mat
+    its products use holds the same balls, whatever the precision."""
+    from certify.core.arith.ball import _mat_of, to_arb
+
+    rows = [[0.1, -2.0**-1074, 3.0], [1e300, -1.5, 2.0**53]]
+    with ctx.workprec(200):  # enough for each of these binary64 values to be exact
+        exact = [[to_arb(Fraction(v)) for v in row] for row in rows]
+    for precision in (53, 20):
+        with ctx.workprec(precision):
+            balls = BALL.array(Binary64Matrix(np.array(rows)))
+            assert all(b.is_exact() and b == e for b, e in zip(balls.ravel(), sum(exact, [])))
+            mat = _mat_of(balls)
+            assert all(mat[i, j] == balls[i, j] and mat[i, j].is_exact() for i in range(2) for j in range(3))
+
+
+def test_plain_configurations_pass_the_numpy_reading_unchanged_and_numpy_inside_rows_is_converted():
+    plain = {"X": [[0.5, 1], [2.0, -3.0]], "layers": [{"A": [[1, 0], [0, 1]], "mask": "causal"}]}
+    assert numbers.from_numpy(plain, config.NDIMS) == plain
+    hidden = {"X": [np.array([0.5, 1.0]), [2.0, np.float32(-3.0)]], "A": [[np.int64(1), 0], [0, 1]]}
+    assert numbers.from_numpy(hidden, config.NDIMS) == {"X": [[0.5, 1.0], [2.0, -3.0]], "A": [[1, 0], [0, 1]]}
+    assert all(type(v) in (float, int) for row in numbers.from_numpy(hidden, config.NDIMS)["X"] for v in row)
+    with pytest.raises(BadInput, match="dtype"):
+        numbers.from_numpy({"X": [[np.array(["a"])]]}, config.NDIMS)
 
 
 def test_large_matrices_are_written_as_binary64_blocks_and_read_back_exactly():

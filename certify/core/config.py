@@ -154,7 +154,7 @@ def parse(data: dict) -> Case:
     if "X" not in data:
         raise BadInput('the configuration has no tokens "X" (n x d, tokens as rows)')
     X = parse_matrix(data["X"], "X")
-    n, d = len(X), len(X[0])
+    n, d = len(X), columns(X)  # columns: no row of Fractions made to be counted
     if n < 2:
         raise BadInput(f"X has {n} token; the claims are about configurations of at least 2 tokens")
     if "layers" in data:
@@ -193,8 +193,8 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
         if "W_Q" not in spec or "W_K" not in spec:
             raise BadInput(f"{where}: W_Q and W_K come together")
         W_Q = parse_matrix(spec["W_Q"], f"{where}.W_Q", (d, None))
-        W_K = parse_matrix(spec["W_K"], f"{where}.W_K", (d, len(W_Q[0])))
-        width = len(W_Q[0])
+        width = columns(W_Q)
+        W_K = parse_matrix(spec["W_K"], f"{where}.W_K", (d, width))
         fields.update(W_Q=W_Q, W_K=W_K)
         for bias in ("b_Q", "b_K"):
             if bias in spec:

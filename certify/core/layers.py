@@ -114,7 +114,7 @@ def softmax_rows(ar, S, mask):
     before exp so that nothing overflows, then multiplied by an exact 0.
     """
     shift = ar.row_shift(S, mask)[..., None]
-    if np.all(mask):  # no mask: nothing to replace and nothing to zero (2 n^2 operations fewer)
+    if mask.all():  # no mask: nothing to replace and nothing to zero (2 n^2 operations fewer)
         weights = ar.exp(S - shift)
     else:
         weights = ar.exp(np.where(mask, S - shift, S * 0)) * mask

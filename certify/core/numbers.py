@@ -10,6 +10,7 @@ Fraction here, once; the arithmetic backends convert Fractions to their own numb
 from __future__ import annotations
 
 import base64
+import itertools
 import math
 import re
 import sys
@@ -113,9 +114,18 @@ def from_numpy(data, ndims: dict, where: str = ""):
         return _numpy_exact(array, where)
     if isinstance(data, dict):
         return {key: from_numpy(value, ndims, f"{where}.{key}" if where else str(key)) for key, value in data.items()}
-    if isinstance(data, (list, tuple)) and any(issubclass(kind, _CONTAINERS) for kind in set(map(type, data))):
+    if isinstance(data, (list, tuple)) and _holds_container(data):
         return [from_numpy(value, ndims, f"{where}[{i}]") for i, value in enumerate(data)]
     return data
+
+
+def _holds_container(data: list | tuple) -> bool:
+    """Whether an entry of data is something from_numpy walks into or converts.  A list of plain rows
+    (a JSON matrix) is told from its entries' types, without a call per row."""
+    kinds = set(map(type, data))
+    if kinds <= {list}:  # rows (or nothing): whether a row holds one
+        kinds = set(map(type, itertools.chain.from_iterable(data)))
+    return any(issubclass(kind, _CONTAINERS) for kind in kinds)
 
 
 def json_type(value) -> str:
@@ -211,16 +221,15 @@ _BINARY64_INTEGER = 2**53  # every integer up to this is a binary64 value
 def _binary64_array(value) -> np.ndarray | None:
     """The float64 array of a rectangular list of JSON numbers that are all binary64 values, else None
     (then the general reading applies, with its error messages)."""
-    if not isinstance(value, list) or not value or not all(isinstance(row, list) and row for row in value):
+    # the types and lengths as sets: one pass in C over the rows and the entries, not a Python loop
+    if not isinstance(value, list) or not value or set(map(type, value)) != {list} or len(set(map(len, value))) != 1:
         return None
-    width = len(value[0])
-    for row in value:
-        if len(row) != width:
-            return None
-        for v in row:
-            kind = type(v)
-            if kind is not float and not (kind is int and -_BINARY64_INTEGER <= v <= _BINARY64_INTEGER):
-                return None
+    kinds = set(map(type, itertools.chain.from_iterable(value)))
+    if not kinds or not kinds <= {float, int}:  # no entries, or one that is not a JSON number
+        return None
+    if int in kinds and not all(-_BINARY64_INTEGER <= v <= _BINARY64_INTEGER
+                                for v in itertools.chain.from_iterable(value) if type(v) is int):
+        return None
     array = np.array(value, dtype=np.float64)
     return array if np.isfinite(array).all() else None
 

@@ -70,7 +70,7 @@ def _identity(d: int) -> arb_mat:
 
 
 def _exact_mat(values: np.ndarray) -> arb_mat:
-    return arb_mat(np.atleast_2d(values).tolist())  # binary64: exact in arb
+    return arb_mat(values.tolist())  # a 2-d float64 array (binary64: exact in arb)
 
 
 def _squared_norm(column: arb_mat) -> arb:

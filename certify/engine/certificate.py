@@ -46,9 +46,11 @@ WIDENING_BITS = 2
 
 def widened(x: arb, precision: int) -> arb:
     """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
-    with ctx.workprec(precision):  # the stated precision, whatever the caller's context
-        slack = arb(x.rad()) * 2**WIDENING_BITS + abs(arb(x.mid())) * _ulps(precision)
-        return x + arb(0, slack.upper())
+    if ctx.prec != precision:  # the stated precision, whatever the caller's context (a check's already is)
+        with ctx.workprec(precision):
+            return widened(x, precision)
+    slack = x.rad() * 2**WIDENING_BITS + abs(x.mid()) * _ulps(precision)  # rad() and mid() are exact balls
+    return x + arb(0, slack.upper())
 
 
 @functools.lru_cache(maxsize=64)

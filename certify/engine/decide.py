@@ -265,6 +265,19 @@ def admit(goal: Target, case: config.Case) -> None:
     goal.claim.check_applies(case)
 
 
+@functools.lru_cache(maxsize=256)
+def _precision_cap(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits) -> tuple[int, str | None]:
+    """The highest precision of the ladder within the resource limits, and why the next is refused
+    (precision.highest_allowed); remembered, as a campaign's checks share their sizes and limits."""
+    return highest_allowed(start_prec, max_prec, lambda precision: resource_problem(*sizes, precision, limits, uses_tau))
+
+
+@functools.lru_cache(maxsize=64)
+def _checker_limits(limits: Limits, max_prec: int) -> Limits:
+    """The checker's own limits follow this run's: a certificate at the cap must be verifiable."""
+    return dataclasses.replace(limits, precision=max(limits.precision, max_prec))
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
           max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
           limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
@@ -284,14 +297,9 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
     sizes, uses_tau = case.sizes(), _uses_tau(claim_obj)
-
-    def over_limits(precision: int) -> str | None:
-        return resource_problem(*sizes, precision, limits, uses_tau)
-
-    if problem := over_limits(start_prec):
+    if problem := resource_problem(*sizes, start_prec, limits, uses_tau):
         raise BadInput(f"refused before starting: {problem}")
-    # The checker's own limits follow this run's: a certificate at the cap must be verifiable.
-    checker_limits = dataclasses.replace(limits, precision=max(limits.precision, max_prec))
+    checker_limits = _checker_limits(limits, max_prec)
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
@@ -311,7 +319,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
         return verdict, comparisons, None
 
-    cap, stopped = highest_allowed(start_prec, max_prec, over_limits)  # within the resource limits
+    cap, stopped = _precision_cap(sizes, uses_tau, start_prec, max_prec, limits)
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
                                                        start_prec, cap)
     if cert is not None:

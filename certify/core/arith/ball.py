@@ -107,9 +107,10 @@ class Ball:
         """An object array of balls of an exact vector or matrix (rows of Fractions, or a Binary64Matrix, whose
         2-d form goes through arb_mat and is remembered for products)."""
         if isinstance(exact, Binary64Matrix):
-            if exact.array.ndim == 2:  # through arb_mat (binary64 values are exact in arb), kept for products
-                return _array_of_mat(arb_mat(exact.array.tolist()))
-            return _of_float(exact.array)
+            balls = _of_float(exact.array)  # binary64 values are exact in arb
+            if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions)
+                _remember(balls, arb_mat(*balls.shape, balls.ravel().tolist()))
+            return balls
         out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
             out[index] = to_arb(value)
@@ -183,7 +184,7 @@ class Ball:
         differences are not made one by one as balls of an object array."""
         M = _mat_of(X)
         n, d = M.nrows(), M.ncols()
-        centre = arb_mat(1, d, [arb(M[0, j].mid()) for j in range(d)])
+        centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
         Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
         return _array_of_mat(Y * Y.transpose())
 
@@ -204,7 +205,7 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
-        if np.all(mask):  # every score allowed: one reduction of the rows
+        if mask.all():  # every score allowed: one reduction of the rows
             return _midpoint(Ball.maximum(scores))
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
