@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from mpmath import mp
 
-from certify import engine
+from certify import claims, engine
 from certify.search import campaign
 import certify_checker as checker
 from certify.core import config, expr
@@ -77,7 +77,8 @@ def test_L_range_sets_a_D2_log_uniformly():
 def test_batched_float64_screen_agrees_with_an_independent_mpmath_evaluation():
     samples = [samplers.sample("gaussian", 5, 3, 2, i) for i in range(6)]
     q = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
-    (lhs, rhs), = float_screen.sides(float_screen.inequalities("collapse.global", None), q)
+    configs = [s.config for s in samples]
+    (lhs, rhs), = float_screen.chunk_sides(claims.get("collapse.global"), True, configs, q)
     for k, s in enumerate(samples):
         exact = oracle.quantities(s.config)[0]
         for name in ("D", "D_out", "tau", "a"):

@@ -40,13 +40,6 @@ def layer_quantities(X: np.ndarray, A: np.ndarray) -> dict[str, np.ndarray]:
 BATCHED_NAMES = frozenset({"D", "D_0", "a", "gap", "tau", "D_out", "D_PX", "n", "d"})
 
 
-def inequalities(claim_id: str | None, bound: str | None) -> list[tuple[str, str]]:
-    """The (lhs, rhs) expressions a campaign compares: a claim's, or D_out <= bound."""
-    if bound is not None:
-        return [("D_out", bound)]
-    return [(q.lhs, q.rhs) for q in claims.get(claim_id).inequalities]
-
-
 def sides(pairs: list[tuple[str, str]], values: dict[str, np.ndarray]) -> list[tuple[np.ndarray, np.ndarray]]:
     """float64 lhs and rhs of each inequality on `values` (layer_quantities' arrays), per
     configuration (one layer, so a stack claim's composed rhs is its rhs at D_0)."""
