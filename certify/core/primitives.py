@@ -17,14 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-import numpy as np
-
 from certify.core import lipschitz
 from certify.core import quantities
-from certify.core.arith import FLOAT64
 from certify.core.config import Layer
 from certify.errors import BadInput
-from certify.core.layers import LayerArrays, Step, ffn_weights, layer_arrays, query_key_matrix
+from certify.core.layers import LayerArrays, Step, ffn_weights, query_key_matrix
 
 
 @dataclass
@@ -38,7 +35,7 @@ class LayerView:
     X: object  # tokens entering the layer
     step: Step
     X0: object
-    witnesses: dict  # name -> spectral.NormWitness, found in float64 (LayerView.get), kept across precisions
+    witnesses: dict  # name -> spectral.NormWitness, found on first use, kept across precisions
     depth: int = 1  # layers in the stack: the horizon T of M
     cache: dict = field(default_factory=dict)
 
@@ -47,33 +44,13 @@ class LayerView:
         if name not in self.cache:
             if name not in PRIMITIVES:
                 raise KeyError(name)
-            if (name in FIRST_WITNESS and self.ar.witnesses_from_float64
-                    and FIRST_WITNESS[name].format(t=self.t) not in self.witnesses):
-                self._find_witnesses(name)
             self.cache[name] = PRIMITIVES[name](self)
         return self.cache[name]
 
-    def _find_witnesses(self, name: str) -> None:
-        """Record the norm witnesses of primitive `name` as float64 finds them: the primitive evaluated
-        in float64 on this layer, the SVDs of the same float64 matrices a float64 evaluation of the claim
-        makes (for binary64 inputs, of the inputs themselves and their float64 products).  Only finite
-        witnesses are kept: where float64 fails or leaves its range, the ball pass finds its own from
-        the midpoints of its balls (certify.core.arith.ball)."""
-        found: dict = {}
-        try:
-            with np.errstate(all="ignore"):
-                arrays = layer_arrays(FLOAT64, self.layer, len(self.arrays.mask))
-                LayerView(ar=FLOAT64, t=self.t, layer=self.layer, arrays=arrays, X=None, step=None, X0=None,
-                          witnesses=found, depth=self.depth).get(name)
-        except (ArithmeticError, ValueError):  # OverflowError, LinAlgError, BadInput (the ball pass meets it itself)
-            pass
-        for key, witness in found.items():
-            if key not in self.witnesses and np.isfinite(witness.basis).all() and np.isfinite(witness.top).all():
-                self.witnesses[key] = witness
-
 
 def _norm(view: LayerView, key: str, matrix):
-    """||M||_2: numpy in float64 (which also records the witness), certified in arb (from that witness or its own)."""
+    """||M||_2: numpy in float64 (which records the witness), enclosed in arb from the witness recorded, or
+    from one of the SVD of its binary64 midpoints (certify.core.spectral.witness_of_ball)."""
     return view.ar.spectral_norm(matrix, view.witnesses, key)
 
 
@@ -124,10 +101,6 @@ def _gap(view: LayerView):
     D = view.get("D")
     return view.ar.apply("exp", -view.get("a") * D * D)
 
-
-# The key of the first norm witness each norm primitive records: while it is missing, the ball pass finds
-# the primitive's witnesses in float64 first (LayerView.get); then they serve every precision.
-FIRST_WITNESS = {"a": "A{t}", "v": "V{t}", "M": "V{t}^1", "L": "W1_{t}"}
 
 PRIMITIVES = {
     "D": lambda v: quantities.diameter(v.ar, v.X),

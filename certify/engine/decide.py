@@ -1,9 +1,9 @@
 """rigorous -> escalate precision -> verdict + certificate; the float64 screen on request.
 
 1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap.
-   Each norm is enclosed from a witness (singular vectors) found on first use by the norm's own
-   float64 evaluation (the midpoints of its ball matrix where float64 fails), kept for the later
-   precisions and the certificate.
+   Each norm is enclosed from a witness (singular vectors): the SVD of the binary64 midpoints of
+   its ball matrix (the inputs themselves when they are binary64), found on first use and kept for
+   the later precisions and the certificate.
    Each inequality lhs <= rhs is three-valued: certainly holds, certainly violated, or
    undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
    holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal

@@ -97,7 +97,6 @@ class Ball:
     value at flint's working precision; the only backend whose comparisons give a verdict."""
 
     name = "arb"
-    witnesses_from_float64 = True  # the SVDs of the float64 matrices, as a float64 evaluation records them
 
     def number(self, value) -> arb:
         """The ball of an exact value (Fraction or int), exact when it is a dyadic that fits the precision."""

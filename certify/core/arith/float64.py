@@ -19,7 +19,6 @@ class Float64:
     leading axis; its numbers are approximations with no error bound, so it guesses and never decides."""
 
     name = "float64"
-    witnesses_from_float64 = False  # it records them itself
 
     @staticmethod
     def number(value: Fraction | int) -> float:

@@ -415,7 +415,6 @@ class MidRad64:
     """The arithmetic protocol on MidRad arrays (protocol.Arithmetic).  Batches: the leading axes."""
 
     name = "tier3"
-    witnesses_from_float64 = False  # its witness vectors come from its own midpoints
 
     @staticmethod
     def number(value) -> MidRad:

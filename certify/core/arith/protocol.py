@@ -24,8 +24,6 @@ class Arithmetic(Protocol):
     functions, products and last-axis reductions, spectral norms from a witness, and a three-valued <=."""
 
     name: str
-    # True: the ball pass, whose norm witnesses are found in float64 first (certify.core.primitives.LayerView)
-    witnesses_from_float64: bool
 
     # numbers and arrays from exact values (Fractions, ints)
     def number(self, value) -> Any:
