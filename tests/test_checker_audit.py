@@ -59,7 +59,8 @@ def seal(inputs: dict, claim: str | None = None, bound: str | None = None, preci
     with ctx.workprec(precision):
         X0, steps = forward.matrix_mat(inputs["X"]), []
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(ineq.Layer(spec, steps[-1].step["out_matrix"] if steps else X0, X0, witness, t, len(inputs["layers"])))
+            tokens = steps[-1].step["out_matrix"] if steps else X0
+            steps.append(ineq.Layer(spec, tokens, X0, witness, t, len(inputs["layers"])))
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         compared = []
         for lhs, rhs in inequalities:

@@ -68,8 +68,8 @@ class Result:
     @functools.cached_property
     def screen(self) -> list[Comparison]:
         """The float64 screen's comparisons (not certified), evaluated on first read with witnesses of its
-        own, so that reading it changes nothing decided; [] when float64 leaves its range (_screen)."""
-        return [] if self.case is None else _screen(self.case, self.claim)
+        own, so that reading it changes nothing decided; [] when float64 leaves its range (float64_screen)."""
+        return [] if self.case is None else float64_screen(self.case, self.claim)
 
     @property
     def exit_code(self) -> int:
@@ -218,10 +218,10 @@ def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
 
 
-def _screen(case: config.Case, claim: Claim) -> list[Comparison]:
-    """The float64 screen's comparisons, or [] ("no screen") when float64 leaves its range: an input
-    beyond binary64 (an exact 1e400, a d_k of 10^400), a side or a norm witness that is not finite,
-    or an evaluation float64 cannot do."""
+def float64_screen(case: config.Case, claim: Claim) -> list[Comparison]:
+    """The float64 screen's comparisons (never a verdict), or [] ("no screen") when float64 leaves its
+    range: an input beyond binary64 (an exact 1e400, a d_k of 10^400), a side or a norm witness that
+    is not finite, or an evaluation float64 cannot do."""
     witnesses: dict = {}
     try:
         with np.errstate(all="ignore"):  # the screen may overflow or underflow: that is why it decides nothing
@@ -266,10 +266,12 @@ def admit(goal: Target, case: config.Case) -> None:
 
 
 @functools.lru_cache(maxsize=256)
-def _precision_cap(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits) -> tuple[int, str | None]:
+def _precision_cap(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int,
+                   limits: Limits) -> tuple[int, str | None]:
     """The highest precision of the ladder within the resource limits, and why the next is refused
     (precision.highest_allowed); remembered, as a campaign's checks share their sizes and limits."""
-    return highest_allowed(start_prec, max_prec, lambda precision: resource_problem(*sizes, precision, limits, uses_tau))
+    return highest_allowed(start_prec, max_prec,
+                           lambda precision: resource_problem(*sizes, precision, limits, uses_tau))
 
 
 @functools.lru_cache(maxsize=64)

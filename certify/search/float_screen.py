@@ -62,14 +62,9 @@ def chunk_sides(claim: claims.Claim, pure_attention: bool, configs: list[dict],
 
 def engine_sides(claim: claims.Claim, configs: list[dict]) -> list[tuple[np.ndarray, np.ndarray]]:
     """float64 lhs and rhs of each inequality of the claim, per configuration of any one-layer form,
-    from the engine's float64 evaluation (certify.engine.decide.evaluate); nan where float64 fails."""
-    rows = []
-    for cfg in configs:
-        try:
-            with np.errstate(all="ignore"):
-                comparisons = decide.evaluate(FLOAT64, config.load(cfg), claim, {})[1]
-            rows.append([(float(c.lhs), float(c.rhs)) for c in comparisons])
-        except (ArithmeticError, ValueError):
-            rows.append([(np.nan, np.nan)] * len(claim.inequalities))
+    from the engine's float64 screen (certify.engine.decide.float64_screen); nan where it has none."""
+    nowhere = [(np.nan, np.nan)] * len(claim.inequalities)
+    rows = [[(float(c.lhs), float(c.rhs)) for c in decide.float64_screen(config.load(cfg), claim)] or nowhere
+            for cfg in configs]
     values = np.array(rows).reshape(len(configs), len(claim.inequalities), 2)
     return [(values[:, q, 0], values[:, q, 1]) for q in range(len(claim.inequalities))]
