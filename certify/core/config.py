@@ -43,6 +43,7 @@ COMPONENTS = {"V": "value matrix V", "mask": "mask", "residual": "residual conne
 
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 TOP_KEYS = {"X", "layers", "name", "description"}
+ACTIVATIONS = ("relu", "gelu")  # the FFN activations certify encloses
 # the dimensions of each key's value, for numpy arrays (a mask may also be a 0-d string array: its name)
 NDIMS = {"X": 2, "A": 2, "W_Q": 2, "W_K": 2, "V": 2, "mask": 2, "W1": 2, "W2": 2,
          "b_Q": 1, "b_K": 1, "b1": 1, "b2": 1, "gain": 1, "bias": 1,
@@ -237,7 +238,7 @@ def _parse_ffn(spec, d: int, where: str) -> FeedForward:
     b1 = parse_vector(spec["b1"], f"{where}.b1", hidden) if "b1" in spec else (Fraction(0),) * hidden
     b2 = parse_vector(spec["b2"], f"{where}.b2", d) if "b2" in spec else (Fraction(0),) * d
     activation = spec.get("activation", "relu")
-    if activation not in ("relu", "gelu"):
+    if activation not in ACTIVATIONS:
         raise BadInput(f"{where}.activation: expected 'relu' or 'gelu', got {activation!r}")
     residual = _parse_bool(spec.get("residual", False), f"{where}.residual")
     return FeedForward(W1=W1, b1=b1, W2=W2, b2=b2, activation=activation, residual=residual)

@@ -55,8 +55,10 @@ from typing import Callable
 import numpy as np
 
 from certify.core import quantities
+from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
 from certify.core.layers import sphere_layernorm, standard_layernorm
+from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
@@ -160,9 +162,8 @@ class LayerParts:
                              "activation": self.ffn, "residual": self.ffn_residual}
 
 
-MASKS = ("causal", "sliding", "uni")
+MASKS = tuple(name for name in NAMED_MASKS if name != "complete")  # "complete" is no mask at all
 VALUES = ("gaussian", "orthogonal")
-ACTIVATIONS = ("relu", "gelu")
 MAX_HIDDEN = 4 * MAX_DIMENSION
 
 
