@@ -323,14 +323,19 @@ def lift(value) -> MidRad:
     return MidRad(value)
 
 
+def _odd(t, low, high):
+    """(lower, upper) of f(t) for an odd f, from the bounds [low, high] of f(|t|): f(-s) = -f(s)."""
+    positive = t >= 0
+    return np.where(positive, low, -high), np.where(positive, high, -low)
+
+
 def _tanh_bounds(t):
     """(lower, upper) of tanh(t) for binary64 t: tanh(t) = (1 - e) / (1 + e) with e = exp(-2|t|)
     (exact doubling), decreasing in e, and tanh(-t) = -tanh(t)."""
     e_lo, e_hi = exp64.exp_bounds(-2.0 * np.abs(t))
     low = np.maximum(down(down(1.0 - e_hi) / up(1.0 + e_hi)), 0.0)  # tanh(|t|) from below
     high = np.minimum(up(up(1.0 - e_lo) / down(1.0 + e_lo)), 1.0)
-    positive = t >= 0
-    return np.where(positive, low, -high), np.where(positive, high, -low)
+    return _odd(t, low, high)
 
 
 # erfc(s) <= e^(-s^2) / (s sqrt(pi)) < 2^-53 for s >= 6 (Abramowitz & Stegun 7.1.13): erf(s) lies in
@@ -364,8 +369,7 @@ def _erf_at(t) -> MidRad:
     at_s = (2 / MidRad64.sqrt_nonneg(MidRad64.pi())) * MidRad64.exp(-square) * series
     low = np.where(near, np.maximum(at_s.lower, 0.0), 1.0 - 2.0**-53)
     high = np.where(near, np.minimum(at_s.upper, 1.0), 1.0)
-    positive = t >= 0
-    low, high = np.where(positive, low, -high), np.where(positive, high, -low)
+    low, high = _odd(t, low, high)
     unknown = np.isnan(t)
     return MidRad.hull(np.where(unknown, np.nan, low), np.where(unknown, np.nan, high))
 
