@@ -131,8 +131,7 @@ class Campaign(samplers.LayerParts):
             raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
                            f"configurations; use --tier arb for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
-        parts = samplers.LayerParts(**{key: getattr(self, key) for key in PARTS}).validated(self.d)
-        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, **asdict(parts))
+        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, **asdict(self.parts.validated(self.d)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
