@@ -17,6 +17,7 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from certify.core import spectral
 from certify.core import thin_norm
+from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
 
 
@@ -181,21 +182,27 @@ class Ball:
     def centred_gram(X):
         """Y Y^T for Y = X - 1 c^T, c the midpoint of token 0 (exact), all in arb_mat: the n x d
         differences are not made one by one as balls of an object array."""
-        M = _mat_of(X)
-        n, d = M.nrows(), M.ncols()
-        centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
-        Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
-        return _array_of_mat(Y * Y.transpose())
+        return _array_of_mat(_centred_gram_mat(X))
+
+    @staticmethod
+    def centred_gram_pairs(X):
+        """The diagonal of centred_gram(X) and its entries above the diagonal, read one by one from the
+        arb_mat: the n x n array of balls, of which the distances read about half, is not made."""
+        G = _centred_gram_mat(X)
+        n = G.nrows()
+        above = pairs.above_diagonal_positions(n)
+        return (np.fromiter(map(G.__getitem__, pairs.diagonal_positions(n)), dtype=object, count=n),
+                np.fromiter(map(G.__getitem__, above), dtype=object, count=len(above)))
 
     @staticmethod
     def maximum(x):
         """An enclosure of the largest entry along the last axis (arb's max of balls)."""
-        return _reduce_last_axis(_max_of, x)
+        return _reduce_last_axis(arb.max, _max_of, x)
 
     @staticmethod
     def minimum(x):
         """An enclosure of the smallest entry along the last axis (arb's min of balls)."""
-        return _reduce_last_axis(_min_of, x)
+        return _reduce_last_axis(arb.min, _min_of, x)
 
     @staticmethod
     def row_shift(scores, mask):
@@ -276,6 +283,15 @@ class Ball:
         return None
 
 
+def _centred_gram_mat(X: np.ndarray) -> arb_mat:
+    """Y Y^T as an arb_mat, Y = X - 1 c^T with c the midpoint of token 0 (Ball.centred_gram)."""
+    M = _mat_of(X)
+    n, d = M.nrows(), M.ncols()
+    centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
+    Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
+    return Y * Y.transpose()
+
+
 @functools.lru_cache(maxsize=64)
 def _ones_column(n: int) -> arb_mat:
     """The n x 1 matrix of ones (exact at every precision; shared, never written to)."""
@@ -344,9 +360,12 @@ def _array_of_mat(mat: arb_mat) -> np.ndarray:
     return out
 
 
-def _reduce_last_axis(op, x):
-    """op (a two-argument ufunc) folded over the last axis; one number for a vector (or a scalar)."""
+def _reduce_last_axis(fold, ufunc, x):
+    """fold (arb.max, arb.min; `ufunc` the same as a ufunc) applied left to right over the last axis; one
+    number for a vector (or a scalar)."""
     x = np.asarray(x, dtype=object)
     if x.shape[-1:] == (0,):
         raise ValueError("a reduction of no values")  # a ufunc without identity would say the same less plainly
-    return op.reduce(x.reshape(-1) if x.ndim <= 1 else x, axis=-1)
+    if x.ndim <= 1:  # the same fold over a list: a ufunc's reduce costs more than a short vector's work
+        return functools.reduce(fold, x.reshape(-1).tolist())
+    return ufunc.reduce(x, axis=-1)
