@@ -7,6 +7,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import weakref
@@ -109,7 +110,7 @@ class Ball:
         if isinstance(exact, Binary64Matrix):
             balls = _of_float(exact.array)  # binary64 values are exact in arb
             if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions)
-                _remember(balls, arb_mat(*balls.shape, balls.ravel().tolist()))
+                _remember(balls, _mat_of_entries(balls.shape, balls.ravel().tolist()))
             return balls
         out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
@@ -305,7 +306,7 @@ _MATS: dict[int, tuple[weakref.ref, arb_mat]] = {}
 
 
 def _remember(array: np.ndarray, mat: arb_mat) -> None:
-    array.flags.writeable = False
+    array.setflags(write=False)  # (cheaper than through array.flags)
     key = id(array)
 
     def forget(ref, key=key):
@@ -328,11 +329,24 @@ def _mat_of(x: np.ndarray) -> arb_mat:
     base = x.base
     if isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and _is_transpose(x, base):
         return mat.transpose()  # x = base^T: the same entries
-    rows, cols = x.shape
-    mat = arb_mat(rows, cols, x.ravel().tolist())
+    mat = _mat_of_entries(x.shape, x.ravel().tolist())
     if x.base is None and x.flags.writeable:  # an array of its own (not a view of another's entries)
         _remember(x, mat)
     return mat
+
+
+def _mat_of_entries(shape: tuple[int, int], balls: list) -> arb_mat:
+    """The arb_mat of `shape` with these balls, row by row, each copied in (the constructor would first
+    make a copy of each as a ball of its own)."""
+    mat = arb_mat(*shape)
+    collections.deque(map(mat.__setitem__, _positions(*shape), balls), maxlen=0)  # consumed in C
+    return mat
+
+
+@functools.lru_cache(maxsize=16)
+def _positions(rows: int, cols: int) -> list[tuple[int, int]]:
+    """(i, j) of a rows x cols matrix, row by row."""
+    return [(i, j) for i in range(rows) for j in range(cols)]
 
 
 def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
@@ -341,7 +355,7 @@ def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
     can start nowhere else; only otherwise are the data pointers compared (a slower look-up)."""
     if x.shape != base.shape[::-1] or x.strides != base.strides[::-1]:
         return False
-    if base.flags.c_contiguous and all(stride > 0 for stride in x.strides):
+    if base.flags.c_contiguous and min(x.strides) > 0:
         return True
     return _data(x) == _data(base)
 
