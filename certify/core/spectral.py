@@ -42,7 +42,7 @@ def witness(A_float: np.ndarray) -> NormWitness:
 
 def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """np.linalg.svd(A) of a nonempty float64 matrix through the LAPACK gufunc it calls, without its
-    wrapper's checks (half the time of a small SVD; the same routine, so the same bits).  Where LAPACK
+    wrapper's checks (a small SVD in about a quarter less time; the same routine, so the same bits).  Where LAPACK
     signals an invalid operation (no convergence), or for any other input, np.linalg.svd itself
     decides (it raises LinAlgError)."""
     if _SVD_GUFUNC is not None and A.dtype == np.float64 and A.ndim == 2 and A.size:
