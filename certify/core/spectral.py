@@ -42,9 +42,9 @@ def witness(A_float: np.ndarray) -> NormWitness:
 
 def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """np.linalg.svd(A) of a nonempty float64 matrix through the LAPACK gufunc it calls, without its
-    wrapper's checks (a small SVD in about a quarter less time; the same routine, so the same bits).  Where LAPACK
-    signals an invalid operation (no convergence), or for any other input, np.linalg.svd itself
-    decides (it raises LinAlgError)."""
+    wrapper's checks (a small SVD in about a quarter less time; the same routine, so the same bits).
+    Where LAPACK signals an invalid operation (no convergence), or for any other input,
+    np.linalg.svd itself decides (it raises LinAlgError)."""
     if _SVD_GUFUNC is not None and A.dtype == np.float64 and A.ndim == 2 and A.size:
         try:
             with np.errstate(invalid="raise", over="ignore", divide="ignore", under="ignore"):  # numpy's own settings
