@@ -135,7 +135,8 @@ def test_centred_gram_pairs_are_the_diagonal_and_upper_triangle_of_centred_gram_
     X_f = rng.standard_normal((6, 3)) * 3
     i, k = np.triu_indices(6, 1)
     with ctx.workprec(40):  # coarse: radii visible
-        X = BALL.matmul(BALL.array(Binary64Matrix(X_f)), BALL.array([["1/3", "0", "0"], ["0", "1", "0"], ["0", "0", "1"]]))
+        scale = BALL.array([["1/3", "0", "0"], ["0", "1", "0"], ["0", "0", "1"]])
+        X = BALL.matmul(BALL.array(Binary64Matrix(X_f)), scale)
         G = BALL.centred_gram(X)
         g, above = BALL.centred_gram_pairs(X)
     assert g.shape == (6,) and above.shape == (15,)
