@@ -122,3 +122,55 @@ def test_a_reversed_view_is_not_taken_for_the_transpose():
     with mp.workdps(60):
         exact = mp.matrix(left.tolist()) * mp.matrix(right[::-1, ::-1].T.tolist())
     assert all(contains(product[i, j], exact[i, j]) for i in range(3) for j in range(3))
+
+
+def test_centred_gram_pairs_are_the_diagonal_and_upper_triangle_of_centred_gram_in_every_backend():
+    """centred_gram_pairs gives G_ii and G_ik (i < k, row by row) of centred_gram: Ball's, read from the
+    arb_mat, are the very balls of the n x n array and enclose mpmath's; float64 and tier 3 the same
+    numbers as indexing their own Gram matrix."""
+    from certify.core.arith.midrad64 import MidRad64
+    from certify.core.numbers import Binary64Matrix
+
+    rng = np.random.default_rng(5)
+    X_f = rng.standard_normal((6, 3)) * 3
+    i, k = np.triu_indices(6, 1)
+    with ctx.workprec(40):  # coarse: radii visible
+        scale = BALL.array([["1/3", "0", "0"], ["0", "1", "0"], ["0", "0", "1"]])
+        X = BALL.matmul(BALL.array(Binary64Matrix(X_f)), scale)
+        G = BALL.centred_gram(X)
+        g, above = BALL.centred_gram_pairs(X)
+    assert g.shape == (6,) and above.shape == (15,)
+    same = [(a.mid(), a.rad()) == (b.mid(), b.rad()) for a, b in zip([*g, *above], [*np.diagonal(G), *G[i, k]])]
+    assert all(same) and max(float(x.rad()) for x in above) > 0
+    with mp.workdps(60):
+        Xm = mp.matrix(X_f.tolist()) * mp.diag([mp.mpf(1) / 3, 1, 1])
+        centre = [mp.mpf(float(X[0, j].mid())) for j in range(3)]
+        Y = mp.matrix([[Xm[r, j] - centre[j] for j in range(3)] for r in range(6)])
+        Gm = Y * Y.T
+        assert all(contains(g[r], Gm[r, r]) for r in range(6))
+        assert all(contains(h, Gm[int(r), int(c)]) for h, r, c in zip(above, i, k))
+    for backend, Xb in ((FLOAT64, X_f), (MidRad64(), X_f[None])):  # tier 3 batched over a leading axis
+        Gb, (gb, hb) = backend.centred_gram(Xb), backend.centred_gram_pairs(Xb)
+        for part, expected in ((gb, np.diagonal(Gb, axis1=-2, axis2=-1)), (hb, Gb[..., i, k])):
+            if backend is FLOAT64:
+                assert np.array_equal(part, expected)
+            else:
+                assert np.array_equal(part.mid, expected.mid) and np.array_equal(part.rad, expected.rad)
+
+
+def test_ball_reductions_of_a_vector_and_of_rows_fold_the_same_way():
+    """A vector's maximum (a fold over a list) and a matrix's row maxima (the ufunc's reduce) are the
+    same balls, entry by entry, as arb.max applied left to right."""
+    import functools
+
+    rng = np.random.default_rng(6)
+    with ctx.workprec(30):
+        rows = BALL.array([[Fraction(int(v), 7) for v in row] for row in rng.integers(-50, 50, (4, 9))])
+        for reduce, fold in ((BALL.maximum, arb.max), (BALL.minimum, arb.min)):
+            by_rows = reduce(rows)
+            for r in range(4):
+                expected = functools.reduce(fold, list(rows[r]))
+                for got in (by_rows[r], reduce(rows[r])):
+                    assert (got.mid(), got.rad()) == (expected.mid(), expected.rad())
+        with pytest.raises(ValueError, match="no values"):
+            BALL.maximum(np.array([], dtype=object))

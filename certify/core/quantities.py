@@ -6,9 +6,7 @@ float64 batch of configurations (batch, n, d) gives one value per configuration.
 
 from __future__ import annotations
 
-import functools
-
-import numpy as np
+from certify.core.arith.pairs import above_diagonal
 
 
 def pairwise_sq_distances(ar, X):
@@ -17,18 +15,12 @@ def pairwise_sq_distances(ar, X):
     With Y = X - 1 c^T for an exact vector c and G = Y Y^T, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik
     (distances do not see c).  c is (the midpoint of) token 0, so every |y_i| <= D(X) and the sum
     cancels no more than about log2(d) bits of D^2 however close the tokens are to consensus; one
-    matrix product replaces the n^2 d pair differences.  G is the backend's centred_gram.
+    matrix product replaces the n^2 d pair differences.  The backend's centred_gram_pairs gives G's
+    diagonal g and its entries above the diagonal (Ball reads only these from its arb_mat).
     """
-    G = ar.centred_gram(X)
-    i, k = _pairs(X.shape[-2])
-    g = np.diagonal(G, axis1=-2, axis2=-1)
-    return g[..., i] + g[..., k] - 2 * G[..., i, k]
-
-
-@functools.lru_cache(maxsize=64)
-def _pairs(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """The index pairs i < k of n tokens."""
-    return np.triu_indices(n, 1)
+    g, above = ar.centred_gram_pairs(X)
+    i, k = above_diagonal(X.shape[-2])
+    return g[..., i] + g[..., k] - 2 * above
 
 
 def diameter(ar, X):
@@ -44,5 +36,5 @@ def consensus_distance(ar, X):
 
 def dobrushin(ar, P):
     """tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) (the Dobrushin ergodicity coefficient)."""
-    i, k = _pairs(P.shape[-2])
+    i, k = above_diagonal(P.shape[-2])
     return 1 - ar.minimum(ar.pairwise_min(P[..., i, :], P[..., k, :]).sum(axis=-1))

@@ -7,6 +7,7 @@ guarantees).  The working precision is flint's context precision: callers set it
 
 from __future__ import annotations
 
+import collections
 import functools
 import operator
 import weakref
@@ -17,6 +18,7 @@ from flint import arb, arb_mat, ctx, fmpq
 
 from certify.core import spectral
 from certify.core import thin_norm
+from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
 
 
@@ -108,7 +110,7 @@ class Ball:
         if isinstance(exact, Binary64Matrix):
             balls = _of_float(exact.array)  # binary64 values are exact in arb
             if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions)
-                _remember(balls, arb_mat(*balls.shape, balls.ravel().tolist()))
+                _remember(balls, _mat_of_entries(balls.shape, balls.ravel().tolist()))
             return balls
         out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
@@ -181,21 +183,27 @@ class Ball:
     def centred_gram(X):
         """Y Y^T for Y = X - 1 c^T, c the midpoint of token 0 (exact), all in arb_mat: the n x d
         differences are not made one by one as balls of an object array."""
-        M = _mat_of(X)
-        n, d = M.nrows(), M.ncols()
-        centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
-        Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
-        return _array_of_mat(Y * Y.transpose())
+        return _array_of_mat(_centred_gram_mat(X))
+
+    @staticmethod
+    def centred_gram_pairs(X):
+        """The diagonal of centred_gram(X) and its entries above the diagonal, read one by one from the
+        arb_mat: the n x n array of balls, of which the distances read about half, is not made."""
+        G = _centred_gram_mat(X)
+        n = G.nrows()
+        above = pairs.above_diagonal_positions(n)
+        return (np.fromiter(map(G.__getitem__, pairs.diagonal_positions(n)), dtype=object, count=n),
+                np.fromiter(map(G.__getitem__, above), dtype=object, count=len(above)))
 
     @staticmethod
     def maximum(x):
         """An enclosure of the largest entry along the last axis (arb's max of balls)."""
-        return _reduce_last_axis(_max_of, x)
+        return _reduce_last_axis(arb.max, _max_of, x)
 
     @staticmethod
     def minimum(x):
         """An enclosure of the smallest entry along the last axis (arb's min of balls)."""
-        return _reduce_last_axis(_min_of, x)
+        return _reduce_last_axis(arb.min, _min_of, x)
 
     @staticmethod
     def row_shift(scores, mask):
@@ -276,6 +284,15 @@ class Ball:
         return None
 
 
+def _centred_gram_mat(X: np.ndarray) -> arb_mat:
+    """Y Y^T as an arb_mat, Y = X - 1 c^T with c the midpoint of token 0 (Ball.centred_gram)."""
+    M = _mat_of(X)
+    n, d = M.nrows(), M.ncols()
+    centre = arb_mat(1, d, [x.mid() for x in X[0]])  # mid(): an exact ball, made from the array's own
+    Y = M - _ones_column(n) * centre  # 1 c^T: products by 1 are exact
+    return Y * Y.transpose()
+
+
 @functools.lru_cache(maxsize=64)
 def _ones_column(n: int) -> arb_mat:
     """The n x 1 matrix of ones (exact at every precision; shared, never written to)."""
@@ -289,7 +306,7 @@ _MATS: dict[int, tuple[weakref.ref, arb_mat]] = {}
 
 
 def _remember(array: np.ndarray, mat: arb_mat) -> None:
-    array.flags.writeable = False
+    array.setflags(write=False)  # (cheaper than through array.flags)
     key = id(array)
 
     def forget(ref, key=key):
@@ -312,11 +329,24 @@ def _mat_of(x: np.ndarray) -> arb_mat:
     base = x.base
     if isinstance(base, np.ndarray) and (mat := _remembered(base)) is not None and _is_transpose(x, base):
         return mat.transpose()  # x = base^T: the same entries
-    rows, cols = x.shape
-    mat = arb_mat(rows, cols, x.ravel().tolist())
+    mat = _mat_of_entries(x.shape, x.ravel().tolist())
     if x.base is None and x.flags.writeable:  # an array of its own (not a view of another's entries)
         _remember(x, mat)
     return mat
+
+
+def _mat_of_entries(shape: tuple[int, int], balls: list) -> arb_mat:
+    """The arb_mat of `shape` with these balls, row by row, each copied in (the constructor would first
+    make a copy of each as a ball of its own)."""
+    mat = arb_mat(*shape)
+    collections.deque(map(mat.__setitem__, _positions(*shape), balls), maxlen=0)  # consumed in C
+    return mat
+
+
+@functools.lru_cache(maxsize=16)
+def _positions(rows: int, cols: int) -> list[tuple[int, int]]:
+    """(i, j) of a rows x cols matrix, row by row."""
+    return [(i, j) for i in range(rows) for j in range(cols)]
 
 
 def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
@@ -325,7 +355,7 @@ def _is_transpose(x: np.ndarray, base: np.ndarray) -> bool:
     can start nowhere else; only otherwise are the data pointers compared (a slower look-up)."""
     if x.shape != base.shape[::-1] or x.strides != base.strides[::-1]:
         return False
-    if base.flags.c_contiguous and all(stride > 0 for stride in x.strides):
+    if base.flags.c_contiguous and min(x.strides) > 0:
         return True
     return _data(x) == _data(base)
 
@@ -344,9 +374,12 @@ def _array_of_mat(mat: arb_mat) -> np.ndarray:
     return out
 
 
-def _reduce_last_axis(op, x):
-    """op (a two-argument ufunc) folded over the last axis; one number for a vector (or a scalar)."""
+def _reduce_last_axis(fold, ufunc, x):
+    """fold (arb.max, arb.min; `ufunc` the same as a ufunc) applied left to right over the last axis; one
+    number for a vector (or a scalar)."""
     x = np.asarray(x, dtype=object)
     if x.shape[-1:] == (0,):
         raise ValueError("a reduction of no values")  # a ufunc without identity would say the same less plainly
-    return op.reduce(x.reshape(-1) if x.ndim <= 1 else x, axis=-1)
+    if x.ndim <= 1:  # the same fold over a list: a ufunc's reduce costs more than a short vector's work
+        return functools.reduce(fold, x.reshape(-1).tolist())
+    return ufunc.reduce(x, axis=-1)

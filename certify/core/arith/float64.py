@@ -12,6 +12,7 @@ from certify.core.numbers import Binary64Matrix, is_matrix
 
 from certify.core import spectral
 from certify.core import thin_norm
+from certify.core.arith import pairs
 
 
 class Float64:
@@ -105,6 +106,10 @@ class Float64:
         """Y Y^T for Y = X - 1 x_0^T, x_0 the first token (batched over leading axes)."""
         Y = X - X[..., :1, :]
         return Y @ Y.swapaxes(-1, -2)
+
+    def centred_gram_pairs(self, X):
+        """The diagonal of centred_gram(X) and its entries above the diagonal (pairs.diagonal_and_above)."""
+        return pairs.diagonal_and_above(self.centred_gram(X))
 
     # Reductions run over the last axis, so that a leading batch axis (many configurations
     # screened at once) is kept.

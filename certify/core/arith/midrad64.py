@@ -32,6 +32,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith import exp64
+from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
 from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
                                         reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
@@ -526,6 +527,10 @@ class MidRad64:
         """Y Y^T for Y = X - 1 c^T, c the midpoint of the first token (exact), with matmul's bound."""
         Y = X - self.exact_centre(X[..., :1, :])
         return self.matmul(Y, np.swapaxes(Y, -1, -2))  # a product with its own transpose: matmul's Gram bound
+
+    def centred_gram_pairs(self, X) -> tuple[MidRad, MidRad]:
+        """The diagonal of centred_gram(X) and its entries above the diagonal (pairs.diagonal_and_above)."""
+        return pairs.diagonal_and_above(self.centred_gram(X))
 
     @staticmethod
     def relu(x) -> MidRad:
