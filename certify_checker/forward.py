@@ -153,7 +153,7 @@ def attention(S: arb_mat, mask) -> arb_mat:
     """The masked softmax of the scores S: row i is exp(S_ij - m_i) normalised over the allowed j (0
     elsewhere; mask None: all allowed), the exact shift m_i, the midpoint of S_ii (always allowed),
     leaving softmax unchanged.  (The division entry by entry: a product by diag(1 / t) would cost n^3.)"""
-    P = []  # row after row, one flat list
+    P = []
     for i, row in enumerate(S.tolist()):
         shift = row[i].mid()
         if mask is None or all(mask[i]):
@@ -161,8 +161,8 @@ def attention(S: arb_mat, mask) -> arb_mat:
         else:
             weights = [(s - shift).exp() if allowed else arb(0) for s, allowed in zip(row, mask[i])]
         total = sum(weights, arb(0))
-        P += [w / total for w in weights]
-    return arb_mat(S.nrows(), S.nrows(), P)
+        P.append([w / total for w in weights])
+    return arb_mat(P)
 
 
 def gelu(x: arb) -> arb:
