@@ -16,6 +16,7 @@ than 4 characters shorter.
 from __future__ import annotations
 
 import ast
+import functools
 from fractions import Fraction
 
 from certify_checker.exact import rational
@@ -76,6 +77,11 @@ def canonical(text) -> str:
     """The canonical text of a bound, or ValueError when the text is not in the grammar."""
     if not isinstance(text, str) or not 0 < len(text) <= MAX_LENGTH:
         raise ValueError("the bound is not a text of 1 to 2000 characters")
+    return _canonical(text)
+
+
+@functools.lru_cache(maxsize=64)  # a campaign's certificates state one bound: read once
+def _canonical(text: str) -> str:
     if any(not " " <= ch <= "~" or ch in "#\\" for ch in text):
         raise ValueError("the bound holds a comment, a control or a non-ASCII character")
     try:

@@ -23,6 +23,7 @@ Parsing validates shapes and values; every problem is a BadInput with one senten
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -122,6 +123,10 @@ class Case:
 
     def sizes(self) -> tuple[int, int, int, int]:
         """(n, the widest of d and d_k, layers, the widest FFN hidden layer): what the limits cap."""
+        return self._sizes
+
+    @functools.cached_property
+    def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once
         d_k = max((columns(layer.W_Q) for layer in self.layers if layer.W_Q is not None), default=0)
         hidden = max((len(layer.ffn.W1) for layer in self.layers if layer.ffn is not None), default=0)
         return self.n, max(self.d, d_k), len(self.layers), hidden

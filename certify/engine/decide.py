@@ -258,6 +258,13 @@ def target(claim_id: str | None = None, bound: str | None = None) -> Target:
     return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
 
 
+@functools.lru_cache(maxsize=256)
+def _text_target(claim_id: str | None, bound: str | None) -> Target:
+    """target() of check()'s texts, remembered: a claim id names one registered claim for good, and a
+    sweep of checks asks for the same one each time."""
+    return target(claim_id, bound)
+
+
 def admit(goal: Target, case: config.Case) -> None:
     """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
     if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
@@ -265,19 +272,25 @@ def admit(goal: Target, case: config.Case) -> None:
     goal.claim.check_applies(case)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a check's sizes, claim, precisions and limits settle before any work."""
+    refused: str | None  # why even the start precision is refused, or None
+    cap: int  # the highest precision of the ladder within the resource limits
+    stopped: str | None  # why the precision after the cap is refused, or None
+    checker_limits: Limits  # the checker's: this run's, raised to max_prec (a certificate at it must be verifiable)
+
+
 @functools.lru_cache(maxsize=256)
-def _precision_cap(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int,
-                   limits: Limits) -> tuple[int, str | None]:
-    """The highest precision of the ladder within the resource limits, and why the next is refused
-    (precision.highest_allowed); remembered, as a campaign's checks share their sizes and limits."""
-    return highest_allowed(start_prec, max_prec,
-                           lambda precision: resource_problem(*sizes, precision, limits, uses_tau))
+def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits) -> _Plan:
+    """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
+    their sizes and limits, and the key is hashed once per check."""
+    def refusal(precision: int) -> str | None:
+        return resource_problem(*sizes, precision, limits, uses_tau)
 
-
-@functools.lru_cache(maxsize=64)
-def _checker_limits(limits: Limits, max_prec: int) -> Limits:
-    """The checker's own limits follow this run's: a certificate at the cap must be verifiable."""
-    return dataclasses.replace(limits, precision=max(limits.precision, max_prec))
+    refused = refusal(start_prec)
+    cap, stopped = (start_prec, None) if refused else highest_allowed(start_prec, max_prec, refusal)
+    return _Plan(refused, cap, stopped, dataclasses.replace(limits, precision=max(limits.precision, max_prec)))
 
 
 def check(source, claim: str | None = None, bound: str | None = None, *,
@@ -294,14 +307,14 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
     case = config.load(source, limits)
-    goal = goal or target(claim, bound)
+    texts = {type(claim), type(bound)} <= {str, type(None)}  # else target() says what is wrong
+    goal = goal or (_text_target(claim, bound) if texts else target(claim, bound))
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
-    sizes, uses_tau = case.sizes(), _uses_tau(claim_obj)
-    if problem := resource_problem(*sizes, start_prec, limits, uses_tau):
-        raise BadInput(f"refused before starting: {problem}")
-    checker_limits = _checker_limits(limits, max_prec)
+    plan = _plan(case.sizes(), _uses_tau(claim_obj), start_prec, max_prec, limits)
+    if plan.refused:
+        raise BadInput(f"refused before starting: {plan.refused}")
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
@@ -314,19 +327,18 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
             return verdict, comparisons, None
         cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                  verdict, precision, views, comparisons, witnesses)
-        confirmation = certificate.confirm(cert, checker_limits)
+        confirmation = certificate.confirm(cert, plan.checker_limits)
         if confirmation.ok:
             return verdict, comparisons, cert
         # a precision at which the checker cannot follow is escalated too
         refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
         return verdict, comparisons, None
 
-    cap, stopped = _precision_cap(sizes, uses_tau, start_prec, max_prec, limits)
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
-                                                       start_prec, cap)
+                                                       start_prec, plan.cap)
     if cert is not None:
         return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
     reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
-    if stopped:
-        reason += f"; not raised beyond {cap} bits: {stopped}"
+    if plan.stopped:
+        reason += f"; not raised beyond {plan.cap} bits: {plan.stopped}"
     return Result(UNDECIDED, target_name, precision, comparisons, reason=reason, case=case, claim=claim_obj)

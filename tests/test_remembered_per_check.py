@@ -1,0 +1,75 @@
+"""What check() and the checker remember between checks (target texts, the plan of limits and precisions,
+a bound's canonical form, a case's sizes) changes no verdict and no refusal, however often it is asked."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+from pathlib import Path
+
+import pytest
+
+import certify_checker
+from certify import engine
+from certify.core import config
+from certify.core.limits import DEFAULT, work
+from certify.engine import decide
+from certify.errors import BadInput
+from certify_checker import bound as checker_bound
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYER = ROOT / "examples/layer.json"
+
+
+def test_a_remembered_target_still_refuses_what_it_refused():
+    assert engine.check(LAYER, claim="collapse.global").verdict == "holds"
+    for _ in range(2):  # the second time from nothing remembered: unknown ids are not kept
+        with pytest.raises(BadInput, match="unknown claim 'collapse.globl'"):
+            engine.check(LAYER, claim="collapse.globl")
+    with pytest.raises(BadInput, match="either --claim or --bound"):
+        engine.check(LAYER, claim="collapse.global", bound="D")
+    with pytest.raises(BadInput):  # not a text: not remembered, read as before
+        engine.check(LAYER, bound=["D"])
+
+
+def test_one_target_per_text_and_the_same_verdicts():
+    for text, verdict in (("0.5*D", "holds"), ("0.01*D", "violated"), ("0.5*D", "holds"), ("0.01*D", "violated")):
+        result = engine.check(LAYER, bound=text)
+        assert result.verdict == verdict and result.target == f"bound: {text}" and result.certificate["bound"] == text
+    assert decide._text_target("collapse.global", None) is decide._text_target("collapse.global", None)
+
+
+def test_the_plan_refuses_at_the_start_and_stops_at_the_cap():
+    tight = DEFAULT.__class__(**{**vars(DEFAULT), "work": 10})
+    with pytest.raises(BadInput, match="refused before starting"):
+        engine.check(LAYER, limits=tight)
+    case = config.load(LAYER)
+    plan = decide._plan(case.sizes(), False, 53, 1 << 16, DEFAULT)
+    assert plan.refused is None and plan.cap == 1 << 16 and plan.stopped is None
+    assert plan.checker_limits.precision == max(DEFAULT.precision, 1 << 16)
+    # a work limit that lets 53 bits through but not 106: undecided cases stop there, with the reason
+    limit = DEFAULT.__class__(**{**vars(DEFAULT), "work": work(*case.sizes(), 53)})
+    capped = decide._plan(case.sizes(), False, 53, 1 << 16, limit)
+    assert capped.refused is None and capped.cap == 53 and "work" in capped.stopped
+
+
+def test_a_case_counts_its_sizes_once_and_stays_equal_and_picklable():
+    case = config.load(LAYER)
+    assert case.sizes() is case.sizes() and case.sizes() == (6, 3, 1, 0)
+    assert pickle.loads(pickle.dumps(case)) == case == config.load(LAYER)
+
+
+def test_a_bound_read_once_is_refused_each_time_it_is_not_canonical():
+    cert = engine.check(LAYER, bound="0.5*D").certificate
+    assert certify_checker.verify(cert).ok
+    for edited, reason in (("0.5 * D", "canonical form"), (["0.5*D"], "not a text of 1 to 2000"),
+                           ("0.5*D # x", "comment")):
+        forged = copy.deepcopy(cert)
+        forged["bound"] = edited
+        forged["inputs_sha256"] = certify_checker.inequality.digest(forged)
+        for _ in range(2):  # the second reading comes from what was remembered
+            confirmation = certify_checker.verify(forged)
+            assert not confirmation.ok and reason in confirmation.message
+    assert checker_bound.canonical("(D)*(2)") == "D*2"
+    with pytest.raises(ValueError):
+        checker_bound.canonical("")
