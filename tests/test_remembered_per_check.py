@@ -1,5 +1,5 @@
-"""What check() and the checker remember between checks (target texts, the plan of limits and precisions,
-a bound's canonical form, a case's sizes) changes no verdict and no refusal, however often it is asked."""
+"""What check() and the checker remember between checks (the plan of limits and precisions, a bound's
+canonical form, a case's sizes) changes no verdict and no refusal, however often it is asked."""
 
 from __future__ import annotations
 
@@ -21,22 +21,21 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYER = ROOT / "examples/layer.json"
 
 
-def test_a_remembered_target_still_refuses_what_it_refused():
+def test_bad_targets_are_refused_every_time():
     assert engine.check(LAYER, claim="collapse.global").verdict == "holds"
-    for _ in range(2):  # the second time from nothing remembered: unknown ids are not kept
+    for _ in range(2):
         with pytest.raises(BadInput, match="unknown claim 'collapse.globl'"):
             engine.check(LAYER, claim="collapse.globl")
     with pytest.raises(BadInput, match="either --claim or --bound"):
         engine.check(LAYER, claim="collapse.global", bound="D")
-    with pytest.raises(BadInput):  # not a text: not remembered, read as before
+    with pytest.raises(BadInput):
         engine.check(LAYER, bound=["D"])
 
 
-def test_one_target_per_text_and_the_same_verdicts():
+def test_a_bound_checked_again_gives_the_same_verdict():
     for text, verdict in (("0.5*D", "holds"), ("0.01*D", "violated"), ("0.5*D", "holds"), ("0.01*D", "violated")):
         result = engine.check(LAYER, bound=text)
         assert result.verdict == verdict and result.target == f"bound: {text}" and result.certificate["bound"] == text
-    assert decide._text_target("collapse.global", None) is decide._text_target("collapse.global", None)
 
 
 def test_the_plan_refuses_at_the_start_and_stops_at_the_cap():

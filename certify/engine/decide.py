@@ -258,13 +258,6 @@ def target(claim_id: str | None = None, bound: str | None = None) -> Target:
     return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
 
 
-@functools.lru_cache(maxsize=256)
-def _text_target(claim_id: str | None, bound: str | None) -> Target:
-    """target() of check()'s texts, remembered: a claim id names one registered claim for good, and a
-    sweep of checks asks for the same one each time."""
-    return target(claim_id, bound)
-
-
 def admit(goal: Target, case: config.Case) -> None:
     """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
     if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
@@ -307,8 +300,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
         raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
     case = config.load(source, limits)
-    texts = {type(claim), type(bound)} <= {str, type(None)}  # else target() says what is wrong
-    goal = goal or (_text_target(claim, bound) if texts else target(claim, bound))
+    goal = goal or target(claim, bound)
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
