@@ -296,6 +296,10 @@ def test_cli_sample_draws_its_histograms(tmp_path, capsys, fmt):
         assert np.isclose(min(line.get_xdata()[0] for line in L_ax.lines), np.log10(54 * np.log(2)))
         assert main([*argv[:-4], "--json"]) == 0  # resumed: nothing to do; --json output stays pure JSON
         json.loads(capsys.readouterr().out)
+        # resumed with another format: the histograms of the new summary replace the earlier ones
+        assert main([*argv[:-4], "--format", "svg", "--dpi", "40"]) == 0
+        assert_format(out / "histograms.svg", "svg")
+        assert sorted(p.name for p in out.glob("histograms.*")) == ["histograms.svg"]
 
 
 def test_importing_certify_and_parsing_a_command_does_not_import_matplotlib():

@@ -325,7 +325,8 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     assert "Not every sentence" not in text and "--format svg" in text
     dom, console = _browse(index, tmp_path)
     assert console == []
-    assert _images_loaded(dom) == 4  # both figures, in PNG (the first run) and SVG (the second)
+    assert _images_loaded(dom) == 2  # both figures, in SVG: the first run's PNG of an earlier summary is gone
+    assert sorted(p.name for p in out.glob("corpus_*")) == ["corpus_heatmap.svg", "corpus_histograms.svg"]
     assert dom.count("<table>") == 5  # run, steps, regimes, heads, environment
     for head in summary["heads"]:
         assert f"<td>L{head['layer']}H{head['head']}</td><td>2</td>" in dom

@@ -135,6 +135,7 @@ FIGURES = dict(zip(STEMS, (heatmap, histograms)))
 
 
 def write(summary: dict, folder, *, fmt: str = style.DEFAULT_FORMAT, dpi: int = style.DEFAULT_DPI) -> list[Path]:
-    """Write both figures of a corpus summary into folder as <stem>.<fmt>; return their paths."""
-    return [style.save(draw(summary), Path(folder) / f"{stem}.{fmt}", fmt=fmt, dpi=dpi)
+    """Write both figures of a corpus summary into folder as <stem>.<fmt> (the same figures in other formats,
+    of an earlier summary, removed); return their paths."""
+    return [style.save_as_the_only_format(draw(summary), folder, stem, fmt=fmt, dpi=dpi)
             for stem, draw in FIGURES.items()]

@@ -81,6 +81,7 @@ def figure(summary: dict, records: list[dict]) -> Figure:
 
 
 def write(out_dir, summary: dict, *, fmt: str = style.DEFAULT_FORMAT, dpi: int = style.DEFAULT_DPI) -> Path:
-    """Draw the campaign in out_dir (its records, read with their integrity checks) into out_dir/histograms.<fmt>."""
+    """Draw the campaign in out_dir (its records, read with their integrity checks) into out_dir/histograms.<fmt> (the
+    histograms in other formats, of an earlier summary, removed)."""
     out_dir = Path(out_dir)
-    return style.save(figure(summary, campaign.records(out_dir)), out_dir / f"{STEM}.{fmt}", fmt=fmt, dpi=dpi)
+    return style.save_as_the_only_format(figure(summary, campaign.records(out_dir)), out_dir, STEM, fmt=fmt, dpi=dpi)

@@ -108,3 +108,13 @@ def save(fig: Figure, path, *, dpi: int = DEFAULT_DPI, fmt: str | None = None) -
     return path
 
 
+def save_as_the_only_format(fig: Figure, folder, stem: str, *, fmt: str, dpi: int = DEFAULT_DPI) -> Path:
+    """save() to folder/<stem>.<fmt>, then remove <stem> in the other formats.  For a job's folder (a
+    campaign's, a corpus run's), drawn again from each summary: a run resumed with another --format
+    would otherwise leave the figure of an earlier summary beside the new one, and the folder's page
+    shows every figure it finds."""
+    path = save(fig, Path(folder) / f"{stem}.{fmt}", fmt=fmt, dpi=dpi)
+    for other in FORMATS:
+        if other != fmt:
+            path.with_suffix(f".{other}").unlink(missing_ok=True)
+    return path
