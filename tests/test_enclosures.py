@@ -162,21 +162,3 @@ def test_ball_products_of_remembered_matrices_contain_mpmath():
                 assert contains(H[i, k], Hm[i, k]) and contains(centred[i, k], Hm[i, k])
                 assert again[i, k].mid() == H[i, k].mid() and again[i, k].rad() == H[i, k].rad()
     assert max(float(G[i, k].rad()) for i in range(5) for k in range(5)) > 0  # radii were kept, not dropped
-
-
-def test_the_witness_svd_is_numpys_to_the_bit_and_still_refuses_a_nan():
-    """spectral's SVD (numpy's LAPACK gufunc called directly) gives np.linalg.svd's very arrays for
-    square, wide, tall and transposed float64 matrices; a matrix with a nan raises LinAlgError as
-    np.linalg.svd does, with no warning."""
-    import warnings
-
-    rng = np.random.default_rng(21)
-    for A in (rng.standard_normal((4, 4)), rng.standard_normal((3, 7)), rng.standard_normal((9, 2)),
-              rng.standard_normal((6, 5)).T, np.zeros((3, 3))):
-        assert all(np.array_equal(got, expected) for got, expected in zip(spectral._svd(A), np.linalg.svd(A)))
-    bad = rng.standard_normal((4, 4))
-    bad[1, 2] = np.nan
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        with pytest.raises(np.linalg.LinAlgError):
-            spectral.witness(bad)

@@ -19,12 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 from flint import arb, arb_mat
 
-try:  # numpy's private module: np.linalg.svd is the fallback if a release moves it
-    from numpy.linalg import _umath_linalg
-    _SVD_GUFUNC = _umath_linalg.svd_f
-except (ImportError, AttributeError):
-    _SVD_GUFUNC = None
-
 
 @dataclass(frozen=True)
 class NormWitness:
@@ -36,22 +30,8 @@ class NormWitness:
 
 def witness(A_float: np.ndarray) -> NormWitness:
     """The singular basis of one float64 SVD, and the largest singular value as the screen's estimate."""
-    _, singular, wt = _svd(A_float)
+    _, singular, wt = np.linalg.svd(A_float)
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
-
-
-def _svd(A: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """np.linalg.svd(A) of a nonempty float64 matrix through the LAPACK gufunc it calls, without its
-    wrapper's checks (a small SVD in about a quarter less time; the same routine, so the same bits).
-    Where LAPACK signals an invalid operation (no convergence), or for any other input,
-    np.linalg.svd itself decides (it raises LinAlgError)."""
-    if _SVD_GUFUNC is not None and A.dtype == np.float64 and A.ndim == 2 and A.size:
-        try:
-            with np.errstate(invalid="raise", over="ignore", divide="ignore", under="ignore"):  # numpy's own settings
-                return _SVD_GUFUNC(A, signature="d->ddd")
-        except FloatingPointError:
-            pass
-    return np.linalg.svd(A)
 
 
 def midpoints(A_ball: np.ndarray, within: int = 1000) -> np.ndarray:
