@@ -370,6 +370,17 @@ def test_campaign_tier3_first_then_arb(tmp_path, claim):
     assert campaign.Campaign(**spec).validated().manifest()["tier"] == "arb"  # part of what a resume must match
 
 
+def test_tier3_figures_are_labelled_as_bounds(tmp_path):
+    """A tier-3 record's lhs/rhs and margin come from its enclosures' ends: the printed summary says so."""
+    from certify.cli import sample
+    from certify.search import campaign
+    summary = campaign.run(campaign.Campaign("gaussian", 4, 2, 40, 3, tier="tier3"), tmp_path, workers=1)
+    assert summary["tiers"].get("tier3")
+    line = next(line for line in sample.render(summary, str(tmp_path)) if "decided by" in line)
+    assert "tier-3 records: lhs/rhs from above, relative margins from below" in line
+    assert "tier-3" not in campaign.tiers_line({**summary, "tiers": {"arb": 40}})
+
+
 def test_tier3_campaigns_take_larger_chunks(tmp_path):
     """Tier 3 pays a fixed cost per batch: its chunks hold up to TIER3_CHUNK_ENTRIES n x max(n, d) entries
     (an arb campaign keeps MAX_CHUNK), and a resumed run continues from whatever chunks were written."""
