@@ -317,8 +317,11 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
     for X in ([["0.1", 0.0], [1.0, 2.0]], [[2**53 + 1, 0.0], [1.0, 2.0]], [[True, False], [False, True]]):
         with pytest.raises(BadInput):
             tier3.batch_of_configs([{"X": X, "A": [[1.0, 0.0], [0.0, 1.0]]}])
-    exact = tier3.batch_of_configs([{"X": [[2**60, 0], [1.0, 2.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
-    assert exact.X[0, 0, 0] == 2.0**60
+    for big in (2**60, 2**70):  # integers that are binary64 numbers
+        exact = tier3.batch_of_configs([{"X": [[big, 0], [1.0, 2.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
+        assert exact.X[0, 0, 0] == float(big) and exact.X.dtype == np.float64
+    with pytest.raises(BadInput):  # ragged rows
+        tier3.batch_of_configs([{"X": [[1.0, 0.0], [1.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
     for bad in ({"activation": "tanh"}, {"residual": 1}, {"b3": [0.0, 0.0]}):
         with pytest.raises(BadInput):
             tier3.batch_of_configs([_relu_layer(**bad)])

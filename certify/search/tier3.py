@@ -323,15 +323,18 @@ def _binary64(values: list, what: str) -> np.ndarray:
         raw = np.asarray(values)
     except (ValueError, TypeError, OverflowError):
         raise problem from None
-    if raw.dtype.kind not in "fiu":  # strings, bools, objects (ragged rows, huge integers)
+    if raw.dtype.kind not in "fiuO":  # strings, bools
         raise problem
-    array = raw if raw.dtype == np.float64 else raw.astype(np.float64)
-    # floats and integers below 2^53 are exact in a float64 array; anything else is checked entry by entry
-    # (an integer beyond 2^53 among floats would have been rounded without a trace)
+    # floats and integers below 2^53 are exact in a float64 array; anything else (an integer beyond 2^53 among
+    # floats would be rounded without a trace, one beyond 2^63 makes an object array) is checked entry by entry
+    array = None if raw.dtype.kind == "O" else raw if raw.dtype == np.float64 else raw.astype(np.float64)
     with np.errstate(invalid="ignore"):
-        suspect = raw.dtype != np.float64 or bool(np.any(np.abs(array) >= 2.0**53))
-    if suspect and not all(_is_binary64(v) for v in np.asarray(values, dtype=object).ravel()):
-        raise problem
+        suspect = array is None or raw.dtype != np.float64 or bool(np.any(np.abs(array) >= 2.0**53))
+    if suspect:
+        entries = np.asarray(values, dtype=object)
+        if not all(_is_binary64(v) for v in entries.ravel()):  # a ragged row leaves a list here
+            raise problem
+        array = entries.astype(np.float64)
     return array
 
 
