@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import os
+import platform
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from certify.core.arith import fpmodel, rounding
 from certify.core.arith.midrad64 import MidRad64
@@ -69,3 +77,92 @@ def test_product_error_bound_on_adversarial_products():
         for j in range(10):
             z = sum(Fraction(float(A[i, l])) * Fraction(float(B[l, j])) for l in range(30))
             assert abs(Fraction(float(mid[i, j])) - z) <= Fraction(float(rad[i, j]))
+
+
+# The SSE control register MXCSR (flush-to-zero 0x8000, denormals-are-zero 0x40) through two x86-64
+# instructions placed in executable memory: stmxcsr [rdi]; ret and ldmxcsr [rdi]; ret.  This is what a shared
+# library built with fast-math does when it is loaded (crtfastmath), for the whole thread.
+MXCSR_HELPER = """
+import ctypes, mmap, platform, sys
+def mxcsr():
+    if platform.machine() not in ("x86_64", "AMD64") or not sys.platform.startswith("linux"):
+        return None
+    try:
+        memory = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    except (OSError, ValueError, AttributeError):
+        return None
+    memory.write(bytes([0x0F, 0xAE, 0x1F, 0xC3, 0x0F, 0xAE, 0x17, 0xC3]))
+    address = ctypes.addressof(ctypes.c_char.from_buffer(memory))
+    kind = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_uint32))
+    return kind(address), kind(address + 4), memory
+FLUSH_TO_ZERO = 0x8040
+"""
+_helper: dict = {}
+exec(MXCSR_HELPER, _helper)
+
+# tokens 1e-200 apart: D_out > 0 exactly, but every square of a difference is below the subnormals
+TINY_SPREAD = {"X": [[0.0], [1e-200], [0.0]], "A": [[1.0]]}
+
+
+def test_flush_to_zero_set_after_start_up_switches_the_tier_off():
+    """The probes ran once at start-up; flush-to-zero set later made tier 3 say D_out <= 0 holds (every
+    square of a difference, and every 2^-1074 of the error bounds, read as 0) where arb finds it violated."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    goal = engine.target(None, "0")
+    batch = tier3.batch_of_configs([TINY_SPREAD])
+    assert fpmodel.tier3_usable() == (True, "")
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | _helper["FLUSH_TO_ZERO"])))
+        usable, reason = fpmodel.tier3_usable()
+        verdict = tier3.decide(goal.claim, batch)[0]
+    finally:
+        write(ctypes.byref(saved))
+    assert not usable and "flushed to zero" in reason
+    assert verdict == tier3.UNDECIDED
+    assert engine.check(TINY_SPREAD, goal=goal).verdict == engine.VIOLATED
+    assert fpmodel.tier3_usable() == (True, "")  # back to normal: the tier is on again
+
+
+def test_flush_to_zero_on_before_certify_is_loaded_is_caught():
+    """On from the start, flush-to-zero read 2^-1074 as 0, and the probes compared zeros with zeros."""
+    if _helper["mxcsr"]() is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    script = MXCSR_HELPER + """
+read, write, memory = mxcsr()
+state = ctypes.c_uint32()
+read(ctypes.byref(state))
+write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+from certify import engine
+from certify.search import tier3
+goal = engine.target(None, "0")
+print(tier3.decide(goal.claim, tier3.batch_of_configs([{"X": [[0.0], [1e-200], [0.0]], "A": [[1.0]]}]))[0])
+print(tier3.unusable_reason())
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    verdict, reason = done.stdout.splitlines()
+    assert verdict == tier3.UNDECIDED and "2^-1074 was read as 0" in reason
+
+
+def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    fesetround = ctypes.CDLL(libm).fesetround
+    assert fpmodel.tier3_usable() == (True, "")
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        try:
+            fesetround(mode)
+            usable, reason = fpmodel.tier3_usable()
+        finally:
+            fesetround(0)  # FE_TONEAREST
+        assert not usable and "rounding mode" in reason
+    assert fpmodel.tier3_usable() == (True, "")

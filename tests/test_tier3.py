@@ -294,6 +294,59 @@ def test_bad_batches_are_bad_input():
         tier3.decide("collapse.global", tier3.Batch(X=X, A=np.zeros((2, 2, 2)), V=np.ones((2, 2, 2))))
 
 
+def _relu_layer(**ffn) -> dict:
+    """Two tokens that attend to themselves (A = 100 I), then a ReLU FFN with W1 = W2 = I."""
+    return {"X": [[-1.0, -3.0], [-3.0, -1.0]], "A": [[100.0, 0.0], [0.0, 100.0]],
+            "ffn": {"W1": [[1.0, 0.0], [0.0, 1.0]], "W2": [[1.0, 0.0], [0.0, 1.0]], "b2": [0.0, 0.0],
+                    "activation": "relu", **ffn}}
+
+
+def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
+    """A bias b1 in some configurations only was read as zero for all of them: with b1 = 10 the ReLU passes the
+    tokens (D_out = D, so D_out <= D/2 is violated), with b1 = 0 it gives D_out = 0, and tier 3 said holds."""
+    from certify.errors import BadInput
+    goal = engine.target(None, "D/2")
+    without, with_bias = _relu_layer(), _relu_layer(b1=[10.0, 10.0])
+    assert engine.check(with_bias, goal=goal).verdict == engine.VIOLATED
+    assert engine.check(without, goal=goal).verdict == engine.HOLDS
+    with pytest.raises(BadInput):
+        tier3.batch_of_configs([without, with_bias])
+    assert list(tier3.decide(goal.claim, tier3.batch_of_configs([with_bias, with_bias]))) == [tier3.UNDECIDED] * 2
+    assert list(tier3.decide(goal.claim, tier3.batch_of_configs([without]))) == [tier3.HOLDS]
+    # numbers the engine reads otherwise than binary64 would (a decimal string exactly, an integer whole)
+    for X in ([["0.1", 0.0], [1.0, 2.0]], [[2**53 + 1, 0.0], [1.0, 2.0]], [[True, False], [False, True]]):
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([{"X": X, "A": [[1.0, 0.0], [0.0, 1.0]]}])
+    for big in (2**60, 2**70):  # integers that are binary64 numbers
+        exact = tier3.batch_of_configs([{"X": [[big, 0], [1.0, 2.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
+        assert exact.X[0, 0, 0] == float(big) and exact.X.dtype == np.float64
+    with pytest.raises(BadInput):  # ragged rows
+        tier3.batch_of_configs([{"X": [[1.0, 0.0], [1.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
+    for bad in ({"activation": "tanh"}, {"residual": 1}, {"b3": [0.0, 0.0]}):
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([_relu_layer(**bad)])
+    for bad in ({"residual": "yes"}, {"beta": True}, {"beta": "0.5"}):
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([{"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, 1.0]], **bad}])
+
+
+def test_batches_of_mismatched_shapes_are_bad_input():
+    """Parts that do not fit X were a numpy error (or broadcast over other configurations), not bad input."""
+    from certify.errors import BadInput
+    X, A = np.ones((2, 3, 2)), np.ones((2, 2, 2))
+    bad = [dict(A=np.ones((2, 3, 3))), dict(A=np.ones((3, 2, 2))), dict(A=A, beta=np.ones(5)),
+           dict(A=A, mask=np.ones((2, 2), dtype=bool)), dict(A=A, mask=np.zeros((3, 3), dtype=bool)),
+           dict(W_Q=np.ones((2, 2, 2)), W_K=np.ones((2, 2, 3)), d_k=2), dict(W_Q=np.ones((2, 2, 1)), W_K=np.ones((2, 2, 1))),
+           dict(A=A, V=np.ones((2, 3, 3))),
+           dict(A=A, ffn=tier3.FeedForwardBatch(W1=np.ones((2, 4, 2)), b1=np.ones((2, 3)), W2=np.ones((2, 2, 4)),
+                                                b2=np.ones((2, 2))))]
+    for parts in bad:
+        with pytest.raises(BadInput):
+            tier3.decide("collapse.global", tier3.Batch(X=X, **parts))
+    with pytest.raises(BadInput):
+        tier3.decide("collapse.global", tier3.Batch(X=np.ones((2, 1, 2)), A=A))
+
+
 def test_batch_of_configs_reads_every_covered_form():
     batch = adversarial_batch(4, 4, 3, seed=3, thin=True, value=True, residual=True, mask=True, ffn="relu")
     again = tier3.batch_of_configs([config_of(batch, c) for c in range(4)])
@@ -318,6 +371,17 @@ def test_campaign_tier3_first_then_arb(tmp_path, claim):
     for r in campaign.records(tmp_path / "arb"):  # every tier-3 verdict is arb's
         assert records[r["i"]]["verdict"] == r["verdict"]
     assert campaign.Campaign(**spec).validated().manifest()["tier"] == "arb"  # part of what a resume must match
+
+
+def test_tier3_figures_are_labelled_as_bounds(tmp_path):
+    """A tier-3 record's lhs/rhs and margin come from its enclosures' ends: the printed summary says so."""
+    from certify.cli import sample
+    from certify.search import campaign
+    summary = campaign.run(campaign.Campaign("gaussian", 4, 2, 40, 3, tier="tier3"), tmp_path, workers=1)
+    assert summary["tiers"].get("tier3")
+    line = next(line for line in sample.render(summary, str(tmp_path)) if "decided by" in line)
+    assert "tier-3 records: lhs/rhs from above, relative margins from below" in line
+    assert "tier-3" not in campaign.tiers_line({**summary, "tiers": {"arb": 40}})
 
 
 def test_tier3_campaigns_take_larger_chunks(tmp_path):

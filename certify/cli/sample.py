@@ -89,7 +89,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
     if summary.get("tier3_off"):
         lines.append(f"  {summary['tier3_off']}; arb decided every configuration")
     if summary["tiers"].get("tier3"):
-        lines.append("  decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items()))
+        lines.append("  " + campaign.tiers_line(summary))
     for kind, k in summary["undecided_reasons"].items():
         lines.append(f"    undecided: {k} x {kind}")
     if summary["largest_ratio"]:

@@ -22,7 +22,7 @@ def _power(log10) -> str:
 def _verdicts(summary: dict) -> page.Section:
     blocks: list = [page.Table(["verdict", "configurations"], [[v, str(k)] for v, k in summary["counts"].items()])]
     if summary["tiers"]:
-        blocks.append("decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items())
+        blocks.append(campaign.tiers_line(summary)
                       + (f" ({summary['tier3_off']}; arb decided every configuration)" if summary.get("tier3_off") else ""))
     if summary["undecided_reasons"]:
         blocks.append(page.Table(["why undecided", "configurations"],

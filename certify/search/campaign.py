@@ -93,6 +93,16 @@ TIER3_CHUNK_ENTRIES = 1 << 16
 TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check); the rigorous float64 tier first
 
 
+def tiers_line(summary: dict) -> str:
+    """Which tier decided how many configurations, for the printed summary and the report page; a tier-3
+    record's ratio and margin come from its enclosures' ends (lhs above, rhs below), so they are bounds,
+    not the exact figures arb records."""
+    line = "decided by: " + ", ".join(f"{tier} {k}" for tier, k in summary["tiers"].items())
+    if summary["tiers"].get("tier3"):
+        line += " (tier-3 records: lhs/rhs from above, relative margins from below)"
+    return line
+
+
 @dataclass(frozen=True)
 class Campaign(samplers.LayerParts):
     """The parameters of a sampling campaign, all it takes to regenerate every configuration: the

@@ -113,8 +113,8 @@ class Batch:
         binary64 (checked once, then remembered), or BadInput."""
         if self.checked:
             return self
-        if self.X.ndim != 3:
-            raise BadInput(f"X must have shape (batch, n, d), got {self.X.shape}")
+        if self.X.ndim != 3 or self.X.shape[-2] < 2:
+            raise BadInput(f"X must have shape (batch, n, d) with n >= 2 tokens, got {self.X.shape}")
         if (self.A is None) == (self.W_Q is None or self.W_K is None):
             raise BadInput("give either A or both W_Q and W_K")
         arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, self.V, np.asarray(self.beta)]
@@ -122,8 +122,33 @@ class Batch:
             arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
         if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
+        self._check_shapes()
         self.checked = True
         return self
+
+    def _check_shapes(self) -> None:
+        """BadInput unless every part fits X (b, n, d): the layer's products would otherwise fail, or
+        broadcast a part over configurations it does not belong to."""
+        b, n, d = self.X.shape
+        d_k = None if self.W_Q is None else self.W_Q.shape[-1]
+        expected = {"A": (b, d, d), "W_Q": (b, d, d_k), "W_K": (b, d, d_k), "b_Q": (b, d_k), "b_K": (b, d_k),
+                    "V": (b, d, d)}
+        if self.ffn is not None:
+            h = self.ffn.W1.shape[1] if self.ffn.W1.ndim == 3 else None
+            expected.update({"W1": (b, h, d), "b1": (b, h), "W2": (b, d, h), "b2": (b, d)})
+        parts = {**{key: getattr(self, key) for key in ("A", "W_Q", "W_K", "b_Q", "b_K", "V")},
+                 **({} if self.ffn is None else {key: getattr(self.ffn, key) for key in ("W1", "b1", "W2", "b2")})}
+        for key, array in parts.items():
+            if array is not None and array.shape != expected[key]:
+                raise BadInput(f"{key} must have shape {expected[key]} for X of shape {self.X.shape}, got {array.shape}")
+        if np.shape(self.beta) not in ((), (b,)):
+            raise BadInput(f"beta must be one number or one per configuration ({b}), got shape {np.shape(self.beta)}")
+        if self.W_Q is not None and (isinstance(self.d_k, bool) or not isinstance(self.d_k, int) or self.d_k < 1):
+            raise BadInput(f"d_k must be a positive integer, got {self.d_k!r}")
+        if self.mask is not None and (np.shape(self.mask) != (n, n) or not np.all(np.diagonal(self.mask))):
+            raise BadInput(f"the mask must be {n} x {n} with every token attending to itself")
+        if self.ffn is not None and self.ffn.activation not in ("relu", "gelu"):
+            raise BadInput(f"the FFN's activation must be 'relu' or 'gelu', got {self.ffn.activation!r}")
 
     def __len__(self) -> int:
         return self.X.shape[0]
@@ -279,9 +304,45 @@ def decide(claim: str | claims.Claim, batch: Batch) -> np.ndarray:
     return evaluate(claim, batch)[0]
 
 
+def _is_binary64(value) -> bool:
+    """value is a number (no bool) equal to a binary64 number: what config.load reads as that number."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    try:
+        return float(value) == value
+    except OverflowError:
+        return False
+
+
+def _binary64(values: list, what: str) -> np.ndarray:
+    """values (one per configuration) as one float64 array, or BadInput unless every entry is a number that
+    the engine reads as this very binary64 number: config.load reads a decimal string or an integer exactly, so
+    "0.1" or 2^53 + 1 rounded here would make tier 3 decide another configuration than arb."""
+    problem = BadInput(f"{what} must be binary64 numbers of one shape for the float64 tier")
+    try:
+        raw = np.asarray(values)
+    except (ValueError, TypeError, OverflowError):
+        raise problem from None
+    if raw.dtype.kind not in "fiuO":  # strings, bools
+        raise problem
+    # floats and integers below 2^53 are exact in a float64 array; anything else (an integer beyond 2^53 among
+    # floats would be rounded without a trace, one beyond 2^63 makes an object array) is checked entry by entry
+    array = None if raw.dtype.kind == "O" else raw if raw.dtype == np.float64 else raw.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        suspect = array is None or raw.dtype != np.float64 or bool(np.any(np.abs(array) >= 2.0**53))
+    if suspect:
+        entries = np.asarray(values, dtype=object)
+        if not all(_is_binary64(v) for v in entries.ravel()):  # a ragged row leaves a list here
+            raise problem
+        array = entries.astype(np.float64)
+    return array
+
+
 def batch_of_configs(configs: list[dict]) -> Batch:
     """The Batch of one-layer configurations (certify.config's JSON form, binary64 numbers) of one
-    form; BadInput for anything else (a stack, LayerNorm, configurations of different forms)."""
+    form; BadInput for anything else (a stack, LayerNorm, configurations of different forms, numbers that
+    are not binary64, what config.load would refuse), so that tier 3 decides exactly the configurations
+    the engine reads."""
     keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn"}
     extra = set().union(*(set(c) for c in configs)) - keys
     if extra:
@@ -294,40 +355,44 @@ def batch_of_configs(configs: list[dict]) -> Batch:
             return None
         if not all(present):
             raise BadInput(f"a batch must be of one form: {key} is in some configurations only")
-        try:
-            return np.array([c[key] for c in source], dtype=np.float64)
-        except (TypeError, ValueError):
-            raise BadInput(f"{key} must be binary64 numbers of one shape for the float64 tier") from None
+        return _binary64([c[key] for c in source], key)
 
-    def shared(key, default):
-        values = [c.get(key, default) for c in configs]
-        if any(v != values[0] for v in values):
+    def shared(key, default, source=None):
+        values = [c.get(key, default) for c in source or configs]
+        if any(v != values[0] or type(v) is not type(values[0]) for v in values):
             raise BadInput(f"a batch must share {COMPONENTS.get(key, key)}")
         return values[0]
 
+    def flag(key, source=None) -> bool:
+        value = shared(key, False, source)
+        if not isinstance(value, bool):
+            raise BadInput(f"{key} must be true or false, got {value!r}")
+        return value
+
     X, W_Q = stacked("X"), stacked("W_Q")
-    d_k = None if W_Q is None else int(shared("d_k", W_Q.shape[-1]))
-    if not all(isinstance(c.get("beta", 1.0), (int, float)) for c in configs):
-        raise BadInput("beta must be a binary64 number for the float64 tier")
-    beta = np.array([float(c.get("beta", 1.0)) for c in configs])
+    if X is None:
+        raise BadInput('the configurations have no tokens "X"')
+    d_k = None if W_Q is None or W_Q.ndim != 3 else shared("d_k", W_Q.shape[-1])
+    beta = _binary64([c.get("beta", 1.0) for c in configs], "beta")
     mask = shared("mask", None)
     if mask is not None:
         n = X.shape[-2]
         mask = np.array(named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n), dtype=bool)
     ffn = None
     if any("ffn" in c for c in configs):
-        spec = {}
         ffns = [c.get("ffn") for c in configs]
         if not all(isinstance(f, dict) for f in ffns):
             raise BadInput("a batch must be of one form: ffn is in some configurations only")
-        for key, default in (("activation", "relu"), ("residual", False)):
-            spec[key] = {f.get(key, default) for f in ffns}
-            if len(spec[key]) != 1:
-                raise BadInput(f"a batch must share the FFN's {key}")
+        unknown = set().union(*(set(f) for f in ffns)) - {"W1", "b1", "W2", "b2", "activation", "residual"}
+        if unknown:
+            raise BadInput(f"ffn: unknown keys: {', '.join(sorted(unknown))}")
         W1, W2 = stacked("W1", ffns), stacked("W2", ffns)
-        b1 = stacked("b1", ffns) if "b1" in ffns[0] else np.zeros(W1.shape[:2])
-        b2 = stacked("b2", ffns) if "b2" in ffns[0] else np.zeros(W2.shape[:2])
-        ffn = FeedForwardBatch(W1=W1, b1=b1, W2=W2, b2=b2, activation=spec["activation"].pop(),
-                               residual=bool(spec["residual"].pop()))
+        if W1 is None or W2 is None:
+            raise BadInput("ffn: W1 and W2 are needed")
+        b1, b2 = stacked("b1", ffns), stacked("b2", ffns)  # absent from all: zero, as config.load reads it
+        b1 = np.zeros(W1.shape[:2]) if b1 is None else b1
+        b2 = np.zeros(W2.shape[:2]) if b2 is None else b2
+        ffn = FeedForwardBatch(W1=W1, b1=b1, W2=W2, b2=b2, activation=shared("activation", "relu", ffns),
+                               residual=flag("residual", ffns))
     return Batch(X=X, A=stacked("A"), W_Q=W_Q, W_K=stacked("W_K"), b_Q=stacked("b_Q"), b_K=stacked("b_K"),
-                 beta=beta, d_k=d_k, V=stacked("V"), mask=mask, residual=bool(shared("residual", False)), ffn=ffn)
+                 beta=beta, d_k=d_k, V=stacked("V"), mask=mask, residual=flag("residual"), ffn=ffn).validated()

@@ -7,8 +7,10 @@ no denormals-are-zero of inputs); BLAS matrix products compute each entry as som
 correctly rounded binary64 operations, in any order, with or without FMA (so extended or float32
 accumulation is outside the model, though the first would only be more accurate).  The probes run
 the vectorised paths the tier uses (arrays long enough for SIMD loops, BLAS products) and compare
-with exact rational arithmetic.  `tier3_usable()` says whether the tier may run, and if not, why:
-arb decides everything then.
+with exact rational arithmetic, every expected value made without a floating-point operation that
+flush-to-zero could change.  `tier3_usable()` says whether the tier may run, and if not, why: arb
+decides everything then.  The probes run once; the environment's flags (flush-to-zero, denormals-are-zero,
+the rounding mode), which a shared library loaded later can set for the whole process, on every call.
 """
 
 from __future__ import annotations
@@ -28,12 +30,20 @@ def _rounded(value: Fraction) -> float:
     return float(value)
 
 
-def _same(computed: np.ndarray, expected: list[float]) -> bool:
+def _same(computed: np.ndarray, expected) -> bool:
+    """computed holds exactly the binary64 numbers expected, bit for bit: a comparison of floats would take
+    subnormal numbers for zero under denormals-are-zero (and -0.0 for 0.0)."""
     expected = np.array(expected, dtype=np.float64)
-    return bool(np.array_equal(computed, expected) and np.array_equal(np.signbit(computed), np.signbit(expected)))
+    return computed.shape == expected.shape and bool(np.array_equal(computed.view(np.int64), expected.view(np.int64)))
 
 
-def _tile(values: list[float]) -> np.ndarray:
+def _from_bits(patterns: list[int]) -> np.ndarray:
+    """The binary64 numbers with these bit patterns, made without a floating-point operation: under
+    flush-to-zero even the literal 5e-324 reads as 0, so an expected subnormal cannot be written as a number."""
+    return np.array(patterns, dtype=np.uint64).view(np.float64)
+
+
+def _tile(values) -> np.ndarray:
     return np.tile(np.array(values, dtype=np.float64), _SIMD // len(values) + 1)
 
 
@@ -46,14 +56,17 @@ def probe_format() -> str | None:
 
 
 def probe_subnormals() -> str | None:
-    """Gradual underflow in results and inputs (flush-to-zero or denormals-are-zero would fail)."""
+    """Gradual underflow in results and inputs (flush-to-zero or denormals-are-zero would fail), and the
+    constant ETA = 2^-1074 read as itself (flush-to-zero on when certify was loaded reads it as 0)."""
+    if not _same(np.array([ETA]), _from_bits([1])):
+        return "2^-1074 was read as 0 when certify was loaded (flush-to-zero mode)"
     tiny = _tile([2.0**-1022])
-    smallest = _tile([ETA])
-    if not _same(tiny / 2**52, list(smallest)):
+    smallest = _tile(_from_bits([1]))
+    if not _same(tiny / 2**52, smallest):
         return "a result below 2^-1022 is flushed to zero (flush-to-zero mode)"
-    if not _same(smallest * 3.0, list(_tile([3 * ETA]))) or not _same(smallest + smallest, list(_tile([2 * ETA]))):
+    if not _same(smallest * 3.0, _tile(_from_bits([3]))) or not _same(smallest + smallest, _tile(_from_bits([2]))):
         return "subnormal inputs are treated as zero (denormals-are-zero mode)"
-    if not _same(np.ldexp(_tile([1.5, 0.5, 2.5]), -1074), list(_tile([2 * ETA, 0.0, 2 * ETA]))):
+    if not _same(np.ldexp(_tile([1.5, 0.5, 2.5]), -1074), _tile(_from_bits([2, 0, 2]))):
         return "ldexp does not round to nearest, ties to even, into the subnormals"
     return None
 
@@ -72,7 +85,7 @@ def probe_rounding() -> str | None:
         ("rint", np.rint(_tile([0.5, 1.5, 2.5, -0.5, -2.5])), [0.0, 2.0, 2.0, -0.0, -2.0]),
     ]
     for name, computed, expected in checks:
-        if not _same(computed, list(np.resize(np.array(expected), computed.shape))):
+        if not _same(computed, np.resize(np.array(expected), computed.shape)):
             return f"{name} is not rounded to nearest, ties to even"
     for value in (2.0, 3.0, 0.1, 1e-300, 5e-324):
         root = float(np.sqrt(_tile([value]))[0])
@@ -125,15 +138,42 @@ def probe_blas(product=np.matmul) -> str | None:
     return None
 
 
+def probe_environment() -> str | None:
+    """The flags of the floating-point environment that the process can change after start-up, in a few
+    microseconds: flush-to-zero and denormals-are-zero (a shared library built with fast-math sets them when
+    it is loaded), and the rounding mode (fesetround), in numpy's loops and in a BLAS product."""
+    u = 2.0**-53
+    products = np.array([2.0**-1022, ETA]) * np.array([0.5, 2.0])
+    if not _same(products, _from_bits([1 << 51, 2])):  # 2^-1023, 2^-1073
+        return "subnormal numbers are flushed to zero (flush-to-zero or denormals-are-zero set since start-up)"
+    if not _same(np.array([1.0, 1.0, -1.0]) + np.array([u, 3 * u, -u]), [1.0, 1.0 + 4 * u, -1.0]):
+        return "the rounding mode is no longer round to nearest, ties to even"
+    if not _same(np.full((2, 2), 2.0**-537) @ np.full((2, 2), 2.0**-537), _from_bits([2] * 4).reshape(2, 2)):
+        return "a BLAS product flushes subnormal numbers to zero"
+    return None
+
+
 PROBES = (probe_format, probe_subnormals, probe_rounding, probe_blas)
 
 
 @functools.cache
-def tier3_usable() -> tuple[bool, str]:
-    """(True, "") when every probe passes, else (False, the first violation found)."""
+def _probed_at_start() -> tuple[bool, str]:
+    """(True, "") when every probe passes, else (False, the first violation found); run once."""
     with np.errstate(all="ignore"):
         for probe in PROBES:
             failure = probe()
             if failure is not None:
                 return False, f"the rigorous float64 tier is off: {failure}"
     return True, ""
+
+
+def tier3_usable() -> tuple[bool, str]:
+    """(True, "") when every probe passes, else (False, the first violation found).  The probes run once; the
+    environment's flags (probe_environment) on every call, as a library loaded later can change them for the
+    whole process."""
+    usable, reason = _probed_at_start()
+    if not usable:
+        return usable, reason
+    with np.errstate(all="ignore"):
+        failure = probe_environment()
+    return (True, "") if failure is None else (False, f"the rigorous float64 tier is off: {failure}")
