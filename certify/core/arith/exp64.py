@@ -9,8 +9,9 @@ evaluation, in round-to-nearest binary64 (the model of certify/core/arith/fpmode
     exp(x) = 2^k exp(x - k ln 2),  |p / exp(x - k ln 2) - 1| <= REL_ERROR  when |r1| <= R1_MAX
 
 L1 and L2 have 42 significant bits, so k*L1 and k*L2 are exact for |k| <= 1077 (11 bits); r1 is
-then exact too (x itself when k = 0, and Sterbenz's lemma when |k| >= 1, as |x - k L1| <= 0.35 <=
-|k L1| / 2), which the arb analysis uses and Gappa does not need.  The
+then exact too: x itself when k = 0; Sterbenz's lemma when |k| >= 2, as |x - k L1| <= 0.35 <= |k L1| / 2;
+when |k| = 1, where x may lie a hair below L1 / 2, because |x| > 1/4 and L1 are multiples of 2^-54 and
+|x - k L1| < 1/2 (53 bits).  The arb analysis uses this exactness; Gappa does not need it.  The
 bound REL_ERROR is proven twice: by `derive_rel_error_bound` in arb (Taylor remainder, the
 rounding of the coefficients, a running error bound of the reduction and of Horner) and by Gappa
 for the whole evaluation, reduction included (proofs/formal/exp64.g, with a Coq certificate);

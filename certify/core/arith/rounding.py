@@ -13,7 +13,7 @@ start-up by certify/core/arith/fpmodel.py; nothing here is valid without it.
   FMA, errs by at most gamma(k) |a|^T |b| + k ETA (Higham, Accuracy and Stability of Numerical
   Algorithms, 2nd ed., sections 3.1 and 3.4; each product with underflow is a b (1 + d) + e with
   |d| <= u, |e| <= ETA / 2, and additions are exact in the subnormals).  Sums of nonnegative
-  terms (no products, so no underflow error) are bounded by nonneg_sum_upper / _lower.
+  terms (no products, so no underflow error) are bounded above by nonneg_sum_upper.
 """
 
 from __future__ import annotations
@@ -75,9 +75,9 @@ def gamma(k: int) -> Fraction:
 
 
 @functools.lru_cache(maxsize=None)
-def _sum_factors(k: int) -> tuple[float, float]:
-    """1 / (1 - gamma_k) rounded up and 1 / (1 + gamma_k) rounded down (exact Fractions, once per k)."""
-    return float_at_least(1 / (1 - gamma(k))), float_at_most(1 / (1 + gamma(k)))
+def _sum_factor(k: int) -> float:
+    """1 / (1 - gamma_k) rounded up (exact Fractions, once per k)."""
+    return float_at_least(1 / (1 - gamma(k)))
 
 
 SHORT_AXIS = 32  # a last axis up to this long is reduced slice by slice (reduce_axis)
@@ -98,27 +98,4 @@ def reduce_axis(ufunc, M: np.ndarray, axis: int = -1, keepdims: bool = False) ->
 def nonneg_sum_upper(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
     """An upper bound of the sum of M >= 0 along axis: additions are exact in the subnormals,
     so fl(sum) >= (1 - gamma_{k-1}) sum in any order."""
-    return up(reduce_axis(np.add, M, axis, keepdims) * _sum_factors(max(M.shape[axis] - 1, 1))[0])
-
-
-def nonneg_sum_lower(M: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
-    """A lower bound of the sum of M >= 0 along axis (fl(sum) <= (1 + gamma_{k-1}) sum)."""
-    factor = _sum_factors(max(M.shape[axis] - 1, 1))[1]
-    return np.maximum(down(reduce_axis(np.add, M, axis, keepdims) * factor), 0.0)
-
-
-def times_lower(values: np.ndarray, factor) -> np.ndarray:
-    """Lower bounds of values * factor for values >= 0 and a factor >= 0 (broadcast, typically
-    one per row), in two operations per entry: fl(v f') <= v f' (1 + u) + ETA/2 with
-    f' <= f (1 - 2u), and subtracting ETA is exact where the ETA/2 term arises (subnormals)."""
-    scaled = values * down(down(factor) * (1 - 2 * UNIT_ROUNDOFF))
-    scaled -= ETA
-    return np.maximum(scaled, 0.0, out=scaled)
-
-
-def times_upper(values: np.ndarray, factor) -> np.ndarray:
-    """Upper bounds of values * factor for values >= 0 and a factor >= 0: fl(v f') >= v f' (1 - u)
-    - ETA/2 with f' >= f (1 + 2u)."""
-    scaled = values * up(up(factor) * (1 + 2 * UNIT_ROUNDOFF))
-    scaled += ETA
-    return scaled
+    return up(reduce_axis(np.add, M, axis, keepdims) * _sum_factor(max(M.shape[axis] - 1, 1)))
