@@ -26,6 +26,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
 from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
@@ -269,6 +270,10 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, "the reduction or its domain is not the one the region gives"
     if cert["lemmas"] != LEMMAS[name]:
         return False, "the lemmas are not those of the reduction"
+    # A stated bound is read only in its canonical form (certify_checker.bound): a comment, a control
+    # character or a homoglyph would otherwise show one bound and have another proved.
+    if cert["bound"] is not None and canonical_bound(cert["bound"]) != cert["bound"]:  # outside the grammar: ValueError
+        return False, f"the bound is not in its canonical form {canonical_bound(cert['bound'])!r}"
     profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
     if verdict == "violated":
         return _verify_violation(cert, region)

@@ -353,6 +353,21 @@ def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one
     assert not checker.verify(forged).ok
 
 
+@pytest.mark.parametrize("shown", [
+    "(1 - exp(-a*D**2/2))*D # <= a*D**3/100",  # a comment: the text shown is not the bound proved
+    "(1 - exp(-a*D**2/2))*D #\x1b[2K\x1b[1Ga*D**3/100",  # a terminal escape hiding the bound proved
+    "(1 - exp(-\uff41*D**2/2))*D",  # a homoglyph (fullwidth a), read as a by Python
+    "(1-exp(-a*D**2/2))*D",  # the same bound, not in its canonical form
+])
+def test_a_region_proof_states_its_bound_in_canonical_form(shown):
+    result = prove(None, 2, None, 1, 1, bound="(1-exp(-a*D**2/2))*D")
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok
+    forged = copy.deepcopy(result.certificate)
+    forged["bound"] = shown
+    confirmation = checker.verify(forged)
+    assert not confirmation.ok and "bound" in confirmation.message
+
+
 @pytest.mark.parametrize("bound", ["(1-exp(-a*D**2/2))*D", "D*tanh(sqrt(a*D**2 + 1) - 1)", "D*(a*D**2)**3/(1 + (a*D**2)**3)",
                                    "D*min(1, a*D**2/3)"])
 def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):
