@@ -106,18 +106,21 @@ def _configuration(cert: dict):
 
 
 def _over_limits(cert: dict, limits: Limits) -> str | None:
-    """Which limit the certificate's shapes and precision pass (checked before any work)."""
-    precision = cert.get("precision")
-    precision = precision if type(precision) is int else 0
+    """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a
+    head's, centred-rank's) meet the caps on n and d; a trajectory's cert["layers"] steps are all counted."""
+    precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
     config = _configuration(cert)
     X, layers = (config.get("X"), config.get("layers")) if config else (None, None)
-    if not (isinstance(X, list) and X and isinstance(X[0], list) and isinstance(layers, list)):
+    if not (isinstance(X, list) and X and isinstance(X[0], list)):
         return limits_problem(0, 0, 0, 0, precision, limits)  # the kind's module judges the shape
-    widths = [len(layer[key][0]) for layer in layers if isinstance(layer, dict) for key in ("W_Q", "W1")
+    specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
+    widths = [len(layer[key][0]) for layer in specs for key in ("W_Q", "W1")
               if isinstance(layer.get(key), list) and layer[key] and isinstance(layer[key][0], list)]
-    hidden = [len(layer["ffn"].get("W1", [])) for layer in layers
-              if isinstance(layer, dict) and isinstance(layer.get("ffn"), dict) and isinstance(layer["ffn"].get("W1"), list)]
-    return limits_problem(len(X), max([len(X[0])] + widths), len(layers), max(hidden, default=0), precision, limits)
+    hidden = [len(layer["ffn"].get("W1", [])) for layer in specs
+              if isinstance(layer.get("ffn"), dict) and isinstance(layer["ffn"].get("W1"), list)]
+    steps = cert["layers"] if cert.get("kind") == "trajectory" and type(cert.get("layers")) is int else 0
+    return limits_problem(len(X), max([len(X[0])] + widths), len(layers) if isinstance(layers, list) else 0,
+                          max(hidden, default=0), precision, limits, steps)
 
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:

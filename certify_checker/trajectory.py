@@ -357,12 +357,12 @@ def verify(cert: dict) -> tuple[bool, str]:
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]
+    if len(stated) != T + 1:  # before the run: a miscount costs nothing
+        return False, "the certificate lists a different number of points"
     with ctx.workprec(precision):
         points, Ys, drifts, use_centred = run(inputs, T, value_curves="value.approach" in names)
     if cert["representation"] != ("centred" if use_centred else "absolute"):
         return False, f"the certificate says {cert['representation']} coordinates"
-    if len(stated) != T + 1:
-        return False, "the certificate lists a different number of points"
     M = None
     if any(name in VALUE_CURVES for name in names):
         with ctx.workprec(norm_precision):

@@ -33,7 +33,9 @@ from certify.errors import BadInput
 from certify.search import campaign
 from certify.suite import cases
 from certify_checker import bound as checker_bound
+from certify_checker import counterexample as checker_counterexample
 from certify_checker import limits as checker_limits
+from certify_checker import trajectory as checker_trajectory
 
 QUICK = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 ROOT = Path(__file__).resolve().parent.parent
@@ -395,6 +397,45 @@ def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, hold
     confirmation = checker.verify({**cert, "inputs": big}, checker.Limits(precision=1 << 20))
     assert confirmation.refused and ("work" in confirmation.message or "memory" in confirmation.message)
     assert checker.verify({**cert, "inputs": big, "precision": 1 << 16}).refused
+
+
+def _tokens_only(kind: str, n: int) -> dict:
+    """A certificate of an attention head or of centred tokens on n tokens in R^2 (its content aside)."""
+    X = [[str(i), str(i * i % 7)] for i in range(n)]
+    inputs = {"X": X} if kind == "centred-rank" else {"X": X, "W_Q": [["1"], ["0"]], "W_K": [["0"], ["1"]],
+                                                       "steps": {"dobrushin": "holds"}}
+    witness = {} if kind == "centred-rank" else {"route": "direct", "basis": [["1", "0"], ["0", "1"]], "top": ["1", "0"]}
+    cert = {"format": checker.FORMAT, "kind": kind, "verdict": "certified", "claims": [], "inputs": inputs,
+            "witness": witness, "values": {}, "precision": 64}
+    return {**cert, "inputs_sha256": checker_counterexample.digest(kind, inputs, witness, 64)}
+
+
+@pytest.mark.parametrize("kind", ["centred-rank", "attention-head"])
+def test_tokens_without_layers_are_held_to_the_caps(kind):
+    """A head's or a centred-rank certificate's tokens have no list of layers: their shapes were not
+    read, and 4000 x 4000 tokens (32 MB of JSON) had the checker factorise for hours."""
+    small = checker.Limits(tokens=8, dim=8)
+    assert not checker.verify(_tokens_only(kind, 8), small).refused
+    assert checker.verify(_tokens_only(kind, 9), small).refused
+    wide = _tokens_only("attention-head", 4)
+    wide["inputs"]["W_Q"] = wide["inputs"]["W_K"] = [["1"] * 9, ["0"] * 9]  # d_k = 9 > dim
+    assert checker.verify(wide, small).refused
+
+
+def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
+    """A trajectory applies its layers cyclically through T steps, at three precisions: its work was
+    estimated for one pass through the configuration's layers at the first precision only."""
+    config = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "layers": [{"A": [["0", "0"], ["0", "0"]]}]}
+    def trajectory(T, precisions=(53, 74, 128)):
+        cert = {"format": checker.FORMAT, "kind": "trajectory", "layers": T, "inputs": config, "points": [],
+                "precision": precisions[0], "curve_precision": precisions[1], "norm_precision": precisions[2]}
+        return {**cert, "inputs_sha256": checker_trajectory.digest(T, config, list(precisions))}
+    one_step = checker_limits.problem(3, 2, 1, 0, 53, checker_limits.LIMITS) is None
+    assert one_step and not checker.verify(trajectory(1)).refused
+    assert checker.verify(trajectory(10_000), checker.Limits(work=10_000)).refused
+    assert not checker.verify(trajectory(10), checker.Limits(work=10_000)).refused
+    assert checker.verify(trajectory(1, (53, 1 << 20, 128))).refused
+    assert checker.verify(trajectory(1, (53, 74, 1 << 20))).refused
 
 
 def test_precision_escalation_stops_at_the_memory_limit(tmp_path):
