@@ -106,21 +106,22 @@ def _configuration(cert: dict):
 
 
 def _over_limits(cert: dict, limits: Limits) -> str | None:
-    """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a
-    head's, centred-rank's) meet the caps on n and d; a trajectory's cert["layers"] steps are all counted."""
+    """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a head's,
+    centred-rank's) meet the caps on n and d; a trajectory counts all its steps; a kind may add a work(cert)."""
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
+    own = getattr(importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # work beyond the layers'
     config = _configuration(cert)
     X, layers = (config.get("X"), config.get("layers")) if config else (None, None)
     if not (isinstance(X, list) and X and isinstance(X[0], list)):
-        return limits_problem(0, 0, 0, 0, precision, limits)  # the kind's module judges the shape
+        return limits_problem(0, 0, 0, 0, precision, limits, extra=own)  # the kind's module judges the shape
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
     widths = [len(layer[key][0]) for layer in specs for key in ("W_Q", "W1")
               if isinstance(layer.get(key), list) and layer[key] and isinstance(layer[key][0], list)]
     hidden = [len(layer["ffn"].get("W1", [])) for layer in specs
               if isinstance(layer.get("ffn"), dict) and isinstance(layer["ffn"].get("W1"), list)]
-    steps = cert["layers"] if cert.get("kind") == "trajectory" and type(cert.get("layers")) is int else 0
+    steps = min(cert["layers"], limits.work) if cert.get("kind") == "trajectory" and type(cert.get("layers")) is int else 0
     return limits_problem(len(X), max([len(X[0])] + widths), len(layers) if isinstance(layers, list) else 0,
-                          max(hidden, default=0), precision, limits, steps)
+                          max(hidden, default=0), precision, limits, steps, own)
 
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:

@@ -353,6 +353,22 @@ def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one
     assert not checker.verify(forged).ok
 
 
+def test_a_region_proof_is_held_to_the_work_limit_before_its_replay(line_proof):
+    """Leaves at 2^14 bits, or a bisection tree of millions of symbols, had the checker replay for hours
+    (a true bound, 2*D, in a full tree of 2^18 leaves: 40 MB, 50 ms a leaf); its work is now estimated first."""
+    cert = line_proof.certificate
+    assert checker.verify(cert).ok and 0 < checker_region.work(cert) < checker.LIMITS.work
+    assert checker.verify(cert, checker.Limits(work=checker_region.work(cert))).ok
+    refused = checker.verify(cert, checker.Limits(work=checker_region.work(cert) - 1))
+    assert refused.refused and "work" in refused.message
+    deeper = copy.deepcopy(cert)
+    for leaf in deeper["leaves"]:
+        leaf["precision"] = checker_region.MAX_PRECISION
+    assert checker_region.work(deeper) > 200 * checker_region.work(cert)
+    endless = copy.deepcopy(cert) | {"tree": "0" * 10 ** 7}
+    assert checker.verify(endless).refused
+
+
 @pytest.mark.parametrize("shown", [
     "(1 - exp(-a*D**2/2))*D # <= a*D**3/100",  # a comment: the text shown is not the bound proved
     "(1 - exp(-a*D**2/2))*D #\x1b[2K\x1b[1Ga*D**3/100",  # a terminal escape hiding the bound proved
