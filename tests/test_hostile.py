@@ -485,6 +485,19 @@ def test_the_checker_module_never_exits_1_from_a_crash(tmp_path, violated_cert):
     assert refused.returncode == 2 and "limit" in refused.stderr
 
 
+@pytest.mark.parametrize("text", ["null", "[1]", '"certificate"', '{"format": "certify-certificate/2", "kind": "inequality"}',
+                                  '{"kind": "inequality"}'])
+def test_json_that_is_no_certificate_is_unreadable_for_both_front_ends(tmp_path, capsys, text):
+    """`python -m certify_checker` rejected these (exit 1) where `certify verify` finds them unreadable (2)."""
+    path = tmp_path / "not-a-certificate.json"
+    path.write_text(text, encoding="utf-8")
+    code, _, err, _ = run_cli(["verify", path], capsys)
+    assert code == 2 and "not a certify certificate" in err
+    done = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "not a certify certificate" in done.stderr and done.stderr.count("\n") == 1
+
+
 # --- campaign folders -------------------------------------------------------------------------
 
 SMALL = campaign.Campaign("log-L", 2, 1, 12, 1, bound=PLANTED, L_range=(40.0, 2000.0))
