@@ -44,6 +44,11 @@ LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"]
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
 CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
 CLAIMS = set(CLAIM_BOUNDS)
+# The fields, exactly (certify.prove.region.certificate writes these): one the checker does not read
+# would be shown unchecked.  A violation carries its counterexample instead of the tree.
+KEYS = {"format", "kind", "verdict", "claim", "bound", "region", "reduction", "lemmas"}
+FIELDS = {"violated": KEYS | {"counterexample"}, "proved": KEYS | {"tree", "leaves", "left", "volume_proved"}}
+PARTS = {"region": {"n", "d", "radius", "norm"}, "reduction": {"name", "variables", "domain"}}
 
 
 def _positive(text) -> Fraction:
@@ -278,6 +283,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     verdict, region = cert["verdict"], cert["region"]
     if verdict not in VERDICTS:
         return False, f"verdict {verdict!r} is not one of {VERDICTS}"
+    if set(cert) != FIELDS.get(verdict, FIELDS["proved"]) or any(set(cert[part]) != keys for part, keys in PARTS.items()):
+        return False, f"the certificate's fields are not those of a {verdict} region proof"
     name, variables, root = _reduction(region)
     stated = cert["reduction"]
     if stated["name"] != name or stated["variables"] != variables or _box(stated["domain"], len(root)) != tuple(root):
@@ -300,8 +307,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     if (verdict == "proved") != (not left):
         return False, f"verdict {verdict} with {len(left)} boxes left open"
     for box, leaf in zip(leaves, stated_leaves):
-        if _box(leaf["box"], len(root)) != box:
-            return False, "a leaf differs from the bisection tree's box"
+        if set(leaf) != {"box", "method", "precision"} or _box(leaf["box"], len(root)) != box:
+            return False, "a leaf differs from the bisection tree's box, or states other fields"
         method, precision = leaf["method"], leaf["precision"]
         if method not in METHODS[name] or type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
             return False, f"leaf method {method!r} or precision {precision!r} not allowed"
@@ -320,6 +327,8 @@ def verify(cert: dict) -> tuple[bool, str]:
 def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:
     from certify_checker import verify as verify_any
 
+    if set(cert["counterexample"]) != {"config", "certificate"}:
+        return False, "the counterexample states other fields than its configuration and certificate"
     inner = cert["counterexample"]["certificate"]
     if inner.get("kind") != "inequality" or inner.get("verdict") != "violated":
         return False, "the counterexample is not a violated inequality certificate"

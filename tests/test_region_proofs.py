@@ -353,6 +353,21 @@ def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one
     assert not checker.verify(forged).ok
 
 
+@pytest.mark.parametrize("where", ["top", "region", "reduction", "leaf", "counterexample"])
+def test_a_region_proof_states_nothing_the_checker_does_not_read(line_proof, where, tmp_path):
+    """Extra fields (a note, a "proved_for_every_d": true) were confirmed with the rest, unread."""
+    if where == "counterexample":
+        result = prove(None, 2, None, 2, 2, bound="(1-exp(-a*D**2/8))*D")
+        assert result.verdict == "violated" and checker.verify(result.certificate).ok
+        cert = copy.deepcopy(result.certificate)
+        cert["counterexample"]["proved_for_every_d"] = True
+    else:
+        cert = copy.deepcopy(line_proof.certificate)
+        part = {"top": cert, "region": cert["region"], "reduction": cert["reduction"], "leaf": cert["leaves"][0]}[where]
+        part["proved_for_every_d"] = True
+    assert not checker.verify(cert).ok
+
+
 def test_a_region_proof_is_held_to_the_work_limit_before_its_replay(line_proof):
     """Leaves at 2^14 bits, or a bisection tree of millions of symbols, had the checker replay for hours
     (a true bound, 2*D, in a full tree of 2^18 leaves: 40 MB, 50 ms a leaf); its work is now estimated first."""
