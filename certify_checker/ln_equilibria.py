@@ -162,5 +162,16 @@ def claims(N: int, w: Fraction, counts: dict, bound: Fraction) -> list[str]:
     return lines
 
 
+def work(cert: dict) -> int:
+    """The work of the listed equilibria in the units of certify_checker.limits (certify_checker.__init__):
+    a Krawczyk test per token, products of (N+1) x (N+1) matrices of short rationals (the precision
+    barely matters), after a fixed part.  0 when malformed (verify judges)."""
+    try:
+        N, listed = cert["inputs"]["n"], cert["witness"]["equilibria"]
+        return len(listed) * (1000 + 8 * min(N, MAX_TOKENS) ** 3) if type(N) is int and isinstance(listed, list) else 0
+    except (TypeError, KeyError, AttributeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     return confirm(cert, KIND, evaluate, INPUT_KEYS)

@@ -166,5 +166,15 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
     ]
 
 
+def work(cert: dict) -> int:
+    """The work of the trapping arc's pieces in the units of certify_checker.limits (certify_checker.__init__):
+    f' on each piece, a few hundred (a tangent and its arithmetic).  0 when malformed (verify judges)."""
+    try:
+        cuts = cert["witness"]["trapping_cuts"]
+        return 300 * len(cuts) if isinstance(cuts, list) else 0
+    except (TypeError, KeyError, AttributeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     return confirm(cert, KIND, evaluate, INPUT_KEYS)
