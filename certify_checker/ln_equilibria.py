@@ -168,7 +168,7 @@ def work(cert: dict) -> int:
     barely matters), after a fixed part.  0 when malformed (verify judges)."""
     try:
         N, listed = cert["inputs"]["n"], cert["witness"]["equilibria"]
-        return len(listed) * (1000 + 8 * min(N, MAX_TOKENS) ** 3) if type(N) is int and isinstance(listed, list) else 0
+        return len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) if type(N) is int and isinstance(listed, list) else 0
     except (TypeError, KeyError, AttributeError):
         return 0
 
