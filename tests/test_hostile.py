@@ -34,6 +34,7 @@ from certify.search import campaign
 from certify.suite import cases
 from certify_checker import bound as checker_bound
 from certify_checker import counterexample as checker_counterexample
+from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
 from certify_checker import trajectory as checker_trajectory
 
@@ -436,6 +437,18 @@ def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
     assert not checker.verify(trajectory(10), checker.Limits(work=10_000)).refused
     assert checker.verify(trajectory(1, (53, 1 << 20, 128))).refused
     assert checker.verify(trajectory(1, (53, 74, 1 << 20))).refused
+
+
+def test_the_work_of_tau_counts_in_the_checkers_estimate():
+    """tau takes n^3 / 2 minima a layer (20 s at 512 tokens), outside the per-layer estimate: 26 layers of
+    512 tokens in one dimension passed the limits and kept the checker for about nine minutes."""
+    rng = random.Random(8)
+    X = [[str(rng.randint(-9, 9))] for _ in range(40)]
+    cert = engine.check({"X": X, "layers": [{"A": [["1/3"]]}] * 2}, claim="collapse.dobrushin").certificate
+    tau = checker_inequality.work(cert)
+    assert tau == 2 * 40 ** 3 // 2 * (1 + cert["precision"] // 64) and checker.verify(cert).ok
+    assert checker.verify(cert, checker.Limits(work=tau)).refused  # the layers' own work comes on top
+    assert checker_inequality.work({**cert, "claim": "collapse.global"}) == 0
 
 
 def test_precision_escalation_stops_at_the_memory_limit(tmp_path):
