@@ -351,6 +351,18 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     return None, outcomes
 
 
+def work(cert: dict) -> int:
+    """The work of tau_t beyond certify_checker.limits' estimate per step (in its units): n^3 / 2 each step
+    (centred_tau).  0 when malformed (verify judges)."""
+    try:
+        T, X, bits = cert["layers"], cert["inputs"]["X"], cert["precision"]
+        if type(T) is not int or type(bits) is not int or not isinstance(X, list):
+            return 0
+        return min(max(T, 0), MAX_LAYERS) * min(len(X), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+    except (KeyError, TypeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     if set(cert) != CERT_KEYS:
         return False, f"the certificate's fields are not {sorted(CERT_KEYS)}"

@@ -437,6 +437,9 @@ def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
     assert not checker.verify(trajectory(10), checker.Limits(work=10_000)).refused
     assert checker.verify(trajectory(1, (53, 1 << 20, 128))).refused
     assert checker.verify(trajectory(1, (53, 74, 1 << 20))).refused
+    # tau_t (n^3 / 2 each step) on top: 64 tokens through 10000 steps passed and took minutes
+    assert checker_trajectory.work(trajectory(1000)) == 1000 * 3 ** 3 // 2
+    assert checker.verify(trajectory(1000), checker.Limits(work=1000 * 3 ** 3 // 2)).refused
 
 
 def test_the_work_of_tau_counts_in_the_checkers_estimate():
