@@ -119,9 +119,7 @@ def _over_limits(cert: dict, limits: Limits) -> str | None:
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
     own = getattr(importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # work beyond the layers'
     config = _configuration(cert) or {}
-    (n, d), layers = _shape(config.get("X")), config.get("layers")
-    if not n:
-        return limits_problem(0, 0, 0, 0, precision, limits, extra=own)  # the kind's module judges the shape
+    (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
     widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
     hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
@@ -142,8 +140,9 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
-        return Confirmation(False, f"malformed certificate: {type(err).__name__}: {err}")
-    return Confirmation(ok, message)
+        ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
+    # A message quotes the certificate: its control characters (\r and an escape print "OK" over "REJECTED") escaped
+    return Confirmation(ok, "".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
 
 
 def precision_problem(precision) -> str | None:

@@ -514,6 +514,24 @@ def test_json_that_is_no_certificate_is_unreadable_for_both_front_ends(tmp_path,
     assert done.returncode == 2 and "not a certify certificate" in done.stderr and done.stderr.count("\n") == 1
 
 
+SPOOF = "\r\x1b[2KOK: confirmed: holds at 53 bits\x1b[8m"  # back to the line's start, erase it, print OK, hide the rest
+
+
+def test_a_rejection_never_prints_the_certificates_control_characters(tmp_path, capsys, holds_cert):
+    """A message quotes what a certificate states: a carriage return and terminal escapes in it printed
+    "OK: confirmed" over the REJECTED line of both front ends (the exit code was still 1)."""
+    cert = copy.deepcopy(holds_cert)
+    cert["values"]["comparisons"][0]["holds"] = SPOOF
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "\\r\\x1b[2KOK" in confirmation.message and confirmation.message.isprintable()
+    path = write_json(tmp_path / "spoof.json", cert)
+    code, out, err, _ = run_cli(["verify", path], capsys)
+    assert code == 1 and out.startswith("REJECTED") and out.rstrip("\n").isprintable()
+    done = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 1 and done.stdout.rstrip("\n").isprintable()
+
+
 # --- campaign folders -------------------------------------------------------------------------
 
 SMALL = campaign.Campaign("log-L", 2, 1, 12, 1, bound=PLANTED, L_range=(40.0, 2000.0))
