@@ -105,19 +105,27 @@ def _configuration(cert: dict):
     return inputs if isinstance(inputs, dict) else None
 
 
+def _shape(value) -> tuple[int, int]:
+    """(rows, columns) of a matrix as stated: rows, or a binary64 block (schema.expanded, which checks its bytes)."""
+    shape = value.get("shape") if isinstance(value, dict) else None
+    if isinstance(shape, list) and len(shape) == 2 and all(type(v) is int for v in shape):
+        return max(shape[0], 0), max(shape[1], 0)
+    return (len(value), len(value[0])) if isinstance(value, list) and value and isinstance(value[0], list) else (0, 0)
+
+
 def _over_limits(cert: dict, limits: Limits) -> str | None:
-    """Which limit the certificate's shapes and precision pass (checked before any work)."""
-    precision = cert.get("precision")
-    precision = precision if type(precision) is int else 0
-    config = _configuration(cert)
-    X, layers = (config.get("X"), config.get("layers")) if config else (None, None)
-    if not (isinstance(X, list) and X and isinstance(X[0], list) and isinstance(layers, list)):
-        return limits_problem(0, 0, 0, 0, precision, limits)  # the kind's module judges the shape
-    widths = [len(layer[key][0]) for layer in layers if isinstance(layer, dict) for key in ("W_Q", "W1")
-              if isinstance(layer.get(key), list) and layer[key] and isinstance(layer[key][0], list)]
-    hidden = [len(layer["ffn"].get("W1", [])) for layer in layers
-              if isinstance(layer, dict) and isinstance(layer.get("ffn"), dict) and isinstance(layer["ffn"].get("W1"), list)]
-    return limits_problem(len(X), max([len(X[0])] + widths), len(layers), max(hidden, default=0), precision, limits)
+    """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a head's,
+    centred-rank's) meet the caps on n and d; a trajectory counts all its steps; a kind may add a work(cert)."""
+    precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
+    own = getattr(importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # work beyond the layers'
+    config = _configuration(cert) or {}
+    (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
+    specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
+    widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
+    hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
+    steps = min(cert["layers"], limits.work) if cert.get("kind") == "trajectory" and type(cert.get("layers")) is int else 0
+    return limits_problem(n, max([d] + widths), len(layers) if isinstance(layers, list) else 0,
+                          max(hidden, default=0), precision, limits, steps, own)
 
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:
@@ -132,8 +140,9 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
-        return Confirmation(False, f"malformed certificate: {type(err).__name__}: {err}")
-    return Confirmation(ok, message)
+        ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
+    # A message quotes the certificate: its control characters (\r and an escape print "OK" over "REJECTED") escaped
+    return Confirmation(ok, "".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
 
 
 def precision_problem(precision) -> str | None:

@@ -7,7 +7,7 @@ never a verdict).
 
 import sys
 
-from certify_checker import Unreadable, load, verify
+from certify_checker import FORMAT, Unreadable, load, verify
 from certify_checker.limits import LIMITS
 
 EXIT_INTERNAL_ERROR = 4
@@ -23,6 +23,8 @@ def main(paths: list[str]) -> int:
             with open(path, "rb") as handle:
                 data = handle.read(LIMITS.bytes + 1)
             cert = load(data, LIMITS)
+            if not (isinstance(cert, dict) and cert.get("format") == FORMAT):  # unreadable, as for `certify verify`
+                raise Unreadable(f"not a certify certificate (format {FORMAT!r} expected)")
         except OSError as err:
             print(f"certify_checker: error: cannot read {path}: {err.strerror or err}", file=sys.stderr)
             return 2

@@ -201,6 +201,22 @@ COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 ESCALATION = (2, 4)
 
 
+def work(cert: dict) -> int:
+    """The work of tau beyond certify_checker.limits' estimate per layer (in its units): the minima of n^3 / 2
+    pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens).  0 when
+    malformed (verify judges)."""
+    try:
+        if cert["claim"] not in CLAIMS or not any("tau" in side for pair in CLAIMS[cert["claim"]][2] for side in pair):
+            return 0
+        X, layers, bits = cert["inputs"]["X"], cert["inputs"]["layers"], cert["precision"]
+        n = X["shape"][0] if isinstance(X, dict) else len(X)
+        if type(n) is not int or type(bits) is not int or not isinstance(layers, list):
+            return 0
+        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+    except (KeyError, TypeError, IndexError):
+        return 0
+
+
 def digest(cert: dict) -> str:
     """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
     a RecursionError, malformed, without the encoder's separate check)."""

@@ -36,8 +36,9 @@ def ball_bytes(precision: int) -> int:
     return 96 + 8 * (precision // 64 + 1)
 
 
-def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits) -> str | None:
-    """Which limit a certificate of these shapes at this precision passes, in words, or None."""
+def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0) -> str | None:
+    """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
+    steps computed when more than the layers, as a trajectory applies its layers cyclically; extra: other work)."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
@@ -45,8 +46,8 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     balls = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n))
     if balls * ball_bytes(precision) > limits.memory:
         return f"an estimated {balls * ball_bytes(precision) / 2**30:.2f} GiB is above the checker's memory limit"
-    operations = layers * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
-    cost = operations * (1 + precision // 64)
+    operations = max(layers, steps) * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
+    cost = operations * (1 + precision // 64) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

@@ -162,5 +162,18 @@ def claims(N: int, w: Fraction, counts: dict, bound: Fraction) -> list[str]:
     return lines
 
 
+def work(cert: dict) -> int:
+    """The work of the listed equilibria in the units of certify_checker.limits (certify_checker.__init__): a
+    Krawczyk test per token on (N+1) x (N+1) matrices, after a fixed part, each operation weighted by its
+    limbs (a box [0, 1/3] takes 150 ms at 2^16 bits for N = 16).  0 when malformed (verify judges)."""
+    try:
+        N, listed, bits = cert["inputs"]["n"], cert["witness"]["equilibria"], cert["precision"]
+        if type(N) is not int or type(bits) is not int or not isinstance(listed, list):
+            return 0
+        return len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) * (1 + min(max(bits, 0), 1 << 20) // 64)
+    except (TypeError, KeyError, AttributeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     return confirm(cert, KIND, evaluate, INPUT_KEYS)

@@ -26,6 +26,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
 from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
@@ -43,6 +44,11 @@ LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"]
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
 CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
 CLAIMS = set(CLAIM_BOUNDS)
+# The fields, exactly (certify.prove.region.certificate writes these): one the checker does not read
+# would be shown unchecked.  A violation carries its counterexample instead of the tree.
+KEYS = {"format", "kind", "verdict", "claim", "bound", "region", "reduction", "lemmas"}
+FIELDS = {"violated": KEYS | {"counterexample"}, "proved": KEYS | {"tree", "leaves", "left", "volume_proved"}}
+PARTS = {"region": {"n", "d", "radius", "norm"}, "reduction": {"name", "variables", "domain"}}
 
 
 def _positive(text) -> Fraction:
@@ -257,18 +263,38 @@ def _inside(config: dict, region: dict) -> str | None:
     return None
 
 
+def work(cert: dict) -> int:
+    """The replay's work in the units of certify_checker.limits (about a minute for 10^5 leaves of 8 tokens at
+    53 bits): each symbol of the tree makes a box of n intervals, each leaf's closing test takes n^2 tilts (a
+    fixed part, the Python around them, plus one per limb of its precision).  0 when malformed (verify judges)."""
+    try:
+        n, tree = cert["region"]["n"], cert["tree"]
+        if type(n) is not int or not 2 <= n <= MAX_TOKENS or not isinstance(tree, str):
+            return 0
+        bits = [leaf["precision"] if type(leaf["precision"]) is int else 0 for leaf in cert["leaves"]]
+        return 64 * n * len(tree) + 64 * (n * n + 16) * sum(1 + min(max(p, 0), MAX_PRECISION) // 64 for p in bits)
+    except (TypeError, KeyError, AttributeError, IndexError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != KIND:
         return False, f"not a {KIND!r} certificate"
     verdict, region = cert["verdict"], cert["region"]
     if verdict not in VERDICTS:
         return False, f"verdict {verdict!r} is not one of {VERDICTS}"
+    if set(cert) != FIELDS.get(verdict, FIELDS["proved"]) or any(set(cert[part]) != keys for part, keys in PARTS.items()):
+        return False, f"the certificate's fields are not those of a {verdict} region proof"
     name, variables, root = _reduction(region)
     stated = cert["reduction"]
     if stated["name"] != name or stated["variables"] != variables or _box(stated["domain"], len(root)) != tuple(root):
         return False, "the reduction or its domain is not the one the region gives"
     if cert["lemmas"] != LEMMAS[name]:
         return False, "the lemmas are not those of the reduction"
+    # A stated bound is read only in its canonical form (certify_checker.bound): a comment, a control
+    # character or a homoglyph would otherwise show one bound and have another proved.
+    if cert["bound"] is not None and canonical_bound(cert["bound"]) != cert["bound"]:  # outside the grammar: ValueError
+        return False, f"the bound is not in its canonical form {canonical_bound(cert['bound'])!r}"
     profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
     if verdict == "violated":
         return _verify_violation(cert, region)
@@ -281,8 +307,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     if (verdict == "proved") != (not left):
         return False, f"verdict {verdict} with {len(left)} boxes left open"
     for box, leaf in zip(leaves, stated_leaves):
-        if _box(leaf["box"], len(root)) != box:
-            return False, "a leaf differs from the bisection tree's box"
+        if set(leaf) != {"box", "method", "precision"} or _box(leaf["box"], len(root)) != box:
+            return False, "a leaf differs from the bisection tree's box, or states other fields"
         method, precision = leaf["method"], leaf["precision"]
         if method not in METHODS[name] or type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
             return False, f"leaf method {method!r} or precision {precision!r} not allowed"
@@ -301,6 +327,8 @@ def verify(cert: dict) -> tuple[bool, str]:
 def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:
     from certify_checker import verify as verify_any
 
+    if set(cert["counterexample"]) != {"config", "certificate"}:
+        return False, "the counterexample states other fields than its configuration and certificate"
     inner = cert["counterexample"]["certificate"]
     if inner.get("kind") != "inequality" or inner.get("verdict") != "violated":
         return False, "the counterexample is not a violated inequality certificate"

@@ -36,6 +36,12 @@ RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
 PURE_CURVES = ("global.step", "global.composed", "cubic")
 VALUE_CURVES = ("value.bounded", "value.approach")
+# Every field is checked (certify.studies.trajectory_certificate writes these and nothing else): an
+# unchecked one, a point's "t", an approach or a curve where none is drawn, M without a value curve,
+# would show numbers the checker never confirmed.
+CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representation", "precision", "curve_precision",
+             "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
+POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
 
 def digest(layers: int, inputs: dict, precisions: list) -> str:
@@ -304,6 +310,12 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     None, and the outcomes)."""
     outcomes = []
     for t, entry in enumerate(stated):
+        if set(entry) != POINT_KEYS or type(entry["t"]) is not int or entry["t"] != t:
+            return f"point {t}: its fields are not {sorted(POINT_KEYS)} with t = {t}", []
+        if t >= len(approaches) and entry["approach"] is not None:
+            return f"t = {t}: an approach is stated where the checker computes none", []
+        if set(entry["log_curves"]) != {name for name in names if drawn[name].get(t) is not None}:
+            return f"t = {t}: the stated curves are not those the checker draws", []
         mine = points[t] if t < len(points) else None
         is_resolved = mine is not None and resolved(mine["D"])
         if entry["resolved"] is not is_resolved:
@@ -339,7 +351,21 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     return None, outcomes
 
 
+def work(cert: dict) -> int:
+    """The work of tau_t beyond certify_checker.limits' estimate per step (in its units): n^3 / 2 each step
+    (centred_tau).  0 when malformed (verify judges)."""
+    try:
+        T, X, bits = cert["layers"], cert["inputs"]["X"], cert["precision"]
+        if type(T) is not int or type(bits) is not int or not isinstance(X, list):
+            return 0
+        return min(max(T, 0), MAX_LAYERS) * min(len(X), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+    except (KeyError, TypeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
+    if set(cert) != CERT_KEYS:
+        return False, f"the certificate's fields are not {sorted(CERT_KEYS)}"
     inputs, T = cert["inputs"], cert["layers"]
     if type(T) is not int or not 1 <= T <= MAX_LAYERS:
         return False, f"layers {T!r} out of range"
@@ -351,19 +377,23 @@ def verify(cert: dict) -> tuple[bool, str]:
     if unreadable := schema.problem(inputs):
         return False, unreadable
     names = list(cert["curves"])
+    if len(set(names)) != len(names):
+        return False, "a curve is listed twice"
     used = inputs["layers"][:T]
     if problem := _hypotheses_hold(names, used):
         return False, problem
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]
+    if len(stated) != T + 1:  # before the run: a miscount costs nothing
+        return False, "the certificate lists a different number of points"
     with ctx.workprec(precision):
         points, Ys, drifts, use_centred = run(inputs, T, value_curves="value.approach" in names)
     if cert["representation"] != ("centred" if use_centred else "absolute"):
         return False, f"the certificate says {cert['representation']} coordinates"
-    if len(stated) != T + 1:
-        return False, "the certificate lists a different number of points"
     M = None
+    if cert["M"] is not None and not any(name in VALUE_CURVES for name in names):
+        return False, "M is stated but no value curve is drawn"
     if any(name in VALUE_CURVES for name in names):
         with ctx.workprec(norm_precision):
             M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")

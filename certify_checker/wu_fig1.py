@@ -166,5 +166,17 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
     ]
 
 
+def work(cert: dict) -> int:
+    """The work of the trapping arc's pieces in the units of certify_checker.limits (certify_checker.__init__):
+    f' on each piece, a tangent and its arithmetic, weighted by the limbs.  0 when malformed (verify judges)."""
+    try:
+        cuts, bits = cert["witness"]["trapping_cuts"], cert["precision"]
+        if type(bits) is not int or not isinstance(cuts, list):
+            return 0
+        return 100 * len(cuts) * (1 + min(max(bits, 0), 1 << 20) // 64)
+    except (TypeError, KeyError, AttributeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     return confirm(cert, KIND, evaluate, INPUT_KEYS)

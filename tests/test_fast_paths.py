@@ -225,3 +225,21 @@ def test_a_certificate_with_blocks_is_confirmed_and_an_edited_block_rejected():
     short = copy.deepcopy(cert)
     short["inputs"]["X"]["shape"] = [39, 30]
     assert not checker.verify(_redigest(short)).ok
+
+
+def test_matrices_written_as_binary64_blocks_are_held_to_the_checkers_caps():
+    """The checker's caps read the shapes of rows only: tokens written as a block (as certificates write
+    large matrices) passed them whatever their number, 3000 tokens in 64 KB."""
+    rng = np.random.default_rng(5)
+    cfg = {"X": rng.normal(size=(40, 30)).tolist(), "A": (rng.normal(size=(30, 30)) / 6).tolist()}
+    cert = engine.check(cfg).certificate
+    assert set(cert["inputs"]["X"]) == {"binary64", "shape"} and checker.verify(cert).ok
+    assert checker.verify(cert, checker.Limits(tokens=40, dim=30)).ok
+    assert checker.verify(cert, checker.Limits(tokens=39)).refused
+    assert checker.verify(cert, checker.Limits(dim=29)).refused
+    factored = {"X": cfg["X"], "W_Q": rng.normal(size=(30, 40)).tolist(), "W_K": rng.normal(size=(30, 40)).tolist(),
+                "beta": "1/100"}
+    wide = engine.check(factored, claim="collapse.dobrushin").certificate
+    assert set(wide["inputs"]["layers"][0]["W_Q"]) == {"binary64", "shape"}
+    assert checker.verify(wide, checker.Limits(dim=39)).refused and not checker.verify(wide, checker.Limits(dim=40)).refused
+

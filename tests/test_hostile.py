@@ -33,7 +33,10 @@ from certify.errors import BadInput
 from certify.search import campaign
 from certify.suite import cases
 from certify_checker import bound as checker_bound
+from certify_checker import counterexample as checker_counterexample
+from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
+from certify_checker import trajectory as checker_trajectory
 
 QUICK = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 ROOT = Path(__file__).resolve().parent.parent
@@ -397,6 +400,60 @@ def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, hold
     assert checker.verify({**cert, "inputs": big, "precision": 1 << 16}).refused
 
 
+def _tokens_only(kind: str, n: int) -> dict:
+    """A certificate of an attention head or of centred tokens on n tokens in R^2 (its content aside)."""
+    X = [[str(i), str(i * i % 7)] for i in range(n)]
+    inputs = {"X": X} if kind == "centred-rank" else {"X": X, "W_Q": [["1"], ["0"]], "W_K": [["0"], ["1"]],
+                                                       "steps": {"dobrushin": "holds"}}
+    witness = {} if kind == "centred-rank" else {"route": "direct", "basis": [["1", "0"], ["0", "1"]], "top": ["1", "0"]}
+    cert = {"format": checker.FORMAT, "kind": kind, "verdict": "certified", "claims": [], "inputs": inputs,
+            "witness": witness, "values": {}, "precision": 64}
+    return {**cert, "inputs_sha256": checker_counterexample.digest(kind, inputs, witness, 64)}
+
+
+@pytest.mark.parametrize("kind", ["centred-rank", "attention-head"])
+def test_tokens_without_layers_are_held_to_the_caps(kind):
+    """A head's or a centred-rank certificate's tokens have no list of layers: their shapes were not
+    read, and 4000 x 4000 tokens (32 MB of JSON) had the checker factorise for hours."""
+    small = checker.Limits(tokens=8, dim=8)
+    assert not checker.verify(_tokens_only(kind, 8), small).refused
+    assert checker.verify(_tokens_only(kind, 9), small).refused
+    wide = _tokens_only("attention-head", 4)
+    wide["inputs"]["W_Q"] = wide["inputs"]["W_K"] = [["1"] * 9, ["0"] * 9]  # d_k = 9 > dim
+    assert checker.verify(wide, small).refused
+
+
+def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
+    """A trajectory applies its layers cyclically through T steps, at three precisions: its work was
+    estimated for one pass through the configuration's layers at the first precision only."""
+    config = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "layers": [{"A": [["0", "0"], ["0", "0"]]}]}
+    def trajectory(T, precisions=(53, 74, 128)):
+        cert = {"format": checker.FORMAT, "kind": "trajectory", "layers": T, "inputs": config, "points": [],
+                "precision": precisions[0], "curve_precision": precisions[1], "norm_precision": precisions[2]}
+        return {**cert, "inputs_sha256": checker_trajectory.digest(T, config, list(precisions))}
+    one_step = checker_limits.problem(3, 2, 1, 0, 53, checker_limits.LIMITS) is None
+    assert one_step and not checker.verify(trajectory(1)).refused
+    assert checker.verify(trajectory(10_000), checker.Limits(work=10_000)).refused
+    assert not checker.verify(trajectory(10), checker.Limits(work=10_000)).refused
+    assert checker.verify(trajectory(1, (53, 1 << 20, 128))).refused
+    assert checker.verify(trajectory(1, (53, 74, 1 << 20))).refused
+    # tau_t (n^3 / 2 each step) on top: 64 tokens through 10000 steps passed and took minutes
+    assert checker_trajectory.work(trajectory(1000)) == 1000 * 3 ** 3 // 2
+    assert checker.verify(trajectory(1000), checker.Limits(work=1000 * 3 ** 3 // 2)).refused
+
+
+def test_the_work_of_tau_counts_in_the_checkers_estimate():
+    """tau takes n^3 / 2 minima a layer (20 s at 512 tokens), outside the per-layer estimate: 26 layers of
+    512 tokens in one dimension passed the limits and kept the checker for about nine minutes."""
+    rng = random.Random(8)
+    X = [[str(rng.randint(-9, 9))] for _ in range(40)]
+    cert = engine.check({"X": X, "layers": [{"A": [["1/3"]]}] * 2}, claim="collapse.dobrushin").certificate
+    tau = checker_inequality.work(cert)
+    assert tau == 2 * 40 ** 3 // 2 * (1 + cert["precision"] // 64) and checker.verify(cert).ok
+    assert checker.verify(cert, checker.Limits(work=tau)).refused  # the layers' own work comes on top
+    assert checker_inequality.work({**cert, "claim": "collapse.global"}) == 0
+
+
 def test_precision_escalation_stops_at_the_memory_limit(tmp_path):
     result = engine.check(cases.antipodal(500.0), limits=limits.Limits(memory=6000))  # decided only at 1696 bits
     assert result.verdict == engine.UNDECIDED and "memory limit" in result.reason
@@ -442,6 +499,37 @@ def test_the_checker_module_never_exits_1_from_a_crash(tmp_path, violated_cert):
     refused = subprocess.run([sys.executable, "-m", "certify_checker", str(heavy)], capture_output=True, text=True,
                              cwd=ROOT, timeout=120)
     assert refused.returncode == 2 and "limit" in refused.stderr
+
+
+@pytest.mark.parametrize("text", ["null", "[1]", '"certificate"', '{"format": "certify-certificate/2", "kind": "inequality"}',
+                                  '{"kind": "inequality"}'])
+def test_json_that_is_no_certificate_is_unreadable_for_both_front_ends(tmp_path, capsys, text):
+    """`python -m certify_checker` rejected these (exit 1) where `certify verify` finds them unreadable (2)."""
+    path = tmp_path / "not-a-certificate.json"
+    path.write_text(text, encoding="utf-8")
+    code, _, err, _ = run_cli(["verify", path], capsys)
+    assert code == 2 and "not a certify certificate" in err
+    done = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "not a certify certificate" in done.stderr and done.stderr.count("\n") == 1
+
+
+SPOOF = "\r\x1b[2KOK: confirmed: holds at 53 bits\x1b[8m"  # back to the line's start, erase it, print OK, hide the rest
+
+
+def test_a_rejection_never_prints_the_certificates_control_characters(tmp_path, capsys, holds_cert):
+    """A message quotes what a certificate states: a carriage return and terminal escapes in it printed
+    "OK: confirmed" over the REJECTED line of both front ends (the exit code was still 1)."""
+    cert = copy.deepcopy(holds_cert)
+    cert["values"]["comparisons"][0]["holds"] = SPOOF
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "\\r\\x1b[2KOK" in confirmation.message and confirmation.message.isprintable()
+    path = write_json(tmp_path / "spoof.json", cert)
+    code, out, err, _ = run_cli(["verify", path], capsys)
+    assert code == 1 and out.startswith("REJECTED") and out.rstrip("\n").isprintable()
+    done = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 1 and done.stdout.rstrip("\n").isprintable()
 
 
 # --- campaign folders -------------------------------------------------------------------------

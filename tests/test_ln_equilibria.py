@@ -152,3 +152,22 @@ def test_cli_writes_a_certified_certificate(tmp_path):
     assert main(["counterexample", "ln-equilibria", "--n", "4", "--w", "4", "--out", str(out)]) == 0
     written = json.loads(out.read_text())
     assert written["verdict"] == "certified" and checker.verify(written)[0]
+
+
+def test_a_list_of_equilibria_beyond_the_work_limit_is_refused_before_any_work(cert):
+    """160000 equilibria of 16 tokens whose first Krawczyk test fails on a box [0, 1/3] (64 MB at 2^16 bits,
+    150 ms each) kept the checker busy for hours; the kind's work estimate (checker.work) is held to the limits
+    before any."""
+    import certify_checker
+    from certify_checker import counterexample
+    assert certify_checker.verify(cert).ok and 0 < checker.work(cert) < certify_checker.LIMITS.work
+    assert certify_checker.verify(cert, certify_checker.Limits(work=checker.work(cert) - 1)).refused
+    token = {"dim": 16, "box": [["0", "1/3"]] * 17}
+    hostile = {"format": cert["format"], "kind": "ln-equilibria", "verdict": "certified", "claims": [],
+               "inputs": {"n": 16, "w": "16"}, "values": {}, "precision": 64,
+               "witness": {"equilibria": [{"tokens": [token] + [{"dim": 16}] * 15, "gram_shift": "1"}] * 1300}}
+    hostile["inputs_sha256"] = counterexample.digest("ln-equilibria", hostile["inputs"], hostile["witness"], 64)
+    assert certify_checker.verify(hostile, certify_checker.Limits(work=5 * 10**6)).refused  # a hundredth of the default
+    precise = {**hostile, "precision": 1 << 16, "witness": {"equilibria": hostile["witness"]["equilibria"][:20]}}
+    precise["inputs_sha256"] = counterexample.digest("ln-equilibria", precise["inputs"], precise["witness"], 1 << 16)
+    assert certify_checker.verify(precise).refused  # 20 of them take 3 s at 2^16 bits

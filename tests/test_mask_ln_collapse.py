@@ -210,6 +210,26 @@ def test_ln_collapse_needs_post_ln_and_one_of_the_two_conditions_on_X0():
     _rejects(cases.layernorm_stack("complete", n=5, seed=53), "ln.collapse", "neither hypothesis")
 
 
+def test_the_checker_decides_the_exact_hypotheses_of_ln_collapse_on_huge_entries_in_time():
+    """Tokens of 4000 hex digits, 16 x 16 (1 MB): the elimination in Python fractions took 80 s for the rank
+    of X_0, and grows as n^5 (24 x 24 tokens of 8000 digits, 4.4 MB: the best part of an hour)."""
+    import time
+    rng = random.Random(71)
+    n = 16
+    X = [["0x" + "".join(rng.choice("0123456789abcdef") for _ in range(4000)) for _ in range(n)] for _ in range(n)]
+    causal = [[int(j <= i) for j in range(n)] for i in range(n)]
+    inputs = {"X": X, "layers": [{"A": [["0"] * n] * n, "mask": causal, "layernorm": {"position": "post"}}] * 3}
+    started = time.monotonic()
+    assert windowed.unmet_hypothesis("ln.collapse", inputs) is None  # positive entries: every cosine > 0
+    assert windowed.exact(X).rank() == n
+    assert time.monotonic() - started < 10
+    deficient = X[:-1] + [[hex(int(a, 16) - int(b, 16)) for a, b in zip(X[0], X[1])]]
+    assert windowed.exact(deficient).rank() == n - 1
+    rotation = [["3/5", "-4/5"], ["4/5", "3/5"]]
+    assert windowed.orthogonal(rotation) and not windowed.orthogonal([["3/5", "4/5"], ["4/5", "3/5"]])
+    assert windowed.exact([["0x1p-3", "1/3", 0.5]]) == windowed.exact([["1/8", "1/3", "1/2"]])
+
+
 def test_checker_graph_radius_agrees_with_the_engine_on_random_masks():
     rng = random.Random(61)
     for _ in range(60):

@@ -353,6 +353,52 @@ def test_a_bound_written_as_the_tanh_claim_uses_the_identity_and_a_perturbed_one
     assert not checker.verify(forged).ok
 
 
+@pytest.mark.parametrize("where", ["top", "region", "reduction", "leaf", "counterexample"])
+def test_a_region_proof_states_nothing_the_checker_does_not_read(line_proof, where, tmp_path):
+    """Extra fields (a note, a "proved_for_every_d": true) were confirmed with the rest, unread."""
+    if where == "counterexample":
+        result = prove(None, 2, None, 2, 2, bound="(1-exp(-a*D**2/8))*D")
+        assert result.verdict == "violated" and checker.verify(result.certificate).ok
+        cert = copy.deepcopy(result.certificate)
+        cert["counterexample"]["proved_for_every_d"] = True
+    else:
+        cert = copy.deepcopy(line_proof.certificate)
+        part = {"top": cert, "region": cert["region"], "reduction": cert["reduction"], "leaf": cert["leaves"][0]}[where]
+        part["proved_for_every_d"] = True
+    assert not checker.verify(cert).ok
+
+
+def test_a_region_proof_is_held_to_the_work_limit_before_its_replay(line_proof):
+    """Leaves at 2^14 bits, or a bisection tree of millions of symbols, had the checker replay for hours
+    (a true bound, 2*D, in a full tree of 2^18 leaves: 40 MB, 50 ms a leaf); its work is now estimated first."""
+    cert = line_proof.certificate
+    assert checker.verify(cert).ok and 0 < checker_region.work(cert) < checker.LIMITS.work
+    assert checker.verify(cert, checker.Limits(work=checker_region.work(cert))).ok
+    refused = checker.verify(cert, checker.Limits(work=checker_region.work(cert) - 1))
+    assert refused.refused and "work" in refused.message
+    deeper = copy.deepcopy(cert)
+    for leaf in deeper["leaves"]:
+        leaf["precision"] = checker_region.MAX_PRECISION
+    assert checker_region.work(deeper) > 200 * checker_region.work(cert)
+    endless = copy.deepcopy(cert) | {"tree": "0" * 10 ** 7}
+    assert checker.verify(endless).refused
+
+
+@pytest.mark.parametrize("shown", [
+    "(1 - exp(-a*D**2/2))*D # <= a*D**3/100",  # a comment: the text shown is not the bound proved
+    "(1 - exp(-a*D**2/2))*D #\x1b[2K\x1b[1Ga*D**3/100",  # a terminal escape hiding the bound proved
+    "(1 - exp(-\uff41*D**2/2))*D",  # a homoglyph (fullwidth a), read as a by Python
+    "(1-exp(-a*D**2/2))*D",  # the same bound, not in its canonical form
+])
+def test_a_region_proof_states_its_bound_in_canonical_form(shown):
+    result = prove(None, 2, None, 1, 1, bound="(1-exp(-a*D**2/2))*D")
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok
+    forged = copy.deepcopy(result.certificate)
+    forged["bound"] = shown
+    confirmation = checker.verify(forged)
+    assert not confirmation.ok and "bound" in confirmation.message
+
+
 @pytest.mark.parametrize("bound", ["(1-exp(-a*D**2/2))*D", "D*tanh(sqrt(a*D**2 + 1) - 1)", "D*(a*D**2)**3/(1 + (a*D**2)**3)",
                                    "D*min(1, a*D**2/3)"])
 def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):

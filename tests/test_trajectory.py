@@ -259,6 +259,32 @@ def test_a_tampered_trajectory_certificate_is_rejected():
         assert not confirmation.ok and "malformed" not in confirmation.message, (tamper, confirmation.message)
 
 
+def _stated_but_never_checked(cert):
+    """Edits that put numbers in a trajectory certificate where the checker computes none."""
+    fake = cert["points"][1]["D"]
+    return {
+        "an extra field": lambda c: c.update(note="certified by hand"),
+        "an extra point field": lambda c: c["points"][2].update(D_true=fake),
+        "a point's t": lambda c: c["points"][2].update(t=5),
+        "an approach without value.approach": lambda c: c["points"][2].update(approach=fake),
+        "a curve not drawn": lambda c: c["points"][2]["log_curves"].update(cubic=fake),
+        "a curve dropped": lambda c: c["points"][2]["log_curves"].pop("global.step"),
+        "M without a value curve": lambda c: c.update(M=fake),
+        "a curve listed twice": lambda c: c.update(curves=c["curves"] + c["curves"][:1]),
+    }
+
+
+def test_a_trajectory_certificate_states_nothing_the_checker_does_not_check():
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    assert verify(tr.certificate).ok and tr.certificate["curves"] and tr.certificate["M"] is None
+    import copy
+    for what, edit in _stated_but_never_checked(tr.certificate).items():
+        cert = copy.deepcopy(tr.certificate)
+        edit(cert)
+        assert not verify(cert).ok, what
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"

@@ -185,3 +185,17 @@ def test_the_engine_angle_map_is_one_formula_over_both_arithmetics():
             gap = fig1.angle_map(BALL, w, ball_theta) - ball_theta
             assert gap.contains(0) and gap.rad() < 1e-30  # a fixed point, to 128 bits
             assert abs(float(ball_theta.mid()) - theta) < 1e-12
+
+
+def test_millions_of_trapping_cuts_are_refused_before_any_work(cert):
+    """Five million cuts of the trapping arc (40 MB at 2^16 bits) kept the checker busy for minutes; the
+    kind's work estimate (checker.work) is now held to the limits before any."""
+    import certify_checker
+    from certify_checker import counterexample
+    assert certify_checker.verify(cert).ok and checker.work(cert) == 100 * len(cert["witness"]["trapping_cuts"]) * (1 + cert["precision"] // 64)
+    lo, hi = (Fraction(c) for c in cert["witness"]["trapping_cuts"][::len(cert["witness"]["trapping_cuts"]) - 1])
+    many = copy.deepcopy(cert)
+    many["witness"]["trapping_cuts"] = [str(lo + (hi - lo) * i / 20_000) for i in range(20_001)]
+    many["inputs_sha256"] = counterexample.digest("wu-fig1", many["inputs"], many["witness"], many["precision"])
+    assert certify_checker.verify(many, certify_checker.Limits(work=2_000_000)).refused  # 1/250 of the default
+    assert certify_checker.verify(cert, certify_checker.Limits(work=checker.work(cert) - 1)).refused
