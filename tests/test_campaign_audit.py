@@ -110,6 +110,19 @@ def test_a_certificate_of_another_configuration_is_rejected(copy):
                for p in problems)
 
 
+def test_a_folder_missing_configurations_is_rejected(copy, capsys):
+    """A chunk's records taken away with the manifest redone (a deleted chunk of violations looks clean
+    otherwise), or a campaign not yet finished: the folder is not the campaign of its manifest."""
+    dropped = {r["i"] for r in campaign.records(copy) if r["verdict"] == "violated"}
+    _rewrite(copy, lambda r: None if r["i"] in dropped else r)
+    report = audit.audit(copy, sample=0, workers=1)
+    assert report.records == SPEC.count - len(dropped) and len(report.problems) == 1
+    assert f"records {SPEC.count - len(dropped)} of the campaign's {SPEC.count} configurations" in report.problems[0]
+    assert str(min(dropped)) in report.problems[0]
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert capsys.readouterr().out.startswith("REJECTED: campaign")
+
+
 @pytest.mark.parametrize("corruption", ["repeated", "out of range", "unknown tier", "violated without certificate",
                                         "certificate not a path"])
 def test_corrupt_records_are_rejected(copy, corruption):

@@ -9,8 +9,10 @@ decided verdict):
       for the sample it will meet), or all of them with everything=True (`--all`);
 on a process pool (every core by default).  A stored certificate must be confirmed by the checker,
 state the record's verdict and be about the regenerated configuration.  The audit rejects the
-folder if any of this differs, if a record is malformed, repeated or out of range, or if a
-violation has no certificate.  Records not re-derived are trusted only as far as the sample goes.
+folder if any of this differs, if a record is malformed, repeated or out of range, if a
+violation has no certificate, or if a configuration of the campaign has no record (an
+interrupted campaign is not yet the campaign its manifest describes).  Records not re-derived
+are trusted only as far as the sample goes.
 """
 
 from __future__ import annotations
@@ -94,6 +96,25 @@ def _record_problem(record, count: int) -> str | None:
     return None
 
 
+def _missing_problem(by_index: dict, count: int) -> str | None:
+    """Why a folder without a record for every configuration of its campaign is not the campaign: an
+    interrupted run (resumable), or records taken away (a chunk of violations deleted and the manifest
+    redone would otherwise leave a clean folder)."""
+    absent = [i for i in range(count) if i not in by_index]
+    if not absent:
+        return None
+    runs = []  # absent indices as ranges "a-b"
+    for i in absent:
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:LISTED])
+    return (f"the folder records {count - len(absent)} of the campaign's {count} configurations; no record of "
+            f"{shown}{', ...' if len(runs) > LISTED else ''} (an interrupted campaign: run the same "
+            "`certify sample` on the folder to finish it)")
+
+
 def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
     where = f"configuration {record['i']}: certificate {record['certificate']}"
     path = (folder / record["certificate"]).resolve()
@@ -130,6 +151,8 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
     if problems:
         return Audit(records=len(decided), rederived=0, problems=problems)
     by_index = {r["i"]: r for r in decided}
+    if missing := _missing_problem(by_index, spec.count):  # a folder's "OK" speaks for the whole campaign
+        problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
     rest = sorted(set(by_index) - chosen)
     chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
