@@ -6,7 +6,7 @@ smallest, over the tokens that reach every token, of the largest BFS distance fr
 
 mask.collapse: windows of r layers from layer 0.  ln.collapse: windows of 2r layers from layer 1
 (tokens are on the unit sphere there), post-LN x / ||x||, V^T V = I exactly, and either
-(G strongly connected, N <= d, rank X_0 = N) or (G quasi-strongly connected, x_i . x_k >= 0).
+(G strongly connected, N <= d, rank X_0 = N) or (G quasi-strongly connected, no zero token and x_i . x_k >= 0).
 
 A window at t of length k gives (with P_s, X_s the attention and tokens of layer s):
     D, mu / D_end, mu_end   at X_t / X_{t+k}       D_0  at X_0      t, k, r, n
@@ -101,8 +101,10 @@ def unmet_hypothesis(claim: str, inputs: dict) -> str | None:
         return f"{claim}: no window of {k} layers fits in the stack"
     if claim == "ln.collapse":
         full_rank = n <= len(X[0]) and _rank(X) == n
-        cosines = all(sum(rational(a) * rational(b) for a, b in zip(X[i], X[j])) >= 0
-                      for i in range(n) for j in range(i + 1, n))
+        # a cosine is defined only between nonzero tokens
+        cosines = (all(any(rational(v) != 0 for v in row) for row in X)
+                   and all(sum(rational(a) * rational(b) for a, b in zip(X[i], X[j])) >= 0
+                           for i in range(n) for j in range(i + 1, n)))
         if not (strong and full_rank) and not cosines:
             return "ln.collapse: neither (strongly connected, N <= d, full rank) nor (all cosines >= 0) holds"
     return None
