@@ -6,7 +6,7 @@ smallest, over the tokens that reach every token, of the largest BFS distance fr
 
 mask.collapse: windows of r layers from layer 0.  ln.collapse: windows of 2r layers from layer 1
 (tokens are on the unit sphere there), post-LN x / ||x||, V^T V = I exactly, and either
-(G strongly connected, N <= d, rank X_0 = N) or (G quasi-strongly connected, x_i . x_k >= 0).
+(G strongly connected, N <= d, rank X_0 = N) or (G quasi-strongly connected, no zero token and x_i . x_k >= 0).
 
 A window at t of length k gives (with P_s, X_s the attention and tokens of layer s):
     D, mu / D_end, mu_end   at X_t / X_{t+k}       D_0  at X_0      t, k, r, n
@@ -93,7 +93,8 @@ def unmet_hypothesis(claim: str, inputs: dict) -> str | None:
         Xq = exact(X)
         full_rank = n <= len(X[0]) and Xq.rank() == n
         gram = Xq * Xq.transpose()
-        cosines = all(gram[i, j] >= 0 for i in range(n) for j in range(i + 1, n))
+        # every cosine >= 0, a cosine being defined only between nonzero tokens (G_ii > 0)
+        cosines = all(gram[i, j] >= 0 and gram[i, i] > 0 for i in range(n) for j in range(i, n))
         if not (strong and full_rank) and not cosines:
             return "ln.collapse: neither (strongly connected, N <= d, full rank) nor (all cosines >= 0) holds"
     return None

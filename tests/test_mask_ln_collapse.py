@@ -230,6 +230,20 @@ def test_the_checker_decides_the_exact_hypotheses_of_ln_collapse_on_huge_entries
     assert windowed.exact([["0x1p-3", "1/3", 0.5]]) == windowed.exact([["1/8", "1/3", "1/2"]])
 
 
+def test_ln_collapse_cosine_condition_needs_nonzero_tokens():
+    """A zero token has no cosine (and LN(0) is undefined): x_i . x_k >= 0 alone does not meet
+    Corollary 1's hypothesis.  Engine and checker both refuse."""
+    layer = {"A": [[1, 0], [0, 1]], "mask": "causal", "layernorm": "post"}
+    cfg = {"X": [[0, 0], [1, "1/2"], ["1/2", 1]], "layers": [layer] * 3}
+    _rejects(cfg, "ln.collapse", "a zero token")
+    inputs = config.to_json(config.load(cfg))
+    assert "neither" in windowed.unmet_hypothesis("ln.collapse", inputs)
+    inputs["X"][0] = ["1/4", "1/4"]  # every token nonzero, every cosine positive: the hypothesis holds
+    assert windowed.unmet_hypothesis("ln.collapse", inputs) is None
+    cfg["X"][0] = ["1/4", "1/4"]
+    assert engine.check(cfg, claim="ln.collapse").verdict == engine.HOLDS
+
+
 def test_checker_graph_radius_agrees_with_the_engine_on_random_masks():
     rng = random.Random(61)
     for _ in range(60):

@@ -92,13 +92,15 @@ def post_ln_orthogonal(case: Case) -> str | None:
                 "(all initial cosines >= 0): " + ("G is " + ("" if report.strongly_connected else "not ")
                                                   + "strongly connected, X_0 has rank "
                                                   + f"{exact_rank(case.X)} with N = {case.n}, d = {case.d}, "
-                                                  "and some x_i . x_k < 0"))
+                                                  "and some cosine is negative or undefined (a zero token)"))
     return _radius_windows(case, report, 2 * report.radius, 1)
 
 
 def nonnegative_cosines(X) -> bool:
-    """x_i . x_k >= 0 for every pair: the cosines' signs, exactly."""
-    return all(sum(a * b for a, b in zip(X[i], X[k])) >= 0 for i in range(len(X)) for k in range(i + 1, len(X)))
+    """Every cosine cos(x_i, x_k) is defined and >= 0: no token is zero (LN(0) and its cosines are
+    undefined) and x_i . x_k >= 0 for every pair, exactly."""
+    return (all(any(v != 0 for v in row) for row in X)
+            and all(sum(a * b for a, b in zip(X[i], X[k])) >= 0 for i in range(len(X)) for k in range(i + 1, len(X))))
 
 
 def theorem1_window(case: Case) -> tuple[int, int, int]:
@@ -147,7 +149,7 @@ register(Claim(
                   Inequality("D_end*m", "(1 - delta)*D", "window contraction")),
     source=f"{WU}, Theorem 2 and Corollary 1",
     hypotheses=("post-LN sphere layers X' = LN(P X V^T), V^T V = I exactly, one mask; strongly connected G "
-                "with N <= d and rank X_0 = N, or quasi-strongly connected G with x_i . x_k >= 0; "
+                "with N <= d and rank X_0 = N, or quasi-strongly connected G with nonzero tokens and x_i . x_k >= 0; "
                 "at least 1 + 2r layers"),
     applies=post_ln_orthogonal, scope="window",
     window=theorem2_window,

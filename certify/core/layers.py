@@ -204,8 +204,8 @@ def apply_layer(ar, layer: Layer, X, arrays: LayerArrays | None = None, translat
     values = Z if translated is None else translated
     PX = ar.matmul(P, values)
     Y = PX if arrays.V is None else ar.matmul(PX, _transposed(arrays.V))
-    if layer.residual:
-        Y = values + Y
+    if layer.residual:  # the skip carries X itself, not LN(X): X' = X + P LN(X) V^T when pre-LN
+        Y = (X if translated is None else translated) + Y
     post = ln is not None and ln.position == "post"
     if post:
         Y = layernorm(ar, ln, Y)
