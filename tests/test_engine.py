@@ -155,3 +155,11 @@ def test_the_sharp_tanh_bound_is_attained_by_antipodal_tokens():
 @given(pure_layers())
 def test_the_tanh_bound_is_never_reported_violated(cfg):
     assert engine.check(cfg, claim="collapse.tanh", max_prec=2048).verdict != engine.VIOLATED
+
+
+def test_an_undefined_layernorm_is_named_among_the_reasons_of_an_undecided_check():
+    """LayerNorm of a zero token is 0/0: no precision decides it, and the reason says what may be undefined."""
+    result = engine.check({"X": [[0, 0], [1, 0.5], [0.5, 1]], "A": [[1, 0], [0, 1]], "layernorm": "pre"},
+                          bound="10*D", max_prec=212)
+    assert result.verdict == engine.UNDECIDED and result.certificate is None
+    assert "LayerNorm of a zero token" in result.reason

@@ -208,8 +208,9 @@ def _verdict(comparisons: list[Comparison]) -> str:
 def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
     open_ = [c for c in comparisons if c.outcome is None]
     if any(not (c.lhs.is_finite() and c.rhs.is_finite()) for c in open_):
-        return (f"an enclosure is not finite at {precision} bits (inputs of extreme size need more precision:"
-                " raise --max-prec)")
+        return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
+                " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
+                " precision (raise --max-prec)")
     widths = [(c.lhs - c.rhs) for c in open_]
     if all(w.contains(0) for w in widths):
         return (f"the two sides agree to {precision} bits: either an exact equality (ball arithmetic cannot"
