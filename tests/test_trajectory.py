@@ -287,6 +287,23 @@ def test_cli_prints_logarithms_beyond_float64_and_writes_a_certificate_verify_co
     assert main(["verify", str(tmp_path / "trajectory-certificate.json")]) == 0
 
 
+def test_logarithms_beyond_float64_are_printed_drawn_and_written_as_strict_json(tmp_path, capsys):
+    """A doubly exponential collapse reaches log10 D_t = -C 3^t, beyond float64 from t = 646: the
+    table prints the exponent's digits, the figure leaves those points out, and the JSON says null
+    where a float would be -Infinity (not JSON)."""
+    from pathlib import Path
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "layer.json")
+    assert main(["trajectory", example, "--layers", "660", "--out", str(tmp_path), "--json", "-q"]) == 0
+    printed = capsys.readouterr().out
+    strict = json.loads(printed, parse_constant=lambda constant: pytest.fail(f"{constant} in the JSON"))
+    last = strict["points"][-1]
+    assert last["log10_D"] is None and last["log10_D_ball"].startswith("[-") and "e+" in last["log10_D_ball"]
+    assert json.loads((tmp_path / "trajectory.json").read_text(), parse_constant=pytest.fail) == strict
+    assert (tmp_path / "trajectory.png").stat().st_size > 10_000
+    assert main(["trajectory", example, "--layers", "660", "-q"]) == 0
+    assert "\n660  10^[-" in capsys.readouterr().out
+
+
 def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_certified(tmp_path, capsys):
     # A = 0: every row of P is uniform, D_1 = 0 exactly; the curves are 0 (their logarithms -inf)
     path = write(tmp_path, {"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0, 0], [0, 0]]})

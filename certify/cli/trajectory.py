@@ -11,6 +11,7 @@ confirm the trajectory's certificate (then everything printed is labelled "not c
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from flint import ctx
@@ -77,8 +78,12 @@ def _power_of_ten(value) -> str:
 
 
 def _exponent_text(exponent) -> str:
-    """10^[exponent ball], with 4 digits after the point whatever the exponent's size."""
-    digits = 4 + len(str(int(abs(float(exponent.mid())))))
+    """10^[exponent ball], with 4 digits after the point whatever the exponent's size (its integer
+    digits counted from the midpoint's binary exponent: a doubly exponential collapse takes the
+    exponent itself beyond float64, -3^1000 at t = 1000)."""
+    mantissa, power = (int(part) for part in exponent.mid().man_exp())
+    bits = max(mantissa.bit_length() + power, 0) if mantissa else 0  # |mid| < 2^bits
+    digits = 4 + 1 + math.ceil(bits * math.log10(2))
     return "10^" + exponent.str(digits, radius=not exponent.is_exact())
 
 

@@ -456,10 +456,18 @@ def log10_from_log(log_x: arb) -> arb:
 
 
 def log10(x: arb | None) -> float | None:
-    """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive)."""
+    """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive, or
+    when the logarithm itself is beyond float64: log10 D_t = -3^t is, from t = 646, and JSON has no
+    -Infinity; log10_ball keeps it)."""
     if x is None or not x > 0:
         return None
-    return float(log10_ball(x).mid())
+    return finite_float(log10_ball(x))
+
+
+def finite_float(x: arb) -> float | None:
+    """x's midpoint as a float64, or None when it is beyond float64's range (or not finite)."""
+    value = float(x.mid()) if x.is_finite() else math.nan
+    return value if math.isfinite(value) else None
 
 
 def to_json(trajectory: Trajectory) -> dict:
@@ -474,8 +482,7 @@ def _to_json(trajectory: Trajectory) -> dict:
                 "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
                 "tau": text(p.tau), "approach": text(p.approach),
                 "curves": {name: text(value) for name, value in p.curves.items()},
-                "log10_curves": {name: float(log10_from_log(value).mid()) if value.is_finite() else None
-                                 for name, value in p.log_curves.items()},
+                "log10_curves": {name: finite_float(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "log10_curve_balls": {name: text(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "checks": dict(p.checks)}
     tr = trajectory
