@@ -55,6 +55,28 @@ def test_the_walk_notices_a_missing_help():
     assert list(_missing_help(parser, "certify")) == ["certify graph: --undocumented has no help"]
 
 
+def _output_options(parser: argparse.ArgumentParser, path: tuple = ()):
+    """(command words, option) for every option that names where output goes."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _output_options(sub, path + (name,))
+        elif action.dest in ("out", "counterexample") and action.option_strings:
+            yield path, action.option_strings[0]
+
+
+def test_an_empty_output_path_is_refused_by_every_command():
+    """`--out "$CERT"` with CERT unset: check and trajectory wrote nothing and exited 0, sample and
+    model took the current folder."""
+    from certify.errors import BadInput
+    found = list(_output_options(build_parser()))
+    assert {words[0] for words, _ in found} >= {"check", "sample", "attack", "trajectory", "prove", "counterexample",
+                                                "run", "reproduce", "model"}
+    for words, option in found:
+        with pytest.raises(BadInput, match="empty path"):
+            build_parser(only=words[0]).parse_args([*words, f"{option}= "])
+
+
 def test_every_command_takes_quiet_and_progress():
     for name in ("run", "claims", "proofs", "model", "init"):
         assert build_parser(only=name).parse_args([name, "-q"]).progress is False

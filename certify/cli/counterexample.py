@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from certify.cli import options
 from certify.engine import certificate
 from certify.studies import counterexamples
 
@@ -23,7 +24,7 @@ def add_parser(subparsers) -> None:
         module = counterexamples.load(name)
         q = names.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(q)
-        q.add_argument("--out", metavar="CERT", help="file: write the certificate here")
+        q.add_argument("--out", type=options.path, metavar="CERT", help="file: write the certificate here")
         q.add_argument("--json", action="store_true",
                        help="print the outcome as JSON (verdict, confirmed, the checker's message, the summary lines)")
         q.set_defaults(run=run)

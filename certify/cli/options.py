@@ -74,3 +74,11 @@ def _dpi(text: str) -> int:
     if value is None or not low <= value <= high:
         raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}, got {text!r}")
     return value
+
+
+def path(text: str) -> str:
+    """An output path (--out and the like): refused when empty, as from an unset shell variable
+    (`--out "$CERT"`), which would otherwise mean "write nothing" to one command and "." to another."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (an unset variable?)")
+    return text

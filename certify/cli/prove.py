@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress as progress_display
 from certify.prove import region as region_proof
@@ -31,8 +32,8 @@ def add_parser(subparsers):
     p.add_argument("--radius", required=True, help="||x_i|| <= radius (exact: 2, 0.5, 1/3)")
     p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds (default 60)")
-    p.add_argument("--out", metavar="PROOF", help="file: write the region-proof certificate here")
-    p.add_argument("--counterexample", metavar="CONFIG",
+    p.add_argument("--out", type=options.path, metavar="PROOF", help="file: write the region-proof certificate here")
+    p.add_argument("--counterexample", type=options.path, metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)

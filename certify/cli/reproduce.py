@@ -37,7 +37,7 @@ def add_parser(subparsers) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))
-    p.add_argument("--out", default="certify-figures", metavar="DIR",
+    p.add_argument("--out", type=options.path, default="certify-figures", metavar="DIR",
                    help="folder: FIGURE.FORMAT, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")

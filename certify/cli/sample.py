@@ -44,7 +44,7 @@ def add_parser(subparsers):
     layer.add_argument("--ffn", choices=samplers.ACTIVATIONS, help="a token-wise MLP after attention, ReLU or GELU")
     layer.add_argument("--hidden", type=int, metavar="H", help="the FFN's hidden width (default 2d)")
     layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
-    p.add_argument("--out", required=True, metavar="DIR",
+    p.add_argument("--out", type=options.path, required=True, metavar="DIR",
                    help="folder: the campaign (created; resumed if it exists); its summary.json is named at the end")
     p.add_argument("--workers", type=int, default=None,
                    help="processes, or the embedded Dask cluster's worker processes (default: every core)")
