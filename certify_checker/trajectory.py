@@ -304,6 +304,10 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     None, and the outcomes)."""
     outcomes = []
     for t, entry in enumerate(stated):
+        if type(entry["t"]) is not int or entry["t"] != t:  # nothing a certificate states goes unchecked
+            return f"point {t} states t = {entry['t']!r}", []
+        if not (isinstance(entry["log_curves"], dict) and isinstance(entry["checks"], dict)):
+            return f"t = {t}: log_curves and checks are objects", []
         mine = points[t] if t < len(points) else None
         is_resolved = mine is not None and resolved(mine["D"])
         if entry["resolved"] is not is_resolved:
@@ -317,8 +321,12 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
         if t < len(approaches):
             if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
                 return f"t = {t}: stated approach does not match the recomputed enclosure", []
+        elif entry["approach"] is not None:
+            return f"t = {t}: an approach stated where the checker has none", []
         if set(entry["checks"]) - set(names):
             return f"t = {t}: a check of a curve that is not drawn", []
+        if set(entry["log_curves"]) - {name for name in names if drawn[name].get(t) is not None}:
+            return f"t = {t}: a curve stated where the checker draws no value", []
         for name in names:
             value = drawn[name].get(t)
             if value is None:
@@ -369,6 +377,8 @@ def verify(cert: dict) -> tuple[bool, str]:
             M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
         if not agrees_ball(M, read_ball(cert["M"]), norm_precision):
             return False, "stated M does not match the recomputed value"
+    elif cert["M"] is not None:
+        return False, "M is stated but no value curve is drawn"
     approaches = []
     if "value.approach" in names:
         with ctx.workprec(precision):

@@ -259,6 +259,26 @@ def test_a_tampered_trajectory_certificate_is_rejected():
         assert not confirmation.ok and "malformed" not in confirmation.message, (tamper, confirmation.message)
 
 
+@pytest.mark.parametrize("field, value", [
+    (("points", 2, "t"), "x"), (("points", 2, "t"), 7), (("points", 1, "approach"), ["0", "0", "0", "0"]),
+    (("points", 0, "log_curves"), {"global.step": ["0", "0", "0", "0"]}), (("points", 0, "checks"), []),
+    (("points", 3, "log_curves"), {"value.bounded": ["1", "0", "0", "0"]}), (("M",), ["1", "0", "0", "0"]),
+])
+def test_a_trajectory_certificate_states_nothing_the_checker_leaves_unchecked(field, value):
+    """A pure-attention trajectory has no approach, no M and no curve at t = 0: a certificate stating
+    one (a zero approach, a curve value) is rejected, as is a point numbered out of place."""
+    from certify_checker import verify
+    import copy
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    cert = copy.deepcopy(tr.certificate)
+    node = cert
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = value
+    confirmation = verify(cert)
+    assert not confirmation.ok and "malformed" not in confirmation.message, confirmation.message
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"
