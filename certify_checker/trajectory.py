@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from flint import arb, ctx
+from flint import arb, ctx, fmpz
 
 from certify_checker import forward, precision_problem
 from certify_checker import inequality
@@ -52,7 +52,7 @@ def read_ball(value) -> arb | None:
         return None
     if value == "non-finite":
         return arb.nan()
-    m, e, r, f = (int(v) for v in value)
+    m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
         raise ValueError("negative radius")
     return arb(arb((m, e)), arb((r, f)))

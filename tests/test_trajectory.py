@@ -279,6 +279,20 @@ def test_a_trajectory_certificate_states_nothing_the_checker_leaves_unchecked(fi
     assert not confirmation.ok and "malformed" not in confirmation.message, confirmation.message
 
 
+def test_a_certificate_at_more_than_14000_bits_is_read_by_the_checker():
+    """At 16384 bits a stated midpoint has about 4930 digits, past Python's 4300-digit limit on
+    int(text): the checker read it with int() and rejected every genuine certificate whose
+    escalation went that far (examples/ffn-gelu.json over 12 layers reaches the 65536-bit cap)."""
+    from pathlib import Path
+    from certify_checker import verify
+    example = Path(__file__).resolve().parents[1] / "examples" / "ffn-gelu.json"
+    tr = trajectory.trace(str(example), 12, max_prec=16384)
+    cert = tr.certificate
+    assert cert["precision"] == 16384 and max(len(p["D"][0]) for p in cert["points"] if p["D"]) > 4300
+    confirmation = verify(cert)
+    assert confirmation.ok and tr.certified, confirmation.message
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"
