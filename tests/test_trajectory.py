@@ -293,6 +293,19 @@ def test_a_certificate_at_more_than_14000_bits_is_read_by_the_checker():
     assert confirmation.ok and tr.certified, confirmation.message
 
 
+def test_M_is_enclosed_tightly_however_many_powers_of_V_it_takes():
+    """The balls of V^k widen by about 1.38 per power for a rotation by 1 rad: at a fixed 128 bits
+    M = max ||V^k|| was nan from T = 280, every value curve undecided, and the run escalated to the
+    65536-bit cap (67 s for T = 500).  M's precision now grows until M is resolved."""
+    from pathlib import Path
+    from certify_checker import verify
+    example = Path(__file__).resolve().parents[1] / "examples" / "rotation-20.json"
+    tr = trajectory.trace(str(example), 300)
+    assert tr.M.is_finite() and tr.M.rel_accuracy_bits() >= trajectory.RESOLVED_BITS and abs(float(tr.M.mid()) - 1) < 1e-9
+    assert tr.verdict == "holds" and tr.certificate["norm_precision"] > trajectory.NORM_PRECISION
+    assert verify(tr.certificate).ok and tr.certified
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"

@@ -66,7 +66,7 @@ from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
 
 MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
-NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
+NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_power_bound)
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
@@ -169,7 +169,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
     witnesses: dict = {}
-    M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
+    M, norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
+                         else (None, NORM_PRECISION))
     def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
@@ -181,7 +182,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}")
-    tr.certificate = trajectory_certificate.build(tr, case, witnesses, NORM_PRECISION)
+    tr.certificate = trajectory_certificate.build(tr, case, witnesses, norm_precision)
     stage("the checker")
     confirmation = certificate.confirm(tr.certificate)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
@@ -323,16 +324,22 @@ def _approach(case: config.Case, run: _Run, M: arb) -> None:
         power = BALL.matmul(V, power)
 
 
-def _power_bound(case: config.Case, T: int, witnesses: dict) -> arb:
-    """M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64 screen for the
-    witnesses "V0^k", then the ball pass), at NORM_PRECISION: M only scales the curves."""
+def _power_bound(case: config.Case, T: int, witnesses: dict, max_prec: int) -> tuple[arb, int]:
+    """(M, bits): M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64
+    screen for the witnesses "V0^k", then the ball pass), from NORM_PRECISION bits, doubled up to
+    max_prec while M has fewer than RESOLVED_BITS correct bits.  M only scales the curves, but the
+    balls of V^k widen by about || |V| ||_2 / ||V||_2 per power (1.38 for a rotation by 1 rad): at 128
+    bits M was nan from T = 280, every curve undecided, and the run escalated to its cap for nothing."""
     layer = case.layers[0]
-    with ctx.workprec(NORM_PRECISION):
+
+    def attempt(precision: int) -> arb:
         for ar in (FLOAT64, BALL):
             view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
                              X0=None, witnesses=witnesses, depth=T)
             M = view.get("M")
-    return M
+        return M
+
+    return escalate(attempt, lambda M: M.is_finite() and is_resolved(M), NORM_PRECISION, max_prec)
 
 
 def _query_key_norms(case: config.Case, witnesses: dict) -> list:
