@@ -50,6 +50,24 @@ def test_the_longest_numbers_accepted_are_written_back_exactly(text):
     assert parse_number(encode(value)) == value
 
 
+def _decimal_length(x: int) -> int:
+    """Digits of x >= 0 by comparisons with powers of ten (str() stops at 4300 digits)."""
+    k = max(1, int(x.bit_length() * 0.30103))
+    while 10**k <= x:
+        k += 1
+    while k > 1 and 10 ** (k - 1) > x:
+        k -= 1
+    return k
+
+
+@pytest.mark.parametrize("value", [Fraction(7), Fraction(-10**4300), Fraction(1, 3**5000), Fraction(1, 2**14000),
+                                   Fraction(0), Fraction(10**4299 - 1, 10**4299)])
+def test_digits_never_undercounts_the_longer_side_of_the_bar(value):
+    from certify.core.numbers import digits
+    longer = max(_decimal_length(abs(value.numerator)), _decimal_length(value.denominator))
+    assert longer <= digits(value) <= longer + 2
+
+
 def test_a_bound_literal_too_long_to_write_is_bad_input():
     with pytest.raises(BadInput, match="4300 digits"):
         expr.parse("9" * 1990 + "e4000*D")

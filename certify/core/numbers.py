@@ -35,6 +35,12 @@ _HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
 
 
+def digits(value: Fraction) -> int:
+    """At least the number of decimal digits of value's numerator or denominator, whichever is longer
+    (from their bit lengths: no decimal text is made)."""
+    return 1 + math.ceil(max(abs(value.numerator).bit_length(), value.denominator.bit_length()) * math.log10(2))
+
+
 def _shown(text: str) -> str:
     """A number's text in a message: quoted, and cut short when long (one readable line)."""
     return repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text)} characters)"
