@@ -77,6 +77,15 @@ def test_an_empty_output_path_is_refused_by_every_command():
             build_parser(only=words[0]).parse_args([*words, f"{option}= "])
 
 
+@pytest.mark.parametrize("argv", [["check", "config.json", "--claim="], ["sample", "--claim", " "],
+                                  ["attack", "--claim="], ["prove", ""]])
+def test_an_empty_claim_is_refused_not_read_as_the_default(argv):
+    """`--claim "$CLAIM"` with CLAIM unset decided collapse.global and printed its verdict."""
+    from certify.errors import BadInput
+    with pytest.raises(BadInput, match="empty claim id"):
+        build_parser(only=argv[0]).parse_args(argv)
+
+
 def test_every_command_takes_quiet_and_progress():
     for name in ("run", "claims", "proofs", "model", "init"):
         assert build_parser(only=name).parse_args([name, "-q"]).progress is False

@@ -25,7 +25,7 @@ def add_parser(subparsers):
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
                               "Exit 0 proved, 1 violated, 3 undecided, 2 bad input.")
-    p.add_argument("claim", nargs="?", help="collapse.global (default) or collapse.tanh")
+    p.add_argument("claim", nargs="?", type=options.claim_id, help="collapse.global (default) or collapse.tanh")
     p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')
     p.add_argument("--n", type=int, required=True, help="number of tokens")
     p.add_argument("--d", type=int, help="dimension (omit for n = 2: the proof covers every d)")
