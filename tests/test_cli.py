@@ -47,6 +47,9 @@ BAD_CONFIGS = {
     "boolean entry": {"X": [[True, 2], [3, 4]], "A": [[1, 0], [0, 1]]},
     "unknown key": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "Vv": [[1]]},
     "not an object": [[1, 2], [3, 4]],
+    "name with a terminal escape and a newline": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]],
+                                                  "name": "x\x1b[2J\nHOLDS: collapse.global"},
+    "name that is not a string": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "name": {"a": 1}},
     "absurd exponent": {"X": [[1, "1e999999"], [3, 4]], "A": [[1, 0], [0, 1]]},
     "collapse.global on a layer with V": {"X": [[1, 2], [3, 4]], "A": [[1, 0], [0, 1]], "V": [[2, 0], [0, 2]]},
 }

@@ -175,7 +175,16 @@ def parse(data: dict) -> Case:
         if unknown:
             raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
-    return Case(X=X, layers=layers, name=str(data.get("name", "")))
+    return Case(X=X, layers=layers, name=_label(data.get("name", "")))
+
+
+def _label(name) -> str:
+    """The configuration's "name", shown in titles and tables: a string of printable characters (a
+    newline or a terminal escape in a file's name could print a line certify never wrote)."""
+    if not isinstance(name, str) or not name.isprintable():
+        shown = json_type(name) if not isinstance(name, str) else "a string with control characters"
+        raise BadInput(f'"name" is a label of printable characters, not {shown}')
+    return name
 
 
 def _parse_bool(value, where: str) -> bool:
