@@ -306,6 +306,15 @@ def test_M_is_enclosed_tightly_however_many_powers_of_V_it_takes():
     assert verify(tr.certificate).ok and tr.certified
 
 
+def test_a_value_matrix_beyond_binary64_skips_the_value_curves_instead_of_crashing():
+    """V with an entry of 1e400: its float64 array holds inf, where the witnesses of M = max ||V^k||
+    are found (np.linalg.norm gave nan, which passed the range test, and the SVD failed: exit 4)."""
+    tr = trajectory.trace({"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0.5, 0], [0, 0.5]],
+                           "V": [["1e400", "0"], ["0", "1"]]}, 3)
+    assert "value.bounded" in tr.skipped and "value.approach" in tr.skipped and tr.M is None
+    assert tr.certified
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"

@@ -233,11 +233,20 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
             skipped[name] = "needs layers X' = P X V^T with a value matrix V and nothing else"
         elif len({layer.V for layer in used}) != 1:
             skipped[name] = "needs one value matrix V shared by every layer (the bound is about powers V^t)"
-        elif T * math.log2(max(1.0, float(np.linalg.norm(FLOAT64.array(used[0].V), 2)))) > FLOAT64_EXPONENT_ROOM:
+        elif _log2_growth(used[0].V, T) > FLOAT64_EXPONENT_ROOM:
             skipped[name] = "||V||^T leaves float64's range, where the witnesses for M = max ||V^k|| are found"
         else:
             drawn[name] = CURVES[name][1]
     return drawn, skipped
+
+
+def _log2_growth(V, T: int) -> float:
+    """log2 of ||V||^T in float64; inf when an entry of V is beyond binary64 (its float64 array, where
+    the witnesses are found, holds an infinity: np.linalg.norm gives nan, the SVD fails)."""
+    V64 = FLOAT64.array(V)
+    if not np.isfinite(V64).all():
+        return math.inf
+    return T * math.log2(max(1.0, float(np.linalg.norm(V64, 2))))
 
 
 @dataclass
