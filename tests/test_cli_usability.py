@@ -86,6 +86,28 @@ def test_an_empty_claim_is_refused_not_read_as_the_default(argv):
         build_parser(only=argv[0]).parse_args(argv)
 
 
+def _strict(text: str):
+    """JSON as certify's own reader takes it: no NaN, no Infinity."""
+    return json.loads(text, parse_constant=lambda constant: pytest.fail(f"{constant} in the JSON output"))
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", str(ROOT / "examples" / "layer.json"), "--bound", "exp(1e4000)*D", "--json"],  # rhs overflows float64
+    ["check", str(ROOT / "examples" / "layer.json"), "--bound", "log(a - a)", "--json"],  # a ball around 0: nan
+    ["attack", "--bound", "D**-1024", "--n", "2", "--d", "1", "--budget", "50", "--json"],  # ratios of inf
+])
+def test_json_outputs_hold_no_nan_or_infinity(argv, capsys):
+    assert main(argv) in (0, 1, 3)
+    data = _strict(capsys.readouterr().out)
+    assert data["verdict"] in ("holds", "violated", "undecided") if argv[0] == "check" else "violated" in data
+
+
+def test_json_files_hold_null_where_a_float_is_not_finite(tmp_path):
+    from certify.core import jsonfile
+    path = jsonfile.write({"a": float("inf"), "b": [float("nan"), 1.5, (float("-inf"),)], "c": "inf"}, tmp_path / "x.json")
+    assert _strict(path.read_text()) == {"a": None, "b": [None, 1.5, [None]], "c": "inf"}
+
+
 def test_every_command_takes_quiet_and_progress():
     for name in ("run", "claims", "proofs", "model", "init"):
         assert build_parser(only=name).parse_args([name, "-q"]).progress is False

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -60,7 +59,7 @@ def run(args) -> int:
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(jsonfile.dumps(summary, indent=1), end="")
     else:
         render(report, summary, written)
     return report.exit_code

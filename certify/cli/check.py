@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 from flint import arb
 
+from certify.core import jsonfile
 from certify import engine
 from certify.engine import certificate
 from certify.cli import options
@@ -93,7 +93,7 @@ def run(args) -> int:
         written = str(certificate.write(result.certificate, args.out))
     info["certificate"] = written
     if args.json:
-        print(json.dumps(info, indent=1))
+        print(jsonfile.dumps(info, indent=1), end="")
         return result.exit_code
     where = "" if info["layer"] is None else f" (tightest at layer {info['layer']})"
     print(f"{result.verdict.upper()}: {info['target']}{where}")

@@ -7,8 +7,7 @@ Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 
 
 from __future__ import annotations
 
-import json
-
+from certify.core import jsonfile
 from certify.cli import options
 from certify.engine import certificate
 from certify.studies import counterexamples
@@ -36,9 +35,9 @@ def run(args) -> int:
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
     if args.json:
-        print(json.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
+        print(jsonfile.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
                           "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
-                          "certificate": written}, indent=1))
+                          "certificate": written}, indent=1), end="")
         return code
     print(f"{args.counterexample}:")
     for line in outcome.summary:

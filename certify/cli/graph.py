@@ -9,8 +9,7 @@ to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 o
 
 from __future__ import annotations
 
-import json
-
+from certify.core import jsonfile
 from certify.core import limits, masks
 from certify.errors import BadInput
 from certify.core import graphs
@@ -57,7 +56,7 @@ def run(args) -> int:
     """Run `certify graph`; return its exit code."""
     report = graphs.analyse(_mask(args))
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(jsonfile.dumps(report.to_json(), indent=2), end="")
         return 0
     centres = report.centres
     shown = ", ".join(map(str, centres[:10])) + (", ..." if len(centres) > 10 else "")

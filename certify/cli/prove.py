@@ -7,7 +7,6 @@ A claim for every configuration of a region (certify.prove.region): exit 0 prove
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from certify.cli import options
@@ -57,7 +56,7 @@ def run(args) -> int:
     written = _write(result, args)
     info = summary(result) | written
     if args.json:
-        print(json.dumps(info, indent=1))
+        print(jsonfile.dumps(info, indent=1), end="")
     else:
         _render(info)
     return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 
+from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
 from certify.figures import wu as wu_figures
@@ -62,7 +63,7 @@ def run(args) -> int:
     code = 1 if args.strict and not studies.all_accounted(study) else 0
     if args.json:
         data = json.loads(paths["json"].read_text(encoding="utf-8"))
-        print(json.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1))
+        print(jsonfile.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1), end="")
         return code
     print(f"{args.figure}: " + ", ".join(str(path) for path in paths.values()))
     for note in study.notes:

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from certify.core import jsonfile
 from certify import engine, jobs
 from certify.search import campaign
 from certify.cli import options
@@ -153,7 +153,7 @@ def run(args) -> int:
     figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
     campaign_page.write(summary, args.out, args.argv)  # after the figure, which it embeds
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(jsonfile.dumps(summary, indent=1), end="")
     else:
         print("\n".join(render(summary, args.out)))
         print(f"  histograms of the margins and of L: {figure_path}")

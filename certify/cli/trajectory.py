@@ -10,7 +10,6 @@ confirm the trajectory's certificate (then everything printed is labelled "not c
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
@@ -143,7 +142,7 @@ def run(args) -> int:
         figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)
         written = [json_path, cert_path, figure_path]
     if args.json:
-        print(json.dumps(data, indent=1))
+        print(jsonfile.dumps(data, indent=1), end="")
     else:
         print(render(tr))
         for path in written:
