@@ -315,6 +315,17 @@ def test_a_value_matrix_beyond_binary64_skips_the_value_curves_instead_of_crashi
     assert tr.certified
 
 
+def test_query_weights_beyond_binary64_are_traced_without_numpy_warnings():
+    """W_Q with an entry of 1e3000: the float64 product holds inf and nan (its ball's midpoints give
+    the witness), which printed a RuntimeWarning on stderr beside the table."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        tr = trajectory.trace({"X": [[1, 0], [0, 1], [-1, 0.5]], "W_Q": [["1e3000", 1e300], [3, 1]],
+                               "W_K": [[1, 2], [0, 1]]}, 2)
+    assert tr.points[0].D is not None and tr.certified
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"

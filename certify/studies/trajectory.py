@@ -355,7 +355,8 @@ def _query_key_norms(case: config.Case, witnesses: dict) -> list:
     """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>")."""
     out = []
     for t, layer in enumerate(case.layers):
-        screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
+        with np.errstate(all="ignore"):  # entries beyond binary64 give inf and nan here: the ball's midpoints then
+            screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
         ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
         # entries beyond binary64 (float64 saturates to inf): the witness from the ball's midpoints
         witnesses[f"A{t}"] = (spectral.witness(screen) if np.all(np.isfinite(screen))
