@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from flint import arb, ctx
+from flint import arb, ctx, fmpz
 
 from certify_checker import forward, precision_problem
 from certify_checker import inequality
@@ -58,7 +58,7 @@ def read_ball(value) -> arb | None:
         return None
     if value == "non-finite":
         return arb.nan()
-    m, e, r, f = (int(v) for v in value)
+    m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
         raise ValueError("negative radius")
     return arb(arb((m, e)), arb((r, f)))
@@ -312,6 +312,8 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     for t, entry in enumerate(stated):
         if set(entry) != POINT_KEYS or type(entry["t"]) is not int or entry["t"] != t:
             return f"point {t}: its fields are not {sorted(POINT_KEYS)} with t = {t}", []
+        if not (isinstance(entry["log_curves"], dict) and isinstance(entry["checks"], dict)):
+            return f"t = {t}: log_curves and checks are objects", []
         if t >= len(approaches) and entry["approach"] is not None:
             return f"t = {t}: an approach is stated where the checker computes none", []
         if set(entry["log_curves"]) != {name for name in names if drawn[name].get(t) is not None}:
@@ -399,6 +401,8 @@ def verify(cert: dict) -> tuple[bool, str]:
             M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
         if not agrees_ball(M, read_ball(cert["M"]), norm_precision):
             return False, "stated M does not match the recomputed value"
+    elif cert["M"] is not None:
+        return False, "M is stated but no value curve is drawn"
     approaches = []
     if "value.approach" in names:
         with ctx.workprec(precision):

@@ -199,11 +199,20 @@ def test_the_same_seed_and_budget_give_the_same_search():
     ["--l-range", "1", "1e9"],
     ["--claim", "no.such.claim"],
     ["--bound", "D +"],
+    ["--seed", "-1"],
 ])
 def test_bad_input_is_one_line_and_exit_2(capsys, argv):
     code, captured = run_cli(capsys, "attack", *argv)
     assert code == 2
     assert captured.err.startswith("certify: error:") and captured.err.count("\n") == 1
+
+
+@pytest.mark.parametrize("bound", ["D**-1024", "exp(1e4000)*D", "0*D"])
+def test_a_bound_float64_sees_as_zero_or_infinite_is_searched_without_a_crash(capsys, bound):
+    """The scale probe divides the float64 sides: a side of 0 or inf gives a ratio of nan or inf, not
+    a ZeroDivisionError; an exact 1e4000 is +inf in float64, not an OverflowError."""
+    code, captured = run_cli(capsys, "attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "50")
+    assert code in (0, 1) and captured.err == ""
 
 
 def test_a_claim_that_does_not_apply_to_the_parametrised_layers_is_bad_input(monkeypatch, capsys):

@@ -55,6 +55,59 @@ def test_the_walk_notices_a_missing_help():
     assert list(_missing_help(parser, "certify")) == ["certify graph: --undocumented has no help"]
 
 
+def _output_options(parser: argparse.ArgumentParser, path: tuple = ()):
+    """(command words, option) for every option that names where output goes."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _output_options(sub, path + (name,))
+        elif action.dest in ("out", "counterexample") and action.option_strings:
+            yield path, action.option_strings[0]
+
+
+def test_an_empty_output_path_is_refused_by_every_command():
+    """`--out "$CERT"` with CERT unset: check and trajectory wrote nothing and exited 0, sample and
+    model took the current folder."""
+    from certify.errors import BadInput
+    found = list(_output_options(build_parser()))
+    assert {words[0] for words, _ in found} >= {"check", "sample", "attack", "trajectory", "prove", "counterexample",
+                                                "run", "reproduce", "model"}
+    for words, option in found:
+        with pytest.raises(BadInput, match="empty path"):
+            build_parser(only=words[0]).parse_args([*words, f"{option}= "])
+
+
+@pytest.mark.parametrize("argv", [["check", "config.json", "--claim="], ["sample", "--claim", " "],
+                                  ["attack", "--claim="], ["prove", ""]])
+def test_an_empty_claim_is_refused_not_read_as_the_default(argv):
+    """`--claim "$CLAIM"` with CLAIM unset decided collapse.global and printed its verdict."""
+    from certify.errors import BadInput
+    with pytest.raises(BadInput, match="empty claim id"):
+        build_parser(only=argv[0]).parse_args(argv)
+
+
+def _strict(text: str):
+    """JSON as certify's own reader takes it: no NaN, no Infinity."""
+    return json.loads(text, parse_constant=lambda constant: pytest.fail(f"{constant} in the JSON output"))
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", str(ROOT / "examples" / "layer.json"), "--bound", "exp(1e4000)*D", "--json"],  # rhs overflows float64
+    ["check", str(ROOT / "examples" / "layer.json"), "--bound", "log(a - a)", "--json"],  # a ball around 0: nan
+    ["attack", "--bound", "D**-1024", "--n", "2", "--d", "1", "--budget", "50", "--json"],  # ratios of inf
+])
+def test_json_outputs_hold_no_nan_or_infinity(argv, capsys):
+    assert main(argv) in (0, 1, 3)
+    data = _strict(capsys.readouterr().out)
+    assert data["verdict"] in ("holds", "violated", "undecided") if argv[0] == "check" else "violated" in data
+
+
+def test_json_files_hold_null_where_a_float_is_not_finite(tmp_path):
+    from certify.core import jsonfile
+    path = jsonfile.write({"a": float("inf"), "b": [float("nan"), 1.5, (float("-inf"),)], "c": "inf"}, tmp_path / "x.json")
+    assert _strict(path.read_text()) == {"a": None, "b": [None, 1.5, [None]], "c": "inf"}
+
+
 def test_every_command_takes_quiet_and_progress():
     for name in ("run", "claims", "proofs", "model", "init"):
         assert build_parser(only=name).parse_args([name, "-q"]).progress is False

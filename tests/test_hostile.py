@@ -138,6 +138,47 @@ def test_a_huge_d_k_and_a_huge_bound_literal_are_no_crash(capsys, tmp_path_facto
     assert_clean(code, err, allowed=(0,))
 
 
+@pytest.mark.parametrize("command", ["check", "trajectory"])
+@pytest.mark.parametrize("entry", ["0x1p-16000", "0." + "0" * 3990 + "1e-4000", "9" * 4000 + "e4000"],
+                         ids=["hex", "decimal-small", "decimal-large"])
+def test_numbers_too_long_for_a_certificate_are_bad_input(tmp_path, capsys, command, entry):
+    """Within the exponent caps but not writable in a certificate: refused on reading, not a crash
+    when the certificate is written."""
+    path = write_json(tmp_path / "c.json", {"X": [[entry], ["0"]], "A": [["0"]]})
+    extra = ["--bound", "2*D"] if command == "check" else ["--layers", "2"]
+    code, _, err, _ = run_cli([command, path, *extra, "--max-prec", "512"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "4300 digits" in err
+
+
+def test_the_digits_limit_stops_where_numbers_can_be_read(tmp_path, capsys):
+    path = tmp_path / "c.json"
+    path.write_text('{"X": [[' + "1" * 4500 + '], [0]], "A": [[0]]}')
+    code, _, err, _ = run_cli(["check", path, "--limit", "digits=5000"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "at most 4300 digits" in err
+
+
+def test_no_float64_svd_of_a_matrix_that_is_not_finite():
+    """LAPACK's SVD may never return on an infinite entry (the A below loops forever): the witness
+    refuses it as a LinAlgError, a ValueError, and the float64 screen stands aside."""
+    import numpy as np
+    from certify.core import spectral
+    for A in ([[np.inf, 1.0], [1.0, 1.0]], [[np.nan, 0.0], [0.0, 1.0]]):
+        with pytest.raises(np.linalg.LinAlgError):
+            spectral.witness(np.array(A))
+
+
+def test_an_entry_beyond_binary64_beside_a_huge_one_is_decided_not_a_hang(tmp_path):
+    """A = [[1e3000, 0, -3.082], [-3.027, 1e300, 2], [0.771, -40, 0.3]]: its float64 array holds inf
+    beside 1e300, whose SVD did not return (the bound's a = ||A||_2 asked the screen for one)."""
+    path = write_json(tmp_path / "c.json", {"X": [[1, 0, 0], [0, 1, 0], [0, 0, 2]],
+                                            "A": [["1e3000", 0, -3.082], [-3.027, 1e300, 2], [0.771, -40, 0.3]]})
+    done = subprocess.run([sys.executable, "-m", "certify", "check", str(path), "--bound", "a*D"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode in (0, 3) and done.stderr == "", done.stderr
+
+
 def test_json_integers_are_exact_and_json_fractions_binary64(tmp_path, capsys):
     """9007199254740993 stays odd: D = 1 exactly (as binary64 both tokens would coincide)."""
     config = {"X": [[9007199254740993], [9007199254740992]], "A": [[0]]}

@@ -141,10 +141,13 @@ def test_tampered_certificates_are_rejected(cert, name):
     ["--n", "4", "--w", "3"],
     ["--n", "4", "--w", "7/2"],
     ["--n", "4", "--w", "four"],
+    ["--n", "3", "--w", "1e4000"],  # beyond 2^64: its witness's boxes could not even be written down
+    ["--n", "3", "--w", "1e99999"],  # an absurd exponent, refused before the number is built
 ])
 def test_bad_input_exits_2(argv, capsys):
     assert main(["counterexample", "ln-equilibria", *argv]) == 2
-    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and err.startswith("certify: error:")
 
 
 def test_cli_writes_a_certified_certificate(tmp_path):

@@ -30,6 +30,54 @@ def test_bad_numbers(bad):
         parse_number(bad)
 
 
+# Within the exponent caps, yet more than 4300 digits above or below the fraction bar: no certificate
+# could write them down (Python refuses the decimal text of such an integer).
+TOO_MANY_DIGITS = ["0x1p-16000", "-0x1p16000", "0x" + "f" * 4000, "0." + "0" * 3990 + "1e-4000", "9" * 4000 + "e4000",
+                   "1" * 4301, "1/" + "3" * 4301, Fraction(1, 2**16445)]
+
+
+@pytest.mark.parametrize("text", TOO_MANY_DIGITS, ids=lambda t: t[:16] if isinstance(t, str) else "long-double")
+def test_numbers_too_long_to_write_are_bad_input_in_one_short_line(text):
+    with pytest.raises(BadInput, match="4300 digits") as caught:
+        parse_number(text, "X[0][0]")
+    assert len(str(caught.value)) < 200 and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["1e-4000", "1e4000", "0x1p-14000", "9" * 4300, "9" * 4300 + "/" + "7" * 4300,
+                                  "0x" + "f" * 3500])
+def test_the_longest_numbers_accepted_are_written_back_exactly(text):
+    value = parse_number(text)
+    assert parse_number(encode(value)) == value
+
+
+def _decimal_length(x: int) -> int:
+    """Digits of x >= 0 by comparisons with powers of ten (str() stops at 4300 digits)."""
+    k = max(1, int(x.bit_length() * 0.30103))
+    while 10**k <= x:
+        k += 1
+    while k > 1 and 10 ** (k - 1) > x:
+        k -= 1
+    return k
+
+
+@pytest.mark.parametrize("value", [Fraction(7), Fraction(-10**4300), Fraction(1, 3**5000), Fraction(1, 2**14000),
+                                   Fraction(0), Fraction(10**4299 - 1, 10**4299)])
+def test_digits_never_undercounts_the_longer_side_of_the_bar(value):
+    from certify.core.numbers import digits
+    longer = max(_decimal_length(abs(value.numerator)), _decimal_length(value.denominator))
+    assert longer <= digits(value) <= longer + 2
+
+
+def test_a_bound_literal_too_long_to_write_is_bad_input():
+    with pytest.raises(BadInput, match="4300 digits"):
+        expr.parse("9" * 1990 + "e4000*D")
+
+
+def test_float64_screen_numbers_beyond_binary64_are_signed_infinities():
+    assert FLOAT64.number(Fraction(10**4000)) == float("inf")
+    assert FLOAT64.number(Fraction(-(10**4000), 3)) == float("-inf")
+
+
 @given(st.fractions(max_denominator=10**12) | st.floats(allow_nan=False, allow_infinity=False).map(Fraction))
 def test_encoding_round_trips_exactly(value):
     assert parse_number(encode(value)) == value

@@ -322,6 +322,8 @@ def test_cli_undecided_exits_3(capsys):
     ["collapse.tanh", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["--n", "2", "--radius", "1"],
     ["--n", "2", "--radius", "1e200", "--norm", "1"],
+    # 4 norm radius^2 = 4e-12000: the boxes' bounds could not be written in the certificate
+    ["--n", "2", "--radius", "1e-4000", "--norm", "1e-4000", "--time-limit", "5"],
 ])
 def test_cli_bad_input_exits_2(args, capsys):
     assert main(["prove", *args]) == 2

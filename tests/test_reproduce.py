@@ -468,6 +468,14 @@ def test_defaults_choose_the_setting_by_size():
     assert studies.options("project", dropout=0.2).rates == (0.0, 0.2)
 
 
+@pytest.mark.parametrize("figure", ["wu-fig1", "wu-fig2", "wu-fig3"])
+def test_a_negative_seed_is_bad_input(tmp_path, capsys, figure):
+    assert main(["reproduce", figure, "--seed", "-1", "--out", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err == "certify: error: --seed must be a non-negative integer, got -1\n"
+    assert not any(tmp_path.iterdir())
+
+
 def test_suite_section_rows(tmp_path, produced, monkeypatch):
     """The section's rows from the studies (reused from the fixture): ok exactly when every
     disagreement has a measured cause or is a known unisolated one; an unknown one is flagged."""

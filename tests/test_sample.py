@@ -283,6 +283,20 @@ def test_bad_input_exits_2_with_one_line(name, tmp_path, capsys):
     assert not (tmp_path / "out" / "chunks").exists()
 
 
+@pytest.mark.parametrize("bound, code", [("D**-1024", 1), ("log(D - D)", 2), ("1/(D - D)", 2)])
+def test_a_bound_float64_cannot_evaluate_warns_nothing(tmp_path, capsys, bound, code):
+    """The batched float64 screen may overflow or leave a function's domain: it guesses, and says
+    nothing on stderr (a warning would be a second line beside the one of an undefined bound)."""
+    import warnings
+    argv = ["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(tmp_path / "out"), "--workers", "1",
+            "--bound", bound, "--no-progress"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # a numpy warning would end the run (exit 4)
+        assert main(argv) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == (1 if code == 2 else 0) and "Warning" not in err and "internal error" not in err
+
+
 def test_resuming_into_a_different_campaign_exits_2(tmp_path, capsys):
     def sample(count):
         return main(["sample", "--n", "4", "--d", "3", "--count", count, "--out", str(tmp_path), "--workers", "1",

@@ -285,6 +285,73 @@ def test_a_trajectory_certificate_states_nothing_the_checker_does_not_check():
         assert not verify(cert).ok, what
 
 
+@pytest.mark.parametrize("field, value", [
+    (("points", 2, "t"), "x"), (("points", 2, "t"), 7), (("points", 1, "approach"), ["0", "0", "0", "0"]),
+    (("points", 0, "log_curves"), {"global.step": ["0", "0", "0", "0"]}), (("points", 0, "checks"), []),
+    (("points", 3, "log_curves"), {"value.bounded": ["1", "0", "0", "0"]}), (("M",), ["1", "0", "0", "0"]),
+])
+def test_a_trajectory_certificate_states_nothing_the_checker_leaves_unchecked(field, value):
+    """A pure-attention trajectory has no approach, no M and no curve at t = 0: a certificate stating
+    one (a zero approach, a curve value) is rejected, as is a point numbered out of place."""
+    from certify_checker import verify
+    import copy
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    cert = copy.deepcopy(tr.certificate)
+    node = cert
+    for key in field[:-1]:
+        node = node[key]
+    node[field[-1]] = value
+    confirmation = verify(cert)
+    assert not confirmation.ok and "malformed" not in confirmation.message, confirmation.message
+
+
+def test_a_certificate_at_more_than_14000_bits_is_read_by_the_checker():
+    """At 16384 bits a stated midpoint has about 4930 digits, past Python's 4300-digit limit on
+    int(text): the checker read it with int() and rejected every genuine certificate whose
+    escalation went that far (examples/ffn-gelu.json over 12 layers reaches the 65536-bit cap)."""
+    from pathlib import Path
+    from certify_checker import verify
+    example = Path(__file__).resolve().parents[1] / "examples" / "ffn-gelu.json"
+    tr = trajectory.trace(str(example), 12, max_prec=16384)
+    cert = tr.certificate
+    assert cert["precision"] == 16384 and max(len(p["D"][0]) for p in cert["points"] if p["D"]) > 4300
+    confirmation = verify(cert)
+    assert confirmation.ok and tr.certified, confirmation.message
+
+
+def test_M_is_enclosed_tightly_however_many_powers_of_V_it_takes():
+    """The balls of V^k widen by about 1.38 per power for a rotation by 1 rad: at a fixed 128 bits
+    M = max ||V^k|| was nan from T = 280, every value curve undecided, and the run escalated to the
+    65536-bit cap (67 s for T = 500).  M's precision now grows until M is resolved."""
+    from pathlib import Path
+    from certify_checker import verify
+    example = Path(__file__).resolve().parents[1] / "examples" / "rotation-20.json"
+    tr = trajectory.trace(str(example), 300)
+    assert tr.M.is_finite() and tr.M.rel_accuracy_bits() >= trajectory.RESOLVED_BITS and abs(float(tr.M.mid()) - 1) < 1e-9
+    assert tr.verdict == "holds" and tr.certificate["norm_precision"] > trajectory.NORM_PRECISION
+    assert verify(tr.certificate).ok and tr.certified
+
+
+def test_a_value_matrix_beyond_binary64_skips_the_value_curves_instead_of_crashing():
+    """V with an entry of 1e400: its float64 array holds inf, where the witnesses of M = max ||V^k||
+    are found (np.linalg.norm gave nan, which passed the range test, and the SVD failed: exit 4)."""
+    tr = trajectory.trace({"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0.5, 0], [0, 0.5]],
+                           "V": [["1e400", "0"], ["0", "1"]]}, 3)
+    assert "value.bounded" in tr.skipped and "value.approach" in tr.skipped and tr.M is None
+    assert tr.certified
+
+
+def test_query_weights_beyond_binary64_are_traced_without_numpy_warnings():
+    """W_Q with an entry of 1e3000: the float64 product holds inf and nan (its ball's midpoints give
+    the witness), which printed a RuntimeWarning on stderr beside the table."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        tr = trajectory.trace({"X": [[1, 0], [0, 1], [-1, 0.5]], "W_Q": [["1e3000", 1e300], [3, 1]],
+                               "W_K": [[1, 2], [0, 1]]}, 2)
+    assert tr.points[0].D is not None and tr.certified
+
+
 def test_the_composed_curve_in_log_form_contains_an_mpmath_iteration():
     from pathlib import Path
     path = Path(__file__).resolve().parents[1] / "examples" / "pure-stack.json"
@@ -311,6 +378,23 @@ def test_cli_prints_logarithms_beyond_float64_and_writes_a_certificate_verify_co
     data = json.loads((tmp_path / "trajectory.json").read_text())
     assert data["certified"] and data["points"][20]["log10_D_ball"].startswith("[-816367421.0")
     assert main(["verify", str(tmp_path / "trajectory-certificate.json")]) == 0
+
+
+def test_logarithms_beyond_float64_are_printed_drawn_and_written_as_strict_json(tmp_path, capsys):
+    """A doubly exponential collapse reaches log10 D_t = -C 3^t, beyond float64 from t = 646: the
+    table prints the exponent's digits, the figure leaves those points out, and the JSON says null
+    where a float would be -Infinity (not JSON)."""
+    from pathlib import Path
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "layer.json")
+    assert main(["trajectory", example, "--layers", "660", "--out", str(tmp_path), "--json", "-q"]) == 0
+    printed = capsys.readouterr().out
+    strict = json.loads(printed, parse_constant=lambda constant: pytest.fail(f"{constant} in the JSON"))
+    last = strict["points"][-1]
+    assert last["log10_D"] is None and last["log10_D_ball"].startswith("[-") and "e+" in last["log10_D_ball"]
+    assert json.loads((tmp_path / "trajectory.json").read_text(), parse_constant=pytest.fail) == strict
+    assert (tmp_path / "trajectory.png").stat().st_size > 10_000
+    assert main(["trajectory", example, "--layers", "660", "-q"]) == 0
+    assert "\n660  10^[-" in capsys.readouterr().out
 
 
 def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_certified(tmp_path, capsys):

@@ -163,9 +163,12 @@ def test_cli_exit_codes(tmp_path, capsys):
     out = tmp_path / "fig1.json"
     assert main(["counterexample", "wu-fig1", "--w", "2", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["verdict"] == "certified"
-    for bad in ("1", "1/2", "-3", "two"):
+    # beyond 2^64, and numbers whose exponent is absurd (read with the configuration's exponent caps,
+    # "1e999999999" is refused before 10^999999999 is built): one line, never a crash
+    for bad in ("1", "1/2", "-3", "two", "1e300", "1e4000", "1e99999", "0x1p99999"):
         assert main(["counterexample", "wu-fig1", "--w", bad]) == 2
-        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+        err = capsys.readouterr().err
+        assert len(err.strip().splitlines()) == 1 and err.startswith("certify: error:")
 
 
 def test_the_engine_angle_map_is_one_formula_over_both_arithmetics():

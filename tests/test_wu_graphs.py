@@ -95,6 +95,7 @@ BAD_MASKS = {
     "boolean entry": [[True, 0], [0, 1]],
     "empty": [],
     "not a list": {"mask": 3},
+    "beyond the tokens limit": masks.named_mask("causal", 1025),
 }
 
 
@@ -112,6 +113,7 @@ def test_bad_masks_exit_2(name, tmp_path, capsys):
     ["graph", "--mask", "causal", "--n", "0"],
     ["graph", "--mask", "sliding", "--n", "8", "--window", "0"],
     ["graph", "--mask", "no-such-mask-or-file", "--n", "8"],
+    ["graph", "--mask", "causal", "--n", "1025"],  # refused before the matrix is built: --n 10^8 was a hang
 ])
 def test_bad_arguments_exit_2(argv, capsys):
     assert main(argv) == 2

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,7 +42,7 @@ def add_parser(subparsers):
     options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE),
                         default=search.DEFAULT_L_RANGE)
     options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
-    p.add_argument("--out", metavar="DIR", help="folder: write best.json, tightest.json, summary.json (and "
+    p.add_argument("--out", type=options.path, metavar="DIR", help="folder: write best.json, tightest.json, summary.json (and "
                    "counterexample.json, certificate.json when violated) into it; each file written is named")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
@@ -60,7 +59,7 @@ def run(args) -> int:
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(jsonfile.dumps(summary, indent=1), end="")
     else:
         render(report, summary, written)
     return report.exit_code

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 from flint import arb
 
+from certify.core import jsonfile
 from certify import engine
 from certify.engine import certificate
 from certify.cli import options
@@ -20,7 +20,7 @@ def add_parser(subparsers):
                               "1 violated, 3 undecided, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON, or numpy .npz): X, and A or W_Q/W_K, or layers")
     options.add_target(p)
-    p.add_argument("--out", metavar="CERT", help="write the certificate here (holds or violated only)")
+    p.add_argument("--out", type=options.path, metavar="CERT", help="write the certificate here (holds or violated only)")
     options.add_max_prec(p)
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -93,7 +93,7 @@ def run(args) -> int:
         written = str(certificate.write(result.certificate, args.out))
     info["certificate"] = written
     if args.json:
-        print(json.dumps(info, indent=1))
+        print(jsonfile.dumps(info, indent=1), end="")
         return result.exit_code
     where = "" if info["layer"] is None else f" (tightest at layer {info['layer']})"
     print(f"{result.verdict.upper()}: {info['target']}{where}")

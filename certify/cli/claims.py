@@ -3,7 +3,7 @@ and their conventions are stated in docs/claims.md."""
 
 from __future__ import annotations
 
-import json
+from certify.core import jsonfile
 from certify import claims
 from certify.prove import derivations as proofs_index
 
@@ -40,7 +40,7 @@ def run(args) -> int:
     """Run `certify claims`; return its exit code."""
     rows = registry()
     if args.json:
-        print(json.dumps(rows, indent=1))
+        print(jsonfile.dumps(rows, indent=1), end="")
         return 0
     for row in rows:
         print(f"{row['id']}")

@@ -7,8 +7,8 @@ Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 
 
 from __future__ import annotations
 
-import json
-
+from certify.core import jsonfile
+from certify.cli import options
 from certify.engine import certificate
 from certify.studies import counterexamples
 
@@ -23,7 +23,7 @@ def add_parser(subparsers) -> None:
         module = counterexamples.load(name)
         q = names.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(q)
-        q.add_argument("--out", metavar="CERT", help="file: write the certificate here")
+        q.add_argument("--out", type=options.path, metavar="CERT", help="file: write the certificate here")
         q.add_argument("--json", action="store_true",
                        help="print the outcome as JSON (verdict, confirmed, the checker's message, the summary lines)")
         q.set_defaults(run=run)
@@ -35,9 +35,9 @@ def run(args) -> int:
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
     if args.json:
-        print(json.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
+        print(jsonfile.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
                           "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
-                          "certificate": written}, indent=1))
+                          "certificate": written}, indent=1), end="")
         return code
     print(f"{args.counterexample}:")
     for line in outcome.summary:

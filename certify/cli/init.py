@@ -9,8 +9,7 @@ attention-head certificate per row), 3 otherwise, 2 on bad input.
 
 from __future__ import annotations
 
-import json
-
+from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
 from certify.studies import init_scaling
@@ -80,7 +79,7 @@ def run(args) -> int:
         rows = init_scaling.study(dimensions, scheme=args.scheme, n=args.n, seed=args.seed, d_k=args.d_k,
                                   max_prec=args.max_prec, progress=done)
     if args.json:
-        print(json.dumps(init_scaling.to_json(rows, args.scheme, args.n, args.seed), indent=1))
+        print(jsonfile.dumps(init_scaling.to_json(rows, args.scheme, args.n, args.seed), indent=1), end="")
     else:
         print(render(rows, args.scheme, args.n, args.seed))
     return 0 if all(r.bound_certified for r in rows) else 3

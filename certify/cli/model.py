@@ -17,7 +17,6 @@ when sentences are left undone."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 import time
 from pathlib import Path
@@ -60,7 +59,7 @@ def add_parser(subparsers) -> None:
                         "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report (with --corpus: the summary) as JSON")
-    p.add_argument("--out", type=Path, metavar="DIR",
+    p.add_argument("--out", type=lambda text: Path(options.path(text)), metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
                         "each file written is named (on stderr with --json, so that stdout stays the report); "
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
@@ -114,7 +113,10 @@ def run(args) -> int:
 
 def _print(args, report: dict, render_text, written: list[Path]) -> None:
     """The report as text or JSON, then one line per file written (on stderr after JSON)."""
-    print(json.dumps(report, indent=1) if args.json else render_text(report))
+    if args.json:
+        print(jsonfile.dumps(report, indent=1), end="")
+    else:
+        print(render_text(report))
     for path in written:
         print(f"  wrote {path}", file=sys.stderr if args.json else sys.stdout)
 
@@ -203,7 +205,7 @@ def _run_corpus(args) -> int:
     wanted = len(run.sentences) if args.limit is None else min(args.limit, len(run.sentences))
     summary = outcome.summary
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(jsonfile.dumps(summary, indent=1), end="")
     else:
         print(render_corpus(summary, full=False))
         print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "
@@ -233,7 +235,7 @@ def _run_screen(args, text_model, tokens, trace) -> int:
     }
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / SCREEN_FILE).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        (args.out / SCREEN_FILE).write_text(jsonfile.dumps(report, indent=2), encoding="utf-8")
     _print(args, report, _render_screen, [args.out / SCREEN_FILE] if args.out is not None else [])
     return 0  # screening decides no verdict: done is all it can report
 

@@ -11,7 +11,7 @@ from certify.core import limits
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
     """--claim ID | --bound EXPR: what to decide (default collapse.global)."""
     target = parser.add_mutually_exclusive_group()
-    target.add_argument("--claim", help="claim id (see `certify claims`); default collapse.global")
+    target.add_argument("--claim", type=claim_id, help="claim id (see `certify claims`); default collapse.global")
     target.add_argument("--bound", metavar="EXPR", help=f'a right-hand side in D, a, n, d, v, e.g. "{example}"')
 
 
@@ -74,3 +74,19 @@ def _dpi(text: str) -> int:
     if value is None or not low <= value <= high:
         raise argparse.ArgumentTypeError(f"must be an integer from {low} to {high}, got {text!r}")
     return value
+
+
+def claim_id(text: str) -> str:
+    """A claim id (--claim, prove's CLAIM): an empty one (an unset shell variable) is refused, not read as
+    the default claim."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty claim id (an unset variable?); leave it out for collapse.global")
+    return text
+
+
+def path(text: str) -> str:
+    """An output path (--out and the like): refused when empty, as from an unset shell variable
+    (`--out "$CERT"`), which would otherwise mean "write nothing" to one command and "." to another."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path (an unset variable?)")
+    return text

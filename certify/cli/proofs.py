@@ -17,10 +17,10 @@ gappa) is missing.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
+from certify.core import jsonfile
 from certify.core import progress
 from certify.prove import derivations as proofs_index
 from certify.prove import formal as formal_proofs
@@ -63,7 +63,7 @@ def run(args) -> int:
             results.append(derivation.run())
             bar.update()
     if args.json:
-        print(json.dumps([_labelled(r.as_dict()) for r in results], indent=2))
+        print(jsonfile.dumps([_labelled(r.as_dict()) for r in results], indent=2), end="")
     else:
         for result in results:
             _render(result)
@@ -105,7 +105,7 @@ def _run_formal(args) -> int:
     elapsed = time.perf_counter() - started
     failed = [r for r in results if r.outcome != "checked"]
     if args.json:
-        print(json.dumps([r.as_dict() for r in results], indent=2))
+        print(jsonfile.dumps([r.as_dict() for r in results], indent=2), end="")
     else:
         current = None
         for r in results:

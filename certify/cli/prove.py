@@ -7,9 +7,9 @@ A claim for every configuration of a region (certify.prove.region): exit 0 prove
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress as progress_display
 from certify.prove import region as region_proof
@@ -24,15 +24,15 @@ def add_parser(subparsers):
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
                               "Exit 0 proved, 1 violated, 3 undecided, 2 bad input.")
-    p.add_argument("claim", nargs="?", help="collapse.global (default) or collapse.tanh")
+    p.add_argument("claim", nargs="?", type=options.claim_id, help="collapse.global (default) or collapse.tanh")
     p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')
     p.add_argument("--n", type=int, required=True, help="number of tokens")
     p.add_argument("--d", type=int, help="dimension (omit for n = 2: the proof covers every d)")
     p.add_argument("--radius", required=True, help="||x_i|| <= radius (exact: 2, 0.5, 1/3)")
     p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="seconds (default 60)")
-    p.add_argument("--out", metavar="PROOF", help="file: write the region-proof certificate here")
-    p.add_argument("--counterexample", metavar="CONFIG",
+    p.add_argument("--out", type=options.path, metavar="PROOF", help="file: write the region-proof certificate here")
+    p.add_argument("--counterexample", type=options.path, metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
@@ -56,7 +56,7 @@ def run(args) -> int:
     written = _write(result, args)
     info = summary(result) | written
     if args.json:
-        print(json.dumps(info, indent=1))
+        print(jsonfile.dumps(info, indent=1), end="")
     else:
         _render(info)
     return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 
+from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
 from certify.figures import wu as wu_figures
@@ -37,7 +38,7 @@ def add_parser(subparsers) -> None:
                               description=__doc__.splitlines()[0])
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))
-    p.add_argument("--out", default="certify-figures", metavar="DIR",
+    p.add_argument("--out", type=options.path, default="certify-figures", metavar="DIR",
                    help="folder: FIGURE.FORMAT, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
@@ -62,7 +63,7 @@ def run(args) -> int:
     code = 1 if args.strict and not studies.all_accounted(study) else 0
     if args.json:
         data = json.loads(paths["json"].read_text(encoding="utf-8"))
-        print(json.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1))
+        print(jsonfile.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1), end="")
         return code
     print(f"{args.figure}: " + ", ".join(str(path) for path in paths.values()))
     for note in study.notes:

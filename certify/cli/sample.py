@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from certify.core import jsonfile
 from certify import engine, jobs
 from certify.search import campaign
 from certify.cli import options
@@ -44,7 +44,7 @@ def add_parser(subparsers):
     layer.add_argument("--ffn", choices=samplers.ACTIVATIONS, help="a token-wise MLP after attention, ReLU or GELU")
     layer.add_argument("--hidden", type=int, metavar="H", help="the FFN's hidden width (default 2d)")
     layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
-    p.add_argument("--out", required=True, metavar="DIR",
+    p.add_argument("--out", type=options.path, required=True, metavar="DIR",
                    help="folder: the campaign (created; resumed if it exists); its summary.json is named at the end")
     p.add_argument("--workers", type=int, default=None,
                    help="processes, or the embedded Dask cluster's worker processes (default: every core)")
@@ -153,7 +153,7 @@ def run(args) -> int:
     figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
     campaign_page.write(summary, args.out, args.argv)  # after the figure, which it embeds
     if args.json:
-        print(json.dumps(summary, indent=1))
+        print(jsonfile.dumps(summary, indent=1), end="")
     else:
         print("\n".join(render(summary, args.out)))
         print(f"  histograms of the margins and of L: {figure_path}")

@@ -10,7 +10,7 @@ confirm the trajectory's certificate (then everything printed is labelled "not c
 
 from __future__ import annotations
 
-import json
+import math
 from pathlib import Path
 
 from flint import ctx
@@ -36,7 +36,7 @@ def add_parser(subparsers):
         "unresolved, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
-    p.add_argument("--out", metavar="DIR",
+    p.add_argument("--out", type=options.path, metavar="DIR",
                    help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "
                    "into it (each file written is named)")
     options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)
@@ -77,8 +77,12 @@ def _power_of_ten(value) -> str:
 
 
 def _exponent_text(exponent) -> str:
-    """10^[exponent ball], with 4 digits after the point whatever the exponent's size."""
-    digits = 4 + len(str(int(abs(float(exponent.mid())))))
+    """10^[exponent ball], with 4 digits after the point whatever the exponent's size (its integer
+    digits counted from the midpoint's binary exponent: a doubly exponential collapse takes the
+    exponent itself beyond float64, -3^1000 at t = 1000)."""
+    mantissa, power = (int(part) for part in exponent.mid().man_exp())
+    bits = max(mantissa.bit_length() + power, 0) if mantissa else 0  # |mid| < 2^bits
+    digits = 4 + 1 + math.ceil(bits * math.log10(2))
     return "10^" + exponent.str(digits, radius=not exponent.is_exact())
 
 
@@ -138,7 +142,7 @@ def run(args) -> int:
         figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)
         written = [json_path, cert_path, figure_path]
     if args.json:
-        print(json.dumps(data, indent=1))
+        print(jsonfile.dumps(data, indent=1), end="")
     else:
         print(render(tr))
         for path in written:

@@ -3,9 +3,9 @@ re-derives a certificate's verdict; a campaign folder is re-derived in arb (cert
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
 from certify.engine import certificate
@@ -48,9 +48,9 @@ def run(args) -> int:
     partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
                else "an undecided result: nothing is certified")
     if args.json:
-        print(json.dumps({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
+        print(jsonfile.dumps({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
                           "verdict": cert.get("verdict"), "message": confirmation.message,
-                          "note": partial if undecided else None}, indent=1))
+                          "note": partial if undecided else None}, indent=1), end="")
     elif confirmation.ok:
         print(f"OK: {confirmation.message}" + (f"  (undecided: {partial})" if undecided else ""))
     else:
@@ -73,8 +73,8 @@ def _campaign(args) -> int:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
                              progress=rederived)
     if args.json:
-        print(json.dumps({"ok": report.ok, "campaign": args.certificate, "records": report.records,
-                          "rederived": report.rederived, "problems": report.problems}, indent=1))
+        print(jsonfile.dumps({"ok": report.ok, "campaign": args.certificate, "records": report.records,
+                          "rederived": report.rederived, "problems": report.problems}, indent=1), end="")
         return 0 if report.ok else 1
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "

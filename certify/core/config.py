@@ -175,7 +175,16 @@ def parse(data: dict) -> Case:
         if unknown:
             raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
-    return Case(X=X, layers=layers, name=str(data.get("name", "")))
+    return Case(X=X, layers=layers, name=_label(data.get("name", "")))
+
+
+def _label(name) -> str:
+    """The configuration's "name", shown in titles and tables: a string of printable characters (a
+    newline or a terminal escape in a file's name could print a line certify never wrote)."""
+    if not isinstance(name, str) or not name.isprintable():
+        shown = json_type(name) if not isinstance(name, str) else "a string with control characters"
+        raise BadInput(f'"name" is a label of printable characters, not {shown}')
+    return name
 
 
 def _parse_bool(value, where: str) -> bool:
@@ -194,6 +203,8 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
     if "A" in spec:
         if "W_Q" in spec or "W_K" in spec:
             raise BadInput(f"{where}: give either A or W_Q and W_K, not both")
+        if stray := sorted({"b_Q", "b_K", "d_k"} & set(spec)):  # (the checker refuses them with A too)
+            raise BadInput(f"{where}: {', '.join(stray)} only go with W_Q and W_K; with A they would be ignored")
         fields["A"] = parse_matrix(spec["A"], f"{where}.A", (d, d))
     elif "W_Q" in spec or "W_K" in spec:
         if "W_Q" not in spec or "W_K" not in spec:

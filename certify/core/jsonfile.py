@@ -3,15 +3,32 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput
 
 
-def dumps(data) -> str:
-    """data as indented JSON text with a final newline (every JSON file certify writes)."""
-    return json.dumps(data, indent=1) + "\n"
+def dumps(data, indent: int = 1) -> str:
+    """data as indented JSON text with a final newline (every JSON file and --json output certify writes).
+    JSON has no NaN or Infinity (certify's own reader refuses them): a float that is not finite, such
+    as a float64 side that overflowed, is written as null; the exact texts beside it keep the value."""
+    try:
+        return json.dumps(data, indent=indent, allow_nan=False) + "\n"
+    except ValueError:  # a NaN or an infinity somewhere (rare): the walk only then
+        return json.dumps(_finite(data), indent=indent, allow_nan=False) + "\n"
+
+
+def _finite(data):
+    """data with every float that is not finite replaced by None (dicts, lists and tuples walked)."""
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(value) for value in data]
+    return data
 
 
 def write(data, path) -> Path:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, fields, replace
 
+from certify.core.numbers import MAX_DIGITS
 from certify.errors import BadInput
 
 
@@ -57,6 +58,8 @@ class Limits:
                 raise BadInput(f"--limit {item!r}: expected NAME=INTEGER") from None
             if number < 1:
                 raise BadInput(f"--limit {item!r}: a limit is a positive integer")
+            if name == "digits" and number > MAX_DIGITS:  # a longer integer could not be read, nor written back
+                raise BadInput(f"--limit {item!r}: a number has at most {MAX_DIGITS} digits")
             out = replace(out, **{name: number})
         return out
 

@@ -24,12 +24,37 @@ from certify.errors import BadInput
 # Exponents beyond this are not configurations anyone means; they would only make the exact
 # rationals (and the precision needed to separate them) absurdly large.
 MAX_DECIMAL_EXPONENT = 4000
+# The most digits a number's numerator or denominator may have: Python's default limit on the
+# decimal text of an integer (sys.int_info.default_max_str_digits), which every exact number a
+# certificate states must pass, in certify and in the checker.  "0x1p-16000" (4817 digits below
+# the bar) is within the exponent caps but could never be written down: refused on reading.
+MAX_DIGITS = 4300
+_DIGITS_BOUND = 10**MAX_DIGITS
 
 _HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
 
 
-def _parse_hex_float(text: str) -> Fraction | None:
+def digits(value: Fraction) -> int:
+    """At least the number of decimal digits of value's numerator or denominator, whichever is longer
+    (from their bit lengths: no decimal text is made)."""
+    return 1 + math.ceil(max(abs(value.numerator).bit_length(), value.denominator.bit_length()) * math.log10(2))
+
+
+def _shown(text: str) -> str:
+    """A number's text in a message: quoted, and cut short when long (one readable line)."""
+    return repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
+def _written(value: Fraction, text, where: str) -> Fraction:
+    """value, unless its numerator or denominator has more than MAX_DIGITS digits (BadInput)."""
+    if abs(value.numerator) >= _DIGITS_BOUND or value.denominator >= _DIGITS_BOUND:
+        raise BadInput(f"{where}: {_shown(str(text)) if isinstance(text, str) else 'a number'} has more than "
+                       f"{MAX_DIGITS} digits above or below the fraction bar, the most a number may have")
+    return value
+
+
+def _parse_hex_float(text: str, where: str) -> Fraction | None:
     match = _HEX_FLOAT.match(text)
     if not match or not (match.group(2) or match.group(3)):
         return None
@@ -38,7 +63,7 @@ def _parse_hex_float(text: str) -> Fraction | None:
     mantissa = int((whole or "0") + frac, 16)
     power = int(exponent or 0) - 4 * len(frac)
     if abs(power) > 4 * MAX_DECIMAL_EXPONENT:
-        raise BadInput(f"number {text!r} has an absurd exponent")
+        raise BadInput(f"{where}: {_shown(text)} has an absurd exponent")
     value = Fraction(mantissa) * (Fraction(2) ** power)
     return -value if sign == "-" else value
 
@@ -48,25 +73,28 @@ def parse_number(value, where: str = "number") -> Fraction:
     if isinstance(value, bool) or value is None:
         raise BadInput(f"{where}: expected a number, got {json_type(value)}")
     if isinstance(value, int):
-        return Fraction(value)
+        return _written(Fraction(value), value, where)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise BadInput(f"{where}: {value} is not a finite number")
         return Fraction(value)
     if isinstance(value, Fraction):
-        return value
+        return _written(value, value, where)
     if isinstance(value, str):
         text = value.strip()
-        hex_value = _parse_hex_float(text)
+        hex_value = _parse_hex_float(text, where)
         if hex_value is not None:
-            return hex_value
+            return _written(hex_value, text, where)
         exponent = _DECIMAL_EXPONENT.search(text)
         if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
-            raise BadInput(f"{where}: {value!r} has an absurd exponent")
+            raise BadInput(f"{where}: {_shown(value)} has an absurd exponent")
+        if any(sum(c.isdigit() for c in part) > MAX_DIGITS for part in text.split("/")):  # (Fraction's own words)
+            raise BadInput(f"{where}: {_shown(value)} has more than {MAX_DIGITS} digits, the most a number may have")
         try:
-            return Fraction(text)
+            exact = Fraction(text)
         except (ValueError, ZeroDivisionError):
-            raise BadInput(f"{where}: {value!r} is not a number (decimal, 'p/q' or hex float)") from None
+            raise BadInput(f"{where}: {_shown(value)} is not a number (decimal, 'p/q' or hex float)") from None
+        return _written(exact, text, where)
     raise BadInput(f"{where}: expected a number, got {json_type(value)}")
 
 

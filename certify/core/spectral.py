@@ -29,7 +29,11 @@ class NormWitness:
 
 
 def witness(A_float: np.ndarray) -> NormWitness:
-    """The singular basis of one float64 SVD, and the largest singular value as the screen's estimate."""
+    """The singular basis of one float64 SVD, and the largest singular value as the screen's estimate;
+    LinAlgError (a ValueError: the screen then stands aside) for a matrix with an entry that is not
+    finite, which LAPACK's SVD may never return from (an inf beside 1e300 loops forever)."""
+    if not np.isfinite(A_float).all():
+        raise np.linalg.LinAlgError("a float64 matrix with an infinite or nan entry has no SVD witness")
     _, singular, wt = np.linalg.svd(A_float)
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
 

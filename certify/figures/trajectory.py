@@ -44,8 +44,17 @@ def title(tr: trajectory.Trajectory, source=None) -> str:
     return f"{label}: {tr.T} layers, verdict {tr.verdict}{certified}"
 
 
+# The largest |log10| drawn: a doubly exponential collapse reaches log10 D_t = -3^t (beyond float64
+# from t = 646); the axes' limits (2 x a value, differences of two) must stay finite.
+PLOTTABLE = 1e300
+
+
+def _plottable(y: float | None) -> bool:
+    return y is not None and math.isfinite(y) and abs(y) <= PLOTTABLE
+
+
 def _log10_points(tr, values) -> tuple[list[int], list[float]]:
-    pairs = [(p.t, y) for p, v in zip(tr.points, values) if (y := trajectory.log10(v)) is not None and math.isfinite(y)]
+    pairs = [(p.t, y) for p, v in zip(tr.points, values) if _plottable(y := trajectory.log10(v))]
     return [t for t, _ in pairs], [y for _, y in pairs]
 
 
@@ -53,7 +62,7 @@ def _log10_curve(tr, name: str) -> dict[int, float]:
     """t -> log10 of a bound curve, from its logarithm (a curve known only through its log is drawn too)."""
     out = {}
     for p in tr.points:
-        if name in p.log_curves and math.isfinite(y := float(trajectory.log10_from_log(p.log_curves[name]).mid())):
+        if name in p.log_curves and _plottable(y := float(trajectory.log10_from_log(p.log_curves[name]).mid())):
             out[p.t] = y
     return out
 

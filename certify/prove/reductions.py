@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
+from certify.core import numbers
 from certify.errors import BadInput
 from certify.prove.tilt import Interval
 
@@ -82,6 +83,10 @@ def region(n: int, d: int | None, radius, norm) -> Region:
         raise BadInput("certify prove: --radius and --norm must be positive")
     if 4 * norm * radius ** 2 > MAX_SPAN:
         raise BadInput("certify prove: the region reaches a D^2 = 4 norm radius^2 above 2^40")
+    # the boxes are halvings of [0, 4 norm radius^2] (at most 90 deep: 28 more digits), written exactly
+    if numbers.digits(4 * norm * radius ** 2) > numbers.MAX_DIGITS - 100:
+        raise BadInput(f"certify prove: 4 norm radius^2 has more than {numbers.MAX_DIGITS - 100} digits above or "
+                       "below the fraction bar: the proof's boxes could not be written down")
     return Region(n, d, radius, norm)
 
 

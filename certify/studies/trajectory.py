@@ -66,7 +66,7 @@ from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
 
 MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
-NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough
+NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_power_bound)
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 
@@ -169,7 +169,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
     witnesses: dict = {}
-    M = _power_bound(case, layers, witnesses) if "value.bounded" in drawn else None
+    M, norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
+                         else (None, NORM_PRECISION))
     def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
@@ -181,7 +182,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}")
-    tr.certificate = trajectory_certificate.build(tr, case, witnesses, NORM_PRECISION)
+    tr.certificate = trajectory_certificate.build(tr, case, witnesses, norm_precision)
     stage("the checker")
     confirmation = certificate.confirm(tr.certificate)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
@@ -232,11 +233,20 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
             skipped[name] = "needs layers X' = P X V^T with a value matrix V and nothing else"
         elif len({layer.V for layer in used}) != 1:
             skipped[name] = "needs one value matrix V shared by every layer (the bound is about powers V^t)"
-        elif T * math.log2(max(1.0, float(np.linalg.norm(FLOAT64.array(used[0].V), 2)))) > FLOAT64_EXPONENT_ROOM:
+        elif _log2_growth(used[0].V, T) > FLOAT64_EXPONENT_ROOM:
             skipped[name] = "||V||^T leaves float64's range, where the witnesses for M = max ||V^k|| are found"
         else:
             drawn[name] = CURVES[name][1]
     return drawn, skipped
+
+
+def _log2_growth(V, T: int) -> float:
+    """log2 of ||V||^T in float64; inf when an entry of V is beyond binary64 (its float64 array, where
+    the witnesses are found, holds an infinity: np.linalg.norm gives nan, the SVD fails)."""
+    V64 = FLOAT64.array(V)
+    if not np.isfinite(V64).all():
+        return math.inf
+    return T * math.log2(max(1.0, float(np.linalg.norm(V64, 2))))
 
 
 @dataclass
@@ -323,23 +333,30 @@ def _approach(case: config.Case, run: _Run, M: arb) -> None:
         power = BALL.matmul(V, power)
 
 
-def _power_bound(case: config.Case, T: int, witnesses: dict) -> arb:
-    """M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64 screen for the
-    witnesses "V0^k", then the ball pass), at NORM_PRECISION: M only scales the curves."""
+def _power_bound(case: config.Case, T: int, witnesses: dict, max_prec: int) -> tuple[arb, int]:
+    """(M, bits): M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64
+    screen for the witnesses "V0^k", then the ball pass), from NORM_PRECISION bits, doubled up to
+    max_prec while M has fewer than RESOLVED_BITS correct bits.  M only scales the curves, but the
+    balls of V^k widen by about || |V| ||_2 / ||V||_2 per power (1.38 for a rotation by 1 rad): at 128
+    bits M was nan from T = 280, every curve undecided, and the run escalated to its cap for nothing."""
     layer = case.layers[0]
-    with ctx.workprec(NORM_PRECISION):
+
+    def attempt(precision: int) -> arb:
         for ar in (FLOAT64, BALL):
             view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
                              X0=None, witnesses=witnesses, depth=T)
             M = view.get("M")
-    return M
+        return M
+
+    return escalate(attempt, lambda M: M.is_finite() and is_resolved(M), NORM_PRECISION, max_prec)
 
 
 def _query_key_norms(case: config.Case, witnesses: dict) -> list:
     """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>")."""
     out = []
     for t, layer in enumerate(case.layers):
-        screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
+        with np.errstate(all="ignore"):  # entries beyond binary64 give inf and nan here: the ball's midpoints then
+            screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
         ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
         # entries beyond binary64 (float64 saturates to inf): the witness from the ball's midpoints
         witnesses[f"A{t}"] = (spectral.witness(screen) if np.all(np.isfinite(screen))
@@ -456,10 +473,18 @@ def log10_from_log(log_x: arb) -> arb:
 
 
 def log10(x: arb | None) -> float | None:
-    """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive)."""
+    """log10 of a positive ball's midpoint, for plots and tables (None when not certainly positive, or
+    when the logarithm itself is beyond float64: log10 D_t = -3^t is, from t = 646, and JSON has no
+    -Infinity; log10_ball keeps it)."""
     if x is None or not x > 0:
         return None
-    return float(log10_ball(x).mid())
+    return finite_float(log10_ball(x))
+
+
+def finite_float(x: arb) -> float | None:
+    """x's midpoint as a float64, or None when it is beyond float64's range (or not finite)."""
+    value = float(x.mid()) if x.is_finite() else math.nan
+    return value if math.isfinite(value) else None
 
 
 def to_json(trajectory: Trajectory) -> dict:
@@ -474,8 +499,7 @@ def _to_json(trajectory: Trajectory) -> dict:
                 "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
                 "tau": text(p.tau), "approach": text(p.approach),
                 "curves": {name: text(value) for name, value in p.curves.items()},
-                "log10_curves": {name: float(log10_from_log(value).mid()) if value.is_finite() else None
-                                 for name, value in p.log_curves.items()},
+                "log10_curves": {name: finite_float(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "log10_curve_balls": {name: text(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "checks": dict(p.checks)}
     tr = trajectory

@@ -27,8 +27,8 @@ class Float64:
         (so the screen shows it cannot see, instead of crashing; it decides nothing anyway)."""
         try:
             return float(value)
-        except OverflowError:
-            return math.copysign(math.inf, value)
+        except OverflowError:  # (copysign would try float(value) again)
+            return math.inf if value > 0 else -math.inf
 
     def array(self, exact) -> np.ndarray:
         """A float64 vector or matrix of an exact one, each entry rounded to nearest (a Binary64Matrix as is)."""

@@ -30,6 +30,7 @@ from flint import arb_mat
 
 from certify.core.arith import BALL
 from certify.core.arith.ball import hull
+from certify.core.numbers import parse_number
 from certify.core.thin_norm import cholesky_upper
 from certify.engine.counterexamples import Found, Outcome, certify_named
 from certify.errors import BadInput
@@ -39,6 +40,10 @@ KIND = "ln-equilibria"
 
 HELP = "Wu et al. Theorem 3: equilibria of every rank 1..N under post-LN (causal mask, Jordan-chain W_V)"
 MIN_N, MAX_N = 2, 8
+# The witness's tokens come from float64 (numpy) chains in w; past 2^64 they have long lost the
+# accuracy a decision needs (N = 3, w = 1e10 is already undecided), and at 1e4000 their boxes could
+# no longer be written down.
+MAX_W = Fraction(2**64)
 BOX_MARGIN_BITS = 16  # box half-width = 2^-(precision - margin): room for the midpoints' rounding
 
 
@@ -46,7 +51,7 @@ def add_arguments(parser) -> None:
     """Add this counterexample's options to the `certify counterexample ln-equilibria` parser. (--n, --w,
     --one-per-rank)."""
     parser.add_argument("--n", type=int, default=4, help=f"number of tokens N = d, {MIN_N}..{MAX_N} (default 4)")
-    parser.add_argument("--w", default=None, help="superdiagonal entry of W_V, exact, at least N (default N)")
+    parser.add_argument("--w", default=None, help="superdiagonal entry of W_V, exact, at least N and at most 2^64 (default N)")
     parser.add_argument("--one-per-rank", action="store_true",
                         help="certify one equilibrium per rank instead of all 2^k of rank k")
 
@@ -56,12 +61,12 @@ def parse(n: int, w_text: str | None) -> tuple[int, Fraction]:
     3 asks; BadInput otherwise."""
     if not MIN_N <= n <= MAX_N:
         raise BadInput(f"--n must be between {MIN_N} and {MAX_N}, got {n}")
-    try:
-        w = Fraction(n) if w_text is None else Fraction(str(w_text).strip())
-    except (ValueError, ZeroDivisionError):
-        raise BadInput(f"--w must be an exact number such as 4, 9/2 or 4.5, got {w_text!r}") from None
+    # certify.core.numbers reads w exactly, within its exponent caps ("1e999999999" is not built)
+    w = Fraction(n) if w_text is None else parse_number(str(w_text), "--w")
     if w < n:
-        raise BadInput(f"--w must be at least N = {n} (the construction of Theorem 3), got {w}")
+        raise BadInput(f"--w must be at least N = {n} (the construction of Theorem 3), got {w_text}")
+    if w > MAX_W:
+        raise BadInput(f"--w must be at most 2^64 (the witness's float64 tokens), got {w_text}")
     return n, w
 
 

@@ -56,12 +56,14 @@ class Options:
 def options(setting: str | None = None, long: bool = False, seed: int = 0, dropout: float | None = None,
             progress: bool | None = None) -> Options:
     """The Options of a study: the setting by name (default: the setting of the short or `long` run), its
-    size, seed, dropout and progress; BadInput for an unknown setting or a dropout outside [0, 1)."""
+    size, seed, dropout and progress; BadInput for an unknown setting, a dropout outside [0, 1) or a negative seed."""
     name = sim.DEFAULT_SETTING[long] if setting is None else setting
     if name not in sim.SETTINGS:
         raise BadInput(f"unknown setting {name!r}: choose one of {', '.join(sim.SETTINGS)}")
     if dropout is not None and not (math.isfinite(dropout) and 0 <= dropout < 1):
         raise BadInput(f"--dropout must lie in [0, 1), got {dropout}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # numpy's generators take no negative seed
+        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
     return Options(sim.SETTINGS[name], sim.SIZES[(name, long)], seed, dropout, progress)
 
 
