@@ -24,7 +24,7 @@ def rational(text) -> Fraction:
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
         return Fraction(text)
-    text = str(text).strip()
+    text = str(text).strip().encode("ascii").decode()  # ASCII digits only (Python reads "\u0665" as 5)
     match = _HEX.match(text)
     if match and (match.group(2) or match.group(3)):
         sign, whole, frac, power = match.groups()
@@ -115,7 +115,7 @@ def _stated(text: str, precision: int) -> tuple[arb, arb, arb]:
 
 
 # A stated enclosure in the plain decimal form certify writes, "[m +/- r]", read first in binary64:
-_DECIMAL_BALL = re.compile(r"\[(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) \+/- (\d+(?:\.\d+)?(?:e[+-]?\d+)?)\]")
+_DECIMAL_BALL = re.compile(r"\[(-?\d+(?:\.\d+)?(?:e[+-]?\d+)?) \+/- (\d+(?:\.\d+)?(?:e[+-]?\d+)?)\]", re.ASCII)
 _NORMAL = (2.0 ** -960, 2.0 ** 960)  # far inside binary64's normal range: every rounding is relative
 
 

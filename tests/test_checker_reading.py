@@ -146,3 +146,14 @@ def test_the_binary64_reading_decides_accuracy_as_the_exact_one_at_the_slack():
             assert exact._binary64(text) is not None and exact.accurate(mine, text, precision) == exactly, text
             decisions.add(exactly)
     assert decisions == {True, False}
+
+
+def test_numbers_and_stated_balls_in_other_scripts_digits_are_not_read():
+    """An Arabic-Indic 5 ("\u0665", which looks like 0) in an input or a stated enclosure is malformed for the
+    checker, as for the engine's reader: what it confirms is what a reader sees."""
+    import pytest
+    for text in ("\u0665", "\uff11/\uff12"):
+        with pytest.raises(ValueError):
+            exact.rational(text)
+    with ctx.workprec(53), pytest.raises(ValueError):
+        exact.contains(arb(5), "[\u0665.0 +/- 1.0]")

@@ -30,6 +30,14 @@ def test_bad_numbers(bad):
         parse_number(bad)
 
 
+@pytest.mark.parametrize("text", ["\u0665", "\uff11/\uff12", "1.\u0665", "0x1p\u0661"])
+def test_numbers_in_other_scripts_digits_are_bad_input(text):
+    """Python's Fraction and float read any script's digits ("\u0665", an Arabic-Indic 5, looks like 0): a
+    configuration or a certificate could then hold a number other than the one a reader sees."""
+    with pytest.raises(BadInput, match="ASCII"):
+        parse_number(text)
+
+
 # Within the exponent caps, yet more than 4300 digits above or below the fraction bar: no certificate
 # could write them down (Python refuses the decimal text of such an integer).
 TOO_MANY_DIGITS = ["0x1p-16000", "-0x1p16000", "0x" + "f" * 4000, "0." + "0" * 3990 + "1e-4000", "9" * 4000 + "e4000",

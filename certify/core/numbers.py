@@ -82,6 +82,8 @@ def parse_number(value, where: str = "number") -> Fraction:
         return _written(value, value, where)
     if isinstance(value, str):
         text = value.strip()
+        if not text.isascii():  # Python reads other scripts' digits ("\u0665", an Arabic-Indic 5, looks like 0)
+            raise BadInput(f"{where}: {_shown(value)} is not a number: numbers are written in ASCII digits")
         hex_value = _parse_hex_float(text, where)
         if hex_value is not None:
             return _written(hex_value, text, where)
