@@ -115,7 +115,7 @@ def _shape(value) -> tuple[int, int]:
 
 def _over_limits(cert: dict, limits: Limits) -> str | None:
     """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a head's,
-    centred-rank's) meet the caps on n and d; a trajectory counts all its steps; a kind may add a work(cert)."""
+    centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory counts all its steps."""
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
     own = getattr(importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # work beyond the layers'
     config = _configuration(cert) or {}

@@ -105,5 +105,57 @@ def _in_regime(a_D2: arb, regime: str) -> bool:
     return bool(a_D2 >= saturation) and bool(a_D2 < underflow)
 
 
+# The work estimate (certify_checker.__init__ adds it to the limits' own, which is 0 without layers), in the
+# limits' units: about 0.1 us of checker time each, so the limit of 5 * 10^8 is about a minute.  Measured on
+# one core (python-flint 0.9), entries full at the precision (exact rationals such as 1/3):
+#   arb_mat product, per multiply-add   3.5 ns to 128 bits, 9.6 at 256, 19 at 512, 1.0 us at 4096, 120 us
+#                                       at 65536: 5 ns x mantissa(bits), mantissa = max(1, bits / 128)^1.7
+#   Python-level ball operation         310 ns at 53 bits, 1.8 us at 4096, 105 us at 65536 (a Cholesky's)
+#   softmax entry (an exp)              0.64 us at 53 bits, 1.9 at 512, 32 at 4096, 3200 at 65536
+#   Dobrushin pair term (min and add)   0.22 us at 53 bits, 0.43 at 4096, 2.7 at 65536: no multiplication
+# Whole heads, direct route, n = 16: d = 1024 at 53 bits (certify init's default last row) 25 to 36 s, estimate
+# 2.9 * 10^8 (29 s); d = 128 at 4096 bits 8.7 s, estimate 2.1 * 10^8; d = 64 at 65536 bits 160 s, estimate
+# 3.1 * 10^9.  Thin route, d = 384, d_k = 32 (MiniLM's): n = 142 at 64 bits 0.54 s, estimate 0.58 s.  Binary64
+# inputs (every certificate certify writes) keep products short, so their cost grows more slowly with the bits.
+
+
+def mantissa(bits: int) -> float:
+    return max(1.0, min(max(bits, 0), 1 << 20) / 128) ** 1.7
+
+
+def products(count: int, bits: int) -> int:
+    """The work of `count` multiply-adds inside arb_mat products."""
+    return int(count * 5 * mantissa(bits)) // 100
+
+
+def operations(count: int, bits: int) -> int:
+    """The work of `count` ball operations made one by one from Python (reading an entry included)."""
+    return int(count * (300 + 5 * mantissa(bits))) // 100
+
+
+def work(cert: dict) -> int:
+    """The head's work: scores, softmax, P X, two diameters, tau (n^3 / 2 pair terms) and the norm of
+    W_Q W_K^T by the witness's route (direct: five d^3 products; thin: k x k ones and a k^3 / 6 Cholesky
+    in Python).  0 when malformed (verify judges)."""
+    try:
+        inputs, bits, witness = cert["inputs"], cert["precision"], cert["witness"]
+        X, W_Q = inputs["X"], inputs["W_Q"]
+        route = witness.get("route") if isinstance(witness, dict) else None  # P is computed before it is read
+        if type(bits) is not int or not (isinstance(X, list) and X and isinstance(X[0], list)
+                                         and isinstance(W_Q, list) and W_Q and isinstance(W_Q[0], list)):
+            return 0
+        n, d, k = len(X), len(X[0]), len(W_Q[0])
+        limbs = 1 + min(max(bits, 0), 1 << 20) // 64
+        total = (products(n * d * 2 * k + n * n * (k + 3 * d), bits) + operations(n * d + 2 * d * k + 4 * n * n, bits)
+                 + n * n * (600 + 150 * int(mantissa(bits))) // 100 + n ** 3 // 2 * (250 + 3 * limbs) // 100)
+        if route == "direct":
+            return total + products(5 * d ** 3 + d * d, bits) + operations(5 * d * d, bits)
+        if route == "thin":
+            return total + products(2 * d * k * k + 6 * k ** 3, bits) + operations(k ** 3 // 6 + 3 * k * k, bits)
+        return total
+    except (TypeError, KeyError, IndexError, AttributeError):
+        return 0
+
+
 def verify(cert: dict) -> tuple[bool, str]:
     return confirm(cert, KIND, evaluate, KEYS)

@@ -14,6 +14,7 @@ from flint import arb
 
 from certify_checker import forward
 from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.head import operations, products
 from certify_checker.norms import certainly_positive_definite
 from certify_checker.schema import rectangular
 
@@ -36,6 +37,22 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     found = Evaluation(claims=[f"the centred tokens X - 1 xbar^T of inputs.X have rank {r} = min(n - 1, d)"])
     found.require(certainly_positive_definite(M), "the interval Cholesky of the centred Gram matrix fails")
     return found
+
+
+def work(cert: dict) -> int:
+    """The work of the centring and the Gram matrix (arb_mat products) and of the interval Cholesky (r^3 / 6
+    ball operations from Python, 0.31 us each at 53 bits), in the units of certify_checker.head's estimate
+    (measured: n = d = 400 at 53 bits 3.5 s, estimate 3.8 s; n = d = 64 at 4096 bits 0.47 s, estimate 0.61 s;
+    n = 142, d = 384 at 64 bits, a long text in `certify model`, 0.23 s, estimate 0.25 s).  0 when malformed."""
+    try:
+        X, bits = cert["inputs"]["X"], cert["precision"]
+        if type(bits) is not int or not (isinstance(X, list) and X and isinstance(X[0], list)):
+            return 0
+        n, d = len(X), len(X[0])
+        small, large = sorted((n, d))
+        return products(small * small * large, bits) + operations(3 * n * d + 2 * small * small + small ** 3 // 6, bits)
+    except (TypeError, KeyError, IndexError, AttributeError):
+        return 0
 
 
 def verify(cert: dict) -> tuple[bool, str]:

@@ -94,3 +94,31 @@ def test_the_model_rank_is_confirmed_by_the_checker():
     with ctx.workprec(64):
         assert not configuration_stats(collinear).rank_certified
     assert not certify_checker.verify(rank_certificate(X, 3)).ok  # the claim must state min(n - 1, d)
+
+
+def _shaped(n: int, d: int, k: int, route: str, bits: int) -> dict:
+    """What the work estimate reads of a head certificate: its shapes, route and precision."""
+    return {"inputs": {"X": [[0.0] * d] * n, "W_Q": [[0.0] * k] * d}, "witness": {"route": route}, "precision": bits}
+
+
+def test_the_work_estimate_admits_what_certify_init_and_model_write():
+    """The checker estimates a head's and centred tokens' work (they have no layers for the limits to
+    count) to refuse huge precisions, never what certify writes by default: init's rows on both routes
+    (confirmed here at small d), its default last row by shape (n = 16, d = d_k = 1024, direct, 53 bits:
+    25 to 36 s in the checker, escalated to 128 bits no dearer), `certify model`'s heads and layers
+    (MiniLM: n = 8, d = 384, d_k = 32, thin, 64 bits; 128 tokens at its cap of 512 bits)."""
+    from certify.studies import init_scaling
+    from certify_checker import head as checker_head
+    from certify_checker import rank as checker_rank
+
+    for d, d_k in ((32, 32), (32, 4)):
+        row = init_scaling.certify_row(init_scaling.sample(d, 4, "lecun", seed=2, d_k=d_k), max_prec=1024)
+        assert row.checker.startswith("confirmed") and row.route == ("direct" if d_k == d else "thin"), row.checker
+    limit = certify_checker.LIMITS.work
+    assert checker_head.work(_shaped(16, 1024, 1024, "direct", 53)) < 0.7 * limit
+    assert checker_head.work(_shaped(16, 1024, 1024, "direct", 128)) < limit
+    assert checker_head.work(_shaped(16, 1024, 1024, "direct", 1024)) > limit  # minutes: refused
+    assert checker_head.work(_shaped(8, 384, 32, "thin", 64)) < limit / 1000
+    assert checker_head.work(_shaped(128, 384, 32, "thin", 512)) < limit / 10
+    X = rank_certificate(np.random.default_rng(3).normal(size=(128, 384)), 127)
+    assert 0 < checker_rank.work({**X, "precision": 512}) < limit / 10

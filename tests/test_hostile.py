@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import json
 import random
 import subprocess
@@ -462,6 +463,40 @@ def test_tokens_without_layers_are_held_to_the_caps(kind):
     wide = _tokens_only("attention-head", 4)
     wide["inputs"]["W_Q"] = wide["inputs"]["W_K"] = [["1"] * 9, ["0"] * 9]  # d_k = 9 > dim
     assert checker.verify(wide, small).refused
+
+
+def _full_precision(kind: str, n: int, d: int, bits: int) -> dict:
+    """A certificate of an attention head (direct route, k = d) or of centred tokens, n x d, whose entries
+    (1/3-like rationals) fill every bit of the stated precision, with a valid digest."""
+    rows = lambda r, c, seed: [[f"{(seed + 7 * i + 3 * j) % 97 - 48}/{3 * ((i + j) % 5) + 1}" for j in range(c)]
+                               for i in range(r)]
+    inputs = {"X": rows(n, d, 1)} if kind == "centred-rank" else {"X": rows(n, d, 1), "W_Q": rows(d, d, 2),
+                                                                   "W_K": rows(d, d, 3), "steps": {"dobrushin": "holds"}}
+    witness = {} if kind == "centred-rank" else {"route": "direct", "basis": rows(d, d, 4), "top": rows(1, d, 5)[0]}
+    cert = {"format": checker.FORMAT, "kind": kind, "verdict": "certified", "claims": [], "inputs": inputs,
+            "witness": witness, "values": {}, "precision": bits}
+    return {**cert, "inputs_sha256": checker_counterexample.digest(kind, inputs, witness, bits)}
+
+
+@pytest.mark.parametrize("kind", ["centred-rank", "attention-head"])
+def test_a_head_or_centred_tokens_at_a_huge_precision_are_refused_quickly(tmp_path, capsys, kind):
+    """Within the caps on n and d, 256 x 256 full entries at 2^16 bits kept the checker for hours (a 64 x 64
+    head took 160 s): their work is estimated (head.work, rank.work) and refused before any; the same
+    shapes at 53 bits are not."""
+    hostile = write_json(tmp_path / "hostile.json", _full_precision(kind, 256, 256, 1 << 16))
+    code, _, err, seconds = run_cli(["verify", hostile], capsys)
+    assert code == 2 and "refused" in err and "work" in err and seconds < 30, (code, err, seconds)
+    started = time.time()
+    done = subprocess.run([sys.executable, "-m", "certify_checker", str(hostile)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "work" in done.stderr and time.time() - started < 60, done.stderr
+    module = importlib.import_module(checker.KINDS[kind])
+    modest = _full_precision(kind, 16, 16, 53)
+    assert 0 < module.work(modest) < module.work(_full_precision(kind, 16, 16, 1 << 16))
+    assert not checker.verify(modest).refused
+    assert checker.verify(_full_precision(kind, 64, 64, 1 << 16)).refused  # a 64 x 64 head took 160 s
+    unrouted = _full_precision(kind, 256, 256, 1 << 16)  # the softmax and tau come before the witness is read
+    assert checker.verify({**unrouted, "witness": {}}).refused and checker.verify({**unrouted, "witness": []}).refused
 
 
 def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
