@@ -25,11 +25,13 @@ def add_parser(subparsers):
     p = subparsers.add_parser("run", help="the main job: every registered claim on its default cases",
                               description="Run every section of the default suite (claims, proofs, campaigns, "
                               "figures, ...), print a table of verdicts next to the outcome the mathematics predicts "
-                              "for each case, and write certificates and a results.json into the report folder. A "
+                              "for each case, and write certificates, figures, results.json and the report page "
+                              "index.html into the report folder. A "
                               "violated or undecided row can be the expected outcome (a planted false bound, an exact "
                               "equality): the expected column says so. Exit 0 when every outcome is the expected one.")
     p.add_argument("--out", type=options.path, default="certify-report", metavar="DIR",
-                   help="folder: the report (results.json, certificates, figures; default certify-report)")
+                   help="folder: the report (results.json, index.html, certificates, figures; default "
+                        "certify-report)")
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
     p.add_argument("--only", action="append", metavar="SECTION",
                    help="run only the section with this title (repeatable), e.g. claims, proofs, model")

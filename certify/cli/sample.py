@@ -23,7 +23,7 @@ def add_parser(subparsers):
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
         "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
         "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
-        "holds) and summary.json into --out. Exit 0 all hold, 1 some violated, 3 some undecided or the campaign "
+        "holds), summary.json, the histograms and the report page index.html into --out. Exit 0 all hold, 1 some violated, 3 some undecided or the campaign "
         "incomplete, 2 bad input.")
     options.add_target(p)
     p.add_argument("--distribution", default="gaussian", metavar="NAME",
@@ -45,7 +45,8 @@ def add_parser(subparsers):
     layer.add_argument("--hidden", type=int, metavar="H", help="the FFN's hidden width (default 2d)")
     layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
     p.add_argument("--out", type=options.path, required=True, metavar="DIR",
-                   help="folder: the campaign (created; resumed if it exists); its summary.json is named at the end")
+                   help="folder: the campaign (created; resumed if it exists); its summary.json and report page are named "
+                   "at the end")
     p.add_argument("--workers", type=int, default=None,
                    help="processes, or the embedded Dask cluster's worker processes (default: every core)")
     p.add_argument("--executor", choices=jobs.KINDS, default="pool",
