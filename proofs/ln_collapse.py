@@ -18,7 +18,7 @@ def build() -> Derivation:
         statement="Strongly connected G, orthogonal W_V, N <= d and full-rank X_0 => "
                   "mu <= C (1 - N eps^{2r})^{t/(2r)}; quasi-strongly connected G with all initial cosines "
                   ">= 0 => mu <= C (1 - eps^{2r})^{t/(2r)}.",
-        source="Wu et al., NeurIPS 2024 (seed 004), Theorem 2 and Corollary 1",
+        source="Wu et al., NeurIPS 2024, Theorem 2 and Corollary 1",
         note="Only the reductions are checked here; the contraction rates themselves are argued in "
              "prose after the paper, not re-derived.",
     )

@@ -28,7 +28,7 @@ def build(equilibria=_stated_equilibria) -> Derivation:
                   "x -> x/||x||: token 1 tends to (0, +-1) by the sign of its first coordinate; with token 1 "
                   "at (0, 1), token 2 has the equilibria A (repelling) and B (attracting from an arc); "
                   "[(0, 1), B] is a rank-2 equilibrium.",
-        source="Wu et al., NeurIPS 2024 (seed 004), Figure 1",
+        source="Wu et al., NeurIPS 2024, Figure 1",
         note="Also re-derived: the consensus (0, 1) is a third equilibrium of token 2 and attracts too "
              "(derivative 1/2); A separates the basins.  Token 1 reaches (0, 1) only algebraically "
              "(its angle map has derivative 1 there).",

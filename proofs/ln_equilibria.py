@@ -52,7 +52,7 @@ def build(stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / w**2)) ->
         statement="Causal mask, W_Q = W_K = 0, W_V with ones on the diagonal and w on the superdiagonal, "
                   "post-LN: equilibria of every rank k = 1..N (w >= N), 2^k of rank k, built from Jordan "
                   "chains; stable rank <= N / (N - (N-1)/w^2): full rank yet anisotropic.",
-        source="Wu et al., NeurIPS 2024 (seed 004), Theorem 3 and Appendix F",
+        source="Wu et al., NeurIPS 2024, Theorem 3 and Appendix F",
         note="Re-derived for N = 2, 3, 4 with w = N.  The stable-rank bound holds with equality of "
              "sum_i x_iN^2 = N - (N-1)/w^2 for the full-rank equilibria; it is NOT a bound for the "
              "lower-rank ones built the same way (N = 3, k = 2: stable rank 9/8 > 27/25), so it is "

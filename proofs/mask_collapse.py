@@ -53,7 +53,7 @@ def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni",
         statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge => "
                   "a product of r masked attention matrices has a column >= eps^r, so "
                   "D_{t+r} <= (1 - eps^r) D_t and mu(X_t) <= C (1 - eps^r)^{t/r}; one step alone may have tau = 1.",
-        source="Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024 (seed 004), Theorem 1",
+        source="Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024, Theorem 1",
     )
 
     @D.symbolic("Radii at N = 128: complete 1, causal 1, sliding window 64, uni-directional window 127",

@@ -368,4 +368,5 @@ def test_a_closed_pipe_ends_quietly():
 def test_claim_sources_read_as_prose(capsys):
     assert main(["claims"]) == 0
     out = capsys.readouterr().out
-    assert "seed 000" not in out and "the thesis on iterated self-attention" in out
+    assert "the thesis on iterated self-attention" in out and "NeurIPS 2024" in out
+    assert "(seed 0" not in out  # sources are cited by their titles and venues

@@ -241,6 +241,7 @@ def test_cli_prints_the_summary_and_writes_the_folder(tmp_path, capsys):
                  "--out", str(out), "--workers", "1", "--no-progress"])
     printed = capsys.readouterr().out
     assert code == 0 and "12 of 12 configurations decided" in printed and "float64 alone" in printed
+    assert "(1 worker" in printed and "(1 workers" not in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["holds"] == 12 and (out / summary["certificates"]["paths"][0]).is_file()
     assert main(["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "4",

@@ -14,7 +14,7 @@ from certify.claims import Claim, Inequality, layers_only, register
 from certify.core.config import COMPONENTS, Case
 from certify.core import graphs
 
-WU = "Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024 (seed 004)"
+WU = "Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024"
 
 
 def shared_graph(case: Case) -> tuple[graphs.GraphReport | None, str | None]:

@@ -119,7 +119,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
     if run:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
         on = " on Dask" if run.get("executor") == "dask" else ""
-        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers{on}{rate})")
+        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} worker{'s' if run['workers'] != 1 else ''}{on}{rate})")
     if run and run.get("failed_chunks"):
         lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "
                      f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")
