@@ -59,7 +59,7 @@ def run(args) -> int:
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written
     if args.json:
-        print(jsonfile.dumps(summary, indent=1), end="")
+        jsonfile.echo(summary)
     else:
         render(report, summary, written)
     return report.exit_code

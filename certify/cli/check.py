@@ -93,7 +93,7 @@ def run(args) -> int:
         written = str(certificate.write(result.certificate, args.out))
     info["certificate"] = written
     if args.json:
-        print(jsonfile.dumps(info, indent=1), end="")
+        jsonfile.echo(info)
         return result.exit_code
     where = "" if info["layer"] is None else f" (tightest at layer {info['layer']})"
     print(f"{result.verdict.upper()}: {info['target']}{where}")

@@ -40,7 +40,7 @@ def run(args) -> int:
     """Run `certify claims`; return its exit code."""
     rows = registry()
     if args.json:
-        print(jsonfile.dumps(rows, indent=1), end="")
+        jsonfile.echo(rows)
         return 0
     for row in rows:
         print(f"{row['id']}")

@@ -35,9 +35,9 @@ def run(args) -> int:
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
     if args.json:
-        print(jsonfile.dumps({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
-                          "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
-                          "certificate": written}, indent=1), end="")
+        jsonfile.echo({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
+                       "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
+                       "certificate": written})
         return code
     print(f"{args.counterexample}:")
     for line in outcome.summary:

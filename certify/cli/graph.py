@@ -56,7 +56,7 @@ def run(args) -> int:
     """Run `certify graph`; return its exit code."""
     report = graphs.analyse(_mask(args))
     if args.json:
-        print(jsonfile.dumps(report.to_json(), indent=2), end="")
+        jsonfile.echo(report.to_json(), indent=2)
         return 0
     centres = report.centres
     shown = ", ".join(map(str, centres[:10])) + (", ..." if len(centres) > 10 else "")

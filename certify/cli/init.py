@@ -79,7 +79,7 @@ def run(args) -> int:
         rows = init_scaling.study(dimensions, scheme=args.scheme, n=args.n, seed=args.seed, d_k=args.d_k,
                                   max_prec=args.max_prec, progress=done)
     if args.json:
-        print(jsonfile.dumps(init_scaling.to_json(rows, args.scheme, args.n, args.seed), indent=1), end="")
+        jsonfile.echo(init_scaling.to_json(rows, args.scheme, args.n, args.seed))
     else:
         print(render(rows, args.scheme, args.n, args.seed))
     return 0 if all(r.bound_certified for r in rows) else 3

@@ -114,7 +114,7 @@ def run(args) -> int:
 def _print(args, report: dict, render_text, written: list[Path]) -> None:
     """The report as text or JSON, then one line per file written (on stderr after JSON)."""
     if args.json:
-        print(jsonfile.dumps(report, indent=1), end="")
+        jsonfile.echo(report)
     else:
         print(render_text(report))
     for path in written:
@@ -205,7 +205,7 @@ def _run_corpus(args) -> int:
     wanted = len(run.sentences) if args.limit is None else min(args.limit, len(run.sentences))
     summary = outcome.summary
     if args.json:
-        print(jsonfile.dumps(summary, indent=1), end="")
+        jsonfile.echo(summary)
     else:
         print(render_corpus(summary, full=False))
         print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "

@@ -63,7 +63,7 @@ def run(args) -> int:
             results.append(derivation.run())
             bar.update()
     if args.json:
-        print(jsonfile.dumps([_labelled(r.as_dict()) for r in results], indent=2), end="")
+        jsonfile.echo([_labelled(r.as_dict()) for r in results], indent=2)
     else:
         for result in results:
             _render(result)
@@ -105,7 +105,7 @@ def _run_formal(args) -> int:
     elapsed = time.perf_counter() - started
     failed = [r for r in results if r.outcome != "checked"]
     if args.json:
-        print(jsonfile.dumps([r.as_dict() for r in results], indent=2), end="")
+        jsonfile.echo([r.as_dict() for r in results], indent=2)
     else:
         current = None
         for r in results:

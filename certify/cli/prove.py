@@ -56,7 +56,7 @@ def run(args) -> int:
     written = _write(result, args)
     info = summary(result) | written
     if args.json:
-        print(jsonfile.dumps(info, indent=1), end="")
+        jsonfile.echo(info)
     else:
         _render(info)
     return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]

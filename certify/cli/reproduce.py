@@ -66,7 +66,7 @@ def run(args) -> int:
     code = 1 if args.strict and not studies.all_accounted(study) else 0
     if args.json:
         data = json.loads(paths["json"].read_text(encoding="utf-8"))
-        print(jsonfile.dumps(data | {"files": {kind: str(path) for kind, path in paths.items()}}, indent=1), end="")
+        jsonfile.echo(data | {"files": {kind: str(path) for kind, path in paths.items()}})
         return code
     print(f"{args.figure}: " + ", ".join(str(path) for path in paths.values()))
     for note in study.notes:

@@ -142,7 +142,7 @@ def run(args) -> int:
         figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)
         written = [json_path, cert_path, figure_path]
     if args.json:
-        print(jsonfile.dumps(data, indent=1), end="")
+        jsonfile.echo(data)
     else:
         print(render(tr))
         for path in written:

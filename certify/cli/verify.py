@@ -48,9 +48,9 @@ def run(args) -> int:
     partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
                else "an undecided result: nothing is certified")
     if args.json:
-        print(jsonfile.dumps({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
-                          "verdict": cert.get("verdict"), "message": confirmation.message,
-                          "note": partial if undecided else None}, indent=1), end="")
+        jsonfile.echo({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
+                       "verdict": cert.get("verdict"), "message": confirmation.message,
+                       "note": partial if undecided else None})
     elif confirmation.ok:
         print(f"OK: {confirmation.message}" + (f"  (undecided: {partial})" if undecided else ""))
     else:
@@ -73,8 +73,8 @@ def _campaign(args) -> int:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
                              progress=rederived)
     if args.json:
-        print(jsonfile.dumps({"ok": report.ok, "campaign": args.certificate, "records": report.records,
-                          "rederived": report.rederived, "problems": report.problems}, indent=1), end="")
+        jsonfile.echo({"ok": report.ok, "campaign": args.certificate, "records": report.records,
+                       "rederived": report.rederived, "problems": report.problems})
         return 0 if report.ok else 1
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "

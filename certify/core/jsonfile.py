@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
 from certify.core.limits import DEFAULT, Limits
@@ -18,6 +19,11 @@ def dumps(data, indent: int = 1) -> str:
         return json.dumps(data, indent=indent, allow_nan=False) + "\n"
     except ValueError:  # a NaN or an infinity somewhere (rare): the walk only then
         return json.dumps(_finite(data), indent=indent, allow_nan=False) + "\n"
+
+
+def echo(data, indent: int = 1) -> None:
+    """Print data as JSON (dumps) on standard output: every command's --json."""
+    sys.stdout.write(dumps(data, indent))
 
 
 def _finite(data):
