@@ -23,8 +23,8 @@ def add_parser(subparsers):
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
         "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
         "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
-        "holds), summary.json, the histograms and the report page index.html into --out. Exit 0 all hold, 1 some violated, 3 some undecided or the campaign "
-        "incomplete, 2 bad input.")
+        "holds), summary.json, the histograms and the report page index.html into --out. Exit 0 all hold, "
+        "1 some violated, 3 some undecided or the campaign incomplete, 2 bad input.")
     options.add_target(p)
     p.add_argument("--distribution", default="gaussian", metavar="NAME",
                    help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
@@ -119,7 +119,8 @@ def render(summary: dict, out_dir: str) -> list[str]:
     if run:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
         on = " on Dask" if run.get("executor") == "dask" else ""
-        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({run['workers']} worker{'s' if run['workers'] != 1 else ''}{on}{rate})")
+        workers = f"{run['workers']} worker" + ("s" if run["workers"] != 1 else "")
+        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({workers}{on}{rate})")
     if run and run.get("failed_chunks"):
         lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "
                      f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")
@@ -154,7 +155,7 @@ def run(args) -> int:
     figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
     campaign_page.write(summary, args.out, args.argv)  # after the figure, which it embeds
     if args.json:
-        print(jsonfile.dumps(summary, indent=1), end="")
+        jsonfile.echo(summary)
     else:
         print("\n".join(render(summary, args.out)))
         print(f"  histograms of the margins and of L: {figure_path}")

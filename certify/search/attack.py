@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from certify import engine
-from certify.core import config
+from certify.core import config, seeds
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import objective, shrink
@@ -401,8 +401,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
         raise BadInput(f"--n and --d are at most {MAX_SIZE}: the attack looks for small, readable configurations")
     if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
         raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # numpy's generators take no negative seed
-        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
+    seeds.checked(seed)
     if not engine.START_PRECISION <= max_prec <= engine.PRECISION_LIMIT:  # refused before the search, not after
         raise BadInput(f"--max-prec must be from {engine.START_PRECISION} to {engine.PRECISION_LIMIT} bits, got {max_prec}")
     spend = Budget.parse(budget)

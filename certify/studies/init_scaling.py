@@ -30,6 +30,7 @@ from flint import arb, ctx
 
 from certify.core import quantities
 from certify.core import spectral
+from certify.core import seeds
 from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
@@ -112,8 +113,7 @@ def sample(d: int, n: int, scheme: str, seed: int, d_k: int | None = None) -> Sa
         raise BadInput(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_TOKENS:
         raise BadInput(f"--n must be an integer from 2 to {MAX_TOKENS} (at least two tokens), got {n!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
+    seeds.checked(seed)
     d_k = d if d_k is None else d_k
     if isinstance(d_k, bool) or not isinstance(d_k, int) or not 1 <= d_k <= MAX_DIMENSION:
         raise BadInput(f"--d-k must be an integer from 1 to {MAX_DIMENSION}, got {d_k!r}")

@@ -25,6 +25,7 @@ from flint import arb, ctx
 
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
+from certify.core import seeds
 from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
 from certify.studies.wu import reproduce as sim
@@ -62,8 +63,7 @@ def options(setting: str | None = None, long: bool = False, seed: int = 0, dropo
         raise BadInput(f"unknown setting {name!r}: choose one of {', '.join(sim.SETTINGS)}")
     if dropout is not None and not (math.isfinite(dropout) and 0 <= dropout < 1):
         raise BadInput(f"--dropout must lie in [0, 1), got {dropout}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:  # numpy's generators take no negative seed
-        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
+    seeds.checked(seed)
     return Options(sim.SETTINGS[name], sim.SIZES[(name, long)], seed, dropout, progress)
 
 
