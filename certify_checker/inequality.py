@@ -1,8 +1,8 @@
 """Checker for "inequality" certificates: lhs <= rhs between quantities of a layer stack.
 
 The claims it knows are written here again, on purpose: the checker does not trust the
-engine's registry.  Each entry: scope ("layer": every layer; "stack": rhs iterated through
-the stack from D_0), hypothesis on the layers, and the inequalities.
+engine's registry.  Each entry: scope ("layer": every layer; "stack": after every layer t, lhs
+against the rhs iterated from D_0 through layers 0..t), hypothesis on the layers, and the inequalities.
 """
 
 from __future__ import annotations
@@ -292,11 +292,12 @@ def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
                              for frame in frames]
                 continue
             if scope == "stack":
+                # D_t for every t <= T: after each layer its lhs against the rhs composed up to it, so a
+                # bound that fails at some t < T is violated even where it holds again at T
                 bound_value = steps[0]("D")
                 for step in steps:
                     bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
-                lhs = evaluate(lhs_text, steps[-1])
-                compared.append((None, lhs_text, f"composed {rhs_text}", lhs, bound_value))
+                    compared.append((step.t, lhs_text, f"composed {rhs_text}", evaluate(lhs_text, step), bound_value))
             else:
                 for step in steps:
                     compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step)))
@@ -343,7 +344,9 @@ def verify(cert: dict) -> tuple[bool, str]:
     if len(stated["comparisons"]) != len(compared):
         return False, "the certificate lists a different number of comparisons"
     for (t, lhs_text, rhs_text, lhs, rhs), entry, outcome in zip(compared, stated["comparisons"], outcomes):
-        if entry["layer"] != t or entry["holds"] is not outcome:
+        if type(entry["layer"]) is not int or entry["layer"] != t:  # a stack claim's too: one entry per layer
+            return False, f"comparison at layer {t}: the certificate states it at layer {str(entry['layer'])[:20]}"
+        if entry["holds"] is not outcome:
             return False, f"comparison at layer {t}: stated outcome {entry['holds']} differs from {outcome}"
         if (entry["lhs_expr"], entry["rhs_expr"]) != (lhs_text, rhs_text):
             return False, f"comparison at layer {t}: it states {entry['lhs_expr']} <= {entry['rhs_expr']}"

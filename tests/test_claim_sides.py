@@ -63,20 +63,23 @@ SIDES = {
 
 
 def trajectory_sides(cfg, qs):
-    """D_T against g_{a_T}(... g_{a_1}(D_0)): each layer's own a, the running bound as D."""
-    bound = qs[0]["D"]
+    """For every t <= T, D_t against g_{a_t}(... g_{a_1}(D_0)): each layer's own a, the running bound as D."""
+    bound, sides = qs[0]["D"], []
     for q in qs:
         bound = g(q["a"], bound)
-    return [(qs[-1]["D_out"], bound)]
+        sides.append((q["D_out"], bound))
+    return sides
 
 
 def value_bounded_sides(cfg, qs):
-    """D_T <= M prod_t (1 - exp(-a_t M^2 D_0^2)) D_0, M over the powers k <= T of the one V."""
+    """For every t <= T, D_t <= M prod_{s<t} (1 - exp(-a_s M^2 D_0^2)) D_0, M over the powers k <= T of the
+    one V (the whole stack's M at every t)."""
     M, D0 = powers_bound(oracle.mat(cfg["layers"][0]["V"]), len(qs)), qs[0]["D"]
-    bound = D0
+    bound, sides = D0, []
     for q in qs:
         bound *= 1 - mp.exp(-q["a"] * M**2 * D0**2)
-    return [(qs[-1]["D_out"] / M, bound)]
+        sides.append((q["D_out"] / M, bound))
+    return sides
 
 
 def ffn_sides(cfg, qs):
@@ -154,6 +157,8 @@ def test_the_comparisons_are_the_contract_sides(claim_id, seed):
     with mp.workdps(oracle.DPS):
         sides = SIDES[claim_id](cfg, oracle_quantities(cfg))
     assert len(result.comparisons) == len(sides)
+    if claims.get(claim_id).scope == "stack":  # one comparison after every layer, in order
+        assert [c.layer for c in result.comparisons] == list(range(len(cfg["layers"])))
     for comparison, (lhs, rhs) in zip(result.comparisons, sides):
         assert contains(comparison.lhs, lhs), (comparison.lhs_expr, comparison.lhs, lhs)
         assert contains(comparison.rhs, rhs), (comparison.rhs_expr, comparison.rhs, rhs)

@@ -95,19 +95,21 @@ def test_M_of_a_rotation_is_one():
 
 
 def test_value_bounded_against_mpmath_closed_form_of_the_stack():
-    """D_T <= M (1 - exp(-a M^2 D_0^2))^T D_0 with mpmath's own D_T, a, M (one repeated layer)."""
+    """D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0 for every t <= T = 4, with mpmath's own D_t, a, M (one
+    repeated layer; M over the powers k <= T at every t)."""
     cfg = thesis.jordan_stack(4)
     result = engine.check(cfg, claim="value.bounded")
+    assert [c.layer for c in result.comparisons] == [0, 1, 2, 3]
     with mp.workdps(oracle.DPS):
         layers = oracle.quantities(cfg)
         V = oracle.mat(cfg["layers"][0]["V"])
         M = max([mp.mpf(1)] + [oracle.spectral_norm(V**k) for k in range(1, 5)])
         D0, a = layers[0]["D"], layers[0]["a"]
-        rhs = (1 - mp.exp(-a * M**2 * D0**2)) ** 4 * D0
-        lhs = layers[-1]["D_out"] / M
-    (comparison,) = result.comparisons
-    assert contains(comparison.lhs, lhs) and contains(comparison.rhs, rhs)
-    assert lhs <= rhs
+        for t, comparison in enumerate(result.comparisons, start=1):
+            rhs = (1 - mp.exp(-a * M**2 * D0**2)) ** t * D0
+            lhs = layers[t - 1]["D_out"] / M
+            assert contains(comparison.lhs, lhs) and contains(comparison.rhs, rhs), t
+            assert lhs <= rhs
 
 
 # --- enclosures of one layer against the oracle -----------------------------------------------

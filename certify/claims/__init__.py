@@ -2,10 +2,10 @@
 
 A claim is one or more inequalities lhs <= rhs between expressions (certify.core.expr grammar) over
 named primitives of a layer step (see certify.core.primitives): D, D_out, D_PX, a, tau, n, d, v, ...
-A "layer" claim is checked at every layer of a stack; a "stack" claim once, through the whole
-stack: its rhs is a map of D applied layer after layer from D_0 (with that layer's a, ...), and
-its lhs is read at the last layer.  Families live in their own modules and
-register themselves here on import.
+A "layer" claim is checked at every layer of a stack; a "stack" claim through the stack: its rhs
+is a map of D applied layer after layer from D_0 (with that layer's a, ...), and after every layer
+t its lhs is compared with the map composed through layers 0..t (the claim is about D_t for every
+t <= T, not only the last).  Families live in their own modules and register themselves here on import.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Inequality:
 class Claim:
     """A registered claim: its id (as in docs/claims.md), statement, inequalities, source, hypotheses in
     words, the test `applies(case)` (None, or why the claim does not apply), and its scope: checked at
-    every layer, once through the whole stack, or over windows of layers (`window`)."""
+    every layer, after every layer through the stack from D_0, or over windows of layers (`window`)."""
     id: str
     statement: str
     inequalities: tuple[Inequality, ...]
@@ -49,7 +49,7 @@ class Claim:
     hypotheses: str
     # None when the claim applies to the case, else the reason it does not (the user's error).
     applies: Callable[[Case], str | None] = field(repr=False)
-    scope: str = "layer"  # "layer": every layer of the stack; "stack": the whole trajectory; "window": see below
+    scope: str = "layer"  # "layer": every layer; "stack": every prefix of the trajectory; "window": see below
     # scope "window" (certify.core.windows): case -> (first layer, window length, radius of the mask's graph)
     window: Callable[[Case], tuple[int, int, int]] | None = field(default=None, repr=False)
 

@@ -43,6 +43,6 @@ _claim("collapse.tau", "step 2: tau(P) <= 1 - exp(-a D^2), from the softmax spre
 _claim("collapse.cubic", "D(PX) <= a D^3 (since 1 - exp(-x) <= x)",
        (Inequality("D_out", "a*D**3"),),
        "pure self-attention, no mask")
-_claim("collapse.trajectory", "D_T <= g_{a_T}(... g_{a_1}(D_0)), g_a(D) = (1 - exp(-a D^2)) D",
+_claim("collapse.trajectory", "D_t <= g_{a_t}(... g_{a_1}(D_0)) for every t <= T, g_a(D) = (1 - exp(-a D^2)) D",
        (Inequality("D_out", GLOBAL_BOUND),),
        "a stack of pure self-attention layers", scope="stack")

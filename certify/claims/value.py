@@ -31,12 +31,15 @@ def _claim(id, statement, inequalities, hypotheses, applies, scope="layer"):
                           hypotheses=hypotheses, applies=applies, scope=scope))
 
 
-# Through T layers, lhs D_T / M against the map D -> (1 - exp(-a_t M^2 D_0^2)) D iterated from D_0:
-# D_T <= M prod_t (1 - exp(-a_t M^2 D_0^2)) D_0, which for one repeated A is M (1 - exp(-a M^2 D_0^2))^T D_0.
-# Every factor is valid because D_t <= ||V^t||_2 D_0 <= M D_0 and tau(P_t) <= 1 - exp(-a_t D_t^2).
+# After every layer t <= T (scope "stack"), lhs D_t / M against the map D -> (1 - exp(-a_s M^2 D_0^2)) D
+# iterated from D_0 through layers s < t: D_t <= M prod_{s<t} (1 - exp(-a_s M^2 D_0^2)) D_0, which for one
+# repeated A is M (1 - exp(-a M^2 D_0^2))^t D_0.  Every factor is valid because D_s <= ||V^s||_2 D_0 <= M D_0
+# and tau(P_s) <= 1 - exp(-a_s D_s^2).  M is the whole stack's max_{k <= T}, also at t < T: the bound
+# increases with M (the leading M, and each factor since 1 - exp(-x) increases with x), so M_T >= M_t
+# gives a weaker but still true bound for every prefix.
 _claim("value.bounded",
-       "D_T <= M (1 - exp(-a M^2 D_0^2))^T D_0 with M = max_{k <= T} ||V^k||_2, T the number of layers "
-       "(layers with different A: the product of their factors)",
+       "D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0 for every t <= T, with M = max_{k <= T} ||V^k||_2, T the number "
+       "of layers (layers with different A: the product of their factors)",
        (Inequality("D_out/M", "(1 - exp(-a*M**2*D_0**2))*D"),),
        "a stack X_{t+1} = P_t X_t V^T with the same V in every layer, no mask, residual, FFN or LayerNorm",
        one_value_matrix, scope="stack")

@@ -95,7 +95,7 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(info)
         return result.exit_code
-    where = "" if info["layer"] is None else f" (tightest at layer {info['layer']})"
+    where = f" (tightest at layer {info['layer']})"
     print(f"{result.verdict.upper()}: {info['target']}{where}")
     c = result.tightest
     digits = side_digits(c)

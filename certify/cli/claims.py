@@ -45,7 +45,8 @@ def run(args) -> int:
     for row in rows:
         print(f"{row['id']}")
         print(f"  {row['statement']}")
-        print(f"  checks:     {'; '.join(row['inequalities'])}" + ("  (through the stack)" if row["scope"] == "stack" else ""))
+        stack = "  (composed through the stack, after every layer)" if row["scope"] == "stack" else ""
+        print(f"  checks:     {'; '.join(row['inequalities'])}{stack}")
         print(f"  hypotheses: {row['hypotheses']}")
         print(f"  source:     {row['source']}")
         print(f"  proof:      {row['proof'] or 'none yet'}")

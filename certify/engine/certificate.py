@@ -11,7 +11,8 @@ Schema (format "certify-certificate/1", kind "inequality"):
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers;
                        the checker only uses them to confirm norms, so a bad witness can only fail
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
-                       strings "[mid +/- rad]"; "comparisons": each lhs, rhs and outcome
+                       strings "[mid +/- rad]"; "comparisons": each layer, lhs, rhs and outcome (a
+                       stack claim's: one after every layer, against the bound composed up to it)
 Named results (kinds "attention-head", "residual-far", ...: certify_checker/counterexample.py)
 state claims, a verdict certified | undecided, the inputs, a witness and the values instead (named()).
 Numbers are printed with enough digits to keep the precision's accuracy.  confirm() hands a

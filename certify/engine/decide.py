@@ -42,8 +42,9 @@ from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_
 
 @dataclass
 class Comparison:
-    """One inequality lhs <= rhs at one layer (or over the stack), its two sides and its three-valued outcome."""
-    layer: int | None  # None for a claim about the whole stack
+    """One inequality lhs <= rhs at one layer (a stack claim's: after that layer, against its rhs composed
+    through the layers up to it), its two sides and its three-valued outcome."""
+    layer: int
     lhs_expr: str
     rhs_expr: str
     lhs: object
@@ -106,7 +107,7 @@ class Result:
     def __repr__(self) -> str:
         """One line of at most REPR_LIMIT characters: the verdict, the tightest comparison and its margin."""
         c = self.tightest
-        where = "" if c.layer is None else f" at layer {c.layer}"
+        where = f" at layer {c.layer}"
         target = self.target if len(self.target) <= 60 else self.target[:57] + "..."
         detail = (f"{target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
                   f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin_text}")
@@ -179,12 +180,14 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
                                               ar.certainly_le(lhs, rhs)))
             continue
         if claim.scope == "stack":
+            # The claim is about D_t for every t <= T (every prefix of a stack is a stack): after each
+            # layer t its lhs against the rhs composed through layers 0..t, not only at the last layer.
             bound = views[0].get("D")
             for view in views:
                 bound = rhs_e.evaluate(ar, _Overlay(view, D=bound))
-            lhs = lhs_e.evaluate(ar, _Overlay(views[-1]))
-            comparisons.append(Comparison(None, inequality.lhs, f"composed {inequality.rhs}", lhs, bound,
-                                          ar.certainly_le(lhs, bound)))
+                lhs = lhs_e.evaluate(ar, _Overlay(view))
+                comparisons.append(Comparison(view.t, inequality.lhs, f"composed {inequality.rhs}", lhs, bound,
+                                              ar.certainly_le(lhs, bound)))
             continue
         for view in views:
             overlay = _Overlay(view)

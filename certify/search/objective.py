@@ -241,8 +241,8 @@ def _unranked(shape: np.ndarray, L: float) -> Evaluation:
 
 
 def _diameter(c: engine.Comparison, views):
-    """D of the layer a comparison is about (of the input, for a stack claim)."""
-    return views[0 if c.layer is None else c.layer].get("D")
+    """D of the layer a comparison is about (its input)."""
+    return views[c.layer].get("D")
 
 
 def _float_resolves(views, comparisons) -> bool:
