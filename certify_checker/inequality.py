@@ -21,6 +21,7 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import accurate, ball, contains
+from certify_checker.limits import limbs
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -212,7 +213,7 @@ def work(cert: dict) -> int:
         n = X["shape"][0] if isinstance(X, dict) else len(X)
         if type(n) is not int or type(bits) is not int or not isinstance(layers, list):
             return 0
-        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * limbs(bits)
     except (KeyError, TypeError, IndexError):
         return 0
 
