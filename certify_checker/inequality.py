@@ -31,9 +31,14 @@ def _stochastic(layer: dict) -> bool:
     return not (set(layer) & {"V", "ffn", "layernorm"}) and not layer.get("residual")
 
 
+def _unmasked(layer: dict) -> bool:
+    """No mask, or the complete one (every entry 1): "no mask means the complete graph" (CLAIMS.md)."""
+    return all(v == 1 for row in layer.get("mask", []) for v in row)
+
+
 def _pure(layer: dict) -> bool:
     """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
-    return _stochastic(layer) and "mask" not in layer
+    return _stochastic(layer) and _unmasked(layer)
 
 
 def value_layer(layer: dict) -> bool:
@@ -47,7 +52,7 @@ def residual_layer(layer: dict) -> bool:
 
 
 def _residual_unmasked(layer: dict) -> bool:
-    return residual_layer(layer) and "mask" not in layer
+    return residual_layer(layer) and _unmasked(layer)
 
 
 def _ffn(layer: dict) -> bool:
