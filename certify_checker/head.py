@@ -23,6 +23,7 @@ from flint import arb
 from certify_checker import forward
 from certify_checker import norms
 from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.limits import limbs
 from certify_checker.schema import rectangular, vector_of
 
 KIND = "attention-head"
@@ -145,9 +146,8 @@ def work(cert: dict) -> int:
                                          and isinstance(W_Q, list) and W_Q and isinstance(W_Q[0], list)):
             return 0
         n, d, k = len(X), len(X[0]), len(W_Q[0])
-        limbs = 1 + min(max(bits, 0), 1 << 20) // 64
         total = (products(n * d * 2 * k + n * n * (k + 3 * d), bits) + operations(n * d + 2 * d * k + 4 * n * n, bits)
-                 + n * n * (600 + 150 * int(mantissa(bits))) // 100 + n ** 3 // 2 * (250 + 3 * limbs) // 100)
+                 + n * n * (600 + 150 * int(mantissa(bits))) // 100 + n ** 3 // 2 * (250 + 3 * limbs(bits)) // 100)
         if route == "direct":
             return total + products(5 * d ** 3 + d * d, bits) + operations(5 * d * d, bits)
         if route == "thin":

@@ -21,6 +21,7 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import accurate, ball, contains
+from certify_checker.limits import limbs
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -30,9 +31,14 @@ def _stochastic(layer: dict) -> bool:
     return not (set(layer) & {"V", "ffn", "layernorm"}) and not layer.get("residual")
 
 
+def _unmasked(layer: dict) -> bool:
+    """No mask, or the complete one (every entry 1): "no mask means the complete graph" (CLAIMS.md)."""
+    return all(v == 1 for row in layer.get("mask", []) for v in row)
+
+
 def _pure(layer: dict) -> bool:
     """X' = P X: no value matrix, mask, residual, feed-forward or LayerNorm."""
-    return _stochastic(layer) and "mask" not in layer
+    return _stochastic(layer) and _unmasked(layer)
 
 
 def value_layer(layer: dict) -> bool:
@@ -46,7 +52,7 @@ def residual_layer(layer: dict) -> bool:
 
 
 def _residual_unmasked(layer: dict) -> bool:
-    return residual_layer(layer) and "mask" not in layer
+    return residual_layer(layer) and _unmasked(layer)
 
 
 def _ffn(layer: dict) -> bool:
@@ -212,7 +218,7 @@ def work(cert: dict) -> int:
         n = X["shape"][0] if isinstance(X, dict) else len(X)
         if type(n) is not int or type(bits) is not int or not isinstance(layers, list):
             return 0
-        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * limbs(bits)
     except (KeyError, TypeError, IndexError):
         return 0
 

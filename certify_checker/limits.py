@@ -32,8 +32,10 @@ class Limits:
 LIMITS = Limits()
 
 
-def ball_bytes(precision: int) -> int:
-    return 96 + 8 * (precision // 64 + 1)
+def limbs(bits: int, most: int = 1 << 20) -> int:
+    """The 64-bit words of a mantissa of `bits` bits, the per-limb part of every work estimate; bits is read
+    from a certificate before it is judged, so it is clamped to [0, most] first."""
+    return 1 + min(max(bits, 0), most) // 64
 
 
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0) -> str | None:
@@ -43,11 +45,12 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
             return f"{name} {value} is above the checker's limit of {cap} (raise it with --limit {name}=N)"
-    balls = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n))
-    if balls * ball_bytes(precision) > limits.memory:
-        return f"an estimated {balls * ball_bytes(precision) / 2**30:.2f} GiB is above the checker's memory limit"
+    words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
+    memory = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) * (96 + 8 * words)
+    if memory > limits.memory:
+        return f"an estimated {memory / 2**30:.2f} GiB is above the checker's memory limit"
     operations = max(layers, steps) * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
-    cost = operations * (1 + precision // 64) + extra
+    cost = operations * words + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

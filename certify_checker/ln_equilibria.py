@@ -33,6 +33,7 @@ from flint import arb, arb_mat
 
 from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, interval, rational
+from certify_checker.limits import limbs
 from certify_checker.norms import certainly_positive_definite
 
 KIND = "ln-equilibria"
@@ -170,7 +171,7 @@ def work(cert: dict) -> int:
         N, listed, bits = cert["inputs"]["n"], cert["witness"]["equilibria"], cert["precision"]
         if type(N) is not int or type(bits) is not int or not isinstance(listed, list):
             return 0
-        return len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) * (1 + min(max(bits, 0), 1 << 20) // 64)
+        return len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) * limbs(bits)
     except (TypeError, KeyError, AttributeError):
         return 0
 

@@ -29,6 +29,7 @@ from flint import arb, ctx
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
+from certify_checker.limits import limbs
 from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
 
 KIND = "region-proof"
@@ -272,7 +273,7 @@ def work(cert: dict) -> int:
         if type(n) is not int or not 2 <= n <= MAX_TOKENS or not isinstance(tree, str):
             return 0
         bits = [leaf["precision"] if type(leaf["precision"]) is int else 0 for leaf in cert["leaves"]]
-        return 64 * n * len(tree) + 64 * (n * n + 16) * sum(1 + min(max(p, 0), MAX_PRECISION) // 64 for p in bits)
+        return 64 * n * len(tree) + 64 * (n * n + 16) * sum(limbs(p, MAX_PRECISION) for p in bits)
     except (TypeError, KeyError, AttributeError, IndexError):
         return 0
 

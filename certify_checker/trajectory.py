@@ -31,6 +31,7 @@ from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import agrees_ball
+from certify_checker.limits import limbs
 
 RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
@@ -360,7 +361,7 @@ def work(cert: dict) -> int:
         T, X, bits = cert["layers"], cert["inputs"]["X"], cert["precision"]
         if type(T) is not int or type(bits) is not int or not isinstance(X, list):
             return 0
-        return min(max(T, 0), MAX_LAYERS) * min(len(X), 1 << 20) ** 3 // 2 * (1 + min(max(bits, 0), 1 << 20) // 64)
+        return min(max(T, 0), MAX_LAYERS) * min(len(X), 1 << 20) ** 3 // 2 * limbs(bits)
     except (KeyError, TypeError):
         return 0
 

@@ -41,6 +41,7 @@ from flint import arb
 
 from certify_checker.counterexample import Evaluation, confirm
 from certify_checker.exact import ball, interval, rational, square
+from certify_checker.limits import limbs
 
 KIND = "wu-fig1"
 INPUT_KEYS = {"w"}
@@ -173,7 +174,7 @@ def work(cert: dict) -> int:
         cuts, bits = cert["witness"]["trapping_cuts"], cert["precision"]
         if type(bits) is not int or not isinstance(cuts, list):
             return 0
-        return 100 * len(cuts) * (1 + min(max(bits, 0), 1 << 20) // 64)
+        return 100 * len(cuts) * limbs(bits)
     except (TypeError, KeyError, AttributeError):
         return 0
 

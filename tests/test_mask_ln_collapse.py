@@ -321,3 +321,43 @@ def test_cli_check_and_verify(tmp_path, capsys):
     assert main(["check", str(path), "--claim", "mask.collapse"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not quasi-strongly connected" in err[0]
+
+
+# ---- an explicit complete mask is no mask (CLAIMS.md: "No mask means the complete graph") ------------
+
+COMPLETE_STATED = ("complete", "full", [[1, 1, 1], [1, 1, 1], [1, 1, 1]])
+
+
+@pytest.mark.parametrize("claim_id", ["collapse.global", "collapse.tanh", "collapse.tau", "collapse.cubic"])
+@pytest.mark.parametrize("stated", COMPLETE_STATED)
+def test_an_explicit_complete_mask_meets_the_unmasked_hypotheses(claim_id, stated):
+    """The collapse claims are about the complete graph: a layer that states it explicitly was refused as masked."""
+    plain = {"X": [[0.5, 0.0], [-0.5, 0.25], [0.0, 1.0]], "A": [[1.0, 0.5], [0.0, 1.0]]}
+    unmasked = engine.check(plain, claim=claim_id)
+    result = engine.check({**plain, "mask": stated}, claim=claim_id)
+    assert result.verdict == unmasked.verdict == engine.HOLDS
+    assert result.certificate["values"] == unmasked.certificate["values"] and checker.verify(result.certificate).ok
+
+
+def test_a_stack_mixing_no_mask_and_a_complete_mask_shares_one_graph():
+    """mask.collapse is about one graph G: no mask and "complete" are the same G, not different masks."""
+    cfg = cases.masked_stack("complete", n=4)
+    cfg["layers"][0].pop("mask")
+    result = engine.check(cfg, claim="mask.collapse")
+    assert result.verdict == engine.HOLDS and checker.verify(result.certificate).ok
+    cfg["layers"][1]["mask"] = "causal"  # a different graph is still refused
+    _rejects(cfg, "mask.collapse", "different masks")
+
+
+@pytest.mark.parametrize("claim_id", ["collapse.global", "collapse.trajectory", "mask.collapse"])
+def test_the_checker_reads_an_explicit_complete_mask_as_no_mask(claim_id):
+    """A certificate stating the complete mask in some layers is confirmed as the unmasked one is; a mask with
+    one edge removed is not the complete graph, and the unmasked claims refuse it."""
+    cfg = {"X": [[0.5, 0.0], [-0.5, 0.25], [0.0, 1.0]], "layers": [{"A": [[1.0, 0.5], [0.0, 1.0]]}] * 2}
+    cert = engine.check(cfg, claim=claim_id).certificate
+    assert checker.verify(cert).ok
+    stated = copy.deepcopy(cert)
+    stated["inputs"]["layers"][0]["mask"] = [[1, 1, 1], [1, 1, 1], [1, 1, 1]]
+    assert checker.verify(redigest(stated)).ok
+    stated["inputs"]["layers"][0]["mask"] = [[1, 1, 1], [1, 1, 0], [1, 1, 1]]
+    assert not checker.verify(redigest(stated)).ok

@@ -317,6 +317,15 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
     for X in ([["0.1", 0.0], [1.0, 2.0]], [[2**53 + 1, 0.0], [1.0, 2.0]], [[True, False], [False, True]]):
         with pytest.raises(BadInput):
             tier3.batch_of_configs([{"X": X, "A": [[1.0, 0.0], [0.0, 1.0]]}])
+    # a boolean among floats: numpy reads it as 1.0 or 0.0 without a trace, config.load refuses it
+    for X in ([[1.0, True], [0.0, 2.0]], [[1.0, 0.5], [False, 2.0]], [[1.0, 0.5], [np.True_, 2.0]]):
+        with pytest.raises(BadInput):
+            engine.check({"X": X, "A": [[1.0, 0.0], [0.0, 1.0]]})
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([{"X": X, "A": [[1.0, 0.0], [0.0, 1.0]]}])
+    with pytest.raises(BadInput):  # in another part, and in one configuration of several
+        tier3.batch_of_configs([{"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, 1.0]]},
+                                {"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, True]]}])
     for big in (2**60, 2**70):  # integers that are binary64 numbers
         exact = tier3.batch_of_configs([{"X": [[big, 0], [1.0, 2.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}])
         assert exact.X[0, 0, 0] == float(big) and exact.X.dtype == np.float64

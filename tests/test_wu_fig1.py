@@ -202,3 +202,23 @@ def test_millions_of_trapping_cuts_are_refused_before_any_work(cert):
     many["inputs_sha256"] = counterexample.digest("wu-fig1", many["inputs"], many["witness"], many["precision"])
     assert certify_checker.verify(many, certify_checker.Limits(work=2_000_000)).refused  # 1/250 of the default
     assert certify_checker.verify(cert, certify_checker.Limits(work=checker.work(cert) - 1)).refused
+
+
+def test_both_layernorm_counterexamples_read_w_with_one_cap(monkeypatch):
+    """wu-fig1 and ln-equilibria read --w through certify.studies.wu.w_option: one cap (MAX_W = 2^64) and one
+    reading, each counterexample keeping its own lower bound and its words for why w is capped."""
+    from certify.errors import BadInput
+    from certify.studies.wu import equilibria, w_option
+    assert w_option.MAX_W == 2**64
+    assert fig1.parse_w(str(2**64)) == equilibria.parse(4, str(2**64))[1] == 2**64
+    for read, why in ((fig1.parse_w, "closed forms"), (lambda text: equilibria.parse(4, text), "tokens")):
+        with pytest.raises(BadInput, match=rf"^--w must be at most 2\^64 \(the witness's float64 {why}\), got {2**64 + 1}$"):
+            read(str(2**64 + 1))
+        monkeypatch.setattr(w_option, "MAX_W", Fraction(5))
+        with pytest.raises(BadInput):
+            read("6")
+        monkeypatch.undo()
+    with pytest.raises(BadInput, match="greater than 1"):
+        fig1.parse_w("1")
+    with pytest.raises(BadInput, match="at least N = 4"):
+        equilibria.parse(4, "3")

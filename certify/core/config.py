@@ -10,7 +10,7 @@ the same keys as numpy arrays in a dict or an .npz file, certify.core.npzfile):
               "V" (d x d value matrix acting on tokens as column vectors: x'_i = V sum_j P_ij x_j);
               "mask" (n x n 0/1, mask[i][j] = 1 when token i attends to token j; or a name of
               certify.core.masks: "complete" (or "full"), "causal", "sliding" (previous, self, next),
-              "uni" (previous, self));
+              "uni" (previous, self)); the complete mask is the same as none;
               "residual" (bool): X' = X + P X V^T;
               "ffn": {"W1": h x d, "b1": h, "W2": d x h, "b2": d, "activation": "relu" | "gelu",
                       "residual": bool}, applied token-wise after attention;
@@ -89,6 +89,13 @@ class Layer:
     residual: bool = False
     ffn: FeedForward | None = None
     layernorm: LayerNorm | None = None
+
+    def __post_init__(self):
+        # No mask means the complete graph (CLAIMS.md), so a mask that lets every token attend to every token is
+        # stored as none: every hypothesis about "no mask" and every comparison of two layers' graphs then
+        # reads an explicit complete mask as the contract does, whoever built the layer.
+        if self.mask is not None and all(all(row) for row in self.mask):
+            object.__setattr__(self, "mask", None)
 
     @property
     def is_pure_attention(self) -> bool:

@@ -257,8 +257,11 @@ def _float_resolves(views, comparisons) -> bool:
 
 
 def _assess(views, comparisons, log):
-    """(score, log(lhs/rhs) of the worst inequality, exponent, a D^2) in the comparisons' arithmetic."""
+    """(score, log(lhs/rhs) of the worst inequality, exponent, a D^2) in the comparisons' arithmetic; all None
+    when a side's sign is unknown at this precision."""
     scored = [(_score(c, views, log), c) for c in comparisons]
+    if any(score is None for score, _ in scored):
+        return None, None, None, None
     score, worst = max(scored, key=lambda pair: _mid(pair[0]))
     view = views[0]
     D, D_out, a = view.get("D"), view.get("D_out"), view.get("a")
@@ -267,8 +270,13 @@ def _assess(views, comparisons, log):
 
 
 def _score(c: engine.Comparison, views, log):
+    """The comparison's score (module docstring), or None when the ball of a side straddles 0: which case
+    below applies is then unknown (arb's `>` is False when undecided), and ranking it by the midpoint of
+    lhs - rhs made a stack that contracts below the balls' width look violated, with lhs/rhs = 0."""
     D = _diameter(c, views)
     lhs, rhs = c.lhs, c.rhs
+    if not all(side > 0 or side <= 0 for side in (lhs, rhs)):
+        return None
     if not rhs > 0:
         # a bound that is <= 0 fails for any positive lhs; rank by how far it is below lhs
         return 1000 + (lhs - rhs) if lhs > 0 else lhs - rhs

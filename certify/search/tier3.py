@@ -335,7 +335,20 @@ def _binary64(values: list, what: str) -> np.ndarray:
         if not all(_is_binary64(v) for v in entries.ravel()):  # a ragged row leaves a list here
             raise problem
         array = entries.astype(np.float64)
+    elif _bool_among_floats(values, array):
+        raise problem
     return array
+
+
+def _bool_among_floats(values: list, array: np.ndarray) -> bool:
+    """Whether a bool hides in values, which numpy read as the float64 array: among floats it becomes 1.0 or
+    0.0 without a trace, where config.load refuses it. Only the entries equal to 0 or 1 can be one, so the
+    common batch (few exact zeros and ones) costs two vectorised comparisons, and the rest one pass in C
+    over the types of those entries."""
+    hits = (array == 0.0) | (array == 1.0)
+    if not hits.any():
+        return False
+    return not set(map(type, np.asarray(values, dtype=object)[hits])).isdisjoint({bool, np.bool_})
 
 
 def batch_of_configs(configs: list[dict]) -> Batch:

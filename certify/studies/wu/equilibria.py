@@ -30,20 +30,16 @@ from flint import arb_mat
 
 from certify.core.arith import BALL
 from certify.core.arith.ball import hull
-from certify.core.numbers import parse_number
 from certify.core.thin_norm import cholesky_upper
 from certify.engine.counterexamples import Found, Outcome, certify_named
 from certify.errors import BadInput
+from certify.studies.wu import w_option
 from certify.studies.wu.spot_check import exact_value
 
 KIND = "ln-equilibria"
 
 HELP = "Wu et al. Theorem 3: equilibria of every rank 1..N under post-LN (causal mask, Jordan-chain W_V)"
 MIN_N, MAX_N = 2, 8
-# The witness's tokens come from float64 (numpy) chains in w; past 2^64 they have long lost the
-# accuracy a decision needs (N = 3, w = 1e10 is already undecided), and at 1e4000 their boxes could
-# no longer be written down.
-MAX_W = Fraction(2**64)
 BOX_MARGIN_BITS = 16  # box half-width = 2^-(precision - margin): room for the midpoints' rounding
 
 
@@ -61,12 +57,9 @@ def parse(n: int, w_text: str | None) -> tuple[int, Fraction]:
     3 asks; BadInput otherwise."""
     if not MIN_N <= n <= MAX_N:
         raise BadInput(f"--n must be between {MIN_N} and {MAX_N}, got {n}")
-    # certify.core.numbers reads w exactly, within its exponent caps ("1e999999999" is not built)
-    w = Fraction(n) if w_text is None else parse_number(str(w_text), "--w")
+    w = Fraction(n) if w_text is None else w_option.read(w_text, "tokens")
     if w < n:
         raise BadInput(f"--w must be at least N = {n} (the construction of Theorem 3), got {w_text}")
-    if w > MAX_W:
-        raise BadInput(f"--w must be at most 2^64 (the witness's float64 tokens), got {w_text}")
     return n, w
 
 

@@ -20,16 +20,13 @@ from flint import arb, ctx
 
 from certify.core.arith import BALL
 from certify.core.arith.ball import hull
-from certify.core.numbers import parse_number
 from certify.engine.counterexamples import Found, Outcome, certify_named, value_lines
 from certify.errors import BadInput
+from certify.studies.wu import w_option
 
 KIND = "wu-fig1"
 
 HELP = "Wu et al. Figure 1: N = 2, W_V = [[1, w], [0, 1]], post-LN keeps rank 2"
-# The witness starts from float64 closed forms in w (w^2 overflows near 1e154); past 2^64 they have
-# long lost the accuracy a decision needs (w = 1e9 is already undecided).
-MAX_W = Fraction(2**64)
 TOKEN1_A_MIN = Fraction(1, 10)  # starts of token 1 with first coordinate >= 1/10 ...
 TOKEN1_T = 100  # ... are within the certified distance of (0, 1) from layer 100 on
 MAX_CUT_DEPTH = 40
@@ -41,13 +38,10 @@ def add_arguments(parser) -> None:
 
 
 def parse_w(text: str) -> Fraction:
-    """--w as an exact Fraction (certify.core.numbers: its exponent caps keep "1e999999999" from being
-    built); BadInput unless 1 < w <= MAX_W (for w <= 1 there is no equilibrium B)."""
-    w = parse_number(str(text), "--w")
+    """--w as an exact Fraction; BadInput unless 1 < w <= w_option.MAX_W (for w <= 1 there is no equilibrium B)."""
+    w = w_option.read(text, "closed forms")
     if w <= 1:
         raise BadInput(f"--w must be greater than 1 (for w <= 1 there is no equilibrium B), got {text}")
-    if w > MAX_W:
-        raise BadInput(f"--w must be at most 2^64 (the witness's float64 closed forms), got {text}")
     return w
 
 
