@@ -316,7 +316,8 @@ def test_a_stack_that_contracts_below_the_balls_width_is_not_ranked_as_violating
     """Four layers on two tokens in one dimension contract D_0 = 1 to about 1e-52 at L = 0.23: at the
     precision the objective starts with, the balls of both sides contained 0, and the objective ranked the
     point anyway, by the midpoint of lhs - rhs (a score of 3e-16, "violated"), as the most violating point
-    with log(lhs/rhs) = -inf. The claim holds with lhs/rhs about 1e-23: every ranked point must say so."""
+    with log(lhs/rhs) = -inf (at the last layer lhs/rhs is about 1e-23). The claim holds: every ranked point
+    must say so, with a finite log(lhs/rhs) that 4000 bits confirm."""
     claim = claims.get("collapse.trajectory")
     report = attack.attack("collapse.trajectory", n=2, d=1, seed=0, budget=300, layers=4)
     assert not report.violated and report.best.score < 0
@@ -326,5 +327,6 @@ def test_a_stack_that_contracts_below_the_balls_width_is_not_ranked_as_violating
         X, As, Vs = report.layout.arrays(point.shape, point.L_param)
         with ctx.workprec(4000):
             _, comparisons = engine.evaluate(BALL, report.layout.case(X, As, Vs), claim, {})
-            worst = max(float((c.lhs / c.rhs).log().mid()) for c in comparisons)
-        assert abs(point.log_ratio - worst) < 1e-6 * abs(worst), (point.log_ratio, worst)
+            ratios = [float((c.lhs / c.rhs).log().mid()) for c in comparisons]  # one per layer t
+        # the point's log(lhs/rhs) is that of the comparison its score ranks worst: one of them, to 1e-6
+        assert any(abs(point.log_ratio - r) < 1e-6 * abs(r) for r in ratios), (point.log_ratio, ratios)
