@@ -330,3 +330,12 @@ def test_a_stack_that_contracts_below_the_balls_width_is_not_ranked_as_violating
             ratios = [float((c.lhs / c.rhs).log().mid()) for c in comparisons]  # one per layer t
         # the point's log(lhs/rhs) is that of the comparison its score ranks worst: one of them, to 1e-6
         assert any(abs(point.log_ratio - r) < 1e-6 * abs(r) for r in ratios), (point.log_ratio, ratios)
+
+
+def test_a_bound_at_or_below_zero_is_reported_violated_beyond_any_ratio():
+    """Under a bound <= 0 a positive D_out is violated beyond any ratio: log(lhs/rhs) = +inf at the most violating
+    point and in every band (it was NaN, shown as -inf: "lhs/rhs = 0", the opposite of what happened)."""
+    report = attack.attack(None, bound="0*D", seed=0, budget=100)
+    assert report.violated
+    assert report.best.log_ratio == math.inf and report.best.ratio == math.inf
+    assert all(band.ratio.log_ratio == math.inf for band in report.bands if band.ratio is not None)

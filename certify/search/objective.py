@@ -289,7 +289,10 @@ def _score(c: engine.Comparison, views, log):
 
 
 def _log_ratio(lhs, rhs, log):
-    return log(lhs) - log(rhs) if lhs > 0 and rhs > 0 else math.nan
+    """log(lhs / rhs); +inf when a positive lhs meets a bound <= 0 (violated beyond any ratio), else NaN."""
+    if lhs > 0 and rhs > 0:
+        return log(lhs) - log(rhs)
+    return math.inf if lhs > 0 and rhs <= 0 else math.nan
 
 
 def _float_log(x) -> float:
@@ -304,4 +307,4 @@ def _rankable(x) -> bool:
 def _mid(x) -> float:
     if isinstance(x, arb):
         return float(x.mid()) if x.is_finite() else -math.inf
-    return float(x) if x is not None and math.isfinite(x) else -math.inf
+    return -math.inf if x is None or math.isnan(x) else float(x)  # +inf: a bound <= 0 under a positive lhs
