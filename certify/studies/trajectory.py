@@ -198,7 +198,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
-        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
+        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
+                         final=precision >= max_prec)
 
     traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, max_prec,
                                  guess=lambda bits, traced: _next_precision(bits, traced, layers))
@@ -226,14 +227,20 @@ class _Traced:
     centred: bool  # the run's representation (its step precisions follow D_t's accuracy)
 
 
-def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict) -> _Traced:
-    """The trajectory at one precision, its curves and their checks."""
+def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict,
+              final: bool) -> _Traced:
+    """The trajectory at one precision, its curves and their checks.  A run left unresolved below the
+    cap (not final) only leads to the next precision: its curves are not drawn (the composed one is
+    iterated through all T layers at some 1.6T bits, whatever the run resolved)."""
     run = _run(case, T, precision, track_value=M is not None)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
+    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
+    if not run.complete and not final:
+        return _Traced(points=points, a=[], drawn=drawn, skipped=skipped, curve_precision=curve_precision,
+                       settled=False, centred=run.centred)
     if M is not None:
         with ctx.workprec(precision):
             _approach(case, run, M)
-    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
     with ctx.workprec(curve_precision):
         a = _query_key_norms(case, witnesses)
         _curves(case, points, a, M, drawn, skipped)
