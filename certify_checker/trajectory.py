@@ -12,6 +12,11 @@ network, the tokens are carried as X = 1 c^T + E (the derivation is proofs/centr
 so D_t = D(E_t) keeps its relative accuracy however small it gets.  Otherwise the plain forward
 pass (forward.layer_step) runs in absolute coordinates.
 
+Step precisions.  Point t (D_t, mu_t, tau_t and layer t) is recomputed at the precision the
+certificate states for it (step_precisions, bound by the digest; without that field every step at
+precision).  Any precision gives an enclosure, so the schedule is not trusted, only followed: it
+must cover exactly the points the checker computes, none above precision (the limits' estimate).
+
 Curves (hypotheses checked here), compared as natural logarithms when the quantity is certainly
 positive: global.step g_a(D_{t-1}), global.composed g iterated from D_0 (in log form),
 cubic a^{-1/2} (sqrt(a) D_0)^(3^t) with a = max a_t (when sqrt(a) D_0 < 1 is certified), all for
@@ -42,11 +47,13 @@ VALUE_CURVES = ("value.bounded", "value.approach")
 # would show numbers the checker never confirmed.
 CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representation", "precision", "curve_precision",
              "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
+STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
 POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
 
 def digest(layers: int, inputs: dict, precisions: list) -> str:
-    """sha256 of what the certificate is about, its three precisions bound exactly."""
+    """sha256 of what the certificate is about, its precisions (the three, then the step precisions
+    when stated) bound exactly."""
     canonical = json.dumps({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions},
                            sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
@@ -167,38 +174,42 @@ def resolved(x: arb) -> bool:
     return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
 
 
-def run(inputs: dict, T: int, value_curves: bool) -> tuple[list, list, list, bool]:
-    """Points {D, mu, tau} through the first unresolved D_t; the centred Y_t and drifts (value curves)."""
+def run(inputs: dict, T: int, value_curves: bool, steps: list) -> tuple[list, list, list, bool]:
+    """Points {D, mu, tau} through the first unresolved D_t, or through the last step precision when
+    those end first; point t at steps[t] bits (the centre at steps[0]); the centred Y_t and drifts
+    (value curves)."""
     layers = inputs["layers"]
-    X0 = forward.matrix(inputs["X"])
-    n, d = len(X0), len(X0[0])
-    use_centred = not any("ffn" in layer or "layernorm" in layer for layer in layers[:T])
-    if use_centred:
-        c = [sum((row[m] for row in X0), arb(0)) / n for m in range(d)]
-        X = (c, [[x - m for x, m in zip(row, c)] for row in X0])
-    else:
-        X = X0
-    Y, Ys, drifts, points = X, [], [], []
-    for t in range(T + 1):
-        E = X[1] if use_centred else X
-        point = {"D": forward.diameter(E), "mu": forward.consensus_distance(E), "tau": None}
-        points.append(point)
-        Ys.append(Y)
-        if not resolved(point["D"]) or t == T:
-            break
-        layer = layers[t % len(layers)]
+    with ctx.workprec(steps[0]):
+        X0 = forward.matrix(inputs["X"])
+        n, d = len(X0), len(X0[0])
+        use_centred = not any("ffn" in layer or "layernorm" in layer for layer in layers[:T])
         if use_centred:
-            step = centred_step(layer, *X)
-            point["tau"] = centred_tau(step["Pi"], step["Delta"], step["complete"])
-            if value_curves:
-                y_c, y_E, drift = transport(step["Pi"], step["Delta"], step["complete"], *Y)
-                Y = (y_c, y_E)
-                drifts.append(drift)
-            X = (step["c"], step["E"])
+            c = [sum((row[m] for row in X0), arb(0)) / n for m in range(d)]
+            X = (c, [[x - m for x, m in zip(row, c)] for row in X0])
         else:
-            step = forward.layer_step(layer, X)
-            point["tau"] = forward.dobrushin(step["P"])
-            X = step["out"]
+            X = X0
+    Y, Ys, drifts, points = X, [], [], []
+    for t, bits in enumerate(steps[:T + 1]):
+        with ctx.workprec(bits):
+            E = X[1] if use_centred else X
+            point = {"D": forward.diameter(E), "mu": forward.consensus_distance(E), "tau": None}
+            points.append(point)
+            Ys.append(Y)
+            if not resolved(point["D"]) or t == T or t + 1 == len(steps):
+                break
+            layer = layers[t % len(layers)]
+            if use_centred:
+                step = centred_step(layer, *X)
+                point["tau"] = centred_tau(step["Pi"], step["Delta"], step["complete"])
+                if value_curves:
+                    y_c, y_E, drift = transport(step["Pi"], step["Delta"], step["complete"], *Y)
+                    Y = (y_c, y_E)
+                    drifts.append(drift)
+                X = (step["c"], step["E"])
+            else:
+                step = forward.layer_step(layer, X)
+                point["tau"] = forward.dobrushin(step["P"])
+                X = step["out"]
     return points, Ys, drifts, use_centred
 
 
@@ -306,9 +317,9 @@ def _compare(quantity: arb, log_curve: arb) -> str:
 
 
 def _confirm_points(stated: list, points: list, approaches: list, names: list, drawn: dict, precision: int,
-                    curve_precision: int) -> tuple[str | None, list]:
-    """Every stated point against the recomputed one: enclosures, curves and outcomes (the problem, or
-    None, and the outcomes)."""
+                    curve_precision: int, steps: list) -> tuple[str | None, list]:
+    """Every stated point against the recomputed one (D, mu, tau at their step's precision): enclosures,
+    curves and outcomes (the problem, or None, and the outcomes)."""
     outcomes = []
     for t, entry in enumerate(stated):
         if set(entry) != POINT_KEYS or type(entry["t"]) is not int or entry["t"] != t:
@@ -327,7 +338,7 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
             theirs = read_ball(entry[key])
             if (theirs is None) != (mine is None or mine[key] is None):
                 return f"t = {t}: {key} stated where the checker has none, or missing", []
-            if theirs is not None and not agrees_ball(mine[key], theirs, precision):
+            if theirs is not None and not agrees_ball(mine[key], theirs, steps[t]):
                 return f"t = {t}: stated {key} does not match the recomputed enclosure", []
         if t < len(approaches):
             if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
@@ -367,16 +378,21 @@ def work(cert: dict) -> int:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    if set(cert) != CERT_KEYS:
-        return False, f"the certificate's fields are not {sorted(CERT_KEYS)}"
+    if set(cert) - {STEPS_KEY} != CERT_KEYS:
+        return False, f"the certificate's fields are not {sorted(CERT_KEYS)} (and optionally {STEPS_KEY})"
     inputs, T = cert["inputs"], cert["layers"]
     if type(T) is not int or not 1 <= T <= MAX_LAYERS:
         return False, f"layers {T!r} out of range"
     precisions = [cert["precision"], cert["curve_precision"], cert["norm_precision"]]
-    if digest(T, inputs, precisions) != cert["inputs_sha256"]:
+    bound = precisions + ([cert[STEPS_KEY]] if STEPS_KEY in cert else [])
+    if digest(T, inputs, bound) != cert["inputs_sha256"]:
         return False, "the inputs, the number of layers or the precisions do not match the certificate's digest (edited?)"
     if any(precision_problem(p) for p in precisions):
         return False, f"precisions {precisions!r} out of range"
+    steps = cert.get(STEPS_KEY, [precisions[0]] * (T + 1))  # none above precision: the limits' estimate holds
+    if not (isinstance(steps, list) and 1 <= len(steps) <= T + 1) or any(
+            precision_problem(p) or p > precisions[0] for p in steps):
+        return False, f"{STEPS_KEY} must list 1 to {T + 1} precisions in range, none above precision"
     if unreadable := schema.problem(inputs):
         return False, unreadable
     names = list(cert["curves"])
@@ -390,10 +406,12 @@ def verify(cert: dict) -> tuple[bool, str]:
     witness = cert["witness"]
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
-    with ctx.workprec(precision):
-        points, Ys, drifts, use_centred = run(inputs, T, value_curves="value.approach" in names)
+    points, Ys, drifts, use_centred = run(inputs, T, "value.approach" in names, steps)
     if cert["representation"] != ("centred" if use_centred else "absolute"):
         return False, f"the certificate says {cert['representation']} coordinates"
+    if STEPS_KEY in cert and (len(points) != len(steps) or (len(points) <= T and resolved(points[-1]["D"]))):
+        return False, (f"{len(steps)} step precisions are stated, the checker computes {len(points)} points "
+                       f"through the first unresolved one")
     M = None
     if any(name in VALUE_CURVES for name in names):
         with ctx.workprec(norm_precision):
@@ -413,7 +431,7 @@ def verify(cert: dict) -> tuple[bool, str]:
                                                for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)
-    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision)
+    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision, steps)
     if problem:
         return False, problem
     all_resolved = all(e["resolved"] for e in stated)

@@ -85,6 +85,25 @@ def test_precision_escalates_until_decided():
     assert high.verdict == engine.HOLDS and high.precision > 53
 
 
+def test_escalation_follows_a_guess_raised_to_progress_and_clipped_to_the_cap():
+    """A caller may name the next precision from what the last attempt found (certify trajectory predicts
+    it from the bits lost per layer); a guess too low is raised so the cap is still reached."""
+    from certify.core.precision import escalate
+    tried = []
+
+    def attempt(precision):
+        tried.append(precision)
+        return precision
+    assert escalate(attempt, lambda p: p >= 1000, 53, 4096, guess=lambda p, _: 1000) == (1000, 1000)
+    assert tried == [53, 1000]
+    tried.clear()
+    assert escalate(attempt, lambda p: False, 53, 1000, guess=lambda p, _: p) == (1000, 1000)
+    assert tried == [53, 75, 107, 152, 215, 305, 432, 611, 865, 1000]  # at least sqrt(2) times the last, then the cap
+    tried.clear()
+    escalate(attempt, lambda p: False, 53, 500, guess=lambda p, _: None if p < 106 else 10**6)
+    assert tried == [53, 106, 500]  # None: the ladder's doubling; beyond the cap: the cap
+
+
 def test_biases_cancel_in_the_global_bound():
     cfg = cases.biased_heads()
     assert engine.check(cfg).verdict == engine.HOLDS

@@ -420,3 +420,69 @@ def test_an_expanding_residual_stack_far_from_consensus_stays_resolved_in_centre
             assert_contains(p.D, ref["D"], f"D_{p.t}")
             if p.t < 6:
                 assert_contains(p.tau, oracle.dobrushin(ref["P"]), f"tau_{p.t}")
+
+
+def _example(name):
+    from pathlib import Path
+    return str(Path(__file__).resolve().parents[1] / "examples" / name)
+
+
+def test_later_steps_run_at_the_accuracy_left_and_still_enclose_the_closed_form():
+    """Near consensus D_t loses about log2(3) bits a layer: the first step needs the most precision
+    and later ones ever less.  Each step runs above the accuracy of the D_t it starts from, states its
+    precision in the certificate, and the checker recomputes it there; the enclosures still contain
+    the antipodal closed form down to D_60 ~ 10^(-1.8e28)."""
+    from certify_checker import verify
+    T = 60
+    tr = trajectory.trace(antipodal(), T)
+    steps = tr.certificate["step_precisions"]
+    assert steps == tr.step_precisions == [p.precision for p in tr.points] and steps[0] == tr.precision
+    assert steps[-1] < tr.precision * 3 // 4  # later steps cheaper than the first
+    for before, p in zip(tr.points, tr.points[1:]):
+        assert p.precision >= min(tr.precision, before.D.rel_accuracy_bits() + trajectory.STEP_GUARD_BITS)
+    assert tr.verdict == trajectory.HOLDS and tr.certified and verify(tr.certificate).ok
+    exact = closed_form(T, mp.mpf(1), mp.mpf(3) / 4)
+    with mp.workdps(DPS):
+        for p in tr.points:
+            assert_contains(p.D, exact[p.t], f"D_{p.t} at {p.precision} bits")
+            if p.t < T:  # tau = P_11 - P_21 = tanh(lambda D^2 / 4)
+                assert_contains(p.tau, mp.tanh(exact[p.t] ** 2 / 4), f"tau_{p.t} at {p.precision} bits")
+
+
+def _restamped(cert, steps):
+    """The certificate with other step precisions (None: the field removed) and a digest that matches them."""
+    from certify.studies import trajectory_certificate
+    out = {key: value for key, value in cert.items() if key != "step_precisions"}
+    precisions = [cert["precision"], cert["curve_precision"], cert["norm_precision"]]
+    if steps is not None:
+        out["step_precisions"] = steps
+        precisions.append(steps)
+    out["inputs_sha256"] = trajectory_certificate.digest(cert["layers"], cert["inputs"], precisions)
+    return out
+
+
+def test_the_checker_recomputes_at_the_stated_step_precisions_and_refuses_others():
+    from certify_checker import verify
+    tr = trajectory.trace(_example("layer.json"), 60)
+    cert, steps = tr.certificate, tr.certificate["step_precisions"]
+    assert verify(cert).ok
+    refused = {
+        "every step at 53 bits (wider than stated)": _restamped(cert, [53] * len(steps)),
+        "a step above the run's precision": _restamped(cert, [steps[0] + 64] + steps[1:]),
+        "the list ends before the trajectory": _restamped(cert, steps[:30]),
+        "one point too many": _restamped(cert, steps + [steps[-1]]),
+        "not a list": _restamped(cert, steps[0]),
+        "edited without the digest": {**cert, "step_precisions": [steps[0]] * len(steps)},
+    }
+    for what, edited in refused.items():
+        confirmation = verify(edited)
+        assert not confirmation.ok and "malformed" not in confirmation.message, what
+
+
+def test_a_certificate_without_step_precisions_is_read_as_every_step_at_its_precision(monkeypatch):
+    """Certificates written before step precisions ran every step at `precision`: still confirmed."""
+    from certify_checker import verify
+    monkeypatch.setattr(trajectory, "_step_precision", lambda top, D: top)
+    uniform = trajectory.trace(_example("layer.json"), 60).certificate
+    assert set(uniform["step_precisions"]) == {uniform["precision"]} and verify(uniform).ok
+    assert verify(_restamped(uniform, None)).ok

@@ -121,8 +121,16 @@ def _render(tr: trajectory.Trajectory) -> str:
                  f"({tr.confirmation}); every value and outcome above is unconfirmed")
     summary = (f"{tr.verdict.upper()}{'' if tr.certified else ' (' + trajectory.NOT_CERTIFIED + ')'}: D_t resolved "
                f"through t = {tr.resolved_through} of {tr.T} (>= {trajectory.RESOLVED_BITS} bits relative), "
-               f"{tr.precision} bits (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
+               f"{_bits(tr)} (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
     return "\n".join(intro + [""] + lines + ["", summary, certified])
+
+
+def _bits(tr) -> str:
+    """The run's precision, and how low its later steps went (certify.studies.trajectory, step precisions)."""
+    steps = tr.step_precisions
+    if min(steps) == tr.precision:
+        return f"{tr.precision} bits"
+    return f"{tr.precision} bits at t = 0 down to {steps[-1]} at t = {len(steps) - 1}"
 
 
 def run(args) -> int:

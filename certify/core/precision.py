@@ -8,6 +8,7 @@ the cap does not decide.
 
 from __future__ import annotations
 
+import math
 from typing import Callable, Iterator, TypeVar
 
 import flint
@@ -33,15 +34,23 @@ def ladder(start: int, cap: int, factor: int = 2) -> Iterator[int]:
 
 
 def escalate(attempt: Callable[[int], T], done: Callable[[T], bool], start: int, cap: int,
-             factor: int = 2) -> tuple[T, int]:
+             factor: int = 2, guess: Callable[[int, T], int | None] | None = None) -> tuple[T, int]:
     """Run attempt(precision) inside flint.ctx.workprec(precision) for each precision of the ladder
-    until done(result); return (result, precision) of the deciding attempt, or of the last one."""
-    for precision in ladder(start, cap, factor):
+    until done(result); return (result, precision) of the deciding attempt, or of the last one.
+
+    guess(precision, result), when given, may name the next precision from what an undecided attempt
+    found (None: the ladder's factor).  It is raised to at least factor^(1/2) times the current one (a
+    guess that keeps falling short still reaches the cap within about twice the ladder's steps) and
+    clipped to the cap."""
+    precision = start
+    while True:
         with flint.ctx.workprec(precision):
             result = attempt(precision)
-            if done(result):
-                break
-    return result, precision
+            if done(result) or precision >= cap:
+                return result, precision
+        named = None if guess is None else guess(precision, result)
+        following = factor * precision if named is None else max(named, math.ceil(precision * factor ** 0.5))
+        precision = min(following, cap)
 
 
 def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None], factor: int = 2) -> tuple[int, str | None]:

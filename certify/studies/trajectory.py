@@ -12,9 +12,21 @@ network the tokens are absolute balls (radii about 2^-p times their size), so D_
 accuracy only while 2^-p << D_t, and a doubly exponential collapse needs about log2(1 / D_t) bits;
 the reason is reported as the representation.  The trajectory runs at 53 bits; while some D_t has
 fewer than RESOLVED_BITS bits of relative accuracy, or some bound is undecided, it restarts from the
-exact X_0 at twice the precision (a ball cannot be sharpened midway), up to the cap.  Layers still
+exact X_0 at a higher precision (a ball cannot be sharpened midway), up to the cap.  Layers still
 unresolved at the cap are reported as such and not continued: relative accuracy that a ball has
 lost does not come back.
+
+Step precisions.  In centred form the run's precision is that of its first step only: near
+consensus D_t loses about log2(3) bits of relative accuracy per layer, so T layers need some 2T
+bits at t = 0 but ever fewer later, and T steps all at 2T bits would cost about twice as much.
+Step t runs at the relative accuracy of D_{t-1} plus STEP_GUARD_BITS (its roundings then add about
+2^-STEP_GUARD_BITS of the ball's radius), never above the run's precision nor below
+START_PRECISION; any precision gives an enclosure, so the schedule only affects the radii.  Each
+point states its precision in the certificate, where the checker recomputes it at that precision.
+In absolute coordinates every step runs at the run's precision (there the precision needed grows
+with t).  When a centred run leaves some D_t unresolved, the next precision is predicted from the
+bits lost per layer (_next_precision) rather than doubled: doubling overshoots by up to 2x, and
+every extra bit at t = 0 is carried through all T steps.
 
 Certification.  The curves are compared through their logarithms (log D_t <= log curve; the
 composed curve is iterated in log form, see log_g).  Everything reported goes into a "trajectory"
@@ -65,10 +77,16 @@ from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
 
-MAX_LAYERS = 10_000  # beyond this a trajectory is absurd, not long
+# A collapsing trajectory needs about 2T bits at t = 0 and its time grows about like T^2 even with
+# step precisions: 4000 layers of examples/layer.json take about 30 s of CPU, engine and checker
+# (benchmarks/trajectory.py); 10,000 would take minutes and pass the checker's default work limit.
+MAX_LAYERS = 4_000
 NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_power_bound)
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
+STEP_GUARD_BITS = 32  # a step's precision above the relative accuracy of the D_t it starts from
+PREDICTION_MARGIN = 1.1  # on the bits per layer measured in an unresolved run, for the next precision's guess
+PREDICTION_MIN_STEPS = 16  # fewer resolved layers than this measure no rate: the next precision doubles
 
 UNRESOLVED = "unresolved"
 CENTRED = "centred"
@@ -99,6 +117,7 @@ class Point:
     curves: dict = field(default_factory=dict)  # curve name -> arb
     log_curves: dict = field(default_factory=dict)  # curve name -> its natural logarithm (arb), what is compared
     checks: dict = field(default_factory=dict)  # curve name -> holds | violated | undecided | unresolved
+    precision: int | None = None  # bits at which D, mu, tau and layer t were computed (None: not computed)
 
 
 @dataclass
@@ -122,6 +141,11 @@ class Trajectory:
     confirmation: str = ""  # the checker's message on the certificate
     certified: bool = False  # the checker confirmed every stated enclosure and outcome
     seconds: float = 0.0
+
+    @property
+    def step_precisions(self) -> list:
+        """The bits of each computed point's step, from t = 0 (what the certificate states)."""
+        return [p.precision for p in self.points if p.precision is not None]
 
     @property
     def resolved_through(self) -> int:
@@ -174,9 +198,11 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
-        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses)
+        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
+                         final=precision >= max_prec)
 
-    traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, max_prec)
+    traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, max_prec,
+                                 guess=lambda bits, traced: _next_precision(bits, traced, layers))
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
@@ -198,23 +224,54 @@ class _Traced:
     skipped: dict
     curve_precision: int
     settled: bool  # every D_t resolved and every comparison decided: more precision would not help
+    centred: bool  # the run's representation (its step precisions follow D_t's accuracy)
 
 
-def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict) -> _Traced:
-    """The trajectory at one precision, its curves and their checks."""
+def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict,
+              final: bool) -> _Traced:
+    """The trajectory at one precision, its curves and their checks.  A run left unresolved below the
+    cap (not final) only leads to the next precision: its curves are not drawn (the composed one is
+    iterated through all T layers at some 1.6T bits, whatever the run resolved)."""
     run = _run(case, T, precision, track_value=M is not None)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
+    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
+    if not run.complete and not final:
+        return _Traced(points=points, a=[], drawn=drawn, skipped=skipped, curve_precision=curve_precision,
+                       settled=False, centred=run.centred)
     if M is not None:
         with ctx.workprec(precision):
             _approach(case, run, M)
-    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
     with ctx.workprec(curve_precision):
         a = _query_key_norms(case, witnesses)
         _curves(case, points, a, M, drawn, skipped)
         _check(points, drawn)  # logarithms of the quantities, at the curves' precision
     undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
     return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
-                   settled=run.complete and not undecided)
+                   settled=run.complete and not undecided, centred=run.centred)
+
+
+def _next_precision(precision: int, traced: _Traced, T: int) -> int | None:
+    """The next run's precision when a centred run left D_t unresolved: enough for the bits lost per
+    layer so far (with PREDICTION_MARGIN) to leave RESOLVED_BITS plus a guard at t = T; None (the ladder
+    doubles) in absolute coordinates, when every D_t is resolved (an undecided bound) or when too few
+    layers were resolved to measure a rate."""
+    resolved = [p for p in traced.points if p.resolved]
+    if not traced.centred or len(resolved) == len(traced.points) or len(resolved) <= PREDICTION_MIN_STEPS:
+        return None
+    # the rate over the later half: the first layers, far from consensus, can lose more than the rest
+    middle, last = resolved[len(resolved) // 2], resolved[-1]
+    rate = (middle.D.rel_accuracy_bits() - last.D.rel_accuracy_bits()) / (last.t - middle.t)
+    if not math.isfinite(rate) or rate <= 0:
+        return None
+    lost = precision - last.D.rel_accuracy_bits()  # bits lost by t = last, at this precision
+    return math.ceil(lost + RESOLVED_BITS + STEP_GUARD_BITS + PREDICTION_MARGIN * rate * (T - last.t))
+
+
+def _step_precision(top: int, D: arb) -> int:
+    """The precision of the step after the one that enclosed D (module docstring, step precisions)."""
+    if D.is_zero() and D.is_exact():
+        return top
+    return min(top, max(START_PRECISION, D.rel_accuracy_bits() + STEP_GUARD_BITS))
 
 
 def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
@@ -255,6 +312,7 @@ class _Run:
     Y: list  # Y_t = Q_t X_0 in centred form (value curves only)
     drifts: list  # delta_t: the centre of Y_{t+1} minus that of Y_t
     complete: bool  # every D_t for t <= T resolved
+    centred: bool
 
 
 def _representation(case: config.Case, T: int) -> str | None:
@@ -267,11 +325,12 @@ def _representation(case: config.Case, T: int) -> str | None:
 
 
 def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
-    """One pass from the exact X_0 at `precision`; stops at the first unresolved D_t.
+    """One pass from the exact X_0, its first step at `precision`; stops at the first unresolved D_t.
 
     In centred form (certify.core.centred) when every layer allows it: then D_t keeps its relative
-    accuracy however small it gets.  Otherwise in absolute coordinates (radii about 2^-p times the
-    tokens' size).
+    accuracy however small it gets, and later steps run at less precision (_step_precision).
+    Otherwise in absolute coordinates (radii about 2^-p times the tokens' size), every step at
+    `precision`.
     """
     L = len(case.layers)
     use_centred = _representation(case, T) is None
@@ -280,10 +339,12 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
         arrays = [layer_arrays(BALL, layer, case.n) for layer in case.layers]
         X0 = BALL.array(case.X)
         X = Y = centred.centre(BALL, X0) if use_centred else X0
-        for t in range(T + 1):
+    bits = precision
+    for t in range(T + 1):
+        with ctx.workprec(bits):
             E = X.E if use_centred else X
             D = quantities.diameter(BALL, E)
-            point = Point(t, D, quantities.consensus_distance(BALL, E), is_resolved(D))
+            point = Point(t, D, quantities.consensus_distance(BALL, E), is_resolved(D), precision=bits)
             points.append(point)
             if track_value:
                 Ys.append(Y)
@@ -300,7 +361,10 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
                 step = apply_layer(BALL, layer, X, arrays[t % L])
                 point.tau = quantities.dobrushin(BALL, step.P)
             X = step.out
-    return _Run(points=points, Y=Ys, drifts=drifts, complete=len(points) == T + 1 and points[-1].resolved)
+        if use_centred:
+            bits = _step_precision(precision, D)
+    return _Run(points=points, Y=Ys, drifts=drifts, complete=len(points) == T + 1 and points[-1].resolved,
+                centred=use_centred)
 
 
 def _approach(case: config.Case, run: _Run, M: arb) -> None:
@@ -507,7 +571,8 @@ def _to_json(trajectory: Trajectory) -> dict:
         "name": tr.name, "layers": tr.T, "cycle": tr.cycle,
         "schedule": "layer t applies the configuration's layer t mod cycle",
         "verdict": tr.verdict, "resolved_through": tr.resolved_through,
-        "precision": tr.precision, "max_precision": tr.max_precision, "curve_precision": tr.curve_precision,
+        "precision": tr.precision, "step_precisions": tr.step_precisions, "max_precision": tr.max_precision,
+        "curve_precision": tr.curve_precision,
         "resolved_bits": RESOLVED_BITS,
         "a": [text(a) for a in tr.a], "M": text(tr.M),
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),

@@ -3,9 +3,13 @@
 Schema (format "certify-certificate/1", kind "trajectory"):
     layers             T, the number of layers applied (layer t is the configuration's layer t mod L)
     inputs             the exact configuration (certify.core.config.to_json)
-    inputs_sha256      digest of {kind, layers, inputs}
+    inputs_sha256      digest of {kind, layers, inputs, precisions}: the three precisions and the
+                       step precisions
     representation     "centred" (X = 1 c^T + E, certify.core.centred) or "absolute"
-    precision, curve_precision, norm_precision   bits of the run, of the curves, of M
+    precision, curve_precision, norm_precision   bits of the run (its first step), of the curves, of M
+    step_precisions    per computed point t (through the first unresolved one), the bits at which D_t,
+                       mu_t, tau_t and layer t were computed, none above precision (optional: without
+                       it every step ran at precision)
     witness            float64 singular vectors ("A<t>" per configuration layer, "V0^k" for M), hex floats
     a                  ||A_t||_2 of each configuration layer (at the curve precision)
     curves             the curves drawn; M when a value curve is
@@ -42,7 +46,8 @@ def ball(x: arb | None, precision: int) -> list[str] | str | None:
 
 
 def digest(layers: int, inputs: dict, precisions: list) -> str:
-    """sha256 of what the certificate is about, its three precisions bound exactly."""
+    """sha256 of what the certificate is about, its precisions (the three, then the list of step
+    precisions) bound exactly."""
     return canonical_digest({"kind": "trajectory", "layers": layers, "inputs": inputs, "precisions": precisions})
 
 
@@ -51,14 +56,16 @@ def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
     precisions, the float64 witness vectors as hex floats, a_t, M and every point's balls stored exactly in
     binary, and the verdict."""
     inputs = config.to_json(case)
+    steps = tr.step_precisions
     return {
         "format": FORMAT,
         "kind": "trajectory",
         "layers": tr.T,
         "inputs": inputs,
-        "inputs_sha256": digest(tr.T, inputs, [tr.precision, tr.curve_precision, norm_precision]),
+        "inputs_sha256": digest(tr.T, inputs, [tr.precision, tr.curve_precision, norm_precision, steps]),
         "representation": "centred" if tr.representation == "centred" else "absolute",
         "precision": tr.precision,
+        "step_precisions": steps,
         "curve_precision": tr.curve_precision,
         "norm_precision": norm_precision,
         "witness": {
@@ -68,8 +75,8 @@ def build(tr, case: config.Case, witnesses: dict, norm_precision: int) -> dict:
         "a": [ball(a, tr.curve_precision) for a in tr.a],
         "curves": list(tr.drawn),
         "M": ball(tr.M, norm_precision),
-        "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D, tr.precision), "mu": ball(p.mu, tr.precision),
-                    "tau": ball(p.tau, tr.precision), "approach": ball(p.approach, tr.precision),
+        "points": [{"t": p.t, "resolved": p.resolved, "D": ball(p.D, p.precision), "mu": ball(p.mu, p.precision),
+                    "tau": ball(p.tau, p.precision), "approach": ball(p.approach, tr.precision),
                     "log_curves": {name: ball(v, tr.curve_precision) for name, v in p.log_curves.items()},
                     "checks": dict(p.checks)} for p in tr.points],
         "verdict": tr.verdict,

@@ -1,0 +1,43 @@
+"""Long collapsing trajectories, timed: examples/layer.json through T layers (`python -m benchmarks.trajectory
+[T ...]`, default 500 1000 2000 4000; about two minutes in all on one core).
+
+Near consensus D_t loses about log2(3) bits of relative accuracy per layer, so T layers need some 2T
+bits at t = 0 and the time grows about like T^2 whatever is done; the step precisions
+(certify.studies.trajectory) run each later step at the accuracy left, and the next run's precision is
+predicted from the bits lost per layer.  Times are wall and CPU (the machine may be shared), split
+into the engine's escalation and the checker's re-derivation of the certificate.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from certify.studies import trajectory
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "layer.json"
+LAYERS = (500, 1000, 2000, 4000)
+
+
+def timed(T: int) -> str:
+    marks = {}
+
+    def stage(name: str) -> None:
+        marks.setdefault("checker" if name == "the checker" else "engine", (time.perf_counter(), time.process_time()))
+    started = (time.perf_counter(), time.process_time())
+    tr = trajectory.trace(str(EXAMPLE), T, progress=stage)
+    wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
+    checker_cpu = started[1] + cpu - marks["checker"][1]
+    steps = tr.step_precisions
+    return (f"T = {T:5d}: {tr.verdict}, certified {tr.certified}, {tr.precision} bits at t = 0, {steps[-1]} at "
+            f"t = {len(steps) - 1}; wall {wall:.1f} s, CPU {cpu:.1f} s (checker {checker_cpu:.1f} s)")
+
+
+def main(argv: list[str]) -> None:
+    for T in [int(v) for v in argv] or LAYERS:
+        print(timed(T), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
