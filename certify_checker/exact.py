@@ -88,7 +88,7 @@ def largest(values) -> arb:
     return functools.reduce(arb.max, values)
 
 
-def _accuracy(x: arb, precision: int) -> int:
+def accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
@@ -167,24 +167,12 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     they agree within 2 bits less; else decided on the exact reading."""
     slack = 16 + precision // 8
     quick = _binary64(theirs_text)
-    if quick and abs(_accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
+    if quick and abs(accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
         return True
     theirs = _stated(theirs_text, _reading_precision(theirs_text))[2]
-    return abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack
+    return abs(accuracy(mine, precision) - accuracy(theirs, precision)) <= slack
 
 
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure contains the recomputed one and is about as accurate."""
     return contains(mine, theirs_text) and accurate(mine, theirs_text, precision)
-
-
-def agrees_ball(mine: arb, theirs: arb | None, precision: int) -> bool:
-    """agrees, for a stated enclosure already read as a ball (None: nothing stated, never agrees; a
-    non-finite one agrees only with a non-finite recomputation): it contains the recomputed ball
-    (arb's containment of two exact midpoint-radius balls) and is about as accurate."""
-    if theirs is None:
-        return False
-    if not theirs.is_finite():
-        return not mine.is_finite()
-    slack = 16 + precision // 8
-    return bool(theirs.contains(mine)) and abs(_accuracy(mine, precision) - _accuracy(theirs, precision)) <= slack

@@ -232,7 +232,7 @@ def _replay(tree: str, root):
             leaves.append(box)
         elif symbol == "?":
             left.append(box)
-        elif symbol.isdigit() and int(symbol) < len(root) and depth < MAX_DEPTH:
+        elif "0" <= symbol <= "9" and int(symbol) < len(root) and depth < MAX_DEPTH:  # ASCII: int("\u0661") is 1
             lower, upper = _halves(box, int(symbol))
             stack.extend([(upper, depth + 1), (lower, depth + 1)])
         else:

@@ -35,7 +35,7 @@ from certify_checker import forward, precision_problem
 from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
-from certify_checker.exact import agrees_ball
+from certify_checker.exact import accuracy
 from certify_checker.limits import limbs
 
 RESOLVED_BITS = 20
@@ -59,17 +59,32 @@ def digest(layers: int, inputs: dict, precisions: list) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def read_ball(value) -> arb | None:
-    """[mid mantissa, mid exponent, radius mantissa, radius exponent] as decimal strings; null for none;
-    "non-finite" for a ball that is not finite."""
+def read_ball(value) -> tuple[arb, arb] | None:
+    """[mid mantissa, mid exponent, radius mantissa, radius exponent] as decimal strings, as the exact numbers
+    (mid, rad); null for none; "non-finite" (nan, 0) for a ball that is not finite."""
     if value is None:
         return None
     if value == "non-finite":
-        return arb.nan()
+        return arb.nan(), arb(0)
     m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
         raise ValueError("negative radius")
-    return arb(arb((m, e)), arb((r, f)))
+    return arb((m, e)), arb((r, f))
+
+
+def agrees(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> bool:
+    """The stated (mid, rad) contains the recomputed ball and is about as accurate (exact.accurate's slack);
+    a non-finite one agrees only with a non-finite recomputation.  Containment is decided on the ends mid -+ rad
+    formed exactly (rounded inward past 2^20 bits), never on arb(mid, rad): arb rounds that radius up by about
+    2^-29 of it, and a stated ball missing the recomputed one (and the true value) by as much passed."""
+    if theirs is None or not (theirs[0].is_finite() and mine.is_finite()):
+        return theirs is not None and not theirs[0].is_finite() and not mine.is_finite()
+    (mid, rad), parts = theirs, [x.mid().man_exp() for x in (mine.mid(), mine.rad(), *theirs)]
+    spans = [(int(e), int(e) + int(m).bit_length()) for m, e in parts if m != 0]  # exact sums need these digits
+    digits = max((top for _, top in spans), default=0) - min((low for low, _ in spans), default=0) + 2
+    with ctx.workprec(min(max(digits, ctx.prec), 1 << 20)):
+        inside = bool((mid - rad).upper() <= mine.lower()) and bool(mine.upper() <= (mid + rad).lower())
+    return inside and abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) <= 16 + precision // 8
 
 
 def expm1(x: arb) -> arb:
@@ -338,10 +353,10 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
             theirs = read_ball(entry[key])
             if (theirs is None) != (mine is None or mine[key] is None):
                 return f"t = {t}: {key} stated where the checker has none, or missing", []
-            if theirs is not None and not agrees_ball(mine[key], theirs, steps[t]):
+            if theirs is not None and not agrees(mine[key], theirs, steps[t]):
                 return f"t = {t}: stated {key} does not match the recomputed enclosure", []
         if t < len(approaches):
-            if not agrees_ball(approaches[t], read_ball(entry["approach"]), precision):
+            if not agrees(approaches[t], read_ball(entry["approach"]), precision):
                 return f"t = {t}: stated approach does not match the recomputed enclosure", []
         if set(entry["checks"]) - set(names):
             return f"t = {t}: a check of a curve that is not drawn", []
@@ -351,7 +366,7 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
                 if name in entry["checks"]:
                     return f"t = {t}: {name} is checked where the checker draws no value", []
                 continue
-            if not agrees_ball(value, read_ball(entry["log_curves"][name]), curve_precision):
+            if not agrees(value, read_ball(entry["log_curves"][name]), curve_precision):
                 return f"t = {t}: stated {name} does not match the recomputed curve", []
             if name == "value.approach":
                 quantity = approaches[t] if t < len(approaches) else None
@@ -416,7 +431,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     if any(name in VALUE_CURVES for name in names):
         with ctx.workprec(norm_precision):
             M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
-        if not agrees_ball(M, read_ball(cert["M"]), norm_precision):
+        if not agrees(M, read_ball(cert["M"]), norm_precision):
             return False, "stated M does not match the recomputed value"
     elif cert["M"] is not None:
         return False, "M is stated but no value curve is drawn"
@@ -427,7 +442,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     with ctx.workprec(curve_precision):
         a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"])
              for t, layer in enumerate(inputs["layers"])]
-        if len(cert["a"]) != len(a) or not all(agrees_ball(mine, read_ball(theirs), curve_precision)
+        if len(cert["a"]) != len(a) or not all(agrees(mine, read_ball(theirs), curve_precision)
                                                for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)

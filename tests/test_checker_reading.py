@@ -142,7 +142,7 @@ def test_the_binary64_reading_decides_accuracy_as_the_exact_one_at_the_slack():
             with ctx.workprec(precision + 64):
                 text = (mine + arb(0, mine.rad() * 2 ** k)).str(precision // 3 + 5, radius=True, more=True)
             theirs = exact._stated(text, exact._reading_precision(text))[2]
-            exactly = abs(exact._accuracy(mine, precision) - exact._accuracy(theirs, precision)) <= slack
+            exactly = abs(exact.accuracy(mine, precision) - exact.accuracy(theirs, precision)) <= slack
             assert exact._binary64(text) is not None and exact.accurate(mine, text, precision) == exactly, text
             decisions.add(exactly)
     assert decisions == {True, False}

@@ -305,6 +305,33 @@ def test_a_trajectory_certificate_states_nothing_the_checker_leaves_unchecked(fi
     assert not confirmation.ok and "malformed" not in confirmation.message, confirmation.message
 
 
+def test_a_stated_enclosure_that_misses_the_true_value_is_rejected_however_its_radius_rounds():
+    """For the rotation by 3/5, 4/5, M = max ||V^k||_2 = 1 exactly.  A certificate stating M in
+    [1 + 2^-300, 1 + 2^-300 + 2 r] excludes it.  The checker read a stated ball as arb(mid, rad), whose
+    radius arb rounds up (by about 2^-29 of it): with r about 2^31 times the recomputed radius (still
+    within the accuracy slack at 128 bits) the widened ball held the recomputed M, and the false
+    enclosure was confirmed.  The ends are now formed exactly."""
+    import copy
+    from certify_checker import verify
+    from flint import ctx
+    tr = trajectory.trace(ROTATION, 5)
+    cert = tr.certificate
+    assert verify(cert).ok and tr.M.contains(1)
+    forgeries = []
+    for exponent in range(-110, -60):
+        rad, shift = 2**29, exponent - 29  # r = 2^29 2^shift
+        mid = (1 << 300) + 1 + (rad << (300 + shift))  # times 2^-300: the lower end is 1 + 2^-300
+        forged = copy.deepcopy(cert)
+        forged["M"] = [str(mid), "-300", str(rad), str(shift)]
+        forgeries.append(forged["M"])
+        assert not verify(forged).ok, exponent
+    from certify_checker.trajectory import agrees, read_ball
+    with ctx.workprec(cert["norm_precision"]):
+        assert not any(agrees(tr.M, read_ball(stated), cert["norm_precision"]) for stated in forgeries)
+        # what the checker used to decide on: some forgeries' rounded-up reading holds the recomputed M
+        assert any(arb(*read_ball(stated)).contains(tr.M) for stated in forgeries)
+
+
 def test_a_certificate_at_more_than_14000_bits_is_read_by_the_checker():
     """At 16384 bits a stated midpoint has about 4930 digits, past Python's 4300-digit limit on
     int(text): the checker read it with int() and rejected every genuine certificate whose
