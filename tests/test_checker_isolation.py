@@ -58,7 +58,8 @@ def test_checker_stays_small():
     kernel = sum(lines for name, lines in sizes.items() if name not in kind_files)
     assert kernel < 1463, kernel  # 1460 until limits.limbs: one definition for the seven copies of its expression
     for name in kind_files:
-        assert sizes[name] < 450, (name, sizes[name])
+        # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly
+        assert sizes[name] < 470, (name, sizes[name])
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):
