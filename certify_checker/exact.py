@@ -164,7 +164,10 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     ball nor one from another precision): both relative accuracies, capped at the precision,
     agree within 16 + precision/8 bits (the stated ball read as for contains: its digits beyond
     the precision do not count, by the cap).  Confirmed from the binary64 reading (_binary64) when
-    they agree within 2 bits less; else decided on the exact reading."""
+    they agree within 2 bits less; else decided on the exact reading.  A text longer than the digits of the
+    precision is not (certify writes ceil(precision log10 2) + 3 of them)."""
+    if len(theirs_text) > precision * 31 // 100 + 64:
+        return False  # more digits than the precision gives (log10 2 < 0.31): read exactly, they cost unbounded time
     slack = 16 + precision // 8
     quick = _binary64(theirs_text)
     if quick and abs(accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
@@ -175,4 +178,4 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
 
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure contains the recomputed one and is about as accurate."""
-    return contains(mine, theirs_text) and accurate(mine, theirs_text, precision)
+    return accurate(mine, theirs_text, precision) and contains(mine, theirs_text)  # accurate refuses long texts first

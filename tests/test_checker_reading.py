@@ -157,3 +157,18 @@ def test_numbers_and_stated_balls_in_other_scripts_digits_are_not_read():
             exact.rational(text)
     with ctx.workprec(53), pytest.raises(ValueError):
         exact.contains(arb(5), "[\u0665.0 +/- 1.0]")
+
+
+def test_a_stated_ball_with_more_digits_than_its_precision_is_refused_unread():
+    """A stated midpoint padded with millions of digits was read exactly (4 bits a character: seconds and
+    hundreds of MB within the certificate's size cap) and accepted; certify writes ceil(p log10 2) + 3 digits."""
+    with ctx.workprec(53):
+        mine = arb(2).sqrt()
+    honest = mine.str(19, radius=True, more=True)
+    padded = honest.replace(" +/-", "3" * 2_000_000 + " +/-", 1)
+    assert exact.agrees(mine, honest, 53)
+    assert not exact.accurate(mine, padded, 53) and not exact.agrees(mine, padded, 53)
+    with ctx.workprec(1 << 20):  # the longest honest text, at the checker's largest precision, is read
+        fine = arb(2).sqrt()
+        text = fine.str(315_656, radius=True, more=True)
+    assert exact.accurate(fine, text, 1 << 20)
