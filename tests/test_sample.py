@@ -216,7 +216,10 @@ def test_an_interrupted_process_resumes_to_the_uninterrupted_result(tmp_path, un
     if process.returncode in (0, 1):  # it finished before the signal: nothing to resume
         pytest.skip("the campaign ended before it could be interrupted")
     if how == "ctrl-c":
-        assert process.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
+        # one line: how much is kept where, and how to continue
+        assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
+        assert err.startswith(b"certify: interrupted; ") and f"kept in {tmp_path}".encode() in err
+        assert b"run the same command again to continue" in err
     # The signal can land after the last chunk was written and before the process exits: then
     # nothing is left to resume, and the comparison below must still hold.
     assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) <= RESUMED.count
