@@ -207,3 +207,15 @@ def test_a_file_cut_short_is_refused_as_corrupt_with_the_way_out(tmp_path, name,
     assert path.read_bytes() == data[:int(len(data) * fraction)]
     with jobs.Store.open(tmp_path, PARAMS, outputs=("out",), restart=True) as store:
         assert store.decided() == set()  # --restart discards it
+
+
+def test_a_file_system_without_locks_runs_unlocked(tmp_path, monkeypatch):
+    """flock refused by the file system (ENOLCK on some network mounts) is no reason to refuse the run."""
+    import errno
+
+    def no_locks(handle, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(stores.fcntl, "flock", no_locks)
+    store, report = _run(tmp_path)
+    assert report.decided == PARAMS["count"] and store.decided() == set(range(PARAMS["count"]))

@@ -104,6 +104,9 @@ def _locked(folder: Path, *, shared: bool, busy: str):
     except BlockingIOError:
         handle.close()
         raise BadInput(busy) from None
+    except OSError:  # a file system without locks (some network mounts): run unlocked, as before locks
+        handle.close()
+        return None
     return handle
 
 
@@ -177,8 +180,8 @@ class Store:
         chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
-        busy = (f"{folder} is in use by another certify process (a run or a verify of this {noun}: one run "
-                "writes a folder at a time); wait for it to stop, or choose another --out")
+        busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
+                "wait for it to stop, or choose another --out")
         # The lock file is the first thing a run makes in a new folder: found, it decides before anything
         # else is looked at (a run that has just begun to fill the folder is "in use", not "not empty").
         lock = _locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
