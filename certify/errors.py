@@ -7,3 +7,8 @@ Everything raised as BadInput reaches the user as a single line on stderr and ex
 
 class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during resumable work: its message says where the work done so far is kept and how to
+    continue it (certify.cli prints it on the one line of an interruption)."""

@@ -174,3 +174,20 @@ def test_ball_reductions_of_a_vector_and_of_rows_fold_the_same_way():
                     assert (got.mid(), got.rad()) == (expected.mid(), expected.rad())
         with pytest.raises(ValueError, match="no values"):
             BALL.maximum(np.array([], dtype=object))
+
+
+def test_a_remembered_matrix_leaves_no_python_callback_and_the_table_stays_bounded():
+    """No Python code runs when a remembered array dies (Ctrl-C raised inside a weakref callback is
+    swallowed by Python: the interruption was lost), and the entries of dead arrays do not pile up."""
+    import weakref
+
+    from certify.core.arith import ball
+
+    A = np.array([[arb(1), arb(2)], [arb(3), arb(4)]], dtype=object)
+    for _ in range(500):
+        product = ball.Ball.matmul(A, A)  # remembered with its arb_mat; the previous one dies
+        assert weakref.getweakrefs(product) and all(ref.__callback__ is None for ref in weakref.getweakrefs(product))
+    assert len(ball._MATS) <= 32
+    assert ball._remembered(product) is not None  # the live one is still found
+    cubed = ball.Ball.matmul(product, A)  # through the remembered arb_mat: still the right entries
+    assert [(float(x.mid()), float(x.rad())) for x in cubed.ravel()] == [(37, 0), (54, 0), (81, 0), (118, 0)]

@@ -144,6 +144,24 @@ def test_a_killed_client_reruns_to_the_single_process_result(tmp_path, reference
     _assert_equal_folders(tmp_path, reference)
 
 
+def test_ctrl_c_stops_the_embedded_cluster_quietly_and_the_run_resumes(tmp_path, reference, scheduler):
+    """Ctrl-C reaches the whole foreground group: the cluster's nannies and workers, started ignoring it,
+    leave it to the client, which prints one line (no worker's traceback) and exits 130."""
+    process = _start(tmp_path)
+    deadline = time.time() + 90
+    while not list((tmp_path / "chunks").glob("*.jsonl")) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal sends
+    _, err = process.communicate(timeout=90)
+    if process.returncode in (0, 1):
+        pytest.skip("the campaign ended before it could be interrupted")
+    assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
+    assert b"run the same command again to continue" in err
+    summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
+    assert summary["complete"]
+    _assert_equal_folders(tmp_path, reference)
+
+
 @pytest.mark.slow  # an embedded cluster of its own; the killed-client test above runs one too, through the CLI
 def test_the_cli_runs_an_embedded_cluster(tmp_path, reference, capsys):
     small = ["sample", "--n", "4", "--d", "3", "--count", "12", "--seed", "1", "--no-progress", "--workers", "2"]

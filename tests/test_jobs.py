@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -24,10 +25,11 @@ def square(spec: dict, indices: list[int]) -> jobs.ChunkResult:
 
 
 def _run(folder, workers=1, stop_after=None):
-    store = jobs.Store.open(folder, PARAMS, outputs=("out",), noun="test job")
-    todo = [i for i in range(PARAMS["count"]) if i not in store.decided()]
-    with jobs.executor("pool", workers=workers) as executor:
-        return store, jobs.run(store, executor, square, PARAMS, jobs.grid_chunks(todo, 3), stop_after=stop_after)
+    """One run of the job: the store (closed, still readable) and its report."""
+    with jobs.Store.open(folder, PARAMS, outputs=("out",), noun="test job") as store:
+        todo = [i for i in range(PARAMS["count"]) if i not in store.decided()]
+        with jobs.executor("pool", workers=workers) as executor:
+            return store, jobs.run(store, executor, square, PARAMS, jobs.grid_chunks(todo, 3), stop_after=stop_after)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -101,8 +103,8 @@ def _dies_at_6(spec, indices):
 
 
 def test_a_pool_whose_worker_dies_reports_its_chunks_undone_and_the_next_run_does_them(tmp_path, capsys):
-    store = jobs.Store.open(tmp_path, PARAMS, outputs=("out",))
-    report = jobs.run(store, jobs.ProcessPool(2), _dies_at_6, PARAMS, jobs.grid_chunks(range(30), 3))
+    with jobs.Store.open(tmp_path, PARAMS, outputs=("out",)) as store:
+        report = jobs.run(store, jobs.ProcessPool(2), _dies_at_6, PARAMS, jobs.grid_chunks(range(30), 3))
     assert 6 in report.failed and 6 not in store.decided()
     assert "indices 6..8 were not done (a worker process of the pool died)" in capsys.readouterr().err
     store, report = _run(tmp_path, workers=2)
@@ -133,3 +135,87 @@ def test_dask_missing_exits_2_with_the_install_hint(tmp_path, monkeypatch, capsy
 def test_scheduler_options_out_of_place_exit_2(tmp_path, capsys, extra):
     assert main([*SAMPLE, "--out", str(tmp_path / "o"), *extra]) == 2
     assert capsys.readouterr().err.startswith("certify: error: ")
+
+
+# --- one run at a time -------------------------------------------------------------------------
+
+SMALL = ["sample", "--n", "3", "--d", "2", "--count", "4", "--seed", "3", "--workers", "1", "-q"]
+
+
+def test_a_folder_held_by_a_run_is_refused_to_a_second_run_and_to_verify(tmp_path, capsys):
+    """Two runs on one folder each keep their own manifest and overwrite the other's entries (a chunk
+    file left unlisted, the folder refused as corrupt ever after): the second is refused instead, and a
+    verify, which would read chunks and a manifest changing under it, too."""
+    out = tmp_path / "c"
+    assert main([*SMALL, "--stop-after", "1", "--out", str(out)]) == 3
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    capsys.readouterr()
+    from certify.search import campaign  # the manifest of the same campaign: only the lock can tell them apart
+
+    held = jobs.Store.open(out, jobs.Store.read(out, campaign.FORMAT).parameters, noun="campaign")
+    for argv in ([*SMALL, "--out", str(out)], [*SMALL, "--out", str(out), "--restart"], ["verify", str(out), "-q"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("certify process" in err or "being written" in err), err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before  # nothing written
+    held.close()
+    assert main([*SMALL, "--out", str(out)]) == 0  # released: the run goes on
+
+
+def test_a_killed_run_leaves_no_lock_behind(tmp_path):
+    """The system releases the lock with the process: a run killed with SIGKILL does not block the next."""
+    code = ("import sys, time; from certify import jobs; "
+            f"store = jobs.Store.open(sys.argv[1], {PARAMS!r}); print('held', flush=True); time.sleep(60)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(BadInput, match="in use by another certify process"):
+            jobs.Store.open(tmp_path, PARAMS)
+    finally:
+        holder.kill()
+        holder.wait()
+    with jobs.Store.open(tmp_path, PARAMS) as store:
+        assert store.decided() == set()
+
+
+def test_a_new_folder_is_locked_before_anything_is_written_in_it(tmp_path):
+    """A second run that sees the lock file of a run that has only begun is told "in use", never "not a
+    job folder"; a folder of other files is still refused before a lock file is left in it."""
+    with jobs.Store.open(tmp_path / "new", PARAMS):
+        (tmp_path / "new" / "manifest.json").unlink()  # as a run that has made the lock file and nothing else
+        with pytest.raises(BadInput, match="in use"):
+            jobs.Store.open(tmp_path / "new", PARAMS)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(BadInput, match="not empty"):
+        jobs.Store.open(tmp_path / "other", PARAMS)
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.7, 0.99])
+@pytest.mark.parametrize("name", ["manifest.json", "chunks/000000000.jsonl", "chunks/000000027.jsonl"])
+def test_a_file_cut_short_is_refused_as_corrupt_with_the_way_out(tmp_path, name, fraction):
+    """A manifest or chunk cut at any byte (written in place by something else, a disk filling up) is never
+    read as fewer records: one line naming the folder as corrupt and --restart as the way out."""
+    _run(tmp_path)
+    path = tmp_path / name
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * fraction)])
+    with pytest.raises(BadInput, match=r"corrupt or was edited, nothing was changed \(move it away, or pass --restart"):
+        with jobs.Store.open(tmp_path, PARAMS, outputs=("out",)) as store:
+            store.decided()  # what a resumed run reads first
+    assert path.read_bytes() == data[:int(len(data) * fraction)]
+    with jobs.Store.open(tmp_path, PARAMS, outputs=("out",), restart=True) as store:
+        assert store.decided() == set()  # --restart discards it
+
+
+def test_a_file_system_without_locks_runs_unlocked(tmp_path, monkeypatch):
+    """flock refused by the file system (ENOLCK on some network mounts) is no reason to refuse the run."""
+    import errno
+
+    def no_locks(handle, operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(stores.fcntl, "flock", no_locks)
+    store, report = _run(tmp_path)
+    assert report.decided == PARAMS["count"] and store.decided() == set(range(PARAMS["count"]))

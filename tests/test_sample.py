@@ -216,7 +216,10 @@ def test_an_interrupted_process_resumes_to_the_uninterrupted_result(tmp_path, un
     if process.returncode in (0, 1):  # it finished before the signal: nothing to resume
         pytest.skip("the campaign ended before it could be interrupted")
     if how == "ctrl-c":
-        assert process.returncode == 130 and b"interrupted" in err and b"Traceback" not in err
+        # one line: how much is kept where, and how to continue
+        assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
+        assert err.startswith(b"certify: interrupted; ") and f"kept in {tmp_path}".encode() in err
+        assert b"run the same command again to continue" in err
     # The signal can land after the last chunk was written and before the process exits: then
     # nothing is left to resume, and the comparison below must still hold.
     assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) <= RESUMED.count
@@ -345,3 +348,16 @@ def test_a_one_worker_campaign_decides_on_one_blas_thread(tmp_path, monkeypatch)
     monkeypatch.setattr(campaign, "decide_chunk", watched)
     campaign.run(campaign.Campaign("gaussian", 3, 2, 4, 0), tmp_path, workers=1)
     assert seen and set(seen) == {1}
+
+
+def test_certify_run_interrupted_in_its_campaigns_does_not_offer_to_continue(tmp_path, monkeypatch, capsys):
+    """`certify run` starts its campaigns afresh (restart): the campaign's "run the same command again to
+    continue" would be untrue there, so its Ctrl-C line is the plain one."""
+    from certify.errors import Interrupted
+
+    def interrupted(spec, folder, **options):
+        raise Interrupted(f"5 of 200 done, kept in {folder}: run the same command again to continue")
+
+    monkeypatch.setattr(campaign, "run", interrupted)
+    assert main(["run", "--only", "sampling", "--out", str(tmp_path / "report"), "-q"]) == 130
+    assert capsys.readouterr().err == "certify: interrupted\n"

@@ -4,9 +4,10 @@ Each subcommand lives in its own module of this package and exposes
     add_parser(subparsers)   -> registers its argparse sub-parser
     run(args) -> int         -> the exit code
 Exit codes are a public contract: 0 holds / ok, 1 violated / not ok, 2 bad input or usage,
-3 undecided, 4 internal error.  Bad input is raised as certify.errors.BadInput anywhere below and
-becomes one line on stderr here.  Any other exception is a bug in certify: it becomes one line
-naming the command and what a bug report needs, and exit code 4, never a verdict's code.
+3 undecided, 4 internal error, 130 interrupted (Ctrl-C; a resumable command says how to go on).
+Bad input is raised as certify.errors.BadInput anywhere below and becomes one line on stderr here.
+Any other exception is a bug in certify: it becomes one line naming the command and what a bug
+report needs, and exit code 4, never a verdict's code.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0,
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
 EXIT_BROKEN_PIPE = 141
+EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's status for SIGINT, 128 + 2, never a verdict's code
 
 
 class _Parser(argparse.ArgumentParser):
@@ -94,8 +96,8 @@ def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `certify` command line on `argv` (default sys.argv[1:]) and return the exit code: 0 holds/ok, 1
-    violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 141 when stdout's
-    reader has gone."""
+    violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted,
+    141 when stdout's reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv:  # a bare `certify`: its usage, as a usage error
         print(build_parser().format_usage().rstrip(), file=sys.stderr)
@@ -120,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"certify: error: {err.strerror or err}: {err.filename or ''}".rstrip(": "), file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
-        print("certify: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:  # resumable work (certify.errors.Interrupted) says how to continue it
+        print("certify: interrupted" + (f"; {err}" if str(err) else ""), file=sys.stderr)
+        return EXIT_INTERRUPTED
     except MemoryError:
         print("certify: error: out of memory; lower the sizes or the precision (see the limits in "
               "`certify check --help`)", file=sys.stderr)

@@ -147,13 +147,19 @@ def run(args) -> int:
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
                              tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm,
                              residual=args.residual, ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual)
+    figure = {}
+
+    def derived(summary: dict) -> None:
+        """The histograms, then the page that embeds them (in the folder, while this run holds it)."""
+        from certify.figures import sample as sample_figure  # matplotlib only once the campaign has run
+
+        figure["path"] = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
+        campaign_page.write(summary, args.out, args.argv)
+
     summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),
                            stop_after=args.stop_after, restart=args.restart, executor=args.executor,
-                           scheduler=args.scheduler)
-    from certify.figures import sample as sample_figure  # matplotlib only once the campaign has run
-
-    figure_path = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
-    campaign_page.write(summary, args.out, args.argv)  # after the figure, which it embeds
+                           scheduler=args.scheduler, on_summary=derived)
+    figure_path = figure["path"]
     if args.json:
         jsonfile.echo(summary)
     else:

@@ -6,6 +6,7 @@ import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from certify.errors import Interrupted
 from certify.jobs.store import ChunkResult, Store
 
 
@@ -41,6 +42,11 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
         print(f"certify: warning: indices {chunk[0]}..{chunk[-1]} were not done ({reason}); "
               "they are left for the next run", file=sys.stderr)
 
-    executor.execute(task, spec, chunks, done, failed, name=store.digest,
-                     stop=lambda: stop_after is not None and report.decided >= stop_after)
+    try:
+        executor.execute(task, spec, chunks, done, failed, name=store.digest,
+                         stop=lambda: stop_after is not None and report.decided >= stop_after)
+    except KeyboardInterrupt:  # the executor has committed what finished: say where it is, and how to go on
+        committed = sum(entry["records"] for entry in store.manifest["chunks"])
+        raise Interrupted(f"{committed} of {store.count} done, kept in {store.folder}: run the same command "
+                          "again to continue") from None
     return report

@@ -13,6 +13,10 @@ taken again by the next run.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
+import time
+from contextlib import contextmanager
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
 from threadpoolctl import threadpool_limits
@@ -21,6 +25,21 @@ from certify.errors import BadInput
 from certify.jobs.executors import task_key
 
 CONNECT_TIMEOUT = "20s"  # to reach a scheduler given by its address
+POLL_SECONDS = 0.02  # between looks for finished chunks (and for a Ctrl-C)
+
+
+@contextmanager
+def _sigint(handler):
+    """SIGINT goes to `handler` inside the block (signal.SIG_IGN, or a function of (signum, frame)); only
+    the main thread receives it, so elsewhere there is nothing to change."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class OneBlasThread(WorkerPlugin):
@@ -44,10 +63,15 @@ class Dask:
 
     def __enter__(self) -> "Dask":
         if self.scheduler is None:
-            # loopback only; no dashboard, and the scheduler's HTTP endpoints on a free port
-            self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                        host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
-                                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+            # SIGINT ignored while the cluster starts its processes, which inherit that (as the pool's workers
+            # ignore it, certify.jobs.executors.worker_init): Ctrl-C in a terminal reaches every process of
+            # the foreground group, and a nanny or worker that took it would die with its traceback on
+            # stderr while this process commits what has finished.  A Ctrl-C during the start (a second or
+            # two) is lost: the next one, once the cluster runs, stops the run.
+            with _sigint(signal.SIG_IGN):  # loopback only; no dashboard, the scheduler's HTTP on a free port
+                self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                            host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
             self.client = Client(self.cluster, set_as_default=False)
         else:
             try:
@@ -71,7 +95,10 @@ class Dask:
 
     def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
         """The executor contract (certify.jobs.executors); on Ctrl-C the chunks already computed
-        are passed to on_done and the others cancelled."""
+        are passed to on_done and the others cancelled.  Ctrl-C is noted and acted on between Dask's
+        calls, never inside one: raised in the middle of a blocking call of distributed, it escapes as
+        distributed's own errors (a NameError logged with its traceback, an UnboundLocalError), which
+        would read as a bug of certify (exit 4) instead of an interruption (130)."""
         chunks = iter(chunks)
         running: dict = {}  # future -> chunk
 
@@ -86,23 +113,31 @@ class Dask:
                 running[new[-1]] = chunk
             return new
 
-        try:
-            flow = as_completed(refill(), loop=self.client.loop)
-            for future in flow:
-                chunk = running.pop(future)
-                if future.status == "error" and isinstance(future.exception(), KilledWorker):
-                    on_failed(chunk, "its task killed the workers that ran it: Dask's KilledWorker")
-                else:
-                    on_done(chunk, future.result())  # a task's own exception is raised here
-                future.release()
-                flow.update(refill())
-        except KeyboardInterrupt:
-            for future, chunk in list(running.items()):
-                if future.status == "finished":
-                    on_done(chunk, future.result())
-                else:
+        interrupted: list[int] = []  # Ctrl-C, noted, acted on below
+        with _sigint(lambda signum, frame: interrupted.append(signum)):
+            try:
+                flow = as_completed(refill(), loop=self.client.loop)
+                while not flow.is_empty():
+                    if interrupted:
+                        raise KeyboardInterrupt
+                    batch = flow.next_batch(block=False)  # without blocking in distributed: Ctrl-C is seen
+                    if not batch:
+                        time.sleep(POLL_SECONDS)
+                    for future in batch:
+                        chunk = running.pop(future)
+                        if future.status == "error" and isinstance(future.exception(), KilledWorker):
+                            on_failed(chunk, "its task killed the workers that ran it: Dask's KilledWorker")
+                        else:
+                            on_done(chunk, future.result())  # a task's own exception is raised here
+                        future.release()
+                        flow.update(refill())
+            except KeyboardInterrupt:
+                for future, chunk in list(running.items()):
+                    if future.status == "finished":
+                        on_done(chunk, future.result())
+                    else:
+                        future.cancel()
+                raise
+            finally:
+                for future in running:
                     future.cancel()
-            raise
-        finally:
-            for future in running:
-                future.cancel()

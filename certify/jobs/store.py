@@ -10,6 +10,10 @@ whose "i" is its index) per index, and named artefact texts (certificates, ...).
     chunks/<first>.jsonl  one JSON line per record, written after its manifest entry and never
                           changed or overwritten
     <outputs>/...         the artefacts, in the folders the job names as its outputs
+    .lock                 locked (flock) by the one run that writes the folder, and shared by readers
+                          (`certify verify`): a second run started on the folder, or a reader while a
+                          run writes, is refused with one line instead of interleaving their manifests;
+                          the system releases the lock when its process ends, even killed
 
 The client alone commits, one chunk at a time: its artefacts (each write-then-rename), then its
 manifest entry, then its file (write-then-rename).  A chunk listed last whose file is missing is
@@ -34,8 +38,14 @@ from pathlib import Path, PurePosixPath
 from certify.core import jsonfile
 from certify.errors import BadInput
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: the folder is not locked, one run at a time is the user's to keep
+    fcntl = None
+
 MANIFEST = "manifest.json"
 CHUNKS = "chunks"
+LOCK = ".lock"
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,42 @@ def chunk_name(first: int) -> str:
     return f"{first:09d}.jsonl"
 
 
+def _locked(folder: Path, *, shared: bool, busy: str):
+    """The open lock file of `folder`, flock-ed exclusive (a run that writes: the file is made if need be)
+    or shared (a reader, which writes nothing), or BadInput(busy) when another process holds it the
+    other way; None when there is nothing to lock (a reader of a folder without a lock file).  Closing
+    the file releases it."""
+    if fcntl is None:
+        return None
+    try:
+        handle = open(folder / LOCK, "r" if shared else "a")
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(handle, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise BadInput(busy) from None
+    except OSError:  # a file system without locks (some network mounts): run unlocked, as before locks
+        handle.close()
+        return None
+    return handle
+
+
+@contextmanager
+def reading(folder, *, noun: str = "job"):
+    """Hold the folder's lock shared while reading it: a run that writes it meanwhile (its manifest and
+    chunk files change between two reads) makes the reader refused, BadInput, instead of misread."""
+    folder = Path(folder)
+    handle = _locked(folder, shared=True, busy=f"{folder} is being written by a running {noun}; "
+                     "try again once that run has stopped") if folder.is_dir() else None
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.close()
+
+
 def parameters(manifest: dict) -> dict:
     """The job's parameters: the manifest without its "chunks" and "chain"."""
     return {k: v for k, v in manifest.items() if k not in ("chunks", "chain")}
@@ -97,23 +143,65 @@ def digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
+def _foreign(folder: Path) -> bool:
+    """A folder that holds something, but no job's manifest (the lock file aside)."""
+    return (folder.is_dir() and not (folder / MANIFEST).is_file()
+            and any(path.name != LOCK for path in folder.iterdir()))
+
+
 class Store:
     """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
 
     def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...]):
         self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
+        self._lock = None  # the folder's lock file, held from Store.open until close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the folder (Store.open locked it) for the next run; reading it stays possible."""
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     # -- opening ------------------------------------------------------------------------------
 
     @classmethod
     def open(cls, folder, params: dict, *, outputs: tuple[str, ...] = (), noun: str = "job",
              restart: bool = False) -> "Store":
-        """Create the folder of the job `params`, or resume it (the same parameters only).
+        """Create the folder of the job `params`, or resume it (the same parameters only), locked for this
+        run until close() (BadInput if another run holds it).
 
         `outputs`: the top-level files and folders the job writes besides manifest.json and
         chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
+        busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
+                "wait for it to stop, or choose another --out")
+        # The lock file is the first thing a run makes in a new folder: found, it decides before anything
+        # else is looked at (a run that has just begun to fill the folder is "in use", not "not empty").
+        lock = _locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
+        try:
+            if lock is None and _foreign(folder):
+                raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+            if lock is None:
+                folder.mkdir(parents=True, exist_ok=True)
+                lock = _locked(folder, shared=False, busy=busy)
+            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart)
+        except BaseException:
+            if lock is not None:
+                lock.close()
+            raise
+        store._lock = lock
+        return store
+
+    @classmethod
+    def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool) -> "Store":
+        """Store.open once the folder is locked."""
         manifest_path = folder / MANIFEST
         if restart and manifest_path.is_file():
             for name in (CHUNKS, *outputs):
@@ -133,7 +221,7 @@ class Store:
             if store._unwritten_last():  # a killed run recorded the chunk, not its file
                 store.manifest["chunks"].pop()
                 store._write_manifest()
-        elif folder.is_dir() and any(folder.iterdir()):
+        elif _foreign(folder):
             raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
         else:
             store = cls(folder, {**params, "chunks": []}, noun, outputs)
@@ -146,8 +234,11 @@ class Store:
     def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = ()) -> "Store":
         """The folder of a job of this format, its manifest's entries and chain verified (BadInput)."""
         folder = Path(folder)
-        manifest = jsonfile.read(folder / MANIFEST, f"{folder / MANIFEST}")
-        store = cls(folder, manifest, noun, outputs)
+        store = cls(folder, {}, noun, outputs)
+        try:
+            manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST)
+        except BadInput as err:  # e.g. cut short: written in place by hand or by another tool
+            raise store.corrupt(str(err)) from None
         entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
                               and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
         if not (isinstance(manifest, dict) and manifest.get("format") == format):

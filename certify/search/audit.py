@@ -64,6 +64,8 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         if manifest["L_range"] is not None:
             manifest["L_range"] = tuple(manifest["L_range"])
         spec = campaigns.Campaign(**manifest)
+    except BadInput:  # the folder's own one line (a corrupt manifest, ...)
+        raise
     except (ValueError, KeyError, TypeError, AttributeError) as err:
         raise BadInput(f"{manifest_path}: not a campaign manifest ({type(err).__name__}: {err})") from None
     validated = spec.validated()
@@ -139,8 +141,16 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
 def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int | None = None,
           progress: Callable[[int, int], None] | None = None) -> Audit:
     """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs.
-    `progress(done, total)` is called as configurations are re-derived."""
+    `progress(done, total)` is called as configurations are re-derived.  BadInput while a run writes the
+    folder (its records and manifest change under the audit): read it once the run has stopped."""
     spec, folder = load(path)
+    with jobs.reading(folder, noun="campaign"):  # no run starts on the folder while it is audited
+        return _audit(spec, folder, everything, sample, workers, progress)
+
+
+def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int, workers: int | None,
+           progress) -> Audit:
+    """audit() of a loaded campaign."""
     try:
         decided = campaigns.records(folder)
     except BadInput as err:  # a configuration recorded twice: the folder is corrupt

@@ -69,6 +69,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from statistics import median
+from typing import Callable
 
 import numpy as np
 from flint import arb
@@ -356,18 +357,28 @@ def records(out_dir) -> list[dict]:
 
 def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bool = False,
         stop_after: int | None = None, restart: bool = False, executor: str = "pool",
-        scheduler: str | None = None) -> dict:
+        scheduler: str | None = None, on_summary: Callable[[dict], object] | None = None) -> dict:
     """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
 
     `stop_after`: decide about this many more configurations (whole chunks), then stop; running
     the same campaign again continues.  `restart`: discard a previous campaign in the folder.
     `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
+    `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
+    holds the folder, so that a run started meanwhile does not write them at the same time.
     """
     campaign = campaign.validated()
     runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
         raise BadInput(f"stop_after must be at least 1, got {stop_after}")
-    store = jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart)
+    with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart) as store:
+        summary = _run(campaign, store, runner, progress, stop_after)
+        if on_summary is not None:
+            on_summary(summary)
+        return summary
+
+
+def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None) -> dict:
+    """run() once the folder is open (and locked for this run)."""
     done = {record["i"] for record in records(store.folder)}
     todo = [i for i in range(campaign.count) if i not in done]
     with runner:

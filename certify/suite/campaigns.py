@@ -9,6 +9,7 @@ be found violated: there float64 computes both sides as D and cannot tell, the b
 from __future__ import annotations
 
 from certify import engine
+from certify.errors import Interrupted
 from certify.search import campaign
 from certify.search import samplers
 from certify.suite import Row, SuiteRun
@@ -37,7 +38,10 @@ def section(run: SuiteRun):
     root = run.folder("sampling")
     for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
         folder = root / (spec.distribution if spec.bound is None else "planted-bound")
-        summary = campaign.run(spec, folder, restart=True)
+        try:
+            summary = campaign.run(spec, folder, restart=True)
+        except Interrupted:  # its "run the same command again to continue" is not so here: run restarts it
+            raise KeyboardInterrupt from None
         counts, f64 = summary["counts"], summary["float64"]
         largest = summary["largest_ratio"]
         detail = (f"{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "

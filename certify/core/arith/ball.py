@@ -301,19 +301,21 @@ def _ones_column(n: int) -> arb_mat:
 
 # The arb_mat form of the matrices products use, by id of their object array: a matrix taking part
 # in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once.
-# An array enters only read-only (so its entries stay those of its arb_mat) and leaves with it.
+# An array enters only read-only (so its entries stay those of its arb_mat).  Entries of arrays that
+# have died are dropped by _remember once the table has doubled, not by a weakref callback: Python
+# swallows an exception raised inside such a callback ("Exception ignored in ..."), and Ctrl-C
+# landing in one was lost, the command running on to its verdict with a traceback on stderr.
 _MATS: dict[int, tuple[weakref.ref, arb_mat]] = {}
+_PRUNED_AT = [8]  # the table's size that sets off the next pruning (twice the live entries, at least 8)
 
 
 def _remember(array: np.ndarray, mat: arb_mat) -> None:
     array.setflags(write=False)  # (cheaper than through array.flags)
-    key = id(array)
-
-    def forget(ref, key=key):
-        if _MATS.get(key, (None,))[0] is ref:  # not a later array that got the same id
+    if len(_MATS) >= _PRUNED_AT[0]:
+        for key in [key for key, (ref, _) in _MATS.items() if ref() is None]:
             del _MATS[key]
-
-    _MATS[key] = (weakref.ref(array, forget), mat)
+        _PRUNED_AT[0] = max(8, 2 * len(_MATS))
+    _MATS[id(array)] = (weakref.ref(array), mat)  # a dead array's entry under a reused id is replaced
 
 
 def _remembered(array: np.ndarray) -> arb_mat | None:

@@ -88,26 +88,26 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
         raise BadInput(f"--limit must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
-    store = jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
-                            noun="corpus run", restart=restart)  # fmt: skip
-    check = _record_check(store, run, text_model.model.config)
-    wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
-    done = store.decided(check)
-    todo = [i for i in range(wanted) if i not in done]
-    from tqdm import tqdm  # only a run draws a progress bar
+    with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
+                         noun="corpus run", restart=restart) as store:  # locked for this run until the page is written
+        check = _record_check(store, run, text_model.model.config)
+        wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
+        done = store.decided(check)
+        todo = [i for i in range(wanted) if i not in done]
+        from tqdm import tqdm  # only a run draws a progress bar
 
-    bar = tqdm(total=wanted, initial=wanted - len(todo), unit="sentence", desc="corpus", file=sys.stderr,
-               disable=not progress, dynamic_ncols=True)  # fmt: skip
-    try:
-        with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
-            report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
-    except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
-        bar.close()
-        write_summary(store, run, corpus_name, text_model, check, on_summary)
-        raise
-    finally:
-        bar.close()
-    summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
+        bar = tqdm(total=wanted, initial=wanted - len(todo), unit="sentence", desc="corpus", file=sys.stderr,
+                   disable=not progress, dynamic_ncols=True)  # fmt: skip
+        try:
+            with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
+                report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
+        except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
+            bar.close()
+            write_summary(store, run, corpus_name, text_model, check, on_summary)
+            raise
+        finally:
+            bar.close()
+        summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
     return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
 
 
