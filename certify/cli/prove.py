@@ -12,6 +12,7 @@ from pathlib import Path
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress as progress_display
+from certify.core.verdicts import labelled
 from certify.prove import region as region_proof
 
 EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
@@ -70,7 +71,7 @@ def summary(result: region_proof.ProofResult) -> dict:
     for _, method, _ in result.leaves:
         methods[method] = methods.get(method, 0) + 1
     return {
-        "verdict": result.verdict if result.confirmed else f"{result.verdict} (not certified)",
+        "verdict": labelled(result.verdict, result.confirmed),
         "claim": result.profile.claim,
         "bound": result.profile.bound,
         "region": result.region.as_json(),
