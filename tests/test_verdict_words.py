@@ -364,3 +364,42 @@ def test_a_rejected_corpus_run_claims_nothing_certified(tmp_path, monkeypatch, c
     assert unbacked_lines((out / "summary.txt").read_text(), []) == []
     cells = _page_columns((out / "index.html").read_text(), ("parameter", "value", "head"))
     assert cells and [cell for cell in cells if unbacked_lines(cell, [])] == []
+
+
+def test_verify_json_labels_the_verdict_of_a_rejected_certificate(tmp_path, monkeypatch, capsys):
+    cert = tmp_path / "cert.json"
+    code, _, _ = _run(["check", CONFIG, "--out", str(cert)], tmp_path, monkeypatch, capsys)
+    code, text, _ = _run(["verify", str(cert), "--json"], tmp_path, monkeypatch, capsys)
+    assert code == 0 and json.loads(text)["verdict"] == "holds"
+    _rejecting(monkeypatch)
+    code, text, _ = _run(["verify", str(cert), "--json"], tmp_path, monkeypatch, capsys)
+    data = json.loads(text)
+    assert code == 1 and data["ok"] is False and unlabelled_json(data) == [] and data["verdict"] == "holds (not certified)"
+
+
+def test_a_rejected_figure_1_is_not_an_expected_outcome_of_certify_run(tmp_path, monkeypatch, capsys):
+    from certify.studies.wu import studies
+
+    monkeypatch.setattr(studies, "STUDIES", {"wu-fig1": studies.STUDIES["wu-fig1"]})
+    out = tmp_path / "report"
+    code, text, _ = _run(["run", "--only", "wu-figures", "--out", str(out)], tmp_path, monkeypatch, capsys)
+    [row] = json.loads((out / "results.json").read_text())["rows"]
+    assert code == 0 and row["ok"], text
+    _rejecting(monkeypatch)
+    code, text, _ = _run(["run", "--only", "wu-figures", "--out", str(out)], tmp_path, monkeypatch, capsys)
+    [row] = json.loads((out / "results.json").read_text())["rows"]
+    assert code == 1 and not row["ok"] and LABEL in row["detail"]
+
+
+def test_an_unconfirmed_campaign_is_not_an_expected_outcome_of_certify_run(tmp_path, monkeypatch, capsys):
+    from certify.suite import campaigns
+
+    monkeypatch.setattr(campaigns, "COUNT", 2)
+    kept = {name: campaigns.samplers.DISTRIBUTIONS[name] for name in ("gaussian", "log-L")}  # log-L: the planted bound
+    monkeypatch.setattr(campaigns.samplers, "DISTRIBUTIONS", kept)
+    _rejecting(monkeypatch)
+    out = tmp_path / "report"
+    code, text, _ = _run(["run", "--only", "sampling", "--out", str(out)], tmp_path, monkeypatch, capsys)
+    assert (out / "results.json").is_file(), text
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    assert code == 1 and [(row["verdict"], row["ok"]) for row in rows] == [("undecided", False)] * 3, text
