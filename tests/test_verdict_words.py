@@ -29,6 +29,8 @@ COMMANDS = {
     "sample": ["sample", "--n", "3", "--d", "2", "--count", "6", "--seed", "1", "--workers", "1", "--out", "{tmp}/s"],
     "attack": ["attack", "--bound", "(1-exp(-a*D**2/3))*D", "--n", "2", "--d", "1", "--budget", "300"],
     "prove": ["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1"],
+    "prove undecided": ["prove", "--bound", "D*(1-exp(-0.45*a*D**2))", "--n", "2", "--radius", "2", "--norm", "4",
+                        "--time-limit", "1", "--counterexample", "{tmp}/ce.json"],
     "proofs": ["proofs", "collapse.cubic", "ffn.lipschitz"],
     "reproduce wu-fig1": ["reproduce", "wu-fig1", "--out", "{tmp}/f1"],
     "trajectory": ["trajectory", CONFIG, "--layers", "3"],
@@ -172,6 +174,8 @@ REJECTING = {
     "counterexample ln-equilibria": ["counterexample", "ln-equilibria", "--n", "3", "--one-per-rank"],
     "trajectory": ["trajectory", CONFIG, "--layers", "3"],
     "prove": ["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1"],
+    "prove undecided": ["prove", "--bound", "D*(1-exp(-0.45*a*D**2))", "--n", "2", "--radius", "2", "--norm", "4",
+                        "--time-limit", "1", "--counterexample", "{tmp}/ce.json"],
     "init": ["init", "--d", "8", "--n", "4"],
     "graph": ["graph", "--mask", "causal", "--n", "4"],
 }
