@@ -407,3 +407,12 @@ def test_an_unconfirmed_campaign_is_not_an_expected_outcome_of_certify_run(tmp_p
     assert (out / "results.json").is_file(), text
     rows = json.loads((out / "results.json").read_text())["rows"]
     assert code == 1 and [(row["verdict"], row["ok"]) for row in rows] == [("undecided", False)] * 3, text
+
+
+def test_wrapped_tables_and_paragraphs_keep_the_label_whole():
+    from certify.cli import table
+
+    detail = "12 steps checked by sympy and our own branch and bound (not certified)"
+    for width in range(16, len(detail)):
+        lines = table.rows([["case", detail]], [4, width]) + table.wrap(detail, width=width)
+        assert all("(not certified)" in line for line in lines if "certified" in line), (width, lines)
