@@ -281,7 +281,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     text = page.render(corpus_page.build(summary, tmp_path, ["model", "--corpus", "--out", str(tmp_path)]), tmp_path)
     _assert_offline(text)
     assert html.escape(HOSTILE) in text and "<script>alert" not in text  # the model's name is untrusted text
-    assert "3 of 10 sentences certified, 12 (sentence, head) pairs" in text
+    assert "3 of 10 sentences run, 12 (sentence, head) pairs" in text
     # the steps with their expected outcome: step 1 (one violation) flagged, step 2 not
     assert '<tr class="flagged"><td>step1</td><td>D(P_h X) &lt;= tau(P_h) D</td><td>11</td><td>1</td><td>0</td>' in text
     assert "<tr><td>step2</td><td>tau(P_h) &lt;= 1 - exp(-a D^2)</td><td>12</td><td>0</td><td>0</td>" in text
@@ -299,7 +299,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     assert 'href="certificates/violated-2-L1-H1.json"' in text
     assert f"certify verify {tmp_path / 'certificates' / 'violated-2-L1-H1.json'}" in text
     assert 'href="summary.json"' in text and 'href="manifest.json"' in text
-    assert text.count("data:image/png;base64,") == 1 and "Not every sentence is certified yet" in text
+    assert text.count("data:image/png;base64,") == 1 and "Not every sentence is run yet" in text
     assert f"certify model --corpus --out {tmp_path}" in text
 
 
@@ -316,12 +316,12 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     assert main(argv + ["--limit", "1"]) == 0
     index = out / "index.html"
     assert f"report page: {index}" in capsys.readouterr().out
-    assert "1 of 2 sentences certified" in index.read_text()
+    assert "1 of 2 sentences run" in index.read_text()
     assert main(argv + ["--format", "svg"]) == 0  # resumed: the page follows the summary
     text = index.read_text()
     _assert_offline(text)
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["totals"]["sentences"] == 2 and "2 of 2 sentences certified" in text
+    assert summary["totals"]["sentences"] == 2 and "2 of 2 sentences run" in text
     assert "Not every sentence" not in text and "--format svg" in text
     dom, console = _browse(index, tmp_path)
     assert console == []
@@ -333,4 +333,4 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     capsys.readouterr()
     assert main(argv + ["--restart", "--limit", "1", "--format", "pdf"]) == 0  # the old figures and page go
     assert sorted(p.name for p in out.glob("corpus_*")) == ["corpus_heatmap.pdf", "corpus_histograms.pdf"]
-    assert "1 of 2 sentences certified" in index.read_text()
+    assert "1 of 2 sentences run" in index.read_text()

@@ -2,7 +2,8 @@
 
 Names and their options: `certify counterexample --help`, `certify counterexample NAME --help`.
 Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 undecided,
-1 when the checker does not confirm the engine's certificate, 2 bad input.
+1 when the checker does not confirm the engine's certificate (its verdict is then shown "(not certified)",
+in the text and the JSON), 2 bad input.
 """
 
 from __future__ import annotations
@@ -35,12 +36,12 @@ def run(args) -> int:
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
     if args.json:
-        jsonfile.echo({"name": args.counterexample, "verdict": outcome.verdict, "confirmed": outcome.confirmed,
-                       "message": outcome.message, "summary": [line.strip() for line in outcome.summary],
+        jsonfile.echo({"name": args.counterexample, "verdict": outcome.shown_verdict, "confirmed": outcome.confirmed,
+                       "message": outcome.message, "summary": [line.strip() for line in outcome.lines],
                        "certificate": written})
         return code
     print(f"{args.counterexample}:")
-    for line in outcome.summary:
+    for line in outcome.lines:
         print(line)
     if written:
         print(f"certificate: {written}")

@@ -4,7 +4,8 @@
     certify graph --mask MASK.json [--n N] [--json]
 
 MASK.json holds a square 0/1 matrix (or {"mask": [[...]]}); mask[i][j] = 1 means token i attends
-to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 on bad input.
+to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 on bad input.  No checker
+re-derives a graph: the report says "not certified" (exact breadth-first search), in the text and the JSON.
 """
 
 from __future__ import annotations
@@ -65,4 +66,5 @@ def run(args) -> int:
     print(f"quasi-strongly connected: {'yes' if report.quasi_strongly_connected else 'no'}")
     print(f"centres ({len(centres)}): {shown or 'none'}")
     print(f"radius: {report.radius if report.radius is not None else 'undefined (no centre)'}")
+    print(f"({graphs.EXACT_SEARCH})")
     return 0

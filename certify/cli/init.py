@@ -14,6 +14,7 @@ from certify.cli import options
 from certify.core import progress
 from certify.studies import init_scaling
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.core.verdicts import NOT_CERTIFIED
 
 DEFAULT_DIMENSIONS = "64,256,1024"
 
@@ -60,7 +61,8 @@ def render(rows, scheme: str, n: int, seed: int) -> str:
              f"sqrt(d)); seed {seed}"),
              (f"float64 rounds 1 - exp(-x) to 1.0 from x = 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f} and exp(-x) "
              f"to 0 from x = 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; 'bound' is D(PX)/D <= 1 - exp(-a D^2) "
-             "decided in arb with the gap kept itself and confirmed by the independent checker")]
+             "decided in arb with the gap kept itself: certified where the independent checker confirmed it, "
+             f"else undecided ({NOT_CERTIFIED})")]
     if exponent is not None:
         note = f"a D^2 grows like d^{exponent:.2f} over these d (float64 least squares on the midpoints"
         same_width = all(r.d_k == r.d for r in rows)

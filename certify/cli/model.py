@@ -148,16 +148,18 @@ def render(report: dict) -> str:
     """The certified report of one text as the terminal shows it: the model and text, what the columns mean,
     per layer its configuration and a table of its heads (at most 100 columns), and the totals."""
     s = report["summary"]
+    arithmetic = f"arb ball arithmetic ({report['precision_bits']['start']} bits and up)"
     notes = [
-        (f"CERTIFIED with arb ball arithmetic ({report['precision_bits']['start']} bits and up); shown: midpoints "
-         "of enclosures (--json for the balls, ||V_h|| and the float64 values)."),
+        (f"{'CERTIFIED with ' + arithmetic if _all_confirmed(s) else arithmetic.capitalize() + ', partly NOT certified'}"
+         "; shown: midpoints of enclosures (--json for the balls, ||V_h|| and the float64 values)."),
         (f"Regime of the factor 1 - exp(-a D^2): informative if a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f}; "
          f"indistinguishable (float64 computes it as exactly 1.0) up to 1075 ln 2 = {GAP_UNDERFLOWS:.2f}; "
          "underflowed (float64 computes exp(-a D^2) as 0.0) beyond. Columns: a = ||A_h||_2; float64: what "
          "float64 makes of 1 - exp(-a D^2) and of exp(-a D^2)."),
         "step1: D(P_h X) <= tau D; step2: tau <= 1 - exp(-a D^2) (biases included); P_h X is pure attention.",
-        ("Every step, regime and certified rank shown is confirmed by the independent checker (attention-head and "
-         "centred-rank certificates); what it does not confirm is shown undecided or NOT certified."),
+        # one line of at most 100 columns, so that its label is not wrapped away from what it labels
+        "Steps, regimes, ranks: confirmed by the independent checker, else shown undecided or NOT certified.",
+        "(The checker re-derives an attention-head certificate per head, a centred-rank one per layer.)",
     ]
     lines = [line for text in _heading(report) + notes for line in table.wrap(text, indent="  ", first="")]
     for layer in report["layers"]:
@@ -181,6 +183,13 @@ def render(report: dict) -> str:
         f"{s['heads']} heads: {regimes}; step1 holds for {s['step1'][HOLDS]}, step2 for {s['step2'][HOLDS]}; "
         f"{s['full_rank_layers']} of {s['layers']} layers certified full rank", indent="  ", first="")
     return "\n".join(lines)
+
+
+def _all_confirmed(summary: dict) -> bool:
+    """Whether the checker confirmed every step and regime of every head and every layer's rank: only then
+    does the report's heading say CERTIFIED (a rejected certificate leaves its head undecided)."""
+    return (not summary["step1"][UNDECIDED] and not summary["step2"][UNDECIDED]
+            and not summary["regimes"].get(UNDECIDED) and summary["full_rank_layers"] == summary["layers"])
 
 
 def _fraction(enclosure: dict) -> str:
@@ -208,7 +217,7 @@ def _run_corpus(args) -> int:
         jsonfile.echo(summary)
     else:
         print(render_corpus(summary, full=False))
-        print(f"{outcome.decided_now} sentences certified in {time.time() - started:.0f} s by this run; "
+        print(f"{outcome.decided_now} sentences run in {time.time() - started:.0f} s by this run; "
               f"{summary['totals']['sentences']} of {wanted} wanted ({len(run.sentences)} in the corpus) in {args.out} "
               f"(summary.json, summary.txt, figures); report page: {args.out / PAGE}")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]

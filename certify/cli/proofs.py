@@ -22,13 +22,13 @@ from pathlib import Path
 
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.prove import derivations as proofs_index
 from certify.prove import formal as formal_proofs
 from proofs._framework import SHOWN
 
 # Steps are checked by sympy, by our own branch and bound (certify.prove.bnb) or argued in prose: none
 # passes through the independent checker, so every "holds" is printed "not certified".
-NOT_CERTIFIED = "not certified"
 _MARK = {"holds": f"holds, {NOT_CERTIFIED}", "failed": "FAILED", "argued": "argued"}
 _WIDTH = max(map(len, _MARK.values()))
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress as progress_display
+from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.prove import region as region_proof
 
 EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
@@ -70,7 +71,7 @@ def summary(result: region_proof.ProofResult) -> dict:
     for _, method, _ in result.leaves:
         methods[method] = methods.get(method, 0) + 1
     return {
-        "verdict": result.verdict if result.confirmed else f"{result.verdict} (not certified)",
+        "verdict": labelled(result.verdict, result.confirmed),
         "claim": result.profile.claim,
         "bound": result.profile.bound,
         "region": result.region.as_json(),
@@ -107,7 +108,8 @@ def _render(info: dict) -> None:
     print(f"  reduction {info['reduction']} ({', '.join(info['variables'])}): {info['boxes']} boxes, "
           f"{info['leaves']} leaves" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
     if info["verdict"].startswith("undecided"):
-        print(f"  {info['volume_proved']:.4%} of the reduced domain proved, {info['left']} boxes left")
+        unconfirmed = f" ({NOT_CERTIFIED})" if info["verdict"].endswith(f"({NOT_CERTIFIED})") else ""
+        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {info['left']} boxes left")
     print(f"  checker: {info['checker']}")
     if info["certificate"]:
         print(f"  certificate: {info['certificate']}")

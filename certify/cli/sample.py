@@ -10,6 +10,7 @@ from certify import engine, jobs
 from certify.search import campaign
 from certify.cli import options
 from certify.core import progress
+from certify.core.verdicts import labelled
 from certify.report import campaign_page
 from certify.search import samplers
 
@@ -86,7 +87,9 @@ def render(summary: dict, out_dir: str) -> list[str]:
              + (f", {', '.join(parts)}" if parts else "")
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
              + f"): {summary['decided']} of {m['count']} configurations decided"]
-    lines += [f"  {verdict:<10} {counts[verdict]:>9}" for verdict in counts]
+    unconfirmed = campaign.uncertified_holds(summary)
+    lines += [f"  {verdict:<10} {counts[verdict]:>9}" + (f"  ({unconfirmed})" if verdict == engine.HOLDS and unconfirmed
+                                                        else "") for verdict in counts]
     if summary.get("tier3_off"):
         lines.append(f"  {summary['tier3_off']}; arb decided every configuration")
     if summary["tiers"].get("tier3"):
@@ -95,7 +98,8 @@ def render(summary: dict, out_dir: str) -> list[str]:
         lines.append(f"    undecided: {k} x {kind}")
     if summary["largest_ratio"]:
         r = summary["largest_ratio"]
-        lines.append(f"  largest lhs/rhs  {r['ratio']:.6g} (configuration {r['i']}, {r['verdict']}, "
+        verdict = labelled(r["verdict"], r.get("tier") != "tier3")  # tier 3 decides without the checker
+        lines.append(f"  largest lhs/rhs  {r['ratio']:.6g} (configuration {r['i']}, {verdict}, "
                      f"relative margin {_power(r['margin_log10'])})")
     for verdict, spread in summary["margins"].items():
         if spread["log10"]:

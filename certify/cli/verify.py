@@ -8,6 +8,7 @@ from pathlib import Path
 from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
+from certify.core.verdicts import labelled
 from certify.engine import certificate
 from certify.errors import BadInput
 
@@ -47,9 +48,11 @@ def run(args) -> int:
     undecided = confirmation.ok and cert.get("verdict") == "undecided"
     partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
                else "an undecided result: nothing is certified")
+    stated = cert.get("verdict")  # what the certificate says: "(not certified)" when the checker rejects it
     if args.json:
         jsonfile.echo({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
-                       "verdict": cert.get("verdict"), "message": confirmation.message,
+                       "verdict": labelled(stated, confirmation.ok) if isinstance(stated, str) else stated,
+                       "message": confirmation.message,
                        "note": partial if undecided else None})
     elif confirmation.ok:
         print(f"OK: {confirmation.message}" + (f"  (undecided: {partial})" if undecided else ""))

@@ -25,6 +25,11 @@ from collections import deque
 from dataclasses import dataclass
 
 from certify.core.masks import Mask, validate_mask
+from certify.core.verdicts import NOT_CERTIFIED
+
+# No checker re-derives a graph (there is no certificate of one): what `certify graph` says is this
+# module's exact search, labelled so.
+EXACT_SEARCH = f"{NOT_CERTIFIED}: exact breadth-first search over the 0/1 mask, which no checker re-derives"
 
 
 def successors(mask: Mask) -> list[list[int]]:
@@ -69,6 +74,7 @@ class GraphReport:
             "eccentricities": self.eccentricities,
             "radius": self.radius,
             "convention": "mask[i][j] = 1: token i attends to j, edge j -> i; indices from 0",
+            "checker": EXACT_SEARCH,
         }
 
 

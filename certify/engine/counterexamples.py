@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from flint import arb
 
 from certify.core.precision import escalate
+from certify.core.verdicts import labelled
 from certify.engine import certificate
 
 # Precision range (bits) of the ball evaluation; a result still undecided at the top stays so.
@@ -47,19 +48,28 @@ class Outcome:
     certificate: dict
     confirmed: bool  # the trusted checker re-derived the certificate
     message: str  # the checker's word
-    summary: list[str] = field(default_factory=list)  # lines for the terminal
+    summary: list[str] = field(default_factory=list)  # lines for the terminal, after the verdict's
 
     @property
     def verdict(self) -> str:
         """The certificate's verdict (certified or undecided)."""
         return self.certificate["verdict"]
 
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict as printed: "(not certified)" unless the checker confirmed the certificate."""
+        return labelled(self.verdict, self.confirmed)
+
+    @property
+    def lines(self) -> list[str]:
+        """The terminal summary: the verdict as shown, then the summary lines."""
+        return [f"verdict: {self.shown_verdict}", *self.summary]
+
 
 def value_lines(found: Found, names, extra=()) -> list[str]:
-    """The terminal summary: the verdict, the named enclosures present, extra lines, and every
-    check that was not proven."""
-    lines = [f"verdict: {found.verdict}"]
-    lines += [f"  {name:24s} {found.values[name].str(12, radius=True)}" for name in names if name in found.values]
+    """The terminal summary after the verdict's line (Outcome.lines, labelled by what the checker said): the
+    named enclosures present, extra lines, and every check that was not proven."""
+    lines = [f"  {name:24s} {found.values[name].str(12, radius=True)}" for name in names if name in found.values]
     return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
 
 
@@ -68,7 +78,7 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
     """Evaluate at rising precision until certified and confirmed by the checker.
 
     evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
-    witness dict (untrusted search); summarize(found, witness) -> lines.
+    witness dict (untrusted search); summarize(found, witness) -> the lines after the verdict's.
     """
     def attempt(precision: int):
         witness = make_witness(precision)

@@ -36,7 +36,7 @@ from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
 from certify.core.numbers import ball_text, float_bounds
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate, highest_allowed
-from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_repr
+from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
 
@@ -327,7 +327,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         if confirmation.ok:
             return verdict, comparisons, cert
         # a precision at which the checker cannot follow is escalated too
-        refusals.append(f"{verdict} at {precision} bits, but the checker did not confirm: {confirmation.message}")
+        refusals.append(f"{verdict} at {precision} bits, {NOT_CERTIFIED}: the checker did not confirm it "
+                        f"({confirmation.message})")
         return verdict, comparisons, None
 
     (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,

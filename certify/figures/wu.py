@@ -28,10 +28,11 @@ from matplotlib.patches import Patch
 
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.figures import style
 from certify.studies.wu import export
 from certify.studies.wu import reproduce as sim
-from certify.studies.wu.studies import SIMULATED, Study, certified_point, depth_statistics
+from certify.studies.wu.studies import SIMULATED, Study, certified_point, depth_statistics, fig1_said
 
 MASK_COLOURS = {"complete": style.BLUE, "causal": style.ORANGE, "sliding": style.GREEN, "uni": style.VERMILLION}
 D_QK_COLOURS = dict(zip((str(t) for t in sim.D_QK_SWEEP), (style.PURPLE, style.BLUE, style.GREEN)))
@@ -198,6 +199,10 @@ def fig1(study: Study) -> Figure:
     """Figure 1 of a study: the N = 2 phase portraits without LayerNorm and with post-LN (the certified
     equilibria A, B and the trapping arc), and mu(X_t) of both runs."""
     certified = study.certified
+
+    def _said(what: str) -> str:  # an equilibrium called certified only when the checker confirmed it
+        return f"certified, {what}" if certified["confirmed_by_checker"] else f"{what} ({NOT_CERTIFIED})"
+
     with style.context():
         fig = style.new_figure(14, 5.2)
         no_ln, circle, mus = fig.subplots(1, 3)
@@ -233,14 +238,14 @@ def fig1(study: Study) -> Figure:
             circle.annotate(name, (x, y), textcoords="offset points", xytext=(8, -4))
         circle.plot([0, 0], [1, -1], "^", color=style.BLACK, markersize=7)
         circle.legend(loc="center", handles=[
-            Line2D([], [], color=style.VERMILLION, linewidth=5, alpha=0.35, label="certified trapping arc"),
+            Line2D([], [], color=style.VERMILLION, linewidth=5, alpha=0.35, label=fig1_said(certified, "trapping arc")),
             Line2D([], [], color=style.BLUE, marker=".", linestyle="none", label="token 1 (alone)"),
             Line2D([], [], color=style.VERMILLION, marker=".", linestyle="none", label="token 2, tends to B"),
             Line2D([], [], color=style.ORANGE, marker=".", linestyle="none", label="token 2, tends to (0, 1)"),
             _start_marker(),
             Line2D([], [], color=style.BLACK, marker="^", linestyle="none", label="(0, $\\pm$1): limits of token 1"),
-            Line2D([], [], color=style.BLACK, marker="s", linestyle="none", label="A: certified, repelling"),
-            Line2D([], [], color=style.BLACK, marker="D", linestyle="none", label="B: certified, attracting"),
+            Line2D([], [], color=style.BLACK, marker="s", linestyle="none", label="A: " + _said("repelling")),
+            Line2D([], [], color=style.BLACK, marker="D", linestyle="none", label="B: " + _said("attracting")),
         ])
         circle.set(title="post-LN $x / \\|x\\|$: token 2 with token 1 at (0, 1)", aspect="equal",
                    xlim=(-1.3, 1.3), ylim=(-1.3, 1.3), xlabel="$x_1$", ylabel="$x_2$")
@@ -250,8 +255,10 @@ def fig1(study: Study) -> Figure:
         mus.legend(handles=[Line2D([], [], color=style.GREY, label="without LayerNorm"),
                             Line2D([], [], color=style.VERMILLION, label="post-LN, token 2 tends to B"),
                             Line2D([], [], color=style.ORANGE, label="post-LN, token 2 tends to (0, 1)")])
+        enclosed = ("certified in ball arithmetic" if certified["confirmed_by_checker"] else
+                    "in ball arithmetic, not certified")
         fig.suptitle(f"Wu et al. (2024), Figure 1: N = 2, d = 2, w = {study.settings['w']} ({SIMULATED}; "
-                     "A, B and the trapping arc certified in ball arithmetic)" + _spot_line(study), fontsize=10)
+                     f"A, B and the trapping arc {enclosed})" + _spot_line(study), fontsize=10)
     return fig
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from certify.core.verdicts import labelled
 from certify.report import environment, files, page
 from certify.search import campaign
 
@@ -20,7 +21,10 @@ def _power(log10) -> str:
 
 
 def _verdicts(summary: dict) -> page.Section:
-    blocks: list = [page.Table(["verdict", "configurations"], [[v, str(k)] for v, k in summary["counts"].items()])]
+    unconfirmed = campaign.uncertified_holds(summary)
+    blocks: list = [page.Table(["verdict", "configurations"],
+                               [[f"{v} ({unconfirmed})" if v == "holds" and unconfirmed else v, str(k)]
+                                for v, k in summary["counts"].items()])]
     if summary["tiers"]:
         blocks.append(campaign.tiers_line(summary)
                       + (f" ({summary['tier3_off']}; arb decided every configuration)" if summary.get("tier3_off") else ""))
@@ -29,7 +33,8 @@ def _verdicts(summary: dict) -> page.Section:
                                  [[reason, str(k)] for reason, k in summary["undecided_reasons"].items()]))
     largest = summary["largest_ratio"]
     if largest:
-        blocks.append(f"largest lhs/rhs {largest['ratio']:.6g} (configuration {largest['i']}, {largest['verdict']}, "
+        verdict = labelled(largest["verdict"], largest.get("tier") != "tier3")  # tier 3 decides without the checker
+        blocks.append(f"largest lhs/rhs {largest['ratio']:.6g} (configuration {largest['i']}, {verdict}, "
                       f"relative margin {_power(largest['margin_log10'])})")
     return page.Section("verdicts", blocks)
 

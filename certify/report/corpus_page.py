@@ -15,12 +15,12 @@ from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.report import environment, files, page
 from certify.studies.models.certified import REGIMES
 from certify.studies.models.corpus_job import CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT
-from certify.studies.models.corpus_summary import STEPS
+from certify.studies.models.corpus_summary import RANGES_LABEL, STEPS
 
 STEP_STATEMENTS = {"step1": "D(P_h X) <= tau(P_h) D", "step2": "tau(P_h) <= 1 - exp(-a D^2)"}
 EXPECTED = "holds on every pair"
 HEAD_COLUMNS = ["head", "sentences", *REGIMES,
-                "a D^2: certified min", "median", "certified max", "tau: certified min", "median", "certified max",
+                "a D^2: min", "median", "max", "tau: min", "median", "max",
                 "steps"]
 
 
@@ -49,7 +49,7 @@ def _run(summary: dict) -> page.Section:
     rows = [["model", f"{summary['model_name']} ({summary['model']})"],
             ["layers x heads, d", f"{config['n_layers']} x {config['n_heads']}, d = {config['d']}"],
             ["corpus", f"{summary['corpus']}: {summary['corpus_sentences']} sentences"],
-            ["sentences certified", str(totals["sentences"])],
+            ["sentences run", str(totals["sentences"])],
             ["tokens per sentence", f"{_number(totals['tokens']['min'])} to {_number(totals['tokens']['max'])}"],
             ["precision", f"{bits['start']} bits, doubled per head up to {bits['max']} while undecided"]]
     return page.Section("run", [page.Table(["parameter", "value"], rows)])
@@ -88,7 +88,8 @@ def _heads(summary: dict) -> page.Section:
             flagged.append(k)
     return page.Section("heads", [page.Table(HEAD_COLUMNS, rows, flagged=flagged, caption=(
         "L<layer>H<head>, both from 0; regime counts over the sentences; the medians are the midpoints of the "
-        "bins (a D^2: 0.02 in log10; tau: 0.005) holding them, the extremes certified."))])
+        "bins (a D^2: 0.02 in log10; tau: 0.005) holding them; the extremes are those of the ball enclosures, "
+        f"{RANGES_LABEL}."))])
 
 
 def _certificates(out_dir: Path) -> page.Section:
@@ -116,11 +117,11 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     steps = totals["steps"]
     not_held = sum(steps[step][VIOLATED] + steps[step][UNDECIDED] for step in STEPS)
     lead = [f"{summary['model_name']} over the corpus {summary['corpus']}: {totals['sentences']} of "
-            f"{summary['corpus_sentences']} sentences certified, {totals['head_sentences']} (sentence, head) pairs.",
+            f"{summary['corpus_sentences']} sentences run, {totals['head_sentences']} (sentence, head) pairs.",
             "Both steps of collapse.global hold on every pair, as the mathematics predicts." if not not_held
             else f"{not_held} step outcomes are NOT the predicted 'holds' (flagged below)."]
     if totals["sentences"] < summary["corpus_sentences"]:
-        lead.append("Not every sentence is certified yet: the same command (without --limit, or with a larger one) "
+        lead.append("Not every sentence is run yet: the same command (without --limit, or with a larger one) "
                     "continues the run.")
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(out_dir)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.report import environment, files, page
 
 COLUMNS = ["case", "verdict", "expected", "detail", "file"]
@@ -39,8 +40,11 @@ def _verdict_sections(rows: list[dict]) -> list[page.Section]:
     return sections
 
 
-def _certificate_section(out_dir: Path, certificates, campaigns) -> page.Section:
-    rows = [[page.Link(str(path), path), about, files.verify_command(out_dir, path)] for path, about in certificates]
+def _certificate_section(out_dir: Path, certificates, campaigns, unconfirmed: set[str]) -> page.Section:
+    """Every certificate with what it states, labelled where its row says the checker did not confirm it."""
+    rows = [[page.Link(str(path), path), about + (f" ({NOT_CERTIFIED}: the checker did not confirm it in this run)"
+                                                  if str(path) in unconfirmed else ""),
+             files.verify_command(out_dir, path)] for path, about in certificates]
     rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked",
               files.verify_command(out_dir, path)] for path in campaigns]
     text = ("Every certificate in the report folder; the independent checker re-verifies each one "
@@ -62,7 +66,10 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
     # the folders this run's sections wrote into (a report folder may hold other files)
     written = {Path(row["certificate"]).parts[0] for row in rows if row.get("certificate")}
     certificates, campaigns, figures = files.scan(out_dir, sorted(written))
-    sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns)]
+    # a row labels what the checker did not confirm (certify.core.verdicts.labelled, or its detail)
+    unconfirmed = {row["certificate"] for row in rows
+                   if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
+    sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns, unconfirmed)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 

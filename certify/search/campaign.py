@@ -80,7 +80,7 @@ from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.core.verdicts import short_repr
+from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/2"
@@ -92,6 +92,13 @@ MAX_CHUNK = 64  # configurations per chunk of records (the unit of work, progres
 # tier 3 pays a fixed Python cost per batch: its chunks take up to this many n x max(n, d) entries
 TIER3_CHUNK_ENTRIES = 1 << 16
 TIERS = ("arb", "tier3")  # ball arithmetic at adaptive precision (engine.check); the rigorous float64 tier first
+
+
+def uncertified_holds(summary: dict) -> str:
+    """How the holds that the checker has not confirmed are labelled (tier 3 decides without a certificate:
+    `certify verify FOLDER --all` re-derives them in arb, which the checker confirms), or "" when none."""
+    k = summary["tiers"].get("tier3", 0)
+    return f"{k} by tier 3, {NOT_CERTIFIED}: certify verify --all re-derives them" if k else ""
 
 
 def tiers_line(summary: dict) -> str:
@@ -469,13 +476,15 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "complete": len(decided) == campaign.count,
         "counts": {v: counts.get(v, 0) for v in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED)},
         "tiers": dict(Counter(r["tier"] for r in decided)),
+        # the verdicts no checker has confirmed: tier 3's holds (uncertified_holds)
+        "not_certified": {engine.HOLDS: sum(r["tier"] == "tier3" for r in decided)},
         # a failed floating-point model probe turns the float64 tier off: arb decides everything
         "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
         "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],
         "largest_ratio": None if largest is None else {"ratio": largest["ratio"], "i": largest["i"],
-                                                       "verdict": largest["verdict"],
+                                                       "verdict": largest["verdict"], "tier": largest["tier"],
                                                        "margin_log10": largest["margin_log10"]},
         "margins": histogram,
         "float64": {

@@ -72,7 +72,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.numbers import ball_text as text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
                                     escalate, is_resolved)
-from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED, short_repr
+from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, labelled, short_repr
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
 from certify.core.primitives import LayerView
@@ -90,7 +90,6 @@ PREDICTION_MIN_STEPS = 16  # fewer resolved layers than this measure no rate: th
 
 UNRESOLVED = "unresolved"
 CENTRED = "centred"
-NOT_CERTIFIED = "not certified"  # how the output labels what the checker did not confirm
 ENCLOSED = "enclosed"  # every D_t certified, but no bound curve applies to these layers
 OUTCOMES = {True: HOLDS, False: VIOLATED, None: UNDECIDED}  # BALL.certainly_le's answer in words
 
@@ -558,6 +557,11 @@ def to_json(trajectory: Trajectory) -> dict:
 
 
 def _to_json(trajectory: Trajectory) -> dict:
+    tr = trajectory
+
+    def shown(verdict: str) -> str:  # a verdict the checker did not confirm reads "(not certified)"
+        return labelled(verdict, tr.certified)
+
     def point_json(p: Point) -> dict:
         return {"t": p.t, "resolved": p.resolved, "D": text(p.D), "log10_D": log10(p.D),
                 "log10_D_ball": None if p.D is None or not p.D > 0 else text(log10_ball(p.D)), "mu": text(p.mu),
@@ -565,12 +569,12 @@ def _to_json(trajectory: Trajectory) -> dict:
                 "curves": {name: text(value) for name, value in p.curves.items()},
                 "log10_curves": {name: finite_float(log10_from_log(value)) for name, value in p.log_curves.items()},
                 "log10_curve_balls": {name: text(log10_from_log(value)) for name, value in p.log_curves.items()},
-                "checks": dict(p.checks)}
-    tr = trajectory
+                "checks": {name: shown(outcome) for name, outcome in p.checks.items()}}
+
     return {
         "name": tr.name, "layers": tr.T, "cycle": tr.cycle,
         "schedule": "layer t applies the configuration's layer t mod cycle",
-        "verdict": tr.verdict, "resolved_through": tr.resolved_through,
+        "verdict": shown(tr.verdict), "resolved_through": tr.resolved_through,
         "precision": tr.precision, "step_precisions": tr.step_precisions, "max_precision": tr.max_precision,
         "curve_precision": tr.curve_precision,
         "resolved_bits": RESOLVED_BITS,

@@ -15,6 +15,7 @@ import importlib
 from dataclasses import dataclass, field
 
 from certify import figures
+from certify.core.verdicts import NOT_CERTIFIED, UNDECIDED
 from pathlib import Path
 
 SECTIONS = [
@@ -46,8 +47,19 @@ class Row:
 
     @property
     def intended(self) -> str:
-        """Why an expected outcome other than holds/ok is the right one, else ""."""
-        return INTENDED.get(self.expected, "")
+        """Why an expected outcome other than holds/ok is the right one, once the row has it, else "": a row
+        that missed its planted violation must not read "refuted by a certified counterexample"."""
+        return INTENDED.get(self.expected, "") if self.ok else ""
+
+
+def checked(verdict: str, confirmed: bool, message: str, detail: str = "") -> tuple[str, str]:
+    """A row's verdict and detail: as found once the checker confirmed the certificate; else undecided, the
+    detail saying "not certified", what the engine found and the checker's word (as `certify check` reports
+    a certificate the checker rejects), so that no row shows an unconfirmed verdict."""
+    if confirmed:
+        return verdict, detail
+    said = f"{NOT_CERTIFIED}: {verdict} by the engine, but the checker did not confirm it ({message})"
+    return UNDECIDED, said + (f"; {detail}" if detail else "")
 
 
 # In the default suite an expected violation is always a planted false bound, and an expected

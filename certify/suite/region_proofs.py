@@ -10,7 +10,7 @@ from typing import Iterable
 from certify.core import jsonfile
 from certify.prove import profiles, reductions
 from certify.prove import region as region_proof
-from certify.suite import Row, SuiteRun
+from certify.suite import Row, SuiteRun, checked
 
 TITLE = "proofs over regions"
 
@@ -42,9 +42,9 @@ def section(run: SuiteRun) -> Iterable[Row]:
         dims = f"d = {d}" if d is not None else "every d"
         name = f"{claim or 'bound ' + bound}, n = {n}, {dims}, radius {radius}, norm {norm}"
         path = jsonfile.write(result.certificate, folder / f"{claim or 'bound'}--n{n}-d{d or 'any'}-r{radius}-a{norm}.json")
-        verdict = result.verdict if result.confirmed else f"{result.verdict} (not certified)"
-        detail = (f"{len(result.leaves)} leaves, {result.boxes} boxes, {result.seconds:.2f} s"
-                  if result.verdict != region_proof.VIOLATED_VERDICT else "certified counterexample inside the region")
+        verdict, detail = checked(result.verdict, result.confirmed, result.message,
+                                  f"{len(result.leaves)} leaves, {result.boxes} boxes, {result.seconds:.2f} s"
+                                  if result.verdict != region_proof.VIOLATED_VERDICT else "counterexample inside the region")
         yield Row(section=TITLE, case=name, verdict=verdict, detail=detail,
                   ok=result.confirmed and result.verdict == expected, certificate=str(path.relative_to(run.out_dir)),
                   expected=expected)

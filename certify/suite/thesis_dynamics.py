@@ -18,7 +18,7 @@ from certify.core import jsonfile
 from certify.figures import trajectory as trajectory_figure
 from certify.studies import trajectory
 from certify.core.float64_limits import ONE_MINUS_GAP_IS_ONE_LN2
-from certify.suite import Row, SuiteRun
+from certify.suite import Row, SuiteRun, checked
 
 TITLE = "thesis-dynamics"
 
@@ -60,10 +60,7 @@ def section(run: SuiteRun):
             f"{trajectory.log10_ball(tr.points[tr.resolved_through].D).str(6, radius=False)}" \
             if tr.resolved_through >= 0 else "not even D_0 resolved"
         detail = f"curves {', '.join(tr.drawn)}; {resolved}, {tr.precision} bits, {tr.representation} coordinates"
-        if not tr.certified:  # the checker refused: nothing of it is reported as decided
-            verdict, detail = trajectory.UNDECIDED, f"{trajectory.NOT_CERTIFIED}: {tr.confirmation}; {detail}"
-        else:
-            verdict = tr.verdict
+        verdict, detail = checked(tr.verdict, tr.certified, tr.confirmation, detail)  # nothing unconfirmed decided
         yield Row(section=TITLE, case=f"trajectory {config['name']}, T = {T}", verdict=verdict, detail=detail,
                   ok=tr.certified and tr.verdict == trajectory.HOLDS, certificate=str(cert_path.relative_to(run.out_dir)),
                   expected=trajectory.HOLDS)

@@ -30,6 +30,6 @@ def section(run: SuiteRun):
     for name, expected in RADII_AT_128.items():
         report = graphs.analyse(masks.named_mask(name, 128))
         yield Row(section=TITLE, case=f"radius of the {name} mask at N = 128", verdict="ok"
-                  if report.radius == expected else "failed", detail=f"radius {report.radius}, expected {expected}",
+                  if report.radius == expected else "failed", detail=f"radius {report.radius}, expected {expected} ({graphs.EXACT_SEARCH})",
                   ok=report.radius == expected, expected="ok")
     yield from named_counterexamples.suite_rows(TITLE, run.folder("wu"), run.out_dir, COUNTEREXAMPLES)

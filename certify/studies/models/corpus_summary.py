@@ -1,7 +1,7 @@
 """The summary of a corpus run, aggregated one record at a time in memory that does not grow with the corpus.
 
 Per head (layer x head), over the sentences: the regime counts (informative, indistinguishable,
-underflowed, undecided), the step outcomes, the certified range of a D^2 and of tau(P_h) (min of the
+underflowed, undecided), the step outcomes, the range of the enclosures of a D^2 and of tau(P_h) (min of the
 lower endpoints, max of the upper ones: the exact minimum and maximum over the corpus lie inside),
 and their quantiles.  Quantiles come from fixed histograms, not from stored values:
     a D^2   log10 of the enclosure's midpoint in LOG10_A_D2_BINS bins of width 0.02 over [-2, 5]
@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from certify.core.float64_limits import GAP_UNDERFLOWS, INDISTINGUISHABLE, INFORMATIVE, ONE_MINUS_GAP_IS_ONE, UNDERFLOWED
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.studies.models.certified import REGIMES
 
@@ -108,7 +109,7 @@ def _log10(value: float | None) -> float | None:
 
 
 def _within(edges: list[float] | None, low: float | None, high: float | None) -> list[float] | None:
-    """A quantile's bin cut to the certified range [low, high]: every value binned lies in both."""
+    """A quantile's bin cut to the enclosures' range [low, high]: every value binned lies in both."""
     if edges is None:
         return None
     lo = edges[0] if low is None else max(edges[0], low)
@@ -122,7 +123,7 @@ def _midpoint(pair: list) -> float | None:
 
 
 class HeadSummary:
-    """One head over the sentences added so far: its regime and step counts, the certified ranges of a,
+    """One head over the sentences added so far: its regime and step counts, the ranges of the enclosures of a,
     a D^2 and tau(P_h), and the fixed histograms its quantiles come from (module docstring)."""
 
     def __init__(self, layer: int, head: int) -> None:
@@ -165,7 +166,7 @@ class HeadSummary:
         return None if edges is None else sum(edges) / 2
 
     def to_json(self) -> dict:
-        """The head as summary.json stores it: counts, certified ranges, quantile bins and histograms."""
+        """The head as summary.json stores it: counts, ranges of the enclosures, quantile bins and histograms."""
         return {
             "layer": self.layer, "head": self.head, "sentences": self.sentences, "regimes": self.regimes,
             "ever_informative": self.ever_informative, "undecided_sentences": self.undecided_sentences,
@@ -239,6 +240,10 @@ class CorpusSummary:
         }  # fmt: skip
 
 
+# The ranges of a D^2 and tau span every sentence's enclosures, those of heads the checker left undecided too
+RANGES_LABEL = f"{NOT_CERTIFIED} where a head's steps are undecided (the checker confirms a head's enclosures with them)"
+
+
 def render(summary: dict, full: bool) -> str:
     """The summary as text: totals, the layer x head grid of median a D^2; with full, a row per head."""
     t = summary["totals"]
@@ -249,7 +254,8 @@ def render(summary: dict, full: bool) -> str:
     lines = [
         f"corpus {summary['corpus']}: {t['sentences']} sentences ({t['tokens']['min']} to {t['tokens']['max']} tokens), "
         f"model {summary['model']}: {n_layers} layers x {n_heads} heads",
-        f"{t['head_sentences']} (sentence, head) pairs, every regime and step confirmed by the checker: {regimes}",
+        f"{t['head_sentences']} (sentence, head) pairs; regimes and steps as the checker confirmed them, else "
+        f"undecided ({NOT_CERTIFIED}): {regimes}",
         f"{steps}; {t['undecided_head_sentences']} pairs with something undecided",
         f"informative: a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f} (float64 sees 1 - exp(-a D^2) < 1); saturated beyond "
         f"(indistinguishable, underflowed from 1075 ln 2 = {GAP_UNDERFLOWS:.2f})",
@@ -269,7 +275,8 @@ def render(summary: dict, full: bool) -> str:
         lines.append(f"  L{layer:<4}" + "".join(cells))
     if full:
         lines.append("per head: regime counts (informative / indistinguishable / underflowed / undecided); a D^2 "
-                     "certified min, quantiles 10/50/90 (bin midpoints), certified max; tau(P_h) the same")  # fmt: skip
+                     "min, quantiles 10/50/90 (bin midpoints), max of the enclosures; tau(P_h) the same; "
+                     f"{RANGES_LABEL}")  # fmt: skip
         lines.append("  head     inf  indis  under  undec   aD2 min     q10       q50       q90       max"
                      "       tau min   q10     q50     q90     max")  # fmt: skip
         for h in summary["heads"]:

@@ -75,5 +75,5 @@ def build(args) -> Outcome:
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"config": configs.expansive_v(rho, layers, lam)}  # rho and lambda are in it: V = rho I, A = lambda I
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
-    outcome.summary.insert(1, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
+    outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

@@ -60,5 +60,5 @@ def build(args) -> Outcome:
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
     inputs = {"q": str(q), "config": configs.residual_far(q, lam)}  # lambda is in it: A = lambda I
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
-    outcome.summary.insert(1, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
+    outcome.summary.insert(0, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
     return outcome

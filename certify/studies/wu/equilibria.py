@@ -247,7 +247,7 @@ def witness(N: int, w: Fraction, one_per_rank: bool, precision: int) -> dict:
 
 
 def _summary(found, witness: dict) -> list[str]:
-    lines = [f"verdict: {found.verdict}"] + [f"  {claim}" for claim in found.claims[1:]]
+    lines = [f"  {claim}" for claim in found.claims[1:]]
     at_most = [v for name, v in found.values.items() if name.endswith("stable_rank_at_most")]
     if at_most:
         worst = max(at_most, key=lambda v: v.upper())

@@ -28,6 +28,7 @@ import numpy as np
 from certify.core import jsonfile
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.studies.wu import reproduce as sim
 from certify.studies.wu.studies import Study, depth_statistics
 
@@ -84,10 +85,11 @@ def _random_line(random: dict) -> str:
 
 
 def _certified_lines(certified: dict) -> list[str]:
-    """Figure 1's checker-confirmed equilibria and trapping arc."""
+    """Figure 1's equilibria and trapping arc, said certified only when the checker confirmed them."""
     lo, hi = (math.degrees(float(Fraction(c))) for c in certified["trapping_arc"])
-    return [f"certified by certify.studies.wu.fig1 (checker-confirmed: {certified['confirmed_by_checker']}): "
-            f"A = ({certified['A_x']}, {certified['A_y']}), f'(A) = {certified['fprime_A']} (repelling)",
+    said = ("certified by certify.studies.wu.fig1, confirmed by the checker" if certified["confirmed_by_checker"]
+            else f"{NOT_CERTIFIED}: the checker did not confirm the Figure-1 certificate")
+    return [f"{said}: A = ({certified['A_x']}, {certified['A_y']}), f'(A) = {certified['fprime_A']} (repelling)",
             f"B = ({certified['B_x']}, {certified['B_y']}), f'(B) = {certified['fprime_B']} (attracting); "
             f"trapping arc [{lo:.4f}, {hi:.4f}] degrees",
             f"mu of the rank-2 equilibrium [(0, 1), B] = {certified['equilibrium_mu']}"]

@@ -26,6 +26,7 @@ from flint import arb, ctx
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
 from certify.core import seeds
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
 from certify.studies.wu import reproduce as sim
@@ -445,7 +446,7 @@ def fig1(opts: Options) -> Study:
     findings = fig1_findings(curves, certified)
     return Study("wu-fig1", settings, curves, [spot], findings, certified=certified,
                  notes=[] if outcome.confirmed and outcome.verdict == "certified"
-                 else [f"the Figure-1 certificate is not confirmed: {outcome.message}"])
+                 else [f"the Figure-1 certificate is {NOT_CERTIFIED}: the checker did not confirm it ({outcome.message})"])
 
 
 def _fig1_certified(outcome) -> dict:
@@ -453,7 +454,7 @@ def _fig1_certified(outcome) -> dict:
     values = outcome.certificate["values"]
     cuts = outcome.certificate["witness"]["trapping_cuts"]
     keep = ("theta_A", "A_x", "A_y", "fprime_A", "theta_B", "B_x", "B_y", "fprime_B", "fprime_on_trapping_arc")
-    return {"verdict": outcome.verdict, "confirmed_by_checker": outcome.confirmed,
+    return {"verdict": outcome.shown_verdict, "confirmed_by_checker": outcome.confirmed,
             "precision_bits": outcome.certificate["precision"], **{k: values[k] for k in keep if k in values},
             "trapping_arc": [cuts[0], cuts[-1]], "equilibrium_mu": _equilibrium_mu(values)}
 
@@ -463,6 +464,12 @@ def _equilibrium_mu(values: dict) -> str:
     with ctx.workprec(256):
         bx, by = arb(values["B_x"]), arb(values["B_y"])
         return (((bx * bx + (1 - by) * (1 - by)) / 2).sqrt()).str(20, radius=True)
+
+
+def fig1_said(certified: dict, what: str) -> str:
+    """what (the trapping arc, an equilibrium) called certified only when the checker confirmed Figure 1's
+    certificate (_fig1_certified), else labelled not certified."""
+    return f"certified {what}" if certified["confirmed_by_checker"] else f"{what} ({NOT_CERTIFIED})"
 
 
 def certified_point(certified: dict, name: str) -> tuple[float, float]:
@@ -491,8 +498,9 @@ def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
     lo, hi = (math.degrees(float(Fraction(c))) for c in certified["trapping_arc"])
     on_arc = [i for i, a in enumerate(FIG1_TOKEN2_STARTS) if lo <= a <= hi]
     distances = [float(np.linalg.norm(curves[("post-LN token 2", i)][-1, 1] - B)) for i in on_arc]
-    findings.append(Finding("with post-LN and token 1 at (0, 1), token 2 started on the certified trapping arc "
-                            "tends to B: the rank-2 equilibrium [(0, 1), B] attracts",
+    findings.append(Finding(f"with post-LN and token 1 at (0, 1), token 2 started on the "
+                            f"{fig1_said(certified, 'trapping arc')} tends to B: the rank-2 equilibrium [(0, 1), B] "
+                            "attracts",
                             bool(distances) and max(distances) < 1e-6,
                             f"{len(distances)} starts on the arc; largest distance to B at T: "
                             f"{_g(max(distances)) if distances else 'none'}"))
