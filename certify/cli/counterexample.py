@@ -34,7 +34,7 @@ def run(args) -> int:
     """Run `certify counterexample`; return its exit code."""
     outcome = counterexamples.load(args.counterexample).build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
-    code = 1 if not outcome.confirmed else 0 if outcome.verdict == "certified" else 3
+    code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3  # unconfirmed: undecided, never 1 (violated)
     if args.json:
         jsonfile.echo({"name": args.counterexample, "verdict": outcome.shown_verdict, "confirmed": outcome.confirmed,
                        "message": outcome.message, "summary": [line.strip() for line in outcome.lines],
