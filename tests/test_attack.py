@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import signal
+import subprocess
+import sys
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -386,3 +391,22 @@ def test_the_library_passes_ctrl_c_on_unless_asked_to_stop(monkeypatch):
         attack.attack(bound=LARGE_L, n=2, d=1, budget=200)
     report = attack.attack(bound=LARGE_L, n=2, d=1, budget=200, interruptible=True)
     assert report.interrupted and not report.violated and report.best is not None and report.finalists == []
+
+
+def test_a_real_sigint_prints_the_best_point_so_far(tmp_path):
+    """SIGINT as a terminal sends it, once evaluations are under way (the progress bar counts them)."""
+    # the handler Python installs when SIGINT is not ignored (it may be, in a job started in the background)
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from certify.cli import main; sys.exit(main(sys.argv[1:]))")
+    argv = [sys.executable, "-c", code, "attack", "--n", "2", "--d", "1", "--budget", "1000000", "--progress",
+            "--out", str(tmp_path)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, deadline = b"", time.monotonic() + 120
+    while not re.search(rb"\| *[1-9][0-9]*/1000000", seen) and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read1(4096)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    lines = stderr.decode().replace("\r", "\n").strip().splitlines()
+    assert process.returncode == 130 and "Traceback" not in stderr.decode(), stderr
+    assert lines[-1].startswith("certify: interrupted; ") and "not certified" in lines[-1]
+    assert b"NOT CERTIFIED" in stdout and json.loads((tmp_path / "summary.json").read_text())["interrupted"]
