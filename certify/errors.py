@@ -10,5 +10,6 @@ class BadInput(ValueError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during resumable work: its message says where the work done so far is kept and how to
-    continue it (certify.cli prints it on the one line of an interruption)."""
+    """Ctrl-C during work whose part done is kept or reported (a campaign, a region proof, an attack): its
+    message says where that part is and, where it can be, how to continue it (certify.cli prints it on
+    the one line of an interruption)."""

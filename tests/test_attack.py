@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import signal
+import subprocess
+import sys
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -339,3 +344,69 @@ def test_a_bound_at_or_below_zero_is_reported_violated_beyond_any_ratio():
     assert report.violated
     assert report.best.log_ratio == math.inf and report.best.ratio == math.inf
     assert all(band.ratio.log_ratio == math.inf for band in report.bands if band.ratio is not None)
+
+
+# ---- interruption (Ctrl-C)
+
+def _interrupt(monkeypatch, owner, name):
+    """Make owner.name raise KeyboardInterrupt when called: a Ctrl-C at a fixed point of the attack."""
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(owner, name, interrupted)
+
+
+def test_ctrl_c_prints_the_best_point_so_far_as_not_certified(tmp_path, capsys, monkeypatch):
+    _interrupt(monkeypatch, attack._Search, "sweep")  # after the exploring starts, before any candidate is checked
+    out = tmp_path / "a1"
+    code, captured = run_cli(capsys, "attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "400",
+                             "--out", str(out))
+    err = captured.err.strip().splitlines()
+    assert code == 130 and len(err) == 1 and err[0].startswith("certify: interrupted; ") and "not certified" in err[0]
+    assert "NOT CERTIFIED" in captured.out and "X ~ [[" in captured.out and "VIOLATED" not in captured.out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] and not summary["violated"] and summary["best"]["score"] is not None
+    assert summary["evaluations"] < 400 and not (out / "certificate.json").exists()
+    best = config.load(json.loads((out / "best.json").read_text()))  # the point itself, to check by hand
+    assert best.n == 2
+
+
+def test_ctrl_c_while_shrinking_keeps_the_certified_violation(tmp_path, capsys, monkeypatch):
+    _interrupt(monkeypatch, shrink, "_shrink_pass")  # after a finalist was certified violated
+    out = tmp_path / "a1"
+    code, captured = run_cli(capsys, "attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "400",
+                             "--out", str(out))
+    err = captured.err.strip().splitlines()
+    assert code == 130 and len(err) == 1 and "certified counterexample" in err[0], err
+    assert "VIOLATED: certified counterexample" in captured.out and "NOT CERTIFIED" not in captured.out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] and summary["violated"]
+    assert run_cli(capsys, "check", str(out / "counterexample.json"), "--bound", LARGE_L)[0] == 1
+    assert run_cli(capsys, "verify", str(out / "certificate.json"))[0] == 0
+
+
+def test_the_library_passes_ctrl_c_on_unless_asked_to_stop(monkeypatch):
+    _interrupt(monkeypatch, attack._Search, "ladder")
+    with pytest.raises(KeyboardInterrupt):
+        attack.attack(bound=LARGE_L, n=2, d=1, budget=200)
+    report = attack.attack(bound=LARGE_L, n=2, d=1, budget=200, interruptible=True)
+    assert report.interrupted and not report.violated and report.best is not None and report.finalists == []
+
+
+def test_a_real_sigint_prints_the_best_point_so_far(tmp_path):
+    """SIGINT as a terminal sends it, once evaluations are under way (the progress bar counts them)."""
+    # the handler Python installs when SIGINT is not ignored (it may be, in a job started in the background)
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from certify.cli import main; sys.exit(main(sys.argv[1:]))")
+    argv = [sys.executable, "-c", code, "attack", "--n", "2", "--d", "1", "--budget", "1000000", "--progress",
+            "--out", str(tmp_path)]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, deadline = b"", time.monotonic() + 120
+    while not re.search(rb"\| *[1-9][0-9]*/1000000", seen) and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read1(4096)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    lines = stderr.decode().replace("\r", "\n").strip().splitlines()
+    assert process.returncode == 130 and "Traceback" not in stderr.decode(), stderr
+    assert lines[-1].startswith("certify: interrupted; ") and "not certified" in lines[-1]
+    assert b"NOT CERTIFIED" in stdout and json.loads((tmp_path / "summary.json").read_text())["interrupted"]

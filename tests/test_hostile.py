@@ -410,6 +410,67 @@ def test_a_bound_in_a_non_canonical_form_is_rejected(violated_cert):
         assert not checker.verify(redigest(cert)).ok
 
 
+RESUMED_REGION = ["--n", "6", "--d", "1", "--radius", "2", "--norm", "2"]
+
+
+@pytest.fixture(scope="module")
+def partial_proof(tmp_path_factory) -> dict:
+    """An undecided region proof (a search stopped by Ctrl-C at its 80th closing test), to forge."""
+    from certify.prove import region as region_proof
+
+    original, calls = region_proof._first_closing, []
+
+    def closing(*args):
+        calls.append(1)
+        if len(calls) == 80:
+            raise KeyboardInterrupt
+        return original(*args)
+
+    region_proof._first_closing = closing
+    try:
+        region, profile = region_proof.prepare(None, None, 6, 1, 2, 2, 60.0)
+        result = region_proof.prove(region, profile, interruptible=True)
+    finally:
+        region_proof._first_closing = original
+    assert result.interrupted and result.confirmed and result.leaves and result.left
+    return result.certificate
+
+
+def _open_box_claimed_closed(cert):
+    """An open box that the direct test does not close, passed off as a leaf closed by it."""
+    from certify_checker import region_proof as checker_region
+
+    profile = checker_region.Profile(cert["claim"], cert["bound"], cert["region"]["n"], cert["region"]["d"])
+    with ctx.workprec(53):
+        which = next(k for k, box in enumerate(cert["left"])
+                     if not checker_region._closes("direct", checker_region._box(box, len(box)), profile))
+    opens = [k for k, symbol in enumerate(cert["tree"]) if symbol == "?"]
+    index = opens[which]
+    cert["tree"] = cert["tree"][:index] + "." + cert["tree"][index + 1:]
+    cert["leaves"].insert(cert["tree"][:index].count("."),
+                          {"box": cert["left"].pop(which), "method": "direct", "precision": 53})
+
+
+def _stated_proved(cert):
+    cert["verdict"] = "proved"
+
+
+def _wider_region(cert):
+    cert["region"]["radius"] = "3"
+
+
+@pytest.mark.parametrize("forge, why", [(_open_box_claimed_closed, "checker does not confirm"),
+                                        (_stated_proved, "not undecided"), (_wider_region, "another claim")])
+def test_a_forged_partial_proof_is_not_resumed(tmp_path, capsys, partial_proof, forge, why):
+    forged = copy.deepcopy(partial_proof)
+    forge(forged)
+    out = tmp_path / "merged.json"
+    code, _, err, _ = run_cli(["prove", *RESUMED_REGION, "--resume", write_json(tmp_path / "part.json", forged),
+                               "--out", out], capsys)
+    assert code == 2 and "--resume" in err and why in err and not out.exists()
+    assert_clean(code, err)
+
+
 # --- resources --------------------------------------------------------------------------------
 
 def test_the_engine_and_checker_limits_are_the_same_numbers():

@@ -5,6 +5,10 @@ from __future__ import annotations
 import copy
 import json
 import random
+import signal
+import subprocess
+import sys
+import time
 from fractions import Fraction
 
 import pytest
@@ -437,3 +441,149 @@ def test_realise_stays_inside_the_region_or_declines():
     config = reductions.realise(region, (Fraction(1, 8), Fraction(1), Fraction(1, 3)))
     as_checked = {"X": config["X"], "layers": [{"A": config["A"]}]}
     assert checker_region._inside(as_checked, region.as_json()) is None
+
+
+# ---- interruption (Ctrl-C) and --resume
+
+def _halving_search(interrupt_at: int, where: str, interruptible: bool = True):
+    """explore on [0, 1] closing the boxes of width <= 1/8 right of 1/2 (the rest hits the depth limit), with a
+    KeyboardInterrupt raised on the interrupt_at-th call of decide, split or progress."""
+    calls = {"decide": 0, "split": 0, "progress": 0}
+
+    def hook(name):
+        calls[name] += 1
+        if name == where and calls[name] == interrupt_at:
+            raise KeyboardInterrupt
+
+    def decide(box, depth):
+        hook("decide")
+        (lo, hi), = box
+        return ("closed", depth) if lo >= Fraction(1, 2) and hi - lo <= Fraction(1, 8) else ("split", None)
+
+    def split(box, depth):
+        hook("split")
+        return bnb.bisect(box)
+
+    root = ((Fraction(0), Fraction(1)),)
+    return bnb.explore(root, decide, split, max_depth=5, progress=lambda found, queued: hook("progress"),
+                       interruptible=interruptible)
+
+
+@pytest.mark.parametrize("where", ["decide", "split", "progress"])
+@pytest.mark.parametrize("interrupt_at", [1, 2, 5, 9])
+def test_an_interrupted_search_accounts_for_every_box_once(where, interrupt_at):
+    found = _halving_search(interrupt_at, where)
+    assert found.stop == "interrupted"
+    boxes = [box for box, _ in found.leaves] + [box for box, _ in found.left]
+    assert len(set(boxes)) == len(boxes)  # none both closed and open, none twice
+    assert sum(region_proof.volume(box) for box in boxes) == 1  # and none lost: they tile [0, 1]
+    complete = _halving_search(0, where)
+    assert complete.stop == "done" and len(found.leaves) < len(complete.leaves)
+    with pytest.raises(KeyboardInterrupt):
+        _halving_search(interrupt_at, where, interruptible=False)
+
+
+CTRL_C_REGION = ["--n", "6", "--d", "1", "--radius", "2", "--norm", "2"]  # 165 leaves, about a second
+
+
+def _interrupt_closing_at(monkeypatch, call: int) -> dict:
+    """Make the call-th closing test of the prover raise KeyboardInterrupt; count the boxes closed before it."""
+    original, seen = region_proof._first_closing, {"calls": 0, "closed": 0}
+
+    def closing_or_interrupt(*args):
+        seen["calls"] += 1
+        if seen["calls"] == call:
+            raise KeyboardInterrupt
+        found = original(*args)
+        seen["closed"] += found is not None
+        return found
+
+    monkeypatch.setattr(region_proof, "_first_closing", closing_or_interrupt)
+    return seen
+
+
+def test_ctrl_c_writes_what_was_proved_and_the_checker_confirms_only_that(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "partial.json"
+    seen = _interrupt_closing_at(monkeypatch, 120)
+    assert main(["prove", *CTRL_C_REGION, "--out", str(out), "--json"]) == 130
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("certify: interrupted; ") and str(out) in err[0], err
+    info = json.loads(captured.out)
+    assert info["interrupted"] and info["verdict"] == "undecided" and info["certificate"] == str(out)
+    cert = json.loads(out.read_text())
+    # exactly the boxes closed before the Ctrl-C, the rest open: a proper part of the domain
+    assert cert["verdict"] == "undecided" and len(cert["leaves"]) == seen["closed"] > 0 and cert["left"]
+    assert 0 < Fraction(cert["volume_proved"]) < 1
+    assert checker.verify(cert).ok
+    assert main(["verify", str(out)]) == 0
+
+
+def test_resume_continues_an_interrupted_proof_to_the_uninterrupted_one(tmp_path, capsys, monkeypatch):
+    whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
+    assert main(["prove", *CTRL_C_REGION, "--out", str(whole)]) == 0
+    _interrupt_closing_at(monkeypatch, 150)
+    assert main(["prove", *CTRL_C_REGION, "--out", str(part)]) == 130
+    assert f"--resume {part}" in capsys.readouterr().err
+    monkeypatch.undo()
+    assert main(["prove", *CTRL_C_REGION, "--resume", str(part), "--out", str(resumed)]) == 0
+    assert "PROVED" in capsys.readouterr().out and main(["verify", str(resumed)]) == 0
+    # the splits and leaves of a box do not depend on when it is decided: the same proof
+    merged, uninterrupted = json.loads(resumed.read_text()), json.loads(whole.read_text())
+    assert (merged["tree"], merged["leaves"]) == (uninterrupted["tree"], uninterrupted["leaves"])
+
+
+def test_resume_refuses_another_target_a_finished_proof_and_a_forged_one(tmp_path, capsys, monkeypatch):
+    part, whole = tmp_path / "part.json", tmp_path / "whole.json"
+    _interrupt_closing_at(monkeypatch, 60)
+    assert main(["prove", *CTRL_C_REGION, "--out", str(part)]) == 130
+    monkeypatch.undo()
+    assert main(["prove", *CTRL_C_REGION, "--out", str(whole)]) == 0
+    forged = json.loads(part.read_text())
+    forged["left"].pop()  # an open box dropped: the tree no longer matches
+    (tmp_path / "forged.json").write_text(json.dumps(forged))
+    capsys.readouterr()
+    for argv, why in [(["collapse.tanh", *CTRL_C_REGION, "--resume", str(part)], "another claim"),
+                      ([*CTRL_C_REGION[:-1], "3", "--resume", str(part)], "another claim"),
+                      ([*CTRL_C_REGION, "--resume", str(whole)], "not undecided"),
+                      ([*CTRL_C_REGION, "--resume", str(tmp_path / "forged.json")], "does not confirm"),
+                      ([*CTRL_C_REGION, "--resume", str(tmp_path / "none.json")], "no such")]:
+        assert main(["prove", *argv, "--out", str(tmp_path / "new.json")]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and err[0].startswith("certify: error:") and why in err[0], err
+    assert not (tmp_path / "new.json").exists()
+
+
+def test_ctrl_c_during_the_final_check_writes_nothing(tmp_path, capsys, monkeypatch):
+    def interrupted(cert, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(region_proof.certificates, "confirm", interrupted)
+    out = tmp_path / "proof.json"
+    assert main(["prove", *CTRL_C_REGION, "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "certify: interrupted" and not captured.out and not out.exists()
+
+
+def test_a_real_sigint_stops_the_search_with_a_confirmed_partial_proof(tmp_path):
+    """SIGINT as a terminal sends it, once the search is under way (its progress bar shows closed boxes)."""
+    out = tmp_path / "partial.json"
+    # the handler Python installs when SIGINT is not ignored (it may be, in a job started in the background)
+    code = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from certify.cli import main; sys.exit(main(sys.argv[1:]))")
+    argv = [sys.executable, "-c", code, "prove", "collapse.tanh", "--n", "3", "--d", "1", "--radius", "2",
+            "--norm", "2", "--out", str(out), "--progress"]  # about 10 s uninterrupted
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    seen, deadline = b"", time.monotonic() + 120
+    while b"boxes closed" not in seen and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read1(4096)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=120)
+    if process.returncode == 0:
+        pytest.skip("the proof ended before it could be interrupted")
+    lines = stderr.decode().replace("\r", "\n").strip().splitlines()
+    assert process.returncode == 130 and "Traceback" not in stderr.decode(), stderr
+    assert lines[-1].startswith("certify: interrupted; ") and str(out) in lines[-1]
+    assert b"(interrupted)" in stdout and b"UNDECIDED" in stdout
+    cert = json.loads(out.read_text())
+    assert cert["verdict"] == "undecided" and cert["left"] and checker.verify(cert).ok

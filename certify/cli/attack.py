@@ -12,6 +12,7 @@ from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
 from certify.cli import options
+from certify.errors import Interrupted
 from certify.search import attack as search
 from certify.search.attack import AttackReport
 
@@ -24,7 +25,9 @@ def add_parser(subparsers):
         "violated over the tokens and parameters of one layer or of a stack (--layers, --mask), across the whole "
         "range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
-        "Otherwise exit 0: nothing was found, which guarantees nothing.")
+        "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
+        "point so far is printed (and written with --out), marked not certified unless a violation was already "
+        "certified, then exit 130.")
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
     p.add_argument("--n", type=int, default=3, help="tokens (default 3)")
     p.add_argument("--d", type=int, default=2, help="dimension (default 2)")
@@ -54,7 +57,8 @@ def run(args) -> int:
     with progress.bar(total=budget.evaluations, desc="certify attack", unit="eval") as bar:
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
-                               progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec)
+                               progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
+                               interruptible=True)
     summary = report.to_json()
     written = write(report, summary, Path(args.out)) if args.out else {}
     summary["files"] = written
@@ -62,6 +66,11 @@ def run(args) -> int:
         jsonfile.echo(summary)
     else:
         render(report, summary, written)
+    if report.interrupted:  # after the report: the exit code says the run was stopped, not what it found
+        what = ("its certified counterexample" if report.violated
+                else "the best point so far (not certified)" if report.best is not None else "no point evaluated yet")
+        raise Interrupted(f"the search stopped early after {report.evaluations} evaluations; {what}"
+                          + (f" is in {args.out}" if args.out and report.best is not None else ""))
     return report.exit_code
 
 
@@ -105,9 +114,7 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     if tight:
         print(f"  tightest point: exponent c = -ln(1 - D'/D)/(a D^2) = {_g(tight['exponent'], 6)} at "
               f"L = {_g(tight['L'], 5)}")
-        X, As, Vs = report.layout.arrays(report.best_exponent.shape, report.best_exponent.L_param)
-        print(f"    X ~ {_rounded(X)}, A ~ {_rounded(As[0])}" + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "")
-              + ("" if len(As) == 1 else " (layer 0)"))
+        print(f"    {_point_text(report, report.best_exponent)}")
     if summary["bands"]:
         reference = any("antipodal_exponent" in band for band in summary["bands"])
         print("  by L = a D^2:  evals   best log(lhs/rhs)   best exponent c (at L)"
@@ -126,7 +133,10 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
             print(f"  candidate at L = {_g(finalist['L'], 5)} (score {_g(finalist['score'], 3)}) not certified: "
                   f"{finalist['verdict']}" + (f"; {finalist['reason']}" if finalist["reason"] else ""))
     shrunk = report.counterexample
-    if shrunk is None:
+    if shrunk is None and report.interrupted:
+        print("  INTERRUPTED: " + (f"best point so far, NOT CERTIFIED: {_point_text(report, report.best)}"
+                                   if report.best is not None else "no point evaluated yet"))
+    elif shrunk is None:
         print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
               "nothing: the bound may still fail elsewhere.")
     else:
@@ -141,6 +151,13 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     if "certificate" in written:
         print(f"  re-check: certify verify {written['certificate']}; certify check {written['counterexample']}"
               + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
+
+
+def _point_text(report: AttackReport, evaluation) -> str:
+    """An evaluated point's matrices to 4 digits (a stack's first layer), for reading."""
+    X, As, Vs = report.layout.arrays(evaluation.shape, evaluation.L_param)
+    return (f"X ~ {_rounded(X)}, A ~ {_rounded(As[0])}" + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "")
+            + ("" if len(As) == 1 else " (layer 0)"))
 
 
 def _matrix_text(rows, entry) -> str:

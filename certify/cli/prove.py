@@ -1,8 +1,11 @@
-"""certify prove [CLAIM | --bound EXPR] --n N [--d D] --radius R --norm A [--time-limit S] [--out PROOF] [--json]
+"""certify prove [CLAIM | --bound EXPR] --n N [--d D] --radius R --norm A [--time-limit S] [--out PROOF]
+[--resume PROOF] [--json]
 
 A claim for every configuration of a region (certify.prove.region): exit 0 proved, 1 violated
 (a certified counterexample inside the region, written as a configuration file), 3 undecided
-(or a verdict the checker did not confirm), 2 bad input.
+(or a verdict the checker did not confirm), 2 bad input; 130 on Ctrl-C, after reporting (and writing
+with --out) the part proved so far as a time-limit stop at that moment would.  --resume continues an
+undecided proof from its open boxes.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress as progress_display
 from certify.core.verdicts import NOT_CERTIFIED, labelled
+from certify.engine import certificate as certificates
+from certify.errors import Interrupted
 from certify.prove import region as region_proof
 
 EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
@@ -24,7 +29,10 @@ def add_parser(subparsers):
                               description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
-                              "Exit 0 proved, 1 violated, 3 undecided, 2 bad input.")
+                              "Exit 0 proved, 1 violated, 3 undecided, 2 bad input. Ctrl-C stops the search as the "
+                              "time limit would at that moment: the part proved so far is reported (and written with "
+                              "--out, a certificate the checker confirms), then exit 130. --resume PROOF continues such "
+                              "an undecided proof.")
     p.add_argument("claim", nargs="?", type=options.claim_id, help="collapse.global (default) or collapse.tanh")
     p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')
     p.add_argument("--n", type=int, required=True, help="number of tokens")
@@ -35,6 +43,9 @@ def add_parser(subparsers):
     p.add_argument("--out", type=options.path, metavar="PROOF", help="file: write the region-proof certificate here")
     p.add_argument("--counterexample", type=options.path, metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
+    p.add_argument("--resume", type=options.path, metavar="PROOF",
+                   help="continue an undecided proof of the same claim and region (stopped by --time-limit or Ctrl-C) "
+                   "from its open boxes; the checker confirms it first and the merged proof in full")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 
@@ -43,6 +54,7 @@ def run(args) -> int:
     """Run `certify prove`; return its exit code."""
     region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
                                            args.time_limit)  # bad input before the progress bar
+    resume = region_proof.resumable(certificates.read(args.resume), region, profile) if args.resume else None
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
@@ -51,7 +63,8 @@ def run(args) -> int:
         bar.update(fraction - bar.n)  # redraws at most every mininterval
 
     try:
-        result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress)
+        result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress,
+                                    interruptible=True, resume=resume)
     finally:
         bar.close()
     written = _write(result, args)
@@ -59,7 +72,13 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(info)
     else:
-        _render(info)
+        _render(info, _continuable(result, written))
+    if result.interrupted:  # after the report: the exit code says the run was stopped, not what it proved
+        what = ("its certified counterexample" if written["counterexample"] else "the part proved so far"
+                if result.confirmed else "a result the checker did not confirm")
+        kept = f"written to {written['certificate']}" if written["certificate"] else "reported above"
+        more = f": continue it with --resume {written['certificate']}" if _continuable(result, written) else ""
+        raise Interrupted(f"the search stopped early; {what} is {kept}{more}")
     return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]
 
 
@@ -83,6 +102,7 @@ def summary(result: region_proof.ProofResult) -> dict:
         "left": len(result.left),
         "volume_proved": float(result.volume_proved),
         "seconds": round(result.seconds, 3),
+        "interrupted": result.interrupted,
         "checker": result.message,
     }
 
@@ -98,7 +118,12 @@ def _write(result, args) -> dict:
     return out
 
 
-def _render(info: dict) -> None:
+def _continuable(result, written: dict) -> bool:
+    """A confirmed undecided proof was written: --resume can continue it."""
+    return bool(written["certificate"]) and result.verdict == region_proof.UNDECIDED and result.confirmed
+
+
+def _render(info: dict, continuable: bool = False) -> None:
     r = info["region"]
     dims = f"d = {r['d']}" if r["d"] is not None else "every d"
     what = info["claim"] or f"bound {info['bound']}"
@@ -109,9 +134,12 @@ def _render(info: dict) -> None:
           f"{info['leaves']} leaves" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
     if info["verdict"].startswith("undecided"):
         unconfirmed = f" ({NOT_CERTIFIED})" if info["verdict"].endswith(f"({NOT_CERTIFIED})") else ""
-        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {info['left']} boxes left")
+        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {info['left']} boxes left"
+              + (" (interrupted)" if info["interrupted"] else ""))
     print(f"  checker: {info['checker']}")
     if info["certificate"]:
         print(f"  certificate: {info['certificate']}")
+    if continuable and not info["interrupted"]:  # an interruption's own line says it
+        print(f"  continue it: the same command with --resume {info['certificate']}")
     if info["counterexample"]:
         print(f"  counterexample configuration: {info['counterexample']} (certify check confirms it)")

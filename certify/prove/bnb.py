@@ -88,41 +88,65 @@ class Exploration:
     left: list[tuple[tuple[Interval, ...], int]]  # (box, depth) still open when the search stopped
     refuted: tuple[tuple[Interval, ...], object] | None  # (box, what decide said) that ended the search
     boxes: int  # calls of decide
-    stop: str  # "done" | "refuted" | "boxes" | "time" ("done" with boxes left: they hit the depth limit)
+    # "done" | "refuted" | "boxes" | "time" | "interrupted" ("done" with boxes left: they hit the depth limit)
+    stop: str
 
 
 def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_boxes: int | None = None,
-            deadline: float | None = None, progress=None) -> Exploration:
+            deadline: float | None = None, progress=None, interruptible: bool = False,
+            start: list[tuple[tuple[Interval, ...], int]] | None = None) -> Exploration:
     """Breadth-first branch and bound: every box is closed, refuted, or split by `split`.
 
     `decide(box, depth)` returns ("closed", label), ("refuted", info) or ("split", None);
     `split(box, depth)` returns the two halves.  A box that would be split past `max_depth`
     stays open; the search stops at a refutation, after `max_boxes` calls, or at `deadline`
     (time.monotonic()).  `progress(exploration, queue_length)` is called after every box.
+    When `interruptible`, a KeyboardInterrupt stops the search as the deadline would, at that
+    moment (stop "interrupted"): the box being decided then is left open; otherwise it propagates.
+    `start` (box, depth) pairs replace the root: the open boxes of an earlier search, to continue it.
     """
-    queue = deque([(root, 0)])
+    queue = deque([(root, 0)] if start is None else start)
     found = Exploration([], [], None, 0, "done")
-    while queue:
-        if (max_boxes is not None and found.boxes >= max_boxes) or (deadline is not None and time.monotonic() > deadline):
-            found.stop = "boxes" if max_boxes is not None and found.boxes >= max_boxes else "time"
-            break
-        box, depth = queue.popleft()
-        found.boxes += 1
-        outcome, info = decide(box, depth)
-        if outcome == "closed":
-            found.leaves.append((box, info))
-        elif outcome == "refuted":
-            found.refuted, found.stop = (box, info), "refuted"
-            found.left.append((box, depth))
-            break
-        elif depth >= max_depth:
-            found.left.append((box, depth))
-        else:
-            queue.extend((half, depth + 1) for half in split(box, depth))
-        if progress is not None:
-            progress(found, len(queue))
+    entry, children = None, None  # the (box, depth) being decided, and its halves once queued
+    try:
+        while queue:
+            if (max_boxes is not None and found.boxes >= max_boxes) or (deadline is not None and time.monotonic() > deadline):
+                found.stop = "boxes" if max_boxes is not None and found.boxes >= max_boxes else "time"
+                break
+            entry, children = queue[0], None  # peeked: an interruption before the pop finds it still queued
+            queue.popleft()
+            box, depth = entry
+            found.boxes += 1
+            outcome, info = decide(box, depth)
+            if outcome == "closed":
+                found.leaves.append((box, info))
+            elif outcome == "refuted":
+                found.refuted, found.stop = (box, info), "refuted"
+                found.left.append(entry)
+                break
+            elif depth >= max_depth:
+                found.left.append(entry)
+            else:
+                children = [(half, depth + 1) for half in split(box, depth)]
+                queue.extend(children)
+            entry = None
+            if progress is not None:
+                progress(found, len(queue))
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        found.stop = "interrupted"
+        if entry is not None and not _accounted(entry, children, found, queue):
+            found.left.append(entry)
     found.left.extend(queue)
     return found
+
+
+def _accounted(entry, children, found: Exploration, queue: deque) -> bool:
+    """Whether the (box, depth) an interruption came in is already in one place: still queued, closed,
+    left open, or split into halves that are queued (a Ctrl-C can land between any two statements)."""
+    return bool((queue and queue[0] is entry) or (found.leaves and found.leaves[-1][0] is entry[0])
+                or (found.left and found.left[-1] is entry) or (children and queue and queue[-1] is children[-1]))
 
 
 def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bool = False,

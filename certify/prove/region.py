@@ -66,6 +66,7 @@ class ProofResult:
     certificate: dict | None = None
     confirmed: bool = False
     message: str = ""
+    interrupted: bool = False  # a Ctrl-C stopped the search (as the time limit would have, at that moment)
 
     @property
     def volume_proved(self) -> Fraction:
@@ -75,6 +76,7 @@ class ProofResult:
     def __repr__(self) -> str:
         """One short line: the verdict, the region, the leaves and whether the checker confirmed."""
         checker = "confirmed by the checker" if self.confirmed else "not certified"
+        checker += ", interrupted" if self.interrupted else ""
         region = self.region
         d = "every d" if region.d is None else f"d = {region.d}"
         target = self.profile.claim or f"bound {self.profile.bound}"
@@ -190,16 +192,24 @@ def _certified_violation(region, point, profile) -> dict | None:
 
 
 def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
-          progress=None) -> ProofResult:
-    """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box."""
+          progress=None, interruptible: bool = False, resume: dict | None = None) -> ProofResult:
+    """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box.
+
+    When `interruptible`, a Ctrl-C (KeyboardInterrupt) during the search ends it as the time limit
+    would at that moment (result.interrupted): the boxes closed so far make the certificate, which the
+    checker confirms as for any undecided proof.  A Ctrl-C after the search, during the checker's
+    replay, propagates: no result, so nothing to write.  `resume`, an undecided region proof of the same
+    target and region (see resumable), is continued from its open boxes: its splits and leaves are kept,
+    and the merged proof is checked in full like any other."""
     reduction = reductions.reduce(region)
     result = ProofResult(UNDECIDED, region, reduction, profile)
+    axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     start = time.monotonic()
 
     def decide(box, depth):
-        closed = _first_closing(box, reduction, profile)
-        if closed is not None:
-            return "closed", closed
+        closing_found = _first_closing(box, reduction, profile)
+        if closing_found is not None:
+            return "closed", closing_found
         for candidate in _candidates(box):
             if _violates_at(candidate, profile):
                 found = _certified_violation(region, candidate, profile)
@@ -207,7 +217,8 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
                     return "refuted", found
         return "split", None
 
-    root_volume, tally = volume(reduction.root), {"counted": 0, "volume": 0.0}
+    root_volume = volume(reduction.root)
+    tally = {"counted": 0, "volume": float(sum((volume(box) for box in closed), Fraction(0)) / root_volume)}
 
     def report(found, queue_length):
         for box, _ in found.leaves[tally["counted"]:]:
@@ -215,15 +226,15 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         tally["counted"] = len(found.leaves)
         progress(len(found.leaves), queue_length, tally["volume"])
 
-    axes: dict = {}
-
     def split(box, depth):
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
         return bnb.bisect(box, axes[box])
 
     found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
-                        progress=report if progress is not None else None)
-    closed = {box: label for box, label in found.leaves}
+                        progress=report if progress is not None else None, interruptible=interruptible,
+                        start=start_boxes)
+    result.interrupted = found.stop == "interrupted"
+    closed.update(found.leaves)
     result.tree, result.leaves, result.left = _preorder(reduction.root, axes, closed, {box for box, _ in found.left})
     result.boxes = found.boxes
     if found.refuted is not None:
@@ -235,6 +246,41 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     confirmation = certificates.confirm(result.certificate)
     result.confirmed, result.message = confirmation.ok, confirmation.message
     return result
+
+
+def resumable(cert: dict, region: reductions.Region, profile: Profile) -> dict:
+    """An undecided region proof of this target and region that the checker confirms, to continue
+    (prove's `resume`); BadInput otherwise, before any work."""
+    if cert.get("kind") != KIND:
+        raise BadInput("--resume: not a region proof")
+    if cert.get("verdict") != UNDECIDED:
+        raise BadInput(f"--resume: the proof is {cert.get('verdict')}, not undecided: nothing to continue")
+    stated = (cert.get("claim"), cert.get("bound"), cert.get("region"))
+    if stated != (profile.claim, None if profile.claim else profile.bound, region.as_json()):
+        raise BadInput("--resume: the proof is of another claim, bound or region than this command's")
+    confirmation = certificates.confirm(cert)  # its leaves are kept unchecked until the merged proof's replay
+    if not confirmation.ok:
+        raise BadInput(f"--resume: the checker does not confirm the proof: {confirmation.message}")
+    return cert
+
+
+def _replayed(cert: dict, reduction: reductions.Reduction) -> tuple[dict, dict, list]:
+    """A confirmed partial proof's split axes (box -> variable), closed leaves (box -> (method, precision))
+    and open boxes as (box, depth), rebuilt from the reduction's root by the prover's own bisection."""
+    axes, closed, left = {}, {}, []
+    leaves, stack = iter(cert["leaves"]), [(reduction.root, 0)]
+    for symbol in cert["tree"]:
+        box, depth = stack.pop()
+        if symbol == ".":
+            leaf = next(leaves)
+            closed[box] = (leaf["method"], leaf["precision"])
+        elif symbol == "?":
+            left.append((box, depth))
+        else:
+            axes[box] = int(symbol)
+            lower, upper = bnb.bisect(box, axes[box])
+            stack.extend([(upper, depth + 1), (lower, depth + 1)])
+    return axes, closed, left
 
 
 def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:

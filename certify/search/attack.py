@@ -129,6 +129,7 @@ class AttackReport:
     bands: list[Band]
     finalists: list[dict]  # each candidate with score > 0 and what the engine said about it
     counterexample: shrink.Shrunk | None
+    interrupted: bool = False  # a Ctrl-C stopped it: best points so far, a violation only if already certified
 
     @property
     def violated(self) -> bool:
@@ -147,6 +148,7 @@ class AttackReport:
                      "confirmed by the checker")
         else:
             found = "no violation found (nothing is guaranteed)"
+        found += "; interrupted" if self.interrupted else ""
         return short_repr(f"attack {'violated' if self.violated else 'nothing found'}",
                           f"{found}; {self.evaluations} evaluations in {self.seconds:.1f} s; {self.target}")
 
@@ -165,6 +167,7 @@ class AttackReport:
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
             "evaluations": self.evaluations, "seconds": round(self.seconds, 2),
             "violated": self.violated,
+            "interrupted": self.interrupted,
             "best": _point_json(self.best),
             "best_exponent": _point_json(self.best_exponent),
             "bands": [{"L_from": b.low, "L_to": b.high, "evaluations": b.evaluations,
@@ -212,6 +215,8 @@ class _Search:
         self.best_exponent: Evaluation | None = None
         self.bands: dict[int, Band] = {}
         self.candidates: list[Evaluation] = []  # the best point of every local run and sweep
+        self.finalists: list[dict] = []  # each candidate checked, with what the engine said about it
+        self.counterexample: shrink.Shrunk | None = None  # certified violated from the moment it is set
 
     def score(self, shape: np.ndarray, L: float) -> Evaluation:
         if self.budget.used() >= self.limit:
@@ -360,6 +365,21 @@ class _Search:
                 break
         return [e for e, _ in chosen]
 
+    def certify_finalists(self, claim_id: str | None, bound: str | None, max_prec: int) -> None:
+        """Check the most violating distinct points until one is certified violated, then shrink that one
+        (self.counterexample holds a certified violation throughout, should a Ctrl-C stop the shrinking)."""
+        violating = [e for e in [self.best] + self.candidates if e is not None and e.score > 0]
+        for e in self.distinct(_by_score(violating), FINALISTS):
+            case = self.layout.case(*self.layout.arrays(e.shape, e.L_param))
+            # engine.check returns a violation only once the checker has confirmed its certificate,
+            # and shrinking keeps only such results: the counterexample needs no further check
+            result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec)
+            self.finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
+            if result.verdict == engine.VIOLATED:
+                self.counterexample = shrink.Shrunk((case, result))
+                shrink.simplify(self.counterexample, claim_id, bound, max_prec=max_prec)
+                return
+
     def polish(self, end: float) -> None:
         seeds = self.distinct(_by_score(self.candidates), POLISH_POINTS)
         for done, e in enumerate(seeds):
@@ -387,12 +407,16 @@ def auto_starts(budget: Budget, dimension: int) -> int:
 def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d: int = 2, seed: int = 0,
            starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
-           max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None) -> AttackReport:
+           max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None,
+           interruptible: bool = False) -> AttackReport:
     """Search for the configuration that violates the claim (default collapse.global) or bound the most,
     over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask).
 
     A violation is shrunk and certified before it is reported (report.counterexample); without
-    one, nothing was found and nothing is guaranteed.
+    one, nothing was found and nothing is guaranteed.  When `interruptible`, a KeyboardInterrupt
+    after the set-up ends the attack at that moment (report.interrupted): the best points so far,
+    and a counterexample only when one was already certified (shrunk as far as it got); otherwise
+    it propagates.
     """
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
@@ -416,24 +440,19 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     search = _Search(claim_obj, layout, spend, rng, l_range, progress)
     phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
                    "ladder": search.ladder, "polish": search.polish}
-    for name, end in PHASES:
-        phase_steps[name](end)
-
     claim_id = claim_obj.id or None  # None for a bound
-    finalists, counterexample = [], None
-    violating = [e for e in [search.best] + search.candidates if e is not None and e.score > 0]
-    for e in search.distinct(_by_score(violating), FINALISTS):
-        case = layout.case(*layout.arrays(e.shape, e.L_param))
-        # engine.check returns a violation only once the checker has confirmed its certificate,
-        # and shrinking keeps only such results: the counterexample needs no further check
-        result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec)
-        finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
-        if result.verdict == engine.VIOLATED:
-            counterexample = shrink.shrink(case, result, claim_id, bound, max_prec=max_prec)
-            break
+    interrupted = False
+    try:
+        for name, end in PHASES:
+            phase_steps[name](end)
+        search.certify_finalists(claim_id, bound, max_prec)
+    except KeyboardInterrupt:
+        if not interruptible:
+            raise
+        interrupted = True
     return AttackReport(target=claim_obj.id or f"bound: {bound_expr.text}", claim=claim_id,
                         bound=bound_expr.text if bound_expr else None,
                         layout=layout, seed=seed, starts=starts, budget=spend.describe(), l_range=tuple(l_range),
                         evaluations=spend.spent, seconds=time.monotonic() - spend.started, best=search.best,
                         best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],
-                        finalists=finalists, counterexample=counterexample)
+                        finalists=search.finalists, counterexample=search.counterexample, interrupted=interrupted)

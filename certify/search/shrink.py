@@ -46,9 +46,18 @@ class Step:
 class Shrunk:
     """The simplest configuration found, its violated verdict, and every move attempted on the way."""
 
-    case: config.Case
-    result: engine.Result  # violated, with its checker-confirmed certificate
+    # (case, its violated Result with the checker-confirmed certificate): one attribute, replaced in one
+    # assignment, so that a Ctrl-C never leaves a case paired with another case's certificate
+    pair: tuple[config.Case, engine.Result]
     steps: list[Step] = field(default_factory=list)
+
+    @property
+    def case(self) -> config.Case:
+        return self.pair[0]
+
+    @property
+    def result(self) -> engine.Result:
+        return self.pair[1]
 
     @property
     def kept(self) -> list[str]:
@@ -64,8 +73,13 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
     """
     if result.verdict != engine.VIOLATED:
         raise ValueError("only a certified violation is shrunk")
+    shrunk = Shrunk((case, result))
+    simplify(shrunk, claim, bound, max_prec=max_prec)
+    return shrunk
 
-    shrunk = Shrunk(case, result)
+
+def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int) -> None:
+    """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation."""
 
     def attempt(move: str, candidate: config.Case) -> bool:
         """Record the move; keep the candidate when it is still certified violated."""
@@ -75,9 +89,9 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
             shrunk.steps.append(Step(move, False))
             return False
         kept = outcome.verdict == engine.VIOLATED
-        shrunk.steps.append(Step(move, kept))
         if kept:
-            shrunk.case, shrunk.result = candidate, outcome
+            shrunk.pair = (candidate, outcome)
+        shrunk.steps.append(Step(move, kept))
         return kept
 
     # the passes again until none simplifies further: a later move can enable an earlier one
@@ -86,7 +100,6 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
         _shrink_pass(shrunk, attempt)
         if len(shrunk.kept) == kept_before:
             break
-    return shrunk
 
 
 def _shrink_pass(shrunk: Shrunk, attempt) -> None:
