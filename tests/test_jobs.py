@@ -7,11 +7,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from certify import jobs
 from certify.cli import main
+from certify.core import files, jsonfile
 from certify.errors import BadInput
 from certify.jobs import store as stores
 
@@ -219,3 +221,23 @@ def test_a_file_system_without_locks_runs_unlocked(tmp_path, monkeypatch):
     monkeypatch.setattr(stores.fcntl, "flock", no_locks)
     store, report = _run(tmp_path)
     assert report.decided == PARAMS["count"] and store.decided() == set(range(PARAMS["count"]))
+
+
+def test_a_file_written_by_certify_is_replaced_whole_or_not_at_all(tmp_path, monkeypatch):
+    """`prove --resume P --out P` rewrites the proof it continues: a Ctrl-C during the write left P truncated.
+    Every file certify writes (certificates, job records, the page) is written beside and renamed."""
+
+    proof = tmp_path / "proof.json"
+    jsonfile.write({"old": list(range(1000))}, proof)
+    before = proof.read_text()
+
+    def interrupted(*_):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        jsonfile.write({"new": list(range(10))}, proof)
+    assert proof.read_text() == before and sorted(p.name for p in tmp_path.iterdir()) == ["proof.json"]
+    monkeypatch.undo()
+    assert jsonfile.read(jsonfile.write({"new": 1}, proof), "proof") == {"new": 1}
+    assert files.replace(os.devnull, "special files are written in place") == Path(os.devnull)

@@ -7,6 +7,7 @@ import math
 import sys
 from pathlib import Path
 
+from certify.core import files
 from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput
 
@@ -38,11 +39,11 @@ def _finite(data):
 
 
 def write(data, path) -> Path:
-    """Write `data` as indented JSON, creating the folder; returns the path."""
+    """Write `data` as indented JSON, creating the folder, the file replaced whole (certify.core.files);
+    returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(data), encoding="utf-8")
-    return path
+    return files.replace(path, dumps(data))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ record per index, whose "i" is the index, and named artefact texts).
 
 from certify.jobs.driver import Report, run
 from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
-from certify.jobs.store import ChunkResult, Store, reading, write_atomic
+from certify.jobs.store import ChunkResult, Store, reading
 
 __all__ = ["KINDS", "ChunkResult", "ProcessPool", "Report", "Store", "executor", "grid_chunks", "reading", "run",
-           "task_key", "worker_init", "write_atomic"]
+           "task_key", "worker_init"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import signal
 import threading
@@ -35,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.errors import BadInput
 
 try:
@@ -54,16 +53,6 @@ class ChunkResult:
     path in the folder (e.g. "certificates/violated-000000007.json")."""
     records: list[dict]
     artefacts: dict[str, str] = field(default_factory=dict)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write-then-rename, so that a reader (or a resumed run) sees the old file or the whole new one."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 @contextmanager
@@ -321,7 +310,7 @@ class Store:
 
     def _write_manifest(self) -> None:
         self.manifest["chain"] = chain(self.manifest)
-        write_atomic(self.folder / MANIFEST, jsonfile.dumps(self.manifest))
+        files.replace(self.folder / MANIFEST, jsonfile.dumps(self.manifest))
 
     def _artefact_path(self, name: str) -> Path:
         """The path of an artefact, which must lie in one of the job's output folders."""
@@ -340,15 +329,15 @@ class Store:
         for name, text in result.artefacts.items():
             target = self._artefact_path(name)
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, text)
+            files.replace(target, text)
         with interrupts_deferred():  # the entry and its file are written together, or (killed) the file is missing
             self.manifest["chunks"].append({"first": first, "records": len(result.records),
                                             "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()})
             self._write_manifest()
-            write_atomic(path, lines)
+            files.replace(path, lines)
 
     def write(self, name: str, text: str) -> None:
         """Write one of the job's top-level outputs (a summary) atomically."""
         if name not in self.outputs:
             raise ValueError(f"{name!r} is not one of the outputs {', '.join(self.outputs)}")
-        write_atomic(self.folder / name, text)
+        files.replace(self.folder / name, text)

@@ -35,6 +35,7 @@ from pathlib import Path, PurePosixPath
 from typing import Sequence, Union
 from urllib.parse import quote
 
+from certify.core import files
 from certify.core.report_files import PAGE as NAME
 
 # No default source: only data: images and the page's own <style> are allowed.
@@ -204,8 +205,4 @@ def render(page: Page, folder) -> str:
 def write(page: Page, folder) -> Path:
     """Write `page` as folder/index.html (write, then rename: a reader sees the old page or the new one)."""
     folder = Path(folder)
-    path = folder / NAME
-    tmp = folder / f".{NAME}.tmp"
-    tmp.write_text(render(page, folder), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return files.replace(folder / NAME, render(page, folder))

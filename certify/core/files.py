@@ -1,0 +1,28 @@
+"""Files replaced whole: written beside, then renamed, so that a reader, a resumed run or a write cut
+short by Ctrl-C finds the old file or the whole new one, never a truncated one (`prove --resume P
+--out P` rewrites the proof it continues)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def replace(path, text: str) -> Path:
+    """Write `text` to `path` (UTF-8) through a temporary file in its folder and a rename; a path that
+    exists and is not a regular file (/dev/stdout, a pipe) cannot be renamed over and is written in place."""
+    path = Path(path)
+    if path.exists() and not path.is_file():
+        path.write_text(text, encoding="utf-8")
+        return path
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)  # nothing half-written left beside the file
+        raise
+    return path
