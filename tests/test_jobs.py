@@ -241,3 +241,6 @@ def test_a_file_written_by_certify_is_replaced_whole_or_not_at_all(tmp_path, mon
     monkeypatch.undo()
     assert jsonfile.read(jsonfile.write({"new": 1}, proof), "proof") == {"new": 1}
     assert files.replace(os.devnull, "special files are written in place") == Path(os.devnull)
+    (tmp_path / "link.json").symlink_to(proof)  # a link stays a link: the file it names is replaced
+    jsonfile.write({"through": "the link"}, tmp_path / "link.json")
+    assert (tmp_path / "link.json").is_symlink() and jsonfile.read(proof, "proof") == {"through": "the link"}

@@ -12,16 +12,17 @@ def replace(path, text: str) -> Path:
     """Write `text` to `path` (UTF-8) through a temporary file in its folder and a rename; a path that
     exists and is not a regular file (/dev/stdout, a pipe) cannot be renamed over and is written in place."""
     path = Path(path)
-    if path.exists() and not path.is_file():
-        path.write_text(text, encoding="utf-8")
+    target = path.resolve() if path.is_symlink() and path.is_file() else path  # a link: the file it names
+    if target.exists() and not target.is_file():
+        target.write_text(text, encoding="utf-8")
         return path
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = target.with_name(f".{target.name}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)  # nothing half-written left beside the file
         raise
