@@ -7,3 +7,10 @@ Everything raised as BadInput reaches the user as a single line on stderr and ex
 
 class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
+
+
+def shown(value) -> str:
+    """A value as a message quotes it: its repr, cut short when long (a message is one readable line, not
+    the 100 kB string a file may hold)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"

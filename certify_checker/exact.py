@@ -25,6 +25,8 @@ def rational(text) -> Fraction:
     if isinstance(text, (int, float)):
         return Fraction(text)
     text = str(text).strip().encode("ascii").decode()  # ASCII digits only (Python reads "\u0665" as 5)
+    if "_" in text:  # Python reads "1_000"; in an exponent ("1e1_000_000_000") it passed the exponent cap
+        raise ValueError(f"number {text[:40]!r} has an underscore")
     match = _HEX.match(text)
     if match and (match.group(2) or match.group(3)):
         sign, whole, frac, power = match.groups()

@@ -160,6 +160,32 @@ def test_the_digits_limit_stops_where_numbers_can_be_read(tmp_path, capsys):
     assert "at most 4300 digits" in err
 
 
+@pytest.mark.parametrize("text", ["1e1_000_000_000", "1e-1_000_000_000", "1_000", "1/3_0", "0.5e1_0"])
+def test_underscores_in_a_number_are_bad_input_for_engine_and_checker(text):
+    """Python's Fraction reads digits with underscores: the exponent cap looked for plain digits, so
+    "1e1_000_000_000" passed it and the exact 10^(10^9) never finished (check, --bound and verify)."""
+    with pytest.raises(BadInput, match="underscores"):
+        numbers.parse_number(text)
+    with pytest.raises(BadInput, match="underscores"):
+        expr.parse(f"{text}*D")
+    with pytest.raises(ValueError, match="underscore"):
+        certify_checker.exact.rational(text)
+
+
+def test_an_underscored_exponent_is_refused_by_every_front_end_without_a_hang(tmp_path, holds_cert):
+    huge = "1e1_000_000_000"
+    path = write_json(tmp_path / "c.json", {"X": [[huge], [0]], "A": [[1]]})
+    forged = copy.deepcopy(holds_cert)
+    forged["inputs"]["X"][0][0] = huge
+    cert = write_json(tmp_path / "cert.json", redigest(forged))
+    for argv, code in ((["certify", "check", path], 2), (["certify", "check", ROOT / "examples/layer.json", "--bound",
+                                                                  f"{huge}*D"], 2),
+                       (["certify", "verify", cert], 1), (["certify_checker", cert], 1)):
+        done = subprocess.run([sys.executable, "-m", *map(str, argv)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == code and "underscore" in done.stdout + done.stderr, (argv, done.stderr)
+
+
 def test_no_float64_svd_of_a_matrix_that_is_not_finite():
     """LAPACK's SVD may never return on an infinite entry (the A below loops forever): the witness
     refuses it as a LinAlgError, a ValueError, and the float64 screen stands aside."""
@@ -428,6 +454,51 @@ def test_too_many_tokens_and_too_much_memory_are_refused_before_any_work(tmp_pat
     assert code == 2 and "above the limit of 4" in err
     code, _, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--limit", "tokens=6"], capsys)
     assert code == 0
+
+
+def _no_number_read(monkeypatch):
+    """Reading a number fails the test (tokens given as JSON numbers are read as one float64 array, not here)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a number was read before the sizes were checked")
+    monkeypatch.setattr(numbers, "parse_number", refuse)
+
+
+ROW = [str(k % 7) for k in range(1024)]  # strings: the slow reading (a Fraction each)
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"X": [["1", "2"]] * 200_000, "A": [["1", "0"], ["0", "1"]]}, "200000 tokens"),
+    ({"X": [ROW, ROW], "layers": [{"A": [ROW] * 1024}] * 12}, "memory limit"),
+    ({"X": [[1, 0], [0, 1]], "A": [ROW] * 1024}, "expected shape 2 x 2, got 1024 x 1024"),
+    ({"X": [[1, 0], [0, 1]], "W_Q": [[1, 0], [0, 1]], "W_K": [ROW] * 2}, "expected shape 2 x 2, got 2 x 1024"),
+], ids=["tokens", "memory", "A's shape", "W_K's shape"])
+def test_sizes_are_checked_before_any_number_is_read(monkeypatch, data, words):
+    """A 24 MB file of two million tokens (as strings) took over a minute to read before the limit on tokens
+    refused it; twelve 1024 x 1024 layers of strings (50 MB) as long before the memory estimate did."""
+    _no_number_read(monkeypatch)
+    with pytest.raises(BadInput, match=words):
+        config.load(data)
+
+
+def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):
+    """numpy allocates the shape a .npy header states before it reads: a 4 kB file asked for 80 GB ("out of
+    memory") or, at 3.2 GB, got it."""
+    import io
+    import zipfile
+
+    import numpy as np
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }"
+    header += " " * (117 - len(header)) + "\n"
+    lying = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(64)
+    honest = io.BytesIO()
+    np.save(honest, np.eye(2))
+    path = tmp_path / "lying.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("X.npy", lying)
+        archive.writestr("A.npy", honest.getvalue())
+    code, _, err, _ = run_cli(["check", path], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "X.npy states an array larger than the data it holds" in err
 
 
 def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, holds_cert):
