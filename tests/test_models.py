@@ -258,6 +258,36 @@ def test_bad_configs_are_bad_input(tmp_path, overrides, message):
         load_model(_bad(tmp_path, config=tiny_config(**overrides)))
 
 
+def _config_text(**overrides) -> str:
+    """config.json's text with each override's value written as given (JSON that json.dumps would not write)."""
+    text = json.dumps(tiny_config(**{key: 1 for key in overrides}))
+    for key, written in overrides.items():
+        text = text.replace(f'"{key}": 1', f'"{key}": {written}')
+    return text
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        (json.dumps(tiny_config())[:-1] + ', "num_hidden_layers": 1}', "appears twice"),
+        (_config_text(layer_norm_eps="Infinity"), "not a finite number"),
+        (_config_text(layer_norm_eps="1e999"), "layer_norm_eps must be a positive number"),
+        (_config_text(num_hidden_layers="9" * 5000), "5000 digits"),
+        (_config_text(num_hidden_layers=10**9), "no tensor 'encoder.layer.2"),
+    ],
+    ids=["deep", "duplicate key", "Infinity", "1e999", "5000 digits", "10^9 layers"],
+)
+def test_a_hostile_config_json_is_bad_input(tmp_path, text, message):
+    """config.json was read by json.loads: deep nesting and a 5000-digit integer were internal errors, a
+    duplicate key and an infinite layer_norm_eps were taken, and 10^9 layers built a dict of 16 x 10^9
+    expected tensors (gigabytes, minutes) before the first missing one was looked for."""
+    folder = _bad(tmp_path)
+    (folder / "config.json").write_text(text)
+    with pytest.raises(BadInput, match=message):
+        load_model(folder)
+
+
 def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypatch):
     with pytest.raises(BadInput, match="no model folder"):
         load_model(tmp_path / "nowhere")
