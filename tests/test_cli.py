@@ -199,3 +199,20 @@ def test_a_long_refused_value_is_quoted_short(tmp_path, capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and len(err) < 400 and "characters)" in err, err[:200]
+
+
+def test_a_path_that_is_not_utf8_is_printed_back_not_an_internal_error(tmp_path):
+    """A file name in bytes that are not UTF-8 reaches Python as lone surrogates; a strict stdout (a UTF-8
+    locale, PYTHONIOENCODING=utf-8) raised UnicodeEncodeError printing it: exit 4 after the certificate
+    was written, in certify and in the checker's front end."""
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    cert = os.path.join(os.fsencode(tmp_path), b"c\xff.json")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for argv, out in ((["certify", "check", str(root / "examples" / "layer.json"), "--out"], b"certificate: "),
+                      (["certify_checker"], b"OK: ")):
+        done = subprocess.run([sys.executable.encode(), b"-m", *map(str.encode, argv), cert], cwd=root, env=env,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+        assert out + cert in done.stdout  # the very bytes of the path

@@ -435,3 +435,14 @@ def test_cli_model_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     no_tokenizer = write_model(tmp_path / "no_tokenizer", tokenizer=False)
     assert main(["model", str(no_tokenizer)]) == 2
     assert "no tokenizer.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["\udcff abc", "a \ud800 b"])
+def test_a_text_that_is_not_utf8_is_bad_input(tiny_dir, capsys, text):
+    """Bytes of a command line that are not UTF-8 (`--text $'\\xff'`) reach Python as lone surrogates: the
+    tokenizer's TypeError was an internal error (exit 4)."""
+    from certify.cli import main
+
+    assert main(["model", str(tiny_dir), "--text", text, "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: the text is not UTF-8") and err.count("\n") == 1

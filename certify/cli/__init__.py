@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import io
 import json
 import os
 import re
@@ -107,6 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 141 when stdout's
     reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
+    # Bytes of a command line that are not UTF-8 (a file name) reach Python as lone surrogates: printed back
+    # they are those bytes again, where a strict stdout (a UTF-8 locale, PYTHONIOENCODING) raised
+    # UnicodeEncodeError after the work was done, an internal error
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="surrogateescape")
     if not argv:  # a bare `certify`: its usage, as a usage error
         print(build_parser().format_usage().rstrip(), file=sys.stderr)
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
