@@ -446,3 +446,15 @@ def test_a_text_that_is_not_utf8_is_bad_input(tiny_dir, capsys, text):
     assert main(["model", str(tiny_dir), "--text", text, "--screen"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("certify: error: the text is not UTF-8") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("option", [["--start-prec", "-1"], ["--start-prec", "0", "--screen"],
+                                    ["--max-prec", "0"], ["--max-prec", "-1", "--screen"],
+                                    ["--start-prec", str(2**64)], ["--max-prec", "99999999999"]])
+def test_a_precision_out_of_range_is_bad_input_before_any_work(tiny_dir, capsys, option):
+    """--max-prec 0 and -1 were raised to the start silently, and --screen took any precision."""
+    from certify.cli import main
+
+    assert main(["model", str(tiny_dir), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the precision {option[0]} {option[1]} is not from 16 to 65536 bits" in err
