@@ -684,6 +684,17 @@ def test_a_rejection_never_prints_the_certificates_control_characters(tmp_path, 
     assert done.returncode == 1 and done.stdout.rstrip("\n").isprintable()
 
 
+@pytest.mark.parametrize("field", ["verdict", "kind"])
+def test_a_rejection_quotes_a_long_stated_value_cut_short(tmp_path, capsys, holds_cert, field):
+    """A message quotes what a certificate states: a 100 kB value made a REJECTED line of 100 kB."""
+    cert = copy.deepcopy(holds_cert)
+    cert[field] = "x" * 100_000
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "xxx" in confirmation.message and len(confirmation.message) <= 1000
+    code, out, err, _ = run_cli(["verify", write_json(tmp_path / "long.json", cert)], capsys)
+    assert code == 1 and out.startswith("REJECTED: ") and len(out) < 1100 and err == ""
+
+
 # --- campaign folders -------------------------------------------------------------------------
 
 SMALL = campaign.Campaign("log-L", 2, 1, 12, 1, bound=PLANTED, L_range=(40.0, 2000.0))
