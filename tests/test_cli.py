@@ -216,3 +216,12 @@ def test_a_path_that_is_not_utf8_is_printed_back_not_an_internal_error(tmp_path)
                               capture_output=True, timeout=120)
         assert done.returncode == 0 and done.stderr == b"", done.stderr
         assert out + cert in done.stdout  # the very bytes of the path
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, a folder that takes no file")
+def test_run_refuses_an_output_folder_it_cannot_write_before_any_section(capsys):
+    """`certify run --out /proc` ran every section, then failed to write: two lines on stderr (a section's
+    progress line and the error)."""
+    assert main(["run", "--only", "claims", "--out", "/proc"]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith("certify: error: cannot write into /proc") and err.count("\n") == 1 and out == ""
