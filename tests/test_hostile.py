@@ -285,6 +285,14 @@ def test_deep_bounds_are_bad_input(depth, shape):
         checker_bound.canonical(text)
 
 
+@pytest.mark.parametrize("text, written", [("(1/3)**(1e4000)", "'1e4000'"), ("D**(9" + "0" * 1500 + ")", "'9000")])
+def test_an_absurd_exponent_is_quoted_as_written_and_short(text, written):
+    """The exponent was quoted as its exact value: 1e4000 made a message of 4000 digits."""
+    with pytest.raises(BadInput, match="is larger than 1024") as refused:
+        expr.parse(text)
+    assert f"the exponent {written}" in str(refused.value) and len(str(refused.value)) < 200
+
+
 @QUICK
 @given(undefined=st.sampled_from(["1/0", "D/(1-1)", "log(0)", "log(1-1)", "log(-2)", "sqrt(-1)", "(-1)**0.5",
                                   "0**-1", "D/(D*0)"]),
