@@ -493,6 +493,17 @@ def test_sizes_are_checked_before_any_number_is_read(monkeypatch, data, words):
         config.load(data)
 
 
+def test_a_trajectory_beyond_the_memory_estimate_is_refused_before_starting(tmp_path, capsys):
+    """512 tokens through 64 layers: trajectory ran 80 s at 11.7 GB, and then the checker refused its
+    certificate (exit 3); it is refused before any work, as check refuses it."""
+    rng = random.Random(0)
+    data = {"X": [[rng.randint(-9, 9), rng.randint(-9, 9)] for _ in range(512)],
+            "layers": [{"A": [[0.1, 0], [0, 0.1]]}] * 64}
+    code, out, err, seconds = run_cli(["trajectory", write_json(tmp_path / "c.json", data), "--layers", "2"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "refused before starting" in err and "memory" in err and seconds < 30 and out == ""
+
+
 def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):
     """numpy allocates the shape a .npy header states before it reads: a 4 kB file asked for 80 GB ("out of
     memory") or, at 3.2 GB, got it."""
