@@ -1,7 +1,7 @@
-"""The one exception that means "the user's input is wrong".
+"""The exceptions that reach the user, and how a message quotes what the user gave.
 
-Everything raised as BadInput reaches the user as a single line on stderr and exit code 2
-(see certify.cli); anything else escaping is a bug in certify.
+Everything raised as BadInput reaches the user as a single line on stderr and exit code 2, an
+Interrupted as one line and exit 130 (see certify.cli); anything else escaping is a bug in certify.
 """
 
 
@@ -13,3 +13,10 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C during work whose part done is kept or reported (a campaign, a region proof, an attack): its
     message says where that part is and, where it can be, how to continue it (certify.cli prints it on
     the one line of an interruption)."""
+
+
+def shown(value) -> str:
+    """A value as a message quotes it: its repr, cut short when long (a message is one readable line, not
+    the 100 kB string a file may hold)."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"

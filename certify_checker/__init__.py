@@ -134,15 +134,15 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
     kind = cert.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
-        return Confirmation(False, f"unknown certificate kind {kind!r}")
+        return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
     if refusal := _over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
         ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
-    # A message quotes the certificate: its control characters (\r and an escape print "OK" over "REJECTED") escaped
-    return Confirmation(ok, "".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
+    # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),
+    return Confirmation(ok, "".join(c if c.isprintable() else repr(c)[1:-1] for c in message[:1000]))  # not 300 kB
 
 
 def precision_problem(precision) -> str | None:

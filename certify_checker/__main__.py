@@ -14,6 +14,7 @@ EXIT_INTERNAL_ERROR = 4
 
 
 def main(paths: list[str]) -> int:
+    getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
     if not paths:
         print("usage: python -m certify_checker CERT [CERT ...]", file=sys.stderr)
         return 2

@@ -11,9 +11,8 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 
 _HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
-_DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
-# The exponent caps of certify.core.numbers (decimal 4000, binary 4 x 4000): "1e999999999" would
-# otherwise make the exact rational, and the check, run for hours.
+_DECIMAL_EXPONENT = re.compile(r"e([+-]?[\d_]+)$", re.IGNORECASE)  # Fraction reads "1e1_000_000_000" too
+# The exponent caps of certify.core.numbers (decimal 4000, binary 4 x 4000): "1e999999999" took hours.
 MAX_DECIMAL_EXPONENT = 4000
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -153,3 +155,73 @@ def test_version_and_bare_usage(capsys):
     assert cli_main([]) == 2  # a bare `certify` is a usage error that shows the usage
     err = capsys.readouterr().err
     assert err.startswith("usage: certify") and err.count("certify: error:") == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "{layer}", "--max-prec=--"], ["check", "{layer}", "--out=--"], ["check", "{layer}", "--claim=--"],
+    ["check", "{layer}", "--limit=--"], ["prove", "--n=--", "--radius", "1", "--norm", "1"],
+    ["verify", "{layer}", "--workers=--"], ["trajectory", "{layer}", "--layers=--"],
+], ids=lambda argv: argv[0] + " " + argv[-1] if "--" in argv[-1] else argv[0] + " " + argv[1])
+def test_an_option_given_as_dash_dash_is_bad_input(argv, capsys):
+    """Python 3.11's argparse gives "--opt=--" an empty list: --max-prec crashed (exit 4), --out=-- wrote no
+    certificate and --claim=-- checked the default claim, both silently."""
+    layer = str(Path(__file__).resolve().parent.parent / "examples" / "layer.json")
+    assert main([word.format(layer=layer) for word in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "expected a value, not '--'" in err
+
+
+@pytest.mark.parametrize("workers", ["0", str(2**64), "100000"])
+def test_workers_beyond_the_cores_are_bad_input(tmp_path, capsys, workers):
+    """--workers 2^64 crashed in islice (exit 4); 100000 would have started a process per chunk."""
+    from certify.jobs import executors
+
+    assert main(["sample", "--n", "2", "--d", "2", "--count", "3", "--out", str(tmp_path / "c"),
+                 "--workers", workers]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "workers must be from 1 to" in err and not (tmp_path / "c").exists()
+    assert executors.ProcessPool(executors.MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)).workers >= 1
+
+
+@pytest.mark.parametrize("budget", ["\u00b2", "9" * 5000, "\u0663s", "-5"])
+def test_an_attack_budget_that_is_no_ascii_count_is_bad_input(capsys, budget):
+    """"\u00b2" passes str.isdigit() but not int(), and int() refuses 5000 digits: both were internal errors."""
+    assert main(["attack", "--n", "2", "--d", "1", "--budget", budget]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--budget" in err and len(err) < 300
+
+
+def test_a_long_refused_value_is_quoted_short(tmp_path, capsys):
+    """An error message is one readable line: a 100 kB string of a file, or a 5000-digit option, was quoted whole."""
+    long_string = write(tmp_path, {"X": [[1], [0]], "A": "a" * 100_000})
+    long_mask = write(tmp_path, {"X": [[1], [0]], "A": [[1]], "mask": "m" * 100_000}, "mask.json")
+    for argv in (["check", long_string], ["check", long_mask], ["check", long_string, "--max-prec", "9" * 5000]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and len(err) < 400 and "characters)" in err, err[:200]
+
+
+def test_a_path_that_is_not_utf8_is_printed_back_not_an_internal_error(tmp_path):
+    """A file name in bytes that are not UTF-8 reaches Python as lone surrogates; a strict stdout (a UTF-8
+    locale, PYTHONIOENCODING=utf-8) raised UnicodeEncodeError printing it: exit 4 after the certificate
+    was written, in certify and in the checker's front end."""
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    cert = os.path.join(os.fsencode(tmp_path), b"c\xff.json")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    for argv, out in ((["certify", "check", str(root / "examples" / "layer.json"), "--out"], b"certificate: "),
+                      (["certify_checker"], b"OK: ")):
+        done = subprocess.run([sys.executable.encode(), b"-m", *map(str.encode, argv), cert], cwd=root, env=env,
+                              capture_output=True, timeout=120)
+        assert done.returncode == 0 and done.stderr == b"", done.stderr
+        assert out + cert in done.stdout  # the very bytes of the path
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, a folder that takes no file")
+def test_run_refuses_an_output_folder_it_cannot_write_before_any_section(capsys):
+    """`certify run --out /proc` ran every section, then failed to write: two lines on stderr (a section's
+    progress line and the error)."""
+    assert main(["run", "--only", "claims", "--out", "/proc"]) == 2
+    out, err = capsys.readouterr()
+    assert err.startswith("certify: error: cannot write into /proc") and err.count("\n") == 1 and out == ""

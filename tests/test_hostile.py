@@ -160,6 +160,37 @@ def test_the_digits_limit_stops_where_numbers_can_be_read(tmp_path, capsys):
     assert "at most 4300 digits" in err
 
 
+@pytest.mark.parametrize("text", ["1e1_000_000_000", "1e-1_000_000_000", "1_000", "1/3_0", "0.5e1_0"])
+def test_underscores_in_a_number_are_bad_input(text):
+    """Python's Fraction reads digits with underscores: the exponent cap looked for plain digits, so
+    "1e1_000_000_000" passed it and the exact 10^(10^9) never finished (check, --bound and verify)."""
+    with pytest.raises(BadInput, match="underscores"):
+        numbers.parse_number(text)
+    with pytest.raises(BadInput, match="underscores"):
+        expr.parse(f"{text}*D")
+
+
+@pytest.mark.parametrize("text", ["1e1_000_000_000", "1e-1_000_000_000", "1E+4_001"])
+def test_the_checker_caps_an_underscored_exponent(text):
+    with pytest.raises(ValueError, match="absurd exponent"):
+        certify_checker.exact.rational(text)
+
+
+def test_an_underscored_exponent_is_refused_by_every_front_end_without_a_hang(tmp_path, holds_cert):
+    huge = "1e1_000_000_000"
+    path = write_json(tmp_path / "c.json", {"X": [[huge], [0]], "A": [[1]]})
+    forged = copy.deepcopy(holds_cert)
+    forged["inputs"]["X"][0][0] = huge
+    cert = write_json(tmp_path / "cert.json", redigest(forged))
+    for argv, code in ((["certify", "check", path], 2), (["certify", "check", ROOT / "examples/layer.json", "--bound",
+                                                                  f"{huge}*D"], 2),
+                       (["certify", "verify", cert], 1), (["certify_checker", cert], 1)):
+        done = subprocess.run([sys.executable, "-m", *map(str, argv)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == code and ("underscore" in done.stderr if code == 2 else "absurd exponent"
+                                            in done.stdout), (argv, done.stdout, done.stderr)
+
+
 def test_no_float64_svd_of_a_matrix_that_is_not_finite():
     """LAPACK's SVD may never return on an infinite entry (the A below loops forever): the witness
     refuses it as a LinAlgError, a ValueError, and the float64 screen stands aside."""
@@ -252,6 +283,14 @@ def test_deep_bounds_are_bad_input(depth, shape):
         expr.parse(text)
     with pytest.raises(ValueError):
         checker_bound.canonical(text)
+
+
+@pytest.mark.parametrize("text, written", [("(1/3)**(1e4000)", "'1e4000'"), ("D**(9" + "0" * 1500 + ")", "'9000")])
+def test_an_absurd_exponent_is_quoted_as_written_and_short(text, written):
+    """The exponent was quoted as its exact value: 1e4000 made a message of 4000 digits."""
+    with pytest.raises(BadInput, match="is larger than 1024") as refused:
+        expr.parse(text)
+    assert f"the exponent {written}" in str(refused.value) and len(str(refused.value)) < 200
 
 
 @QUICK
@@ -491,6 +530,62 @@ def test_too_many_tokens_and_too_much_memory_are_refused_before_any_work(tmp_pat
     assert code == 0
 
 
+def _no_number_read(monkeypatch):
+    """Reading a number fails the test (tokens given as JSON numbers are read as one float64 array, not here)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("a number was read before the sizes were checked")
+    monkeypatch.setattr(numbers, "parse_number", refuse)
+
+
+ROW = [str(k % 7) for k in range(1024)]  # strings: the slow reading (a Fraction each)
+
+
+@pytest.mark.parametrize("data, words", [
+    ({"X": [["1", "2"]] * 200_000, "A": [["1", "0"], ["0", "1"]]}, "200000 tokens"),
+    ({"X": [ROW, ROW], "layers": [{"A": [ROW] * 1024}] * 12}, "memory limit"),
+    ({"X": [[1, 0], [0, 1]], "A": [ROW] * 1024}, "expected shape 2 x 2, got 1024 x 1024"),
+    ({"X": [[1, 0], [0, 1]], "W_Q": [[1, 0], [0, 1]], "W_K": [ROW] * 2}, "expected shape 2 x 2, got 2 x 1024"),
+], ids=["tokens", "memory", "A's shape", "W_K's shape"])
+def test_sizes_are_checked_before_any_number_is_read(monkeypatch, data, words):
+    """A 24 MB file of two million tokens (as strings) took over a minute to read before the limit on tokens
+    refused it; twelve 1024 x 1024 layers of strings (50 MB) as long before the memory estimate did."""
+    _no_number_read(monkeypatch)
+    with pytest.raises(BadInput, match=words):
+        config.load(data)
+
+
+def test_a_trajectory_beyond_the_memory_estimate_is_refused_before_starting(tmp_path, capsys):
+    """512 tokens through 64 layers: trajectory ran 80 s at 11.7 GB, and then the checker refused its
+    certificate (exit 3); it is refused before any work, as check refuses it."""
+    rng = random.Random(0)
+    data = {"X": [[rng.randint(-9, 9), rng.randint(-9, 9)] for _ in range(512)],
+            "layers": [{"A": [[0.1, 0], [0, 0.1]]}] * 64}
+    code, out, err, seconds = run_cli(["trajectory", write_json(tmp_path / "c.json", data), "--layers", "2"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "refused before starting" in err and "memory" in err and seconds < 30 and out == ""
+
+
+def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):
+    """numpy allocates the shape a .npy header states before it reads: a 4 kB file asked for 80 GB ("out of
+    memory") or, at 3.2 GB, got it."""
+    import io
+    import zipfile
+
+    import numpy as np
+    header = "{'descr': '<f8', 'fortran_order': False, 'shape': (100000, 100000), }"
+    header += " " * (117 - len(header)) + "\n"
+    lying = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(64)
+    honest = io.BytesIO()
+    np.save(honest, np.eye(2))
+    path = tmp_path / "lying.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("X.npy", lying)
+        archive.writestr("A.npy", honest.getvalue())
+    code, _, err, _ = run_cli(["check", path], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "X.npy states an array larger than the data it holds" in err
+
+
 def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, holds_cert):
     cert = copy.deepcopy(holds_cert)
     cert["precision"] = 1 << 20
@@ -667,6 +762,17 @@ def test_a_rejection_never_prints_the_certificates_control_characters(tmp_path, 
     done = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
                           cwd=ROOT, timeout=120)
     assert done.returncode == 1 and done.stdout.rstrip("\n").isprintable()
+
+
+@pytest.mark.parametrize("field", ["verdict", "kind"])
+def test_a_rejection_quotes_a_long_stated_value_cut_short(tmp_path, capsys, holds_cert, field):
+    """A message quotes what a certificate states: a 100 kB value made a REJECTED line of 100 kB."""
+    cert = copy.deepcopy(holds_cert)
+    cert[field] = "x" * 100_000
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "xxx" in confirmation.message and len(confirmation.message) <= 1000
+    code, out, err, _ = run_cli(["verify", write_json(tmp_path / "long.json", cert)], capsys)
+    assert code == 1 and out.startswith("REJECTED: ") and len(out) < 1100 and err == ""
 
 
 # --- campaign folders -------------------------------------------------------------------------

@@ -258,6 +258,36 @@ def test_bad_configs_are_bad_input(tmp_path, overrides, message):
         load_model(_bad(tmp_path, config=tiny_config(**overrides)))
 
 
+def _config_text(**overrides) -> str:
+    """config.json's text with each override's value written as given (JSON that json.dumps would not write)."""
+    text = json.dumps(tiny_config(**{key: 1 for key in overrides}))
+    for key, written in overrides.items():
+        text = text.replace(f'"{key}": 1', f'"{key}": {written}')
+    return text
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[" * 100_000 + "]" * 100_000, "nested deeper"),
+        (json.dumps(tiny_config())[:-1] + ', "num_hidden_layers": 1}', "appears twice"),
+        (_config_text(layer_norm_eps="Infinity"), "not a finite number"),
+        (_config_text(layer_norm_eps="1e999"), "layer_norm_eps must be a positive number"),
+        (_config_text(num_hidden_layers="9" * 5000), "5000 digits"),
+        (_config_text(num_hidden_layers=10**9), "no tensor 'encoder.layer.2"),
+    ],
+    ids=["deep", "duplicate key", "Infinity", "1e999", "5000 digits", "10^9 layers"],
+)
+def test_a_hostile_config_json_is_bad_input(tmp_path, text, message):
+    """config.json was read by json.loads: deep nesting and a 5000-digit integer were internal errors, a
+    duplicate key and an infinite layer_norm_eps were taken, and 10^9 layers built a dict of 16 x 10^9
+    expected tensors (gigabytes, minutes) before the first missing one was looked for."""
+    folder = _bad(tmp_path)
+    (folder / "config.json").write_text(text)
+    with pytest.raises(BadInput, match=message):
+        load_model(folder)
+
+
 def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypatch):
     with pytest.raises(BadInput, match="no model folder"):
         load_model(tmp_path / "nowhere")
@@ -405,3 +435,26 @@ def test_cli_model_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     no_tokenizer = write_model(tmp_path / "no_tokenizer", tokenizer=False)
     assert main(["model", str(no_tokenizer)]) == 2
     assert "no tokenizer.json" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("text", ["\udcff abc", "a \ud800 b"])
+def test_a_text_that_is_not_utf8_is_bad_input(tiny_dir, capsys, text):
+    """Bytes of a command line that are not UTF-8 (`--text $'\\xff'`) reach Python as lone surrogates: the
+    tokenizer's TypeError was an internal error (exit 4)."""
+    from certify.cli import main
+
+    assert main(["model", str(tiny_dir), "--text", text, "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: the text is not UTF-8") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("option", [["--start-prec", "-1"], ["--start-prec", "0", "--screen"],
+                                    ["--max-prec", "0"], ["--max-prec", "-1", "--screen"],
+                                    ["--start-prec", str(2**64)], ["--max-prec", "99999999999"]])
+def test_a_precision_out_of_range_is_bad_input_before_any_work(tiny_dir, capsys, option):
+    """--max-prec 0 and -1 were raised to the start silently, and --screen took any precision."""
+    from certify.cli import main
+
+    assert main(["model", str(tiny_dir), *option]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the precision {option[0]} {option[1]} is not from 16 to 65536 bits" in err

@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import difflib
 import importlib
+import io
 import json
 import os
+import re
 import sys
 
 # One BLAS thread unless the caller chose otherwise (before anything loads numpy): the commands'
@@ -28,7 +30,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
 from certify.cli import options  # noqa: E402
 from certify.core import progress  # noqa: E402
-from certify.errors import BadInput  # noqa: E402
+from certify.errors import BadInput, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [
@@ -60,8 +62,17 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
     def error(self, message):  # noqa: D401 - argparse hook
-        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
+        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice.  argparse quotes
+        # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value
+        message = re.sub(r"'([^'\n]{60,})'", lambda quoted: shown(quoted.group(1)), message)
         raise BadInput(f"{message} (see `{self.prog} --help`)")
+
+    def _get_values(self, action, arg_strings):
+        # Python 3.11's argparse drops the value of "--opt=--" and gives the option an empty list: --max-prec
+        # crashed on it, --out=-- wrote nothing and --claim=-- checked the default claim
+        if action.option_strings and arg_strings == ["--"]:
+            self.error(f"argument {'/'.join(action.option_strings)}: expected a value, not '--'")
+        return super()._get_values(action, arg_strings)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -99,6 +110,11 @@ def main(argv: list[str] | None = None) -> int:
     violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted,
     141 when stdout's reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
+    # Bytes of a command line that are not UTF-8 (a file name) reach Python as lone surrogates: printed back
+    # they are those bytes again, where a strict stdout (a UTF-8 locale, PYTHONIOENCODING) raised
+    # UnicodeEncodeError after the work was done, an internal error
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="surrogateescape")
     if not argv:  # a bare `certify`: its usage, as a usage error
         print(build_parser().format_usage().rstrip(), file=sys.stderr)
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)

@@ -32,7 +32,7 @@ from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
 from certify.studies.models import report as model_report
-from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, iter_layers
+from certify.studies.models.certified import DEFAULT_BITS, MAX_ALLOWED_BITS, MAX_BITS, MIN_BITS, iter_layers
 from certify.studies.models.corpus import CorpusRun, read_corpus
 from certify.studies.models.corpus_job import exit_verdict, run_corpus
 from certify.studies.models.corpus_summary import render as render_corpus
@@ -85,6 +85,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Run `certify model` (on one text, its float64 screen, or a corpus); return its exit code."""
+    args.start_prec, args.max_prec = _bits(args)
     if args.corpus is not None:
         return _run_corpus(args)
     if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
@@ -95,11 +96,10 @@ def run(args) -> int:
     trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
     if args.screen:
         return _run_screen(args, text_model, tokens, trace)
-    max_bits = max(args.max_prec, args.start_prec)
-    layers = list(progress.bar(iter_layers(text_model.model, trace, args.start_prec, max_bits),
+    layers = list(progress.bar(iter_layers(text_model.model, trace, args.start_prec, args.max_prec),
                                total=len(text_model.model.layers), desc="certify model", unit="layer"))
     report = model_report.build(str(text_model.folder), text_model.model.config, args.text, list(tokens.tokens),
-                                layers, args.start_prec, max_bits)  # fmt: skip
+                                layers, args.start_prec, args.max_prec)  # fmt: skip
     written = []
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -198,6 +198,16 @@ def _fraction(enclosure: dict) -> str:
     return f"1-{1 - value:.1e}" if 0 < 1 - value < 1e-4 else f"{value:.6g}"
 
 
+def _bits(args) -> tuple[int, int]:
+    """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above it
+    (the default cap with --start-prec 1024).  Both are checked before any work, with --screen too (which
+    took --max-prec -1), and a cap of 0 is refused rather than raised."""
+    for name, bits in (("--start-prec", args.start_prec), ("--max-prec", args.max_prec)):
+        if not MIN_BITS <= bits <= MAX_ALLOWED_BITS:
+            raise BadInput(f"the precision {name} {bits} is not from {MIN_BITS} to {MAX_ALLOWED_BITS} bits")
+    return args.start_prec, max(args.max_prec, args.start_prec)
+
+
 def _run_corpus(args) -> int:
     if args.out is None:
         raise BadInput("--corpus needs --out DIR: the run's folder (created, or resumed when it holds the same run)")
@@ -205,7 +215,7 @@ def _run_corpus(args) -> int:
         raise BadInput("--corpus certifies the corpus's sentences: leave out --text and --screen")
     path = None if args.corpus == SHIPPED_CORPUS else Path(args.corpus)
     run = CorpusRun(model=args.model, sentences=tuple(read_corpus(path)), bits=args.start_prec,
-                    max_bits=max(args.max_prec, args.start_prec))  # fmt: skip
+                    max_bits=args.max_prec)  # fmt: skip
     name = "shipped (certify/studies/models/data/corpus.txt)" if path is None else str(path)
     started = time.time()
     outcome = run_corpus(run, name, args.out, limit=args.limit, executor=args.executor, workers=args.workers,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -56,6 +57,10 @@ def run(args) -> int:
         raise BadInput(f"no section matches {args.only}; sections: {known}")
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
+    try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
+        tempfile.TemporaryFile(dir=out_dir).close()
+    except OSError as err:
+        raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     started = time.time()
     print("\n".join(table.rows([COLUMNS], WIDTHS, indent="  ")), flush=True)

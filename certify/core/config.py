@@ -28,12 +28,13 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 from certify.core import jsonfile, npzfile
-from certify.core.limits import DEFAULT, Limits, shape_problem
+from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem
 from certify.core.masks import named_mask, validate_mask
 from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
                                   parse_number, parse_vector)
+from certify.core.precision import START_PRECISION
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
@@ -149,14 +150,44 @@ def load(source, limits: Limits = DEFAULT) -> Case:
         if not path.is_file():
             raise BadInput(f"no such configuration file: {path}")
         read = npzfile.read(path, limits) if path.suffix.lower() == ".npz" else jsonfile.read(path, str(path), limits)
-        case = parse(read)
+        case = parse(_within(read, limits))
     elif isinstance(source, dict):
-        case = parse(source)
+        case = parse(_within(source, limits))
     else:
         raise BadInput(f"a configuration is a file path or a JSON object, not {json_type(source)}")
     if problem := shape_problem(*case.sizes(), limits):
         raise BadInput(f"the configuration has {problem}")
     return case
+
+
+def _within(data, limits: Limits):
+    """data, once the sizes it states pass the size limits and the resource estimate of one evaluation
+    at the lowest precision: from lengths alone, before any number is read (a file of two million
+    tokens, or of twelve 1024 x 1024 layers of strings, took minutes to read before it was refused)."""
+    if isinstance(data, dict):
+        layers = data.get("layers")
+        specs = [spec for spec in layers if isinstance(spec, dict)] if isinstance(layers, list) else [data]
+        n, d = _stated_shape(data.get("X"))
+        d_k = max((_stated_shape(spec.get("W_Q"))[1] for spec in specs), default=0)
+        hidden = max((_stated_shape(spec["ffn"].get("W1"))[0] for spec in specs if isinstance(spec.get("ffn"), dict)),
+                     default=0)
+        sizes = (n, max(d, d_k), len(layers) if isinstance(layers, list) else 1, hidden)
+        if problem := shape_problem(*sizes, limits):
+            raise BadInput(f"the configuration has {problem}")
+        if problem := resource_problem(*sizes, START_PRECISION, limits):
+            raise BadInput(f"refused before starting: {problem}")
+    return data
+
+
+def _stated_shape(value) -> tuple[int, int]:
+    """(rows, the longest row) of a matrix as given (rows, a numpy array or a binary64 block), else (0, 0)."""
+    if hasattr(value, "shape") and len(value.shape) == 2:  # a numpy array
+        return value.shape
+    if isinstance(value, dict) and isinstance(value.get("shape"), list) and len(value["shape"]) == 2:
+        return tuple(v if type(v) is int else 0 for v in value["shape"])
+    if isinstance(value, (list, tuple)):
+        return len(value), max((len(row) for row in value if isinstance(row, (list, tuple))), default=0)
+    return 0, 0
 
 
 def parse(data: dict) -> Case:
@@ -189,8 +220,8 @@ def _label(name) -> str:
     """The configuration's "name", shown in titles and tables: a string of printable characters (a
     newline or a terminal escape in a file's name could print a line certify never wrote)."""
     if not isinstance(name, str) or not name.isprintable():
-        shown = json_type(name) if not isinstance(name, str) else "a string with control characters"
-        raise BadInput(f'"name" is a label of printable characters, not {shown}')
+        what = json_type(name) if not isinstance(name, str) else "a string with control characters"
+        raise BadInput(f'"name" is a label of printable characters, not {what}')
     return name
 
 
@@ -225,7 +256,7 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
                 fields[bias] = parse_vector(spec[bias], f"{where}.{bias}", width)
         d_k = spec.get("d_k", width)
         if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-            raise BadInput(f"{where}.d_k: expected a positive integer, got {d_k!r}")
+            raise BadInput(f"{where}.d_k: expected a positive integer, got {shown(d_k)}")
         fields["d_k"] = d_k
     else:
         raise BadInput(f"{where}: no attention given: add A (d x d) or W_Q and W_K")
@@ -262,7 +293,7 @@ def _parse_ffn(spec, d: int, where: str) -> FeedForward:
     b2 = parse_vector(spec["b2"], f"{where}.b2", d) if "b2" in spec else (Fraction(0),) * d
     activation = spec.get("activation", "relu")
     if activation not in ACTIVATIONS:
-        raise BadInput(f"{where}.activation: expected 'relu' or 'gelu', got {activation!r}")
+        raise BadInput(f"{where}.activation: expected 'relu' or 'gelu', got {shown(activation)}")
     residual = _parse_bool(spec.get("residual", False), f"{where}.residual")
     return FeedForward(W1=W1, b1=b1, W2=W2, b2=b2, activation=activation, residual=residual)
 
@@ -277,7 +308,7 @@ def _parse_layernorm(spec, d: int, where: str) -> LayerNorm:
         raise BadInput(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
     position = spec.get("position")
     if position not in ("post", "pre"):
-        raise BadInput(f"{where}.position: expected 'post' or 'pre', got {position!r}")
+        raise BadInput(f"{where}.position: expected 'post' or 'pre', got {shown(position)}")
     kind = spec.get("kind", "sphere")
     if kind == "sphere":
         extra = set(spec) & {"gain", "bias", "eps"}
@@ -285,7 +316,7 @@ def _parse_layernorm(spec, d: int, where: str) -> LayerNorm:
             raise BadInput(f"{where}: the sphere LayerNorm x/||x|| takes no {', '.join(sorted(extra))}")
         return LayerNorm(position=position)
     if kind != "standard":
-        raise BadInput(f"{where}.kind: expected 'sphere' or 'standard', got {kind!r}")
+        raise BadInput(f"{where}.kind: expected 'sphere' or 'standard', got {shown(kind)}")
     gain = parse_vector(spec["gain"], f"{where}.gain", d) if "gain" in spec else (Fraction(1),) * d
     bias = parse_vector(spec["bias"], f"{where}.bias", d) if "bias" in spec else (Fraction(0),) * d
     eps = parse_number(spec.get("eps", "1e-12"), f"{where}.eps")

@@ -22,7 +22,7 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 from certify.core.numbers import parse_number
 
 UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
@@ -115,7 +115,8 @@ def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:
                 _build(node.right, source, names, depth))
         exponent = tree[2]
         if tree[0] == "**" and exponent[0] == "num" and abs(exponent[1]) > MAX_POWER:
-            raise BadInput(f"bound: the exponent {exponent[1]} is larger than {MAX_POWER}")
+            written = shown(ast.get_source_segment(source, node.right))  # not the 4000 digits of 1e4000
+            raise BadInput(f"bound: the exponent {written} is larger than {MAX_POWER} in absolute value")
         return tree
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
         name = node.func.id

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core import jsonfile
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 
 Mask = list[list[int]]
 
@@ -28,7 +28,7 @@ def named_mask(name: str, n: int, window: int = 1) -> Mask:
     key = ALIASES.get(name, name)
     if key not in NAMED_MASKS:
         known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
-        raise BadInput(f"unknown mask {name!r}; known masks: {known}, or a JSON file")
+        raise BadInput(f"unknown mask {shown(name)}; known masks: {known}, or a JSON file")
     if n < 1:
         raise BadInput(f"the number of tokens must be at least 1, got {n}")
     if window < 1:

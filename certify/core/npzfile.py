@@ -10,6 +10,7 @@ certify.core.numbers.from_numpy; pickled objects are refused (numpy's allow_pick
 
 from __future__ import annotations
 
+import math
 import zipfile
 from pathlib import Path
 
@@ -28,9 +29,12 @@ def read(path, limits: Limits = DEFAULT) -> dict:
     try:
         with zipfile.ZipFile(path) as archive:  # a compressed file must not unpack beyond the limit either
             unpacked = sum(info.file_size for info in archive.infolist())
-        if unpacked > limits.bytes:
-            raise BadInput(f"{where}: unpacks to {unpacked} bytes, above the limit of {limits.bytes} "
-                           "(raise it with --limit bytes=N)")
+            if unpacked > limits.bytes:
+                raise BadInput(f"{where}: unpacks to {unpacked} bytes, above the limit of {limits.bytes} "
+                               "(raise it with --limit bytes=N)")
+            for info in archive.infolist():  # numpy allocates the array a header states before it reads the data
+                if _stated_bytes(archive, info) > info.file_size:
+                    raise BadInput(f"{where}: {info.filename} states an array larger than the data it holds")
         with np.load(path, allow_pickle=False) as archive:
             arrays = {key: archive[key] for key in archive.files}
     except BadInput:
@@ -38,6 +42,15 @@ def read(path, limits: Limits = DEFAULT) -> dict:
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as err:
         raise BadInput(f"{where}: not a readable .npz file of numeric arrays ({err})") from None
     return nest(arrays, where)
+
+
+def _stated_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> int:
+    """The bytes of the array an archive member's .npy header states (ValueError when it has none)."""
+    with archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, _, dtype = header(member)
+    return math.prod(shape) * dtype.itemsize
 
 
 def nest(flat: dict, where: str) -> dict:

@@ -19,7 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 
 # Exponents beyond this are not configurations anyone means; they would only make the exact
 # rationals (and the precision needed to separate them) absurdly large.
@@ -41,15 +41,10 @@ def digits(value: Fraction) -> int:
     return 1 + math.ceil(max(abs(value.numerator).bit_length(), value.denominator.bit_length()) * math.log10(2))
 
 
-def _shown(text: str) -> str:
-    """A number's text in a message: quoted, and cut short when long (one readable line)."""
-    return repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text)} characters)"
-
-
 def _written(value: Fraction, text, where: str) -> Fraction:
     """value, unless its numerator or denominator has more than MAX_DIGITS digits (BadInput)."""
     if abs(value.numerator) >= _DIGITS_BOUND or value.denominator >= _DIGITS_BOUND:
-        raise BadInput(f"{where}: {_shown(str(text)) if isinstance(text, str) else 'a number'} has more than "
+        raise BadInput(f"{where}: {shown(str(text)) if isinstance(text, str) else 'a number'} has more than "
                        f"{MAX_DIGITS} digits above or below the fraction bar, the most a number may have")
     return value
 
@@ -63,7 +58,7 @@ def _parse_hex_float(text: str, where: str) -> Fraction | None:
     mantissa = int((whole or "0") + frac, 16)
     power = int(exponent or 0) - 4 * len(frac)
     if abs(power) > 4 * MAX_DECIMAL_EXPONENT:
-        raise BadInput(f"{where}: {_shown(text)} has an absurd exponent")
+        raise BadInput(f"{where}: {shown(text)} has an absurd exponent")
     value = Fraction(mantissa) * (Fraction(2) ** power)
     return -value if sign == "-" else value
 
@@ -83,19 +78,21 @@ def parse_number(value, where: str = "number") -> Fraction:
     if isinstance(value, str):
         text = value.strip()
         if not text.isascii():  # Python reads other scripts' digits ("\u0665", an Arabic-Indic 5, looks like 0)
-            raise BadInput(f"{where}: {_shown(value)} is not a number: numbers are written in ASCII digits")
+            raise BadInput(f"{where}: {shown(value)} is not a number: numbers are written in ASCII digits")
+        if "_" in text:  # Python reads "1_000"; in an exponent ("1e1_000_000_000") it passed the exponent cap
+            raise BadInput(f"{where}: {shown(value)} is not a number: digits are written without underscores")
         hex_value = _parse_hex_float(text, where)
         if hex_value is not None:
             return _written(hex_value, text, where)
         exponent = _DECIMAL_EXPONENT.search(text)
         if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
-            raise BadInput(f"{where}: {_shown(value)} has an absurd exponent")
+            raise BadInput(f"{where}: {shown(value)} has an absurd exponent")
         if any(sum(c.isdigit() for c in part) > MAX_DIGITS for part in text.split("/")):  # (Fraction's own words)
-            raise BadInput(f"{where}: {_shown(value)} has more than {MAX_DIGITS} digits, the most a number may have")
+            raise BadInput(f"{where}: {shown(value)} has more than {MAX_DIGITS} digits, the most a number may have")
         try:
             exact = Fraction(text)
         except (ValueError, ZeroDivisionError):
-            raise BadInput(f"{where}: {_shown(value)} is not a number (decimal, 'p/q' or hex float)") from None
+            raise BadInput(f"{where}: {shown(value)} is not a number (decimal, 'p/q' or hex float)") from None
         return _written(exact, text, where)
     raise BadInput(f"{where}: expected a number, got {json_type(value)}")
 
@@ -169,7 +166,7 @@ def json_type(value) -> str:
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, str):
-        return f"the string {value!r}"
+        return f"the string {shown(value)}"
     return type(value).__name__
 
 
@@ -275,20 +272,25 @@ def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None
     else:
         if not isinstance(value, (list, tuple)) or not value:
             raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
-        rows = []
         for i, row in enumerate(value):
             if not isinstance(row, (list, tuple)):
                 raise BadInput(f"{where}: row {i} is {json_type(row)}, not a list of numbers")
-            rows.append(parse_vector(row, f"{where}[{i}]"))
-        width = len(rows[0])
-        if any(len(row) != width for row in rows):
-            raise BadInput(f"{where}: ragged rows (lengths {sorted({len(r) for r in rows})})")
-        matrix = tuple(rows)
-    want_rows, want_cols = shape
-    if want_rows is not None and len(matrix) != want_rows or want_cols is not None and width != want_cols:
-        want = f"{want_rows if want_rows is not None else '*'} x {want_cols if want_cols is not None else '*'}"
-        raise BadInput(f"{where}: expected shape {want}, got {len(matrix)} x {width}")
+        width = len(value[0])
+        if any(len(row) != width for row in value):
+            raise BadInput(f"{where}: ragged rows (lengths {sorted({len(r) for r in value})})")
+        # the shape before the numbers: reading millions of numbers took minutes before a wrong shape was seen
+        _check_shape(where, len(value), width, shape)
+        return tuple(parse_vector(row, f"{where}[{i}]") for i, row in enumerate(value))
+    _check_shape(where, len(matrix), width, shape)
     return matrix
+
+
+def _check_shape(where: str, rows: int, width: int, shape: tuple[int | None, int | None]) -> None:
+    """BadInput unless a matrix of rows x width has the wanted shape (entries of None are free)."""
+    want_rows, want_cols = shape
+    if want_rows is not None and rows != want_rows or want_cols is not None and width != want_cols:
+        want = f"{want_rows if want_rows is not None else '*'} x {want_cols if want_cols is not None else '*'}"
+        raise BadInput(f"{where}: expected shape {want}, got {rows} x {width}")
 
 
 def encode(value: Fraction) -> str:

@@ -28,6 +28,7 @@ from threadpoolctl import threadpool_limits
 from certify.errors import BadInput
 
 KINDS = ("pool", "dask")
+MAX_WORKERS_PER_CORE = 4  # more processes than this only wait for a core, each with its own memory
 
 
 def worker_init() -> None:
@@ -59,9 +60,13 @@ class ProcessPool:
     kind = "pool"
 
     def __init__(self, workers: int | None = None):
-        self.workers = (os.cpu_count() or 1) if workers is None else workers
-        if self.workers < 1:
-            raise BadInput(f"workers must be at least 1, got {self.workers}")
+        cores = os.cpu_count() or 1
+        self.workers = cores if workers is None else workers
+        # each worker process holds its own interpreter, numpy and flint: --workers 2^64 crashed in islice, and
+        # 100000 would start a process per chunk, far beyond what the cores can run
+        if not 1 <= self.workers <= MAX_WORKERS_PER_CORE * cores:
+            raise BadInput(f"workers must be from 1 to {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core "
+                           f"of the {cores} here), got {self.workers}")
 
     def __enter__(self) -> "ProcessPool":
         return self

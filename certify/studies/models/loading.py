@@ -10,11 +10,13 @@ with a model is reported as BadInput before any computation.
 from __future__ import annotations
 
 import importlib.util
-import json
+import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
+from certify.core import jsonfile
 from certify.errors import BadInput
 from certify.studies.models.bert import (
     AttentionHead,
@@ -68,10 +70,7 @@ def locate_model(name_or_dir: str | Path) -> Path:
 def read_config(folder: Path) -> BertConfig:
     """Parse and check config.json: a BERT encoder with absolute positions and exact GELU."""
     path = Path(folder) / CONFIG_FILE
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise BadInput(f"{path} is not valid JSON: {err}") from None
+    raw = jsonfile.read(path)  # the strict reader: deep nesting and 5000-digit integers were internal errors
     if not isinstance(raw, dict):
         raise BadInput(f"{path} must hold a JSON object")
     if raw.get("model_type") != "bert":
@@ -88,7 +87,7 @@ def read_config(folder: Path) -> BertConfig:
         return value
 
     eps = raw.get("layer_norm_eps", 1e-12)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps > 0:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:  # 1e999 reads as inf
         raise BadInput(f"{path}: layer_norm_eps must be a positive number, not {eps!r}")
     config = BertConfig(
         n_layers=positive_int("num_hidden_layers"),
@@ -105,29 +104,30 @@ def read_config(folder: Path) -> BertConfig:
     return config
 
 
-def expected_shapes(config: BertConfig) -> dict[str, tuple[int, ...]]:
-    """Every tensor the encoder needs, by its unprefixed Hugging Face name, with its shape."""
+def expected_shapes(config: BertConfig) -> Iterator[tuple[str, tuple[int, ...]]]:
+    """Every tensor the encoder needs, by its unprefixed Hugging Face name, with its shape, layer by layer:
+    lazily, so that the first missing one stops a config.json that states 10^9 layers (a dict of them all
+    took gigabytes and minutes)."""
     d, d_ff = config.d, config.d_ff
-    shapes = {
+    yield from {
         "embeddings.word_embeddings.weight": (config.vocab_size, d),
         "embeddings.position_embeddings.weight": (config.max_positions, d),
         "embeddings.token_type_embeddings.weight": (config.type_vocab_size, d),
         "embeddings.LayerNorm.weight": (d,),
         "embeddings.LayerNorm.bias": (d,),
-    }
+    }.items()
     for layer in range(config.n_layers):
         p = f"encoder.layer.{layer}."
         for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
-            shapes[p + name + ".weight"] = (d, d)
-            shapes[p + name + ".bias"] = (d,)
-        shapes[p + "intermediate.dense.weight"] = (d_ff, d)
-        shapes[p + "intermediate.dense.bias"] = (d_ff,)
-        shapes[p + "output.dense.weight"] = (d, d_ff)
-        shapes[p + "output.dense.bias"] = (d,)
+            yield p + name + ".weight", (d, d)
+            yield p + name + ".bias", (d,)
+        yield p + "intermediate.dense.weight", (d_ff, d)
+        yield p + "intermediate.dense.bias", (d_ff,)
+        yield p + "output.dense.weight", (d, d_ff)
+        yield p + "output.dense.bias", (d,)
         for ln in ("attention.output.LayerNorm", "output.LayerNorm"):
-            shapes[p + ln + ".weight"] = (d,)
-            shapes[p + ln + ".bias"] = (d,)
-    return shapes
+            yield p + ln + ".weight", (d,)
+            yield p + ln + ".bias", (d,)
 
 
 def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
@@ -145,7 +145,7 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
         raise BadInput(f"cannot read {path}: {err}") from None
     by_name = {_canonical_name(key): key for key in stored}
     weights = {}
-    for name, shape in expected_shapes(config).items():
+    for name, shape in expected_shapes(config):
         key = next((by_name[prefix + name] for prefix in _PREFIXES if prefix + name in by_name), None)
         if key is None:
             raise BadInput(f"{path} has no tensor '{name}' (with or without the 'bert.' prefix)")

@@ -52,6 +52,10 @@ def tokenize_text(tokenizer, text: str) -> Tokens:
     """The tokens of one text, exactly as the model will see them."""
     if not isinstance(text, str):
         raise BadInput(f"the text to tokenise must be a string, not {type(text).__name__}")
+    try:  # bytes of a command line that are not UTF-8 reach Python as lone surrogates, which tokenizers refuses
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise BadInput(f"the text is not UTF-8: {text[max(err.start - 10, 0):err.end + 10]!a}") from None
     encoding = tokenizer.encode(text)
     return Tokens(
         text=text,
