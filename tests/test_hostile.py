@@ -975,3 +975,23 @@ def test_fuzz_check_verify_and_resume_at_length(tmp_path, capsys, holds_cert, vi
                                                 finished):
     _fuzz(tmp_path, capsys, [holds_cert, violated_cert, counterexample_cert], examples=300, seed=2)
     _fuzz_campaign(tmp_path, capsys, finished, examples=100, seed=2)
+
+
+@pytest.mark.parametrize("argv", [
+    ["graph", "--mask", "causal", "--n", "\u0663"],  # an Arabic-Indic 3: int() reads it
+    ["graph", "--mask", "causal", "--n", "1_0"],
+    ["attack", "--seed", "\uff11"],  # a fullwidth 1
+    ["counterexample", "ln-equilibria", "--n", "\u0663"],
+    ["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "inf"],
+    ["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "nan"],
+    ["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "1_0"],
+    ["attack", "--l-range", "1", "1e999"],
+    ["attack", "--l-range", "\u0661", "4"],
+])
+def test_integer_and_real_options_are_ascii_decimals_and_finite(argv, capsys):
+    """Options read with int() and float() took other scripts' digits, underscores, nan and inf (a time
+    limit of inf ran without one); they follow the number rules of inputs now."""
+    code, out, err, _ = run_cli(argv, capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "invalid integer value" in err or "invalid real value" in err, err
+    assert out == ""

@@ -29,16 +29,16 @@ def add_parser(subparsers):
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
         "certified, then exit 130.")
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
-    p.add_argument("--n", type=int, default=3, help="tokens (default 3)")
-    p.add_argument("--d", type=int, default=2, help="dimension (default 2)")
+    p.add_argument("--n", type=options.integer, default=3, help="tokens (default 3)")
+    p.add_argument("--d", type=options.integer, default=2, help="dimension (default 2)")
     p.add_argument("--with-v", action="store_true", help="search over a value matrix V too (X' = P X V^T)")
-    p.add_argument("--layers", type=int, default=1, metavar="T",
+    p.add_argument("--layers", type=options.integer, default=1, metavar="T",
                    help="search a stack of T layers: X_0 and every layer's parameters together (default 1; "
                    "stack claims such as collapse.trajectory and value.bounded need T >= 2 to say more than one layer)")
     p.add_argument("--mask", metavar="NAME", help="a fixed mask in every layer: causal, sliding, uni (e.g. for "
                    "mask.collapse)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    p.add_argument("--starts", type=int, help="local optimisations from random starts (default: from the budget, "
+    p.add_argument("--seed", type=options.integer, default=0, help="random seed (default 0)")
+    p.add_argument("--starts", type=options.integer, help="local optimisations from random starts (default: from the budget, "
                    f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
                    help=f"evaluations (reproducible, default {search.DEFAULT_BUDGET}) or seconds, e.g. 10s")

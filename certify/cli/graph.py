@@ -11,7 +11,7 @@ re-derives a graph: the report says "not certified" (exact breadth-first search)
 from __future__ import annotations
 
 from certify.core import jsonfile
-from certify.core import limits, masks
+from certify.core import limits, masks, numbers
 from certify.errors import BadInput
 from certify.core import graphs
 
@@ -25,8 +25,8 @@ def add_parser(subparsers) -> None:
                               "is strongly or quasi-strongly connected, its centres and its radius. Exit 0, or 2 on "
                               "bad input.")
     p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
-    p.add_argument("--n", type=int, help="number of tokens (required for a named mask)")
-    p.add_argument("--window", type=int, default=1,
+    p.add_argument("--n", type=numbers.integer, help="number of tokens (required for a named mask)")
+    p.add_argument("--window", type=numbers.integer, default=1,
                    help="window k: sliding attends to i-k..i+k, uni to i-k..i (default 1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run)

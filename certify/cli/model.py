@@ -63,10 +63,10 @@ def add_parser(subparsers) -> None:
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
                         "each file written is named (on stderr with --json, so that stdout stays the report); "
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
-    p.add_argument("--start-prec", dest="start_prec", type=int, default=DEFAULT_BITS, metavar="BITS",
+    p.add_argument("--start-prec", dest="start_prec", type=options.integer, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
                         "--max-prec while undecided)")  # fmt: skip
-    options.alias(p, "--bits", dest="start_prec", type=int)  # the first spelling of --start-prec
+    options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     options.add_figure_options(p)
@@ -74,8 +74,8 @@ def add_parser(subparsers) -> None:
     corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "
                              "or of the shipped corpus of 200 sentences without FILE; needs --out")  # fmt: skip
-    corpus.add_argument("--limit", type=int, metavar="K", help="only the first K sentences (a later run continues)")
-    corpus.add_argument("--workers", type=int, help="processes, or the embedded Dask cluster's workers (default: every core)")
+    corpus.add_argument("--limit", type=options.integer, metavar="K", help="only the first K sentences (a later run continues)")
+    corpus.add_argument("--workers", type=options.integer, help="processes, or the embedded Dask cluster's workers (default: every core)")
     corpus.add_argument("--executor", choices=jobs.KINDS, default="pool",
                         help="pool: a process pool on this machine (default); dask: Dask distributed")
     corpus.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: a running Dask scheduler's address")

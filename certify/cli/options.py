@@ -6,6 +6,7 @@ import argparse
 
 from certify import engine, figures
 from certify.core import limits
+from certify.core.numbers import integer, real  # type= of every integer and real option
 
 
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
@@ -17,15 +18,15 @@ def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
 
 def add_max_prec(parser, default: int = engine.DEFAULT_MAX_PRECISION, what: str = "") -> None:
     """--max-prec BITS: the precision cap, under one name on every command that escalates precision."""
-    parser.add_argument("--max-prec", type=int, default=default, metavar="BITS",
+    parser.add_argument("--max-prec", type=integer, default=default, metavar="BITS",
                         help=f"precision cap in bits{' ' + what if what else ''} (default {default})")
 
 
 def add_l_range(parser, help: str, default=None) -> None:
     """--l-range LO HI: a range of L = a D^2 (the old spelling --L-range still works)."""
-    parser.add_argument("--l-range", dest="l_range", nargs=2, type=float, default=default, metavar=("LO", "HI"),
+    parser.add_argument("--l-range", dest="l_range", nargs=2, type=real, default=default, metavar=("LO", "HI"),
                         help=help)
-    alias(parser, "--L-range", dest="l_range", nargs=2, type=float, metavar=("LO", "HI"))
+    alias(parser, "--L-range", dest="l_range", nargs=2, type=real, metavar=("LO", "HI"))
 
 
 def add_limits(parser) -> None:
@@ -68,7 +69,7 @@ def add_figure_options(parser) -> None:
 def _dpi(text: str) -> int:
     low, high = figures.DPI_RANGE
     try:
-        value = int(text)
+        value = integer(text)
     except ValueError:
         value = None
     if value is None or not low <= value <= high:

@@ -47,9 +47,9 @@ def add_parser(subparsers) -> None:
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
     p.add_argument("--setting", choices=sorted(reproduce.SETTINGS),
                    help="random-init setting: bert or project (default: project, bert with --long)")
-    p.add_argument("--dropout", type=float, metavar="P",
+    p.add_argument("--dropout", type=options.real, metavar="P",
                    help="train-mode dropout rate of the extra curves (default 0.1 for bert, none for project)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random model, inputs and dropout (default 0)")
+    p.add_argument("--seed", type=options.integer, default=0, help="seed of the random model, inputs and dropout (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
     p.add_argument("--json", action="store_true",

@@ -29,10 +29,10 @@ def add_parser(subparsers):
     options.add_target(p)
     p.add_argument("--distribution", default="gaussian", metavar="NAME",
                    help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
-    p.add_argument("--n", type=int, required=True, help="tokens per configuration")
-    p.add_argument("--d", type=int, required=True, help="token dimension")
-    p.add_argument("--count", type=int, required=True, help="number of configurations")
-    p.add_argument("--seed", type=int, default=0, help="campaign seed (default 0)")
+    p.add_argument("--n", type=options.integer, required=True, help="tokens per configuration")
+    p.add_argument("--d", type=options.integer, required=True, help="token dimension")
+    p.add_argument("--count", type=options.integer, required=True, help="number of configurations")
+    p.add_argument("--seed", type=options.integer, default=0, help="campaign seed (default 0)")
     options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
     layer = p.add_argument_group("the layer beyond the head (default: pure attention X' = P X; drawn after the "
                                  "tokens and the head, see certify.search.samplers)")
@@ -40,15 +40,15 @@ def add_parser(subparsers):
                        "or uni (previous, self)")
     layer.add_argument("--value", choices=samplers.VALUES, help="a value matrix V: gaussian (iid N(0, 1/d)) or "
                        "orthogonal (Haar)")
-    layer.add_argument("--value-norm", type=float, metavar="R", help="scale V to ||V||_2 = R (with --value)")
+    layer.add_argument("--value-norm", type=options.real, metavar="R", help="scale V to ||V||_2 = R (with --value)")
     layer.add_argument("--residual", action="store_true", help="X' = X + P X V^T (the residual claims need --value)")
     layer.add_argument("--ffn", choices=samplers.ACTIVATIONS, help="a token-wise MLP after attention, ReLU or GELU")
-    layer.add_argument("--hidden", type=int, metavar="H", help="the FFN's hidden width (default 2d)")
+    layer.add_argument("--hidden", type=options.integer, metavar="H", help="the FFN's hidden width (default 2d)")
     layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
     p.add_argument("--out", type=options.path, required=True, metavar="DIR",
                    help="folder: the campaign (created; resumed if it exists); its summary.json and report page are named "
                    "at the end")
-    p.add_argument("--workers", type=int, default=None,
+    p.add_argument("--workers", type=options.integer, default=None,
                    help="processes, or the embedded Dask cluster's worker processes (default: every core)")
     p.add_argument("--executor", choices=jobs.KINDS, default="pool",
                    help="pool: a process pool on this machine (default); dask: Dask distributed (pip install "
@@ -62,7 +62,7 @@ def add_parser(subparsers):
                    "rigorous float64 tier first (every one-layer claim and bound it covers: collapse.*, init.scaling, "
                    "value.expansive, residual.*, ffn.lipschitz, see `certify.search.tier3.COVERED`), the engine for "
                    "what it cannot decide")
-    p.add_argument("--stop-after", type=int, metavar="K", help="decide about K more configurations, then stop")
+    p.add_argument("--stop-after", type=options.integer, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -35,7 +35,7 @@ def add_parser(subparsers):
         "stack once). Exit 0 all bounds certified at every t, 1 a bound violated, 3 undecided or "
         "unresolved, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
-    p.add_argument("--layers", type=int, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
+    p.add_argument("--layers", type=options.integer, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
     p.add_argument("--out", type=options.path, metavar="DIR",
                    help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "
                    "into it (each file written is named)")

@@ -25,10 +25,10 @@ def add_parser(subparsers):
     p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")
     p.add_argument("--all", dest="everything", action="store_true",
                    help="campaign: re-derive every configuration (default: a random sample of the holds)")
-    p.add_argument("--sample", type=int, default=None, metavar="K",
+    p.add_argument("--sample", type=options.integer, default=None, metavar="K",
                    help="campaign: holds re-derived at random beyond the violated, undecided and certified ones "
                    "(default 64)")
-    p.add_argument("--workers", type=int, default=None, help="campaign: processes (default: every core)")
+    p.add_argument("--workers", type=options.integer, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
                    "campaign the records, the re-derived count and the problems)")

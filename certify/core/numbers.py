@@ -35,6 +35,30 @@ _HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
 
 
+_INTEGER = re.compile(r"[+-]?[0-9]{1,30}", re.ASCII)
+
+
+def integer(text: str) -> int:
+    """An integer option (argparse's type=) in ASCII decimal digits: int() also reads other scripts' digits
+    (an Arabic-Indic 3) and underscores (1_0), which no number of an input may use.  Each option checks
+    its own range after; ValueError, which argparse reports as "invalid integer value"."""
+    if not _INTEGER.fullmatch(text.strip()):
+        raise ValueError(text)
+    return int(text)
+
+
+_REAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]{1,4})?", re.ASCII | re.IGNORECASE)
+
+
+def real(text: str) -> float:
+    """A real option (argparse's type=) as a finite float in ASCII decimal: float() also reads other
+    scripts' digits, underscores, nan and inf.  ValueError, which argparse reports as "invalid real value"."""
+    value = float(text) if len(text) <= 100 and _REAL.fullmatch(text.strip()) else math.nan
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
 def digits(value: Fraction) -> int:
     """At least the number of decimal digits of value's numerator or denominator, whichever is longer
     (from their bit lengths: no decimal text is made)."""

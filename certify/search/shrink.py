@@ -53,10 +53,12 @@ class Shrunk:
 
     @property
     def case(self) -> config.Case:
+        """The simplest configuration found (still certified violated)."""
         return self.pair[0]
 
     @property
     def result(self) -> engine.Result:
+        """Its violated Result, with the certificate the checker confirmed."""
         return self.pair[1]
 
     @property
