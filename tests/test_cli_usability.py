@@ -55,6 +55,25 @@ def test_the_walk_notices_a_missing_help():
     assert list(_missing_help(parser, "certify")) == ["certify graph: --undocumented has no help"]
 
 
+def _help(argv, capsys) -> str:
+    with pytest.raises(SystemExit):
+        main(argv + ["--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_the_help_states_the_exit_codes(capsys):
+    """The contract's codes, Ctrl-C's 130 among them, on `certify --help`; counterexample's own (never 1, the
+    code of a violation: an unconfirmed counterexample is undecided) on its help and every name's."""
+    top = _help([], capsys)
+    assert all(code in top for code in ("0 holds", "1 violated", "2 bad input", "3 undecided", "4 internal error",
+                                        "130 interrupted"))
+    from certify.studies import counterexamples
+    for argv in [["counterexample"]] + [["counterexample", name] for name in counterexamples.REGISTRY]:
+        text = _help(argv, capsys)
+        assert "Exit 0 when the counterexample is certified and the independent checker confirms it, 3 otherwise" \
+            in text and "Exit 1" not in text and "1 when" not in text, argv
+
+
 def _output_options(parser: argparse.ArgumentParser, path: tuple = ()):
     """(command words, option) for every option that names where output goes."""
     for action in parser._actions:
