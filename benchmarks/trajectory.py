@@ -1,5 +1,5 @@
 """Long collapsing trajectories, timed: examples/layer.json through T layers (`python -m benchmarks.trajectory
-[T ...]`, default 500 1000 2000 4000; about two minutes in all on one core).
+[T ...]`, default 500 1000 2000 4000; under a minute in all on one core).
 
 Near consensus D_t loses about log2(3) bits of relative accuracy per layer, so T layers need some 2T
 bits at t = 0 and the time grows about like T^2 whatever is done; the step precisions

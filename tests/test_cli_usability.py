@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,29 @@ def test_the_walk_notices_a_missing_help():
     parser = build_parser(only="graph")
     parser._subparsers._group_actions[0].choices["graph"].add_argument("--undocumented")
     assert list(_missing_help(parser, "certify")) == ["certify graph: --undocumented has no help"]
+
+
+def _help(argv, capsys) -> str:
+    with pytest.raises(SystemExit):
+        main(argv + ["--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_the_help_states_the_exit_codes(capsys):
+    """The contract's codes, Ctrl-C's 130 among them, on `certify --help`; counterexample's own (never 1, the
+    code of a violation: an unconfirmed counterexample is undecided) on its help and every name's; the 3 of a
+    verdict the checker does not confirm on prove's, trajectory's and init's."""
+    top = _help([], capsys)
+    assert all(code in top for code in ("0 holds", "1 violated", "2 bad input", "3 undecided", "4 internal error",
+                                        "130 interrupted"))
+    from certify.studies import counterexamples
+    for argv in [["counterexample"]] + [["counterexample", name] for name in counterexamples.REGISTRY]:
+        text = _help(argv, capsys)
+        assert "Exit 0 when the counterexample is certified and the independent checker confirms it, 3 otherwise" \
+            in text and "Exit 1" not in text and "1 when" not in text, argv
+    for command in ("prove", "trajectory", "init"):  # a verdict the checker does not confirm exits 3
+        text = _help([command], capsys)
+        assert re.search(r"3 (otherwise|undecided[^.]*not confirmed)", text), command
 
 
 def _output_options(parser: argparse.ArgumentParser, path: tuple = ()):

@@ -81,7 +81,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="certify", description="Rigorous certification of the mathematics of iterated "
                      "self-attention: ball arithmetic verdicts (holds, violated, undecided) with certificates "
                      "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
-                     "3 undecided, 4 internal error (a bug: please report it).")
+                     "3 undecided, 4 internal error (a bug: please report it), 130 interrupted (Ctrl-C).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     parser.add_argument("--version", action="version", version=f"certify {certify.__version__}")
     subparsers.required = True

@@ -1,9 +1,9 @@
 """`certify counterexample NAME [options] [--out CERT] [--json]`: build and certify a named counterexample.
 
 Names and their options: `certify counterexample --help`, `certify counterexample NAME --help`.
-Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 undecided,
-1 when the checker does not confirm the engine's certificate (its verdict is then shown "(not certified)",
-in the text and the JSON), 2 bad input.
+Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 undecided or not
+confirmed by the checker (its verdict is then shown "(not certified)", in the text and the JSON; never 1,
+the code of a violation), 2 bad input.
 """
 
 from __future__ import annotations
@@ -13,16 +13,19 @@ from certify.cli import options
 from certify.engine import certificate
 from certify.studies import counterexamples
 
+EXITS = ("Exit 0 when the counterexample is certified and the independent checker confirms it, 3 otherwise "
+         "(undecided, or not confirmed), 2 bad input.")
+
 
 def add_parser(subparsers) -> None:
     """Register `certify counterexample` and its options."""
     p = subparsers.add_parser("counterexample", help="certify a named counterexample (wu-fig1, ln-equilibria, ...)",
-                              description=__doc__.splitlines()[0])
+                              description=f"{__doc__.splitlines()[0]} {EXITS}")
     names = p.add_subparsers(dest="counterexample", metavar="NAME")
     names.required = True
     for name in counterexamples.REGISTRY:
         module = counterexamples.load(name)
-        q = names.add_parser(name, help=module.HELP, description=module.HELP)
+        q = names.add_parser(name, help=module.HELP, description=f"{module.HELP}. {EXITS}")
         module.add_arguments(q)
         q.add_argument("--out", type=options.path, metavar="CERT", help="file: write the certificate here")
         q.add_argument("--json", action="store_true",

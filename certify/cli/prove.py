@@ -29,10 +29,10 @@ def add_parser(subparsers):
                               description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
-                              "Exit 0 proved, 1 violated, 3 undecided, 2 bad input. Ctrl-C stops the search as the "
-                              "time limit would at that moment: the part proved so far is reported (and written with "
-                              "--out, a certificate the checker confirms), then exit 130. --resume PROOF continues such "
-                              "an undecided proof.")
+                              "Exit 0 proved, 1 violated, 3 undecided (or not confirmed by the checker), 2 bad input. "
+                              "Ctrl-C stops the search as the time limit would at that moment: the part proved so far "
+                              "is reported (and written with --out, a certificate the checker confirms), then exit "
+                              "130. --resume PROOF continues such an undecided proof.")
     p.add_argument("claim", nargs="?", type=options.claim_id, help="collapse.global (default) or collapse.tanh")
     p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')
     p.add_argument("--n", type=options.integer, required=True, help="number of tokens")
