@@ -103,6 +103,16 @@ def test_tampering_is_evident(tmp_path, edit):
         jobs.Store.read(tmp_path, PARAMS["format"]).decided()
 
 
+def test_a_manifest_beyond_a_json_limit_names_no_option_to_raise_it(tmp_path):
+    """No command raises the JSON limits of a job's folder (--limit digits=N is check's and verify's)."""
+    _run(tmp_path)
+    path = tmp_path / "manifest.json"
+    path.write_text(path.read_text().replace("3", "3" * 4001, 1))
+    with pytest.raises(BadInput, match="above the limit of 4000") as raised:
+        jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+    assert "--limit" not in str(raised.value)
+
+
 def test_another_job_in_the_folder_is_refused(tmp_path):
     _run(tmp_path)
     with pytest.raises(BadInput, match="holds another test job .different base"):

@@ -180,6 +180,14 @@ def test_bad_arguments_exit_2(argv, capsys):
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
 
 
+def test_a_mask_file_beyond_a_json_limit_names_no_option_graph_lacks(tmp_path, capsys):
+    path = tmp_path / "mask.json"
+    path.write_text("[" * 40 + "]" * 40)
+    assert main(["graph", "--mask", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "nested deeper than the limit of 32" in err and "--limit" not in err
+
+
 def test_mask_of_the_wrong_size_exits_2(tmp_path, capsys):
     path = tmp_path / "mask.json"
     path.write_text(json.dumps(masks.named_mask("causal", 5)))
