@@ -62,7 +62,9 @@ def validate_mask(mask, n: int | None = None) -> Mask:
         if not isinstance(row, list) or len(row) != n:
             raise BadInput(f"a mask must be square: row {i} does not have {n} entries")
         if any(isinstance(v, bool) or v not in (0, 1) for v in row):
-            raise BadInput(f"mask entries must be 0 or 1: row {i} has another value")
+            # a boolean is JSON's true or false, or a numpy boolean array's entry: named, as it equals 0 or 1
+            what = "a boolean" if any(isinstance(v, bool) for v in row) else "another value"
+            raise BadInput(f"mask entries must be 0 or 1: row {i} has {what}")
         rows.append([int(v) for v in row])
     missing = [i for i in range(n) if rows[i][i] != 1]
     if missing:
