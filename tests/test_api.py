@@ -61,6 +61,40 @@ def test_bad_numpy_input_is_one_clear_bad_input(bad, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
+BOOLEAN_PLACES = {
+    "X": lambda value: {"X": value, "A": [[1, 0], [0, 1]]},
+    "A": lambda value: {"X": [[1, 0], [0, 1]], "A": value},
+    "mask": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]], "mask": value},
+    "ffn.b1": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]],
+                             "ffn": {"W1": [[1, 0], [0, 1]], "W2": [[1, 0], [0, 1]], "b1": value[0]}},
+}
+
+
+@pytest.mark.parametrize("place", BOOLEAN_PLACES)
+def test_a_boolean_array_is_refused_where_json_refuses_true_in_the_same_words(tmp_path, place):
+    """A numpy boolean array was read as 0 and 1 where JSON's true is refused (X, A, any number array and
+    the mask, whose entries are 0 or 1): the .npz file and the dict of arrays now meet JSON's refusal."""
+    rows = [[True, False], [True, True]]
+    with pytest.raises(certify.BadInput) as from_json:
+        config.load(BOOLEAN_PLACES[place](rows))
+    with pytest.raises(certify.BadInput) as from_numpy:
+        config.load(BOOLEAN_PLACES[place](np.array(rows)))
+    assert str(from_numpy.value) == str(from_json.value) and "boolean" in str(from_json.value)
+    path = tmp_path / "c.npz"
+    flat = {"X": np.eye(2), "A": np.eye(2), place: np.array(rows[0] if place == "ffn.b1" else rows)}
+    if place == "ffn.b1":
+        flat.update({"ffn.W1": np.eye(2), "ffn.W2": np.eye(2)})
+    np.savez(path, **flat)
+    with pytest.raises(certify.BadInput) as from_npz:
+        config.load(path)
+    assert str(from_npz.value) == str(from_json.value)
+
+
+def test_a_boolean_scalar_stays_a_boolean_where_json_takes_one():
+    case = config.load({"X": np.eye(2), "A": np.eye(2), "residual": np.array(True)})
+    assert case.layers[0].residual is True
+
+
 def test_npz_files_for_one_layer_and_a_stack(tmp_path, capsys):
     one = tmp_path / "layer.npz"
     np.savez(one, X=np.array(LAYER["X"]), A=np.array(LAYER["A"]))

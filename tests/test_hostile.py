@@ -345,6 +345,7 @@ def test_huge_json_integers_are_bad_input(tmp_path_factory, capsys, digits):
     for command in ("check", "verify"):
         code, _, err, _ = run_cli([command, path], capsys)
         assert_clean(code, err, allowed=(2,))
+        assert "(raise it with --limit digits=N)" in err  # the option both commands have
     with pytest.raises(checker.Unreadable):
         checker.load(path.read_text())
 

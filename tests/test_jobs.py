@@ -14,7 +14,7 @@ import pytest
 from certify import jobs
 from certify.cli import main
 from certify.core import files, jsonfile
-from certify.errors import BadInput
+from certify.errors import BadInput, Interrupted
 from certify.jobs import store as stores
 
 PARAMS = {"format": "test-job/1", "count": 30, "base": 3}
@@ -47,6 +47,36 @@ def test_a_stopped_job_resumes_to_every_index_once(tmp_path, workers):
     assert _run(tmp_path, workers)[1].decided == 0
 
 
+class InterruptedAfterItsChunks:
+    """An executor that runs every chunk and commits it, then meets Ctrl-C: as the pool does when the
+    interruption comes while it waits for the chunks in flight, which may be the last ones."""
+
+    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name=""):
+        for chunk in chunks:
+            on_done(chunk, task(spec, chunk))
+        raise KeyboardInterrupt
+
+
+def _interrupted_run(folder, todo, asked=None) -> str:
+    with jobs.Store.open(folder, PARAMS, outputs=("out",), noun="test job") as store:
+        with pytest.raises(Interrupted) as raised:
+            jobs.run(store, InterruptedAfterItsChunks(), square, PARAMS, jobs.grid_chunks(todo, 3), asked=asked)
+    return str(raised.value)
+
+
+def test_an_interruption_counts_what_was_asked_for_and_invites_a_rerun_only_when_some_is_left(tmp_path):
+    message = _interrupted_run(tmp_path / "part", range(6))
+    assert message == f"6 of 30 done, kept in {tmp_path / 'part'}: run the same command again to continue"
+    message = _interrupted_run(tmp_path / "limited", range(3), asked=6)
+    assert message.startswith("3 of the 6 asked for done (3 of 30 in all), kept in") and "again to continue" in message
+    message = _interrupted_run(tmp_path / "limited", range(3, 6), asked=6)
+    assert message == f"6 of the 6 asked for done (6 of 30 in all), kept in {tmp_path / 'limited'}: nothing asked for is left to do"
+    message = _interrupted_run(tmp_path / "limited", range(6, 30))
+    assert message == f"30 of 30 done, kept in {tmp_path / 'limited'}: nothing asked for is left to do"
+    # records beyond the limit, from the run without one, are not counted as asked for
+    assert _interrupted_run(tmp_path / "limited", [], asked=4).startswith("4 of the 4 asked for done (30 of 30 in all)")
+
+
 def test_a_chunk_whose_file_a_killed_run_never_wrote_is_not_decided(tmp_path):
     store, _ = _run(tmp_path)
     last = store.manifest["chunks"][-1]["first"]
@@ -71,6 +101,16 @@ def test_tampering_is_evident(tmp_path, edit):
         (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BadInput, match="corrupt or was edited"):
         jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+
+
+def test_a_manifest_beyond_a_json_limit_names_no_option_to_raise_it(tmp_path):
+    """No command raises the JSON limits of a job's folder (--limit digits=N is check's and verify's)."""
+    _run(tmp_path)
+    path = tmp_path / "manifest.json"
+    path.write_text(path.read_text().replace("3", "3" * 4001, 1))
+    with pytest.raises(BadInput, match="above the limit of 4000") as raised:
+        jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+    assert "--limit" not in str(raised.value)
 
 
 def test_another_job_in_the_folder_is_refused(tmp_path):

@@ -288,6 +288,15 @@ def test_a_hostile_config_json_is_bad_input(tmp_path, text, message):
         load_model(folder)
 
 
+def test_a_config_json_beyond_a_limit_names_no_option_of_model(tmp_path, tiny_dir):
+    """The reader's hint "raise it with --limit digits=N" is an option of check and verify; model's --limit
+    counts a corpus's sentences, and nothing raises the limits of config.json."""
+    (tiny_dir / "config.json").write_text(_config_text(num_hidden_layers="9" * 5000))
+    with pytest.raises(BadInput) as raised:
+        load_model(tiny_dir)
+    assert "above the limit of 4000" in str(raised.value) and "--limit" not in str(raised.value)
+
+
 def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypatch):
     with pytest.raises(BadInput, match="no model folder"):
         load_model(tmp_path / "nowhere")

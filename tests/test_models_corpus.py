@@ -224,6 +224,22 @@ def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figu
     assert folder_files(out) == folder_files(whole)
 
 
+def test_an_interrupted_run_with_a_limit_counts_out_of_the_limit(mixed_model, no_figures, corpus_file, tmp_path,
+                                                                  monkeypatch, capsys):  # fmt: skip
+    real = corpus_job.certify_sentences
+
+    def interrupted_at_sentence_1(run, indices):
+        if 1 in indices:
+            raise KeyboardInterrupt
+        return real(run, indices)
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted_at_sentence_1)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 130
+    err = capsys.readouterr().err
+    assert f"1 of the 2 asked for done (1 of 3 in all), kept in {out}: run the same command again" in err, err
+
+
 def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0

@@ -2,7 +2,7 @@
 
 Both are checked window by window (scope "window", names in certify.core.windows) on a stack whose
 layers share one mask G; the radius r of G fixes the window length.  Their hypotheses are exact:
-graphs by breadth-first search (certify.core.graphs), W_V^T W_V = I, ranks and inner products in
+graphs by exact shortest-path search (certify.core.graphs), W_V^T W_V = I, ranks and inner products in
 rationals.
 """
 

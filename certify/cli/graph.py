@@ -5,7 +5,7 @@
 
 MASK.json holds a square 0/1 matrix (or {"mask": [[...]]}); mask[i][j] = 1 means token i attends
 to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 on bad input.  No checker
-re-derives a graph: the report says "not certified" (exact breadth-first search), in the text and the JSON.
+re-derives a graph: the report says "not certified" (exact shortest-path search), in the text and the JSON.
 """
 
 from __future__ import annotations
@@ -47,8 +47,9 @@ def _mask(args) -> graphs.Mask:
 
 
 def _within_limit(n: int) -> None:
-    """The tokens limit of a configuration: the analysis is a breadth-first search from every token
-    (n^3 steps in Python for a complete mask: 13 s at 1024 tokens, hours at 10^5)."""
+    """The tokens limit of a configuration: the analysis is a shortest-path search from every token
+    (n^3 compiled steps and an n x n table of distances for a complete mask: under 2 s at 1024 tokens,
+    days and 80 GB at 10^5)."""
     if n > limits.DEFAULT.tokens:
         raise BadInput(f"the mask has {n} tokens, above the limit of {limits.DEFAULT.tokens} tokens")
 

@@ -51,6 +51,16 @@ def write(data, path) -> Path:
 # Rules (README, "JSON"): no duplicate keys (the first of two could be shown, the second used),
 # no NaN or Infinity, integers of at most `limits.digits` digits (read exactly), nesting at most
 # `limits.nesting` deep, files of at most `limits.bytes` bytes.
+# A breach names the limit and, in `raise_with`, how the caller's command raises it: `check` and
+# `verify` take --limit NAME=VALUE (certify.cli.options.add_limits); a reader whose command has no
+# such option (a model's config.json, a mask of `graph`, a job's manifest) passes None, and the
+# message names the limit alone.
+BY_OPTION = "raise it with --limit {name}=N"
+
+
+def _raised(name: str, raise_with: str | None) -> str:
+    """The end of a limit's message: how to raise it, in brackets, or nothing."""
+    return f" ({raise_with.format(name=name)})" if raise_with else ""
 
 
 def _unique_keys(where: str):
@@ -79,10 +89,10 @@ def _depth(data) -> int:
     return deepest
 
 
-def loads(text, where: str, limits: Limits = DEFAULT):
+def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
     if len(text) > limits.bytes:
-        raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes (raise it with --limit bytes=N)")
+        raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes{_raised('bytes', raise_with)}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -95,7 +105,7 @@ def loads(text, where: str, limits: Limits = DEFAULT):
     def integer(digits: str) -> int:
         if len(digits.lstrip("-")) > limits.digits:
             raise BadInput(f"{where}: an integer of {len(digits.lstrip('-'))} digits is above the limit of "
-                           f"{limits.digits} (raise it with --limit digits=N)")
+                           f"{limits.digits}{_raised('digits', raise_with)}")
         return int(digits)
 
     try:
@@ -106,13 +116,13 @@ def loads(text, where: str, limits: Limits = DEFAULT):
     except RecursionError:
         raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}") from None
     if _depth(data) > limits.nesting:
-        raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting} (raise it with --limit nesting=N)")
+        raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}{_raised('nesting', raise_with)}")
     return data
 
 
-def read(path, where: str | None = None, limits: Limits = DEFAULT):
+def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Read and parse an untrusted JSON file (at most limits.bytes of it are read)."""
     path = Path(path)
     with open(path, "rb") as handle:
         data = handle.read(limits.bytes + 1)
-    return loads(data, where or str(path), limits)
+    return loads(data, where or str(path), limits, raise_with)

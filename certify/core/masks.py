@@ -42,7 +42,7 @@ def load_mask(path: str | Path) -> Mask:
     if not Path(path).is_file():
         known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
         raise BadInput(f"{path!r} is neither a mask name ({known}) nor a JSON file")
-    data = jsonfile.read(path)
+    data = jsonfile.read(path, raise_with=None)  # the default limits: `graph` has no option to raise them
     if isinstance(data, dict):
         if "mask" not in data:
             raise BadInput(f"{path}: a JSON object must hold the mask under the key \"mask\"")
@@ -62,7 +62,9 @@ def validate_mask(mask, n: int | None = None) -> Mask:
         if not isinstance(row, list) or len(row) != n:
             raise BadInput(f"a mask must be square: row {i} does not have {n} entries")
         if any(isinstance(v, bool) or v not in (0, 1) for v in row):
-            raise BadInput(f"mask entries must be 0 or 1: row {i} has another value")
+            # a boolean is JSON's true or false, or a numpy boolean array's entry: named, as it equals 0 or 1
+            what = "a boolean" if any(isinstance(v, bool) for v in row) else "another value"
+            raise BadInput(f"mask entries must be 0 or 1: row {i} has {what}")
         rows.append([int(v) for v in row])
     missing = [i for i in range(n) if rows[i][i] != 1]
     if missing:

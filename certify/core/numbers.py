@@ -126,14 +126,16 @@ def _numpy_exact(array: np.ndarray, where: str):
 
     Float dtypes: each entry exactly the binary floating-point value it holds (float16/32/64 as the
     binary64 Python float, wider ones as Fractions); integer dtypes: the integers; a string scalar: the
-    string (a mask or LayerNorm name); a boolean scalar: the boolean ("residual").  Object, complex
-    and other dtypes, NaN and infinity are bad input."""
+    string (a mask or LayerNorm name); a boolean dtype: the booleans, as JSON's true and false, which the
+    reading then takes where JSON's are ("residual") and refuses with JSON's words where they are not (a
+    number, a matrix, a mask: its entries are 0 or 1).  Object, complex and other dtypes, NaN and infinity
+    are bad input."""
     kind = array.dtype.kind
     if kind in "US" and array.ndim == 0:
         return str(array.item())
-    if kind == "b" and array.ndim == 0:
-        return bool(array.item())
-    if kind not in "fiub":
+    if kind == "b":  # read as 0 and 1 they let X = [[True]] through where {"X": [[true]]} is refused
+        return array.tolist()
+    if kind not in "fiu":
         raise BadInput(f"{where}: a numpy array of dtype {array.dtype} is not a number array "
                        "(give a float or integer dtype)")
     if kind == "f":
@@ -143,8 +145,6 @@ def _numpy_exact(array: np.ndarray, where: str):
             exact = np.vectorize(lambda x: Fraction(*x.as_integer_ratio()), otypes=[object])(array)
             return exact.tolist()
         return array.astype(np.float64).tolist()  # every float16/32 value is a binary64 value
-    if kind == "b":
-        return array.astype(np.int64).tolist()  # a 0/1 mask
     return array.tolist()  # numpy integers become Python integers, exactly
 
 

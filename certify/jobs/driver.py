@@ -19,8 +19,12 @@ class Report:
 
 
 def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult], spec, chunks: Iterable[list[int]],
-        *, stop_after: int | None = None, on_commit: Callable[[int], None] | None = None) -> Report:
+        *, stop_after: int | None = None, on_commit: Callable[[int], None] | None = None,
+        asked: int | None = None) -> Report:
     """Apply task(spec, chunk) to the chunks on the (entered) executor and commit each result.
+
+    `asked`: the command asks for the indices 0..asked-1 only (a limit; default all of them), which
+    an interruption's message counts against.
 
     `stop_after`: start no chunk once this many indices are committed (the running ones are still
     committed).  on_commit(k) after each chunk of k indices.  A chunk the executor gives up on (it
@@ -46,7 +50,21 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
         executor.execute(task, spec, chunks, done, failed, name=store.digest,
                          stop=lambda: stop_after is not None and report.decided >= stop_after)
     except KeyboardInterrupt:  # the executor has committed what finished: say where it is, and how to go on
-        committed = sum(entry["records"] for entry in store.manifest["chunks"])
-        raise Interrupted(f"{committed} of {store.count} done, kept in {store.folder}: run the same command "
-                          "again to continue") from None
+        raise _interrupted(store, asked) from None
     return report
+
+
+def _interrupted(store: Store, asked: int | None = None) -> Interrupted:
+    """The Interrupted of a run stopped by Ctrl-C: how much of what the command asked for is committed
+    (out of the limit `asked` when there is one, and of the whole job too), where it is kept, and
+    whether running the same command again has anything left to do (the executor may have finished
+    every chunk asked for while it waited for the running ones)."""
+    committed = sum(entry["records"] for entry in store.manifest["chunks"])
+    if asked is None or asked >= store.count:
+        wanted, done, tally = store.count, committed, f"{committed} of {store.count} done"
+    else:  # the records beyond the limit were committed by an earlier run with a larger one
+        wanted, done = asked, sum(1 for i in store.decided() if i < asked)
+        tally = f"{done} of the {asked} asked for done ({committed} of {store.count} in all)"
+    if done < wanted:
+        return Interrupted(f"{tally}, kept in {store.folder}: run the same command again to continue")
+    return Interrupted(f"{tally}, kept in {store.folder}: nothing asked for is left to do")

@@ -225,7 +225,8 @@ class Store:
         folder = Path(folder)
         store = cls(folder, {}, noun, outputs)
         try:
-            manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST)
+            # the default limits, which no command raises for a job's folder: the message says none
+            manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST, raise_with=None)
         except BadInput as err:  # e.g. cut short: written in place by hand or by another tool
             raise store.corrupt(str(err)) from None
         entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
@@ -290,7 +291,7 @@ class Store:
                 raise self.corrupt(f"{CHUNKS}/{path.name} holds {len(lines)} records, the manifest says {entry['records']}")
             for number, line in enumerate(lines, 1):
                 where = f"{CHUNKS}/{path.name} line {number}"
-                record = jsonfile.loads(line, f"{self.folder / where}")
+                record = jsonfile.loads(line, f"{self.folder / where}", raise_with=None)
                 if not isinstance(record, dict) or type(record.get("i")) is not int:
                     raise self.corrupt(f"{where} is not a record with an integer index i")
                 if not 0 <= record["i"] < count:

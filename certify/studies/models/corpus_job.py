@@ -100,7 +100,8 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
                    disable=not progress, dynamic_ncols=True)  # fmt: skip
         try:
             with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
-                report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update)
+                report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update,
+                                  asked=wanted)
         except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
             bar.close()
             write_summary(store, run, corpus_name, text_model, check, on_summary)

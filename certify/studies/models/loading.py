@@ -70,7 +70,9 @@ def locate_model(name_or_dir: str | Path) -> Path:
 def read_config(folder: Path) -> BertConfig:
     """Parse and check config.json: a BERT encoder with absolute positions and exact GELU."""
     path = Path(folder) / CONFIG_FILE
-    raw = jsonfile.read(path)  # the strict reader: deep nesting and 5000-digit integers were internal errors
+    # the strict reader: deep nesting and 5000-digit integers were internal errors; its limits are the
+    # defaults, which `model` has no option to raise (its --limit counts a corpus's sentences)
+    raw = jsonfile.read(path, raise_with=None)
     if not isinstance(raw, dict):
         raise BadInput(f"{path} must hold a JSON object")
     if raw.get("model_type") != "bert":
