@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import time
 from collections import deque
 
 import pytest
@@ -76,13 +75,9 @@ def test_random_masks_up_to_64_tokens_against_breadth_first_search(seed):
     _same_as_bfs([[1 if i == j or rng.random() < density else 0 for j in range(n)] for i in range(n)])
 
 
-def test_a_complete_mask_at_the_tokens_limit_takes_well_under_its_old_13_seconds():
-    # a breadth-first search from every token in Python took 13 s of processor time here; the
-    # compiled search takes about 1.5 s.  Processor time, not wall time: other work on the machine
-    # does not count against it.
-    start = time.process_time()
+def test_a_complete_mask_at_the_tokens_limit_has_radius_one_and_every_token_a_centre():
+    # its speed (12 s before the compiled search, under 2 s after) is measured, not asserted: no timed tests
     report = graphs.analyse(masks.named_mask("complete", 1024))
-    assert time.process_time() - start < 6
     assert report.radius == 1 and len(report.centres) == 1024
 
 
