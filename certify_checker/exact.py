@@ -91,6 +91,7 @@ def accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
+_EXPONENT_DIGITS = re.compile(r"e[+-]?(\d+)", re.IGNORECASE | re.ASCII)
 _BALL_TEXT = re.compile(r"^\[(?:(\S+) )?\+/- (\S+)\]$")
 
 
@@ -163,9 +164,11 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     ball nor one from another precision): both relative accuracies, capped at the precision,
     agree within 16 + precision/8 bits (the stated ball read as for contains: its digits beyond
     the precision do not count, by the cap).  Confirmed from the binary64 reading (_binary64) when
-    they agree within 2 bits less; else decided on the exact reading.  A text longer than the digits of the
-    precision is not (certify writes ceil(precision log10 2) + 3 of them)."""
-    if len(theirs_text) > precision * 31 // 100 + 64:
+    they agree within 2 bits less; else decided on the exact reading.  A text with more digits than the
+    precision gives is not (certify writes ceil(precision log10 2) + 3 of them): its exponents are counted
+    apart, as many digits again (at least 2000: exp(-x) at x = 10^40 has 41-digit exponents at any precision)."""
+    exponents = sum(len(digits) for digits in _EXPONENT_DIGITS.findall(theirs_text))
+    if len(theirs_text) - exponents > precision * 31 // 100 + 64 or exponents > max(precision * 31 // 100 + 64, 2000):
         return False  # more digits than the precision gives (log10 2 < 0.31): read exactly, they cost unbounded time
     slack = 16 + precision // 8
     quick = _binary64(theirs_text)

@@ -172,3 +172,19 @@ def test_a_stated_ball_with_more_digits_than_its_precision_is_refused_unread():
         fine = arb(2).sqrt()
         text = fine.str(315_656, radius=True, more=True)
     assert exact.accurate(fine, text, 1 << 20)
+
+
+def test_a_stated_ball_with_a_long_exponent_is_read_when_its_digits_fit_its_precision():
+    """exp(-a D^2) for a D^2 = 10^40 is stated at 3392 bits with 1024 digits and two 41-digit exponents: an
+    honest text longer than the digits of the precision only by its exponents (certify check then needed
+    twice the precision, or left a claim that holds undecided at its cap).  Padded exponents stay refused."""
+    with ctx.workprec(3392):
+        mine = (-arb(10) ** 40).exp()
+    digits = 3392 * 30103 // 100000 + 4  # certify's ceil(p log10 2) + 3
+    honest = mine.str(digits, radius=True, more=True)
+    assert len(honest) > 3392 * 31 // 100 + 64 and exact.agrees(mine, honest, 3392)
+    with ctx.workprec(53):
+        small = arb(2) ** -100 / 3
+    padded = small.str(19, radius=True, more=True).replace("e-", "e-" + "0" * 100_000, 1)
+    assert exact.agrees(small, small.str(19, radius=True, more=True), 53)
+    assert not exact.accurate(small, padded, 53)
