@@ -188,3 +188,15 @@ def test_a_stated_ball_with_a_long_exponent_is_read_when_its_digits_fit_its_prec
     padded = small.str(19, radius=True, more=True).replace("e-", "e-" + "0" * 100_000, 1)
     assert exact.agrees(small, small.str(19, radius=True, more=True), 53)
     assert not exact.accurate(small, padded, 53)
+
+
+def test_a_stated_exponent_with_more_digits_than_the_value_gives_is_refused_unread():
+    """Within the digits a precision allows, a forged exponent of thousands of digits made the checker compute
+    10^E (minutes at 20,000 digits, a hang on a small certificate); no honest text of a value near 1 has one."""
+    with ctx.workprec(1 << 16):
+        mine = arb(2).sqrt()
+        honest = mine.str(19_732, radius=True, more=True)
+    assert exact.accurate(mine, honest, 1 << 16)
+    for forged in (honest.replace("e-", "e-" + "7" * 3000, 1), "[1.4142 +/- 1e-" + "9" * 3000 + "]",
+                   "[1.4e+" + "1" * 3000 + " +/- 1e-19725]"):
+        assert not exact.accurate(mine, forged, 1 << 16)
