@@ -202,18 +202,24 @@ def test_dask_gives_the_folder_of_the_pool(mixed_model, no_figures, corpus_file,
     assert manifests[0] == manifests[1]
 
 
+def _interrupt_at(monkeypatch, sentence: int):
+    """Ctrl-C when the chunk holding `sentence` is certified; returns the real certify_sentences."""
+    real = corpus_job.certify_sentences
+
+    def interrupted(run, indices):
+        if sentence in indices:
+            raise KeyboardInterrupt
+        return real(run, indices)
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted)
+    return real
+
+
 def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figures, corpus_file, tmp_path,
                                                             monkeypatch, capsys):  # fmt: skip
     whole = tmp_path / "whole"
     assert run_corpus(mixed_model, corpus_file, whole) == 0
-    real = corpus_job.certify_sentences
-
-    def interrupted_at_sentence_2(run, indices):
-        if 2 in indices:
-            raise KeyboardInterrupt
-        return real(run, indices)
-
-    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted_at_sentence_2)
+    real = _interrupt_at(monkeypatch, sentence=2)
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out) == 130
     err = capsys.readouterr().err
@@ -226,14 +232,7 @@ def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figu
 
 def test_an_interrupted_run_with_a_limit_counts_out_of_the_limit(mixed_model, no_figures, corpus_file, tmp_path,
                                                                   monkeypatch, capsys):  # fmt: skip
-    real = corpus_job.certify_sentences
-
-    def interrupted_at_sentence_1(run, indices):
-        if 1 in indices:
-            raise KeyboardInterrupt
-        return real(run, indices)
-
-    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted_at_sentence_1)
+    _interrupt_at(monkeypatch, sentence=1)
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 130
     err = capsys.readouterr().err
