@@ -145,3 +145,19 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("certify: error:")
     (tmp_path / "manifest.json").write_text('{"format": "certify-campaign/1", "n": "four"}')
     assert main(["verify", str(tmp_path)]) == 2
+
+
+def test_a_tier_label_the_campaign_cannot_have_written_is_rejected(copy, tmp_path):
+    """The tier a record names is part of its claim: an arb campaign has no tier-3 record, and tier 3 never
+    decides a configuration whose certificate the campaign keeps (every hold_stride-th goes to arb)."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    _rewrite(copy, lambda r: {**r, "tier": "tier3", "precision": None} if r["i"] == victim["i"] else r)
+    report = audit.audit(copy, everything=True, workers=1)
+    assert not report.ok and "tier3" in report.problems[0]
+
+    fast = tmp_path / "tier3"
+    campaign.run(campaign.Campaign("gaussian", 4, 2, 40, 0, tier="tier3"), fast, workers=1)
+    kept = next(r for r in campaign.records(fast) if r["certificate"])
+    _rewrite(fast, lambda r: {**r, "tier": "tier3", "precision": None} if r["i"] == kept["i"] else r)
+    report = audit.audit(fast, everything=True, workers=1)
+    assert not report.ok and "tier3" in report.problems[0]
