@@ -284,7 +284,8 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.sample)
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
 # (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
-OUTPUTS = ("certificates", "undecided", "summary.json", report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
+SUMMARY = "summary.json"  # the summary of every decided configuration (summarize)
+OUTPUTS = ("certificates", "undecided", SUMMARY, report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
@@ -415,7 +416,7 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
     result["run"] = {"decided": report.decided, "seconds": round(seconds, 2), "workers": workers,
                      "per_second": round(report.decided / seconds, 1) if seconds > 0 else None,
                      "executor": runner.kind, "failed_chunks": report.failed}
-    store.write("summary.json", jsonfile.dumps(result))
+    store.write(SUMMARY, jsonfile.dumps(result))
     return result
 
 
