@@ -33,16 +33,19 @@ def copy(folder, tmp_path):
 def _rewrite(out, change):
     """Apply change(record) to every record of the folder (it returns the record, or None to drop it),
     then redo the manifest's chunk digests and chain as a forger would: the edit is then invisible to
-    the tamper-evidence, and only re-deriving the records in arb can find it."""
-    manifest = json.loads((out / "manifest.json").read_text())
+    the tamper-evidence, and only re-deriving the records in arb can find it.  The summary is redone too."""
+    manifest, kept = json.loads((out / "manifest.json").read_text()), []
     for entry in manifest["chunks"]:
         path = out / "chunks" / f"{entry['first']:09d}.jsonl"
         records = [change(json.loads(line)) for line in path.read_text().splitlines()]
+        kept += [r for r in records if r is not None]
         text = "".join(json.dumps(r) + "\n" for r in records if r is not None)
         path.write_text(text)
         entry["records"], entry["sha256"] = text.count("\n"), hashlib.sha256(text.encode()).hexdigest()
     manifest["chain"] = campaign._chain(manifest)
     (out / "manifest.json").write_text(json.dumps(manifest))
+    spec, _ = audit.load(out)
+    (out / "summary.json").write_text(json.dumps(campaign.summarize(spec, sorted(kept, key=lambda r: r["i"]))))
 
 
 def _redigest(out, edited):
@@ -145,3 +148,31 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("certify: error:")
     (tmp_path / "manifest.json").write_text('{"format": "certify-campaign/1", "n": "four"}')
     assert main(["verify", str(tmp_path)]) == 2
+
+
+def test_a_tier_label_the_campaign_cannot_have_written_is_rejected(copy, tmp_path):
+    """The tier a record names is part of its claim: an arb campaign has no tier-3 record, and tier 3 never
+    decides a configuration whose certificate the campaign keeps (every hold_stride-th goes to arb)."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    _rewrite(copy, lambda r: {**r, "tier": "tier3", "precision": None} if r["i"] == victim["i"] else r)
+    report = audit.audit(copy, everything=True, workers=1)
+    assert not report.ok and "tier3" in report.problems[0]
+
+    fast = tmp_path / "tier3"
+    campaign.run(campaign.Campaign("gaussian", 4, 2, 40, 0, tier="tier3"), fast, workers=1)
+    kept = next(r for r in campaign.records(fast) if r["certificate"])
+    _rewrite(fast, lambda r: {**r, "tier": "tier3", "precision": None} if r["i"] == kept["i"] else r)
+    report = audit.audit(fast, everything=True, workers=1)
+    assert not report.ok and "tier3" in report.problems[0]
+
+
+def test_a_summary_that_does_not_describe_the_records_is_rejected(copy):
+    """summary.json is what a reader of the folder looks at first: a verified folder's summary must say
+    what its records say (here, the violations erased from the counts)."""
+    assert audit.audit(copy, sample=0, workers=1).ok
+    summary = json.loads((copy / "summary.json").read_text())
+    assert summary["counts"]["violated"] > 0
+    summary["counts"] = {**summary["counts"], "holds": summary["decided"], "violated": 0}
+    (copy / "summary.json").write_text(json.dumps(summary))
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and "summary.json" in problems[0]

@@ -10,13 +10,15 @@ decided verdict):
 on a process pool (every core by default).  A stored certificate must be confirmed by the checker,
 state the record's verdict and be about the regenerated configuration.  The audit rejects the
 folder if any of this differs, if a record is malformed, repeated or out of range, if a
-violation has no certificate, or if a configuration of the campaign has no record (an
-interrupted campaign is not yet the campaign its manifest describes).  Records not re-derived
+violation has no certificate, if a configuration of the campaign has no record (an
+interrupted campaign is not yet the campaign its manifest describes), or if summary.json does not
+say what the records say (the counts a reader looks at first).  Records not re-derived
 are trusted only as far as the sample goes.
 """
 
 from __future__ import annotations
 
+import json
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,7 @@ from typing import Callable
 
 from certify import engine, jobs
 from certify.engine import certificate
-from certify.core import config
+from certify.core import config, jsonfile
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
@@ -117,6 +119,26 @@ def _missing_problem(by_index: dict, count: int) -> str | None:
             "`certify sample` on the folder to finish it)")
 
 
+def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]) -> str | None:
+    """Why the folder's summary.json does not say what its records say (the counts, tiers, margins, ... a
+    reader looks at first), or None; the run's timings and this machine's float64 probe are not the
+    records' to say.  No summary.json says nothing, and is no problem."""
+    path = folder / campaigns.SUMMARY
+    if not path.is_file():
+        return None
+    try:
+        stored = jsonfile.read(path, raise_with=None)
+    except BadInput as err:
+        return f"{campaigns.SUMMARY} is unreadable: {err}"
+    derived = json.loads(jsonfile.dumps(campaigns.summarize(spec, decided)))  # as the file holds it
+    unsaid = ("run", "tier3_off")
+    if not isinstance(stored, dict) or {k: v for k, v in stored.items() if k not in unsaid} != {
+            k: v for k, v in derived.items() if k not in unsaid}:
+        return (f"{campaigns.SUMMARY} does not describe the records (edited, or left by an earlier run: run the "
+                "same `certify sample` on the folder to rewrite it)")
+    return None
+
+
 def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
     where = f"configuration {record['i']}: certificate {record['certificate']}"
     path = (folder / record["certificate"]).resolve()
@@ -175,6 +197,8 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
         if record["verdict"] != verdict:
             problems.append(f"configuration {i}: the record says {record['verdict']}, arb decides {verdict}")
+    if not problems and (summary := _summary_problem(spec, folder, decided)):  # what the records say, said
+        problems.append(summary)
     return Audit(records=len(decided), rederived=len(chosen), problems=problems)
 
 

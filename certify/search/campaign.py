@@ -28,7 +28,8 @@ commits them, chunk by chunk, so that the decided configurations are exactly the
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
-range, a known verdict and fields of the right types; no index twice; a record and the
+range, a known verdict, fields of the right types and a tier the campaign can have written (tier3 only
+in a tier3 campaign, never where a certificate is kept); no index twice; a record and the
 certificates on disk agree (a violated record has its violation certificate, a sampled hold its
 hold certificate, each file matches the digest in its record, and no certificate on disk
 contradicts a record).  Anything else is reported as
@@ -283,7 +284,8 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
 HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.sample)
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
 # (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
-OUTPUTS = ("certificates", "undecided", "summary.json", report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
+SUMMARY = "summary.json"  # the summary of every decided configuration (summarize)
+OUTPUTS = ("certificates", "undecided", SUMMARY, report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
@@ -305,8 +307,9 @@ def stored_parameters(out_dir: Path) -> dict:
     return _read(out_dir).parameters
 
 
-def _check_record(store: jobs.Store, record: dict, where: str) -> None:
-    """A record's fields and their types (the store has checked its index)."""
+def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int) -> None:
+    """A record's fields and their types, and a tier the campaign can have written (the store has checked
+    its index)."""
     if set(record) != set(RECORD_TYPES):
         raise store.corrupt(f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
     for key, types in RECORD_TYPES.items():
@@ -316,6 +319,13 @@ def _check_record(store: jobs.Store, record: dict, where: str) -> None:
         raise store.corrupt(f"{where}: unknown verdict {record['verdict'][:40]!r}")
     if record["tier"] not in TIERS or (record["tier"] == "tier3" and record["verdict"] != engine.HOLDS):
         raise store.corrupt(f"{where}: unknown tier {record['tier'][:40]!r}, or a tier3 record that is not a hold")
+    # the tier is part of what a record claims (decide_chunk's rule): tier 3 decides only in a tier3
+    # campaign, never a configuration whose certificate is kept, and leaves no precision or certificate
+    if record["tier"] == "tier3" and (store.parameters.get("tier") != "tier3" or record["precision"] is not None
+                                      or record["certificate"] is not None
+                                      or record["i"] % hold_stride == 0):
+        raise store.corrupt(f"{where}: a tier3 record this campaign cannot have written (an arb campaign, a "
+                            "configuration whose certificate is kept, or a precision or certificate named)")
     if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
         raise store.corrupt(f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
 
@@ -353,8 +363,10 @@ def records(out_dir) -> list[dict]:
     store = _read(out_dir)
     if store.count > MAX_COUNT:
         raise store.corrupt("manifest.json has no valid count")
-    found = {record["i"]: record for record in store.records(lambda record, where: _check_record(store, record, where))}
-    _cross_check(store, found, max(1, store.count // HOLD_SAMPLES))
+    hold_stride = max(1, store.count // HOLD_SAMPLES)  # Campaign.hold_stride of the stored campaign
+    found = {record["i"]: record
+             for record in store.records(lambda record, where: _check_record(store, record, where, hold_stride))}
+    _cross_check(store, found, hold_stride)
     return [found[i] for i in sorted(found)]
 
 
@@ -404,7 +416,7 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
     result["run"] = {"decided": report.decided, "seconds": round(seconds, 2), "workers": workers,
                      "per_second": round(report.decided / seconds, 1) if seconds > 0 else None,
                      "executor": runner.kind, "failed_chunks": report.failed}
-    store.write("summary.json", jsonfile.dumps(result))
+    store.write(SUMMARY, jsonfile.dumps(result))
     return result
 
 
