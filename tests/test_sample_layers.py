@@ -113,7 +113,8 @@ def test_layer_parts_are_drawn_after_the_tokens_and_head():
 
 
 def test_forged_records_and_manifests_are_rejected(tmp_path, capsys):
-    """A violation recorded as a tier-3 hold, and a manifest naming another mask, both with their digests redone."""
+    """A violation recorded as a hold (an arb hold, as this arb campaign writes them: a tier-3 label is refused as
+    one it cannot have written), and a manifest naming another mask, both with their digests redone."""
     from test_campaign_audit import _rewrite
 
     out = tmp_path / "c"
@@ -124,7 +125,7 @@ def test_forged_records_and_manifests_are_rejected(tmp_path, capsys):
     # a hold at an index whose certificate is not kept: the forgery passes the folder's own checks
     victim = next(r for r in campaign.records(out) if r["verdict"] == "violated" and r["i"] % spec.hold_stride)
     (out / victim["certificate"]).unlink()
-    _rewrite(out, lambda r: {**r, "verdict": "holds", "tier": "tier3", "certificate": None,
+    _rewrite(out, lambda r: {**r, "verdict": "holds", "certificate": None,
                              "certificate_sha256": None} if r["i"] == victim["i"] else r)
     report = audit.audit(out, everything=True, workers=1)
     assert not report.ok and any("arb decides violated" in p for p in report.problems)
