@@ -14,32 +14,17 @@ from __future__ import annotations
 
 import logging
 import signal
-import threading
 import time
-from contextlib import contextmanager
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
 from threadpoolctl import threadpool_limits
 
 from certify.errors import BadInput
 from certify.jobs.executors import task_key
+from certify.jobs.store import sigint_to
 
 CONNECT_TIMEOUT = "20s"  # to reach a scheduler given by its address
 POLL_SECONDS = 0.02  # between looks for finished chunks (and for a Ctrl-C)
-
-
-@contextmanager
-def _sigint(handler):
-    """SIGINT goes to `handler` inside the block (signal.SIG_IGN, or a function of (signum, frame)); only
-    the main thread receives it, so elsewhere there is nothing to change."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 class OneBlasThread(WorkerPlugin):
@@ -68,7 +53,7 @@ class Dask:
             # the foreground group, and a nanny or worker that took it would die with its traceback on
             # stderr while this process commits what has finished.  A Ctrl-C during the start (a second or
             # two) is lost: the next one, once the cluster runs, stops the run.
-            with _sigint(signal.SIG_IGN):  # loopback only; no dashboard, the scheduler's HTTP on a free port
+            with sigint_to(signal.SIG_IGN):  # loopback only; no dashboard, the scheduler's HTTP on a free port
                 self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
                                             host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
                                             scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
@@ -114,7 +99,7 @@ class Dask:
             return new
 
         interrupted: list[int] = []  # Ctrl-C, noted, acted on below
-        with _sigint(lambda signum, frame: interrupted.append(signum)):
+        with sigint_to(lambda signum, frame: interrupted.append(signum)):
             try:
                 flow = as_completed(refill(), loop=self.client.loop)
                 while not flow.is_empty():

@@ -56,18 +56,26 @@ class ChunkResult:
 
 
 @contextmanager
-def interrupts_deferred():
-    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
-    written together); outside the main thread there is nothing to defer."""
+def sigint_to(handler):
+    """SIGINT goes to `handler` inside the block (signal.SIG_IGN, or a function of (signum, frame)); only
+    the main thread receives it, so elsewhere there is nothing to change."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    previous = signal.signal(signal.SIGINT, handler)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def interrupts_deferred():
+    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
+    written together); outside the main thread there is nothing to defer."""
+    received = []
+    with sigint_to(lambda signum, frame: received.append(signum)):
+        yield
     if received:
         raise KeyboardInterrupt
 
