@@ -33,7 +33,7 @@ from scipy.optimize import minimize
 from certify import engine
 from certify.core import config, seeds
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 from certify.search import objective, shrink
 from certify.search.objective import Evaluation, Layout
 
@@ -74,21 +74,20 @@ class Budget:
         """The budget written as "3000" (evaluations, 50 to MAX_EVALUATIONS) or "10s" (seconds, up to
         MAX_SECONDS); BadInput for anything else."""
         text = str(text).strip()
-        shown = text if len(text) <= 40 else f"{text[:30]}... ({len(text)} characters)"
         match = re.fullmatch(r"(\d+(?:\.\d*)?)\s*s", text, re.ASCII)
         if match:
             seconds = float(match.group(1))
             if not 0 < seconds <= MAX_SECONDS:
-                raise BadInput(f"--budget {shown}: a time budget is between 0 and {MAX_SECONDS} seconds")
+                raise BadInput(f"--budget {shown(text)}: a time budget is between 0 and {MAX_SECONDS} seconds")
             return cls(seconds=seconds)
         # ASCII digits, read only when few: "\u00b2" passes str.isdigit() but not int(), and int() refuses
         # more than 4300 digits (both were internal errors)
         digits = text.lstrip("0") or "0"
         if not re.fullmatch(r"\d+", text, re.ASCII):
-            raise BadInput(f"--budget {shown!r}: give a number of evaluations (e.g. 3000) or seconds (e.g. 10s)")
+            raise BadInput(f"--budget {shown(text)}: give a number of evaluations (e.g. 3000) or seconds (e.g. 10s)")
         evaluations = int(digits) if len(digits) <= len(str(MAX_EVALUATIONS)) else MAX_EVALUATIONS + 1
         if not 50 <= evaluations <= MAX_EVALUATIONS:
-            raise BadInput(f"--budget {shown}: between 50 and {MAX_EVALUATIONS} evaluations")
+            raise BadInput(f"--budget {shown(text)}: between 50 and {MAX_EVALUATIONS} evaluations")
         return cls(evaluations=evaluations)
 
     def used(self) -> float:
