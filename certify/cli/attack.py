@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from fractions import Fraction
-from pathlib import Path
 
 from certify import engine
-from certify.engine import certificate
 from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
@@ -27,7 +27,10 @@ def add_parser(subparsers):
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
-        "certified, then exit 130.")
+        "certified, then exit 130. With --out the search keeps a journal of its evaluations in DIR, and the same "
+        "command run again on DIR resumes it: the journal is replayed instead of computed again, so an evaluation "
+        "budget ends as one uninterrupted run would (a time budget counts the time already spent); the finalists "
+        "are certified again, never taken from the journal.")
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
     p.add_argument("--n", type=options.integer, default=3, help="tokens (default 3)")
     p.add_argument("--d", type=options.integer, default=2, help="dimension (default 2)")
@@ -41,12 +44,15 @@ def add_parser(subparsers):
     p.add_argument("--starts", type=options.integer, help="local optimisations from random starts (default: from the budget, "
                    f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
-                   help=f"evaluations (reproducible, default {search.DEFAULT_BUDGET}) or seconds, e.g. 10s")
+                   help=f"evaluations (reproducible, resumed or not; default {search.DEFAULT_BUDGET}) or seconds, "
+                   "e.g. 10s (a resumed search counts those spent before)")
     options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE),
                         default=search.DEFAULT_L_RANGE)
     options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
-    p.add_argument("--out", type=options.path, metavar="DIR", help="folder: write best.json, tightest.json, summary.json (and "
-                   "counterexample.json, certificate.json when violated) into it; each file written is named")
+    p.add_argument("--out", type=options.path, metavar="DIR", help="folder (new, or resumed: the same attack "
+                   "only): attack.json (the parameters) and journal.txt (the evaluations) as the search goes, then "
+                   "best.json, tightest.json, summary.json (and counterexample.json, certificate.json when violated); "
+                   "each file written is named")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.set_defaults(run=run)
 
@@ -55,46 +61,36 @@ def run(args) -> int:
     """Run `certify attack`; return its exit code."""
     budget = search.Budget.parse(args.budget)  # a bad budget is reported before any work
     with progress.bar(total=budget.evaluations, desc="certify attack", unit="eval") as bar:
+        def resumed(journaled: int) -> None:  # progress, as the bar: the report says it too
+            if progress.bars_shown():
+                bar.write(f"certify attack: resuming {args.out}: replaying the {journaled} evaluations of its journal",
+                          file=sys.stderr)  # above the bar
+
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
                                progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
-                               interruptible=True)
-    summary = report.to_json()
-    written = write(report, summary, Path(args.out)) if args.out else {}
-    summary["files"] = written
+                               interruptible=True, out=args.out, on_resume=resumed)
+    summary = dict(report.to_json(), files=report.files)
     if args.json:
         jsonfile.echo(summary)
     else:
-        render(report, summary, written)
+        render(report, summary, report.files)
     if report.interrupted:  # after the report: the exit code says the run was stopped, not what it found
-        what = ("its certified counterexample" if report.violated
-                else "the best point so far (not certified)" if report.best is not None else "no point evaluated yet")
-        raise Interrupted(f"the search stopped early after {report.evaluations} evaluations; {what}"
-                          + (f" is in {args.out}" if args.out and report.best is not None else ""))
+        raise Interrupted(interruption(report, args))
     return report.exit_code
 
 
-def write(report: AttackReport, summary: dict, folder: Path) -> dict:
-    """Write the attack's files into `folder` (best.json, tightest.json, and when a violation was certified
-    counterexample.json and certificate.json, then summary.json); return {name: path} of what was written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    files = {}
-
-    def dump(name: str, data: dict) -> None:
-        path = folder / name
-        jsonfile.write(data, path)
-        files[name.removesuffix(".json")] = str(path)
-
-    if report.best is not None:
-        dump("best.json", report.configuration(report.best, "attack-best"))
-    if report.best_exponent is not None:
-        dump("tightest.json", report.configuration(report.best_exponent, "attack-tightest"))
-    if report.counterexample is not None:
-        dump("counterexample.json", config.to_json(report.counterexample.case))
-        files["certificate"] = str(certificate.write(report.counterexample.result.certificate,
-                                                     folder / "certificate.json"))
-    dump("summary.json", dict(summary, files=dict(files, summary=str(folder / "summary.json"))))
-    return files
+def interruption(report: AttackReport, args) -> str:
+    """The line of a Ctrl-C: how far the search got, what it has and where, and the command that resumes it."""
+    what = ("its certified counterexample" if report.violated
+            else "the best point so far (not certified)" if report.best is not None else "no point evaluated yet")
+    where = ""
+    if args.out and not report.files:  # (certify.search.attack_folder.Folder.write)
+        where = f"; {args.out} is as the last run left it (stopped while replaying its journal)"
+    elif args.out and report.best is not None:
+        where = f" is in {args.out}"
+    again = f"; continue with: {shlex.join(['certify', *args.argv])}" if args.out else ""
+    return f"the search stopped early after {report.evaluations} evaluations; {what}{where}{again}"
 
 
 def _g(x, digits: int = 6) -> str:
@@ -105,7 +101,8 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     """Print the attack's human-readable report: the search, the most violating and the tightest points, the
     best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written."""
     print(f"ATTACK {report.target} on {report.layout.describe()}")
-    print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations in "
+    replayed = f" ({report.replayed} replayed from the journal)" if report.replayed else ""
+    print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations{replayed} in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
     best, tight = summary["best"], summary["best_exponent"]
     if best:

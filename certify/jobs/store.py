@@ -85,7 +85,7 @@ def chunk_name(first: int) -> str:
     return f"{first:09d}.jsonl"
 
 
-def _locked(folder: Path, *, shared: bool, busy: str):
+def locked(folder: Path, *, shared: bool, busy: str):
     """The open lock file of `folder`, flock-ed exclusive (a run that writes: the file is made if need be)
     or shared (a reader, which writes nothing), or BadInput(busy) when another process holds it the
     other way; None when there is nothing to lock (a reader of a folder without a lock file).  Closing
@@ -112,8 +112,8 @@ def reading(folder, *, noun: str = "job"):
     """Hold the folder's lock shared while reading it: a run that writes it meanwhile (its manifest and
     chunk files change between two reads) makes the reader refused, BadInput, instead of misread."""
     folder = Path(folder)
-    handle = _locked(folder, shared=True, busy=f"{folder} is being written by a running {noun}; "
-                     "try again once that run has stopped") if folder.is_dir() else None
+    handle = locked(folder, shared=True, busy=f"{folder} is being written by a running {noun}; "
+                    "try again once that run has stopped") if folder.is_dir() else None
     try:
         yield
     finally:
@@ -181,13 +181,13 @@ class Store:
                 "wait for it to stop, or choose another --out")
         # The lock file is the first thing a run makes in a new folder: found, it decides before anything
         # else is looked at (a run that has just begun to fill the folder is "in use", not "not empty").
-        lock = _locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
+        lock = locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
         try:
             if lock is None and _foreign(folder):
                 raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
-                lock = _locked(folder, shared=False, busy=busy)
+                lock = locked(folder, shared=False, busy=busy)
             store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart)
         except BaseException:
             if lock is not None:

@@ -17,6 +17,11 @@ with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget
     polish   the best points optimised jointly in shape and log L.
 Meanwhile every evaluation updates, per band of L, the largest ratio lhs/rhs and the largest
 exponent c = -ln(1 - D'/D) / (a D^2) seen, which is what says how tight a bound is.
+
+Everything above is sequential and a function of the seed, of the objective's values and, for a
+time budget, of the clock: with a folder (`out`), those are journaled as they happen and a run on
+the same folder replays them instead of computing them again (certify.search.attack_folder), so an
+interrupted attack resumes without losing or repeating its evaluations.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import math
 import re
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -34,7 +40,7 @@ from certify import engine
 from certify.core import config, seeds
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
-from certify.search import objective, shrink
+from certify.search import attack_folder, objective, shrink
 from certify.search.objective import Evaluation, Layout
 
 DEFAULT_STARTS = 16  # the most starts chosen automatically, and the number for a time budget
@@ -68,6 +74,7 @@ class Budget:
     seconds: float | None = None
     spent: int = 0
     started: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] | None = None  # seconds of search, when not since `started` (a journal's)
 
     @classmethod
     def parse(cls, text: str | int) -> Budget:
@@ -94,11 +101,15 @@ class Budget:
         """The share of the budget used, from 0 to 1."""
         if self.evaluations is not None:
             return self.spent / self.evaluations
-        return (time.monotonic() - self.started) / self.seconds
+        return (self.clock() if self.clock else time.monotonic() - self.started) / self.seconds
 
     def describe(self) -> str:
         """The budget as a reader sees it: "3000 evaluations" or "10 s"."""
         return f"{self.evaluations} evaluations" if self.evaluations is not None else f"{self.seconds:g} s"
+
+    def to_json(self) -> dict:
+        """{"evaluations": N} or {"seconds": S}: the budget exactly, for an attack folder's parameters."""
+        return {"evaluations": self.evaluations} if self.evaluations is not None else {"seconds": self.seconds}
 
 
 @dataclass
@@ -133,6 +144,8 @@ class AttackReport:
     finalists: list[dict]  # each candidate with score > 0 and what the engine said about it
     counterexample: shrink.Shrunk | None
     interrupted: bool = False  # a Ctrl-C stopped it: best points so far, a violation only if already certified
+    replayed: int = 0  # of the evaluations, those taken from the journal of the folder it resumed
+    files: dict = field(default_factory=dict)  # {name: path} of the files written into its folder
 
     @property
     def violated(self) -> bool:
@@ -152,6 +165,7 @@ class AttackReport:
         else:
             found = "no violation found (nothing is guaranteed)"
         found += "; interrupted" if self.interrupted else ""
+        found += f"; {self.replayed} evaluations replayed" if self.replayed else ""
         return short_repr(f"attack {'violated' if self.violated else 'nothing found'}",
                           f"{found}; {self.evaluations} evaluations in {self.seconds:.1f} s; {self.target}")
 
@@ -168,7 +182,7 @@ class AttackReport:
             "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d,
             "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
-            "evaluations": self.evaluations, "seconds": round(self.seconds, 2),
+            "evaluations": self.evaluations, "replayed": self.replayed, "seconds": round(self.seconds, 2),
             "violated": self.violated,
             "interrupted": self.interrupted,
             "best": _point_json(self.best),
@@ -208,8 +222,10 @@ def _point_json(e: Evaluation | None) -> dict | None:
 class _Search:
     """One attack's state: the objective with its budget, and what it has seen."""
 
-    def __init__(self, claim, layout: Layout, budget: Budget, rng, l_range, progress):
+    def __init__(self, claim, layout: Layout, budget: Budget, rng, l_range, progress,
+                 journal: attack_folder.Journal | None = None):
         self.claim, self.layout, self.budget, self.rng, self.progress = claim, layout, budget, rng, progress
+        self.journal = journal
         self.log_range = (math.log(l_range[0]), math.log(l_range[1]))
         # bands [4^k, 4^(k+1)) covering the range; a point just outside (rounding) joins the nearest one
         self.band_range = (math.floor(math.log2(l_range[0]) / 2), math.ceil(math.log2(l_range[1]) / 2) - 1)
@@ -224,7 +240,11 @@ class _Search:
     def score(self, shape: np.ndarray, L: float) -> Evaluation:
         if self.budget.used() >= self.limit:
             raise Exhausted
-        e = objective.evaluate(self.claim, self.layout, np.array(shape, dtype=float), L)
+        point = np.array(shape, dtype=float)
+        if self.journal is None:
+            e = objective.evaluate(self.claim, self.layout, point, L)
+        else:
+            e = self.journal.evaluation(point, L, lambda: objective.evaluate(self.claim, self.layout, point, L))
         self.budget.spent += 1
         if self.progress:
             self.progress(1)
@@ -236,7 +256,7 @@ class _Search:
             return
         if self.best is None or e.score > self.best.score:
             self.best = e
-        if not e.L > 0:
+        if not 0 < e.L < math.inf:  # a journal's L may be anything, and inf has no band (floor(log2(inf)) raises)
             return
         k = min(max(math.floor(math.log2(e.L) / 2), self.band_range[0]), self.band_range[1])
         band = self.bands.setdefault(k, Band(4.0**k, 4.0 ** (k + 1)))
@@ -411,7 +431,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
            starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
            max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None,
-           interruptible: bool = False) -> AttackReport:
+           interruptible: bool = False, out=None, on_resume: Callable[[int], None] | None = None) -> AttackReport:
     """Search for the configuration that violates the claim (default collapse.global) or bound the most,
     over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask).
 
@@ -420,6 +440,12 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     after the set-up ends the attack at that moment (report.interrupted): the best points so far,
     and a counterexample only when one was already certified (shrunk as far as it got); otherwise
     it propagates.
+
+    `out`: a folder (certify.search.attack_folder) that keeps the journal of the search and, at the
+    end, the results (report.files); the same attack run again on it resumes the search, replaying
+    the journal (report.replayed, announced to on_resume(evaluations journaled) before the search),
+    so an evaluation budget gives exactly the search of one uninterrupted run.  A folder of another
+    attack, or not of an attack, is BadInput before any work.
     """
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
@@ -437,25 +463,40 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")
-    rng = np.random.default_rng(seed)
-    layout = replace(layout, scale_free=objective.scales_like_D(claim_obj, layout, rng))
-    spend.started = time.monotonic()  # the time budget counts the search, not the set-up
-    search = _Search(claim_obj, layout, spend, rng, l_range, progress)
-    phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
-                   "ladder": search.ladder, "polish": search.polish}
     claim_id = claim_obj.id or None  # None for a bound
-    interrupted = False
-    try:
-        for name, end in PHASES:
-            phase_steps[name](end)
-        search.certify_finalists(claim_id, bound, max_prec)
-    except KeyboardInterrupt:
-        if not interruptible:
-            raise
-        interrupted = True
-    return AttackReport(target=claim_obj.id or f"bound: {bound_expr.text}", claim=claim_id,
-                        bound=bound_expr.text if bound_expr else None,
-                        layout=layout, seed=seed, starts=starts, budget=spend.describe(), l_range=tuple(l_range),
-                        evaluations=spend.spent, seconds=time.monotonic() - spend.started, best=search.best,
-                        best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],
-                        finalists=search.finalists, counterexample=search.counterexample, interrupted=interrupted)
+    # everything the search and its certification depend on: a folder is resumed by the same attack only
+    parameters = {"claim": claim_id, "bound": bound_expr.text if bound_expr else None, "n": n, "d": d,
+                  "with_v": with_v, "layers": layers, "mask": mask, "seed": seed, "starts": starts,
+                  "budget": spend.to_json(), "l_range": [float(x) for x in l_range], "max_prec": max_prec}
+    with attack_folder.opened(out, parameters) if out is not None else nullcontext() as folder:
+        journal = None if folder is None else folder.journal
+        if journal is not None and journal.journaled["evaluations"] and on_resume is not None:
+            on_resume(journal.journaled["evaluations"])
+        rng = np.random.default_rng(seed)
+        layout = replace(layout, scale_free=objective.scales_like_D(claim_obj, layout, rng))
+        spend.started = time.monotonic()  # the time budget counts the search, not the set-up
+        if journal is not None:
+            journal.start()
+            spend.clock = journal.clock  # a time budget counts the time journaled too
+        search = _Search(claim_obj, layout, spend, rng, l_range, progress, journal)
+        phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
+                       "ladder": search.ladder, "polish": search.polish}
+        interrupted = False
+        try:
+            for name, end in PHASES:
+                phase_steps[name](end)
+            search.certify_finalists(claim_id, bound, max_prec)
+        except KeyboardInterrupt:
+            if not interruptible:
+                raise
+            interrupted = True
+        report = AttackReport(target=claim_obj.id or f"bound: {bound_expr.text}", claim=claim_id,
+                              bound=bound_expr.text if bound_expr else None, layout=layout, seed=seed, starts=starts,
+                              budget=spend.describe(), l_range=tuple(l_range), evaluations=spend.spent,
+                              seconds=time.monotonic() - spend.started, best=search.best,
+                              best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],
+                              finalists=search.finalists, counterexample=search.counterexample,
+                              interrupted=interrupted, replayed=0 if journal is None else journal.replayed)
+        if folder is not None:
+            report.files = folder.write(report)  # while the folder is still locked for this run
+    return report

@@ -1,0 +1,266 @@
+"""The folder of `certify attack --out DIR`: its parameters, the journal of its search, and its results.
+
+    attack.json     the parameters that determine the search and its certification (target, layout,
+                    seed, starts, budget, range of L, max_prec, the format): a folder is resumed only by
+                    the same attack, anything else is refused (BadInput) before any work
+    journal.txt     the search's events in order, one line each (about 100 bytes: the points themselves are
+                    not needed, the search rebuilds them), appended (one write) as they happen:
+                        e DIGEST SCORE LOG_RATIO EXPONENT L   an objective evaluation: DIGEST names the point
+                                                              (blake2b of its float64 shape and L), then the
+                                                              Evaluation's floats (repr, so exact; "-": no exponent)
+                        t SECONDS                             a reading of a time budget's clock (seconds of search)
+    best.json, tightest.json, summary.json (+ counterexample.json, certificate.json)
+                    the results, rewritten whole (certify.core.files) at the end of every run
+    .lock           held (flock) by the one run that writes the folder (certify.jobs.store.locked)
+
+Resuming.  The search is a function of its seed, of the values its objective returns and, for a time
+budget, of its clock readings.  A resumed run performs it again from the start and takes each of those
+from the journal, in order, instead of computing (or reading) it: the k journaled evaluations are not
+recomputed, and an evaluation budget gives exactly the search one uninterrupted run makes.  Each
+evaluation's digest must be that of the point the search asks for: a journal that does not replay
+(edited, or written by another version of certify) is refused, BadInput.  For a time budget the
+clock continues from the last journaled reading, so the time already spent counts and replaying is
+free.  A last line without its newline is what a killed run was writing: it is dropped.  A run
+stopped (Ctrl-C) before it has replayed the whole journal knows less than the results in the folder
+say: it leaves them as they are.
+
+The journal is untrusted search data.  It supplies scores only: every point is the one the search
+itself builds, and a verdict comes only from certify.engine.check on the finalists, which a resumed
+run certifies (and shrinks) again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import struct
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from certify.core import config, files, jsonfile
+from certify.engine import certificate
+from certify.errors import BadInput
+from certify.jobs.store import LOCK, locked
+from certify.search.objective import Evaluation
+
+if TYPE_CHECKING:
+    from certify.search.attack import AttackReport
+
+FORMAT = "certify-attack/1"
+PARAMETERS = "attack.json"
+JOURNAL = "journal.txt"
+
+_FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
+_EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
+_CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
+
+
+def digest(point: np.ndarray, L: float) -> str:
+    """The name of an evaluated point in the journal: 64 bits of blake2b over its float64 shape and L."""
+    data = np.ascontiguousarray(point, dtype="<f8").tobytes() + struct.pack("<d", L)
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def _event(line: bytes):
+    """("e", digest, score, log_ratio, exponent or None, L) or ("t", seconds) of a journal line; None when it
+    is neither (a clock reading must be finite and >= 0: the clock of a resumed search continues from it)."""
+    if match := _EVALUATION.fullmatch(line):
+        key, score, log_ratio, exponent, L = match.groups()
+        return "e", key.decode(), float(score), float(log_ratio), None if exponent == b"-" else float(exponent), float(L)
+    if (match := _CLOCK.fullmatch(line)) and 0 <= float(match.group(1)) < math.inf:
+        return "t", float(match.group(1))
+    return None
+
+
+def _number(x: float) -> str:
+    return repr(float(x))  # float(): numpy's repr of its own floats is np.float64(...)
+
+
+class Journal:
+    """The journal of one search (module docstring): replayed first, then appended to."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.path = folder, folder / JOURNAL
+        self.journaled, last_clock, length = self._scan()
+        os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
+        self._replay = open(self.path, "rb")
+        self._line = 0
+        self._pending = self.journaled["events"]  # events still to replay
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        self.replayed = 0  # evaluations taken from the journal
+        self._clock_base, self._live_since = last_clock, None
+
+    def _scan(self) -> tuple[dict, float, int]:
+        """The events and evaluations journaled, the last clock reading and the length of the whole lines;
+        BadInput for a line that is not an event."""
+        events = evaluations = length = 0
+        last_clock = 0.0
+        with open(self.path, "rb") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.endswith(b"\n"):
+                    break
+                event = _event(line)
+                if event is None:
+                    raise corrupt(self.folder, f"{JOURNAL} line {number} is not an event of an attack's journal")
+                events, length = events + 1, length + len(line)
+                if event[0] == "e":
+                    evaluations += 1
+                else:
+                    last_clock = event[1]
+        return {"events": events, "evaluations": evaluations}, last_clock, length
+
+    @property
+    def replaying(self) -> bool:
+        """Whether journaled events are left to replay."""
+        return self._pending > 0
+
+    def start(self) -> None:
+        """The search starts now: a time budget's clock runs from here when there is nothing to replay."""
+        if not self.replaying:
+            self._live_since = time.monotonic()
+
+    def _next(self, kind: str):
+        """The next journaled event, which must be of `kind`; None once the journal is replayed."""
+        if not self._pending:
+            return None
+        self._pending -= 1
+        self._line += 1
+        event = _event(self._replay.readline())
+        if event is None or event[0] != kind:
+            raise self._diverged("a clock reading" if kind == "t" else "an evaluation")
+        if not self._pending:
+            self._live_since = time.monotonic()  # the clock of a time budget runs again from here
+        return event
+
+    def _diverged(self, wanted: str) -> BadInput:
+        return corrupt(self.folder, f"{JOURNAL} line {self._line} is not {wanted} this search makes at that point "
+                       "(edited, or written by another version of certify)")
+
+    def _append(self, line: str) -> None:
+        data = line.encode()
+        while data:  # one write for a line in practice; a line cut short by a kill is dropped when resumed
+            data = data[os.write(self._fd, data):]
+
+    def evaluation(self, point: np.ndarray, L: float, compute: Callable[[], Evaluation]) -> Evaluation:
+        """The evaluation of (point, L): from the journal while it replays, else compute() journaled."""
+        key = digest(point, L)
+        event = self._next("e")
+        if event is not None:
+            if event[1] != key:
+                raise self._diverged("the evaluation")
+            self.replayed += 1
+            _, _, score, log_ratio, exponent, L_value = event
+            return Evaluation(score, log_ratio, exponent, L_value, shape=point, L_param=L)
+        e = compute()
+        exponent = "-" if e.exponent is None else _number(e.exponent)
+        self._append(f"e {key} {_number(e.score)} {_number(e.log_ratio)} {exponent} {_number(e.L)}\n")
+        return e
+
+    def clock(self) -> float:
+        """Seconds of search so far: journaled while it replays, then from the last journaled reading on."""
+        event = self._next("t")
+        if event is not None:
+            self._clock_base = event[1]
+            return event[1]
+        seconds = self._clock_base + (time.monotonic() - self._live_since)
+        self._append(f"t {_number(seconds)}\n")
+        return seconds
+
+    def close(self) -> None:
+        """Close the journal's files (what was appended is on disk: one write per line)."""
+        self._replay.close()
+        os.close(self._fd)
+
+
+def corrupt(folder: Path, what: str) -> BadInput:
+    """The BadInput of an attack folder that cannot be resumed, naming `what` is wrong."""
+    return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or choose another --out)")
+
+
+class Folder:
+    """An attack's folder, open and locked for one run (module docstring)."""
+
+    def __init__(self, path: Path, journal: Journal):
+        self.path, self.journal = path, journal
+
+    def write(self, report: AttackReport) -> dict:
+        """Write the results (best.json, tightest.json, and when a violation was certified counterexample.json
+        and certificate.json, then summary.json); return {name: path} of what was written.  Nothing when a
+        Ctrl-C stopped the run while it replayed the journal: what it has is less than the files hold."""
+        if report.interrupted and self.journal.replaying:
+            return {}
+        written = {}
+
+        def dump(name: str, data: dict) -> None:
+            path = self.path / name
+            jsonfile.write(data, path)
+            written[name.removesuffix(".json")] = str(path)
+
+        if report.best is not None:
+            dump("best.json", report.configuration(report.best, "attack-best"))
+        if report.best_exponent is not None:
+            dump("tightest.json", report.configuration(report.best_exponent, "attack-tightest"))
+        if report.counterexample is not None:
+            dump("counterexample.json", config.to_json(report.counterexample.case))
+            written["certificate"] = str(certificate.write(report.counterexample.result.certificate,
+                                                           self.path / "certificate.json"))
+        written["journal"] = str(self.journal.path)
+        dump("summary.json", dict(report.to_json(), files=dict(written, summary=str(self.path / "summary.json"))))
+        return written
+
+
+def _foreign(folder: Path) -> bool:
+    """A folder that holds something, but no attack's parameters (the lock file aside)."""
+    return not (folder / PARAMETERS).is_file() and any(path.name != LOCK for path in folder.iterdir())
+
+
+@contextmanager
+def opened(folder, params: dict) -> Iterator[Folder]:
+    """The attack folder of `params` (JSON, without the format), created or resumed (the same parameters only),
+    locked for this run (BadInput when another run holds it) until the block ends."""
+    folder = Path(folder)
+    params = json.loads(json.dumps({"format": FORMAT, **params}))  # as it reads back (lists, not tuples)
+    if folder.exists() and not folder.is_dir():
+        raise BadInput(f"{folder} is not a folder; choose another --out")
+    if folder.is_dir() and _foreign(folder):
+        raise BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = locked(folder, shared=False, busy=f"{folder} is in use by another certify attack (one run writes "
+                  "an attack folder at a time); wait for it to stop, or choose another --out")
+    journal = None
+    try:
+        _check_parameters(folder, params)
+        if not (folder / PARAMETERS).is_file():
+            files.replace(folder / PARAMETERS, jsonfile.dumps(params))
+        (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
+        journal = Journal(folder)
+        yield Folder(folder, journal)
+    finally:
+        if journal is not None:
+            journal.close()
+        if lock is not None:
+            lock.close()
+
+
+def _check_parameters(folder: Path, params: dict) -> None:
+    """BadInput unless the folder is new or holds the attack of `params`."""
+    path = folder / PARAMETERS
+    if not path.is_file():
+        if _foreign(folder):  # filled between the first look and the lock
+            raise BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
+        return
+    stored = jsonfile.read(path, str(path), raise_with=None)
+    if not isinstance(stored, dict) or stored.get("format") != FORMAT:
+        raise corrupt(folder, f"{PARAMETERS} does not hold the parameters of an attack of format {FORMAT}")
+    if stored != params:
+        differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+        raise BadInput(f"{folder} holds another attack (different {', '.join(differ)}); choose another --out, "
+                       "or move the folder away")

@@ -1,0 +1,258 @@
+"""`certify attack --out DIR` resumes: an interrupted search continues from its journal without losing or
+repeating an evaluation, ends as one uninterrupted search does, and never takes a verdict from the journal."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shlex
+import time
+
+import numpy as np
+import pytest
+
+from certify import engine
+from certify.cli import main
+from certify.errors import BadInput
+from certify.jobs.store import locked
+from certify.search import attack, attack_folder, objective
+
+LARGE_L = "(1-exp(-a*D**2/3))*D"  # false for L > 2.887...: the attack finds and certifies a violation
+SEARCH = dict(bound=LARGE_L, n=2, d=1, seed=3, budget=400)
+ARGV = ["attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--seed", "3", "--budget", "400"]
+
+
+class Evaluations:
+    """objective.evaluate counted, and a Ctrl-C (KeyboardInterrupt) instead of the call after `stop_after`."""
+
+    def __init__(self, monkeypatch, stop_after: int | None = None):
+        self.calls, real = 0, objective.evaluate
+
+        def evaluate(*args, **kwargs):
+            if stop_after is not None and self.calls >= stop_after:
+                raise KeyboardInterrupt
+            self.calls += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(objective, "evaluate", evaluate)
+
+
+def journal_lines(folder) -> list[str]:
+    return (folder / attack_folder.JOURNAL).read_text().splitlines()
+
+
+def same_search(first: attack.AttackReport, second: attack.AttackReport) -> None:
+    """The two reports describe the same search and the same outcome (time aside)."""
+    one, two = first.to_json(), second.to_json()
+    for key in ("evaluations", "best", "best_exponent", "bands", "finalists", "violated", "counterexample"):
+        assert one[key] == two[key], key
+    assert np.array_equal(first.best.shape, second.best.shape) and first.best.L_param == second.best.L_param
+
+
+@pytest.fixture(scope="module")
+def uninterrupted():
+    return attack.attack(**SEARCH)
+
+
+@pytest.mark.parametrize("stop_after", [1, 57, 230])
+def test_an_interrupted_attack_resumes_to_the_uninterrupted_search_without_recomputing(
+        tmp_path, monkeypatch, uninterrupted, stop_after):
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=stop_after)
+        stopped = attack.attack(**SEARCH, out=tmp_path, interruptible=True)
+    assert stopped.interrupted and stopped.evaluations == stop_after and stopped.replayed == 0
+    assert len(journal_lines(tmp_path)) == stop_after
+    counted, announced = Evaluations(monkeypatch), []
+    resumed = attack.attack(**SEARCH, out=tmp_path, on_resume=announced.append)
+    assert announced == [stop_after] and resumed.replayed == stop_after
+    assert counted.calls == uninterrupted.evaluations - stop_after, "a journaled evaluation was computed again"
+    assert not resumed.interrupted and resumed.violated == uninterrupted.violated
+    same_search(resumed, uninterrupted)
+    assert len(journal_lines(tmp_path)) == uninterrupted.evaluations
+
+
+def test_a_finished_attack_run_again_replays_everything_and_certifies_again(tmp_path, monkeypatch, uninterrupted):
+    attack.attack(**SEARCH, out=tmp_path)
+    counted, checks = Evaluations(monkeypatch), []
+    real_check = engine.check
+    monkeypatch.setattr(engine, "check", lambda *args, **kwargs: checks.append(1) or real_check(*args, **kwargs))
+    again = attack.attack(**SEARCH, out=tmp_path)
+    assert counted.calls == 0 and again.replayed == again.evaluations == uninterrupted.evaluations
+    assert checks, "the finalists are certified by the engine in every run, never read from the folder"
+    same_search(again, uninterrupted)
+
+
+def test_a_finished_time_budget_run_again_computes_nothing(tmp_path, monkeypatch):
+    first = attack.attack(bound=LARGE_L, n=2, d=1, budget="0.5s", out=tmp_path)
+    clock = [float(line.split()[1]) for line in journal_lines(tmp_path) if line.startswith("t ")]
+    assert clock == sorted(clock) and clock[-1] >= 0.5  # the reading that ended the search is journaled
+    counted = Evaluations(monkeypatch)
+    again = attack.attack(bound=LARGE_L, n=2, d=1, budget="0.5s", out=tmp_path)
+    assert counted.calls == 0 and again.replayed == again.evaluations == first.evaluations
+    assert again.best.score == first.best.score and np.array_equal(again.best.shape, first.best.shape)
+
+
+def test_a_resumed_time_budget_spends_only_the_time_left(tmp_path, monkeypatch):
+    """With a clock that advances 1 ms per reading (deterministic), an attack of 0.5 s stopped after 100
+    evaluations and resumed computes about what the uninterrupted attack computes after its first 100:
+    the time journaled counts (a clock started afresh would give a whole budget more)."""
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "monotonic", lambda: next(ticks) * 1e-3)
+    search = dict(bound=LARGE_L, n=2, d=1, budget="0.5s")
+    whole = attack.attack(**search).evaluations
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=100)
+        attack.attack(**search, out=tmp_path, interruptible=True)
+    counted = Evaluations(monkeypatch)
+    resumed = attack.attack(**search, out=tmp_path)
+    assert resumed.replayed == 100 and resumed.evaluations == 100 + counted.calls
+    assert abs(resumed.evaluations - whole) <= 0.05 * whole, (resumed.evaluations, whole)
+
+
+def test_the_cli_says_how_to_resume_and_reports_what_it_replayed(tmp_path, monkeypatch, capsys, uninterrupted):
+    out = tmp_path / "a1"
+    argv = ARGV + ["--out", str(out)]
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=100)
+        code = main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and len(err) == 1, err
+    assert err[0].startswith("certify: interrupted; the search stopped early after 100 evaluations")
+    assert err[0].endswith("; continue with: " + shlex.join(["certify", *argv]))
+    assert json.loads((out / "summary.json").read_text())["interrupted"]
+    code = main(argv + ["--progress"])  # the bar, and above it the evaluations it replays
+    captured = capsys.readouterr()
+    assert code == uninterrupted.exit_code == 1 and "VIOLATED" in captured.out
+    assert f"resuming {out}: replaying the 100 evaluations of its journal" in captured.err
+    assert f"{uninterrupted.evaluations} evaluations (100 replayed from the journal)" in captured.out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["replayed"] == 100 and not summary["interrupted"] and summary["files"]["journal"]
+    assert main(["verify", str(out / "certificate.json")]) == 0
+
+
+def small(**changes) -> list[str]:
+    """The argv of a small attack of LARGE_L, with options changed (None: left out)."""
+    options = {"--bound": LARGE_L, "--n": "2", "--d": "1", "--seed": "3", "--budget": "100", **changes}
+    return ["attack"] + [word for option, value in options.items() if value is not None for word in (option, value)]
+
+
+@pytest.mark.parametrize("changes, differ", [
+    ({"--seed": "4"}, "seed"),
+    ({"--budget": "101"}, "budget"),
+    ({"--budget": "10s"}, "budget, starts"),  # a time budget has its own number of starts
+    ({"--n": "3"}, "n"),
+    ({"--max-prec": "4096"}, "max_prec"),
+    ({"--bound": None, "--claim": "collapse.global"}, "bound, claim"),
+])
+def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, capsys, changes, differ):
+    out = tmp_path / "a1"
+    assert main(small() + ["--out", str(out)]) == 1
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    assert main(small(**changes) + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"holds another attack (different {differ})" in err, err
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(small(**{"--budget": "60"}) + ["--out", str(tmp_path)]) == 2
+    assert "is not empty and is not an attack folder" in capsys.readouterr().err
+    assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_a_folder_in_use_is_refused(tmp_path, capsys):
+    attack.attack(**SEARCH, out=tmp_path)
+    handle = locked(tmp_path, shared=False, busy="")  # as a run that writes it
+    try:
+        assert main(ARGV + ["--out", str(tmp_path)]) == 2
+    finally:
+        handle.close()
+    assert "in use by another certify attack" in capsys.readouterr().err
+
+
+def test_a_last_line_cut_short_is_dropped(tmp_path, monkeypatch, uninterrupted):
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=80)
+        attack.attack(**SEARCH, out=tmp_path, interruptible=True)
+    journal = tmp_path / attack_folder.JOURNAL
+    whole = journal.read_bytes()
+    nxt = whole.splitlines(keepends=True)[0]
+    journal.write_bytes(whole + nxt[:len(nxt) // 2])  # a kill in the middle of a write
+    counted = Evaluations(monkeypatch)
+    resumed = attack.attack(**SEARCH, out=tmp_path)
+    assert resumed.replayed == 80 and counted.calls == uninterrupted.evaluations - 80
+    same_search(resumed, uninterrupted)
+    lines = journal.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and all(attack_folder._event(line + b"\n") for line in lines[:-1])
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda lines: lines.__setitem__(4, "e 0123 -1 -1 - 1"), "line 5 is not an event"),
+    (lambda lines: lines.__setitem__(9, lines[9].replace(" ", "  ", 1)), "line 10 is not an event"),
+    (lambda lines: lines.__setitem__(2, "t nan"), "line 3 is not an event"),
+    (lambda lines: lines.insert(6, "t 1.5"), "line 7 is not an evaluation"),
+    (lambda lines: lines.__setitem__(11, "e 0123456789abcdef" + lines[11][18:]), "line 12 is not the evaluation"),
+])
+def test_a_journal_that_is_corrupt_or_does_not_replay_is_one_line_and_exit_2(tmp_path, capsys, edit, message):
+    argv = small() + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+    journal = tmp_path / attack_folder.JOURNAL
+    lines = journal.read_text().splitlines()
+    edit(lines)
+    journal.write_text("\n".join(lines) + "\n")
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: ") and err.count("\n") == 1 and message in err, err
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_journal_that_claims_a_violation_gets_no_verdict_from_it(tmp_path, capsys):
+    """collapse.global holds: a journal edited so that its last evaluation scores 10^9 (violated beyond doubt,
+    says the search data) makes that point the best and a finalist, and the engine certifies it holds."""
+    argv = ["attack", "--claim", "collapse.global", "--n", "2", "--d", "1", "--budget", "100", "--json",
+            "--out", str(tmp_path)]
+    assert main(argv) == 0
+    journal = tmp_path / attack_folder.JOURNAL
+    lines = journal.read_text().splitlines()
+    kind, key, _, _, exponent, L = lines[-1].split()
+    lines[-1] = " ".join([kind, key, "1000000000.0", "1000000000.0", exponent, L])
+    journal.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["best"]["score"] == 1e9 and summary["replayed"] == 100
+    assert not summary["violated"] and summary["counterexample"] is None
+    assert [f["verdict"] for f in summary["finalists"]] == [engine.HOLDS]
+    assert not (tmp_path / "certificate.json").exists()
+
+
+def test_ctrl_c_while_replaying_leaves_the_folder_as_it_was(tmp_path, monkeypatch, capsys):
+    argv = ARGV + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(attack._Search, "ladder", interrupted)  # every event before the ladder is journaled
+    capsys.readouterr()
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "is as the last run left it" in err and "continue with: certify attack" in err, err
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch):
+    counted = Evaluations(monkeypatch)
+    (tmp_path / "file").write_text("")
+    with pytest.raises(BadInput, match="is not a folder"):
+        attack.attack(**SEARCH, out=tmp_path / "file")
+    attack.attack(**dict(SEARCH, budget=60), out=tmp_path / "a")
+    calls = counted.calls
+    with pytest.raises(BadInput, match="different seed"):
+        attack.attack(**dict(SEARCH, budget=60, seed=9), out=tmp_path / "a")
+    assert counted.calls == calls
