@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 import shutil
 
 import pytest
 
-from certify.cli import main
+from certify.cli import build_parser, main
+from certify import engine
+from certify.engine import certificate
 from certify.search import audit, campaign
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
@@ -122,6 +125,7 @@ def test_a_folder_missing_configurations_is_rejected(copy, capsys):
     assert report.records == SPEC.count - len(dropped) and len(report.problems) == 1
     assert f"records {SPEC.count - len(dropped)} of the campaign's {SPEC.count} configurations" in report.problems[0]
     assert str(min(dropped)) in report.problems[0]
+    assert report.problems[0].endswith(f"finish it with: {SPEC.validated().command(copy)})")
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
     assert capsys.readouterr().out.startswith("REJECTED: campaign")
 
@@ -176,3 +180,108 @@ def test_a_summary_that_does_not_describe_the_records_is_rejected(copy):
     (copy / "summary.json").write_text(json.dumps(summary))
     problems = audit.audit(copy, sample=0, workers=1).problems
     assert len(problems) == 1 and "summary.json" in problems[0]
+
+
+def _redo_manifest(out, **changes):
+    """The manifest's parameters changed as a forger would (its chain redone), then the records and summary."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest.update(changes)
+    manifest["chain"] = campaign._chain(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _parsed(command):
+    """The campaign `certify sample` builds from a command line (its own parser, as a user's shell hands it)."""
+    args = build_parser(only="sample").parse_args(shlex.split(command)[1:])
+    return campaign.Campaign(
+        distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed, claim=args.claim,
+        bound=args.bound, L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
+        tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm, residual=args.residual,
+        ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual).validated(), args.out
+
+
+@pytest.mark.parametrize("spec", [
+    SPEC,
+    campaign.Campaign("gaussian", 4, 2, 40, 3, claim="residual.two_sided", max_prec=4096, tier="tier3",
+                      mask="causal", value="orthogonal", value_norm=0.1 + 0.2, residual=True),
+    campaign.Campaign("gaussian", 3, 2, 10, 5, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True),
+    campaign.Campaign("gaussian", 3, 2, 10, 0, bound="-D + 2*D"),  # a bound that begins with "-"
+])
+def test_the_command_a_campaign_names_is_that_campaign(spec):
+    """The command verify names to finish a campaign or rewrite its summary resumes that very campaign."""
+    spec = spec.validated()
+    assert _parsed(spec.command("a folder/with space")) == (spec, "a folder/with space")
+
+
+def test_a_stale_summary_is_named_with_the_command_that_rewrites_it(copy, capsys):
+    """A run killed after its last chunk and before its summary leaves an earlier run's summary.json (here
+    the one a run stopped after the first chunk wrote): the records are judged as ever, the summary is named
+    stale, not confirmed, and the command verify names rewrites it without deciding anything again."""
+    spec = SPEC.validated()
+    manifest = json.loads((copy / "manifest.json").read_text())
+    first = manifest["chunks"][0]
+    assert len(manifest["chunks"]) > 1
+    earlier = [json.loads(line) for line in (copy / "chunks" / f"{first['first']:09d}.jsonl").read_text().splitlines()]
+    (copy / "summary.json").write_text(json.dumps(campaign.summarize(spec, sorted(earlier, key=lambda r: r["i"]))))
+    report = audit.audit(copy, sample=0, workers=1)
+    assert len(report.problems) == 1 and f"stale: it describes the first {first['records']} of the 40" in report.problems[0]
+    command = spec.command(copy)
+    assert report.problems[0].endswith(command)
+    chunks = {p.name: p.read_bytes() for p in (copy / "chunks").iterdir()}
+    assert main(shlex.split(command)[1:] + ["--workers", "1", "--json"]) == 1  # the planted bound: violated
+    assert json.loads(capsys.readouterr().out)["run"]["decided"] == 0
+    assert {p.name: p.read_bytes() for p in (copy / "chunks").iterdir()} == chunks  # nothing decided again
+    assert audit.audit(copy, sample=0, workers=1).ok
+
+
+def test_a_missing_summary_is_noted_with_the_command_that_writes_it(copy, capsys):
+    """No summary.json states nothing to confirm or reject: the records are confirmed, and the note says how
+    to write the summary."""
+    (copy / "summary.json").unlink()
+    report = audit.audit(copy, sample=0, workers=1)
+    assert report.ok and len(report.notes) == 1 and report.notes[0].endswith(SPEC.validated().command(copy))
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: campaign") and "note: there is no summary.json" in out
+
+
+def test_a_precision_the_cap_does_not_allow_is_rejected(copy):
+    """A record decided above the manifest's cap (or at a precision the engine never stops at) is not a
+    record of the campaign; nor is a certificate decided at another precision than its record says."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    _rewrite(copy, lambda r: {**r, "precision": 2 * SPEC.max_prec} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"precision {2 * SPEC.max_prec}" in problems[0]
+
+    _rewrite(copy, lambda r: {**r, "precision": 60} if r["i"] == victim["i"] else r)  # below the cap, off the ladder
+    assert "precision 60" in audit.audit(copy, sample=0, workers=1).problems[0]
+
+
+def test_a_lowered_cap_cannot_turn_violations_into_undecided_cases(copy):
+    """A forger lowers the manifest's cap below the precision that decided the violations, records them as
+    undecided (re-derived at that cap, they are) and drops their certificates: the holds decided above the
+    new cap give it away, sampled or not."""
+    found = campaign.records(copy)
+    lowered = campaign.engine.START_PRECISION + 1
+    above = [r for r in found if r["verdict"] == "holds" and r["precision"] > lowered]
+    assert above and all(r["precision"] > lowered for r in found if r["verdict"] == "violated")
+    for r in found:
+        if r["verdict"] == "violated":
+            (copy / r["certificate"]).unlink()
+    _redo_manifest(copy, max_prec=lowered)
+    _rewrite(copy, lambda r: {**r, "verdict": "undecided", "precision": lowered, "certificate": None,
+                              "certificate_sha256": None, "reason": "undecided at the precision cap"}
+             if r["verdict"] == "violated" else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"precision {above[0]['precision']}" in problems[0]
+
+
+def test_a_certificate_at_another_precision_than_its_record_is_rejected(copy):
+    record = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and r["certificate"])
+    # the configuration decided again from a higher precision: a certificate the checker confirms
+    cert = engine.check(SPEC.sample(record["i"]).config, bound=SPEC.bound, start_prec=2 * record["precision"]).certificate
+    assert certificate.confirm(cert).ok and cert["precision"] == 2 * record["precision"]
+    (copy / record["certificate"]).write_text(json.dumps(cert))
+    _redigest(copy, record)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"decided at {2 * record['precision']} bits" in problems[0]

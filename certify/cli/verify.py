@@ -31,7 +31,7 @@ def add_parser(subparsers):
     p.add_argument("--workers", type=options.integer, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
-                   "campaign the records, the re-derived count and the problems)")
+                   "campaign the records, the re-derived count, the problems and notes)")
     p.set_defaults(run=run)
 
 
@@ -77,11 +77,13 @@ def _campaign(args) -> int:
                              progress=rederived)
     if args.json:
         jsonfile.echo({"ok": report.ok, "campaign": args.certificate, "records": report.records,
-                       "rederived": report.rederived, "problems": report.problems})
+                       "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
         return 0 if report.ok else 1
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
               "in arb, every one as recorded; the certificates confirmed by the checker")
+        for note in report.notes:
+            print(f"  note: {note}")
         return 0
     print(f"REJECTED: campaign {args.certificate}: {len(report.problems)} problem(s) in "
           f"{report.rederived} re-derived of {report.records}")

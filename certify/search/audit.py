@@ -46,6 +46,7 @@ class Audit:
     records: int  # records in the folder
     rederived: int  # records decided again
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what a confirmation does not cover (no summary.json)
 
     @property
     def ok(self) -> bool:
@@ -100,10 +101,11 @@ def _record_problem(record, count: int) -> str | None:
     return None
 
 
-def _missing_problem(by_index: dict, count: int) -> str | None:
+def _missing_problem(spec: campaigns.Campaign, folder: Path, by_index: dict) -> str | None:
     """Why a folder without a record for every configuration of its campaign is not the campaign: an
     interrupted run (resumable), or records taken away (a chunk of violations deleted and the manifest
     redone would otherwise leave a clean folder)."""
+    count = spec.count
     absent = [i for i in range(count) if i not in by_index]
     if not absent:
         return None
@@ -115,28 +117,45 @@ def _missing_problem(by_index: dict, count: int) -> str | None:
             runs.append([i, i])
     shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:LISTED])
     return (f"the folder records {count - len(absent)} of the campaign's {count} configurations; no record of "
-            f"{shown}{', ...' if len(runs) > LISTED else ''} (an interrupted campaign: run the same "
-            "`certify sample` on the folder to finish it)")
+            f"{shown}{', ...' if len(runs) > LISTED else ''} (an interrupted campaign; finish it with: "
+            f"{spec.command(folder)})")
 
 
-def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]) -> str | None:
-    """Why the folder's summary.json does not say what its records say (the counts, tiers, margins, ... a
-    reader looks at first), or None; the run's timings and this machine's float64 probe are not the
-    records' to say.  No summary.json says nothing, and is no problem."""
+def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]) -> tuple[str | None, str | None]:
+    """(problem, note): why the folder's summary.json does not say what its records say (the counts, tiers,
+    margins, ... a reader looks at first), and what a confirmation without a summary.json leaves out.  The
+    run's timings and this machine's float64 probe are not the records' to say.  A run stopped after its last
+    chunk and before its summary (killed) leaves no summary.json, or the one of an earlier run, which says
+    what the records of that run's chunks say: then the records are judged as ever, the summary is named
+    stale (not confirmed: a script reading it after a confirmation would read an earlier campaign's counts)
+    and the command that rewrites it, deciding nothing again, is given."""
     path = folder / campaigns.SUMMARY
+    rewrite = f"rewrite it, deciding nothing again, with: {spec.command(folder)}"
     if not path.is_file():
-        return None
+        return None, f"there is no {campaigns.SUMMARY} (the run was stopped before writing it); {rewrite}"
     try:
         stored = jsonfile.read(path, raise_with=None)
     except BadInput as err:
-        return f"{campaigns.SUMMARY} is unreadable: {err}"
+        return f"{campaigns.SUMMARY} is unreadable: {err}", None
+    if _says(stored, spec, decided):
+        return None, None
+    earlier = stored.get("decided") if isinstance(stored, dict) else None
+    if type(earlier) is int and 0 <= earlier < len(decided):
+        prefix = campaigns.committed_prefix(folder, earlier)
+        if prefix is not None and _says(stored, spec, [r for r in decided if r["i"] in prefix]):
+            return (f"{campaigns.SUMMARY} is stale: it describes the first {earlier} of the {len(decided)} records "
+                    f"(an earlier run's; the run that decided the rest was stopped before rewriting it), while "
+                    f"the records re-derived are as recorded; {rewrite}"), None
+    return (f"{campaigns.SUMMARY} does not describe the records (edited?); {rewrite}"), None
+
+
+def _says(stored, spec: campaigns.Campaign, decided: list[dict]) -> bool:
+    """The summary `stored` is the one campaign.summarize writes for these records (timings and the float64
+    probe aside)."""
     derived = json.loads(jsonfile.dumps(campaigns.summarize(spec, decided)))  # as the file holds it
     unsaid = ("run", "tier3_off")
-    if not isinstance(stored, dict) or {k: v for k, v in stored.items() if k not in unsaid} != {
-            k: v for k, v in derived.items() if k not in unsaid}:
-        return (f"{campaigns.SUMMARY} does not describe the records (edited, or left by an earlier run: run the "
-                "same `certify sample` on the folder to rewrite it)")
-    return None
+    return isinstance(stored, dict) and ({k: v for k, v in stored.items() if k not in unsaid}
+                                         == {k: v for k, v in derived.items() if k not in unsaid})
 
 
 def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
@@ -153,6 +172,8 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
         return f"{where} is rejected by the checker: {confirmation.message}"
     if cert.get("verdict") != record["verdict"]:
         return f"{where} says {cert.get('verdict')}, the record {record['verdict']}"
+    if cert.get("precision") != record["precision"]:  # the precision checked against the cap is the decision's
+        return f"{where} was decided at {cert.get('precision')} bits, the record says {record['precision']}"
     if (cert.get("claim"), cert.get("bound")) != (spec.claim, spec.bound):
         return f"{where} is about another claim or bound"
     if cert.get("inputs") != config.to_json(config.load(spec.sample(record["i"]).config)):
@@ -183,7 +204,7 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if problems:
         return Audit(records=len(decided), rederived=0, problems=problems)
     by_index = {r["i"]: r for r in decided}
-    if missing := _missing_problem(by_index, spec.count):  # a folder's "OK" speaks for the whole campaign
+    if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
     rest = sorted(set(by_index) - chosen)
@@ -197,9 +218,12 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
         if record["verdict"] != verdict:
             problems.append(f"configuration {i}: the record says {record['verdict']}, arb decides {verdict}")
-    if not problems and (summary := _summary_problem(spec, folder, decided)):  # what the records say, said
-        problems.append(summary)
-    return Audit(records=len(decided), rederived=len(chosen), problems=problems)
+    notes = []
+    if not problems:  # what the records say, said (or not said at all: a note)
+        summary, note = _summary_problem(spec, folder, decided)
+        problems += [summary] if summary else []
+        notes += [note] if note else []
+    return Audit(records=len(decided), rederived=len(chosen), problems=problems, notes=notes)
 
 
 def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None, progress=None):
@@ -257,7 +281,8 @@ def verify(source, *, limits: Limits = DEFAULT_LIMITS, everything: bool = False,
         if path.is_dir() or path.name == "manifest.json":
             report = audit(path, everything=everything, sample=sample, workers=workers)
             message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
-                       + ("" if report.ok else f"; {len(report.problems)} problem(s)"))
+                       + ("" if report.ok else f"; {len(report.problems)} problem(s)")
+                       + "".join(f"; {note}" for note in report.notes))
             return Verification(str(path), "campaign", None, report.ok, message, problems=tuple(report.problems))
         cert, name = certificate.read(path, limits), str(path)
     confirmation = certificate.confirm(cert, limits)

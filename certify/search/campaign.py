@@ -28,8 +28,9 @@ commits them, chunk by chunk, so that the decided configurations are exactly the
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
-range, a known verdict, fields of the right types and a tier the campaign can have written (tier3 only
-in a tier3 campaign, never where a certificate is kept); no index twice; a record and the
+range, a known verdict, fields of the right types, a tier the campaign can have written (tier3 only
+in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
+under the campaign's cap (a step of precision.ladder); no index twice; a record and the
 certificates on disk agree (a violated record has its violation certificate, a sampled hold its
 hold certificate, each file matches the digest in its record, and no certificate on disk
 contradicts a record).  Anything else is reported as
@@ -65,6 +66,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -80,6 +82,7 @@ from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
+from certify.core.precision import ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
@@ -188,6 +191,28 @@ class Campaign(samplers.LayerParts):
             if out[key] == getattr(default, key):
                 del out[key]
         return {"format": FORMAT, **out}
+
+    def command(self, out) -> str:
+        """The `certify sample` command line of this campaign with --out `out` (shell-quoted): what resumes it,
+        or rewrites its summary.json when every configuration is decided (certify.cli.sample's options; a test
+        parses it back into this campaign)."""
+        # a bound may begin with "-", which argparse would take for an option unless joined to its flag
+        options = [("--claim", self.claim), (f"--bound={self.bound}",) if self.bound else ("--bound", None),
+                   ("--distribution", self.distribution),
+                   ("--n", self.n), ("--d", self.d), ("--count", self.count), ("--seed", self.seed)]
+        if self.L_range is not None:
+            options.append(("--l-range", *(repr(float(x)) for x in self.L_range)))
+        if self.max_prec != engine.DEFAULT_MAX_PRECISION:
+            options.append(("--max-prec", self.max_prec))
+        if self.tier != "arb":
+            options.append(("--tier", self.tier))
+        for key in PARTS:  # the layer's parts not at their default (True flags take no value)
+            value = getattr(self, key)
+            if value not in (None, False):
+                options.append((f"--{key.replace('_', '-')}",) + (() if value is True else (repr(value),)
+                                                                   if isinstance(value, float) else (value,)))
+        words = ["certify", "sample"] + [str(word) for option in options if option[1:] != (None,) for word in option]
+        return shlex.join(words + ["--out", str(out)])
 
     def sample(self, index: int) -> samplers.Sample:
         """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
@@ -307,9 +332,9 @@ def stored_parameters(out_dir: Path) -> dict:
     return _read(out_dir).parameters
 
 
-def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int) -> None:
-    """A record's fields and their types, and a tier the campaign can have written (the store has checked
-    its index)."""
+def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int, precisions: set[int]) -> None:
+    """A record's fields and their types, a tier the campaign can have written and a precision its engine can
+    have stopped at (the store has checked its index)."""
     if set(record) != set(RECORD_TYPES):
         raise store.corrupt(f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
     for key, types in RECORD_TYPES.items():
@@ -326,6 +351,12 @@ def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int)
                                       or record["i"] % hold_stride == 0):
         raise store.corrupt(f"{where}: a tier3 record this campaign cannot have written (an arb campaign, a "
                             "configuration whose certificate is kept, or a precision or certificate named)")
+    # engine.check stops at a step of its ladder from START_PRECISION up to the campaign's cap: a precision
+    # above the cap says the manifest's cap is not the one the records were decided with (a cap lowered in the
+    # manifest turns a violation decided at higher precision into an undecided case its audit re-derives)
+    if record["tier"] == "arb" and record["precision"] not in precisions:
+        raise store.corrupt(f"{where}: precision {record['precision']} is not one the engine stops at with the "
+                            f"campaign's cap of {store.parameters.get('max_prec')} bits")
     if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
         raise store.corrupt(f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
 
@@ -357,6 +388,24 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                 f"({found[int(index)]['verdict']})")
 
 
+def committed_prefix(out_dir, decided: int) -> set[int] | None:
+    """The indices of the first chunks of the manifest that hold `decided` records together (what the summary
+    written at the end of an earlier run describes: chunks are committed in the manifest's order), or None
+    when no run can have stopped there.  The folder is read as by records() (which the caller has run)."""
+    store, prefix = _read(out_dir), set()
+    if decided == 0:
+        return prefix
+    for record in store.records():
+        prefix.add(record["i"])
+        if len(prefix) >= decided:
+            break
+    ends, total = set(), 0  # the record counts at which a chunk ends
+    for entry in store.manifest["chunks"]:
+        total += entry["records"]
+        ends.add(total)
+    return prefix if len(prefix) == decided and decided in ends else None
+
+
 def records(out_dir) -> list[dict]:
     """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
     checks of the module docstring (BadInput on the first failure)."""
@@ -364,8 +413,12 @@ def records(out_dir) -> list[dict]:
     if store.count > MAX_COUNT:
         raise store.corrupt("manifest.json has no valid count")
     hold_stride = max(1, store.count // HOLD_SAMPLES)  # Campaign.hold_stride of the stored campaign
-    found = {record["i"]: record
-             for record in store.records(lambda record, where: _check_record(store, record, where, hold_stride))}
+    cap = store.parameters.get("max_prec")
+    if type(cap) is not int or not engine.START_PRECISION <= cap <= engine.PRECISION_LIMIT:
+        raise store.corrupt("manifest.json has no valid max_prec")
+    precisions = set(ladder(engine.START_PRECISION, cap))
+    found = {record["i"]: record for record in
+             store.records(lambda record, where: _check_record(store, record, where, hold_stride, precisions))}
     _cross_check(store, found, hold_stride)
     return [found[i] for i in sorted(found)]
 
