@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import shlex
 import shutil
 
@@ -285,3 +286,122 @@ def test_a_certificate_at_another_precision_than_its_record_is_rejected(copy):
     _redigest(copy, record)
     problems = audit.audit(copy, sample=0, workers=1).problems
     assert len(problems) == 1 and f"decided at {2 * record['precision']} bits" in problems[0]
+
+
+FAST = campaign.Campaign("log-L", 4, 3, 80, 1, bound=PLANTED, L_range=(0.5, 50.0), tier="tier3")
+FLOAT64_FIELDS = ("L", "float64", "float64_equal", "float64_bound_is_D", "float64_gap_zero")
+
+
+@pytest.fixture(scope="module")
+def fast_folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tier3")
+    campaign.run(FAST, out, workers=1)
+    return out
+
+
+@pytest.fixture
+def fast_copy(fast_folder, tmp_path):
+    target = tmp_path / "fast"
+    shutil.copytree(fast_folder, target)
+    return target
+
+
+def _swap(out, first, second, keys):
+    """The fields `keys` of records `first` and `second` exchanged (digests and summary redone)."""
+    a, b = {key: first[key] for key in keys}, {key: second[key] for key in keys}
+    _rewrite(out, lambda r: {**r, **b} if r["i"] == first["i"] else {**r, **a} if r["i"] == second["i"] else r)
+
+
+def test_an_honest_tier3_campaign_is_confirmed_without_rederiving_its_tier3_holds(fast_folder):
+    found = campaign.records(fast_folder)
+    assert {r["tier"] for r in found} == {"arb", "tier3"} and any(r["verdict"] == "violated" for r in found)
+    report = audit.audit(fast_folder, sample=0, workers=1)
+    assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in found) + 1
+
+
+def test_float64_fields_swapped_between_records_are_found(copy):
+    """The float64 fields (what float64 computes of L = a D^2, its verdict, its equalities) of every record are
+    computed again, not only of those re-derived in arb."""
+    holds = [r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"]]
+    first, second = max(holds, key=lambda r: r["L"]), min(holds, key=lambda r: r["L"])
+    _swap(copy, first, second, FLOAT64_FIELDS)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert {p.split(":")[0] for p in problems} == {f"configuration {first['i']}", f"configuration {second['i']}"}
+    assert all("float64 computes" in p for p in problems)
+
+
+def test_tier3_bounds_swapped_between_holds_are_found(fast_copy):
+    """A tier-3 hold's lhs/rhs and margin are bounds tier 3 computes again for every one of them."""
+    holds = sorted((r for r in campaign.records(fast_copy) if r["tier"] == "tier3"), key=lambda r: r["ratio"])
+    first, second = holds[0], holds[-1]
+    _swap(fast_copy, first, second, ("ratio", "margin_log10", "margin"))
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 2 and all("the tier-3 record's" in p for p in problems)
+    assert f"configuration {first['i']}:" in problems[0] + problems[1]
+
+
+def test_a_violation_labelled_a_tier3_hold_is_found_without_sampling(fast_copy):
+    """Tier 3 does not decide what holds only in a forger's record: the record then goes to arb, sampled or not."""
+    spec = FAST.validated()
+    victim = next(r for r in campaign.records(fast_copy) if r["verdict"] == "violated" and r["i"] % spec.hold_stride)
+    (fast_copy / victim["certificate"]).unlink()
+    _rewrite(fast_copy, lambda r: {**r, "verdict": "holds", "tier": "tier3", "precision": None, "ratio": 0.5,
+                                   "margin_log10": math.log10(0.5), "margin": "0.1", "certificate": None,
+                                   "certificate_sha256": None} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert problems == [f"configuration {victim['i']}: the record says holds, arb decides violated"]
+
+
+def test_an_arb_records_figures_are_compared_when_rederived(copy):
+    """A re-derived record's precision, lhs/rhs and margins must be arb's, not only its verdict."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "violated")
+    _rewrite(copy, lambda r: {**r, "margin_log10": r["margin_log10"] - 1} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_the_largest_ratio_a_summary_shows_is_always_rederived(copy):
+    """The summary's "largest lhs/rhs" is arb's: a hold given the largest ratio is re-derived, sampled or not."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    largest = max(r["ratio"] for r in campaign.records(copy) if r["ratio"] is not None)
+    _rewrite(copy, lambda r: {**r, "ratio": 2 * largest} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_a_tier3_hold_relabelled_arb_is_rederived_in_arb(fast_copy):
+    """A hold tier 3 decides here that a tier3 campaign says arb decided goes to arb, sampled or not: its
+    label then stands for what arb finds (here a precision arb does not stop at)."""
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3")
+    _rewrite(fast_copy, lambda r: {**r, "tier": "arb", "precision": 106} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_an_arb_hold_relabelled_tier3_keeps_only_true_bounds(fast_copy):
+    """A hold tier 3 does not decide, labelled tier 3 with bounds better than the truth: arb re-derives it
+    and its bounds must bound arb's figures."""
+    spec = FAST.validated()
+    victim = next(r for r in campaign.records(fast_copy)
+                  if r["tier"] == "arb" and r["verdict"] == "holds" and r["i"] % spec.hold_stride)
+    _rewrite(fast_copy, lambda r: {**r, "tier": "tier3", "precision": None, "ratio": victim["ratio"] / 2}
+             if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and "bounds" in problems[0] and f"configuration {victim['i']}" in problems[0]
+
+
+def test_where_tier3_cannot_run_its_labels_are_checked_as_far_as_the_sample_goes(fast_folder, monkeypatch):
+    """A failed floating-point probe here: tier-3 holds are not all sent to arb (that would be --all), and the
+    confirmation says what it leaves out."""
+    monkeypatch.setattr(audit.tier3, "unusable_reason", lambda: "a probe failed")
+    report = audit.audit(fast_folder, sample=0, workers=1)
+    assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in campaign.records(fast_folder)) + 1
+    assert any("tier 3 cannot run on this machine (a probe failed)" in note for note in report.notes)
+
+
+@pytest.mark.parametrize("forged", [{"margin_log10": 400.0}, {"margin": "inf"}, {"margin": "nan"}, {"ratio": 1e308}])
+def test_absurd_tier3_figures_are_rejected_without_a_crash(fast_copy, forged):
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3" and r["margin_log10"] > -6)
+    _rewrite(fast_copy, lambda r: {**r, **forged} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the tier-3 record's")

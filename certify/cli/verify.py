@@ -17,9 +17,11 @@ def add_parser(subparsers):
     """Register `certify verify` and its options."""
     p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign",
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
-                              "checker. Given a campaign folder (or its manifest.json), decide again in arb every "
-                              "violated, undecided or certified configuration and a random sample of the others "
-                              "(--all: every one), on every core, and check the stored certificates. "
+                              "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
+                              "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
+                              "undecided or certified configuration, those tier 3 does not vouch for here and a "
+                              "random sample of the others (--all: every one), on every core, and check the stored "
+                              "certificates. "
                               "Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond the limits "
                               "(refused before any work).")
     p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")

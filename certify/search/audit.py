@@ -2,23 +2,33 @@
 
 A campaign's records name their configurations reproducibly (the manifest and the index
 regenerate each one, certify.search.samplers), with a verdict and the tier that decided it.  The
-audit regenerates and decides again in arb (certify.engine.check, the checker confirming every
-decided verdict):
+audit first runs every record's configuration through float64 and, in a tier3 campaign, tier 3
+(batched, at near float speed): a record's float64 fields (L, the float64 verdict and flags) must be
+what float64 computes here, and a tier-3 hold's bounds (lhs/rhs, the relative margin, the margin) what
+tier 3 computes here, both but for another machine's rounding (SLACK).  Then it regenerates and
+decides again in arb (certify.engine.check, the checker confirming every decided verdict):
     - every violated and every undecided record, and every record with a certificate file;
+    - the record of the summary's largest lhs/rhs;
+    - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
+      here in a tier3 campaign (all of a few, SAMPLE of many): arb stands for the tier a record names;
     - SAMPLE other records drawn at random from fresh randomness (so a folder cannot be prepared
       for the sample it will meet), or all of them with everything=True (`--all`);
-on a process pool (every core by default).  A stored certificate must be confirmed by the checker,
-state the record's verdict and be about the regenerated configuration.  The audit rejects the
-folder if any of this differs, if a record is malformed, repeated or out of range, if a
-violation has no certificate, if a configuration of the campaign has no record (an
-interrupted campaign is not yet the campaign its manifest describes), or if summary.json does not
-say what the records say (the counts a reader looks at first).  Records not re-derived
-are trusted only as far as the sample goes.
+on a process pool (every core by default).  A record decided again must state arb's verdict and, decided
+in arb, its precision, lhs/rhs and margins (to the figures a summary shows); a tier-3 hold's bounds must
+bound arb's figures.  A stored certificate must be confirmed by the checker, state the record's verdict and
+precision and be about the regenerated configuration.  The audit rejects the folder if any of this
+differs, if a record is malformed, repeated or out of range, if a violation has no certificate, if a
+configuration of the campaign has no record (an interrupted campaign is not yet the campaign its manifest
+describes: the problem names the command that finishes it), or if summary.json does not say what the
+records say (the counts a reader looks at first; one an interrupted run left is named stale, with the
+command that rewrites it).  An arb record's figures and verdict, where not re-derived, are trusted only as
+far as the sample goes.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,12 +37,16 @@ from typing import Callable
 from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config, jsonfile
+from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
-from certify.search import campaign as campaigns
+from certify.search import campaign as campaigns, tier3
 
 SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
+# relative difference of a float64 figure computed again on another machine (BLAS summation order, libm) that
+# is no disagreement: far above the few ulps such changes make, far below any two configurations' differences
+SLACK = 1e-9
 TIERS = set(campaigns.TIERS)
 VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
 LISTED = 10  # problems listed in the report
@@ -77,14 +91,108 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     return spec, folder
 
 
-def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str]]:
-    """(index, name, verdict) of each configuration, decided again in arb (runs in a worker)."""
+def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str, dict]]:
+    """(index, name, verdict, the record's other arb fields) of each configuration, decided again in arb (runs
+    in a worker)."""
     goal = engine.target(spec.claim, spec.bound)
     out = []
     for i in indices:
         item = spec.sample(i)
-        out.append((i, item.config["name"], engine.check(item.config, goal=goal, max_prec=spec.max_prec).verdict))
+        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec)
+        out.append((i, item.config["name"], result.verdict, campaigns.arb_fields(result)))
     return out
+
+
+def screen(spec: campaigns.Campaign, indices: list[int]) -> list[dict]:
+    """What float64 and, in a tier3 campaign, tier 3 say of each configuration (runs in a worker): its record's
+    float64 fields (campaign.Screened.facts), the float64 sides and the fields of a tier-3 hold (None where
+    tier 3 does not decide it)."""
+    first = campaigns.screened(spec, indices)
+    return [{**first.facts(k), "pairs": first.pairs(k), "tier3": first.tier3_hold(k)} for k in range(len(indices))]
+
+
+def _close(recorded, seen, slack: float) -> bool:
+    """Two figures agree to a relative `slack` (None, a number past float64's range, only with None)."""
+    if recorded is None or seen is None:
+        return recorded is None and seen is None
+    return (type(recorded) in (int, float) and math.isfinite(recorded) and math.isfinite(seen)
+            and abs(recorded - seen) <= slack * max(abs(recorded), abs(seen)))
+
+
+def _near(x: float | None, edge: float) -> bool:
+    return x is not None and abs(x - edge) <= SLACK * edge
+
+
+def _float64_problem(record: dict, seen: dict) -> str | None:
+    """How the record's float64 fields differ from what float64 computes here (screen), beyond what another
+    machine's rounding (BLAS order, libm) can change: L to SLACK, a flag of 1 - exp(-L) or exp(-L) only away
+    from the edge of float64's range, the float64 verdict only where no two sides are within SLACK."""
+    where = f"configuration {record['i']}"
+    if record["name"] != seen["name"]:
+        return f"{where}: the record names {record['name']!r}, the campaign {seen['name']!r}"
+    if not _close(record["L"], seen["L"], SLACK):
+        return f"{where}: the record says L = {record['L']}, float64 computes {seen['L']}"
+    for flag, edge in (("float64_bound_is_D", ONE_MINUS_GAP_IS_ONE), ("float64_gap_zero", GAP_UNDERFLOWS)):
+        if record[flag] != seen[flag] and not _near(seen["L"], edge):
+            return f"{where}: the record says {flag} = {record[flag]}, float64 computes {seen[flag]}"
+    pairs = seen["pairs"]
+    apart = all(abs(lhs - rhs) > SLACK * max(abs(lhs), abs(rhs)) for lhs, rhs in pairs)
+    beyond = not all(math.isfinite(side) for pair in pairs for side in pair)
+    said = {key: record[key] for key in ("float64", "float64_equal")}
+    if (apart or beyond) and said != campaigns.float64_opinion(pairs):
+        return f"{where}: the record's float64 fields {said} are not what float64 computes"
+    return None
+
+
+def _tier3_problem(record: dict, seen: dict) -> str | None:
+    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below, the margin) differ from
+    tier 3's here, beyond another machine's rounding; None also where tier 3 does not decide it here (arb is
+    then asked)."""
+    fast = seen["tier3"]
+    if fast is None:
+        return None
+    margin = lambda m: 0.0 if m is None else 10.0 ** min(m, 300)  # noqa: E731  (None: rhs == lhs; no overflow)
+    relative = abs(margin(record["margin_log10"]) - margin(fast["margin_log10"]))
+    if (not _close(record["ratio"], fast["ratio"], SLACK) or relative > 4 * SLACK * max(1.0, fast["ratio"] or 1.0)
+            # the margin's digits, unless rhs - lhs is so small against rhs that rounding moves them
+            or fast["margin_log10"] is not None and fast["margin_log10"] > -6
+            and not _same_margin(record["margin"], fast["margin"])):
+        shown = {key: record[key] for key in fast}
+        return f"configuration {record['i']}: the tier-3 record's {shown} are not tier 3's {fast}"
+    return None
+
+
+def _arb_problem(record: dict, fields: dict) -> str | None:
+    """How an arb record's precision, lhs/rhs, relative margin and margin differ from arb's decision here (to
+    the figures a summary shows: another python-flint may round a midpoint otherwise)."""
+    log10 = record["margin_log10"], fields["margin_log10"]
+    if (record["precision"] != fields["precision"] or not _close(record["ratio"], fields["ratio"], 1e-6)
+            or (None in log10 and log10[0] != log10[1]) or None not in log10 and abs(log10[0] - log10[1]) > 0.01
+            or not _same_margin(record["margin"], fields["margin"])):
+        shown = {key: record[key] for key in fields}
+        return f"configuration {record['i']}: the record's {shown} are not arb's {fields}"
+    return None
+
+
+def _bound_problem(record: dict, fields: dict) -> str | None:
+    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below) contradict arb's figures
+    of the same comparison (its midpoints, to the figures a summary shows)."""
+    ratio, log10 = fields["ratio"], fields["margin_log10"]
+    if (ratio is not None and (record["ratio"] is None or record["ratio"] < ratio * (1 - 1e-6))
+            or log10 is not None and record["margin_log10"] is not None and record["margin_log10"] > log10 + 0.01):
+        shown = {key: record[key] for key in ("ratio", "margin_log10")}
+        return (f"configuration {record['i']}: the tier-3 record's bounds {shown} are beyond arb's figures "
+                f"{ {key: fields[key] for key in shown} }")
+    return None
+
+
+def _same_margin(recorded: str, seen: str) -> bool:
+    """Two margins' texts (3 digits) say the same, but for the last digit's rounding."""
+    try:
+        a, b = float(recorded), float(seen)
+    except ValueError:
+        return recorded == seen
+    return recorded == seen or a != 0 and b != 0 and _close(a, b, 0.01)
 
 
 def _record_problem(record, count: int) -> str | None:
@@ -207,18 +315,31 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
+    screened, unproved, relabelled, notes = _screen_all(spec, by_index, workers, progress)
+    problems += screened
+    chosen |= unproved
+    # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
+    draw = len(relabelled) if everything else min(SAMPLE, len(relabelled))
+    chosen |= set(random.SystemRandom().sample(relabelled, draw))
+    if relabelled:
+        notes.append(f"{len(relabelled)} hold(s) recorded as decided in arb are decided by tier 3 here; {draw} of "
+                     "them re-derived in arb")
+    if largest := campaigns.largest_ratio(decided):  # the summary's "largest lhs/rhs" is always arb's
+        chosen.add(largest["i"])
     rest = sorted(set(by_index) - chosen)
     chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
     for i in sorted(chosen):
         if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
             problems.append(problem)
-    for i, name, verdict in _rederive_all(spec, sorted(chosen), workers, progress):
+    rows = _on_pool(rederive, spec, sorted(chosen), workers, progress, len(by_index) + len(chosen), len(by_index))
+    for i, name, verdict, fields in rows:
         record = by_index[i]
         if record.get("name") != name:
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
         if record["verdict"] != verdict:
             problems.append(f"configuration {i}: the record says {record['verdict']}, arb decides {verdict}")
-    notes = []
+        elif problem := (_arb_problem if record["tier"] == "arb" else _bound_problem)(record, fields):
+            problems.append(problem)
     if not problems:  # what the records say, said (or not said at all: a note)
         summary, note = _summary_problem(spec, folder, decided)
         problems += [summary] if summary else []
@@ -226,9 +347,39 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     return Audit(records=len(decided), rederived=len(chosen), problems=problems, notes=notes)
 
 
-def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | None, progress=None):
+def _screen_all(spec: campaigns.Campaign, by_index: dict, workers: int | None, progress):
+    """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
+    the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
+    decides here, notes).  A record's float64 fields, and a tier-3 hold's bounds, must be what this machine
+    computes (_float64_problem, _tier3_problem); the other two go to arb, which stands for the tier a record
+    names (a rounding at the edge of deciding can move a few, honestly).  Where tier 3 cannot run (a failed
+    floating-point model probe) its labels are checked only as far as the arb sample goes: a note says so."""
+    problems, unproved, relabelled, notes = [], set(), [], []
+    usable = spec.tier == "tier3" and tier3.unusable_reason() is None
+    if spec.tier == "tier3" and not usable:
+        notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
+                     "as far as the arb sample goes")
+    for seen in _on_pool(screen, spec, sorted(by_index), workers, progress, len(by_index)):
+        record = by_index[seen["i"]]
+        problems += [p for p in (_float64_problem(record, seen), record["tier"] == "tier3"
+                                 and _tier3_problem(record, seen)) if p]
+        # a kept hold goes to arb in any campaign, and is re-derived in arb as one
+        if usable and record["verdict"] == engine.HOLDS and seen["i"] % spec.hold_stride:
+            if record["tier"] == "tier3" and seen["tier3"] is None:
+                unproved.add(seen["i"])
+            elif record["tier"] == "arb" and seen["tier3"] is not None:
+                relabelled.append(seen["i"])
+    return problems, unproved, relabelled, notes
+
+
+def _on_pool(task, spec: campaigns.Campaign, indices: list[int], workers: int | None, progress, total: int,
+             before: int = 0) -> list:
+    """task(spec, chunk) over chunks of `indices` on a process pool, its rows in order; progress(before + done,
+    total) as chunks finish."""
     pool = jobs.ProcessPool(workers)
     size = max(1, -(-len(indices) // (4 * pool.workers)))
+    if task is screen:  # batched: chunks as large as a campaign's, so that float64 and tier 3 run in batches
+        size = min(size, spec.batch_limit)
     chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
     done = 0
 
@@ -236,9 +387,9 @@ def _rederive_all(spec: campaigns.Campaign, indices: list[int], workers: int | N
         nonlocal done
         done += len(rows)
         if progress is not None:
-            progress(done, len(indices))
+            progress(before + done, total)
 
-    return [row for rows in pool.map(rederive, spec, chunks, on_each=count) for row in rows]
+    return [row for rows in pool.map(task, spec, chunks, on_each=count) for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------

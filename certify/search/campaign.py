@@ -18,7 +18,8 @@ The campaign folder:
     certificates/         violated-<i>.json for every violation, holds-<i>.json for every
                           `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
     undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
-    summary.json          the summary of every decided configuration, rewritten at the end of a run
+    summary.json          the summary of every decided configuration, rewritten at the end of a run (or
+                          at Ctrl-C: only a run killed outright leaves none, or an earlier run's)
 The folder is a certify.jobs.Store: a chunk's task (decide_chunk, on a process pool or Dask) returns
 its records and the texts of its certificates and undecided configurations, and this process
 commits them, chunk by chunk, so that the decided configurations are exactly the committed chunks'.
@@ -161,10 +162,13 @@ class Campaign(samplers.LayerParts):
 
     @property
     def chunk_limit(self) -> int:
-        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 up to TIER3_CHUNK_ENTRIES
+        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 batch_limit."""
+        return self.batch_limit if self.tier == "tier3" else MAX_CHUNK
+
+    @property
+    def batch_limit(self) -> int:
+        """Configurations per batch of float64 and tier 3 at most: MAX_CHUNK, or up to TIER3_CHUNK_ENTRIES
         entries (1,024 configurations of 8 x 4, 256 of 16 x 16)."""
-        if self.tier != "tier3":
-            return MAX_CHUNK
         return max(MAX_CHUNK, tier3.configurations_within(TIER3_CHUNK_ENTRIES, self.n, self.d))
 
     @property
@@ -226,46 +230,84 @@ PARTS = tuple(f.name for f in fields(samplers.LayerParts))
 # Deciding a chunk (runs in a worker process)
 
 
-def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
-    """Screen the chunk in float64 at once, then decide each configuration; its records, and the
-    certificates and undecided configurations to keep (the client writes them)."""
+@dataclass(frozen=True)
+class Screened:
+    """What float64 and the rigorous float64 tier say of a chunk's configurations, all at once: the first pass
+    of decide_chunk, and of `certify verify` over every record (certify.search.audit)."""
+
+    samples: list[samplers.Sample]
+    quantities: dict[str, np.ndarray]  # float_screen.layer_quantities (L, gap, ...)
+    sides: list[tuple[np.ndarray, np.ndarray]]  # float64 lhs and rhs of each inequality (float_screen.chunk_sides)
+    tier3: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # tier3.evaluate in a tier3 campaign, else None
+
+    def facts(self, k: int) -> dict:
+        """Configuration k's record fields that name it and say what float64 computes of a D^2."""
+        gap = float(self.quantities["gap"][k])
+        return {"i": self.samples[k].index, "name": self.samples[k].config["name"],
+                "L": _finite(float(self.quantities["L"][k])),
+                "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
+
+    def pairs(self, k: int) -> list[tuple[float, float]]:
+        """Configuration k's float64 (lhs, rhs) of each inequality."""
+        return [(float(lhs[k]), float(rhs[k])) for lhs, rhs in self.sides]
+
+    def opinion(self, k: int) -> dict:
+        """Configuration k's float64 verdict fields (float64_opinion)."""
+        return float64_opinion(self.pairs(k))
+
+    def tier3_hold(self, k: int) -> dict | None:
+        """The fields a tier-3 hold records for configuration k (its sides' bounds, lhs from above and rhs from
+        below), or None when tier 3 does not decide it (or is not the campaign's)."""
+        if self.tier3 is None or self.tier3[0][k] != tier3.HOLDS:
+            return None
+        lhs, rhs = float(self.tier3[1][k]), float(self.tier3[2][k])
+        return {"ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
+                "margin": f"{rhs - lhs:.3g}"}
+
+
+def screened(campaign: Campaign, indices: list[int]) -> Screened:
+    """Configurations `indices` of the campaign through float64 and, in a tier3 campaign, tier 3 (batched)."""
     samples = [campaign.sample(i) for i in indices]
     configs = [s.config for s in samples]
-    screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    quantities = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    claim = engine.target(campaign.claim, campaign.bound).claim
+    sides = float_screen.chunk_sides(claim, campaign.pure_attention, configs, quantities)
+    fast = tier3.evaluate(claim, tier3.batch_of_configs(configs)) if campaign.tier == "tier3" else None
+    return Screened(samples, quantities, sides, fast)
+
+
+def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
+    """Screen the chunk in float64 at once (and in tier 3 in a tier3 campaign), then decide each configuration;
+    its records, and the certificates and undecided configurations to keep (the client writes them)."""
+    first = screened(campaign, indices)
     goal = engine.target(campaign.claim, campaign.bound)
-    float64_sides = float_screen.chunk_sides(goal.claim, campaign.pure_attention, configs, screen)
-    if campaign.tier == "tier3":
-        fast, lhs_upper, rhs_lower = tier3.evaluate(goal.claim, tier3.batch_of_configs(configs))
     records, kept = [], {}
-    for k, item in enumerate(samples):
-        gap = float(screen["gap"][k])
-        facts = {"i": item.index, "name": item.config["name"], "L": _finite(float(screen["L"][k])),
-                 "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
-        opinion = _float64_opinion(float64_sides, k)
+    for k, item in enumerate(first.samples):
+        facts, opinion = first.facts(k), first.opinion(k)
         # every hold_stride-th configuration goes to arb anyway: its certificate is kept for `certify verify`
-        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS and item.index % campaign.hold_stride:
-            lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
-            records.append({
-                **facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None,
-                "ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
-                "margin": f"{rhs - lhs:.3g}", **opinion, "reason": "", "certificate": None, "certificate_sha256": None,
-            })
+        fast = first.tier3_hold(k) if item.index % campaign.hold_stride else None
+        if fast is not None:
+            records.append({**facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None, **fast, **opinion,
+                            "reason": "", "certificate": None, "certificate_sha256": None})
             continue
         result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         fields, artefact = _keep(campaign, item, result)
         kept.update(artefact)
-        records.append({
-            **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
-            **_tightest(result), "margin": result.margin_text, **opinion, "reason": result.reason, **fields,
-        })
+        records.append({**facts, "verdict": result.verdict, "tier": "arb", **arb_fields(result), **opinion,
+                        "reason": result.reason, **fields})
     return jobs.ChunkResult(records, kept)
 
 
-def _float64_opinion(float64_sides: list[tuple[np.ndarray, np.ndarray]], k: int) -> dict:
-    """The record's float64 fields for configuration k of a chunk (float_screen.chunk_sides): whether every
-    lhs <= rhs in float64, and whether some lhs == rhs.  Where a side is not finite, float64 has left its
-    range and compares nothing (as engine.Result.screen): "holds", vacuously, and no equality."""
-    pairs = [(float(lhs[k]), float(rhs[k])) for lhs, rhs in float64_sides]
+def arb_fields(result: engine.Result) -> dict:
+    """What an arb record says of its decision besides the verdict: the precision, lhs/rhs and the relative
+    margin of the tightest comparison, and the margin's text."""
+    return {"precision": result.precision, **_tightest(result), "margin": result.margin_text}
+
+
+def float64_opinion(pairs: list[tuple[float, float]]) -> dict:
+    """A record's float64 fields from the float64 (lhs, rhs) of each inequality: whether every lhs <= rhs, and
+    whether some lhs == rhs.  Where a side is not finite, float64 has left its range and compares nothing (as
+    engine.Result.screen): "holds", vacuously, and no equality."""
     if not all(math.isfinite(lhs) and math.isfinite(rhs) for lhs, rhs in pairs):
         pairs = []
     return {"float64": engine.HOLDS if all(lhs <= rhs for lhs, rhs in pairs) else engine.VIOLATED,
@@ -462,13 +504,25 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         try:
             report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
                               stop_after=stop_after, on_commit=bar.update)
+        except KeyboardInterrupt:  # the committed chunks' summary: summary.json is not left an earlier run's
+            _write_summary(campaign, store, jobs.Report(), runner.kind, workers, started, len(done))
+            raise
         finally:
             bar.close()
+    return _write_summary(campaign, store, report, runner.kind, workers, started)
+
+
+def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str, workers: int, started: float,
+                   before: int | None = None) -> dict:
+    """Write summary.json of every committed record and this run (`before`: the records it found, when its
+    report is lost to an interruption); return the summary."""
     seconds = time.time() - started
-    result = summarize(campaign, records(store.folder))
-    result["run"] = {"decided": report.decided, "seconds": round(seconds, 2), "workers": workers,
-                     "per_second": round(report.decided / seconds, 1) if seconds > 0 else None,
-                     "executor": runner.kind, "failed_chunks": report.failed}
+    decided = records(store.folder)
+    now = report.decided if before is None else len(decided) - before
+    result = summarize(campaign, decided)
+    result["run"] = {"decided": now, "seconds": round(seconds, 2), "workers": workers,
+                     "per_second": round(now / seconds, 1) if seconds > 0 else None,
+                     "executor": executor, "failed_chunks": report.failed}
     store.write(SUMMARY, jsonfile.dumps(result))
     return result
 
@@ -511,6 +565,11 @@ def _ratio_order(record: dict) -> tuple[float, float]:
     return record["ratio"], sign * (record["margin_log10"] if record["margin_log10"] is not None else -math.inf)
 
 
+def largest_ratio(decided: list[dict]) -> dict | None:
+    """The record of the largest lhs/rhs (the summary's "largest_ratio"), or None when no record has one."""
+    return max((r for r in decided if r["ratio"] is not None), key=_ratio_order, default=None)
+
+
 def overall_verdict(counts: dict) -> str:
     """The campaign's verdict from its summary's counts: violated if any configuration is, else
     undecided if any is, else holds."""
@@ -522,8 +581,7 @@ def overall_verdict(counts: dict) -> str:
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
-    with_ratio = [r for r in decided if r["ratio"] is not None]
-    largest = max(with_ratio, key=_ratio_order, default=None)
+    largest = largest_ratio(decided)
     histogram: dict = {}
     for verdict in (engine.HOLDS, engine.VIOLATED):
         margins = [r["margin_log10"] for r in decided if r["verdict"] == verdict and r["margin_log10"] is not None]
