@@ -5,8 +5,9 @@ regenerate each one, certify.search.samplers), with a verdict and the tier that 
 audit first runs every record's configuration through float64 and, in a tier3 campaign, tier 3
 (batched, at near float speed): a record's float64 fields (L, the float64 verdict and flags) must be
 what float64 computes here, and a tier-3 hold's bounds (lhs/rhs, the relative margin, the margin) what
-tier 3 computes here, both but for another machine's rounding (SLACK).  Then it regenerates and
-decides again in arb (certify.engine.check, the checker confirming every decided verdict):
+tier 3 computes here in the campaign's own batches, both but for another machine's rounding (SLACK,
+APART, TIER3_SLACK).  Then it regenerates and decides again in arb (certify.engine.check, the checker
+confirming every decided verdict):
     - every violated and every undecided record, and every record with a certificate file;
     - the record of the summary's largest lhs/rhs;
     - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
@@ -15,7 +16,7 @@ decides again in arb (certify.engine.check, the checker confirming every decided
       for the sample it will meet), or all of them with everything=True (`--all`);
 on a process pool (every core by default).  A record decided again must state arb's verdict and, decided
 in arb, its precision, lhs/rhs and margins (to the figures a summary shows); a tier-3 hold's bounds must
-bound arb's figures.  A stored certificate must be confirmed by the checker, state the record's verdict and
+agree with arb's enclosures.  A stored certificate must be confirmed by the checker, state the record's verdict and
 precision and be about the regenerated configuration.  The audit rejects the folder if any of this
 differs, if a record is malformed, repeated or out of range, if a violation has no certificate, if a
 configuration of the campaign has no record (an interrupted campaign is not yet the campaign its manifest
@@ -44,9 +45,14 @@ from certify.errors import BadInput
 from certify.search import campaign as campaigns, tier3
 
 SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
-# relative difference of a float64 figure computed again on another machine (BLAS summation order, libm) that
-# is no disagreement: far above the few ulps such changes make, far below any two configurations' differences
+# How far a figure computed again on another machine (BLAS kernels and summation order, FMA, libm) may differ
+# and be no disagreement, relatively.  L = a D^2 comes from the exact inputs through a LAPACK norm: a few ulps.
 SLACK = 1e-9
+# float64's sides of a claim can cancel (D of a near-permutation P X), so another BLAS may move them far more:
+# the float64 verdict is checked only where its sides are this far apart (elsewhere it is rounding's toss)
+APART = 1e-3
+# tier 3's bounds: an enclosure's end moves with the midpoint another BLAS computes, well inside its radius
+TIER3_SLACK = 1e-6
 TIERS = set(campaigns.TIERS)
 VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
 LISTED = 10  # problems listed in the report
@@ -91,24 +97,41 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     return spec, folder
 
 
-def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str, dict]]:
-    """(index, name, verdict, the record's other arb fields) of each configuration, decided again in arb (runs
-    in a worker)."""
+def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str, dict, tuple]]:
+    """(index, name, verdict, the record's other arb fields, _ends) of each configuration, decided again in arb
+    (runs in a worker)."""
     goal = engine.target(spec.claim, spec.bound)
     out = []
     for i in indices:
         item = spec.sample(i)
         result = engine.check(item.config, goal=goal, max_prec=spec.max_prec)
-        out.append((i, item.config["name"], result.verdict, campaigns.arb_fields(result)))
+        out.append((i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result)))
     return out
 
 
-def screen(spec: campaigns.Campaign, indices: list[int]) -> list[dict]:
-    """What float64 and, in a tier3 campaign, tier 3 say of each configuration (runs in a worker): its record's
-    float64 fields (campaign.Screened.facts), the float64 sides and the fields of a tier-3 hold (None where
-    tier 3 does not decide it)."""
-    first = campaigns.screened(spec, indices)
-    return [{**first.facts(k), "pairs": first.pairs(k), "tier3": first.tier3_hold(k)} for k in range(len(indices))]
+def _ends(result: engine.Result) -> tuple[float, float] | None:
+    """(a lower bound of lhs/rhs, an upper bound of (rhs - lhs) / |rhs|) of the tightest comparison, from its
+    balls (a record's figures are their midpoints, which a wide ball leaves far from the truth), or None
+    when rhs may be 0."""
+    c = result.tightest
+    if c.rhs.contains(0):
+        return None
+    return float((c.lhs / c.rhs).lower()), float(((c.rhs - c.lhs) / abs(c.rhs)).upper())
+
+
+def screen(spec: campaigns.Campaign, batches: list[tuple[int, ...]]) -> list[dict]:
+    """What float64 and, in a tier3 campaign, tier 3 say of each configuration of these batches of the campaign
+    (runs in a worker): its record's float64 fields (campaign.Screened.facts), the float64 sides and the
+    fields of a tier-3 hold (None where tier 3 does not decide it).  Tier 3's bounds on a configuration depend
+    on the others of its batch: they are computed in the campaign's own."""
+    if spec.tier != "tier3":  # float64's figures of a configuration do not depend on its batch: larger ones
+        flat = [i for batch in batches for i in batch]
+        batches = [flat[k:k + spec.batch_limit] for k in range(0, len(flat), spec.batch_limit)]
+    rows = []
+    for batch in batches:
+        first = campaigns.screened(spec, list(batch))
+        rows += [{**first.facts(k), "pairs": first.pairs(k), "tier3": first.tier3_hold(k)} for k in range(len(batch))]
+    return rows
 
 
 def _close(recorded, seen, slack: float) -> bool:
@@ -126,7 +149,7 @@ def _near(x: float | None, edge: float) -> bool:
 def _float64_problem(record: dict, seen: dict) -> str | None:
     """How the record's float64 fields differ from what float64 computes here (screen), beyond what another
     machine's rounding (BLAS order, libm) can change: L to SLACK, a flag of 1 - exp(-L) or exp(-L) only away
-    from the edge of float64's range, the float64 verdict only where no two sides are within SLACK."""
+    from the edge of float64's range, the float64 verdict only where each inequality's sides are APART."""
     where = f"configuration {record['i']}"
     if record["name"] != seen["name"]:
         return f"{where}: the record names {record['name']!r}, the campaign {seen['name']!r}"
@@ -136,7 +159,7 @@ def _float64_problem(record: dict, seen: dict) -> str | None:
         if record[flag] != seen[flag] and not _near(seen["L"], edge):
             return f"{where}: the record says {flag} = {record[flag]}, float64 computes {seen[flag]}"
     pairs = seen["pairs"]
-    apart = all(abs(lhs - rhs) > SLACK * max(abs(lhs), abs(rhs)) for lhs, rhs in pairs)
+    apart = all(abs(lhs - rhs) > APART * max(abs(lhs), abs(rhs)) for lhs, rhs in pairs)
     beyond = not all(math.isfinite(side) for pair in pairs for side in pair)
     said = {key: record[key] for key in ("float64", "float64_equal")}
     if (apart or beyond) and said != campaigns.float64_opinion(pairs):
@@ -153,9 +176,10 @@ def _tier3_problem(record: dict, seen: dict) -> str | None:
         return None
     margin = lambda m: 0.0 if m is None else 10.0 ** min(m, 300)  # noqa: E731  (None: rhs == lhs; no overflow)
     relative = abs(margin(record["margin_log10"]) - margin(fast["margin_log10"]))
-    if (not _close(record["ratio"], fast["ratio"], SLACK) or relative > 4 * SLACK * max(1.0, fast["ratio"] or 1.0)
+    if (not _close(record["ratio"], fast["ratio"], TIER3_SLACK)
+            or relative > 4 * TIER3_SLACK * max(1.0, abs(fast["ratio"] or 1.0))
             # the margin's digits, unless rhs - lhs is so small against rhs that rounding moves them
-            or fast["margin_log10"] is not None and fast["margin_log10"] > -6
+            or fast["margin_log10"] is not None and fast["margin_log10"] > -3
             and not _same_margin(record["margin"], fast["margin"])):
         shown = {key: record[key] for key in fast}
         return f"configuration {record['i']}: the tier-3 record's {shown} are not tier 3's {fast}"
@@ -174,15 +198,19 @@ def _arb_problem(record: dict, fields: dict) -> str | None:
     return None
 
 
-def _bound_problem(record: dict, fields: dict) -> str | None:
-    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below) contradict arb's figures
-    of the same comparison (its midpoints, to the figures a summary shows)."""
-    ratio, log10 = fields["ratio"], fields["margin_log10"]
-    if (ratio is not None and (record["ratio"] is None or record["ratio"] < ratio * (1 - 1e-6))
-            or log10 is not None and record["margin_log10"] is not None and record["margin_log10"] > log10 + 0.01):
+def _bound_problem(record: dict, ends: tuple[float, float] | None) -> str | None:
+    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below) contradict arb's
+    enclosures of the same claim (_ends: tier 3 keeps the comparison whose bounds are tightest, so its ratio
+    bounds every comparison's from above, and arb's lower end bounds it from below)."""
+    if ends is None:
+        return None
+    ratio, slack = ends
+    margin = record["margin_log10"]
+    if (record["ratio"] is not None and record["ratio"] < ratio - SLACK * abs(ratio)
+            or margin is not None and 10.0 ** min(margin, 300) > slack + SLACK * abs(slack)):
         shown = {key: record[key] for key in ("ratio", "margin_log10")}
-        return (f"configuration {record['i']}: the tier-3 record's bounds {shown} are beyond arb's figures "
-                f"{ {key: fields[key] for key in shown} }")
+        return (f"configuration {record['i']}: the tier-3 record's bounds {shown} contradict arb's enclosures "
+                f"(lhs/rhs >= {ratio:.6g}, relative margin <= {slack:.6g})")
     return None
 
 
@@ -229,7 +257,8 @@ def _missing_problem(spec: campaigns.Campaign, folder: Path, by_index: dict) -> 
             f"{spec.command(folder)})")
 
 
-def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]) -> tuple[str | None, str | None]:
+def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict],
+                     batches: list[list[int]]) -> tuple[str | None, str | None]:
     """(problem, note): why the folder's summary.json does not say what its records say (the counts, tiers,
     margins, ... a reader looks at first), and what a confirmation without a summary.json leaves out.  The
     run's timings and this machine's float64 probe are not the records' to say.  A run stopped after its last
@@ -249,7 +278,7 @@ def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]
         return None, None
     earlier = stored.get("decided") if isinstance(stored, dict) else None
     if type(earlier) is int and 0 <= earlier < len(decided):
-        prefix = campaigns.committed_prefix(folder, earlier)
+        prefix = campaigns.committed_prefix(batches, earlier)
         if prefix is not None and _says(stored, spec, [r for r in decided if r["i"] in prefix]):
             return (f"{campaigns.SUMMARY} is stale: it describes the first {earlier} of the {len(decided)} records "
                     f"(an earlier run's; the run that decided the rest was stopped before rewriting it), while "
@@ -303,7 +332,7 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
            progress) -> Audit:
     """audit() of a loaded campaign."""
     try:
-        decided = campaigns.records(folder)
+        decided, batches = campaigns.read_with_batches(folder)
     except BadInput as err:  # a configuration recorded twice: the folder is corrupt
         return Audit(records=0, rederived=0, problems=[str(err)])
     except (ValueError, KeyError, TypeError):
@@ -315,7 +344,7 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
-    screened, unproved, relabelled, notes = _screen_all(spec, by_index, workers, progress)
+    screened, unproved, relabelled, notes = _screen_all(spec, batches, by_index, workers, progress)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
@@ -331,23 +360,24 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     for i in sorted(chosen):
         if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
             problems.append(problem)
-    rows = _on_pool(rederive, spec, sorted(chosen), workers, progress, len(by_index) + len(chosen), len(by_index))
-    for i, name, verdict, fields in rows:
+    rows = _on_pool(rederive, spec, _split(sorted(chosen), workers), workers, progress, len(by_index) + len(chosen),
+                    len(by_index))
+    for i, name, verdict, fields, ends in rows:
         record = by_index[i]
         if record.get("name") != name:
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
         if record["verdict"] != verdict:
             problems.append(f"configuration {i}: the record says {record['verdict']}, arb decides {verdict}")
-        elif problem := (_arb_problem if record["tier"] == "arb" else _bound_problem)(record, fields):
+        elif problem := _arb_problem(record, fields) if record["tier"] == "arb" else _bound_problem(record, ends):
             problems.append(problem)
     if not problems:  # what the records say, said (or not said at all: a note)
-        summary, note = _summary_problem(spec, folder, decided)
+        summary, note = _summary_problem(spec, folder, decided, batches)
         problems += [summary] if summary else []
         notes += [note] if note else []
     return Audit(records=len(decided), rederived=len(chosen), problems=problems, notes=notes)
 
 
-def _screen_all(spec: campaigns.Campaign, by_index: dict, workers: int | None, progress):
+def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: dict, workers: int | None, progress):
     """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
     the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
     decides here, notes).  A record's float64 fields, and a tier-3 hold's bounds, must be what this machine
@@ -359,7 +389,9 @@ def _screen_all(spec: campaigns.Campaign, by_index: dict, workers: int | None, p
     if spec.tier == "tier3" and not usable:
         notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
                      "as far as the arb sample goes")
-    for seen in _on_pool(screen, spec, sorted(by_index), workers, progress, len(by_index)):
+    # the campaign's own batches, a few to a task: tier 3's bounds on a configuration depend on its batch
+    tasks = _split([tuple(batch) for batch in batches], workers)
+    for seen in _on_pool(screen, spec, tasks, workers, progress, len(by_index)):
         record = by_index[seen["i"]]
         problems += [p for p in (_float64_problem(record, seen), record["tier"] == "tier3"
                                  and _tier3_problem(record, seen)) if p]
@@ -372,15 +404,16 @@ def _screen_all(spec: campaigns.Campaign, by_index: dict, workers: int | None, p
     return problems, unproved, relabelled, notes
 
 
-def _on_pool(task, spec: campaigns.Campaign, indices: list[int], workers: int | None, progress, total: int,
+def _split(items: list, workers: int | None) -> list[list]:
+    """`items` in about four consecutive tasks per worker of the pool."""
+    size = max(1, -(-len(items) // (4 * jobs.ProcessPool(workers).workers)))
+    return [items[k:k + size] for k in range(0, len(items), size)]
+
+
+def _on_pool(task, spec: campaigns.Campaign, chunks: list[list], workers: int | None, progress, total: int,
              before: int = 0) -> list:
-    """task(spec, chunk) over chunks of `indices` on a process pool, its rows in order; progress(before + done,
+    """task(spec, chunk) for each chunk on a process pool, its rows in order; progress(before + rows done,
     total) as chunks finish."""
-    pool = jobs.ProcessPool(workers)
-    size = max(1, -(-len(indices) // (4 * pool.workers)))
-    if task is screen:  # batched: chunks as large as a campaign's, so that float64 and tier 3 run in batches
-        size = min(size, spec.batch_limit)
-    chunks = [indices[k:k + size] for k in range(0, len(indices), size)]
     done = 0
 
     def count(rows) -> None:
@@ -389,7 +422,7 @@ def _on_pool(task, spec: campaigns.Campaign, indices: list[int], workers: int | 
         if progress is not None:
             progress(before + done, total)
 
-    return [row for rows in pool.map(task, spec, chunks, on_each=count) for row in rows]
+    return [row for rows in jobs.ProcessPool(workers).map(task, spec, chunks, on_each=count) for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------

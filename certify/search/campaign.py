@@ -430,27 +430,29 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                 f"({found[int(index)]['verdict']})")
 
 
-def committed_prefix(out_dir, decided: int) -> set[int] | None:
-    """The indices of the first chunks of the manifest that hold `decided` records together (what the summary
-    written at the end of an earlier run describes: chunks are committed in the manifest's order), or None
-    when no run can have stopped there.  The folder is read as by records() (which the caller has run)."""
-    store, prefix = _read(out_dir), set()
-    if decided == 0:
-        return prefix
-    for record in store.records():
-        prefix.add(record["i"])
-        if len(prefix) >= decided:
+def committed_prefix(batches: list[list[int]], decided: int) -> set[int] | None:
+    """The indices of the first `batches` (read_with_batches) that hold `decided` records together (what the
+    summary written at the end of an earlier run describes: chunks are committed in the manifest's order),
+    or None when no run can have stopped there."""
+    prefix, total = set(), 0
+    for batch in batches:
+        if total == decided:
             break
-    ends, total = set(), 0  # the record counts at which a chunk ends
-    for entry in store.manifest["chunks"]:
-        total += entry["records"]
-        ends.add(total)
-    return prefix if len(prefix) == decided and decided in ends else None
+        prefix.update(batch)
+        total += len(batch)
+    return prefix if total == decided else None
 
 
 def records(out_dir) -> list[dict]:
     """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
     checks of the module docstring (BadInput on the first failure)."""
+    return read_with_batches(out_dir)[0]
+
+
+def read_with_batches(out_dir) -> tuple[list[dict], list[list[int]]]:
+    """records(out_dir), and the indices of each committed chunk in the manifest's order, each in the order
+    decide_chunk took them: the batches float64 and tier 3 saw (tier 3's bounds on a configuration depend on
+    the others in its batch)."""
     store = _read(out_dir)
     if store.count > MAX_COUNT:
         raise store.corrupt("manifest.json has no valid count")
@@ -459,10 +461,15 @@ def records(out_dir) -> list[dict]:
     if type(cap) is not int or not engine.START_PRECISION <= cap <= engine.PRECISION_LIMIT:
         raise store.corrupt("manifest.json has no valid max_prec")
     precisions = set(ladder(engine.START_PRECISION, cap))
-    found = {record["i"]: record for record in
+    found = {record["i"]: record for record in  # in the order committed
              store.records(lambda record, where: _check_record(store, record, where, hold_stride, precisions))}
     _cross_check(store, found, hold_stride)
-    return [found[i] for i in sorted(found)]
+    order, batches, start = list(found), [], 0
+    for entry in store.manifest["chunks"]:
+        if start < len(order):  # not the last entry a killed run left without its file
+            batches.append(order[start:start + entry["records"]])
+        start += entry["records"]
+    return [found[i] for i in sorted(found)], batches
 
 
 # ---------------------------------------------------------------------------------------------
