@@ -267,9 +267,10 @@ def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]
     stale (not confirmed: a script reading it after a confirmation would read an earlier campaign's counts)
     and the command that rewrites it, deciding nothing again, is given."""
     path = folder / campaigns.SUMMARY
-    rewrite = f"rewrite it, deciding nothing again, with: {spec.command(folder)}"
+    how = f"deciding nothing again, with: {spec.command(folder)}"
+    rewrite = f"rewrite it, {how}"
     if not path.is_file():
-        return None, f"there is no {campaigns.SUMMARY} (the run was stopped before writing it); {rewrite}"
+        return None, f"there is no {campaigns.SUMMARY} (the run was stopped before writing it); write it, {how}"
     try:
         stored = jsonfile.read(path, raise_with=None)
     except BadInput as err:
