@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import shlex
 import shutil
 
 import pytest
 
-from certify.cli import main
+from certify.cli import build_parser, main
+from certify import engine
+from certify.engine import certificate
 from certify.search import audit, campaign
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
@@ -122,6 +126,7 @@ def test_a_folder_missing_configurations_is_rejected(copy, capsys):
     assert report.records == SPEC.count - len(dropped) and len(report.problems) == 1
     assert f"records {SPEC.count - len(dropped)} of the campaign's {SPEC.count} configurations" in report.problems[0]
     assert str(min(dropped)) in report.problems[0]
+    assert report.problems[0].endswith(f"finish it with: {SPEC.validated().command(copy)})")
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
     assert capsys.readouterr().out.startswith("REJECTED: campaign")
 
@@ -176,3 +181,248 @@ def test_a_summary_that_does_not_describe_the_records_is_rejected(copy):
     (copy / "summary.json").write_text(json.dumps(summary))
     problems = audit.audit(copy, sample=0, workers=1).problems
     assert len(problems) == 1 and "summary.json" in problems[0]
+
+
+def _redo_manifest(out, **changes):
+    """The manifest's parameters changed as a forger would (its chain redone), then the records and summary."""
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest.update(changes)
+    manifest["chain"] = campaign._chain(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _parsed(command):
+    """The campaign `certify sample` builds from a command line (its own parser, as a user's shell hands it)."""
+    args = build_parser(only="sample").parse_args(shlex.split(command)[1:])
+    return campaign.Campaign(
+        distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed, claim=args.claim,
+        bound=args.bound, L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
+        tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm, residual=args.residual,
+        ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual).validated(), args.out
+
+
+@pytest.mark.parametrize("spec", [
+    SPEC,
+    campaign.Campaign("gaussian", 4, 2, 40, 3, claim="residual.two_sided", max_prec=4096, tier="tier3",
+                      mask="causal", value="orthogonal", value_norm=0.1 + 0.2, residual=True),
+    campaign.Campaign("gaussian", 3, 2, 10, 5, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True),
+    campaign.Campaign("gaussian", 3, 2, 10, 0, bound="-D + 2*D"),  # a bound that begins with "-"
+])
+def test_the_command_a_campaign_names_is_that_campaign(spec):
+    """The command verify names to finish a campaign or rewrite its summary resumes that very campaign."""
+    spec = spec.validated()
+    assert _parsed(spec.command("a folder/with space")) == (spec, "a folder/with space")
+
+
+def test_a_stale_summary_is_named_with_the_command_that_rewrites_it(copy, capsys):
+    """A run killed after its last chunk and before its summary leaves an earlier run's summary.json (here
+    the one a run stopped after the first chunk wrote): the records are judged as ever, the summary is named
+    stale, not confirmed, and the command verify names rewrites it without deciding anything again."""
+    spec = SPEC.validated()
+    manifest = json.loads((copy / "manifest.json").read_text())
+    first = manifest["chunks"][0]
+    assert len(manifest["chunks"]) > 1
+    earlier = [json.loads(line) for line in (copy / "chunks" / f"{first['first']:09d}.jsonl").read_text().splitlines()]
+    (copy / "summary.json").write_text(json.dumps(campaign.summarize(spec, sorted(earlier, key=lambda r: r["i"]))))
+    report = audit.audit(copy, sample=0, workers=1)
+    assert len(report.problems) == 1 and f"stale: it describes the first {first['records']} of the 40" in report.problems[0]
+    command = spec.command(copy)
+    assert report.problems[0].endswith(command)
+    chunks = {p.name: p.read_bytes() for p in (copy / "chunks").iterdir()}
+    assert main(shlex.split(command)[1:] + ["--workers", "1", "--json"]) == 1  # the planted bound: violated
+    assert json.loads(capsys.readouterr().out)["run"]["decided"] == 0
+    assert {p.name: p.read_bytes() for p in (copy / "chunks").iterdir()} == chunks  # nothing decided again
+    assert audit.audit(copy, sample=0, workers=1).ok
+
+
+def test_a_missing_summary_is_noted_with_the_command_that_writes_it(copy, capsys):
+    """No summary.json states nothing to confirm or reject: the records are confirmed, and the note says how
+    to write the summary."""
+    (copy / "summary.json").unlink()
+    report = audit.audit(copy, sample=0, workers=1)
+    assert report.ok and len(report.notes) == 1 and report.notes[0].endswith(SPEC.validated().command(copy))
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: campaign") and "note: there is no summary.json" in out
+
+
+def test_a_precision_the_cap_does_not_allow_is_rejected(copy):
+    """A record decided above the manifest's cap (or at a precision the engine never stops at) is not a
+    record of the campaign; nor is a certificate decided at another precision than its record says."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    _rewrite(copy, lambda r: {**r, "precision": 2 * SPEC.max_prec} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"precision {2 * SPEC.max_prec}" in problems[0]
+
+    _rewrite(copy, lambda r: {**r, "precision": 60} if r["i"] == victim["i"] else r)  # below the cap, off the ladder
+    assert "precision 60" in audit.audit(copy, sample=0, workers=1).problems[0]
+
+
+def test_a_lowered_cap_cannot_turn_violations_into_undecided_cases(copy):
+    """A forger lowers the manifest's cap below the precision that decided the violations, records them as
+    undecided (re-derived at that cap, they are) and drops their certificates: the holds decided above the
+    new cap give it away, sampled or not."""
+    found = campaign.records(copy)
+    lowered = campaign.engine.START_PRECISION + 1
+    above = [r for r in found if r["verdict"] == "holds" and r["precision"] > lowered]
+    assert above and all(r["precision"] > lowered for r in found if r["verdict"] == "violated")
+    for r in found:
+        if r["verdict"] == "violated":
+            (copy / r["certificate"]).unlink()
+    _redo_manifest(copy, max_prec=lowered)
+    _rewrite(copy, lambda r: {**r, "verdict": "undecided", "precision": lowered, "certificate": None,
+                              "certificate_sha256": None, "reason": "undecided at the precision cap"}
+             if r["verdict"] == "violated" else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"precision {above[0]['precision']}" in problems[0]
+
+
+def test_a_certificate_at_another_precision_than_its_record_is_rejected(copy):
+    record = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and r["certificate"])
+    # the configuration decided again from a higher precision: a certificate the checker confirms
+    cert = engine.check(SPEC.sample(record["i"]).config, bound=SPEC.bound, start_prec=2 * record["precision"]).certificate
+    assert certificate.confirm(cert).ok and cert["precision"] == 2 * record["precision"]
+    (copy / record["certificate"]).write_text(json.dumps(cert))
+    _redigest(copy, record)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and f"decided at {2 * record['precision']} bits" in problems[0]
+
+
+FAST = campaign.Campaign("log-L", 4, 3, 80, 1, bound=PLANTED, L_range=(0.5, 50.0), tier="tier3")
+FLOAT64_FIELDS = ("L", "float64", "float64_equal", "float64_bound_is_D", "float64_gap_zero")
+
+
+@pytest.fixture(scope="module")
+def fast_folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tier3")
+    campaign.run(FAST, out, workers=1)
+    return out
+
+
+@pytest.fixture
+def fast_copy(fast_folder, tmp_path):
+    target = tmp_path / "fast"
+    shutil.copytree(fast_folder, target)
+    return target
+
+
+def _swap(out, first, second, keys):
+    """The fields `keys` of records `first` and `second` exchanged (digests and summary redone)."""
+    a, b = {key: first[key] for key in keys}, {key: second[key] for key in keys}
+    _rewrite(out, lambda r: {**r, **b} if r["i"] == first["i"] else {**r, **a} if r["i"] == second["i"] else r)
+
+
+def test_an_honest_tier3_campaign_is_confirmed_without_rederiving_its_tier3_holds(fast_folder):
+    found = campaign.records(fast_folder)
+    assert {r["tier"] for r in found} == {"arb", "tier3"} and any(r["verdict"] == "violated" for r in found)
+    report = audit.audit(fast_folder, sample=0, workers=1)
+    assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in found) + 1
+
+
+def test_float64_fields_swapped_between_records_are_found(copy):
+    """The float64 fields (what float64 computes of L = a D^2, its verdict, its equalities) of every record are
+    computed again, not only of those re-derived in arb."""
+    holds = [r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"]]
+    first, second = max(holds, key=lambda r: r["L"]), min(holds, key=lambda r: r["L"])
+    _swap(copy, first, second, FLOAT64_FIELDS)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert {p.split(":")[0] for p in problems} == {f"configuration {first['i']}", f"configuration {second['i']}"}
+    assert all("float64 computes" in p for p in problems)
+
+
+def test_tier3_bounds_swapped_between_holds_are_found(fast_copy):
+    """A tier-3 hold's lhs/rhs and margin are bounds tier 3 computes again for every one of them."""
+    holds = sorted((r for r in campaign.records(fast_copy) if r["tier"] == "tier3"), key=lambda r: r["ratio"])
+    first, second = holds[0], holds[-1]
+    _swap(fast_copy, first, second, ("ratio", "margin_log10", "margin"))
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 2 and all("the tier-3 record's" in p for p in problems)
+    assert f"configuration {first['i']}:" in problems[0] + problems[1]
+
+
+def test_a_violation_labelled_a_tier3_hold_is_found_without_sampling(fast_copy):
+    """Tier 3 does not decide what holds only in a forger's record: the record then goes to arb, sampled or not."""
+    spec = FAST.validated()
+    victim = next(r for r in campaign.records(fast_copy) if r["verdict"] == "violated" and r["i"] % spec.hold_stride)
+    (fast_copy / victim["certificate"]).unlink()
+    _rewrite(fast_copy, lambda r: {**r, "verdict": "holds", "tier": "tier3", "precision": None, "ratio": 0.5,
+                                   "margin_log10": math.log10(0.5), "margin": "0.1", "certificate": None,
+                                   "certificate_sha256": None} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert problems == [f"configuration {victim['i']}: the record says holds, arb decides violated"]
+
+
+def test_an_arb_records_figures_are_compared_when_rederived(copy):
+    """A re-derived record's precision, lhs/rhs and margins must be arb's, not only its verdict."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "violated")
+    _rewrite(copy, lambda r: {**r, "margin_log10": r["margin_log10"] - 1} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_the_largest_ratio_a_summary_shows_is_always_rederived(copy):
+    """The summary's "largest lhs/rhs" is arb's: a hold given the largest ratio is re-derived, sampled or not."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    largest = max(r["ratio"] for r in campaign.records(copy) if r["ratio"] is not None)
+    _rewrite(copy, lambda r: {**r, "ratio": 2 * largest} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_a_tier3_hold_relabelled_arb_is_rederived_in_arb(fast_copy):
+    """A hold tier 3 decides here that a tier3 campaign says arb decided goes to arb, sampled or not: its
+    label then stands for what arb finds (here a precision arb does not stop at)."""
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3")
+    _rewrite(fast_copy, lambda r: {**r, "tier": "arb", "precision": 106} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_an_arb_hold_relabelled_tier3_keeps_only_true_bounds(fast_copy):
+    """A hold tier 3 does not decide, labelled tier 3 with bounds better than the truth: arb re-derives it
+    and its bounds must bound arb's figures."""
+    spec = FAST.validated()
+    victim = next(r for r in campaign.records(fast_copy)
+                  if r["tier"] == "arb" and r["verdict"] == "holds" and r["i"] % spec.hold_stride)
+    _rewrite(fast_copy, lambda r: {**r, "tier": "tier3", "precision": None, "ratio": victim["ratio"] / 2}
+             if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and "bounds" in problems[0] and f"configuration {victim['i']}" in problems[0]
+
+
+def test_where_tier3_cannot_run_its_labels_are_checked_as_far_as_the_sample_goes(fast_folder, monkeypatch):
+    """A failed floating-point probe here: tier-3 holds are not all sent to arb (that would be --all), and the
+    confirmation says what it leaves out."""
+    monkeypatch.setattr(audit.tier3, "unusable_reason", lambda: "a probe failed")
+    report = audit.audit(fast_folder, sample=0, workers=1)
+    assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in campaign.records(fast_folder)) + 1
+    assert any("tier 3 cannot run on this machine (a probe failed)" in note for note in report.notes)
+
+
+@pytest.mark.parametrize("forged", [{"margin_log10": 400.0}, {"margin": "inf"}, {"margin": "nan"}, {"ratio": 1e308}])
+def test_absurd_tier3_figures_are_rejected_without_a_crash(fast_copy, forged):
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3" and r["margin_log10"] > -3)
+    _rewrite(fast_copy, lambda r: {**r, **forged} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the tier-3 record's")
+
+
+def test_an_honest_near_consensus_tier3_campaign_is_confirmed_in_full(tmp_path):
+    """Near consensus arb decides many holds with a ball of D_out wide against its midpoint: a tier-3 hold's
+    bounds are compared with arb's enclosures, not with those midpoints (which lie beyond the bounds)."""
+    spec = campaign.Campaign("near-consensus", 8, 4, 100, 0, tier="tier3")
+    campaign.run(spec, tmp_path, workers=1)
+    assert sum(r["tier"] == "tier3" for r in campaign.records(tmp_path)) > 50
+    report = audit.audit(tmp_path, everything=True, workers=1)
+    assert report.ok, report.problems
+
+
+def test_tier3_bounds_are_computed_again_in_the_campaigns_own_batches(tmp_path):
+    """Tier 3's bounds on a configuration depend on the other configurations of its batch: a campaign run in
+    uneven chunks (stopped, then resumed, on one worker) is audited on two workers in the batches it ran."""
+    spec = campaign.Campaign("log-L", 4, 3, 120, 0, bound=PLANTED, L_range=(0.001, 100.0), tier="tier3")
+    campaign.run(spec, tmp_path, workers=1, stop_after=7)
+    campaign.run(spec, tmp_path, workers=1)
+    assert len({len(batch) for batch in campaign.read_with_batches(tmp_path)[1]}) > 1
+    report = audit.audit(tmp_path, sample=0, workers=2)
+    assert report.ok, report.problems

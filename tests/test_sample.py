@@ -18,7 +18,7 @@ from mpmath import mp
 from certify import claims, engine
 from certify.search import campaign
 import certify_checker as checker
-from certify.core import config, expr
+from certify.core import config, expr, jsonfile
 from certify.cli import main
 from certify.errors import BadInput
 from certify.search import float_screen, samplers
@@ -361,3 +361,25 @@ def test_certify_run_interrupted_in_its_campaigns_does_not_offer_to_continue(tmp
     monkeypatch.setattr(campaign, "run", interrupted)
     assert main(["run", "--only", "sampling", "--out", str(tmp_path / "report"), "-q"]) == 130
     assert capsys.readouterr().err == "certify: interrupted\n"
+
+
+def test_an_interruption_after_the_last_chunk_leaves_the_summary_of_every_record(tmp_path, monkeypatch):
+    """Ctrl-C landing once every chunk is committed (the executor waited for the running ones): summary.json
+    says what the records say, not what an earlier run's said, so that `certify verify` confirms the folder."""
+    from certify.search import audit
+
+    earlier = campaign.run(RESUMED, tmp_path, workers=1, stop_after=5)
+    finish = campaign.jobs.run
+
+    def interrupted_after(*args, **kwargs):
+        finish(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign.jobs, "run", interrupted_after)
+    with pytest.raises(KeyboardInterrupt):
+        campaign.run(RESUMED, tmp_path, workers=1)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["complete"] and summary["run"]["decided"] == RESUMED.count - earlier["decided"]
+    assert {k: v for k, v in summary.items() if k != "run"} == json.loads(
+        jsonfile.dumps(campaign.summarize(RESUMED.validated(), campaign.records(tmp_path))))
+    assert audit.audit(tmp_path, sample=0, workers=1).ok

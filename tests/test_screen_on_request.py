@@ -191,7 +191,6 @@ def test_campaign_records_keep_the_float64_fields_of_the_screen(spec):
 
 
 def test_a_float64_side_beyond_range_compares_nothing():
-    sides = [(np.array([1.0, np.inf, np.nan]), np.array([2.0, 1.0, 1.0])), (np.array([3.0] * 3), np.array([3.0] * 3))]
-    assert campaign._float64_opinion(sides, 0) == {"float64": engine.HOLDS, "float64_equal": True}
-    for k in (1, 2):  # as an empty screen: vacuously holds, no equality
-        assert campaign._float64_opinion(sides, k) == {"float64": engine.HOLDS, "float64_equal": False}
+    assert campaign.float64_opinion([(1.0, 2.0), (3.0, 3.0)]) == {"float64": engine.HOLDS, "float64_equal": True}
+    for beyond in (np.inf, np.nan):  # as an empty screen: vacuously holds, no equality
+        assert campaign.float64_opinion([(beyond, 1.0), (3.0, 3.0)]) == {"float64": engine.HOLDS, "float64_equal": False}

@@ -17,9 +17,11 @@ def add_parser(subparsers):
     """Register `certify verify` and its options."""
     p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign",
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
-                              "checker. Given a campaign folder (or its manifest.json), decide again in arb every "
-                              "violated, undecided or certified configuration and a random sample of the others "
-                              "(--all: every one), on every core, and check the stored certificates. "
+                              "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
+                              "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
+                              "undecided or certified configuration, those tier 3 does not vouch for here and a "
+                              "random sample of the others (--all: every one), on every core, and check the stored "
+                              "certificates. "
                               "Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond the limits "
                               "(refused before any work).")
     p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")
@@ -31,7 +33,7 @@ def add_parser(subparsers):
     p.add_argument("--workers", type=options.integer, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
-                   "campaign the records, the re-derived count and the problems)")
+                   "campaign the records, the re-derived count, the problems and notes)")
     p.set_defaults(run=run)
 
 
@@ -77,11 +79,13 @@ def _campaign(args) -> int:
                              progress=rederived)
     if args.json:
         jsonfile.echo({"ok": report.ok, "campaign": args.certificate, "records": report.records,
-                       "rederived": report.rederived, "problems": report.problems})
+                       "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
         return 0 if report.ok else 1
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
               "in arb, every one as recorded; the certificates confirmed by the checker")
+        for note in report.notes:
+            print(f"  note: {note}")
         return 0
     print(f"REJECTED: campaign {args.certificate}: {len(report.problems)} problem(s) in "
           f"{report.rederived} re-derived of {report.records}")

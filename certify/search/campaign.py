@@ -18,7 +18,8 @@ The campaign folder:
     certificates/         violated-<i>.json for every violation, holds-<i>.json for every
                           `hold_stride`-th index (about HOLD_SAMPLES of them); `certify verify` re-checks
     undecided/<i>.json    the configuration of every undecided index (`certify check --max-prec ...`)
-    summary.json          the summary of every decided configuration, rewritten at the end of a run
+    summary.json          the summary of every decided configuration, rewritten at the end of a run (or
+                          at Ctrl-C: only a run killed outright leaves none, or an earlier run's)
 The folder is a certify.jobs.Store: a chunk's task (decide_chunk, on a process pool or Dask) returns
 its records and the texts of its certificates and undecided configurations, and this process
 commits them, chunk by chunk, so that the decided configurations are exactly the committed chunks'.
@@ -28,8 +29,9 @@ commits them, chunk by chunk, so that the decided configurations are exactly the
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
-range, a known verdict, fields of the right types and a tier the campaign can have written (tier3 only
-in a tier3 campaign, never where a certificate is kept); no index twice; a record and the
+range, a known verdict, fields of the right types, a tier the campaign can have written (tier3 only
+in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
+under the campaign's cap (a step of precision.ladder); no index twice; a record and the
 certificates on disk agree (a violated record has its violation certificate, a sampled hold its
 hold certificate, each file matches the digest in its record, and no certificate on disk
 contradicts a record).  Anything else is reported as
@@ -65,6 +67,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import shlex
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -80,6 +83,7 @@ from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
+from certify.core.precision import ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
@@ -158,10 +162,13 @@ class Campaign(samplers.LayerParts):
 
     @property
     def chunk_limit(self) -> int:
-        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 up to TIER3_CHUNK_ENTRIES
+        """Configurations per chunk at most: MAX_CHUNK, or with tier 3 batch_limit."""
+        return self.batch_limit if self.tier == "tier3" else MAX_CHUNK
+
+    @property
+    def batch_limit(self) -> int:
+        """Configurations per batch of float64 and tier 3 at most: MAX_CHUNK, or up to TIER3_CHUNK_ENTRIES
         entries (1,024 configurations of 8 x 4, 256 of 16 x 16)."""
-        if self.tier != "tier3":
-            return MAX_CHUNK
         return max(MAX_CHUNK, tier3.configurations_within(TIER3_CHUNK_ENTRIES, self.n, self.d))
 
     @property
@@ -189,6 +196,28 @@ class Campaign(samplers.LayerParts):
                 del out[key]
         return {"format": FORMAT, **out}
 
+    def command(self, out) -> str:
+        """The `certify sample` command line of this campaign with --out `out` (shell-quoted): what resumes it,
+        or rewrites its summary.json when every configuration is decided (certify.cli.sample's options; a test
+        parses it back into this campaign)."""
+        # a bound may begin with "-", which argparse would take for an option unless joined to its flag
+        options = [("--claim", self.claim), (f"--bound={self.bound}",) if self.bound else ("--bound", None),
+                   ("--distribution", self.distribution),
+                   ("--n", self.n), ("--d", self.d), ("--count", self.count), ("--seed", self.seed)]
+        if self.L_range is not None:
+            options.append(("--l-range", *(repr(float(x)) for x in self.L_range)))
+        if self.max_prec != engine.DEFAULT_MAX_PRECISION:
+            options.append(("--max-prec", self.max_prec))
+        if self.tier != "arb":
+            options.append(("--tier", self.tier))
+        for key in PARTS:  # the layer's parts not at their default (True flags take no value)
+            value = getattr(self, key)
+            if value not in (None, False):
+                options.append((f"--{key.replace('_', '-')}",) + (() if value is True else (repr(value),)
+                                                                   if isinstance(value, float) else (value,)))
+        words = ["certify", "sample"] + [str(word) for option in options if option[1:] != (None,) for word in option]
+        return shlex.join(words + ["--out", str(out)])
+
     def sample(self, index: int) -> samplers.Sample:
         """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
         return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts)
@@ -201,46 +230,84 @@ PARTS = tuple(f.name for f in fields(samplers.LayerParts))
 # Deciding a chunk (runs in a worker process)
 
 
-def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
-    """Screen the chunk in float64 at once, then decide each configuration; its records, and the
-    certificates and undecided configurations to keep (the client writes them)."""
+@dataclass(frozen=True)
+class Screened:
+    """What float64 and the rigorous float64 tier say of a chunk's configurations, all at once: the first pass
+    of decide_chunk, and of `certify verify` over every record (certify.search.audit)."""
+
+    samples: list[samplers.Sample]
+    quantities: dict[str, np.ndarray]  # float_screen.layer_quantities (L, gap, ...)
+    sides: list[tuple[np.ndarray, np.ndarray]]  # float64 lhs and rhs of each inequality (float_screen.chunk_sides)
+    tier3: tuple[np.ndarray, np.ndarray, np.ndarray] | None  # tier3.evaluate in a tier3 campaign, else None
+
+    def facts(self, k: int) -> dict:
+        """Configuration k's record fields that name it and say what float64 computes of a D^2."""
+        gap = float(self.quantities["gap"][k])
+        return {"i": self.samples[k].index, "name": self.samples[k].config["name"],
+                "L": _finite(float(self.quantities["L"][k])),
+                "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
+
+    def pairs(self, k: int) -> list[tuple[float, float]]:
+        """Configuration k's float64 (lhs, rhs) of each inequality."""
+        return [(float(lhs[k]), float(rhs[k])) for lhs, rhs in self.sides]
+
+    def opinion(self, k: int) -> dict:
+        """Configuration k's float64 verdict fields (float64_opinion)."""
+        return float64_opinion(self.pairs(k))
+
+    def tier3_hold(self, k: int) -> dict | None:
+        """The fields a tier-3 hold records for configuration k (its sides' bounds, lhs from above and rhs from
+        below), or None when tier 3 does not decide it (or is not the campaign's)."""
+        if self.tier3 is None or self.tier3[0][k] != tier3.HOLDS:
+            return None
+        lhs, rhs = float(self.tier3[1][k]), float(self.tier3[2][k])
+        return {"ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
+                "margin": f"{rhs - lhs:.3g}"}
+
+
+def screened(campaign: Campaign, indices: list[int]) -> Screened:
+    """Configurations `indices` of the campaign through float64 and, in a tier3 campaign, tier 3 (batched)."""
     samples = [campaign.sample(i) for i in indices]
     configs = [s.config for s in samples]
-    screen = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    quantities = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    claim = engine.target(campaign.claim, campaign.bound).claim
+    sides = float_screen.chunk_sides(claim, campaign.pure_attention, configs, quantities)
+    fast = tier3.evaluate(claim, tier3.batch_of_configs(configs)) if campaign.tier == "tier3" else None
+    return Screened(samples, quantities, sides, fast)
+
+
+def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
+    """Screen the chunk in float64 at once (and in tier 3 in a tier3 campaign), then decide each configuration;
+    its records, and the certificates and undecided configurations to keep (the client writes them)."""
+    first = screened(campaign, indices)
     goal = engine.target(campaign.claim, campaign.bound)
-    float64_sides = float_screen.chunk_sides(goal.claim, campaign.pure_attention, configs, screen)
-    if campaign.tier == "tier3":
-        fast, lhs_upper, rhs_lower = tier3.evaluate(goal.claim, tier3.batch_of_configs(configs))
     records, kept = [], {}
-    for k, item in enumerate(samples):
-        gap = float(screen["gap"][k])
-        facts = {"i": item.index, "name": item.config["name"], "L": _finite(float(screen["L"][k])),
-                 "float64_bound_is_D": 1.0 - gap == 1.0, "float64_gap_zero": gap == 0.0}
-        opinion = _float64_opinion(float64_sides, k)
+    for k, item in enumerate(first.samples):
+        facts, opinion = first.facts(k), first.opinion(k)
         # every hold_stride-th configuration goes to arb anyway: its certificate is kept for `certify verify`
-        if campaign.tier == "tier3" and fast[k] == tier3.HOLDS and item.index % campaign.hold_stride:
-            lhs, rhs = float(lhs_upper[k]), float(rhs_lower[k])
-            records.append({
-                **facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None,
-                "ratio": _finite(lhs / rhs), "margin_log10": math.log10((rhs - lhs) / rhs) if rhs > lhs else None,
-                "margin": f"{rhs - lhs:.3g}", **opinion, "reason": "", "certificate": None, "certificate_sha256": None,
-            })
+        fast = first.tier3_hold(k) if item.index % campaign.hold_stride else None
+        if fast is not None:
+            records.append({**facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None, **fast, **opinion,
+                            "reason": "", "certificate": None, "certificate_sha256": None})
             continue
         result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
         fields, artefact = _keep(campaign, item, result)
         kept.update(artefact)
-        records.append({
-            **facts, "verdict": result.verdict, "tier": "arb", "precision": result.precision,
-            **_tightest(result), "margin": result.margin_text, **opinion, "reason": result.reason, **fields,
-        })
+        records.append({**facts, "verdict": result.verdict, "tier": "arb", **arb_fields(result), **opinion,
+                        "reason": result.reason, **fields})
     return jobs.ChunkResult(records, kept)
 
 
-def _float64_opinion(float64_sides: list[tuple[np.ndarray, np.ndarray]], k: int) -> dict:
-    """The record's float64 fields for configuration k of a chunk (float_screen.chunk_sides): whether every
-    lhs <= rhs in float64, and whether some lhs == rhs.  Where a side is not finite, float64 has left its
-    range and compares nothing (as engine.Result.screen): "holds", vacuously, and no equality."""
-    pairs = [(float(lhs[k]), float(rhs[k])) for lhs, rhs in float64_sides]
+def arb_fields(result: engine.Result) -> dict:
+    """What an arb record says of its decision besides the verdict: the precision, lhs/rhs and the relative
+    margin of the tightest comparison, and the margin's text."""
+    return {"precision": result.precision, **_tightest(result), "margin": result.margin_text}
+
+
+def float64_opinion(pairs: list[tuple[float, float]]) -> dict:
+    """A record's float64 fields from the float64 (lhs, rhs) of each inequality: whether every lhs <= rhs, and
+    whether some lhs == rhs.  Where a side is not finite, float64 has left its range and compares nothing (as
+    engine.Result.screen): "holds", vacuously, and no equality."""
     if not all(math.isfinite(lhs) and math.isfinite(rhs) for lhs, rhs in pairs):
         pairs = []
     return {"float64": engine.HOLDS if all(lhs <= rhs for lhs, rhs in pairs) else engine.VIOLATED,
@@ -307,9 +374,9 @@ def stored_parameters(out_dir: Path) -> dict:
     return _read(out_dir).parameters
 
 
-def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int) -> None:
-    """A record's fields and their types, and a tier the campaign can have written (the store has checked
-    its index)."""
+def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int, precisions: set[int]) -> None:
+    """A record's fields and their types, a tier the campaign can have written and a precision its engine can
+    have stopped at (the store has checked its index)."""
     if set(record) != set(RECORD_TYPES):
         raise store.corrupt(f"{where} is not a record with the fields {', '.join(RECORD_TYPES)}")
     for key, types in RECORD_TYPES.items():
@@ -326,6 +393,12 @@ def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int)
                                       or record["i"] % hold_stride == 0):
         raise store.corrupt(f"{where}: a tier3 record this campaign cannot have written (an arb campaign, a "
                             "configuration whose certificate is kept, or a precision or certificate named)")
+    # engine.check stops at a step of its ladder from START_PRECISION up to the campaign's cap: a precision
+    # above the cap says the manifest's cap is not the one the records were decided with (a cap lowered in the
+    # manifest turns a violation decided at higher precision into an undecided case its audit re-derives)
+    if record["tier"] == "arb" and record["precision"] not in precisions:
+        raise store.corrupt(f"{where}: precision {record['precision']} is not one the engine stops at with the "
+                            f"campaign's cap of {store.parameters.get('max_prec')} bits")
     if record["float64"] not in (engine.HOLDS, engine.VIOLATED):
         raise store.corrupt(f"{where}: unknown float64 verdict {record['float64'][:40]!r}")
 
@@ -357,17 +430,46 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                 f"({found[int(index)]['verdict']})")
 
 
+def committed_prefix(batches: list[list[int]], decided: int) -> set[int] | None:
+    """The indices of the first `batches` (read_with_batches) that hold `decided` records together (what the
+    summary written at the end of an earlier run describes: chunks are committed in the manifest's order),
+    or None when no run can have stopped there."""
+    prefix, total = set(), 0
+    for batch in batches:
+        if total == decided:
+            break
+        prefix.update(batch)
+        total += len(batch)
+    return prefix if total == decided else None
+
+
 def records(out_dir) -> list[dict]:
     """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
     checks of the module docstring (BadInput on the first failure)."""
+    return read_with_batches(out_dir)[0]
+
+
+def read_with_batches(out_dir) -> tuple[list[dict], list[list[int]]]:
+    """records(out_dir), and the indices of each committed chunk in the manifest's order, each in the order
+    decide_chunk took them: the batches float64 and tier 3 saw (tier 3's bounds on a configuration depend on
+    the others in its batch)."""
     store = _read(out_dir)
     if store.count > MAX_COUNT:
         raise store.corrupt("manifest.json has no valid count")
     hold_stride = max(1, store.count // HOLD_SAMPLES)  # Campaign.hold_stride of the stored campaign
-    found = {record["i"]: record
-             for record in store.records(lambda record, where: _check_record(store, record, where, hold_stride))}
+    cap = store.parameters.get("max_prec")
+    if type(cap) is not int or not engine.START_PRECISION <= cap <= engine.PRECISION_LIMIT:
+        raise store.corrupt("manifest.json has no valid max_prec")
+    precisions = set(ladder(engine.START_PRECISION, cap))
+    found = {record["i"]: record for record in  # in the order committed
+             store.records(lambda record, where: _check_record(store, record, where, hold_stride, precisions))}
     _cross_check(store, found, hold_stride)
-    return [found[i] for i in sorted(found)]
+    order, batches, start = list(found), [], 0
+    for entry in store.manifest["chunks"]:
+        if start < len(order):  # not the last entry a killed run left without its file
+            batches.append(order[start:start + entry["records"]])
+        start += entry["records"]
+    return [found[i] for i in sorted(found)], batches
 
 
 # ---------------------------------------------------------------------------------------------
@@ -409,13 +511,25 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         try:
             report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
                               stop_after=stop_after, on_commit=bar.update)
+        except KeyboardInterrupt:  # the committed chunks' summary: summary.json is not left an earlier run's
+            _write_summary(campaign, store, jobs.Report(), runner.kind, workers, started, len(done))
+            raise
         finally:
             bar.close()
+    return _write_summary(campaign, store, report, runner.kind, workers, started)
+
+
+def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str, workers: int, started: float,
+                   before: int | None = None) -> dict:
+    """Write summary.json of every committed record and this run (`before`: the records it found, when its
+    report is lost to an interruption); return the summary."""
     seconds = time.time() - started
-    result = summarize(campaign, records(store.folder))
-    result["run"] = {"decided": report.decided, "seconds": round(seconds, 2), "workers": workers,
-                     "per_second": round(report.decided / seconds, 1) if seconds > 0 else None,
-                     "executor": runner.kind, "failed_chunks": report.failed}
+    decided = records(store.folder)
+    now = report.decided if before is None else len(decided) - before
+    result = summarize(campaign, decided)
+    result["run"] = {"decided": now, "seconds": round(seconds, 2), "workers": workers,
+                     "per_second": round(now / seconds, 1) if seconds > 0 else None,
+                     "executor": executor, "failed_chunks": report.failed}
     store.write(SUMMARY, jsonfile.dumps(result))
     return result
 
@@ -458,6 +572,11 @@ def _ratio_order(record: dict) -> tuple[float, float]:
     return record["ratio"], sign * (record["margin_log10"] if record["margin_log10"] is not None else -math.inf)
 
 
+def largest_ratio(decided: list[dict]) -> dict | None:
+    """The record of the largest lhs/rhs (the summary's "largest_ratio"), or None when no record has one."""
+    return max((r for r in decided if r["ratio"] is not None), key=_ratio_order, default=None)
+
+
 def overall_verdict(counts: dict) -> str:
     """The campaign's verdict from its summary's counts: violated if any configuration is, else
     undecided if any is, else holds."""
@@ -469,8 +588,7 @@ def overall_verdict(counts: dict) -> str:
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
-    with_ratio = [r for r in decided if r["ratio"] is not None]
-    largest = max(with_ratio, key=_ratio_order, default=None)
+    largest = largest_ratio(decided)
     histogram: dict = {}
     for verdict in (engine.HOLDS, engine.VIOLATED):
         margins = [r["margin_log10"] for r in decided if r["verdict"] == verdict and r["margin_log10"] is not None]
