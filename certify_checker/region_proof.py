@@ -1,5 +1,9 @@
 """Checker for "region-proof" certificates: a bound D(PX) <= D g(a D^2) for every configuration of
-a region (one layer of pure self-attention, n tokens, ||x_i|| <= radius, ||A||_2 <= norm).
+a region (one layer of pure self-attention, n tokens, ||x_i|| <= radius, ||A||_2 <= norm).  Query/key
+biases move w to any real number and leave L: the two-tokens box still bounds them (F decreases in |w|),
+the line box does not, so a line proof covers scores x_i^T A x_j only.  The confirmation states the
+region, exactly, with that scope (SCOPE): a proof's JSON alone (a radius 0.3, read as its binary64
+value) would let a reader assume more.
 
 The certificate names a reduction; this module recomputes its box from the region itself:
     two-tokens (n = 2, any d): (w, L) in [0, norm r^2] x [0, 4 norm r^2]
@@ -43,6 +47,7 @@ METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f i
            "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
 LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
+SCOPE = {"two-tokens": "with or without query/key biases", "line": "no query/key biases"}
 CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
 CLAIMS = set(CLAIM_BOUNDS)
 # The fields, exactly (certify.prove.region.certificate writes these): one the checker does not read
@@ -319,10 +324,18 @@ def verify(cert: dict) -> tuple[bool, str]:
     fraction = sum((_volume(box) for box in leaves), Fraction(0)) / _volume(root)
     if rational(cert["volume_proved"]) != fraction:
         return False, "the stated volume proved is not the leaves' volume"
-    what = cert["claim"] or f"bound {cert['bound']}"
+    what, where = cert["claim"] or f"bound {cert['bound']}", _stated(region, name)
     if verdict == "proved":
-        return True, f"confirmed: {what} proved on the region ({len(leaves)} leaves, reduction {name})"
-    return True, f"confirmed: {what} proved on {float(fraction):.4%} of the reduced domain, {len(left)} boxes open"
+        return True, f"confirmed: {what} proved on the region {where} ({len(leaves)} leaves, reduction {name})"
+    return True, (f"confirmed: {what} proved on {float(fraction):.4%} of the reduced domain of the region {where}, "
+                  f"{len(left)} boxes open")
+
+
+def _stated(region: dict, name: str) -> str:
+    """The region as proved: exact radius and norm, and whether biased layers are in it (SCOPE)."""
+    d = "every d" if region["d"] is None else f"d = {region['d']}"
+    return (f"(n = {region['n']}, {d}, ||x_i|| <= {rational(region['radius'])}, ||A||_2 <= {rational(region['norm'])}, "
+            f"{SCOPE[name]})")
 
 
 def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:

@@ -14,6 +14,10 @@ line (d = 1, n >= 3; proofs/region_line.py): sorted tokens t_1 <= ... <= t_n, ta
     are w +- L/2 with w = alpha D (t_1 + t_n)/2.  |w| <= norm D (r - D/2) <= norm r^2 / 2, and the
     reflection t -> -t maps w to -w.  Box: w in [0, norm r^2 / 2], L in [0, 4 norm r^2], the
     inner positions in [0, 1] (in any order: the formula does not need them sorted).
+Biases: a query bias adds u_b^T x_j to the scores, which moves w to any real number and leaves L.
+For two tokens F decreases in |w|, so the box still bounds every biased layer; for the line it does
+not (positions 0, 0, 1 peak at w = ln 2, outside the box when norm r^2 / 2 < ln 2): a line proof
+covers scores x_i^T A x_j only (SCOPE, shown with every verdict).
 The boxes contain every point the region reaches (they may contain more): a proof over the box
 proves the claim on the region; a point of the box that violates it is reported only once a
 configuration of the region realises a violation that `certify check` certifies.
@@ -38,6 +42,9 @@ LEMMAS = {
     "two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
     "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"],
 }
+# Which layers a proof covers beyond the scores x_i^T A x_j (proofs/region_two_tokens.py, region_line.py);
+# the checker states the same words with its confirmation.
+SCOPE = {"two-tokens": "with or without query/key biases", "line": "no query/key biases"}
 MAX_TOKENS = 8
 MAX_SPAN = 2 ** 40  # a D^2 beyond this is absurd, not ambitious (and float64 would not realise its points)
 
@@ -63,6 +70,11 @@ class Reduction:
     name: str
     variables: tuple[str, ...]
     root: tuple[Interval, ...]
+
+    @property
+    def scope(self) -> str:
+        """Whether the proof covers layers with query/key biases (SCOPE)."""
+        return SCOPE[self.name]
 
     @property
     def methods(self) -> tuple[str, ...]:
