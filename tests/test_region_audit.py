@@ -372,3 +372,44 @@ def test_leaves_hugging_a_violation_are_true_at_every_sampled_point(bound, n, d,
         points = [[_q(x) for x in c] for c in corners[:4]] + [[_sample(x, rng) for x in box] for _ in range(2)]
         for point in points:
             assert g(point[1]) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -40, (method, box)
+
+
+# ---- the replay's cost is estimated before it runs, whatever else the certificate states
+
+def _broad_tree(depth: int) -> str:
+    """A full bisection tree of 2^depth open boxes, in preorder."""
+    return "?" if depth == 0 else str(depth % 2) + _broad_tree(depth - 1) * 2
+
+
+@pytest.mark.parametrize("leaves", [[1], {"box": 1}, [{"box": [], "method": "direct"}]])
+def test_a_malformed_leaf_does_not_hide_the_tree_from_the_work_estimate(leaves):
+    """work() gave 0 when a leaf was not a dict with an integer precision, so a 64 MB tree was replayed in full
+    (minutes, gigabytes) before the leaves were looked at."""
+    cert = _certificate(PAIR, _broad_tree(12), [])
+    cert["leaves"] = leaves
+    assert checker_region.work(cert) >= 64 * 2 * len(cert["tree"])
+    refused = checker.verify(cert, checker.Limits(work=64 * 2 * len(cert["tree"]) - 1))
+    assert refused.refused and "work" in refused.message
+
+
+def test_a_tree_is_a_text():
+    """A list of symbols replayed as the same tree, and work() did not count it."""
+    result = prove("collapse.global", 3, 1, 1, 1)
+    cert = copy.deepcopy(result.certificate)
+    assert checker.verify(cert).ok
+    cert["tree"] = list(cert["tree"])
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "tree" in confirmation.message
+
+
+def test_the_work_estimate_counts_the_size_of_the_region_numbers():
+    """A radius and norm of 1,400 digits over 1,400 make every box of the replay exact rationals of 8,400
+    digits: 30 times the time of small ones per symbol, and the boxes gigabytes at the symbols allowed."""
+    huge = "7" * 1400 + "/" + "3" * 1399 + "1"
+    region = {"n": 2, "d": None, "radius": huge, "norm": huge}
+    cert = _certificate(region, _broad_tree(10), [])
+    small = _certificate(PAIR, _broad_tree(10), [])
+    assert checker_region.work(small) == 64 * 2 * len(small["tree"])  # honest sizes keep their estimate
+    assert checker_region.work(cert) > 200 * checker_region.work(small)
+    confirmation = checker.verify(cert, checker.Limits(work=100 * checker_region.work(small)))
+    assert confirmation.refused
