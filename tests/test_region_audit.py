@@ -20,6 +20,7 @@ from certify.prove import profiles, reductions, tilt
 from certify.prove import region as region_proof
 from certify_checker import region_bounds
 from certify_checker import region_proof as checker_region
+from certify_checker.bound import canonical
 
 
 @pytest.fixture(autouse=True)
@@ -413,3 +414,23 @@ def test_the_work_estimate_counts_the_size_of_the_region_numbers():
     assert checker_region.work(cert) > 200 * checker_region.work(small)
     confirmation = checker.verify(cert, checker.Limits(work=100 * checker_region.work(small)))
     assert confirmation.refused
+
+
+def _balanced_product(factors: list[str]) -> str:
+    if len(factors) == 1:
+        return factors[0]
+    half = len(factors) // 2
+    return f"({_balanced_product(factors[:half])})*({_balanced_product(factors[half:])})"
+
+
+def test_the_work_estimate_counts_the_cost_of_a_users_bound():
+    """A true bound 1 + 0*(100 factors (a*D**2)**1024) closes every leaf by the direct test, after 10^5 products
+    per evaluation: a second a leaf at 2^14 bits, and 25 minutes for the leaves the estimate allowed."""
+    costly = canonical("D*(1 + 0*" + _balanced_product(["(a*D**2)**1024"] * 100) + ")")
+    region = {"n": 2, "d": None, "radius": "1/3", "norm": "3"}
+    cert = _certificate(region, _broad_tree(3).replace("?", "."), [("direct", 1 << 14)] * 8, claim=None, bound=costly)
+    cheap = copy.deepcopy(cert) | {"bound": "(1 - exp(-a*D**2/2))*D"}
+    assert checker_region.work(cheap) < 2 * checker_region.work(cert | {"bound": None, "claim": "collapse.global"})
+    assert checker_region.work(cert) > 100 * checker_region.work(cheap)
+    confirmation = checker.verify(cert)
+    assert confirmation.refused and "work" in confirmation.message
