@@ -434,3 +434,39 @@ def test_the_work_estimate_counts_the_cost_of_a_users_bound():
     assert checker_region.work(cert) > 100 * checker_region.work(cheap)
     confirmation = checker.verify(cert)
     assert confirmation.refused and "work" in confirmation.message
+
+
+# ---- a violation is realised at any scale of the region
+
+DIP = "tanh(a*D**2/4)*D*(1 - exp(-(a*D**2 - 5)**2*16))"  # vanishes at L = 5
+
+
+@pytest.mark.parametrize("bound,n,d,radius,norm", [
+    ("D*(1 - exp(-0.45*a*D**2))", 2, None, "1e200", "1e-398"), ("D*(1 - exp(-0.45*a*D**2))", 2, None, "1e-10", "1e22"),
+    ("D*(1 - exp(-0.45*a*D**2))", 2, 3, "1", "100"), (DIP, 3, 1, "1e-10", "2e20"), (DIP, 4, 1, "1e150", "2e-300")])
+def test_a_violation_is_certified_at_any_scale(bound, n, d, radius, norm, tmp_path):
+    """The same reduced domain (a D^2 up to 400, or 8) at other scales of the tokens: realise went through
+    float64, so L / norm = 4e400 overflowed (an internal error) and D = 1e-10 rounded to 0 (undecided)."""
+    result = prove(None, n, d, radius, norm, bound=bound, time_limit=20)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    config = result.counterexample["config"]
+    assert checker_region._inside(config, result.certificate["region"]) is None
+    assert check(config, bound=bound).verdict == "violated"
+
+
+def test_realised_configurations_stay_inside_the_region_at_any_scale():
+    rng = random.Random(4)
+    for radius, norm in [(Fraction(10) ** 200, Fraction(10) ** -398), (Fraction(10) ** -10, Fraction(10) ** 22),
+                         (Fraction(1, 3), Fraction(7))]:
+        for n in (2, 3, 5):
+            region = reductions.region(n, None if n == 2 else 1, radius, norm)
+            root = reductions.reduce(region).root
+            for _ in range(30):
+                point = tuple(lo + (hi - lo) * Fraction(rng.randrange(0, 1 << 20), 1 << 20) for lo, hi in root)
+                config = reductions.realise(region, point)
+                if config is None:
+                    continue
+                inputs = {"X": config["X"], "layers": [{"A": config["A"]}]}
+                assert checker_region._inside(inputs, region.as_json()) is None
+                D = Fraction(config["X"][-1][0]) - Fraction(config["X"][0][0])
+                assert abs(norm * D * D / point[1] - 1) < Fraction(1, 1 << 28)  # the point's L, to 28 bits

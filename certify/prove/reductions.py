@@ -120,16 +120,14 @@ def reduce(r: Region) -> Reduction:
 def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
     """A configuration of the region near the reduced point (w, L, tau...), or None.
 
-    Tokens on the first axis: alpha = norm, D = sqrt(L / norm) rounded to a rational, centre
-    c = w / (alpha D), t_j = c - D/2 + D tau_j.  The caller certifies what it violates.
+    Tokens on the first axis: alpha = norm, D = sqrt(L / norm) and the centre c = w / (alpha D), each to
+    SIGNIFICANT bits, t_j = c - D/2 + D tau_j.  The caller certifies what it violates.
     """
     w, L, inner = point[0], point[1], point[2:]
     if L <= 0:
         return None
-    D = Fraction(math.sqrt(L / r.norm)).limit_denominator(1 << 24)
-    if D == 0:
-        return None
-    centre = Fraction(w / (r.norm * D)).limit_denominator(1 << 24)
+    D = _root(L / r.norm)
+    centre = _rounded(w / (r.norm * D))
     taus = [Fraction(0), *inner, Fraction(1)]
     if abs(centre) + D / 2 > r.radius:
         return None
@@ -138,3 +136,23 @@ def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
     A = [["0"] * d for _ in range(d)]
     A[0][0] = str(r.norm)
     return {"X": X, "A": A}
+
+
+# Significant bits of D and of the centre: short exact texts at any scale of the region (through float64,
+# L / norm = 4e400 overflowed, an internal error, and D = 1e-10 rounded to 0 at a fixed denominator, so a
+# violated bound stayed undecided in a region of small tokens).
+SIGNIFICANT = 32
+
+
+def _rounded(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
+    """q to `bits` significant bits (a dyadic rational), whatever its magnitude."""
+    if q == 0:
+        return q
+    unit = Fraction(2) ** (bits - (abs(q.numerator).bit_length() - q.denominator.bit_length()))
+    return Fraction(round(q * unit)) / unit
+
+
+def _root(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
+    """sqrt(q), q > 0, to about `bits` significant bits, from integers (no float range)."""
+    unit = Fraction(2) ** (bits + 1 - (q.numerator.bit_length() - q.denominator.bit_length()) // 2)
+    return Fraction(math.isqrt(math.floor(q * unit * unit))) / unit
