@@ -373,6 +373,15 @@ def test_leaves_hugging_a_violation_are_true_at_every_sampled_point(bound, n, d,
         points = [[_q(x) for x in c] for c in corners[:4]] + [[_sample(x, rng) for x in box] for _ in range(2)]
         for point in points:
             assert g(point[1]) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -40, (method, box)
+    # the boxes left open border the violating set: where the checker's menu closes one, it must be true there
+    methods = checker_region.METHODS[result.reduction.name]
+    for box in rng.sample(result.left, min(150, len(result.left))):
+        for method in methods:
+            with ctx.workprec(53):
+                if not checker_region._closes(method, box, profile):
+                    continue
+            for point in [[_q(x) for x in c] for c in itertools.product(*box)] + [[_sample(x, rng) for x in box]]:
+                assert g(point[1]) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -40, (method, box)
 
 
 # ---- the replay's cost is estimated before it runs, whatever else the certificate states
@@ -470,3 +479,42 @@ def test_realised_configurations_stay_inside_the_region_at_any_scale():
                 assert checker_region._inside(inputs, region.as_json()) is None
                 D = Fraction(config["X"][-1][0]) - Fraction(config["X"][0][0])
                 assert abs(norm * D * D / point[1] - 1) < Fraction(1, 1 << 28)  # the point's L, to 28 bits
+
+
+# ---- the checker's menu on random boxes of false bounds: whatever it closes is true there
+
+def _random_box(root, rng):
+    """A box of a random bisection path from the root (the boxes a tree can state), biased to small w, L and t."""
+    box = list(root)
+    for _ in range(rng.randrange(0, 20)):
+        axis = rng.randrange(len(box))
+        lo, hi = box[axis]
+        mid = (lo + hi) / 2
+        box[axis] = (lo, mid) if rng.random() < 0.6 else (mid, hi)
+    return tuple(box)
+
+
+@pytest.mark.parametrize("bound,n,d,radius,norm,g", [
+    ("D*(a*D**2/4.2 + (a*D**2)**2)", 2, None, 1, 1, lambda L: L / mp.mpf("4.2") + L ** 2),  # convex: g' grows
+    ("tanh(a*D**2/4)*D*0.999", 3, 1, 2, 2, lambda L: mp.tanh(L / 4) * mp.mpf("0.999")),  # fails near t = 0, w = ln 2
+    ("D*(a*D**2/4.2 + (a*D**2)**2)", 3, 1, 2, 1, lambda L: L / mp.mpf("4.2") + L ** 2),
+    ("tanh(a*D**2/4.2)*D", 2, None, 2, 2, lambda L: mp.tanh(L / mp.mpf("4.2"))),
+])
+def test_what_the_checker_closes_on_random_boxes_is_true_there(bound, n, d, radius, norm, g):
+    mp.dps = 50
+    rng = random.Random(len(bound) + n)
+    region = {"n": n, "d": d, "radius": str(radius), "norm": str(norm)}
+    name, _, root = checker_region._reduction(region)
+    profile = checker_region.Profile(None, canonical(bound), n, d)
+    closed = 0
+    for _ in range(250):
+        box = _random_box(root, rng)
+        for method in checker_region.METHODS[name]:
+            with ctx.workprec(53):
+                if not checker_region._closes(method, box, profile):
+                    continue
+            closed += 1
+            corners = [[_q(x) for x in c] for c in itertools.product(*box)]
+            for point in corners + [[_sample(x, rng) for x in box] for _ in range(4)]:
+                assert g(point[1]) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -40, (method, box)
+    assert closed > 20
