@@ -275,7 +275,8 @@ def work(cert: dict) -> int:
     53 bits): each symbol of the tree makes a box of n intervals, exact rationals as long as the region's
     span 4 norm radius^2 (one per limb of it: a radius of 1,400 digits over 1,400 made each symbol 30 times
     dearer, and the boxes gigabytes), each leaf's closing test takes n^2 tilts (a fixed part, the Python around
-    them, plus one per limb of its precision).  0 when the region or the tree is malformed (verify rejects
+    them, plus one per limb of its precision and one per limb of the span beyond the first: the tilts' exponents
+    are products of the box's rationals, 100 times slower a leaf at that radius).  0 when the region or the tree is malformed (verify rejects
     those before any replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
     after the replay, which a 64 MB tree makes minutes long and gigabytes large."""
     try:
@@ -289,7 +290,7 @@ def work(cert: dict) -> int:
     leaves = cert.get("leaves")
     bits = [leaf.get("precision") for leaf in leaves if isinstance(leaf, dict)] if isinstance(leaves, list) else []
     per_leaf = 64 * (n * n + 16) + 4 * _operations(cert.get("bound"))
-    return 64 * n * size * len(tree) + per_leaf * sum(limbs(p, MAX_PRECISION) for p in bits if type(p) is int)
+    return 64 * n * size * len(tree) + per_leaf * sum(limbs(p, MAX_PRECISION) + size - 1 for p in bits if type(p) is int)
 
 
 def _operations(bound) -> int:

@@ -423,6 +423,11 @@ def test_the_work_estimate_counts_the_size_of_the_region_numbers():
     assert checker_region.work(cert) > 200 * checker_region.work(small)
     confirmation = checker.verify(cert, checker.Limits(work=100 * checker_region.work(small)))
     assert confirmation.refused
+    # and every leaf's test, whose exponents are products of those rationals (a leaf 100 times slower)
+    leaf, small_leaf = (_certificate(r, ".", [("direct", 53)]) for r in ({**region, "n": 8, "d": 1}, {**PAIR, "n": 8, "d": 1}))
+    span = 4 * Fraction(huge) ** 3
+    size = 1 + max(span.numerator.bit_length(), span.denominator.bit_length()) // 64  # limbs of the span
+    assert checker_region.work(leaf) - 64 * 8 * size > 100 * (checker_region.work(small_leaf) - 64 * 8)
 
 
 def _balanced_product(factors: list[str]) -> str:
