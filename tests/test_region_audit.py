@@ -523,3 +523,59 @@ def test_what_the_checker_closes_on_random_boxes_is_true_there(bound, n, d, radi
             for point in corners + [[_sample(x, rng) for x in box] for _ in range(4)]:
                 assert g(point[1]) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -40, (method, box)
     assert closed > 20
+
+
+# ---- the reductions against a direct evaluation of the layer
+
+def _layer_ratio(X, A):
+    """D(PX)/D of one layer of pure attention, tokens as rows (mpmath, no code of certify)."""
+    n = len(X)
+    rows = []
+    for i in range(n):
+        scores = [sum(X[i][r] * A[r][c] * X[j][c] for r in range(len(A)) for c in range(len(A))) for j in range(n)]
+        top = max(scores)
+        weights = [mp.exp(s - top) for s in scores]
+        total = sum(weights)
+        rows.append([sum(weights[j] * X[j][k] for j in range(n)) / total for k in range(len(X[0]))])
+    diameter = lambda Y: max(mp.sqrt(sum((a - b) ** 2 for a, b in zip(y, z))) for y in Y for z in Y)  # noqa: E731
+    return diameter(rows) / diameter(X)
+
+
+@pytest.mark.parametrize("n", [3, 4, 6])
+def test_the_line_reduction_is_exact_and_its_box_holds_every_configuration(n):
+    """d = 1: D(PX)/D = F(w, L, tau) with L = |alpha| D^2 and w = alpha D (t_1 + t_n)/2 (reflected when negative),
+    and (|w|, L, tau) lies in the root box of radius and norm."""
+    mp.dps = 40
+    rng = random.Random(n)
+    radius, norm = Fraction(3, 2), Fraction(2)
+    root = reductions.reduce(reductions.region(n, 1, radius, norm)).root
+    for _ in range(100):
+        t = sorted(mp.mpf(rng.uniform(-1.5, 1.5)) for _ in range(n))
+        alpha = mp.mpf(rng.uniform(-2, 2))
+        D = t[-1] - t[0]
+        taus = [(x - t[0]) / D for x in t]
+        w, L = alpha * D * (t[0] + t[-1]) / 2, abs(alpha) * D ** 2
+        if w < 0:  # the reflection t -> -t
+            w, taus = -w, [1 - x for x in reversed(taus)]
+        assert abs(_layer_ratio([[x] for x in t], [[alpha]]) - _ratio(w, L, taus[1:-1])) < mp.mpf(10) ** -30
+        assert w <= _q(root[0][1]) and L <= _q(root[1][1])
+
+
+def test_the_two_token_box_holds_every_configuration():
+    mp.dps = 40
+    rng = random.Random(2)
+    radius, norm = Fraction(1), Fraction(3)
+    root = reductions.reduce(reductions.region(2, None, radius, norm)).root
+    for d in (1, 2, 5):
+        for _ in range(60):
+            X = [[mp.mpf(rng.uniform(-1, 1)) for _ in range(d)] for _ in range(2)]
+            X = [[x / max(1, mp.sqrt(sum(y ** 2 for y in row))) for x in row] for row in X]  # inside the radius
+            A = [[mp.mpf(rng.uniform(-1, 1)) for _ in range(d)] for _ in range(d)]
+            frobenius = mp.sqrt(sum(x ** 2 for row in A for x in row))
+            A = [[x * _q(norm) / frobenius for x in row] for row in A]  # ||A||_2 <= ||A||_F = norm
+            delta = [a - b for a, b in zip(*X)]
+            u, v = (sum(X[i][r] * A[r][c] * delta[c] for r in range(d) for c in range(d)) for i in (0, 1))
+            w, l = abs(u + v) / 2, abs(u - v)
+            ratio = _layer_ratio(X, A)
+            assert abs(ratio - (1 / (1 + mp.exp(-(w + l / 2))) - 1 / (1 + mp.exp(-(w - l / 2))))) < mp.mpf(10) ** -30
+            assert w <= _q(root[0][1]) and l <= _q(root[1][1])
