@@ -28,7 +28,7 @@ def add_parser(subparsers):
     p = subparsers.add_parser("prove", help="prove a claim for every configuration in a region",
                               description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
                               "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm "
-                              "(n = 2: with or without query/key biases; d = 1: scores x_i A x_j, no biases), "
+                              "(n = 2: with or without query/key biases; d = 1 with n >= 3: scores x_i A x_j, no biases), "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
                               "Exit 0 proved, 1 violated, 3 undecided (or not confirmed by the checker), 2 bad input. "
                               "Ctrl-C stops the search as the time limit would at that moment: the part proved so far "
