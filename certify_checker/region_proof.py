@@ -1,5 +1,9 @@
 """Checker for "region-proof" certificates: a bound D(PX) <= D g(a D^2) for every configuration of
-a region (one layer of pure self-attention, n tokens, ||x_i|| <= radius, ||A||_2 <= norm).
+a region (one layer of pure self-attention, n tokens, ||x_i|| <= radius, ||A||_2 <= norm).  Query/key
+biases move w to any real number and leave L: the two-tokens box still bounds them (F decreases in |w|),
+the line box does not, so a line proof covers scores x_i^T A x_j only.  The confirmation states the
+region, exactly, with that scope (SCOPE): a proof's JSON alone (a radius 0.3, read as its binary64
+value) would let a reader assume more.
 
 The certificate names a reduction; this module recomputes its box from the region itself:
     two-tokens (n = 2, any d): (w, L) in [0, norm r^2] x [0, 4 norm r^2]
@@ -26,6 +30,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
@@ -43,6 +48,7 @@ METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f i
            "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
 LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
+SCOPE = {"two-tokens": "with or without query/key biases", "line": "no query/key biases"}
 CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
 CLAIMS = set(CLAIM_BOUNDS)
 # The fields, exactly (certify.prove.region.certificate writes these): one the checker does not read
@@ -266,16 +272,47 @@ def _inside(config: dict, region: dict) -> str | None:
 
 def work(cert: dict) -> int:
     """The replay's work in the units of certify_checker.limits (about a minute for 10^5 leaves of 8 tokens at
-    53 bits): each symbol of the tree makes a box of n intervals, each leaf's closing test takes n^2 tilts (a
-    fixed part, the Python around them, plus one per limb of its precision).  0 when malformed (verify judges)."""
+    53 bits): each symbol of the tree makes a box of n intervals, exact rationals as long as the region's
+    span 4 norm radius^2 (one per limb of it: a radius of 1,400 digits over 1,400 made each symbol 30 times
+    dearer, and the boxes gigabytes), each leaf's closing test takes n^2 tilts (a fixed part, the Python around
+    them, plus one per limb of its precision and one per limb of the span beyond the first: the tilts' exponents
+    are products of the box's rationals, 100 times slower a leaf at that radius).  0 when the region or the tree is malformed (verify rejects
+    those before any replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
+    after the replay, which a 64 MB tree makes minutes long and gigabytes large."""
     try:
-        n, tree = cert["region"]["n"], cert["tree"]
-        if type(n) is not int or not 2 <= n <= MAX_TOKENS or not isinstance(tree, str):
-            return 0
-        bits = [leaf["precision"] if type(leaf["precision"]) is int else 0 for leaf in cert["leaves"]]
-        return 64 * n * len(tree) + 64 * (n * n + 16) * sum(limbs(p, MAX_PRECISION) for p in bits)
-    except (TypeError, KeyError, AttributeError, IndexError):
+        region, tree = cert["region"], cert["tree"]
+        n, span = region["n"], 4 * rational(region["norm"]) * rational(region["radius"]) ** 2
+    except (TypeError, KeyError, ValueError, ArithmeticError, AttributeError):
         return 0
+    if type(n) is not int or not 2 <= n <= MAX_TOKENS or not isinstance(tree, str):
+        return 0
+    size = limbs(max(span.numerator.bit_length(), span.denominator.bit_length()), 1 << 62)
+    leaves = cert.get("leaves")
+    bits = [leaf.get("precision") for leaf in leaves if isinstance(leaf, dict)] if isinstance(leaves, list) else []
+    per_leaf = 64 * (n * n + 16) + 4 * _operations(cert.get("bound"))
+    return 64 * n * size * len(tree) + per_leaf * sum(limbs(p, MAX_PRECISION) + size - 1 for p in bits if type(p) is int)
+
+
+def _operations(bound) -> int:
+    """The ball operations of one evaluation of a user's bound, which every leaf's test makes (with first
+    derivatives: up to 4 per product, hence work()'s factor 4): a power by a constant k is k products
+    (inequality._power), a function call 16.  A bound of 100 factors (a*D**2)**1024 (0 times them, so that
+    every leaf closed) took a second a leaf at 2^14 bits, and 25 minutes for the leaves the estimate allowed.
+    0 for no bound or one verify rejects before any replay (not a text of the grammar's length)."""
+    if not isinstance(bound, str) or not 0 < len(bound) <= MAX_BOUND_LENGTH:
+        return 0
+    try:
+        tree = ast.parse(bound.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 0
+    total = 0
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
+                and type(node.right.value) is int and node.right.value >= 0):
+            total += node.right.value
+        else:
+            total += 16 if isinstance(node, ast.Call) else 1
+    return total
 
 
 def verify(cert: dict) -> tuple[bool, str]:
@@ -299,6 +336,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
     if verdict == "violated":
         return _verify_violation(cert, region)
+    if not isinstance(cert["tree"], str):  # a list of symbols replays as well, past work()'s estimate
+        return False, "the bisection tree is not a text"
     leaves, left = _replay(cert["tree"], root)
     stated_leaves = cert["leaves"]
     if len(stated_leaves) != len(leaves) or len(cert["left"]) != len(left):
@@ -319,10 +358,18 @@ def verify(cert: dict) -> tuple[bool, str]:
     fraction = sum((_volume(box) for box in leaves), Fraction(0)) / _volume(root)
     if rational(cert["volume_proved"]) != fraction:
         return False, "the stated volume proved is not the leaves' volume"
-    what = cert["claim"] or f"bound {cert['bound']}"
+    what, where = cert["claim"] or f"bound {cert['bound']}", _stated(region, name)
     if verdict == "proved":
-        return True, f"confirmed: {what} proved on the region ({len(leaves)} leaves, reduction {name})"
-    return True, f"confirmed: {what} proved on {float(fraction):.4%} of the reduced domain, {len(left)} boxes open"
+        return True, f"confirmed: {what} proved on the region {where} ({len(leaves)} leaves, reduction {name})"
+    return True, (f"confirmed: {what} proved on {float(fraction):.4%} of the reduced domain of the region {where}, "
+                  f"{len(left)} boxes open")
+
+
+def _stated(region: dict, name: str) -> str:
+    """The region as proved: exact radius and norm, and whether biased layers are in it (SCOPE)."""
+    d = "every d" if region["d"] is None else f"d = {region['d']}"
+    return (f"(n = {region['n']}, {d}, ||x_i|| <= {rational(region['radius'])}, ||A||_2 <= {rational(region['norm'])}, "
+            f"{SCOPE[name]})")
 
 
 def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:

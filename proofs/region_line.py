@@ -95,4 +95,8 @@ def build(tokens: int = 3) -> Derivation:
         require(sp.solve(sp.diff(bound, s), s) == [r], "critical point D = r")
         require_zero(bound.subs(s, r) - r**2 / 2, "maximum r^2 / 2")
 
+    D.prose("Not with query or key biases",
+            "A query bias adds u_b x_j to every row's scores (d = 1), so every theta_i moves by u_b D: w becomes any "
+            "real number, outside the box |w| <= norm r^2 / 2, and F is not monotone in w (positions 0, 0, 1 peak at "
+            "w = ln 2).  The region of a line proof is layers with scores x_i A x_j, no biases.")
     return D

@@ -19,7 +19,8 @@ def build(dimension: int = 2) -> Derivation:
         claim="region.two_tokens",
         statement="For n = 2 and any d: D(PX)/D = F(w, |u - v|) with F(w, l) = sigma(w + l/2) - sigma(w - l/2), "
                   "u = x_1^T A delta, v = x_2^T A delta, w = (u + v)/2, |u - v| <= a D^2 = L; F grows in l, is even "
-                  "in w and decreases in w >= 0; over the region |w| <= norm r^2 and L <= 4 norm r^2.",
+                  "in w and decreases in w >= 0; over the region |w| <= norm r^2 and L <= 4 norm r^2; query and key "
+                  "biases only move w, so the box covers them too.",
         source="this project's region proofs (certify prove)",
     )
     d = dimension
@@ -80,5 +81,18 @@ def build(dimension: int = 2) -> Derivation:
         require(critical == [2 * r**2], f"critical point {critical}")
         require_zero(product.subs(s, 2 * r**2) - r**4, "maximum r^4")
         require(sp.diff(product, s, 2).is_negative is True, "a maximum")
+
+    @D.symbolic("Query and key biases are covered: they shift w and leave u - v",
+                "With biases the score of row i on token j gains u_b^T x_j (u_b = W_K b_Q / sqrt(d_k), beta in it) and "
+                "terms in i alone, so u and v both gain u_b^T delta: u - v, hence L, is unchanged and w moves to any "
+                "real w'.  F is even in w and decreases in |w|, so F(w', L) <= F(min(|w'|, norm r^2), L): a point "
+                "of the box bounds it.")
+    def _():
+        ub = sp.Matrix(d, 1, lambda r, _: sp.Symbol(f"ub{r}", real=True))
+        biased = lambda xi, xj: (xi.T * A * xj)[0] + (ub.T * xj)[0]  # noqa: E731  (terms in i alone cancel in p_i1)
+        for xi in (x1, x2):
+            require_zero(biased(xi, x1) - biased(xi, x2) - ((xi.T * A * delta)[0] + (ub.T * delta)[0]), "shifted score")
+        shifted_u, shifted_v = [biased(xi, x1) - biased(xi, x2) for xi in (x1, x2)]
+        require_zero(shifted_u - shifted_v - (delta.T * A * delta)[0], "u - v unchanged")
 
     return D

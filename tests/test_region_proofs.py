@@ -436,7 +436,8 @@ def test_forward_mode_slopes_enclose_mpmath_derivatives(bound):
 def test_realise_stays_inside_the_region_or_declines():
     region = reductions.region(3, 1, 1, 1)
     assert reductions.realise(region, (Fraction(0), Fraction(0), Fraction(1, 2))) is None
-    assert reductions.realise(region, (Fraction(0), Fraction(1, 10 ** 30), Fraction(1, 2))) is None  # D rounds to 0
+    tiny = reductions.realise(region, (Fraction(0), Fraction(1, 10 ** 30), Fraction(1, 2)))  # D = 10^-15, kept
+    assert tiny is not None and 0 < Fraction(tiny["X"][2][0]) - Fraction(tiny["X"][0][0]) < Fraction(1, 10 ** 14)
     assert reductions.realise(region, (Fraction(1, 2), Fraction(4), Fraction(1, 2))) is None  # |c| + D/2 > radius
     config = reductions.realise(region, (Fraction(1, 8), Fraction(1), Fraction(1, 3)))
     as_checked = {"X": config["X"], "layers": [{"A": config["A"]}]}

@@ -27,7 +27,8 @@ def add_parser(subparsers):
     """Register `certify prove` and its options."""
     p = subparsers.add_parser("prove", help="prove a claim for every configuration in a region",
                               description="Prove D(PX) <= D g(a D^2) (collapse.global, collapse.tanh or --bound) for "
-                              "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm, "
+                              "every one-layer pure self-attention with n tokens, ||x_i|| <= radius and ||A||_2 <= norm "
+                              "(n = 2: with or without query/key biases; d = 1 with n >= 3: scores x_i A x_j, no biases), "
                               "by branch and bound on a reduction (n = 2 in any dimension; d = 1 with up to 8 tokens). "
                               "Exit 0 proved, 1 violated, 3 undecided (or not confirmed by the checker), 2 bad input. "
                               "Ctrl-C stops the search as the time limit would at that moment: the part proved so far "
@@ -84,7 +85,7 @@ def run(args) -> int:
 
 def summary(result: region_proof.ProofResult) -> dict:
     """A region proof as a JSON-ready dict: verdict (marked not certified unless the checker confirmed it),
-    claim, bound, region, reduction and its variables, boxes and leaves (with a count per closing method),
+    claim, bound, region, reduction and its variables, its scope (biases covered or not), boxes and leaves (with a count per closing method),
     boxes left open, the volume proved, seconds and the checker's message."""
     methods: dict[str, int] = {}
     for _, method, _ in result.leaves:
@@ -96,6 +97,7 @@ def summary(result: region_proof.ProofResult) -> dict:
         "region": result.region.as_json(),
         "reduction": result.reduction.name,
         "variables": list(result.reduction.variables),
+        "scope": result.reduction.scope,
         "boxes": result.boxes,
         "leaves": len(result.leaves),
         "methods": methods,
@@ -128,7 +130,7 @@ def _render(info: dict, continuable: bool = False) -> None:
     dims = f"d = {r['d']}" if r["d"] is not None else "every d"
     what = info["claim"] or f"bound {info['bound']}"
     print(f"{info['verdict'].upper()}: {what} for n = {r['n']} tokens in {dims}, ||x_i|| <= {r['radius']}, "
-          f"||A||_2 <= {r['norm']}")
+          f"||A||_2 <= {r['norm']}, {info['scope']}")
     methods = ", ".join(f"{name} {count}" for name, count in sorted(info["methods"].items()))
     print(f"  reduction {info['reduction']} ({', '.join(info['variables'])}): {info['boxes']} boxes, "
           f"{info['leaves']} leaves" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")

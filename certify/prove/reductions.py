@@ -14,6 +14,10 @@ line (d = 1, n >= 3; proofs/region_line.py): sorted tokens t_1 <= ... <= t_n, ta
     are w +- L/2 with w = alpha D (t_1 + t_n)/2.  |w| <= norm D (r - D/2) <= norm r^2 / 2, and the
     reflection t -> -t maps w to -w.  Box: w in [0, norm r^2 / 2], L in [0, 4 norm r^2], the
     inner positions in [0, 1] (in any order: the formula does not need them sorted).
+Biases: a query bias adds u_b^T x_j to the scores, which moves w to any real number and leaves L.
+For two tokens F decreases in |w|, so the box still bounds every biased layer; for the line it does
+not (positions 0, 0, 1 peak at w = ln 2, outside the box when norm r^2 / 2 < ln 2): a line proof
+covers scores x_i^T A x_j only (SCOPE, shown with every verdict).
 The boxes contain every point the region reaches (they may contain more): a proof over the box
 proves the claim on the region; a point of the box that violates it is reported only once a
 configuration of the region realises a violation that `certify check` certifies.
@@ -38,6 +42,9 @@ LEMMAS = {
     "two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
     "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"],
 }
+# Which layers a proof covers beyond the scores x_i^T A x_j (proofs/region_two_tokens.py, region_line.py);
+# the checker states the same words with its confirmation.
+SCOPE = {"two-tokens": "with or without query/key biases", "line": "no query/key biases"}
 MAX_TOKENS = 8
 MAX_SPAN = 2 ** 40  # a D^2 beyond this is absurd, not ambitious (and float64 would not realise its points)
 
@@ -63,6 +70,11 @@ class Reduction:
     name: str
     variables: tuple[str, ...]
     root: tuple[Interval, ...]
+
+    @property
+    def scope(self) -> str:
+        """Whether the proof covers layers with query/key biases (SCOPE)."""
+        return SCOPE[self.name]
 
     @property
     def methods(self) -> tuple[str, ...]:
@@ -108,16 +120,14 @@ def reduce(r: Region) -> Reduction:
 def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
     """A configuration of the region near the reduced point (w, L, tau...), or None.
 
-    Tokens on the first axis: alpha = norm, D = sqrt(L / norm) rounded to a rational, centre
-    c = w / (alpha D), t_j = c - D/2 + D tau_j.  The caller certifies what it violates.
+    Tokens on the first axis: alpha = norm, D = sqrt(L / norm) and the centre c = w / (alpha D), each to
+    SIGNIFICANT bits, t_j = c - D/2 + D tau_j.  The caller certifies what it violates.
     """
     w, L, inner = point[0], point[1], point[2:]
     if L <= 0:
         return None
-    D = Fraction(math.sqrt(L / r.norm)).limit_denominator(1 << 24)
-    if D == 0:
-        return None
-    centre = Fraction(w / (r.norm * D)).limit_denominator(1 << 24)
+    D = _root(L / r.norm)
+    centre = _rounded(w / (r.norm * D))
     taus = [Fraction(0), *inner, Fraction(1)]
     if abs(centre) + D / 2 > r.radius:
         return None
@@ -126,3 +136,23 @@ def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
     A = [["0"] * d for _ in range(d)]
     A[0][0] = str(r.norm)
     return {"X": X, "A": A}
+
+
+# Significant bits of D and of the centre: short exact texts at any scale of the region (through float64,
+# L / norm = 4e400 overflowed, an internal error, and D = 1e-10 rounded to 0 at a fixed denominator, so a
+# violated bound stayed undecided in a region of small tokens).
+SIGNIFICANT = 32
+
+
+def _rounded(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
+    """q to `bits` significant bits (a dyadic rational), whatever its magnitude."""
+    if q == 0:
+        return q
+    unit = Fraction(2) ** (bits - (abs(q.numerator).bit_length() - q.denominator.bit_length()))
+    return Fraction(round(q * unit)) / unit
+
+
+def _root(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
+    """sqrt(q), q > 0, to about `bits` significant bits, from integers (no float range)."""
+    unit = Fraction(2) ** (bits + 1 - (q.numerator.bit_length() - q.denominator.bit_length()) // 2)
+    return Fraction(math.isqrt(math.floor(q * unit * unit))) / unit

@@ -81,7 +81,7 @@ class ProofResult:
         d = "every d" if region.d is None else f"d = {region.d}"
         target = self.profile.claim or f"bound {self.profile.bound}"
         return short_repr(f"prove {self.verdict}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
-                          f"||A||_2 <= {region.norm}; {len(self.leaves)} leaves, "
+                          f"||A||_2 <= {region.norm}, {self.reduction.scope}; {len(self.leaves)} leaves, "
                           f"{float(self.volume_proved):.3g} of the volume, {checker}")
 
 
