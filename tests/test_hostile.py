@@ -172,7 +172,7 @@ def test_underscores_in_a_number_are_bad_input(text):
 
 @pytest.mark.parametrize("text", ["1e1_000_000_000", "1e-1_000_000_000", "1E+4_001"])
 def test_the_checker_caps_an_underscored_exponent(text):
-    with pytest.raises(ValueError, match="absurd exponent"):
+    with pytest.raises(ValueError, match="underscores"):  # refused unread, as certify refuses it
         certify_checker.exact.rational(text)
 
 
@@ -187,8 +187,8 @@ def test_an_underscored_exponent_is_refused_by_every_front_end_without_a_hang(tm
                        (["certify", "verify", cert], 1), (["certify_checker", cert], 1)):
         done = subprocess.run([sys.executable, "-m", *map(str, argv)], cwd=ROOT, capture_output=True, text=True,
                               timeout=60)
-        assert done.returncode == code and ("underscore" in done.stderr if code == 2 else "absurd exponent"
-                                            in done.stdout), (argv, done.stdout, done.stderr)
+        assert done.returncode == code and "underscore" in (done.stderr if code == 2 else done.stdout), \
+            (argv, done.stdout, done.stderr)
 
 
 def test_no_float64_svd_of_a_matrix_that_is_not_finite():
