@@ -400,7 +400,7 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
     """run() once the folder is open (and locked for this run)."""
     done = {record["i"] for record in records(store.folder)}
     todo = [i for i in range(campaign.count) if i not in done]
-    with runner:
+    with jobs.started(store, runner):
         workers = runner.workers
         size = max(1, min(campaign.chunk_limit, math.ceil(len(todo) / (4 * workers))))
         started = time.time()
