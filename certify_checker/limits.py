@@ -45,7 +45,7 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
-            return f"{name} {value} is above the checker's limit of {cap} (raise it with --limit {name}=N)"
+            return f"{name} {value} is above the checker's limit of {cap} (`certify verify --limit {name}=N` raises it)"
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     memory = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) * (96 + 8 * words)
     if memory > limits.memory:

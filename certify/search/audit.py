@@ -82,7 +82,8 @@ def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, st
     out = []
     for i in indices:
         item = spec.sample(i)
-        out.append((i, item.config["name"], engine.check(item.config, goal=goal, max_prec=spec.max_prec).verdict))
+        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
+        out.append((i, item.config["name"], result.verdict))
     return out
 
 
