@@ -113,17 +113,17 @@ def _shape(value) -> tuple[int, int]:
     return (len(value), len(value[0])) if isinstance(value, list) and value and isinstance(value[0], list) else (0, 0)
 
 
-def _over_limits(cert: dict, limits: Limits) -> str | None:
-    """Which limit the certificate's shapes and precisions pass (before any work).  Tokens without layers (a head's,
-    centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory counts all its steps."""
+def over_limits(cert: dict, limits: Limits) -> str | None:
+    """Which limit the certificate's shapes and precisions pass, before any work (or a long run).  Tokens without layers
+    (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_limbs too."""
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
-    own = getattr(importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # work beyond the layers'
+    own = getattr(kind := importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # beyond the layers'
     config = _configuration(cert) or {}
     (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
     widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
     hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
-    steps = min(cert["layers"], limits.work) if cert.get("kind") == "trajectory" and type(cert.get("layers")) is int else 0
+    steps = getattr(kind, "step_limbs", lambda _: 0)(cert)  # a trajectory's T steps, each at its precision
     return limits_problem(n, max([d] + widths), len(layers) if isinstance(layers, list) else 0,
                           max(hidden, default=0), precision, limits, steps, own)
 
@@ -135,7 +135,7 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     kind = cert.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
-    if refusal := _over_limits(cert, limits):
+    if refusal := over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
     try:
         ok, message = importlib.import_module(KINDS[kind]).verify(cert)

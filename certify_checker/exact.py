@@ -10,8 +10,11 @@ from fractions import Fraction
 
 from flint import arb, ctx, fmpq
 
-_HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))?$", re.IGNORECASE)
-_DECIMAL_EXPONENT = re.compile(r"e([+-]?[\d_]+)$", re.IGNORECASE)  # Fraction reads "1e1_000_000_000" too
+_HEX = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?[0-9]+))?$", re.I | re.A)
+_DECIMAL_EXPONENT = re.compile(r"e([+-]?[0-9]+)$", re.IGNORECASE)
+# The grammar certify reads (certify.core.numbers): a sign, ASCII digits, a decimal or p/q; Fraction reads
+# "1_0", "1e1_0" and other scripts' digits too, which a certificate must not hold where certify refuses them.
+_DECIMAL_TEXT = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?|[0-9]+/[0-9]+)", re.I | re.A)
 # The exponent caps of certify.core.numbers (decimal 4000, binary 4 x 4000): "1e999999999" took hours.
 MAX_DECIMAL_EXPONENT = 4000
 
@@ -23,7 +26,7 @@ def rational(text) -> Fraction:
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
         return Fraction(text)
-    text = str(text).strip().encode("ascii").decode()  # ASCII digits only (Python reads "\u0665" as 5)
+    text = str(text).strip()
     match = _HEX.match(text)
     if match and (match.group(2) or match.group(3)):
         sign, whole, frac, power = match.groups()
@@ -33,6 +36,8 @@ def rational(text) -> Fraction:
             raise ValueError(f"number {text[:40]!r} has an absurd exponent")
         value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** shift
         return -value if sign == "-" else value
+    if not _DECIMAL_TEXT.fullmatch(text):
+        raise ValueError(f"{text[:40]!r} is not a decimal, p/q or hex float in ASCII digits (no underscores)")
     exponent = _DECIMAL_EXPONENT.search(text)
     if exponent and abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT:
         raise ValueError(f"number {text[:40]!r} has an absurd exponent")

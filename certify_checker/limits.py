@@ -40,17 +40,17 @@ def limbs(bits: int, most: int = 1 << 20) -> int:
 
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
-    steps computed when more than the layers, as a trajectory applies its layers cyclically; extra: other work)."""
+    steps computed beyond the layers, as a trajectory applies its layers cyclically, each weighted by the limbs
+    of its own precision and summed; extra: other work)."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
-            return f"{name} {value} is above the checker's limit of {cap} (raise it with --limit {name}=N)"
+            return f"{name} {value} is above the checker's limit of {cap} (`certify verify --limit {name}=N` raises it)"
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     memory = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) * (96 + 8 * words)
     if memory > limits.memory:
         return f"an estimated {memory / 2**30:.2f} GiB is above the checker's memory limit"
-    operations = max(layers, steps) * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
-    cost = operations * words + extra
+    cost = (layers * words + steps) * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from flint import arb, ctx, fmpz
 
@@ -47,6 +48,7 @@ VALUE_CURVES = ("value.bounded", "value.approach")
 # would show numbers the checker never confirmed.
 CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representation", "precision", "curve_precision",
              "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
+CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logarithms, the stated balls read and compared
 STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
 POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
@@ -66,6 +68,8 @@ def read_ball(value) -> tuple[arb, arb] | None:
         return None
     if value == "non-finite":
         return arb.nan(), arb(0)
+    if not all(type(v) is str and re.fullmatch("-?[0-9]+", v, re.A) for v in value):  # str(int): fmpz reads " 5", True
+        raise ValueError(f"a ball's ends are not four integers in decimal ASCII digits: {str(value)[:80]}")
     m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
         raise ValueError("negative radius")
@@ -380,14 +384,34 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     return None, outcomes
 
 
+def stated_steps(cert: dict) -> list | None:
+    """The step precisions stated, when well-formed (1 to T + 1 in range, none above precision), else None."""
+    T, top, steps = cert.get("layers"), cert.get("precision"), cert.get(STEPS_KEY)
+    if type(T) is not int or not 1 <= T <= MAX_LAYERS or precision_problem(top) or not isinstance(steps, list):
+        return None
+    return steps if 1 <= len(steps) <= T + 1 and not any(precision_problem(p) or p > top for p in steps) else None
+
+
+def step_limbs(cert: dict, value_curves: bool = True) -> int:
+    """The limbs (certify_checker.limits) of the T + 1 steps the checker computes, summed: each at its stated precision,
+    or at the highest without a well-formed list (rejected before any step); with a value curve (or no list of
+    curves) T + 1 more at the highest (the powers of V at norm_precision, the approach at precision)."""
+    T, steps, curves = cert.get("layers"), stated_steps(cert), cert.get("curves")
+    top = limbs(max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0]))
+    count = min(max(T, 0), MAX_LAYERS) + 1 if type(T) is int else 0
+    value = value_curves and (not isinstance(curves, list) or any(c in VALUE_CURVES for c in curves if isinstance(c, str)))
+    return (count * top if steps is None else sum(map(limbs, steps))) + (count * top if value else 0)
+
+
 def work(cert: dict) -> int:
-    """The work of tau_t beyond certify_checker.limits' estimate per step (in its units): n^3 / 2 each step
-    (centred_tau).  0 when malformed (verify judges)."""
+    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 a step (centred_tau) at its
+    precision, and each point's CURVE_WORK at the curves' precision.  0 when malformed (verify judges)."""
     try:
-        T, X, bits = cert["layers"], cert["inputs"]["X"], cert["precision"]
+        T, X, bits = cert["layers"], cert["inputs"]["X"], cert["curve_precision"]
         if type(T) is not int or type(bits) is not int or not isinstance(X, list):
             return 0
-        return min(max(T, 0), MAX_LAYERS) * min(len(X), 1 << 20) ** 3 // 2 * limbs(bits)
+        return (min(len(X), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
+                + (min(max(T, 0), MAX_LAYERS) + 1) * CURVE_WORK * limbs(bits))
     except (KeyError, TypeError):
         return 0
 
@@ -404,9 +428,8 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, "the inputs, the number of layers or the precisions do not match the certificate's digest (edited?)"
     if any(precision_problem(p) for p in precisions):
         return False, f"precisions {precisions!r} out of range"
-    steps = cert.get(STEPS_KEY, [precisions[0]] * (T + 1))  # none above precision: the limits' estimate holds
-    if not (isinstance(steps, list) and 1 <= len(steps) <= T + 1) or any(
-            precision_problem(p) or p > precisions[0] for p in steps):
+    steps = stated_steps(cert) if STEPS_KEY in cert else [precisions[0]] * (T + 1)  # as the limits' estimate
+    if steps is None:
         return False, f"{STEPS_KEY} must list 1 to {T + 1} precisions in range, none above precision"
     if unreadable := schema.problem(inputs):
         return False, unreadable

@@ -11,7 +11,7 @@ import shutil
 
 import pytest
 
-from certify.cli import build_parser, main
+from certify.cli import build_parser, main, options
 from certify import engine
 from certify.engine import certificate
 from certify.search import audit, campaign
@@ -198,7 +198,8 @@ def _parsed(command):
         distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed, claim=args.claim,
         bound=args.bound, L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
         tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm, residual=args.residual,
-        ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual).validated(), args.out
+        ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual,
+        limits=vars(options.limits_of(args))).validated(), args.out
 
 
 @pytest.mark.parametrize("spec", [
@@ -207,6 +208,7 @@ def _parsed(command):
                       mask="causal", value="orthogonal", value_norm=0.1 + 0.2, residual=True),
     campaign.Campaign("gaussian", 3, 2, 10, 5, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True),
     campaign.Campaign("gaussian", 3, 2, 10, 0, bound="-D + 2*D"),  # a bound that begins with "-"
+    campaign.Campaign("gaussian", 3, 2, 10, 1, limits={"work": 10**9, "tokens": 512}),  # caps are the campaign's too
 ])
 def test_the_command_a_campaign_names_is_that_campaign(spec):
     """The command verify names to finish a campaign or rewrite its summary resumes that very campaign."""

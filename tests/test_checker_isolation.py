@@ -56,10 +56,13 @@ def test_checker_stays_small():
     kind_files = {module.split(".")[1] + ".py" for module in certify_checker.KINDS.values()}
     sizes = {path.name: len(path.read_text().splitlines()) for path in CHECKER_DIR.glob("*.py")}
     kernel = sum(lines for name, lines in sizes.items() if name not in kind_files)
-    assert kernel < 1463, kernel  # 1460 until limits.limbs: one definition for the seven copies of its expression
+    # 1460 until limits.limbs: one definition for the seven copies of its expression; 1463 until numbers were
+    # read in certify's grammar only (no underscores)
+    assert kernel < 1466, kernel
     for name in kind_files:
-        # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly
-        assert sizes[name] < 470, (name, sizes[name])
+        # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
+        # its work estimate priced each step at that precision
+        assert sizes[name] < 490, (name, sizes[name])
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):

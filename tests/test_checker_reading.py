@@ -200,3 +200,53 @@ def test_a_stated_exponent_with_more_digits_than_the_value_gives_is_refused_unre
     for forged in (honest.replace("e-", "e-" + "7" * 3000, 1), "[1.4142 +/- 1e-" + "9" * 3000 + "]",
                    "[1.4e+" + "1" * 3000 + " +/- 1e-19725]"):
         assert not exact.accurate(mine, forged, 1 << 16)
+
+
+def _verify_edited(tmp_path, cert: dict, edit) -> int:
+    """`certify verify` of the certificate with `edit` applied to its JSON text and its digest recomputed
+    (as a forger would); the exit code."""
+    import hashlib
+    import json
+
+    from certify.cli import main
+
+    cert = json.loads(edit(json.dumps(cert)))
+    canonical = json.dumps({key: cert[key] for key in ("claim", "bound", "inputs", "precision")},
+                           sort_keys=True, separators=(",", ":"))
+    cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(cert))
+    return main(["verify", str(path)])
+
+
+def test_a_number_spelled_as_certify_refuses_to_read_it_is_rejected(tmp_path):
+    """Python's Fraction reads "1_0" as 10 (and "1e1_0", "1_0/3"); certify's reader refuses them, so the
+    checker must not confirm a certificate that states a number so: the same value in a spelling outside
+    the documented grammar is rejected (exit 1), in an input and in a bound's literal alike, while a
+    spelling within it ("1e-1" for "1/10") is confirmed."""
+    import json
+
+    from certify import engine
+
+    config = {"X": [["10", "0"], ["0", "1/3"], ["1", "1"]], "A": [["1/10", "0"], ["0", "1/10"]]}
+    cert = engine.check(config, bound="(1-exp(-a*D**2/10))*D").certificate
+    text = json.dumps(cert)
+    for before, after, expected in (('"10"', '"10"', 0), ('"1/10"', '"1e-1"', 0), ('"1/10"', '"0.1"', 0),
+                                    ('"10"', '"1_0"', 1), ('"1/3"', '"1/3_0"', 1), ('"1/3"', '"1_0/30"', 1),
+                                    ('"1/10"', '"1e-0_1"', 1), ('"1/10"', '"1/1_0"', 1), ("/10)", "/1_0)", 1)):
+        assert before in text
+        code = _verify_edited(tmp_path, cert, lambda t: t.replace(before, after))
+        assert code == expected, (before, after, code)
+
+
+def test_a_stated_integer_text_is_decimal_digits_only():
+    """A trajectory's exact balls are integers written as decimal text (str(int)); flint's fmpz also reads
+    blanks around them and True, which no certificate of certify holds."""
+    import pytest
+
+    from certify_checker import trajectory
+
+    assert trajectory.read_ball(["5", "-3", "1", "-70"]) is not None
+    for bad in (" 5", "5 ", "+5", "5_0", True, 5, "\u0665", "0x5"):
+        with pytest.raises(ValueError):
+            trajectory.read_ball([bad, "-3", "1", "-70"])

@@ -394,3 +394,54 @@ def test_claim_sources_read_as_prose(capsys):
     out = capsys.readouterr().out
     assert "the thesis on iterated self-attention" in out and "NeurIPS 2024" in out
     assert "(seed 0" not in out  # sources are cited by their titles and venues
+
+
+# --- every command whose input can pass a documented cap takes --limit ------------------------------
+
+_THREE_TOKENS = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "A": [["1/2", "0"], ["0", "1/2"]]}
+
+
+def _limit_cases(tmp_path):
+    """(name, argv, the cap that refuses it, a value that passes it, the exit codes once passed), one per
+    command whose messages say "--limit NAME=N"."""
+    config = write(tmp_path, _THREE_TOKENS)
+    proof = tmp_path / "proof.json"
+    assert main(["prove", "--n", "2", "--radius", "1", "--norm", "1", "--out", str(proof), "-q"]) == 0
+    return [
+        ("trajectory", ["trajectory", config, "--layers", "2"], "tokens=2", "tokens=3", (0,)),
+        ("sample", ["sample", "--n", "3", "--d", "2", "--count", "2", "--workers", "1", "--out", str(tmp_path / "s")],
+         "memory=1000", f"memory={1 << 30}", (0, 1, 3)),
+        ("attack", ["attack", "--bound", "(1-exp(-a*D**2/8))*D", "--n", "2", "--d", "1", "--budget", "200"],
+         "work=1", f"work={10 ** 8}", (1,)),
+        ("prove --resume", ["prove", "--n", "2", "--radius", "1", "--norm", "1", "--resume", str(proof)],
+         "bytes=10", f"bytes={1 << 20}", (2,)),  # read, then refused as a proof already complete
+        ("counterexample", ["counterexample", "expansive-v", "--layers", "65"], None, "layers=65", (0,)),
+    ]
+
+
+def test_a_command_that_names_a_limit_takes_the_option_it_names(tmp_path, capsys):
+    """Only check and verify had --limit, while trajectory, sample, attack, prove and counterexample refused (or
+    their checker did not confirm) with "raise it with --limit NAME=N": each now takes the option it names,
+    refuses below the cap with that hint, and gets past it when the option raises the cap."""
+    for name, argv, low, high, passed in _limit_cases(tmp_path):
+        capsys.readouterr()
+        code = main([*argv, "-q"] + (["--limit", low] if low else []))
+        out, err = capsys.readouterr()
+        named = re.search(r"--limit (\w+)=", out + err)
+        assert code in (2, 3) and named and named.group(1) == (low or high).split("=")[0], (name, code, out, err)
+        code = main([*argv, "-q", "--limit", high])
+        out, err = capsys.readouterr()
+        assert code in passed and "--limit" not in out + err, (name, code, out, err)
+
+
+def test_a_campaigns_limits_are_kept_in_its_manifest_and_rederived_under(tmp_path, capsys):
+    """sample --limit decides every configuration under the caps it changes: they are the campaign's (its
+    manifest names them; a run with other caps is another campaign), and `certify verify FOLDER` re-derives
+    the records under them."""
+    out = tmp_path / "s"
+    argv = ["sample", "--n", "3", "--d", "2", "--count", "3", "--workers", "1", "--out", str(out), "-q"]
+    assert main([*argv, "--limit", "work=1000000"]) in (0, 1, 3)
+    assert json.loads((out / "manifest.json").read_text())["limits"] == {"work": 1000000}
+    assert main(["verify", str(out)]) == 0
+    capsys.readouterr()
+    assert main(argv) == 2 and "different limits" in capsys.readouterr().err

@@ -162,6 +162,54 @@ def test_ctrl_c_stops_the_embedded_cluster_quietly_and_the_run_resumes(tmp_path,
     _assert_equal_folders(tmp_path, reference)
 
 
+def _children(pid: int) -> list[str]:
+    """The child processes of `pid` (of any of its threads: the cluster's IO loop thread spawns the workers)."""
+    tasks = f"/proc/{pid}/task"
+    try:
+        return [c for t in os.listdir(tasks) for c in open(f"{tasks}/{t}/children").read().split()]
+    except OSError:  # the process has ended
+        return []
+
+
+def test_ctrl_c_while_the_embedded_cluster_starts_stops_the_command(tmp_path):
+    """The cluster's start (a second or two: its worker processes spawned, not yet serving) ignored SIGINT so
+    that the workers inherit that, and a Ctrl-C then was lost: the campaign ran to its end.  It now stops the
+    command once the start is over, as a Ctrl-C during the run does: one line, exit 130, the resume hint."""
+    process = _start(tmp_path)
+    deadline = time.time() + 60
+    while not _children(process.pid) and time.time() < deadline and process.poll() is None:
+        time.sleep(0.005)
+    os.killpg(process.pid, signal.SIGINT)  # what a terminal sends, while the workers start
+    sent = time.time()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
+    assert f"0 of {SPEC.count} done".encode() in err and b"run the same command again to continue" in err, err
+    assert time.time() - sent < 30
+
+
+def test_a_ctrl_c_during_the_start_is_seen_while_what_starts_blocks_it():
+    """The processes the start spawns inherit a blocked SIGINT (a worker taking Ctrl-C would die with its
+    traceback), yet the Ctrl-C is seen here and raised once the start is over; the handler is restored."""
+    from certify.jobs import on_dask
+
+    seen = []
+    probe = "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"
+
+    def start():
+        seen.append(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.2)
+        seen.append("started")
+
+    handler = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt):
+        on_dask._watching_sigint(start)
+    assert seen == ["True", "started"] and signal.getsignal(signal.SIGINT) is handler
+    assert signal.SIGINT not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    on_dask._watching_sigint(lambda: seen.append("again"))  # no Ctrl-C: nothing raised
+    assert seen[-1] == "again"
+
+
 @pytest.mark.slow  # an embedded cluster of its own; the killed-client test above runs one too, through the CLI
 def test_the_cli_runs_an_embedded_cluster(tmp_path, reference, capsys):
     small = ["sample", "--n", "4", "--d", "3", "--count", "12", "--seed", "1", "--no-progress", "--workers", "2"]

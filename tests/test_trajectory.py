@@ -513,3 +513,37 @@ def test_a_certificate_without_step_precisions_is_read_as_every_step_at_its_prec
     uniform = trajectory.trace(_example("layer.json"), 60).certificate
     assert set(uniform["step_precisions"]) == {uniform["precision"]} and verify(uniform).ok
     assert verify(_restamped(uniform, None)).ok
+
+
+LAYER = __import__("pathlib").Path(__file__).resolve().parent.parent / "examples" / "layer.json"
+
+
+def test_a_long_trajectory_is_priced_at_its_step_precisions(tmp_path):
+    """The checker's work estimate priced every one of T steps at the top precision, while a centred run's
+    steps run at less (step_precisions): 300 layers of examples/layer.json reach 729 bits at the first
+    step, far less later.  At a work limit between the two estimates the engine writes and certifies the
+    trajectory, and `certify verify` at that limit confirms it; a malformed list is priced at the top."""
+    import certify_checker
+    from certify.core.limits import Limits
+    from certify_checker.trajectory import STEPS_KEY
+
+    work = 2_300_000
+    tr = trajectory.trace(LAYER, 300, limits=Limits(work=work))
+    cert = tr.certificate
+    top = {key: value for key, value in cert.items() if key != STEPS_KEY}
+    assert certify_checker.over_limits(top, certify_checker.Limits(work=work))  # the premise: at the top, over
+    assert tr.certified and min(cert[STEPS_KEY]) < cert["precision"], tr.confirmation
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(cert))
+    assert main(["verify", str(path), "--limit", f"work={work}"]) == 0
+    malformed = {**cert, STEPS_KEY: [53] * 10 + ["53"]}
+    assert certify_checker.over_limits(malformed, certify_checker.Limits(work=work))
+
+
+def test_a_trajectory_the_checker_would_refuse_is_refused_before_starting():
+    """Minutes of work and then "not certified": the cheapest certificate the run can write (every step at
+    53 bits) is put to the checker's limits first, and refused as bad input, naming the limit."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(BadInput, match="refused before starting.*work"):
+        trajectory.trace(LAYER, 300, limits=Limits(work=100_000))

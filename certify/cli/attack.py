@@ -49,6 +49,7 @@ def add_parser(subparsers):
     options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE),
                         default=search.DEFAULT_L_RANGE)
     options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
+    options.add_limits(p)  # the engine's, certifying the candidates
     p.add_argument("--out", type=options.path, metavar="DIR", help="folder (new, or resumed: the same attack "
                    "only): attack.json (the parameters) and journal.txt (the evaluations) as the search goes, then "
                    "best.json, tightest.json, summary.json (and counterexample.json, certificate.json when violated); "
@@ -60,6 +61,7 @@ def add_parser(subparsers):
 def run(args) -> int:
     """Run `certify attack`; return its exit code."""
     budget = search.Budget.parse(args.budget)  # a bad budget is reported before any work
+    limits = options.limits_of(args)
     with progress.bar(total=budget.evaluations, desc="certify attack", unit="eval") as bar:
         def resumed(journaled: int) -> None:  # progress, as the bar: the report says it too
             if progress.bars_shown():
@@ -69,7 +71,7 @@ def run(args) -> int:
         report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
                                progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
-                               interruptible=True, out=args.out, on_resume=resumed)
+                               interruptible=True, out=args.out, on_resume=resumed, limits=limits)
     summary = dict(report.to_json(), files=report.files)
     if args.json:
         jsonfile.echo(summary)

@@ -28,6 +28,7 @@ def add_parser(subparsers) -> None:
         q = names.add_parser(name, help=module.HELP, description=f"{module.HELP}. {EXITS}")
         module.add_arguments(q)
         q.add_argument("--out", type=options.path, metavar="CERT", help="file: write the certificate here")
+        options.add_limits(q)  # the checker's, which confirms the certificate (`certify verify` needs the same)
         q.add_argument("--json", action="store_true",
                        help="print the outcome as JSON (verdict, confirmed, the checker's message, the summary lines)")
         q.set_defaults(run=run)
@@ -35,6 +36,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Run `certify counterexample`; return its exit code."""
+    args.limits = options.limits_of(args)  # build(args) hands them to the checker
     outcome = counterexamples.load(args.counterexample).build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3  # unconfirmed: undecided, never 1 (violated)

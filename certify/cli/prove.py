@@ -47,6 +47,7 @@ def add_parser(subparsers):
     p.add_argument("--resume", type=options.path, metavar="PROOF",
                    help="continue an undecided proof of the same claim and region (stopped by --time-limit or Ctrl-C) "
                    "from its open boxes; the checker confirms it first and the merged proof in full")
+    options.add_limits(p)  # reading --resume, and the checker's (`certify verify` of the proof needs the same)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(run=run)
 
@@ -55,7 +56,9 @@ def run(args) -> int:
     """Run `certify prove`; return its exit code."""
     region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
                                            args.time_limit)  # bad input before the progress bar
-    resume = region_proof.resumable(certificates.read(args.resume), region, profile) if args.resume else None
+    limits = options.limits_of(args)  # --resume's reader and the checker's
+    resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
+              if args.resume else None)
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
@@ -65,7 +68,7 @@ def run(args) -> int:
 
     try:
         result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress,
-                                    interruptible=True, resume=resume)
+                                    interruptible=True, resume=resume, limits=limits)
     finally:
         bar.close()
     written = _write(result, args)

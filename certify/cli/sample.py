@@ -64,6 +64,7 @@ def add_parser(subparsers):
                    "what it cannot decide")
     p.add_argument("--stop-after", type=options.integer, metavar="K", help="decide about K more configurations, then stop")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
+    options.add_limits(p)  # kept in the manifest: every configuration is decided, and re-derived, under them
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     options.add_figure_options(p)
@@ -150,7 +151,8 @@ def run(args) -> int:
                              claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
                              tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm,
-                             residual=args.residual, ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual)
+                             residual=args.residual, ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual,
+                             limits=vars(options.limits_of(args)))  # those changed are kept in the manifest
     figure = {}
 
     def derived(summary: dict) -> None:

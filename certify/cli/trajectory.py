@@ -40,6 +40,7 @@ def add_parser(subparsers):
                    help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "
                    "into it (each file written is named)")
     options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)
+    options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     options.add_figure_options(p)
     p.set_defaults(run=run)
@@ -135,8 +136,10 @@ def _bits(tr) -> str:
 
 def run(args) -> int:
     """Run `certify trajectory`; return its exit code."""
+    limits = options.limits_of(args)  # the configuration's reader and the checker's (before the bar)
     with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
-        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str)
+        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str,
+                              limits=limits)
     data = trajectory.to_json(tr)
     written = []
     if args.out:

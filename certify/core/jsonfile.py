@@ -51,8 +51,9 @@ def write(data, path) -> Path:
 # Rules (README, "JSON"): no duplicate keys (the first of two could be shown, the second used),
 # no NaN or Infinity, integers of at most `limits.digits` digits (read exactly), nesting at most
 # `limits.nesting` deep, files of at most `limits.bytes` bytes.
-# A breach names the limit and, in `raise_with`, how the caller's command raises it: `check` and
-# `verify` take --limit NAME=VALUE (certify.cli.options.add_limits); a reader whose command has no
+# A breach names the limit and, in `raise_with`, how the caller's command raises it: check, verify,
+# trajectory, sample, attack, prove and counterexample take --limit NAME=VALUE
+# (certify.cli.options.add_limits); a reader whose command has no
 # such option (a model's config.json, a mask of `graph`, a job's manifest) passes None, and the
 # message names the limit alone.
 BY_OPTION = "raise it with --limit {name}=N"

@@ -1,7 +1,8 @@
 """The documented caps on the work one input may demand (README, "Limits").
 
 `certify check` and `certify verify` refuse an input beyond them before doing any work (bad
-input, exit 2); `--limit NAME=VALUE` changes one.  The trusted checker keeps its own copy of the
+input, exit 2); `--limit NAME=VALUE` changes one, there and on every command that reads, decides or
+has the checker confirm under them (trajectory, sample, attack, prove, counterexample).  The trusted checker keeps its own copy of the
 same numbers and estimates (certify_checker.limits; a test keeps the two equal), since it shares
 no code with certify.
 

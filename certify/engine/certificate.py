@@ -149,6 +149,12 @@ def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmatio
     return certify_checker.verify(cert, _checker_limits(limits))
 
 
+def checker_refusal(cert: dict, limits: Limits = DEFAULT) -> str | None:
+    """Which of the checker's limits a certificate of this shape passes, or None: what `certify verify` at
+    these limits would refuse unread, asked before a long run that would write it."""
+    return certify_checker.over_limits(cert, _checker_limits(limits))
+
+
 @functools.lru_cache(maxsize=64)
 def _checker_limits(limits: Limits) -> certify_checker.Limits:
     return certify_checker.Limits(**vars(limits))

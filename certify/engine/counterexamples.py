@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from flint import arb
 
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.precision import escalate
 from certify.core.verdicts import labelled
 from certify.engine import certificate
@@ -73,9 +74,15 @@ def value_lines(found: Found, names, extra=()) -> list[str]:
     return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
 
 
+def checker_limits(args) -> Limits:
+    """The limits under which the checker confirms a named counterexample: those `certify counterexample
+    NAME --limit NAME=VALUE` sets on args.limits, else the defaults (a build called from the API or a study)."""
+    return getattr(args, "limits", DEFAULT_LIMITS)
+
+
 def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, start: int = START_BITS,
-                  cap: int = MAX_BITS) -> Outcome:  # fmt: skip
-    """Evaluate at rising precision until certified and confirmed by the checker.
+                  cap: int = MAX_BITS, limits: Limits = DEFAULT_LIMITS) -> Outcome:  # fmt: skip
+    """Evaluate at rising precision until certified and confirmed by the checker (under `limits`).
 
     evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
     witness dict (untrusted search); summarize(found, witness) -> the lines after the verdict's.
@@ -84,11 +91,11 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
         witness = make_witness(precision)
         found = evaluate(inputs, witness)
         cert = certificate.named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
-        confirmation = certificate.confirm(cert) if found.verdict == "certified" else None
+        confirmation = certificate.confirm(cert, limits) if found.verdict == "certified" else None
         return witness, found, cert, confirmation
 
     (witness, found, cert, confirmation), _ = escalate(attempt, lambda result: bool(result[3] and result[3].ok),
                                                        start, cap)
     if confirmation is None:  # undecided at the cap: the checker still reads what was found
-        confirmation = certificate.confirm(cert)
+        confirmation = certificate.confirm(cert, limits)
     return Outcome(cert, confirmation.ok, confirmation.message, summarize(found, witness))

@@ -7,9 +7,9 @@ This layer knows nothing of configurations or claims: a job is a JSON object of 
 record per index, whose "i" is the index, and named artefact texts).
 """
 
-from certify.jobs.driver import Report, run
+from certify.jobs.driver import Report, run, started
 from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
 from certify.jobs.store import ChunkResult, Store, reading
 
 __all__ = ["KINDS", "ChunkResult", "ProcessPool", "Report", "Store", "executor", "grid_chunks", "reading", "run",
-           "task_key", "worker_init"]
+           "started", "task_key", "worker_init"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from certify.errors import Interrupted
@@ -52,6 +53,21 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
     except KeyboardInterrupt:  # the executor has committed what finished: say where it is, and how to go on
         raise _interrupted(store, asked) from None
     return report
+
+
+@contextmanager
+def started(store: Store, executor, *, asked: int | None = None) -> Iterator:
+    """The executor entered for a run of the store's job (`with jobs.started(store, executor) as runner:`): a
+    Ctrl-C while it starts (a Dask cluster's processes take seconds) stops the command as one during the
+    run does, saying what is done, where it is kept and how to go on (`asked` as for run)."""
+    try:
+        executor.__enter__()
+    except KeyboardInterrupt:  # the executor closed what it had started
+        raise _interrupted(store, asked) from None
+    try:
+        yield executor
+    finally:
+        executor.__exit__(None, None, None)
 
 
 def _interrupted(store: Store, asked: int | None = None) -> Interrupted:

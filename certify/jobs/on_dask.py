@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import logging
 import signal
+import threading
 import time
+from multiprocessing import resource_tracker
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
 from threadpoolctl import threadpool_limits
@@ -36,6 +38,46 @@ class OneBlasThread(WorkerPlugin):
         threadpool_limits(1)
 
 
+def _watching_sigint(start) -> None:
+    """start() (the cluster's start) with SIGINT blocked in the processes it starts, yet a Ctrl-C meanwhile seen.
+
+    Ctrl-C in a terminal reaches every process of the foreground group, and a worker that took it would die
+    with its traceback on stderr while this process commits what has finished (the pool's workers ignore it,
+    certify.jobs.executors.worker_init).  The workers used to inherit SIG_IGN, set here for the start, and a
+    Ctrl-C during the start (a second or two, more with many workers) was lost with them; and this process
+    cannot ignore SIGINT and see it (any of its threads, a BLAS one too, may take a signal sent to it).  So
+    start() runs in a thread that blocks SIGINT, a mask which the threads it starts and the processes they
+    spawn inherit (a blocked SIGINT is never delivered: nothing in a worker unblocks it), while this thread
+    notes a Ctrl-C.  On Ctrl-C the start is waited for (distributed cannot be stopped halfway without its
+    tracebacks) and KeyboardInterrupt raised: the caller closes what started.  Outside the main thread, which
+    alone handles SIGINT, start() is called."""
+    if threading.current_thread() is not threading.main_thread():
+        start()
+        return
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # this thread's, before anything starts
+        try:
+            start()
+        except BaseException as err:  # noqa: BLE001 - raised again in the main thread
+            failure.append(err)
+
+    # multiprocessing's resource tracker, started by the first process spawned, unblocks SIGINT in the thread that
+    # starts it (CPython 3.11 restores no mask): that would be the cluster's loop, whose spawns then take Ctrl-C
+    resource_tracker.ensure_running()
+    interrupted: list[int] = []
+    with sigint_to(lambda signum, frame: interrupted.append(signum)):
+        starter = threading.Thread(target=run, name="certify-dask-start", daemon=True)
+        starter.start()
+        while starter.is_alive():
+            starter.join(POLL_SECONDS)
+    if failure:
+        raise failure[0]
+    if interrupted:
+        raise KeyboardInterrupt
+
+
 class Dask:
     """The Dask executor (module docstring): entered, it starts a loopback LocalCluster of `workers` single-
     threaded processes, or connects to the scheduler at `scheduler` (BadInput when it cannot be reached);
@@ -47,29 +89,32 @@ class Dask:
         self.cluster = self.client = None
 
     def __enter__(self) -> "Dask":
-        if self.scheduler is None:
-            # SIGINT ignored while the cluster starts its processes, which inherit that (as the pool's workers
-            # ignore it, certify.jobs.executors.worker_init): Ctrl-C in a terminal reaches every process of
-            # the foreground group, and a nanny or worker that took it would die with its traceback on
-            # stderr while this process commits what has finished.  A Ctrl-C during the start (a second or
-            # two) is lost: the next one, once the cluster runs, stops the run.
-            with sigint_to(signal.SIG_IGN):  # loopback only; no dashboard, the scheduler's HTTP on a free port
-                self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                            host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
-                                            scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
-            self.client = Client(self.cluster, set_as_default=False)
-        else:
-            try:
-                self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
-            except (OSError, TimeoutError, ValueError, TypeError) as err:
-                raise BadInput(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
         try:
-            self.client.register_plugin(OneBlasThread(), name="certify-one-blas-thread")
-            self.workers = max(1, sum(self.client.nthreads().values()))
+            if self.scheduler is None:
+                _watching_sigint(self._start_embedded)
+            else:
+                try:
+                    self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
+                except (OSError, TimeoutError, ValueError, TypeError) as err:
+                    raise BadInput(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
+                self._register()
         except BaseException:
             self.__exit__()
             raise
         return self
+
+    def _start_embedded(self) -> None:
+        """Start the LocalCluster and its client (in _watching_sigint's thread): loopback only, no dashboard,
+        the scheduler's HTTP on a free port."""
+        self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
+                                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
+        self.client = Client(self.cluster, set_as_default=False)
+        self._register()
+
+    def _register(self) -> None:
+        self.client.register_plugin(OneBlasThread(), name="certify-one-blas-thread")
+        self.workers = max(1, sum(self.client.nthreads().values()))
 
     def __exit__(self, *exc) -> None:
         if self.client is not None:

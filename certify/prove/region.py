@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import parse_number
 from certify.core.precision import escalate
 from certify.core.verdicts import short_repr
@@ -192,8 +193,10 @@ def _certified_violation(region, point, profile) -> dict | None:
 
 
 def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
-          progress=None, interruptible: bool = False, resume: dict | None = None) -> ProofResult:
+          progress=None, interruptible: bool = False, resume: dict | None = None,
+          limits: Limits = DEFAULT_LIMITS) -> ProofResult:
     """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box.
+    The checker confirms the certificate under `limits` (certify.core.limits), as `certify verify` would.
 
     When `interruptible`, a Ctrl-C (KeyboardInterrupt) during the search ends it as the time limit
     would at that moment (result.interrupted): the boxes closed so far make the certificate, which the
@@ -243,12 +246,12 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         result.verdict = PROVED
     result.seconds = time.monotonic() - start
     result.certificate = certificate(result)
-    confirmation = certificates.confirm(result.certificate)
+    confirmation = certificates.confirm(result.certificate, limits)
     result.confirmed, result.message = confirmation.ok, confirmation.message
     return result
 
 
-def resumable(cert: dict, region: reductions.Region, profile: Profile) -> dict:
+def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS) -> dict:
     """An undecided region proof of this target and region that the checker confirms, to continue
     (prove's `resume`); BadInput otherwise, before any work."""
     if cert.get("kind") != KIND:
@@ -258,7 +261,7 @@ def resumable(cert: dict, region: reductions.Region, profile: Profile) -> dict:
     stated = (cert.get("claim"), cert.get("bound"), cert.get("region"))
     if stated != (profile.claim, None if profile.claim else profile.bound, region.as_json()):
         raise BadInput("--resume: the proof is of another claim, bound or region than this command's")
-    confirmation = certificates.confirm(cert)  # its leaves are kept unchecked until the merged proof's replay
+    confirmation = certificates.confirm(cert, limits)  # its leaves are kept unchecked until the merged proof's replay
     if not confirmation.ok:
         raise BadInput(f"--resume: the checker does not confirm the proof: {confirmation.message}")
     return cert

@@ -38,6 +38,7 @@ from scipy.optimize import minimize
 
 from certify import engine
 from certify.core import config, seeds
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
 from certify.search import attack_folder, objective, shrink
@@ -388,7 +389,7 @@ class _Search:
                 break
         return [e for e, _ in chosen]
 
-    def certify_finalists(self, claim_id: str | None, bound: str | None, max_prec: int) -> None:
+    def certify_finalists(self, claim_id: str | None, bound: str | None, max_prec: int, limits: Limits) -> None:
         """Check the most violating distinct points until one is certified violated, then shrink that one
         (self.counterexample holds a certified violation throughout, should a Ctrl-C stop the shrinking)."""
         violating = [e for e in [self.best] + self.candidates if e is not None and e.score > 0]
@@ -396,11 +397,11 @@ class _Search:
             case = self.layout.case(*self.layout.arrays(e.shape, e.L_param))
             # engine.check returns a violation only once the checker has confirmed its certificate,
             # and shrinking keeps only such results: the counterexample needs no further check
-            result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec)
+            result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
             self.finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
             if result.verdict == engine.VIOLATED:
                 self.counterexample = shrink.Shrunk((case, result))
-                shrink.simplify(self.counterexample, claim_id, bound, max_prec=max_prec)
+                shrink.simplify(self.counterexample, claim_id, bound, max_prec=max_prec, limits=limits)
                 return
 
     def polish(self, end: float) -> None:
@@ -431,7 +432,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
            starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
            max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None,
-           interruptible: bool = False, out=None, on_resume: Callable[[int], None] | None = None) -> AttackReport:
+           interruptible: bool = False, out=None, on_resume: Callable[[int], None] | None = None,
+           limits: Limits = DEFAULT_LIMITS) -> AttackReport:
     """Search for the configuration that violates the claim (default collapse.global) or bound the most,
     over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask).
 
@@ -445,7 +447,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     end, the results (report.files); the same attack run again on it resumes the search, replaying
     the journal (report.replayed, announced to on_resume(evaluations journaled) before the search),
     so an evaluation budget gives exactly the search of one uninterrupted run.  A folder of another
-    attack, or not of an attack, is BadInput before any work.
+    attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
+    the candidates are certified under.
     """
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
@@ -485,7 +488,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
         try:
             for name, end in PHASES:
                 phase_steps[name](end)
-            search.certify_finalists(claim_id, bound, max_prec)
+            search.certify_finalists(claim_id, bound, max_prec, limits)
         except KeyboardInterrupt:
             if not interruptible:
                 raise

@@ -104,7 +104,7 @@ def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, st
     out = []
     for i in indices:
         item = spec.sample(i)
-        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec)
+        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
         out.append((i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result)))
     return out
 

@@ -85,6 +85,7 @@ from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
 from certify.core.precision import ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
 
@@ -134,6 +135,7 @@ class Campaign(samplers.LayerParts):
     L_range: tuple[float, float] | None = None  # None: the distribution's default
     max_prec: int = engine.DEFAULT_MAX_PRECISION
     tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
+    limits: dict | None = None  # the caps of certify.core.limits changed from their defaults (--limit), or None
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""
@@ -154,11 +156,17 @@ class Campaign(samplers.LayerParts):
             raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
                            f"configurations; use --tier arb for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
-        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, **asdict(self.parts.validated(self.d)))
+        campaign = replace(self, claim=claim, bound=bound, L_range=L_range, limits=_changed_limits(self.limits),
+                           **asdict(self.parts.validated(self.d)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
-        engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config))
+        engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits))
         return campaign
+
+    @property
+    def engine_limits(self) -> Limits:
+        """The caps every configuration of the campaign is decided under (and re-derived by `certify verify`)."""
+        return replace(DEFAULT_LIMITS, **(self.limits or {}))
 
     @property
     def chunk_limit(self) -> int:
@@ -194,6 +202,8 @@ class Campaign(samplers.LayerParts):
         for key in PARTS:  # campaigns of pure attention keep the manifest they always had
             if out[key] == getattr(default, key):
                 del out[key]
+        if out["limits"] is None:  # and those at the default limits too
+            del out["limits"]
         return {"format": FORMAT, **out}
 
     def command(self, out) -> str:
@@ -215,6 +225,8 @@ class Campaign(samplers.LayerParts):
             if value not in (None, False):
                 options.append((f"--{key.replace('_', '-')}",) + (() if value is True else (repr(value),)
                                                                    if isinstance(value, float) else (value,)))
+        for name, value in (self.limits or {}).items():  # caps changed from the defaults: part of the campaign
+            options.append(("--limit", f"{name}={value}"))
         words = ["certify", "sample"] + [str(word) for option in options if option[1:] != (None,) for word in option]
         return shlex.join(words + ["--out", str(out)])
 
@@ -224,6 +236,17 @@ class Campaign(samplers.LayerParts):
 
 
 PARTS = tuple(f.name for f in fields(samplers.LayerParts))
+
+
+def _changed_limits(items) -> dict | None:
+    """A campaign's changed caps in canonical form (those off the defaults, in certify.core.limits' order; None
+    for none), or BadInput for an unknown name or a value that is not a positive integer."""
+    if items is None:
+        return None
+    if not isinstance(items, dict) or any(type(value) is not int for value in items.values()):
+        raise BadInput("a campaign's limits are names of certify.core.limits with positive integer values")
+    changed = vars(DEFAULT_LIMITS.changed([f"{name}={value}" for name, value in items.items()]))
+    return {name: value for name, value in changed.items() if value != getattr(DEFAULT_LIMITS, name)} or None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,7 +313,7 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
             records.append({**facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None, **fast, **opinion,
                             "reason": "", "certificate": None, "certificate_sha256": None})
             continue
-        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec)
+        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec, limits=campaign.engine_limits)
         fields, artefact = _keep(campaign, item, result)
         kept.update(artefact)
         records.append({**facts, "verdict": result.verdict, "tier": "arb", **arb_fields(result), **opinion,
@@ -502,7 +525,7 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
     """run() once the folder is open (and locked for this run)."""
     done = {record["i"] for record in records(store.folder)}
     todo = [i for i in range(campaign.count) if i not in done]
-    with runner:
+    with jobs.started(store, runner):
         workers = runner.workers
         size = max(1, min(campaign.chunk_limit, math.ceil(len(todo) / (4 * workers))))
         started = time.time()
@@ -678,15 +701,18 @@ class SampleResult:
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
            distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
            max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
-           progress: bool = False, stop_after: int | None = None, restart: bool = False, **parts) -> SampleResult:
+           progress: bool = False, stop_after: int | None = None, restart: bool = False, limits: Limits | None = None,
+           **parts) -> SampleResult:
     """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
     `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
     records and certificates go to the folder `out` (resumed when it holds the same campaign).
-    `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...)."""
+    `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...).
+    `limits`: the caps (certify.core.limits) to decide under, default the documented ones."""
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier, **parts)
+                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier,
+                    limits=None if limits is None else vars(limits), **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)

@@ -24,6 +24,7 @@ from fractions import Fraction
 
 from certify import engine
 from certify.core import config
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.errors import BadInput
 
 MATRIX_FIELDS = ("A", "W_Q", "W_K", "V")
@@ -68,7 +69,7 @@ class Shrunk:
 
 
 def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: str | None, *,
-           max_prec: int) -> Shrunk:
+           max_prec: int, limits: Limits = DEFAULT_LIMITS) -> Shrunk:
     """The simplest configuration reachable by the moves above that is still certified violated.
 
     `result` is engine.check's verdict on `case` (violated) for the claim or bound.
@@ -76,17 +77,18 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
     if result.verdict != engine.VIOLATED:
         raise ValueError("only a certified violation is shrunk")
     shrunk = Shrunk((case, result))
-    simplify(shrunk, claim, bound, max_prec=max_prec)
+    simplify(shrunk, claim, bound, max_prec=max_prec, limits=limits)
     return shrunk
 
 
-def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int) -> None:
+def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int,
+             limits: Limits = DEFAULT_LIMITS) -> None:
     """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation."""
 
     def attempt(move: str, candidate: config.Case) -> bool:
         """Record the move; keep the candidate when it is still certified violated."""
         try:
-            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec)
+            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, limits=limits)
         except BadInput:  # the move broke a hypothesis (one shared V, a connected mask): not a candidate
             shrunk.steps.append(Step(move, False))
             return False

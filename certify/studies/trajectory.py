@@ -63,6 +63,7 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core import quantities
 from certify.core import spectral
 from certify.core import centred
@@ -179,11 +180,13 @@ class Trajectory:
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
-          progress: Callable[[str], None] | None = None) -> Trajectory:
+          progress: Callable[[str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
     """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves;
-    `progress(stage)` is called as each stage (a precision, the checker) begins."""
+    `progress(stage)` is called as each stage (a precision, the checker) begins.  `limits` (certify.core.limits)
+    are the reader's and the checker's: a trajectory whose cheapest certificate the checker would refuse at
+    them is refused before it starts (`certify verify` at the same limits must be able to confirm it)."""
     stage = progress or (lambda _: None)
-    case = config.load(source)
+    case = config.load(source, limits)
     if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
         raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
     check_precision_cap(max_prec)
@@ -191,6 +194,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
+    if refusal := _checker_refusal(case, layers, drawn, limits):
+        raise BadInput(f"refused before starting: the checker could not verify {layers} layers: {refusal}")
     witnesses: dict = {}
     M, norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
                          else (None, NORM_PRECISION))
@@ -209,7 +214,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}")
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, norm_precision)
     stage("the checker")
-    confirmation = certificate.confirm(tr.certificate)
+    confirmation = certificate.confirm(tr.certificate, limits)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
     tr.seconds = time.time() - started
     return tr
@@ -233,7 +238,7 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
     iterated through all T layers at some 1.6T bits, whatever the run resolved)."""
     run = _run(case, T, precision, track_value=M is not None)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
-    curve_precision = max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
+    curve_precision = _curve_precision(precision, T)
     if not run.complete and not final:
         return _Traced(points=points, a=[], drawn=drawn, skipped=skipped, curve_precision=curve_precision,
                        settled=False, centred=run.centred)
@@ -247,6 +252,21 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
     undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
     return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
                    settled=run.complete and not undecided, centred=run.centred)
+
+
+def _curve_precision(precision: int, T: int) -> int:
+    """The curves' precision for a run at `precision` through T layers (they lose about log2(3) bits a layer)."""
+    return max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
+
+
+def _checker_refusal(case: config.Case, T: int, drawn: dict, limits: Limits) -> str | None:
+    """Which of the checker's limits the cheapest certificate of a full run passes (every step at START_PRECISION,
+    the curves at the least precision T needs, the norms at NORM_PRECISION), or None: a run whose certificate
+    the checker would refuse unread is not started (minutes of work, then "not certified")."""
+    least = {"kind": "trajectory", "layers": T, "inputs": config.to_json(case), "precision": START_PRECISION,
+             "step_precisions": [START_PRECISION] * (T + 1), "curves": list(drawn),
+             "curve_precision": _curve_precision(START_PRECISION, T), "norm_precision": NORM_PRECISION}
+    return certificate.checker_refusal(least, limits)
 
 
 def _next_precision(precision: int, traced: _Traced, T: int) -> int | None:

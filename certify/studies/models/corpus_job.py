@@ -99,7 +99,8 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
         bar = tqdm(total=wanted, initial=wanted - len(todo), unit="sentence", desc="corpus", file=sys.stderr,
                    disable=not progress, dynamic_ncols=True)  # fmt: skip
         try:
-            with jobs.executor(executor, workers=workers, scheduler=scheduler) as pool:
+            runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
+            with jobs.started(store, runner, asked=wanted) as pool:
                 report = jobs.run(store, pool, task, run, jobs.grid_chunks(todo, CHUNK), on_commit=bar.update,
                                   asked=wanted)
         except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds

@@ -19,7 +19,7 @@ from certify.claims.value import value_attention
 from certify.core import config, quantities
 from certify.core.arith import BALL
 from certify.core.layers import apply_layer
-from certify.engine.counterexamples import Found, Outcome, certify_named, value_lines
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
 from certify.errors import BadInput
 from certify.studies.thesis import counterexample_configs as configs
 
@@ -74,6 +74,7 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"config": configs.expansive_v(rho, layers, lam)}  # rho and lambda are in it: V = rho I, A = lambda I
-    outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE)
+    outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
+                            limits=checker_limits(args))
     outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

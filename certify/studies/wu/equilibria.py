@@ -32,7 +32,7 @@ from certify.core.arith import BALL
 from certify.core import numbers
 from certify.core.arith.ball import hull
 from certify.core.thin_norm import cholesky_upper
-from certify.engine.counterexamples import Found, Outcome, certify_named
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits
 from certify.errors import BadInput
 from certify.studies.wu import w_option
 from certify.studies.wu.spot_check import exact_value
@@ -263,5 +263,5 @@ def build(args) -> Outcome:
     the checker confirm the certificate (BadInput for a bad --n or --w)."""
     N, w = parse(args.n, args.w)
     inputs = {"n": N, "w": str(w)}
-    return certify_named(KIND, evaluate, inputs,
-                              lambda p: witness(N, w, args.one_per_rank, p), _summary)
+    return certify_named(KIND, evaluate, inputs, lambda p: witness(N, w, args.one_per_rank, p), _summary,
+                         limits=checker_limits(args))
