@@ -256,3 +256,65 @@ def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch)
     with pytest.raises(BadInput, match="different seed"):
         attack.attack(**dict(SEARCH, budget=60, seed=9), out=tmp_path / "a")
     assert counted.calls == calls
+
+
+@pytest.mark.parametrize("where", ["write", "_scan"])
+def test_ctrl_c_outside_the_search_names_the_command_that_continues(tmp_path, monkeypatch, capsys, where):
+    """A Ctrl-C while the journal is read (a long one) or the results are written ends as one in the search."""
+    argv = small() + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    owner = attack_folder.Folder if where == "write" else attack_folder.Journal
+    monkeypatch.setattr(owner, where, interrupted)
+    capsys.readouterr()
+    assert main(argv) == 130
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("; continue with: " + shlex.join(["certify", *argv])), err
+    monkeypatch.undo()
+    assert main(argv) == 1  # and it does continue
+
+
+@pytest.mark.parametrize("name", [attack_folder.JOURNAL, attack_folder.PARAMETERS])
+def test_a_linked_journal_or_parameters_file_is_refused_and_its_target_left_alone(tmp_path, capsys, name):
+    """A run truncates its journal's last partial line and appends to it: never through a link to another file."""
+    out = tmp_path / "a1"
+    argv = small() + ["--out", str(out)]
+    assert main(argv) == 1
+    target = tmp_path / "elsewhere"
+    target.write_bytes(b"a line without its newline" if name == attack_folder.JOURNAL
+                       else (out / name).read_bytes())
+    (out / name).unlink()
+    (out / name).symlink_to(target)
+    before = target.read_bytes()
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{name} is not a file of the folder" in err, err
+    assert target.read_bytes() == before
+
+
+def test_a_last_line_longer_than_any_event_is_refused_not_dropped(tmp_path, capsys):
+    argv = small() + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+    journal = tmp_path / attack_folder.JOURNAL
+    whole = journal.read_bytes()
+    journal.write_bytes(whole + b"x" * (attack_folder.LONGEST * 40))  # junk, no newline: not a run's cut line
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert f"line {len(whole.splitlines()) + 1} is not an event" in capsys.readouterr().err
+    assert journal.read_bytes().startswith(whole) and len(journal.read_bytes()) > len(whole)
+
+
+def test_a_journal_with_more_evaluations_than_its_budget_is_refused(tmp_path, capsys):
+    argv = small() + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+    journal = tmp_path / attack_folder.JOURNAL
+    evaluations = [line for line in journal.read_text().splitlines(keepends=True) if line.startswith("e ")]
+    assert len(evaluations) <= 100
+    journal.write_text(journal.read_text() + "".join(evaluations[:101 - len(evaluations)]))
+    capsys.readouterr()
+    assert main(argv) == 2
+    assert "holds more evaluations than its budget of 100 allows" in capsys.readouterr().err

@@ -354,6 +354,20 @@ def test_a_violation_labelled_a_tier3_hold_is_found_without_sampling(fast_copy):
     assert problems == [f"configuration {victim['i']}: the record says holds, arb decides violated"]
 
 
+def test_a_violation_float64_sees_recorded_as_holds_is_found_without_sampling(fast_copy):
+    """A violated record turned into a hold (its figures, certificate and summary to match) keeps the float64
+    fields float64 computes, which say violated: a hold float64 doubts goes to arb, sampled or not."""
+    found = campaign.records(fast_copy)
+    victim = next(r for r in found if r["verdict"] == "violated" and r["float64"] == "violated"
+                  and r["i"] % FAST.validated().hold_stride and r["i"] != campaign.largest_ratio(found)["i"])
+    (fast_copy / victim["certificate"]).unlink()
+    _rewrite(fast_copy, lambda r: {**r, "verdict": "holds", "ratio": 0.5, "margin_log10": math.log10(0.5),
+                                   "margin": "0.1", "certificate": None, "certificate_sha256": None}
+             if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert problems == [f"configuration {victim['i']}: the record says holds, arb decides violated"]
+
+
 def test_an_arb_records_figures_are_compared_when_rederived(copy):
     """A re-derived record's precision, lhs/rhs and margins must be arb's, not only its verdict."""
     victim = next(r for r in campaign.records(copy) if r["verdict"] == "violated")

@@ -68,10 +68,15 @@ def run(args) -> int:
                 bar.write(f"certify attack: resuming {args.out}: replaying the {journaled} evaluations of its journal",
                           file=sys.stderr)  # above the bar
 
-        report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
-                               budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
-                               progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
-                               interruptible=True, out=args.out, on_resume=resumed, limits=limits)
+        try:
+            report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
+                                   budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
+                                   progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
+                                   interruptible=True, out=args.out, on_resume=resumed, limits=limits)
+        except KeyboardInterrupt:  # outside the search (reading the journal, writing the results): no report
+            if not args.out:
+                raise
+            raise Interrupted(f"{args.out} keeps the journal of the search; continue with: {_again(args)}") from None
     summary = dict(report.to_json(), files=report.files)
     if args.json:
         jsonfile.echo(summary)
@@ -91,8 +96,13 @@ def interruption(report: AttackReport, args) -> str:
         where = f"; {args.out} is as the last run left it (stopped while replaying its journal)"
     elif args.out and report.best is not None:
         where = f" is in {args.out}"
-    again = f"; continue with: {shlex.join(['certify', *args.argv])}" if args.out else ""
+    again = f"; continue with: {_again(args)}" if args.out else ""
     return f"the search stopped early after {report.evaluations} evaluations; {what}{where}{again}"
+
+
+def _again(args) -> str:
+    """The command that continues the attack of this folder: the same one."""
+    return shlex.join(["certify", *args.argv])
 
 
 def _g(x, digits: int = 6) -> str:

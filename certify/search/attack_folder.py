@@ -20,9 +20,11 @@ recomputed, and an evaluation budget gives exactly the search one uninterrupted 
 evaluation's digest must be that of the point the search asks for: a journal that does not replay
 (edited, or written by another version of certify) is refused, BadInput.  For a time budget the
 clock continues from the last journaled reading, so the time already spent counts and replaying is
-free.  A last line without its newline is what a killed run was writing: it is dropped.  A run
-stopped (Ctrl-C) before it has replayed the whole journal knows less than the results in the folder
-say: it leaves them as they are.
+free.  A last line without its newline, shorter than any event's, is what a killed run was writing: it is
+dropped.  A journal with more evaluations than an evaluation budget allows is not this search's, and
+journal.txt and attack.json are the folder's own regular files (a link is refused: a run truncates and
+appends to its journal).  A run stopped (Ctrl-C) before it has replayed the whole journal knows less
+than the results in the folder say: it leaves them as they are.
 
 The journal is untrusted search data.  It supplies scores only: every point is the one the search
 itself builds, and a verdict comes only from certify.engine.check on the finalists, which a resumed
@@ -61,6 +63,9 @@ JOURNAL = "journal.txt"
 _FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
 _CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
+# Longer than any event line (an evaluation is about 120 bytes): a journal's lines are read up to this, so a
+# line of junk is refused without being read whole, and a last line cut short is a kill's only if shorter
+LONGEST = 256
 
 
 def digest(point: np.ndarray, L: float) -> str:
@@ -87,8 +92,8 @@ def _number(x: float) -> str:
 class Journal:
     """The journal of one search (module docstring): replayed first, then appended to."""
 
-    def __init__(self, folder: Path):
-        self.folder, self.path = folder, folder / JOURNAL
+    def __init__(self, folder: Path, most: int | None = None):
+        self.folder, self.path, self.most = folder, folder / JOURNAL, most
         self.journaled, last_clock, length = self._scan()
         os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
         self._replay = open(self.path, "rb")
@@ -100,19 +105,22 @@ class Journal:
 
     def _scan(self) -> tuple[dict, float, int]:
         """The events and evaluations journaled, the last clock reading and the length of the whole lines;
-        BadInput for a line that is not an event."""
+        BadInput for a line that is not an event, or for more evaluations than `most` (an evaluation budget)."""
         events = evaluations = length = 0
         last_clock = 0.0
         with open(self.path, "rb") as handle:
-            for number, line in enumerate(handle, 1):
-                if not line.endswith(b"\n"):
-                    break
+            for number, line in enumerate(iter(lambda: handle.readline(LONGEST), b""), 1):
+                if not line.endswith(b"\n") and len(line) < LONGEST:
+                    break  # the end of the file: a line a killed run was writing
                 event = _event(line)
                 if event is None:
                     raise corrupt(self.folder, f"{JOURNAL} line {number} is not an event of an attack's journal")
                 events, length = events + 1, length + len(line)
                 if event[0] == "e":
                     evaluations += 1
+                    if self.most is not None and evaluations > self.most:  # (and the scan of a huge one ends)
+                        raise corrupt(self.folder, f"{JOURNAL} holds more evaluations than its budget of "
+                                      f"{self.most} allows")
                 else:
                     last_clock = event[1]
         return {"events": events, "evaluations": evaluations}, last_clock, length
@@ -217,6 +225,15 @@ class Folder:
         return written
 
 
+def _own(folder: Path) -> None:
+    """BadInput unless the folder's parameters and journal, where present, are its own regular files: a run
+    truncates and appends to its journal, which must not reach through a link to a file elsewhere."""
+    for name in (PARAMETERS, JOURNAL):
+        path = folder / name
+        if path.is_symlink() or path.exists() and not path.is_file():
+            raise corrupt(folder, f"{name} is not a file of the folder (a link, or not a regular file)")
+
+
 def _foreign(folder: Path) -> bool:
     """A folder that holds something, but no attack's parameters (the lock file aside)."""
     return not (folder / PARAMETERS).is_file() and any(path.name != LOCK for path in folder.iterdir())
@@ -237,11 +254,12 @@ def opened(folder, params: dict) -> Iterator[Folder]:
                   "an attack folder at a time); wait for it to stop, or choose another --out")
     journal = None
     try:
+        _own(folder)
         _check_parameters(folder, params)
         if not (folder / PARAMETERS).is_file():
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
-        journal = Journal(folder)
+        journal = Journal(folder, most=params["budget"].get("evaluations"))  # a search never evaluates more
         yield Folder(folder, journal)
     finally:
         if journal is not None:

@@ -9,6 +9,8 @@ tier 3 computes here in the campaign's own batches, both but for another machine
 APART, TIER3_SLACK).  Then it regenerates and decides again in arb (certify.engine.check, the checker
 confirming every decided verdict):
     - every violated and every undecided record, and every record with a certificate file;
+    - every hold float64 finds violated here (all of a few, SAMPLE of many): float64's rare mistakes, and
+      where a violation recorded as a hold would be;
     - the record of the summary's largest lhs/rhs;
     - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
       here in a tier3 campaign (all of a few, SAMPLE of many): arb stands for the tier a record names;
@@ -345,7 +347,7 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
-    screened, unproved, relabelled, notes = _screen_all(spec, batches, by_index, workers, progress)
+    screened, unproved, relabelled, doubted, notes = _screen_all(spec, batches, by_index, workers, progress)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
@@ -354,6 +356,11 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if relabelled:
         notes.append(f"{len(relabelled)} hold(s) recorded as decided in arb are decided by tier 3 here; {draw} of "
                      "them re-derived in arb")
+    # float64's mistakes are few in a campaign: all of them, or a sample of many (extreme L)
+    draw = len(doubted) if everything else min(SAMPLE, len(doubted))
+    chosen |= set(random.SystemRandom().sample(doubted, draw))
+    if draw < len(doubted):
+        notes.append(f"{len(doubted)} hold(s) float64 finds violated; {draw} of them re-derived in arb")
     if largest := campaigns.largest_ratio(decided):  # the summary's "largest lhs/rhs" is always arb's
         chosen.add(largest["i"])
     rest = sorted(set(by_index) - chosen)
@@ -381,11 +388,11 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
 def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: dict, workers: int | None, progress):
     """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
     the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
-    decides here, notes).  A record's float64 fields, and a tier-3 hold's bounds, must be what this machine
+    decides here, the holds float64 finds violated here, notes).  A record's float64 fields, and a tier-3 hold's bounds, must be what this machine
     computes (_float64_problem, _tier3_problem); the other two go to arb, which stands for the tier a record
     names (a rounding at the edge of deciding can move a few, honestly).  Where tier 3 cannot run (a failed
     floating-point model probe) its labels are checked only as far as the arb sample goes: a note says so."""
-    problems, unproved, relabelled, notes = [], set(), [], []
+    problems, unproved, relabelled, doubted, notes = [], set(), [], [], []
     usable = spec.tier == "tier3" and tier3.unusable_reason() is None
     if spec.tier == "tier3" and not usable:
         notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
@@ -396,13 +403,17 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
         record = by_index[seen["i"]]
         problems += [p for p in (_float64_problem(record, seen), record["tier"] == "tier3"
                                  and _tier3_problem(record, seen)) if p]
+        # float64 finds it violated here: one of float64's rare mistakes, or a violation a forger recorded as a
+        # hold (with the record's float64 fields true, as they must be); only arb tells them apart
+        if record["verdict"] == engine.HOLDS and campaigns.float64_opinion(seen["pairs"])["float64"] != engine.HOLDS:
+            doubted.append(seen["i"])
         # a kept hold goes to arb in any campaign, and is re-derived in arb as one
         if usable and record["verdict"] == engine.HOLDS and seen["i"] % spec.hold_stride:
             if record["tier"] == "tier3" and seen["tier3"] is None:
                 unproved.add(seen["i"])
             elif record["tier"] == "arb" and seen["tier3"] is not None:
                 relabelled.append(seen["i"])
-    return problems, unproved, relabelled, notes
+    return problems, unproved, relabelled, doubted, notes
 
 
 def _split(items: list, workers: int | None) -> list[list]:
