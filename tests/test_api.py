@@ -290,6 +290,17 @@ def test_the_claims_page_ships_and_names_every_claim(capsys):
     assert "docs/claims.md" in capsys.readouterr().out
 
 
+def test_the_readme_shows_every_command_and_every_named_counterexample():
+    import re
+    from certify.cli import COMMANDS
+    from certify.studies import counterexamples
+
+    readme = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text()
+    shown = set(re.findall(r"certify ([a-z]+)", readme))
+    assert [command for command in COMMANDS if command not in shown] == []
+    assert [name for name in counterexamples.REGISTRY if f"`{name}`" not in readme] == []
+
+
 def test_the_model_install_hint_is_the_whole_story():
     from certify.studies.models import loading
 

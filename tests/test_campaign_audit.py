@@ -155,6 +155,15 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
 
 
+def test_another_jobs_folder_is_named_for_what_it_is(tmp_path, capsys):
+    """A `model --corpus` folder (another job's manifest) is no campaign: one line naming its format,
+    not an invitation to discard it with an option `verify` does not have."""
+    (tmp_path / "manifest.json").write_text('{"format": "certify-model-corpus/1", "chunks": [], "chain": ""}')
+    assert main(["verify", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'certify-model-corpus/1'" in err and "--restart" not in err
+
+
 def test_a_tier_label_the_campaign_cannot_have_written_is_rejected(copy, tmp_path):
     """The tier a record names is part of its claim: an arb campaign has no tier-3 record, and tier 3 never
     decides a configuration whose certificate the campaign keeps (every hold_stride-th goes to arb)."""

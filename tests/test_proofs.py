@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
+from certify.errors import BadInput
 from certify.prove import derivations as proofs_index
 from certify.cli import main
 from proofs._framework import Derivation, require
@@ -37,6 +38,17 @@ def test_every_registered_claim_links_to_a_derivation():
         path = proofs_index.derivation_path(claim.id)
         assert path is not None and (REPO / path).is_file(), claim.id
     assert proofs_index.derivation_path("residual.two_sided.global") == "proofs/residual_two_sided.py"
+
+
+def test_every_registered_claim_id_runs_its_derivation():
+    """`certify proofs ID` takes every id of `certify claims`, a refinement its parent's derivation;
+    a dotted name that is no claim is not resolved to a prefix."""
+    from certify.claims import all_claims
+    for claim in all_claims():
+        path = proofs_index.derivation_path(claim.id)
+        assert proofs_index.build(claim.id).name == path.removeprefix("proofs/").removesuffix(".py")
+    with pytest.raises(BadInput):
+        proofs_index.build("collapse.global.nonsense")
 
 
 def test_cli_runs_one_derivation(capsys):

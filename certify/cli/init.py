@@ -32,7 +32,7 @@ def add_parser(subparsers):
         "products, once for the enclosure and once in the checker).")
     p.add_argument("--d", default=DEFAULT_DIMENSIONS, metavar="D1,D2,...",
                    help=f"comma-separated dimensions (default {DEFAULT_DIMENSIONS})")
-    p.add_argument("--scheme", default="lecun", help="lecun (1/d), xavier (2/(d + d_k)) or bert (0.02^2)")
+    p.add_argument("--scheme", default="lecun", help="lecun (1/d, the default), xavier (2/(d + d_k)) or bert (0.02^2)")
     p.add_argument("--n", type=options.integer, default=16, help="number of tokens (default 16)")
     p.add_argument("--seed", type=options.integer, default=0, help="random seed (default 0; one generator per d)")
     p.add_argument("--d-k", type=options.integer, dest="d_k", metavar="K", help="key width d_k (default d)")

@@ -42,12 +42,26 @@ def derivation_path(claim_id: str) -> str | None:
 
 
 def build(name_or_claim: str, **overrides):
-    """The Derivation of a claim (or module name); BadInput when there is none."""
+    """The Derivation of a claim (or module name); BadInput when there is none.
+
+    A registered claim without a module of its own (residual.two_sided.global) gets its parent's,
+    as `certify claims` links it; any other dotted name must be a module itself, so that a
+    misspelt id is refused rather than resolved to a prefix.
+    """
     name = module_name(name_or_claim)
     if name not in names():
-        raise BadInput(f"no derivation named {name_or_claim!r}; known: {', '.join(names())}")
+        path = derivation_path(name_or_claim) if _is_registered(name_or_claim) else None
+        if path is None:
+            raise BadInput(f"no derivation named {name_or_claim!r}; known: {', '.join(names())}")
+        name = path.removeprefix("proofs/").removesuffix(".py")
     module = importlib.import_module(f"proofs.{name}")
     return module.build(**overrides)
+
+
+def _is_registered(claim_id: str) -> bool:
+    from certify.claims import all_claims  # the registry only when a name is not a module
+
+    return any(claim.id == claim_id for claim in all_claims())
 
 
 def run_derivation(name_or_claim: str):
