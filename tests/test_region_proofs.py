@@ -18,6 +18,7 @@ from mpmath import mp
 import certify_checker as checker
 from certify.cli import main
 from certify.engine import check
+from certify.errors import BadInput
 from certify.prove import bnb, closing, profiles, reductions, tilt
 from certify.prove import region as region_proof
 from certify_checker import region_bounds
@@ -588,3 +589,12 @@ def test_a_real_sigint_stops_the_search_with_a_confirmed_partial_proof(tmp_path)
     assert b"(interrupted)" in stdout and b"UNDECIDED" in stdout
     cert = json.loads(out.read_text())
     assert cert["verdict"] == "undecided" and cert["left"] and checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("name, suggested", [("collapse.cubic", False), ("collapse.glbal", True)])
+def test_a_claim_prove_does_not_cover_is_named_as_such_and_a_misspelling_gets_a_hint(name, suggested):
+    """A registered claim that no reduction covers is not answered "did you mean collapse.global?"."""
+    with pytest.raises(BadInput) as err:
+        profiles.claim_profile(name)
+    assert ("did you mean collapse.global?" in str(err.value)) == suggested
+    assert ("no reduction covers the claim" in str(err.value)) == (not suggested)

@@ -18,6 +18,7 @@ from typing import Callable
 
 from flint import arb
 
+from certify import claims
 from certify.core import expr as bound_grammar
 from certify.core.arith import BALL
 from certify.errors import BadInput
@@ -68,9 +69,12 @@ def claim_profile(claim: str) -> Profile:
         return _global()
     if claim == "collapse.tanh":
         return _tanh()
+    covered = "certify prove covers collapse.global, collapse.tanh and --bound (a bound D g(a D^2))"
+    if claim in {c.id for c in claims.all_claims()}:  # spelt right: a claim of the registry that no reduction here covers
+        raise BadInput(f"{covered}; no reduction covers the claim {claim}")
     close = difflib.get_close_matches(str(claim), ("collapse.global", "collapse.tanh"), n=1)
     hint = f"did you mean {close[0]}? " if close else ""
-    raise BadInput(f"{hint}certify prove covers collapse.global, collapse.tanh and --bound; no reduction covers {claim!r}")
+    raise BadInput(f"{hint}{covered}; no reduction covers {claim!r}")
 
 
 def bound_profile(text: str, n: int, d: int | None) -> Profile:
