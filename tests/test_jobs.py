@@ -99,8 +99,9 @@ def test_tampering_is_evident(tmp_path, edit):
         manifest["base"] = 4
     if edit != "record":
         (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(BadInput, match="corrupt or was edited"):
+    with pytest.raises(BadInput, match="corrupt or was edited") as refused:
         jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+    assert "--restart" not in str(refused.value)  # a reader (verify) has no --restart to advise
 
 
 def test_a_manifest_beyond_a_json_limit_names_no_option_to_raise_it(tmp_path):

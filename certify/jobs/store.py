@@ -149,8 +149,9 @@ def _foreign(folder: Path) -> bool:
 class Store:
     """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
 
-    def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...]):
+    def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...], *, running: bool = False):
         self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
+        self.running = running  # opened by a run (whose command has --restart), not by a reader such as verify
         self._lock = None  # the folder's lock file, held from Store.open until close()
 
     def __enter__(self) -> "Store":
@@ -209,7 +210,7 @@ class Store:
                     path.unlink(missing_ok=True)
             manifest_path.unlink()
         if manifest_path.is_file():
-            store = cls.read(folder, params["format"], noun=noun, outputs=outputs)
+            store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True)
             stored = parameters(store.manifest)
             if stored != params:
                 differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
@@ -221,17 +222,19 @@ class Store:
         elif _foreign(folder):
             raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
         else:
-            store = cls(folder, {**params, "chunks": []}, noun, outputs)
+            store = cls(folder, {**params, "chunks": []}, noun, outputs, running=True)
         (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
         if not manifest_path.is_file():
             store._write_manifest()
         return store
 
     @classmethod
-    def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = ()) -> "Store":
-        """The folder of a job of this format, its manifest's entries and chain verified (BadInput)."""
+    def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = (),
+             running: bool = False) -> "Store":
+        """The folder of a job of this format, its manifest's entries and chain verified (BadInput); `running`:
+        read by a run that will write it (Store.open), not by a reader."""
         folder = Path(folder)
-        store = cls(folder, {}, noun, outputs)
+        store = cls(folder, {}, noun, outputs, running=running)
         try:
             # the default limits, which no command raises for a job's folder: the message says none
             manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST, raise_with=None)
@@ -269,8 +272,10 @@ class Store:
         return count
 
     def corrupt(self, what: str) -> BadInput:
-        """The BadInput to raise for a corrupt or edited job folder, naming `what` is wrong and how to start
-        over."""
+        """The BadInput to raise for a corrupt or edited job folder, naming `what` is wrong and, to a run, how to
+        start over (a reader such as verify has no --restart)."""
+        if not self.running:
+            return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, and is not read as a {self.noun}")
         return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
                         "(move it away, or pass --restart to discard it)")
 
