@@ -523,13 +523,16 @@ def test_ctrl_c_writes_what_was_proved_and_the_checker_confirms_only_that(tmp_pa
 
 def test_resume_continues_an_interrupted_proof_to_the_uninterrupted_one(tmp_path, capsys, monkeypatch):
     whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
-    assert main(["prove", *CTRL_C_REGION, "--out", str(whole)]) == 0
+    assert main(["prove", *CTRL_C_REGION, "--out", str(whole), "--json"]) == 0
+    boxes = json.loads(capsys.readouterr().out)["boxes"]
     _interrupt_closing_at(monkeypatch, 150)
     assert main(["prove", *CTRL_C_REGION, "--out", str(part)]) == 130
     assert f"--resume {part}" in capsys.readouterr().err
     monkeypatch.undo()
-    assert main(["prove", *CTRL_C_REGION, "--resume", str(part), "--out", str(resumed)]) == 0
-    assert "PROVED" in capsys.readouterr().out and main(["verify", str(resumed)]) == 0
+    assert main(["prove", *CTRL_C_REGION, "--resume", str(part), "--out", str(resumed), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["verdict"] == "proved" and main(["verify", str(resumed)]) == 0
+    assert info["boxes"] == boxes  # the whole proof's boxes, those decided before the Ctrl-C too
     # the splits and leaves of a box do not depend on when it is decided: the same proof
     merged, uninterrupted = json.loads(resumed.read_text()), json.loads(whole.read_text())
     assert (merged["tree"], merged["leaves"]) == (uninterrupted["tree"], uninterrupted["leaves"])

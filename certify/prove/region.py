@@ -207,6 +207,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     reduction = reductions.reduce(region)
     result = ProofResult(UNDECIDED, region, reduction, profile)
     axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
+    earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
     start = time.monotonic()
 
     def decide(box, depth):
@@ -239,7 +240,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     result.interrupted = found.stop == "interrupted"
     closed.update(found.leaves)
     result.tree, result.leaves, result.left = _preorder(reduction.root, axes, closed, {box for box, _ in found.left})
-    result.boxes = found.boxes
+    result.boxes = earlier_boxes + found.boxes  # of the whole proof, as its leaves are
     if found.refuted is not None:
         result.verdict, result.counterexample = VIOLATED_VERDICT, found.refuted[1]
     elif not result.left:
