@@ -451,3 +451,16 @@ def test_tier3_bounds_are_computed_again_in_the_campaigns_own_batches(tmp_path):
     assert len({len(batch) for batch in campaign.read_with_batches(tmp_path)[1]}) > 1
     report = audit.audit(tmp_path, sample=0, workers=2)
     assert report.ok, report.problems
+
+
+def test_a_manifest_edited_without_its_chain_is_rejected_and_an_unreadable_one_is_bad_input(copy, capsys):
+    """`certify verify`: 1 when tampered (a manifest's entries edited, its chain not redone), 2 when unreadable."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["count"] += 1
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and "does not match its entries" in out and "--restart" not in out
+    (copy / "manifest.json").write_text('{"format": ')
+    assert main(["verify", str(copy)]) == 2
+    assert capsys.readouterr().err.startswith("certify: error: ")

@@ -146,6 +146,11 @@ def _foreign(folder: Path) -> bool:
             and any(path.name != LOCK for path in folder.iterdir()))
 
 
+class Edited(BadInput):
+    """A job folder whose manifest reads but whose chain of digests does not match its entries: edited, not
+    unreadable (a reader such as verify rejects it, as it rejects an edited chunk)."""
+
+
 class Store:
     """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
 
@@ -248,7 +253,7 @@ class Store:
                 and isinstance(manifest.get("chain"), str)):
             raise store.corrupt(f"{MANIFEST} does not list its chunks as {{first, records, sha256}} entries")
         if chain(manifest) != manifest["chain"]:
-            raise store.corrupt(f"the chain of chunk digests in {MANIFEST} does not match its entries")
+            raise Edited(str(store.corrupt(f"the chain of chunk digests in {MANIFEST} does not match its entries")))
         return store
 
     # -- reading ------------------------------------------------------------------------------

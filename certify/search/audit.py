@@ -342,7 +342,10 @@ def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int 
     """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs.
     `progress(done, total)` is called as configurations are re-derived.  BadInput while a run writes the
     folder (its records and manifest change under the audit): read it once the run has stopped."""
-    spec, folder = load(path)
+    try:
+        spec, folder = load(path)
+    except jobs.Edited as err:  # tampered, not unreadable: rejected (exit 1), as an edited chunk is
+        return Audit(records=0, rederived=0, problems=[str(err)])
     with jobs.reading(folder, noun="campaign"):  # no run starts on the folder while it is audited
         return _audit(spec, folder, everything, sample, workers, progress)
 
