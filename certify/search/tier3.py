@@ -193,8 +193,10 @@ class Batch:
         A, or into the key side W_K, b_K: (Z W_Q + b_Q)(s (Z W_K + b_K))^T is the scaled score, and
         ||W_Q (s W_K)^T||_2 = |s| ||W_Q W_K^T||_2 = a."""
         b, n = self.X.shape[0], self.X.shape[-2]
-        beta = MidRad(np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (b,)))
-        per_matrix = beta[:, None, None]
+        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (b,))
+        # beta = 1 everywhere (the default): A and W_K stay exact (M * 1 is M: MidRad's exact products
+        # by powers of two), so every product with them skips the bound of a radius
+        per_matrix = 1 if np.all(beta == 1) else MidRad(beta)[:, None, None]
         ffn = None
         if self.ffn is not None:
             f = self.ffn

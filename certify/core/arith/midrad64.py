@@ -68,19 +68,30 @@ def sum_squares_lower(M):
     return np.maximum(down(down(_squares(M) - k * ETA) * factor), 0.0)
 
 
-_OUTER_SLACK = 1 + 2.0**-50  # (1 + 2^-50)(1 - u)^2 >= 1
+@functools.lru_cache(maxsize=None)
+def _outer_factor(p: int) -> float:
+    """1 / ((1 - u)(1 - gamma_p)) rounded up (exact Fractions, once per p): outer_upper's scaling."""
+    return float_at_least(1 / ((1 - Fraction(2) ** -53) * (1 - gamma(p))))
 
 
-def outer_upper(a, b, count: int):
-    """R with R_ij >= a_i b_j + count ETA for vectors a, b >= 0 (over the last axis), in two
-    binary64 operations per entry.
+def outer_upper(lefts: list, rights: list, count: int):
+    """R with R_ij >= sum_t a_ti b_tj + count ETA for p pairs of vectors a_t (..., n), b_t (..., m) >= 0
+    (lefts and rights).
 
-    With a' = up(a (1 + 2^-50)) and R = fl(fl(a'_i b_j) + (count + 1) ETA): fl(z) >= z (1 - u) - ETA/2
-    for a product and fl(s) >= s (1 - u) for a sum of nonnegatives, so R >= a' b (1 - u)^2 +
-    (count + 1/2)(1 - u) ETA >= a b + count ETA (count <= 2^52)."""
-    scaled = up(a * _OUTER_SLACK)
-    R = np.einsum("...i,...j->...ij", scaled, b)  # each entry one rounded product (faster than broadcasting)
-    R += (count + 1) * ETA
+    With a'_t = up(fl(a_t F)) >= a_t F, F >= 1 / ((1 - u)(1 - gamma_p)): S = fl(sum_t a'_ti b_tj), one
+    rounded product when p = 1 (einsum: faster than broadcasting), else one BLAS product with p terms per
+    entry (numpy's batched product of a short inner axis: faster than p outer products and their sum),
+    has S >= (1 - gamma_p) sum_t a'_t b_t - p ETA (the product's bound, module docstring; S >= 0), and
+    R = fl(S + (count + p + 1) ETA) >= (1 - u)(S + (count + p + 1) ETA) >= sum_t a_t b_t + count ETA
+    (count <= 2^52).  The constant is added after the product, not as one more term of it: a subnormal
+    product in every entry would slow the product down several times."""
+    factor = _outer_factor(len(lefts))
+    scaled = [up(a * factor) for a in lefts]
+    if len(lefts) == 1:
+        R = np.einsum("...i,...j->...ij", scaled[0], rights[0])
+    else:
+        R = np.stack(scaled, axis=-1) @ np.stack(rights, axis=-2)
+    R += (count + len(lefts) + 1) * ETA
     return R
 
 
@@ -91,21 +102,42 @@ def _has_radius(rad) -> bool:
 _SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
 
 
-def _bounded_sum(*terms):
+def _bounded_sum(*terms, scratch: bool = False):
     """An upper bound of T_1 + ... + T_k (k <= 20) for nonnegative reals T_i, each given as a binary64
     t_i that is T_i itself or the round-to-nearest result of one operation whose exact result is T_i
     (so t_i >= T_i (1 - u) - ETA/2).  s = fl(t_1 + ... + t_k) >= (1 - u)^(k-1) sum t_i (nonnegative
     sums), and fl(fl(s (1 + 2^-48)) + (k + 1) ETA) >= (1 + 2^-48)(1 - u)^(k+2) sum T_i
-    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions."""
-    total = np.add(terms[0], terms[1]) if len(terms) > 1 else np.array(terms[0], dtype=np.float64)
-    for term in terms[2:]:
-        if np.shape(term) == np.shape(total):
+    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions.
+    scratch: terms[0] is a fresh array the sum may be accumulated in (the same operations, one array
+    fewer), used when it has the shape of the result."""
+    shape = np.broadcast_shapes(*map(np.shape, terms))
+    first = terms[0]
+    if scratch and isinstance(first, np.ndarray) and first.shape == shape:
+        total, rest = first, terms[1:]
+    else:
+        total = np.add(first, terms[1]) if len(terms) > 1 else np.array(first, dtype=np.float64)
+        rest = terms[2:]
+    for term in rest:  # in place once the sum has the result's shape
+        if isinstance(total, np.ndarray) and total.shape == shape:
             total += term
         else:
             total = total + term
     total *= _SLACK
     total += (len(terms) + 1) * ETA
     return total
+
+
+_EXACT_MULTIPLES = 2.0**52  # k ETA for integers k <= 2^52 is the binary64 number of bit pattern k
+
+
+def _eta_times(c):
+    """A binary64 number >= ETA c for each c >= 0 (inf where c > 2^52 - 1 or c is not finite), without a
+    floating-point multiplication by the subnormal ETA (microcode-slow, several times slower than the
+    rest of a division): ETA ceil(c), exactly, as the number whose bit pattern is the integer ceil(c)."""
+    whole = np.ceil(c)
+    fits = whole <= _EXACT_MULTIPLES  # False for nan
+    bound = np.where(fits, whole, 0.0).astype(np.int64).view(np.float64)
+    return np.where(fits, bound, np.inf)
 
 
 def _rounding_terms(c) -> list:
@@ -134,7 +166,8 @@ def _midpoint(lo, hi):
     operation whose exact result is the larger distance to an end."""
     mid = lo * 0.5
     mid += hi * 0.5  # no overflow
-    return mid, np.maximum(hi - mid, mid - lo)
+    distance = hi - mid
+    return mid, np.maximum(distance, mid - lo, out=distance if isinstance(distance, np.ndarray) else None)
 
 
 def _frobenius_upper(M: MidRad):
@@ -160,7 +193,7 @@ class MidRad:
     def hull(cls, lo, hi) -> MidRad:
         """The enclosure of [lo, hi] (binary64 bounds)."""
         mid, distance = _midpoint(lo, hi)
-        return cls(mid, _bounded_sum(distance))
+        return cls(mid, _bounded_sum(distance, scratch=True))
 
     # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
     @property
@@ -210,7 +243,7 @@ class MidRad:
         mid = self.mid + other.mid
         terms = _rounding_terms(mid)
         terms += [r for r in (self.rad, other.rad) if _has_radius(r)]
-        return MidRad(mid, _bounded_sum(*terms))
+        return MidRad(mid, _bounded_sum(*terms, scratch=True))
 
     __radd__ = __add__
 
@@ -240,25 +273,35 @@ class MidRad:
             terms.append(np.abs(self.mid) * other.rad)
             if _has_radius(self.rad):
                 terms.append(self.rad * other.rad)
-        return MidRad(mid, _bounded_sum(*terms))
+        return MidRad(mid, _bounded_sum(*terms, scratch=True))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other) -> MidRad:
         """q = fl(x_m / y_m): |x/y - q| <= |x_m/y_m - q| + (x_r + |x_m/y_m| y_r) / |y|, with |y| >= l =
         |y_m| - y_r > 0 (else no bound: nan) and |x_m/y_m| <= |q| (1 + 2^-52) + ETA:
-        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1."""
+        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1.
+        With a radius of y, the rounding |q| PHI + ETA joins them: |q| (PHI + f2) + ETA (1 + f2') in two
+        terms, |q| w with w >= PHI + f2 and ETA c with c >= 1 + f2' (_eta_times)."""
         other = lift(other)
         q = self.mid / other.mid
         smallest = down(np.abs(other.mid) - other.rad)
-        inverse = up(1.0 / smallest)
-        terms = _rounding_terms(q)
+        # nan where l <= 0: every radius term below carries it into the result (0 * nan is nan), on
+        # the divisor's shape, which is often smaller than the result's
+        inverse = np.where(smallest > 0, up(1.0 / smallest), np.nan)
+        if _has_radius(other.rad):
+            spread = up(other.rad * inverse)  # f2'
+            magnitude = np.abs(q)
+            magnitude *= up(up(spread * (1 + 2.0**-52)) + PHI)  # w, on the divisor's shape
+            terms = [magnitude, _eta_times(up(1.0 + spread))]
+        else:
+            terms = _rounding_terms(q)
         if _has_radius(self.rad):
             terms.append(self.rad * inverse)
-        if _has_radius(other.rad):
-            spread = up(other.rad * inverse)
-            terms += [np.abs(q) * up(spread * (1 + 2.0**-52)), ETA * spread]
-        return MidRad(q, np.where(smallest > 0, _bounded_sum(*terms), np.nan))
+        rad = _bounded_sum(*terms, scratch=True)
+        if len(terms) == 2 and not _has_radius(other.rad):  # exact operands: the nan here
+            rad = np.where(smallest > 0, rad, np.nan)
+        return MidRad(q, rad)
 
     def __rtruediv__(self, other) -> MidRad:
         return lift(other) / self
@@ -284,7 +327,9 @@ class MidRad:
             return MidRad(np.where(condition, x.mid, y.mid), np.where(condition, x.rad, y.rad))
         if func in (np.swapaxes, np.diagonal):
             M = args[0]
-            rad = func(np.broadcast_to(M.rad, M.mid.shape), *args[1:], **kwargs)
+            # a 0-d radius (0 for exact values) is every entry's: kept so, the products still see
+            # exact operands (_has_radius) and skip the bound of a radius
+            rad = M.rad if M.rad.ndim == 0 else func(np.broadcast_to(M.rad, M.mid.shape), *args[1:], **kwargs)
             return MidRad(func(M.mid, *args[1:], **kwargs), rad)
         raise NotSupported(f"numpy's {func.__name__} on midpoint-radius arrays")
 
@@ -472,12 +517,13 @@ class MidRad64:
         exp per entry; else exp of both ends (exp increases)."""
         x = lift(x)
         if np.all(x.rad <= 1.0):
-            mid, distance = _midpoint(*exp64.exp_bounds(x.mid))  # |exp(m) - mid| <= distance
+            mid, e = exp64.exp_midrad(x.mid)  # |exp(m) - mid| <= e (exp64.exp_midrad's bound)
             if not _has_radius(x.rad):
-                return MidRad(mid, _bounded_sum(distance))
-            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, e >= |exp(m) - mid|
-            e, twice = _bounded_sum(distance), 2.0 * x.rad
-            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice))
+                return MidRad(mid, e)
+            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r; e is a binary64 bound itself,
+            # 2r exact (r <= 1), so each term is a bound or one rounded product (_bounded_sum)
+            twice = 2.0 * x.rad
+            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice, scratch=True))
         return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
 
     @staticmethod
@@ -588,12 +634,12 @@ class MidRad64:
         if _has_radius(a.rad):
             a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
             left = up(left + a_rad_norms)
-        rad = outer_upper(left, b_norms, k)
-        if _has_radius(b.rad):
+        lefts, rights = [left], [b_norms]  # rad >= left_i ||b_j|| + k ETA ...
+        if _has_radius(b.rad):  # ... + (||a_i|| + ||(A_rad)_i||) ||(B_rad)_j||
             b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
-            right = a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms)
-            rad = up(rad + outer_upper(right, b_rad_norms, 0))
-        return MidRad(mid, rad)
+            lefts.append(a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms))
+            rights.append(b_rad_norms)
+        return MidRad(mid, outer_upper(lefts, rights, k))
 
     def spectral_norm(self, matrix, witnesses: dict, key: str) -> MidRad:
         """||M||_2 in [||M v|| / ||v||, ||M||_F] per matrix, v a binary64 witness (recorded)."""
