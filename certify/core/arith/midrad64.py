@@ -54,11 +54,25 @@ def _squares(M):
     return np.einsum("...l,...l->...", M, M)
 
 
+@functools.lru_cache(maxsize=None)
+def _norm_factor(k: int) -> float:
+    """1 / ((1 - gamma_k)(1 - u)^2) rounded up (exact Fractions, once per k): row_norms_upper's scaling."""
+    return float_at_least(1 / ((1 - gamma(k)) * (1 - Fraction(2) ** -53) ** 2))
+
+
 def row_norms_upper(M):
-    """Upper bounds of the Euclidean norms of the rows of M (over the last axis)."""
+    """Upper bounds of the Euclidean norms of the rows of M (over the last axis, k entries, k u <= 1/4).
+
+    s = fl(sum_l fl(m_l^2)) (_squares) has s >= (1 - gamma_k) sum m^2 - k ETA (a dot product's bound),
+    so sum m^2 <= (s + k ETA) / (1 - gamma_k).  With F >= 1 / ((1 - gamma_k)(1 - u)^2): t = fl(s F) >=
+    s F (1 - u) - ETA/2 (a product, s >= 0) and v = fl(t + (2k + 2) ETA) >= (1 - u)(t + (2k + 2) ETA)
+    (a sum of nonnegatives) >= s / (1 - gamma_k) + (1 - u)(2k + 3/2) ETA >= (s + k ETA) / (1 - gamma_k);
+    the norm is at most sqrt(v) <= sqrt_up(v).  Three operations before the square root, one up()."""
     k = M.shape[-1]
-    factor = _factors(k)[1]
-    return sqrt_up(up(up(_squares(M) * factor) + 2 * k * ETA))
+    v = _squares(M)
+    v *= _norm_factor(k)
+    v += (2 * k + 2) * ETA
+    return sqrt_up(v)
 
 
 def sum_squares_lower(M):
@@ -240,18 +254,16 @@ class MidRad:
 
     def __add__(self, other) -> MidRad:
         other = lift(other)
-        mid = self.mid + other.mid
-        terms = _rounding_terms(mid)
-        terms += [r for r in (self.rad, other.rad) if _has_radius(r)]
-        return MidRad(mid, _bounded_sum(*terms, scratch=True))
+        return _rounded(self.mid + other.mid, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other) -> MidRad:
-        return self + (-lift(other))
+        """As __add__: fl(x_m - y_m) is one rounded operation too (no negated copy of y)."""
+        return _difference(self, lift(other))
 
     def __rsub__(self, other) -> MidRad:
-        return lift(other) + (-self)
+        return _difference(lift(other), self)
 
     def __mul__(self, other) -> MidRad:
         """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
@@ -334,6 +346,18 @@ class MidRad:
         raise NotSupported(f"numpy's {func.__name__} on midpoint-radius arrays")
 
 
+def _rounded(mid, x: MidRad, y: MidRad) -> MidRad:
+    """The enclosure of x + y or x - y from mid, its one rounded operation on the midpoints: the
+    rounding (_rounding_terms) and both radii."""
+    terms = _rounding_terms(mid)
+    terms += [r for r in (x.rad, y.rad) if _has_radius(r)]
+    return MidRad(mid, _bounded_sum(*terms, scratch=True))
+
+
+def _difference(x: MidRad, y: MidRad) -> MidRad:
+    return _rounded(x.mid - y.mid, x, y)
+
+
 def _nonneg_total(M, axes: tuple, keepdims: bool):
     """An upper bound of the sum of M >= 0 over the given axes."""
     for a in sorted((a % M.ndim for a in axes), reverse=True):
@@ -367,6 +391,21 @@ def lift(value) -> MidRad:
     if isinstance(value, (Fraction, int)) and not isinstance(value, bool) and Fraction(float(value)) != value:
         return MidRad64.number(value)
     return MidRad(value)
+
+
+def _extreme(ufunc, x: MidRad) -> MidRad:
+    """The enclosure of the maximum (ufunc np.maximum) or minimum (np.minimum) of x's entries along the
+    last axis, the ends rounded outward once after the reduction instead of once per entry.
+
+    With z_p = mid_p - rad_p (exact) and c_p = fl(z_p): pred(c_p) <= z_p <= succ(c_p), and fl, pred
+    and succ are nondecreasing, so for m = ufunc over p of c_p: the maximum of the z_p is at least
+    z_p* >= pred(m) (p* where c_p* = m), the minimum at least pred(m) (every z_p >= pred(c_p) >=
+    pred(m)), and down(m) <= pred(m) (rounding.down).  Likewise the upper ends from fl(mid_p + rad_p),
+    at most succ(M) <= up(M) for M their maximum (or minimum): every z_p > succ(M) would have
+    c_p >= succ(M) > M (or, for the minimum, the entry p* with c_p* = M)."""
+    lower = down(reduce_axis(ufunc, x.mid - x.rad))
+    upper = up(reduce_axis(ufunc, x.mid + x.rad))
+    return MidRad.hull(lower, upper)
 
 
 def _odd(t, low, high):
@@ -516,14 +555,19 @@ class MidRad64:
         |e^t - 1| <= 2r for |t| <= r <= 1 (e^r - 1 <= (e - 1) r by convexity, 1 - e^-r <= r), one
         exp per entry; else exp of both ends (exp increases)."""
         x = lift(x)
-        if np.all(x.rad <= 1.0):
+        if x.rad.max() <= 1.0:  # every radius (nan: False); a reduction, no array of booleans
             mid, e = exp64.exp_midrad(x.mid)  # |exp(m) - mid| <= e (exp64.exp_midrad's bound)
             if not _has_radius(x.rad):
                 return MidRad(mid, e)
             # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r; e is a binary64 bound itself,
             # 2r exact (r <= 1), so each term is a bound or one rounded product (_bounded_sum)
             twice = 2.0 * x.rad
-            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice, scratch=True))
+            spread = mid * twice
+            if isinstance(twice, np.ndarray) and twice.shape == np.shape(e):  # e 2r into 2r's own array
+                twice = np.multiply(twice, e, out=twice)
+            else:
+                twice = twice * e
+            return MidRad(mid, _bounded_sum(e, spread, twice, scratch=True))
         return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
 
     @staticmethod
@@ -599,15 +643,13 @@ class MidRad64:
 
     @staticmethod
     def maximum(x) -> MidRad:
-        """An enclosure of the largest entry along the last axis: the maxima of the ends."""
-        x = lift(x)
-        return MidRad.hull(reduce_axis(np.maximum, x.lower), reduce_axis(np.maximum, x.upper))
+        """An enclosure of the largest entry along the last axis: the maxima of the ends (_extreme)."""
+        return _extreme(np.maximum, lift(x))
 
     @staticmethod
     def minimum(x) -> MidRad:
-        """An enclosure of the smallest entry along the last axis: the minima of the ends."""
-        x = lift(x)
-        return MidRad.hull(reduce_axis(np.minimum, x.lower), reduce_axis(np.minimum, x.upper))
+        """An enclosure of the smallest entry along the last axis: the minima of the ends (_extreme)."""
+        return _extreme(np.minimum, lift(x))
 
     @staticmethod
     def row_shift(scores, mask):
