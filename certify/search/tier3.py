@@ -227,9 +227,13 @@ def layer_view(batch: Batch) -> LayerView:
     batch = batch.validated()
     X = MidRad(batch.X)
     layer, arrays = batch.structure().layers[0], batch.arrays()
-    # P X from the centred tokens where the layer is translation-equivariant (near consensus the
-    # output's enclosure is then of the size of the disagreement, not of the tokens)
-    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X, exact=True).E
+    # P X from the centred tokens E = X - 1 c^T where the layer is translation-equivariant (near consensus
+    # the output's enclosure is then of the size of the disagreement, not of the tokens).  Any exact
+    # vector c serves (apply_layer); the float64 mean of the tokens is one, and E's enclosure then has no
+    # radius of c's size
+    translated = None
+    if centred.unsupported(layer) is None:
+        translated = X - MidRad(np.mean(batch.X, axis=-2, keepdims=True))
     step = apply_layer(TIER3, layer, X, arrays, translated=translated)
     return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
 

@@ -34,8 +34,8 @@ import numpy as np
 from certify.core.arith import exp64
 from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
-from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
-                                        reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
+from certify.core.arith.rounding import (ETA, PHI, abs_sum_upper, down, float_at_least, float_at_most, gamma,
+                                        nonneg_sum_upper, reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
@@ -326,7 +326,7 @@ class MidRad:
             mid = self.mid.sum(axis=axis, keepdims=keepdims)
         else:
             mid = reduce_axis(np.add, self.mid, axis, keepdims)
-        magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
+        magnitude = _abs_total(self.mid, axes, keepdims)
         rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
             rad = up(rad + _nonneg_total(np.broadcast_to(self.rad, self.mid.shape), axes, keepdims))
@@ -356,6 +356,13 @@ def _rounded(mid, x: MidRad, y: MidRad) -> MidRad:
 
 def _difference(x: MidRad, y: MidRad) -> MidRad:
     return _rounded(x.mid - y.mid, x, y)
+
+
+def _abs_total(M, axes: tuple, keepdims: bool):
+    """_nonneg_total of |M| (over the last axis rounding.abs_sum_upper: no array of |M| the size of M)."""
+    if len(axes) == 1 and axes[0] % M.ndim == M.ndim - 1:
+        return abs_sum_upper(M, keepdims)
+    return _nonneg_total(np.abs(M), axes, keepdims)
 
 
 def _nonneg_total(M, axes: tuple, keepdims: bool):
@@ -406,6 +413,27 @@ def _extreme(ufunc, x: MidRad) -> MidRad:
     lower = down(reduce_axis(ufunc, x.mid - x.rad))
     upper = up(reduce_axis(ufunc, x.mid + x.rad))
     return MidRad.hull(lower, upper)
+
+
+_DOUBLED = 2 + 2.0**-49  # 2 (1 + 2^-50)
+_WIDENED = 1 + 2.0**-49
+
+
+def _exp_radius(mid, e, r):
+    """R >= e + 2 (mid + e) r for binary64 arrays mid, e, r >= 0, in one array of mid's shape besides e.
+
+    s = fl(mid + e) >= (1 - u)(mid + e) (a sum of nonnegatives); p = fl(s r) >= (1 - u) s r - ETA/2 (a
+    product); q = fl(p C), C = 2 (1 + 2^-50): q >= (1 - u)^3 C (mid + e) r - (1 - u)(C/2) ETA - ETA/2 >=
+    2 (mid + e) r - 1.51 ETA as (1 - u)^3 (1 + 2^-50) >= 1, and q >= 0; then fl(q + e) >= (1 - u)(q + e),
+    times S = 1 + 2^-49 rounded: >= (1 - u)^2 S (q + e) - ETA/2, plus 4 ETA rounded: R >= (1 - u)^3 S
+    (q + e) + 3.49 ETA >= e + 2 (mid + e) r + (3.49 - 1.52) ETA, as 1 <= (1 - u)^3 S <= 1.0000001."""
+    R = np.add(mid, e)
+    R *= r
+    R *= _DOUBLED
+    R += e
+    R *= _WIDENED
+    R += 4 * ETA
+    return R
 
 
 def _odd(t, low, high):
@@ -561,13 +589,7 @@ class MidRad64:
                 return MidRad(mid, e)
             # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r; e is a binary64 bound itself,
             # 2r exact (r <= 1), so each term is a bound or one rounded product (_bounded_sum)
-            twice = 2.0 * x.rad
-            spread = mid * twice
-            if isinstance(twice, np.ndarray) and twice.shape == np.shape(e):  # e 2r into 2r's own array
-                twice = np.multiply(twice, e, out=twice)
-            else:
-                twice = twice * e
-            return MidRad(mid, _bounded_sum(e, spread, twice, scratch=True))
+            return MidRad(mid, _exp_radius(mid, e, x.rad))
         return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
 
     @staticmethod
