@@ -36,7 +36,11 @@ from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput
 
 HOLDS, UNDECIDED = "holds", "cannot decide"
-CHUNK_ELEMENTS = 1 << 17  # doubles of one n x max(n, d) array of a chunk: 1 MB
+# doubles of one n x max(n, d) array of a chunk: 512 KB, so that an elementwise pass over two such arrays
+# into a third stays in a core's 2 MB cache; yet at least CHUNK_AT_LEAST configurations, as a chunk costs
+# about a millisecond of Python whatever its size
+CHUNK_ELEMENTS = 1 << 16
+CHUNK_AT_LEAST = 2
 TIER3 = MidRad64()
 
 # The claims the tier decides, and the end of each enclosure that "holds" uses (lhs from above,
@@ -157,7 +161,7 @@ class Batch:
         """The batch in consecutive parts whose n x n and n x d arrays fit in a core's cache
         (elementwise passes over them then run at cache speed, not memory speed)."""
         n, d = self.X.shape[-2:]
-        size = configurations_within(CHUNK_ELEMENTS, n, d)
+        size = max(CHUNK_AT_LEAST, configurations_within(CHUNK_ELEMENTS, n, d))
         if len(self) <= size:
             return [self]
         return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
