@@ -110,7 +110,12 @@ def outer_upper(lefts: list, rights: list, count: int):
 
 
 def _has_radius(rad) -> bool:
-    return np.ndim(rad) > 0 or rad != 0
+    return rad.ndim > 0 or rad != 0 if isinstance(rad, np.ndarray) else np.ndim(rad) > 0 or rad != 0
+
+
+def _full(rad, shape):
+    """rad broadcast to shape (rad itself when it has that shape: numpy's broadcast_to costs microseconds)."""
+    return rad if rad.shape == shape else np.broadcast_to(rad, shape)
 
 
 _SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
@@ -122,20 +127,20 @@ def _bounded_sum(*terms, scratch: bool = False):
     (so t_i >= T_i (1 - u) - ETA/2).  s = fl(t_1 + ... + t_k) >= (1 - u)^(k-1) sum t_i (nonnegative
     sums), and fl(fl(s (1 + 2^-48)) + (k + 1) ETA) >= (1 + 2^-48)(1 - u)^(k+2) sum T_i
     + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions.
-    scratch: terms[0] is a fresh array the sum may be accumulated in (the same operations, one array
-    fewer), used when it has the shape of the result."""
-    shape = np.broadcast_shapes(*map(np.shape, terms))
+    scratch: terms[0] is a fresh array of the result's shape that the sum may be accumulated in (the same
+    operations, one array fewer)."""
     first = terms[0]
-    if scratch and isinstance(first, np.ndarray) and first.shape == shape:
-        total, rest = first, terms[1:]
+    if scratch and isinstance(first, np.ndarray):
+        total = first
+        for term in terms[1:]:
+            total += term  # numpy refuses a term that does not broadcast to the first one's shape
     else:
         total = np.add(first, terms[1]) if len(terms) > 1 else np.array(first, dtype=np.float64)
-        rest = terms[2:]
-    for term in rest:  # in place once the sum has the result's shape
-        if isinstance(total, np.ndarray) and total.shape == shape:
-            total += term
-        else:
-            total = total + term
+        for term in terms[2:]:
+            if np.shape(term) == np.shape(total):
+                total += term
+            else:
+                total = total + term
     total *= _SLACK
     total += (len(terms) + 1) * ETA
     return total
@@ -180,8 +185,9 @@ def _midpoint(lo, hi):
     operation whose exact result is the larger distance to an end."""
     mid = lo * 0.5
     mid += hi * 0.5  # no overflow
-    distance = hi - mid
-    return mid, np.maximum(distance, mid - lo, out=distance if isinstance(distance, np.ndarray) else None)
+    distance, other = hi - mid, mid - lo
+    in_place = isinstance(distance, np.ndarray) and distance.shape == np.shape(other)
+    return mid, np.maximum(distance, other, out=distance if in_place else None)
 
 
 def _frobenius_upper(M: MidRad):
@@ -246,7 +252,7 @@ class MidRad:
         return len(self.mid)
 
     def __getitem__(self, key) -> MidRad:
-        rad = _index(np.broadcast_to(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
+        rad = _index(_full(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
         return MidRad(_index(self.mid, key), rad)
 
     def __neg__(self) -> MidRad:
@@ -329,7 +335,7 @@ class MidRad:
         magnitude = _abs_total(self.mid, axes, keepdims)
         rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
-            rad = up(rad + _nonneg_total(np.broadcast_to(self.rad, self.mid.shape), axes, keepdims))
+            rad = up(rad + _nonneg_total(_full(self.rad, self.mid.shape), axes, keepdims))
         return MidRad(mid, rad)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -341,7 +347,7 @@ class MidRad:
             M = args[0]
             # a 0-d radius (0 for exact values) is every entry's: kept so, the products still see
             # exact operands (_has_radius) and skip the bound of a radius
-            rad = M.rad if M.rad.ndim == 0 else func(np.broadcast_to(M.rad, M.mid.shape), *args[1:], **kwargs)
+            rad = M.rad if M.rad.ndim == 0 else func(_full(M.rad, M.mid.shape), *args[1:], **kwargs)
             return MidRad(func(M.mid, *args[1:], **kwargs), rad)
         raise NotSupported(f"numpy's {func.__name__} on midpoint-radius arrays")
 
@@ -515,7 +521,7 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
 
 def _image_norm_lower(w: MidRad, v):
     """||M v|| / ||v|| from below, given w enclosing M v: ||M v|| >= ||w_mid|| - ||w_rad||."""
-    error = row_norms_upper(np.broadcast_to(w.rad, w.shape))
+    error = row_norms_upper(_full(w.rad, w.shape))
     image = np.maximum(down(sqrt_down(sum_squares_lower(w.mid)) - error), 0.0)
     return np.maximum(down(image / row_norms_upper(v)), 0.0)
 
@@ -691,16 +697,16 @@ class MidRad64:
         k = A.shape[-1]
         mid = A @ B
         gram = _transposes(A, B) and (not (_has_radius(a.rad) or _has_radius(b.rad)) or _transposes(
-            np.broadcast_to(a.rad, A.shape), np.broadcast_to(b.rad, B.shape)))
+            _full(a.rad, A.shape), _full(b.rad, B.shape)))
         a_norms = row_norms_upper(A)
         b_norms = a_norms if gram else row_norms_upper(np.swapaxes(B, -1, -2))
         left = up(_factors(k)[0] * a_norms)
         if _has_radius(a.rad):
-            a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
+            a_rad_norms = row_norms_upper(_full(a.rad, A.shape))
             left = up(left + a_rad_norms)
         lefts, rights = [left], [b_norms]  # rad >= left_i ||b_j|| + k ETA ...
         if _has_radius(b.rad):  # ... + (||a_i|| + ||(A_rad)_i||) ||(B_rad)_j||
-            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
+            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(_full(b.rad, B.shape), -1, -2))
             lefts.append(a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms))
             rights.append(b_rad_norms)
         return MidRad(mid, outer_upper(lefts, rights, k))
