@@ -355,9 +355,23 @@ class MidRad:
 def _rounded(mid, x: MidRad, y: MidRad) -> MidRad:
     """The enclosure of x + y or x - y from mid, its one rounded operation on the midpoints: the
     rounding (_rounding_terms) and both radii."""
-    terms = _rounding_terms(mid)
-    terms += [r for r in (x.rad, y.rad) if _has_radius(r)]
-    return MidRad(mid, _bounded_sum(*terms, scratch=True))
+    radii = [r for r in (x.rad, y.rad) if _has_radius(r)]
+    if not radii and isinstance(mid, np.ndarray):
+        return MidRad(mid, _rounding_bound(mid))
+    return MidRad(mid, _bounded_sum(*_rounding_terms(mid), *radii, scratch=True))
+
+
+_ROUNDING_FACTOR = float_at_least(Fraction(PHI) / (1 - Fraction(2) ** -53) ** 2)
+
+
+def _rounding_bound(c):
+    """An upper bound of |c| PHI + ETA (_rounding_terms' sum) in three passes, for an operation on exact
+    operands: t = fl(|c| F) >= |c| F (1 - u) - ETA/2 with F (1 - u)^2 >= PHI, and fl(t + 2 ETA) >=
+    (1 - u)(t + 2 ETA) >= |c| PHI + (3/2)(1 - u) ETA (a sum of nonnegatives)."""
+    bound = np.abs(c)
+    bound *= _ROUNDING_FACTOR
+    bound += 2 * ETA
+    return bound
 
 
 def _difference(x: MidRad, y: MidRad) -> MidRad:
@@ -589,12 +603,11 @@ class MidRad64:
         |e^t - 1| <= 2r for |t| <= r <= 1 (e^r - 1 <= (e - 1) r by convexity, 1 - e^-r <= r), one
         exp per entry; else exp of both ends (exp increases)."""
         x = lift(x)
-        if x.rad.max() <= 1.0:  # every radius (nan: False); a reduction, no array of booleans
+        if x.rad.size == 0 or x.rad.max() <= 1.0:  # every radius (nan: False); a reduction, no booleans
             mid, e = exp64.exp_midrad(x.mid)  # |exp(m) - mid| <= e (exp64.exp_midrad's bound)
             if not _has_radius(x.rad):
                 return MidRad(mid, e)
-            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r; e is a binary64 bound itself,
-            # 2r exact (r <= 1), so each term is a bound or one rounded product (_bounded_sum)
+            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, bounded above by _exp_radius
             return MidRad(mid, _exp_radius(mid, e, x.rad))
         return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
 

@@ -31,7 +31,7 @@ ETA = 2.0**-1074
 def up(c):
     """An upper bound of the real number that c is the round-to-nearest value of: c + (|c| PHI + ETA),
     the same operations in the same order, in one array (a fresh large array costs more than a pass)."""
-    step = np.abs(c)
+    step = np.abs(c, dtype=np.float64)
     step *= PHI
     step += ETA
     step += c  # fl(step + c) = fl(c + step)
@@ -41,7 +41,7 @@ def up(c):
 def down(c):
     """A lower bound of the real number that c is the round-to-nearest value of: c - (|c| PHI + ETA), in
     one array as up()."""
-    step = np.abs(c)
+    step = np.abs(c, dtype=np.float64)
     step *= PHI
     step += ETA
     if isinstance(step, np.ndarray):
