@@ -11,12 +11,14 @@ start-up (round to nearest, gradual underflow, BLAS products as correctly rounde
   successor of rounding.py (up, down); the ends mid -+ rad are read out exactly rounded outward
   (TwoSum);
 - sums of k terms: |fl(sum) - sum| <= gamma_{k-1} sum |m_l| in any order;
-- products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
+- products A B through row norms (Cauchy-Schwarz), one BLAS call for the midpoints, O(n k) more work
+  and one BLAS call with one or two terms per entry for the radius (outer_upper):
   |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
   ||a_i|| ||(B_rad)_j|| + ||(A_rad)_i|| (||b_j|| + ||(B_rad)_j||);
-- exp through the proven exp of exp64.py; tanh from it; erf (so GELU) by its series of positive
-  terms with a bounded tail, in the backend's own operations; spectral norms from below by a binary64
-  witness vector, from above by Frobenius norms (the loose side: no claim the tier decides needs it).
+- exp through the proven exp of exp64.py (its midpoint-radius form); tanh from it; erf (so GELU) by
+  its series of positive terms with a bounded tail, in the backend's own operations; spectral norms
+  from below by a binary64 witness vector, from above by Frobenius norms (the loose side: no claim
+  the tier decides needs it).
 
 What cannot be enclosed here raises NotSupported (log, powers of matrices ...): the tier then
 hands the configurations to arb, never an unproven enclosure.  nan and inf in a result mean
