@@ -108,6 +108,39 @@ def test_planted_fault_one_ulp_narrower_bound_is_caught():
     assert len(violations(x, np.nextafter(lower, np.inf), upper)) > 0
 
 
+def midrad_violations(x: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> list[float]:
+    """Arguments where arb's exp is not certainly within rad of mid (exp_midrad's form; overflow: both inf)."""
+    bad = []
+    with ctx.workprec(80):
+        for xi, m, r in zip(x.tolist(), mid.tolist(), rad.tolist()):
+            if xi > exp64.X_MAX:
+                if not (m == np.inf and r == np.inf):
+                    bad.append(xi)
+                continue
+            value = arb(0) if xi == -np.inf else arb(xi).exp()
+            if not abs(value - arb(m)) <= arb(r):
+                bad.append(xi)
+    return bad
+
+
+def test_midpoint_radius_form_encloses_and_is_tight():
+    x = sample_points(300_000 - len(edge_points()), seed=3)
+    mid, rad = exp64.exp_midrad(x)
+    assert midrad_violations(x, mid, rad) == []
+    normal = (x > -707.0) & (x < exp64.X_MAX)
+    assert np.all(rad[normal] <= 2.8e-16 * mid[normal] + 3 * 2.0**-1074)  # e / (1 - e), two roundings, 2 ETA
+    # subnormal results keep their absolute accuracy; nan stays nan
+    mid, rad = exp64.exp_midrad(np.array([-740.0, -744.0, -746.0, np.nan]))
+    assert np.all(rad[:3] <= 3 * 2.0**-1074) and np.isnan(mid[3]) and np.isnan(rad[3])
+
+
+def test_planted_fault_in_the_midpoint_radius_form_is_caught():
+    x = sample_points(20_000, seed=4)
+    mid, rad = exp64.exp_midrad(x)
+    assert len(midrad_violations(x, mid, rad / 16)) > 0
+    assert len(midrad_violations(x, np.nextafter(mid, np.inf) + rad, rad)) > 0
+
+
 def test_ln2_parts_and_coefficients():
     with ctx.workprec(400):
         l1, l2, l3 = (arb(v) for v in exp64.LN2_PARTS)

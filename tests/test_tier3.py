@@ -218,6 +218,76 @@ def test_backend_operations_against_arb():
     assert backend_contradictions() == []
 
 
+def _corners(mid: np.ndarray, rad: np.ndarray) -> tuple[list[arb], list[arb]]:
+    """The exact ends mid -+ rad of each enclosure, as arb numbers (exact at PREC bits)."""
+    return ([arb(float(m)) - arb(float(r)) for m, r in zip(mid.ravel(), rad.ravel())],
+            [arb(float(m)) + arb(float(r)) for m, r in zip(mid.ravel(), rad.ravel())])
+
+
+def radius_contradictions(seed: int = 5, count: int = 600) -> list[str]:
+    """The operations on enclosures with radii (x +- x_r, y +- y_r, the divisor's away from 0) against
+    arb at every corner of the boxes (+, -, *, / and exp are monotone in each argument there, so their
+    ranges are reached at corners), the maximum and minimum along an axis at the lower ends, the upper
+    ends and the midpoints, and products of matrices with radii at sign patterns of their ends."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal(count) * 10.0 ** rng.integers(-8, 8, count)
+    y = rng.standard_normal(count) * 10.0 ** rng.integers(-8, 8, count)
+    rx = np.abs(x) * 10.0 ** rng.uniform(-15, -1, count) * (rng.random(count) < 0.9)
+    ry = np.abs(y) * 10.0 ** rng.uniform(-15, -1, count)
+    s, rs = rng.uniform(-30, 30, count), 10.0 ** rng.uniform(-16, 0.5, count)  # some rs > 1: exp's wide path
+    X, Y, S, ar, bad = MidRad(x, rx), MidRad(y, ry), MidRad(s, rs), MidRad64(), []
+    operations = {"x+y": (X + Y, lambda a, b, c: a + b), "x-y": (X - Y, lambda a, b, c: a - b),
+                  "x*y": (X * Y, lambda a, b, c: a * b), "x/y": (X / Y, lambda a, b, c: a / b),
+                  "exp": (ar.exp(S), lambda a, b, c: c.exp())}
+    with ctx.workprec(PREC), np.errstate(all="ignore"):
+        ends = [_corners(x, rx), _corners(y, ry), _corners(s, rs)]
+        for name, (value, exact) in operations.items():
+            lo, hi = value.lo, value.hi
+            for k in range(count):
+                for a in (ends[0][0][k], ends[0][1][k]):
+                    for b in (ends[1][0][k], ends[1][1][k]):
+                        c = ends[2][0][k] if rng.random() < 0.5 else ends[2][1][k]
+                        if _outside(exact(a, b, c), lo[k], hi[k]):
+                            bad.append(f"{name} at {k}")
+        M = MidRad(rng.standard_normal((count // 6, 6)), 10.0 ** rng.uniform(-14, -1, (count // 6, 6)))
+        for name, reduce, pick in (("maximum", ar.maximum, max), ("minimum", ar.minimum, min)):
+            value = reduce(M)
+            low, high = _corners(M.mid, M.rad)
+            middle = _exact(M.mid)
+            for i in range(M.shape[0]):
+                row = slice(6 * i, 6 * i + 6)
+                for points in (low[row], high[row], middle[row]):
+                    if _outside(pick(points, key=lambda v: float(v.mid())), value.lo[i], value.hi[i]):
+                        bad.append(f"{name} at {i}")
+        A = MidRad(rng.standard_normal((12, 7)), 10.0 ** rng.uniform(-14, -2, (12, 7)))
+        B = MidRad(rng.standard_normal((7, 5)) * 1e3, 10.0 ** rng.uniform(-12, 0, (7, 5)))
+        for product, transposed in ((ar.matmul(A, B), False), (ar.matmul(A, np.swapaxes(A, -1, -2)), True)):
+            for _ in range(4):
+                signs_a, signs_b = rng.choice([-1.0, 1.0], A.shape), rng.choice([-1.0, 1.0], B.shape)
+                a = arb_mat([[arb(float(A.mid[i, j])) + signs_a[i, j] * arb(float(A.rad[i, j]))
+                              for j in range(A.shape[1])] for i in range(A.shape[0])])
+                b = a.transpose() if transposed else arb_mat(
+                    [[arb(float(B.mid[i, j])) + signs_b[i, j] * arb(float(B.rad[i, j])) for j in range(B.shape[1])]
+                     for i in range(B.shape[0])])
+                exact = a * b
+                for (i, j), _ in np.ndenumerate(product.mid):
+                    if _outside(exact[i, j], product.lo[i, j], product.hi[i, j]):
+                        bad.append(f"matmul{' (Gram)' if transposed else ''} at {i},{j}")
+    return bad
+
+
+def test_operations_on_enclosures_with_radii_against_arb():
+    assert radius_contradictions() == []
+
+
+def test_planted_fault_matmul_without_the_second_operands_radius_is_caught(monkeypatch):
+    """outer_upper given only the first pair (A's rounding and radius against ||b_j||): the products'
+    enclosures then miss the share of B's radius, and the corners must show it."""
+    original = midrad64.outer_upper
+    monkeypatch.setattr(midrad64, "outer_upper", lambda lefts, rights, count: original(lefts[:1], rights[:1], count))
+    assert any(problem.startswith("matmul") for problem in radius_contradictions(count=60))
+
+
 def erf_contradictions(seed: int = 11) -> list[str]:
     """erf (GELU's) at binary64 points of every kind against mpmath at 160 bits: each point where the
     enclosure misses erf, or is loose (over 1e-12 relative where erf is neither tiny nor saturated);

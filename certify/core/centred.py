@@ -81,15 +81,11 @@ def unsupported(layer: Layer) -> str | None:
     return None
 
 
-def centre(ar, X, *, exact: bool = False) -> Centred:
-    """c = the mean token and E = X - 1 c^T (the true E has zero column sums; the balls enclose it).
-    With exact=True c is the midpoint of the mean's enclosure, an exact vector: E's enclosure is then of
-    the size of the disagreement, with no radius of c's size (used by tier 3 near consensus; the
+def centre(ar, X) -> Centred:
+    """c = the mean token and E = X - 1 c^T (the true E has zero column sums; the balls enclose it; the
     trajectory certificate states the mean-token form the checker recomputes).  Batched: X (..., n, d),
     c (..., d)."""
     c = X.sum(axis=-2) / ar.number(X.shape[-2])
-    if exact:
-        c = ar.exact_centre(c)
     return Centred(c, X - c[..., None, :])
 
 

@@ -36,7 +36,11 @@ from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput
 
 HOLDS, UNDECIDED = "holds", "cannot decide"
-CHUNK_ELEMENTS = 1 << 17  # doubles of one n x max(n, d) array of a chunk: 1 MB
+# doubles of one n x max(n, d) array of a chunk: 512 KB, so that an elementwise pass over two such arrays
+# into a third stays in a core's 2 MB cache; yet at least CHUNK_AT_LEAST configurations, as a chunk costs
+# about a millisecond of Python whatever its size
+CHUNK_ELEMENTS = 1 << 16
+CHUNK_AT_LEAST = 2
 TIER3 = MidRad64()
 
 # The claims the tier decides, and the end of each enclosure that "holds" uses (lhs from above,
@@ -157,7 +161,7 @@ class Batch:
         """The batch in consecutive parts whose n x n and n x d arrays fit in a core's cache
         (elementwise passes over them then run at cache speed, not memory speed)."""
         n, d = self.X.shape[-2:]
-        size = configurations_within(CHUNK_ELEMENTS, n, d)
+        size = max(CHUNK_AT_LEAST, configurations_within(CHUNK_ELEMENTS, n, d))
         if len(self) <= size:
             return [self]
         return [self.part(slice(start, start + size)) for start in range(0, len(self), size)]
@@ -193,8 +197,10 @@ class Batch:
         A, or into the key side W_K, b_K: (Z W_Q + b_Q)(s (Z W_K + b_K))^T is the scaled score, and
         ||W_Q (s W_K)^T||_2 = |s| ||W_Q W_K^T||_2 = a."""
         b, n = self.X.shape[0], self.X.shape[-2]
-        beta = MidRad(np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (b,)))
-        per_matrix = beta[:, None, None]
+        beta = np.broadcast_to(np.asarray(self.beta, dtype=np.float64), (b,))
+        # beta = 1 everywhere (the default): A and W_K stay exact (M * 1 is M: MidRad's exact products
+        # by powers of two), so every product with them skips the bound of a radius
+        per_matrix = 1 if np.all(beta == 1) else MidRad(beta)[:, None, None]
         ffn = None
         if self.ffn is not None:
             f = self.ffn
@@ -225,9 +231,13 @@ def layer_view(batch: Batch) -> LayerView:
     batch = batch.validated()
     X = MidRad(batch.X)
     layer, arrays = batch.structure().layers[0], batch.arrays()
-    # P X from the centred tokens where the layer is translation-equivariant (near consensus the
-    # output's enclosure is then of the size of the disagreement, not of the tokens)
-    translated = None if centred.unsupported(layer) else centred.centre(TIER3, X, exact=True).E
+    # P X from the centred tokens E = X - 1 c^T where the layer is translation-equivariant (near consensus
+    # the output's enclosure is then of the size of the disagreement, not of the tokens).  Any exact
+    # vector c serves (apply_layer); the float64 mean of the tokens is one, and E's enclosure then has no
+    # radius of c's size
+    translated = None
+    if centred.unsupported(layer) is None:
+        translated = X - MidRad(np.mean(batch.X, axis=-2, keepdims=True))
     step = apply_layer(TIER3, layer, X, arrays, translated=translated)
     return LayerView(ar=TIER3, t=0, layer=layer, arrays=arrays, X=X, step=step, X0=X, witnesses={})
 

@@ -23,6 +23,10 @@ rounding of ldexp into the subnormals (ldexp is exact on normal results; on subn
 is off by less than one subnormal unit, and adding or subtracting ETA there is exact).
 Outside [X_MIN, X_MAX]: exp(x) <= 2^-1074 below (lower 0), upper = +inf above (overflow:
 cannot decide), lower = the lower bound at X_MAX.  nan gives nan.
+
+The midpoint-radius form (exp_midrad, for the backend's narrow enclosures, one scaling instead of
+two): mid = ldexp(p, k) and rad = fl(fl(mid * MID_FACTOR) + 2 ETA), with
+|exp(x) - mid| <= rad: see exp_midrad.
 """
 
 from __future__ import annotations
@@ -69,6 +73,16 @@ def enclosure_factors(rel_error: float) -> tuple[float, float]:
 DOWN_FACTOR, UP_FACTOR = enclosure_factors(REL_ERROR)
 
 
+def midpoint_factor(rel_error: float) -> float:
+    """F with F (1 - u)^2 >= e / (1 - e), e = rel_error (exp_midrad's radius: e / (1 - e) bounds
+    |exp(r) - p| / p, and (1 - u)^2 the rounding of its two operations)."""
+    e, u = Fraction(rel_error), Fraction(UNIT_ROUNDOFF)
+    return float_at_least(e / (1 - e) / (1 - u) ** 2)
+
+
+MID_FACTOR = midpoint_factor(REL_ERROR)
+
+
 def _reduce(x: np.ndarray):
     """k and the reduced argument r of x in [X_MIN, X_MAX], and the run-time check |r1| <= R1_MAX."""
     k = x * INV_LN2
@@ -95,35 +109,76 @@ CHUNK = 1 << 13  # elements per pass: the temporaries of a chunk stay in cache
 def exp_bounds(x) -> tuple[np.ndarray, np.ndarray]:
     """Arrays (lower, upper) with lower <= exp(x) <= upper elementwise for an array x (nan where
     x is nan)."""
+    return _chunked(_enclose, x)
+
+
+def exp_midrad(x) -> tuple[np.ndarray, np.ndarray]:
+    """Arrays (mid, rad) with |exp(x) - mid| <= rad elementwise for an array x (nan where x is nan;
+    mid = rad = inf where x > X_MAX).
+
+    For x in [X_MIN, X_MAX], with P = 2^k p exactly and e = REL_ERROR: exp(x) = 2^k exp(x - k ln 2)
+    and |p - exp(x - k ln 2)| <= e exp(x - k ln 2) <= e p / (1 - e), so |exp(x) - P| <= e' P with
+    e' = e / (1 - e).  mid = ldexp(p, k) is P rounded once to nearest (exact when normal, within
+    ETA/2 in the subnormals: fpmodel's probe of ldexp), so |exp(x) - mid| <= e' (mid + ETA/2) + ETA/2
+    <= e' mid + ETA.  With F = MID_FACTOR (F (1 - u)^2 >= e'), t = fl(mid F) >= mid F (1 - u) - ETA/2
+    (a product, mid >= 0) and rad = fl(t + 2 ETA) >= (1 - u)(t + 2 ETA) (a sum of nonnegatives)
+    >= e' mid + (3/2)(1 - u) ETA >= e' mid + ETA.  Below X_MIN exp(x) < exp(X_MIN) < ETA and mid
+    (that of X_MIN) is 0 or ETA, both within rad >= 2 ETA of exp(x)."""
+    return _chunked(_midrad, x)
+
+
+def _chunked(finish, x) -> tuple[np.ndarray, np.ndarray]:
+    """finish(x part, first part, second part) over the chunks of x, into two arrays of x's shape."""
     shape = np.shape(x)
     x = np.asarray(x, dtype=np.float64).reshape(-1)
-    lower, upper = np.empty_like(x), np.empty_like(x)
+    first, second = np.empty_like(x), np.empty_like(x)
     for start in range(0, x.size, CHUNK):
         part = slice(start, start + CHUNK)
-        _enclose(x[part], lower[part], upper[part])
-    return lower.reshape(shape), upper.reshape(shape)
+        finish(x[part], first[part], second[part])
+    return first.reshape(shape), second.reshape(shape)
+
+
+def _scaled_parts(x: np.ndarray):
+    """(p, k, unreduced, nan): the polynomial p and the exponent k (int32: |k| <= K_MAX, and numpy's
+    ldexp is several times faster with int32 than with int64 exponents) of x clipped to [X_MIN, X_MAX],
+    the entries where the run-time check |r1| <= R1_MAX failed (None when none did: never for
+    k = rint(x / ln 2), but the proof assumes it) and the nan entries (None when none)."""
+    clipped = np.clip(x, X_MIN, X_MAX)
+    nan = np.isnan(clipped)
+    if nan.any():
+        clipped[nan] = 0.0
+    else:
+        nan = None
+    k, r, reduced = _reduce(clipped)
+    return _horner(r), k.astype(np.int32), None if reduced.all() else ~reduced, nan
 
 
 def _enclose(x: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> None:
-    clipped = np.clip(x, X_MIN, X_MAX)
-    nan = np.isnan(clipped)
-    has_nan = bool(nan.any())
-    if has_nan:
-        clipped[nan] = 0.0
-    k, r, reduced = _reduce(clipped)
-    p = _horner(r)
-    exponent = k.astype(np.int64)
+    p, exponent, unreduced, nan = _scaled_parts(x)
     np.ldexp(p * UP_FACTOR, exponent, out=upper)
     upper += ETA
     np.ldexp(p * DOWN_FACTOR, exponent, out=lower)
     lower -= ETA
     np.maximum(lower, 0.0, out=lower)
-    if not reduced.all():  # never for k = rint(x / ln 2); the proof assumes it, so it is checked
-        upper[~reduced], lower[~reduced] = np.inf, 0.0
+    if unreduced is not None:
+        upper[unreduced], lower[unreduced] = np.inf, 0.0
     upper[x > X_MAX] = np.inf
     lower[x < X_MIN] = 0.0
-    if has_nan:
+    if nan is not None:
         upper[nan], lower[nan] = np.nan, np.nan
+
+
+def _midrad(x: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> None:
+    p, exponent, unreduced, nan = _scaled_parts(x)
+    np.ldexp(p, exponent, out=mid)
+    np.multiply(mid, MID_FACTOR, out=rad)
+    rad += 2 * ETA
+    if unreduced is not None:
+        rad[unreduced] = np.inf
+    above = x > X_MAX
+    mid[above], rad[above] = np.inf, np.inf
+    if nan is not None:
+        mid[nan], rad[nan] = np.nan, np.nan
 
 
 def derive_rel_error_bound(prec: int = 256, pieces: int = 64):

@@ -11,12 +11,14 @@ start-up (round to nearest, gradual underflow, BLAS products as correctly rounde
   successor of rounding.py (up, down); the ends mid -+ rad are read out exactly rounded outward
   (TwoSum);
 - sums of k terms: |fl(sum) - sum| <= gamma_{k-1} sum |m_l| in any order;
-- products A B through row norms (Cauchy-Schwarz), one BLAS call and O(n k) more work:
+- products A B through row norms (Cauchy-Schwarz), one BLAS call for the midpoints, O(n k) more work
+  and one BLAS call with one or two terms per entry for the radius (outer_upper):
   |fl(A B) - A B|_ij <= gamma_k ||a_i|| ||b_j|| + k ETA, and the radii of A and B enter as
   ||a_i|| ||(B_rad)_j|| + ||(A_rad)_i|| (||b_j|| + ||(B_rad)_j||);
-- exp through the proven exp of exp64.py; tanh from it; erf (so GELU) by its series of positive
-  terms with a bounded tail, in the backend's own operations; spectral norms from below by a binary64
-  witness vector, from above by Frobenius norms (the loose side: no claim the tier decides needs it).
+- exp through the proven exp of exp64.py (its midpoint-radius form); tanh from it; erf (so GELU) by
+  its series of positive terms with a bounded tail, in the backend's own operations; spectral norms
+  from below by a binary64 witness vector, from above by Frobenius norms (the loose side: no claim
+  the tier decides needs it).
 
 What cannot be enclosed here raises NotSupported (log, powers of matrices ...): the tier then
 hands the configurations to arb, never an unproven enclosure.  nan and inf in a result mean
@@ -34,8 +36,8 @@ import numpy as np
 from certify.core.arith import exp64
 from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
-from certify.core.arith.rounding import (ETA, PHI, down, float_at_least, float_at_most, gamma, nonneg_sum_upper,
-                                        reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
+from certify.core.arith.rounding import (ETA, PHI, abs_sum_upper, down, float_at_least, float_at_most, gamma,
+                                        nonneg_sum_upper, reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
@@ -54,11 +56,25 @@ def _squares(M):
     return np.einsum("...l,...l->...", M, M)
 
 
+@functools.lru_cache(maxsize=None)
+def _norm_factor(k: int) -> float:
+    """1 / ((1 - gamma_k)(1 - u)^2) rounded up (exact Fractions, once per k): row_norms_upper's scaling."""
+    return float_at_least(1 / ((1 - gamma(k)) * (1 - Fraction(2) ** -53) ** 2))
+
+
 def row_norms_upper(M):
-    """Upper bounds of the Euclidean norms of the rows of M (over the last axis)."""
+    """Upper bounds of the Euclidean norms of the rows of M (over the last axis, k entries, k u <= 1/4).
+
+    s = fl(sum_l fl(m_l^2)) (_squares) has s >= (1 - gamma_k) sum m^2 - k ETA (a dot product's bound),
+    so sum m^2 <= (s + k ETA) / (1 - gamma_k).  With F >= 1 / ((1 - gamma_k)(1 - u)^2): t = fl(s F) >=
+    s F (1 - u) - ETA/2 (a product, s >= 0) and v = fl(t + (2k + 2) ETA) >= (1 - u)(t + (2k + 2) ETA)
+    (a sum of nonnegatives) >= s / (1 - gamma_k) + (1 - u)(2k + 3/2) ETA >= (s + k ETA) / (1 - gamma_k);
+    the norm is at most sqrt(v) <= sqrt_up(v).  Three operations before the square root, one up()."""
     k = M.shape[-1]
-    factor = _factors(k)[1]
-    return sqrt_up(up(up(_squares(M) * factor) + 2 * k * ETA))
+    v = _squares(M)
+    v *= _norm_factor(k)
+    v += (2 * k + 2) * ETA
+    return sqrt_up(v)
 
 
 def sum_squares_lower(M):
@@ -68,44 +84,81 @@ def sum_squares_lower(M):
     return np.maximum(down(down(_squares(M) - k * ETA) * factor), 0.0)
 
 
-_OUTER_SLACK = 1 + 2.0**-50  # (1 + 2^-50)(1 - u)^2 >= 1
+@functools.lru_cache(maxsize=None)
+def _outer_factor(p: int) -> float:
+    """1 / ((1 - u)(1 - gamma_p)) rounded up (exact Fractions, once per p): outer_upper's scaling."""
+    return float_at_least(1 / ((1 - Fraction(2) ** -53) * (1 - gamma(p))))
 
 
-def outer_upper(a, b, count: int):
-    """R with R_ij >= a_i b_j + count ETA for vectors a, b >= 0 (over the last axis), in two
-    binary64 operations per entry.
+def outer_upper(lefts: list, rights: list, count: int):
+    """R with R_ij >= sum_t a_ti b_tj + count ETA for p pairs of vectors a_t (..., n), b_t (..., m) >= 0
+    (lefts and rights).
 
-    With a' = up(a (1 + 2^-50)) and R = fl(fl(a'_i b_j) + (count + 1) ETA): fl(z) >= z (1 - u) - ETA/2
-    for a product and fl(s) >= s (1 - u) for a sum of nonnegatives, so R >= a' b (1 - u)^2 +
-    (count + 1/2)(1 - u) ETA >= a b + count ETA (count <= 2^52)."""
-    scaled = up(a * _OUTER_SLACK)
-    R = np.einsum("...i,...j->...ij", scaled, b)  # each entry one rounded product (faster than broadcasting)
-    R += (count + 1) * ETA
+    With a'_t = up(fl(a_t F)) >= a_t F, F >= 1 / ((1 - u)(1 - gamma_p)): S = fl(sum_t a'_ti b_tj), one
+    rounded product when p = 1 (einsum: faster than broadcasting), else one BLAS product with p terms per
+    entry (numpy's batched product of a short inner axis: faster than p outer products and their sum),
+    has S >= (1 - gamma_p) sum_t a'_t b_t - p ETA (the product's bound, module docstring; S >= 0), and
+    R = fl(S + (count + p + 1) ETA) >= (1 - u)(S + (count + p + 1) ETA) >= sum_t a_t b_t + count ETA
+    (count <= 2^52).  The constant is added after the product, not as one more term of it: a subnormal
+    product in every entry would slow the product down several times."""
+    factor = _outer_factor(len(lefts))
+    scaled = [up(a * factor) for a in lefts]
+    if len(lefts) == 1:
+        R = np.einsum("...i,...j->...ij", scaled[0], rights[0])
+    else:
+        R = np.stack(scaled, axis=-1) @ np.stack(rights, axis=-2)
+    R += (count + len(lefts) + 1) * ETA
     return R
 
 
 def _has_radius(rad) -> bool:
-    return np.ndim(rad) > 0 or rad != 0
+    return rad.ndim > 0 or rad != 0 if isinstance(rad, np.ndarray) else np.ndim(rad) > 0 or rad != 0
+
+
+def _full(rad, shape):
+    """rad broadcast to shape (rad itself when it has that shape: numpy's broadcast_to costs microseconds)."""
+    return rad if rad.shape == shape else np.broadcast_to(rad, shape)
 
 
 _SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
 
 
-def _bounded_sum(*terms):
+def _bounded_sum(*terms, scratch: bool = False):
     """An upper bound of T_1 + ... + T_k (k <= 20) for nonnegative reals T_i, each given as a binary64
     t_i that is T_i itself or the round-to-nearest result of one operation whose exact result is T_i
     (so t_i >= T_i (1 - u) - ETA/2).  s = fl(t_1 + ... + t_k) >= (1 - u)^(k-1) sum t_i (nonnegative
     sums), and fl(fl(s (1 + 2^-48)) + (k + 1) ETA) >= (1 + 2^-48)(1 - u)^(k+2) sum T_i
-    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions."""
-    total = np.add(terms[0], terms[1]) if len(terms) > 1 else np.array(terms[0], dtype=np.float64)
-    for term in terms[2:]:
-        if np.shape(term) == np.shape(total):
-            total += term
-        else:
-            total = total + term
+    + ETA ((k + 1)(1 - u) - (k/2)(1 + 2^-48) - 1/2) >= sum T_i.  Three passes and k - 1 additions.
+    scratch: terms[0] is a fresh array of the result's shape that the sum may be accumulated in (the same
+    operations, one array fewer)."""
+    first = terms[0]
+    if scratch and isinstance(first, np.ndarray):
+        total = first
+        for term in terms[1:]:
+            total += term  # numpy refuses a term that does not broadcast to the first one's shape
+    else:
+        total = np.add(first, terms[1]) if len(terms) > 1 else np.array(first, dtype=np.float64)
+        for term in terms[2:]:
+            if np.shape(term) == np.shape(total):
+                total += term
+            else:
+                total = total + term
     total *= _SLACK
     total += (len(terms) + 1) * ETA
     return total
+
+
+_EXACT_MULTIPLES = 2.0**52  # k ETA for integers k <= 2^52 is the binary64 number of bit pattern k
+
+
+def _eta_times(c):
+    """A binary64 number >= ETA c for each c >= 0 (inf where c > 2^52 - 1 or c is not finite), without a
+    floating-point multiplication by the subnormal ETA (microcode-slow, several times slower than the
+    rest of a division): ETA ceil(c), exactly, as the number whose bit pattern is the integer ceil(c)."""
+    whole = np.ceil(c)
+    fits = whole <= _EXACT_MULTIPLES  # False for nan
+    bound = np.where(fits, whole, 0.0).astype(np.int64).view(np.float64)
+    return np.where(fits, bound, np.inf)
 
 
 def _rounding_terms(c) -> list:
@@ -134,7 +187,9 @@ def _midpoint(lo, hi):
     operation whose exact result is the larger distance to an end."""
     mid = lo * 0.5
     mid += hi * 0.5  # no overflow
-    return mid, np.maximum(hi - mid, mid - lo)
+    distance, other = hi - mid, mid - lo
+    in_place = isinstance(distance, np.ndarray) and distance.shape == np.shape(other)
+    return mid, np.maximum(distance, other, out=distance if in_place else None)
 
 
 def _frobenius_upper(M: MidRad):
@@ -160,7 +215,7 @@ class MidRad:
     def hull(cls, lo, hi) -> MidRad:
         """The enclosure of [lo, hi] (binary64 bounds)."""
         mid, distance = _midpoint(lo, hi)
-        return cls(mid, _bounded_sum(distance))
+        return cls(mid, _bounded_sum(distance, scratch=True))
 
     # the ends of the enclosure: the binary64 numbers next to the exact mid -+ rad
     @property
@@ -199,7 +254,7 @@ class MidRad:
         return len(self.mid)
 
     def __getitem__(self, key) -> MidRad:
-        rad = _index(np.broadcast_to(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
+        rad = _index(_full(self.rad, self.mid.shape), key) if self.rad.ndim else self.rad
         return MidRad(_index(self.mid, key), rad)
 
     def __neg__(self) -> MidRad:
@@ -207,18 +262,16 @@ class MidRad:
 
     def __add__(self, other) -> MidRad:
         other = lift(other)
-        mid = self.mid + other.mid
-        terms = _rounding_terms(mid)
-        terms += [r for r in (self.rad, other.rad) if _has_radius(r)]
-        return MidRad(mid, _bounded_sum(*terms))
+        return _rounded(self.mid + other.mid, self, other)
 
     __radd__ = __add__
 
     def __sub__(self, other) -> MidRad:
-        return self + (-lift(other))
+        """As __add__: fl(x_m - y_m) is one rounded operation too (no negated copy of y)."""
+        return _difference(self, lift(other))
 
     def __rsub__(self, other) -> MidRad:
-        return lift(other) + (-self)
+        return _difference(lift(other), self)
 
     def __mul__(self, other) -> MidRad:
         """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
@@ -240,25 +293,35 @@ class MidRad:
             terms.append(np.abs(self.mid) * other.rad)
             if _has_radius(self.rad):
                 terms.append(self.rad * other.rad)
-        return MidRad(mid, _bounded_sum(*terms))
+        return MidRad(mid, _bounded_sum(*terms, scratch=True))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other) -> MidRad:
         """q = fl(x_m / y_m): |x/y - q| <= |x_m/y_m - q| + (x_r + |x_m/y_m| y_r) / |y|, with |y| >= l =
         |y_m| - y_r > 0 (else no bound: nan) and |x_m/y_m| <= |q| (1 + 2^-52) + ETA:
-        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1."""
+        the terms x_r f1 and |q| f2 + ETA f2' with f1 >= 1/l, f2 >= y_r f1 (1 + 2^-52), f2' >= y_r f1.
+        With a radius of y, the rounding |q| PHI + ETA joins them: |q| (PHI + f2) + ETA (1 + f2') in two
+        terms, |q| w with w >= PHI + f2 and ETA c with c >= 1 + f2' (_eta_times)."""
         other = lift(other)
         q = self.mid / other.mid
         smallest = down(np.abs(other.mid) - other.rad)
-        inverse = up(1.0 / smallest)
-        terms = _rounding_terms(q)
+        # nan where l <= 0: every radius term below carries it into the result (0 * nan is nan), on
+        # the divisor's shape, which is often smaller than the result's
+        inverse = np.where(smallest > 0, up(1.0 / smallest), np.nan)
+        if _has_radius(other.rad):
+            spread = up(other.rad * inverse)  # f2'
+            magnitude = np.abs(q)
+            magnitude *= up(up(spread * (1 + 2.0**-52)) + PHI)  # w, on the divisor's shape
+            terms = [magnitude, _eta_times(up(1.0 + spread))]
+        else:
+            terms = _rounding_terms(q)
         if _has_radius(self.rad):
             terms.append(self.rad * inverse)
-        if _has_radius(other.rad):
-            spread = up(other.rad * inverse)
-            terms += [np.abs(q) * up(spread * (1 + 2.0**-52)), ETA * spread]
-        return MidRad(q, np.where(smallest > 0, _bounded_sum(*terms), np.nan))
+        rad = _bounded_sum(*terms, scratch=True)
+        if len(terms) == 2 and not _has_radius(other.rad):  # exact operands: the nan here
+            rad = np.where(smallest > 0, rad, np.nan)
+        return MidRad(q, rad)
 
     def __rtruediv__(self, other) -> MidRad:
         return lift(other) / self
@@ -271,10 +334,10 @@ class MidRad:
             mid = self.mid.sum(axis=axis, keepdims=keepdims)
         else:
             mid = reduce_axis(np.add, self.mid, axis, keepdims)
-        magnitude = _nonneg_total(np.abs(self.mid), axes, keepdims)
+        magnitude = _abs_total(self.mid, axes, keepdims)
         rad = up(_factors(max(k - 1, 1))[0] * magnitude)
         if _has_radius(self.rad):
-            rad = up(rad + _nonneg_total(np.broadcast_to(self.rad, self.mid.shape), axes, keepdims))
+            rad = up(rad + _nonneg_total(_full(self.rad, self.mid.shape), axes, keepdims))
         return MidRad(mid, rad)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -284,9 +347,44 @@ class MidRad:
             return MidRad(np.where(condition, x.mid, y.mid), np.where(condition, x.rad, y.rad))
         if func in (np.swapaxes, np.diagonal):
             M = args[0]
-            rad = func(np.broadcast_to(M.rad, M.mid.shape), *args[1:], **kwargs)
+            # a 0-d radius (0 for exact values) is every entry's: kept so, the products still see
+            # exact operands (_has_radius) and skip the bound of a radius
+            rad = M.rad if M.rad.ndim == 0 else func(_full(M.rad, M.mid.shape), *args[1:], **kwargs)
             return MidRad(func(M.mid, *args[1:], **kwargs), rad)
         raise NotSupported(f"numpy's {func.__name__} on midpoint-radius arrays")
+
+
+def _rounded(mid, x: MidRad, y: MidRad) -> MidRad:
+    """The enclosure of x + y or x - y from mid, its one rounded operation on the midpoints: the
+    rounding (_rounding_terms) and both radii."""
+    radii = [r for r in (x.rad, y.rad) if _has_radius(r)]
+    if not radii and isinstance(mid, np.ndarray):
+        return MidRad(mid, _rounding_bound(mid))
+    return MidRad(mid, _bounded_sum(*_rounding_terms(mid), *radii, scratch=True))
+
+
+_ROUNDING_FACTOR = float_at_least(Fraction(PHI) / (1 - Fraction(2) ** -53) ** 2)
+
+
+def _rounding_bound(c):
+    """An upper bound of |c| PHI + ETA (_rounding_terms' sum) in three passes, for an operation on exact
+    operands: t = fl(|c| F) >= |c| F (1 - u) - ETA/2 with F (1 - u)^2 >= PHI, and fl(t + 2 ETA) >=
+    (1 - u)(t + 2 ETA) >= |c| PHI + (3/2)(1 - u) ETA (a sum of nonnegatives)."""
+    bound = np.abs(c)
+    bound *= _ROUNDING_FACTOR
+    bound += 2 * ETA
+    return bound
+
+
+def _difference(x: MidRad, y: MidRad) -> MidRad:
+    return _rounded(x.mid - y.mid, x, y)
+
+
+def _abs_total(M, axes: tuple, keepdims: bool):
+    """_nonneg_total of |M| (over the last axis rounding.abs_sum_upper: no array of |M| the size of M)."""
+    if len(axes) == 1 and axes[0] % M.ndim == M.ndim - 1:
+        return abs_sum_upper(M, keepdims)
+    return _nonneg_total(np.abs(M), axes, keepdims)
 
 
 def _nonneg_total(M, axes: tuple, keepdims: bool):
@@ -322,6 +420,42 @@ def lift(value) -> MidRad:
     if isinstance(value, (Fraction, int)) and not isinstance(value, bool) and Fraction(float(value)) != value:
         return MidRad64.number(value)
     return MidRad(value)
+
+
+def _extreme(ufunc, x: MidRad) -> MidRad:
+    """The enclosure of the maximum (ufunc np.maximum) or minimum (np.minimum) of x's entries along the
+    last axis, the ends rounded outward once after the reduction instead of once per entry.
+
+    With z_p = mid_p - rad_p (exact) and c_p = fl(z_p): pred(c_p) <= z_p <= succ(c_p), and fl, pred
+    and succ are nondecreasing, so for m = ufunc over p of c_p: the maximum of the z_p is at least
+    z_p* >= pred(m) (p* where c_p* = m), the minimum at least pred(m) (every z_p >= pred(c_p) >=
+    pred(m)), and down(m) <= pred(m) (rounding.down).  Likewise the upper ends from fl(mid_p + rad_p),
+    at most succ(M) <= up(M) for M their maximum (or minimum): every z_p > succ(M) would have
+    c_p >= succ(M) > M (or, for the minimum, the entry p* with c_p* = M)."""
+    lower = down(reduce_axis(ufunc, x.mid - x.rad))
+    upper = up(reduce_axis(ufunc, x.mid + x.rad))
+    return MidRad.hull(lower, upper)
+
+
+_DOUBLED = 2 + 2.0**-49  # 2 (1 + 2^-50)
+_WIDENED = 1 + 2.0**-49
+
+
+def _exp_radius(mid, e, r):
+    """R >= e + 2 (mid + e) r for binary64 arrays mid, e, r >= 0, in one array of mid's shape besides e.
+
+    s = fl(mid + e) >= (1 - u)(mid + e) (a sum of nonnegatives); p = fl(s r) >= (1 - u) s r - ETA/2 (a
+    product); q = fl(p C), C = 2 (1 + 2^-50): q >= (1 - u)^3 C (mid + e) r - (1 - u)(C/2) ETA - ETA/2 >=
+    2 (mid + e) r - 1.51 ETA as (1 - u)^3 (1 + 2^-50) >= 1, and q >= 0; then fl(q + e) >= (1 - u)(q + e),
+    times S = 1 + 2^-49 rounded: >= (1 - u)^2 S (q + e) - ETA/2, plus 4 ETA rounded: R >= (1 - u)^3 S
+    (q + e) + 3.49 ETA >= e + 2 (mid + e) r + (3.49 - 1.52) ETA, as 1 <= (1 - u)^3 S <= 1.0000001."""
+    R = np.add(mid, e)
+    R *= r
+    R *= _DOUBLED
+    R += e
+    R *= _WIDENED
+    R += 4 * ETA
+    return R
 
 
 def _odd(t, low, high):
@@ -403,7 +537,7 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
 
 def _image_norm_lower(w: MidRad, v):
     """||M v|| / ||v|| from below, given w enclosing M v: ||M v|| >= ||w_mid|| - ||w_rad||."""
-    error = row_norms_upper(np.broadcast_to(w.rad, w.shape))
+    error = row_norms_upper(_full(w.rad, w.shape))
     image = np.maximum(down(sqrt_down(sum_squares_lower(w.mid)) - error), 0.0)
     return np.maximum(down(image / row_norms_upper(v)), 0.0)
 
@@ -471,13 +605,12 @@ class MidRad64:
         |e^t - 1| <= 2r for |t| <= r <= 1 (e^r - 1 <= (e - 1) r by convexity, 1 - e^-r <= r), one
         exp per entry; else exp of both ends (exp increases)."""
         x = lift(x)
-        if np.all(x.rad <= 1.0):
-            mid, distance = _midpoint(*exp64.exp_bounds(x.mid))  # |exp(m) - mid| <= distance
+        if x.rad.size == 0 or x.rad.max() <= 1.0:  # every radius (nan: False); a reduction, no booleans
+            mid, e = exp64.exp_midrad(x.mid)  # |exp(m) - mid| <= e (exp64.exp_midrad's bound)
             if not _has_radius(x.rad):
-                return MidRad(mid, _bounded_sum(distance))
-            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, e >= |exp(m) - mid|
-            e, twice = _bounded_sum(distance), 2.0 * x.rad
-            return MidRad(mid, _bounded_sum(e, mid * twice, e * twice))
+                return MidRad(mid, e)
+            # |exp(x) - mid| <= e + exp(m) |e^t - 1| <= e + (mid + e) 2r, bounded above by _exp_radius
+            return MidRad(mid, _exp_radius(mid, e, x.rad))
         return MidRad.hull(exp64.exp_bounds(x.lower)[0], exp64.exp_bounds(x.upper)[1])
 
     @staticmethod
@@ -553,15 +686,13 @@ class MidRad64:
 
     @staticmethod
     def maximum(x) -> MidRad:
-        """An enclosure of the largest entry along the last axis: the maxima of the ends."""
-        x = lift(x)
-        return MidRad.hull(reduce_axis(np.maximum, x.lower), reduce_axis(np.maximum, x.upper))
+        """An enclosure of the largest entry along the last axis: the maxima of the ends (_extreme)."""
+        return _extreme(np.maximum, lift(x))
 
     @staticmethod
     def minimum(x) -> MidRad:
-        """An enclosure of the smallest entry along the last axis: the minima of the ends."""
-        x = lift(x)
-        return MidRad.hull(reduce_axis(np.minimum, x.lower), reduce_axis(np.minimum, x.upper))
+        """An enclosure of the smallest entry along the last axis: the minima of the ends (_extreme)."""
+        return _extreme(np.minimum, lift(x))
 
     @staticmethod
     def row_shift(scores, mask):
@@ -581,19 +712,19 @@ class MidRad64:
         k = A.shape[-1]
         mid = A @ B
         gram = _transposes(A, B) and (not (_has_radius(a.rad) or _has_radius(b.rad)) or _transposes(
-            np.broadcast_to(a.rad, A.shape), np.broadcast_to(b.rad, B.shape)))
+            _full(a.rad, A.shape), _full(b.rad, B.shape)))
         a_norms = row_norms_upper(A)
         b_norms = a_norms if gram else row_norms_upper(np.swapaxes(B, -1, -2))
         left = up(_factors(k)[0] * a_norms)
         if _has_radius(a.rad):
-            a_rad_norms = row_norms_upper(np.broadcast_to(a.rad, A.shape))
+            a_rad_norms = row_norms_upper(_full(a.rad, A.shape))
             left = up(left + a_rad_norms)
-        rad = outer_upper(left, b_norms, k)
-        if _has_radius(b.rad):
-            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(np.broadcast_to(b.rad, B.shape), -1, -2))
-            right = a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms)
-            rad = up(rad + outer_upper(right, b_rad_norms, 0))
-        return MidRad(mid, rad)
+        lefts, rights = [left], [b_norms]  # rad >= left_i ||b_j|| + k ETA ...
+        if _has_radius(b.rad):  # ... + (||a_i|| + ||(A_rad)_i||) ||(B_rad)_j||
+            b_rad_norms = a_rad_norms if gram else row_norms_upper(np.swapaxes(_full(b.rad, B.shape), -1, -2))
+            lefts.append(a_norms if not _has_radius(a.rad) else up(a_norms + a_rad_norms))
+            rights.append(b_rad_norms)
+        return MidRad(mid, outer_upper(lefts, rights, k))
 
     def spectral_norm(self, matrix, witnesses: dict, key: str) -> MidRad:
         """||M||_2 in [||M v|| / ||v||, ||M||_F] per matrix, v a binary64 witness (recorded)."""
