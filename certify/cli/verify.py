@@ -19,7 +19,7 @@ def add_parser(subparsers):
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
                               "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
                               "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
-                              "undecided or certified configuration, those tier 3 does not vouch for here, the holds "
+                              "undecided or certified configuration, those tier 3 does not vouch for here or bounds otherwise, the holds "
                               "float64 finds violated and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. "

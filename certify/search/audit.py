@@ -4,28 +4,31 @@ A campaign's records name their configurations reproducibly (the manifest and th
 regenerate each one, certify.search.samplers), with a verdict and the tier that decided it.  The
 audit first runs every record's configuration through float64 and, in a tier3 campaign, tier 3
 (batched, at near float speed): a record's float64 fields (L, the float64 verdict and flags) must be
-what float64 computes here, and a tier-3 hold's bounds (lhs/rhs, the relative margin, the margin) what
-tier 3 computes here in the campaign's own batches, both but for another machine's rounding (SLACK,
-APART, TIER3_SLACK).  Then it regenerates and decides again in arb (certify.engine.check, the checker
-confirming every decided verdict):
+what float64 computes here, but for another machine's rounding (SLACK, APART), and a tier-3 hold's
+figures (lhs/rhs, the relative margin, the margin) must be those of a hold, consistent with one another.
+Then it regenerates and decides again in arb (certify.engine.check, the checker confirming every decided
+verdict):
     - every violated and every undecided record, and every record with a certificate file;
     - every hold float64 finds violated here (all of a few, SAMPLE of many): float64's rare mistakes, and
       where a violation recorded as a hold would be;
     - the record of the summary's largest lhs/rhs;
     - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
       here in a tier3 campaign (all of a few, SAMPLE of many): arb stands for the tier a record names;
+    - the tier-3 holds whose figures are not those tier 3 computes here in the campaign's own batches
+      (TIER3_SLACK; all of a few, SAMPLE of many): edited, or written by another version of tier 3,
+      whose bounds are as valid and other; arb's enclosures tell them apart;
     - SAMPLE other records drawn at random from fresh randomness (so a folder cannot be prepared
       for the sample it will meet), or all of them with everything=True (`--all`);
 on a process pool (every core by default).  A record decided again must state arb's verdict and, decided
 in arb, its precision, lhs/rhs and margins (to the figures a summary shows); a tier-3 hold's bounds must
-agree with arb's enclosures.  A stored certificate must be confirmed by the checker, state the record's verdict and
+agree with arb's enclosures (bounds from the right side, not equal figures).  A stored certificate must be confirmed by the checker, state the record's verdict and
 precision and be about the regenerated configuration.  The audit rejects the folder if any of this
 differs, if a record is malformed, repeated or out of range, if a violation has no certificate, if a
 configuration of the campaign has no record (an interrupted campaign is not yet the campaign its manifest
 describes: the problem names the command that finishes it), or if summary.json does not say what the
 records say (the counts a reader looks at first; one an interrupted run left is named stale, with the
-command that rewrites it).  An arb record's figures and verdict, where not re-derived, are trusted only as
-far as the sample goes.
+command that rewrites it).  An arb record's figures and verdict, and a tier-3 hold's figures that tier 3 here
+does not compute alike, where not re-derived, are trusted only as far as the sample goes.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import random
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -54,7 +58,10 @@ SLACK = 1e-9
 # the float64 verdict is checked only where its sides are this far apart (elsewhere it is rounding's toss)
 APART = 1e-3
 # tier 3's bounds: an enclosure's end moves with the midpoint another BLAS computes, well inside its radius
+# (another version of tier 3 computes other bounds: those records go to arb, not to the problems)
 TIER3_SLACK = 1e-6
+# a relative margin (rhs - lhs) / rhs = 1 - lhs/rhs is at most this in binary64: 10^308.25...
+LARGEST_LOG10 = math.log10(sys.float_info.max)
 TIERS = set(campaigns.TIERS)
 VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
 LISTED = 10  # problems listed in the report
@@ -127,14 +134,15 @@ def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, st
     return out
 
 
-def _ends(result: engine.Result) -> tuple[float, float] | None:
-    """(a lower bound of lhs/rhs, an upper bound of (rhs - lhs) / |rhs|) of the tightest comparison, from its
-    balls (a record's figures are their midpoints, which a wide ball leaves far from the truth), or None
-    when rhs may be 0."""
+def _ends(result: engine.Result) -> tuple[float, float, float] | None:
+    """(a lower bound of lhs/rhs, an upper bound of (rhs - lhs) / |rhs|, an upper bound of rhs - lhs) of the
+    tightest comparison, from its balls (a record's figures are their midpoints, which a wide ball leaves far
+    from the truth), or None when rhs may be 0."""
     c = result.tightest
     if c.rhs.contains(0):
         return None
-    return float((c.lhs / c.rhs).lower()), float(((c.rhs - c.lhs) / abs(c.rhs)).upper())
+    return (float((c.lhs / c.rhs).lower()), float(((c.rhs - c.lhs) / abs(c.rhs)).upper()),
+            float((c.rhs - c.lhs).upper()))
 
 
 def screen(spec: campaigns.Campaign, batches: list[tuple[int, ...]]) -> list[dict]:
@@ -185,23 +193,47 @@ def _float64_problem(record: dict, seen: dict) -> str | None:
     return None
 
 
-def _tier3_problem(record: dict, seen: dict) -> str | None:
-    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below, the margin) differ from
-    tier 3's here, beyond another machine's rounding; None also where tier 3 does not decide it here (arb is
-    then asked)."""
+def _tier3_differs(record: dict, seen: dict) -> bool:
+    """Whether tier 3 here decides the hold and computes other bounds (lhs/rhs from above, the relative margin
+    from below, the margin) than the record's, beyond another machine's rounding: an edited record, or one of
+    another version of tier 3 (arb's enclosures tell them apart)."""
     fast = seen["tier3"]
     if fast is None:
-        return None
+        return False
     margin = lambda m: 0.0 if m is None else 10.0 ** min(m, 300)  # noqa: E731  (None: rhs == lhs; no overflow)
     relative = abs(margin(record["margin_log10"]) - margin(fast["margin_log10"]))
-    if (not _close(record["ratio"], fast["ratio"], TIER3_SLACK)
+    return (not _close(record["ratio"], fast["ratio"], TIER3_SLACK)
             or relative > 4 * TIER3_SLACK * max(1.0, abs(fast["ratio"] or 1.0))
             # the margin's digits, unless rhs - lhs is so small against rhs that rounding moves them
             or fast["margin_log10"] is not None and fast["margin_log10"] > -3
-            and not _same_margin(record["margin"], fast["margin"])):
-        shown = {key: record[key] for key in fast}
-        return f"configuration {record['i']}: the tier-3 record's {shown} are not tier 3's {fast}"
-    return None
+            and not _same_margin(record["margin"], fast["margin"]))
+
+
+def _number(text: str) -> float:
+    """A record's margin text as a number (nan when it is none)."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
+def _tier3_figures_problem(record: dict) -> str | None:
+    """Why a tier-3 hold's figures cannot be those of a hold (campaign.Screened.tier3_hold): lhs/rhs finite,
+    the relative margin (rhs - lhs) / rhs = 1 - lhs/rhs finite and equal to 1 - lhs/rhs to the rounding of
+    the two (absent only when rhs = lhs), the margin rhs - lhs a finite number >= 0."""
+    ratio, log10, margin = record["ratio"], record["margin_log10"], _number(record["margin"])
+    consistent = (ratio is None or math.isfinite(ratio)) and margin >= 0 and math.isfinite(margin)
+    if log10 is None:
+        consistent = consistent and ratio in (None, 1.0)
+    elif not (math.isfinite(log10) and log10 <= LARGEST_LOG10):
+        consistent = False
+    elif ratio is not None:
+        relative = 10.0**log10
+        consistent = consistent and abs(relative - (1 - ratio)) <= 1e-12 * max(1.0, abs(ratio)) + 1e-9 * relative
+    if consistent:
+        return None
+    shown = {key: record[key] for key in ("ratio", "margin_log10", "margin")}
+    return f"configuration {record['i']}: the tier-3 record's {shown} are not the figures of a hold"
 
 
 def _arb_problem(record: dict, fields: dict) -> str | None:
@@ -222,11 +254,13 @@ def _bound_problem(record: dict, ends: tuple[float, float] | None) -> str | None
     bounds every comparison's from above, and arb's lower end bounds it from below)."""
     if ends is None:
         return None
-    ratio, slack = ends
+    ratio, slack, gap = ends
     margin = record["margin_log10"]
     if (record["ratio"] is not None and record["ratio"] < ratio - SLACK * abs(ratio)
-            or margin is not None and 10.0 ** min(margin, 300) > slack + SLACK * abs(slack)):
-        shown = {key: record[key] for key in ("ratio", "margin_log10")}
+            or margin is not None and 10.0 ** min(margin, 300) > slack + SLACK * abs(slack)
+            # the margin rhs - lhs to 3 digits, rounded to nearest: at most half a unit of its third digit above
+            or not _number(record["margin"]) <= gap * 1.01):
+        shown = {key: record[key] for key in ("ratio", "margin_log10", "margin")}
         return (f"configuration {record['i']}: the tier-3 record's bounds {shown} contradict arb's enclosures "
                 f"(lhs/rhs >= {ratio:.6g}, relative margin <= {slack:.6g})")
     return None
@@ -366,7 +400,8 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
-    screened, unproved, relabelled, doubted, notes = _screen_all(spec, batches, by_index, workers, progress)
+    screened, unproved, relabelled, doubted, differing, notes = _screen_all(spec, batches, by_index, workers,
+                                                                            progress)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
@@ -375,6 +410,12 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if relabelled:
         notes.append(f"{len(relabelled)} hold(s) recorded as decided in arb are decided by tier 3 here; {draw} of "
                      "them re-derived in arb")
+    # none in a campaign of this version of tier 3 (edited records: all of a few), many in one of another
+    draw = len(differing) if everything else min(SAMPLE, len(differing))
+    chosen |= set(random.SystemRandom().sample(differing, draw))
+    if differing:
+        notes.append(f"{len(differing)} tier-3 hold(s) state other bounds than tier 3 computes here (another version "
+                     f"of tier 3, or edited); {draw} of them re-derived in arb, whose enclosures they must respect")
     # float64's mistakes are few in a campaign: all of them, or a sample of many (extreme L)
     draw = len(doubted) if everything else min(SAMPLE, len(doubted))
     chosen |= set(random.SystemRandom().sample(doubted, draw))
@@ -407,11 +448,13 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
 def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: dict, workers: int | None, progress):
     """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
     the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
-    decides here, the holds float64 finds violated here, notes).  A record's float64 fields, and a tier-3 hold's bounds, must be what this machine
-    computes (_float64_problem, _tier3_problem); the other two go to arb, which stands for the tier a record
-    names (a rounding at the edge of deciding can move a few, honestly).  Where tier 3 cannot run (a failed
+    decides here, the holds float64 finds violated here, the tier-3 holds whose figures tier 3 here computes
+    otherwise, notes).  A record's float64 fields must be what this machine computes (_float64_problem) and a
+    tier-3 hold's figures those of a hold (_tier3_figures_problem); the others go to arb, which stands for the
+    tier a record names (a rounding at the edge of deciding can move a few, honestly) and tells a tier-3 hold's
+    edited figures from another version's (_bound_problem).  Where tier 3 cannot run (a failed
     floating-point model probe) its labels are checked only as far as the arb sample goes: a note says so."""
-    problems, unproved, relabelled, doubted, notes = [], set(), [], [], []
+    problems, unproved, relabelled, doubted, differing, notes = [], set(), [], [], [], []
     usable = spec.tier == "tier3" and tier3.unusable_reason() is None
     if spec.tier == "tier3" and not usable:
         notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
@@ -421,7 +464,7 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
     for seen in _on_pool(screen, spec, tasks, workers, progress, len(by_index)):
         record = by_index[seen["i"]]
         problems += [p for p in (_float64_problem(record, seen), record["tier"] == "tier3"
-                                 and _tier3_problem(record, seen)) if p]
+                                 and _tier3_figures_problem(record)) if p]
         # float64 finds it violated here: one of float64's rare mistakes, or a violation a forger recorded as a
         # hold (with the record's float64 fields true, as they must be); only arb tells them apart
         if record["verdict"] == engine.HOLDS and campaigns.float64_opinion(seen["pairs"])["float64"] != engine.HOLDS:
@@ -432,7 +475,9 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
                 unproved.add(seen["i"])
             elif record["tier"] == "arb" and seen["tier3"] is not None:
                 relabelled.append(seen["i"])
-    return problems, unproved, relabelled, doubted, notes
+            elif record["tier"] == "tier3" and _tier3_differs(record, seen):
+                differing.append(seen["i"])
+    return problems, unproved, relabelled, doubted, differing, notes
 
 
 def _split(items: list, workers: int | None) -> list[list]:
