@@ -152,7 +152,7 @@ _EXACT_MULTIPLES = 2.0**52  # k ETA for integers k <= 2^52 is the binary64 numbe
 
 
 def _eta_times(c):
-    """A binary64 number >= ETA c for each c >= 0 (inf where c > 2^52 - 1 or c is not finite), without a
+    """A binary64 number >= ETA c for each c >= 0 (inf where ceil(c) > 2^52 or c is not finite), without a
     floating-point multiplication by the subnormal ETA (microcode-slow, several times slower than the
     rest of a division): ETA ceil(c), exactly, as the number whose bit pattern is the integer ceil(c)."""
     whole = np.ceil(c)
