@@ -483,3 +483,20 @@ def test_a_manifest_edited_without_its_chain_is_rejected_and_an_unreadable_one_i
     (copy / "manifest.json").write_text('{"format": ')
     assert main(["verify", str(copy)]) == 2
     assert capsys.readouterr().err.startswith("certify: error: ")
+
+
+@pytest.mark.parametrize("edit, confirmed", [
+    (lambda s: {k: v for k, v in s.items() if k != "not_certified"}, True),  # a field added since: not stated
+    (lambda s: {**s, "largest_ratio": {k: v for k, v in s["largest_ratio"].items() if k != "tier"}}, True),
+    (lambda s: {k: v for k, v in s.items() if k != "counts"}, False),  # the counts: stated by every version
+    (lambda s: {**s, "counted_twice": 1}, False),  # a figure the records do not give
+    (lambda s: {**s, "largest_ratio": {**s["largest_ratio"], "i": s["largest_ratio"]["i"] + 1}}, False),
+])
+def test_a_summary_of_an_earlier_version_is_confirmed_for_what_it_states(copy, edit, confirmed):
+    """summary.json written by an earlier version of certify lacks the figures added since: what it does not
+    state it cannot misstate; what it states must be what the records say, and the counts it must state."""
+    path = copy / campaign.SUMMARY
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert (problems == []) == confirmed, problems
+    assert confirmed or "summary.json does not describe the records" in problems[0]

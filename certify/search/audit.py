@@ -65,6 +65,8 @@ LARGEST_LOG10 = math.log10(sys.float_info.max)
 TIERS = set(campaigns.TIERS)
 VERDICTS = {engine.HOLDS, engine.VIOLATED, engine.UNDECIDED}
 LISTED = 10  # problems listed in the report
+# what every campaign's summary.json has stated since it has been checked: present, whatever the version
+SUMMARY_ESSENTIALS = ("format", "campaign", "decided", "complete", "counts")
 
 
 @dataclass
@@ -340,12 +342,22 @@ def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]
 
 
 def _says(stored, spec: campaigns.Campaign, decided: list[dict]) -> bool:
-    """The summary `stored` is the one campaign.summarize writes for these records (timings and the float64
-    probe aside)."""
+    """The summary `stored` says what campaign.summarize writes for these records (timings and the float64
+    probe aside): the counts a reader looks at first, and every other figure it states.  A summary of an
+    earlier version of certify lacks the figures added since (a largest lhs/rhs without its tier, ...): what
+    it does not state it cannot misstate."""
     derived = json.loads(jsonfile.dumps(campaigns.summarize(spec, decided)))  # as the file holds it
     unsaid = ("run", "tier3_off")
-    return isinstance(stored, dict) and ({k: v for k, v in stored.items() if k not in unsaid}
-                                         == {k: v for k, v in derived.items() if k not in unsaid})
+    return (isinstance(stored, dict) and all(key in stored for key in SUMMARY_ESSENTIALS)
+            and _states_only({k: v for k, v in stored.items() if k not in unsaid}, derived))
+
+
+def _states_only(stated, derived) -> bool:
+    """Every figure of `stated` is the one of `derived` (JSON values; within objects, key by key: a key
+    `stated` lacks is not stated, a key `derived` lacks is misstated)."""
+    if isinstance(stated, dict) and isinstance(derived, dict):
+        return all(key in derived and _states_only(value, derived[key]) for key, value in stated.items())
+    return stated == derived
 
 
 def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
