@@ -69,6 +69,8 @@ def confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool
 def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != kind:
         return False, f"not a {kind!r} certificate of format {FORMAT}"
+    if set(cert) == CERT_KEYS - {"inputs_sha256"}:  # the fields an earlier version wrote, before the digest
+        return False, "written by an earlier version of certify (no digest): not checked; write a current one anew"
     if set(cert) != CERT_KEYS or not isinstance(cert["inputs"], dict) or not set(cert["inputs"]) <= input_keys:
         return False, f"the certificate's fields are not {sorted(CERT_KEYS)} with inputs among {sorted(input_keys)}"
     if digest(kind, cert["inputs"], cert["witness"], cert["precision"]) != cert["inputs_sha256"]:

@@ -223,13 +223,20 @@ def work(cert: dict) -> int:
         return 0
 
 
-def digest(cert: dict) -> str:
+def digest(cert: dict, fields=("claim", "bound", "inputs", "precision")) -> str:
     """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
     a RecursionError, malformed, without the encoder's separate check)."""
-    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"],
-                            "precision": cert["precision"]},
+    canonical = json.dumps({name: cert[name] for name in fields},
                            sort_keys=True, separators=(",", ":"), check_circular=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+# An earlier version of certify wrote the same format with a digest of claim, bound and inputs only (and bounds
+# as the user typed them): such a certificate is not read (the precision and the bound's one spelling are bound
+# since), and is told apart from an edited one by that digest.
+EARLIER = ("written by an earlier version of certify (its digest leaves out the precision, which certificates have "
+           "bound since), or its precision was edited: this version does not check it; write a current certificate "
+           "with certify check CONFIG --out CERT")
 
 
 def _statement_problem(cert: dict) -> str | dict:
@@ -240,6 +247,8 @@ def _statement_problem(cert: dict) -> str | dict:
     if set(cert) != CERT_KEYS:
         return f"the certificate's fields are not {sorted(CERT_KEYS)}"
     if digest(cert) != cert["inputs_sha256"]:
+        if digest(cert, ("claim", "bound", "inputs")) == cert["inputs_sha256"]:
+            return EARLIER
         return "the inputs, claim, bound or precision do not match the certificate's digest (edited?)"
     if refused := precision_problem(cert["precision"]):
         return refused

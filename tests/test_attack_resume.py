@@ -162,6 +162,20 @@ def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):
     assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]
 
 
+def test_the_results_of_an_earlier_versions_attack_are_named_so_and_left_alone(tmp_path, capsys):
+    """An earlier version of certify wrote only the results (no parameters, no journal): not resumed, and said so."""
+    out = tmp_path / "a1"
+    assert main(small() + ["--out", str(out)]) == 1
+    for name in (attack_folder.PARAMETERS, attack_folder.JOURNAL):  # as an earlier version left the folder
+        (out / name).unlink()
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    assert main(small() + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an attack by an earlier version of certify" in err, err
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
 def test_a_folder_in_use_is_refused(tmp_path, capsys):
     attack.attack(**SEARCH, out=tmp_path)
     handle = locked(tmp_path, shared=False, busy="")  # as a run that writes it

@@ -14,6 +14,7 @@ import pytest
 from certify.cli import build_parser, main, options
 from certify import engine
 from certify.engine import certificate
+from certify.errors import BadInput
 from certify.search import audit, campaign
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
@@ -500,3 +501,21 @@ def test_a_summary_of_an_earlier_version_is_confirmed_for_what_it_states(copy, e
     problems = audit.audit(copy, sample=0, workers=1).problems
     assert (problems == []) == confirmed, problems
     assert confirmed or "summary.json does not describe the records" in problems[0]
+
+
+def test_a_campaign_of_an_earlier_format_is_named_so_by_verify_and_by_a_resume(copy, capsys):
+    """An earlier version of certify wrote certify-campaign/1 (its chunks not chained by digest): neither re-derived
+    nor resumed, and said so plainly, not called corrupt, edited or another job's; the folder is left as it was."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    earlier = {key: value for key, value in manifest.items() if key not in ("chunks", "chain")}
+    (copy / "manifest.json").write_text(json.dumps({**earlier, "format": "certify-campaign/1"}))
+    before = sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file())
+    capsys.readouterr()
+    assert main(["verify", str(copy)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "written by an earlier version of certify" in err, err
+    assert "edited" not in err and "not a campaign folder" not in err
+    with pytest.raises(BadInput, match="written by an earlier version of certify.*--restart") as refused:
+        campaign.run(SPEC, copy, workers=1)
+    assert "edited" not in str(refused.value)
+    assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before

@@ -100,6 +100,21 @@ def test_changed_precision_is_rejected(saturated, generic, factor):
         assert not checker.verify(cert).ok, (original["precision"], cert["precision"])
 
 
+def test_a_certificate_of_an_earlier_version_is_named_so_not_called_edited(generic):
+    """An earlier version of certify wrote the same format with a digest of claim, bound and inputs only (not the
+    precision): the checker does not read it and says so plainly; an edit beside that digest is still an edit."""
+    cert = copy.deepcopy(generic)
+    canonical = json.dumps({"claim": cert["claim"], "bound": cert["bound"], "inputs": cert["inputs"]},
+                           sort_keys=True, separators=(",", ":"))
+    cert["inputs_sha256"] = hashlib.sha256(canonical.encode()).hexdigest()
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "written by an earlier version of certify" in confirmation.message, confirmation
+    assert "certify check CONFIG --out CERT" in confirmation.message
+    cert["claim"] = "collapse.tanh" if cert["claim"] != "collapse.tanh" else "collapse.global"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "edited?" in confirmation.message and "earlier" not in confirmation.message
+
+
 def test_edited_value_is_rejected(generic):
     cert = copy.deepcopy(generic)
     cert["values"]["D_out"] = edit_first_digit(cert["values"]["D_out"])

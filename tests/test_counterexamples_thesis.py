@@ -107,6 +107,16 @@ def test_an_edited_residual_far_certificate_is_rejected(far_cert, edit):
     assert not checker.verify(cert).ok
 
 
+def test_a_counterexample_certificate_of_an_earlier_version_is_named_so(far_cert):
+    """An earlier version of certify wrote counterexample certificates without their digest: not read, and said so."""
+    cert = copy.deepcopy(far_cert)
+    del cert["inputs_sha256"]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "written by an earlier version of certify" in confirmation.message, confirmation
+    del cert["values"]  # not the fields of any version
+    assert "earlier" not in checker.verify(cert).message
+
+
 # --- expansive-v ------------------------------------------------------------------------------
 
 def mp_diameters(rho, lam, layers):

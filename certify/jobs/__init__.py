@@ -9,7 +9,7 @@ record per index, whose "i" is the index, and named artefact texts).
 
 from certify.jobs.driver import Report, run, started
 from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
-from certify.jobs.store import ChunkResult, Edited, Store, reading
+from certify.jobs.store import ChunkResult, Edited, Store, earlier, reading
 
-__all__ = ["KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "executor", "grid_chunks", "reading", "run",
+__all__ = ["KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "earlier", "executor", "grid_chunks", "reading", "run",
            "started", "task_key", "worker_init"]

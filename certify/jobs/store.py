@@ -146,6 +146,15 @@ def _foreign(folder: Path) -> bool:
             and any(path.name != LOCK for path in folder.iterdir()))
 
 
+def earlier(stated, format: str) -> bool:
+    """Whether a manifest's stated format is an earlier version of `format` ("name/N": the same name, a smaller N)."""
+    name, _, version = format.rpartition("/")
+    if not (isinstance(stated, str) and stated.startswith(name + "/")):
+        return False
+    old = stated[len(name) + 1:]
+    return old.isascii() and old.isdigit() and version.isdigit() and int(old) < int(version)
+
+
 class Edited(BadInput):
     """A job folder whose manifest reads but whose chain of digests does not match its entries: edited, not
     unreadable (a reader such as verify rejects it, as it rejects an edited chunk)."""
@@ -247,6 +256,8 @@ class Store:
             raise store.corrupt(str(err)) from None
         entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
                               and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
+        if isinstance(manifest, dict) and earlier(manifest.get("format"), format):
+            raise store.earlier_version(manifest["format"], format)
         if not (isinstance(manifest, dict) and manifest.get("format") == format):
             raise store.corrupt(f"{MANIFEST} is not a {noun} manifest of format {format}")
         if not (isinstance(manifest.get("chunks"), list) and all(entry_ok(e) for e in manifest["chunks"])
@@ -283,6 +294,17 @@ class Store:
             return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, and is not read as a {self.noun}")
         return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
                         "(move it away, or pass --restart to discard it)")
+
+    def earlier_version(self, stated: str, format: str) -> BadInput:
+        """The BadInput for the folder of an earlier version of certify (earlier()): not corrupt, not edited, but of a
+        format this version does not read (changed to make folders tamper-evident): to a run, how to start over."""
+        what = (f"{self.folder}: written by an earlier version of certify ({MANIFEST} of format {stated}; this "
+                f"version reads {format} only)")
+        if not self.running:
+            return BadInput(f"{what}, not read as a {self.noun}; run the {self.noun} again with this version to "
+                            "have one it re-derives")
+        return BadInput(f"{what}; nothing was changed: to run the {self.noun} again with this version, pass --restart "
+                        "to discard the folder, or choose another --out")
 
     def _unwritten_last(self) -> bool:
         chunks = self.manifest["chunks"]

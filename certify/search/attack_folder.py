@@ -234,9 +234,24 @@ def _own(folder: Path) -> None:
             raise corrupt(folder, f"{name} is not a file of the folder (a link, or not a regular file)")
 
 
+# What an attack writes at its end (Folder.write): an earlier version of certify wrote only these, no parameters.
+RESULTS = frozenset({"best.json", "tightest.json", "summary.json", "counterexample.json", "certificate.json"})
+
+
 def _foreign(folder: Path) -> bool:
     """A folder that holds something, but no attack's parameters (the lock file aside)."""
     return not (folder / PARAMETERS).is_file() and any(path.name != LOCK for path in folder.iterdir())
+
+
+def _not_ours(folder: Path) -> BadInput:
+    """The refusal of a _foreign folder: the results of an earlier version's attack (no parameters, no journal to
+    resume from) are named as such, and left alone as anything else is."""
+    names = {path.name for path in folder.iterdir()} - {LOCK}
+    if "summary.json" in names and names <= RESULTS:
+        return BadInput(f"{folder}: the results of an attack by an earlier version of certify (no {PARAMETERS}, no "
+                        f"{JOURNAL}), which this version does not resume; nothing was changed: move them away, or "
+                        "choose another --out")
+    return BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
 
 
 @contextmanager
@@ -248,7 +263,7 @@ def opened(folder, params: dict) -> Iterator[Folder]:
     if folder.exists() and not folder.is_dir():
         raise BadInput(f"{folder} is not a folder; choose another --out")
     if folder.is_dir() and _foreign(folder):
-        raise BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
+        raise _not_ours(folder)
     folder.mkdir(parents=True, exist_ok=True)
     lock = locked(folder, shared=False, busy=f"{folder} is in use by another certify attack (one run writes "
                   "an attack folder at a time); wait for it to stop, or choose another --out")
@@ -273,7 +288,7 @@ def _check_parameters(folder: Path, params: dict) -> None:
     path = folder / PARAMETERS
     if not path.is_file():
         if _foreign(folder):  # filled between the first look and the lock
-            raise BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
+            raise _not_ours(folder)
         return
     stored = jsonfile.read(path, str(path), raise_with=None)
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:

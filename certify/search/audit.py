@@ -93,7 +93,7 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     if not manifest_path.is_file():
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
     stated = _stated_format(manifest_path)
-    if stated is not None and stated != campaigns.FORMAT:
+    if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
                        f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates in it "
