@@ -275,8 +275,9 @@ def _config_text(**overrides) -> str:
         (_config_text(layer_norm_eps="1e999"), "layer_norm_eps must be a positive number"),
         (_config_text(num_hidden_layers="9" * 5000), "5000 digits"),
         (_config_text(num_hidden_layers=10**9), "no tensor 'encoder.layer.2"),
+        (_config_text(layer_norm_eps=10**400), "layer_norm_eps must be a positive number"),
     ],
-    ids=["deep", "duplicate key", "Infinity", "1e999", "5000 digits", "10^9 layers"],
+    ids=["deep", "duplicate key", "Infinity", "1e999", "5000 digits", "10^9 layers", "eps 10^400"],
 )
 def test_a_hostile_config_json_is_bad_input(tmp_path, text, message):
     """config.json was read by json.loads: deep nesting and a 5000-digit integer were internal errors, a
@@ -295,6 +296,32 @@ def test_a_config_json_beyond_a_limit_names_no_option_of_model(tmp_path, tiny_di
     with pytest.raises(BadInput) as raised:
         load_model(tiny_dir)
     assert "above the limit of 4000" in str(raised.value) and "--limit" not in str(raised.value)
+
+
+def _scaled(name: str, factor: float) -> dict[str, np.ndarray]:
+    """The tiny tensors in float64 (a float64 checkpoint), one of them times `factor` (finite)."""
+    tensors = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in tiny_tensors().items()}
+    tensors[name] = tensors[name] * factor
+    assert np.isfinite(tensors[name]).all()
+    return tensors
+
+
+@pytest.mark.parametrize("name, factor, where", [
+    ("embeddings.word_embeddings.weight", 1e300, "in the embeddings"),  # an infinite variance flattened the tokens
+    ("embeddings.LayerNorm.weight", 1e300, "in layer 0"),  # inf and NaN tokens: an internal error
+    ("encoder.layer.1.attention.self.value.weight", 1e300, "in layer 1"),
+])  # fmt: skip
+def test_a_forward_pass_that_overflows_is_bad_input(tmp_path, capsys, name, factor, where):
+    """Finite float64 weights whose forward pass overflows: the analysis read inf and NaN tokens (an internal
+    error) or certified statements about tokens that an infinite variance had flattened (exit 3, with
+    numpy's warnings on stderr)."""
+    from certify.cli import main
+
+    folder = _bad(tmp_path, tensors=_scaled(name, factor))
+    assert main(["model", str(folder), "--text", "the cat"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith(f"certify: error: the float64 forward pass overflows {where}")
 
 
 def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypatch):

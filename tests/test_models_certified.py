@@ -282,6 +282,19 @@ def test_cli_model_exit_codes(tiny_dir, capsys):
     assert err.startswith("certify: error: the precision") and err.count("\n") == 1
 
 
+def test_weights_beyond_the_float64_witnesses_are_bad_input(tmp_path, capsys):
+    """A float64 checkpoint whose W_Q has entries near 1e200 runs forward (the scores stay finite), but the
+    thin factors' Gram matrix, whose float64 SVD is the witness of ||A_h||, overflows: that was an
+    internal error (LinAlgError)."""
+    tensors = {k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in tiny_tensors().items()}
+    tensors["encoder.layer.1.attention.self.query.weight"] *= 1e200
+    folder = write_model(tmp_path / "large", tensors=tensors)
+    assert main(["model", str(folder), "--text", "the cat"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("certify: error: layer 1, head 0: its weights are too large for the float64")
+
+
 def test_suite_section_skips_without_the_model(tmp_path, monkeypatch):
     monkeypatch.setitem(loading.MODEL_PACKAGES, "minilm", ("certify_no_such_package", "no-such-package"))
     rows = list(model_section.section(SuiteRun(out_dir=tmp_path)))

@@ -188,7 +188,8 @@ class BertModel:
         if types.shape != (n,) or types.min() < 0 or types.max() >= self.config.type_vocab_size:
             raise BadInput(f"token type ids must be {n} values in [0, {self.config.type_vocab_size})")
         e = self.embeddings
-        return e.layer_norm(e.word[ids] + e.position[:n] + e.token_type[types])
+        return _float64_step(lambda: e.layer_norm(e.word[ids] + e.position[:n] + e.token_type[types]),
+                             "in the embeddings")
 
     def forward(
         self,
@@ -205,8 +206,8 @@ class BertModel:
             raise BadInput(f"the attention mask must be {n} values 0/1, not all 0")
         keys = mask.astype(bool)
         traces = []
-        for layer in self.layers:
-            trace = run_layer(layer, X, keys)
+        for index, layer in enumerate(self.layers):
+            trace = _float64_step(lambda: run_layer(layer, X, keys), f"in layer {index}")
             traces.append(trace)
             X = trace.tokens_out
         return ForwardTrace(np.asarray(input_ids, dtype=np.int64), mask, tuple(traces))
@@ -219,6 +220,23 @@ def run_layer(layer: EncoderLayer, X: np.ndarray, key_mask: np.ndarray | None = 
     Y = layer.ln_attention(X + attended)
     out = layer.ln_ffn(Y + layer.feed_forward(Y))
     return LayerTrace(tokens_in=X, attention=P, after_attention=Y, tokens_out=out)
+
+
+def _float64_step(compute, where: str):
+    """compute() with float64 overflow, invalid operations and division by zero refused as bad input:
+    huge (finite) weights made the forward pass produce inf and NaN tokens (internal errors in the
+    analysis) or flatten a token through an infinite variance, and the analysis certified statements
+    about such tokens as if they were the model's."""
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise", under="ignore"):
+            out = compute()
+    except FloatingPointError:
+        out = None
+    arrays = [] if out is None else [out] if isinstance(out, np.ndarray) else [out.attention, out.after_attention,
+                                                                                 out.tokens_out]  # fmt: skip
+    if out is None or not all(np.isfinite(a).all() for a in arrays):  # matmul may overflow without raising
+        raise BadInput(f"the float64 forward pass overflows {where}: the weights are too large for it")
+    return out
 
 
 def mean_pool(hidden_states: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:

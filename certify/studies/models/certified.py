@@ -156,7 +156,7 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
     norms = HeadNorms() if norms is None else norms
     key_set = None if keys.all() else keys  # every query sees the same keys (BERT)
     with flint.ctx.workprec(bits):
-        stats = configuration_stats(X)
+        stats = _within_float64(lambda: configuration_stats(X), f"layer {index}: its tokens")
         D = quantities.diameter(BALL, ball_array(X))
     results: dict[int, HeadCertificate] = {}
 
@@ -165,12 +165,24 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
         pending = [h for h in range(len(heads)) if h not in results or not results[h].decided]
         X_ball = ball_array(X)
         for h in pending:
-            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision, norms.of(heads[h]))
+            found = _within_float64(lambda: norms.of(heads[h]), f"layer {index}, head {h}: its weights")
+            results[h] = certify_head(h, heads[h], X, X_ball, key_set, precision, found)
         return results
 
     escalate(attempt, lambda found: all(head.decided for head in found.values()), bits, max_bits)
     return LayerCertificate(layer=index, n_tokens=X.shape[0], D=D, configuration=stats,
                             heads=tuple(results[h] for h in range(len(heads))))  # fmt: skip
+
+
+def _within_float64(compute, what: str):
+    """compute(), whose float64 witnesses (SVD, eigenvectors of Gram matrices) need the squares of the
+    entries to be finite: finite weights or tokens beyond that (a float64 checkpoint with entries near
+    1e200) were internal errors; they are bad input, named."""
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):  # the non-finite witness is refused below
+            return compute()
+    except np.linalg.LinAlgError:
+        raise BadInput(f"{what} are too large for the float64 witnesses of the analysis (their squares overflow)") from None
 
 
 def certify_head(index: int, head: AttentionHead, X: np.ndarray, X_ball: np.ndarray, keys: np.ndarray | None,

@@ -89,7 +89,7 @@ def read_config(folder: Path) -> BertConfig:
         return value
 
     eps = raw.get("layer_norm_eps", 1e-12)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < eps < math.inf:  # 1e999 reads as inf
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 < _binary64(eps) < math.inf:
         raise BadInput(f"{path}: layer_norm_eps must be a positive number, not {eps!r}")
     config = BertConfig(
         n_layers=positive_int("num_hidden_layers"),
@@ -104,6 +104,15 @@ def read_config(folder: Path) -> BertConfig:
     if config.d % config.n_heads:
         raise BadInput(f"{path}: hidden_size {config.d} is not a multiple of num_attention_heads {config.n_heads}")
     return config
+
+
+def _binary64(number: int | float) -> float:
+    """The number as binary64, inf beyond its range: 1e999 reads as inf, and float() of an integer of 400
+    digits raised OverflowError (an internal error)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
 
 
 def expected_shapes(config: BertConfig) -> Iterator[tuple[str, tuple[int, ...]]]:
