@@ -21,18 +21,28 @@ PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some 
 SPEC = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
 
 
+def _campaign_folder(tmp_path_factory, spec: campaign.Campaign, name: str):
+    """The campaign `spec` run once into a fresh folder (a module's fixture: its tests edit copies)."""
+    out = tmp_path_factory.mktemp(name)
+    campaign.run(spec, out, workers=1)
+    return out
+
+
+def _copied(folder, tmp_path, name: str):
+    """A copy of a campaign folder that a test may edit."""
+    target = tmp_path / name
+    shutil.copytree(folder, target)
+    return target
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("campaign")
-    campaign.run(SPEC, out, workers=1)
-    return out
+    return _campaign_folder(tmp_path_factory, SPEC, "campaign")
 
 
 @pytest.fixture
 def copy(folder, tmp_path):
-    target = tmp_path / "copy"
-    shutil.copytree(folder, target)
-    return target
+    return _copied(folder, tmp_path, "copy")
 
 
 def _rewrite(out, change):
@@ -306,16 +316,12 @@ FLOAT64_FIELDS = ("L", "float64", "float64_equal", "float64_bound_is_D", "float6
 
 @pytest.fixture(scope="module")
 def fast_folder(tmp_path_factory):
-    out = tmp_path_factory.mktemp("tier3")
-    campaign.run(FAST, out, workers=1)
-    return out
+    return _campaign_folder(tmp_path_factory, FAST, "tier3")
 
 
 @pytest.fixture
 def fast_copy(fast_folder, tmp_path):
-    target = tmp_path / "fast"
-    shutil.copytree(fast_folder, target)
-    return target
+    return _copied(fast_folder, tmp_path, "fast")
 
 
 def _swap(out, first, second, keys):
