@@ -474,7 +474,7 @@ def test_tier3_campaigns_take_larger_chunks(tmp_path):
     assert campaign.Campaign(**{**spec, "n": 64, "d": 64}, tier="tier3").chunk_limit == campaign.MAX_CHUNK
     campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1, stop_after=1)
     chunks = json.loads((tmp_path / "manifest.json").read_text())["chunks"]
-    assert [c["records"] for c in chunks] == [750]  # ceil(3000 / 4) for one worker
+    assert [c["records"] for c in chunks] == [math.ceil(3000 / campaign.CHUNKS_PER_WORKER)]  # for one worker
     summary = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1)
     assert sum(summary["counts"].values()) == 3000 and summary["tiers"]["tier3"] > 2900
 
