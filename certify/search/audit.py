@@ -202,13 +202,18 @@ def _tier3_differs(record: dict, seen: dict) -> bool:
     fast = seen["tier3"]
     if fast is None:
         return False
-    margin = lambda m: 0.0 if m is None else 10.0 ** min(m, 300)  # noqa: E731  (None: rhs == lhs; no overflow)
-    relative = abs(margin(record["margin_log10"]) - margin(fast["margin_log10"]))
+    relative = abs(_relative_margin(record["margin_log10"]) - _relative_margin(fast["margin_log10"]))
     return (not _close(record["ratio"], fast["ratio"], TIER3_SLACK)
             or relative > 4 * TIER3_SLACK * max(1.0, abs(fast["ratio"] or 1.0))
             # the margin's digits, unless rhs - lhs is so small against rhs that rounding moves them
             or fast["margin_log10"] is not None and fast["margin_log10"] > -3
             and not _same_margin(record["margin"], fast["margin"]))
+
+
+def _relative_margin(log10: float | None) -> float:
+    """The relative margin (rhs - lhs) / rhs of a record's margin_log10 (None: rhs == lhs, 0), kept from
+    overflowing."""
+    return 0.0 if log10 is None else 10.0 ** min(log10, 300)
 
 
 def _number(text: str) -> float:
@@ -250,16 +255,16 @@ def _arb_problem(record: dict, fields: dict) -> str | None:
     return None
 
 
-def _bound_problem(record: dict, ends: tuple[float, float] | None) -> str | None:
-    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin from below) contradict arb's
-    enclosures of the same claim (_ends: tier 3 keeps the comparison whose bounds are tightest, so its ratio
+def _bound_problem(record: dict, ends: tuple[float, float, float] | None) -> str | None:
+    """How a tier-3 hold's bounds (lhs/rhs from above, the relative margin and the margin from below) contradict
+    arb's enclosures of the same claim (_ends: tier 3 keeps the comparison whose bounds are tightest, so its ratio
     bounds every comparison's from above, and arb's lower end bounds it from below)."""
     if ends is None:
         return None
     ratio, slack, gap = ends
     margin = record["margin_log10"]
     if (record["ratio"] is not None and record["ratio"] < ratio - SLACK * abs(ratio)
-            or margin is not None and 10.0 ** min(margin, 300) > slack + SLACK * abs(slack)
+            or margin is not None and _relative_margin(margin) > slack + SLACK * abs(slack)
             # the margin rhs - lhs to 3 digits, rounded to nearest: at most half a unit of its third digit above
             or not _number(record["margin"]) <= gap * 1.01):
         shown = {key: record[key] for key in ("ratio", "margin_log10", "margin")}
@@ -270,10 +275,7 @@ def _bound_problem(record: dict, ends: tuple[float, float] | None) -> str | None
 
 def _same_margin(recorded: str, seen: str) -> bool:
     """Two margins' texts (3 digits) say the same, but for the last digit's rounding."""
-    try:
-        a, b = float(recorded), float(seen)
-    except ValueError:
-        return recorded == seen
+    a, b = _number(recorded), _number(seen)  # nan for a text that is no number: then only the same text
     return recorded == seen or a != 0 and b != 0 and _close(a, b, 0.01)
 
 
