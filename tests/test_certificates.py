@@ -53,6 +53,20 @@ def test_honest_certificates_are_confirmed(saturated, generic, violated):
         assert checker.verify(cert).ok
 
 
+def test_the_digest_is_the_sha256_of_the_canonical_json(saturated, generic, violated):
+    """The engine's digest is the documented form (the checker recomputes it with its own code): sha256 of
+    json.dumps with sorted keys and no spaces, also for a name outside ASCII and every kind of number."""
+    from certify.engine.certificate import digest
+
+    for cert in (saturated, generic, violated):
+        assert redigest(copy.deepcopy(cert))["inputs_sha256"] == cert["inputs_sha256"]
+    inputs = {"X": [[0.1, -2.5e-300], [1e300, 3]], "layers": [{"A": [["1/3", "0x1.8p-3"], [0, -0.0]], "d_k": 2}],
+              "name": "pile \u00e9 \u2014 \"quoted\""}
+    about = {"claim": None, "bound": "D_out <= D", "inputs": inputs, "precision": 53}
+    expected = hashlib.sha256(json.dumps(about, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    assert digest(None, "D_out <= D", inputs, 53) == expected
+
+
 @pytest.mark.parametrize("forge", [False, True])
 def test_one_digit_of_X_is_rejected(generic, forge):
     cert = copy.deepcopy(generic)

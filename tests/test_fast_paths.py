@@ -136,6 +136,19 @@ def test_binary64_matrices_read_as_their_exact_rationals():
         parse_matrix([[0.5, math.inf]], "X")
 
 
+def test_binary64_matrices_hold_arrays_no_one_else_can_change():
+    """A Binary64Matrix copies a caller's array (the caller may change it after); the reading's own array,
+    made for the matrix alone, is taken as it is; either way it is read-only (its arb_mat is remembered)."""
+    given = np.array([[0.5, 1.0], [2.0, 3.0]])
+    matrix = Binary64Matrix(given)
+    given[0, 0] = 7.0
+    assert matrix[0][0] == Fraction(1, 2) and not matrix.array.flags.writeable
+    parsed = parse_matrix([[0.5, 1.0], [2.0, 3.0]], "X")
+    assert not parsed.array.flags.writeable and parsed == matrix
+    with pytest.raises(ValueError):
+        parsed.array[0, 0] = 7.0
+
+
 def _all_binary64(rows) -> bool:
     """The rule of the binary64 reading, entry by entry: a non-empty list of equally long non-empty
     lists of floats and of integers up to 2^53 in size."""

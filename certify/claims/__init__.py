@@ -11,6 +11,7 @@ t <= T, not only the last).  Families live in their own modules and register the
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
@@ -89,6 +90,7 @@ def register(claim: Claim) -> Claim:
     return claim
 
 
+@functools.cache  # the families register themselves once; import_module of a loaded one still costs a microsecond
 def _load_families() -> None:
     for name in FAMILIES:
         importlib.import_module(name)

@@ -215,8 +215,9 @@ class Binary64Matrix(Sequence):
 
     __slots__ = ("array", "_rows")
 
-    def __init__(self, array: np.ndarray):
-        self.array = np.array(array, dtype=np.float64)
+    def __init__(self, array: np.ndarray, owned: bool = False):
+        # a copy, so that no one else holds the array to change it, unless the caller made it for this matrix alone
+        self.array = array if owned and array.dtype == np.float64 else np.array(array, dtype=np.float64)
         self.array.flags.writeable = False
         self._rows = None
 
@@ -281,8 +282,10 @@ def _binary64_array(value) -> np.ndarray | None:
     if int in kinds and not all(-_BINARY64_INTEGER <= v <= _BINARY64_INTEGER
                                 for v in itertools.chain.from_iterable(value) if type(v) is int):
         return None
-    array = np.array(value, dtype=np.float64)
-    return array if np.isfinite(array).all() else None
+    # a pass in C over the entries: numpy's isfinite().all() costs more in calls than in work at these sizes
+    if not all(map(math.isfinite, itertools.chain.from_iterable(value))):
+        return None
+    return np.array(value, dtype=np.float64)
 
 
 def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None, None)):
@@ -292,7 +295,7 @@ def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None
         matrix = _parse_block(value, where)
         width = matrix.array.shape[1]
     elif fast is not None:
-        matrix, width = Binary64Matrix(fast), fast.shape[1]
+        matrix, width = Binary64Matrix(fast, owned=True), fast.shape[1]
     else:
         if not isinstance(value, (list, tuple)) or not value:
             raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
