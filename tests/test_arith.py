@@ -191,3 +191,19 @@ def test_a_remembered_matrix_leaves_no_python_callback_and_the_table_stays_bound
     assert ball._remembered(product) is not None  # the live one is still found
     cubed = ball.Ball.matmul(product, A)  # through the remembered arb_mat: still the right entries
     assert [(float(x.mid()), float(x.rad())) for x in cubed.ravel()] == [(37, 0), (54, 0), (81, 0), (118, 0)]
+
+
+def test_ball_row_shift_is_the_midpoint_of_each_rows_maximum_with_or_without_a_mask():
+    """Ball.row_shift (rows folded over lists when every score is allowed) gives the midpoint of arb's fold of
+    max over each row's allowed scores, exactly, as an exact ball inside that maximum's enclosure."""
+    rng = np.random.default_rng(11)
+    with ctx.workprec(30):  # coarse: the maxima have radii
+        scores = np.array([[arb(float(v)) / 3 for v in row] for row in rng.standard_normal((5, 5))], dtype=object)
+        full = np.ones((5, 5), dtype=bool)
+        causal = np.tril(full)
+        for mask in (full, causal):
+            shifts = BALL.row_shift(scores, mask)
+            for row, allowed, shift in zip(scores, mask, shifts):
+                maximum = np.frompyfunc(arb.max, 2, 1).reduce(row[allowed])
+                assert shift.rad() == 0 and shift == maximum.mid() and maximum.contains(shift)
+                assert maximum.rad() > 0

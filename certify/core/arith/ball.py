@@ -214,8 +214,10 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
-        if mask.all():  # every score allowed: one reduction of the rows
-            return _midpoint(Ball.maximum(scores))
+        if mask.all():  # every score allowed: Ball.maximum's fold, row by row over lists (an object ufunc's
+            # reduce and a ufunc of midpoints cost more in a check); mid() is a new exact ball
+            return np.fromiter([functools.reduce(arb.max, row).mid() for row in scores.tolist()], dtype=object,
+                               count=scores.shape[0])
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
             allowed = [s for s, keep in zip(scores[i], mask[i]) if keep]
