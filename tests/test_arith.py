@@ -124,10 +124,10 @@ def test_a_reversed_view_is_not_taken_for_the_transpose():
     assert all(contains(product[i, j], exact[i, j]) for i in range(3) for j in range(3))
 
 
-def test_centred_gram_pairs_are_the_diagonal_and_upper_triangle_of_centred_gram_in_every_backend():
-    """centred_gram_pairs gives G_ii and G_ik (i < k, row by row) of centred_gram: Ball's, read from the
-    arb_mat, are the very balls of the n x n array and enclose mpmath's; float64 and tier 3 the same
-    numbers as indexing their own Gram matrix."""
+def test_pairwise_sq_distances_are_those_of_centred_gram_in_every_backend():
+    """pairwise_sq_distances gives G_ii + G_kk - 2 G_ik (i < k, row by row) of centred_gram: Ball's, summed
+    pair by pair from the arb_mat, are the very balls of that arithmetic on the n x n array of balls and
+    enclose mpmath's squared distances; float64 and tier 3 the same numbers as their own Gram matrix's."""
     from certify.core.arith.midrad64 import MidRad64
     from certify.core.numbers import Binary64Matrix
 
@@ -138,24 +138,24 @@ def test_centred_gram_pairs_are_the_diagonal_and_upper_triangle_of_centred_gram_
         scale = BALL.array([["1/3", "0", "0"], ["0", "1", "0"], ["0", "0", "1"]])
         X = BALL.matmul(BALL.array(Binary64Matrix(X_f)), scale)
         G = BALL.centred_gram(X)
-        g, above = BALL.centred_gram_pairs(X)
-    assert g.shape == (6,) and above.shape == (15,)
-    same = [(a.mid(), a.rad()) == (b.mid(), b.rad()) for a, b in zip([*g, *above], [*np.diagonal(G), *G[i, k]])]
-    assert all(same) and max(float(x.rad()) for x in above) > 0
+        squared = BALL.pairwise_sq_distances(X)
+        expected = [G[a, a] + G[b, b] - 2 * G[a, b] for a, b in zip(i, k)]
+    assert squared.shape == (15,)
+    assert all((a.mid(), a.rad()) == (b.mid(), b.rad()) for a, b in zip(squared, expected))
+    assert max(float(x.rad()) for x in squared) > 0
     with mp.workdps(60):
         Xm = mp.matrix(X_f.tolist()) * mp.diag([mp.mpf(1) / 3, 1, 1])
-        centre = [mp.mpf(float(X[0, j].mid())) for j in range(3)]
-        Y = mp.matrix([[Xm[r, j] - centre[j] for j in range(3)] for r in range(6)])
-        Gm = Y * Y.T
-        assert all(contains(g[r], Gm[r, r]) for r in range(6))
-        assert all(contains(h, Gm[int(r), int(c)]) for h, r, c in zip(above, i, k))
+        assert all(contains(s, sum((Xm[a, j] - Xm[b, j]) ** 2 for j in range(3))) for s, a, b in zip(squared, i, k))
     for backend, Xb in ((FLOAT64, X_f), (MidRad64(), X_f[None])):  # tier 3 batched over a leading axis
-        Gb, (gb, hb) = backend.centred_gram(Xb), backend.centred_gram_pairs(Xb)
-        for part, expected in ((gb, np.diagonal(Gb, axis1=-2, axis2=-1)), (hb, Gb[..., i, k])):
-            if backend is FLOAT64:
-                assert np.array_equal(part, expected)
-            else:
-                assert np.array_equal(part.mid, expected.mid) and np.array_equal(part.rad, expected.rad)
+        Gb, part = backend.centred_gram(Xb), backend.pairwise_sq_distances(Xb)
+        g = np.diagonal(Gb, axis1=-2, axis2=-1)
+        expected = g[..., i] + g[..., k] - 2 * Gb[..., i, k]
+        if backend is FLOAT64:
+            assert np.array_equal(part, expected)
+            assert np.allclose(part, ((X_f[i] - X_f[k]) ** 2).sum(axis=-1))
+        else:
+            assert part.mid.shape == (1, 15)
+            assert np.array_equal(part.mid, expected.mid) and np.array_equal(part.rad, expected.rad)
 
 
 def test_ball_reductions_of_a_vector_and_of_rows_fold_the_same_way():
@@ -191,3 +191,19 @@ def test_a_remembered_matrix_leaves_no_python_callback_and_the_table_stays_bound
     assert ball._remembered(product) is not None  # the live one is still found
     cubed = ball.Ball.matmul(product, A)  # through the remembered arb_mat: still the right entries
     assert [(float(x.mid()), float(x.rad())) for x in cubed.ravel()] == [(37, 0), (54, 0), (81, 0), (118, 0)]
+
+
+def test_ball_row_shift_is_the_midpoint_of_each_rows_maximum_with_or_without_a_mask():
+    """Ball.row_shift (rows folded over lists when every score is allowed) gives the midpoint of arb's fold of
+    max over each row's allowed scores, exactly, as an exact ball inside that maximum's enclosure."""
+    rng = np.random.default_rng(11)
+    with ctx.workprec(30):  # coarse: the maxima have radii
+        scores = np.array([[arb(float(v)) / 3 for v in row] for row in rng.standard_normal((5, 5))], dtype=object)
+        full = np.ones((5, 5), dtype=bool)
+        causal = np.tril(full)
+        for mask in (full, causal):
+            shifts = BALL.row_shift(scores, mask)
+            for row, allowed, shift in zip(scores, mask, shifts):
+                maximum = np.frompyfunc(arb.max, 2, 1).reduce(row[allowed])
+                assert shift.rad() == 0 and shift == maximum.mid() and maximum.contains(shift)
+                assert maximum.rad() > 0

@@ -256,3 +256,17 @@ def test_matrices_written_as_binary64_blocks_are_held_to_the_checkers_caps():
     assert set(wide["inputs"]["layers"][0]["W_Q"]) == {"binary64", "shape"}
     assert checker.verify(wide, checker.Limits(dim=39)).refused and not checker.verify(wide, checker.Limits(dim=40)).refused
 
+
+
+def test_the_full_mask_is_made_once_per_size_and_cannot_be_written():
+    """layers.full_mask is shared by every layer of its size, so it is read-only: a write raises, and an
+    unmasked layer's arrays hold the all-true n x n mask."""
+    from certify.core import layers
+
+    mask = layers.full_mask(5)
+    assert mask.shape == (5, 5) and mask.dtype == bool and mask.all() and layers.full_mask(5) is mask
+    with pytest.raises(ValueError):
+        mask[0, 1] = False
+    case = config.load({"X": [[0.0, 1.0], [1.0, 0.0], [2.0, 2.0]], "A": [[1.0, 0.0], [0.0, 1.0]]})
+    arrays = layers.layer_arrays(BALL, case.layers[0], case.n)
+    assert arrays.mask.shape == (3, 3) and arrays.mask.all() and not arrays.mask.flags.writeable

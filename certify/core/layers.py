@@ -15,6 +15,7 @@ screens call them with the Float64 backend.  One layer maps X to X':
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,9 +54,12 @@ class LayerArrays:
         return cls(A=None, W_Q=W_Q, W_K=W_K, b_Q=b_Q, b_K=b_K, score_scale=score_scale, V=None, mask=mask)
 
 
+@functools.lru_cache(maxsize=64)
 def full_mask(n: int) -> np.ndarray:
-    """Every token attends to every token."""
-    return np.ones((n, n), dtype=bool)
+    """Every token attends to every token (read-only, made once per n: every layer of every check has one)."""
+    mask = np.ones((n, n), dtype=bool)
+    mask.setflags(write=False)
+    return mask
 
 
 def layer_arrays(ar, layer: Layer, n: int) -> LayerArrays:

@@ -15,12 +15,10 @@ def pairwise_sq_distances(ar, X):
     With Y = X - 1 c^T for an exact vector c and G = Y Y^T, ||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik
     (distances do not see c).  c is (the midpoint of) token 0, so every |y_i| <= D(X) and the sum
     cancels no more than about log2(d) bits of D^2 however close the tokens are to consensus; one
-    matrix product replaces the n^2 d pair differences.  The backend's centred_gram_pairs gives G's
-    diagonal g and its entries above the diagonal (Ball reads only these from its arb_mat).
+    matrix product replaces the n^2 d pair differences (the backend's pairwise_sq_distances, by
+    certify.core.arith.pairs.squared_distance).
     """
-    g, above = ar.centred_gram_pairs(X)
-    i, k = above_diagonal(X.shape[-2])
-    return g[..., i] + g[..., k] - 2 * above
+    return ar.pairwise_sq_distances(X)
 
 
 def diameter(ar, X):

@@ -186,14 +186,16 @@ class Ball:
         return _array_of_mat(_centred_gram_mat(X))
 
     @staticmethod
-    def centred_gram_pairs(X):
-        """The diagonal of centred_gram(X) and its entries above the diagonal, read one by one from the
-        arb_mat: the n x n array of balls, of which the distances read about half, is not made."""
+    def pairwise_sq_distances(X):
+        """||x_i - x_k||^2 for i < k (pairs.squared_distance) pair by pair, reading G = centred_gram(X) from its
+        arb_mat: neither the n x n array of balls nor arrays of the pairs' diagonal entries are made (the
+        same balls as those arrays' arithmetic, in a fraction of the numpy calls)."""
         G = _centred_gram_mat(X)
         n = G.nrows()
+        g = list(map(G.__getitem__, pairs.diagonal_positions(n)))
         above = pairs.above_diagonal_positions(n)
-        return (np.fromiter(map(G.__getitem__, pairs.diagonal_positions(n)), dtype=object, count=n),
-                np.fromiter(map(G.__getitem__, above), dtype=object, count=len(above)))
+        return np.fromiter([pairs.squared_distance(g[i], g[k], G[i, k]) for i, k in above], dtype=object,
+                           count=len(above))
 
     @staticmethod
     def maximum(x):
@@ -212,8 +214,10 @@ class Ball:
         Softmax is invariant under any shift; an exact one (the midpoint of the ball) adds no
         radius, and keeps exp() of moderate size.
         """
-        if mask.all():  # every score allowed: one reduction of the rows
-            return _midpoint(Ball.maximum(scores))
+        if mask.all():  # every score allowed: Ball.maximum's fold, row by row over lists (an object ufunc's
+            # reduce and a ufunc of midpoints cost more in a check); mid() is a new exact ball
+            return np.fromiter([functools.reduce(arb.max, row).mid() for row in scores.tolist()], dtype=object,
+                               count=scores.shape[0])
         shifts = np.empty(scores.shape[0], dtype=object)
         for i in range(scores.shape[0]):
             allowed = [s for s, keep in zip(scores[i], mask[i]) if keep]

@@ -107,9 +107,9 @@ class Float64:
         Y = X - X[..., :1, :]
         return Y @ Y.swapaxes(-1, -2)
 
-    def centred_gram_pairs(self, X):
-        """The diagonal of centred_gram(X) and its entries above the diagonal (pairs.diagonal_and_above)."""
-        return pairs.diagonal_and_above(self.centred_gram(X))
+    def pairwise_sq_distances(self, X):
+        """||x_i - x_k||^2 for i < k from centred_gram(X) (pairs.squared_distances)."""
+        return pairs.squared_distances(self.centred_gram(X))
 
     # Reductions run over the last axis, so that a leading batch axis (many configurations
     # screened at once) is kept.

@@ -661,9 +661,9 @@ class MidRad64:
         Y = X - self.exact_centre(X[..., :1, :])
         return self.matmul(Y, np.swapaxes(Y, -1, -2))  # a product with its own transpose: matmul's Gram bound
 
-    def centred_gram_pairs(self, X) -> tuple[MidRad, MidRad]:
-        """The diagonal of centred_gram(X) and its entries above the diagonal (pairs.diagonal_and_above)."""
-        return pairs.diagonal_and_above(self.centred_gram(X))
+    def pairwise_sq_distances(self, X) -> MidRad:
+        """||x_i - x_k||^2 for i < k from centred_gram(X) (pairs.squared_distances)."""
+        return pairs.squared_distances(self.centred_gram(X))
 
     @staticmethod
     def relu(x) -> MidRad:

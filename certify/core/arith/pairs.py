@@ -1,8 +1,8 @@
-"""The pairs i < k of n tokens, and the parts of a Gram matrix that the pairwise distances read.
+"""The pairs i < k of n tokens, and the squared distances of the pairs from a Gram matrix.
 
-||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik (certify.core.quantities) reads G's diagonal and the entries
-above it; a backend returns them as two arrays (protocol.Arithmetic.centred_gram_pairs), so that
-Ball can read them from its arb_mat without making the n x n array of balls.
+||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik (squared_distance) reads G's diagonal and the entries above
+it: float64 and tier 3 on arrays over the pairs (squared_distances), Ball pair by pair from its
+arb_mat (protocol.Arithmetic.pairwise_sq_distances), without the n x n array of balls.
 """
 
 from __future__ import annotations
@@ -31,7 +31,15 @@ def diagonal_positions(n: int) -> tuple[tuple[int, int], ...]:
     return tuple((i, i) for i in range(n))
 
 
-def diagonal_and_above(G) -> tuple:
-    """G_ii and G_ik for i < k of the last two axes (leading axes kept), as arrays of G's own kind."""
+def squared_distance(g_i, g_k, h):
+    """||x_i - x_k||^2 = G_ii + G_kk - 2 G_ik from a Gram matrix G = Y Y^T of the tokens translated by an
+    exact vector (Y = X - 1 c^T: distances do not see c); of one pair's numbers or of arrays over the pairs."""
+    return g_i + g_k - 2 * h
+
+
+def squared_distances(G):
+    """squared_distance of every pair i < k of the last two axes of G (leading axes kept), a last axis
+    in the order of above_diagonal, on arrays of G's own kind."""
     i, k = above_diagonal(G.shape[-1])
-    return np.diagonal(G, axis1=-2, axis2=-1), G[..., i, k]
+    g = np.diagonal(G, axis1=-2, axis2=-1)
+    return squared_distance(g[..., i], g[..., k], G[..., i, k])

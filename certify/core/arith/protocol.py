@@ -87,9 +87,9 @@ class Arithmetic(Protocol):
     def centred_gram(self, X) -> Any:
         """Y Y^T for Y = X - 1 c^T, c the exact centre of token 0 (tokens on the last two axes)."""
 
-    def centred_gram_pairs(self, X) -> tuple[Any, Any]:
-        """(g, h) of G = centred_gram(X): its diagonal g_i = G_ii and its entries h = G_ik for i < k in the
-        order of certify.core.arith.pairs.above_diagonal, each as a last axis (what pairwise distances read)."""
+    def pairwise_sq_distances(self, X) -> Any:
+        """||x_i - x_k||^2 for i < k from G = centred_gram(X) (certify.core.arith.pairs.squared_distance), as a
+        last axis in the order of pairs.above_diagonal."""
 
     def maximum(self, x) -> Any:
         """The largest entry along the last axis."""
