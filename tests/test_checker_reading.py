@@ -4,6 +4,9 @@ a coarser precision than the stated digits)."""
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from flint import arb, ctx
 from mpmath import mp
 
@@ -200,6 +203,23 @@ def test_a_stated_exponent_with_more_digits_than_the_value_gives_is_refused_unre
     for forged in (honest.replace("e-", "e-" + "7" * 3000, 1), "[1.4142 +/- 1e-" + "9" * 3000 + "]",
                    "[1.4e+" + "1" * 3000 + " +/- 1e-19725]"):
         assert not exact.accurate(mine, forged, 1 << 16)
+
+
+@pytest.mark.parametrize("value, precision", [("sqrt2", 53), ("tiny", 53), ("huge", 200), ("sqrt2", 1 << 16)])
+def test_a_stated_exponent_is_refused_exactly_past_the_digits_of_the_value_or_the_precision(value, precision):
+    """An exponent may have as many digits as |mine|'s binary exponent or the precision has bits, times 0.31,
+    and 2 more: padded with zeros up to that it is read, one digit more refused (the bound computed here
+    from log2 |mine| in mpmath)."""
+    with ctx.workprec(precision):
+        mine = {"sqrt2": arb(2).sqrt(), "tiny": arb(2) ** -3000 / 3, "huge": arb(10) ** 400 / 7}[value]
+        text = mine.str(precision * 30103 // 100000 + 4, radius=True, more=True)
+    with mp.workprec(precision + 64):
+        binary = int(mp.floor(mp.log(_exact(mine.abs_upper()), 2))) + 1
+    most = max(abs(binary).bit_length(), precision.bit_length()) * 31 // 100 + 2
+    exponent = re.search(r"e[+-]?(\d+)\]$", text)  # the radius's, as long as the midpoint's or longer
+    for digits in range(len(exponent.group(1)), most + 3):
+        padded = text[:exponent.start(1)] + exponent.group(1).zfill(digits) + "]"
+        assert exact.accurate(mine, padded, precision) == (digits <= most), (digits, most)
 
 
 def _verify_edited(tmp_path, cert: dict, edit) -> int:
