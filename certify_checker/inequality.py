@@ -207,12 +207,15 @@ COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 ESCALATION = (2, 4)
 
 
+TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
+
+
 def work(cert: dict) -> int:
     """The work of tau beyond certify_checker.limits' estimate per layer (in its units): the minima of n^3 / 2
     pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens).  0 when
     malformed (verify judges)."""
     try:
-        if cert["claim"] not in CLAIMS or not any("tau" in side for pair in CLAIMS[cert["claim"]][2] for side in pair):
+        if cert["claim"] not in TAU_CLAIMS:
             return 0
         X, layers, bits = cert["inputs"]["X"], cert["inputs"]["layers"], cert["precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)
