@@ -226,12 +226,14 @@ def work(cert: dict) -> int:
         return 0
 
 
+# The canonical JSON of the digest: json.dumps(..., sort_keys=True, separators=(",", ":")), its encoder built once
+# (it keeps no state between calls); a loop in the inputs is a RecursionError, malformed, without the encoder's check.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False)
+
+
 def digest(cert: dict, fields=("claim", "bound", "inputs", "precision")) -> str:
-    """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
-    a RecursionError, malformed, without the encoder's separate check)."""
-    canonical = json.dumps({name: cert[name] for name in fields},
-                           sort_keys=True, separators=(",", ":"), check_circular=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 of the canonical JSON of claim, bound, inputs and precision."""
+    return hashlib.sha256(_CANONICAL.encode({name: cert[name] for name in fields}).encode("utf-8")).hexdigest()
 
 
 # An earlier version of certify wrote the same format with a digest of claim, bound and inputs only (and bounds
