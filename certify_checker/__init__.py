@@ -12,6 +12,7 @@ certify_checker.limits is refused before any work (Confirmation.refused).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import json
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ KINDS = {
     "trajectory": "certify_checker.trajectory",
     "region-proof": "certify_checker.region_proof",
 }
+_module = functools.cache(importlib.import_module)  # a kind's module: imported on first use, then looked up
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def over_limits(cert: dict, limits: Limits) -> str | None:
     """Which limit the certificate's shapes and precisions pass, before any work (or a long run).  Tokens without layers
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_limbs too."""
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
-    own = getattr(kind := importlib.import_module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # beyond the layers'
+    own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert)  # beyond the layers'
     config = _configuration(cert) or {}
     (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
@@ -138,11 +140,12 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     if refusal := over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
     try:
-        ok, message = importlib.import_module(KINDS[kind]).verify(cert)
+        ok, message = _module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
         ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
     # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),
-    return Confirmation(ok, "".join(c if c.isprintable() else repr(c)[1:-1] for c in message[:1000]))  # not 300 kB
+    message = message[:1000]  # not 300 kB
+    return Confirmation(ok, message if message.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
 
 
 def precision_problem(precision) -> str | None:

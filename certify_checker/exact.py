@@ -165,19 +165,19 @@ def contains(mine: arb, theirs_text: str) -> bool:
 
 
 def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
-    """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up
-    ball nor one from another precision): both relative accuracies, capped at the precision,
-    agree within 16 + precision/8 bits (the stated ball read as for contains: its digits beyond
-    the precision do not count, by the cap).  Confirmed from the binary64 reading (_binary64) when
-    they agree within 2 bits less; else decided on the exact reading.  A text with more digits than the
-    precision gives is not (certify writes ceil(precision log10 2) + 3 of them): its exponents are counted
-    apart: each has at most the digits of the checker's own exponent or of the precision (a radius's), so that
-    reading it (arb computes 10^E) costs what an honest text costs (exp(-x) at x = 10^40 has 41-digit
-    exponents; a forged 20,000-digit one took minutes)."""
+    """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up ball nor one from
+    another precision): both relative accuracies, capped at the precision, agree within 16 + precision/8 bits (the
+    stated ball read as for contains: its digits beyond the precision do not count, by the cap); confirmed from the
+    binary64 reading (_binary64) when within 2 bits less, else on the exact reading.  A text with more digits than
+    the precision gives is not (certify writes ceil(precision log10 2) + 3): its exponents are counted apart, each with
+    at most the digits of the checker's own exponent or of the precision (a radius's), so that reading it (10^E) costs
+    what an honest text costs (exp(-10^40) has 41-digit exponents; a forged 20,000-digit one took minutes)."""
     exponents = _EXPONENT_DIGITS.findall(theirs_text)
-    m, e = mine.abs_upper().mid().man_exp() if mine.is_finite() else (0, 0)  # |mine| < 2^(e + bits of m)
-    most = max(abs(int(e) + int(m).bit_length()).bit_length(), precision.bit_length()) * 31 // 100 + 2
-    if len(theirs_text) - sum(map(len, exponents)) > precision * 31 // 100 + 64 or any(len(x) > most for x in exponents):
+    longest, most = max(map(len, exponents), default=0), precision.bit_length() * 31 // 100 + 2  # the precision's
+    if longest > most:  # and the checker's own exponent's (read only then: most texts' exponents are shorter)
+        m, e = mine.abs_upper().mid().man_exp() if mine.is_finite() else (0, 0)  # |mine| < 2^(e + bits of m)
+        most = max(abs(int(e) + int(m).bit_length()).bit_length(), precision.bit_length()) * 31 // 100 + 2
+    if len(theirs_text) - sum(map(len, exponents)) > precision * 31 // 100 + 64 or longest > most:
         return False  # more digits than the precision or the value give (log10 2 < 0.31): costly to read, never honest
     slack = 16 + precision // 8
     quick = _binary64(theirs_text)

@@ -22,8 +22,9 @@ def matrix(rows) -> Rows:
 
 
 def _row(values) -> list:
-    """ball() of each value; a row of finite JSON floats (binary64, exact in arb) in one C-level pass."""
-    if set(map(type, values)) == {float} and all(map(math.isfinite, values)):
+    """ball() of each value; a row of finite JSON floats (binary64, exact in arb) in one C-level pass (a finite sum
+    has no inf or nan among its terms; one that overflows is read value by value, to the same balls)."""
+    if set(map(type, values)) == {float} and math.isfinite(sum(values)):
         return list(map(arb, values))
     return [ball(v) for v in values]
 
@@ -31,7 +32,7 @@ def _row(values) -> list:
 def matrix_mat(rows) -> arb_mat:
     """matrix(rows) as an arb_mat; rows of finite JSON floats (binary64, exact in arb) straight into it."""
     entries = list(itertools.chain.from_iterable(rows))
-    if set(map(type, entries)) == {float} and all(map(math.isfinite, entries)):
+    if set(map(type, entries)) == {float} and math.isfinite(sum(entries)):  # as in _row
         return arb_mat(rows)
     return arb_mat(matrix(rows))
 
@@ -111,13 +112,8 @@ def layernorm(X: Rows, spec: dict) -> Rows:
     return sphere(X) if spec.get("kind", "sphere") == "sphere" else standard_ln(X, spec)
 
 
-def query_key(layer: dict) -> Rows:
-    """A = beta A_given, or beta W_Q W_K^T / sqrt(d_k)."""
-    return query_key_matrix(layer).tolist()
-
-
 def query_key_matrix(layer: dict) -> arb_mat:
-    """query_key as an arb_mat (products and norms take it so)."""
+    """A = beta A_given, or beta W_Q W_K^T / sqrt(d_k)."""
     beta = ball(layer.get("beta", "1"))
     if "A" in layer:
         return matrix_mat(layer["A"]) * beta if "beta" in layer else matrix_mat(layer["A"])  # a product by 1 copies

@@ -207,12 +207,15 @@ COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 ESCALATION = (2, 4)
 
 
+TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
+
+
 def work(cert: dict) -> int:
     """The work of tau beyond certify_checker.limits' estimate per layer (in its units): the minima of n^3 / 2
     pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens).  0 when
     malformed (verify judges)."""
     try:
-        if cert["claim"] not in CLAIMS or not any("tau" in side for pair in CLAIMS[cert["claim"]][2] for side in pair):
+        if cert["claim"] not in TAU_CLAIMS:
             return 0
         X, layers, bits = cert["inputs"]["X"], cert["inputs"]["layers"], cert["precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)
@@ -223,12 +226,14 @@ def work(cert: dict) -> int:
         return 0
 
 
+# The canonical JSON of the digest: json.dumps(..., sort_keys=True, separators=(",", ":")), its encoder built once
+# (it keeps no state between calls); a loop in the inputs is a RecursionError, malformed, without the encoder's check.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False)
+
+
 def digest(cert: dict, fields=("claim", "bound", "inputs", "precision")) -> str:
-    """SHA-256 of the canonical JSON of claim, bound, inputs and precision (a loop in the inputs is
-    a RecursionError, malformed, without the encoder's separate check)."""
-    canonical = json.dumps({name: cert[name] for name in fields},
-                           sort_keys=True, separators=(",", ":"), check_circular=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    """SHA-256 of the canonical JSON of claim, bound, inputs and precision."""
+    return hashlib.sha256(_CANONICAL.encode({name: cert[name] for name in fields}).encode("utf-8")).hexdigest()
 
 
 # An earlier version of certify wrote the same format with a digest of claim, bound and inputs only (and bounds

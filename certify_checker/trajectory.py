@@ -114,7 +114,7 @@ def _shift(values) -> arb:
 def attention(layer: dict, c, E):
     """(Pi, Delta, complete) of the layer at X = 1 c^T + E."""
     n = len(E)
-    A = forward.query_key(layer)
+    A = forward.query_key_matrix(layer).tolist()
     k = [_dot([A[i][j] for i in range(len(A))], c) for j in range(len(A))]  # A^T c
     if "b_Q" in layer:
         scale = forward.ball(layer.get("beta", "1")) / arb(int(layer["d_k"])).sqrt()
@@ -463,7 +463,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         with ctx.workprec(precision):
             approaches = approach(inputs, points, Ys, drifts, M)
     with ctx.workprec(curve_precision):
-        a = [forward.spectral_norm(forward.query_key(layer), witness[f"A{t}"])
+        a = [forward.spectral_norm(forward.query_key_matrix(layer), witness[f"A{t}"])
              for t, layer in enumerate(inputs["layers"])]
         if len(cert["a"]) != len(a) or not all(agrees(mine, read_ball(theirs), curve_precision)
                                                for mine, theirs in zip(a, cert["a"])):

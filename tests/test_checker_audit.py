@@ -237,3 +237,22 @@ def test_wu_fig1_states_the_box_it_checked():
     box = cert["claims"][3].split(" in [")[1].split("]")[0].split(", ")
     lo, up = (Fraction(end) for end in box)
     assert mp.mpf(lo.numerator) / lo.denominator < theta_A < mp.mpf(up.numerator) / up.denominator
+
+
+@pytest.mark.parametrize("inputs", [
+    {"X": [[10**4000, -0.0], [1e308, 5e-324]], "layers": [{"A": [[-1.5e-300, 2**64 + 1]]}]},
+    {"X": [["1/3", "0x1.8p-3"], ["-2.5e-7", "\u2028\n\t\"\\é"]], "layers": [{"b": {"z": 1, "a": [None, True, False]}}]},
+    {"name": "\x00\x1f\ud7ff\U0001d403", "X": [[0.1, 0.2]], "layers": [{"mask": [[1]], "A": [[float.fromhex("0x1.fffffffffffffp+1023")]]}]},
+])
+def test_the_digest_is_the_canonical_json_of_claim_bound_inputs_and_precision(inputs):
+    """The digest's text is json.dumps with sorted keys and no spaces, byte for byte, whatever the inputs hold
+    (integers past binary64, -0.0, the extremes of binary64, escapes, unsorted nested keys), and an earlier
+    version's digest (no precision) likewise."""
+    cert = {"claim": None, "bound": "(1 - exp(-a*D**2))*D", "inputs": inputs, "precision": 53}
+    assert ineq.digest(cert) == redigest(copy.deepcopy(cert))["inputs_sha256"]
+    assert ineq.digest(cert, ("claim", "bound", "inputs")) == hashlib.sha256(json.dumps(
+        {"claim": None, "bound": cert["bound"], "inputs": inputs}, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    looped = copy.deepcopy(cert)
+    looped["inputs"]["layers"].append(looped["inputs"])
+    with pytest.raises(RecursionError):  # malformed (certify_checker.MALFORMED), as json.dumps finds it
+        ineq.digest(looped)

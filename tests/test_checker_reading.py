@@ -4,10 +4,15 @@ a coarser precision than the stated digits)."""
 
 from __future__ import annotations
 
+import re
+from fractions import Fraction
+
+import pytest
 from flint import arb, ctx
 from mpmath import mp
 
-from certify_checker import exact
+from certify_checker import exact, forward
+from certify_checker.exact import ball
 
 def _exact(x: arb):
     """The exact value of an arb with radius 0 (a midpoint or a radius) as an mpmath number."""
@@ -200,6 +205,48 @@ def test_a_stated_exponent_with_more_digits_than_the_value_gives_is_refused_unre
     for forged in (honest.replace("e-", "e-" + "7" * 3000, 1), "[1.4142 +/- 1e-" + "9" * 3000 + "]",
                    "[1.4e+" + "1" * 3000 + " +/- 1e-19725]"):
         assert not exact.accurate(mine, forged, 1 << 16)
+
+
+@pytest.mark.parametrize("value, precision", [("sqrt2", 53), ("tiny", 53), ("huge", 200), ("sqrt2", 1 << 16)])
+def test_a_stated_exponent_is_refused_exactly_past_the_digits_of_the_value_or_the_precision(value, precision):
+    """An exponent may have as many digits as |mine|'s binary exponent or the precision has bits, times 0.31,
+    and 2 more: padded with zeros up to that it is read, one digit more refused (the bound computed here
+    from log2 |mine| in mpmath)."""
+    with ctx.workprec(precision):
+        mine = {"sqrt2": arb(2).sqrt(), "tiny": arb(2) ** -3000 / 3, "huge": arb(10) ** 400 / 7}[value]
+        text = mine.str(precision * 30103 // 100000 + 4, radius=True, more=True)
+    with mp.workprec(precision + 64):
+        binary = int(mp.floor(mp.log(_exact(mine.abs_upper()), 2))) + 1
+    most = max(abs(binary).bit_length(), precision.bit_length()) * 31 // 100 + 2
+    exponent = re.search(r"e[+-]?(\d+)\]$", text)  # the radius's, as long as the midpoint's or longer
+    for digits in range(len(exponent.group(1)), most + 3):
+        padded = text[:exponent.start(1)] + exponent.group(1).zfill(digits) + "]"
+        assert exact.accurate(mine, padded, precision) == (digits <= most), (digits, most)
+
+
+def _fraction(x: arb) -> Fraction:
+    mantissa, exponent = map(int, x.mid().man_exp())
+    return mantissa * Fraction(2) ** exponent
+
+
+@pytest.mark.parametrize("rows", [[[1e308, 1e308], [-1e308, 5e-324]], [[0.1, -0.0], [2.0 ** -1074, -1.5]],
+                                  [[1.0, 2], [3, 0.5]], [[1e308, float("inf")]], [[float("nan"), 1.0]], [[True, 0.5]]])
+def test_rows_of_binary64_read_in_one_pass_are_the_balls_of_their_values(rows):
+    """forward.matrix and matrix_mat read rows of finite floats in one pass (their finite sum shows none is inf or
+    nan): the balls ball() gives each value, exactly, an overflowing sum included; inf, nan and booleans are
+    refused as ball() refuses them."""
+    try:
+        expected = [[ball(v) for v in row] for row in rows]
+    except (ValueError, ArithmeticError):
+        for read in (forward.matrix, forward.matrix_mat):
+            with pytest.raises((ValueError, ArithmeticError)):
+                read(rows)
+        return
+    for read in (forward.matrix(rows), forward.matrix_mat(rows).tolist()):
+        assert [[(x.mid().man_exp(), x.rad()) for x in row] for row in read] == \
+            [[(x.mid().man_exp(), x.rad()) for x in row] for row in expected]
+        assert all(x.is_exact() and _fraction(x) == Fraction(v) for row, values in zip(read, rows)
+                   for x, v in zip(row, values))  # the binary64 value itself, not only ball()'s reading of it
 
 
 def _verify_edited(tmp_path, cert: dict, edit) -> int:
