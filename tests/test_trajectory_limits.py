@@ -117,3 +117,24 @@ def test_no_attempt_runs_a_step_below_an_earlier_one(monkeypatch):
         for before in seen[:k]:
             assert all(step >= low for step, low in zip(later[1:], before[1:])), (before, later)
     assert tr.certified
+
+
+def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatch):
+    """With a feed-forward network the tokens are absolute balls and every step runs at the attempt's
+    precision: an attempt at p can only resolve every D_t with T + 1 steps at p.  No attempt is started
+    whose certificate could not fit the limit so, priced by the checker on the run's own certificate."""
+    precisions, run = [], trajectory._run
+
+    def recorded(case, T, precision, *args, **kwargs):
+        precisions.append(precision)
+        return run(case, T, precision, *args, **kwargs)
+
+    monkeypatch.setattr(trajectory, "_run", recorded)
+    work, T = 1_000_000, 200
+    tr = trajectory.trace(str(Path(LAYER).with_name("ffn-gelu.json")), T, limits=Limits(work=work))
+    assert tr.representation.startswith("absolute") and tr.certified and "--limit work=N" in tr.stopped
+    assert len(precisions) > 2  # the premise: the precision did rise
+    for p in precisions:
+        complete = {**tr.certificate, "precision": p, "curve_precision": trajectory._curve_precision(p, T),
+                    "step_precisions": [p] * (T + 1)}
+        assert certify_checker.over_limits(complete, certify_checker.Limits(work=work)) is None, p

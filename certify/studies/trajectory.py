@@ -202,7 +202,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
     budget = trajectory_budget.Budget(config.to_json(case), layers, list(drawn), limits, _curve_precision,
-                                      NORM_PRECISION)
+                                      NORM_PRECISION, centred=_representation(case, layers) is None)
     _admit(budget)
     witnesses: dict = {}
     M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn

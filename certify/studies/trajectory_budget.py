@@ -11,11 +11,12 @@ How a run ends.  An attempt either resolves every D_t (T + 1 steps; its certific
 bound is undecided and the precision rises) or stops at its first unresolved D_t; the last attempt's
 points through that one are then the certificate, as few as one.  Hence:
   - cap: the highest precision at which a certificate of every D_t can fit (its first step at p, every
-    later one at START_PRECISION, the least a step runs at).  Above it no attempt can resolve every D_t
+    later one at the least a step runs at: START_PRECISION in centred form, p itself in absolute
+    coordinates, where every step runs at the attempt's precision).  Above it no attempt can resolve every D_t
     within the limits, so the escalation goes no higher (nor above --max-prec); when not even
     START_PRECISION fits, the run is one attempt at it, whose certificate, if it stops early, may fit.
   - the meter of an attempt below the cap counts the steps run so far plus the least the rest can cost:
-    a step never runs below START_PRECISION nor below its precision in any attempt before (the floors of
+    a step never runs below that least nor below its precision in any attempt before (the floors of
     certify.studies.trajectory._run).  Once that is over the limits, no attempt at this or any higher
     precision can resolve every D_t within them: the run stops, and reports the attempt before (a higher
     one could at most end undecided at an unresolved D_t, as that attempt did, at more cost).
@@ -53,6 +54,11 @@ class Budget:
     limits: Limits
     curve_precision: Callable[[int, int], int]  # of a run at precision p through T layers
     norm_precision: int
+    centred: bool  # the representation: in absolute coordinates every step runs at the attempt's precision
+
+    def least_step(self, precision: int) -> int:
+        """The least precision a step after the first runs at in an attempt at `precision`."""
+        return START_PRECISION if self.centred else precision
 
     def refusal(self) -> str | None:
         """Why the least certificate any run can write (one step at START_PRECISION) is refused, or None."""
@@ -62,7 +68,7 @@ class Budget:
         """(the highest precision up to max_prec at which a certificate of every D_t can fit, START_PRECISION when
         none can; why the next precision cannot, or None when max_prec can)."""
         def complete(p: int, explained: bool = False) -> str | None:
-            return (self._explained if explained else self._refusal)(p, [p] + [START_PRECISION] * self.T)
+            return (self._explained if explained else self._refusal)(p, [p] + [self.least_step(p)] * self.T)
 
         if complete(max_prec) is None:
             return max_prec, None
@@ -79,7 +85,7 @@ class Budget:
         rest = [0] * (self.T + 2)  # rest[t]: the least steps t..T can cost, when they must all run
         if not last:
             for t in reversed(range(self.T + 1)):
-                rest[t] = rest[t + 1] + certificate.step_limbs(max(floors[t:t + 1] + [START_PRECISION]))
+                rest[t] = rest[t + 1] + certificate.step_limbs(max(floors[t:t + 1] + [self.least_step(precision)]))
         return Meter(self, precision, self._allowed(precision), rest)
 
     def _allowed(self, precision: int) -> int:
