@@ -541,9 +541,10 @@ def test_a_long_trajectory_is_priced_at_its_step_precisions(tmp_path):
 
 
 def test_a_trajectory_the_checker_would_refuse_is_refused_before_starting():
-    """Minutes of work and then "not certified": the cheapest certificate the run can write (every step at
-    53 bits) is put to the checker's limits first, and refused as bad input, naming the limit."""
+    """Minutes of work and then "not certified": the least certificate any run can write (one step at 53
+    bits, its curves through every layer) is put to the checker's limits first, and refused as bad input,
+    naming the limit and how to raise it."""
     from certify.core.limits import Limits
 
-    with pytest.raises(BadInput, match="refused before starting.*work"):
+    with pytest.raises(BadInput, match="refused before starting.*work.*--limit work=N"):
         trajectory.trace(LAYER, 300, limits=Limits(work=100_000))

@@ -5,7 +5,10 @@ claimed bound curves whose hypotheses hold, and says at each t whether each boun
 Exit 0: every D_t resolved and every drawn bound holds at every t; 1: a bound is violated;
 3: something undecided or unresolved (see certify.studies.trajectory), or the checker did not
 confirm the trajectory's certificate (then everything printed is labelled "not certified");
-2: bad input.  --out also writes the certificate, which `certify verify` re-checks.
+2: bad input.  --out also writes the certificate, which `certify verify` re-checks.  Under the
+checker's limits (--limit) the precision rises only while a certificate of every D_t can still fit
+them; where it stops, a last line says which limit and how to raise it
+(certify.studies.trajectory_budget).
 """
 
 from __future__ import annotations
@@ -123,7 +126,8 @@ def _render(tr: trajectory.Trajectory) -> str:
     summary = (f"{tr.verdict.upper()}{'' if tr.certified else ' (' + trajectory.NOT_CERTIFIED + ')'}: D_t resolved "
                f"through t = {tr.resolved_through} of {tr.T} (>= {trajectory.RESOLVED_BITS} bits relative), "
                f"{_bits(tr)} (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
-    return "\n".join(intro + [""] + lines + ["", summary, certified])
+    stopped = [f"precision {tr.stopped}"] if tr.stopped else []  # the checker's limits: which one, how to raise it
+    return "\n".join(intro + [""] + lines + ["", summary, certified] + stopped)
 
 
 def _bits(tr) -> str:

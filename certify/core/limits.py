@@ -18,7 +18,9 @@ no code with certify.
 
 The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in
 `ball_count`, `operation_count` and `ball_bytes` below; they refuse before a run, and stop the
-precision escalation of `check` (undecided, saying so) where the next precision would pass them.
+precision escalation of `check` (undecided, saying so) where the next precision would pass them.  A
+trajectory is priced by the checker's own estimate of its certificate, step by step
+(certify.studies.trajectory_budget).
 A bound's own caps (2000 characters, 100 nested operators) are certify.core.expr's.
 """
 

@@ -21,7 +21,8 @@ consensus D_t loses about log2(3) bits of relative accuracy per layer, so T laye
 bits at t = 0 but ever fewer later, and T steps all at 2T bits would cost about twice as much.
 Step t runs at the relative accuracy of D_{t-1} plus STEP_GUARD_BITS (its roundings then add about
 2^-STEP_GUARD_BITS of the ball's radius), never above the run's precision nor below
-START_PRECISION; any precision gives an enclosure, so the schedule only affects the radii.  Each
+START_PRECISION nor below its precision in any attempt before (a higher precision then never
+costs the checker less); any precision gives an enclosure, so the schedule only affects the radii.  Each
 point states its precision in the certificate, where the checker recomputes it at that precision.
 In absolute coordinates every step runs at the run's precision (there the precision needed grows
 with t).  When a centred run leaves some D_t unresolved, the next precision is predicted from the
@@ -31,7 +32,10 @@ every extra bit at t = 0 is carried through all T steps.
 Certification.  The curves are compared through their logarithms (log D_t <= log curve; the
 composed curve is iterated in log form, see log_g).  Everything reported goes into a "trajectory"
 certificate (certify.studies.trajectory_certificate) that the independent checker re-derives; a
-trajectory the checker does not confirm is labelled not certified and exits 3.
+trajectory the checker does not confirm is labelled not certified and exits 3.  The run prices that
+certificate as the checker will (certify.studies.trajectory_budget): the precision rises no higher
+than a certificate of every D_t can fit the limits, an attempt stops as soon as its steps show that
+it cannot, and the run then reports the attempt before (undecided, `stopped` says why).
 
 Curves (docs/claims.md), drawn only when their hypotheses hold, from t = 1 on (at t = 0 each is
 D_0 itself or trivially above it):
@@ -54,6 +58,7 @@ intersection of both: a certified enclosure of the distance to the true limit tr
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -67,7 +72,7 @@ from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core import quantities
 from certify.core import spectral
 from certify.core import centred
-from certify.studies import trajectory_certificate
+from certify.studies import trajectory_budget, trajectory_certificate
 from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
 from certify.core.numbers import ball_text as text
@@ -141,6 +146,7 @@ class Trajectory:
     confirmation: str = ""  # the checker's message on the certificate
     certified: bool = False  # the checker confirmed every stated enclosure and outcome
     seconds: float = 0.0
+    stopped: str = ""  # why the precision was not raised further: a checker's limit (studies.trajectory_budget)
 
     @property
     def step_precisions(self) -> list:
@@ -183,8 +189,9 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
           progress: Callable[[str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
     """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves;
     `progress(stage)` is called as each stage (a precision, the checker) begins.  `limits` (certify.core.limits)
-    are the reader's and the checker's: a trajectory whose cheapest certificate the checker would refuse at
-    them is refused before it starts (`certify verify` at the same limits must be able to confirm it)."""
+    are the reader's and the checker's (`certify verify` at the same limits must be able to confirm the
+    certificate): a run refused whatever it found is refused before it starts, and the escalation stops
+    where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
     stage = progress or (lambda _: None)
     case = config.load(source, limits)
     if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
@@ -194,25 +201,42 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
-    if refusal := _checker_refusal(case, layers, drawn, limits):
-        raise BadInput(f"refused before starting: the checker could not verify {layers} layers: {refusal}")
+    budget = trajectory_budget.Budget(config.to_json(case), layers, list(drawn), limits, _curve_precision,
+                                      NORM_PRECISION, centred=_representation(case, layers) is None)
+    _admit(budget)
     witnesses: dict = {}
-    M, norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
-                         else (None, NORM_PRECISION))
+    M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
+                                else (None, NORM_PRECISION))
+    _admit(budget)  # again at M's precision, which the value curves' work grows with
+    cap, capped = budget.cap(max_prec)
+    attempts: list = []
+    floors: list = []  # per t, the highest precision an attempt ran step t at: no later attempt runs it lower
+
     def attempt(precision: int) -> _Traced:
         stage(f"{precision} bits")
+        meter = budget.meter(precision, floors, last=precision >= cap)
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
-        return _trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
-                         final=precision >= max_prec)
+        attempts.append(_trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
+                                  final=precision >= cap, floors=list(floors), meter=meter))
+        floors[:] = [max(pair) for pair in itertools.zip_longest(floors, attempts[-1].run.steps, fillvalue=0)]
+        return attempts[-1]
 
-    traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, max_prec,
-                                 guess=lambda bits, traced: _next_precision(bits, traced, layers))
+    try:
+        traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, cap,
+                                     guess=lambda bits, traced: _next_precision(bits, traced, layers))
+        stopped = "" if traced.settled or not capped else f"not raised beyond {cap} bits: {capped}"
+    except trajectory_budget.OverLimit as over:
+        if not attempts:  # the one attempt, at the cap: every certificate it could write is refused
+            raise BadInput(f"stopped, no certificate the checker can verify: {over}") from None
+        traced, precision = attempts[-1], attempts[-1].precision  # the last attempt the checker can follow
+        _finish(case, traced, M, witnesses)
+        stopped = f"not raised beyond {precision} bits: {over}"
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
-                    representation=CENTRED if fallback is None else f"absolute: {fallback}")
-    tr.certificate = trajectory_certificate.build(tr, case, witnesses, norm_precision)
+                    representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped)
+    tr.certificate = trajectory_certificate.build(tr, case, witnesses, budget.norm_precision)
     stage("the checker")
     confirmation = certificate.confirm(tr.certificate, limits)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
@@ -220,53 +244,64 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     return tr
 
 
+def _admit(budget: trajectory_budget.Budget) -> None:
+    """BadInput when even the least certificate a run can write is beyond the checker's limits: the run would
+    end "not certified" whatever it found (certify.studies.trajectory_budget)."""
+    if refusal := budget.refusal():
+        raise BadInput(f"refused before starting: a certificate of {budget.T} layers would pass {refusal}")
+
+
 @dataclass
 class _Traced:
+    run: "_Run"
+    precision: int
     points: list
-    a: list
     drawn: dict
     skipped: dict
     curve_precision: int
-    settled: bool  # every D_t resolved and every comparison decided: more precision would not help
-    centred: bool  # the run's representation (its step precisions follow D_t's accuracy)
+    a: list = field(default_factory=list)
+    settled: bool = False  # every D_t resolved and every comparison decided: more precision would not help
+    finished: bool = False  # the curves drawn and checked (_finish)
+
+    @property
+    def centred(self) -> bool:
+        """The run's representation (its step precisions follow D_t's accuracy)."""
+        return self.run.centred
 
 
 def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict,
-              final: bool) -> _Traced:
+              final: bool, floors: list, meter: trajectory_budget.Meter) -> _Traced:
     """The trajectory at one precision, its curves and their checks.  A run left unresolved below the
     cap (not final) only leads to the next precision: its curves are not drawn (the composed one is
-    iterated through all T layers at some 1.6T bits, whatever the run resolved)."""
-    run = _run(case, T, precision, track_value=M is not None)
+    iterated through all T layers at some 1.6T bits, whatever the run resolved) unless the run ends
+    there, stopped by the checker's limits (_finish then)."""
+    run = _run(case, T, precision, track_value=M is not None, floors=floors, meter=meter)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
-    curve_precision = _curve_precision(precision, T)
-    if not run.complete and not final:
-        return _Traced(points=points, a=[], drawn=drawn, skipped=skipped, curve_precision=curve_precision,
-                       settled=False, centred=run.centred)
+    traced = _Traced(run=run, precision=precision, points=points, drawn=drawn, skipped=skipped,
+                     curve_precision=_curve_precision(precision, T))
+    if run.complete or final:
+        _finish(case, traced, M, witnesses)
+    return traced
+
+
+def _finish(case: config.Case, traced: _Traced, M, witnesses: dict) -> None:
+    """Draw the curves of a traced run and check them; settled when nothing is left to decide."""
+    if traced.finished:
+        return
     if M is not None:
-        with ctx.workprec(precision):
-            _approach(case, run, M)
-    with ctx.workprec(curve_precision):
-        a = _query_key_norms(case, witnesses)
-        _curves(case, points, a, M, drawn, skipped)
-        _check(points, drawn)  # logarithms of the quantities, at the curves' precision
-    undecided = any(o == UNDECIDED for p in points for o in p.checks.values())
-    return _Traced(points=points, a=a, drawn=drawn, skipped=skipped, curve_precision=curve_precision,
-                   settled=run.complete and not undecided, centred=run.centred)
+        with ctx.workprec(traced.precision):
+            _approach(case, traced.run, M)
+    with ctx.workprec(traced.curve_precision):
+        traced.a = _query_key_norms(case, witnesses)
+        _curves(case, traced.points, traced.a, M, traced.drawn, traced.skipped)
+        _check(traced.points, traced.drawn)  # logarithms of the quantities, at the curves' precision
+    undecided = any(o == UNDECIDED for p in traced.points for o in p.checks.values())
+    traced.settled, traced.finished = traced.run.complete and not undecided, True
 
 
 def _curve_precision(precision: int, T: int) -> int:
     """The curves' precision for a run at `precision` through T layers (they lose about log2(3) bits a layer)."""
     return max(precision, CURVE_GUARD_BITS + math.ceil(T * math.log2(3)))
-
-
-def _checker_refusal(case: config.Case, T: int, drawn: dict, limits: Limits) -> str | None:
-    """Which of the checker's limits the cheapest certificate of a full run passes (every step at START_PRECISION,
-    the curves at the least precision T needs, the norms at NORM_PRECISION), or None: a run whose certificate
-    the checker would refuse unread is not started (minutes of work, then "not certified")."""
-    least = {"kind": "trajectory", "layers": T, "inputs": config.to_json(case), "precision": START_PRECISION,
-             "step_precisions": [START_PRECISION] * (T + 1), "curves": list(drawn),
-             "curve_precision": _curve_precision(START_PRECISION, T), "norm_precision": NORM_PRECISION}
-    return certificate.checker_refusal(least, limits)
 
 
 def _next_precision(precision: int, traced: _Traced, T: int) -> int | None:
@@ -333,6 +368,11 @@ class _Run:
     complete: bool  # every D_t for t <= T resolved
     centred: bool
 
+    @property
+    def steps(self) -> list:
+        """The precision of each computed point's step, from t = 0."""
+        return [p.precision for p in self.points]
+
 
 def _representation(case: config.Case, T: int) -> str | None:
     """None when every layer used is translation-equivariant (the centred form applies), else why not."""
@@ -343,13 +383,17 @@ def _representation(case: config.Case, T: int) -> str | None:
     return None
 
 
-def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
+def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: list = (),
+         meter: trajectory_budget.Meter | None = None) -> _Run:
     """One pass from the exact X_0, its first step at `precision`; stops at the first unresolved D_t.
 
     In centred form (certify.core.centred) when every layer allows it: then D_t keeps its relative
     accuracy however small it gets, and later steps run at less precision (_step_precision).
     Otherwise in absolute coordinates (radii about 2^-p times the tokens' size), every step at
-    `precision`.
+    `precision`.  No step runs below its precision in `floors` (the highest of the attempts before):
+    a higher precision then never costs the checker less, which lets the meter
+    (certify.studies.trajectory_budget) stop an attempt as soon as no higher one can fit the limits
+    either.  The meter counts each step before it runs.
     """
     L = len(case.layers)
     use_centred = _representation(case, T) is None
@@ -360,6 +404,8 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
         X = Y = centred.centre(BALL, X0) if use_centred else X0
     bits = precision
     for t in range(T + 1):
+        if meter is not None:
+            meter.charge(t, bits)
         with ctx.workprec(bits):
             E = X.E if use_centred else X
             D = quantities.diameter(BALL, E)
@@ -381,7 +427,7 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool) -> _Run:
                 point.tau = quantities.dobrushin(BALL, step.P)
             X = step.out
         if use_centred:
-            bits = _step_precision(precision, D)
+            bits = max([_step_precision(precision, D)] + list(floors[t + 1:t + 2]))
     return _Run(points=points, Y=Ys, drifts=drifts, complete=len(points) == T + 1 and points[-1].resolved,
                 centred=use_centred)
 
@@ -602,6 +648,7 @@ def _to_json(trajectory: Trajectory) -> dict:
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
         "points": [point_json(p) for p in tr.points],
         "representation": tr.representation, "certified": tr.certified, "checker": tr.confirmation,
+        "stopped": tr.stopped or None,
         "seconds": round(tr.seconds, 2),
     }
 

@@ -1,0 +1,140 @@
+"""certify trajectory under the checker's limits: the escalation stops as soon as no certificate it could
+write can fit them (and not before), and the run is refused up front only when no run could fit."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import certify_checker
+import pytest
+
+from certify.cli import main
+from certify.core import centred
+from certify.core.limits import Limits
+from certify.errors import BadInput
+from certify.studies import trajectory
+
+LAYER = str(Path(__file__).resolve().parent.parent / "examples" / "layer.json")
+
+
+def least_work(cert: dict) -> int:
+    """The smallest work limit at which the checker reads the certificate (its own estimate, by bisection)."""
+    low, high = 0, 10**15
+    while high - low > 1:
+        middle = (low + high) // 2
+        if certify_checker.over_limits(cert, certify_checker.Limits(work=middle)) is None:
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def counted_layers(monkeypatch) -> list:
+    """A list that grows by one for every layer the engine applies in centred form."""
+    calls, apply = [], centred.apply_layer
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return apply(*args, **kwargs)
+
+    monkeypatch.setattr(centred, "apply_layer", counting)
+    return calls
+
+
+def test_the_escalation_stops_exactly_when_its_certificate_could_not_fit(monkeypatch):
+    """120 layers of examples/layer.json settle at 323 bits.  At a work limit equal to that certificate's
+    estimate the run still settles; one below (or a quarter below, where the run stops well before the
+    layers it would have applied) it stops in the attempt that would pass it, reports the attempt before,
+    undecided, with a certificate the checker confirms at that limit, and names the limit and how to
+    raise it."""
+    calls = counted_layers(monkeypatch)
+    whole = trajectory.trace(LAYER, 120)
+    assert whole.verdict == trajectory.HOLDS and whole.certified
+    work, applied = least_work(whole.certificate), len(calls)
+
+    fits = trajectory.trace(LAYER, 120, limits=Limits(work=work))
+    assert fits.verdict == trajectory.HOLDS and fits.certified  # not stopped early
+    assert fits.step_precisions == whole.step_precisions and not fits.stopped
+
+    for limit in (work - 1, work * 3 // 4):
+        del calls[:]
+        over = trajectory.trace(LAYER, 120, limits=Limits(work=limit))
+        assert over.verdict == trajectory.UNDECIDED and over.exit_code == 3 and over.precision < whole.precision
+        assert over.certified and certify_checker.verify(over.certificate, certify_checker.Limits(work=limit)).ok
+        assert "work limit" in over.stopped and "--limit work=N" in over.stopped
+    assert len(calls) < applied * 3 // 4  # stopped in the attempt that would pass the limit, not after it
+
+
+def test_a_last_attempt_that_ends_early_is_run_not_refused():
+    """At --max-prec 53 the one attempt stops at its first unresolved D_t (t = 13 of 300): its certificate
+    states 14 steps, far less than 301.  At a limit that fits those the run is not refused (it was, priced at
+    every step); one below, it stops as soon as its steps pass the limit: bad input, never a certificate
+    the checker would refuse."""
+    cert = trajectory.trace(LAYER, 300, max_prec=53).certificate
+    work = least_work(cert)
+    tr = trajectory.trace(LAYER, 300, max_prec=53, limits=Limits(work=work))
+    assert tr.certified and tr.verdict == trajectory.UNDECIDED and tr.step_precisions == cert["step_precisions"]
+    with pytest.raises(BadInput, match=r"^stopped, no certificate the checker can verify.*--limit work=N"):
+        trajectory.trace(LAYER, 300, max_prec=53, limits=Limits(work=work - 1))
+
+
+def test_cli_stops_with_one_line_naming_the_limit_and_verify_agrees(tmp_path, capsys):
+    work = least_work(trajectory.trace(LAYER, 120).certificate) - 1
+    out = tmp_path / "run"
+    assert main(["trajectory", LAYER, "--layers", "120", "--limit", f"work={work}", "--out", str(out)]) == 3
+    lines = capsys.readouterr().out.splitlines()
+    stopped = [line for line in lines if line.startswith("precision not raised beyond")]
+    assert len(stopped) == 1 and "--limit work=N" in stopped[0]
+    saved = json.loads((out / "trajectory.json").read_text())
+    assert saved["stopped"] and saved["certified"] and saved["verdict"] == "undecided"
+    cert = str(out / "trajectory-certificate.json")
+    assert main(["verify", cert, "--limit", f"work={work}"]) == 0
+    capsys.readouterr()
+    assert main(["trajectory", LAYER, "--layers", "300", "--limit", "work=100000"]) == 2  # not even one step fits
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: refused before starting") and err.count("\n") == 1
+    assert "--limit work=N" in err
+
+
+def test_no_attempt_runs_a_step_below_an_earlier_one(monkeypatch):
+    """The meter's reasoning (a higher precision never costs the checker less) rests on each step running at
+    least at its precision in every attempt before.  Planted: a step schedule that falls as the precision
+    rises (53 bits after the first step from 187 bits on); the steps are floored all the same, and the
+    checker still confirms what they computed."""
+    seen, run = [], trajectory._run
+
+    def recorded(*args, **kwargs):
+        out = run(*args, **kwargs)
+        seen.append(out.steps)
+        return out
+
+    monkeypatch.setattr(trajectory, "_run", recorded)
+    monkeypatch.setattr(trajectory, "_step_precision", lambda top, D: top if top <= 106 else 53)
+    tr = trajectory.trace(LAYER, 60, max_prec=1024)
+    assert len(seen) > 2 and max(seen[1][1:]) == 106  # the premise: an attempt whose later steps ran above 53 bits
+    for k, later in enumerate(seen):
+        for before in seen[:k]:
+            assert all(step >= low for step, low in zip(later[1:], before[1:])), (before, later)
+    assert tr.certified
+
+
+def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatch):
+    """With a feed-forward network the tokens are absolute balls and every step runs at the attempt's
+    precision: an attempt at p can only resolve every D_t with T + 1 steps at p.  No attempt is started
+    whose certificate could not fit the limit so, priced by the checker on the run's own certificate."""
+    precisions, run = [], trajectory._run
+
+    def recorded(case, T, precision, *args, **kwargs):
+        precisions.append(precision)
+        return run(case, T, precision, *args, **kwargs)
+
+    monkeypatch.setattr(trajectory, "_run", recorded)
+    work, T = 1_000_000, 200
+    tr = trajectory.trace(str(Path(LAYER).with_name("ffn-gelu.json")), T, limits=Limits(work=work))
+    assert tr.representation.startswith("absolute") and tr.certified and "--limit work=N" in tr.stopped
+    assert len(precisions) > 2  # the premise: the precision did rise
+    for p in precisions:
+        complete = {**tr.certificate, "precision": p, "curve_precision": trajectory._curve_precision(p, T),
+                    "step_precisions": [p] * (T + 1)}
+        assert certify_checker.over_limits(complete, certify_checker.Limits(work=work)) is None, p
