@@ -137,9 +137,9 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     kind = cert.get("kind")
     if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
-    if refusal := over_limits(cert, limits):
-        return Confirmation(False, refusal, refused=True)
-    try:
+    try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
+        if refusal := over_limits(cert, limits):
+            return Confirmation(False, refusal, refused=True)
         ok, message = _module(KINDS[kind]).verify(cert)
     except MALFORMED as err:
         ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"

@@ -73,6 +73,8 @@ def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[boo
         return False, "written by an earlier version of certify (no digest): not checked; write a current one anew"
     if set(cert) != CERT_KEYS or not isinstance(cert["inputs"], dict) or not set(cert["inputs"]) <= input_keys:
         return False, f"the certificate's fields are not {sorted(CERT_KEYS)} with inputs among {sorted(input_keys)}"
+    if not isinstance(cert["witness"], dict):
+        return False, "the certificate's witness is not a table"
     if digest(kind, cert["inputs"], cert["witness"], cert["precision"]) != cert["inputs_sha256"]:
         return False, "the inputs, witness or precision do not match the certificate's digest (edited?)"
     precision = cert["precision"]

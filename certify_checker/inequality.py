@@ -191,6 +191,22 @@ _FORMULAS = {
 }
 
 
+class _Witnesses(dict):
+    """The stated norm witnesses, noting the names the recomputation reads: every stated one must be read (a
+    witness nothing reads is a field nobody checks), and each is exactly a basis and a top vector."""
+
+    def __init__(self, stated):
+        if not isinstance(stated, dict) or not all(isinstance(w, dict) and set(w) == {"basis", "top"}
+                                                   for w in stated.values()):
+            raise ValueError("the witness is not a table of norm witnesses, each a basis and a top vector")
+        super().__init__(stated)
+        self.read: set = set()
+
+    def __getitem__(self, name):
+        self.read.add(name)
+        return super().__getitem__(name)
+
+
 def _outcome(lhs: arb, rhs: arb):
     if lhs <= rhs:
         return True
@@ -349,7 +365,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     inputs = _statement_problem(cert)
     if isinstance(inputs, str):
         return False, inputs
-    cert = {**cert, "inputs": inputs}  # binary64 blocks as rows of numbers
+    cert = {**cert, "inputs": inputs, "witness": _Witnesses(cert["witness"])}  # binary64 blocks as rows of numbers
     target = _target(cert)
     if isinstance(target, str):
         return False, target
@@ -390,6 +406,8 @@ def verify(cert: dict) -> tuple[bool, str]:
         compared, steps = _recompute(cert, scope, inequalities, factor * precision)
         finer = _enclosures(cert, compared, steps, factor * precision, deciding)
         missing = {label for label in missing if not contains(finer[label][0], finer[label][1])}
+    if unread := sorted(set(cert["witness"]) - cert["witness"].read):
+        return False, f"the certificate states a witness {unread[0][:40]!r} that no stated quantity uses"
     if missing:
         label = sorted(missing)[0]
         return False, (f"{label}: the stated {str(enclosures[label][1])[:40]} does not contain the checker's "

@@ -53,7 +53,7 @@ def seal(inputs: dict, claim: str | None = None, bound: str | None = None, preci
     """A complete certificate for the inputs as the checker's arithmetic reads them (no validation).
     Claims of scope "layer" and "window" and user bounds (stack claims are not needed here)."""
     d = len(inputs["X"][0])
-    witness = {f"{k}{t}": identity_witness(d) for t in range(len(inputs["layers"])) for k in ("A", "V")}
+    witness = ineq._Witnesses({f"{k}{t}": identity_witness(d) for t in range(len(inputs["layers"])) for k in ("A", "V")})
     scope, _, inequalities = ineq.CLAIMS[claim] if claim else ("layer", None, [("D_out", bound)])
     assert scope in ("layer", "window")
     with ctx.workprec(precision):
@@ -73,6 +73,7 @@ def seal(inputs: dict, claim: str | None = None, bound: str | None = None, preci
                                    "holds": o} for (t, le, re, l, r), o in zip(compared, outcomes)],
                   "layers": [{} for _ in steps], "D_in": text(steps[0]("D")), "D_out": text(steps[-1]("D_out")),
                   "bound": text(deciding[-1])}
+    witness = {name: witness[name] for name in witness.read}  # those the comparisons read, as certify states them
     verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else "undecided"
     return redigest({"format": "certify-certificate/1", "kind": "inequality", "claim": claim, "bound": bound,
                      "verdict": verdict, "precision": precision, "inputs": inputs, "witness": witness, "values": values})
@@ -214,6 +215,60 @@ def test_residual_far_states_the_q_it_checked():
     assert checker.verify(cert).ok
     stated_q = Fraction(cert["claims"][0].split("q = ")[1].split()[0])
     assert true_ratio <= mp.mpf(stated_q.numerator) / stated_q.denominator  # the claim, as printed, is true
+
+
+def _residual_far_found():
+    config = {"X": [["1", "0"], ["-1", "0"]],
+              "layers": [{"A": [["1", "0"], ["0", "1"]], "V": [["-1", "0"], ["0", "-1"]], "residual": True}]}
+    inputs = {"q": "1", "config": config}
+    with ctx.workprec(64):
+        return inputs, residual_far.evaluate(inputs, {})
+
+
+@pytest.mark.parametrize("witness", [float("nan"), "NaN", 10**400, [], {"A0": {"basis": [["1"]], "top": ["1"]}}])
+def test_a_witness_where_a_kind_reads_none_is_rejected(witness):
+    """residual.far reads no witness: one stated (with the digest that binds it recomputed) is a field
+    nobody checks, so it is rejected, whatever it holds; the control without one is confirmed."""
+    inputs, found = _residual_far_found()
+    assert found.verdict == "certified" and checker.verify(certificate("residual-far", inputs, {}, found, 64)).ok
+    confirmation = checker.verify(certificate("residual-far", inputs, witness, found, 64))
+    assert not confirmation.ok and "witness" in confirmation.message
+
+
+def _stack_certificate() -> dict:
+    """An engine certificate whose claim reads the norm of A (collapse.global on examples/layer.json)."""
+    from certify import engine
+    from pathlib import Path
+    cert = engine.check(Path(__file__).parent.parent / "examples" / "layer.json", claim="collapse.global").certificate
+    assert checker.verify(cert).ok and set(cert["witness"]) == {"A0"}
+    return cert
+
+
+@pytest.mark.parametrize("edit", [
+    lambda w: w.update(V0=w["A0"]),  # a witness no stated quantity reads
+    lambda w: w.update(A1=w["A0"]),  # of a layer the configuration does not have
+    lambda w: w["A0"].update(estimate=1.0),  # a field beside the basis and the top vector
+])
+def test_an_inequality_certificate_states_only_the_witnesses_it_reads(edit):
+    cert = copy.deepcopy(_stack_certificate())
+    edit(cert["witness"])  # the witness is outside the digest: nothing to recompute
+    assert not checker.verify(cert).ok
+
+
+@pytest.mark.parametrize("witness", [float("nan"), "NaN", [], {"A0": None}, {"A0": [1, 2]}])
+def test_an_inequality_witness_that_is_not_a_table_of_norm_witnesses_is_malformed(witness):
+    cert = {**_stack_certificate(), "witness": witness}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "malformed" in confirmation.message
+
+
+def test_a_work_estimate_that_cannot_read_a_certificate_given_as_a_dict_rejects_it():
+    """over_limits runs each kind's work estimate before the kind reads anything: a region proof whose
+    region is a numpy number (no JSON gives one, a caller's dict can) raised IndexError out of verify()."""
+    import numpy as np
+    cert = {"format": "certify-certificate/1", "kind": "region-proof", "region": np.float64(1.0), "tree": ""}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "malformed" in confirmation.message
 
 
 def test_wu_fig1_states_the_box_it_checked():
