@@ -257,7 +257,6 @@ def test_matrices_written_as_binary64_blocks_are_held_to_the_checkers_caps():
     assert checker.verify(wide, checker.Limits(dim=39)).refused and not checker.verify(wide, checker.Limits(dim=40)).refused
 
 
-
 def test_the_full_mask_is_made_once_per_size_and_cannot_be_written():
     """layers.full_mask is shared by every layer of its size, so it is read-only: a write raises, and an
     unmasked layer's arrays hold the all-true n x n mask."""
