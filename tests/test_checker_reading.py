@@ -14,6 +14,7 @@ from mpmath import mp
 from certify_checker import exact, forward
 from certify_checker.exact import ball
 
+
 def _exact(x: arb):
     """The exact value of an arb with radius 0 (a midpoint or a radius) as an mpmath number."""
     mantissa, exponent = x.man_exp()
