@@ -59,12 +59,27 @@ def test_near_sharp_bounds_are_violated_at_a_certified_point(bound, n, radius, n
 
 @pytest.mark.parametrize("bound,n,radius,norm", [(NEAR, 3, 3, 2), (NEARER, 3, 3, 2), (NEAR, 3, 2, 4)])
 def test_the_local_search_alone_finds_them(bound, n, radius, norm, monkeypatch):
-    """Without the face of low inner positions among the candidates (which finds these at once), the
-    local searches between the boxes climb onto the failing set."""
+    """Without the face of low inner positions among the candidates and without the seeds (either finds
+    these at once), the local searches between the boxes climb onto the failing set."""
     monkeypatch.setattr(region_proof, "_candidates", _old_candidates)
+    monkeypatch.setattr(hunt.Hunt, "_seeds", lambda self: [])  # nor the tight sets
     monkeypatch.setattr(hunt.Hunt, "FIRST", 0.0)
     region, profile, _ = _setup(bound, n, radius, norm)
     _assert_certified_violation(region_proof.prove(region, profile, time_limit=10), bound)
+
+
+@pytest.mark.parametrize("bound,n,radius,norm,corner", [
+    (NEAR, 4, 2, 1, (0, 16, 0, 1)),  # false only near w = 0, a D^2 = 16 = 4 norm r^2, positions 0, 0, 1, 1
+    (NEARER, 4, 3, 1, (0, 36, 0, 1)),  # false only for a D^2 in [34.7, 36]
+])
+def test_a_bound_failing_only_at_a_corner_of_the_tight_set_is_violated_at_the_first_box(bound, n, radius, norm,
+                                                                                        corner):
+    region, profile, reduction = _setup(bound, n, radius, norm)
+    seeds = hunt.Hunt(region, reduction, profile)._seeds()
+    assert tuple(map(float, corner)) in seeds
+    result = region_proof.prove(region, profile, time_limit=10)
+    _assert_certified_violation(result, bound)
+    assert result.boxes == 1
 
 
 def test_a_search_from_random_points_ends_at_a_configuration_check_confirms():

@@ -135,6 +135,7 @@ class Hunt:
 
     KEEP = 64
     STARTS = 4
+    SEED_LS = (1.0, 0.5, 0.75, 0.25, 0.875, 0.625, 0.375, 0.125)
     FIRST = 2.0
     SHARE = 0.04
 
@@ -146,28 +147,53 @@ class Hunt:
         self.begun: float | None = None
         self.spent = 0.0
         self.gaps: dict[float, float | None] = {}  # log(1 - g) at the screened points' L
+        self.kept: set[tuple[float, ...]] = set()  # the points in the heap
+        self.seeds: list[tuple[float, ...]] | None = None  # built at the first search
 
     def screen(self, point: tuple[Fraction, ...]) -> bool:
         """Whether the point is worth trying in ball arithmetic: phi is not clearly positive there, or
-        could not be computed (the screen only ever spares work).  Keeps the point if its rank is
-        among the KEEP lowest seen."""
+        could not be computed (the screen only ever spares work).  Keeps the point if a configuration
+        of the region realises it and its rank is among the KEEP lowest seen (a point outside, however
+        close to failing, would only start searches on the edge of the realisable range)."""
         if self.begun is None:
             self.begun = time.monotonic()
         floats = tuple(float(x) for x in point)
         values = phi(floats, self.profile, self.gaps)
         if values is None:
             return True
-        if floats not in self.started:
-            self._keep(floats, values[1])
+        if floats not in self.started and floats[0] <= self._w_top(floats[1]):
+            self._keep(floats, values[1])  # only points the region realises: the searches start there
         return values[0] < noise(floats)
 
     def _keep(self, floats: tuple[float, ...], rank: float) -> None:
+        if floats in self.kept:  # neighbouring boxes share faces, and so candidates
+            return
         self.count += 1
         entry = (-rank, self.count, floats)
         if len(self.heap) < self.KEEP:
             heapq.heappush(self.heap, entry)
         elif entry[0] > self.heap[0][0]:
-            heapq.heapreplace(self.heap, entry)
+            self.kept.discard(heapq.heapreplace(self.heap, entry)[2])
+        else:
+            return
+        self.kept.add(floats)
+
+    def _seeds(self) -> list[tuple[float, ...]]:
+        """Points of the tight sets of the reduction, where a bound just stronger than the true one fails
+        first: the positions in two clusters, 0 (k of them) and 1 (n - k), whose tilted mean is
+        sigma(theta - ln(k / (n - k))), at w = ln(k / (n - k)) (w >= 0: k >= n - k; the reflection
+        t -> 1 - t gives the others) or as near it as the region reaches, at SEED_LS fractions of the
+        largest L.  The searches start from them first, two at a time."""
+        n = len(self.reduction.root)  # w, L and the n - 2 inner positions
+        low, high = (float(end) for end in self.reduction.root[1])
+        seeds = []
+        for fraction in self.SEED_LS:
+            L = low + fraction * (high - low)
+            for ones in range(1, n // 2 + 1):
+                zeros = n - ones
+                w = min(math.log(zeros / ones), self._w_top(L))
+                seeds.append((w, L, *([0.0] * (zeros - 1) + [1.0] * (ones - 1))))
+        return seeds
 
     def due(self) -> bool:
         """Whether a search may run now: points to start from, and time to spare."""
@@ -175,6 +201,20 @@ class Hunt:
             return False
         elapsed = time.monotonic() - self.begun
         return elapsed >= self.FIRST and self.spent <= self.SHARE * elapsed
+
+    def step(self, confirm):
+        """Between two boxes: at the first call, the seeds themselves (screened, then `confirm`ed where phi
+        is not clearly positive: a bound may fail right at a tight set, and that costs a few float
+        evaluations); later, when `due`, a search.  The first `confirm(point)` that is not None, else None."""
+        if self.seeds is None:
+            self.seeds = self._seeds()
+            for seed in self.seeds:
+                point = tuple(Fraction(x) for x in seed)
+                found = confirm(point) if self.screen(point) else None
+                if found is not None:
+                    return found
+            return None
+        return self.search(confirm) if self.due() else None
 
     def search(self, confirm):
         """Local searches from the best points kept; the first `confirm(point)` that is not None
@@ -198,9 +238,14 @@ class Hunt:
     def _ends(self) -> list[tuple[float, ...]]:
         """The end points of the local searches from the STARTS best points where phi < 0, best first.
         The search runs on [0, 1]^k: w as a fraction of the realisable range at L, L scaled to the root."""
+        if self.seeds is None:
+            self.seeds = self._seeds()
         starts = [entry[2] for entry in heapq.nlargest(self.STARTS, self.heap)]
         self.heap = [entry for entry in self.heap if entry[2] not in starts]
         heapq.heapify(self.heap)
+        self.kept.difference_update(starts)
+        starts = self.seeds[:2] + starts
+        del self.seeds[:2]
         low, high = (float(end) for end in self.reduction.root[1])
 
         def point(x):

@@ -218,8 +218,8 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     def confirm(point):
         return _certified_violation(region, point, profile) if _violates_at(point, profile) else None
 
-    def between():  # local searches from the best candidates so far, now and then (certify.prove.hunt)
-        return hunter.search(confirm) if hunter.due() else None
+    def between():  # the tight sets, then local searches from the best candidates now and then (certify.prove.hunt)
+        return hunter.step(confirm)
 
     def decide(box, depth):
         closing_found = _first_closing(box, reduction, profile)
