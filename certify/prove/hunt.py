@@ -7,9 +7,11 @@ The screen is phi = log(1 - F) - log(1 - g(L)) at a point (w, L, tau...) of the 
 negative where the bound fails.  Logarithms keep it accurate where both gaps are far below 1
 (1 - F ~ exp(-L/2)): the bounds just stronger than the true one fail only there, on a thin set
 (three tokens, 1 - exp(-0.45 L), ||x_i|| <= 3, ||A||_2 <= 2: L > 14 and t below 1.5e-4 at L = 16,
-below 1e-5 from L = 24 on) that no midpoint of a box reaches.  From the best screened points a
-bounded local search climbs onto it (t to its bound 0), moving w only inside the part of the box a
-configuration of the region realises (|w| <= r sqrt(norm L) - L/2, reductions.realise).
+below 1e-5 from L = 24 on) that no midpoint of a box reaches.  Such a set lies along a tight set of
+the reduction (positions in two clusters, 0 and 1), so those points are screened first, at the first
+box; later, bounded local searches climb from them and from the best screened points onto the set (t
+to its bound 0), moving w only inside the part of the box a configuration of the region realises
+(|w| <= r sqrt(norm L) - L/2, reductions.realise).
 """
 
 from __future__ import annotations
@@ -126,9 +128,10 @@ def descend(f, x: list[float], step: float = 1 / 16, smallest: float = 2.0 ** -3
 class Hunt:
     """The best screened points of the search so far, and local searches from them now and then.
 
-    `screen` keeps the KEEP points of lowest rank; when `due`, `search` runs a bounded local
-    minimisation of the rank from the STARTS best points not started from before and tries the points
-    where phi ends below 0 with `confirm` (the caller's certification), best first.  The searches take
+    `screen` keeps the KEEP points of lowest rank; `step`, between two boxes, screens the seeds (the
+    tight sets) once, then, when `due`, `search` runs a bounded local minimisation of the rank from two
+    seeds and the STARTS best points not started from before and tries the points where phi ends below
+    0 with `confirm` (the caller's certification), best first.  The searches take
     at most SHARE of the time since the first screen, and none runs before FIRST seconds: a proof
     that closes quickly never searches.
     """
