@@ -86,7 +86,8 @@ class Exploration:
 
     leaves: list[tuple[tuple[Interval, ...], object]]
     left: list[tuple[tuple[Interval, ...], int]]  # (box, depth) still open when the search stopped
-    refuted: tuple[tuple[Interval, ...], object] | None  # (box, what decide said) that ended the search
+    refuted: tuple[tuple[Interval, ...] | None, object] | None  # (box, what decide said) that ended the search,
+    #                                                             or (None, what `between` found)
     boxes: int  # calls of decide
     # "done" | "refuted" | "boxes" | "time" | "interrupted" ("done" with boxes left: they hit the depth limit)
     stop: str
@@ -94,7 +95,7 @@ class Exploration:
 
 def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_boxes: int | None = None,
             deadline: float | None = None, progress=None, interruptible: bool = False,
-            start: list[tuple[tuple[Interval, ...], int]] | None = None) -> Exploration:
+            start: list[tuple[tuple[Interval, ...], int]] | None = None, between=None) -> Exploration:
     """Breadth-first branch and bound: every box is closed, refuted, or split by `split`.
 
     `decide(box, depth)` returns ("closed", label), ("refuted", info) or ("split", None);
@@ -104,6 +105,9 @@ def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_bo
     When `interruptible`, a KeyboardInterrupt stops the search as the deadline would, at that
     moment (stop "interrupted"): the box being decided then is left open; otherwise it propagates.
     `start` (box, depth) pairs replace the root: the open boxes of an earlier search, to continue it.
+    `between()`, called after every box, may end the search with a refutation found elsewhere than in
+    a box (a search between the boxes): whatever it returns other than None is the refutation's info,
+    with no box.
     """
     queue = deque([(root, 0)] if start is None else start)
     found = Exploration([], [], None, 0, "done")
@@ -132,6 +136,9 @@ def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_bo
             entry = None
             if progress is not None:
                 progress(found, len(queue))
+            if between is not None and (info := between()) is not None:
+                found.refuted, found.stop = (None, info), "refuted"
+                break
     except KeyboardInterrupt:
         if not interruptible:
             raise

@@ -26,7 +26,7 @@ from certify.engine import certificate as certificates
 from certify.engine import VIOLATED
 from certify.engine import check as check_configuration
 from certify.engine.certificate import FORMAT
-from certify.prove import bnb, closing, profiles, reductions
+from certify.prove import bnb, closing, hunt, profiles, reductions
 from certify.prove.profiles import Profile
 from certify.prove.tilt import Interval, one_minus_ratio_lower
 
@@ -161,10 +161,14 @@ def _gap_resolved(box, profile) -> bool:
 
 
 def _candidates(box: tuple[Interval, ...]) -> list[tuple[Fraction, ...]]:
-    """Points to try for a violation: the midpoint, and the midpoint of the face w = w_lo (F is
-    largest there for two tokens, where the claims are tight)."""
+    """Points to try for a violation: the midpoint, the midpoint of the face w = w_lo (F is largest
+    there for two tokens, where the claims are tight) and, on the line, of the face where the inner
+    positions are at their lower ends (positions 0, 0, ..., 1 are the line's tight set at w > 0)."""
     centre = closing.midpoint(box)
-    return [centre, (box[0][0],) + centre[1:]]
+    points = [centre, (box[0][0],) + centre[1:]]
+    if len(box) > 2:
+        points.append(centre[:2] + tuple(lo for lo, _ in box[2:]))
+    return points
 
 
 def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
@@ -209,13 +213,20 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
     start = time.monotonic()
+    hunter = hunt.Hunt(region, reduction, profile)
+
+    def confirm(point):
+        return _certified_violation(region, point, profile) if _violates_at(point, profile) else None
+
+    def between():  # the tight sets, then local searches from the best candidates now and then (certify.prove.hunt)
+        return hunter.step(confirm)
 
     def decide(box, depth):
         closing_found = _first_closing(box, reduction, profile)
         if closing_found is not None:
             return "closed", closing_found
         for candidate in _candidates(box):
-            if _violates_at(candidate, profile):
+            if hunter.screen(candidate) and _violates_at(candidate, profile):
                 found = _certified_violation(region, candidate, profile)
                 if found is not None:
                     return "refuted", found
@@ -236,7 +247,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
 
     found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
                         progress=report if progress is not None else None, interruptible=interruptible,
-                        start=start_boxes)
+                        start=start_boxes, between=between)
     result.interrupted = found.stop == "interrupted"
     closed.update(found.leaves)
     result.tree, result.leaves, result.left = _preorder(reduction.root, axes, closed, {box for box, _ in found.left})
