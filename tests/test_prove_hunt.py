@@ -185,3 +185,20 @@ def test_explore_stops_at_what_between_returns_and_only_then():
     quiet = bnb.explore(root, lambda box, depth: ("split", None), lambda box, depth: bnb.bisect(box),
                         max_depth=3, between=lambda: None)
     assert quiet.stop == "done" and quiet.refuted is None and len(quiet.left) == 8
+
+
+# ---- regions at the ends of float64's range
+
+@pytest.mark.parametrize("radius,norm", [("1e400", "1e-800"), ("2e-200", "1e400"), ("5e200", "1e-400")])
+def test_the_search_reaches_as_far_in_a_region_beyond_float_range_as_in_its_rescaled_twin(radius, norm):
+    """Only norm r^2 matters to the reduced form: radius 1e400 (no float) or norm 1e-400 (float 0) give
+    the searches the same realisable range of w as the region of the same norm r^2 in ordinary numbers."""
+    region, profile, reduction = _setup(NEAR, 3, radius, norm)
+    scale = Fraction(norm) * Fraction(radius) ** 2
+    twin_region, _, twin_reduction = _setup(NEAR, 3, 1, scale)
+    hunter, twin = hunt.Hunt(region, reduction, profile), hunt.Hunt(twin_region, twin_reduction, profile)
+    for fraction in (0.1, 0.5, 0.9):  # of the largest L, 4 norm r^2, where the range closes
+        L = fraction * float(reduction.root[1][1])
+        assert hunter._w_top(L) == twin._w_top(L) > 0
+    result = region_proof.prove(region, profile, time_limit=5)
+    assert result.confirmed, result.message

@@ -152,6 +152,9 @@ class Hunt:
         self.gaps: dict[float, float | None] = {}  # log(1 - g) at the screened points' L
         self.kept: set[tuple[float, ...]] = set()  # the points in the heap
         self.seeds: list[tuple[float, ...]] | None = None  # built at the first search
+        # norm r^2 exactly, then as a float: at most 2^38 (reductions.MAX_SPAN), where radius 1e400 or
+        # norm 1e-800 alone would overflow or vanish
+        self.scale = float(region.norm * region.radius ** 2)
 
     def screen(self, point: tuple[Fraction, ...]) -> bool:
         """Whether the point is worth trying in ball arithmetic: phi is not clearly positive there, or
@@ -234,8 +237,7 @@ class Hunt:
 
     def _w_top(self, L: float) -> float:
         """The largest w a configuration of the region realises at this L (0 when none)."""
-        r, norm = float(self.region.radius), float(self.region.norm)
-        top = min(float(self.reduction.root[0][1]), r * math.sqrt(norm * max(L, 0.0)) - L / 2)
+        top = min(float(self.reduction.root[0][1]), math.sqrt(self.scale * max(L, 0.0)) - L / 2)
         return max(top, 0.0) * INSIDE
 
     def _ends(self) -> list[tuple[float, ...]]:
