@@ -147,6 +147,21 @@ def test_the_screen_never_spares_a_point_the_balls_find_violated(bound, n, radiu
     assert violated > 0 and spared > 0  # both kinds were met: the assertion above was tested
 
 
+def test_the_screen_never_spares_a_violated_point_where_one_minus_g_cancels():
+    """1 - g = 1 - (2 - (1 + 2.500025 exp(-L/2))): at 53 bits the ball's midpoint of 1 + x is rounded toward
+    0, so 1 - g comes out up to 2^-10 too small near 1 - g ~ 2^-41 (L ~ 50); 1 - F at positions 0, 0, 1 is
+    within 1e-5 of it there, and a screen that trusted 10 bits of log(1 - g) called such points clearly safe."""
+    region, profile, reduction = _setup("D*(2-(1+2.500025*exp(-a*D**2/2)))", 3, 4, 1)
+    hunter = hunt.Hunt(region, reduction, profile)
+    violated = 0
+    for k in range(400):
+        point = (Fraction(0), Fraction(48) + Fraction(k, 64), Fraction(0))
+        if region_proof._violates_at(point, profile):
+            violated += 1
+            assert hunter.screen(point), point
+    assert violated > 0
+
+
 def test_descend_reaches_a_minimum_on_a_face():
     x, fx = hunt.descend(lambda x: (x[0] + 0.5) ** 2 + (x[1] - 0.3) ** 2, [0.9, 0.9])
     assert x[0] == 0.0 and abs(x[1] - 0.3) < 1e-6 and math.isclose(fx, 0.25, abs_tol=1e-9)

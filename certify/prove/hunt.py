@@ -30,6 +30,10 @@ from certify.prove.reductions import Reduction, Region
 TOLERANCE = 1e-9
 # (start, cap, factor) of the precision of log(1 - g): beyond 848 bits the point is left to the prover.
 GAP_PRECISIONS = (53, 848, 4)
+# log(1 - g) is taken only once its error, about rad / |1 - g|, is below 2^-34, well inside TOLERANCE: at
+# 2^-10 the screen was off by 1e-3 where 1 - g cancels (1 - g ~ 2^-41 at 53 bits) and spared points the
+# balls find violated.
+GAP_BITS = 34
 # Keep w this far inside the realisable range: realise rounds D and the centre to 32 bits.
 INSIDE = 1 - 2.0 ** -20
 
@@ -53,7 +57,7 @@ def log_one_minus_ratio(w: float, L: float, taus: tuple[float, ...]) -> float:
 
 
 def log_gap(profile: Profile, L: float) -> float | None:
-    """log(1 - g(L)) at a point to about 10 bits (the profile's own formula in balls, with more bits
+    """log(1 - g(L)) at a point to within 2^-GAP_BITS (the profile's own formula in balls, with more bits
     where 1 - g cancels: 1 - (1 - exp(-L)) at L = 100), None where 1 - g <= 0 (g >= 1 > F: no
     violation there) or is not known that well at GAP_PRECISIONS' cap (the point is then left to the balls)."""
     q = Fraction(L)
@@ -62,7 +66,7 @@ def log_gap(profile: Profile, L: float) -> float | None:
         gap = profile.gap_upper((q, q))
         if not gap.is_finite() or gap < 0 or gap == 0:
             return False
-        if not gap > 0 or gap.rad() * 1024 > abs(gap).lower():
+        if not gap > 0 or gap.rad() * 2 ** GAP_BITS > abs(gap).lower():
             return None
         return float(gap.log().mid())
 
