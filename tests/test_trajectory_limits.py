@@ -138,3 +138,17 @@ def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatc
         complete = {**tr.certificate, "precision": p, "curve_precision": trajectory._curve_precision(p, T),
                     "step_precisions": [p] * (T + 1)}
         assert certify_checker.over_limits(complete, certify_checker.Limits(work=work)) is None, p
+
+
+def test_a_small_memory_limit_is_stated_in_bytes_by_the_reader_and_the_checker():
+    """--limit memory=BYTES below 0.01 GiB: the refusals name the estimate and the limit in bytes (both read
+    "0.00 GiB" before), so the line says by how much to raise it."""
+    cert = trajectory.trace(LAYER, 2).certificate
+    least = next(m for m in range(1, 10**6) if certify_checker.over_limits(cert, certify_checker.Limits(memory=m)) is None)
+    assert least > 1000
+    refusal = certify_checker.over_limits(cert, certify_checker.Limits(memory=least - 1))
+    assert f"{least} bytes" in refusal and f"{least - 1} bytes" in refusal and "0.00" not in refusal
+    with pytest.raises(BadInput) as refused:
+        trajectory.trace(LAYER, 2, limits=Limits(memory=least - 1))
+    message = str(refused.value)
+    assert "0.00" not in message and f"{least - 1} bytes" in message
