@@ -152,3 +152,16 @@ def test_a_small_memory_limit_is_stated_in_bytes_by_the_reader_and_the_checker()
         trajectory.trace(LAYER, 2, limits=Limits(memory=least - 1))
     message = str(refused.value)
     assert "0.00" not in message and f"{least - 1} bytes" in message
+
+
+@pytest.mark.parametrize("precision,refused", [(856, True), (857, False)])
+def test_a_precision_limit_is_named_once_with_its_advice_once(precision, refused, capsys):
+    """500 layers state curves at 857 bits: below, the run is refused; at 857 the escalation stops there.  Either
+    line quotes the checker's numbers and says once how to raise the limit (the checker's own advice, for
+    `certify verify` only, was nested inside it)."""
+    code = main(["trajectory", LAYER, "--layers", "500", "--limit", f"precision={precision}"])
+    out, err = capsys.readouterr()
+    line = err.strip() if refused else next(text for text in out.splitlines() if text.startswith("precision not raised"))
+    assert code == (2 if refused else 3) and len(line.splitlines()) == 1
+    assert f"above the checker's limit of {precision}" in line
+    assert line.count("--limit") == 1 and line.count("(") == 1, line

@@ -35,6 +35,10 @@ from certify.core.precision import START_PRECISION
 from certify.engine import certificate
 
 
+# How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)
+CHECKER_ADVICE = " (`certify verify --limit"
+
+
 class OverLimit(Exception):
     """An attempt stopped before its step t: the certificate it is writing would pass the checker's limits."""
 
@@ -114,7 +118,8 @@ class Budget:
         for name in (f.name for f in fields(self.limits)):
             raised = replace(self.limits, **{name: 1 << 62})
             if certificate.checker_refusal(self._skeleton(precision, steps), raised) is None:
-                stated = f"({refusal})" if quote else f"of {getattr(self.limits, name):.3g}"
+                # the checker's words without its own advice: the line ends with the advice for both commands
+                stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(self.limits, name):.3g}"
                 return (f"the checker's {name} limit {stated}: raise it with --limit {name}=N, "
                         "here and on `certify verify`")
         return f"the checker's limits: {refusal}"
