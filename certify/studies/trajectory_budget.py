@@ -18,8 +18,9 @@ points through that one are then the certificate, as few as one.  Hence:
   - the meter of an attempt below the cap counts the steps run so far plus the least the rest can cost:
     a step never runs below that least nor below its precision in any attempt before (the floors of
     certify.studies.trajectory._run).  Once that is over the limits, no attempt at this or any higher
-    precision can resolve every D_t within them: the run stops, and reports the attempt before (a higher
-    one could at most end undecided at an unresolved D_t, as that attempt did, at more cost).
+    precision can resolve every D_t within them; one between it and the attempt before still may (the
+    escalation's guess leaps), so those are tried by bisection (certify.studies.trajectory._between) and
+    the run reports the highest attempt that fits.
   - the meter of the last attempt (at the cap) counts only the steps run so far, since it may stop at its
     next D_t: once they are over, every certificate it can write is refused.
   - before any work the run is refused when even one step at START_PRECISION is: the least any run states.
