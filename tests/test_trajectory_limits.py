@@ -143,7 +143,8 @@ def test_a_small_memory_limit_is_stated_in_bytes_by_the_reader_and_the_checker()
     """--limit memory=BYTES below 0.01 GiB: the refusals name the estimate and the limit in bytes (both read
     "0.00 GiB" before), so the line says by how much to raise it."""
     cert = trajectory.trace(LAYER, 2).certificate
-    least = next(m for m in range(1, 10**6) if certify_checker.over_limits(cert, certify_checker.Limits(memory=m)) is None)
+    least = next(m for m in range(1, 10**6)
+                 if certify_checker.over_limits(cert, certify_checker.Limits(memory=m)) is None)
     assert least > 1000
     refusal = certify_checker.over_limits(cert, certify_checker.Limits(memory=least - 1))
     assert f"{least} bytes" in refusal and f"{least - 1} bytes" in refusal and "0.00" not in refusal
@@ -160,7 +161,8 @@ def test_a_precision_limit_is_named_once_with_its_advice_once(precision, refused
     `certify verify` only, was nested inside it)."""
     code = main(["trajectory", LAYER, "--layers", "500", "--limit", f"precision={precision}"])
     out, err = capsys.readouterr()
-    line = err.strip() if refused else next(text for text in out.splitlines() if text.startswith("precision not raised"))
+    line = err.strip() if refused else next(text for text in out.splitlines()
+                                            if text.startswith("precision not raised"))
     assert code == (2 if refused else 3) and len(line.splitlines()) == 1
     assert f"above the checker's limit of {precision}" in line
     assert line.count("--limit") == 1 and line.count("(") == 1, line

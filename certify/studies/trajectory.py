@@ -247,12 +247,13 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
 
 
 def _between(attempt: Callable[[int], "_Traced"], attempts: list, over: trajectory_budget.OverLimit):
-    """After an attempt stopped by the limits (`over`), the precisions between it and the attempt before, by
-    bisection to within BETWEEN bits of the stopped one (the checker prices a step by its 64-bit limbs): the escalation's guess leaps (106 bits, then 1181 for 500
-    layers of examples/layer.json), and a precision in between may resolve every D_t within the limits (1100
-    bits there, at nine tenths of the 1181-bit certificate's work) or at least more of them.  Ends at a settled
-    attempt or with the stop of the lowest precision found over the limits; attempts[-1] is then the highest
-    attempt that fits (one stopped by the limits is not kept)."""
+    """After an attempt stopped by the limits (`over`), the precisions between it and the attempt before,
+    by bisection to within BETWEEN bits of the stopped one (the checker prices a step by its 64-bit limbs):
+    the escalation's guess leaps (106 bits, then 1181 for 500 layers of examples/layer.json), and a
+    precision in between may resolve every D_t within the limits (1079 bits there, at nine tenths of the
+    1181-bit certificate's work) or at least more of them.  Ends at a settled attempt or with the stop of the
+    lowest precision found over the limits; attempts[-1] is then the highest attempt that fits (one stopped
+    by the limits is not kept)."""
     low, high = attempts[-1].precision, over.precision
     while not attempts[-1].settled and high - low > BETWEEN:
         middle = (low + high) // 2
