@@ -166,3 +166,13 @@ def test_a_precision_limit_is_named_once_with_its_advice_once(precision, refused
     assert code == (2 if refused else 3) and len(line.splitlines()) == 1
     assert f"above the checker's limit of {precision}" in line
     assert line.count("--limit") == 1 and line.count("(") == 1, line
+
+
+def test_a_trajectory_without_value_curves_is_not_refused_for_the_precision_of_an_m_it_has_not():
+    """Two layers of examples/layer.json: the curves take 68 bits and no M is drawn (no value curves).  At
+    --limit precision=100 the run was refused (the norms' 128 bits, stated though unused, set the
+    certificate's precision); it holds, and the checker confirms it at that limit."""
+    tr = trajectory.trace(LAYER, 2, limits=Limits(precision=100))
+    assert tr.M is None and tr.verdict == trajectory.HOLDS and tr.certified and not tr.stopped
+    assert max(tr.certificate[key] for key in ("precision", "curve_precision", "norm_precision")) <= 100
+    assert certify_checker.verify(tr.certificate, certify_checker.Limits(precision=100)).ok

@@ -202,12 +202,15 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
+    # without the value curves there is no M: its precision is stated at the least, where 128 bits set the
+    # certificate's precision and refused 2 layers at --limit precision=100 (their curves take 68 bits)
+    unused = START_PRECISION if "value.bounded" not in drawn else NORM_PRECISION
     budget = trajectory_budget.Budget(config.to_json(case), layers, list(drawn), limits, _curve_precision,
-                                      NORM_PRECISION, centred=_representation(case, layers) is None)
+                                      unused, centred=_representation(case, layers) is None)
     _admit(budget)
     witnesses: dict = {}
     M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
-                                else (None, NORM_PRECISION))
+                                else (None, unused))
     _admit(budget)  # again at M's precision, which the value curves' work grows with
     cap, capped = budget.cap(max_prec)
     attempts: list = []
