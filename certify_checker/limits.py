@@ -49,7 +49,7 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     memory = layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) * (96 + 8 * words)
     if memory > limits.memory:
-        return f"an estimated {memory / 2**30:.2f} GiB is above the checker's memory limit"
+        return f"an estimated {memory} bytes is above the checker's memory limit of {limits.memory} bytes"
     cost = (layers * words + steps) * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"

@@ -147,6 +147,21 @@ def test_the_screen_never_spares_a_point_the_balls_find_violated(bound, n, radiu
     assert violated > 0 and spared > 0  # both kinds were met: the assertion above was tested
 
 
+def test_the_screen_never_spares_a_violated_point_where_one_minus_g_cancels():
+    """1 - g = 1 - (2 - (1 + 2.500025 exp(-L/2))): at 53 bits the ball's midpoint of 1 + x is rounded toward
+    0, so 1 - g comes out up to 2^-10 too small near 1 - g ~ 2^-41 (L ~ 50); 1 - F at positions 0, 0, 1 is
+    within 1e-5 of it there, and a screen that trusted 10 bits of log(1 - g) called such points clearly safe."""
+    region, profile, reduction = _setup("D*(2-(1+2.500025*exp(-a*D**2/2)))", 3, 4, 1)
+    hunter = hunt.Hunt(region, reduction, profile)
+    violated = 0
+    for k in range(400):
+        point = (Fraction(0), Fraction(48) + Fraction(k, 64), Fraction(0))
+        if region_proof._violates_at(point, profile):
+            violated += 1
+            assert hunter.screen(point), point
+    assert violated > 0
+
+
 def test_descend_reaches_a_minimum_on_a_face():
     x, fx = hunt.descend(lambda x: (x[0] + 0.5) ** 2 + (x[1] - 0.3) ** 2, [0.9, 0.9])
     assert x[0] == 0.0 and abs(x[1] - 0.3) < 1e-6 and math.isclose(fx, 0.25, abs_tol=1e-9)
@@ -185,3 +200,20 @@ def test_explore_stops_at_what_between_returns_and_only_then():
     quiet = bnb.explore(root, lambda box, depth: ("split", None), lambda box, depth: bnb.bisect(box),
                         max_depth=3, between=lambda: None)
     assert quiet.stop == "done" and quiet.refuted is None and len(quiet.left) == 8
+
+
+# ---- regions at the ends of float64's range
+
+@pytest.mark.parametrize("radius,norm", [("1e400", "1e-800"), ("2e-200", "1e400"), ("5e200", "1e-400")])
+def test_the_search_reaches_as_far_in_a_region_beyond_float_range_as_in_its_rescaled_twin(radius, norm):
+    """Only norm r^2 matters to the reduced form: radius 1e400 (no float) or norm 1e-400 (float 0) give
+    the searches the same realisable range of w as the region of the same norm r^2 in ordinary numbers."""
+    region, profile, reduction = _setup(NEAR, 3, radius, norm)
+    scale = Fraction(norm) * Fraction(radius) ** 2
+    twin_region, _, twin_reduction = _setup(NEAR, 3, 1, scale)
+    hunter, twin = hunt.Hunt(region, reduction, profile), hunt.Hunt(twin_region, twin_reduction, profile)
+    for fraction in (0.1, 0.5, 0.9):  # of the largest L, 4 norm r^2, where the range closes
+        L = fraction * float(reduction.root[1][1])
+        assert hunter._w_top(L) == twin._w_top(L) > 0
+    result = region_proof.prove(region, profile, time_limit=5)
+    assert result.confirmed, result.message

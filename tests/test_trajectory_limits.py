@@ -4,13 +4,13 @@ write can fit them (and not before), and the run is refused up front only when n
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import certify_checker
 import pytest
 
 from certify.cli import main
-from certify.core import centred
 from certify.core.limits import Limits
 from certify.errors import BadInput
 from certify.studies import trajectory
@@ -30,40 +30,39 @@ def least_work(cert: dict) -> int:
     return high
 
 
-def counted_layers(monkeypatch) -> list:
-    """A list that grows by one for every layer the engine applies in centred form."""
-    calls, apply = [], centred.apply_layer
-
-    def counting(*args, **kwargs):
-        calls.append(1)
-        return apply(*args, **kwargs)
-
-    monkeypatch.setattr(centred, "apply_layer", counting)
-    return calls
-
-
-def test_the_escalation_stops_exactly_when_its_certificate_could_not_fit(monkeypatch):
+def test_the_escalation_stops_exactly_when_its_certificate_could_not_fit():
     """120 layers of examples/layer.json settle at 323 bits.  At a work limit equal to that certificate's
-    estimate the run still settles; one below (or a quarter below, where the run stops well before the
-    layers it would have applied) it stops in the attempt that would pass it, reports the attempt before,
-    undecided, with a certificate the checker confirms at that limit, and names the limit and how to
-    raise it."""
-    calls = counted_layers(monkeypatch)
+    estimate the run still settles; one below (or a quarter below) it stops in the attempt that would pass
+    it, tries the precisions below that one down to the attempt before (trajectory._between), reports the
+    highest that fits, undecided, with a certificate the checker confirms at that limit, and names the limit
+    and how to raise it."""
     whole = trajectory.trace(LAYER, 120)
     assert whole.verdict == trajectory.HOLDS and whole.certified
-    work, applied = least_work(whole.certificate), len(calls)
+    work = least_work(whole.certificate)
 
     fits = trajectory.trace(LAYER, 120, limits=Limits(work=work))
     assert fits.verdict == trajectory.HOLDS and fits.certified  # not stopped early
     assert fits.step_precisions == whole.step_precisions and not fits.stopped
 
     for limit in (work - 1, work * 3 // 4):
-        del calls[:]
         over = trajectory.trace(LAYER, 120, limits=Limits(work=limit))
         assert over.verdict == trajectory.UNDECIDED and over.exit_code == 3 and over.precision < whole.precision
         assert over.certified and certify_checker.verify(over.certificate, certify_checker.Limits(work=limit)).ok
         assert "work limit" in over.stopped and "--limit work=N" in over.stopped
-    assert len(calls) < applied * 3 // 4  # stopped in the attempt that would pass the limit, not after it
+        passed = int(re.search(r"at (\d+) bits", over.stopped).group(1))  # the lowest precision found over it
+        assert over.precision < passed <= over.precision + trajectory.BETWEEN
+
+
+def test_a_precision_between_two_attempts_that_fits_is_found():
+    """500 layers of examples/layer.json settle at 1181 bits after an attempt at 106.  At nine tenths of that
+    certificate's work the 1181-bit attempt passes the limit; the run reported the 106-bit one (D_t resolved
+    through t = 38 only), where 1100 bits (--max-prec 1100) resolve every D_t within the limit."""
+    whole = trajectory.trace(LAYER, 500)
+    limit = least_work(whole.certificate) * 9 // 10
+    within = trajectory.trace(LAYER, 500, limits=Limits(work=limit))
+    assert within.precision < whole.precision and within.certified and not within.stopped
+    assert within.verdict == trajectory.HOLDS and within.resolved_through == 500
+    assert certify_checker.verify(within.certificate, certify_checker.Limits(work=limit)).ok
 
 
 def test_a_last_attempt_that_ends_early_is_run_not_refused():
@@ -138,3 +137,42 @@ def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatc
         complete = {**tr.certificate, "precision": p, "curve_precision": trajectory._curve_precision(p, T),
                     "step_precisions": [p] * (T + 1)}
         assert certify_checker.over_limits(complete, certify_checker.Limits(work=work)) is None, p
+
+
+def test_a_small_memory_limit_is_stated_in_bytes_by_the_reader_and_the_checker():
+    """--limit memory=BYTES below 0.01 GiB: the refusals name the estimate and the limit in bytes (both read
+    "0.00 GiB" before), so the line says by how much to raise it."""
+    cert = trajectory.trace(LAYER, 2).certificate
+    least = next(m for m in range(1, 10**6)
+                 if certify_checker.over_limits(cert, certify_checker.Limits(memory=m)) is None)
+    assert least > 1000
+    refusal = certify_checker.over_limits(cert, certify_checker.Limits(memory=least - 1))
+    assert f"{least} bytes" in refusal and f"{least - 1} bytes" in refusal and "0.00" not in refusal
+    with pytest.raises(BadInput) as refused:
+        trajectory.trace(LAYER, 2, limits=Limits(memory=least - 1))
+    message = str(refused.value)
+    assert "0.00" not in message and f"{least - 1} bytes" in message
+
+
+@pytest.mark.parametrize("precision,refused", [(856, True), (857, False)])
+def test_a_precision_limit_is_named_once_with_its_advice_once(precision, refused, capsys):
+    """500 layers state curves at 857 bits: below, the run is refused; at 857 the escalation stops there.  Either
+    line quotes the checker's numbers and says once how to raise the limit (the checker's own advice, for
+    `certify verify` only, was nested inside it)."""
+    code = main(["trajectory", LAYER, "--layers", "500", "--limit", f"precision={precision}"])
+    out, err = capsys.readouterr()
+    line = err.strip() if refused else next(text for text in out.splitlines()
+                                            if text.startswith("precision not raised"))
+    assert code == (2 if refused else 3) and len(line.splitlines()) == 1
+    assert f"above the checker's limit of {precision}" in line
+    assert line.count("--limit") == 1 and line.count("(") == 1, line
+
+
+def test_a_trajectory_without_value_curves_is_not_refused_for_the_precision_of_an_m_it_has_not():
+    """Two layers of examples/layer.json: the curves take 68 bits and no M is drawn (no value curves).  At
+    --limit precision=100 the run was refused (the norms' 128 bits, stated though unused, set the
+    certificate's precision); it holds, and the checker confirms it at that limit."""
+    tr = trajectory.trace(LAYER, 2, limits=Limits(precision=100))
+    assert tr.M is None and tr.verdict == trajectory.HOLDS and tr.certified and not tr.stopped
+    assert max(tr.certificate[key] for key in ("precision", "curve_precision", "norm_precision")) <= 100
+    assert certify_checker.verify(tr.certificate, certify_checker.Limits(precision=100)).ok

@@ -107,6 +107,12 @@ def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> s
     return None
 
 
+def size(count: int) -> str:
+    """A number of bytes in words: in GiB to 2 decimals, or in bytes below 0.01 GiB (where a limit set with
+    --limit memory=BYTES read "0.00 GiB is above the memory limit of 0.00 GiB")."""
+    return f"{count / 2**30:.2f} GiB" if count >= 2**30 / 100 else f"{count} bytes"
+
+
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
                      uses_tau: bool = False) -> str | None:
@@ -114,8 +120,8 @@ def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, l
     function of its arguments, remembered: every check of a campaign asks it for each precision)."""
     memory = ball_count(n, d, layers, hidden, uses_tau) * ball_bytes(precision)
     if memory > limits.memory:
-        return (f"an estimated {memory / 2**30:.2f} GiB at {precision} bits is above the memory limit of "
-                f"{limits.memory / 2**30:.2f} GiB (raise it with --limit memory=BYTES)")
+        return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
+                f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
     cost = work(n, d, layers, hidden, precision)
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "

@@ -30,6 +30,10 @@ from certify.prove.reductions import Reduction, Region
 TOLERANCE = 1e-9
 # (start, cap, factor) of the precision of log(1 - g): beyond 848 bits the point is left to the prover.
 GAP_PRECISIONS = (53, 848, 4)
+# log(1 - g) is taken only once its error, about rad / |1 - g|, is below 2^-34, well inside TOLERANCE: at
+# 2^-10 the screen was off by 1e-3 where 1 - g cancels (1 - g ~ 2^-41 at 53 bits) and spared points the
+# balls find violated.
+GAP_BITS = 34
 # Keep w this far inside the realisable range: realise rounds D and the centre to 32 bits.
 INSIDE = 1 - 2.0 ** -20
 
@@ -53,7 +57,7 @@ def log_one_minus_ratio(w: float, L: float, taus: tuple[float, ...]) -> float:
 
 
 def log_gap(profile: Profile, L: float) -> float | None:
-    """log(1 - g(L)) at a point to about 10 bits (the profile's own formula in balls, with more bits
+    """log(1 - g(L)) at a point to within 2^-GAP_BITS (the profile's own formula in balls, with more bits
     where 1 - g cancels: 1 - (1 - exp(-L)) at L = 100), None where 1 - g <= 0 (g >= 1 > F: no
     violation there) or is not known that well at GAP_PRECISIONS' cap (the point is then left to the balls)."""
     q = Fraction(L)
@@ -62,7 +66,7 @@ def log_gap(profile: Profile, L: float) -> float | None:
         gap = profile.gap_upper((q, q))
         if not gap.is_finite() or gap < 0 or gap == 0:
             return False
-        if not gap > 0 or gap.rad() * 1024 > abs(gap).lower():
+        if not gap > 0 or gap.rad() * 2 ** GAP_BITS > abs(gap).lower():
             return None
         return float(gap.log().mid())
 
@@ -152,6 +156,9 @@ class Hunt:
         self.gaps: dict[float, float | None] = {}  # log(1 - g) at the screened points' L
         self.kept: set[tuple[float, ...]] = set()  # the points in the heap
         self.seeds: list[tuple[float, ...]] | None = None  # built at the first search
+        # norm r^2 exactly, then as a float: at most 2^38 (reductions.MAX_SPAN), where radius 1e400 or
+        # norm 1e-800 alone would overflow or vanish
+        self.scale = float(region.norm * region.radius ** 2)
 
     def screen(self, point: tuple[Fraction, ...]) -> bool:
         """Whether the point is worth trying in ball arithmetic: phi is not clearly positive there, or
@@ -234,8 +241,7 @@ class Hunt:
 
     def _w_top(self, L: float) -> float:
         """The largest w a configuration of the region realises at this L (0 when none)."""
-        r, norm = float(self.region.radius), float(self.region.norm)
-        top = min(float(self.reduction.root[0][1]), r * math.sqrt(norm * max(L, 0.0)) - L / 2)
+        top = min(float(self.reduction.root[0][1]), math.sqrt(self.scale * max(L, 0.0)) - L / 2)
         return max(top, 0.0) * INSIDE
 
     def _ends(self) -> list[tuple[float, ...]]:

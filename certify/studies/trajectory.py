@@ -93,6 +93,7 @@ CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits p
 STEP_GUARD_BITS = 32  # a step's precision above the relative accuracy of the D_t it starts from
 PREDICTION_MARGIN = 1.1  # on the bits per layer measured in an unresolved run, for the next precision's guess
 PREDICTION_MIN_STEPS = 16  # fewer resolved layers than this measure no rate: the next precision doubles
+BETWEEN = 64  # bits: an attempt stopped by the limits, precisions below it are tried to within a limb (_between)
 
 UNRESOLVED = "unresolved"
 CENTRED = "centred"
@@ -201,12 +202,15 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
     drawn, skipped = _hypotheses(case, layers)
+    # without the value curves there is no M: its precision is stated at the least, where 128 bits set the
+    # certificate's precision and refused 2 layers at --limit precision=100 (their curves take 68 bits)
+    unused = START_PRECISION if "value.bounded" not in drawn else NORM_PRECISION
     budget = trajectory_budget.Budget(config.to_json(case), layers, list(drawn), limits, _curve_precision,
-                                      NORM_PRECISION, centred=_representation(case, layers) is None)
+                                      unused, centred=_representation(case, layers) is None)
     _admit(budget)
     witnesses: dict = {}
     M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
-                                else (None, NORM_PRECISION))
+                                else (None, unused))
     _admit(budget)  # again at M's precision, which the value curves' work grows with
     cap, capped = budget.cap(max_prec)
     attempts: list = []
@@ -228,9 +232,10 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     except trajectory_budget.OverLimit as over:
         if not attempts:  # the one attempt, at the cap: every certificate it could write is refused
             raise BadInput(f"stopped, no certificate the checker can verify: {over}") from None
-        traced, precision = attempts[-1], attempts[-1].precision  # the last attempt the checker can follow
+        over = _between(attempt, attempts, over)
+        traced, precision = attempts[-1], attempts[-1].precision  # the highest attempt the checker can follow
         _finish(case, traced, M, witnesses)
-        stopped = f"not raised beyond {precision} bits: {over}"
+        stopped = "" if traced.settled else f"not raised beyond {precision} bits: {over}"
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
@@ -242,6 +247,25 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
     tr.seconds = time.time() - started
     return tr
+
+
+def _between(attempt: Callable[[int], "_Traced"], attempts: list, over: trajectory_budget.OverLimit):
+    """After an attempt stopped by the limits (`over`), the precisions between it and the attempt before,
+    by bisection to within BETWEEN bits of the stopped one (the checker prices a step by its 64-bit limbs):
+    the escalation's guess leaps (106 bits, then 1181 for 500 layers of examples/layer.json), and a
+    precision in between may resolve every D_t within the limits (1079 bits there, at nine tenths of the
+    1181-bit certificate's work) or at least more of them.  Ends at a settled attempt or with the stop of the
+    lowest precision found over the limits; attempts[-1] is then the highest attempt that fits (one stopped
+    by the limits is not kept)."""
+    low, high = attempts[-1].precision, over.precision
+    while not attempts[-1].settled and high - low > BETWEEN:
+        middle = (low + high) // 2
+        try:
+            attempt(middle)
+            low = middle
+        except trajectory_budget.OverLimit as closer:
+            high, over = middle, closer
+    return over
 
 
 def _admit(budget: trajectory_budget.Budget) -> None:

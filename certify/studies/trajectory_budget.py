@@ -18,8 +18,9 @@ points through that one are then the certificate, as few as one.  Hence:
   - the meter of an attempt below the cap counts the steps run so far plus the least the rest can cost:
     a step never runs below that least nor below its precision in any attempt before (the floors of
     certify.studies.trajectory._run).  Once that is over the limits, no attempt at this or any higher
-    precision can resolve every D_t within them: the run stops, and reports the attempt before (a higher
-    one could at most end undecided at an unresolved D_t, as that attempt did, at more cost).
+    precision can resolve every D_t within them; one between it and the attempt before still may (the
+    escalation's guess leaps), so those are tried by bisection (certify.studies.trajectory._between) and
+    the run reports the highest attempt that fits.
   - the meter of the last attempt (at the cap) counts only the steps run so far, since it may stop at its
     next D_t: once they are over, every certificate it can write is refused.
   - before any work the run is refused when even one step at START_PRECISION is: the least any run states.
@@ -33,6 +34,10 @@ from typing import Callable
 from certify.core.limits import Limits
 from certify.core.precision import START_PRECISION
 from certify.engine import certificate
+
+
+# How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)
+CHECKER_ADVICE = " (`certify verify --limit"
 
 
 class OverLimit(Exception):
@@ -114,7 +119,8 @@ class Budget:
         for name in (f.name for f in fields(self.limits)):
             raised = replace(self.limits, **{name: 1 << 62})
             if certificate.checker_refusal(self._skeleton(precision, steps), raised) is None:
-                stated = f"({refusal})" if quote else f"of {getattr(self.limits, name):.3g}"
+                # the checker's words without its own advice: the line ends with the advice for both commands
+                stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(self.limits, name):.3g}"
                 return (f"the checker's {name} limit {stated}: raise it with --limit {name}=N, "
                         "here and on `certify verify`")
         return f"the checker's limits: {refusal}"
