@@ -86,36 +86,6 @@ def variance_upper(theta, inner) -> arb:
     return (spread - correction.max(arb(0))).upper()
 
 
-def _hull(lo: Fraction, hi: Fraction) -> arb:
-    return point(lo).union(point(hi))
-
-
-def t_slope_margin(w, L, t) -> arb:
-    """Three tokens: >= 0 proves dF/dt <= 0 on the box.  dm/dt = p_t (1 + theta (t - m)) and
-    d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var); either the largest dm/dt over
-    theta+ = w + L/2 is below the smallest over theta- = w - L/2, or d2m/dtheta dt <= 0 between."""
-    def slopes(theta):
-        taus = _taus((t,))
-        p = [lo.union(hi) for lo, hi in weights(theta, taus)]
-        low, high = mean_ends(theta, (t,))
-        m, tb, th = low.union(high), _hull(*t), _hull(*theta)
-        variance = arb(0)
-        for pj, (a, b) in zip(p, taus):
-            d = _hull(a, b) - m
-            variance += pj * d * d
-        variance = variance.max(arb(0))
-        return p[1] * (1 + th * (tb - m)), p[1] * ((tb - m) * (2 + th * (tb - m)) - th * variance)
-
-    plus, _ = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
-    minus, _ = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
-    _, mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
-    best = None
-    for candidate in (minus.lower() - plus.upper(), -mixed.upper()):
-        if candidate.is_finite() and (best is None or candidate > best):
-            best = candidate
-    return best if best is not None else arb("nan")
-
-
 class Dual:
     """value + slope eps with eps^2 = 0: first derivatives of a bound, forward mode."""
 

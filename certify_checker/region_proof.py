@@ -16,9 +16,10 @@ re-runs every leaf's closing test with the code below at the leaf's precision:
     divided             L_lo = 0, g(0) = 0: g'_lo on [0, L_hi] - max Var >= 0 (h = L dh/dL(xi))
     monotone-w/FACE     two tokens: dF/dw <= 0 for w, L >= 0, so the face w = w_lo decides; FACE is
                         direct, divided, or identity (w_lo = 0, g = tanh(L/4) = F(0, L))
-    monotone-t/FACE     three tokens: dF/dt <= 0 on the box (region_bounds.t_slope_margin), so the face
-                        t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0: positions 0, 0, 1
-                        give the two-token ratio at w - ln 2, at most tanh(L/4))
+    monotone-t/FACE     the line: each inner position t with dF/dt <= 0 on the box (slope_margins, tried
+                        first) moves to t_lo, with dF/dt >= 0 to t_hi (at least one moves), and that face
+                        decides; FACE is direct, divided, or pair (every position at 0 or 1, k of n at 0:
+                        the two-token ratio at w - ln(k/(n-k)), at most tanh(L/4))
 A test closes only on a finite enclosure that is certainly >= 0.  "violated" carries an
 "inequality" certificate of a configuration inside the region, verified by that kind's checker.
 """
@@ -35,7 +36,7 @@ from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
 from certify_checker.limits import limbs
-from certify_checker.region_bounds import Dual, point, rest_of_ratio_lower, t_slope_margin, variance_upper
+from certify_checker.region_bounds import Dual, mean_ends, point, rest_of_ratio_lower, variance_upper, weights
 
 KIND = "region-proof"
 FORMAT = "certify-certificate/1"
@@ -188,15 +189,20 @@ def _margin(method: str, box, profile: Profile):
             return arb(0) if w[0] == 0 and profile.tanh else None
         return _margin(face, ((w[0], w[0]), L), profile)
     if method.startswith("monotone-t/"):
-        if len(box) != 3 or L[0] < 0:
+        if len(box) < 3 or L[0] < 0:
             return None
-        sign = t_slope_margin(w, L, box[2])
-        if not (sign.is_finite() and sign >= 0):
+        face, moved = list(box), False  # each position with a proved sign moves to the end where F is largest
+        for k, (lower, upper) in enumerate(slope_margins(w, L, inner)):
+            if lower.is_finite() and lower >= 0:
+                face[k + 2], moved = (box[k + 2][0], box[k + 2][0]), True
+            elif upper.is_finite() and upper >= 0:
+                face[k + 2], moved = (box[k + 2][1], box[k + 2][1]), True
+        if not moved:
             return None
-        face = method[len("monotone-t/"):]
-        if face == "pair":  # positions 0, 0, 1: the two-token ratio at w - ln 2, at most tanh(L/4)
-            return arb(0) if box[2][0] == 0 and profile.tanh else None
-        return _margin(face, (w, L, (box[2][0], box[2][0])), profile) if face in ("direct", "divided") else None
+        face_test = method[len("monotone-t/"):]
+        if face_test == "pair":  # positions at 0 and 1 only: the two-token ratio shifted, at most tanh(L/4)
+            return arb(0) if all(lo == hi and lo in (0, 1) for lo, hi in face[2:]) and profile.tanh else None
+        return _margin(face_test, tuple(face), profile) if face_test in ("direct", "divided") else None
     if method == "direct":
         return rest_of_ratio_lower(w, L, inner) - profile.gap_upper(L)
     if method == "divided":
@@ -204,6 +210,43 @@ def _margin(method: str, box, profile: Profile):
             return None
         return profile.slope_lower(L[1]) - variance_upper((w[0] - L[1] / 2, w[1] + L[1] / 2), inner)
     return None
+
+
+def _hull(lo: Fraction, hi: Fraction) -> arb:
+    return point(lo).union(point(hi))
+
+
+def slope_margins(w, L, inner):
+    """For each inner position t: (lower, upper), >= 0 proving dF/dt <= 0, resp. >= 0, on the box.
+    dm/dt = p_t (1 + theta (t - m)), d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var); either
+    dm/dt over theta+ = w + L/2 lies below (above) dm/dt over theta- = w - L/2, or d2m/dtheta dt <= 0 (>= 0)
+    between them (dF/dt is its integral from theta- to theta+)."""
+    taus = [(Fraction(0), Fraction(0)), *inner, (Fraction(1), Fraction(1))]
+
+    def slopes(theta):
+        p = [lo.union(hi) for lo, hi in weights(theta, taus)]
+        low, high = mean_ends(theta, inner)
+        m, th = low.union(high), _hull(*theta)
+        variance = arb(0)
+        for pj, (a, b) in zip(p, taus):
+            variance += pj * (_hull(a, b) - m) ** 2
+        variance = variance.max(arb(0))
+        return [(pt * (1 + th * (_hull(*t) - m)), pt * ((_hull(*t) - m) * (2 + th * (_hull(*t) - m)) - th * variance))
+                for pt, t in zip(p[1:-1], inner)]
+
+    plus = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
+    minus = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
+    mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
+    return [(_largest(lo[0].lower() - hi[0].upper(), -both[1].upper()),
+             _largest(hi[0].lower() - lo[0].upper(), both[1].lower()))
+            for hi, lo, both in zip(plus, minus, mixed)]
+
+
+def _largest(a: arb, b: arb) -> arb:
+    """The larger of two candidate margins, the finite one when only one is (NaN when neither is)."""
+    if a.is_finite() and b.is_finite():
+        return a.max(b)
+    return a if a.is_finite() else b
 
 
 def _closes(method, box, profile) -> bool:

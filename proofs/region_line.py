@@ -87,6 +87,38 @@ def build(tokens: int = 3) -> Derivation:
         face = _tilted_mean(w + L / 2, [0, 0, 1]) - _tilted_mean(w - L / 2, [0, 0, 1])
         require_zero((face.subs(w, sp.log(2)) - sp.tanh(L / 4)).rewrite(sp.exp), "equality at w = ln 2")
 
+    u, v = sp.symbols("u v", real=True)
+    four = [sp.Integer(0), u, v, sp.Integer(1)]
+
+    @D.symbolic("Every n: dm/dtau_k = p_k (1 + theta (tau_k - m)), d2m/dtheta dtau_k = p_k ((tau_k - m)(2 + theta "
+                "(tau_k - m)) - theta Var), Var over all n positions",
+                "The sign tests of the monotone faces for any number of inner positions (checked here on four tokens, "
+                "for each inner position): dF/dtau_k is the difference of dm/dtau_k at theta+ and theta-, and the "
+                "integral of d2m/dtheta dtau_k between them; a sign proved on a box lets each position move to an "
+                "end of its interval, one after the other, without leaving the box.")
+    def _():
+        weights = [sp.exp(theta * x) for x in four]
+        total = sum(weights)
+        p = [wt / total for wt in weights]
+        mean = sum(pj * x for pj, x in zip(p, four))
+        variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, four))
+        for k, tau in ((1, u), (2, v)):
+            require_zero(sp.diff(mean, tau) - p[k] * (1 + theta * (tau - mean)), f"dm/dtau_{k}")
+            mixed = p[k] * ((tau - mean) * (2 + theta * (tau - mean)) - theta * variance)
+            require_zero(sp.diff(mean, tau, theta) - mixed, f"d2m/dtheta dtau_{k}")
+
+    @D.symbolic("A corner of the positions is two tokens: k positions at 0 and n - k at 1 give m = sigma(theta - "
+                "ln(k/(n - k)))",
+                "So F = F_2(w - ln(k/(n - k)), L) <= tanh(L/4) (region.two_tokens); collapse.tanh is tight on the "
+                "corner k = n/2 at w = 0 (positions 0, 0, 1, 1 of four tokens), for every L.")
+    def _():
+        sigma = lambda x: 1 / (1 + sp.exp(-x))  # noqa: E731
+        for n in range(3, 6):
+            for k in range(1, n):
+                corner = [sp.Integer(0)] * k + [sp.Integer(1)] * (n - k)
+                shifted = sigma(theta - sp.log(sp.Rational(k, n - k)))
+                require_zero((_tilted_mean(theta, corner) - shifted).rewrite(sp.exp), f"m on {k} zeros and {n - k} ones")
+
     @D.symbolic("The domain: |w| <= norm r^2 / 2, L <= 4 norm r^2",
                 "|t_1 + t_n| / 2 <= r - D/2, so |w| <= norm D (r - D/2), at most norm r^2 / 2 (at D = r).")
     def _():

@@ -10,7 +10,7 @@ import random
 from fractions import Fraction
 
 import pytest
-from flint import ctx
+from flint import arb, ctx
 from mpmath import mp
 
 import certify_checker as checker
@@ -213,6 +213,7 @@ def test_forged_region_proofs_are_rejected(thirds, index):
 
 
 LINE = {"n": 3, "d": 1, "radius": "2", "norm": "2"}
+LINE4 = {"n": 4, "d": 1, "radius": "1/2", "norm": "1"}
 PAIR = {"n": 2, "d": None, "radius": "2", "norm": "2"}
 
 
@@ -224,6 +225,8 @@ PAIR = {"n": 2, "d": None, "radius": "2", "norm": "2"}
     (LINE, ".", "monotone-w/identity", "collapse.tanh", 0),  # the two tokens' method on the line
     (PAIR, ".", "monotone-t/pair", "collapse.tanh", 0),  # the line's method on two tokens
     (PAIR, "1..", "monotone-w/identity", "collapse.global", 0),  # the identity is tanh's alone
+    (LINE4, ".", "monotone-t/pair", "collapse.tanh", 0),  # no sign of dF/dt2, dF/dt3 holds on the whole domain
+    (LINE4, "2..", "monotone-t/pair", "collapse.tanh", 1),  # t2 in [1/2, 1]: t3 keeps its interval, no corner
 ])
 def test_a_test_applied_outside_its_hypotheses_is_rejected(region, tree, method, claim, excluded):
     cert = _certificate(region, tree, [(method, 53)] * tree.count("."), claim=claim)
@@ -311,7 +314,7 @@ def test_the_sign_of_dF_dt_is_certified_only_where_it_holds():
         t0 = Fraction(rng.randrange(0, 64), 64)
         t = (t0, min(Fraction(1), t0 + size / 4))
         with ctx.workprec(53):
-            signs = [tilt.t_slope_margin(w, L, t), region_bounds.t_slope_margin(w, L, t)]
+            signs = [tilt.slope_margins(w, L, (t,))[0][0], checker_region.slope_margins(w, L, (t,))[0][0]]
         if not any(s.is_finite() and s >= 0 for s in signs):
             continue
         certified += 1
@@ -320,6 +323,55 @@ def test_the_sign_of_dF_dt_is_certified_only_where_it_holds():
             slope = mp.diff(lambda s: _ratio(wp, Lp, [s]), tp)
             assert slope <= mp.mpf(10) ** -25, (w, L, t)
     assert certified > 30
+
+
+def test_the_signs_of_dF_dt_on_four_tokens_are_certified_only_where_they_hold():
+    """Each inner position's sign (<= 0 or >= 0), prover and checker, on boxes near the corners of the positions
+    and elsewhere: mpmath's partial derivative has that sign at corners and random points of each box."""
+    mp.dps = 40
+    rng = random.Random(5)
+    certified = 0
+    for _ in range(150):
+        size = Fraction(1, rng.choice([8, 32]))
+        w0, L0 = Fraction(rng.randrange(0, 16), 16), Fraction(rng.randrange(0, 32), 8) * rng.choice([0, 1])
+        w, L = (w0, w0 + size), (L0, L0 + 4 * size)
+        inner = tuple((t0, t0 + size) for t0 in (size * rng.randrange(0, int(1 / size)) for _ in range(2)))
+        with ctx.workprec(53):
+            found = [tilt.slope_margins(w, L, inner), checker_region.slope_margins(w, L, inner)]
+        for k in range(2):
+            for direction in (0, 1):  # 0: dF/dt_k <= 0, 1: >= 0
+                if not any(margins[k][direction].is_finite() and margins[k][direction] >= 0 for margins in found):
+                    continue
+                certified += 1
+                for _ in range(4):
+                    wp, Lp, *tp = (_sample(x, rng) for x in (w, L) + inner)
+
+                    def moved(s, k=k, wp=wp, Lp=Lp, tp=tp):
+                        return _ratio(wp, Lp, [s if j == k else tp[j] for j in range(2)])
+
+                    slope = mp.diff(moved, tp[k]) * (1 if direction else -1)
+                    assert slope >= -mp.mpf(10) ** -25, (w, L, inner, k, direction)
+    assert certified > 40
+
+
+def test_a_planted_sign_of_dF_dt_is_caught_by_the_checker(monkeypatch):
+    """The prover told that every dF/dt_k <= 0 everywhere (false: F grows as positions spread) closes boxes on
+    faces it may not use; the checker's own sign tests refuse them, so the proof is not confirmed."""
+    from certify.prove import closing
+
+    monkeypatch.setattr(closing, "slope_margins", lambda w, L, inner: tuple((arb(0), arb(-1)) for _ in inner))
+    result = prove("collapse.tanh", 4, 1, "1/2", 1)
+    assert any(method.startswith("monotone-t/") for _, method, _ in result.leaves)
+    assert not result.confirmed and "monotone-t" in result.message
+
+
+def test_four_tokens_close_on_the_corners_of_the_positions():
+    """collapse.tanh on four tokens is tight on the corner t2 = 0, t3 = 1 (positions 0, 0, 1, 1 at w = 0 are two
+    tokens): the monotone faces carry the boxes there, and the checker confirms the proof."""
+    result = prove("collapse.tanh", 4, 1, "1/2", 1)
+    assert result.verdict == "proved" and result.confirmed, result.message
+    corners = [box for box, method, _ in result.leaves if method == "monotone-t/pair"]
+    assert corners and any(box[2][0] == 0 and box[3][1] == 1 for box in corners)
 
 
 @pytest.mark.parametrize("bound", ["D*sinh(a*D**2/8)/cosh(a*D**2/8)", "D*log(1 + a*D**2/4)",

@@ -78,7 +78,7 @@ def test_prover_closing_tests_refuse_non_finite(reduction, method, bad, monkeypa
     # and when the ratio's own enclosures are bad, with an honest profile
     monkeypatch.setattr(closing, "one_minus_ratio_lower", lambda *args: bad)
     monkeypatch.setattr(closing, "variance_upper", lambda *args: -bad)
-    monkeypatch.setattr(closing, "t_slope_margin", lambda *args: bad)
+    monkeypatch.setattr(closing, "slope_margins", lambda w, L, inner: tuple((bad, bad) for _ in inner))
     for box in BOXES[reduction]:
         if not method.endswith(("identity", "pair")):
             assert not closing.closes(method, box, profiles.claim_profile("collapse.global"))
@@ -110,7 +110,7 @@ def test_checker_closing_tests_refuse_non_finite(reduction, method, bad, monkeyp
         assert not checker_region._closes(method, box, _PoisonedCheckerProfile(bad))
     monkeypatch.setattr(checker_region, "rest_of_ratio_lower", lambda *args: bad)
     monkeypatch.setattr(checker_region, "variance_upper", lambda *args: -bad)
-    monkeypatch.setattr(checker_region, "t_slope_margin", lambda *args: bad)
+    monkeypatch.setattr(checker_region, "slope_margins", lambda w, L, inner: [(bad, bad) for _ in inner])
     for box in BOXES[reduction]:
         assert not checker_region._closes(method, box, checker_region.Profile("collapse.global", None, 2, None))
         if method.startswith("monotone-t/"):
@@ -126,8 +126,8 @@ def test_three_token_sign_test_agrees_with_mpmath():
         w0, L0, t0 = Fraction(rng.randrange(0, 32), 16), Fraction(rng.randrange(0, 32), 8), Fraction(rng.randrange(0, 16), 64)
         box = ((w0, w0 + Fraction(1, 16)), (L0, L0 + Fraction(1, 8)), (t0, t0 + Fraction(1, 64)))
         with ctx.workprec(53):
-            ok = [bnb.certainly_nonnegative(tilt.t_slope_margin(*box)),
-                  bnb.certainly_nonnegative(region_bounds.t_slope_margin(*box))]
+            ok = [bnb.certainly_nonnegative(tilt.slope_margins(box[0], box[1], box[2:])[0][0]),
+                  bnb.certainly_nonnegative(checker_region.slope_margins(box[0], box[1], box[2:])[0][0])]
         if not any(ok):
             continue
         certified += 1

@@ -9,9 +9,10 @@
                         cosh^2((w - L/2)/2)) <= 0 for w, L >= 0 (proofs/region_two_tokens.py), so
                         h >= h on the face w = w_lo, which FACE closes: direct, divided, or
                         identity (w_lo = 0 and g(L) = tanh(L/4) = F(0, L), the tight set).
-    monotone-t/FACE     n = 3 only: dF/dt <= 0 on the box (certify.prove.tilt.t_slope_margin), so the
-                        face t = t_lo decides; FACE is direct, divided, or pair (t_lo = 0, where the
-                        positions 0, 0, 1 give the two-token ratio shifted by ln 2, at most tanh(L/4)).
+    monotone-t/FACE     the line: each inner position t_k with dF/dt_k <= 0 on the box moves to t_k lo, with
+                        dF/dt_k >= 0 to t_k hi (certify.prove.tilt.slope_margins), and that face decides;
+                        FACE is direct, divided, or pair (every position at 0 or 1, k of the n at 0: the
+                        two-token ratio shifted by ln(k / (n - k)), at most tanh(L/4); tight at 0, 0, 1, 1).
 A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
 infinite ball never closes anything.
 """
@@ -24,7 +25,7 @@ from flint import arb
 
 from certify.prove.bnb import certainly_nonnegative
 from certify.prove.profiles import Profile
-from certify.prove.tilt import Interval, one_minus_ratio_lower, t_slope_margin, variance_upper
+from certify.prove.tilt import Interval, one_minus_ratio_lower, slope_margins, variance_upper
 
 
 def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
@@ -63,25 +64,34 @@ def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | 
 
 
 def pair(box: tuple[Interval, ...], profile: Profile) -> arb | None:
-    """The face t = 0 of three tokens: positions 0, 0, 1 make m(theta) = sigma(theta - ln 2), so
-    F = the two-token ratio at w - ln 2, which is at most tanh(L/4) (proofs/region_line.py)."""
-    return arb(0) if len(box) == 3 and box[2] == (0, 0) and profile.tanh else None
+    """A face whose inner positions are all 0 or 1 (k of the n positions at 0): m(theta) = sigma(theta -
+    ln(k / (n - k))), so F is the two-token ratio at w - ln(k / (n - k)), at most tanh(L/4)
+    (proofs/region_line.py)."""
+    corner = all(lo == hi and lo in (0, 1) for lo, hi in box[2:])
+    return arb(0) if len(box) >= 3 and corner and profile.tanh else None
 
 
 T_FACE_TESTS = {"direct": direct, "divided": divided, "pair": pair}
 
 
 def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
-    """Three tokens only (L >= 0): when dF/dt <= 0 is proved on the box (certify.prove.tilt.t_slope_margin),
-    `face_test`'s margin on the face t = t_lo; otherwise the sign test's own (negative) margin; None when
-    the box is not of that form."""
-    if len(box) != 3 or box[1][0] < 0:  # the sign test is written for three tokens
+    """The line (L >= 0): each inner position t_k whose dF/dt_k has a proved sign on the box
+    (certify.prove.tilt.slope_margins) moves to the end where F is largest, t_k lo for dF/dt_k <= 0 (tried
+    first), t_k hi for >= 0; `face_test`'s margin on that face when at least one moved, otherwise the
+    sign tests' own (negative) margin; None when the box is not of that form."""
+    if len(box) < 3 or box[1][0] < 0:
         return None
-    w, L, t = box
-    sign = t_slope_margin(w, L, t)
-    if not certainly_nonnegative(sign):
-        return sign  # dF/dt <= 0 is not proved: the (negative) margin of the sign test
-    return face_test((w, L, (t[0], t[0])), profile)
+    face, moved, refused = list(box), False, None
+    for k, (lower, upper) in enumerate(slope_margins(box[0], box[1], box[2:])):
+        if certainly_nonnegative(lower):
+            face[k + 2], moved = (box[k + 2][0], box[k + 2][0]), True
+        elif certainly_nonnegative(upper):
+            face[k + 2], moved = (box[k + 2][1], box[k + 2][1]), True
+        elif refused is None:
+            refused = lower if not upper.is_finite() or (lower.is_finite() and lower >= upper) else upper
+    if not moved:
+        return refused  # no sign is proved: the (negative) margin of the sign tests
+    return face_test(tuple(face), profile)
 
 
 def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:

@@ -142,39 +142,51 @@ def variance_upper(theta: Interval, inner: tuple[Interval, ...]) -> arb:
     return spread - correction.max(arb(0))
 
 
-def t_slope_margin(w: Interval, L: Interval, t: Interval) -> arb:
-    """For three tokens: a ball whose lower end, when >= 0, proves dF/dt <= 0 on the box.
+def slope_margins(w: Interval, L: Interval, inner: tuple[Interval, ...]) -> tuple[tuple[arb, arb], ...]:
+    """For each inner position t: two balls whose lower ends, when >= 0, prove dF/dt <= 0 (the first) or
+    dF/dt >= 0 (the second) on the box.
 
-    dm/dt = p_t (1 + theta (t - m)) and d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var)
-    (proofs/region_line.py).  Either test proves the sign:
-      (A) the largest dm/dt over the range of theta+ = w + L/2 is at most the smallest over the
-          range of theta- = w - L/2;
-      (B) d2m/dtheta dt <= 0 over [w_lo - L_hi/2, w_hi + L_hi/2], since dF/dt is the integral of it
+    dm/dt = p_t (1 + theta (t - m)) and d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var), Var over
+    all n positions (proofs/region_line.py).  Either test proves a sign:
+      (A) every dm/dt over the range of theta+ = w + L/2 is below (above) every one over the range of
+          theta- = w - L/2;
+      (B) d2m/dtheta dt <= 0 (>= 0) over [w_lo - L_hi/2, w_hi + L_hi/2], since dF/dt is the integral of it
           between theta- and theta+ (L >= 0).
     Quantities that depend on each other are enclosed as independent balls: loose, never wrong.
     """
-    return _t_slope_margin(w, L, t, ctx.prec)
+    return _slope_margins(w, L, inner, ctx.prec)
+
+
+def _best(*candidates: arb) -> arb:
+    """The largest of the finite candidates (a NaN ball when none is finite: it closes nothing)."""
+    finite = [c for c in candidates if c.is_finite()]
+    if not finite:
+        return arb("nan")
+    out = finite[0]
+    for c in finite[1:]:
+        out = out.max(c)
+    return out
 
 
 @functools.lru_cache(maxsize=1 << 14)  # the closing tests and the split heuristic ask for the same boxes
-def _t_slope_margin(w: Interval, L: Interval, t: Interval, precision: int) -> arb:
-    def slopes(theta: Interval):
-        taus = positions((t,))
-        p = [_ball(pair) for pair in weights(theta, taus)]
-        low, high = mean_range(theta, (t,))
-        m, tb, th = low.union(high), _ball(_ends(t)), _ball(_ends(theta))
-        variance = sum((pj * (_ball(tau) - m) ** 2 for pj, tau in zip(p, taus)), arb(0)).nonnegative_part()
-        first = p[1] * (1 + th * (tb - m))
-        second = p[1] * ((tb - m) * (2 + th * (tb - m)) - th * variance)
-        return first, second
+def _slope_margins(w: Interval, L: Interval, inner: tuple[Interval, ...], precision: int):
+    taus = positions(inner)
 
-    plus, _ = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
-    minus, _ = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
-    _, mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
-    test_a = minus.lower() - plus.upper()
-    test_b = -mixed.upper()
-    if not test_a.is_finite():
-        return test_b
-    if not test_b.is_finite():
-        return test_a
-    return test_a.max(test_b)
+    def slopes(theta: Interval):  # (dm/dt, d2m/dtheta dt) for each inner position
+        p = [_ball(pair) for pair in weights(theta, taus)]
+        low, high = mean_range(theta, inner)
+        m, th = low.union(high), _ball(_ends(theta))
+        variance = sum((pj * (_ball(tau) - m) ** 2 for pj, tau in zip(p, taus)), arb(0)).nonnegative_part()
+        out = []
+        for pt, tau in zip(p[1:-1], taus[1:-1]):
+            t = _ball(tau)
+            out.append((pt * (1 + th * (t - m)), pt * ((t - m) * (2 + th * (t - m)) - th * variance)))
+        return out
+
+    plus = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
+    minus = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
+    by_ends = [(lo[0].lower() - hi[0].upper(), hi[0].lower() - lo[0].upper()) for hi, lo in zip(plus, minus)]
+    if all(a >= 0 or b >= 0 for a, b in by_ends):  # (A) proves every sign: (B) adds nothing
+        return tuple(by_ends)
+    mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
+    return tuple((_best(a, -both[1].upper()), _best(b, both[1].lower())) for (a, b), both in zip(by_ends, mixed))
