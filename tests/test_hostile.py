@@ -998,3 +998,24 @@ def test_integer_and_real_options_are_ascii_decimals_and_finite(argv, capsys):
     assert_clean(code, err, allowed=(2,))
     assert "invalid integer value" in err or "invalid real value" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize("written", ["1e1", "1E+1", "10.0", "0.1e2", "100e-1"])
+def test_an_integer_option_takes_an_exact_integer_written_with_an_exponent(written, capsys):
+    """--limit took work=3e7 (the README writes that limit's default 5e8) while --layers 1e3 was refused as
+    "invalid integer value": every integer option takes an exact integer so written, as its integer."""
+    code, out, err, _ = run_cli(["graph", "--mask", "causal", "--n", written, "--json"], capsys)
+    assert code == 0 and err == "", err
+    assert out == run_cli(["graph", "--mask", "causal", "--n", "10", "--json"], capsys)[1]
+    code, out, err, _ = run_cli(["trajectory", ROOT / "examples/layer.json", "--layers", written, "--json", "-q"],
+                                capsys)
+    assert code == 0 and json.loads(out)["layers"] == 10, err
+
+
+@pytest.mark.parametrize("written, reason", [("1.5", "is not an integer"), ("1e-1", "is not an integer"),
+                                             ("1e400", "more than 30 digits"), ("1" * 31, "more than 30 digits"),
+                                             ("1_0", "underscores"), ("\u0663", "ASCII digits")])
+def test_an_integer_option_that_is_not_one_says_why(written, reason, capsys):
+    code, out, err, _ = run_cli(["trajectory", ROOT / "examples/layer.json", "--layers", written], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "invalid integer value" in err and reason in err and out == "", err
