@@ -1019,3 +1019,15 @@ def test_an_integer_option_that_is_not_one_says_why(written, reason, capsys):
     code, out, err, _ = run_cli(["trajectory", ROOT / "examples/layer.json", "--layers", written], capsys)
     assert_clean(code, err, allowed=(2,))
     assert "invalid integer value" in err and reason in err and out == "", err
+
+
+@pytest.mark.parametrize("value, reason", [("1e400", "more than 30 digits"), ("3.7e0", "is not an integer"),
+                                           ("nan", "is not an integer"), ("1_000", "underscores"),
+                                           ("\u0663", "ASCII digits")])
+def test_a_limit_that_is_not_an_integer_says_why(value, reason, capsys):
+    """--limit work=1e400 said "expected NAME=INTEGER" beside work=3e7 accepted; work=3.7e0 was read as 3, and
+    1_000 and an Arabic-Indic 3 as integers: a limit's value follows the integer options' rules."""
+    code, out, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--limit", f"work={value}"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert reason in err and "expected NAME=INTEGER" not in err and out == "", err
+    assert limits.DEFAULT.changed(["work=2.5e7"]).work == 25_000_000
