@@ -998,3 +998,36 @@ def test_integer_and_real_options_are_ascii_decimals_and_finite(argv, capsys):
     assert_clean(code, err, allowed=(2,))
     assert "invalid integer value" in err or "invalid real value" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize("written", ["1e1", "1E+1", "10.0", "0.1e2", "100e-1"])
+def test_an_integer_option_takes_an_exact_integer_written_with_an_exponent(written, capsys):
+    """--limit took work=3e7 (the README writes that limit's default 5e8) while --layers 1e3 was refused as
+    "invalid integer value": every integer option takes an exact integer so written, as its integer."""
+    code, out, err, _ = run_cli(["graph", "--mask", "causal", "--n", written, "--json"], capsys)
+    assert code == 0 and err == "", err
+    assert out == run_cli(["graph", "--mask", "causal", "--n", "10", "--json"], capsys)[1]
+    code, out, err, _ = run_cli(["trajectory", ROOT / "examples/layer.json", "--layers", written, "--json", "-q"],
+                                capsys)
+    assert code == 0 and json.loads(out)["layers"] == 10, err
+
+
+@pytest.mark.parametrize("written, reason", [("1.5", "is not an integer"), ("1e-1", "is not an integer"),
+                                             ("1e400", "more than 30 digits"), ("1" * 31, "more than 30 digits"),
+                                             ("1_0", "underscores"), ("\u0663", "ASCII digits")])
+def test_an_integer_option_that_is_not_one_says_why(written, reason, capsys):
+    code, out, err, _ = run_cli(["trajectory", ROOT / "examples/layer.json", "--layers", written], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "invalid integer value" in err and reason in err and out == "", err
+
+
+@pytest.mark.parametrize("value, reason", [("1e400", "more than 30 digits"), ("3.7e0", "is not an integer"),
+                                           ("nan", "is not an integer"), ("1_000", "underscores"),
+                                           ("\u0663", "ASCII digits")])
+def test_a_limit_that_is_not_an_integer_says_why(value, reason, capsys):
+    """--limit work=1e400 said "expected NAME=INTEGER" beside work=3e7 accepted; work=3.7e0 was read as 3, and
+    1_000 and an Arabic-Indic 3 as integers: a limit's value follows the integer options' rules."""
+    code, out, err, _ = run_cli(["check", ROOT / "examples/layer.json", "--limit", f"work={value}"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert reason in err and "expected NAME=INTEGER" not in err and out == "", err
+    assert limits.DEFAULT.changed(["work=2.5e7"]).work == 25_000_000

@@ -176,3 +176,28 @@ def test_a_trajectory_without_value_curves_is_not_refused_for_the_precision_of_a
     assert tr.M is None and tr.verdict == trajectory.HOLDS and tr.certified and not tr.stopped
     assert max(tr.certificate[key] for key in ("precision", "curve_precision", "norm_precision")) <= 100
     assert certify_checker.verify(tr.certificate, certify_checker.Limits(precision=100)).ok
+
+
+@pytest.mark.parametrize("name, T, work", [("ffn-gelu.json", 200, 1_000_000),  # capped before any attempt
+                                           ("layer.json", 120, 300_000)])  # an attempt stopped by the limits
+def test_the_summary_states_the_cap_the_limits_set(name, T, work, capsys):
+    """The summary said "(cap 65536)", --max-prec, beside a stop line "not raised beyond 214 bits": it states
+    the cap the run had, and --json adds it (precision_cap) beside max_precision."""
+    argv = ["trajectory", str(Path(LAYER).with_name(name)), "--layers", str(T), "--limit", f"work={work}", "-q"]
+    assert main(argv) == 3
+    lines = capsys.readouterr().out.splitlines()
+    stop = [line for line in lines if line.startswith("precision not raised beyond")]
+    cap = int(re.match(r"precision not raised beyond (\d+) bits", stop[0]).group(1))
+    summary = [line for line in lines if line.startswith("UNDECIDED: D_t resolved")]
+    assert len(summary) == 1 and f"(cap {cap} under the limits, --max-prec 65536)" in summary[0], summary
+    assert main(argv + ["--json"]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["precision_cap"] == cap < data["max_precision"] == 65536
+
+
+def test_the_summary_states_max_prec_when_the_limits_do_not_cap(capsys):
+    assert main(["trajectory", LAYER, "--layers", "8", "--max-prec", "4096", "-q"]) == 0
+    assert "(cap 4096);" in capsys.readouterr().out
+    assert main(["trajectory", LAYER, "--layers", "8", "--max-prec", "4096", "-q", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["precision_cap"] == data["max_precision"] == 4096

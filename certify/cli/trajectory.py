@@ -125,9 +125,17 @@ def _render(tr: trajectory.Trajectory) -> str:
                  f"({tr.confirmation}); every value and outcome above is unconfirmed")
     summary = (f"{tr.verdict.upper()}{'' if tr.certified else ' (' + trajectory.NOT_CERTIFIED + ')'}: D_t resolved "
                f"through t = {tr.resolved_through} of {tr.T} (>= {trajectory.RESOLVED_BITS} bits relative), "
-               f"{_bits(tr)} (cap {tr.max_precision}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
+               f"{_bits(tr)} ({_cap(tr)}); curves at {tr.curve_precision} bits; {tr.seconds:.2f} s")
     stopped = [f"precision {tr.stopped}"] if tr.stopped else []  # the checker's limits: which one, how to raise it
     return "\n".join(intro + [""] + lines + ["", summary, certified] + stopped)
+
+
+def _cap(tr) -> str:
+    """The precision cap the run had: --max-prec, or the lower one the checker's limits set (the stop line
+    then says which limit)."""
+    if tr.precision_cap >= tr.max_precision:
+        return f"cap {tr.max_precision}"
+    return f"cap {tr.precision_cap} under the limits, --max-prec {tr.max_precision}"
 
 
 def _bits(tr) -> str:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, fields, replace
 
-from certify.core.numbers import MAX_DIGITS
+from certify.core.numbers import MAX_DIGITS, NotAnInteger, integer
 from certify.errors import BadInput
 
 
@@ -51,14 +51,16 @@ class Limits:
         names = [f.name for f in fields(self)]
         out = self
         for item in items or []:
-            name, _, value = item.partition("=")
+            name, equals, value = item.partition("=")
             name = name.strip()
             if name not in names:
                 raise BadInput(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
-            try:
-                number = int(float(value)) if "e" in value.lower() else int(value)
-            except (ValueError, OverflowError):
-                raise BadInput(f"--limit {item!r}: expected NAME=INTEGER") from None
+            if not equals:
+                raise BadInput(f"--limit {item!r}: expected NAME=INTEGER")
+            try:  # the integer options' rules: int(float()) read 3.7e0 as 3 and 1e400 as "expected NAME=INTEGER"
+                number = integer(value)
+            except NotAnInteger as wrong:
+                raise BadInput(f"--limit {item!r}: {wrong.reason}") from None
             if number < 1:
                 raise BadInput(f"--limit {item!r}: a limit is a positive integer")
             if name == "digits" and number > MAX_DIGITS:  # a longer integer could not be read, nor written back

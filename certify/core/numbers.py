@@ -9,6 +9,7 @@ Fraction here, once; the arithmetic backends convert Fractions to their own numb
 
 from __future__ import annotations
 
+import argparse
 import base64
 import itertools
 import math
@@ -35,16 +36,47 @@ _HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
 
 
-_INTEGER = re.compile(r"[+-]?[0-9]{1,30}", re.ASCII)
+# The most digits an integer option may have: more than any count, seed or cap means, and few enough
+# that "1e400" is refused by its exponent before 10^400 is made.
+MAX_OPTION_DIGITS = 30
+_INTEGER = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]{1,30}))?", re.ASCII | re.IGNORECASE)
+
+
+class NotAnInteger(argparse.ArgumentTypeError, ValueError):
+    """An integer option's text that is not one, and why (`reason`).  An ArgumentTypeError, so that argparse
+    prints the reason ("invalid integer value" alone did not say that 1e400 is too large), and a ValueError
+    for the callers that catch one."""
+
+    def __init__(self, text: str, reason: str):
+        self.reason = f"{shown(text)} {reason}"
+        super().__init__(f"invalid integer value: {self.reason}")
 
 
 def integer(text: str) -> int:
-    """An integer option (argparse's type=) in ASCII decimal digits: int() also reads other scripts' digits
-    (an Arabic-Indic 3) and underscores (1_0), which no number of an input may use.  Each option checks
-    its own range after; ValueError, which argparse reports as "invalid integer value"."""
-    if not _INTEGER.fullmatch(text.strip()):
-        raise ValueError(text)
-    return int(text)
+    """An integer option (argparse's type=, and --limit's values) under the number rules of inputs: ASCII
+    decimal digits (int() also reads other scripts' digits, an Arabic-Indic 3, and underscores, 1_0), an
+    exponent allowed where the value is an exact integer ("1e3" and "2.5e3" as "5e8" in the README's
+    limits; "1.5" and "1e-3" are not integers), at most MAX_OPTION_DIGITS digits.  Each option checks its
+    own range after; NotAnInteger says what is wrong."""
+    stripped = text.strip()
+    if not stripped.isascii():
+        raise NotAnInteger(text, "is not an integer: numbers are written in ASCII digits")
+    if "_" in stripped:
+        raise NotAnInteger(text, "is not an integer: digits are written without underscores")
+    match = _INTEGER.fullmatch(stripped) if len(stripped) <= 100 else None
+    if not match or not (match.group(1) or match.group(2)):
+        raise NotAnInteger(text, "is not an integer (write one in decimal digits, e.g. 1000 or 1e3)")
+    whole, fraction, exponent = match.group(1), match.group(2) or "", match.group(3) or "0"
+    mantissa = int(whole + fraction)
+    shift = int(exponent) - len(fraction)  # the value is mantissa * 10^shift
+    if mantissa and shift < 0:
+        if -shift > len(str(mantissa)) or mantissa % 10**-shift:
+            raise NotAnInteger(text, "is not an integer")
+        mantissa, shift = mantissa // 10**-shift, 0
+    if mantissa and len(str(mantissa)) + shift > MAX_OPTION_DIGITS:
+        raise NotAnInteger(text, f"has more than {MAX_OPTION_DIGITS} digits, the most an integer option may have")
+    value = mantissa * 10**shift if mantissa else 0  # "0e999999" is 0, without 10^999999
+    return -value if stripped.startswith("-") else value
 
 
 _REAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]{1,4})?", re.ASCII | re.IGNORECASE)

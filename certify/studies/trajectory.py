@@ -148,6 +148,9 @@ class Trajectory:
     certified: bool = False  # the checker confirmed every stated enclosure and outcome
     seconds: float = 0.0
     stopped: str = ""  # why the precision was not raised further: a checker's limit (studies.trajectory_budget)
+    # the highest precision the run could rise to: max_precision, or lower where the checker's limits stopped it
+    # (the summary stated --max-prec's 65536 beside a stop line "not raised beyond 2858 bits")
+    precision_cap: int = 0
 
     @property
     def step_precisions(self) -> list:
@@ -229,6 +232,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         traced, precision = escalate(attempt, lambda traced: traced.settled, START_PRECISION, cap,
                                      guess=lambda bits, traced: _next_precision(bits, traced, layers))
         stopped = "" if traced.settled or not capped else f"not raised beyond {cap} bits: {capped}"
+        used_cap = cap
     except trajectory_budget.OverLimit as over:
         if not attempts:  # the one attempt, at the cap: every certificate it could write is refused
             raise BadInput(f"stopped, no certificate the checker can verify: {over}") from None
@@ -236,11 +240,13 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
         traced, precision = attempts[-1], attempts[-1].precision  # the highest attempt the checker can follow
         _finish(case, traced, M, witnesses)
         stopped = "" if traced.settled else f"not raised beyond {precision} bits: {over}"
+        used_cap = precision  # the highest precision found to fit the limits (one above it was stopped)
     fallback = _representation(case, layers)
     tr = Trajectory(name=case.name, T=layers, cycle=len(case.layers), points=traced.points, precision=precision,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
-                    representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped)
+                    representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped,
+                    precision_cap=used_cap)
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, budget.norm_precision)
     stage("the checker")
     confirmation = certificate.confirm(tr.certificate, limits)
@@ -666,6 +672,7 @@ def _to_json(trajectory: Trajectory) -> dict:
         "schedule": "layer t applies the configuration's layer t mod cycle",
         "verdict": shown(tr.verdict), "resolved_through": tr.resolved_through,
         "precision": tr.precision, "step_precisions": tr.step_precisions, "max_precision": tr.max_precision,
+        "precision_cap": tr.precision_cap,
         "curve_precision": tr.curve_precision,
         "resolved_bits": RESOLVED_BITS,
         "a": [text(a) for a in tr.a], "M": text(tr.M),
