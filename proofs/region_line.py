@@ -59,23 +59,6 @@ def build(tokens: int = 3) -> Derivation:
         F = lambda c, positions: _tilted_mean(c + L / 2, positions) - _tilted_mean(c - L / 2, positions)  # noqa: E731
         require_zero(F(w, reflected) - F(-w, taus), "F_ref(w) = F(-w)")
 
-    t = sp.Symbol("t", real=True)
-    three = [sp.Integer(0), t, sp.Integer(1)]
-
-    @D.symbolic("Three tokens: dm/dt = p_t (1 + theta (t - m)), d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var)",
-                "The derivatives the monotone-face test (d/dt) encloses; dF/dt = dm/dt(theta+) - dm/dt(theta-) is "
-                "also the integral of d2m/dtheta dt from theta- to theta+.")
-    def _():
-        weights = [sp.exp(theta * x) for x in three]
-        total = sum(weights)
-        p = [wt / total for wt in weights]
-        mean = sum(pj * x for pj, x in zip(p, three))
-        variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, three))
-        first = p[1] * (1 + theta * (t - mean))
-        require_zero(sp.diff(mean, t) - first, "dm/dt")
-        require_zero(sp.diff(mean, t, theta) - p[1] * ((t - mean) * (2 + theta * (t - mean)) - theta * variance),
-                     "d2m/dtheta dt")
-
     @D.symbolic("The face t = 0 is the two-token ratio shifted by ln 2",
                 "Positions 0, 0, 1: m(theta) = exp(theta) / (2 + exp(theta)) = sigma(theta - ln 2), so "
                 "F(w, L, 0) = F_2(w - ln 2, L) <= tanh(L/4) (region.two_tokens: F_2 is even and decreasing in "
@@ -87,25 +70,25 @@ def build(tokens: int = 3) -> Derivation:
         face = _tilted_mean(w + L / 2, [0, 0, 1]) - _tilted_mean(w - L / 2, [0, 0, 1])
         require_zero((face.subs(w, sp.log(2)) - sp.tanh(L / 4)).rewrite(sp.exp), "equality at w = ln 2")
 
-    u, v = sp.symbols("u v", real=True)
-    four = [sp.Integer(0), u, v, sp.Integer(1)]
+    t, u, v = sp.symbols("t u v", real=True)
 
     @D.symbolic("Every n: dm/dtau_k = p_k (1 + theta (tau_k - m)), d2m/dtheta dtau_k = p_k ((tau_k - m)(2 + theta "
                 "(tau_k - m)) - theta Var), Var over all n positions",
-                "The sign tests of the monotone faces for any number of inner positions (checked here on four tokens, "
-                "for each inner position): dF/dtau_k is the difference of dm/dtau_k at theta+ and theta-, and the "
-                "integral of d2m/dtheta dtau_k between them; a sign proved on a box lets each position move to an "
-                "end of its interval, one after the other, without leaving the box.")
+                "The sign tests of the monotone faces for any number of inner positions (checked here on three and "
+                "four tokens, for each inner position): dF/dtau_k is the difference of dm/dtau_k at theta+ and "
+                "theta-, and the integral of d2m/dtheta dtau_k between them; a sign proved on a box lets each "
+                "position move to an end of its interval, one after the other, without leaving the box.")
     def _():
-        weights = [sp.exp(theta * x) for x in four]
-        total = sum(weights)
-        p = [wt / total for wt in weights]
-        mean = sum(pj * x for pj, x in zip(p, four))
-        variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, four))
-        for k, tau in ((1, u), (2, v)):
-            require_zero(sp.diff(mean, tau) - p[k] * (1 + theta * (tau - mean)), f"dm/dtau_{k}")
-            mixed = p[k] * ((tau - mean) * (2 + theta * (tau - mean)) - theta * variance)
-            require_zero(sp.diff(mean, tau, theta) - mixed, f"d2m/dtheta dtau_{k}")
+        for inner in ((t,), (u, v)):
+            positions = [sp.Integer(0), *inner, sp.Integer(1)]
+            weights = [sp.exp(theta * x) for x in positions]
+            p = [wt / sum(weights) for wt in weights]
+            mean = sum(pj * x for pj, x in zip(p, positions))
+            variance = sum(pj * (x - mean) ** 2 for pj, x in zip(p, positions))
+            for k, tau in enumerate(inner, start=1):
+                require_zero(sp.diff(mean, tau) - p[k] * (1 + theta * (tau - mean)), f"dm/dtau_{k} of {len(positions)}")
+                mixed = p[k] * ((tau - mean) * (2 + theta * (tau - mean)) - theta * variance)
+                require_zero(sp.diff(mean, tau, theta) - mixed, f"d2m/dtheta dtau_{k} of {len(positions)}")
 
     @D.symbolic("A corner of the positions is two tokens: k positions at 0 and n - k at 1 give m = sigma(theta - "
                 "ln(k/(n - k)))",
