@@ -42,6 +42,17 @@ MAX_OPTION_DIGITS = 30
 _INTEGER = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]{1,30}))?", re.ASCII | re.IGNORECASE)
 
 
+def _script_problem(text: str) -> str | None:
+    """What a number's text writes that Python's readers take and the number rules do not, or None: other
+    scripts' digits ("\\u0665", an Arabic-Indic 5, looks like 0) and underscores ("1_000"; in an exponent,
+    "1e1_000_000_000", they passed the exponent cap)."""
+    if not text.isascii():
+        return "numbers are written in ASCII digits"
+    if "_" in text:
+        return "digits are written without underscores"
+    return None
+
+
 class NotAnInteger(argparse.ArgumentTypeError, ValueError):
     """An integer option's text that is not one, and why (`reason`).  An ArgumentTypeError, so that argparse
     prints the reason ("invalid integer value" alone did not say that 1e400 is too large), and a ValueError
@@ -59,10 +70,8 @@ def integer(text: str) -> int:
     limits; "1.5" and "1e-3" are not integers), at most MAX_OPTION_DIGITS digits.  Each option checks its
     own range after; NotAnInteger says what is wrong."""
     stripped = text.strip()
-    if not stripped.isascii():
-        raise NotAnInteger(text, "is not an integer: numbers are written in ASCII digits")
-    if "_" in stripped:
-        raise NotAnInteger(text, "is not an integer: digits are written without underscores")
+    if unreadable := _script_problem(stripped):
+        raise NotAnInteger(text, f"is not an integer: {unreadable}")
     match = _INTEGER.fullmatch(stripped) if len(stripped) <= 100 else None
     if not match or not (match.group(1) or match.group(2)):
         raise NotAnInteger(text, "is not an integer (write one in decimal digits, e.g. 1000 or 1e3)")
@@ -133,10 +142,8 @@ def parse_number(value, where: str = "number") -> Fraction:
         return _written(value, value, where)
     if isinstance(value, str):
         text = value.strip()
-        if not text.isascii():  # Python reads other scripts' digits ("\u0665", an Arabic-Indic 5, looks like 0)
-            raise BadInput(f"{where}: {shown(value)} is not a number: numbers are written in ASCII digits")
-        if "_" in text:  # Python reads "1_000"; in an exponent ("1e1_000_000_000") it passed the exponent cap
-            raise BadInput(f"{where}: {shown(value)} is not a number: digits are written without underscores")
+        if unreadable := _script_problem(text):
+            raise BadInput(f"{where}: {shown(value)} is not a number: {unreadable}")
         hex_value = _parse_hex_float(text, where)
         if hex_value is not None:
             return _written(hex_value, text, where)
