@@ -63,8 +63,10 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse hook
         # main() prefixes "certify: error:"; the parser's own name would say "certify" twice.  argparse quotes
-        # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value
-        message = re.sub(r"'([^'\n]{60,})'", lambda quoted: shown(quoted.group(1)), message)
+        # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value.  Only
+        # a quoted value: the quote of a value already cut short (shown) and the apostrophe of a word after
+        # it ("option's") are not one
+        message = re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
         raise BadInput(f"{message} (see `{self.prog} --help`)")
 
     def _get_values(self, action, arg_strings):

@@ -1,0 +1,60 @@
+"""Numeric options on the command line: a refused value is one line on stderr, exit 2, naming the value and
+why it is refused, the same way on every command and for integer and real options alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from certify.cli import main
+from certify.core.numbers import MAX_OPTION_DIGITS, NotAReal, real
+
+# A real option of each command that has one, with the arguments it needs to reach its parsing.
+REAL_OPTIONS = [
+    ["attack", "--l-range", "1", "{}"],
+    ["sample", "--n", "2", "--d", "1", "--count", "1", "--value", "gaussian", "--value-norm", "{}"],
+    ["prove", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "{}"],
+    ["reproduce", "wu-fig2", "--dropout", "{}"],
+]
+
+REFUSALS = [
+    ("nan", "not finite"),
+    ("+inf", "not finite"),
+    ("Infinity", "not finite"),
+    ("1e999", "too large"),
+    ("1e-999", "too small"),
+    ("abc", "is not a number"),
+    ("1_0", "underscores"),
+    ("\u0661", "ASCII digits"),  # an Arabic-Indic 1
+    ("0." + "3" * (MAX_OPTION_DIGITS + 1), f"more than {MAX_OPTION_DIGITS} significant digits"),
+    ("1" * 101, "longer than 100 characters"),
+]
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv", REAL_OPTIONS, ids=lambda argv: argv[0])
+@pytest.mark.parametrize("written, reason", REFUSALS, ids=[r[0][:12] for r in REFUSALS])
+def test_a_real_option_that_is_not_one_says_why(argv, written, reason, capsys):
+    """Real options said only "invalid real value: '1e999'" where the integer options said why."""
+    code, out, err = run_cli([part.format(written) for part in argv], capsys)
+    assert code == 2 and out == "", err
+    assert err.startswith("certify: error: argument ") and err.count("\n") == 1, err
+    assert "invalid real value" in err and reason in err, err
+
+
+@pytest.mark.parametrize("written, value", [("0.0625", 0.0625), ("1e3", 1000.0), ("  2.5 ", 2.5), (".5", 0.5),
+                                            ("-3", -3.0), ("1" + "0" * 40, 1e40), ("0.1", 0.1),
+                                            ("1" + "0" * 40 + "e-40", 1.0), ("1e-320", 1e-320)])
+def test_a_real_option_is_the_binary64_number_nearest_its_decimal(written, value):
+    assert real(written) == value
+
+
+def test_a_real_refusal_is_an_argparse_error_and_a_value_error():
+    """argparse prints an ArgumentTypeError's own words; a caller that catches ValueError still catches it."""
+    with pytest.raises(ValueError) as caught:
+        real("1e400")
+    assert isinstance(caught.value, NotAReal) and "1e400" in caught.value.reason
