@@ -58,3 +58,21 @@ def test_a_real_refusal_is_an_argparse_error_and_a_value_error():
     with pytest.raises(ValueError) as caught:
         real("1e400")
     assert isinstance(caught.value, NotAReal) and "1e400" in caught.value.reason
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (["graph", "--mask", "causal", "--n", "-1e3"], "got -1000"),
+    (["prove", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "-inf"], "not finite"),
+    (["attack", "--l-range", "1", "-inf"], "not finite"),
+    (["attack", "--seed", "-1.", "--l-range", "1", "-Infinity"], "not finite"),
+])
+def test_a_negative_number_with_an_exponent_or_a_word_is_a_value_not_an_option(argv, reason, capsys):
+    """argparse took -1e3, -1. and -inf for unknown options: "expected one argument" beside -1000's own reason."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err and "expected" not in err, err
+
+
+def test_a_word_after_a_dash_is_still_an_option(capsys):
+    code, out, err = run_cli(["graph", "--mask", "causal", "--n", "-x"], capsys)
+    assert code == 2 and "expected one argument" in err, err

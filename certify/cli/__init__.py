@@ -61,6 +61,14 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's status for SIGINT, 128 + 2, never 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes "-1" and "-0.5" as values but "-1e3", "-1." and "-inf" as unknown options, so that
+        # `--seed -1e3` said "expected one argument" where `--seed -1000` says what is wrong with the value: every
+        # negative decimal (and -inf, -nan) is a value, for the number rules to judge (no option starts so)
+        self._negative_number_matcher = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$|^-(?:inf|infinity|nan)$",
+                                                   re.IGNORECASE)
+
     def error(self, message):  # noqa: D401 - argparse hook
         # main() prefixes "certify: error:"; the parser's own name would say "certify" twice.  argparse quotes
         # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value.  Only
