@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from certify.errors import BadInput, shown
-from certify.core import jsonfile, npzfile
+from certify.core import files, jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem
 from certify.core.masks import named_mask, validate_mask
 from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
@@ -146,9 +146,7 @@ def load(source, limits: Limits = DEFAULT) -> Case:
     if isinstance(source, Case):
         case = source
     elif isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise BadInput(f"no such configuration file: {path}")
+        path = files.input_file(source, "configuration file")
         read = npzfile.read(path, limits) if path.suffix.lower() == ".npz" else jsonfile.read(path, str(path), limits)
         case = parse(_within(read, limits))
     elif isinstance(source, dict):

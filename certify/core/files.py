@@ -1,11 +1,13 @@
 """Files replaced whole: written beside, then renamed, so that a reader, a resumed run or a write cut
 short by Ctrl-C finds the old file or the whole new one, never a truncated one (`prove --resume P
---out P` rewrites the proof it continues)."""
+--out P` rewrites the proof it continues); and the files read, refused with what a path names instead."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from certify.errors import BadInput
 
 
 def replace(path, text: str) -> Path:
@@ -27,3 +29,16 @@ def replace(path, text: str) -> Path:
         tmp.unlink(missing_ok=True)  # nothing half-written left beside the file
         raise
     return path
+
+
+def input_file(path, what: str) -> Path:
+    """path, when it names a regular file to read; else BadInput saying what it names instead (a folder was
+    refused as "no such configuration file", which it is not), `what` naming the file wanted."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise BadInput(f"{path} is a folder, not a {what}")
+    if path.exists():
+        raise BadInput(f"{path} is a device, a pipe or a socket, not a {what} (a regular file)")
+    raise BadInput(f"no such {what}: {path}")

@@ -1,0 +1,59 @@
+"""Input files on the command line: a path that is not a readable file of the kind wanted is refused with one
+line on stderr and exit 2 that says what the path is, on every command that reads one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from certify.cli import main
+from certify.errors import BadInput
+from certify.studies.models import corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    code = main([str(part) for part in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+READERS = [
+    (["check", "{}"], "configuration file"),
+    (["trajectory", "{}", "--layers", "2"], "configuration file"),
+    (["prove", "--n", "2", "--radius", "1", "--norm", "1", "--resume", "{}"], "certificate"),
+]
+
+
+@pytest.mark.parametrize("argv, what", READERS, ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_folder_given_for_a_file_is_called_a_folder(argv, what, tmp_path, capsys):
+    """A folder was refused as "no such configuration file" (or certificate), which sent the user looking
+    for a missing file."""
+    code, out, err = run_cli([str(tmp_path) if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{tmp_path} is a folder, not a {what}" in err and "no such" not in err, err
+
+
+@pytest.mark.skipif(not os.path.exists(os.devnull), reason="needs a device file")
+@pytest.mark.parametrize("argv, what", READERS + [(["verify", "{}"], "certificate")],
+                         ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_device_given_for_a_file_is_called_a_device(argv, what, capsys):
+    code, out, err = run_cli([os.devnull if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"not a {what}" in err and "no such" not in err, err
+
+
+@pytest.mark.parametrize("argv, what", READERS + [(["verify", "{}"], "certificate")],
+                         ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_missing_file_is_called_missing(argv, what, tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    code, out, err = run_cli([missing if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and f"no such {what}: {missing}" in err, err
+
+
+def test_a_folder_given_as_a_corpus_is_called_a_folder(tmp_path):
+    with pytest.raises(BadInput, match="is a folder, not a corpus file"):
+        corpus.read_corpus(tmp_path)
