@@ -57,3 +57,14 @@ def test_a_missing_file_is_called_missing(argv, what, tmp_path, capsys):
 def test_a_folder_given_as_a_corpus_is_called_a_folder(tmp_path):
     with pytest.raises(BadInput, match="is a folder, not a corpus file"):
         corpus.read_corpus(tmp_path)
+
+
+def test_a_certificate_given_as_a_configuration_is_called_one(tmp_path, capsys):
+    """`certify check CERT` said the configuration has no tokens "X", as if the file were a broken configuration."""
+    cert = tmp_path / "cert.json"
+    assert run_cli(["check", ROOT / "examples/layer.json", "--out", cert, "-q"], capsys)[0] == 0
+    for command in (["check", cert], ["trajectory", cert, "--layers", "2"]):
+        code, out, err = run_cli(command, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "'certify-certificate/1', not a configuration" in err and "certify verify" in err, err
+

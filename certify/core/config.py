@@ -194,6 +194,10 @@ def parse(data: dict) -> Case:
         raise BadInput(f"a configuration is a JSON object, not {json_type(data)}")
     data = from_numpy(data, NDIMS)
     if "X" not in data:
+        written = data.get("format")
+        if isinstance(written, str) and written.startswith("certify-"):  # a certificate or report given to check
+            hint = "; `certify verify` checks a certificate" if written.startswith("certify-certificate/") else ""
+            raise BadInput(f"a certify file of format {shown(written)}, not a configuration{hint}")
         raise BadInput('the configuration has no tokens "X" (n x d, tokens as rows)')
     X = parse_matrix(data["X"], "X")
     n, d = len(X), columns(X)  # columns: no row of Fractions made to be counted
