@@ -68,3 +68,11 @@ def test_a_certificate_given_as_a_configuration_is_called_one(tmp_path, capsys):
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert "'certify-certificate/1', not a configuration" in err and "certify verify" in err, err
 
+
+def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
+    """An empty X or A was "expected a non-empty list of rows, got a list"."""
+    for config, where in [('{"X": [], "A": [[1]]}', "X"), ('{"X": [[1], [2]], "A": []}', "layer.A")]:
+        path = tmp_path / "config.json"
+        path.write_text(config)
+        code, out, err = run_cli(["check", path], capsys)
+        assert code == 2 and f"{where}: expected a non-empty list of rows, got an empty list" in err, err

@@ -261,7 +261,7 @@ def json_type(value) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (list, tuple)):
-        return "a list"
+        return "a list" if value else "an empty list"  # "expected a non-empty list, got a list" did not say why
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, str):
