@@ -76,3 +76,22 @@ def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
         path.write_text(config)
         code, out, err = run_cli(["check", path], capsys)
         assert code == 2 and f"{where}: expected a non-empty list of rows, got an empty list" in err, err
+
+
+@pytest.mark.parametrize("argv, wrong", [
+    (["check", ROOT / "examples/layer.json", "--out", "{dir}"], "{dir} is a folder where a file is needed"),
+    (["check", ROOT / "examples/layer.json", "--out", "{file}/cert.json"], "{file} is a file where a folder is needed"),
+    (["sample", "--n", "2", "--d", "1", "--count", "2", "--out", "{file}"], "{file} is a file where a folder is needed"),
+    (["trajectory", ROOT / "examples/layer.json", "--layers", "2", "--out", "{file}/a/b"],
+     ": a part of the path is a file where a folder is needed"),
+])
+def test_an_output_path_of_the_wrong_kind_says_so(argv, wrong, tmp_path, capsys):
+    """--out naming a file where a folder is made said "File exists: out.json", and a folder where a file is
+    written "Is a directory: DIR"."""
+    places = {"dir": tmp_path / "folder", "file": tmp_path / "file.json"}
+    places["dir"].mkdir()
+    places["file"].write_text("{}")
+    code, out, err = run_cli([str(part).format(**places) for part in argv] + ["-q"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert wrong.format(**places) in err and str(places["file" if "file" in argv[-1] else "dir"]) in err, err
+    assert places["file"].read_text() == "{}"

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import io
 import json
 import os
 import re
 import sys
+from pathlib import Path
 
 # One BLAS thread unless the caller chose otherwise (before anything loads numpy): the commands'
 # float64 work (screens, the SVDs of norm witnesses) is small next to arb's, while OpenBLAS starts
@@ -146,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
-        print(f"certify: error: {err.strerror or err}: {err.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(f"certify: error: {os_error_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as err:  # resumable work (certify.errors.Interrupted) says how to continue it
         print("certify: interrupted" + (f"; {err}" if str(err) else ""), file=sys.stderr)
@@ -158,6 +160,20 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
         print(internal_error_line(argv, err), file=sys.stderr)
         return EXIT_INTERNAL_ERROR
+
+
+def os_error_line(err: OSError) -> str:
+    """What an OSError says to a user: the system's words and the path, and where the path is a file in place of
+    a folder or the other way round (--out naming the wrong kind), that, in words that say so: the system's
+    "File exists: out.json" did not say that out.json was in the way of a folder."""
+    name = err.filename
+    if name is not None and err.errno in (errno.EEXIST, errno.ENOTDIR) and Path(name).is_file():
+        return f"{name} is a file where a folder is needed (choose another path)"
+    if name is not None and err.errno == errno.ENOTDIR:
+        return f"{name}: a part of the path is a file where a folder is needed (choose another path)"
+    if name is not None and err.errno == errno.EISDIR:
+        return f"{name} is a folder where a file is needed (choose another path)"
+    return f"{err.strerror or err}: {name or ''}".rstrip(": ")
 
 
 def _known_command(word: str) -> None:
