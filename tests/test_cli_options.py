@@ -3,10 +3,14 @@ why it is refused, the same way on every command and for integer and real option
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from certify.cli import main
 from certify.core.numbers import MAX_OPTION_DIGITS, NotAReal, real
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # A real option of each command that has one, with the arguments it needs to reach its parsing.
 REAL_OPTIONS = [
@@ -76,3 +80,21 @@ def test_a_negative_number_with_an_exponent_or_a_word_is_a_value_not_an_option(a
 def test_a_word_after_a_dash_is_still_an_option(capsys):
     code, out, err = run_cli(["graph", "--mask", "causal", "--n", "-x"], capsys)
     assert code == 2 and "expected one argument" in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "examples/layer.json"],
+    ["sample", "--n", "2", "--d", "1", "--count", "2", "--out", "{tmp}"],
+    ["attack", "--n", "2", "--d", "1"],
+    ["trajectory", "examples/layer.json", "--layers", "2"],
+    ["init", "--d", "4"],
+], ids=lambda argv: argv[0])
+@pytest.mark.parametrize("bits", ["10", "2000000"])
+def test_max_prec_out_of_range_is_refused_in_the_same_words_by_every_command(argv, bits, tmp_path, capsys,
+                                                                             monkeypatch):
+    """check said "precision must satisfy 53 <= start <= max <= 1048576 bits" without the value, sample "the
+    precision cap must be between ...", attack "--max-prec must be from ...": one check, one message."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv] + ["--max-prec", bits], capsys)
+    assert code == 2 and out == "", err
+    assert err == f"certify: error: --max-prec must be an integer from 53 to 1048576 bits, got {bits}\n"

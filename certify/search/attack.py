@@ -39,6 +39,7 @@ from scipy.optimize import minimize
 from certify import engine
 from certify.core import config, seeds
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
 from certify.search import attack_folder, objective, shrink
@@ -458,8 +459,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
         raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
     seeds.checked(seed)
-    if not engine.START_PRECISION <= max_prec <= engine.PRECISION_LIMIT:  # refused before the search, not after
-        raise BadInput(f"--max-prec must be from {engine.START_PRECISION} to {engine.PRECISION_LIMIT} bits, got {max_prec}")
+    check_precision_cap(max_prec)  # refused before the search, not after
     spend = Budget.parse(budget)
     needs_v = bound_expr is not None and "v" in bound_expr.names
     layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask)
