@@ -98,3 +98,22 @@ def test_max_prec_out_of_range_is_refused_in_the_same_words_by_every_command(arg
     code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv] + ["--max-prec", bits], capsys)
     assert code == 2 and out == "", err
     assert err == f"certify: error: --max-prec must be an integer from 53 to 1048576 bits, got {bits}\n"
+
+
+@pytest.mark.parametrize("written, evaluations, seconds", [("1e3", 1000, None), ("2.5e3", 2500, None),
+                                                           ("3000", 3000, None), ("1e1s", None, 10.0),
+                                                           ("0.5s", None, 0.5), (" 10 s ", None, 10.0)])
+def test_a_budget_follows_the_integer_and_real_options_rules(written, evaluations, seconds):
+    """--budget 1e3 was refused as "give a number of evaluations" where every other count takes 1e3."""
+    from certify.search.attack import Budget
+    budget = Budget.parse(written)
+    assert (budget.evaluations, budget.seconds) == (evaluations, seconds)
+
+
+@pytest.mark.parametrize("written, reason", [("1_000", "underscores"), ("1e400", "more than 30 digits"),
+                                             ("inf", "not finite"), ("nans", "not finite"), ("1.5", "not an integer"),
+                                             ("1e999s", "too large"), ("10sec", "is not an integer")])
+def test_a_budget_that_is_refused_says_why(written, reason, capsys):
+    code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--budget", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "--budget" in err and reason in err, err
