@@ -117,3 +117,10 @@ def test_a_budget_that_is_refused_says_why(written, reason, capsys):
     code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--budget", written], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "--budget" in err and reason in err, err
+
+
+@pytest.mark.parametrize("low, high", [("5", "1"), ("-1", "1"), ("0", "0"), ("1", "1e300")])
+def test_an_attack_l_range_out_of_range_names_the_range_given(low, high, capsys):
+    code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--l-range", low, high], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"got {float(low)} {float(high)}" in err, err

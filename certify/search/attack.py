@@ -457,7 +457,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     if n > MAX_SIZE or d > MAX_SIZE:
         raise BadInput(f"--n and --d are at most {MAX_SIZE}: the attack looks for small, readable configurations")
     if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
-        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
+        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}, "
+                       f"got {l_range[0]} {l_range[1]}")
     seeds.checked(seed)
     check_precision_cap(max_prec)  # refused before the search, not after
     spend = Budget.parse(budget)
