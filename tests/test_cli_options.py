@@ -124,3 +124,16 @@ def test_an_attack_l_range_out_of_range_names_the_range_given(low, high, capsys)
     code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--l-range", low, high], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert f"got {float(low)} {float(high)}" in err, err
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--sample", "-1", "--sample must be at least 0, got -1"),
+    ("--workers", "0", "workers must be from 1 to"),
+])
+def test_verify_refuses_each_campaign_option_by_itself(option, value, message, tmp_path, capsys):
+    """verify said "--sample must be >= 0 and --workers >= 1" whichever of the two was wrong, without its value."""
+    folder = tmp_path / "campaign"
+    assert run_cli(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(folder), "-q"], capsys)[0] == 0
+    code, out, err = run_cli(["verify", str(folder), option, value], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and "and --workers" not in err, err
