@@ -137,3 +137,17 @@ def test_verify_refuses_each_campaign_option_by_itself(option, value, message, t
     code, out, err = run_cli(["verify", str(folder), option, value], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err and "and --workers" not in err, err
+
+
+@pytest.mark.parametrize("written, reason", [("\u0664", "ASCII digits"), ("4_0", "underscores"),
+                                             ("4,,8", "'' is not an integer"), ("4,1.5", "is not an integer")])
+def test_init_dimensions_follow_the_integer_options_rules(written, reason, capsys):
+    """init --d read each dimension with int(): an Arabic-Indic 4 ran as d = 4, and 1e1 was refused."""
+    code, out, err = run_cli(["init", "--d", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err, err
+
+
+def test_init_dimensions_take_an_exponent():
+    from certify.studies import init_scaling
+    assert init_scaling.parse_dimensions("1e1, 64,2.56e2") == [10, 64, 256]
