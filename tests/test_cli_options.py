@@ -151,3 +151,17 @@ def test_init_dimensions_follow_the_integer_options_rules(written, reason, capsy
 def test_init_dimensions_take_an_exponent():
     from certify.studies import init_scaling
     assert init_scaling.parse_dimensions("1e1, 64,2.56e2") == [10, 64, 256]
+
+
+@pytest.mark.parametrize("written, reason", [("\u0663", "ASCII digits"), ("1_0", "underscores"),
+                                             ("two", "whole number"), ("1.5", "is not an integer")])
+def test_expansive_v_layers_follow_the_integer_options_rules(written, reason, capsys):
+    """counterexample expansive-v read --layers with int(): an Arabic-Indic 3 ran 3 layers, 1_0 ran 10."""
+    code, out, err = run_cli(["counterexample", "expansive-v", "--layers", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err, err
+
+
+def test_expansive_v_layers_take_an_exponent(capsys):
+    code, out, err = run_cli(["counterexample", "expansive-v", "--layers", "2e0", "--json"], capsys)
+    assert code == 0 and "2 layers" in out, err
