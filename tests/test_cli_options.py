@@ -165,3 +165,18 @@ def test_expansive_v_layers_follow_the_integer_options_rules(written, reason, ca
 def test_expansive_v_layers_take_an_exponent(capsys):
     code, out, err = run_cli(["counterexample", "expansive-v", "--layers", "2e0", "--json"], capsys)
     assert code == 0 and "2 layers" in out, err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--n", "9", "--radius", "1", "--norm", "1"], "--n must be between 2 and 8, got 9"),
+    (["--n", "3", "--d", "0", "--radius", "1", "--norm", "1"], "--d must be at least 1, got 0"),
+    (["--n", "2", "--radius", "-1", "--norm", "1"], "--radius must be positive, got -1"),
+    (["--n", "2", "--radius", "1", "--norm", "0"], "--norm must be positive, got 0"),
+    (["--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "0"], "--time-limit must be positive, got 0.0"),
+])
+def test_prove_names_the_option_and_the_value_it_refuses(options, message, capsys):
+    """prove said "--radius and --norm must be positive" whichever was wrong, and neither it nor --time-limit,
+    --n or --d named the value refused."""
+    code, out, err = run_cli(["prove", *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err, err
