@@ -180,3 +180,16 @@ def test_prove_names_the_option_and_the_value_it_refuses(options, message, capsy
     code, out, err = run_cli(["prove", *options], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err, err
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["claims", "extra"], "certify claims"),
+    (["check", "examples/layer.json", "examples/layer.json"], "certify check"),
+    (["counterexample", "residual-far", "--bogus", "1"], "certify counterexample residual-far"),
+])
+def test_an_unknown_argument_sends_to_the_commands_own_help(argv, prog, capsys, monkeypatch):
+    """Arguments a command does not know were refused by the top parser: "(see `certify --help`)"."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "unrecognized arguments" in err and f"(see `{prog} --help`)" in err, err

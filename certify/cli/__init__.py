@@ -79,6 +79,14 @@ class _Parser(argparse.ArgumentParser):
         message = re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
         raise BadInput(f"{message} (see `{self.prog} --help`)")
 
+    def parse_known_args(self, args=None, namespace=None):
+        # a command's parser refuses what it does not know itself: argparse left the extras to the top parser,
+        # whose message sent the user to `certify --help` rather than to the command's
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not _has_subcommands(self):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
     def _get_values(self, action, arg_strings):
         # Python 3.11's argparse drops the value of "--opt=--" and gives the option an empty list: --max-prec
         # crashed on it, --out=-- wrote nothing and --claim=-- checked the default claim
