@@ -193,3 +193,9 @@ def test_an_unknown_argument_sends_to_the_commands_own_help(argv, prog, capsys, 
     code, out, err = run_cli(argv, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "unrecognized arguments" in err and f"(see `{prog} --help`)" in err, err
+
+
+def test_proofs_formal_dir_without_formal_is_refused(tmp_path, capsys):
+    """--formal-dir without --formal was ignored: every derivation ran (20 s) where the formal proofs were meant."""
+    code, out, err = run_cli(["proofs", "--formal-dir", str(tmp_path)], capsys)
+    assert code == 2 and out == "" and "give --formal too" in err, err
