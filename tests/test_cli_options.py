@@ -199,3 +199,17 @@ def test_proofs_formal_dir_without_formal_is_refused(tmp_path, capsys):
     """--formal-dir without --formal was ignored: every derivation ran (20 s) where the formal proofs were meant."""
     code, out, err = run_cli(["proofs", "--formal-dir", str(tmp_path)], capsys)
     assert code == 2 and out == "" and "give --formal too" in err, err
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["-q", "check", "examples/layer.json"]])
+def test_an_option_before_the_command_is_refused_as_one(argv, capsys):
+    """`certify -q check ...` said "the following arguments are required: COMMAND", which it had been given."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"unknown option '{argv[0]}' before the command" in err and "required" not in err, err
+
+
+def test_certifys_own_options_still_come_before_a_command(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--vers"])
+    assert stopped.value.code == 0 and capsys.readouterr().out.startswith("certify ")

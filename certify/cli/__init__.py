@@ -53,6 +53,8 @@ COMMANDS = [
     "completion",
 ]
 
+OWN_OPTIONS = ("--help", "--version")  # the options of `certify` itself, before any command
+
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
@@ -185,9 +187,14 @@ def os_error_line(err: OSError) -> str:
 
 
 def _known_command(word: str) -> None:
-    """A misspelt command is refused with the closest one (argparse lists them all, suggests none)."""
-    if word.startswith("-") or word in COMMANDS:
+    """A misspelt command is refused with the closest one (argparse lists them all, suggests none); an option
+    before the command other than certify's own (-h, --help, --version) is refused as one: argparse said "the
+    following arguments are required: COMMAND" to `certify -q check ...`."""
+    if word in COMMANDS or word == "-h" or word.startswith("--") and any(own.startswith(word) for own in OWN_OPTIONS):
         return
+    if word.startswith("-"):
+        raise BadInput(f"unknown option {word!r} before the command: a command comes first, its options after it "
+                       "(`certify COMMAND --help` lists them)")
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     raise BadInput(f"unknown command {word!r}; {hint}`certify --help` lists them: {', '.join(COMMANDS)}")
