@@ -213,3 +213,25 @@ def test_certifys_own_options_still_come_before_a_command(capsys):
     with pytest.raises(SystemExit) as stopped:
         main(["--vers"])
     assert stopped.value.code == 0 and capsys.readouterr().out.startswith("certify ")
+
+
+LONG = "x" * 5000
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "examples/layer.json", "--claim", LONG],
+    ["init", "--scheme", LONG],
+    ["proofs", LONG],
+    ["check", "examples/layer.json", "--limit", LONG],
+    ["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "{tmp}", "--distribution", LONG],
+    ["graph", "--mask", LONG],
+    ["check", LONG],
+    ["reproduce", LONG],
+], ids=lambda argv: " ".join(part for part in argv[:2] if part != LONG))
+def test_a_long_value_is_quoted_cut_short_in_a_refusal(argv, tmp_path, capsys, monkeypatch):
+    """Refusals quoted the value given whole ("unknown claim 'xxx...'"): a 5000-character argument made a
+    5000-character line; a value is cut short as certify.errors.shown cuts it."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert len(err) < 600 and "(5002 characters)" in err, err

@@ -74,11 +74,7 @@ class _Parser(argparse.ArgumentParser):
                                                    re.IGNORECASE)
 
     def error(self, message):  # noqa: D401 - argparse hook
-        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice.  argparse quotes
-        # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value.  Only
-        # a quoted value: the quote of a value already cut short (shown) and the apostrophe of a word after
-        # it ("option's") are not one
-        message = re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
+        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
         raise BadInput(f"{message} (see `{self.prog} --help`)")
 
     def parse_known_args(self, args=None, namespace=None):
@@ -152,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
-        print(f"certify: error: {err}", file=sys.stderr)
+        print(f"certify: error: {cut_quoted(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
@@ -172,11 +168,21 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL_ERROR
 
 
+def cut_quoted(message: str) -> str:
+    """message with every value quoted whole cut short as certify.errors.shown cuts it: argparse ("invalid
+    choice: '...'") and many refusals ("unknown claim '...'") quote the value given, which made a line of
+    100 kB of a 100 kB argument.  Only a quoted value: the quote of a value already cut short (shown) and the
+    apostrophe of a word after it ("option's") are not one."""
+    return re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
+
+
 def os_error_line(err: OSError) -> str:
     """What an OSError says to a user: the system's words and the path, and where the path is a file in place of
     a folder or the other way round (--out naming the wrong kind), that, in words that say so: the system's
     "File exists: out.json" did not say that out.json was in the way of a folder."""
     name = err.filename
+    if name is not None and len(str(name)) > 255:  # longer than any file name ("File name too long"): cut short
+        name = shown(str(name))
     if name is not None and err.errno in (errno.EEXIST, errno.ENOTDIR) and Path(name).is_file():
         return f"{name} is a file where a folder is needed (choose another path)"
     if name is not None and err.errno == errno.ENOTDIR:
