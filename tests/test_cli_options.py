@@ -235,3 +235,15 @@ def test_a_long_value_is_quoted_cut_short_in_a_refusal(argv, tmp_path, capsys, m
     code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert len(err) < 600 and "(5002 characters)" in err, err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--value-norm", "2"], "a value norm needs a value matrix: give --value"),
+    (["--value", "gaussian", "--value-norm", "0"], "--value-norm must be in (0, 1e6], got 0.0"),
+])
+def test_sample_value_norm_says_which_of_its_two_rules_is_broken(options, message, tmp_path, capsys):
+    """One message, "a value norm needs a value matrix (--value) and must be in (0, 1e6]", for either."""
+    code, out, err = run_cli(["sample", "--n", "2", "--d", "1", "--count", "1", "--out", str(tmp_path / "s"),
+                              *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and ("and must be" not in err), err

@@ -125,10 +125,11 @@ class LayerParts:
             raise BadInput(f"unknown mask {self.mask!r} for sampling; choose one of {', '.join(MASKS)}")
         if self.value is not None and self.value not in VALUES:
             raise BadInput(f"unknown value matrix {self.value!r}; choose one of {', '.join(VALUES)}")
-        if self.value_norm is not None and (self.value is None or not (math.isfinite(self.value_norm)
-                                                                        and 0 < self.value_norm <= 1e6)):
-            raise BadInput("a value norm needs a value matrix (--value) and must be in (0, 1e6], "
-                           f"got {self.value_norm}")
+        # each reason by itself: one message said both whichever was wrong
+        if self.value_norm is not None and self.value is None:
+            raise BadInput(f"a value norm needs a value matrix: give --value {'|'.join(VALUES)} with --value-norm")
+        if self.value_norm is not None and not (math.isfinite(self.value_norm) and 0 < self.value_norm <= 1e6):
+            raise BadInput(f"--value-norm must be in (0, 1e6], got {self.value_norm}")
         if self.ffn is not None and self.ffn not in ACTIVATIONS:
             raise BadInput(f"unknown FFN activation {self.ffn!r}; choose one of {', '.join(ACTIVATIONS)}")
         if self.ffn is None and (self.hidden is not None or self.ffn_residual):
