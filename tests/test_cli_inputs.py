@@ -95,3 +95,14 @@ def test_an_output_path_of_the_wrong_kind_says_so(argv, wrong, tmp_path, capsys)
     assert code == 2 and err.count("\n") == 1, err
     assert wrong.format(**places) in err and str(places["file" if "file" in argv[-1] else "dir"]) in err, err
     assert places["file"].read_text() == "{}"
+
+
+def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_path):
+    """Writing into a folder that takes no file said "No such file or directory: DIR/.cert.json.tmp", a name the
+    user never gave."""
+    from certify.core import files
+    target = tmp_path / "missing" / "cert.json"
+    with pytest.raises(OSError) as failed:
+        files.replace(target, "{}")
+    assert failed.value.filename == str(target)
+

@@ -25,8 +25,10 @@ def replace(path, text: str) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as err:
         tmp.unlink(missing_ok=True)  # nothing half-written left beside the file
+        if isinstance(err, OSError) and err.filename == str(tmp):  # the file asked for, not the hidden one beside it
+            err.filename = str(target)
         raise
     return path
 
