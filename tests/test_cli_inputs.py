@@ -106,3 +106,7 @@ def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_pat
         files.replace(target, "{}")
     assert failed.value.filename == str(target)
 
+
+def test_run_names_the_sections_it_does_not_know(capsys):
+    code, out, err = run_cli(["run", "--only", "nope", "--only", "x"], capsys)
+    assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err

@@ -54,7 +54,7 @@ def run(args) -> int:
     sections = suite.load_sections(args.only)
     if not sections:
         known = ", ".join(module.TITLE for module in suite.load_sections())
-        raise BadInput(f"no section matches {args.only}; sections: {known}")
+        raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; sections: {known}")  # not a list's repr
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
