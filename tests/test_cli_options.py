@@ -247,3 +247,11 @@ def test_sample_value_norm_says_which_of_its_two_rules_is_broken(options, messag
                               *options], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert message in err and ("and must be" not in err), err
+
+
+def test_an_attack_too_large_for_its_simplex_is_refused_before_any_work(capsys):
+    """--n 64 --d 64 --layers 16 (each within its range) asked numpy for a 36 GiB Nelder-Mead simplex and ended as
+    "out of memory" after the set-up: refused first, naming the variables and the memory limit."""
+    code, out, err = run_cli(["attack", "--n", "64", "--d", "64", "--layers", "16", "--budget", "50"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "69632 variables" in err and "memory limit" in err and "out of memory" not in err, err

@@ -464,6 +464,12 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     spend = Budget.parse(budget)
     needs_v = bound_expr is not None and "v" in bound_expr.names
     layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask)
+    # Nelder-Mead holds a simplex of size + 1 points of size entries: --n 64 --d 64 --layers 16 asked numpy for
+    # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
+    simplex = 8 * (layout.size + 1) * layout.size
+    if simplex > limits.memory:
+        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {simplex / 2**30:.1f} GiB, above "
+                       f"the memory limit of {limits.memory / 2**30:.2f} GiB (lower --n, --d or --layers)")
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")
