@@ -255,3 +255,9 @@ def test_an_attack_too_large_for_its_simplex_is_refused_before_any_work(capsys):
     code, out, err = run_cli(["attack", "--n", "64", "--d", "64", "--layers", "16", "--budget", "50"], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert "69632 variables" in err and "memory limit" in err and "out of memory" not in err, err
+
+
+def test_a_bound_function_given_too_few_arguments_says_arguments(capsys):
+    """"bound: max() takes two or more" did not say two or more what."""
+    code, out, err = run_cli(["check", str(ROOT / "examples/layer.json"), "--bound", "max(D)"], capsys)
+    assert code == 2 and "max() takes two or more arguments" in err, err
