@@ -83,7 +83,7 @@ def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
     (["check", ROOT / "examples/layer.json", "--out", "{file}/cert.json"], "{file} is a file where a folder is needed"),
     (["sample", "--n", "2", "--d", "1", "--count", "2", "--out", "{file}"], "{file} is a file where a folder is needed"),
     (["trajectory", ROOT / "examples/layer.json", "--layers", "2", "--out", "{file}/a/b"],
-     ": a part of the path is a file where a folder is needed"),
+     "{file} is a file where a folder is needed"),
 ])
 def test_an_output_path_of_the_wrong_kind_says_so(argv, wrong, tmp_path, capsys):
     """--out naming a file where a folder is made said "File exists: out.json", and a folder where a file is
@@ -110,3 +110,33 @@ def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_pat
 def test_run_names_the_sections_it_does_not_know(capsys):
     code, out, err = run_cli(["run", "--only", "nope", "--only", "x"], capsys)
     assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err
+
+
+FOLDER_OUTPUTS = {"run", "sample", "attack", "trajectory", "reproduce", "model"}
+
+
+def test_every_output_of_the_wrong_kind_is_refused_before_any_work(tmp_path):
+    """check, prove, counterexample, trajectory, reproduce and model did their work (a proof of a minute, a
+    trajectory of thousands of layers) and only then found --out naming a folder for a file or a file for a
+    folder: every output option refuses it as it is read."""
+    from certify.cli import build_parser
+    from certify.errors import BadInput
+    folder, file = tmp_path / "folder", tmp_path / "file.json"
+    folder.mkdir()
+    file.write_text("{}")
+    parser = build_parser()
+    found = []
+    for action in parser._subparsers._group_actions[0].choices.items():
+        name, sub = action
+        subs = (sub._subparsers._group_actions[0].choices.items() if sub._subparsers else [(None, sub)])
+        for word, leaf in subs:
+            for option in leaf._actions:
+                if option.dest in ("out", "counterexample") and option.option_strings:
+                    found.append(([name] + ([word] if word else []), option.option_strings[0]))
+    assert {words[0] for words, _ in found} >= FOLDER_OUTPUTS | {"check", "prove", "counterexample"}
+    for words, option in found:
+        wrong = file if words[0] in FOLDER_OUTPUTS else folder
+        with pytest.raises(BadInput, match="where a (folder|file) is needed"):
+            build_parser(only=words[0]).parse_args([*words, option, str(wrong)])
+        with pytest.raises(BadInput, match=f"{file} is a file where a folder is needed"):
+            build_parser(only=words[0]).parse_args([*words, option, str(file / "under" / "it")])

@@ -31,7 +31,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
 from certify.cli import options  # noqa: E402
-from certify.core import progress  # noqa: E402
+from certify.core import files, progress  # noqa: E402
 from certify.errors import BadInput, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
@@ -184,11 +184,11 @@ def os_error_line(err: OSError) -> str:
     if name is not None and len(str(name)) > 255:  # longer than any file name ("File name too long"): cut short
         name = shown(str(name))
     if name is not None and err.errno in (errno.EEXIST, errno.ENOTDIR) and Path(name).is_file():
-        return f"{name} is a file where a folder is needed (choose another path)"
+        return files.wrong_kind(name, folder_needed=True)
     if name is not None and err.errno == errno.ENOTDIR:
         return f"{name}: a part of the path is a file where a folder is needed (choose another path)"
     if name is not None and err.errno == errno.EISDIR:
-        return f"{name} is a folder where a file is needed (choose another path)"
+        return files.wrong_kind(name, folder_needed=False)
     return f"{err.strerror or err}: {name or ''}".rstrip(": ")
 
 

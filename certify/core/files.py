@@ -44,3 +44,23 @@ def input_file(path, what: str) -> Path:
     if path.exists():
         raise BadInput(f"{path} is a device, a pipe or a socket, not a {what} (a regular file)")
     raise BadInput(f"no such {what}: {path}")
+
+
+def wrong_kind(path, folder_needed: bool) -> str:
+    """The words for a path of the wrong kind: a file where a folder is needed, or the other way round."""
+    if folder_needed:
+        return f"{path} is a file where a folder is needed (choose another path)"
+    return f"{path} is a folder where a file is needed (choose another path)"
+
+
+def output_problem(path, folder: bool) -> str | None:
+    """Why an output path (a folder when `folder`, else a file) cannot be written, as far as its kind tells,
+    or None: it is of the other kind, or a part of it is a file.  Nothing is made: a command checks this
+    before its work, which otherwise ran whole (a proof, a trajectory) to fail at the writing."""
+    target = Path(path)
+    if target.exists():
+        return None if target.is_dir() == folder else wrong_kind(target, folder)
+    for parent in target.parents:
+        if parent.exists():
+            return None if parent.is_dir() else wrong_kind(parent, True)
+    return None
