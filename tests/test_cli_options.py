@@ -261,3 +261,15 @@ def test_a_bound_function_given_too_few_arguments_says_arguments(capsys):
     """"bound: max() takes two or more" did not say two or more what."""
     code, out, err = run_cli(["check", str(ROOT / "examples/layer.json"), "--bound", "max(D)"], capsys)
     assert code == 2 and "max() takes two or more arguments" in err, err
+
+
+@pytest.mark.parametrize("option, value", [("--count", "0"), ("--stop-after", "0"), ("--n", "1"), ("--d", "0"),
+                                           ("--seed", str(2**63))])
+def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
+    """sample said "stop_after must be at least 1" (a Python name), "count must be ..." and "the seed must be ...",
+    where every other command names the option: "--stop-after must be ..."."""
+    argv = {"--n": "2", "--d": "1", "--count": "2"} | {option: value}
+    code, out, err = run_cli(["sample", *[part for pair in argv.items() for part in pair],
+                              "--out", str(tmp_path / "s")], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"error: {option} must be" in err and f"got {value}" in err, err

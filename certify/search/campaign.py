@@ -147,9 +147,9 @@ class Campaign(samplers.LayerParts):
             raise BadInput("give either --claim or --bound, not both")
         L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range)
         if not 1 <= self.count <= MAX_COUNT:
-            raise BadInput(f"count must be between 1 and {MAX_COUNT}, got {self.count}")
+            raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
         if not 0 <= self.seed < 2**63:
-            raise BadInput(f"the seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
+            raise BadInput(f"--seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
         check_precision_cap(self.max_prec)
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
@@ -515,7 +515,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     campaign = campaign.validated()
     runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
-        raise BadInput(f"stop_after must be at least 1, got {stop_after}")
+        raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart) as store:
         summary = _run(campaign, store, runner, progress, stop_after)
         if on_summary is not None:

@@ -252,9 +252,9 @@ def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
     """Check a campaign's sampling parameters; return the L range in force (or None)."""
     dist = get(name)
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"n must be between 2 and {MAX_TOKENS} tokens, got {n}")
+        raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
-        raise BadInput(f"d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+        raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
     if L_range is None:
         return dist.default_L_range
     lo, hi = (float(v) for v in L_range)
