@@ -69,10 +69,14 @@ class RefusedOption(argparse.ArgumentTypeError, ValueError):
 
 
 class NotAnInteger(RefusedOption):
+    """An integer option's text that is not one (integer()), and why."""
+
     kind = "integer"
 
 
 class NotAReal(RefusedOption):
+    """A real option's text that the number rules refuse (real()), and why."""
+
     kind = "real"
 
 
