@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import errno
 import importlib
 import io
 import json
 import os
 import re
 import sys
+from pathlib import Path
 
 # One BLAS thread unless the caller chose otherwise (before anything loads numpy): the commands'
 # float64 work (screens, the SVDs of norm witnesses) is small next to arb's, while OpenBLAS starts
@@ -29,7 +31,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
 from certify.cli import options  # noqa: E402
-from certify.core import progress  # noqa: E402
+from certify.core import files, progress  # noqa: E402
 from certify.errors import BadInput, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
@@ -51,6 +53,8 @@ COMMANDS = [
     "completion",
 ]
 
+OWN_OPTIONS = ("--help", "--version")  # the options of `certify` itself, before any command
+
 EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
@@ -61,11 +65,25 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's status for SIGINT, 128 + 2, never 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line and exit code 2."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # argparse takes "-1" and "-0.5" as values but "-1e3", "-1." and "-inf" as unknown options, so that
+        # `--seed -1e3` said "expected one argument" where `--seed -1000` says what is wrong with the value: every
+        # negative decimal (and -inf, -nan) is a value, for the number rules to judge (no option starts so)
+        self._negative_number_matcher = re.compile(r"^-(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$|^-(?:inf|infinity|nan)$",
+                                                   re.IGNORECASE)
+
     def error(self, message):  # noqa: D401 - argparse hook
-        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice.  argparse quotes
-        # a refused value whole ("invalid int value: '999...'"): cut short, as every message quotes a value
-        message = re.sub(r"'([^'\n]{60,})'", lambda quoted: shown(quoted.group(1)), message)
+        # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
         raise BadInput(f"{message} (see `{self.prog} --help`)")
+
+    def parse_known_args(self, args=None, namespace=None):
+        # a command's parser refuses what it does not know itself: argparse left the extras to the top parser,
+        # whose message sent the user to `certify --help` rather than to the command's
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and not _has_subcommands(self):
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
 
     def _get_values(self, action, arg_strings):
         # Python 3.11's argparse drops the value of "--opt=--" and gives the option an empty list: --max-prec
@@ -130,13 +148,13 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
-        print(f"certify: error: {err}", file=sys.stderr)
+        print(f"certify: error: {cut_quoted(str(err))}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as err:
-        print(f"certify: error: {err.strerror or err}: {err.filename or ''}".rstrip(": "), file=sys.stderr)
+        print(f"certify: error: {os_error_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as err:  # resumable work (certify.errors.Interrupted) says how to continue it
         print("certify: interrupted" + (f"; {err}" if str(err) else ""), file=sys.stderr)
@@ -150,10 +168,39 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL_ERROR
 
 
+def cut_quoted(message: str) -> str:
+    """message with every value quoted whole cut short as certify.errors.shown cuts it: argparse ("invalid
+    choice: '...'") and many refusals ("unknown claim '...'") quote the value given, which made a line of
+    100 kB of a 100 kB argument.  Only a quoted value: the quote of a value already cut short (shown) and the
+    apostrophe of a word after it ("option's") are not one."""
+    return re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
+
+
+def os_error_line(err: OSError) -> str:
+    """What an OSError says to a user: the system's words and the path, and where the path is a file in place of
+    a folder or the other way round (--out naming the wrong kind), that, in words that say so: the system's
+    "File exists: out.json" did not say that out.json was in the way of a folder."""
+    name = err.filename
+    if name is not None and len(str(name)) > 255:  # longer than any file name ("File name too long"): cut short
+        name = shown(str(name))
+    if name is not None and err.errno in (errno.EEXIST, errno.ENOTDIR) and Path(name).is_file():
+        return files.wrong_kind(name, folder_needed=True)
+    if name is not None and err.errno == errno.ENOTDIR:
+        return f"{name}: a part of the path is a file where a folder is needed (choose another path)"
+    if name is not None and err.errno == errno.EISDIR:
+        return files.wrong_kind(name, folder_needed=False)
+    return f"{err.strerror or err}: {name or ''}".rstrip(": ")
+
+
 def _known_command(word: str) -> None:
-    """A misspelt command is refused with the closest one (argparse lists them all, suggests none)."""
-    if word.startswith("-") or word in COMMANDS:
+    """A misspelt command is refused with the closest one (argparse lists them all, suggests none); an option
+    before the command other than certify's own (-h, --help, --version) is refused as one: argparse said "the
+    following arguments are required: COMMAND" to `certify -q check ...`."""
+    if word in COMMANDS or word == "-h" or word.startswith("--") and any(own.startswith(word) for own in OWN_OPTIONS):
         return
+    if word.startswith("-"):
+        raise BadInput(f"unknown option {word!r} before the command: a command comes first, its options after it "
+                       "(`certify COMMAND --help` lists them)")
     close = difflib.get_close_matches(word, COMMANDS, n=1)
     hint = f"did you mean {close[0]}? " if close else ""
     raise BadInput(f"unknown command {word!r}; {hint}`certify --help` lists them: {', '.join(COMMANDS)}")

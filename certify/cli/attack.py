@@ -50,7 +50,7 @@ def add_parser(subparsers):
                         default=search.DEFAULT_L_RANGE)
     options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
     options.add_limits(p)  # the engine's, certifying the candidates
-    p.add_argument("--out", type=options.path, metavar="DIR", help="folder (new, or resumed: the same attack "
+    p.add_argument("--out", type=options.out_folder, metavar="DIR", help="folder (new, or resumed: the same attack "
                    "only): attack.json (the parameters) and journal.txt (the evaluations) as the search goes, then "
                    "best.json, tightest.json, summary.json (and counterexample.json, certificate.json when violated); "
                    "each file written is named")

@@ -20,7 +20,7 @@ def add_parser(subparsers):
                               "1 violated, 3 undecided, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON, or numpy .npz): X, and A or W_Q/W_K, or layers")
     options.add_target(p)
-    p.add_argument("--out", type=options.path, metavar="CERT", help="write the certificate here (holds or violated only)")
+    p.add_argument("--out", type=options.out_file, metavar="CERT", help="write the certificate here (holds or violated only)")
     options.add_max_prec(p)
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")

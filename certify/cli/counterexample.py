@@ -27,7 +27,7 @@ def add_parser(subparsers) -> None:
         module = counterexamples.load(name)
         q = names.add_parser(name, help=module.HELP, description=f"{module.HELP}. {EXITS}")
         module.add_arguments(q)
-        q.add_argument("--out", type=options.path, metavar="CERT", help="file: write the certificate here")
+        q.add_argument("--out", type=options.out_file, metavar="CERT", help="file: write the certificate here")
         options.add_limits(q)  # the checker's, which confirms the certificate (`certify verify` needs the same)
         q.add_argument("--json", action="store_true",
                        help="print the outcome as JSON (verdict, confirmed, the checker's message, the summary lines)")

@@ -59,7 +59,7 @@ def add_parser(subparsers) -> None:
                         "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", help=f"the text to run (default: {DEFAULT_TEXT!r})")
     p.add_argument("--json", action="store_true", help="print the report (with --corpus: the summary) as JSON")
-    p.add_argument("--out", type=lambda text: Path(options.path(text)), metavar="DIR",
+    p.add_argument("--out", type=lambda text: Path(options.out_folder(text)), metavar="DIR",
                    help=f"folder: also write {REPORT_FILE} and the plots into it ({SCREEN_FILE} with --screen); "
                         "each file written is named (on stderr with --json, so that stdout stays the report); "
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from certify import engine, figures
-from certify.core import limits
+from certify.core import files, limits
 from certify.core.numbers import integer, real  # type= of every integer and real option
 
 
@@ -82,6 +82,23 @@ def claim_id(text: str) -> str:
     the default claim."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty claim id (an unset variable?); leave it out for collapse.global")
+    return text
+
+
+def out_file(text: str) -> str:
+    """An output file (--out CERT and the like): path(), and refused at once when it names a folder or lies
+    under a file (found only at the writing, after the work)."""
+    return _output(text, folder=False)
+
+
+def out_folder(text: str) -> str:
+    """An output folder (--out DIR): path(), and refused at once when it names a file or lies under one."""
+    return _output(text, folder=True)
+
+
+def _output(text: str, folder: bool) -> str:
+    if problem := files.output_problem(path(text), folder):
+        raise argparse.ArgumentTypeError(problem)
     return text
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from certify.core import jsonfile
 from certify.core import progress
 from certify.core.verdicts import NOT_CERTIFIED
+from certify.errors import BadInput
 from certify.prove import derivations as proofs_index
 from certify.prove import formal as formal_proofs
 from proofs._framework import SHOWN
@@ -45,7 +46,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--formal", action="store_true",
                    help="check the Coq lemmas and Gappa scripts of proofs/formal/ (needs coqc and gappa)")
-    p.add_argument("--formal-dir", type=Path, default=formal_proofs.FORMAL_DIR, metavar="DIR",
+    p.add_argument("--formal-dir", type=Path, default=None, metavar="DIR",
                    help="folder of .v and .g files for --formal (default: proofs/formal)")
     p.set_defaults(run=run)
 
@@ -54,6 +55,8 @@ def run(args) -> int:
     """Run `certify proofs`; return its exit code."""
     if args.formal:
         return _run_formal(args)
+    if args.formal_dir is not None:  # ignored, it ran every derivation where the user meant the formal proofs
+        raise BadInput("--formal-dir is the folder of --formal's files: give --formal too")
     chosen = args.names or proofs_index.names()
     derivations = [proofs_index.build(name) for name in chosen]  # BadInput before anything runs
     results = []
@@ -101,7 +104,8 @@ def _render(result) -> None:
 def _run_formal(args) -> int:
     started = time.perf_counter()
     with progress.bar(desc="certify proofs --formal", unit="file") as bar:
-        results = formal_proofs.check_all(args.formal_dir, args.names, progress=lambda path: bar.update())
+        folder = args.formal_dir or formal_proofs.FORMAL_DIR
+        results = formal_proofs.check_all(folder, args.names, progress=lambda path: bar.update())
     elapsed = time.perf_counter() - started
     failed = [r for r in results if r.outcome != "checked"]
     if args.json:

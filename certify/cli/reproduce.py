@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
                               "finding disagrees without a measured cause, else 1), 2 bad input.")
     p.add_argument("figure", metavar="FIGURE", choices=sorted(studies.STUDIES),
                    help="one of " + ", ".join(sorted(studies.STUDIES)))
-    p.add_argument("--out", type=options.path, default="certify-figures", metavar="DIR",
+    p.add_argument("--out", type=options.out_folder, default="certify-figures", metavar="DIR",
                    help="folder: FIGURE.FORMAT, FIGURE.csv and FIGURE.json go into it, each named (default certify-figures)")
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")

@@ -30,7 +30,7 @@ def add_parser(subparsers):
                               "index.html into the report folder. A "
                               "violated or undecided row can be the expected outcome (a planted false bound, an exact "
                               "equality): the expected column says so. Exit 0 when every outcome is the expected one.")
-    p.add_argument("--out", type=options.path, default="certify-report", metavar="DIR",
+    p.add_argument("--out", type=options.out_folder, default="certify-report", metavar="DIR",
                    help="folder: the report (results.json, index.html, certificates, figures; default "
                         "certify-report)")
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
@@ -54,7 +54,7 @@ def run(args) -> int:
     sections = suite.load_sections(args.only)
     if not sections:
         known = ", ".join(module.TITLE for module in suite.load_sections())
-        raise BadInput(f"no section matches {args.only}; sections: {known}")
+        raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; sections: {known}")  # not a list's repr
     out_dir = Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run

@@ -45,7 +45,7 @@ def add_parser(subparsers):
     layer.add_argument("--ffn", choices=samplers.ACTIVATIONS, help="a token-wise MLP after attention, ReLU or GELU")
     layer.add_argument("--hidden", type=options.integer, metavar="H", help="the FFN's hidden width (default 2d)")
     layer.add_argument("--ffn-residual", action="store_true", help="the FFN adds its input: x + f(x)")
-    p.add_argument("--out", type=options.path, required=True, metavar="DIR",
+    p.add_argument("--out", type=options.out_folder, required=True, metavar="DIR",
                    help="folder: the campaign (created; resumed if it exists); its summary.json and report page are named "
                    "at the end")
     p.add_argument("--workers", type=options.integer, default=None,

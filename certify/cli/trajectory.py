@@ -39,7 +39,7 @@ def add_parser(subparsers):
         "or not confirmed by the checker, 2 bad input.")
     p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
     p.add_argument("--layers", type=options.integer, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
-    p.add_argument("--out", type=options.path, metavar="DIR",
+    p.add_argument("--out", type=options.out_folder, metavar="DIR",
                    help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "
                    "into it (each file written is named)")
     options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)

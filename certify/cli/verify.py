@@ -65,11 +65,15 @@ def run(args) -> int:
 
 
 def _campaign(args) -> int:
+    from certify import jobs
     from certify.errors import BadInput
     from certify.search import audit
 
-    if args.sample is not None and args.sample < 0 or args.workers is not None and args.workers < 1:
-        raise BadInput("--sample must be >= 0 and --workers >= 1")
+    # each refused on its own, with its value (one message named both whichever was wrong); --workers in
+    # `certify sample`'s words, by the pool that takes them
+    if args.sample is not None and args.sample < 0:
+        raise BadInput(f"--sample must be at least 0, got {args.sample}")
+    jobs.ProcessPool(args.workers)
     sample = audit.SAMPLE if args.sample is None else args.sample
     with progress.bar(desc="certify verify", unit="config") as bar:
         def rederived(done: int, total: int) -> None:

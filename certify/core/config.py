@@ -29,7 +29,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from certify.errors import BadInput, shown
-from certify.core import jsonfile, npzfile
+from certify.core import files, jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem
 from certify.core.masks import named_mask, validate_mask
 from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
@@ -146,9 +146,7 @@ def load(source, limits: Limits = DEFAULT) -> Case:
     if isinstance(source, Case):
         case = source
     elif isinstance(source, (str, Path)):
-        path = Path(source)
-        if not path.is_file():
-            raise BadInput(f"no such configuration file: {path}")
+        path = files.input_file(source, "configuration file")
         read = npzfile.read(path, limits) if path.suffix.lower() == ".npz" else jsonfile.read(path, str(path), limits)
         case = parse(_within(read, limits))
     elif isinstance(source, dict):
@@ -196,6 +194,10 @@ def parse(data: dict) -> Case:
         raise BadInput(f"a configuration is a JSON object, not {json_type(data)}")
     data = from_numpy(data, NDIMS)
     if "X" not in data:
+        written = data.get("format")
+        if isinstance(written, str) and written.startswith("certify-"):  # a certificate or report given to check
+            hint = "; `certify verify` checks a certificate" if written.startswith("certify-certificate/") else ""
+            raise BadInput(f"a certify file of format {shown(written)}, not a configuration{hint}")
         raise BadInput('the configuration has no tokens "X" (n x d, tokens as rows)')
     X = parse_matrix(data["X"], "X")
     n, d = len(X), columns(X)  # columns: no row of Fractions made to be counted

@@ -124,7 +124,8 @@ def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:
             raise BadInput(f"bound: unknown function {name!r}; allowed: {', '.join(UNARY_FUNCTIONS + VARIADIC_FUNCTIONS)}")
         arity_ok = len(node.args) == 1 if name in UNARY_FUNCTIONS else len(node.args) >= 2
         if not arity_ok:
-            raise BadInput(f"bound: {name}() takes {'one argument' if name in UNARY_FUNCTIONS else 'two or more'}")
+            wanted = "one argument" if name in UNARY_FUNCTIONS else "two or more arguments"
+            raise BadInput(f"bound: {name}() takes {wanted}")
         return ("call", name, tuple(_build(arg, source, names, depth) for arg in node.args))
     segment = ast.get_source_segment(source, node) or type(node).__name__
     raise BadInput(f"bound: {segment!r} is not allowed (numbers, names, + - * / **, and the listed functions)")

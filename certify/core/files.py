@@ -1,11 +1,13 @@
 """Files replaced whole: written beside, then renamed, so that a reader, a resumed run or a write cut
 short by Ctrl-C finds the old file or the whole new one, never a truncated one (`prove --resume P
---out P` rewrites the proof it continues)."""
+--out P` rewrites the proof it continues); and the files read, refused with what a path names instead."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from certify.errors import BadInput
 
 
 def replace(path, text: str) -> Path:
@@ -23,7 +25,42 @@ def replace(path, text: str) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as err:
         tmp.unlink(missing_ok=True)  # nothing half-written left beside the file
+        if isinstance(err, OSError) and err.filename == str(tmp):  # the file asked for, not the hidden one beside it
+            err.filename = str(target)
         raise
     return path
+
+
+def input_file(path, what: str) -> Path:
+    """path, when it names a regular file to read; else BadInput saying what it names instead (a folder was
+    refused as "no such configuration file", which it is not), `what` naming the file wanted."""
+    path = Path(path)
+    if path.is_file():
+        return path
+    if path.is_dir():
+        raise BadInput(f"{path} is a folder, not a {what}")
+    if path.exists():
+        raise BadInput(f"{path} is a device, a pipe or a socket, not a {what} (a regular file)")
+    raise BadInput(f"no such {what}: {path}")
+
+
+def wrong_kind(path, folder_needed: bool) -> str:
+    """The words for a path of the wrong kind: a file where a folder is needed, or the other way round."""
+    if folder_needed:
+        return f"{path} is a file where a folder is needed (choose another path)"
+    return f"{path} is a folder where a file is needed (choose another path)"
+
+
+def output_problem(path, folder: bool) -> str | None:
+    """Why an output path (a folder when `folder`, else a file) cannot be written, as far as its kind tells,
+    or None: it is of the other kind, or a part of it is a file.  Nothing is made: a command checks this
+    before its work, which otherwise ran whole (a proof, a trajectory) to fail at the writing."""
+    target = Path(path)
+    if target.exists():
+        return None if target.is_dir() == folder else wrong_kind(target, folder)
+    for parent in target.parents:
+        if parent.exists():
+            return None if parent.is_dir() else wrong_kind(parent, True)
+    return None

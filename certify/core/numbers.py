@@ -36,10 +36,13 @@ _HEX_FLOAT = re.compile(r"^([+-]?)0x([0-9a-f]*)(?:\.([0-9a-f]*))?(?:p([+-]?\d+))
 _DECIMAL_EXPONENT = re.compile(r"e([+-]?\d+)$", re.IGNORECASE)
 
 
-# The most digits an integer option may have: more than any count, seed or cap means, and few enough
-# that "1e400" is refused by its exponent before 10^400 is made.
+# The most digits an integer option may have, and the most significant digits of a real one: more than any
+# count, seed, cap or range means, and few enough that "1e400" is refused by its exponent before 10^400 is made.
 MAX_OPTION_DIGITS = 30
-_INTEGER = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]{1,30}))?", re.ASCII | re.IGNORECASE)
+MAX_OPTION_TEXT = 100  # characters of an option's number: longer texts are not read
+# A decimal as an integer or real option writes it: digits with an optional point, an optional exponent.
+_DECIMAL = re.compile(r"[+-]?([0-9]*)(?:\.([0-9]*))?(?:e([+-]?[0-9]+))?", re.ASCII | re.IGNORECASE)
+_NOT_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
 
 
 def _script_problem(text: str) -> str | None:
@@ -53,14 +56,47 @@ def _script_problem(text: str) -> str | None:
     return None
 
 
-class NotAnInteger(argparse.ArgumentTypeError, ValueError):
-    """An integer option's text that is not one, and why (`reason`).  An ArgumentTypeError, so that argparse
-    prints the reason ("invalid integer value" alone did not say that 1e400 is too large), and a ValueError
-    for the callers that catch one."""
+class RefusedOption(argparse.ArgumentTypeError, ValueError):
+    """A numeric option's text that the number rules refuse, and why (`reason`).  An ArgumentTypeError, so that
+    argparse prints the reason ("invalid integer value" alone did not say that 1e400 is too large), and a
+    ValueError for the callers that catch one.  `kind` names the option's type in the message."""
+
+    kind = "number"
 
     def __init__(self, text: str, reason: str):
         self.reason = f"{shown(text)} {reason}"
-        super().__init__(f"invalid integer value: {self.reason}")
+        super().__init__(f"invalid {self.kind} value: {self.reason}")
+
+
+class NotAnInteger(RefusedOption):
+    """An integer option's text that is not one (integer()), and why."""
+
+    kind = "integer"
+
+
+class NotAReal(RefusedOption):
+    """A real option's text that the number rules refuse (real()), and why."""
+
+    kind = "real"
+
+
+def _decimal(text: str, refused: type[RefusedOption], what: str, example: str) -> tuple[bool, int, int]:
+    """(negative, mantissa, shift) of a decimal option's text, its value being +-mantissa * 10^shift, under
+    the number rules of inputs (ASCII digits, no underscores, no nan or inf); `refused` (NotAnInteger or
+    NotAReal) says what is wrong, calling the value `what` ("an integer") and showing `example`."""
+    stripped = text.strip()
+    if unreadable := _script_problem(stripped):
+        raise refused(text, f"is not {what}: {unreadable}")
+    if len(stripped) > MAX_OPTION_TEXT:
+        raise refused(text, f"is longer than {MAX_OPTION_TEXT} characters, more than any option's number needs")
+    if _NOT_FINITE.fullmatch(stripped):
+        raise refused(text, f"is not {what}: it is not finite")
+    match = _DECIMAL.fullmatch(stripped)
+    if not match or not (match.group(1) or match.group(2)):
+        raise refused(text, f"is not {what} (write one in decimal digits, e.g. {example})")
+    whole, fraction, exponent = match.group(1), match.group(2) or "", match.group(3) or "0"
+    # at most MAX_OPTION_TEXT digits in each part: int() of them is cheap, and 10^shift is never made here
+    return stripped.startswith("-"), int(whole + fraction), int(exponent) - len(fraction)
 
 
 def integer(text: str) -> int:
@@ -69,15 +105,7 @@ def integer(text: str) -> int:
     exponent allowed where the value is an exact integer ("1e3" and "2.5e3" as "5e8" in the README's
     limits; "1.5" and "1e-3" are not integers), at most MAX_OPTION_DIGITS digits.  Each option checks its
     own range after; NotAnInteger says what is wrong."""
-    stripped = text.strip()
-    if unreadable := _script_problem(stripped):
-        raise NotAnInteger(text, f"is not an integer: {unreadable}")
-    match = _INTEGER.fullmatch(stripped) if len(stripped) <= 100 else None
-    if not match or not (match.group(1) or match.group(2)):
-        raise NotAnInteger(text, "is not an integer (write one in decimal digits, e.g. 1000 or 1e3)")
-    whole, fraction, exponent = match.group(1), match.group(2) or "", match.group(3) or "0"
-    mantissa = int(whole + fraction)
-    shift = int(exponent) - len(fraction)  # the value is mantissa * 10^shift
+    negative, mantissa, shift = _decimal(text, NotAnInteger, "an integer", "1000 or 1e3")
     if mantissa and shift < 0:
         if -shift > len(str(mantissa)) or mantissa % 10**-shift:
             raise NotAnInteger(text, "is not an integer")
@@ -85,19 +113,31 @@ def integer(text: str) -> int:
     if mantissa and len(str(mantissa)) + shift > MAX_OPTION_DIGITS:
         raise NotAnInteger(text, f"has more than {MAX_OPTION_DIGITS} digits, the most an integer option may have")
     value = mantissa * 10**shift if mantissa else 0  # "0e999999" is 0, without 10^999999
-    return -value if stripped.startswith("-") else value
-
-
-_REAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]{1,4})?", re.ASCII | re.IGNORECASE)
+    return -value if negative else value
 
 
 def real(text: str) -> float:
-    """A real option (argparse's type=) as a finite float in ASCII decimal: float() also reads other
-    scripts' digits, underscores, nan and inf.  ValueError, which argparse reports as "invalid real value"."""
-    value = float(text) if len(text) <= 100 and _REAL.fullmatch(text.strip()) else math.nan
-    if not math.isfinite(value):
-        raise ValueError(text)
-    return value
+    """A real option (argparse's type=) under the number rules of inputs, as the binary64 number nearest its
+    decimal: ASCII digits (float() also reads other scripts' digits, underscores, nan and inf), at most
+    MAX_OPTION_DIGITS significant digits, within binary64's range (1e999 would be inf, a nonzero 1e-999 would
+    be 0).  Each option checks its own range after; NotAReal says what is wrong."""
+    negative, mantissa, shift = _decimal(text, NotAReal, "a number", "0.5 or 2e-3")
+    if not mantissa:
+        return 0.0
+    while mantissa % 10 == 0:  # trailing zeros are not precision: 1000.0 has one significant digit
+        mantissa, shift = mantissa // 10, shift + 1
+    places = len(str(mantissa))
+    if places > MAX_OPTION_DIGITS:
+        raise NotAReal(text, f"has more than {MAX_OPTION_DIGITS} significant digits, the most a real option "
+                             "may have")
+    magnitude = places + shift  # the value lies in [10^(magnitude-1), 10^magnitude)
+    value = float(f"{mantissa}e{shift}") if abs(magnitude) < 400 else (math.inf if magnitude > 0 else 0.0)
+    if math.isinf(value):
+        raise NotAReal(text, f"is too large: beyond binary64's range (about {sys.float_info.max:.1e})")
+    if value == 0:
+        raise NotAReal(text, f"is too small: below binary64's range (about {math.ulp(0.0):.0e}), "
+                             "it would be read as 0")
+    return -value if negative else value
 
 
 def digits(value: Fraction) -> int:
@@ -225,7 +265,7 @@ def json_type(value) -> str:
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, (list, tuple)):
-        return "a list"
+        return "a list" if value else "an empty list"  # "expected a non-empty list, got a list" did not say why
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, str):

@@ -33,7 +33,7 @@ import certify_checker
 import certify_checker.limits
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput
 
@@ -178,9 +178,7 @@ def write(cert: dict, path) -> Path:
 
 def read(path, limits: Limits = DEFAULT) -> dict:
     """A certificate file read under the JSON rules and limits of certify.core.jsonfile."""
-    path = Path(path)
-    if not path.is_file():
-        raise BadInput(f"no such certificate: {path}")
+    path = files.input_file(path, "certificate")
     cert = jsonfile.read(path, str(path), limits)
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected)")

@@ -35,7 +35,7 @@ from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
 from certify.core.numbers import ball_text, float_bounds
-from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, escalate, highest_allowed
+from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION, check_precision_cap, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -301,8 +301,10 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
     where the next precision would pass the memory or work estimate.
     """
-    if not START_PRECISION <= start_prec <= max_prec <= PRECISION_LIMIT:
-        raise BadInput(f"precision must satisfy {START_PRECISION} <= start <= max <= {PRECISION_LIMIT} bits")
+    check_precision_cap(max_prec)  # the words of every command's --max-prec
+    if isinstance(start_prec, bool) or not isinstance(start_prec, int) or not START_PRECISION <= start_prec <= max_prec:
+        raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
+                       f"got {start_prec!r}")
     case = config.load(source, limits)
     goal = goal or target(claim, bound)
     admit(goal, case)

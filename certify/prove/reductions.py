@@ -87,12 +87,14 @@ def region(n: int, d: int | None, radius, norm) -> Region:
     Fractions); BadInput when n is not in [2, MAX_TOKENS], d < 1, radius or norm <= 0, or the region
     reaches a D^2 = 4 norm radius^2 above 2^40."""
     radius, norm = Fraction(radius), Fraction(norm)
+    # each refused with its own name and value (one message named --radius and --norm whichever was wrong)
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"certify prove: n must be between 2 and {MAX_TOKENS}")
+        raise BadInput(f"certify prove: --n must be between 2 and {MAX_TOKENS}, got {n}")
     if d is not None and d < 1:
-        raise BadInput("certify prove: d must be at least 1")
-    if radius <= 0 or norm <= 0:
-        raise BadInput("certify prove: --radius and --norm must be positive")
+        raise BadInput(f"certify prove: --d must be at least 1, got {d}")
+    for name, value in (("--radius", radius), ("--norm", norm)):
+        if value <= 0:
+            raise BadInput(f"certify prove: {name} must be positive, got {value}")
     if 4 * norm * radius ** 2 > MAX_SPAN:
         raise BadInput("certify prove: the region reaches a D^2 = 4 norm radius^2 above 2^40")
     # the boxes are halvings of [0, 4 norm radius^2] (at most 90 deep: 28 more digits), written exactly

@@ -327,7 +327,7 @@ def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius,
             time_limit: float) -> tuple[reductions.Region, Profile]:
     """The region and profile of prove_claim's arguments, or BadInput before any work."""
     if not time_limit > 0:
-        raise BadInput("certify prove: --time-limit must be positive")
+        raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
     region = reductions.region(n, d, parse_number(radius, "--radius"), parse_number(norm, "--norm"))
     profile = target(claim, bound, n, d)
     reductions.reduce(region)  # refuse what no reduction covers

@@ -27,7 +27,6 @@ interrupted attack resumes without losing or repeating its evaluations.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -37,8 +36,9 @@ import numpy as np
 from scipy.optimize import minimize
 
 from certify import engine
-from certify.core import config, seeds
+from certify.core import config, numbers, seeds
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
 from certify.search import attack_folder, objective, shrink
@@ -79,21 +79,22 @@ class Budget:
 
     @classmethod
     def parse(cls, text: str | int) -> Budget:
-        """The budget written as "3000" (evaluations, 50 to MAX_EVALUATIONS) or "10s" (seconds, up to
-        MAX_SECONDS); BadInput for anything else."""
+        """The budget written as "3000" (evaluations, 50 to MAX_EVALUATIONS, an integer option: "1e3" too) or
+        "10s" (seconds, a real option, up to MAX_SECONDS); BadInput for anything else, saying why."""
         text = str(text).strip()
-        match = re.fullmatch(r"(\d+(?:\.\d*)?)\s*s", text, re.ASCII)
-        if match:
-            seconds = float(match.group(1))
+        if text.endswith("s"):
+            try:
+                seconds = numbers.real(text[:-1])
+            except numbers.RefusedOption as wrong:
+                raise BadInput(f"--budget {shown(text)}: the seconds {wrong.reason}") from None
             if not 0 < seconds <= MAX_SECONDS:
                 raise BadInput(f"--budget {shown(text)}: a time budget is between 0 and {MAX_SECONDS} seconds")
             return cls(seconds=seconds)
-        # ASCII digits, read only when few: "\u00b2" passes str.isdigit() but not int(), and int() refuses
-        # more than 4300 digits (both were internal errors)
-        digits = text.lstrip("0") or "0"
-        if not re.fullmatch(r"\d+", text, re.ASCII):
-            raise BadInput(f"--budget {shown(text)}: give a number of evaluations (e.g. 3000) or seconds (e.g. 10s)")
-        evaluations = int(digits) if len(digits) <= len(str(MAX_EVALUATIONS)) else MAX_EVALUATIONS + 1
+        try:  # the integer options' rules: "1e3" was refused here where --seed 1e3 is taken
+            evaluations = numbers.integer(text)
+        except numbers.RefusedOption as wrong:
+            raise BadInput(f"--budget {wrong.reason}; a budget is a number of evaluations (e.g. 3000) or of "
+                           "seconds (e.g. 10s)") from None
         if not 50 <= evaluations <= MAX_EVALUATIONS:
             raise BadInput(f"--budget {shown(text)}: between 50 and {MAX_EVALUATIONS} evaluations")
         return cls(evaluations=evaluations)
@@ -456,13 +457,19 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     if n > MAX_SIZE or d > MAX_SIZE:
         raise BadInput(f"--n and --d are at most {MAX_SIZE}: the attack looks for small, readable configurations")
     if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
-        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}")
+        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}, "
+                       f"got {l_range[0]} {l_range[1]}")
     seeds.checked(seed)
-    if not engine.START_PRECISION <= max_prec <= engine.PRECISION_LIMIT:  # refused before the search, not after
-        raise BadInput(f"--max-prec must be from {engine.START_PRECISION} to {engine.PRECISION_LIMIT} bits, got {max_prec}")
+    check_precision_cap(max_prec)  # refused before the search, not after
     spend = Budget.parse(budget)
     needs_v = bound_expr is not None and "v" in bound_expr.names
     layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask)
+    # Nelder-Mead holds a simplex of size + 1 points of size entries: --n 64 --d 64 --layers 16 asked numpy for
+    # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
+    simplex = 8 * (layout.size + 1) * layout.size
+    if simplex > limits.memory:
+        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {simplex / 2**30:.1f} GiB, above "
+                       f"the memory limit of {limits.memory / 2**30:.2f} GiB (lower --n, --d or --layers)")
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")

@@ -83,7 +83,7 @@ from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files
 from certify.errors import BadInput
-from certify.core.precision import ladder
+from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
@@ -147,12 +147,10 @@ class Campaign(samplers.LayerParts):
             raise BadInput("give either --claim or --bound, not both")
         L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range)
         if not 1 <= self.count <= MAX_COUNT:
-            raise BadInput(f"count must be between 1 and {MAX_COUNT}, got {self.count}")
+            raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
         if not 0 <= self.seed < 2**63:
-            raise BadInput(f"the seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
-        if not engine.START_PRECISION <= self.max_prec <= engine.PRECISION_LIMIT:
-            raise BadInput(f"the precision cap must be between {engine.START_PRECISION} and "
-                           f"{engine.PRECISION_LIMIT} bits, got {self.max_prec}")
+            raise BadInput(f"--seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
+        check_precision_cap(self.max_prec)
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
@@ -517,7 +515,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     campaign = campaign.validated()
     runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
-        raise BadInput(f"stop_after must be at least 1, got {stop_after}")
+        raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart) as store:
         summary = _run(campaign, store, runner, progress, stop_after)
         if on_summary is not None:

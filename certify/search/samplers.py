@@ -125,10 +125,11 @@ class LayerParts:
             raise BadInput(f"unknown mask {self.mask!r} for sampling; choose one of {', '.join(MASKS)}")
         if self.value is not None and self.value not in VALUES:
             raise BadInput(f"unknown value matrix {self.value!r}; choose one of {', '.join(VALUES)}")
-        if self.value_norm is not None and (self.value is None or not (math.isfinite(self.value_norm)
-                                                                        and 0 < self.value_norm <= 1e6)):
-            raise BadInput("a value norm needs a value matrix (--value) and must be in (0, 1e6], "
-                           f"got {self.value_norm}")
+        # each reason by itself: one message said both whichever was wrong
+        if self.value_norm is not None and self.value is None:
+            raise BadInput(f"a value norm needs a value matrix: give --value {'|'.join(VALUES)} with --value-norm")
+        if self.value_norm is not None and not (math.isfinite(self.value_norm) and 0 < self.value_norm <= 1e6):
+            raise BadInput(f"--value-norm must be in (0, 1e6], got {self.value_norm}")
         if self.ffn is not None and self.ffn not in ACTIVATIONS:
             raise BadInput(f"unknown FFN activation {self.ffn!r}; choose one of {', '.join(ACTIVATIONS)}")
         if self.ffn is None and (self.hidden is not None or self.ffn_residual):
@@ -251,9 +252,9 @@ def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
     """Check a campaign's sampling parameters; return the L range in force (or None)."""
     dist = get(name)
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"n must be between 2 and {MAX_TOKENS} tokens, got {n}")
+        raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
-        raise BadInput(f"d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+        raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
     if L_range is None:
         return dist.default_L_range
     lo, hi = (float(v) for v in L_range)

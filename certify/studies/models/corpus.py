@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from certify.core import files
 from certify.errors import BadInput
 from certify.studies.models import report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, iter_layers
@@ -47,9 +48,7 @@ def default_corpus_path() -> Path:
 
 def read_corpus(path: Path | None) -> list[str]:
     """The sentences of a corpus file (the shipped one for None), or BadInput saying what is wrong."""
-    path = default_corpus_path() if path is None else Path(path)
-    if not path.is_file():
-        raise BadInput(f"no corpus file {path}")
+    path = files.input_file(default_corpus_path() if path is None else path, "corpus file")
     sentences = []
     with path.open("rb") as stream:
         for number, raw in enumerate(stream, start=1):

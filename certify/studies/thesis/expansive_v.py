@@ -16,7 +16,7 @@ answers violated on it (D' <= D fails), and value.expansive still holds on it.
 from __future__ import annotations
 
 from certify.claims.value import value_attention
-from certify.core import config, quantities
+from certify.core import config, numbers, quantities
 from certify.core.arith import BALL
 from certify.core.layers import apply_layer
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
@@ -68,10 +68,10 @@ def build(args) -> Outcome:
     through T layers, D(X_(t+1)) > D(X_t) decided in ball arithmetic and confirmed by the checker (BadInput
     for rho <= 1, T outside 1..MAX_LAYERS, lambda < 0 or a non-number)."""
     rho = configs.exact(args.rho, "--rho")
-    try:
-        layers = int(args.layers)
-    except (TypeError, ValueError):
-        raise BadInput(f"--layers must be a whole number, got {args.layers!r}") from None
+    try:  # the integer options' rules: int() took an Arabic-Indic 3 and 1_0, and refused 1e1
+        layers = numbers.integer(str(args.layers))
+    except numbers.RefusedOption as wrong:
+        raise BadInput(f"--layers must be a whole number: {wrong.reason}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"config": configs.expansive_v(rho, layers, lam)}  # rho and lambda are in it: V = rho I, A = lambda I
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,

@@ -1,0 +1,142 @@
+"""Input files on the command line: a path that is not a readable file of the kind wanted is refused with one
+line on stderr and exit 2 that says what the path is, on every command that reads one."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from certify.cli import main
+from certify.errors import BadInput
+from certify.studies.models import corpus
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    code = main([str(part) for part in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+READERS = [
+    (["check", "{}"], "configuration file"),
+    (["trajectory", "{}", "--layers", "2"], "configuration file"),
+    (["prove", "--n", "2", "--radius", "1", "--norm", "1", "--resume", "{}"], "certificate"),
+]
+
+
+@pytest.mark.parametrize("argv, what", READERS, ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_folder_given_for_a_file_is_called_a_folder(argv, what, tmp_path, capsys):
+    """A folder was refused as "no such configuration file" (or certificate), which sent the user looking
+    for a missing file."""
+    code, out, err = run_cli([str(tmp_path) if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{tmp_path} is a folder, not a {what}" in err and "no such" not in err, err
+
+
+@pytest.mark.skipif(not os.path.exists(os.devnull), reason="needs a device file")
+@pytest.mark.parametrize("argv, what", READERS + [(["verify", "{}"], "certificate")],
+                         ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_device_given_for_a_file_is_called_a_device(argv, what, capsys):
+    code, out, err = run_cli([os.devnull if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"not a {what}" in err and "no such" not in err, err
+
+
+@pytest.mark.parametrize("argv, what", READERS + [(["verify", "{}"], "certificate")],
+                         ids=lambda x: x[0] if isinstance(x, list) else x)
+def test_a_missing_file_is_called_missing(argv, what, tmp_path, capsys):
+    missing = tmp_path / "none.json"
+    code, out, err = run_cli([missing if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and f"no such {what}: {missing}" in err, err
+
+
+def test_a_folder_given_as_a_corpus_is_called_a_folder(tmp_path):
+    with pytest.raises(BadInput, match="is a folder, not a corpus file"):
+        corpus.read_corpus(tmp_path)
+
+
+def test_a_certificate_given_as_a_configuration_is_called_one(tmp_path, capsys):
+    """`certify check CERT` said the configuration has no tokens "X", as if the file were a broken configuration."""
+    cert = tmp_path / "cert.json"
+    assert run_cli(["check", ROOT / "examples/layer.json", "--out", cert, "-q"], capsys)[0] == 0
+    for command in (["check", cert], ["trajectory", cert, "--layers", "2"]):
+        code, out, err = run_cli(command, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert "'certify-certificate/1', not a configuration" in err and "certify verify" in err, err
+
+
+def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
+    """An empty X or A was "expected a non-empty list of rows, got a list"."""
+    for config, where in [('{"X": [], "A": [[1]]}', "X"), ('{"X": [[1], [2]], "A": []}', "layer.A")]:
+        path = tmp_path / "config.json"
+        path.write_text(config)
+        code, out, err = run_cli(["check", path], capsys)
+        assert code == 2 and f"{where}: expected a non-empty list of rows, got an empty list" in err, err
+
+
+@pytest.mark.parametrize("argv, wrong", [
+    (["check", ROOT / "examples/layer.json", "--out", "{dir}"], "{dir} is a folder where a file is needed"),
+    (["check", ROOT / "examples/layer.json", "--out", "{file}/cert.json"], "{file} is a file where a folder is needed"),
+    (["sample", "--n", "2", "--d", "1", "--count", "2", "--out", "{file}"], "{file} is a file where a folder is needed"),
+    (["trajectory", ROOT / "examples/layer.json", "--layers", "2", "--out", "{file}/a/b"],
+     "{file} is a file where a folder is needed"),
+])
+def test_an_output_path_of_the_wrong_kind_says_so(argv, wrong, tmp_path, capsys):
+    """--out naming a file where a folder is made said "File exists: out.json", and a folder where a file is
+    written "Is a directory: DIR"."""
+    places = {"dir": tmp_path / "folder", "file": tmp_path / "file.json"}
+    places["dir"].mkdir()
+    places["file"].write_text("{}")
+    code, out, err = run_cli([str(part).format(**places) for part in argv] + ["-q"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert wrong.format(**places) in err and str(places["file" if "file" in argv[-1] else "dir"]) in err, err
+    assert places["file"].read_text() == "{}"
+
+
+def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_path):
+    """Writing into a folder that takes no file said "No such file or directory: DIR/.cert.json.tmp", a name the
+    user never gave."""
+    from certify.core import files
+    target = tmp_path / "missing" / "cert.json"
+    with pytest.raises(OSError) as failed:
+        files.replace(target, "{}")
+    assert failed.value.filename == str(target)
+
+
+def test_run_names_the_sections_it_does_not_know(capsys):
+    code, out, err = run_cli(["run", "--only", "nope", "--only", "x"], capsys)
+    assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err
+
+
+FOLDER_OUTPUTS = {"run", "sample", "attack", "trajectory", "reproduce", "model"}
+
+
+def test_every_output_of_the_wrong_kind_is_refused_before_any_work(tmp_path):
+    """check, prove, counterexample, trajectory, reproduce and model did their work (a proof of a minute, a
+    trajectory of thousands of layers) and only then found --out naming a folder for a file or a file for a
+    folder: every output option refuses it as it is read."""
+    from certify.cli import build_parser
+    from certify.errors import BadInput
+    folder, file = tmp_path / "folder", tmp_path / "file.json"
+    folder.mkdir()
+    file.write_text("{}")
+    parser = build_parser()
+    found = []
+    for action in parser._subparsers._group_actions[0].choices.items():
+        name, sub = action
+        subs = (sub._subparsers._group_actions[0].choices.items() if sub._subparsers else [(None, sub)])
+        for word, leaf in subs:
+            for option in leaf._actions:
+                if option.dest in ("out", "counterexample") and option.option_strings:
+                    found.append(([name] + ([word] if word else []), option.option_strings[0]))
+    assert {words[0] for words, _ in found} >= FOLDER_OUTPUTS | {"check", "prove", "counterexample"}
+    for words, option in found:
+        wrong = file if words[0] in FOLDER_OUTPUTS else folder
+        with pytest.raises(BadInput, match="where a (folder|file) is needed"):
+            build_parser(only=words[0]).parse_args([*words, option, str(wrong)])
+        with pytest.raises(BadInput, match=f"{file} is a file where a folder is needed"):
+            build_parser(only=words[0]).parse_args([*words, option, str(file / "under" / "it")])

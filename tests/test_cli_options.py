@@ -1,0 +1,275 @@
+"""Numeric options on the command line: a refused value is one line on stderr, exit 2, naming the value and
+why it is refused, the same way on every command and for integer and real options alike."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from certify.cli import main
+from certify.core.numbers import MAX_OPTION_DIGITS, NotAReal, real
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A real option of each command that has one, with the arguments it needs to reach its parsing.
+REAL_OPTIONS = [
+    ["attack", "--l-range", "1", "{}"],
+    ["sample", "--n", "2", "--d", "1", "--count", "1", "--value", "gaussian", "--value-norm", "{}"],
+    ["prove", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "{}"],
+    ["reproduce", "wu-fig2", "--dropout", "{}"],
+]
+
+REFUSALS = [
+    ("nan", "not finite"),
+    ("+inf", "not finite"),
+    ("Infinity", "not finite"),
+    ("1e999", "too large"),
+    ("1e-999", "too small"),
+    ("abc", "is not a number"),
+    ("1_0", "underscores"),
+    ("\u0661", "ASCII digits"),  # an Arabic-Indic 1
+    ("0." + "3" * (MAX_OPTION_DIGITS + 1), f"more than {MAX_OPTION_DIGITS} significant digits"),
+    ("1" * 101, "longer than 100 characters"),
+]
+
+
+def run_cli(argv, capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("argv", REAL_OPTIONS, ids=lambda argv: argv[0])
+@pytest.mark.parametrize("written, reason", REFUSALS, ids=[r[0][:12] for r in REFUSALS])
+def test_a_real_option_that_is_not_one_says_why(argv, written, reason, capsys):
+    """Real options said only "invalid real value: '1e999'" where the integer options said why."""
+    code, out, err = run_cli([part.format(written) for part in argv], capsys)
+    assert code == 2 and out == "", err
+    assert err.startswith("certify: error: argument ") and err.count("\n") == 1, err
+    assert "invalid real value" in err and reason in err, err
+
+
+@pytest.mark.parametrize("written, value", [("0.0625", 0.0625), ("1e3", 1000.0), ("  2.5 ", 2.5), (".5", 0.5),
+                                            ("-3", -3.0), ("1" + "0" * 40, 1e40), ("0.1", 0.1),
+                                            ("1" + "0" * 40 + "e-40", 1.0), ("1e-320", 1e-320)])
+def test_a_real_option_is_the_binary64_number_nearest_its_decimal(written, value):
+    assert real(written) == value
+
+
+def test_a_real_refusal_is_an_argparse_error_and_a_value_error():
+    """argparse prints an ArgumentTypeError's own words; a caller that catches ValueError still catches it."""
+    with pytest.raises(ValueError) as caught:
+        real("1e400")
+    assert isinstance(caught.value, NotAReal) and "1e400" in caught.value.reason
+
+
+@pytest.mark.parametrize("argv, reason", [
+    (["graph", "--mask", "causal", "--n", "-1e3"], "got -1000"),
+    (["prove", "--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "-inf"], "not finite"),
+    (["attack", "--l-range", "1", "-inf"], "not finite"),
+    (["attack", "--seed", "-1.", "--l-range", "1", "-Infinity"], "not finite"),
+])
+def test_a_negative_number_with_an_exponent_or_a_word_is_a_value_not_an_option(argv, reason, capsys):
+    """argparse took -1e3, -1. and -inf for unknown options: "expected one argument" beside -1000's own reason."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err and "expected" not in err, err
+
+
+def test_a_word_after_a_dash_is_still_an_option(capsys):
+    code, out, err = run_cli(["graph", "--mask", "causal", "--n", "-x"], capsys)
+    assert code == 2 and "expected one argument" in err, err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "examples/layer.json"],
+    ["sample", "--n", "2", "--d", "1", "--count", "2", "--out", "{tmp}"],
+    ["attack", "--n", "2", "--d", "1"],
+    ["trajectory", "examples/layer.json", "--layers", "2"],
+    ["init", "--d", "4"],
+], ids=lambda argv: argv[0])
+@pytest.mark.parametrize("bits", ["10", "2000000"])
+def test_max_prec_out_of_range_is_refused_in_the_same_words_by_every_command(argv, bits, tmp_path, capsys,
+                                                                             monkeypatch):
+    """check said "precision must satisfy 53 <= start <= max <= 1048576 bits" without the value, sample "the
+    precision cap must be between ...", attack "--max-prec must be from ...": one check, one message."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv] + ["--max-prec", bits], capsys)
+    assert code == 2 and out == "", err
+    assert err == f"certify: error: --max-prec must be an integer from 53 to 1048576 bits, got {bits}\n"
+
+
+@pytest.mark.parametrize("written, evaluations, seconds", [("1e3", 1000, None), ("2.5e3", 2500, None),
+                                                           ("3000", 3000, None), ("1e1s", None, 10.0),
+                                                           ("0.5s", None, 0.5), (" 10 s ", None, 10.0)])
+def test_a_budget_follows_the_integer_and_real_options_rules(written, evaluations, seconds):
+    """--budget 1e3 was refused as "give a number of evaluations" where every other count takes 1e3."""
+    from certify.search.attack import Budget
+    budget = Budget.parse(written)
+    assert (budget.evaluations, budget.seconds) == (evaluations, seconds)
+
+
+@pytest.mark.parametrize("written, reason", [("1_000", "underscores"), ("1e400", "more than 30 digits"),
+                                             ("inf", "not finite"), ("nans", "not finite"), ("1.5", "not an integer"),
+                                             ("1e999s", "too large"), ("10sec", "is not an integer")])
+def test_a_budget_that_is_refused_says_why(written, reason, capsys):
+    code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--budget", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "--budget" in err and reason in err, err
+
+
+@pytest.mark.parametrize("low, high", [("5", "1"), ("-1", "1"), ("0", "0"), ("1", "1e300")])
+def test_an_attack_l_range_out_of_range_names_the_range_given(low, high, capsys):
+    code, out, err = run_cli(["attack", "--n", "2", "--d", "1", "--l-range", low, high], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"got {float(low)} {float(high)}" in err, err
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--sample", "-1", "--sample must be at least 0, got -1"),
+    ("--workers", "0", "workers must be from 1 to"),
+])
+def test_verify_refuses_each_campaign_option_by_itself(option, value, message, tmp_path, capsys):
+    """verify said "--sample must be >= 0 and --workers >= 1" whichever of the two was wrong, without its value."""
+    folder = tmp_path / "campaign"
+    assert run_cli(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(folder), "-q"], capsys)[0] == 0
+    code, out, err = run_cli(["verify", str(folder), option, value], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and "and --workers" not in err, err
+
+
+@pytest.mark.parametrize("written, reason", [("\u0664", "ASCII digits"), ("4_0", "underscores"),
+                                             ("4,,8", "'' is not an integer"), ("4,1.5", "is not an integer")])
+def test_init_dimensions_follow_the_integer_options_rules(written, reason, capsys):
+    """init --d read each dimension with int(): an Arabic-Indic 4 ran as d = 4, and 1e1 was refused."""
+    code, out, err = run_cli(["init", "--d", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err, err
+
+
+def test_init_dimensions_take_an_exponent():
+    from certify.studies import init_scaling
+    assert init_scaling.parse_dimensions("1e1, 64,2.56e2") == [10, 64, 256]
+
+
+@pytest.mark.parametrize("written, reason", [("\u0663", "ASCII digits"), ("1_0", "underscores"),
+                                             ("two", "whole number"), ("1.5", "is not an integer")])
+def test_expansive_v_layers_follow_the_integer_options_rules(written, reason, capsys):
+    """counterexample expansive-v read --layers with int(): an Arabic-Indic 3 ran 3 layers, 1_0 ran 10."""
+    code, out, err = run_cli(["counterexample", "expansive-v", "--layers", written], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert reason in err, err
+
+
+def test_expansive_v_layers_take_an_exponent(capsys):
+    code, out, err = run_cli(["counterexample", "expansive-v", "--layers", "2e0", "--json"], capsys)
+    assert code == 0 and "2 layers" in out, err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--n", "9", "--radius", "1", "--norm", "1"], "--n must be between 2 and 8, got 9"),
+    (["--n", "3", "--d", "0", "--radius", "1", "--norm", "1"], "--d must be at least 1, got 0"),
+    (["--n", "2", "--radius", "-1", "--norm", "1"], "--radius must be positive, got -1"),
+    (["--n", "2", "--radius", "1", "--norm", "0"], "--norm must be positive, got 0"),
+    (["--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "0"], "--time-limit must be positive, got 0.0"),
+])
+def test_prove_names_the_option_and_the_value_it_refuses(options, message, capsys):
+    """prove said "--radius and --norm must be positive" whichever was wrong, and neither it nor --time-limit,
+    --n or --d named the value refused."""
+    code, out, err = run_cli(["prove", *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err, err
+
+
+@pytest.mark.parametrize("argv, prog", [
+    (["claims", "extra"], "certify claims"),
+    (["check", "examples/layer.json", "examples/layer.json"], "certify check"),
+    (["counterexample", "residual-far", "--bogus", "1"], "certify counterexample residual-far"),
+])
+def test_an_unknown_argument_sends_to_the_commands_own_help(argv, prog, capsys, monkeypatch):
+    """Arguments a command does not know were refused by the top parser: "(see `certify --help`)"."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "unrecognized arguments" in err and f"(see `{prog} --help`)" in err, err
+
+
+def test_proofs_formal_dir_without_formal_is_refused(tmp_path, capsys):
+    """--formal-dir without --formal was ignored: every derivation ran (20 s) where the formal proofs were meant."""
+    code, out, err = run_cli(["proofs", "--formal-dir", str(tmp_path)], capsys)
+    assert code == 2 and out == "" and "give --formal too" in err, err
+
+
+@pytest.mark.parametrize("argv", [["--bogus"], ["-q", "check", "examples/layer.json"]])
+def test_an_option_before_the_command_is_refused_as_one(argv, capsys):
+    """`certify -q check ...` said "the following arguments are required: COMMAND", which it had been given."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"unknown option '{argv[0]}' before the command" in err and "required" not in err, err
+
+
+def test_certifys_own_options_still_come_before_a_command(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(["--vers"])
+    assert stopped.value.code == 0 and capsys.readouterr().out.startswith("certify ")
+
+
+LONG = "x" * 5000
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "examples/layer.json", "--claim", LONG],
+    ["init", "--scheme", LONG],
+    ["proofs", LONG],
+    ["check", "examples/layer.json", "--limit", LONG],
+    ["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "{tmp}", "--distribution", LONG],
+    ["graph", "--mask", LONG],
+    ["check", LONG],
+    ["reproduce", LONG],
+], ids=lambda argv: " ".join(part for part in argv[:2] if part != LONG))
+def test_a_long_value_is_quoted_cut_short_in_a_refusal(argv, tmp_path, capsys, monkeypatch):
+    """Refusals quoted the value given whole ("unknown claim 'xxx...'"): a 5000-character argument made a
+    5000-character line; a value is cut short as certify.errors.shown cuts it."""
+    monkeypatch.chdir(ROOT)
+    code, out, err = run_cli([part.format(tmp=tmp_path / "out") for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert len(err) < 600 and "(5002 characters)" in err, err
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--value-norm", "2"], "a value norm needs a value matrix: give --value"),
+    (["--value", "gaussian", "--value-norm", "0"], "--value-norm must be in (0, 1e6], got 0.0"),
+])
+def test_sample_value_norm_says_which_of_its_two_rules_is_broken(options, message, tmp_path, capsys):
+    """One message, "a value norm needs a value matrix (--value) and must be in (0, 1e6]", for either."""
+    code, out, err = run_cli(["sample", "--n", "2", "--d", "1", "--count", "1", "--out", str(tmp_path / "s"),
+                              *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert message in err and ("and must be" not in err), err
+
+
+def test_an_attack_too_large_for_its_simplex_is_refused_before_any_work(capsys):
+    """--n 64 --d 64 --layers 16 (each within its range) asked numpy for a 36 GiB Nelder-Mead simplex and ended as
+    "out of memory" after the set-up: refused first, naming the variables and the memory limit."""
+    code, out, err = run_cli(["attack", "--n", "64", "--d", "64", "--layers", "16", "--budget", "50"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "69632 variables" in err and "memory limit" in err and "out of memory" not in err, err
+
+
+def test_a_bound_function_given_too_few_arguments_says_arguments(capsys):
+    """"bound: max() takes two or more" did not say two or more what."""
+    code, out, err = run_cli(["check", str(ROOT / "examples/layer.json"), "--bound", "max(D)"], capsys)
+    assert code == 2 and "max() takes two or more arguments" in err, err
+
+
+@pytest.mark.parametrize("option, value", [("--count", "0"), ("--stop-after", "0"), ("--n", "1"), ("--d", "0"),
+                                           ("--seed", str(2**63))])
+def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
+    """sample said "stop_after must be at least 1" (a Python name), "count must be ..." and "the seed must be ...",
+    where every other command names the option: "--stop-after must be ..."."""
+    argv = {"--n": "2", "--d": "1", "--count": "2"} | {option: value}
+    code, out, err = run_cli(["sample", *[part for pair in argv.items() for part in pair],
+                              "--out", str(tmp_path / "s")], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"error: {option} must be" in err and f"got {value}" in err, err
