@@ -374,6 +374,56 @@ def test_four_tokens_close_on_the_corners_of_the_positions():
     assert corners and any(box[2][0] == 0 and box[3][1] == 1 for box in corners)
 
 
+def test_corner_faces_of_five_to_eight_tokens_hold_where_the_checker_closes_them():
+    """Boxes of 5, 6 and 8 tokens whose inner positions all sit near 0 or 1 (any pattern of k of the n at 0; w in
+    [0, 2], across the pair face's shifts ln(k/(n - k)), up to ln 7; L up to 24): each sign of dF/dt_k the checker or
+    the prover proves holds at a random point by mpmath's derivative, F there is at most F on the face the proved
+    signs lead to, and each box the checker's menu closes for collapse.tanh holds at corners and random points, the
+    pair face among them.  The pair face never closes for a bound other than tanh(L/4)."""
+    mp.dps = 40
+    rng = random.Random(3)
+    signs, closed = 0, {}
+    scaled = checker_region.Profile(None, canonical("tanh(a*D**2/4)*D*0.999"), 5, 1)
+    for _ in range(100):
+        n = rng.choice([5, 6, 8])
+        size = Fraction(1, 1 << rng.randrange(2, 9))
+        w0, L0 = Fraction(rng.randrange(0, 64), 32), Fraction(rng.randrange(0, 64), 4) * rng.choice([0, 1])
+        w, L = (w0, w0 + size), (L0, L0 + 8 * size)
+        inner = tuple(rng.choice([(Fraction(0), width), (1 - width, Fraction(1))])
+                      for width in (size / rng.choice([1, 4]) for _ in range(n - 2)))
+        box = (w, L) + inner
+        with ctx.workprec(53):
+            found = [checker_region.slope_margins(w, L, inner), tilt.slope_margins(w, L, inner)]
+        proved = [[margins[k][direction].is_finite() and margins[k][direction] >= 0 for direction in (0, 1)]
+                  for margins in found for k in range(n - 2)]
+        for k, direction in itertools.product(range(n - 2), (0, 1)):  # direction 0: dF/dt_k <= 0, 1: >= 0
+            if not (proved[k][direction] or proved[n - 2 + k][direction]):
+                continue
+            signs += 1
+            wp, Lp, *tp = (_sample(x, rng) for x in box)
+
+            def moved(s, k=k, wp=wp, Lp=Lp, tp=tp):
+                return _ratio(wp, Lp, [s if j == k else tp[j] for j in range(n - 2)])
+
+            assert mp.diff(moved, tp[k]) * (1 if direction else -1) >= -mp.mpf(10) ** -25, (box, k, direction)
+        profile = checker_region.Profile("collapse.tanh", None, n, 1)
+        for method in checker_region.METHODS["line"]:
+            with ctx.workprec(53):
+                if not checker_region._closes(method, box, profile):
+                    continue
+                assert method != "monotone-t/pair" or not checker_region._closes(method, box, scaled)
+            closed[method] = closed.get(method, 0) + 1
+            if method.startswith("monotone-t/"):  # F at a point is at most F where the moved positions meet the face
+                face = [t[0] if lower else t[1] if upper else None for t, (lower, upper) in zip(inner, proved)]
+                wp, Lp, *tp = (_sample(x, rng) for x in box)
+                on_face = [tp[j] if end is None else _q(end) for j, end in enumerate(face)]
+                assert _ratio(wp, Lp, tp) <= _ratio(wp, Lp, on_face) + mp.mpf(10) ** -30, (method, box)
+            for point in [[_q(x) for x in c] for c in itertools.islice(itertools.product(*box), 0, None, 37)][:3] + \
+                    [[_sample(x, rng) for x in box] for _ in range(3)]:
+                assert mp.tanh(point[1] / 4) - _ratio(point[0], point[1], point[2:]) >= -mp.mpf(10) ** -30, (method, box)
+    assert signs > 150 and closed.get("monotone-t/pair", 0) > 30 and len(closed) == 5, (signs, closed)
+
+
 @pytest.mark.parametrize("bound", ["D*sinh(a*D**2/8)/cosh(a*D**2/8)", "D*log(1 + a*D**2/4)",
                                    "D*max(tanh(a*D**2/5), a*D**2/(a*D**2 + 6))", "D*(1 - 1/(1 + a*D**2/4)**1.5)"])
 def test_a_user_bound_profile_encloses_mpmath_values(bound):
