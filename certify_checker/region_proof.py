@@ -381,6 +381,8 @@ def verify(cert: dict) -> tuple[bool, str]:
         return _verify_violation(cert, region)
     if not isinstance(cert["tree"], str):  # a list of symbols replays as well, past work()'s estimate
         return False, "the bisection tree is not a text"
+    if not (isinstance(cert["leaves"], list) and isinstance(cert["left"], list)):  # {} would pass for no box
+        return False, "the leaves and the open boxes are not lists"
     leaves, left = _replay(cert["tree"], root)
     stated_leaves = cert["leaves"]
     if len(stated_leaves) != len(leaves) or len(cert["left"]) != len(left):

@@ -242,11 +242,17 @@ def _edits(cert):
     def tree_digits(c):  # the same bisections in Arabic-Indic digits: not the tree certify writes
         c["tree"] = c["tree"].translate({ord(str(k)): chr(0x660 + k) for k in range(10)})
 
+    def left_as_object(c):  # no open box, written as a JSON object: not the list of boxes the format has
+        c["left"] = {}
+
+    def leaves_as_object(c):
+        c["leaves"] = dict(enumerate(c["leaves"]))
+
     return [drop_leaf, relabel, widen_region, widen_region_and_domain, change_claim, change_bound, move_leaf,
-            verdict, volume, tree, lemma, precision, tree_digits]
+            verdict, volume, tree, lemma, precision, tree_digits, left_as_object, leaves_as_object]
 
 
-@pytest.mark.parametrize("index", range(13))
+@pytest.mark.parametrize("index", range(15))
 def test_tampered_proofs_are_rejected(line_proof, index):
     assert line_proof.verdict == "proved" and checker.verify(line_proof.certificate).ok
     cert = copy.deepcopy(line_proof.certificate)
