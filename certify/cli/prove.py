@@ -40,7 +40,8 @@ def add_parser(subparsers):
     p.add_argument("--d", type=options.integer, help="dimension (omit for n = 2: the proof covers every d)")
     p.add_argument("--radius", required=True, help="||x_i|| <= radius (exact: 2, 0.5, 1/3)")
     p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
-    p.add_argument("--time-limit", type=options.real, default=60.0, metavar="S", help="seconds (default 60)")
+    p.add_argument("--time-limit", type=options.real, default=60.0, metavar="S",
+                   help="seconds of search (default 60); the checker's replay of the proof comes after it")
     p.add_argument("--out", type=options.out_file, metavar="PROOF", help="file: write the region-proof certificate here")
     p.add_argument("--counterexample", type=options.out_file, metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
