@@ -273,3 +273,14 @@ def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
                               "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert f"error: {option} must be" in err and f"got {value}" in err, err
+
+
+@pytest.mark.parametrize("option, bits", [("--max-prec", "16"), ("--start-prec", "32"), ("--max-prec", "100000")])
+def test_model_precision_is_refused_in_the_words_of_every_command_with_its_own_range(option, bits, capsys):
+    """model took 16 to 65536 bits in words of its own ("the precision --max-prec 10 is not from 16 to 65536 bits");
+    below 53 bits the checker confirms no head's certificate (every head came out undecided), above its limit
+    of 65536 neither: the range stays model's, the rule and the words are every command's."""
+    code, out, err = run_cli(["model", "--screen", option, bits], capsys)
+    assert code == 2 and out == "", err
+    assert err == (f"certify: error: {option} must be an integer from 53 to 65536 bits (where the checker confirms "
+                   f"a head's certificate), got {bits}\n")

@@ -25,6 +25,7 @@ from certify import jobs
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.precision import check_precision_cap
 from certify.core.report_files import PAGE
 from certify.errors import BadInput
 from certify.report import corpus_page
@@ -44,6 +45,7 @@ REPORT_FILE = "model_certified.json"
 SCREEN_FILE = "model_screen.json"
 SCREEN_LABEL = "float64 screening, NOT certified"
 SHIPPED_CORPUS = ""  # --corpus without FILE
+PRECISION_REASON = " (where the checker confirms a head's certificate)"  # the range of --start-prec and --max-prec
 
 
 def add_parser(subparsers) -> None:
@@ -65,7 +67,7 @@ def add_parser(subparsers) -> None:
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=options.integer, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
-                        "--max-prec while undecided)")  # fmt: skip
+                        f"--max-prec while undecided); both from {MIN_BITS} to {MAX_ALLOWED_BITS} bits{PRECISION_REASON}")  # fmt: skip
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
@@ -203,8 +205,7 @@ def _bits(args) -> tuple[int, int]:
     (the default cap with --start-prec 1024).  Both are checked before any work, with --screen too (which
     took --max-prec -1), and a cap of 0 is refused rather than raised."""
     for name, bits in (("--start-prec", args.start_prec), ("--max-prec", args.max_prec)):
-        if not MIN_BITS <= bits <= MAX_ALLOWED_BITS:
-            raise BadInput(f"the precision {name} {bits} is not from {MIN_BITS} to {MAX_ALLOWED_BITS} bits")
+        check_precision_cap(bits, name, MAX_ALLOWED_BITS, PRECISION_REASON)
     return args.start_prec, max(args.max_prec, args.start_prec)
 
 
