@@ -264,7 +264,7 @@ def test_a_bound_function_given_too_few_arguments_says_arguments(capsys):
 
 
 @pytest.mark.parametrize("option, value", [("--count", "0"), ("--stop-after", "0"), ("--n", "1"), ("--d", "0"),
-                                           ("--seed", str(2**63))])
+                                           ("--seed", "-1")])
 def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
     """sample said "stop_after must be at least 1" (a Python name), "count must be ..." and "the seed must be ...",
     where every other command names the option: "--stop-after must be ..."."""
@@ -284,3 +284,18 @@ def test_model_precision_is_refused_in_the_words_of_every_command_with_its_own_r
     assert code == 2 and out == "", err
     assert err == (f"certify: error: {option} must be an integer from 53 to 65536 bits (where the checker confirms "
                    f"a head's certificate), got {bits}\n")
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_sample_takes_the_seeds_every_command_takes(seed, tmp_path, capsys):
+    """sample refused seeds from 2^63 that attack, init and reproduce take: one rule (certify.core.seeds), a
+    non-negative integer, on every command; its campaign is re-derived by verify under the same rule."""
+    folder = tmp_path / "s"
+    sampled = run_cli(["sample", "--n", "2", "--d", "1", "--count", "2", "--seed", seed, "--out", str(folder), "-q"],
+                      capsys)
+    attacked = run_cli(["attack", "--n", "2", "--d", "1", "--budget", "50", "--seed", seed, "-q"], capsys)
+    assert sampled[0] == attacked[0] and sampled[2] == attacked[2], (sampled, attacked)
+    if seed == "-1":
+        assert sampled[0] == 2 and sampled[2] == "certify: error: --seed must be a non-negative integer, got -1\n"
+    else:
+        assert sampled[0] == 0 and run_cli(["verify", str(folder)], capsys)[0] == 0
