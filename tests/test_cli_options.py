@@ -299,3 +299,32 @@ def test_sample_takes_the_seeds_every_command_takes(seed, tmp_path, capsys):
         assert sampled[0] == 2 and sampled[2] == "certify: error: --seed must be a non-negative integer, got -1\n"
     else:
         assert sampled[0] == 0 and run_cli(["verify", str(folder)], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("argv, low, high, equal", [
+    (["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "{tmp}"], "1e-12", "1000000", True),
+    (["attack", "--n", "2", "--d", "1"], "2^-20", "16384", False),
+], ids=["sample", "attack"])
+def test_each_l_range_states_its_own_rule_in_its_help_and_its_refusal(argv, low, high, equal, tmp_path, capsys):
+    """sample's --l-range took LO = HI within 1e-12 to 1e6, attack's LO < HI within 2^-20 to 2^14, each refusal
+    in words of its own ("the L range must satisfy ...", "the range of L = a D^2 must satisfy 9.53674e-07 <= ...",
+    a bound it does not take itself) and neither help said so: one rule in one message, each command's range
+    and reason in both."""
+    from certify.cli import build_parser
+
+    argv = [part.format(tmp=tmp_path / "out") for part in argv]
+    help_text = " ".join(_help(build_parser, argv[0]).split())
+    rule = f"LO {'<=' if equal else '<'} HI within [{low}, {high}]:"
+    assert rule in help_text, help_text
+    for lo, hi in (("1e-30", "1"), ("1", "1e30"), ("2", "1")) + ((("1", "1"),) if not equal else ()):
+        code, out, err = run_cli(argv + ["--l-range", lo, hi], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"certify: error: --l-range must be {rule}") and err.endswith(
+            f"got {float(lo)} {float(hi)}\n"), err
+
+
+def _help(build_parser, command: str) -> str:
+    for action in build_parser(command)._actions:
+        if hasattr(action, "choices") and isinstance(action.choices, dict) and command in action.choices:
+            return action.choices[command].format_help()
+    raise AssertionError(command)
