@@ -328,3 +328,15 @@ def _help(build_parser, command: str) -> str:
         if hasattr(action, "choices") and isinstance(action.choices, dict) and command in action.choices:
             return action.choices[command].format_help()
     raise AssertionError(command)
+
+
+@pytest.mark.parametrize("options, named", [(["--all"], "--all goes"), (["--sample", "5"], "--sample goes"),
+                                            (["--all", "--workers", "2"], "--all and --workers go")])
+def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp_path, capsys):
+    """verify CERT --all (or --sample K, --workers W) did nothing, silently: they re-derive a campaign's records."""
+    cert = tmp_path / "cert.json"
+    assert run_cli(["check", str(ROOT / "examples/layer.json"), "--out", str(cert), "-q"], capsys)[0] in (0, 1, 3)
+    assert run_cli(["verify", str(cert)], capsys)[0] == 0
+    code, out, err = run_cli(["verify", str(cert), *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{named} with a campaign folder, not a certificate file" in err, err

@@ -43,6 +43,12 @@ def run(args) -> int:
     path = Path(args.certificate)
     if path.is_dir() or path.name == "manifest.json":
         return _campaign(args)
+    # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
+    given = [name for name, value in (("--all", args.everything), ("--sample", args.sample is not None),
+                                      ("--workers", args.workers is not None)) if value]
+    if given:
+        raise BadInput(f"{' and '.join(given)} {'go' if len(given) > 1 else 'goes'} with a campaign folder, not a "
+                       f"certificate file ({args.certificate})")
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits)
