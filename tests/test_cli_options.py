@@ -340,3 +340,21 @@ def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp
     code, out, err = run_cli(["verify", str(cert), *options], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert f"{named} with a campaign folder, not a certificate file" in err, err
+
+
+@pytest.mark.parametrize("mask", ["causal", "complete", "full", "mask.json"])
+def test_graph_refuses_a_window_for_a_mask_without_one(mask, tmp_path, capsys, monkeypatch):
+    """graph --mask causal --window 5 printed causal's graph: the width did nothing, silently."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mask.json").write_text("[[1, 0], [1, 1]]")
+    assert run_cli(["graph", "--mask", mask, "--n", "2"], capsys)[0] == 0
+    code, out, err = run_cli(["graph", "--mask", mask, "--n", "2", "--window", "5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"--window goes with the sliding and uni masks, not with {mask!r}" in err, err
+
+
+@pytest.mark.parametrize("mask", ["sliding", "uni", "window"])
+def test_graph_window_still_sets_the_width_of_sliding_and_uni(mask, capsys):
+    default, one, three = (run_cli(["graph", "--mask", mask, "--n", "7", *width], capsys)
+                           for width in ([], ["--window", "1"], ["--window", "3"]))
+    assert default == one and three[0] == 0 and three[1] != one[1], three

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from certify.core import jsonfile
 from certify.core import limits, masks, numbers
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 from certify.core import graphs
 
 
@@ -26,19 +26,23 @@ def add_parser(subparsers) -> None:
                               "bad input.")
     p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
     p.add_argument("--n", type=numbers.integer, help="number of tokens (required for a named mask)")
-    p.add_argument("--window", type=numbers.integer, default=1,
-                   help="window k: sliding attends to i-k..i+k, uni to i-k..i (default 1)")
+    p.add_argument("--window", type=numbers.integer, metavar="K",
+                   help=f"the width k of the {' and '.join(masks.WINDOWED)} masks: sliding attends to i-k..i+k, uni "
+                        "to i-k..i (default 1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run)
 
 
 def _mask(args) -> graphs.Mask:
     name = masks.ALIASES.get(args.mask, args.mask)
+    if args.window is not None and name not in masks.WINDOWED:  # it did nothing to another mask, silently
+        raise BadInput(f"--window goes with the {' and '.join(masks.WINDOWED)} masks, not with {shown(args.mask)}")
     if name in masks.NAMED_MASKS:
         if args.n is None:
             raise BadInput(f"the named mask {args.mask!r} needs --n")
         _within_limit(args.n)  # before the n x n matrix is built
-        return masks.named_mask(name, args.n, args.window)
+        width = {} if args.window is None else {"window": args.window}  # else named_mask's default width
+        return masks.named_mask(name, args.n, **width)
     mask = masks.load_mask(args.mask)
     if args.n is not None and len(mask) != args.n:
         raise BadInput(f"the mask in {args.mask} has {len(mask)} tokens, not --n {args.n}")

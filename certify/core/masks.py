@@ -21,6 +21,7 @@ NAMED_MASKS = {
     "uni": ("token i attends to tokens i-k..i", lambda i, j, k: i - k <= j <= i),
 }
 ALIASES = {"full": "complete", "window": "sliding", "uni-window": "uni"}
+WINDOWED = ("sliding", "uni")  # the named masks with a width k (the others ignore it)
 
 
 def named_mask(name: str, n: int, window: int = 1) -> Mask:
