@@ -140,3 +140,19 @@ def test_every_output_of_the_wrong_kind_is_refused_before_any_work(tmp_path):
             build_parser(only=words[0]).parse_args([*words, option, str(wrong)])
         with pytest.raises(BadInput, match=f"{file} is a file where a folder is needed"):
             build_parser(only=words[0]).parse_args([*words, option, str(file / "under" / "it")])
+
+
+@pytest.mark.parametrize("description, refused", [(3, "int"), ([1], "a list"), ("a layer", None)])
+def test_a_description_that_is_not_text_is_refused(description, refused, tmp_path, capsys):
+    """A numeric "description" passed unnoticed (the key is not read): a label is a string, as "name" is."""
+    import json
+
+    config = json.loads((ROOT / "examples/layer.json").read_text()) | {"description": description}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code = main(["check", str(path), "-q"])
+    err = capsys.readouterr().err
+    if refused is None:
+        assert code in (0, 1, 3) and err == "", err
+    else:
+        assert code == 2 and err.count("\n") == 1 and f'"description" is a note in words (a string), not {refused}' in err, err

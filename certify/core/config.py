@@ -215,6 +215,8 @@ def parse(data: dict) -> Case:
         if unknown:
             raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
+    if not isinstance(data.get("description", ""), str):  # unread, so anything else passed unnoticed
+        raise BadInput(f'"description" is a note in words (a string), not {json_type(data["description"])}')
     return Case(X=X, layers=layers, name=_label(data.get("name", "")))
 
 
