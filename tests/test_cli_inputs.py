@@ -156,3 +156,17 @@ def test_a_description_that_is_not_text_is_refused(description, refused, tmp_pat
         assert code in (0, 1, 3) and err == "", err
     else:
         assert code == 2 and err.count("\n") == 1 and f'"description" is a note in words (a string), not {refused}' in err, err
+
+
+def test_a_count_of_one_is_singular(tmp_path, capsys, monkeypatch):
+    """"the mask has 1 rows" (a configuration's mask), "has 1 tokens" (graph --n against a file's mask)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    config = {"X": [[0], [1]], "A": [[1]], "mask": [[1]]}
+    Path("config.json").write_text(json.dumps(config))
+    Path("mask.json").write_text("[[1]]")
+    assert main(["check", "config.json"]) == 2
+    assert "the mask has 1 row but there are 2 tokens\n" in capsys.readouterr().err
+    assert main(["graph", "--mask", "mask.json", "--n", "2"]) == 2
+    assert capsys.readouterr().err == "certify: error: the mask in mask.json has 1 token, not --n 2\n"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from certify.core import jsonfile
 from certify.core import limits, masks, numbers
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, counted, shown
 from certify.core import graphs
 
 
@@ -45,7 +45,7 @@ def _mask(args) -> graphs.Mask:
         return masks.named_mask(name, args.n, **width)
     mask = masks.load_mask(args.mask)
     if args.n is not None and len(mask) != args.n:
-        raise BadInput(f"the mask in {args.mask} has {len(mask)} tokens, not --n {args.n}")
+        raise BadInput(f"the mask in {args.mask} has {counted(len(mask), 'token')}, not --n {args.n}")
     _within_limit(len(mask))
     return mask
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core import jsonfile
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, counted, shown
 
 Mask = list[list[int]]
 
@@ -56,7 +56,7 @@ def validate_mask(mask, n: int | None = None) -> Mask:
     if not isinstance(mask, list) or not mask:
         raise BadInput("a mask must be a non-empty list of rows")
     if n is not None and len(mask) != n:
-        raise BadInput(f"the mask has {len(mask)} rows but there are {n} tokens")
+        raise BadInput(f"the mask has {counted(len(mask), 'row')} but there are {counted(n, 'token')}")
     n = len(mask)
     rows = []
     for i, row in enumerate(mask):
