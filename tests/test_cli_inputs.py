@@ -170,3 +170,16 @@ def test_a_count_of_one_is_singular(tmp_path, capsys, monkeypatch):
     assert "the mask has 1 row but there are 2 tokens\n" in capsys.readouterr().err
     assert main(["graph", "--mask", "mask.json", "--n", "2"]) == 2
     assert capsys.readouterr().err == "certify: error: the mask in mask.json has 1 token, not --n 2\n"
+
+
+@pytest.mark.parametrize("stray, said", [({"d_k": 1}, "d_k only goes with W_Q and W_K; with A it would be ignored"),
+                                         ({"b_Q": [0], "d_k": 1},
+                                          "b_Q and d_k only go with W_Q and W_K; with A they would be ignored")])
+def test_keys_that_go_with_w_q_are_named_in_grammar(stray, said, tmp_path, capsys):
+    """"d_k only go with W_Q and W_K; with A they would be ignored" for one key."""
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"X": [[0], [1]], "A": [[1]]} | stray))
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err == f"certify: error: layer: {said}\n"
