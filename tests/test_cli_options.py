@@ -367,3 +367,15 @@ def test_attack_names_the_size_it_refuses_and_its_value(option, capsys):
     assert code == 2 and out == "", err
     assert err == (f"certify: error: {option} must be at most 64 (the attack looks for small, readable "
                    "configurations), got 99\n")
+
+
+@pytest.mark.parametrize("options, said", [(["--mask", "causal", "--n", "0"], "--n must be from 1 to 1024 tokens, got 0"),
+                                           (["--mask", "causal", "--n", "5000"],
+                                            "--n must be from 1 to 1024 tokens, got 5000"),
+                                           (["--mask", "uni", "--n", "4", "--window", "0"],
+                                            "--window must be at least 1, got 0")])
+def test_graph_names_the_option_it_refuses_and_its_value(options, said, capsys):
+    """graph --n 0 said "the number of tokens must be at least 1", --n 5000 "the mask has 5000 tokens", --window 0
+    "the window width must be ...": none named the option given."""
+    code, out, err = run_cli(["graph", *options], capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {said}\n", err
