@@ -379,3 +379,17 @@ def test_graph_names_the_option_it_refuses_and_its_value(options, said, capsys):
     "the window width must be ...": none named the option given."""
     code, out, err = run_cli(["graph", *options], capsys)
     assert code == 2 and out == "" and err == f"certify: error: {said}\n", err
+
+
+@pytest.mark.parametrize("argv", [["check", "{config}"], ["attack", "--n", "3", "--d", "2", "--mask", "nosuch"]],
+                         ids=["configuration", "attack"])
+def test_a_mask_name_where_no_file_is_read_gets_no_file_hint(argv, tmp_path, capsys):
+    """A mask name in a configuration, or attack's --mask, was answered "known masks: ..., or a JSON file": neither
+    reads a file.  graph's --mask, which does, still says so."""
+    config = tmp_path / "config.json"
+    config.write_text('{"X": [[0], [1]], "A": [[1]], "mask": "nosuch"}')
+    code, out, err = run_cli([part.format(config=config) for part in argv], capsys)
+    assert code == 2 and err.startswith("certify: error: unknown mask 'nosuch'; known masks: causal, "), err
+    assert "file" not in err, err
+    code, out, err = run_cli(["graph", "--mask", "nosuch", "--n", "3"], capsys)
+    assert code == 2 and err.endswith("nor a JSON file\n"), err
