@@ -393,3 +393,15 @@ def test_a_mask_name_where_no_file_is_read_gets_no_file_hint(argv, tmp_path, cap
     assert "file" not in err, err
     code, out, err = run_cli(["graph", "--mask", "nosuch", "--n", "3"], capsys)
     assert code == 2 and err.endswith("nor a JSON file\n"), err
+
+
+def test_a_double_dash_before_the_command_ends_certifys_own_options(capsys, monkeypatch):
+    """`certify -- check x` said argparse's "invalid choice: '--'": "--" ends certify's own options, the command
+    follows it (and only a command: `certify -- --help` names '--help' as no command)."""
+    monkeypatch.chdir(ROOT)
+    direct = run_cli(["check", "examples/layer.json"], capsys)
+    assert run_cli(["--", "check", "examples/layer.json"], capsys) == direct and direct[0] == 0
+    code, out, err = run_cli(["--", "--help"], capsys)
+    assert code == 2 and out == "" and err.startswith("certify: error: unknown command '--help'"), err
+    code, out, err = run_cli(["--"], capsys)
+    assert code == 2 and out == "" and "give a command" in err and "invalid choice" not in err, err
