@@ -405,3 +405,21 @@ def test_a_double_dash_before_the_command_ends_certifys_own_options(capsys, monk
     assert code == 2 and out == "" and err.startswith("certify: error: unknown command '--help'"), err
     code, out, err = run_cli(["--"], capsys)
     assert code == 2 and out == "" and "give a command" in err and "invalid choice" not in err, err
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["trajectory", "examples/layer.json", "--layers", "2"], "with --out"),
+    (["model", "{tiny}", "--screen", "--out", "{tmp}"], "with --out (not with --screen)"),
+], ids=["trajectory", "model"])
+@pytest.mark.parametrize("figure, named", [(["--format", "svg"], "--format sets"), (["--dpi", "300"], "--dpi sets"),
+                                           (["--format", "pdf", "--dpi", "300"], "--format and --dpi set")])
+def test_figure_options_where_no_figure_is_written_are_refused(argv, where, figure, named, tmp_path, capsys,
+                                                               monkeypatch):
+    """trajectory --format svg without --out, model --screen --dpi 300: no figure is written, the options did
+    nothing, silently."""
+    from tiny_bert import write_model
+
+    monkeypatch.chdir(ROOT)
+    argv = [part.format(tiny=write_model(tmp_path / "tiny"), tmp=tmp_path / "out") for part in argv]
+    code, out, err = run_cli(argv + figure, capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {named} the figures, written only {where}\n", err

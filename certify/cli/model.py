@@ -92,6 +92,7 @@ def run(args) -> int:
         return _run_corpus(args)
     if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
         raise BadInput("--limit, --workers, --executor, --scheduler and --restart go with --corpus")
+    options.check_figures_written(args, args.out is not None and not args.screen, "with --out (not with --screen)")
     args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)
