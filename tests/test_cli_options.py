@@ -129,6 +129,9 @@ def test_an_attack_l_range_out_of_range_names_the_range_given(low, high, capsys)
 @pytest.mark.parametrize("option, value, message", [
     ("--sample", "-1", "--sample must be at least 0, got -1"),
     ("--workers", "0", "workers must be from 1 to"),
+    # the campaign's own limits are its manifest's: --limit did nothing, silently, an unknown name included
+    ("--limit", "tokens=1", "--limit goes with a certificate file"),
+    ("--limit", "bogus=1", "--limit goes with a certificate file"),
 ])
 def test_verify_refuses_each_campaign_option_by_itself(option, value, message, tmp_path, capsys):
     """verify said "--sample must be >= 0 and --workers >= 1" whichever of the two was wrong, without its value."""

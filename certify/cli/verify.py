@@ -77,6 +77,9 @@ def _campaign(args) -> int:
 
     # each refused on its own, with its value (one message named both whichever was wrong); --workers in
     # `certify sample`'s words, by the pool that takes them
+    if args.limit:  # unread: it did nothing (an unknown NAME passed too), silently
+        raise BadInput("--limit goes with a certificate file: a campaign is re-derived under the limits its manifest "
+                       "keeps (those of `certify sample --limit`)")
     if args.sample is not None and args.sample < 0:
         raise BadInput(f"--sample must be at least 0, got {args.sample}")
     jobs.ProcessPool(args.workers)
