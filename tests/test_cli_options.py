@@ -414,8 +414,8 @@ def test_a_double_dash_before_the_command_ends_certifys_own_options(capsys, monk
     (["trajectory", "examples/layer.json", "--layers", "2"], "with --out"),
     (["model", "{tiny}", "--screen", "--out", "{tmp}"], "with --out (not with --screen)"),
 ], ids=["trajectory", "model"])
-@pytest.mark.parametrize("figure, named", [(["--format", "svg"], "--format sets"), (["--dpi", "300"], "--dpi sets"),
-                                           (["--format", "pdf", "--dpi", "300"], "--format and --dpi set")])
+@pytest.mark.parametrize("figure, named", [(["--format", "svg"], "--format goes"), (["--dpi", "300"], "--dpi goes"),
+                                           (["--format", "pdf", "--dpi", "300"], "--format and --dpi go")])
 def test_figure_options_where_no_figure_is_written_are_refused(argv, where, figure, named, tmp_path, capsys,
                                                                monkeypatch):
     """trajectory --format svg without --out, model --screen --dpi 300: no figure is written, the options did
@@ -425,4 +425,18 @@ def test_figure_options_where_no_figure_is_written_are_refused(argv, where, figu
     monkeypatch.chdir(ROOT)
     argv = [part.format(tiny=write_model(tmp_path / "tiny"), tmp=tmp_path / "out") for part in argv]
     code, out, err = run_cli(argv + figure, capsys)
-    assert code == 2 and out == "" and err == f"certify: error: {named} the figures, written only {where}\n", err
+    assert code == 2 and out == "" and err == f"certify: error: {named} with the figures, written only {where}\n", err
+
+
+@pytest.mark.parametrize("options, named", [(["--start-prec", "1024"], "--start-prec goes"),
+                                            (["--max-prec", "128"], "--max-prec goes"),
+                                            (["--bits", "128", "--max-prec", "1024"], "--start-prec and --max-prec go")])
+def test_model_screen_refuses_the_precision_it_does_not_use(options, named, tmp_path, capsys):
+    """model --screen is float64 only: --start-prec and --max-prec in range did nothing, silently."""
+    from tiny_bert import write_model
+
+    tiny = str(write_model(tmp_path / "tiny"))
+    assert run_cli(["model", tiny, "--screen"], capsys)[0] == 0
+    code, out, err = run_cli(["model", tiny, "--screen", *options], capsys)
+    assert code == 2 and out == "", err
+    assert err == f"certify: error: {named} with the certified run, not with --screen (float64 only)\n", err

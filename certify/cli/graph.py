@@ -10,6 +10,7 @@ re-derives a graph: the report says "not certified" (exact shortest-path search)
 
 from __future__ import annotations
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import limits, masks, numbers
 from certify.errors import BadInput, counted, shown
@@ -35,8 +36,9 @@ def add_parser(subparsers) -> None:
 
 def _mask(args) -> graphs.Mask:
     name = masks.ALIASES.get(args.mask, args.mask)
-    if args.window is not None and name not in masks.WINDOWED:  # it did nothing to another mask, silently
-        raise BadInput(f"--window goes with the {' and '.join(masks.WINDOWED)} masks, not with {shown(args.mask)}")
+    if name not in masks.WINDOWED:  # it did nothing to another mask, silently
+        options.refuse_unused(["--window"] if args.window is not None else [],
+                              f"the {' and '.join(masks.WINDOWED)} masks, not with {shown(args.mask)}")
     if name in masks.NAMED_MASKS:
         if args.n is None:
             raise BadInput(f"the named mask {args.mask!r} needs --n")

@@ -203,10 +203,14 @@ def _fraction(enclosure: dict) -> str:
 
 def _bits(args) -> tuple[int, int]:
     """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above it
-    (the default cap with --start-prec 1024).  Both are checked before any work, with --screen too (which
-    took --max-prec -1), and a cap of 0 is refused rather than raised."""
-    for name, bits in (("--start-prec", args.start_prec), ("--max-prec", args.max_prec)):
+    (the default cap with --start-prec 1024).  Both are checked before any work, and a cap of 0 is refused
+    rather than raised; --screen, which uses neither, refuses them (it took --max-prec -1, then any in range)."""
+    given = []
+    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS), ("--max-prec", args.max_prec, MAX_BITS)):
         check_precision_cap(bits, name, MAX_ALLOWED_BITS, PRECISION_REASON)
+        given += [name] if bits != default else []
+    if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently
+        options.refuse_unused(given, "the certified run, not with --screen (float64 only)")
     return args.start_prec, max(args.max_prec, args.start_prec)
 
 

@@ -67,13 +67,19 @@ def add_figure_options(parser) -> None:
                              f"{figures.DPI_RANGE[1]} (default {figures.DEFAULT_DPI})")
 
 
+def refuse_unused(given: list[str], applies: str) -> None:
+    """Options given where they would do nothing are refused, in one line: "--window goes with the sliding and uni
+    masks", "--all and --workers go with a campaign folder" (`applies` completes it)."""
+    if given:
+        raise BadInput(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with {applies}")
+
+
 def check_figures_written(args, written: bool, where: str) -> None:
-    """--format and --dpi given where the command writes no figure (`where` says when it does) are refused, as
-    every option that would do nothing is: they did nothing, silently.  Given as the default, they change nothing."""
+    """--format and --dpi given where the command writes no figure (`where` says when it does) are refused: they
+    did nothing, silently.  Given as the default, they change nothing."""
     given = [name for name, value, default in (("--format", args.figure_format, figures.DEFAULT_FORMAT),
                                                ("--dpi", args.dpi, figures.DEFAULT_DPI)) if value != default]
-    if given and not written:
-        raise BadInput(f"{' and '.join(given)} {'set' if len(given) > 1 else 'sets'} the figures, written only {where}")
+    refuse_unused([] if written else given, f"the figures, written only {where}")
 
 
 def _dpi(text: str) -> int:
