@@ -440,3 +440,12 @@ def test_model_screen_refuses_the_precision_it_does_not_use(options, named, tmp_
     code, out, err = run_cli(["model", tiny, "--screen", *options], capsys)
     assert code == 2 and out == "", err
     assert err == f"certify: error: {named} with the certified run, not with --screen (float64 only)\n", err
+
+
+@pytest.mark.parametrize("options, named", [(["--restart"], "--restart goes"),
+                                            (["--limit", "3", "--workers", "2"], "--limit and --workers go")])
+def test_model_names_the_corpus_options_given_without_corpus(options, named, tmp_path, capsys):
+    """model --restart without --corpus said "--limit, --workers, --executor, --scheduler and --restart go with
+    --corpus", every one of them, whichever was given."""
+    code, out, err = run_cli(["model", str(tmp_path / "no-model"), *options], capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {named} with --corpus\n", err

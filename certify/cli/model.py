@@ -90,8 +90,10 @@ def run(args) -> int:
     args.start_prec, args.max_prec = _bits(args)
     if args.corpus is not None:
         return _run_corpus(args)
-    if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
-        raise BadInput("--limit, --workers, --executor, --scheduler and --restart go with --corpus")
+    corpus_only = (("--limit", args.limit is not None), ("--workers", args.workers is not None),
+                   ("--executor", args.executor != "pool"), ("--scheduler", args.scheduler is not None),
+                   ("--restart", args.restart))
+    options.refuse_unused([name for name, given in corpus_only if given], "--corpus")  # the ones given, by name
     options.check_figures_written(args, args.out is not None and not args.screen, "with --out (not with --screen)")
     args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
