@@ -155,7 +155,8 @@ def test_a_description_that_is_not_text_is_refused(description, refused, tmp_pat
     if refused is None:
         assert code in (0, 1, 3) and err == "", err
     else:
-        assert code == 2 and err.count("\n") == 1 and f'"description" is a note in words (a string), not {refused}' in err, err
+        assert code == 2 and err.count("\n") == 1, err
+        assert f'"description" is a note in words (a string), not {refused}' in err, err
 
 
 def test_a_count_of_one_is_singular(tmp_path, capsys, monkeypatch):

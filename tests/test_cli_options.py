@@ -372,7 +372,8 @@ def test_attack_names_the_size_it_refuses_and_its_value(option, capsys):
                    "configurations), got 99\n")
 
 
-@pytest.mark.parametrize("options, said", [(["--mask", "causal", "--n", "0"], "--n must be from 1 to 1024 tokens, got 0"),
+@pytest.mark.parametrize("options, said", [(["--mask", "causal", "--n", "0"],
+                                            "--n must be from 1 to 1024 tokens, got 0"),
                                            (["--mask", "causal", "--n", "5000"],
                                             "--n must be from 1 to 1024 tokens, got 5000"),
                                            (["--mask", "uni", "--n", "4", "--window", "0"],
@@ -430,7 +431,8 @@ def test_figure_options_where_no_figure_is_written_are_refused(argv, where, figu
 
 @pytest.mark.parametrize("options, named", [(["--start-prec", "1024"], "--start-prec goes"),
                                             (["--max-prec", "128"], "--max-prec goes"),
-                                            (["--bits", "128", "--max-prec", "1024"], "--start-prec and --max-prec go")])
+                                            (["--bits", "128", "--max-prec", "1024"],
+                                             "--start-prec and --max-prec go")])
 def test_model_screen_refuses_the_precision_it_does_not_use(options, named, tmp_path, capsys):
     """model --screen is float64 only: --start-prec and --max-prec in range did nothing, silently."""
     from tiny_bert import write_model

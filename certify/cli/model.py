@@ -67,7 +67,8 @@ def add_parser(subparsers) -> None:
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=options.integer, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
-                        f"--max-prec while undecided); both from {MIN_BITS} to {MAX_ALLOWED_BITS} bits{PRECISION_REASON}")  # fmt: skip
+                        f"--max-prec while undecided); both from {MIN_BITS} to {MAX_ALLOWED_BITS} bits"
+                        + PRECISION_REASON)  # fmt: skip
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
@@ -208,7 +209,8 @@ def _bits(args) -> tuple[int, int]:
     (the default cap with --start-prec 1024).  Both are checked before any work, and a cap of 0 is refused
     rather than raised; --screen, which uses neither, refuses them (it took --max-prec -1, then any in range)."""
     given = []
-    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS), ("--max-prec", args.max_prec, MAX_BITS)):
+    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS),
+                                ("--max-prec", args.max_prec, MAX_BITS)):
         check_precision_cap(bits, name, MAX_ALLOWED_BITS, PRECISION_REASON)
         given += [name] if bits != default else []
     if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently

@@ -458,8 +458,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound
     for option, size in (("--n", n), ("--d", d)):  # each named with its value, as objective.layout_for names 1
         if size > MAX_SIZE:
-            raise BadInput(f"{option} must be at most {MAX_SIZE} (the attack looks for small, readable configurations), "
-                           f"got {size}")
+            raise BadInput(f"{option} must be at most {MAX_SIZE} (the attack looks for small, readable "
+                           f"configurations), got {size}")
     l_range = L_RANGE.checked(l_range)
     seeds.checked(seed)
     check_precision_cap(max_prec)  # refused before the search, not after
