@@ -20,3 +20,8 @@ def shown(value) -> str:
     the 100 kB string a file may hold)."""
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
+
+
+def counted(count: int, noun: str) -> str:
+    """"1 row", "2 rows": a count and its noun, singular for one (a message said "the mask has 1 rows")."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"

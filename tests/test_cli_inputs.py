@@ -140,3 +140,47 @@ def test_every_output_of_the_wrong_kind_is_refused_before_any_work(tmp_path):
             build_parser(only=words[0]).parse_args([*words, option, str(wrong)])
         with pytest.raises(BadInput, match=f"{file} is a file where a folder is needed"):
             build_parser(only=words[0]).parse_args([*words, option, str(file / "under" / "it")])
+
+
+@pytest.mark.parametrize("description, refused", [(3, "int"), ([1], "a list"), ("a layer", None)])
+def test_a_description_that_is_not_text_is_refused(description, refused, tmp_path, capsys):
+    """A numeric "description" passed unnoticed (the key is not read): a label is a string, as "name" is."""
+    import json
+
+    config = json.loads((ROOT / "examples/layer.json").read_text()) | {"description": description}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    code = main(["check", str(path), "-q"])
+    err = capsys.readouterr().err
+    if refused is None:
+        assert code in (0, 1, 3) and err == "", err
+    else:
+        assert code == 2 and err.count("\n") == 1, err
+        assert f'"description" is a note in words (a string), not {refused}' in err, err
+
+
+def test_a_count_of_one_is_singular(tmp_path, capsys, monkeypatch):
+    """"the mask has 1 rows" (a configuration's mask), "has 1 tokens" (graph --n against a file's mask)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    config = {"X": [[0], [1]], "A": [[1]], "mask": [[1]]}
+    Path("config.json").write_text(json.dumps(config))
+    Path("mask.json").write_text("[[1]]")
+    assert main(["check", "config.json"]) == 2
+    assert "the mask has 1 row but there are 2 tokens\n" in capsys.readouterr().err
+    assert main(["graph", "--mask", "mask.json", "--n", "2"]) == 2
+    assert capsys.readouterr().err == "certify: error: the mask in mask.json has 1 token, not --n 2\n"
+
+
+@pytest.mark.parametrize("stray, said", [({"d_k": 1}, "d_k only goes with W_Q and W_K; with A it would be ignored"),
+                                         ({"b_Q": [0], "d_k": 1},
+                                          "b_Q and d_k only go with W_Q and W_K; with A they would be ignored")])
+def test_keys_that_go_with_w_q_are_named_in_grammar(stray, said, tmp_path, capsys):
+    """"d_k only go with W_Q and W_K; with A they would be ignored" for one key."""
+    import json
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"X": [[0], [1]], "A": [[1]]} | stray))
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err == f"certify: error: layer: {said}\n"

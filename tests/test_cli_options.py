@@ -129,6 +129,9 @@ def test_an_attack_l_range_out_of_range_names_the_range_given(low, high, capsys)
 @pytest.mark.parametrize("option, value, message", [
     ("--sample", "-1", "--sample must be at least 0, got -1"),
     ("--workers", "0", "workers must be from 1 to"),
+    # the campaign's own limits are its manifest's: --limit did nothing, silently, an unknown name included
+    ("--limit", "tokens=1", "--limit goes with a certificate file"),
+    ("--limit", "bogus=1", "--limit goes with a certificate file"),
 ])
 def test_verify_refuses_each_campaign_option_by_itself(option, value, message, tmp_path, capsys):
     """verify said "--sample must be >= 0 and --workers >= 1" whichever of the two was wrong, without its value."""
@@ -264,7 +267,7 @@ def test_a_bound_function_given_too_few_arguments_says_arguments(capsys):
 
 
 @pytest.mark.parametrize("option, value", [("--count", "0"), ("--stop-after", "0"), ("--n", "1"), ("--d", "0"),
-                                           ("--seed", str(2**63))])
+                                           ("--seed", "-1")])
 def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
     """sample said "stop_after must be at least 1" (a Python name), "count must be ..." and "the seed must be ...",
     where every other command names the option: "--stop-after must be ..."."""
@@ -273,3 +276,178 @@ def test_sample_names_the_option_it_refuses(option, value, tmp_path, capsys):
                               "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
     assert f"error: {option} must be" in err and f"got {value}" in err, err
+
+
+@pytest.mark.parametrize("option, bits", [("--max-prec", "16"), ("--start-prec", "32"), ("--max-prec", "100000")])
+def test_model_precision_is_refused_in_the_words_of_every_command_with_its_own_range(option, bits, capsys):
+    """model took 16 to 65536 bits in words of its own ("the precision --max-prec 10 is not from 16 to 65536 bits");
+    below 53 bits the checker confirms no head's certificate (every head came out undecided), above its limit
+    of 65536 neither: the range stays model's, the rule and the words are every command's."""
+    code, out, err = run_cli(["model", "--screen", option, bits], capsys)
+    assert code == 2 and out == "", err
+    assert err == (f"certify: error: {option} must be an integer from 53 to 65536 bits (where the checker confirms "
+                   f"a head's certificate), got {bits}\n")
+
+
+@pytest.mark.parametrize("seed", ["-1", str(2**63)])
+def test_sample_takes_the_seeds_every_command_takes(seed, tmp_path, capsys):
+    """sample refused seeds from 2^63 that attack, init and reproduce take: one rule (certify.core.seeds), a
+    non-negative integer, on every command; its campaign is re-derived by verify under the same rule."""
+    folder = tmp_path / "s"
+    sampled = run_cli(["sample", "--n", "2", "--d", "1", "--count", "2", "--seed", seed, "--out", str(folder), "-q"],
+                      capsys)
+    attacked = run_cli(["attack", "--n", "2", "--d", "1", "--budget", "50", "--seed", seed, "-q"], capsys)
+    assert sampled[0] == attacked[0] and sampled[2] == attacked[2], (sampled, attacked)
+    if seed == "-1":
+        assert sampled[0] == 2 and sampled[2] == "certify: error: --seed must be a non-negative integer, got -1\n"
+    else:
+        assert sampled[0] == 0 and run_cli(["verify", str(folder)], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("argv, low, high, equal", [
+    (["sample", "--n", "2", "--d", "1", "--count", "1", "--out", "{tmp}"], "1e-12", "1000000", True),
+    (["attack", "--n", "2", "--d", "1"], "2^-20", "16384", False),
+], ids=["sample", "attack"])
+def test_each_l_range_states_its_own_rule_in_its_help_and_its_refusal(argv, low, high, equal, tmp_path, capsys):
+    """sample's --l-range took LO = HI within 1e-12 to 1e6, attack's LO < HI within 2^-20 to 2^14, each refusal
+    in words of its own ("the L range must satisfy ...", "the range of L = a D^2 must satisfy 9.53674e-07 <= ...",
+    a bound it does not take itself) and neither help said so: one rule in one message, each command's range
+    and reason in both."""
+    from certify.cli import build_parser
+
+    argv = [part.format(tmp=tmp_path / "out") for part in argv]
+    help_text = " ".join(_help(build_parser, argv[0]).split())
+    rule = f"LO {'<=' if equal else '<'} HI within [{low}, {high}]:"
+    assert rule in help_text, help_text
+    for lo, hi in (("1e-30", "1"), ("1", "1e30"), ("2", "1")) + ((("1", "1"),) if not equal else ()):
+        code, out, err = run_cli(argv + ["--l-range", lo, hi], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert err.startswith(f"certify: error: --l-range must be {rule}") and err.endswith(
+            f"got {float(lo)} {float(hi)}\n"), err
+
+
+def _help(build_parser, command: str) -> str:
+    for action in build_parser(command)._actions:
+        if hasattr(action, "choices") and isinstance(action.choices, dict) and command in action.choices:
+            return action.choices[command].format_help()
+    raise AssertionError(command)
+
+
+@pytest.mark.parametrize("options, named", [(["--all"], "--all goes"), (["--sample", "5"], "--sample goes"),
+                                            (["--all", "--workers", "2"], "--all and --workers go")])
+def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp_path, capsys):
+    """verify CERT --all (or --sample K, --workers W) did nothing, silently: they re-derive a campaign's records."""
+    cert = tmp_path / "cert.json"
+    assert run_cli(["check", str(ROOT / "examples/layer.json"), "--out", str(cert), "-q"], capsys)[0] in (0, 1, 3)
+    assert run_cli(["verify", str(cert)], capsys)[0] == 0
+    code, out, err = run_cli(["verify", str(cert), *options], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"{named} with a campaign folder, not a certificate file" in err, err
+
+
+@pytest.mark.parametrize("mask", ["causal", "complete", "full", "mask.json"])
+def test_graph_refuses_a_window_for_a_mask_without_one(mask, tmp_path, capsys, monkeypatch):
+    """graph --mask causal --window 5 printed causal's graph: the width did nothing, silently."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mask.json").write_text("[[1, 0], [1, 1]]")
+    assert run_cli(["graph", "--mask", mask, "--n", "2"], capsys)[0] == 0
+    code, out, err = run_cli(["graph", "--mask", mask, "--n", "2", "--window", "5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"--window goes with the sliding and uni masks, not with {mask!r}" in err, err
+
+
+@pytest.mark.parametrize("mask", ["sliding", "uni", "window"])
+def test_graph_window_still_sets_the_width_of_sliding_and_uni(mask, capsys):
+    default, one, three = (run_cli(["graph", "--mask", mask, "--n", "7", *width], capsys)
+                           for width in ([], ["--window", "1"], ["--window", "3"]))
+    assert default == one and three[0] == 0 and three[1] != one[1], three
+
+
+@pytest.mark.parametrize("option", ["--n", "--d"])
+def test_attack_names_the_size_it_refuses_and_its_value(option, capsys):
+    """attack --n 99 said "--n and --d are at most 64" whichever was too large, without the value given."""
+    code, out, err = run_cli(["attack", "--n", "2", "--d", "1", option, "99", "--budget", "50"], capsys)
+    assert code == 2 and out == "", err
+    assert err == (f"certify: error: {option} must be at most 64 (the attack looks for small, readable "
+                   "configurations), got 99\n")
+
+
+@pytest.mark.parametrize("options, said", [(["--mask", "causal", "--n", "0"],
+                                            "--n must be from 1 to 1024 tokens, got 0"),
+                                           (["--mask", "causal", "--n", "5000"],
+                                            "--n must be from 1 to 1024 tokens, got 5000"),
+                                           (["--mask", "uni", "--n", "4", "--window", "0"],
+                                            "--window must be at least 1, got 0")])
+def test_graph_names_the_option_it_refuses_and_its_value(options, said, capsys):
+    """graph --n 0 said "the number of tokens must be at least 1", --n 5000 "the mask has 5000 tokens", --window 0
+    "the window width must be ...": none named the option given."""
+    code, out, err = run_cli(["graph", *options], capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {said}\n", err
+
+
+@pytest.mark.parametrize("argv", [["check", "{config}"], ["attack", "--n", "3", "--d", "2", "--mask", "nosuch"]],
+                         ids=["configuration", "attack"])
+def test_a_mask_name_where_no_file_is_read_gets_no_file_hint(argv, tmp_path, capsys):
+    """A mask name in a configuration, or attack's --mask, was answered "known masks: ..., or a JSON file": neither
+    reads a file.  graph's --mask, which does, still says so."""
+    config = tmp_path / "config.json"
+    config.write_text('{"X": [[0], [1]], "A": [[1]], "mask": "nosuch"}')
+    code, out, err = run_cli([part.format(config=config) for part in argv], capsys)
+    assert code == 2 and err.startswith("certify: error: unknown mask 'nosuch'; known masks: causal, "), err
+    assert "file" not in err, err
+    code, out, err = run_cli(["graph", "--mask", "nosuch", "--n", "3"], capsys)
+    assert code == 2 and err.endswith("nor a JSON file\n"), err
+
+
+def test_a_double_dash_before_the_command_ends_certifys_own_options(capsys, monkeypatch):
+    """`certify -- check x` said argparse's "invalid choice: '--'": "--" ends certify's own options, the command
+    follows it (and only a command: `certify -- --help` names '--help' as no command)."""
+    monkeypatch.chdir(ROOT)
+    direct = run_cli(["check", "examples/layer.json"], capsys)
+    assert run_cli(["--", "check", "examples/layer.json"], capsys) == direct and direct[0] == 0
+    code, out, err = run_cli(["--", "--help"], capsys)
+    assert code == 2 and out == "" and err.startswith("certify: error: unknown command '--help'"), err
+    code, out, err = run_cli(["--"], capsys)
+    assert code == 2 and out == "" and "give a command" in err and "invalid choice" not in err, err
+
+
+@pytest.mark.parametrize("argv, where", [
+    (["trajectory", "examples/layer.json", "--layers", "2"], "with --out"),
+    (["model", "{tiny}", "--screen", "--out", "{tmp}"], "with --out (not with --screen)"),
+], ids=["trajectory", "model"])
+@pytest.mark.parametrize("figure, named", [(["--format", "svg"], "--format goes"), (["--dpi", "300"], "--dpi goes"),
+                                           (["--format", "pdf", "--dpi", "300"], "--format and --dpi go")])
+def test_figure_options_where_no_figure_is_written_are_refused(argv, where, figure, named, tmp_path, capsys,
+                                                               monkeypatch):
+    """trajectory --format svg without --out, model --screen --dpi 300: no figure is written, the options did
+    nothing, silently."""
+    from tiny_bert import write_model
+
+    monkeypatch.chdir(ROOT)
+    argv = [part.format(tiny=write_model(tmp_path / "tiny"), tmp=tmp_path / "out") for part in argv]
+    code, out, err = run_cli(argv + figure, capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {named} with the figures, written only {where}\n", err
+
+
+@pytest.mark.parametrize("options, named", [(["--start-prec", "1024"], "--start-prec goes"),
+                                            (["--max-prec", "128"], "--max-prec goes"),
+                                            (["--bits", "128", "--max-prec", "1024"],
+                                             "--start-prec and --max-prec go")])
+def test_model_screen_refuses_the_precision_it_does_not_use(options, named, tmp_path, capsys):
+    """model --screen is float64 only: --start-prec and --max-prec in range did nothing, silently."""
+    from tiny_bert import write_model
+
+    tiny = str(write_model(tmp_path / "tiny"))
+    assert run_cli(["model", tiny, "--screen"], capsys)[0] == 0
+    code, out, err = run_cli(["model", tiny, "--screen", *options], capsys)
+    assert code == 2 and out == "", err
+    assert err == f"certify: error: {named} with the certified run, not with --screen (float64 only)\n", err
+
+
+@pytest.mark.parametrize("options, named", [(["--restart"], "--restart goes"),
+                                            (["--limit", "3", "--workers", "2"], "--limit and --workers go")])
+def test_model_names_the_corpus_options_given_without_corpus(options, named, tmp_path, capsys):
+    """model --restart without --corpus said "--limit, --workers, --executor, --scheduler and --restart go with
+    --corpus", every one of them, whichever was given."""
+    code, out, err = run_cli(["model", str(tmp_path / "no-model"), *options], capsys)
+    assert code == 2 and out == "" and err == f"certify: error: {named} with --corpus\n", err

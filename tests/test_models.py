@@ -493,4 +493,5 @@ def test_a_precision_out_of_range_is_bad_input_before_any_work(tiny_dir, capsys,
 
     assert main(["model", str(tiny_dir), *option]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"the precision {option[0]} {option[1]} is not from 16 to 65536 bits" in err
+    assert err.count("\n") == 1 and f"{option[0]} must be an integer from 53 to 65536 bits" in err, err
+    assert f"got {option[1]}" in err, err

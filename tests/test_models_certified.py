@@ -235,7 +235,7 @@ def test_regime_thresholds_agree_with_float64():
 
 def test_two_tokens_make_step_one_an_undecidable_equality(tiny_dir):
     text_model = load_text_model(tiny_dir)
-    layers = certify_trace(text_model.model, text_model.trace(""), bits=32, max_bits=128)
+    layers = certify_trace(text_model.model, text_model.trace(""), bits=64, max_bits=128)
     for head in (h for layer in layers for h in layer.heads):
         assert head.step1 == UNDECIDED and head.bits == 128  # escalated to the ceiling, still an equality
         assert head.step2 == "holds"
@@ -279,7 +279,7 @@ def test_cli_model_exit_codes(tiny_dir, capsys):
     assert "undecided" in capsys.readouterr().out
     assert main(["model", str(tiny_dir), "--bits", "8"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("certify: error: the precision") and err.count("\n") == 1
+    assert err.startswith("certify: error: --start-prec must be") and err.count("\n") == 1
 
 
 def test_weights_beyond_the_float64_witnesses_are_bad_input(tmp_path, capsys):

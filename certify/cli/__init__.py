@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted,
     141 when stdout's reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
+    # "--" before the command ends certify's own options (POSIX): the command follows it (argparse took "--" for
+    # a command, "invalid choice: '--'"), and what follows is a command even when it starts with a dash
+    options_ended = argv[:1] == ["--"]
+    argv = argv[1:] if options_ended else argv
     # Bytes of a command line that are not UTF-8 (a file name) reach Python as lone surrogates: printed back
     # they are those bytes again, where a strict stdout (a UTF-8 locale, PYTHONIOENCODING) raised
     # UnicodeEncodeError after the work was done, an internal error
@@ -138,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        _known_command(argv[0])
+        _known_command(argv[0], options_allowed=not options_ended)
         args = build_parser(only=argv[0] if argv else None).parse_args(argv)
         args.argv = argv  # the command line, for the report pages (certify.report.environment)
         progress.configure(args.progress)
@@ -192,13 +196,15 @@ def os_error_line(err: OSError) -> str:
     return f"{err.strerror or err}: {name or ''}".rstrip(": ")
 
 
-def _known_command(word: str) -> None:
+def _known_command(word: str, options_allowed: bool = True) -> None:
     """A misspelt command is refused with the closest one (argparse lists them all, suggests none); an option
     before the command other than certify's own (-h, --help, --version) is refused as one: argparse said "the
-    following arguments are required: COMMAND" to `certify -q check ...`."""
-    if word in COMMANDS or word == "-h" or word.startswith("--") and any(own.startswith(word) for own in OWN_OPTIONS):
+    following arguments are required: COMMAND" to `certify -q check ...`.  After "--" (options_allowed False)
+    only a command may come."""
+    own = word == "-h" or word.startswith("--") and any(option.startswith(word) for option in OWN_OPTIONS)
+    if word in COMMANDS or options_allowed and own:
         return
-    if word.startswith("-"):
+    if word.startswith("-") and options_allowed:
         raise BadInput(f"unknown option {word!r} before the command: a command comes first, its options after it "
                        "(`certify COMMAND --help` lists them)")
     close = difflib.get_close_matches(word, COMMANDS, n=1)

@@ -46,7 +46,8 @@ def add_parser(subparsers):
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
                    help=f"evaluations (reproducible, resumed or not; default {search.DEFAULT_BUDGET}) or seconds, "
                    "e.g. 10s (a resumed search counts those spent before)")
-    options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g})".format(*search.DEFAULT_L_RANGE),
+    options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g}); ".format(*search.DEFAULT_L_RANGE)
+                        + search.L_RANGE.rule,
                         default=search.DEFAULT_L_RANGE)
     options.add_max_prec(p, default=search.CHECK_MAX_PREC, what="of the ball arithmetic that certifies a candidate")
     options.add_limits(p)  # the engine's, certifying the candidates

@@ -10,9 +10,10 @@ re-derives a graph: the report says "not certified" (exact shortest-path search)
 
 from __future__ import annotations
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import limits, masks, numbers
-from certify.errors import BadInput
+from certify.errors import BadInput, counted, shown
 from certify.core import graphs
 
 
@@ -26,30 +27,39 @@ def add_parser(subparsers) -> None:
                               "bad input.")
     p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
     p.add_argument("--n", type=numbers.integer, help="number of tokens (required for a named mask)")
-    p.add_argument("--window", type=numbers.integer, default=1,
-                   help="window k: sliding attends to i-k..i+k, uni to i-k..i (default 1)")
+    p.add_argument("--window", type=numbers.integer, metavar="K",
+                   help=f"the width k of the {' and '.join(masks.WINDOWED)} masks: sliding attends to i-k..i+k, uni "
+                        "to i-k..i (default 1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(run=run)
 
 
 def _mask(args) -> graphs.Mask:
     name = masks.ALIASES.get(args.mask, args.mask)
+    if name not in masks.WINDOWED:  # it did nothing to another mask, silently
+        options.refuse_unused(["--window"] if args.window is not None else [],
+                              f"the {' and '.join(masks.WINDOWED)} masks, not with {shown(args.mask)}")
     if name in masks.NAMED_MASKS:
         if args.n is None:
             raise BadInput(f"the named mask {args.mask!r} needs --n")
-        _within_limit(args.n)  # before the n x n matrix is built
-        return masks.named_mask(name, args.n, args.window)
+        _within_limit(args.n, "--n")  # before the n x n matrix is built
+        if args.window is not None and args.window < 1:  # named by its option, not as named_mask's "window width"
+            raise BadInput(f"--window must be at least 1, got {args.window}")
+        width = {} if args.window is None else {"window": args.window}  # else named_mask's default width
+        return masks.named_mask(name, args.n, **width)
     mask = masks.load_mask(args.mask)
     if args.n is not None and len(mask) != args.n:
-        raise BadInput(f"the mask in {args.mask} has {len(mask)} tokens, not --n {args.n}")
+        raise BadInput(f"the mask in {args.mask} has {counted(len(mask), 'token')}, not --n {args.n}")
     _within_limit(len(mask))
     return mask
 
 
-def _within_limit(n: int) -> None:
+def _within_limit(n: int, option: str | None = None) -> None:
     """The tokens limit of a configuration: the analysis is a shortest-path search from every token
     (n^3 compiled steps and an n x n table of distances for a complete mask: under 2 s at 1024 tokens,
-    days and 80 GB at 10^5)."""
+    days and 80 GB at 10^5).  n given as an option (--n) is refused by its name, below 1 as well."""
+    if option is not None and not 1 <= n <= limits.DEFAULT.tokens:
+        raise BadInput(f"{option} must be from 1 to {limits.DEFAULT.tokens} tokens, got {n}")
     if n > limits.DEFAULT.tokens:
         raise BadInput(f"the mask has {n} tokens, above the limit of {limits.DEFAULT.tokens} tokens")
 

@@ -25,6 +25,7 @@ from certify import jobs
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.precision import check_precision_cap
 from certify.core.report_files import PAGE
 from certify.errors import BadInput
 from certify.report import corpus_page
@@ -44,6 +45,7 @@ REPORT_FILE = "model_certified.json"
 SCREEN_FILE = "model_screen.json"
 SCREEN_LABEL = "float64 screening, NOT certified"
 SHIPPED_CORPUS = ""  # --corpus without FILE
+PRECISION_REASON = " (where the checker confirms a head's certificate)"  # the range of --start-prec and --max-prec
 
 
 def add_parser(subparsers) -> None:
@@ -65,7 +67,8 @@ def add_parser(subparsers) -> None:
                         "with --corpus: the run's folder (summary, figures, the report page index.html)")  # fmt: skip
     p.add_argument("--start-prec", dest="start_prec", type=options.integer, default=DEFAULT_BITS, metavar="BITS",
                    help=f"starting precision of the ball arithmetic (default {DEFAULT_BITS}; doubled per head up to "
-                        "--max-prec while undecided)")  # fmt: skip
+                        f"--max-prec while undecided); both from {MIN_BITS} to {MAX_ALLOWED_BITS} bits"
+                        + PRECISION_REASON)  # fmt: skip
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
@@ -88,8 +91,11 @@ def run(args) -> int:
     args.start_prec, args.max_prec = _bits(args)
     if args.corpus is not None:
         return _run_corpus(args)
-    if args.limit is not None or args.restart or args.scheduler or args.workers is not None or args.executor != "pool":
-        raise BadInput("--limit, --workers, --executor, --scheduler and --restart go with --corpus")
+    corpus_only = (("--limit", args.limit is not None), ("--workers", args.workers is not None),
+                   ("--executor", args.executor != "pool"), ("--scheduler", args.scheduler is not None),
+                   ("--restart", args.restart))
+    options.refuse_unused([name for name, given in corpus_only if given], "--corpus")  # the ones given, by name
+    options.check_figures_written(args, args.out is not None and not args.screen, "with --out (not with --screen)")
     args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)
@@ -200,11 +206,15 @@ def _fraction(enclosure: dict) -> str:
 
 def _bits(args) -> tuple[int, int]:
     """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above it
-    (the default cap with --start-prec 1024).  Both are checked before any work, with --screen too (which
-    took --max-prec -1), and a cap of 0 is refused rather than raised."""
-    for name, bits in (("--start-prec", args.start_prec), ("--max-prec", args.max_prec)):
-        if not MIN_BITS <= bits <= MAX_ALLOWED_BITS:
-            raise BadInput(f"the precision {name} {bits} is not from {MIN_BITS} to {MAX_ALLOWED_BITS} bits")
+    (the default cap with --start-prec 1024).  Both are checked before any work, and a cap of 0 is refused
+    rather than raised; --screen, which uses neither, refuses them (it took --max-prec -1, then any in range)."""
+    given = []
+    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS),
+                                ("--max-prec", args.max_prec, MAX_BITS)):
+        check_precision_cap(bits, name, MAX_ALLOWED_BITS, PRECISION_REASON)
+        given += [name] if bits != default else []
+    if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently
+        options.refuse_unused(given, "the certified run, not with --screen (float64 only)")
     return args.start_prec, max(args.max_prec, args.start_prec)
 
 

@@ -33,7 +33,8 @@ def add_parser(subparsers):
     p.add_argument("--d", type=options.integer, required=True, help="token dimension")
     p.add_argument("--count", type=options.integer, required=True, help="number of configurations")
     p.add_argument("--seed", type=options.integer, default=0, help="campaign seed (default 0)")
-    options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]")
+    options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]; "
+                        + samplers.L_RANGE.rule)
     layer = p.add_argument_group("the layer beyond the head (default: pure attention X' = P X; drawn after the "
                                  "tokens and the head, see certify.search.samplers)")
     layer.add_argument("--mask", choices=samplers.MASKS, help="a named mask: causal, sliding (previous, self, next) "

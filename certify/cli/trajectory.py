@@ -148,6 +148,7 @@ def _bits(tr) -> str:
 
 def run(args) -> int:
     """Run `certify trajectory`; return its exit code."""
+    options.check_figures_written(args, bool(args.out), "with --out")
     limits = options.limits_of(args)  # the configuration's reader and the checker's (before the bar)
     with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
         tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str,

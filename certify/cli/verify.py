@@ -43,6 +43,10 @@ def run(args) -> int:
     path = Path(args.certificate)
     if path.is_dir() or path.name == "manifest.json":
         return _campaign(args)
+    # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
+    given = [name for name, value in (("--all", args.everything), ("--sample", args.sample is not None),
+                                      ("--workers", args.workers is not None)) if value]
+    options.refuse_unused(given, f"a campaign folder, not a certificate file ({args.certificate})")
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits)
@@ -71,6 +75,9 @@ def _campaign(args) -> int:
 
     # each refused on its own, with its value (one message named both whichever was wrong); --workers in
     # `certify sample`'s words, by the pool that takes them
+    # unread: it did nothing (an unknown NAME passed too), silently
+    options.refuse_unused(["--limit"] if args.limit else [], "a certificate file: a campaign is re-derived under the "
+                          "limits its manifest keeps (those of `certify sample --limit`)")
     if args.sample is not None and args.sample < 0:
         raise BadInput(f"--sample must be at least 0, got {args.sample}")
     jobs.ProcessPool(args.workers)

@@ -215,6 +215,8 @@ def parse(data: dict) -> Case:
         if unknown:
             raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
+    if not isinstance(data.get("description", ""), str):  # unread, so anything else passed unnoticed
+        raise BadInput(f'"description" is a note in words (a string), not {json_type(data["description"])}')
     return Case(X=X, layers=layers, name=_label(data.get("name", "")))
 
 
@@ -244,7 +246,9 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
         if "W_Q" in spec or "W_K" in spec:
             raise BadInput(f"{where}: give either A or W_Q and W_K, not both")
         if stray := sorted({"b_Q", "b_K", "d_k"} & set(spec)):  # (the checker refuses them with A too)
-            raise BadInput(f"{where}: {', '.join(stray)} only go with W_Q and W_K; with A they would be ignored")
+            one = len(stray) == 1
+            raise BadInput(f"{where}: {' and '.join(stray)} only {'goes' if one else 'go'} with W_Q and W_K; with A "
+                           f"{'it' if one else 'they'} would be ignored")
         fields["A"] = parse_matrix(spec["A"], f"{where}.A", (d, d))
     elif "W_Q" in spec or "W_K" in spec:
         if "W_Q" not in spec or "W_K" not in spec:

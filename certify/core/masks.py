@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core import jsonfile
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, counted, shown
 
 Mask = list[list[int]]
 
@@ -21,14 +21,16 @@ NAMED_MASKS = {
     "uni": ("token i attends to tokens i-k..i", lambda i, j, k: i - k <= j <= i),
 }
 ALIASES = {"full": "complete", "window": "sliding", "uni-window": "uni"}
+KNOWN = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))  # every name, as a refusal lists them
+WINDOWED = ("sliding", "uni")  # the named masks with a width k (the others ignore it)
 
 
 def named_mask(name: str, n: int, window: int = 1) -> Mask:
     """The 0/1 matrix of a named mask on n tokens (window = k for the two windows)."""
     key = ALIASES.get(name, name)
     if key not in NAMED_MASKS:
-        known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
-        raise BadInput(f"unknown mask {shown(name)}; known masks: {known}, or a JSON file")
+        # a name only: a configuration's "mask" and attack's --mask read no file (graph's --mask says so itself)
+        raise BadInput(f"unknown mask {shown(name)}; known masks: {KNOWN}")
     if n < 1:
         raise BadInput(f"the number of tokens must be at least 1, got {n}")
     if window < 1:
@@ -40,8 +42,7 @@ def named_mask(name: str, n: int, window: int = 1) -> Mask:
 def load_mask(path: str | Path) -> Mask:
     """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"."""
     if not Path(path).is_file():
-        known = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))
-        raise BadInput(f"{path!r} is neither a mask name ({known}) nor a JSON file")
+        raise BadInput(f"{path!r} is neither a mask name ({KNOWN}) nor a JSON file")
     data = jsonfile.read(path, raise_with=None)  # the default limits: `graph` has no option to raise them
     if isinstance(data, dict):
         if "mask" not in data:
@@ -55,7 +56,7 @@ def validate_mask(mask, n: int | None = None) -> Mask:
     if not isinstance(mask, list) or not mask:
         raise BadInput("a mask must be a non-empty list of rows")
     if n is not None and len(mask) != n:
-        raise BadInput(f"the mask has {len(mask)} rows but there are {n} tokens")
+        raise BadInput(f"the mask has {counted(len(mask), 'row')} but there are {counted(n, 'token')}")
     n = len(mask)
     rows = []
     for i, row in enumerate(mask):

@@ -64,10 +64,11 @@ def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None], 
     return allowed, None
 
 
-def check_precision_cap(max_prec: int) -> None:
-    """BadInput unless max_prec is an integer number of bits from START_PRECISION to PRECISION_LIMIT."""
-    if isinstance(max_prec, bool) or not isinstance(max_prec, int) or not START_PRECISION <= max_prec <= PRECISION_LIMIT:
-        raise BadInput(f"--max-prec must be an integer from {START_PRECISION} to {PRECISION_LIMIT} bits, got {max_prec!r}")
+def check_precision_cap(bits: int, option: str = "--max-prec", high: int = PRECISION_LIMIT, why: str = "") -> None:
+    """BadInput unless bits is an integer number of bits from START_PRECISION to high (PRECISION_LIMIT unless a
+    command's results cannot use more, `why` saying so): the rule and the words of every precision option."""
+    if isinstance(bits, bool) or not isinstance(bits, int) or not START_PRECISION <= bits <= high:
+        raise BadInput(f"{option} must be an integer from {START_PRECISION} to {high} bits{why}, got {bits!r}")
 
 
 def is_resolved(x: flint.arb) -> bool:

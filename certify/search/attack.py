@@ -42,6 +42,7 @@ from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
 from certify.search import attack_folder, objective, shrink
+from certify.search.l_range import LRange
 from certify.search.objective import Evaluation, Layout
 
 DEFAULT_STARTS = 16  # the most starts chosen automatically, and the number for a time budget
@@ -49,7 +50,8 @@ MIN_STARTS = 4
 EVALUATIONS_PER_DIMENSION = 40
 DEFAULT_BUDGET = "3000"
 DEFAULT_L_RANGE = (2.0**-4, 2.0**10)
-L_LIMITS = (2.0**-20, 2.0**14)  # beyond, exp(-L) is either 1 to the precision used or absurdly small
+L_RANGE = LRange(2.0**-20, 2.0**14, fixed=False, why="the search moves L within it; beyond, exp(-L) is 1 to "
+                 "the precision used or absurdly small")
 MAX_EVALUATIONS = 10**7
 MAX_SECONDS = 24 * 3600
 MAX_STARTS = 10_000
@@ -454,11 +456,11 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound
-    if n > MAX_SIZE or d > MAX_SIZE:
-        raise BadInput(f"--n and --d are at most {MAX_SIZE}: the attack looks for small, readable configurations")
-    if not L_LIMITS[0] <= l_range[0] < l_range[1] <= L_LIMITS[1]:
-        raise BadInput(f"the range of L = a D^2 must satisfy {L_LIMITS[0]:g} <= low < high <= {L_LIMITS[1]:g}, "
-                       f"got {l_range[0]} {l_range[1]}")
+    for option, size in (("--n", n), ("--d", d)):  # each named with its value, as objective.layout_for names 1
+        if size > MAX_SIZE:
+            raise BadInput(f"{option} must be at most {MAX_SIZE} (the attack looks for small, readable "
+                           f"configurations), got {size}")
+    l_range = L_RANGE.checked(l_range)
     seeds.checked(seed)
     check_precision_cap(max_prec)  # refused before the search, not after
     spend = Budget.parse(budget)

@@ -81,7 +81,7 @@ from flint import arb
 from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
-from certify.core import expr, jsonfile, report_files
+from certify.core import expr, jsonfile, report_files, seeds
 from certify.errors import BadInput
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -148,8 +148,7 @@ class Campaign(samplers.LayerParts):
         L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range)
         if not 1 <= self.count <= MAX_COUNT:
             raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
-        if not 0 <= self.seed < 2**63:
-            raise BadInput(f"--seed must be an integer between 0 and 2^63 - 1, got {self.seed}")
+        seeds.checked(self.seed)
         check_precision_cap(self.max_prec)
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:

@@ -60,13 +60,15 @@ from certify.core.arith import FLOAT64
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
+from certify.search.l_range import LRange
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
 # operations per configuration, with an arb_mat product of the query-key matrix).
 MAX_TOKENS = 512
 MAX_DIMENSION = 1024
 # L ranges far above 1e6 cannot be decided: seeing exp(-L) next to 1 needs L / ln 2 bits.
-L_LIMITS = (1e-12, 1e6)
+L_RANGE = LRange(1e-12, 1e6, fixed=True, why="each configuration's L is drawn log-uniformly in it (LO = HI fixes "
+                 "it); beyond 1e6, exp(-L) next to 1 needs too many bits to decide")
 
 
 @dataclass(frozen=True)
@@ -257,10 +259,7 @@ def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
         raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
     if L_range is None:
         return dist.default_L_range
-    lo, hi = (float(v) for v in L_range)
-    if not (math.isfinite(lo) and math.isfinite(hi) and L_LIMITS[0] <= lo <= hi <= L_LIMITS[1]):
-        raise BadInput(f"the L range must satisfy {L_LIMITS[0]:g} <= lo <= hi <= {L_LIMITS[1]:g}, got {lo:g} .. {hi:g}")
-    return lo, hi
+    return L_RANGE.checked(L_range)
 
 
 def float64_L(X: np.ndarray, A: np.ndarray) -> float:

@@ -49,7 +49,8 @@ import numpy as np
 from flint import arb
 
 from certify.core import quantities
-from certify.core.precision import escalate
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS
+from certify.core.precision import START_PRECISION, escalate
 from certify.core.arith import BALL
 from certify.engine import UNDECIDED, VIOLATED
 from certify.errors import BadInput
@@ -62,7 +63,9 @@ from certify.core.thin_norm import ball_array, ball_matrix, product_norm, produc
 
 DEFAULT_BITS = 64
 MAX_BITS = 512  # the default ceiling of the per-head escalation
-MIN_BITS, MAX_ALLOWED_BITS = 16, 1 << 16
+# The checker confirms a head's certificate only at a precision from 53 bits (START_PRECISION) to the limit
+# its default limits allow (a model has no --limit): outside, every head would be left undecided.
+MIN_BITS, MAX_ALLOWED_BITS = START_PRECISION, DEFAULT_LIMITS.precision
 
 REGIMES = (INFORMATIVE, INDISTINGUISHABLE, UNDERFLOWED, UNDECIDED)
 
