@@ -130,6 +130,15 @@ def test_the_cli_says_how_to_resume_and_reports_what_it_replayed(tmp_path, monke
     assert main(["verify", str(out / "certificate.json")]) == 0
 
 
+def test_the_cli_names_every_file_it_wrote(tmp_path, capsys):
+    out = tmp_path / "a1"
+    assert main(ARGV + ["--budget", "100", "--out", str(out), "-q"]) == 1
+    printed = capsys.readouterr().out
+    files = sorted(path.name for path in out.iterdir() if not path.name.startswith("."))
+    assert attack_folder.PARAMETERS in files and attack_folder.JOURNAL in files
+    assert [name for name in files if str(out / name) not in printed] == []
+
+
 def small(**changes) -> list[str]:
     """The argv of a small attack of LARGE_L, with options changed (None: left out)."""
     options = {"--bound": LARGE_L, "--n": "2", "--d": "1", "--seed": "3", "--budget": "100", **changes}

@@ -220,6 +220,7 @@ class Folder:
             dump("counterexample.json", config.to_json(report.counterexample.case))
             written["certificate"] = str(certificate.write(report.counterexample.result.certificate,
                                                            self.path / "certificate.json"))
+        written["parameters"] = str(self.path / PARAMETERS)  # written as the run started, named with the rest
         written["journal"] = str(self.journal.path)
         dump("summary.json", dict(report.to_json(), files=dict(written, summary=str(self.path / "summary.json"))))
         return written
