@@ -45,11 +45,29 @@ def test_the_plan_refuses_at_the_start_and_stops_at_the_cap():
     case = config.load(LAYER)
     plan = decide._plan(case.sizes(), False, 53, 1 << 16, DEFAULT)
     assert plan.refused is None and plan.cap == 1 << 16 and plan.stopped is None
-    assert plan.checker_limits.precision == max(DEFAULT.precision, 1 << 16)
+    # the precision limit caps the ladder as memory and work do: its last rung is the limit itself
+    below = decide._plan(case.sizes(), False, 53, 1 << 16, DEFAULT.__class__(**{**vars(DEFAULT), "precision": 1000}))
+    assert below.refused is None and below.cap == 1000 and "precision limit is 1000 bits" in below.stopped
     # a work limit that lets 53 bits through but not 106: undecided cases stop there, with the reason
     limit = DEFAULT.__class__(**{**vars(DEFAULT), "work": work(*case.sizes(), 53)})
     capped = decide._plan(case.sizes(), False, 53, 1 << 16, limit)
     assert capped.refused is None and capped.cap == 53 and "work" in capped.stopped
+
+
+def test_check_states_no_precision_its_limits_refuse_and_says_so(tmp_path):
+    """--limit precision=1000 was raised to --max-prec: check decided at 1696 bits and wrote a certificate that
+    verify at the same limits refused.  Now the ladder stops at the limit, and the undecided reason names it."""
+    saturated = ROOT / "examples/saturated.json"  # decided at 1696 bits
+    at_limit = DEFAULT.__class__(**{**vars(DEFAULT), "precision": 1000})
+    result = engine.check(saturated, limits=at_limit)
+    assert result.verdict == "undecided" and result.precision == 1000
+    assert "not raised beyond 1000 bits: the precision limit is 1000 bits" in result.reason
+    assert "raise --max-prec" not in result.reason
+    raised = engine.check(saturated, limits=DEFAULT.__class__(**{**vars(DEFAULT), "precision": 2000}))
+    assert raised.verdict == "holds" and raised.precision == 1696
+    assert certify_checker.verify(raised.certificate, certify_checker.Limits(**{**vars(DEFAULT), "precision": 2000})).ok
+    with pytest.raises(BadInput, match="precision limit is 40 bits"):
+        engine.check(saturated, limits=DEFAULT.__class__(**{**vars(DEFAULT), "precision": 40}))
 
 
 def test_a_case_counts_its_sizes_once_and_stays_equal_and_picklable():

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from dataclasses import dataclass, field
 
@@ -208,18 +207,19 @@ def _verdict(comparisons: list[Comparison]) -> str:
     return UNDECIDED
 
 
-def _equality_reason(comparisons: list[Comparison], precision: int) -> str:
+def _equality_reason(comparisons: list[Comparison], precision: int, higher: str = "raise --max-prec") -> str:
+    """Why the comparisons stay undecided at this precision; `higher` says how more precision is had."""
     open_ = [c for c in comparisons if c.outcome is None]
     if any(not (c.lhs.is_finite() and c.rhs.is_finite()) for c in open_):
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
-                " precision (raise --max-prec)")
+                f" precision ({higher})")
     widths = [(c.lhs - c.rhs) for c in open_]
     if all(w.contains(0) for w in widths):
         return (f"the two sides agree to {precision} bits: either an exact equality (ball arithmetic cannot"
                 " decide lhs <= rhs when lhs = rhs; e.g. n = 2 makes D(PX) = tau(P) D(X) exact) or a margin"
-                " below the precision cap (raise --max-prec)")
-    return f"undecided at the precision cap of {precision} bits (raise --max-prec)"
+                f" below the precision cap ({higher})")
+    return f"undecided at the precision cap of {precision} bits ({higher})"
 
 
 def float64_screen(case: config.Case, claim: Claim) -> list[Comparison]:
@@ -275,19 +275,26 @@ class _Plan:
     refused: str | None  # why even the start precision is refused, or None
     cap: int  # the highest precision of the ladder within the resource limits
     stopped: str | None  # why the precision after the cap is refused, or None
-    checker_limits: Limits  # the checker's: this run's, raised to max_prec (a certificate at it must be verifiable)
 
 
 @functools.lru_cache(maxsize=256)
 def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
-    their sizes and limits, and the key is hashed once per check."""
+    their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
+    memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
+    checker confirms under them), so --max-prec beyond it rises no higher and says why."""
     def refusal(precision: int) -> str | None:
+        if precision > limits.precision:
+            return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
+                    " precision=N raises it")
         return resource_problem(*sizes, precision, limits, uses_tau)
 
     refused = refusal(start_prec)
-    cap, stopped = (start_prec, None) if refused else highest_allowed(start_prec, max_prec, refusal)
-    return _Plan(refused, cap, stopped, dataclasses.replace(limits, precision=max(limits.precision, max_prec)))
+    if refused:
+        return _Plan(refused, start_prec, None)
+    top = min(max_prec, limits.precision)  # the ladder's last rung: the limit itself where it is the lower
+    cap, stopped = highest_allowed(start_prec, top, refusal)
+    return _Plan(None, cap, stopped if stopped or top == max_prec else refusal(max_prec))
 
 
 def check(source, claim: str | None = None, bound: str | None = None, *,
@@ -325,7 +332,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
             return verdict, comparisons, None
         cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                  verdict, precision, views, comparisons, witnesses)
-        confirmation = certificate.confirm(cert, plan.checker_limits)
+        confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:
             return verdict, comparisons, cert
         # a precision at which the checker cannot follow is escalated too
@@ -337,7 +344,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
                                                        start_prec, plan.cap)
     if cert is not None:
         return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
-    reason = refusals[-1] if refusals else _equality_reason(comparisons, precision)
-    if plan.stopped:
-        reason += f"; not raised beyond {plan.cap} bits: {plan.stopped}"
+    higher = f"not raised beyond {plan.cap} bits: {plan.stopped}" if plan.stopped else "raise --max-prec"
+    reason = refusals[-1] + (f"; {higher}" if plan.stopped else "") if refusals else (
+        _equality_reason(comparisons, precision, higher))
     return Result(UNDECIDED, target_name, precision, comparisons, reason=reason, case=case, claim=claim_obj)
