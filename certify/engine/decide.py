@@ -28,6 +28,7 @@ from certify.engine import certificate
 from certify.core import config
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
+from certify.core.integers import integer
 from certify.claims import Claim, Inequality
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
@@ -301,8 +302,9 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
     where the next precision would pass the memory or work estimate.
     """
+    max_prec, start_prec = integer(max_prec, "--max-prec"), integer(start_prec, "the starting precision")
     check_precision_cap(max_prec)  # the words of every command's --max-prec
-    if isinstance(start_prec, bool) or not isinstance(start_prec, int) or not START_PRECISION <= start_prec <= max_prec:
+    if not START_PRECISION <= start_prec <= max_prec:
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
                        f"got {start_prec!r}")
     case = config.load(source, limits)

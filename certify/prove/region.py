@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify.core.integers import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import parse_number
 from certify.core.precision import escalate
@@ -328,6 +329,7 @@ def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius,
     """The region and profile of prove_claim's arguments, or BadInput before any work."""
     if not time_limit > 0:
         raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
+    n, d = integer(n, "--n"), None if d is None else integer(d, "--d")
     region = reductions.region(n, d, parse_number(radius, "--radius"), parse_number(norm, "--norm"))
     profile = target(claim, bound, n, d)
     reductions.reduce(region)  # refuse what no reduction covers

@@ -37,6 +37,7 @@ from scipy.optimize import minimize
 
 from certify import engine
 from certify.core import config, numbers, seeds
+from certify.core.integers import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
@@ -453,6 +454,9 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
     the candidates are certified under.
     """
+    n, d, seed, layers, max_prec = (integer(value, option) for value, option in (
+        (n, "--n"), (d, "--d"), (seed, "--seed"), (layers, "--layers"), (max_prec, "--max-prec")))
+    starts = None if starts is None else integer(starts, "--starts")
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound

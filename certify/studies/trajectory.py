@@ -68,6 +68,7 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
+from certify.core.integers import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core import quantities
 from certify.core import spectral
@@ -198,7 +199,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
     stage = progress or (lambda _: None)
     case = config.load(source, limits)
-    if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
+    layers, max_prec = integer(layers, "--layers"), integer(max_prec, "--max-prec")
+    if not 1 <= layers <= MAX_LAYERS:
         raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
     check_precision_cap(max_prec)
     if all(row == case.X[0] for row in case.X):

@@ -1,0 +1,21 @@
+"""A whole-number argument of the Python API (a count, a size, a seed, a precision), as a Python int."""
+
+from __future__ import annotations
+
+import operator
+
+from certify.errors import BadInput
+
+
+def integer(value, option: str) -> int:
+    """value as a Python int, or BadInput naming the option and the value.
+
+    A numpy integer is its integer (np.arange gives them; kept as they are, one reached a manifest that JSON
+    cannot write); a float, even 2.0, a string or None is refused (2.0 tokens reached a proof's certificate,
+    which the checker refused); a bool is no number, as in JSON."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # int and numpy integers; numpy's bool refuses it too
+        except TypeError:
+            pass
+    raise BadInput(f"{option} must be an integer, got {value!r}")
