@@ -358,3 +358,10 @@ def test_a_numpy_integer_is_its_integer(tmp_path, function, changed):
     assert repr(numpy).replace(str(tmp_path / "numpy"), "") == repr(plain).replace(str(tmp_path / "plain"), "")
     if function == "prove":
         assert numpy.confirmed
+
+
+@pytest.mark.parametrize("source", [None, 5, ["cert.json"], b"cert.json"])
+def test_verify_of_what_is_no_certificate_is_bad_input(source):
+    """certify.verify(None) raised pathlib's TypeError; certify.check(None) says what a configuration is."""
+    with pytest.raises(certify.BadInput, match="a certificate is a file path, a campaign folder or a certificate dict"):
+        certify.verify(source)

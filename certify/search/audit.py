@@ -46,6 +46,7 @@ from certify.engine import certificate
 from certify.core import config, jsonfile
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import campaign as campaigns, tier3
@@ -550,6 +551,8 @@ def verify(source, *, limits: Limits = DEFAULT_LIMITS, everything: bool = False,
     a campaign folder (or its manifest.json) in arb, as `certify verify` does."""
     if isinstance(source, dict):
         cert, name = source, "certificate"
+    elif not isinstance(source, (str, Path)):
+        raise BadInput(f"a certificate is a file path, a campaign folder or a certificate dict, not {json_type(source)}")
     else:
         path = Path(source)
         if path.is_dir() or path.name == "manifest.json":
