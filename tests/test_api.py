@@ -15,8 +15,10 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from flint import arb
 
 import certify
+from certify import engine
 from certify.cli import main
 from certify.core import config
 from certify.core.verdicts import REPR_LIMIT
@@ -365,3 +367,19 @@ def test_verify_of_what_is_no_certificate_is_bad_input(source):
     """certify.verify(None) raised pathlib's TypeError; certify.check(None) says what a configuration is."""
     with pytest.raises(certify.BadInput, match="a certificate is a file path, a campaign folder or a certificate dict"):
         certify.verify(source)
+
+
+def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
+    """The repr showed D_out = [+/- 1.7e-13] as "D_out = 0e-12", a zero it is not (D_out is about 1e-214 here,
+    and positive), where `certify check` prints the ball; and a margin around zero read as +/- the radius,
+    below the ball's upper end.  Both now read as arb writes such a ball: +/- a bound on its absolute value."""
+    result = certify.check({"X": np.array([[1, 2], [3, 250]]), "A": np.eye(2)})
+    c = result.tightest
+    assert c.lhs.contains(0)
+    shown = repr(result).split("D_out = ", 1)[1].split(" vs", 1)[0]
+    assert shown.startswith("+/-") and float(shown[3:]) >= float(c.lhs.upper()), repr(result)
+    assert "0e-" not in repr(result) and "vs (1 - exp(-a*D**2))*D = 248.00806," in repr(result)
+    off_zero = arb("[1e-13 +/- 0.5e-13]")  # no digit is sure, though zero is outside
+    for ball in (off_zero, c.lhs):
+        text = engine.short(ball)
+        assert text.startswith("+/-") and float(text[3:]) >= float(ball.upper()) > 0

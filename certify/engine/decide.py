@@ -110,8 +110,8 @@ class Result:
         c = self.tightest
         where = f" at layer {c.layer}"
         target = self.target if len(self.target) <= 60 else self.target[:57] + "..."
-        detail = (f"{target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
-                  f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin_text}")
+        detail = (f"{target}{where}; {c.lhs_expr} = {short(c.lhs, 8)}"
+                  f" vs {c.rhs_expr} = {short(c.rhs, 8)}, margin {self.margin_text}")
         detail += f", {self.precision} bits" if self.precision else ""
         return short_repr(self.verdict, detail + (f"; {self.reason}" if self.reason else ""))
 
@@ -121,13 +121,14 @@ def _ball(x) -> arb:
     return x if isinstance(x, arb) else arb(float(x))
 
 
-def short(x) -> str:
-    """A ball to 3 digits; a ball around zero as +/- its radius."""
+def short(x, digits: int = 3) -> str:
+    """A ball to the digits of `digits` it is sure of; a ball sure of none (around zero, or wide) as arb
+    writes it, +/- a bound on its absolute value (without the radius arb would print such a ball as "0e-12",
+    and its radius alone understates a ball that does not sit on zero)."""
     if isinstance(x, arb):
-        if x.mid() == 0 or x.contains(0) and x.rad() > abs(x.mid()):
-            return "+/-" + arb(x.rad()).str(2, radius=False)
-        return x.str(3, radius=False)
-    return f"{x:.3g}"
+        text = x.str(digits)
+        return "+/-" + text[len("[+/- "):-1] if text.startswith("[+/-") else x.str(digits, radius=False)
+    return f"{x:.{digits}g}"
 
 
 def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | None, expr.Expr | None]:
