@@ -383,3 +383,12 @@ def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
     for ball in (off_zero, c.lhs):
         text = engine.short(ball)
         assert text.startswith("+/-") and float(text[3:]) >= float(ball.upper()) > 0
+
+
+def test_a_masked_array_with_masked_entries_is_refused():
+    """np.asarray drops a masked array's mask: the hidden values under it were certified, silently."""
+    hidden = np.ma.array([[5.0, 0.0], [0.0, 1.0]], mask=[[True, False], [False, False]])
+    with pytest.raises(certify.BadInput, match="X: a masked array with 1 masked entry"):
+        certify.check({"X": hidden, "A": np.eye(2)})
+    unmasked = np.ma.array([[5.0, 0.0], [0.0, 1.0]])  # nothing hidden: its values, as any array's
+    assert config.load({"X": unmasked, "A": np.eye(2)}) == config.load({"X": unmasked.data, "A": np.eye(2)})

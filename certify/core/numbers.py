@@ -235,6 +235,10 @@ def from_numpy(data, ndims: dict, where: str = ""):
     Python value (_numpy_exact), so that the rest of the reading sees what a JSON file gives.  ndims
     maps a key to the dimensions its array must have (2 for a matrix, 1 for a vector, 0 for a scalar)."""
     if isinstance(data, (np.ndarray, np.generic)):
+        hidden = np.ma.count_masked(data) if isinstance(data, np.ma.MaskedArray) else 0
+        if hidden:  # np.asarray keeps the values under the mask, silently
+            raise BadInput(f"{where}: a masked array with {hidden} masked {'entry' if hidden == 1 else 'entries'}"
+                           " (fill them, e.g. .filled(0), or give a plain array)")
         array = np.asarray(data)
         key = where.rsplit(".", 1)[-1]
         want = ndims.get(key)
