@@ -396,3 +396,14 @@ def test_a_masked_array_with_masked_entries_is_refused():
         certify.check({"X": hidden, "A": np.eye(2)})
     unmasked = np.ma.array([[5.0, 0.0], [0.0, 1.0]])  # nothing hidden: its values, as any array's
     assert config.load({"X": unmasked, "A": np.eye(2)}) == config.load({"X": unmasked.data, "A": np.eye(2)})
+
+
+@pytest.mark.parametrize("function", ["sample", "attack"])
+@pytest.mark.parametrize("l_range", [1, (1, 2, 3), ("a", "b"), (1,), None])
+def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_range):
+    """L_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
+    if l_range is None and function == "sample":
+        return  # sample: the distribution's own range
+    name = "L_range" if function == "sample" else "l_range"
+    with pytest.raises(certify.BadInput, match=r"--l-range must be two numbers LO HI, got "):
+        _call(tmp_path, function, **{name: l_range})
