@@ -407,3 +407,10 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
     name = "L_range" if function == "sample" else "l_range"
     with pytest.raises(certify.BadInput, match=r"--l-range must be two numbers LO HI, got "):
         _call(tmp_path, function, **{name: l_range})
+
+
+@pytest.mark.parametrize("function, out", [("sample", None), ("sample", 5), ("attack", 5), ("attack", ["f"])])
+def test_an_out_folder_that_is_not_a_path_is_bad_input(tmp_path, function, out):
+    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder."""
+    with pytest.raises(certify.BadInput, match=r"--out: a folder is a path \(a string or a pathlib\.Path\), not "):
+        _call(tmp_path, function, out=out)

@@ -46,6 +46,13 @@ def input_file(path, what: str) -> Path:
     raise BadInput(f"no such {what}: {path}")
 
 
+def folder_path(folder, option: str = "--out") -> Path:
+    """A folder argument of the Python API as a Path, or BadInput when it is no path (None, a number)."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
+    return Path(folder)
+
+
 def wrong_kind(path, folder_needed: bool) -> str:
     """The words for a path of the wrong kind: a file where a folder is needed, or the other way round."""
     if folder_needed:

@@ -85,6 +85,7 @@ from certify.core import expr, jsonfile, report_files, seeds
 from certify.errors import BadInput
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
+from certify.core.files import folder_path
 from certify.core.integers import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
@@ -713,6 +714,7 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
+    out = folder_path(out)
     n, d, count, seed, max_prec = (integer(value, option) for value, option in (
         (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))
     workers, stop_after = (None if value is None else integer(value, option)
