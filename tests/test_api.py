@@ -414,3 +414,13 @@ def test_an_out_folder_that_is_not_a_path_is_bad_input(tmp_path, function, out):
     """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder."""
     with pytest.raises(certify.BadInput, match=r"--out: a folder is a path \(a string or a pathlib\.Path\), not "):
         _call(tmp_path, function, out=out)
+
+
+def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
+    """certify.check takes np.float32(0.5) and np.int64(2) as the numbers they hold; prove refused them
+    ("--radius: expected a number, got int64")."""
+    plain = certify.prove("collapse.global", n=2, radius=2, norm=0.5)
+    numpy = certify.prove("collapse.global", n=2, radius=np.int64(2), norm=np.float32(0.5))
+    assert numpy.region == plain.region and numpy.confirmed
+    with pytest.raises(certify.BadInput, match="--radius: a numpy array of dtype complex128"):
+        certify.prove("collapse.global", n=2, radius=np.complex128(1), norm=1)

@@ -19,7 +19,7 @@ from flint import arb, ctx
 
 from certify.core.integers import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
-from certify.core.numbers import parse_number
+from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
@@ -330,7 +330,9 @@ def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius,
     if not time_limit > 0:
         raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
     n, d = integer(n, "--n"), None if d is None else integer(d, "--d")
-    region = reductions.region(n, d, parse_number(radius, "--radius"), parse_number(norm, "--norm"))
+    radius, norm = (parse_number(from_numpy(value, {}, option), option) for value, option in ((radius, "--radius"),
+                                                                                           (norm, "--norm")))
+    region = reductions.region(n, d, radius, norm)
     profile = target(claim, bound, n, d)
     reductions.reduce(region)  # refuse what no reduction covers
     return region, profile
