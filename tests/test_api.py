@@ -424,3 +424,31 @@ def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
     assert numpy.region == plain.region and numpy.confirmed
     with pytest.raises(certify.BadInput, match="--radius: a numpy array of dtype complex128"):
         certify.prove("collapse.global", n=2, radius=np.complex128(1), norm=1)
+
+
+@pytest.mark.parametrize("parts, words", [
+    ({"value": "orthogonal", "residual": "no"}, "--residual must be true or false, got 'no'"),
+    ({"ffn": "relu", "ffn_residual": 1}, "--ffn-residual must be true or false, got 1"),
+    ({"ffn": "relu", "hidden": 2.5}, "--hidden must be an integer, got 2.5"),
+    ({"value": "orthogonal", "value_norm": "x"}, "--value-norm must be a number, got 'x'"),
+    ({"value": "orthogonal", "value_norm": True}, "--value-norm must be a number, got True"),
+])
+def test_a_layer_part_of_the_wrong_type_is_bad_input(tmp_path, parts, words):
+    """From Python, residual="no" made a residual layer (any truthy value did), hidden=2.5 and value_norm="x"
+    raised TypeError."""
+    with pytest.raises(certify.BadInput) as err:
+        _call(tmp_path, "sample", claim="value.bounded" if "value" in parts else "ffn.lipschitz", **parts)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("claim, plain_parts, numpy_parts", [
+    ("ffn.lipschitz", {"ffn": "relu", "hidden": 3, "ffn_residual": True},
+     {"ffn": "relu", "hidden": np.int64(3), "ffn_residual": np.True_}),
+    ("residual.two_sided", {"value": "orthogonal", "value_norm": 0.5, "residual": True},
+     {"value": "orthogonal", "value_norm": np.float32(0.5), "residual": np.True_}),
+])
+def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_parts):
+    """np.True_, np.int64 and np.float32 parts reached the manifest, which JSON could not write."""
+    plain = _call(tmp_path / "plain", "sample", claim=claim, **plain_parts)
+    numpy = _call(tmp_path / "numpy", "sample", claim=claim, **numpy_parts)
+    assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
