@@ -428,6 +428,7 @@ def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
 
 @pytest.mark.parametrize("parts, words", [
     ({"value": "orthogonal", "residual": "no"}, "--residual must be true or false, got 'no'"),
+    ({"value": "orthogonal", "residual": np.int64(1)}, "--residual must be true or false, got np.int64(1)"),
     ({"ffn": "relu", "ffn_residual": 1}, "--ffn-residual must be true or false, got 1"),
     ({"ffn": "relu", "hidden": 2.5}, "--hidden must be an integer, got 2.5"),
     ({"value": "orthogonal", "value_norm": "x"}, "--value-norm must be a number, got 'x'"),
@@ -452,3 +453,18 @@ def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_
     plain = _call(tmp_path / "plain", "sample", claim=claim, **plain_parts)
     numpy = _call(tmp_path / "numpy", "sample", claim=claim, **numpy_parts)
     assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
+
+
+@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"), ("sample", "progress", "progress"),
+                                                    ("attack", "with_v", "--with-v"),
+                                                    ("attack", "interruptible", "interruptible")])
+def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
+    """Read by its truth, restart="no" discarded the campaign in the folder and with_v="no" searched with V."""
+    kept = None
+    if function == "sample":
+        kept = _call(tmp_path, "sample")
+    with pytest.raises(certify.BadInput, match=f"^{option} must be true or false, got 'no'$"):
+        _call(tmp_path, function, **{name: "no"}, **({"count": 3} if function == "sample" else {}))
+    if kept is not None:  # the campaign in the folder is untouched
+        assert certify.verify(tmp_path / "s").ok and json.loads((tmp_path / "s" / "manifest.json").read_text())["count"] == 2
+    assert _call(tmp_path / "numpy", function, **{name: np.False_}).exit_code == 0

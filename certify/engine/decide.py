@@ -28,7 +28,7 @@ from certify.engine import certificate
 from certify.core import config
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
-from certify.core.integers import integer
+from certify.core.arguments import integer
 from certify.claims import Claim, Inequality
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from certify.core.integers import integer
+from certify.core.arguments import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate

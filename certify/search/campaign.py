@@ -86,7 +86,7 @@ from certify.errors import BadInput
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
-from certify.core.integers import integer
+from certify.core.arguments import flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
@@ -717,6 +717,7 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     out = folder_path(out)
     n, d, count, seed, max_prec = (integer(value, option) for value, option in (
         (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))
+    progress, restart = flag(progress, "progress"), flag(restart, "--restart")
     workers, stop_after = (None if value is None else integer(value, option)
                            for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,

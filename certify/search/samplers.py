@@ -57,7 +57,7 @@ import numpy as np
 from certify.core import quantities
 from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
-from certify.core.integers import integer
+from certify.core.arguments import flag, integer
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
@@ -148,12 +148,7 @@ class LayerParts:
     def _typed(self) -> LayerParts:
         """These parts with the flags as bools and the sizes as Python numbers, or BadInput: from Python, any
         truthy residual (residual="no") made a residual layer, and numpy numbers reached the manifest."""
-        flags = {}
-        for name in ("residual", "ffn_residual"):
-            value = getattr(self, name)
-            if not isinstance(value, (bool, np.bool_)):
-                raise BadInput(f"--{name.replace('_', '-')} must be true or false, got {value!r}")
-            flags[name] = bool(value)
+        flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}") for name in ("residual", "ffn_residual")}
         norm = self.value_norm
         if norm is not None and (isinstance(norm, (bool, np.bool_)) or not isinstance(norm, (int, float, np.number))
                                  or isinstance(norm, np.complexfloating)):

@@ -68,7 +68,7 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
-from certify.core.integers import integer
+from certify.core.arguments import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core import quantities
 from certify.core import spectral

@@ -1,4 +1,4 @@
-"""A whole-number argument of the Python API (a count, a size, a seed, a precision), as a Python int."""
+"""The whole numbers (a count, a size, a seed, a precision) and the flags of the Python API, as Python values."""
 
 from __future__ import annotations
 
@@ -19,3 +19,12 @@ def integer(value, option: str) -> int:
         except TypeError:
             pass
     raise BadInput(f"{option} must be an integer, got {value!r}")
+
+
+def flag(value, option: str) -> bool:
+    """value as a Python bool (numpy's included), or BadInput naming the option and the value: read as true
+    or false by its truth, restart="no" discarded a campaign and residual="no" made a residual layer."""
+    kind = type(value)
+    if kind is bool or kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):  # numpy not imported
+        return bool(value)
+    raise BadInput(f"{option} must be true or false, got {value!r}")
