@@ -468,3 +468,35 @@ def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name,
     if kept is not None:  # the campaign in the folder is untouched
         assert certify.verify(tmp_path / "s").ok and json.loads((tmp_path / "s" / "manifest.json").read_text())["count"] == 2
     assert _call(tmp_path / "numpy", function, **{name: np.False_}).exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def campaign_and_certificate(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("verify")
+    certify.sample(n=2, d=1, count=2, workers=1, out=folder / "s")
+    (folder / "cert.json").write_text(json.dumps(certify.check(LAYER).certificate))
+    return folder / "s", folder / "cert.json"
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
+    ({"everything": "no"}, "--all must be true or false, got 'no'"), ({"workers": 1.5}, "--workers must be an integer")])
+def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
+    """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all."""
+    with pytest.raises(certify.BadInput, match=re.escape(words)):
+        certify.verify(campaign_and_certificate[0], **options)
+
+
+@pytest.mark.parametrize("options, given", [({"sample": 5}, "--sample goes"), ({"everything": True}, "--all goes"),
+                                            ({"workers": 1, "sample": 0}, "--sample and --workers go")])
+def test_verify_of_a_certificate_refuses_a_campaigns_options_as_the_command_does(campaign_and_certificate, capsys,
+                                                                                 options, given):
+    """`certify verify cert.json --sample 5` is refused (the option did nothing); certify.verify ignored it."""
+    cert = campaign_and_certificate[1]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(cert, **options)
+    argv = [f"--{'all' if name == 'everything' else name}" + ("" if value is True else f"={value}")
+            for name, value in options.items()]
+    assert main(["verify", str(cert), *argv]) == 2
+    assert given in str(err.value) and capsys.readouterr().err == f"certify: error: {err.value}\n"
+    assert certify.verify(cert).ok

@@ -1,4 +1,5 @@
-"""The whole numbers (a count, a size, a seed, a precision) and the flags of the Python API, as Python values."""
+"""The whole numbers (a count, a size, a seed, a precision) and the flags of the Python API as Python values, and
+the refusal of options (or arguments) given where they would do nothing, of the commands and the API alike."""
 
 from __future__ import annotations
 
@@ -28,3 +29,10 @@ def flag(value, option: str) -> bool:
     if kind is bool or kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):  # numpy not imported
         return bool(value)
     raise BadInput(f"{option} must be true or false, got {value!r}")
+
+
+def refuse_unused(given: list[str], applies: str) -> None:
+    """Options given where they would do nothing are refused, in one line: "--window goes with the sliding and uni
+    masks", "--all and --workers go with a campaign folder" (`applies` completes it)."""
+    if given:
+        raise BadInput(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with {applies}")
