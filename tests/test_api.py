@@ -500,3 +500,17 @@ def test_verify_of_a_certificate_refuses_a_campaigns_options_as_the_command_does
     assert main(["verify", str(cert), *argv]) == 2
     assert given in str(err.value) and capsys.readouterr().err == f"certify: error: {err.value}\n"
     assert certify.verify(cert).ok
+
+
+@pytest.mark.parametrize("call", [lambda: certify.check(LAYER, bound=1), lambda: certify.check(LAYER, bound=["D"]),
+                                  lambda: certify.prove(bound=2, n=2, radius=1, norm=1)])
+def test_a_bound_that_is_no_string_is_named_as_such(call):
+    """bound=1 was refused as "the bound expression is empty", which it is not."""
+    with pytest.raises(certify.BadInput, match=r"^a bound is a string \(an expression such as '2\*D'\), not "):
+        call()
+
+
+def test_a_claim_that_is_no_string_is_an_unknown_claim():
+    """claim=["collapse.tanh"] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=r"^unknown claim \['collapse.tanh'\]"):
+        certify.check(LAYER, claim=["collapse.tanh"])
