@@ -514,3 +514,22 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
     """claim=["collapse.tanh"] raised TypeError (unhashable type: 'list')."""
     with pytest.raises(certify.BadInput, match=r"^unknown claim \['collapse.tanh'\]"):
         certify.check(LAYER, claim=["collapse.tanh"])
+
+
+LIMITED = {"check": lambda limits, folder: certify.check(LAYER, limits=limits),
+           "trajectory": lambda limits, folder: certify.trajectory(LAYER, layers=2, limits=limits),
+           "attack": lambda limits, folder: certify.attack(n=2, d=1, budget=50, limits=limits),
+           "verify": lambda limits, folder: certify.verify(certify.check(LAYER).certificate, limits=limits),
+           "sample": lambda limits, folder: certify.sample(n=2, d=1, count=2, workers=1, out=folder, limits=limits)}
+
+
+@pytest.mark.parametrize("function", LIMITED)
+def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function):
+    """limits=None raised AttributeError in check, trajectory, attack and verify (sample's default is None);
+    limits={"tokens": 4} raised AttributeError or TypeError."""
+    from certify.core.limits import DEFAULT
+
+    with pytest.raises(certify.BadInput, match=r"^limits: a certify\.core\.limits\.Limits \(None for the documented "
+                                               r"ones\), not dict$"):
+        LIMITED[function]({"tokens": 4}, tmp_path / "a")
+    assert LIMITED[function](None, tmp_path / "b").exit_code == LIMITED[function](DEFAULT, tmp_path / "c").exit_code == 0

@@ -34,7 +34,7 @@ from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import ball_text, float_bounds
 from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION, check_precision_cap, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
@@ -304,6 +304,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     where the next precision would pass the memory or work estimate.
     """
     max_prec, start_prec = integer(max_prec, "--max-prec"), integer(start_prec, "the starting precision")
+    limits = given_limits(limits)
     check_precision_cap(max_prec)  # the words of every command's --max-prec
     if not START_PRECISION <= start_prec <= max_prec:
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "

@@ -46,7 +46,7 @@ from certify.engine import certificate
 from certify.core import config, jsonfile
 from certify.core import arguments
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
@@ -552,6 +552,7 @@ def verify(source, *, limits: Limits = DEFAULT_LIMITS, everything: bool = False,
     a campaign folder (or its manifest.json) in arb, as `certify verify` does: every configuration when
     `everything`, else those the audit must and `sample` of the holds at random (SAMPLE when None), with
     `workers` processes.  Those three go with a campaign: given with a certificate they are BadInput."""
+    limits = given_limits(limits)
     if isinstance(source, dict):
         cert, name = source, "certificate"
     elif not isinstance(source, (str, Path)):

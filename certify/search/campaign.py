@@ -87,7 +87,7 @@ from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
 from certify.core.arguments import flag, integer
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
 
@@ -722,6 +722,6 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
                            for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
                     L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec, tier=tier,
-                    limits=None if limits is None else vars(limits), **parts)
+                    limits=None if limits is None else vars(given_limits(limits)), **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)
