@@ -533,3 +533,11 @@ def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function)
                                                r"ones\), not dict$"):
         LIMITED[function]({"tokens": 4}, tmp_path / "a")
     assert LIMITED[function](None, tmp_path / "b").exit_code == LIMITED[function](DEFAULT, tmp_path / "c").exit_code == 0
+
+
+@pytest.mark.parametrize("time_limit", ["5", None, True, [5]])
+def test_a_time_limit_that_is_no_number_is_bad_input(time_limit):
+    """time_limit="5" raised TypeError ('>' not supported between str and int)."""
+    with pytest.raises(certify.BadInput, match=f"^--time-limit must be a number, got {re.escape(repr(time_limit))}$"):
+        certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=time_limit)
+    assert certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=np.float32(5)).confirmed

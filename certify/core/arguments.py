@@ -3,6 +3,7 @@ the refusal of options (or arguments) given where they would do nothing, of the 
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 from certify.errors import BadInput
@@ -20,6 +21,14 @@ def integer(value, option: str) -> int:
         except TypeError:
             pass
     raise BadInput(f"{option} must be an integer, got {value!r}")
+
+
+def real(value, option: str) -> float:
+    """value as a Python float (a numpy number included), or BadInput naming the option and the value: a string
+    or None raised TypeError where it was compared; a bool is no number."""
+    if not isinstance(value, bool) and isinstance(value, numbers.Real):  # numpy's numbers are registered Reals
+        return float(value)
+    raise BadInput(f"{option} must be a number, got {value!r}")
 
 
 def flag(value, option: str) -> bool:

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from certify.core.arguments import integer
+from certify.core.arguments import integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
@@ -327,6 +327,7 @@ def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d
 def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm,
             time_limit: float) -> tuple[reductions.Region, Profile]:
     """The region and profile of prove_claim's arguments, or BadInput before any work."""
+    time_limit = real(time_limit, "--time-limit")
     if not time_limit > 0:
         raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
     n, d = integer(n, "--n"), None if d is None else integer(d, "--d")

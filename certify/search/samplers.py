@@ -57,7 +57,7 @@ import numpy as np
 from certify.core import quantities
 from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
-from certify.core.arguments import flag, integer
+from certify.core.arguments import flag, integer, real
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
@@ -149,11 +149,8 @@ class LayerParts:
         """These parts with the flags as bools and the sizes as Python numbers, or BadInput: from Python, any
         truthy residual (residual="no") made a residual layer, and numpy numbers reached the manifest."""
         flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}") for name in ("residual", "ffn_residual")}
-        norm = self.value_norm
-        if norm is not None and (isinstance(norm, (bool, np.bool_)) or not isinstance(norm, (int, float, np.number))
-                                 or isinstance(norm, np.complexfloating)):
-            raise BadInput(f"--value-norm must be a number, got {norm!r}")
-        return replace(self, **flags, value_norm=None if norm is None else float(norm),
+        norm = None if self.value_norm is None else real(self.value_norm, "--value-norm")
+        return replace(self, **flags, value_norm=norm,
                        hidden=None if self.hidden is None else integer(self.hidden, "--hidden"))
 
     def add_to(self, rng: np.random.Generator, config: dict, d: int) -> None:
