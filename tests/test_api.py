@@ -541,3 +541,21 @@ def test_a_time_limit_that_is_no_number_is_bad_input(time_limit):
     with pytest.raises(certify.BadInput, match=f"^--time-limit must be a number, got {re.escape(repr(time_limit))}$"):
         certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=time_limit)
     assert certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=np.float32(5)).confirmed
+
+
+def test_an_unconfirmed_proof_or_trajectory_does_not_read_as_its_verdict(tmp_path):
+    """The repr of a proof the checker did not confirm began "<certify prove proved:", of a trajectory
+    "<certify trajectory holds:", where `certify prove` and `certify trajectory` print "(not certified)";
+    and a ProofResult had no exit_code, where `certify prove` exits 3 for it."""
+    import dataclasses
+
+    proof = certify.prove("collapse.global", n=2, radius=1, norm=1)
+    traj = certify.trajectory(LAYER, layers=2)
+    assert proof.exit_code == 0 and repr(proof).startswith("<certify prove proved: ")
+    assert repr(traj).startswith("<certify trajectory holds: ")
+    doubted = dataclasses.replace(proof, confirmed=False)
+    assert doubted.exit_code == 3 and repr(doubted).startswith("<certify prove proved (not certified): ")
+    doubted = dataclasses.replace(traj, certified=False)
+    assert doubted.exit_code == 3 and repr(doubted).startswith("<certify trajectory holds (not certified): ")
+    violated = certify.prove(bound="D*(1-exp(-a*D**2/3))", n=2, radius=2, norm=2)
+    assert violated.verdict == "violated" and violated.exit_code == 1

@@ -21,7 +21,7 @@ from certify.core.arguments import integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
-from certify.core.verdicts import short_repr
+from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
 from certify.engine import VIOLATED
@@ -33,6 +33,7 @@ from certify.prove.tilt import Interval, one_minus_ratio_lower
 
 KIND = "region-proof"
 PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
+EXIT = {PROVED: 0, VIOLATED_VERDICT: 1, UNDECIDED: 3}  # the exit codes of `certify prove`
 # The bisection tree is a string in preorder: a digit k for a box bisected at the midpoint of
 # variable k (at most 8 variables), "." for a leaf (the next one of "leaves"), "?" for a box left
 # open (the next one of "left").
@@ -81,14 +82,20 @@ class ProofResult:
         """The fraction of the reduced domain's volume closed by the leaves."""
         return sum((volume(box) for box, _, _ in self.leaves), Fraction(0)) / volume(self.reduction.root)
 
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `certify prove`: 0 proved, 1 violated, 3 undecided or not confirmed by the checker."""
+        return EXIT[self.verdict] if self.confirmed else EXIT[UNDECIDED]
+
     def __repr__(self) -> str:
-        """One short line: the verdict, the region, the leaves and whether the checker confirmed."""
-        checker = "confirmed by the checker" if self.confirmed else "not certified"
+        """One short line: the verdict (marked not certified unless the checker confirmed it, as `certify prove`
+        prints it), the region, the leaves and whether the checker confirmed."""
+        checker = "confirmed by the checker" if self.confirmed else NOT_CERTIFIED
         checker += ", interrupted" if self.interrupted else ""
         region = self.region
         d = "every d" if region.d is None else f"d = {region.d}"
         target = self.profile.claim or f"bound {self.profile.bound}"
-        return short_repr(f"prove {self.verdict}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
+        return short_repr(f"prove {labelled(self.verdict, self.confirmed)}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
                           f"||A||_2 <= {region.norm}, {self.reduction.scope}; {len(self.leaves)} leaves, "
                           f"{float(self.volume_proved):.3g} of the volume, {checker}")
 

@@ -182,11 +182,12 @@ class Trajectory:
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
     def __repr__(self) -> str:
-        """One short line: the verdict, how far D_t is resolved, D_T, and whether the checker confirmed."""
+        """One short line: the verdict (marked not certified unless the checker confirmed it, as `certify trajectory`
+        prints it), how far D_t is resolved, D_T, and whether the checker confirmed."""
         last = self.points[self.resolved_through] if self.resolved_through >= 0 else None
         D = "" if last is None else f", D_{last.t} = {last.D.str(4, radius=False)}"
         checker = "confirmed by the checker" if self.certified else NOT_CERTIFIED
-        return short_repr(f"trajectory {self.verdict}", f"{self.name or 'configuration'}, {self.T} layers, "
+        return short_repr(f"trajectory {labelled(self.verdict, self.certified)}", f"{self.name or 'configuration'}, {self.T} layers, "
                           f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
 
 
