@@ -55,8 +55,8 @@ class Comparison:
 
 @dataclass
 class Result:
-    """The outcome of certify.check: the verdict, the comparisons, the checker-confirmed certificate,
-    and the float64 screen's comparisons on request (screen)."""
+    """The outcome of certify.check: the verdict, the comparisons, the checker-confirmed certificate (None when
+    undecided), and the float64 screen's comparisons on request (screen)."""
     verdict: str
     target: str  # claim id, or "bound: EXPR"
     precision: int | None
@@ -298,7 +298,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).  `goal`, a
+    holds, violated or undecided, with its certificate (re-verified by the checker; None when undecided,
+    as `certify check` writes none: nothing was decided).  `goal`, a
     Target prepared once (a campaign's), replaces claim and bound.  Inputs beyond `limits`
     (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
     where the next precision would pass the memory or work estimate.
