@@ -324,7 +324,8 @@ def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profi
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
                 time_limit: float = 60.0, progress=None) -> ProofResult:
     """Prove a claim (collapse.global by default, or collapse.tanh) or a bound D*g(a*D**2) for every
-    configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3");
+    configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3"; a float
+    is the binary64 value it holds, 0.3 a little below 3/10, as in a configuration: write "0.3" for 3/10);
     d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
     (result.confirmed); what no reduction covers is refused (BadInput) before any work."""
     region, profile = prepare(claim, bound, n, d, radius, norm, time_limit)
