@@ -559,3 +559,14 @@ def test_an_unconfirmed_proof_or_trajectory_does_not_read_as_its_verdict(tmp_pat
     assert doubted.exit_code == 3 and repr(doubted).startswith("<certify trajectory holds (not certified): ")
     violated = certify.prove(bound="D*(1-exp(-a*D**2/3))", n=2, radius=2, norm=2)
     assert violated.verdict == "violated" and violated.exit_code == 1
+
+
+@pytest.mark.parametrize("config, where", [
+    ({1: [[1], [-1]], "X": [[1], [-1]], "A": [[5]]}, "the configuration"),
+    ({"X": [[1], [-1]], "layers": [{"A": [[5]], ("V",): [[1]]}]}, "layers[0]"),
+    ({"X": [[1], [-1]], "A": [[5]], "ffn": {"W1": [[1]], "W2": [[1]], None: 0}}, "ffn"),
+])
+def test_a_key_that_is_no_string_is_bad_input(config, where):
+    """A dict key JSON cannot write (1, a tuple, None) raised TypeError joining the unknown keys."""
+    with pytest.raises(certify.BadInput, match=rf"^{re.escape(where)}: a key is a string, not "):
+        certify.check(config)

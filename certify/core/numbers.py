@@ -247,7 +247,10 @@ def from_numpy(data, ndims: dict, where: str = ""):
             raise BadInput(f"{where}: expected {what}, got a numpy array of shape {array.shape}")
         return _numpy_exact(array, where)
     if isinstance(data, dict):
-        return {key: from_numpy(value, ndims, f"{where}.{key}" if where else str(key)) for key, value in data.items()}
+        for key in data:  # a JSON object's are; from Python, 1 or None raised TypeError where unknown keys were listed
+            if not isinstance(key, str):
+                raise BadInput(f"{where or 'the configuration'}: a key is a string, not {type(key).__name__} ({key!r})")
+        return {key: from_numpy(value, ndims, f"{where}.{key}" if where else key) for key, value in data.items()}
     if isinstance(data, (list, tuple)) and _holds_container(data):
         return [from_numpy(value, ndims, f"{where}[{i}]") for i, value in enumerate(data)]
     return data
