@@ -570,3 +570,18 @@ def test_a_key_that_is_no_string_is_bad_input(config, where):
     """A dict key JSON cannot write (1, a tuple, None) raised TypeError joining the unknown keys."""
     with pytest.raises(certify.BadInput, match=rf"^{re.escape(where)}: a key is a string, not "):
         certify.check(config)
+
+
+def test_an_incomplete_campaign_is_undecided_as_certify_sample_exits(tmp_path, capsys):
+    """SampleResult said "sample holds" with exit_code 0 for 38 of 300 configurations decided, where `certify
+    sample` exits 3 for it (and the report page said "overall verdict holds")."""
+    from certify.report import campaign_page
+
+    result = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s", stop_after=1)
+    assert result.counts["holds"] == result.summary["decided"] < 300 and not result.summary["complete"]
+    assert result.verdict == "undecided" and result.exit_code == 3 and repr(result).startswith("<certify sample undecided")
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "300", "--workers", "1", "--stop-after", "1",
+                 "--out", str(tmp_path / "c"), "--no-progress"]) == 3
+    assert "overall verdict undecided" in " ".join(campaign_page.build(result.summary, tmp_path / "s", None).lead)
+    finished = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s")
+    assert finished.verdict == "holds" and finished.exit_code == 0

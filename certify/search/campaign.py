@@ -611,6 +611,14 @@ def overall_verdict(counts: dict) -> str:
     return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
 
 
+def summary_verdict(summary: dict) -> str:
+    """The verdict of a campaign's summary: overall_verdict of its counts, but undecided while it is incomplete
+    and nothing is violated (no verdict for configurations not decided).  What `certify sample` exits with,
+    its report page and SampleResult say (SampleResult said holds for 38 of 300 decided)."""
+    verdict = overall_verdict(summary["counts"])
+    return engine.UNDECIDED if not summary["complete"] and verdict == engine.HOLDS else verdict
+
+
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
@@ -685,8 +693,8 @@ class SampleResult:
 
     @property
     def verdict(self) -> str:
-        """violated if any configuration is, else undecided if any is, else holds."""
-        return overall_verdict(self.summary["counts"])
+        """violated if any configuration is, else undecided if any is or the campaign is incomplete, else holds."""
+        return summary_verdict(self.summary)
 
     @property
     def exit_code(self) -> int:
