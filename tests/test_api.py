@@ -585,3 +585,19 @@ def test_an_incomplete_campaign_is_undecided_as_certify_sample_exits(tmp_path, c
     assert "overall verdict undecided" in " ".join(campaign_page.build(result.summary, tmp_path / "s", None).lead)
     finished = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s")
     assert finished.verdict == "holds" and finished.exit_code == 0
+
+
+def test_the_tightest_comparison_is_found_below_binary64s_range(tmp_path, capsys):
+    """Relative slacks of 1e-434 (holds, layer 0) and -1.4e-435 (violated, layer 1) both read 0.0 in binary64,
+    so the first was taken as the tightest: a violated result whose repr and margin showed a positive margin at
+    a layer that holds.  The exact midpoints order them."""
+    config = {"X": [[1], [-1]], "layers": [{"A": [[500]]}, {"A": [[501]]}]}
+    bound = "D*(1 - (1 + 2*min(1, max(0, a - 500)))*exp(-a*D**2/2))"  # 1 exp(-L/2) at layer 0, 3 at layer 1
+    result = certify.check(config, bound=bound)
+    assert result.verdict == "violated" and [c.outcome for c in result.comparisons] == [True, False]
+    assert result.tightest.layer == 1 and result.margin[1] <= 0 and " at layer 1;" in repr(result)
+    assert result.margin_ball.startswith("[-")
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(config))
+    assert main(["check", str(path), "--bound", bound]) == 1
+    assert "(tightest at layer 1)" in capsys.readouterr().out
