@@ -601,3 +601,17 @@ def test_the_tightest_comparison_is_found_below_binary64s_range(tmp_path, capsys
     path.write_text(json.dumps(config))
     assert main(["check", str(path), "--bound", bound]) == 1
     assert "(tightest at layer 1)" in capsys.readouterr().out
+
+
+def test_verify_of_a_campaign_refuses_limits_as_the_command_does(campaign_and_certificate, capsys):
+    """`certify verify CAMPAIGN --limit ...` is refused (a campaign is re-derived under its manifest's limits);
+    certify.verify(folder, limits=...) ignored them."""
+    from certify.core.limits import Limits
+
+    folder = campaign_and_certificate[0]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(folder, limits=Limits(tokens=4))
+    assert main(["verify", str(folder), "--limit", "tokens=4"]) == 2
+    command = capsys.readouterr().err.removeprefix("certify: error: ").strip()
+    assert str(err.value) == command.replace("--limit", "limits", 1) and "manifest" in command
+    assert certify.verify(folder).ok and certify.verify(campaign_and_certificate[1], limits=Limits(tokens=4)).ok

@@ -10,7 +10,7 @@ from certify.cli import options
 from certify.core import progress
 from certify.core.verdicts import labelled
 from certify.engine import certificate
-from certify.search.audit_options import campaign_options, sample_size
+from certify.search.audit_options import LIMITS_APPLY, campaign_options, sample_size
 from certify.errors import BadInput
 
 
@@ -75,8 +75,7 @@ def _campaign(args) -> int:
     # each refused on its own, with its value (one message named both whichever was wrong); --workers in
     # `certify sample`'s words, by the pool that takes them
     # unread: it did nothing (an unknown NAME passed too), silently
-    options.refuse_unused(["--limit"] if args.limit else [], "a certificate file: a campaign is re-derived under the "
-                          "limits its manifest keeps (those of `certify sample --limit`)")
+    options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
     with progress.bar(desc="certify verify", unit="config") as bar:

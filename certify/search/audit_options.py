@@ -7,6 +7,9 @@ from certify.core.arguments import integer
 from certify.errors import BadInput
 
 SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
+# where changed limits apply: not to a campaign, whose limits are its manifest's
+LIMITS_APPLY = ("a certificate file: a campaign is re-derived under the limits its manifest keeps (those of "
+                "`certify sample --limit`)")
 
 
 def campaign_options(everything, sample, workers) -> list[str]:
