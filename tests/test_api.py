@@ -615,3 +615,14 @@ def test_verify_of_a_campaign_refuses_limits_as_the_command_does(campaign_and_ce
     command = capsys.readouterr().err.removeprefix("certify: error: ").strip()
     assert str(err.value) == command.replace("--limit", "limits", 1) and "manifest" in command
     assert certify.verify(folder).ok and certify.verify(campaign_and_certificate[1], limits=Limits(tokens=4)).ok
+
+
+@pytest.mark.parametrize("call", [certify.check, certify.verify, lambda source: certify.trajectory(source, layers=2)],
+                         ids=["check", "verify", "trajectory"])
+@pytest.mark.parametrize("source", ["x" * 5000, '{"X": [[1], [-1]],\n "A": [[1]]}'], ids=["long", "json"])
+def test_a_string_that_names_no_file_is_one_line_of_bad_input(call, source):
+    """A 5000-character string raised OSError (file name too long); a JSON text given for a path was refused on
+    two lines, its newline in the message."""
+    with pytest.raises(certify.BadInput) as err:
+        call(source)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 200, str(err.value)

@@ -44,7 +44,7 @@ from typing import Callable
 from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config, jsonfile
-from certify.core import arguments
+from certify.core import arguments, files
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
@@ -559,7 +559,7 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
         raise BadInput(f"a certificate is a file path, a campaign folder or a certificate dict, not {json_type(source)}")
     else:
         path = Path(source)
-        if path.is_dir() or path.name == "manifest.json":
+        if files.is_folder(path) or path.name == "manifest.json":
             arguments.refuse_unused(["limits"] if limits is not None else [], LIMITS_APPLY)
             everything, sample = arguments.flag(everything, "--all"), sample_size(sample)
             workers = None if workers is None else arguments.integer(workers, "--workers")
