@@ -7,6 +7,7 @@ import importlib
 import inspect
 import json
 import math
+import pathlib
 import pkgutil
 import re
 import subprocess
@@ -25,6 +26,7 @@ from certify.core import config
 from certify.core.verdicts import REPR_LIMIT
 
 LAYER = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
+ROOT_DIR = pathlib.Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------ numpy arrays, exactly
@@ -626,3 +628,14 @@ def test_a_string_that_names_no_file_is_one_line_of_bad_input(call, source):
     with pytest.raises(certify.BadInput) as err:
         call(source)
     assert "\n" not in str(err.value) and len(str(err.value)) < 200, str(err.value)
+
+
+@pytest.mark.parametrize("function", ["sample", "attack"])
+@pytest.mark.parametrize("out, words", [("examples/layer.json/sub", "is a file where a folder is needed"),
+                                        ("examples/layer.json", "is a file where a folder is needed"),
+                                        ("x" * 5000, "File name too long")], ids=["under-a-file", "a-file", "long"])
+def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function, out, words):
+    """`certify sample --out FILE/sub` is refused at once; sample(out=...) raised NotADirectoryError, a name too
+    long OSError."""
+    with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
+        _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)

@@ -62,9 +62,17 @@ def is_folder(path) -> bool:
 
 
 def folder_path(folder, option: str = "--out") -> Path:
-    """A folder argument of the Python API as a Path, or BadInput when it is no path (None, a number)."""
+    """An output folder of the Python API as a Path, or BadInput before any work: no path (None, a number), or
+    one that cannot be a folder, as the commands' --out refuses it (output_problem; a name too long for the
+    system raised OSError)."""
     if not isinstance(folder, (str, os.PathLike)):
         raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
+    try:
+        problem = output_problem(folder, folder=True)
+    except OSError as err:
+        problem = f"{shown(str(folder))}: {err.strerror}"
+    if problem:
+        raise BadInput(f"{option}: {problem}")
     return Path(folder)
 
 
