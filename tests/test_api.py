@@ -457,7 +457,8 @@ def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_
     assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
 
 
-@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"), ("sample", "progress", "progress"),
+@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"),
+                                                    ("sample", "progress", "progress"),
                                                     ("attack", "with_v", "--with-v"),
                                                     ("attack", "interruptible", "interruptible")])
 def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
@@ -468,7 +469,8 @@ def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name,
     with pytest.raises(certify.BadInput, match=f"^{option} must be true or false, got 'no'$"):
         _call(tmp_path, function, **{name: "no"}, **({"count": 3} if function == "sample" else {}))
     if kept is not None:  # the campaign in the folder is untouched
-        assert certify.verify(tmp_path / "s").ok and json.loads((tmp_path / "s" / "manifest.json").read_text())["count"] == 2
+        manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+        assert certify.verify(tmp_path / "s").ok and manifest["count"] == 2
     assert _call(tmp_path / "numpy", function, **{name: np.False_}).exit_code == 0
 
 
@@ -482,7 +484,8 @@ def campaign_and_certificate(tmp_path_factory):
 
 @pytest.mark.parametrize("options, words", [
     ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
-    ({"everything": "no"}, "--all must be true or false, got 'no'"), ({"workers": 1.5}, "--workers must be an integer")])
+    ({"everything": "no"}, "--all must be true or false, got 'no'"),
+    ({"workers": 1.5}, "--workers must be an integer")])
 def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
     """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all."""
     with pytest.raises(certify.BadInput, match=re.escape(words)):
@@ -534,7 +537,8 @@ def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function)
     with pytest.raises(certify.BadInput, match=r"^limits: a certify\.core\.limits\.Limits \(None for the documented "
                                                r"ones\), not dict$"):
         LIMITED[function]({"tokens": 4}, tmp_path / "a")
-    assert LIMITED[function](None, tmp_path / "b").exit_code == LIMITED[function](DEFAULT, tmp_path / "c").exit_code == 0
+    assert LIMITED[function](None, tmp_path / "b").exit_code == 0
+    assert LIMITED[function](DEFAULT, tmp_path / "c").exit_code == 0
 
 
 @pytest.mark.parametrize("time_limit", ["5", None, True, [5]])
@@ -581,7 +585,8 @@ def test_an_incomplete_campaign_is_undecided_as_certify_sample_exits(tmp_path, c
 
     result = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s", stop_after=1)
     assert result.counts["holds"] == result.summary["decided"] < 300 and not result.summary["complete"]
-    assert result.verdict == "undecided" and result.exit_code == 3 and repr(result).startswith("<certify sample undecided")
+    assert result.verdict == "undecided" and result.exit_code == 3
+    assert repr(result).startswith("<certify sample undecided")
     assert main(["sample", "--n", "2", "--d", "1", "--count", "300", "--workers", "1", "--stop-after", "1",
                  "--out", str(tmp_path / "c"), "--no-progress"]) == 3
     assert "overall verdict undecided" in " ".join(campaign_page.build(result.summary, tmp_path / "s", None).lead)

@@ -78,7 +78,8 @@ def given(limits) -> Limits:
     if limits is None:
         return DEFAULT
     if not isinstance(limits, Limits):
-        raise BadInput(f"limits: a certify.core.limits.Limits (None for the documented ones), not {type(limits).__name__}")
+        raise BadInput("limits: a certify.core.limits.Limits (None for the documented ones), "
+                       f"not {type(limits).__name__}")
     return limits
 
 

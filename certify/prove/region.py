@@ -95,8 +95,9 @@ class ProofResult:
         region = self.region
         d = "every d" if region.d is None else f"d = {region.d}"
         target = self.profile.claim or f"bound {self.profile.bound}"
-        return short_repr(f"prove {labelled(self.verdict, self.confirmed)}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
-                          f"||A||_2 <= {region.norm}, {self.reduction.scope}; {len(self.leaves)} leaves, "
+        return short_repr(f"prove {labelled(self.verdict, self.confirmed)}",
+                          f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, ||A||_2 <= {region.norm}, "
+                          f"{self.reduction.scope}; {len(self.leaves)} leaves, "
                           f"{float(self.volume_proved):.3g} of the volume, {checker}")
 
 

@@ -556,7 +556,8 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     if isinstance(source, dict):
         cert, name = source, "certificate"
     elif not isinstance(source, (str, Path)):
-        raise BadInput(f"a certificate is a file path, a campaign folder or a certificate dict, not {json_type(source)}")
+        raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
+                       f"not {json_type(source)}")
     else:
         path = Path(source)
         if files.is_folder(path) or path.name == "manifest.json":

@@ -729,7 +729,8 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     workers, stop_after = (None if value is None else integer(value, option)
                            for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec, tier=tier,
+                    L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec,
+                    tier=tier,
                     limits=None if limits is None else vars(given_limits(limits)), **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)

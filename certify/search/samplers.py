@@ -148,7 +148,8 @@ class LayerParts:
     def _typed(self) -> LayerParts:
         """These parts with the flags as bools and the sizes as Python numbers, or BadInput: from Python, any
         truthy residual (residual="no") made a residual layer, and numpy numbers reached the manifest."""
-        flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}") for name in ("residual", "ffn_residual")}
+        flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}")
+                 for name in ("residual", "ffn_residual")}
         norm = None if self.value_norm is None else real(self.value_norm, "--value-norm")
         return replace(self, **flags, value_norm=norm,
                        hidden=None if self.hidden is None else integer(self.hidden, "--hidden"))

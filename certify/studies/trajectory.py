@@ -187,7 +187,8 @@ class Trajectory:
         last = self.points[self.resolved_through] if self.resolved_through >= 0 else None
         D = "" if last is None else f", D_{last.t} = {last.D.str(4, radius=False)}"
         checker = "confirmed by the checker" if self.certified else NOT_CERTIFIED
-        return short_repr(f"trajectory {labelled(self.verdict, self.certified)}", f"{self.name or 'configuration'}, {self.T} layers, "
+        return short_repr(f"trajectory {labelled(self.verdict, self.certified)}",
+                          f"{self.name or 'configuration'}, {self.T} layers, "
                           f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
 
 
