@@ -644,3 +644,11 @@ def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function,
     long OSError."""
     with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
         _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
+
+
+def test_certify_prove_shows_the_signature_of_the_function_it_calls():
+    """A notebook's signature hint for certify.prove(...) read (claim=None, **kwargs)."""
+    from certify.prove.region import prove_claim
+
+    assert inspect.signature(certify.prove) == inspect.signature(prove_claim)
+    assert {"radius", "norm", "time_limit"} <= set(inspect.signature(certify.prove).parameters)
