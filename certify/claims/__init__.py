@@ -105,7 +105,7 @@ def all_claims() -> list[Claim]:
 def get(claim_id: str) -> Claim:
     """The claim with this id; BadInput for an unknown id, with the closest id as a hint."""
     _load_families()
-    if claim_id not in _REGISTRY:
+    if not isinstance(claim_id, str) or claim_id not in _REGISTRY:  # from Python, a list was unhashable
         close = difflib.get_close_matches(str(claim_id), _REGISTRY, n=1)
         hint = f"did you mean {close[0]}? " if close else ""
         raise BadInput(f"unknown claim {claim_id!r}; {hint}`certify claims` lists them: {', '.join(sorted(_REGISTRY))}")

@@ -6,8 +6,8 @@ import argparse
 
 from certify import engine, figures
 from certify.core import files, limits
+from certify.core.arguments import refuse_unused  # the API's rule too
 from certify.core.numbers import integer, real  # type= of every integer and real option
-from certify.errors import BadInput
 
 
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
@@ -65,13 +65,6 @@ def add_figure_options(parser) -> None:
     parser.add_argument("--dpi", type=_dpi, default=figures.DEFAULT_DPI, metavar="N",
                         help=f"resolution of PNG figures in dots per inch, {figures.DPI_RANGE[0]} to "
                              f"{figures.DPI_RANGE[1]} (default {figures.DEFAULT_DPI})")
-
-
-def refuse_unused(given: list[str], applies: str) -> None:
-    """Options given where they would do nothing are refused, in one line: "--window goes with the sliding and uni
-    masks", "--all and --workers go with a campaign folder" (`applies` completes it)."""
-    if given:
-        raise BadInput(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with {applies}")
 
 
 def check_figures_written(args, written: bool, where: str) -> None:

@@ -20,7 +20,6 @@ from certify.engine import certificate as certificates
 from certify.errors import Interrupted
 from certify.prove import region as region_proof
 
-EXIT = {region_proof.PROVED: 0, region_proof.VIOLATED_VERDICT: 1, region_proof.UNDECIDED: 3}
 
 
 def add_parser(subparsers):
@@ -84,7 +83,7 @@ def run(args) -> int:
         kept = f"written to {written['certificate']}" if written["certificate"] else "reported above"
         more = f": continue it with --resume {written['certificate']}" if _continuable(result, written) else ""
         raise Interrupted(f"the search stopped early; {what} is {kept}{more}")
-    return EXIT[result.verdict] if result.confirmed else EXIT[region_proof.UNDECIDED]
+    return result.exit_code
 
 
 def summary(result: region_proof.ProofResult) -> dict:

@@ -140,10 +140,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
 def exit_code(summary: dict) -> int:
     """As `check` for the overall verdict; a campaign not complete and without a violation is
     undecided (3): no verdict for configurations not decided."""
-    verdict = campaign.overall_verdict(summary["counts"])
-    if not summary["complete"] and verdict == engine.HOLDS:
-        verdict = engine.UNDECIDED
-    return engine.EXIT_CODES[verdict]
+    return engine.EXIT_CODES[campaign.summary_verdict(summary)]
 
 
 def run(args) -> int:

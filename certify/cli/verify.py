@@ -10,6 +10,7 @@ from certify.cli import options
 from certify.core import progress
 from certify.core.verdicts import labelled
 from certify.engine import certificate
+from certify.search.audit_options import LIMITS_APPLY, campaign_options, sample_size
 from certify.errors import BadInput
 
 
@@ -44,9 +45,8 @@ def run(args) -> int:
     if path.is_dir() or path.name == "manifest.json":
         return _campaign(args)
     # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
-    given = [name for name, value in (("--all", args.everything), ("--sample", args.sample is not None),
-                                      ("--workers", args.workers is not None)) if value]
-    options.refuse_unused(given, f"a campaign folder, not a certificate file ({args.certificate})")
+    options.refuse_unused(campaign_options(args.everything, args.sample, args.workers),
+                          f"a campaign folder, not a certificate file ({args.certificate})")
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits)
@@ -70,18 +70,14 @@ def run(args) -> int:
 
 def _campaign(args) -> int:
     from certify import jobs
-    from certify.errors import BadInput
     from certify.search import audit
 
     # each refused on its own, with its value (one message named both whichever was wrong); --workers in
     # `certify sample`'s words, by the pool that takes them
     # unread: it did nothing (an unknown NAME passed too), silently
-    options.refuse_unused(["--limit"] if args.limit else [], "a certificate file: a campaign is re-derived under the "
-                          "limits its manifest keeps (those of `certify sample --limit`)")
-    if args.sample is not None and args.sample < 0:
-        raise BadInput(f"--sample must be at least 0, got {args.sample}")
+    options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
+    sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
-    sample = audit.SAMPLE if args.sample is None else args.sample
     with progress.bar(desc="certify verify", unit="config") as bar:
         def rederived(done: int, total: int) -> None:
             bar.total = total

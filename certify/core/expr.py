@@ -69,14 +69,14 @@ def parse(text: str, names=USER_NAMES) -> Expr:
     """The tree of a bound over `names`; its text is the canonical rendering of the tree.  Parsed once
     per text and set of names (an Expr is immutable), so a campaign or an escalation of precision
     does not parse its bound again."""
-    if not isinstance(text, str):
-        raise BadInput("the bound expression is empty")
+    if not isinstance(text, str):  # from Python: bound=1 was "empty", which it is not
+        raise BadInput(f"a bound is a string (an expression such as '2*D'), not {type(text).__name__}")
     return _parse(text, frozenset(names))
 
 
 @functools.lru_cache(maxsize=256)
 def _parse(text: str, names: frozenset) -> Expr:
-    if not isinstance(text, str) or not text.strip():
+    if not text.strip():
         raise BadInput("the bound expression is empty")
     if len(text) > MAX_LENGTH:
         raise BadInput(f"the bound expression is longer than {MAX_LENGTH} characters")

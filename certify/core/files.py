@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from certify.errors import BadInput
+from certify.errors import BadInput, shown
 
 
 def replace(path, text: str) -> Path:
@@ -37,13 +37,43 @@ def input_file(path, what: str) -> Path:
     """path, when it names a regular file to read; else BadInput saying what it names instead (a folder was
     refused as "no such configuration file", which it is not), `what` naming the file wanted."""
     path = Path(path)
-    if path.is_file():
-        return path
-    if path.is_dir():
-        raise BadInput(f"{path} is a folder, not a {what}")
-    if path.exists():
-        raise BadInput(f"{path} is a device, a pipe or a socket, not a {what} (a regular file)")
-    raise BadInput(f"no such {what}: {path}")
+    text = str(path)
+    if not text.isprintable() or len(text) > 200:  # a JSON text given for a path: one line, cut short
+        text = shown(text)
+    try:
+        if path.is_file():
+            return path
+        if path.is_dir():
+            raise BadInput(f"{text} is a folder, not a {what}")
+        if path.exists():
+            raise BadInput(f"{text} is a device, a pipe or a socket, not a {what} (a regular file)")
+    except OSError as err:  # a name too long for the system, from Python (a string of 5000 characters)
+        raise BadInput(f"no such {what}: {text} ({err.strerror})") from None
+    raise BadInput(f"no such {what}: {text}")
+
+
+def is_folder(path) -> bool:
+    """Whether path names a folder; False for a name the system cannot look up (too long: an OSError), which
+    input_file then refuses in words."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False
+
+
+def folder_path(folder, option: str = "--out") -> Path:
+    """An output folder of the Python API as a Path, or BadInput before any work: no path (None, a number), or
+    one that cannot be a folder, as the commands' --out refuses it (output_problem; a name too long for the
+    system raised OSError)."""
+    if not isinstance(folder, (str, os.PathLike)):
+        raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
+    try:
+        problem = output_problem(folder, folder=True)
+    except OSError as err:
+        problem = f"{shown(str(folder))}: {err.strerror}"
+    if problem:
+        raise BadInput(f"{option}: {problem}")
+    return Path(folder)
 
 
 def wrong_kind(path, folder_needed: bool) -> str:

@@ -72,6 +72,17 @@ class Limits:
 DEFAULT = Limits()
 
 
+def given(limits) -> Limits:
+    """The limits a function of the Python API was given: DEFAULT for None, a Limits as it is, else BadInput
+    (a dict of caps reached the reader and raised AttributeError)."""
+    if limits is None:
+        return DEFAULT
+    if not isinstance(limits, Limits):
+        raise BadInput("limits: a certify.core.limits.Limits (None for the documented ones), "
+                       f"not {type(limits).__name__}")
+    return limits
+
+
 def ball_bytes(precision: int) -> int:
     """Memory of one arb ball held in Python: the object and arb struct, plus the midpoint's limbs."""
     return 96 + 8 * (precision // 64 + 1)

@@ -235,6 +235,10 @@ def from_numpy(data, ndims: dict, where: str = ""):
     Python value (_numpy_exact), so that the rest of the reading sees what a JSON file gives.  ndims
     maps a key to the dimensions its array must have (2 for a matrix, 1 for a vector, 0 for a scalar)."""
     if isinstance(data, (np.ndarray, np.generic)):
+        hidden = np.ma.count_masked(data) if isinstance(data, np.ma.MaskedArray) else 0
+        if hidden:  # np.asarray keeps the values under the mask, silently
+            raise BadInput(f"{where}: a masked array with {hidden} masked {'entry' if hidden == 1 else 'entries'}"
+                           " (fill them, e.g. .filled(0), or give a plain array)")
         array = np.asarray(data)
         key = where.rsplit(".", 1)[-1]
         want = ndims.get(key)
@@ -243,7 +247,10 @@ def from_numpy(data, ndims: dict, where: str = ""):
             raise BadInput(f"{where}: expected {what}, got a numpy array of shape {array.shape}")
         return _numpy_exact(array, where)
     if isinstance(data, dict):
-        return {key: from_numpy(value, ndims, f"{where}.{key}" if where else str(key)) for key, value in data.items()}
+        for key in data:  # a JSON object's are; from Python, 1 or None raised TypeError where unknown keys were listed
+            if not isinstance(key, str):
+                raise BadInput(f"{where or 'the configuration'}: a key is a string, not {type(key).__name__} ({key!r})")
+        return {key: from_numpy(value, ndims, f"{where}.{key}" if where else key) for key, value in data.items()}
     if isinstance(data, (list, tuple)) and _holds_container(data):
         return [from_numpy(value, ndims, f"{where}[{i}]") for i, value in enumerate(data)]
     return data

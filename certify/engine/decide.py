@@ -27,12 +27,13 @@ from certify.engine import certificate
 from certify.core import config
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
+from certify.core.arguments import integer
 from certify.claims import Claim, Inequality
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import ball_text, float_bounds
 from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION, check_precision_cap, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
@@ -53,8 +54,8 @@ class Comparison:
 
 @dataclass
 class Result:
-    """The outcome of certify.check: the verdict, the comparisons, the checker-confirmed certificate,
-    and the float64 screen's comparisons on request (screen)."""
+    """The outcome of certify.check: the verdict, the comparisons, the checker-confirmed certificate (None when
+    undecided), and the float64 screen's comparisons on request (screen)."""
     verdict: str
     target: str  # claim id, or "bound: EXPR"
     precision: int | None
@@ -78,10 +79,13 @@ class Result:
 
     @property
     def tightest(self) -> Comparison:
-        """The comparison closest to failing: largest lhs - rhs relative to |rhs|."""
+        """The comparison closest to failing: largest lhs - rhs relative to |rhs|, ordered by the exact midpoints
+        (in binary64, relative slacks of 1e-434 and -1e-435 were both 0.0, and a violated result showed a margin
+        that holds)."""
         def closeness(c):
-            slack = (c.rhs - c.lhs) / abs(c.rhs) if c.rhs != 0 else c.rhs - c.lhs
-            return float(slack.mid()) if isinstance(slack, arb) else float(slack)
+            lhs, rhs = _ball(c.lhs), _ball(c.rhs)
+            slack = (rhs - lhs) / abs(rhs) if rhs != 0 else rhs - lhs
+            return slack.mid()  # exact: arb orders two exact values exactly
         return min(self.comparisons, key=closeness)
 
     @property
@@ -108,8 +112,8 @@ class Result:
         c = self.tightest
         where = f" at layer {c.layer}"
         target = self.target if len(self.target) <= 60 else self.target[:57] + "..."
-        detail = (f"{target}{where}; {c.lhs_expr} = {c.lhs.str(8, radius=False)}"
-                  f" vs {c.rhs_expr} = {c.rhs.str(8, radius=False)}, margin {self.margin_text}")
+        detail = (f"{target}{where}; {c.lhs_expr} = {short(c.lhs, 8)}"
+                  f" vs {c.rhs_expr} = {short(c.rhs, 8)}, margin {self.margin_text}")
         detail += f", {self.precision} bits" if self.precision else ""
         return short_repr(self.verdict, detail + (f"; {self.reason}" if self.reason else ""))
 
@@ -119,13 +123,14 @@ def _ball(x) -> arb:
     return x if isinstance(x, arb) else arb(float(x))
 
 
-def short(x) -> str:
-    """A ball to 3 digits; a ball around zero as +/- its radius."""
+def short(x, digits: int = 3) -> str:
+    """A ball to the digits of `digits` it is sure of; a ball sure of none (around zero, or wide) as arb
+    writes it, +/- a bound on its absolute value (without the radius arb would print such a ball as "0e-12",
+    and its radius alone understates a ball that does not sit on zero)."""
     if isinstance(x, arb):
-        if x.mid() == 0 or x.contains(0) and x.rad() > abs(x.mid()):
-            return "+/-" + arb(x.rad()).str(2, radius=False)
-        return x.str(3, radius=False)
-    return f"{x:.3g}"
+        text = x.str(digits)
+        return "+/-" + text[len("[+/- "):-1] if text.startswith("[+/-") else x.str(digits, radius=False)
+    return f"{x:.{digits}g}"
 
 
 def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | None, expr.Expr | None]:
@@ -303,13 +308,16 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     """Decide a claim (default collapse.global) or a user bound on a configuration.
 
     `source` is a configuration path, dict or parsed Case.  Returns a Result whose verdict is
-    holds, violated or undecided, with its certificate (re-verified by the checker).  `goal`, a
+    holds, violated or undecided, with its certificate (re-verified by the checker; None when undecided,
+    as `certify check` writes none: nothing was decided).  `goal`, a
     Target prepared once (a campaign's), replaces claim and bound.  Inputs beyond `limits`
     (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
     where the next precision would pass the memory or work estimate.
     """
+    max_prec, start_prec = integer(max_prec, "--max-prec"), integer(start_prec, "the starting precision")
+    limits = given_limits(limits)
     check_precision_cap(max_prec)  # the words of every command's --max-prec
-    if isinstance(start_prec, bool) or not isinstance(start_prec, int) or not START_PRECISION <= start_prec <= max_prec:
+    if not START_PRECISION <= start_prec <= max_prec:
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
                        f"got {start_prec!r}")
     case = config.load(source, limits)

@@ -22,5 +22,14 @@ class _CallablePackage(types.ModuleType):
 
         return prove_claim(claim, **kwargs)
 
+    @property
+    def __signature__(self):
+        """prove_claim's signature, for inspect and a notebook's hint (they read (claim=None, **kwargs))."""
+        import inspect
+
+        from certify.prove.region import prove_claim
+
+        return inspect.signature(prove_claim)
+
 
 sys.modules[__name__].__class__ = _CallablePackage

@@ -17,10 +17,11 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify.core.arguments import integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
-from certify.core.numbers import parse_number
+from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
-from certify.core.verdicts import short_repr
+from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
 from certify.engine import VIOLATED
@@ -32,6 +33,7 @@ from certify.prove.tilt import Interval, one_minus_ratio_lower
 
 KIND = "region-proof"
 PROVED, VIOLATED_VERDICT, UNDECIDED = "proved", "violated", "undecided"
+EXIT = {PROVED: 0, VIOLATED_VERDICT: 1, UNDECIDED: 3}  # the exit codes of `certify prove`
 # The bisection tree is a string in preorder: a digit k for a box bisected at the midpoint of
 # variable k (at most 8 variables), "." for a leaf (the next one of "leaves"), "?" for a box left
 # open (the next one of "left").
@@ -80,15 +82,22 @@ class ProofResult:
         """The fraction of the reduced domain's volume closed by the leaves."""
         return sum((volume(box) for box, _, _ in self.leaves), Fraction(0)) / volume(self.reduction.root)
 
+    @property
+    def exit_code(self) -> int:
+        """The exit code of `certify prove`: 0 proved, 1 violated, 3 undecided or not confirmed by the checker."""
+        return EXIT[self.verdict] if self.confirmed else EXIT[UNDECIDED]
+
     def __repr__(self) -> str:
-        """One short line: the verdict, the region, the leaves and whether the checker confirmed."""
-        checker = "confirmed by the checker" if self.confirmed else "not certified"
+        """One short line: the verdict (marked not certified unless the checker confirmed it, as `certify prove`
+        prints it), the region, the leaves and whether the checker confirmed."""
+        checker = "confirmed by the checker" if self.confirmed else NOT_CERTIFIED
         checker += ", interrupted" if self.interrupted else ""
         region = self.region
         d = "every d" if region.d is None else f"d = {region.d}"
         target = self.profile.claim or f"bound {self.profile.bound}"
-        return short_repr(f"prove {self.verdict}", f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, "
-                          f"||A||_2 <= {region.norm}, {self.reduction.scope}; {len(self.leaves)} leaves, "
+        return short_repr(f"prove {labelled(self.verdict, self.confirmed)}",
+                          f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, ||A||_2 <= {region.norm}, "
+                          f"{self.reduction.scope}; {len(self.leaves)} leaves, "
                           f"{float(self.volume_proved):.3g} of the volume, {checker}")
 
 
@@ -316,7 +325,8 @@ def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profi
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
                 time_limit: float = 60.0, progress=None) -> ProofResult:
     """Prove a claim (collapse.global by default, or collapse.tanh) or a bound D*g(a*D**2) for every
-    configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3");
+    configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3"; a float
+    is the binary64 value it holds, 0.3 a little below 3/10, as in a configuration: write "0.3" for 3/10);
     d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
     (result.confirmed); what no reduction covers is refused (BadInput) before any work."""
     region, profile = prepare(claim, bound, n, d, radius, norm, time_limit)
@@ -326,9 +336,13 @@ def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d
 def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm,
             time_limit: float) -> tuple[reductions.Region, Profile]:
     """The region and profile of prove_claim's arguments, or BadInput before any work."""
+    time_limit = real(time_limit, "--time-limit")
     if not time_limit > 0:
         raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
-    region = reductions.region(n, d, parse_number(radius, "--radius"), parse_number(norm, "--norm"))
+    n, d = integer(n, "--n"), None if d is None else integer(d, "--d")
+    radius, norm = (parse_number(from_numpy(value, {}, option), option) for value, option in ((radius, "--radius"),
+                                                                                           (norm, "--norm")))
+    region = reductions.region(n, d, radius, norm)
     profile = target(claim, bound, n, d)
     reductions.reduce(region)  # refuse what no reduction covers
     return region, profile

@@ -85,7 +85,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     out_dir = Path(out_dir)
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
-    verdict = campaign.overall_verdict(summary["counts"])
+    verdict = campaign.summary_verdict(summary)
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
             f"{summary['decided']} of {m['count']} configurations decided; overall verdict {verdict}."]
     if not summary["complete"]:

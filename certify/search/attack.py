@@ -37,7 +37,9 @@ from scipy.optimize import minimize
 
 from certify import engine
 from certify.core import config, numbers, seeds
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.files import folder_path
+from certify.core.arguments import flag, integer
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
@@ -453,6 +455,12 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
     the candidates are certified under.
     """
+    n, d, seed, layers, max_prec = (integer(value, option) for value, option in (
+        (n, "--n"), (d, "--d"), (seed, "--seed"), (layers, "--layers"), (max_prec, "--max-prec")))
+    starts = None if starts is None else integer(starts, "--starts")
+    with_v, interruptible = flag(with_v, "--with-v"), flag(interruptible, "interruptible")
+    limits = given_limits(limits)
+    out = None if out is None else folder_path(out)
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound

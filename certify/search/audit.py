@@ -44,13 +44,15 @@ from typing import Callable
 from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config, jsonfile
+from certify.core import arguments, files
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import Limits, given as given_limits
+from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import campaign as campaigns, tier3
+from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
 
-SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
 # How far a figure computed again on another machine (BLAS kernels and summation order, FMA, libm) may differ
 # and be no disagreement, relatively.  L = a D^2 comes from the exact inputs through a LAPACK norm: a few ulps.
 SLACK = 1e-9
@@ -544,21 +546,34 @@ class Verification:
         return short_repr(f"verify {outcome}", f"{self.kind}{stated} {self.source}: {self.message}")
 
 
-def verify(source, *, limits: Limits = DEFAULT_LIMITS, everything: bool = False, sample: int = SAMPLE,
+def verify(source, *, limits: Limits | None = None, everything: bool = False, sample: int | None = None,
            workers: int | None = None) -> Verification:
     """Re-check a certificate (a path or a certificate dict) with the independent checker, or re-derive
-    a campaign folder (or its manifest.json) in arb, as `certify verify` does."""
+    a campaign folder (or its manifest.json) in arb, as `certify verify` does: every configuration when
+    `everything`, else those the audit must and `sample` of the holds at random (SAMPLE when None), with
+    `workers` processes.  Those three go with a campaign: given with a certificate they are BadInput; `limits`
+    (certify.core.limits, None for the documented ones) go with a certificate, a campaign keeps its own."""
     if isinstance(source, dict):
         cert, name = source, "certificate"
+    elif not isinstance(source, (str, Path)):
+        raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
+                       f"not {json_type(source)}")
     else:
         path = Path(source)
-        if path.is_dir() or path.name == "manifest.json":
+        if files.is_folder(path) or path.name == "manifest.json":
+            arguments.refuse_unused(["limits"] if limits is not None else [], LIMITS_APPLY)
+            everything, sample = arguments.flag(everything, "--all"), sample_size(sample)
+            workers = None if workers is None else arguments.integer(workers, "--workers")
             report = audit(path, everything=everything, sample=sample, workers=workers)
             message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
                        + ("" if report.ok else f"; {len(report.problems)} problem(s)")
                        + "".join(f"; {note}" for note in report.notes))
             return Verification(str(path), "campaign", None, report.ok, message, problems=tuple(report.problems))
-        cert, name = certificate.read(path, limits), str(path)
+        cert, name = None, str(path)
+    arguments.refuse_unused(campaign_options(everything, sample, workers),
+                            f"a campaign folder, not a certificate file ({name})")
+    limits = given_limits(limits)
+    cert = certificate.read(path, limits) if cert is None else cert
     confirmation = certificate.confirm(cert, limits)
     return Verification(name, str(cert.get("kind", "inequality")), cert.get("verdict"), confirmation.ok,
                         confirmation.message, refused=confirmation.refused)

@@ -85,7 +85,9 @@ from certify.core import expr, jsonfile, report_files, seeds
 from certify.errors import BadInput
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.files import folder_path
+from certify.core.arguments import flag, integer
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.verdicts import NOT_CERTIFIED, short_repr
 from certify.search import float_screen, samplers, tier3
 
@@ -609,6 +611,14 @@ def overall_verdict(counts: dict) -> str:
     return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
 
 
+def summary_verdict(summary: dict) -> str:
+    """The verdict of a campaign's summary: overall_verdict of its counts, but undecided while it is incomplete
+    and nothing is violated (no verdict for configurations not decided).  What `certify sample` exits with,
+    its report page and SampleResult say (SampleResult said holds for 38 of 300 decided)."""
+    verdict = overall_verdict(summary["counts"])
+    return engine.UNDECIDED if not summary["complete"] and verdict == engine.HOLDS else verdict
+
+
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
@@ -683,8 +693,8 @@ class SampleResult:
 
     @property
     def verdict(self) -> str:
-        """violated if any configuration is, else undecided if any is, else holds."""
-        return overall_verdict(self.summary["counts"])
+        """violated if any configuration is, else undecided if any is or the campaign is incomplete, else holds."""
+        return summary_verdict(self.summary)
 
     @property
     def exit_code(self) -> int:
@@ -712,8 +722,15 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     unknown = set(parts) - set(PARTS)
     if unknown:
         raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
+    out = folder_path(out)
+    n, d, count, seed, max_prec = (integer(value, option) for value, option in (
+        (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))
+    progress, restart = flag(progress, "progress"), flag(restart, "--restart")
+    workers, stop_after = (None if value is None else integer(value, option)
+                           for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else tuple(L_range), max_prec=max_prec, tier=tier,
-                    limits=None if limits is None else vars(limits), **parts)
+                    L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec,
+                    tier=tier,
+                    limits=None if limits is None else vars(given_limits(limits)), **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)

@@ -26,7 +26,10 @@ class LRange:
 
     def checked(self, l_range) -> tuple[float, float]:
         """(LO, HI) as floats, or BadInput stating the rule and the values given."""
-        lo, hi = (float(v) for v in l_range)
+        try:
+            lo, hi = (float(v) for v in l_range)
+        except (TypeError, ValueError):  # from Python: a number, three of them, words
+            raise BadInput(f"--l-range must be two numbers LO HI, got {l_range!r}") from None
         ordered = lo <= hi if self.fixed else lo < hi
         if not (math.isfinite(lo) and math.isfinite(hi) and self.low <= lo and hi <= self.high and ordered):
             raise BadInput(f"--l-range must be {self.rule}; got {lo} {hi}")

@@ -57,6 +57,7 @@ import numpy as np
 from certify.core import quantities
 from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
+from certify.core.arguments import flag, integer, real
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
@@ -123,6 +124,10 @@ class LayerParts:
 
     def validated(self, d: int) -> LayerParts:
         """These parts, or BadInput naming the first that is not one certify samples."""
+        return self._typed()._checked(d)
+
+    def _checked(self, d: int) -> LayerParts:
+        """validated(d) of parts of the right types."""
         if self.mask is not None and self.mask not in MASKS:
             raise BadInput(f"unknown mask {self.mask!r} for sampling; choose one of {', '.join(MASKS)}")
         if self.value is not None and self.value not in VALUES:
@@ -139,6 +144,15 @@ class LayerParts:
         if self.hidden is not None and not 1 <= self.hidden <= MAX_HIDDEN:
             raise BadInput(f"the hidden width must be between 1 and {MAX_HIDDEN}, got {self.hidden}")
         return replace(self, hidden=self.hidden or 2 * d) if self.ffn is not None else self
+
+    def _typed(self) -> LayerParts:
+        """These parts with the flags as bools and the sizes as Python numbers, or BadInput: from Python, any
+        truthy residual (residual="no") made a residual layer, and numpy numbers reached the manifest."""
+        flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}")
+                 for name in ("residual", "ffn_residual")}
+        norm = None if self.value_norm is None else real(self.value_norm, "--value-norm")
+        return replace(self, **flags, value_norm=norm,
+                       hidden=None if self.hidden is None else integer(self.hidden, "--hidden"))
 
     def add_to(self, rng: np.random.Generator, config: dict, d: int) -> None:
         """Draw the parts into the configuration (after every other draw of the configuration)."""

@@ -68,7 +68,8 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.arguments import integer
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core import quantities
 from certify.core import spectral
 from certify.core import centred
@@ -181,11 +182,13 @@ class Trajectory:
         return {**EXIT_CODES, ENCLOSED: 0}[self.verdict]
 
     def __repr__(self) -> str:
-        """One short line: the verdict, how far D_t is resolved, D_T, and whether the checker confirmed."""
+        """One short line: the verdict (marked not certified unless the checker confirmed it, as `certify trajectory`
+        prints it), how far D_t is resolved, D_T, and whether the checker confirmed."""
         last = self.points[self.resolved_through] if self.resolved_through >= 0 else None
         D = "" if last is None else f", D_{last.t} = {last.D.str(4, radius=False)}"
         checker = "confirmed by the checker" if self.certified else NOT_CERTIFIED
-        return short_repr(f"trajectory {self.verdict}", f"{self.name or 'configuration'}, {self.T} layers, "
+        return short_repr(f"trajectory {labelled(self.verdict, self.certified)}",
+                          f"{self.name or 'configuration'}, {self.T} layers, "
                           f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
 
 
@@ -197,8 +200,10 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     certificate): a run refused whatever it found is refused before it starts, and the escalation stops
     where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
     stage = progress or (lambda _: None)
+    limits = given_limits(limits)
     case = config.load(source, limits)
-    if isinstance(layers, bool) or not isinstance(layers, int) or not 1 <= layers <= MAX_LAYERS:
+    layers, max_prec = integer(layers, "--layers"), integer(max_prec, "--max-prec")
+    if not 1 <= layers <= MAX_LAYERS:
         raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
     check_precision_cap(max_prec)
     if all(row == case.X[0] for row in case.X):

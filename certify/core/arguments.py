@@ -1,0 +1,47 @@
+"""The whole numbers (a count, a size, a seed, a precision) and the flags of the Python API as Python values, and
+the refusal of options (or arguments) given where they would do nothing, of the commands and the API alike."""
+
+from __future__ import annotations
+
+import numbers
+import operator
+
+from certify.errors import BadInput
+
+
+def integer(value, option: str) -> int:
+    """value as a Python int, or BadInput naming the option and the value.
+
+    A numpy integer is its integer (np.arange gives them; kept as they are, one reached a manifest that JSON
+    cannot write); a float, even 2.0, a string or None is refused (2.0 tokens reached a proof's certificate,
+    which the checker refused); a bool is no number, as in JSON."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)  # int and numpy integers; numpy's bool refuses it too
+        except TypeError:
+            pass
+    raise BadInput(f"{option} must be an integer, got {value!r}")
+
+
+def real(value, option: str) -> float:
+    """value as a Python float (a numpy number included), or BadInput naming the option and the value: a string
+    or None raised TypeError where it was compared; a bool is no number."""
+    if not isinstance(value, bool) and isinstance(value, numbers.Real):  # numpy's numbers are registered Reals
+        return float(value)
+    raise BadInput(f"{option} must be a number, got {value!r}")
+
+
+def flag(value, option: str) -> bool:
+    """value as a Python bool (numpy's included), or BadInput naming the option and the value: read as true
+    or false by its truth, restart="no" discarded a campaign and residual="no" made a residual layer."""
+    kind = type(value)
+    if kind is bool or kind.__module__ == "numpy" and kind.__name__ in ("bool", "bool_"):  # numpy not imported
+        return bool(value)
+    raise BadInput(f"{option} must be true or false, got {value!r}")
+
+
+def refuse_unused(given: list[str], applies: str) -> None:
+    """Options given where they would do nothing are refused, in one line: "--window goes with the sliding and uni
+    masks", "--all and --workers go with a campaign folder" (`applies` completes it)."""
+    if given:
+        raise BadInput(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with {applies}")
