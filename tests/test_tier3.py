@@ -364,6 +364,25 @@ def test_bad_batches_are_bad_input():
         tier3.decide("collapse.global", tier3.Batch(X=X, A=np.zeros((2, 2, 2)), V=np.ones((2, 2, 2))))
 
 
+def test_a_matrix_whose_gram_overflows_leaves_its_configuration_undecided_and_the_batch_decided():
+    """Finite binary64 matrices with entries near 1e200 (A, V, or beta A): A^T A overflows, and numpy's
+    eigvalsh on it raised LinAlgError out of tier3.evaluate for the whole batch.  Their norms' witness
+    needs only a direction, so such a configuration is "cannot decide" (arb decides it: holds), and
+    the ordinary configuration batched with it is still decided."""
+    rng = np.random.default_rng(3)
+    X, A, V = rng.standard_normal((3, 4, 3)), rng.standard_normal((3, 3, 3)), rng.standard_normal((3, 3, 3))
+    big = [dict(X=X * 1e-200, A=A * 1e200, beta=1.0, V=V),  # A itself
+           dict(X=X, A=A, beta=1e300, V=V),  # beta A
+           dict(X=X, A=A / 8, beta=1.0, V=V * 1e200)]  # V
+    for parts in big:
+        batch = tier3.Batch(X=X[:2].copy(), A=A[:2].copy(), V=V[:2].copy(), beta=np.ones(2))
+        batch.X[1], batch.A[1], batch.V[1], batch.beta[1] = parts["X"][2], parts["A"][2], parts["V"][2], parts["beta"]
+        verdicts = tier3.decide("value.expansive", batch)
+        assert verdicts[0] == tier3.HOLDS
+        assert verdicts[1] == tier3.UNDECIDED
+        assert engine.check(config_of(batch, 1), "value.expansive").verdict == engine.HOLDS
+
+
 def _relu_layer(**ffn) -> dict:
     """Two tokens that attend to themselves (A = 100 I), then a ReLU FFN with W1 = W2 = I."""
     return {"X": [[-1.0, -3.0], [-3.0, -1.0]], "A": [[100.0, 0.0], [0.0, 100.0]],

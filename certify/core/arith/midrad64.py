@@ -509,6 +509,15 @@ def _erf_at(t) -> MidRad:
     return MidRad.hull(np.where(unknown, np.nan, low), np.where(unknown, np.nan, high))
 
 
+def _unit_scaled(M):
+    """M times a power of two per matrix (the last two axes) that brings its largest entry into [1/2, 1),
+    entries that are not finite as 0: the same singular vectors, and products (A^T A, R_Q R_K^T) that
+    neither overflow (numpy's eigvalsh and svd then raise LinAlgError, for the whole batch) nor underflow."""
+    M = np.where(np.isfinite(M), M, 0.0)
+    largest = np.max(np.abs(M), axis=(-2, -1), keepdims=True)
+    return np.ldexp(M, -np.frexp(largest)[1])
+
+
 def top_right_singular_vector(A=None, W_Q=None, W_K=None):
     """A binary64 approximation of the top right singular vector of A or of W_Q W_K^T, batched.
 
@@ -517,6 +526,7 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
     of the d_k x d_k core, and Q_K = W_K R_K^-1 (a zero vector where that is not finite: a useless
     but harmless witness).  Only the quality of the witness, never the bound, depends on this."""
     if A is not None:
+        A = _unit_scaled(A)
         gram = np.swapaxes(A, -1, -2) @ A
         top = np.linalg.eigvalsh(gram)[..., -1]  # the top singular value squared
         shift = (np.abs(top) * (1 + 1e-9) + 1e-300)[..., None, None] * np.eye(A.shape[-1])
@@ -525,6 +535,7 @@ def top_right_singular_vector(A=None, W_Q=None, W_K=None):
         except np.linalg.LinAlgError:  # an exactly singular shift: the SVD's vector instead
             v = np.linalg.svd(A)[2][..., 0, :]
         return v / np.sqrt((v * v).sum(axis=-1))[..., None]  # any scale: only the direction matters
+    W_Q, W_K = _unit_scaled(W_Q), _unit_scaled(W_K)
     R_Q, R_K = np.linalg.qr(W_Q, mode="r"), np.linalg.qr(W_K, mode="r")  # Q itself costs as much again
     core = np.linalg.svd(R_Q @ np.swapaxes(R_K, -1, -2))[2][..., 0, :]
     with np.errstate(all="ignore"):

@@ -1,0 +1,163 @@
+"""Tier 3's enclosures (certify/search/tier3.py) against the definitions of shared CLAIMS.md evaluated
+directly in mpmath, independently of certify's formulas (test_tier3.py compares with arb running those
+same formulas), on the inputs where binary64 is weakest: tokens 1e8 from the origin 1e-4 apart (the
+Gram identity cancels sixteen digits), score gaps at exp's underflow limit (744 to 746) and far past
+it, subnormal and 1e150-sized tokens, coincident tokens (D = 0), a token that attends only to itself,
+large query/key biases with a negative beta, V and a residual connection.
+
+Every enclosure of P, D, D_out, D_PX, tau, a, v and gap must contain the mpmath value, computed at
+enough digits for the cancellation each family has; and the tier must be tight where it claims to be
+(the diameter of the far tokens to 1e-9 relative), or the comparison would be vacuous.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from mpmath import mp, mpf
+
+from certify.core.arith.midrad64 import MidRad
+from certify.search import tier3
+
+
+def exact(batch: tier3.Batch, c: int, digits: int) -> dict:
+    """Configuration c's quantities from their definitions, at `digits` digits: P the masked row softmax
+    of the scores, P X V^T (plus X with the residual), and the largest pairwise distances.  P X is taken
+    as P (X - 1 x_m^T) + 1 x_m^T (m the token that row 0 weighs most), so that rows agreeing up to
+    exp(-700) keep their difference; the translation changes no distance."""
+    with mp.workdps(digits):
+        X = mp.matrix(batch.X[c].tolist())
+        n, d = X.rows, X.cols
+        beta = mpf(float(np.broadcast_to(batch.beta, (len(batch),))[c]))
+        if batch.A is not None:
+            A = mp.matrix(batch.A[c].tolist()) * beta
+            S = X * A * X.T
+        else:
+            W_Q, W_K = mp.matrix(batch.W_Q[c].tolist()), mp.matrix(batch.W_K[c].tolist())
+            scale = beta / mp.sqrt(batch.d_k)
+            Q, K = X * W_Q, X * W_K
+            for i in range(n):
+                for j in range(W_Q.cols):
+                    Q[i, j] += batch.b_Q[c][j]
+                    K[i, j] += batch.b_K[c][j]
+            S, A = Q * K.T * scale, W_Q * W_K.T * scale
+        mask = np.ones((n, n), dtype=bool) if batch.mask is None else batch.mask
+        P = mp.matrix(n, n)
+        for i in range(n):
+            top = max(S[i, j] for j in range(n) if mask[i, j])
+            weights = [mp.exp(S[i, j] - top) if mask[i, j] else mpf(0) for j in range(n)]
+            for j in range(n):
+                P[i, j] = weights[j] / mp.fsum(weights)
+        m = max(range(n), key=lambda j: P[0, j])
+        E = X - mp.matrix([[X[m, k] for k in range(d)] for _ in range(n)])
+        PX = P * E
+        out = PX if batch.V is None else PX * mp.matrix(batch.V[c].tolist()).T
+        if batch.residual:
+            out = out + E
+
+        def diameter(M):
+            return max((mp.norm(M[i, :] - M[k, :], 2) for i in range(n) for k in range(i + 1, n)), default=mpf(0))
+
+        def norm(M):
+            return max(mp.svd_r(M, compute_uv=False))
+
+        D, a = diameter(X), norm(A)
+        values = {"P": P, "D": D, "D_out": diameter(out), "D_PX": diameter(PX), "a": a, "gap": mp.exp(-a * D**2),
+                  "tau": max(mp.fsum(abs(P[i, j] - P[k, j]) for j in range(n)) / 2 for i in range(n) for k in range(n))}
+        if batch.V is not None:
+            values["v"] = norm(mp.matrix(batch.V[c].tolist()))
+        return values
+
+
+def misses(batch: tier3.Batch, digits: int) -> list[str]:
+    """Every enclosure of tier 3 on the batch that does not contain the mpmath value."""
+    bad = []
+    with np.errstate(all="ignore"):  # overflow and nan: enclosures that claim nothing
+        view = tier3.layer_view(batch)
+        P_lo, P_hi = view.step.P.lo, view.step.P.hi
+        names = ["D", "D_out", "D_PX", "tau", "a", "gap"] + (["v"] if batch.V is not None else [])
+        ends = {name: (np.broadcast_to(view.get(name).lo, (len(batch),)), np.broadcast_to(view.get(name).hi, (len(batch),)))
+                for name in names}
+    for c in range(len(batch)):
+        truth = exact(batch, c, digits)
+        n = batch.X.shape[1]
+        pairs = [(f"P[{i},{j}]", truth["P"][i, j], P_lo[c, i, j], P_hi[c, i, j]) for i in range(n) for j in range(n)]
+        pairs += [(name, truth[name], lo[c], hi[c]) for name, (lo, hi) in ends.items()]
+        for name, value, lo, hi in pairs:
+            # nan ends claim nothing; an end is a binary64 number, exact in mpmath
+            if lo == lo and value < mpf(lo) or hi == hi and value > mpf(hi):
+                bad.append(f"configuration {c}: {name} = {mp.nstr(value, 20)} outside [{lo!r}, {hi!r}]")
+    return bad
+
+
+def _far(rng, count: int, n: int, d: int, offset: float, spread: float):
+    return offset * rng.standard_normal((count, 1, d)) + spread * rng.standard_normal((count, n, d))
+
+
+def test_far_tokens_with_a_tiny_spread_are_enclosed_and_their_diameter_tightly():
+    rng = np.random.default_rng(1)
+    count, n, d = 12, 4, 3
+    X = _far(rng, count, n, d, 1e8, 1e-4)
+    # score gaps between tokens are about offset * spread * beta: from 1e-4 (near uniform) to 1e4 (saturated)
+    beta = 10.0 ** np.linspace(-8, 0, count)
+    batch = tier3.Batch(X=X, A=rng.standard_normal((count, d, d)), beta=beta, V=rng.standard_normal((count, d, d)),
+                        residual=True)
+    assert misses(batch, 120) == []
+    D = tier3.layer_view(batch).get("D")
+    assert np.all(D.hi / D.lo - 1 < 1e-9)  # the centred Gram: no cancellation of the 1e16-sized entries
+
+
+def test_score_gaps_at_and_past_exps_underflow_limit():
+    # two tokens on a line, A = 1: the gap of row i is x_i (x_0 - x_1), here 744 ... 746 and 1e4
+    gaps = np.array([744.0, 744.5, 745.0, 745.1332, 745.2, 746.0, 1e4])
+    X = np.ones((len(gaps), 2, 1))
+    X[:, 1, 0] -= gaps
+    batch = tier3.Batch(X=X, A=np.ones((len(gaps), 1, 1)))
+    assert misses(batch, 4500) == []  # exp(-1e4) needs 4343 digits below the leading one
+
+
+def test_subnormal_huge_and_coincident_tokens():
+    rng = np.random.default_rng(2)
+    count, n, d = 4, 3, 2
+    cases = [  # (tokens, A scale, digits: the decades by which P differs from uniform, and more)
+        (rng.standard_normal((count, n, d)) * 1e-310, 1.0, 1100),
+        (rng.standard_normal((count, n, d)) * 1e150, 1e-300, 200),  # scores of size 1; A's squares underflow
+        (np.repeat(rng.standard_normal((count, 1, d)), n, axis=1), 1.0, 60),  # D = D_out = 0
+    ]
+    for X, scale, digits in cases:
+        batch = tier3.Batch(X=X, A=rng.standard_normal((count, d, d)) * scale)
+        assert misses(batch, digits) == []
+
+
+def test_self_attending_token_biases_and_a_negative_beta():
+    rng = np.random.default_rng(3)
+    count, n, d, d_k = 6, 4, 3, 2
+    mask = np.tril(np.ones((n, n), dtype=bool))
+    mask[-1] = False
+    mask[-1, -1] = True  # the last token attends only to itself
+    X = _far(rng, count, n, d, 1e4, 1e-2)
+    batch = tier3.Batch(X=X, W_Q=rng.standard_normal((count, d, d_k)), W_K=rng.standard_normal((count, d, d_k)),
+                        b_Q=rng.standard_normal((count, d_k)) * 1e6, b_K=rng.standard_normal((count, d_k)) * 1e6,
+                        beta=-10.0 ** np.linspace(-10, -2, count), d_k=d_k, V=rng.standard_normal((count, d, d)),
+                        mask=mask, residual=True)
+    assert misses(batch, 150) == []
+
+
+def test_planted_fault_enclosures_four_ulps_narrower_are_caught(monkeypatch):
+    """The comparison is not vacuous: every enclosure's ends read four ulps inwards miss the exact value
+    in each family."""
+    def narrowed(end, towards):
+        def moved(self):
+            value = end(self)
+            for _ in range(4):
+                value = np.nextafter(value, towards)
+            return value
+        return property(moved)
+
+    monkeypatch.setattr(MidRad, "lo", narrowed(MidRad.lo.fget, np.inf))
+    monkeypatch.setattr(MidRad, "hi", narrowed(MidRad.hi.fget, -np.inf))
+    for test in (test_far_tokens_with_a_tiny_spread_are_enclosed_and_their_diameter_tightly,
+                 test_score_gaps_at_and_past_exps_underflow_limit, test_subnormal_huge_and_coincident_tokens,
+                 test_self_attending_token_biases_and_a_negative_beta):
+        with pytest.raises(AssertionError):
+            test()
