@@ -190,6 +190,17 @@ def test_cli_certifies_and_verify_confirms(tmp_path, capsys):
         assert main(["verify", str(out)]) == 1
 
 
+def test_more_layers_than_the_layers_limit_are_refused_before_a_certificate_is_written(tmp_path, capsys):
+    """--layers 65 (the option allows 100) wrote a certificate `certify verify` refused (layers above its limit of
+    64) and printed "certified (not certified)": it is bad input unless --limit layers=N raises the cap for both."""
+    out = tmp_path / "grow.json"
+    assert main(["counterexample", "expansive-v", "--layers", "65", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--limit layers=" in err[0] and not out.exists()
+    assert main(["counterexample", "expansive-v", "--layers", "65", "--limit", "layers=65", "--out", str(out)]) == 0
+    assert main(["verify", str(out), "--limit", "layers=65"]) == 0
+
+
 @pytest.mark.parametrize("argv, words", [
     (["residual-far", "--q", "0"], "positive"),
     (["residual-far", "--q", "-1"], "positive"),

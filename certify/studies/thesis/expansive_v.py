@@ -19,6 +19,7 @@ from certify.claims.value import value_attention
 from certify.core import config, numbers, quantities
 from certify.core.arith import BALL
 from certify.core.layers import apply_layer
+from certify.core.limits import shape_problem
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
 from certify.errors import BadInput
 from certify.studies.thesis import counterexample_configs as configs
@@ -66,7 +67,7 @@ def _summary(found, witness) -> list[str]:
 def build(args) -> Outcome:
     """Run `certify counterexample expansive-v`: the configuration V = rho I, A = lambda I, X = (e1, -e1)
     through T layers, D(X_(t+1)) > D(X_t) decided in ball arithmetic and confirmed by the checker (BadInput
-    for rho <= 1, T outside 1..MAX_LAYERS, lambda < 0 or a non-number)."""
+    for rho <= 1, T outside 1..MAX_LAYERS or above the layers limit, lambda < 0 or a non-number)."""
     rho = configs.exact(args.rho, "--rho")
     try:  # the integer options' rules: int() took an Arabic-Indic 3 and 1_0, and refused 1e1
         layers = numbers.integer(str(args.layers))
@@ -74,7 +75,12 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers must be a whole number: {wrong.reason}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)
     inputs = {"config": configs.expansive_v(rho, layers, lam)}  # rho and lambda are in it: V = rho I, A = lambda I
+    limits = checker_limits(args)
+    # the checker refuses a stack above its layers limit: refused here, before a certificate it would refuse
+    X = inputs["config"]["X"]
+    if (too_big := shape_problem(len(X), len(X[0]), layers, 0, limits)) is not None:
+        raise BadInput(f"--layers {layers}: {too_big}")
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
-                            limits=checker_limits(args))
+                            limits=limits)
     outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome
