@@ -164,6 +164,20 @@ def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, c
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 
 
+def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, capsys):
+    """`certify verify DIR` checks campaign folders; an attack's folder gets the command that checks its result."""
+    out = tmp_path / "a1"
+    assert main(small() + ["--out", str(out), "-q"]) == 1
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"certify verify {out / 'certificate.json'}" in err, err
+    (out / "certificate.json").unlink()  # an attack that certified nothing has no certificate to name
+    assert main(["verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an attack's folder" in err and "certificate.json" not in err, err
+
+
 def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     assert main(small(**{"--budget": "60"}) + ["--out", str(tmp_path)]) == 2

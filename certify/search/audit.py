@@ -50,7 +50,7 @@ from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
-from certify.search import campaign as campaigns, tier3
+from certify.search import attack_folder, campaign as campaigns, tier3
 from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
 
 # How far a figure computed again on another machine (BLAS kernels and summation order, FMA, libm) may differ
@@ -93,6 +93,11 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     folder = path.parent if path.name == "manifest.json" else path
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
+        if (folder / attack_folder.PARAMETERS).is_file():  # say what checks an attack's result instead
+            found = folder / attack_folder.CERTIFICATE
+            raise BadInput(f"{folder}: an attack's folder, not a campaign's; " + (
+                f"check its counterexample with: certify verify {found}" if found.is_file()
+                else "it holds no certificate (the attack certified no counterexample)"))
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
     stated = _stated_format(manifest_path)
     if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
