@@ -130,6 +130,15 @@ def test_the_cli_says_how_to_resume_and_reports_what_it_replayed(tmp_path, monke
     assert main(["verify", str(out / "certificate.json")]) == 0
 
 
+def test_an_interrupted_attack_without_a_folder_says_how_to_make_it_resumable(monkeypatch, capsys):
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=100)
+        code = main(ARGV)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and len(err) == 1, err
+    assert err[0].endswith("; run it with --out DIR to make a search that can be continued"), err
+
+
 def test_the_cli_names_every_file_it_wrote(tmp_path, capsys):
     out = tmp_path / "a1"
     assert main(ARGV + ["--budget", "100", "--out", str(out), "-q"]) == 1
