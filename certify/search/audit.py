@@ -449,8 +449,10 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     for i in sorted(chosen):
         if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
             problems.append(problem)
-    rows = _on_pool(rederive, spec, _split(sorted(chosen), workers), workers, progress, len(by_index) + len(chosen),
-                    len(by_index))
+    # tasks no larger than a campaign's chunks: Ctrl-C waits for the tasks in flight (a quarter of --all per worker
+    # was minutes), and progress moves as often as a campaign's
+    tasks = _split(sorted(chosen), workers, campaigns.MAX_CHUNK)
+    rows = _on_pool(rederive, spec, tasks, workers, progress, len(by_index) + len(chosen), len(by_index))
     for i, name, verdict, fields, ends in rows:
         record = by_index[i]
         if record.get("name") != name:
@@ -501,9 +503,9 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
     return problems, unproved, relabelled, doubted, differing, notes
 
 
-def _split(items: list, workers: int | None) -> list[list]:
-    """`items` in about four consecutive tasks per worker of the pool."""
-    size = max(1, -(-len(items) // (4 * jobs.ProcessPool(workers).workers)))
+def _split(items: list, workers: int | None, most: int | None = None) -> list[list]:
+    """`items` in about four consecutive tasks per worker of the pool, of at most `most` items each."""
+    size = max(1, min(most or len(items), -(-len(items) // (4 * jobs.ProcessPool(workers).workers))))
     return [items[k:k + size] for k in range(0, len(items), size)]
 
 
