@@ -541,3 +541,15 @@ def test_verify_all_rederives_in_tasks_no_larger_than_a_campaigns_chunk(tmp_path
     monkeypatch.setattr(audit, "rederive", counted)
     assert audit.audit(out, everything=True, workers=1).ok
     assert sum(sizes) == spec.count and max(sizes) <= campaign.MAX_CHUNK, sizes
+
+
+@pytest.mark.parametrize("everything", [True, False])
+def test_verify_progress_does_not_read_done_before_the_arb_pass(folder, everything):
+    """The float64 pass's total was the records alone: the bar read 100% there, then its total grew by the arb pass
+    (with --all, the larger part of the work)."""
+    calls = []
+    assert audit.audit(folder, everything=everything, workers=1,
+                       progress=lambda done, total: calls.append((done, total))).ok
+    assert calls[-1][0] == calls[-1][1] and all(done < total for done, total in calls[:-1]), calls
+    if everything:
+        assert {total for _, total in calls} == {2 * SPEC.count}, calls

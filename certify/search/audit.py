@@ -421,8 +421,12 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
+    # the float64 pass's total includes the arb pass to come (all of it with --all, else about the records chosen
+    # and the sample, and the largest lhs/rhs): its own total alone read 100% with the arb pass still to run
+    ahead = len(by_index) if everything else min(len(by_index), len(chosen) + sample + 1)
+    screening = None if progress is None else lambda done, total: progress(done, total + ahead)
     screened, unproved, relabelled, doubted, differing, notes = _screen_all(spec, batches, by_index, workers,
-                                                                            progress)
+                                                                            screening)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
