@@ -130,6 +130,15 @@ def test_the_cli_says_how_to_resume_and_reports_what_it_replayed(tmp_path, monke
     assert main(["verify", str(out / "certificate.json")]) == 0
 
 
+def test_an_interrupted_attack_without_a_folder_says_how_to_make_it_resumable(monkeypatch, capsys):
+    with monkeypatch.context() as patch:
+        Evaluations(patch, stop_after=100)
+        code = main(ARGV)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 130 and len(err) == 1, err
+    assert err[0].endswith("; run it with --out DIR to make a search that can be continued"), err
+
+
 def test_the_cli_names_every_file_it_wrote(tmp_path, capsys):
     out = tmp_path / "a1"
     assert main(ARGV + ["--budget", "100", "--out", str(out), "-q"]) == 1
@@ -162,6 +171,20 @@ def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"holds another attack (different {differ})" in err, err
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, capsys):
+    """`certify verify DIR` checks campaign folders; an attack's folder gets the command that checks its result."""
+    out = tmp_path / "a1"
+    assert main(small() + ["--out", str(out), "-q"]) == 1
+    capsys.readouterr()
+    assert main(["verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"certify verify {out / 'certificate.json'}" in err, err
+    (out / "certificate.json").unlink()  # an attack that certified nothing has no certificate to name
+    assert main(["verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "an attack's folder" in err and "certificate.json" not in err, err
 
 
 def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):

@@ -525,3 +525,31 @@ def test_a_campaign_of_an_earlier_format_is_named_so_by_verify_and_by_a_resume(c
         campaign.run(SPEC, copy, workers=1)
     assert "edited" not in str(refused.value)
     assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
+
+
+def test_verify_all_rederives_in_tasks_no_larger_than_a_campaigns_chunk(tmp_path_factory, monkeypatch):
+    """Ctrl-C waits for the tasks in flight: --all on a large campaign made tasks of a quarter of it per worker
+    (a minute or more after Ctrl-C); a campaign's own chunk bounds how long that wait is."""
+    spec = campaign.Campaign("gaussian", 3, 2, 6 * campaign.MAX_CHUNK, 1)
+    out = _campaign_folder(tmp_path_factory, spec, "chunks")
+    sizes, rederive = [], audit.rederive
+
+    def counted(spec, chunk):
+        sizes.append(len(chunk))
+        return rederive(spec, chunk)
+
+    monkeypatch.setattr(audit, "rederive", counted)
+    assert audit.audit(out, everything=True, workers=1).ok
+    assert sum(sizes) == spec.count and max(sizes) <= campaign.MAX_CHUNK, sizes
+
+
+@pytest.mark.parametrize("everything", [True, False])
+def test_verify_progress_does_not_read_done_before_the_arb_pass(folder, everything):
+    """The float64 pass's total was the records alone: the bar read 100% there, then its total grew by the arb pass
+    (with --all, the larger part of the work)."""
+    calls = []
+    assert audit.audit(folder, everything=everything, workers=1,
+                       progress=lambda done, total: calls.append((done, total))).ok
+    assert calls[-1][0] == calls[-1][1] and all(done < total for done, total in calls[:-1]), calls
+    if everything:
+        assert {total for _, total in calls} == {2 * SPEC.count}, calls

@@ -383,3 +383,24 @@ def test_an_interruption_after_the_last_chunk_leaves_the_summary_of_every_record
     assert {k: v for k, v in summary.items() if k != "run"} == json.loads(
         jsonfile.dumps(campaign.summarize(RESUMED.validated(), campaign.records(tmp_path))))
     assert audit.audit(tmp_path, sample=0, workers=1).ok
+
+
+def test_an_interrupted_run_leaves_the_page_of_its_summary_not_an_earlier_runs(tmp_path, monkeypatch, capsys):
+    """Ctrl-C rewrites summary.json; index.html, read beside it, must not keep an earlier run's counts."""
+    argv = ["sample", "--bound", RESUMED.bound, "--distribution", RESUMED.distribution, "--n", str(RESUMED.n),
+            "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
+            "--out", str(tmp_path), "-q"]
+    assert main(argv + ["--stop-after", "5"]) in (1, 3)  # a violation found, or only undecided: incomplete
+    decided = f"{RESUMED.count} of {RESUMED.count} configurations decided"
+    assert decided not in (tmp_path / "index.html").read_text()
+    finish = campaign.jobs.run
+
+    def interrupted_after(*args, **kwargs):
+        finish(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign.jobs, "run", interrupted_after)
+    assert main(argv) == 130
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["decided"] == RESUMED.count
+    assert decided in (tmp_path / "index.html").read_text()

@@ -97,7 +97,8 @@ def interruption(report: AttackReport, args) -> str:
         where = f"; {args.out} is as the last run left it (stopped while replaying its journal)"
     elif args.out and report.best is not None:
         where = f" is in {args.out}"
-    again = f"; continue with: {_again(args)}" if args.out else ""
+    again = (f"; continue with: {_again(args)}" if args.out
+             else "; run it with --out DIR to make a search that can be continued")
     return f"the search stopped early after {report.evaluations} evaluations; {what}{where}{again}"
 
 

@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 FORMAT = "certify-attack/1"
 PARAMETERS = "attack.json"
 JOURNAL = "journal.txt"
+CERTIFICATE = "certificate.json"  # a certified counterexample's certificate
 
 _FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
@@ -219,7 +220,7 @@ class Folder:
         if report.counterexample is not None:
             dump("counterexample.json", config.to_json(report.counterexample.case))
             written["certificate"] = str(certificate.write(report.counterexample.result.certificate,
-                                                           self.path / "certificate.json"))
+                                                           self.path / CERTIFICATE))
         written["parameters"] = str(self.path / PARAMETERS)  # written as the run started, named with the rest
         written["journal"] = str(self.journal.path)
         dump("summary.json", dict(report.to_json(), files=dict(written, summary=str(self.path / "summary.json"))))
@@ -236,7 +237,7 @@ def _own(folder: Path) -> None:
 
 
 # What an attack writes at its end (Folder.write): an earlier version of certify wrote only these, no parameters.
-RESULTS = frozenset({"best.json", "tightest.json", "summary.json", "counterexample.json", "certificate.json"})
+RESULTS = frozenset({"best.json", "tightest.json", "summary.json", "counterexample.json", CERTIFICATE})
 
 
 def _foreign(folder: Path) -> bool:

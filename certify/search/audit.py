@@ -50,7 +50,7 @@ from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
-from certify.search import campaign as campaigns, tier3
+from certify.search import attack_folder, campaign as campaigns, tier3
 from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
 
 # How far a figure computed again on another machine (BLAS kernels and summation order, FMA, libm) may differ
@@ -93,6 +93,11 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     folder = path.parent if path.name == "manifest.json" else path
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
+        if (folder / attack_folder.PARAMETERS).is_file():  # say what checks an attack's result instead
+            found = folder / attack_folder.CERTIFICATE
+            raise BadInput(f"{folder}: an attack's folder, not a campaign's; " + (
+                f"check its counterexample with: certify verify {found}" if found.is_file()
+                else "it holds no certificate (the attack certified no counterexample)"))
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
     stated = _stated_format(manifest_path)
     if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
@@ -416,8 +421,12 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     if missing := _missing_problem(spec, folder, by_index):  # a folder's "OK" speaks for the whole campaign
         problems.append(missing)
     chosen = {i for i, r in by_index.items() if r["verdict"] != engine.HOLDS or r.get("certificate")}
+    # the float64 pass's total includes the arb pass to come (all of it with --all, else about the records chosen
+    # and the sample, and the largest lhs/rhs): its own total alone read 100% with the arb pass still to run
+    ahead = len(by_index) if everything else min(len(by_index), len(chosen) + sample + 1)
+    screening = None if progress is None else lambda done, total: progress(done, total + ahead)
     screened, unproved, relabelled, doubted, differing, notes = _screen_all(spec, batches, by_index, workers,
-                                                                            progress)
+                                                                            screening)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
@@ -444,8 +453,10 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     for i in sorted(chosen):
         if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
             problems.append(problem)
-    rows = _on_pool(rederive, spec, _split(sorted(chosen), workers), workers, progress, len(by_index) + len(chosen),
-                    len(by_index))
+    # tasks no larger than a campaign's chunks: Ctrl-C waits for the tasks in flight (a quarter of --all per worker
+    # was minutes), and progress moves as often as a campaign's
+    tasks = _split(sorted(chosen), workers, campaigns.MAX_CHUNK)
+    rows = _on_pool(rederive, spec, tasks, workers, progress, len(by_index) + len(chosen), len(by_index))
     for i, name, verdict, fields, ends in rows:
         record = by_index[i]
         if record.get("name") != name:
@@ -496,9 +507,9 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
     return problems, unproved, relabelled, doubted, differing, notes
 
 
-def _split(items: list, workers: int | None) -> list[list]:
-    """`items` in about four consecutive tasks per worker of the pool."""
-    size = max(1, -(-len(items) // (4 * jobs.ProcessPool(workers).workers)))
+def _split(items: list, workers: int | None, most: int | None = None) -> list[list]:
+    """`items` in about four consecutive tasks per worker of the pool, of at most `most` items each."""
+    size = max(1, min(most or len(items), -(-len(items) // (4 * jobs.ProcessPool(workers).workers))))
     return [items[k:k + size] for k in range(0, len(items), size)]
 
 

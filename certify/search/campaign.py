@@ -511,20 +511,19 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     the same campaign again continues.  `restart`: discard a previous campaign in the folder.
     `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
     `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
-    holds the folder, so that a run started meanwhile does not write them at the same time.
+    holds the folder, so that a run started meanwhile does not write them at the same time; also when
+    the run is interrupted (they go with summary.json, which an interruption rewrites).
     """
     campaign = campaign.validated()
     runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
         raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart) as store:
-        summary = _run(campaign, store, runner, progress, stop_after)
-        if on_summary is not None:
-            on_summary(summary)
-        return summary
+        return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
 
 
-def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None) -> dict:
+def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None,
+         on_summary: Callable[[dict], object]) -> dict:
     """run() once the folder is open (and locked for this run)."""
     done = {record["i"] for record in records(store.folder)}
     todo = [i for i in range(campaign.count) if i not in done]
@@ -538,11 +537,17 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
             report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
                               stop_after=stop_after, on_commit=bar.update)
         except KeyboardInterrupt:  # the committed chunks' summary: summary.json is not left an earlier run's
-            _write_summary(campaign, store, jobs.Report(), runner.kind, workers, started, len(done))
+            summary = _write_summary(campaign, store, jobs.Report(), runner.kind, workers, started, len(done))
+            try:  # and the page and figures of that summary, not of an earlier run's
+                on_summary(summary)
+            except KeyboardInterrupt:  # a second Ctrl-C: stop now, still saying how much is kept
+                pass
             raise
         finally:
             bar.close()
-    return _write_summary(campaign, store, report, runner.kind, workers, started)
+    summary = _write_summary(campaign, store, report, runner.kind, workers, started)
+    on_summary(summary)
+    return summary
 
 
 def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str, workers: int, started: float,
