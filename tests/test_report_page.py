@@ -237,7 +237,7 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
     assert main(["verify", str(out), "--workers", "1"]) == 0
     assert main(argv) == 1
-    assert "40 of 40 configurations decided" in capsys.readouterr().out
+    assert "40 of 40 configurations checked" in capsys.readouterr().out
     assert main(argv + ["--restart"]) == 1
     assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
 

@@ -243,7 +243,7 @@ def test_cli_prints_the_summary_and_writes_the_folder(tmp_path, capsys):
     code = main(["sample", "--claim", "collapse.global", "--n", "4", "--d", "3", "--count", "12", "--seed", "1",
                  "--out", str(out), "--workers", "1", "--no-progress"])
     printed = capsys.readouterr().out
-    assert code == 0 and "12 of 12 configurations decided" in printed and "float64 alone" in printed
+    assert code == 0 and "12 of 12 configurations checked" in printed and "float64 alone" in printed
     assert "(1 worker" in printed and "(1 workers" not in printed
     summary = json.loads((out / "summary.json").read_text())
     assert summary["counts"]["holds"] == 12 and (out / summary["certificates"]["paths"][0]).is_file()
@@ -391,7 +391,7 @@ def test_an_interrupted_run_leaves_the_page_of_its_summary_not_an_earlier_runs(t
             "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
             "--out", str(tmp_path), "-q"]
     assert main(argv + ["--stop-after", "5"]) in (1, 3)  # a violation found, or only undecided: incomplete
-    decided = f"{RESUMED.count} of {RESUMED.count} configurations decided"
+    decided = f"{RESUMED.count} of {RESUMED.count} configurations checked"
     assert decided not in (tmp_path / "index.html").read_text()
     finish = campaign.jobs.run
 

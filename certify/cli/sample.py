@@ -88,7 +88,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
     lines = [f"{target} on {m['distribution']} (n={m['n']}, d={m['d']}, seed {m['seed']}"
              + (f", {', '.join(parts)}" if parts else "")
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
-             + f"): {summary['decided']} of {m['count']} configurations decided"]
+             + f"): {summary['decided']} of {m['count']} configurations checked"]
     unconfirmed = campaign.uncertified_holds(summary)
     lines += [f"  {verdict:<10} {counts[verdict]:>9}" + (f"  ({unconfirmed})" if verdict == engine.HOLDS and unconfirmed
                                                         else "") for verdict in counts]
@@ -126,7 +126,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
         on = " on Dask" if run.get("executor") == "dask" else ""
         workers = f"{run['workers']} worker" + ("s" if run["workers"] != 1 else "")
-        lines.append(f"  this run: {run['decided']} decided in {run['seconds']} s ({workers}{on}{rate})")
+        lines.append(f"  this run: {run['decided']} checked in {run['seconds']} s ({workers}{on}{rate})")
     if run and run.get("failed_chunks"):
         lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "
                      f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")

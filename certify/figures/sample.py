@@ -76,7 +76,7 @@ def figure(summary: dict, records: list[dict]) -> Figure:
         L_ax.set(title="$L = a D^2$" + (f" ({beyond} beyond float64's range, not shown)" if beyond else ""),
                  ylabel="configurations", xlabel=r"$\log_{10} L$, $L = \|A\|_2\, D^2$")
         fig.suptitle(f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
-                     f"{summary['decided']} of {m['count']} configurations decided")
+                     f"{summary['decided']} of {m['count']} configurations checked")
     return fig
 
 

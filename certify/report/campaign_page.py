@@ -87,12 +87,12 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     verdict = campaign.summary_verdict(summary)
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
-            f"{summary['decided']} of {m['count']} configurations decided; overall verdict {verdict}."]
+            f"{summary['decided']} of {m['count']} configurations checked; overall verdict {verdict}."]
     if not summary["complete"]:
         lead.append("Incomplete: run the same command again to continue.")
     run = summary.get("run")
     if run:
-        lead.append(f"This run: {run['decided']} decided in {run['seconds']} s ({run['workers']} workers).")
+        lead.append(f"This run: {run['decided']} checked in {run['seconds']} s ({run['workers']} workers).")
     parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),

@@ -710,7 +710,7 @@ class SampleResult:
         m = self.summary["campaign"]
         target = m["claim"] or f"bound {m['bound']}"
         counts = ", ".join(f"{verdict} {k}" for verdict, k in self.summary["counts"].items())
-        return short_repr(f"sample {self.verdict}", f"{self.summary['decided']} of {m['count']} decided ({counts}); "
+        return short_repr(f"sample {self.verdict}", f"{self.summary['decided']} of {m['count']} checked ({counts}); "
                           f"{self.folder}; {target}")
 
 
