@@ -445,3 +445,28 @@ def test_a_campaigns_limits_are_kept_in_its_manifest_and_rederived_under(tmp_pat
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()
     assert main(argv) == 2 and "different limits" in capsys.readouterr().err
+
+
+def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):
+    """A Ctrl-C in the first tenth of a second (numpy, flint and the commands loading) printed Python's traceback
+    of whatever import it landed in; now the `certify` entry point says it in one line, with the code a Ctrl-C
+    during a command has."""
+    import types
+
+    import certify.__main__ as launcher
+    from certify import cli
+
+    class Loading(types.ModuleType):
+        def __getattr__(self, name):  # the import of certify.cli, interrupted
+            raise KeyboardInterrupt
+
+    monkeypatch.setitem(sys.modules, "certify.cli", Loading("certify.cli"))
+    with pytest.raises(SystemExit) as stop:
+        launcher.entry()
+    assert stop.value.code == launcher.INTERRUPTED == cli.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "certify: interrupted\n"
+
+
+def test_the_installed_command_is_the_launcher_that_catches_an_early_ctrl_c():
+    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    assert 'certify = "certify.__main__:entry"' in text
