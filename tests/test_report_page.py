@@ -233,6 +233,7 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     assert f"certify verify {out}</code>" in text
     dom, console = _browse(index, tmp_path)
     assert console == [] and "overall verdict violated" in dom and "<table>" in dom
+    assert "s (1 worker)." in text  # one worker, not "1 workers"
     capsys.readouterr()
     # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
     assert main(["verify", str(out), "--workers", "1"]) == 0

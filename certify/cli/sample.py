@@ -11,6 +11,7 @@ from certify.search import campaign
 from certify.cli import options
 from certify.core import progress
 from certify.core.verdicts import labelled
+from certify.errors import counted
 from certify.report import campaign_page
 from certify.search import samplers
 
@@ -125,7 +126,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
     if run:
         rate = f", {run['per_second']} per second" if run["per_second"] else ""
         on = " on Dask" if run.get("executor") == "dask" else ""
-        workers = f"{run['workers']} worker" + ("s" if run["workers"] != 1 else "")
+        workers = counted(run["workers"], "worker")
         lines.append(f"  this run: {run['decided']} checked in {run['seconds']} s ({workers}{on}{rate})")
     if run and run.get("failed_chunks"):
         lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "

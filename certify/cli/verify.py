@@ -72,10 +72,10 @@ def _campaign(args) -> int:
     from certify import jobs
     from certify.search import audit
 
-    # each refused on its own, with its value (one message named both whichever was wrong); --workers in
-    # `certify sample`'s words, by the pool that takes them
-    # unread: it did nothing (an unknown NAME passed too), silently
+    # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
     options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
+    # --sample and --workers each refused on its own, with its value, before the bar (one message named both
+    # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
     with progress.bar(desc="certify verify", unit="config") as bar:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core.verdicts import labelled
+from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
 
@@ -92,7 +93,8 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
         lead.append("Incomplete: run the same command again to continue.")
     run = summary.get("run")
     if run:
-        lead.append(f"This run: {run['decided']} checked in {run['seconds']} s ({run['workers']} workers).")
+        workers = counted(run["workers"], "worker")
+        lead.append(f"This run: {run['decided']} checked in {run['seconds']} s ({workers}).")
     parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
