@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from certify.cli import main
-from certify.core.numbers import MAX_OPTION_DIGITS, NotAReal, real
+from certify.core.numbers import MAX_OPTION_DIGITS, NotAReal, option_real
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,13 +54,13 @@ def test_a_real_option_that_is_not_one_says_why(argv, written, reason, capsys):
                                             ("-3", -3.0), ("1" + "0" * 40, 1e40), ("0.1", 0.1),
                                             ("1" + "0" * 40 + "e-40", 1.0), ("1e-320", 1e-320)])
 def test_a_real_option_is_the_binary64_number_nearest_its_decimal(written, value):
-    assert real(written) == value
+    assert option_real(written) == value
 
 
 def test_a_real_refusal_is_an_argparse_error_and_a_value_error():
     """argparse prints an ArgumentTypeError's own words; a caller that catches ValueError still catches it."""
     with pytest.raises(ValueError) as caught:
-        real("1e400")
+        option_real("1e400")
     assert isinstance(caught.value, NotAReal) and "1e400" in caught.value.reason
 
 

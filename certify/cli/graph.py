@@ -26,8 +26,8 @@ def add_parser(subparsers) -> None:
                               "is strongly or quasi-strongly connected, its centres and its radius. Exit 0, or 2 on "
                               "bad input.")
     p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
-    p.add_argument("--n", type=numbers.integer, help="number of tokens (required for a named mask)")
-    p.add_argument("--window", type=numbers.integer, metavar="K",
+    p.add_argument("--n", type=numbers.option_integer, help="number of tokens (required for a named mask)")
+    p.add_argument("--window", type=numbers.option_integer, metavar="K",
                    help=f"the width k of the {' and '.join(masks.WINDOWED)} masks: sliding attends to i-k..i+k, uni "
                         "to i-k..i (default 1)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -7,7 +7,7 @@ import argparse
 from certify import engine, figures
 from certify.core import files, limits
 from certify.core.arguments import refuse_unused  # the API's rule too
-from certify.core.numbers import integer, real  # type= of every integer and real option
+from certify.core.numbers import option_integer as integer, option_real as real  # type= of every option
 
 
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, fields, replace
 
-from certify.core.numbers import MAX_DIGITS, NotAnInteger, integer
+from certify.core.numbers import MAX_DIGITS, NotAnInteger, option_integer
 from certify.errors import BadInput
 
 
@@ -58,7 +58,7 @@ class Limits:
             if not equals:
                 raise BadInput(f"--limit {item!r}: expected NAME=INTEGER")
             try:  # the integer options' rules: int(float()) read 3.7e0 as 3 and 1e400 as "expected NAME=INTEGER"
-                number = integer(value)
+                number = option_integer(value)
             except NotAnInteger as wrong:
                 raise BadInput(f"--limit {item!r}: {wrong.reason}") from None
             if number < 1:

@@ -69,13 +69,13 @@ class RefusedOption(argparse.ArgumentTypeError, ValueError):
 
 
 class NotAnInteger(RefusedOption):
-    """An integer option's text that is not one (integer()), and why."""
+    """An integer option's text that is not one (option_integer()), and why."""
 
     kind = "integer"
 
 
 class NotAReal(RefusedOption):
-    """A real option's text that the number rules refuse (real()), and why."""
+    """A real option's text that the number rules refuse (option_real()), and why."""
 
     kind = "real"
 
@@ -99,7 +99,7 @@ def _decimal(text: str, refused: type[RefusedOption], what: str, example: str) -
     return stripped.startswith("-"), int(whole + fraction), int(exponent) - len(fraction)
 
 
-def integer(text: str) -> int:
+def option_integer(text: str) -> int:
     """An integer option (argparse's type=, and --limit's values) under the number rules of inputs: ASCII
     decimal digits (int() also reads other scripts' digits, an Arabic-Indic 3, and underscores, 1_0), an
     exponent allowed where the value is an exact integer ("1e3" and "2.5e3" as "5e8" in the README's
@@ -116,7 +116,7 @@ def integer(text: str) -> int:
     return -value if negative else value
 
 
-def real(text: str) -> float:
+def option_real(text: str) -> float:
     """A real option (argparse's type=) under the number rules of inputs, as the binary64 number nearest its
     decimal: ASCII digits (float() also reads other scripts' digits, underscores, nan and inf), at most
     MAX_OPTION_DIGITS significant digits, within binary64's range (1e999 would be inf, a nonzero 1e-999 would

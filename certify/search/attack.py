@@ -88,14 +88,14 @@ class Budget:
         text = str(text).strip()
         if text.endswith("s"):
             try:
-                seconds = numbers.real(text[:-1])
+                seconds = numbers.option_real(text[:-1])
             except numbers.RefusedOption as wrong:
                 raise BadInput(f"--budget {shown(text)}: the seconds {wrong.reason}") from None
             if not 0 < seconds <= MAX_SECONDS:
                 raise BadInput(f"--budget {shown(text)}: a time budget is between 0 and {MAX_SECONDS} seconds")
             return cls(seconds=seconds)
         try:  # the integer options' rules: "1e3" was refused here where --seed 1e3 is taken
-            evaluations = numbers.integer(text)
+            evaluations = numbers.option_integer(text)
         except numbers.RefusedOption as wrong:
             raise BadInput(f"--budget {wrong.reason}; a budget is a number of evaluations (e.g. 3000) or of "
                            "seconds (e.g. 10s)") from None

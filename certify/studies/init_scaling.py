@@ -35,7 +35,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core import thin_norm
-from certify.core.numbers import NotAnInteger, ball_text as text, integer
+from certify.core.numbers import NotAnInteger, ball_text as text, option_integer
 from certify.core.precision import START_PRECISION, check_precision_cap, escalate, is_resolved
 from certify.core.spectral import NormWitness
 from certify.core.verdicts import HOLDS, UNDECIDED
@@ -99,7 +99,7 @@ def parse_dimensions(text: str) -> list[int]:
     """"64,256,1024" -> [64, 256, 1024], each an integer option (int() took an Arabic-Indic 4 for 4 and refused
     1e3, which every other integer option takes)."""
     try:
-        values = [integer(part) for part in str(text).split(",")]
+        values = [option_integer(part) for part in str(text).split(",")]
     except NotAnInteger as wrong:
         raise BadInput(f"--d must be a comma-separated list of integers such as 64,256,1024: {wrong.reason}") from None
     bad = [d for d in values if not 2 <= d <= MAX_DIMENSION]

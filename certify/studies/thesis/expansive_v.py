@@ -70,7 +70,7 @@ def build(args) -> Outcome:
     for rho <= 1, T outside 1..MAX_LAYERS or above the layers limit, lambda < 0 or a non-number)."""
     rho = configs.exact(args.rho, "--rho")
     try:  # the integer options' rules: int() took an Arabic-Indic 3 and 1_0, and refused 1e1
-        layers = numbers.integer(str(args.layers))
+        layers = numbers.option_integer(str(args.layers))
     except numbers.RefusedOption as wrong:
         raise BadInput(f"--layers must be a whole number: {wrong.reason}") from None
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.expansive_lambda(rho)

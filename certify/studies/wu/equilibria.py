@@ -47,7 +47,7 @@ BOX_MARGIN_BITS = 16  # box half-width = 2^-(precision - margin): room for the m
 def add_arguments(parser) -> None:
     """Add this counterexample's options to the `certify counterexample ln-equilibria` parser. (--n, --w,
     --one-per-rank)."""
-    parser.add_argument("--n", type=numbers.integer, default=4, help=f"number of tokens N = d, {MIN_N}..{MAX_N} (default 4)")
+    parser.add_argument("--n", type=numbers.option_integer, default=4, help=f"number of tokens N = d, {MIN_N}..{MAX_N} (default 4)")
     parser.add_argument("--w", default=None, help="superdiagonal entry of W_V, exact, at least N and at most 2^64 (default N)")
     parser.add_argument("--one-per-rank", action="store_true",
                         help="certify one equilibrium per rank instead of all 2^k of rank k")
