@@ -147,6 +147,7 @@ def exit_code(summary: dict) -> int:
 
 def run(args) -> int:
     """Run `certify sample`; return its exit code."""
+    options.check_figure_options(args)
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
