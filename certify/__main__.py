@@ -1,7 +1,8 @@
 """`python -m certify` and the `certify` command (pyproject's entry point): the command line, loaded so that a
 Ctrl-C, SIGTERM or SIGHUP while it loads (numpy, flint and the commands: a tenth of a second or more) ends as
 one during a command does, with one line and the signal's status (130, 143, 129), not with Python's traceback
-of the import it landed in (or, for SIGTERM, silently)."""
+of the import it landed in (or, for SIGTERM, silently).  So does one in the instant between the command's end
+and the process's exit, outside what certify.cli catches."""
 
 import sys
 
@@ -13,10 +14,11 @@ def entry() -> None:
     signals.install()
     try:
         from certify.cli import entry as run
+
+        run()
     except KeyboardInterrupt:
         print(signals.interrupted_line(), file=sys.stderr)
         sys.exit(signals.exit_code())
-    run()
 
 
 if __name__ == "__main__":
