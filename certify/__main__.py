@@ -1,20 +1,24 @@
 """`python -m certify` and the `certify` command (pyproject's entry point): the command line, loaded so that a
-Ctrl-C while it loads (numpy, flint and the commands: a tenth of a second or more) ends as one during a command
-does, with one line and exit 130, not with Python's traceback of the import it landed in."""
+Ctrl-C, SIGTERM or SIGHUP while it loads (numpy, flint and the commands: a tenth of a second or more) ends as
+one during a command does, with one line and the signal's status (130, 143, 129), not with Python's traceback
+of the import it landed in (or, for SIGTERM, silently).  So does one in the instant between the command's end
+and the process's exit, outside what certify.cli catches."""
 
 import sys
 
-INTERRUPTED = 130  # the shell's status for SIGINT, 128 + 2 (certify.cli.EXIT_INTERRUPTED, not loaded yet here)
+from certify import signals  # light: the standard library's signal module only
 
 
 def entry() -> None:
     """Load the command line and run it (certify.cli.entry exits with its code)."""
+    signals.install()
     try:
         from certify.cli import entry as run
+
+        run()
     except KeyboardInterrupt:
-        print("certify: interrupted", file=sys.stderr)
-        sys.exit(INTERRUPTED)
-    run()
+        print(signals.interrupted_line(), file=sys.stderr)
+        sys.exit(signals.exit_code())
 
 
 if __name__ == "__main__":

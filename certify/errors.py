@@ -1,7 +1,8 @@
 """The exceptions that reach the user, and how a message quotes what the user gave.
 
 Everything raised as BadInput reaches the user as a single line on stderr and exit code 2, an
-Interrupted as one line and exit 130 (see certify.cli); anything else escaping is a bug in certify.
+Interrupted as one line and exit 130 (143 or 129 when SIGTERM or SIGHUP stopped it: certify.signals; see
+certify.cli); anything else escaping is a bug in certify.
 """
 
 
@@ -10,7 +11,7 @@ class BadInput(ValueError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during work whose part done is kept or reported (a campaign, a region proof, an attack): its
+    """Ctrl-C (or SIGTERM, SIGHUP) during work whose part done is kept or reported (a campaign, a region proof, an attack): its
     message says where that part is and, where it can be, how to continue it (certify.cli prints it on
     the one line of an interruption)."""
 

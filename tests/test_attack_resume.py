@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import shlex
+import signal
 import time
 
 import numpy as np
@@ -16,6 +17,8 @@ from certify.cli import main
 from certify.errors import BadInput
 from certify.jobs.store import locked
 from certify.search import attack, attack_folder, objective
+
+import signalled
 
 LARGE_L = "(1-exp(-a*D**2/3))*D"  # false for L > 2.887...: the attack finds and certifies a violation
 SEARCH = dict(bound=LARGE_L, n=2, d=1, seed=3, budget=400)
@@ -128,6 +131,27 @@ def test_the_cli_says_how_to_resume_and_reports_what_it_replayed(tmp_path, monke
     summary = json.loads((out / "summary.json").read_text())
     assert summary["replayed"] == 100 and not summary["interrupted"] and summary["files"]["journal"]
     assert main(["verify", str(out / "certificate.json")]) == 0
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=["sigterm", "sighup"])
+def test_sigterm_stops_the_attack_as_ctrl_c_does_and_it_resumes_to_the_uninterrupted_search(
+        tmp_path, monkeypatch, uninterrupted, signum):
+    """SIGTERM (a scheduler's, `timeout`'s) and SIGHUP (the terminal closed), received by the process in the
+    middle of the search: what Ctrl-C does, with the signal's status, and the folder resumes to the search of
+    one uninterrupted run without computing a journaled evaluation again."""
+    out, done = tmp_path / "a1", 57
+    argv = ARGV + ["--out", str(out)]
+    process = signalled.start(argv, at=("certify.search.objective", "evaluate", done + 1, signum))
+    code, stdout, err = signalled.finish(process)
+    line = signalled.interruption_line(err, signum)
+    assert code == 128 + signum and f"the search stopped early after {done} evaluations" in line
+    assert line.endswith("; continue with: " + shlex.join(["certify", *argv]))
+    assert "NOT CERTIFIED" in stdout and json.loads((out / "summary.json").read_text())["interrupted"]
+    assert len(journal_lines(out)) == done
+    counted = Evaluations(monkeypatch)
+    resumed = attack.attack(**SEARCH, out=out)
+    assert resumed.replayed == done and counted.calls == uninterrupted.evaluations - done
+    same_search(resumed, uninterrupted)
 
 
 def test_an_interrupted_attack_without_a_folder_says_how_to_make_it_resumable(monkeypatch, capsys):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import mpmath as mp
 import pytest
 from flint import arb
 
+from certify import signals
 from certify.cli import build_parser, main
 from certify.suite import cases
 
@@ -68,7 +70,7 @@ def test_the_help_states_the_exit_codes(capsys):
     verdict the checker does not confirm on prove's, trajectory's and init's."""
     top = _help([], capsys)
     assert all(code in top for code in ("0 holds", "1 violated", "2 bad input", "3 undecided", "4 internal error",
-                                        "130 interrupted"))
+                                        "130 interrupted", "143 SIGTERM"))
     from certify.studies import counterexamples
     for argv in [["counterexample"]] + [["counterexample", name] for name in counterexamples.REGISTRY]:
         text = _help(argv, capsys)
@@ -461,9 +463,14 @@ def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypa
             raise KeyboardInterrupt
 
     monkeypatch.setitem(sys.modules, "certify.cli", Loading("certify.cli"))
-    with pytest.raises(SystemExit) as stop:
-        launcher.entry()
-    assert stop.value.code == launcher.INTERRUPTED == cli.EXIT_INTERRUPTED
+    handlers = {signum: signal.getsignal(signum) for signum in signals.STOPPING}
+    try:
+        with pytest.raises(SystemExit) as stop:
+            launcher.entry()  # installs the command's handlers (certify.signals), first of all
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+    assert stop.value.code == cli.EXIT_INTERRUPTED
     assert capsys.readouterr().err == "certify: interrupted\n"
 
 

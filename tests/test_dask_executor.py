@@ -22,6 +22,8 @@ from threadpoolctl import threadpool_info
 from certify.cli import main
 from certify.search import campaign
 
+import signalled
+
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false on part of the range: violations and holds both certified
 SPEC = campaign.Campaign("log-L", 4, 3, 96, 1, bound=PLANTED, L_range=(40.0, 2000.0))
 VICTIM = 24  # the first index of a chunk (chunks of 96 / (4 workers) = 24 or 12 indices, by the workers up)
@@ -144,19 +146,22 @@ def test_a_killed_client_reruns_to_the_single_process_result(tmp_path, reference
     _assert_equal_folders(tmp_path, reference)
 
 
-def test_ctrl_c_stops_the_embedded_cluster_quietly_and_the_run_resumes(tmp_path, reference, scheduler):
-    """Ctrl-C reaches the whole foreground group: the cluster's nannies and workers, started ignoring it,
-    leave it to the client, which prints one line (no worker's traceback) and exits 130."""
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_the_embedded_cluster_quietly_and_the_run_resumes(tmp_path, reference, scheduler, signum):
+    """Ctrl-C reaches the whole foreground group (SIGTERM too, from `timeout` or a cluster's scheduler): the
+    cluster's nannies and workers, started blocking it, leave it to the client, which prints one line (no
+    worker's traceback) and exits with the signal's status, 130 or 143."""
     process = _start(tmp_path)
     deadline = time.time() + 90
     while not list((tmp_path / "chunks").glob("*.jsonl")) and time.time() < deadline and process.poll() is None:
         time.sleep(0.01)
-    os.killpg(process.pid, signal.SIGINT)  # what a terminal sends
+    os.killpg(process.pid, signum)  # what a terminal (or `timeout`) sends
     _, err = process.communicate(timeout=90)
     if process.returncode in (0, 1):
         pytest.skip("the campaign ended before it could be interrupted")
-    assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
-    assert b"run the same command again to continue" in err
+    line = signalled.interruption_line(err.decode(), signum)
+    assert process.returncode == 128 + signum and line.endswith("run the same command again to continue"), err
+    assert signalled.group_ended(process)  # the cluster's processes closed with it
     summary = campaign.run(SPEC, tmp_path, executor="dask", scheduler=scheduler)
     assert summary["complete"]
     _assert_equal_folders(tmp_path, reference)
@@ -171,29 +176,34 @@ def _children(pid: int) -> list[str]:
         return []
 
 
-def test_ctrl_c_while_the_embedded_cluster_starts_stops_the_command(tmp_path):
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_while_the_embedded_cluster_starts_stops_the_command(tmp_path, signum):
     """The cluster's start (a second or two: its worker processes spawned, not yet serving) ignored SIGINT so
     that the workers inherit that, and a Ctrl-C then was lost: the campaign ran to its end.  It now stops the
-    command once the start is over, as a Ctrl-C during the run does: one line, exit 130, the resume hint."""
+    command once the start is over, as a Ctrl-C during the run does: one line, exit 130, the resume hint (and
+    so does SIGTERM, with 143)."""
     process = _start(tmp_path)
     deadline = time.time() + 60
     while not _children(process.pid) and time.time() < deadline and process.poll() is None:
         time.sleep(0.005)
-    os.killpg(process.pid, signal.SIGINT)  # what a terminal sends, while the workers start
+    os.killpg(process.pid, signum)  # what a terminal (or `timeout`) sends, while the workers start
     sent = time.time()
     _, err = process.communicate(timeout=60)
-    assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
-    assert f"0 of {SPEC.count} done".encode() in err and b"run the same command again to continue" in err, err
+    line = signalled.interruption_line(err.decode(), signum)
+    assert process.returncode == 128 + signum, err
+    assert f"0 of {SPEC.count} done" in line and line.endswith("run the same command again to continue"), err
     assert time.time() - sent < 30
 
 
 def test_a_ctrl_c_during_the_start_is_seen_while_what_starts_blocks_it():
-    """The processes the start spawns inherit a blocked SIGINT (a worker taking Ctrl-C would die with its
-    traceback), yet the Ctrl-C is seen here and raised once the start is over; the handler is restored."""
+    """The processes the start spawns inherit a blocked SIGINT, SIGTERM and SIGHUP (a worker taking Ctrl-C would
+    die with its traceback), yet the Ctrl-C is seen here and raised once the start is over; the handler is
+    restored."""
     from certify.jobs import on_dask
 
     seen = []
-    probe = "import signal; print(signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, []))"
+    probe = ("import signal; blocked = signal.pthread_sigmask(signal.SIG_BLOCK, []); "
+             "print(all(s in blocked for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)))")
 
     def start():
         seen.append(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())

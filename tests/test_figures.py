@@ -76,6 +76,11 @@ def assert_readable(fig, layer_axes: int = 0) -> None:
 # ------------------------------------------------------------------ trajectory
 
 
+def small(fmt: str) -> list[str]:
+    """--dpi 40 for a PNG (fast to draw): a PDF or SVG of these commands is all vector, where --dpi is refused."""
+    return ["--dpi", "40"] if fmt == "png" else []
+
+
 def write_config(tmp_path, config) -> str:
     path = tmp_path / "near.json"
     path.write_text(json.dumps(config))
@@ -101,7 +106,7 @@ def test_trajectory_figure_is_readable_and_titled_by_its_configuration(traced):
 def test_cli_trajectory_writes_each_format(tmp_path, capsys, fmt):
     path = write_config(tmp_path, cases.near_consensus())
     out = tmp_path / "out"
-    assert main(["trajectory", path, "--layers", "2", "--out", str(out), "--format", fmt, "--dpi", "40"]) == 0
+    assert main(["trajectory", path, "--layers", "2", "--out", str(out), "--format", fmt, *small(fmt)]) == 0
     assert_format(out / f"trajectory.{fmt}", fmt)
     assert f"trajectory.{fmt}" in capsys.readouterr().out
 
@@ -188,9 +193,54 @@ def test_wu_fig1_explains_its_markers(wu_studies):
 
 @pytest.mark.parametrize("fmt", style.FORMATS)
 def test_cli_reproduce_writes_each_format(tmp_path, capsys, fmt):
-    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--format", fmt, "--dpi", "40"]) == 0
+    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--format", fmt, *small(fmt)]) == 0
     assert {p.name for p in tmp_path.iterdir()} == {f"wu-fig1.{fmt}", "wu-fig1.csv", "wu-fig1.json"}
     assert_format(tmp_path / f"wu-fig1.{fmt}", fmt)
+
+
+def holds_an_image(path) -> bool:
+    """Whether a PDF or SVG figure embeds a raster image (drawn at the figure's dpi)."""
+    return (b"<image" if path.suffix == ".svg" else b"/Subtype /Image") in path.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ("pdf", "svg"))
+def test_dpi_with_a_vector_format_is_refused_where_no_figure_holds_an_image(tmp_path, capsys, fmt):
+    """sample, trajectory and reproduce draw only lines, bars and text: their PDF and SVG were the same bytes at any
+    --dpi, which was accepted and did nothing.  It is refused, in one line, before any work."""
+    path = write_config(tmp_path, cases.near_consensus())
+    commands = {"trajectory": ["trajectory", path, "--layers", "2"], "reproduce": ["reproduce", "wu-fig1"],
+                "sample": ["sample", "--n", "3", "--d", "1", "--count", "4", "--workers", "1", "-q"]}
+    for name, argv in commands.items():
+        out = tmp_path / name
+        assert main([*argv, "--out", str(out), "--format", fmt]) in (0, 1, 3), name
+        assert not holds_an_image(next(out.glob(f"*.{fmt}"))), name
+        capsys.readouterr()
+        assert main([*argv, "--out", str(tmp_path / "refused"), "--format", fmt, "--dpi", "300"]) == 2, name
+        assert capsys.readouterr().err == (f"certify: error: --dpi goes with --format png: the {fmt.upper()} figures "
+                                           "of this command are vector drawings, which have no resolution\n")
+        assert not (tmp_path / "refused").exists()
+
+
+@pytest.mark.skipif(not HAS_MODELS, reason="needs certify[models]")
+def test_dpi_sets_the_resolution_of_the_heat_maps_a_models_svg_holds(tmp_path, capsys):
+    """The model's heat maps and colour bars are images inside a PDF or SVG, drawn at --dpi: accepted, and said
+    so in --help."""
+    from tiny_bert import write_model
+
+    folder = write_model(tmp_path / "tiny")
+    sizes = []
+    for dpi in ("30", "120"):
+        out = tmp_path / dpi
+        assert main(["model", str(folder), "--text", "the cat sat", "--out", str(out), "--format", "svg",
+                     "--dpi", dpi, "-q"]) in (0, 3)
+        assert holds_an_image(out / "model_regimes.svg")
+        sizes.append((out / "model_regimes.svg").stat().st_size)
+    assert sizes[0] < sizes[1]  # the images hold more pixels at the higher resolution
+    capsys.readouterr()
+    for command in ("model", "run"):
+        with pytest.raises(SystemExit):
+            main([command, "--help"])
+        assert "heat maps that PDF and SVG figures hold as images" in " ".join(capsys.readouterr().out.split())
 
 
 # ------------------------------------------------------------------ a real model (the tiny BERT of the tests)
@@ -280,8 +330,8 @@ def test_cli_model_corpus_writes_readable_figures_in_each_format(tmp_path, fmt):
 def test_cli_sample_draws_its_histograms(tmp_path, capsys, fmt):
     out = tmp_path / "s"
     argv = ["sample", "--n", "3", "--d", "1", "--count", "6", "--seed", "1", "--out", str(out), "--workers", "1",
-            "--L-range", "0.1", "2000", "--no-progress", "--format", fmt, "--dpi", "40"]
-    assert main(argv) == 0
+            "--L-range", "0.1", "2000", "--no-progress"]
+    assert main([*argv, "--format", fmt, *small(fmt)]) == 0
     assert_format(out / f"histograms.{fmt}", fmt)
     assert f"histograms.{fmt}" in capsys.readouterr().out
     if fmt == "png":
@@ -294,10 +344,10 @@ def test_cli_sample_draws_its_histograms(tmp_path, capsys, fmt):
         assert sum(heights) == sum(r["margin_log10"] is not None for r in records)  # every margin counted once
         assert sum(patch.get_height() for patch in L_ax.patches) == sum(r["L"] is not None for r in records)
         assert np.isclose(min(line.get_xdata()[0] for line in L_ax.lines), np.log10(54 * np.log(2)))
-        assert main([*argv[:-4], "--json"]) == 0  # resumed: nothing to do; --json output stays pure JSON
+        assert main([*argv, "--json"]) == 0  # resumed: nothing to do; --json output stays pure JSON
         json.loads(capsys.readouterr().out)
         # resumed with another format: the histograms of the new summary replace the earlier ones
-        assert main([*argv[:-4], "--format", "svg", "--dpi", "40"]) == 0
+        assert main([*argv, "--format", "svg"]) == 0
         assert_format(out / "histograms.svg", "svg")
         assert sorted(p.name for p in out.glob("histograms.*")) == ["histograms.svg"]
 

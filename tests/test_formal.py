@@ -135,6 +135,21 @@ def test_unknown_file_or_folder_is_bad_input(tmp_path, capsys):
     assert capsys.readouterr().err.count("\n") == 3
 
 
+def test_a_file_is_named_by_its_path_too(tmp_path, monkeypatch, capsys):
+    """A shell's completion gives proofs/formal/collapse.v, which was refused as "no formal proof file"; a path to
+    a file elsewhere is refused with what --formal takes."""
+    collapse = formal_proofs.FORMAL_DIR / "collapse.v"
+    monkeypatch.chdir(formal_proofs.FORMAL_DIR.parent)
+    for given in (str(collapse), "formal/collapse.v", "./formal/../formal/collapse.v", "collapse", "collapse.v"):
+        assert formal_proofs.sources(names=[given]) == [collapse], given
+    assert [p.name for p in formal_proofs.sources(names=["formal/ffn.v", "collapse"])] == ["collapse.v", "ffn.v"]
+    (tmp_path / "collapse.v").write_text(HEADER + TRUE_LEMMA)  # the same name outside the folder
+    for outside in (str(tmp_path / "collapse.v"), "formal/absent.v"):
+        assert main(["proofs", "--formal", outside]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{outside} is not a .v or .g file of " in err and "--formal-dir" in err, err
+
+
 @pytest.mark.slow
 @needs_gappa
 def test_every_real_lemma_is_checked(capsys):

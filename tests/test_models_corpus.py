@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import signal
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +21,7 @@ import pytest
 pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
 pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
 
+import signalled
 from tiny_bert import tiny_tensors, write_model
 
 from certify.cli import main
@@ -226,6 +228,22 @@ def test_an_interrupted_run_keeps_its_sentences_and_resumes(mixed_model, no_figu
     assert err.count("\n") == 1 and f"2 of 3 done, kept in {out}: run the same command again" in err, err
     assert json.loads((out / "summary.json").read_text())["totals"]["sentences"] == 2  # summarised as it stopped
     monkeypatch.setattr(corpus_job, "certify_sentences", real)
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    assert folder_files(out) == folder_files(whole)
+
+
+def test_sigterm_stops_the_run_as_ctrl_c_does_and_it_resumes(mixed_model, no_figures, corpus_file, tmp_path):
+    """SIGTERM (a scheduler's, `timeout`'s) received while sentence 2 is to be certified: the two before it kept
+    and summarised, one line with the resume hint, exit 143; the same command finishes the folder of an
+    uninterrupted run."""
+    whole, out = tmp_path / "whole", tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    argv = ["model", str(mixed_model), "--corpus", str(corpus_file), "--out", str(out), "--workers", "1", "-q"]
+    process = signalled.start(argv, at=("certify.studies.models.corpus_job", "certify_sentences", 3, signal.SIGTERM))
+    code, _, err = signalled.finish(process)
+    line = signalled.interruption_line(err, signal.SIGTERM)
+    assert code == 143 and line.endswith(f"2 of 3 done, kept in {out}: run the same command again to continue")
+    assert json.loads((out / "summary.json").read_text())["totals"]["sentences"] == 2  # summarised as it stopped
     assert run_corpus(mixed_model, corpus_file, out) == 0
     assert folder_files(out) == folder_files(whole)
 

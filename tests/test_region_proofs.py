@@ -24,6 +24,8 @@ from certify.prove import region as region_proof
 from certify_checker import region_bounds
 from certify_checker import region_proof as checker_region
 
+import signalled
+
 SMALL = [("collapse.tanh", 2, None, 8, 8), ("collapse.global", 2, None, 1, 4), ("collapse.global", 3, 1, 1, 1),
          ("collapse.tanh", 3, 1, "1/2", "1/2")]
 
@@ -540,6 +542,24 @@ def test_resume_continues_an_interrupted_proof_to_the_uninterrupted_one(tmp_path
     assert info["verdict"] == "proved" and main(["verify", str(resumed)]) == 0
     assert info["boxes"] == boxes  # the whole proof's boxes, those decided before the Ctrl-C too
     # the splits and leaves of a box do not depend on when it is decided: the same proof
+    merged, uninterrupted = json.loads(resumed.read_text()), json.loads(whole.read_text())
+    assert (merged["tree"], merged["leaves"]) == (uninterrupted["tree"], uninterrupted["leaves"])
+
+
+def test_sigterm_writes_the_part_proved_and_resume_finishes_the_uninterrupted_proof(tmp_path, capsys):
+    """SIGTERM (a scheduler's, `timeout`'s) received in the middle of the search: what Ctrl-C does, with exit 143,
+    and --resume continues the partial proof to the uninterrupted one."""
+    whole, part, resumed = tmp_path / "whole.json", tmp_path / "part.json", tmp_path / "resumed.json"
+    assert main(["prove", *CTRL_C_REGION, "--out", str(whole)]) == 0
+    process = signalled.start(["prove", *CTRL_C_REGION, "--out", str(part)],
+                              at=("certify.prove.region", "_first_closing", 150, signal.SIGTERM))
+    code, out, err = signalled.finish(process)
+    line = signalled.interruption_line(err, signal.SIGTERM)
+    assert code == 143 and line.endswith(f"continue it with --resume {part}") and "(interrupted)" in out
+    cert = json.loads(part.read_text())
+    assert cert["verdict"] == "undecided" and cert["leaves"] and cert["left"] and checker.verify(cert).ok
+    capsys.readouterr()
+    assert main(["prove", *CTRL_C_REGION, "--resume", str(part), "--out", str(resumed)]) == 0
     merged, uninterrupted = json.loads(resumed.read_text()), json.loads(whole.read_text())
     assert (merged["tree"], merged["leaves"]) == (uninterrupted["tree"], uninterrupted["leaves"])
 

@@ -24,6 +24,7 @@ from certify.errors import BadInput
 from certify.search import float_screen, samplers
 
 import oracle
+import signalled
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false: D(PX) = D tanh(a D^2 / 4) for two antipodal tokens
 SATURATED = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
@@ -204,22 +205,34 @@ def _wait_for_a_chunk(process, out):
         time.sleep(0.02)
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+# how the run is stopped: the signal, and whether the whole process group gets it (a terminal's Ctrl-C, `timeout`,
+# a cluster's scheduler, systemd) or the command alone (`kill PID`, `docker stop`)
+STOPS = {"ctrl-c": (signal.SIGINT, True), "sigterm": (signal.SIGTERM, True),
+         "sigterm to the command alone": (signal.SIGTERM, False), "kill": (signal.SIGKILL, False)}
+
+
+@pytest.mark.parametrize("how", list(STOPS))
 def test_an_interrupted_process_resumes_to_the_uninterrupted_result(tmp_path, uninterrupted, how):
+    signum, group = STOPS[how]
     process = _start(tmp_path, workers=2)
     _wait_for_a_chunk(process, tmp_path)
-    if how == "ctrl-c":
-        os.killpg(process.pid, signal.SIGINT)  # what a terminal sends to the foreground group
+    if group:
+        os.killpg(process.pid, signum)
     else:
-        os.kill(process.pid, signal.SIGKILL)
+        os.kill(process.pid, signum)
     _, err = process.communicate(timeout=60)
     if process.returncode in (0, 1):  # it finished before the signal: nothing to resume
         pytest.skip("the campaign ended before it could be interrupted")
-    if how == "ctrl-c":
-        # one line: how much is kept where, and how to continue
-        assert process.returncode == 130 and err.count(b"\n") == 1 and b"Traceback" not in err, err
-        assert err.startswith(b"certify: interrupted; ") and f"kept in {tmp_path}".encode() in err
-        assert b"run the same command again to continue" in err
+    if signum != signal.SIGKILL:
+        # one line: how much is kept where, and how to continue; the shell's status for the signal
+        line = signalled.interruption_line(err.decode(), signum)
+        assert process.returncode == 128 + signum and f"kept in {tmp_path}" in line, err
+        assert line.endswith("run the same command again to continue")
+        # the summary (and the page drawn from it) of what the folder holds, not of an earlier state
+        kept = campaign.records(tmp_path)
+        assert json.loads((tmp_path / "summary.json").read_text())["decided"] == len(kept)
+        assert f"{len(kept)} of {RESUMED.count} done" in line
+    assert signalled.group_ended(process)  # no worker left behind, even by a command killed (they follow it)
     # The signal can land after the last chunk was written and before the process exits: then
     # nothing is left to resume, and the comparison below must still hold.
     assert campaign.records(tmp_path) and len(campaign.records(tmp_path)) <= RESUMED.count

@@ -4,7 +4,8 @@ Each subcommand lives in its own module of this package and exposes
     add_parser(subparsers)   -> registers its argparse sub-parser
     run(args) -> int         -> the exit code
 Exit codes are a public contract: 0 holds / ok, 1 violated / not ok, 2 bad input or usage,
-3 undecided, 4 internal error, 130 interrupted (Ctrl-C; a resumable command says how to go on).
+3 undecided, 4 internal error, 130 interrupted (Ctrl-C; a resumable command says how to go on), 143 and 129
+when SIGTERM or SIGHUP stopped it the same way.
 Bad input is raised as certify.errors.BadInput anywhere below and becomes one line on stderr here.
 Any other exception is a bug in certify: it becomes one line naming the command and what a bug
 report needs, and exit code 4, never a verdict's code.
@@ -30,6 +31,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
+from certify import signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
 from certify.errors import BadInput, shown  # noqa: E402
@@ -59,7 +61,9 @@ EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0,
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
 EXIT_BROKEN_PIPE = 141
-EXIT_INTERRUPTED = 130  # Ctrl-C: the shell's status for SIGINT, 128 + 2, never a verdict's code
+# Ctrl-C: the shell's status for SIGINT, 128 + 2, never a verdict's code; SIGTERM and SIGHUP stop a command the
+# same way, with their own statuses, 143 and 129 (certify.signals.exit_code)
+EXIT_INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,7 +103,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="certify", description="Rigorous certification of the mathematics of iterated "
                      "self-attention: ball arithmetic verdicts (holds, violated, undecided) with certificates "
                      "that an independent checker re-verifies. Exit codes: 0 holds/ok, 1 violated, 2 bad input, "
-                     "3 undecided, 4 internal error (a bug: please report it), 130 interrupted (Ctrl-C).")
+                     "3 undecided, 4 internal error (a bug: please report it), 130 interrupted (Ctrl-C; 143 SIGTERM, "
+                     "129 SIGHUP).")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     parser.add_argument("--version", action="version", version=f"certify {certify.__version__}")
     subparsers.required = True
@@ -125,8 +130,8 @@ def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `certify` command line on `argv` (default sys.argv[1:]) and return the exit code: 0 holds/ok, 1
-    violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted,
-    141 when stdout's reader has gone."""
+    violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted
+    (143 by SIGTERM, 129 by SIGHUP), 141 when stdout's reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
     # "--" before the command ends certify's own options (POSIX): the command follows it (argparse took "--" for
     # a command, "invalid choice: '--'"), and what follows is a command even when it starts with a dash
@@ -142,13 +147,14 @@ def main(argv: list[str] | None = None) -> int:
         print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
-        _known_command(argv[0], options_allowed=not options_ended)
-        args = build_parser(only=argv[0] if argv else None).parse_args(argv)
-        args.argv = argv  # the command line, for the report pages (certify.report.environment)
-        progress.configure(args.progress)
-        code = args.run(args)
-        sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit
-        return code
+        with signals.handled():  # SIGTERM and SIGHUP stop a command as Ctrl-C does (certify.signals)
+            _known_command(argv[0], options_allowed=not options_ended)
+            args = build_parser(only=argv[0] if argv else None).parse_args(argv)
+            args.argv = argv  # the command line, for the report pages (certify.report.environment)
+            progress.configure(args.progress)
+            code = args.run(args)
+            sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit
+            return code
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
@@ -161,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"certify: error: {os_error_line(err)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as err:  # resumable work (certify.errors.Interrupted) says how to continue it
-        print("certify: interrupted" + (f"; {err}" if str(err) else ""), file=sys.stderr)
-        return EXIT_INTERRUPTED
+        print(signals.interrupted_line(str(err)), file=sys.stderr)
+        return signals.exit_code()
     except MemoryError:
         print("certify: error: out of memory; lower the sizes or the precision (see the limits in "
               "`certify check --help`)", file=sys.stderr)

@@ -27,7 +27,8 @@ def add_parser(subparsers):
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
-        "certified, then exit 130. With --out the search keeps a journal of its evaluations in DIR, and the same "
+        "certified, then exit 130 (143 for SIGTERM, which stops it the same way). "
+        "With --out the search keeps a journal of its evaluations in DIR, and the same "
         "command run again on DIR resumes it: the journal is replayed instead of computed again, so an evaluation "
         "budget ends as one uninterrupted run would (a time budget counts the time already spent); the finalists "
         "are certified again, never taken from the journal.")

@@ -72,7 +72,7 @@ def add_parser(subparsers) -> None:
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
-    options.add_figure_options(p)
+    options.add_figure_options(p, raster=True)  # the models' heat maps
     corpus = p.add_argument_group("a corpus (every sentence of a file, resumable)")
     corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "

@@ -9,7 +9,8 @@ The steps are checked by sympy and by our own branch and bound, not by the indep
 each "holds" is printed "holds, not certified" (and "checker": "not certified" in the JSON).
 A step that a Coq lemma of proofs/formal/ also states shows it as "formal: file.v:lemma".
 
---formal compiles the Coq files proofs/formal/*.v (or those named, e.g. `collapse`) with coqc and
+--formal compiles the Coq files proofs/formal/*.v (or those named, e.g. `collapse`, `collapse.v` or
+`proofs/formal/collapse.v`) with coqc and
 proves the Gappa scripts proofs/formal/*.g with gappa and their Coq certificates: per lemma,
 checked or failed, the time and the axioms it rests on.  Exit 1 if any fails, 2 if coqc (or
 gappa) is missing.
@@ -42,7 +43,8 @@ def add_parser(subparsers) -> None:
                               "instead. Exit 0 when every checked step holds, 1 when one fails, 2 for an unknown NAME "
                               "(or, with --formal, a missing coqc or gappa).")
     p.add_argument("names", nargs="*", metavar="NAME",
-                   help="claim id or module name (default: all); with --formal, a file of proofs/formal/")
+                   help="claim id or module name (default: all); with --formal, a file of proofs/formal/ (or of "
+                        "--formal-dir) by name (collapse, collapse.v) or by path")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--formal", action="store_true",
                    help="check the Coq lemmas and Gappa scripts of proofs/formal/ (needs coqc and gappa)")

@@ -36,7 +36,7 @@ def add_parser(subparsers):
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
     p.add_argument("--only", action="append", metavar="SECTION",
                    help="run only the section with this title (repeatable), e.g. claims, proofs, model")
-    options.add_figure_options(p)
+    options.add_figure_options(p, raster=True)  # the models' heat maps
     p.set_defaults(run=run)
 
 

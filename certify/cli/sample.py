@@ -23,8 +23,9 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "sample", help="decide a claim or a bound on many sampled configurations (resumable)",
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
-        "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C or kill), the "
-        "same command continues where it stopped. Writes records, certificates (every violation, a sample of "
+        "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C, SIGTERM as from "
+        "timeout or a cluster's scheduler: exit 130, 143; or killed), the same command continues where it "
+        "stopped. Writes records, certificates (every violation, a sample of "
         "holds), summary.json, the histograms and the report page index.html into --out. Exit 0 all hold, "
         "1 some violated, 3 some undecided or the campaign incomplete, 2 bad input.")
     options.add_target(p)
@@ -146,6 +147,7 @@ def exit_code(summary: dict) -> int:
 
 def run(args) -> int:
     """Run `certify sample`; return its exit code."""
+    options.check_figure_options(args)
     spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
                              claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,

@@ -7,11 +7,10 @@ which applies task(spec, chunk) to each chunk (a list of indices) of the iterabl
 lazily, at most 2 * workers in flight, and calls on_done(chunk, result) in this process as each
 ends; on_failed(chunk, reason) for a chunk the executor gave up on, which stays undone (Dask: its
 task kept killing its workers; the pool: a worker died, and the pool stops with the chunks in flight
-failed).  Once stop()
-is true, or on Ctrl-C, no new chunk starts; the running ones are finished and passed to on_done
-where the executor can (the pool), then KeyboardInterrupt propagates.  `name` (the job's digest)
-names the chunks' tasks where an executor keys them (Dask).  The task and spec must be picklable:
-a top-level function and plain data.
+failed).  Once stop() is true, or on Ctrl-C (or SIGTERM, SIGHUP: certify.signals), no new chunk
+starts; the running ones are finished and passed to on_done where the executor can (the pool), then
+KeyboardInterrupt propagates.  `name` (the job's digest) names the chunks' tasks where an executor
+keys them (Dask).  The task and spec must be picklable: a top-level function and plain data.
 """
 
 from __future__ import annotations
@@ -25,6 +24,7 @@ from itertools import chain as concatenated, islice
 
 from threadpoolctl import threadpool_limits
 
+from certify import signals
 from certify.errors import BadInput
 
 KINDS = ("pool", "dask")
@@ -32,9 +32,10 @@ MAX_WORKERS_PER_CORE = 4  # more processes than this only wait for a core, each 
 
 
 def worker_init() -> None:
-    """Workers leave Ctrl-C to the parent (which finishes the running chunks and stops), and die
-    with it if it is killed (Linux), instead of waiting forever for work."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """Workers leave Ctrl-C, SIGTERM and SIGHUP to the parent (which finishes the running chunks and
+    stops), and die with it if it is killed (Linux), instead of waiting forever for work: by SIGKILL,
+    the signal they do not ignore."""
+    signals.ignore_in_worker()
     # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
     # small matrices of a configuration only waits for its own threads (or another worker's).
     threadpool_limits(1)
@@ -42,7 +43,7 @@ def worker_init() -> None:
         import ctypes
 
         PR_SET_PDEATHSIG = 1
-        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
 
@@ -98,23 +99,31 @@ class ProcessPool:
                         if chunk is None:
                             break
                         try:
-                            running[pool.submit(task, spec, chunk)] = chunk
+                            # the first submit forks the workers, which take this process's handlers until
+                            # worker_init: a signal then is noted (in them, harmlessly) and acted on here after it
+                            with signals.deferred():
+                                running[pool.submit(task, spec, chunk)] = chunk
                         except BrokenProcessPool:
-                            return _drain(running, on_done, on_failed)
+                            return _drain(pool, running, on_done, on_failed)
                     if not running:
                         return
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for future in done:
                         if isinstance(future.exception(), BrokenProcessPool):
-                            return _drain(running, on_done, on_failed)
+                            return _drain(pool, running, on_done, on_failed)
                         on_done(running.pop(future), future.result())
             except KeyboardInterrupt:
                 interrupted = True
                 for future in running:
                     future.cancel()
-                for future in wait(running).done:
-                    if not future.cancelled():
+                finished = [future for future in wait(running).done if not future.cancelled()]
+                # a chunk whose worker died meanwhile (killed) stays undone, for the next run
+                lost = [future for future in finished if isinstance(future.exception(), BrokenProcessPool)]
+                for future in finished:
+                    if future not in lost:
                         on_done(running[future], future.result())
+                if lost:
+                    _kill_workers(pool)
             if interrupted:
                 raise KeyboardInterrupt
 
@@ -132,7 +141,7 @@ class ProcessPool:
         return [results[chunk[0]] for chunk in chunks]
 
 
-def _drain(running: dict, on_done, on_failed) -> None:
+def _drain(pool: ProcessPoolExecutor, running: dict, on_done, on_failed) -> None:
     """A worker of the pool died (killed, out of memory), and the pool with it: each chunk in flight
     is either done (on_done) or lost (on_failed)."""
     for future in wait(running).done:
@@ -140,6 +149,17 @@ def _drain(running: dict, on_done, on_failed) -> None:
             on_failed(running[future], "a worker process of the pool died")
         else:
             on_done(running[future], future.result())
+    _kill_workers(pool)
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the workers of a broken pool: it stops them with SIGTERM, which they ignore (worker_init), and
+    would wait for their chunks, whose results nobody takes any more, before it can shut down."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.kill()
+        except (OSError, ValueError):  # ended already, or closed
+            pass
 
 
 def _raise(chunk: list[int], reason: str) -> None:

@@ -13,7 +13,6 @@ taken again by the next run.
 from __future__ import annotations
 
 import logging
-import signal
 import threading
 import time
 from multiprocessing import resource_tracker
@@ -21,9 +20,9 @@ from multiprocessing import resource_tracker
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
 from threadpoolctl import threadpool_limits
 
+from certify import signals
 from certify.errors import BadInput
 from certify.jobs.executors import task_key
-from certify.jobs.store import sigint_to
 
 CONNECT_TIMEOUT = "20s"  # to reach a scheduler given by its address
 POLL_SECONDS = 0.02  # between looks for finished chunks (and for a Ctrl-C)
@@ -39,35 +38,38 @@ class OneBlasThread(WorkerPlugin):
 
 
 def _watching_sigint(start) -> None:
-    """start() (the cluster's start) with SIGINT blocked in the processes it starts, yet a Ctrl-C meanwhile seen.
+    """start() (the cluster's start) with the stopping signals (certify.signals: Ctrl-C's SIGINT, SIGTERM,
+    SIGHUP) blocked in the processes it starts, yet one received meanwhile seen.
 
-    Ctrl-C in a terminal reaches every process of the foreground group, and a worker that took it would die
-    with its traceback on stderr while this process commits what has finished (the pool's workers ignore it,
+    Ctrl-C in a terminal reaches every process of the foreground group (SIGTERM from `timeout` or a cluster's
+    scheduler, every process of the command), and a worker that took it would die with its traceback on stderr
+    while this process commits what has finished (the pool's workers ignore it,
     certify.jobs.executors.worker_init).  The workers used to inherit SIG_IGN, set here for the start, and a
     Ctrl-C during the start (a second or two, more with many workers) was lost with them; and this process
     cannot ignore SIGINT and see it (any of its threads, a BLAS one too, may take a signal sent to it).  So
-    start() runs in a thread that blocks SIGINT, a mask which the threads it starts and the processes they
-    spawn inherit (a blocked SIGINT is never delivered: nothing in a worker unblocks it), while this thread
-    notes a Ctrl-C.  On Ctrl-C the start is waited for (distributed cannot be stopped halfway without its
-    tracebacks) and KeyboardInterrupt raised: the caller closes what started.  Outside the main thread, which
-    alone handles SIGINT, start() is called."""
+    start() runs in a thread that blocks the stopping signals, a mask which the threads it starts and the
+    processes they spawn inherit (a blocked signal is never delivered: nothing in a worker unblocks it; the
+    nannies stop their workers by message, then SIGKILL), while this thread notes a signal.  On one the start
+    is waited for (distributed cannot be stopped halfway without its tracebacks) and KeyboardInterrupt raised:
+    the caller closes what started.  Outside the main thread, which alone handles signals, start() is called."""
     if threading.current_thread() is not threading.main_thread():
         start()
         return
     failure: list[BaseException] = []
 
     def run() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})  # this thread's, before anything starts
+        signals.block_in_this_thread()  # before anything starts
         try:
             start()
         except BaseException as err:  # noqa: BLE001 - raised again in the main thread
             failure.append(err)
 
-    # multiprocessing's resource tracker, started by the first process spawned, unblocks SIGINT in the thread that
-    # starts it (CPython 3.11 restores no mask): that would be the cluster's loop, whose spawns then take Ctrl-C
+    # multiprocessing's resource tracker, started by the first process spawned, unblocks SIGINT and SIGTERM in the
+    # thread that starts it (CPython 3.11 restores no mask): that would be the cluster's loop, whose spawns then
+    # take Ctrl-C
     resource_tracker.ensure_running()
     interrupted: list[int] = []
-    with sigint_to(lambda signum, frame: interrupted.append(signum)):
+    with signals.noted(interrupted):
         starter = threading.Thread(target=run, name="certify-dask-start", daemon=True)
         starter.start()
         while starter.is_alive():
@@ -143,8 +145,8 @@ class Dask:
                 running[new[-1]] = chunk
             return new
 
-        interrupted: list[int] = []  # Ctrl-C, noted, acted on below
-        with sigint_to(lambda signum, frame: interrupted.append(signum)):
+        interrupted: list[int] = []  # Ctrl-C (or SIGTERM, SIGHUP), noted, acted on below
+        with signals.noted(interrupted):
             try:
                 flow = as_completed(refill(), loop=self.client.loop)
                 while not flow.is_empty():

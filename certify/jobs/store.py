@@ -27,13 +27,12 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import signal
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from certify import signals
 from certify.core import files, jsonfile
 from certify.errors import BadInput
 
@@ -53,31 +52,6 @@ class ChunkResult:
     path in the folder (e.g. "certificates/violated-000000007.json")."""
     records: list[dict]
     artefacts: dict[str, str] = field(default_factory=dict)
-
-
-@contextmanager
-def sigint_to(handler):
-    """SIGINT goes to `handler` inside the block (signal.SIG_IGN, or a function of (signum, frame)); only
-    the main thread receives it, so elsewhere there is nothing to change."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-@contextmanager
-def interrupts_deferred():
-    """Ctrl-C inside the block takes effect when it ends (a chunk's manifest entry and its file are
-    written together); outside the main thread there is nothing to defer."""
-    received = []
-    with sigint_to(lambda signum, frame: received.append(signum)):
-        yield
-    if received:
-        raise KeyboardInterrupt
 
 
 def chunk_name(first: int) -> str:
@@ -371,7 +345,7 @@ class Store:
             target = self._artefact_path(name)
             target.parent.mkdir(parents=True, exist_ok=True)
             files.replace(target, text)
-        with interrupts_deferred():  # the entry and its file are written together, or (killed) the file is missing
+        with signals.deferred():  # the entry and its file are written together, or (killed) the file is missing
             self.manifest["chunks"].append({"first": first, "records": len(result.records),
                                             "sha256": hashlib.sha256(lines.encode("utf-8")).hexdigest()})
             self._write_manifest()

@@ -287,19 +287,32 @@ def check_gappa_file(path: Path, gappa: str, coqc: str) -> list[LemmaResult]:
 
 
 def sources(folder: Path = FORMAL_DIR, names: list[str] | None = None) -> list[Path]:
-    """The .v and .g files of the folder (all, or those whose stem or file name is listed)."""
+    """The .v and .g files of the folder (all, or those listed by stem, file name or path: a shell's completion
+    gives proofs/formal/collapse.v, which was refused as an unknown name)."""
     folder = Path(folder)
     if not folder.is_dir():
         raise BadInput(f"no folder of formal proofs at {folder}")
     files = sorted(p for p in folder.iterdir() if p.suffix in (".v", ".g"))
     if names:
-        unknown = [n for n in names if not any(n in (p.stem, p.name) for p in files)]
+        unknown = [n for n in names if not any(_names(n, p) for p in files)]
+        if unknown and _is_path(unknown[0]):
+            raise BadInput(f"{unknown[0]} is not a .v or .g file of {folder}: name one of its files (collapse, "
+                           "collapse.v or its path), or give the folder of yours with --formal-dir")
         if unknown:
             raise BadInput(f"no formal proof file {unknown[0]!r}; known: {', '.join(p.name for p in files)}")
-        files = [p for p in files if p.stem in names or p.name in names]
+        files = [p for p in files if any(_names(n, p) for n in names)]
     if not files:
         raise BadInput(f"no .v or .g file in {folder}")
     return files
+
+
+def _is_path(name: str) -> bool:
+    return "/" in name or os.sep in name
+
+
+def _names(name: str, path: Path) -> bool:
+    """Whether `name` given on the command line is the file `path`: its stem, its file name, or a path to it."""
+    return name in (path.stem, path.name) or _is_path(name) and Path(name).resolve() == path.resolve()
 
 
 def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None,

@@ -1,0 +1,139 @@
+"""SIGTERM (what `timeout`, a cluster's scheduler, systemd and `docker stop` send before SIGKILL) and SIGHUP stop
+a command as Ctrl-C does: the same clean stop, the same one line, the shell's status for the signal (143, 129),
+never a verdict's code nor a traceback (certify.signals).  The resumable commands' resumption is tested next to
+their Ctrl-C: test_sample, test_dask_executor, test_attack_resume, test_region_proofs, test_models_corpus."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from certify import signals
+from certify.search import campaign
+
+import signalled
+
+
+@pytest.fixture
+def own_handlers():
+    """The test process's handlers, put back after a test that installs certify's."""
+    handlers = {signum: signal.getsignal(signum) for signum in signals.STOPPING}
+    yield
+    for signum, handler in handlers.items():
+        signal.signal(signum, handler)
+
+
+# --- the module -------------------------------------------------------------------------------
+
+
+def test_a_signal_during_a_deferred_block_interrupts_at_its_end_with_its_status(own_handlers):
+    done = []
+    with signals.handled():
+        with pytest.raises(KeyboardInterrupt):
+            with signals.deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                done.append("the block went on")
+        assert done and signals.exit_code() == 143 and signals.interrupted_line("x") == \
+            "certify: interrupted (SIGTERM); x"
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGHUP)
+        assert signals.exit_code() == 129
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers before it, back
+    with signals.handled():
+        assert signals.exit_code() == 130 and signals.interrupted_line() == "certify: interrupted"
+
+
+def test_an_ignored_signal_stays_ignored_and_one_left_to_the_system_stays_so(own_handlers):
+    """`nohup` ignores SIGHUP: a command started under it must not stop when the terminal closes.  A program that
+    uses the API and leaves SIGTERM to the system is not changed by a chunk's commit either."""
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    with signals.handled():
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        with signals.deferred():
+            assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    with signals.deferred():
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+# --- the commands -----------------------------------------------------------------------------
+
+LOADING = """
+import builtins, os, signal, sys
+real = builtins.__import__
+def importing(name, *args, **kwargs):
+    if name == "certify.cli":  # the signal arrives while the command line loads
+        os.kill(os.getpid(), signal.SIGTERM)
+    return real(name, *args, **kwargs)
+builtins.__import__ = importing
+sys.argv = ["certify", "check", "nothing.json"]
+from certify.__main__ import entry
+entry()
+"""
+
+
+def test_sigterm_while_the_command_line_loads_is_one_line_and_exit_143():
+    """Before, SIGTERM then ended the process silently (killed by the signal); now as Ctrl-C then does."""
+    run = subprocess.run([sys.executable, "-c", LOADING], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 143 and run.stderr == "certify: interrupted (SIGTERM)\n" and not run.stdout
+
+
+def test_sigterm_stops_a_trajectory_with_one_line_and_writes_nothing_half(tmp_path):
+    out = tmp_path / "t"
+    argv = ["trajectory", "examples/stack.json", "--layers", "6", "--out", str(out), "-q"]
+    process = signalled.start(argv, at=("certify.studies.trajectory", "_trace_at", 1, signal.SIGTERM))
+    code, stdout, err = signalled.finish(process)
+    assert code == 143 and signalled.interruption_line(err, signal.SIGTERM) == "certify: interrupted (SIGTERM)"
+    assert not stdout and not out.exists()
+
+
+@pytest.fixture(scope="module")
+def campaign_folder(tmp_path_factory):
+    out = tmp_path_factory.mktemp("campaign")
+    campaign.run(campaign.Campaign("gaussian", 4, 3, 1000, 1), out, workers=2)
+    return out
+
+
+def test_sigterm_to_the_group_stops_verify_all_and_its_workers_quietly(campaign_folder):
+    """`timeout` and a scheduler signal every process of the command: the pool's workers leave it to the command,
+    which stops within the running chunks, says so in one line and exits 143, leaving no worker behind."""
+    process = signalled.start(["verify", str(campaign_folder), "--all", "--workers", "2", "--progress"])
+    seen = []
+
+    def counting() -> bool:  # the progress bar has counted a configuration
+        seen.append(os.read(process.stderr.fileno(), 4096))
+        return re.search(rb"\| *[1-9][0-9]*/", b"".join(seen)) is not None
+
+    signalled.wait_for(counting, process)
+    signalled.send_to_group(process, signal.SIGTERM)
+    code, _, err = signalled.finish(process)
+    if code == 0:
+        pytest.skip("the verification ended before it could be interrupted")
+    lines = [line for line in (b"".join(seen).decode() + err).replace("\r", "\n").splitlines()
+             if line.strip() and not line.startswith("certify verify:")]  # the progress bar's lines
+    assert code == 143 and "Traceback" not in err and lines == ["certify: interrupted (SIGTERM)"], err
+    assert signalled.group_ended(process)
+
+
+def test_sigterm_stops_certify_run_as_ctrl_c_does(tmp_path):
+    """`certify run` restarts its campaigns: the line offers no continuation, as after Ctrl-C."""
+    out = tmp_path / "report"
+    process = signalled.start(["run", "--only", "sampling", "--out", str(out), "-q"])
+    signalled.wait_for(signalled.files_in(out, "sampling/*/chunks/*.jsonl"), process)
+    signalled.send_to_group(process, signal.SIGTERM)
+    code, _, err = signalled.finish(process)
+    if code in (0, 1):
+        pytest.skip("the run ended before it could be interrupted")
+    assert code == 143 and signalled.interruption_line(err, signal.SIGTERM) == "certify: interrupted (SIGTERM)"
+    assert signalled.group_ended(process)
+    assert not (out / "results.json").exists()  # no report of a run that did not run
+    folders = [path.parent for path in out.glob("sampling/*/manifest.json")]
+    assert folders and campaign.records(folders[-1])
+    for folder in folders:  # each campaign's summary is of what its folder holds
+        assert json.loads((folder / "summary.json").read_text())["decided"] == len(campaign.records(folder))
