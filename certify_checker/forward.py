@@ -94,7 +94,9 @@ def dobrushin(P: Rows) -> arb:
 
 
 def sphere(X: Rows) -> Rows:
-    return [[x / norm(row) for x in row] for row in X]
+    """x / ||x|| per token, the norm taken once per token (once per entry it was d times the work: 58 s
+    at 128 x 384)."""
+    return [[x / length for x in row] for row, length in zip(X, map(norm, X))]
 
 
 def standard_ln(X: Rows, spec: dict) -> Rows:

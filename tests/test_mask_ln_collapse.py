@@ -292,6 +292,32 @@ def test_the_engines_exact_hypotheses_agree_with_python_fractions():
     assert not wu.orthogonal(Binary64Matrix(haar))
 
 
+def test_the_checkers_rank_agrees_with_exact_elimination():
+    """windowed.rank (modulo a prime where that is full) against Python fractions, full and deficient."""
+    rng = random.Random(85)
+    seen = set()
+    for _ in range(200):
+        n, d = rng.randint(2, 6), rng.randint(1, 6)
+        X = [[Fraction(rng.randint(-3, 3), rng.choice([1, 2, 3, 2**70])) for _ in range(d)] for _ in range(n)]
+        if rng.random() < 0.5:
+            X[-1] = [a / 5 - 2 * b for a, b in zip(X[0], X[1])]
+        expected = _fraction_rank(X)
+        seen.add(expected == min(n, d))
+        assert windowed.rank(windowed.exact([[str(v) for v in row] for row in X])) == expected
+    assert seen == {True, False}
+
+
+def test_the_checker_decides_ln_collapse_hypotheses_at_real_sizes_in_seconds():
+    """128 binary64 tokens in d = 384, strongly connected: the full rank of X_0 took FLINT's exact elimination
+    25 s."""
+    import time
+    X = np.random.default_rng(86).normal(size=(128, 384)).tolist()
+    layer = {"A": [[0] * 384] * 384, "layernorm": {"position": "post"}}
+    started = time.monotonic()
+    assert windowed.unmet_hypothesis("ln.collapse", {"X": X, "layers": [layer] * 3}) is None
+    assert time.monotonic() - started < 10
+
+
 def test_the_engines_exact_hypotheses_take_seconds_at_real_sizes():
     """128 binary64 tokens in d = 384 under 3 post-LN layers with signed permutations V: in Python fractions
     V^T V took a minute at d = 64 (growing as d^4) and the rank minutes; here a fraction of a second each."""
