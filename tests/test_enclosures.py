@@ -150,6 +150,34 @@ def test_the_witness_drift_in_engine_and_checker_contains_the_mpmath_frobenius_n
                     assert float(drift.rad()) <= 1e-9 * float(true) + 1e-300
 
 
+def test_tau_in_blocks_of_pairs_is_tau_in_one_sweep_and_contains_mpmath(monkeypatch):
+    """dobrushin forms the pairwise minima in blocks of pairs (all n^3/2 at once were 1 GB at n = 256): with
+    blocks of two pairs, balls and float64 (a batch) give what one sweep gives, tier 3 the same midpoint, and
+    both enclosures contain mpmath's tau."""
+    from certify.core import quantities
+    from certify.search.tier3 import TIER3
+    rng = np.random.default_rng(13)
+    n = 9
+    S = rng.normal(scale=3, size=(2, n, n))
+    P = np.exp(S - S.max(axis=-1, keepdims=True))
+    P /= P.sum(axis=-1, keepdims=True)
+    balls = np.array([[arb(v) for v in row] for row in P[0].tolist()], dtype=object)
+    whole = {"ball": quantities.dobrushin(BALL, balls), "float64": quantities.dobrushin(FLOAT64, P),
+             "tier3": quantities.dobrushin(TIER3, TIER3.array(P[0].tolist()))}
+    monkeypatch.setattr(quantities, "PAIR_BLOCK", 2 * n)  # blocks of 2 pairs: 18 blocks of the 36 pairs
+    blocked = {"ball": quantities.dobrushin(BALL, balls), "float64": quantities.dobrushin(FLOAT64, P),
+               "tier3": quantities.dobrushin(TIER3, TIER3.array(P[0].tolist()))}
+    assert (blocked["ball"].mid(), blocked["ball"].rad()) == (whole["ball"].mid(), whole["ball"].rad())
+    assert blocked["ball"].rad() < 1e-14
+    assert np.array_equal(blocked["float64"], whole["float64"]) and blocked["float64"].shape == (2,)
+    # tier 3's hull of the blocks' minima rounds its radius once more: a few units in the last place wider
+    assert blocked["tier3"].mid == whole["tier3"].mid and whole["tier3"].rad <= blocked["tier3"].rad < 1e-15
+    with mp.workdps(oracle.DPS):
+        true = oracle.dobrushin(mp.matrix(P[0].tolist()))
+        assert contains(blocked["ball"], true)
+        assert abs(true - float(blocked["tier3"].mid)) <= float(blocked["tier3"].rad)
+
+
 def test_ball_products_of_remembered_matrices_contain_mpmath():
     """Ball.matmul keeps the arb_mat of a matrix it made or read (and of its transposed view): chained
     products through remembered matrices, their transposes and a fresh array all enclose mpmath's."""
