@@ -431,6 +431,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     steps = stated_steps(cert) if STEPS_KEY in cert else [precisions[0]] * (T + 1)  # as the limits' estimate
     if steps is None:
         return False, f"{STEPS_KEY} must list 1 to {T + 1} precisions in range, none above precision"
+    inputs = schema.expanded(inputs)  # a binary64 block (a matrix of more than 64 numbers) as its rows of numbers
     if unreadable := schema.problem(inputs):
         return False, unreadable
     names = list(cert["curves"])

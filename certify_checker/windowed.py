@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections import deque
 from fractions import Fraction
 
-from flint import arb, fmpq, fmpq_mat
+from flint import arb, fmpq, fmpq_mat, nmod_mat
 
 from certify_checker import forward
 from certify_checker.exact import ball, largest, rational, smallest
@@ -64,6 +64,21 @@ def exact(rows) -> fmpq_mat:
     return fmpq_mat([[fmpq(q.numerator, q.denominator) for q in map(rational, row)] for row in rows])
 
 
+# A word-sized prime.  A minor of an integer matrix that is nonzero modulo p is nonzero, so the rank
+# modulo p never exceeds the rank.
+_PRIME = (1 << 62) - 57
+
+
+def rank(M: fmpq_mat) -> int:
+    """The rank of an exact matrix: its rank modulo a prime (of M times a common denominator) when that
+    is full, else FLINT's exact elimination.  (Exact alone took 25 s for 128 x 384 binary64 tokens,
+    modulo p 0.04 s.)"""
+    full = min(M.nrows(), M.ncols())
+    if nmod_mat(M.numer_denom()[0], _PRIME).rank() == full:
+        return full
+    return M.rank()
+
+
 def orthogonal(V: list) -> bool:
     Vq = exact(V)
     return Vq.transpose() * Vq == fmpq_mat(len(V), len(V), [int(i == j) for i in range(len(V)) for j in range(len(V))])
@@ -91,7 +106,7 @@ def unmet_hypothesis(claim: str, inputs: dict) -> str | None:
         return f"{claim}: no window of {k} layers fits in the stack"
     if claim == "ln.collapse":
         Xq = exact(X)
-        full_rank = n <= len(X[0]) and Xq.rank() == n
+        full_rank = n <= len(X[0]) and rank(Xq) == n
         gram = Xq * Xq.transpose()
         # every cosine >= 0, a cosine being defined only between nonzero tokens (G_ii > 0)
         cosines = all(gram[i, j] >= 0 and gram[i, i] > 0 for i in range(n) for j in range(i, n))

@@ -109,7 +109,7 @@ def test_stack_enclosures_follow_the_trajectory():
 
 
 def test_spectral_norm_enclosures_of_engine_and_checker_contain_mpmath():
-    """||A||_2 from a witness (Gershgorin row sums of |E|, drift ||W^T W - I||_F as a trace) in the
+    """||A||_2 from a witness (Gershgorin row sums of |E|, drift ||W^T W - I||_F) in the
     engine and in the checker: both contain the 60-digit singular value, also with a perturbed
     witness basis (the drift term then matters) and a zero column (E has zero rows), and a
     basis far from orthogonal gives no upper bound (engine) or is rejected (checker)."""
@@ -130,6 +130,52 @@ def test_spectral_norm_enclosures_of_engine_and_checker_contain_mpmath():
     assert not spectral.enclose(arb_mat([[arb(1), arb(0), arb(0)]] * 3), far).is_finite()
     with pytest.raises(ValueError, match="not nearly orthogonal"):
         checker_forward.spectral_norm([[arb(1), arb(0), arb(0)]] * 3, {"basis": far.basis.tolist(), "top": [1.0] * 3})
+
+
+def test_the_witness_drift_in_engine_and_checker_contains_the_mpmath_frobenius_norm():
+    """||G||_F, the drift of a witness basis, as one dot product of G's entries (engine and checker):
+    it contains the 60-digit norm, on square and rectangular matrices, balls of entries of every size,
+    tiny entries (a drift of about 1e-16) and a zero matrix, at 53 and 200 bits."""
+    rng = np.random.default_rng(12)
+    cases = [rng.normal(size=(6, 6)), rng.normal(size=(3, 8)) * 1e-16, rng.normal(size=(9, 2)) * 1e100,
+             np.zeros((4, 4)), np.linalg.qr(rng.normal(size=(5, 5)))[0]]
+    for M in cases:
+        for precision in (53, 200):
+            with ctx.workprec(precision):
+                balls = arb_mat([[arb(v, abs(v) * 1e-10) for v in row] for row in M.tolist()])
+                with mp.workdps(oracle.DPS):
+                    true = mp.sqrt(mp.fsum(mp.mpf(v) ** 2 for v in M.ravel().tolist()))
+                for drift in (spectral._frobenius(balls), checker_forward.frobenius(balls)):
+                    assert contains(drift, true), (M.shape, precision, drift)
+                    assert float(drift.rad()) <= 1e-9 * float(true) + 1e-300
+
+
+def test_tau_in_blocks_of_pairs_is_tau_in_one_sweep_and_contains_mpmath(monkeypatch):
+    """dobrushin forms the pairwise minima in blocks of pairs (all n^3/2 at once were 1 GB at n = 256): with
+    blocks of two pairs, balls and float64 (a batch) give what one sweep gives, tier 3 the same midpoint, and
+    both enclosures contain mpmath's tau."""
+    from certify.core import quantities
+    from certify.search.tier3 import TIER3
+    rng = np.random.default_rng(13)
+    n = 9
+    S = rng.normal(scale=3, size=(2, n, n))
+    P = np.exp(S - S.max(axis=-1, keepdims=True))
+    P /= P.sum(axis=-1, keepdims=True)
+    balls = np.array([[arb(v) for v in row] for row in P[0].tolist()], dtype=object)
+    whole = {"ball": quantities.dobrushin(BALL, balls), "float64": quantities.dobrushin(FLOAT64, P),
+             "tier3": quantities.dobrushin(TIER3, TIER3.array(P[0].tolist()))}
+    monkeypatch.setattr(quantities, "PAIR_BLOCK", 2 * n)  # blocks of 2 pairs: 18 blocks of the 36 pairs
+    blocked = {"ball": quantities.dobrushin(BALL, balls), "float64": quantities.dobrushin(FLOAT64, P),
+               "tier3": quantities.dobrushin(TIER3, TIER3.array(P[0].tolist()))}
+    assert (blocked["ball"].mid(), blocked["ball"].rad()) == (whole["ball"].mid(), whole["ball"].rad())
+    assert blocked["ball"].rad() < 1e-14
+    assert np.array_equal(blocked["float64"], whole["float64"]) and blocked["float64"].shape == (2,)
+    # tier 3's hull of the blocks' minima rounds its radius once more: a few units in the last place wider
+    assert blocked["tier3"].mid == whole["tier3"].mid and whole["tier3"].rad <= blocked["tier3"].rad < 1e-15
+    with mp.workdps(oracle.DPS):
+        true = oracle.dobrushin(mp.matrix(P[0].tolist()))
+        assert contains(blocked["ball"], true)
+        assert abs(true - float(blocked["tier3"].mid)) <= float(blocked["tier3"].rad)
 
 
 def test_ball_products_of_remembered_matrices_contain_mpmath():

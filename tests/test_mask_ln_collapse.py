@@ -10,6 +10,9 @@ import copy
 import hashlib
 import json
 import random
+from fractions import Fraction
+
+import numpy as np
 
 import pytest
 from flint import arb, ctx
@@ -23,7 +26,8 @@ from certify.core import masks
 from certify.core import quantities
 from certify.core.arith import BALL, FLOAT64
 from certify_checker import windowed
-from certify.claims import get
+from certify.claims import get, wu
+from certify.core.numbers import Binary64Matrix
 from certify.cli import main
 from certify.errors import BadInput
 from certify.core.layers import apply_layer
@@ -228,6 +232,105 @@ def test_the_checker_decides_the_exact_hypotheses_of_ln_collapse_on_huge_entries
     rotation = [["3/5", "-4/5"], ["4/5", "3/5"]]
     assert windowed.orthogonal(rotation) and not windowed.orthogonal([["3/5", "4/5"], ["4/5", "3/5"]])
     assert windowed.exact([["0x1p-3", "1/3", 0.5]]) == windowed.exact([["1/8", "1/3", "1/2"]])
+
+
+def _fraction_rank(rows) -> int:
+    """Rank by Gaussian elimination in Python fractions: the reference the engine's FLINT routes must match."""
+    rows = [list(map(Fraction, row)) for row in rows]
+    rank = 0
+    for c in range(len(rows[0])):
+        pivot = next((i for i in range(rank, len(rows)) if rows[i][c] != 0), None)
+        if pivot is None:
+            continue
+        rows[rank], rows[pivot] = rows[pivot], rows[rank]
+        for i in range(rank + 1, len(rows)):
+            factor = rows[i][c] / rows[rank][c]
+            rows[i] = [a - factor * b for a, b in zip(rows[i], rows[rank])]
+        rank += 1
+    return rank
+
+
+def test_the_engines_exact_hypotheses_agree_with_python_fractions():
+    """ln.collapse's rank (modulo a prime, exact elimination below full rank), V^T V = I (integers in FLINT,
+    after a float64 rejection) and cosines (an integer Gram matrix) against plain fractions, on rationals,
+    binary64 values from 1e-300 to 1e300, huge integers, and rank-deficient and orthogonal matrices."""
+    rng = random.Random(83)
+
+    def entry(kind):
+        if kind == "small":
+            return Fraction(rng.randint(-2, 2))
+        if kind == "rational":
+            return Fraction(rng.randint(-5, 5), rng.randint(1, 7))
+        if kind == "binary64":
+            return Fraction(rng.choice([0.0, rng.gauss(0, 1), 1e-300 * rng.random(), -1e300 * rng.random()]))
+        return Fraction(rng.randint(-10**60, 10**60), rng.randint(1, 10**40))
+
+    deficient = 0
+    for _ in range(300):
+        n, d, kind = rng.randint(2, 6), rng.randint(1, 6), rng.choice(["small", "rational", "binary64", "huge"])
+        X = [[entry(kind) for _ in range(d)] for _ in range(n)]
+        if n > 2 and rng.random() < 0.5:  # a combination of two tokens: rank below min(n, d) unless d is small
+            X[-1] = [3 * a - b / 7 for a, b in zip(X[0], X[1])]
+        rank = _fraction_rank(X)
+        deficient += rank < min(n, d)
+        cosines = all(any(X[i]) for i in range(n)) and all(
+            sum(a * b for a, b in zip(X[i], X[k])) >= 0 for i in range(n) for k in range(i + 1, n))
+        assert wu.exact_rank(tuple(map(tuple, X))) == rank
+        assert wu.nonnegative_cosines(tuple(map(tuple, X))) == cosines
+        if kind == "binary64" and all(float(v) == v for row in X for v in row):
+            block = Binary64Matrix(np.array(X, dtype=float))
+            assert wu.exact_rank(block) == rank and wu.nonnegative_cosines(block) == cosines
+        V = [[entry(kind) for _ in range(n)] for _ in range(n)]
+        expected = all(sum(V[l][i] * V[l][j] for l in range(n)) == (i == j) for i in range(n) for j in range(n))
+        assert wu.orthogonal(V) == expected
+    assert deficient > 30  # the exact fallback below full rank was exercised
+    assert wu.orthogonal([[Fraction(3, 5), Fraction(-4, 5)], [Fraction(4, 5), Fraction(3, 5)]])
+    hadamard = np.array([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]]) / 2
+    assert wu.orthogonal(Binary64Matrix(hadamard))
+    assert not wu.orthogonal(Binary64Matrix(np.array([[1, 1], [1, -1]]) * 0.5 ** 0.5))  # 1/sqrt(2) rounded
+    haar = np.linalg.qr(np.random.default_rng(83).normal(size=(6, 6)))[0]  # orthogonal only up to rounding
+    assert not wu.orthogonal(Binary64Matrix(haar))
+
+
+def test_the_checkers_rank_agrees_with_exact_elimination():
+    """windowed.rank (modulo a prime where that is full) against Python fractions, full and deficient."""
+    rng = random.Random(85)
+    seen = set()
+    for _ in range(200):
+        n, d = rng.randint(2, 6), rng.randint(1, 6)
+        X = [[Fraction(rng.randint(-3, 3), rng.choice([1, 2, 3, 2**70])) for _ in range(d)] for _ in range(n)]
+        if rng.random() < 0.5:
+            X[-1] = [a / 5 - 2 * b for a, b in zip(X[0], X[1])]
+        expected = _fraction_rank(X)
+        seen.add(expected == min(n, d))
+        assert windowed.rank(windowed.exact([[str(v) for v in row] for row in X])) == expected
+    assert seen == {True, False}
+
+
+def test_the_checker_decides_ln_collapse_hypotheses_at_real_sizes_in_seconds():
+    """128 binary64 tokens in d = 384, strongly connected: the full rank of X_0 took FLINT's exact elimination
+    25 s."""
+    import time
+    X = np.random.default_rng(86).normal(size=(128, 384)).tolist()
+    layer = {"A": [[0] * 384] * 384, "layernorm": {"position": "post"}}
+    started = time.monotonic()
+    assert windowed.unmet_hypothesis("ln.collapse", {"X": X, "layers": [layer] * 3}) is None
+    assert time.monotonic() - started < 10
+
+
+def test_the_engines_exact_hypotheses_take_seconds_at_real_sizes():
+    """128 binary64 tokens in d = 384 under 3 post-LN layers with signed permutations V: in Python fractions
+    V^T V took a minute at d = 64 (growing as d^4) and the rank minutes; here a fraction of a second each."""
+    import time
+    rng = np.random.default_rng(84)
+    n, d = 128, 384
+    V = np.zeros((d, d))
+    V[np.arange(d), rng.permutation(d)] = rng.choice([-1.0, 1.0], d)
+    X = np.abs(rng.normal(size=(n, d)))
+    started = time.monotonic()
+    assert wu.orthogonal(Binary64Matrix(V))
+    assert wu.exact_rank(Binary64Matrix(X)) == n and wu.nonnegative_cosines(Binary64Matrix(X))
+    assert time.monotonic() - started < 10
 
 
 def test_ln_collapse_cosine_condition_needs_nonzero_tokens():

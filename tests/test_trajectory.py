@@ -259,6 +259,23 @@ def test_a_tampered_trajectory_certificate_is_rejected():
         assert not confirmation.ok and "malformed" not in confirmation.message, (tamper, confirmation.message)
 
 
+def test_tokens_stated_as_a_binary64_block_are_read_by_the_checker():
+    """More than 64 binary64 numbers in X are stated as one block (as in every certificate); the checker read
+    the trajectory's inputs as rows only, so no trajectory of 9 x 8 tokens or more was ever confirmed.  Its
+    tampered twin is still rejected."""
+    import copy
+    import numpy as np
+    from certify_checker import verify
+    rng = np.random.default_rng(5)
+    cfg = {"X": rng.normal(size=(9, 8)).tolist(), "A": (rng.normal(size=(8, 8)) / 8).tolist()}
+    tr = trajectory.trace(cfg, 3)
+    assert set(tr.certificate["inputs"]["X"]) == {"binary64", "shape"}
+    assert verify(tr.certificate).ok and tr.verdict == "holds"
+    cert = copy.deepcopy(tr.certificate)
+    cert["points"][2]["D"][0] = str(int(cert["points"][2]["D"][0]) + 2**40)
+    assert not verify(cert).ok
+
+
 def _stated_but_never_checked(cert):
     """Edits that put numbers in a trajectory certificate where the checker computes none."""
     fake = cert["points"][1]["D"]

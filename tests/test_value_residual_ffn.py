@@ -94,6 +94,37 @@ def test_M_of_a_rotation_is_one():
     assert result.verdict == engine.HOLDS and M.contains(1) and M.rad() < 1e-12
 
 
+def test_one_V_through_the_stack_has_its_powers_normed_once_by_engine_and_checker(monkeypatch):
+    """value.bounded's one V: the engine and the checker enclose max_k ||V^k|| once for the stack (T layers
+    took T^2 norms), every layer still states the witnesses of its powers, and each layer's M contains
+    mpmath's; a layer whose stated witness differs from the first's is enclosed again."""
+    from certify.core import primitives
+    from certify_checker import inequality
+    engine_calls, checker_calls = [], []
+    powers, power_bound = primitives._powers, norms.power_bound
+    monkeypatch.setattr(primitives, "_powers", lambda view: engine_calls.append(view.t) or powers(view))
+    monkeypatch.setattr(norms, "power_bound", lambda *args: checker_calls.append(args[3]) or power_bound(*args))
+    depth = 4
+    result = engine.check(thesis.jordan_stack(depth), claim="value.bounded")
+    assert result.verdict == engine.HOLDS and result.precision == 53
+    assert engine_calls == [0] and checker_calls == ["V0"]
+    cert = result.certificate
+    assert set(cert["witness"]) == {f"A{t}" for t in range(depth)} | {f"V{t}^{k}" for t in range(depth)
+                                                                       for k in range(1, depth + 1)}
+    with mp.workdps(60):
+        V = oracle.mat(thesis.jordan_stack(depth)["layers"][0]["V"])
+        expected = max(oracle.spectral_norm(V**k) for k in range(1, depth + 1))
+    for t in range(depth):
+        assert contains(arb(layer_values(result, t)["M"]), expected)
+    checker_calls.clear()
+    edited = copy.deepcopy(cert)
+    edited["witness"]["V2^1"]["top"][0] *= 1 + 2**-40  # another witness, as good: layer 2 is enclosed again
+    assert checker.verify(edited).ok and checker_calls == ["V0", "V2"]
+    # the checker compares stated JSON values with their types: it refuses true and reads 1
+    assert inequality._same([[0.5, 1]], [[0.5, 1]]) and not inequality._same([1], [True])
+    assert not inequality._same([1], [1.0]) and not inequality._same({"top": [1]}, {"top": ["1"]})
+
+
 def test_value_bounded_against_mpmath_closed_form_of_the_stack():
     """D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0 for every t <= T = 4, with mpmath's own D_t, a, M (one
     repeated layer; M over the powers k <= T at every t)."""

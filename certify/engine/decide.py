@@ -164,12 +164,12 @@ _LAYER_NAMES = frozenset(PRIMITIVES)  # the names of a layer's quantities (a fro
 def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list[LayerView], list[Comparison]]:
     """Run the stack in backend `ar` and evaluate the claim's inequalities."""
     X0 = ar.array(case.X)
-    X, views = X0, []
+    X, views, shared = X0, [], {}
     for t, layer in enumerate(case.layers):
         arrays = layer_arrays(ar, layer, case.n)
         step = apply_layer(ar, layer, X, arrays)
         views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses,
-                               depth=len(case.layers)))
+                               depth=len(case.layers), shared=shared))
         X = step.out
     # windows of layers (Wu et al.) have names of their own
     names = windows.NAMES if claim.scope == "window" else _LAYER_NAMES
