@@ -6,7 +6,8 @@ Each case runs in this process (one core) with a time budget (default 60 s): col
 collapse.tanh for two tokens in every dimension up to a D^2 = 8192 (radius 1, norm 2048);
 collapse.global in d = 1 for n = 3, 4, 5 at radius = norm = 2 and n = 6 at 1; collapse.tanh for
 n = 3 in d = 1 at radius 1, norm 3/2 and at radius = norm = 2 (the tight curve w = ln 2 inside both),
-and for n = 4 at radius 1/2, norm 1 (tight along positions 0, 0, 1, 1 at w = 0).  The proving time includes the checker's replay of the certificate, which is also
+and for n = 4 at radius 1/2, norm 1 (tight along positions 0, 0, 1, 1 at w = 0), at radius = norm = 1 and
+at radius = norm = 2 (positions 0, 0, 0, 1 tight along w = ln 3 too).  The proving time includes the checker's replay of the certificate, which is also
 timed apart.  The load average is printed first: other jobs on the machine slow every number.
 """
 
@@ -32,6 +33,8 @@ CASES = [
     ("collapse.tanh", 3, 1, "1", "3/2"),  # w up to 3/4: the tight curve t = 0, w = ln 2 lies inside
     ("collapse.tanh", 3, 1, "2", "2"),
     ("collapse.tanh", 4, 1, "1/2", "1"),  # tight along t = (0, 1), w = 0 for every L: the corner faces close it
+    ("collapse.tanh", 4, 1, "1", "1"),
+    ("collapse.tanh", 4, 1, "2", "2"),  # w up to 4: the corner 0, 0, 0, 1 is tight along w = ln 3 as well
 ]
 
 

@@ -14,11 +14,22 @@ is the next leaf, "?" the next box left open), so the leaves and open boxes tile
 re-runs every leaf's closing test with the code below at the leaf's precision:
     direct              (1 - F)_lo - (1 - g)_hi >= 0
     divided             L_lo = 0, g(0) = 0: g'_lo on [0, L_hi] - max Var >= 0 (h = L dh/dL(xi))
+    chord               L_hi > 0 (L_lo = 0 only where g(0) = 0): (g(L)/L)_lo - max Var over [w_lo - L_hi/2,
+                        w_hi + L_hi/2] >= 0, since h = L (g(L)/L - F/L) and F/L is the mean of m' = Var over
+                        [w - L/2, w + L/2]; (g(L)/L)_lo is g(L_hi)/L_hi for the claims (concave, g(0) = 0,
+                        so g(L)/L decreases), g' on [0, L_hi] for a bound at L_lo = 0 (mean value), else
+                        g's ball over L divided by the end of L that makes it smaller
+    rise                from the face L = L_lo: g(L) - g(L_lo) >= (L - L_lo) s and F(L) - F(L_lo) <= (L - L_lo) times
+                        (Var+ + Var-)/2 (dF/dL = (m'(w + L/2) + m'(w - L/2))/2), so h >= h(L_lo) + ...:
+                        direct's margin on that face + (L_hi - L_lo) min(0, s - (Var+ + Var-)/2), s the secant
+                        slope of g from L_lo to L_hi for the claims (concave), g'_lo on [0, L_hi] for a bound,
+                        Var+ the max Var over [w_lo + L_lo/2, w_hi + L_hi/2], Var- over [w_lo - L_hi/2,
+                        w_hi - L_lo/2] (h' = g'(L) - (m'(w + L/2) + m'(w - L/2))/2, m' = Var)
     monotone-w/FACE     two tokens: dF/dw <= 0 for w, L >= 0, so the face w = w_lo decides; FACE is
                         direct, divided, or identity (w_lo = 0, g = tanh(L/4) = F(0, L))
     monotone-t/FACE     the line: each inner position t with dF/dt <= 0 on the box (slope_margins, tried
                         first) moves to t_lo, with dF/dt >= 0 to t_hi (at least one moves), and that face
-                        decides; FACE is direct, divided, or pair (every position at 0 or 1, k of n at 0:
+                        decides; FACE is direct, divided, chord, rise, or pair (every position at 0 or 1, k of n at 0:
                         the two-token ratio at w - ln(k/(n-k)), at most tanh(L/4))
 A test closes only on a finite enclosure that is certainly >= 0.  "violated" carries an
 "inequality" certificate of a configuration inside the region, verified by that kind's checker.
@@ -46,7 +57,8 @@ MIN_PRECISION, MAX_PRECISION = 53, 1 << 14
 MAX_DEPTH = 200
 FACES = ("direct", "divided", "identity")
 METHODS = {"two-tokens": ("direct", "divided") + tuple(f"monotone-w/{f}" for f in FACES),
-           "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair")}
+           "line": ("direct", "divided", "chord", "rise", "monotone-t/direct", "monotone-t/divided",
+                    "monotone-t/chord", "monotone-t/rise", "monotone-t/pair")}
 LEMMAS = {"two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
           "line": ["proofs/region_line.py", "proofs/region_tilt.py", "proofs/region_two_tokens.py"]}
 SCOPE = {"two-tokens": "with or without query/key biases", "line": "no query/key biases"}
@@ -117,6 +129,28 @@ class Profile:
             t = (point(top) / 4).tanh()
             return ((1 - t * t) / 4).lower()
         return self._g(Dual(point(Fraction(0)).union(point(top)), arb(1))).slope.lower()
+
+    def chord_lower(self, L) -> arb:
+        """A lower end of g(L)/L on the interval L (L_hi > 0; L_lo = 0 only for a g with g(0) = 0)."""
+        top = point(L[1])
+        if self.kind == "collapse.global":  # (1 - exp(-L))/L decreases: 1 - exp(-L) concave, 0 at 0
+            return (-(-top).expm1() / top).lower()
+        if self.kind == "collapse.tanh":  # tanh(L/4)/L decreases: tanh(L/4) concave on L >= 0, 0 at 0
+            return ((top / 4).tanh() / top).lower()
+        if L[0] == 0:  # g(L)/L = g'(xi) for some xi in (0, L) when g(0) = 0 (the caller checks it)
+            return self.slope_lower(L[1])
+        low = self._g(point(L[0]).union(top)).lower()  # g >= low on L, so g/L >= low / (L_hi if low >= 0 else L_lo)
+        return (low / (top if low >= 0 else point(L[0]))).lower()
+
+    def secant_lower(self, L) -> arb:
+        """A lower end of (g(x) - g(L_lo))/(x - L_lo) for x in (L_lo, L_hi]: for the claims (concave) the secant to
+        L_hi, whose slope is the least; for a bound, g' on [0, L_hi] (mean value theorem)."""
+        a, b, width = point(L[0]), point(L[1]), point(L[1] - L[0])
+        if self.kind == "collapse.global":  # exp(-a) - exp(-b) = exp(-a) (1 - exp(a - b))
+            return (-(-a).exp() * (a - b).expm1() / width).lower()
+        if self.kind == "collapse.tanh":  # tanh(b/4) - tanh(a/4) = sinh((b - a)/4) / (cosh(a/4) cosh(b/4))
+            return (((b - a) / 4).sinh() / ((a / 4).cosh() * (b / 4).cosh() * width)).lower()
+        return self.slope_lower(L[1])
 
     def vanishes(self) -> bool:
         if self.kind in CLAIMS:
@@ -202,13 +236,27 @@ def _margin(method: str, box, profile: Profile):
         face_test = method[len("monotone-t/"):]
         if face_test == "pair":  # positions at 0 and 1 only: the two-token ratio shifted, at most tanh(L/4)
             return arb(0) if all(lo == hi and lo in (0, 1) for lo, hi in face[2:]) and profile.tanh else None
-        return _margin(face_test, tuple(face), profile) if face_test in ("direct", "divided") else None
+        return _margin(face_test, tuple(face), profile) if face_test in ("direct", "divided", "chord", "rise") else None
     if method == "direct":
         return rest_of_ratio_lower(w, L, inner) - profile.gap_upper(L)
     if method == "divided":
         if L[0] != 0 or not profile.vanishes():
             return None
         return profile.slope_lower(L[1]) - variance_upper((w[0] - L[1] / 2, w[1] + L[1] / 2), inner)
+    if method == "chord":
+        if L[1] <= 0 or L[0] < 0 or (L[0] == 0 and not profile.vanishes()):
+            return None
+        return profile.chord_lower(L) - variance_upper((w[0] - L[1] / 2, w[1] + L[1] / 2), inner)
+    if method == "rise":
+        if L[0] < 0:
+            return None
+        base = _margin("direct", (w, (L[0], L[0])) + tuple(inner), profile)
+        plus = variance_upper((w[0] + L[0] / 2, w[1] + L[1] / 2), inner)
+        minus = variance_upper((w[0] - L[1] / 2, w[1] - L[0] / 2), inner)
+        least = profile.secant_lower(L) - (plus + minus) / 2  # (h(L) - h(L_lo))/(L - L_lo) >= least on the box
+        if not least.is_finite():  # min(0, +inf) is 0: an infinite enclosure closes nothing
+            return None
+        return base + point(L[1] - L[0]) * least.min(arb(0))
     return None
 
 

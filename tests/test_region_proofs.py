@@ -60,9 +60,9 @@ def test_certainly_nonnegative_refuses_non_finite(bad):
 
 
 def _poisoned(bad: arb) -> profiles.Profile:
-    """A profile whose every enclosure is the bad ball: 1 - g and g'."""
+    """A profile whose every enclosure is the bad ball: 1 - g, g', g(L)/L and g's secant slopes."""
     return profiles.Profile("collapse.tanh", "tanh(a*D**2/4)*D", gap_upper=lambda L: -bad, slope_lower=lambda top: bad,
-                            vanishes=True, tanh=False)
+                            chord_lower=lambda L: bad, secant_lower=lambda L: bad, vanishes=True, tanh=False)
 
 
 BOXES = {"two-tokens": [((Fraction(1), Fraction(2)), (Fraction(0), Fraction(1, 8))),
@@ -96,6 +96,12 @@ class _PoisonedCheckerProfile:
         return -self.bad
 
     def slope_lower(self, top):
+        return self.bad
+
+    def chord_lower(self, L):
+        return self.bad
+
+    def secant_lower(self, L):
         return self.bad
 
     def vanishes(self):
@@ -206,7 +212,8 @@ def _edits(cert):
         c["leaves"].pop()
 
     def relabel(c):
-        leaf = next(x for x in c["leaves"] if x["method"] == "divided")
+        # a leaf at L = 0 (divided or chord): direct compares with 1 - g(0) = 1 there and closes nothing
+        leaf = next(x for x in c["leaves"] if x["method"] in ("divided", "chord") and Fraction(x["box"][1][0]) == 0)
         leaf["method"] = "direct"
 
     def widen_region(c):
@@ -493,7 +500,8 @@ def test_an_interrupted_search_accounts_for_every_box_once(where, interrupt_at):
         _halving_search(interrupt_at, where, interruptible=False)
 
 
-CTRL_C_REGION = ["--n", "6", "--d", "1", "--radius", "2", "--norm", "2"]  # 165 leaves, about a second
+# 160 leaves, about a second (collapse.global now closes in a few dozen boxes everywhere)
+CTRL_C_REGION = ["collapse.tanh", "--n", "3", "--d", "1", "--radius", "1", "--norm", "3/2"]
 
 
 def _interrupt_closing_at(monkeypatch, call: int) -> dict:
@@ -574,7 +582,7 @@ def test_resume_refuses_another_target_a_finished_proof_and_a_forged_one(tmp_pat
     forged["left"].pop()  # an open box dropped: the tree no longer matches
     (tmp_path / "forged.json").write_text(json.dumps(forged))
     capsys.readouterr()
-    for argv, why in [(["collapse.tanh", *CTRL_C_REGION, "--resume", str(part)], "another claim"),
+    for argv, why in [(["collapse.global", *CTRL_C_REGION[1:], "--resume", str(part)], "another claim"),
                       ([*CTRL_C_REGION[:-1], "3", "--resume", str(part)], "another claim"),
                       ([*CTRL_C_REGION, "--resume", str(whole)], "not undecided"),
                       ([*CTRL_C_REGION, "--resume", str(tmp_path / "forged.json")], "does not confirm"),

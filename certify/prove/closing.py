@@ -5,13 +5,28 @@
     divided             a box with L_lo = 0, where h vanishes (F(w, 0) = 0 and g(0) = 0): by the
                         mean value theorem h(L) = L dh/dL(xi) with xi in [0, L], and
                         dh/dL = g' - (m'(w + L/2) + m'(w - L/2))/2 >= g'_lo - max Var >= 0.
+    chord               any box with L_hi > 0 (L_lo = 0 only where g(0) = 0): h = L (g(L)/L - F/L), and
+                        F/L = (1/L) integral of m' over [w - L/2, w + L/2] <= max Var over
+                        [w_lo - L_hi/2, w_hi + L_hi/2] (m' = Var, proofs/region_tilt.py), so h >= 0 when
+                        (g(L)/L)_lo - max Var >= 0.  For concave g with g(0) = 0 (both claims) g(L)/L
+                        decreases and (g(L)/L)_lo = g(L_hi)/L_hi > g'(L_hi): it closes what divided does
+                        and, away from L = 0, boxes whose L is far wider than direct allows (direct loses
+                        about the width of L times Var; chord only the curvature of m over the window).
+    rise                the mean value form from the face L = L_lo: h(L) = h(L_lo) + integral of h' over
+                        [L_lo, L]: g(L) - g(L_lo) >= (L - L_lo) s_lo, s_lo a lower end of g's secant slopes
+                        from L_lo (the secant to L_hi for a concave g, else g'_lo), and F(w, L) - F(w, L_lo) <=
+                        (L - L_lo)(Var+ + Var-)/2, Var+ the max of m' over [w_lo + L_lo/2, w_hi + L_hi/2] and
+                        Var- over [w_lo - L_hi/2, w_hi - L_lo/2] (dF/dL = (m'(w + L/2) + m'(w - L/2))/2); so
+                        h >= h(L_lo)_lo + (L_hi - L_lo) min(0, s_lo - (Var+ + Var-)/2), h(L_lo)_lo by direct
+                        on the face.  Where g' and the Var nearly cancel (the tight sets) it loses far less
+                        than direct, which pays about the width of L times g' + Var.
     monotone-w/FACE     n = 2 only: dF/dw = -sinh(w) sinh(L/2) / (4 cosh^2((w + L/2)/2)
                         cosh^2((w - L/2)/2)) <= 0 for w, L >= 0 (proofs/region_two_tokens.py), so
                         h >= h on the face w = w_lo, which FACE closes: direct, divided, or
                         identity (w_lo = 0 and g(L) = tanh(L/4) = F(0, L), the tight set).
     monotone-t/FACE     the line: each inner position t_k with dF/dt_k <= 0 on the box moves to t_k lo, with
                         dF/dt_k >= 0 to t_k hi (certify.prove.tilt.slope_margins), and that face decides;
-                        FACE is direct, divided, or pair (every position at 0 or 1, k of the n at 0: the
+                        FACE is direct, divided, chord, rise, or pair (every position at 0 or 1, k of the n at 0: the
                         two-token ratio shifted by ln(k / (n - k)), at most tanh(L/4); tight at 0, 0, 1, 1).
 A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
 infinite ball never closes anything.
@@ -25,7 +40,7 @@ from flint import arb
 
 from certify.prove.bnb import certainly_nonnegative
 from certify.prove.profiles import Profile
-from certify.prove.tilt import Interval, one_minus_ratio_lower, slope_margins, variance_upper
+from certify.prove.tilt import Interval, exact, one_minus_ratio_lower, slope_margins, variance_upper
 
 
 def direct(box: tuple[Interval, ...], profile: Profile) -> arb | None:
@@ -46,12 +61,39 @@ def divided(box: tuple[Interval, ...], profile: Profile) -> arb | None:
     return profile.slope_lower(L[1]).lower() - variance_upper(thetas, inner).upper()
 
 
+def chord(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The chord test's margin: (g(L)/L)_lo - max Var of the tilted positions over [w_lo - L_hi/2, w_hi + L_hi/2],
+    a lower end of h/L on the box (h = L (g(L)/L - F/L), F/L the mean of m' = Var over the window of width L);
+    None when L_hi = 0, or L_lo = 0 and the profile does not vanish at 0 (h(0) = g(0) must be 0 there)."""
+    w, L, inner = box[0], box[1], box[2:]
+    if L[1] <= 0 or L[0] < 0 or (L[0] == 0 and not profile.vanishes):
+        return None
+    thetas = (w[0] - L[1] / 2, w[1] + L[1] / 2)
+    return profile.chord_lower(L).lower() - variance_upper(thetas, inner).upper()
+
+
+def rise(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """The rise test's margin: direct's on the face L = L_lo plus (L_hi - L_lo) times a lower end of the slope of h
+    from L_lo when that is negative: g rises from L_lo at least at its secant slope (profile.secant_lower), and
+    F(w, L) - F(w, L_lo) is the integral of (m'(w + s/2) + m'(w - s/2))/2 over [L_lo, L], m' = Var."""
+    w, L, inner = box[0], box[1], box[2:]
+    if L[0] < 0:
+        return None
+    base = direct((w, (L[0], L[0])) + inner, profile)
+    plus = variance_upper((w[0] + L[0] / 2, w[1] + L[1] / 2), inner).upper()
+    minus = variance_upper((w[0] - L[1] / 2, w[1] - L[0] / 2), inner).upper()
+    slope = profile.secant_lower(L).lower() - (plus + minus) / 2
+    if not slope.is_finite():  # min(0, +inf) would be 0: an infinite enclosure never closes a box
+        return arb("nan")
+    return base + exact(L[1] - L[0]) * slope.min(arb(0))
+
+
 def identity(box: tuple[Interval, ...], profile: Profile) -> arb | None:
     """The face w = 0 of the two-token form, where F(0, L) = tanh(L/4) (proofs/region_tilt.py)."""
     return arb(0) if box[0] == (0, 0) and len(box) == 2 and profile.tanh else None
 
 
-FACE_TESTS = {"direct": direct, "divided": divided, "identity": identity}
+FACE_TESTS = {"direct": direct, "divided": divided, "chord": chord, "rise": rise, "identity": identity}
 
 
 def monotone_w(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
@@ -71,7 +113,7 @@ def pair(box: tuple[Interval, ...], profile: Profile) -> arb | None:
     return arb(0) if len(box) >= 3 and corner and profile.tanh else None
 
 
-T_FACE_TESTS = {"direct": direct, "divided": divided, "pair": pair}
+T_FACE_TESTS = {"direct": direct, "divided": divided, "chord": chord, "rise": rise, "pair": pair}
 
 
 def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | None:
@@ -101,6 +143,10 @@ def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | No
         return direct(box, profile)
     if method == "divided":
         return divided(box, profile)
+    if method == "chord":
+        return chord(box, profile)
+    if method == "rise":
+        return rise(box, profile)
     if method.startswith("monotone-w/") and method[len("monotone-w/"):] in FACE_TESTS:
         return monotone_w(FACE_TESTS[method[len("monotone-w/"):]], box, profile)
     if method.startswith("monotone-t/") and method[len("monotone-t/"):] in T_FACE_TESTS:

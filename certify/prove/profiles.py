@@ -4,6 +4,13 @@ A profile encloses, for L = a D^2 in an exact interval, what the closing tests c
     gap_upper(L)       an upper end for 1 - g(L) (the claims' closed forms never subtract from 1:
                        1 - (1 - exp(-L)) is exp(-L), and 1 - tanh(L/4) = 2 / (1 + exp(L/2)))
     slope_lower(L_hi)  a lower end for g' on [0, L_hi] (the divided form)
+    chord_lower(L)     a lower end for g(L)/L on an exact interval L with L_hi > 0 (the chord form):
+                       at L_hi for the claims (g concave with g(0) = 0, so g(L)/L decreases:
+                       proofs/region_tilt.py), g' on [0, L_hi] when L_lo = 0 (g(L)/L = g'(xi) by the
+                       mean value theorem, g(0) = 0), else g's ball over L over L's end
+    secant_lower(L)    a lower end for (g(x) - g(L_lo))/(x - L_lo) over x in (L_lo, L_hi] (the rise form):
+                       the secant to L_hi for the claims (a concave g's secant slopes decrease in
+                       their right end), else g' on [0, L_hi] (mean value theorem)
     vanishes           g(0) = 0 exactly (both sides of the claim vanish at L = 0)
 The claims' profiles are decreasing gaps and slopes, so points suffice; a user's bound is
 evaluated on the interval as a ball, with its derivative by forward-mode differentiation.
@@ -32,12 +39,15 @@ CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tan
 class Profile:
     """The right-hand side D g(a D^2) of a region proof seen through g: the claim (None for a user's bound)
     and its text, gap_upper(L) an upper end of 1 - g on an exact interval L, slope_lower(L_hi) a lower end
-    of g' on [0, L_hi], whether g(0) = 0 exactly, and whether g is tanh(L/4) as written (the tight-set
+    of g' on [0, L_hi], chord_lower(L) a lower end of g(L)/L on an exact interval L (L_hi > 0), secant_lower(L) one of
+    g's secant slopes from L_lo over L, whether g(0) = 0 exactly, and whether g is tanh(L/4) as written (the tight-set
     identities close their faces exactly)."""
     claim: str | None  # a claim id, or None for a user's bound
     bound: str  # the right-hand side, D g(a D^2), as text
     gap_upper: Callable[[Interval], arb]
     slope_lower: Callable[[Fraction], arb]
+    chord_lower: Callable[[Interval], arb]
+    secant_lower: Callable[[Interval], arb]
     vanishes: bool
     tanh: bool  # g(L) = tanh(L/4) as written: the tight-set identities close their faces exactly
 
@@ -50,6 +60,11 @@ def _global() -> Profile:
     return Profile("collapse.global", CLAIM_BOUNDS["collapse.global"],
                    gap_upper=lambda L: (-exact(L[0])).exp(),
                    slope_lower=lambda top: (-exact(top)).exp(),
+                   # (1 - exp(-L))/L decreases (g concave, g(0) = 0): its value at L_hi, without cancellation
+                   chord_lower=lambda L: -(-exact(L[1])).expm1() / exact(L[1]),
+                   # exp(-a) - exp(-b) = -exp(-a) expm1(a - b), over b - a: no cancellation
+                   secant_lower=lambda L: -(-exact(L[0])).exp() * (exact(L[0]) - exact(L[1])).expm1()
+                   / exact(L[1] - L[0]),
                    vanishes=True, tanh=False)
 
 
@@ -59,7 +74,16 @@ def _tanh() -> Profile:
         return (1 - t * t) / 4
     return Profile("collapse.tanh", CLAIM_BOUNDS["collapse.tanh"],
                    gap_upper=lambda L: 2 / (1 + (exact(L[0]) / 2).exp()),
-                   slope_lower=slope, vanishes=True, tanh=True)
+                   # tanh(L/4)/L decreases (g concave, g(0) = 0): its value at L_hi
+                   slope_lower=slope, chord_lower=lambda L: (exact(L[1]) / 4).tanh() / exact(L[1]),
+                   secant_lower=_tanh_secant,
+                   vanishes=True, tanh=True)
+
+
+def _tanh_secant(L: Interval) -> arb:
+    """(tanh(b/4) - tanh(a/4)) / (b - a) = sinh((b - a)/4) / (cosh(a/4) cosh(b/4) (b - a)): no cancellation."""
+    a, b = exact(L[0]) / 4, exact(L[1]) / 4
+    return (b - a).sinh() / (a.cosh() * b.cosh() * exact(L[1] - L[0]))
 
 
 def claim_profile(claim: str) -> Profile:
@@ -99,10 +123,16 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
         return g(Jet(exact(Fraction(0)).union(exact(top)), arb(1))).slope
 
     vanishes = g(arb(0)).is_exact() and g(arb(0)).is_zero()
+
+    def chord(L):  # g(L)/L on [L_lo, L_hi], L_hi > 0: nothing is known of g's shape, only its ball
+        if L[0] == 0:  # g(L)/L = (g(L) - g(0))/L = g'(xi), xi in (0, L): only when g(0) = 0
+            return slope(L[1]) if vanishes else arb("nan")
+        low = g(_interval_ball(L)).lower()  # g >= low on L: g/L >= low / L_hi when low >= 0, else >= low / L_lo
+        return low / exact(L[1] if low >= 0 else L[0])
     # Written as the claim collapse.tanh is: the tight-set identity applies to it.
     tanh = parsed.tree == bound_grammar.parse(CLAIM_BOUNDS["collapse.tanh"]).tree
     return Profile(None, parsed.text, gap_upper=lambda L: 1 - g(_interval_ball(L)), slope_lower=slope,
-                   vanishes=vanishes, tanh=tanh)
+                   chord_lower=chord, secant_lower=lambda L: slope(L[1]), vanishes=vanishes, tanh=tanh)
 
 
 def reduced_form(tree: tuple) -> bool:

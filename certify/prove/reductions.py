@@ -36,7 +36,8 @@ from certify.prove.tilt import Interval
 # The closing methods each reduction admits (certify.prove.closing; the checker has the same menu).
 METHODS = {
     "two-tokens": ("direct", "divided", "monotone-w/direct", "monotone-w/divided", "monotone-w/identity"),
-    "line": ("direct", "divided", "monotone-t/direct", "monotone-t/divided", "monotone-t/pair"),
+    "line": ("direct", "divided", "chord", "rise", "monotone-t/direct", "monotone-t/divided", "monotone-t/chord",
+             "monotone-t/rise", "monotone-t/pair"),
 }
 LEMMAS = {
     "two-tokens": ["proofs/region_two_tokens.py", "proofs/region_tilt.py"],
