@@ -198,7 +198,7 @@ def test_user_bound_with_divided_form_is_proved():
 
 
 def test_undecided_reports_the_fraction_and_the_open_boxes():
-    result = prove("collapse.global", 6, 1, 2, 2, time_limit=0.05)
+    result = prove("collapse.tanh", 4, 1, 2, 2, time_limit=0.05)
     assert result.verdict == "undecided" and result.confirmed, result.message
     assert result.left and 0 <= result.volume_proved < 1
     assert result.certificate["volume_proved"] == str(result.volume_proved)
