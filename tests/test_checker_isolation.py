@@ -62,8 +62,9 @@ def test_checker_stays_small():
     assert kernel < 1470, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
-        # its work estimate priced each step at that precision
-        assert sizes[name] < 490, (name, sizes[name])
+        # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by
+        # rounding was recomputed finer (inequality.finer), as an inequality's always was
+        assert sizes[name] < 540, (name, sizes[name])
 
 
 def test_verifying_every_kind_in_a_fresh_interpreter_loads_no_engine_numpy_or_scipy(tmp_path):

@@ -544,7 +544,7 @@ def test_a_long_trajectory_is_priced_at_its_step_precisions(tmp_path):
     from certify.core.limits import Limits
     from certify_checker.trajectory import STEPS_KEY
 
-    work = 2_300_000
+    work = 7_000_000
     tr = trajectory.trace(LAYER, 300, limits=Limits(work=work))
     cert = tr.certificate
     top = {key: value for key, value in cert.items() if key != STEPS_KEY}
