@@ -451,11 +451,12 @@ def work(cert: dict) -> int:
     precision, and each point's CURVE_WORK at the curves' precision.  0 when malformed (verify judges)."""
     try:
         T, X, bits = cert["layers"], cert["inputs"]["X"], cert["curve_precision"]
-        if type(T) is not int or type(bits) is not int or not isinstance(X, list):
+        n = X["shape"][0] if isinstance(X, dict) else len(X)  # rows, or a binary64 block's (read since blocks are)
+        if type(T) is not int or type(bits) is not int or type(n) is not int:
             return 0
-        return (min(len(X), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
+        return (min(max(n, 0), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
                 + RETRIED * (min(max(T, 0), MAX_LAYERS) + 1) * CURVE_WORK * limbs(bits))  # curves recomputed too
-    except (KeyError, TypeError):
+    except (KeyError, TypeError, IndexError):
         return 0
 
 
