@@ -244,9 +244,22 @@ def _outcome(lhs: arb, rhs: arb):
 CERT_KEYS = {"format", "kind", "claim", "bound", "verdict", "precision", "inputs", "inputs_sha256", "witness", "values"}
 VALUE_KEYS = {"D_in", "D_out", "bound", "layers", "comparisons"}
 COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
-# A stated enclosure must contain the checker's own; where it does not at the stated precision
-# (the two evaluations round differently) the checker recomputes at these multiples of it.
+
+
+# A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
+# engine and the checker round differently) the checker recomputes at these multiples of it (finer).  At f b bits a
+# recomputation costs at most f times the limbs of one at b: a check that may retry costs at most 1 + sum(factors)
+# times one (certify_checker.trajectory prices its one finer run so).
 ESCALATION = (2, 4)
+
+
+def finer(missing: set, still_missing, factors: tuple = ESCALATION) -> set:
+    """The labels of `missing` still missing after still_missing(factor, labels) recomputes them at each of the
+    factors times the precision.  A stated enclosure that contains the checker's at any precision contains the true
+    value: an honest one that missed only by rounding is then accepted, one that excludes the value never."""
+    for factor in factors:
+        missing = set(still_missing(factor, missing)) if missing else missing
+    return missing
 
 
 TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
@@ -426,12 +439,13 @@ def verify(cert: dict) -> tuple[bool, str]:
     # misses it only by the two evaluations' rounding does so at a higher precision.
     inside = {key: contains(mine, text) for key, (_, mine, text) in pairs.items()}
     missing = {label for label, (mine, text) in enclosures.items() if not inside[id(mine), text]}
-    for factor in ESCALATION:
-        if not missing:
-            break
+
+    def still_missing(factor: int, labels: set) -> set:
         compared, steps = _recompute(cert, scope, inequalities, factor * precision)
-        finer = _enclosures(cert, compared, steps, factor * precision, deciding)
-        missing = {label for label in missing if not contains(finer[label][0], finer[label][1])}
+        again = _enclosures(cert, compared, steps, factor * precision, deciding)
+        return {label for label in labels if not contains(*again[label])}
+
+    missing = finer(missing, still_missing)
     if unread := sorted(set(cert["witness"]) - cert["witness"].read):
         return False, f"the certificate states a witness {unread[0][:40]!r} that no stated quantity uses"
     if missing:

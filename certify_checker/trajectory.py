@@ -37,6 +37,7 @@ from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import accuracy
+from certify_checker.inequality import finer
 from certify_checker.limits import limbs
 
 RESOLVED_BITS = 20
@@ -49,6 +50,11 @@ VALUE_CURVES = ("value.bounded", "value.approach")
 CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representation", "precision", "curve_precision",
              "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
 CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logarithms, the stated balls read and compared
+# A stated D, mu, tau or curve that misses the checker's ball by rounding: the steps through it and the curves are
+# recomputed at twice their precision (inequality.finer; one finer run, as a trajectory's may be its whole work),
+# so every step and curve is priced RETRIED times (limbs(2 b) <= 2 limbs(b)).
+ESCALATION = (2,)
+RETRIED = 1 + sum(ESCALATION)
 STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
 POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
@@ -78,17 +84,30 @@ def read_ball(value) -> tuple[arb, arb] | None:
 
 def agrees(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> bool:
     """The stated (mid, rad) contains the recomputed ball and is about as accurate (exact.accurate's slack);
-    a non-finite one agrees only with a non-finite recomputation.  Containment is decided on the ends mid -+ rad
-    formed exactly (rounded inward past 2^20 bits), never on arb(mid, rad): arb rounds that radius up by about
-    2^-29 of it, and a stated ball missing the recomputed one (and the true value) by as much passed."""
+    a non-finite one agrees only with a non-finite recomputation."""
+    return agreement(mine, theirs, precision) == "agrees"
+
+
+def agreement(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> str:
+    """"agrees" (as agrees), "outside" (finite, about as accurate, but not containing the recomputed ball: a
+    finer recomputation may be, inequality.finer) or "differs".  Containment is decided on the ends
+    mid -+ rad formed exactly (rounded inward past 2^20 bits), never on arb(mid, rad): arb rounds that radius up
+    by about 2^-29 of it, and a stated ball missing the recomputed one (and the true value) by as much passed."""
     if theirs is None or not (theirs[0].is_finite() and mine.is_finite()):
-        return theirs is not None and not theirs[0].is_finite() and not mine.is_finite()
+        return "agrees" if theirs is not None and not theirs[0].is_finite() and not mine.is_finite() else "differs"
+    mid, rad = theirs
+    if abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) > 16 + precision // 8:
+        return "differs"
+    return "agrees" if inside(mine, theirs) else "outside"
+
+
+def inside(mine: arb, theirs: tuple[arb, arb]) -> bool:
+    """The stated finite (mid, rad) contains the finite recomputed ball (agreement's exact ends)."""
     (mid, rad), parts = theirs, [x.mid().man_exp() for x in (mine.mid(), mine.rad(), *theirs)]
     spans = [(int(e), int(e) + int(m).bit_length()) for m, e in parts if m != 0]  # exact sums need these digits
     digits = max((top for _, top in spans), default=0) - min((low for low, _ in spans), default=0) + 2
     with ctx.workprec(min(max(digits, ctx.prec), 1 << 20)):
-        inside = bool((mid - rad).upper() <= mine.lower()) and bool(mine.upper() <= (mid + rad).lower())
-    return inside and abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) <= 16 + precision // 8
+        return bool((mid - rad).upper() <= mine.lower()) and bool(mine.upper() <= (mid + rad).lower())
 
 
 def expm1(x: arb) -> arb:
@@ -336,9 +355,10 @@ def _compare(quantity: arb, log_curve: arb) -> str:
 
 
 def _confirm_points(stated: list, points: list, approaches: list, names: list, drawn: dict, precision: int,
-                    curve_precision: int, steps: list) -> tuple[str | None, list]:
+                    curve_precision: int, steps: list, missing: set) -> tuple[str | None, list]:
     """Every stated point against the recomputed one (D, mu, tau at their step's precision): enclosures,
-    curves and outcomes (the problem, or None, and the outcomes)."""
+    curves and outcomes (the problem, or None, and the outcomes); the (t, key) of a stated D, mu, tau or curve
+    that misses the recomputed ball though about as accurate are added to missing (for _recompute_points)."""
     outcomes = []
     for t, entry in enumerate(stated):
         if set(entry) != POINT_KEYS or type(entry["t"]) is not int or entry["t"] != t:
@@ -357,8 +377,11 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
             theirs = read_ball(entry[key])
             if (theirs is None) != (mine is None or mine[key] is None):
                 return f"t = {t}: {key} stated where the checker has none, or missing", []
-            if theirs is not None and not agrees(mine[key], theirs, steps[t]):
+            found = "agrees" if theirs is None else agreement(mine[key], theirs, steps[t])
+            if found == "differs":
                 return f"t = {t}: stated {key} does not match the recomputed enclosure", []
+            if found == "outside":
+                missing.add((t, key))
         if t < len(approaches):
             if not agrees(approaches[t], read_ball(entry["approach"]), precision):
                 return f"t = {t}: stated approach does not match the recomputed enclosure", []
@@ -370,8 +393,11 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
                 if name in entry["checks"]:
                     return f"t = {t}: {name} is checked where the checker draws no value", []
                 continue
-            if not agrees(value, read_ball(entry["log_curves"][name]), curve_precision):
+            found = agreement(value, read_ball(entry["log_curves"][name]), curve_precision)
+            if found == "differs":
                 return f"t = {t}: stated {name} does not match the recomputed curve", []
+            if found == "outside":
+                missing.add((t, name))
             if name == "value.approach":
                 quantity = approaches[t] if t < len(approaches) else None
             else:
@@ -384,6 +410,22 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     return None, outcomes
 
 
+def _recompute_points(inputs: dict, T: int, stated: list, steps: list, factor: int, labels: set, names: list,
+                      a: list, M, curve_precision: int) -> set:
+    """The (t, key) of labels (D, mu, tau or a curve's name) whose stated ball misses the one recomputed with every
+    step at factor times its precision (the steps through the last t of labels, and the next: tau_t is computed
+    with step t + 1) and the curves from those points at factor times their precision (a and M as enclosed)."""
+    last = max(t for t, _ in labels)
+    points = run(inputs, T, False, [factor * bits for bits in steps[:last + 2]])[0]
+    finer_balls = {(t, key): points[t][key] for t, key in labels if key in ("D", "mu", "tau") and t < len(points)}
+    if any(key not in ("D", "mu", "tau") for _, key in labels):
+        with ctx.workprec(factor * curve_precision):
+            drawn = curves(names, inputs, T, points, a, M)
+        finer_balls.update({(t, key): drawn[key].get(t) for t, key in labels if key in drawn})
+    return {(t, key) for t, key in labels if (mine := finer_balls.get((t, key))) is None or not mine.is_finite()
+            or not inside(mine, read_ball(stated[t][key] if key in POINT_KEYS else stated[t]["log_curves"][key]))}
+
+
 def stated_steps(cert: dict) -> list | None:
     """The step precisions stated, when well-formed (1 to T + 1 in range, none above precision), else None."""
     T, top, steps = cert.get("layers"), cert.get("precision"), cert.get(STEPS_KEY)
@@ -394,13 +436,14 @@ def stated_steps(cert: dict) -> list | None:
 
 def step_limbs(cert: dict, value_curves: bool = True) -> int:
     """The limbs (certify_checker.limits) of the T + 1 steps the checker computes, summed: each at its stated precision,
-    or at the highest without a well-formed list (rejected before any step); with a value curve (or no list of
-    curves) T + 1 more at the highest (the powers of V at norm_precision, the approach at precision)."""
+    or at the highest without a well-formed list (rejected before any step), RETRIED times (a stated D, mu, tau or
+    curve that misses the checker's ball has the steps through it recomputed finer: _recompute_points); with a value curve (or no list of curves) T + 1 more at the highest (the powers of V at
+    norm_precision, the approach at precision)."""
     T, steps, curves = cert.get("layers"), stated_steps(cert), cert.get("curves")
     top = limbs(max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0]))
     count = min(max(T, 0), MAX_LAYERS) + 1 if type(T) is int else 0
     value = value_curves and (not isinstance(curves, list) or any(c in VALUE_CURVES for c in curves if isinstance(c, str)))
-    return (count * top if steps is None else sum(map(limbs, steps))) + (count * top if value else 0)
+    return RETRIED * (count * top if steps is None else sum(map(limbs, steps))) + (count * top if value else 0)
 
 
 def work(cert: dict) -> int:
@@ -408,11 +451,12 @@ def work(cert: dict) -> int:
     precision, and each point's CURVE_WORK at the curves' precision.  0 when malformed (verify judges)."""
     try:
         T, X, bits = cert["layers"], cert["inputs"]["X"], cert["curve_precision"]
-        if type(T) is not int or type(bits) is not int or not isinstance(X, list):
+        n = X["shape"][0] if isinstance(X, dict) else len(X)  # rows, or a binary64 block's (read since blocks are)
+        if type(T) is not int or type(bits) is not int or type(n) is not int:
             return 0
-        return (min(len(X), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
-                + (min(max(T, 0), MAX_LAYERS) + 1) * CURVE_WORK * limbs(bits))
-    except (KeyError, TypeError):
+        return (min(max(n, 0), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
+                + RETRIED * (min(max(T, 0), MAX_LAYERS) + 1) * CURVE_WORK * limbs(bits))  # curves recomputed too
+    except (KeyError, TypeError, IndexError):
         return 0
 
 
@@ -470,9 +514,17 @@ def verify(cert: dict) -> tuple[bool, str]:
                                                for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
         drawn = curves(names, inputs, T, points, a, M)
-    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision, steps)
+    missing = set()
+    problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision, steps,
+                                        missing)
     if problem:
         return False, problem
+    # an honest ball that misses the checker's own only by the two evaluations' rounding contains a finer one
+    if missing := finer(missing, lambda factor, labels: _recompute_points(inputs, T, stated, steps, factor, labels,
+                                                                          names, a, M, curve_precision), ESCALATION):
+        t, key = min(missing)
+        return False, (f"t = {t}: stated {key} does not match the recomputed enclosure "
+                       f"(nor one at {ESCALATION[-1]} times its precision)")
     all_resolved = all(e["resolved"] for e in stated)
     if "violated" in outcomes:
         verdict = "violated"

@@ -276,6 +276,21 @@ def test_tokens_stated_as_a_binary64_block_are_read_by_the_checker():
     assert not verify(cert).ok
 
 
+def test_tokens_as_a_block_are_priced_as_rows():
+    """The work of tau (n^3 / 2 a step) is counted for tokens stated as a binary64 block as for rows of numbers:
+    it was 0 for a block, so a hostile certificate of many tokens passed the work limit unpriced."""
+    import copy
+    import numpy as np
+    from certify_checker import trajectory as checker_trajectory
+    rng = np.random.default_rng(5)
+    cfg = {"X": rng.normal(size=(9, 8)).tolist(), "A": (rng.normal(size=(8, 8)) / 8).tolist()}
+    cert = trajectory.trace(cfg, 3).certificate
+    as_rows = copy.deepcopy(cert)
+    as_rows["inputs"]["X"] = cfg["X"]
+    assert set(cert["inputs"]["X"]) == {"binary64", "shape"}
+    assert checker_trajectory.work(cert) == checker_trajectory.work(as_rows) > 9**3 // 2
+
+
 def _stated_but_never_checked(cert):
     """Edits that put numbers in a trajectory certificate where the checker computes none."""
     fake = cert["points"][1]["D"]
@@ -544,7 +559,7 @@ def test_a_long_trajectory_is_priced_at_its_step_precisions(tmp_path):
     from certify.core.limits import Limits
     from certify_checker.trajectory import STEPS_KEY
 
-    work = 2_300_000
+    work = 7_000_000
     tr = trajectory.trace(LAYER, 300, limits=Limits(work=work))
     cert = tr.certificate
     top = {key: value for key, value in cert.items() if key != STEPS_KEY}

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from certify.errors import BadInput, shown
 from certify.core import files, jsonfile, npzfile
-from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem
+from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem, thin_width
 from certify.core.masks import named_mask, validate_mask
 from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
                                   parse_number, parse_vector)
@@ -134,6 +134,13 @@ class Case:
         return self._sizes
 
     @functools.cached_property
+    def thin(self) -> int:
+        """d_k when every layer is a thin head alone (certify.core.limits.norm_count), else 0."""
+        widths = {columns(layer.W_Q) if layer.W_Q is not None and layer.V is None and layer.ffn is None else self.d
+                  for layer in self.layers}
+        return thin_width(self.d, widths)
+
+    @functools.cached_property
     def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once
         d_k = max((columns(layer.W_Q) for layer in self.layers if layer.W_Q is not None), default=0)
         hidden = max((len(layer.ffn.W1) for layer in self.layers if layer.ffn is not None), default=0)
@@ -172,7 +179,8 @@ def _within(data, limits: Limits):
         sizes = (n, max(d, d_k), len(layers) if isinstance(layers, list) else 1, hidden)
         if problem := shape_problem(*sizes, limits):
             raise BadInput(f"the configuration has {problem}")
-        if problem := resource_problem(*sizes, START_PRECISION, limits):
+        widths = {_stated_shape(spec.get("W_Q"))[1] if not {"A", "V", "ffn"} & set(spec) else d for spec in specs}
+        if problem := resource_problem(*sizes, START_PRECISION, limits, thin=thin_width(d, widths)):
             raise BadInput(f"refused before starting: {problem}")
     return data
 

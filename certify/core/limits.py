@@ -88,26 +88,48 @@ def ball_bytes(precision: int) -> int:
     return 96 + 8 * (precision // 64 + 1)
 
 
-def ball_count(n: int, d: int, layers: int, hidden: int = 0, uses_tau: bool = False) -> int:
+# A norm's arrays at its peak, in balls per entry of its matrix (w x w: d, or d_k for thin heads): the witness, its
+# products and python-flint's temporaries inside them, measured in resident memory (one 768 x 768 norm: about
+# 1 GB of 1.2 GB at 256 x 768, 0.5 GB in the checker; 0.37 GB at 256 x 384).
+NORM_BALLS = 20
+
+
+def ball_count(n: int, d: int, layers: int, hidden: int = 0, uses_tau: bool = False, thin: int = 0) -> int:
     """Balls alive at once in the engine's evaluation: every layer's arrays (X, scores, P, P X,
-    the output, the weights), the pairwise token differences of a diameter (n^2 d, twice), and
-    for tau the pairwise row minima (n^3 / 2)."""
+    the output, the weights), a diameter's centred tokens and their Gram matrix (n d + n^2:
+    certify.core.quantities.pairwise_sq_distances), one norm's arrays (NORM_BALLS w^2, w = d or thin's d_k), and for
+    tau the pairwise row minima (n^3 / 2)."""
     per_layer = 3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)
-    peak = 2 * n * n * d + (n * n * n // 2 if uses_tau else 0)
+    width = (thin if 0 < thin < d else d) if layers else 0  # kinds without layers price their own (head.work)
+    peak = n * n + n * d + NORM_BALLS * width * width + (n * n * n // 2 if uses_tau else 0)
     return layers * per_layer + peak
 
 
-def operation_count(n: int, d: int, layers: int, hidden: int = 0) -> int:
+def norm_count(d: int, thin: int = 0) -> int:
+    """Ball multiplications of one layer's norms: 4 d^3 through d x d witnesses (A, V, an FFN's weights); for a
+    thin head alone (thin = d_k < d: W_Q, W_K of d x d_k, no A, V nor FFN, its witness d_k x d_k) the Grams of
+    W_Q and W_K, W_Q W_K^T where a trajectory forms it (3 d^2 d_k) and the d_k x d_k reduction of
+    certify.core.thin_norm (8 d_k^3), at most the d x d route's."""
+    return min(3 * d * d * thin + 8 * thin ** 3, 4 * d ** 3) if 0 < thin < d else 4 * d ** 3
+
+
+def thin_width(d: int, widths: set) -> int:
+    """The d_k of norm_count's thin heads from the query widths of every layer (d for a layer that is not a thin
+    head alone): their largest when all are below d, else 0."""
+    return max(widths) if widths and 0 < min(widths) and max(widths) < d else 0
+
+
+def operation_count(n: int, d: int, layers: int, hidden: int = 0, thin: int = 0) -> int:
     """Ball multiplications of one evaluation: per layer the scores and P X (n^2 d), the weight
-    products and norm witnesses (n d^2 + d^3), the FFN (n d h) and the diameters (n^2 d)."""
-    return layers * (3 * n * n * d + n * d * d + 4 * d ** 3 + 2 * n * d * hidden + 3 * n * n)
+    products (n d^2), the norms (norm_count), the FFN (n d h) and the diameters (the Gram matrix, n^2 d)."""
+    return layers * (3 * n * n * d + n * d * d + norm_count(d, thin) + 2 * n * d * hidden + 3 * n * n)
 
 
-def work(n: int, d: int, layers: int, hidden: int, precision: int) -> int:
+def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0) -> int:
     """Operations weighted by the cost of one at this precision: a fixed cost (the Python around
     each ball operation) plus one per limb, as measured on the checker from 53 to 65536 bits
     (about 1.5e-7 s per unit on the development machine)."""
-    return operation_count(n, d, layers, hidden) * (1 + precision // 64)
+    return operation_count(n, d, layers, hidden, thin) * (1 + precision // 64)
 
 
 def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> str | None:
@@ -128,14 +150,14 @@ def size(count: int) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
-                     uses_tau: bool = False) -> str | None:
+                     uses_tau: bool = False, thin: int = 0) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
     function of its arguments, remembered: every check of a campaign asks it for each precision)."""
-    memory = ball_count(n, d, layers, hidden, uses_tau) * ball_bytes(precision)
+    memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision)
+    cost = work(n, d, layers, hidden, precision, thin)
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

@@ -283,7 +283,7 @@ class _Plan:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits) -> _Plan:
+def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
@@ -292,7 +292,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
-        return resource_problem(*sizes, precision, limits, uses_tau)
+        return resource_problem(*sizes, precision, limits, uses_tau, thin)
 
     refused = refusal(start_prec)
     if refused:
@@ -325,7 +325,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
-    plan = _plan(case.sizes(), _uses_tau(claim_obj), start_prec, max_prec, limits)
+    plan = _plan(case.sizes(), _uses_tau(claim_obj), start_prec, max_prec, limits, case.thin)
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
 

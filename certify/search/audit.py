@@ -143,6 +143,16 @@ def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, st
     return out
 
 
+def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, str, str]]) -> list[tuple[tuple, str | None]]:
+    """(rederive's row, the problem of the certificate the record names or None) of each (index, folder, record as
+    JSON: an item is hashable, as the pool's results are keyed by a chunk's first): the checker's confirmations on
+    the pool too, not one by one in the parent (runs in a worker)."""
+    rows = rederive(spec, [i for i, _, _ in items])
+    records = [json.loads(text) for _, _, text in items]
+    return [(row, _certificate_problem(Path(folder), record, spec) if record.get("certificate") else None)
+            for row, (_, folder, _), record in zip(rows, items, records)]
+
+
 def _ends(result: engine.Result) -> tuple[float, float, float] | None:
     """(a lower bound of lhs/rhs, an upper bound of (rhs - lhs) / |rhs|, an upper bound of rhs - lhs) of the
     tightest comparison, from its balls (a record's figures are their midpoints, which a wide ball leaves far
@@ -450,14 +460,12 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
         chosen.add(largest["i"])
     rest = sorted(set(by_index) - chosen)
     chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
-    for i in sorted(chosen):
-        if by_index[i].get("certificate") and (problem := _certificate_problem(folder, by_index[i], spec)):
-            problems.append(problem)
     # tasks no larger than a campaign's chunks: Ctrl-C waits for the tasks in flight (a quarter of --all per worker
-    # was minutes), and progress moves as often as a campaign's
-    tasks = _split(sorted(chosen), workers, campaigns.MAX_CHUNK)
-    rows = _on_pool(rederive, spec, tasks, workers, progress, len(by_index) + len(chosen), len(by_index))
-    for i, name, verdict, fields, ends in rows:
+    # was minutes), and progress moves as often as a campaign's; each confirms its records' certificates too
+    tasks = _split([(i, str(folder), json.dumps(by_index[i])) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
+    checked = _on_pool(rederive_and_confirm, spec, tasks, workers, progress, len(by_index) + len(chosen), len(by_index))
+    problems += [problem for _, problem in checked if problem]
+    for (i, name, verdict, fields, ends), _ in checked:
         record = by_index[i]
         if record.get("name") != name:
             problems.append(f"configuration {i}: the record names {record.get('name')!r}, the campaign {name!r}")
