@@ -433,15 +433,18 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, f"{STEPS_KEY} must list 1 to {T + 1} precisions in range, none above precision"
     if unreadable := schema.problem(inputs):
         return False, unreadable
-    names = list(cert["curves"])
-    if len(set(names)) != len(names):
-        return False, "a curve is listed twice"
+    names = cert["curves"]  # a list of names (an object's values would be shown, never read), none twice
+    if not (isinstance(names, list) and all(isinstance(name, str) for name in names)) or len(set(names)) != len(names):
+        return False, "the curves are not a list of distinct curve names"
     used = inputs["layers"][:T]
     if problem := _hypotheses_hold(names, used):
         return False, problem
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]
+    read = {f"A{t}" for t in range(len(inputs["layers"]))} | {f"V0^{k}" for k in range(1, T + 1) if set(names) & set(VALUE_CURVES)}
+    if not isinstance(witness, dict) or set(witness) != read:  # an unread witness would be shown, never checked
+        return False, "the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value curve)"
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
     points, Ys, drifts, use_centred = run(inputs, T, "value.approach" in names, steps)
