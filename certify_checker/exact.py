@@ -46,8 +46,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
-    if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
-        return arb(text)
+    if type(text) is int or type(text) is float and math.isfinite(text):  # a JSON number, exact in arb (an int may
+        return arb(text)  # pass binary64: math.isfinite of it overflows)
     if isinstance(text, str):
         return _ball_of_text(text, ctx.prec)
     return _ball(text)
