@@ -36,7 +36,7 @@ from certify_checker import forward, precision_problem
 from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
-from certify_checker.exact import accuracy
+from certify_checker.exact import accuracy, loose
 from certify_checker.limits import limbs
 
 RESOLVED_BITS = 20
@@ -88,7 +88,8 @@ def agrees(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> bool:
     digits = max((top for _, top in spans), default=0) - min((low for low, _ in spans), default=0) + 2
     with ctx.workprec(min(max(digits, ctx.prec), 1 << 20)):
         inside = bool((mid - rad).upper() <= mine.lower()) and bool(mine.upper() <= (mid + rad).lower())
-    return inside and abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) <= 16 + precision // 8
+    return inside and abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) <= 16 + precision // 8 and not loose(
+        mine, rad, precision)
 
 
 def expm1(x: arb) -> arb:

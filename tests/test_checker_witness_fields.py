@@ -103,3 +103,35 @@ def test_a_trajectory_states_only_the_witnesses_and_curves_it_reads(edit):
     forged = copy.deepcopy(_trajectory())
     edit(forged)
     assert not checker.verify(_redigest_trajectory(forged)).ok
+
+
+def _near_consensus() -> dict:
+    """collapse.global at 53 bits on four tokens 2e-4 apart (a sampled near-consensus case): D(PX), about
+    1.3e-13, has only a few correct bits."""
+    from test_checker_audit import seal
+    X = [[-0.7345918498867813, 0.7846002051520956, 2.0790067939315326],
+         [-0.7346382436979563, 0.7845908115678543, 2.0790132692410612],
+         [-0.7344270531451023, 0.7845848937258788, 2.0790296283177128],
+         [-0.7344675654944188, 0.7845200091982334, 2.079014228995255]]
+    A = [[-0.27775156516305216, -0.6058074802610158, 0.7804635084097272],
+         [0.03430707682567745, -0.02977966152839835, -0.6885735065965344],
+         [0.405217631872541, -0.1108095014318538, 0.3215105033118213]]
+    cert = seal({"X": X, "layers": [{"A": A}]}, claim="collapse.global")
+    assert cert["verdict"] == "holds" and checker.verify(cert).ok
+    return cert
+
+
+@pytest.mark.parametrize("build, edit", [
+    (_near_consensus, lambda c: c["values"].update(D_out="[1e-13 +/- 1e300]")),
+    (_near_consensus, lambda c: c["values"]["comparisons"][0].update(lhs="[+/- 1e-5]")),
+    (_wu_fig1, lambda c: c["values"].update(fprime_on_trapping_arc="[0.5 +/- 1e300]")),
+], ids=["D_out", "lhs", "fig1-slope"])
+def test_an_enclosure_far_looser_than_the_checkers_own_is_rejected(build, edit):
+    """Where the checker's ball has few correct bits (D_out of tokens 2e-4 apart at 53 bits, f' over the
+    trapping arc), both relative accuracies were capped at 0 bits and any radius agreed: D_out stated as
+    [1e-13 +/- 1e300] (true, and meaningless) was confirmed.  The radius may now exceed the checker's own
+    by at most 2^slack, as elsewhere the accuracy may differ by slack bits."""
+    cert = build()
+    forged = copy.deepcopy(cert)
+    edit(forged)  # values are outside every digest: nothing to recompute
+    assert not checker.verify(forged).ok
