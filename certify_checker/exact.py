@@ -46,8 +46,8 @@ def rational(text) -> Fraction:
 
 def ball(text) -> arb:
     """The ball of an exact number, at the working precision."""
-    if type(text) in (float, int) and math.isfinite(text):  # a JSON number: its binary64 value, exact in arb
-        return arb(text)
+    if type(text) is int or type(text) is float and math.isfinite(text):  # a JSON number, exact in arb (an int may
+        return arb(text)  # pass binary64: math.isfinite of it overflows)
     if isinstance(text, str):
         return _ball_of_text(text, ctx.prec)
     return _ball(text)
@@ -182,9 +182,18 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     slack = 16 + precision // 8
     quick = _binary64(theirs_text)
     if quick and abs(accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
-        return True
+        return not loose(mine, arb(quick[1]), precision)
     theirs = _stated(theirs_text, _reading_precision(theirs_text))[2]
-    return abs(accuracy(mine, precision) - accuracy(theirs, precision)) <= slack
+    return abs(accuracy(mine, precision) - accuracy(theirs, precision)) <= slack and not loose(mine, theirs.rad(), precision)
+
+
+def loose(mine: arb, radius: arb, precision: int) -> bool:
+    """A stated radius more than 2^slack times the checker's own (its radius, or its midpoint's last bit at the
+    precision), when the checker's ball has at most slack correct bits: there both accuracies are capped at 0,
+    which told [0.5 +/- 0.4] from [0.5 +/- 1e300] no more, and a meaningless enclosure was confirmed."""
+    slack = 16 + precision // 8
+    own = mine.rad() + abs(mine.mid()) * arb(2) ** -precision
+    return accuracy(mine, precision) <= slack and bool(radius > own * arb(2) ** slack)
 
 
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:

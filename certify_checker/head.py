@@ -34,6 +34,7 @@ STATEMENTS = {  # step: (the two sides from the values, the statement with its c
     "global": (lambda v: (v["D_PX"], (1 - v["gap"]) * v["D"]), "D(P X) {} (1 - exp(-a D(X)^2)) D(X)"),
 }
 REGIMES = ("informative", "indistinguishable", "underflowed")
+WITNESS_KEYS = {"route", "basis", "top"}  # exactly: a field beside them would be shown and never read
 SATURATION_LN2, UNDERFLOW_LN2 = 54, 1075  # float64: 1 - exp(-x) == 1.0 from 54 ln 2, exp(-x) == 0.0 from 1075 ln 2
 
 
@@ -70,6 +71,8 @@ def query_key_norm(W_Q: list, W_K: list, witness: dict) -> arb:
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
     if unreadable := _problem(inputs):
         raise ValueError(unreadable)
+    if set(witness) != WITNESS_KEYS:
+        raise ValueError(f"the witness must be exactly {sorted(WITNESS_KEYS)}")
     X, W_Q, W_K = forward.matrix(inputs["X"]), forward.matrix(inputs["W_Q"]), forward.matrix(inputs["W_K"])
     n, k = len(X), len(W_Q[0])
     keys = inputs.get("keys", [1] * n)

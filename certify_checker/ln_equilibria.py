@@ -94,6 +94,8 @@ def _equilibrium(found: Evaluation, w: arb, N: int, j: int, entry: dict):
     if len(tokens) != N:
         raise ValueError(f"equilibrium {j} lists {len(tokens)} tokens, not {N}")
     for i, token in enumerate(tokens):
+        if not (isinstance(token, dict) and set(token) == {"dim", "box"}):
+            raise ValueError(f"equilibrium {j}, token {i}: a token states exactly its dim and box")
         m = token["dim"]
         if type(m) is not int or not previous <= m <= N or len(token["box"]) != m + 1:
             raise ValueError(f"equilibrium {j}, token {i}: dims must be nondecreasing in 1..N with m + 1 box entries")
@@ -132,9 +134,16 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     bound_exact = Fraction(N) / (N - Fraction(N - 1) / (w_exact * w_exact))
     bound = ball(bound_exact)
     by_rank: dict[int, list] = {}
+    if set(witness) != {"equilibria"} or not isinstance(witness["equilibria"], list):
+        raise ValueError("the witness states exactly its list of equilibria")
     for j, entry in enumerate(witness["equilibria"]):
         rows = _equilibrium(found, w, N, j, entry)
         k = entry["tokens"][-1]["dim"]
+        # Exactly the fields read: the top vector of a full-rank one (anisotropy), N entries (zip would drop more).
+        full = k == N
+        if set(entry) != {"tokens", "gram_shift"} | ({"top_vector"} if full else set()) or (
+                full and not (isinstance(entry["top_vector"], list) and len(entry["top_vector"]) == N)):
+            raise ValueError(f"equilibrium {j} states other fields than its tokens, gram_shift and (rank N) top_vector")
         by_rank.setdefault(k, []).append(rows)
         if rows is None or not _rank(found, rows, N, j, k, rational(entry["gram_shift"])):
             continue

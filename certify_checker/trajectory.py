@@ -36,7 +36,7 @@ from certify_checker import forward, precision_problem
 from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
-from certify_checker.exact import accuracy
+from certify_checker.exact import accuracy, loose
 from certify_checker.inequality import finer
 from certify_checker.limits import limbs
 
@@ -96,7 +96,8 @@ def agreement(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> str:
     if theirs is None or not (theirs[0].is_finite() and mine.is_finite()):
         return "agrees" if theirs is not None and not theirs[0].is_finite() and not mine.is_finite() else "differs"
     mid, rad = theirs
-    if abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) > 16 + precision // 8:
+    if abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) > 16 + precision // 8 or loose(
+            mine, rad, precision):
         return "differs"
     return "agrees" if inside(mine, theirs) else "outside"
 
@@ -478,15 +479,18 @@ def verify(cert: dict) -> tuple[bool, str]:
     inputs = schema.expanded(inputs)  # a binary64 block (a matrix of more than 64 numbers) as its rows of numbers
     if unreadable := schema.problem(inputs):
         return False, unreadable
-    names = list(cert["curves"])
-    if len(set(names)) != len(names):
-        return False, "a curve is listed twice"
+    names = cert["curves"]  # a list of names (an object's values would be shown, never read), none twice
+    if not (isinstance(names, list) and all(isinstance(name, str) for name in names)) or len(set(names)) != len(names):
+        return False, "the curves are not a list of distinct curve names"
     used = inputs["layers"][:T]
     if problem := _hypotheses_hold(names, used):
         return False, problem
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]
+    read = {f"A{t}" for t in range(len(inputs["layers"]))} | {f"V0^{k}" for k in range(1, T + 1) if set(names) & set(VALUE_CURVES)}
+    if not isinstance(witness, dict) or set(witness) != read:  # an unread witness would be shown, never checked
+        return False, "the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value curve)"
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
     points, Ys, drifts, use_centred = run(inputs, T, "value.approach" in names, steps)

@@ -45,6 +45,17 @@ from certify_checker.limits import limbs
 
 KIND = "wu-fig1"
 INPUT_KEYS = {"w"}
+WITNESS_KEYS = {"token1", "theta_A", "theta_B", "trapping_cuts"}
+
+
+def _witness_problem(witness: dict) -> str | None:
+    """The witness holds exactly the fields evaluate reads (a field beside them, or a third end of a box, would
+    be shown and never checked), or why not."""
+    token1 = witness.get("token1")
+    if not (set(witness) == WITNESS_KEYS and isinstance(token1, dict) and set(token1) == {"a_min", "T"}
+            and all(isinstance(witness[f"theta_{name}"], list) and len(witness[f"theta_{name}"]) == 2 for name in "AB")):
+        return "the witness must be exactly token1 (a_min, T), theta_A and theta_B (two ends each) and trapping_cuts"
+    return None
 
 
 def tangent_coordinate(theta: arb) -> arb:
@@ -96,6 +107,8 @@ def _newton(found: Evaluation, w: arb, name: str, box) -> arb | None:
 
 
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
+    if problem := _witness_problem(witness):
+        raise ValueError(problem)
     found = Evaluation()
     w_exact = rational(inputs["w"])
     if w_exact <= 1:

@@ -172,6 +172,16 @@ def test_a_number_past_binary64_is_still_read_exactly():
         assert ball("0x1.0000000000000p+1024") == 2**1024 and ball("-0x1.8000000000000p+1100") == -3 * 2**1099
 
 
+def test_a_json_integer_past_binary64_is_read_exactly():
+    """load() keeps JSON integers of up to 4000 digits exact, but ball() asked math.isfinite of one past
+    binary64 (OverflowError): a certificate with such an input was rejected as malformed."""
+    with ctx.workprec(64):
+        assert ball(10**400) == 10**400 and ball(-(10**3999)) == -(10**3999)
+    cert = seal({"X": [[10**400, 0], [0, 1], [1, 1]], "layers": [{"A": [["1/2", "0"], ["0", "1"]]}]},
+                claim="collapse.dobrushin", precision=4096)
+    assert cert["verdict"] == "holds" and checker.verify(json.loads(json.dumps(cert))).ok
+
+
 # "1e999999999" (or a power D**1000000000) made the checker compute for hours.  The caps are those
 # of certify.core.numbers; a certificate at the cap is rejected in time.
 @pytest.mark.parametrize("text", ["1e4001", "1E-99999", "0x1p+16001", "-0x1.8p-20000"])
