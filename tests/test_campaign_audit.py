@@ -11,7 +11,8 @@ import shutil
 
 import pytest
 
-from certify.cli import build_parser, main, options
+from certify.cli import build_parser, main
+from certify.cli import sample as sample_command
 from certify import engine
 from certify.engine import certificate
 from certify.errors import BadInput
@@ -214,12 +215,7 @@ def _redo_manifest(out, **changes):
 def _parsed(command):
     """The campaign `certify sample` builds from a command line (its own parser, as a user's shell hands it)."""
     args = build_parser(only="sample").parse_args(shlex.split(command)[1:])
-    return campaign.Campaign(
-        distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed, claim=args.claim,
-        bound=args.bound, L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
-        tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm, residual=args.residual,
-        ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual,
-        limits=vars(options.limits_of(args))).validated(), args.out
+    return sample_command.campaign_of(args).validated(), args.out
 
 
 @pytest.mark.parametrize("spec", [
@@ -229,6 +225,7 @@ def _parsed(command):
     campaign.Campaign("gaussian", 3, 2, 10, 5, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True),
     campaign.Campaign("gaussian", 3, 2, 10, 0, bound="-D + 2*D"),  # a bound that begins with "-"
     campaign.Campaign("gaussian", 3, 2, 10, 1, limits={"work": 10**9, "tokens": 512}),  # caps are the campaign's too
+    campaign.Campaign("sphere", 3, 5, 10, 2, d_k=2, L_range=(0.5, 8.0)),  # a thin head
 ])
 def test_the_command_a_campaign_names_is_that_campaign(spec):
     """The command verify names to finish a campaign or rewrite its summary resumes that very campaign."""

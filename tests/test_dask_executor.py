@@ -237,3 +237,13 @@ def test_an_unreachable_scheduler_exits_2(tmp_path, capsys, monkeypatch):
                  "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("certify: error: cannot reach the Dask scheduler") and err.count("\n") == 1
+
+
+def test_a_thin_head_campaign_on_dask_equals_a_single_process_run(tmp_path, scheduler):
+    """--d-k: the campaign's d_k reaches the workers (the configurations they decide are the thin heads)."""
+    spec = campaign.Campaign("gaussian", 8, 12, 24, 2, d_k=3)
+    summary = campaign.run(spec, tmp_path / "dask", executor="dask", scheduler=scheduler)
+    assert summary["run"]["executor"] == "dask" and summary["campaign"]["d_k"] == 3
+    campaign.run(spec, tmp_path / "pool", workers=1)
+    assert campaign.records(tmp_path / "dask") == campaign.records(tmp_path / "pool")
+    assert _files(tmp_path / "dask") == _files(tmp_path / "pool") != {}

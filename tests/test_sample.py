@@ -284,6 +284,9 @@ BAD = {
     "negative seed": ["--seed", "-1"],
     "no workers": ["--workers", "0"],
     "absurd precision": ["--max-prec", "1"],
+    "no thin head": ["--d-k", "0"],
+    "a thin head as wide as d": ["--d-k", "3"],
+    "a thin head in one dimension": ["--d", "1", "--d-k", "1"],
 }
 
 

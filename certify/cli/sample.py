@@ -1,4 +1,4 @@
-"""certify sample [--claim ID | --bound EXPR] --n N --d D --count K --seed S --out DIR [--distribution NAME]
+"""certify sample [--claim ID | --bound EXPR] --n N --d D [--d-k K] --count K --seed S --out DIR [--distribution NAME]
 [--mask M] [--value K [--value-norm R]] [--residual] [--ffn relu|gelu [--hidden H] [--ffn-residual]] ..."""
 
 from __future__ import annotations
@@ -33,6 +33,12 @@ def add_parser(subparsers):
                    help=f"one of {', '.join(samplers.DISTRIBUTIONS)} (default gaussian; see certify.search.samplers)")
     p.add_argument("--n", type=options.integer, required=True, help="tokens per configuration")
     p.add_argument("--d", type=options.integer, required=True, help="token dimension")
+    p.add_argument("--d-k", dest="d_k", type=options.integer, metavar="K",
+                   help="a thin head, as real models have (BERT-base: d = 768, d_k = 64): W_Q, W_K of d x K "
+                   "(1 <= K < d) with \"d_k\": K instead of a d x d A, so that a is certified through a K x K "
+                   "reduction, not a d x d norm. Entries iid N(0, s^2), s^2 = 2 sqrt(K) / (sqrt(d) + sqrt(K))^2, "
+                   "which keeps ||A||_2 near the full A's 2 and a D^2 in the same range (heavy-tailed: s t_3; "
+                   "layernorm-*: their own initialisation with d_k = K instead of d/2)")
     p.add_argument("--count", type=options.integer, required=True, help="number of configurations")
     p.add_argument("--seed", type=options.integer, default=0, help="campaign seed (default 0)")
     options.add_l_range(p, "set each configuration's temperature so that L = a D^2 is log-uniform in [LO, HI]; "
@@ -86,7 +92,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     counts, f64, L = summary["counts"], summary["float64"], summary["L"]
-    parts = [f"{key}={m[key]}" for key in campaign.PARTS if key in m]
+    parts = [f"{key}={m[key]}" for key in ("d_k", *campaign.PARTS) if key in m]
     lines = [f"{target} on {m['distribution']} (n={m['n']}, d={m['d']}, seed {m['seed']}"
              + (f", {', '.join(parts)}" if parts else "")
              + (f", L in [{m['L_range'][0]:g}, {m['L_range'][1]:g}]" if m["L_range"] else "")
@@ -145,15 +151,20 @@ def exit_code(summary: dict) -> int:
     return engine.EXIT_CODES[campaign.summary_verdict(summary)]
 
 
-def run(args) -> int:
-    """Run `certify sample`; return its exit code."""
-    options.check_figure_options(args)
-    spec = campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, count=args.count, seed=args.seed,
-                             claim=args.claim, bound=args.bound,
+def campaign_of(args) -> campaign.Campaign:
+    """The campaign that parsed `certify sample` options describe (not yet validated)."""
+    return campaign.Campaign(distribution=args.distribution, n=args.n, d=args.d, d_k=args.d_k, count=args.count,
+                             seed=args.seed, claim=args.claim, bound=args.bound,
                              L_range=None if args.l_range is None else tuple(args.l_range), max_prec=args.max_prec,
                              tier=args.tier, mask=args.mask, value=args.value, value_norm=args.value_norm,
                              residual=args.residual, ffn=args.ffn, hidden=args.hidden, ffn_residual=args.ffn_residual,
                              limits=vars(options.limits_of(args)))  # those changed are kept in the manifest
+
+
+def run(args) -> int:
+    """Run `certify sample`; return its exit code."""
+    options.check_figure_options(args)
+    spec = campaign_of(args)
     figure = {}
 
     def derived(summary: dict) -> None:

@@ -1,8 +1,8 @@
 """Sampling campaigns: many configurations from one distribution, each decided rigorously, resumable.
 
 A campaign is a target (a claim, or a bound D(layer output) <= EXPR), a distribution of
-configurations (certify.search.samplers), n, d, a count, a seed, an optional L range and the
-precision cap.  Configuration i is a pure function of the campaign and i, so progress is just
+configurations (certify.search.samplers), n, d, a count, a seed, an optional L range, an optional
+thin head's d_k and the precision cap.  Configuration i is a pure function of the campaign and i, so progress is just
 the set of decided indices.  Each chunk of indices is screened in float64 at once
 (certify.search.float_screen: batched for pure attention, else one configuration at a time), then
 every configuration is decided by certify.engine.check (holds, violated or undecided with the
@@ -127,7 +127,7 @@ def tiers_line(summary: dict) -> str:
 class Campaign(samplers.LayerParts):
     """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
     distribution, n, d, the count and seed, the target (a claim or a bound), the L range, the precision
-    cap and the tier, and the layer's parts beyond the head (the keyword-only fields of
+    cap and the tier, a thin head's d_k, and the layer's parts beyond the head (the keyword-only fields of
     samplers.LayerParts; the manifest names those not at their default).  Stored in the folder's
     manifest; a resumed run must have the same."""
 
@@ -142,12 +142,14 @@ class Campaign(samplers.LayerParts):
     max_prec: int = engine.DEFAULT_MAX_PRECISION
     tier: str = "arb"  # or "tier3": the rigorous float64 tier first, arb for the rest
     limits: dict | None = None  # the caps of certify.core.limits changed from their defaults (--limit), or None
+    d_k: int | None = None  # a thin head W_Q, W_K of d_k columns (samplers), or None: the distribution's head
 
     def validated(self) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput."""
         if self.claim and self.bound:
             raise BadInput("give either --claim or --bound, not both")
-        L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range)
+        d_k = None if self.d_k is None else integer(self.d_k, "--d-k")
+        L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range, d_k)
         if not 1 <= self.count <= MAX_COUNT:
             raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
         seeds.checked(self.seed)
@@ -160,7 +162,7 @@ class Campaign(samplers.LayerParts):
                            f"configurations; use --tier arb for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
         campaign = replace(self, claim=claim, bound=bound, L_range=L_range, limits=_changed_limits(self.limits),
-                           **asdict(self.parts.validated(self.d)))
+                           d_k=d_k, **asdict(self.parts.validated(self.d)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits))
@@ -205,8 +207,9 @@ class Campaign(samplers.LayerParts):
         for key in PARTS:  # campaigns of pure attention keep the manifest they always had
             if out[key] == getattr(default, key):
                 del out[key]
-        if out["limits"] is None:  # and those at the default limits too
-            del out["limits"]
+        for key in ("limits", "d_k"):  # and those at the default limits, or of the distribution's own head
+            if out[key] is None:
+                del out[key]
         return {"format": FORMAT, **out}
 
     def command(self, out) -> str:
@@ -216,7 +219,7 @@ class Campaign(samplers.LayerParts):
         # a bound may begin with "-", which argparse would take for an option unless joined to its flag
         options = [("--claim", self.claim), (f"--bound={self.bound}",) if self.bound else ("--bound", None),
                    ("--distribution", self.distribution),
-                   ("--n", self.n), ("--d", self.d), ("--count", self.count), ("--seed", self.seed)]
+                   ("--n", self.n), ("--d", self.d), ("--d-k", self.d_k), ("--count", self.count), ("--seed", self.seed)]
         if self.L_range is not None:
             options.append(("--l-range", *(repr(float(x)) for x in self.L_range)))
         if self.max_prec != engine.DEFAULT_MAX_PRECISION:
@@ -235,7 +238,7 @@ class Campaign(samplers.LayerParts):
 
     def sample(self, index: int) -> samplers.Sample:
         """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
-        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts)
+        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts, self.d_k)
 
 
 PARTS = tuple(f.name for f in fields(samplers.LayerParts))
@@ -295,7 +298,9 @@ def screened(campaign: Campaign, indices: list[int]) -> Screened:
     """Configurations `indices` of the campaign through float64 and, in a tier3 campaign, tier 3 (batched)."""
     samples = [campaign.sample(i) for i in indices]
     configs = [s.config for s in samples]
-    quantities = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]))
+    # a thin head's a comes with it (its d_k x d_k reduction): no d x d SVD per configuration
+    a = np.array([s.a for s in samples]) if campaign.d_k is not None else None
+    quantities = float_screen.layer_quantities(np.stack([s.X for s in samples]), np.stack([s.A for s in samples]), a)
     claim = engine.target(campaign.claim, campaign.bound).claim
     sides = float_screen.chunk_sides(claim, campaign.pure_attention, configs, quantities)
     fast = tier3.evaluate(claim, tier3.batch_of_configs(configs)) if campaign.tier == "tier3" else None
@@ -715,13 +720,14 @@ class SampleResult:
 
 
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
-           distribution: str = "gaussian", L_range: tuple[float, float] | None = None,
+           distribution: str = "gaussian", L_range: tuple[float, float] | None = None, d_k: int | None = None,
            max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
            progress: bool = False, stop_after: int | None = None, restart: bool = False, limits: Limits | None = None,
            **parts) -> SampleResult:
     """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
     `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
     records and certificates go to the folder `out` (resumed when it holds the same campaign).
+    `d_k`: a thin head W_Q, W_K of d_k columns (1 <= d_k < d) instead of the distribution's head.
     `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...).
     `limits`: the caps (certify.core.limits) to decide under, default the documented ones."""
     unknown = set(parts) - set(PARTS)
@@ -730,12 +736,13 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     out = folder_path(out)
     n, d, count, seed, max_prec = (integer(value, option) for value, option in (
         (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))
+    d_k = None if d_k is None else integer(d_k, "--d-k")
     progress, restart = flag(progress, "progress"), flag(restart, "--restart")
     workers, stop_after = (None if value is None else integer(value, option)
                            for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
                     L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec,
-                    tier=tier,
+                    tier=tier, d_k=d_k,
                     limits=None if limits is None else vars(given_limits(limits)), **parts)
     summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
     return SampleResult(Path(out), summary)

@@ -1,6 +1,6 @@
 """Distributions of configurations for sampling campaigns, each reproducible from its seed.
 
-Configuration i of a campaign is a pure function of (distribution, n, d, seed, i, L range): its
+Configuration i of a campaign is a pure function of (distribution, n, d, seed, i, L range, d_k): its
 random generator is numpy's `default_rng([seed, i])`, so a campaign can be resumed from the set
 of indices already decided, in any order and on any number of processes.
 
@@ -27,6 +27,17 @@ distributions:
     heavy-tailed      x_ij ~ Student t with 2 degrees of freedom (infinite variance), A_ij ~ t_3 / sqrt(d)
     log-L             gaussian, with L = a D^2 log-uniform in the L range (default 1e-3 .. 1e3)
 
+A thin head (`d_k`, 1 <= d_k < d; any distribution): the head is W_Q, W_K (d x d_k) with "d_k" in the
+configuration, drawn where the distribution draws its head, so the tokens are the same with or without
+it, and a = ||W_Q W_K^T||_2 / sqrt(d_k) is certified through a d_k x d_k reduction
+(certify.core.thin_norm) instead of a d x d norm.  The layernorm-* distributions draw their own
+initialisation with this d_k (instead of d/2).  The others draw iid N(0, s^2) entries (heavy-tailed:
+s t_3) with s^2 = thin_variance(d, d_k) = 2 sqrt(d_k) / (sqrt(d) + sqrt(d_k))^2: the largest singular
+value of a d x d_k Gaussian matrix is about s (sqrt(d) + sqrt(d_k)), so ||A||_2 stays near the full A's 2
+(1.2 to 1.7 measured from 32 x 4 to 768 x 64) and a D^2 in the same range.  N(0, 1/d), the LeCun
+initialisation, would make it about 2 sqrt(d_k) times smaller (0.24 at 384 x 32): that is
+layernorm-lecun's.
+
 Beyond the head (any distribution; a campaign's LayerParts, drawn after everything above so that
 the tokens and the head are the same with or without them):
 
@@ -41,8 +52,8 @@ the tokens and the head are the same with or without them):
                       (x + f(x)) with ffn_residual
 
 An L range (`L_range=(lo, hi)`, any distribution) sets the inverse temperature beta of each
-configuration so that L = a D^2 (a = ||beta A||_2, computed in float64, so L is met up to
-rounding) is log-uniform in [lo, hi]: the behaviour changes from L << 1 (cubic regime) through
+configuration so that L = a D^2 (a = ||beta A||_2, computed in float64, for a thin head through its
+d_k x d_k reduction, so L is met up to rounding) is log-uniform in [lo, hi]: the behaviour changes from L << 1 (cubic regime) through
 L ~ 37 (float64 computes 1 - exp(-L) as exactly 1) to L ~ 745 (exp(-L) underflows to 0).
 """
 
@@ -54,7 +65,7 @@ from typing import Callable
 
 import numpy as np
 
-from certify.core import quantities
+from certify.core import quantities, thin_norm
 from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
 from certify.core.arguments import flag, integer, real
@@ -87,14 +98,19 @@ class Draw:
             return self.A
         return self.W_Q @ self.W_K.T / math.sqrt(self.W_Q.shape[1])
 
+    def thin_norm(self) -> float:
+        """float64 ||W_Q W_K^T||_2 / sqrt(d_k) through the d_k x d_k reduction (no d x d SVD), at beta = 1."""
+        return thin_norm.product_norm_estimate(self.W_Q, self.W_K) / math.sqrt(self.W_Q.shape[1])
+
 
 @dataclass(frozen=True)
 class Distribution:
-    """A named way to draw configurations: its draw(rng, n, d) of X and A, the smallest d it needs,
-    and the L range imposed when the campaign gives none (None: L as drawn)."""
+    """A named way to draw configurations: its draw(rng, n, d, d_k) of X and the head (A, or W_Q and W_K of
+    d_k columns; d_k None: the distribution's own head), the smallest d it needs, and the L range imposed
+    when the campaign gives none (None: L as drawn)."""
 
     name: str
-    draw: Callable[[np.random.Generator, int, int], Draw]
+    draw: Callable[[np.random.Generator, int, int, int | None], Draw]
     min_dimension: int = 1
     default_L_range: tuple[float, float] | None = None
 
@@ -108,6 +124,7 @@ class Sample:
     X: np.ndarray  # n x d, exactly the configuration's tokens
     A: np.ndarray  # d x d, the float64 query-key matrix with beta folded in (screening only)
     L_target: float | None  # the drawn a D^2 when an L range is in force
+    a: float | None = None  # float64 ||A||_2 of a thin head (its d_k x d_k reduction), else None: A's SVD
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -184,23 +201,41 @@ VALUES = ("gaussian", "orthogonal")
 MAX_HIDDEN = 4 * MAX_DIMENSION
 
 
-def _query_key_gaussian(rng: np.random.Generator, d: int) -> np.ndarray:
-    return rng.standard_normal((d, d)) / math.sqrt(d)
+def thin_variance(d: int, d_k: int) -> float:
+    """The variance of a thin head's iid weights: ||W_Q W_K^T||_2 / sqrt(d_k) near the full A's 2 (module
+    docstring)."""
+    return 2 * math.sqrt(d_k) / (math.sqrt(d) + math.sqrt(d_k)) ** 2
 
 
-def _gaussian(rng, n, d):
-    return Draw(X=rng.standard_normal((n, d)), A=_query_key_gaussian(rng, d))
+def _gaussian_head(rng: np.random.Generator, d: int, d_k: int | None) -> dict:
+    """A with iid N(0, 1/d) entries, or a thin head: W_Q, W_K with iid N(0, thin_variance) entries."""
+    if d_k is None:
+        return {"A": rng.standard_normal((d, d)) / math.sqrt(d)}
+    s = math.sqrt(thin_variance(d, d_k))
+    return {"W_Q": rng.standard_normal((d, d_k)) * s, "W_K": rng.standard_normal((d, d_k)) * s}
 
 
-def _sphere(rng, n, d):
+def _t3_head(rng: np.random.Generator, d: int, d_k: int | None) -> dict:
+    """A with iid t_3 / sqrt(d) entries, or a thin head of iid t_3 s entries (s^2 = thin_variance)."""
+    if d_k is None:
+        return {"A": rng.standard_t(3, size=(d, d)) / math.sqrt(d)}
+    s = math.sqrt(thin_variance(d, d_k))
+    return {"W_Q": rng.standard_t(3, size=(d, d_k)) * s, "W_K": rng.standard_t(3, size=(d, d_k)) * s}
+
+
+def _gaussian(rng, n, d, d_k):
+    return Draw(X=rng.standard_normal((n, d)), **_gaussian_head(rng, d, d_k))
+
+
+def _sphere(rng, n, d, d_k):
     G = rng.standard_normal((n, d))
-    return Draw(X=sphere_layernorm(FLOAT64, G), A=_query_key_gaussian(rng, d))
+    return Draw(X=sphere_layernorm(FLOAT64, G), **_gaussian_head(rng, d, d_k))
 
 
-def _near_consensus(rng, n, d):
+def _near_consensus(rng, n, d, d_k):
     centre = rng.standard_normal(d)
     spread = 2.0 ** rng.uniform(-20, -2)
-    return Draw(X=centre + spread * rng.standard_normal((n, d)), A=_query_key_gaussian(rng, d))
+    return Draw(X=centre + spread * rng.standard_normal((n, d)), **_gaussian_head(rng, d, d_k))
 
 
 def _layernorm_tokens(rng, n, d):
@@ -208,8 +243,8 @@ def _layernorm_tokens(rng, n, d):
 
 
 def _standard_init(weights: Callable[[np.random.Generator, int, int], np.ndarray]):
-    def draw(rng, n, d):
-        d_k = max(1, d // 2)
+    def draw(rng, n, d, d_k):
+        d_k = max(1, d // 2) if d_k is None else d_k
         X = _layernorm_tokens(rng, n, d)
         return Draw(X=X, W_Q=weights(rng, d, d_k), W_K=weights(rng, d, d_k))
     return draw
@@ -228,17 +263,17 @@ def _bert(rng, d, d_k):
     return rng.normal(scale=0.02, size=(d, d_k))
 
 
-def _anisotropic(rng, n, d):
+def _anisotropic(rng, n, d, d_k):
     sigma = np.array([10.0 ** (-2 * k / (d - 1)) for k in range(d)]) if d > 1 else np.ones(1)
     rotation, _ = np.linalg.qr(rng.standard_normal((d, d)))
     offset = rng.standard_normal(d)
     offset *= 3 / np.linalg.norm(offset)
     X = offset + (rng.standard_normal((n, d)) * sigma) @ rotation
-    return Draw(X=X, A=_query_key_gaussian(rng, d))
+    return Draw(X=X, **_gaussian_head(rng, d, d_k))
 
 
-def _heavy_tailed(rng, n, d):
-    return Draw(X=rng.standard_t(2, size=(n, d)), A=rng.standard_t(3, size=(d, d)) / math.sqrt(d))
+def _heavy_tailed(rng, n, d, d_k):
+    return Draw(X=rng.standard_t(2, size=(n, d)), **_t3_head(rng, d, d_k))
 
 
 DISTRIBUTIONS: dict[str, Distribution] = {
@@ -264,36 +299,48 @@ def get(name: str) -> Distribution:
     return DISTRIBUTIONS[name]
 
 
-def validate(name: str, n: int, d: int, L_range) -> tuple[float, float] | None:
+def validate(name: str, n: int, d: int, L_range, d_k: int | None = None) -> tuple[float, float] | None:
     """Check a campaign's sampling parameters; return the L range in force (or None)."""
     dist = get(name)
     if not 2 <= n <= MAX_TOKENS:
         raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
         raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+    # d_k = d would be a head of full rank: the d x d norm again, not a thin head
+    if d_k is not None and not 1 <= d_k < d:
+        raise BadInput(f"--d-k must be between 1 and d - 1 = {d - 1} (a thin head), got {d_k}"
+                       if d > 1 else f"--d-k needs d >= 2 (a thin head has 1 <= d_k < d), got d = {d}")
     if L_range is None:
         return dist.default_L_range
     return L_RANGE.checked(L_range)
 
 
+def _sq_diameter(X: np.ndarray) -> float:
+    """D^2 in float64: the largest squared distance between two tokens."""
+    return float(quantities.pairwise_sq_distances(FLOAT64, X).max())
+
+
 def float64_L(X: np.ndarray, A: np.ndarray) -> float:
     """a D^2 in float64: ||A||_2 times the squared diameter of the tokens."""
-    return float(np.linalg.norm(A, 2) * quantities.pairwise_sq_distances(FLOAT64, X).max())
+    return float(np.linalg.norm(A, 2) * _sq_diameter(X))
 
 
 def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None,
-           parts: LayerParts | None = None) -> Sample:
-    """Configuration `index` of the campaign (name, n, d, seed, L range, layer parts); validate() and
-    parts.validated() first."""
+           parts: LayerParts | None = None, d_k: int | None = None) -> Sample:
+    """Configuration `index` of the campaign (name, n, d, seed, L range, layer parts, thin head's d_k);
+    validate() and parts.validated() first."""
     dist = DISTRIBUTIONS[name]
     rng = np.random.default_rng([seed, index])
-    draw = dist.draw(rng, n, d)
+    draw = dist.draw(rng, n, d, d_k)
     A = draw.query_key()
+    # a thin head's a from its d_k x d_k reduction; without d_k the SVD of A as always (the layernorm-*
+    # heads too), so that a campaign's beta, hence its configurations, stay those it was run with
+    a_unit = draw.thin_norm() if d_k is not None else None
     beta, L_target = 1.0, None
     if L_range is not None:
         lo, hi = L_range
         L_target = math.exp(rng.uniform(math.log(lo), math.log(hi)))
-        L_unit = float64_L(draw.X, A)
+        L_unit = float64_L(draw.X, A) if a_unit is None else a_unit * _sq_diameter(draw.X)
         if L_unit > 0:
             beta = L_target / L_unit
     config: dict = {"name": f"{name}-n{n}-d{d}-seed{seed}-{index}", "X": draw.X.tolist()}
@@ -301,8 +348,11 @@ def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None,
         config["A"] = draw.A.tolist()
     else:
         config.update(W_Q=draw.W_Q.tolist(), W_K=draw.W_K.tolist())
+        if d_k is not None:
+            config["d_k"] = d_k
     if beta != 1.0:
         config["beta"] = beta
     if parts is not None:
         parts.add_to(rng, config, d)
-    return Sample(index=index, config=config, X=draw.X, A=beta * A, L_target=L_target)
+    return Sample(index=index, config=config, X=draw.X, A=beta * A, L_target=L_target,
+                  a=None if a_unit is None else abs(beta) * a_unit)
