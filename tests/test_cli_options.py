@@ -345,6 +345,12 @@ def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp
     assert f"{named} with a campaign folder, not a certificate file" in err, err
 
 
+def test_verify_names_a_missing_path_before_the_options_it_would_refuse(tmp_path, capsys):
+    """verify MISSING --all said "--all goes with a campaign folder, not a certificate file": the path is missing."""
+    code, out, err = run_cli(["verify", str(tmp_path / "missing.json"), "--all"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "no such certificate" in err, err
+
+
 @pytest.mark.parametrize("mask", ["causal", "complete", "full", "mask.json"])
 def test_graph_refuses_a_window_for_a_mask_without_one(mask, tmp_path, capsys, monkeypatch):
     """graph --mask causal --window 5 printed causal's graph: the width did nothing, silently."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.cli import options
 from certify.core import progress
 from certify.core.verdicts import labelled
@@ -44,6 +44,7 @@ def run(args) -> int:
     path = Path(args.certificate)
     if path.is_dir() or path.name == "manifest.json":
         return _campaign(args)
+    files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
     # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
     options.refuse_unused(campaign_options(args.everything, args.sample, args.workers),
                           f"a campaign folder, not a certificate file ({args.certificate})")
