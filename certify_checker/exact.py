@@ -96,6 +96,19 @@ def accuracy(x: arb, precision: int) -> int:
     return max(0, min(x.rel_accuracy_bits(), precision))
 
 
+def slack(precision: int) -> int:
+    """The bits by which the relative accuracies of two honest enclosures at this precision may differ (their
+    evaluations round differently, a stated one is widened)."""
+    return 16 + precision // 8
+
+
+def as_accurate(mine: arb, theirs: arb, precision: int) -> bool:
+    """theirs is about as accurate as mine: both relative accuracies, capped at the precision, within the slack,
+    and its radius not far looser than mine (loose)."""
+    return abs(accuracy(mine, precision) - accuracy(theirs, precision)) <= slack(precision) and not loose(
+        mine, theirs.rad(), precision)
+
+
 _EXPONENT_DIGITS = re.compile(r"e[+-]?(\d+)", re.IGNORECASE | re.ASCII)
 _BALL_TEXT = re.compile(r"^\[(?:(\S+) )?\+/- (\S+)\]$")
 
@@ -166,7 +179,7 @@ def contains(mine: arb, theirs_text: str) -> bool:
 
 def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure is about as accurate as the stated precision gives (neither a blown-up ball nor one from
-    another precision): both relative accuracies, capped at the precision, agree within 16 + precision/8 bits (the
+    another precision): both relative accuracies, capped at the precision, agree within slack(precision) bits (the
     stated ball read as for contains: its digits beyond the precision do not count, by the cap); confirmed from the
     binary64 reading (_binary64) when within 2 bits less, else on the exact reading.  A text with more digits than
     the precision gives is not (certify writes ceil(precision log10 2) + 3): its exponents are counted apart, each with
@@ -179,21 +192,18 @@ def accurate(mine: arb, theirs_text: str, precision: int) -> bool:
         most = max(abs(int(e) + int(m).bit_length()).bit_length(), precision.bit_length()) * 31 // 100 + 2
     if len(theirs_text) - sum(map(len, exponents)) > precision * 31 // 100 + 64 or longest > most:
         return False  # more digits than the precision or the value give (log10 2 < 0.31): costly to read, never honest
-    slack = 16 + precision // 8
     quick = _binary64(theirs_text)
-    if quick and abs(accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack - 2:
+    if quick and abs(accuracy(mine, precision) - max(0, min(quick[2], precision))) <= slack(precision) - 2:
         return not loose(mine, arb(quick[1]), precision)
-    theirs = _stated(theirs_text, _reading_precision(theirs_text))[2]
-    return abs(accuracy(mine, precision) - accuracy(theirs, precision)) <= slack and not loose(mine, theirs.rad(), precision)
+    return as_accurate(mine, _stated(theirs_text, _reading_precision(theirs_text))[2], precision)
 
 
 def loose(mine: arb, radius: arb, precision: int) -> bool:
     """A stated radius more than 2^slack times the checker's own (its radius, or its midpoint's last bit at the
     precision), when the checker's ball has at most slack correct bits: there both accuracies are capped at 0,
     which told [0.5 +/- 0.4] from [0.5 +/- 1e300] no more, and a meaningless enclosure was confirmed."""
-    slack = 16 + precision // 8
     own = mine.rad() + abs(mine.mid()) * arb(2) ** -precision
-    return accuracy(mine, precision) <= slack and bool(radius > own * arb(2) ** slack)
+    return accuracy(mine, precision) <= slack(precision) and bool(radius > own * arb(2) ** slack(precision))
 
 
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:

@@ -199,7 +199,7 @@ def _power_bound(s: Layer) -> arb:
     layers took T^2 norms."""
     V, stated = s.spec["V"], [s.witness[f"V{s.t}^{k}"] for k in range(1, s.depth + 1)]  # every one read
     for V_seen, stated_seen, M in s.shared.setdefault("M", []):
-        if _same(V_seen, V) and _same(stated_seen, stated):
+        if _same([V_seen, stated_seen], [V, stated]):
             return M
     M = norms.power_bound(forward.matrix(V), s.depth, s.witness, f"V{s.t}")
     s.shared["M"].append((V, stated, M))
@@ -207,14 +207,10 @@ def _power_bound(s: Layer) -> arb:
 
 
 def _same(a, b) -> bool:
-    """The same JSON value, types included (true is not 1: the checker refuses one and reads the other)."""
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_same, a, b))
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
-    return a == b
+    """The same JSON value, types included (true is not 1, nor 1 1.0: the checker refuses one and reads the other):
+    the same canonical text."""
+    return _CANONICAL.encode(a) == _CANONICAL.encode(b)
+
 
 
 class _Witnesses(dict):

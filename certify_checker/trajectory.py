@@ -36,7 +36,7 @@ from certify_checker import forward, precision_problem
 from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
-from certify_checker.exact import accuracy, loose
+from certify_checker.exact import as_accurate
 from certify_checker.inequality import finer
 from certify_checker.limits import limbs
 
@@ -96,8 +96,7 @@ def agreement(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> str:
     if theirs is None or not (theirs[0].is_finite() and mine.is_finite()):
         return "agrees" if theirs is not None and not theirs[0].is_finite() and not mine.is_finite() else "differs"
     mid, rad = theirs
-    if abs(accuracy(mine, precision) - accuracy(arb(mid, rad), precision)) > 16 + precision // 8 or loose(
-            mine, rad, precision):
+    if not as_accurate(mine, arb(mid, rad), precision):
         return "differs"
     return "agrees" if inside(mine, theirs) else "outside"
 

@@ -8,6 +8,7 @@ integers (FLINT).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -119,12 +120,12 @@ def post_ln_orthogonal(case: Case) -> str | None:
         return reason
     if not report.quasi_strongly_connected:
         return "the mask's graph is not quasi-strongly connected (no token reaches every token)"
-    full_rank = case.n <= case.d and exact_rank(case.X) == case.n
-    if not (report.strongly_connected and full_rank) and not nonnegative_cosines(case.X):
+    rank = functools.cache(lambda: exact_rank(case.X))  # once, and only where a hypothesis or the reason reads it
+    if not (report.strongly_connected and case.n <= case.d and rank() == case.n) and not nonnegative_cosines(case.X):
         return ("neither hypothesis holds: (strongly connected G, N <= d and full-rank X_0) or "
                 "(all initial cosines >= 0): " + ("G is " + ("" if report.strongly_connected else "not ")
                                                   + "strongly connected, X_0 has rank "
-                                                  + f"{exact_rank(case.X)} with N = {case.n}, d = {case.d}, "
+                                                  + f"{rank()} with N = {case.n}, d = {case.d}, "
                                                   "and some cosine is negative or undefined (a zero token)"))
     return _radius_windows(case, report, 2 * report.radius, 1)
 

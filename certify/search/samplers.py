@@ -207,20 +207,23 @@ def thin_variance(d: int, d_k: int) -> float:
     return 2 * math.sqrt(d_k) / (math.sqrt(d) + math.sqrt(d_k)) ** 2
 
 
-def _gaussian_head(rng: np.random.Generator, d: int, d_k: int | None) -> dict:
-    """A with iid N(0, 1/d) entries, or a thin head: W_Q, W_K with iid N(0, thin_variance) entries."""
+def _head(entries: Callable[[tuple], np.ndarray], d: int, d_k: int | None) -> dict:
+    """A with iid entries / sqrt(d), or a thin head: W_Q, W_K with iid entries * s, s^2 = thin_variance
+    (entries(shape): the distribution's unit draws, in this order)."""
     if d_k is None:
-        return {"A": rng.standard_normal((d, d)) / math.sqrt(d)}
+        return {"A": entries((d, d)) / math.sqrt(d)}
     s = math.sqrt(thin_variance(d, d_k))
-    return {"W_Q": rng.standard_normal((d, d_k)) * s, "W_K": rng.standard_normal((d, d_k)) * s}
+    return {"W_Q": entries((d, d_k)) * s, "W_K": entries((d, d_k)) * s}
+
+
+def _gaussian_head(rng: np.random.Generator, d: int, d_k: int | None) -> dict:
+    """A with iid N(0, 1/d) entries, or a thin head of iid N(0, thin_variance) entries."""
+    return _head(rng.standard_normal, d, d_k)
 
 
 def _t3_head(rng: np.random.Generator, d: int, d_k: int | None) -> dict:
     """A with iid t_3 / sqrt(d) entries, or a thin head of iid t_3 s entries (s^2 = thin_variance)."""
-    if d_k is None:
-        return {"A": rng.standard_t(3, size=(d, d)) / math.sqrt(d)}
-    s = math.sqrt(thin_variance(d, d_k))
-    return {"W_Q": rng.standard_t(3, size=(d, d_k)) * s, "W_K": rng.standard_t(3, size=(d, d_k)) * s}
+    return _head(lambda shape: rng.standard_t(3, size=shape), d, d_k)
 
 
 def _gaussian(rng, n, d, d_k):
