@@ -41,6 +41,17 @@ def test_reductions_run_over_the_last_axis_in_both_backends(reduce):
     assert getattr(FLOAT64, reduce)(FLOAT64.array(exact[0])) == float(getattr(BALL, reduce)(BALL.array(exact[0])).mid())
 
 
+def test_stack_puts_arrays_on_a_new_last_axis_in_both_backends():
+    """A reduction of stacked arrays runs across them, entry by entry (Ball stacked them on the first axis, so the
+    minimum of two vectors' blocks was taken along each vector instead)."""
+    first, second = [3, -1, 2], [0, 5, -4]
+    floats = FLOAT64.minimum(FLOAT64.stack([FLOAT64.array(first), FLOAT64.array(second)]))
+    with ctx.workprec(53):
+        balls = BALL.minimum(BALL.stack([BALL.array(first), BALL.array(second)]))
+    assert floats.shape == balls.shape == (3,)
+    assert [float(b.mid()) for b in balls] == list(floats) == [0.0, -1.0, -4.0]
+
+
 def test_constants_and_cancellation_free_functions_enclose_mpmath():
     with ctx.workprec(128), mp.workdps(60):
         assert contains(BALL.pi(), mp.pi) and contains(BALL.ln2(), mp.log(2)) and contains(BALL.e(), mp.e)

@@ -153,8 +153,8 @@ class Ball:
 
     @staticmethod
     def stack(values):
-        """The balls or arrays `values` on a new last axis, as one object array."""
-        return np.array(values, dtype=object)
+        """The balls or arrays `values` on a new last axis, as one object array (np.array puts them on the first)."""
+        return np.moveaxis(np.array(values, dtype=object), 0, -1)
 
     @staticmethod
     def matmul(a, b):
