@@ -154,6 +154,18 @@ def test_a_pool_whose_worker_dies_reports_its_chunks_undone_and_the_next_run_doe
     assert not report.failed and store.decided() == set(range(30))
 
 
+def _weights(spec, items):
+    return [item["w"] * spec for item in items]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_map_returns_each_chunks_result_in_order_whatever_its_items(workers):
+    """map's results follow the chunks' order, chunks of records too (it keyed them by a chunk's first item, so
+    the items had to be hashable, and two chunks with the same first item would have shared one result)."""
+    chunks = [[{"w": 1}, {"w": 2}], [{"w": 1}], [{"w": 5}, {"w": 6}, {"w": 7}]]
+    assert jobs.ProcessPool(workers).map(_weights, 10, chunks) == [[10, 20], [10], [50, 60, 70]]
+
+
 def test_chunks_follow_the_grid_and_keys_name_their_indices():
     assert list(jobs.grid_chunks([0, 1, 2, 4, 5, 9, 10, 11], 3)) == [[0, 1, 2], [4, 5], [9, 10, 11]]
     assert jobs.task_key("ab" * 32, [3, 4]) != jobs.task_key("ab" * 32, [3, 5])

@@ -127,18 +127,21 @@ class ProcessPool:
             if interrupted:
                 raise KeyboardInterrupt
 
-    def map(self, task, spec, chunks: list[list[int]], on_each=None) -> list:
+    def map(self, task, spec, chunks: list[list], on_each=None) -> list:
         """task(spec, chunk) for each of these disjoint chunks, in order (nothing committed);
         `on_each(result)` is called as each chunk finishes, in any order (progress)."""
+        # by the chunk's place in `chunks` (execute hands on_done the chunk objects it was given): a chunk's items
+        # need not be hashable indices
+        place = {id(chunk): k for k, chunk in enumerate(chunks)}
         results: dict[int, object] = {}
 
-        def keep(chunk: list[int], result) -> None:
-            results[chunk[0]] = result
+        def keep(chunk: list, result) -> None:
+            results[place[id(chunk)]] = result
             if on_each is not None:
                 on_each(result)
 
         self.execute(task, spec, chunks, keep, _raise)
-        return [results[chunk[0]] for chunk in chunks]
+        return [results[k] for k in range(len(chunks))]
 
 
 def _drain(pool: ProcessPoolExecutor, running: dict, on_done, on_failed) -> None:

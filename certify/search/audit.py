@@ -33,6 +33,7 @@ does not compute alike, where not re-derived, are trusted only as far as the sam
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import random
@@ -143,14 +144,14 @@ def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, st
     return out
 
 
-def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, str, str]]) -> list[tuple[tuple, str | None]]:
-    """(rederive's row, the problem of the certificate the record names or None) of each (index, folder, record as
-    JSON: an item is hashable, as the pool's results are keyed by a chunk's first): the checker's confirmations on
-    the pool too, not one by one in the parent (runs in a worker)."""
-    rows = rederive(spec, [i for i, _, _ in items])
-    records = [json.loads(text) for _, _, text in items]
-    return [(row, _certificate_problem(Path(folder), record, spec) if record.get("certificate") else None)
-            for row, (_, folder, _), record in zip(rows, items, records)]
+def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
+                         folder: Path) -> list[tuple[tuple, str | None]]:
+    """(rederive's row, the problem of the certificate the record names or None) of each (index, record) of the
+    campaign in `folder`: the checker's confirmations on the pool too, not one by one in the parent (runs in a
+    worker)."""
+    rows = rederive(spec, [i for i, _ in items])
+    return [(row, _certificate_problem(folder, record, spec) if record.get("certificate") else None)
+            for row, (_, record) in zip(rows, items)]
 
 
 def _ends(result: engine.Result) -> tuple[float, float, float] | None:
@@ -462,8 +463,9 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
     # tasks no larger than a campaign's chunks: Ctrl-C waits for the tasks in flight (a quarter of --all per worker
     # was minutes), and progress moves as often as a campaign's; each confirms its records' certificates too
-    tasks = _split([(i, str(folder), json.dumps(by_index[i])) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
-    checked = _on_pool(rederive_and_confirm, spec, tasks, workers, progress, len(by_index) + len(chosen), len(by_index))
+    tasks = _split([(i, by_index[i]) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
+    checked = _on_pool(functools.partial(rederive_and_confirm, folder=folder), spec, tasks, workers, progress,
+                       len(by_index) + len(chosen), len(by_index))
     problems += [problem for _, problem in checked if problem]
     for (i, name, verdict, fields, ends), _ in checked:
         record = by_index[i]
