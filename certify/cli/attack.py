@@ -1,4 +1,4 @@
-"""certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--with-v] [--layers T] [--mask NAME]
+"""certify attack [--claim ID | --bound EXPR] [--n N] [--d D] [--d-k K] [--with-v] [--layers T] [--mask NAME]
 [--seed S] [--starts K] [--budget N|Ts] [--l-range LO HI] [--max-prec BITS] [--out DIR] [--json]"""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from certify.core import progress
 from certify.cli import options
 from certify.errors import Interrupted
 from certify.search import attack as search
+from certify.search import shrink
 from certify.search.attack import AttackReport
 
 
@@ -22,8 +23,8 @@ def add_parser(subparsers):
     p = subparsers.add_parser(
         "attack", help="search for tight cases and counterexamples of a claim or a bound",
         description="Maximise how badly a claim (default collapse.global) or a bound D(layer output) <= EXPR is "
-        "violated over the tokens and parameters of one layer or of a stack (--layers, --mask), across the whole "
-        "range of L = a D^2. A violation is "
+        "violated over the tokens and parameters of one layer or of a stack (--layers, --mask; thin heads W_Q, W_K "
+        "with --d-k), across the whole range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
         "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
@@ -35,6 +36,10 @@ def add_parser(subparsers):
     options.add_target(p, example="(1-exp(-a*D**2/3))*D")
     p.add_argument("--n", type=options.integer, default=3, help="tokens (default 3)")
     p.add_argument("--d", type=options.integer, default=2, help="dimension (default 2)")
+    p.add_argument("--d-k", dest="d_k", type=options.integer, metavar="K",
+                   help="thin heads, as real models have: search the entries of W_Q and W_K (d x K, 1 <= K < d; "
+                   "A = W_Q W_K^T / sqrt(K), of rank <= K) instead of those of a d x d A; the configurations and "
+                   "certificates written hold \"W_Q\", \"W_K\" and \"d_k\": K")
     p.add_argument("--with-v", action="store_true", help="search over a value matrix V too (X' = P X V^T)")
     p.add_argument("--layers", type=options.integer, default=1, metavar="T",
                    help="search a stack of T layers: X_0 and every layer's parameters together (default 1; "
@@ -74,7 +79,8 @@ def run(args) -> int:
             report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
                                    budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
                                    progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
-                                   interruptible=True, out=args.out, on_resume=resumed, limits=limits)
+                                   interruptible=True, out=args.out, on_resume=resumed, limits=limits,
+                                   d_k=args.d_k)
         except KeyboardInterrupt:  # outside the search (reading the journal, writing the results): no report
             if not args.out:
                 raise
@@ -167,9 +173,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
 
 def _point_text(report: AttackReport, evaluation) -> str:
     """An evaluated point's matrices to 4 digits (a stack's first layer), for reading."""
-    X, As, Vs = report.layout.arrays(evaluation.shape, evaluation.L_param)
-    return (f"X ~ {_rounded(X)}, A ~ {_rounded(As[0])}" + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "")
-            + ("" if len(As) == 1 else " (layer 0)"))
+    X, Hs, Vs = report.layout.arrays(evaluation.shape, evaluation.L_param)
+    return (f"X ~ {_rounded(X)}, {report.layout.head.text(Hs[0], _rounded)}"
+            + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "") + ("" if len(Hs) == 1 else " (layer 0)"))
 
 
 def _matrix_text(rows, entry) -> str:
@@ -182,16 +188,16 @@ def _rounded(M) -> str:
 
 
 def _compact(case: config.Case) -> str:
-    """The counterexample with its exact entries, e.g. X = [[-1/2], [1/2]], A = [[-4]] (A@t, V@t in a stack)."""
+    """The counterexample with its exact entries, e.g. X = [[-1/2], [1/2]], A = [[-4]] (A@t, V@t in a stack;
+    W_Q, W_K for thin heads)."""
     def matrix(rows) -> str:
         return _matrix_text(rows, lambda v: str(Fraction(v)))
 
     parts = [f"X = {matrix(case.X)}"]
     for t, layer in enumerate(case.layers):
         at = "" if len(case.layers) == 1 else f"@{t}"
-        parts.append(f"A{at} = {matrix(layer.A)}")
-        if layer.V is not None:
-            parts.append(f"V{at} = {matrix(layer.V)}")
+        parts += [f"{name}{at} = {matrix(getattr(layer, name))}" for name in shrink.MATRIX_FIELDS
+                  if getattr(layer, name) is not None]
     layer = case.layers[0]
     if layer.mask is not None:
         parts.append("mask " + matrix([[int(v) for v in row] for row in layer.mask]))

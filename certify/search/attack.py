@@ -5,7 +5,8 @@ reported only after `certify.engine.check` has certified it (and the independent
 confirmed it), on the shrunk configuration that is written out.
 
 The search maximises the score of certify.search.objective (> 0: the target looks violated)
-over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask),
+over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask;
+each head the entries of A, or of W_Q and W_K for thin heads: certify.search.heads),
 with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget:
     explore  many random shapes, each optimised (Nelder-Mead) at a fixed L drawn from its own
              stratum of log L, so the whole range of L is searched, not only where the score
@@ -185,7 +186,7 @@ class AttackReport:
         pure = not self.layout.with_v and not self.layout.residual and self.layout.mask is None
         return {
             "target": self.target, "claim": self.claim, "bound": self.bound,
-            "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d,
+            "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d, "d_k": self.layout.d_k,
             "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
             "evaluations": self.evaluations, "replayed": self.replayed, "seconds": round(self.seconds, 2),
@@ -384,10 +385,12 @@ class _Search:
         return self.budget.spent / max(self.budget.used(), 1e-9)
 
     def distinct(self, ranked: list[Evaluation], count: int) -> list[Evaluation]:
-        """The first `count` of `ranked` whose normalised configurations (at L = 1) differ."""
+        """The first `count` of `ranked` whose normalised configurations (at L = 1) differ (by their tokens,
+        query-key matrices A and value matrices: thin heads with other factors of the same A are the same)."""
         chosen: list[tuple[Evaluation, list]] = []
         for e in ranked:
-            arrays = [m for m in self.layout.arrays(e.shape, 1.0) if m is not None]
+            X, Hs, Vs = self.layout.arrays(e.shape, 1.0)
+            arrays = [m for m in (X, [self.layout.head.matrix(H) for H in Hs], Vs) if m is not None]
             if not any(_same(arrays, seen) for _, seen in chosen):
                 chosen.append((e, arrays))
             if len(chosen) == count:
@@ -438,9 +441,10 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
            max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None,
            interruptible: bool = False, out=None, on_resume: Callable[[int], None] | None = None,
-           limits: Limits = DEFAULT_LIMITS) -> AttackReport:
+           limits: Limits = DEFAULT_LIMITS, d_k: int | None = None) -> AttackReport:
     """Search for the configuration that violates the claim (default collapse.global) or bound the most,
-    over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask).
+    over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask; with
+    `d_k`, 1 <= d_k < d, every head is a thin one, W_Q and W_K of d x d_k, searched entry by entry).
 
     A violation is shrunk and certified before it is reported (report.counterexample); without
     one, nothing was found and nothing is guaranteed.  When `interruptible`, a KeyboardInterrupt
@@ -473,7 +477,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     check_precision_cap(max_prec)  # refused before the search, not after
     spend = Budget.parse(budget)
     needs_v = bound_expr is not None and "v" in bound_expr.names
-    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask)
+    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask, d_k=d_k)
     # Nelder-Mead holds a simplex of size + 1 points of size entries: --n 64 --d 64 --layers 16 asked numpy for
     # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
     simplex = 8 * (layout.size + 1) * layout.size
@@ -488,6 +492,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     parameters = {"claim": claim_id, "bound": bound_expr.text if bound_expr else None, "n": n, "d": d,
                   "with_v": with_v, "layers": layers, "mask": mask, "seed": seed, "starts": starts,
                   "budget": spend.to_json(), "l_range": [float(x) for x in l_range], "max_prec": max_prec}
+    if layout.d_k is not None:  # only when given: the folders of full heads keep the parameters they have
+        parameters["d_k"] = layout.d_k
     with attack_folder.opened(out, parameters) if out is not None else nullcontext() as folder:
         journal = None if folder is None else folder.journal
         if journal is not None and journal.journaled["evaluations"] and on_resume is not None:

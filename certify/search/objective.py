@@ -8,7 +8,9 @@ Parametrisation (one layer, n tokens in d dimensions).  Scores x_i^T A x_j are u
 the scale lives in one number, L = a D^2.  A point is a shape and L:
     X = s X~ / D(X~),   A = (L / s^2) A~ / ||A~||_2,   V = V~ (when the layer has a value matrix)
 with s = 1 for such targets; a target that does not scale like D (probed numerically, see
-`scales_like_D`) gets s = exp(shape[-1]) as one more coordinate.  A stack of T layers (Layout)
+`scales_like_D`) gets s = exp(shape[-1]) as one more coordinate.  A head is searched in one of
+the forms of certify.search.heads: the entries of A~, or (a thin head, `d_k`) those of W_Q~ and
+W_K~ with A~ = W_Q~ W_K~^T / sqrt(d_k), scaled as A is through both factors.  A stack of T layers (Layout)
 searches X_0 and every layer's A_t (and V_t) together, all A_t scaled by the factor of A_0, so that
 L = a_0 D_0^2; a mask is fixed, not searched.
 
@@ -39,6 +41,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.precision import escalate
 from certify.claims import Claim
 from certify.errors import BadInput
+from certify.search import heads
 
 # Extra bits beyond those needed to resolve exp(-1.25 L) next to 1 (see precision_for).
 GUARD_BITS = 64
@@ -55,9 +58,10 @@ class Layout:
     """Which stack the attack parametrises, and how a point maps to a configuration.
 
     `layers` T layers share the layer kind (and the fixed `mask`, a name of certify.core.masks);
-    their query-key matrices and X_0 are searched together.  All A_t are scaled by one factor, so
+    their heads and X_0 are searched together.  All A_t are scaled by one factor, so
     that a_0 D_0^2 = L (the other layers keep their ratios to A_0).  With `shared_v` one V serves
-    every layer (value.bounded iterates one linear map), otherwise each layer has its own.
+    every layer (value.bounded iterates one linear map), otherwise each layer has its own.  `d_k`:
+    every head is a thin one, W_Q and W_K of d x d_k (certify.search.heads), else a d x d A.
     """
 
     n: int
@@ -68,6 +72,12 @@ class Layout:
     layers: int = 1
     mask: str | None = None
     shared_v: bool = False
+    d_k: int | None = None
+
+    @property
+    def head(self) -> heads.FullHead | heads.ThinHead:
+        """The form every layer's head is searched in."""
+        return heads.of(self.d, self.d_k)
 
     @property
     def value_matrices(self) -> int:
@@ -76,10 +86,10 @@ class Layout:
 
     @property
     def size(self) -> int:
-        """The length of a point: X's n d entries, d^2 per query-key and value matrix, and the log-scale
-        of the diameter when the target does not scale like D."""
-        dd = self.d * self.d
-        return self.n * self.d + dd * (self.layers + self.value_matrices) + (0 if self.scale_free else 1)
+        """The length of a point: X's n d entries, a head's entries per layer, d^2 per value matrix, and
+        the log-scale of the diameter when the target does not scale like D."""
+        return (self.n * self.d + self.head.size * self.layers + self.d * self.d * self.value_matrices
+                + (0 if self.scale_free else 1))
 
     def random_shape(self, rng: np.random.Generator) -> np.ndarray:
         """A random starting point: standard normal entries, the log-scale (if any) uniform in SCALE_RANGE."""
@@ -89,32 +99,33 @@ class Layout:
         return shape
 
     def arrays(self, shape: np.ndarray, L: float):
-        """(X, [A_t], [V_t] or None) as float64 arrays, or None when the shape is degenerate
-        (D(X~) = 0 or A~_0 = 0)."""
-        nd, dd = self.n * self.d, self.d * self.d
+        """(X, [head_t], [V_t] or None) as float64 arrays (a head's arrays are its form's,
+        certify.search.heads), or None when the shape is degenerate (D(X~) = 0 or A~_0 = 0)."""
+        head, nd, dd = self.head, self.n * self.d, self.d * self.d
         X = shape[:nd].reshape(self.n, self.d)
-        blocks = [shape[nd + k * dd:nd + (k + 1) * dd].reshape(self.d, self.d)
-                  for k in range(self.layers + self.value_matrices)]
-        As, Vs = blocks[:self.layers], blocks[self.layers:]
+        heads_at = nd + head.size * np.arange(self.layers + 1)
+        Hs = [head.arrays(shape[start:end]) for start, end in zip(heads_at[:-1], heads_at[1:])]
+        Vs = [shape[heads_at[-1] + k * dd:heads_at[-1] + (k + 1) * dd].reshape(self.d, self.d)
+              for k in range(self.value_matrices)]
         s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
         diameter = math.sqrt(float(quantities.pairwise_sq_distances(FLOAT64, X).max()))
-        norm = float(np.linalg.norm(As[0], 2))
+        norm = head.norm(Hs[0])
         if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
             return None
         factor = (L / (s * s)) / norm
         V = None if not self.with_v else Vs * self.layers if self.shared_v else Vs
-        return s * X / diameter, [factor * A for A in As], V
+        return s * X / diameter, [head.scaled(H, factor) for H in Hs], V
 
-    def case(self, X: np.ndarray, A, V, name: str = "") -> config.Case:
-        """The exact configuration of float64 arrays (each float is a dyadic rational); A and V are
-        lists with one matrix per layer (or a single matrix, used by every layer)."""
-        As = [A] * self.layers if isinstance(A, np.ndarray) else list(A)
+    def case(self, X: np.ndarray, H, V, name: str = "") -> config.Case:
+        """The exact configuration of float64 arrays (each float is a dyadic rational); H (the heads'
+        arrays) and V are lists with one per layer (or a single array, used by every layer)."""
+        Hs = [H] * self.layers if isinstance(H, np.ndarray) else list(H)
         Vs = [None] * self.layers if V is None else [V] * self.layers if isinstance(V, np.ndarray) else list(V)
         mask = None if self.mask is None else tuple(tuple(v == 1 for v in row)
                                                     for row in masks.named_mask(self.mask, self.n))
-        layers = tuple(config.Layer(d=self.d, A=_exact(A_t), V=None if V_t is None else _exact(V_t),
-                                    residual=self.residual, mask=mask) for A_t, V_t in zip(As, Vs))
-        return config.Case(X=_exact(X), layers=layers, name=name)
+        layers = tuple(config.Layer(d=self.d, **self.head.fields(H_t), V=None if V_t is None else heads.exact(V_t),
+                                    residual=self.residual, mask=mask) for H_t, V_t in zip(Hs, Vs))
+        return config.Case(X=heads.exact(X), layers=layers, name=name)
 
     def describe(self) -> str:
         """The stack in words, e.g. "2 layers X' = P X V^T, one V, causal mask, n = 4, d = 2"."""
@@ -122,17 +133,14 @@ class Layout:
         where = "one layer" if self.layers == 1 else f"{self.layers} layers"
         shared = ", one V" if self.shared_v and self.layers > 1 else ""
         masked = "" if self.mask is None else f", {self.mask} mask"
-        return f"{where} {kind}{shared}{masked}, n = {self.n}, d = {self.d}"
-
-
-def _exact(M: np.ndarray) -> config.Matrix:
-    return tuple(tuple(Fraction(float(v)) for v in row) for row in M)
+        return f"{where} {kind}{shared}{masked}{self.head.describe()}, n = {self.n}, d = {self.d}"
 
 
 def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers: int = 1,
-               mask: str | None = None) -> Layout:
+               mask: str | None = None, d_k: int | None = None) -> Layout:
     """The simplest stack of `layers` layers the claim applies to: pure attention, then with one V,
-    then a V per layer, then V and a residual (each with the mask, when one is given).
+    then a V per layer, then V and a residual (each with the mask, when one is given, and thin heads
+    of d_k columns, when it is given: the claim is asked about a layer with such a head).
 
     `with_v` (asked for) and `needs_v` (the bound uses v = ||V||_2) keep only layouts with V.
     """
@@ -144,14 +152,15 @@ def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers
         raise BadInput(f"--layers must be between 1 and {MAX_LAYERS}, got {layers}")
     if mask is not None:
         masks.named_mask(mask, n)  # an unknown name is bad input, said once
+    d_k = heads.checked_d_k(d, d_k)
     kinds = [dict(), dict(with_v=True, shared_v=True), dict(with_v=True), dict(with_v=True, residual=True)]
     if with_v or needs_v:
         kinds = kinds[1:]
     reasons = []
     for kind in kinds:
-        layout = Layout(n, d, layers=layers, mask=mask, **kind)
-        eye = np.eye(d)
-        probe = layout.case(np.eye(n, d) + np.arange(n)[:, None], eye, eye if layout.with_v else None)
+        layout = Layout(n, d, layers=layers, mask=mask, d_k=d_k, **kind)
+        probe = layout.case(np.eye(n, d) + np.arange(n)[:, None], layout.head.probe(),
+                            np.eye(d) if layout.with_v else None)
         reason = claim.applies(probe)
         if reason is None:
             return layout

@@ -72,6 +72,7 @@ from certify.core.arguments import flag, integer, real
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
+from certify.search import heads
 from certify.search.l_range import LRange
 
 # Beyond these sizes a campaign is not a screening job any more (the ball pass is O(n^2 d) arb
@@ -309,10 +310,7 @@ def validate(name: str, n: int, d: int, L_range, d_k: int | None = None) -> tupl
         raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
         raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
-    # d_k = d would be a head of full rank: the d x d norm again, not a thin head
-    if d_k is not None and not 1 <= d_k < d:
-        raise BadInput(f"--d-k must be between 1 and d - 1 = {d - 1} (a thin head), got {d_k}"
-                       if d > 1 else f"--d-k needs d >= 2 (a thin head has 1 <= d_k < d), got d = {d}")
+    heads.checked_d_k(d, d_k)  # the attack's rule too
     if L_range is None:
         return dist.default_L_range
     return L_RANGE.checked(L_range)
