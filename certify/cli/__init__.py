@@ -151,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
             _known_command(argv[0], options_allowed=not options_ended)
             args = build_parser(only=argv[0] if argv else None).parse_args(argv)
             args.argv = argv  # the command line, for the report pages (certify.report.environment)
+            if hasattr(args, "figure_format"):
+                options.check_figures(args)
             progress.configure(args.progress)
             code = args.run(args)
             sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit
