@@ -2,15 +2,23 @@
 
 Exit codes as `certify verify`: 0 every certificate confirmed, 1 one rejected, 2 one unreadable or
 beyond the checker's limits (certify_checker.limits), 4 an internal error of the checker (a bug,
-never a verdict).
+never a verdict), 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
 """
 
+import signal
 import sys
 
 from certify_checker import FORMAT, Unreadable, load, verify
 from certify_checker.limits import LIMITS
 
 EXIT_INTERNAL_ERROR = 4
+_received = [signal.SIGINT]  # the stopping signal received last: Ctrl-C unless SIGTERM or SIGHUP came
+
+
+def _stop(signum, _frame) -> None:
+    """SIGTERM and SIGHUP (a batch system's stop, a closed terminal) end the run as Ctrl-C does, not silently."""
+    _received[0] = signum
+    raise KeyboardInterrupt
 
 
 def main(paths: list[str]) -> int:
@@ -44,10 +52,14 @@ def main(paths: list[str]) -> int:
 def guarded(paths: list[str]) -> int:
     """main, with any unexpected exception reported as an internal error (exit 4), never as a verdict."""
     try:
+        for signum in (signal.SIGTERM, signal.SIGHUP):  # one ignored on purpose (nohup) stays so
+            if signal.getsignal(signum) is not signal.SIG_IGN:
+                signal.signal(signum, _stop)
         return main(paths)
     except KeyboardInterrupt:
-        print("certify_checker: interrupted", file=sys.stderr)
-        return 130
+        name = "" if _received[0] == signal.SIGINT else f" ({signal.Signals(_received[0]).name})"
+        print(f"certify_checker: interrupted{name}", file=sys.stderr)
+        return 128 + _received[0]  # the shell's status for the signal: 130, 143 or 129, never a verdict's
     except MemoryError:
         print("certify_checker: error: out of memory (see certify_checker.limits)", file=sys.stderr)
         return 2

@@ -3,6 +3,7 @@ tampered certificate or a corrupt folder is rejected."""
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import json
 import math
@@ -529,13 +530,13 @@ def test_verify_all_rederives_in_tasks_no_larger_than_a_campaigns_chunk(tmp_path
     (a minute or more after Ctrl-C); a campaign's own chunk bounds how long that wait is."""
     spec = campaign.Campaign("gaussian", 3, 2, 6 * campaign.MAX_CHUNK, 1)
     out = _campaign_folder(tmp_path_factory, spec, "chunks")
-    sizes, rederive = [], audit.rederive
+    sizes, rederive = [], audit.rederive_and_confirm
 
-    def counted(spec, chunk):
+    def counted(spec, chunk, folder):
         sizes.append(len(chunk))
-        return rederive(spec, chunk)
+        return rederive(spec, chunk, folder)
 
-    monkeypatch.setattr(audit, "rederive", counted)
+    monkeypatch.setattr(audit, "rederive_and_confirm", counted)
     assert audit.audit(out, everything=True, workers=1).ok
     assert sum(sizes) == spec.count and max(sizes) <= campaign.MAX_CHUNK, sizes
 
@@ -550,6 +551,23 @@ def test_verify_progress_does_not_read_done_before_the_arb_pass(folder, everythi
     assert calls[-1][0] == calls[-1][1] and all(done < total for done, total in calls[:-1]), calls
     if everything:
         assert {total for _, total in calls} == {2 * SPEC.count}, calls
+
+
+def test_verify_all_draws_each_configuration_as_often_with_a_certificate_as_without(folder, monkeypatch):
+    """A record naming a certificate had its configuration drawn twice in the arb pass (once to re-derive it, once
+    to compare with the certificate's inputs): once now, as every other record's."""
+    draws, sample = collections.Counter(), campaign.Campaign.sample
+
+    def counted(spec, index):
+        draws[index] += 1
+        return sample(spec, index)
+
+    monkeypatch.setattr(campaign.Campaign, "sample", counted)
+    assert audit.audit(folder, everything=True, workers=1).ok
+    del draws[0]  # drawn once more by the manifest's validation (Campaign.validated admits configuration 0)
+    named = {r["i"] for r in campaign.records(folder) if r.get("certificate")} - {0}
+    assert named and len(named) < len(draws)
+    assert {draws[i] for i in named} == {draws[i] for i in draws if i not in named}, draws
 
 
 def test_certificates_are_confirmed_on_the_pool_not_in_the_parent(copy, tmp_path, monkeypatch):

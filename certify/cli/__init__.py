@@ -61,9 +61,8 @@ EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0,
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
 EXIT_BROKEN_PIPE = 141
-# Ctrl-C: the shell's status for SIGINT, 128 + 2, never a verdict's code; SIGTERM and SIGHUP stop a command the
-# same way, with their own statuses, 143 and 129 (certify.signals.exit_code)
-EXIT_INTERRUPTED = 130
+# Ctrl-C, SIGTERM and SIGHUP: the shell's status for the signal, 130, 143 or 129, never a verdict's code
+# (certify.signals.exit_code)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,6 +150,8 @@ def main(argv: list[str] | None = None) -> int:
             _known_command(argv[0], options_allowed=not options_ended)
             args = build_parser(only=argv[0] if argv else None).parse_args(argv)
             args.argv = argv  # the command line, for the report pages (certify.report.environment)
+            if hasattr(args, "figure_format"):
+                options.check_figures(args)
             progress.configure(args.progress)
             code = args.run(args)
             sys.stdout.flush()  # output buffered for a pipe meets a closed pipe here, not at exit

@@ -72,7 +72,8 @@ def add_parser(subparsers) -> None:
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
-    options.add_figure_options(p, raster=True)  # the models' heat maps
+    options.add_figure_options(p, raster=True,  # the models' heat maps
+                               written=(_writes_figures, "with --out (not with --screen)"))
     corpus = p.add_argument_group("a corpus (every sentence of a file, resumable)")
     corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "
@@ -86,6 +87,11 @@ def add_parser(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _writes_figures(args) -> bool:
+    """A corpus run writes its figures into --out; one text's report, with --out unless --screen."""
+    return args.corpus is not None or (args.out is not None and not args.screen)
+
+
 def run(args) -> int:
     """Run `certify model` (on one text, its float64 screen, or a corpus); return its exit code."""
     args.start_prec, args.max_prec = _bits(args)
@@ -95,7 +101,6 @@ def run(args) -> int:
                    ("--executor", args.executor != "pool"), ("--scheduler", args.scheduler is not None),
                    ("--restart", args.restart))
     options.refuse_unused([name for name, given in corpus_only if given], "--corpus")  # the ones given, by name
-    options.check_figures_written(args, args.out is not None and not args.screen, "with --out (not with --screen)")
     args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)

@@ -58,11 +58,12 @@ def alias(parser, old: str, **kwargs) -> None:
     parser.add_argument(old, help=argparse.SUPPRESS, default=argparse.SUPPRESS, **kwargs)
 
 
-def add_figure_options(parser, *, raster: bool = False) -> None:
+def add_figure_options(parser, *, raster: bool = False, written=None) -> None:
     """--format png|pdf|svg and --dpi N: how a command writes its figures.  `raster`: some of its figures hold
     images (the heat maps and colour bars of certify.figures.models and .corpus), which a PDF or an SVG embeds
-    at --dpi; without them a PDF or SVG is all vector drawing, which --dpi does not change (check_figure_options
-    refuses it there)."""
+    at --dpi; without them a PDF or SVG is all vector drawing, which --dpi does not change.  `written`: for a
+    command that writes figures only on some runs, (when, where): when(args) says whether this run writes them,
+    `where` says when in words.  check_figures judges both once the command line is parsed."""
     parser.add_argument("--format", dest="figure_format", choices=figures.FORMATS, default=figures.DEFAULT_FORMAT,
                         help=f"file format of the figures (default {figures.DEFAULT_FORMAT})")
     where = ("of PNG figures and of the heat maps that PDF and SVG figures hold as images" if raster else
@@ -70,24 +71,21 @@ def add_figure_options(parser, *, raster: bool = False) -> None:
     parser.add_argument("--dpi", type=_dpi, default=figures.DEFAULT_DPI, metavar="N",
                         help=f"resolution {where}, in dots per inch, {figures.DPI_RANGE[0]} to "
                              f"{figures.DPI_RANGE[1]} (default {figures.DEFAULT_DPI})")
-    parser.set_defaults(figure_raster=raster)
+    parser.set_defaults(figure_raster=raster, figures_written=written)
 
 
-def check_figure_options(args) -> None:
-    """--dpi given with --format pdf or svg where every figure is a vector drawing is refused: it changed no
-    byte of them, silently (a command that writes figures calls this, or check_figures_written, first)."""
-    if getattr(args, "figure_format", "png") != "png" and not args.figure_raster and args.dpi != figures.DEFAULT_DPI:
-        refuse_unused(["--dpi"], f"--format png: the {args.figure_format.upper()} figures of this command are "
-                                 "vector drawings, which have no resolution")
-
-
-def check_figures_written(args, written: bool, where: str) -> None:
-    """--format and --dpi given where the command writes no figure (`where` says when it does) are refused: they
-    did nothing, silently.  Given as the default, they change nothing.  Then check_figure_options."""
+def check_figures(args) -> None:
+    """Figure options that would do nothing, silently, are refused (given as the default, they change nothing):
+    --format and --dpi on a run that writes no figure, and --dpi with --format pdf or svg where every figure is
+    a vector drawing (it changed no byte of them).  Called once for every command that has them."""
     given = [name for name, value, default in (("--format", args.figure_format, figures.DEFAULT_FORMAT),
                                                ("--dpi", args.dpi, figures.DEFAULT_DPI)) if value != default]
-    refuse_unused([] if written else given, f"the figures, written only {where}")
-    check_figure_options(args)
+    if args.figures_written is not None:
+        when, where = args.figures_written
+        refuse_unused([] if when(args) else given, f"the figures, written only {where}")
+    if args.figure_format != "png" and not args.figure_raster and "--dpi" in given:
+        refuse_unused(["--dpi"], f"--format png: the {args.figure_format.upper()} figures of this command are "
+                                 "vector drawings, which have no resolution")
 
 
 def _dpi(text: str) -> int:

@@ -60,7 +60,6 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Run `certify reproduce`; return its exit code."""
-    options.check_figure_options(args)
     opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=progress.bars_shown())
     study = studies.STUDIES[args.figure](opts)
     paths = wu_figures.write(study, args.out, fmt=args.figure_format, dpi=args.dpi)

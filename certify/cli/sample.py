@@ -163,7 +163,6 @@ def campaign_of(args) -> campaign.Campaign:
 
 def run(args) -> int:
     """Run `certify sample`; return its exit code."""
-    options.check_figure_options(args)
     spec = campaign_of(args)
     figure = {}
 

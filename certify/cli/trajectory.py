@@ -45,7 +45,7 @@ def add_parser(subparsers):
     options.add_max_prec(p, default=trajectory.DEFAULT_MAX_PRECISION)
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    options.add_figure_options(p)
+    options.add_figure_options(p, written=(lambda args: bool(args.out), "with --out"))
     p.set_defaults(run=run)
 
 
@@ -148,7 +148,6 @@ def _bits(tr) -> str:
 
 def run(args) -> int:
     """Run `certify trajectory`; return its exit code."""
-    options.check_figures_written(args, bool(args.out), "with --out")
     limits = options.limits_of(args)  # the configuration's reader and the checker's (before the bar)
     with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
         tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str,

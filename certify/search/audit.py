@@ -132,26 +132,21 @@ def _stated_format(manifest_path: Path) -> str | None:
     return stated if isinstance(stated, str) else None
 
 
-def rederive(spec: campaigns.Campaign, indices: list[int]) -> list[tuple[int, str, str, dict, tuple]]:
-    """(index, name, verdict, the record's other arb fields, _ends) of each configuration, decided again in arb
-    (runs in a worker)."""
-    goal = engine.target(spec.claim, spec.bound)
-    out = []
-    for i in indices:
-        item = spec.sample(i)
-        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
-        out.append((i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result)))
-    return out
-
-
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
                          folder: Path) -> list[tuple[tuple, str | None]]:
-    """(rederive's row, the problem of the certificate the record names or None) of each (index, record) of the
-    campaign in `folder`: the checker's confirmations on the pool too, not one by one in the parent (runs in a
+    """((index, name, verdict, the record's other arb fields, _ends), the problem of the certificate the record
+    names or None) of each (index, record) of the campaign in `folder`: each configuration decided again in arb,
+    and the checker's confirmations of its certificate on the pool too, not one by one in the parent (runs in a
     worker)."""
-    rows = rederive(spec, [i for i, _ in items])
-    return [(row, _certificate_problem(folder, record, spec) if record.get("certificate") else None)
-            for row, (_, record) in zip(rows, items)]
+    goal = engine.target(spec.claim, spec.bound)
+    out = []
+    for i, record in items:
+        item = spec.sample(i)  # once: the configuration re-derived is the one its certificate must be about
+        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
+        row = (i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result))
+        out.append((row, _certificate_problem(folder, record, spec, item.config) if record.get("certificate")
+                    else None))
+    return out
 
 
 def _ends(result: engine.Result) -> tuple[float, float, float] | None:
@@ -380,7 +375,9 @@ def _states_only(stated, derived) -> bool:
     return stated == derived
 
 
-def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -> str | None:
+def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign, sampled: dict) -> str | None:
+    """What is wrong with the certificate a record names (None when nothing): `sampled`, the campaign's
+    configuration of that record, is the one it must be about."""
     where = f"configuration {record['i']}: certificate {record['certificate']}"
     path = (folder / record["certificate"]).resolve()
     if folder.resolve() not in path.parents or not path.is_file():
@@ -398,7 +395,7 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign) -
         return f"{where} was decided at {cert.get('precision')} bits, the record says {record['precision']}"
     if (cert.get("claim"), cert.get("bound")) != (spec.claim, spec.bound):
         return f"{where} is about another claim or bound"
-    if cert.get("inputs") != config.to_json(config.load(spec.sample(record["i"]).config)):
+    if cert.get("inputs") != config.to_json(config.load(sampled)):
         return f"{where} is about another configuration than the campaign's configuration {record['i']}"
     return None
 
