@@ -39,6 +39,16 @@ from certify.core.precision import START_PRECISION
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
 
+
+def exact_matrix(rows) -> Matrix:
+    """A float64 matrix (a 2-d array, rows of floats) as exact entries: every float64 is a dyadic rational."""
+    return tuple(exact_vector(row) for row in rows)
+
+
+def exact_vector(values) -> Vector:
+    """A float64 vector as exact entries."""
+    return tuple(Fraction(float(v)) for v in values)
+
 # The parts of a layer beyond one attention head, with the words that name them to a user.
 COMPONENTS = {"V": "value matrix V", "mask": "mask", "residual": "residual connection",
               "ffn": "feed-forward network", "layernorm": "LayerNorm"}

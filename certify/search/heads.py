@@ -14,18 +14,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from certify.core import config, thin_norm
 from certify.core.arguments import integer
 from certify.errors import BadInput
-
-
-def exact(M: np.ndarray) -> config.Matrix:
-    """A float64 matrix as exact entries (each float is a dyadic rational)."""
-    return tuple(tuple(Fraction(float(v)) for v in row) for row in M)
 
 
 def checked_d_k(d: int, d_k) -> int | None:
@@ -67,7 +61,7 @@ class FullHead:
 
     def fields(self, head: np.ndarray) -> dict:
         """The layer's exact head fields (certify.core.config.Layer)."""
-        return {"A": exact(head)}
+        return {"A": config.exact_matrix(head)}
 
     def probe(self) -> np.ndarray:
         """A head with a = 1, for trying whether a claim applies to the layout."""
@@ -109,7 +103,7 @@ class ThinHead:
         return math.sqrt(factor) * head
 
     def fields(self, head: np.ndarray) -> dict:
-        return {"W_Q": exact(head[0]), "W_K": exact(head[1]), "d_k": self.d_k}
+        return {"W_Q": config.exact_matrix(head[0]), "W_K": config.exact_matrix(head[1]), "d_k": self.d_k}
 
     def probe(self) -> np.ndarray:
         eye = np.eye(self.d, self.d_k) * self.d_k ** 0.25  # W_Q W_K^T / sqrt(d_k): a projection, a = 1

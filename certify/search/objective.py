@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from fractions import Fraction
 
 import numpy as np
 from flint import arb
@@ -123,9 +122,9 @@ class Layout:
         Vs = [None] * self.layers if V is None else [V] * self.layers if isinstance(V, np.ndarray) else list(V)
         mask = None if self.mask is None else tuple(tuple(v == 1 for v in row)
                                                     for row in masks.named_mask(self.mask, self.n))
-        layers = tuple(config.Layer(d=self.d, **self.head.fields(H_t), V=None if V_t is None else heads.exact(V_t),
+        layers = tuple(config.Layer(d=self.d, **self.head.fields(H_t), V=None if V_t is None else config.exact_matrix(V_t),
                                     residual=self.residual, mask=mask) for H_t, V_t in zip(Hs, Vs))
-        return config.Case(X=heads.exact(X), layers=layers, name=name)
+        return config.Case(X=config.exact_matrix(X), layers=layers, name=name)
 
     def describe(self) -> str:
         """The stack in words, e.g. "2 layers X' = P X V^T, one V, causal mask, n = 4, d = 2"."""

@@ -62,7 +62,7 @@ from threadpoolctl import ThreadpoolController
 
 from certify.core import progress as progress_display
 from certify.core.arith import FLOAT64
-from certify.core.config import FeedForward, Layer, LayerNorm
+from certify.core.config import FeedForward, Layer, LayerNorm, exact_matrix, exact_vector
 from certify.errors import BadInput
 from certify.core.layers import (apply_layer, attention, dropout, feed_forward, layer_arrays, layernorm, softmax_rows,
                                  sphere_layernorm)
@@ -340,16 +340,6 @@ def score_beta(d_k: int, d_qk: Fraction | None) -> Fraction:
     if num * num != ratio.numerator or den * den != ratio.denominator:
         raise BadInput(f"d_k / d_QK = {ratio} is not the square of a rational: choose d_k a perfect square")
     return Fraction(num, den)
-
-
-def exact_matrix(matrix: np.ndarray) -> tuple:
-    """A float64 matrix as exact Fractions (every float64 is a dyadic rational)."""
-    return tuple(tuple(Fraction(float(v)) for v in row) for row in np.atleast_2d(matrix))
-
-
-def exact_vector(vector: np.ndarray) -> tuple:
-    """A float64 vector as a tuple of exact Fractions (its values taken as exact)."""
-    return tuple(Fraction(float(v)) for v in vector)
 
 
 def _exact_ln(ln: ModelLayerNorm) -> LayerNorm:

@@ -23,11 +23,10 @@ import numpy as np
 from flint import arb, ctx
 
 from certify.core.arith import BALL
-from certify.core.config import Layer
+from certify.core.config import Layer, exact_matrix
 from certify.core.layers import apply_layer
 from certify.core.precision import escalate
 from certify.core.quantities import consensus_distance
-from certify.studies.wu.reproduce import exact_matrix
 
 START_BITS, MAX_BITS, FACTOR = 128, 2048, 4  # 128, 512, 2048 bits: a deep stack is costly at each step
 TARGET_BITS = 20
