@@ -42,9 +42,11 @@ class FullHead:
 
     @property
     def size(self) -> int:
+        """How many coordinates of a search point the head takes."""
         return self.d * self.d
 
     def arrays(self, block: np.ndarray) -> np.ndarray:
+        """The head's float64 arrays of its block of coordinates."""
         return block.reshape(self.d, self.d)
 
     def matrix(self, head: np.ndarray) -> np.ndarray:
@@ -72,6 +74,7 @@ class FullHead:
         return f"A ~ {entries(head)}"
 
     def describe(self) -> str:
+        """The form in words, to follow the layout's description ("" for the usual full A)."""
         return ""
 
 
@@ -85,34 +88,43 @@ class ThinHead:
 
     @property
     def size(self) -> int:
+        """How many coordinates of a search point the head takes."""
         return 2 * self.d * self.d_k
 
     def arrays(self, block: np.ndarray) -> np.ndarray:
+        """W_Q and W_K of the block, stacked: a (2, d, d_k) array."""
         return block.reshape(2, self.d, self.d_k)
 
     def matrix(self, head: np.ndarray) -> np.ndarray:
+        """The float64 A = W_Q W_K^T / sqrt(d_k) of the head's arrays."""
         return head[0] @ head[1].T / math.sqrt(self.d_k)
 
     def norm(self, head: np.ndarray) -> float:
+        """float64 ||A||_2 through the d_k x d_k reduction (nan where the arrays are not finite)."""
         if not np.all(np.isfinite(head)):
             return math.nan
         return thin_norm.product_norm_estimate(head[0], head[1]) / math.sqrt(self.d_k)
 
     def scaled(self, head: np.ndarray, factor: float) -> np.ndarray:
+        """The head with A multiplied by factor."""
         # A = W_Q W_K^T / sqrt(d_k) is bilinear: each factor takes sqrt(c) (sign aside: c > 0 here)
         return math.sqrt(factor) * head
 
     def fields(self, head: np.ndarray) -> dict:
+        """The layer's exact head fields (certify.core.config.Layer)."""
         return {"W_Q": config.exact_matrix(head[0]), "W_K": config.exact_matrix(head[1]), "d_k": self.d_k}
 
     def probe(self) -> np.ndarray:
+        """A head with a = 1, for trying whether a claim applies to the layout."""
         eye = np.eye(self.d, self.d_k) * self.d_k ** 0.25  # W_Q W_K^T / sqrt(d_k): a projection, a = 1
         return np.stack([eye, eye])
 
     def text(self, head: np.ndarray, entries) -> str:
+        """The head to read, its matrices written by entries(matrix)."""
         return f"W_Q ~ {entries(head[0])}, W_K ~ {entries(head[1])}"
 
     def describe(self) -> str:
+        """The form in words, to follow the layout's description."""
         return f", thin heads W_Q, W_K of {self.d} x {self.d_k}"
 
 
