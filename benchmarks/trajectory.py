@@ -1,6 +1,6 @@
 """Long collapsing trajectories, timed: examples/layer.json through T layers (`python -m benchmarks.trajectory
-[T ...]`, default 500 1000 2000 3000; under a minute in all on one core; 4000 passes the checker's default
-work limit).
+[T ...]`, default 500 1000 2000 3000; under a minute in all on one core; 4000, the most `certify trajectory`
+takes, fits the checker's default work limit too, in some 30 to 40 s more).
 
 Near consensus D_t loses about log2(3) bits of relative accuracy per layer, so T layers need some 2T
 bits at t = 0 and the time grows about like T^2 whatever is done; the step precisions

@@ -127,16 +127,19 @@ def over_limits(cert: dict, limits: Limits) -> str | None:
     hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
     steps = getattr(kind, "step_limbs", lambda _: 0)(cert)  # a trajectory's T steps, each at its precision
     return limits_problem(n, max([d] + widths), len(layers) if isinstance(layers, list) else 0,
-                          max(hidden, default=0), precision, limits, steps, own, _thin(cert, specs, d))
+                          max(hidden, default=0), precision, limits, steps, own, _thin(cert, specs, d),
+                          getattr(kind, "ESCALATION", ()))  # the precisions a stated value may be recomputed at
 
 
 def _thin(cert: dict, specs: list, d: int) -> int:
     """The largest d_k when every layer is a thin head alone (W_Q, W_K of d x d_k < d; no A, V nor FFN) with a d_k x d_k
-    witness A{t} (the route norms.query_key_norm takes; limits.norm_work), else 0."""
+    witness A{t} (the route norms.query_key_norm takes; limits.norm_work) or none (no norm is computed without one:
+    collapse.dobrushin's, a masked claim's), else 0."""
     witness = cert.get("witness") if isinstance(cert.get("witness"), dict) else {}
     found = [(_shape(spec.get("W_Q"))[1], _shape(witness[f"A{t}"].get("basis") if isinstance(witness.get(f"A{t}"), dict)
-                                                 else None), {"A", "V", "ffn"} & set(spec)) for t, spec in enumerate(specs)]
-    thin = all(0 < k < d and basis == (k, k) and not dense for k, basis, dense in found)
+                                                 else None) if f"A{t}" in witness else None,
+              {"A", "V", "ffn"} & set(spec)) for t, spec in enumerate(specs)]
+    thin = all(0 < k < d and basis in ((k, k), None) and not dense for k, basis, dense in found)
     return max((k for k, _, _ in found), default=0) if thin else 0
 
 

@@ -110,7 +110,7 @@ def _in_regime(a_D2: arb, regime: str) -> bool:
 
 
 # The work estimate (certify_checker.__init__ adds it to the limits' own, which is 0 without layers), in the
-# limits' units: about 0.1 us of checker time each, so the limit of 5 * 10^8 is about a minute.  Measured on
+# limits' units: about 0.1 us of checker time each, so the default limit of 10^9 is a minute or two.  Measured on
 # one core (python-flint 0.9), entries full at the precision (exact rationals such as 1/3):
 #   arb_mat product, per multiply-add   3.5 ns to 128 bits, 9.6 at 256, 19 at 512, 1.0 us at 4096, 120 us
 #                                       at 65536: 5 ns x mantissa(bits), mantissa = max(1, bits / 128)^1.7

@@ -21,7 +21,7 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import accurate, ball, contains
-from certify_checker.limits import limbs
+from certify_checker.limits import ENTRY, passes
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -243,9 +243,8 @@ COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 
 
 # A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
-# engine and the checker round differently) the checker recomputes at these multiples of it (finer).  At f b bits a
-# recomputation costs at most f times the limbs of one at b: a check that may retry costs at most 1 + sum(factors)
-# times one (certify_checker.trajectory prices its one finer run so).
+# engine and the checker round differently) the checker recomputes at these multiples of it (finer), and its work
+# estimate prices every one (certify_checker.over_limits reads ESCALATION: limits.passes).
 ESCALATION = (2, 4)
 
 
@@ -263,8 +262,8 @@ TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in s
 
 def work(cert: dict) -> int:
     """The work of tau beyond certify_checker.limits' estimate per layer (in its units): the minima of n^3 / 2
-    pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens).  0 when
-    malformed (verify judges)."""
+    pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens), ENTRY units each at
+    the precision and at each ESCALATION of it (limits.passes, as the layers).  0 when malformed (verify judges)."""
     try:
         if cert["claim"] not in TAU_CLAIMS:
             return 0
@@ -272,7 +271,7 @@ def work(cert: dict) -> int:
         n = X["shape"][0] if isinstance(X, dict) else len(X)
         if type(n) is not int or type(bits) is not int or not isinstance(layers, list):
             return 0
-        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * limbs(bits)
+        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * ENTRY * passes(bits, ESCALATION)
     except (KeyError, TypeError, IndexError):
         return 0
 

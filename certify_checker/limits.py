@@ -3,12 +3,10 @@
 The same numbers as certify.core.limits (a test keeps them equal), written here again because the
 checker shares no code with certify.  A certificate beyond them is refused before any work (not
 confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2); `certify verify
---limit NAME=VALUE` raises one.
-
-The work estimate counts the checker's own ball operations: per layer the scores, P X and the
-products with V (n^2 d + n d^2), the witness norms (d^3; d^2 d_k + d_k^3 for thin heads), the FFN (n d h) and
-the Gram matrices of the diameters (n^2 d), each weighted by its cost at the stated precision: a fixed part (the
-Python around it) plus one per limb, 1 + bits/64.  Its memory: the same arrays and one norm's (20 w^2 balls).
+--limit NAME=VALUE` raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
+benchmarks.limits`): per layer (layer_work) arb_mat multiply-adds, PRODUCTS a unit, ball operations made from
+Python, ENTRY units each, and LAYER for a step; weighted by cost(bits) at the precision and at each multiple a
+kind may recompute at (its ESCALATION).  Memory: the same arrays and one norm's (20 w^2 balls).
 """
 
 from __future__ import annotations
@@ -26,7 +24,7 @@ class Limits:
     digits: int = 4000
     bytes: int = 64 << 20
     memory: int = 2 << 30
-    work: int = 5 * 10**8
+    work: int = 10**9
 
 
 LIMITS = Limits()
@@ -38,16 +36,43 @@ def limbs(bits: int, most: int = 1 << 20) -> int:
     return 1 + min(max(bits, 0), most) // 64
 
 
+# The units of layer_work, measured on one core (python-flint 0.9) at 128 x 384 to 256 x 768, 53 bits.
+PRODUCTS = 32  # arb_mat multiply-adds a unit: 3 to 4.4 ns each
+ENTRY = 3  # units of one ball operation made from Python (an entry read or listed, an exp, a sum): 0.1 to 0.4 us
+GELU = 40  # units of one GELU (an erf): 4 us
+LAYER = 200  # units of the Python around one layer step (its arb_mats built, its quantities' calls)
+
+
+def cost(bits: int, most: int = 1 << 20) -> int:
+    """One unit at `bits` in units at 53: L + L^2 / 64 for L limbs (an arb_mat multiply-add costs 1.75 times its
+    53-bit cost at 128 bits, 2.8 at 256, 13 at 1024, 125 at 4096; an exp 13 and 120)."""
+    return limbs(bits, most) + limbs(bits, most) ** 2 // 64
+
+
+def passes(bits: int, factors: tuple = (), most: int = 1 << 20) -> int:
+    """cost() of an evaluation at `bits` and of its recomputations at each of `factors` times the bits."""
+    return cost(bits, most) + sum(cost(factor * min(max(bits, 0), most), factor * most) for factor in factors)
+
+
 def norm_work(d: int, thin: int = 0) -> int:
     """One layer's norms, as certify.core.limits.norm_count: 4 d^3, or 3 d^2 d_k + 8 d_k^3 for thin heads alone."""
     return min(3 * d * d * thin + 8 * thin ** 3, 4 * d ** 3) if 0 < thin < d else 4 * d ** 3
 
 
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+    """One layer step at 53 bits: its products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
+    n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), its entries."""
+    products = 3 * n * n * d + n * d * d + norm_work(d, thin)
+    if hidden:
+        products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
+    return products // PRODUCTS + ENTRY * (3 * n * n + n * d + d * d + 2 * d * hidden) + GELU * n * hidden + LAYER
+
+
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
-            thin: int = 0) -> str | None:
+            thin: int = 0, factors: tuple = ()) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
     steps computed beyond the layers, as a trajectory applies its layers cyclically, each weighted by the limbs
-    of its own precision and summed; extra: other work; thin: norm_work's)."""
+    of its own precision and summed; extra: other work; thin: norm_work's; factors: passes')."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
@@ -57,7 +82,7 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)
     if memory > limits.memory:
         return f"an estimated {memory} bytes is above the checker's memory limit of {limits.memory} bytes"
-    cost = (layers * words + steps) * (3 * n * n * d + n * d * d + norm_work(d, thin) + 2 * n * d * hidden + 3 * n * n) + extra
+    cost = (layers * passes(precision, factors, limits.precision) + steps) * layer_work(n, d, hidden, thin) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

@@ -225,7 +225,7 @@ def _parsed(command):
                       mask="causal", value="orthogonal", value_norm=0.1 + 0.2, residual=True),
     campaign.Campaign("gaussian", 3, 2, 10, 5, claim="ffn.lipschitz", ffn="gelu", ffn_residual=True),
     campaign.Campaign("gaussian", 3, 2, 10, 0, bound="-D + 2*D"),  # a bound that begins with "-"
-    campaign.Campaign("gaussian", 3, 2, 10, 1, limits={"work": 10**9, "tokens": 512}),  # caps are the campaign's too
+    campaign.Campaign("gaussian", 3, 2, 10, 1, limits={"work": 2 * 10**9, "tokens": 512}),  # caps are the campaign's too
     campaign.Campaign("sphere", 3, 5, 10, 2, d_k=2, L_range=(0.5, 8.0)),  # a thin head
 ])
 def test_the_command_a_campaign_names_is_that_campaign(spec):

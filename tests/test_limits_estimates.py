@@ -4,34 +4,53 @@ a Gram matrix; the engine's and the checker's are the same formula, and README's
 from __future__ import annotations
 
 import itertools
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import certify_checker
+from certify import claims
 from certify.core import config, limits
+from certify.search import samplers
+from certify.suite import wu_cases
 from certify.engine import check
+from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SHAPES = [(n, d, layers, hidden, bits, thin) for n, d, layers, hidden, bits, thin in itertools.product(
     (2, 64, 256), (3, 384, 1024), (1, 4), (0, 512), (53, 106, 4096), (0, 32)) if thin < d]
 
 
 def _checker_work(n, d, layers, hidden, bits, thin) -> int:
-    """The checker's work estimate, read back as the least work limit that admits it."""
+    """The checker's work estimate of an inequality certificate of these shapes (recomputed at each ESCALATION),
+    read back as the least work limit that admits it."""
     wide = checker_limits.Limits(tokens=1 << 20, dim=1 << 20, memory=1 << 62, precision=1 << 20)
     low, high = 0, 1 << 62
     while high - low > 1:
         middle = (low + high) // 2
         admitted = checker_limits.problem(n, d, layers, hidden, bits, wide.__class__(**{**vars(wide), "work": middle}),
-                                          thin=thin) is None
+                                          thin=thin, factors=checker_inequality.ESCALATION) is None
         low, high = (low, middle) if admitted else (middle, high)
     return high
 
 
 @pytest.mark.parametrize("shape", SHAPES[::7])
-def test_the_engine_and_the_checker_estimate_the_same_work(shape):
-    assert limits.work(*shape) == _checker_work(*shape)
+def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape):
+    """One formula a layer in both, the same weights of the precision, the same recomputations priced; the
+    engine's estimate of a check is the checker's of its certificate plus the engine's own evaluation."""
+    n, d, layers, hidden, bits, thin = shape
+    assert limits.operation_count(n, d, hidden, thin) == checker_limits.layer_work(n, d, hidden, thin)
+    assert limits.ESCALATION == checker_inequality.ESCALATION
+    assert [limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)] == [checker_limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)]
+    own = layers * limits.cost(bits) * limits.operation_count(n, d, hidden, thin)
+    assert limits.work(*shape) == own + _checker_work(*shape)
 
 
 def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a_dense_one():
@@ -44,6 +63,7 @@ def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a
         count = limits.ball_count(n, d, layers, hidden)
         assert limits.ball_count(2 * n, d, layers, hidden) >= count and limits.ball_count(n, 2 * d, layers, hidden) >= count
         assert limits.ball_count(n, d, layers, hidden, uses_tau=True) >= count
+        assert limits.work(n, d, layers, hidden, bits, thin, uses_tau=True) > here
     thin = [limits.norm_count(384, k) for k in (16, 32, 64, 383)]
     assert thin == sorted(thin) and thin[0] < thin[-1] <= limits.norm_count(384, 0) == 4 * 384 ** 3
 
@@ -77,19 +97,70 @@ def test_the_checker_never_estimates_more_memory_than_the_engine(shape):
 
 def test_readme_sizes_are_admitted_and_refused_as_stated():
     """README, Limits: a stack of 4 thin heads of 128 x 384 (d_k = 32) is admitted at 53 and 106 bits (it was
-    refused: every layer was priced 4 d^3); one layer of 256 x 768 fits the memory limit (its diameters were
-    priced 2 n^2 d balls, 10 GiB), not the work limit; one dense layer of 1024 tokens in 1024 dimensions is refused (memory, and work)."""
+    refused: every layer was priced 4 d^3); one thin head of 256 x 768 (d_k = 64, BERT-base's) up to 212 bits, not
+    at 424; one dense layer of 256 x 768 at 53 bits, not at 106; one dense layer of 1024 tokens in 1024
+    dimensions is refused (memory, and work)."""
     stack = config.load(_heads(128, 384, 4, 32))
     assert stack.thin == 32
     for bits in (53, 106):
         assert limits.resource_problem(*stack.sizes(), bits, limits.DEFAULT, thin=stack.thin) is None
-    assert "work" in limits.resource_problem(*stack.sizes(), 53, limits.DEFAULT)  # priced as dense heads
-    assert "work" in limits.resource_problem(256, 768, 1, 0, 53, limits.DEFAULT)  # not memory: its d^3 norm
-    assert limits.resource_problem(256, 768, 1, 0, 53, limits.Limits(work=10**10)) is None
-    assert checker_limits.problem(256, 768, 1, 0, 53, checker_limits.Limits(work=10**10)) is None
+    assert limits.resource_problem(*stack.sizes(), 53, limits.DEFAULT) is None  # priced as dense heads too
+    for bits in (53, 212):
+        assert limits.resource_problem(256, 768, 1, 0, bits, limits.DEFAULT, thin=64) is None
+    assert "work" in limits.resource_problem(256, 768, 1, 0, 424, limits.DEFAULT, thin=64)
+    assert limits.resource_problem(256, 768, 1, 0, 53, limits.DEFAULT) is None
+    assert "work" in limits.resource_problem(256, 768, 1, 0, 106, limits.DEFAULT)  # not memory: its d^3 norm
+    assert checker_limits.problem(256, 768, 1, 0, 53, checker_limits.LIMITS, factors=checker_inequality.ESCALATION) is None
     assert "memory" in limits.resource_problem(1024, 1024, 1, 0, 53, limits.DEFAULT)
     assert "memory" in checker_limits.problem(1024, 1024, 1, 0, 53, checker_limits.LIMITS)
     assert "work" in limits.resource_problem(1024, 1024, 1, 0, 53, limits.Limits(memory=1 << 40))
+
+
+def test_the_estimate_orders_the_benchmarks_sizes_as_their_cost_and_refuses_a_hostile_one_at_once():
+    """benchmarks.limits: the checks it times cost more in this order, and so are they estimated; a stack the
+    limits admit in size (64 layers of 1024 x 1024 with FFNs of 1024, days of work at 53 bits) is refused by
+    the estimate alone, in far less than a second."""
+    sizes = [(8, 4, 0), (32, 64, 0), (64, 128, 0), (128, 384, 32), (128, 384, 0), (256, 768, 64), (256, 768, 0)]
+    estimates = [limits.work(n, d, 1, 0, 53, thin) for n, d, thin in sizes]
+    assert estimates == sorted(estimates) and len(set(estimates)) == len(estimates)
+    hostile = limits.Limits(memory=1 << 62)
+    started = time.process_time()
+    for bits in (53, 1 << 16):
+        limits.resource_problem.cache_clear()
+        assert "work" in limits.resource_problem(1024, 1024, 64, 1024, bits, hostile)
+        assert "work" in checker_limits.problem(1024, 1024, 64, 1024, bits, checker_limits.Limits(memory=1 << 62))
+    assert time.process_time() - started < 0.1
+
+
+def _uses_tau(claim_id: str) -> bool:
+    return any("tau" in q.lhs + q.rhs for q in claims.get(claim_id).inequalities)
+
+
+def _drawn(n, d, d_k=0, **parts):
+    return samplers.sample("gaussian", n, d, 0, 0, L_range=(1.0, 1.0), d_k=d_k or None,
+                           parts=samplers.LayerParts(**parts).validated(d) if parts else None).config
+
+
+@pytest.mark.parametrize("claim_id, data", [
+    ("collapse.global", _drawn(24, 48)),
+    ("collapse.global", _drawn(32, 96, 8)),
+    ("collapse.dobrushin", _drawn(32, 96, 8, mask="causal")),  # no norm: the checker priced a d x d one
+    ("collapse.tau", _drawn(24, 16)),
+    ("ffn.lipschitz", _drawn(16, 24, ffn="gelu")),
+    ("value.bounded", _drawn(16, 24, value="gaussian", value_norm=0.9)),
+    ("ln.collapse", wu_cases.layernorm_stack("causal", n=8, seed=14, positive=True)),
+], ids=["dense", "thin", "causal-thin", "tau", "ffn", "value", "ln"])
+def test_what_check_admits_at_its_least_limit_the_checker_admits(claim_id, data):
+    """At the least work limit under which the engine admits a check at 53 bits, the certificate it writes is
+    confirmed by the checker under the same limit (check confirms it so; a refusal would leave it undecided), and
+    the checker's own estimate of it is at most the engine's.  Larger sizes hold by the same formula
+    (test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate)."""
+    case = config.load(data)
+    least = limits.work(*case.sizes(), 53, case.thin, _uses_tau(claim_id))
+    assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), _uses_tau(claim_id), case.thin)
+    result = check(data, claim_id, limits=limits.Limits(work=least))
+    assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
+    assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
 
 
 def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():
@@ -100,10 +171,33 @@ def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():
     cert = result.certificate
     assert cert is not None and certify_checker.verify(cert).ok
     case = config.load(data)
-    estimate = limits.work(*case.sizes(), cert["precision"], case.thin)
-    assert case.thin == 8 and estimate < limits.work(*case.sizes(), cert["precision"])
+    estimate = _checker_work(*case.sizes(), cert["precision"], case.thin)
+    assert case.thin == 8 and estimate < _checker_work(*case.sizes(), cert["precision"], 0)
+    assert estimate < limits.work(*case.sizes(), cert["precision"], case.thin)
     assert certify_checker.over_limits(cert, certify_checker.Limits(work=estimate)) is None
     assert certify_checker.over_limits(cert, certify_checker.Limits(work=estimate - 1)) is not None
     dense = {**cert, "witness": {**cert["witness"], "A1": {"basis": np.eye(96).tolist(), "top": [1.0] * 96}}}
     assert certify_checker.over_limits(dense, certify_checker.Limits(work=estimate))
-    assert certify_checker.over_limits(dense, certify_checker.Limits(work=limits.work(*case.sizes(), cert["precision"]))) is None
+    assert certify_checker.over_limits(dense, certify_checker.Limits(work=_checker_work(*case.sizes(), cert["precision"], 0))) is None
+
+
+def test_a_hostile_size_is_refused_by_check_and_verify_in_one_line_without_a_hang(tmp_path):
+    """Four dense layers of 64 tokens in 700 dimensions pass every size cap and the memory limit, not the work
+    (their certificate could have the checker recompute each d^3 norm at three precisions): `check` and
+    `verify` refuse them from the shapes alone, one line and exit 2, in about the time Python takes to start."""
+    zeros = lambda rows, columns: [[0] * columns for _ in range(rows)]
+    data = {"X": zeros(64, 700), "layers": [{"A": zeros(700, 700)} for _ in range(4)]}
+    assert "work" in limits.resource_problem(64, 700, 4, 0, 53, limits.DEFAULT)
+    source = tmp_path / "hostile.json"
+    source.write_text(json.dumps(data))
+    cert = tmp_path / "cert.json"
+    cert.write_text(json.dumps({"format": certify_checker.FORMAT, "kind": "inequality", "claim": "collapse.global",
+                                "bound": None, "verdict": "holds", "precision": 53, "inputs": data, "witness": {},
+                                "values": {}, "inputs_sha256": ""}))
+    for command in (["check", str(source)], ["verify", str(cert)]):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "certify", *command], capture_output=True, text=True,
+                              cwd=ROOT, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1 and "work" in lines[0], done.stderr
+        assert time.perf_counter() - started < 30

@@ -171,6 +171,6 @@ def test_a_list_of_equilibria_beyond_the_work_limit_is_refused_before_any_work(c
                "witness": {"equilibria": [{"tokens": [token] + [{"dim": 16}] * 15, "gram_shift": "1"}] * 1300}}
     hostile["inputs_sha256"] = counterexample.digest("ln-equilibria", hostile["inputs"], hostile["witness"], 64)
     assert certify_checker.verify(hostile, certify_checker.Limits(work=5 * 10**6)).refused  # a hundredth of the default
-    precise = {**hostile, "precision": 1 << 16, "witness": {"equilibria": hostile["witness"]["equilibria"][:20]}}
+    precise = {**hostile, "precision": 1 << 16, "witness": {"equilibria": hostile["witness"]["equilibria"][:40]}}
     precise["inputs_sha256"] = counterexample.digest("ln-equilibria", precise["inputs"], precise["witness"], 1 << 16)
-    assert certify_checker.verify(precise).refused  # 20 of them take 3 s at 2^16 bits
+    assert certify_checker.verify(precise).refused  # 20 of them take 3 s at 2^16 bits, priced 6.9e8; 40, 1.4e9

@@ -129,7 +129,7 @@ def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatc
         return run(case, T, precision, *args, **kwargs)
 
     monkeypatch.setattr(trajectory, "_run", recorded)
-    work, T = 3_000_000, 200
+    work, T = 7_000_000, 200
     tr = trajectory.trace(str(Path(LAYER).with_name("ffn-gelu.json")), T, limits=Limits(work=work))
     assert tr.representation.startswith("absolute") and tr.certified and "--limit work=N" in tr.stopped
     assert len(precisions) > 2  # the premise: the precision did rise

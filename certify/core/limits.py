@@ -14,12 +14,13 @@ no code with certify.
     digits     digits of a JSON integer                                 4000
     bytes      size of a configuration or certificate file              64 MiB
     memory     estimated memory of the ball arithmetic (bytes)          2 GiB
-    work       estimated ball operations x (1 + bits/64)                5e8 (a minute or two)
+    work       estimated work, units of about 0.1 us of one core       1e9 (a minute or two)
 
-The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in
-`ball_count`, `operation_count` and `ball_bytes` below; they refuse before a run, and stop the
-precision escalation of `check` (undecided, saying so) where the next precision would pass them.  A
-trajectory is priced by the checker's own estimate of its certificate, step by step
+The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in `ball_count`,
+`operation_count`, `work` and `ball_bytes` below (the work counts the most a certificate can make the checker
+do: its recomputations at 2 and 4 times the precision, which a stated value missing by rounding causes); they
+refuse before a run, and stop the precision escalation of `check` (undecided, saying so) where the next
+precision would pass them.  A trajectory is priced by the checker's own estimate of its certificate, step by step
 (certify.studies.trajectory_budget).
 A bound's own caps (2000 characters, 100 nested operators) are certify.core.expr's.
 """
@@ -44,7 +45,7 @@ class Limits:
     digits: int = 4000
     bytes: int = 64 << 20
     memory: int = 2 << 30
-    work: int = 5 * 10**8
+    work: int = 10**9
 
     def changed(self, items: list[str] | None) -> "Limits":
         """These limits with `NAME=VALUE` items applied (the --limit option)."""
@@ -106,7 +107,7 @@ def ball_count(n: int, d: int, layers: int, hidden: int = 0, uses_tau: bool = Fa
 
 
 def norm_count(d: int, thin: int = 0) -> int:
-    """Ball multiplications of one layer's norms: 4 d^3 through d x d witnesses (A, V, an FFN's weights); for a
+    """Ball multiplications of one layer's norms: 4 d^3 through d x d witnesses (A, V); for a
     thin head alone (thin = d_k < d: W_Q, W_K of d x d_k, no A, V nor FFN, its witness d_k x d_k) the Grams of
     W_Q and W_K, W_Q W_K^T where a trajectory forms it (3 d^2 d_k) and the d_k x d_k reduction of
     certify.core.thin_norm (8 d_k^3), at most the d x d route's."""
@@ -119,17 +120,46 @@ def thin_width(d: int, widths: set) -> int:
     return max(widths) if widths and 0 < min(widths) and max(widths) < d else 0
 
 
-def operation_count(n: int, d: int, layers: int, hidden: int = 0, thin: int = 0) -> int:
-    """Ball multiplications of one evaluation: per layer the scores and P X (n^2 d), the weight
-    products (n d^2), the norms (norm_count), the FFN (n d h) and the diameters (the Gram matrix, n^2 d)."""
-    return layers * (3 * n * n * d + n * d * d + norm_count(d, thin) + 2 * n * d * hidden + 3 * n * n)
+# The work's units (README, "Limits"): about 0.1 us of one core at 53 bits (python-flint 0.9; `python -m
+# benchmarks.limits` prints the estimates against the CPU time), measured at 128 x 384 to 256 x 768.
+PRODUCTS = 32  # arb_mat multiply-adds a unit: 3 to 4.4 ns each
+ENTRY = 3  # units of one ball operation made from Python (an entry read or listed, an exp, a sum): 0.1 to 0.4 us
+GELU = 40  # units of one GELU (an erf): 4 us
+LAYER = 200  # units of the Python around one layer step
+# The checker recomputes an inequality's layers at these multiples of the precision when a stated enclosure misses
+# its own by rounding (certify_checker.inequality.ESCALATION; a test keeps the two equal): `check` confirms every
+# certificate it writes, so its estimate prices those recomputations too.
+ESCALATION = (2, 4)
 
 
-def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0) -> int:
-    """Operations weighted by the cost of one at this precision: a fixed cost (the Python around
-    each ball operation) plus one per limb, as measured on the checker from 53 to 65536 bits
-    (about 1.5e-7 s per unit on the development machine)."""
-    return operation_count(n, d, layers, hidden, thin) * (1 + precision // 64)
+def cost(bits: int) -> int:
+    """The work of one unit at `bits` bits, in units at 53: L + L^2 / 64 for L = 1 + bits // 64 limbs (an arb_mat
+    multiply-add costs 1.75 times its 53-bit cost at 128 bits, 2.8 at 256, 13 at 1024, 125 at 4096; an exp 13 and
+    120)."""
+    words = 1 + max(bits, 0) // 64
+    return words + words * words // 64
+
+
+def operation_count(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+    """The work of one layer at 53 bits: its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each,
+    and a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its
+    weights' norms through h x h and d x d witnesses), its ball operations made from Python (ENTRY each: the entries
+    read and listed, the softmax, the norms' sums; GELU an activation) and the step's own LAYER."""
+    products = 3 * n * n * d + n * d * d + norm_count(d, thin)
+    if hidden:
+        products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
+    return (products // PRODUCTS + ENTRY * (3 * n * n + n * d + d * d + 2 * d * hidden) + GELU * n * hidden
+            + LAYER)
+
+
+def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False) -> int:
+    """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
+    certificate, which may recompute it at each ESCALATION of the precision, each weighted by cost(); with tau's
+    n^3 / 2 minima a layer (ENTRY each).  At least the checker's own estimate of the certificate, so that what
+    `check` admits `verify` does (certify_checker.limits.problem)."""
+    passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
+    per_layer = operation_count(n, d, hidden, thin) + (n * n * n // 2 * ENTRY if uses_tau else 0)
+    return layers * passes * per_layer
 
 
 def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> str | None:
@@ -157,7 +187,7 @@ def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, l
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin)
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau)
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

@@ -102,7 +102,7 @@ def _decimal(text: str, refused: type[RefusedOption], what: str, example: str) -
 def option_integer(text: str) -> int:
     """An integer option (argparse's type=, and --limit's values) under the number rules of inputs: ASCII
     decimal digits (int() also reads other scripts' digits, an Arabic-Indic 3, and underscores, 1_0), an
-    exponent allowed where the value is an exact integer ("1e3" and "2.5e3" as "5e8" in the README's
+    exponent allowed where the value is an exact integer ("1e3" and "2.5e3" as "1e9" in the README's
     limits; "1.5" and "1e-3" are not integers), at most MAX_OPTION_DIGITS digits.  Each option checks its
     own range after; NotAnInteger says what is wrong."""
     negative, mantissa, shift = _decimal(text, NotAnInteger, "an integer", "1000 or 1e3")

@@ -1,0 +1,173 @@
+"""The work estimates against the CPU time they stand for: `python -m benchmarks.limits [--long] [CASE ...]`.
+
+Each case is a configuration (drawn by certify.search.samplers, or a stack of certify.suite.wu_cases, or
+examples/layer.json for a trajectory), run as `certify check CONFIG --claim ID --out CERT` (or `certify trajectory
+--out DIR`) and then `certify verify CERT`, each as a process under limits high enough to admit it.  Printed per
+case: the engine's estimate of the check (certify.core.limits.work, which prices the checker's confirmation
+too), the checker's estimate of the certificate (certify_checker.over_limits, read back as the least work limit
+that admits it), the CPU seconds of the check and of the verify, and, for an inequality, of the verify of a copy
+whose stated D_out misses the checker's enclosure as by rounding ("forced": the checker recomputes at 2 and 4
+times the precision, then rejects), each estimate over its seconds, so that one row's ratio against another's
+shows where the estimate is off.  The estimate is of the most a certificate can make the checker do, those
+recomputations included, in units of at most about 0.1 us of one core (README, Limits): here 10^7 to 7 * 10^7 a
+second forced, 3 * 10^7 to 10^8 honest, more at high precision, wherever the sizes are large enough to matter
+(the smallest rows are Python's start).  The machine's load average is printed first; with other jobs running,
+CPU time is the number to read.  A few minutes on one core; --long adds the 256 x 768 dense head (half a minute)
+and 3000 layers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import decimal
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import certify_checker
+from certify import claims, engine
+from certify.core import config, limits
+from certify.search import samplers
+from certify.suite import wu_cases
+
+ROOT = Path(__file__).resolve().parents[1]
+WIDE = ["--limit", "work=1000000000000000", "--limit", "memory=1000000000000", "--limit", "layers=100000"]
+
+
+def _draw(n: int, d: int, d_k: int = 0, **parts) -> dict:
+    """A sampled configuration with a L = a D^2 of 1 (decided at 53 bits)."""
+    return samplers.sample("gaussian", n, d, 0, 0, L_range=(1.0, 1.0), d_k=d_k or None,
+                           parts=samplers.LayerParts(**parts).validated(d) if parts else None).config
+
+
+# name: (claim, a function drawing the configuration[, the precision the check starts at]); a trajectory's claim is
+# its number of layers
+CASES = {
+    "global 8x4": ("collapse.global", lambda: _draw(8, 4)),
+    "global 32x64": ("collapse.global", lambda: _draw(32, 64)),
+    "global 64x128": ("collapse.global", lambda: _draw(64, 128)),
+    "global 128x384": ("collapse.global", lambda: _draw(128, 384)),
+    "global 64x128 at 1024 bits": ("collapse.global", lambda: _draw(64, 128), 1024),
+    "global 64x128 at 4096 bits": ("collapse.global", lambda: _draw(64, 128), 4096),
+    "global 16x16 at 65536 bits": ("collapse.global", lambda: _draw(16, 16), 1 << 16),
+    "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
+    "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
+    "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
+    "causal dobrushin 256x768 d_k 64": ("collapse.dobrushin", lambda: _draw(256, 768, 64, mask="causal")),
+    "ffn.lipschitz 32x64": ("ffn.lipschitz", lambda: _draw(32, 64, ffn="gelu")),
+    "ffn.lipschitz 64x256": ("ffn.lipschitz", lambda: _draw(64, 256, ffn="gelu")),
+    "value.bounded 64x128": ("value.bounded", lambda: _draw(64, 128, value="gaussian", value_norm=0.9)),
+    "value.bounded 128x384": ("value.bounded", lambda: _draw(128, 384, value="gaussian", value_norm=0.9)),
+    "ln.collapse n 5": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=5, seed=14, positive=True)),
+    "ln.collapse n 12": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=12, seed=14, positive=True)),
+    "trajectory 500": (500, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
+    "trajectory 1500": (1500, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
+}
+LONG = {
+    "global 256x768": ("collapse.global", lambda: _draw(256, 768)),
+    "trajectory 3000": (3000, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
+}
+
+
+def _cpu(command: list[str]) -> tuple[float, int]:
+    """The CPU seconds of a certify command run as a process, and its exit code."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run([sys.executable, "-m", "certify", *command], cwd=ROOT, capture_output=True, text=True,
+                          env={**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode == 2:
+        raise SystemExit(f"{' '.join(command)}: {done.stderr.strip()}")
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, done.returncode
+
+
+def missing_by_rounding(cert: dict) -> dict | None:
+    """An inequality certificate whose stated D_out is moved by three of its radii: as accurate as before, no longer
+    containing the checker's enclosure, so the checker recomputes at 2 and 4 times the precision before it
+    rejects (certify_checker.inequality.finer): the most its estimate prices.  None for other kinds."""
+    if cert.get("kind") != "inequality":
+        return None
+    mid, rad = cert["values"]["D_out"].strip("[]").split(" +/- ")
+    with decimal.localcontext() as exact:
+        exact.prec = len(mid) + len(rad) + 10
+        moved = Decimal(mid) + 3 * Decimal(rad)
+    return {**cert, "values": {**cert["values"], "D_out": f"[{moved} +/- {rad}]"}}
+
+
+def checker_work(cert: dict) -> int:
+    """The checker's estimate of a certificate: the least work limit under which it is not refused."""
+    wide = {"tokens": 1 << 30, "dim": 1 << 30, "layers": 1 << 30, "memory": 1 << 62}
+    low, high = 0, 1 << 62
+    while high - low > 1:
+        middle = (low + high) // 2
+        refused = certify_checker.over_limits(cert, certify_checker.Limits(**wide, work=middle))
+        low, high = (middle, high) if refused else (low, middle)
+    return high
+
+
+def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
+    """A case's row; bits: the check starts there (certify.engine.check's start_prec, which no command takes), in
+    this process, its CPU time counted without Python's start."""
+    data = draw()
+    source = folder / "config.json"
+    source.write_text(json.dumps(data))
+    if bits:
+        cert_path, started = folder / "cert.json", time.process_time()
+        result = engine.check(data, claim, start_prec=bits, limits=limits.Limits(work=1 << 62, memory=1 << 62))
+        check_cpu, code = time.process_time() - started, 0 if result.certificate else 3
+        if result.certificate:
+            cert_path.write_text(json.dumps(result.certificate))
+    elif isinstance(claim, int):  # a trajectory: priced by the checker's estimate of its certificate alone
+        check_cpu, code = _cpu(["trajectory", str(source), "--layers", str(claim), "--out", str(folder / "t"), "-q",
+                                *WIDE])
+        cert_path = folder / "t" / "trajectory-certificate.json"
+    else:
+        cert_path = folder / "cert.json"
+        check_cpu, code = _cpu(["check", str(source), "--claim", claim, "--out", str(cert_path), "-q", *WIDE])
+    if not cert_path.exists():
+        return f"{name:34s} no certificate (exit {code})"
+    cert = json.loads(cert_path.read_text())
+    verify_cpu, verified = _cpu(["verify", str(cert_path), *WIDE])
+    forced_cpu = None
+    if moved := missing_by_rounding(cert):
+        (folder / "moved.json").write_text(json.dumps(moved))
+        forced_cpu, rejected = _cpu(["verify", str(folder / "moved.json"), *WIDE])
+        assert rejected == 1, "a stated D_out three radii off was not rejected"
+    checker = checker_work(cert)
+    if isinstance(claim, int):
+        estimate = checker
+    else:
+        case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
+        uses_tau = any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
+        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau)
+    bits = cert["precision"]
+    return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
+            f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"
+            + (f" {forced_cpu:8.2f} {checker / max(forced_cpu, 1e-3):9.3g}" if forced_cpu is not None else f" {'-':>8s} {'-':>9s}")
+            + ("" if verified == 0 else f"  verify exit {verified}"))
+
+
+def main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.limits", description=__doc__.splitlines()[0])
+    parser.add_argument("--long", action="store_true", help="the 256 x 768 dense head and 3000 layers too")
+    parser.add_argument("cases", nargs="*", help=f"cases by name (default all): {', '.join([*CASES, *LONG])}")
+    args = parser.parse_args(argv)
+    table = {**CASES, **LONG} if args.long or args.cases else CASES
+    chosen = args.cases or list(table)
+    if unknown := [name for name in chosen if name not in table]:
+        parser.error(f"unknown case {unknown[0]!r}")
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; CPU seconds of one process each")
+    print(f"{'case':34s} {'bits':>6s} {'engine':>10s} {'check s':>8s} {'per s':>9s} {'checker':>10s} "
+          f"{'verify s':>8s} {'per s':>9s} {'forced s':>8s} {'per s':>9s}")
+    for name in chosen:
+        with tempfile.TemporaryDirectory() as folder:
+            print(run(name, Path(folder), *table[name]), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
