@@ -6,8 +6,9 @@ confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2
 --limit NAME=VALUE` raises one.
 
 The work estimate counts the checker's own ball operations: per layer the scores, P X and the
-products with V (n^2 d + n d^2), the witness norms (d^3; d^2 d_k + d_k^3 for thin heads), the FFN (n d h) and
-the Gram matrices of the diameters (n^2 d), each weighted by its cost at the stated precision: a fixed part (the
+products with V (n^2 d + n d^2), the witness norms (d^3; d^2 d_k + d_k^3 for thin heads; no witness is wider
+than d, a wide FFN weight's being of its transpose, forward.spectral_norm), the FFN (n d h) and the Gram
+matrices of the diameters (n^2 d), each weighted by its cost at the stated precision: a fixed part (the
 Python around it) plus one per limb, 1 + bits/64.  Its memory: the same arrays and one norm's (20 w^2 balls).
 """
 
