@@ -234,6 +234,10 @@ def spectral_norm(M, witness: dict) -> arb:
     """||M||_2 (rows or an arb_mat) from a witness W (nearly orthogonal) and w: ||M w||/||w|| <= ||M||_2 and
     ||M||_2^2 <= max_i sum_j |E_ij| / (1 - ||W^T W - I||_F), E = (M W)^T (M W) (Gershgorin's discs, E_ii >= 0)."""
     M = M if isinstance(M, arb_mat) else arb_mat(M)
+    if "transposed" in witness:  # of M^T (the same norm), only as true for a wide M, where its basis is the smaller
+        if witness["transposed"] is not True or not M.nrows() < M.ncols():
+            raise ValueError("a witness is marked transposed only as true, for a matrix with fewer rows than columns")
+        M = M.transpose()
     d = M.ncols()  # M may be rectangular (an FFN weight)
     basis, top = witness["basis"], witness["top"]
     if len(basis) != d or any(len(row) != d for row in basis) or len(top) != d:

@@ -184,7 +184,7 @@ _FORMULAS = {
     "D_PX": lambda s: forward.diameter(s.step["PX_matrix"]), "D_0": lambda s: forward.diameter(s.X0m),
     "mu": lambda s: forward.consensus_distance(s.X), "mu_out": lambda s: forward.consensus_distance(s.step["out"]),
     "tau": lambda s: forward.dobrushin(s.step["P"]),
-    "a": lambda s: norms.query_key_norm(s.spec, s.witness[f"A{s.t}"], s.A),
+    "a": lambda s: _query_key_norm(s),
     "v": lambda s: forward.spectral_norm(forward.matrix(s.spec["V"]), s.witness[f"V{s.t}"]),
     "gap": lambda s: (-s("a") * s("D") * s("D")).exp(),
     "M": lambda s: _power_bound(s),
@@ -199,11 +199,25 @@ def _power_bound(s: Layer) -> arb:
     layers took T^2 norms."""
     V, stated = s.spec["V"], [s.witness[f"V{s.t}^{k}"] for k in range(1, s.depth + 1)]  # every one read
     for V_seen, stated_seen, M in s.shared.setdefault("M", []):
-        if _same([V_seen, stated_seen], [V, stated]):
+        # a witness stated once and referred to is the same object: compared without its text
+        if _same(V_seen, V) and all(a is b or _same(a, b) for a, b in zip(stated_seen, stated)):
             return M
     M = norms.power_bound(forward.matrix(V), s.depth, s.witness, f"V{s.t}")
     s.shared["M"].append((V, stated, M))
     return M
+
+
+def _query_key_norm(s: Layer) -> arb:
+    """a of the layer's head; a layer whose witness is the very one an earlier layer read (stated once, referred to
+    by same_as) and whose head (A, or W_Q, W_K, d_k, beta) is the same has that layer's a (the same computation)."""
+    witness = s.witness[f"A{s.t}"]
+    head = {key: s.spec[key] for key in ("A", "W_Q", "W_K", "d_k", "beta") if key in s.spec}
+    for witness_seen, head_seen, a in s.shared.setdefault("a", []):
+        if witness_seen is witness and _same(head_seen, head):
+            return a
+    a = norms.query_key_norm(s.spec, witness, s.A)
+    s.shared["a"].append((witness, head, a))
+    return a
 
 
 def _same(a, b) -> bool:
@@ -213,20 +227,38 @@ def _same(a, b) -> bool:
 
 
 
+WITNESS_FORMS = ({"basis", "top"}, {"basis", "top", "transposed"})  # transposed: forward.spectral_norm reads it
+REFERENCE = "same_as"
+
+
 class _Witnesses(dict):
     """The stated norm witnesses, noting the names the recomputation reads: every stated one must be read (a
-    witness nothing reads is a field nobody checks), and each is exactly a basis and a top vector."""
+    witness nothing reads is a field nobody checks).  Each is a basis and a top vector (and "transposed", which
+    forward.spectral_norm judges), or {"same_as": NAME}, the witness stated in full under NAME (value.bounded's
+    one V has the same witnesses of its powers in every layer): reading it reads both names."""
 
     def __init__(self, stated):
-        if not isinstance(stated, dict) or not all(isinstance(w, dict) and set(w) == {"basis", "top"}
-                                                   for w in stated.values()):
-            raise ValueError("the witness is not a table of norm witnesses, each a basis and a top vector")
+        if not isinstance(stated, dict) or not all(
+                isinstance(w, dict) and (set(w) in WITNESS_FORMS or _refers(w, stated)) for w in stated.values()):
+            raise ValueError("the witness is not a table of norm witnesses, each a basis and a top vector "
+                             "(and transposed) or the name of one stated in full (same_as)")
         super().__init__(stated)
         self.read: set = set()
 
     def __getitem__(self, name):
         self.read.add(name)
-        return super().__getitem__(name)
+        witness = super().__getitem__(name)
+        if REFERENCE in witness:
+            self.read.add(witness[REFERENCE])
+            return super().__getitem__(witness[REFERENCE])
+        return witness
+
+
+def _refers(witness: dict, stated: dict) -> bool:
+    """{"same_as": NAME} with NAME a witness stated in full (not itself a reference: no chains, no loops)."""
+    target = witness.get(REFERENCE)
+    return (set(witness) == {REFERENCE} and isinstance(target, str) and isinstance(stated.get(target), dict)
+            and set(stated[target]) in WITNESS_FORMS)
 
 
 def _outcome(lhs: arb, rhs: arb):

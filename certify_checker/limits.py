@@ -6,7 +6,9 @@ confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2
 --limit NAME=VALUE` raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
 benchmarks.limits`): per layer (layer_work) arb_mat multiply-adds, PRODUCTS a unit, ball operations made from
 Python, ENTRY units each, and LAYER for a step; weighted by cost(bits) at the precision and at each multiple a
-kind may recompute at (its ESCALATION).  Memory: the same arrays and one norm's (20 w^2 balls).
+kind may recompute at (its ESCALATION).  An FFN's weights are priced through h x h and d x d witnesses: this
+version states d x d ones (a wide weight's of its transpose, forward.spectral_norm), earlier ones h x h, which a
+certificate may still state.  Memory: the same arrays and one norm's (20 w^2 balls).
 """
 
 from __future__ import annotations

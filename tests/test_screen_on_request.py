@@ -53,14 +53,17 @@ def test_an_undecided_result_screens_on_request_too(float64_evaluations):
 
 
 def _witnesses(certificate: dict) -> dict:
-    return certificate["witness"]
+    """The stated witnesses by name, a reference ({"same_as": NAME}) read as the witness it names."""
+    table = certificate["witness"]
+    return {key: table[w["same_as"]] if "same_as" in w else w for key, w in table.items()}
 
 
 def _float64_witnesses(cfg, claim_id: str) -> dict:
     """The witnesses a float64 evaluation of the claim records (what the screen handed the ball pass before)."""
     found: dict = {}
     decide.evaluate(FLOAT64, config.load(cfg), claims.get(claim_id), found)
-    return {key: {"basis": w.basis.tolist(), "top": w.top.tolist()} for key, w in found.items()}
+    return {key: {"basis": w.basis.tolist(), "top": w.top.tolist(), **({"transposed": True} if w.transposed else {})}
+            for key, w in found.items()}
 
 
 def _random(shape, seed) -> list:

@@ -96,7 +96,8 @@ def test_M_of_a_rotation_is_one():
 
 def test_one_V_through_the_stack_has_its_powers_normed_once_by_engine_and_checker(monkeypatch):
     """value.bounded's one V: the engine and the checker enclose max_k ||V^k|| once for the stack (T layers
-    took T^2 norms), every layer still states the witnesses of its powers, and each layer's M contains
+    took T^2 norms), every layer still names the witnesses of its powers (layer 0's in full, the others as
+    references to them), and each layer's M contains
     mpmath's; a layer whose stated witness differs from the first's is enclosed again."""
     from certify.core import primitives
     from certify_checker import inequality
@@ -116,8 +117,11 @@ def test_one_V_through_the_stack_has_its_powers_normed_once_by_engine_and_checke
         expected = max(oracle.spectral_norm(V**k) for k in range(1, depth + 1))
     for t in range(depth):
         assert contains(arb(layer_values(result, t)["M"]), expected)
+    # each stated in full once, every later layer's a reference to layer 0's
+    assert all(cert["witness"][f"V{t}^{k}"] == {"same_as": f"V0^{k}"} for t in range(1, depth) for k in range(1, depth + 1))
     checker_calls.clear()
     edited = copy.deepcopy(cert)
+    edited["witness"]["V2^1"] = copy.deepcopy(cert["witness"]["V0^1"])
     edited["witness"]["V2^1"]["top"][0] *= 1 + 2**-40  # another witness, as good: layer 2 is enclosed again
     assert checker.verify(edited).ok and checker_calls == ["V0", "V2"]
     # the checker compares stated JSON values with their types: it refuses true and reads 1

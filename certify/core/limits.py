@@ -89,7 +89,8 @@ def ball_bytes(precision: int) -> int:
     return 96 + 8 * (precision // 64 + 1)
 
 
-# A norm's arrays at its peak, in balls per entry of its matrix (w x w: d, or d_k for thin heads): the witness, its
+# A norm's arrays at its peak, in balls per entry of its witness (w x w: d, or d_k for thin heads; an FFN weight's
+# is square on its smaller side, so at most d, certify.core.spectral): the witness, its
 # products and python-flint's temporaries inside them, measured in resident memory (one 768 x 768 norm: about
 # 1 GB of 1.2 GB at 256 x 768, 0.5 GB in the checker; 0.37 GB at 256 x 384).
 NORM_BALLS = 20
@@ -107,7 +108,8 @@ def ball_count(n: int, d: int, layers: int, hidden: int = 0, uses_tau: bool = Fa
 
 
 def norm_count(d: int, thin: int = 0) -> int:
-    """Ball multiplications of one layer's norms: 4 d^3 through d x d witnesses (A, V); for a
+    """Ball multiplications of one layer's norms: 4 d^3 through d x d witnesses (A, V, an FFN's weights, whose
+    witnesses are square on their smaller side, hidden x hidden never: certify.core.spectral); for a
     thin head alone (thin = d_k < d: W_Q, W_K of d x d_k, no A, V nor FFN, its witness d_k x d_k) the Grams of
     W_Q and W_K, W_Q W_K^T where a trajectory forms it (3 d^2 d_k) and the d_k x d_k reduction of
     certify.core.thin_norm (8 d_k^3), at most the d x d route's."""

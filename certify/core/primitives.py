@@ -56,6 +56,20 @@ def _norm(view: LayerView, key: str, matrix):
 
 
 def _a(view: LayerView):
+    """a of the layer's head; a layer whose head (A, or W_Q, W_K, d_k and beta) is exactly an earlier layer's
+    takes that layer's a and its witness (a stack of one repeated head stated T equal witnesses)."""
+    layer = view.layer
+    head = (layer.A, layer.W_Q, layer.W_K, layer.d_k, layer.beta)
+    for seen, t, norm in view.shared.setdefault("a", []):
+        if seen == head:
+            view.witnesses[f"A{view.t}"] = view.witnesses[f"A{t}"]
+            return norm
+    norm = _head_norm(view)
+    view.shared["a"].append((head, view.t, norm))
+    return norm
+
+
+def _head_norm(view: LayerView):
     """a = |beta| / sqrt(d_k) ||W_Q W_K^T||_2 through the d_k x d_k reduction of certify.core.thin_norm
     when d_k < d (its witness is d_k x d_k), else ||A||_2 of the d x d matrix."""
     arrays, key = view.arrays, f"A{view.t}"

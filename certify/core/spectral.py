@@ -8,6 +8,10 @@ float64 finds, ball arithmetic confirms (the witness pattern of the trust bounda
   ||y||^2 <= 1 / (1 - ||G||_2), so ||A x||^2 = y^T E y <= lambda_max(E) / (1 - ||G||_F), and
   lambda_max(E) <= max_i sum_j |E_ij| (Gershgorin; E is symmetric, E_ii >= 0).  E is nearly
   diagonal, so the bound is tight to about d * 1e-16 relative, unlike the Frobenius norm.
+- the smaller side: ||A||_2 = ||A^T||_2, and the basis is square on A's columns; for a wide A (fewer rows
+  than columns: an FFN's W2, d x hidden) the witness is of A^T (`transposed`), its basis rows x rows, so
+  the norm costs 2 cols rows^2 + rows^3, not 2 rows cols^2 + cols^3 (and the certificate states rows^2
+  numbers, not cols^2).  A square or tall A keeps the witness of A itself.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class NormWitness:
     basis: np.ndarray  # W: float64, nearly orthogonal, columns the right singular vectors
     top: np.ndarray  # w: float64 top right singular vector
     estimate: float = float("nan")  # float64 ||A||_2 from the same SVD (screening only)
+    transposed: bool = False  # the witness of A^T (basis and top on A's rows): stated for a wide A only
 
 
 def witness(A_float: np.ndarray) -> NormWitness:
@@ -34,9 +39,12 @@ def witness(A_float: np.ndarray) -> NormWitness:
     finite, which LAPACK's SVD may never return from (an inf beside 1e300 loops forever)."""
     if not np.isfinite(A_float).all():
         raise np.linalg.LinAlgError("a float64 matrix with an infinite or nan entry has no SVD witness")
-    # the right singular basis is square either way; a tall matrix's left one is not needed square (a 1024 x 384
-    # FFN weight's full U, 1024 x 1024, was most of its SVD)
-    _, singular, wt = np.linalg.svd(A_float, full_matrices=A_float.shape[0] < A_float.shape[1])
+    # the thin SVD: of a tall or square A its right singular basis is square, of a wide A its left one, the right
+    # singular basis of A^T (a 384 x 1024 FFN weight's full 1024 x 1024 right basis was most of its SVD and norm)
+    u, singular, wt = np.linalg.svd(A_float, full_matrices=False)
+    if A_float.shape[0] < A_float.shape[1]:
+        return NormWitness(basis=np.ascontiguousarray(u), top=u[:, 0].copy(), estimate=float(singular[0]),
+                           transposed=True)
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
 
 
@@ -94,8 +102,10 @@ def _frobenius(M: arb_mat) -> arb:
 
 def enclose(A_ball, w: NormWitness) -> arb:
     """A ball containing ||A||_2 for every A in the ball matrix A_ball (an arb_mat or an object
-    array of arb; current precision)."""
+    array of arb; current precision); a witness of A^T (w.transposed) encloses ||A^T||_2, the same number."""
     A = A_ball if isinstance(A_ball, arb_mat) else arb_mat(A_ball.tolist())
+    if w.transposed:
+        A = A.transpose()
     d = A.ncols()
     basis = _exact_mat(w.basis)
     top = _exact_mat(w.top.reshape(-1, 1))

@@ -9,7 +9,10 @@ Schema (format "certify-certificate/1", kind "inequality"):
                        precision is bound exactly; the digest is no signature, a forger can redo it,
                        so the checker re-derives everything it confirms)
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers;
-                       the checker only uses them to confirm norms, so a bad witness can only fail
+                       the checker only uses them to confirm norms, so a bad witness can only fail.
+                       A wide matrix's (fewer rows than columns) is of its transpose, marked
+                       "transposed": true; a name holding the same witness as an earlier one states
+                       {"same_as": that name} (witness_table)
     values             D_in, D_out, bound, and per layer every primitive computed, as arb
                        strings "[mid +/- rad]"; "comparisons": each layer, lhs, rhs and outcome (a
                        stack claim's: one after every layer, against the bound composed up to it)
@@ -113,10 +116,7 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
         "precision": precision,
         "inputs": inputs,
         "inputs_sha256": digest(claim_id, bound, inputs, precision),
-        "witness": {
-            key: {"basis": w.basis.tolist(), "top": w.top.tolist()}
-            for key, w in witnesses.items()
-        },
+        "witness": witness_table(witnesses),
         "values": {
             "D_in": text(views[0].get("D")),
             "D_out": text(last.get("D_out")),
@@ -125,6 +125,23 @@ def build(case, claim_id, bound, verdict, precision, views, comparisons, witness
             "comparisons": compared,
         },
     }
+
+
+def witness_table(witnesses: dict) -> dict:
+    """The stated norm witnesses by name (spectral.NormWitness each): a witness in full once, as basis and top
+    (with "transposed": true for a wide matrix's, which is of its transpose), and under every later name that
+    holds the same one as {"same_as": the first name} (value.bounded's one V shares the witnesses of its powers
+    across the T layers: T^2 full ones were 187 MB at 6 layers of 128 x 384, 47 MB so)."""
+    table: dict = {}
+    first: dict = {}  # id of a witness -> the name it is stated under in full (witnesses keeps each alive)
+    for key, w in witnesses.items():
+        if id(w) in first:
+            table[key] = {"same_as": first[id(w)]}
+            continue
+        first[id(w)] = key
+        flag = {"transposed": True} if w.transposed else {}
+        table[key] = {"basis": w.basis.tolist(), "top": w.top.tolist(), **flag}
+    return table
 
 
 def named(kind: str, claims: list[str], failures: list[str], inputs: dict, witness: dict, values: dict,
