@@ -20,7 +20,7 @@ from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
-from certify_checker.exact import accurate, ball, contains
+from certify_checker.exact import accurate, ball, contains, finer
 from certify_checker.limits import limbs
 
 G = "(1 - exp(-a*D**2))*D"
@@ -240,22 +240,6 @@ def _outcome(lhs: arb, rhs: arb):
 CERT_KEYS = {"format", "kind", "claim", "bound", "verdict", "precision", "inputs", "inputs_sha256", "witness", "values"}
 VALUE_KEYS = {"D_in", "D_out", "bound", "layers", "comparisons"}
 COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
-
-
-# A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
-# engine and the checker round differently) the checker recomputes at these multiples of it (finer).  At f b bits a
-# recomputation costs at most f times the limbs of one at b: a check that may retry costs at most 1 + sum(factors)
-# times one (certify_checker.trajectory prices its one finer run so).
-ESCALATION = (2, 4)
-
-
-def finer(missing: set, still_missing, factors: tuple = ESCALATION) -> set:
-    """The labels of `missing` still missing after still_missing(factor, labels) recomputes them at each of the
-    factors times the precision.  A stated enclosure that contains the checker's at any precision contains the true
-    value: an honest one that missed only by rounding is then accepted, one that excludes the value never."""
-    for factor in factors:
-        missing = set(still_missing(factor, missing)) if missing else missing
-    return missing
 
 
 TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
