@@ -3,10 +3,11 @@ rank collapse, its centred rows X_c = X - 1 xbar^T having the largest rank r = m
 
 The rows of X_c sum to 0, so rank X_c <= r.  For n - 1 <= d, K = X_c X_c^T has K 1 = 0 and on
 1^perp the eigenvalues sigma_i(X_c)^2; K + c 1 1^T (any exact c > 0: one of K's scale, trace(K) / n,
-keeps the Cholesky's pivots alike where c = 1 took 500 bits for tokens of size 10^74 or 10^-74) then has
-the eigenvalue n c on 1 and the same ones on 1^perp, so it is positive definite exactly when rank X_c = n - 1.  For n - 1 > d,
-X_c^T X_c (d x d) is positive definite exactly when rank X_c = d.  Certified means: an interval
-Cholesky of that matrix passes with every pivot certainly positive.  No witness is needed.
+keeps the Cholesky's pivots alike where c = 1 took 500 bits for tokens of size 10^74 or 10^-74) then
+has the eigenvalue n c on 1 and the same ones on 1^perp, so it is positive definite exactly when
+rank X_c = n - 1.  For n - 1 > d, X_c^T X_c (d x d) is positive definite exactly when rank X_c = d.
+Certified means: an interval Cholesky of that matrix passes with every pivot certainly positive.  No
+witness is needed.
 """
 
 from __future__ import annotations

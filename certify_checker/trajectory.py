@@ -213,10 +213,11 @@ def resolved(x: arb) -> bool:
 
 
 def run(inputs: dict, T: int, value_curves: bool, steps: list, flags: list) -> tuple[list, list, list, bool]:
-    """Points {D, mu, tau, resolved} through the first unresolved D_t, or through the last step precision when
-    those end first; point t at steps[t] bits (the centre at steps[0]); the centred Y_t and drifts (value curves).
-    Resolved as flags[t] states (_confirm_points checks each: the engine's ball and the checker's straddle
-    RESOLVED_BITS by their rounding, and a run that stops where the certificate's goes on confirms nothing)."""
+    """Points {D, mu, tau, resolved} through the first one that flags[t] (the stated resolutions) leaves unresolved,
+    or through the last step precision when those end first; point t at steps[t] bits (the centre at steps[0]); the
+    centred Y_t and drifts (value curves).  The flags are followed, then checked (_confirm_points): the engine's ball
+    and the checker's may straddle RESOLVED_BITS by their rounding, and a run that stopped where the certificate's
+    went on confirmed nothing."""
     layers = inputs["layers"]
     with ctx.workprec(steps[0]):
         X0 = forward.matrix(inputs["X"])
@@ -375,7 +376,7 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
         mine = points[t] if t < len(points) else None
         is_resolved = mine is not None and mine["resolved"]  # as stated, where the checker computes the point
         if entry["resolved"] is not is_resolved:
-            return f"t = {t}: stated resolved = {entry['resolved']}, the checker computes no such point", []
+            return f"t = {t}: stated resolved = {entry['resolved']!r} (not a boolean, or past the stated run's end)", []
         if is_resolved and not resolved(mine["D"]):
             missing.add((t, "resolved"))  # resolved at a finer precision, or not at all (_recompute_points)
         for key in ("D", "mu", "tau"):
