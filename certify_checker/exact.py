@@ -212,8 +212,8 @@ NON_FINITE = ("nan", "[+/- inf]")  # arb's texts of balls that are not finite, a
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
     """A stated enclosure contains the recomputed one and is about as accurate.  A recomputed one that is not finite
     (exp of a score known to +-10^40) is agreed with only by a stated one that is not either, which states nothing."""
-    if not mine.is_finite():
-        return theirs_text in NON_FINITE
+    if not mine.is_finite() or theirs_text in NON_FINITE:
+        return not mine.is_finite() and theirs_text in NON_FINITE
     return accurate(mine, theirs_text, precision) and contains(mine, theirs_text)  # accurate refuses long texts first
 
 

@@ -191,3 +191,18 @@ def test_a_trajectory_stated_resolved_beyond_what_any_precision_resolves_is_reje
     assert not checker_trajectory.resolved(points[-1]["D"])
     confirmation = certify_checker.verify(cert)
     assert not confirmation.ok and "fewer than 20 bits" in confirmation.message, confirmation.message
+
+
+def test_a_violated_bound_beside_a_layer_whose_enclosure_is_not_finite_is_confirmed():
+    """X = (x, -x), x = 1e117, A = 1: layer 0 keeps D (D_out / D = tanh(x^2) > 0.9, mpmath), so 0.9 D is violated
+    there; layer 1's scores, from tokens known to +-10^86, are known to +-10^203: its D_out is stated "nan", which
+    the checker refused as malformed (the engine reported the violation undecided, not certified)."""
+    x = 1e117
+    assert mpmath.tanh(mpmath.mpf(x) ** 2) > 0.9
+    result = certify.check({"X": [[x], [-x]], "layers": [{"A": [[1.0]]}, {"A": [[1.0]]}]}, bound="0.9*D", max_prec=256)
+    cert = result.certificate
+    assert result.verdict == "violated" and cert["values"]["layers"][1]["D_out"] == "nan", result
+    assert certify_checker.verify(cert).ok
+    planted = copy.deepcopy(cert)
+    planted["values"]["layers"][0]["D_out"] = "nan"  # finite for the checker: "nan" there says less than it can
+    assert not certify_checker.verify(planted).ok
