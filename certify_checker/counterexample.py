@@ -15,8 +15,10 @@ keys the kind reads (its INPUT_KEYS; a missing one is malformed), so no field is
 A kind's module supplies evaluate(inputs, witness) -> Evaluation, run at the working precision.
 confirm() re-runs it at the stated precision and accepts only when the verdict, the claims (word
 for word) and every value agree with what it recomputes: each stated enclosure must contain the
-recomputed one (so the true value) and be about as accurate.  The verdict is "certified" exactly when
-every check of the evaluation passed; a check that cannot be decided leaves it "undecided".
+recomputed one (so the true value) and be about as accurate.  What disagrees there (a certified verdict, the
+claims, an enclosure) may agree on one evaluation at twice the precision: its checks are as rigorous, its
+enclosures as true.  The verdict is "certified" exactly when every check of the evaluation passed; a check
+that cannot be decided leaves it "undecided".
 """
 
 from __future__ import annotations
@@ -28,11 +30,14 @@ from dataclasses import dataclass, field
 from flint import arb, ctx
 
 from certify_checker import MALFORMED, precision_problem
-from certify_checker.exact import agrees
+from certify_checker.exact import agrees, finer
+from certify_checker.limits import limbs
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
 CERT_KEYS = {"format", "kind", "verdict", "claims", "inputs", "witness", "values", "precision", "inputs_sha256"}
+FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or step_limbs
+VERDICT, VALUES = 0, 1  # labels of what an evaluation settles beside the stated values (names: strings)
 
 
 @dataclass
@@ -82,17 +87,54 @@ def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[boo
         return False, refused
     if cert["verdict"] not in VERDICTS:
         return False, f"verdict {cert['verdict']!r} is not one of {VERDICTS}"
+    if not isinstance(cert["values"], dict):
+        return False, "the certificate's values are not a table"
     with ctx.workprec(precision):
-        found = evaluate(cert["inputs"], cert["witness"])
-        if found.verdict != cert["verdict"]:
-            reason = f" ({found.failures[0]})" if found.failures else ""
-            return False, f"the checker finds {found.verdict}{reason} at {precision} bits, the certificate says {cert['verdict']}"
-        if found.claims != cert["claims"]:
-            return False, "the stated claims differ from those the inputs and witness support"
-        stated = cert["values"]
-        if set(stated) != set(found.values):
-            return False, "the certificate states a different set of values"
-        for name, mine in found.values.items():
-            if not agrees(mine, stated[name], precision):
-                return False, f"stated {name} = {stated[name][:40]} does not match the recomputed {mine.str(8, radius=True)}"
-    return True, f"confirmed: {found.verdict} at {precision} bits"
+        reasons = _unsettled(cert, evaluate(cert["inputs"], cert["witness"]), [VERDICT, VALUES, *cert["values"]], precision)
+    if VERDICT in reasons and cert["verdict"] != "certified":  # a proof is looked for finer, not its absence
+        return False, reasons[VERDICT]
+
+    def still_unsettled(factor: int, labels: set) -> dict:
+        with ctx.workprec(factor * precision):
+            return _unsettled(cert, evaluate(cert["inputs"], cert["witness"]), labels, precision)
+
+    # A check undecided only by the rounding of the stated precision, or an honest enclosure that misses the checker's
+    # own by it (the engine computes with other formulas), is settled by one finer evaluation: each check there is as
+    # rigorous, each enclosure as true (exact.finer).
+    if unsettled := finer(set(reasons), still_unsettled, FINER):
+        return False, next(reason for label, reason in reasons.items() if label in unsettled)  # the first checked
+    return True, f"confirmed: {cert['verdict']} at {precision} bits"
+
+
+def _unsettled(cert: dict, found: Evaluation, labels, precision: int) -> dict:
+    """Of the labels (VERDICT: the verdict and claims; VALUES: their names; a stated value's name), those the
+    evaluation `found` does not settle, with the reasons; a stated enclosure is judged as accurate as the stated
+    precision gives, at whatever precision found was computed."""
+    stated, reasons = cert["values"], {}
+    if VERDICT in labels and found.verdict != cert["verdict"]:
+        why = f" ({found.failures[0]})" if found.failures else ""
+        reasons[VERDICT] = f"the checker finds {found.verdict}{why} at {precision} bits, the certificate says {cert['verdict']}"
+    elif VERDICT in labels and found.claims != cert["claims"]:
+        reasons[VERDICT] = "the stated claims differ from those the inputs and witness support"
+    if VALUES in labels and set(stated) != set(found.values):
+        reasons[VALUES] = "the certificate states a different set of values"
+    for name in (label for label in labels if isinstance(label, str)):
+        if not (name in found.values and agrees(found.values[name], stated[name], precision)):
+            mine = found.values[name].str(8, radius=True) if name in found.values else "nothing"
+            reasons[name] = f"stated {name} = {str(stated[name])[:40]} does not match the recomputed {mine}"
+    return reasons
+
+
+def retried(cost, bits: int) -> int:
+    """The work of an evaluation that costs cost(bits) at the stated precision, and of the finer one (FINER)."""
+    return cost(bits) + sum(cost(factor * bits) for factor in FINER)
+
+
+def step_limbs(cert: dict) -> int:
+    """The limbs of the finer evaluation's layer steps where the inputs are a configuration (the limits estimate those
+    at the stated precision; certify_checker.limits.problem's steps).  0 when malformed (verify judges)."""
+    try:
+        layers, bits = cert["inputs"]["config"]["layers"], cert["precision"]
+        return len(layers) * sum(limbs(f * bits) for f in FINER) if type(bits) is int and isinstance(layers, list) else 0
+    except (KeyError, TypeError):
+        return 0

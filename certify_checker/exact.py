@@ -206,6 +206,28 @@ def loose(mine: arb, radius: arb, precision: int) -> bool:
     return accuracy(mine, precision) <= slack(precision) and bool(radius > own * arb(2) ** slack(precision))
 
 
+NON_FINITE = ("nan", "[+/- inf]")  # arb's texts of balls that are not finite, as certify writes them
+
+
 def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
-    """A stated enclosure contains the recomputed one and is about as accurate."""
+    """A stated enclosure contains the recomputed one and is about as accurate.  A recomputed one that is not finite
+    (exp of a score known to +-10^40) is agreed with only by a stated one that is not either, which states nothing."""
+    if not mine.is_finite() or theirs_text in NON_FINITE:
+        return not mine.is_finite() and theirs_text in NON_FINITE
     return accurate(mine, theirs_text, precision) and contains(mine, theirs_text)  # accurate refuses long texts first
+
+
+# A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
+# engine and the checker round differently) the checker recomputes at these multiples of it (finer), and its work
+# estimate prices every one (certify_checker.over_limits reads a kind's ESCALATION: limits.passes; the trajectory
+# and counterexample kinds price their one finer run themselves).
+ESCALATION = (2, 4)
+
+
+def finer(missing: set, still_missing, factors: tuple = ESCALATION) -> set:
+    """The labels of `missing` still missing after still_missing(factor, labels) recomputes them at each of the
+    factors times the precision.  A stated enclosure that contains the checker's at any precision contains the true
+    value: an honest one that missed only by rounding is then accepted, one that excludes the value never."""
+    for factor in factors:
+        missing = set(still_missing(factor, missing)) if missing else missing
+    return missing

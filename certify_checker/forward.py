@@ -149,11 +149,13 @@ def _queries_and_keys(Zm: arb_mat, W_Q: list, W_K: list) -> tuple[arb_mat, arb_m
 
 def attention(S: arb_mat, mask) -> arb_mat:
     """The masked softmax of the scores S: row i is exp(S_ij - m_i) normalised over the allowed j (0
-    elsewhere; mask None: all allowed), the exact shift m_i, the midpoint of S_ii (always allowed),
-    leaving softmax unchanged.  (The division entry by entry: a product by diag(1 / t) would cost n^3.)"""
+    elsewhere; mask None: all allowed), the exact shift m_i, the midpoint of the largest allowed S_ij,
+    leaving softmax unchanged: no weight is far above 1, and the largest is 1 exactly where its score is exact
+    (S_ii, not always allowed in a head's keys, made a lone allowed key's weight w / w, never exactly 1).
+    (The division entry by entry: a product by diag(1 / t) would cost n^3.)"""
     P = []
     for i, row in enumerate(S.tolist()):
-        shift = row[i].mid()
+        shift = largest(row if mask is None or all(mask[i]) else [s for s, keep in zip(row, mask[i]) if keep]).mid()
         if mask is None or all(mask[i]):
             weights = [(s - shift).exp() for s in row]
         else:

@@ -22,7 +22,7 @@ from flint import arb
 
 from certify_checker import forward
 from certify_checker import norms
-from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.counterexample import Evaluation, confirm, retried
 from certify_checker.limits import limbs
 from certify_checker.schema import rectangular, vector_of
 
@@ -68,7 +68,8 @@ def query_key_norm(W_Q: list, W_K: list, witness: dict) -> arb:
     raise ValueError(f"unknown norm route {witness['route']!r}")
 
 
-def evaluate(inputs: dict, witness: dict) -> Evaluation:
+def evaluate(inputs: dict, witness: dict, kept: dict | None = None) -> Evaluation:
+    """kept: the norm a of an earlier evaluation of this certificate, reused (else computed and kept there)."""
     if unreadable := _problem(inputs):
         raise ValueError(unreadable)
     if set(witness) != WITNESS_KEYS:
@@ -79,7 +80,8 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     layer = {name: inputs[name] for name in ("W_Q", "W_K", "b_Q", "b_K") if name in inputs}
     layer.update(d_k=k, mask=[list(keys) for _ in range(n)])  # every query sees the same keys
     P = forward.attention(forward.scores(layer, X), layer["mask"]).tolist()
-    a = query_key_norm(W_Q, W_K, witness) / arb(k).sqrt()
+    kept = {} if kept is None else kept
+    a = kept["a"] if "a" in kept else kept.setdefault("a", query_key_norm(W_Q, W_K, witness) / arb(k).sqrt())
     D = forward.diameter(X)
     a_D2 = a * D * D
     values = {"D": D, "D_PX": forward.diameter(forward.product(P, X)), "tau": forward.dobrushin(P), "a": a,
@@ -138,9 +140,9 @@ def operations(count: int, bits: int) -> int:
 
 
 def work(cert: dict) -> int:
-    """The head's work: scores, softmax, P X, two diameters, tau (n^3 / 2 pair terms) and the norm of
-    W_Q W_K^T by the witness's route (direct: five d^3 products; thin: k x k ones and a k^3 / 6 Cholesky
-    in Python).  0 when malformed (verify judges)."""
+    """The head's work: scores, softmax, P X, two diameters, tau (n^3 / 2 pair terms), these again at the finer
+    precision (counterexample.retried), and the norm of W_Q W_K^T by the witness's route (direct: five d^3
+    products; thin: k x k ones and a k^3 / 6 Cholesky in Python).  0 when malformed (verify judges)."""
     try:
         inputs, bits, witness = cert["inputs"], cert["precision"], cert["witness"]
         X, W_Q = inputs["X"], inputs["W_Q"]
@@ -149,8 +151,9 @@ def work(cert: dict) -> int:
                                          and isinstance(W_Q, list) and W_Q and isinstance(W_Q[0], list)):
             return 0
         n, d, k = len(X), len(X[0]), len(W_Q[0])
-        total = (products(n * d * 2 * k + n * n * (k + 3 * d), bits) + operations(n * d + 2 * d * k + 4 * n * n, bits)
-                 + n * n * (600 + 150 * int(mantissa(bits))) // 100 + n ** 3 // 2 * (250 + 3 * limbs(bits)) // 100)
+        total = retried(lambda bits: products(n * d * 2 * k + n * n * (k + 3 * d), bits)
+                        + operations(n * d + 2 * d * k + 4 * n * n, bits) + n * n * (600 + 150 * int(mantissa(bits))) // 100
+                        + n ** 3 // 2 * (250 + 3 * limbs(bits)) // 100, bits)  # and again finer, but for the norm
         if route == "direct":
             return total + products(5 * d ** 3 + d * d, bits) + operations(5 * d * d, bits)
         if route == "thin":
@@ -161,4 +164,7 @@ def work(cert: dict) -> int:
 
 
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate, KEYS)
+    """A finer evaluation (counterexample.confirm) reuses the norm of the one at the stated precision, an enclosure at
+    any: its d^3 products are most of a wide head's work, and its width is the float64 witness's, not the precision's."""
+    kept: dict = {}
+    return confirm(cert, KIND, lambda inputs, witness: evaluate(inputs, witness, kept), KEYS)

@@ -20,7 +20,7 @@ from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
-from certify_checker.exact import accurate, ball, contains
+from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
 from certify_checker.limits import ENTRY, passes
 
 G = "(1 - exp(-a*D**2))*D"
@@ -274,21 +274,6 @@ VALUE_KEYS = {"D_in", "D_out", "bound", "layers", "comparisons"}
 COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 
 
-# A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
-# engine and the checker round differently) the checker recomputes at these multiples of it (finer), and its work
-# estimate prices every one (certify_checker.over_limits reads ESCALATION: limits.passes).
-ESCALATION = (2, 4)
-
-
-def finer(missing: set, still_missing, factors: tuple = ESCALATION) -> set:
-    """The labels of `missing` still missing after still_missing(factor, labels) recomputes them at each of the
-    factors times the precision.  A stated enclosure that contains the checker's at any precision contains the true
-    value: an honest one that missed only by rounding is then accepted, one that excludes the value never."""
-    for factor in factors:
-        missing = set(still_missing(factor, missing)) if missing else missing
-    return missing
-
-
 TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
 
 
@@ -459,18 +444,23 @@ def verify(cert: dict) -> tuple[bool, str]:
     pairs = {}  # one (enclosure, stated text) recurs under several labels (D_in is layer 0's D): read once
     for label, (mine, text) in enclosures.items():
         pairs.setdefault((id(mine), text), (label, mine, text))
+    # A ball the checker cannot make finite (exp of scores known to +-10^50: D_out of a layer a violated one
+    # precedes) is agreed with by one stated as not finite (exact.agrees), or by a finite one judged finer.
+    unfinished = {label for label, (mine, _) in enclosures.items() if not mine.is_finite()}
     for label, mine, text in pairs.values():
-        if not accurate(mine, text, precision):
+        if label not in unfinished and text not in NON_FINITE and not accurate(mine, text, precision):
             return False, f"{label}: the stated {str(text)[:40]} is not as accurate as {precision} bits give"
     # Each stated enclosure must contain the checker's own (so the true value); an honest one that
     # misses it only by the two evaluations' rounding does so at a higher precision.
-    inside = {key: contains(mine, text) for key, (_, mine, text) in pairs.items()}
+    inside = {key: agrees(mine, text, precision) if not mine.is_finite() or text in NON_FINITE else contains(mine, text)
+              for key, (_, mine, text) in pairs.items()}
     missing = {label for label, (mine, text) in enclosures.items() if not inside[id(mine), text]}
 
     def still_missing(factor: int, labels: set) -> set:
         compared, steps = _recompute(cert, scope, inequalities, factor * precision)
         again = _enclosures(cert, compared, steps, factor * precision, deciding)
-        return {label for label in labels if not contains(*again[label])}
+        return {label for label in labels if not (agrees(*again[label], precision) if label in unfinished
+                                                  else contains(*again[label]))}
 
     missing = finer(missing, still_missing)
     if unread := sorted(set(cert["witness"]) - cert["witness"].read):

@@ -37,7 +37,7 @@ from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import as_accurate
-from certify_checker.inequality import finer
+from certify_checker.exact import finer
 from certify_checker.limits import limbs
 
 RESOLVED_BITS = 20
@@ -51,7 +51,7 @@ CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representat
              "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
 CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logarithms, the stated balls read and compared
 # A stated D, mu, tau or curve that misses the checker's ball by rounding: the steps through it and the curves are
-# recomputed at twice their precision (inequality.finer; one finer run, as a trajectory's may be its whole work),
+# recomputed at twice their precision (exact.finer; one finer run, as a trajectory's may be its whole work),
 # so every step and curve is priced RETRIED times (limbs(2 b) <= 2 limbs(b)).
 ESCALATION = (2,)
 RETRIED = 1 + sum(ESCALATION)
@@ -90,7 +90,7 @@ def agrees(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> bool:
 
 def agreement(mine: arb, theirs: tuple[arb, arb] | None, precision: int) -> str:
     """"agrees" (as agrees), "outside" (finite, about as accurate, but not containing the recomputed ball: a
-    finer recomputation may be, inequality.finer) or "differs".  Containment is decided on the ends
+    finer recomputation may be, exact.finer) or "differs".  Containment is decided on the ends
     mid -+ rad formed exactly (rounded inward past 2^20 bits), never on arb(mid, rad): arb rounds that radius up
     by about 2^-29 of it, and a stated ball missing the recomputed one (and the true value) by as much passed."""
     if theirs is None or not (theirs[0].is_finite() and mine.is_finite()):
@@ -212,10 +212,12 @@ def resolved(x: arb) -> bool:
     return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
 
 
-def run(inputs: dict, T: int, value_curves: bool, steps: list) -> tuple[list, list, list, bool]:
-    """Points {D, mu, tau} through the first unresolved D_t, or through the last step precision when
-    those end first; point t at steps[t] bits (the centre at steps[0]); the centred Y_t and drifts
-    (value curves)."""
+def run(inputs: dict, T: int, value_curves: bool, steps: list, flags: list) -> tuple[list, list, list, bool]:
+    """Points {D, mu, tau, resolved} through the first one that flags[t] (the stated resolutions) leaves unresolved,
+    or through the last step precision when those end first; point t at steps[t] bits (the centre at steps[0]); the
+    centred Y_t and drifts (value curves).  The flags are followed, then checked (_confirm_points): the engine's ball
+    and the checker's may straddle RESOLVED_BITS by their rounding, and a run that stopped where the certificate's
+    went on confirmed nothing."""
     layers = inputs["layers"]
     with ctx.workprec(steps[0]):
         X0 = forward.matrix(inputs["X"])
@@ -230,10 +232,10 @@ def run(inputs: dict, T: int, value_curves: bool, steps: list) -> tuple[list, li
     for t, bits in enumerate(steps[:T + 1]):
         with ctx.workprec(bits):
             E = X[1] if use_centred else X
-            point = {"D": forward.diameter(E), "mu": forward.consensus_distance(E), "tau": None}
+            point = {"D": forward.diameter(E), "mu": forward.consensus_distance(E), "tau": None, "resolved": flags[t]}
             points.append(point)
             Ys.append(Y)
-            if not resolved(point["D"]) or t == T or t + 1 == len(steps):
+            if not flags[t] or t == T or t + 1 == len(steps):
                 break
             layer = layers[t % len(layers)]
             if use_centred:
@@ -254,7 +256,9 @@ def run(inputs: dict, T: int, value_curves: bool, steps: list) -> tuple[list, li
 def approach(inputs: dict, points: list, Ys: list, drifts: list, M: arb) -> list:
     """Enclosures of r_t = max_i ||x_i^(t) - V^t c|| (certify's trajectory docstring): observed
     distance to V^t c^, c^ the mean row of Y_last, widened by M D(Y_last), capped by M D(Y_t)."""
-    last = max(t for t, p in enumerate(points) if resolved(p["D"]))
+    last = max((t for t, p in enumerate(points) if p["resolved"]), default=None)
+    if last is None:  # D_0 unresolved: no Y_last to take c^ from (certify encloses nothing either)
+        return []
     n, d = len(inputs["X"]), len(inputs["X"][0])
     V = forward.matrix(inputs["layers"][0]["V"])
     G_last = Ys[last][1]
@@ -301,7 +305,7 @@ def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
     out = {name: {} for name in names}
     if "global.step" in names:
         for t in range(1, T + 1):
-            if t - 1 < len(points) and resolved(points[t - 1]["D"]):
+            if t - 1 < len(points) and points[t - 1]["resolved"]:
                 previous = points[t - 1]["D"]
                 out["global.step"][t] = one_minus_gap(a[(t - 1) % L], previous).log() + previous.log()
     if "global.composed" in names:
@@ -370,9 +374,11 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
         if set(entry["log_curves"]) != {name for name in names if drawn[name].get(t) is not None}:
             return f"t = {t}: the stated curves are not those the checker draws", []
         mine = points[t] if t < len(points) else None
-        is_resolved = mine is not None and resolved(mine["D"])
+        is_resolved = mine is not None and mine["resolved"]  # as stated, where the checker computes the point
         if entry["resolved"] is not is_resolved:
-            return f"t = {t}: stated resolved = {entry['resolved']}, the checker finds {is_resolved}", []
+            return f"t = {t}: stated resolved = {entry['resolved']!r} (not a boolean, or past the stated run's end)", []
+        if is_resolved and not resolved(mine["D"]):
+            missing.add((t, "resolved"))  # resolved at a finer precision, or not at all (_recompute_points)
         for key in ("D", "mu", "tau"):
             theirs = read_ball(entry[key])
             if (theirs is None) != (mine is None or mine[key] is None):
@@ -410,20 +416,23 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
     return None, outcomes
 
 
-def _recompute_points(inputs: dict, T: int, stated: list, steps: list, factor: int, labels: set, names: list,
-                      a: list, M, curve_precision: int) -> set:
+def _recompute_points(inputs: dict, T: int, stated: list, steps: list, flags: list, factor: int, labels: set,
+                      names: list, a: list, M, curve_precision: int) -> set:
     """The (t, key) of labels (D, mu, tau or a curve's name) whose stated ball misses the one recomputed with every
     step at factor times its precision (the steps through the last t of labels, and the next: tau_t is computed
-    with step t + 1) and the curves from those points at factor times their precision (a and M as enclosed)."""
+    with step t + 1) and the curves from those points at factor times their precision (a and M as enclosed); and
+    of (t, "resolved") those whose D_t recomputed so has fewer than RESOLVED_BITS."""
     last = max(t for t, _ in labels)
-    points = run(inputs, T, False, [factor * bits for bits in steps[:last + 2]])[0]
-    finer_balls = {(t, key): points[t][key] for t, key in labels if key in ("D", "mu", "tau") and t < len(points)}
-    if any(key not in ("D", "mu", "tau") for _, key in labels):
+    points = run(inputs, T, False, [factor * bits for bits in steps[:last + 2]], flags)[0]
+    finer_balls = {(t, key): points[t][key.replace("resolved", "D")] for t, key in labels
+                   if key in ("D", "mu", "tau", "resolved") and t < len(points)}
+    if any(key not in ("D", "mu", "tau", "resolved") for _, key in labels):
         with ctx.workprec(factor * curve_precision):
             drawn = curves(names, inputs, T, points, a, M)
         finer_balls.update({(t, key): drawn[key].get(t) for t, key in labels if key in drawn})
     return {(t, key) for t, key in labels if (mine := finer_balls.get((t, key))) is None or not mine.is_finite()
-            or not inside(mine, read_ball(stated[t][key] if key in POINT_KEYS else stated[t]["log_curves"][key]))}
+            or not (resolved(mine) if key == "resolved" else
+                    inside(mine, read_ball(stated[t][key] if key in POINT_KEYS else stated[t]["log_curves"][key])))}
 
 
 def stated_steps(cert: dict) -> list | None:
@@ -492,10 +501,11 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, "the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value curve)"
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
-    points, Ys, drifts, use_centred = run(inputs, T, "value.approach" in names, steps)
+    flags = [isinstance(entry, dict) and entry.get("resolved") is True for entry in stated]
+    points, Ys, drifts, use_centred = run(inputs, T, "value.approach" in names, steps, flags)
     if cert["representation"] != ("centred" if use_centred else "absolute"):
         return False, f"the certificate says {cert['representation']} coordinates"
-    if STEPS_KEY in cert and (len(points) != len(steps) or (len(points) <= T and resolved(points[-1]["D"]))):
+    if STEPS_KEY in cert and (len(points) != len(steps) or (len(points) <= T and points[-1]["resolved"])):
         return False, (f"{len(steps)} step precisions are stated, the checker computes {len(points)} points "
                        f"through the first unresolved one")
     M = None
@@ -523,11 +533,11 @@ def verify(cert: dict) -> tuple[bool, str]:
     if problem:
         return False, problem
     # an honest ball that misses the checker's own only by the two evaluations' rounding contains a finer one
-    if missing := finer(missing, lambda factor, labels: _recompute_points(inputs, T, stated, steps, factor, labels,
-                                                                          names, a, M, curve_precision), ESCALATION):
+    if missing := finer(missing, lambda factor, labels: _recompute_points(inputs, T, stated, steps, flags, factor,
+                                                                          labels, names, a, M, curve_precision), ESCALATION):
         t, key = min(missing)
-        return False, (f"t = {t}: stated {key} does not match the recomputed enclosure "
-                       f"(nor one at {ESCALATION[-1]} times its precision)")
+        told = f"stated resolved, but D has fewer than {RESOLVED_BITS} bits in" if key == "resolved" else f"stated {key} does not match"
+        return False, f"t = {t}: {told} the recomputed enclosure (nor one at {ESCALATION[-1]} times its precision)"
     all_resolved = all(e["resolved"] for e in stated)
     if "violated" in outcomes:
         verdict = "violated"

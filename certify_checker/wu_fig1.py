@@ -39,7 +39,7 @@ from itertools import pairwise
 
 from flint import arb
 
-from certify_checker.counterexample import Evaluation, confirm
+from certify_checker.counterexample import Evaluation, confirm, retried
 from certify_checker.exact import ball, interval, rational, square
 from certify_checker.limits import limbs
 
@@ -182,12 +182,13 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
 
 def work(cert: dict) -> int:
     """The work of the trapping arc's pieces in the units of certify_checker.limits (certify_checker.__init__):
-    f' on each piece, a tangent and its arithmetic, weighted by the limbs.  0 when malformed (verify judges)."""
+    f' on each piece, a tangent and its arithmetic, weighted by the limbs, at the stated precision and the finer
+    one (counterexample.retried).  0 when malformed (verify judges)."""
     try:
         cuts, bits = cert["witness"]["trapping_cuts"], cert["precision"]
         if type(bits) is not int or not isinstance(cuts, list):
             return 0
-        return 100 * len(cuts) * limbs(bits)
+        return retried(lambda bits: 100 * len(cuts) * limbs(bits), bits)
     except (TypeError, KeyError, AttributeError):
         return 0
 

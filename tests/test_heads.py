@@ -119,6 +119,6 @@ def test_the_work_estimate_admits_what_certify_init_and_model_write():
     assert checker_head.work(_shaped(16, 1024, 1024, "direct", 128)) < limit
     assert checker_head.work(_shaped(16, 1024, 1024, "direct", 1024)) > limit  # minutes: refused
     assert checker_head.work(_shaped(8, 384, 32, "thin", 64)) < limit / 1000
-    assert checker_head.work(_shaped(128, 384, 32, "thin", 512)) < limit / 10
+    assert checker_head.work(_shaped(128, 384, 32, "thin", 512)) < limit / 5  # with its finer evaluation at 1024 bits
     X = rank_certificate(np.random.default_rng(3).normal(size=(128, 384)), 127)
     assert 0 < checker_rank.work({**X, "precision": 512}) < limit / 10

@@ -11,7 +11,7 @@ import pytest
 import certify
 from certify_checker import verify
 from certify_checker import trajectory as checker
-from certify_checker.inequality import ESCALATION, finer
+from certify_checker.exact import ESCALATION, finer
 from certify_checker.limits import limbs
 
 
@@ -26,7 +26,8 @@ def traced():
 
 def _missing_at_stated_precision(cert: dict) -> list:
     inputs = checker.schema.expanded(cert["inputs"])
-    points = checker.run(inputs, cert["layers"], False, cert["step_precisions"])[0]
+    flags = [point["resolved"] for point in cert["points"]]
+    points = checker.run(inputs, cert["layers"], False, cert["step_precisions"], flags)[0]
     return [(t, key) for t, point in enumerate(points) for key in ("D", "mu", "tau")
             if point[key] is not None and not checker.inside(point[key], checker.read_ball(cert["points"][t][key]))]
 
