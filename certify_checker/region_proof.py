@@ -269,25 +269,50 @@ def slope_margins(w, L, inner):
     dm/dt = p_t (1 + theta (t - m)), d2m/dtheta dt = p_t ((t - m)(2 + theta (t - m)) - theta Var); either
     dm/dt over theta+ = w + L/2 lies below (above) dm/dt over theta- = w - L/2, or d2m/dtheta dt <= 0 (>= 0)
     between them (dF/dt is its integral from theta- to theta+)."""
-    taus = [(Fraction(0), Fraction(0)), *inner, (Fraction(1), Fraction(1))]
-
-    def slopes(theta):
-        p = [lo.union(hi) for lo, hi in weights(theta, taus)]
-        low, high = mean_ends(theta, inner)
-        m, th = low.union(high), _hull(*theta)
-        variance = arb(0)
-        for pj, (a, b) in zip(p, taus):
-            variance += pj * (_hull(a, b) - m) ** 2
-        variance = variance.max(arb(0))
-        return [(pt * (1 + th * (_hull(*t) - m)), pt * ((_hull(*t) - m) * (2 + th * (_hull(*t) - m)) - th * variance))
-                for pt, t in zip(p[1:-1], inner)]
-
-    plus = slopes((w[0] + L[0] / 2, w[1] + L[1] / 2))
-    minus = slopes((w[0] - L[1] / 2, w[1] - L[0] / 2))
-    mixed = slopes((w[0] - L[1] / 2, w[1] + L[1] / 2))
+    plus = position_slopes((w[0] + L[0] / 2, w[1] + L[1] / 2), inner)
+    minus = position_slopes((w[0] - L[1] / 2, w[1] - L[0] / 2), inner)
+    mixed = position_slopes((w[0] - L[1] / 2, w[1] + L[1] / 2), inner)
     return [(_largest(lo[0].lower() - hi[0].upper(), -both[1].upper()),
              _largest(hi[0].lower() - lo[0].upper(), both[1].lower()))
             for hi, lo, both in zip(plus, minus, mixed)]
+
+
+def _times(x: arb, y: arb) -> arb:
+    """A ball holding x y for every x and y in the two balls' intervals: the least and largest of the products of
+    their ends (a midpoint-radius product of wide balls is wider: [1/3, 1/2] [1, 5.9] gives [-0.14, 2.9])."""
+    ends = [e * f for e in (x.lower(), x.upper()) for f in (y.lower(), y.upper())]
+    low, high = ends[0].lower(), ends[0].upper()
+    for e in ends[1:]:
+        low, high = low.min(e.lower()), high.max(e.upper())
+    return low.union(high)
+
+
+def _square(x: arb) -> arb:
+    """A ball holding x^2 for every x in the ball's interval (0 at least when it holds 0)."""
+    ends = [e * e for e in (x.lower(), x.upper())]
+    high = ends[0].upper().max(ends[1].upper())
+    if x.lower() <= 0 <= x.upper():
+        return arb(0).union(high)
+    return ends[0].lower().min(ends[1].lower()).union(high)
+
+
+def position_slopes(theta, inner):
+    """For each inner position t, balls holding dm/dt and d2m/dtheta dt over theta in the interval and the box;
+    every product over the balls' intervals (_times): as balls, wide factors lose the sign."""
+    taus = [(Fraction(0), Fraction(0)), *inner, (Fraction(1), Fraction(1))]
+    p = [lo.union(hi) for lo, hi in weights(theta, taus)]
+    low, high = mean_ends(theta, inner)
+    m, th = low.union(high), _hull(*theta)
+    variance = arb(0)
+    for pj, (a, b) in zip(p, taus):
+        variance += _times(pj, _square(_hull(a, b) - m))
+    variance = variance.max(arb(0))
+    out = []
+    for pt, t in zip(p[1:-1], inner):
+        spread = _hull(*t) - m
+        out.append((_times(pt, 1 + _times(th, spread)),
+                    _times(pt, _times(spread, 2 + _times(th, spread)) - _times(th, variance))))
+    return out
 
 
 def _largest(a: arb, b: arb) -> arb:

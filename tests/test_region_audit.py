@@ -237,6 +237,33 @@ def test_a_test_applied_outside_its_hypotheses_is_rejected(region, tree, method,
     assert not checker.verify(cert).ok
 
 
+def _path(steps) -> str:
+    """The bisection tree down one path of (axis, half) steps to a single leaf, every box beside it left open."""
+    if not steps:
+        return "."
+    (axis, half), rest = steps[0], steps[1:]
+    return str(axis) + (_path(rest) + "?" if half == 0 else "?" + _path(rest))
+
+
+def test_a_monotone_face_whose_sign_is_not_proved_is_rejected(monkeypatch):
+    """Four tokens at radius = norm = 2, the box w in [1, 9/8], L in [24, 24 + 1/8], t2 in [0, 2^-15], t3 in [0, 1]
+    claimed closed by monotone-t/pair: the checker proves dF/dt2 <= 0 there (t2 moves to 0) but no sign of dF/dt3
+    (it changes sign as t3 crosses about 1/|theta-|), so t3 keeps its interval, the face is no corner and the leaf is
+    rejected; a checker that took the sign of t3 as given would have accepted it (the planted sign)."""
+    region = {"n": 4, "d": 1, "radius": "2", "norm": "2"}
+    steps = [(0, 0), (0, 1), (0, 0), (0, 0), (0, 0)] + [(1, 1), (1, 1)] + [(1, 0)] * 6 + [(2, 0)] * 15
+    cert = _certificate(region, _path(steps), [("monotone-t/pair", 53)], verdict="undecided", claim="collapse.tanh")
+    box = tuple((Fraction(a), Fraction(b)) for a, b in cert["leaves"][0]["box"])
+    assert box == ((1, Fraction(9, 8)), (24, Fraction(193, 8)), (0, Fraction(1, 1 << 15)), (0, 1))
+    with ctx.workprec(53):
+        (t2_lower, _), (t3_lower, t3_upper) = checker_region.slope_margins(box[0], box[1], box[2:])
+    assert t2_lower >= 0 and not (t3_lower >= 0 or t3_upper >= 0)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "monotone-t/pair" in confirmation.message
+    monkeypatch.setattr(checker_region, "slope_margins", lambda w, L, inner: [(arb(0), arb(-1)) for _ in inner])
+    assert checker.verify(cert).ok
+
+
 # ---- every enclosure against mpmath, on wide, huge and degenerate boxes
 
 def _position(rng):
@@ -298,6 +325,80 @@ def test_every_enclosure_contains_mpmath_values_on_hostile_boxes(seed):
             for (lo, hi), p in zip(weights, _weights(tp, taus)):
                 assert (not lo.is_finite() or lo.lower() <= 0 or _exact(lo.lower()) <= p)
                 assert (not hi.is_finite() or p <= _exact(hi.upper()))
+
+
+def test_products_from_ends_hold_every_product_of_the_intervals():
+    """The products and squares behind the sign tests (prover and checker) hold x y and x^2 for x, y anywhere in
+    their balls' intervals, the ends and 0 included (a square of an interval holding 0 reaches down to 0)."""
+    from certify.prove.tilt import _square as square, _times as times
+    rng = random.Random(7)
+    for _ in range(400):
+        ends = [sorted(Fraction(rng.randrange(-64, 65), rng.choice([1, 8, 1 << 20])) for _ in range(2))
+                for _ in range(2)]
+        x, y = (tilt.exact(lo).union(tilt.exact(hi)) for lo, hi in ends)
+        points = [[lo, hi, lo + (hi - lo) * Fraction(rng.randrange(0, 257), 256)]
+                  + ([Fraction(0)] if lo <= 0 <= hi else []) for lo, hi in ends]
+        with ctx.workprec(53):
+            for ball in (times(x, y), checker_region._times(x, y)):
+                assert all(ball.lower() <= tilt.exact(a * b) <= ball.upper() for a in points[0] for b in points[1])
+            for ball in (square(x), checker_region._square(x)):
+                assert all(ball.lower() <= tilt.exact(a * a) <= ball.upper() for a in points[0])
+
+
+def _position_slopes_mp(theta, taus, k):
+    """dm/dt_k and d2m/dtheta dt_k by mpmath's differentiation of m (no closed form of the prover's)."""
+    def mean(th, t):
+        return _mean(th, [t if j == k else x for j, x in enumerate(taus)])
+    return mp.diff(mean, (theta, taus[k]), (0, 1)), mp.diff(mean, (theta, taus[k]), (1, 1))
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_the_position_slopes_contain_mpmath_values(seed):
+    """The enclosures of dm/dt and d2m/dtheta dt behind the sign tests (prover and checker, every product taken
+    from the balls' ends) hold mpmath's derivatives at random points of wide and narrow boxes, |theta| up to 64,
+    and at the open boxes of four tokens at L near 29 (w in [0, 1], t2 within e^(-L/2) of 0, t3 in [0, 1])."""
+    mp.dps = 60
+    rng = random.Random(seed)
+    hostile = ((Fraction(-30), Fraction(-29)), ((Fraction(0), Fraction(1, 131072)), (Fraction(0), Fraction(1))))
+    cases = [hostile]
+    for _ in range(60):
+        inner = tuple(_position(rng) for _ in range(rng.randrange(1, 4)))
+        scale = rng.choice([Fraction(1, 16), Fraction(1), Fraction(8), Fraction(64)])
+        lo = scale * Fraction(rng.randrange(-64, 64), 64)
+        cases.append(((lo, lo + scale * Fraction(rng.randrange(0, 65), 64)), inner))
+    checked = 0
+    for theta, inner in cases:
+        with ctx.workprec(rng.choice([53, 128])):
+            found = [tilt.position_slopes(theta, inner), checker_region.position_slopes(theta, inner)]
+        for _ in range(3):
+            tp = _sample(theta, rng)
+            taus = [mp.mpf(0), *(_sample(t, rng) for t in inner), mp.mpf(1)]
+            for k in range(len(inner)):
+                truth = _position_slopes_mp(tp, taus, k + 1)
+                for slopes in found:
+                    for ball, value in zip(slopes[k], truth):
+                        assert ball.is_finite()
+                        tolerance = mp.mpf(10) ** -40 * (1 + abs(value))
+                        assert _exact(ball.lower()) - tolerance <= value <= _exact(ball.upper()) + tolerance, \
+                            (theta, inner, k)
+                        checked += 1
+    assert checked > 200
+
+
+def test_the_sign_of_dt2_is_proved_on_the_open_boxes_of_four_tokens():
+    """At L near 29, w in [0, 1], t3 in [0, 1] and t2 within e^(-L/2) of 0, dF/dt2 <= 0 (mpmath) and both sign
+    tests prove it: balls multiplied as midpoint and radius lost it (p_t2 in [1/3, 1/2] times 1 + theta (t2 - m)
+    in [1, 5.9] gave [-0.14, 2.9])."""
+    w, L = (Fraction(0), Fraction(1)), (Fraction(29), Fraction(29) + Fraction(1, 512))
+    inner = ((Fraction(0), Fraction(1, 131072)), (Fraction(0), Fraction(1)))
+    with ctx.workprec(53):
+        for margins in (tilt.slope_margins(w, L, inner), checker_region.slope_margins(w, L, inner)):
+            assert margins[0][0] >= 0
+    mp.dps = 40
+    rng = random.Random(3)
+    for _ in range(8):
+        wp, Lp, t2, t3 = (_sample(x, rng) for x in (w, L) + inner)
+        assert mp.diff(lambda s: _ratio(wp, Lp, [s, t3]), t2) < 0
 
 
 def test_the_sign_of_dF_dt_is_certified_only_where_it_holds():

@@ -191,6 +191,18 @@ def test_small_proofs_are_proved_and_confirmed(claim, n, d, radius, norm):
     assert checker.verify(json.loads(json.dumps(result.certificate))).ok
 
 
+@pytest.mark.slow  # about 20 s of CPU
+def test_four_tokens_at_radius_and_norm_two_are_proved():
+    """collapse.tanh on four tokens at radius = norm = 2: up to L = 32 an inner position within e^(-L/2) of 0 next
+    to the tight corner 0, 0, 0, 1 (w = ln 3); the sign of dF/dt2 there, proved from the factors' ends, lets the
+    face t2 = t2_lo decide while w and t3 are split."""
+    result = prove("collapse.tanh", 4, 1, 2, 2, time_limit=600.0)
+    assert result.verdict == "proved" and result.confirmed, result.message
+    assert checker.verify(json.loads(json.dumps(result.certificate))).ok
+    large = [box for box, method, _ in result.leaves if method.startswith("monotone-t/") and box[1][0] >= 24]
+    assert large
+
+
 def test_user_bound_with_divided_form_is_proved():
     result = prove(None, 2, 4, 1, 2, bound="(1-exp(-a*D**2/2))*D")
     assert result.verdict == "proved" and result.confirmed, result.message
@@ -198,7 +210,7 @@ def test_user_bound_with_divided_form_is_proved():
 
 
 def test_undecided_reports_the_fraction_and_the_open_boxes():
-    result = prove("collapse.tanh", 4, 1, 2, 2, time_limit=0.05)
+    result = prove("collapse.tanh", 6, 1, 2, 2, time_limit=0.05)  # 74% of the volume after 30 s of CPU
     assert result.verdict == "undecided" and result.confirmed, result.message
     assert result.left and 0 <= result.volume_proved < 1
     assert result.certificate["volume_proved"] == str(result.volume_proved)
@@ -326,8 +338,8 @@ def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
 
 
 def test_cli_undecided_exits_3(capsys):
-    # collapse.tanh on four tokens at radius = norm = 2 is far from proved after 0.05 s of search
-    assert main(["prove", "collapse.tanh", "--n", "4", "--d", "1", "--radius", "2", "--norm", "2",
+    # collapse.tanh on six tokens at radius = norm = 2 is far from proved (74% of the volume after 30 s of CPU)
+    assert main(["prove", "collapse.tanh", "--n", "6", "--d", "1", "--radius", "2", "--norm", "2",
                  "--time-limit", "0.05"]) == 3
     assert "UNDECIDED" in capsys.readouterr().out
 

@@ -123,17 +123,26 @@ def monotone_t(face_test, box: tuple[Interval, ...], profile: Profile) -> arb | 
     sign tests' own (negative) margin; None when the box is not of that form."""
     if len(box) < 3 or box[1][0] < 0:
         return None
-    face, moved, refused = list(box), False, None
-    for k, (lower, upper) in enumerate(slope_margins(box[0], box[1], box[2:])):
-        if certainly_nonnegative(lower):
-            face[k + 2], moved = (box[k + 2][0], box[k + 2][0]), True
-        elif certainly_nonnegative(upper):
-            face[k + 2], moved = (box[k + 2][1], box[k + 2][1]), True
-        elif refused is None:
-            refused = lower if not upper.is_finite() or (lower.is_finite() and lower >= upper) else upper
+    face, moved, refused = t_face(box)
     if not moved:
         return refused  # no sign is proved: the (negative) margin of the sign tests
-    return face_test(tuple(face), profile)
+    return face_test(face, profile)
+
+
+def t_face(box: tuple[Interval, ...]) -> tuple[tuple[Interval, ...], tuple[int, ...], arb | None]:
+    """The line's box (L >= 0) with each inner position whose dF/dt_k has a proved sign moved to the end where F
+    is largest (monotone_t), the axes moved, and the sign tests' margin for the first position not moved."""
+    face, moved, refused = list(box), [], None
+    for k, (lower, upper) in enumerate(slope_margins(box[0], box[1], box[2:])):
+        if certainly_nonnegative(lower):
+            face[k + 2] = (box[k + 2][0], box[k + 2][0])
+            moved.append(k + 2)
+        elif certainly_nonnegative(upper):
+            face[k + 2] = (box[k + 2][1], box[k + 2][1])
+            moved.append(k + 2)
+        elif refused is None:
+            refused = lower if not upper.is_finite() or (lower.is_finite() and lower >= upper) else upper
+    return tuple(face), tuple(moved), refused
 
 
 def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:

@@ -41,14 +41,15 @@ EXIT = {PROVED: 0, VIOLATED_VERDICT: 1, UNDECIDED: 3}  # the exit codes of `cert
 # bits for 1 - g(L) at large L
 PRECISIONS = (53, 3392, 4)
 MAX_DEPTH = 90
-# L may not stay IMBALANCE times wider (relative to the domain) than the narrowest variable: near
-# the tight sets the look-ahead alone keeps splitting t and starves L (line, three tokens); the
-# other variables may lag (near L = 0 the divided form closes however wide they are).  Four variables
-# (four tokens) take 4: collapse.tanh at radius = norm = 2 had 98.0% of its volume after 45 s of CPU with 8,
-# 99.993% with 4 (thin slices of one t, with L and the other t left wide); five tokens at radius 1/2, norm 1
-# take 8 (1 s; with 4 some boxes reach the depth limit).
-IMBALANCE = {4: 1 << 2}
-DEFAULT_IMBALANCE = 1 << 3
+# L may not stay IMBALANCE times wider (relative to the domain) than the narrowest variable the look-ahead may
+# split: near the tight sets the look-ahead alone keeps splitting t and starves L.  On the line (three or more
+# variables) L keeps pace with that variable (1), now that a position whose sign of dF/dt is proved is neither
+# split nor counted (_best_axis): collapse.tanh on four tokens at radius = norm = 2 took 65,000 boxes with 4,
+# 95,000 and no proof with 8, 13,000 with 1 (with 1/2, radius = norm = 1 closed no box: L split for ever); five
+# tokens at radius = norm = 1 12,700 boxes with 8, 4,000 with 1; three tokens at radius = norm = 2 1,500 and
+# 1,200.  Two tokens take 8.
+IMBALANCE = {2: 1 << 3}
+DEFAULT_IMBALANCE = 1
 L_AXIS = 1
 # The look-ahead weighs the monotone-t tests on three tokens only (boxes of three variables): with k inner
 # positions each half costs k sign tests and a split 2 (k + 2) halves; without them collapse.tanh on four tokens
@@ -136,13 +137,20 @@ def _best_axis(box, root, reduction, profile) -> int:
 
     Look one bisection ahead: prefer the variable whose halves close most often, then the one
     whose worse half comes closest to closing; but L when it lags IMBALANCE times behind the
-    narrowest variable.  Chord and rise are not weighed (UNWEIGHED).
+    narrowest variable.  Chord and rise are not weighed (UNWEIGHED).  Beyond SIGNS_AHEAD variables, an
+    inner position whose dF/dt has a proved sign on the box is not split, nor counted as the narrowest:
+    the monotone-t tests decide on its face, whatever its width, and the halves are weighed on that face.
     """
     methods = [m for m in ORDER if m in reduction.methods and m.split("/")[-1] not in UNWEIGHED]
+    face, fixed = box, ()
     if len(box) > SIGNS_AHEAD:
         methods = [m for m in methods if not m.startswith("monotone-t/")]
+        if any(m.startswith("monotone-t/") for m in reduction.methods) and box[1][0] >= 0:
+            with ctx.workprec(PRECISIONS[0]):
+                face, fixed, _ = closing.t_face(box)
+    axes = [k for k in range(len(box)) if k not in fixed]
     relative = [(box[k][1] - box[k][0]) / (root[k][1] - root[k][0]) for k in range(len(box))]
-    if relative[L_AXIS] > IMBALANCE.get(len(box), DEFAULT_IMBALANCE) * min(relative):
+    if relative[L_AXIS] > IMBALANCE.get(len(box), DEFAULT_IMBALANCE) * min(relative[k] for k in axes):
         return L_AXIS
 
     def best(half):  # the largest slack, None when no method applies; a closing method ends the search
@@ -156,13 +164,13 @@ def _best_axis(box, root, reduction, profile) -> int:
         return max(slacks, key=_Exact) if slacks else None
 
     def score(axis):
-        halves = [best(half) for half in bnb.bisect(box, axis)]
+        halves = [best(half) for half in bnb.bisect(face, axis)]
         closed = sum(1 for s in halves if s is not None and s >= 0)
         worse = None if None in halves else min(halves, key=_Exact)
         return (closed, worse is not None, _Exact(worse if worse is not None else arb(0)), relative[axis], -axis)
 
     with ctx.workprec(PRECISIONS[0]):
-        return max(range(len(box)), key=score)
+        return max(axes, key=score)
 
 
 class _Exact:
