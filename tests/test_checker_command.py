@@ -1,0 +1,58 @@
+"""`python -m certify_checker`: its command line (the certificates, --limit, --help), run as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYER = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "A": [["1", "0"], ["0", "1"]]}
+
+
+def checker(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "certify_checker", *argv], capture_output=True, text=True, cwd=cwd,
+                          timeout=120, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory) -> Path:
+    from certify import engine
+    from certify.engine import certificate
+
+    folder = tmp_path_factory.mktemp("checker-command")
+    return certificate.write(engine.check(LAYER).certificate, folder / "cert.json")
+
+
+def test_limit_raises_or_lowers_a_cap_as_on_certify_verify(cert):
+    """A certificate written under raised limits (`certify check --limit ...`) could not be verified by the checker
+    alone at all: it read every argument as a file ("cannot read --limit")."""
+    low = checker("--limit", "work=5", cert.name, cwd=cert.parent)
+    assert low.returncode == 2 and "above the checker's limit of 5" in low.stderr and not low.stdout, low
+    after = checker(cert.name, "--limit=work=1e3", cwd=cert.parent)  # after the file too; an exponent as certify's
+    assert after.returncode == 2 and "limit of 1e+03" in after.stderr, after
+    raised = checker("--limit", "work=1e9", "--limit", "dim=2000", cert.name, cwd=cert.parent)
+    assert raised.returncode == 0 and raised.stdout.startswith(f"OK: {cert.name}: confirmed"), raised
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--limit", "work=0"], "positive integer"), (["--limit", "work=1.5"], "positive integer"),
+    (["--limit", "work=1e30"], "30 digits"), (["--limit", "work"], "NAME=VALUE"), (["--limit", "nope=3"], "unknown limit"),
+    (["--limit", "digits=5000"], "4300 digits"), (["--limit"], "needs NAME=VALUE"), (["-x"], "unknown option '-x'"),
+    (["--"], "no certificate"), ([], "no certificate"),
+])
+def test_a_wrong_command_line_is_one_line_and_exit_2(cert, argv, says):
+    done = checker(*argv, *([cert.name] if argv[:1] == ["--limit"] and len(argv) > 1 else []), cwd=cert.parent)
+    assert done.returncode == 2 and not done.stdout, done
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("certify_checker: error: ") and says in done.stderr
+
+
+def test_help_is_usage_and_exit_0_and_a_dash_file_goes_after_double_dash(cert):
+    """--help was read as a file ("cannot read --help", exit 2)."""
+    done = checker("--help", cwd=cert.parent)
+    assert done.returncode == 0 and "--limit NAME=VALUE" in done.stdout and "Exit codes" in done.stdout, done
+    (cert.parent / "-c.json").write_bytes(cert.read_bytes())
+    dashed = checker("--", "-c.json", cwd=cert.parent)
+    assert dashed.returncode == 0 and dashed.stdout.startswith("OK: -c.json: confirmed"), dashed
