@@ -39,7 +39,8 @@ def test_limit_raises_or_lowers_a_cap_as_on_certify_verify(cert):
 
 @pytest.mark.parametrize("argv, says", [
     (["--limit", "work=0"], "positive integer"), (["--limit", "work=1.5"], "positive integer"),
-    (["--limit", "work=1e30"], "30 digits"), (["--limit", "work"], "NAME=VALUE"), (["--limit", "nope=3"], "unknown limit"),
+    (["--limit", "work=1e30"], "30 digits"), (["--limit", "work"], "NAME=VALUE"),
+    (["--limit", "nope=3"], "unknown limit"),
     (["--limit", "digits=5000"], "4300 digits"), (["--limit"], "needs NAME=VALUE"), (["-x"], "unknown option '-x'"),
     (["--"], "no certificate"), ([], "no certificate"),
 ])
