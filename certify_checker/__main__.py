@@ -8,6 +8,7 @@ never a verdict), 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
 """
 
 import dataclasses
+import decimal
 import re
 import signal
 import sys
@@ -26,8 +27,9 @@ def _stop(signum, _frame) -> None:
 
 
 USAGE = "usage: python -m certify_checker [--limit NAME=VALUE ...] CERT [CERT ...]"
-_INTEGER = re.compile(r"([0-9]+)(?:[eE]\+?([0-9]{1,2}))?", re.ASCII)  # as certify's integer options: ASCII digits
-_MOST = {"digits": 4300}  # int() of a longer JSON integer raises: certify's cap too; any limit has at most 30 digits
+# as certify's integer options: ASCII digits, an exponent where the value is an exact integer (2.5e4), 30 digits at most
+_INTEGER = re.compile(r"\+?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,6})?", re.ASCII)
+_MOST_DIGITS = 4300  # int() of a longer JSON integer raises: the digits limit stops there, as certify's
 
 
 def _limit(item: str, limits: Limits) -> Limits:
@@ -36,12 +38,12 @@ def _limit(item: str, limits: Limits) -> Limits:
     name, equals, value = (part.strip() for part in item.partition("="))
     if name not in names:
         raise ValueError(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
-    match = _INTEGER.fullmatch(value) if equals else None
-    number = int(match[1]) * 10 ** int(match[2] or 0) if match else 0
-    if not 0 < number < min(10 ** 30, _MOST.get(name, 10 ** 30) + 1):
-        raise ValueError(f"--limit {item!r}: expected NAME=VALUE, VALUE a positive integer of at most "
-                         f"{_MOST.get(name, 30)} digits")
-    return dataclasses.replace(limits, **{name: number})
+    number = decimal.Decimal(value if equals and _INTEGER.fullmatch(value) else 0)  # exact, whatever its exponent
+    if not (number == number.to_integral_value() and 0 < number < 10 ** 30):
+        raise ValueError(f"--limit {item!r}: expected NAME=VALUE, VALUE a positive integer of at most 30 digits")
+    if name == "digits" and number > _MOST_DIGITS:
+        raise ValueError(f"--limit {item!r}: a number has at most {_MOST_DIGITS} digits")
+    return dataclasses.replace(limits, **{name: int(number)})
 
 
 def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:

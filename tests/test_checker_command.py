@@ -57,3 +57,14 @@ def test_help_is_usage_and_exit_0_and_a_dash_file_goes_after_double_dash(cert):
     (cert.parent / "-c.json").write_bytes(cert.read_bytes())
     dashed = checker("--", "-c.json", cwd=cert.parent)
     assert dashed.returncode == 0 and dashed.stdout.startswith("OK: -c.json: confirmed"), dashed
+
+
+@pytest.mark.parametrize("value, limit", [("2.5e4", 25000), ("1e+3", 1000), ("+5", 5), ("50e-1", 5), ("1.0", 1),
+                                          ("1e29", 10 ** 29)])
+def test_a_limit_is_written_as_certify_writes_its_integer_options(cert, value, limit):
+    """certify verify --limit work=2.5e4 is 25000; the checker alone refused it, and took 50e-1 for 5.0."""
+    done = checker("--limit", f"work={value}", cert.name, cwd=cert.parent)
+    estimate = float(done.stderr.split("estimated work of ")[1].split()[0]) if done.returncode == 2 else 0
+    assert (done.returncode == 0) == (estimate <= limit) and (done.returncode in (0, 2)), done
+    if done.returncode == 2:
+        assert f"limit of {limit:.3g}" in done.stderr and "error: --limit" not in done.stderr, done
