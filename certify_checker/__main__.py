@@ -9,8 +9,10 @@ never a verdict), 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
 
 import dataclasses
 import decimal
+import os
 import re
 import signal
+import stat
 import sys
 
 from certify_checker import FORMAT, Unreadable, load, verify
@@ -83,6 +85,8 @@ def main(argv: list[str]) -> int:
     (paths, limits), worst = parsed, 0
     for path in paths:
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # opening a pipe without a writer waits for ever
+                raise Unreadable("a device, a pipe or a socket, not a certificate (a regular file)")
             with open(path, "rb") as handle:
                 data = handle.read(limits.bytes + 1)
             cert = load(data, limits)

@@ -68,3 +68,14 @@ def test_a_limit_is_written_as_certify_writes_its_integer_options(cert, value, l
     assert (done.returncode == 0) == (estimate <= limit) and (done.returncode in (0, 2)), done
     if done.returncode == 2:
         assert f"limit of {limit:.3g}" in done.stderr and "error: --limit" not in done.stderr, done
+
+
+def test_a_pipe_or_a_device_is_refused_in_one_line_not_waited_on(cert):
+    """`python -m certify_checker FIFO` waited for ever for a writer (certify verify refuses what is not a regular
+    file), and /dev/zero was read to the bytes limit first."""
+    import os
+    fifo = cert.parent / "fifo"
+    os.mkfifo(fifo)
+    for path in (str(fifo), "/dev/zero"):
+        done = checker(path, cwd=cert.parent)
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a certificate" in done.stderr, done
