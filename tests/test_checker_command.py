@@ -79,3 +79,24 @@ def test_a_pipe_or_a_device_is_refused_in_one_line_not_waited_on(cert):
     for path in (str(fifo), "/dev/zero"):
         done = checker(path, cwd=cert.parent)
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a certificate" in done.stderr, done
+
+
+def test_json_deeper_than_the_reader_goes_is_not_blamed_on_a_raised_nesting_limit(tmp_path):
+    """Under --limit nesting=1000000 a certificate nested 5000 deep was refused as "nested deeper than the limit of
+    1000000": Python's JSON reader stops some hundreds of levels down, whatever the limit says."""
+    import certify_checker
+    from certify.core import jsonfile, limits
+    from certify.errors import BadInput
+
+    text = '{"format": "certify-certificate/1", "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    with pytest.raises(certify_checker.Unreadable) as refused:
+        certify_checker.load(text, certify_checker.Limits(nesting=10 ** 6))
+    assert "JSON reader goes" in str(refused.value) and "1000000" not in str(refused.value)
+    with pytest.raises(BadInput) as bad:
+        jsonfile.loads(text, "c.json", limits.Limits(nesting=10 ** 6))
+    assert "JSON reader goes" in str(bad.value) and "limit of 1000000" not in str(bad.value)
+    for small in (32, 100):  # below what the reader goes to, the limit is the cause
+        with pytest.raises(certify_checker.Unreadable, match=f"limit of {small}$"):
+            certify_checker.load(text, certify_checker.Limits(nesting=small))
+        with pytest.raises(BadInput, match=f"limit of {small}"):
+            jsonfile.loads(text, "c.json", limits.Limits(nesting=small))
