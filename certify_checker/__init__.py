@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+import sys
 from dataclasses import dataclass
 
 from certify_checker.limits import LIMITS, Limits
@@ -86,8 +87,10 @@ def load(data, limits: Limits = LIMITS):
         cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer)
     except ValueError as err:  # JSONDecodeError is a ValueError
         raise Unreadable(f"not JSON: {err}") from None
-    except RecursionError:
-        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}") from None
+    except RecursionError:  # some hundreds of levels: beyond them a raised nesting limit was named as the cause
+        depth = sys.getrecursionlimit()
+        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}" if limits.nesting < depth // 2
+                         else f"nested deeper than the JSON reader goes (some {depth} levels)") from None
     deepest, stack = 0, [(cert, 1)]
     while stack:
         node, level = stack.pop()

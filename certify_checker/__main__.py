@@ -1,15 +1,22 @@
-"""`python -m certify_checker CERT [CERT ...]`: re-verify certificates with the trusted checker alone.
+"""`python -m certify_checker [--limit NAME=VALUE ...] CERT [CERT ...]`: re-verify certificates with the trusted
+checker alone.  --limit changes one of the checker's caps (certify_checker.limits), as on `certify verify`: a
+certificate written under raised limits is verified under the same ones.
 
 Exit codes as `certify verify`: 0 every certificate confirmed, 1 one rejected, 2 one unreadable or
 beyond the checker's limits (certify_checker.limits), 4 an internal error of the checker (a bug,
 never a verdict), 130 interrupted (Ctrl-C; 143 SIGTERM, 129 SIGHUP).
 """
 
+import dataclasses
+import decimal
+import os
+import re
 import signal
+import stat
 import sys
 
 from certify_checker import FORMAT, Unreadable, load, verify
-from certify_checker.limits import LIMITS
+from certify_checker.limits import LIMITS, Limits
 
 EXIT_INTERNAL_ERROR = 4
 _received = [signal.SIGINT]  # the stopping signal received last: Ctrl-C unless SIGTERM or SIGHUP came
@@ -21,17 +28,68 @@ def _stop(signum, _frame) -> None:
     raise KeyboardInterrupt
 
 
-def main(paths: list[str]) -> int:
-    getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
+USAGE = "usage: python -m certify_checker [--limit NAME=VALUE ...] CERT [CERT ...]"
+# as certify's integer options: ASCII digits, an exponent where the value is an exact integer (2.5e4), 30 digits at most
+_INTEGER = re.compile(r"\+?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,6})?", re.ASCII)
+_MOST_DIGITS = 4300  # int() of a longer JSON integer raises: the digits limit stops there, as certify's
+
+
+def _limit(item: str, limits: Limits) -> Limits:
+    """limits with one NAME=VALUE applied (certify's --limit: the same names, positive integers)."""
+    names = [field.name for field in dataclasses.fields(Limits)]
+    name, equals, value = (part.strip() for part in item.partition("="))
+    if name not in names:
+        raise ValueError(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
+    number = decimal.Decimal(value if equals and _INTEGER.fullmatch(value) else 0)  # exact, whatever its exponent
+    if not (number == number.to_integral_value() and 0 < number < 10 ** 30):
+        raise ValueError(f"--limit {item!r}: expected NAME=VALUE, VALUE a positive integer of at most 30 digits")
+    if name == "digits" and number > _MOST_DIGITS:
+        raise ValueError(f"--limit {item!r}: a number has at most {_MOST_DIGITS} digits")
+    return dataclasses.replace(limits, **{name: int(number)})
+
+
+def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
+    """(the certificates' paths, the limits) of a command line, None for --help; ValueError when it is wrong (an
+    option was read as a file: "cannot read --help")."""
+    paths, limits, rest = [], LIMITS, list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word in ("-h", "--help"):
+            return None
+        if word == "--limit" or word.startswith("--limit="):
+            if word == "--limit" and not rest:
+                raise ValueError("--limit needs NAME=VALUE")
+            limits = _limit(rest.pop(0) if word == "--limit" else word.partition("=")[2], limits)
+        elif word == "--":
+            paths += rest
+            break
+        elif word.startswith("-") and word != "-":
+            raise ValueError(f"unknown option {word!r:.60} (a file of that name: write ./{word:.60})")
+        else:
+            paths.append(word)
     if not paths:
-        print("usage: python -m certify_checker CERT [CERT ...]", file=sys.stderr)
+        raise ValueError("no certificate given")
+    return paths, limits
+
+
+def main(argv: list[str]) -> int:
+    getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
+    try:
+        parsed = arguments(argv)
+    except ValueError as err:
+        print(f"certify_checker: error: {err} ({USAGE})", file=sys.stderr)
         return 2
-    worst = 0
+    if parsed is None:
+        print(__doc__.strip())
+        return 0
+    (paths, limits), worst = parsed, 0
     for path in paths:
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):  # opening a pipe without a writer waits for ever
+                raise Unreadable("a device, a pipe or a socket, not a certificate (a regular file)")
             with open(path, "rb") as handle:
-                data = handle.read(LIMITS.bytes + 1)
-            cert = load(data, LIMITS)
+                data = handle.read(limits.bytes + 1)
+            cert = load(data, limits)
             if not (isinstance(cert, dict) and cert.get("format") == FORMAT):  # unreadable, as for `certify verify`
                 raise Unreadable(f"not a certify certificate (format {FORMAT!r} expected)")
         except OSError as err:
@@ -40,7 +98,7 @@ def main(paths: list[str]) -> int:
         except Unreadable as err:
             print(f"certify_checker: error: {path}: {err}", file=sys.stderr)
             return 2
-        confirmation = verify(cert, LIMITS)
+        confirmation = verify(cert, limits)
         if confirmation.refused:
             print(f"certify_checker: error: {path}: {confirmation.message}", file=sys.stderr)
             return 2
@@ -49,13 +107,13 @@ def main(paths: list[str]) -> int:
     return worst
 
 
-def guarded(paths: list[str]) -> int:
+def guarded(argv: list[str]) -> int:
     """main, with any unexpected exception reported as an internal error (exit 4), never as a verdict."""
     try:
         for signum in (signal.SIGTERM, signal.SIGHUP):  # one ignored on purpose (nohup) stays so
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 signal.signal(signum, _stop)
-        return main(paths)
+        return main(argv)
     except KeyboardInterrupt:
         name = "" if _received[0] == signal.SIGINT else f" ({signal.Signals(_received[0]).name})"
         print(f"certify_checker: interrupted{name}", file=sys.stderr)

@@ -2,8 +2,8 @@
 
 The same numbers as certify.core.limits (a test keeps them equal), written here again because the
 checker shares no code with certify.  A certificate beyond them is refused before any work (not
-confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2); `certify verify
---limit NAME=VALUE` raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
+confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2); `--limit NAME=VALUE` on
+either raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
 benchmarks.limits`): per layer (layer_work) arb_mat multiply-adds, PRODUCTS a unit, ball operations made from
 Python, ENTRY units each, and LAYER for a step; weighted by cost(bits) at the precision and at each multiple a
 kind may recompute at (its ESCALATION).  An FFN's weights are priced through h x h and d x d witnesses: this

@@ -71,8 +71,9 @@ def test_checker_stays_small():
     # named result's verdict or enclosure that disagrees at the stated precision was judged again on one finer
     # evaluation, priced (counterexample.confirm, retried, step_limbs; exact.finer moved into the kernel from
     # inequality), and a stated non-finite enclosure agreed with a recomputed one that is not finite either
-    # (exact.agrees)
-    assert kernel < 1620, kernel
+    # (exact.agrees); 1620 until `python -m certify_checker` read --limit and --help instead of taking them for files
+    # (and refused a pipe, which it waited on), and JSON deeper than the reader goes was named so
+    assert kernel < 1675, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
         # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by

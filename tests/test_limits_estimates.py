@@ -201,3 +201,51 @@ def test_a_hostile_size_is_refused_by_check_and_verify_in_one_line_without_a_han
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2 and len(lines) == 1 and "work" in lines[0], done.stderr
         assert time.perf_counter() - started < 30
+
+
+def _thin_head(n: int, d: int, k: int, zero_column: bool, seed: int = 0) -> dict:
+    rng = np.random.default_rng(seed)
+    W_K = rng.standard_normal((d, k)) / np.sqrt(d)
+    if zero_column:
+        W_K[:, -1] = 0.0  # a pruned direction: W_K^T W_K is singular, the k x k reduction does not apply
+    return {"X": rng.standard_normal((n, d)), "W_Q": rng.standard_normal((d, k)) / np.sqrt(d), "W_K": W_K}
+
+
+@pytest.mark.parametrize("zero_column", [False, True], ids=["full-rank", "rank-deficient"])
+def test_a_thin_head_is_priced_by_the_route_its_norm_takes(zero_column):
+    """A thin head whose W_K is rank-deficient has its norm enclosed through the d x d product (certify.core.thin_norm)
+    and its certificate states a d x d witness, which the checker prices at 4 d^3; the engine priced it as thin,
+    so `certify check` admitted a 256 x 1024 head with a zero column in W_K, ran a minute at 1.5 GB and ended
+    undecided, the checker refusing its certificate."""
+    data = _thin_head(6, 12, 3, zero_column)
+    cert = check(data).certificate
+    route = len(cert["witness"]["A0"]["basis"])  # 3 through the reduction, 12 through the d x d product
+    assert route == (12 if zero_column else 3)
+    assert config.load(data).thin == (0 if zero_column else 3)
+
+
+def test_what_check_admits_of_a_rank_deficient_thin_head_verify_admits(tmp_path):
+    """Under a work limit between a 4 x 256 head's thin price and its dense one, the rank-deficient head is refused
+    before any work (exit 2, one line), not decided and then left unconfirmed (exit 3)."""
+    thin, dense = (limits.work(4, 256, 1, 0, 53, k) for k in (8, 0))
+    cap = str((thin + dense) // 2)
+    for zero_column, code in ((False, 0), (True, 2)):
+        path = tmp_path / f"head-{zero_column}.json"
+        path.write_text(json.dumps({key: value.tolist() for key, value in _thin_head(4, 256, 8, zero_column).items()}))
+        done = subprocess.run([sys.executable, "-m", "certify", "check", str(path), "--limit", f"work={cap}", "-q"],
+                              capture_output=True, text=True, cwd=ROOT, timeout=300)
+        assert done.returncode == code, (zero_column, done.stdout, done.stderr)
+        if code == 2:
+            assert done.stderr.count("\n") == 1 and "refused before starting" in done.stderr and not done.stdout
+
+
+def test_reduces_reads_binary64_arrays_and_exact_rows_alike():
+    from fractions import Fraction
+
+    from certify.core import thin_norm
+    R = np.array([[1.0, 0.0], [0.0, 2.0 ** -20], [1.0, 1.0]])
+    assert thin_norm.reduces(R) and not thin_norm.reduces(np.array([[1.0, 2.0], [2.0, 4.0], [0.5, 1.0]]))
+    assert not thin_norm.reduces(np.zeros((3, 2))) and not thin_norm.reduces(np.array([[1.0, 1e-12], [0.0, 0.0]]))
+    huge = 10 ** 400  # beyond binary64: scaled into range, as the engine's midpoints are
+    assert thin_norm.reduces([[Fraction(huge), Fraction(0)], [Fraction(0), Fraction(huge, 3)], [Fraction(1, 3)] * 2])
+    assert not thin_norm.reduces([[Fraction(huge), Fraction(2 * huge)], [Fraction(1), Fraction(2)]])

@@ -201,3 +201,30 @@ def test_the_summary_states_max_prec_when_the_limits_do_not_cap(capsys):
     assert main(["trajectory", LAYER, "--layers", "8", "--max-prec", "4096", "-q", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["precision_cap"] == data["max_precision"] == 4096
+
+
+
+def _thin_head(zero_column: bool) -> dict:
+    import numpy as np
+    rng = np.random.default_rng(0)
+    W_K = rng.standard_normal((64, 8)) / 8
+    if zero_column:
+        W_K[:, -1] = 0.0  # W_K^T W_K singular: no d_k x d_k reduction applies
+    return {"X": rng.standard_normal((4, 64)).tolist(), "W_Q": (rng.standard_normal((64, 8)) / 8).tolist(),
+            "W_K": W_K.tolist()}
+
+
+@pytest.mark.parametrize("zero_column", [False, True], ids=["full-rank", "rank-deficient"])
+def test_a_thin_head_is_priced_as_the_d_x_d_witness_its_certificate_states(zero_column):
+    """A trajectory encloses a through the d x d A, thin heads too, and states a d x d witness, which the checker
+    prices at 4 d^3; the budget stated none to the checker's estimate, which then priced thin heads through their
+    d_k x d_k reduction: under a work limit below the certificate's price the run went on and ended "holds, not
+    certified", the checker refusing its certificate (256 x 1024: half a minute at 2 GB).  It is refused or
+    stopped with one line instead, and at the certificate's price it is certified."""
+    whole = trajectory.trace(_thin_head(zero_column), 2)
+    assert whole.certified and len(whole.certificate["witness"]["A0"]["basis"]) == 64
+    price = least_work(whole.certificate)
+    assert trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price)).certified
+    for below in (price - 1, price // 4):
+        with pytest.raises(BadInput, match="the checker's work limit"):
+            trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=below))

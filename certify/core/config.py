@@ -32,9 +32,10 @@ from certify.errors import BadInput, shown
 from certify.core import files, jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem, thin_width
 from certify.core.masks import named_mask, validate_mask
-from certify.core.numbers import (columns, encode, encode_matrix, from_numpy, json_type, parse_matrix,
-                                  parse_number, parse_vector)
+from certify.core.numbers import (Binary64Matrix, columns, encode, encode_matrix, from_numpy, json_type,
+                                  parse_matrix, parse_number, parse_vector)
 from certify.core.precision import START_PRECISION
+from certify.core.thin_norm import reduces
 
 Matrix = tuple[tuple[Fraction, ...], ...]
 Vector = tuple[Fraction, ...]
@@ -145,10 +146,14 @@ class Case:
 
     @functools.cached_property
     def thin(self) -> int:
-        """d_k when every layer is a thin head alone (certify.core.limits.norm_count), else 0."""
+        """d_k when every layer is a thin head alone (certify.core.limits.norm_count) whose norm takes the d_k x d_k
+        route (its W_K reduces: certify.core.thin_norm.reduces), else 0."""
         widths = {columns(layer.W_Q) if layer.W_Q is not None and layer.V is None and layer.ffn is None else self.d
                   for layer in self.layers}
-        return thin_width(self.d, widths)
+        thin = thin_width(self.d, widths)
+        keys = {id(layer.W_K): layer.W_K for layer in self.layers}.values()  # a repeated head's W_K once
+        floats = (W_K.array if isinstance(W_K, Binary64Matrix) else W_K for W_K in keys)
+        return thin if thin and all(map(reduces, floats)) else 0
 
     @functools.cached_property
     def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once

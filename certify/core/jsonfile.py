@@ -114,8 +114,11 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
                           parse_int=integer)
     except json.JSONDecodeError as err:
         raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
-    except RecursionError:
-        raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}") from None
+    except RecursionError:  # some hundreds of levels: beyond them a raised nesting limit was named as the cause
+        if limits.nesting < sys.getrecursionlimit() // 2:
+            raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}") from None
+        raise BadInput(f"{where}: nested deeper than the JSON reader goes (some {sys.getrecursionlimit()} levels; "
+                       f"the nesting limit is {limits.nesting})") from None
     if _depth(data) > limits.nesting:
         raise BadInput(f"{where}: nested deeper than the limit of {limits.nesting}{_raised('nesting', raise_with)}")
     return data

@@ -214,7 +214,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     # certificate's precision and refused 2 layers at --limit precision=100 (their curves take 68 bits)
     unused = START_PRECISION if "value.bounded" not in drawn else NORM_PRECISION
     budget = trajectory_budget.Budget(config.to_json(case), layers, list(drawn), limits, _curve_precision,
-                                      unused, centred=_representation(case, layers) is None)
+                                      unused, centred=_representation(case, layers) is None, routes=_routes(case))
     _admit(budget)
     witnesses: dict = {}
     M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
@@ -407,6 +407,14 @@ class _Run:
     def steps(self) -> list:
         """The precision of each computed point's step, from t = 0."""
         return [p.precision for p in self.points]
+
+
+def _routes(case: config.Case) -> dict:
+    """The shapes of the witnesses of a the certificate states, which the checker's work estimate reads: d x d for
+    every layer, thin heads too (_query_key_norms encloses the d x d A).  Stated none, the estimate priced thin heads
+    through their d_k x d_k reduction: a 256 x 1024 head with d_k = 8 ran half a minute at 2 GB beyond the limits,
+    and the checker refused its certificate."""
+    return {f"A{t}": {"basis": {"shape": [case.d, case.d]}} for t in range(len(case.layers))}
 
 
 def _representation(case: config.Case, T: int) -> str | None:

@@ -60,6 +60,7 @@ class Budget:
     curve_precision: Callable[[int, int], int]  # of a run at precision p through T layers
     norm_precision: int
     centred: bool  # the representation: in absolute coordinates every step runs at the attempt's precision
+    routes: dict  # the shapes of the witnesses of a the certificate will state (certify_checker prices by them)
 
     def least_step(self, precision: int) -> int:
         """The least precision a step after the first runs at in an attempt at `precision`."""
@@ -132,7 +133,8 @@ class Budget:
         """What the checker's estimate reads of a certificate at this precision with these steps."""
         return {"kind": "trajectory", "layers": self.T, "inputs": self.inputs, "precision": precision,
                 "step_precisions": steps, "curves": self.curves,
-                "curve_precision": self.curve_precision(precision, self.T), "norm_precision": self.norm_precision}
+                "curve_precision": self.curve_precision(precision, self.T), "norm_precision": self.norm_precision,
+                "witness": self.routes}
 
 
 @dataclass
