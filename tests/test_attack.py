@@ -254,9 +254,10 @@ def mp_stack_sides(configuration: dict, factor) -> list:
 
 @pytest.fixture(scope="module")
 def third_layer():
-    # seeds 0 to 5 all find and certify the violation; how far it shrinks depends on the seed's path (the
-    # grid of 1/16 below is reached at seed 2, elsewhere the scale of X is kept with tiny A entries)
-    return attack.attack(bound=THIRD_LAYER, n=2, d=1, seed=2, budget=900, layers=3)
+    # about two seeds in three find and certify a violation; which layer it is at after shrinking and how far it
+    # shrinks depend on the seed's path (only the third layer, on the grid of 1/16 below: seeds 9, 16, 22 of 0 to
+    # 23; elsewhere the second layer fails too, or the scale of X is kept with tiny A entries)
+    return attack.attack(bound=THIRD_LAYER, n=2, d=1, seed=9, budget=900, layers=3)
 
 
 def test_a_bound_violated_only_at_the_third_layer_is_found_shrunk_and_certified(third_layer):

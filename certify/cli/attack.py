@@ -48,7 +48,9 @@ def add_parser(subparsers):
                    "mask.collapse)")
     p.add_argument("--seed", type=options.integer, default=0, help="random seed (default 0)")
     p.add_argument("--starts", type=options.integer, help="local optimisations from random starts (default: from the budget, "
-                   f"{search.MIN_STARTS} to {search.DEFAULT_STARTS})")
+                   f"{search.MIN_STARTS} to {search.DEFAULT_STARTS}); before them {search.EXTREMAL_POINTS} points near "
+                   "the known extremal structure (two opposite groups of tokens along A's top singular direction) are "
+                   "evaluated across the range of L")
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
                    help=f"evaluations (reproducible, resumed or not; default {search.DEFAULT_BUDGET}) or seconds, "
                    "e.g. 10s (a resumed search counts those spent before)")

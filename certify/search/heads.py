@@ -69,6 +69,10 @@ class FullHead:
         """A head with a = 1, for trying whether a claim applies to the layout."""
         return np.eye(self.d)
 
+    def aligned(self, u: np.ndarray) -> np.ndarray:
+        """The block of A = u u^T (u a unit vector): u^T A u = ||A||_2, the extremal head of collapse.tanh."""
+        return np.outer(u, u).ravel()
+
     def text(self, head: np.ndarray, entries) -> str:
         """The head to read, its matrices written by entries(matrix)."""
         return f"A ~ {entries(head)}"
@@ -118,6 +122,12 @@ class ThinHead:
         """A head with a = 1, for trying whether a claim applies to the layout."""
         eye = np.eye(self.d, self.d_k) * self.d_k ** 0.25  # W_Q W_K^T / sqrt(d_k): a projection, a = 1
         return np.stack([eye, eye])
+
+    def aligned(self, u: np.ndarray) -> np.ndarray:
+        """The block of W_Q = W_K = u in the first column: A = u u^T / sqrt(d_k), u^T A u = ||A||_2."""
+        block = np.zeros((2, self.d, self.d_k))
+        block[:, :, 0] = u
+        return block.ravel()
 
     def text(self, head: np.ndarray, entries) -> str:
         """The head to read, its matrices written by entries(matrix)."""

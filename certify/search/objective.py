@@ -49,6 +49,7 @@ SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does n
 # float64 ranks a point only when every side and D' are farther than this from 0 and from D
 # (relative to D); closer, the score is evaluated in arb (see _float_resolves)
 FLOAT_RESOLUTION = 1e-6
+EXTREMAL_NOISE = 0.05  # of a shape near the extremal structure (its heads), against their entries of about 1
 MAX_LAYERS = 16  # stacks searched: each evaluation runs every layer
 
 
@@ -93,6 +94,28 @@ class Layout:
     def random_shape(self, rng: np.random.Generator) -> np.ndarray:
         """A random starting point: standard normal entries, the log-scale (if any) uniform in SCALE_RANGE."""
         shape = rng.normal(size=self.size)
+        if not self.scale_free:
+            shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
+        return shape
+
+    def extremal_shape(self, rng: np.random.Generator) -> np.ndarray:
+        """A shape near the known extremal structure (shared/CLAIMS.md, collapse.tanh): the tokens in two
+        opposite groups at +-u/2 along a random unit u, every head with u^T A u = ||A||_2 (A = u u^T), V = I;
+        the heads with noise of EXTREMAL_NOISE, so that shapes differ (it shifts the scores of a row, which
+        costs the exponent about that much).  The tokens of a group coincide exactly and V is exactly I:
+        tokens e apart in a group leave a gap 1 - D'/D of about e exp(-L e / 2), not 2 exp(-L / 2) (e = 0.05
+        took the exponent from near 1/2 to below 0.1 at L = 70), and a V off I by e a gap of about e too.
+
+        Random shapes in many variables rarely come near it, and where L is large its score is the only
+        steep one: a bound that fails only there is found from it, or not at all in a small budget.
+        """
+        u = rng.normal(size=self.d)
+        u /= np.linalg.norm(u)
+        signs = np.where(np.arange(self.n) < (self.n + 1) // 2, 0.5, -0.5)
+        parts = [np.outer(rng.permutation(signs), u).ravel()]
+        parts += [self.head.aligned(u) + EXTREMAL_NOISE * rng.normal(size=self.head.size) for _ in range(self.layers)]
+        parts += [np.eye(self.d).ravel() for _ in range(self.value_matrices)]
+        shape = np.concatenate(parts + [np.zeros(0 if self.scale_free else 1)])
         if not self.scale_free:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
         return shape
