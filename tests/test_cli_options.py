@@ -419,7 +419,7 @@ def test_a_double_dash_before_the_command_ends_certifys_own_options(capsys, monk
 
 @pytest.mark.parametrize("argv, where", [
     (["trajectory", "examples/layer.json", "--layers", "2"], "with --out"),
-    (["model", "{tiny}", "--screen", "--out", "{tmp}"], "with --out (not with --screen)"),
+    (["model", "{tiny}", "--screen", "--out", "{tmp}"], "with --out and without --screen"),
 ], ids=["trajectory", "model"])
 @pytest.mark.parametrize("figure, named", [(["--format", "svg"], "--format goes"), (["--dpi", "300"], "--dpi goes"),
                                            (["--format", "pdf", "--dpi", "300"], "--format and --dpi go")])

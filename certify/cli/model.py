@@ -73,7 +73,7 @@ def add_parser(subparsers) -> None:
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     options.add_figure_options(p, raster=True,  # the models' heat maps
-                               written=(_writes_figures, "with --out (not with --screen)"))
+                               written=(_writes_figures, "with --out and without --screen"))
     corpus = p.add_argument_group("a corpus (every sentence of a file, resumable)")
     corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "

@@ -100,7 +100,7 @@ class Budget:
             except numbers.RefusedOption as wrong:
                 raise BadInput(f"--budget {shown(text)}: the seconds {wrong.reason}") from None
             if not 0 < seconds <= MAX_SECONDS:
-                raise BadInput(f"--budget {shown(text)}: a time budget is between 0 and {MAX_SECONDS} seconds")
+                raise BadInput(f"--budget {shown(text)}: a time budget is more than 0 and at most {MAX_SECONDS} seconds")
             return cls(seconds=seconds)
         try:  # the integer options' rules: "1e3" was refused here where --seed 1e3 is taken
             evaluations = numbers.option_integer(text)
