@@ -84,9 +84,14 @@ def given(limits) -> Limits:
     return limits
 
 
+def limbs(bits: int) -> int:
+    """The 64-bit words of a mantissa of `bits` bits (as certify_checker.limits.limbs)."""
+    return 1 + max(bits, 0) // 64
+
+
 def ball_bytes(precision: int) -> int:
     """Memory of one arb ball held in Python: the object and arb struct, plus the midpoint's limbs."""
-    return 96 + 8 * (precision // 64 + 1)
+    return 96 + 8 * limbs(precision)
 
 
 # A norm's arrays at its peak, in balls per entry of its witness (w x w: d, or d_k for thin heads; an FFN weight's
@@ -138,7 +143,7 @@ def cost(bits: int) -> int:
     """The work of one unit at `bits` bits, in units at 53: L + L^2 / 64 for L = 1 + bits // 64 limbs (an arb_mat
     multiply-add costs 1.75 times its 53-bit cost at 128 bits, 2.8 at 256, 13 at 1024, 125 at 4096; an exp 13 and
     120)."""
-    words = 1 + max(bits, 0) // 64
+    words = limbs(bits)
     return words + words * words // 64
 
 
