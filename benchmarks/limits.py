@@ -89,7 +89,7 @@ def _cpu(command: list[str]) -> tuple[float, int]:
 def missing_by_rounding(cert: dict) -> dict | None:
     """An inequality certificate whose stated D_out is moved by three of its radii: as accurate as before, no longer
     containing the checker's enclosure, so the checker recomputes at 2 and 4 times the precision before it
-    rejects (certify_checker.inequality.finer): the most its estimate prices.  None for other kinds."""
+    rejects (certify_checker.exact.finer): the most its estimate prices.  None for other kinds."""
     if cert.get("kind") != "inequality":
         return None
     mid, rad = cert["values"]["D_out"].strip("[]").split(" +/- ")

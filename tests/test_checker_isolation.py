@@ -77,7 +77,7 @@ def test_checker_stays_small():
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
         # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by
-        # rounding was recomputed finer (inequality.finer), as an inequality's always was; 540 until its witnesses
+        # rounding was recomputed finer (exact.finer), as an inequality's always was; 540 until its witnesses
         # and curves had to be exactly the fields it reads
         assert sizes[name] < 555, (name, sizes[name])
 

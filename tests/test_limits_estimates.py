@@ -46,10 +46,10 @@ def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certi
     """One formula a layer in both, the same weights of the precision, the same recomputations priced; the
     engine's estimate of a check is the checker's of its certificate plus the engine's own evaluation."""
     n, d, layers, hidden, bits, thin = shape
-    assert limits.operation_count(n, d, hidden, thin) == checker_limits.layer_work(n, d, hidden, thin)
+    assert limits.layer_work(n, d, hidden, thin) == checker_limits.layer_work(n, d, hidden, thin)
     assert limits.ESCALATION == checker_inequality.ESCALATION
     assert [limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)] == [checker_limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)]
-    own = layers * limits.cost(bits) * limits.operation_count(n, d, hidden, thin)
+    own = layers * limits.cost(bits) * limits.layer_work(n, d, hidden, thin)
     assert limits.work(*shape) == own + _checker_work(*shape)
 
 

@@ -61,8 +61,6 @@ EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0,
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
 EXIT_BROKEN_PIPE = 141
-# Ctrl-C, SIGTERM and SIGHUP: the shell's status for the signal, 130, 143 or 129, never a verdict's code
-# (certify.signals.exit_code)
 
 
 class _Parser(argparse.ArgumentParser):

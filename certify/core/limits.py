@@ -17,7 +17,7 @@ no code with certify.
     work       estimated work, units of about 0.1 us of one core       1e9 (a minute or two)
 
 The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in `ball_count`,
-`operation_count`, `work` and `ball_bytes` below (the work counts the most a certificate can make the checker
+`layer_work`, `work` and `ball_bytes` below (the work counts the most a certificate can make the checker
 do: its recomputations at 2 and 4 times the precision, which a stated value missing by rounding causes); they
 refuse before a run, and stop the precision escalation of `check` (undecided, saying so) where the next
 precision would pass them.  A trajectory is priced by the checker's own estimate of its certificate, step by step
@@ -84,9 +84,14 @@ def given(limits) -> Limits:
     return limits
 
 
+def limbs(bits: int) -> int:
+    """The 64-bit words of a mantissa of `bits` bits (as certify_checker.limits.limbs)."""
+    return 1 + max(bits, 0) // 64
+
+
 def ball_bytes(precision: int) -> int:
     """Memory of one arb ball held in Python: the object and arb struct, plus the midpoint's limbs."""
-    return 96 + 8 * (precision // 64 + 1)
+    return 96 + 8 * limbs(precision)
 
 
 # A norm's arrays at its peak, in balls per entry of its witness (w x w: d, or d_k for thin heads; an FFN weight's
@@ -129,7 +134,7 @@ ENTRY = 3  # units of one ball operation made from Python (an entry read or list
 GELU = 40  # units of one GELU (an erf): 4 us
 LAYER = 200  # units of the Python around one layer step
 # The checker recomputes an inequality's layers at these multiples of the precision when a stated enclosure misses
-# its own by rounding (certify_checker.inequality.ESCALATION; a test keeps the two equal): `check` confirms every
+# its own by rounding (certify_checker.exact.ESCALATION; a test keeps the two equal): `check` confirms every
 # certificate it writes, so its estimate prices those recomputations too.
 ESCALATION = (2, 4)
 
@@ -138,11 +143,11 @@ def cost(bits: int) -> int:
     """The work of one unit at `bits` bits, in units at 53: L + L^2 / 64 for L = 1 + bits // 64 limbs (an arb_mat
     multiply-add costs 1.75 times its 53-bit cost at 128 bits, 2.8 at 256, 13 at 1024, 125 at 4096; an exp 13 and
     120)."""
-    words = 1 + max(bits, 0) // 64
+    words = limbs(bits)
     return words + words * words // 64
 
 
-def operation_count(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
     """The work of one layer at 53 bits: its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each,
     and a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its
     weights' norms through h x h and d x d witnesses), its ball operations made from Python (ENTRY each: the entries
@@ -160,7 +165,7 @@ def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0
     n^3 / 2 minima a layer (ENTRY each).  At least the checker's own estimate of the certificate, so that what
     `check` admits `verify` does (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
-    per_layer = operation_count(n, d, hidden, thin) + (n * n * n // 2 * ENTRY if uses_tau else 0)
+    per_layer = layer_work(n, d, hidden, thin) + (n * n * n // 2 * ENTRY if uses_tau else 0)
     return layers * passes * per_layer
 
 
