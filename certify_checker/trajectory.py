@@ -521,8 +521,9 @@ def verify(cert: dict) -> tuple[bool, str]:
         with ctx.workprec(precision):
             approaches = approach(inputs, points, Ys, drifts, M)
     with ctx.workprec(curve_precision):
-        a = [forward.spectral_norm(forward.query_key_matrix(layer), witness[f"A{t}"])
-             for t, layer in enumerate(inputs["layers"])]
+        # by the witness's size: a thin head's d_k x d_k (W_K^T W_K certainly positive definite, else rejected) or
+        # the d x d A's, which certificates stated for thin heads too before they took the reduction
+        a = [norms.query_key_norm(layer, witness[f"A{t}"]) for t, layer in enumerate(inputs["layers"])]
         if len(cert["a"]) != len(a) or not all(agrees(mine, read_ball(theirs), curve_precision)
                                                for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"

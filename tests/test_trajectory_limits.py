@@ -215,16 +215,19 @@ def _thin_head(zero_column: bool) -> dict:
 
 
 @pytest.mark.parametrize("zero_column", [False, True], ids=["full-rank", "rank-deficient"])
-def test_a_thin_head_is_priced_as_the_d_x_d_witness_its_certificate_states(zero_column):
-    """A trajectory encloses a through the d x d A, thin heads too, and states a d x d witness, which the checker
-    prices at 4 d^3; the budget stated none to the checker's estimate, which then priced thin heads through their
-    d_k x d_k reduction: under a work limit below the certificate's price the run went on and ended "holds, not
-    certified", the checker refusing its certificate (256 x 1024: half a minute at 2 GB).  It is refused or
-    stopped with one line instead, and at the certificate's price it is certified."""
+def test_a_thin_head_is_priced_as_the_witness_its_certificate_states(zero_column):
+    """A trajectory states the witness of a it enclosed a from: d_k x d_k for a thin head whose W_K reduces, d x d
+    (4 d^3 to the checker) for a rank-deficient W_K.  The budget once stated none to the checker's estimate, which
+    then priced every thin head through its d_k x d_k reduction: under a work limit below the certificate's price
+    the run went on and ended "holds, not certified", the checker refusing its certificate (256 x 1024: half a
+    minute at 2 GB).  It is refused or stopped with one line instead, and at the certificate's price it is
+    certified."""
     whole = trajectory.trace(_thin_head(zero_column), 2)
-    assert whole.certified and len(whole.certificate["witness"]["A0"]["basis"]) == 64
+    assert whole.certified and len(whole.certificate["witness"]["A0"]["basis"]) == (64 if zero_column else 8)
     price = least_work(whole.certificate)
     assert trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price)).certified
-    for below in (price - 1, price // 4):
-        with pytest.raises(BadInput, match="the checker's work limit"):
-            trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=below))
+    with pytest.raises(BadInput, match="the checker's work limit"):
+        trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price - 1))
+    # far below it (the reduced head's): the configuration's own estimate at 53 bits refuses it first, as for check
+    with pytest.raises(BadInput, match="work.*--limit work=N"):
+        trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price // 4))

@@ -121,6 +121,17 @@ class Layer:
         return [key for key in COMPONENTS if present[key]]
 
 
+def reduced_width(layer: Layer) -> int:
+    """d_k when the layer's a is certain to take the d_k x d_k route of certify.core.thin_norm (W_Q, W_K of d x d_k,
+    d_k < d, and its W_K reduces: certify.core.thin_norm.reduces), else 0: the d x d route, the witness the work
+    estimates then price (a head whose W_K^T W_K float64 finds nearly singular may still reduce at some precision,
+    priced the dearer way)."""
+    if layer.A is not None or layer.W_Q is None or not columns(layer.W_Q) < layer.d:
+        return 0
+    W_K = layer.W_K.array if isinstance(layer.W_K, Binary64Matrix) else layer.W_K
+    return columns(layer.W_Q) if reduces(W_K) else 0
+
+
 @dataclass(frozen=True)
 class Case:
     """Tokens X (n x d, rows) and the layers they pass through, all exact."""
@@ -151,9 +162,8 @@ class Case:
         widths = {columns(layer.W_Q) if layer.W_Q is not None and layer.V is None and layer.ffn is None else self.d
                   for layer in self.layers}
         thin = thin_width(self.d, widths)
-        keys = {id(layer.W_K): layer.W_K for layer in self.layers}.values()  # a repeated head's W_K once
-        floats = (W_K.array if isinstance(W_K, Binary64Matrix) else W_K for W_K in keys)
-        return thin if thin and all(map(reduces, floats)) else 0
+        heads = {id(layer.W_K): layer for layer in self.layers}.values()  # a repeated head's W_K once
+        return thin if thin and all(map(reduced_width, heads)) else 0
 
     @functools.cached_property
     def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once

@@ -45,7 +45,8 @@ D_0 itself or trivially above it):
                      when sqrt(a) D_0 < 1 is certified                                pure attention
     value.bounded    D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0, M = max_{k<=T} ||V^k||_2   X' = P X V^T
     value.approach   r_t <= M prod_{s<t} tau(P_s) D_0,  r_t = max_i ||x_i^(t) - V^t c||   (one V)
-a_t = ||A_t||_2 is certified by certify.core.spectral; for a stack the cubic and value curves use the
+a_t = ||A_t||_2 is certified by certify.core.spectral (a thin head's through its d_k x d_k reduction,
+certify.core.thin_norm, as `certify check` encloses it); for a stack the cubic and value curves use the
 largest a_t (each step's factor only grows with a).
 
 The approach r_t.  x_i^(t) = V^t y_i^(t) with Y_t = Q_t X_0, Q_t = P_{t-1} ... P_0, and the rows of
@@ -71,7 +72,6 @@ from certify.core import config
 from certify.core.arguments import integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core import quantities
-from certify.core import spectral
 from certify.core import centred
 from certify.studies import trajectory_budget, trajectory_certificate
 from certify.engine import certificate
@@ -81,7 +81,7 @@ from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_
                                     escalate, is_resolved)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, labelled, short_repr
 from certify.errors import BadInput
-from certify.core.layers import apply_layer, layer_arrays, query_key_matrix
+from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import LayerView
 
 # A collapsing trajectory needs about 2T bits at t = 0 and its time grows about like T^2 even with
@@ -410,11 +410,13 @@ class _Run:
 
 
 def _routes(case: config.Case) -> dict:
-    """The shapes of the witnesses of a the certificate states, which the checker's work estimate reads: d x d for
-    every layer, thin heads too (_query_key_norms encloses the d x d A).  Stated none, the estimate priced thin heads
-    through their d_k x d_k reduction: a 256 x 1024 head with d_k = 8 ran half a minute at 2 GB beyond the limits,
-    and the checker refused its certificate."""
-    return {f"A{t}": {"basis": {"shape": [case.d, case.d]}} for t in range(len(case.layers))}
+    """The shapes of the witnesses of a the certificate states, which the checker's work estimate reads: d_k x d_k
+    for a thin head that reduces (config.reduced_width, the route _query_key_norms is certain to take), else d x d.
+    Stated none, the estimate priced every thin head through its reduction: a 256 x 1024 head with d_k = 8 whose
+    a was enclosed through the d x d A ran half a minute at 2 GB beyond the limits, and the checker refused its
+    certificate."""
+    return {f"A{t}": {"basis": {"shape": [width, width]}}
+            for t, layer in enumerate(case.layers) for width in [config.reduced_width(layer) or case.d]}
 
 
 def _representation(case: config.Case, T: int) -> str | None:
@@ -524,17 +526,13 @@ def _power_bound(case: config.Case, T: int, witnesses: dict, max_prec: int) -> t
 
 
 def _query_key_norms(case: config.Case, witnesses: dict) -> list:
-    """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>")."""
-    out = []
-    for t, layer in enumerate(case.layers):
-        with np.errstate(all="ignore"):  # entries beyond binary64 give inf and nan here: the ball's midpoints then
-            screen = query_key_matrix(FLOAT64, layer_arrays(FLOAT64, layer, case.n))
-        ball = query_key_matrix(BALL, layer_arrays(BALL, layer, case.n))
-        # entries beyond binary64 (float64 saturates to inf): the witness from the ball's midpoints
-        witnesses[f"A{t}"] = (spectral.witness(screen) if np.all(np.isfinite(screen))
-                              else spectral.witness_of_ball(ball))
-        out.append(spectral.enclose(ball, witnesses[f"A{t}"]))
-    return out
+    """a = ||A||_2 of each configuration layer, certified at the current precision (witnesses "A<t>"), as `certify
+    check` encloses it (the primitive "a" of certify.core.primitives): a thin head through its d_k x d_k reduction
+    where W_K^T W_K is certainly positive definite, else through the d x d A, whose norm costs 4 d^3 (a 256 x 768
+    head with d_k = 64 passed the checker's default work limit in 2 layers); a repeated head once."""
+    shared: dict = {}  # what the layers share: an earlier layer's a for the same head
+    return [LayerView(ar=BALL, t=t, layer=layer, arrays=layer_arrays(BALL, layer, case.n), X=None, step=None,
+                      X0=None, witnesses=witnesses, shared=shared).get("a") for t, layer in enumerate(case.layers)]
 
 
 def one_minus_gap(a: arb, D: arb) -> arb:
