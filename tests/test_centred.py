@@ -136,3 +136,23 @@ def test_float64_expm1_and_log1p_are_numpys():
     from certify.core.arith import FLOAT64
     x = np.array([1e-300, -1e-12, 0.5])
     assert np.array_equal(FLOAT64.expm1(x), np.expm1(x)) and np.array_equal(FLOAT64.log1p(x), np.log1p(x))
+
+
+@pytest.mark.parametrize("kind", ["pure", "causal"])
+def test_centred_tau_in_blocks_of_pairs_is_tau_in_one_sweep_and_contains_mpmath(kind, monkeypatch):
+    """centred.dobrushin formed all n^3 / 2 differences at once (1.5 GB at n = 256, beyond the limits' memory at
+    512): in blocks of two pairs it gives the ball one sweep gives, and that ball contains mpmath's tau."""
+    cfg = random_stack(3, kind)
+    case = config.load(cfg)
+    with ctx.workprec(PRECISION):
+        attention = centred.apply_layer(BALL, case.layers[0], layer_arrays(BALL, case.layers[0], case.n),
+                                        centred.centre(BALL, BALL.array(case.X))).attention
+        whole = centred.dobrushin(BALL, attention)
+        monkeypatch.setattr(quantities, "PAIR_BLOCK", 2 * case.n)  # blocks of 2 pairs
+        sizes, absolute = [], BALL.abs
+        monkeypatch.setattr(type(BALL), "abs", lambda self, x: sizes.append(np.size(x)) or absolute(x))
+        blocked = centred.dobrushin(BALL, attention)
+    assert case.n * (case.n - 1) // 2 > 2 and max(sizes) <= 2 * case.n < sum(sizes)  # no more than a block at once
+    assert (blocked.mid(), blocked.rad()) == (whole.mid(), whole.rad())
+    monkeypatch.setattr(oracle, "DPS", 60)
+    assert contains(blocked, mp_run(cfg, 1)[0][2])

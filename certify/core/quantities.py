@@ -6,7 +6,7 @@ float64 batch of configurations (batch, n, d) gives one value per configuration.
 
 from __future__ import annotations
 
-from certify.core.arith.pairs import above_diagonal
+from certify.core.arith.pairs import pair_blocks
 
 
 def pairwise_sq_distances(ar, X):
@@ -40,10 +40,6 @@ PAIR_BLOCK = 1 << 20
 def dobrushin(ar, P):
     """tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) (the Dobrushin ergodicity coefficient): the sums over j
     pair by pair, in blocks of about PAIR_BLOCK entries, the minimum over the blocks' minima."""
-    i, k = above_diagonal(P.shape[-2])
-    step = max(1, PAIR_BLOCK // P.shape[-1])
-    if len(i) <= step:  # one block (every n up to about 128)
-        return 1 - ar.minimum(ar.pairwise_min(P[..., i, :], P[..., k, :]).sum(axis=-1))
-    blocks = [ar.minimum(ar.pairwise_min(P[..., i[s:s + step], :], P[..., k[s:s + step], :]).sum(axis=-1))
-              for s in range(0, len(i), step)]
-    return 1 - ar.minimum(ar.stack(blocks))
+    blocks = [ar.minimum(ar.pairwise_min(P[..., i, :], P[..., k, :]).sum(axis=-1))
+              for i, k in pair_blocks(P.shape[-2], P.shape[-1], PAIR_BLOCK)]
+    return 1 - (blocks[0] if len(blocks) == 1 else ar.minimum(ar.stack(blocks)))  # one block for n up to about 128

@@ -18,6 +18,14 @@ def above_diagonal(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, 1)
 
 
+def pair_blocks(n: int, width: int, entries: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The pairs i < k of n rows (above_diagonal) in consecutive blocks of about `entries` entries of rows `width`
+    wide: a reduction over the pairs formed block by block holds one block's rows at a time, not n^2 / 2 of them."""
+    i, k = above_diagonal(n)
+    step = max(1, entries // max(width, 1))
+    return [(i[s:s + step], k[s:s + step]) for s in range(0, len(i), step)]
+
+
 @functools.lru_cache(maxsize=64)
 def above_diagonal_positions(n: int) -> tuple[tuple[int, int], ...]:
     """The same pairs as (i, k) tuples, in the same order, for a matrix indexed entry by entry."""
