@@ -102,6 +102,22 @@ def build(tokens: int = 3) -> Derivation:
                 shifted = sigma(theta - sp.log(sp.Rational(k, n - k)))
                 require_zero((_tilted_mean(theta, corner) - shifted).rewrite(sp.exp), f"m on {k} zeros and {n - k} ones")
 
+    @D.symbolic("F is symmetric in the inner positions",
+                "m is the tilted mean of the multiset of positions, so exchanging two inner positions leaves m and F "
+                "unchanged; the tokens are sorted (t_1 <= ... <= t_n), so the sorted part tau_2 <= ... <= tau_{n-1} "
+                "of [0, 1]^(n-2) holds every configuration, and a box inside tau_k >= tau_{k+1} is decided by the "
+                "others (the closing test ordered): they cover every strictly sorted point, and h = g(L) - F is "
+                "continuous.")
+    def _():
+        for inner in ((u, v), (t, u, v)):
+            positions = [sp.Integer(0), *inner, sp.Integer(1)]
+            for k in range(len(inner) - 1):
+                swapped = list(inner)
+                swapped[k], swapped[k + 1] = swapped[k + 1], swapped[k]
+                exchanged = [sp.Integer(0), *swapped, sp.Integer(1)]
+                require_zero(_tilted_mean(theta, positions) - _tilted_mean(theta, exchanged),
+                             f"m with tau_{k + 2} and tau_{k + 3} exchanged")
+
     @D.symbolic("The domain: |w| <= norm r^2 / 2, L <= 4 norm r^2",
                 "|t_1 + t_n| / 2 <= r - D/2, so |w| <= norm D (r - D/2), at most norm r^2 / 2 (at D = r).")
     def _():

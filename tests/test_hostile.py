@@ -450,7 +450,7 @@ def test_a_bound_in_a_non_canonical_form_is_rejected(violated_cert):
         assert not checker.verify(redigest(cert)).ok
 
 
-# far from proved (74% of the volume after 30 s of CPU): a search stopped at its 2000th closing test leaves boxes open
+# far from proved (a quarter of the domain open after 30 s of CPU): a search stopped at its 2000th closing test leaves boxes open
 RESUMED_REGION = ["collapse.tanh", "--n", "6", "--d", "1", "--radius", "2", "--norm", "2"]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import math
 import random
 from fractions import Fraction
 
@@ -137,7 +138,10 @@ def _certificate(region: dict, tree: str, leaves, left=(), verdict="proved", cla
     name, variables, root = checker_region._reduction(region)
     cells, opened = checker_region._replay(tree, root)
     texts = lambda box: [[str(lo), str(hi)] for lo, hi in box]  # noqa: E731
-    volume = sum((checker_region._volume(b) for b in cells), Fraction(0)) / checker_region._volume(root)
+    # the open boxes leave the rest; with ordered leaves they count (n - 2)! times (the sorted part is 1/(n - 2)!)
+    times = math.factorial(len(root) - 2) if any(method == "ordered" for method, _ in leaves) else 1
+    volume = max(Fraction(0), 1 - times * sum((checker_region._volume(b) for b in opened), Fraction(0))
+                 / checker_region._volume(root))
     return {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": verdict, "claim": claim,
             "bound": bound, "region": region, "reduction": {"name": name, "variables": variables, "domain": texts(root)},
             "lemmas": checker_region.LEMMAS[name], "tree": tree,
@@ -235,6 +239,49 @@ def test_a_test_applied_outside_its_hypotheses_is_rejected(region, tree, method,
     with ctx.workprec(53):
         assert not checker_region._closes(method, box, checker_region.Profile(claim, None, region["n"], region["d"]))
     assert not checker.verify(cert).ok
+
+
+LINE5 = {"n": 5, "d": 1, "radius": "1", "norm": "1"}
+
+
+@pytest.mark.parametrize("region,tree,closed", [
+    (LINE4, "23..3..", [2]),  # t2 in [1/2, 1], t3 in [0, 1/2] alone lies inside t2 >= t3; the diagonal's boxes do not
+    (LINE, "2..", []),  # three tokens have one inner position: nothing to order
+    (LINE5, "34..4..", [2]),  # t3 >= t4 on the third box alone (t2 keeps [0, 1])
+    (LINE5, "23..3..", [2]),
+])
+def test_an_ordered_leaf_must_lie_outside_the_sorted_part(region, tree, closed):
+    """Every box of the tree claimed "ordered": rejected, since some box meets the sorted part t2 <= t3 <= ... (on it
+    no test was run, and the configurations there are the ones the proof must decide); each box the checker
+    closes lies inside some t_k >= t_{k+1}, and with the others left open the proof is confirmed, its volume
+    proved counted through the open boxes (1 - (n - 2)! open/root, here 0), not the ordered leaf's volume."""
+    profile = checker_region.Profile("collapse.tanh", None, region["n"], region["d"])
+    cert = _certificate(region, tree, [("ordered", 53)] * tree.count("."), claim="collapse.tanh")
+    boxes = [tuple((Fraction(a), Fraction(b)) for a, b in leaf["box"]) for leaf in cert["leaves"]]
+    with ctx.workprec(53):
+        assert [k for k, box in enumerate(boxes) if checker_region._closes("ordered", box, profile)] == closed
+    assert not checker.verify(cert).ok
+    if not closed:
+        return
+    partial = "".join("." if k in closed else "?" for k in range(tree.count(".")))
+    symbols = iter(partial)
+    tree = "".join(next(symbols) if c == "." else c for c in tree)
+    cert = _certificate(region, tree, [("ordered", 53)] * len(closed), verdict="undecided", claim="collapse.tanh")
+    assert checker.verify(cert).ok and cert["volume_proved"] == "0"
+    cert["volume_proved"] = str(Fraction(len(closed), len(boxes)))  # the ordered leaf's own volume: not proved
+    assert not checker.verify(cert).ok
+
+
+def test_the_ratio_is_symmetric_in_the_inner_positions():
+    """The ordered leaves rest on F being the same for every order of the inner positions (proofs/region_line.py):
+    mpmath at 50 digits on random points, every permutation of three inner positions."""
+    mp.dps = 50
+    rng = random.Random(7)
+    for _ in range(20):
+        w, L = mp.mpf(rng.uniform(-4, 4)), mp.mpf(rng.uniform(0, 32))
+        inner = [mp.mpf(rng.random()) for _ in range(3)]
+        values = [_ratio(w, L, list(order)) for order in itertools.permutations(inner)]
+        assert max(values) - min(values) <= mp.mpf(10) ** -45 * (1 + abs(values[0]))
 
 
 def _path(steps) -> str:

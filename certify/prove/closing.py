@@ -28,6 +28,11 @@
                         dF/dt_k >= 0 to t_k hi (certify.prove.tilt.slope_margins), and that face decides;
                         FACE is direct, divided, chord, rise, or pair (every position at 0 or 1, k of the n at 0: the
                         two-token ratio shifted by ln(k / (n - k)), at most tanh(L/4); tight at 0, 0, 1, 1).
+    ordered             the line: F is symmetric in the inner positions, so h >= 0 on the sorted part t_2 <= ... <=
+                        t_{n-1} of the domain gives it everywhere, and a box inside t_k >= t_{k+1} for some k
+                        (t_k lo >= t_{k+1} hi) needs no test of its own: the other leaves cover every strictly
+                        sorted point, and h is continuous (proofs/region_line.py).  The volume proved counts
+                        such leaves through the open boxes only (certify.prove.region.proved_fraction).
 A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
 infinite ball never closes anything.
 """
@@ -145,9 +150,19 @@ def t_face(box: tuple[Interval, ...]) -> tuple[tuple[Interval, ...], tuple[int, 
     return tuple(face), tuple(moved), refused
 
 
+def ordered(box: tuple[Interval, ...], profile: Profile) -> arb | None:
+    """0 on a line box inside t_k >= t_{k+1} for some pair of neighbouring inner positions (its points are
+    permutations of sorted ones, which the other leaves decide), else None."""
+    inner = box[2:]
+    unsorted = any(inner[k][0] >= inner[k + 1][1] for k in range(len(inner) - 1))
+    return arb(0) if len(box) >= 4 and unsorted else None
+
+
 def margin(method: str, box: tuple[Interval, ...], profile: Profile) -> arb | None:
     """A ball whose lower end is <= h on the box when the method applies (for a monotone face whose
     derivative sign is not proved: the sign test's own margin, < 0), else None."""
+    if method == "ordered":
+        return ordered(box, profile)
     if method == "direct":
         return direct(box, profile)
     if method == "divided":

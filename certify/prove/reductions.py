@@ -36,7 +36,7 @@ from certify.prove.tilt import Interval
 # The closing methods each reduction admits (certify.prove.closing; the checker has the same menu).
 METHODS = {
     "two-tokens": ("direct", "divided", "monotone-w/direct", "monotone-w/divided", "monotone-w/identity"),
-    "line": ("direct", "divided", "chord", "rise", "monotone-t/direct", "monotone-t/divided", "monotone-t/chord",
+    "line": ("ordered", "direct", "divided", "chord", "rise", "monotone-t/direct", "monotone-t/divided", "monotone-t/chord",
              "monotone-t/rise", "monotone-t/pair"),
 }
 LEMMAS = {
