@@ -1,6 +1,7 @@
 """Long collapsing trajectories, timed: examples/layer.json through T layers (`python -m benchmarks.trajectory
 [T ...]`, default 500 1000 2000 3000; under a minute in all on one core; 4000, the most `certify trajectory`
-takes, fits the checker's default work limit too, in some 30 to 40 s more).
+takes, in some 40 to 50 s more), under a work limit of WORK: the checker prices each step at the cost of its
+precision and of twice it, and its default limit stops the escalation short of every D_t from some 3000 layers on.
 
 Near consensus D_t loses about log2(3) bits of relative accuracy per layer, so T layers need some 2T
 bits at t = 0 and the time grows about like T^2 whatever is done; the step precisions
@@ -15,10 +16,12 @@ import sys
 import time
 from pathlib import Path
 
+from certify.core.limits import Limits
 from certify.studies import trajectory
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "layer.json"
 LAYERS = (500, 1000, 2000, 3000)
+WORK = 4 * 10**9  # the checker's estimate of 4000 layers' certificate is 2.9e9
 
 
 def timed(T: int) -> str:
@@ -27,7 +30,7 @@ def timed(T: int) -> str:
     def stage(name: str) -> None:
         marks.setdefault("checker" if name == "the checker" else "engine", (time.perf_counter(), time.process_time()))
     started = (time.perf_counter(), time.process_time())
-    tr = trajectory.trace(str(EXAMPLE), T, progress=stage)
+    tr = trajectory.trace(str(EXAMPLE), T, progress=stage, limits=Limits(work=WORK))
     wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
     checker_cpu = started[1] + cpu - marks["checker"][1]
     steps = tr.step_precisions

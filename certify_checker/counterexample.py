@@ -31,12 +31,12 @@ from flint import arb, ctx
 
 from certify_checker import MALFORMED, precision_problem
 from certify_checker.exact import agrees, finer
-from certify_checker.limits import limbs
+from certify_checker.limits import cost
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
 CERT_KEYS = {"format", "kind", "verdict", "claims", "inputs", "witness", "values", "precision", "inputs_sha256"}
-FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or step_limbs
+FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or step_work
 VERDICT, VALUES = 0, 1  # labels of what an evaluation settles beside the stated values (names: strings)
 
 
@@ -125,16 +125,18 @@ def _unsettled(cert: dict, found: Evaluation, labels, precision: int) -> dict:
     return reasons
 
 
-def retried(cost, bits: int) -> int:
-    """The work of an evaluation that costs cost(bits) at the stated precision, and of the finer one (FINER)."""
-    return cost(bits) + sum(cost(factor * bits) for factor in FINER)
+def retried(price, bits: int) -> int:
+    """The work of an evaluation that costs price(bits) at the stated precision, and of the finer one (FINER)."""
+    return price(bits) + sum(price(factor * bits) for factor in FINER)
 
 
-def step_limbs(cert: dict) -> int:
-    """The limbs of the finer evaluation's layer steps where the inputs are a configuration (the limits estimate those
-    at the stated precision; certify_checker.limits.problem's steps).  0 when malformed (verify judges)."""
+def step_work(cert: dict) -> int:
+    """The finer evaluation's layer steps where the inputs are a configuration, each weighted by cost() at its precision
+    as the limits weight those at the stated precision (certify_checker.limits.problem's steps).  0 when malformed."""
     try:
         layers, bits = cert["inputs"]["config"]["layers"], cert["precision"]
-        return len(layers) * sum(limbs(f * bits) for f in FINER) if type(bits) is int and isinstance(layers, list) else 0
+        if type(bits) is not int or not isinstance(layers, list):
+            return 0
+        return len(layers) * sum(cost(f * bits, f << 20) for f in FINER)
     except (KeyError, TypeError):
         return 0

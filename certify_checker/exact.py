@@ -220,8 +220,7 @@ def agrees(mine: arb, theirs_text: str, precision: int) -> bool:
 # A stated enclosure must contain the checker's own; where it does not at the precision it was computed at (the
 # engine and the checker round differently) the checker recomputes at these multiples of it (finer), and its work
 # estimate prices every one (certify_checker.over_limits reads a kind's ESCALATION: limits.passes; the counterexample
-# kinds price their one finer run themselves, the trajectory its steps', and its own ESCALATION prices its configured
-# layers finer again, an over-estimate).
+# kinds price their one finer run themselves, the trajectory its steps' and curves', by cost(), its FINER).
 ESCALATION = (2, 4)
 
 

@@ -73,8 +73,8 @@ def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
             thin: int = 0, factors: tuple = ()) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
-    steps computed beyond the layers, as a trajectory applies its layers cyclically, each weighted by the limbs
-    of its own precision and summed; extra: other work; thin: norm_work's; factors: passes')."""
+    steps computed beyond the layers, as a trajectory applies its layers cyclically, each weighted by cost() at its
+    own precision and at its recomputation's, and summed; extra: other work; thin: norm_work's; factors: passes')."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from certify_checker import forward
 from certify_checker import schema
-from certify_checker.counterexample import Evaluation, confirm, step_limbs  # step_limbs: the finer run's, priced
+from certify_checker.counterexample import Evaluation, confirm, step_work  # step_work: the finer run's, priced
 from certify_checker.exact import ball, rational
 from certify_checker.inequality import residual_layer
 

@@ -38,7 +38,7 @@ from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import as_accurate
 from certify_checker.exact import finer
-from certify_checker.limits import limbs
+from certify_checker.limits import cost, passes
 
 RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
@@ -51,10 +51,10 @@ CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representat
              "norm_precision", "witness", "a", "curves", "M", "points", "verdict"}
 CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logarithms, the stated balls read and compared
 # A stated D, mu, tau or curve that misses the checker's ball by rounding: the steps through it and the curves are
-# recomputed at twice their precision (exact.finer; one finer run, as a trajectory's may be its whole work),
-# so every step and curve is priced RETRIED times (limbs(2 b) <= 2 limbs(b)).
-ESCALATION = (2,)
-RETRIED = 1 + sum(ESCALATION)
+# recomputed at twice their precision (exact.finer; one finer run, as a trajectory's may be its whole work), so
+# every step and curve is priced at both (step_price).  Not named ESCALATION, which over_limits reads as the multiples
+# a kind's configured layers are recomputed at: a trajectory's norms are not, its steps are priced here.
+FINER = (2,)
 STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
 POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
@@ -443,28 +443,46 @@ def stated_steps(cert: dict) -> list | None:
     return steps if 1 <= len(steps) <= T + 1 and not any(precision_problem(p) or p > top for p in steps) else None
 
 
-def step_limbs(cert: dict, value_curves: bool = True) -> int:
-    """The limbs (certify_checker.limits) of the T + 1 steps the checker computes, summed: each at its stated precision,
-    or at the highest without a well-formed list (rejected before any step), RETRIED times (a stated D, mu, tau or
-    curve that misses the checker's ball has the steps through it recomputed finer: _recompute_points); with a value curve (or no list of curves) T + 1 more at the highest (the powers of V at
-    norm_precision, the approach at precision)."""
-    T, steps, curves = cert.get("layers"), stated_steps(cert), cert.get("curves")
-    top = limbs(max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0]))
-    count = min(max(T, 0), MAX_LAYERS) + 1 if type(T) is int else 0
-    value = value_curves and (not isinstance(curves, list) or any(c in VALUE_CURVES for c in curves if isinstance(c, str)))
-    return RETRIED * (count * top if steps is None else sum(map(limbs, steps))) + (count * top if value else 0)
+def step_price(bits: int) -> int:
+    """One step at `bits` in 53-bit layer steps: cost() there and at each FINER multiple (limits.passes: arb's products
+    grow as L + L^2 / 64 in the limbs).  certify.studies.trajectory_budget meters a run in exactly this unit."""
+    return passes(bits, FINER)
 
 
-def work(cert: dict) -> int:
-    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 a step (centred_tau) at its
-    precision, and each point's CURVE_WORK at the curves' precision.  0 when malformed (verify judges)."""
+def _extent(cert: dict) -> tuple[int, int]:
+    """(the T + 1 points the checker may compute, the highest precision stated)."""
+    T = cert.get("layers")
+    top = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
+    return (min(max(T, 0), MAX_LAYERS) + 1 if type(T) is int else 0), top
+
+
+def stated_price(cert: dict) -> int:
+    """step_price summed over the steps the checker computes: each at its stated precision, or all T + 1 at the highest
+    without a well-formed list (rejected before any step)."""
+    (count, top), steps = _extent(cert), stated_steps(cert)
+    return count * step_price(top) if steps is None else sum(map(step_price, steps))
+
+
+def step_work(cert: dict, priced: int | None = None) -> int:
+    """The 53-bit layer steps the checker computes beyond the configured layers: its steps (priced, their step_price
+    summed: stated_price unless given, certify_checker.over_limits) and with a value curve (or no list of curves)
+    T + 1 more once at the highest precision (the powers of V at norm_precision, the approach at precision)."""
+    (count, top), curves = _extent(cert), cert.get("curves")
+    value = not isinstance(curves, list) or any(c in VALUE_CURVES for c in curves if isinstance(c, str))
+    return (stated_price(cert) if priced is None else priced) + (count * cost(top) if value else 0)
+
+
+def work(cert: dict, priced: int | None = None) -> int:
+    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 a step (centred_tau) priced as its
+    step (step_work's priced), and each point's CURVE_WORK at the curves' precision and FINER times it.  0 when
+    malformed (verify judges)."""
     try:
-        T, X, bits = cert["layers"], cert["inputs"]["X"], cert["curve_precision"]
+        X, bits = cert["inputs"]["X"], cert["curve_precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)  # rows, or a binary64 block's (read since blocks are)
-        if type(T) is not int or type(bits) is not int or type(n) is not int:
+        if type(cert["layers"]) is not int or type(bits) is not int or type(n) is not int:
             return 0
-        return (min(max(n, 0), 1 << 20) ** 3 // 2 * step_limbs(cert, value_curves=False)
-                + RETRIED * (min(max(T, 0), MAX_LAYERS) + 1) * CURVE_WORK * limbs(bits))  # curves recomputed too
+        return (min(max(n, 0), 1 << 20) ** 3 // 2 * (stated_price(cert) if priced is None else priced)
+                + _extent(cert)[0] * CURVE_WORK * passes(bits, FINER))  # the curves recomputed too
     except (KeyError, TypeError, IndexError):
         return 0
 
@@ -535,10 +553,10 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, problem
     # an honest ball that misses the checker's own only by the two evaluations' rounding contains a finer one
     if missing := finer(missing, lambda factor, labels: _recompute_points(inputs, T, stated, steps, flags, factor,
-                                                                          labels, names, a, M, curve_precision), ESCALATION):
+                                                                          labels, names, a, M, curve_precision), FINER):
         t, key = min(missing)
         told = f"stated resolved, but D has fewer than {RESOLVED_BITS} bits in" if key == "resolved" else f"stated {key} does not match"
-        return False, f"t = {t}: {told} the recomputed enclosure (nor one at {ESCALATION[-1]} times its precision)"
+        return False, f"t = {t}: {told} the recomputed enclosure (nor one at {FINER[-1]} times its precision)"
     all_resolved = all(e["resolved"] for e in stated)
     if "violated" in outcomes:
         verdict = "violated"

@@ -249,3 +249,54 @@ def test_reduces_reads_binary64_arrays_and_exact_rows_alike():
     huge = 10 ** 400  # beyond binary64: scaled into range, as the engine's midpoints are
     assert thin_norm.reduces([[Fraction(huge), Fraction(0)], [Fraction(0), Fraction(huge, 3)], [Fraction(1, 3)] * 2])
     assert not thin_norm.reduces([[Fraction(huge), Fraction(2 * huge)], [Fraction(1), Fraction(2)]])
+
+
+def _least_work(cert: dict) -> int:
+    """The checker's estimate of a certificate: the least work limit at which over_limits admits it."""
+    wide = {"tokens": 1 << 20, "dim": 1 << 20, "memory": 1 << 62}
+    low, high = 0, 1 << 62
+    while high - low > 1:
+        middle = (low + high) // 2
+        admitted = certify_checker.over_limits(cert, certify_checker.Limits(**wide, work=middle)) is None
+        low, high = (low, middle) if admitted else (middle, high)
+    return high
+
+
+def _tokens(n: int, d: int, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    return (rng.integers(-8, 9, size=(n, d)) / 8).tolist()
+
+
+def test_a_trajectorys_steps_are_priced_by_the_cost_of_their_precision_and_of_their_finer_run():
+    """24 tokens in 24 dimensions through 40 steps, every one stated at 65536 bits: priced by its limbs, three a
+    step, the estimate was 3.5e9 units (350 s at 0.1 us a unit), where the checker spent 205 s of CPU at the stated
+    precision and, with one stated ball moved by a few radii, 17 s a step more recomputing at twice it (about 916 s).
+    Each step is priced at cost() of its precision and of twice it, so the estimate is at least that many layer
+    steps at 53 bits, above what the run took at 0.1 us a unit; below some 220 bits (the finer run's 440) cost() is the limbs
+    and a step is priced no higher than before."""
+    from certify_checker import trajectory as checker_trajectory
+
+    T, bits = 40, 1 << 16
+    cert = {"kind": "trajectory", "layers": T, "inputs": {"X": _tokens(24, 24, 0), "layers": [{"A": _tokens(24, 24, 1)}]},
+            "precision": bits, "curve_precision": bits, "norm_precision": 128, "step_precisions": [bits] * (T + 1),
+            "curves": ["global.step"], "witness": {}}
+    steps = (T + 1) * (checker_limits.cost(bits) + checker_limits.cost(2 * bits))
+    estimate = _least_work(cert)
+    assert estimate >= steps * checker_limits.layer_work(24, 24) > 916 * 10**7
+    assert certify_checker.over_limits(cert, certify_checker.LIMITS) is not None  # refused at the default limits
+    assert checker_trajectory.stated_price(cert) == steps
+    for low in (53, 64, 106, 200):  # where cost() is the limbs (three limbs a step was the price)
+        price = checker_trajectory.step_price(low)
+        assert price == checker_limits.limbs(low) + checker_limits.limbs(2 * low) <= 3 * checker_limits.limbs(low)
+
+
+@pytest.mark.parametrize("kind", ["expansive-v", "residual-far"])
+def test_a_named_results_finer_run_is_priced_by_the_cost_of_its_precision(kind):
+    """A named result over a configuration is evaluated once at its precision and once at twice it (counterexample's
+    FINER): at 65536 bits the finer run's layers were priced at limbs(131072) = 2049 where they cost 67649."""
+    layer = {"A": _tokens(16, 16, 2), "V": _tokens(16, 16, 3), **({"residual": True} if kind == "residual-far" else {})}
+    bits = 1 << 16
+    cert = {"kind": kind, "inputs": {"config": {"X": _tokens(16, 16, 4), "layers": [layer]}}, "precision": bits}
+    module = certify_checker._module(certify_checker.KINDS[kind])
+    assert _least_work(cert) >= (checker_limits.cost(bits) + checker_limits.cost(2 * bits)) * checker_limits.layer_work(16, 16)
+    assert module.step_work(cert) == checker_limits.cost(2 * bits)

@@ -78,6 +78,22 @@ def test_a_last_attempt_that_ends_early_is_run_not_refused():
         trajectory.trace(LAYER, 300, max_prec=53, limits=Limits(work=work - 1))
 
 
+def test_the_checker_prices_a_planned_total_as_the_steps_that_add_up_to_it():
+    """The budget asks the checker about a total of step prices (trajectory.step_price: cost() at a step's precision
+    and at twice it) in place of a list of steps, as no list need add up to every total (cost() leaps from one
+    precision to the next); on a written certificate the total of its steps is its own estimate, at every limit."""
+    from certify_checker import trajectory as checker_trajectory
+
+    cert = trajectory.trace(LAYER, 120).certificate
+    total = checker_trajectory.stated_price(cert)
+    assert total == sum(map(checker_trajectory.step_price, cert["step_precisions"])) > 3 * len(cert["step_precisions"])
+    planned = {**cert, "step_precisions": [53]}  # what the skeleton states is then read for its shape only
+    for work in (least_work(cert), least_work(cert) - 1):
+        limits = certify_checker.Limits(work=work)
+        assert (certify_checker.over_limits(planned, limits, priced=total) is None) == (work == least_work(cert))
+        assert certify_checker.over_limits(planned, limits, priced=total) == certify_checker.over_limits(cert, limits)
+
+
 def test_cli_stops_with_one_line_naming_the_limit_and_verify_agrees(tmp_path, capsys):
     work = least_work(trajectory.trace(LAYER, 120).certificate) - 1
     out = tmp_path / "run"

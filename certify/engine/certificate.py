@@ -33,7 +33,7 @@ from pathlib import Path
 from flint import arb, ctx
 
 import certify_checker
-import certify_checker.limits
+import certify_checker.trajectory
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import files, jsonfile
@@ -171,16 +171,17 @@ def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmatio
     return certify_checker.verify(cert, _checker_limits(limits))
 
 
-def checker_refusal(cert: dict, limits: Limits = DEFAULT) -> str | None:
+def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = None) -> str | None:
     """Which of the checker's limits a certificate of this shape passes, or None: what `certify verify` at
-    these limits would refuse unread, asked before a long run that would write it."""
-    return certify_checker.over_limits(cert, _checker_limits(limits))
+    these limits would refuse unread, asked before a long run that would write it (priced: a trajectory's
+    steps' step_price summed, in place of those the skeleton states: certify_checker.over_limits)."""
+    return certify_checker.over_limits(cert, _checker_limits(limits), priced)
 
 
-def step_limbs(bits: int) -> int:
-    """The checker's price of one step of a trajectory at `bits` bits, in 64-bit limbs
-    (certify_checker.limits.limbs): a run budgets its steps in the checker's own unit, not a copy of it."""
-    return certify_checker.limits.limbs(bits)
+def step_price(bits: int) -> int:
+    """The checker's price of one step of a trajectory at `bits` bits (certify_checker.trajectory.step_price): a run
+    budgets its steps in the checker's own unit, not a copy of it."""
+    return certify_checker.trajectory.step_price(bits)
 
 
 @functools.lru_cache(maxsize=64)

@@ -3,9 +3,10 @@ trying, and a meter that stops an attempt as soon as its certificate is certain 
 
 The checker prices a trajectory's certificate (certify_checker.over_limits, asked through
 certify.engine.certificate) from its shapes, its three precisions and the sum over its stated steps of
-the limbs of each step's precision.  An attempt's first step runs at the attempt's precision p, which
-fixes the curves' precision and so everything but that sum: an attempt at p may state steps whose limbs
-add up to at most allowed(p), found by bisection on the checker's own estimate (never a copy of it).
+each step's price (certify_checker.trajectory.step_price: cost() at its precision and at twice it).  An
+attempt's first step runs at the attempt's precision p, which fixes the curves' precision and so everything
+but that sum: an attempt at p may state steps whose prices add up to at most allowed(p), found by bisection
+on the checker's own estimate of that sum (never a copy of it).
 
 How a run ends.  An attempt either resolves every D_t (T + 1 steps; its certificate is the run's unless a
 bound is undecided and the precision rises) or stops at its first unresolved D_t; the last attempt's
@@ -91,12 +92,12 @@ class Budget:
         rest = [0] * (self.T + 2)  # rest[t]: the least steps t..T can cost, when they must all run
         if not last:
             for t in reversed(range(self.T + 1)):
-                rest[t] = rest[t + 1] + certificate.step_limbs(max(floors[t:t + 1] + [self.least_step(precision)]))
+                rest[t] = rest[t + 1] + certificate.step_price(max(floors[t:t + 1] + [self.least_step(precision)]))
         return Meter(self, precision, self._allowed(precision), rest)
 
     def _allowed(self, precision: int) -> int:
-        """The largest sum of step limbs the checker accepts in a certificate at this precision (0: none)."""
-        low, high = 0, (self.T + 1) * certificate.step_limbs(precision)
+        """The largest sum of step prices the checker accepts in a certificate at this precision (0: none)."""
+        low, high = 0, (self.T + 1) * certificate.step_price(precision)
         if self._refusal_of_sum(precision, high) is None:
             return high
         while high - low > 1:  # the estimate grows with the sum: low is accepted (or 0), high refused
@@ -105,29 +106,30 @@ class Budget:
         return low
 
     def _refusal_of_sum(self, precision: int, total: int, explained: bool = False) -> str | None:
-        """The checker's refusal of a certificate at this precision whose steps' limbs add up to total (>= 1):
-        steps at precision, and one with the remainder (64 (r - 1) bits have r limbs: certify_checker.limits)."""
-        whole, remainder = divmod(max(total, 1), certificate.step_limbs(precision))
-        steps = [precision] * whole + ([max(START_PRECISION, 64 * (remainder - 1))] if remainder else [])
-        return self._explained(precision, steps, quote=False) if explained else self._refusal(precision, steps)
+        """The checker's refusal of a certificate at this precision whose steps' prices add up to total, asked with
+        that total in place of the steps' (certify_checker.over_limits' priced): no list of steps need add up to
+        it, as cost() leaps between precisions, and the checker's estimate of a list is that of its sum."""
+        steps = [precision]  # read for its shape only: total prices the steps
+        return self._explained(precision, steps, False, total) if explained else self._refusal(precision, steps, total)
 
-    def _explained(self, precision: int, steps: list, quote: bool = True) -> str | None:
+    def _explained(self, precision: int, steps: list, quote: bool = True, priced: int | None = None) -> str | None:
         """The checker's limit a certificate passes and how to raise it (the limit found as the one whose
         raising lets the certificate through), or None; quote: with the checker's estimate (not for a meter's
-        least cost, which passes the limit by a hair and would read as the limit itself)."""
-        if not (refusal := self._refusal(precision, steps)):
+        least cost, which passes the limit by a hair and would read as the limit itself; priced: _refusal's)."""
+        if not (refusal := self._refusal(precision, steps, priced)):
             return None
         for name in (f.name for f in fields(self.limits)):
             raised = replace(self.limits, **{name: 1 << 62})
-            if certificate.checker_refusal(self._skeleton(precision, steps), raised) is None:
+            if certificate.checker_refusal(self._skeleton(precision, steps), raised, priced) is None:
                 # the checker's words without its own advice: the line ends with the advice for both commands
                 stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(self.limits, name):.3g}"
                 return (f"the checker's {name} limit {stated}: raise it with --limit {name}=N, "
                         "here and on `certify verify`")
         return f"the checker's limits: {refusal}"
 
-    def _refusal(self, precision: int, steps: list) -> str | None:
-        return certificate.checker_refusal(self._skeleton(precision, steps), self.limits)
+    def _refusal(self, precision: int, steps: list, priced: int | None = None) -> str | None:
+        """The checker's refusal of the certificate with these steps (priced: their prices' sum in their place)."""
+        return certificate.checker_refusal(self._skeleton(precision, steps), self.limits, priced)
 
     def _skeleton(self, precision: int, steps: list) -> dict:
         """What the checker's estimate reads of a certificate at this precision with these steps."""
@@ -139,17 +141,17 @@ class Budget:
 
 @dataclass
 class Meter:
-    """One attempt's running price, in the checker's limbs, against what the checker accepts at its precision."""
+    """One attempt's running price, in the checker's step prices, against what the checker accepts at its precision."""
 
     budget: Budget
     precision: int
-    allowed: int  # the sum of step limbs the checker accepts at this precision
+    allowed: int  # the sum of step prices the checker accepts at this precision
     rest: list  # the least the steps from t on must still cost
     spent: int = 0
 
     def charge(self, t: int, bits: int) -> None:
         """Count step t at `bits` before it runs; OverLimit once the certificate is certain to be refused."""
-        self.spent += certificate.step_limbs(bits)
+        self.spent += certificate.step_price(bits)
         total = self.spent + self.rest[t + 1]
         if total > self.allowed:
             reason = self.budget._refusal_of_sum(self.precision, total, explained=True)
