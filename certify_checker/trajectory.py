@@ -38,7 +38,7 @@ from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import as_accurate
 from certify_checker.exact import finer
-from certify_checker.limits import cost, passes
+from certify_checker.limits import ENTRY, cost, passes
 
 RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
@@ -473,15 +473,15 @@ def step_work(cert: dict, priced: int | None = None) -> int:
 
 
 def work(cert: dict, priced: int | None = None) -> int:
-    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 a step (centred_tau) priced as its
-    step (step_work's priced), and each point's CURVE_WORK at the curves' precision and FINER times it.  0 when
-    malformed (verify judges)."""
+    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 ball operations from Python a step
+    (centred_tau, ENTRY units each, as an inequality's tau) priced as its step (step_work's priced), and each point's
+    CURVE_WORK at the curves' precision and FINER times it.  0 when malformed (verify judges)."""
     try:
         X, bits = cert["inputs"]["X"], cert["curve_precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)  # rows, or a binary64 block's (read since blocks are)
         if type(cert["layers"]) is not int or type(bits) is not int or type(n) is not int:
             return 0
-        return (min(max(n, 0), 1 << 20) ** 3 // 2 * (stated_price(cert) if priced is None else priced)
+        return (min(max(n, 0), 1 << 20) ** 3 // 2 * ENTRY * (stated_price(cert) if priced is None else priced)
                 + _extent(cert)[0] * CURVE_WORK * passes(bits, FINER))  # the curves recomputed too
     except (KeyError, TypeError, IndexError):
         return 0

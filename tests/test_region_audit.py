@@ -138,10 +138,13 @@ def _certificate(region: dict, tree: str, leaves, left=(), verdict="proved", cla
     name, variables, root = checker_region._reduction(region)
     cells, opened = checker_region._replay(tree, root)
     texts = lambda box: [[str(lo), str(hi)] for lo, hi in box]  # noqa: E731
-    # the open boxes leave the rest; with ordered leaves they count (n - 2)! times (the sorted part is 1/(n - 2)!)
+    # the open boxes leave the rest; with ordered leaves they count (n - 2)! times (the sorted part is 1/(n - 2)!),
+    # and the leaves closed otherwise are proved whatever the open boxes hold
     times = math.factorial(len(root) - 2) if any(method == "ordered" for method, _ in leaves) else 1
-    volume = max(Fraction(0), 1 - times * sum((checker_region._volume(b) for b in opened), Fraction(0))
-                 / checker_region._volume(root))
+    direct = sum((checker_region._volume(box) for box, (method, _) in zip(cells, leaves) if method != "ordered"),
+                 Fraction(0))
+    volume = max(direct, checker_region._volume(root) - times * sum((checker_region._volume(b) for b in opened),
+                                                                    Fraction(0))) / checker_region._volume(root)
     return {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": verdict, "claim": claim,
             "bound": bound, "region": region, "reduction": {"name": name, "variables": variables, "domain": texts(root)},
             "lemmas": checker_region.LEMMAS[name], "tree": tree,

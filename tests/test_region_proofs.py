@@ -227,6 +227,19 @@ def test_undecided_reports_the_fraction_and_the_open_boxes():
     assert result.certificate["volume_proved"] == str(result.volume_proved)
 
 
+def test_an_undecided_proof_with_ordered_leaves_counts_the_leaves_it_closed_directly():
+    """Five tokens at radius 2 after a few seconds: the open boxes, counted (n - 2)! = 6 times, left 1 - 6 x open below
+    0, so the certificate stated 0 proved where its leaves closed directly (chord, rise, ...) cover much of the
+    domain: those count whatever the open boxes hold."""
+    result = prove("collapse.tanh", 5, 1, 2, 2, time_limit=3.0)
+    assert result.verdict == "undecided" and result.confirmed, result.message
+    root = region_proof.volume(result.reduction.root)
+    direct = sum((region_proof.volume(box) for box, method, _ in result.leaves if method != "ordered"), Fraction(0))
+    open_part = 6 * sum((region_proof.volume(box) for box in result.left), Fraction(0))
+    assert any(method == "ordered" for _, method, _ in result.leaves) and direct > 0
+    assert result.volume_proved == max(direct, root - open_part) / root >= direct / root > 0
+
+
 # ---- tampered proofs are rejected
 
 def _edits(cert):

@@ -32,7 +32,7 @@
                         t_{n-1} of the domain gives it everywhere, and a box inside t_k >= t_{k+1} for some k
                         (t_k lo >= t_{k+1} hi) needs no test of its own: the other leaves cover every strictly
                         sorted point, and h is continuous (proofs/region_line.py).  The volume proved counts
-                        such leaves through the open boxes only (certify.prove.region.proved_fraction).
+                        such leaves through the open boxes, or not at all (certify.prove.region.proved_fraction).
 A test closes a box only on a finite enclosure certainly >= 0 (certify.prove.bnb): a NaN or
 infinite ball never closes anything.
 """

@@ -90,9 +90,11 @@ class ProofResult:
     @property
     def volume_proved(self) -> Fraction:
         """The fraction of the reduced domain's volume proved (proved_fraction)."""
-        open_volume = sum((volume(box) for box in self.left), Fraction(0))
-        return proved_fraction(self.reduction.root, [method for _, method, _ in self.leaves],
-                               open_volume / volume(self.reduction.root))
+        root = volume(self.reduction.root)
+        direct = sum((volume(box) for box, method, _ in self.leaves if method != "ordered"), Fraction(0))
+        return proved_fraction(self.reduction.root, direct / root,
+                               sum((volume(box) for box in self.left), Fraction(0)) / root,
+                               any(method == "ordered" for _, method, _ in self.leaves))
 
     @property
     def exit_code(self) -> int:
@@ -113,13 +115,14 @@ class ProofResult:
                           f"{float(self.volume_proved):.3g} of the volume, {checker}")
 
 
-def proved_fraction(root: tuple[Interval, ...], methods, open_fraction):
-    """The fraction of the reduced domain proved, given the open boxes' fraction of its volume and the leaves'
-    methods: 1 - open_fraction.  With "ordered" leaves (closing.ordered) the proof decides the sorted part of the
-    domain, 1/(n - 2)! of it, and every point through its sorted permutation: the open boxes hold at most their
-    volume of that part, so at least 1 - (n - 2)! open_fraction of the points are proved (0 at worst)."""
-    multiplicity = math.factorial(len(root) - 2) if "ordered" in methods else 1
-    return max(0 * open_fraction, 1 - multiplicity * open_fraction)
+def proved_fraction(root: tuple[Interval, ...], direct_fraction, open_fraction, ordered: bool):
+    """The fraction of the reduced domain proved, given the fractions of its volume in leaves closed directly (all
+    but the ordered ones) and in open boxes: without "ordered" leaves 1 - open_fraction (= direct_fraction).  With
+    them (closing.ordered) the proof decides the sorted part of the domain, 1/(n - 2)! of it, and every point
+    through its sorted permutation: the open boxes hold at most their volume of that part, so at least
+    1 - (n - 2)! open_fraction of the points are proved, and at least the leaves closed directly."""
+    multiplicity = math.factorial(len(root) - 2) if ordered else 1
+    return max(direct_fraction, 1 - multiplicity * open_fraction)
 
 
 def volume(box: tuple[Interval, ...]) -> Fraction:
@@ -278,16 +281,22 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         return "split", None
 
     root_volume = volume(reduction.root)
-    tally = {"counted": 0, "volume": float(sum((volume(box) for box in closed), Fraction(0)) / root_volume),
-             "methods": {method for method, _ in closed.values()}}
+    tally = {"counted": 0, "volume": 0.0, "direct": 0.0, "ordered": False}
+
+    def count(box, method) -> None:
+        tally["volume"] += float(volume(box) / root_volume)
+        tally["direct"] += 0.0 if method == "ordered" else float(volume(box) / root_volume)
+        tally["ordered"] |= method == "ordered"
+
+    for box, (method, _) in closed.items():
+        count(box, method)
 
     def report(found, queue_length):  # the volume closed so far, shown as proved_fraction counts it
         for box, (method, _) in found.leaves[tally["counted"]:]:
-            tally["volume"] += float(volume(box) / root_volume)
-            tally["methods"].add(method)
+            count(box, method)
         tally["counted"] = len(found.leaves)
-        progress(len(found.leaves), queue_length,
-                 proved_fraction(reduction.root, tally["methods"], 1 - min(tally["volume"], 1.0)))
+        progress(len(found.leaves), queue_length, proved_fraction(reduction.root, min(tally["direct"], 1.0),
+                                                                  1 - min(tally["volume"], 1.0), tally["ordered"]))
 
     def split(box, depth):
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
