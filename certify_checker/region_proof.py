@@ -33,7 +33,8 @@ re-runs every leaf's closing test with the code below at the leaf's precision:
                         the two-token ratio at w - ln(k/(n-k)), at most tanh(L/4))
     ordered             the line: a box inside t_k >= t_{k+1} for some k (t_k lo >= t_{k+1} hi).  F is symmetric in
                         the inner positions and h continuous, so the other leaves, which cover every strictly sorted
-                        point, decide it; the volume proved is then 1 - (n - 2)! open/root (at least 0)
+                        point, decide it; the volume proved is then the larger of 1 - (n - 2)! open/root and
+                        the other leaves' volume
 A test closes only on a finite enclosure that is certainly >= 0.  "violated" carries an
 "inequality" certificate of a configuration inside the region, verified by that kind's checker.
 """

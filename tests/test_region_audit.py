@@ -257,7 +257,8 @@ def test_an_ordered_leaf_must_lie_outside_the_sorted_part(region, tree, closed):
     """Every box of the tree claimed "ordered": rejected, since some box meets the sorted part t2 <= t3 <= ... (on it
     no test was run, and the configurations there are the ones the proof must decide); each box the checker
     closes lies inside some t_k >= t_{k+1}, and with the others left open the proof is confirmed, its volume
-    proved counted through the open boxes (1 - (n - 2)! open/root, here 0), not the ordered leaf's volume."""
+    proved counted through the open boxes (1 - (n - 2)! open/root, here below 0) and the other leaves (none here):
+    0, not the ordered leaf's volume."""
     profile = checker_region.Profile("collapse.tanh", None, region["n"], region["d"])
     cert = _certificate(region, tree, [("ordered", 53)] * tree.count("."), claim="collapse.tanh")
     boxes = [tuple((Fraction(a), Fraction(b)) for a, b in leaf["box"]) for leaf in cert["leaves"]]
