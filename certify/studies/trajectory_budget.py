@@ -61,7 +61,7 @@ class Budget:
     curve_precision: Callable[[int, int], int]  # of a run at precision p through T layers
     norm_precision: int
     centred: bool  # the representation: in absolute coordinates every step runs at the attempt's precision
-    routes: dict  # the shapes of the witnesses of a the certificate will state (certify_checker prices by them)
+    routes: dict  # the shapes of the witnesses of `a` the certificate will state (certify_checker prices by them)
 
     def least_step(self, precision: int) -> int:
         """The least precision a step after the first runs at in an attempt at `precision`."""
