@@ -10,7 +10,7 @@ number of evaluations until the search first saw a point it believed violated (a
 counterexample is certified after the search), and the median and total seconds of a run, certification and
 shrinking included.
 
-Why the false bounds are false (shared/CLAIMS.md, collapse.tanh): two opposite tokens along A's top singular
+Why the false bounds are false (docs/claims.md, collapse.tanh): two opposite tokens along A's top singular
 direction give D'/D = tanh(a D^2 / 4), whose gap 1 - tanh(L/4) is about 2 exp(-L/2); a bound
 (1 - exp(-a D^2 / k)) D with k > 2 fails once L > 2 k ln 2 / (k - 2), and a D^3 / k with k > 4 where L is small.
 The short run takes a minute or two on one core; --long adds larger searches (more variables, the default

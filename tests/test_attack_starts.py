@@ -15,7 +15,7 @@ import pytest
 from certify import engine
 from certify.search import attack, objective
 
-SLOW_L = "(1-exp(-a*D**2/3))*D"  # false exactly where tanh(L/4) > 1 - exp(-L/3): for L > 4.16 (shared/CLAIMS.md)
+SLOW_L = "(1-exp(-a*D**2/3))*D"  # false exactly where tanh(L/4) > 1 - exp(-L/3): for L > 4.16 (docs/claims.md)
 SEEDS = range(5)
 
 

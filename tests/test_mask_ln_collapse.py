@@ -426,7 +426,7 @@ def test_cli_check_and_verify(tmp_path, capsys):
     assert len(err) == 1 and "not quasi-strongly connected" in err[0]
 
 
-# ---- an explicit complete mask is no mask (CLAIMS.md: "No mask means the complete graph") ------------
+# ---- an explicit complete mask is no mask (docs/claims.md: "No mask means the complete graph") ------------
 
 COMPLETE_STATED = ("complete", "full", [[1, 1, 1], [1, 1, 1], [1, 1, 1]])
 

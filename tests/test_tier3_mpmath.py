@@ -1,4 +1,4 @@
-"""Tier 3's enclosures (certify/search/tier3.py) against the definitions of shared CLAIMS.md evaluated
+"""Tier 3's enclosures (certify/search/tier3.py) against the definitions of docs/claims.md evaluated
 directly in mpmath, independently of certify's formulas (test_tier3.py compares with arb running those
 same formulas), on the inputs where binary64 is weakest: tokens 1e8 from the origin 1e-4 apart (the
 Gram identity cancels sixteen digits), score gaps at exp's underflow limit (744 to 746) and far past

@@ -103,7 +103,7 @@ class Layer:
     layernorm: LayerNorm | None = None
 
     def __post_init__(self):
-        # No mask means the complete graph (CLAIMS.md), so a mask that lets every token attend to every token is
+        # No mask means the complete graph (docs/claims.md), so a mask that lets every token attend to every token is
         # stored as none: every hypothesis about "no mask" and every comparison of two layers' graphs then
         # reads an explicit complete mask as the contract does, whoever built the layer.
         if self.mask is not None and all(all(row) for row in self.mask):

@@ -99,7 +99,7 @@ class Layout:
         return shape
 
     def extremal_shape(self, rng: np.random.Generator) -> np.ndarray:
-        """A shape near the known extremal structure (shared/CLAIMS.md, collapse.tanh): the tokens in two
+        """A shape near the known extremal structure (docs/claims.md, collapse.tanh): the tokens in two
         opposite groups at +-u/2 along a random unit u, every head with u^T A u = ||A||_2 (A = u u^T), V = I;
         the heads with noise of EXTREMAL_NOISE, so that shapes differ (it shifts the scores of a row, which
         costs the exponent about that much).  The tokens of a group coincide exactly and V is exactly I:

@@ -45,7 +45,7 @@ TIER3 = MidRad64()
 
 # The claims the tier decides, and the end of each enclosure that "holds" uses (lhs from above,
 # rhs from below); every side is monotone in its primitives on the ranges they take (a, D, v, tau,
-# L >= 0).  shared/CLAIMS.md and certify/claims/ state the inequalities.
+# L >= 0).  docs/claims.md and certify/claims/ state the inequalities.
 COVERED = {
     # D_out <= (1 - exp(-a D^2)) D: the rhs increases in a and in D, so D_out from above, a and D from below
     "collapse.global": "D_out above; a, D below",
