@@ -411,7 +411,7 @@ class _Run:
 
 
 def _routes(case: config.Case) -> dict:
-    """The shapes of the witnesses of a the certificate states, which the checker's work estimate reads: d_k x d_k
+    """The shapes of the witnesses of `a` the certificate states, which the checker's work estimate reads: d_k x d_k
     for a thin head that reduces (config.reduced_width, the route _query_key_norms is certain to take), else d x d.
     Stated none, the estimate priced every thin head through its reduction: a 256 x 1024 head with d_k = 8 whose
     a was enclosed through the d x d A ran half a minute at 2 GB beyond the limits, and the checker refused its
