@@ -134,9 +134,10 @@ def witness_table(witnesses: dict) -> dict:
     """The stated norm witnesses by name (spectral.NormWitness each): a witness in full once, as basis and top
     (with "transposed": true for a wide matrix's, which is of its transpose), and under every later name that
     holds the same one as {"same_as": the first name} (value.bounded's one V shares the witnesses of its powers
-    across the T layers: T^2 full ones were 187 MB at 6 layers of 128 x 384, 47 MB so).  A basis is written as
-    the inputs' matrices are (numbers.encode_matrix: a binary64 block beyond BLOCK_ENTRIES entries, half the
-    text of its JSON numbers); top, a vector of d entries beside d^2, stays numbers as the inputs' vectors do."""
+    across the T layers: T^2 full ones were 187 MB at 6 layers of 128 x 384, 47 MB so, 30 MB with blocks).  A basis
+    is written as the inputs' matrices are (numbers.encode_matrix: beyond BLOCK_ENTRIES entries a binary64 block,
+    10.7 bytes an entry against some 26 as indented JSON numbers, written ten and read five times faster); top,
+    a vector of d entries beside d^2, stays numbers as the inputs' vectors do."""
     from certify.core.numbers import Binary64Matrix, encode_matrix  # here: reading a certificate loads no numpy
 
     table: dict = {}
