@@ -235,14 +235,16 @@ class _Witnesses(dict):
     """The stated norm witnesses, noting the names the recomputation reads: every stated one must be read (a
     witness nothing reads is a field nobody checks).  Each is a basis and a top vector (and "transposed", which
     forward.spectral_norm judges), or {"same_as": NAME}, the witness stated in full under NAME (value.bounded's
-    one V has the same witnesses of its powers in every layer): reading it reads both names."""
+    one V has the same witnesses of its powers in every layer): reading it reads both names.  A basis is rows of
+    numbers or, as certify writes one of more than 64 entries, a binary64 block (schema.expanded, which rejects
+    a malformed one; outside the digest, as the witness is: a witness can only make a norm looser)."""
 
     def __init__(self, stated):
         if not isinstance(stated, dict) or not all(
                 isinstance(w, dict) and (set(w) in WITNESS_FORMS or _refers(w, stated)) for w in stated.values()):
             raise ValueError("the witness is not a table of norm witnesses, each a basis and a top vector "
                              "(and transposed) or the name of one stated in full (same_as)")
-        super().__init__(stated)
+        super().__init__({name: schema.expanded(w) for name, w in stated.items()})
         self.read: set = set()
 
     def __getitem__(self, name):
@@ -416,7 +418,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     inputs = _statement_problem(cert)
     if isinstance(inputs, str):
         return False, inputs
-    cert = {**cert, "inputs": inputs, "witness": _Witnesses(cert["witness"])}  # binary64 blocks as rows of numbers
+    cert = {**cert, "inputs": inputs, "witness": _Witnesses(cert["witness"])}  # blocks as rows of numbers
     target = _target(cert)
     if isinstance(target, str):
         return False, target

@@ -9,6 +9,7 @@ breaks the hypotheses of Wu et al.'s theorems, an unknown activation is read as 
 from __future__ import annotations
 
 import base64
+import math
 import struct
 
 from certify_checker.exact import rational
@@ -19,16 +20,29 @@ FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
 
 
 def expanded(value):
-    """The inputs with every block {"binary64": base64 of little-endian IEEE doubles row by row, "shape":
-    [rows, cols]} (how a certificate states a large binary64 matrix) replaced by its rows of numbers."""
+    """The inputs (or a norm witness) with every block {"binary64": base64 of little-endian IEEE doubles row by
+    row, "shape": [rows, cols]} (how a certificate states a large binary64 matrix) replaced by its rows of numbers;
+    ValueError (malformed) for a block that is not exactly that: its bytes must be those of its stated shape (so
+    a small file cannot state a large matrix; decoding costs what its text's length, under limits.bytes, allows),
+    and every entry is finite (JSON numbers are: a block must not bring in a NaN the text could not)."""
     if isinstance(value, list):  # a list of numbers holds no block (and a block there is no number: rejected)
         return [expanded(v) for v in value] if value and isinstance(value[0], (list, dict)) else value
     if not isinstance(value, dict) or set(value) != {"binary64", "shape"}:
         return {k: expanded(v) for k, v in value.items()} if isinstance(value, dict) else value
-    (rows, cols), raw = value["shape"], base64.b64decode(value["binary64"], validate=True)
-    if not (type(rows) is int and type(cols) is int and rows > 0 and cols > 0 and len(raw) == 8 * rows * cols):
-        raise ValueError(f"a binary64 block of shape {value['shape']} holds {len(raw)} bytes")
+    shape, data = value["shape"], value["binary64"]
+    if not (isinstance(shape, list) and len(shape) == 2 and all(type(s) is int and s > 0 for s in shape)
+            and isinstance(data, str)):
+        raise ValueError('a binary64 block is {"binary64": BASE64, "shape": [rows, cols]}')
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError:  # binascii.Error, or a character beyond ASCII
+        raise ValueError("a binary64 block is not base64") from None
+    rows, cols = shape
+    if len(raw) != 8 * rows * cols:
+        raise ValueError(f"a binary64 block of shape {rows} x {cols} holds {len(raw)} bytes")
     flat = struct.unpack(f"<{rows * cols}d", raw)
+    if not all(map(math.isfinite, flat)):
+        raise ValueError("a binary64 block holds a number that is not finite")
     return [list(flat[i * cols:(i + 1) * cols]) for i in range(rows)]
 
 

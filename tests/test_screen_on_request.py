@@ -8,6 +8,7 @@ import pytest
 from mpmath import mp
 
 import certify_checker as checker
+from certify_checker import schema
 from certify import claims, engine
 from certify.cli import main
 from certify.core import config, jsonfile
@@ -53,9 +54,10 @@ def test_an_undecided_result_screens_on_request_too(float64_evaluations):
 
 
 def _witnesses(certificate: dict) -> dict:
-    """The stated witnesses by name, a reference ({"same_as": NAME}) read as the witness it names."""
+    """The stated witnesses by name, a reference ({"same_as": NAME}) read as the witness it names, a basis stated
+    as a binary64 block as its rows of numbers."""
     table = certificate["witness"]
-    return {key: table[w["same_as"]] if "same_as" in w else w for key, w in table.items()}
+    return {key: schema.expanded(table[w["same_as"]] if "same_as" in w else w) for key, w in table.items()}
 
 
 def _float64_witnesses(cfg, claim_id: str) -> dict:

@@ -8,8 +8,11 @@ Schema (format "certify-certificate/1", kind "inequality"):
     inputs_sha256      digest of {claim, bound, inputs, precision}: an edit of them is detected (the
                        precision is bound exactly; the digest is no signature, a forger can redo it,
                        so the checker re-derives everything it confirms)
-    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers;
-                       the checker only uses them to confirm norms, so a bad witness can only fail.
+    witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers, a
+                       basis of more than 64 entries as a binary64 block as the inputs' matrices are
+                       (certify.core.numbers.encode_matrix; certificates of earlier versions state it
+                       as numbers, which the checker still reads); outside the digest: the checker
+                       only uses them to confirm norms, so a bad witness can only fail.
                        A wide matrix's (fewer rows than columns) is of its transpose, marked
                        "transposed": true; a name holding the same witness as an earlier one states
                        {"same_as": that name} (witness_table)
@@ -131,7 +134,12 @@ def witness_table(witnesses: dict) -> dict:
     """The stated norm witnesses by name (spectral.NormWitness each): a witness in full once, as basis and top
     (with "transposed": true for a wide matrix's, which is of its transpose), and under every later name that
     holds the same one as {"same_as": the first name} (value.bounded's one V shares the witnesses of its powers
-    across the T layers: T^2 full ones were 187 MB at 6 layers of 128 x 384, 47 MB so)."""
+    across the T layers: T^2 full ones were 187 MB at 6 layers of 128 x 384, 47 MB so, 30 MB with blocks).  A basis
+    is written as the inputs' matrices are (numbers.encode_matrix: beyond BLOCK_ENTRIES entries a binary64 block,
+    10.7 bytes an entry against some 26 as indented JSON numbers, written ten and read five times faster); top,
+    a vector of d entries beside d^2, stays numbers as the inputs' vectors do."""
+    from certify.core.numbers import Binary64Matrix, encode_matrix  # here: reading a certificate loads no numpy
+
     table: dict = {}
     first: dict = {}  # id of a witness -> the name it is stated under in full (witnesses keeps each alive)
     for key, w in witnesses.items():
@@ -140,7 +148,7 @@ def witness_table(witnesses: dict) -> dict:
             continue
         first[id(w)] = key
         flag = {"transposed": True} if w.transposed else {}
-        table[key] = {"basis": w.basis.tolist(), "top": w.top.tolist(), **flag}
+        table[key] = {"basis": encode_matrix(Binary64Matrix(w.basis)), "top": w.top.tolist(), **flag}
     return table
 
 
