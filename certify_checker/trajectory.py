@@ -15,7 +15,8 @@ pass (forward.layer_step) runs in absolute coordinates.
 Step precisions.  Point t (D_t, mu_t, tau_t and layer t) is recomputed at the precision the
 certificate states for it (step_precisions, bound by the digest; without that field every step at
 precision).  Any precision gives an enclosure, so the schedule is not trusted, only followed: it
-must cover exactly the points the checker computes, none above precision (the limits' estimate).
+must cover exactly the points the checker computes, none above precision (the limits' estimate), the
+first at precision (the precision the certificate and the confirmation name).
 
 Curves (hypotheses checked here), compared as natural logarithms when the quantity is certainly
 positive: global.step g_a(D_{t-1}), global.composed g iterated from D_0 (in log form),
@@ -502,6 +503,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     steps = stated_steps(cert) if STEPS_KEY in cert else [precisions[0]] * (T + 1)  # as the limits' estimate
     if steps is None:
         return False, f"{STEPS_KEY} must list 1 to {T + 1} precisions in range, none above precision"
+    if steps[0] != precisions[0]:  # precision is the run's first step's: a 53-bit run was confirmed "at 65536 bits"
+        return False, f"the first step is at {steps[0]} bits, not at the certificate's precision {precisions[0]}"
     inputs = schema.expanded(inputs)  # a binary64 block (a matrix of more than 64 numbers) as its rows of numbers
     if unreadable := schema.problem(inputs):
         return False, unreadable

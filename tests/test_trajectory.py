@@ -538,6 +538,22 @@ def test_the_checker_recomputes_at_the_stated_step_precisions_and_refuses_others
         assert not confirmation.ok and "malformed" not in confirmation.message, what
 
 
+def test_a_precision_above_the_first_step_s_is_rejected():
+    """The precision is the run's first step's: a run computed at 53 bits, restamped "precision": 65536 with its
+    digest redone, kept every enclosure true and was confirmed "at 65536 bits", a precision nothing ran at."""
+    from certify.studies import trajectory_certificate
+    from certify_checker import verify
+    cert = trajectory.trace(_example("layer.json"), 5).certificate
+    steps = cert["step_precisions"]
+    assert steps[0] == cert["precision"] and verify(cert).ok
+    for precision in (steps[0] + 1, 4096, 1 << 16):
+        forged = {**cert, "precision": precision}
+        forged["inputs_sha256"] = trajectory_certificate.digest(
+            cert["layers"], cert["inputs"], [precision, cert["curve_precision"], cert["norm_precision"], steps])
+        confirmation = verify(forged)
+        assert not confirmation.ok and "first step" in confirmation.message, (precision, confirmation.message)
+
+
 def test_a_certificate_without_step_precisions_is_read_as_every_step_at_its_precision(monkeypatch):
     """Certificates written before step precisions ran every step at `precision`: still confirmed."""
     from certify_checker import verify
