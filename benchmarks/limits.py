@@ -7,13 +7,21 @@ case: the engine's estimate of the check (certify.core.limits.work, which prices
 too), the checker's estimate of the certificate (certify_checker.over_limits, read back as the least work limit
 that admits it), the CPU seconds of the check and of the verify, and, for an inequality, of the verify of a copy
 whose stated D_out misses the checker's enclosure as by rounding ("forced": the checker recomputes at 2 and 4
-times the precision, then rejects), each estimate over its seconds, so that one row's ratio against another's
+times the precision, then rejects; for a trajectory, its last stated curve so moved: every step and curve
+recomputed at twice its precision), each estimate over its seconds, so that one row's ratio against another's
 shows where the estimate is off.  The estimate is of the most a certificate can make the checker do, those
 recomputations included, in units of at most about 0.1 us of one core (README, Limits): here 10^7 to 7 * 10^7 a
 second forced, 3 * 10^7 to 10^8 honest, more at high precision, wherever the sizes are large enough to matter
 (the smallest rows are Python's start).  The machine's load average is printed first; with other jobs running,
-CPU time is the number to read.  A few minutes on one core; --long adds the 256 x 768 dense head (half a minute)
-and 3000 layers.
+CPU time is the number to read.  A few minutes on one core; --long adds the 256 x 768 dense head (half a minute),
+3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at 65536 bits
+(a minute).
+
+Then one trajectory step at a time (STEPS): the checker's price of a step at each precision (its estimate of a
+certificate with one step more, certify_checker.over_limits) against the CPU seconds of the checker's own step
+(certify_checker.trajectory.run: the layer, tau, D and mu) from the drawn tokens, at that precision and at twice it
+(a stated value missing by rounding has every step recomputed there), so the row's ratio is the work units of a
+second the price stands for: at least 10^7 (0.1 us a unit) is not under-priced.
 """
 
 from __future__ import annotations
@@ -32,6 +40,8 @@ from pathlib import Path
 
 import certify_checker
 from certify import claims, engine
+from certify_checker import schema
+from certify_checker import trajectory as checker_trajectory
 from certify.core import config, limits
 from certify.search import samplers
 from certify.suite import wu_cases
@@ -72,6 +82,21 @@ CASES = {
 LONG = {
     "global 256x768": ("collapse.global", lambda: _draw(256, 768)),
     "trajectory 3000": (3000, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
+    "trajectory 4000": (4000, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
+}
+# name: (a function drawing the configuration, the precisions of a step, repetitions timed)
+STEPS = {
+    "step layer.json 6x3": (lambda: json.loads((ROOT / "examples" / "layer.json").read_text()),
+                            (53, 500, 1000, 2000, 4000, 8000), 20),
+    "step 8x4": (lambda: _draw(8, 4), (53, 500, 1000, 2000, 4000), 20),
+    "step 16x16": (lambda: _draw(16, 16), (53, 500, 2000), 10),
+    "step 64x64": (lambda: _draw(64, 64), (53, 500), 2),
+    "step 64x256 d_k 16": (lambda: _draw(64, 256, 16), (53, 500), 1),
+    "step 32x64 gelu": (lambda: _draw(32, 64, ffn="gelu"), (53, 500, 2000), 2),
+}
+LONG_STEPS = {
+    "step 256x768 d_k 64": (lambda: _draw(256, 768, 64), (53, 500), 1),
+    "step 24x24": (lambda: _draw(24, 24), (1 << 16,), 1),
 }
 
 
@@ -89,7 +114,19 @@ def _cpu(command: list[str]) -> tuple[float, int]:
 def missing_by_rounding(cert: dict) -> dict | None:
     """An inequality certificate whose stated D_out is moved by three of its radii: as accurate as before, no longer
     containing the checker's enclosure, so the checker recomputes at 2 and 4 times the precision before it
-    rejects (certify_checker.exact.finer): the most its estimate prices.  None for other kinds."""
+    rejects (certify_checker.exact.finer): the most its estimate prices.  A trajectory's last stated curve (or D_t)
+    so moved: every step and curve recomputed at twice its precision.  None for other kinds."""
+    if cert.get("kind") == "trajectory":
+        last = cert["points"][-1]
+        name = max(last["log_curves"], default=None)
+        ball = last["log_curves"][name] if name else last["D"]
+        if not isinstance(ball, list):
+            return None
+        m, e, r, f = map(int, ball)  # mid m 2^e, radius r 2^f: the mid moved by 3 r 2^f, exactly
+        low = min(e, f)
+        moved = [str((m << (e - low)) + (3 * r << (f - low))), str(low), str(r), str(f)]
+        point = {**last, "log_curves": {**last["log_curves"], name: moved}} if name else {**last, "D": moved}
+        return {**cert, "points": [*cert["points"][:-1], point]}
     if cert.get("kind") != "inequality":
         return None
     mid, rad = cert["values"]["D_out"].strip("[]").split(" +/- ")
@@ -137,7 +174,7 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     if moved := missing_by_rounding(cert):
         (folder / "moved.json").write_text(json.dumps(moved))
         forced_cpu, rejected = _cpu(["verify", str(folder / "moved.json"), *WIDE])
-        assert rejected == 1, "a stated D_out three radii off was not rejected"
+        assert rejected == 1, "a stated value three radii off was not rejected"
     checker = checker_work(cert)
     if isinstance(claim, int):
         estimate = checker
@@ -152,21 +189,48 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
             + ("" if verified == 0 else f"  verify exit {verified}"))
 
 
+def step_row(name: str, draw, bits: int, repeats: int) -> str:
+    """A trajectory step's row: the checker's price of one step at `bits` (its estimate of the certificate with a
+    step more) against the CPU seconds of one step there and one at twice the bits, from the drawn tokens."""
+    inputs = schema.expanded(config.to_json(config.load(draw(), limits.Limits(work=1 << 62, memory=1 << 62))))
+    skeleton = {"format": certify_checker.FORMAT, "kind": "trajectory", "layers": 1, "inputs": inputs,
+                "precision": bits, "curve_precision": 53, "norm_precision": 53, "curves": [], "witness": {}}
+    price = (checker_work({**skeleton, "step_precisions": [bits, bits]})
+             - checker_work({**skeleton, "step_precisions": [bits]}))
+    started = time.process_time()
+    for _ in range(repeats):  # a step from the drawn tokens, and D and mu before and after it
+        for factor in (1, 2):
+            checker_trajectory.run(inputs, 1, False, [factor * bits] * 2, [True, True])
+    seconds = (time.process_time() - started) / repeats
+    return f"{name:34s} {bits:6d} {price:10.3g} {seconds:8.4f} {price / max(seconds, 1e-6):9.3g}"
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.limits", description=__doc__.splitlines()[0])
-    parser.add_argument("--long", action="store_true", help="the 256 x 768 dense head and 3000 layers too")
-    parser.add_argument("cases", nargs="*", help=f"cases by name (default all): {', '.join([*CASES, *LONG])}")
+    parser.add_argument("--long", action="store_true",
+                        help="the 256 x 768 dense head, 3000 and 4000 layers and the long steps too")
+    parser.add_argument("cases", nargs="*",
+                        help=f"cases by name (default all): {', '.join([*CASES, *LONG, *STEPS, *LONG_STEPS])}")
     args = parser.parse_args(argv)
     table = {**CASES, **LONG} if args.long or args.cases else CASES
-    chosen = args.cases or list(table)
-    if unknown := [name for name in chosen if name not in table]:
+    steps = {**STEPS, **LONG_STEPS} if args.long or args.cases else STEPS
+    chosen = args.cases or [*table, *steps]
+    if unknown := [name for name in chosen if name not in table and name not in steps]:
         parser.error(f"unknown case {unknown[0]!r}")
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; CPU seconds of one process each")
-    print(f"{'case':34s} {'bits':>6s} {'engine':>10s} {'check s':>8s} {'per s':>9s} {'checker':>10s} "
-          f"{'verify s':>8s} {'per s':>9s} {'forced s':>8s} {'per s':>9s}")
-    for name in chosen:
+    if any(name in table for name in chosen):
+        print(f"{'case':34s} {'bits':>6s} {'engine':>10s} {'check s':>8s} {'per s':>9s} {'checker':>10s} "
+              f"{'verify s':>8s} {'per s':>9s} {'forced s':>8s} {'per s':>9s}")
+    for name in (name for name in chosen if name in table):
         with tempfile.TemporaryDirectory() as folder:
             print(run(name, Path(folder), *table[name]), flush=True)
+    if chosen_steps := [name for name in chosen if name in steps]:
+        print(f"{'trajectory step':34s} {'bits':>6s} {'price':>10s} {'step s':>8s} {'per s':>9s}"
+              "   (step s: at the bits and at twice them)")
+    for name in chosen_steps:
+        draw, precisions, repeats = steps[name]
+        for bits in precisions:
+            print(step_row(name, draw, bits, repeats), flush=True)
 
 
 if __name__ == "__main__":

@@ -121,20 +121,28 @@ def _shape(value) -> tuple[int, int]:
 def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | None:
     """Which limit the certificate's shapes and precisions pass, before any work (or a long run).  Tokens without layers
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_work too.
-    priced: a trajectory's steps' price (trajectory.step_price summed) in place of the stated ones' (the estimate of a
+    priced: a trajectory's steps' price (trajectory.step_prices summed) in place of the stated ones' (the estimate of a
     certificate not yet written, certify.studies.trajectory_budget; a certificate is always priced by what it states)."""
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
-    planned = {} if priced is None else {"priced": priced}  # only a trajectory's work and step_work take it
+    planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
     own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
+    steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves, a named result's finer run
+    n, d, layers, hidden, thin, _ = sizes(cert)
+    return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
+                          getattr(kind, "ESCALATION", ()))  # the precisions a stated value may be recomputed at
+
+
+def sizes(cert: dict) -> tuple[int, int, int, int, int, int]:
+    """(n, d, layers, hidden, thin, d_k) as the estimates read them: the tokens, the widest of d and d_k, the
+    configured layers, the widest FFN, _thin's d_k (the norms' route) and the widest d_k of a head stated by W_Q and
+    W_K (whose W_Q W_K^T a trajectory's step forms, whatever its norm's route); 0 for what is not stated."""
     config = _configuration(cert) or {}
     (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
     widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
     hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
-    steps = getattr(kind, "step_work", lambda _: 0)(cert, **planned)  # a trajectory's steps, a named result's finer run
-    return limits_problem(n, max([d] + widths), len(layers) if isinstance(layers, list) else 0,
-                          max(hidden, default=0), precision, limits, steps, own, _thin(cert, specs, d),
-                          getattr(kind, "ESCALATION", ()))  # the precisions a stated value may be recomputed at
+    return (n, max([d] + widths), len(layers) if isinstance(layers, list) else 0, max(hidden, default=0),
+            _thin(cert, specs, d), max(widths, default=0))
 
 
 def _thin(cert: dict, specs: list, d: int) -> int:

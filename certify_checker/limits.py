@@ -6,7 +6,8 @@ confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2
 either raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
 benchmarks.limits`): per layer (layer_work) arb_mat multiply-adds, PRODUCTS a unit, ball operations made from
 Python, ENTRY units each, and LAYER for a step; weighted by cost(bits) at the precision and at each multiple a
-kind may recompute at (its ESCALATION).  An FFN's weights are priced through h x h and d x d witnesses: this
+kind may recompute at (its ESCALATION).  A trajectory's steps are priced apart (step_parts): their Python at any
+precision, their arithmetic weighted by cost().  An FFN's weights are priced through h x h and d x d witnesses: this
 version states d x d ones (a wide weight's of its transpose, forward.spectral_norm), earlier ones h x h, which a
 certificate may still state.  Memory: the same arrays and one norm's (20 w^2 balls).
 """
@@ -70,11 +71,40 @@ def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
     return products // PRODUCTS + ENTRY * (3 * n * n + n * d + d * d + 2 * d * hidden) + GELU * n * hidden + LAYER
 
 
+# One step of a trajectory (certify_checker.trajectory: the layer through attention, centred_step and tau, or
+# forward.layer_step, and D and mu), measured on one core at 6 x 3 to 256 x 768 and 53 to 8000 bits (`python -m
+# benchmarks.limits` prints each step's price against its CPU time): its Python per operation does not grow with the
+# precision, only its arithmetic does (cost()), so a tiny step at thousands of bits is not priced as thousands of
+# 53-bit ones.  A step's Python: LAYER_STEP, STEP_ENTRY an entry of P (6 to 9 us: its exps, Pi, Delta, the scores'
+# rows), STEP_WEIGHT an entry of A (parsed, formed, A^T c), ENTRY a token's entry, a hidden unit's and a term of tau.
+LAYER_STEP = 500
+STEP_ENTRY = 70
+STEP_WEIGHT = 20
+STEP_EXP = 8  # units an entry of P at 53 bits, times cost(): its two exps and a dozen products (0.7 us at 4000 bits)
+
+
+def step_parts(n: int, d: int, hidden: int = 0, d_k: int = 0) -> tuple[int, int]:
+    """One trajectory step at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
+    times as much at other precisions): the products (scores and P X, n^2 d; E A, n d^2; a head's W_Q W_K^T,
+    d^2 d_k, formed each step; an FFN's, 2 n d h) and tau's n^3 / 2 terms, PRODUCTS a unit, the entries of P and
+    the GELUs."""
+    cubes = n * n * n // 2  # tau's terms: a difference, an absolute value and a sum each
+    products = 3 * n * n * d + n * d * d + d * d * min(d_k, d) + 2 * n * d * hidden + cubes
+    python = LAYER_STEP + STEP_ENTRY * n * n + STEP_WEIGHT * d * d + ENTRY * (n * d + 2 * d * hidden + cubes)
+    return python, products // PRODUCTS + STEP_EXP * n * n + GELU * n * hidden
+
+
+def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple = (), most: int = 1 << 20) -> int:
+    """The work of a trajectory step at `bits` and of its recomputation at each of `factors` times them."""
+    python, arithmetic = step_parts(n, d, hidden, d_k)
+    return (1 + len(factors)) * python + arithmetic * passes(bits, factors, most)
+
+
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
             thin: int = 0, factors: tuple = ()) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
-    steps computed beyond the layers, as a trajectory applies its layers cyclically, each weighted by cost() at its
-    own precision and at its recomputation's, and summed; extra: other work; thin: norm_work's; factors: passes')."""
+    steps computed beyond the layers, each weighted by cost() at its precision, and summed: a named result's finer run,
+    a trajectory's value curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes')."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:

@@ -33,13 +33,13 @@ import re
 
 from flint import arb, ctx, fmpz
 
-from certify_checker import forward, precision_problem
+from certify_checker import forward, precision_problem, sizes
 from certify_checker import inequality
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker.exact import as_accurate
 from certify_checker.exact import finer
-from certify_checker.limits import ENTRY, cost, passes
+from certify_checker.limits import cost, passes, step_cost
 
 RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
@@ -53,7 +53,7 @@ CERT_KEYS = {"format", "kind", "layers", "inputs", "inputs_sha256", "representat
 CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logarithms, the stated balls read and compared
 # A stated D, mu, tau or curve that misses the checker's ball by rounding: the steps through it and the curves are
 # recomputed at twice their precision (exact.finer; one finer run, as a trajectory's may be its whole work), so
-# every step and curve is priced at both (step_price).  Not named ESCALATION, which over_limits reads as the multiples
+# every step and curve is priced at both (step_prices).  Not named ESCALATION, which over_limits reads as the multiples
 # a kind's configured layers are recomputed at: a trajectory's norms are not, its steps are priced here.
 FINER = (2,)
 STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
@@ -444,10 +444,11 @@ def stated_steps(cert: dict) -> list | None:
     return steps if 1 <= len(steps) <= T + 1 and not any(precision_problem(p) or p > top for p in steps) else None
 
 
-def step_price(bits: int) -> int:
-    """One step at `bits` in 53-bit layer steps: cost() there and at each FINER multiple (limits.passes: arb's products
-    grow as L + L^2 / 64 in the limbs).  certify.studies.trajectory_budget meters a run in exactly this unit."""
-    return passes(bits, FINER)
+def step_prices(cert: dict):
+    """The price of one step of this certificate's trajectory at given bits, in work units: limits.step_cost of its
+    sizes (over_limits') there and at each FINER multiple.  certify.studies.trajectory_budget meters a run in it."""
+    n, d, _, hidden, _, d_k = sizes(cert)
+    return lambda bits: step_cost(n, d, hidden, d_k, bits, FINER)
 
 
 def _extent(cert: dict) -> tuple[int, int]:
@@ -458,34 +459,28 @@ def _extent(cert: dict) -> tuple[int, int]:
 
 
 def stated_price(cert: dict) -> int:
-    """step_price summed over the steps the checker computes: each at its stated precision, or all T + 1 at the highest
-    without a well-formed list (rejected before any step)."""
-    (count, top), steps = _extent(cert), stated_steps(cert)
-    return count * step_price(top) if steps is None else sum(map(step_price, steps))
+    """step_prices summed over the steps the checker computes: each at its stated precision, or all T + 1 at the
+    highest without a well-formed list (rejected before any step)."""
+    (count, top), steps, price = _extent(cert), stated_steps(cert), step_prices(cert)
+    return count * price(top) if steps is None else sum(map(price, steps))
 
 
-def step_work(cert: dict, priced: int | None = None) -> int:
-    """The 53-bit layer steps the checker computes beyond the configured layers: its steps (priced, their step_price
-    summed: stated_price unless given, certify_checker.over_limits) and with a value curve (or no list of curves)
-    T + 1 more once at the highest precision (the powers of V at norm_precision, the approach at precision)."""
+def step_work(cert: dict) -> int:
+    """The 53-bit layer steps the checker computes beyond the configured layers and the stated steps: with a value
+    curve (or no list of curves) T + 1 once at the highest precision (the powers of V at norm_precision, the
+    approach at precision)."""
     (count, top), curves = _extent(cert), cert.get("curves")
     value = not isinstance(curves, list) or any(c in VALUE_CURVES for c in curves if isinstance(c, str))
-    return (stated_price(cert) if priced is None else priced) + (count * cost(top) if value else 0)
+    return count * cost(top) if value else 0
 
 
 def work(cert: dict, priced: int | None = None) -> int:
-    """The work beyond certify_checker.limits' estimate per step: tau_t, n^3 / 2 ball operations from Python a step
-    (centred_tau, ENTRY units each, as an inequality's tau) priced as its step (step_work's priced), and each point's
-    CURVE_WORK at the curves' precision and FINER times it.  0 when malformed (verify judges)."""
-    try:
-        X, bits = cert["inputs"]["X"], cert["curve_precision"]
-        n = X["shape"][0] if isinstance(X, dict) else len(X)  # rows, or a binary64 block's (read since blocks are)
-        if type(cert["layers"]) is not int or type(bits) is not int or type(n) is not int:
-            return 0
-        return (min(max(n, 0), 1 << 20) ** 3 // 2 * ENTRY * (stated_price(cert) if priced is None else priced)
-                + _extent(cert)[0] * CURVE_WORK * passes(bits, FINER))  # the curves recomputed too
-    except (KeyError, TypeError, IndexError):
-        return 0
+    """The work beyond certify_checker.limits' estimate of the configured layers: the steps (priced: their
+    step_prices summed, stated_price unless given, certify_checker.over_limits) and each point's CURVE_WORK at
+    the curves' precision and FINER times it."""
+    bits = cert.get("curve_precision")
+    curves = _extent(cert)[0] * CURVE_WORK * passes(bits, FINER) if type(bits) is int else 0  # recomputed too
+    return (stated_price(cert) if priced is None else priced) + curves
 
 
 def verify(cert: dict) -> tuple[bool, str]:

@@ -673,14 +673,16 @@ def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
     assert not checker.verify(trajectory(10), checker.Limits(work=100_000)).refused
     assert checker.verify(trajectory(1, (53, 1 << 20, 128))).refused
     assert checker.verify(trajectory(1, (53, 74, 1 << 20))).refused
-    # tau_t (n^3 / 2 ball operations a step, ENTRY units each) on top: 64 tokens through 10000 steps passed and took
-    # minutes; without step precisions every step is priced at the highest (128 bits), and each point's curves at
-    # theirs (74 bits), each at cost() there and at twice it (a stated ball that misses the checker's by rounding is
-    # recomputed so)
+    # tau_t (n^3 / 2 ball operations a step, ENTRY units each) in every step's price: 64 tokens through 10000 steps
+    # passed and took minutes; without step precisions every step is priced at the highest (128 bits), and each
+    # point's curves at theirs (74 bits), each at cost() there and at twice it (a stated ball that misses the
+    # checker's by rounding is recomputed so), a step's Python at both
+    python, arithmetic = checker_limits.step_parts(3, 2)
+    assert python >= 3 ** 3 // 2 * checker_limits.ENTRY  # tau's terms
     priced = [checker_limits.cost(b) + checker_limits.cost(2 * b) for b in (128, 74)]
-    tau, curves = 1001 * priced[0] * (3 ** 3 // 2) * checker_limits.ENTRY, 1001 * checker_trajectory.CURVE_WORK * priced[1]
-    assert checker_trajectory.work(trajectory(1000)) == tau + curves
-    assert checker.verify(trajectory(1000), checker.Limits(work=tau + curves)).refused
+    steps, curves = 1001 * (2 * python + arithmetic * priced[0]), 1001 * checker_trajectory.CURVE_WORK * priced[1]
+    assert checker_trajectory.work(trajectory(1000)) == steps + curves
+    assert checker.verify(trajectory(1000), checker.Limits(work=steps + curves)).refused
 
 
 def test_the_work_of_tau_counts_in_the_checkers_estimate():

@@ -272,23 +272,37 @@ def test_a_trajectorys_steps_are_priced_by_the_cost_of_their_precision_and_of_th
     """24 tokens in 24 dimensions through 40 steps, every one stated at 65536 bits: priced by its limbs, three a
     step, the estimate was 3.5e9 units (350 s at 0.1 us a unit), where the checker spent 205 s of CPU at the stated
     precision and, with one stated ball moved by a few radii, 17 s a step more recomputing at twice it (about 916 s).
-    Each step is priced at cost() of its precision and of twice it, so the estimate is at least that many layer
-    steps at 53 bits, above what the run took at 0.1 us a unit; below some 220 bits (the finer run's 440) cost() is the limbs
-    and a step is priced no higher than before."""
+    A step's arithmetic is priced at cost() of its precision and of twice it, its Python (the same at any precision)
+    at both runs, so the estimate stays above what the run took at 0.1 us a unit and the certificate is refused at
+    the default limits; below some 220 bits (the finer run's 440) cost() is the limbs."""
     from certify_checker import trajectory as checker_trajectory
 
     T, bits = 40, 1 << 16
     cert = {"kind": "trajectory", "layers": T, "inputs": {"X": _tokens(24, 24, 0), "layers": [{"A": _tokens(24, 24, 1)}]},
             "precision": bits, "curve_precision": bits, "norm_precision": 128, "step_precisions": [bits] * (T + 1),
             "curves": ["global.step"], "witness": {}}
-    steps = (T + 1) * (checker_limits.cost(bits) + checker_limits.cost(2 * bits))
-    estimate = _least_work(cert)
-    assert estimate >= steps * checker_limits.layer_work(24, 24) > 916 * 10**7
+    python, arithmetic = checker_limits.step_parts(24, 24)
+    steps = (T + 1) * (2 * python + arithmetic * (checker_limits.cost(bits) + checker_limits.cost(2 * bits)))
+    assert _least_work(cert) >= steps > 916 * 10**7
     assert certify_checker.over_limits(cert, certify_checker.LIMITS) is not None  # refused at the default limits
     assert checker_trajectory.stated_price(cert) == steps
-    for low in (53, 64, 106, 200):  # where cost() is the limbs (three limbs a step was the price)
-        price = checker_trajectory.step_price(low)
-        assert price == checker_limits.limbs(low) + checker_limits.limbs(2 * low) <= 3 * checker_limits.limbs(low)
+    price = checker_trajectory.step_prices(cert)
+    for low in (53, 64, 106, 200):  # where cost() is the limbs
+        assert price(low) == 2 * python + arithmetic * (checker_limits.limbs(low) + checker_limits.limbs(2 * low))
+
+
+def test_a_tiny_trajectory_step_at_thousands_of_bits_is_priced_by_its_arithmetic_alone():
+    """A step's Python (an entry of P, a term of tau) costs about the same at any precision: the whole price of a
+    53-bit step grew by cost(), so 8 tokens in 4 dimensions at 4000 bits were priced at about 4 times their CPU time
+    at 0.1 us a unit (and 4000 layers of examples/layer.json at 7 times); only the arithmetic grows with the bits
+    now, and both parts with the sizes (`python -m benchmarks.limits` prints the steps' prices against their time)."""
+    python, arithmetic = checker_limits.step_parts(8, 4)
+    assert python > arithmetic  # a tiny step is mostly Python
+    high = checker_limits.step_cost(8, 4, 0, 0, 4000, (2,))
+    assert high == 2 * python + arithmetic * (checker_limits.cost(4000) + checker_limits.cost(8000))
+    assert high < checker_limits.step_cost(8, 4, 0, 0, 53, (2,)) * checker_limits.cost(4000) / 2
+    for grown in ((16, 4, 0, 0), (8, 8, 0, 0), (8, 4, 16, 0), (8, 8, 0, 4)):
+        assert all(map(int.__gt__, checker_limits.step_parts(*grown), checker_limits.step_parts(8, 4)))
 
 
 @pytest.mark.parametrize("kind", ["expansive-v", "residual-far"])

@@ -13,7 +13,8 @@ import pytest
 from certify.cli import main
 from certify.core.limits import Limits
 from certify.errors import BadInput
-from certify.studies import trajectory
+from certify.studies import trajectory, trajectory_budget
+from certify_checker import trajectory as checker_trajectory
 
 LAYER = str(Path(__file__).resolve().parent.parent / "examples" / "layer.json")
 
@@ -79,19 +80,44 @@ def test_a_last_attempt_that_ends_early_is_run_not_refused():
 
 
 def test_the_checker_prices_a_planned_total_as_the_steps_that_add_up_to_it():
-    """The budget asks the checker about a total of step prices (trajectory.step_price: cost() at a step's precision
-    and at twice it) in place of a list of steps, as no list need add up to every total (cost() leaps from one
-    precision to the next); on a written certificate the total of its steps is its own estimate, at every limit."""
+    """The budget asks the checker about a total of step prices (trajectory.step_prices: a step's Python, and its
+    arithmetic at cost() of its precision and of twice it) in place of a list of steps, as no list need add up to
+    every total (cost() leaps from one precision to the next); on a written certificate the total of its steps is its
+    own estimate, at every limit."""
     from certify_checker import trajectory as checker_trajectory
 
     cert = trajectory.trace(LAYER, 120).certificate
-    total = checker_trajectory.stated_price(cert)
-    assert total == sum(map(checker_trajectory.step_price, cert["step_precisions"])) > 3 * len(cert["step_precisions"])
+    total, price = checker_trajectory.stated_price(cert), checker_trajectory.step_prices(cert)
+    assert total == sum(map(price, cert["step_precisions"])) > len(cert["step_precisions"]) * price(53)
     planned = {**cert, "step_precisions": [53]}  # what the skeleton states is then read for its shape only
     for work in (least_work(cert), least_work(cert) - 1):
         limits = certify_checker.Limits(work=work)
         assert (certify_checker.over_limits(planned, limits, priced=total) is None) == (work == least_work(cert))
         assert certify_checker.over_limits(planned, limits, priced=total) == certify_checker.over_limits(cert, limits)
+
+
+@pytest.mark.parametrize("steps", [[53], [4000, 2000, 53], [65536] * 3])
+@pytest.mark.parametrize("inputs", [
+    {"X": [[0, 1], [1, 0], [2, 2]], "layers": [{"A": [[1, 0], [0, 1]]}]},
+    {"X": [[i % 3, i % 5, 1, 0] for i in range(8)], "layers": [{"W_Q": [[1], [0], [0], [1]], "W_K": [[0], [1], [1], [0]],
+                                                                "d_k": 1}]},
+    {"X": [[i, 1] for i in range(5)], "layers": [{"A": [[1, 0], [0, 1]], "ffn": {"W1": [[1, 0]] * 6, "b1": [0] * 6,
+                                                                               "W2": [[1] * 6] * 2, "b2": [0, 0]}}]},
+])
+def test_the_engines_meter_prices_steps_as_the_checker_does(inputs, steps):
+    """The run's meter charges the checker's own step price (trajectory_budget.Budget.price, asked of
+    certify_checker.trajectory.step_prices through certify.engine.certificate; no copy of the formula): on a grid of
+    sizes and precisions, a certificate stating these steps is refused at exactly the limits at which the planned
+    total of their prices is."""
+    budget = trajectory_budget.Budget(inputs, 2, ["global.step"], Limits(), lambda p, T: p, 53, True, {})
+    planned = sum(map(budget.price, steps))
+    stated = budget._skeleton(steps[0], steps)
+    assert planned == checker_trajectory.stated_price(stated) > 0
+    work = least_work(stated)
+    for limit in (work - 1, work):
+        budget = trajectory_budget.Budget(inputs, 2, ["global.step"], Limits(work=limit), lambda p, T: p, 53, True, {})
+        assert (budget._refusal(steps[0], steps) is None) == (budget._refusal_of_sum(steps[0], planned) is None) \
+            == (limit == work)
 
 
 def test_cli_stops_with_one_line_naming_the_limit_and_verify_agrees(tmp_path, capsys):

@@ -12,7 +12,7 @@ import certify
 from certify_checker import verify
 from certify_checker import trajectory as checker
 from certify_checker.exact import ESCALATION, finer
-from certify_checker.limits import cost, limbs
+from certify_checker.limits import cost, limbs, step_parts
 
 
 @pytest.fixture(scope="module")
@@ -64,12 +64,18 @@ def test_finer_recomputes_at_each_multiple_until_nothing_misses():
 
 
 def test_the_steps_are_priced_with_their_recomputations():
-    """The checker's estimate counts the retry: each step at cost() of its precision and of FINER times it (arb's
-    products grow as L + L^2 / 64 in the limbs L, faster than the limbs three times it was priced at)."""
+    """The checker's estimate counts the retry: each step's Python at both runs and its arithmetic at cost() of its
+    precision and of FINER times it (arb's products grow as L + L^2 / 64 in the limbs L, faster than the limbs three
+    times it was once priced at), for the sizes of the certificate's configuration."""
+    cert = {"layers": 3, "inputs": {"X": [[0, 1], [1, 0], [2, 2]], "layers": [{"A": [[1, 0], [0, 1]]}]},
+            "precision": 200, "curve_precision": 100, "norm_precision": 100, "step_precisions": [200, 100, 64, 53],
+            "curves": ["global.step"]}
+    python, arithmetic = step_parts(3, 2)
+    price = checker.step_prices(cert)
     for bits in (53, 64, 106, 1000, 65536):
-        assert checker.step_price(bits) == cost(bits) + sum(cost(f * bits) for f in checker.FINER)
-        assert checker.step_price(bits) >= limbs(bits) + sum(limbs(f * bits) for f in checker.FINER)
-    cert = {"layers": 3, "precision": 200, "curve_precision": 100, "norm_precision": 100,
-            "step_precisions": [200, 100, 64, 53], "curves": ["global.step"]}
-    assert checker.step_work(cert) == sum(map(checker.step_price, cert["step_precisions"]))
-    assert checker.step_work(cert, priced=7) == 7  # a planned total in place of the stated steps' (the engine's meter)
+        assert price(bits) == 2 * python + arithmetic * (cost(bits) + sum(cost(f * bits) for f in checker.FINER))
+        assert price(bits) >= arithmetic * (limbs(bits) + sum(limbs(f * bits) for f in checker.FINER))
+    assert checker.stated_price(cert) == sum(map(price, cert["step_precisions"]))
+    curves = checker.work(cert) - checker.stated_price(cert)
+    assert curves > 0 and checker.step_work(cert) == 0  # no value curve: no powers of V, no approach
+    assert checker.work(cert, priced=7) == 7 + curves  # a planned total in place of the stated steps' (the engine's meter)

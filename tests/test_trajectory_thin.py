@@ -110,15 +110,29 @@ def _budget(head: dict, layers: int) -> trajectory_budget.Budget:
                                     trajectory._curve_precision, 53, centred=True, routes=trajectory._routes(case))
 
 
+def _least_work(cert: dict) -> int:
+    low, high = 0, 1 << 50  # the checker's estimate: the least work limit that admits the certificate
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if certify_checker.over_limits(cert, certify_checker.Limits(work=middle)) is None \
+            else (middle, high)
+    return high
+
+
 def test_a_bert_base_sized_head_is_priced_through_its_reduction():
-    """256 tokens of 768 dimensions, d_k = 64: a certificate of every D_t through 3 layers at 53 bits fits the
-    default limits (its a through the 64 x 64 reduction); priced through the 768 x 768 A, as a rank-deficient W_K
-    is, it does not (the checker's estimate alone: no run; through 2 layers it did only while the configured layer's
-    norm was priced again at twice the precision, which the checker never recomputes it at)."""
-    head = thin_head(n=256, d=768, d_k=64)
+    """256 tokens of 768 dimensions, d_k = 64: a certificate of every D_t through 6 layers at 53 bits fits the
+    default limits (its a through the 64 x 64 reduction; through 3 while every step was priced as a layer with
+    its norm, which a step never computes, and its Python by cost()); priced through the 768 x 768 A, as a
+    rank-deficient W_K is, it costs the configured layer's d x d norm more, its steps the same (each forms
+    W_Q W_K^T whatever the route), at the curves' precision (the checker's estimate alone: no run)."""
+    from certify_checker import limits as checker_limits
+
+    head, T = thin_head(n=256, d=768, d_k=64), 6
     assert trajectory._routes(config.load(head)) == {"A0": {"basis": {"shape": [64, 64]}}}
-    assert _budget(head, 3).cap(53) == (53, None)
+    assert _budget(head, T).cap(53) == (53, None)
     rank_deficient = thin_head(zero_column=True, n=256, d=768, d_k=64)
     assert trajectory._routes(config.load(rank_deficient)) == {"A0": {"basis": {"shape": [768, 768]}}}
-    cap, why = _budget(rank_deficient, 3).cap(53)
-    assert "work limit" in why
+    thin, dense = (_budget(case, T)._skeleton(53, [53] * (T + 1)) for case in (head, rank_deficient))
+    assert _budget(head, T).price(53) == _budget(rank_deficient, T).price(53)
+    norm = checker_limits.layer_work(256, 768) - checker_limits.layer_work(256, 768, 0, 64)
+    assert _least_work(dense) - _least_work(thin) == checker_limits.cost(thin["curve_precision"]) * norm > 0

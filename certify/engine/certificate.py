@@ -32,6 +32,7 @@ import hashlib
 import json
 import math
 from pathlib import Path
+from typing import Callable
 
 from flint import arb, ctx
 
@@ -182,14 +183,14 @@ def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmatio
 def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = None) -> str | None:
     """Which of the checker's limits a certificate of this shape passes, or None: what `certify verify` at
     these limits would refuse unread, asked before a long run that would write it (priced: a trajectory's
-    steps' step_price summed, in place of those the skeleton states: certify_checker.over_limits)."""
+    steps' step_prices summed, in place of those the skeleton states: certify_checker.over_limits)."""
     return certify_checker.over_limits(cert, _checker_limits(limits), priced)
 
 
-def step_price(bits: int) -> int:
-    """The checker's price of one step of a trajectory at `bits` bits (certify_checker.trajectory.step_price): a run
-    budgets its steps in the checker's own unit, not a copy of it."""
-    return certify_checker.trajectory.step_price(bits)
+def step_prices(cert: dict) -> Callable[[int], int]:
+    """The checker's price of one step at given bits of a trajectory with this certificate's configuration
+    (certify_checker.trajectory.step_prices): a run budgets its steps in the checker's own unit, not a copy of it."""
+    return certify_checker.trajectory.step_prices(cert)
 
 
 @functools.lru_cache(maxsize=64)

@@ -86,8 +86,8 @@ from certify.core.primitives import LayerView
 
 # A collapsing trajectory needs about 2T bits at t = 0 and its time grows about like T^2 even with
 # step precisions: 4000 layers of examples/layer.json take about 45 s of CPU, engine and checker
-# (benchmarks/trajectory.py), their certificate 3.6e9 of the checker's work (its default limit takes every
-# D_t through some 2600); 10,000 would take minutes.
+# (benchmarks/trajectory.py), their certificate 1.5e9 of the checker's work (its default limit takes every
+# D_t through some 3700); 10,000 would take minutes.
 MAX_LAYERS = 4_000
 NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_power_bound)
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow

@@ -3,7 +3,8 @@ trying, and a meter that stops an attempt as soon as its certificate is certain 
 
 The checker prices a trajectory's certificate (certify_checker.over_limits, asked through
 certify.engine.certificate) from its shapes, its three precisions and the sum over its stated steps of
-each step's price (certify_checker.trajectory.step_price: cost() at its precision and at twice it).  An
+each step's price (certify_checker.trajectory.step_prices: its Python, and its arithmetic weighted by cost() at its
+precision and at twice it, for the configuration's sizes).  An
 attempt's first step runs at the attempt's precision p, which fixes the curves' precision and so everything
 but that sum: an attempt at p may state steps whose prices add up to at most allowed(p), found by bisection
 on the checker's own estimate of that sum (never a copy of it).
@@ -29,6 +30,7 @@ points through that one are then the certificate, as few as one.  Hence:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, fields, replace
 from typing import Callable
 
@@ -63,6 +65,12 @@ class Budget:
     centred: bool  # the representation: in absolute coordinates every step runs at the attempt's precision
     routes: dict  # the shapes of the witnesses of `a` the certificate will state (certify_checker prices by them)
 
+    @functools.cached_property
+    def price(self) -> Callable[[int], int]:
+        """The checker's price of one step at given bits (certify.engine.certificate.step_prices): the same at every
+        attempt, as it reads the configuration only."""
+        return certificate.step_prices(self._skeleton(START_PRECISION, [START_PRECISION]))
+
     def least_step(self, precision: int) -> int:
         """The least precision a step after the first runs at in an attempt at `precision`."""
         return START_PRECISION if self.centred else precision
@@ -92,12 +100,12 @@ class Budget:
         rest = [0] * (self.T + 2)  # rest[t]: the least steps t..T can cost, when they must all run
         if not last:
             for t in reversed(range(self.T + 1)):
-                rest[t] = rest[t + 1] + certificate.step_price(max(floors[t:t + 1] + [self.least_step(precision)]))
+                rest[t] = rest[t + 1] + self.price(max(floors[t:t + 1] + [self.least_step(precision)]))
         return Meter(self, precision, self._allowed(precision), rest)
 
     def _allowed(self, precision: int) -> int:
         """The largest sum of step prices the checker accepts in a certificate at this precision (0: none)."""
-        low, high = 0, (self.T + 1) * certificate.step_price(precision)
+        low, high = 0, (self.T + 1) * self.price(precision)
         if self._refusal_of_sum(precision, high) is None:
             return high
         while high - low > 1:  # the estimate grows with the sum: low is accepted (or 0), high refused
@@ -151,7 +159,7 @@ class Meter:
 
     def charge(self, t: int, bits: int) -> None:
         """Count step t at `bits` before it runs; OverLimit once the certificate is certain to be refused."""
-        self.spent += certificate.step_price(bits)
+        self.spent += self.budget.price(bits)
         total = self.spent + self.rest[t + 1]
         if total > self.allowed:
             reason = self.budget._refusal_of_sum(self.precision, total, explained=True)
