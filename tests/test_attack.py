@@ -183,8 +183,27 @@ def test_cli_says_plainly_when_nothing_is_found(capsys):
                              "--budget", "200", "--json")
     summary = json.loads(captured.out)
     assert code == 0 and not summary["violated"] and summary["counterexample"] is None
+    assert summary["outcome"] == "nothing found"
     code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "200")
     assert code == 0 and "NOTHING FOUND" in captured.out and "guarantees nothing" in captured.out
+
+
+def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys, tmp_path):
+    """A time budget that runs out before the first evaluation searched nothing: that is no answer (exit 3,
+    undecided), not "NOTHING FOUND" with exit 0, which reads as a search that looked and saw no violation."""
+    argv = ["attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "1e-9s"]
+    code, captured = run_cli(capsys, *argv)
+    assert code == 3 and "NOTHING SEARCHED" in captured.out and "NOTHING FOUND" not in captured.out
+    assert "0 evaluations" in captured.out
+    code, captured = run_cli(capsys, *argv, "--json", "--out", str(tmp_path / "a"))
+    summary = json.loads(captured.out)
+    assert code == 3 and summary["evaluations"] == 0 and summary["outcome"] == "nothing searched"
+    assert json.loads((tmp_path / "a" / "summary.json").read_text())["outcome"] == "nothing searched"
+    report = attack.attack(bound=LARGE_L, n=2, d=1, budget="1e-9s")
+    assert report.exit_code == 3 and "nothing searched" in repr(report)
+    # a search that ran says so as before: the new outcome does not swallow "nothing found"
+    ran = attack.attack(claim="collapse.global", n=2, d=1, budget=50)
+    assert ran.evaluations > 0 and ran.outcome == "nothing found" and ran.exit_code == 0
 
 
 def test_the_same_seed_and_budget_give_the_same_search():

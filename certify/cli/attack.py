@@ -26,7 +26,8 @@ def add_parser(subparsers):
         "violated over the tokens and parameters of one layer or of a stack (--layers, --mask; thin heads W_Q, W_K "
         "with --d-k), across the whole range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
-        "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
+        "Otherwise exit 0: nothing was found, which guarantees nothing; exit 3 when a time budget ran out before the "
+        "first evaluation (nothing was searched). Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
         "certified, then exit 130 (143 for SIGTERM, which stops it the same way). "
         "With --out the search keeps a journal of its evaluations in DIR, and the same "
@@ -156,6 +157,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     if shrunk is None and report.interrupted:
         print("  INTERRUPTED: " + (f"best point so far, NOT CERTIFIED: {_point_text(report, report.best)}"
                                    if report.best is not None else "no point evaluated yet"))
+    elif shrunk is None and not report.searched:
+        print(f"  NOTHING SEARCHED: the budget of {report.budget} ran out before the first evaluation, so this run "
+              f"says nothing about {report.target} (not certified either way); give a larger --budget")
     elif shrunk is None:
         print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
               "nothing: the bound may still fail elsewhere.")

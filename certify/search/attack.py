@@ -167,20 +167,36 @@ class AttackReport:
         return self.counterexample is not None
 
     @property
+    def searched(self) -> bool:
+        """Whether the search evaluated at least one point: a time budget can run out before the first (a
+        budget of 1e-9 s, or a first evaluation slower than the budget), and then nothing was searched."""
+        return self.evaluations > 0
+
+    @property
+    def outcome(self) -> str:
+        """"violated" (a certified counterexample), "nothing found" (which guarantees nothing) or "nothing
+        searched" (no point evaluated: no answer either way)."""
+        return "violated" if self.violated else "nothing found" if self.searched else "nothing searched"
+
+    @property
     def exit_code(self) -> int:
-        """1 when a certified counterexample was found, else 0 (nothing found, nothing guaranteed)."""
-        return 1 if self.violated else 0
+        """1 when a certified counterexample was found; 0 when the search ran and found nothing (which guarantees
+        nothing); 3, undecided, when it evaluated no point: reading that as "nothing found" would report a
+        search that never ran as if it had looked and seen no violation."""
+        return 1 if self.violated else 0 if self.searched else 3
 
     def __repr__(self) -> str:
         if self.counterexample is not None:
             result = self.counterexample.result
             found = (f"certified counterexample with {self.counterexample.case.n} tokens, margin {result.margin_text}, "
                      "confirmed by the checker")
-        else:
+        elif self.searched:
             found = "no violation found (nothing is guaranteed)"
+        else:
+            found = "no point evaluated (the budget ran out first): no answer"
         found += "; interrupted" if self.interrupted else ""
         found += f"; {self.replayed} evaluations replayed" if self.replayed else ""
-        return short_repr(f"attack {'violated' if self.violated else 'nothing found'}",
+        return short_repr(f"attack {self.outcome}",
                           f"{found}; {self.evaluations} evaluations in {self.seconds:.1f} s; {self.target}")
 
     def configuration(self, evaluation: Evaluation, name: str) -> dict:
@@ -197,7 +213,7 @@ class AttackReport:
             "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
             "evaluations": self.evaluations, "replayed": self.replayed, "seconds": round(self.seconds, 2),
-            "violated": self.violated,
+            "violated": self.violated, "outcome": self.outcome,
             "interrupted": self.interrupted,
             "best": _point_json(self.best),
             "best_exponent": _point_json(self.best_exponent),
