@@ -197,6 +197,33 @@ def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, c
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
 
 
+@pytest.mark.parametrize("extra, key, edited", [
+    (["--d", "2", "--d-k", "1"], "d_k", 1.0),  # a float where the integer K is required
+    ([], "n", 2.0),
+    ([], "seed", 3.0),
+    ([], "with_v", 0),  # a number where a boolean is
+    ([], "max_prec", 16384.0),
+    ([], "budget", {"evaluations": 100.0}),
+    ([], "l_range", [0.0625, 1024]),  # an integer where a real is (the same number)
+])
+def test_a_parameter_of_another_json_type_is_refused_not_resumed(tmp_path, capsys, extra, key, edited):
+    """Python's == takes 2.0 for 2 and 0 for false: an attack.json edited so ("d_k": 2.0) resumed as the attack
+    it equals.  It is refused in one line, exit 2, and nothing in the folder changes."""
+    out = tmp_path / "a"
+    argv = small() + extra + ["-q", "--out", str(out)]
+    assert main(argv) in (0, 1)
+    parameters = json.loads((out / attack_folder.PARAMETERS).read_text())
+    assert parameters[key] == edited and parameters[key] is not edited  # equal in Python, of another JSON type
+    parameters[key] = edited
+    (out / attack_folder.PARAMETERS).write_text(json.dumps(parameters))
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f'attack.json states "{key}": {json.dumps(edited)}, where an attack writes' in err, err
+    assert "Traceback" not in err and {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
 def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, capsys):
     """`certify verify DIR` checks campaign folders; an attack's folder gets the command that checks its result."""
     out = tmp_path / "a1"
