@@ -9,8 +9,8 @@ The folder (certify.jobs.store for manifest.json and chunks/):
     corpus_heatmap.FORMAT, corpus_histograms.FORMAT, index.html
                               the figures (certify.figures.corpus) and the page (certify.report.corpus_page),
                               drawn from the summary by the caller of run_corpus (this layer draws nothing)
-A folder is resumed only by the same run; `--limit K` decides sentences 0..K-1 only, so a later run
-with a larger limit (or none) continues the same folder.  The summary covers the committed sentences,
+A folder is resumed only by the same run; `--sentences K` decides sentences 0..K-1 only, so a later
+run with a larger K (or none) continues the same folder.  The summary covers the committed sentences,
 read back one at a time (memory does not grow with the corpus); each record is checked as it is read
 (its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput).
 """
@@ -85,7 +85,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     """Run (or resume) the corpus in out_dir: sentences 0..limit-1 (all without limit); then write the summary
     and call on_summary(summary) (the caller's figures and page), also when the run is interrupted."""
     if limit is not None and limit < 1:
-        raise BadInput(f"--limit must be at least 1, got {limit}")
+        raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
