@@ -306,6 +306,25 @@ def test_verify_a_campaign_as_json(tmp_path, capsys):
     assert "certify verify" in captured.err
 
 
+def test_verify_of_a_trajectory_or_run_folder_names_what_to_verify_in_it(tmp_path, capsys):
+    """`certify verify DIR` of the folder `trajectory --out` or `run --out` wrote said only "neither a certificate
+    nor a campaign folder"; it names the certificate to verify, or the page that lists them."""
+    traj, report = tmp_path / "traj", tmp_path / "report"
+    assert main(["trajectory", str(ROOT / "examples/layer.json"), "--layers", "2", "--out", str(traj), "-q"]) == 0
+    assert main(["run", "--only", "claims", "--out", str(report), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(traj)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"certify verify {traj / 'trajectory-certificate.json'}" in err, err
+    assert main(["verify", str(traj / "trajectory-certificate.json")]) == 0  # the command named confirms
+    capsys.readouterr()
+    assert main(["verify", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "`certify run`" in err and str(report / "index.html") in err, err
+    assert main(["verify", str(tmp_path / "traj" / "..")]) == 2  # a folder of neither kind: as before
+    assert "neither a certificate nor a campaign folder" in capsys.readouterr().err
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)

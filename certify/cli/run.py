@@ -11,6 +11,7 @@ from pathlib import Path
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.report_files import RUN_RESULTS
 from certify import suite
 from certify.report import suite_page
 from certify.errors import BadInput
@@ -82,7 +83,7 @@ def run(args) -> int:
     intended = sum(1 for row in state.rows if row.ok and row.intended)
     summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
                "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
-    jsonfile.write(summary, out_dir / "results.json")
+    jsonfile.write(summary, out_dir / RUN_RESULTS)
     page = suite_page.write(summary, out_dir, args.argv)
     print()
     print("\n".join(table.wrap(

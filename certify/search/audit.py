@@ -49,6 +49,7 @@ from certify.core import arguments, files
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
+from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import attack_folder, campaign as campaigns, tier3
@@ -99,6 +100,12 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
             raise BadInput(f"{folder}: an attack's folder, not a campaign's; " + (
                 f"check its counterexample with: certify verify {found}" if found.is_file()
                 else "it holds no certificate (the attack certified no counterexample)"))
+        if (folder / TRAJECTORY_CERTIFICATE).is_file():
+            raise BadInput(f"{folder}: a trajectory's folder, not a campaign's; check its certificate with: "
+                           f"certify verify {folder / TRAJECTORY_CERTIFICATE}")
+        if (folder / RUN_RESULTS).is_file() and (folder / PAGE).is_file():
+            raise BadInput(f"{folder}: the report folder of `certify run`, not a campaign's; its page {folder / PAGE} "
+                           "gives the `certify verify` command of every certificate and campaign in it")
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
     stated = _stated_format(manifest_path)
     if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
