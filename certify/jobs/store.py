@@ -129,6 +129,22 @@ def earlier(stated, format: str) -> bool:
     return old.isascii() and old.isdigit() and version.isdigit() and int(old) < int(version)
 
 
+def stated_format(manifest_path: Path) -> str | None:
+    """The "format" a readable manifest states, else None (the job's reader then says what is wrong)."""
+    try:
+        manifest = jsonfile.read(manifest_path, MANIFEST, raise_with=None)
+    except (BadInput, OSError):
+        return None
+    stated = manifest.get("format") if isinstance(manifest, dict) else None
+    return stated if isinstance(stated, str) else None
+
+
+def another_kind(stated: str | None, format: str) -> bool:
+    """Whether a manifest stating `stated` is another kind of job's than one of `format` (a `model --corpus`
+    run where a campaign goes): neither this format nor an earlier version of it."""
+    return stated is not None and stated != format and not earlier(stated, format)
+
+
 class Edited(BadInput):
     """A job folder whose manifest reads but whose chain of digests does not match its entries: edited, not
     unreadable (a reader such as verify rejects it, as it rejects an edited chunk)."""
@@ -189,6 +205,11 @@ class Store:
     def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool) -> "Store":
         """Store.open once the folder is locked."""
         manifest_path = folder / MANIFEST
+        if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
+            # another job's folder is neither corrupt nor this job's to discard: --restart removed its manifest,
+            # chunks and summary before the refusal that followed, which its message had invited
+            raise BadInput(f"{folder} holds another kind of job, not a {noun} ({MANIFEST} of format {stated!r}); "
+                           "nothing was changed: choose another --out")
         if restart and manifest_path.is_file():
             for name in (CHUNKS, *outputs):
                 path = folder / name

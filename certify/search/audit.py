@@ -107,8 +107,8 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
             raise BadInput(f"{folder}: the report folder of `certify run`, not a campaign's; its page {folder / PAGE} "
                            "gives the `certify verify` command of every certificate and campaign in it")
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
-    stated = _stated_format(manifest_path)
-    if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
+    stated = jobs.stated_format(manifest_path)
+    if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
                        f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates in it "
@@ -127,16 +127,6 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     if validated != spec:
         raise BadInput(f"{manifest_path}: the manifest is not in the canonical form a campaign writes")
     return spec, folder
-
-
-def _stated_format(manifest_path: Path) -> str | None:
-    """The "format" a readable manifest states, else None (the campaign reader then says what is wrong)."""
-    try:
-        manifest = jsonfile.read(manifest_path, "manifest.json", raise_with=None)
-    except (BadInput, OSError):
-        return None
-    stated = manifest.get("format") if isinstance(manifest, dict) else None
-    return stated if isinstance(stated, str) else None
 
 
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
