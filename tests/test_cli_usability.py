@@ -325,6 +325,21 @@ def test_verify_of_a_trajectory_or_run_folder_names_what_to_verify_in_it(tmp_pat
     assert "neither a certificate nor a campaign folder" in capsys.readouterr().err
 
 
+def test_run_refuses_to_write_its_report_into_a_campaign_or_an_attack_folder(tmp_path, capsys):
+    """`certify run --out` of a campaign's (or attack's) folder wrote its report page over the campaign's
+    index.html and its results beside the records: refused before any work, the folder unchanged."""
+    campaign, attack = tmp_path / "c", tmp_path / "a"
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "4", "--workers", "1", "--out", str(campaign), "-q"]) == 0
+    assert main(["attack", "--n", "2", "--d", "1", "--budget", "50", "--out", str(attack), "-q"]) == 0
+    for folder, kind in ((campaign, "a campaign or corpus run (its manifest.json)"), (attack, "an attack (its attack.json)")):
+        before = {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        capsys.readouterr()
+        assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1 and f"{folder} holds {kind}" in captured.err
+        assert {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} == before
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -15,6 +15,8 @@ from certify.core.report_files import RUN_RESULTS
 from certify import suite
 from certify.report import suite_page
 from certify.errors import BadInput
+from certify.jobs.store import MANIFEST
+from certify.search import attack_folder
 
 # case, verdict, expected, as expected?, detail: 100 columns with the indent and gaps; longer cells
 # wrap inside their column (the whole text is in results.json).
@@ -57,6 +59,9 @@ def run(args) -> int:
         known = ", ".join(module.TITLE for module in suite.load_sections())
         raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; sections: {known}")  # not a list's repr
     out_dir = Path(args.out)
+    for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
+        if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
+            raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
         tempfile.TemporaryFile(dir=out_dir).close()
