@@ -340,6 +340,21 @@ def test_run_refuses_to_write_its_report_into_a_campaign_or_an_attack_folder(tmp
         assert {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} == before
 
 
+def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path, capsys, monkeypatch):
+    """`certify check C.json --out C.json` replaced the configuration by its certificate: refused, C unchanged."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "C.json"
+    config.write_bytes((ROOT / "examples/layer.json").read_bytes())
+    before = config.read_bytes()
+    for out in ("C.json", "./C.json", str(config)):
+        assert main(["check", "C.json", "--out", out]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert f"--out {out} is the file of CONFIG" in captured.err, captured.err
+        assert config.read_bytes() == before
+    assert main(["check", "C.json", "--out", "cert.json"]) == 0 and main(["verify", "cert.json"]) == 0
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)

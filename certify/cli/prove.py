@@ -17,7 +17,7 @@ from certify.core import jsonfile
 from certify.core import progress as progress_display
 from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.engine import certificate as certificates
-from certify.errors import BadInput, Interrupted
+from certify.errors import Interrupted
 from certify.prove import region as region_proof
 
 
@@ -53,23 +53,12 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def _distinct_files(args) -> None:
-    """BadInput when --counterexample names the file of --out or of --resume: a violation's configuration was
-    written over the certificate just written (which the report still named), or over the proof resumed."""
-    if args.counterexample is None:
-        return
-    target = Path(args.counterexample).resolve()
-    for option, path in (("--out", args.out), ("--resume", args.resume)):
-        if path is not None and Path(path).resolve() == target:
-            raise BadInput(f"--counterexample {args.counterexample} is the file of {option}: the configuration of a "
-                           "violation would be written over it; give it another path")
-
-
 def run(args) -> int:
     """Run `certify prove`; return its exit code."""
     region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
                                            args.time_limit)  # bad input before the progress bar
-    _distinct_files(args)
+    # a violation's configuration was written over the certificate just written (which the report still named)
+    options.not_overwriting("--counterexample", args.counterexample, {"--out": args.out, "--resume": args.resume})
     limits = options.limits_of(args)  # --resume's reader and the checker's
     resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
               if args.resume else None)
