@@ -343,6 +343,25 @@ def test_ctrl_c_while_replaying_leaves_the_folder_as_it_was(tmp_path, monkeypatc
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("limit, said", [
+    ("tokens=1", "the configuration has 2 tokens, above the limit of 1"),
+    ("layers=1", "the configuration has 2 layers, above the limit of 1"),
+    ("work=100", "is above the limit of 100 (raise it with --limit work=N)"),
+])
+def test_limits_no_candidate_could_pass_are_refused_before_the_search(tmp_path, monkeypatch, capsys, limit, said):
+    """The candidates are certified under --limit: one that no configuration of the layout passes was refused
+    only when the first finalist was checked, after the whole search (minutes at a large budget)."""
+    counted = Evaluations(monkeypatch)
+    out = tmp_path / "a"
+    argv = ["attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--layers", "2", "--budget", "300"]
+    assert main(argv + ["--limit", limit, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "no candidate of this search could be certified under the limits" in captured.err and said in captured.err
+    assert counted.calls == 0 and not out.exists()
+    assert main(argv + ["-q"]) == 1  # within the default limits the same search certifies its counterexample
+
+
 def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch):
     counted = Evaluations(monkeypatch)
     (tmp_path / "file").write_text("")

@@ -43,7 +43,7 @@ from certify import engine
 from certify.core import config, numbers, seeds
 from certify.core.files import folder_path
 from certify.core.arguments import flag, integer
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
@@ -545,8 +545,15 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
     simplex = 8 * (layout.size + 1) * layout.size
     if simplex > limits.memory:
-        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {simplex / 2**30:.1f} GiB, above "
-                       f"the memory limit of {limits.memory / 2**30:.2f} GiB (lower --n, --d or --layers)")
+        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {in_bytes(simplex)}, above "
+                       f"the memory limit of {in_bytes(limits.memory)} (lower --n, --d or --layers)")
+    # the candidates are certified under `limits`: a layout none of whose configurations they admit (--limit
+    # tokens=1, work=100) was refused only after the whole search, when its first finalist was checked
+    X, H, V = layout.arrays(layout.random_shape(np.random.default_rng(seed)), 1.0)
+    try:
+        engine.preflight(config.load(layout.case(X, H, V), limits), claim_obj, limits, max_prec=max_prec)
+    except BadInput as refused:
+        raise BadInput(f"no candidate of this search could be certified under the limits: {refused}") from None
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")
