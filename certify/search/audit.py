@@ -110,9 +110,12 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     stated = jobs.stated_format(manifest_path)
     if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
+        kept = sorted((folder / "certificates").glob("*.json"))  # where a job keeps them (a corpus run's too)
+        which = (f"e.g. certify verify {kept[0]} ({len(kept)} in {folder / 'certificates'})" if kept
+                 else "it keeps none")
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
-                       f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates in it "
-                       "one by one")
+                       f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates it keeps one "
+                       f"by one: {which}")
     try:
         manifest = campaigns.stored_parameters(folder)
         manifest.pop("format")
