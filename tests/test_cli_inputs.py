@@ -210,3 +210,15 @@ def test_a_constant_or_undefined_bound_is_a_verdict_or_bad_input_never_an_intern
         assert err.count("\n") == 1
     else:
         assert code in (0, 1) and err == "", err
+
+
+def test_counts_of_boxes_leaves_and_evaluations_read_in_english(capsys):
+    """prove printed "1 boxes left", attack "1 evaluations"."""
+    from certify.errors import counted
+
+    assert [counted(k, noun) for k, noun in ((1, "box"), (2, "box"), (1, "leaf"), (3, "leaf"), (2, "evaluation"))] \
+        == ["1 box", "2 boxes", "1 leaf", "3 leaves", "2 evaluations"]
+    assert main(["prove", "collapse.tanh", "--n", "4", "--d", "1", "--radius", "2", "--norm", "2",
+                 "--time-limit", "1e-9"]) == 3
+    out = capsys.readouterr().out
+    assert "0 boxes, 0 leaves" in out and "1 box left" in out and "1 boxes left" not in out, out

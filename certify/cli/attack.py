@@ -12,7 +12,7 @@ from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
 from certify.cli import options
-from certify.errors import Interrupted
+from certify.errors import Interrupted, counted
 from certify.search import attack as search
 from certify.search import shrink
 from certify.search.attack import AttackReport
@@ -126,7 +126,7 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written."""
     print(f"ATTACK {report.target} on {report.layout.describe()}")
     replayed = f" ({report.replayed} replayed from the journal)" if report.replayed else ""
-    print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations{replayed} in "
+    print(f"  search: seed {report.seed}, {counted(report.starts, 'start')}, {counted(report.evaluations, 'evaluation')}{replayed} in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
     best, tight = summary["best"], summary["best_exponent"]
     if best:
