@@ -355,6 +355,18 @@ def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path,
     assert main(["check", "C.json", "--out", "cert.json"]) == 0 and main(["verify", "cert.json"]) == 0
 
 
+def test_verify_of_a_configuration_names_the_command_that_decides_it(tmp_path, capsys):
+    """An attack's best.json or an example given to `certify verify` said only "not a certify certificate"."""
+    config = ROOT / "examples/layer.json"
+    assert main(["verify", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(f"; it is a configuration, which certify check {config} decides\n")
+    other = tmp_path / "summary.json"
+    other.write_text('{"count": 3}')
+    assert main(["verify", str(other)]) == 2  # neither: no hint
+    assert capsys.readouterr().err.endswith("(format 'certify-certificate/1' expected)\n")
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)
