@@ -206,6 +206,19 @@ def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys
     assert ran.evaluations > 0 and ran.outcome == "nothing found" and ran.exit_code == 0
 
 
+def test_a_large_point_is_summarised_not_printed_whole(capsys):
+    """--n 64 --d 64 printed the tightest point's 4,096 entries of A and the tokens: 100 kB of digits on the
+    terminal.  A matrix of more than 64 entries is shown by its shape and range; a small one still whole."""
+    code, captured = run_cli(capsys, "attack", "--n", "9", "--d", "8", "--budget", "50")
+    assert code in (0, 1)
+    line = next(line for line in captured.out.splitlines() if line.strip().startswith("X ~"))
+    assert "X ~ [9 x 8 entries from " in line and "(the whole point is written with --out" in line
+    assert "A ~ [[" in line and len(line) < 1000, line  # A, 8 x 8, is shown whole
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "2", "--budget", "50")
+    line = next(line for line in captured.out.splitlines() if line.strip().startswith("X ~"))
+    assert line.strip().startswith("X ~ [[") and "whole point" not in line
+
+
 def test_the_same_seed_and_budget_give_the_same_search():
     first, second = (attack.attack(bound=LARGE_L, n=3, d=2, seed=5, budget=150) for _ in range(2))
     assert first.best.score == second.best.score and np.array_equal(first.best.shape, second.best.shape)

@@ -7,6 +7,8 @@ import shlex
 import sys
 from fractions import Fraction
 
+import numpy as np
+
 from certify import engine
 from certify.core import config
 from certify.core import jsonfile
@@ -177,11 +179,20 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
               + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
 
 
+# The most entries of a matrix an evaluated (uncertified) point shows: --n 64 --d 64 printed 100 kB of digits;
+# larger ones are summarised, the whole point being written with --out (best.json, tightest.json)
+SHOWN_ENTRIES = 64
+
+
 def _point_text(report: AttackReport, evaluation) -> str:
-    """An evaluated point's matrices to 4 digits (a stack's first layer), for reading."""
+    """An evaluated point's matrices to 4 digits (a stack's first layer), for reading; a large one summarised."""
     X, Hs, Vs = report.layout.arrays(evaluation.shape, evaluation.L_param)
-    return (f"X ~ {_rounded(X)}, {report.layout.head.text(Hs[0], _rounded)}"
+    matrices = [X, Hs[0]] + ([Vs[0]] if Vs is not None else [])
+    text = (f"X ~ {_rounded(X)}, {report.layout.head.text(Hs[0], _rounded)}"
             + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "") + ("" if len(Hs) == 1 else " (layer 0)"))
+    if any(np.size(m) > SHOWN_ENTRIES for m in matrices):
+        text += " (the whole point is written with --out: best.json, tightest.json)"
+    return text
 
 
 def _matrix_text(rows, entry) -> str:
@@ -189,7 +200,10 @@ def _matrix_text(rows, entry) -> str:
 
 
 def _rounded(M) -> str:
-    """A float64 matrix to 4 digits (the tightest point, for reading)."""
+    """A float64 matrix to 4 digits (the tightest point, for reading); beyond SHOWN_ENTRIES its shape and range."""
+    M = np.asarray(M)
+    if M.size > SHOWN_ENTRIES:
+        return f"[{' x '.join(map(str, M.shape))} entries from {M.min():.4g} to {M.max():.4g}]"
     return _matrix_text(M, lambda v: f"{v:.4g}")
 
 
