@@ -199,6 +199,8 @@ def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys
     summary = json.loads(captured.out)
     assert code == 3 and summary["evaluations"] == 0 and summary["outcome"] == "nothing searched"
     assert json.loads((tmp_path / "a" / "summary.json").read_text())["outcome"] == "nothing searched"
+    code, captured = run_cli(capsys, *argv, "--out", str(tmp_path / "a"))  # the folder says where a larger goes
+    assert code == 3 and "give a larger --budget and another --out" in captured.out
     report = attack.attack(bound=LARGE_L, n=2, d=1, budget="1e-9s")
     assert report.exit_code == 3 and "nothing searched" in repr(report)
     # a search that ran says so as before: the new outcome does not swallow "nothing found"

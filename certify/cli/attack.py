@@ -161,7 +161,8 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
                                    if report.best is not None else "no point evaluated yet"))
     elif shrunk is None and not report.searched:
         print(f"  NOTHING SEARCHED: the budget of {report.budget} ran out before the first evaluation, so this run "
-              f"says nothing about {report.target} (not certified either way); give a larger --budget")
+              f"says nothing about {report.target} (not certified either way); give a larger --budget"
+              + (" and another --out (a folder is resumed by the same attack only)" if "parameters" in written else ""))
     elif shrunk is None:
         print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
               "nothing: the bound may still fail elsewhere.")
