@@ -291,7 +291,10 @@ def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_fi
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--sentences", "1") == 0
     assert run_corpus(mixed_model, corpus_file, out, "--bits", "128") == 2
-    assert "different bits" in capsys.readouterr().err
+    # named by its option, not by the manifest's key ("different bits")
+    assert "holds another corpus run (different --start-prec);" in capsys.readouterr().err
+    assert run_corpus(mixed_model, corpus_file, out, "--max-prec", "1024") == 2
+    assert "holds another corpus run (different --max-prec);" in capsys.readouterr().err
     assert run_corpus(mixed_model, corpus_file, out, "--bits", "128", "--restart") == 0
 
 

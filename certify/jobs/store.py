@@ -174,12 +174,14 @@ class Store:
 
     @classmethod
     def open(cls, folder, params: dict, *, outputs: tuple[str, ...] = (), noun: str = "job",
-             restart: bool = False) -> "Store":
+             restart: bool = False, named: dict[str, str] | None = None) -> "Store":
         """Create the folder of the job `params`, or resume it (the same parameters only), locked for this
         run until close() (BadInput if another run holds it).
 
         `outputs`: the top-level files and folders the job writes besides manifest.json and
-        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
+        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.  `named`: what
+        the user calls a parameter whose key is not its option's name ({"max_bits": "--max-prec"}), for the
+        refusal of another job.
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
         busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
@@ -193,7 +195,7 @@ class Store:
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
-            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart)
+            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
         except BaseException:
             if lock is not None:
                 lock.close()
@@ -202,7 +204,8 @@ class Store:
         return store
 
     @classmethod
-    def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool) -> "Store":
+    def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool,
+                named: dict[str, str]) -> "Store":
         """Store.open once the folder is locked."""
         manifest_path = folder / MANIFEST
         if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
@@ -223,6 +226,7 @@ class Store:
             stored = parameters(store.manifest)
             if stored != params:
                 differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+                differ = list(dict.fromkeys(named.get(k, k) for k in differ))  # each name once
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
                                "choose another --out or pass --restart to discard it")
             if store._unwritten_last():  # a killed run recorded the chunk, not its file

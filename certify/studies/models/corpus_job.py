@@ -63,6 +63,12 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
     return jobs.ChunkResult(records=records, artefacts=artefacts)
 
 
+# the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
+# "different max_bits" for another --max-prec)
+NAMED = {"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model", "model_sha256": "the model's weights",
+         "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences"}
+
+
 def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
     """The run's identity as its manifest stores it: the format, the sentence count, the model and the sha256
     of its weights, the corpus's name and the sha256 of its sentences, and the precision ladder.  A folder is
@@ -89,7 +95,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
-                         noun="corpus run", restart=restart) as store:  # locked for this run until the page is written
+                         noun="corpus run", restart=restart, named=NAMED) as store:  # locked for this run until the page is written
         check = _record_check(store, run, text_model.model.config)
         wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
         done = store.decided(check)
