@@ -179,12 +179,12 @@ def small(**changes) -> list[str]:
 
 
 @pytest.mark.parametrize("changes, differ", [
-    ({"--seed": "4"}, "seed"),
-    ({"--budget": "101"}, "budget"),
-    ({"--budget": "10s"}, "budget, starts"),  # a time budget has its own number of starts
-    ({"--n": "3"}, "n"),
-    ({"--max-prec": "4096"}, "max_prec"),
-    ({"--bound": None, "--claim": "collapse.global"}, "bound, claim"),
+    ({"--seed": "4"}, "--seed"),
+    ({"--budget": "101"}, "--budget"),
+    ({"--budget": "10s"}, "--budget, --starts"),  # a time budget has its own number of starts
+    ({"--n": "3"}, "--n"),
+    ({"--max-prec": "4096"}, "--max-prec"),  # named by its option, not as the key max_prec
+    ({"--bound": None, "--claim": "collapse.global"}, "--bound, --claim"),
 ])
 def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, capsys, changes, differ):
     out = tmp_path / "a1"
@@ -369,7 +369,7 @@ def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch)
         attack.attack(**SEARCH, out=tmp_path / "file")
     attack.attack(**dict(SEARCH, budget=60), out=tmp_path / "a")
     calls = counted.calls
-    with pytest.raises(BadInput, match="different seed"):
+    with pytest.raises(BadInput, match="different --seed"):
         attack.attack(**dict(SEARCH, budget=60, seed=9), out=tmp_path / "a")
     assert counted.calls == calls
 

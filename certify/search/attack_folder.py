@@ -305,6 +305,12 @@ def _kind(value) -> str:
     return ""
 
 
+def _option(key: str) -> str:
+    """A parameter by the option that sets it ("max_prec" is --max-prec), as the refusal of another attack names
+    it; "format", and "starts" when derived from the budget, are set by no option of their own name."""
+    return key if key == "format" else f"--{key.replace('_', '-')}"
+
+
 def _check_parameters(folder: Path, params: dict) -> None:
     """BadInput unless the folder is new or holds the attack of `params`."""
     path = folder / PARAMETERS
@@ -322,6 +328,6 @@ def _check_parameters(folder: Path, params: dict) -> None:
         raise corrupt(folder, f"{PARAMETERS} states {json.dumps(key)}: {json.dumps(stored[key])}, where an attack "
                       f"writes {json.dumps(params[key])}{_kind(params[key])}: it was edited")
     if stored != params:
-        differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+        differ = sorted(_option(k) for k in set(stored) | set(params) if stored.get(k) != params.get(k))
         raise BadInput(f"{folder} holds another attack (different {', '.join(differ)}); choose another --out, "
                        "or move the folder away")
