@@ -507,7 +507,7 @@ def test_a_campaigns_limits_are_kept_in_its_manifest_and_rederived_under(tmp_pat
     assert json.loads((out / "manifest.json").read_text())["limits"] == {"work": 1000000}
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()
-    assert main(argv) == 2 and "different limits" in capsys.readouterr().err
+    assert main(argv) == 2 and "different --limit" in capsys.readouterr().err
 
 
 def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):
