@@ -25,4 +25,5 @@ def shown(value) -> str:
 
 def counted(count: int, noun: str) -> str:
     """"1 row", "2 rows": a count and its noun, singular for one (a message said "the mask has 1 rows")."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    plural = noun[:-1] + "ves" if noun.endswith("f") else noun + ("es" if noun.endswith(("s", "x")) else "s")
+    return f"{count} {noun if count == 1 else plural}"

@@ -183,8 +183,42 @@ def test_cli_says_plainly_when_nothing_is_found(capsys):
                              "--budget", "200", "--json")
     summary = json.loads(captured.out)
     assert code == 0 and not summary["violated"] and summary["counterexample"] is None
+    assert summary["outcome"] == "nothing found"
     code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "200")
     assert code == 0 and "NOTHING FOUND" in captured.out and "guarantees nothing" in captured.out
+
+
+def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys, tmp_path):
+    """A time budget that runs out before the first evaluation searched nothing: that is no answer (exit 3,
+    undecided), not "NOTHING FOUND" with exit 0, which reads as a search that looked and saw no violation."""
+    argv = ["attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "1e-9s"]
+    code, captured = run_cli(capsys, *argv)
+    assert code == 3 and "NOTHING SEARCHED" in captured.out and "NOTHING FOUND" not in captured.out
+    assert "0 evaluations" in captured.out
+    code, captured = run_cli(capsys, *argv, "--json", "--out", str(tmp_path / "a"))
+    summary = json.loads(captured.out)
+    assert code == 3 and summary["evaluations"] == 0 and summary["outcome"] == "nothing searched"
+    assert json.loads((tmp_path / "a" / "summary.json").read_text())["outcome"] == "nothing searched"
+    code, captured = run_cli(capsys, *argv, "--out", str(tmp_path / "a"))  # the folder says where a larger goes
+    assert code == 3 and "give a larger --budget and another --out" in captured.out
+    report = attack.attack(bound=LARGE_L, n=2, d=1, budget="1e-9s")
+    assert report.exit_code == 3 and "nothing searched" in repr(report)
+    # a search that ran says so as before: the new outcome does not swallow "nothing found"
+    ran = attack.attack(claim="collapse.global", n=2, d=1, budget=50)
+    assert ran.evaluations > 0 and ran.outcome == "nothing found" and ran.exit_code == 0
+
+
+def test_a_large_point_is_summarised_not_printed_whole(capsys):
+    """--n 64 --d 64 printed the tightest point's 4,096 entries of A and the tokens: 100 kB of digits on the
+    terminal.  A matrix of more than 64 entries is shown by its shape and range; a small one still whole."""
+    code, captured = run_cli(capsys, "attack", "--n", "9", "--d", "8", "--budget", "50")
+    assert code in (0, 1)
+    line = next(line for line in captured.out.splitlines() if line.strip().startswith("X ~"))
+    assert "X ~ [9 x 8 entries from " in line and "(the whole point is written with --out" in line
+    assert "A ~ [[" in line and len(line) < 1000, line  # A, 8 x 8, is shown whole
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "2", "--budget", "50")
+    line = next(line for line in captured.out.splitlines() if line.strip().startswith("X ~"))
+    assert line.strip().startswith("X ~ [[") and "whole point" not in line
 
 
 def test_the_same_seed_and_budget_give_the_same_search():

@@ -179,12 +179,12 @@ def small(**changes) -> list[str]:
 
 
 @pytest.mark.parametrize("changes, differ", [
-    ({"--seed": "4"}, "seed"),
-    ({"--budget": "101"}, "budget"),
-    ({"--budget": "10s"}, "budget, starts"),  # a time budget has its own number of starts
-    ({"--n": "3"}, "n"),
-    ({"--max-prec": "4096"}, "max_prec"),
-    ({"--bound": None, "--claim": "collapse.global"}, "bound, claim"),
+    ({"--seed": "4"}, "--seed"),
+    ({"--budget": "101"}, "--budget"),
+    ({"--budget": "10s"}, "--budget, --starts"),  # a time budget has its own number of starts
+    ({"--n": "3"}, "--n"),
+    ({"--max-prec": "4096"}, "--max-prec"),  # named by its option, not as the key max_prec
+    ({"--bound": None, "--claim": "collapse.global"}, "--bound, --claim"),
 ])
 def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, capsys, changes, differ):
     out = tmp_path / "a1"
@@ -195,6 +195,33 @@ def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"holds another attack (different {differ})" in err, err
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+@pytest.mark.parametrize("extra, key, edited", [
+    (["--d", "2", "--d-k", "1"], "d_k", 1.0),  # a float where the integer K is required
+    ([], "n", 2.0),
+    ([], "seed", 3.0),
+    ([], "with_v", 0),  # a number where a boolean is
+    ([], "max_prec", 16384.0),
+    ([], "budget", {"evaluations": 100.0}),
+    ([], "l_range", [0.0625, 1024]),  # an integer where a real is (the same number)
+])
+def test_a_parameter_of_another_json_type_is_refused_not_resumed(tmp_path, capsys, extra, key, edited):
+    """Python's == takes 2.0 for 2 and 0 for false: an attack.json edited so ("d_k": 2.0) resumed as the attack
+    it equals.  It is refused in one line, exit 2, and nothing in the folder changes."""
+    out = tmp_path / "a"
+    argv = small() + extra + ["-q", "--out", str(out)]
+    assert main(argv) in (0, 1)
+    parameters = json.loads((out / attack_folder.PARAMETERS).read_text())
+    assert parameters[key] == edited and parameters[key] is not edited  # equal in Python, of another JSON type
+    parameters[key] = edited
+    (out / attack_folder.PARAMETERS).write_text(json.dumps(parameters))
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f'attack.json states "{key}": {json.dumps(edited)}, where an attack writes' in err, err
+    assert "Traceback" not in err and {path.name: path.read_bytes() for path in out.iterdir()} == before
 
 
 def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, capsys):
@@ -316,6 +343,25 @@ def test_ctrl_c_while_replaying_leaves_the_folder_as_it_was(tmp_path, monkeypatc
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
+@pytest.mark.parametrize("limit, said", [
+    ("tokens=1", "the configuration has 2 tokens, above the limit of 1"),
+    ("layers=1", "the configuration has 2 layers, above the limit of 1"),
+    ("work=100", "is above the limit of 100 (raise it with --limit work=N)"),
+])
+def test_limits_no_candidate_could_pass_are_refused_before_the_search(tmp_path, monkeypatch, capsys, limit, said):
+    """The candidates are certified under --limit: one that no configuration of the layout passes was refused
+    only when the first finalist was checked, after the whole search (minutes at a large budget)."""
+    counted = Evaluations(monkeypatch)
+    out = tmp_path / "a"
+    argv = ["attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--layers", "2", "--budget", "300"]
+    assert main(argv + ["--limit", limit, "--out", str(out)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "no candidate of this search could be certified under the limits" in captured.err and said in captured.err
+    assert counted.calls == 0 and not out.exists()
+    assert main(argv + ["-q"]) == 1  # within the default limits the same search certifies its counterexample
+
+
 def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch):
     counted = Evaluations(monkeypatch)
     (tmp_path / "file").write_text("")
@@ -323,7 +369,7 @@ def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch)
         attack.attack(**SEARCH, out=tmp_path / "file")
     attack.attack(**dict(SEARCH, budget=60), out=tmp_path / "a")
     calls = counted.calls
-    with pytest.raises(BadInput, match="different seed"):
+    with pytest.raises(BadInput, match="different --seed"):
         attack.attack(**dict(SEARCH, budget=60, seed=9), out=tmp_path / "a")
     assert counted.calls == calls
 

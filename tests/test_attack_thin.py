@@ -178,7 +178,7 @@ def test_another_d_k_on_the_folder_is_refused_in_one_line_and_changes_nothing(tm
         capsys.readouterr()
         assert main(small + other + ["--out", str(folder)]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "holds another attack (different d_k)" in err, err
+        assert err.count("\n") == 1 and "holds another attack (different --d-k)" in err, err
         assert {path.name: path.read_bytes() for path in folder.iterdir()} == before
     capsys.readouterr()
     assert main(small + ["--d-k", "2", "--out", str(thin_folder)]) in (0, 1)  # the same attack: resumed

@@ -175,6 +175,13 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "'certify-model-corpus/1'" in err and "--restart" not in err
+    assert err.endswith("checks the certificates it keeps one by one: it keeps none\n"), err
+    # where it keeps some, one is named with the command that checks it (it said "the certificates in it")
+    (tmp_path / "certificates").mkdir()
+    (tmp_path / "certificates" / "L0H2.json").write_text("{}")
+    assert main(["verify", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})" in err, err
 
 
 def test_a_tier_label_the_campaign_cannot_have_written_is_rejected(copy, tmp_path):

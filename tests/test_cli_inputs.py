@@ -184,3 +184,41 @@ def test_keys_that_go_with_w_q_are_named_in_grammar(stray, said, tmp_path, capsy
     path.write_text(json.dumps({"X": [[0], [1]], "A": [[1]]} | stray))
     assert main(["check", str(path)]) == 2
     assert capsys.readouterr().err == f"certify: error: layer: {said}\n"
+
+
+@pytest.mark.parametrize("bound, undefined", [
+    ("5", None),  # a constant: its float64 screen was a number where a chunk's array of sides was wanted
+    ("exp(1e10)", None),  # a constant beyond float64, likewise
+    ("1/0", "1/0 divides by zero"),  # 1.0/0.0 of Python floats raised ZeroDivisionError in the float64 screen
+    ("0**-1", "0**-1 with a base <= 0"),
+    ("sqrt(-1)", "sqrt(-1) of a number outside its domain"),
+])
+@pytest.mark.parametrize("command", [["attack", "--n", "2", "--d", "1", "--budget", "60"],
+                                     ["sample", "--n", "3", "--d", "2", "--count", "3", "--workers", "1"],
+                                     ["sample", "--n", "3", "--d", "2", "--count", "3", "--workers", "1",
+                                      "--tier", "tier3"]])
+def test_a_constant_or_undefined_bound_is_a_verdict_or_bad_input_never_an_internal_error(
+        tmp_path, capsys, bound, undefined, command):
+    """`sample --bound 5`, `sample --bound 1/0` and `attack --bound 1/0` were internal errors (exit 4); a bound
+    undefined where it is evaluated is bad input (one line, exit 2), as `check` says, and a constant is a bound."""
+    out = ["--out", str(tmp_path / "out")] if command[0] == "sample" else []
+    code = main(command + ["--bound", bound, "-q"] + out)
+    err = capsys.readouterr().err
+    assert "internal error" not in err and "Traceback" not in err, err
+    if undefined:
+        assert code == 2 and err == f"certify: error: the bound is undefined: {undefined}" + err.split(undefined)[1]
+        assert err.count("\n") == 1
+    else:
+        assert code in (0, 1) and err == "", err
+
+
+def test_counts_of_boxes_leaves_and_evaluations_read_in_english(capsys):
+    """prove printed "1 boxes left", attack "1 evaluations"."""
+    from certify.errors import counted
+
+    assert [counted(k, noun) for k, noun in ((1, "box"), (2, "box"), (1, "leaf"), (3, "leaf"), (2, "evaluation"))] \
+        == ["1 box", "2 boxes", "1 leaf", "3 leaves", "2 evaluations"]
+    assert main(["prove", "collapse.tanh", "--n", "4", "--d", "1", "--radius", "2", "--norm", "2",
+                 "--time-limit", "1e-9"]) == 3
+    out = capsys.readouterr().out
+    assert "0 boxes, 0 leaves" in out and "1 box left" in out and "1 boxes left" not in out, out

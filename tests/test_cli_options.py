@@ -457,3 +457,25 @@ def test_model_names_the_corpus_options_given_without_corpus(options, named, tmp
     --corpus", every one of them, whichever was given."""
     code, out, err = run_cli(["model", str(tmp_path / "no-model"), *options], capsys)
     assert code == 2 and out == "" and err == f"certify: error: {named} with --corpus\n", err
+
+
+@pytest.mark.parametrize("argv, hinted", [
+    (["attack", "--n", "2", "--d", "1", "--bound", "-D+2*D"], "--bound=VALUE"),  # a bound may begin with "-"
+    (["sample", "--n", "3", "--d", "2", "--count", "3", "--bound", "-D"], "--bound=VALUE"),
+    (["check", "examples/layer.json", "--out", "-q"], None),  # an option after it: the value was forgotten
+    (["attack", "--budget"], None),  # nothing after it
+])
+def test_a_value_that_begins_with_a_dash_is_shown_how_to_give(argv, hinted, capsys, tmp_path):
+    """--bound "-D+2*D" said only "argument --bound: expected one argument": argparse takes the value for an
+    option.  The line says to join it (--bound=-D+2*D), where that is what happened, and only there."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and "expected one argument" in err, err
+    if hinted:
+        assert f"a value that begins with '-' is written joined to its option: {hinted}" in err, err
+    else:
+        assert "joined" not in err, err
+    if hinted:  # and so written, it is read: the search or the campaign runs
+        joined = argv[:-2] + [f"{argv[-2]}={argv[-1]}", "-q"]
+        extra = ["--budget", "50"] if argv[0] == "attack" else ["--out", str(tmp_path / "c"), "--workers", "1"]
+        code, out, err = run_cli(joined + extra, capsys)
+        assert code in (0, 1) and err == "", err

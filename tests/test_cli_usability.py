@@ -306,6 +306,67 @@ def test_verify_a_campaign_as_json(tmp_path, capsys):
     assert "certify verify" in captured.err
 
 
+def test_verify_of_a_trajectory_or_run_folder_names_what_to_verify_in_it(tmp_path, capsys):
+    """`certify verify DIR` of the folder `trajectory --out` or `run --out` wrote said only "neither a certificate
+    nor a campaign folder"; it names the certificate to verify, or the page that lists them."""
+    traj, report = tmp_path / "traj", tmp_path / "report"
+    assert main(["trajectory", str(ROOT / "examples/layer.json"), "--layers", "2", "--out", str(traj), "-q"]) == 0
+    assert main(["run", "--only", "claims", "--out", str(report), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(traj)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"certify verify {traj / 'trajectory-certificate.json'}" in err, err
+    assert main(["verify", str(traj / "trajectory-certificate.json")]) == 0  # the command named confirms
+    capsys.readouterr()
+    assert main(["verify", str(report)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "`certify run`" in err and str(report / "index.html") in err, err
+    assert main(["verify", str(tmp_path / "traj" / "..")]) == 2  # a folder of neither kind: as before
+    assert "neither a certificate nor a campaign folder" in capsys.readouterr().err
+
+
+def test_run_refuses_to_write_its_report_into_a_campaign_or_an_attack_folder(tmp_path, capsys):
+    """`certify run --out` of a campaign's (or attack's) folder wrote its report page over the campaign's
+    index.html and its results beside the records: refused before any work, the folder unchanged."""
+    campaign, attack = tmp_path / "c", tmp_path / "a"
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "4", "--workers", "1", "--out", str(campaign), "-q"]) == 0
+    assert main(["attack", "--n", "2", "--d", "1", "--budget", "50", "--out", str(attack), "-q"]) == 0
+    for folder, kind in ((campaign, "a campaign or corpus run (its manifest.json)"), (attack, "an attack (its attack.json)")):
+        before = {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+        capsys.readouterr()
+        assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1 and f"{folder} holds {kind}" in captured.err
+        assert {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} == before
+
+
+def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path, capsys, monkeypatch):
+    """`certify check C.json --out C.json` replaced the configuration by its certificate: refused, C unchanged."""
+    monkeypatch.chdir(tmp_path)
+    config = tmp_path / "C.json"
+    config.write_bytes((ROOT / "examples/layer.json").read_bytes())
+    before = config.read_bytes()
+    for out in ("C.json", "./C.json", str(config)):
+        assert main(["check", "C.json", "--out", out]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1
+        assert f"--out {out} is the file of CONFIG" in captured.err, captured.err
+        assert config.read_bytes() == before
+    assert main(["check", "C.json", "--out", "cert.json"]) == 0 and main(["verify", "cert.json"]) == 0
+
+
+def test_verify_of_a_configuration_names_the_command_that_decides_it(tmp_path, capsys):
+    """An attack's best.json or an example given to `certify verify` said only "not a certify certificate"."""
+    config = ROOT / "examples/layer.json"
+    assert main(["verify", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.endswith(f"; it is a configuration, which certify check {config} decides\n")
+    other = tmp_path / "summary.json"
+    other.write_text('{"count": 3}')
+    assert main(["verify", str(other)]) == 2  # neither: no hint
+    assert capsys.readouterr().err.endswith("(format 'certify-certificate/1' expected)\n")
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -446,7 +507,7 @@ def test_a_campaigns_limits_are_kept_in_its_manifest_and_rederived_under(tmp_pat
     assert json.loads((out / "manifest.json").read_text())["limits"] == {"work": 1000000}
     assert main(["verify", str(out)]) == 0
     capsys.readouterr()
-    assert main(argv) == 2 and "different limits" in capsys.readouterr().err
+    assert main(argv) == 2 and "different --limit" in capsys.readouterr().err
 
 
 def test_a_ctrl_c_while_the_command_line_loads_is_one_line_and_exit_130(monkeypatch, capsys):

@@ -201,6 +201,21 @@ def test_more_layers_than_the_layers_limit_are_refused_before_a_certificate_is_w
     assert main(["verify", str(out), "--limit", "layers=65"]) == 0
 
 
+def test_a_counterexample_the_checker_does_not_confirm_reads_undecided_not_certified(capsys):
+    """Under a work limit the checker refuses, the engine's "certified" was shown "certified (not certified)",
+    which contradicts itself: it reads "undecided (not certified)", as `check` says undecided, exit 3."""
+    argv = ["counterexample", "expansive-v", "--limit", "work=10"]
+    assert main(argv) == 3
+    out = capsys.readouterr().out
+    assert "verdict: undecided (not certified)" in out and "certified (not certified)" not in out, out
+    assert "the checker does not confirm the certificate: an estimated work" in out
+    assert main(argv + ["--json"]) == 3
+    data = json.loads(capsys.readouterr().out)
+    assert data["verdict"] == "undecided (not certified)" and data["confirmed"] is False
+    assert main(["counterexample", "expansive-v", "--json"]) == 0  # confirmed: the certificate's own word
+    assert json.loads(capsys.readouterr().out)["verdict"] == "certified"
+
+
 @pytest.mark.parametrize("argv, words", [
     (["residual-far", "--q", "0"], "positive"),
     (["residual-far", "--q", "-1"], "positive"),

@@ -120,6 +120,36 @@ def test_another_job_in_the_folder_is_refused(tmp_path):
         jobs.Store.open(tmp_path, {**PARAMS, "base": 5}, noun="test job")
 
 
+def folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_another_kind_of_job_in_the_folder_is_refused_and_never_discarded(tmp_path, capsys, restart):
+    """A folder of another kind of job (a `model --corpus` run where `sample --out` goes) is neither corrupt nor
+    this job's: the refusal invited --restart, which removed its manifest, chunks and outputs and then refused
+    the folder anyway (what was left is "not a campaign folder"), so its work was lost on bad input."""
+    _run(tmp_path)
+    before = folder_bytes(tmp_path)
+    with pytest.raises(BadInput, match="holds another kind of job, not a other job .manifest.json of format "
+                       "'test-job/1'.; nothing was changed") as refused:
+        jobs.Store.open(tmp_path, {**PARAMS, "format": "other-job/1"}, outputs=("out",), noun="other job",
+                        restart=restart)
+    assert "--restart" not in str(refused.value) and folder_bytes(tmp_path) == before
+    # the command line alike: `certify sample --restart` on another job's folder changes nothing
+    argv = ["sample", "--n", "3", "--d", "2", "--count", "5", "--out", str(tmp_path), "-q"]
+    assert main(argv + (["--restart"] if restart else [])) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds another kind of job, not a campaign" in err, err
+    assert folder_bytes(tmp_path) == before
+    # an earlier version of the same job is still the job's own to discard with --restart (its refusal says so)
+    with pytest.raises(BadInput, match="pass --restart"):
+        jobs.Store.open(tmp_path, {**PARAMS, "format": "test-job/2"}, outputs=("out",), noun="test job")
+    jobs.Store.open(tmp_path, {**PARAMS, "format": "test-job/2"}, outputs=("out",), noun="test job",
+                    restart=True).close()
+    assert jobs.Store.read(tmp_path, "test-job/2").manifest["chunks"] == []
+
+
 @pytest.mark.parametrize("name", ["../escape.txt", "/tmp/x.txt", "elsewhere/x.txt", "out/../../x.txt", "out"])
 def test_an_artefact_outside_the_outputs_is_refused(tmp_path, name):
     store = jobs.Store.open(tmp_path, PARAMS, outputs=("out",))

@@ -117,10 +117,35 @@ def test_bad_corpus_files_exit_2_with_one_line(mixed_model, tmp_path, capsys, co
     assert not (tmp_path / "out").exists()  # nothing written for a refused corpus
 
 
+@pytest.mark.parametrize("extra, message", [
+    # the caps of the other commands: refused as such, naming what counts sentences, not as "not an integer"
+    (["--limit", "work=1e9"], "certify model takes no limits NAME=VALUE"),
+    (["--limit", "tokens=4"], "certify model takes no limits NAME=VALUE"),
+    (["--sentences", "0"], "--sentences must be at least 1, got 0"),
+    (["--limit", "1", "--sentences", "1"], "--limit K is the first spelling of --sentences K: give --sentences only"),
+])
+def test_a_count_of_sentences_is_not_read_as_a_work_limit(mixed_model, corpus_file, tmp_path, capsys, extra, message):
+    """--limit NAME=VALUE changes a cap of check, sample, attack, ...; model's count of sentences was --limit K
+    too, so `--limit work=1e9` was refused as "not an integer".  The count is --sentences K now."""
+    out = tmp_path / "out"
+    assert run_corpus(mixed_model, corpus_file, out, *extra) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and "not an integer" not in err and "Traceback" not in err, err
+    if "=" in extra[1]:
+        assert "--sentences K" in err
+    assert not out.exists()  # refused before any work
+    assert main(["model", str(mixed_model), "--limit", "work=1e9"]) == 2  # without --corpus alike
+    assert "certify model takes no limits NAME=VALUE" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["model", "--help"])
+    shown = capsys.readouterr().out
+    assert "--sentences K" in shown and "--limit" not in shown  # the first spelling works, unadvertised
+
+
 def test_missing_corpus_out_and_overlong_sentence_exit_2(mixed_model, tmp_path, corpus_file, capsys):
     assert run_corpus(mixed_model, tmp_path / "none.txt", tmp_path / "out") == 2
     assert main(["model", str(mixed_model), "--corpus", str(corpus_file)]) == 2  # no --out
-    assert main(["model", str(mixed_model), "--limit", "2"]) == 2  # --limit without --corpus
+    assert main(["model", str(mixed_model), "--sentences", "2"]) == 2  # --sentences without --corpus
     long = tmp_path / "long.txt"
     long.write_text("the cat sat\n" + "the cat " * 10 + "\n", encoding="utf-8")  # 22 tokens, 16 positions
     assert run_corpus(mixed_model, long, tmp_path / "out") == 2
@@ -165,19 +190,24 @@ def test_summary_counts_equal_certify_model_on_each_sentence(mixed_model, no_fig
 
 def test_figures_are_drawn(mixed_model, corpus_file, tmp_path):
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "1") == 0
     for stem in corpus_figures.STEMS:
         data = (out / f"{stem}.png").read_bytes()
         assert data.startswith(b"\x89PNG") and len(data) > 10_000
 
 
-def test_resumed_runs_give_the_same_folder(mixed_model, no_figures, corpus_file, tmp_path):
+def test_resumed_runs_give_the_same_folder(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     whole = tmp_path / "whole"
     assert run_corpus(mixed_model, corpus_file, whole) == 0
     pieces = tmp_path / "pieces"
-    assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "1") == 0  # the first sentence only
+    # the first sentence only, by the first spelling of --sentences (kept for the scripts that use it)
+    assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "1") == 0
     assert len(json.loads((pieces / "summary.json").read_text())["heads"][0]["regimes"]) == 4
-    assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "2") == 0
+    assert run_corpus(mixed_model, corpus_file, pieces, "--sentences", "2") == 0
+    capsys.readouterr()
+    assert run_corpus(mixed_model, corpus_file, pieces, "--sentences", "1") == 0  # fewer than are done: it said
+    out = capsys.readouterr().out  # "2 of 1 wanted"
+    assert "0 sentences run" in out and "1 wanted, fewer than an earlier run ran" in out and "2 of 1" not in out, out
     # a run killed between its manifest entry and its chunk file: the sentence is certified again
     (pieces / "chunks" / "000000001.jsonl").unlink()
     assert run_corpus(mixed_model, corpus_file, pieces) == 0
@@ -252,16 +282,19 @@ def test_an_interrupted_run_with_a_limit_counts_out_of_the_limit(mixed_model, no
                                                                   monkeypatch, capsys):  # fmt: skip
     _interrupt_at(monkeypatch, sentence=1)
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 130
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 130
     err = capsys.readouterr().err
     assert f"1 of the 2 asked for done (1 of 3 in all), kept in {out}: run the same command again" in err, err
 
 
 def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "1") == 0
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "1") == 0
     assert run_corpus(mixed_model, corpus_file, out, "--bits", "128") == 2
-    assert "different bits" in capsys.readouterr().err
+    # named by its option, not by the manifest's key ("different bits")
+    assert "holds another corpus run (different --start-prec);" in capsys.readouterr().err
+    assert run_corpus(mixed_model, corpus_file, out, "--max-prec", "1024") == 2
+    assert "holds another corpus run (different --max-prec);" in capsys.readouterr().err
     assert run_corpus(mixed_model, corpus_file, out, "--bits", "128", "--restart") == 0
 
 
@@ -275,7 +308,7 @@ def _edit_record(out: Path, edit) -> None:
 
 def test_a_tampered_record_is_refused_on_resume(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 0
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
     before = folder_files(out)
 
     def informative(record):
@@ -292,7 +325,7 @@ def test_a_tampered_record_is_refused_on_resume(mixed_model, no_figures, corpus_
 
 def test_a_record_edited_with_its_digests_is_refused_by_the_record_check(mixed_model, no_figures, corpus_file, tmp_path, capsys):
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 0
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
 
     def other_sentence(record):
         record["text"] = "the dog is riding a horse"
@@ -324,7 +357,7 @@ def test_a_violation_keeps_its_certificate_and_an_edited_one_is_refused(mixed_mo
 
     monkeypatch.setattr(corpus_job, "certify_sentences", planted)
     out = tmp_path / "run"
-    assert run_corpus(mixed_model, corpus_file, out, "--limit", "2") == 1
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 1
     assert (out / "certificates" / name).read_text() == text
     assert json.loads((out / "summary.json").read_text())["totals"]["steps"]["step1"]["violated"] == 1
     (out / "certificates" / name).write_text('{"planted": "edited"}\n')
@@ -369,7 +402,7 @@ def test_histogram_quantiles_hold_the_exact_quantiles(seed):
 def test_minilm_three_sentences_agree_with_certify_model(tmp_path, capsys):
     """About a minute on two cores: the shipped corpus's first three sentences, summary against certify model."""
     out = tmp_path / "minilm"
-    assert main(["model", "--corpus", "--limit", "3", "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert main(["model", "--corpus", "--sentences", "3", "--out", str(out), "--workers", "2", "-q"]) == 0
     assert "3 of 3 wanted (200 in the corpus)" in capsys.readouterr().out
     summary = json.loads((out / "summary.json").read_text())
     reports = []

@@ -361,6 +361,23 @@ def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
     assert main(["verify", str(out)]) == 0
 
 
+@pytest.mark.parametrize("same", ["--out", "--resume"])
+def test_cli_refuses_a_counterexample_path_that_is_the_proofs(tmp_path, capsys, monkeypatch, same):
+    """--counterexample P --out P wrote the violation's configuration over the certificate it had just written
+    (and still named "certificate: P"); --resume P alike would lose the proof resumed.  Refused before any work."""
+    monkeypatch.chdir(tmp_path)
+    bound = "D*(1-exp(-0.45*a*D**2))"
+    argv = ["prove", "--bound", bound, "--n", "2", "--radius", "2", "--norm", "4"]
+    assert main(argv + ["--out", "proof.json"]) == 1
+    before = (tmp_path / "proof.json").read_bytes()
+    capsys.readouterr()
+    assert main(argv + [same, "proof.json", "--counterexample", "./proof.json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert f"--counterexample ./proof.json is the file of {same}" in captured.err, captured.err
+    assert (tmp_path / "proof.json").read_bytes() == before and main(["verify", "proof.json"]) == 0
+
+
 def test_cli_undecided_exits_3(capsys):
     # collapse.tanh on six tokens at radius = norm = 2 is far from proved (after 30 s of CPU a quarter of its domain is
     # open, which may hold all of the sorted part, 1/24 of it: 0% of the volume proved)

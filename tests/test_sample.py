@@ -324,7 +324,7 @@ def test_resuming_into_a_different_campaign_exits_2(tmp_path, capsys):
 
     assert sample("3") == 0
     assert sample("4") == 2
-    assert "another campaign (different count)" in capsys.readouterr().err
+    assert "another campaign (different --count)" in capsys.readouterr().err
 
 
 def test_run_section_finds_the_planted_bound_and_no_violation_of_the_theorem(tmp_path, monkeypatch):

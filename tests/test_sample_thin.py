@@ -126,7 +126,7 @@ def test_a_resume_with_another_d_k_is_refused_in_one_line(tmp_path, capsys):
         capsys.readouterr()
         assert sample(*other) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and "another campaign (different d_k)" in err
+        assert err.count("\n") == 1 and "another campaign (different --d-k)" in err
     assert sample("--d-k", "2") == 0  # the same campaign: resumed
 
 

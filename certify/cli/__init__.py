@@ -76,11 +76,22 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):  # noqa: D401 - argparse hook
         # main() prefixes "certify: error:"; the parser's own name would say "certify" twice
-        raise BadInput(f"{message} (see `{self.prog} --help`)")
+        raise BadInput(f"{message}{self._joined_hint(message)} (see `{self.prog} --help`)")
+
+    def _joined_hint(self, message: str) -> str:
+        """How to give an option a value that begins with "-" (--bound "-D+2*D" said only "expected one argument",
+        argparse taking the value for an option), when that is what the command line did."""
+        option = re.fullmatch(r"argument (-[\w-]+)(?:/[\w/-]+)?: expected one argument", message)
+        argv = getattr(self, "_argv", None) or []
+        following = argv[argv.index(option.group(1)) + 1] if option and option.group(1) in argv[:-1] else ""
+        if following.startswith("-") and following.split("=")[0] not in self._option_string_actions:
+            return f" (a value that begins with '-' is written joined to its option: {option.group(1)}=VALUE)"
+        return ""
 
     def parse_known_args(self, args=None, namespace=None):
         # a command's parser refuses what it does not know itself: argparse left the extras to the top parser,
         # whose message sent the user to `certify --help` rather than to the command's
+        self._argv = list(sys.argv[1:] if args is None else args)  # for _joined_hint
         parsed, extras = super().parse_known_args(args, namespace)
         if extras and not _has_subcommands(self):
             self.error(f"unrecognized arguments: {' '.join(extras)}")

@@ -7,12 +7,14 @@ import shlex
 import sys
 from fractions import Fraction
 
+import numpy as np
+
 from certify import engine
 from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
 from certify.cli import options
-from certify.errors import Interrupted
+from certify.errors import Interrupted, counted
 from certify.search import attack as search
 from certify.search import shrink
 from certify.search.attack import AttackReport
@@ -26,7 +28,8 @@ def add_parser(subparsers):
         "violated over the tokens and parameters of one layer or of a stack (--layers, --mask; thin heads W_Q, W_K "
         "with --d-k), across the whole range of L = a D^2. A violation is "
         "shrunk to a simple configuration, certified with ball arithmetic and written as a certificate (exit 1). "
-        "Otherwise exit 0: nothing was found, which guarantees nothing. Ctrl-C stops the search at once: the best "
+        "Otherwise exit 0: nothing was found, which guarantees nothing; exit 3 when a time budget ran out before the "
+        "first evaluation (nothing was searched). Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
         "certified, then exit 130 (143 for SIGTERM, which stops it the same way). "
         "With --out the search keeps a journal of its evaluations in DIR, and the same "
@@ -125,7 +128,7 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written."""
     print(f"ATTACK {report.target} on {report.layout.describe()}")
     replayed = f" ({report.replayed} replayed from the journal)" if report.replayed else ""
-    print(f"  search: seed {report.seed}, {report.starts} starts, {report.evaluations} evaluations{replayed} in "
+    print(f"  search: seed {report.seed}, {counted(report.starts, 'start')}, {counted(report.evaluations, 'evaluation')}{replayed} in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
     best, tight = summary["best"], summary["best_exponent"]
     if best:
@@ -156,6 +159,10 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     if shrunk is None and report.interrupted:
         print("  INTERRUPTED: " + (f"best point so far, NOT CERTIFIED: {_point_text(report, report.best)}"
                                    if report.best is not None else "no point evaluated yet"))
+    elif shrunk is None and not report.searched:
+        print(f"  NOTHING SEARCHED: the budget of {report.budget} ran out before the first evaluation, so this run "
+              f"says nothing about {report.target} (not certified either way); give a larger --budget"
+              + (" and another --out (a folder is resumed by the same attack only)" if "parameters" in written else ""))
     elif shrunk is None:
         print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
               "nothing: the bound may still fail elsewhere.")
@@ -173,11 +180,20 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
               + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
 
 
+# The most entries of a matrix an evaluated (uncertified) point shows: --n 64 --d 64 printed 100 kB of digits;
+# larger ones are summarised, the whole point being written with --out (best.json, tightest.json)
+SHOWN_ENTRIES = 64
+
+
 def _point_text(report: AttackReport, evaluation) -> str:
-    """An evaluated point's matrices to 4 digits (a stack's first layer), for reading."""
+    """An evaluated point's matrices to 4 digits (a stack's first layer), for reading; a large one summarised."""
     X, Hs, Vs = report.layout.arrays(evaluation.shape, evaluation.L_param)
-    return (f"X ~ {_rounded(X)}, {report.layout.head.text(Hs[0], _rounded)}"
+    matrices = [X, Hs[0]] + ([Vs[0]] if Vs is not None else [])
+    text = (f"X ~ {_rounded(X)}, {report.layout.head.text(Hs[0], _rounded)}"
             + (f", V ~ {_rounded(Vs[0])}" if Vs is not None else "") + ("" if len(Hs) == 1 else " (layer 0)"))
+    if any(np.size(m) > SHOWN_ENTRIES for m in matrices):
+        text += " (the whole point is written with --out: best.json, tightest.json)"
+    return text
 
 
 def _matrix_text(rows, entry) -> str:
@@ -185,7 +201,10 @@ def _matrix_text(rows, entry) -> str:
 
 
 def _rounded(M) -> str:
-    """A float64 matrix to 4 digits (the tightest point, for reading)."""
+    """A float64 matrix to 4 digits (the tightest point, for reading); beyond SHOWN_ENTRIES its shape and range."""
+    M = np.asarray(M)
+    if M.size > SHOWN_ENTRIES:
+        return f"[{' x '.join(map(str, M.shape))} entries from {M.min():.4g} to {M.max():.4g}]"
     return _matrix_text(M, lambda v: f"{v:.4g}")
 
 

@@ -7,7 +7,7 @@ singular value, stable rank and mean |cos| of the configuration (certify.studies
 Exit code: 0 when both steps hold for every head, 1 when one is violated, 3 when one is undecided.
 `--screen` prints the float64 first look instead (fast, NOT certified, certify.studies.models.screen).
 
-`certify model [minilm | DIR] --corpus [FILE] --out DIR [--limit K] [--workers N] [--executor pool|dask]
+`certify model [minilm | DIR] --corpus [FILE] --out DIR [--sentences K] [--workers N] [--executor pool|dask]
 [--format png|pdf|svg] [--dpi N]` does the same for every sentence of a corpus (one per line; without
 FILE the shipped one), as a resumable job, and summarises per head (certify.studies.models.corpus_job);
 after each summary it draws the figures (certify.figures.corpus) and writes the report page
@@ -16,6 +16,7 @@ when sentences are left undone."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import sys
 import time
@@ -78,13 +79,34 @@ def add_parser(subparsers) -> None:
     corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "
                              "or of the shipped corpus of 200 sentences without FILE; needs --out")  # fmt: skip
-    corpus.add_argument("--limit", type=options.integer, metavar="K", help="only the first K sentences (a later run continues)")
+    corpus.add_argument("--sentences", type=options.integer, metavar="K",
+                        help="only the first K sentences (a later run with more, or without it, continues the folder)")
+    # The first spelling of --sentences, hidden and kept for the scripts that use it: every other command's
+    # --limit NAME=VALUE changes a cap on the work, which a count of sentences must not be read as
+    corpus.add_argument("--limit", dest="old_limit", type=_old_limit, help=argparse.SUPPRESS)
     corpus.add_argument("--workers", type=options.integer, help="processes, or the embedded Dask cluster's workers (default: every core)")
     corpus.add_argument("--executor", choices=jobs.KINDS, default="pool",
                         help="pool: a process pool on this machine (default); dask: Dask distributed")
     corpus.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: a running Dask scheduler's address")
     corpus.add_argument("--restart", action="store_true", help="discard a previous corpus run in --out")
     p.set_defaults(run=run)
+
+
+def _old_limit(text: str) -> int:
+    """--limit K, the first spelling of --sentences K; --limit NAME=VALUE (the caps of check, sample, attack, ...)
+    is refused, naming what model has instead, rather than refused as "not an integer"."""
+    if "=" in text:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: certify model takes no limits NAME=VALUE (those of check, sample, attack and the others): "
+            "a head's work is bounded by --max-prec; the first K sentences of --corpus are --sentences K")
+    return options.integer(text)
+
+
+def _sentences(args) -> int | None:
+    """The sentences asked for, by --sentences or its first spelling --limit (both given: refused)."""
+    if args.old_limit is not None and args.sentences is not None:
+        raise BadInput("--limit K is the first spelling of --sentences K: give --sentences only")
+    return args.sentences if args.old_limit is None else args.old_limit
 
 
 def _writes_figures(args) -> bool:
@@ -97,7 +119,8 @@ def run(args) -> int:
     args.start_prec, args.max_prec = _bits(args)
     if args.corpus is not None:
         return _run_corpus(args)
-    corpus_only = (("--limit", args.limit is not None), ("--workers", args.workers is not None),
+    corpus_only = (("--sentences", args.sentences is not None), ("--limit", args.old_limit is not None),
+                   ("--workers", args.workers is not None),
                    ("--executor", args.executor != "pool"), ("--scheduler", args.scheduler is not None),
                    ("--restart", args.restart))
     options.refuse_unused([name for name, given in corpus_only if given], "--corpus")  # the ones given, by name
@@ -228,22 +251,26 @@ def _run_corpus(args) -> int:
         raise BadInput("--corpus needs --out DIR: the run's folder (created, or resumed when it holds the same run)")
     if args.screen or args.text is not None:
         raise BadInput("--corpus certifies the corpus's sentences: leave out --text and --screen")
+    sentences = _sentences(args)
     path = None if args.corpus == SHIPPED_CORPUS else Path(args.corpus)
     run = CorpusRun(model=args.model, sentences=tuple(read_corpus(path)), bits=args.start_prec,
                     max_bits=args.max_prec)  # fmt: skip
     name = "shipped (certify/studies/models/data/corpus.txt)" if path is None else str(path)
     started = time.time()
-    outcome = run_corpus(run, name, args.out, limit=args.limit, executor=args.executor, workers=args.workers,
+    outcome = run_corpus(run, name, args.out, limit=sentences, executor=args.executor, workers=args.workers,
                          scheduler=args.scheduler, progress=progress.bars_shown(), restart=args.restart,
                          on_summary=lambda summary: _corpus_report(args, summary))  # fmt: skip
-    wanted = len(run.sentences) if args.limit is None else min(args.limit, len(run.sentences))
+    wanted = len(run.sentences) if sentences is None else min(sentences, len(run.sentences))
     summary = outcome.summary
     if args.json:
         jsonfile.echo(summary)
     else:
         print(render_corpus(summary, full=False))
+        done = summary["totals"]["sentences"]  # more than wanted after an earlier run that asked for more
+        tally = (f"{done} of {wanted} wanted ({len(run.sentences)} in the corpus)" if done <= wanted
+                 else f"{done} ({len(run.sentences)} in the corpus; {wanted} wanted, fewer than an earlier run ran)")
         print(f"{outcome.decided_now} sentences run in {time.time() - started:.0f} s by this run; "
-              f"{summary['totals']['sentences']} of {wanted} wanted ({len(run.sentences)} in the corpus) in {args.out} "
+              f"{tally} in {args.out} "
               f"(summary.json, summary.txt, figures); report page: {args.out / PAGE}")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]
 

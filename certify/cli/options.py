@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from certify import engine, figures
 from certify.core import files, limits
 from certify.core.arguments import refuse_unused  # the API's rule too
 from certify.core.numbers import option_integer as integer, option_real as real  # type= of every option
+from certify.errors import BadInput
 
 
 def add_target(parser, example: str = "(1-exp(-a*D**2/8))*D") -> None:
@@ -122,6 +124,17 @@ def _output(text: str, folder: bool) -> str:
     if problem := files.output_problem(path(text), folder):
         raise argparse.ArgumentTypeError(problem)
     return text
+
+
+def not_overwriting(option: str, written, read: dict) -> None:
+    """BadInput when the file `written` (given as `option`) is one of the files `read` ({option: path}) the
+    command reads: it would be replaced by what the command writes (a configuration by its certificate)."""
+    if written is None:
+        return
+    target = Path(written).resolve()
+    for name, path in read.items():
+        if path is not None and Path(path).resolve() == target:
+            raise BadInput(f"{option} {written} is the file of {name}, which would be written over; give another path")
 
 
 def path(text: str) -> str:

@@ -17,7 +17,7 @@ from certify.core import jsonfile
 from certify.core import progress as progress_display
 from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.engine import certificate as certificates
-from certify.errors import Interrupted
+from certify.errors import Interrupted, counted
 from certify.prove import region as region_proof
 
 
@@ -57,6 +57,8 @@ def run(args) -> int:
     """Run `certify prove`; return its exit code."""
     region, profile = region_proof.prepare(args.claim, args.bound, args.n, args.d, args.radius, args.norm,
                                            args.time_limit)  # bad input before the progress bar
+    # a violation's configuration was written over the certificate just written (which the report still named)
+    options.not_overwriting("--counterexample", args.counterexample, {"--out": args.out, "--resume": args.resume})
     limits = options.limits_of(args)  # --resume's reader and the checker's
     resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
               if args.resume else None)
@@ -136,11 +138,11 @@ def _render(info: dict, continuable: bool = False) -> None:
     print(f"{info['verdict'].upper()}: {what} for n = {r['n']} tokens in {dims}, ||x_i|| <= {r['radius']}, "
           f"||A||_2 <= {r['norm']}, {info['scope']}")
     methods = ", ".join(f"{name} {count}" for name, count in sorted(info["methods"].items()))
-    print(f"  reduction {info['reduction']} ({', '.join(info['variables'])}): {info['boxes']} boxes, "
-          f"{info['leaves']} leaves" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
+    print(f"  reduction {info['reduction']} ({', '.join(info['variables'])}): {counted(info['boxes'], 'box')}, "
+          f"{counted(info['leaves'], 'leaf')}" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
     if info["verdict"].startswith("undecided"):
         unconfirmed = f" ({NOT_CERTIFIED})" if info["verdict"].endswith(f"({NOT_CERTIFIED})") else ""
-        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {info['left']} boxes left"
+        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {counted(info['left'], 'box')} left"
               + (" (interrupted)" if info["interrupted"] else ""))
     print(f"  checker: {info['checker']}")
     if info["certificate"]:

@@ -11,9 +11,12 @@ from pathlib import Path
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.report_files import RUN_RESULTS
 from certify import suite
 from certify.report import suite_page
 from certify.errors import BadInput
+from certify.jobs.store import MANIFEST
+from certify.search import attack_folder
 
 # case, verdict, expected, as expected?, detail: 100 columns with the indent and gaps; longer cells
 # wrap inside their column (the whole text is in results.json).
@@ -56,6 +59,9 @@ def run(args) -> int:
         known = ", ".join(module.TITLE for module in suite.load_sections())
         raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; sections: {known}")  # not a list's repr
     out_dir = Path(args.out)
+    for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
+        if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
+            raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
         tempfile.TemporaryFile(dir=out_dir).close()
@@ -82,7 +88,7 @@ def run(args) -> int:
     intended = sum(1 for row in state.rows if row.ok and row.intended)
     summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
                "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
-    jsonfile.write(summary, out_dir / "results.json")
+    jsonfile.write(summary, out_dir / RUN_RESULTS)
     page = suite_page.write(summary, out_dir, args.argv)
     print()
     print("\n".join(table.wrap(

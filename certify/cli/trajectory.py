@@ -21,6 +21,7 @@ from flint import ctx
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
@@ -159,7 +160,7 @@ def run(args) -> int:
         out.mkdir(parents=True, exist_ok=True)
         from certify.figures import trajectory as trajectory_figure  # matplotlib only when a figure is written
 
-        json_path, cert_path = out / "trajectory.json", out / "trajectory-certificate.json"
+        json_path, cert_path = out / "trajectory.json", out / TRAJECTORY_CERTIFICATE
         jsonfile.write(data, json_path)
         jsonfile.write(tr.certificate, cert_path)
         figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)

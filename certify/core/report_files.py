@@ -10,6 +10,10 @@ from __future__ import annotations
 
 FIGURE_FORMATS = ("png", "pdf", "svg")
 PAGE = "index.html"
+# the certificate of `certify trajectory --out DIR` and the results of `certify run`: `certify verify` of such a
+# folder names what to verify in it (certify.search.audit, below the commands that write them)
+TRAJECTORY_CERTIFICATE = "trajectory-certificate.json"
+RUN_RESULTS = "results.json"
 
 
 def figure_files(*stems: str) -> tuple[str, ...]:

@@ -208,5 +208,10 @@ def read(path, limits: Limits = DEFAULT) -> dict:
     path = files.input_file(path, "certificate")
     cert = jsonfile.read(path, str(path), limits)
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
-        raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected)")
+        raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected){_instead(path, cert)}")
     return cert
+
+
+def _instead(path: Path, data) -> str:
+    """What decides a configuration given where a certificate goes (an attack's best.json, an example)."""
+    return f"; it is a configuration, which certify check {path} decides" if isinstance(data, dict) and "X" in data else ""

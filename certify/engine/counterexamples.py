@@ -58,8 +58,10 @@ class Outcome:
 
     @property
     def shown_verdict(self) -> str:
-        """The verdict as printed: "(not certified)" unless the checker confirmed the certificate."""
-        return labelled(self.verdict, self.confirmed)
+        """The verdict as printed: the certificate's once the checker confirmed it, else "undecided (not
+        certified)", as `check` says undecided where the checker does not confirm (the exit code is 3 either
+        way): "certified (not certified)" read as a contradiction."""
+        return self.verdict if self.confirmed else labelled("undecided", False)
 
     @property
     def lines(self) -> list[str]:

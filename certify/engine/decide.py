@@ -302,6 +302,17 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
     return _Plan(None, cap, stopped if stopped or top == max_prec else refusal(max_prec))
 
 
+def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, start_prec: int = START_PRECISION,
+              max_prec: int = DEFAULT_MAX_PRECISION) -> _Plan:
+    """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
+    start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
+    `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
+    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin)
+    if plan.refused:
+        raise BadInput(f"refused before starting: {plan.refused}")
+    return plan
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
           max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
           limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
@@ -325,9 +336,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
-    plan = _plan(case.sizes(), _uses_tau(claim_obj), start_prec, max_prec, limits, case.thin)
-    if plan.refused:
-        raise BadInput(f"refused before starting: {plan.refused}")
+    plan = preflight(case, claim_obj, limits, start_prec, max_prec)
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []

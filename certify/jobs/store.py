@@ -129,6 +129,22 @@ def earlier(stated, format: str) -> bool:
     return old.isascii() and old.isdigit() and version.isdigit() and int(old) < int(version)
 
 
+def stated_format(manifest_path: Path) -> str | None:
+    """The "format" a readable manifest states, else None (the job's reader then says what is wrong)."""
+    try:
+        manifest = jsonfile.read(manifest_path, MANIFEST, raise_with=None)
+    except (BadInput, OSError):
+        return None
+    stated = manifest.get("format") if isinstance(manifest, dict) else None
+    return stated if isinstance(stated, str) else None
+
+
+def another_kind(stated: str | None, format: str) -> bool:
+    """Whether a manifest stating `stated` is another kind of job's than one of `format` (a `model --corpus`
+    run where a campaign goes): neither this format nor an earlier version of it."""
+    return stated is not None and stated != format and not earlier(stated, format)
+
+
 class Edited(BadInput):
     """A job folder whose manifest reads but whose chain of digests does not match its entries: edited, not
     unreadable (a reader such as verify rejects it, as it rejects an edited chunk)."""
@@ -158,12 +174,14 @@ class Store:
 
     @classmethod
     def open(cls, folder, params: dict, *, outputs: tuple[str, ...] = (), noun: str = "job",
-             restart: bool = False) -> "Store":
+             restart: bool = False, named: dict[str, str] | None = None) -> "Store":
         """Create the folder of the job `params`, or resume it (the same parameters only), locked for this
         run until close() (BadInput if another run holds it).
 
         `outputs`: the top-level files and folders the job writes besides manifest.json and
-        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.
+        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.  `named`: what
+        the user calls a parameter whose key is not its option's name ({"max_bits": "--max-prec"}), for the
+        refusal of another job.
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
         busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
@@ -177,7 +195,7 @@ class Store:
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
-            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart)
+            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
         except BaseException:
             if lock is not None:
                 lock.close()
@@ -186,9 +204,15 @@ class Store:
         return store
 
     @classmethod
-    def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool) -> "Store":
+    def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool,
+                named: dict[str, str]) -> "Store":
         """Store.open once the folder is locked."""
         manifest_path = folder / MANIFEST
+        if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
+            # another job's folder is neither corrupt nor this job's to discard: --restart removed its manifest,
+            # chunks and summary before the refusal that followed, which its message had invited
+            raise BadInput(f"{folder} holds another kind of job, not a {noun} ({MANIFEST} of format {stated!r}); "
+                           "nothing was changed: choose another --out")
         if restart and manifest_path.is_file():
             for name in (CHUNKS, *outputs):
                 path = folder / name
@@ -202,6 +226,7 @@ class Store:
             stored = parameters(store.manifest)
             if stored != params:
                 differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+                differ = list(dict.fromkeys(named.get(k, k) for k in differ))  # each name once
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
                                "choose another --out or pass --restart to discard it")
             if store._unwritten_last():  # a killed run recorded the chunk, not its file

@@ -121,7 +121,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
             "Both steps of collapse.global hold on every pair, as the mathematics predicts." if not not_held
             else f"{not_held} step outcomes are NOT the predicted 'holds' (flagged below)."]
     if totals["sentences"] < summary["corpus_sentences"]:
-        lead.append("Not every sentence is run yet: the same command (without --limit, or with a larger one) "
+        lead.append("Not every sentence is run yet: the same command (without --sentences, or with a larger one) "
                     "continues the run.")
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(out_dir)]

@@ -43,7 +43,7 @@ from certify import engine
 from certify.core import config, numbers, seeds
 from certify.core.files import folder_path
 from certify.core.arguments import flag, integer
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput, shown
@@ -167,20 +167,36 @@ class AttackReport:
         return self.counterexample is not None
 
     @property
+    def searched(self) -> bool:
+        """Whether the search evaluated at least one point: a time budget can run out before the first (a
+        budget of 1e-9 s, or a first evaluation slower than the budget), and then nothing was searched."""
+        return self.evaluations > 0
+
+    @property
+    def outcome(self) -> str:
+        """"violated" (a certified counterexample), "nothing found" (which guarantees nothing) or "nothing
+        searched" (no point evaluated: no answer either way)."""
+        return "violated" if self.violated else "nothing found" if self.searched else "nothing searched"
+
+    @property
     def exit_code(self) -> int:
-        """1 when a certified counterexample was found, else 0 (nothing found, nothing guaranteed)."""
-        return 1 if self.violated else 0
+        """1 when a certified counterexample was found; 0 when the search ran and found nothing (which guarantees
+        nothing); 3, undecided, when it evaluated no point: reading that as "nothing found" would report a
+        search that never ran as if it had looked and seen no violation."""
+        return 1 if self.violated else 0 if self.searched else 3
 
     def __repr__(self) -> str:
         if self.counterexample is not None:
             result = self.counterexample.result
             found = (f"certified counterexample with {self.counterexample.case.n} tokens, margin {result.margin_text}, "
                      "confirmed by the checker")
-        else:
+        elif self.searched:
             found = "no violation found (nothing is guaranteed)"
+        else:
+            found = "no point evaluated (the budget ran out first): no answer"
         found += "; interrupted" if self.interrupted else ""
         found += f"; {self.replayed} evaluations replayed" if self.replayed else ""
-        return short_repr(f"attack {'violated' if self.violated else 'nothing found'}",
+        return short_repr(f"attack {self.outcome}",
                           f"{found}; {self.evaluations} evaluations in {self.seconds:.1f} s; {self.target}")
 
     def configuration(self, evaluation: Evaluation, name: str) -> dict:
@@ -197,7 +213,7 @@ class AttackReport:
             "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
             "evaluations": self.evaluations, "replayed": self.replayed, "seconds": round(self.seconds, 2),
-            "violated": self.violated,
+            "violated": self.violated, "outcome": self.outcome,
             "interrupted": self.interrupted,
             "best": _point_json(self.best),
             "best_exponent": _point_json(self.best_exponent),
@@ -529,8 +545,15 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
     simplex = 8 * (layout.size + 1) * layout.size
     if simplex > limits.memory:
-        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {simplex / 2**30:.1f} GiB, above "
-                       f"the memory limit of {limits.memory / 2**30:.2f} GiB (lower --n, --d or --layers)")
+        raise BadInput(f"the search has {layout.size} variables, whose simplex takes {in_bytes(simplex)}, above "
+                       f"the memory limit of {in_bytes(limits.memory)} (lower --n, --d or --layers)")
+    # the candidates are certified under `limits`: a layout none of whose configurations they admit (--limit
+    # tokens=1, work=100) was refused only after the whole search, when its first finalist was checked
+    X, H, V = layout.arrays(layout.random_shape(np.random.default_rng(seed)), 1.0)
+    try:
+        engine.preflight(config.load(layout.case(X, H, V), limits), claim_obj, limits, max_prec=max_prec)
+    except BadInput as refused:
+        raise BadInput(f"no candidate of this search could be certified under the limits: {refused}") from None
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")

@@ -285,6 +285,32 @@ def opened(folder, params: dict) -> Iterator[Folder]:
             lock.close()
 
 
+def _same_json(a, b) -> bool:
+    """a == b with their JSON types too: an integer is not a real (2 vs 2.0), a boolean not a number."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_json(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same_json(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def _kind(value) -> str:
+    """" (an integer)" and the like: what a number or boolean parameter is in JSON, for the refusal of one of
+    another type (a list or an object shows its entries, which say it)."""
+    for kind, name in ((bool, "a boolean"), (int, "an integer"), (float, "a real number")):
+        if isinstance(value, kind):
+            return f" ({name})"
+    return ""
+
+
+def _option(key: str) -> str:
+    """A parameter by the option that sets it ("max_prec" is --max-prec), as the refusal of another attack names
+    it; "format", and "starts" when derived from the budget, are set by no option of their own name."""
+    return key if key == "format" else f"--{key.replace('_', '-')}"
+
+
 def _check_parameters(folder: Path, params: dict) -> None:
     """BadInput unless the folder is new or holds the attack of `params`."""
     path = folder / PARAMETERS
@@ -295,7 +321,13 @@ def _check_parameters(folder: Path, params: dict) -> None:
     stored = jsonfile.read(path, str(path), raise_with=None)
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:
         raise corrupt(folder, f"{PARAMETERS} does not hold the parameters of an attack of format {FORMAT}")
+    if retyped := [k for k in params if k in stored and stored[k] == params[k] and not _same_json(stored[k], params[k])]:
+        # Python's == takes 2.0 for 2 and true for 1: "d_k": 2.0 resumed as d_k = 2.  An attack writes its
+        # integers as integers, so a parameter of another JSON type was edited in: refused as malformed
+        key = retyped[0]
+        raise corrupt(folder, f"{PARAMETERS} states {json.dumps(key)}: {json.dumps(stored[key])}, where an attack "
+                      f"writes {json.dumps(params[key])}{_kind(params[key])}: it was edited")
     if stored != params:
-        differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
+        differ = sorted(_option(k) for k in set(stored) | set(params) if stored.get(k) != params.get(k))
         raise BadInput(f"{folder} holds another attack (different {', '.join(differ)}); choose another --out, "
                        "or move the folder away")

@@ -49,6 +49,7 @@ from certify.core import arguments, files
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
+from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
 from certify.core.verdicts import short_repr
 from certify.errors import BadInput
 from certify.search import attack_folder, campaign as campaigns, tier3
@@ -99,13 +100,22 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
             raise BadInput(f"{folder}: an attack's folder, not a campaign's; " + (
                 f"check its counterexample with: certify verify {found}" if found.is_file()
                 else "it holds no certificate (the attack certified no counterexample)"))
+        if (folder / TRAJECTORY_CERTIFICATE).is_file():
+            raise BadInput(f"{folder}: a trajectory's folder, not a campaign's; check its certificate with: "
+                           f"certify verify {folder / TRAJECTORY_CERTIFICATE}")
+        if (folder / RUN_RESULTS).is_file() and (folder / PAGE).is_file():
+            raise BadInput(f"{folder}: the report folder of `certify run`, not a campaign's; its page {folder / PAGE} "
+                           "gives the `certify verify` command of every certificate and campaign in it")
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
-    stated = _stated_format(manifest_path)
-    if stated is not None and stated != campaigns.FORMAT and not jobs.earlier(stated, campaigns.FORMAT):
+    stated = jobs.stated_format(manifest_path)
+    if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
+        kept = sorted((folder / "certificates").glob("*.json"))  # where a job keeps them (a corpus run's too)
+        which = (f"e.g. certify verify {kept[0]} ({len(kept)} in {folder / 'certificates'})" if kept
+                 else "it keeps none")
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
-                       f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates in it "
-                       "one by one")
+                       f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates it keeps one "
+                       f"by one: {which}")
     try:
         manifest = campaigns.stored_parameters(folder)
         manifest.pop("format")
@@ -120,16 +130,6 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     if validated != spec:
         raise BadInput(f"{manifest_path}: the manifest is not in the canonical form a campaign writes")
     return spec, folder
-
-
-def _stated_format(manifest_path: Path) -> str | None:
-    """The "format" a readable manifest states, else None (the campaign reader then says what is wrong)."""
-    try:
-        manifest = jsonfile.read(manifest_path, "manifest.json", raise_with=None)
-    except (BadInput, OSError):
-        return None
-    stated = manifest.get("format") if isinstance(manifest, dict) else None
-    return stated if isinstance(stated, str) else None
 
 
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],

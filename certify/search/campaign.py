@@ -242,6 +242,11 @@ class Campaign(samplers.LayerParts):
 
 
 PARTS = tuple(f.name for f in fields(samplers.LayerParts))
+# the manifest's keys by their options (Campaign.command), for the refusal of another campaign's folder: "different
+# L_range, max_prec" named the keys; --n, --count and the like are their own names
+NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k", "count": "--count",
+         "seed": "--seed", "claim": "--claim", "bound": "--bound", "L_range": "--l-range", "max_prec": "--max-prec",
+         "tier": "--tier", "limits": "--limit", **{key: f"--{key.replace('_', '-')}" for key in PARTS}}
 
 
 def _changed_limits(items) -> dict | None:
@@ -523,7 +528,8 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
     if stop_after is not None and stop_after < 1:
         raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
-    with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart) as store:
+    with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
+                         named=NAMED) as store:
         return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
 
 

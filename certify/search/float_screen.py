@@ -46,9 +46,13 @@ def sides(pairs: list[tuple[str, str]], values: dict[str, np.ndarray]) -> list[t
     """float64 lhs and rhs of each inequality on `values` (layer_quantities' arrays), per
     configuration (one layer, so a stack claim's composed rhs is its rhs at D_0)."""
     names = set(PRIMITIVES)
+    shape = np.shape(values["D"])  # one entry per configuration, also for a side that is a constant (--bound 5)
+
+    def side(text: str) -> np.ndarray:
+        return np.broadcast_to(expr.parse(text, names).evaluate(FLOAT64, values), shape)
+
     with np.errstate(all="ignore"):  # a side may overflow or leave its domain: a guess, never a warning on stderr
-        return [(expr.parse(lhs, names).evaluate(FLOAT64, values), expr.parse(rhs, names).evaluate(FLOAT64, values))
-                for lhs, rhs in pairs]
+        return [(side(lhs), side(rhs)) for lhs, rhs in pairs]
 
 
 def chunk_sides(claim: claims.Claim, pure_attention: bool, configs: list[dict],

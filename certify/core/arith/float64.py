@@ -22,13 +22,16 @@ class Float64:
     name = "float64"
 
     @staticmethod
-    def number(value: Fraction | int) -> float:
+    def number(value: Fraction | int) -> np.float64:
         """The nearest float64; beyond its range +-inf, as float64 arithmetic itself would overflow
-        (so the screen shows it cannot see, instead of crashing; it decides nothing anyway)."""
+        (so the screen shows it cannot see, instead of crashing; it decides nothing anyway).  A numpy scalar,
+        not a Python float, so that arithmetic on constants alone is IEEE's too: a bound's 1/0 raised
+        ZeroDivisionError, an internal error, where the arrays of D/0 give inf (and the ball evaluation, which
+        judges a bound's domain, then says the bound is undefined)."""
         try:
-            return float(value)
+            return np.float64(float(value))
         except OverflowError:  # (copysign would try float(value) again)
-            return math.inf if value > 0 else -math.inf
+            return np.float64(math.inf if value > 0 else -math.inf)
 
     def array(self, exact) -> np.ndarray:
         """A float64 vector or matrix of an exact one, each entry rounded to nearest (a Binary64Matrix as is)."""

@@ -64,7 +64,7 @@ from certify.core.thin_norm import ball_array, ball_matrix, product_norm, produc
 DEFAULT_BITS = 64
 MAX_BITS = 512  # the default ceiling of the per-head escalation
 # The checker confirms a head's certificate only at a precision from 53 bits (START_PRECISION) to the limit
-# its default limits allow (a model has no --limit): outside, every head would be left undecided.
+# its default limits allow (a model has no --limit NAME=VALUE): outside, every head would be left undecided.
 MIN_BITS, MAX_ALLOWED_BITS = START_PRECISION, DEFAULT_LIMITS.precision
 
 REGIMES = (INFORMATIVE, INDISTINGUISHABLE, UNDERFLOWED, UNDECIDED)

@@ -9,8 +9,8 @@ The folder (certify.jobs.store for manifest.json and chunks/):
     corpus_heatmap.FORMAT, corpus_histograms.FORMAT, index.html
                               the figures (certify.figures.corpus) and the page (certify.report.corpus_page),
                               drawn from the summary by the caller of run_corpus (this layer draws nothing)
-A folder is resumed only by the same run; `--limit K` decides sentences 0..K-1 only, so a later run
-with a larger limit (or none) continues the same folder.  The summary covers the committed sentences,
+A folder is resumed only by the same run; `--sentences K` decides sentences 0..K-1 only, so a later
+run with a larger K (or none) continues the same folder.  The summary covers the committed sentences,
 read back one at a time (memory does not grow with the corpus); each record is checked as it is read
 (its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput).
 """
@@ -63,6 +63,12 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
     return jobs.ChunkResult(records=records, artefacts=artefacts)
 
 
+# the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
+# "different max_bits" for another --max-prec)
+NAMED = {"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model", "model_sha256": "the model's weights",
+         "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences"}
+
+
 def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
     """The run's identity as its manifest stores it: the format, the sentence count, the model and the sha256
     of its weights, the corpus's name and the sha256 of its sentences, and the precision ladder.  A folder is
@@ -85,11 +91,11 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     """Run (or resume) the corpus in out_dir: sentences 0..limit-1 (all without limit); then write the summary
     and call on_summary(summary) (the caller's figures and page), also when the run is interrupted."""
     if limit is not None and limit < 1:
-        raise BadInput(f"--limit must be at least 1, got {limit}")
+        raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
-                         noun="corpus run", restart=restart) as store:  # locked for this run until the page is written
+                         noun="corpus run", restart=restart, named=NAMED) as store:  # locked for this run until the page is written
         check = _record_check(store, run, text_model.model.config)
         wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
         done = store.decided(check)

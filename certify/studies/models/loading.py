@@ -71,7 +71,7 @@ def read_config(folder: Path) -> BertConfig:
     """Parse and check config.json: a BERT encoder with absolute positions and exact GELU."""
     path = Path(folder) / CONFIG_FILE
     # the strict reader: deep nesting and 5000-digit integers were internal errors; its limits are the
-    # defaults, which `model` has no option to raise (its --limit counts a corpus's sentences)
+    # defaults, which `model` has no option to raise (it has no --limit NAME=VALUE)
     raw = jsonfile.read(path, raise_with=None)
     if not isinstance(raw, dict):
         raise BadInput(f"{path} must hold a JSON object")
