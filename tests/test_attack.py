@@ -200,6 +200,16 @@ def test_nothing_found_says_how_many_evaluations_it_rests_on(capsys):
     assert len(verdict) == 1 and f"this search of {counted(count, 'evaluation')}." in verdict[0], captured.out
 
 
+def test_a_bound_with_no_finite_value_says_no_point_could_be_scored(capsys):
+    """D/(a - a) (a ball around zero, never exactly zero where a is not exact) has no value anywhere: the attack
+    found nothing because it could score nothing, which the report says."""
+    code, captured = run_cli(capsys, "attack", "--bound", "D/(a-a)", "--n", "3", "--d", "2", "--budget", "50")
+    assert code == 0 and "NOTHING FOUND" in captured.out
+    assert "no evaluated point could be scored: bound: D/(a - a) had no finite value" in captured.out, captured.out
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "50")
+    assert code == 0 and "could be scored" not in captured.out
+
+
 def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys, tmp_path):
     """A time budget that runs out before the first evaluation searched nothing: that is no answer (exit 3,
     undecided), not "NOTHING FOUND" with exit 0, which reads as a search that looked and saw no violation."""

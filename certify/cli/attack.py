@@ -167,6 +167,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
         # the count in the verdict line itself: a time budget may end a search after a handful of evaluations
         print(f"  NOTHING FOUND: no violation of {report.target} was found by this search of "
               f"{counted(report.evaluations, 'evaluation')}. That guarantees nothing: the bound may still fail elsewhere.")
+        if report.best is None:  # D/(a - a): a value at no point, so nothing to climb (check says undecided there)
+            print(f"  no evaluated point could be scored: {report.target} had no finite value, or none decided, "
+                  "at every one (certify check on a configuration says why)")
     else:
         kept = len(shrunk.kept)
         print(f"  VIOLATED: certified counterexample, shrunk with {kept} of {len(shrunk.steps)} simplifications kept:")
