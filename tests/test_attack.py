@@ -28,6 +28,7 @@ import certify_checker as checker
 from certify.core import config
 from certify.core.arith import BALL
 from certify.core import expr
+from certify.errors import counted
 from certify.claims import Claim, Inequality
 from certify.cli import main
 from certify.search import attack, objective, shrink
@@ -186,6 +187,27 @@ def test_cli_says_plainly_when_nothing_is_found(capsys):
     assert summary["outcome"] == "nothing found"
     code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "200")
     assert code == 0 and "NOTHING FOUND" in captured.out and "guarantees nothing" in captured.out
+
+
+def test_nothing_found_says_how_many_evaluations_it_rests_on(capsys):
+    """A time budget of a few milliseconds ends a search after a handful of evaluations (an evaluation budget is
+    at least 50): the verdict line itself says how little was searched."""
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "0.05s")
+    searched = re.search(r"search: .*?, (\d+) evaluations? in ", captured.out)
+    assert code == 0 and searched, captured.out
+    count = int(searched.group(1))
+    verdict = [line for line in captured.out.splitlines() if "NOTHING FOUND" in line]
+    assert len(verdict) == 1 and f"this search of {counted(count, 'evaluation')}." in verdict[0], captured.out
+
+
+def test_a_bound_with_no_finite_value_says_no_point_could_be_scored(capsys):
+    """D/(a - a) (a ball around zero, never exactly zero where a is not exact) has no value anywhere: the attack
+    found nothing because it could score nothing, which the report says."""
+    code, captured = run_cli(capsys, "attack", "--bound", "D/(a-a)", "--n", "3", "--d", "2", "--budget", "50")
+    assert code == 0 and "NOTHING FOUND" in captured.out
+    assert "no evaluated point could be scored: bound: D/(a - a) had no finite value" in captured.out, captured.out
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "50")
+    assert code == 0 and "could be scored" not in captured.out
 
 
 def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys, tmp_path):

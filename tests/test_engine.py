@@ -182,3 +182,15 @@ def test_an_undefined_layernorm_is_named_among_the_reasons_of_an_undecided_check
                           bound="10*D", max_prec=212)
     assert result.verdict == engine.UNDECIDED and result.certificate is None
     assert "LayerNorm of a zero token" in result.reason
+
+
+@pytest.mark.parametrize("bound, part", [("D/(a - a)", "D/(a - a) divides by a - a, whose enclosure contains zero"),
+                                         ("D + log(a - a)", "log(a - a) of a number not certainly inside its domain")])
+def test_an_undefined_bound_is_named_as_the_reason_not_layernorm(bound, part):
+    """A bound with no finite value (its a - a a ball around zero, never exactly zero) was undecided "at 65536 bits:
+    a quantity undefined on these inputs (LayerNorm of a zero token ...)": the reason names the bound and the part
+    of it that is undefined."""
+    result = engine.check(cases.gaussian(), bound=bound, max_prec=212)
+    assert result.verdict == engine.UNDECIDED and result.certificate is None
+    assert f"the value of {bound} is not finite at 212 bits ({part})" in result.reason, result.reason
+    assert "LayerNorm" not in result.reason

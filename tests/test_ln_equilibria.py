@@ -174,3 +174,15 @@ def test_a_list_of_equilibria_beyond_the_work_limit_is_refused_before_any_work(c
     precise = {**hostile, "precision": 1 << 16, "witness": {"equilibria": hostile["witness"]["equilibria"][:40]}}
     precise["inputs_sha256"] = counterexample.digest("ln-equilibria", precise["inputs"], precise["witness"], 1 << 16)
     assert certify_checker.verify(precise).refused  # 20 of them take 3 s at 2^16 bits, priced 6.9e8; 40, 1.4e9
+
+
+def test_the_cli_shows_its_stages_on_stderr_and_is_silenced_by_q(capsys):
+    """--n 8 took seconds with nothing on the screen: the witness, its evaluation and the checker are shown as they
+    begin (a bar on stderr, drawn on a terminal or with --progress), and -q silences them."""
+    assert main(["counterexample", "ln-equilibria", "--n", "2", "--progress"]) == 0
+    captured = capsys.readouterr()
+    assert "verdict: certified" in captured.out
+    for stage in ("the witness at", "its evaluation at", "the checker"):
+        assert stage in captured.err, captured.err
+    assert main(["counterexample", "ln-equilibria", "--n", "2", "-q"]) == 0
+    assert capsys.readouterr().err == ""

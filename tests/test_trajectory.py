@@ -596,3 +596,23 @@ def test_a_trajectory_the_checker_would_refuse_is_refused_before_starting():
 
     with pytest.raises(BadInput, match="refused before starting.*work.*--limit work=N"):
         trajectory.trace(LAYER, 300, limits=Limits(work=100_000))
+
+
+def test_progress_counts_the_layers_of_each_attempt_then_the_checker():
+    """The bar showed only the precision ("53 bits"): a user waits for layers."""
+    seen = []
+    tr = trajectory.trace(identity_ffn(antipodal()), 7, max_prec=128, progress=lambda *shown: seen.append(shown))
+    assert {total for _, total, _ in seen} == {7} and seen[-1] == (7, 7, "the checker")
+    attempts = [stage for _, _, stage in seen[:-1]]
+    assert len(set(attempts)) > 1 and all(stage.startswith("at ") and stage.endswith(" bits") for stage in attempts)
+    for stage in set(attempts):  # each attempt counts its layers from X_0 up, one at a time
+        done = [d for d, _, s in seen[:-1] if s == stage]
+        assert done == list(range(len(done))), (stage, done)
+    assert f"at {tr.precision} bits" in attempts
+
+
+def test_cli_progress_bar_shows_layers(tmp_path, capsys):
+    path = write(tmp_path, cases.near_consensus())
+    assert main(["trajectory", path, "--layers", "3", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "/3 layers" in err, err

@@ -164,8 +164,12 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
               f"says nothing about {report.target} (not certified either way); give a larger --budget"
               + (" and another --out (a folder is resumed by the same attack only)" if "parameters" in written else ""))
     elif shrunk is None:
-        print(f"  NOTHING FOUND: no violation of {report.target} was found by this search. That guarantees "
-              "nothing: the bound may still fail elsewhere.")
+        # the count in the verdict line itself: a time budget may end a search after a handful of evaluations
+        print(f"  NOTHING FOUND: no violation of {report.target} was found by this search of "
+              f"{counted(report.evaluations, 'evaluation')}. That guarantees nothing: the bound may still fail elsewhere.")
+        if report.best is None:  # D/(a - a): a value at no point, so nothing to climb (check says undecided there)
+            print(f"  no evaluated point could be scored: {report.target} had no finite value, or none decided, "
+                  "at every one (certify check on a configuration says why)")
     else:
         kept = len(shrunk.kept)
         print(f"  VIOLATED: certified counterexample, shrunk with {kept} of {len(shrunk.steps)} simplifications kept:")

@@ -8,7 +8,7 @@ the code of a violation), 2 bad input.
 
 from __future__ import annotations
 
-from certify.core import jsonfile
+from certify.core import jsonfile, progress
 from certify.cli import options
 from certify.engine import certificate
 from certify.studies import counterexamples
@@ -37,7 +37,12 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     """Run `certify counterexample`; return its exit code."""
     args.limits = options.limits_of(args)  # build(args) hands them to the checker
-    outcome = counterexamples.load(args.counterexample).build(args)
+    module = counterexamples.load(args.counterexample)
+    # ln-equilibria --n 8 takes seconds in silence otherwise: each stage of each precision is shown (stderr)
+    with progress.bar(desc=f"certify counterexample {args.counterexample}",
+                      bar_format="{desc}{postfix} [{elapsed}]") as bar:
+        args.stage = bar.set_postfix_str  # build(args) reports its stages there (certify_named)
+        outcome = module.build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
     code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3  # unconfirmed: undecided, never 1 (violated)
     if args.json:

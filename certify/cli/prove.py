@@ -62,6 +62,7 @@ def run(args) -> int:
     limits = options.limits_of(args)  # --resume's reader and the checker's
     resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
               if args.resume else None)
+    region_proof.preflight(region, profile, limits, resume)  # a limit no box fits: bad input before the progress bar
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
@@ -92,7 +93,8 @@ def run(args) -> int:
 def summary(result: region_proof.ProofResult) -> dict:
     """A region proof as a JSON-ready dict: verdict (marked not certified unless the checker confirmed it),
     claim, bound, region, reduction and its variables, its scope (biases covered or not), boxes and leaves (with a count per closing method),
-    boxes left open, the volume proved, seconds and the checker's message."""
+    boxes left open, the volume proved, seconds, which of the checker's limits stopped the search (or None) and the
+    checker's message."""
     methods: dict[str, int] = {}
     for _, method, _ in result.leaves:
         methods[method] = methods.get(method, 0) + 1
@@ -111,6 +113,7 @@ def summary(result: region_proof.ProofResult) -> dict:
         "volume_proved": float(result.volume_proved),
         "seconds": round(result.seconds, 3),
         "interrupted": result.interrupted,
+        "stopped": result.stopped or None,
         "checker": result.message,
     }
 
@@ -144,6 +147,8 @@ def _render(info: dict, continuable: bool = False) -> None:
         unconfirmed = f" ({NOT_CERTIFIED})" if info["verdict"].endswith(f"({NOT_CERTIFIED})") else ""
         print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {counted(info['left'], 'box')} left"
               + (" (interrupted)" if info["interrupted"] else ""))
+    if info["stopped"]:
+        print(f"  stopped: {info['stopped']}")
     print(f"  checker: {info['checker']}")
     if info["certificate"]:
         print(f"  certificate: {info['certificate']}")

@@ -150,9 +150,15 @@ def _bits(tr) -> str:
 def run(args) -> int:
     """Run `certify trajectory`; return its exit code."""
     limits = options.limits_of(args)  # the configuration's reader and the checker's (before the bar)
-    with progress.bar(desc="certify trajectory", bar_format="{desc}{postfix} [{elapsed}]") as bar:
-        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=bar.set_postfix_str,
-                              limits=limits)
+    # what a user waits for: the layers done (an attempt at a higher precision starts again from X_0), the
+    # precision a detail
+    with progress.bar(total=args.layers, desc="certify trajectory", mininterval=0.5,
+                      bar_format="{desc}: {n}/{total} layers |{bar:20}| {postfix} [{elapsed}]") as bar:
+        def shown(done: int, total: int, stage: str) -> None:
+            bar.set_postfix_str(stage, refresh=False)
+            bar.update(done - bar.n)  # redraws at most every mininterval
+
+        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=shown, limits=limits)
     data = trajectory.to_json(tr)
     written = []
     if args.out:

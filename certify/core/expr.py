@@ -65,6 +65,36 @@ class Expr:
         return self.text
 
 
+def undefined_part(bound: Expr, ar, env) -> str | None:
+    """Where a bound whose value came out not finite (a ball with no finite bounds) loses it, in words: the innermost
+    part whose operands are finite and whose value is not (a division by a number whose enclosure contains zero, a
+    log, square root or real power of a number not certainly in its domain, an overflow), or None where the
+    backend's values have no is_finite (float64).  Each part is evaluated by the bound's own code (_compile): for
+    the reason of an undecided verdict, not on the way to one."""
+    def finite(value) -> bool:
+        test = getattr(value, "is_finite", None)
+        return True if test is None else bool(test())
+
+    def walk(tree: tuple) -> str | None:
+        kind = tree[0]
+        parts = [] if kind in ("num", "var") else [tree[1]] if kind == "neg" else list(tree[2]) if kind == "call" \
+            else [tree[1], tree[2]]
+        for part in parts:
+            if (found := walk(part)) is not None:
+                return found
+        if finite(_compile(tree)(ar, env)):
+            return None
+        if kind == "/":
+            return f"{render(tree)} divides by {render(tree[2])}, whose enclosure contains zero"
+        if kind == "call" and tree[1] in ("log", "sqrt"):
+            return f"{render(tree)} of a number not certainly inside its domain"
+        if kind == "**" and not (tree[2][0] == "num" and tree[2][1].denominator == 1):
+            return f"{render(tree)} with a base not certainly positive, or too large"
+        return f"{render(tree)} is not finite (too large)" if parts else f"{render(tree)} is not finite on these inputs"
+
+    return walk(bound.tree)
+
+
 def parse(text: str, names=USER_NAMES) -> Expr:
     """The tree of a bound over `names`; its text is the canonical rendering of the tree.  Parsed once
     per text and set of names (an Expr is immutable), so a campaign or an escalation of precision

@@ -27,6 +27,7 @@ certificate to the independent checker: the only call certify makes into it.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -185,6 +186,24 @@ def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = N
     these limits would refuse unread, asked before a long run that would write it (priced: a trajectory's
     steps' step_prices summed, in place of those the skeleton states: certify_checker.over_limits)."""
     return certify_checker.over_limits(cert, _checker_limits(limits), priced)
+
+
+# How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)
+CHECKER_ADVICE = " (`certify verify --limit"
+
+
+def checker_limit(cert: dict, limits: Limits = DEFAULT, priced: int | None = None, quote: bool = True) -> str | None:
+    """Which of the checker's limits a certificate of this shape passes and how to raise it, in words, or None (the
+    limit found as the one whose raising lets the certificate through); quote: with the checker's estimate (not for a
+    meter's least cost, which passes the limit by a hair and would read as the limit itself); priced: checker_refusal's."""
+    if not (refusal := checker_refusal(cert, limits, priced)):
+        return None
+    for name in (f.name for f in dataclasses.fields(limits)):
+        if checker_refusal(cert, dataclasses.replace(limits, **{name: 1 << 62}), priced) is None:
+            # the checker's words without its own advice: the line ends with the advice for both commands
+            stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(limits, name):.3g}"
+            return f"the checker's {name} limit {stated}: raise it with --limit {name}=N, here and on `certify verify`"
+    return f"the checker's limits: {refusal}"
 
 
 def step_prices(cert: dict) -> Callable[[int], int]:

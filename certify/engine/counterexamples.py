@@ -11,6 +11,7 @@ own code for that kind; a precision at which the checker cannot follow is escala
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from flint import arb
 
@@ -82,22 +83,37 @@ def checker_limits(args) -> Limits:
     return getattr(args, "limits", DEFAULT_LIMITS)
 
 
+def stage_of(args) -> Callable[[str], None] | None:
+    """Where a named counterexample's build reports its stages: the progress display `certify counterexample`
+    sets on args.stage, else nowhere (a build called from the API or a study)."""
+    return getattr(args, "stage", None)
+
+
 def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, start: int = START_BITS,
-                  cap: int = MAX_BITS, limits: Limits = DEFAULT_LIMITS) -> Outcome:  # fmt: skip
+                  cap: int = MAX_BITS, limits: Limits = DEFAULT_LIMITS,
+                  stage: Callable[[str], None] | None = None) -> Outcome:  # fmt: skip
     """Evaluate at rising precision until certified and confirmed by the checker (under `limits`).
 
     evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
     witness dict (untrusted search); summarize(found, witness) -> the lines after the verdict's.
+    stage(text), when given, is told as each stage (the witness, the evaluation, the checker) of an attempt begins.
     """
+    show = stage or (lambda _: None)
+
     def attempt(precision: int):
+        show(f"the witness at {precision} bits")
         witness = make_witness(precision)
+        show(f"its evaluation at {precision} bits")
         found = evaluate(inputs, witness)
         cert = certificate.named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
+        if found.verdict == "certified":
+            show(f"the checker, at {precision} bits")
         confirmation = certificate.confirm(cert, limits) if found.verdict == "certified" else None
         return witness, found, cert, confirmation
 
     (witness, found, cert, confirmation), _ = escalate(attempt, lambda result: bool(result[3] and result[3].ok),
                                                        start, cap)
     if confirmation is None:  # undecided at the cap: the checker still reads what was found
+        show("the checker")
         confirmation = certificate.confirm(cert, limits)
     return Outcome(cert, confirmation.ok, confirmation.message, summarize(found, witness))

@@ -50,6 +50,7 @@ class Comparison:
     lhs: object
     rhs: object
     outcome: bool | None  # True holds, False violated, None undecided
+    undefined: str = ""  # where an rhs with no finite value loses it (certify.core.expr.undefined_part)
 
 
 @dataclass
@@ -188,19 +189,27 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
             # layer t its lhs against the rhs composed through layers 0..t, not only at the last layer.
             bound = views[0].get("D")
             for view in views:
-                bound = rhs_e.evaluate(ar, _Overlay(view, D=bound))
+                overlay = _Overlay(view, D=bound)
+                bound = rhs_e.evaluate(ar, overlay)
                 lhs = lhs_e.evaluate(ar, _Overlay(view))
                 comparisons.append(Comparison(view.t, inequality.lhs, f"composed {inequality.rhs}", lhs, bound,
-                                              ar.certainly_le(lhs, bound)))
+                                              ar.certainly_le(lhs, bound), _undefined(rhs_e, ar, overlay, bound)))
             continue
         for view in views:
             overlay = _Overlay(view)
             lhs, rhs = lhs_e.evaluate(ar, overlay), rhs_e.evaluate(ar, overlay)
-            comparisons.append(Comparison(view.t, inequality.lhs, inequality.rhs, lhs, rhs, ar.certainly_le(lhs, rhs)))
+            comparisons.append(Comparison(view.t, inequality.lhs, inequality.rhs, lhs, rhs, ar.certainly_le(lhs, rhs),
+                                          _undefined(rhs_e, ar, overlay, rhs)))
     for view in views:  # the gap is reported wherever a was needed
         if "a" in view.cache:
             view.get("gap")
     return views, comparisons
+
+
+def _undefined(rhs_e: expr.Expr, ar, env, rhs) -> str:
+    """Where a ball rhs with no finite value loses it (certify.core.expr.undefined_part), else ""."""
+    finite = getattr(rhs, "is_finite", None)
+    return "" if finite is None or finite() else expr.undefined_part(rhs_e, ar, env) or ""
 
 
 def _verdict(comparisons: list[Comparison]) -> str:
@@ -215,7 +224,13 @@ def _verdict(comparisons: list[Comparison]) -> str:
 def _equality_reason(comparisons: list[Comparison], precision: int, higher: str = "raise --max-prec") -> str:
     """Why the comparisons stay undecided at this precision; `higher` says how more precision is had."""
     open_ = [c for c in comparisons if c.outcome is None]
-    if any(not (c.lhs.is_finite() and c.rhs.is_finite()) for c in open_):
+    undefined = [c for c in open_ if not (c.lhs.is_finite() and c.rhs.is_finite())]
+    if undefined and undefined[0].lhs.is_finite():  # the right side alone: what it compares with is defined
+        c = undefined[0]
+        return (f"the value of {c.rhs_expr} is not finite at {precision} bits"
+                + (f" ({c.undefined})" if c.undefined else "")
+                + f": undefined on these inputs, or too close to where it is to tell ({higher})")
+    if undefined:
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
                 f" precision ({higher})")

@@ -89,13 +89,13 @@ class Exploration:
     refuted: tuple[tuple[Interval, ...] | None, object] | None  # (box, what decide said) that ended the search,
     #                                                             or (None, what `between` found)
     boxes: int  # calls of decide
-    # "done" | "refuted" | "boxes" | "time" | "interrupted" ("done" with boxes left: they hit the depth limit)
+    # "done" | "refuted" | "boxes" | "time" | "limits" | "interrupted" ("done" with boxes left: they hit the depth limit)
     stop: str
 
 
 def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_boxes: int | None = None,
             deadline: float | None = None, progress=None, interruptible: bool = False,
-            start: list[tuple[tuple[Interval, ...], int]] | None = None, between=None) -> Exploration:
+            start: list[tuple[tuple[Interval, ...], int]] | None = None, between=None, admit=None) -> Exploration:
     """Breadth-first branch and bound: every box is closed, refuted, or split by `split`.
 
     `decide(box, depth)` returns ("closed", label), ("refuted", info) or ("split", None);
@@ -107,7 +107,8 @@ def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_bo
     `start` (box, depth) pairs replace the root: the open boxes of an earlier search, to continue it.
     `between()`, called after every box, may end the search with a refutation found elsewhere than in
     a box (a search between the boxes): whatever it returns other than None is the refutation's info,
-    with no box.
+    with no box.  `admit()`, asked before each box, may stop the search as the deadline would (stop "limits"):
+    a False says the box may not be decided.
     """
     queue = deque([(root, 0)] if start is None else start)
     found = Exploration([], [], None, 0, "done")
@@ -116,6 +117,9 @@ def explore(root: tuple[Interval, ...], decide, split, *, max_depth: int, max_bo
         while queue:
             if (max_boxes is not None and found.boxes >= max_boxes) or (deadline is not None and time.monotonic() > deadline):
                 found.stop = "boxes" if max_boxes is not None and found.boxes >= max_boxes else "time"
+                break
+            if admit is not None and not admit():
+                found.stop = "limits"
                 break
             entry, children = queue[0], None  # peeked: an interruption before the pop finds it still queued
             queue.popleft()

@@ -28,7 +28,7 @@ from certify.engine import certificate as certificates
 from certify.engine import VIOLATED
 from certify.engine import check as check_configuration
 from certify.engine.certificate import FORMAT
-from certify.prove import bnb, closing, hunt, profiles, reductions
+from certify.prove import bnb, budget, closing, hunt, profiles, reductions
 from certify.prove.profiles import Profile
 from certify.prove.tilt import Interval, one_minus_ratio_lower
 
@@ -86,6 +86,7 @@ class ProofResult:
     confirmed: bool = False
     message: str = ""
     interrupted: bool = False  # a Ctrl-C stopped the search (as the time limit would have, at that moment)
+    stopped: str = ""  # which of the checker's limits stopped the search, and how to raise it (certify.prove.budget)
 
     @property
     def volume_proved(self) -> Fraction:
@@ -133,6 +134,13 @@ def volume(box: tuple[Interval, ...]) -> Fraction:
     return out
 
 
+def _ladder(profile: Profile) -> tuple[int, int, int]:
+    """The precision ladder of a profile's tests: PRECISIONS for a user's bound, its first rung alone for a claim
+    (whose g is exact enough at the start: more bits change nothing)."""
+    start, cap, factor = PRECISIONS
+    return (start, cap if profile.claim is None else start, factor)
+
+
 def _first_closing(box, reduction, profile) -> tuple[str, int] | None:
     methods = [m for m in ORDER if m in reduction.methods]
 
@@ -143,7 +151,7 @@ def _first_closing(box, reduction, profile) -> tuple[str, int] | None:
                 return "closed", method
         return ("final" if profile.claim is not None or _gap_resolved(box, profile) else "more"), None
 
-    (state, method), precision = escalate(attempt, lambda found: found[0] != "more", *PRECISIONS)
+    (state, method), precision = escalate(attempt, lambda found: found[0] != "more", *_ladder(profile))
     return (method, precision) if state == "closed" else None
 
 
@@ -229,8 +237,7 @@ def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
             return False
         return True if h < 0 else None
 
-    start, cap, factor = PRECISIONS
-    violates, _ = escalate(attempt, lambda found: found is not None, start, cap if profile.claim is None else start, factor)
+    violates, _ = escalate(attempt, lambda found: found is not None, *_ladder(profile))
     return bool(violates)
 
 
@@ -260,6 +267,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     result = ProofResult(UNDECIDED, region, reduction, profile)
     axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
+    meter = preflight(region, profile, limits, resume)
     start = time.monotonic()
     hunter = hunt.Hunt(region, reduction, profile)
 
@@ -272,6 +280,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     def decide(box, depth):
         closing_found = _first_closing(box, reduction, profile)
         if closing_found is not None:
+            meter.closed(closing_found[1])
             return "closed", closing_found
         for candidate in _candidates(box):
             if hunter.screen(candidate) and _violates_at(candidate, profile):
@@ -300,12 +309,15 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
 
     def split(box, depth):
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
+        meter.split()
         return bnb.bisect(box, axes[box])
 
     found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
                         progress=report if progress is not None else None, interruptible=interruptible,
-                        start=start_boxes, between=between)
+                        start=start_boxes, between=between, admit=meter.admits)
     result.interrupted = found.stop == "interrupted"
+    if found.stop == "limits":
+        result.stopped = f"one more box would take its certificate past {meter.reason(quote=False)}"
     closed.update(found.leaves)
     result.tree, result.leaves, result.left = _preorder(reduction.root, axes, closed, {box for box, _ in found.left})
     result.boxes = earlier_boxes + found.boxes  # of the whole proof, as its leaves are
@@ -318,6 +330,21 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     confirmation = certificates.confirm(result.certificate, limits)
     result.confirmed, result.message = confirmation.ok, confirmation.message
     return result
+
+
+def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,
+              resume: dict | None = None) -> budget.Meter:
+    """The meter of the proof's certificate under the checker's limits (certify.prove.budget), from the proof it
+    continues (`resume`, confirmed by resumable) or the root box; BadInput, before any work, when not even the
+    next box can be decided within them."""
+    stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
+              "bound": None if profile.claim else profile.bound, "region": region.as_json()}
+    tree, precisions = (resume["tree"], [leaf["precision"] for leaf in resume["leaves"]]) if resume else ("?", ())
+    meter = budget.Meter(stated, limits, _ladder(profile)[1], tree, precisions)  # a leaf is closed at most at the top
+    if not meter.admits():
+        raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
+                       f"the proof's certificate past {meter.reason()}")
+    return meter
 
 
 def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS) -> dict:

@@ -194,13 +194,14 @@ class Trajectory:
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
-          progress: Callable[[str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
+          progress: Callable[[int, int, str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
     """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves;
-    `progress(stage)` is called as each stage (a precision, the checker) begins.  `limits` (certify.core.limits)
+    `progress(done, layers, stage)` is called as each layer of an attempt begins (done: the layers behind it; stage:
+    the attempt's precision; each attempt restarts from X_0) and as the checker begins (done = layers).  `limits` (certify.core.limits)
     are the reader's and the checker's (`certify verify` at the same limits must be able to confirm the
     certificate): a run refused whatever it found is refused before it starts, and the escalation stops
     where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
-    stage = progress or (lambda _: None)
+    stage = progress or (lambda done, total, what: None)
     limits = given_limits(limits)
     case = config.load(source, limits)
     layers, max_prec = integer(layers, "--layers"), integer(max_prec, "--max-prec")
@@ -226,11 +227,11 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     floors: list = []  # per t, the highest precision an attempt ran step t at: no later attempt runs it lower
 
     def attempt(precision: int) -> _Traced:
-        stage(f"{precision} bits")
         meter = budget.meter(precision, floors, last=precision >= cap)
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
         attempts.append(_trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
-                                  final=precision >= cap, floors=list(floors), meter=meter))
+                                  final=precision >= cap, floors=list(floors), meter=meter,
+                                  tick=lambda t: stage(t, layers, f"at {precision} bits")))
         floors[:] = [max(pair) for pair in itertools.zip_longest(floors, attempts[-1].run.steps, fillvalue=0)]
         return attempts[-1]
 
@@ -254,7 +255,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped,
                     precision_cap=used_cap)
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, budget.norm_precision)
-    stage("the checker")
+    stage(layers, layers, "the checker")
     confirmation = certificate.confirm(tr.certificate, limits)
     tr.certified, tr.confirmation = confirmation.ok, confirmation.message
     tr.seconds = time.time() - started
@@ -306,12 +307,13 @@ class _Traced:
 
 
 def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict,
-              final: bool, floors: list, meter: trajectory_budget.Meter) -> _Traced:
+              final: bool, floors: list, meter: trajectory_budget.Meter,
+              tick: Callable[[int], None] | None = None) -> _Traced:
     """The trajectory at one precision, its curves and their checks.  A run left unresolved below the
     cap (not final) only leads to the next precision: its curves are not drawn (the composed one is
     iterated through all T layers at some 1.6T bits, whatever the run resolved) unless the run ends
     there, stopped by the checker's limits (_finish then)."""
-    run = _run(case, T, precision, track_value=M is not None, floors=floors, meter=meter)
+    run = _run(case, T, precision, track_value=M is not None, floors=floors, meter=meter, tick=tick)
     points = run.points + [Point(t, None, None, False) for t in range(len(run.points), T + 1)]
     traced = _Traced(run=run, precision=precision, points=points, drawn=drawn, skipped=skipped,
                      curve_precision=_curve_precision(precision, T))
@@ -430,7 +432,7 @@ def _representation(case: config.Case, T: int) -> str | None:
 
 
 def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: list = (),
-         meter: trajectory_budget.Meter | None = None) -> _Run:
+         meter: trajectory_budget.Meter | None = None, tick: Callable[[int], None] | None = None) -> _Run:
     """One pass from the exact X_0, its first step at `precision`; stops at the first unresolved D_t.
 
     In centred form (certify.core.centred) when every layer allows it: then D_t keeps its relative
@@ -439,7 +441,7 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: l
     `precision`.  No step runs below its precision in `floors` (the highest of the attempts before):
     a higher precision then never costs the checker less, which lets the meter
     (certify.studies.trajectory_budget) stop an attempt as soon as no higher one can fit the limits
-    either.  The meter counts each step before it runs.
+    either.  The meter counts each step before it runs; tick(t), when given, is told of it (the layers behind it).
     """
     L = len(case.layers)
     use_centred = _representation(case, T) is None
@@ -450,6 +452,8 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: l
         X = Y = centred.centre(BALL, X0) if use_centred else X0
     bits = precision
     for t in range(T + 1):
+        if tick is not None:
+            tick(t)
         if meter is not None:
             meter.charge(t, bits)
         with ctx.workprec(bits):

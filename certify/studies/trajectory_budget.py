@@ -31,16 +31,12 @@ points through that one are then the certificate, as few as one.  Hence:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Callable
 
 from certify.core.limits import Limits
 from certify.core.precision import START_PRECISION
 from certify.engine import certificate
-
-
-# How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)
-CHECKER_ADVICE = " (`certify verify --limit"
 
 
 class OverLimit(Exception):
@@ -121,19 +117,9 @@ class Budget:
         return self._explained(precision, steps, False, total) if explained else self._refusal(precision, steps, total)
 
     def _explained(self, precision: int, steps: list, quote: bool = True, priced: int | None = None) -> str | None:
-        """The checker's limit a certificate passes and how to raise it (the limit found as the one whose
-        raising lets the certificate through), or None; quote: with the checker's estimate (not for a meter's
-        least cost, which passes the limit by a hair and would read as the limit itself; priced: _refusal's)."""
-        if not (refusal := self._refusal(precision, steps, priced)):
-            return None
-        for name in (f.name for f in fields(self.limits)):
-            raised = replace(self.limits, **{name: 1 << 62})
-            if certificate.checker_refusal(self._skeleton(precision, steps), raised, priced) is None:
-                # the checker's words without its own advice: the line ends with the advice for both commands
-                stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(self.limits, name):.3g}"
-                return (f"the checker's {name} limit {stated}: raise it with --limit {name}=N, "
-                        "here and on `certify verify`")
-        return f"the checker's limits: {refusal}"
+        """The checker's limit a certificate with these steps passes and how to raise it, or None
+        (certify.engine.certificate.checker_limit; quote and priced: its)."""
+        return certificate.checker_limit(self._skeleton(precision, steps), self.limits, priced, quote)
 
     def _refusal(self, precision: int, steps: list, priced: int | None = None) -> str | None:
         """The checker's refusal of the certificate with these steps (priced: their prices' sum in their place)."""

@@ -20,7 +20,7 @@ from certify.core import config, numbers, quantities
 from certify.core.arith import BALL
 from certify.core.layers import apply_layer
 from certify.core.limits import shape_problem
-from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
 from certify.errors import BadInput
 from certify.studies.thesis import counterexample_configs as configs
 
@@ -81,6 +81,6 @@ def build(args) -> Outcome:
     if (too_big := shape_problem(len(X), len(X[0]), layers, 0, limits)) is not None:
         raise BadInput(f"--layers {layers}: {too_big}")
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
-                            limits=limits)
+                            limits=limits, stage=stage_of(args))
     outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
     return outcome

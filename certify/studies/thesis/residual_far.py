@@ -15,7 +15,7 @@ from certify.claims.residual import residual_attention
 from certify.core import config, quantities
 from certify.core.arith import BALL
 from certify.core.layers import apply_layer
-from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
 from certify.studies.thesis import counterexample_configs as configs
 
 KIND = "residual-far"
@@ -60,6 +60,6 @@ def build(args) -> Outcome:
     lam = configs.exact(args.lam, "--lam") if args.lam is not None else configs.residual_far_lambda(q)
     inputs = {"q": str(q), "config": configs.residual_far(q, lam)}  # lambda is in it: A = lambda I
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
-                            limits=checker_limits(args))
+                            limits=checker_limits(args), stage=stage_of(args))
     outcome.summary.insert(0, f"  lambda   {lam} (V = -I, A = lambda I, X = (e1, -e1))")
     return outcome

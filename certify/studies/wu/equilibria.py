@@ -32,7 +32,7 @@ from certify.core.arith import BALL
 from certify.core import numbers
 from certify.core.arith.ball import hull
 from certify.core.thin_norm import cholesky_upper
-from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of
 from certify.errors import BadInput
 from certify.studies.wu import w_option
 from certify.studies.wu.spot_check import exact_value
@@ -264,4 +264,4 @@ def build(args) -> Outcome:
     N, w = parse(args.n, args.w)
     inputs = {"n": N, "w": str(w)}
     return certify_named(KIND, evaluate, inputs, lambda p: witness(N, w, args.one_per_rank, p), _summary,
-                         limits=checker_limits(args))
+                         limits=checker_limits(args), stage=stage_of(args))

@@ -20,7 +20,7 @@ from flint import arb, ctx
 
 from certify.core.arith import BALL
 from certify.core.arith.ball import hull
-from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, value_lines
+from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
 from certify.errors import BadInput
 from certify.studies.wu import w_option
 
@@ -215,4 +215,4 @@ def build(args) -> Outcome:
     checker confirm the certificate (BadInput for a bad --w)."""
     w = parse_w(args.w)
     inputs = {"w": str(w)}
-    return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary, limits=checker_limits(args))
+    return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary, limits=checker_limits(args), stage=stage_of(args))

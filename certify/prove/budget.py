@@ -1,0 +1,64 @@
+"""What the checker's limits leave a region proof: a meter that stops the search before its certificate would
+pass them, and refuses before any work when not even the first box fits.
+
+The checker prices a region proof's replay from its bisection tree and its leaves' precisions
+(certify_checker.region_proof.work, asked through certify.engine.certificate: never a copy of it), and
+`certify prove` has it confirm the certificate under the same limits.  Deciding one more box adds at most two
+symbols to the tree (a split: the box's "?" becomes its axis and two open halves) or one leaf at the top of the
+precision ladder (a closing), and the estimate never falls as a certificate grows.  So before a box is decided,
+the meter asks whether the certificate with the next m boxes at that worst still fits; to stay cheap on long
+searches it asks for m of about the boxes decided so far (halved until it fits), and asks again only when
+those m are spent: a search stopped by the meter writes a certificate the checker accepts, and states which
+limit stopped it and how to raise it.
+"""
+
+from __future__ import annotations
+
+from certify.core.limits import Limits
+from certify.engine import certificate
+
+
+class Meter:
+    """A region proof's certificate as the checker prices it: the tree's length and the leaves' precisions so far."""
+
+    def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", precisions: tuple = ()):
+        self.stated = stated  # what the checker's estimate reads besides tree and leaves: kind, region, bound
+        self.limits, self.top = limits, top
+        self.symbols, self.precisions = len(tree), list(precisions)
+        self.ahead = 0  # boxes already known to fit
+        self._leaves: dict[int, dict] = {}  # one leaf per precision, shared by every skeleton
+
+    def split(self) -> None:
+        """Count a box split: its symbol and two open halves."""
+        self.symbols += 2
+
+    def closed(self, precision: int) -> None:
+        """Count a box closed at `precision`: one leaf."""
+        self.precisions.append(precision)
+
+    def admits(self) -> bool:
+        """Whether the next box may be decided: the certificate fits the limits whatever it becomes (reason() if not)."""
+        if self.ahead > 0:
+            self.ahead -= 1
+            return True
+        m = max(1, (self.symbols - 1) // 2 + len(self.precisions))  # about the boxes decided so far
+        while certificate.checker_refusal(self._skeleton(m), self.limits) is not None:
+            if m == 1:
+                return False
+            m //= 2
+        self.ahead = m - 1
+        return True
+
+    def reason(self, quote: bool = True) -> str:
+        """Which limit the next box's certificate passes once admits() said no, and how to raise it; quote: with the
+        checker's estimate (certify.engine.certificate.checker_limit: not where the search stopped, which passes
+        the limit by a hair)."""
+        return certificate.checker_limit(self._skeleton(1), self.limits, quote=quote)
+
+    def _skeleton(self, boxes: int) -> dict:
+        """What the checker's estimate reads of the certificate with `boxes` more boxes decided at their dearest."""
+        leaves = [self._leaf(p) for p in self.precisions] + [self._leaf(self.top)] * boxes
+        return self.stated | {"tree": "?" * (self.symbols + 2 * boxes), "leaves": leaves}
+
+    def _leaf(self, precision: int) -> dict:
+        return self._leaves.setdefault(precision, {"precision": precision})

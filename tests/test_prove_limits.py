@@ -1,0 +1,69 @@
+"""`certify prove` under the checker's limits: refused before any work when not even its first box fits them,
+stopped (undecided, saying which limit and how to raise it) before its certificate would pass them."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import certify_checker as checker
+from certify.cli import main
+from certify.core.limits import Limits
+from certify.prove import bnb, profiles, reductions
+from certify.prove import region as region_proof
+from certify_checker import region_proof as checker_region
+
+LINE = ["--n", "3", "--d", "1", "--radius", "1", "--norm", "1"]
+
+
+def prove(limits: Limits, resume=None):
+    return region_proof.prove(reductions.region(3, 1, 1, 1), profiles.claim_profile("collapse.global"),
+                              time_limit=60.0, limits=limits, resume=resume)
+
+
+@pytest.fixture(scope="module")
+def whole():
+    result = prove(Limits())
+    assert result.verdict == region_proof.PROVED and result.confirmed and not result.stopped
+    return result
+
+
+def test_a_limit_no_box_fits_is_refused_before_the_search(monkeypatch, capsys):
+    """--limit work=10 ran the whole search, then printed PROVED (NOT CERTIFIED) with exit 3."""
+    def searched(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    monkeypatch.setattr(bnb, "explore", searched)
+    assert main(["prove", *LINE, "--limit", "work=10"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "refused before starting" in captured.err and "--limit work=N" in captured.err
+
+
+def test_the_search_stops_before_its_certificate_passes_the_work_limit(whole):
+    work = checker_region.work(whole.certificate)
+    limits = Limits(work=work // 2)
+    stopped = prove(limits)
+    assert stopped.verdict == region_proof.UNDECIDED and stopped.left and stopped.leaves
+    assert "work limit" in stopped.stopped and "--limit work=N" in stopped.stopped
+    # what it wrote is what the checker accepts under those limits: confirmed, not refused
+    assert stopped.confirmed, stopped.message
+    assert checker_region.work(stopped.certificate) <= limits.work
+    # raised, the limit lets the proof go on from where it stopped to the end
+    resumed = prove(Limits(), resume=stopped.certificate)
+    assert resumed.verdict == region_proof.PROVED and resumed.confirmed and not resumed.stopped
+
+
+def test_the_cli_says_which_limit_stopped_the_search(whole, capsys):
+    work = checker_region.work(whole.certificate) // 2
+    assert main(["prove", *LINE, "--limit", f"work={work}"]) == 3
+    out = capsys.readouterr().out
+    assert "UNDECIDED:" in out and "NOT CERTIFIED" not in out, out
+    stops = [line for line in out.splitlines() if line.strip().startswith("stopped:")]
+    assert len(stops) == 1 and "--limit work=N" in stops[0], out
+    assert main(["prove", *LINE, "--limit", f"work={work}", "--json"]) == 3
+    info = json.loads(capsys.readouterr().out)
+    assert "--limit work=N" in info["stopped"] and info["verdict"] == "undecided"
+    assert main(["prove", *LINE, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stopped"] is None
