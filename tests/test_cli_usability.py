@@ -65,6 +65,12 @@ def _help(argv, capsys) -> str:
     return " ".join(capsys.readouterr().out.split())
 
 
+def test_the_commands_that_read_a_configuration_say_they_take_npz(capsys):
+    # trajectory read an .npz file as check does, while its help named JSON alone
+    for command in ("check", "trajectory"):
+        assert "configuration file (JSON, or numpy .npz)" in _help([command], capsys), command
+
+
 def test_the_help_states_the_exit_codes(capsys):
     """The contract's codes, Ctrl-C's 130 among them, on `certify --help`; counterexample's own (never 1, the
     code of a violation: an unconfirmed counterexample is undecided) on its help and every name's; the 3 of a
