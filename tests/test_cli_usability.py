@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import signal
 import subprocess
@@ -62,6 +63,12 @@ def _help(argv, capsys) -> str:
     with pytest.raises(SystemExit):
         main(argv + ["--help"])
     return " ".join(capsys.readouterr().out.split())
+
+
+def test_the_commands_that_read_a_configuration_say_they_take_npz(capsys):
+    # trajectory read an .npz file as check does, while its help named JSON alone
+    for command in ("check", "trajectory"):
+        assert "configuration file (JSON, or numpy .npz)" in _help([command], capsys), command
 
 
 def test_the_help_states_the_exit_codes(capsys):
@@ -447,6 +454,29 @@ def test_a_closed_pipe_ends_quietly():
     process.stdout.close()  # the reader is gone before the first line is written
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) == 141 and err == ""
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_json_larger_than_the_pipe_meets_a_closed_pipe(unbuffered):
+    # one write larger than the pipe holds, unbuffered (PYTHONUNBUFFERED, as many containers set it): the
+    # system took part of it and the rest was dropped in silence when the reader went, so the command ended 0
+    # as if all of its output had been read
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONUNBUFFERED": unbuffered}
+    process = subprocess.Popen([sys.executable, "-m", "certify", "trajectory", "examples/layer.json", "--layers",
+                                "300", "--json", "-q"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env=env)
+    assert os.read(process.stdout.fileno(), 10).startswith(b"{")  # the reader reads the start, then goes
+    process.stdout.close()
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141 and err == ""
+
+
+def test_json_output_is_whole_through_a_pipe():
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run([sys.executable, "-m", "certify", "trajectory", "examples/layer.json", "--layers", "300",
+                           "--json", "-q"], cwd=ROOT, capture_output=True, timeout=120, env=env)
+    assert done.returncode == 0 and len(done.stdout) > 1 << 17  # more than a pipe holds at once
+    assert json.loads(done.stdout)["layers"] == 300
 
 
 # ------------------------------------------------------------------ claims wording

@@ -38,7 +38,7 @@ def add_parser(subparsers):
         "curves. A configuration of L layers is applied cyclically: layer t is layer t mod L (T = L runs a "
         "stack once). Exit 0 all bounds certified at every t, 1 a bound violated, 3 undecided, unresolved "
         "or not confirmed by the checker, 2 bad input.")
-    p.add_argument("config", help="configuration file (JSON): X and one layer, or layers")
+    p.add_argument("config", help="configuration file (JSON, or numpy .npz): X and one layer, or layers")
     p.add_argument("--layers", type=options.integer, required=True, metavar="T", help=f"number of layers, 1 to {trajectory.MAX_LAYERS}")
     p.add_argument("--out", type=options.out_folder, metavar="DIR",
                    help="folder: write trajectory.json, trajectory-certificate.json and the figure trajectory.FORMAT "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import sys
@@ -24,7 +25,21 @@ def dumps(data, indent: int = 1) -> str:
 
 def echo(data, indent: int = 1) -> None:
     """Print data as JSON (dumps) on standard output: every command's --json."""
-    sys.stdout.write(dumps(data, indent))
+    text = dumps(data, indent)
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a stream without bytes beneath it (captured in-process)
+        sys.stdout.write(text)
+        return
+    # Python's buffered writer returns a short count, and the text layer drops the rest silently, when a
+    # write larger than its buffer is cut short (the reader gone: EPIPE; a signal): written to the bytes
+    # beneath until all is taken, a closed pipe raises BrokenPipeError (exit 141) and no output is lost
+    sys.stdout.flush()
+    rest = memoryview(text.encode(sys.stdout.encoding or "utf-8", sys.stdout.errors or "strict"))
+    while rest:
+        taken = binary.write(rest)
+        if not taken:  # a stream that takes nothing (non-blocking, full) would loop forever
+            raise BrokenPipeError(errno.EPIPE, "standard output accepts nothing")
+        rest = rest[taken:]
 
 
 def _finite(data):
