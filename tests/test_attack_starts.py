@@ -89,3 +89,33 @@ def test_the_explore_begins_with_extremal_points_and_keeps_only_those_that_look_
     assert not report.violated
     # the search may come near the equality itself (finalists certified to hold), but not from these points
     assert not {(f["score"], f["L"]) for f in report.finalists} & {(e.score, e.L) for e in first}
+
+
+@pytest.mark.parametrize("layout", [
+    objective.Layout(2, 1, layers=3, scale_free=False), objective.Layout(3, 3, d_k=2, layers=2),
+    objective.Layout(3, 2, with_v=True, layers=2),
+], ids=["3 layers, D free", "thin", "V"])
+def test_a_scale_moves_one_later_head_by_its_factor_or_sets_the_diameter(layout):
+    """Layout.rescaled: scale t multiplies A of layer t + 1 (so its L_t) by a factor across HEAD_SCALE_RANGE and
+    leaves the rest of the configuration as it was; the last scale of a target not scaling like D sets D_0."""
+    shape, L, places = layout.random_shape(np.random.default_rng(0)), 3.0, np.linspace(0, 1, 5)
+    X, Hs, Vs = layout.arrays(shape, L)
+    matrices = [layout.head.matrix(H) for H in Hs]
+    assert layout.scales == layout.layers - 1 + (not layout.scale_free)
+    for scale in range(layout.scales):
+        for place, point in zip(places, layout.rescaled(shape, scale, places)):
+            X_moved, Hs_moved, Vs_moved = layout.arrays(point, L)
+            moved = [layout.head.matrix(H) for H in Hs_moved]
+            if scale < layout.layers - 1:
+                low, high = np.log(objective.HEAD_SCALE_RANGE)
+                factor = np.exp(low + place * (high - low))
+                assert np.allclose(moved[scale + 1], factor * matrices[scale + 1], rtol=1e-12, atol=0)
+                assert all(np.array_equal(m, o) for t, (m, o) in enumerate(zip(moved, matrices)) if t != scale + 1)
+                assert np.array_equal(X_moved, X)
+            else:
+                low, high = np.log(objective.SCALE_RANGE)
+                D = np.sqrt(((X_moved[:, None] - X_moved[None]) ** 2).sum(-1).max())
+                assert np.isclose(np.log(D), low + place * (high - low), rtol=0, atol=1e-9)
+                assert all(np.allclose(m * D**2, o * np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1).max()) ** 2)
+                           for m, o in zip(moved, matrices))  # a D^2 = L kept, the heads' ratios too
+            assert Vs is None and Vs_moved is None or all(np.array_equal(v, w) for v, w in zip(Vs, Vs_moved))

@@ -7,7 +7,7 @@ confirmed it), on the shrunk configuration that is written out.
 The search maximises the score of certify.search.objective (> 0: the target looks violated)
 over the tokens X_0 and the parameters of one layer or of a stack of T layers (with a fixed mask;
 each head the entries of A, or of W_Q and W_K for thin heads: certify.search.heads),
-with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget:
+with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget (five with scale variables):
     explore  first EXTREMAL_POINTS shapes near the known extremal structure (two opposite groups of
              coinciding tokens along A's top singular direction: Layout.extremal_shape) evaluated
              across the range of L, kept only where they look violated; then many starts, each
@@ -16,6 +16,9 @@ with D normalised to 1 and L = a D^2 explicit, in four phases sharing the budget
              and the others from the best shapes found nearest in L;
     sweep    the best shapes evaluated on a fine grid of L: a shape that is good at one L is
              nearly as good nearby, and this catches bounds that fail only in a narrow range;
+    scales   for a stack, or a target that does not scale like D: the best shapes with each later layer's
+             head, and D_0, moved on a grid across orders of magnitude (Layout.rescaled), the sweep's
+             reasoning for the diameters and L_t of the later layers, which the starts keep near D_0 and L;
     ladder   continuation in L: the best shape re-optimised at fixed L on rungs up to the
              largest L and down to the smallest, each rung starting from the previous optimum;
     polish   the best points optimised jointly in shape and log L.
@@ -63,6 +66,10 @@ MAX_SECONDS = 24 * 3600
 MAX_STARTS = 10_000
 MAX_SIZE = 64  # tokens and dimension: the search is for small, readable configurations
 PHASES = (("explore", 0.5), ("sweep", 0.6), ("ladder", 0.85), ("polish", 1.0))  # cumulative shares of the budget
+# with scale variables besides L (Layout.scales: a stack's later heads, D_0 of a target not scaling like D), the
+# scales phase takes a tenth of the budget from the explore
+SCALED_PHASES = (("explore", 0.4), ("sweep", 0.5), ("scales", 0.6), ("ladder", 0.85), ("polish", 1.0))
+SCALE_POINTS = 40  # the fewest points on a scale's grid: steps of 2^2 in L_t over HEAD_SCALE_RANGE
 EXTREMAL_POINTS = 8  # shapes near the extremal structure evaluated before the explore's local runs
 # the score an extremal point needs to be kept: on a sharp bound it is the equality, whose float64 score is a
 # rounding error of either sign (up to 1.4e-12 seen), and kept it led the search to the equality, not elsewhere
@@ -398,24 +405,53 @@ class _Search:
 
     def sweep(self, end: float) -> None:
         """The most violating shape, the tightest (largest exponent) and the next most violating, over all L."""
-        first = [e for e in (self.lead, self.lead_exponent) if e is not None]
-        shapes = self.distinct(first + _by_score(self.candidates), SWEEP_SHAPES)
+        shapes = self._leading(SWEEP_SHAPES)
         if not shapes:
             return
         points = max(16, int((end - self.budget.used()) * self._total_evaluations() / len(shapes)))
         grid = np.exp(np.linspace(*self.log_range, points))
         self.limit = end
         for e in shapes:
-            best = None
-            try:
-                for L in grid:
-                    trial = self.score(e.shape, float(L))
-                    if best is None or trial.score > best.score:
-                        best = trial
-            except Exhausted:
-                pass
-            if best is not None:
-                self.candidates.append(best)
+            self._best_of((e.shape, float(L)) for L in grid)
+
+    def scales(self, end: float) -> None:
+        """The best shapes with each scale variable (Layout.rescaled) evaluated on a grid across its range, at
+        the shape's L: the sweep's reasoning for the other quantities a bound can depend on.
+
+        Through a stack, the later layers' D_t and L_t follow from the ratios of the heads, which random starts
+        keep near 1 and local runs move by small steps: a bound false only where D_2 is near exp(-30)
+        (benchmarks/attack.py's window) was found on 14 of 20 seeds, by starts that happened to drift there.
+        """
+        scales = self.layout.scales
+        if not scales:
+            return
+        evaluations = (end - self.budget.used()) * self._total_evaluations()
+        shapes = self._leading(min(SWEEP_SHAPES, max(1, int(evaluations // (SCALE_POINTS * scales)))))
+        if not shapes:
+            return
+        places = np.linspace(0.0, 1.0, max(SCALE_POINTS, int(evaluations / (len(shapes) * scales))))
+        self.limit = end
+        for e in shapes:
+            for scale in range(scales):
+                self._best_of((shape, e.L_param) for shape in self.layout.rescaled(e.shape, scale, places))
+
+    def _leading(self, count: int) -> list[Evaluation]:
+        """Up to `count` distinct shapes to move: the lead, the tightest, then the candidates by score."""
+        first = [e for e in (self.lead, self.lead_exponent) if e is not None]
+        return self.distinct(first + _by_score(self.candidates), count)
+
+    def _best_of(self, points) -> None:
+        """Evaluate the (shape, L) points in order until the share is spent; the best of them is a candidate."""
+        best = None
+        try:
+            for shape, L in points:
+                trial = self.score(shape, L)
+                if best is None or trial.score > best.score:
+                    best = trial
+        except Exhausted:
+            pass
+        if best is not None:
+            self.candidates.append(best)
 
     def ladder(self, end: float) -> None:
         """Continuation in L: the best shape re-optimised on rungs up to the largest L, then down to the smallest.
@@ -491,11 +527,16 @@ def _same(first: list, second: list) -> bool:
     return all(np.allclose(m, c, rtol=1e-6, atol=1e-9) for m, c in zip(first, second))
 
 
+def phases(layout: Layout) -> tuple:
+    """The phases of the search and the cumulative shares of the budget they end at."""
+    return SCALED_PHASES if layout.scales else PHASES
+
+
 def auto_starts(budget: Budget, dimension: int) -> int:
     """Enough starts to cover the range of L, few enough that each local run can move (about 40 per dimension)."""
     if budget.evaluations is None:
         return DEFAULT_STARTS
-    explore = PHASES[0][1] * budget.evaluations
+    explore = PHASES[0][1] * budget.evaluations  # as many starts with a scales phase, each a little shorter
     return int(min(max(explore // (EVALUATIONS_PER_DIMENSION * dimension), MIN_STARTS), DEFAULT_STARTS))
 
 
@@ -576,10 +617,10 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
             spend.clock = journal.clock  # a time budget counts the time journaled too
         search = _Search(claim_obj, layout, spend, rng, l_range, progress, journal)
         phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
-                       "ladder": search.ladder, "polish": search.polish}
+                       "scales": search.scales, "ladder": search.ladder, "polish": search.polish}
         interrupted = False
         try:
-            for name, end in PHASES:
+            for name, end in phases(layout):
                 phase_steps[name](end)
             search.certify_finalists(claim_id, bound, max_prec, limits)
         except KeyboardInterrupt:

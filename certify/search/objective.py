@@ -50,6 +50,11 @@ SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does n
 # (relative to D); closer, the score is evaluated in arb (see _float_resolves)
 FLOAT_RESOLUTION = 1e-6
 EXTREMAL_NOISE = 0.05  # of a shape near the extremal structure (its heads), against their entries of about 1
+# a later layer's head against its own in a shape (Layout.rescaled), as a factor on its L_t = a_t D_t^2.  Far
+# down: where L_t is small a layer contracts by about L_t / 4, and through a stack those factors compound,
+# so the diameters a bound may be false at lie far below D_0 (exp(-30) from D_0 = e^4.8 took a factor of about 2^-44
+# with the other heads as found).  Up to 2^16: beyond the attack's largest L, 2^14, the contraction saturates.
+HEAD_SCALE_RANGE = (2.0**-64, 2.0**16)
 MAX_LAYERS = 16  # stacks searched: each evaluation runs every layer
 
 
@@ -119,6 +124,36 @@ class Layout:
         if not self.scale_free:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
         return shape
+
+    @property
+    def scales(self) -> int:
+        """How many scale variables a shape has besides L (see rescaled): every later layer's head, and the
+        diameter D_0 when the target does not scale like D."""
+        return self.layers - 1 + (0 if self.scale_free else 1)
+
+    def rescaled(self, shape: np.ndarray, scale: int, places) -> list[np.ndarray]:
+        """The shape with scale variable `scale` (0 <= scale < self.scales) moved, once per place in [0, 1] of
+        `places` along its range, on a log scale: scale t < layers - 1 multiplies the head of layer t + 1 by a
+        factor in HEAD_SCALE_RANGE (its L_t = a_t D_t^2 by that factor, and so D_(t+1) and the later diameters
+        when L_t is small), the last, for a target that does not scale like D, sets D_0 in SCALE_RANGE.
+
+        These are the quantities a bound can depend on besides L: through a stack, D_t and L_t follow from the
+        ratios of the heads, which random shapes keep near 1 and a local run moves by small steps, not across
+        orders of magnitude (a bound false only where D_2 is near exp(-30), HEAD_SCALE_RANGE).
+        """
+        moved = [np.array(shape, dtype=float) for _ in places]
+        if scale == self.layers - 1:
+            low, high = np.log(SCALE_RANGE)
+            for point, place in zip(moved, places):
+                point[-1] = low + place * (high - low)
+            return moved
+        low, high = np.log(HEAD_SCALE_RANGE)
+        start = self.n * self.d + self.head.size * (scale + 1)
+        block = self.head.arrays(np.array(shape[start:start + self.head.size], dtype=float))
+        for point, place in zip(moved, places):
+            factor = math.exp(low + place * (high - low))
+            point[start:start + self.head.size] = self.head.scaled(block, factor).ravel()
+        return moved
 
     def arrays(self, shape: np.ndarray, L: float):
         """(X, [head_t], [V_t] or None) as float64 arrays (a head's arrays are its form's,
