@@ -509,6 +509,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     used = inputs["layers"][:T]
     if problem := _hypotheses_hold(names, used):
         return False, problem
+    inputs = schema.exact(inputs)  # every number read once, not at every step through its layer
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]
