@@ -275,11 +275,12 @@ def test_a_thin_head_is_priced_as_the_witness_its_certificate_states(zero_column
         trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price // 4))
 
 
-def forged(layers: int, layer: dict, tokens: list) -> dict:
+def forged(layers: int, layer: dict, tokens: list, steps: list | None = None) -> dict:
     """A trajectory certificate of these tokens and one layer with its digest redone, every point stated resolved (so
-    the checker runs every step before it finds the stated values wrong) and every step at its own precision."""
+    the checker runs every step before it finds the stated values wrong), the steps at these precisions (by default
+    each at its own: no step reads its numbers from another's)."""
     d = len(tokens[0])
-    steps = [53 + layers - t for t in range(layers + 1)]  # all distinct: no step reads its numbers from another's
+    steps = steps or [53 + layers - t for t in range(layers + 1)]
     precisions = [steps[0], steps[0], 53]
     basis = [[float(i == j) for j in range(d)] for i in range(d)]
     inputs = {"X": tokens, "layers": [layer]}
@@ -312,3 +313,20 @@ def test_a_layer_stated_as_text_is_read_once_not_at_every_step(monkeypatch):
         assert not confirmation.ok and "||A_t||_2" in confirmation.message  # after every step ran
         counts.append(sum(text in {t for row in texts + layer["V"] for t in row} for text in reads))
     assert counts[0] == counts[1] >= 18, counts
+
+
+def test_a_layer_stated_as_long_text_is_priced_at_every_step():
+    """Read once, a layer's numbers are still made balls at every step's precision (up to 3 us one of 8600 characters,
+    an exact rational of 4300 digits over 4300): 2 x 64 whose A and V state such texts took 36 ms a step, priced at
+    17 (and twice that with every step recomputed finer), so some 6000 layers, within the default work limit, took
+    about 4 minutes of CPU.  The text is priced at every step and its run and the engine's meter alike (step_prices)."""
+    d, tokens = 64, [[0.5] * 64, [-0.5] * 64]
+    texts = {name: [[f"0.{i:02d}{j:02d}{sign}" + "7" * 4290 for j in range(d)] for i in range(d)]
+             for name, sign in (("A", 1), ("V", 2))}
+    floats = {name: [[0.5] * d for _ in range(d)] for name in ("A", "V")}
+    stated, plain = (forged(5500, layer, tokens, [53] * 5501) for layer in (texts, floats))
+    assert certify_checker.over_limits(plain, certify_checker.LIMITS) is None  # the sizes alone fit
+    assert "work" in certify_checker.over_limits(stated, certify_checker.LIMITS)
+    price, bare = checker_trajectory.step_prices(stated), checker_trajectory.step_prices(plain)
+    read = 2 * d * d * 4297 // checker_trajectory.TEXT_DIGITS  # the characters of A and V, at each run
+    assert price(53) - bare(53) == price(4000) - bare(4000) == (1 + len(checker_trajectory.FINER)) * read
