@@ -192,7 +192,8 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
 def step_row(name: str, draw, bits: int, repeats: int) -> str:
     """A trajectory step's row: the checker's price of one step at `bits` (its estimate of the certificate with a
     step more) against the CPU seconds of one step there and one at twice the bits, from the drawn tokens."""
-    inputs = schema.expanded(config.to_json(config.load(draw(), limits.Limits(work=1 << 62, memory=1 << 62))))
+    drawn = config.to_json(config.load(draw(), limits.Limits(work=1 << 62, memory=1 << 62)))
+    inputs = schema.exact(schema.expanded(drawn))  # as certify_checker.trajectory.verify reads them
     skeleton = {"format": certify_checker.FORMAT, "kind": "trajectory", "layers": 1, "inputs": inputs,
                 "precision": bits, "curve_precision": 53, "norm_precision": 53, "curves": [], "witness": {}}
     price = (checker_work({**skeleton, "step_precisions": [bits, bits]})

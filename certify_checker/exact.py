@@ -50,6 +50,8 @@ def ball(text) -> arb:
         return arb(text)  # pass binary64: math.isfinite of it overflows)
     if isinstance(text, str):
         return _ball_of_text(text, ctx.prec)
+    if type(text) is fmpq:  # a number read once (schema.exact): exact as _ball makes it
+        return arb(text) if text.q != 1 else arb(text.p)
     return _ball(text)
 
 

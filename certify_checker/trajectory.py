@@ -56,6 +56,9 @@ CURVE_WORK = 64  # ball operations per point beyond its step: the curves' logari
 # every step and curve is priced at both (step_prices).  Not named ESCALATION, which over_limits reads as the multiples
 # a kind's configured layers are recomputed at: a trajectory's norms are not, its steps are priced here.
 FINER = (2,)
+# Characters of a layer's numbers stated as text a unit at every step: a ball of an exact rational of 4300 digits
+# over 4300 costs up to 3 us, 8600 characters (0.3 ns each), priced nowhere else (STEP_WEIGHT's 2 us an entry of A)
+TEXT_DIGITS = 256
 STEPS_KEY = "step_precisions"  # optional: certificates written before it ran every step at precision
 POINT_KEYS = {"t", "resolved", "D", "mu", "tau", "approach", "log_curves", "checks"}
 
@@ -446,9 +449,24 @@ def stated_steps(cert: dict) -> list | None:
 
 def step_prices(cert: dict):
     """The price of one step of this certificate's trajectory at given bits, in work units: limits.step_cost of its
-    sizes (over_limits') there and at each FINER multiple.  certify.studies.trajectory_budget meters a run in it."""
+    sizes (over_limits') there and at each FINER multiple, and reading its widest layer's text (_digits) at each.
+    certify.studies.trajectory_budget meters a run in it."""
     n, d, _, hidden, _, d_k = sizes(cert)
-    return lambda bits: step_cost(n, d, hidden, d_k, bits, FINER)
+    layers = cert["inputs"].get("layers") if isinstance(cert.get("inputs"), dict) else None
+    text = max(map(_digits, layers), default=0) // TEXT_DIGITS if isinstance(layers, list) else 0
+    return lambda bits: step_cost(n, d, hidden, d_k, bits, FINER) + (1 + len(FINER)) * text
+
+
+def _digits(value, key: str | None = None) -> int:
+    """The characters of a layer's numbers stated as text, or an integer's digits: each is made a ball at every
+    step's precision (exact.ball of the fmpq schema.exact read), a binary64 one at no cost beyond the step's."""
+    if isinstance(value, dict) and set(value) != {"binary64", "shape"}:  # a block is binary64
+        return sum(_digits(v, k) for k, v in value.items())
+    if isinstance(value, list):
+        return sum(_digits(v, key) for v in value)
+    if key not in schema.NUMBERS:
+        return 0
+    return len(value) if isinstance(value, str) else value.bit_length() // 3 if type(value) is int else 0
 
 
 def _extent(cert: dict) -> tuple[int, int]:
@@ -509,6 +527,7 @@ def verify(cert: dict) -> tuple[bool, str]:
     used = inputs["layers"][:T]
     if problem := _hypotheses_hold(names, used):
         return False, problem
+    inputs = schema.exact(inputs)  # every number read once, not at every step through its layer
     precision, curve_precision, norm_precision = precisions
     stated = cert["points"]
     witness = cert["witness"]

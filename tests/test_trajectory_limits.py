@@ -273,3 +273,60 @@ def test_a_thin_head_is_priced_as_the_witness_its_certificate_states(zero_column
     # far below it (the reduced head's): the configuration's own estimate at 53 bits refuses it first, as for check
     with pytest.raises(BadInput, match="work.*--limit work=N"):
         trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price // 4))
+
+
+def forged(layers: int, layer: dict, tokens: list, steps: list | None = None) -> dict:
+    """A trajectory certificate of these tokens and one layer with its digest redone, every point stated resolved (so
+    the checker runs every step before it finds the stated values wrong), the steps at these precisions (by default
+    each at its own: no step reads its numbers from another's)."""
+    d = len(tokens[0])
+    steps = steps or [53 + layers - t for t in range(layers + 1)]
+    precisions = [steps[0], steps[0], 53]
+    basis = [[float(i == j) for j in range(d)] for i in range(d)]
+    inputs = {"X": tokens, "layers": [layer]}
+    return {"format": "certify-certificate/1", "kind": "trajectory", "layers": layers, "inputs": inputs,
+            "inputs_sha256": checker_trajectory.digest(layers, inputs, precisions + [steps]),
+            "representation": "centred", "precision": steps[0], "step_precisions": steps,
+            "curve_precision": steps[0], "norm_precision": 53, "witness": {"A0": {"basis": basis, "top": [1.0] * d}},
+            "a": [["1", "0", "0", "0"]], "curves": [], "M": None, "verdict": "holds",
+            "points": [{"t": t, "resolved": True, "D": None, "mu": None, "tau": None, "approach": None,
+                        "log_curves": {}, "checks": {}} for t in range(layers + 1)]}
+
+
+def test_a_layer_stated_as_text_is_read_once_not_at_every_step(monkeypatch):
+    """The checker prices a step by its sizes, not by the length of its layer's text: a layer whose A and V state
+    numbers of 4000 digits was read again at every step (0.2 ms a number), 250 times its estimate of 40 steps of
+    2 x 64.  Here the texts are read as often through 30 steps as through 3."""
+    import certify_checker.exact
+    import certify_checker.schema
+
+    reads = []
+    for module in (certify_checker.exact, certify_checker.schema):
+        monkeypatch.setattr(module, "rational", lambda text, read=module.rational: reads.append(text) or read(text))
+    texts = [[f"{i + 1}/{j + 7}" for j in range(3)] for i in range(3)]
+    layer = {"A": texts, "V": [[f"-{i}/{j + 5}" for j in range(3)] for i in range(3)]}
+    counts = []
+    for layers in (3, 30):
+        reads.clear()
+        certify_checker.exact._ball_of_text.cache_clear()
+        confirmation = certify_checker.verify(forged(layers, layer, [[0.5, 0.25, 0.0], [-0.5, 0.0, 0.75]]))
+        assert not confirmation.ok and "||A_t||_2" in confirmation.message  # after every step ran
+        counts.append(sum(text in {t for row in texts + layer["V"] for t in row} for text in reads))
+    assert counts[0] == counts[1] >= 18, counts
+
+
+def test_a_layer_stated_as_long_text_is_priced_at_every_step():
+    """Read once, a layer's numbers are still made balls at every step's precision (up to 3 us one of 8600 characters,
+    an exact rational of 4300 digits over 4300): 2 x 64 whose A and V state such texts took 36 ms a step, priced at
+    17 (and twice that with every step recomputed finer), so some 6000 layers, within the default work limit, took
+    about 4 minutes of CPU.  The text is priced at every step and its run and the engine's meter alike (step_prices)."""
+    d, tokens = 64, [[0.5] * 64, [-0.5] * 64]
+    texts = {name: [[f"0.{i:02d}{j:02d}{sign}" + "7" * 4290 for j in range(d)] for i in range(d)]
+             for name, sign in (("A", 1), ("V", 2))}
+    floats = {name: [[0.5] * d for _ in range(d)] for name in ("A", "V")}
+    stated, plain = (forged(5500, layer, tokens, [53] * 5501) for layer in (texts, floats))
+    assert certify_checker.over_limits(plain, certify_checker.LIMITS) is None  # the sizes alone fit
+    assert "work" in certify_checker.over_limits(stated, certify_checker.LIMITS)
+    price, bare = checker_trajectory.step_prices(stated), checker_trajectory.step_prices(plain)
+    read = 2 * d * d * 4297 // checker_trajectory.TEXT_DIGITS  # the characters of A and V, at each run
+    assert price(53) - bare(53) == price(4000) - bare(4000) == (1 + len(checker_trajectory.FINER)) * read
