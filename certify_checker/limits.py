@@ -94,10 +94,10 @@ def step_parts(n: int, d: int, hidden: int = 0, d_k: int = 0) -> tuple[int, int]
     return python, products // PRODUCTS + STEP_EXP * n * n + GELU * n * hidden
 
 
-def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple = (), most: int = 1 << 20) -> int:
+def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple = ()) -> int:
     """The work of a trajectory step at `bits` and of its recomputation at each of `factors` times them."""
     python, arithmetic = step_parts(n, d, hidden, d_k)
-    return (1 + len(factors)) * python + arithmetic * passes(bits, factors, most)
+    return (1 + len(factors)) * python + arithmetic * passes(bits, factors)
 
 
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
