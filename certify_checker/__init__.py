@@ -123,6 +123,9 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_work too.
     priced: a trajectory's steps' price (trajectory.step_prices summed) in place of the stated ones' (the estimate of a
     certificate not yet written, certify.studies.trajectory_budget; a certificate is always priced by what it states)."""
+    inner = (cert.get("counterexample") or {}).get("certificate") if cert["kind"] == "region-proof" else None
+    if isinstance(inner, dict) and inner.get("kind") == "inequality" and (refusal := over_limits(inner, limits)):
+        return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
     planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
     own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
@@ -169,7 +172,8 @@ def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
         if refusal := over_limits(cert, limits):
             return Confirmation(False, refusal, refused=True)
-        ok, message = _module(KINDS[kind]).verify(cert)
+        module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
+        ok, message = module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)
     except MALFORMED as err:
         ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
     # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),

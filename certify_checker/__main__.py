@@ -16,7 +16,7 @@ import stat
 import sys
 
 from certify_checker import FORMAT, Unreadable, load, verify
-from certify_checker.limits import LIMITS, Limits
+from certify_checker.limits import ADVICE, LIMITS, Limits
 
 EXIT_INTERNAL_ERROR = 4
 _received = [signal.SIGINT]  # the stopping signal received last: Ctrl-C unless SIGTERM or SIGHUP came
@@ -100,7 +100,8 @@ def main(argv: list[str]) -> int:
             return 2
         confirmation = verify(cert, limits)
         if confirmation.refused:
-            print(f"certify_checker: error: {path}: {confirmation.message}", file=sys.stderr)
+            advice = confirmation.message.replace(ADVICE, "`python -m certify_checker --limit")  # the command run
+            print(f"certify_checker: error: {path}: {advice}", file=sys.stderr)
             return 2
         print(f"{'OK' if confirmation.ok else 'REJECTED'}: {path}: {confirmation.message}")
         worst = max(worst, 0 if confirmation.ok else 1)

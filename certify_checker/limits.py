@@ -31,6 +31,7 @@ class Limits:
 
 
 LIMITS = Limits()
+ADVICE = "`certify verify --limit"  # how a cap's refusal says to raise it; `python -m certify_checker` names itself
 
 
 def limbs(bits: int, most: int = 1 << 20) -> int:
@@ -108,7 +109,7 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
-            return f"{name} {value} is above the checker's limit of {cap} (`certify verify --limit {name}=N` raises it)"
+            return f"{name} {value} is above the checker's limit of {cap} ({ADVICE} {name}=N` raises it)"
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     width = (thin if 0 < thin < d else d) if layers else 0  # one norm's arrays and flint's temporaries (NORM_BALLS)
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)

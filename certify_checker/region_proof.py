@@ -51,7 +51,7 @@ from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
-from certify_checker.limits import limbs
+from certify_checker.limits import LIMITS, Limits, limbs
 from certify_checker.region_bounds import Dual, mean_ends, point, rest_of_ratio_lower, variance_upper, weights
 
 KIND = "region-proof"
@@ -439,7 +439,7 @@ def _operations(bound) -> int:
     return total
 
 
-def verify(cert: dict) -> tuple[bool, str]:
+def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:
     if cert.get("format") != FORMAT or cert.get("kind") != KIND:
         return False, f"not a {KIND!r} certificate"
     verdict, region = cert["verdict"], cert["region"]
@@ -459,7 +459,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, f"the bound is not in its canonical form {canonical_bound(cert['bound'])!r}"
     profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
     if verdict == "violated":
-        return _verify_violation(cert, region)
+        return _verify_violation(cert, region, limits)
     if not isinstance(cert["tree"], str):  # a list of symbols replays as well, past work()'s estimate
         return False, "the bisection tree is not a text"
     if not (isinstance(cert["leaves"], list) and isinstance(cert["left"], list)):  # {} would pass for no box
@@ -503,7 +503,7 @@ def _stated(region: dict, name: str) -> str:
             f"{SCOPE[name]})")
 
 
-def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:
+def _verify_violation(cert: dict, region: dict, limits: Limits) -> tuple[bool, str]:
     from certify_checker import verify as verify_any
 
     if set(cert["counterexample"]) != {"config", "certificate"}:
@@ -517,7 +517,7 @@ def _verify_violation(cert: dict, region: dict) -> tuple[bool, str]:
         return False, "the counterexample's configuration differs from its certificate's"
     if reason := _inside(inner["inputs"], region):
         return False, reason
-    confirmation = verify_any(inner)
+    confirmation = verify_any(inner, limits)  # the user's, as `certify check` of the counterexample
     if not confirmation.ok:
         return False, f"the counterexample's certificate is rejected: {confirmation.message}"
     return True, "confirmed: violated at a configuration inside the region"

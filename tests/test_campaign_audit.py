@@ -595,3 +595,28 @@ def test_certificates_are_confirmed_on_the_pool_not_in_the_parent(copy, tmp_path
     assert result.ok, result.problems
     assert len(pids) == sum(1 for r in campaign.records(copy) if r.get("certificate"))
     assert os.getpid() not in pids and len(set(pids)) == 2
+
+
+def test_a_records_certificate_is_read_and_confirmed_under_the_campaigns_limits(tmp_path, monkeypatch):
+    """They were read and confirmed under the default limits, whatever the campaign's --limit (a campaign
+    written under raised limits was then refused its own certificates; one under lowered ones, not held to them)."""
+    spec = campaign.Campaign("gaussian", 2, 1, 6, 3, limits={"work": 10**8}).validated()
+    campaign.run(spec, tmp_path / "s", workers=1)
+    records = [r for r in campaign.records(tmp_path / "s") if r.get("certificate")]
+    assert records
+    read, confirmed = certificate.read, certificate.confirm
+    seen = []
+
+    def reading(path, *limits):
+        seen.append(("read", limits))
+        return read(path, *limits)
+
+    def confirming(cert, *limits):
+        seen.append(("confirm", limits))
+        return confirmed(cert, *limits)
+
+    monkeypatch.setattr(certificate, "read", reading)
+    monkeypatch.setattr(certificate, "confirm", confirming)
+    sampled = spec.sample(records[0]["i"]).config
+    assert audit._certificate_problem(tmp_path / "s", records[0], spec, sampled) is None
+    assert seen == [("read", (spec.engine_limits,)), ("confirm", (spec.engine_limits,))], seen

@@ -37,6 +37,17 @@ def test_limit_raises_or_lowers_a_cap_as_on_certify_verify(cert):
     assert raised.returncode == 0 and raised.stdout.startswith(f"OK: {cert.name}: confirmed"), raised
 
 
+def test_a_refusal_names_the_command_that_raises_the_limit(cert):
+    """The checker alone said "`certify verify --limit dim=N` raises it", a command the user had not run."""
+    alone = checker("--limit", "dim=1", cert.name, cwd=cert.parent)
+    assert alone.returncode == 2 and "(`python -m certify_checker --limit dim=N` raises it)" in alone.stderr, alone
+    assert "certify verify" not in alone.stderr, alone
+    under = subprocess.run([sys.executable, "-m", "certify", "verify", "--limit", "dim=1", cert.name],
+                           capture_output=True, text=True, cwd=cert.parent, timeout=120,
+                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert under.returncode == 2 and "(`certify verify --limit dim=N` raises it)" in under.stderr, under
+
+
 @pytest.mark.parametrize("argv, says", [
     (["--limit", "work=0"], "positive integer"), (["--limit", "work=1.5"], "positive integer"),
     (["--limit", "work=1e30"], "30 digits"), (["--limit", "work"], "NAME=VALUE"),

@@ -327,3 +327,10 @@ def test_a_file_written_by_certify_is_replaced_whole_or_not_at_all(tmp_path, mon
     (tmp_path / "link.json").symlink_to(proof)  # a link stays a link: the file it names is replaced
     jsonfile.write({"through": "the link"}, tmp_path / "link.json")
     assert (tmp_path / "link.json").is_symlink() and jsonfile.read(proof, "proof") == {"through": "the link"}
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_stop_after_starts_no_chunk_beyond_the_one_that_reaches_it(tmp_path, workers):
+    """The chunks in flight when enough were committed all finished: up to twice the workers' chunks beyond it."""
+    store, report = _run(tmp_path, workers, stop_after=4)
+    assert report.decided == 6 and store.decided() == set(range(6))  # chunks of 3: the second reaches 4

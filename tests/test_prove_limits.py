@@ -67,3 +67,47 @@ def test_the_cli_says_which_limit_stopped_the_search(whole, capsys):
     assert "--limit work=N" in info["stopped"] and info["verdict"] == "undecided"
     assert main(["prove", *LINE, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["stopped"] is None
+
+
+# ---- a violation's counterexample is confirmed under the user's limits, as `certify check` of it would be
+
+FALSE = "D*tanh(0.245*a*D**2)"  # violated at the first box of n = 3, radius 1, norm 1
+
+
+def violated(limits: Limits):
+    region, profile = region_proof.prepare(None, FALSE, 3, 1, 1, 1, 30.0)
+    return region_proof.prove(region, profile, time_limit=30.0, limits=limits)
+
+
+def test_the_counterexample_is_certified_under_the_users_limits(monkeypatch):
+    """It was certified under the default limits, whatever --limit said (nor was a raised one passed on)."""
+    given, seen = Limits(work=10**10), []
+    checked = region_proof.check_configuration
+
+    def check(*args, **kwargs):
+        seen.append(kwargs.get("limits"))
+        return checked(*args, **kwargs)
+
+    monkeypatch.setattr(region_proof, "check_configuration", check)
+    result = violated(given)
+    assert result.verdict == region_proof.VIOLATED_VERDICT and result.confirmed, result.message
+    assert seen and all(limits == given for limits in seen), seen
+
+
+def test_a_counterexample_beyond_the_users_limits_is_bad_input_not_a_violation(capsys):
+    """--limit tokens=2 printed VIOLATED, confirmed, with exit 1, for a counterexample of 3 tokens."""
+    assert main(["prove", "--bound", FALSE, *LINE, "--limit", "tokens=2"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1 and "--limit tokens=N" in captured.err, captured
+
+
+def test_the_checker_refuses_a_counterexample_beyond_the_limits_it_is_given():
+    """`certify verify --limit tokens=2` confirmed a region proof violated at 3 tokens (its counterexample was
+    verified under the default limits); now refused, as the counterexample's certificate alone is."""
+    cert = json.loads(json.dumps(violated(Limits()).certificate))
+    inner = cert["counterexample"]["certificate"]
+    assert checker.verify(cert).ok and checker.verify(inner).ok
+    for limits in (checker.Limits(tokens=2), checker.Limits(precision=40)):
+        alone, nested = checker.verify(inner, limits), checker.verify(cert, limits)
+        assert alone.refused and nested.refused and not nested.ok, nested
+        assert alone.message in nested.message

@@ -420,3 +420,20 @@ def test_an_interrupted_run_leaves_the_page_of_its_summary_not_an_earlier_runs(t
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["decided"] == RESUMED.count
     assert decided in (tmp_path / "index.html").read_text()
+
+
+def test_stop_after_decides_at_most_a_chunk_more_and_the_rest_resumes_exactly(tmp_path):
+    """--stop-after 100 on 2 workers decided 320 configurations: every chunk in flight once 100 were committed
+    finished, up to twice the workers' chunks of 64."""
+    from certify.search import campaign as campaigns
+
+    spec = campaigns.Campaign("gaussian", 2, 1, 400, 5)
+    stopped = campaigns.run(spec, tmp_path / "s", workers=2, stop_after=100)
+    _, batches = campaigns.read_with_batches(tmp_path / "s")
+    assert 100 <= stopped["decided"] < 100 + max(map(len, batches)), stopped["decided"]
+    assert max(map(len, batches)) <= math.ceil(100 / (campaigns.CHUNKS_PER_WORKER * 2))
+    campaigns.run(spec, tmp_path / "s", workers=2)
+    whole = campaigns.run(spec, tmp_path / "w", workers=2)
+    resumed, alone = campaigns.records(tmp_path / "s"), campaigns.records(tmp_path / "w")
+    assert [r["i"] for r in resumed] == list(range(400)) == [r["i"] for r in alone]
+    assert [r["verdict"] for r in resumed] == [r["verdict"] for r in alone] and whole["decided"] == 400

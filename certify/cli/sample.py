@@ -71,7 +71,9 @@ def add_parser(subparsers):
                    "rigorous float64 tier first (every one-layer claim and bound it covers: collapse.*, init.scaling, "
                    "value.expansive, residual.*, ffn.lipschitz, see `certify.search.tier3.COVERED`), the engine for "
                    "what it cannot decide")
-    p.add_argument("--stop-after", type=options.integer, metavar="K", help="decide about K more configurations, then stop")
+    p.add_argument("--stop-after", type=options.integer, metavar="K",
+                   help="decide K more configurations, or up to one chunk more (this run's chunks hold about "
+                   "K / (8 x workers)), then stop; the same command again continues")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.add_limits(p)  # kept in the manifest: every configuration is decided, and re-derived, under them
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed

@@ -189,7 +189,7 @@ def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = N
 
 
 # How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)
-CHECKER_ADVICE = " (`certify verify --limit"
+CHECKER_ADVICE = f" ({certify_checker.limits.ADVICE}"
 
 
 def checker_limit(cert: dict, limits: Limits = DEFAULT, priced: int | None = None, quote: bool = True) -> str | None:

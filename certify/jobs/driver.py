@@ -27,8 +27,8 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
     `asked`: the command asks for the indices 0..asked-1 only (a limit; default all of them), which
     an interruption's message counts against.
 
-    `stop_after`: start no chunk once this many indices are committed (the running ones are still
-    committed).  on_commit(k) after each chunk of k indices.  A chunk the executor gives up on (it
+    `stop_after`: start no chunk once the chunks started hold this many indices (each is committed: at most
+    one chunk's indices beyond it; fewer if a chunk fails).  on_commit(k) after each chunk of k indices.  A chunk the executor gives up on (it
     kept killing its workers) is reported on stderr and in Report.failed, and stays undone: the next
     run of the job takes it again.
     """
@@ -48,11 +48,22 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
               "they are left for the next run", file=sys.stderr)
 
     try:
-        executor.execute(task, spec, chunks, done, failed, name=store.digest,
-                         stop=lambda: stop_after is not None and report.decided >= stop_after)
+        executor.execute(task, spec, chunks if stop_after is None else _holding(chunks, stop_after), done, failed,
+                         name=store.digest)
     except KeyboardInterrupt:  # the executor has committed what finished: say where it is, and how to go on
         raise _interrupted(store, asked) from None
     return report
+
+
+def _holding(chunks: Iterable[list[int]], count: int) -> Iterator[list[int]]:
+    """The chunks until those given hold `count` indices.  Stopping once that many were committed instead let the
+    chunks in flight then, up to twice the workers', all finish: 320 decided for --stop-after 100 on 2 workers."""
+    given = 0
+    for chunk in chunks:
+        if given >= count:
+            return
+        given += len(chunk)
+        yield chunk
 
 
 @contextmanager

@@ -241,11 +241,13 @@ def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
     return bool(violates)
 
 
-def _certified_violation(region, point, profile) -> dict | None:
+def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS) -> dict | None:
     config = reductions.realise(region, point)
     if config is None:
         return None
-    result = check_configuration(config, claim=profile.claim, bound=None if profile.claim else profile.bound)
+    # confirmed under the user's limits, as `certify check` of the counterexample would be
+    result = check_configuration(config, claim=profile.claim, bound=None if profile.claim else profile.bound,
+                                 limits=limits)
     if result.verdict != VIOLATED:
         return None
     return {"config": result.certificate["inputs"], "certificate": result.certificate}
@@ -272,7 +274,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     hunter = hunt.Hunt(region, reduction, profile)
 
     def confirm(point):
-        return _certified_violation(region, point, profile) if _violates_at(point, profile) else None
+        return _certified_violation(region, point, profile, limits) if _violates_at(point, profile) else None
 
     def between():  # the tight sets, then local searches from the best candidates now and then (certify.prove.hunt)
         return hunter.step(confirm)
@@ -284,7 +286,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
             return "closed", closing_found
         for candidate in _candidates(box):
             if hunter.screen(candidate) and _violates_at(candidate, profile):
-                found = _certified_violation(region, candidate, profile)
+                found = _certified_violation(region, candidate, profile, limits)
                 if found is not None:
                     return "refuted", found
         return "split", None

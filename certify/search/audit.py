@@ -383,10 +383,10 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign, s
     if folder.resolve() not in path.parents or not path.is_file():
         return f"{where} is missing or outside the folder"
     try:  # the strict reader of every certificate: duplicate keys, nesting and size limits
-        cert = certificate.read(path)
+        cert = certificate.read(path, spec.engine_limits)  # the campaign's, under which it was written
     except BadInput as err:
         return f"{where} is unreadable: {err}"
-    confirmation = certificate.confirm(cert)
+    confirmation = certificate.confirm(cert, spec.engine_limits)
     if not confirmation.ok:
         return f"{where} is rejected by the checker: {confirmation.message}"
     if cert.get("verdict") != record["verdict"]:

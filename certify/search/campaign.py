@@ -517,8 +517,8 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
         scheduler: str | None = None, on_summary: Callable[[dict], object] | None = None) -> dict:
     """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
 
-    `stop_after`: decide about this many more configurations (whole chunks), then stop; running
-    the same campaign again continues.  `restart`: discard a previous campaign in the folder.
+    `stop_after`: decide this many more configurations, or up to a chunk more (whole chunks of about 1/8 of it
+    per worker), then stop; running the same campaign again continues.  `restart`: discard a previous campaign in the folder.
     `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
     `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
     holds the folder, so that a run started meanwhile does not write them at the same time; also when
@@ -540,7 +540,9 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
     todo = [i for i in range(campaign.count) if i not in done]
     with jobs.started(store, runner):
         workers = runner.workers
-        size = max(1, min(campaign.chunk_limit, math.ceil(len(todo) / (CHUNKS_PER_WORKER * workers))))
+        # chunks over what this run decides (--stop-after's, whose last chunk may pass it: by less than a chunk)
+        wanted = len(todo) if stop_after is None else min(len(todo), stop_after)
+        size = max(1, min(campaign.chunk_limit, math.ceil(wanted / (CHUNKS_PER_WORKER * workers))))
         started = time.time()
         bar = progress_display.bar(total=campaign.count, initial=len(done), unit="config",
                                    desc=campaign.distribution, show=progress, leave=True)
