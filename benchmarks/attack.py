@@ -3,12 +3,12 @@
 
 Each case is an attack (certify.search.attack.attack) on a bound that is false, of graded difficulty (more
 tokens and dimensions, thin heads, two layers, a value matrix, a bound false only where L = a D^2 is small or
-only where it is large, or only at a diameter a stack reaches), or on a true claim as a control, run from seeds
-0 .. K-1 (default 10).  Printed per case: how many seeds reported a certified violation (for a control it must
-be none: a violation of a true claim would be a soundness bug, and the case says FAILED), the median and worst
-number of evaluations until the search first saw a point it believed violated (a score above rounding; the
-counterexample is certified after the search), and the median and total seconds of a run, certification and
-shrinking included.
+only where it is large, only at a diameter a stack reaches, or only where D_0 is near e^5), or on a true claim
+as a control, run from seeds 0 .. K-1 (default 10).  Printed per case: how many seeds reported a certified
+violation (for a control it must be none: a violation of a true claim would be a soundness bug, and the case
+says FAILED), the median and worst number of evaluations until the search first saw a point it believed
+violated (a score above rounding; the counterexample is certified after the search), and the median and total
+seconds of a run, certification and shrinking included.
 
 Why the false bounds are false (docs/claims.md, collapse.tanh): two opposite tokens along A's top singular
 direction give D'/D = tanh(a D^2 / 4), whose gap 1 - tanh(L/4) is about 2 exp(-L/2); a bound
@@ -32,6 +32,9 @@ SMALL_L = "a*D**3/5"  # false for L below about 2.4 only
 # the sharp bound but where the diameter is near exp(-30), reached only through a stack (tests/test_attack.py): the
 # extremal structure is its equality there, a trap for a search that follows it
 WINDOW = "tanh(a*D**2/4)*D*(1 - 0.5*max(0, 1 - (log(D) + 30)**2))"
+# the sharp bound but where D is near e^5, which one layer reaches only with D_0 there: a target that does not scale
+# like D, seen only by probing D_0 across its range (objective.scales_like_D; tests/test_attack.py)
+D0_WINDOW = "tanh(a*D**2/4)*D*(1 - 0.5*max(0, 1 - 4*(log(D) - 5)**2))"
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,7 @@ SHORT = (
     Case("n3 d2 2 layers", True, dict(bound=SLOW_L, n=3, d=2, layers=2, budget=1000)),
     Case("n3 d2 V", True, dict(bound="v*" + SLOW_L, n=3, d=2, budget=1000)),
     Case("n2 d1 3 layers window", True, dict(bound=WINDOW, n=2, d=1, layers=3, budget=900)),
+    Case("n2 d1 D_0 window", True, dict(bound=D0_WINDOW, n=2, d=1, budget=400)),
     Case("control tanh n2 d2", False, dict(claim="collapse.tanh", n=2, d=2, budget=400)),
     Case("control n3 d3 thin", False, dict(bound="(1-exp(-a*D**2/2))*D", n=3, d=3, d_k=1, budget=600)),
     Case("control trajectory", False, dict(claim="collapse.trajectory", n=3, d=2, layers=2, budget=600)),

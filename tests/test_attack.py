@@ -348,6 +348,46 @@ def test_one_layer_cannot_reach_the_third_layers_window():
     assert not report.violated
 
 
+# The sharp bound halved where log D is within 1/2 of `center`: a target that does not scale like D only in a window
+# of D_0, reached by one layer only with D_0 there (objective.SCALE_RANGE is e^-6.93 to e^6.93).
+def d0_window(center: float) -> str:
+    return f"tanh(a*D**2/4)*D*(1 - 0.5*max(0, 1 - 4*(log(D) - {center})**2))"
+
+
+def d0_window_factor(D, L):
+    return mp.tanh(L / 4) * (1 - mp.mpf("0.5") * max(0, 1 - 4 * (mp.log(D) - 5) ** 2))
+
+
+@pytest.mark.parametrize("center", [-6.6, -3.1, 0.4, 2.2, 5, 6.7])
+def test_the_probe_sees_a_window_of_D_0_anywhere_in_its_range(center):
+    claim = engine.bound_claim(expr.parse(d0_window(center)))
+    layout = objective.layout_for(claim, 2, 1, False, False)
+    assert not objective.scales_like_D(claim, layout, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("n, d, layers", [(3, 2, 4), (2, 1, 8)])
+def test_the_probe_sees_a_collapsing_stack_of_a_bound_scaling_like_D_scale_like_D(n, d, layers):
+    """The later layers' diameters are far below D_0, so float64 leaves rounding in their ratios: probed at scales not
+    a power of two apart, this bound was judged not to scale like D on seeds 0 to 9 (4 layers) and 9 of them (8)."""
+    claim = engine.bound_claim(expr.parse(LARGE_L))
+    layout = objective.layout_for(claim, n, d, False, False, layers=layers)
+    assert all(objective.scales_like_D(claim, layout, np.random.default_rng(seed)) for seed in range(3))
+
+
+@pytest.mark.parametrize("seed", [9, 11])
+def test_a_bound_false_only_where_D_0_is_near_e5_is_found_by_moving_D_0(seed):
+    """Elsewhere the bound is an equality for two tokens in one dimension: the score is flat, and D_0 must be moved
+    there.  Two probed scales (e^-1, e^1.5) judged the bound to scale like D, so D_0 stayed 1, and 400 evaluations
+    found it on none of seeds 0 to 9.  Probed across SCALE_RANGE, D_0 is searched: on these seeds no start lands in
+    the window and the scales phase's grid of D_0 finds it (on others a start, D_0 uniform in log, does)."""
+    report = attack.attack(bound=d0_window(5), n=2, d=1, seed=seed, budget=400)
+    assert not report.layout.scale_free and report.layout.scales == 1
+    assert report.violated and report.counterexample.result.verdict == engine.VIOLATED
+    assert checker.verify(report.counterexample.result.certificate).ok
+    sides = mp_stack_sides(config.to_json(report.counterexample.case), d0_window_factor)
+    assert any(lhs > rhs for lhs, rhs in sides), "mpmath must see it violated"
+
+
 @pytest.mark.parametrize("mask, n, layers", [("causal", 2, 1), ("sliding", 3, 2)])
 def test_the_global_bound_is_false_under_masks_and_certified_so(mask, n, layers):
     # one masked step can leave a token alone (tau = 1): D(PX) <= (1 - exp(-a D^2)) D fails

@@ -46,6 +46,8 @@ from certify.search import heads
 GUARD_BITS = 64
 ESCALATIONS = 3  # precision doublings when the score's ball is still too wide to rank
 SCALE_RANGE = (2.0**-10, 2.0**10)  # the diameter's range when the target does not scale like D
+PROBE_SHAPES = 3  # random shapes scales_like_D tries
+PROBE_OFFSETS = 2  # runs of powers of two scales_like_D puts D_0 on: steps of ln(2) / 2 = 0.35 in log D
 # float64 ranks a point only when every side and D' are farther than this from 0 and from D
 # (relative to D); closer, the score is evaluated in arb (see _float_resolves)
 FLOAT_RESOLUTION = 1e-6
@@ -227,23 +229,47 @@ def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers
 
 
 def scales_like_D(claim: Claim, layout: Layout, rng: np.random.Generator) -> bool:
-    """Whether lhs/rhs is unchanged by (A, X) -> (A / c^2, c X) on a few random configurations.
+    """Whether lhs/rhs is unchanged by (A, X) -> (A / c^2, c X) across the range of D_0 the search reaches.
 
-    A numerical probe for the parametrisation only: a wrong answer costs search power, never soundness.
+    A numerical probe for the parametrisation only: a wrong answer costs search power, never soundness.  On
+    PROBE_SHAPES random shapes, D_0 takes every value 2^(k + j / PROBE_OFFSETS) in SCALE_RANGE (the range a
+    shape's last entry sets D_0 in), steps of ln(2) / PROBE_OFFSETS in log D: a target that breaks scaling
+    only in a window of D_0 (a bound false only near D = e^5) is seen wherever in the range the window lies.
+    Two scales (e^-1, e^1.5) missed such a window, and D_0 was then never varied.  A target that scales like D
+    costs 41 float64 evaluations per shape, once per attack.
+
+    Each offset j is a run of powers of two, compared within itself: X by 2^k and A by 2^-2k are exact in
+    float64, so a target that scales like D gives the same ratios bit for bit, however much rounding a stack's
+    collapse leaves in them (the tolerance is for library routines that need not be exactly homogeneous).
+    Scales not a power of two apart made (1 - exp(-a D^2 / 3)) D on 4 to 16 collapsing layers look as if it
+    did not scale like D on nearly every seed: its later layers' diameters, 1e-17 of D_0, are rounding.
     """
     probe = replace(layout, scale_free=False)
-    for _ in range(3):
+    low, high = (math.log2(end) for end in SCALE_RANGE)
+    for _ in range(PROBE_SHAPES):
         shape = probe.random_shape(rng)
-        ratios = []
-        for log_scale in (-1.0, 1.5):
-            shape[-1] = log_scale
-            X, A, V = probe.arrays(shape, 1.0)
-            with np.errstate(all="ignore"):  # a side may be 0 or overflow: its ratio is then inf or nan
-                _, comparisons = engine.evaluate(FLOAT64, probe.case(X, A, V), claim, {})
-                ratios.append(np.array([float(c.lhs) for c in comparisons]) / np.array([float(c.rhs) for c in comparisons]))
-        if not np.allclose(ratios[0], ratios[1], rtol=1e-7, atol=1e-12, equal_nan=True):
-            return False
+        for offset in np.arange(PROBE_OFFSETS) / PROBE_OFFSETS:
+            shape[-1] = offset * math.log(2)  # D_0 near 2^offset, then scaled by powers of two only
+            built = probe.arrays(shape, 1.0)
+            if built is None:  # a degenerate shape (D(X~) = 0) says nothing
+                continue
+            X, H, V = built
+            reference = None
+            for k in range(math.ceil(low - offset), math.floor(high - offset) + 1):
+                ratios = _ratios(claim, probe, np.ldexp(X, k), [probe.head.scaled(H_t, math.ldexp(1.0, -2 * k))
+                                                                for H_t in H], V)
+                if reference is None:
+                    reference = ratios
+                elif not np.allclose(reference, ratios, rtol=1e-7, atol=1e-12, equal_nan=True):
+                    return False
     return True
+
+
+def _ratios(claim: Claim, layout: Layout, X: np.ndarray, H, V) -> np.ndarray:
+    """lhs/rhs of every comparison of the claim in float64 (inf or nan where a side is 0 or overflows)."""
+    with np.errstate(all="ignore"):
+        _, comparisons = engine.evaluate(FLOAT64, layout.case(X, H, V), claim, {})
+        return np.array([float(c.lhs) for c in comparisons]) / np.array([float(c.rhs) for c in comparisons])
 
 
 @dataclass(frozen=True)
