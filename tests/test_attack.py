@@ -504,6 +504,16 @@ def test_the_library_passes_ctrl_c_on_unless_asked_to_stop(monkeypatch):
     assert report.interrupted and not report.violated and report.best is not None and report.finalists == []
 
 
+def test_an_interruption_at_the_progress_count_finds_the_counted_point():
+    """Ctrl-C lands where the bar has just counted an evaluation (a terminal's user, or a test, waits for the count):
+    the point counted is already the best so far, not lost with 'no point evaluated yet'."""
+    def interrupt(_step):
+        raise KeyboardInterrupt
+
+    report = attack.attack(bound=LARGE_L, n=2, d=1, budget=200, interruptible=True, progress=interrupt)
+    assert report.interrupted and report.best is not None
+
+
 def test_a_real_sigint_prints_the_best_point_so_far(tmp_path):
     """SIGINT as a terminal sends it, once evaluations are under way (the progress bar counts them)."""
     # the handler Python installs when SIGINT is not ignored (it may be, in a job started in the background)

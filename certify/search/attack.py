@@ -288,11 +288,11 @@ class _Search:
         else:
             e = self.journal.evaluation(point, L, lambda: objective.evaluate(self.claim, self.layout, point, L))
         self.budget.spent += 1
-        if self.progress:
-            self.progress(1)
         self._record(e)
         if lead:
             self._lead(e)
+        if self.progress:  # after the record: an interruption the bar's count invites finds the point counted
+            self.progress(1)
         return e
 
     def _lead(self, e: Evaluation) -> None:
