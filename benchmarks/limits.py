@@ -12,10 +12,14 @@ recomputed at twice its precision), each estimate over its seconds, so that one 
 shows where the estimate is off.  The estimate is of the most a certificate can make the checker do, those
 recomputations included, in units of at most about 0.1 us of one core (README, Limits): here 10^7 to 7 * 10^7 a
 second forced, 3 * 10^7 to 10^8 honest, more at high precision, wherever the sizes are large enough to matter
-(the smallest rows are Python's start).  The machine's load average is printed first; with other jobs running,
-CPU time is the number to read.  A few minutes on one core; --long adds the 256 x 768 dense head (half a minute),
-3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at 65536 bits
-(a minute).
+(the smallest rows are Python's start).  A layer's Python is priced the same at any precision and its arithmetic
+weighted by cost(), so the rows "at N bits" (8 x 4 to 256 x 768, 424 to 65536 bits) read 0.9 to 8 times 10^7
+a second forced (a value layer's the least, a dense 128 x 384 at 500 bits the most), 3 to 5 times 10^7 at 65536
+(cost()'s limbs squared, at 2 and 4 times the precision).
+The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
+minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
+minutes), 3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at
+65536 bits (a minute).
 
 Then one trajectory step at a time (STEPS): the checker's price of a step at each precision (its estimate of a
 certificate with one step more, certify_checker.over_limits) against the CPU seconds of the checker's own step
@@ -66,6 +70,19 @@ CASES = {
     "global 64x128 at 1024 bits": ("collapse.global", lambda: _draw(64, 128), 1024),
     "global 64x128 at 4096 bits": ("collapse.global", lambda: _draw(64, 128), 4096),
     "global 16x16 at 65536 bits": ("collapse.global", lambda: _draw(16, 16), 1 << 16),
+    # the grid a layer's Python (the same at any precision) and its arithmetic (weighted by cost()) were set on
+    "global 8x4 at 4000 bits": ("collapse.global", lambda: _draw(8, 4), 4000),
+    "global 8x4 at 65536 bits": ("collapse.global", lambda: _draw(8, 4), 1 << 16),
+    "global 16x16 at 500 bits": ("collapse.global", lambda: _draw(16, 16), 500),
+    "global 16x16 at 4000 bits": ("collapse.global", lambda: _draw(16, 16), 4000),
+    "global 64x64 at 500 bits": ("collapse.global", lambda: _draw(64, 64), 500),
+    "global 64x64 at 4000 bits": ("collapse.global", lambda: _draw(64, 64), 4000),
+    "global 128x384 at 500 bits": ("collapse.global", lambda: _draw(128, 384), 500),
+    "global 128x384 d_k 32 at 500 bits": ("collapse.global", lambda: _draw(128, 384, 32), 500),
+    "ffn.lipschitz 16x16 at 4000 bits": ("ffn.lipschitz", lambda: _draw(16, 16, ffn="gelu"), 4000),
+    "value.bounded 16x16 at 4000 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9),
+                                         4000),
+    "value.bounded 64x64 at 500 bits": ("value.bounded", lambda: _draw(64, 64, value="gaussian", value_norm=0.9), 500),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -81,6 +98,11 @@ CASES = {
 }
 LONG = {
     "global 256x768": ("collapse.global", lambda: _draw(256, 768)),
+    "global 256x768 d_k 64 at 424 bits": ("collapse.global", lambda: _draw(256, 768, 64), 424),
+    "global 128x384 d_k 32 at 4000 bits": ("collapse.global", lambda: _draw(128, 384, 32), 4000),
+    "ffn.lipschitz 64x64 at 4000 bits": ("ffn.lipschitz", lambda: _draw(64, 64, ffn="gelu"), 4000),
+    "value.bounded 16x16 at 65536 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9),
+                                          1 << 16),
     "trajectory 3000": (3000, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
     "trajectory 4000": (4000, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
 }

@@ -129,7 +129,7 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
     planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
     own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
-    steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves, a named result's finer run
+    steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves
     n, d, layers, hidden, thin, _ = sizes(cert)
     return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
                           getattr(kind, "ESCALATION", ()))  # the precisions a stated value may be recomputed at

@@ -31,12 +31,11 @@ from flint import arb, ctx
 
 from certify_checker import MALFORMED, precision_problem
 from certify_checker.exact import agrees, finer
-from certify_checker.limits import cost
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
 CERT_KEYS = {"format", "kind", "verdict", "claims", "inputs", "witness", "values", "precision", "inputs_sha256"}
-FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or step_work
+FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or as its ESCALATION
 VERDICT, VALUES = 0, 1  # labels of what an evaluation settles beside the stated values (names: strings)
 
 
@@ -128,15 +127,3 @@ def _unsettled(cert: dict, found: Evaluation, labels, precision: int) -> dict:
 def retried(price, bits: int) -> int:
     """The work of an evaluation that costs price(bits) at the stated precision, and of the finer one (FINER)."""
     return price(bits) + sum(price(factor * bits) for factor in FINER)
-
-
-def step_work(cert: dict) -> int:
-    """The finer evaluation's layer steps where the inputs are a configuration, each weighted by cost() at its precision
-    as the limits weight those at the stated precision (certify_checker.limits.problem's steps).  0 when malformed."""
-    try:
-        layers, bits = cert["inputs"]["config"]["layers"], cert["precision"]
-        if type(bits) is not int or not isinstance(layers, list):
-            return 0
-        return len(layers) * sum(cost(f * bits, f << 20) for f in FINER)
-    except (KeyError, TypeError):
-        return 0

@@ -5,11 +5,11 @@ checker shares no code with certify.  A certificate beyond them is refused befor
 confirmed, not rejected: `certify verify` and `python -m certify_checker` exit 2); `--limit NAME=VALUE` on
 either raises one.  Work is in units of about 0.1 us of one core at 53 bits (`python -m
 benchmarks.limits`): per layer (layer_work) arb_mat multiply-adds, PRODUCTS a unit, ball operations made from
-Python, ENTRY units each, and LAYER for a step; weighted by cost(bits) at the precision and at each multiple a
-kind may recompute at (its ESCALATION).  A trajectory's steps are priced apart (step_parts): their Python at any
-precision, their arithmetic weighted by cost().  An FFN's weights are priced through h x h and d x d witnesses: this
-version states d x d ones (a wide weight's of its transpose, forward.spectral_norm), earlier ones h x h, which a
-certificate may still state.  Memory: the same arrays and one norm's (20 w^2 balls).
+Python, ENTRY units each, and LAYER for a step; its Python the same at any precision, its arithmetic weighted by
+cost(bits) at the precision and at each multiple a kind may recompute at (its ESCALATION: layer_parts, layer_cost).
+A trajectory's steps are priced apart (step_parts), in the same way.  An FFN's weights are priced through h x h
+and d x d witnesses: this version states d x d ones (a wide weight's of its transpose, forward.spectral_norm),
+earlier ones h x h, which a certificate may still state.  Memory: the same arrays and one norm's (20 w^2 balls).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def limbs(bits: int, most: int = 1 << 20) -> int:
 PRODUCTS = 32  # arb_mat multiply-adds a unit: 3 to 4.4 ns each
 ENTRY = 3  # units of one ball operation made from Python (an entry read or listed, an exp, a sum): 0.1 to 0.4 us
 GELU = 40  # units of one GELU (an erf): 4 us
-LAYER = 200  # units of the Python around one layer step (its arb_mats built, its quantities' calls)
+LAYER = 2000  # units of the Python around one layer step (its arb_mats built, its quantities' calls: 0.2 to 0.4 ms)
 
 
 def cost(bits: int, most: int = 1 << 20) -> int:
@@ -63,13 +63,29 @@ def norm_work(d: int, thin: int = 0) -> int:
     return min(3 * d * d * thin + 8 * thin ** 3, 4 * d ** 3) if 0 < thin < d else 4 * d ** 3
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
-    """One layer step at 53 bits: its products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
-    n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), its entries."""
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0) -> tuple[int, int]:
+    """One layer step at 53 bits as (its Python, the same at any precision; its arithmetic, cost() times as much at
+    other precisions), as step_parts: the products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
+    n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), PRODUCTS a unit,
+    an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
+    step's (STEP_WEIGHT: at 53 bits a value layer's forced recomputations took 2 to 3 times their price without it)
+    and the step's own LAYER."""
     products = 3 * n * n * d + n * d * d + norm_work(d, thin)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    return products // PRODUCTS + ENTRY * (3 * n * n + n * d + d * d + 2 * d * hidden) + GELU * n * hidden + LAYER
+    python = ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER
+    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
+
+
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+    """One layer step at 53 bits, both of layer_parts."""
+    return sum(layer_parts(n, d, hidden, thin))
+
+
+def layer_cost(n: int, d: int, hidden: int, thin: int, bits: int, factors: tuple = (), most: int = 1 << 20) -> int:
+    """The work of a layer step at `bits` and of its recomputation at each of `factors` times them."""
+    python, arithmetic = layer_parts(n, d, hidden, thin)
+    return (1 + len(factors)) * python + arithmetic * passes(bits, factors, most)
 
 
 # One step of a trajectory (certify_checker.trajectory: the layer through attention, centred_step and tau, or
@@ -104,8 +120,8 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
             thin: int = 0, factors: tuple = ()) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
-    steps computed beyond the layers, each weighted by cost() at its precision, and summed: a named result's finer run,
-    a trajectory's value curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes')."""
+    steps computed beyond the layers, each weighted by cost() at its precision, and summed: a trajectory's value
+    curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes' and layer_cost's)."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
@@ -115,7 +131,8 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)
     if memory > limits.memory:
         return f"an estimated {memory} bytes is above the checker's memory limit of {limits.memory} bytes"
-    cost = (layers * passes(precision, factors, limits.precision) + steps) * layer_work(n, d, hidden, thin) + extra
+    cost = layers * layer_cost(n, d, hidden, thin, precision, factors, limits.precision) + steps * layer_work(
+        n, d, hidden, thin) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

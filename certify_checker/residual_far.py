@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from certify_checker import forward
 from certify_checker import schema
-from certify_checker.counterexample import Evaluation, confirm, step_work  # step_work: the finer run's, priced
+from certify_checker.counterexample import FINER, Evaluation, confirm
 from certify_checker.exact import ball, rational
 from certify_checker.inequality import residual_layer
 
 KIND = "residual-far"
+ESCALATION = FINER  # its finer run: its layers priced there too (over_limits: their Python, their arithmetic)
 INPUT_KEYS = {"q", "config"}
 
 

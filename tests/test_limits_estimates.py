@@ -26,7 +26,7 @@ from certify_checker import schema as checker_schema
 ROOT = Path(__file__).resolve().parents[1]
 
 SHAPES = [(n, d, layers, hidden, bits, thin) for n, d, layers, hidden, bits, thin in itertools.product(
-    (2, 64, 256), (3, 384, 1024), (1, 4), (0, 512), (53, 106, 4096), (0, 32)) if thin < d]
+    (2, 64, 256), (3, 384, 1024), (1, 4), (0, 512), (53, 106, 4096, 1 << 16), (0, 32)) if thin < d]
 
 
 def _checker_work(n, d, layers, hidden, bits, thin) -> int:
@@ -44,14 +44,17 @@ def _checker_work(n, d, layers, hidden, bits, thin) -> int:
 
 @pytest.mark.parametrize("shape", SHAPES[::7])
 def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape):
-    """One formula a layer in both, the same weights of the precision, the same recomputations priced; the
-    engine's estimate of a check is the checker's of its certificate plus the engine's own evaluation."""
+    """One formula a layer in both (its Python and its arithmetic), the same weights of the precision, the same
+    recomputations priced; the engine's estimate of a check is the checker's of its certificate plus the engine's
+    own evaluation, so that the engine refuses or stops exactly where the checker would refuse."""
     n, d, layers, hidden, bits, thin = shape
-    assert limits.layer_work(n, d, hidden, thin) == checker_limits.layer_work(n, d, hidden, thin)
+    assert limits.layer_parts(n, d, hidden, thin) == checker_limits.layer_parts(n, d, hidden, thin)
     assert limits.ESCALATION == checker_inequality.ESCALATION
     assert [limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)] == [checker_limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)]
-    own = layers * limits.cost(bits) * limits.layer_work(n, d, hidden, thin)
+    python, arithmetic = limits.layer_parts(n, d, hidden, thin)
+    own = layers * (python + limits.cost(bits) * arithmetic)
     assert limits.work(*shape) == own + _checker_work(*shape)
+    assert limits.layer_work(n, d, hidden, thin) == python + arithmetic  # the price at 53 bits is both parts
 
 
 def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a_dense_one():
@@ -98,17 +101,17 @@ def test_the_checker_never_estimates_more_memory_than_the_engine(shape):
 
 def test_readme_sizes_are_admitted_and_refused_as_stated():
     """README, Limits: a stack of 4 thin heads of 128 x 384 (d_k = 32) is admitted at 53 and 106 bits (it was
-    refused: every layer was priced 4 d^3); one thin head of 256 x 768 (d_k = 64, BERT-base's) up to 212 bits, not
-    at 424; one dense layer of 256 x 768 at 53 bits, not at 106; one dense layer of 1024 tokens in 1024
-    dimensions is refused (memory, and work)."""
+    refused: every layer was priced 4 d^3); one thin head of 256 x 768 (d_k = 64, BERT-base's) up to 424 bits, not
+    at 848 (up to 212 until a layer's Python was priced the same at any precision); one dense layer of 256 x 768
+    at 53 bits, not at 106; one dense layer of 1024 tokens in 1024 dimensions is refused (memory, and work)."""
     stack = config.load(_heads(128, 384, 4, 32))
     assert stack.thin == 32
     for bits in (53, 106):
         assert limits.resource_problem(*stack.sizes(), bits, limits.DEFAULT, thin=stack.thin) is None
     assert limits.resource_problem(*stack.sizes(), 53, limits.DEFAULT) is None  # priced as dense heads too
-    for bits in (53, 212):
+    for bits in (53, 424):
         assert limits.resource_problem(256, 768, 1, 0, bits, limits.DEFAULT, thin=64) is None
-    assert "work" in limits.resource_problem(256, 768, 1, 0, 424, limits.DEFAULT, thin=64)
+    assert "work" in limits.resource_problem(256, 768, 1, 0, 848, limits.DEFAULT, thin=64)
     assert limits.resource_problem(256, 768, 1, 0, 53, limits.DEFAULT) is None
     assert "work" in limits.resource_problem(256, 768, 1, 0, 106, limits.DEFAULT)  # not memory: its d^3 norm
     assert checker_limits.problem(256, 768, 1, 0, 53, checker_limits.LIMITS, factors=checker_inequality.ESCALATION) is None
@@ -308,10 +311,14 @@ def test_a_tiny_trajectory_step_at_thousands_of_bits_is_priced_by_its_arithmetic
 @pytest.mark.parametrize("kind", ["expansive-v", "residual-far"])
 def test_a_named_results_finer_run_is_priced_by_the_cost_of_its_precision(kind):
     """A named result over a configuration is evaluated once at its precision and once at twice it (counterexample's
-    FINER): at 65536 bits the finer run's layers were priced at limbs(131072) = 2049 where they cost 67649."""
+    FINER): at 65536 bits the finer run's layers were priced at limbs(131072) = 2049 where they cost 67649.  Its
+    layers' Python is priced the same at both precisions, their arithmetic by cost() at each (limits.layer_cost)."""
     layer = {"A": _tokens(16, 16, 2), "V": _tokens(16, 16, 3), **({"residual": True} if kind == "residual-far" else {})}
     bits = 1 << 16
     cert = {"kind": kind, "inputs": {"config": {"X": _tokens(16, 16, 4), "layers": [layer]}}, "precision": bits}
     module = certify_checker._module(certify_checker.KINDS[kind])
-    assert _least_work(cert) >= (checker_limits.cost(bits) + checker_limits.cost(2 * bits)) * checker_limits.layer_work(16, 16)
-    assert module.step_work(cert) == checker_limits.cost(2 * bits)
+    python, arithmetic = checker_limits.layer_parts(16, 16)
+    assert module.ESCALATION == (2,)
+    assert _least_work(cert) >= 2 * python + (checker_limits.cost(bits) + checker_limits.cost(2 * bits)) * arithmetic
+    whole = (checker_limits.cost(bits) + checker_limits.cost(2 * bits)) * checker_limits.layer_work(16, 16)
+    assert _least_work(cert) < whole  # its Python no longer weighted by the precision

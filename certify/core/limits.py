@@ -132,7 +132,8 @@ def thin_width(d: int, widths: set) -> int:
 PRODUCTS = 32  # arb_mat multiply-adds a unit: 3 to 4.4 ns each
 ENTRY = 3  # units of one ball operation made from Python (an entry read or listed, an exp, a sum): 0.1 to 0.4 us
 GELU = 40  # units of one GELU (an erf): 4 us
-LAYER = 200  # units of the Python around one layer step
+LAYER = 2000  # units of the Python around one layer step (0.2 to 0.4 ms measured: its witnesses, its quantities)
+WEIGHT = 20  # units of the Python of an entry of a weight (read, formed: certify_checker.limits.STEP_WEIGHT)
 # The checker recomputes an inequality's layers at these multiples of the precision when a stated enclosure misses
 # its own by rounding (certify_checker.exact.ESCALATION; a test keeps the two equal): `check` confirms every
 # certificate it writes, so its estimate prices those recomputations too.
@@ -147,26 +148,35 @@ def cost(bits: int) -> int:
     return words + words * words // 64
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
-    """The work of one layer at 53 bits: its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each,
-    and a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its
-    weights' norms through h x h and d x d witnesses), its ball operations made from Python (ENTRY each: the entries
-    read and listed, the softmax, the norms' sums; GELU an activation) and the step's own LAYER."""
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0) -> tuple[int, int]:
+    """The work of one layer at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
+    times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each, and
+    a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its weights'
+    norms through h x h and d x d witnesses), an exp an entry of P (ENTRY) and the GELUs; its ball operations made
+    from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an entry of a weight) and the
+    step's own LAYER.  As certify_checker.limits.layer_parts (a test keeps the two equal)."""
     products = 3 * n * n * d + n * d * d + norm_count(d, thin)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    return (products // PRODUCTS + ENTRY * (3 * n * n + n * d + d * d + 2 * d * hidden) + GELU * n * hidden
-            + LAYER)
+    python = ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER
+    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
+
+
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+    """The work of one layer at 53 bits, both of layer_parts."""
+    return sum(layer_parts(n, d, hidden, thin))
 
 
 def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False) -> int:
     """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
-    certificate, which may recompute it at each ESCALATION of the precision, each weighted by cost(); with tau's
-    n^3 / 2 minima a layer (ENTRY each).  At least the checker's own estimate of the certificate, so that what
-    `check` admits `verify` does (certify_checker.limits.problem)."""
+    certificate, which may recompute it at each ESCALATION of the precision, each pass a layer's Python and its
+    arithmetic weighted by cost() (layer_parts); with tau's n^3 / 2 minima a layer (ENTRY each, weighted by cost()).
+    At least the checker's own estimate of the certificate, so that what `check` admits `verify` does
+    (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
-    per_layer = layer_work(n, d, hidden, thin) + (n * n * n // 2 * ENTRY if uses_tau else 0)
-    return layers * passes * per_layer
+    python, arithmetic = layer_parts(n, d, hidden, thin)
+    tau = n * n * n // 2 * ENTRY if uses_tau else 0
+    return layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau))
 
 
 def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> str | None:
