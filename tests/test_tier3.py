@@ -492,9 +492,12 @@ def test_tier3_campaigns_take_larger_chunks(tmp_path):
     assert campaign.Campaign(**spec, tier="tier3").chunk_limit == 1024
     assert campaign.Campaign(**{**spec, "n": 64, "d": 64}, tier="tier3").chunk_limit == campaign.MAX_CHUNK
     campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1, stop_after=1)
-    chunks = json.loads((tmp_path / "manifest.json").read_text())["chunks"]
-    assert [c["records"] for c in chunks] == [math.ceil(3000 / campaign.CHUNKS_PER_WORKER)]  # for one worker
+    sizes = [c["records"] for c in json.loads((tmp_path / "manifest.json").read_text())["chunks"]]
+    assert sizes == [1]  # a run stopped after K sizes its chunks from K, not from what is left
     summary = campaign.run(campaign.Campaign(**spec, tier="tier3"), tmp_path, workers=1)
+    sizes = [c["records"] for c in json.loads((tmp_path / "manifest.json").read_text())["chunks"]]
+    # the rest in CHUNKS_PER_WORKER chunks for one worker, each larger than an arb campaign's
+    assert sizes[0] == 1 and len(sizes) == 1 + campaign.CHUNKS_PER_WORKER and min(sizes[1:]) > campaign.MAX_CHUNK
     assert sum(summary["counts"].values()) == 3000 and summary["tiers"]["tier3"] > 2900
 
 
