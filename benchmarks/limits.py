@@ -13,8 +13,9 @@ shows where the estimate is off.  The estimate is of the most a certificate can 
 recomputations included, in units of at most about 0.1 us of one core (README, Limits): here 10^7 to 7 * 10^7 a
 second forced, 3 * 10^7 to 10^8 honest, more at high precision, wherever the sizes are large enough to matter
 (the smallest rows are Python's start).  A layer's Python is priced the same at any precision and its arithmetic
-weighted by cost(), so the rows "at N bits" (8 x 4 to 256 x 768, 424 to 65536 bits) read 0.9 to 8 times 10^7
-a second forced (a value layer's the least, a dense 128 x 384 at 500 bits the most), 3 to 5 times 10^7 at 65536
+weighted by cost(), so the rows "at N bits" (8 x 4 to 256 x 768, 424 to 65536 bits) read 0.9 to 13 times 10^7
+a second forced (a small head's the least, a 128 x 384 layer at 500 bits the most: 10^8 dense, 1.3 * 10^8 with a value
+matrix, whose norm on binary64 entries costs about the same at any precision), 3 to 5 times 10^7 at 65536
 (cost()'s limbs squared, at 2 and 4 times the precision).
 The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
 minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
@@ -42,6 +43,8 @@ import time
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
+
 import certify_checker
 from certify import claims, engine
 from certify_checker import schema
@@ -58,6 +61,13 @@ def _draw(n: int, d: int, d_k: int = 0, **parts) -> dict:
     """A sampled configuration with a L = a D^2 of 1 (decided at 53 bits)."""
     return samplers.sample("gaussian", n, d, 0, 0, L_range=(1.0, 1.0), d_k=d_k or None,
                            parts=samplers.LayerParts(**parts).validated(d) if parts else None).config
+
+
+def _biased(data: dict) -> dict:
+    """A drawn head stated by W_Q and W_K with biases b_Q, b_K of dyadic entries in [-1, 1]."""
+    rng = np.random.default_rng(0)
+    k = len(data["W_Q"][0])
+    return {**data, "b_Q": (rng.integers(-8, 9, k) / 8).tolist(), "b_K": (rng.integers(-8, 9, k) / 8).tolist()}
 
 
 # name: (claim, a function drawing the configuration[, the precision the check starts at]); a trajectory's claim is
@@ -83,6 +93,25 @@ CASES = {
     "value.bounded 16x16 at 4000 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9),
                                          4000),
     "value.bounded 64x64 at 500 bits": ("value.bounded", lambda: _draw(64, 64, value="gaussian", value_norm=0.9), 500),
+    "global 16x16": ("collapse.global", lambda: _draw(16, 16)),  # the value rows' heads alone
+    "global 64x64": ("collapse.global", lambda: _draw(64, 64)),
+    "value.bounded 16x16": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9)),
+    "value.bounded 16x16 at 500 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9), 500),
+    "value.bounded 64x64": ("value.bounded", lambda: _draw(64, 64, value="gaussian", value_norm=0.9)),
+    "value.bounded 128x384 at 500 bits": ("value.bounded", lambda: _draw(128, 384, value="gaussian", value_norm=0.9),
+                                          500),
+    "value.bounded 64x64 at 4000 bits": ("value.bounded", lambda: _draw(64, 64, value="gaussian", value_norm=0.9),
+                                         4000),
+    # the other parts of a layer, each alone, at 500 bits (their price against the head's alone)
+    "residual 64x64 at 500 bits": ("residual.two_sided.global", lambda: _draw(64, 64, value="gaussian", residual=True),
+                                   500),
+    "causal dobrushin 64x64 at 500 bits": ("collapse.dobrushin", lambda: _draw(64, 64, mask="causal"), 500),
+    "heads 64x64 d_k 64 at 500 bits": ("collapse.global", lambda: _draw(64, 64, 64), 500),
+    "biased heads 64x64 d_k 64 at 500 bits": ("collapse.global", lambda: _biased(_draw(64, 64, 64)), 500),
+    "ln.collapse n 32 at 500 bits": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=32, seed=14,
+                                                                                     positive=True), 500),
+    "ln.collapse n 12 at 500 bits": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=12, seed=14,
+                                                                                     positive=True), 500),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -203,7 +232,7 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     else:
         case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
         uses_tau = any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
-        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau)
+        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value)
     bits = cert["precision"]
     return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
             f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"

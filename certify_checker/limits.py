@@ -63,28 +63,32 @@ def norm_work(d: int, thin: int = 0) -> int:
     return min(3 * d * d * thin + 8 * thin ** 3, 4 * d ** 3) if 0 < thin < d else 4 * d ** 3
 
 
-def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0) -> tuple[int, int]:
+VALUE_CUBES, VALUE_WEIGHT = 5, 46  # a value matrix V: its norm or powers' (d^3 each) and entries, as certify's
+
+
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> tuple[int, int]:
     """One layer step at 53 bits as (its Python, the same at any precision; its arithmetic, cost() times as much at
     other precisions), as step_parts: the products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
     n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), PRODUCTS a unit,
     an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
     step's (STEP_WEIGHT: at 53 bits a value layer's forced recomputations took 2 to 3 times their price without it)
-    and the step's own LAYER."""
-    products = 3 * n * n * d + n * d * d + norm_work(d, thin)
+    and the step's own LAYER; a value matrix's P X V^T, n d^2, and VALUE_CUBES and VALUE_WEIGHT."""
+    products = 3 * n * n * d + n * d * d + norm_work(d, thin) + (n * d * d + VALUE_CUBES * d ** 3 if value else 0)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER
+    python = ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
     return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> int:
     """One layer step at 53 bits, both of layer_parts."""
-    return sum(layer_parts(n, d, hidden, thin))
+    return sum(layer_parts(n, d, hidden, thin, value))
 
 
-def layer_cost(n: int, d: int, hidden: int, thin: int, bits: int, factors: tuple = (), most: int = 1 << 20) -> int:
+def layer_cost(n: int, d: int, hidden: int, thin: int, bits: int, factors: tuple = (), most: int = 1 << 20,
+               value: bool = False) -> int:
     """The work of a layer step at `bits` and of its recomputation at each of `factors` times them."""
-    python, arithmetic = layer_parts(n, d, hidden, thin)
+    python, arithmetic = layer_parts(n, d, hidden, thin, value)
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors, most)
 
 
@@ -118,10 +122,11 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
 
 
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
-            thin: int = 0, factors: tuple = ()) -> str | None:
+            thin: int = 0, factors: tuple = (), valued: bool = False) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
     steps computed beyond the layers, each weighted by cost() at its precision, and summed: a trajectory's value
-    curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes' and layer_cost's)."""
+    curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes' and layer_cost's; valued:
+    a layer has a value matrix, layer_parts' value)."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
@@ -131,8 +136,8 @@ def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Li
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)
     if memory > limits.memory:
         return f"an estimated {memory} bytes is above the checker's memory limit of {limits.memory} bytes"
-    cost = layers * layer_cost(n, d, hidden, thin, precision, factors, limits.precision) + steps * layer_work(
-        n, d, hidden, thin) + extra
+    cost = layers * layer_cost(n, d, hidden, thin, precision, factors, limits.precision, valued) + steps * layer_work(
+        n, d, hidden, thin, valued) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

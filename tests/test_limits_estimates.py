@@ -29,7 +29,7 @@ SHAPES = [(n, d, layers, hidden, bits, thin) for n, d, layers, hidden, bits, thi
     (2, 64, 256), (3, 384, 1024), (1, 4), (0, 512), (53, 106, 4096, 1 << 16), (0, 32)) if thin < d]
 
 
-def _checker_work(n, d, layers, hidden, bits, thin) -> int:
+def _checker_work(n, d, layers, hidden, bits, thin, value=False) -> int:
     """The checker's work estimate of an inequality certificate of these shapes (recomputed at each ESCALATION),
     read back as the least work limit that admits it."""
     wide = checker_limits.Limits(tokens=1 << 20, dim=1 << 20, memory=1 << 62, precision=1 << 20)
@@ -37,24 +37,29 @@ def _checker_work(n, d, layers, hidden, bits, thin) -> int:
     while high - low > 1:
         middle = (low + high) // 2
         admitted = checker_limits.problem(n, d, layers, hidden, bits, wide.__class__(**{**vars(wide), "work": middle}),
-                                          thin=thin, factors=checker_inequality.ESCALATION) is None
+                                          thin=thin, factors=checker_inequality.ESCALATION, valued=value) is None
         low, high = (low, middle) if admitted else (middle, high)
     return high
 
 
+@pytest.mark.parametrize("value", [False, True], ids=["head", "value"])
 @pytest.mark.parametrize("shape", SHAPES[::7])
-def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape):
-    """One formula a layer in both (its Python and its arithmetic), the same weights of the precision, the same
-    recomputations priced; the engine's estimate of a check is the checker's of its certificate plus the engine's
-    own evaluation, so that the engine refuses or stops exactly where the checker would refuse."""
+def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape, value):
+    """One formula a layer in both (its Python and its arithmetic, with a value matrix or without), the same weights
+    of the precision, the same recomputations priced; the engine's estimate of a check is the checker's of its
+    certificate plus the engine's own evaluation, so that the engine refuses or stops exactly where the checker
+    would refuse."""
     n, d, layers, hidden, bits, thin = shape
-    assert limits.layer_parts(n, d, hidden, thin) == checker_limits.layer_parts(n, d, hidden, thin)
+    assert limits.layer_parts(n, d, hidden, thin, value) == checker_limits.layer_parts(n, d, hidden, thin, value)
     assert limits.ESCALATION == checker_inequality.ESCALATION
     assert [limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)] == [checker_limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)]
-    python, arithmetic = limits.layer_parts(n, d, hidden, thin)
+    python, arithmetic = limits.layer_parts(n, d, hidden, thin, value)
     own = layers * (python + limits.cost(bits) * arithmetic)
-    assert limits.work(*shape) == own + _checker_work(*shape)
-    assert limits.layer_work(n, d, hidden, thin) == python + arithmetic  # the price at 53 bits is both parts
+    assert limits.work(*shape, value=value) == own + _checker_work(*shape, value=value)
+    assert limits.layer_work(n, d, hidden, thin, value) == python + arithmetic  # the price at 53 bits is both parts
+    if value:  # V's products, norm and entries: more of both parts than the head's alone
+        head = limits.layer_parts(n, d, hidden, thin)
+        assert python > head[0] and arithmetic > head[1]
 
 
 def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a_dense_one():
@@ -160,11 +165,31 @@ def test_what_check_admits_at_its_least_limit_the_checker_admits(claim_id, data)
     the checker's own estimate of it is at most the engine's.  Larger sizes hold by the same formula
     (test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate)."""
     case = config.load(data)
-    least = limits.work(*case.sizes(), 53, case.thin, _uses_tau(claim_id))
-    assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), _uses_tau(claim_id), case.thin)
+    least = limits.work(*case.sizes(), 53, case.thin, _uses_tau(claim_id), case.value)
+    assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), _uses_tau(claim_id), case.thin,
+                                   case.value)
     result = check(data, claim_id, limits=limits.Limits(work=least))
     assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
     assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
+
+
+def test_a_value_matrix_is_priced_by_both_from_the_configuration_and_the_certificate():
+    """A value layer's V (P X V^T, its norm or its powers' through d x d witnesses) was priced by neither side: at
+    500 bits a value.bounded check took more CPU than its estimate stood for.  The engine reads V from the
+    configuration (Case.value, and before parsing from its stated shapes), the checker from the certificate
+    (certify_checker.sizes); both price it, and the certificate is admitted at the checker's own estimate of it."""
+    data = _drawn(16, 24, value="gaussian", value_norm=0.9)
+    case = config.load(data)
+    assert case.value and not config.load(_drawn(16, 24)).value
+    cert = check(data, "value.bounded").certificate
+    assert cert is not None and certify_checker.sizes(cert)[-1] is True
+    estimate = _checker_work(*case.sizes(), cert["precision"], case.thin, value=True)
+    assert estimate > _checker_work(*case.sizes(), cert["precision"], case.thin)
+    assert _least_work(cert) == estimate
+    assert limits.work(*case.sizes(), cert["precision"], case.thin, value=True) > estimate
+    least = limits.work(*case.sizes(), 53, case.thin, value=True)  # refused before parsing below it
+    with pytest.raises(config.BadInput, match="work"):
+        config.load(data, limits.Limits(work=least - 1))
 
 
 def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():

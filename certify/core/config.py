@@ -165,6 +165,12 @@ class Case:
         heads = {id(layer.W_K): layer for layer in self.layers}.values()  # a repeated head's W_K once
         return thin if thin and all(map(reduced_width, heads)) else 0
 
+    @property
+    def value(self) -> bool:
+        """Whether a layer has a value matrix V, whose products and norms the work estimate prices
+        (certify.core.limits.layer_parts)."""
+        return any(layer.V is not None for layer in self.layers)
+
     @functools.cached_property
     def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once
         d_k = max((columns(layer.W_Q) for layer in self.layers if layer.W_Q is not None), default=0)
@@ -205,7 +211,8 @@ def _within(data, limits: Limits):
         if problem := shape_problem(*sizes, limits):
             raise BadInput(f"the configuration has {problem}")
         widths = {_stated_shape(spec.get("W_Q"))[1] if not {"A", "V", "ffn"} & set(spec) else d for spec in specs}
-        if problem := resource_problem(*sizes, START_PRECISION, limits, thin=thin_width(d, widths)):
+        if problem := resource_problem(*sizes, START_PRECISION, limits, thin=thin_width(d, widths),
+                                       value=any("V" in spec for spec in specs)):
             raise BadInput(f"refused before starting: {problem}")
     return data
 

@@ -148,33 +148,44 @@ def cost(bits: int) -> int:
     return words + words * words // 64
 
 
-def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0) -> tuple[int, int]:
+# A value matrix V (d x d) beyond the head: P X V^T (n d^2), and its norm ||V||_2 or value.bounded's powers V^k with
+# theirs, each through a d x d witness (M W, (M W)^T (M W), W^T W) and a product: VALUE_CUBES d^3, PRODUCTS a unit;
+# its Python VALUE_WEIGHT an entry (V and a witness's basis read and formed, E's row sums).  Unpriced, V made a
+# value.bounded check's forced verify take 1.2 times its price at 16 x 16, 4000 bits (`python -m benchmarks.limits`),
+# 1.0 at 64 x 64, 500 bits; at 128 x 384, 53 bits, it adds 3.7 s, priced 8.6e7 units.
+VALUE_CUBES = 5
+VALUE_WEIGHT = 2 * WEIGHT + 2 * ENTRY
+
+
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> tuple[int, int]:
     """The work of one layer at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
     times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each, and
     a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its weights'
-    norms through h x h and d x d witnesses), an exp an entry of P (ENTRY) and the GELUs; its ball operations made
-    from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an entry of a weight) and the
-    step's own LAYER.  As certify_checker.limits.layer_parts (a test keeps the two equal)."""
-    products = 3 * n * n * d + n * d * d + norm_count(d, thin)
+    norms through h x h and d x d witnesses; a value matrix's, VALUE_CUBES), an exp an entry of P (ENTRY) and the
+    GELUs; its ball operations made from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an
+    entry of a weight, VALUE_WEIGHT of V) and the step's own LAYER.  As certify_checker.limits.layer_parts (a test
+    keeps the two equal)."""
+    products = 3 * n * n * d + n * d * d + norm_count(d, thin) + (n * d * d + VALUE_CUBES * d ** 3 if value else 0)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER
+    python = ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
     return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0) -> int:
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> int:
     """The work of one layer at 53 bits, both of layer_parts."""
-    return sum(layer_parts(n, d, hidden, thin))
+    return sum(layer_parts(n, d, hidden, thin, value))
 
 
-def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False) -> int:
+def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False,
+         value: bool = False) -> int:
     """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
     certificate, which may recompute it at each ESCALATION of the precision, each pass a layer's Python and its
-    arithmetic weighted by cost() (layer_parts); with tau's n^3 / 2 minima a layer (ENTRY each, weighted by cost()).
-    At least the checker's own estimate of the certificate, so that what `check` admits `verify` does
-    (certify_checker.limits.problem)."""
+    arithmetic weighted by cost() (layer_parts; value: a layer has a value matrix); with tau's n^3 / 2 minima a layer
+    (ENTRY each, weighted by cost()).  At least the checker's own estimate of the certificate, so that what `check`
+    admits `verify` does (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
-    python, arithmetic = layer_parts(n, d, hidden, thin)
+    python, arithmetic = layer_parts(n, d, hidden, thin, value)
     tau = n * n * n // 2 * ENTRY if uses_tau else 0
     return layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau))
 
@@ -197,14 +208,14 @@ def size(count: int) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
-                     uses_tau: bool = False, thin: int = 0) -> str | None:
+                     uses_tau: bool = False, thin: int = 0, value: bool = False) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
     function of its arguments, remembered: every check of a campaign asks it for each precision)."""
     memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin, uses_tau)
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value)
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

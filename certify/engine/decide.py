@@ -298,7 +298,8 @@ class _Plan:
 
 
 @functools.lru_cache(maxsize=256)
-def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0) -> _Plan:
+def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0,
+          value: bool = False) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
@@ -307,7 +308,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
-        return resource_problem(*sizes, precision, limits, uses_tau, thin)
+        return resource_problem(*sizes, precision, limits, uses_tau, thin, value)
 
     refused = refusal(start_prec)
     if refused:
@@ -322,7 +323,7 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
     start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
     `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
-    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin)
+    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value)
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     return plan
