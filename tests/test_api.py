@@ -652,3 +652,21 @@ def test_certify_prove_shows_the_signature_of_the_function_it_calls():
 
     assert inspect.signature(certify.prove) == inspect.signature(prove_claim)
     assert {"radius", "norm", "time_limit"} <= set(inspect.signature(certify.prove).parameters)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("progress", lambda progress: certify.attack(bound="D", n=2, d=1, budget=50, progress=progress)),
+    ("on_resume", lambda progress: certify.attack(bound="D", n=2, d=1, budget=50, on_resume=progress)),
+    ("progress", lambda progress: certify.trajectory(LAYER, layers=2, progress=progress)),
+    ("progress", lambda progress: certify.prove(n=2, d=1, radius=1, norm=1, time_limit=5, progress=progress)),
+])
+def test_a_progress_that_is_no_function_is_bad_input_before_any_work(name, call):
+    """progress=True, as certify.sample takes it, raised "'bool' object is not callable" at the first call, deep in
+    the work; False stays what it was, no calls."""
+    for given in (True, "bar", 1):
+        with pytest.raises(certify.BadInput, match=rf"^{name} must be a function \(or None\), got {given!r}$"):
+            call(given)
+    calls = []
+    for progress in (False, lambda *args: calls.append(args)):
+        assert repr(call(progress)).startswith("<certify ")
+    assert calls or name == "on_resume"  # on_resume is called only when a folder's journal is replayed
