@@ -670,3 +670,10 @@ def test_a_progress_that_is_no_function_is_bad_input_before_any_work(name, call)
     for progress in (False, lambda *args: calls.append(args)):
         assert repr(call(progress)).startswith("<certify ")
     assert calls or name == "on_resume"  # on_resume is called only when a folder's journal is replayed
+
+
+def test_the_screens_sides_are_python_floats_that_read_as_numbers():
+    """The float64 screen's sides were numpy scalars, printed as np.float64(1.99...) in its comparisons' repr."""
+    screen = certify.check(LAYER).screen
+    assert screen and all(type(c.lhs) is float and type(c.rhs) is float for c in screen)
+    assert "np." not in repr(screen) and f"lhs={screen[0].lhs!r}" in repr(screen)
