@@ -677,3 +677,22 @@ def test_the_screens_sides_are_python_floats_that_read_as_numbers():
     screen = certify.check(LAYER).screen
     assert screen and all(type(c.lhs) is float and type(c.rhs) is float for c in screen)
     assert "np." not in repr(screen) and f"lhs={screen[0].lhs!r}" in repr(screen)
+
+
+@pytest.mark.parametrize("config, listed", [
+    ({"X": [[1], [-1]], "A": [[5]], "a\nb\x1b[31m": 1}, r"unknown configuration keys: 'a\nb\x1b[31m'"),
+    ({"X": [[1], [-1]], "layers": [{"A": [[5]], "a\nb": 1}]}, r"layers[0]: unknown layer keys: 'a\nb'"),
+    ({"X": [[1], [-1]], "A": [[5]], "layernorm": {"position": "post", "a\rb": 1}}, r"layer.layernorm: unknown keys: 'a\rb'"),
+    ({"X": [[1], [-1]], "A": [[5]], **{f"k{i:02}": 1 for i in range(30)}},
+     "unknown configuration keys: k00, k01, k02, k03, k04, k05, k06, k07, k08, k09, ... (30 in all)"),
+])
+def test_unknown_keys_are_listed_on_one_short_line(tmp_path, capsys, config, listed):
+    """A key with a newline or a terminal escape, from Python or a JSON file, printed as it was: two lines, one of
+    them certify never wrote; a thousand keys made a line of thousands of characters."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.check(config)
+    assert str(err.value) == listed
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err == f"certify: error: {listed}\n"
