@@ -116,7 +116,10 @@ def test_npz_files_for_one_layer_and_a_stack(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("arrays, words", [
-    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.2.A": np.eye(2)}, "numbered from 0 without gaps"),
+    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.2.A": np.eye(2)}, "numbered from 0 without gaps; got 0, 2"),
+    # "\u00b2" (superscript two) passes str.isdigit, and int() of it was an internal error
+    ({"X": np.eye(2), "layers.\u00b2.A": np.eye(2)}, "numbered from 0 without gaps; got \u00b2"),
+    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.a\nb.A": np.eye(2)}, r"without gaps; got 0, 'a\nb'"),
     ({"X": np.eye(2), "A": np.eye(2), "A.x": np.eye(2)}, "both a value and a group"),
     ({"X": np.array([{"a": 1}], dtype=object), "A": np.eye(2)}, "not a readable .npz"),
 ])
