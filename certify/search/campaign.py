@@ -461,7 +461,7 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                     "does not match the digest in its record")
     for path in sorted((store.folder / "certificates").glob("*.json")):
         verdict, _, index = path.stem.partition("-")
-        if index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
+        if index.isascii() and index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
             raise store.corrupt(f"certificates/{path.name} contradicts the record of configuration {int(index)} "
                                 f"({found[int(index)]['verdict']})")
 
