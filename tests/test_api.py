@@ -709,3 +709,12 @@ def test_a_stray_certificate_name_with_a_unicode_digit_is_no_internal_error(tmp_
     (out / "certificates" / "holds-\u00b2.json").write_text("{}")
     resumed = certify.sample(n=2, d=1, count=3, workers=1, out=out)
     assert resumed.verdict == "holds" and resumed.counts["holds"] == 3
+
+
+def test_the_readmes_python_section_names_every_export():
+    """certify.BadInput, what every bad input raises, went unnamed in the README's section on Python."""
+    readme = (ROOT_DIR / "README.md").read_text()
+    section = readme[readme.index("From Python:"):readme.index("`certify check --json` prints the same numbers")]
+    missing = [name for name in certify.__all__ if name != "__version__" and not re.search(rf"\b{name}\b", section)]
+    assert not missing
+    assert issubclass(certify.BadInput, ValueError) and "`certify.BadInput` (a `ValueError`)" in section
