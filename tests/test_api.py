@@ -718,3 +718,14 @@ def test_the_readmes_python_section_names_every_export():
     missing = [name for name in certify.__all__ if name != "__version__" and not re.search(rf"\b{name}\b", section)]
     assert not missing
     assert issubclass(certify.BadInput, ValueError) and "`certify.BadInput` (a `ValueError`)" in section
+
+
+def test_an_option_given_in_anothers_spelling_is_named(tmp_path):
+    """sample's **parts took attack's l_range as "unknown layer part(s) l_range", not saying that the option is
+    L_range; no folder is made for it."""
+    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) l_range; known: mask, .* \(the option is "
+                                               r"L_range\)$"):
+        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", l_range=(1, 2))
+    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) colour; known: [a-z_, ]*$"):
+        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", colour=1)
+    assert not (tmp_path / "s").exists()
