@@ -729,3 +729,22 @@ def test_an_option_given_in_anothers_spelling_is_named(tmp_path):
     with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) colour; known: [a-z_, ]*$"):
         certify.sample(n=2, d=1, count=3, out=tmp_path / "s", colour=1)
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("changed, words", [
+    ({"tokens": "5"}, "limits.tokens must be an integer, got '5'"),
+    ({"work": math.nan}, "limits.work must be an integer, got nan"),  # passed every comparison: no limit at all
+    ({"tokens": 2.5}, "limits.tokens must be an integer, got 2.5"),
+    ({"bytes": True}, "limits.bytes must be an integer, got True"),
+    ({"memory": 0}, "limits.memory = 0: a limit is a positive integer"),
+    ({"digits": 10**6}, "limits.digits = 1000000: a number has at most"),
+])
+def test_limits_of_the_wrong_kind_are_bad_input_as_limit_refuses_them(tmp_path, changed, words):
+    """Limits(tokens="5") raised TypeError where it was compared, Limits(work=nan) decided with no work limit."""
+    from certify.core.limits import Limits
+
+    for call in (lambda limits: certify.check(LAYER, limits=limits),
+                 lambda limits: certify.trajectory(LAYER, layers=1, limits=limits)):
+        with pytest.raises(certify.BadInput, match=f"^{re.escape(words)}"):
+            call(Limits(**changed))
+    assert certify.check(LAYER, limits=Limits(tokens=np.int64(3))).verdict == "holds"
