@@ -748,3 +748,17 @@ def test_limits_of_the_wrong_kind_are_bad_input_as_limit_refuses_them(tmp_path, 
         with pytest.raises(certify.BadInput, match=f"^{re.escape(words)}"):
             call(Limits(**changed))
     assert certify.check(LAYER, limits=Limits(tokens=np.int64(3))).verdict == "holds"
+
+
+def test_the_readmes_python_example_prints_what_it_shows():
+    """The README's `>>>` session (From Python:) run as a doctest: its repr, margin and ball as printed there."""
+    import doctest
+
+    readme = (ROOT_DIR / "README.md").read_text()
+    block = readme[readme.index("From Python:"):readme.index("`Result.margin` is")]
+    text = "\n".join(line[4:] for line in block.splitlines()[1:])
+    test = doctest.DocTestParser().get_doctest(text, {}, "README", "README.md", 0)
+    assert len(test.examples) == 4
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda text: None)
+    assert runner.summarize(verbose=False).failed == 0
