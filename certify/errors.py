@@ -23,6 +23,14 @@ def shown(value) -> str:
     return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
 
 
+def keys_shown(keys, most: int = 10) -> str:
+    """Unknown keys as a message lists them: sorted, each as given when printable and short, else quoted by
+    shown (a key "a\\nb" broke the one line of its message in two), at most `most` of them and their count."""
+    ordered = sorted(keys)
+    listed = [key if key.isprintable() and len(key) <= 60 else shown(key) for key in ordered[:most]]
+    return ", ".join(listed) + (f", ... ({len(ordered)} in all)" if len(ordered) > most else "")
+
+
 def counted(count: int, noun: str) -> str:
     """"1 row", "2 rows": a count and its noun, singular for one (a message said "the mask has 1 rows")."""
     plural = noun[:-1] + "ves" if noun.endswith("f") else noun + ("es" if noun.endswith(("s", "x")) else "s")

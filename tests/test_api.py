@@ -116,7 +116,10 @@ def test_npz_files_for_one_layer_and_a_stack(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("arrays, words", [
-    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.2.A": np.eye(2)}, "numbered from 0 without gaps"),
+    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.2.A": np.eye(2)}, "numbered from 0 without gaps; got 0, 2"),
+    # "\u00b2" (superscript two) passes str.isdigit, and int() of it was an internal error
+    ({"X": np.eye(2), "layers.\u00b2.A": np.eye(2)}, "numbered from 0 without gaps; got \u00b2"),
+    ({"X": np.eye(2), "layers.0.A": np.eye(2), "layers.a\nb.A": np.eye(2)}, r"without gaps; got 0, 'a\nb'"),
     ({"X": np.eye(2), "A": np.eye(2), "A.x": np.eye(2)}, "both a value and a group"),
     ({"X": np.array([{"a": 1}], dtype=object), "A": np.eye(2)}, "not a readable .npz"),
 ])
@@ -652,3 +655,110 @@ def test_certify_prove_shows_the_signature_of_the_function_it_calls():
 
     assert inspect.signature(certify.prove) == inspect.signature(prove_claim)
     assert {"radius", "norm", "time_limit"} <= set(inspect.signature(certify.prove).parameters)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("progress", lambda progress: certify.attack(bound="D", n=2, d=1, budget=50, progress=progress)),
+    ("on_resume", lambda progress: certify.attack(bound="D", n=2, d=1, budget=50, on_resume=progress)),
+    ("progress", lambda progress: certify.trajectory(LAYER, layers=2, progress=progress)),
+    ("progress", lambda progress: certify.prove(n=2, d=1, radius=1, norm=1, time_limit=5, progress=progress)),
+])
+def test_a_progress_that_is_no_function_is_bad_input_before_any_work(name, call):
+    """progress=True, as certify.sample takes it, raised "'bool' object is not callable" at the first call, deep in
+    the work; False stays what it was, no calls."""
+    for given in (True, "bar", 1):
+        with pytest.raises(certify.BadInput, match=rf"^{name} must be a function \(or None\), got {given!r}$"):
+            call(given)
+    calls = []
+    for progress in (False, lambda *args: calls.append(args)):
+        assert repr(call(progress)).startswith("<certify ")
+    assert calls or name == "on_resume"  # on_resume is called only when a folder's journal is replayed
+
+
+def test_the_screens_sides_are_python_floats_that_read_as_numbers():
+    """The float64 screen's sides were numpy scalars, printed as np.float64(1.99...) in its comparisons' repr."""
+    screen = certify.check(LAYER).screen
+    assert screen and all(type(c.lhs) is float and type(c.rhs) is float for c in screen)
+    assert "np." not in repr(screen) and f"lhs={screen[0].lhs!r}" in repr(screen)
+
+
+@pytest.mark.parametrize("config, listed", [
+    ({"X": [[1], [-1]], "A": [[5]], "a\nb\x1b[31m": 1}, r"unknown configuration keys: 'a\nb\x1b[31m'"),
+    ({"X": [[1], [-1]], "layers": [{"A": [[5]], "a\nb": 1}]}, r"layers[0]: unknown layer keys: 'a\nb'"),
+    ({"X": [[1], [-1]], "A": [[5]], "layernorm": {"position": "post", "a\rb": 1}}, r"layer.layernorm: unknown keys: 'a\rb'"),
+    ({"X": [[1], [-1]], "A": [[5]], **{f"k{i:02}": 1 for i in range(30)}},
+     "unknown configuration keys: k00, k01, k02, k03, k04, k05, k06, k07, k08, k09, ... (30 in all)"),
+])
+def test_unknown_keys_are_listed_on_one_short_line(tmp_path, capsys, config, listed):
+    """A key with a newline or a terminal escape, from Python or a JSON file, printed as it was: two lines, one of
+    them certify never wrote; a thousand keys made a line of thousands of characters."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.check(config)
+    assert str(err.value) == listed
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    assert main(["check", str(path)]) == 2
+    assert capsys.readouterr().err == f"certify: error: {listed}\n"
+
+
+def test_a_stray_certificate_name_with_a_unicode_digit_is_no_internal_error(tmp_path):
+    """certificates/holds-\u00b2.json in a campaign folder: "\u00b2" passes str.isdigit, and int() of it made the
+    campaign's resumption an internal error (ValueError) instead of ignoring the name as holds-x.json is."""
+    out = tmp_path / "s"
+    certify.sample(n=2, d=1, count=3, workers=1, out=out)
+    (out / "certificates" / "holds-\u00b2.json").write_text("{}")
+    resumed = certify.sample(n=2, d=1, count=3, workers=1, out=out)
+    assert resumed.verdict == "holds" and resumed.counts["holds"] == 3
+
+
+def test_the_readmes_python_section_names_every_export():
+    """certify.BadInput, what every bad input raises, went unnamed in the README's section on Python."""
+    readme = (ROOT_DIR / "README.md").read_text()
+    section = readme[readme.index("From Python:"):readme.index("`certify check --json` prints the same numbers")]
+    missing = [name for name in certify.__all__ if name != "__version__" and not re.search(rf"\b{name}\b", section)]
+    assert not missing
+    assert issubclass(certify.BadInput, ValueError) and "`certify.BadInput` (a `ValueError`)" in section
+
+
+def test_an_option_given_in_anothers_spelling_is_named(tmp_path):
+    """sample's **parts took attack's l_range as "unknown layer part(s) l_range", not saying that the option is
+    L_range; no folder is made for it."""
+    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) l_range; known: mask, .* \(the option is "
+                                               r"L_range\)$"):
+        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", l_range=(1, 2))
+    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) colour; known: [a-z_, ]*$"):
+        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", colour=1)
+    assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("changed, words", [
+    ({"tokens": "5"}, "limits.tokens must be an integer, got '5'"),
+    ({"work": math.nan}, "limits.work must be an integer, got nan"),  # passed every comparison: no limit at all
+    ({"tokens": 2.5}, "limits.tokens must be an integer, got 2.5"),
+    ({"bytes": True}, "limits.bytes must be an integer, got True"),
+    ({"memory": 0}, "limits.memory = 0: a limit is a positive integer"),
+    ({"digits": 10**6}, "limits.digits = 1000000: a number has at most"),
+])
+def test_limits_of_the_wrong_kind_are_bad_input_as_limit_refuses_them(tmp_path, changed, words):
+    """Limits(tokens="5") raised TypeError where it was compared, Limits(work=nan) decided with no work limit."""
+    from certify.core.limits import Limits
+
+    for call in (lambda limits: certify.check(LAYER, limits=limits),
+                 lambda limits: certify.trajectory(LAYER, layers=1, limits=limits)):
+        with pytest.raises(certify.BadInput, match=f"^{re.escape(words)}"):
+            call(Limits(**changed))
+    assert certify.check(LAYER, limits=Limits(tokens=np.int64(3))).verdict == "holds"
+
+
+def test_the_readmes_python_example_prints_what_it_shows():
+    """The README's `>>>` session (From Python:) run as a doctest: its repr, margin and ball as printed there."""
+    import doctest
+
+    readme = (ROOT_DIR / "README.md").read_text()
+    block = readme[readme.index("From Python:"):readme.index("`Result.margin` is")]
+    text = "\n".join(line[4:] for line in block.splitlines()[1:])
+    test = doctest.DocTestParser().get_doctest(text, {}, "README", "README.md", 0)
+    assert len(test.examples) == 4
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test, out=lambda text: None)
+    assert runner.summarize(verbose=False).failed == 0

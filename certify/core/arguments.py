@@ -40,6 +40,17 @@ def flag(value, option: str) -> bool:
     raise BadInput(f"{option} must be true or false, got {value!r}")
 
 
+def callback(value, option: str):
+    """value as a function to call as the work advances, or None (False too: no calls), or BadInput naming the
+    option and the value: progress=True, as certify.sample takes it, reached the first call deep in the work as
+    "'bool' object is not callable"."""
+    if value is None or value is False:
+        return None
+    if callable(value):
+        return value
+    raise BadInput(f"{option} must be a function (or None), got {value!r}")
+
+
 def refuse_unused(given: list[str], applies: str) -> None:
     """Options given where they would do nothing are refused, in one line: "--window goes with the sliding and uni
     masks", "--all and --workers go with a campaign folder" (`applies` completes it)."""

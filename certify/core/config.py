@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, keys_shown, shown
 from certify.core import files, jsonfile, npzfile
 from certify.core.limits import DEFAULT, Limits, resource_problem, shape_problem, thin_width
 from certify.core.masks import named_mask, validate_mask
@@ -246,14 +246,14 @@ def parse(data: dict) -> Case:
     if "layers" in data:
         unknown = set(data) - TOP_KEYS
         if unknown:
-            raise BadInput(f'with "layers", layer keys belong inside the list; unexpected: {", ".join(sorted(unknown))}')
+            raise BadInput(f'with "layers", layer keys belong inside the list; unexpected: {keys_shown(unknown)}')
         if not isinstance(data["layers"], list) or not data["layers"]:
             raise BadInput('"layers" must be a non-empty list of layer objects')
         layers = tuple(_parse_layer(spec, n, d, f"layers[{t}]") for t, spec in enumerate(data["layers"]))
     else:
         unknown = set(data) - TOP_KEYS - LAYER_KEYS
         if unknown:
-            raise BadInput(f"unknown configuration keys: {', '.join(sorted(unknown))}")
+            raise BadInput(f"unknown configuration keys: {keys_shown(unknown)}")
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
     if not isinstance(data.get("description", ""), str):  # unread, so anything else passed unnoticed
         raise BadInput(f'"description" is a note in words (a string), not {json_type(data["description"])}')
@@ -280,7 +280,7 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
         raise BadInput(f"{where}: a layer is a JSON object, not {json_type(spec)}")
     unknown = set(spec) - LAYER_KEYS
     if unknown:
-        raise BadInput(f"{where}: unknown layer keys: {', '.join(sorted(unknown))}")
+        raise BadInput(f"{where}: unknown layer keys: {keys_shown(unknown)}")
     fields: dict = {"d": d}
     if "A" in spec:
         if "W_Q" in spec or "W_K" in spec:
@@ -328,7 +328,7 @@ def _parse_ffn(spec, d: int, where: str) -> FeedForward:
         raise BadInput(f"{where}: expected an object with W1, b1, W2, b2, activation")
     unknown = set(spec) - {"W1", "b1", "W2", "b2", "activation", "residual"}
     if unknown:
-        raise BadInput(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+        raise BadInput(f"{where}: unknown keys: {keys_shown(unknown)}")
     missing = {"W1", "W2"} - set(spec)
     if missing:
         raise BadInput(f"{where}: missing {', '.join(sorted(missing))}")
@@ -351,7 +351,7 @@ def _parse_layernorm(spec, d: int, where: str) -> LayerNorm:
         raise BadInput(f"{where}: expected 'post', 'pre' or an object")
     unknown = set(spec) - {"position", "kind", "gain", "bias", "eps"}
     if unknown:
-        raise BadInput(f"{where}: unknown keys: {', '.join(sorted(unknown))}")
+        raise BadInput(f"{where}: unknown keys: {keys_shown(unknown)}")
     position = spec.get("position")
     if position not in ("post", "pre"):
         raise BadInput(f"{where}.position: expected 'post' or 'pre', got {shown(position)}")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, fields, replace
 
+from certify.core.arguments import integer
 from certify.core.numbers import MAX_DIGITS, NotAnInteger, option_integer
 from certify.errors import BadInput
 
@@ -62,26 +63,35 @@ class Limits:
                 number = option_integer(value)
             except NotAnInteger as wrong:
                 raise BadInput(f"--limit {item!r}: {wrong.reason}") from None
-            if number < 1:
-                raise BadInput(f"--limit {item!r}: a limit is a positive integer")
-            if name == "digits" and number > MAX_DIGITS:  # a longer integer could not be read, nor written back
-                raise BadInput(f"--limit {item!r}: a number has at most {MAX_DIGITS} digits")
-            out = replace(out, **{name: number})
+            out = replace(out, **{name: _checked(name, number, f"--limit {item!r}")})
         return out
+
+
+def _checked(name: str, number: int, given: str) -> int:
+    """A limit's value, or BadInput: --limit's rule, and the Python API's (`given` names what was given)."""
+    if number < 1:
+        raise BadInput(f"{given}: a limit is a positive integer")
+    if name == "digits" and number > MAX_DIGITS:  # a longer integer could not be read, nor written back
+        raise BadInput(f"{given}: a number has at most {MAX_DIGITS} digits")
+    return number
 
 
 DEFAULT = Limits()
 
 
 def given(limits) -> Limits:
-    """The limits a function of the Python API was given: DEFAULT for None, a Limits as it is, else BadInput
+    """The limits a function of the Python API was given: DEFAULT for None, a Limits of valid caps, else BadInput
     (a dict of caps reached the reader and raised AttributeError)."""
     if limits is None:
         return DEFAULT
     if not isinstance(limits, Limits):
         raise BadInput("limits: a certify.core.limits.Limits (None for the documented ones), "
                        f"not {type(limits).__name__}")
-    return limits
+    # each a positive integer, as --limit takes it: Limits(tokens="5") raised TypeError where it was compared,
+    # and Limits(work=float("nan")) passed every comparison, no limit at all
+    return replace(limits, **{f.name: _checked(f.name, integer(getattr(limits, f.name), f"limits.{f.name}"),
+                                               f"limits.{f.name} = {getattr(limits, f.name)!r}")
+                              for f in fields(limits)})
 
 
 def limbs(bits: int) -> int:

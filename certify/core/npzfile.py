@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from certify.core.limits import DEFAULT, Limits
-from certify.errors import BadInput
+from certify.errors import BadInput, keys_shown
 
 
 def read(path, limits: Limits = DEFAULT) -> dict:
@@ -71,9 +71,9 @@ def nest(flat: dict, where: str) -> dict:
         node[parts[-1]] = value
     if isinstance(out.get("layers"), dict):
         layers = out["layers"]
-        indices = sorted(layers, key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0))
-        if [k for k in indices] != [str(i) for i in range(len(layers))]:
+        # compared as strings: int() of a key was a crash on "layers.\u00b2.A", whose "\u00b2" isdigit() accepts
+        if set(layers) != {str(i) for i in range(len(layers))}:
             raise BadInput(f'{where}: the layers are "layers.0.KEY", "layers.1.KEY", ... numbered from 0 '
-                           f"without gaps; got {', '.join(sorted(layers))}")
+                           f"without gaps; got {keys_shown(layers)}")
         out["layers"] = [layers[str(i)] for i in range(len(layers))]
     return out

@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from flint import arb
@@ -256,7 +256,8 @@ def float64_screen(case: config.Case, claim: Claim) -> list[Comparison]:
         comparisons = None
     finite = comparisons is not None and all(np.isfinite([c.lhs, c.rhs]).all() for c in comparisons) and all(
         np.isfinite(w.basis).all() and np.isfinite(w.top).all() for w in witnesses.values())
-    return comparisons if finite else []
+    # Python floats (the same values): numpy's scalars printed as np.float64(...) in the comparisons' repr
+    return [replace(c, lhs=float(c.lhs), rhs=float(c.rhs)) for c in comparisons] if finite else []
 
 
 def _uses_tau(claim: Claim) -> bool:

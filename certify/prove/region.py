@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from certify.core.arguments import integer, real
+from certify.core.arguments import callback, integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
@@ -398,6 +398,7 @@ def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d
     is the binary64 value it holds, 0.3 a little below 3/10, as in a configuration: write "0.3" for 3/10);
     d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
     (result.confirmed); what no reduction covers is refused (BadInput) before any work."""
+    progress = callback(progress, "progress")
     region, profile = prepare(claim, bound, n, d, radius, norm, time_limit)
     return prove(region, profile, time_limit=time_limit, progress=progress)
 

@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from certify import engine
 from certify.core import config, numbers, seeds
 from certify.core.files import folder_path
-from certify.core.arguments import flag, integer
+from certify.core.arguments import callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
@@ -567,6 +567,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
         (n, "--n"), (d, "--d"), (seed, "--seed"), (layers, "--layers"), (max_prec, "--max-prec")))
     starts = None if starts is None else integer(starts, "--starts")
     with_v, interruptible = flag(with_v, "--with-v"), flag(interruptible, "interruptible")
+    progress, on_resume = callback(progress, "progress"), callback(on_resume, "on_resume")
     limits = given_limits(limits)
     out = None if out is None else folder_path(out)
     claim_obj, bound_expr = engine.resolve_target(claim, bound)

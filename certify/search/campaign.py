@@ -65,6 +65,7 @@ A record (one JSON line):
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import shlex
@@ -82,7 +83,7 @@ from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files, seeds
-from certify.errors import BadInput
+from certify.errors import BadInput, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
@@ -461,7 +462,7 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                     "does not match the digest in its record")
     for path in sorted((store.folder / "certificates").glob("*.json")):
         verdict, _, index = path.stem.partition("-")
-        if index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
+        if index.isascii() and index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
             raise store.corrupt(f"certificates/{path.name} contradicts the record of configuration {int(index)} "
                                 f"({found[int(index)]['verdict']})")
 
@@ -739,8 +740,11 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...).
     `limits`: the caps (certify.core.limits) to decide under, default the documented ones."""
     unknown = set(parts) - set(PARTS)
-    if unknown:
-        raise BadInput(f"unknown layer part(s) {', '.join(sorted(unknown))}; known: {', '.join(PARTS)}")
+    if unknown:  # **parts takes a misspelt option too: attack's l_range given here was "an unknown layer part"
+        options = [name for name in inspect.signature(sample).parameters if name != "parts"]
+        meant = [option for key in sorted(unknown) for option in options if option.lower() == key.lower()]
+        raise BadInput(f"unknown layer part(s) {keys_shown(unknown)}; known: {', '.join(PARTS)}"
+                       + (f" (the option is {', '.join(meant)})" if meant else ""))
     out = folder_path(out)
     n, d, count, seed, max_prec = (integer(value, option) for value, option in (
         (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))

@@ -33,7 +33,7 @@ from certify.core.config import COMPONENTS, Case, FeedForward, Layer
 from certify.core.layers import LayerArrays, apply_layer, full_mask
 from certify.core.masks import named_mask, validate_mask
 from certify.core.primitives import PRIMITIVES, LayerView
-from certify.errors import BadInput
+from certify.errors import BadInput, keys_shown
 
 HOLDS, UNDECIDED = "holds", "cannot decide"
 # doubles of one n x max(n, d) array of a chunk: 512 KB, so that an elementwise pass over two such arrays
@@ -408,7 +408,7 @@ def batch_of_configs(configs: list[dict]) -> Batch:
             raise BadInput("a batch must be of one form: ffn is in some configurations only")
         unknown = set().union(*(set(f) for f in ffns)) - {"W1", "b1", "W2", "b2", "activation", "residual"}
         if unknown:
-            raise BadInput(f"ffn: unknown keys: {', '.join(sorted(unknown))}")
+            raise BadInput(f"ffn: unknown keys: {keys_shown(unknown)}")
         W1, W2 = stacked("W1", ffns), stacked("W2", ffns)
         if W1 is None or W2 is None:
             raise BadInput("ffn: W1 and W2 are needed")

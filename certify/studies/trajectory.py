@@ -69,7 +69,7 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
-from certify.core.arguments import integer
+from certify.core.arguments import callback, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core import quantities
 from certify.core import centred
@@ -201,7 +201,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     are the reader's and the checker's (`certify verify` at the same limits must be able to confirm the
     certificate): a run refused whatever it found is refused before it starts, and the escalation stops
     where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
-    stage = progress or (lambda done, total, what: None)
+    stage = callback(progress, "progress") or (lambda done, total, what: None)
     limits = given_limits(limits)
     case = config.load(source, limits)
     layers, max_prec = integer(layers, "--layers"), integer(max_prec, "--max-prec")
