@@ -82,7 +82,7 @@ DEFAULT = Limits()
 def given(limits) -> Limits:
     """The limits a function of the Python API was given: DEFAULT for None, a Limits of valid caps, else BadInput
     (a dict of caps reached the reader and raised AttributeError)."""
-    if limits is None:
+    if limits is None or limits is DEFAULT:  # DEFAULT's caps are valid: a campaign's checks pass it each time
         return DEFAULT
     if not isinstance(limits, Limits):
         raise BadInput("limits: a certify.core.limits.Limits (None for the documented ones), "
