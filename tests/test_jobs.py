@@ -51,7 +51,7 @@ class InterruptedAfterItsChunks:
     """An executor that runs every chunk and commits it, then meets Ctrl-C: as the pool does when the
     interruption comes while it waits for the chunks in flight, which may be the last ones."""
 
-    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name=""):
+    def execute(self, task, spec, chunks, on_done, on_failed, name=""):
         for chunk in chunks:
             on_done(chunk, task(spec, chunk))
         raise KeyboardInterrupt

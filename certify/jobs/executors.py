@@ -2,14 +2,14 @@
 
 An executor is a context manager with `kind`, `workers` (the chunks it runs at once, known once it
 is entered) and
-    execute(task, spec, chunks, on_done, on_failed, stop, name)
+    execute(task, spec, chunks, on_done, on_failed, name)
 which applies task(spec, chunk) to each chunk (a list of indices) of the iterable `chunks`, taken
 lazily, at most 2 * workers in flight, and calls on_done(chunk, result) in this process as each
 ends; on_failed(chunk, reason) for a chunk the executor gave up on, which stays undone (Dask: its
 task kept killing its workers; the pool: a worker died, and the pool stops with the chunks in flight
-failed).  Once stop() is true, or on Ctrl-C (or SIGTERM, SIGHUP: certify.signals), no new chunk
-starts; the running ones are finished and passed to on_done where the executor can (the pool), then
-KeyboardInterrupt propagates.  `name` (the job's digest) names the chunks' tasks where an executor
+failed).  On Ctrl-C (or SIGTERM, SIGHUP: certify.signals) no new chunk starts (a caller that wants
+fewer chunks gives fewer: jobs.run's stop_after); the running ones are finished and passed to
+on_done where the executor can (the pool), then KeyboardInterrupt propagates.  `name` (the job's digest) names the chunks' tasks where an executor
 keys them (Dask).  The task and spec must be picklable: a top-level function and plain data.
 """
 
@@ -75,7 +75,7 @@ class ProcessPool:
     def __exit__(self, *exc) -> None:
         pass
 
-    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
+    def execute(self, task, spec, chunks, on_done, on_failed, name: str = "") -> None:
         """The executor contract (module docstring): chunks on the process pool, at most 2 * workers in
         flight, or in this process when only one chunk or worker; a dead worker fails the chunks in flight
         and stops the pool."""
@@ -85,8 +85,6 @@ class ProcessPool:
         if workers == 1:
             with threadpool_limits(1):  # as in the pool's workers (worker_init): one BLAS thread
                 for chunk in chunks:
-                    if stop():
-                        return
                     on_done(chunk, task(spec, chunk))
             return
         with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
@@ -94,7 +92,7 @@ class ProcessPool:
             interrupted = False
             try:
                 while True:
-                    while not stop() and len(running) < 2 * workers:
+                    while len(running) < 2 * workers:
                         chunk = next(chunks, None)
                         if chunk is None:
                             break

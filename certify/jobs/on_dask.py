@@ -125,7 +125,7 @@ class Dask:
             self.cluster.close()
         self.client = self.cluster = None
 
-    def execute(self, task, spec, chunks, on_done, on_failed, stop=lambda: False, name: str = "") -> None:
+    def execute(self, task, spec, chunks, on_done, on_failed, name: str = "") -> None:
         """The executor contract (certify.jobs.executors); on Ctrl-C the chunks already computed
         are passed to on_done and the others cancelled.  Ctrl-C is noted and acted on between Dask's
         calls, never inside one: raised in the middle of a blocking call of distributed, it escapes as
@@ -137,7 +137,7 @@ class Dask:
         def refill() -> list:
             """Submit chunks up to the window (2 tasks per worker thread); the new futures."""
             new = []
-            while not stop() and len(running) < 2 * self.workers:
+            while len(running) < 2 * self.workers:
                 chunk = next(chunks, None)
                 if chunk is None:
                     break
