@@ -107,9 +107,11 @@ class Dask:
 
     def _start_embedded(self) -> None:
         """Start the LocalCluster and its client (in _watching_sigint's thread): loopback only, no dashboard,
-        the scheduler's HTTP on a free port."""
+        the scheduler's HTTP on a free port.  Its own logs below CRITICAL are silenced: certify reports what fails
+        (a chunk, a killed worker) in its words, and at an interruption a worker whose heartbeat found the
+        scheduler already closed logged an ERROR with its traceback."""
         self.cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1, processes=True,
-                                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.ERROR,
+                                    host="127.0.0.1", dashboard_address=None, silence_logs=logging.CRITICAL,
                                     scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
         self.client = Client(self.cluster, set_as_default=False)
         self._register()
