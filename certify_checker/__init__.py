@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 
 from certify_checker.limits import LIMITS, Limits
-from certify_checker.limits import problem as limits_problem
+from certify_checker.limits import problem as limits_problem, shape_problem
 
 FORMAT = "certify-certificate/1"
 # What untrusted input can raise while it is read; each means "malformed", never a crash.  Beyond
@@ -127,10 +127,12 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     if isinstance(inner, dict) and inner.get("kind") == "inequality" and (refusal := over_limits(inner, limits)):
         return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
+    n, d, layers, hidden, thin, _, value, layernorm = sizes(cert)
+    if refusal := shape_problem(n, d, layers, hidden, precision, limits):  # before a kind's work reads its parts
+        return refusal
     planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
     own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
     steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves
-    n, d, layers, hidden, thin, _, value, layernorm = sizes(cert)
     return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
                           getattr(kind, "ESCALATION", ()), value, layernorm)  # ESCALATION: a stated value's recomputations
 

@@ -293,8 +293,10 @@ def work(cert: dict) -> int:
         n = min(max(n, 0), 1 << 20)
         if cert["claim"] in TAU_CLAIMS:
             return len(layers) * n ** 3 // 2 * ENTRY * passes(bits, ESCALATION)
-        mask = layers[0].get("mask")  # none: the complete graph, of radius 1 (not made: n is not yet checked)
-        if CLAIMS.get(cert["claim"], ("",))[0] != "window" or (radius := windowed.graph(mask)[2] if mask else 1) is None:
+        mask = layers[0].get("mask")  # none: the complete graph, of radius 1 (not made: verify checks its shape)
+        if CLAIMS.get(cert["claim"], ("",))[0] != "window" or (mask and len(mask) != n):  # n within the limit, a mask
+            return 0  # of other rows is refused by verify (its graph, n^3 / 64 steps, is searched only on n rows)
+        if (radius := windowed.graph(mask)[2] if mask else 1) is None:
             return 0
         first, k = windowed.window_shape(cert["claim"], radius)
         python, arithmetic = window_parts(n, max(sizes(cert)[1], 1), k)

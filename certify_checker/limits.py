@@ -136,16 +136,24 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors)
 
 
+def shape_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits) -> str | None:
+    """Which cap on a size or the precision these pass, in words, or None: asked before anything is read from a
+    certificate at a cost beyond its length (a window claim's mask graph, inequality.work)."""
+    for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
+                             (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
+        if value > cap:
+            return f"{name} {value} is above the checker's limit of {cap} ({ADVICE} {name}=N` raises it)"
+    return None
+
+
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
             thin: int = 0, factors: tuple = (), valued: bool = False, layernorm: bool = False) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
     steps computed beyond the layers, each weighted by cost() at its precision, and summed: a trajectory's value
     curves; extra: other work, a trajectory's steps, a claim's windows; thin: norm_work's; factors: passes' and
     layer_cost's; valued: a layer has a value matrix, layer_parts' value; layernorm: a layer has LayerNorm)."""
-    for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
-                             (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
-        if value > cap:
-            return f"{name} {value} is above the checker's limit of {cap} ({ADVICE} {name}=N` raises it)"
+    if refusal := shape_problem(n, d, layers, hidden, precision, limits):
+        return refusal
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     width = (thin if 0 < thin < d else d) if layers else 0  # one norm's arrays and flint's temporaries (NORM_BALLS)
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)

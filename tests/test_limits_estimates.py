@@ -251,6 +251,26 @@ def test_layernorm_and_a_claims_windows_are_priced_by_both_from_the_configuratio
         assert window_sizes(config.load(other), claims.get("mask.collapse")) == (0, 0)
 
 
+def test_a_window_claims_mask_is_searched_only_within_the_token_limit_and_on_its_tokens():
+    """The checker prices a window claim's windows from its mask's graph (n^3 / 64 steps): a mask of 2500 tokens, over
+    the token limit, took 3 s to price before the limit refused it; the caps on sizes now come first, and a mask of
+    other rows than the tokens is not searched (verify refuses it)."""
+    data = wu_cases.layernorm_stack("sliding", n=8, seed=14, positive=True)
+    cert = check(data, "ln.collapse").certificate
+    n = 2500
+    huge_mask = [[1] * n for _ in range(n)]
+    for tokens in (n, 8):  # over the limit; within it, with a mask of n rows
+        first, *rest = cert["inputs"]["layers"]  # the first layer's mask is the one priced
+        hostile = {**cert, "inputs": {**cert["inputs"], "X": [[0.0] * 4] * tokens,
+                                      "layers": [{**first, "mask": huge_mask}, *rest]}}
+        started = time.process_time()
+        refusal = certify_checker.over_limits(hostile, certify_checker.LIMITS)
+        assert time.process_time() - started < 0.5
+        assert refusal == ("tokens 2500 is above the checker's limit of 1024 (`certify verify --limit tokens=N` raises "
+                           "it)" if tokens == n else None)
+    assert not certify_checker.verify(hostile).ok
+
+
 def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():
     """Written by the engine, a stack of thin heads is priced thin by the checker too, at the engine's own estimate;
     given a d x d witness instead (the d x d route, d^3), it is priced dense."""
