@@ -47,6 +47,7 @@ import numpy as np
 
 import certify_checker
 from certify import claims, engine
+from certify.engine.decide import window_sizes
 from certify_checker import schema
 from certify_checker import trajectory as checker_trajectory
 from certify.core import config, limits
@@ -112,6 +113,14 @@ CASES = {
                                                                                      positive=True), 500),
     "ln.collapse n 12 at 500 bits": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=12, seed=14,
                                                                                      positive=True), 500),
+    # LayerNorm and a claim's windows (their product of k attention matrices, k = r or 2 r for a mask of radius r)
+    "ln.collapse n 64 at 53 bits": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=64, seed=14,
+                                                                                    positive=True), 53),
+    "ln.collapse sliding n 16 at 53 bits": ("ln.collapse", lambda: wu_cases.layernorm_stack("sliding", n=16, seed=14,
+                                                                                            positive=True), 53),
+    "mask.collapse 64x16 at 53 bits": ("mask.collapse", lambda: wu_cases.masked_stack("causal", n=64, d=16), 53),
+    "mask.collapse sliding 32x4 at 53 bits": ("mask.collapse", lambda: wu_cases.masked_stack("sliding", n=32, d=4),
+                                              53),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -232,7 +241,8 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     else:
         case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
         uses_tau = any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
-        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value)
+        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.layernorm,
+                               window_sizes(case, claims.get(claim)))
     bits = cert["precision"]
     return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
             f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"

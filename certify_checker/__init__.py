@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 
 from certify_checker.limits import LIMITS, Limits
-from certify_checker.limits import problem as limits_problem
+from certify_checker.limits import problem as limits_problem, shape_problem
 
 FORMAT = "certify-certificate/1"
 # What untrusted input can raise while it is read; each means "malformed", never a crash.  Beyond
@@ -127,26 +127,29 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     if isinstance(inner, dict) and inner.get("kind") == "inequality" and (refusal := over_limits(inner, limits)):
         return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
     precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
+    n, d, layers, hidden, thin, _, value, layernorm = sizes(cert)
+    if refusal := shape_problem(n, d, layers, hidden, precision, limits):  # before a kind's work reads its parts
+        return refusal
     planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
     own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
     steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves
-    n, d, layers, hidden, thin, _, value = sizes(cert)
     return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
-                          getattr(kind, "ESCALATION", ()), value)  # the precisions a stated value may be recomputed at
+                          getattr(kind, "ESCALATION", ()), value, layernorm)  # ESCALATION: a stated value's recomputations
 
 
-def sizes(cert: dict) -> tuple[int, int, int, int, int, int, bool]:
-    """(n, d, layers, hidden, thin, d_k, value) as the estimates read them: the tokens, the widest of d and d_k, the
-    configured layers, the widest FFN, _thin's d_k (the norms' route), the widest d_k of a head stated by W_Q and
-    W_K (whose W_Q W_K^T a trajectory's step forms, whatever its norm's route); 0 for what is not stated; whether a
-    layer states a value matrix V (limits.layer_parts prices its products and norms)."""
+def sizes(cert: dict) -> tuple[int, int, int, int, int, int, bool, bool]:
+    """(n, d, layers, hidden, thin, d_k, value, layernorm) as the estimates read them: the tokens, the widest of d and
+    d_k, the configured layers, the widest FFN, _thin's d_k (the norms' route), the widest d_k of a head stated by W_Q
+    and W_K (whose W_Q W_K^T a trajectory's step forms, whatever its norm's route); 0 for what is not stated; whether a
+    layer states a value matrix V, and LayerNorm (limits.layer_parts prices their work)."""
     config = _configuration(cert) or {}
     (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
     widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
     hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
     return (n, max([d] + widths), len(layers) if isinstance(layers, list) else 0, max(hidden, default=0),
-            _thin(cert, specs, d), max(widths, default=0), any("V" in layer for layer in specs))
+            _thin(cert, specs, d), max(widths, default=0), any("V" in layer for layer in specs),
+            any("layernorm" in layer for layer in specs))
 
 
 def _thin(cert: dict, specs: list, d: int) -> int:

@@ -15,13 +15,13 @@ import operator
 
 from flint import arb, arb_mat, ctx
 
-from certify_checker import forward, precision_problem
+from certify_checker import forward, precision_problem, sizes
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
-from certify_checker.limits import ENTRY, passes
+from certify_checker.limits import ENTRY, passes, window_parts
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -280,18 +280,29 @@ TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in s
 
 
 def work(cert: dict) -> int:
-    """The work of tau beyond certify_checker.limits' estimate per layer (in its units): the minima of n^3 / 2
-    pairs of entries each layer, for a claim that compares tau (20 s a layer at 512 tokens), ENTRY units each at
-    the precision and at each ESCALATION of it (limits.passes, as the layers).  0 when malformed (verify judges)."""
+    """The work beyond certify_checker.limits' estimate per layer (in its units): for a claim that compares tau, its
+    minima of n^3 / 2 pairs of entries each layer (20 s a layer at 512 tokens), ENTRY units each; for a claim of
+    windows, each window's (limits.window_parts: its product of k attention matrices, n^3 each, grows with the radius
+    of the mask, windowed.graph); each at the precision and at each ESCALATION of it (limits.passes, as the layers).
+    0 when malformed (verify judges)."""
     try:
-        if cert["claim"] not in TAU_CLAIMS:
-            return 0
         X, layers, bits = cert["inputs"]["X"], cert["inputs"]["layers"], cert["precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)
-        if type(n) is not int or type(bits) is not int or not isinstance(layers, list):
+        if type(n) is not int or type(bits) is not int or not isinstance(layers, list) or not layers:
             return 0
-        return len(layers) * min(max(n, 0), 1 << 20) ** 3 // 2 * ENTRY * passes(bits, ESCALATION)
-    except (KeyError, TypeError, IndexError):
+        n = min(max(n, 0), 1 << 20)
+        if cert["claim"] in TAU_CLAIMS:
+            return len(layers) * n ** 3 // 2 * ENTRY * passes(bits, ESCALATION)
+        mask = layers[0].get("mask")  # none: the complete graph, of radius 1 (not made: verify checks its shape)
+        if CLAIMS.get(cert["claim"], ("",))[0] != "window" or (mask and len(mask) != n):  # n within the limit, a mask
+            return 0  # of other rows is refused by verify (its graph, n^3 / 64 steps, is searched only on n rows)
+        if (radius := windowed.graph(mask)[2] if mask else 1) is None:
+            return 0
+        first, k = windowed.window_shape(cert["claim"], radius)
+        python, arithmetic = window_parts(n, max(sizes(cert)[1], 1), k)
+        return max(len(layers) - first - k + 1, 0) * ((1 + len(ESCALATION)) * python
+                                                       + arithmetic * passes(bits, ESCALATION))
+    except (KeyError, TypeError, IndexError, AttributeError):
         return 0
 
 

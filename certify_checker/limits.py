@@ -64,31 +64,46 @@ def norm_work(d: int, thin: int = 0) -> int:
 
 
 VALUE_CUBES, VALUE_WEIGHT = 5, 46  # a value matrix V: its norm or powers' (d^3 each) and entries, as certify's
+LAYERNORM = 4 * ENTRY  # LayerNorm's Python an entry of the tokens (twice at most, and its rows), as certify's
+WINDOW_FULL = 4  # a window's product of attention matrices: both factors at the full precision, as certify's
 
 
-def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> tuple[int, int]:
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False,
+                layernorm: bool = False) -> tuple[int, int]:
     """One layer step at 53 bits as (its Python, the same at any precision; its arithmetic, cost() times as much at
     other precisions), as step_parts: the products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
     n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), PRODUCTS a unit,
     an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
     step's (STEP_WEIGHT: at 53 bits a value layer's forced recomputations took 2 to 3 times their price without it)
-    and the step's own LAYER; a value matrix's P X V^T, n d^2, and VALUE_CUBES and VALUE_WEIGHT."""
-    products = 3 * n * n * d + n * d * d + norm_work(d, thin) + (n * d * d + VALUE_CUBES * d ** 3 if value else 0)
+    and the step's own LAYER; a value matrix's P X V^T, n d^2, and VALUE_CUBES and VALUE_WEIGHT; LayerNorm's, 2 an
+    entry of the tokens (arithmetic), LAYERNORM (Python) and 6 n^2 d products (its tokens at the full precision)."""
+    products = (3 + 6 * layernorm) * n * n * d + n * d * d + norm_work(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
-    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
+    python = (ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
+              + LAYERNORM * n * d * layernorm)
+    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> int:
+def window_parts(n: int, d: int, k: int) -> tuple[int, int]:
+    """One window of k layers (windowed.Window) at 53 bits, as layer_parts and certify's: its product of k attention
+    matrices, both factors at the full precision (WINDOW_FULL), and their rescalings ((k - 1) n d^2), D, D_end, D_0
+    and Q X_t (n^2 d each), PRODUCTS a unit; its minima over P's edges and M's and Q's columns, its rows rescaled and
+    its norms (ENTRY each, Python), Q's divisions (ENTRY) and its norms' operations (arithmetic)."""
+    products = (k - 1) * (WINDOW_FULL * n ** 3 + n * d * d) + 4 * n * n * d
+    python = ENTRY * ((2 * k + 4) * n * n + (k + 4) * n * d) + LAYER
+    return python, products // PRODUCTS + ENTRY * n * n + (k + 2) * n * d
+
+
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False, layernorm: bool = False) -> int:
     """One layer step at 53 bits, both of layer_parts."""
-    return sum(layer_parts(n, d, hidden, thin, value))
+    return sum(layer_parts(n, d, hidden, thin, value, layernorm))
 
 
 def layer_cost(n: int, d: int, hidden: int, thin: int, bits: int, factors: tuple = (), most: int = 1 << 20,
-               value: bool = False) -> int:
+               value: bool = False, layernorm: bool = False) -> int:
     """The work of a layer step at `bits` and of its recomputation at each of `factors` times them."""
-    python, arithmetic = layer_parts(n, d, hidden, thin, value)
+    python, arithmetic = layer_parts(n, d, hidden, thin, value, layernorm)
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors, most)
 
 
@@ -121,23 +136,31 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors)
 
 
-def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
-            thin: int = 0, factors: tuple = (), valued: bool = False) -> str | None:
-    """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
-    steps computed beyond the layers, each weighted by cost() at its precision, and summed: a trajectory's value
-    curves; extra: other work, a trajectory's steps; thin: norm_work's; factors: passes' and layer_cost's; valued:
-    a layer has a value matrix, layer_parts' value)."""
+def shape_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits) -> str | None:
+    """Which cap on a size or the precision these pass, in words, or None: asked before anything is read from a
+    certificate at a cost beyond its length (a window claim's mask graph, inequality.work)."""
     for value, cap, name in ((n, limits.tokens, "tokens"), (d, limits.dim, "dim"), (hidden, limits.dim, "dim"),
                              (layers, limits.layers, "layers"), (precision, limits.precision, "precision")):
         if value > cap:
             return f"{name} {value} is above the checker's limit of {cap} ({ADVICE} {name}=N` raises it)"
+    return None
+
+
+def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
+            thin: int = 0, factors: tuple = (), valued: bool = False, layernorm: bool = False) -> str | None:
+    """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
+    steps computed beyond the layers, each weighted by cost() at its precision, and summed: a trajectory's value
+    curves; extra: other work, a trajectory's steps, a claim's windows; thin: norm_work's; factors: passes' and
+    layer_cost's; valued: a layer has a value matrix, layer_parts' value; layernorm: a layer has LayerNorm)."""
+    if refusal := shape_problem(n, d, layers, hidden, precision, limits):
+        return refusal
     words = limbs(precision, limits.precision)  # within the cap just checked: as precision // 64 + 1
     width = (thin if 0 < thin < d else d) if layers else 0  # one norm's arrays and flint's temporaries (NORM_BALLS)
     memory = (layers * (3 * n * n + 4 * n * d + 3 * d * d + 3 * hidden * (d + n)) + 20 * width * width) * (96 + 8 * words)
     if memory > limits.memory:
         return f"an estimated {memory} bytes is above the checker's memory limit of {limits.memory} bytes"
-    cost = layers * layer_cost(n, d, hidden, thin, precision, factors, limits.precision, valued) + steps * layer_work(
-        n, d, hidden, thin, valued) + extra
+    cost = layers * layer_cost(n, d, hidden, thin, precision, factors, limits.precision, valued, layernorm) + steps * (
+        layer_work(n, d, hidden, thin, valued, layernorm)) + extra
     if cost > limits.work:
         return f"an estimated work of {cost:.3g} is above the checker's limit of {limits.work:.3g}"
     return None

@@ -451,7 +451,7 @@ def step_prices(cert: dict):
     """The price of one step of this certificate's trajectory at given bits, in work units: limits.step_cost of its
     sizes (over_limits') there and at each FINER multiple, and reading its widest layer's text (_digits) at each.
     certify.studies.trajectory_budget meters a run in it."""
-    n, d, _, hidden, _, d_k, _ = sizes(cert)
+    n, d, _, hidden, _, d_k, _, _ = sizes(cert)
     layers = cert["inputs"].get("layers") if isinstance(cert.get("inputs"), dict) else None
     text = max(map(_digits, layers), default=0) // TEXT_DIGITS if isinstance(layers, list) else 0
     return lambda bits: step_cost(n, d, hidden, d_k, bits, FINER) + (1 + len(FINER)) * text

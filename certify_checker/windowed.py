@@ -22,7 +22,6 @@ A window at t of length k gives (with P_s, X_s the attention and tokens of layer
 
 from __future__ import annotations
 
-from collections import deque
 from fractions import Fraction
 
 from flint import arb, fmpq, fmpq_mat, nmod_mat
@@ -37,25 +36,24 @@ def mask_of(layer: dict, n: int) -> list:
     return layer.get("mask") or [[1] * n for _ in range(n)]
 
 
-def bfs(mask: list, source: int) -> dict:
-    """Distances from source along the edges j -> i (mask[i][j] = 1)."""
-    dist, queue = {source: 0}, deque([source])
-    while queue:
-        j = queue.popleft()
-        for i in range(len(mask)):
-            if mask[i][j] and i not in dist:
-                dist[i] = dist[j] + 1
-                queue.append(i)
-    return dist
-
-
 def graph(mask: list) -> tuple[bool, bool, int | None]:
-    """(strongly connected, quasi-strongly connected, radius)."""
+    """(strongly connected, quasi-strongly connected, radius): a search from every token along the edges j -> i, its
+    sets as integers' bits (token by token over the mask's rows, n^3 steps in Python, it took 0.33 s at 256 tokens)."""
     n = len(mask)
-    reach = [bfs(mask, c) for c in range(n)]
-    centres = [c for c in range(n) if len(reach[c]) == n]
-    radius = min((max(reach[c].values()) for c in centres), default=None)
-    return len(centres) == n, bool(centres), radius
+    edges = [sum(1 << i for i in range(n) if mask[i][j]) for j in range(n)]  # bit i of edges[j]: j -> i
+    searches = []  # (tokens reached, the most edges to one) from each token
+    for source in range(n):
+        seen = frontier = 1 << source
+        depth = -1
+        while frontier:
+            after, depth = 0, depth + 1
+            while frontier:
+                low = frontier & -frontier
+                after, frontier = after | edges[low.bit_length() - 1], frontier ^ low
+            frontier, seen = after & ~seen, seen | after
+        searches.append((seen.bit_count(), depth))
+    radius = min((depth for reached, depth in searches if reached == n), default=None)
+    return all(reached == n for reached, _ in searches), radius is not None, radius
 
 
 def exact(rows) -> fmpq_mat:
@@ -151,7 +149,9 @@ class Window:
         M = self._product(window)
         if name == "col":
             return largest(smallest(row[c] for row in M) for c in range(len(M)))
-        Q = [[x / sum(row, arb(0)) for x in row] for row in M]
+        if "Q" not in self.values:  # each row's sum once (once per entry, n^3 sums a window)
+            self.values["Q"] = [[x / total for x in row] for row, total in zip(M, (sum(row, arb(0)) for row in M))]
+        Q = self.values["Q"]
         if name == "delta":
             return sum((smallest(row[c] for row in Q) for c in range(len(Q))), arb(0))
         if name == "m":

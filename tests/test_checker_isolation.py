@@ -80,8 +80,12 @@ def test_checker_stays_small():
     # numbers once, not at every step (schema.exact); 1750 until a region proof's counterexample was refused and
     # confirmed under the limits the checker is given (over_limits, verify), and `python -m certify_checker` named
     # itself in a refusal's advice (limits.ADVICE); 1760 until a layer was priced as a step, its Python at any
-    # precision and its arithmetic by cost() (limits.layer_parts, layer_cost)
-    assert kernel < 1775, kernel
+    # precision and its arithmetic by cost() (limits.layer_parts, layer_cost); 1775 until LayerNorm's work and a window
+    # claim's windows were priced (limits.layer_parts' layernorm, window_parts), the windows' graph searched on bits
+    # (windowed.graph, n^3 steps in Python before) and Q's row sums taken once (windowed.Window); 1780 until the caps
+    # on sizes were asked before a kind's work reads a certificate's parts (limits.shape_problem: a window claim's mask
+    # of 2500 tokens took 3 s to price before the token limit refused it)
+    assert kernel < 1790, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
         # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by

@@ -19,6 +19,7 @@ from certify.core import config, limits
 from certify.search import samplers
 from certify.suite import wu_cases
 from certify.engine import check
+from certify.engine.decide import window_sizes
 from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
 from certify_checker import schema as checker_schema
@@ -29,7 +30,7 @@ SHAPES = [(n, d, layers, hidden, bits, thin) for n, d, layers, hidden, bits, thi
     (2, 64, 256), (3, 384, 1024), (1, 4), (0, 512), (53, 106, 4096, 1 << 16), (0, 32)) if thin < d]
 
 
-def _checker_work(n, d, layers, hidden, bits, thin, value=False) -> int:
+def _checker_work(n, d, layers, hidden, bits, thin, value=False, layernorm=False) -> int:
     """The checker's work estimate of an inequality certificate of these shapes (recomputed at each ESCALATION),
     read back as the least work limit that admits it."""
     wide = checker_limits.Limits(tokens=1 << 20, dim=1 << 20, memory=1 << 62, precision=1 << 20)
@@ -37,29 +38,48 @@ def _checker_work(n, d, layers, hidden, bits, thin, value=False) -> int:
     while high - low > 1:
         middle = (low + high) // 2
         admitted = checker_limits.problem(n, d, layers, hidden, bits, wide.__class__(**{**vars(wide), "work": middle}),
-                                          thin=thin, factors=checker_inequality.ESCALATION, valued=value) is None
+                                          thin=thin, factors=checker_inequality.ESCALATION, valued=value,
+                                          layernorm=layernorm) is None
         low, high = (low, middle) if admitted else (middle, high)
     return high
 
 
-@pytest.mark.parametrize("value", [False, True], ids=["head", "value"])
+@pytest.mark.parametrize("value, layernorm", [(False, False), (True, False), (True, True)],
+                         ids=["head", "value", "layernorm"])
 @pytest.mark.parametrize("shape", SHAPES[::7])
-def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape, value):
-    """One formula a layer in both (its Python and its arithmetic, with a value matrix or without), the same weights
-    of the precision, the same recomputations priced; the engine's estimate of a check is the checker's of its
-    certificate plus the engine's own evaluation, so that the engine refuses or stops exactly where the checker
-    would refuse."""
+def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate(shape, value, layernorm):
+    """One formula a layer in both (its Python and its arithmetic, with a value matrix or without, with LayerNorm or
+    without), the same weights of the precision, the same recomputations priced; the engine's estimate of a check
+    is the checker's of its certificate plus the engine's own evaluation, so that the engine refuses or stops
+    exactly where the checker would refuse."""
     n, d, layers, hidden, bits, thin = shape
-    assert limits.layer_parts(n, d, hidden, thin, value) == checker_limits.layer_parts(n, d, hidden, thin, value)
+    parts = (n, d, hidden, thin, value, layernorm)
+    assert limits.layer_parts(*parts) == checker_limits.layer_parts(*parts)
     assert limits.ESCALATION == checker_inequality.ESCALATION
     assert [limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)] == [checker_limits.cost(b) for b in (53, 64, 106, 4096, 1 << 20)]
-    python, arithmetic = limits.layer_parts(n, d, hidden, thin, value)
+    python, arithmetic = limits.layer_parts(*parts)
     own = layers * (python + limits.cost(bits) * arithmetic)
-    assert limits.work(*shape, value=value) == own + _checker_work(*shape, value=value)
-    assert limits.layer_work(n, d, hidden, thin, value) == python + arithmetic  # the price at 53 bits is both parts
-    if value:  # V's products, norm and entries: more of both parts than the head's alone
-        head = limits.layer_parts(n, d, hidden, thin)
+    assert limits.work(*shape, value=value, layernorm=layernorm) == own + _checker_work(*shape, value, layernorm)
+    assert limits.layer_work(*parts) == python + arithmetic  # the price at 53 bits is both parts
+    if value:  # V's products, norm and entries (LayerNorm's operations and rows): more of both parts than without
+        head = limits.layer_parts(n, d, hidden, thin, value and layernorm)
         assert python > head[0] and arithmetic > head[1]
+
+
+@pytest.mark.parametrize("k", [1, 2, 7, 64])
+@pytest.mark.parametrize("shape", SHAPES[::11])
+def test_the_engine_and_the_checker_price_a_claims_windows_alike(shape, k):
+    """A window of k layers (its product of k attention matrices, its quantities) is one formula in both, priced
+    as a layer is: its Python at each pass, its arithmetic by cost() at the precision and at each ESCALATION of it
+    in the checker (certify_checker.inequality.work), once more in the engine's own evaluation."""
+    n, d, layers, hidden, bits, thin = shape
+    assert limits.window_parts(n, d, k) == checker_limits.window_parts(n, d, k)
+    python, arithmetic = limits.window_parts(n, d, k)
+    checker = (1 + len(limits.ESCALATION)) * python + arithmetic * checker_limits.passes(bits, limits.ESCALATION)
+    assert limits.work(*shape, window=(3, k)) == limits.work(*shape) + 3 * (python + limits.cost(bits) * arithmetic
+                                                                           + checker)
+    if k > 1:  # a longer window's product costs more
+        assert sum(limits.window_parts(n, d, k)) > sum(limits.window_parts(n, d, k - 1))
 
 
 def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a_dense_one():
@@ -158,16 +178,19 @@ def _drawn(n, d, d_k=0, **parts):
     ("ffn.lipschitz", _drawn(16, 24, ffn="gelu")),
     ("value.bounded", _drawn(16, 24, value="gaussian", value_norm=0.9)),
     ("ln.collapse", wu_cases.layernorm_stack("causal", n=8, seed=14, positive=True)),
-], ids=["dense", "thin", "causal-thin", "tau", "ffn", "value", "ln"])
+    ("ln.collapse", wu_cases.layernorm_stack("sliding", n=8, seed=14, positive=True)),
+    ("mask.collapse", wu_cases.masked_stack("uni", n=8)),
+], ids=["dense", "thin", "causal-thin", "tau", "ffn", "value", "ln", "ln-sliding", "mask-uni"])
 def test_what_check_admits_at_its_least_limit_the_checker_admits(claim_id, data):
     """At the least work limit under which the engine admits a check at 53 bits, the certificate it writes is
     confirmed by the checker under the same limit (check confirms it so; a refusal would leave it undecided), and
     the checker's own estimate of it is at most the engine's.  Larger sizes hold by the same formula
     (test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate)."""
     case = config.load(data)
-    least = limits.work(*case.sizes(), 53, case.thin, _uses_tau(claim_id), case.value)
-    assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), _uses_tau(claim_id), case.thin,
-                                   case.value)
+    tau, window = _uses_tau(claim_id), window_sizes(case, claims.get(claim_id))
+    least = limits.work(*case.sizes(), 53, case.thin, tau, case.value, case.layernorm, window)
+    assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), tau, case.thin, case.value,
+                                   case.layernorm, window)
     result = check(data, claim_id, limits=limits.Limits(work=least))
     assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
     assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
@@ -182,7 +205,7 @@ def test_a_value_matrix_is_priced_by_both_from_the_configuration_and_the_certifi
     case = config.load(data)
     assert case.value and not config.load(_drawn(16, 24)).value
     cert = check(data, "value.bounded").certificate
-    assert cert is not None and certify_checker.sizes(cert)[-1] is True
+    assert cert is not None and certify_checker.sizes(cert)[6] is True
     estimate = _checker_work(*case.sizes(), cert["precision"], case.thin, value=True)
     assert estimate > _checker_work(*case.sizes(), cert["precision"], case.thin)
     assert _least_work(cert) == estimate
@@ -190,6 +213,62 @@ def test_a_value_matrix_is_priced_by_both_from_the_configuration_and_the_certifi
     least = limits.work(*case.sizes(), 53, case.thin, value=True)  # refused before parsing below it
     with pytest.raises(config.BadInput, match="work"):
         config.load(data, limits.Limits(work=least - 1))
+
+
+def test_layernorm_and_a_claims_windows_are_priced_by_both_from_the_configuration_and_the_certificate():
+    """LayerNorm's operations on the tokens and a window claim's windows (their product of k attention matrices,
+    k = 2r for ln.collapse, r the radius of the mask's graph) were priced by neither side: ln.collapse at 64 x 4,
+    53 bits, had its forced verify take 4.8 times its price.  The engine reads LayerNorm from the configuration
+    (Case.layernorm, and before parsing from its stated layers) and the windows from the claim (window_sizes), the
+    checker both from the certificate (certify_checker.sizes; inequality.work, from the mask's radius)."""
+    data = wu_cases.layernorm_stack("sliding", n=8, seed=14, positive=True)  # radius 4: windows of 8 of 10 layers
+    case = config.load(data)
+    assert case.layernorm and not config.load(wu_cases.masked_stack("sliding", n=8)).layernorm
+    cert = check(data, "ln.collapse").certificate
+    assert cert is not None and certify_checker.sizes(cert)[6:] == (True, True)
+    count, k = window_sizes(case, claims.get("ln.collapse"))
+    assert (count, k) == (2, 8)
+    layers = _checker_work(*case.sizes(), cert["precision"], case.thin, value=True, layernorm=True)
+    assert layers > _checker_work(*case.sizes(), cert["precision"], case.thin, value=True)
+    python, arithmetic = checker_limits.window_parts(case.n, case.d, k)
+    windows = count * (3 * python + arithmetic * checker_limits.passes(cert["precision"], checker_inequality.ESCALATION))
+    assert checker_inequality.work(cert) == windows
+    assert _least_work(cert) == layers + windows
+    assert limits.work(*case.sizes(), cert["precision"], case.thin, False, True, True, (count, k)) > layers + windows
+    causal = {**cert, "inputs": {**cert["inputs"], "layers": [{**layer, "mask": wu_cases.named_mask("causal", 8)}
+                                                              for layer in cert["inputs"]["layers"]]}}
+    python, arithmetic = checker_limits.window_parts(case.n, case.d, 2)  # radius 1: 8 windows of 2 layers
+    assert checker_inequality.work(causal) == 8 * (3 * python + arithmetic * checker_limits.passes(
+        cert["precision"], checker_inequality.ESCALATION))
+    least = limits.work(*case.sizes(), 53, case.thin, value=True, layernorm=True)  # refused before parsing below it
+    with pytest.raises(config.BadInput, match="work"):
+        config.load(data, limits.Limits(work=least - 1))
+    # where the claim does not apply (no centre, or no one mask: refused by its hypotheses) no window is priced
+    isolated = {**data, "layers": [{**layer, "mask": np.eye(8, dtype=int).tolist()} for layer in data["layers"]]}
+    mixed = {**data, "layers": [data["layers"][0], {**data["layers"][1], "mask": "causal"}, *data["layers"][2:]]}
+    for other in (isolated, mixed):
+        assert window_sizes(config.load(other), claims.get("ln.collapse")) == (0, 0)
+        assert window_sizes(config.load(other), claims.get("mask.collapse")) == (0, 0)
+
+
+def test_a_window_claims_mask_is_searched_only_within_the_token_limit_and_on_its_tokens():
+    """The checker prices a window claim's windows from its mask's graph (n^3 / 64 steps): a mask of 2500 tokens, over
+    the token limit, took 3 s to price before the limit refused it; the caps on sizes now come first, and a mask of
+    other rows than the tokens is not searched (verify refuses it)."""
+    data = wu_cases.layernorm_stack("sliding", n=8, seed=14, positive=True)
+    cert = check(data, "ln.collapse").certificate
+    n = 2500
+    huge_mask = [[1] * n for _ in range(n)]
+    for tokens in (n, 8):  # over the limit; within it, with a mask of n rows
+        first, *rest = cert["inputs"]["layers"]  # the first layer's mask is the one priced
+        hostile = {**cert, "inputs": {**cert["inputs"], "X": [[0.0] * 4] * tokens,
+                                      "layers": [{**first, "mask": huge_mask}, *rest]}}
+        started = time.process_time()
+        refusal = certify_checker.over_limits(hostile, certify_checker.LIMITS)
+        assert time.process_time() - started < 0.5
+        assert refusal == ("tokens 2500 is above the checker's limit of 1024 (`certify verify --limit tokens=N` raises "
+                           "it)" if tokens == n else None)
+    assert not certify_checker.verify(hostile).ok
 
 
 def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():

@@ -171,6 +171,12 @@ class Case:
         (certify.core.limits.layer_parts)."""
         return any(layer.V is not None for layer in self.layers)
 
+    @property
+    def layernorm(self) -> bool:
+        """Whether a layer has LayerNorm, whose operations on the tokens the work estimate prices
+        (certify.core.limits.layer_parts)."""
+        return any(layer.layernorm is not None for layer in self.layers)
+
     @functools.cached_property
     def _sizes(self) -> tuple[int, int, int, int]:  # load() and check() both ask: counted once
         d_k = max((columns(layer.W_Q) for layer in self.layers if layer.W_Q is not None), default=0)
@@ -212,7 +218,8 @@ def _within(data, limits: Limits):
             raise BadInput(f"the configuration has {problem}")
         widths = {_stated_shape(spec.get("W_Q"))[1] if not {"A", "V", "ffn"} & set(spec) else d for spec in specs}
         if problem := resource_problem(*sizes, START_PRECISION, limits, thin=thin_width(d, widths),
-                                       value=any("V" in spec for spec in specs)):
+                                       value=any("V" in spec for spec in specs),
+                                       layernorm=any("layernorm" in spec for spec in specs)):
             raise BadInput(f"refused before starting: {problem}")
     return data
 

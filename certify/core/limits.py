@@ -165,39 +165,71 @@ def cost(bits: int) -> int:
 # 1.0 at 64 x 64, 500 bits; at 128 x 384, 53 bits, it adds 3.7 s, priced 8.6e7 units.
 VALUE_CUBES = 5
 VALUE_WEIGHT = 2 * WEIGHT + 2 * ENTRY
+# LayerNorm on a layer's n x d tokens, twice at most (post-LN around an FFN): its squares, sums and divisions made
+# from Python and the rows made and read back around it, LAYERNORM units an entry (6 to 8 an application at 53 and
+# 500 bits, 3 its rows), and 2 units an entry weighted by cost() (27 units an application at 4000 bits); and its
+# tokens, at the full precision where binary64 ones keep products short, make the scores, P X and a diameter's Gram
+# matrix 2 to 4 times as costly: 6 n^2 d products more (unpriced, a bound's forced verify on two pre-LN layers of
+# 64 x 16 took 1.4 times its price at 53 to 4000 bits; ln.collapse at 64 x 4, with its windows, 4.8 times at 53).
+LAYERNORM = 4 * ENTRY
 
 
-def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> tuple[int, int]:
+def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False,
+                layernorm: bool = False) -> tuple[int, int]:
     """The work of one layer at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
     times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each, and
     a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its weights'
-    norms through h x h and d x d witnesses; a value matrix's, VALUE_CUBES), an exp an entry of P (ENTRY) and the
-    GELUs; its ball operations made from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an
-    entry of a weight, VALUE_WEIGHT of V) and the step's own LAYER.  As certify_checker.limits.layer_parts (a test
-    keeps the two equal)."""
-    products = 3 * n * n * d + n * d * d + norm_count(d, thin) + (n * d * d + VALUE_CUBES * d ** 3 if value else 0)
+    norms through h x h and d x d witnesses; a value matrix's, VALUE_CUBES; LayerNorm's full-precision tokens',
+    6 n^2 d), an exp an entry of P (ENTRY), the GELUs and LayerNorm's operations (2 an entry of the tokens); its ball
+    operations made from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an entry of a
+    weight, VALUE_WEIGHT of V, LAYERNORM of the tokens with LayerNorm) and the step's own LAYER.  As
+    certify_checker.limits.layer_parts (a test keeps the two equal)."""
+    products = (3 + 6 * layernorm) * n * n * d + n * d * d + norm_count(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
-    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden
+    python = (ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
+              + LAYERNORM * n * d * layernorm)
+    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
 
 
-def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False) -> int:
+# A window of k layers (certify.core.windows; the checker's certify_checker.windowed): the product of its k
+# attention matrices, (k - 1) n^3 multiply-adds whose factors are both at the full precision (2 to 6 times the cost
+# of one with binary64 entries, which PRODUCTS and cost() are measured on: WINDOW_FULL), each factor's rows rescaled
+# by post-LN's norms (P X V^T again, n d^2, and n norms) and multiplied from Python; the window's own quantities:
+# D, D_end, D_0 and m's Q X_t (n^2 d products each), the edge minima of its layers' P and the minima over M's and
+# Q's columns (n^2 each), Q's divisions (n^2), the norms of mu and of the theory bound (n d each layer).  Unpriced,
+# windows of 2 layers made ln.collapse at 64 x 4, 53 bits, take 2 to 5 times its price forced.
+WINDOW_FULL = 4
+
+
+def window_parts(n: int, d: int, k: int) -> tuple[int, int]:
+    """The work of one window of k layers at 53 bits as (its Python, its arithmetic), as layer_parts.  As
+    certify_checker.limits.window_parts (a test keeps the two equal)."""
+    products = (k - 1) * (WINDOW_FULL * n ** 3 + n * d * d) + 4 * n * n * d
+    python = ENTRY * ((2 * k + 4) * n * n + (k + 4) * n * d) + LAYER
+    return python, products // PRODUCTS + ENTRY * n * n + (k + 2) * n * d
+
+
+def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False, layernorm: bool = False) -> int:
     """The work of one layer at 53 bits, both of layer_parts."""
-    return sum(layer_parts(n, d, hidden, thin, value))
+    return sum(layer_parts(n, d, hidden, thin, value, layernorm))
 
 
 def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False,
-         value: bool = False) -> int:
+         value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0)) -> int:
     """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
     certificate, which may recompute it at each ESCALATION of the precision, each pass a layer's Python and its
-    arithmetic weighted by cost() (layer_parts; value: a layer has a value matrix); with tau's n^3 / 2 minima a layer
-    (ENTRY each, weighted by cost()).  At least the checker's own estimate of the certificate, so that what `check`
-    admits `verify` does (certify_checker.limits.problem)."""
+    arithmetic weighted by cost() (layer_parts; value: a layer has a value matrix, layernorm: a layer has LayerNorm);
+    with tau's n^3 / 2 minima a layer (ENTRY each, weighted by cost()); window: (how many, of how many layers) the
+    windows of a claim of scope "window" (window_parts, each pass as a layer).  At least the checker's own estimate
+    of the certificate, so that what `check` admits `verify` does (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
-    python, arithmetic = layer_parts(n, d, hidden, thin, value)
+    python, arithmetic = layer_parts(n, d, hidden, thin, value, layernorm)
     tau = n * n * n // 2 * ENTRY if uses_tau else 0
-    return layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau))
+    count, k = window
+    frame_python, frame_arithmetic = window_parts(n, d, k) if count else (0, 0)
+    return (layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau))
+            + count * ((2 + len(ESCALATION)) * frame_python + passes * frame_arithmetic))
 
 
 def shape_problem(n: int, d: int, layers: int, hidden: int, limits: Limits) -> str | None:
@@ -218,14 +250,15 @@ def size(count: int) -> str:
 
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
-                     uses_tau: bool = False, thin: int = 0, value: bool = False) -> str | None:
+                     uses_tau: bool = False, thin: int = 0, value: bool = False, layernorm: bool = False,
+                     window: tuple[int, int] = (0, 0)) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
     function of its arguments, remembered: every check of a campaign asks it for each precision)."""
     memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value)
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window)
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

@@ -264,6 +264,19 @@ def _uses_tau(claim: Claim) -> bool:
     return any("tau" in q.lhs + q.rhs for q in claim.inequalities)
 
 
+def window_sizes(case: config.Case, claim: Claim) -> tuple[int, int]:
+    """(how many, of how many layers) the windows of a claim of scope "window" on the case (certify.core.windows.frames),
+    which the work estimate prices (certify.core.limits.window_parts); (0, 0) for another scope, or where the claim
+    does not apply (no one mask, a graph without a centre: refused before any work)."""
+    if claim.scope != "window" or claim.window is None:
+        return 0, 0
+    try:
+        first, k, _ = claim.window(case)
+    except (AttributeError, TypeError):  # no one mask (shared_graph's report None), or no radius (2 * None)
+        return 0, 0
+    return (max(len(case.layers) - first - k + 1, 0), k) if k else (0, 0)
+
+
 @dataclass(frozen=True)
 class Target:
     """What is decided: a registered claim, or a user's bound (its claim built by bound_claim)."""
@@ -300,7 +313,7 @@ class _Plan:
 
 @functools.lru_cache(maxsize=256)
 def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0,
-          value: bool = False) -> _Plan:
+          value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0)) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
@@ -309,7 +322,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
-        return resource_problem(*sizes, precision, limits, uses_tau, thin, value)
+        return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window)
 
     refused = refusal(start_prec)
     if refused:
@@ -324,7 +337,8 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
     start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
     `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
-    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value)
+    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.layernorm,
+                 window_sizes(case, claim))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     return plan
