@@ -433,6 +433,8 @@ def test_suite_section_rows_are_as_expected(tmp_path):
     assert len(rows) == len(region_proofs.CASES) and all(row.ok for row in rows), rows
     assert {row.verdict for row in rows} == {"proved", "violated"}
     assert all((tmp_path / row.certificate).is_file() for row in rows)
+    # counts read in English: the first case closes its one box at once ("1 leaves, 1 boxes" before)
+    assert rows[0].detail.startswith("1 leaf, 1 box, ") and "1 leaves" not in " ".join(row.detail for row in rows)
 
 
 def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimension():
