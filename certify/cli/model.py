@@ -233,9 +233,10 @@ def _fraction(enclosure: dict) -> str:
 
 
 def _bits(args) -> tuple[int, int]:
-    """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above it
-    (the default cap with --start-prec 1024).  Both are checked before any work, and a cap of 0 is refused
-    rather than raised; --screen, which uses neither, refuses them (it took --max-prec -1, then any in range)."""
+    """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above the
+    default cap (--start-prec 1024); a --max-prec given below --start-prec is refused, not raised.  Both are
+    checked before any work, and a cap of 0 is refused rather than raised; --screen, which uses neither, refuses
+    them (it took --max-prec -1, then any in range)."""
     given = []
     for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS),
                                 ("--max-prec", args.max_prec, MAX_BITS)):
@@ -243,6 +244,9 @@ def _bits(args) -> tuple[int, int]:
         given += [name] if bits != default else []
     if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently
         options.refuse_unused(given, "the certified run, not with --screen (float64 only)")
+    if "--max-prec" in given and args.max_prec < args.start_prec:  # a cap asked for is kept, never raised
+        raise BadInput(f"--max-prec {args.max_prec} is below --start-prec {args.start_prec}: the precision starts at "
+                       "--start-prec and rises no higher than --max-prec")
     return args.start_prec, max(args.max_prec, args.start_prec)
 
 
