@@ -157,12 +157,24 @@ class Store:
         self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
         self.running = running  # opened by a run (whose command has --restart), not by a reader such as verify
         self._lock = None  # the folder's lock file, held from Store.open until close()
+        self._begun = self._made = False  # Store.open began the job in an empty folder / made the folder (_discard)
 
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, error, trace) -> None:
         self.close()
+        if isinstance(error, BadInput) and self._begun and not self.manifest["chunks"]:
+            self._discard()
+
+    def _discard(self) -> None:
+        """Remove the job this run began in an empty folder, bad input found by the job itself before it committed
+        a chunk (a bound undefined on the first configuration decided): bad input writes nothing, and the folder
+        left behind refused the corrected command as "another campaign"."""
+        for path in self.folder.iterdir():  # an empty folder (or one holding a lock file) before: all of it ours
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+        if self._made:
+            self.folder.rmdir()
 
     def close(self) -> None:
         """Release the folder (Store.open locked it) for the next run; reading it stays possible."""
@@ -192,15 +204,18 @@ class Store:
         try:
             if lock is None and _foreign(folder):
                 raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+            made = not folder.exists()
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
+            new = not (folder / MANIFEST).exists()  # and, not foreign, the folder held nothing but a lock file
             store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
         except BaseException:
             if lock is not None:
                 lock.close()
             raise
         store._lock = lock
+        store._begun, store._made = new, made
         return store
 
     @classmethod
