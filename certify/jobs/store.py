@@ -120,6 +120,15 @@ def _foreign(folder: Path) -> bool:
             and any(path.name != LOCK for path in folder.iterdir()))
 
 
+def discard_begun(folder: Path, made: bool) -> None:
+    """Remove what a run put in a folder it found empty (but for a lock file: _foreign), the folder too when the run
+    made it: a run stopped by bad input writes nothing."""
+    for path in folder.iterdir():
+        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    if made:
+        folder.rmdir()
+
+
 def earlier(stated, format: str) -> bool:
     """Whether a manifest's stated format is an earlier version of `format` ("name/N": the same name, a smaller N)."""
     name, _, version = format.rpartition("/")
@@ -165,16 +174,9 @@ class Store:
     def __exit__(self, kind, error, trace) -> None:
         self.close()
         if isinstance(error, BadInput) and self._begun and not self.manifest["chunks"]:
-            self._discard()
-
-    def _discard(self) -> None:
-        """Remove the job this run began in an empty folder, bad input found by the job itself before it committed
-        a chunk (a bound undefined on the first configuration decided): bad input writes nothing, and the folder
-        left behind refused the corrected command as "another campaign"."""
-        for path in self.folder.iterdir():  # an empty folder (or one holding a lock file) before: all of it ours
-            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-        if self._made:
-            self.folder.rmdir()
+            # bad input the job itself found before it committed a chunk (a bound undefined on the first
+            # configurations decided): the folder left behind refused the corrected command as "another campaign"
+            discard_begun(self.folder, self._made)
 
     def close(self) -> None:
         """Release the folder (Store.open locked it) for the next run; reading it stays possible."""
