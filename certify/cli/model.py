@@ -28,7 +28,7 @@ from certify.core import jsonfile
 from certify.core import progress
 from certify.core.precision import check_precision_cap
 from certify.core.report_files import PAGE
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 from certify.report import corpus_page
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -273,7 +273,7 @@ def _run_corpus(args) -> int:
         done = summary["totals"]["sentences"]  # more than wanted after an earlier run that asked for more
         tally = (f"{done} of {wanted} wanted ({len(run.sentences)} in the corpus)" if done <= wanted
                  else f"{done} ({len(run.sentences)} in the corpus; {wanted} wanted, fewer than an earlier run ran)")
-        print(f"{outcome.decided_now} sentences run in {time.time() - started:.0f} s by this run; "
+        print(f"{counted(outcome.decided_now, 'sentence')} run in {time.time() - started:.0f} s by this run; "
               f"{tally} in {args.out} "
               f"(summary.json, summary.txt, figures); report page: {args.out / PAGE}")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]
