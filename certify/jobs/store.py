@@ -24,6 +24,7 @@ of times (a lost worker, a killed client) with its result committed once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -120,13 +121,18 @@ def _foreign(folder: Path) -> bool:
             and any(path.name != LOCK for path in folder.iterdir()))
 
 
-def discard_begun(folder: Path, made: bool) -> None:
-    """Remove what a run put in a folder it found empty (but for a lock file: _foreign), the folder too when the run
-    made it: a run stopped by bad input writes nothing."""
+def discard_begun(folder: Path, made: bool, lock) -> None:
+    """Remove what a run put in a folder it found empty (but for a lock file: _foreign) while it still holds `lock`,
+    then release it, and remove the folder too when the run made it (unless another run began there meanwhile):
+    a run stopped by bad input writes nothing."""
     for path in folder.iterdir():
-        shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
-    if made:
-        folder.rmdir()
+        if path.name != LOCK:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    lock.close()
+    with contextlib.suppress(OSError):
+        (folder / LOCK).unlink()
+        if made:
+            folder.rmdir()
 
 
 def earlier(stated, format: str) -> bool:
@@ -172,11 +178,12 @@ class Store:
         return self
 
     def __exit__(self, kind, error, trace) -> None:
-        self.close()
-        if isinstance(error, BadInput) and self._begun and not self.manifest["chunks"]:
+        if isinstance(error, BadInput) and self._begun and self._lock is not None and not self.manifest["chunks"]:
             # bad input the job itself found before it committed a chunk (a bound undefined on the first
             # configurations decided): the folder left behind refused the corrected command as "another campaign"
-            discard_begun(self.folder, self._made)
+            discard_begun(self.folder, self._made, self._lock)
+            self._lock = None
+        self.close()
 
     def close(self) -> None:
         """Release the folder (Store.open locked it) for the next run; reading it stays possible."""

@@ -285,12 +285,12 @@ def opened(folder, params: dict) -> Iterator[Folder]:
     finally:
         if journal is not None:
             journal.close()
-        if lock is not None:
-            lock.close()
         if refused and new:
             # bad input the search itself found (a bound undefined where it is evaluated): the attack begun here
             # would stop so again when resumed, and its folder refused the corrected command as "another attack"
-            discard_begun(folder, made)
+            discard_begun(folder, made, lock)
+        elif lock is not None:
+            lock.close()
 
 
 def _same_json(a, b) -> bool:
