@@ -85,7 +85,10 @@ def main(argv: list[str]) -> int:
     (paths, limits), worst = parsed, 0
     for path in paths:
         try:
-            if not stat.S_ISREG(os.stat(path).st_mode):  # opening a pipe without a writer waits for ever
+            mode = os.stat(path).st_mode
+            if stat.S_ISDIR(mode):  # a campaign's folder: `certify verify` re-derives one, the checker reads files
+                raise Unreadable("a folder, not a certificate (a campaign folder is checked by certify verify FOLDER)")
+            if not stat.S_ISREG(mode):  # opening a pipe without a writer waits for ever
                 raise Unreadable("a device, a pipe or a socket, not a certificate (a regular file)")
             with open(path, "rb") as handle:
                 data = handle.read(limits.bytes + 1)

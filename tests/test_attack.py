@@ -98,6 +98,18 @@ def test_three_tokens_in_two_dimensions_give_a_short_certified_counterexample():
     assert ratio > rhs and L > 2.88
 
 
+def test_a_violation_the_precision_cap_decides_below_the_top_scores_is_found():
+    """At --max-prec 53 the top scores of LARGE_L lie at L = 1024, where its sides agree to about exp(-L): all
+    undecided, and the attack said NOTHING FOUND while its table showed lhs/rhs well above 1 at L near 16.  The
+    most violating point of each band of L (by its ratio) is a finalist too."""
+    report = attack.attack(bound=LARGE_L, n=2, d=1, seed=0, max_prec=53)
+    undecided = [f for f in report.finalists if f["verdict"] == engine.UNDECIDED]
+    assert undecided and min(f["L"] for f in undecided) > 256  # the top scores: the cap decides none of them
+    assert report.violated and checker.verify(report.counterexample.result.certificate).ok
+    ratio, rhs, L = mp_sides(config.to_json(report.counterexample.case), lambda L: 1 - mp.exp(-L / 3))
+    assert ratio > rhs and L < 256
+
+
 def test_a_bound_false_only_where_float64_is_blind_is_certified(planted):
     case = planted[FLOAT64_BLIND].counterexample.case
     X = np.array([[float(v) for v in row] for row in case.X])

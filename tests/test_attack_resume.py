@@ -238,6 +238,22 @@ def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, ca
     assert err.count("\n") == 1 and "an attack's folder" in err and "certificate.json" not in err, err
 
 
+@pytest.mark.parametrize("made", [True, False])
+def test_a_bound_the_search_finds_undefined_leaves_no_attack_behind(tmp_path, capsys, made):
+    """log(D - D) is refused where the search first evaluates it, after attack.json and the journal were written:
+    the folder stayed, and the corrected command was refused as "another attack (different --bound)"."""
+    out = tmp_path / "a"
+    if not made:
+        out.mkdir()  # an empty folder given: kept, and left empty
+    argv = ["attack", "--n", "2", "--d", "1", "--budget", "50", "--out", str(out), "-q"]
+    assert main(argv + ["--bound", "log(D - D)"]) == 2
+    assert "undefined" in capsys.readouterr().err
+    assert (not out.exists()) if made else (out.is_dir() and not any(out.iterdir()))
+    assert main(argv + ["--bound", "2*D"]) == 0
+    assert main(argv + ["--bound", "log(D - D)", "--starts", "2"]) == 2  # another attack there: refused, kept
+    assert (out / "attack.json").is_file() and (out / "journal.txt").stat().st_size > 0
+
+
 def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     assert main(small(**{"--budget": "60"}) + ["--out", str(tmp_path)]) == 2

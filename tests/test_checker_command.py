@@ -92,6 +92,13 @@ def test_a_pipe_or_a_device_is_refused_in_one_line_not_waited_on(cert):
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "not a certificate" in done.stderr, done
 
 
+def test_a_folder_is_refused_as_a_folder(cert):
+    """A campaign's folder given to the checker was called "a device, a pipe or a socket"."""
+    done = checker(".", cwd=cert.parent)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "a folder, not a certificate" in done.stderr, done
+    assert "certify verify FOLDER" in done.stderr and "device" not in done.stderr, done
+
+
 def test_json_deeper_than_the_reader_goes_is_not_blamed_on_a_raised_nesting_limit(tmp_path):
     """Under --limit nesting=1000000 a certificate nested 5000 deep was refused as "nested deeper than the limit of
     1000000": Python's JSON reader stops some hundreds of levels down, whatever the limit says."""

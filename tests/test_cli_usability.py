@@ -374,6 +374,22 @@ def test_verify_of_a_configuration_names_the_command_that_decides_it(tmp_path, c
     assert capsys.readouterr().err.endswith("(format 'certify-certificate/1' expected)\n")
 
 
+def test_verify_of_a_campaigns_or_a_trajectorys_summary_names_what_to_verify(tmp_path, capsys):
+    """summary.json of a campaign, trajectory.json or an attack's summary said only "not a certify certificate"."""
+    campaign = tmp_path / "s"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(campaign), "--workers", "1", "-q"]) == 0
+    trajectory = tmp_path / "t"
+    assert main(["trajectory", str(ROOT / "examples/layer.json"), "--layers", "2", "--out", str(trajectory), "-q"]) == 0
+    capsys.readouterr()
+    for given, hint in ((campaign / "summary.json", f"certify verify {campaign}"),
+                        (trajectory / "trajectory.json", f"certify verify {trajectory / 'trajectory-certificate.json'}")):
+        assert main(["verify", str(given)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.endswith(f"{hint}\n"), err
+        assert main(hint.split()[1:]) == 0
+        capsys.readouterr()
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 
 import mpmath
 import numpy as np
@@ -105,6 +106,17 @@ def test_cli_table_and_json(capsys):
     assert main(["init", "--d", "8", "--n", "4", "--scheme", "bert", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["scheme"] == "bert" and data["rows"][0]["d"] == 8 and data["rows"][0]["bound_certified"]
+
+
+@pytest.mark.parametrize("argv", [["--d", "1025"], ["--d", "8", "--d-k", "1025"]])
+def test_a_dimension_beyond_the_checkers_limit_is_refused_before_any_work(argv, capsys):
+    """init confirms each row with the checker under its default limits and takes no --limit: --d 2048 was
+    accepted (up to 4096), computed for minutes and reported undecided, the checker refusing its certificate."""
+    started = time.monotonic()
+    assert main(["init", *argv, "--n", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("\n") == 1 and "1024" in err
+    assert time.monotonic() - started < 5
 
 
 def test_study_validates_before_computing():

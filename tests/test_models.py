@@ -484,6 +484,18 @@ def test_a_text_that_is_not_utf8_is_bad_input(tiny_dir, capsys, text):
     assert err.startswith("certify: error: the text is not UTF-8") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("corpus", [[], ["--corpus"]])
+def test_a_cap_below_the_start_is_refused_not_raised(tiny_dir, tmp_path, capsys, corpus):
+    """--start-prec 100 --max-prec 64 certified every head at 100 bits (the cap silently raised to the start), as
+    the default cap is with --start-prec 1024."""
+    from certify.cli import main
+
+    out = ["--out", str(tmp_path / "run")] if corpus else []
+    assert main(["model", str(tiny_dir), *corpus, *out, "--start-prec", "100", "--max-prec", "64"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-prec 64 is below --start-prec 100" in err, err
+
+
 @pytest.mark.parametrize("option", [["--start-prec", "-1"], ["--start-prec", "0", "--screen"],
                                     ["--max-prec", "0"], ["--max-prec", "-1", "--screen"],
                                     ["--start-prec", str(2**64)], ["--max-prec", "99999999999"]])

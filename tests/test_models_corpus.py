@@ -203,8 +203,9 @@ def test_resumed_runs_give_the_same_folder(mixed_model, no_figures, corpus_file,
     # the first sentence only, by the first spelling of --sentences (kept for the scripts that use it)
     assert run_corpus(mixed_model, corpus_file, pieces, "--limit", "1") == 0
     assert len(json.loads((pieces / "summary.json").read_text())["heads"][0]["regimes"]) == 4
-    assert run_corpus(mixed_model, corpus_file, pieces, "--sentences", "2") == 0
     capsys.readouterr()
+    assert run_corpus(mixed_model, corpus_file, pieces, "--sentences", "2") == 0
+    assert "1 sentence run in" in capsys.readouterr().out  # "1 sentences run" before
     assert run_corpus(mixed_model, corpus_file, pieces, "--sentences", "1") == 0  # fewer than are done: it said
     out = capsys.readouterr().out  # "2 of 1 wanted"
     assert "0 sentences run" in out and "1 wanted, fewer than an earlier run ran" in out and "2 of 1" not in out, out

@@ -121,6 +121,23 @@ def test_bound_grammar_rejects(bad):
         expr.parse(bad)
 
 
+def test_a_bound_whose_canonical_form_is_too_long_is_refused_as_such(tmp_path, capsys):
+    """max(D,D,...) of 1984 characters is 2973 in its canonical form (", " between arguments), which a certificate
+    states and the checker reads: the engine, parsing that form again, said 'the bound expression is longer than
+    2000 characters' of a bound shorter than that."""
+    from certify.cli import main
+    text = "max(" + ",".join(["D"] * 990) + ")"
+    assert len(text) <= expr.MAX_LENGTH
+    with pytest.raises(BadInput, match="canonical form is 2973 characters long"):
+        expr.parse(text)
+    config = tmp_path / "c.json"
+    config.write_text('{"X": [[0], [1]], "A": [[1]]}')
+    assert main(["check", str(config), "--bound", text]) == 2
+    assert "canonical form" in capsys.readouterr().err
+    fitting = expr.parse("max(" + ",".join(["D"] * 665) + ")")  # 1998 characters in canonical form: accepted
+    assert len(fitting.text) == 1998 and expr.parse(fitting.text) == fitting
+
+
 def test_absurd_integer_powers_are_bad_input():
     """D**10**11 would be 10^11 products: refused at parse time, with the checker's cap."""
     assert expr.parse(f"D**{expr.MAX_POWER}").names == {"D"}

@@ -65,6 +65,12 @@ def test_cli_json(capsys):
     assert {s["status"] for s in data[1]["steps"]} == {"symbolic", "certified", "prose"}
 
 
+def test_a_derivation_named_twice_runs_once(capsys):
+    """A claim id and its module's name (collapse.dobrushin, collapse_dobrushin) ran the derivation twice."""
+    assert main(["proofs", "collapse.dobrushin", "init.scaling", "collapse_dobrushin", "--json"]) == 0
+    assert [d["claim"] for d in json.loads(capsys.readouterr().out)] == ["collapse.dobrushin", "init.scaling"]
+
+
 def test_cli_unknown_name_is_bad_input(capsys):
     assert main(["proofs", "no.such_claim"]) == 2
     err = capsys.readouterr().err

@@ -227,6 +227,23 @@ def test_undecided_reports_the_fraction_and_the_open_boxes():
     assert result.certificate["volume_proved"] == str(result.volume_proved)
 
 
+def test_an_undecided_proof_never_reads_as_all_of_the_volume(tmp_path, capsys):
+    """sqrt(L) is not closed near L = 0 and every other box is: 1 - 1e-27 of the domain proved, which the
+    command, its JSON, the result's repr and the checker's message rounded up to 100% (or 1.0) of it."""
+    out = tmp_path / "proof.json"
+    args = ["prove", "--bound", "D*sqrt(a*D**2)", "--n", "2", "--radius", "1", "--norm", "1", "-q"]
+    assert main(args + ["--out", str(out)]) == 3
+    text = capsys.readouterr().out
+    assert "undecided" in text.lower() and "100.0000%" not in text and "99.9999% of the reduced domain" in text
+    assert main(["verify", str(out)]) == 0
+    confirmation = capsys.readouterr().out
+    assert "99.9999%" in confirmation and "100.0000%" not in confirmation and "1 box open" in confirmation
+    assert main(args + ["--json"]) == 3
+    assert 0 < json.loads(capsys.readouterr().out)["volume_proved"] < 1
+    result = prove(None, 2, None, 1, 1, bound="D*sqrt(a*D**2)")
+    assert result.left and result.volume_proved < 1 and "99.9999% of the volume" in repr(result)
+
+
 def test_an_undecided_proof_with_ordered_leaves_counts_the_leaves_it_closed_directly():
     """Five tokens at radius 2 after a few seconds: the open boxes, counted (n - 2)! = 6 times, left 1 - 6 x open below
     0, so the certificate stated 0 proved where its leaves closed directly (chord, rise, ...) cover much of the
@@ -416,6 +433,8 @@ def test_suite_section_rows_are_as_expected(tmp_path):
     assert len(rows) == len(region_proofs.CASES) and all(row.ok for row in rows), rows
     assert {row.verdict for row in rows} == {"proved", "violated"}
     assert all((tmp_path / row.certificate).is_file() for row in rows)
+    # counts read in English: the first case closes its one box at once ("1 leaves, 1 boxes" before)
+    assert rows[0].detail.startswith("1 leaf, 1 box, ") and "1 leaves" not in " ".join(row.detail for row in rows)
 
 
 def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimension():

@@ -43,8 +43,11 @@ def test_the_plan_refuses_at_the_start_and_stops_at_the_cap():
     with pytest.raises(BadInput, match="refused before starting"):
         engine.check(LAYER, limits=tight)
     case = config.load(LAYER)
+    plan = decide._plan(case.sizes(), False, 53, 1 << 15, DEFAULT)
+    assert plan.refused is None and plan.cap == 1 << 15 and plan.stopped is None  # --max-prec alone goes higher
+    # at the defaults --max-prec and the precision limit are both 65536: --max-prec alone would go no higher
     plan = decide._plan(case.sizes(), False, 53, 1 << 16, DEFAULT)
-    assert plan.refused is None and plan.cap == 1 << 16 and plan.stopped is None
+    assert plan.refused is None and plan.cap == 1 << 16 and "raise --max-prec with --limit precision" in plan.stopped
     # the precision limit caps the ladder as memory and work do: its last rung is the limit itself
     below = decide._plan(case.sizes(), False, 53, 1 << 16, DEFAULT.__class__(**{**vars(DEFAULT), "precision": 1000}))
     assert below.refused is None and below.cap == 1000 and "precision limit is 1000 bits" in below.stopped
@@ -52,6 +55,15 @@ def test_the_plan_refuses_at_the_start_and_stops_at_the_cap():
     limit = DEFAULT.__class__(**{**vars(DEFAULT), "work": work(*case.sizes(), 53)})
     capped = decide._plan(case.sizes(), False, 53, 1 << 16, limit)
     assert capped.refused is None and capped.cap == 53 and "work" in capped.stopped
+
+
+def test_an_equality_at_the_default_caps_asks_for_both_to_be_raised():
+    """At the defaults (--max-prec 65536, --limit precision 65536) an equality said "raise --max-prec", which alone
+    stops at the same 65536 bits, saying then that the precision limit does."""
+    result = engine.check(ROOT / "examples/saturated.json", claim="collapse.tanh")
+    assert result.verdict == "undecided" and result.precision == 1 << 16
+    assert "not raised beyond 65536 bits" in result.reason and "--limit precision=N" in result.reason
+    assert not result.reason.endswith("(raise --max-prec)")
 
 
 def test_check_states_no_precision_its_limits_refuse_and_says_so(tmp_path):

@@ -317,6 +317,22 @@ def test_a_bound_float64_cannot_evaluate_warns_nothing(tmp_path, capsys, bound, 
     assert err.count("\n") == (1 if code == 2 else 0) and "Warning" not in err and "internal error" not in err
 
 
+@pytest.mark.parametrize("made", [True, False])
+def test_a_bound_found_undefined_by_the_run_leaves_no_campaign_behind(tmp_path, capsys, made):
+    """1/0 is refused as the first configurations are decided, after the folder was begun: it was left with a
+    manifest, and the corrected command was refused as "another campaign (different --bound)"."""
+    out = tmp_path / "out"
+    if not made:
+        out.mkdir()  # an empty folder given: kept, and left empty
+    argv = ["sample", "--n", "2", "--d", "2", "--count", "3", "--out", str(out), "--workers", "1", "-q"]
+    assert main(argv + ["--bound", "1/0"]) == 2
+    assert "undefined" in capsys.readouterr().err
+    assert (not out.exists()) if made else (out.is_dir() and not any(out.iterdir()))
+    assert main(argv + ["--bound", "2*D"]) == 0
+    assert main(argv + ["--bound", "1/0", "--count", "4"]) == 2  # another campaign there: refused, never discarded
+    assert (out / "manifest.json").is_file() and campaign.records(out)
+
+
 def test_resuming_into_a_different_campaign_exits_2(tmp_path, capsys):
     def sample(count):
         return main(["sample", "--n", "4", "--d", "3", "--count", count, "--out", str(tmp_path), "--workers", "1",

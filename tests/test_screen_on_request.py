@@ -173,6 +173,10 @@ def test_certify_check_prints_the_float64_screen(tmp_path, capsys):
     beyond.write_text(jsonfile.dumps({"X": [["1e400"], ["-1e400"]], "A": [["0"]]}))
     assert main(["check", str(beyond), "--bound", "2*D", "--max-prec", "256"]) == 0
     assert "float64 screen: none" in capsys.readouterr().out
+    # undecided (log of a number whose enclosure straddles 0): arb did not decide alone either, as the line said
+    assert main(["check", str(path), "--bound", "log(D - D)", "--max-prec", "256"]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("UNDECIDED") and "float64 screen: none" in out and "arb decided alone" not in out
 
 
 @pytest.mark.parametrize("spec", [

@@ -114,7 +114,9 @@ def run(args) -> int:
         print(f"  float64 screen (not certified): lhs {f['lhs']!r}, rhs {f['rhs']!r} -> {f['says']}"
               + ("" if agree else "  (float64 alone would be wrong or unsure here)"))
     elif not result.screen:
-        print("  float64 screen: none (float64 cannot represent these inputs or sides; arb decided alone)")
+        decided = result.verdict in (engine.HOLDS, engine.VIOLATED)  # an undecided one arb did not decide either
+        print("  float64 screen: none (float64 cannot represent these inputs or sides" +
+              ("; arb decided alone)" if decided else ")"))
     if result.reason:
         print(f"  {result.reason}")
     if written:

@@ -28,7 +28,7 @@ from certify.core import jsonfile
 from certify.core import progress
 from certify.core.precision import check_precision_cap
 from certify.core.report_files import PAGE
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 from certify.report import corpus_page
 from certify.engine import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -233,9 +233,10 @@ def _fraction(enclosure: dict) -> str:
 
 
 def _bits(args) -> tuple[int, int]:
-    """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above it
-    (the default cap with --start-prec 1024).  Both are checked before any work, and a cap of 0 is refused
-    rather than raised; --screen, which uses neither, refuses them (it took --max-prec -1, then any in range)."""
+    """--start-prec and the escalation's cap: --max-prec, raised to --start-prec when that starts above the
+    default cap (--start-prec 1024); a --max-prec given below --start-prec is refused, not raised.  Both are
+    checked before any work, and a cap of 0 is refused rather than raised; --screen, which uses neither, refuses
+    them (it took --max-prec -1, then any in range)."""
     given = []
     for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS),
                                 ("--max-prec", args.max_prec, MAX_BITS)):
@@ -243,6 +244,9 @@ def _bits(args) -> tuple[int, int]:
         given += [name] if bits != default else []
     if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently
         options.refuse_unused(given, "the certified run, not with --screen (float64 only)")
+    if "--max-prec" in given and args.max_prec < args.start_prec:  # a cap asked for is kept, never raised
+        raise BadInput(f"--max-prec {args.max_prec} is below --start-prec {args.start_prec}: the precision starts at "
+                       "--start-prec and rises no higher than --max-prec")
     return args.start_prec, max(args.max_prec, args.start_prec)
 
 
@@ -269,7 +273,7 @@ def _run_corpus(args) -> int:
         done = summary["totals"]["sentences"]  # more than wanted after an earlier run that asked for more
         tally = (f"{done} of {wanted} wanted ({len(run.sentences)} in the corpus)" if done <= wanted
                  else f"{done} ({len(run.sentences)} in the corpus; {wanted} wanted, fewer than an earlier run ran)")
-        print(f"{outcome.decided_now} sentences run in {time.time() - started:.0f} s by this run; "
+        print(f"{counted(outcome.decided_now, 'sentence')} run in {time.time() - started:.0f} s by this run; "
               f"{tally} in {args.out} "
               f"(summary.json, summary.txt, figures); report page: {args.out / PAGE}")  # fmt: skip
     return EXIT_CODES[exit_verdict(summary, outcome.failed, wanted)]

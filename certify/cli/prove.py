@@ -110,7 +110,7 @@ def summary(result: region_proof.ProofResult) -> dict:
         "leaves": len(result.leaves),
         "methods": methods,
         "left": len(result.left),
-        "volume_proved": float(result.volume_proved),
+        "volume_proved": region_proof.below(result.volume_proved),
         "seconds": round(result.seconds, 3),
         "interrupted": result.interrupted,
         "stopped": result.stopped or None,
@@ -145,7 +145,7 @@ def _render(info: dict, continuable: bool = False) -> None:
           f"{counted(info['leaves'], 'leaf')}" + (f" ({methods})" if methods else "") + f", {info['seconds']} s")
     if info["verdict"].startswith("undecided"):
         unconfirmed = f" ({NOT_CERTIFIED})" if info["verdict"].endswith(f"({NOT_CERTIFIED})") else ""
-        print(f"  {info['volume_proved']:.4%} of the reduced domain proved{unconfirmed}, {counted(info['left'], 'box')} left"
+        print(f"  {region_proof.percent(info['volume_proved'])} of the reduced domain proved{unconfirmed}, {counted(info['left'], 'box')} left"
               + (" (interrupted)" if info["interrupted"] else ""))
     if info["stopped"]:
         print(f"  stopped: {info['stopped']}")

@@ -124,7 +124,11 @@ def _parse(text: str, names: frozenset) -> Expr:
         raise BadInput(f"bound {source!r}: syntax error ({err.msg})") from None
     except (RecursionError, MemoryError):
         raise BadInput(f"bound: nested deeper than {MAX_DEPTH}") from None
-    return Expr(text=render(tree), tree=tree)
+    canonical = render(tree)
+    if len(canonical) > MAX_LENGTH:  # what certificates state and the checker reads: spaces around + and -, ", "
+        raise BadInput(f"the bound's canonical form is {len(canonical)} characters long, more than {MAX_LENGTH} "
+                       "(it writes a space around each + and -, and after each comma)")
+    return Expr(text=canonical, tree=tree)
 
 
 def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:

@@ -232,5 +232,13 @@ def read(path, limits: Limits = DEFAULT) -> dict:
 
 
 def _instead(path: Path, data) -> str:
-    """What decides a configuration given where a certificate goes (an attack's best.json, an example)."""
-    return f"; it is a configuration, which certify check {path} decides" if isinstance(data, dict) and "X" in data else ""
+    """What to run instead on a file given where a certificate goes: certify check on a configuration (an attack's
+    best.json, an example), certify verify on the folder of a campaign whose summary.json or manifest.json it is,
+    or on the certificate beside an attack's or a trajectory's summary."""
+    if isinstance(data, dict) and "X" in data:
+        return f"; it is a configuration, which certify check {path} decides"
+    folder = path.parent
+    if (folder / "manifest.json").is_file():
+        return f"; its folder is a campaign's or a corpus run's: certify verify {folder}"
+    beside = [folder / name for name in ("certificate.json", "trajectory-certificate.json") if (folder / name).is_file()]
+    return f"; the certificate beside it: certify verify {beside[0]}" if beside else ""

@@ -329,6 +329,9 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         return _Plan(refused, start_prec, None)
     top = min(max_prec, limits.precision)  # the ladder's last rung: the limit itself where it is the lower
     cap, stopped = highest_allowed(start_prec, top, refusal)
+    if not stopped and max_prec == limits.precision:  # the default of both: --max-prec alone would rise no higher
+        stopped = (f"--max-prec and the precision limit are both {max_prec} bits: raise --max-prec with --limit "
+                   "precision=N, here and on certify verify")
     return _Plan(None, cap, stopped if stopped or top == max_prec else refusal(max_prec))
 
 

@@ -24,6 +24,7 @@ of times (a lost worker, a killed client) with its result committed once.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
@@ -120,6 +121,20 @@ def _foreign(folder: Path) -> bool:
             and any(path.name != LOCK for path in folder.iterdir()))
 
 
+def discard_begun(folder: Path, made: bool, lock) -> None:
+    """Remove what a run put in a folder it found empty (but for a lock file: _foreign) while it still holds `lock`,
+    then release it, and remove the folder too when the run made it (unless another run began there meanwhile):
+    a run stopped by bad input writes nothing."""
+    for path in folder.iterdir():
+        if path.name != LOCK:
+            shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
+    lock.close()
+    with contextlib.suppress(OSError):
+        (folder / LOCK).unlink()
+        if made:
+            folder.rmdir()
+
+
 def earlier(stated, format: str) -> bool:
     """Whether a manifest's stated format is an earlier version of `format` ("name/N": the same name, a smaller N)."""
     name, _, version = format.rpartition("/")
@@ -157,11 +172,17 @@ class Store:
         self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
         self.running = running  # opened by a run (whose command has --restart), not by a reader such as verify
         self._lock = None  # the folder's lock file, held from Store.open until close()
+        self._begun = self._made = False  # Store.open began the job in an empty folder / made the folder (_discard)
 
     def __enter__(self) -> "Store":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, error, trace) -> None:
+        if isinstance(error, BadInput) and self._begun and self._lock is not None and not self.manifest["chunks"]:
+            # bad input the job itself found before it committed a chunk (a bound undefined on the first
+            # configurations decided): the folder left behind refused the corrected command as "another campaign"
+            discard_begun(self.folder, self._made, self._lock)
+            self._lock = None
         self.close()
 
     def close(self) -> None:
@@ -192,15 +213,18 @@ class Store:
         try:
             if lock is None and _foreign(folder):
                 raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+            made = not folder.exists()
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
+            new = not (folder / MANIFEST).exists()  # and, not foreign, the folder held nothing but a lock file
             store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
         except BaseException:
             if lock is not None:
                 lock.close()
             raise
         store._lock = lock
+        store._begun, store._made = new, made
         return store
 
     @classmethod

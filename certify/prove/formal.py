@@ -42,6 +42,7 @@ PRIMITIVE_PREFIXES = ("PrimInt63.", "Uint63.", "PrimFloat.", "FloatAxioms.")
 NO_AXIOMS = "none"
 ONLY_REALS = "classical reals"
 REALS_AND_PRIMITIVES = "classical reals + primitive ints/floats"
+UNEXPECTED = "unexpected axioms"
 
 _DECLARATION = re.compile(rb"(?m)^[ \t]*(?:Lemma|Theorem|Corollary|Proposition|Fact|Remark)\s+([A-Za-z_][\w']*)")
 _PROOF_END = re.compile(rb"\b(?:Qed|Defined|Admitted|Abort)\s*\.")
@@ -132,8 +133,11 @@ def _axioms(printed: str) -> list[str]:
 
 
 def classify(axioms: list[str]) -> tuple[str, list[str]]:
-    """(category, unexpected axioms): none, the classical reals, or those and primitive ints/floats."""
+    """(category, unexpected axioms): none, the classical reals, those and primitive ints/floats, or unexpected
+    axioms (an Admitted lemma rests on itself alone: it was said to rest on the classical reals)."""
     unexpected = [a for a in axioms if a not in CLASSICAL_REALS and not a.startswith(PRIMITIVE_PREFIXES)]
+    if unexpected:
+        return UNEXPECTED, unexpected
     if any(a.startswith(PRIMITIVE_PREFIXES) for a in axioms):
         return REALS_AND_PRIMITIVES, unexpected
     return (ONLY_REALS if axioms else NO_AXIOMS), unexpected

@@ -113,7 +113,7 @@ class ProofResult:
         return short_repr(f"prove {labelled(self.verdict, self.confirmed)}",
                           f"{target} for n = {region.n}, {d}, ||x_i|| <= {region.radius}, ||A||_2 <= {region.norm}, "
                           f"{self.reduction.scope}; {len(self.leaves)} leaves, "
-                          f"{float(self.volume_proved):.3g} of the volume, {checker}")
+                          f"{percent(self.volume_proved)} of the volume, {checker}")
 
 
 def proved_fraction(root: tuple[Interval, ...], direct_fraction, open_fraction, ordered: bool):
@@ -124,6 +124,19 @@ def proved_fraction(root: tuple[Interval, ...], direct_fraction, open_fraction, 
     1 - (n - 2)! open_fraction of the points are proved, and at least the leaves closed directly."""
     multiplicity = math.factorial(len(root) - 2) if ordered else 1
     return max(direct_fraction, 1 - multiplicity * open_fraction)
+
+
+def below(fraction: Fraction) -> float:
+    """The largest binary64 number not above `fraction`: a part of the volume proved, read as a float, is never
+    rounded up (1 - 1e-27 proved is not 1.0, all of it)."""
+    nearest = float(fraction)
+    return math.nextafter(nearest, -math.inf) if Fraction(nearest) > fraction else nearest
+
+
+def percent(fraction: Fraction | float) -> str:
+    """`fraction` (exact, or read by `below`) as a percentage to 4 decimals, rounded down: an open box left is
+    never shown as 100.0000%."""
+    return f"{math.floor(fraction * 10**6) / 10**4:.4f}%"
 
 
 def volume(box: tuple[Interval, ...]) -> Fraction:

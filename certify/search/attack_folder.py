@@ -50,7 +50,7 @@ import numpy as np
 from certify.core import config, files, jsonfile
 from certify.engine import certificate
 from certify.errors import BadInput
-from certify.jobs.store import LOCK, locked
+from certify.jobs.store import LOCK, discard_begun, locked
 from certify.search.objective import Evaluation
 
 if TYPE_CHECKING:
@@ -266,22 +266,30 @@ def opened(folder, params: dict) -> Iterator[Folder]:
         raise BadInput(f"{folder} is not a folder; choose another --out")
     if folder.is_dir() and _foreign(folder):
         raise _not_ours(folder)
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     lock = locked(folder, shared=False, busy=f"{folder} is in use by another certify attack (one run writes "
                   "an attack folder at a time); wait for it to stop, or choose another --out")
-    journal = None
+    journal, new, refused = None, False, False
     try:
         _own(folder)
         _check_parameters(folder, params)
-        if not (folder / PARAMETERS).is_file():
+        if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
         journal = Journal(folder, most=params["budget"].get("evaluations"))  # a search never evaluates more
         yield Folder(folder, journal)
+    except BadInput:
+        refused = True
+        raise
     finally:
         if journal is not None:
             journal.close()
-        if lock is not None:
+        if refused and new:
+            # bad input the search itself found (a bound undefined where it is evaluated): the attack begun here
+            # would stop so again when resumed, and its folder refused the corrected command as "another attack"
+            discard_begun(folder, made, lock)
+        elif lock is not None:
             lock.close()
 
 

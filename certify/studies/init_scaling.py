@@ -35,6 +35,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core import thin_norm
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS
 from certify.core.numbers import NotAnInteger, ball_text as text, option_integer
 from certify.core.precision import START_PRECISION, check_precision_cap, escalate, is_resolved
 from certify.core.spectral import NormWitness
@@ -49,8 +50,10 @@ SCHEMES = {
     "xavier": ("2/(d + d_k)", lambda d, d_k: 2.0 / (d + d_k), 0.5),
     "bert": ("0.02^2", lambda d, d_k: 0.02**2, 1.5),
 }
-MAX_DIMENSION = 4096  # a d x d ball product at 4096 takes minutes; beyond is absurd here
-MAX_TOKENS = 1024
+# The checker confirms each row under its default limits (`init` takes no --limit): a d or d_k above its `dim` was
+# computed for minutes and then reported undecided, the certificate refused.
+MAX_DIMENSION = DEFAULT_LIMITS.dim
+MAX_TOKENS = DEFAULT_LIMITS.tokens
 DEFAULT_MAX_PRECISION = 1 << 12
 
 
@@ -104,7 +107,8 @@ def parse_dimensions(text: str) -> list[int]:
         raise BadInput(f"--d must be a comma-separated list of integers such as 64,256,1024: {wrong.reason}") from None
     bad = [d for d in values if not 2 <= d <= MAX_DIMENSION]
     if bad:
-        raise BadInput(f"every dimension in --d must be from 2 to {MAX_DIMENSION}, got {bad[0]}")
+        raise BadInput(f"every dimension in --d must be from 2 to {MAX_DIMENSION}, the checker's limit on d (it "
+                       f"confirms each row), got {bad[0]}")
     return values
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from certify.core import jsonfile
+from certify.errors import counted
 from certify.prove import profiles, reductions
 from certify.prove import region as region_proof
 from certify.suite import Row, SuiteRun, checked
@@ -43,7 +44,7 @@ def section(run: SuiteRun) -> Iterable[Row]:
         name = f"{claim or 'bound ' + bound}, n = {n}, {dims}, radius {radius}, norm {norm}"
         path = jsonfile.write(result.certificate, folder / f"{claim or 'bound'}--n{n}-d{d or 'any'}-r{radius}-a{norm}.json")
         verdict, detail = checked(result.verdict, result.confirmed, result.message,
-                                  f"{len(result.leaves)} leaves, {result.boxes} boxes, {result.seconds:.2f} s"
+                                  f"{counted(len(result.leaves), 'leaf')}, {counted(result.boxes, 'box')}, {result.seconds:.2f} s"
                                   if result.verdict != region_proof.VIOLATED_VERDICT else "counterexample inside the region")
         yield Row(section=TITLE, case=name, verdict=verdict, detail=detail,
                   ok=result.confirmed and result.verdict == expected, certificate=str(path.relative_to(run.out_dir)),
