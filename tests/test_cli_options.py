@@ -345,6 +345,13 @@ def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp
     assert f"{named} with a campaign folder, not a certificate file" in err, err
 
 
+def test_verify_refuses_all_beside_a_sample(tmp_path, capsys):
+    """verify FOLDER --all --sample 5 re-derived every configuration and said nothing of the sample it was given."""
+    code, out, err = run_cli(["verify", str(tmp_path), "--all", "--sample", "5"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "--sample: not allowed with argument --all" in err, err
+
+
 def test_verify_names_a_missing_path_before_the_options_it_would_refuse(tmp_path, capsys):
     """verify MISSING --all said "--all goes with a campaign folder, not a certificate file": the path is missing."""
     code, out, err = run_cli(["verify", str(tmp_path / "missing.json"), "--all"], capsys)

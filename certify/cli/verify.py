@@ -27,11 +27,12 @@ def add_parser(subparsers):
                               "Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond the limits "
                               "(refused before any work).")
     p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")
-    p.add_argument("--all", dest="everything", action="store_true",
-                   help="campaign: re-derive every configuration (default: a random sample of the holds)")
-    p.add_argument("--sample", type=options.integer, default=None, metavar="K",
-                   help="campaign: holds re-derived at random beyond the violated, undecided and certified ones "
-                   "(default 64)")
+    rederive = p.add_mutually_exclusive_group()  # --sample K beside --all did nothing, silently
+    rederive.add_argument("--all", dest="everything", action="store_true",
+                          help="campaign: re-derive every configuration (default: a random sample of the holds)")
+    rederive.add_argument("--sample", type=options.integer, default=None, metavar="K",
+                          help="campaign: holds re-derived at random beyond the violated, undecided and certified "
+                          "ones (default 64)")
     p.add_argument("--workers", type=options.integer, default=None, help="campaign: processes (default: every core)")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
