@@ -17,6 +17,10 @@ weighted by cost(), so the rows "at N bits" (8 x 4 to 256 x 768, 424 to 65536 bi
 a second forced (a small head's the least, a 128 x 384 layer at 500 bits the most: 10^8 dense, 1.3 * 10^8 with a value
 matrix, whose norm on binary64 entries costs about the same at any precision), 3 to 5 times 10^7 at 65536
 (cost()'s limbs squared, at 2 and 4 times the precision).
+The stack rows (a bound on every layer, `certify check --bound`) time their forced verify in this process, without
+Python's start; their "rational" rows state the tokens and A (or W_Q) as non-dyadic rationals, at the full precision in
+every layer, the most a certificate's first layer can cost (1.1 to 1.3 * 10^7 a second forced, where binary64 tokens
+read 1.5 to 2.6 * 10^7).
 The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
 minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
 minutes), 3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at
@@ -41,6 +45,7 @@ import sys
 import tempfile
 import time
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -71,8 +76,27 @@ def _biased(data: dict) -> dict:
     return {**data, "b_Q": (rng.integers(-8, 9, k) / 8).tolist(), "b_K": (rng.integers(-8, 9, k) / 8).tolist()}
 
 
+def _stack(n: int, d: int, layers: int, d_k: int = 0, rational: bool = False, **parts) -> dict:
+    """A stack of drawn layers (each drawn as _draw's, its tokens the first's); rational: the tokens and the heads'
+    A or W_Q stated as non-dyadic rationals, at the full precision in every layer as a hostile certificate may
+    state them (binary64 ones keep the first layer's products short)."""
+    drawn = [_draw(n, d, d_k, **parts) if t == 0 else samplers.sample(
+        "gaussian", n, d, 0, t, L_range=(1.0, 1.0), d_k=d_k or None,
+        parts=samplers.LayerParts(**parts).validated(d) if parts else None).config for t in range(layers)]
+    third = lambda x: str(Fraction(3 * round(x * 2**20) + 1, 3 * 2**20))  # never dyadic
+    stack = [{key: value for key, value in layer.items() if key not in ("X", "name")} for layer in drawn]
+    if rational:
+        for layer in stack:
+            key = "A" if "A" in layer else "W_Q"
+            layer[key] = [[third(x) for x in row] for row in layer[key]]
+    X = [[third(x) for x in row] for row in drawn[0]["X"]] if rational else drawn[0]["X"]
+    return {"X": X, "layers": stack}
+
+
+BOUND = "bound:2*D + 1"  # a bound checked at every layer of a stack (`certify check --bound`)
+
 # name: (claim, a function drawing the configuration[, the precision the check starts at]); a trajectory's claim is
-# its number of layers
+# its number of layers; BOUND's claim a bound on every layer of a stack
 CASES = {
     "global 8x4": ("collapse.global", lambda: _draw(8, 4)),
     "global 32x64": ("collapse.global", lambda: _draw(32, 64)),
@@ -121,6 +145,18 @@ CASES = {
     "mask.collapse 64x16 at 53 bits": ("mask.collapse", lambda: wu_cases.masked_stack("causal", n=64, d=16), 53),
     "mask.collapse sliding 32x4 at 53 bits": ("mask.collapse", lambda: wu_cases.masked_stack("sliding", n=32, d=4),
                                               53),
+    # stacks: every layer's tokens at the full precision (a layer after the first has them, and a certificate may
+    # state the first's so); bounds on every layer, forced through both recomputations, in process
+    "stack 2 x 128x16 at 53 bits": (BOUND, lambda: _stack(128, 16, 2), 53),
+    "stack 8 x 64x16 at 53 bits": (BOUND, lambda: _stack(64, 16, 8), 53),
+    "stack 2 x 64x16 value at 500 bits": (BOUND, lambda: _stack(64, 16, 2, value="gaussian", value_norm=0.9), 500),
+    "stack 8 x 64x16 d_k 4 at 500 bits": (BOUND, lambda: _stack(64, 16, 8, 4), 500),
+    "stack 4 x 64x64 at 500 bits": (BOUND, lambda: _stack(64, 64, 4), 500),
+    "stack 2 x 32x16 at 4000 bits": (BOUND, lambda: _stack(32, 16, 2), 4000),
+    "stack 8 x 8x4 at 4000 bits": (BOUND, lambda: _stack(8, 4, 8), 4000),
+    "rational 1 x 128x16 at 53 bits": (BOUND, lambda: _stack(128, 16, 1, rational=True), 53),
+    "rational 1 x 64x64 at 500 bits": (BOUND, lambda: _stack(64, 64, 1, rational=True), 500),
+    "rational 2 x 32x16 at 4000 bits": (BOUND, lambda: _stack(32, 16, 2, rational=True), 4000),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -131,6 +167,9 @@ CASES = {
     "value.bounded 128x384": ("value.bounded", lambda: _draw(128, 384, value="gaussian", value_norm=0.9)),
     "ln.collapse n 5": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=5, seed=14, positive=True)),
     "ln.collapse n 12": ("ln.collapse", lambda: wu_cases.layernorm_stack("causal", n=12, seed=14, positive=True)),
+    "trajectory 32x16 20": (20, lambda: _draw(32, 16)),  # steps after the first on full-precision tokens
+    "trajectory 64x16 10": (10, lambda: _draw(64, 16)),
+    "trajectory 32x16 20 rational": (20, lambda: _stack(32, 16, 1, rational=True)),
     "trajectory 500": (500, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
     "trajectory 1500": (1500, lambda: json.loads((ROOT / "examples" / "layer.json").read_text())),
 }
@@ -215,7 +254,8 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     source.write_text(json.dumps(data))
     if bits:
         cert_path, started = folder / "cert.json", time.process_time()
-        result = engine.check(data, claim, start_prec=bits, limits=limits.Limits(work=1 << 62, memory=1 << 62))
+        target = {"bound": claim[len("bound:"):]} if claim.startswith("bound:") else {"claim": claim}
+        result = engine.check(data, **target, start_prec=bits, limits=limits.Limits(work=1 << 62, memory=1 << 62))
         check_cpu, code = time.process_time() - started, 0 if result.certificate else 3
         if result.certificate:
             cert_path.write_text(json.dumps(result.certificate))
@@ -233,16 +273,23 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     forced_cpu = None
     if moved := missing_by_rounding(cert):
         (folder / "moved.json").write_text(json.dumps(moved))
-        forced_cpu, rejected = _cpu(["verify", str(folder / "moved.json"), *WIDE])
+        if isinstance(claim, str) and claim.startswith("bound:"):  # a stack's rows: in process, without Python's start
+            wide = certify_checker.Limits(tokens=1 << 30, dim=1 << 30, layers=1 << 30, memory=1 << 62, work=1 << 62)
+            started = time.process_time()
+            rejected = 0 if certify_checker.verify(moved, wide).ok else 1
+            forced_cpu = time.process_time() - started
+        else:
+            forced_cpu, rejected = _cpu(["verify", str(folder / "moved.json"), *WIDE])
         assert rejected == 1, "a stated value three radii off was not rejected"
     checker = checker_work(cert)
     if isinstance(claim, int):
         estimate = checker
     else:
         case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
-        uses_tau = any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
+        bound = claim.startswith("bound:")  # no tau, no windows
+        uses_tau = not bound and any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
         estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.layernorm,
-                               window_sizes(case, claims.get(claim)))
+                               (0, 0) if bound else window_sizes(case, claims.get(claim)))
     bits = cert["precision"]
     return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
             f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"

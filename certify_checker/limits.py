@@ -65,6 +65,7 @@ def norm_work(d: int, thin: int = 0) -> int:
 
 VALUE_CUBES, VALUE_WEIGHT = 5, 46  # a value matrix V: its norm or powers' (d^3 each) and entries, as certify's
 LAYERNORM = 4 * ENTRY  # LayerNorm's Python an entry of the tokens (twice at most, and its rows), as certify's
+FULL_TOKENS, PAIRS = 6, 6  # n^2 d products more on full-precision tokens; P's Python (ENTRY each), as certify's
 WINDOW_FULL = 4  # a window's product of attention matrices: both factors at the full precision, as certify's
 
 
@@ -76,13 +77,14 @@ def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = Fa
     an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
     step's (STEP_WEIGHT: at 53 bits a value layer's forced recomputations took 2 to 3 times their price without it)
     and the step's own LAYER; a value matrix's P X V^T, n d^2, and VALUE_CUBES and VALUE_WEIGHT; LayerNorm's, 2 an
-    entry of the tokens (arithmetic), LAYERNORM (Python) and 6 n^2 d products (its tokens at the full precision)."""
-    products = (3 + 6 * layernorm) * n * n * d + n * d * d + norm_work(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
+    entry of the tokens (arithmetic) and LAYERNORM (Python).  Each layer's tokens at the full precision (stated as
+    text in the first): FULL_TOKENS n^2 d more, P's exps twice; P's Python (rows, diameters' pairs) PAIRS ENTRY."""
+    products = (3 + FULL_TOKENS) * n * n * d + n * d * d + norm_work(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = (ENTRY * (2 * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
+    python = (ENTRY * (PAIRS * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
               + LAYERNORM * n * d * layernorm)
-    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
+    return python, products // PRODUCTS + 2 * ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
 
 
 def window_parts(n: int, d: int, k: int) -> tuple[int, int]:

@@ -82,6 +82,22 @@ def test_the_engine_and_the_checker_price_a_claims_windows_alike(shape, k):
         assert sum(limits.window_parts(n, d, k)) > sum(limits.window_parts(n, d, k - 1))
 
 
+@pytest.mark.parametrize("shape", SHAPES[::13])
+def test_every_layer_of_a_stack_is_priced_on_tokens_at_the_full_precision(shape):
+    """No layer is priced as on binary64 tokens: a layer after the first has full-precision ones, and a certificate
+    may state the first's as text (a forced verify of one layer of 128 x 16 so stated took 2.2 times its price at
+    53 bits when the first layer was priced short): both estimates grow by the same amount with each layer, the first
+    included, and a layer's parts hold the full-precision products and P's Python (the diameters' pairs)."""
+    n, d, layers, hidden, bits, thin = shape
+    one, checker = limits.work(n, d, 1, hidden, bits, thin), _checker_work(n, d, 1, hidden, bits, thin)
+    for k in (2, 5):
+        assert limits.work(n, d, k, hidden, bits, thin) == k * one and _checker_work(n, d, k, hidden, bits, thin) == k * checker
+    python, arithmetic = checker_limits.layer_parts(n, d, hidden, thin)
+    assert arithmetic >= (3 + checker_limits.FULL_TOKENS) * n * n * d // checker_limits.PRODUCTS + 2 * limits.ENTRY * n * n
+    assert python >= checker_limits.PAIRS * limits.ENTRY * n * n and limits.PAIRS == checker_limits.PAIRS
+    assert limits.FULL_TOKENS == checker_limits.FULL_TOKENS
+
+
 def test_the_estimates_grow_with_every_size_and_a_thin_head_costs_no_more_than_a_dense_one():
     for n, d, layers, hidden, bits, thin in SHAPES:
         here = limits.work(n, d, layers, hidden, bits, thin)
@@ -126,17 +142,18 @@ def test_the_checker_never_estimates_more_memory_than_the_engine(shape):
 
 def test_readme_sizes_are_admitted_and_refused_as_stated():
     """README, Limits: a stack of 4 thin heads of 128 x 384 (d_k = 32) is admitted at 53 and 106 bits (it was
-    refused: every layer was priced 4 d^3); one thin head of 256 x 768 (d_k = 64, BERT-base's) up to 424 bits, not
-    at 848 (up to 212 until a layer's Python was priced the same at any precision); one dense layer of 256 x 768
+    refused: every layer was priced 4 d^3); one thin head of 256 x 768 (d_k = 64, BERT-base's) up to 271 bits, not
+    at 320 (up to 212 until a layer's Python was priced the same at any precision, 424 until every layer's tokens
+    were priced at the full precision, as a certificate may state them); one dense layer of 256 x 768
     at 53 bits, not at 106; one dense layer of 1024 tokens in 1024 dimensions is refused (memory, and work)."""
     stack = config.load(_heads(128, 384, 4, 32))
     assert stack.thin == 32
     for bits in (53, 106):
         assert limits.resource_problem(*stack.sizes(), bits, limits.DEFAULT, thin=stack.thin) is None
     assert limits.resource_problem(*stack.sizes(), 53, limits.DEFAULT) is None  # priced as dense heads too
-    for bits in (53, 424):
+    for bits in (53, 271):
         assert limits.resource_problem(256, 768, 1, 0, bits, limits.DEFAULT, thin=64) is None
-    assert "work" in limits.resource_problem(256, 768, 1, 0, 848, limits.DEFAULT, thin=64)
+    assert "work" in limits.resource_problem(256, 768, 1, 0, 320, limits.DEFAULT, thin=64)
     assert limits.resource_problem(256, 768, 1, 0, 53, limits.DEFAULT) is None
     assert "work" in limits.resource_problem(256, 768, 1, 0, 106, limits.DEFAULT)  # not memory: its d^3 norm
     assert checker_limits.problem(256, 768, 1, 0, 53, checker_limits.LIMITS, factors=checker_inequality.ESCALATION) is None

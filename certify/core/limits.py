@@ -167,29 +167,41 @@ VALUE_CUBES = 5
 VALUE_WEIGHT = 2 * WEIGHT + 2 * ENTRY
 # LayerNorm on a layer's n x d tokens, twice at most (post-LN around an FFN): its squares, sums and divisions made
 # from Python and the rows made and read back around it, LAYERNORM units an entry (6 to 8 an application at 53 and
-# 500 bits, 3 its rows), and 2 units an entry weighted by cost() (27 units an application at 4000 bits); and its
-# tokens, at the full precision where binary64 ones keep products short, make the scores, P X and a diameter's Gram
-# matrix 2 to 4 times as costly: 6 n^2 d products more (unpriced, a bound's forced verify on two pre-LN layers of
-# 64 x 16 took 1.4 times its price at 53 to 4000 bits; ln.collapse at 64 x 4, with its windows, 4.8 times at 53).
+# 500 bits, 3 its rows), and 2 units an entry weighted by cost() (27 units an application at 4000 bits).
 LAYERNORM = 4 * ENTRY
+# Every layer's tokens at the full precision: a layer after the first has them (the one before made them), and so
+# has the first where the tokens are stated as text, or with LayerNorm.  Binary64 tokens keep the scores, P X and a
+# diameter's Gram matrix short; full-precision ones make them 2 to 4 times as costly (FULL_TOKENS n^2 d products
+# more) and the scores' exps costlier (ENTRY an entry of P more).  Priced on binary64 tokens, a forced verify of a
+# bound on 2 value layers of 64 x 16 at 500 bits took 1.33 times its price, on 2 layers of 32 x 16 whose tokens and A
+# are stated as non-dyadic rationals at 4000 bits 1.67 times, one such layer of 64 x 64 at 500 bits 1.5 times
+# (`python -m benchmarks.limits`, the stack and rational rows).
+FULL_TOKENS = 6
+# The Python of an entry of P, each pass (ENTRY each): the scores' rows read, P's made (a shift, an exp, a division)
+# and listed, and the diameters of the layer's input and output, their n^2 / 2 pairs each read and compared (about
+# 1.5 us a pair): PAIRS ENTRY an entry (2 ENTRY left a 128 x 16 layer's forced verify at 0.66 of its price at 53 bits,
+# 0.45 with its tokens stated as non-dyadic rationals).
+PAIRS = 6
 
 
 def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False,
                 layernorm: bool = False) -> tuple[int, int]:
     """The work of one layer at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
     times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each, and
-    a diameter's Gram matrix; the weights, n d^2; the norms, norm_count; an FFN's products, 2 n d h, and its weights'
-    norms through h x h and d x d witnesses; a value matrix's, VALUE_CUBES; LayerNorm's full-precision tokens',
-    6 n^2 d), an exp an entry of P (ENTRY), the GELUs and LayerNorm's operations (2 an entry of the tokens); its ball
-    operations made from Python (ENTRY each: the entries read and listed, the norms' sums; WEIGHT an entry of a
-    weight, VALUE_WEIGHT of V, LAYERNORM of the tokens with LayerNorm) and the step's own LAYER.  As
+    a diameter's Gram matrix, on full-precision tokens: FULL_TOKENS n^2 d more; the weights, n d^2; the norms,
+    norm_count; an FFN's products, 2 n d h, and its weights' norms through h x h and d x d witnesses; a value matrix's,
+    VALUE_CUBES), the exps of P (2 ENTRY an entry, their arguments at the full precision), the GELUs and LayerNorm's
+    operations (2 an entry of the tokens); its ball operations made from Python (PAIRS ENTRY an entry of P, ENTRY an
+    entry of the tokens and the norms' sums; WEIGHT an entry of a weight, VALUE_WEIGHT of V, LAYERNORM of the tokens
+    with LayerNorm) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
     certify_checker.limits.layer_parts (a test keeps the two equal)."""
-    products = (3 + 6 * layernorm) * n * n * d + n * d * d + norm_count(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
+    products = ((3 + FULL_TOKENS) * n * n * d + n * d * d + norm_count(d, thin)
+                + value * (n * d * d + VALUE_CUBES * d ** 3))
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
-    python = (ENTRY * (2 * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
+    python = (ENTRY * (PAIRS * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
               + LAYERNORM * n * d * layernorm)
-    return python, products // PRODUCTS + ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
+    return python, products // PRODUCTS + 2 * ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
 
 
 # A window of k layers (certify.core.windows; the checker's certify_checker.windowed): the product of its k
