@@ -127,8 +127,7 @@ class Window:
         self.per_step = per_step  # (quantity, s): a layer's own quantity, shared by the windows that hold layer s
 
     def _each(self, quantity, s: int):
-        """quantity(layer s), computed once for every window that holds layer s (up to k of them: a theory bound
-        reads W_K and b_Q, a rescaling V, each d^2 entries, and per window they were read k times a layer)."""
+        """quantity(layer s), once for the up to k windows holding it (W_K and b_Q, or V, read: d^2 entries each)."""
         if (quantity, s) not in self.per_step:
             self.per_step[quantity, s] = quantity(self.steps[s])
         return self.per_step[quantity, s]
