@@ -17,6 +17,9 @@ _DECIMAL_EXPONENT = re.compile(r"e([+-]?[0-9]+)$", re.IGNORECASE)
 _DECIMAL_TEXT = re.compile(r"[+-]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:e[+-]?[0-9]+)?|[0-9]+/[0-9]+)", re.I | re.A)
 # The exponent caps of certify.core.numbers (decimal 4000, binary 4 x 4000): "1e999999999" took hours.
 MAX_DECIMAL_EXPONENT = 4000
+# A hex mantissa's bits: 4300 digits' (certify's cap on a number, Python's on a decimal's parts) and the exponent cap's
+# (trailing zeros); unbounded, a radius of 4 million hex digits took 3.6 s to square in region_proof.work, uncapped.
+MAX_HEX_BITS = (10**4300).bit_length() + 4 * MAX_DECIMAL_EXPONENT
 
 
 def rational(text) -> Fraction:
@@ -34,7 +37,10 @@ def rational(text) -> Fraction:
         shift = int(power or 0) - 4 * len(frac)
         if abs(shift) > 4 * MAX_DECIMAL_EXPONENT:
             raise ValueError(f"number {text[:40]!r} has an absurd exponent")
-        value = Fraction(int((whole or "0") + frac, 16)) * Fraction(2) ** shift
+        mantissa = int((whole or "0") + frac, 16)  # in time linear in its digits (base 16)
+        if mantissa.bit_length() > MAX_HEX_BITS:
+            raise ValueError(f"number {text[:40]!r} has more than 4300 digits above or below the fraction bar")
+        value = Fraction(mantissa) * Fraction(2) ** shift
         return -value if sign == "-" else value
     if not _DECIMAL_TEXT.fullmatch(text):
         raise ValueError(f"{text[:40]!r} is not a decimal, p/q or hex float in ASCII digits (no underscores)")

@@ -121,9 +121,16 @@ def window_shape(claim: str, r: int) -> tuple[int, int]:
 class Window:
     """The names of the window at t (a callable for inequality.evaluate)."""
 
-    def __init__(self, steps: list, final, t: int, k: int, r: int, eps_all: arb):
+    def __init__(self, steps: list, final, t: int, k: int, r: int, eps_all: arb, per_step: dict):
         self.steps, self.final, self.t, self.k = steps, final, t, k
         self.values = {"t": arb(t), "k": arb(k), "r": arb(r), "n": arb(len(final)), "eps_all": eps_all}
+        self.per_step = per_step  # (quantity, s): a layer's own quantity, shared by the windows that hold layer s
+
+    def _each(self, quantity, s: int):
+        """quantity(layer s), once for the up to k windows holding it (W_K and b_Q, or V, read: d^2 entries each)."""
+        if (quantity, s) not in self.per_step:
+            self.per_step[quantity, s] = quantity(self.steps[s])
+        return self.per_step[quantity, s]
 
     def tokens(self, s: int):
         return self.steps[s].X if s < len(self.steps) else self.final
@@ -134,19 +141,18 @@ class Window:
         return self.values[name]
 
     def _compute(self, name: str) -> arb:
-        window = self.steps[self.t:self.t + self.k]
-        end = self.t + self.k
+        layers, end = range(self.t, self.t + self.k), self.t + self.k
         if name in ("D", "D_end", "D_0"):
             return forward.diameter(self.tokens({"D": self.t, "D_end": end, "D_0": 0}[name]))
         if name in ("mu", "mu_end"):
             return forward.consensus_distance(self.tokens(self.t if name == "mu" else end))
         if name == "w_min":
-            return smallest(edge_minimum(step) for step in window)
+            return smallest(self._each(edge_minimum, s) for s in layers)
         if name == "eps":
             return self("w_min") * (1 - arb(SLACK.numerator) / SLACK.denominator)
         if name == "eps_theory":
-            return smallest(theory_bound(step) for step in window)
-        M = self._product(window)
+            return smallest(self._each(theory_bound, s) for s in layers)
+        M = self._product(layers)
         if name == "col":
             return largest(smallest(row[c] for row in M) for c in range(len(M)))
         if "Q" not in self.values:  # each row's sum once (once per entry, n^3 sums a window)
@@ -158,12 +164,12 @@ class Window:
             return smallest(forward.norm(row) for row in forward.product(Q, self.tokens(self.t)))
         raise ValueError(f"unknown window quantity {name!r}")
 
-    def _product(self, window: list):
+    def _product(self, layers: range):
         if "M" not in self.values:
-            M = window[0].step["P"]
-            for before, step in zip(window, window[1:]):
-                scale = rescaling(before)
-                M = forward.product(step.step["P"], [[x * s for x in row] for row, s in zip(M, scale)])
+            M = self.steps[layers[0]].step["P"]
+            for s in layers[1:]:
+                scale = self._each(rescaling, s - 1)
+                M = forward.product(self.steps[s].step["P"], [[x * c for x in row] for row, c in zip(M, scale)])
             self.values["M"] = M
         return self.values["M"]
 
@@ -204,5 +210,6 @@ def frames(claim: str, inputs: dict, steps: list) -> list[Window]:
     _, _, r = graph(mask_of(inputs["layers"][0], n))
     first, k = window_shape(claim, r)
     final = steps[-1].step["out"]
-    eps_all = smallest(edge_minimum(step) for step in steps) * (1 - arb(SLACK.numerator) / SLACK.denominator)
-    return [Window(steps, final, t, k, r, eps_all) for t in range(first, len(steps) - k + 1)]
+    per_step = {(edge_minimum, s): edge_minimum(step) for s, step in enumerate(steps)}  # the windows' too
+    eps_all = smallest(per_step.values()) * (1 - arb(SLACK.numerator) / SLACK.denominator)
+    return [Window(steps, final, t, k, r, eps_all, per_step) for t in range(first, len(steps) - k + 1)]

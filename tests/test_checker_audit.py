@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import time
 from fractions import Fraction
 
 import pytest
@@ -192,6 +193,19 @@ def test_absurd_exponents_are_refused(text):
 
 def test_numbers_up_to_the_cap_are_exact():
     assert rational("1e4000") == 10**4000 and rational("0x1p-16000") == Fraction(1, 2**16000)
+
+
+def test_a_hex_mantissa_longer_than_certify_reads_is_refused_before_it_is_multiplied():
+    """Base 16 has no limit on an integer's text, as decimal has (4300 digits): a region proof's radius of 4 million
+    hex digits was squared in its work estimate (3.6 s, n^1.6 in its digits) before any cap refused it."""
+    assert rational("0x1" + "0" * 7000 + "p-16000") == 2**12000  # certify reads it: 2^12000 has 3613 digits
+    with pytest.raises(ValueError, match="4300 digits"):
+        rational("0x" + "f" * 8000)
+    cert = {"format": checker.FORMAT, "kind": "region-proof", "tree": "", "leaves": [],
+            "region": {"n": 4, "d": 1, "norm": "1", "radius": "0x" + "f" * 4_000_000}}
+    started = time.process_time()
+    checker.over_limits(cert, checker.LIMITS)
+    assert time.process_time() - started < 1
 
 
 def test_huge_integer_powers_are_refused(honest):

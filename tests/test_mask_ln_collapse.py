@@ -393,6 +393,23 @@ def test_certificates_verify_and_edits_are_rejected(certificates, claim_id):
     assert not checker.verify(edited).ok
 
 
+@pytest.mark.parametrize("claim_id", ["mask.collapse", "ln.collapse"])
+def test_the_checker_computes_a_layers_own_window_quantities_once(certificates, claim_id, monkeypatch):
+    """A layer is in up to k windows; its theory bound (W_K and b_Q read, d d_k products), edge minimum and
+    rescaling (V read) are its own, so each is computed once a recomputation, not once a window holding it: a chain
+    mask's ln.collapse at 64 layers ran each 32 times (text weights: 4 times the checker's estimate)."""
+    calls = []
+    for name in ("theory_bound", "edge_minimum", "rescaling"):
+        original = getattr(windowed, name)
+        monkeypatch.setattr(windowed, name, lambda step, f=original, name=name: calls.append((name, step)) or f(step))
+    cert = certificates[claim_id]
+    k, first = windowed.window_shape(claim_id, windowed.graph(cert["inputs"]["layers"][0]["mask"])[2])[::-1]
+    assert len(cert["inputs"]["layers"]) - first - k + 1 >= 2 and k >= 2  # windows that share layers
+    assert checker.verify(cert).ok
+    assert {name for name, _ in calls} == {"theory_bound", "edge_minimum", "rescaling"}
+    assert len(calls) == len({(name, id(step)) for name, step in calls})  # the steps are kept alive by calls
+
+
 def test_checker_rejects_a_forged_graph_and_a_forged_value_matrix(certificates):
     cert = copy.deepcopy(certificates["mask.collapse"])
     n = len(cert["inputs"]["X"])
