@@ -20,7 +20,8 @@ matrix, whose norm on binary64 entries costs about the same at any precision), 3
 The stack rows (a bound on every layer, `certify check --bound`) time their forced verify in this process, without
 Python's start; their "rational" rows state the tokens and A (or W_Q) as non-dyadic rationals, at the full precision in
 every layer, the most a certificate's first layer can cost (1.1 to 1.3 * 10^7 a second forced, where binary64 tokens
-read 1.5 to 2.6 * 10^7).
+read 1.5 to 2.6 * 10^7); the thin rows, a thin head alone of 64 x 256 to 256 x 768 (the longest with --long), state
+W_Q and W_K so too in their rational form (1.3 to 3.0 * 10^7 a second forced, binary64 tokens 4 to 7.7 * 10^7).
 The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
 minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
 minutes), 3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at
@@ -78,7 +79,7 @@ def _biased(data: dict) -> dict:
 
 def _stack(n: int, d: int, layers: int, d_k: int = 0, rational: bool = False, **parts) -> dict:
     """A stack of drawn layers (each drawn as _draw's, its tokens the first's); rational: the tokens and the heads'
-    A or W_Q stated as non-dyadic rationals, at the full precision in every layer as a hostile certificate may
+    A, or W_Q and W_K, stated as non-dyadic rationals, at the full precision in every layer as a hostile certificate may
     state them (binary64 ones keep the first layer's products short)."""
     drawn = [_draw(n, d, d_k, **parts) if t == 0 else samplers.sample(
         "gaussian", n, d, 0, t, L_range=(1.0, 1.0), d_k=d_k or None,
@@ -87,8 +88,8 @@ def _stack(n: int, d: int, layers: int, d_k: int = 0, rational: bool = False, **
     stack = [{key: value for key, value in layer.items() if key not in ("X", "name")} for layer in drawn]
     if rational:
         for layer in stack:
-            key = "A" if "A" in layer else "W_Q"
-            layer[key] = [[third(x) for x in row] for row in layer[key]]
+            for key in ("A",) if "A" in layer else ("W_Q", "W_K"):
+                layer[key] = [[third(x) for x in row] for row in layer[key]]
     X = [[third(x) for x in row] for row in drawn[0]["X"]] if rational else drawn[0]["X"]
     return {"X": X, "layers": stack}
 
@@ -157,6 +158,20 @@ CASES = {
     "rational 1 x 128x16 at 53 bits": (BOUND, lambda: _stack(128, 16, 1, rational=True), 53),
     "rational 1 x 64x64 at 500 bits": (BOUND, lambda: _stack(64, 64, 1, rational=True), 500),
     "rational 2 x 32x16 at 4000 bits": (BOUND, lambda: _stack(32, 16, 2, rational=True), 4000),
+    # thin heads alone (W_Q, W_K of d x d_k): their scores (X W_Q)(X W_K)^T, 2 n d d_k + n^2 d_k; rational: the tokens,
+    # W_Q and W_K stated as non-dyadic rationals (the most a certificate can make them cost)
+    "thin 1 x 64x256 d_k 16 at 53 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 53),
+    "thin rational 1 x 64x256 d_k 16 at 53 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 53),
+    "thin 1 x 64x256 d_k 16 at 106 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 106),
+    "thin rational 1 x 64x256 d_k 16 at 106 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 106),
+    "thin 1 x 64x256 d_k 16 at 424 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 424),
+    "thin rational 1 x 64x256 d_k 16 at 424 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 424),
+    "thin 1 x 128x384 d_k 32 at 53 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 53),
+    "thin rational 1 x 128x384 d_k 32 at 53 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 53),
+    "thin 1 x 128x384 d_k 32 at 106 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 106),
+    "thin rational 1 x 128x384 d_k 32 at 106 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 106),
+    "thin 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 424),
+    "thin rational 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 424),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -177,6 +192,12 @@ LONG = {
     "global 256x768": ("collapse.global", lambda: _draw(256, 768)),
     "global 256x768 d_k 64 at 424 bits": ("collapse.global", lambda: _draw(256, 768, 64), 424),
     "global 128x384 d_k 32 at 4000 bits": ("collapse.global", lambda: _draw(128, 384, 32), 4000),
+    "thin 1 x 256x768 d_k 64 at 53 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 53),
+    "thin rational 1 x 256x768 d_k 64 at 53 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 53),
+    "thin 1 x 256x768 d_k 64 at 106 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 106),
+    "thin rational 1 x 256x768 d_k 64 at 106 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 106),
+    "thin 1 x 256x768 d_k 64 at 424 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 424),
+    "thin rational 1 x 256x768 d_k 64 at 424 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 424),
     "ffn.lipschitz 64x64 at 4000 bits": ("ffn.lipschitz", lambda: _draw(64, 64, ffn="gelu"), 4000),
     "value.bounded 16x16 at 65536 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9),
                                           1 << 16),

@@ -65,21 +65,23 @@ def norm_work(d: int, thin: int = 0) -> int:
 
 VALUE_CUBES, VALUE_WEIGHT = 5, 46  # a value matrix V: its norm or powers' (d^3 each) and entries, as certify's
 LAYERNORM = 4 * ENTRY  # LayerNorm's Python an entry of the tokens (twice at most, and its rows), as certify's
-FULL_TOKENS, PAIRS = 6, 6  # n^2 d products more on full-precision tokens; P's Python (ENTRY each), as certify's
+FULL_TOKENS, PAIRS = 3, 6  # the tokens' products counted 3 times (full precision); P's Python, as certify's
 WINDOW_FULL = 4  # a window's product of attention matrices: both factors at the full precision, as certify's
 
 
 def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False,
                 layernorm: bool = False) -> tuple[int, int]:
     """One layer step at 53 bits as (its Python, the same at any precision; its arithmetic, cost() times as much at
-    other precisions), as step_parts: the products (scores, P X and a diameter's Gram matrix, n^2 d each; the weights,
-    n d^2; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d witnesses), PRODUCTS a unit,
-    an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
+    other precisions), as step_parts: the products (scores, X A X^T or a thin head's (X W_Q)(X W_K)^T; P X and a
+    Gram matrix, n^2 d each; the norms; an FFN's, 2 n d h, and its weights' norms through h x h and d x d), PRODUCTS a
+    unit, an exp an entry of P (ENTRY) and the GELUs; the Python: the entries read and listed (ENTRY), a weight's as a
     step's (STEP_WEIGHT: at 53 bits a value layer's forced recomputations took 2 to 3 times their price without it)
     and the step's own LAYER; a value matrix's P X V^T, n d^2, and VALUE_CUBES and VALUE_WEIGHT; LayerNorm's, 2 an
     entry of the tokens (arithmetic) and LAYERNORM (Python).  Each layer's tokens at the full precision (stated as
-    text in the first): FULL_TOKENS n^2 d more, P's exps twice; P's Python (rows, diameters' pairs) PAIRS ENTRY."""
-    products = (3 + FULL_TOKENS) * n * n * d + n * d * d + norm_work(d, thin) + value * (n * d * d + VALUE_CUBES * d ** 3)
+    text in the first): their products FULL_TOKENS times, P's exps twice; P's Python (diameters' pairs) PAIRS ENTRY."""
+    tokens, weights = (2 * n * d * thin + n * n * thin, 0) if 0 < thin < d else (n * n * d, n * d * d)  # certify's
+    products = (FULL_TOKENS * (tokens + 2 * n * n * d) + weights + norm_work(d, thin)  # score_products: the scores'
+                + value * (n * d * d + VALUE_CUBES * d ** 3))  # products on the tokens and by a weight
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
     python = (ENTRY * (PAIRS * n * n + n * d) + STEP_WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value

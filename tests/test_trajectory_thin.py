@@ -123,8 +123,9 @@ def test_a_bert_base_sized_head_is_priced_through_its_reduction():
     """256 tokens of 768 dimensions, d_k = 64: a certificate of every D_t through 6 layers at 53 bits fits the
     default limits (its a through the 64 x 64 reduction; through 3 while every step was priced as a layer with
     its norm, which a step never computes, and its Python by cost()); priced through the 768 x 768 A, as a
-    rank-deficient W_K is, it costs the configured layer's d x d norm more, its steps the same (each forms
-    W_Q W_K^T whatever the route), at the curves' precision (the checker's estimate alone: no run)."""
+    rank-deficient W_K is, it costs the configured layer's d x d norm and X A X^T's scores more, its steps the
+    same (each forms W_Q W_K^T whatever the route), at the curves' precision (the checker's estimate alone: no
+    run)."""
     from certify_checker import limits as checker_limits
 
     head, T = thin_head(n=256, d=768, d_k=64), 6

@@ -171,12 +171,25 @@ VALUE_WEIGHT = 2 * WEIGHT + 2 * ENTRY
 LAYERNORM = 4 * ENTRY
 # Every layer's tokens at the full precision: a layer after the first has them (the one before made them), and so
 # has the first where the tokens are stated as text, or with LayerNorm.  Binary64 tokens keep the scores, P X and a
-# diameter's Gram matrix short; full-precision ones make them 2 to 4 times as costly (FULL_TOKENS n^2 d products
-# more) and the scores' exps costlier (ENTRY an entry of P more).  Priced on binary64 tokens, a forced verify of a
-# bound on 2 value layers of 64 x 16 at 500 bits took 1.33 times its price, on 2 layers of 32 x 16 whose tokens and A
-# are stated as non-dyadic rationals at 4000 bits 1.67 times, one such layer of 64 x 64 at 500 bits 1.5 times
-# (`python -m benchmarks.limits`, the stack and rational rows).
-FULL_TOKENS = 6
+# diameter's Gram matrix short; full-precision ones make each of these products 2 to 4 times as costly (counted
+# FULL_TOKENS times) and the scores' exps costlier (ENTRY an entry of P more).  Priced on binary64 tokens, a forced
+# verify of a bound on 2 value layers of 64 x 16 at 500 bits took 1.33 times its price, on 2 layers of 32 x 16 whose
+# tokens and A are stated as non-dyadic rationals at 4000 bits 1.67 times, one such layer of 64 x 64 at 500 bits 1.5
+# times (`python -m benchmarks.limits`, the stack and rational rows).
+FULL_TOKENS = 3
+
+
+def score_products(n: int, d: int, thin: int = 0) -> tuple[int, int]:
+    """The multiply-adds of a layer's scores as (those on the tokens, counted FULL_TOKENS times; those of the tokens by
+    a weight, once): X A X^T, (n^2 d, n d^2); a thin head alone's (thin = d_k < d: W_Q, W_K of d x d_k, no A)
+    (X W_Q)(X W_K)^T, whose both products take the tokens, (2 n d d_k + n^2 d_k, 0).  Priced as X A X^T, a thin
+    head's forced verify at 64 x 256 to 256 x 768, 53 to 424 bits, read 5.9 to 11 times its CPU on binary64 tokens
+    and 1.8 to 4.3 times on tokens, W_Q and W_K stated as non-dyadic rationals; so priced, 4.0 to 7.7 and 1.3 to 3.0
+    (`python -m benchmarks.limits`, the thin rows).  As certify_checker.limits.layer_parts' (a test keeps the two
+    equal)."""
+    return (2 * n * d * thin + n * n * thin, 0) if 0 < thin < d else (n * n * d, n * d * d)
+
+
 # The Python of an entry of P, each pass (ENTRY each): the scores' rows read, P's made (a shift, an exp, a division)
 # and listed, and the diameters of the layer's input and output, their n^2 / 2 pairs each read and compared (about
 # 1.5 us a pair): PAIRS ENTRY an entry (2 ENTRY left a 128 x 16 layer's forced verify at 0.66 of its price at 53 bits,
@@ -187,15 +200,16 @@ PAIRS = 6
 def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False,
                 layernorm: bool = False) -> tuple[int, int]:
     """The work of one layer at 53 bits as (its Python, the same at any precision; its arithmetic, which costs cost()
-    times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores and P X, n^2 d each, and
-    a diameter's Gram matrix, on full-precision tokens: FULL_TOKENS n^2 d more; the weights, n d^2; the norms,
-    norm_count; an FFN's products, 2 n d h, and its weights' norms through h x h and d x d witnesses; a value matrix's,
-    VALUE_CUBES), the exps of P (2 ENTRY an entry, their arguments at the full precision), the GELUs and LayerNorm's
-    operations (2 an entry of the tokens); its ball operations made from Python (PAIRS ENTRY an entry of P, ENTRY an
-    entry of the tokens and the norms' sums; WEIGHT an entry of a weight, VALUE_WEIGHT of V, LAYERNORM of the tokens
-    with LayerNorm) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
+    times as much at other precisions): its arb_mat products, PRODUCTS to a unit (the scores, score_products, P X and a
+    diameter's Gram matrix, n^2 d each, those on the tokens counted FULL_TOKENS times as on full-precision ones; the
+    norms, norm_count; an FFN's products, 2 n d h, and its weights' norms through h x h and d x d witnesses; a value
+    matrix's, VALUE_CUBES), the exps of P (2 ENTRY an entry, their arguments at the full precision), the GELUs and
+    LayerNorm's operations (2 an entry of the tokens); its ball operations made from Python (PAIRS ENTRY an entry of P,
+    ENTRY an entry of the tokens and the norms' sums; WEIGHT an entry of a weight, VALUE_WEIGHT of V, LAYERNORM of the
+    tokens with LayerNorm) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
     certify_checker.limits.layer_parts (a test keeps the two equal)."""
-    products = ((3 + FULL_TOKENS) * n * n * d + n * d * d + norm_count(d, thin)
+    tokens, weights = score_products(n, d, thin)
+    products = (FULL_TOKENS * (tokens + 2 * n * n * d) + weights + norm_count(d, thin)
                 + value * (n * d * d + VALUE_CUBES * d ** 3))
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
