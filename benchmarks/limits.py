@@ -103,6 +103,7 @@ CASES = {
     "global 32x64": ("collapse.global", lambda: _draw(32, 64)),
     "global 64x128": ("collapse.global", lambda: _draw(64, 128)),
     "global 128x384": ("collapse.global", lambda: _draw(128, 384)),
+    "global thin 8x257 d_k 256": ("collapse.global", lambda: _draw(8, 257, 256)),  # the reduction's k^3 / 6 Python
     "global 64x128 at 1024 bits": ("collapse.global", lambda: _draw(64, 128), 1024),
     "global 64x128 at 4096 bits": ("collapse.global", lambda: _draw(64, 128), 4096),
     "global 16x16 at 65536 bits": ("collapse.global", lambda: _draw(16, 16), 1 << 16),

@@ -127,8 +127,10 @@ def norm_count(d: int, thin: int = 0) -> int:
     witnesses are square on their smaller side, hidden x hidden never: certify.core.spectral); for a
     thin head alone (thin = d_k < d: W_Q, W_K of d x d_k, no A, V nor FFN, its witness d_k x d_k) the Grams of
     W_Q and W_K, W_Q W_K^T where a trajectory forms it (3 d^2 d_k) and the d_k x d_k reduction of
-    certify.core.thin_norm (8 d_k^3), at most the d x d route's."""
-    return min(3 * d * d * thin + 8 * thin ** 3, 4 * d ** 3) if 0 < thin < d else 4 * d ** 3
+    certify.core.thin_norm (8 d_k^3), more than the d x d route's for d_k above about 0.57 d: the reduction is taken
+    wherever W_K reduces, and capped at the d x d route's price, a head of 8 x 257 with d_k = 256 took 2.3 times its
+    price in a forced verify (with the reduction's Cholesky, CHOLESKY)."""
+    return 3 * d * d * thin + 8 * thin ** 3 if 0 < thin < d else 4 * d ** 3
 
 
 def thin_width(d: int, widths: set) -> int:
@@ -148,6 +150,10 @@ WEIGHT = 20  # units of the Python of an entry of a weight (read, formed: certif
 # its own by rounding (certify_checker.exact.ESCALATION; a test keeps the two equal): `check` confirms every
 # certificate it writes, so its estimate prices those recomputations too.
 ESCALATION = (2, 4)
+
+# The reduction's Cholesky of W_K^T W_K (certify.core.thin_norm.cholesky_upper; the checker's norms.cholesky_upper):
+# d_k^3 / 6 multiply-adds of balls made from Python, CHOLESKY units each (about 0.35 us at 53 bits).
+CHOLESKY = ENTRY
 
 
 def cost(bits: int) -> int:
@@ -206,7 +212,7 @@ def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = Fa
     matrix's, VALUE_CUBES), the exps of P (2 ENTRY an entry, their arguments at the full precision), the GELUs and
     LayerNorm's operations (2 an entry of the tokens); its ball operations made from Python (PAIRS ENTRY an entry of P,
     ENTRY an entry of the tokens and the norms' sums; WEIGHT an entry of a weight, VALUE_WEIGHT of V, LAYERNORM of the
-    tokens with LayerNorm) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
+    tokens with LayerNorm, CHOLESKY a multiply-add of a thin head's reduction) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
     certify_checker.limits.layer_parts (a test keeps the two equal)."""
     tokens, weights = score_products(n, d, thin)
     products = (FULL_TOKENS * (tokens + 2 * n * n * d) + weights + norm_count(d, thin)
@@ -214,7 +220,7 @@ def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = Fa
     if hidden:
         products += 2 * n * d * hidden + 2 * d * hidden * (d + hidden) + d ** 3 + hidden ** 3
     python = (ENTRY * (PAIRS * n * n + n * d) + WEIGHT * (d * d + 2 * d * hidden) + LAYER + VALUE_WEIGHT * d * d * value
-              + LAYERNORM * n * d * layernorm)
+              + LAYERNORM * n * d * layernorm + (CHOLESKY * thin ** 3 // 6 if 0 < thin < d else 0))
     return python, products // PRODUCTS + 2 * ENTRY * n * n + GELU * n * hidden + 2 * n * d * layernorm
 
 
