@@ -21,7 +21,9 @@ The stack rows (a bound on every layer, `certify check --bound`) time their forc
 Python's start; their "rational" rows state the tokens and A (or W_Q) as non-dyadic rationals, at the full precision in
 every layer, the most a certificate's first layer can cost (1.1 to 1.3 * 10^7 a second forced, where binary64 tokens
 read 1.5 to 2.6 * 10^7); the thin rows, a thin head alone of 64 x 256 to 256 x 768 (the longest with --long), state
-W_Q and W_K so too in their rational form (1.3 to 3.0 * 10^7 a second forced, binary64 tokens 4 to 7.7 * 10^7).
+W_Q and W_K so too in their rational form (1.3 to 3.0 * 10^7 a second forced, binary64 tokens 4 to 7.7 * 10^7); the
+"texts" rows state every number as text (p/q of 4300-digit parts, 8 digits times 10^-3500, k/3), priced by
+certify_checker.schema.reading (5 to 9 * 10^7 a second forced, 3 * 10^4 to 3.6 * 10^7 before it).
 The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
 minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
 minutes), 3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at
@@ -53,8 +55,9 @@ import numpy as np
 
 import certify_checker
 from certify import claims, engine
-from certify.engine.decide import window_sizes
-from certify_checker import schema
+from certify.engine import certificate
+from certify.engine.decide import text_reading, window_sizes
+from certify_checker import inequality as checker_inequality, schema
 from certify_checker import trajectory as checker_trajectory
 from certify.core import config, limits
 from certify.search import samplers
@@ -92,6 +95,21 @@ def _stack(n: int, d: int, layers: int, d_k: int = 0, rational: bool = False, **
                 layer[key] = [[third(x) for x in row] for row in layer[key]]
     X = [[third(x) for x in row] for row in drawn[0]["X"]] if rational else drawn[0]["X"]
     return {"X": X, "layers": stack}
+
+
+def _texts(n: int, d: int, layers: int, d_k: int, text: str) -> dict:
+    """A stack of heads W_Q, W_K (d_k columns) whose tokens and weights are all stated as text of one form: "pq", a
+    p/q of two 4300-digit parts (the most Python reads); "decimal", 8 digits times 10^-3500 (its certificate states
+    them so: run restates the inputs as given); "third", k/3 (a short p/q)."""
+    rng = np.random.default_rng(0)
+    def number(i: int) -> str:
+        if text == "pq":
+            return f"{rng.integers(1, 10)}{''.join(map(str, rng.integers(0, 10, 4299)))}/{7 * 10**4299 + i}"
+        return f"{rng.integers(10**7, 10**8)}e-3500" if text == "decimal" else f"{rng.integers(1, 30)}/3"
+    count = iter(range(1 << 30))
+    matrix = lambda rows, cols: [[number(next(count)) for _ in range(cols)] for _ in range(rows)]
+    return {"X": matrix(n, d), "layers": [{"W_Q": matrix(d, d_k), "W_K": matrix(d, d_k), "d_k": d_k}
+                                          for _ in range(layers)], "stated": text == "decimal"}
 
 
 BOUND = "bound:2*D + 1"  # a bound checked at every layer of a stack (`certify check --bound`)
@@ -173,6 +191,14 @@ CASES = {
     "thin rational 1 x 128x384 d_k 32 at 106 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 106),
     "thin 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 424),
     "thin rational 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 424),
+    "rational 1 x 64x128 at 53 bits": (BOUND, lambda: _stack(64, 128, 1, rational=True), 53),
+    # numbers stated as text (certify_checker.schema.reading), each read up to three times a pass
+    "texts p/q 4300 8 x 4x16 d_k 15 at 53 bits": (BOUND, lambda: _texts(4, 16, 8, 15, "pq"), 53),
+    "texts p/q 4300 2 x 4x16 d_k 15 at 4000 bits": (BOUND, lambda: _texts(4, 16, 2, 15, "pq"), 4000),
+    "texts 8e-3500 8 x 4x16 d_k 15 at 53 bits": (BOUND, lambda: _texts(4, 16, 8, 15, "decimal"), 53),
+    "texts 8e-3500 4 x 4x16 d_k 15 at 4000 bits": (BOUND, lambda: _texts(4, 16, 4, 15, "decimal"), 4000),
+    "texts 1/3 8 x 8x16 d_k 15 at 53 bits": (BOUND, lambda: _texts(8, 16, 8, 15, "third"), 53),
+    "texts 1/3 8 x 8x16 d_k 15 at 4000 bits": (BOUND, lambda: _texts(8, 16, 8, 15, "third"), 4000),
     "global 128x384 d_k 32": ("collapse.global", lambda: _draw(128, 384, 32)),
     "global 256x768 d_k 64": ("collapse.global", lambda: _draw(256, 768, 64)),
     "causal dobrushin 64x128": ("collapse.dobrushin", lambda: _draw(64, 128, mask="causal")),
@@ -272,6 +298,7 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     """A case's row; bits: the check starts there (certify.engine.check's start_prec, which no command takes), in
     this process, its CPU time counted without Python's start."""
     data = draw()
+    stated = data.pop("stated", False)  # the certificate restated with the inputs as the configuration gives them
     source = folder / "config.json"
     source.write_text(json.dumps(data))
     if bits:
@@ -291,6 +318,10 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     if not cert_path.exists():
         return f"{name:34s} no certificate (exit {code})"
     cert = json.loads(cert_path.read_text())
+    if stated:
+        cert["inputs"] = data
+        cert["inputs_sha256"] = checker_inequality.digest(cert)
+        cert_path.write_text(json.dumps(cert))
     verify_cpu, verified = _cpu(["verify", str(cert_path), *WIDE])
     forced_cpu = None
     if moved := missing_by_rounding(cert):
@@ -311,7 +342,8 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
         bound = claim.startswith("bound:")  # no tau, no windows
         uses_tau = not bound and any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
         estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.layernorm,
-                               (0, 0) if bound else window_sizes(case, claims.get(claim)))
+                               (0, 0) if bound else window_sizes(case, claims.get(claim))) + certificate.text_work(
+            text_reading(case), cert["precision"])
     bits = cert["precision"]
     return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
             f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"

@@ -68,14 +68,21 @@ def _ball_of_text(text: str, precision: int) -> arb:
     return _ball(text)
 
 
+def binary64(text: str) -> float | None:
+    """The binary64 value of a text that is its canonical hex float (float.hex's spelling, as certify writes a scalar
+    binary64), read in one step as an entry is; else None (read exactly by rational)."""
+    if text[:3] not in ("0x1", "-0x"):
+        return None
+    try:
+        value = float.fromhex(text)
+    except (OverflowError, ValueError):  # beyond binary64, or not float.hex's: read exactly, or refused, by rational
+        return None
+    return value if value.hex() == text else None
+
+
 def _ball(text) -> arb:
-    if isinstance(text, str) and text[:3] in ("0x1", "-0x"):
-        try:
-            value = float.fromhex(text)
-        except OverflowError:  # beyond binary64: read exactly below
-            value = None
-        if value is not None and value.hex() == text:  # the canonical text of a binary64 value: arb holds it exactly
-            return arb(value)
+    if isinstance(text, str) and (value := binary64(text)) is not None:  # arb holds it exactly
+        return arb(value)
     q = rational(text)
     return arb(q.numerator) if q.denominator == 1 else arb(fmpq(q.numerator, q.denominator))
 

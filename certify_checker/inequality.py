@@ -21,7 +21,7 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
-from certify_checker.limits import ENTRY, passes, window_parts
+from certify_checker.limits import ENTRY, limbs, passes, window_parts
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -279,12 +279,31 @@ COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 TAU_CLAIMS = {claim for claim, (_, _, pairs) in CLAIMS.items() if any("tau" in side for pair in pairs for side in pair)}
 
 
+TEXT_READS = 3  # the most a pass reads one number (W_K: the scores, the norm and a window's theory bound)
+
+
 def work(cert: dict) -> int:
-    """The work beyond certify_checker.limits' estimate per layer (in its units): for a claim that compares tau, its
-    minima of n^3 / 2 pairs of entries each layer (20 s a layer at 512 tokens), ENTRY units each; for a claim of
-    windows, each window's (limits.window_parts: its product of k attention matrices, n^3 each, grows with the radius
-    of the mask, windowed.graph); each at the precision and at each ESCALATION of it (limits.passes, as the layers).
-    0 when malformed (verify judges)."""
+    """The work beyond certify_checker.limits' estimate per layer (in its units): reading the numbers stated as text
+    (schema.reading), TEXT_READS times a pass (8000-digit weights took 290 times the estimate without it); for a claim
+    that compares tau, its minima of n^3 / 2 pairs of entries each layer (20 s a layer at 512 tokens), ENTRY units each;
+    for a claim of windows, each window's (limits.window_parts: its product of k attention matrices, n^3 each, grows
+    with the radius of the mask, windowed.graph); each at the precision and at each ESCALATION of it (limits.passes, as
+    the layers).  0 when malformed (verify judges)."""
+    bits = cert.get("precision")
+    if type(bits) is not int:
+        return 0
+    return text_work(schema.reading([cert.get("inputs"), cert.get("witness")]), bits) + _claim_work(cert)
+
+
+def text_work(reading: tuple[int, int], bits: int) -> int:
+    """work's part of reading the texts (schema.reading's units and count) at the precision and at each ESCALATION
+    of it: also the engine's price of them (certify.engine.certificate.text_work), one formula for both."""
+    units, texts = reading
+    return TEXT_READS * ((1 + len(ESCALATION)) * units + texts * sum(limbs(f * bits) for f in (1, *ESCALATION)))
+
+
+def _claim_work(cert: dict) -> int:
+    """work's part of tau or the windows."""
     try:
         X, layers, bits = cert["inputs"]["X"], cert["inputs"]["layers"], cert["precision"]
         n = X["shape"][0] if isinstance(X, dict) else len(X)

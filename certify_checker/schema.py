@@ -14,7 +14,7 @@ import struct
 
 from flint import fmpq
 
-from certify_checker.exact import rational
+from certify_checker.exact import binary64, rational
 
 TOP_KEYS = {"X", "layers", "name", "description"}
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
@@ -108,6 +108,28 @@ def problem(inputs) -> str | None:
         if not well_formed:
             return f"layer {t} is not a well-formed layer on {n} tokens of dimension {d}"
     return None
+
+
+# Reading a number stated as text (exact.ball: Fraction's parse, its power of 10 or 2, a division at the precision)
+# costs by its length and its exponent, not as an entry: measured at 53 bits, in work units, 27 for "123456", 300 for
+# "12345678e-3500", 7000 for p/q of 4300 digits each; at 65536 bits 85 for "1/3", 1350 for "12345678e-3500".
+TEXT = 32  # units a text, beyond 2 a character, its exponent's (a quarter of a unit a decimal, a sixteenth a binary)
+
+
+def reading(value, key: str | None = None) -> tuple[int, int]:
+    """(the work units of reading once every number stated as text in value under a key of NUMBERS, or a witness's
+    basis and top, at 53 bits; how many there are: each costs a unit a limb of the precision more, its division)."""
+    if isinstance(value, (dict, list)):
+        parts = [reading(v, k) for k, v in value.items()] if isinstance(value, dict) else [
+            reading(v, key) for v in value if isinstance(v, (str, dict, list))]
+        return sum(units for units, _ in parts), sum(count for _, count in parts)
+    if not isinstance(value, str) or key not in NUMBERS | {"basis", "top"} or binary64(value) is not None:
+        return 0, 0  # a binary64's hex text (certify's beta, biases) is read as an entry, priced as one
+    text = value.rstrip().lower()
+    at = max(text.rfind("e"), text.rfind("p"))  # an exponent's digits, beyond the cap when more than 6 (refused)
+    digits = text[at + 1:].lstrip("+-").lstrip("0") if at >= 0 else ""
+    power = min(int(digits[:6]), 16000) // (4 if text[at] == "e" else 16) if digits.isascii() and digits.isdigit() else 0
+    return TEXT + 2 * len(value) + power, 1
 
 
 def exact(value, key: str | None = None):

@@ -37,6 +37,7 @@ from certify_checker import bound as checker_bound
 from certify_checker import counterexample as checker_counterexample
 from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
+from certify_checker import schema as checker_schema
 from certify_checker import trajectory as checker_trajectory
 
 QUICK = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
@@ -681,8 +682,9 @@ def test_a_trajectory_is_held_to_the_limits_over_all_its_steps(tmp_path):
     assert python >= 3 ** 3 // 2 * checker_limits.ENTRY  # tau's terms
     priced = [checker_limits.cost(b) + checker_limits.cost(2 * b) for b in (128, 74)]
     steps, curves = 1001 * (2 * python + arithmetic * priced[0]), 1001 * checker_trajectory.CURVE_WORK * priced[1]
-    assert checker_trajectory.work(trajectory(1000)) == steps + curves
-    assert checker.verify(trajectory(1000), checker.Limits(work=steps + curves)).refused
+    read = checker_schema.reading(trajectory(1000)["inputs"])[0]  # its texts read once (schema.exact)
+    assert read > 0 and checker_trajectory.work(trajectory(1000)) == steps + curves + read
+    assert checker.verify(trajectory(1000), checker.Limits(work=steps + curves + read)).refused
 
 
 def test_the_work_of_tau_counts_in_the_checkers_estimate():
@@ -691,11 +693,12 @@ def test_the_work_of_tau_counts_in_the_checkers_estimate():
     rng = random.Random(8)
     X = [[str(rng.randint(-9, 9))] for _ in range(40)]
     cert = engine.check({"X": X, "layers": [{"A": [["1/3"]]}] * 2}, claim="collapse.dobrushin").certificate
-    tau = checker_inequality.work(cert)
+    texts = checker_inequality.text_work(checker_schema.reading([cert["inputs"], cert["witness"]]), cert["precision"])
+    tau = checker_inequality.work(cert) - texts  # beside reading its texts
     passes = sum(checker_limits.cost(f * cert["precision"]) for f in (1, *checker_inequality.ESCALATION))
     assert tau == 2 * 40 ** 3 // 2 * checker_limits.ENTRY * passes and checker.verify(cert).ok
-    assert checker.verify(cert, checker.Limits(work=tau)).refused  # the layers' own work comes on top
-    assert checker_inequality.work({**cert, "claim": "collapse.global"}) == 0
+    assert checker.verify(cert, checker.Limits(work=tau + texts)).refused  # the layers' own work comes on top
+    assert checker_inequality.work({**cert, "claim": "collapse.global"}) == texts
 
 
 def test_precision_escalation_stops_at_the_memory_limit(tmp_path):

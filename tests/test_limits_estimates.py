@@ -19,7 +19,8 @@ from certify.core import config, limits
 from certify.search import samplers
 from certify.suite import wu_cases
 from certify.engine import check
-from certify.engine.decide import window_sizes
+from certify.engine import certificate
+from certify.engine.decide import text_reading, window_sizes
 from certify_checker import inequality as checker_inequality
 from certify_checker import limits as checker_limits
 from certify_checker import schema as checker_schema
@@ -223,9 +224,10 @@ def test_what_check_admits_at_its_least_limit_the_checker_admits(claim_id, data)
     (test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certificate)."""
     case = config.load(data)
     tau, window = _uses_tau(claim_id), window_sizes(case, claims.get(claim_id))
-    least = limits.work(*case.sizes(), 53, case.thin, tau, case.value, case.layernorm, window)
+    texts = certificate.text_work(text_reading(case), 53)  # what reading its texts costs the checker (LayerNorm's eps)
+    least = limits.work(*case.sizes(), 53, case.thin, tau, case.value, case.layernorm, window) + texts
     assert limits.resource_problem(*case.sizes(), 53, limits.Limits(work=least - 1), tau, case.thin, case.value,
-                                   case.layernorm, window)
+                                   case.layernorm, window, texts)
     result = check(data, claim_id, limits=limits.Limits(work=least))
     assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
     assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
@@ -267,14 +269,15 @@ def test_layernorm_and_a_claims_windows_are_priced_by_both_from_the_configuratio
     assert layers > _checker_work(*case.sizes(), cert["precision"], case.thin, value=True)
     python, arithmetic = checker_limits.window_parts(case.n, case.d, k)
     windows = count * (3 * python + arithmetic * checker_limits.passes(cert["precision"], checker_inequality.ESCALATION))
-    assert checker_inequality.work(cert) == windows
-    assert _least_work(cert) == layers + windows
+    texts = certificate.text_work(text_reading(case), cert["precision"])  # LayerNorm's eps, a text
+    assert checker_inequality.work(cert) == windows + texts
+    assert _least_work(cert) == layers + windows + texts
     assert limits.work(*case.sizes(), cert["precision"], case.thin, False, True, True, (count, k)) > layers + windows
     causal = {**cert, "inputs": {**cert["inputs"], "layers": [{**layer, "mask": wu_cases.named_mask("causal", 8)}
                                                               for layer in cert["inputs"]["layers"]]}}
     python, arithmetic = checker_limits.window_parts(case.n, case.d, 2)  # radius 1: 8 windows of 2 layers
     assert checker_inequality.work(causal) == 8 * (3 * python + arithmetic * checker_limits.passes(
-        cert["precision"], checker_inequality.ESCALATION))
+        cert["precision"], checker_inequality.ESCALATION)) + texts
     least = limits.work(*case.sizes(), 53, case.thin, value=True, layernorm=True)  # refused before parsing below it
     with pytest.raises(config.BadInput, match="work"):
         config.load(data, limits.Limits(work=least - 1))

@@ -283,14 +283,16 @@ def size(count: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
                      uses_tau: bool = False, thin: int = 0, value: bool = False, layernorm: bool = False,
-                     window: tuple[int, int] = (0, 0)) -> str | None:
+                     window: tuple[int, int] = (0, 0), texts: int = 0) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
-    function of its arguments, remembered: every check of a campaign asks it for each precision)."""
+    function of its arguments, remembered: every check of a campaign asks it for each precision); texts: the work
+    of reading the numbers its certificate states as text, added to work()'s (the checker's own price of them, at
+    this precision: certify.engine.certificate.text_work)."""
     memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window)
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window) + texts
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

@@ -38,6 +38,7 @@ from typing import Callable
 from flint import arb, ctx
 
 import certify_checker
+import certify_checker.schema
 import certify_checker.trajectory
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
@@ -204,6 +205,18 @@ def checker_limit(cert: dict, limits: Limits = DEFAULT, priced: int | None = Non
             stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(limits, name):.3g}"
             return f"the checker's {name} limit {stated}: raise it with --limit {name}=N, here and on `certify verify`"
     return f"the checker's limits: {refusal}"
+
+
+def text_reading(inputs: dict) -> tuple[int, int]:
+    """(units, count) of reading the numbers a certificate with these inputs states as text
+    (certify_checker.schema.reading): the engine prices them as the checker does, not by a copy of its formula."""
+    return certify_checker.schema.reading(inputs)
+
+
+def text_work(reading: tuple[int, int], bits: int) -> int:
+    """The checker's work of reading those texts in an inequality certificate at these bits, its recomputations
+    included (certify_checker.inequality.text_work)."""
+    return certify_checker.inequality.text_work(reading, bits)
 
 
 def step_prices(cert: dict) -> Callable[[int], int]:

@@ -313,16 +313,19 @@ class _Plan:
 
 @functools.lru_cache(maxsize=256)
 def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0,
-          value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0)) -> _Plan:
+          value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0),
+          texts: tuple[int, int] = (0, 0)) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
-    checker confirms under them), so --max-prec beyond it rises no higher and says why."""
+    checker confirms under them), so --max-prec beyond it rises no higher and says why.  texts: the numbers the
+    certificate states as text (certificate.text_reading), priced at each precision as the checker prices them."""
     def refusal(precision: int) -> str | None:
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
-        return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window)
+        return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
+                                certificate.text_work(texts, precision) if texts[1] else 0)
 
     refused = refusal(start_prec)
     if refused:
@@ -335,13 +338,20 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
     return _Plan(None, cap, stopped if stopped or top == max_prec else refusal(max_prec))
 
 
+def text_reading(case: config.Case) -> tuple[int, int]:
+    """(units, count) of the numbers the case's certificate states as text (its inputs are config.to_json's: a
+    p/q, an integer or a hex float where a number is not a binary64 of a matrix), as the checker prices them
+    (certificate.text_reading): a configuration of long texts cost the checker hundreds of times the estimate."""
+    return certificate.text_reading(config.to_json(case))
+
+
 def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, start_prec: int = START_PRECISION,
               max_prec: int = DEFAULT_MAX_PRECISION) -> _Plan:
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
     start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
     `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
     plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.layernorm,
-                 window_sizes(case, claim))
+                 window_sizes(case, claim), text_reading(case))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     return plan
