@@ -341,7 +341,7 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
         case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
         bound = claim.startswith("bound:")  # no tau, no windows
         uses_tau = not bound and any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
-        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.layernorm,
+        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.normed,
                                (0, 0) if bound else window_sizes(case, claims.get(claim))) + certificate.text_work(
             text_reading(case), cert["precision"])
     bits = cert["precision"]

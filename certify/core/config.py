@@ -172,7 +172,7 @@ class Case:
         return any(layer.V is not None for layer in self.layers)
 
     @property
-    def layernorm(self) -> bool:
+    def normed(self) -> bool:
         """Whether a layer has LayerNorm, whose operations on the tokens the work estimate prices
         (certify.core.limits.layer_parts)."""
         return any(layer.layernorm is not None for layer in self.layers)

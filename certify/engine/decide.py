@@ -350,7 +350,7 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
     start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
     `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
-    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.layernorm,
+    plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.normed,
                  window_sizes(case, claim), text_reading(case))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
