@@ -79,23 +79,37 @@ def full_rank(rows: list) -> bool:
 
 def nonnegative_cosines(rows: list) -> bool:
     """x_i . x_j >= 0 and x_i . x_i > 0 (a cosine needs nonzero tokens) for rows of fmpq: each sign from the Gram
-    matrix in balls of 128 bits, exactly only where a ball holds 0 (an exact zero always does), on the rows times
-    their denominators' lcm (in fmpq, a gcd a step, 32 orthogonal tokens of 3500-digit fractions took 4.5 s)."""
+    matrix in balls of 128 bits, exactly (_dot) only where a ball holds 0, as an exact zero's always does."""
     with ctx.workprec(128):
         balls = arb_mat([[arb(v) for v in row] for row in rows])
         gram = balls * balls.transpose()
     cleared = functools.cache(lambda i: _cleared(rows[i]))
     for i, j in ((i, j) for i in range(len(rows)) for j in range(i, len(rows))):
         if not (gram[i, j] > 0 or (i != j and gram[i, j] >= 0)):  # a ball's comparison: for every point
-            value = fmpz(-1) if gram[i, j] < 0 else sum((a * b for a, b in zip(cleared(i), cleared(j))), fmpz(0))
+            value = fmpz(-1) if gram[i, j] < 0 else _dot(rows, cleared, i, j)
             if value < 0 or (i == j and value == 0):
                 return False
     return True
 
 
-def _cleared(row: list) -> list:
-    """The row times its denominators' lcm (positive): integers, products of the same signs."""
-    lcm = functools.reduce(lambda m, v: m.lcm(v.q), row, fmpz(1))
+def _dot(rows: list, cleared, i: int, j: int):
+    """x_i . x_j exactly, up to a positive factor: on the rows times their denominators' lcm when both have one (32
+    orthogonal tokens of 3500-digit fractions sharing factors: 0.14 s, in fmpq 4.8 s), else the products in fmpq
+    summed pairwise (2 tokens of d = 256 fractions of distinct 4000-digit q: 9 s on the rows cleared, 0.07 s so)."""
+    if cleared(i) is not None and cleared(j) is not None:
+        return sum((a * b for a, b in zip(cleared(i), cleared(j))), fmpz(0))
+    terms = [a * b for a, b in zip(rows[i], rows[j])]
+    while len(terms) > 1:
+        terms = [a + b for a, b in zip(terms[::2], terms[1::2])] + terms[len(terms) & ~1:]
+    return sum(terms, fmpq(0))
+
+
+def _cleared(row: list) -> list | None:
+    """The row times its denominators' lcm (positive), or None once that passes 4 times their largest one's bits."""
+    most, lcm = 4 * max(v.q.bit_length() for v in row), fmpz(1)
+    for v in row:
+        if (lcm := lcm.lcm(v.q)).bit_length() > most:
+            return None
     return [v.p * (lcm // v.q) for v in row]
 
 

@@ -332,6 +332,14 @@ def test_both_sides_cosine_signs_agree_with_python_fractions_exact_zeros_and_nea
     for rows, expected in ((tiny, False), (orthogonal, True), ([orthogonal[0], [-big[0], 0]], False)):
         assert wu.nonnegative_cosines(rows) == expected
         assert windowed.nonnegative_cosines(windowed.rationals([[str(v) for v in row] for row in rows])) == expected
+    import time  # an exact zero over d = 256 distinct 4000-digit denominators: 9 s on rows cleared by their lcm
+    u = [Fraction(rng.randrange(10**3999, 10**4000), rng.randrange(10**3999, 10**4000)) for _ in range(256)]
+    pair = [u, [w for k in range(0, 256, 2) for w in (-u[k + 1], u[k])]]  # (a, b) -> (-b, a): u . Ju = 0
+    started = time.process_time()
+    assert wu.nonnegative_cosines(pair) and windowed.nonnegative_cosines(windowed.rationals(pair))
+    pair[1][0] = Fraction(-u[1].numerator - 1, u[1].denominator)  # u . Ju about -10^-4000: the balls hold 0
+    assert not wu.nonnegative_cosines(pair) and not windowed.nonnegative_cosines(windowed.rationals(pair))
+    assert time.process_time() - started < 4
 
 
 def test_ln_collapse_on_16_x_16_tokens_of_4000_digit_fractions_in_seconds(tmp_path):
