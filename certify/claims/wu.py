@@ -2,8 +2,8 @@
 
 Both are checked window by window (scope "window", names in certify.core.windows) on a stack whose
 layers share one mask G; the radius r of G fixes the window length.  Their hypotheses are exact:
-graphs by exact shortest-path search (certify.core.graphs), W_V^T W_V = I, ranks and inner products in
-integers (FLINT).
+graphs by exact shortest-path search (certify.core.graphs), W_V^T W_V = I in integers (FLINT), a full rank
+modulo primes, the inner products' signs in balls and exactly where a ball holds 0.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import functools
 import math
 
 import numpy as np
-from flint import fmpz_mat, nmod_mat
+from flint import arb, arb_mat, ctx, fmpq, fmpz, fmpz_mat, nmod_mat
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.core.config import COMPONENTS, Case
@@ -52,32 +52,32 @@ def masked_pure_attention(case: Case) -> str | None:
     return _radius_windows(case, report, report.radius, 0)
 
 
-# A word-sized prime for ranks modulo p (nmod_mat): a rank modulo a prime never exceeds the rank.
-_PRIME = (1 << 62) - 57
+# Word-sized primes for ranks modulo p (nmod_mat), tried in turn; a prime dividing a denominator is skipped.
+PRIMES = tuple((1 << 62) - c for c in (57, 87, 117, 143, 153, 167))
+TRIES = 3
 
 
-def _integer_rows(rows) -> list[list[int]]:
-    """Each row times the least common multiple of its denominators: integer rows with the same rank
-    and, as each is scaled by a positive number, inner products of the same signs."""
-    rows = rows.array.tolist() if isinstance(rows, Binary64Matrix) else rows  # binary64: no Fractions made
-    out = []
-    for row in rows:
-        pairs = [v.as_integer_ratio() for v in row]
-        scale = math.lcm(*(q for _, q in pairs))
-        out.append([p * (scale // q) for p, q in pairs])
-    return out
+def _ratios(rows) -> list[list[tuple[int, int]]]:
+    """Each entry as (numerator, denominator); binary64 rows without making Fractions."""
+    rows = rows.array.tolist() if isinstance(rows, Binary64Matrix) else rows
+    return [[v.as_integer_ratio() for v in row] for row in rows]
 
 
-def exact_rank(rows) -> int:
-    """The rank over the rationals.  Modulo a prime p the rank can only drop (an r x r minor nonzero mod
-    p is nonzero), so a full rank modulo p is the rank; below it, exact elimination in FLINT decides.
-    (Gaussian elimination in Python fractions took minutes at 32 x 64, FLINT's exact one 25 s at 128 x 384
-    binary64 tokens, the rank modulo p 0.04 s.)"""
-    ints = _integer_rows(rows)
-    full = min(len(ints), len(ints[0]))
-    if nmod_mat(ints, _PRIME).rank() == full:
-        return full
-    return fmpz_mat(ints).rank()
+def full_rank(rows) -> bool:
+    """rank X = N (the N rows, N <= d), shown modulo a prime p: X with each entry a/q replaced by
+    a q^-1 mod p is D X mod p for D the diagonal of the rows' denominators' lcms (each a unit mod p, p
+    dividing no q), and an N x N minor nonzero mod p is nonzero.  False when TRIES primes all give a lower
+    rank: the hypothesis is then not established (never a wrong full rank; the claim only does not apply).
+    (FLINT's exact rank and Gram matrix on integer rows, one common denominator a row, took 3 s at 16 x 16
+    tokens a/q of 4000 digits and 12 s at 24 x 24; its exact elimination 25 s at 128 x 384 binary64 tokens.)"""
+    ratios = _ratios(rows)
+    denominators = {q for row in ratios for _, q in row}  # binary64 tokens have few: one inverse each
+    usable = [p for p in PRIMES if all(q % p for q in denominators)][:TRIES]
+    for p in usable:
+        inverse = {q: pow(q, -1, p) for q in denominators}
+        if nmod_mat([[a * inverse[q] % p for a, q in row] for row in ratios], p).rank() == len(ratios):
+            return True
+    return False
 
 
 def orthogonal(V) -> bool:
@@ -120,24 +120,55 @@ def post_ln_orthogonal(case: Case) -> str | None:
         return reason
     if not report.quasi_strongly_connected:
         return "the mask's graph is not quasi-strongly connected (no token reaches every token)"
-    rank = functools.cache(lambda: exact_rank(case.X))  # once, and only where a hypothesis or the reason reads it
-    if not (report.strongly_connected and case.n <= case.d and rank() == case.n) and not nonnegative_cosines(case.X):
+    full = functools.cache(lambda: case.n <= case.d and full_rank(case.X))  # once, where a hypothesis or reason asks
+    if not (report.strongly_connected and full()) and not nonnegative_cosines(case.X):
         return ("neither hypothesis holds: (strongly connected G, N <= d and full-rank X_0) or "
                 "(all initial cosines >= 0): " + ("G is " + ("" if report.strongly_connected else "not ")
-                                                  + "strongly connected, X_0 has rank "
-                                                  + f"{rank()} with N = {case.n}, d = {case.d}, "
+                                                  + "strongly connected, X_0 "
+                                                  + ("has full rank" if full() else "is not shown to have full rank")
+                                                  + f" with N = {case.n}, d = {case.d}, "
                                                   "and some cosine is negative or undefined (a zero token)"))
     return _radius_windows(case, report, 2 * report.radius, 1)
 
 
 def nonnegative_cosines(X) -> bool:
     """Every cosine cos(x_i, x_k) is defined and >= 0: no token is zero (LN(0) and its cosines are
-    undefined) and x_i . x_k >= 0 for every pair, exactly (the Gram matrix of integer rows, each
-    token scaled by a positive number, in FLINT)."""
-    Z = fmpz_mat(_integer_rows(X))
-    G = Z * Z.transpose()
-    n = len(X)
-    return all(G[i, i] > 0 for i in range(n)) and all(G[i, k] >= 0 for i in range(n) for k in range(i + 1, n))
+    undefined) and x_i . x_k >= 0 for every pair.  Each sign from the Gram matrix in balls of 128 bits
+    (arb_mat: the entries rounded, every product enclosed), and exactly only where the ball holds 0
+    (an exact zero, as orthogonal tokens give, always does), on the tokens times their denominators' lcm
+    (positive) where it stays small, else in fractions summed pairwise.  (In fractions, a gcd at every step,
+    the exact zeros of 32 orthogonal tokens of 3500-digit fractions sharing factors took 4.5 s, 0.14 s cleared;
+    cleared, 2 tokens of d = 256 fractions of distinct 4000-digit q took 9 s, pairwise 0.07 s.)"""
+    ratios = functools.cache(lambda: _ratios(X))  # only where a ball holds 0, or for rational tokens
+    with ctx.workprec(128):  # binary64 entries are balls of radius 0 as they are
+        B = arb_mat(X.array.tolist() if isinstance(X, Binary64Matrix)
+                    else [[arb(fmpq(a, q)) for a, q in row] for row in ratios()])
+        G = B * B.transpose()
+
+    @functools.cache
+    def integers(i: int) -> list | None:
+        """Token i times the lcm of its denominators (products of the same signs), or None past 4 times the
+        largest denominator's bits: distinct denominators, whose lcm grows with d."""
+        lcm, most = fmpz(1), 4 * max(q.bit_length() for _, q in ratios()[i])
+        for _, q in ratios()[i]:
+            if (lcm := lcm.lcm(q)).bit_length() > most:
+                return None
+        return [a * (lcm // q) for a, q in ratios()[i]]
+
+    def sign(i: int, k: int) -> int:
+        if G[i, k] > 0 or G[i, k] < 0:
+            return 1 if G[i, k] > 0 else -1
+        if integers(i) is not None and integers(k) is not None:
+            value = sum((a * b for a, b in zip(integers(i), integers(k))), fmpz(0))
+        else:  # the products' fractions summed pairwise, in log d rounds of balanced sizes
+            terms = [fmpq(a * b, q * r) for (a, q), (b, r) in zip(ratios()[i], ratios()[k])]
+            while len(terms) > 1:
+                terms = [x + y for x, y in zip(terms[::2], terms[1::2])] + terms[len(terms) & ~1:]
+            value = sum(terms, fmpq(0))
+        return (value > 0) - (value < 0)
+
+    n = len(X.array) if isinstance(X, Binary64Matrix) else len(X)
+    return all(sign(i, i) > 0 for i in range(n)) and all(sign(i, k) >= 0 for i in range(n) for k in range(i + 1, n))
 
 
 def theorem1_window(case: Case) -> tuple[int, int, int]:
