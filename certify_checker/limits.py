@@ -14,6 +14,7 @@ earlier ones h x h, which a certificate may still state.  Memory: the same array
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 
@@ -151,6 +152,7 @@ def shape_problem(n: int, d: int, layers: int, hidden: int, precision: int, limi
     return None
 
 
+@functools.lru_cache(maxsize=256)  # a pure function of numbers and frozen Limits: a campaign's certificates share them
 def problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits, steps=0, extra=0,
             thin: int = 0, factors: tuple = (), valued: bool = False, layernorm: bool = False) -> str | None:
     """Which limit a certificate of these shapes at this precision passes, in words, or None (steps: the layer
