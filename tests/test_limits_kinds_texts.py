@@ -102,3 +102,35 @@ def test_a_kind_without_texts_is_priced_as_before():
     cert = _written("attention-head", inputs, {"route": "direct", "basis": floats(8, 8), "top": floats(1, 8)[0]}, 53)
     assert counterexample.text_price(cert, head.TEXT_READS) == 0 and head.work(cert) > 0
     assert counterexample.text_price(_head(), head.TEXT_READS) > 10**6  # the same shapes in long texts
+
+
+def _region_violated(d: int, number) -> dict:
+    """A region proof's violation whose counterexample (2 tokens in R^d, A d x d) states the given numbers; its
+    inner certificate states no values (rejected, once the region's own tests have run)."""
+    from certify_checker import inequality, region_proof
+    config = {"X": _matrix(number, 2, d), "layers": [{"A": _matrix(number, d, d)}]}
+    inner = {"format": checker.FORMAT, "kind": "inequality", "claim": "collapse.global", "bound": None,
+             "verdict": "violated", "precision": 53, "inputs": config, "witness": {}, "values": {}}
+    region = {"n": 2, "d": d, "radius": "100", "norm": "100"}
+    name, variables, root = region_proof._reduction(region)
+    return {"format": checker.FORMAT, "kind": "region-proof", "verdict": "violated", "region": region,
+            "claim": "collapse.global", "bound": None, "lemmas": region_proof.LEMMAS[name],
+            "reduction": {"name": name, "variables": variables, "domain": [[str(a), str(b)] for a, b in root]},
+            "counterexample": {"config": config, "certificate": {**inner, "inputs_sha256": inequality.digest(inner)}}}
+
+
+def test_a_region_counterexample_of_long_texts_is_priced_by_its_exact_sums():
+    """_inside sums the squares of a token's and of A's entries exactly: the denominators grow with the terms, and
+    A of 16 x 16 of 4000-digit p/q took 50 s for an estimate of 4 s.  Now priced as the square of the texts'
+    length (region_proof._inside_work): at least its CPU at 6 x 6, refused under the default limits at 16 x 16."""
+    cert = _region_violated(6, _texts())
+    estimate = _least_work(cert)
+    started = time.process_time()
+    confirmation = checker.verify(cert, _UNLIMITED)
+    seconds = time.process_time() - started
+    assert not confirmation.ok and estimate >= seconds * 10**7 and seconds > 0.1, (estimate, seconds)
+    assert "work" in checker.verify(_region_violated(16, _texts())).message
+    from certify_checker import region_proof
+    rng = random.Random(5)
+    floats = region_proof.work(_region_violated(64, lambda: rng.uniform(-1, 1)))  # binary64: no growth
+    assert floats < 10**6
