@@ -29,8 +29,9 @@ from dataclasses import dataclass, field
 
 from flint import arb, ctx
 
-from certify_checker import MALFORMED, precision_problem
+from certify_checker import MALFORMED, precision_problem, schema
 from certify_checker.exact import agrees, finer
+from certify_checker.limits import text_work
 
 FORMAT = "certify-certificate/1"
 VERDICTS = ("certified", "undecided")
@@ -127,3 +128,10 @@ def _unsettled(cert: dict, found: Evaluation, labels, precision: int) -> dict:
 def retried(price, bits: int) -> int:
     """The work of an evaluation that costs price(bits) at the stated precision, and of the finer one (FINER)."""
     return price(bits) + sum(price(factor * bits) for factor in FINER)
+
+
+def text_price(cert: dict, reads: int) -> int:
+    """The work of reading the numbers its inputs and witness state as text (schema.reading), `reads` times an
+    evaluation, at the stated precision and the finer one (limits.text_work); 0 when the precision is malformed."""
+    bits = cert.get("precision")
+    return text_work(schema.reading([cert.get("inputs"), cert.get("witness")]), bits, reads, FINER) if type(bits) is int else 0

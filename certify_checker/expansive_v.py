@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from certify_checker import forward
 from certify_checker import schema
-from certify_checker.counterexample import FINER, Evaluation, confirm
+from certify_checker.counterexample import FINER, Evaluation, confirm, text_price
 from certify_checker.exact import smallest
-from certify_checker.inequality import value_layer
+from certify_checker.inequality import TEXT_READS, value_layer
 
 KIND = "expansive-v"
 ESCALATION = FINER  # its finer run: its layers priced there too (over_limits: their Python, their arithmetic)
@@ -43,6 +43,12 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],
                         smallest_step=smallest(steps))
     return found
+
+
+def work(cert: dict) -> int:
+    """Beyond its layers' (certify_checker.limits, ESCALATION): reading the configuration's numbers stated as text,
+    as often as a pass of an inequality's reads them (inequality.TEXT_READS), at each precision."""
+    return text_price(cert, TEXT_READS)
 
 
 def verify(cert: dict) -> tuple[bool, str]:

@@ -21,7 +21,8 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
-from certify_checker.limits import ENTRY, limbs, passes, window_parts
+from certify_checker import limits
+from certify_checker.limits import ENTRY, passes, window_parts
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -298,8 +299,7 @@ def work(cert: dict) -> int:
 def text_work(reading: tuple[int, int], bits: int) -> int:
     """work's part of reading the texts (schema.reading's units and count) at the precision and at each ESCALATION
     of it: also the engine's price of them (certify.engine.certificate.text_work), one formula for both."""
-    units, texts = reading
-    return TEXT_READS * ((1 + len(ESCALATION)) * units + texts * sum(limbs(f * bits) for f in (1, *ESCALATION)))
+    return limits.text_work(reading, bits, TEXT_READS, ESCALATION)
 
 
 def _claim_work(cert: dict) -> int:

@@ -31,12 +31,13 @@ from fractions import Fraction
 
 from flint import arb, arb_mat
 
-from certify_checker.counterexample import Evaluation, confirm, retried
+from certify_checker.counterexample import Evaluation, confirm, retried, text_price
 from certify_checker.exact import ball, interval, rational
 from certify_checker.limits import limbs
 from certify_checker.norms import certainly_positive_definite
 
 KIND = "ln-equilibria"
+TEXT_READS = 3  # the most an evaluation reads one number stated as text (a box's ends: read exactly, and as balls at both precisions)
 INPUT_KEYS = {"n", "w"}
 MAX_TOKENS = 16  # bounds the checker's running time, not the mathematics
 
@@ -176,12 +177,14 @@ def work(cert: dict) -> int:
     """The work of the listed equilibria in the units of certify_checker.limits (certify_checker.__init__): a
     Krawczyk test per token on (N+1) x (N+1) matrices, after a fixed part, each operation weighted by its
     limbs (a box [0, 1/3] takes 150 ms at 2^16 bits for N = 16), at the stated precision and the finer one
-    (counterexample.retried).  0 when malformed (verify judges)."""
+    (counterexample.retried), and reading the numbers stated as text (counterexample.text_price).  0 when malformed
+    (verify judges)."""
     try:
         N, listed, bits = cert["inputs"]["n"], cert["witness"]["equilibria"], cert["precision"]
         if type(N) is not int or type(bits) is not int or not isinstance(listed, list):
             return 0
-        return retried(lambda bits: len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) * limbs(bits), bits)
+        return (retried(lambda bits: len(listed) * (1000 + 8 * min(max(N, 0), MAX_TOKENS) ** 3) * limbs(bits), bits)
+                + text_price(cert, TEXT_READS))
     except (TypeError, KeyError, AttributeError):
         return 0
 

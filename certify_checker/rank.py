@@ -15,7 +15,7 @@ from __future__ import annotations
 from flint import arb
 
 from certify_checker import forward
-from certify_checker.counterexample import Evaluation, confirm, retried
+from certify_checker.counterexample import Evaluation, confirm, retried, text_price
 from certify_checker.head import operations, products
 from certify_checker.norms import certainly_positive_definite
 from certify_checker.schema import rectangular
@@ -50,7 +50,8 @@ def work(cert: dict) -> int:
     ball operations from Python, 0.31 us each at 53 bits), at the stated precision and the finer one
     (counterexample.retried), in the units of certify_checker.head's estimate (measured, one evaluation: n = d =
     400 at 53 bits 3.5 s, estimate 3.8 s; n = d = 64 at 4096 bits 0.47 s, estimate 0.61 s; n = 142, d = 384 at
-    64 bits, a long text in `certify model`, 0.23 s, estimate 0.25 s).  0 when malformed."""
+    64 bits, a long text in `certify model`, 0.23 s, estimate 0.25 s); and reading X's texts once an evaluation
+    (counterexample.text_price).  0 when malformed."""
     try:
         X, bits = cert["inputs"]["X"], cert["precision"]
         if type(bits) is not int or not (isinstance(X, list) and X and isinstance(X[0], list)):
@@ -58,7 +59,7 @@ def work(cert: dict) -> int:
         n, d = len(X), len(X[0])
         small, large = sorted((n, d))
         return retried(lambda bits: products(small * small * large, bits)
-                       + operations(3 * n * d + 2 * small * small + small ** 3 // 6, bits), bits)
+                       + operations(3 * n * d + 2 * small * small + small ** 3 // 6, bits), bits) + text_price(cert, 1)
     except (TypeError, KeyError, IndexError, AttributeError):
         return 0
 

@@ -49,6 +49,7 @@ from flint import arb, ctx
 
 from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH
 from certify_checker.bound import canonical as canonical_bound
+from certify_checker import schema
 from certify_checker.exact import rational
 from certify_checker.inequality import evaluate
 from certify_checker.limits import LIMITS, Limits, limbs
@@ -403,6 +404,8 @@ def work(cert: dict) -> int:
     are products of the box's rationals, 100 times slower a leaf at that radius).  0 when the region or the tree is malformed (verify rejects
     those before any replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
     after the replay, which a 64 MB tree makes minutes long and gigabytes large."""
+    if cert.get("verdict") == "violated":
+        return _inside_work(cert)
     try:
         region, tree = cert["region"], cert["tree"]
         n, span = region["n"], 4 * rational(region["norm"]) * rational(region["radius"]) ** 2
@@ -415,6 +418,23 @@ def work(cert: dict) -> int:
     bits = [leaf.get("precision") for leaf in leaves if isinstance(leaf, dict)] if isinstance(leaves, list) else []
     per_leaf = 64 * (n * n + 16) + 4 * _operations(cert.get("bound"))
     return 64 * n * size * len(tree) + per_leaf * sum(limbs(p, MAX_PRECISION) + size - 1 for p in bits if type(p) is int)
+
+
+def _inside_work(cert: dict) -> int:
+    """The work of _inside's exact sums of squares (a token's, A's): a sum's denominators grow with its terms, so its
+    work grows as the square of its texts' digits, each text's at most 4 of its schema.reading units (2 a character, a
+    quarter of a decimal exponent's unit): 4000-digit p/q, 32 of them 0.8 s, 64 3.4 s (A of 16 x 16 of them took 50 s,
+    its estimate 4 s), priced at (4 units)^2 / 2^17 (1.5e-4 a character squared measured, 2.3e-6 a unit).  The
+    numbers that are no text (binary64: powers of two below, whose common denominator stays under 2^2150) count as
+    one text of 2200 digits; each term 30 units more.  0 when malformed (verify rejects it first)."""
+    try:
+        config = cert["counterexample"]["config"]
+        sums = [*config["X"], [x for row in config["layers"][0]["A"] for x in row]]
+        digits = lambda terms: (4 * sum(schema.reading(x, "X")[0] for x in terms if isinstance(x, str))
+                                + (2200 if not all(isinstance(x, str) for x in terms) else 0))
+        return sum(digits(terms) ** 2 // (1 << 17) + 30 * len(terms) for terms in sums)
+    except (TypeError, KeyError, IndexError, AttributeError):
+        return 0
 
 
 def _operations(bound) -> int:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from certify_checker import forward
 from certify_checker import schema
-from certify_checker.counterexample import FINER, Evaluation, confirm
+from certify_checker.counterexample import FINER, Evaluation, confirm, text_price
 from certify_checker.exact import ball, rational
-from certify_checker.inequality import residual_layer
+from certify_checker.inequality import TEXT_READS, residual_layer
 
 KIND = "residual-far"
 ESCALATION = FINER  # its finer run: its layers priced there too (over_limits: their Python, their arithmetic)
@@ -37,6 +37,12 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
     found.require(D_out <= q * D, "D(X') <= q D(X)")
     return found
+
+
+def work(cert: dict) -> int:
+    """Beyond its layers' (certify_checker.limits, ESCALATION): reading the configuration's numbers stated as text,
+    as often as a pass of an inequality's reads them (inequality.TEXT_READS), at each precision."""
+    return text_price(cert, TEXT_READS)
 
 
 def verify(cert: dict) -> tuple[bool, str]:

@@ -197,7 +197,8 @@ def test_millions_of_trapping_cuts_are_refused_before_any_work(cert):
     from certify_checker import counterexample
     bits = cert["precision"]  # the evaluation at the stated precision and the finer one, at twice it
     assert certify_checker.verify(cert).ok and checker.work(cert) == 100 * len(cert["witness"]["trapping_cuts"]) * (
-        (1 + bits // 64) + (1 + 2 * bits // 64))
+        (1 + bits // 64) + (1 + 2 * bits // 64)) + counterexample.text_price(cert, checker.TEXT_READS)  # its texts'
+    assert 0 < counterexample.text_price(cert, checker.TEXT_READS) < 10**4  # an honest witness's short texts: 1 ms
     lo, hi = (Fraction(c) for c in cert["witness"]["trapping_cuts"][::len(cert["witness"]["trapping_cuts"]) - 1])
     many = copy.deepcopy(cert)
     many["witness"]["trapping_cuts"] = [str(lo + (hi - lo) * i / 20_000) for i in range(20_001)]
