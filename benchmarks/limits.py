@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import decimal
+import functools
 import json
 import os
 import resource
@@ -114,6 +115,14 @@ def _texts(n: int, d: int, layers: int, d_k: int, text: str) -> dict:
 
 BOUND = "bound:2*D + 1"  # a bound checked at every layer of a stack (`certify check --bound`)
 
+
+def _thin_rows(n: int, d: int, d_k: int) -> dict:
+    """A thin head alone's rows (BOUND on one layer of n x d, W_Q and W_K of d x d_k), binary64 and rational, at 53,
+    106 and 424 bits."""
+    return {f"thin{' rational' if rational else ''} 1 x {n}x{d} d_k {d_k} at {bits} bits":
+            (BOUND, functools.partial(_stack, n, d, 1, d_k, rational=rational), bits)
+            for bits in (53, 106, 424) for rational in (False, True)}
+
 # name: (claim, a function drawing the configuration[, the precision the check starts at]); a trajectory's claim is
 # its number of layers; BOUND's claim a bound on every layer of a stack
 CASES = {
@@ -179,18 +188,8 @@ CASES = {
     "rational 2 x 32x16 at 4000 bits": (BOUND, lambda: _stack(32, 16, 2, rational=True), 4000),
     # thin heads alone (W_Q, W_K of d x d_k): their scores (X W_Q)(X W_K)^T, 2 n d d_k + n^2 d_k; rational: the tokens,
     # W_Q and W_K stated as non-dyadic rationals (the most a certificate can make them cost)
-    "thin 1 x 64x256 d_k 16 at 53 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 53),
-    "thin rational 1 x 64x256 d_k 16 at 53 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 53),
-    "thin 1 x 64x256 d_k 16 at 106 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 106),
-    "thin rational 1 x 64x256 d_k 16 at 106 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 106),
-    "thin 1 x 64x256 d_k 16 at 424 bits": (BOUND, lambda: _stack(64, 256, 1, 16), 424),
-    "thin rational 1 x 64x256 d_k 16 at 424 bits": (BOUND, lambda: _stack(64, 256, 1, 16, rational=True), 424),
-    "thin 1 x 128x384 d_k 32 at 53 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 53),
-    "thin rational 1 x 128x384 d_k 32 at 53 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 53),
-    "thin 1 x 128x384 d_k 32 at 106 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 106),
-    "thin rational 1 x 128x384 d_k 32 at 106 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 106),
-    "thin 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32), 424),
-    "thin rational 1 x 128x384 d_k 32 at 424 bits": (BOUND, lambda: _stack(128, 384, 1, 32, rational=True), 424),
+    **_thin_rows(64, 256, 16),
+    **_thin_rows(128, 384, 32),
     "rational 1 x 64x128 at 53 bits": (BOUND, lambda: _stack(64, 128, 1, rational=True), 53),
     # numbers stated as text (certify_checker.schema.reading), each read up to three times a pass
     "texts p/q 4300 8 x 4x16 d_k 15 at 53 bits": (BOUND, lambda: _texts(4, 16, 8, 15, "pq"), 53),
@@ -219,12 +218,7 @@ LONG = {
     "global 256x768": ("collapse.global", lambda: _draw(256, 768)),
     "global 256x768 d_k 64 at 424 bits": ("collapse.global", lambda: _draw(256, 768, 64), 424),
     "global 128x384 d_k 32 at 4000 bits": ("collapse.global", lambda: _draw(128, 384, 32), 4000),
-    "thin 1 x 256x768 d_k 64 at 53 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 53),
-    "thin rational 1 x 256x768 d_k 64 at 53 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 53),
-    "thin 1 x 256x768 d_k 64 at 106 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 106),
-    "thin rational 1 x 256x768 d_k 64 at 106 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 106),
-    "thin 1 x 256x768 d_k 64 at 424 bits": (BOUND, lambda: _stack(256, 768, 1, 64), 424),
-    "thin rational 1 x 256x768 d_k 64 at 424 bits": (BOUND, lambda: _stack(256, 768, 1, 64, rational=True), 424),
+    **_thin_rows(256, 768, 64),
     "ffn.lipschitz 64x64 at 4000 bits": ("ffn.lipschitz", lambda: _draw(64, 64, ffn="gelu"), 4000),
     "value.bounded 16x16 at 65536 bits": ("value.bounded", lambda: _draw(16, 16, value="gaussian", value_norm=0.9),
                                           1 << 16),

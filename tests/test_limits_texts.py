@@ -18,17 +18,7 @@ from certify.engine.decide import text_reading
 from certify.errors import BadInput
 from certify.search import samplers
 from certify_checker import inequality, schema
-
-
-def _least_work(cert: dict) -> int:
-    """The checker's estimate of a certificate: the least work limit at which over_limits admits it."""
-    wide = {"tokens": 1 << 20, "dim": 1 << 20, "memory": 1 << 62}
-    low, high = 0, 1 << 62
-    while high - low > 1:
-        middle = (low + high) // 2
-        admitted = certify_checker.over_limits(cert, certify_checker.Limits(**wide, work=middle)) is None
-        low, high = (low, middle) if admitted else (middle, high)
-    return high
+from test_limits_estimates import _least_work
 
 
 def _hand_written(inputs: dict, precision: int = 53) -> dict:
