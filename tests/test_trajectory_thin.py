@@ -14,6 +14,7 @@ import oracle
 import pytest
 from flint import ctx
 from mpmath import mp
+from test_limits_estimates import _least_work
 
 from certify.core import config, spectral
 from certify.core.arith import BALL
@@ -108,15 +109,6 @@ def _budget(head: dict, layers: int) -> trajectory_budget.Budget:
     case = config.load(head)
     return trajectory_budget.Budget(config.to_json(case), layers, ["global.step", "global.composed", "cubic"], DEFAULT,
                                     trajectory._curve_precision, 53, centred=True, routes=trajectory._routes(case))
-
-
-def _least_work(cert: dict) -> int:
-    low, high = 0, 1 << 50  # the checker's estimate: the least work limit that admits the certificate
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if certify_checker.over_limits(cert, certify_checker.Limits(work=middle)) is None \
-            else (middle, high)
-    return high
 
 
 def test_a_bert_base_sized_head_is_priced_through_its_reduction():

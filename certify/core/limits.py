@@ -212,8 +212,8 @@ def layer_parts(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = Fa
     matrix's, VALUE_CUBES), the exps of P (2 ENTRY an entry, their arguments at the full precision), the GELUs and
     LayerNorm's operations (2 an entry of the tokens); its ball operations made from Python (PAIRS ENTRY an entry of P,
     ENTRY an entry of the tokens and the norms' sums; WEIGHT an entry of a weight, VALUE_WEIGHT of V, LAYERNORM of the
-    tokens with LayerNorm, CHOLESKY a multiply-add of a thin head's reduction) and the step's own LAYER.  Every layer alike: each may have full-precision tokens.  As
-    certify_checker.limits.layer_parts (a test keeps the two equal)."""
+    tokens with LayerNorm, CHOLESKY a multiply-add of a thin head's reduction) and the step's own LAYER.  Every layer
+    alike: each may have full-precision tokens.  As certify_checker.limits.layer_parts (a test keeps the two equal)."""
     tokens, weights = score_products(n, d, thin)
     products = (FULL_TOKENS * (tokens + 2 * n * n * d) + weights + norm_count(d, thin)
                 + value * (n * d * d + VALUE_CUBES * d ** 3))
