@@ -45,7 +45,7 @@ def run(args) -> int:
         args.stage = bar.set_postfix_str  # build(args) reports its stages there (certify_named)
         outcome = module.build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
-    # refuted, undecided or unconfirmed: 3, never 1 (violated): the inputs fail to be the counterexample, no claim is
+    # 3 for refuted, undecided or unconfirmed; never 1 (violated): failing to be the counterexample violates no claim
     code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3
     if args.json:
         jsonfile.echo({"name": args.counterexample, "verdict": outcome.shown_verdict, "confirmed": outcome.confirmed,
