@@ -2,7 +2,7 @@
 "ln-equilibria", ...) and the steps of one attention head ("attention-head").
 
 Such a certificate states exact inputs, a witness (boxes, intervals, vectors: exact rationals that
-only steer the computation), the claims it makes, a verdict ("certified" or "undecided") and
+only steer the computation), the claims it makes, a verdict ("certified", "refuted" or "undecided") and
 enclosures of the quantities that decide it:
 
     {"format": "certify-certificate/1", "kind": ..., "verdict": ..., "claims": [...],
@@ -17,8 +17,9 @@ confirm() re-runs it at the stated precision and accepts only when the verdict, 
 for word) and every value agree with what it recomputes: each stated enclosure must contain the
 recomputed one (so the true value) and be about as accurate.  What disagrees there (a certified verdict, the
 claims, an enclosure) may agree on one evaluation at twice the precision: its checks are as rigorous, its
-enclosures as true.  The verdict is "certified" exactly when every check of the evaluation passed; a check
-that cannot be decided leaves it "undecided".
+enclosures as true.  The verdict is "certified" exactly when every check of the evaluation passed, "refuted"
+when every check that did not pass is proven false (a kind whose checks can be: the inputs are then certainly not
+the counterexample), and "undecided" otherwise.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from certify_checker.exact import agrees, finer
 from certify_checker.limits import text_work
 
 FORMAT = "certify-certificate/1"
-VERDICTS = ("certified", "undecided")
+VERDICTS = ("certified", "refuted", "undecided")
 CERT_KEYS = {"format", "kind", "verdict", "claims", "inputs", "witness", "values", "precision", "inputs_sha256"}
 FINER = (2,)  # one finer evaluation (exact.finer), priced by each kind's work (retried) or as its ESCALATION
 VERDICT, VALUES = 0, 1  # labels of what an evaluation settles beside the stated values (names: strings)
@@ -45,15 +46,22 @@ class Evaluation:
     claims: list[str] = field(default_factory=list)
     values: dict[str, arb] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)  # checks that did not pass
+    refuted: list[str] = field(default_factory=list)  # of those, the ones proven false
 
     @property
     def verdict(self) -> str:
-        return "undecided" if self.failures else "certified"
+        if not self.failures:
+            return "certified"
+        # refuted only when nothing else is open: the hypotheses checked beside it passed
+        return "refuted" if len(self.refuted) == len(self.failures) else "undecided"
 
-    def require(self, passed: bool, what: str) -> bool:
-        """Record a check; passed must come from a decided arb comparison (False = not proven)."""
+    def require(self, passed: bool, what: str, refuted: bool = False) -> bool:
+        """Record a check; passed, and refuted (the check proven false), must come from decided arb comparisons:
+        False means not proven."""
         if not passed:
             self.failures.append(what)
+            if refuted:
+                self.refuted.append(what)
         return passed
 
 
@@ -91,7 +99,8 @@ def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[boo
         return False, "the certificate's values are not a table"
     with ctx.workprec(precision):
         reasons = _unsettled(cert, evaluate(cert["inputs"], cert["witness"]), [VERDICT, VALUES, *cert["values"]], precision)
-    if VERDICT in reasons and cert["verdict"] != "certified":  # a proof is looked for finer, not its absence
+    # A proof (of the claims, or against them) is looked for finer, not its absence.
+    if VERDICT in reasons and cert["verdict"] == "undecided":
         return False, reasons[VERDICT]
 
     def still_unsettled(factor: int, labels: set) -> dict:

@@ -3,7 +3,8 @@
 With rho = ||V||_2 > 1 collapse holds near consensus only: far from it some stacks
 X_{t+1} = P_t X_t V^T never collapse.  Inputs: "config", a configuration whose layers all have a
 value matrix and no mask, residual, FFN or LayerNorm.  Certified means: D(X_{t+1}) > D(X_t) for
-every layer t, decided in ball arithmetic, hence D(X_T) > D(X_0).  No witness is needed.
+every layer t, decided in ball arithmetic, hence D(X_T) > D(X_0); refuted: D(X_(t+1)) <= D(X_t), decided so, at
+the first layer t not proven to grow.  No witness is needed.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
         X = forward.layer_step(layer, X)["out"]
         diameters.append(forward.diameter(X))
         # Rounding compounds through the layers: report the first step not decided, then stop.
-        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after"):
+        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after",
+                             refuted=diameters[-1] <= diameters[-2]):
             return found
     steps = [after / before for before, after in zip(diameters, diameters[1:])]
     found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],

@@ -3,7 +3,7 @@
 Far from consensus no uniform lower bound D' >= q D holds for X' = X + P X V^T.  Inputs: an exact
 q > 0 and "config", a configuration (tokens "X", one layer in "layers") whose layer is a residual
 attention layer with a value matrix and nothing else.  Certified means: for that layer and those
-tokens, D(X') <= q D(X), decided in ball arithmetic.  No witness is needed (no norms enter).
+tokens, D(X') <= q D(X), decided in ball arithmetic; refuted: D(X') > q D(X), decided so.  No witness is needed (no norms enter).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     D, D_out = forward.diameter(X), forward.diameter(forward.layer_step(layers[0], X)["out"])
     found.require(D > 0, "D(X) > 0 (with D(X) = 0 no lower bound is contradicted)")
     found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
-    found.require(D_out <= q * D, "D(X') <= q D(X)")
+    found.require(D_out <= q * D, "D(X') <= q D(X)", refuted=D_out > q * D)
     return found
 
 

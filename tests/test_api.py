@@ -201,6 +201,52 @@ def test_every_export_returns_a_result_with_a_short_repr(tmp_path):
     assert not tampered.ok and tampered.exit_code == 1 and "REJECTED" in repr(tampered)
 
 
+def _parts(ball: arb) -> tuple[str, str]:
+    """A ball's midpoint and radius, exactly (their exact decimal expansions, or inf/nan)."""
+    return tuple(part.str(radius=False, more=True) if not part.is_finite() else str(part.man_exp())
+                 for part in (ball.mid(), ball.rad()))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: arb(1) / 3, lambda: arb(2).exp() * arb("1e-300000"), lambda: -arb(10) ** 1000, lambda: arb(0),
+    lambda: arb(float("inf")), lambda: arb(float("-inf")), lambda: arb(float("nan")), lambda: arb(3, float("inf")),
+    lambda: arb((2**2000 + 1, -2001), (2**29 + 3, -700)),  # a 2001-bit midpoint: exact beyond any working precision
+])
+def test_a_ball_pickles_to_the_same_midpoint_and_radius(make):
+    import pickle
+    from certify.core import arb_pickle  # noqa: F401  (the registration under test; the engine imports it)
+    ball = make()
+    again = pickle.loads(pickle.dumps(ball))
+    assert type(again) is arb and _parts(again) == _parts(ball)
+
+
+def test_every_result_pickles_and_comes_back_from_a_worker_process(tmp_path):
+    """Results hold balls and claims; neither pickled (python-flint's arb has no pickling, a registered claim's tests
+    are lambdas), so no result could come back from a worker of multiprocessing or concurrent.futures."""
+    import concurrent.futures
+    import multiprocessing
+    import pickle
+    layer_file = tmp_path / "layer.json"
+    layer_file.write_text(json.dumps(LAYER))
+    results = [certify.check(LAYER), certify.check(LAYER, bound="(1-exp(-a*D**2/8))*D"),
+               certify.trajectory(str(layer_file), layers=3), certify.prove("collapse.global", n=2, radius=1, norm=1),
+               certify.prove(bound="tanh(a*D**2/4)*D", n=2, d=1, radius=1, norm=1),
+               certify.attack(bound="(1-exp(-a*D**2/3))*D", n=2, d=1, budget=200),
+               certify.sample(n=3, d=2, count=4, seed=2, out=tmp_path / "s", workers=1)]
+    for result in results:
+        again = pickle.loads(pickle.dumps(result))
+        assert repr(again) == repr(result) and type(again) is type(result)
+    check, traj, proof = results[0], results[2], results[3]
+    again = pickle.loads(pickle.dumps(check))
+    assert again.claim is check.claim  # the registry's own, not a copy
+    assert [_parts(c.lhs) + _parts(c.rhs) for c in again.comparisons] == [_parts(c.lhs) + _parts(c.rhs) for c in check.comparisons]
+    assert again.margin == check.margin and again.screen == check.screen
+    assert pickle.loads(pickle.dumps(proof)).volume_proved == proof.volume_proved
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        from_worker = pool.submit(certify.check, LAYER).result(timeout=120)
+    assert from_worker.verdict == "holds" and from_worker.certificate == check.certificate
+
+
 def test_prove_refuses_what_no_reduction_covers():
     with pytest.raises(certify.BadInput):
         certify.prove("collapse.global", n=3, d=2, radius=1, norm=1)

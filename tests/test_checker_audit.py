@@ -33,7 +33,7 @@ TWO_TOKENS = [["1", "0"], ["0", "1"]]
 
 def certificate(kind: str, inputs: dict, witness: dict, found, precision: int) -> dict:
     """The certificate of what the checker's own evaluation found (the engine's writer)."""
-    return named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
+    return named(kind, found.claims, found.verdict, inputs, witness, found.values, precision)
 
 
 def identity_witness(d: int) -> dict:

@@ -62,7 +62,7 @@ def test_the_rank_of_tokens_far_from_unit_size_is_confirmed_at_53_bits():
     K's scale, decides at 53.  mpmath at 600 digits: the smallest of the rank's singular values is far from 0."""
     X = np.random.default_rng(137).normal(size=(5, 30)) * 1e74
     claims = test_heads.rank_certificate(X, 4)["claims"]
-    cert = certificate.named("centred-rank", claims, [], {"X": X.tolist()}, {}, {}, 53)
+    cert = certificate.named("centred-rank", claims, "certified", {"X": X.tolist()}, {}, {}, 53)
     assert certify_checker.verify(cert).ok, certify_checker.verify(cert).message
     with mpmath.workdps(600):
         rows = [[mpmath.mpf(float(v)) for v in row] for row in X]
@@ -70,7 +70,7 @@ def test_the_rank_of_tokens_far_from_unit_size_is_confirmed_at_53_bits():
         centred = mpmath.matrix([[v - m for v, m in zip(row, mean)] for row in rows])
         singular = sorted(mpmath.svd_r(centred, compute_uv=False), reverse=True)
         assert singular[3] > singular[0] * mpmath.mpf(10) ** -20  # rank 4: the fifth is the centring's zero
-    tiny = certificate.named("centred-rank", claims, [], {"X": (X * 1e-148).tolist()}, {}, {}, 53)
+    tiny = certificate.named("centred-rank", claims, "certified", {"X": (X * 1e-148).tolist()}, {}, {}, 53)
     assert certify_checker.verify(tiny).ok  # K of size 10^-148 beside 1 failed alike
 
 
@@ -136,7 +136,7 @@ def _halving(precision: int):
 
 def _named(x: float, precision: int = 64) -> dict:
     """A certified certificate of _halving's claim stating x, exactly."""
-    cert = certificate.named("test-kind", ["2^-(p + 8) > 0"], [], {}, {}, {}, precision)
+    cert = certificate.named("test-kind", ["2^-(p + 8) > 0"], "certified", {}, {}, {}, precision)
     return cert | {"values": {"x": str(Decimal(x)).lower()}}
 
 

@@ -99,8 +99,9 @@ def test_checker_stays_small():
     # asked the accuracy first and the limits' estimate was remembered (exact.loose, limits.problem); 1895 until
     # every kind priced its texts (counterexample.text_price, limits.text_work: certificates of an attention head,
     # centred tokens, residual-far, expansive-v, wu-fig1 and ln-equilibria of 4000-digit p/q ran 100 to 1000 times
-    # their estimates)
-    assert kernel < 1915, kernel
+    # their estimates); 1915 until residual-far and expansive-v proved their checks false too (counterexample.Evaluation:
+    # a refuted verdict, confirmed as a certified one is)
+    assert kernel < 1925, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
         # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by

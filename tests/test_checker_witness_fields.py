@@ -24,7 +24,7 @@ def _named(kind: str, evaluate, inputs: dict, witness: dict, precision: int) -> 
     """The certificate of what the checker's own evaluation finds, digest included (what a forger writes)."""
     with ctx.workprec(precision):
         found = evaluate(inputs, witness)
-    return named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
+    return named(kind, found.claims, found.verdict, inputs, witness, found.values, precision)
 
 
 def _head() -> dict:

@@ -20,6 +20,7 @@ from certify.cli import main
 from certify.studies.thesis import counterexample_configs as configs
 from certify.studies.thesis import expansive_v
 from certify.studies.thesis import residual_far
+from certify.studies.wu import fig1
 
 
 def far(q="0.1", lam=None):
@@ -75,12 +76,16 @@ def test_residual_far_for_q_at_least_one_takes_any_lambda():
     assert outcome.verdict == "certified" and Fraction(stated_lambda(outcome.certificate)) > 0
 
 
-def test_residual_far_with_too_small_a_lambda_is_not_certified():
-    """lambda = 1/8 gives D'/D = 1 - tanh(1/8) ~ 0.876 > 1/2: certification must fail."""
+def test_residual_far_with_too_small_a_lambda_is_refuted_at_the_first_precision():
+    """lambda = 1/8 gives D'/D = 1 - tanh(1/8) ~ 0.876 > 1/2: D' <= q D is false, and proven so (refuted, confirmed
+    by the checker) at the first precision: no finer one would prove the claim, so none is tried."""
     outcome = far("1/2", lam="1/8")
-    assert outcome.verdict == "undecided" and outcome.confirmed
+    assert outcome.verdict == "refuted" and outcome.confirmed
+    assert outcome.certificate["precision"] == configs.PRECISION_RANGE[0]
+    assert "  proven false: D(X') <= q D(X)" in outcome.summary
     with mp.workdps(50):
         assert 1 - mp.tanh(mp.mpf(1) / 8) > mp.mpf(1) / 2
+        assert inside(outcome.certificate["values"]["ratio"], 1 - mp.tanh(mp.mpf(1) / 8))
 
 
 @pytest.fixture(scope="module")
@@ -142,10 +147,11 @@ def test_expansive_v_grows_as_the_closed_form(rho, layers):
     assert checker.verify(cert).ok
 
 
-def test_expansive_v_below_the_threshold_collapses_and_is_not_certified():
-    """rho tanh(lambda) < 1 (rho = 2, lambda = 1/4): the diameter shrinks, nothing is certified."""
+def test_expansive_v_below_the_threshold_collapses_and_is_refuted():
+    """rho tanh(lambda) < 1 (rho = 2, lambda = 1/4): the diameter shrinks at the first layer, proven so."""
     outcome = grow("2", "3", lam="1/4")
-    assert outcome.verdict == "undecided" and outcome.confirmed
+    assert outcome.verdict == "refuted" and outcome.confirmed
+    assert "  proven false: D(X_1) > D(X_0), and the layers after" in outcome.summary
     with mp.workdps(50):
         D = mp_diameters(mp.mpf(2), mp.mpf(1) / 4, 3)
         assert D[1] < D[0]
@@ -176,7 +182,59 @@ def test_an_edited_expansive_v_certificate_is_rejected(grow_cert, edit):
     assert not checker.verify(cert).ok
 
 
+def rehash(cert: dict) -> dict:
+    """The certificate with its digest recomputed, as a producer that edits its inputs on purpose would."""
+    cert["inputs_sha256"] = checker.counterexample.digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    return cert
+
+
+@pytest.mark.parametrize("build, honest", [(lambda: far("0.1"), "certified"), (lambda: far("1/2", lam="1/8"), "refuted"),
+                                           (lambda: grow("2", "4"), "certified"), (lambda: grow("2", "3", lam="1/4"), "refuted")],
+                         ids=["far certified", "far refuted", "grow certified", "grow refuted"])
+def test_a_certificate_stating_another_verdict_than_its_inputs_give_is_rejected(build, honest):
+    """The digest covers the inputs, not the verdict: a certified counterexample restated as refuted (or the
+    reverse, or either as undecided) is re-derived and rejected, at the stated precision and the finer one."""
+    cert = build().certificate
+    assert cert["verdict"] == honest and checker.verify(cert).ok
+    for forged in {"certified", "refuted", "undecided"} - {honest}:
+        confirmation = checker.verify(dict(cert, verdict=forged))
+        assert not confirmation.ok and f"the checker finds {honest}" in confirmation.message, (forged, confirmation)
+
+
+def test_a_refutation_whose_hypotheses_fail_is_undecided_not_refuted():
+    """Refuted means the inputs meet the counterexample's hypotheses and its inequality is proven false: with a
+    second layer the inequality is still false (D' > q D after the first) but the configuration is not the one the
+    claim is about, so the checker finds undecided and rejects a "refuted" that a producer re-hashed."""
+    cert = copy.deepcopy(far("1/2", lam="1/8").certificate)
+    layers = cert["inputs"]["config"]["layers"]
+    layers.append(copy.deepcopy(layers[0]))
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "the checker finds undecided (one residual layer" in confirmation.message, confirmation
+
+
+def test_a_kind_that_cannot_refute_rejects_a_refuted_verdict():
+    """Only the thesis's two witness-free counterexamples prove their checks false: wu-fig1's checks are on a
+    witness (another might pass), so "refuted" there is always rejected."""
+    cert = fig1.build(argparse.Namespace(w="2")).certificate
+    assert cert["verdict"] == "certified"
+    confirmation = checker.verify(dict(cert, verdict="refuted"))
+    assert not confirmation.ok and "the checker finds certified" in confirmation.message, confirmation
+
+
 # --- the command line, and the configurations as ordinary inputs ------------------------------
+
+def test_cli_says_refuted_and_exits_3_and_verify_confirms(tmp_path, capsys):
+    """Too small a lambda: "refuted" (the check proven false, not "undecided"), exit 3 as for any result that is
+    not the counterexample (never 1: no claim is violated), and `certify verify` confirms the refutation."""
+    out = tmp_path / "far.json"
+    assert main(["counterexample", "residual-far", "--lam", "1/100", "--out", str(out)]) == 3
+    printed = capsys.readouterr().out
+    assert "verdict: refuted" in printed and "proven false: D(X') <= q D(X)" in printed and "not proven" not in printed
+    assert main(["verify", str(out)]) == 0
+    assert "confirmed: refuted" in capsys.readouterr().out
+    assert main(["counterexample", "residual-far", "--lam", "1/100", "--json"]) == 3
+    assert json.loads(capsys.readouterr().out)["verdict"] == "refuted"
+
 
 def test_cli_certifies_and_verify_confirms(tmp_path, capsys):
     for name, options in (("residual-far", ["--q", "0.1"]), ("expansive-v", ["--rho", "2", "--layers", "4"])):

@@ -76,7 +76,7 @@ def test_an_equality_stays_undecided_and_is_not_stated():
 
 def rank_certificate(X: np.ndarray, rank: int) -> dict:
     claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
-    return certificate.named("centred-rank", [claim], [], {"X": X.tolist()}, {}, {}, 64)
+    return certificate.named("centred-rank", [claim], "certified", {"X": X.tolist()}, {}, {}, 64)
 
 
 def test_the_model_rank_is_confirmed_by_the_checker():

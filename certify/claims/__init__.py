@@ -54,6 +54,13 @@ class Claim:
     # scope "window" (certify.core.windows): case -> (first layer, window length, radius of the mask's graph)
     window: Callable[[Case], tuple[int, int, int]] | None = field(default=None, repr=False)
 
+    def __reduce_ex__(self, protocol):
+        """A registered claim pickles as its id, unpickled as the registry's own (its tests are often lambdas,
+        which pickle cannot name); any other claim (a user's bound) by value."""
+        if self.id and _REGISTRY.get(self.id) is self:
+            return get, (self.id,)
+        return super().__reduce_ex__(protocol)
+
     def check_applies(self, case: Case) -> None:
         """Return if the claim applies to the case; else raise BadInput with the reason and the claims that do
         apply to it."""
@@ -62,6 +69,11 @@ class Claim:
             others = [claim_id for claim_id in applicable(case) if claim_id != self.id]
             fits = f"; claims that apply to this configuration: {', '.join(others)}" if others else ""
             raise BadInput(f"claim {self.id} does not apply: {reason}{fits}")
+
+
+def applies_always(case: Case) -> None:
+    """The test of a claim with no hypotheses: it applies to every configuration."""
+    return None
 
 
 def layers_only(case: Case, about: str, allowed=(), required=()) -> str | None:

@@ -1,9 +1,10 @@
 """`certify counterexample NAME [options] [--out CERT] [--json]`: build and certify a named counterexample.
 
 Names and their options: `certify counterexample --help`, `certify counterexample NAME --help`.
-Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 undecided or not
+Exit 0 certified (the counterexample exists, confirmed by the trusted checker), 3 refuted (these inputs are
+proven not to be the counterexample: a check proven false, confirmed by the checker), undecided, or not
 confirmed by the checker (its verdict is then shown "(not certified)", in the text and the JSON; never 1,
-the code of a violation), 2 bad input.
+the code of a violation: no claim is violated), 2 bad input.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from certify.engine import certificate
 from certify.studies import counterexamples
 
 EXITS = ("Exit 0 when the counterexample is certified and the independent checker confirms it, 3 otherwise "
-         "(undecided, or not confirmed), 2 bad input.")
+         "(refuted: these inputs are proven not to be the counterexample; undecided; or not confirmed), 2 bad input.")
 
 
 def add_parser(subparsers) -> None:
@@ -44,7 +45,8 @@ def run(args) -> int:
         args.stage = bar.set_postfix_str  # build(args) reports its stages there (certify_named)
         outcome = module.build(args)
     written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
-    code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3  # unconfirmed: undecided, never 1 (violated)
+    # 3 for refuted, undecided or unconfirmed; never 1 (violated): failing to be the counterexample violates no claim
+    code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3
     if args.json:
         jsonfile.echo({"name": args.counterexample, "verdict": outcome.shown_verdict, "confirmed": outcome.confirmed,
                        "message": outcome.message, "summary": [line.strip() for line in outcome.lines],

@@ -20,7 +20,7 @@ Schema (format "certify-certificate/1", kind "inequality"):
                        strings "[mid +/- rad]"; "comparisons": each layer, lhs, rhs and outcome (a
                        stack claim's: one after every layer, against the bound composed up to it)
 Named results (kinds "attention-head", "residual-far", ...: certify_checker/counterexample.py)
-state claims, a verdict certified | undecided, the inputs, a witness and the values instead (named()).
+state claims, a verdict certified | refuted | undecided, the inputs, a witness and the values instead (named()).
 Numbers are printed with enough digits to keep the precision's accuracy.  confirm() hands a
 certificate to the independent checker: the only call certify makes into it.
 """
@@ -155,13 +155,13 @@ def witness_table(witnesses: dict) -> dict:
     return table
 
 
-def named(kind: str, claims: list[str], failures: list[str], inputs: dict, witness: dict, values: dict,
+def named(kind: str, claims: list[str], verdict: str, inputs: dict, witness: dict, values: dict,
           precision: int) -> dict:  # fmt: skip
-    """The certificate of a named result: certified exactly when no check failed."""
+    """The certificate of a named result, with its evaluation's verdict (certified, refuted or undecided)."""
     return {
         "format": FORMAT,
         "kind": kind,
-        "verdict": "undecided" if failures else "certified",
+        "verdict": verdict,
         "claims": claims,
         "inputs": inputs,
         "witness": witness,

@@ -26,21 +26,30 @@ START_BITS, MAX_BITS = 64, 512
 
 @dataclass
 class Found:
-    """What an evaluation found: the claims it makes, the enclosures, and the checks not proven."""
+    """What an evaluation found: the claims it makes, the enclosures, the checks not proven and, of those,
+    the ones proven false."""
 
     claims: list[str] = field(default_factory=list)
     values: dict[str, arb] = field(default_factory=dict)
     failures: list[str] = field(default_factory=list)
+    refuted: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
-        """certified when every check passed, else undecided."""
-        return "undecided" if self.failures else "certified"
+        """certified when every check passed; refuted when every check that did not pass is proven false (the
+        others, such as the inputs' hypotheses, passed: these inputs are certainly not the counterexample);
+        else undecided."""
+        if not self.failures:
+            return "certified"
+        return "refuted" if len(self.refuted) == len(self.failures) else "undecided"
 
-    def require(self, passed: bool, what: str) -> bool:
-        """Record a check; passed must come from a decided arb comparison (False = not proven)."""
+    def require(self, passed: bool, what: str, refuted: bool = False) -> bool:
+        """Record a check; passed, and refuted (the check proven false), must come from decided arb
+        comparisons: False means not proven."""
         if not passed:
             self.failures.append(what)
+            if refuted:
+                self.refuted.append(what)
         return bool(passed)
 
 
@@ -54,7 +63,7 @@ class Outcome:
 
     @property
     def verdict(self) -> str:
-        """The certificate's verdict (certified or undecided)."""
+        """The certificate's verdict (certified, refuted or undecided)."""
         return self.certificate["verdict"]
 
     @property
@@ -72,9 +81,10 @@ class Outcome:
 
 def value_lines(found: Found, names, extra=()) -> list[str]:
     """The terminal summary after the verdict's line (Outcome.lines, labelled by what the checker said): the
-    named enclosures present, extra lines, and every check that was not proven."""
+    named enclosures present, extra lines, and every check that was not proven (or was proven false)."""
     lines = [f"  {name:24s} {found.values[name].str(12, radius=True)}" for name in names if name in found.values]
-    return lines + list(extra) + [f"  not proven: {f}" for f in found.failures]
+    return lines + list(extra) + [f"  {'proven false' if f in found.refuted else 'not proven'}: {f}"
+                                  for f in found.failures]
 
 
 def checker_limits(args) -> Limits:
@@ -92,7 +102,7 @@ def stage_of(args) -> Callable[[str], None] | None:
 def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, start: int = START_BITS,
                   cap: int = MAX_BITS, limits: Limits = DEFAULT_LIMITS,
                   stage: Callable[[str], None] | None = None) -> Outcome:  # fmt: skip
-    """Evaluate at rising precision until certified and confirmed by the checker (under `limits`).
+    """Evaluate at rising precision until certified, or refuted, and confirmed by the checker (under `limits`).
 
     evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
     witness dict (untrusted search); summarize(found, witness) -> the lines after the verdict's.
@@ -105,10 +115,11 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
         witness = make_witness(precision)
         show(f"its evaluation at {precision} bits")
         found = evaluate(inputs, witness)
-        cert = certificate.named(kind, found.claims, found.failures, inputs, witness, found.values, precision)
-        if found.verdict == "certified":
+        cert = certificate.named(kind, found.claims, found.verdict, inputs, witness, found.values, precision)
+        decided = found.verdict != "undecided"  # no finer precision changes a proof, of the claims or against them
+        if decided:
             show(f"the checker, at {precision} bits")
-        confirmation = certificate.confirm(cert, limits) if found.verdict == "certified" else None
+        confirmation = certificate.confirm(cert, limits) if decided else None
         return witness, found, cert, confirmation
 
     (witness, found, cert, confirmation), _ = escalate(attempt, lambda result: bool(result[3] and result[3].ok),

@@ -28,7 +28,7 @@ from certify.core import config
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import integer
-from certify.claims import Claim, Inequality
+from certify.claims import Claim, Inequality, applies_always
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
@@ -146,7 +146,7 @@ def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | Non
 def bound_claim(bound: expr.Expr) -> Claim:
     """A user's bound D(layer output) <= EXPR, checked at every layer."""
     return Claim(id="", statement=f"D(layer output) <= {bound.text}", inequalities=(Inequality("D_out", bound.text),),
-                 source="user", hypotheses="any layer", applies=lambda case: None)
+                 source="user", hypotheses="any layer", applies=applies_always)
 
 
 class _Overlay:

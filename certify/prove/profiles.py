@@ -50,6 +50,12 @@ class Profile:
     secant_lower: Callable[[Interval], arb]
     vanishes: bool
     tanh: bool  # g(L) = tanh(L/4) as written: the tight-set identities close their faces exactly
+    made_from: tuple = ()  # a user's bound: bound_profile's arguments (text, n, d), with which it pickles
+
+    def __reduce__(self):
+        """Pickled as the call that makes it (its enclosures are closures, which pickle cannot name), so that a
+        result holding it (certify.prove's ProofResult) can come back from a worker process."""
+        return (claim_profile, (self.claim,)) if self.claim else (bound_profile, self.made_from)
 
 
 def _interval_ball(L: Interval) -> arb:
@@ -132,7 +138,8 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
     # Written as the claim collapse.tanh is: the tight-set identity applies to it.
     tanh = parsed.tree == bound_grammar.parse(CLAIM_BOUNDS["collapse.tanh"]).tree
     return Profile(None, parsed.text, gap_upper=lambda L: 1 - g(_interval_ball(L)), slope_lower=slope,
-                   chord_lower=chord, secant_lower=lambda L: slope(L[1]), vanishes=vanishes, tanh=tanh)
+                   chord_lower=chord, secant_lower=lambda L: slope(L[1]), vanishes=vanishes, tanh=tanh,
+                   made_from=(text, n, d))
 
 
 def reduced_form(tree: tuple) -> bool:

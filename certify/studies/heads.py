@@ -117,7 +117,7 @@ def confirm_steps(head: Head, found: dict[str, arb], steps: tuple[str, ...], rou
     if not stated:
         return Steps(found, undecided, REGIME_UNDECIDED, "", None)
     norm_witness = {"route": route, "basis": witness.basis.tolist(), "top": witness.top.tolist()}
-    cert = certificate.named(KIND, claims, [], head.inputs(stated), norm_witness, found, precision)
+    cert = certificate.named(KIND, claims, "certified", head.inputs(stated), norm_witness, found, precision)
     confirmation = certificate.confirm(cert)
     if not confirmation.ok:
         return Steps(found, undecided, REGIME_UNDECIDED, confirmation.message, cert)

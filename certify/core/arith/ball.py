@@ -16,6 +16,7 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
+from certify.core import arb_pickle  # noqa: F401  (registers arb's pickling: results that hold balls pickle)
 from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.arith import pairs

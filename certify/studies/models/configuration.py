@@ -88,7 +88,7 @@ def configuration_stats(X: np.ndarray) -> ConfigurationStats:
 def _checker_confirms_rank(X: np.ndarray, rank: int) -> bool:
     """The independent checker's confirmation that the centred X has this (the largest) rank."""
     claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
-    cert = certificate.named("centred-rank", [claim], [], {"X": X.tolist()}, {}, {}, max(flint.ctx.prec, 53))
+    cert = certificate.named("centred-rank", [claim], "certified", {"X": X.tolist()}, {}, {}, max(flint.ctx.prec, 53))
     return certificate.confirm(cert).ok
 
 

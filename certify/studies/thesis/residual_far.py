@@ -44,7 +44,7 @@ def evaluate(inputs: dict, witness: dict) -> Found:
     D, D_out = quantities.diameter(BALL, X), quantities.diameter(BALL, apply_layer(BALL, case.layers[0], X).out)
     found.require(D > 0, "D(X) > 0 (with D(X) = 0 no lower bound is contradicted)")
     found.values.update(q=q, D=D, D_out=D_out, ratio=D_out / D)
-    found.require(D_out <= q * D, "D(X') <= q D(X)")
+    found.require(D_out <= q * D, "D(X') <= q D(X)", refuted=D_out > q * D)
     return found
 
 
