@@ -21,6 +21,7 @@ from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
+from certify_checker.exact import rational
 from certify_checker import limits
 from certify_checker.limits import ENTRY, passes, window_parts
 
@@ -62,7 +63,13 @@ def _ffn(layer: dict) -> bool:
 
 
 def _one_value_matrix(layers: list) -> bool:
-    return all(layer["V"] == layers[0]["V"] for layer in layers)
+    """The same V in every layer, by value: 1, 1.0 and "1" state one number (compared as JSON alone, a stack stating
+    one V in both spellings, which the engine decides as one, was refused); only entries spelled apart are read, the
+    first layer's each once."""
+    first = layers[0]["V"]
+    read = functools.cache(lambda i, j: rational(first[i][j]))
+    return all(layer["V"] == first or all(x == first[i][j] or rational(x) == read(i, j) for i, row in
+                                          enumerate(layer["V"]) for j, x in enumerate(row)) for layer in layers)
 
 
 CLAIMS = {

@@ -206,3 +206,21 @@ def test_a_violated_bound_beside_a_layer_whose_enclosure_is_not_finite_is_confir
     planted = copy.deepcopy(cert)
     planted["values"]["layers"][0]["D_out"] = "nan"  # finite for the checker: "nan" there says less than it can
     assert not certify_checker.verify(planted).ok
+
+
+def test_one_value_matrix_stated_as_numbers_and_as_texts_is_one_v():
+    """value.bounded needs one V in every layer: the layers here state it as JSON numbers and as texts ("0", "1").
+    The checker compared their JSON and refused the stack (the engine escalated to 65536 bits, then said undecided;
+    the trajectory's value curves went unconfirmed); a V that differs by value is still refused."""
+    V = [[0, 1], [-1, 0]]
+    layers = [{"A": [[1, 0], [0, 1]], "V": V}, {"A": [[1, 0], [0, 1]], "V": [[str(x) for x in row] for row in V]}]
+    config = {"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": layers}
+    result = certify.check(config, claim="value.bounded", max_prec=128)
+    assert result.verdict == "holds" and certify_checker.verify(result.certificate).ok, result
+    traced = certify.trajectory(config, layers=2, max_prec=128)
+    assert traced.certified and traced.verdict == "holds", traced.confirmation
+    other = copy.deepcopy(result.certificate)
+    other["inputs"]["layers"][1]["V"][1][1] = "1/1000000"  # not the first layer's V
+    other["inputs_sha256"] = certify_checker.inequality.digest(other)
+    confirmation = certify_checker.verify(other)
+    assert not confirmation.ok and "hypotheses of value.bounded" in confirmation.message, confirmation.message
