@@ -668,3 +668,13 @@ def test_cli_progress_bar_shows_layers(tmp_path, capsys):
     assert main(["trajectory", path, "--layers", "3", "--progress"]) == 0
     err = capsys.readouterr().err
     assert "/3 layers" in err, err
+
+
+def test_every_curve_has_a_legend_label_that_renders(tmp_path):
+    """A curve without a label was drawn under its bare name in the figure's legend."""
+    from certify.figures import trajectory as figure
+    assert set(figure.CURVE_LABELS) == set(trajectory.CURVES)
+    config = tmp_path / "expansive.json"
+    config.write_text(json.dumps(EXPANSIVE))
+    assert main(["trajectory", str(config), "--layers", "3", "--out", str(tmp_path / "t")]) == 0
+    assert (tmp_path / "t" / "trajectory.png").stat().st_size > 0
