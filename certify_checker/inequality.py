@@ -210,7 +210,7 @@ def _power_bound(s: Layer) -> arb:
         # a witness stated once and referred to is the same object: compared without its text
         if _same(V_seen, V) and all(a is b or _same(a, b) for a, b in zip(stated_seen, stated)):
             return M
-    M = norms.power_bound(forward.matrix(V), s.depth, s.witness, f"V{s.t}")
+    M = norms.power_bound(norms.power_norms(forward.matrix(V), s.depth, s.witness, f"V{s.t}"))
     s.shared["M"].append((V, stated, M))
     return M
 

@@ -51,11 +51,20 @@ def query_key_norm(layer: dict, witness: dict, A=None) -> arb:
     return thin * abs(ball(layer.get("beta", "1"))) / arb(int(layer["d_k"])).sqrt()
 
 
-def power_bound(V, horizon: int, witness: dict, key: str) -> arb:
-    bound, power = arb(1), V
+def power_norms(V, horizon: int, witness: dict, key: str) -> list[arb]:
+    """||V^k||_2 for k = 1..horizon, each from its witness {key}^k."""
+    norms, power = [], V
     for k in range(1, horizon + 1):
-        bound = bound.max(forward.spectral_norm(power, witness[f"{key}^{k}"]))
+        norms.append(forward.spectral_norm(power, witness[f"{key}^{k}"]))
         power = forward.product(power, V)
+    return norms
+
+
+def power_bound(norms: list[arb]) -> arb:
+    """M = max_{0 <= k <= T} ||V^k||_2 from power_norms (k = 0 is the identity, of norm 1)."""
+    bound = arb(1)
+    for norm in norms:
+        bound = bound.max(norm)
     return bound
 
 

@@ -21,8 +21,9 @@ first at precision (the precision the certificate and the confirmation name).
 Curves (hypotheses checked here), compared as natural logarithms when the quantity is certainly
 positive: global.step g_a(D_{t-1}), global.composed g iterated from D_0 (in log form),
 cubic a^{-1/2} (sqrt(a) D_0)^(3^t) with a = max a_t (when sqrt(a) D_0 < 1 is certified), all for
-pure attention; value.bounded M (1 - exp(-a M^2 D_0^2))^t D_0 and value.approach
-M prod_{s<t} tau_s D_0 for X' = P X V^T with one V.  g_a(D) = -expm1(-a D^2) D.
+pure attention; value.bounded M (1 - exp(-a M^2 D_0^2))^t D_0, value.approach M prod_{s<t} tau_s D_0 and
+value.expansive c^{-1/2} (sqrt(c) D_0)^(3^t) with c = ||V||_2 a (when sqrt(c) D_0 < 1 is certified) for
+X' = P X V^T with one V.  g_a(D) = -expm1(-a D^2) D.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from certify_checker.limits import cost, passes, step_cost
 RESOLVED_BITS = 20
 MAX_LAYERS = 10_000
 PURE_CURVES = ("global.step", "global.composed", "cubic")
-VALUE_CURVES = ("value.bounded", "value.approach")
+VALUE_CURVES = ("value.bounded", "value.approach", "value.expansive")
 # Every field is checked (certify.studies.trajectory_certificate writes these and nothing else): an
 # unchecked one, a point's "t", an approach or a curve where none is drawn, M without a value curve,
 # would show numbers the checker never confirmed.
@@ -299,8 +300,19 @@ def log_g(a: arb, log_D: arb) -> arb:
     return one_minus_gap(a, (log_D).exp()).log() + log_D
 
 
-def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
-    """name -> {t: natural log of the curve} for t = 1..T (as certify draws them)."""
+def cubic(c: arb, D0: arb, T: int, name: str) -> dict:
+    """{t: log of c^{-1/2} (sqrt(c) D_0)^(3^t)} for t = 1..T, the bound of layers with D' <= c D^3 (u = sqrt(c) D
+    gives u' <= u^3); stated where sqrt(c) D_0 < 1 is not proven, the curve is rejected."""
+    root = c.sqrt()
+    base = root * D0
+    if not (c > 0 and base < 1):
+        raise ValueError(f"the {name} curve is stated but its sqrt(c) D_0 < 1 is not proven")
+    return {t: arb(3) ** t * base.log() - root.log() for t in range(1, T + 1)}
+
+
+def curves(names, inputs: dict, T: int, points: list, a: list, M, rho) -> dict:
+    """name -> {t: natural log of the curve} for t = 1..T (as certify draws them); M and rho = ||V||_2 for the value
+    curves."""
     L = len(inputs["layers"])
     D0 = forward.diameter(forward.matrix(inputs["X"]))
     a_max = a[0]
@@ -317,13 +329,8 @@ def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
         for t in range(1, T + 1):
             log_bound = log_g(a[(t - 1) % L], log_bound)
             out["global.composed"][t] = log_bound
-    if "cubic" in names:
-        root = a_max.sqrt()
-        base = root * D0
-        if not (a_max > 0 and base < 1):
-            raise ValueError("the cubic curve is stated but sqrt(a) D_0 < 1 is not certified")
-        for t in range(1, T + 1):
-            out["cubic"][t] = arb(3) ** t * base.log() - root.log()
+    if "cubic" in names:  # D' <= a D^3 (collapse.cubic)
+        out["cubic"] = cubic(a_max, D0, T, "cubic")
     if "value.bounded" in names:
         log_factor = one_minus_gap(a_max, M * D0).log()
         for t in range(1, T + 1):
@@ -335,6 +342,8 @@ def curves(names, inputs: dict, T: int, points: list, a: list, M) -> dict:
                 break
             log_product = log_product + points[t - 1]["tau"].log()
             out["value.approach"][t] = log_product
+    if "value.expansive" in names:  # D' <= ||V|| (1 - exp(-a D^2)) D <= ||V|| a D^3 (value.expansive)
+        out["value.expansive"] = cubic(rho * a_max, D0, T, "value.expansive")
     return out
 
 
@@ -421,7 +430,7 @@ def _confirm_points(stated: list, points: list, approaches: list, names: list, d
 
 
 def _recompute_points(inputs: dict, T: int, stated: list, steps: list, flags: list, factor: int, labels: set,
-                      names: list, a: list, M, curve_precision: int) -> set:
+                      names: list, a: list, M, rho, curve_precision: int) -> set:
     """The (t, key) of labels (D, mu, tau or a curve's name) whose stated ball misses the one recomputed with every
     step at factor times its precision (the steps through the last t of labels, and the next: tau_t is computed
     with step t + 1) and the curves from those points at factor times their precision (a and M as enclosed); and
@@ -432,7 +441,7 @@ def _recompute_points(inputs: dict, T: int, stated: list, steps: list, flags: li
                    if key in ("D", "mu", "tau", "resolved") and t < len(points)}
     if any(key not in ("D", "mu", "tau", "resolved") for _, key in labels):
         with ctx.workprec(factor * curve_precision):
-            drawn = curves(names, inputs, T, points, a, M)
+            drawn = curves(names, inputs, T, points, a, M, rho)
         finer_balls.update({(t, key): drawn[key].get(t) for t, key in labels if key in drawn})
     return {(t, key) for t, key in labels if (mine := finer_balls.get((t, key))) is None or not mine.is_finite()
             or not (resolved(mine) if key == "resolved" else
@@ -544,10 +553,11 @@ def verify(cert: dict) -> tuple[bool, str]:
     if STEPS_KEY in cert and (len(points) != len(steps) or (len(points) <= T and points[-1]["resolved"])):
         return False, (f"{len(steps)} step precisions are stated, the checker computes {len(points)} points "
                        f"through the first unresolved one")
-    M = None
+    M = rho = None
     if any(name in VALUE_CURVES for name in names):
         with ctx.workprec(norm_precision):
-            M = norms.power_bound(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
+            powers = norms.power_norms(forward.matrix(inputs["layers"][0]["V"]), T, witness, "V0")
+            M, rho = norms.power_bound(powers), powers[0]
         if not agrees(M, read_ball(cert["M"]), norm_precision):
             return False, "stated M does not match the recomputed value"
     elif cert["M"] is not None:
@@ -563,7 +573,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         if len(cert["a"]) != len(a) or not all(agrees(mine, read_ball(theirs), curve_precision)
                                                for mine, theirs in zip(a, cert["a"])):
             return False, "stated ||A_t||_2 do not match the recomputed enclosures"
-        drawn = curves(names, inputs, T, points, a, M)
+        drawn = curves(names, inputs, T, points, a, M, rho)
     missing = set()
     problem, outcomes = _confirm_points(stated, points, approaches, names, drawn, precision, curve_precision, steps,
                                         missing)
@@ -571,7 +581,8 @@ def verify(cert: dict) -> tuple[bool, str]:
         return False, problem
     # an honest ball that misses the checker's own only by the two evaluations' rounding contains a finer one
     if missing := finer(missing, lambda factor, labels: _recompute_points(inputs, T, stated, steps, flags, factor,
-                                                                          labels, names, a, M, curve_precision), FINER):
+                                                                          labels, names, a, M, rho, curve_precision),
+                                 FINER):
         t, key = min(missing)
         told = f"stated resolved, but D has fewer than {RESOLVED_BITS} bits in" if key == "resolved" else f"stated {key} does not match"
         return False, f"t = {t}: {told} the recomputed enclosure (nor one at {FINER[-1]} times its precision)"

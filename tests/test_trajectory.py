@@ -185,6 +185,58 @@ def test_cubic_curve_needs_sqrt_a_D0_below_one():
     assert "global.composed" in tr.drawn
 
 
+# X' = P X V^T with an expansive shear V (||V||_2 about 1.66) near consensus: sqrt(rho a) D_0 about 0.25
+EXPANSIVE = {"name": "expansive near consensus", "X": [["1/10", "0"], ["0", "1/10"], ["-1/20", "1/50"]],
+             "A": [[1, "1/2"], [0, 1]], "V": [["3/2", "1/2"], [0, 1]]}
+
+
+def test_value_expansive_collapses_near_consensus_under_its_cubic_curve():
+    """value.expansive: D' <= rho (1 - exp(-a D^2)) D <= rho a D^3, so with c = rho a and sqrt(c) D_0 < 1,
+    D_t <= c^{-1/2} (sqrt(c) D_0)^(3^t): the curve against mpmath's rho, a and D_0, and the D_t of an independent
+    mpmath trajectory under it; the checker confirms the certificate."""
+    from certify_checker import verify
+    T = 4
+    tr = trajectory.trace(EXPANSIVE, T)
+    assert "value.expansive" in tr.drawn and tr.verdict == trajectory.HOLDS and tr.certified
+    with mp.workdps(200):
+        steps = mp_trajectory(EXPANSIVE, T, 200)
+        c = oracle.spectral_norm(oracle.mat(EXPANSIVE["V"])) * oracle.spectral_norm(oracle.mat(EXPANSIVE["A"]))
+        assert c > 1 and mp.sqrt(c) * steps[0]["D"] < 1  # expansive, and near consensus
+        for p in tr.points[1:]:
+            curve = (mp.sqrt(c) * steps[0]["D"]) ** (3 ** p.t) / mp.sqrt(c)
+            assert_contains(p.curves["value.expansive"], curve, f"value.expansive at t = {p.t}")
+            assert steps[p.t]["D"] <= curve and p.checks["value.expansive"] == "holds"
+    assert verify(tr.certificate).ok
+
+
+def test_value_expansive_far_from_consensus_is_not_drawn_and_a_certificate_stating_it_is_rejected():
+    """Far from consensus (sqrt(rho a) D_0 > 1) the curve's hypothesis fails: not drawn, with the reason; a
+    certificate that states it anyway, with its values, is rejected by the checker."""
+    import copy
+    from certify_checker import verify
+    far = dict(EXPANSIVE, X=[["1", "0"], ["0", "1"], ["-1/2", "1/5"]])
+    tr = trajectory.trace(far, 3)
+    assert "value.expansive" not in tr.drawn and "sqrt(rho a) D_0 < 1" in tr.skipped["value.expansive"]
+    assert verify(tr.certificate).ok
+    forged = copy.deepcopy(tr.certificate)
+    forged["curves"].append("value.expansive")
+    for point in forged["points"][1:]:
+        point["log_curves"]["value.expansive"] = point["log_curves"]["value.bounded"]
+        point["checks"]["value.expansive"] = "holds"
+    confirmation = verify(forged)
+    assert not confirmation.ok and "value.expansive curve is stated but its sqrt(c) D_0 < 1" in confirmation.message, \
+        confirmation.message
+
+
+def test_a_value_expansive_curve_stated_below_the_true_one_is_rejected():
+    import copy
+    from certify_checker import verify
+    cert = trajectory.trace(EXPANSIVE, 3).certificate
+    forged = copy.deepcopy(cert)
+    forged["points"][2]["log_curves"]["value.expansive"] = forged["points"][2]["log_curves"]["value.approach"]
+    assert not verify(forged).ok
+
+
 @pytest.mark.parametrize("layers", [0, -3, trajectory.MAX_LAYERS + 1])
 def test_bad_layer_counts(layers):
     with pytest.raises(BadInput):
@@ -616,3 +668,13 @@ def test_cli_progress_bar_shows_layers(tmp_path, capsys):
     assert main(["trajectory", path, "--layers", "3", "--progress"]) == 0
     err = capsys.readouterr().err
     assert "/3 layers" in err, err
+
+
+def test_every_curve_has_a_legend_label_that_renders(tmp_path):
+    """A curve without a label was drawn under its bare name in the figure's legend."""
+    from certify.figures import trajectory as figure
+    assert set(figure.CURVE_LABELS) == set(trajectory.CURVES)
+    config = tmp_path / "expansive.json"
+    config.write_text(json.dumps(EXPANSIVE))
+    assert main(["trajectory", str(config), "--layers", "3", "--out", str(tmp_path / "t")]) == 0
+    assert (tmp_path / "t" / "trajectory.png").stat().st_size > 0

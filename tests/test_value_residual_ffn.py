@@ -102,9 +102,9 @@ def test_one_V_through_the_stack_has_its_powers_normed_once_by_engine_and_checke
     from certify.core import primitives
     from certify_checker import inequality
     engine_calls, checker_calls = [], []
-    powers, power_bound = primitives._powers, norms.power_bound
+    powers, power_norms = primitives._powers, norms.power_norms
     monkeypatch.setattr(primitives, "_powers", lambda view: engine_calls.append(view.t) or powers(view))
-    monkeypatch.setattr(norms, "power_bound", lambda *args: checker_calls.append(args[3]) or power_bound(*args))
+    monkeypatch.setattr(norms, "power_norms", lambda *args: checker_calls.append(args[3]) or power_norms(*args))
     depth = 4
     result = engine.check(thesis.jordan_stack(depth), claim="value.bounded")
     assert result.verdict == engine.HOLDS and result.precision == 53

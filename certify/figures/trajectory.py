@@ -31,6 +31,7 @@ CURVE_LABELS = {
     "cubic": r"$a^{-1/2} (\sqrt{a}\, D_0)^{3^t}$ (cubic)",
     "value.bounded": r"$M (1 - e^{-a M^2 D_0^2})^t D_0$ (value, bounded)",
     "value.approach": r"$M\, \tau(P_0) \cdots \tau(P_{t-1})\, D_0$ (value, approach)",
+    "value.expansive": r"$(\rho a)^{-1/2} (\sqrt{\rho a}\, D_0)^{3^t}$ (value, expansive)",
 }
 APPROACH = r"$\max_i \|x_i^{(t)} - V^t c\|$ (upper end)"
 

@@ -45,6 +45,8 @@ D_0 itself or trivially above it):
                      when sqrt(a) D_0 < 1 is certified                                pure attention
     value.bounded    D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0, M = max_{k<=T} ||V^k||_2   X' = P X V^T
     value.approach   r_t <= M prod_{s<t} tau(P_s) D_0,  r_t = max_i ||x_i^(t) - V^t c||   (one V)
+    value.expansive  D_t <= c^{-1/2} (sqrt(c) D_0)^(3^t), c = rho a, rho = ||V||_2,
+                     when sqrt(c) D_0 < 1 is certified (collapse near consensus)      X' = P X V^T (one V)
 a_t = ||A_t||_2 is certified by certify.core.spectral (a thin head's through its d_k x d_k reduction,
 certify.core.thin_norm, as `certify check` encloses it); for a stack the cubic and value curves use the
 largest a_t (each step's factor only grows with a).
@@ -89,7 +91,7 @@ from certify.core.primitives import LayerView
 # (benchmarks/trajectory.py), their certificate 1.5e9 of the checker's work (its default limit takes every
 # D_t through some 3700); 10,000 would take minutes.
 MAX_LAYERS = 4_000
-NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_power_bound)
+NORM_PRECISION = 128  # ||V^k||_2 only scales the curves: 128 bits keep them tight enough (_value_norms)
 FLOAT64_EXPONENT_ROOM = 1000  # log2 of the largest ||V^k|| whose float64 witness does not overflow
 CURVE_GUARD_BITS = 64  # the cubic and composed curves lose about log2(3) bits per layer
 STEP_GUARD_BITS = 32  # a step's precision above the relative accuracy of the D_t it starts from
@@ -109,6 +111,8 @@ CURVES = {
     "cubic": ("D", "pure attention with sqrt(a) D_0 < 1: D_t <= a^{-1/2} (sqrt(a) D_0)^(3^t)"),
     "value.bounded": ("D", "X' = P X V^T, one V: D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0"),
     "value.approach": ("approach", "X' = P X V^T, one V: max_i ||x_i^(t) - V^t c|| <= M prod tau(P_s) D_0"),
+    "value.expansive": ("D", "X' = P X V^T, one V, with sqrt(rho a) D_0 < 1: D_t <= (rho a)^{-1/2} "
+                             "(sqrt(rho a) D_0)^(3^t), rho = ||V||_2"),
 }
 
 
@@ -219,8 +223,8 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                                       unused, centred=_representation(case, layers) is None, routes=_routes(case))
     _admit(budget)
     witnesses: dict = {}
-    M, budget.norm_precision = (_power_bound(case, layers, witnesses, max_prec) if "value.bounded" in drawn
-                                else (None, unused))
+    (M, rho), budget.norm_precision = (_value_norms(case, layers, witnesses, max_prec) if "value.bounded" in drawn
+                                       else ((None, None), unused))
     _admit(budget)  # again at M's precision, which the value curves' work grows with
     cap, capped = budget.cap(max_prec)
     attempts: list = []
@@ -229,7 +233,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     def attempt(precision: int) -> _Traced:
         meter = budget.meter(precision, floors, last=precision >= cap)
         # each attempt restarts from the exact X_0 (a ball cannot be sharpened midway)
-        attempts.append(_trace_at(case, layers, precision, M, dict(drawn), dict(skipped), witnesses,
+        attempts.append(_trace_at(case, layers, precision, M, rho, dict(drawn), dict(skipped), witnesses,
                                   final=precision >= cap, floors=list(floors), meter=meter,
                                   tick=lambda t: stage(t, layers, f"at {precision} bits")))
         floors[:] = [max(pair) for pair in itertools.zip_longest(floors, attempts[-1].run.steps, fillvalue=0)]
@@ -245,7 +249,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
             raise BadInput(f"stopped, no certificate the checker can verify: {over}") from None
         over = _between(attempt, attempts, over)
         traced, precision = attempts[-1], attempts[-1].precision  # the highest attempt the checker can follow
-        _finish(case, traced, M, witnesses)
+        _finish(case, traced, M, rho, witnesses)
         stopped = "" if traced.settled else f"not raised beyond {precision} bits: {over}"
         used_cap = precision  # the highest precision found to fit the limits (one above it was stopped)
     fallback = _representation(case, layers)
@@ -306,7 +310,7 @@ class _Traced:
         return self.run.centred
 
 
-def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped: dict, witnesses: dict,
+def _trace_at(case: config.Case, T: int, precision: int, M, rho, drawn: dict, skipped: dict, witnesses: dict,
               final: bool, floors: list, meter: trajectory_budget.Meter,
               tick: Callable[[int], None] | None = None) -> _Traced:
     """The trajectory at one precision, its curves and their checks.  A run left unresolved below the
@@ -318,11 +322,11 @@ def _trace_at(case: config.Case, T: int, precision: int, M, drawn: dict, skipped
     traced = _Traced(run=run, precision=precision, points=points, drawn=drawn, skipped=skipped,
                      curve_precision=_curve_precision(precision, T))
     if run.complete or final:
-        _finish(case, traced, M, witnesses)
+        _finish(case, traced, M, rho, witnesses)
     return traced
 
 
-def _finish(case: config.Case, traced: _Traced, M, witnesses: dict) -> None:
+def _finish(case: config.Case, traced: _Traced, M, rho, witnesses: dict) -> None:
     """Draw the curves of a traced run and check them; settled when nothing is left to decide."""
     if traced.finished:
         return
@@ -331,7 +335,7 @@ def _finish(case: config.Case, traced: _Traced, M, witnesses: dict) -> None:
             _approach(case, traced.run, M)
     with ctx.workprec(traced.curve_precision):
         traced.a = _query_key_norms(case, witnesses)
-        _curves(case, traced.points, traced.a, M, traced.drawn, traced.skipped)
+        _curves(case, traced.points, traced.a, M, rho, traced.drawn, traced.skipped)
         _check(traced.points, traced.drawn)  # logarithms of the quantities, at the curves' precision
     undecided = any(o == UNDECIDED for p in traced.points for o in p.checks.values())
     traced.settled, traced.finished = traced.run.complete and not undecided, True
@@ -377,7 +381,7 @@ def _hypotheses(case: config.Case, T: int) -> tuple[dict, dict]:
             parts = sorted({config.COMPONENTS[part] for layer in used for part in layer.components()})
             skipped[name] = "needs pure attention X' = P X; the layers have " + ", ".join(parts)
     value_form = all(layer.components() == ["V"] for layer in used)  # X' = P X V^T and nothing else
-    for name in ("value.bounded", "value.approach"):
+    for name in ("value.bounded", "value.approach", "value.expansive"):
         if not value_form:
             skipped[name] = "needs layers X' = P X V^T with a value matrix V and nothing else"
         elif len({layer.V for layer in used}) != 1:
@@ -512,22 +516,23 @@ def _approach(case: config.Case, run: _Run, M: arb) -> None:
         power = BALL.matmul(V, power)
 
 
-def _power_bound(case: config.Case, T: int, witnesses: dict, max_prec: int) -> tuple[arb, int]:
-    """(M, bits): M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64
-    screen for the witnesses "V0^k", then the ball pass), from NORM_PRECISION bits, doubled up to
-    max_prec while M has fewer than RESOLVED_BITS correct bits.  M only scales the curves, but the
+def _value_norms(case: config.Case, T: int, witnesses: dict, max_prec: int) -> tuple[tuple[arb, arb], int]:
+    """((M, rho), bits): M = max_{0<=k<=T} ||V^k||_2, the primitive "M" of certify.core.primitives (float64
+    screen for the witnesses "V0^k", then the ball pass), and rho = ||V||_2 from the witness of V^1, as the checker
+    computes both (its power_norms), from NORM_PRECISION bits, doubled up to max_prec while M has fewer than
+    RESOLVED_BITS correct bits.  M only scales the curves, but the
     balls of V^k widen by about || |V| ||_2 / ||V||_2 per power (1.38 for a rotation by 1 rad): at 128
     bits M was nan from T = 280, every curve undecided, and the run escalated to its cap for nothing."""
     layer = case.layers[0]
 
-    def attempt(precision: int) -> arb:
+    def attempt(precision: int) -> tuple[arb, arb]:
         for ar in (FLOAT64, BALL):
             view = LayerView(ar=ar, t=0, layer=layer, arrays=layer_arrays(ar, layer, case.n), X=None, step=None,
                              X0=None, witnesses=witnesses, depth=T)
             M = view.get("M")
-        return M
+        return M, BALL.spectral_norm(view.arrays.V, witnesses, "V0^1")
 
-    return escalate(attempt, lambda M: M.is_finite() and is_resolved(M), NORM_PRECISION, max_prec)
+    return escalate(attempt, lambda norms: norms[0].is_finite() and is_resolved(norms[0]), NORM_PRECISION, max_prec)
 
 
 def _query_key_norms(case: config.Case, witnesses: dict) -> list:
@@ -560,8 +565,19 @@ def log_g(a: arb, log_D: arb) -> arb:
     return (-BALL.expm1(-(a * (2 * log_D).exp()))).log() + log_D
 
 
-def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: dict) -> None:
-    """The drawn curves at every t, as logarithms (point.log_curves) and values (point.curves)."""
+def _cubic(c: arb, D0: arb, T: int) -> dict | str:
+    """{t: log of c^{-1/2} (sqrt(c) D_0)^(3^t)} for t = 1..T, the bound of layers with D' <= c D^3 (u = sqrt(c) D
+    gives u' <= u^3: doubly exponential collapse), or why it does not apply: sqrt(c) D_0 < 1 not certified."""
+    root = c.sqrt() if c > 0 else None
+    base = None if root is None else root * D0
+    if base is None or not base < 1:
+        return "c = 0" if root is None else f"sqrt(c) D_0 = {base.str(5, radius=False)} is not proven < 1"
+    return {t: arb(fmpz(3) ** t) * base.log() - root.log() for t in range(1, T + 1)}
+
+
+def _curves(case: config.Case, points: list, a: list, M, rho, drawn: dict, skipped: dict) -> None:
+    """The drawn curves at every t, as logarithms (point.log_curves) and values (point.curves); M and rho = ||V||_2
+    for the value curves."""
     L = len(case.layers)
     T = len(points) - 1
     D0 = quantities.diameter(BALL, BALL.array(case.X))
@@ -577,16 +593,15 @@ def _curves(case: config.Case, points: list, a: list, M, drawn: dict, skipped: d
         for t in range(1, T + 1):
             log_bound = log_g(a[(t - 1) % L], log_bound)
             logs["global.composed"][t] = log_bound
-    if "cubic" in drawn:
-        root = a_max.sqrt() if a_max > 0 else None
-        base = None if root is None else root * D0
-        if base is None or not base < 1:
-            reason = "a = 0" if root is None else f"sqrt(a) D_0 = {base.str(5, radius=False)} is not certified < 1"
-            skipped["cubic"] = f"needs sqrt(a) D_0 < 1 (near consensus); here {reason}"
-            del drawn["cubic"], logs["cubic"]
-        else:
-            for t in range(1, T + 1):
-                logs["cubic"][t] = arb(fmpz(3) ** t) * base.log() - root.log()
+    # D' <= a D^3 (collapse.cubic); with V, D' <= ||V|| (1 - exp(-a D^2)) D <= ||V|| a D^3 (value.expansive)
+    for name, c, named in (("cubic", a_max, "a"), ("value.expansive", None if rho is None else rho * a_max, "rho a")):
+        if name in drawn:
+            found = _cubic(c, D0, T)
+            if isinstance(found, str):
+                skipped[name] = f"needs sqrt({named}) D_0 < 1 (near consensus); here, with c = {named}, {found}"
+                del drawn[name], logs[name]
+            else:
+                logs[name] = found
     if "value.bounded" in drawn:
         log_factor = one_minus_gap(a_max, M * D0).log()
         for t in range(1, T + 1):
