@@ -438,6 +438,32 @@ def test_an_interrupted_run_leaves_the_page_of_its_summary_not_an_earlier_runs(t
     assert decided in (tmp_path / "index.html").read_text()
 
 
+def test_an_interruption_while_summarising_says_what_is_kept(tmp_path, monkeypatch, capsys):
+    """Ctrl-C once every chunk is committed, while the summary, histograms and page are written (seconds for
+    100,000 records, after the bar reached 100%): the line says what is done and where, as during the run, and
+    the summary and page are of every record, not a bare "certify: interrupted" that leaves them unsaid."""
+    from certify.figures import sample as sample_figure
+
+    argv = ["sample", "--bound", RESUMED.bound, "--distribution", RESUMED.distribution, "--n", str(RESUMED.n),
+            "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
+            "--out", str(tmp_path), "-q"]
+    draw, calls = sample_figure.write, []
+
+    def interrupted_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(sample_figure, "write", interrupted_once)
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err == (f"certify: interrupted; {RESUMED.count} of {RESUMED.count} done, kept in {tmp_path}: "
+                   "nothing asked for is left to do\n"), err
+    assert json.loads((tmp_path / "summary.json").read_text())["decided"] == RESUMED.count
+    assert f"{RESUMED.count} of {RESUMED.count} configurations checked" in (tmp_path / "index.html").read_text()
+
+
 def test_stop_after_decides_at_most_a_chunk_more_and_the_rest_resumes_exactly(tmp_path):
     """--stop-after 100 on 2 workers decided 320 configurations: every chunk in flight once 100 were committed
     finished, up to twice the workers' chunks of 64."""

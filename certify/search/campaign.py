@@ -550,18 +550,29 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         try:
             report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
                               stop_after=stop_after, on_commit=bar.update)
-        except KeyboardInterrupt:  # the committed chunks' summary: summary.json is not left an earlier run's
-            summary = _write_summary(campaign, store, jobs.Report(), runner.kind, workers, started, len(done))
-            try:  # and the page and figures of that summary, not of an earlier run's
-                on_summary(summary)
-            except KeyboardInterrupt:  # a second Ctrl-C: stop now, still saying how much is kept
-                pass
+        except KeyboardInterrupt:
+            _summarise_interrupted(campaign, store, runner.kind, workers, started, len(done), on_summary)
             raise
         finally:
             bar.close()
-    summary = _write_summary(campaign, store, report, runner.kind, workers, started)
-    on_summary(summary)
+    try:  # after the last chunk: reading many records takes seconds, and a Ctrl-C then says what is kept too
+        summary = _write_summary(campaign, store, report, runner.kind, workers, started)
+        on_summary(summary)
+    except KeyboardInterrupt:
+        _summarise_interrupted(campaign, store, runner.kind, workers, started, len(done), on_summary)
+        raise jobs.interrupted(store) from None
     return summary
+
+
+def _summarise_interrupted(campaign: Campaign, store: jobs.Store, executor: str, workers: int, started: float,
+                           before: int, on_summary: Callable[[dict], object]) -> None:
+    """After Ctrl-C, the committed chunks' summary (summary.json is not left an earlier run's) and the page and
+    figures of that summary; a second Ctrl-C stops the figures and page at once."""
+    summary = _write_summary(campaign, store, jobs.Report(), executor, workers, started, before)
+    try:
+        on_summary(summary)
+    except KeyboardInterrupt:  # a second Ctrl-C: stop now, still saying how much is kept
+        pass
 
 
 def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str, workers: int, started: float,
