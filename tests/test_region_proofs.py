@@ -367,6 +367,21 @@ def test_cli_proves_writes_and_verifies(tmp_path, capsys):
     assert main(["verify", str(out)]) == 0
 
 
+def test_cli_progress_shows_100_percent_only_once_all_is_proved(monkeypatch, capsys):
+    """The bar's percentage was rounded: 99.96% of the volume proved, boxes still open, showed "100.0%"."""
+    prove, drawn = region_proof.prove, []
+
+    def reporting(*args, progress, **kwargs):
+        time.sleep(0.6)  # past the bar's interval: this report is drawn
+        progress(10, 3, 0.9996)
+        drawn.append(capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1])
+        return prove(*args, progress=progress, **kwargs)
+
+    monkeypatch.setattr(region_proof, "prove", reporting)
+    assert main(["prove", "collapse.global", "--n", "2", "--radius", "1", "--norm", "1", "--progress"]) == 0
+    assert drawn[0].startswith("certify prove:  99.9% of the volume proved"), drawn
+
+
 def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
     out = tmp_path / "proof.json"
     bound = "D*(1-exp(-0.45*a*D**2))"

@@ -10,6 +10,7 @@ undecided proof from its open boxes.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from certify.cli import options
@@ -68,7 +69,8 @@ def run(args) -> int:
 
     def progress(closed, queue, fraction):
         bar.set_postfix_str(f"{closed} boxes closed, {queue} queued", refresh=False)
-        bar.update(fraction - bar.n)  # redraws at most every mininterval
+        shown = math.floor(fraction * 1000) / 1000  # rounded down: 99.96% with boxes open is not "100.0%"
+        bar.update(shown - bar.n)  # redraws at most every mininterval
 
     try:
         result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress,
