@@ -550,6 +550,8 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         try:
             report = jobs.run(store, runner, decide_chunk, campaign, jobs.grid_chunks(todo, size),
                               stop_after=stop_after, on_commit=bar.update)
+            # what the bar, at its end, waits for: every record read again (seconds for 100,000 of them)
+            bar.set_postfix_str(f"summarising {len(done) + report.decided} records")
         except KeyboardInterrupt:
             _summarise_interrupted(campaign, store, runner.kind, workers, started, len(done), on_summary)
             raise
