@@ -406,6 +406,20 @@ def test_verify_of_a_campaigns_or_a_trajectorys_summary_names_what_to_verify(tmp
         capsys.readouterr()
 
 
+def test_verify_of_another_file_beside_a_certificate_names_no_certificate(tmp_path, capsys):
+    """Any JSON that was not a certificate, in a folder holding trajectory-certificate.json (a list, a user's
+    notes), was answered "the certificate beside it: certify verify .../trajectory-certificate.json", a file it
+    has nothing to do with; the hint is for the files written beside that certificate."""
+    trajectory = tmp_path / "t"
+    assert main(["trajectory", str(ROOT / "examples/layer.json"), "--layers", "2", "--out", str(trajectory), "-q"]) == 0
+    notes = trajectory / "notes.json"
+    notes.write_text("[]")
+    capsys.readouterr()
+    assert main(["verify", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "beside it" not in err and err.endswith("expected)\n"), err
+
+
 def test_reproduce_json(tmp_path, capsys):
     assert main(["reproduce", "wu-fig1", "--out", str(tmp_path), "--json", "-q"]) == 0
     data = json.loads(capsys.readouterr().out)
