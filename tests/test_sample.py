@@ -464,6 +464,26 @@ def test_an_interruption_while_summarising_says_what_is_kept(tmp_path, monkeypat
     assert f"{RESUMED.count} of {RESUMED.count} configurations checked" in (tmp_path / "index.html").read_text()
 
 
+def test_an_interruption_while_the_records_are_read_says_what_is_kept(tmp_path, monkeypatch, capsys):
+    """A resumed run reads every record before its first chunk (4 s for 100,000): a Ctrl-C then printed a bare
+    "certify: interrupted", not what the folder keeps and that the same command continues it."""
+    earlier = campaign.run(RESUMED, tmp_path, workers=1, stop_after=5)["decided"]
+    read = campaign.records
+
+    def interrupted(folder):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(campaign, "records", interrupted)
+    argv = ["sample", "--bound", RESUMED.bound, "--distribution", RESUMED.distribution, "--n", str(RESUMED.n),
+            "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
+            "--out", str(tmp_path), "-q"]
+    assert main(argv) == 130
+    assert capsys.readouterr().err == (f"certify: interrupted; {earlier} of {RESUMED.count} done, kept in {tmp_path}: "
+                                       "run the same command again to continue\n")
+    monkeypatch.setattr(campaign, "records", read)
+    assert len(campaign.records(tmp_path)) == earlier
+
+
 def test_the_bar_says_the_records_are_summarised_once_every_chunk_is_done(tmp_path, capsys):
     """Once its last chunk is committed the bar stood at 100% without a word while every record was read again
     for the summary, histograms and page: 5 s for 100,000 records."""

@@ -83,7 +83,7 @@ from certify import engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files, seeds
-from certify.errors import BadInput, keys_shown
+from certify.errors import BadInput, Interrupted, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
@@ -531,7 +531,12 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
         raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
                          named=NAMED) as store:
-        return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
+        try:
+            return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
+        except KeyboardInterrupt as stop:  # wherever it landed (reading the records: seconds), say what is kept
+            if isinstance(stop, Interrupted):
+                raise
+            raise jobs.interrupted(store) from None
 
 
 def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None,
@@ -562,7 +567,7 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         on_summary(summary)
     except KeyboardInterrupt:
         _summarise_interrupted(campaign, store, runner.kind, workers, started, len(done), on_summary)
-        raise jobs.interrupted(store) from None
+        raise
     return summary
 
 
