@@ -493,6 +493,23 @@ def test_the_bar_says_the_records_are_summarised_once_every_chunk_is_done(tmp_pa
     assert "12/12" in last and "summarising 12 records" in last, last
 
 
+def test_a_huge_count_is_not_held_in_memory(tmp_path):
+    """--count takes up to 1e9, but the indices left were made into a list before the first chunk: 36 GB for
+    `--count 1e9 --stop-after 10` (out of memory under a 3 GB cap).  Here 2e6 indices, 70 MB as a list."""
+    import tracemalloc
+
+    def peak(count: int) -> int:  # beside that of a campaign of 2 (reading a JSON file takes its bytes limit at once)
+        tracemalloc.start()
+        try:
+            campaign.run(campaign.Campaign("gaussian", 2, 1, count, 0), tmp_path / str(count), workers=1, stop_after=1)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    small, huge = peak(2), peak(2_000_000)
+    assert len(campaign.records(tmp_path / "2000000")) == 1 and huge < small + 20e6, (small, huge)
+
+
 def test_stop_after_decides_at_most_a_chunk_more_and_the_rest_resumes_exactly(tmp_path):
     """--stop-after 100 on 2 workers decided 320 configurations: every chunk in flight once 100 were committed
     finished, up to twice the workers' chunks of 64."""
