@@ -178,6 +178,21 @@ def test_shrinking_keeps_the_violation_and_simplifies(tmp_path, capsys):
     assert run_cli(capsys, "verify", str(cert))[0] == 0
 
 
+@pytest.mark.parametrize("name, n", [("sliding", 3), ("uni", 3), ("sliding", 5), ("uni", 4), ("causal", 4)])
+def test_a_token_dropped_keeps_the_named_mask_searched(name, n):
+    """`attack --mask sliding --n 3` shrank its counterexample to two tokens under [[1, 0], [0, 1]] (the rows and
+    columns of the two tokens kept): no attention at all, not the sliding layers searched.  A named mask stays
+    that mask on one token fewer (sliding on two tokens is complete: no mask)."""
+    from certify.core.masks import named_mask
+
+    rows = named_mask(name, n)
+    case = config.load({"X": [[k] for k in range(n)], "A": [[1]], "mask": rows})
+    for token in range(n):
+        fewer = shrink._drop_token(case, token).layers[0].mask
+        expected = config.load({"X": [[k] for k in range(n - 1)], "A": [[1]], "mask": name}).layers[0].mask
+        assert fewer == expected, (token, fewer)
+
+
 def test_cli_writes_a_counterexample_that_check_and_verify_confirm(tmp_path, capsys):
     out = tmp_path / "a1"
     code, captured = run_cli(capsys, "attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "400",

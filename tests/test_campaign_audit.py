@@ -144,6 +144,32 @@ def test_a_folder_missing_configurations_is_rejected(copy, capsys):
     assert capsys.readouterr().out.startswith("REJECTED: campaign")
 
 
+def test_the_missing_configurations_are_named_by_their_ranges():
+    spec = campaign.Campaign("gaussian", 2, 1, 12, 0)
+    by_index = {i: {} for i in (1, 2, 5, 9)}
+    problem = audit._missing_problem(spec, "F", by_index)
+    assert problem.startswith("the folder records 4 of the campaign's 12 configurations; no record of 0, 3-4, 6-8, "
+                              "10-11 (an interrupted campaign"), problem
+    assert audit._missing_problem(spec, "F", {i: {} for i in range(12)}) is None
+
+
+def test_an_unfinished_campaign_of_a_huge_count_is_verified_in_little_memory(tmp_path, capsys):
+    """The configurations without a record were listed one by one: `certify verify` of a campaign of --count 1e9
+    stopped after 20 ran out of memory under a 3 GB cap.  Here 2e6, 70 MB as a list."""
+    import tracemalloc
+
+    spec = campaign.Campaign("gaussian", 2, 1, 2_000_000, 0)
+    campaign.run(spec, tmp_path, workers=1, stop_after=1)
+    tracemalloc.start()
+    try:
+        problem = audit._missing_problem(spec, tmp_path, {0: {}})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert "records 1 of the campaign's 2000000 configurations; no record of 1-1999999 (" in problem, problem
+    assert peak < 1e6, peak
+
+
 @pytest.mark.parametrize("corruption", ["repeated", "out of range", "unknown tier", "violated without certificate",
                                         "certificate not a path"])
 def test_corrupt_records_are_rejected(copy, corruption):

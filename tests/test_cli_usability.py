@@ -12,6 +12,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import mpmath as mp
@@ -180,6 +181,21 @@ def test_sample_progress_and_its_old_switch(tmp_path, capsys):
     assert "config" in capsys.readouterr().err  # tqdm's unit: configurations decided
     assert main(common + ["--out", str(tmp_path / "b"), "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_bar_that_slows_down_is_still_redrawn(capsys):
+    """tqdm's default skips redrawing until as many steps as passed between its last two draws have passed
+    again: a region proof's bar, fast through the first 90 percent of the volume, stood at 93.1% for the last
+    7 s of its search.  A bar redraws once its interval has passed, however little it moved."""
+    from certify.core import progress
+
+    bar = progress.bar(total=100, show=True, mininterval=0, desc="slowing")
+    bar.update(50)
+    time.sleep(0.01)
+    bar.update(1)
+    drawn = capsys.readouterr().err
+    bar.close()
+    assert "51/100" in drawn, drawn
 
 
 # ------------------------------------------------------------------ certify run
@@ -388,6 +404,20 @@ def test_verify_of_a_campaigns_or_a_trajectorys_summary_names_what_to_verify(tmp
         assert err.count("\n") == 1 and err.endswith(f"{hint}\n"), err
         assert main(hint.split()[1:]) == 0
         capsys.readouterr()
+
+
+def test_verify_of_another_file_beside_a_certificate_names_no_certificate(tmp_path, capsys):
+    """Any JSON that was not a certificate, in a folder holding trajectory-certificate.json (a list, a user's
+    notes), was answered "the certificate beside it: certify verify .../trajectory-certificate.json", a file it
+    has nothing to do with; the hint is for the files written beside that certificate."""
+    trajectory = tmp_path / "t"
+    assert main(["trajectory", str(ROOT / "examples/layer.json"), "--layers", "2", "--out", str(trajectory), "-q"]) == 0
+    notes = trajectory / "notes.json"
+    notes.write_text("[]")
+    capsys.readouterr()
+    assert main(["verify", str(notes)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "beside it" not in err and err.endswith("expected)\n"), err
 
 
 def test_reproduce_json(tmp_path, capsys):

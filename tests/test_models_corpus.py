@@ -279,6 +279,26 @@ def test_sigterm_stops_the_run_as_ctrl_c_does_and_it_resumes(mixed_model, no_fig
     assert folder_files(out) == folder_files(whole)
 
 
+def test_an_interruption_while_summarising_says_what_is_kept(mixed_model, corpus_file, tmp_path, monkeypatch,
+                                                             capsys):  # fmt: skip
+    """Ctrl-C once every sentence is committed, while the summary, figures and page are written: the line says
+    what is done and where, as during the run, and the page is drawn of every sentence."""
+    calls = []
+
+    def interrupted_once(summary, folder, **options):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return []
+
+    monkeypatch.setattr(corpus_figures, "write", interrupted_once)
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out) == 130
+    err = capsys.readouterr().err
+    assert err == f"certify: interrupted; 3 of 3 done, kept in {out}: nothing asked for is left to do\n", err
+    assert len(calls) == 2 and (out / "index.html").is_file()
+
+
 def test_an_interrupted_run_with_a_limit_counts_out_of_the_limit(mixed_model, no_figures, corpus_file, tmp_path,
                                                                   monkeypatch, capsys):  # fmt: skip
     _interrupt_at(monkeypatch, sentence=1)

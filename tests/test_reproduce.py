@@ -476,6 +476,17 @@ def test_a_negative_seed_is_bad_input(tmp_path, capsys, figure):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("figure, option", [("wu-fig1", ["--seed", "3"]), ("wu-fig1", ["--dropout", "0.5"]),
+                                            ("wu-fig1", ["--setting", "bert"]), ("wu-fig3", ["--dropout", "0.5"])])
+def test_an_option_the_figure_does_not_use_is_refused(tmp_path, capsys, figure, option):
+    """Figure 1 is the paper's fixed layer from fixed starts and Figure 3 runs eval mode only: `wu-fig1 --seed 3
+    --dropout 0.5` wrote the default figure without a word, as if the options had been used."""
+    assert main(["reproduce", figure, *option, "--out", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"certify: error: {figure} does not use {option[0]}") and err.count("\n") == 1, err
+    assert not any(tmp_path.iterdir())
+
+
 def test_suite_section_rows(tmp_path, produced, monkeypatch):
     """The section's rows from the studies (reused from the fixture): ok exactly when every
     disagreement has a measured cause or is a known unisolated one; an unknown one is flagged."""

@@ -678,3 +678,21 @@ def test_every_curve_has_a_legend_label_that_renders(tmp_path):
     config.write_text(json.dumps(EXPANSIVE))
     assert main(["trajectory", str(config), "--layers", "3", "--out", str(tmp_path / "t")]) == 0
     assert (tmp_path / "t" / "trajectory.png").stat().st_size > 0
+
+
+def test_cli_progress_bar_shows_the_checker_as_it_begins(tmp_path, capsys, monkeypatch):
+    """The bar redraws at most every half second: the checker's stage, entered right after the last layer, was
+    drawn only once that much had passed, so through 3000 layers the bar stood at "2933/3000 layers, at 6825
+    bits" for the 8 s the checker took, as if the run were still at its layers."""
+    confirm, drawn = trajectory.certificate.confirm, []
+
+    def watched(*args, **kwargs):
+        drawn.append(capsys.readouterr().err)
+        return confirm(*args, **kwargs)
+
+    monkeypatch.setattr(trajectory.certificate, "confirm", watched)
+    path = write(tmp_path, cases.near_consensus())
+    assert main(["trajectory", path, "--layers", "3", "--progress"]) == 0
+    assert len(drawn) == 1 and drawn[0].replace("\r", "\n").strip().splitlines()[-1].startswith(
+        "certify trajectory: 3/3 layers"), drawn
+    assert "the checker" in drawn[0].replace("\r", "\n").strip().splitlines()[-1], drawn

@@ -10,6 +10,7 @@ undecided proof from its open boxes.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from certify.cli import options
@@ -66,9 +67,12 @@ def run(args) -> int:
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
-    def progress(closed, queue, fraction):
-        bar.set_postfix_str(f"{closed} boxes closed, {queue} queued", refresh=False)
-        bar.update(fraction - bar.n)  # redraws at most every mininterval
+    def progress(closed, queue, fraction, stage=None):
+        bar.set_postfix_str(stage or f"{closed} boxes closed, {queue} queued", refresh=False)
+        shown = math.floor(fraction * 1000) / 1000  # rounded down: 99.96% with boxes open is not "100.0%"
+        bar.update(shown - bar.n)  # redraws at most every mininterval
+        if stage:  # the checker's replay (seconds for thousands of leaves): drawn as it begins
+            bar.refresh()
 
     try:
         result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress,

@@ -46,10 +46,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
     p.add_argument("--setting", choices=sorted(reproduce.SETTINGS),
-                   help="random-init setting: bert or project (default: project, bert with --long)")
+                   help="random-init setting of wu-fig2 and wu-fig3: bert or project (default: project, bert with --long)")
     p.add_argument("--dropout", type=options.real, metavar="P",
-                   help="train-mode dropout rate of the extra curves (default 0.1 for bert, none for project)")
-    p.add_argument("--seed", type=options.integer, default=0, help="seed of the random model, inputs and dropout (default 0)")
+                   help="train-mode dropout rate of wu-fig2's extra curves (default 0.1 for bert, none for project)")
+    p.add_argument("--seed", type=options.integer, help="seed of the random model, inputs and dropout of wu-fig2 and wu-fig3 (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
     p.add_argument("--json", action="store_true",
@@ -60,7 +60,9 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Run `certify reproduce`; return its exit code."""
-    opts = studies.options(args.setting, args.long, args.seed, args.dropout, progress=progress.bars_shown())
+    seed = 0 if args.seed is None else args.seed
+    opts = studies.options(args.setting, args.long, seed, args.dropout, progress=progress.bars_shown())
+    studies.unread(args.figure, {"setting": args.setting, "dropout": args.dropout, "seed": args.seed})
     study = studies.STUDIES[args.figure](opts)
     paths = wu_figures.write(study, args.out, fmt=args.figure_format, dpi=args.dpi)
     code = 1 if args.strict and not studies.all_accounted(study) else 0

@@ -154,9 +154,14 @@ def run(args) -> int:
     # precision a detail
     with progress.bar(total=args.layers, desc="certify trajectory", mininterval=0.5,
                       bar_format="{desc}: {n}/{total} layers |{bar:20}| {postfix} [{elapsed}]") as bar:
+        last = [None]  # the stage drawn last
+
         def shown(done: int, total: int, stage: str) -> None:
             bar.set_postfix_str(stage, refresh=False)
             bar.update(done - bar.n)  # redraws at most every mininterval
+            if stage != last[0]:  # a new attempt or the checker (seconds through thousands of layers): drawn at once
+                last[0] = stage
+                bar.refresh()
 
         tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=shown, limits=limits)
     data = trajectory.to_json(tr)

@@ -38,6 +38,9 @@ def bar(iterable=None, *, total: float | None = None, desc: str | None = None, u
     from tqdm import tqdm  # here: commands without bars (check, verify) start without loading tqdm
 
     options.setdefault("leave", False)
+    # redraw whenever mininterval has passed: tqdm's default waits for as many steps as passed between its last two
+    # draws, so a bar that slows down (a region proof's last boxes) stood still for seconds behind its work
+    options.setdefault("miniters", 0)
     visible = bars_shown() if show is None else show
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, disable=not visible,
                 dynamic_ncols=True, **options)

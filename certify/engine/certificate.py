@@ -253,5 +253,11 @@ def _instead(path: Path, data) -> str:
     folder = path.parent
     if (folder / "manifest.json").is_file():
         return f"; its folder is a campaign's or a corpus run's: certify verify {folder}"
-    beside = [folder / name for name in ("certificate.json", "trajectory-certificate.json") if (folder / name).is_file()]
+    beside = [folder / name for name, written in _WRITTEN_BESIDE.items()
+              if path.name in written and (folder / name).is_file()]
     return f"; the certificate beside it: certify verify {beside[0]}" if beside else ""
+
+
+# the files an attack's and a trajectory's --out write beside their certificate: only those are answered with it (a
+# user's notes.json beside a trajectory's certificate has nothing to do with it)
+_WRITTEN_BESIDE = {"certificate.json": ("summary.json", "attack.json"), "trajectory-certificate.json": ("trajectory.json",)}

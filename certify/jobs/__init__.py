@@ -7,9 +7,9 @@ This layer knows nothing of configurations or claims: a job is a JSON object of 
 record per index, whose "i" is the index, and named artefact texts).
 """
 
-from certify.jobs.driver import Report, run, started
+from certify.jobs.driver import Report, interrupted, run, started
 from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
 from certify.jobs.store import ChunkResult, Edited, Store, another_kind, earlier, reading, stated_format
 
-__all__ = ["KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "another_kind", "earlier", "executor", "grid_chunks", "reading", "run",
+__all__ = ["KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "another_kind", "earlier", "executor", "grid_chunks", "interrupted", "reading", "run",
            "started", "stated_format", "task_key", "worker_init"]

@@ -51,7 +51,7 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
         executor.execute(task, spec, chunks if stop_after is None else _holding(chunks, stop_after), done, failed,
                          name=store.digest)
     except KeyboardInterrupt:  # the executor has committed what finished: say where it is, and how to go on
-        raise _interrupted(store, asked) from None
+        raise interrupted(store, asked) from None
     return report
 
 
@@ -74,15 +74,15 @@ def started(store: Store, executor, *, asked: int | None = None) -> Iterator:
     try:
         executor.__enter__()
     except KeyboardInterrupt:  # the executor closed what it had started
-        raise _interrupted(store, asked) from None
+        raise interrupted(store, asked) from None
     try:
         yield executor
     finally:
         executor.__exit__(None, None, None)
 
 
-def _interrupted(store: Store, asked: int | None = None) -> Interrupted:
-    """The Interrupted of a run stopped by Ctrl-C: how much of what the command asked for is committed
+def interrupted(store: Store, asked: int | None = None) -> Interrupted:
+    """The Interrupted of a run stopped by Ctrl-C (also after its last chunk, while its summary is written): how much of what the command asked for is committed
     (out of the limit `asked` when there is one, and of the whole job too), where it is kept, and
     whether running the same command again has anything left to do (the executor may have finished
     every chunk asked for while it waited for the running ones)."""

@@ -269,7 +269,8 @@ def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS
 def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
           progress=None, interruptible: bool = False, resume: dict | None = None,
           limits: Limits = DEFAULT_LIMITS) -> ProofResult:
-    """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box.
+    """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box,
+    and `progress(leaves, open, fraction, "the checker")` once the search ends, before the checker's replay.
     The checker confirms the certificate under `limits` (certify.core.limits), as `certify verify` would.
 
     When `interruptible`, a Ctrl-C (KeyboardInterrupt) during the search ends it as the time limit
@@ -341,6 +342,8 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     elif not result.left:
         result.verdict = PROVED
     result.seconds = time.monotonic() - start
+    if progress is not None:  # the checker's replay of every leaf comes next: seconds for thousands of them
+        progress(len(result.leaves), len(result.left), float(result.volume_proved), "the checker")
     result.certificate = certificate(result)
     confirmation = certificates.confirm(result.certificate, limits)
     result.confirmed, result.message = confirmation.ok, confirmation.message

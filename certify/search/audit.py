@@ -311,17 +311,17 @@ def _missing_problem(spec: campaigns.Campaign, folder: Path, by_index: dict) -> 
     interrupted run (resumable), or records taken away (a chunk of violations deleted and the manifest
     redone would otherwise leave a clean folder)."""
     count = spec.count
-    absent = [i for i in range(count) if i not in by_index]
-    if not absent:
+    if len(by_index) == count:  # indices in range, each once (the folder's checks)
         return None
-    runs = []  # absent indices as ranges "a-b"
-    for i in absent:
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
+    # the absent indices as ranges "a-b", from the gaps between those recorded: listing every absent index one by
+    # one took 36 GB for a campaign of --count 1e9 stopped early
+    runs, previous = [], -1
+    for i in [*sorted(by_index), count]:
+        if i > previous + 1:
+            runs.append((previous + 1, i - 1))
+        previous = i
     shown = ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:LISTED])
-    return (f"the folder records {count - len(absent)} of the campaign's {count} configurations; no record of "
+    return (f"the folder records {len(by_index)} of the campaign's {count} configurations; no record of "
             f"{shown}{', ...' if len(runs) > LISTED else ''} (an interrupted campaign; finish it with: "
             f"{spec.command(folder)})")
 

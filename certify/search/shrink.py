@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from certify import engine
-from certify.core import config
+from certify.core import config, masks
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.errors import BadInput
 
@@ -204,9 +204,21 @@ def _with_entry(case: config.Case, name: str, i: int, j: int, value: Fraction) -
 
 def _drop_token(case: config.Case, token: int) -> config.Case:
     X = case.X[:token] + case.X[token + 1:]
-    layers = tuple(
-        layer if layer.mask is None else replace(layer, mask=tuple(
-            row[:token] + row[token + 1:] for i, row in enumerate(layer.mask) if i != token))
-        for layer in case.layers
-    )
+    layers = tuple(layer if layer.mask is None else replace(layer, mask=_without(layer.mask, token))
+                   for layer in case.layers)
     return replace(case, X=X, layers=layers)
+
+
+def _without(mask: tuple[tuple[bool, ...], ...], token: int) -> tuple[tuple[bool, ...], ...]:
+    """The mask of the tokens left: a named mask (attack --mask) is that mask on one token fewer, since the rows and
+    columns of the others kept would take sliding's [[1, 1, 0], [1, 1, 1], [0, 1, 1]] without its middle token to
+    [[1, 0], [0, 1]], no attention at all, a counterexample outside the masks searched; any other loses its row
+    and column.  (A complete mask, sliding on two tokens, the layer stores as none.)"""
+    for name in masks.NAMED_MASKS:
+        if mask == _booleans(masks.named_mask(name, len(mask))):
+            return _booleans(masks.named_mask(name, len(mask) - 1))
+    return tuple(row[:token] + row[token + 1:] for i, row in enumerate(mask) if i != token)
+
+
+def _booleans(rows: masks.Mask) -> tuple[tuple[bool, ...], ...]:
+    return tuple(tuple(v == 1 for v in row) for row in rows)

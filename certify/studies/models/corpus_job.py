@@ -115,7 +115,11 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
             raise
         finally:
             bar.close()
-        summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
+        try:  # after the last sentence: a Ctrl-C while summarising says what is kept, as one during the run does
+            summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
+        except KeyboardInterrupt:
+            write_summary(store, run, corpus_name, text_model, check, on_summary)
+            raise jobs.interrupted(store, wanted) from None
     return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
 
 

@@ -508,6 +508,19 @@ def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
 
 
 STUDIES = {"wu-fig1": fig1, "wu-fig2": fig2, "wu-fig3": fig3}
+# the options of Options each figure reads beside its size (--long), and why it reads no other
+READS = {"wu-fig1": ((), "its layer and starts are the paper's, fixed"),
+         "wu-fig2": (("setting", "dropout", "seed"), ""),
+         "wu-fig3": (("setting", "seed"), "it runs pure attention in eval mode")}
+
+
+def unread(figure: str, given: dict) -> None:
+    """BadInput naming the options given (a name -> value, None when not given) that the figure does not read: a
+    figure written as if they had been used would say what was not done."""
+    reads, why = READS[figure]
+    ignored = [f"--{name}" for name, value in given.items() if value is not None and name not in reads]
+    if ignored:
+        raise BadInput(f"{figure} does not use {', '.join(ignored)}: {why}")
 
 
 def all_accounted(study: Study) -> bool:
