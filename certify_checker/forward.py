@@ -12,6 +12,7 @@ import math
 
 from flint import arb, arb_mat
 
+from certify_checker import overlaps
 from certify_checker.exact import ball, largest, smallest, square
 
 Rows = list  # list of lists of arb
@@ -89,8 +90,8 @@ def consensus_distance(X: Rows) -> arb:
 
 
 def dobrushin(P: Rows) -> arb:
-    n = len(P)
-    return 1 - smallest(sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0)) for i in range(n) for k in range(i + 1, n))
+    """tau(P) = 1 - min_{i<k} sum_j min(P_ij, P_kj), over the pairs that can hold the least (overlaps)."""
+    return 1 - smallest(sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0)) for i, k in overlaps.candidate_pairs(P))
 
 
 def sphere(X: Rows) -> Rows:

@@ -6,7 +6,7 @@ float64 batch of configurations (batch, n, d) gives one value per configuration.
 
 from __future__ import annotations
 
-from certify.core.arith.pairs import pair_blocks
+from certify.core.arith.pairs import blocks_of
 
 
 def pairwise_sq_distances(ar, X):
@@ -38,8 +38,10 @@ PAIR_BLOCK = 1 << 20
 
 
 def dobrushin(ar, P):
-    """tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) (the Dobrushin ergodicity coefficient): the sums over j
-    pair by pair, in blocks of about PAIR_BLOCK entries, the minimum over the blocks' minima."""
-    blocks = [ar.minimum(ar.pairwise_min(P[..., i, :], P[..., k, :]).sum(axis=-1))
-              for i, k in pair_blocks(P.shape[-2], P.shape[-1], PAIR_BLOCK)]
+    """tau(P) = 1 - min_{i,k} sum_j min(P_ij, P_kj) (the Dobrushin ergodicity coefficient): the sums over j for the
+    pairs that can hold the least (ar.overlap_pairs: every pair, or of balls those a binary64 screen keeps,
+    certify.core.arith.overlaps), in blocks of about PAIR_BLOCK entries, the minimum over the blocks' minima."""
+    i, k = ar.overlap_pairs(P)
+    blocks = [ar.minimum(ar.pairwise_min(P[..., a, :], P[..., b, :]).sum(axis=-1))
+              for a, b in blocks_of(i, k, P.shape[-1], PAIR_BLOCK)]
     return 1 - (blocks[0] if len(blocks) == 1 else ar.minimum(ar.stack(blocks)))  # one block for n up to about 128

@@ -132,6 +132,8 @@ class Float64:
         """The entrywise minimum of x and y."""
         return np.minimum(x, y)
 
+    overlap_pairs = staticmethod(pairs.all_pairs)
+
     @staticmethod
     def row_shift(scores, mask):
         """Per-row maximum over the allowed entries (softmax is invariant under the shift)."""

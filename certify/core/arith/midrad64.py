@@ -695,6 +695,8 @@ class MidRad64:
         x, y = lift(x), lift(y)
         return MidRad.hull(np.minimum(x.lower, y.lower), np.minimum(x.upper, y.upper))
 
+    overlap_pairs = staticmethod(pairs.all_pairs)
+
     @staticmethod
     def maximum(x) -> MidRad:
         """An enclosure of the largest entry along the last axis: the maxima of the ends (_extreme)."""

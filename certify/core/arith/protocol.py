@@ -76,6 +76,10 @@ class Arithmetic(Protocol):
     def pairwise_min(self, x, y) -> Any:
         """The entrywise minimum of x and y."""
 
+    def overlap_pairs(self, P) -> Any:
+        """The pairs (i, k), i < k, of rows of P whose overlap sum_j min(P_ij, P_kj) can be the least (index arrays):
+        every pair, or those a screen cannot rule out (certify.core.arith.overlaps)."""
+
     # linear algebra and reductions (over the last axis)
     def matmul(self, a, b) -> Any:
         """The product a @ b of vectors or matrices."""

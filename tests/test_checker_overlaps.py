@@ -1,0 +1,63 @@
+"""The checker's own binary64 screen of the Dobrushin coefficient's pairs (certify_checker.overlaps): tau over the
+pairs it keeps is tau over every pair, end for end, and holds the exact value, on the matrices of test_overlaps."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from flint import arb, ctx
+
+from certify_checker import forward, overlaps
+from test_overlaps import CASES, N, ball_matrix, case_rows, ends, near_ties, stochastic, two_far_rows
+
+
+def every_pair(monkeypatch):
+    monkeypatch.setattr(overlaps, "candidate_pairs", lambda P: list(itertools.combinations(range(len(P)), 2)))
+
+
+@pytest.mark.parametrize("precision", [53, 64, 200])
+@pytest.mark.parametrize("radius", [0, 2.0 ** -60, 2.0 ** -20])
+@pytest.mark.parametrize("case", CASES)
+def test_the_checkers_screened_tau_is_tau_over_every_pair_and_holds_the_exact_value(case, radius, precision,
+                                                                                    monkeypatch):
+    rows, tau = case_rows(case)
+    with ctx.workprec(precision):
+        P = ball_matrix(rows, radius).tolist()
+        screened = forward.dobrushin(P)
+        every_pair(monkeypatch)
+        everywhere = forward.dobrushin(P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+
+
+def test_the_checkers_screen_rules_out_what_binary64_separates_and_keeps_what_it_cannot():
+    rng = np.random.default_rng(3)
+    every = N * (N - 1) // 2
+    with ctx.workprec(64):
+        far = overlaps.candidate_pairs(ball_matrix(two_far_rows(rng, N)).tolist())
+        ties = overlaps.candidate_pairs(ball_matrix(near_ties(rng, N)).tolist())
+        wide = overlaps.candidate_pairs(ball_matrix(two_far_rows(rng, N), 0.5).tolist())
+    assert far == [(0, 1)]
+    assert {(0, 1), (2, 3), (0, 3), (1, 2)} <= set(ties)
+    assert len(wide) == every
+
+
+@pytest.mark.parametrize("entry", [arb("inf"), arb("nan"), arb(0, float("inf")), arb(10) ** 400])
+def test_a_matrix_the_checkers_screen_cannot_bound_keeps_every_pair(entry):
+    P = ball_matrix(stochastic(np.random.default_rng(5), N, 1.0)).tolist()
+    P[3][4] = entry
+    assert len(overlaps.candidate_pairs(P)) == N * (N - 1) // 2
+
+
+def test_where_binary64_does_not_round_to_nearest_the_checker_keeps_every_pair(monkeypatch):
+    monkeypatch.setattr(overlaps, "_binary64_rounds_to_nearest", lambda: False)
+    P = ball_matrix(two_far_rows(np.random.default_rng(1), N)).tolist()
+    assert len(overlaps.candidate_pairs(P)) == N * (N - 1) // 2
+
+
+def test_this_machines_binary64_rounds_to_nearest():
+    """Else the screen is off everywhere, silently: the probe itself must pass where binary64 behaves."""
+    assert overlaps._binary64_rounds_to_nearest()

@@ -1,0 +1,119 @@
+"""The binary64 screen of the Dobrushin coefficient's pairs (certify.core.arith.overlaps): the ball of tau(P) over
+the pairs it keeps is the one over every pair, and holds the exact value, on matrices built to defeat a screen
+(near-ties below binary64's resolution, equal rows, wide balls, entries beyond binary64's range)."""
+
+from __future__ import annotations
+
+import functools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import arb, ctx, fmpq
+
+from certify.core import quantities
+from certify.core.arith import BALL, overlaps, pairs
+
+N = overlaps.SCREEN_FROM + 8
+
+
+def exact_tau(rows: list[list[Fraction]]) -> Fraction:
+    n = len(rows)
+    return 1 - min(sum(map(min, rows[i], rows[k])) for i in range(n) for k in range(i + 1, n))
+
+
+def stochastic(rng, n: int, scale: float) -> list[list[Fraction]]:
+    """Rows of exact rationals summing to 1: a softmax's shape, with scores of spread `scale`."""
+    weights = np.exp(rng.normal(size=(n, n)) * scale)
+    rows = [[Fraction(w) for w in row] for row in weights]
+    return [[w / sum(row) for w in row] for row in rows]
+
+
+def ends(ball: arb) -> tuple[Fraction, Fraction]:
+    """A ball's lower and upper ends, exactly."""
+    return tuple(Fraction(int(m)) * Fraction(2) ** int(e) for m, e in (ball.lower().man_exp(), ball.upper().man_exp()))
+
+
+def ball_matrix(rows, radius=0):
+    """Balls holding the exact rationals (rounded at the working precision), widened by `radius`."""
+    return np.array([[arb(fmpq(x.numerator, x.denominator)) + arb(0, radius) for x in row] for row in rows], dtype=object)
+
+
+def near_ties(rng, n: int) -> list[list[Fraction]]:
+    """Two pairs whose overlaps differ by 2^-70, far below binary64's resolution at 1, and are the two least: rows 0
+    and 1 apart, rows 2 and 3 a copy of them moved by 2^-70 of mass, every other row the mean of rows 0 and 1."""
+    base = stochastic(rng, 2, 2.0)
+    shift = [Fraction(0)] * n
+    shift[0], shift[1] = Fraction(1, 2**70), -Fraction(1, 2**70)
+    moved = [[x + s for x, s in zip(base[0], shift)], base[1]]
+    middle = [(a + b) / 2 for a, b in zip(*base)]
+    return base + moved + [middle] * (n - 4)
+
+
+def two_far_rows(rng, n: int) -> list[list[Fraction]]:
+    """One pair far apart, every other row equal: the screen keeps about one pair."""
+    rows = stochastic(rng, 2, 4.0)
+    return rows + [[(a + b) / 2 for a, b in zip(*rows)]] * (n - 2)
+
+
+CASES = {
+    "softmax rows": lambda rng: stochastic(rng, N, 1.0),
+    "sharp softmax rows": lambda rng: stochastic(rng, N, 6.0),
+    "near ties below binary64": lambda rng: near_ties(rng, N),
+    "one far pair": lambda rng: two_far_rows(rng, N),
+    "equal rows": lambda rng: [stochastic(rng, 1, 1.0)[0]] * N,
+}
+
+
+@functools.cache
+def case_rows(case: str) -> tuple[list[list[Fraction]], Fraction]:
+    rows = CASES[case](np.random.default_rng(len(case)))
+    return rows, exact_tau(rows)
+
+
+@pytest.mark.parametrize("precision", [53, 64, 200])
+@pytest.mark.parametrize("radius", [0, 2.0 ** -60, 2.0 ** -20])
+@pytest.mark.parametrize("case", CASES)
+def test_the_screened_ball_is_the_ball_over_every_pair_and_holds_the_exact_tau(case, radius, precision, monkeypatch):
+    rows, tau = case_rows(case)
+    with ctx.workprec(precision):
+        P = ball_matrix(rows, radius)
+        screened = quantities.dobrushin(BALL, P)
+        monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))  # as before the screen
+        everywhere = quantities.dobrushin(BALL, P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+
+
+def test_the_screen_rules_out_what_binary64_separates_and_keeps_what_it_cannot():
+    rng = np.random.default_rng(3)
+    with ctx.workprec(64):
+        far = overlaps.screened_pairs(ball_matrix(two_far_rows(rng, N)))
+        ties = overlaps.screened_pairs(ball_matrix(near_ties(rng, N)))
+        wide = overlaps.screened_pairs(ball_matrix(two_far_rows(rng, N), 0.5))
+    assert list(zip(*far)) == [(0, 1)]  # the one far pair, and every other pair ruled out
+    assert {(0, 1), (2, 3), (0, 3), (1, 2)} <= set(zip(*ties))  # apart by 2^-70: none ruled out
+    assert len(wide[0]) == N * (N - 1) // 2  # radius 1/2: nothing can be ruled out
+
+
+@pytest.mark.parametrize("entry", [arb("inf"), arb("nan"), arb(0, float("inf")), arb(10) ** 400])
+def test_a_matrix_the_screen_cannot_bound_keeps_every_pair(entry):
+    rows = stochastic(np.random.default_rng(5), N, 1.0)
+    P = ball_matrix(rows)
+    P[3, 4] = entry
+    i, k = overlaps.screened_pairs(P)
+    assert len(i) == N * (N - 1) // 2
+
+
+def test_a_small_or_batched_matrix_keeps_every_pair():
+    rows = stochastic(np.random.default_rng(7), overlaps.SCREEN_FROM - 1, 1.0)
+    assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == len(rows) * (len(rows) - 1) // 2
+    batch = np.stack([ball_matrix(stochastic(np.random.default_rng(s), N, 1.0)) for s in range(2)])
+    assert len(overlaps.screened_pairs(batch)[0]) == N * (N - 1) // 2
+
+
+def test_without_the_floating_point_model_every_pair_is_kept(monkeypatch):
+    monkeypatch.setattr(overlaps.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
+    rows = two_far_rows(np.random.default_rng(1), N)
+    assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == N * (N - 1) // 2
