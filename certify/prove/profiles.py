@@ -18,7 +18,6 @@ evaluated on the interval as a ball, with its derivative by forward-mode differe
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -28,7 +27,7 @@ from flint import arb
 from certify import claims
 from certify.core import expr as bound_grammar
 from certify.core.arith import BALL
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 from certify.prove.forward import JETS, Jet
 from certify.prove.tilt import Interval, exact
 
@@ -102,9 +101,7 @@ def claim_profile(claim: str) -> Profile:
     covered = "certify prove covers collapse.global, collapse.tanh and --bound (a bound D g(a D^2))"
     if claim in {c.id for c in claims.all_claims()}:  # spelt right: a claim of the registry that no reduction here covers
         raise BadInput(f"{covered}; no reduction covers the claim {claim}")
-    close = difflib.get_close_matches(str(claim), ("collapse.global", "collapse.tanh"), n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    raise BadInput(f"{hint}{covered}; no reduction covers {claim!r}")
+    raise BadInput(f"{did_you_mean(claim, CLAIM_BOUNDS)}{covered}; no reduction covers {claim!r}")
 
 
 def bound_profile(text: str, n: int, d: int | None) -> Profile:
