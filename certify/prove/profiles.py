@@ -108,11 +108,11 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
     """The profile of a user's bound: D times a function of a D^2 only (checked on the syntax)."""
     parsed = bound_grammar.parse(text)
     if "v" in parsed.names:
-        raise BadInput("certify prove: the bound may not use v (the region has no value matrix)")
+        raise BadInput("the bound may not use v (the region has no value matrix)")
     if "d" in parsed.names and d is None:
-        raise BadInput("certify prove: the bound uses d: give --d")
+        raise BadInput("the bound uses d: give --d")
     if not reduced_form(parsed.tree):
-        raise BadInput("certify prove: the bound must read D*g(a*D**2): D as a factor, and a and D "
+        raise BadInput("the bound must read D*g(a*D**2): D as a factor, and a and D "
                        "elsewhere only in products such as c*a*D**2")
 
     def g(L):
