@@ -6,6 +6,9 @@ certify.cli); anything else escaping is a bug in certify.
 """
 
 
+import difflib
+
+
 class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
 
@@ -35,3 +38,10 @@ def counted(count: int, noun: str) -> str:
     """"1 row", "2 rows": a count and its noun, singular for one (a message said "the mask has 1 rows")."""
     plural = noun[:-1] + "ves" if noun.endswith("f") else noun + ("es" if noun.endswith(("s", "x")) else "s")
     return f"{count} {noun if count == 1 else plural}"
+
+
+def did_you_mean(word, choices) -> str:
+    """"did you mean X? " for the choice closest to a misspelt word (difflib), else "": how a refusal of an unknown
+    name (command, claim, section) begins its hint."""
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f"did you mean {close[0]}? " if close else ""

@@ -27,8 +27,8 @@ SCREEN_FROM = 32  # rows: below, the balls of every pair cost less than the scre
 
 def _binary64_rounds_to_nearest() -> bool:
     """Round to nearest with ties to even, and subnormals not flushed to zero (which fsum and the ulps rely on)."""
-    u = 2.0 ** -53
-    return 1.0 + u == 1.0 and 1.0 + 3 * u == 1.0 + 4 * u and -1.0 - u == -1.0 and 2.0 ** -1022 / 2 > 0
+    u, least_normal = 2.0 ** -53, 2.0 ** -1022  # names, so that each operation below runs now, not when compiled
+    return 1.0 + u == 1.0 and 1.0 + 3 * u == 1.0 + 4 * u and -1.0 - u == -1.0 and least_normal / 2 > 0
 
 
 def candidate_pairs(P: list) -> list:

@@ -216,6 +216,16 @@ def test_cli_says_plainly_when_nothing_is_found(capsys):
     assert code == 0 and "NOTHING FOUND" in captured.out and "guarantees nothing" in captured.out
 
 
+def test_cli_labels_the_searchs_float64_figures_not_certified(capsys):
+    """residual.two_sided is an exact equality at n = 2: float64's log(lhs/rhs) of the most violating point comes out
+    positive (7e-15, rounding), printed above NOTHING FOUND without saying that it is no certified figure."""
+    code, captured = run_cli(capsys, "attack", "--claim", "residual.two_sided", "--n", "2", "--d", "1", "--budget", "300")
+    lines = captured.out.splitlines()
+    label = next(i for i, line in enumerate(lines) if "float64 (not certified)" in line)
+    assert code == 0 and "NOTHING FOUND" in captured.out
+    assert label < next(i for i, line in enumerate(lines) if "most violating point" in line)
+
+
 def test_nothing_found_says_how_many_evaluations_it_rests_on(capsys):
     """A time budget of a few milliseconds ends a search after a handful of evaluations (an evaluation budget is
     at least 50): the verdict line itself says how little was searched."""

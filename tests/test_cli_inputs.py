@@ -110,6 +110,8 @@ def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_pat
 def test_run_names_the_sections_it_does_not_know(capsys):
     code, out, err = run_cli(["run", "--only", "nope", "--only", "x"], capsys)
     assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err
+    code, out, err = run_cli(["run", "--only", "clams"], capsys)
+    assert code == 2 and "no section matches 'clams'; did you mean claims? sections: claims," in err, err
 
 
 FOLDER_OUTPUTS = {"run", "sample", "attack", "trajectory", "reproduce", "model"}

@@ -149,7 +149,9 @@ print(tier3.unusable_reason())
                           env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0, done.stderr
     verdict, reason = done.stdout.splitlines()
-    assert verdict == tier3.UNDECIDED and "2^-1074 was read as 0" in reason
+    # certify compiled here reads ETA = 2^-1074 as 0 ("read as 0"); loaded from bytecode compiled without
+    # flush-to-zero, ETA is right and the next probe, a result flushed to zero, catches it: either way the tier is off
+    assert verdict == tier3.UNDECIDED and ("2^-1074 was read as 0" in reason or "flushed to zero" in reason), reason
 
 
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():

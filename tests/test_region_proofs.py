@@ -454,6 +454,7 @@ def test_cli_bad_input_exits_2(args, capsys):
     assert main(["prove", *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and err[-1].startswith("certify: error:") and "Traceback" not in "".join(err)
+    assert "certify prove:" not in err[-1]  # the prefix is certify's, once, as for every command
 
 
 def test_suite_section_rows_are_as_expected(tmp_path):

@@ -10,14 +10,13 @@ t <= T, not only the last).  Families live in their own modules and register the
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
 from certify.core.config import COMPONENTS, Case
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 
 FAMILIES = [
     "certify.claims.collapse",
@@ -118,9 +117,8 @@ def get(claim_id: str) -> Claim:
     """The claim with this id; BadInput for an unknown id, with the closest id as a hint."""
     _load_families()
     if not isinstance(claim_id, str) or claim_id not in _REGISTRY:  # from Python, a list was unhashable
-        close = difflib.get_close_matches(str(claim_id), _REGISTRY, n=1)
-        hint = f"did you mean {close[0]}? " if close else ""
-        raise BadInput(f"unknown claim {claim_id!r}; {hint}`certify claims` lists them: {', '.join(sorted(_REGISTRY))}")
+        raise BadInput(f"unknown claim {claim_id!r}; {did_you_mean(claim_id, _REGISTRY)}`certify claims` lists them: "
+                       f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[claim_id]
 
 

@@ -14,7 +14,6 @@ report needs, and exit code 4, never a verdict's code.
 from __future__ import annotations
 
 import argparse
-import difflib
 import errno
 import importlib
 import io
@@ -34,7 +33,7 @@ import certify  # noqa: E402  (after the BLAS setting, like every import that ma
 from certify import signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
-from certify.errors import BadInput, shown  # noqa: E402
+from certify.errors import BadInput, did_you_mean, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [
@@ -223,9 +222,8 @@ def _known_command(word: str, options_allowed: bool = True) -> None:
     if word.startswith("-") and options_allowed:
         raise BadInput(f"unknown option {word!r} before the command: a command comes first, its options after it "
                        "(`certify COMMAND --help` lists them)")
-    close = difflib.get_close_matches(word, COMMANDS, n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    raise BadInput(f"unknown command {word!r}; {hint}`certify --help` lists them: {', '.join(COMMANDS)}")
+    raise BadInput(f"unknown command {word!r}; {did_you_mean(word, COMMANDS)}`certify --help` lists them: "
+                   f"{', '.join(COMMANDS)}")
 
 
 def _reader_gone() -> int:

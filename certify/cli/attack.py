@@ -13,6 +13,7 @@ from certify import engine
 from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.cli import options
 from certify.errors import Interrupted, counted
 from certify.search import attack as search
@@ -131,6 +132,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     print(f"  search: seed {report.seed}, {counted(report.starts, 'start')}, {counted(report.evaluations, 'evaluation')}{replayed} in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
     best, tight = summary["best"], summary["best_exponent"]
+    if best or tight or summary["bands"]:  # a log(lhs/rhs) of 7e-15 from rounding read as a violation found
+        print(f"  the search's points and figures are float64 ({NOT_CERTIFIED}); a counterexample is reported "
+              "only once certified")
     if best:
         print(f"  most violating point: log(lhs/rhs) = {_g(best['log_ratio'], 4)} (lhs/rhs = {_g(best['ratio'], 10)}),"
               f" score {_g(best['score'], 4)}, at L = {_g(best['L'], 5)}")

@@ -14,7 +14,7 @@ from certify.core import progress
 from certify.core.report_files import RUN_RESULTS
 from certify import suite
 from certify.report import suite_page
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 from certify.jobs.store import MANIFEST
 from certify.search import attack_folder
 
@@ -56,8 +56,10 @@ def run(args) -> int:
     """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
     if not sections:
-        known = ", ".join(module.TITLE for module in suite.load_sections())
-        raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; sections: {known}")  # not a list's repr
+        titles = [module.TITLE for module in suite.load_sections()]
+        hint = did_you_mean(args.only[0], titles) if len(args.only) == 1 else ""
+        raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; {hint}sections: "  # not a list's repr
+                       f"{', '.join(titles)}")
     out_dir = Path(args.out)
     for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
         if (out_dir / name).is_file():  # its report page index.html was written over by the suite's

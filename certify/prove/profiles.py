@@ -18,7 +18,6 @@ evaluated on the interval as a ball, with its derivative by forward-mode differe
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
@@ -28,7 +27,7 @@ from flint import arb
 from certify import claims
 from certify.core import expr as bound_grammar
 from certify.core.arith import BALL
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 from certify.prove.forward import JETS, Jet
 from certify.prove.tilt import Interval, exact
 
@@ -102,20 +101,18 @@ def claim_profile(claim: str) -> Profile:
     covered = "certify prove covers collapse.global, collapse.tanh and --bound (a bound D g(a D^2))"
     if claim in {c.id for c in claims.all_claims()}:  # spelt right: a claim of the registry that no reduction here covers
         raise BadInput(f"{covered}; no reduction covers the claim {claim}")
-    close = difflib.get_close_matches(str(claim), ("collapse.global", "collapse.tanh"), n=1)
-    hint = f"did you mean {close[0]}? " if close else ""
-    raise BadInput(f"{hint}{covered}; no reduction covers {claim!r}")
+    raise BadInput(f"{did_you_mean(claim, CLAIM_BOUNDS)}{covered}; no reduction covers {claim!r}")
 
 
 def bound_profile(text: str, n: int, d: int | None) -> Profile:
     """The profile of a user's bound: D times a function of a D^2 only (checked on the syntax)."""
     parsed = bound_grammar.parse(text)
     if "v" in parsed.names:
-        raise BadInput("certify prove: the bound may not use v (the region has no value matrix)")
+        raise BadInput("the bound may not use v (the region has no value matrix)")
     if "d" in parsed.names and d is None:
-        raise BadInput("certify prove: the bound uses d: give --d")
+        raise BadInput("the bound uses d: give --d")
     if not reduced_form(parsed.tree):
-        raise BadInput("certify prove: the bound must read D*g(a*D**2): D as a factor, and a and D "
+        raise BadInput("the bound must read D*g(a*D**2): D as a factor, and a and D "
                        "elsewhere only in products such as c*a*D**2")
 
     def g(L):

@@ -90,17 +90,17 @@ def region(n: int, d: int | None, radius, norm) -> Region:
     radius, norm = Fraction(radius), Fraction(norm)
     # each refused with its own name and value (one message named --radius and --norm whichever was wrong)
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"certify prove: --n must be between 2 and {MAX_TOKENS}, got {n}")
+        raise BadInput(f"--n must be between 2 and {MAX_TOKENS}, got {n}")
     if d is not None and d < 1:
-        raise BadInput(f"certify prove: --d must be at least 1, got {d}")
+        raise BadInput(f"--d must be at least 1, got {d}")
     for name, value in (("--radius", radius), ("--norm", norm)):
         if value <= 0:
-            raise BadInput(f"certify prove: {name} must be positive, got {value}")
+            raise BadInput(f"{name} must be positive, got {value}")
     if 4 * norm * radius ** 2 > MAX_SPAN:
-        raise BadInput("certify prove: the region reaches a D^2 = 4 norm radius^2 above 2^40")
+        raise BadInput("the region reaches a D^2 = 4 norm radius^2 above 2^40")
     # the boxes are halvings of [0, 4 norm radius^2] (at most 90 deep: 28 more digits), written exactly
     if numbers.digits(4 * norm * radius ** 2) > numbers.MAX_DIGITS - 100:
-        raise BadInput(f"certify prove: 4 norm radius^2 has more than {numbers.MAX_DIGITS - 100} digits above or "
+        raise BadInput(f"4 norm radius^2 has more than {numbers.MAX_DIGITS - 100} digits above or "
                        "below the fraction bar: the proof's boxes could not be written down")
     return Region(n, d, radius, norm)
 
@@ -116,7 +116,7 @@ def reduce(r: Region) -> Reduction:
         inner = tuple(f"t{j}" for j in range(2, r.n))
         root = ((Fraction(0), r.norm * r.radius ** 2 / 2), (Fraction(0), span)) + ((Fraction(0), Fraction(1)),) * (r.n - 2)
         return Reduction("line", ("w", "L") + inner, root)
-    raise BadInput(f"certify prove: no reduction covers n = {r.n} tokens in d = {r.d or 'any'} dimensions "
+    raise BadInput(f"no reduction covers n = {r.n} tokens in d = {r.d or 'any'} dimensions "
                    "(covered: n = 2 in every d; d = 1 with n up to 8)")
 
 

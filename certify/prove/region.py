@@ -403,7 +403,7 @@ def _replayed(cert: dict, reduction: reductions.Reduction) -> tuple[dict, dict, 
 def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:
     """The profile of a claim (default collapse.global) or of a bound D*g(a*D**2) on n tokens in d."""
     if claim and bound:
-        raise BadInput("certify prove: give a claim or --bound, not both")
+        raise BadInput("give a claim or --bound, not both")
     return profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim or "collapse.global")
 
 
@@ -424,7 +424,7 @@ def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius,
     """The region and profile of prove_claim's arguments, or BadInput before any work."""
     time_limit = real(time_limit, "--time-limit")
     if not time_limit > 0:
-        raise BadInput(f"certify prove: --time-limit must be positive, got {time_limit}")
+        raise BadInput(f"--time-limit must be positive, got {time_limit}")
     n, d = integer(n, "--n"), None if d is None else integer(d, "--d")
     radius, norm = (parse_number(from_numpy(value, {}, option), option) for value, option in ((radius, "--radius"),
                                                                                            (norm, "--norm")))
