@@ -132,3 +132,12 @@ def test_the_float64_view_is_what_float64_computes(x):
     from certify.core.float64_limits import float64_view
     assert float64_view(x) == (1.0 - math.exp(-x) == 1.0, math.exp(-x) == 0.0)
     assert float64_view(x)[0] == (x > 54 * math.log(2)) and float64_view(x)[1] == (x > 1075 * math.log(2))
+
+
+def test_cli_progress_names_each_part_of_a_row_as_it_begins(capsys):
+    """A row of many tokens runs for minutes (--n 1024 --d 1024) under a bar that moved only when the row was done:
+    the bar now names the enclosures at each precision and the checker as each begins."""
+    assert main(["init", "--d", "8", "--n", "4", "--progress"]) == 0
+    drawn = capsys.readouterr().err.replace("\r", "\n")
+    enclosures, checker = drawn.find("d = 8: the enclosures at 53 bits"), drawn.find("d = 8: the checker")
+    assert 0 <= enclosures < checker, drawn

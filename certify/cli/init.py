@@ -79,8 +79,9 @@ def run(args) -> int:
             bar.set_postfix_str(f"d = {row.d} in {row.seconds:.1f} s", refresh=False)
             bar.update()
 
+        # a row of many tokens takes minutes (--n 1024 --d 1024): each part is shown as it begins
         rows = init_scaling.study(dimensions, scheme=args.scheme, n=args.n, seed=args.seed, d_k=args.d_k,
-                                  max_prec=args.max_prec, progress=done)
+                                  max_prec=args.max_prec, progress=done, stage=bar.set_postfix_str)
     if args.json:
         jsonfile.echo(init_scaling.to_json(rows, args.scheme, args.n, args.seed))
     else:

@@ -171,14 +171,20 @@ def _resolved(found: dict[str, arb]) -> bool:
     return all(is_resolved(x) for x in (found["a"], found["D"], found["D_PX"]))
 
 
-def certify_row(s: Sample, max_prec: int) -> Row:
+def certify_row(s: Sample, max_prec: int, stage: Callable[[str], None] = lambda text: None) -> Row:
     """Certify one sample: enclose a, D and D(PX) with the precision doubling from 53 bits up to `max_prec`
     until each has RESOLVED_BITS bits, then have the checker confirm D(PX) <= (1 - exp(-a D^2)) D from an
-    attention-head certificate."""
+    attention-head certificate; stage(text) is told as each attempt and the checker begin."""
     started = time.time()
     route = "thin" if _thin_is_cheaper(s.d, s.d_k) else "direct"
-    (found, float_a, route, witness), precision = escalate(
-        lambda precision: _enclosures(s, route), lambda result: _resolved(result[0]), START_PRECISION, max_prec)
+
+    def attempt(precision: int):
+        stage(f"d = {s.d}: the enclosures at {precision} bits")
+        return _enclosures(s, route)
+
+    (found, float_a, route, witness), precision = escalate(attempt, lambda result: _resolved(result[0]),
+                                                            START_PRECISION, max_prec)
+    stage(f"d = {s.d}: the checker")
     with ctx.workprec(precision):
         D_squared = found["D"] * found["D"]
         log10_gap = -found["a_D2"] / arb(10).log()
@@ -194,13 +200,15 @@ def certify_row(s: Sample, max_prec: int) -> Row:
 
 
 def study(dimensions: list[int], scheme: str = "lecun", n: int = 16, seed: int = 0, d_k: int | None = None,
-          max_prec: int = DEFAULT_MAX_PRECISION, progress: Callable[[Row], None] | None = None) -> list[Row]:
-    """One certified Row per dimension; `progress(row)` is called as each is done."""
+          max_prec: int = DEFAULT_MAX_PRECISION, progress: Callable[[Row], None] | None = None,
+          stage: Callable[[str], None] = lambda text: None) -> list[Row]:
+    """One certified Row per dimension; `progress(row)` is called as each is done, `stage(text)` as each part of a
+    row begins (certify_row)."""
     check_precision_cap(max_prec)
     samples = [sample(d, n, scheme, seed, d_k) for d in dimensions]  # validate everything before the slow part
     rows = []
     for s in samples:
-        rows.append(certify_row(s, max_prec))
+        rows.append(certify_row(s, max_prec, stage))
         if progress is not None:
             progress(rows[-1])
     return rows
