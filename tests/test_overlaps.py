@@ -117,3 +117,11 @@ def test_without_the_floating_point_model_every_pair_is_kept(monkeypatch):
     monkeypatch.setattr(overlaps.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
     rows = two_far_rows(np.random.default_rng(1), N)
     assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == N * (N - 1) // 2
+
+
+def test_the_benchmark_times_every_way_on_one_matrix():
+    """benchmarks.tau runs: each way of computing tau is timed, and the screen's count of kept pairs is sensible."""
+    from benchmarks import tau as bench
+    found = bench.row(N, 64, True, np.random.default_rng(0))
+    assert {"float64", "engine", "engine all", "checker", "checker all"} <= set(found)
+    assert 1 <= found["kept"] < N * (N - 1) // 2 and all(found[c] > 0 for c in ("engine", "checker all"))
