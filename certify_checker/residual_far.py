@@ -3,7 +3,8 @@
 Far from consensus no uniform lower bound D' >= q D holds for X' = X + P X V^T.  Inputs: an exact
 q > 0 and "config", a configuration (tokens "X", one layer in "layers") whose layer is a residual
 attention layer with a value matrix and nothing else.  Certified means: for that layer and those
-tokens, D(X') <= q D(X), decided in ball arithmetic; refuted: D(X') > q D(X), decided so.  No witness is needed (no norms enter).
+tokens, D(X') <= q D(X), decided in ball arithmetic; refuted: D(X') > q D(X), decided so.  No witness
+is needed (no norms enter).
 """
 
 from __future__ import annotations

@@ -46,10 +46,12 @@ def add_parser(subparsers) -> None:
     p.add_argument("--long", action="store_true",
                    help="paper-sized: N = 128 tokens, d = 768, 12 heads in the bert setting (minutes)")
     p.add_argument("--setting", choices=sorted(reproduce.SETTINGS),
-                   help="random-init setting of wu-fig2 and wu-fig3: bert or project (default: project, bert with --long)")
+                   help="random-init setting of wu-fig2 and wu-fig3: bert or project (default: project, bert with "
+                        "--long)")
     p.add_argument("--dropout", type=options.real, metavar="P",
                    help="train-mode dropout rate of wu-fig2's extra curves (default 0.1 for bert, none for project)")
-    p.add_argument("--seed", type=options.integer, help="seed of the random model, inputs and dropout of wu-fig2 and wu-fig3 (default 0)")
+    p.add_argument("--seed", type=options.integer,
+                   help="seed of the random model, inputs and dropout of wu-fig2 and wu-fig3 (default 0)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when a finding disagrees with the paper and no control run explains it")
     p.add_argument("--json", action="store_true",

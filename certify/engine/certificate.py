@@ -260,4 +260,5 @@ def _instead(path: Path, data) -> str:
 
 # the files an attack's and a trajectory's --out write beside their certificate: only those are answered with it (a
 # user's notes.json beside a trajectory's certificate has nothing to do with it)
-_WRITTEN_BESIDE = {"certificate.json": ("summary.json", "attack.json"), "trajectory-certificate.json": ("trajectory.json",)}
+_WRITTEN_BESIDE = {"certificate.json": ("summary.json", "attack.json"),
+                   "trajectory-certificate.json": ("trajectory.json",)}

@@ -82,10 +82,10 @@ def started(store: Store, executor, *, asked: int | None = None) -> Iterator:
 
 
 def interrupted(store: Store, asked: int | None = None) -> Interrupted:
-    """The Interrupted of a run stopped by Ctrl-C (also after its last chunk, while its summary is written): how much of what the command asked for is committed
-    (out of the limit `asked` when there is one, and of the whole job too), where it is kept, and
-    whether running the same command again has anything left to do (the executor may have finished
-    every chunk asked for while it waited for the running ones)."""
+    """The Interrupted of a run stopped by Ctrl-C (also after its last chunk, while its summary is written): how
+    much of what the command asked for is committed (out of the limit `asked` when there is one, and of the whole
+    job too), where it is kept, and whether running the same command again has anything left to do (the executor
+    may have finished every chunk asked for while it waited for the running ones)."""
     committed = sum(entry["records"] for entry in store.manifest["chunks"])
     if asked is None or asked >= store.count:
         wanted, done, tally = store.count, committed, f"{committed} of {store.count} done"
