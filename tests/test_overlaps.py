@@ -65,6 +65,22 @@ CASES = {
 }
 
 
+def edge_balls(rows, seed: int) -> np.ndarray:
+    """ball_matrix(rows) with half the rows widened in alternate columns by their parity (two rows' radii rarely
+    meet in one column) by radii from 2^-40 to 2^-8, each entry at one end of its ball: the ball of min(P_ij, P_kj)
+    then has a midpoint away from the minimum of the midpoints by up to its radius, which the screen's bound must
+    absorb (a uniform radius never moves it)."""
+    rng = np.random.default_rng(seed)
+    P = ball_matrix(rows)
+    for i, row in enumerate(P):
+        if i % 4 < 2:
+            continue
+        for j in range(i % 2, len(row), 2):
+            radius = 2.0 ** -float(rng.integers(8, 41))
+            row[j] = row[j] + arb(float(rng.choice([-1, 1])) * radius) + arb(0, radius)
+    return P
+
+
 @functools.cache
 def case_rows(case: str) -> tuple[list[list[Fraction]], Fraction]:
     rows = CASES[case](np.random.default_rng(len(case)))
@@ -117,3 +133,19 @@ def test_without_the_floating_point_model_every_pair_is_kept(monkeypatch):
     monkeypatch.setattr(overlaps.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
     rows = two_far_rows(np.random.default_rng(1), N)
     assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == N * (N - 1) // 2
+
+
+@pytest.mark.parametrize("precision", [20, 53, 1100])
+def test_balls_with_the_exact_entry_at_an_end_screen_to_the_ball_over_every_pair(precision, monkeypatch):
+    """Below 53 bits arb rounds more coarsely than binary64, above 1000 its balls are far finer than binary64."""
+    rows, tau = case_rows("sharp softmax rows")
+    with ctx.workprec(precision):
+        P = edge_balls(rows, precision)
+        kept = len(overlaps.screened_pairs(P)[0])
+        screened = quantities.dobrushin(BALL, P)
+        monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))
+        everywhere = quantities.dobrushin(BALL, P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+    assert precision < 53 or kept < N * (N - 1) // 2  # the screen ruled some pair out: the case tests it
