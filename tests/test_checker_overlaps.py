@@ -7,10 +7,11 @@ import itertools
 
 import numpy as np
 import pytest
-from flint import arb, ctx
+from flint import arb, ctx, fmpq
 
 from certify_checker import forward, overlaps
-from test_overlaps import CASES, N, ball_matrix, case_rows, ends, near_ties, stochastic, two_far_rows
+from test_overlaps import (CASES, N, ball_matrix, case_rows, crossed_radii, edge_balls, ends, exact, near_ties,
+                           stochastic, two_far_rows)
 
 
 def every_pair(monkeypatch):
@@ -56,6 +57,34 @@ def test_where_binary64_does_not_round_to_nearest_the_checker_keeps_every_pair(m
     monkeypatch.setattr(overlaps, "_binary64_rounds_to_nearest", lambda: False)
     P = ball_matrix(two_far_rows(np.random.default_rng(1), N)).tolist()
     assert len(overlaps.candidate_pairs(P)) == N * (N - 1) // 2
+
+
+@pytest.mark.parametrize("precision", [20, 53, 1100])
+def test_the_checkers_screen_of_balls_with_the_exact_entry_at_an_end_is_tau_over_every_pair(precision, monkeypatch):
+    rows, tau = case_rows("sharp softmax rows")
+    with ctx.workprec(precision):
+        P = edge_balls(rows, precision).tolist()
+        kept = len(overlaps.candidate_pairs(P))
+        screened = forward.dobrushin(P)
+        every_pair(monkeypatch)
+        everywhere = forward.dobrushin(P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+    assert precision < 53 or kept < N * (N - 1) // 2
+
+
+@pytest.mark.parametrize("precision", [53, 1000])
+def test_an_overlap_balls_radius_is_within_the_checkers_bound(precision):
+    """As test_overlaps': two rows' radii summed in arb exceed the radii's sum by arb's 30-bit rounding of radii."""
+    with ctx.workprec(precision):
+        P, E, size = crossed_radii(N)
+        P = P.tolist()
+        W = overlaps.radius_bound(arb(fmpq(E.numerator, E.denominator)), arb(fmpq(size.numerator, size.denominator)), N,
+                                  precision).lower()
+        for i, k in [(0, 1), (2, 7), (N - 2, N - 1)]:
+            overlap = sum((p.min(q) for p, q in zip(P[i], P[k])), arb(0))  # as forward.dobrushin sums it
+            assert overlap.rad() <= W, (i, k, overlap, W)
 
 
 def test_this_machines_binary64_rounds_to_nearest():

@@ -5,6 +5,8 @@ the pairs it keeps is the one over every pair, and holds the exact value, on mat
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 from fractions import Fraction
 
 import numpy as np
@@ -63,6 +65,39 @@ CASES = {
     "one far pair": lambda rng: two_far_rows(rng, N),
     "equal rows": lambda rng: [stochastic(rng, 1, 1.0)[0]] * N,
 }
+
+
+def edge_balls(rows, seed: int) -> np.ndarray:
+    """ball_matrix(rows) with half the rows widened in alternate columns by their parity (two rows' radii rarely
+    meet in one column) by radii from 2^-40 to 2^-8, each entry at one end of its ball: the ball of min(P_ij, P_kj)
+    then has a midpoint away from the minimum of the midpoints by up to its radius, which the screen's bound must
+    absorb (a uniform radius never moves it)."""
+    rng = np.random.default_rng(seed)
+    P = ball_matrix(rows)
+    for i, row in enumerate(P):
+        if i % 4 < 2:
+            continue
+        for j in range(i % 2, len(row), 2):
+            radius = 2.0 ** -float(rng.integers(8, 41))
+            row[j] = row[j] + arb(float(rng.choice([-1, 1])) * radius) + arb(0, radius)
+    return P
+
+
+def crossed_radii(n: int) -> tuple[np.ndarray, Fraction, Fraction]:
+    """Rows widened in alternate columns by their parity, each ball below the other row's exact entry in its column,
+    so that two rows' overlap ball has the radii of both rows: the n x n ball matrix, the largest sum of two rows'
+    radii and the largest sum of a row's |midpoints|, exactly (what the screen's E and size are at least)."""
+    P = np.array([[arb(1) / 64 + arb(0, 2.0 ** -9 * (1 + 3 * 2.0 ** -20)) if i % 2 == j % 2 else
+                   arb(3) / 64 * (1 + arb(1) / (1000 + i)) for j in range(n)] for i in range(n)], dtype=object)
+    radii = [sum(map(exact, (x.rad() for x in row))) for row in P]
+    size = max(sum(abs(exact(x.mid())) for x in row) for row in P)
+    return P, max(a + b for a, b in itertools.combinations(radii, 2)), size
+
+
+def exact(x: arb) -> Fraction:
+    """An exact ball's value (a midpoint, a radius)."""
+    man, exp = x.mid().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 @functools.cache
@@ -125,3 +160,31 @@ def test_the_benchmark_times_every_way_on_one_matrix():
     found = bench.row(N, 64, True, np.random.default_rng(0))
     assert {"float64", "engine", "engine all", "checker", "checker all"} <= set(found)
     assert 1 <= found["kept"] < N * (N - 1) // 2 and all(found[c] > 0 for c in ("engine", "checker all"))
+
+
+@pytest.mark.parametrize("precision", [20, 53, 1100])
+def test_balls_with_the_exact_entry_at_an_end_screen_to_the_ball_over_every_pair(precision, monkeypatch):
+    """Below 53 bits arb rounds more coarsely than binary64, above 1000 its balls are far finer than binary64."""
+    rows, tau = case_rows("sharp softmax rows")
+    with ctx.workprec(precision):
+        P = edge_balls(rows, precision)
+        kept = len(overlaps.screened_pairs(P)[0])
+        screened = quantities.dobrushin(BALL, P)
+        monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))
+        everywhere = quantities.dobrushin(BALL, P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+    assert precision < 53 or kept < N * (N - 1) // 2  # the screen ruled some pair out: the case tests it
+
+
+@pytest.mark.parametrize("precision", [53, 1000])
+def test_an_overlap_balls_radius_is_within_the_screens_bound(precision):
+    """arb keeps radii to 30 bits, rounded up at every operation: over 40 columns two rows' radii came out 2.6e-8 of
+    themselves above a bound that did not count that rounding (E and the midpoints' rounding)."""
+    with ctx.workprec(precision):
+        P, E, size = crossed_radii(N)
+        W = overlaps.radius_bound(E, size, N, precision)
+        for i, k in [(0, 1), (2, 7), (N - 2, N - 1)]:
+            overlap = functools.reduce(operator.add, map(arb.min, P[i], P[k]))
+            assert exact(overlap.rad()) <= W, (i, k, overlap, float(W))

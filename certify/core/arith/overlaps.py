@@ -13,9 +13,13 @@ E_i + E_k of o_ik, with E_i = sum_j e_ij + gamma_(n-1) sum_j |m_ij|, hence withi
 Which pairs are kept.  The least overlap's ball has the least lower end and the least upper end of all the pairs'
 balls (arb's min works end by end).  A ball of radius at most W that holds o_ik has both ends within 2W of it, so a
 pair can hold either least end only if o_ik - 2W <= o_min, hence only if f_ik <= f_min + 2E + 2W: those pairs are kept,
-and the minimum over them is the minimum over all pairs, end for end.  W bounds an overlap ball's radius at the
-working precision p: the entries' radii (at most E) and the rounding of n minima and n additions, each at most
-2^(1-p) times a partial sum, itself at most 1 + max_i sum_j |m_ij| + E.
+and the minimum over them is the minimum over all pairs, end for end.  W (radius_bound) bounds an overlap ball's
+radius at the working precision p: the entries' radii, sum_j max(r_ij, r_kj) <= E, grown by arb's rounding of radii
+to 30 bits, upward, at each operation (a few roundings of 2^-29 a term and step, which n 2^-20 E holds with room; at
+40 rows two rows widened in alternate columns have a ball 2.6e-8 E wider than E); and the midpoints' rounding at p
+bits, 2^(1-p) |s| at each of n additions, s a partial sum, at most sum_j max(|m_ij|, |m_kj|) + E <= 2 S + E (S =
+max_i sum_j |m_ij|; entries may be negative), and 2^(2-p) |v| at each minimum v (its ends and its midpoint rounded):
+(4 n + 8) 2^-p (S + E) in all.
 
 The vectors of bounds are rounded upward (rounding.up and its sums), the scalars computed as exact fractions; all of
 it rests on the floating-point model that certify.core.arith.fpmodel checks: where it does not hold, or a midpoint,
@@ -60,7 +64,14 @@ def screened_pairs(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if not (np.isfinite(overlaps).all() and rows.max() <= 1):  # an error above 1 rules out no overlap (at most 1)
         return i, k
     E = 2 * Fraction(rows.max())
-    W = E + 4 * (n + 2) * Fraction(2) ** -ctx.prec * (1 + Fraction(size.max()) + E)
+    W = radius_bound(E, Fraction(size.max()), n, ctx.prec)
     threshold = float_at_least(Fraction(overlaps.min()) + 2 * E + 2 * W)
     kept = overlaps <= threshold
     return i[kept], k[kept]
+
+
+def radius_bound(E: Fraction, size: Fraction, n: int, precision: int) -> Fraction:
+    """W, a bound of the radius of an overlap ball summed at `precision` bits from entries whose radii sum to at most
+    E over any two rows and whose midpoints' |.| sum to at most `size` over a row (module docstring): E grown by arb's
+    30-bit radii, and the midpoints' rounding."""
+    return E * (1 + n * Fraction(2) ** -20) + 4 * (n + 2) * Fraction(2) ** -precision * (1 + size + E)
