@@ -18,6 +18,17 @@ def every_pair(monkeypatch):
     monkeypatch.setattr(overlaps, "candidate_pairs", lambda P: list(itertools.combinations(range(len(P)), 2)))
 
 
+def screened_is_every_pair(P: list, tau, monkeypatch) -> None:
+    """The checker's tau over the pairs its screen keeps is tau over every pair, end for end, and holds the exact tau
+    (at the working precision of the moment)."""
+    screened = forward.dobrushin(P)
+    every_pair(monkeypatch)
+    everywhere = forward.dobrushin(P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+
+
 @pytest.mark.parametrize("precision", [53, 64, 200])
 @pytest.mark.parametrize("radius", [0, 2.0 ** -60, 2.0 ** -20])
 @pytest.mark.parametrize("case", CASES)
@@ -25,13 +36,7 @@ def test_the_checkers_screened_tau_is_tau_over_every_pair_and_holds_the_exact_va
                                                                                     monkeypatch):
     rows, tau = case_rows(case)
     with ctx.workprec(precision):
-        P = ball_matrix(rows, radius).tolist()
-        screened = forward.dobrushin(P)
-        every_pair(monkeypatch)
-        everywhere = forward.dobrushin(P)
-    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
-    low, high = ends(screened)
-    assert low <= tau <= high
+        screened_is_every_pair(ball_matrix(rows, radius).tolist(), tau, monkeypatch)
 
 
 def test_the_checkers_screen_rules_out_what_binary64_separates_and_keeps_what_it_cannot():
@@ -65,12 +70,7 @@ def test_the_checkers_screen_of_balls_with_the_exact_entry_at_an_end_is_tau_over
     with ctx.workprec(precision):
         P = edge_balls(rows, precision).tolist()
         kept = len(overlaps.candidate_pairs(P))
-        screened = forward.dobrushin(P)
-        every_pair(monkeypatch)
-        everywhere = forward.dobrushin(P)
-    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
-    low, high = ends(screened)
-    assert low <= tau <= high
+        screened_is_every_pair(P, tau, monkeypatch)
     assert precision < 53 or kept < N * (N - 1) // 2
 
 

@@ -106,19 +106,24 @@ def case_rows(case: str) -> tuple[list[list[Fraction]], Fraction]:
     return rows, exact_tau(rows)
 
 
+def screened_is_every_pair(P: np.ndarray, tau: Fraction, monkeypatch) -> None:
+    """The engine's tau over the pairs its screen keeps is tau over every pair, end for end, and holds the exact tau
+    (at the working precision of the moment)."""
+    screened = quantities.dobrushin(BALL, P)
+    monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))  # as before the screen
+    everywhere = quantities.dobrushin(BALL, P)
+    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
+    low, high = ends(screened)
+    assert low <= tau <= high
+
+
 @pytest.mark.parametrize("precision", [53, 64, 200])
 @pytest.mark.parametrize("radius", [0, 2.0 ** -60, 2.0 ** -20])
 @pytest.mark.parametrize("case", CASES)
 def test_the_screened_ball_is_the_ball_over_every_pair_and_holds_the_exact_tau(case, radius, precision, monkeypatch):
     rows, tau = case_rows(case)
     with ctx.workprec(precision):
-        P = ball_matrix(rows, radius)
-        screened = quantities.dobrushin(BALL, P)
-        monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))  # as before the screen
-        everywhere = quantities.dobrushin(BALL, P)
-    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
-    low, high = ends(screened)
-    assert low <= tau <= high
+        screened_is_every_pair(ball_matrix(rows, radius), tau, monkeypatch)
 
 
 def test_the_screen_rules_out_what_binary64_separates_and_keeps_what_it_cannot():
@@ -169,12 +174,7 @@ def test_balls_with_the_exact_entry_at_an_end_screen_to_the_ball_over_every_pair
     with ctx.workprec(precision):
         P = edge_balls(rows, precision)
         kept = len(overlaps.screened_pairs(P)[0])
-        screened = quantities.dobrushin(BALL, P)
-        monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))
-        everywhere = quantities.dobrushin(BALL, P)
-    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
-    low, high = ends(screened)
-    assert low <= tau <= high
+        screened_is_every_pair(P, tau, monkeypatch)
     assert precision < 53 or kept < N * (N - 1) // 2  # the screen ruled some pair out: the case tests it
 
 
