@@ -228,6 +228,19 @@ def test_value_expansive_far_from_consensus_is_not_drawn_and_a_certificate_stati
         confirmation.message
 
 
+def test_cubic_curves_with_c_zero_say_the_curve_needs_c_positive_not_that_near_consensus_failed():
+    """With V = 0 (rho a = 0) or A = 0 (a = 0) sqrt(c) D_0 < 1 holds; the curve is not drawn because it divides by
+    sqrt(c), and the reason says that (it read "needs sqrt(rho a) D_0 < 1 ...; here, with c = rho a, c = 0")."""
+    zero_v = trajectory.trace(dict(EXPANSIVE, V=[[0, 0], [0, 0]]), 2)
+    reason = zero_v.skipped["value.expansive"]
+    assert "rho a = 0" in reason and "rho a > 0" in reason and "D_0 < 1" not in reason, reason
+    zero_a = trajectory.trace(antipodal(lam="0"), 2)
+    reason = zero_a.skipped["cubic"]
+    assert "a = 0" in reason and "a > 0" in reason and "D_0 < 1" not in reason, reason
+    far = trajectory.trace(antipodal(lam="1", half="1"), 2)  # sqrt(a) D_0 = 2: the value named as the hypothesis
+    assert "here sqrt(a) D_0 = 2.0000 is not proven < 1" in far.skipped["cubic"], far.skipped["cubic"]
+
+
 def test_a_value_expansive_curve_stated_below_the_true_one_is_rejected():
     import copy
     from certify_checker import verify
