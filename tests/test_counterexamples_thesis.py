@@ -161,6 +161,12 @@ def test_expansive_v_below_the_threshold_collapses_and_is_refuted():
         assert D[1] < D[0]
 
 
+def test_expansive_v_states_its_rho_and_layers():
+    """The summary named lambda and the layers but not rho, and said "1 layers"."""
+    assert grow("3/2", "1").summary[0].endswith("(V = rho I with rho = 3/2, A = lambda I, X = (e1, -e1), 1 layer)")
+    assert grow("2", "4").summary[0].endswith("rho = 2, A = lambda I, X = (e1, -e1), 4 layers)")
+
+
 def test_a_long_stack_needs_and_gets_more_precision():
     outcome = grow("3/2", "60")
     assert outcome.verdict == "certified" and outcome.certificate["precision"] > 512

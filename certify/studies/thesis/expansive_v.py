@@ -21,7 +21,7 @@ from certify.core.arith import BALL
 from certify.core.layers import apply_layer
 from certify.core.limits import shape_problem
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 from certify.studies.thesis import counterexample_configs as configs
 
 KIND = "expansive-v"
@@ -86,5 +86,7 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers {layers}: {too_big}")
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
                             limits=limits, stage=stage_of(args))
-    outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
+    # rho too: residual-far's summary states its q, this one stated no rho ("1 layers" for --layers 1)
+    outcome.summary.insert(0, f"  lambda         {lam} (V = rho I with rho = {rho}, A = lambda I, X = (e1, -e1), "
+                              f"{counted(layers, 'layer')})")
     return outcome
