@@ -209,6 +209,18 @@ def test_value_expansive_collapses_near_consensus_under_its_cubic_curve():
     assert verify(tr.certificate).ok
 
 
+def test_value_expansive_states_its_rho_in_the_text_and_json(tmp_path, capsys):
+    """rho = ||V||_2 (c = rho a) was shown nowhere: only M and a, so sqrt(rho a) D_0 could not be read off."""
+    path = tmp_path / "expansive.json"
+    path.write_text(json.dumps(EXPANSIVE))
+    rho = oracle.spectral_norm(oracle.mat(EXPANSIVE["V"]))
+    assert main(["trajectory", str(path), "--layers", "2", "--json", "-q"]) == 0
+    assert_contains(arb(json.loads(capsys.readouterr().out)["rho"]), rho, "rho")
+    assert main(["trajectory", str(path), "--layers", "2", "-q"]) == 0
+    assert f"; rho = ||V||_2 = {mp.nstr(rho, 6)}" in capsys.readouterr().out.splitlines()[0]
+    assert trajectory.trace(antipodal(), 2).rho is None  # no V, no rho
+
+
 def test_value_expansive_far_from_consensus_is_not_drawn_and_a_certificate_stating_it_is_rejected():
     """Far from consensus (sqrt(rho a) D_0 > 1) the curve's hypothesis fails: not drawn, with the reason; a
     certificate that states it anyway, with its values, is rejected by the checker."""

@@ -157,6 +157,9 @@ class Trajectory:
     # the highest precision the run could rise to: max_precision, or lower where the checker's limits stopped it
     # (the summary stated --max-prec's 65536 beside a stop line "not raised beyond 2858 bits")
     precision_cap: int = 0
+    # rho = ||V||_2, value.expansive's factor (c = rho a) when the value curves are drawn: M alone was shown, and
+    # sqrt(rho a) D_0, the curve's hypothesis, could not be read off the output
+    rho: arb | None = None
 
     @property
     def step_precisions(self) -> list:
@@ -257,7 +260,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped,
-                    precision_cap=used_cap)
+                    precision_cap=used_cap, rho=rho)
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, budget.norm_precision)
     stage(layers, layers, "the checker")
     confirmation = certificate.confirm(tr.certificate, limits)
@@ -712,7 +715,7 @@ def _to_json(trajectory: Trajectory) -> dict:
         "precision_cap": tr.precision_cap,
         "curve_precision": tr.curve_precision,
         "resolved_bits": RESOLVED_BITS,
-        "a": [text(a) for a in tr.a], "M": text(tr.M),
+        "a": [text(a) for a in tr.a], "M": text(tr.M), "rho": text(tr.rho),
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
         "points": [point_json(p) for p in tr.points],
         "representation": tr.representation, "certified": tr.certified, "checker": tr.confirmation,
