@@ -37,9 +37,12 @@ def evaluate(inputs: dict, witness: dict) -> Evaluation:
     for t, layer in enumerate(layers):
         X = forward.layer_step(layer, X)["out"]
         diameters.append(forward.diameter(X))
-        # Rounding compounds through the layers: report the first step not decided, then stop.
-        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after",
-                             refuted=diameters[-1] <= diameters[-2]):
+        # Rounding compounds through the layers: report the first step not decided, then stop.  A step proven not to
+        # grow is the whole reason; of one undecided, the layers after it are not proven either (not "proven false":
+        # they are not evaluated, and the diameter of another configuration may grow again after a step down)
+        shrank = diameters[-1] <= diameters[-2]
+        after = "" if shrank else ", and the layers after"
+        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}){after}", refuted=shrank):
             return found
     steps = [after / before for before, after in zip(diameters, diameters[1:])]
     found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],

@@ -568,3 +568,15 @@ def test_a_real_sigint_prints_the_best_point_so_far(tmp_path):
     assert process.returncode == 130 and "Traceback" not in stderr.decode(), stderr
     assert lines[-1].startswith("certify: interrupted; ") and "not certified" in lines[-1]
     assert b"NOT CERTIFIED" in stdout and json.loads((tmp_path / "summary.json").read_text())["interrupted"]
+
+
+def test_the_json_labels_the_search_figures_not_certified(tmp_path, capsys):
+    """The text report says the search's points and figures are float64 (not certified); --json and summary.json
+    showed best, best_exponent and bands unlabelled, beside a certified counterexample when one was found."""
+    out = tmp_path / "attack"
+    code = main(["attack", "--bound", "(1-exp(-a*D**2/3))*D", "--n", "2", "--d", "1", "--budget", "200", "--seed", "0",
+                 "--json", "-q", "--out", str(out)])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1 and data["counterexample"] is not None and data["bands"]
+    for shown in (data, json.loads((out / "summary.json").read_text())):
+        assert shown["search"].startswith("float64 (not certified): best, best_exponent, bands"), shown["search"]

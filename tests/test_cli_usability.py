@@ -474,6 +474,18 @@ def test_hints_for_common_mistakes(tmp_path, capsys):
     capsys.readouterr()
 
 
+def test_a_misspelt_choice_is_refused_with_the_closest_one(capsys):
+    """argparse's choices (a counterexample's or figure's name, --format) were refused with the list alone."""
+    for argv, meant in ((["counterexample", "residual_far"], "residual-far"), (["reproduce", "wu_fig2"], "wu-fig2"),
+                        (["counterexample", "expansive"], "expansive-v")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"did you mean {meant}? choose from " in err and "'wu-fig1'" in err, err
+    assert main(["completion", "fish"]) == 2  # nothing close: the list alone
+    err = capsys.readouterr().err
+    assert "did you mean" not in err and "choose from 'bash', 'zsh', 'tcsh'" in err, err
+
+
 def test_usage_errors_say_certify_once(capsys):
     assert main(["check"]) == 2
     err = capsys.readouterr().err

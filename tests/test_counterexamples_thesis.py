@@ -12,10 +12,11 @@ from fractions import Fraction
 import pytest
 
 from certify.core import numbers
-from flint import arb
+from flint import arb, ctx
 from mpmath import mp
 
 import certify_checker as checker
+from certify_checker import expansive_v as checked_expansive_v
 from certify.cli import main
 from certify.studies.thesis import counterexample_configs as configs
 from certify.studies.thesis import expansive_v
@@ -151,10 +152,19 @@ def test_expansive_v_below_the_threshold_collapses_and_is_refuted():
     """rho tanh(lambda) < 1 (rho = 2, lambda = 1/4): the diameter shrinks at the first layer, proven so."""
     outcome = grow("2", "3", lam="1/4")
     assert outcome.verdict == "refuted" and outcome.confirmed
-    assert "  proven false: D(X_1) > D(X_0), and the layers after" in outcome.summary
+    # the step proven not to grow, and nothing said of the layers after it, which are not evaluated
+    assert outcome.summary[-1] == "  proven false: D(X_1) > D(X_0)", outcome.summary
+    with ctx.workprec(outcome.certificate["precision"]):
+        assert checked_expansive_v.evaluate(outcome.certificate["inputs"], {}).refuted == ["D(X_1) > D(X_0)"]
     with mp.workdps(50):
         D = mp_diameters(mp.mpf(2), mp.mpf(1) / 4, 3)
         assert D[1] < D[0]
+
+
+def test_expansive_v_states_its_rho_and_layers():
+    """The summary named lambda and the layers but not rho, and said "1 layers"."""
+    assert grow("3/2", "1").summary[0].endswith("(V = rho I with rho = 3/2, A = lambda I, X = (e1, -e1), 1 layer)")
+    assert grow("2", "4").summary[0].endswith("rho = 2, A = lambda I, X = (e1, -e1), 4 layers)")
 
 
 def test_a_long_stack_needs_and_gets_more_precision():

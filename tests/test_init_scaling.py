@@ -141,3 +141,8 @@ def test_cli_progress_names_each_part_of_a_row_as_it_begins(capsys):
     drawn = capsys.readouterr().err.replace("\r", "\n")
     enclosures, checker = drawn.find("d = 8: the enclosures at 53 bits"), drawn.find("d = 8: the checker")
     assert 0 <= enclosures < checker, drawn
+
+
+def test_a_misspelt_scheme_is_refused_with_the_closest_one():
+    with pytest.raises(BadInput, match=r"unknown scheme 'lecn'; did you mean lecun\? choose one of lecun, xavier"):
+        init_scaling.sample(8, 4, "lecn", 0)

@@ -77,6 +77,13 @@ def test_cli_unknown_name_is_bad_input(capsys):
     assert err.count("\n") == 1 and "no derivation named" in err
 
 
+def test_cli_misspelt_name_is_refused_with_the_closest_derivation(capsys):
+    """A misspelt name listed the derivations without pointing at the one meant, as a misspelt claim does."""
+    assert main(["proofs", "collapse.globl"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean collapse_global? known: " in err, err
+
+
 def _failed_titles(name, **overrides):
     result = proofs_index.build(name, **overrides).run()
     assert not result.ok

@@ -209,6 +209,18 @@ def test_value_expansive_collapses_near_consensus_under_its_cubic_curve():
     assert verify(tr.certificate).ok
 
 
+def test_value_expansive_states_its_rho_in_the_text_and_json(tmp_path, capsys):
+    """rho = ||V||_2 (c = rho a) was shown nowhere: only M and a, so sqrt(rho a) D_0 could not be read off."""
+    path = tmp_path / "expansive.json"
+    path.write_text(json.dumps(EXPANSIVE))
+    rho = oracle.spectral_norm(oracle.mat(EXPANSIVE["V"]))
+    assert main(["trajectory", str(path), "--layers", "2", "--json", "-q"]) == 0
+    assert_contains(arb(json.loads(capsys.readouterr().out)["rho"]), rho, "rho")
+    assert main(["trajectory", str(path), "--layers", "2", "-q"]) == 0
+    assert f"; rho = ||V||_2 = {mp.nstr(rho, 6)}" in capsys.readouterr().out.splitlines()[0]
+    assert trajectory.trace(antipodal(), 2).rho is None  # no V, no rho
+
+
 def test_value_expansive_far_from_consensus_is_not_drawn_and_a_certificate_stating_it_is_rejected():
     """Far from consensus (sqrt(rho a) D_0 > 1) the curve's hypothesis fails: not drawn, with the reason; a
     certificate that states it anyway, with its values, is rejected by the checker."""
@@ -226,6 +238,19 @@ def test_value_expansive_far_from_consensus_is_not_drawn_and_a_certificate_stati
     confirmation = verify(forged)
     assert not confirmation.ok and "value.expansive curve is stated but its sqrt(c) D_0 < 1" in confirmation.message, \
         confirmation.message
+
+
+def test_cubic_curves_with_c_zero_say_the_curve_needs_c_positive_not_that_near_consensus_failed():
+    """With V = 0 (rho a = 0) or A = 0 (a = 0) sqrt(c) D_0 < 1 holds; the curve is not drawn because it divides by
+    sqrt(c), and the reason says that (it read "needs sqrt(rho a) D_0 < 1 ...; here, with c = rho a, c = 0")."""
+    zero_v = trajectory.trace(dict(EXPANSIVE, V=[[0, 0], [0, 0]]), 2)
+    reason = zero_v.skipped["value.expansive"]
+    assert "rho a = 0" in reason and "rho a > 0" in reason and "D_0 < 1" not in reason, reason
+    zero_a = trajectory.trace(antipodal(lam="0"), 2)
+    reason = zero_a.skipped["cubic"]
+    assert "a = 0" in reason and "a > 0" in reason and "D_0 < 1" not in reason, reason
+    far = trajectory.trace(antipodal(lam="1", half="1"), 2)  # sqrt(a) D_0 = 2: the value named as the hypothesis
+    assert "here sqrt(a) D_0 = 2.0000 is not proven < 1" in far.skipped["cubic"], far.skipped["cubic"]
 
 
 def test_a_value_expansive_curve_stated_below_the_true_one_is_rejected():

@@ -192,3 +192,14 @@ def test_mask_of_the_wrong_size_exits_2(tmp_path, capsys):
 def test_validate_rejects_a_missing_self_loop_in_a_named_size():
     with pytest.raises(BadInput):
         masks.validate_mask([[1, 1, 1], [1, 0, 1], [1, 1, 1]])
+
+
+def test_a_misspelt_mask_name_is_refused_with_the_closest_one(capsys):
+    """A configuration's mask, attack's and graph's --mask listed the names without pointing at the one meant."""
+    with pytest.raises(BadInput, match=r"unknown mask 'causl'; did you mean causal\? known masks: causal"):
+        masks.named_mask("causl", 3)
+    assert main(["graph", "--mask", "slidng", "--n", "4"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.rstrip().endswith("nor a JSON file; did you mean sliding?"), err
+    assert main(["graph", "--mask", "zzz", "--n", "4"]) == 2  # nothing close: no hint
+    assert capsys.readouterr().err.rstrip().endswith("nor a JSON file")

@@ -96,6 +96,15 @@ class _Parser(argparse.ArgumentParser):
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
 
+    def _check_value(self, action, value):
+        # argparse lists the choices and suggests none: `counterexample residual_far` and `reproduce wu-fig` were
+        # refused without the name meant, as a misspelt command or claim is not
+        if action.choices is not None and value not in action.choices:
+            choices = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}; {did_you_mean(value, action.choices)}"
+                                                 f"choose from {choices}")
+        super()._check_value(action, value)
+
     def _get_values(self, action, arg_strings):
         # Python 3.11's argparse drops the value of "--opt=--" and gives the option an empty list: --max-prec
         # crashed on it, --out=-- wrote nothing and --claim=-- checked the default claim

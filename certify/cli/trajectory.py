@@ -115,7 +115,8 @@ def _render(tr: trajectory.Trajectory) -> str:
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header] + rows]
     a_text = ", ".join(a.str(6, radius=False) for a in tr.a)
     intro = [f"{tr.name or 'trajectory'}: {tr.T} layers (layer t = configuration layer t mod {tr.cycle}); "
-             f"a = ||A||_2 = {a_text}" + ("" if tr.M is None else f"; M = max_k<=T ||V^k||_2 = {tr.M.str(6, radius=False)}")]
+             f"a = ||A||_2 = {a_text}" + ("" if tr.M is None else f"; M = max_k<=T ||V^k||_2 = {tr.M.str(6, radius=False)}")
+             + ("" if tr.rho is None else f"; rho = ||V||_2 = {tr.rho.str(6, radius=False)}")]
     for name, hypothesis in tr.drawn.items():
         intro.append(f"  curve {name}: {hypothesis}")
     for name, reason in tr.skipped.items():

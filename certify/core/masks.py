@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core import jsonfile
-from certify.errors import BadInput, counted, shown
+from certify.errors import BadInput, counted, did_you_mean, shown
 
 Mask = list[list[int]]
 
@@ -21,7 +21,8 @@ NAMED_MASKS = {
     "uni": ("token i attends to tokens i-k..i", lambda i, j, k: i - k <= j <= i),
 }
 ALIASES = {"full": "complete", "window": "sliding", "uni-window": "uni"}
-KNOWN = ", ".join(sorted(set(NAMED_MASKS) | set(ALIASES)))  # every name, as a refusal lists them
+NAMES = sorted(set(NAMED_MASKS) | set(ALIASES))
+KNOWN = ", ".join(NAMES)  # every name, as a refusal lists them
 WINDOWED = ("sliding", "uni")  # the named masks with a width k (the others ignore it)
 
 
@@ -30,7 +31,7 @@ def named_mask(name: str, n: int, window: int = 1) -> Mask:
     key = ALIASES.get(name, name)
     if key not in NAMED_MASKS:
         # a name only: a configuration's "mask" and attack's --mask read no file (graph's --mask says so itself)
-        raise BadInput(f"unknown mask {shown(name)}; known masks: {KNOWN}")
+        raise BadInput(f"unknown mask {shown(name)}; {did_you_mean(name, NAMES)}known masks: {KNOWN}")
     if n < 1:
         raise BadInput(f"the number of tokens must be at least 1, got {n}")
     if window < 1:
@@ -39,10 +40,16 @@ def named_mask(name: str, n: int, window: int = 1) -> Mask:
     return [[1 if attends(i, j, window) else 0 for j in range(n)] for i in range(n)]
 
 
+def _hint(word: str) -> str:
+    """"; did you mean sliding?" after a refusal of a misspelt mask name that reads no further, else ""."""
+    close = did_you_mean(word, NAMES)
+    return f"; {close.rstrip()}" if close else ""
+
+
 def load_mask(path: str | Path) -> Mask:
     """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"."""
     if not Path(path).is_file():
-        raise BadInput(f"{path!r} is neither a mask name ({KNOWN}) nor a JSON file")
+        raise BadInput(f"{path!r} is neither a mask name ({KNOWN}) nor a JSON file{_hint(str(path))}")
     data = jsonfile.read(path, raise_with=None)  # the default limits: `graph` has no option to raise them
     if isinstance(data, dict):
         if "mask" not in data:

@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 
 import proofs
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 
 
 def names() -> list[str]:
@@ -52,7 +52,8 @@ def build(name_or_claim: str, **overrides):
     if name not in names():
         path = derivation_path(name_or_claim) if _is_registered(name_or_claim) else None
         if path is None:
-            raise BadInput(f"no derivation named {name_or_claim!r}; known: {', '.join(names())}")
+            raise BadInput(f"no derivation named {name_or_claim!r}; {did_you_mean(name, names())}known: "
+                           f"{', '.join(names())}")
         name = path.removeprefix("proofs/").removesuffix(".py")
     module = importlib.import_module(f"proofs.{name}")
     return module.build(**overrides)

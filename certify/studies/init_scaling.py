@@ -32,7 +32,7 @@ from certify.core import quantities
 from certify.core import spectral
 from certify.core import seeds
 from certify.core.arith import BALL, FLOAT64
-from certify.errors import BadInput
+from certify.errors import BadInput, did_you_mean
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, float64_view
 from certify.core import thin_norm
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS
@@ -115,7 +115,7 @@ def parse_dimensions(text: str) -> list[int]:
 def sample(d: int, n: int, scheme: str, seed: int, d_k: int | None = None) -> Sample:
     """Tokens and weights for one d; a fresh generator per d, so each row can be regenerated alone."""
     if scheme not in SCHEMES:
-        raise BadInput(f"unknown scheme {scheme!r}; choose one of {', '.join(SCHEMES)}")
+        raise BadInput(f"unknown scheme {scheme!r}; {did_you_mean(scheme, SCHEMES)}choose one of {', '.join(SCHEMES)}")
     if isinstance(n, bool) or not isinstance(n, int) or not 2 <= n <= MAX_TOKENS:
         raise BadInput(f"--n must be an integer from 2 to {MAX_TOKENS} (at least two tokens), got {n!r}")
     seeds.checked(seed)

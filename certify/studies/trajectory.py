@@ -157,6 +157,9 @@ class Trajectory:
     # the highest precision the run could rise to: max_precision, or lower where the checker's limits stopped it
     # (the summary stated --max-prec's 65536 beside a stop line "not raised beyond 2858 bits")
     precision_cap: int = 0
+    # rho = ||V||_2, value.expansive's factor (c = rho a) when the value curves are drawn: M alone was shown, and
+    # sqrt(rho a) D_0, the curve's hypothesis, could not be read off the output
+    rho: arb | None = None
 
     @property
     def step_precisions(self) -> list:
@@ -257,7 +260,7 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
                     max_precision=max_prec, curve_precision=traced.curve_precision, a=traced.a, M=M,
                     drawn=traced.drawn, skipped=traced.skipped,
                     representation=CENTRED if fallback is None else f"absolute: {fallback}", stopped=stopped,
-                    precision_cap=used_cap)
+                    precision_cap=used_cap, rho=rho)
     tr.certificate = trajectory_certificate.build(tr, case, witnesses, budget.norm_precision)
     stage(layers, layers, "the checker")
     confirmation = certificate.confirm(tr.certificate, limits)
@@ -565,13 +568,19 @@ def log_g(a: arb, log_D: arb) -> arb:
     return (-BALL.expm1(-(a * (2 * log_D).exp()))).log() + log_D
 
 
-def _cubic(c: arb, D0: arb, T: int) -> dict | str:
+def _cubic(c: arb, D0: arb, T: int, named: str) -> dict | str:
     """{t: log of c^{-1/2} (sqrt(c) D_0)^(3^t)} for t = 1..T, the bound of layers with D' <= c D^3 (u = sqrt(c) D
-    gives u' <= u^3: doubly exponential collapse), or why it does not apply: sqrt(c) D_0 < 1 not certified."""
-    root = c.sqrt() if c > 0 else None
-    base = None if root is None else root * D0
-    if base is None or not base < 1:
-        return "c = 0" if root is None else f"sqrt(c) D_0 = {base.str(5, radius=False)} is not proven < 1"
+    gives u' <= u^3: doubly exponential collapse), or why it is not drawn, c written as `named`: c > 0 or
+    sqrt(c) D_0 < 1 not proven.  With c = 0 the hypothesis sqrt(c) D_0 < 1 holds but the curve divides by
+    sqrt(c): "needs sqrt(rho a) D_0 < 1; here rho a = 0" read as a hypothesis that failed."""
+    if not c > 0:
+        return f"needs {named} > 0 (the curve divides by sqrt({named})); here {named} " + (
+            "= 0" if c.is_zero() else "> 0 is not proven")
+    root = c.sqrt()
+    base = root * D0
+    if not base < 1:
+        return (f"needs sqrt({named}) D_0 < 1 (near consensus); here sqrt({named}) D_0 = "
+                f"{base.str(5, radius=False)} is not proven < 1")
     return {t: arb(fmpz(3) ** t) * base.log() - root.log() for t in range(1, T + 1)}
 
 
@@ -596,9 +605,9 @@ def _curves(case: config.Case, points: list, a: list, M, rho, drawn: dict, skipp
     # D' <= a D^3 (collapse.cubic); with V, D' <= ||V|| (1 - exp(-a D^2)) D <= ||V|| a D^3 (value.expansive)
     for name, c, named in (("cubic", a_max, "a"), ("value.expansive", None if rho is None else rho * a_max, "rho a")):
         if name in drawn:
-            found = _cubic(c, D0, T)
+            found = _cubic(c, D0, T, named)
             if isinstance(found, str):
-                skipped[name] = f"needs sqrt({named}) D_0 < 1 (near consensus); here, with c = {named}, {found}"
+                skipped[name] = found
                 del drawn[name], logs[name]
             else:
                 logs[name] = found
@@ -706,7 +715,7 @@ def _to_json(trajectory: Trajectory) -> dict:
         "precision_cap": tr.precision_cap,
         "curve_precision": tr.curve_precision,
         "resolved_bits": RESOLVED_BITS,
-        "a": [text(a) for a in tr.a], "M": text(tr.M),
+        "a": [text(a) for a in tr.a], "M": text(tr.M), "rho": text(tr.rho),
         "curves": dict(tr.drawn), "skipped": dict(tr.skipped),
         "points": [point_json(p) for p in tr.points],
         "representation": tr.representation, "certified": tr.certified, "checker": tr.confirmation,

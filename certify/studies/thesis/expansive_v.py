@@ -21,7 +21,7 @@ from certify.core.arith import BALL
 from certify.core.layers import apply_layer
 from certify.core.limits import shape_problem
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 from certify.studies.thesis import counterexample_configs as configs
 
 KIND = "expansive-v"
@@ -51,9 +51,12 @@ def evaluate(inputs: dict, witness: dict) -> Found:
     for t, layer in enumerate(case.layers):
         X = apply_layer(BALL, layer, X).out
         diameters.append(quantities.diameter(BALL, X))
-        # Rounding compounds through the layers: report the first step not decided, then stop.
-        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}), and the layers after",
-                             refuted=diameters[-1] <= diameters[-2]):
+        # Rounding compounds through the layers: report the first step not decided, then stop.  A step proven not to
+        # grow is the whole reason; of one undecided, the layers after it are not proven either (not "proven false":
+        # they are not evaluated, and the diameter of another configuration may grow again after a step down)
+        shrank = diameters[-1] <= diameters[-2]
+        after = "" if shrank else ", and the layers after"
+        if not found.require(diameters[-1] > diameters[-2], f"D(X_{t + 1}) > D(X_{t}){after}", refuted=shrank):
             return found
     steps = BALL.stack([after / before for before, after in zip(diameters, diameters[1:])])
     found.values.update(D_0=diameters[0], D_T=diameters[-1], growth=diameters[-1] / diameters[0],
@@ -83,5 +86,7 @@ def build(args) -> Outcome:
         raise BadInput(f"--layers {layers}: {too_big}")
     outcome = certify_named(KIND, evaluate, inputs, lambda precision: {}, _summary, *configs.PRECISION_RANGE,
                             limits=limits, stage=stage_of(args))
-    outcome.summary.insert(0, f"  lambda         {lam} (V = rho I, A = lambda I, X = (e1, -e1), {layers} layers)")
+    # rho too: residual-far's summary states its q, this one stated no rho ("1 layers" for --layers 1)
+    outcome.summary.insert(0, f"  lambda         {lam} (V = rho I with rho = {rho}, A = lambda I, X = (e1, -e1), "
+                              f"{counted(layers, 'layer')})")
     return outcome
