@@ -10,8 +10,8 @@ import pytest
 from flint import arb, ctx, fmpq
 
 from certify_checker import forward, overlaps
-from test_overlaps import (CASES, N, ball_matrix, case_rows, crossed_radii, edge_balls, ends, exact, near_ties,
-                           stochastic, two_far_rows)
+from test_overlaps import (CASES, N, ball_matrix, case_rows, crossed_radii, edge_balls, near_ties,
+                           screen_agrees, stochastic, two_far_rows)
 
 
 def every_pair(monkeypatch):
@@ -19,14 +19,8 @@ def every_pair(monkeypatch):
 
 
 def screened_is_every_pair(P: list, tau, monkeypatch) -> None:
-    """The checker's tau over the pairs its screen keeps is tau over every pair, end for end, and holds the exact tau
-    (at the working precision of the moment)."""
-    screened = forward.dobrushin(P)
-    every_pair(monkeypatch)
-    everywhere = forward.dobrushin(P)
-    assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
-    low, high = ends(screened)
-    assert low <= tau <= high
+    """test_overlaps.screen_agrees for the checker's tau (forward.dobrushin), its screen switched off."""
+    screen_agrees(forward.dobrushin, lambda: every_pair(monkeypatch), P, tau)
 
 
 @pytest.mark.parametrize("precision", [53, 64, 200])

@@ -106,15 +106,21 @@ def case_rows(case: str) -> tuple[list[list[Fraction]], Fraction]:
     return rows, exact_tau(rows)
 
 
-def screened_is_every_pair(P: np.ndarray, tau: Fraction, monkeypatch) -> None:
-    """The engine's tau over the pairs its screen keeps is tau over every pair, end for end, and holds the exact tau
-    (at the working precision of the moment)."""
-    screened = quantities.dobrushin(BALL, P)
-    monkeypatch.setattr(type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs))  # as before the screen
-    everywhere = quantities.dobrushin(BALL, P)
+def screen_agrees(tau_of, every_pair, P, tau: Fraction) -> None:
+    """tau_of(P) over the pairs a screen keeps is tau_of(P) once every_pair() has switched the screen off, end for
+    end, and holds the exact tau (at the working precision of the moment): the engine's and the checker's alike."""
+    screened = tau_of(P)
+    every_pair()
+    everywhere = tau_of(P)
     assert screened.mid() == everywhere.mid() and screened.rad() == everywhere.rad(), (screened, everywhere)
     low, high = ends(screened)
     assert low <= tau <= high
+
+
+def screened_is_every_pair(P: np.ndarray, tau: Fraction, monkeypatch) -> None:
+    """screen_agrees for the engine's tau (quantities.dobrushin over balls), its screen switched off as before it."""
+    screen_agrees(lambda P: quantities.dobrushin(BALL, P), lambda: monkeypatch.setattr(
+        type(BALL), "overlap_pairs", staticmethod(pairs.all_pairs)), P, tau)
 
 
 @pytest.mark.parametrize("precision", [53, 64, 200])
