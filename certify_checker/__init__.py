@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 
 from certify_checker.limits import LIMITS, Limits
-from certify_checker.limits import problem as limits_problem, shape_problem
+from certify_checker.limits import problem as limits_problem, shape_problem, stated_shape
 
 FORMAT = "certify-certificate/1"
 # What untrusted input can raise while it is read; each means "malformed", never a crash.  Beyond
@@ -110,14 +110,6 @@ def _configuration(cert: dict):
     return inputs if isinstance(inputs, dict) else None
 
 
-def _shape(value) -> tuple[int, int]:
-    """(rows, columns) of a matrix as stated: rows, or a binary64 block (schema.expanded, which checks its bytes)."""
-    shape = value.get("shape") if isinstance(value, dict) else None
-    if isinstance(shape, list) and len(shape) == 2 and all(type(v) is int for v in shape):
-        return max(shape[0], 0), max(shape[1], 0)
-    return (len(value), len(value[0])) if isinstance(value, list) and value and isinstance(value[0], list) else (0, 0)
-
-
 def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | None:
     """Which limit the certificate's shapes and precisions pass, before any work (or a long run).  Tokens without layers
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_work too.
@@ -143,10 +135,10 @@ def sizes(cert: dict) -> tuple[int, int, int, int, int, int, bool, bool]:
     and W_K (whose W_Q W_K^T a trajectory's step forms, whatever its norm's route); 0 for what is not stated; whether a
     layer states a value matrix V, and LayerNorm (limits.layer_parts prices their work)."""
     config = _configuration(cert) or {}
-    (n, d), layers = _shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
+    (n, d), layers = stated_shape(config.get("X")), config.get("layers")  # (0, 0) without tokens: the kind judges them
     specs = [layer for layer in layers if isinstance(layer, dict)] if isinstance(layers, list) else [config]
-    widths = [_shape(layer.get("W_Q"))[1] for layer in specs]
-    hidden = [_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
+    widths = [stated_shape(layer.get("W_Q"))[1] for layer in specs]
+    hidden = [stated_shape(layer["ffn"].get("W1"))[0] for layer in specs if isinstance(layer.get("ffn"), dict)]
     return (n, max([d] + widths), len(layers) if isinstance(layers, list) else 0, max(hidden, default=0),
             _thin(cert, specs, d), max(widths, default=0), any("V" in layer for layer in specs),
             any("layernorm" in layer for layer in specs))
@@ -159,8 +151,8 @@ def _thin(cert: dict, specs: list, d: int) -> int:
     witness = cert.get("witness") if isinstance(cert.get("witness"), dict) else {}
     stated = {name: witness.get(w["same_as"]) if isinstance(w, dict) and isinstance(w.get("same_as"), str) else w
               for name, w in witness.items()}
-    found = [(_shape(spec.get("W_Q"))[1], _shape(stated[f"A{t}"].get("basis") if isinstance(stated.get(f"A{t}"), dict)
-                                                 else None) if f"A{t}" in stated else None,
+    found = [(stated_shape(spec.get("W_Q"))[1], stated_shape(w.get("basis") if isinstance(w := stated.get(f"A{t}"), dict)
+                                                             else None) if f"A{t}" in stated else None,
               {"A", "V", "ffn"} & set(spec)) for t, spec in enumerate(specs)]
     thin = all(0 < k < d and basis in ((k, k), None) and not dense for k, basis, dense in found)
     return max((k for k, _, _ in found), default=0) if thin else 0

@@ -150,6 +150,15 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors)
 
 
+def stated_shape(value) -> tuple[int, int]:
+    """(rows, columns) of a matrix as a certificate states it, read before its inputs are checked: rows, or a binary64
+    block (schema.expanded checks its bytes); (0, 0) for anything else."""
+    shape = value.get("shape") if isinstance(value, dict) else None
+    if isinstance(shape, list) and len(shape) == 2 and all(type(v) is int for v in shape):
+        return max(shape[0], 0), max(shape[1], 0)
+    return (len(value), len(value[0])) if isinstance(value, list) and value and isinstance(value[0], list) else (0, 0)
+
+
 def shape_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits) -> str | None:
     """Which cap on a size or the precision these pass, in words, or None: asked before anything is read from a
     certificate at a cost beyond its length (a window claim's mask graph, inequality.work)."""

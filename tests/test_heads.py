@@ -4,7 +4,9 @@ checker refuses is reported undecided."""
 
 from __future__ import annotations
 
+import base64
 import copy
+import struct
 
 import numpy as np
 import pytest
@@ -58,6 +60,79 @@ def test_tampered_head_certificates_are_rejected(tamper):
     cert = copy.deepcopy(confirmed_steps(sample_head()).certificate)
     TAMPERINGS[tamper](cert)
     assert not certify_checker.verify(cert).ok
+
+
+def _restamped(cert: dict) -> dict:
+    """cert with its digest made anew, so that the checker judges what an edit means, not the digest."""
+    from certify_checker.counterexample import digest
+    cert["inputs_sha256"] = digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    return cert
+
+
+def _block_entries(block: dict) -> list:
+    return list(struct.unpack(f"<{block['shape'][0] * block['shape'][1]}d", base64.b64decode(block["binary64"])))
+
+
+def _with_entries(block: dict, entries: list) -> dict:
+    return {"binary64": base64.b64encode(struct.pack(f"<{len(entries)}d", *entries)).decode(), "shape": block["shape"]}
+
+
+def test_wide_heads_state_binary64_blocks_the_checker_reads_exactly():
+    """A head of more than 64 numbers a matrix (every head of `certify model`) states X, W_Q, W_K and the witness's
+    basis as binary64 blocks, whose JSON text the digests read in a fraction of the time of 28,000 numbers; the
+    checker confirms it from the blocks, prices it as the same head stated as rows, and rejects a moved token or a
+    block whose bytes are not its shape's, even under a digest made anew."""
+    from certify_checker import head as checker_head
+
+    head = sample_head(n=6, d=24, k=9)
+    cert = confirmed_steps(head).certificate
+    inputs = cert["inputs"]
+    assert all(set(inputs[name]) == {"binary64", "shape"} for name in ("X", "W_Q", "W_K"))
+    assert set(cert["witness"]["basis"]) == {"binary64", "shape"}
+    assert _block_entries(inputs["W_K"]) == head.W_K.ravel().tolist()  # exactly the float64 weights, row by row
+    assert certify_checker.verify(cert).ok
+    as_rows = copy.deepcopy(cert)
+    as_rows["inputs"].update(X=head.X.tolist(), W_Q=head.W_Q.tolist(), W_K=head.W_K.tolist())
+    assert certify_checker.verify(_restamped(as_rows)).ok
+    assert checker_head.work(cert) == checker_head.work(as_rows) > 0
+    moved = copy.deepcopy(cert)
+    entries = _block_entries(moved["inputs"]["X"])
+    entries[0] += 0.5
+    moved["inputs"]["X"] = _with_entries(moved["inputs"]["X"], entries)
+    assert not certify_checker.verify(_restamped(moved)).ok
+    short = copy.deepcopy(cert)
+    short["inputs"]["W_Q"]["shape"] = [24, 8]
+    found = certify_checker.verify(_restamped(short))
+    assert not found.ok and "bytes" in found.message
+
+
+def test_the_checker_computes_a_heads_norm_once_for_its_weights(monkeypatch):
+    """`certify model --corpus` states each head's weights again for every sentence: the checker computes their norm
+    once a process (for the weights, witness and precision as stated) and judges each certificate with it, a forged
+    value of a as any other; other weights, or a bound on what it keeps, mean another computation."""
+    from certify_checker import head as checker_head
+    from certify_checker import norms
+
+    computed = []
+    thin = norms.thin_product_norm
+    monkeypatch.setattr(norms, "thin_product_norm", lambda *args: computed.append(1) or thin(*args))
+    first, again = sample_head(n=6, d=24, k=9), sample_head(n=6, d=24, k=9)
+    other_tokens = heads.Head(X=np.random.default_rng(7).normal(size=(7, 24)), W_Q=first.W_Q, W_K=first.W_K)
+    certs = [confirmed_steps(h).certificate for h in (first, again, other_tokens)]  # (confirmed as they are made)
+    assert certs[1]["inputs"]["W_K"] == certs[2]["inputs"]["W_K"] and certs[0]["witness"] == certs[2]["witness"]
+    monkeypatch.setattr(checker_head, "_NORMS", {})  # a process that has seen none of them
+    computed.clear()
+    assert all(certify_checker.verify(cert).ok for cert in certs) and len(computed) == 1
+    forged = copy.deepcopy(certs[2])
+    forged["values"]["a"] = "[1.0 +/- 1e-30]"
+    assert not certify_checker.verify(forged).ok and len(computed) == 1
+    other_weights = confirmed_steps(sample_head(n=6, d=24, k=9, seed=5)).certificate
+    assert certify_checker.verify(other_weights).ok and len(computed) == 2
+    monkeypatch.setattr(checker_head, "KEPT_NORMS", 1)
+    third = confirmed_steps(sample_head(n=6, d=24, k=9, seed=6)).certificate
+    computed.clear()
+    assert certify_checker.verify(third).ok and len(checker_head._NORMS) == 1
+    assert certify_checker.verify(certs[0]).ok and len(computed) == 1  # dropped: computed anew
 
 
 def test_what_the_checker_refuses_is_undecided(monkeypatch):
