@@ -94,8 +94,9 @@ CASES = {
     "equal rows, causal": lambda rng: ([deviations(rng, 1, Fraction(1, 64))[0]] * N, [causal(rng, N)[-1]] * N,
                                        False),
 }
-UNITS = {"tiny, 1e-300": Fraction(10) ** -300, "subnormal": Fraction(2) ** -1060, "below binary64": Fraction(2) ** -60000,
-         "tiny near ties": Fraction(2) ** -3000, "tiny, causal": Fraction(10) ** -300}
+UNITS = {"tiny, 1e-300": Fraction(10) ** -300, "subnormal": Fraction(2) ** -1060,
+         "below binary64": Fraction(2) ** -60000, "tiny near ties": Fraction(2) ** -3000,
+         "tiny, causal": Fraction(10) ** -300}
 
 
 @functools.cache
@@ -238,7 +239,8 @@ def test_a_screen_without_its_margin_is_caught(monkeypatch):
         monkeypatch.setattr(screen, "row_errors", lambda errors, size, k: np.zeros(len(size)))
         monkeypatch.setattr(screen, "radius_bound", lambda *bounds: Fraction(0))
         with pytest.raises(AssertionError):
-            screen_agrees(lambda P: engine_tau(*P, True), lambda: every_pair_in_the_engine(monkeypatch), (Delta, Pi), tau)
+            screen_agrees(lambda P: engine_tau(*P, True), lambda: every_pair_in_the_engine(monkeypatch),
+                          (Delta, Pi), tau)
         monkeypatch.undo()
         monkeypatch.setattr(checker_screen, "_sum_upper", lambda values: arb(0))
         monkeypatch.setattr(checker_screen, "radius_bound", lambda *bounds: arb(0))

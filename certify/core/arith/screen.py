@@ -72,5 +72,6 @@ def per_pair(value, mid: np.ndarray, i: np.ndarray, k: np.ndarray) -> np.ndarray
 def radius_bound(E: Fraction, size: Fraction, n: int, precision: int) -> Fraction:
     """W, a bound of the radius of a pair's ball summed at `precision` bits from entries whose radii sum to at most
     E over any two rows and whose midpoints' |.| sum to at most `size` over a row, its midpoints' roundings n + 2
-    times 2^(1-p) (2 size + E) at most (module docstring): E grown by arb's 30-bit radii, and the midpoints' rounding."""
+    times 2^(1-p) (2 size + E) at most (module docstring): E grown by arb's 30-bit radii, and the midpoints'
+    rounding."""
     return E * (1 + n * Fraction(2) ** -20) + 4 * (n + 2) * Fraction(2) ** -precision * (1 + size + E)
