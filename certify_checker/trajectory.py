@@ -37,9 +37,11 @@ from flint import arb, ctx, fmpz
 from certify_checker import forward, precision_problem, sizes
 from certify_checker import inequality
 from certify_checker import norms
+from certify_checker import overlaps
 from certify_checker import schema
 from certify_checker.exact import as_accurate
 from certify_checker.exact import finer
+from certify_checker.exact import largest
 from certify_checker.limits import cost, passes, step_cost
 
 RESOLVED_BITS = 20
@@ -199,18 +201,13 @@ def centred_step(layer: dict, c, E):
 
 
 def centred_tau(Pi, Delta, complete: bool) -> arb:
-    """(1/2) max_{i,k} sum_j |P_ij - P_kj| with P = Pi + Delta (no mask: the rows of Pi are equal)."""
-    n, worst = len(Pi), None
-    for i in range(n):
-        for k in range(i + 1, n):
-            total = arb(0)
-            for j in range(n):
-                diff = Delta[i][j] - Delta[k][j]
-                if not complete:
-                    diff = diff + (Pi[i][j] - Pi[k][j])
-                total += abs(diff)
-            worst = total if worst is None else worst.max(total)
-    return worst / 2
+    """(1/2) max_{i<k} sum_j |P_ij - P_kj| with P = Pi + Delta (no mask: the rows of Pi are equal), over the pairs
+    that can hold the largest (overlaps.difference_pairs)."""
+    def total(i: int, k: int) -> arb:
+        if complete:
+            return sum((abs(p - q) for p, q in zip(Delta[i], Delta[k])), arb(0))
+        return sum((abs((p - q) + (r - s)) for p, q, r, s in zip(Delta[i], Delta[k], Pi[i], Pi[k])), arb(0))
+    return largest(total(i, k) for i, k in overlaps.difference_pairs(Delta, None if complete else Pi)) / 2
 
 
 def resolved(x: arb) -> bool:

@@ -14,9 +14,9 @@ import pytest
 from flint import arb, ctx, fmpq
 
 from certify.core import quantities
-from certify.core.arith import BALL, overlaps, pairs
+from certify.core.arith import BALL, overlaps, pairs, screen
 
-N = overlaps.SCREEN_FROM + 8
+N = screen.SCREEN_FROM + 8
 
 
 def exact_tau(rows: list[list[Fraction]]) -> Fraction:
@@ -153,14 +153,14 @@ def test_a_matrix_the_screen_cannot_bound_keeps_every_pair(entry):
 
 
 def test_a_small_or_batched_matrix_keeps_every_pair():
-    rows = stochastic(np.random.default_rng(7), overlaps.SCREEN_FROM - 1, 1.0)
+    rows = stochastic(np.random.default_rng(7), screen.SCREEN_FROM - 1, 1.0)
     assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == len(rows) * (len(rows) - 1) // 2
     batch = np.stack([ball_matrix(stochastic(np.random.default_rng(s), N, 1.0)) for s in range(2)])
     assert len(overlaps.screened_pairs(batch)[0]) == N * (N - 1) // 2
 
 
 def test_without_the_floating_point_model_every_pair_is_kept(monkeypatch):
-    monkeypatch.setattr(overlaps.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
+    monkeypatch.setattr(screen.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
     rows = two_far_rows(np.random.default_rng(1), N)
     assert len(overlaps.screened_pairs(ball_matrix(rows))[0]) == N * (N - 1) // 2
 
@@ -190,7 +190,7 @@ def test_an_overlap_balls_radius_is_within_the_screens_bound(precision):
     themselves above a bound that did not count that rounding (E and the midpoints' rounding)."""
     with ctx.workprec(precision):
         P, E, size = crossed_radii(N)
-        W = overlaps.radius_bound(E, size, N, precision)
+        W = screen.radius_bound(E, size, N, precision)
         for i, k in [(0, 1), (2, 7), (N - 2, N - 1)]:
             overlap = functools.reduce(operator.add, map(arb.min, P[i], P[k]))
             assert exact(overlap.rad()) <= W, (i, k, overlap, float(W))

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from certify.core import quantities
-from certify.core.arith.pairs import pair_blocks
+from certify.core.arith.pairs import blocks_of
 from certify.core.config import Layer
 from certify.core.layers import LayerArrays, query_key_matrix
 
@@ -154,8 +154,10 @@ def apply_layer(ar, layer: Layer, arrays: LayerArrays, X: Centred) -> Step:
 
 
 def dobrushin(ar, att: Attention):
-    """tau(P) = (1/2) max_{i,k} ||P_i - P_k||_1, from Delta (and Pi's differences when masked), the pairs in blocks
-    of about quantities.PAIR_BLOCK entries (all n^3 / 2 differences at once were 1.5 GB at n = 256)."""
+    """tau(P) = (1/2) max_{i,k} ||P_i - P_k||_1, from Delta (and Pi's differences when masked), over the pairs that
+    can hold the largest (ar.difference_pairs: every pair, or of balls those a binary64 screen keeps,
+    certify.core.arith.differences), in blocks of about quantities.PAIR_BLOCK entries (all n^3 / 2 differences at
+    once were 1.5 GB at n = 256)."""
 
     def largest(i, k):
         difference = att.Delta[i, :] - att.Delta[k, :]
@@ -163,6 +165,6 @@ def dobrushin(ar, att: Attention):
             difference = difference + (att.Pi[i, :] - att.Pi[k, :])
         return ar.maximum(ar.abs(difference).sum(axis=-1))
 
-    n = att.Delta.shape[0]
-    blocks = [largest(i, k) for i, k in pair_blocks(n, n, quantities.PAIR_BLOCK)]
+    i, k = ar.difference_pairs(att.Delta, None if att.complete else att.Pi)
+    blocks = [largest(a, b) for a, b in blocks_of(i, k, att.Delta.shape[-1], quantities.PAIR_BLOCK)]
     return (blocks[0] if len(blocks) == 1 else ar.maximum(ar.stack(blocks))) / 2

@@ -19,6 +19,7 @@ from flint import arb, arb_mat, ctx, fmpq
 from certify.core import arb_pickle  # noqa: F401  (registers arb's pickling: results that hold balls pickle)
 from certify.core import spectral
 from certify.core import thin_norm
+from certify.core.arith import differences
 from certify.core.arith import overlaps
 from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
@@ -144,6 +145,7 @@ class Ball:
     relu = staticmethod(_relu)
     pairwise_min = staticmethod(_min2)
     overlap_pairs = staticmethod(overlaps.screened_pairs)
+    difference_pairs = staticmethod(differences.screened_pairs)
     # An exact number at (the midpoint of) each entry: a shift that adds no radius.
     exact_centre = staticmethod(_midpoint)
 

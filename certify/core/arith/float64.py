@@ -133,6 +133,7 @@ class Float64:
         return np.minimum(x, y)
 
     overlap_pairs = staticmethod(pairs.all_pairs)
+    difference_pairs = staticmethod(pairs.all_pairs)
 
     @staticmethod
     def row_shift(scores, mask):

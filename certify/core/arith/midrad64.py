@@ -696,6 +696,7 @@ class MidRad64:
         return MidRad.hull(np.minimum(x.lower, y.lower), np.minimum(x.upper, y.upper))
 
     overlap_pairs = staticmethod(pairs.all_pairs)
+    difference_pairs = staticmethod(pairs.all_pairs)
 
     @staticmethod
     def maximum(x) -> MidRad:

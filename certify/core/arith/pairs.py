@@ -18,20 +18,16 @@ def above_diagonal(n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.triu_indices(n, 1)
 
 
-def pair_blocks(n: int, width: int, entries: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The pairs i < k of n rows (above_diagonal) in consecutive blocks of about `entries` entries of rows `width`
-    wide: a reduction over the pairs formed block by block holds one block's rows at a time, not n^2 / 2 of them."""
-    return blocks_of(*above_diagonal(n), width, entries)
-
-
 def blocks_of(i: np.ndarray, k: np.ndarray, width: int, entries: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The pairs (i, k) in consecutive blocks of about `entries` entries of rows `width` wide (pair_blocks)."""
+    """The pairs (i, k) in consecutive blocks of about `entries` entries of rows `width` wide: a reduction over the
+    pairs formed block by block holds one block's rows at a time, not n^2 / 2 of them."""
     step = max(1, entries // max(width, 1))
     return [(i[s:s + step], k[s:s + step]) for s in range(0, len(i), step)]
 
 
-def all_pairs(P: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Every pair i < k of the rows of P (the last two axes): the overlap pairs of an arithmetic without a screen."""
+def all_pairs(P: np.ndarray, *others) -> tuple[np.ndarray, np.ndarray]:
+    """Every pair i < k of the rows of P (the last two axes), whatever the other matrices: the overlap and difference
+    pairs of an arithmetic without a screen."""
     return above_diagonal(P.shape[-2])
 
 

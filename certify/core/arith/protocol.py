@@ -80,6 +80,11 @@ class Arithmetic(Protocol):
         """The pairs (i, k), i < k, of rows of P whose overlap sum_j min(P_ij, P_kj) can be the least (index arrays):
         every pair, or those a screen cannot rule out (certify.core.arith.overlaps)."""
 
+    def difference_pairs(self, Delta, Pi=None) -> Any:
+        """The pairs (i, k), i < k, of rows of P = Pi + Delta whose sum_j |P_ij - P_kj| can be the largest (index
+        arrays; Pi None when its rows are equal): every pair, or those a screen cannot rule out
+        (certify.core.arith.differences)."""
+
     # linear algebra and reductions (over the last axis)
     def matmul(self, a, b) -> Any:
         """The product a @ b of vectors or matrices."""
