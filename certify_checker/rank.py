@@ -17,8 +17,9 @@ from flint import arb
 from certify_checker import forward
 from certify_checker.counterexample import Evaluation, confirm, retried, text_price
 from certify_checker.head import operations, products
+from certify_checker.limits import stated_shape
 from certify_checker.norms import certainly_positive_definite
-from certify_checker.schema import rectangular
+from certify_checker.schema import expanded, rectangular
 
 KIND = "centred-rank"
 
@@ -26,6 +27,7 @@ KIND = "centred-rank"
 def evaluate(inputs: dict, witness: dict) -> Evaluation:
     if witness:  # a witness nothing reads is a field nobody checks
         raise ValueError("this kind of certificate states no witness")
+    inputs = expanded(inputs)  # tokens of more than 64 numbers as a binary64 block
     if not (isinstance(inputs, dict) and set(inputs) == {"X"} and rectangular(inputs["X"], None, None)
             and len(inputs["X"]) >= 2):
         raise ValueError("the inputs must be tokens X, n x d with n >= 2")
@@ -53,10 +55,9 @@ def work(cert: dict) -> int:
     64 bits, a long text in `certify model`, 0.23 s, estimate 0.25 s); and reading X's texts once an evaluation
     (counterexample.text_price).  0 when malformed."""
     try:
-        X, bits = cert["inputs"]["X"], cert["precision"]
-        if type(bits) is not int or not (isinstance(X, list) and X and isinstance(X[0], list)):
+        (n, d), bits = stated_shape(cert["inputs"]["X"]), cert["precision"]
+        if type(bits) is not int or not n:
             return 0
-        n, d = len(X), len(X[0])
         small, large = sorted((n, d))
         return retried(lambda bits: products(small * small * large, bits)
                        + operations(3 * n * d + 2 * small * small + small ** 3 // 6, bits), bits) + text_price(cert, 1)

@@ -171,6 +171,22 @@ def test_the_model_rank_is_confirmed_by_the_checker():
     assert not certify_checker.verify(rank_certificate(X, 3)).ok  # the claim must state min(n - 1, d)
 
 
+def test_the_models_rank_certificate_states_wide_tokens_as_a_block(monkeypatch):
+    """`certify model` states a layer's tokens (n x 384) as a binary64 block; the checker confirms the rank from it,
+    refuses it for collinear tokens, and prices it as the same tokens stated as rows."""
+    from certify.studies.models import configuration
+    from certify_checker import rank as checker_rank
+
+    made, named = [], certificate.named
+    monkeypatch.setattr(certificate, "named", lambda *args: made.append(named(*args)) or made[-1])
+    X = np.random.default_rng(3).normal(size=(6, 20))
+    with ctx.workprec(64):
+        assert configuration._checker_confirms_rank(X, 5)
+        assert not configuration._checker_confirms_rank(np.outer(np.arange(6.0), np.ones(20)), 5)
+    assert set(made[0]["inputs"]["X"]) == {"binary64", "shape"}
+    assert checker_rank.work(made[0]) == checker_rank.work(rank_certificate(X, 5)) > 0
+
+
 def _shaped(n: int, d: int, k: int, route: str, bits: int) -> dict:
     """What the work estimate reads of a head certificate: its shapes, route and precision."""
     return {"inputs": {"X": [[0.0] * d] * n, "W_Q": [[0.0] * k] * d}, "witness": {"route": route}, "precision": bits}

@@ -32,6 +32,7 @@ import numpy as np
 from flint import arb, arb_mat
 
 from certify.core import spectral
+from certify.core.numbers import Binary64Matrix, encode_matrix
 from certify.engine import certificate
 
 
@@ -88,7 +89,8 @@ def configuration_stats(X: np.ndarray) -> ConfigurationStats:
 def _checker_confirms_rank(X: np.ndarray, rank: int) -> bool:
     """The independent checker's confirmation that the centred X has this (the largest) rank."""
     claim = f"the centred tokens X - 1 xbar^T of inputs.X have rank {rank} = min(n - 1, d)"
-    cert = certificate.named("centred-rank", [claim], "certified", {"X": X.tolist()}, {}, {}, max(flint.ctx.prec, 53))
+    tokens = {"X": encode_matrix(Binary64Matrix(X))}  # a block beyond 64 numbers, as a head's (certify.studies.heads)
+    cert = certificate.named("centred-rank", [claim], "certified", tokens, {}, {}, max(flint.ctx.prec, 53))
     return certificate.confirm(cert).ok
 
 
