@@ -418,6 +418,13 @@ def test_cli_violated_names_the_check_that_confirms_it(tmp_path, capsys, monkeyp
     command = line[line.index("re-check: certify ") + len("re-check: certify "):].rstrip(")")
     assert main(shlex.split(command)) == 1, line
 
+
+def test_the_checker_counts_one_leaf_as_a_leaf():
+    """A proof closed by one leaf was confirmed "(1 leaves, reduction two-tokens)"."""
+    result = prove("collapse.tanh", 2, None, 8, 8)
+    assert len(result.leaves) == 1 and result.confirmed
+    assert "(1 leaf, reduction two-tokens)" in result.message, result.message
+
 @pytest.mark.parametrize("same", ["--out", "--resume"])
 def test_cli_refuses_a_counterexample_path_that_is_the_proofs(tmp_path, capsys, monkeypatch, same):
     """--counterexample P --out P wrote the violation's configuration over the certificate it had just written
