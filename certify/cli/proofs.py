@@ -115,13 +115,14 @@ def _run_formal(args) -> int:
     if args.json:
         jsonfile.echo([r.as_dict() for r in results], indent=2)
     else:
+        width = max((len(r.name) for r in results), default=0)  # the seconds in one column, whatever the names
         current = None
         for r in results:
             if r.file != current:
                 current = r.file
                 print(r.file)
             mark = "checked" if r.outcome == "checked" else "FAILED "
-            print(f"  [{mark}] {r.name:<28} {r.seconds:7.2f} s  {r.assumptions}")
+            print(f"  [{mark}] {r.name:<{width}} {r.seconds:7.2f} s  {r.assumptions}")
             if r.message:
                 print(f"            {r.message}")
         proving = sum(r.seconds for r in results)
