@@ -28,7 +28,7 @@ WORK = 2 * 10**9  # the checker's estimate of 4000 layers' certificate is 1.5e9
 def timed(T: int) -> str:
     marks = {}
 
-    def stage(name: str) -> None:
+    def stage(done: int, layers: int, name: str) -> None:  # trace's progress(done, layers, stage)
         marks.setdefault("checker" if name == "the checker" else "engine", (time.perf_counter(), time.process_time()))
     started = (time.perf_counter(), time.process_time())
     tr = trajectory.trace(str(EXAMPLE), T, progress=stage, limits=Limits(work=WORK))

@@ -355,6 +355,15 @@ def test_the_readme_shows_every_command_and_every_named_counterexample():
     assert [name for name in counterexamples.REGISTRY if f"`{name}`" not in readme] == []
 
 
+def test_the_readme_names_every_section_of_run():
+    """`--only SECTION` takes a section's title, which the README did not list (only `--only claims`)."""
+    import importlib
+    from certify.suite import SECTIONS
+
+    readme = (ROOT_DIR / "README.md").read_text()
+    paragraph = " ".join(readme[readme.index("`--only SECTION`"):readme.index("The report page opens")].split())
+    assert [m for m in SECTIONS if importlib.import_module(m).TITLE not in paragraph] == []
+
 def test_the_model_install_hint_is_the_whole_story():
     from certify.studies.models import loading
 

@@ -12,6 +12,7 @@ import shutil
 
 import pytest
 
+import certify
 from certify.cli import build_parser, main
 from certify.cli import sample as sample_command
 from certify import engine
@@ -141,7 +142,9 @@ def test_a_folder_missing_configurations_is_rejected(copy, capsys):
     assert str(min(dropped)) in report.problems[0]
     assert report.problems[0].endswith(f"finish it with: {SPEC.validated().command(copy)})")
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
-    assert capsys.readouterr().out.startswith("REJECTED: campaign")
+    # one problem is counted as one ("1 problem(s)" before), by the command and by certify.verify
+    assert capsys.readouterr().out.startswith(f"REJECTED: campaign {copy}: 1 problem in ")
+    assert "; 1 problem;" in certify.verify(copy, sample=0, workers=1).message + ";"
 
 
 def test_the_missing_configurations_are_named_by_their_ranges():

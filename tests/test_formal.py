@@ -97,6 +97,25 @@ def test_text_report_names_the_failure(tmp_path, capsys):
     assert "[FAILED ] two_lt_one" in out and "0 of 1 lemmas checked" in out and "toy.v:two_lt_one" in out
 
 
+def test_text_report_keeps_the_seconds_in_one_column(monkeypatch, capsys):
+    """A name of 29 characters (collapse.v's trajectory_g_increases_with_a) pushed its seconds one column right."""
+    names = ["exp_twice", "trajectory_g_increases_with_a", "a" * 40]
+    rows = [formal_proofs.LemmaResult("toy.v", name, "checked", 0.01, formal_proofs.ONLY_REALS) for name in names]
+    monkeypatch.setattr(formal_proofs, "check_all", lambda folder, names, progress: rows)
+    assert main(["proofs", "--formal", "-q"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if "[checked]" in line]
+    assert len(lines) == 3 and len({line.index(" s  ") for line in lines}) == 1, lines
+
+
+def test_text_report_says_the_proofs_seconds_are_summed_over_parallel_files(monkeypatch, capsys):
+    """"822.9 s in the proofs, 809 s with the assumption reports": the second read as the total, yet was smaller,
+    as the files are checked side by side; the line says which is a sum and which the wall time."""
+    rows = [formal_proofs.LemmaResult(f"f{i}.v", "lemma", "checked", 5.0, formal_proofs.ONLY_REALS) for i in range(2)]
+    monkeypatch.setattr(formal_proofs, "check_all", lambda folder, names, progress: rows)
+    assert main(["proofs", "--formal", "-q"]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert "(10.0 s in the proofs, summed over files checked in parallel; " in last and " s of wall time " in last, last
+
 @needs_gappa
 def test_gappa_script_and_its_certificate(tmp_path, capsys):
     (tmp_path / "square.g").write_text(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -406,6 +407,23 @@ def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
     assert main(["check", info["counterexample"], "--bound", bound]) == 1
     assert main(["verify", str(out)]) == 0
 
+
+
+def test_cli_violated_names_the_check_that_confirms_it(tmp_path, capsys, monkeypatch):
+    """A violation's line said "(certify check confirms it)": `certify check FILE` as written checks collapse.global,
+    which holds there (exit 0); the line gives the command with the proof's bound, which exits 1."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["prove", "--bound", "D*(1-exp(-0.45*a*D**2))", "--n", "2", "--radius", "2", "--norm", "4"]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if "counterexample configuration" in x)
+    command = line[line.index("re-check: certify ") + len("re-check: certify "):].rstrip(")")
+    assert main(shlex.split(command)) == 1, line
+
+
+def test_the_checker_counts_one_leaf_as_a_leaf():
+    """A proof closed by one leaf was confirmed "(1 leaves, reduction two-tokens)"."""
+    result = prove("collapse.tanh", 2, None, 8, 8)
+    assert len(result.leaves) == 1 and result.confirmed
+    assert "(1 leaf, reduction two-tokens)" in result.message, result.message
 
 @pytest.mark.parametrize("same", ["--out", "--resume"])
 def test_cli_refuses_a_counterexample_path_that_is_the_proofs(tmp_path, capsys, monkeypatch, same):

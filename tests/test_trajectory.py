@@ -721,3 +721,11 @@ def test_cli_progress_bar_shows_the_checker_as_it_begins(tmp_path, capsys, monke
     assert len(drawn) == 1 and drawn[0].replace("\r", "\n").strip().splitlines()[-1].startswith(
         "certify trajectory: 3/3 layers"), drawn
     assert "the checker" in drawn[0].replace("\r", "\n").strip().splitlines()[-1], drawn
+
+
+def test_the_benchmark_times_a_trajectory():
+    """benchmarks.trajectory (README: it traces examples/layer.json through 500 to 3000 layers) failed at its first
+    layer: its progress callback took the stage's name alone, where trace calls it with (done, layers, stage)."""
+    from benchmarks import trajectory as bench
+    line = bench.timed(3)
+    assert line.startswith("T =     3: holds, certified True, ") and "(checker " in line, line

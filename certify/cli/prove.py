@@ -159,4 +159,7 @@ def _render(info: dict, continuable: bool = False) -> None:
     if continuable and not info["interrupted"]:  # an interruption's own line says it
         print(f"  continue it: the same command with --resume {info['certificate']}")
     if info["counterexample"]:
-        print(f"  counterexample configuration: {info['counterexample']} (certify check confirms it)")
+        # the target named as the proof had it: `certify check FILE` alone checks collapse.global, which holds there
+        target = f"--claim {info['claim']}" if info["claim"] else f"--bound \"{info['bound']}\""
+        print(f"  counterexample configuration: {info['counterexample']} "
+              f"(re-check: certify check {info['counterexample']} {target})")

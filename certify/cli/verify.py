@@ -11,7 +11,7 @@ from certify.core import progress
 from certify.core.verdicts import labelled
 from certify.engine import certificate
 from certify.search.audit_options import LIMITS_APPLY, campaign_options, sample_size
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 
 
 def add_parser(subparsers):
@@ -97,7 +97,7 @@ def _campaign(args) -> int:
         for note in report.notes:
             print(f"  note: {note}")
         return 0
-    print(f"REJECTED: campaign {args.certificate}: {len(report.problems)} problem(s) in "
+    print(f"REJECTED: campaign {args.certificate}: {counted(len(report.problems), 'problem')} in "
           f"{report.rederived} re-derived of {report.records}")
     for problem in report.problems[:audit.LISTED]:
         print(f"  {problem}")

@@ -51,7 +51,7 @@ from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
 from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput
+from certify.errors import BadInput, counted
 from certify.search import attack_folder, campaign as campaigns, tier3
 from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
 
@@ -584,7 +584,7 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
             workers = None if workers is None else arguments.integer(workers, "--workers")
             report = audit(path, everything=everything, sample=sample, workers=workers)
             message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
-                       + ("" if report.ok else f"; {len(report.problems)} problem(s)")
+                       + ("" if report.ok else f"; {counted(len(report.problems), 'problem')}")
                        + "".join(f"; {note}" for note in report.notes))
             return Verification(str(path), "campaign", None, report.ok, message, problems=tuple(report.problems))
         cert, name = None, str(path)
