@@ -246,10 +246,17 @@ def test_an_undecided_proof_never_reads_as_all_of_the_volume(tmp_path, capsys):
 
 
 def test_an_undecided_proof_with_ordered_leaves_counts_the_leaves_it_closed_directly():
-    """Five tokens at radius 2 after a few seconds: the open boxes, counted (n - 2)! = 6 times, left 1 - 6 x open below
+    """Five tokens at radius 2 stopped after ten leaves (6 ordered, 4 closed directly: a number of leaves, not of
+    seconds, which a loaded machine made too few): the open boxes, counted (n - 2)! = 6 times, left 1 - 6 x open below
     0, so the certificate stated 0 proved where its leaves closed directly (chord, rise, ...) cover much of the
     domain: those count whatever the open boxes hold."""
-    result = prove("collapse.tanh", 5, 1, 2, 2, time_limit=3.0)
+
+    def stop_after_ten_leaves(closed, queue, fraction, *checker):
+        if not checker and closed >= 10:
+            raise KeyboardInterrupt  # ends the search as its time limit would (interruptible)
+
+    result = region_proof.prove(reductions.region(5, 1, 2, 2), profiles.claim_profile("collapse.tanh"),
+                                time_limit=600.0, progress=stop_after_ten_leaves, interruptible=True)
     assert result.verdict == "undecided" and result.confirmed, result.message
     root = region_proof.volume(result.reduction.root)
     direct = sum((region_proof.volume(box) for box, method, _ in result.leaves if method != "ordered"), Fraction(0))
