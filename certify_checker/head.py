@@ -77,7 +77,7 @@ def evaluate(inputs: dict, witness: dict, kept: dict | None = None) -> Evaluatio
     inputs, witness = expanded(inputs), expanded(witness)  # a matrix of more than 64 numbers as a binary64 block
     if unreadable := _problem(inputs):
         raise ValueError(unreadable)
-    if set(witness) != WITNESS_KEYS:
+    if not isinstance(witness, dict) or set(witness) != WITNESS_KEYS:  # a block for a witness expands to rows
         raise ValueError(f"the witness must be exactly {sorted(WITNESS_KEYS)}")
     X = forward.matrix(inputs["X"])
     n, k = len(X), len(inputs["W_Q"][0])

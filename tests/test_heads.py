@@ -135,6 +135,78 @@ def test_the_checker_computes_a_heads_norm_once_for_its_weights(monkeypatch):
     assert certify_checker.verify(certs[0]).ok and len(computed) == 1  # dropped: computed anew
 
 
+def test_a_kept_norm_serves_no_other_weights_nor_precision(monkeypatch):
+    """The norm kept for a confirmed head is not taken for a certificate that states its values beside other weights
+    (the same block's shape, other bytes) or at another precision: each is computed anew, and the forgery rejected."""
+    from certify_checker import head as checker_head
+    from certify_checker import norms
+
+    computed = []
+    thin = norms.thin_product_norm
+    monkeypatch.setattr(norms, "thin_product_norm", lambda *args: computed.append(1) or thin(*args))
+    monkeypatch.setattr(checker_head, "_NORMS", {})
+    cert = confirmed_steps(sample_head(n=6, d=24, k=9)).certificate
+    assert certify_checker.verify(cert).ok and len(computed) == 1
+    doubled = copy.deepcopy(cert)
+    doubled["inputs"]["W_Q"] = _with_entries(cert["inputs"]["W_Q"], [2 * w for w in _block_entries(cert["inputs"]["W_Q"])])
+    assert not certify_checker.verify(_restamped(doubled)).ok and len(computed) == 2
+    coarser = copy.deepcopy(cert)
+    coarser["precision"] = 53
+    certify_checker.verify(_restamped(coarser))
+    assert len(computed) == 3
+
+
+def _hostile_blocks(cert: dict) -> dict:
+    """Edits of a wide head's certificate that put a binary64 block (or blocks) where none belongs."""
+    rows = [_with_entries({"shape": [1, 24]}, _block_entries(cert["inputs"]["X"])[24 * i:24 * (i + 1)])
+            for i in range(6)]
+    column = {"binary64": base64.b64encode(struct.pack("<9d", *[1.0] * 9)).decode(), "shape": [9, 1]}
+    return {
+        "a bias as a k x 1 block": lambda c: c["inputs"].update(b_Q=column),
+        "the keys as an n x 1 block": lambda c: c["inputs"].update(keys=_with_entries({"shape": [6, 1]}, [1.0] * 6)),
+        "the witness's top as a k x 1 block": lambda c: c["witness"].update(top=column),
+        "the witness as a block": lambda c: c.update(witness=column),
+        "the steps as a block": lambda c: c["inputs"].update(steps=column),
+        "the tokens as a list of row blocks": lambda c: c["inputs"].update(X=rows),
+        "the tokens as rows of one block each": lambda c: c["inputs"].update(X=[[row] for row in rows]),
+        "a block nested in a block": lambda c: c["inputs"].update(X={"binary64": column, "shape": [6, 24]}),
+        "more bytes than the stated shape": lambda c: c["inputs"]["X"].update(shape=[6, 12]),
+        "a NaN among a block's bytes": lambda c: c["inputs"].update(
+            W_K=_with_entries(c["inputs"]["W_K"], [float("nan")] + _block_entries(c["inputs"]["W_K"])[1:])),
+    }
+
+
+def test_blocks_where_no_block_belongs_are_rejected_as_malformed():
+    """A block decodes to rows of floats only where a matrix is read: in a vector, the keys, the witness's top, the
+    witness itself, a list of rows or another block it is malformed (never read as some other head), whatever the
+    work estimate made of its stated shapes (a list of blocks is priced as 2 x 2)."""
+    cert = confirmed_steps(sample_head(n=6, d=24, k=9)).certificate
+    assert certify_checker.verify(cert).ok
+    for name, edit in _hostile_blocks(cert).items():
+        forged = copy.deepcopy(cert)
+        edit(forged)
+        found = certify_checker.verify(_restamped(forged))
+        assert not found.ok and not found.refused and found.message.startswith("malformed"), (name, found.message)
+    as_block = copy.deepcopy(cert)
+    _hostile_blocks(cert)["the witness as a block"](as_block)
+    assert "the witness must be exactly" in certify_checker.verify(_restamped(as_block)).message
+
+
+def test_a_block_stating_a_huge_shape_is_refused_before_it_is_decoded():
+    """The limits price a block by its stated shape before its bytes are checked: a huge shape with no data is refused
+    (neither confirmed nor rejected), for a head's weights and tokens and for centred tokens alike."""
+    cert = confirmed_steps(sample_head(n=6, d=24, k=9)).certificate
+    for name, shape in (("X", [1000, 1000]), ("X", [2 ** 62, 1]), ("W_Q", [24, 10 ** 9])):
+        forged = copy.deepcopy(cert)
+        forged["inputs"][name] = {"binary64": "", "shape": shape}
+        found = certify_checker.verify(_restamped(forged))
+        assert found.refused and not found.ok, (name, shape, found.message)
+    rank = rank_certificate(np.random.default_rng(3).normal(size=(6, 20)), 5)
+    rank["inputs"]["X"] = {"binary64": "", "shape": [4000, 4000]}
+    found = certify_checker.verify(_restamped(rank))
+    assert found.refused and not found.ok
+
+
 def test_what_the_checker_refuses_is_undecided(monkeypatch):
     monkeypatch.setattr(certificate, "confirm", lambda cert: certify_checker.Confirmation(False, "refused"))
     steps = confirmed_steps(sample_head())
