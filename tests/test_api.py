@@ -3,6 +3,8 @@ exports with short reprs, and a docstring on every public function and class."""
 
 from __future__ import annotations
 
+import copy
+
 import importlib
 import inspect
 import json
@@ -431,6 +433,19 @@ def test_verify_of_what_is_no_certificate_is_bad_input(source):
     """certify.verify(None) raised pathlib's TypeError; certify.check(None) says what a configuration is."""
     with pytest.raises(certify.BadInput, match="a certificate is a file path, a campaign folder or a certificate dict"):
         certify.verify(source)
+
+
+def test_verify_of_a_dict_that_is_no_json_is_bad_input():
+    """A certificate dict holding itself kept the checker's first walk over it (pricing its texts) going for ever; a
+    dict of values no certificate file can hold (NaN, numpy numbers) is refused in one line too, and a JSON one is
+    checked as its file would be."""
+    cert = certify.check(LAYER).certificate
+    looped = copy.deepcopy(cert)
+    looped["inputs"]["layers"][0]["b_Q"] = [looped["inputs"]["layers"][0]]
+    for hostile in (looped, {**cert, "precision": float("nan")}, {**cert, "precision": np.int64(64)}):
+        with pytest.raises(certify.BadInput, match="a certificate dict holds JSON values only"):
+            certify.verify(hostile)
+    assert certify.verify(copy.deepcopy(cert)).ok and not certify.verify({**cert, "verdict": "violated"}).ok
 
 
 def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():

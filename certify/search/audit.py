@@ -564,6 +564,17 @@ class Verification:
         return short_repr(f"verify {outcome}", f"{self.kind}{stated} {self.source}: {self.message}")
 
 
+def _certificate_of_dict(source: dict, limits: Limits) -> dict:
+    """A certificate given as a dict, read as the text it stands for under the rules of a certificate file (JSON
+    values only, within the limits): the checker walks a certificate before it judges it, and a dict holding itself
+    kept that walk going for ever."""
+    try:
+        text = json.dumps(source, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): {err}") from None
+    return jsonfile.loads(text, "the certificate dict", limits)
+
+
 def verify(source, *, limits: Limits | None = None, everything: bool = False, sample: int | None = None,
            workers: int | None = None) -> Verification:
     """Re-check a certificate (a path or a certificate dict) with the independent checker, or re-derive
@@ -572,7 +583,7 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     `workers` processes.  Those three go with a campaign: given with a certificate they are BadInput; `limits`
     (certify.core.limits, None for the documented ones) go with a certificate, a campaign keeps its own."""
     if isinstance(source, dict):
-        cert, name = source, "certificate"
+        cert, name = _certificate_of_dict(source, given_limits(limits)), "certificate"
     elif not isinstance(source, (str, Path)):
         raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
                        f"not {json_type(source)}")
