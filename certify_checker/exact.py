@@ -29,6 +29,8 @@ def rational(text) -> Fraction:
         raise ValueError("a boolean is not a number")
     if isinstance(text, (int, float)):
         return Fraction(text)
+    if type(text) is Fraction:  # read before (a wu-fig1 cut, a box's end): its text made and parsed again took two
+        return text  # thirds of a check of 4000-digit ends, in time quadratic in the digits
     text = str(text).strip()
     match = _HEX.match(text)
     if match and (match.group(2) or match.group(3)):
