@@ -278,6 +278,36 @@ def test_a_difference_balls_radius_is_within_the_screens_bound(precision):
             assert ends(total.rad())[1] <= W and total.rad() <= W_checker, (i, k, total, float(W))
 
 
+def rounded_at(precision: int, seed: int) -> tuple[np.ndarray, np.ndarray, Fraction]:
+    """Delta and a masked Pi of exact balls of `precision` bits: Delta's entries just above powers of two with signs
+    alternating, so that their differences and partial sums round by nearly an ulp; and T (their largest row's
+    sum of |midpoints|, exactly)."""
+    rng = np.random.default_rng(seed)
+
+    def exact(i, j, sign, mantissa, exponent):
+        return arb((sign * int(mantissa), int(exponent) - precision))
+    Delta = np.array([[exact(i, j, (-1) ** (i + j), 2 ** (precision - 1) + rng.integers(1, 4), -((i * j) % 3))
+                       for j in range(N)] for i in range(N)], dtype=object)
+    Pi = np.array([[exact(i, j, 1, rng.integers(2 ** (precision - 1), 2 ** precision), -6) for j in range(N)]
+                   for i in range(N)], dtype=object)
+    T = max(sum(abs(ends(x)[0]) for x in row) + sum(abs(ends(x)[0]) for x in other) for row, other in zip(Delta, Pi))
+    return Delta, Pi, T
+
+
+@pytest.mark.parametrize("precision", [10, 16, 24])
+def test_a_difference_balls_rounding_at_low_precision_is_within_the_screens_bound(precision):
+    """From exact entries a pair's ball's radius is its midpoints' rounding alone, at most 2^(1-p) of each rounded
+    value: W's midpoint term (W with E = 0) must hold it, for the engine's sum and the checker's."""
+    with ctx.workprec(precision):
+        Delta, Pi, T = rounded_at(precision, precision)
+        W = screen.radius_bound(Fraction(0), T, N, precision)
+        W_checker = checker_screen.radius_bound(arb(0), arb(fmpq(T.numerator, T.denominator)), N, precision).lower()
+        for i, k in [(0, 1), (0, 3), (2, 7), (5, 6), (N - 2, N - 1)]:
+            engine = (abs((Delta[i] - Delta[k]) + (Pi[i] - Pi[k]))).sum()  # as centred.dobrushin sums a pair
+            checker = sum((abs((p - q) + (r - s)) for p, q, r, s in zip(Delta[i], Delta[k], Pi[i], Pi[k])), arb(0))
+            assert 0 < ends(engine.rad())[1] <= W and 0 < checker.rad() <= W_checker, (i, k, engine, checker, W)
+
+
 def test_a_trajectory_of_many_tokens_screens_its_tau_and_is_certified(monkeypatch):
     """Through the whole pipeline at N tokens, with and without a mask: the engine's screen rules pairs out, and
     the checker re-derives every tau (its own screen) and confirms the certificate."""
