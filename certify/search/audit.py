@@ -571,7 +571,8 @@ def _certificate_of_dict(source: dict, limits: Limits) -> dict:
     try:
         text = json.dumps(source, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
-        raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): {err}") from None
+        raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): "
+                       f"{err}") from None
     return jsonfile.loads(text, "the certificate dict", limits)
 
 
