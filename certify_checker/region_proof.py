@@ -511,7 +511,8 @@ def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:
         return False, "the stated volume proved is not the one the open boxes leave"
     what, where = cert["claim"] or f"bound {cert['bound']}", _stated(region, name)
     if verdict == "proved":
-        return True, f"confirmed: {what} proved on the region {where} ({len(leaves)} {'leaf' if len(leaves) == 1 else 'leaves'}, reduction {name})"
+        leaves_closed = f"{len(leaves)} {'leaf' if len(leaves) == 1 else 'leaves'}"
+        return True, f"confirmed: {what} proved on the region {where} ({leaves_closed}, reduction {name})"
     # rounded down: a proof with a box open is never said to cover 100.0000% of the domain
     return True, (f"confirmed: {what} proved on {math.floor(fraction * 10**6) / 10**4:.4f}% of the reduced domain of the "
                   f"region {where}, {len(left)} box{'' if len(left) == 1 else 'es'} open")

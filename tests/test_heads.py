@@ -160,7 +160,7 @@ def _hostile_blocks(cert: dict) -> dict:
     """Edits of a wide head's certificate that put a binary64 block (or blocks) where none belongs."""
     rows = [_with_entries({"shape": [1, 24]}, _block_entries(cert["inputs"]["X"])[24 * i:24 * (i + 1)])
             for i in range(6)]
-    column = {"binary64": base64.b64encode(struct.pack("<9d", *[1.0] * 9)).decode(), "shape": [9, 1]}
+    column = _with_entries({"shape": [9, 1]}, [1.0] * 9)
     return {
         "a bias as a k x 1 block": lambda c: c["inputs"].update(b_Q=column),
         "the keys as an n x 1 block": lambda c: c["inputs"].update(keys=_with_entries({"shape": [6, 1]}, [1.0] * 6)),
