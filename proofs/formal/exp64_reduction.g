@@ -1,8 +1,9 @@
 # The Cody-Waite reduction of certify/core/arith/exp64.py (exp64._reduce) in binary64 (round to nearest,
 # gradual underflow): the computed r lies in [-0.3467, 0.3467] and within 33b-59 of the exact
-# R = x - k ln 2.  exp64.g takes both as its hypotheses on r: the two scripts were one, whose Coq
-# certificate took about eight times as long to check as the two parts' together.  tests/test_exp64.py
-# checks that exp64.g assumes what this script proves, and that its hypotheses hold.
+# R = x - k ln 2.  exp64.g assumes the first, and the second through its bound on (Er - ER)/ER: the two
+# scripts were one, whose Coq certificate took about eight times as long to check as the two parts'
+# together.  tests/test_exp64.py checks that exp64.g assumes what this script proves, and that its
+# hypotheses hold.
 #
 # Hypotheses:
 #   |x - k L1| <= 0.34661: the code checks |fl(x - k L1)| <= 0.3466 at run time;
