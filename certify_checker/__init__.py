@@ -99,14 +99,15 @@ def load(data, limits: Limits = LIMITS):
 def _tree_problem(value, limits: Limits) -> str | None:
     """Why value is not a JSON tree within the limits, or None: dicts and lists nested at most limits.nesting deep
     (a Python value that contains itself nests without end: it looped the checker's walks), and at most
-    limits.bytes long as text, counted as two bytes a container and one an entry, fewer than its JSON has (a part
-    met twice counts twice, as its text would state it twice: lists of a list twice, 60 deep, are 2^60 entries)."""
+    limits.bytes long as text, counted as a byte a container and one an entry (its opening bracket and the commas
+    or closing bracket after its entries: no JSON text of it is shorter); a part met twice counts twice, as its
+    text would state it twice (lists of a list twice, 60 deep, are 2^60 entries)."""
     size, stack = 0, [(value, 1)]
     while stack:
         node, level = stack.pop()
         if level > limits.nesting:
             return f"nested deeper than the checker's limit of {limits.nesting}"
-        size += 2 + len(node)
+        size += 1 + len(node)
         if size > limits.bytes:
             return f"larger than the checker's limit of {limits.bytes} bytes as JSON text"
         items = node.values() if isinstance(node, dict) else node
