@@ -102,7 +102,7 @@ def _tree_problem(value, limits: Limits) -> str | None:
     limits.bytes long as text, counted as a byte a container and one an entry (its opening bracket and the commas
     or closing bracket after its entries: no JSON text of it is shorter); a part met twice counts twice, as its
     text would state it twice (lists of a list twice, 60 deep, are 2^60 entries)."""
-    size, stack = 0, [(value, 1)]
+    size, stack = 0, [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         node, level = stack.pop()
         if level > limits.nesting:
