@@ -91,15 +91,32 @@ def load(data, limits: Limits = LIMITS):
         depth = sys.getrecursionlimit()
         raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}" if limits.nesting < depth // 2
                          else f"nested deeper than the JSON reader goes (some {depth} levels)") from None
-    deepest, stack = 0, [(cert, 1)]
+    if problem := _tree_problem(cert, limits):
+        raise Unreadable(problem)
+    return cert
+
+
+def _tree_problem(value, limits: Limits) -> str | None:
+    """Why value is not a JSON tree within the limits, or None: dicts and lists nested at most limits.nesting deep
+    (a Python value that contains itself nests without end: it looped the checker's walks), and at most
+    limits.bytes long as text, counted as a byte a container and one an entry (its opening bracket and the commas
+    or closing bracket after its entries: no JSON text of it is shorter); a part met twice counts twice, as its
+    text would state it twice (lists of a list twice, 60 deep, are 2^60 entries)."""
+    size, stack = 0, [(value, 1)] if isinstance(value, (dict, list)) else []
     while stack:
         node, level = stack.pop()
-        if isinstance(node, (dict, list)):
-            deepest = max(deepest, level)
-            stack.extend((child, level + 1) for child in (node.values() if isinstance(node, dict) else node))
-    if deepest > limits.nesting:
-        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}")
-    return cert
+        if level > limits.nesting:
+            return f"nested deeper than the checker's limit of {limits.nesting}"
+        size += 1 + len(node)
+        if size > limits.bytes:
+            return f"larger than the checker's limit of {limits.bytes} bytes as JSON text"
+        items = node.values() if isinstance(node, dict) else node
+        if len(node) < 16 or not set(map(type, items)) <= _PLAIN:  # a row of numbers passed over in C
+            stack.extend((child, level + 1) for child in items if isinstance(child, (dict, list)))
+    return None
+
+
+_PLAIN = {float, int, str, bool, type(None)}  # what JSON reads that holds no dict or list
 
 
 def _configuration(cert: dict):
@@ -160,6 +177,13 @@ def _thin(cert: dict, specs: list, d: int) -> int:
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
+    if isinstance(cert, dict) and (problem := _tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
+        return Confirmation(False, problem)
+    return _confirm(cert, limits)
+
+
+def _confirm(cert, limits: Limits) -> Confirmation:
+    """verify() of a value that is a JSON tree within the limits."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
     kind = cert.get("kind")
@@ -190,4 +214,4 @@ def verify_text(text, limits: Limits = LIMITS) -> Confirmation:
         cert = load(text, limits)
     except Unreadable as err:
         return Confirmation(False, str(err))
-    return verify(cert, limits)
+    return _confirm(cert, limits)

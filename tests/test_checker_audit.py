@@ -295,6 +295,34 @@ def test_a_work_estimate_that_cannot_read_a_certificate_given_as_a_dict_rejects_
     assert not confirmation.ok and "malformed" in confirmation.message
 
 
+def _holding_itself(cert: dict) -> dict:
+    cert["inputs"]["X"].append(cert["inputs"]["X"])
+    return cert
+
+
+def _holding_a_list_twice(cert: dict) -> dict:
+    shared = [1.0]
+    for _ in range(24):  # 24 levels of [x, x]: 2^24 entries as text, within the nesting limit
+        shared = [shared, shared]
+    cert["inputs"]["layers"][0]["b_Q"] = shared
+    return cert
+
+
+@pytest.mark.parametrize("edit, refusal", [
+    (_holding_itself, "nested deeper than the checker's limit of 32"),
+    (_holding_a_list_twice, "larger than the checker's limit of 1000000 bytes as JSON text"),
+])
+def test_a_certificate_dict_that_is_no_json_tree_is_rejected_at_once(edit, refusal):
+    """A dict that holds itself kept the checker's first walk (pricing its texts) going for ever; one that holds a list
+    twice at every level is 2^24 entries to walk, though a few hundred objects.  Both are refused before any
+    work, as their text (if they had one) would be; a copy of the same dict as a tree is confirmed."""
+    limits = checker.Limits(bytes=10 ** 6)
+    cert = _stack_certificate()
+    assert checker.verify(copy.deepcopy(cert), limits).ok
+    confirmation = checker.verify(edit(cert), limits)
+    assert not confirmation.ok and confirmation.message == refusal
+
+
 def test_wu_fig1_states_the_box_it_checked():
     """theta_A's box given as JSON numbers: its upper end printed as 2.0943951023931957 lies below
     theta_A for this w, so "exactly one fixed point in [.., 2.0943951023931957]" was false as printed."""

@@ -1,7 +1,8 @@
 """The proven exp of the rigorous float64 tier (certify/core/arith/exp64.py) against arb.
 
-Its error constant is re-derived here in arb and re-proved by Gappa (proofs/formal/exp64.g), whose
-Coq certificate is checked when coqc and libcoq-gappa are installed (Debian: gappa, libcoq-gappa, coq).
+Its error constant is re-derived here in arb and re-proved by Gappa (proofs/formal/exp64.g, at the reduced argument
+that proofs/formal/exp64_reduction.g proves), whose Coq certificates are checked when coqc and libcoq-gappa are
+installed (Debian: gappa, libcoq-gappa, coq).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from flint import arb, ctx
 from certify.core.arith import exp64
 
 GAPPA_SCRIPT = Path(__file__).resolve().parents[1] / "proofs" / "formal" / "exp64.g"
+REDUCTION_SCRIPT = GAPPA_SCRIPT.with_name("exp64_reduction.g")
 needs_gappa = pytest.mark.skipif(shutil.which("gappa") is None,
                                  reason="gappa is not installed (Debian package gappa)")
 
@@ -185,12 +187,28 @@ def run_gappa(script: str, tmp_path: Path, *options: str) -> subprocess.Complete
     return subprocess.run(["gappa", *options, str(path)], capture_output=True, text=True, timeout=300)
 
 
+def hypotheses_and_goal(script: str) -> tuple[str, str]:
+    """The text of a Gappa script's hypotheses and of its goal (its one `{ ... -> ... }`)."""
+    block = re.search(r"\{(.*?)->(.*?)\}", script, re.S)
+    return " ".join(block.group(1).split()), " ".join(block.group(2).split())
+
+
+def test_the_polynomial_assumes_what_the_reduction_proves():
+    """exp64.g bounds the evaluation at any binary64 r of the range exp64_reduction.g proves the code's r lies in, and
+    the (Er - ER) / ER it assumes follows from the |r - R| that script proves (checked in arb below)."""
+    assumed, _ = hypotheses_and_goal(GAPPA_SCRIPT.read_text())
+    _, proved = hypotheses_and_goal(REDUCTION_SCRIPT.read_text())
+    r_range = re.search(r"\br in \[[^]]*\]", proved).group(0)
+    assert r_range == "r in [-0.3467, 0.3467]" and r_range in assumed and "r = rnd(rr);" in GAPPA_SCRIPT.read_text()
+    assert re.search(r"\br - R in \[", proved) and "r - R" not in assumed
+
+
 def test_gappa_script_hypotheses_hold_in_arb():
-    script = GAPPA_SCRIPT.read_text()
+    script, reduction = GAPPA_SCRIPT.read_text(), REDUCTION_SCRIPT.read_text()
     terms = exp64.derive_error_terms()
     approx = re.search(r"\(Q0 - Er\) / Er in \[-(\S+), (\S+)\]", script).group(2)
     shift_rel = re.search(r"\(Er - ER\) / ER in \[-(\S+), (\S+)\]", script).group(2)
-    shift = re.search(r"r - R in \[-(\S+), (\S+)\]", script).group(2)
+    shift = re.search(r"r - R in \[-(\S+), (\S+)\]", hypotheses_and_goal(reduction)[1]).group(2)
 
     def value(literal: str) -> arb:
         mantissa, exponent = literal.split("b")
@@ -201,10 +219,10 @@ def test_gappa_script_hypotheses_hold_in_arb():
         assert value(shift).exp() - 1 <= value(shift_rel)  # exp(|r - R|) - 1 for the proved |r - R|
         r_max = arb(0.3467)
         assert (-r_max).exp() >= arb(0.7) and r_max.exp() <= arb(1.42)  # Er, ER in [0.7, 1.42]
-    assert "x in [-745.5, 709]" in script and (exp64.X_MIN, exp64.X_MAX) == (-745.5, 709.0)
+    assert "x in [-745.5, 709]" in reduction and (exp64.X_MIN, exp64.X_MAX) == (-745.5, 709.0)
     assert exp64.R1_MAX * (1 + 2.0**-52) <= 0.34661 and exp64.R_MAX <= 0.3467
     for part in exp64.LN2_PARTS:
-        assert gappa_literal(part) in script
+        assert gappa_literal(part) in reduction
     for c in exp64.COEFFICIENTS[2:]:
         assert gappa_literal(c) in script
 
@@ -213,8 +231,9 @@ def test_gappa_script_hypotheses_hold_in_arb():
 def test_gappa_proves_the_codes_constant(tmp_path):
     script = GAPPA_SCRIPT.read_text()
     assert goal_bound(script) == gappa_literal(exp64.REL_ERROR)
-    proved = run_gappa(script, tmp_path)
-    assert proved.returncode == 0, proved.stderr
+    for proof in (script, REDUCTION_SCRIPT.read_text()):
+        proved = run_gappa(proof, tmp_path)
+        assert proved.returncode == 0, proved.stderr
 
 
 @pytest.mark.slow
@@ -240,8 +259,9 @@ def test_gappa_rejects_a_narrower_constant(tmp_path):
 @pytest.mark.slow
 @needs_gappa
 @pytest.mark.skipif(shutil.which("coqc") is None, reason="coqc is not installed (Debian packages coq, libcoq-gappa)")
-def test_gappa_coq_certificate_checks(tmp_path):
-    certificate = run_gappa(GAPPA_SCRIPT.read_text(), tmp_path, "-Bcoq")
+@pytest.mark.parametrize("script", [GAPPA_SCRIPT, REDUCTION_SCRIPT], ids=lambda path: path.stem)
+def test_gappa_coq_certificate_checks(tmp_path, script):
+    certificate = run_gappa(script.read_text(), tmp_path, "-Bcoq")
     assert certificate.returncode == 0, certificate.stderr
     proof = tmp_path / "exp64_certificate.v"
     proof.write_text(certificate.stdout)

@@ -14,7 +14,8 @@ when |k| = 1, where x may lie a hair below L1 / 2, because |x| > 1/4 and L1 are 
 |x - k L1| < 1/2 (53 bits).  The arb analysis uses this exactness; Gappa does not need it.  The
 bound REL_ERROR is proven twice: by `derive_rel_error_bound` in arb (Taylor remainder, the
 rounding of the coefficients, a running error bound of the reduction and of Horner) and by Gappa
-for the whole evaluation, reduction included (proofs/formal/exp64.g, with a Coq certificate);
+for the whole evaluation, reduction included (proofs/formal/exp64_reduction.g, then exp64.g at the
+reduced argument it proves, each with a Coq certificate);
 tests/test_exp64.py re-runs both and fails if either proves less than REL_ERROR.
 
 The enclosure: upper = fl(p * UP_FACTOR) 2^k + ETA and lower = max(fl(p * DOWN_FACTOR) 2^k - ETA, 0),
@@ -54,8 +55,8 @@ K_MAX = 1077     # |k| over [X_MIN, X_MAX]; k*L1 and k*L2 are exact below 2^11
 X_MIN = -745.5   # exp(X_MIN) < 2^-1075: the result rounds to 0 or 2^-1074
 X_MAX = 709.0    # 2^k p stays finite
 
-# The proven relative error of p against exp(x - k ln 2): proofs/formal/exp64.g proves it for the
-# whole evaluation (Gappa), derive_rel_error_bound in arb; both are re-run by the tests.
+# The proven relative error of p against exp(x - k ln 2): proofs/formal/exp64_reduction.g and exp64.g
+# prove it for the whole evaluation (Gappa), derive_rel_error_bound in arb; both are re-run by the tests.
 REL_ERROR = 2.7e-16
 
 
