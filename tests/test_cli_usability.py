@@ -89,6 +89,14 @@ def test_the_help_states_the_exit_codes(capsys):
         assert re.search(r"3 (otherwise|undecided[^.]*not confirmed)", text), command
 
 
+def test_a_command_whose_help_gives_sigterms_status_gives_sighups_too(capsys):
+    """SIGHUP stops every command as Ctrl-C and SIGTERM do (certify.signals), with status 129: attack's, prove's and
+    sample's help named 143 for SIGTERM and left SIGHUP out."""
+    for command in ("attack", "prove", "sample"):
+        text = _help([command], capsys)
+        assert "143" in text and "129" in text and "SIGHUP" in text, command
+
+
 def _output_options(parser: argparse.ArgumentParser, path: tuple = ()):
     """(command words, option) for every option that names where output goes."""
     for action in parser._actions:

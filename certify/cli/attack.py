@@ -32,7 +32,7 @@ def add_parser(subparsers):
         "Otherwise exit 0: nothing was found, which guarantees nothing; exit 3 when a time budget ran out before the "
         "first evaluation (nothing was searched). Ctrl-C stops the search at once: the best "
         "point so far is printed (and written with --out), marked not certified unless a violation was already "
-        "certified, then exit 130 (143 for SIGTERM, which stops it the same way). "
+        "certified, then exit 130 (143 for SIGTERM, 129 for SIGHUP, which stop it the same way). "
         "With --out the search keeps a journal of its evaluations in DIR, and the same "
         "command run again on DIR resumes it: the journal is replayed instead of computed again, so an evaluation "
         "budget ends as one uninterrupted run would (a time budget counts the time already spent); the finalists "

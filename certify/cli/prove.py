@@ -3,7 +3,7 @@
 
 A claim for every configuration of a region (certify.prove.region): exit 0 proved, 1 violated
 (a certified counterexample inside the region, written as a configuration file), 3 undecided
-(or a verdict the checker did not confirm), 2 bad input; 130 on Ctrl-C (143 on SIGTERM), after reporting (and writing
+(or a verdict the checker did not confirm), 2 bad input; 130 on Ctrl-C (143 on SIGTERM, 129 on SIGHUP), after reporting (and writing
 with --out) the part proved so far as a time-limit stop at that moment would.  --resume continues an
 undecided proof from its open boxes.
 """
@@ -33,7 +33,7 @@ def add_parser(subparsers):
                               "Exit 0 proved, 1 violated, 3 undecided (or not confirmed by the checker), 2 bad input. "
                               "Ctrl-C stops the search as the time limit would at that moment: the part proved so far "
                               "is reported (and written with --out, a certificate the checker confirms), then exit "
-                              "130 (143 for SIGTERM, which stops it the same way). --resume PROOF continues such an "
+                              "130 (143 for SIGTERM, 129 for SIGHUP, which stop it the same way). --resume PROOF continues such an "
                               "undecided proof.")
     p.add_argument("claim", nargs="?", type=options.claim_id, help="collapse.global (default) or collapse.tanh")
     p.add_argument("--bound", metavar="EXPR", help='a bound D*g(a*D**2), e.g. "(1-exp(-a*D**2/2))*D"')

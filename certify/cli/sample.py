@@ -24,7 +24,7 @@ def add_parser(subparsers):
         "sample", help="decide a claim or a bound on many sampled configurations (resumable)",
         description="Sample configurations from a distribution (reproducible from the seed), screen them in "
         "float64 and decide every one with ball arithmetic, on every core. Interrupted (Ctrl-C, SIGTERM as from "
-        "timeout or a cluster's scheduler: exit 130, 143; or killed), the same command continues where it "
+        "timeout or a cluster's scheduler, SIGHUP: exit 130, 143, 129; or killed), the same command continues where it "
         "stopped. Writes records, certificates (every violation, a sample of "
         "holds), summary.json, the histograms and the report page index.html into --out. Exit 0 all hold, "
         "1 some violated, 3 some undecided or the campaign incomplete, 2 bad input.")
