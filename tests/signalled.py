@@ -81,6 +81,11 @@ def interruption_line(err: str, signum: int) -> str:
     return lines[0]
 
 
+def group_size(process: subprocess.Popen) -> int:
+    """The live processes of the command's group: the command and the workers it has started."""
+    return len(_members(process.pid))
+
+
 def group_ended(process: subprocess.Popen) -> bool:
     """Whether every process of the command's group has ended (its workers are not left behind), within a few
     seconds of the command's exit."""

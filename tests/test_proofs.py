@@ -71,6 +71,21 @@ def test_a_derivation_named_twice_runs_once(capsys):
     assert [d["claim"] for d in json.loads(capsys.readouterr().out)] == ["collapse.dobrushin", "init.scaling"]
 
 
+def test_derivations_on_a_process_per_core_come_back_in_the_order_asked_as_run_here():
+    """`certify proofs` and certify run's proofs section run the derivations on a process per core (37 -> 24 s):
+    each result is the one this process gives, steps and messages alike, in the order asked (not the order done)."""
+    names = ["ffn_lipschitz", "init_scaling", "collapse_tau", "mask_collapse", "collapse_trajectory"]
+
+    def timeless(result) -> dict:
+        data = result.as_dict()
+        return {**data, "steps": [{**step, "seconds": None} for step in data["steps"]]}
+
+    done_meanwhile = []
+    pooled = proofs_index.run_all(names, on_each=lambda result: done_meanwhile.append(result.name))
+    assert [timeless(r) for r in pooled] == [timeless(proofs_index.run_derivation(name)) for name in names]
+    assert sorted(done_meanwhile) == sorted(names)
+
+
 def test_cli_unknown_name_is_bad_input(capsys):
     assert main(["proofs", "no.such_claim"]) == 2
     err = capsys.readouterr().err

@@ -121,6 +121,19 @@ def test_sigterm_to_the_group_stops_verify_all_and_its_workers_quietly(campaign_
     assert signalled.group_ended(process)
 
 
+def test_sigterm_stops_certify_proofs_and_its_workers():
+    """The derivations run on a process per core: SIGTERM to the command's group, once the workers are up, stops
+    the command with 143 and one line, and leaves no worker behind (they leave the signal to it)."""
+    process = signalled.start(["proofs", "collapse_global", "ln_collapse", "collapse_cubic", "value_bounded", "-q"])
+    signalled.wait_for(lambda: signalled.group_size(process) > 2, process)  # the command and two workers
+    signalled.send_to_group(process, signal.SIGTERM)
+    code, out, err = signalled.finish(process)
+    if code in (0, 1):
+        pytest.skip("the derivations ended before they could be interrupted")
+    assert code == 143 and signalled.interruption_line(err, signal.SIGTERM) == "certify: interrupted (SIGTERM)"
+    assert signalled.group_ended(process) and "derivations hold" not in out
+
+
 def test_sigterm_stops_certify_run_as_ctrl_c_does(tmp_path):
     """`certify run` restarts its campaigns: the line offers no continuation, as after Ctrl-C."""
     out = tmp_path / "report"

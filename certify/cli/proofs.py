@@ -63,12 +63,9 @@ def run(args) -> int:
     derivations = [proofs_index.build(name) for name in chosen]  # BadInput before anything runs
     # each once, in the order first named: a claim id and its module's name (region.tilt, region_tilt) ran it twice
     derivations = list({derivation.name: derivation for derivation in derivations}.values())
-    results = []
     with progress.bar(total=len(derivations), desc="certify proofs", unit="derivation") as bar:
-        for derivation in derivations:
-            bar.set_postfix_str(derivation.name)
-            results.append(derivation.run())
-            bar.update()
+        results = proofs_index.run_all([derivation.name for derivation in derivations],
+                                       lambda result: (bar.set_postfix_str(result.name), bar.update()))
     if args.json:
         jsonfile.echo([_labelled(r.as_dict()) for r in results], indent=2)
     else:
