@@ -13,7 +13,6 @@ from collections.abc import Callable
 
 import proofs
 from certify.errors import BadInput, did_you_mean
-from certify.jobs.executors import ProcessPool
 
 
 def names() -> list[str]:
@@ -76,6 +75,8 @@ def run_all(names_or_claims: list[str], on_each: Callable | None = None) -> list
     """run_derivation of each, in that order, on a process per core (certify.jobs' pool: Ctrl-C lets the running
     ones finish, then raises KeyboardInterrupt); `on_each(result)` as each ends, in any order (progress).  The
     derivations are sympy work in Python, independent of one another: `certify proofs` took 37 s on one core."""
+    from certify.jobs.executors import ProcessPool  # only to run: `certify claims` reads this module too, and the
+    # pool's imports (concurrent.futures, threadpoolctl) were 54 of the 58 ms its import took
     return ProcessPool().map(_run_one, None, [[name] for name in names_or_claims], on_each)
 
 

@@ -566,8 +566,8 @@ class Verification:
 
 def _certificate_of_dict(source: dict, limits: Limits) -> dict:
     """A certificate given as a dict, read as the text it stands for under the rules of a certificate file (JSON
-    values only, within the limits): the checker walks a certificate before it judges it, and a dict holding itself
-    kept that walk going for ever."""
+    values only, within the limits): NaN, numpy numbers or a dict holding itself are refused in one line, as their
+    file would be, before the checker sees them."""
     try:
         text = json.dumps(source, allow_nan=False)
     except (TypeError, ValueError, RecursionError) as err:
