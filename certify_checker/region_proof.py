@@ -179,8 +179,22 @@ def _reduced(tree) -> bool:
 
     collect(tree, True)
     plain_d = [up for f, up in factors if isinstance(f, ast.Name) and f.id == "D"]
-    return plain_d == [True] and all(_only_through_product(f) for f, _ in factors
-                                     if not (isinstance(f, ast.Name) and f.id == "D"))
+    rest = [(f, up) for f, up in factors if not (isinstance(f, ast.Name) and f.id == "D")]
+    # D*(c*a*D**2) flattens to D, c, a, D**2: an a and a D**2 here that pair up in the numerator are powers of a D^2
+    pairs = [up for f, up in rest if _is_a(f) or _is_d_squared(f)]
+    paired = all(pairs) and 2 * sum(1 for f, _ in rest if _is_a(f)) == len(pairs)
+    return plain_d == [True] and paired and all(_only_through_product(f) for f, _ in rest
+                                                if not (_is_a(f) or _is_d_squared(f)))
+
+
+def _is_a(node) -> bool:
+    return isinstance(node, ast.Name) and node.id == "a"
+
+
+def _is_d_squared(node) -> bool:
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.left, ast.Name)
+            and node.left.id == "D" and isinstance(node.right, ast.Constant) and type(node.right.value) is int
+            and node.right.value == 2)
 
 
 def _only_through_product(node) -> bool:
@@ -207,14 +221,8 @@ def _product(node) -> bool:
             factors.append((x, up))
 
     collect(node, True)
-
-    def is_d_squared(x):
-        return (isinstance(x, ast.BinOp) and isinstance(x.op, ast.Pow) and isinstance(x.left, ast.Name)
-                and x.left.id == "D" and isinstance(x.right, ast.Constant) and type(x.right.value) is int
-                and x.right.value == 2)
-
-    a = [up for x, up in factors if isinstance(x, ast.Name) and x.id == "a"]
-    d2 = [up for x, up in factors if is_d_squared(x)]
+    a = [up for x, up in factors if _is_a(x)]
+    d2 = [up for x, up in factors if _is_d_squared(x)]
     constants = [x for x, _ in factors if isinstance(x, ast.Constant) or (isinstance(x, ast.Name) and x.id in ("n", "d"))]
     return a == [True] and d2 == [True] and len(constants) + 2 == len(factors)
 

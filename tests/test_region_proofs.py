@@ -467,6 +467,8 @@ def test_cli_undecided_exits_3(capsys):
     ["--n", "2", "--radius", "1", "--norm", "nan"],
     ["--n", "2", "--radius", "1", "--norm", "1", "--time-limit", "0"],
     ["--bound", "a*D**3", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["--bound", "a*(a*D**2)*D", "--n", "2", "--radius", "1", "--norm", "1"],  # one a too many: a^2 D^3
+    ["--bound", "D*a/D**2", "--n", "2", "--radius", "1", "--norm", "1"],  # a D^-1
     ["--bound", "(1-exp(-a*D))*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["--bound", "v*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["collapse.tanh", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--radius", "1", "--norm", "1"],
@@ -490,6 +492,16 @@ def test_suite_section_rows_are_as_expected(tmp_path):
     assert all((tmp_path / row.certificate).is_file() for row in rows)
     # counts read in English: the first case closes its one box at once ("1 leaves, 1 boxes" before)
     assert rows[0].detail.startswith("1 leaf, 1 box, ") and "1 leaves" not in " ".join(row.detail for row in rows)
+
+
+@pytest.mark.parametrize("bound,n,d,verdict", [("D*(a*D**2)", 2, None, "proved"),
+                                               ("D*(a*D**2/4)*(a*D**2)", 3, 1, "violated")])
+def test_a_bound_whose_factors_make_a_d_squared_is_decided(bound, n, d, verdict):
+    """D*(a*D**2) is D g(a D^2) with g(L) = L (the cubic claim a D^3), though its product flattens to the factors
+    D, a, D**2: the prover and the checker read it as the reduced form (it was refused as bad input).  It holds,
+    since F <= tanh(L/4) <= L; g(L) = L^2/4 does not (F ~ L/4 near L = 0)."""
+    result = prove(None, n, d, "1/2", 1, bound=bound, time_limit=20)
+    assert result.verdict == verdict and result.confirmed, result.message
 
 
 def test_a_bound_in_d_proved_for_one_dimension_is_not_accepted_for_every_dimension():

@@ -139,6 +139,9 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
                    made_from=(text, n, d))
 
 
+_A, _D_SQUARED = ("var", "a"), ("**", ("var", "D"), ("num", Fraction(2)))
+
+
 def reduced_form(tree: tuple) -> bool:
     """tree = a product (and quotient) with one factor D in the numerator; a and D elsewhere only
     inside products c * a * D**2."""
@@ -153,7 +156,12 @@ def reduced_form(tree: tuple) -> bool:
 
     collect(tree, True)
     plain_d = [up for f, up in factors if f == ("var", "D")]
-    return plain_d == [True] and all(_only_reduced(f) for f, _ in factors if f != ("var", "D"))
+    rest = [(f, up) for f, up in factors if f != ("var", "D")]
+    # D*(c*a*D**2) flattens to the factors D, c, a, D**2: an a and a D**2 at this level that pair up in the
+    # numerator are powers of a D^2 as much as the same product inside a function is
+    pairs = [up for f, up in rest if f in (_A, _D_SQUARED)]
+    paired = all(pairs) and 2 * sum(1 for f, _ in rest if f == _A) == len(pairs)
+    return plain_d == [True] and paired and all(_only_reduced(f) for f, _ in rest if f not in (_A, _D_SQUARED))
 
 
 def _only_reduced(tree: tuple) -> bool:
@@ -187,8 +195,8 @@ def _is_product_of_a_D2(tree: tuple) -> bool:
             factors.append((node, numerator))
 
     collect(tree, True)
-    a_count = sum(1 for f, up in factors if f == ("var", "a") and up)
-    d2_count = sum(1 for f, up in factors if f == ("**", ("var", "D"), ("num", Fraction(2))) and up)
+    a_count = sum(1 for f, up in factors if f == _A and up)
+    d2_count = sum(1 for f, up in factors if f == _D_SQUARED and up)
     constant = {("var", "n"), ("var", "d")}
     others = [(f, up) for f, up in factors if f[0] != "num" and f not in constant]
     return a_count == 1 and d2_count == 1 and len(others) == 2
