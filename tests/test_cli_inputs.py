@@ -107,6 +107,32 @@ def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_pat
     assert failed.value.filename == str(target)
 
 
+def test_writes_of_one_file_at_once_all_land_whole(tmp_path):
+    """Two runs writing one file at once (`certify prove` twice into the default counterexample.json) shared the
+    temporary `.NAME.tmp`: the one that renamed second stopped with "No such file or directory"."""
+    import threading
+    from certify.core import files
+    target, writers, failures = tmp_path / "counterexample.json", 4, []
+    start = threading.Barrier(writers)
+
+    def write(k):
+        start.wait()
+        try:
+            for _ in range(25):
+                files.replace(target, f"writer {k}\n" * 1000)
+        except OSError as err:
+            failures.append(err)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures
+    assert target.read_text() in {f"writer {k}\n" * 1000 for k in range(writers)}
+    assert [path.name for path in tmp_path.iterdir()] == [target.name]  # no temporary left beside it
+
+
 def test_run_names_the_sections_it_does_not_know(capsys):
     code, out, err = run_cli(["run", "--only", "nope", "--only", "x"], capsys)
     assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err

@@ -5,6 +5,7 @@ short by Ctrl-C finds the old file or the whole new one, never a truncated one (
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 from certify.errors import BadInput, shown
@@ -18,9 +19,11 @@ def replace(path, text: str) -> Path:
     if target.exists() and not target.is_file():
         target.write_text(text, encoding="utf-8")
         return path
-    tmp = target.with_name(f".{target.name}.tmp")
+    # a name of this write's own: two runs writing one file at once (`certify prove` twice into the default
+    # counterexample.json) shared `.NAME.tmp`, and the one renamed second found it gone
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
+        with open(tmp, "x", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
