@@ -526,6 +526,17 @@ def test_a_manifest_edited_without_its_chain_is_rejected_and_an_unreadable_one_i
     assert capsys.readouterr().err.startswith("certify: error: ")
 
 
+@pytest.mark.parametrize("key, value", [("count", "40"), ("count", None), ("n", "4"), ("n", 4.0), ("d", [3]),
+                                        ("distribution", ["log-L"]), ("distribution", {})])
+def test_a_manifest_parameter_of_the_wrong_type_is_bad_input(copy, capsys, key, value):
+    """A manifest whose chain was redone after a parameter was given the wrong JSON type ("count": "40", "n": 4.0, a
+    distribution that is a list) is bad input, one line: the checks compared a string with an integer (exit 4)."""
+    _redo_manifest(copy, **{key: value})
+    assert main(["verify", str(copy), "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: ") and err.count("\n") == 1 and "internal error" not in err, err
+
+
 @pytest.mark.parametrize("edit, confirmed", [
     (lambda s: {k: v for k, v in s.items() if k != "not_certified"}, True),  # a field added since: not stated
     (lambda s: {**s, "largest_ratio": {k: v for k, v in s["largest_ratio"].items() if k != "tier"}}, True),
