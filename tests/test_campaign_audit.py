@@ -302,6 +302,17 @@ def test_a_missing_summary_is_noted_with_the_command_that_writes_it(copy, capsys
     assert out.startswith("OK: campaign") and "note: there is no summary.json" in out
 
 
+def test_a_summary_that_is_no_file_is_not_read_as_a_missing_one(copy, capsys):
+    """A folder in place of summary.json was confirmed with the note that the run was stopped before writing it, and
+    that note's command then refused the folder in the way: it is a problem of the campaign folder."""
+    (copy / "summary.json").unlink()
+    (copy / "summary.json").mkdir()
+    report = audit.audit(copy, sample=0, workers=1)
+    assert not report.ok and report.notes == [] and "summary.json" in report.problems[0]
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert capsys.readouterr().out.startswith("REJECTED")
+
+
 def test_a_precision_the_cap_does_not_allow_is_rejected(copy):
     """A record decided above the manifest's cap (or at a precision the engine never stops at) is not a
     record of the campaign; nor is a certificate decided at another precision than its record says."""
