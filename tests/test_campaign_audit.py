@@ -302,6 +302,17 @@ def test_a_missing_summary_is_noted_with_the_command_that_writes_it(copy, capsys
     assert out.startswith("OK: campaign") and "note: there is no summary.json" in out
 
 
+def test_a_summary_that_is_no_file_is_not_read_as_a_missing_one(copy, capsys):
+    """A folder in place of summary.json was confirmed with the note that the run was stopped before writing it, and
+    that note's command then refused the folder in the way: it is a problem of the campaign folder."""
+    (copy / "summary.json").unlink()
+    (copy / "summary.json").mkdir()
+    report = audit.audit(copy, sample=0, workers=1)
+    assert not report.ok and report.notes == [] and "summary.json" in report.problems[0]
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert capsys.readouterr().out.startswith("REJECTED")
+
+
 def test_a_precision_the_cap_does_not_allow_is_rejected(copy):
     """A record decided above the manifest's cap (or at a precision the engine never stops at) is not a
     record of the campaign; nor is a certificate decided at another precision than its record says."""
@@ -524,6 +535,17 @@ def test_a_manifest_edited_without_its_chain_is_rejected_and_an_unreadable_one_i
     (copy / "manifest.json").write_text('{"format": ')
     assert main(["verify", str(copy)]) == 2
     assert capsys.readouterr().err.startswith("certify: error: ")
+
+
+@pytest.mark.parametrize("key, value", [("count", "40"), ("count", None), ("n", "4"), ("n", 4.0), ("d", [3]),
+                                        ("distribution", ["log-L"]), ("distribution", {})])
+def test_a_manifest_parameter_of_the_wrong_type_is_bad_input(copy, capsys, key, value):
+    """A manifest whose chain was redone after a parameter was given the wrong JSON type ("count": "40", "n": 4.0, a
+    distribution that is a list) is bad input, one line: the checks compared a string with an integer (exit 4)."""
+    _redo_manifest(copy, **{key: value})
+    assert main(["verify", str(copy), "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: ") and err.count("\n") == 1 and "internal error" not in err, err
 
 
 @pytest.mark.parametrize("edit, confirmed", [

@@ -537,6 +537,34 @@ def test_json_larger_than_the_pipe_meets_a_closed_pipe(unbuffered):
     assert process.wait(timeout=120) == 141 and err == ""
 
 
+def _with_closed(stream: int, argv: list[str], tmp_path) -> subprocess.CompletedProcess:
+    """`certify ARGV` started through a bash script that execs Python (as a version manager's shim does), with
+    file descriptor `stream` (1 stdout, 2 stderr) closed by the shell (`>&-`, `2>&-`): bash holds the script open on
+    the lowest free descriptor, so a closed stdout is None in Python, and a closed stderr is the script, read-only."""
+    shim = tmp_path / "python"
+    shim.write_text(f'#!/usr/bin/env bash\nexec "{sys.executable}" "$@"\n')
+    shim.chmod(0o755)
+    command = " ".join([str(shim), "-m", "certify", *argv, f"{stream}>&-"])
+    return subprocess.run(["bash", "-c", command], cwd=ROOT, timeout=120, capture_output=True,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+
+
+@pytest.mark.parametrize("argv", [["check", "examples/layer.json"], ["check", "examples/layer.json", "--json"],
+                                  ["claims"]])
+def test_a_closed_stdout_loses_the_output_not_the_exit_code(argv, tmp_path):
+    """`certify check CONFIG >&-` (Python's stdout is then None) ended with an internal error, exit 4, after the
+    work: the output is lost, as Python's own print loses it, and the exit code is the verdict's."""
+    done = _with_closed(1, argv, tmp_path)
+    assert done.returncode == 0 and done.stderr == b"", done.stderr
+
+
+@pytest.mark.parametrize("argv, code", [(["check", "no-such-configuration.json"], 2), (["check", "examples/layer.json"], 0)])
+def test_a_stderr_that_cannot_be_written_leaves_the_exit_code(argv, code, tmp_path):
+    """With stderr closed (`2>&-`) the line of a bad input could not be written: the OSError left main, and Python
+    exited 1, which reads as "violated"."""
+    assert _with_closed(2, argv, tmp_path).returncode == code
+
+
 def test_json_output_is_whole_through_a_pipe():
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONUNBUFFERED": "1"}
     done = subprocess.run([sys.executable, "-m", "certify", "trajectory", "examples/layer.json", "--layers", "300",

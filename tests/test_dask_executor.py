@@ -248,3 +248,14 @@ def test_a_thin_head_campaign_on_dask_equals_a_single_process_run(tmp_path, sche
     campaign.run(spec, tmp_path / "pool", workers=1)
     assert campaign.records(tmp_path / "dask") == campaign.records(tmp_path / "pool")
     assert _files(tmp_path / "dask") == _files(tmp_path / "pool") != {}
+
+
+@pytest.mark.parametrize("address", ["notaurl", "tcp://host", "zzz://host:8786"])
+def test_a_scheduler_address_that_is_none_is_one_line(tmp_path, address):
+    """--scheduler notaurl was refused in one line, and then the client distributed had half built closed itself at
+    exit: 40 s later, "Exception ignored in Client.__del__" and a traceback on stderr."""
+    done = subprocess.run([sys.executable, "-m", "certify", "sample", "--n", "2", "--d", "1", "--count", "4", "--out",
+                           str(tmp_path / "out"), "--executor", "dask", "--scheduler", address, "-q"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(f"certify: error: --scheduler {address!r} is not the address of a Dask scheduler")

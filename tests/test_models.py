@@ -484,6 +484,27 @@ def test_a_text_that_is_not_utf8_is_bad_input(tiny_dir, capsys, text):
     assert err.startswith("certify: error: the text is not UTF-8") and err.count("\n") == 1
 
 
+@pytest.mark.parametrize("edit", [
+    lambda spec: spec["post_processor"]["single"][0]["SpecialToken"].update(id="[NOT DEFINED]"),
+    lambda spec: spec["model"]["vocab"].pop("[UNK]"),
+], ids=["a template naming an undefined special token", "no [UNK] for an unknown word"])
+def test_a_tokenizer_that_cannot_tokenise_is_bad_input(tiny_dir, capfd, monkeypatch, edit):
+    """A tokenizer.json that reads but fails on a text: a template naming a special token it does not define
+    panicked in Rust (a PanicException, no Exception: a traceback, exit 1, after Rust's own lines on stderr), and a
+    vocabulary without its [UNK] raised an Exception on an unknown word (an internal error, exit 4)."""
+    from certify.cli import main
+
+    monkeypatch.delenv("RUST_BACKTRACE", raising=False)
+    path = tiny_dir / "tokenizer.json"
+    spec = json.loads(path.read_text())
+    edit(spec)
+    path.write_text(json.dumps(spec))
+    assert main(["model", str(tiny_dir), "--text", "the zebra", "--screen"]) == 2
+    captured = capfd.readouterr()
+    assert captured.err.startswith("certify: error: ") and captured.err.count("\n") == 1, captured.err
+    assert "tokenizer.json" in captured.err and captured.out == ""
+
+
 @pytest.mark.parametrize("corpus", [[], ["--corpus"]])
 def test_a_cap_below_the_start_is_refused_not_raised(tiny_dir, tmp_path, capsys, corpus):
     """--start-prec 100 --max-prec 64 certified every head at 100 bits (the cap silently raised to the start), as

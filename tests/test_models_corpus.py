@@ -361,6 +361,39 @@ def test_a_record_edited_with_its_digests_is_refused_by_the_record_check(mixed_m
     assert "not a record of sentence 1" in capsys.readouterr().err
 
 
+def _forge_record(out: Path, edit) -> None:
+    """Edit record 1 as a forger would: its chunk's digest and the manifest's chain redone."""
+    _edit_record(out, edit)
+    data = (out / "chunks" / "000000001.jsonl").read_bytes()
+    manifest = json.loads((out / "manifest.json").read_text())
+    manifest["chunks"][1]["sha256"] = hashlib.sha256(data).hexdigest()
+    manifest["chain"] = job_store.chain(manifest)
+    (out / "manifest.json").write_text(json.dumps(manifest))
+
+
+OUTSIDE = "outside.json"  # a file next to the run's folder, which a record names as a head's certificate
+
+
+@pytest.mark.parametrize("edit", [
+    lambda record, folder: record["layers"][0].update(rank_certified="yes"),  # summed into the summary: a TypeError
+    lambda record, folder: record["layers"][0].update(rank_certified=5),  # five full-rank layers of one
+    lambda record, folder: record["layers"][0]["heads"][0].update(
+        certificate=str(folder.parent / OUTSIDE), certificate_sha256=sha256_text((folder.parent / OUTSIDE).read_text())),
+], ids=["rank_certified a string", "rank_certified a number", "certificate outside the folder"])
+def test_a_forged_record_is_refused_by_the_record_check(mixed_model, no_figures, corpus_file, tmp_path, capsys, edit):
+    """A record edited with its digests redone is checked field by field: a rank_certified that is no bool was
+    summed into the summary (an internal error for a string), and a head's certificate named by a path out of
+    the folder was read and taken for the run's own."""
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
+    (tmp_path / OUTSIDE).write_text('{"planted": "certificate"}\n')
+    capsys.readouterr()
+    _forge_record(out, lambda record: edit(record, out))
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    err = capsys.readouterr().err
+    assert "not a record of sentence 1" in err and err.count("\n") == 1, err
+
+
 def test_a_violation_keeps_its_certificate_and_an_edited_one_is_refused(mixed_model, no_figures, corpus_file,
                                                                        tmp_path, monkeypatch, capsys):  # fmt: skip
     """The plumbing of a violated step (collapse.dobrushin holds on every real head, so one is planted

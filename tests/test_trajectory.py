@@ -729,3 +729,15 @@ def test_the_benchmark_times_a_trajectory():
     from benchmarks import trajectory as bench
     line = bench.timed(3)
     assert line.startswith("T =     3: holds, certified True, ") and "(checker " in line, line
+
+
+@pytest.mark.parametrize("name", ["trajectory.json", "trajectory-certificate.json"])
+def test_a_configuration_among_the_files_out_writes_is_refused_before_any_work(tmp_path, capsys, name):
+    """`certify trajectory DIR/trajectory.json --out DIR` wrote its results over the configuration it read, as
+    `certify check CONFIG --out CONFIG` is refused for."""
+    config = tmp_path / name
+    config.write_text(LAYER.read_text())
+    assert main(["trajectory", str(config), "--layers", "3", "--out", str(tmp_path), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: --out ") and "written over" in err and err.count("\n") == 1, err
+    assert config.read_text() == LAYER.read_text() and sorted(p.name for p in tmp_path.iterdir()) == [name]

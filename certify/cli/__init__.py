@@ -149,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     violated, 2 bad input or usage (one line on stderr), 3 undecided, 4 internal error, 130 when interrupted
     (143 by SIGTERM, 129 by SIGHUP), 141 when stdout's reader has gone."""
     argv = sys.argv[1:] if argv is None else argv
+    for name in ("stdout", "stderr"):  # a stream closed by the shell (`>&-`) is None: what is written to it is lost,
+        if getattr(sys, name) is None:  # as print() loses it, where a write or flush was an internal error
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))
     # "--" before the command ends certify's own options (POSIX): the command follows it (argparse took "--" for
     # a command, "invalid choice: '--'"), and what follows is a command even when it starts with a dash
     options_ended = argv[:1] == ["--"]
@@ -159,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper):
         sys.stdout.reconfigure(errors="surrogateescape")
     if not argv:  # a bare `certify`: its usage, as a usage error
-        print(build_parser().format_usage().rstrip(), file=sys.stderr)
-        print("certify: error: give a command (certify --help lists them)", file=sys.stderr)
+        _say(build_parser().format_usage().rstrip())
+        _say("certify: error: give a command (certify --help lists them)")
         return EXIT_BAD_INPUT
     try:
         with signals.handled():  # SIGTERM and SIGHUP stop a command as Ctrl-C does (certify.signals)
@@ -176,24 +179,34 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
-        print(f"certify: error: {cut_quoted(str(err))}", file=sys.stderr)
+        _say(f"certify: error: {cut_quoted(str(err))}")
         return EXIT_BAD_INPUT
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        print(f"certify: error: not valid JSON: {err}", file=sys.stderr)
+        _say(f"certify: error: not valid JSON: {err}")
         return EXIT_BAD_INPUT
     except OSError as err:
-        print(f"certify: error: {os_error_line(err)}", file=sys.stderr)
+        _say(f"certify: error: {os_error_line(err)}")
         return EXIT_BAD_INPUT
     except KeyboardInterrupt as err:  # resumable work (certify.errors.Interrupted) says how to continue it
-        print(signals.interrupted_line(str(err)), file=sys.stderr)
+        _say(signals.interrupted_line(str(err)))
         return signals.exit_code()
     except MemoryError:
-        print("certify: error: out of memory; lower the sizes or the precision (see the limits in "
-              "`certify check --help`)", file=sys.stderr)
+        _say("certify: error: out of memory; lower the sizes or the precision (see the limits in "
+             "`certify check --help`)")
         return EXIT_BAD_INPUT
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
-        print(internal_error_line(argv, err), file=sys.stderr)
+        _say(internal_error_line(argv, err))
         return EXIT_INTERNAL_ERROR
+
+
+def _say(line: str) -> None:
+    """One line on stderr; a stderr that takes no writing (closed by the shell, `2>&-`, and its descriptor taken
+    by a file opened read-only) loses the line, not the exit code: the OSError left main and Python exited 1,
+    which reads as "violated"."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # nothing left for the interpreter's last flush
 
 
 def cut_quoted(message: str) -> str:

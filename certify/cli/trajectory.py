@@ -148,9 +148,20 @@ def _bits(tr) -> str:
     return f"{tr.precision} bits at t = 0 down to {steps[-1]} at t = {len(steps) - 1}"
 
 
+def _outputs(args) -> list[Path]:
+    """The files --out DIR gets: the results, the certificate and the figure."""
+    from certify.figures.trajectory import STEM  # matplotlib only when a figure is written
+
+    out = Path(args.out)
+    return [out / "trajectory.json", out / TRAJECTORY_CERTIFICATE, out / f"{STEM}.{args.figure_format}"]
+
+
 def run(args) -> int:
     """Run `certify trajectory`; return its exit code."""
     limits = options.limits_of(args)  # the configuration's reader and the checker's (before the bar)
+    outputs = _outputs(args) if args.out else []
+    for path in outputs:  # DIR/trajectory.json given as the configuration was written over by its results
+        options.not_overwriting("--out", path, {"CONFIG": args.config})
     # what a user waits for: the layers done (an attempt at a higher precision starts again from X_0), the
     # precision a detail
     with progress.bar(total=args.layers, desc="certify trajectory", mininterval=0.5,
@@ -168,14 +179,14 @@ def run(args) -> int:
     data = trajectory.to_json(tr)
     written = []
     if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
         from certify.figures import trajectory as trajectory_figure  # matplotlib only when a figure is written
 
-        json_path, cert_path = out / "trajectory.json", out / TRAJECTORY_CERTIFICATE
+        json_path, cert_path, _ = outputs
+        json_path.parent.mkdir(parents=True, exist_ok=True)
         jsonfile.write(data, json_path)
         jsonfile.write(tr.certificate, cert_path)
-        figure_path = trajectory_figure.write(tr, out, source=args.config, fmt=args.figure_format, dpi=args.dpi)
+        figure_path = trajectory_figure.write(tr, json_path.parent, source=args.config, fmt=args.figure_format,
+                                              dpi=args.dpi)
         written = [json_path, cert_path, figure_path]
     if args.json:
         jsonfile.echo(data)

@@ -18,6 +18,7 @@ import time
 from multiprocessing import resource_tracker
 
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
+from distributed.comm import get_address_host_port
 from threadpoolctl import threadpool_limits
 
 from certify import signals
@@ -95,6 +96,13 @@ class Dask:
             if self.scheduler is None:
                 _watching_sigint(self._start_embedded)
             else:
+                # an address refused inside Client() left a half-built client, which closed itself at exit 40 s
+                # later with a traceback on stderr: the address is read first
+                try:
+                    get_address_host_port(self.scheduler)
+                except ValueError as err:
+                    raise BadInput(f"--scheduler {self.scheduler!r} is not the address of a Dask scheduler (e.g. "
+                                   f"tcp://host:8786): {err}") from None
                 try:
                     self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
                 except (OSError, TimeoutError, ValueError, TypeError) as err:

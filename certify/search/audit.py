@@ -338,6 +338,8 @@ def _summary_problem(spec: campaigns.Campaign, folder: Path, decided: list[dict]
     path = folder / campaigns.SUMMARY
     how = f"deciding nothing again, with: {spec.command(folder)}"
     rewrite = f"rewrite it, {how}"
+    if not path.is_file() and (path.exists() or path.is_symlink()):  # in its place: not a summary still to write
+        return f"{campaigns.SUMMARY} is not a file (a folder, a device or a broken link)", None
     if not path.is_file():
         return None, f"there is no {campaigns.SUMMARY} (the run was stopped before writing it); write it, {how}"
     try:

@@ -151,7 +151,7 @@ class Campaign(samplers.LayerParts):
             raise BadInput("give either --claim or --bound, not both")
         d_k = None if self.d_k is None else integer(self.d_k, "--d-k")
         L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range, d_k)
-        if not 1 <= self.count <= MAX_COUNT:
+        if not 1 <= integer(self.count, "--count") <= MAX_COUNT:
             raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
         seeds.checked(self.seed)
         check_precision_cap(self.max_prec)

@@ -298,7 +298,7 @@ DISTRIBUTIONS: dict[str, Distribution] = {
 
 def get(name: str) -> Distribution:
     """The distribution called `name` (one of DISTRIBUTIONS), or BadInput naming the known ones."""
-    if name not in DISTRIBUTIONS:
+    if not isinstance(name, str) or name not in DISTRIBUTIONS:  # a manifest's list is unhashable: no TypeError
         raise BadInput(f"unknown distribution {name!r}; choose one of {', '.join(DISTRIBUTIONS)}")
     return DISTRIBUTIONS[name]
 
@@ -306,6 +306,7 @@ def get(name: str) -> Distribution:
 def validate(name: str, n: int, d: int, L_range, d_k: int | None = None) -> tuple[float, float] | None:
     """Check a campaign's sampling parameters; return the L range in force (or None)."""
     dist = get(name)
+    n, d = integer(n, "--n"), integer(d, "--d")  # a manifest's "4" or 4.0 compared with an integer: a TypeError
     if not 2 <= n <= MAX_TOKENS:
         raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:

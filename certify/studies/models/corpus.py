@@ -112,6 +112,11 @@ def certify_sentences(run: CorpusRun, indices: list[int]) -> list[tuple[dict, di
     return out
 
 
+def certificate_name(i: int, layer: int, head: int) -> str:
+    """The file name, in the run's certificates/, of the certificate kept for a head of sentence i."""
+    return f"violated-{i}-L{layer}-H{head}.json"
+
+
 def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCertificate]) -> tuple[dict, dict[str, str]]:
     """The record of sentence i (the format of the module docstring) and the certificates it keeps, by
     file name: the attention-head certificate of each head with a violated step, its sha256 in the record."""
@@ -122,7 +127,7 @@ def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCert
         for h in layer.heads:
             name = digest = None
             if h.violation is not None:  # a counterexample to a step: kept whole
-                name = f"violated-{i}-L{layer.layer}-H{h.head}.json"
+                name = certificate_name(i, layer.layer, h.head)
                 certificates[name] = json.dumps(h.violation, indent=1) + "\n"
                 digest = sha256_text(certificates[name])
             heads.append({

@@ -28,7 +28,7 @@ from certify.core import jsonfile, report_files
 from certify.core.float64_limits import REGIME_WORDS
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
-from certify.studies.models.corpus import CorpusRun, certify_sentences, sha256_text
+from certify.studies.models.corpus import CorpusRun, certificate_name, certify_sentences, sha256_text
 from certify.studies.models.corpus_summary import CorpusSummary, render
 from certify.studies.models.loading import WEIGHTS_FILE
 from certify.studies.models.pipeline import load_text_model
@@ -159,14 +159,17 @@ def _record_check(store, run: CorpusRun, config):
             ok = (record.get("text") == run.sentences[i] and type(record.get("n_tokens")) is int
                   and isinstance(record.get("layers"), list) and len(record["layers"]) == config.n_layers)
             for number, layer in enumerate(record["layers"] if ok else []):
-                ok = ok and layer.get("layer") == number and len(layer.get("heads", [])) == config.n_heads
+                # rank_certified is summed into the summary: a bool, not a string or a count
+                ok = (ok and layer.get("layer") == number and type(layer.get("rank_certified")) is bool
+                      and len(layer.get("heads", [])) == config.n_heads)
                 for index, head in enumerate(layer.get("heads", []) if ok else []):
                     ok = (ok and set(head) == HEAD_KEYS and head["head"] == index and head["regime"] in regimes
                           and head["step1"] in steps and head["step2"] in steps
                           and all(_pair(head[k]) for k in ("a", "a_D2", "log10_gap", "tau", "D_PX_over_D")))
-                    if ok and head["certificate"] is not None:
-                        path = store.folder / CERTIFICATES / head["certificate"]
-                        ok = path.is_file() and sha256_text(path.read_text(encoding="utf-8")) == head["certificate_sha256"]
+                    if ok and head["certificate"] is not None:  # the run's own name: no path out of the folder
+                        path = store.folder / CERTIFICATES / certificate_name(i, number, index)
+                        ok = (head["certificate"] == path.name and path.is_file()
+                              and _sha256_file(path) == head["certificate_sha256"])
                     elif ok:
                         ok = VIOLATED not in (head["step1"], head["step2"])  # a violation always keeps its certificate
         except (AttributeError, KeyError, TypeError):

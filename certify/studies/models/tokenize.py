@@ -7,6 +7,8 @@ model rather than cut silently.
 
 from __future__ import annotations
 
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +50,25 @@ def load_tokenizer(folder: Path):
     return tokenizer
 
 
+@contextmanager
+def _rust_stderr_silenced():
+    """File descriptor 2 on /dev/null for the call: a panic of the tokenizer's Rust code prints its own lines there,
+    past sys.stderr, beside the one line of the bad input."""
+    try:
+        saved = os.dup(2)
+    except OSError:  # no stderr to silence
+        yield
+        return
+    try:
+        quiet = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(quiet, 2)
+        os.close(quiet)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def tokenize_text(tokenizer, text: str) -> Tokens:
     """The tokens of one text, exactly as the model will see them."""
     if not isinstance(text, str):
@@ -56,7 +77,14 @@ def tokenize_text(tokenizer, text: str) -> Tokens:
         text.encode("utf-8")
     except UnicodeEncodeError as err:
         raise BadInput(f"the text is not UTF-8: {text[max(err.start - 10, 0):err.end + 10]!a}") from None
-    encoding = tokenizer.encode(text)
+    try:
+        with _rust_stderr_silenced():
+            encoding = tokenizer.encode(text)
+    except BaseException as err:  # the Rust side raises plain Exception on what the file lacks ([UNK]), and a
+        # panic as pyo3's PanicException, no Exception at all: it left main with a traceback and exit 1
+        if not isinstance(err, Exception) and type(err).__name__ != "PanicException":
+            raise
+        raise BadInput(f"the model's {TOKENIZER_FILE} cannot tokenise the text: {err}") from None
     return Tokens(
         text=text,
         tokens=tuple(encoding.tokens),
