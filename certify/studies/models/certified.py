@@ -4,7 +4,8 @@ For layer l, head h, on the configuration X_l entering the layer (the float64 fo
 tokens, taken as exact binary64 numbers; every statement below is about that configuration):
 
     a        ||A_h||_2, A_h = W_Q W_K^T / sqrt(d_k)      (thin factors, see thin_norm)
-    v        ||V_h||_2, V_h = W_O,h W_V,h, the value-output map: the head adds P_h X V_h^T
+    v        ||V_h||_2, V_h = W_O,h W_V,h, the value-output map: the head adds P_h X V_h^T (and the
+             row (W_O,h b_V,h)^T of its value bias, the same for every token)
     D        D(X_l), the diameter
     a D^2    the exponent of collapse.global: D(P X) <= (1 - exp(-a D^2)) D
     gap      exp(-a D^2), kept itself (the certified factor is 1 - gap), with log10(gap)
