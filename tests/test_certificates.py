@@ -224,3 +224,31 @@ def test_a_widened_ball_is_the_same_whatever_the_callers_precision(precision):
     assert (inside.mid(), inside.rad()) == (outside.mid(), outside.rad())
     assert inside.contains(x) and inside.rad() >= x.rad() * (1 + 2**WIDENING_BITS)
     assert inside.rad() >= abs(x.mid()) * arb(2) ** (WIDENING_BITS - precision)
+
+
+def test_a_holds_stated_where_the_balls_overlap_is_rejected():
+    """A forger's certificate of a false bound: tanh(250) D > (1 - 2 e^-500) D by about 2 e^-1000 D, so the
+    bound is violated, but at 53 bits both sides round to the same midpoints and their balls overlap.  Built
+    with the engine's own enclosures at 53 bits, every comparison and the verdict set to "holds", the digest
+    recomputed: every stated number is honest, only the verdict is not decided by them, and it is rejected."""
+    import dataclasses
+
+    from flint import ctx
+
+    from certify.core import config
+    from certify.core.arith import BALL, FLOAT64
+    from certify.engine import certificate, decide
+
+    cfg, bound = cases.antipodal(250.0), "(1 - 2*exp(-a*D**2/2))*D"
+    assert engine.check(cfg, bound=bound).verdict == engine.VIOLATED  # decided at a higher precision
+    case, claim = config.load(cfg), engine.target(bound=bound).claim
+    witnesses: dict = {}
+    decide.evaluate(FLOAT64, case, claim, witnesses)
+    with ctx.workprec(53):
+        views, comparisons = decide.evaluate(BALL, case, claim, witnesses)
+        assert [c.outcome for c in comparisons] == [None]  # undecided at 53 bits
+        assert comparisons[0].lhs.mid() <= comparisons[0].rhs.mid()  # the midpoints alone would say "holds"
+        forged = [dataclasses.replace(c, outcome=True) for c in comparisons]
+        cert = certificate.build(case, None, bound, engine.HOLDS, 53, views, forged, witnesses)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "undecided" in confirmation.message, confirmation.message
