@@ -104,13 +104,18 @@ def test_changed_bound_is_rejected(violated):
     assert not checker.verify(cert).ok
 
 
+@pytest.mark.parametrize("forge", [False, True])
 @pytest.mark.parametrize("factor", [0.5, 2, 4])
-def test_changed_precision_is_rejected(saturated, generic, factor):
+def test_changed_precision_is_rejected(saturated, generic, factor, forge):
+    """Also with the digest recomputed: the stated enclosures are not of the stated precision (or, lowered, do
+    not decide the verdict), which only the mathematics can tell."""
     for original in (saturated, generic):
         cert = copy.deepcopy(original)
         cert["precision"] = max(53, int(cert["precision"] * factor))
         if cert["precision"] == original["precision"]:
             continue
+        if forge:
+            redigest(cert)
         assert not checker.verify(cert).ok, (original["precision"], cert["precision"])
 
 
@@ -252,3 +257,15 @@ def test_a_holds_stated_where_the_balls_overlap_is_rejected():
         cert = certificate.build(case, None, bound, engine.HOLDS, 53, views, forged, witnesses)
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "undecided" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("fixture, radius", [("generic", "1e-6"), ("saturated", "1e-100")])
+def test_a_stated_enclosure_widened_far_beyond_its_precision_is_rejected(fixture, radius, request):
+    """The same midpoint with a radius far wider than the stated precision gives (1e-6 at 53 bits, where the
+    checker's own is about 1e-14; 1e-100 at well over 1000 bits): it still contains the true value, but it
+    is no enclosure of that precision, and a reader would take it for one."""
+    cert = copy.deepcopy(request.getfixturevalue(fixture))
+    midpoint = cert["values"]["D_out"].strip("[]").split("+/-")[0].strip()
+    cert["values"]["D_out"] = f"[{midpoint} +/- {radius}]"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not as accurate" in confirmation.message, confirmation.message
