@@ -269,3 +269,14 @@ def test_a_stated_enclosure_widened_far_beyond_its_precision_is_rejected(fixture
     cert["values"]["D_out"] = f"[{midpoint} +/- {radius}]"
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not as accurate" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("stated", [False, None])
+def test_one_comparisons_stated_outcome_changed_is_rejected(stated):
+    """Three layers, three comparisons that hold: the middle one stated violated or undecided while the verdict
+    still says holds (so only the per-comparison check can tell), digest recomputed."""
+    cert = engine.check(cases.stack(depth=3)).certificate
+    assert [e["holds"] for e in cert["values"]["comparisons"]] == [True, True, True]
+    cert["values"]["comparisons"][1]["holds"] = stated
+    confirmation = checker.verify(redigest(cert))
+    assert not confirmation.ok and "stated outcome" in confirmation.message, confirmation.message
