@@ -104,13 +104,18 @@ def test_changed_bound_is_rejected(violated):
     assert not checker.verify(cert).ok
 
 
+@pytest.mark.parametrize("forge", [False, True])
 @pytest.mark.parametrize("factor", [0.5, 2, 4])
-def test_changed_precision_is_rejected(saturated, generic, factor):
+def test_changed_precision_is_rejected(saturated, generic, factor, forge):
+    """Also with the digest recomputed: the stated enclosures are not of the stated precision (or, lowered, do
+    not decide the verdict), which only the mathematics can tell."""
     for original in (saturated, generic):
         cert = copy.deepcopy(original)
         cert["precision"] = max(53, int(cert["precision"] * factor))
         if cert["precision"] == original["precision"]:
             continue
+        if forge:
+            redigest(cert)
         assert not checker.verify(cert).ok, (original["precision"], cert["precision"])
 
 
@@ -224,3 +229,54 @@ def test_a_widened_ball_is_the_same_whatever_the_callers_precision(precision):
     assert (inside.mid(), inside.rad()) == (outside.mid(), outside.rad())
     assert inside.contains(x) and inside.rad() >= x.rad() * (1 + 2**WIDENING_BITS)
     assert inside.rad() >= abs(x.mid()) * arb(2) ** (WIDENING_BITS - precision)
+
+
+def test_a_holds_stated_where_the_balls_overlap_is_rejected():
+    """A forger's certificate of a false bound: tanh(250) D > (1 - 2 e^-500) D by about 2 e^-1000 D, so the
+    bound is violated, but at 53 bits both sides round to the same midpoints and their balls overlap.  Built
+    with the engine's own enclosures at 53 bits, every comparison and the verdict set to "holds", the digest
+    recomputed: every stated number is honest, only the verdict is not decided by them, and it is rejected."""
+    import dataclasses
+
+    from flint import ctx
+
+    from certify.core import config
+    from certify.core.arith import BALL, FLOAT64
+    from certify.engine import certificate, decide
+
+    cfg, bound = cases.antipodal(250.0), "(1 - 2*exp(-a*D**2/2))*D"
+    assert engine.check(cfg, bound=bound).verdict == engine.VIOLATED  # decided at a higher precision
+    case, claim = config.load(cfg), engine.target(bound=bound).claim
+    witnesses: dict = {}
+    decide.evaluate(FLOAT64, case, claim, witnesses)
+    with ctx.workprec(53):
+        views, comparisons = decide.evaluate(BALL, case, claim, witnesses)
+        assert [c.outcome for c in comparisons] == [None]  # undecided at 53 bits
+        assert comparisons[0].lhs.mid() <= comparisons[0].rhs.mid()  # the midpoints alone would say "holds"
+        forged = [dataclasses.replace(c, outcome=True) for c in comparisons]
+        cert = certificate.build(case, None, bound, engine.HOLDS, 53, views, forged, witnesses)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "undecided" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("fixture, radius", [("generic", "1e-6"), ("saturated", "1e-100")])
+def test_a_stated_enclosure_widened_far_beyond_its_precision_is_rejected(fixture, radius, request):
+    """The same midpoint with a radius far wider than the stated precision gives (1e-6 at 53 bits, where the
+    checker's own is about 1e-14; 1e-100 at well over 1000 bits): it still contains the true value, but it
+    is no enclosure of that precision, and a reader would take it for one."""
+    cert = copy.deepcopy(request.getfixturevalue(fixture))
+    midpoint = cert["values"]["D_out"].strip("[]").split("+/-")[0].strip()
+    cert["values"]["D_out"] = f"[{midpoint} +/- {radius}]"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not as accurate" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("stated", [False, None])
+def test_one_comparisons_stated_outcome_changed_is_rejected(stated):
+    """Three layers, three comparisons that hold: the middle one stated violated or undecided while the verdict
+    still says holds (so only the per-comparison check can tell), digest recomputed."""
+    cert = engine.check(cases.stack(depth=3)).certificate
+    assert [e["holds"] for e in cert["values"]["comparisons"]] == [True, True, True]
+    cert["values"]["comparisons"][1]["holds"] = stated
+    confirmation = checker.verify(redigest(cert))
+    assert not confirmation.ok and "stated outcome" in confirmation.message, confirmation.message

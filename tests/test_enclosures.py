@@ -208,3 +208,19 @@ def test_ball_products_of_remembered_matrices_contain_mpmath():
                 assert contains(H[i, k], Hm[i, k]) and contains(centred[i, k], Hm[i, k])
                 assert again[i, k].mid() == H[i, k].mid() and again[i, k].rad() == H[i, k].rad()
     assert max(float(G[i, k].rad()) for i in range(5) for k in range(5)) > 0  # radii were kept, not dropped
+
+
+def test_a_shrunken_witness_basis_is_corrected_by_its_drift_in_engine_and_checker():
+    """A basis of the exact right singular vectors scaled by 1 - 1e-6: Gershgorin's discs of E = (M W)^T (M W)
+    alone give (1 - 1e-6) ||M||_2, below the norm; only the division by 1 - ||W^T W - I||_F lifts the upper end
+    back above it.  Both enclosures must contain the 60-digit singular value."""
+    M = [[3, 0, 0], [0, 2, 0], [0, 0, 1]]  # ||M||_2 = 3 exactly, right singular vectors the unit vectors
+    shrink = 1 - 1e-6
+    # the lower end from a vector off the top singular one (sqrt(6.5)), so that only the upper end reaches 3
+    witness = spectral.NormWitness(basis=shrink * np.eye(3), top=np.array([1.0, 1.0, 0.0]))
+    balls = [[arb(v) for v in row] for row in M]
+    engine_ball = spectral.enclose(arb_mat(balls), witness)
+    checker_ball = checker_forward.spectral_norm(balls, {"basis": witness.basis.tolist(), "top": witness.top.tolist()})
+    for ball in (engine_ball, checker_ball):
+        assert contains(ball, 3), ball
+        assert float(ball.upper()) < 3 * (1 + 1e-5)  # the correction is of the size of the drift, not more

@@ -519,3 +519,22 @@ def test_tier3_with_beta_one_and_far_consensus_against_arb_every_form():
         for thin, (n, d) in ((False, (3, 2)), (True, (4, 3)), (False, (6, 4)), (True, (5, 4))):
             for seed in range(2):
                 assert contradictions(_claim_of(form), _far_consensus_beta_one(form, 300, n, d, 100 + seed, thin)) == []
+
+
+def test_the_ends_are_mid_minus_and_plus_rad_rounded_outward_exactly():
+    """lo and hi, the ends every tier 3 verdict compares, are the nearest binary64 numbers outside mid -+ rad,
+    exactly (Fractions): never inside by half an ulp (a rounding to nearest would be, half of the time), nor
+    an ulp farther out than needed; and certainly_le compares the upper end of x with the lower end of y."""
+    rng = np.random.default_rng(3)
+    mid = np.concatenate([_numbers(rng, (400,), allow_huge=False), [1.0, 1 + 2.0**-52, -1.0, 0.0, ETA]])
+    rad = np.concatenate([np.abs(_numbers(rng, (400,), allow_huge=False)) * 2.0 ** rng.integers(-60, 0, 400),
+                          [2.0**-60, 2.0**-60 + 2.0**-80, 2.0**-54, ETA, ETA]])
+    x = MidRad(mid, rad)
+    lo, hi = x.lo, x.hi
+    for m, r, low, high in zip(mid, rad, lo, hi):
+        exact_low, exact_high = Q(m) - Q(r), Q(m) + Q(r)
+        assert Q(low) <= exact_low < Q(np.nextafter(low, np.inf)), (m, r, low)
+        assert Q(np.nextafter(high, -np.inf)) < exact_high <= Q(high), (m, r, high)
+    wide, narrow = MidRad(1.0, 0.5), MidRad(1.2)  # wide's midpoint is below 1.2, its upper end above
+    assert not TIER3.certainly_le(wide, narrow) and TIER3.certainly_le(narrow, MidRad(2.0, 0.5))
+    assert not TIER3.certainly_le(narrow, MidRad(1.3, 0.2)) and TIER3.certainly_le(MidRad(1.0, 0.1), MidRad(1.25, 0.1))

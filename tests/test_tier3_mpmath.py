@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from mpmath import mp, mpf
 
+from certify import engine
+from certify.claims import Claim, Inequality
 from certify.core.arith.midrad64 import MidRad
 from certify.search import tier3
 
@@ -161,3 +163,34 @@ def test_planted_fault_enclosures_four_ulps_narrower_are_caught(monkeypatch):
                  test_self_attending_token_biases_and_a_negative_beta):
         with pytest.raises(AssertionError):
             test()
+
+
+def test_the_sides_a_verdict_compares_bound_the_mpmath_values():
+    """tier3.evaluate decides on the upper end of each left side and the lower end of each right side: those
+    ends, not the midpoints, must lie beyond the exact values (a verdict read from the midpoints would call
+    a bound violated by less than the radius true); and a "holds" is only where the ends say so."""
+    rng = np.random.default_rng(7)
+    count, n, d = 40, 4, 3
+    batch = tier3.Batch(X=rng.standard_normal((count, n, d)), A=rng.standard_normal((count, d, d)),
+                        beta=10.0 ** rng.uniform(-1, 0.5, count))
+    verdicts, lhs_upper, rhs_lower = tier3.evaluate(engine.target(bound="D").claim, batch)
+    for c in range(count):
+        truth = exact(batch, c, 40)
+        assert truth["D_out"] <= mpf(lhs_upper[c]) and mpf(rhs_lower[c]) <= truth["D"], c
+        assert (verdicts[c] == tier3.HOLDS) == (lhs_upper[c] <= rhs_lower[c]), c
+    assert np.all(verdicts == tier3.HOLDS)  # D(PX) <= D: a convex combination of the tokens
+
+
+def test_a_claim_holds_in_tier_3_only_where_every_inequality_holds():
+    """A planted claim of two inequalities, one a theorem (D(PX) <= D), one false (D <= D(PX) fails wherever
+    attention contracts): never "holds", in either order, while the theorem alone holds everywhere."""
+    rng = np.random.default_rng(8)
+    count, n, d = 30, 4, 3
+    batch = tier3.Batch(X=rng.standard_normal((count, n, d)), A=rng.standard_normal((count, d, d)), beta=0.5)
+    true, false = Inequality("D_out", "D"), Inequality("D", "D_out")
+
+    def claim(*inequalities):
+        return Claim(id="", statement="", source="", hypotheses="", applies=lambda case: None, inequalities=inequalities)
+    assert np.all(tier3.decide(claim(true), batch) == tier3.HOLDS)
+    for order in ((true, false), (false, true)):
+        assert not np.any(tier3.decide(claim(*order), batch) == tier3.HOLDS), order
