@@ -450,3 +450,26 @@ def test_a_journal_with_more_evaluations_than_its_budget_is_refused(tmp_path, ca
     capsys.readouterr()
     assert main(argv) == 2
     assert "holds more evaluations than its budget of 100 allows" in capsys.readouterr().err
+
+
+def test_a_run_that_certifies_no_counterexample_leaves_none_of_an_earlier_run_in_the_folder(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """The results are rewritten whole: a run whose finalists are not certified (here a check that says undecided,
+    as a lower --limit precision does) said NOTHING FOUND in summary.json beside the counterexample.json and
+    certificate.json of the run before it (or a certificate put there for another bound)."""
+    argv = ARGV + ["--out", str(tmp_path), "--json"]
+    assert main(argv) == 1
+    assert (tmp_path / "counterexample.json").is_file() and (tmp_path / attack_folder.CERTIFICATE).is_file()
+    real_check = engine.check
+
+    def undecided(*args, **kwargs):
+        result = real_check(*args, **kwargs)
+        return engine.Result(engine.UNDECIDED, result.target, result.precision, result.comparisons, reason="capped")
+
+    monkeypatch.setattr(engine, "check", undecided)
+    capsys.readouterr()
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert not summary["violated"] and "certificate" not in summary["files"]
+    assert not (tmp_path / "counterexample.json").exists() and not (tmp_path / attack_folder.CERTIFICATE).exists()
+    assert json.loads((tmp_path / "summary.json").read_text())["violated"] is False

@@ -10,7 +10,8 @@
                                                               Evaluation's floats (repr, so exact; "-": no exponent)
                         t SECONDS                             a reading of a time budget's clock (seconds of search)
     best.json, tightest.json, summary.json (+ counterexample.json, certificate.json)
-                    the results, rewritten whole (certify.core.files) at the end of every run
+                    the results, rewritten whole (certify.core.files) at the end of every run; the two
+                    files of a counterexample are removed by a run that certified none
     .lock           held (flock) by the one run that writes the folder (certify.jobs.store.locked)
 
 Resuming.  The search is a function of its seed, of the values its objective returns and, for a time
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
 FORMAT = "certify-attack/1"
 PARAMETERS = "attack.json"
 JOURNAL = "journal.txt"
-CERTIFICATE = "certificate.json"  # a certified counterexample's certificate
+COUNTEREXAMPLE = "counterexample.json"  # a certified counterexample's configuration
+CERTIFICATE = "certificate.json"  # its certificate
 
 _FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
@@ -202,7 +204,7 @@ class Folder:
 
     def write(self, report: AttackReport) -> dict:
         """Write the results (best.json, tightest.json, and when a violation was certified counterexample.json
-        and certificate.json, then summary.json); return {name: path} of what was written.  Nothing when a
+        and certificate.json, else those two removed, then summary.json); return {name: path} of what was written.  Nothing when a
         Ctrl-C stopped the run while it replayed the journal: what it has is less than the files hold."""
         if report.interrupted and self.journal.replaying:
             return {}
@@ -218,9 +220,12 @@ class Folder:
         if report.best_exponent is not None:
             dump("tightest.json", report.configuration(report.best_exponent, "attack-tightest"))
         if report.counterexample is not None:
-            dump("counterexample.json", config.to_json(report.counterexample.case))
+            dump(COUNTEREXAMPLE, config.to_json(report.counterexample.case))
             written["certificate"] = str(certificate.write(report.counterexample.result.certificate,
                                                            self.path / CERTIFICATE))
+        else:  # an earlier run's (or a foreign) counterexample would stand beside a summary that found none
+            for name in (COUNTEREXAMPLE, CERTIFICATE):
+                (self.path / name).unlink(missing_ok=True)
         written["parameters"] = str(self.path / PARAMETERS)  # written as the run started, named with the rest
         written["journal"] = str(self.journal.path)
         dump("summary.json", dict(report.to_json(), files=dict(written, summary=str(self.path / "summary.json"))))
@@ -237,7 +242,7 @@ def _own(folder: Path) -> None:
 
 
 # What an attack writes at its end (Folder.write): an earlier version of certify wrote only these, no parameters.
-RESULTS = frozenset({"best.json", "tightest.json", "summary.json", "counterexample.json", CERTIFICATE})
+RESULTS = frozenset({"best.json", "tightest.json", "summary.json", COUNTEREXAMPLE, CERTIFICATE})
 
 
 def _foreign(folder: Path) -> bool:
