@@ -204,8 +204,9 @@ class Folder:
 
     def write(self, report: AttackReport) -> dict:
         """Write the results (best.json, tightest.json, and when a violation was certified counterexample.json
-        and certificate.json, else those two removed, then summary.json); return {name: path} of what was written.  Nothing when a
-        Ctrl-C stopped the run while it replayed the journal: what it has is less than the files hold."""
+        and certificate.json, else those two removed, then summary.json); return {name: path} of what was
+        written.  Nothing when a Ctrl-C stopped the run while it replayed the journal: what it has is less than
+        the files hold."""
         if report.interrupted and self.journal.replaying:
             return {}
         written = {}
