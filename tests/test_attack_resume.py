@@ -473,3 +473,22 @@ def test_a_run_that_certifies_no_counterexample_leaves_none_of_an_earlier_run_in
     assert not summary["violated"] and "certificate" not in summary["files"]
     assert not (tmp_path / "counterexample.json").exists() and not (tmp_path / attack_folder.CERTIFICATE).exists()
     assert json.loads((tmp_path / "summary.json").read_text())["violated"] is False
+
+
+@pytest.mark.parametrize("key, value, option", [
+    ("bound", "(1 - exp(-a*D**2/3))*D", ["--bound", "(1-exp(-a*D**2/3))*D"]),
+    ("mask", "causal", ["--mask", "causal"]),
+])
+def test_parameters_edited_to_another_attack_do_not_replay_its_journal(tmp_path, capsys, key, value, option):
+    """A point's digest named its shape and L only: attack.json edited to another bound (or mask), with the command
+    of that attack, replayed every score of the first, and a bound false for L > 2.9 that a fresh search of the
+    same budget finds was reported NOTHING FOUND after 300 evaluations, none of them its own."""
+    first = ["attack", "--bound", "(1-exp(-a*D**2))*D", "--n", "2", "--d", "1", "--budget", "300"]
+    assert main(first + ["--out", str(tmp_path)]) == 0
+    parameters = tmp_path / attack_folder.PARAMETERS
+    parameters.write_text(json.dumps({**json.loads(parameters.read_text()), key: value}))
+    edited = first[:1] + (option if key == "bound" else first[1:3] + option) + first[3:] + ["--out", str(tmp_path)]
+    capsys.readouterr()
+    assert main(edited) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "journal.txt line 1 is not the evaluation this search makes" in err, err

@@ -6,8 +6,9 @@
     journal.txt     the search's events in order, one line each (about 100 bytes: the points themselves are
                     not needed, the search rebuilds them), appended (one write) as they happen:
                         e DIGEST SCORE LOG_RATIO EXPONENT L   an objective evaluation: DIGEST names the point
-                                                              (blake2b of its float64 shape and L), then the
-                                                              Evaluation's floats (repr, so exact; "-": no exponent)
+                                                              (blake2b of its float64 shape and L keyed by
+                                                              the parameters), then the Evaluation's floats
+                                                              (repr, so exact; "-": no exponent)
                         t SECONDS                             a reading of a time budget's clock (seconds of search)
     best.json, tightest.json, summary.json (+ counterexample.json, certificate.json)
                     the results, rewritten whole (certify.core.files) at the end of every run; the two
@@ -71,10 +72,12 @@ _CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
 LONGEST = 256
 
 
-def digest(point: np.ndarray, L: float) -> str:
-    """The name of an evaluated point in the journal: 64 bits of blake2b over its float64 shape and L."""
+def digest(point: np.ndarray, L: float, attack: bytes) -> str:
+    """The name of an evaluated point in the journal: 64 bits of blake2b over its float64 shape and L, keyed by
+    the attack (its parameters): the same point of another target, or under another mask, has another score,
+    and a journal of another attack must not replay as this one's (attack.json edited to match the command)."""
     data = np.ascontiguousarray(point, dtype="<f8").tobytes() + struct.pack("<d", L)
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+    return hashlib.blake2b(data, digest_size=8, key=hashlib.blake2b(attack, digest_size=32).digest()).hexdigest()
 
 
 def _event(line: bytes):
@@ -95,8 +98,8 @@ def _number(x: float) -> str:
 class Journal:
     """The journal of one search (module docstring): replayed first, then appended to."""
 
-    def __init__(self, folder: Path, most: int | None = None):
-        self.folder, self.path, self.most = folder, folder / JOURNAL, most
+    def __init__(self, folder: Path, attack: bytes, most: int | None = None):
+        self.folder, self.path, self.most, self.attack = folder, folder / JOURNAL, most, attack
         self.journaled, last_clock, length = self._scan()
         os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
         self._replay = open(self.path, "rb")
@@ -162,7 +165,7 @@ class Journal:
 
     def evaluation(self, point: np.ndarray, L: float, compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation of (point, L): from the journal while it replays, else compute() journaled."""
-        key = digest(point, L)
+        key = digest(point, L, self.attack)
         event = self._next("e")
         if event is not None:
             if event[1] != key:
@@ -283,7 +286,8 @@ def opened(folder, params: dict) -> Iterator[Folder]:
         if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
-        journal = Journal(folder, most=params["budget"].get("evaluations"))  # a search never evaluates more
+        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(),
+                          most=params["budget"].get("evaluations"))  # a search never evaluates more
         yield Folder(folder, journal)
     except BadInput:
         refused = True
