@@ -580,3 +580,18 @@ def test_the_json_labels_the_search_figures_not_certified(tmp_path, capsys):
     assert code == 1 and data["counterexample"] is not None and data["bands"]
     for shown in (data, json.loads((out / "summary.json").read_text())):
         assert shown["search"].startswith("float64 (not certified): best, best_exponent, bands"), shown["search"]
+
+
+def test_a_candidate_the_check_certifies_holds_is_not_labelled_not_certified(capsys):
+    """tanh(a D^2/4) D is sharp: float64 sees a candidate above it by rounding (score 9e-16) that the engine
+    certifies holds there.  The line said "not certified: holds", a checker-confirmed verdict labelled as
+    uncertified and read beside NOTHING FOUND as if the bound held."""
+    argv = ["attack", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--d", "1", "--budget", "500"]
+    code, captured = run_cli(capsys, *argv, "--json")
+    summary = json.loads(captured.out)
+    assert code == 0 and engine.HOLDS in [f["verdict"] for f in summary["finalists"]], summary["finalists"]
+    code, captured = run_cli(capsys, *argv)
+    lines = [line for line in captured.out.splitlines() if line.strip().startswith("candidate at L")]
+    assert code == 0 and lines and "NOTHING FOUND" in captured.out
+    for line in lines:
+        assert "not certified: holds" not in line and ("no counterexample" in line) == ("holds" in line), line

@@ -450,3 +450,60 @@ def test_a_journal_with_more_evaluations_than_its_budget_is_refused(tmp_path, ca
     capsys.readouterr()
     assert main(argv) == 2
     assert "holds more evaluations than its budget of 100 allows" in capsys.readouterr().err
+
+
+def test_a_run_that_certifies_no_counterexample_leaves_none_of_an_earlier_run_in_the_folder(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """The results are rewritten whole: a run whose finalists are not certified (here a check that says undecided,
+    as a lower --limit precision does) said NOTHING FOUND in summary.json beside the counterexample.json and
+    certificate.json of the run before it (or a certificate put there for another bound)."""
+    argv = ARGV + ["--out", str(tmp_path), "--json"]
+    assert main(argv) == 1
+    assert (tmp_path / "counterexample.json").is_file() and (tmp_path / attack_folder.CERTIFICATE).is_file()
+    real_check = engine.check
+
+    def undecided(*args, **kwargs):
+        result = real_check(*args, **kwargs)
+        return engine.Result(engine.UNDECIDED, result.target, result.precision, result.comparisons, reason="capped")
+
+    monkeypatch.setattr(engine, "check", undecided)
+    capsys.readouterr()
+    assert main(argv) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert not summary["violated"] and "certificate" not in summary["files"]
+    assert not (tmp_path / "counterexample.json").exists() and not (tmp_path / attack_folder.CERTIFICATE).exists()
+    assert json.loads((tmp_path / "summary.json").read_text())["violated"] is False
+
+
+@pytest.mark.parametrize("key, value, option", [
+    ("bound", "(1 - exp(-a*D**2/3))*D", ["--bound", "(1-exp(-a*D**2/3))*D"]),
+    ("mask", "causal", ["--mask", "causal"]),
+])
+def test_parameters_edited_to_another_attack_do_not_replay_its_journal(tmp_path, capsys, key, value, option):
+    """A point's digest named its shape and L only: attack.json edited to another bound (or mask), with the command
+    of that attack, replayed every score of the first, and a bound false for L > 2.9 that a fresh search of the
+    same budget finds was reported NOTHING FOUND after 300 evaluations, none of them its own."""
+    first = ["attack", "--bound", "(1-exp(-a*D**2))*D", "--n", "2", "--d", "1", "--budget", "300"]
+    assert main(first + ["--out", str(tmp_path)]) == 0
+    parameters = tmp_path / attack_folder.PARAMETERS
+    parameters.write_text(json.dumps({**json.loads(parameters.read_text()), key: value}))
+    edited = first[:1] + (option if key == "bound" else first[1:3] + option) + first[3:] + ["--out", str(tmp_path)]
+    capsys.readouterr()
+    assert main(edited) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "journal.txt line 1 is not the evaluation this search makes" in err, err
+
+
+def test_verify_of_the_folders_certificate_names_the_bound_it_certifies(tmp_path, capsys):
+    """The re-check line points at certificate.json, which `certify verify` confirmed as "violated at 53 bits" only:
+    one put in its place for another bound was confirmed in the same words."""
+    assert main(ARGV + ["--out", str(tmp_path / "one"), "-q"]) == 1
+    other = ["attack", "--bound", "(1-exp(-a*D**2/4))*D"] + ARGV[3:] + ["--out", str(tmp_path / "two"), "-q"]
+    assert main(other) == 1
+    capsys.readouterr()
+    for folder, bound in (("one", "(1 - exp(-a*D**2/3))*D"), ("two", "(1 - exp(-a*D**2/4))*D")):
+        assert main(["verify", str(tmp_path / folder / attack_folder.CERTIFICATE)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("OK: ") and f"bound: {bound}" in out, out
+        assert main(["verify", str(tmp_path / folder / attack_folder.CERTIFICATE), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["target"] == f"bound: {bound}"

@@ -156,9 +156,12 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
             print("    (two antipodal tokens give c = ln((e^{L/2} + 1)/2)/L, the most any pure-attention "
                   "configuration can: tau <= tanh(a D^2/4))")
     for finalist in summary["finalists"]:
-        if finalist["verdict"] != engine.VIOLATED:
-            print(f"  candidate at L = {_g(finalist['L'], 5)} (score {_g(finalist['score'], 3)}) not certified: "
-                  f"{finalist['verdict']}" + (f"; {finalist['reason']}" if finalist["reason"] else ""))
+        candidate = f"  candidate at L = {_g(finalist['L'], 5)} (score {_g(finalist['score'], 3)})"
+        if finalist["verdict"] == engine.HOLDS:  # a checker-confirmed verdict, about this one configuration only
+            print(f"{candidate} is no counterexample: the check certifies it holds at this one configuration")
+        elif finalist["verdict"] != engine.VIOLATED:
+            print(f"{candidate} not certified: {finalist['verdict']}"
+                  + (f"; {finalist['reason']}" if finalist["reason"] else ""))
     shrunk = report.counterexample
     if shrunk is None and report.interrupted:
         print("  INTERRUPTED: " + (f"best point so far, NOT CERTIFIED: {_point_text(report, report.best)}"

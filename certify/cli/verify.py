@@ -58,16 +58,32 @@ def run(args) -> int:
     partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
                else "an undecided result: nothing is certified")
     stated = cert.get("verdict")  # what the certificate says: "(not certified)" when the checker rejects it
+    target = _target(cert) if confirmation.ok else None
     if args.json:
         jsonfile.echo({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
                        "verdict": labelled(stated, confirmation.ok) if isinstance(stated, str) else stated,
+                       "target": target,
                        "message": confirmation.message,
                        "note": partial if undecided else None})
     elif confirmation.ok:
-        print(f"OK: {confirmation.message}" + (f"  (undecided: {partial})" if undecided else ""))
+        print(f"OK: {confirmation.message}" + (f" ({target})" if target else "")
+              + (f"  (undecided: {partial})" if undecided else ""))
     else:
         print(f"REJECTED: {confirmation.message}")
     return 0 if confirmation.ok else 1
+
+
+TARGET_SHOWN = 200  # characters of a bound named on the OK line
+
+
+def _target(cert: dict) -> str | None:
+    """What a confirmed certificate is about, "bound: EXPR" or "claim ID", where it states one: a certificate
+    put in place of another (an attack folder's, for another bound) was confirmed in the same words."""
+    bound, claim = cert.get("bound"), cert.get("claim")
+    text = f"bound: {bound}" if isinstance(bound, str) else f"claim {claim}" if isinstance(claim, str) else None
+    if text is None or not text.isprintable():
+        return None
+    return text if len(text) <= TARGET_SHOWN else text[:TARGET_SHOWN - 3] + "..."
 
 
 def _campaign(args) -> int:

@@ -6,11 +6,13 @@
     journal.txt     the search's events in order, one line each (about 100 bytes: the points themselves are
                     not needed, the search rebuilds them), appended (one write) as they happen:
                         e DIGEST SCORE LOG_RATIO EXPONENT L   an objective evaluation: DIGEST names the point
-                                                              (blake2b of its float64 shape and L), then the
-                                                              Evaluation's floats (repr, so exact; "-": no exponent)
+                                                              (blake2b of its float64 shape and L keyed by
+                                                              the parameters), then the Evaluation's floats
+                                                              (repr, so exact; "-": no exponent)
                         t SECONDS                             a reading of a time budget's clock (seconds of search)
     best.json, tightest.json, summary.json (+ counterexample.json, certificate.json)
-                    the results, rewritten whole (certify.core.files) at the end of every run
+                    the results, rewritten whole (certify.core.files) at the end of every run; the two
+                    files of a counterexample are removed by a run that certified none
     .lock           held (flock) by the one run that writes the folder (certify.jobs.store.locked)
 
 Resuming.  The search is a function of its seed, of the values its objective returns and, for a time
@@ -59,7 +61,8 @@ if TYPE_CHECKING:
 FORMAT = "certify-attack/1"
 PARAMETERS = "attack.json"
 JOURNAL = "journal.txt"
-CERTIFICATE = "certificate.json"  # a certified counterexample's certificate
+COUNTEREXAMPLE = "counterexample.json"  # a certified counterexample's configuration
+CERTIFICATE = "certificate.json"  # its certificate
 
 _FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
@@ -69,10 +72,12 @@ _CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
 LONGEST = 256
 
 
-def digest(point: np.ndarray, L: float) -> str:
-    """The name of an evaluated point in the journal: 64 bits of blake2b over its float64 shape and L."""
+def digest(point: np.ndarray, L: float, attack: bytes) -> str:
+    """The name of an evaluated point in the journal: 64 bits of blake2b over its float64 shape and L, keyed by
+    the attack (its parameters): the same point of another target, or under another mask, has another score,
+    and a journal of another attack must not replay as this one's (attack.json edited to match the command)."""
     data = np.ascontiguousarray(point, dtype="<f8").tobytes() + struct.pack("<d", L)
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+    return hashlib.blake2b(data, digest_size=8, key=hashlib.blake2b(attack, digest_size=32).digest()).hexdigest()
 
 
 def _event(line: bytes):
@@ -93,8 +98,8 @@ def _number(x: float) -> str:
 class Journal:
     """The journal of one search (module docstring): replayed first, then appended to."""
 
-    def __init__(self, folder: Path, most: int | None = None):
-        self.folder, self.path, self.most = folder, folder / JOURNAL, most
+    def __init__(self, folder: Path, attack: bytes, most: int | None = None):
+        self.folder, self.path, self.most, self.attack = folder, folder / JOURNAL, most, attack
         self.journaled, last_clock, length = self._scan()
         os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
         self._replay = open(self.path, "rb")
@@ -160,7 +165,7 @@ class Journal:
 
     def evaluation(self, point: np.ndarray, L: float, compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation of (point, L): from the journal while it replays, else compute() journaled."""
-        key = digest(point, L)
+        key = digest(point, L, self.attack)
         event = self._next("e")
         if event is not None:
             if event[1] != key:
@@ -202,8 +207,9 @@ class Folder:
 
     def write(self, report: AttackReport) -> dict:
         """Write the results (best.json, tightest.json, and when a violation was certified counterexample.json
-        and certificate.json, then summary.json); return {name: path} of what was written.  Nothing when a
-        Ctrl-C stopped the run while it replayed the journal: what it has is less than the files hold."""
+        and certificate.json, else those two removed, then summary.json); return {name: path} of what was
+        written.  Nothing when a Ctrl-C stopped the run while it replayed the journal: what it has is less than
+        the files hold."""
         if report.interrupted and self.journal.replaying:
             return {}
         written = {}
@@ -218,9 +224,12 @@ class Folder:
         if report.best_exponent is not None:
             dump("tightest.json", report.configuration(report.best_exponent, "attack-tightest"))
         if report.counterexample is not None:
-            dump("counterexample.json", config.to_json(report.counterexample.case))
+            dump(COUNTEREXAMPLE, config.to_json(report.counterexample.case))
             written["certificate"] = str(certificate.write(report.counterexample.result.certificate,
                                                            self.path / CERTIFICATE))
+        else:  # an earlier run's (or a foreign) counterexample would stand beside a summary that found none
+            for name in (COUNTEREXAMPLE, CERTIFICATE):
+                (self.path / name).unlink(missing_ok=True)
         written["parameters"] = str(self.path / PARAMETERS)  # written as the run started, named with the rest
         written["journal"] = str(self.journal.path)
         dump("summary.json", dict(report.to_json(), files=dict(written, summary=str(self.path / "summary.json"))))
@@ -237,7 +246,7 @@ def _own(folder: Path) -> None:
 
 
 # What an attack writes at its end (Folder.write): an earlier version of certify wrote only these, no parameters.
-RESULTS = frozenset({"best.json", "tightest.json", "summary.json", "counterexample.json", CERTIFICATE})
+RESULTS = frozenset({"best.json", "tightest.json", "summary.json", COUNTEREXAMPLE, CERTIFICATE})
 
 
 def _foreign(folder: Path) -> bool:
@@ -277,7 +286,8 @@ def opened(folder, params: dict) -> Iterator[Folder]:
         if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
-        journal = Journal(folder, most=params["budget"].get("evaluations"))  # a search never evaluates more
+        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(),
+                          most=params["budget"].get("evaluations"))  # a search never evaluates more
         yield Folder(folder, journal)
     except BadInput:
         refused = True
