@@ -158,6 +158,36 @@ def test_margin_is_an_outward_float_pair_around_the_exact_margin():
     assert (c.rhs - c.lhs).lower() >= lo and (c.rhs - c.lhs).upper() <= hi  # outward
 
 
+# Two antipodal tokens (a = 1, D = 2) have D(PX) = tanh(a D^2 / 4) D exactly, so the bound (1 -+ 3e-15) times it has
+# the margin -+6e-15 tanh(1): decided at 53 bits with a radius of its own size, a ball arb writes "[+/- 6.65e-15]".
+ANTIPODAL = {"X": [[1], [-1]], "A": [[1]]}
+NEAR_EQUALITIES = [(engine.VIOLATED, "tanh(a*D**2/4)*D*(1 - 3e-15)", -1),
+                   (engine.HOLDS, "tanh(a*D**2/4)*D*(1 + 3e-15)", 1)]
+
+
+def interval_ends(text: str) -> tuple[mpmath.mpf, mpmath.mpf]:
+    """The ends of an interval's text "[lo, hi]" (and nothing else), at 60 digits."""
+    match = re.fullmatch(r"\[(\S+), (\S+)\]", text)
+    assert match, text
+    with mpmath.workdps(60):
+        return mpmath.mpf(match.group(1)), mpmath.mpf(match.group(2))
+
+
+@pytest.mark.parametrize("verdict, bound, sign", NEAR_EQUALITIES)
+def test_a_decided_margin_without_a_sure_digit_shows_its_sign(verdict, bound, sign):
+    """A violated margin in [-6.65e-15, -2.68e-15] read "margin +/-6.65e-15", its sign (the verdict's point)
+    hidden: the margin's texts are now its interval, rounded outward, around the exact margin."""
+    result = certify.check(ANTIPODAL, bound=bound)
+    c = result.tightest
+    assert result.verdict == verdict and (c.rhs - c.lhs).str(3).startswith("[+/-")  # arb writes no digit
+    with mpmath.workdps(60):
+        exact = sign * 6 * mpmath.mpf(10) ** -15 * mpmath.tanh(1)
+        for text in (result.margin_text, result.margin_ball):
+            lo, hi = interval_ends(text)
+            assert lo <= exact <= hi and sign * lo > 0 and sign * hi > 0
+    assert f"margin {result.margin_text}, 53 bits" in repr(result)
+
+
 def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(LAYER))
@@ -166,6 +196,8 @@ def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
     interval = info["margin"]["interval"]
     assert isinstance(interval, list) and all(isinstance(x, float) for x in interval)
     assert 0 < interval[0] <= interval[1] and "+/-" in info["margin"]["text"]
+    lo, hi = (arb(end) for end in info["margin"]["ends"])  # 6 digits rounded outward: around the binary64 ends
+    assert lo <= interval[0] and interval[1] <= hi and lo > 0
     assert info["float64"]["checker"] == "not certified"
 
 
@@ -451,17 +483,19 @@ def test_verify_of_a_dict_that_is_no_json_is_bad_input():
 def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
     """The repr showed D_out = [+/- 1.7e-13] as "D_out = 0e-12", a zero it is not (D_out is about 1e-214 here,
     and positive), where `certify check` prints the ball; and a margin around zero read as +/- the radius,
-    below the ball's upper end.  Both now read as arb writes such a ball: +/- a bound on its absolute value."""
+    below the ball's upper end.  Both now read as arb writes such a ball around zero: +/- a bound on its absolute
+    value; a ball off zero with no sure digit reads as its interval, whose ends show its sign."""
     result = certify.check({"X": np.array([[1, 2], [3, 250]]), "A": np.eye(2)})
     c = result.tightest
     assert c.lhs.contains(0)
     shown = repr(result).split("D_out = ", 1)[1].split(" vs", 1)[0]
     assert shown.startswith("+/-") and float(shown[3:]) >= float(c.lhs.upper()), repr(result)
     assert "0e-" not in repr(result) and "vs (1 - exp(-a*D**2))*D = 248.00806," in repr(result)
-    off_zero = arb("[1e-13 +/- 0.5e-13]")  # no digit is sure, though zero is outside
-    for ball in (off_zero, c.lhs):
-        text = engine.short(ball)
-        assert text.startswith("+/-") and float(text[3:]) >= float(ball.upper()) > 0
+    text = engine.short(c.lhs)
+    assert text.startswith("+/-") and float(text[3:]) >= float(c.lhs.upper()) > 0
+    off_zero = arb("[1e-13 +/- 0.5e-13]")  # no digit is sure, though zero is outside: its interval shows it
+    lo, hi = interval_ends(engine.short(off_zero))
+    assert 0 < lo <= 0.5e-13 and 1.5e-13 <= hi
 
 
 def test_a_masked_array_with_masked_entries_is_refused():

@@ -260,6 +260,26 @@ def test_check_shows_the_margin_enclosure_when_the_sides_agree(tmp_path, capsys)
     assert "agree in about their first 434 digits" in out
 
 
+@pytest.mark.parametrize("factor, code, sign", [("1 - 3e-15", 1, -1), ("1 + 3e-15", 0, 1)])
+def test_check_prints_a_decided_margin_without_a_sure_digit_with_its_sign(tmp_path, capsys, factor, code, sign):
+    """A violated margin inside [-6.65e-15, -2.67e-15] printed "[+/- 6.65e-15]", its sign hidden: the line now
+    gives its interval, rounded outward, and --json the same ends under "ends"; both hold the exact margin
+    (two antipodal tokens, a = 1, D = 2: D(PX) = tanh(1) 2, the bound's factor times it)."""
+    path = write(tmp_path, {"X": [[1], [-1]], "A": [[1]]})
+    bound = f"tanh(a*D**2/4)*D*({factor})"
+    assert main(["check", path, "--bound", bound]) == code
+    line = next(line for line in capsys.readouterr().out.splitlines() if "margin rhs - lhs" in line)
+    shown = re.fullmatch(r"  margin rhs - lhs = \[(\S+), (\S+)\]  \[53 bits\]", line)
+    assert shown, line
+    assert main(["check", path, "--bound", bound, "--json"]) == code
+    margin = json.loads(capsys.readouterr().out)["margin"]
+    assert margin["ends"] == list(shown.groups()) and margin["text"].startswith("[+/-")  # arb's text: no digit
+    with mp.workdps(60):
+        lo, hi = (mp.mpf(end) for end in shown.groups())
+        exact = sign * 6 * mp.mpf(10) ** -15 * mp.tanh(1)
+        assert lo <= exact <= hi and sign * lo > 0 and sign * hi > 0
+
+
 def test_check_prints_the_sides_with_enough_digits_to_differ(tmp_path, capsys):
     path = write(tmp_path, cases.near_consensus())
     assert main(["check", path]) == 0
@@ -278,6 +298,8 @@ def test_check_json_gives_numbers_and_exact_text(tmp_path, capsys):
         assert isinstance(info[side]["value"], float) and isinstance(info[side]["text"], str)
     assert info["lhs"]["value"] == pytest.approx(2.0) and arb(info["lhs"]["text"]).contains(arb(info["lhs"]["value"]))
     assert info["margin"]["log10_abs"] == pytest.approx(-433.69, abs=0.01)
+    lo, hi = (arb(end) for end in info["margin"]["ends"])  # outward, with digits where binary64 underflows
+    assert 0 < lo <= arb(info["margin"]["text"]) <= hi and info["margin"]["interval"] == [0.0, 5e-324]
     assert arb(info["margin"]["text"]) > 0 and info["agreeing_digits"] == 434
 
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
+import subprocess
+import sys
+from pathlib import Path
 from fractions import Fraction
 
 import pytest
@@ -18,10 +22,16 @@ from mpmath import mp
 import certify_checker as checker
 from certify_checker import expansive_v as checked_expansive_v
 from certify.cli import main
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS
+from certify.engine import certificate
+from certify.studies import counterexamples
 from certify.studies.thesis import counterexample_configs as configs
 from certify.studies.thesis import expansive_v
 from certify.studies.thesis import residual_far
 from certify.studies.wu import fig1
+
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def far(q="0.1", lam=None):
@@ -269,10 +279,58 @@ def test_more_layers_than_the_layers_limit_are_refused_before_a_certificate_is_w
     assert main(["verify", str(out), "--limit", "layers=65"]) == 0
 
 
-def test_a_counterexample_the_checker_does_not_confirm_reads_undecided_not_certified(capsys):
+def least_work_limit(cert: dict) -> int:
+    """The checker's own estimate of a certificate's work: the least work limit under which it reads it."""
+    low, high = 1, 1 << 62
+    while low < high:
+        middle = (low + high) // 2
+        if certificate.checker_refusal(cert, dataclasses.replace(DEFAULT_LIMITS, work=middle)) is None:
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+@pytest.mark.parametrize("name", sorted(counterexamples.REGISTRY))
+def test_a_work_limit_no_certificate_fits_is_refused_before_any_work(tmp_path, name):
+    """--limit work=1 ran the whole search and evaluation, wrote the certificate and exited 3 when the checker
+    refused it; `check` and `verify` refuse such a limit before any work.  Now so does `counterexample`: exit 2,
+    one line, no traceback and no certificate written (the checker prices the least certificate the run can
+    write)."""
+    out = tmp_path / "cert.json"
+    run = subprocess.run([sys.executable, "-m", "certify", "counterexample", name, "--limit", "work=1", "--out",
+                          str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    err = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(err) == 1, run.stderr
+    assert "refused before starting" in err[0] and "--limit work=N" in err[0] and "Traceback" not in run.stderr
+    assert not out.exists() and run.stdout == ""
+
+
+@pytest.mark.parametrize("name, below", [("wu-fig1", 3), ("residual-far", 2), ("expansive-v", 2)])
+def test_the_refusal_before_work_never_refuses_a_limit_the_certificate_fits(tmp_path, capsys, name, below):
+    """At the checker's own estimate of the certificate a run writes, the run is admitted and confirmed (the least
+    certificate priced before the run never costs more); one unit below it the checker refuses the certificate:
+    after the run (exit 3) where the search finds what the least certificate leaves out (wu-fig1's trapping arc's
+    pieces), before it (exit 2) where the certificate is the least one."""
+    out = tmp_path / "cert.json"
+    assert main(["counterexample", name, "--out", str(out)]) == 0
+    work = least_work_limit(json.loads(out.read_text()))
+    out.unlink()
+    assert main(["counterexample", name, "--limit", f"work={work}", "--out", str(out)]) == 0 and out.exists()
+    capsys.readouterr()
+    assert main(["counterexample", name, "--limit", f"work={work - 1}"]) == below
+    assert ("refused before starting" in capsys.readouterr().err) == (below == 2)
+
+
+def test_a_counterexample_the_checker_does_not_confirm_reads_undecided_not_certified(tmp_path, capsys):
     """Under a work limit the checker refuses, the engine's "certified" was shown "certified (not certified)",
-    which contradicts itself: it reads "undecided (not certified)", as `check` says undecided, exit 3."""
-    argv = ["counterexample", "expansive-v", "--limit", "work=10"]
+    which contradicts itself: it reads "undecided (not certified)", as `check` says undecided, exit 3 (a limit
+    the least certificate fits, so that the run is admitted: one unit below its certificate's price)."""
+    out = tmp_path / "fig1.json"
+    assert main(["counterexample", "wu-fig1", "--out", str(out)]) == 0
+    argv = ["counterexample", "wu-fig1", "--limit", f"work={least_work_limit(json.loads(out.read_text())) - 1}"]
+    capsys.readouterr()
     assert main(argv) == 3
     out = capsys.readouterr().out
     assert "verdict: undecided (not certified)" in out and "certified (not certified)" not in out, out
@@ -280,7 +338,7 @@ def test_a_counterexample_the_checker_does_not_confirm_reads_undecided_not_certi
     assert main(argv + ["--json"]) == 3
     data = json.loads(capsys.readouterr().out)
     assert data["verdict"] == "undecided (not certified)" and data["confirmed"] is False
-    assert main(["counterexample", "expansive-v", "--json"]) == 0  # confirmed: the certificate's own word
+    assert main(["counterexample", "wu-fig1", "--json"]) == 0  # confirmed: the certificate's own word
     assert json.loads(capsys.readouterr().out)["verdict"] == "certified"
 
 

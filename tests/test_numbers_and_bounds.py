@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import decimal
 from fractions import Fraction
 
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from certify.core import expr
 from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
-from certify.core.numbers import encode, parse_number
+from certify.core.numbers import decimal_ends, encode, parse_number, signed_text
 
 
 @pytest.mark.parametrize("text, value", [
@@ -169,3 +170,50 @@ def test_an_evaluated_bound_still_pickles_and_evaluates_after():
     assert e.evaluate(FLOAT64, {"a": 1.0, "D": 2.0}) == 5.0  # compiled now
     copy = pickle.loads(pickle.dumps(e))  # a campaign may send a target to other processes
     assert copy == e and copy.evaluate(FLOAT64, {"a": 2.0, "D": 3.0}) == 19.0
+
+
+def _exact(point: arb) -> Fraction:
+    """An exact arb point as the rational it is."""
+    mantissa, exponent = (int(part) for part in point.mid().man_exp())
+    return Fraction(mantissa) * Fraction(2) ** exponent
+
+
+@pytest.mark.parametrize("ball", [arb("[-4.85e-19 +/- 3.25e-19]"), arb("[1e-13 +/- 0.5e-13]"), arb(1) / 3,
+                                  -arb(2) ** -1442, arb(10) ** 1000 / 7, arb("[-1 +/- 1e-30]"), arb(0.5)])
+@pytest.mark.parametrize("digits", [1, 3, 6, 15])
+def test_decimal_ends_are_the_ball_ends_rounded_outward_to_their_digits(ball, digits):
+    """decimal_ends are the decimal numbers of `digits` digits just outside the ball's ends (a ball of 2^-1442,
+    below binary64's range, keeps its digits), checked exactly in rationals and against decimal's own next
+    numbers of those digits."""
+    lo, hi = decimal_ends(ball, digits)
+    low, high = _exact(ball.lower()), _exact(ball.upper())
+    assert Fraction(lo) <= low and high <= Fraction(hi)
+    places = decimal.Context(prec=digits, Emin=-10**6, Emax=10**6)
+    assert all(len(decimal.Decimal(end).as_tuple().digits) <= digits for end in (lo, hi))
+    # the tightest such ends: the next decimal of `digits` digits inward crosses the ball's end
+    assert Fraction(str(places.next_plus(decimal.Decimal(lo)))) > low
+    assert Fraction(str(places.next_minus(decimal.Decimal(hi)))) < high
+
+
+def test_signed_text_shows_the_sign_arb_hides_and_keeps_arb_text_elsewhere():
+    """arb writes a ball in [-8.1e-19, -1.6e-19] as "[+/- 8.13e-19]": no digit, and no sign.  signed_text writes
+    it as its interval, rounded outward; a ball with a sure digit, around 0, or not finite stays arb's text."""
+    hidden = arb("[-4.85e-19 +/- 3.25e-19]")
+    assert hidden.str(3).startswith("[+/-")
+    text = signed_text(hidden, 3)
+    lo, hi = text.strip("[]").split(", ")
+    assert text == f"[{lo}, {hi}]" and Fraction(lo) <= _exact(hidden.lower())
+    assert _exact(hidden.upper()) <= Fraction(hi) < 0  # both ends negative: the sign shows
+    for kept in (arb("[-4.85e-19 +/- 1e-25]"), arb("[+/- 1e-3]"), arb("inf"), arb(0)):
+        assert signed_text(kept, 3) == kept.str(3, radius=True)
+
+
+@pytest.mark.parametrize("ball, ends", [
+    (arb("[4.85e+3010299958940877006 +/- 3.3e+3010299958940877006]"), ("9.99e+999999999999999999", "+inf")),
+    (arb("-1e+3010299958940877006"), ("-inf", "-9.99e+999999999999999999")),
+    (arb("1e-3010299958940877006"), ("0", "1e-1000000000000000001")),
+])
+def test_decimal_ends_beyond_decimals_exponent_range_round_outward(ball, ends):
+    """arb's exponents go past decimal's (10^(10^18)): such an end rounds its way to an infinity, the largest
+    decimal, 0 or the smallest, never inward (a huge positive end once became -inf, m rounded down minus r)."""
+    assert decimal_ends(ball, 3) == ends

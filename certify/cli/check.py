@@ -7,6 +7,7 @@ import math
 from flint import arb
 
 from certify.core import jsonfile
+from certify.core.numbers import decimal_ends, signed_text
 from certify import engine
 from certify.engine import certificate
 from certify.cli import options
@@ -74,7 +75,8 @@ def describe(result: engine.Result) -> dict:
         "layer": c.layer,
         "lhs": {"expr": c.lhs_expr} | number(c.lhs),
         "rhs": {"expr": c.rhs_expr} | number(c.rhs),
-        "margin": {"expr": "rhs - lhs", "interval": list(result.margin)} | number(c.rhs - c.lhs),
+        "margin": {"expr": "rhs - lhs", "interval": list(result.margin),
+                   "ends": list(decimal_ends(arb(c.rhs - c.lhs), MARGIN_DIGITS))} | number(c.rhs - c.lhs),
         "agreeing_digits": agreeing_digits(c),
         "float64": None if screen is None else {"lhs": float(screen.lhs), "rhs": float(screen.rhs),
                                                 "says": "holds" if screen.outcome else "violated",
@@ -102,7 +104,7 @@ def run(args) -> int:
     digits = side_digits(c)
     print(f"  lhs  {c.lhs_expr} = {c.lhs.str(digits, radius=True)}")
     print(f"  rhs  {c.rhs_expr} = {c.rhs.str(digits, radius=True)}")
-    print(f"  margin rhs - lhs = {(c.rhs - c.lhs).str(MARGIN_DIGITS, radius=True)}"
+    print(f"  margin rhs - lhs = {signed_text(arb(c.rhs - c.lhs), MARGIN_DIGITS)}"
           + (f"  [{result.precision} bits]" if result.precision else ""))
     shared = info["agreeing_digits"]
     if shared is not None and shared + 3 > digits:

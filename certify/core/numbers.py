@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import decimal
 import itertools
 import math
 import re
@@ -482,3 +483,50 @@ def float_bounds(x) -> tuple[float, float]:
     if not x.is_finite():
         return -math.inf, math.inf
     return _float_at_most(x.lower()) + 0.0, -_float_at_most(-x.upper()) + 0.0  # + 0.0: no negative zero
+
+
+def _rounded(digits: int, rounding: str) -> decimal.Context:
+    """Decimal arithmetic to `digits` significant digits, rounded one way, with any exponent arb may print
+    (no traps: beyond decimal's exponent range, 10^(10^18), a value rounds its way to an infinity, the
+    largest finite decimal, 0 or the smallest one)."""
+    return decimal.Context(prec=digits, rounding=rounding, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN, traps=[])
+
+
+def _decimal_end(point, digits: int, rounding: str) -> str:
+    """The exact arb point as a decimal of `digits` digits, rounded down (ROUND_FLOOR) or up (ROUND_CEILING):
+    arb's text of it, "m" or "[m +/- r]" (a ball around the point), moved to m - r or m + r and rounded once.
+    An m beyond decimal's range is rounded its way already, past the point: r is not added to it."""
+    printed = digits + 5
+    mid, _, rad = point.str(printed, radius=True).strip("[]").partition(" +/- ")
+    reading = _rounded(printed, rounding)
+    exact = reading.create_decimal(mid)  # exact within decimal's range: m has `printed` digits
+    context = _rounded(digits, rounding)
+    if rad and not reading.flags[decimal.Inexact]:
+        sign = -1 if rounding == decimal.ROUND_FLOOR else 1
+        end = context.add(exact, sign * _rounded(printed, decimal.ROUND_CEILING).create_decimal(rad))
+    else:
+        end = context.plus(exact)
+    if end.is_infinite():
+        return "+inf" if end > 0 else "-inf"
+    return "0" if end.is_zero() else format(end.normalize(context), "g")  # (rounding down, 0 + -0 is -0)
+
+
+def decimal_ends(x, digits: int) -> tuple[str, str]:
+    """Decimal texts (lo, hi) of at most `digits` significant digits with lo <= every point of the arb ball
+    x <= hi, rounded outward: they keep the sign of a ball that arb writes without a digit ("[+/- 8.13e-19]"
+    for one inside [-8.1e-19, -1.6e-19]), and its digits where binary64 underflows (2.03e-434).  A ball that
+    is not finite gives ("-inf", "+inf")."""
+    if not x.is_finite():
+        return "-inf", "+inf"
+    return _decimal_end(x.lower(), digits, decimal.ROUND_FLOOR), _decimal_end(x.upper(), digits, decimal.ROUND_CEILING)
+
+
+def signed_text(x, digits: int) -> str:
+    """arb's text of the ball x to `digits` digits, unless it shows no digit ("[+/- 8.13e-19]") of a ball that
+    excludes 0: then its interval "[lo, hi]" (decimal_ends), whose ends show the sign arb's text hides.  A ball
+    around 0 keeps arb's "[+/- r]": its sign is not decided."""
+    text = x.str(digits, radius=True)
+    if not text.startswith("[+/-") or x.contains(0) or not x.is_finite():  # (arb writes +inf as "[+/- inf]")
+        return text
+    lo, hi = decimal_ends(x, digits)
+    return f"[{lo}, {hi}]"

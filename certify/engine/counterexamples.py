@@ -19,6 +19,7 @@ from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.precision import escalate
 from certify.core.verdicts import labelled
 from certify.engine import certificate
+from certify.errors import BadInput
 
 # Precision range (bits) of the ball evaluation; a result still undecided at the top stays so.
 START_BITS, MAX_BITS = 64, 512
@@ -101,13 +102,17 @@ def stage_of(args) -> Callable[[str], None] | None:
 
 def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, start: int = START_BITS,
                   cap: int = MAX_BITS, limits: Limits = DEFAULT_LIMITS,
-                  stage: Callable[[str], None] | None = None) -> Outcome:  # fmt: skip
+                  stage: Callable[[str], None] | None = None, least: dict | None = None) -> Outcome:  # fmt: skip
     """Evaluate at rising precision until certified, or refuted, and confirmed by the checker (under `limits`).
 
     evaluate(inputs, witness) -> Found (the study's own evaluation); make_witness(precision) ->
     witness dict (untrusted search); summarize(found, witness) -> the lines after the verdict's.
     stage(text), when given, is told as each stage (the witness, the evaluation, the checker) of an attempt begins.
+    least: what the checker's estimate reads of the smallest witness the search can make (placeholders: its
+    parts' count), {} when the witness adds nothing to it; refused before any work when even that certificate
+    passes the checker's limits (_admit).
     """
+    _admit(kind, inputs, least or {}, start, limits)
     show = stage or (lambda _: None)
 
     def attempt(precision: int):
@@ -128,3 +133,13 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
         show("the checker")
         confirmation = certificate.confirm(cert, limits)
     return Outcome(cert, confirmation.ok, confirmation.message, summarize(found, witness))
+
+
+def _admit(kind: str, inputs: dict, least: dict, start: int, limits: Limits) -> None:
+    """BadInput when even the least certificate of these inputs (the witness `least`, at `start` bits, the
+    lowest precision tried) passes the checker's limits, priced by the checker itself
+    (certificate.checker_limit): the run would end "not confirmed" whatever it found, so it is refused before
+    it starts, as `check` and `verify` refuse what passes a limit."""
+    skeleton = certificate.named(kind, [], "undecided", inputs, least, {}, start)
+    if refusal := certificate.checker_limit(skeleton, limits, quote=False):  # the least price is not the run's
+        raise BadInput(f"refused before starting: even its least certificate passes {refusal}")

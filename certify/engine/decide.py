@@ -34,7 +34,7 @@ from certify.core.layers import apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
-from certify.core.numbers import ball_text, float_bounds
+from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION, check_precision_cap, escalate, highest_allowed
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
@@ -98,9 +98,11 @@ class Result:
 
     @property
     def margin_ball(self) -> str:
-        """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits)."""
+        """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits), or as the
+        interval "[lo, hi]" that does, rounded outward, where that ball shows no digit but excludes 0
+        (numbers.signed_text: "[+/- 8.13e-19]" hid a violated margin's sign)."""
         c = self.tightest
-        return ball_text(_ball(c.rhs - c.lhs))
+        return signed_text(_ball(c.rhs - c.lhs), 15)
 
     @property
     def margin_text(self) -> str:
@@ -125,12 +127,15 @@ def _ball(x) -> arb:
 
 
 def short(x, digits: int = 3) -> str:
-    """A ball to the digits of `digits` it is sure of; a ball sure of none (around zero, or wide) as arb
-    writes it, +/- a bound on its absolute value (without the radius arb would print such a ball as "0e-12",
-    and its radius alone understates a ball that does not sit on zero)."""
+    """A ball to the digits of `digits` it is sure of; a ball sure of none as its interval "[lo, hi]" rounded
+    outward when it excludes 0 (its sign decided: numbers.signed_text), else as arb writes it, +/- a bound on
+    its absolute value (without the radius arb would print such a ball as "0e-12", and its radius alone
+    understates a ball that does not sit on zero)."""
     if isinstance(x, arb):
-        text = x.str(digits)
-        return "+/-" + text[len("[+/- "):-1] if text.startswith("[+/-") else x.str(digits, radius=False)
+        text = signed_text(x, digits)
+        if text.startswith("[+/-"):
+            return "+/-" + text[len("[+/- "):-1]
+        return x.str(digits, radius=False) if " +/- " in text else text
     return f"{x:.{digits}g}"
 
 

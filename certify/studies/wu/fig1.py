@@ -215,4 +215,5 @@ def build(args) -> Outcome:
     checker confirm the certificate (BadInput for a bad --w)."""
     w = parse_w(args.w)
     inputs = {"w": str(w)}
-    return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary, limits=checker_limits(args), stage=stage_of(args))
+    return certify_named(KIND, evaluate, inputs, lambda p: witness(w, p), _summary, limits=checker_limits(args),
+                         stage=stage_of(args), least={"trapping_cuts": ["0", "0"]})  # an arc in one piece at least
