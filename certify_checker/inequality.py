@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import operator
+from fractions import Fraction
 
 from flint import arb, arb_mat, ctx
 
@@ -96,9 +97,22 @@ CLAIMS = {
 STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
 FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
 MAX_POWER = 1024
-# x ** y for any other y than a constant integer >= 0 (those are products): exp(y log x)
+
+
+def _real_power(base, exponent):
+    """x ** y for y neither a constant integer >= 0 (products) nor a positive rational constant (_positive_power):
+    exp(y log x), not finite where a ball of x reaches 0 or below."""
+    return (exponent * base.log()).exp()
+
+
+def _positive_power(base, exponent):
+    """x ** y for a positive rational constant y (not a whole number written as one): defined for x >= 0 as
+    sqrt is, 0 ** y = 0 at an exact 0 (a bound's D = 0), else exp(y log x)."""
+    return base if isinstance(base, arb) and base == 0 else _real_power(base, exponent)
+
+
 OPERATIONS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.Pow: lambda base, exponent: (exponent * base.log()).exp()}
+              ast.Pow: _real_power}
 
 
 def evaluate(text: str, env) -> arb:
@@ -131,6 +145,10 @@ def _compile(node, source: str):
                 raise ValueError(f"formula {source!r}: exponent {power.value} above {MAX_POWER}")
             return lambda env: _power(left(env), power.value)
         right, operation = _compile(power, source), OPERATIONS[type(node.op)]
+        if isinstance(node.op, ast.Pow) and (constant := _rational_constant(power, source)) is not None:
+            if abs(constant) > MAX_POWER:
+                raise ValueError(f"formula {source!r}: exponent {constant} above {MAX_POWER} in absolute value")
+            operation = _positive_power if constant > 0 else operation
         return lambda env: operation(left(env), right(env))  # arguments run left to right
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
         name, args = node.func.id, [_compile(a, source) for a in node.args]
@@ -139,6 +157,22 @@ def _compile(node, source: str):
         (arg,) = args
         return lambda env: getattr(arg(env), name)()
     raise ValueError(f"formula {source!r}: {ast.dump(node)[:60]} is not allowed")
+
+
+def _rational_constant(node, source: str) -> Fraction | None:
+    """The exact value of numbers under unary minus and + - * / (0.5, 1/2, -3/2), else None (a name, a call,
+    a power, or a division by zero)."""
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return rational(ast.get_source_segment(source, node))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        inner = _rational_constant(node.operand, source)
+        return None if inner is None else -inner if isinstance(node.op, ast.USub) else inner
+    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))):
+        return None
+    left, right = _rational_constant(node.left, source), _rational_constant(node.right, source)
+    if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
+        return None
+    return OPERATIONS[type(node.op)](left, right)
 
 
 def _power(base, exponent: int):

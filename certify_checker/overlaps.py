@@ -14,9 +14,11 @@ every pair is kept.
 
 Overlaps.  min is exact in binary64 and 1-Lipschitz, so f_ik = fsum_j min(m_ij, m_kj) is within E_i + E_k of o_ik,
 E_i = sum_j e_ij + 2^-51 S_i, S_i = sum_j |m_ij|, hence within E = 2 max_i E_i.  Only a pair with
-f_ik <= f_min + 2E + 2W can hold the least lower or upper end of the pairs' balls: the minimum of the kept pairs'
-balls is that of all pairs', end for end.  W's roundings: n additions of partial sums at most 2 S + E, and each
-minimum's (ends and midpoint) 2^(2-p) |v|.
+f_ik <= f_min + 2E + 2W can hold the least lower or upper end of the pairs' balls, and the least overlap of every P
+the balls allow lies between those two ends: the minimum of the kept pairs' balls holds it (what soundness needs).
+It is the minimum of all pairs' balls up to arb's outward rounding of the ends min returns, which depends on the
+balls it is given (equal in practice, not by construction).  W's roundings: n additions of partial sums at most
+2 S + E, and each minimum's (ends and midpoint) 2^(2-p) |v|.
 
 Differences.  Near consensus Delta can lie below binary64's range: every ball is first multiplied by 2^s, the power of
 two that brings the largest |end| below 1, near it.  The product holds 2^s times each point of the ball: its midpoint
@@ -25,11 +27,12 @@ mask m_ij = a_ij + b_ij, a and b those of Delta and Pi) is within e^Delta_ij (+ 
 the exact midpoint (sum).  A binary64 difference errs by at most 2^-53 of it (nothing in the subnormals), so
 f_ik = fsum_j |m_ij - m_kj| is within (2^-51 (1 + 2^-53) + 2^-53) (S_i + S_k) <= 2^-50 (S_i + S_k) of
 sum_j |m_ij - m_kj|, which is within sum_j (e_ij + e_kj) of 2^s d_ik at the exact midpoints, a value the pair's ball
-holds: E_i = sum_j e_ij + 2^-50 S_i.  The largest d_ik's ball has the greatest lower and upper ends; with M the largest
-2^s d_ik, its pair's ends are >= M - 2W and >= M, and a pair's are at most 2^s d_q and 2^s d_q + 2W: it holds either
-greatest end only if 2^s d_q >= M - 2W, so only if f_q >= f_max - 2E - 2W (M >= f_max - E).  W's S is
-T = max_i sum_j (|a_ij| + |b_ij|) with a mask; its roundings: Delta's differences and Pi's, their sums, and n - 1
-additions of partial sums at most 2 T + E.
+holds: E_i = sum_j e_ij + 2^-50 S_i.  The largest d_ik of every value the balls allow lies between the pairs' balls'
+greatest lower and greatest upper ends; with M the largest 2^s d_ik, its pair's ends are >= M - 2W and >= M, and a
+pair's are at most 2^s d_q and 2^s d_q + 2W: it holds either greatest end only if 2^s d_q >= M - 2W, so only if
+f_q >= f_max - 2E - 2W (M >= f_max - E): the maximum of the kept pairs' balls holds the largest d_ik of every value
+the balls allow, as the minimum above does.  W's S is T = max_i sum_j (|a_ij| + |b_ij|) with a mask; its roundings:
+Delta's differences and Pi's, their sums, and n - 1 additions of partial sums at most 2 T + E.
 """
 from __future__ import annotations
 

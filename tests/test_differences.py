@@ -1,8 +1,8 @@
 """The binary64 screens of the centred Dobrushin coefficient's pairs (certify.core.arith.differences for the engine,
 certify_checker.overlaps.difference_pairs for the checker): tau = (1/2) max_{i<k} sum_j |P_ij - P_kj|, P = Pi + Delta,
-over the pairs a screen keeps is tau over every pair, end for end, and holds the exact value, on matrices built to
-defeat a screen (near-ties below binary64's resolution, Delta far below binary64's range, equal rows, wide balls,
-entries that are not finite), with and without a mask; a screen without its margin fails."""
+over the pairs a screen keeps holds the exact value and has the ends of tau over every pair (up to arb's rounding of
+ends), on matrices built to defeat a screen (near-ties below binary64's resolution, Delta far below binary64's range,
+equal rows, wide balls, entries that are not finite), with and without a mask; a screen without its margin fails."""
 
 from __future__ import annotations
 
@@ -153,7 +153,7 @@ def kept(Delta, Pi, complete) -> tuple[int, int]:
 @pytest.mark.parametrize("precision", [53, 200])
 @pytest.mark.parametrize("radius", [0, Fraction(1, 2**60), Fraction(1, 2**20)])
 @pytest.mark.parametrize("name", CASES)
-def test_the_screened_centred_tau_is_tau_over_every_pair_and_holds_the_exact_value(name, radius, precision,
+def test_the_screened_centred_tau_has_the_ends_over_every_pair_and_holds_the_exact_value(name, radius, precision,
                                                                                   monkeypatch):
     Delta, Pi, complete, tau = case(name)
     unit = UNITS.get(name, 1)
@@ -163,7 +163,7 @@ def test_the_screened_centred_tau_is_tau_over_every_pair_and_holds_the_exact_val
 
 @pytest.mark.parametrize("precision", [20, 53, 1100])
 @pytest.mark.parametrize("name", ["random, no mask", "random, causal", "tiny, 1e-300", "below binary64"])
-def test_balls_with_the_exact_entry_at_an_end_screen_to_tau_over_every_pair(name, precision, monkeypatch):
+def test_balls_with_the_exact_entry_at_an_end_screen_to_the_ends_over_every_pair(name, precision, monkeypatch):
     """Below 53 bits arb rounds more coarsely than binary64, above 1000 its balls are far finer than binary64."""
     Delta, Pi, complete, tau = case(name)
     unit = UNITS.get(name, Fraction(1, 64))
@@ -234,7 +234,7 @@ def test_a_screen_without_its_margin_is_caught(monkeypatch):
     the test above finds the maximum's upper end moved (the pairs of rows 2 and 3 hold it)."""
     Delta, Pi, tau = wide_pairs_below_the_largest()
     with ctx.workprec(64):
-        agree(Delta, Pi, True, tau, monkeypatch)  # with the margin: the same ball
+        agree(Delta, Pi, True, tau, monkeypatch)  # with the margin: the same ends
         monkeypatch.undo()
         monkeypatch.setattr(screen, "row_errors", lambda errors, size, k: np.zeros(len(size)))
         monkeypatch.setattr(screen, "radius_bound", lambda *bounds: Fraction(0))

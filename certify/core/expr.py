@@ -11,8 +11,10 @@ Only printable ASCII is read (no comments `#`, no control or non-ASCII character
 escape or a comment could show one bound and check another), nesting is at most MAX_DEPTH deep,
 and the bound is printed and stored in one canonical form re-rendered from the parse (`render`),
 which the checker renders the same way from its own parse.  A bound that is certainly undefined
-where it is evaluated (a division by an exact zero, log of a number <= 0, sqrt of one < 0) is bad
-input, not an undecided verdict.
+where it is evaluated (a division by an exact zero, log of a number <= 0, sqrt of one < 0, x**y of
+one <= 0, or < 0 for a positive rational constant y) is bad input, not an undecided verdict.
+A power x**y is a product when y is written as a whole number >= 0 (D**2), else exp(y log x),
+with 0**y = 0 for a positive rational constant y (0.5, 1/2, 1.5): (a*D**2)**0.5 is sqrt(a*D**2).
 """
 
 from __future__ import annotations
@@ -147,8 +149,8 @@ def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         tree = (_BINARY[type(node.op)], _build(node.left, source, names, depth),
                 _build(node.right, source, names, depth))
-        exponent = tree[2]
-        if tree[0] == "**" and exponent[0] == "num" and abs(exponent[1]) > MAX_POWER:
+        power = rational_constant(tree[2]) if tree[0] == "**" else None
+        if power is not None and abs(power) > MAX_POWER:
             written = shown(ast.get_source_segment(source, node.right))  # not the 4000 digits of 1e4000
             raise BadInput(f"bound: the exponent {written} is larger than {MAX_POWER} in absolute value")
         return tree
@@ -240,10 +242,48 @@ def integer_power(x, k: int):
     return x * 0 + 1 if result is None else result
 
 
+def rational_constant(tree: tuple) -> Fraction | None:
+    """The exact value of a tree of numbers, unary minus and + - * / (0.5, 1/2, -3/2), else None (a name, a call,
+    a power, or a division by zero)."""
+    kind = tree[0]
+    if kind == "num":
+        return tree[1]
+    if kind == "neg":
+        inner = rational_constant(tree[1])
+        return None if inner is None else -inner
+    if kind not in ("+", "-", "*", "/"):
+        return None
+    left, right = rational_constant(tree[1]), rational_constant(tree[2])
+    if left is None or right is None or (kind == "/" and right == 0):
+        return None
+    return left + right if kind == "+" else left - right if kind == "-" else left * right if kind == "*" \
+        else left / right
+
+
+def _real_power(tree: tuple, left):
+    """x**y for y other than a whole number written as one: exp(y log x).  A positive rational constant y
+    reads as sqrt does: defined for x >= 0, 0**y = 0 (so (a*D**2)**0.5 is sqrt(a*D**2), which a region
+    proof evaluates at D = 0); any other y needs x > 0.  A ball that reaches below 0 (or, for the
+    others, contains 0) has a log that is not finite, so its power is not finite: it closes nothing."""
+    power = rational_constant(tree[2])
+    positive = power is not None and power > 0
+    exponent = _compile(tree[2])
+    domain, needs = ("sqrt", "< 0") if positive else ("log", "<= 0")
+    condition = "a power that is not a whole number" if positive else "a power that is not a positive rational number"
+
+    def real_power(ar, env):
+        base = left(ar, env)
+        if ar.outside_domain(domain, base):
+            raise BadInput(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
+        if positive and ar.certainly_zero(base):
+            return base  # the exact 0 of the backend: y > 0
+        return ar.apply("exp", exponent(ar, env) * ar.apply("log", base))
+    return real_power
+
+
 def _compile(tree: tuple):
     """f(ar, env): the value of `tree` in backend `ar`, the names taken from env; operands left to right.
-    A bound certainly undefined where it is evaluated (division by an exact zero, log of a number <= 0,
-    sqrt of one < 0) is bad input (module docstring)."""
+    A bound certainly undefined where it is evaluated is bad input (module docstring)."""
     kind = tree[0]
     if kind == "num":
         value = tree[1]
@@ -274,15 +314,7 @@ def _compile(tree: tuple):
         if exponent[0] == "num" and exponent[1].denominator == 1 and exponent[1] >= 0:
             power = exponent[1].numerator
             return lambda ar, env: integer_power(left(ar, env), power)
-        exponent_f = _compile(exponent)
-
-        def real_power(ar, env):
-            base = left(ar, env)
-            if ar.outside_domain("log", base):
-                raise BadInput(f"the bound is undefined: {render(tree)} with a base <= 0 and a power that is not"
-                               " a whole number")
-            return ar.apply("exp", exponent_f(ar, env) * ar.apply("log", base))
-        return real_power
+        return _real_power(tree, left)
     right = _compile(tree[2])
     if kind == "+":
         return lambda ar, env: left(ar, env) + right(ar, env)

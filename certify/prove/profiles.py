@@ -125,7 +125,11 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
     def slope(top):
         return g(Jet(exact(Fraction(0)).union(exact(top)), arb(1))).slope
 
-    vanishes = g(arb(0)).is_exact() and g(arb(0)).is_zero()
+    try:
+        zero = g(arb(0))
+    except BadInput as undefined:  # (a*D**2)**-0.5 or 1/(a*D**2): the region's equal tokens have D = 0
+        raise BadInput(f"{undefined}, at D = 0 (every region holds configurations with D = 0)") from None
+    vanishes = zero.is_exact() and zero.is_zero()
 
     def chord(L):  # g(L)/L on [L_lo, L_hi], L_hi > 0: nothing is known of g's shape, only its ball
         if L[0] == 0:  # g(L)/L = (g(L) - g(0))/L = g'(xi), xi in (0, L): only when g(0) = 0

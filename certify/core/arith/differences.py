@@ -22,18 +22,20 @@ of sum_j |m_ij - m_kj| (Higham, Lemma 3.3: (1 + gamma_(n-1)) (1 + u) <= 1 + gamm
 that is within sum_j (e_ij + e_kj) of 2^s d_ik (the triangle inequality).  So f_ik is within E_i + E_k of 2^s d_ik,
 E_i = sum_j e_ij + gamma_n S_i (screen.row_errors), hence within E = 2 max_i E_i.
 
-Which pairs are kept.  The largest d_ik's ball has the greatest lower end and the greatest upper end of all the pairs'
-balls (arb's max works end by end).  A ball of radius at most W that holds 2^s d_ik (in these units) has both ends
+Which pairs are kept.  Every value the balls allow has its largest d_ik between the greatest lower end and the greatest
+upper end of all the pairs' balls.  A ball of radius at most W that holds 2^s d_ik (in these units) has both ends
 within 2W of it.  Let M = max 2^s d_ik: the pair that attains it has a lower end >= M - 2W and an upper end >= M, so a
 pair q holds the greatest lower end only if its lower end, at most 2^s d_q, is >= M - 2W, and the greatest upper end
-only if its upper end, at most 2^s d_q + 2W, is >= M: either way 2^s d_q >= M - 2W.  As M >= f_max - E and
-f_q >= 2^s d_q - E, such a pair has f_q >= f_max - 2E - 2W: those pairs are kept, and the maximum over them is the
-maximum over all pairs, end for end.  W (screen.radius_bound) bounds a pair's ball's radius at the working precision
-p: the radii it sums, sum_j (r_ij + r_kj) over Delta's (and Pi's), are at most E_i + E_k <= E; its midpoints are
-rounded toward zero at p bits, each rounding at most 2^(1-p) |v|, in Delta's differences and Pi's (whose |.| sum to
-at most sum_j (|Delta_ij| + |Delta_kj| + |Pi_ij| + |Pi_kj|) <= 2 T + E at the exact midpoints, T = max_i
-sum_j (|a_ij| + |b_ij|), or S without a mask), in their sums (as much again) and in the n - 1 additions over j (each
-partial sum at most that): n + 1 roundings of 2^(1-p) (2 T + E), within screen.radius_bound's n + 2.
+only if its upper end, at most 2^s d_q + 2W, is >= M: either way 2^s d_q >= M - 2W.  As M >= f_max - E and f_q >= 2^s
+d_q - E, such a pair has f_q >= f_max - 2E - 2W: those pairs are kept, so the kept pairs' greatest ends are all pairs'
+greatest ends, and the maximum of their balls holds the largest d_ik of every value the balls allow (what soundness
+needs); it is the ball over every pair up to arb's outward rounding of the ends max returns, which depends on the balls
+it is given (equal to it in practice, not by construction).  W (screen.radius_bound) bounds a pair's ball's radius at
+the working precision p: the radii it sums, sum_j (r_ij + r_kj) over Delta's (and Pi's), are at most E_i + E_k <= E;
+its midpoints are rounded toward zero at p bits, each rounding at most 2^(1-p) |v|, in Delta's differences and Pi's
+(whose |.| sum to at most sum_j (|Delta_ij| + |Delta_kj| + |Pi_ij| + |Pi_kj|) <= 2 T + E at the exact midpoints, T =
+max_i sum_j (|a_ij| + |b_ij|), or S without a mask), in their sums (as much again) and in the n - 1 additions over j
+(each partial sum at most that): n + 1 roundings of 2^(1-p) (2 T + E), within screen.radius_bound's n + 2.
 """
 
 from __future__ import annotations

@@ -9,14 +9,16 @@ binary64 midpoint m_ij is within e_ij (screen.entry_errors) of the true entry; m
 the exact sum.  So the screened overlap f_ik = fl(sum_j min(m_ij, m_kj)) is within E_i + E_k of o_ik, with
 E_i = sum_j e_ij + gamma_(n-1) sum_j |m_ij| (screen.row_errors), hence within E = 2 max_i E_i.
 
-Which pairs are kept.  The least overlap's ball has the least lower end and the least upper end of all the pairs'
-balls (arb's min works end by end).  A ball of radius at most W that holds o_ik has both ends within 2W of it, so a
-pair can hold either least end only if o_ik - 2W <= o_min, hence only if f_ik <= f_min + 2E + 2W: those pairs are kept,
-and the minimum over them is the minimum over all pairs, end for end.  W (screen.radius_bound) bounds an overlap
-ball's radius at the working precision p: the entries' radii, sum_j max(r_ij, r_kj) <= E, and the midpoints'
-rounding at p bits, 2^(1-p) |s| at each of n additions, s a partial sum, at most
-sum_j max(|m_ij|, |m_kj|) + E <= 2 S + E (S = max_i sum_j |m_ij|), and 2^(2-p) |v| at each minimum v (its ends and
-its midpoint rounded): n + 2 roundings of 2^(1-p) (2 S + E) in all.
+Which pairs are kept.  Every value the balls of P allow has its least overlap between the least lower end and the least
+upper end of the pairs' balls.  A ball of radius at most W that holds o_ik has both ends within 2W of it, so a pair can
+hold either least end only if o_ik - 2W <= o_min, hence only if f_ik <= f_min + 2E + 2W: those pairs are kept, so the
+kept pairs' least ends are all pairs' least ends, and the minimum of their balls holds the least overlap of every P the
+balls allow (what soundness needs).  arb's min rounds the ends it returns outward, by amounts that depend on the balls
+it is given: that minimum is the ball over every pair up to that rounding (equal to it in practice, not by
+construction).  W (screen.radius_bound) bounds an overlap ball's radius at the working precision p: the entries' radii,
+sum_j max(r_ij, r_kj) <= E, and the midpoints' rounding at p bits, 2^(1-p) |s| at each of n additions, s a partial sum,
+at most sum_j max(|m_ij|, |m_kj|) + E <= 2 S + E (S = max_i sum_j |m_ij|), and 2^(2-p) |v| at each minimum v (its ends
+and its midpoint rounded): n + 2 roundings of 2^(1-p) (2 S + E) in all.
 """
 
 from __future__ import annotations
