@@ -461,6 +461,21 @@ def test_cli_prints_every_finding_and_its_cause(tmp_path, capsys):
     assert "spot check: bert setting" in out
 
 
+def test_every_finding_is_labelled_not_certified_in_the_text_and_the_json(tmp_path, capsys):
+    """A finding's verdict (agrees, DISAGREES, caption silent) is read off float64 simulations that no checker
+    re-derives: each printed line, caption line and JSON entry says "not certified", as the spot checks do."""
+    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "wu-fig1.json").read_text())
+    verdicts = [f["verdict"] for f in summary["findings"]]
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith(tuple(verdicts))]
+    assert len(lines) == len(verdicts) and all(line.startswith(f"{v} (not certified): ")
+                                               for line, v in zip(lines, verdicts))
+    assert all(f["checker"] == "not certified" for f in summary["findings"])
+    captioned = [line for line in summary["caption"] if line.startswith(tuple(verdicts))]
+    assert len(captioned) == len(verdicts) and all("(not certified): " in line for line in captioned)
+
+
 def test_defaults_choose_the_setting_by_size():
     assert studies.options().setting is sim.PROJECT and studies.options(long=True).setting is sim.BERT
     long = studies.options(long=True)

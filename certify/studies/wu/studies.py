@@ -26,7 +26,7 @@ from flint import arb, ctx
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
 from certify.core import seeds
-from certify.core.verdicts import NOT_CERTIFIED
+from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
 from certify.studies.wu import reproduce as sim
@@ -84,6 +84,12 @@ class Finding:
     def verdict(self) -> str:
         """"agrees", "DISAGREES" or "caption silent"."""
         return {True: "agrees", False: "DISAGREES", None: "caption silent"}[self.reproduced]
+
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict as an output shows it: read off float64 simulations that no checker re-derives, so
+        labelled not certified (as a spot check is)."""
+        return labelled(self.verdict, False)
 
 
 @dataclass
