@@ -339,7 +339,17 @@ def test_figure1_json_carries_the_checker_confirmed_equilibria(produced):
         assert arb(certified["B_y"]).contains(-arb(3).sqrt() / 2)
         # mu of [(0, 1), B] = sqrt(1/4 + (1 + sqrt 3/2)^2) / sqrt 2 = sqrt((2 + sqrt 3)/2)
         assert arb(certified["equilibrium_mu"]).contains(((2 + arb(3).sqrt()) / 2).sqrt())
-        assert arb(certified["spot_distance_to_equilibrium_mu"]).upper() < 1e-12
+        assert abs(study.spot_checks[0].enclosure - arb(certified["equilibrium_mu"])).upper() < 1e-12
+
+
+def test_figure1_certified_block_holds_no_number_of_the_spot_check(produced):
+    """The spot check is ball arithmetic no checker re-derives: its distance to the equilibrium's mu sat among the
+    checker-confirmed values ("confirmed_by_checker": true); it is a note labelled not certified."""
+    study, paths = produced[("wu-fig1", "bert")]
+    summary = json.loads(paths["json"].read_text())
+    assert not any(key.startswith("spot") for key in summary["certified"])
+    notes = [note for note in summary["notes"] if "spot check" in note and "rank-2 equilibrium" in note]
+    assert len(notes) == 1 and "not certified" in notes[0]
 
 
 # ------------------------------------------------------------------ the certified spot check
