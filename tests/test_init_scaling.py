@@ -119,6 +119,20 @@ def test_a_dimension_beyond_the_checkers_limit_is_refused_before_any_work(argv, 
     assert time.monotonic() - started < 5
 
 
+def test_a_row_beyond_the_checkers_work_limit_is_refused_before_any_work(monkeypatch, capsys):
+    """--n 1024 (within the tokens limit) at d = 2: tau's n^3 pair terms put the row's certificate above the
+    checker's default work limit, which init cannot raise; the row was computed (minutes on a busy machine)
+    and then shown undecided, the checker's refusal only in the JSON.  Now refused first, naming the limit."""
+    def computed(*args, **kwargs):
+        raise AssertionError("a row was computed")
+    monkeypatch.setattr(init_scaling, "certify_row", computed)
+    assert main(["init", "--d", "2", "--n", "1024"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error:") and err.count("\n") == 1 and "work" in err and "--n 1024" in err
+    with pytest.raises(BadInput, match="work"):
+        init_scaling.study([8, 2], n=1024)
+
+
 def test_study_validates_before_computing():
     with pytest.raises(BadInput):
         init_scaling.study([8, 16], scheme="unknown")

@@ -339,7 +339,17 @@ def test_figure1_json_carries_the_checker_confirmed_equilibria(produced):
         assert arb(certified["B_y"]).contains(-arb(3).sqrt() / 2)
         # mu of [(0, 1), B] = sqrt(1/4 + (1 + sqrt 3/2)^2) / sqrt 2 = sqrt((2 + sqrt 3)/2)
         assert arb(certified["equilibrium_mu"]).contains(((2 + arb(3).sqrt()) / 2).sqrt())
-        assert arb(certified["spot_distance_to_equilibrium_mu"]).upper() < 1e-12
+        assert abs(study.spot_checks[0].enclosure - arb(certified["equilibrium_mu"])).upper() < 1e-12
+
+
+def test_figure1_certified_block_holds_no_number_of_the_spot_check(produced):
+    """The spot check is ball arithmetic no checker re-derives: its distance to the equilibrium's mu sat among the
+    checker-confirmed values ("confirmed_by_checker": true); it is a note labelled not certified."""
+    study, paths = produced[("wu-fig1", "bert")]
+    summary = json.loads(paths["json"].read_text())
+    assert not any(key.startswith("spot") for key in summary["certified"])
+    notes = [note for note in summary["notes"] if "spot check" in note and "rank-2 equilibrium" in note]
+    assert len(notes) == 1 and "not certified" in notes[0]
 
 
 # ------------------------------------------------------------------ the certified spot check
@@ -459,6 +469,21 @@ def test_cli_prints_every_finding_and_its_cause(tmp_path, capsys):
     for m in sim.MASKS:
         assert f": {m} mask: a smaller d_QK" in out
     assert "spot check: bert setting" in out
+
+
+def test_every_finding_is_labelled_not_certified_in_the_text_and_the_json(tmp_path, capsys):
+    """A finding's verdict (agrees, DISAGREES, caption silent) is read off float64 simulations that no checker
+    re-derives: each printed line, caption line and JSON entry says "not certified", as the spot checks do."""
+    assert main(["reproduce", "wu-fig1", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads((tmp_path / "wu-fig1.json").read_text())
+    verdicts = [f["verdict"] for f in summary["findings"]]
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith(tuple(verdicts))]
+    assert len(lines) == len(verdicts) and all(line.startswith(f"{v} (not certified): ")
+                                               for line, v in zip(lines, verdicts))
+    assert all(f["checker"] == "not certified" for f in summary["findings"])
+    captioned = [line for line in summary["caption"] if line.startswith(tuple(verdicts))]
+    assert len(captioned) == len(verdicts) and all("(not certified): " in line for line in captioned)
 
 
 def test_defaults_choose_the_setting_by_size():

@@ -225,3 +225,17 @@ def test_both_layernorm_counterexamples_read_w_with_one_cap(monkeypatch):
         fig1.parse_w("1")
     with pytest.raises(BadInput, match="at least N = 4"):
         equilibria.parse(4, "3")
+
+
+def test_the_printed_bound_on_f_prime_and_the_printed_arc_are_rounded_the_safe_way():
+    """The summary rounded to nearest: an upper end of f' of 0.9318814 printed "<= 0.931881", below the bound the
+    checker confirmed, and the arc [3088347/1048576, ...] printed from 2.945277, wider than the one certified."""
+    found = fig1.Found(values={"fprime_on_trapping_arc": arb("0.5") + arb(0, "0.4318814")})
+    cuts = ["3088347/1048576", "331536175149597/70368744177664"]
+    lines = fig1._summary(found, {"trapping_cuts": cuts})
+    printed = Fraction(next(line for line in lines if "trapping arc   <=" in line).split("<=")[1].strip())
+    mantissa, exponent = found.values["fprime_on_trapping_arc"].upper().mid().man_exp()
+    assert printed >= Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+    arc = next(line for line in lines if "trapping arc:" in line).split("[")[1].split("]")[0]
+    low, high = (Fraction(end.strip()) for end in arc.split(","))
+    assert Fraction(cuts[0]) <= low < high <= Fraction(cuts[1])

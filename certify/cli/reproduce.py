@@ -78,7 +78,7 @@ def run(args) -> int:
     for spot in study.spot_checks:
         print(f"  spot check: {spot.configuration}: {spot.summary()}")
     for finding in study.findings:
-        print(f"  {finding.verdict}: {finding.statement} ({finding.detail})")
+        print(f"  {finding.shown_verdict}: {finding.statement} ({finding.detail})")
         if finding.cause:
             print(f"      cause: {finding.cause}")
     return code

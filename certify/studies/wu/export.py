@@ -11,8 +11,8 @@ For F in wu-fig1, wu-fig2, wu-fig3, write(study, folder) writes
               wu-fig3  variant, mask, d_qk, depth, inputs, mean, geomean, median, min, max
             (statistics of mu(X_t) over the inputs at each depth t = 0..T; geomean is 0 when some
             input has mu exactly 0)
-    F.json  settings, the spot check (ball arithmetic, not certified), the findings, notes (Figure 1:
-            the certified values) and "caption": the lines a caption of the figure needs (settings,
+    F.json  settings, the spot check (ball arithmetic, not certified), the findings (float64, not
+            certified), notes (Figure 1: the certified values) and "caption": the lines a caption of the figure needs (settings,
             the spot check, every finding), which the figure itself leaves out
 """
 
@@ -53,9 +53,9 @@ def write(study: Study, folder: Path) -> dict[str, Path]:
 def _summary(study: Study) -> dict:
     return {"figure": study.figure, "settings": study.settings,
             "spot_checks": [s.to_json() for s in study.spot_checks],
-            "findings": [{"statement": f.statement, "verdict": f.verdict, "reproduced": f.reproduced,
-                          "detail": f.detail, "cause": f.cause, "cause_measured": f.explained,
-                          "measured": f.measured} for f in study.findings],
+            "findings": [{"statement": f.statement, "verdict": f.verdict, "checker": NOT_CERTIFIED,
+                          "reproduced": f.reproduced, "detail": f.detail, "cause": f.cause,
+                          "cause_measured": f.explained, "measured": f.measured} for f in study.findings],
             "certified": study.certified, "notes": study.notes, "csv_columns": list(CSV_COLUMNS[study.figure]),
             "caption": caption(study)}
 
@@ -75,7 +75,7 @@ def caption(study: Study) -> list[str]:
         lines += _certified_lines(study.certified)
     lines += study.notes
     lines += [f"spot check: {s.configuration}: {s.summary()}" for s in study.spot_checks]
-    lines += [f"{f.verdict}: {f.statement}" + (f" -- cause: {f.cause}" if f.cause else "") for f in study.findings]
+    lines += [f"{f.shown_verdict}: {f.statement}" + (f" -- cause: {f.cause}" if f.cause else "") for f in study.findings]
     return lines
 
 

@@ -23,6 +23,7 @@ from certify.core.arith.ball import hull
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
 from certify.errors import BadInput
 from certify.studies.wu import w_option
+from certify.studies.wu.spot_check import decimal, exact_value
 
 KIND = "wu-fig1"
 
@@ -203,9 +204,13 @@ def _summary(found, witness: dict) -> list[str]:
     v = found.values
     extra = []
     if "fprime_on_trapping_arc" in v:
-        extra.append(f"  f' on the trapping arc   <= {float(v['fprime_on_trapping_arc'].upper()):.6g}")
+        # rounded up: a bound to nearest could print below the upper end the checker confirmed
+        bound = decimal(exact_value(v["fprime_on_trapping_arc"].upper()), down=False, digits=6)
+        extra.append(f"  f' on the trapping arc   <= {bound}")
     cuts = witness["trapping_cuts"]
-    extra.append(f"  trapping arc: [{float(Fraction(cuts[0])):.6f}, {float(Fraction(cuts[-1])):.6f}] in {len(cuts) - 1} pieces")
+    # rounded inwards: the printed arc stays inside the certified one
+    low, high = decimal(Fraction(cuts[0]), down=False, digits=7), decimal(Fraction(cuts[-1]), down=True, digits=7)
+    extra.append(f"  trapping arc: [{low}, {high}] in {len(cuts) - 1} pieces")
     return value_lines(found, ("theta_A", "A_x", "A_y", "fprime_A", "theta_B", "B_x", "B_y", "fprime_B",
                                "det_rank2", "token1_distance_bound"), extra)
 

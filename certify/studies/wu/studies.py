@@ -26,11 +26,11 @@ from flint import arb, ctx
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
 from certify.core import seeds
-from certify.core.verdicts import NOT_CERTIFIED
+from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
 from certify.studies.wu import reproduce as sim
-from certify.studies.wu.spot_check import SpotCheck, certify_mu
+from certify.studies.wu.spot_check import SpotCheck, certify_mu, decimal, exact_value
 
 FIG1_W = "2"
 SIMULATED = "float64 simulation (screening, not certified)"  # the arithmetic of every curve
@@ -84,6 +84,12 @@ class Finding:
     def verdict(self) -> str:
         """"agrees", "DISAGREES" or "caption silent"."""
         return {True: "agrees", False: "DISAGREES", None: "caption silent"}[self.reproduced]
+
+    @property
+    def shown_verdict(self) -> str:
+        """The verdict as an output shows it: read off float64 simulations that no checker re-derives, so
+        labelled not certified (as a spot check is)."""
+        return labelled(self.verdict, False)
 
 
 @dataclass
@@ -434,7 +440,6 @@ def fig1(opts: Options) -> Study:
     spot = certify_mu([with_ln] * steps, spot_start,
                       f"post-LN, token 1 at (0, 1), token 2 at {FIG1_SPOT_TOKEN2:g} degrees, mu(X_{steps})",
                       float(consensus_distance(FLOAT64, spot_path[-1])))
-    certified["spot_distance_to_equilibrium_mu"] = _distance_to_equilibrium(spot, certified)
     settings = {"w": FIG1_W, "steps": steps, "arithmetic": SIMULATED,
                 "layer": "N = 2, d = 2, causal mask, W_Q = W_K = 0 (P = [[1, 0], [1/2, 1/2]]), "
                          "W_V = [[1, w], [0, 1]] (X' = P X W_V), with or without post-LN x/||x||_2",
@@ -444,9 +449,10 @@ def fig1(opts: Options) -> Study:
                 "runs_are": "start angles in degrees: (token 1, token 2) pairs without LN; token 1 alone; "
                             "token 2 with token 1 at (0, 1)"}
     findings = fig1_findings(curves, certified)
+    notes = [] if outcome.confirmed and outcome.verdict == "certified" \
+        else [f"the Figure-1 certificate is {NOT_CERTIFIED}: the checker did not confirm it ({outcome.message})"]
     return Study("wu-fig1", settings, curves, [spot], findings, certified=certified,
-                 notes=[] if outcome.confirmed and outcome.verdict == "certified"
-                 else [f"the Figure-1 certificate is {NOT_CERTIFIED}: the checker did not confirm it ({outcome.message})"])
+                 notes=notes + [_distance_to_equilibrium(spot, certified)])
 
 
 def _fig1_certified(outcome) -> dict:
@@ -479,8 +485,12 @@ def certified_point(certified: dict, name: str) -> tuple[float, float]:
 
 
 def _distance_to_equilibrium(spot: SpotCheck, certified: dict) -> str:
+    """How far the spot check's mu lies from the equilibrium's, as a note: the spot check is ball arithmetic that no
+    checker re-derives, so the distance is no checker-confirmed value (it was kept among them)."""
     with ctx.workprec(256):
-        return abs(spot.enclosure - arb(certified["equilibrium_mu"])).str(5, radius=True)
+        distance = exact_value(abs(spot.enclosure - arb(certified["equilibrium_mu"])).upper())
+    return (f"spot check: mu(X_{spot.depth}) differs from mu of the rank-2 equilibrium [(0, 1), B] by at most "
+            f"{decimal(distance, down=False)} ({NOT_CERTIFIED}: the spot check's ball arithmetic)")
 
 
 def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
