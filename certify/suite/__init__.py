@@ -2,7 +2,7 @@
 
 A section is a module with
     TITLE = "..."
-    COST = 5  # its rough seconds on one core: `certify run -j N` starts the longest first
+    COST = 5  # its rough seconds on one core (the quick suite): `certify run -j N` starts the costliest first
     def section(run: SuiteRun) -> Iterable[Row]
 listed in SECTIONS below (imported lazily, so a section's heavy dependencies load only when it
 runs).  Sections are independent of one another: certify.suite.parallel runs several at once.  Each Row is one line of the verdict table; `ok` says whether the outcome is the one the

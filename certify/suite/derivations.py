@@ -9,7 +9,7 @@ from certify.prove import derivations as proofs_index
 from certify.suite import Row, SuiteRun
 
 TITLE = "proofs"
-COST = 37  # seconds on one process (-j 1 gives its derivations a pool of every core)
+COST = 25  # seconds on one process (-j 1 gives its derivations a pool of every core)
 
 
 def section(run: SuiteRun) -> Iterable[Row]:
