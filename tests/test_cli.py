@@ -180,7 +180,7 @@ def test_workers_beyond_the_cores_are_bad_input(tmp_path, capsys, workers):
                  "--workers", workers]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "workers must be from 1 to" in err and not (tmp_path / "c").exists()
-    assert executors.ProcessPool(executors.MAX_WORKERS_PER_CORE * (os.cpu_count() or 1)).workers >= 1
+    assert executors.ProcessPool(executors.MAX_WORKERS_PER_CORE * executors.usable_cores()).workers >= 1
 
 
 @pytest.mark.parametrize("budget", ["\u00b2", "9" * 5000, "\u0663s", "-5"])

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import asdict
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from certify.core import jsonfile
 from certify.core import progress
 from certify.core.report_files import RUN_RESULTS
 from certify import suite
+from certify.jobs import executors
+from certify.suite import parallel
 from certify.report import suite_page
 from certify.errors import BadInput, did_you_mean
 from certify.jobs.store import MANIFEST
@@ -39,8 +43,20 @@ def add_parser(subparsers):
     p.add_argument("--long", action="store_true", help="the full-size studies instead of the quick ones")
     p.add_argument("--only", action="append", metavar="SECTION",
                    help="run only the section with this title (repeatable), e.g. claims, proofs, model")
+    p.add_argument("-j", "--jobs", type=_jobs, default=None, metavar="N",
+                   help="sections run at once, each in a worker process, the longest first; the table and the "
+                        "report are the same (default: the cores this process may use, here "
+                        f"{executors.usable_cores()}; 1: one after another in this process)")
     options.add_figure_options(p, raster=True)  # the models' heat maps
     p.set_defaults(run=run)
+
+
+def _jobs(text: str) -> int:
+    """-j N: a positive integer."""
+    value = options.integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
 
 
 def cells(row: suite.Row) -> list[str]:
@@ -70,19 +86,13 @@ def run(args) -> int:
     except OSError as err:
         raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
+    jobs = min(executors.usable_cores() if args.jobs is None else args.jobs, len(sections))
     started = time.time()
     print("\n".join(table.rows([COLUMNS], WIDTHS, indent="  ")), flush=True)
-    for index, module in enumerate(sections, 1):
-        progress.line(f"certify run [{index}/{len(sections)}] {module.TITLE} ...")
-        print(f"\n== {module.TITLE} ==", flush=True)
-        section_start, count = time.time(), 0
-        for row in module.section(state):
-            state.rows.append(row)
-            count += 1
-            print("\n".join(table.rows([cells(row)], WIDTHS, indent="  ")), flush=True)
-        seconds = time.time() - section_start
-        print(f"  ({seconds:.1f} s)", flush=True)
-        progress.line(f"certify run [{index}/{len(sections)}] {module.TITLE}: {count} rows in {seconds:.1f} s")
+    if jobs == 1:
+        _one_after_another(sections, state)
+    else:
+        _at_once(sections, state, jobs)
     unexpected = [row for row in state.rows if not row.ok]
     counts: dict[str, int] = {}
     for row in state.rows:
@@ -104,3 +114,63 @@ def run(args) -> int:
             print(f"  {row.section}: {row.case}: {row.verdict} (expected {row.expected or '-'}) {row.detail}",
                   file=sys.stderr)
     return 1 if unexpected else 0
+
+
+def _one_after_another(sections: list, state: suite.SuiteRun) -> None:
+    """The sections in this process, in order, each row printed as it comes."""
+    for index, module in enumerate(sections):
+        progress.line(f"{_place(index, sections)} ...")
+        _print_title(module)
+        section_start, count = time.time(), 0
+        for row in module.section(state):
+            state.rows.append(row)
+            count += 1
+            _print_row(row)
+        seconds = time.time() - section_start
+        _print_seconds(seconds)
+        progress.line(f"{_place(index, sections)}: {count} rows in {seconds:.1f} s")
+
+
+def _at_once(sections: list, state: suite.SuiteRun, jobs: int) -> None:
+    """The sections on `jobs` worker processes (certify.suite.parallel): each section's block is printed once it
+    and every section before it have ended, so that the table reads as when they run one after another; a
+    section's error is raised in its place, after the blocks before it, as there."""
+    ended: dict[int, parallel.Event] = {}
+    printed = 0
+    with closing(parallel.run(sections, state, jobs)) as events:
+        for event in events:
+            running = ", ".join(sections[index].TITLE for index in event.running) or "none"
+            if event.rows is None:
+                progress.line(f"{_place(event.index, sections)} ... (running: {running})")
+                continue
+            outcome = "failed after " if event.error is not None else ""
+            progress.line(f"{_place(event.index, sections)}: {outcome}{len(event.rows)} rows in "
+                          f"{event.seconds:.1f} s (running: {running})")
+            ended[event.index] = event
+            while printed in ended:
+                block = ended.pop(printed)
+                _print_title(sections[printed])
+                for row in block.rows:
+                    state.rows.append(row)
+                    _print_row(row)
+                if block.error is not None:
+                    raise block.error
+                _print_seconds(block.seconds)
+                printed += 1
+
+
+def _place(index: int, sections: list) -> str:
+    """The start of a progress line: `certify run [3/10] wu-figures`."""
+    return f"certify run [{index + 1}/{len(sections)}] {sections[index].TITLE}"
+
+
+def _print_title(module) -> None:
+    print(f"\n== {module.TITLE} ==", flush=True)
+
+
+def _print_row(row: suite.Row) -> None:
+    print("\n".join(table.rows([cells(row)], WIDTHS, indent="  ")), flush=True)
+
+
+def _print_seconds(seconds: float) -> None:
+    print(f"  ({seconds:.1f} s)", flush=True)

@@ -31,6 +31,14 @@ KINDS = ("pool", "dask")
 MAX_WORKERS_PER_CORE = 4  # more processes than this only wait for a core, each with its own memory
 
 
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the system has one (`taskset`, a container's
+    or a scheduler's cpuset gives fewer than the machine has), else every core of the machine."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def worker_init() -> None:
     """Workers leave Ctrl-C, SIGTERM and SIGHUP to the parent (which finishes the running chunks and
     stops), and die with it if it is killed (Linux), instead of waiting forever for work: by SIGKILL,
@@ -61,7 +69,7 @@ class ProcessPool:
     kind = "pool"
 
     def __init__(self, workers: int | None = None):
-        cores = os.cpu_count() or 1
+        cores = usable_cores()
         self.workers = cores if workers is None else workers
         # each worker process holds its own interpreter, numpy and flint: --workers 2^64 crashed in islice, and
         # 100000 would start a process per chunk, far beyond what the cores can run
@@ -121,7 +129,7 @@ class ProcessPool:
                     if future not in lost:
                         on_done(running[future], future.result())
                 if lost:
-                    _kill_workers(pool)
+                    kill_workers(pool)
             if interrupted:
                 raise KeyboardInterrupt
 
@@ -150,12 +158,13 @@ def _drain(pool: ProcessPoolExecutor, running: dict, on_done, on_failed) -> None
             on_failed(running[future], "a worker process of the pool died")
         else:
             on_done(running[future], future.result())
-    _kill_workers(pool)
+    kill_workers(pool)
 
 
-def _kill_workers(pool: ProcessPoolExecutor) -> None:
-    """SIGKILL the workers of a broken pool: it stops them with SIGTERM, which they ignore (worker_init), and
-    would wait for their chunks, whose results nobody takes any more, before it can shut down."""
+def kill_workers(pool: ProcessPoolExecutor) -> None:
+    """SIGKILL the workers of a pool whose results nobody takes any more (broken, or its command interrupted): it
+    stops them with SIGTERM, which they ignore (worker_init), and would wait for their tasks before it can shut
+    down."""
     for process in list((getattr(pool, "_processes", None) or {}).values()):
         try:
             process.kill()

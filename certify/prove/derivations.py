@@ -71,13 +71,14 @@ def run_derivation(name_or_claim: str):
     return build(name_or_claim).run()
 
 
-def run_all(names_or_claims: list[str], on_each: Callable | None = None) -> list:
-    """run_derivation of each, in that order, on a process per core (certify.jobs' pool: Ctrl-C lets the running
-    ones finish, then raises KeyboardInterrupt); `on_each(result)` as each ends, in any order (progress).  The
-    derivations are sympy work in Python, independent of one another: `certify proofs` took 37 s on one core."""
+def run_all(names_or_claims: list[str], on_each: Callable | None = None, workers: int | None = None) -> list:
+    """run_derivation of each, in that order, on `workers` processes, by default one per core (certify.jobs' pool:
+    Ctrl-C lets the running ones finish, then raises KeyboardInterrupt); `on_each(result)` as each ends, in any
+    order (progress).  The derivations are sympy work in Python, independent of one another: `certify proofs`
+    took 37 s on one core."""
     from certify.jobs.executors import ProcessPool  # only to run: `certify claims` reads this module too, and the
     # pool's imports (concurrent.futures, threadpoolctl) were 54 of the 58 ms its import took
-    return ProcessPool().map(_run_one, None, [[name] for name in names_or_claims], on_each)
+    return ProcessPool(workers).map(_run_one, None, [[name] for name in names_or_claims], on_each)
 
 
 def _run_one(_, chunk: list[str]):

@@ -2,11 +2,13 @@
 
 A section is a module with
     TITLE = "..."
+    COST = 5  # its rough seconds on one core (the quick suite): `certify run -j N` starts the costliest first
     def section(run: SuiteRun) -> Iterable[Row]
 listed in SECTIONS below (imported lazily, so a section's heavy dependencies load only when it
 runs).  Each Row is one line of the verdict table; `ok` says whether the outcome is the one the
 mathematics predicts (a theorem holds, a counterexample is violated, an exact equality is
-undecided).  Sections write their certificates and figures under run.out_dir / <their name>.
+undecided).  Sections write their certificates and figures under run.out_dir / <their name>, each
+into its own folder and independent of the others: certify.suite.parallel runs several at once.
 """
 
 from __future__ import annotations
@@ -72,10 +74,11 @@ INTENDED = {
 
 @dataclass
 class SuiteRun:
-    """One `certify run`: the report folder, whether the long (full-size) studies run, and the rows collected
-    so far."""
+    """One `certify run`: the report folder, whether the long (full-size) studies run, the processes a section
+    may start for a pool of its own, and the rows collected so far."""
     out_dir: Path
     long: bool = False  # the slow, full-size studies instead of the CI-sized ones
+    workers: int | None = None  # a section's own pool (campaigns, derivations); None: one process per core
     figure_format: str = figures.DEFAULT_FORMAT  # how sections write their figures (--format, --dpi)
     dpi: int = figures.DEFAULT_DPI
     rows: list[Row] = field(default_factory=list)

@@ -16,6 +16,7 @@ from certify.search import attack
 from certify.suite import Row, SuiteRun
 
 TITLE = "attack"
+COST = 2
 
 # (claim, bound, n, d, evaluations, violated as expected); budgets x LONG_FACTOR with --long
 DEFAULT_ATTACKS = [

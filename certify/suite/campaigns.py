@@ -15,6 +15,7 @@ from certify.search import samplers
 from certify.suite import Row, SuiteRun
 
 TITLE = "sampling"
+COST = 4  # seconds on one process (-j 1 gives its campaigns a pool of every core)
 
 N_TOKENS, DIMENSION, SEED = 4, 3, 1
 COUNT, LONG_COUNT = 200, 2000
@@ -39,7 +40,7 @@ def section(run: SuiteRun):
     for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
         folder = root / (spec.distribution if spec.bound is None else "planted-bound")
         try:
-            summary = campaign.run(spec, folder, restart=True)
+            summary = campaign.run(spec, folder, restart=True, workers=run.workers)
         except Interrupted:  # its "run the same command again to continue" is not so here: run restarts it
             raise KeyboardInterrupt from None
         counts, f64 = summary["counts"], summary["float64"]

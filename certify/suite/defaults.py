@@ -15,6 +15,7 @@ from certify.suite import thesis_cases as thesis
 from certify.suite import wu_cases as wu
 
 TITLE = "claims"
+COST = 0.3
 
 PURE = [cases.gaussian, cases.antipodal, cases.standard_init, cases.near_consensus, cases.near_permutation,
         cases.biased_heads]

@@ -14,6 +14,7 @@ from certify.prove import region as region_proof
 from certify.suite import Row, SuiteRun, checked
 
 TITLE = "proofs over regions"
+COST = 0.1
 
 # (claim or None, bound or None, n, d, radius, norm, expected verdict)
 CASES = [

@@ -21,6 +21,7 @@ from certify.core.float64_limits import describe
 from certify.suite import Row, SuiteRun
 
 TITLE = "thesis"
+COST = 0.1
 
 # (claim id, counterexample name, its arguments)
 COUNTEREXAMPLES = [

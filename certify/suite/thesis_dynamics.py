@@ -21,6 +21,7 @@ from certify.core.float64_limits import ONE_MINUS_GAP_IS_ONE_LN2
 from certify.suite import Row, SuiteRun, checked
 
 TITLE = "thesis-dynamics"
+COST = 4
 
 ROTATION_V = {"name": "rotation-V", "X": [[1, 0], [0, 1], [-1, 0.5], [0.25, -1]], "A": [[0.5, 0], [0, 0.5]],
               "V": [["3/5", "-4/5"], ["4/5", "3/5"]]}

@@ -15,6 +15,7 @@ from certify.suite import Row, SuiteRun
 from certify.core import graphs
 
 TITLE = "wu-masks-layernorm"
+COST = 0.1
 
 RADII_AT_128 = {"complete": 1, "causal": 1, "sliding": 64, "uni": 127}
 # (claim id, counterexample name, its arguments); a certified counterexample makes the claim hold.

@@ -15,6 +15,7 @@ from certify.figures import wu as figures
 from certify.studies.wu import studies
 
 TITLE = "wu-figures"
+COST = 12
 SEED = 0
 SETTING = "bert"
 # Disagreements the bert-setting runs show (at CI size and with --long) whose cause no control run
