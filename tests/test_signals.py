@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -150,3 +151,45 @@ def test_sigterm_stops_certify_run_as_ctrl_c_does(tmp_path):
     assert folders and campaign.records(folders[-1])
     for folder in folders:  # each campaign's summary is of what its folder holds
         assert json.loads((folder / "summary.json").read_text())["decided"] == len(campaign.records(folder))
+
+
+ORPHANED_WORKER = """
+import os, sys, time
+from certify.jobs.executors import worker_init
+parent = os.getpid()
+child = os.fork()
+if child == 0:  # the worker, started before its parent dies and initialised after
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1), os.dup2(devnull, 2)  # the test reads the parent's output to its end
+    while os.getppid() == parent:
+        time.sleep(0.01)
+    worker_init(parent)
+    time.sleep(60)  # waiting for work that will never come
+    os._exit(0)
+print(child, flush=True)
+os._exit(0)  # the parent killed before its worker's worker_init
+"""
+
+
+def test_a_worker_whose_parent_died_before_its_initialiser_ends_itself():
+    """A worker forked just before its parent is killed sets its parent-death signal too late for it:
+    worker_init sees the parent gone and exits, instead of waiting forever for work (and holding the
+    command's pipes open, so that whoever waits for the command's output waits too)."""
+    started = subprocess.run([sys.executable, "-c", ORPHANED_WORKER], capture_output=True, text=True, timeout=60)
+    worker = int(started.stdout)
+    for _ in range(1000):  # the worker is reaped by whoever adopted it once it exits
+        if not _running(worker):
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(worker, signal.SIGKILL)
+        pytest.fail("the orphaned worker still runs 20 s after its parent died")
+
+
+def _running(pid: int) -> bool:
+    """pid is a live process (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -39,14 +39,16 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def worker_init() -> None:
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """A process pool whose workers start with worker_init, told this process as their parent."""
+    return ProcessPoolExecutor(max_workers=workers, initializer=worker_init, initargs=(os.getpid(),))
+
+
+def worker_init(parent: int) -> None:
     """Workers leave Ctrl-C, SIGTERM and SIGHUP to the parent (which finishes the running chunks and
     stops), and die with it if it is killed (Linux), instead of waiting forever for work: by SIGKILL,
     the signal they do not ignore."""
     signals.ignore_in_worker()
-    # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
-    # small matrices of a configuration only waits for its own threads (or another worker's).
-    threadpool_limits(1)
     try:
         import ctypes
 
@@ -54,6 +56,11 @@ def worker_init() -> None:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         pass
+    if os.getppid() != parent:  # the parent died between the fork and the line above: no signal will come
+        os._exit(1)
+    # One BLAS thread per worker: the workers already fill the cores, and a threaded BLAS on the
+    # small matrices of a configuration only waits for its own threads (or another worker's).
+    threadpool_limits(1)
 
 
 def task_key(name: str, chunk: list[int]) -> str:
@@ -95,7 +102,7 @@ class ProcessPool:
                 for chunk in chunks:
                     on_done(chunk, task(spec, chunk))
             return
-        with ProcessPoolExecutor(max_workers=workers, initializer=worker_init) as pool:
+        with worker_pool(workers) as pool:
             running: dict = {}
             interrupted = False
             try:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import importlib
 import time
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 
 from certify import signals
-from certify.jobs.executors import kill_workers, worker_init
+from certify.jobs.executors import kill_workers, worker_pool
 from certify.suite import Row, SuiteRun
 
 
@@ -42,7 +42,7 @@ def run(sections: list, state: SuiteRun, jobs: int) -> Iterator[Event]:
     waiting = sorted(range(len(sections)), key=lambda index: -sections[index].COST)  # stable: ties in list order
     given = replace(state, workers=1, rows=[])
     first_failed = len(sections)
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_init)
+    pool = worker_pool(jobs)
     running: dict = {}
     try:
         while waiting or running:
