@@ -12,12 +12,13 @@ import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from certify.cli import main
-from certify.report import page, suite_page
+from certify.core.verdicts import NOT_CERTIFIED
+from certify.report import files, page, suite_page
 
 HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
 PLANTED = "(1-exp(-a*D**2/8))*D"
@@ -49,6 +50,23 @@ def _assert_offline(text: str) -> None:
         else:
             parts = urlsplit(value)
             assert not parts.scheme and not parts.netloc and not value.startswith("/"), value
+
+
+def _hostile_folder(parent: Path) -> Path:
+    """A folder whose path holds HOSTILE (its '/' splits it into two folder names)."""
+    head, tail = HOSTILE.split("/", 1)
+    return parent / head / tail
+
+
+def _assert_links_resolve(index: Path) -> None:
+    """Every link of the page names a file or folder that exists next to it: called on a moved folder, a link
+    to the folder's old place (an absolute path) fails."""
+    parsed = _Attributes()
+    parsed.feed(index.read_text(encoding="utf-8"))
+    links = [value for tag, name, value in parsed.urls if name == "href" and not value.startswith("#")]
+    assert links
+    for value in links:
+        assert (index.parent / unquote(value)).exists(), value
 
 
 # --- the writer ------------------------------------------------------------------------------------
@@ -112,6 +130,23 @@ def test_a_link_must_stay_inside_the_report_folder(tmp_path, path):
         page.render(page.Page("t", sections=[page.Section("s", [page.Links([page.Link("x", path)])])]), tmp_path)
 
 
+def test_text_and_links_with_a_non_utf8_file_name(tmp_path):
+    """A folder or file name of bytes that are not UTF-8 (Python's surrogate escapes) is shown with the byte
+    escaped and linked by that byte: the page is UTF-8 and writing it must not fail."""
+    name = "bad\udcff"
+    index = page.write(page.Page(f"certify verify {tmp_path / name}", sections=[page.Section("s", [
+        page.Links([page.Link(name, f"{name}/c.json")])])]), tmp_path)
+    text = index.read_text(encoding="utf-8")
+    assert "bad\\udcff" in text and 'href="bad%FF/c.json"' in text
+
+
+def test_certify_sample_into_a_non_utf8_folder_writes_its_page(tmp_path, capfdbinary):
+    out = tmp_path / "bad\udcff"
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert "certify verify " in (out / "index.html").read_text(encoding="utf-8")
+
+
 def test_expected_outcome_of_a_row():
     assert suite_page.expected_outcome({"verdict": "violated", "ok": True}) == "violated"
     assert suite_page.expected_outcome({"verdict": "holds", "ok": False}) == "not holds"
@@ -131,6 +166,19 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     for name in ("python-flint", "numpy", "python", "platform", "date", "command line"):
         assert f"<td>{name}</td>" in text
     assert f"certify run --out {tmp_path}" in text
+
+
+def test_a_certificate_no_row_names_is_labelled_not_certified(tmp_path):
+    """A certificate file in a folder this run wrote into that no row names (an earlier run's, or one put
+    there) is listed, but what it states is not this run's verdict: it is labelled, not shown as one."""
+    results = _synthetic_run(tmp_path)
+    forged = {"format": "certify-certificate/1", "kind": "inequality", "claim": "collapse.global", "verdict": "holds"}
+    (tmp_path / "claims" / "forged.json").write_text(json.dumps(forged))
+    text = page.render(suite_page.build(results, tmp_path, None), tmp_path)
+    row = re.search(r'<tr><td><a href="claims/forged.json">.*?</tr>', text).group(0)
+    assert f"inequality collapse.global holds ({NOT_CERTIFIED}" in row
+    planted = re.search(r'<tr><td><a href="claims/planted.json">.*?</tr>', text).group(0)
+    assert NOT_CERTIFIED not in planted  # the row that wrote it had the checker confirm it
 
 
 # --- a real browser ---------------------------------------------------------------------------------
@@ -173,6 +221,14 @@ def _browse(index: Path, tmp_path: Path) -> tuple[str, list[str]]:
     return done.stdout, console
 
 
+def _assert_no_markup_injected(dom: str) -> None:
+    """The DOM holds no element an untrusted text could have made: one script (CHECK's), data: images only."""
+    parsed = _Attributes()
+    parsed.feed(dom)
+    assert parsed.tags.count("script") == 1 and "iframe" not in parsed.tags
+    assert all(value.startswith("data:image/") for tag, name, value in parsed.urls if name == "src")
+
+
 def _images_loaded(dom: str) -> int:
     found = re.search(r'<html[^>]* data-images="([^"]*)"', dom)
     assert found, "the check script did not run"
@@ -190,6 +246,18 @@ def test_the_run_page_renders_in_a_browser(tmp_path):
     assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
     assert dom.count("<table>") == 5  # claims, proofs, dynamics, certificates, environment
     assert html.escape(f"bound {HOSTILE} on antipodal", quote=False) in dom  # shown as text, not markup
+    _assert_no_markup_injected(dom)
+
+
+def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
+    folder = tmp_path / "report"
+    folder.mkdir()
+    suite_page.write(_synthetic_run(folder), folder, ["run"])
+    (tmp_path / "elsewhere").mkdir()
+    moved = Path(shutil.move(folder, tmp_path / "elsewhere" / "moved"))
+    _assert_links_resolve(moved / "index.html")
+    dom, console = _browse(moved / "index.html", tmp_path)
+    assert console == [] and _images_loaded(dom) == 2
 
 
 def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
@@ -208,19 +276,22 @@ def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
 
 def test_the_browser_check_sees_a_broken_image_and_a_blocked_fetch(tmp_path):
     """The harness itself: an undecodable image is reported, and so is the console line of a fetch
-    the page's Content-Security-Policy refuses."""
+    the page's Content-Security-Policy refuses; a script of the page is refused and seen as markup."""
     index = tmp_path / "index.html"
     index.write_text(f'''<!DOCTYPE html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{html.escape(page.CONTENT_SECURITY_POLICY)}"></head><body>
 <img alt="undecodable" src="data:image/png;base64,AAAA"><img alt="remote" src="http://192.0.2.1/x.png">
-</body></html>''')
+<script>document.title = "ran"</script></body></html>''')
     dom, console = _browse(index, tmp_path)
     assert 'data-images="broken: undecodable, remote"' in dom
+    assert "<title>ran</title>" not in dom  # the policy stops a script that is not CHECK ...
+    with pytest.raises(AssertionError, match="script"):  # ... and the markup check sees it
+        _assert_no_markup_injected(dom)
     assert any("Content Security Policy" in line and "192.0.2.1" in line for line in console)
 
 
 def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, capsys):
-    out = tmp_path / "s1"
+    out = _hostile_folder(tmp_path) / "s1"  # the folder's name is shown as text, never as markup
     argv = ["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "4", "--d", "3",
             "--count", "40", "--seed", "1", "--out", str(out), "--workers", "1", "--no-progress"]
     assert main(argv) == 1  # a violation of the planted bound
@@ -229,18 +300,26 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     _assert_offline(text)
     summary = json.loads((out / "summary.json").read_text())
     for path in summary["certificates"]["paths"]:
-        assert f'href="{path}"' in text and f"certify verify {out / path}" in text
-    assert f"certify verify {out}</code>" in text
+        assert f'href="{path}"' in text and f"<code>{html.escape(files.verify_command(out, path).text)}</code>" in text
+    assert f"<code>{html.escape(files.verify_command(out, '').text)}</code>" in text
     dom, console = _browse(index, tmp_path)
     assert console == [] and "overall verdict violated" in dom and "<table>" in dom
+    _assert_no_markup_injected(dom)
+    assert html.escape(str(out), quote=False) in dom  # the folder's name, literally
     assert "s (1 worker)." in text  # one worker, not "1 workers"
     capsys.readouterr()
     # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
     assert main(["verify", str(out), "--workers", "1"]) == 0
+    # summary.json edited to say every configuration holds: the page is drawn from the records again
+    forged = dict(summary, counts={"holds": 40, "violated": 0, "undecided": 0})
+    (out / "summary.json").write_text(json.dumps(forged))
     assert main(argv) == 1
     assert "40 of 40 configurations checked" in capsys.readouterr().out
+    assert "overall verdict violated" in index.read_text() and "<td>holds</td><td>40</td>" not in index.read_text()
     assert main(argv + ["--restart"]) == 1
     assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
+    moved = shutil.move(out, tmp_path / "moved")
+    _assert_links_resolve(Path(moved) / "index.html")
 
 
 # --- the page of `certify model --corpus` ------------------------------------------------------------
@@ -309,10 +388,12 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     pytest.importorskip("tokenizers")
     from tiny_bert import write_model
 
-    model = write_model(tmp_path / "tiny")
-    corpus = tmp_path / "corpus.txt"
+    # the model's folder, the corpus file and the run's folder have names that are markup: shown as text
+    model = write_model(_hostile_folder(tmp_path / "model"))
+    corpus = _hostile_folder(tmp_path / "corpus") / "corpus.txt"
+    corpus.parent.mkdir(parents=True)
     corpus.write_text("the cat sat on the mat\na man is eating food.\n", encoding="utf-8")
-    out = tmp_path / "run"
+    out = _hostile_folder(tmp_path / "out") / "run"
     argv = ["model", str(model), "--corpus", str(corpus), "--out", str(out), "--workers", "1", "-q"]
     assert main(argv + ["--limit", "1"]) == 0
     index = out / "index.html"
@@ -331,7 +412,14 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     assert dom.count("<table>") == 5  # run, steps, regimes, heads, environment
     for head in summary["heads"]:
         assert f"<td>L{head['layer']}H{head['head']}</td><td>2</td>" in dom
+    _assert_no_markup_injected(dom)
+    assert all(html.escape(name, quote=False) in dom for name in (model.name, str(corpus), str(out)))
+    # a truncated summary.json: the next run draws the summary and the page from the records again
+    (out / "summary.json").write_text('{"totals": {"steps"')
+    assert main(argv) == 0
+    assert "2 of 2 sentences run" in index.read_text() and json.loads((out / "summary.json").read_text()) == summary
     capsys.readouterr()
     assert main(argv + ["--restart", "--limit", "1", "--format", "pdf"]) == 0  # the old figures and page go
     assert sorted(p.name for p in out.glob("corpus_*")) == ["corpus_heatmap.pdf", "corpus_histograms.pdf"]
     assert "1 of 2 sentences run" in index.read_text()
+    _assert_links_resolve(Path(shutil.move(out, tmp_path / "moved")) / "index.html")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.core.verdicts import labelled
+from certify.core.verdicts import HOLDS, labelled
 from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
@@ -87,6 +87,8 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     verdict = campaign.summary_verdict(summary)
+    # holds resting on tier 3's holds (no certificate) is labelled as the counts are and the terminal labels them
+    verdict = labelled(verdict, not (verdict == HOLDS and campaign.uncertified_holds(summary)))
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
             f"{summary['decided']} of {m['count']} configurations checked; overall verdict {verdict}."]
     if not summary["complete"]:

@@ -15,7 +15,7 @@ from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.report import environment, files, page
 from certify.studies.models.certified import REGIMES
 from certify.studies.models.corpus_job import CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT
-from certify.studies.models.corpus_summary import RANGES_LABEL, STEPS
+from certify.studies.models.corpus_summary import COUNTED, RANGES_LABEL, STEPS
 
 STEP_STATEMENTS = {"step1": "D(P_h X) <= tau(P_h) D", "step2": "tau(P_h) <= 1 - exp(-a D^2)"}
 EXPECTED = "holds on every pair"
@@ -66,7 +66,7 @@ def _verdicts(summary: dict) -> page.Section:
     n_heads = summary["config"]["n_layers"] * summary["config"]["n_heads"]
     return page.Section("verdicts", [
         f"collapse.global on the real attention of every head, over {totals['head_sentences']} (sentence, head) "
-        "pairs; every step and regime is confirmed by the independent checker.",
+        f"pairs; {COUNTED}.",
         page.Table(["step", "statement", HOLDS, VIOLATED, UNDECIDED, "expected"], rows, flagged=flagged),
         page.Table(["regime of 1 - exp(-a D^2) in float64", "(sentence, head) pairs", "meaning"], regimes),
         f"Heads certified informative for at least one sentence ({len(informative)} of {n_heads}): "

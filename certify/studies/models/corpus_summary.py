@@ -240,6 +240,8 @@ class CorpusSummary:
         }  # fmt: skip
 
 
+# What the counts of regimes and steps are, in the text and on the report page (a rejected head counts as undecided)
+COUNTED = f"regimes and steps as the checker confirmed them, else undecided ({NOT_CERTIFIED})"
 # The ranges of a D^2 and tau span every sentence's enclosures, those of heads the checker left undecided too
 RANGES_LABEL = f"{NOT_CERTIFIED} where a head's steps are undecided (the checker confirms a head's enclosures with them)"
 
@@ -254,8 +256,7 @@ def render(summary: dict, full: bool) -> str:
     lines = [
         f"corpus {summary['corpus']}: {t['sentences']} sentences ({t['tokens']['min']} to {t['tokens']['max']} tokens), "
         f"model {summary['model']}: {n_layers} layers x {n_heads} heads",
-        f"{t['head_sentences']} (sentence, head) pairs; regimes and steps as the checker confirmed them, else "
-        f"undecided ({NOT_CERTIFIED}): {regimes}",
+        f"{t['head_sentences']} (sentence, head) pairs; {COUNTED}: {regimes}",
         f"{steps}; {t['undecided_head_sentences']} pairs with something undecided",
         f"informative: a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f} (float64 sees 1 - exp(-a D^2) < 1); saturated beyond "
         f"(indistinguishable, underflowed from 1075 ln 2 = {GAP_UNDERFLOWS:.2f})",
