@@ -14,9 +14,6 @@ from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
 
-LISTED_CERTIFICATES = 200  # certificates linked one by one; the rest are counted
-
-
 def _power(log10) -> str:
     return "-" if log10 is None else f"10^{log10:.3g}"
 
@@ -64,18 +61,20 @@ def _margins(summary: dict) -> page.Section:
 
 
 def _certificates(summary: dict, out_dir: Path) -> page.Section:
-    # violations first, then the sampled holds, each by index
-    paths = sorted((out_dir / "certificates").glob("*.json"), key=lambda p: (not p.name.startswith("violated"), p.name))
-    rows = [[page.Link(f"certificates/{p.name}", f"certificates/{p.name}"),
-             files.verify_command(out_dir, f"certificates/{p.name}")] for p in paths[:LISTED_CERTIFICATES]]
+    # the certificates the records name (checked against their digests), violations first: not whatever
+    # certificates/ holds, which may have a file no record names
+    certificates = summary["certificates"]
+    paths = certificates["paths"]
+    rows = [[page.Link(path, path), files.verify_command(out_dir, path)] for path in paths]
     blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked:",
                     page.Table(["folder", "verify"], [[page.Link("manifest.json", "manifest.json"),
                                                        files.verify_command(out_dir, "")]]),
-                    f"{summary['certificates']['violated']} violations and {summary['certificates']['holds']} sampled "
-                    "holds have a certificate:",
+                    f"{certificates['violated']} violations and {certificates['holds']} sampled holds have a "
+                    "certificate:",
                     page.Table(["certificate", "verify"], rows)]
-    if len(paths) > LISTED_CERTIFICATES:
-        blocks.append(f"... and {len(paths) - LISTED_CERTIFICATES} more in certificates/")
+    unlisted = certificates["violated"] + certificates["holds"] - len(paths)  # the summary lists the first ones
+    if unlisted:
+        blocks.append(f"... and {unlisted} more in certificates/")
     if summary["counts"]["undecided"]:
         blocks.append(page.Links([page.Link("undecided configurations (certify check --max-prec ...)", "undecided/")]))
     return page.Section("certificates", blocks)
