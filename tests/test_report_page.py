@@ -344,8 +344,10 @@ def _corpus_summary(sentences: int = 3) -> dict:
             for head in range(2):
                 informative = (layer, head, i) == (0, 0, 0)
                 a_D2 = 20.0 + i if informative else 100.0 * (1 + layer + head) + i
+                violated = (layer, head, i) == (1, 1, sentences - 1)
                 heads.append({"head": head, "regime": "informative" if informative else "indistinguishable",
-                              "step1": "violated" if (layer, head, i) == (1, 1, sentences - 1) else "holds",
+                              "step1": "violated" if violated else "holds",
+                              "certificate": f"violated-{i}-L{layer}-H{head}.json" if violated else None,
                               "step2": "holds", "a": [0.5, 0.5000001], "a_D2": [a_D2, a_D2 * (1 + 1e-12)],
                               "tau": [0.25 + 0.1 * head, 0.25 + 0.1 * head + 1e-12]})
             layers.append({"layer": layer, "rank_certified": True, "heads": heads})
@@ -363,6 +365,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     shutil.copy(tmp_path / "dynamics" / "curve.png", tmp_path / "corpus_heatmap.png")
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "violated-2-L1-H1.json").write_text("{}")
+    (tmp_path / "certificates" / "violated-0-L0-H0.json").write_text("{}")  # a file no record names
     text = page.render(corpus_page.build(summary, tmp_path, ["model", "--corpus", "--out", str(tmp_path)]), tmp_path)
     _assert_offline(text)
     assert html.escape(HOSTILE) in text and "<script>alert" not in text  # the model's name is untrusted text
@@ -381,7 +384,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
         assert f"<td>{name}</td><td>3</td>{regimes}<td>{head['a_D2']['min']:.4g}</td>" in text
     assert '<tr class="flagged"><td>L1H1</td>' in text and "step1: 1 not held" in text
     assert text.count('<tr class="flagged">') == 2
-    assert 'href="certificates/violated-2-L1-H1.json"' in text
+    assert 'href="certificates/violated-2-L1-H1.json"' in text and "violated-0-L0-H0" not in text
     assert f"certify verify {tmp_path / 'certificates' / 'violated-2-L1-H1.json'}" in text
     assert 'href="summary.json"' in text and 'href="manifest.json"' in text
     assert text.count("data:image/png;base64,") == 1 and "Not every sentence is run yet" in text

@@ -192,6 +192,7 @@ class CorpusSummary:
         self.sentences = 0
         self.tokens = Range()
         self.full_rank_layers = 0  # (sentence, layer) pairs certified full rank
+        self.certificates: list[str] = []  # the kept certificates the records name (a violated step's)
 
     def add(self, record: dict) -> None:
         """Count one sentence's record into every head (ValueError when its layers do not match the model)."""
@@ -203,6 +204,8 @@ class CorpusSummary:
             self.full_rank_layers += layer["rank_certified"]
             for head in layer["heads"]:
                 self.heads[layer["layer"]][head["head"]].add(head)
+                if head["certificate"] is not None:
+                    self.certificates.append(head["certificate"])
 
     def all_heads(self) -> list[HeadSummary]:
         """Every head's summary, layer by layer, heads in order."""
@@ -228,7 +231,7 @@ class CorpusSummary:
 
     def to_json(self, about: dict) -> dict:
         """summary.json: the format, `about` (the model, corpus and precision), float64's thresholds,
-        how the quantiles are made, the totals and every head."""
+        how the quantiles are made, the totals, every head and the certificates kept (file names in certificates/)."""
         return {
             "format": FORMAT,
             **about,
@@ -237,6 +240,7 @@ class CorpusSummary:
                                "over [0, 1], of the enclosures' midpoints; a quantile is the [lo, hi] of its bin"),
             "totals": self.totals(),
             "heads": [h.to_json() for h in self.all_heads()],
+            "certificates": sorted(self.certificates),
         }  # fmt: skip
 
 
