@@ -260,6 +260,19 @@ def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
     assert console == [] and _images_loaded(dom) == 2
 
 
+def test_an_svg_figure_with_a_script_runs_nothing(tmp_path):
+    """An SVG figure is embedded as a data: image, where a browser runs none of its scripts or handlers."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "evil.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20" '
+                                     'onload="top.document.title=\'ran\'"><script>top.document.title="ran"</script>'
+                                     '<rect width="20" height="20"/></svg>')
+    index = page.write(page.Page("svg", sections=[page.Section("s", [page.Figure("evil.svg", HOSTILE)])]), folder)
+    dom, console = _browse(index, tmp_path)
+    assert console == [] and _images_loaded(dom) == 1 and "<title>svg</title>" in dom
+    _assert_no_markup_injected(dom)
+
+
 def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
     folder = tmp_path / "report"
     assert main(["run", "--only", "thesis", "--out", str(folder)]) == 0  # the quickest section with certificates
