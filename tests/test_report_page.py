@@ -8,6 +8,7 @@ import html
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -18,7 +19,7 @@ import pytest
 
 from certify.cli import main
 from certify.core.verdicts import NOT_CERTIFIED
-from certify.report import files, page, suite_page
+from certify.report import page, suite_page
 
 HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
 PLANTED = "(1-exp(-a*D**2/8))*D"
@@ -59,14 +60,16 @@ def _hostile_folder(parent: Path) -> Path:
 
 
 def _assert_links_resolve(index: Path) -> None:
-    """Every link of the page names a file or folder that exists next to it: called on a moved folder, a link
-    to the folder's old place (an absolute path) fails."""
+    """Every link and every verify command of the page names a file or folder that exists in the page's
+    folder: called on a moved folder, one that names the folder's old place (an absolute path) fails."""
+    text = index.read_text(encoding="utf-8")
     parsed = _Attributes()
-    parsed.feed(index.read_text(encoding="utf-8"))
-    links = [value for tag, name, value in parsed.urls if name == "href" and not value.startswith("#")]
+    parsed.feed(text)
+    links = [unquote(value) for tag, name, value in parsed.urls if name == "href" and not value.startswith("#")]
+    commands = [shlex.split(html.unescape(c))[0] for c in re.findall(r"<code>certify verify (.*?)</code>", text)]
     assert links
-    for value in links:
-        assert (index.parent / unquote(value)).exists(), value
+    for path in links + commands:
+        assert (index.parent / path).exists(), path
 
 
 # --- the writer ------------------------------------------------------------------------------------
@@ -158,7 +161,7 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)]), tmp_path)
     _assert_offline(text)
     assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
-    assert f"certify verify {tmp_path / 'claims' / 'planted.json'}" in text
+    assert "<code>certify verify claims/planted.json</code>" in text and str(tmp_path) not in text.split("<h2>environment</h2>")[0]
     assert text.count("data:image/png;base64,") == 1 and text.count("data:image/svg+xml;base64,") == 1
     assert 'href="dynamics/curve.pdf"' in text and "old.png" not in text
     assert 'href="dynamics/table.json"' in text
@@ -283,7 +286,7 @@ def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
     assert console == [] and _images_loaded(dom) == 0
     for row in results["rows"]:
         assert f"<td>{html.escape(row['case'], quote=False)}</td><td>holds</td><td>holds</td>" in dom
-        assert f"certify verify {folder / row['certificate']}" in dom
+        assert f"certify verify {row['certificate']}</code>" in dom
     assert main(["verify", str(folder / results["rows"][0]["certificate"])]) == 0
 
 
@@ -313,8 +316,8 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     _assert_offline(text)
     summary = json.loads((out / "summary.json").read_text())
     for path in summary["certificates"]["paths"]:
-        assert f'href="{path}"' in text and f"<code>{html.escape(files.verify_command(out, path).text)}</code>" in text
-    assert f"<code>{html.escape(files.verify_command(out, '').text)}</code>" in text
+        assert f'href="{path}"' in text and f"<code>certify verify {path}</code>" in text
+    assert "<code>certify verify .</code>" in text
     dom, console = _browse(index, tmp_path)
     assert console == [] and "overall verdict violated" in dom and "<table>" in dom
     _assert_no_markup_injected(dom)
@@ -398,7 +401,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     assert '<tr class="flagged"><td>L1H1</td>' in text and "step1: 1 not held" in text
     assert text.count('<tr class="flagged">') == 2
     assert 'href="certificates/violated-2-L1-H1.json"' in text and "violated-0-L0-H0" not in text
-    assert f"certify verify {tmp_path / 'certificates' / 'violated-2-L1-H1.json'}" in text
+    assert "<code>certify verify certificates/violated-2-L1-H1.json</code>" in text
     assert 'href="summary.json"' in text and 'href="manifest.json"' in text
     assert text.count("data:image/png;base64,") == 1 and "Not every sentence is run yet" in text
     assert f"certify model --corpus --out {tmp_path}" in text

@@ -60,15 +60,15 @@ def _margins(summary: dict) -> page.Section:
     return page.Section("margins, L and float64", blocks)
 
 
-def _certificates(summary: dict, out_dir: Path) -> page.Section:
+def _certificates(summary: dict) -> page.Section:
     # the certificates the records name (checked against their digests), violations first: not whatever
     # certificates/ holds, which may have a file no record names
     certificates = summary["certificates"]
     paths = certificates["paths"]
-    rows = [[page.Link(path, path), files.verify_command(out_dir, path)] for path in paths]
-    blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked:",
+    rows = [[page.Link(path, path), files.verify_command(path)] for path in paths]
+    blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked. " + files.VERIFY_HERE,
                     page.Table(["folder", "verify"], [[page.Link("manifest.json", "manifest.json"),
-                                                       files.verify_command(out_dir, "")]]),
+                                                       files.verify_command("")]]),
                     f"{certificates['violated']} violations and {certificates['holds']} sampled holds have a "
                     "certificate:",
                     page.Table(["certificate", "verify"], rows)]
@@ -99,7 +99,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
-                _certificates(summary, out_dir)]
+                _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page(f"certify sample: {target} on {m['distribution']}", lead, sections)
 

@@ -92,7 +92,7 @@ def _heads(summary: dict) -> page.Section:
         f"{RANGES_LABEL}."))])
 
 
-def _certificates(summary: dict, out_dir: Path) -> page.Section:
+def _certificates(summary: dict) -> page.Section:
     # the certificates the records name (checked against their digests), not whatever certificates/ holds
     paths = [f"{CERTIFICATES}/{name}" for name in summary["certificates"]]
     blocks: list = [page.Links([page.Link(f"{SUMMARY_JSON} (the summary, as on this page)", SUMMARY_JSON),
@@ -100,9 +100,10 @@ def _certificates(summary: dict, out_dir: Path) -> page.Section:
                                 page.Link("manifest.json (the run's parameters and committed sentences)",
                                           "manifest.json")])]
     if paths:
-        blocks += [f"The attention-head certificate of every head with a violated step ({len(paths)}):",
+        blocks += [f"The attention-head certificate of every head with a violated step ({len(paths)}). "
+                   + files.VERIFY_HERE,
                    page.Table(["certificate", "verify"],
-                              [[page.Link(path, path), files.verify_command(out_dir, path)] for path in paths])]
+                              [[page.Link(path, path), files.verify_command(path)] for path in paths])]
     else:
         blocks.append("No step is violated, so no certificate is kept: the certificates of the steps that hold "
                       "are checked by the independent checker and dropped (each holds the head's weights); "
@@ -124,7 +125,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
         lead.append("Not every sentence is run yet: the same command (without --sentences, or with a larger one) "
                     "continues the run.")
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
-    sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(summary, out_dir)]
+    sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page(f"certify model --corpus: {summary['model_name']}", lead, sections)
 

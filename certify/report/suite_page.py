@@ -48,14 +48,14 @@ def _label(path: Path, named: set[str], unconfirmed: set[str]) -> str:
     return f" ({NOT_CERTIFIED}: the checker did not confirm it in this run)" if str(path) in unconfirmed else ""
 
 
-def _certificate_section(out_dir: Path, certificates, campaigns, named: set[str], unconfirmed: set[str]) -> page.Section:
+def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: set[str]) -> page.Section:
     """Every certificate with what it states, labelled where it is not a confirmed verdict of this run (_label)."""
-    rows = [[page.Link(str(path), path), about + _label(path, named, unconfirmed), files.verify_command(out_dir, path)]
+    rows = [[page.Link(str(path), path), about + _label(path, named, unconfirmed), files.verify_command(path)]
             for path, about in certificates]
     rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked",
-              files.verify_command(out_dir, path)] for path in campaigns]
+              files.verify_command(path)] for path in campaigns]
     text = ("Every certificate in the report folder; the independent checker re-verifies each one "
-            "(python -m certify_checker PATH is the same check).")
+            f"(python -m certify_checker PATH is the same check). {files.VERIFY_HERE}")
     return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
 
 
@@ -77,7 +77,7 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
     # a row labels what the checker did not confirm (certify.core.verdicts.labelled, or its detail)
     unconfirmed = {row["certificate"] for row in rows
                    if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
-    sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns, named, unconfirmed)]
+    sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 
