@@ -14,6 +14,7 @@ from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
 
+
 def _power(log10) -> str:
     return "-" if log10 is None else f"10^{log10:.3g}"
 
