@@ -413,7 +413,8 @@ def test_a_violation_keeps_its_certificate_and_an_edited_one_is_refused(mixed_mo
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 1
     assert (out / "certificates" / name).read_text() == text
-    assert json.loads((out / "summary.json").read_text())["totals"]["steps"]["step1"]["violated"] == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["totals"]["steps"]["step1"]["violated"] == 1 and summary["certificates"] == [name]
     (out / "certificates" / name).write_text('{"planted": "edited"}\n')
     assert run_corpus(mixed_model, corpus_file, out) == 2
     assert "its certificate differs" in capsys.readouterr().err

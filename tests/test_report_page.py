@@ -8,15 +8,17 @@ import html
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
 from certify.cli import main
+from certify.core.verdicts import NOT_CERTIFIED
 from certify.report import page, suite_page
 
 HOSTILE = '<script>alert("x")</script>"><img src=x onerror=alert(1)>'
@@ -49,6 +51,25 @@ def _assert_offline(text: str) -> None:
         else:
             parts = urlsplit(value)
             assert not parts.scheme and not parts.netloc and not value.startswith("/"), value
+
+
+def _hostile_folder(parent: Path) -> Path:
+    """A folder whose path holds HOSTILE (its '/' splits it into two folder names)."""
+    head, tail = HOSTILE.split("/", 1)
+    return parent / head / tail
+
+
+def _assert_links_resolve(index: Path) -> None:
+    """Every link and every verify command of the page names a file or folder that exists in the page's
+    folder: called on a moved folder, one that names the folder's old place (an absolute path) fails."""
+    text = index.read_text(encoding="utf-8")
+    parsed = _Attributes()
+    parsed.feed(text)
+    links = [unquote(value) for tag, name, value in parsed.urls if name == "href" and not value.startswith("#")]
+    commands = [shlex.split(html.unescape(c))[0] for c in re.findall(r"<code>certify verify (.*?)</code>", text)]
+    assert links
+    for path in links + commands:
+        assert (index.parent / path).exists(), path
 
 
 # --- the writer ------------------------------------------------------------------------------------
@@ -112,6 +133,23 @@ def test_a_link_must_stay_inside_the_report_folder(tmp_path, path):
         page.render(page.Page("t", sections=[page.Section("s", [page.Links([page.Link("x", path)])])]), tmp_path)
 
 
+def test_text_and_links_with_a_non_utf8_file_name(tmp_path):
+    """A folder or file name of bytes that are not UTF-8 (Python's surrogate escapes) is shown with the byte
+    escaped and linked by that byte: the page is UTF-8 and writing it must not fail."""
+    name = "bad\udcff"
+    index = page.write(page.Page(f"certify verify {tmp_path / name}", sections=[page.Section("s", [
+        page.Links([page.Link(name, f"{name}/c.json")])])]), tmp_path)
+    text = index.read_text(encoding="utf-8")
+    assert "bad\\udcff" in text and 'href="bad%FF/c.json"' in text
+
+
+def test_certify_sample_into_a_non_utf8_folder_writes_its_page(tmp_path, capfdbinary):
+    out = tmp_path / "bad\udcff"
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1", "--no-progress",
+                 "--out", str(out)]) == 0
+    assert "certify verify " in (out / "index.html").read_text(encoding="utf-8")
+
+
 def test_expected_outcome_of_a_row():
     assert suite_page.expected_outcome({"verdict": "violated", "ok": True}) == "violated"
     assert suite_page.expected_outcome({"verdict": "holds", "ok": False}) == "not holds"
@@ -123,7 +161,7 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)]), tmp_path)
     _assert_offline(text)
     assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
-    assert f"certify verify {tmp_path / 'claims' / 'planted.json'}" in text
+    assert "<code>certify verify claims/planted.json</code>" in text and str(tmp_path) not in text.split("<h2>environment</h2>")[0]
     assert text.count("data:image/png;base64,") == 1 and text.count("data:image/svg+xml;base64,") == 1
     assert 'href="dynamics/curve.pdf"' in text and "old.png" not in text
     assert 'href="dynamics/table.json"' in text
@@ -131,6 +169,19 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     for name in ("python-flint", "numpy", "python", "platform", "date", "command line"):
         assert f"<td>{name}</td>" in text
     assert f"certify run --out {tmp_path}" in text
+
+
+def test_a_certificate_no_row_names_is_labelled_not_certified(tmp_path):
+    """A certificate file in a folder this run wrote into that no row names (an earlier run's, or one put
+    there) is listed, but what it states is not this run's verdict: it is labelled, not shown as one."""
+    results = _synthetic_run(tmp_path)
+    forged = {"format": "certify-certificate/1", "kind": "inequality", "claim": "collapse.global", "verdict": "holds"}
+    (tmp_path / "claims" / "forged.json").write_text(json.dumps(forged))
+    text = page.render(suite_page.build(results, tmp_path, None), tmp_path)
+    row = re.search(r'<tr><td><a href="claims/forged.json">.*?</tr>', text).group(0)
+    assert f"inequality collapse.global holds ({NOT_CERTIFIED}" in row
+    planted = re.search(r'<tr><td><a href="claims/planted.json">.*?</tr>', text).group(0)
+    assert NOT_CERTIFIED not in planted  # the row that wrote it had the checker confirm it
 
 
 # --- a real browser ---------------------------------------------------------------------------------
@@ -173,6 +224,14 @@ def _browse(index: Path, tmp_path: Path) -> tuple[str, list[str]]:
     return done.stdout, console
 
 
+def _assert_no_markup_injected(dom: str) -> None:
+    """The DOM holds no element an untrusted text could have made: one script (CHECK's), data: images only."""
+    parsed = _Attributes()
+    parsed.feed(dom)
+    assert parsed.tags.count("script") == 1 and "iframe" not in parsed.tags
+    assert all(value.startswith("data:image/") for tag, name, value in parsed.urls if name == "src")
+
+
 def _images_loaded(dom: str) -> int:
     found = re.search(r'<html[^>]* data-images="([^"]*)"', dom)
     assert found, "the check script did not run"
@@ -190,6 +249,31 @@ def test_the_run_page_renders_in_a_browser(tmp_path):
     assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
     assert dom.count("<table>") == 5  # claims, proofs, dynamics, certificates, environment
     assert html.escape(f"bound {HOSTILE} on antipodal", quote=False) in dom  # shown as text, not markup
+    _assert_no_markup_injected(dom)
+
+
+def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
+    folder = tmp_path / "report"
+    folder.mkdir()
+    suite_page.write(_synthetic_run(folder), folder, ["run"])
+    (tmp_path / "elsewhere").mkdir()
+    moved = Path(shutil.move(folder, tmp_path / "elsewhere" / "moved"))
+    _assert_links_resolve(moved / "index.html")
+    dom, console = _browse(moved / "index.html", tmp_path)
+    assert console == [] and _images_loaded(dom) == 2
+
+
+def test_an_svg_figure_with_a_script_runs_nothing(tmp_path):
+    """An SVG figure is embedded as a data: image, where a browser runs none of its scripts or handlers."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    (folder / "evil.svg").write_text('<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20" '
+                                     'onload="top.document.title=\'ran\'"><script>top.document.title="ran"</script>'
+                                     '<rect width="20" height="20"/></svg>')
+    index = page.write(page.Page("svg", sections=[page.Section("s", [page.Figure("evil.svg", HOSTILE)])]), folder)
+    dom, console = _browse(index, tmp_path)
+    assert console == [] and _images_loaded(dom) == 1 and "<title>svg</title>" in dom
+    _assert_no_markup_injected(dom)
 
 
 def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
@@ -202,25 +286,28 @@ def test_certify_run_writes_a_page_that_renders(tmp_path, capsys):
     assert console == [] and _images_loaded(dom) == 0
     for row in results["rows"]:
         assert f"<td>{html.escape(row['case'], quote=False)}</td><td>holds</td><td>holds</td>" in dom
-        assert f"certify verify {folder / row['certificate']}" in dom
+        assert f"certify verify {row['certificate']}</code>" in dom
     assert main(["verify", str(folder / results["rows"][0]["certificate"])]) == 0
 
 
 def test_the_browser_check_sees_a_broken_image_and_a_blocked_fetch(tmp_path):
     """The harness itself: an undecodable image is reported, and so is the console line of a fetch
-    the page's Content-Security-Policy refuses."""
+    the page's Content-Security-Policy refuses; a script of the page is refused and seen as markup."""
     index = tmp_path / "index.html"
     index.write_text(f'''<!DOCTYPE html><html><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{html.escape(page.CONTENT_SECURITY_POLICY)}"></head><body>
 <img alt="undecodable" src="data:image/png;base64,AAAA"><img alt="remote" src="http://192.0.2.1/x.png">
-</body></html>''')
+<script>document.title = "ran"</script></body></html>''')
     dom, console = _browse(index, tmp_path)
     assert 'data-images="broken: undecodable, remote"' in dom
+    assert "<title>ran</title>" not in dom  # the policy stops a script that is not CHECK ...
+    with pytest.raises(AssertionError, match="script"):  # ... and the markup check sees it
+        _assert_no_markup_injected(dom)
     assert any("Content Security Policy" in line and "192.0.2.1" in line for line in console)
 
 
 def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, capsys):
-    out = tmp_path / "s1"
+    out = _hostile_folder(tmp_path) / "s1"  # the folder's name is shown as text, never as markup
     argv = ["sample", "--bound", PLANTED, "--distribution", "log-L", "--L-range", "40", "2000", "--n", "4", "--d", "3",
             "--count", "40", "--seed", "1", "--out", str(out), "--workers", "1", "--no-progress"]
     assert main(argv) == 1  # a violation of the planted bound
@@ -229,18 +316,31 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     _assert_offline(text)
     summary = json.loads((out / "summary.json").read_text())
     for path in summary["certificates"]["paths"]:
-        assert f'href="{path}"' in text and f"certify verify {out / path}" in text
-    assert f"certify verify {out}</code>" in text
+        assert f'href="{path}"' in text and f"<code>certify verify {path}</code>" in text
+    assert "<code>certify verify .</code>" in text
     dom, console = _browse(index, tmp_path)
     assert console == [] and "overall verdict violated" in dom and "<table>" in dom
+    _assert_no_markup_injected(dom)
+    assert html.escape(str(out), quote=False) in dom  # the folder's name, literally
     assert "s (1 worker)." in text  # one worker, not "1 workers"
     capsys.readouterr()
     # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
     assert main(["verify", str(out), "--workers", "1"]) == 0
+    # summary.json edited to say every configuration holds, and a certificate no record names put in
+    # certificates/ (of a configuration the campaign does not have): the page is drawn from the records again
+    forged = dict(summary, counts={"holds": 40, "violated": 0, "undecided": 0})
+    (out / "summary.json").write_text(json.dumps(forged))
+    (out / "certificates" / "violated-000000099.json").write_text(json.dumps({"verdict": "violated"}))
     assert main(argv) == 1
     assert "40 of 40 configurations checked" in capsys.readouterr().out
+    text = index.read_text()
+    assert "overall verdict violated" in text and "<td>holds</td><td>40</td>" not in text
+    assert "violated-000000099" not in text
+    (out / "certificates" / "violated-000000099.json").unlink()
     assert main(argv + ["--restart"]) == 1
     assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
+    moved = shutil.move(out, tmp_path / "moved")
+    _assert_links_resolve(Path(moved) / "index.html")
 
 
 # --- the page of `certify model --corpus` ------------------------------------------------------------
@@ -260,8 +360,10 @@ def _corpus_summary(sentences: int = 3) -> dict:
             for head in range(2):
                 informative = (layer, head, i) == (0, 0, 0)
                 a_D2 = 20.0 + i if informative else 100.0 * (1 + layer + head) + i
+                violated = (layer, head, i) == (1, 1, sentences - 1)
                 heads.append({"head": head, "regime": "informative" if informative else "indistinguishable",
-                              "step1": "violated" if (layer, head, i) == (1, 1, sentences - 1) else "holds",
+                              "step1": "violated" if violated else "holds",
+                              "certificate": f"violated-{i}-L{layer}-H{head}.json" if violated else None,
                               "step2": "holds", "a": [0.5, 0.5000001], "a_D2": [a_D2, a_D2 * (1 + 1e-12)],
                               "tau": [0.25 + 0.1 * head, 0.25 + 0.1 * head + 1e-12]})
             layers.append({"layer": layer, "rank_certified": True, "heads": heads})
@@ -279,6 +381,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     shutil.copy(tmp_path / "dynamics" / "curve.png", tmp_path / "corpus_heatmap.png")
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "violated-2-L1-H1.json").write_text("{}")
+    (tmp_path / "certificates" / "violated-0-L0-H0.json").write_text("{}")  # a file no record names
     text = page.render(corpus_page.build(summary, tmp_path, ["model", "--corpus", "--out", str(tmp_path)]), tmp_path)
     _assert_offline(text)
     assert html.escape(HOSTILE) in text and "<script>alert" not in text  # the model's name is untrusted text
@@ -297,8 +400,8 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
         assert f"<td>{name}</td><td>3</td>{regimes}<td>{head['a_D2']['min']:.4g}</td>" in text
     assert '<tr class="flagged"><td>L1H1</td>' in text and "step1: 1 not held" in text
     assert text.count('<tr class="flagged">') == 2
-    assert 'href="certificates/violated-2-L1-H1.json"' in text
-    assert f"certify verify {tmp_path / 'certificates' / 'violated-2-L1-H1.json'}" in text
+    assert 'href="certificates/violated-2-L1-H1.json"' in text and "violated-0-L0-H0" not in text
+    assert "<code>certify verify certificates/violated-2-L1-H1.json</code>" in text
     assert 'href="summary.json"' in text and 'href="manifest.json"' in text
     assert text.count("data:image/png;base64,") == 1 and "Not every sentence is run yet" in text
     assert f"certify model --corpus --out {tmp_path}" in text
@@ -309,10 +412,12 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     pytest.importorskip("tokenizers")
     from tiny_bert import write_model
 
-    model = write_model(tmp_path / "tiny")
-    corpus = tmp_path / "corpus.txt"
+    # the model's folder, the corpus file and the run's folder have names that are markup: shown as text
+    model = write_model(_hostile_folder(tmp_path / "model"))
+    corpus = _hostile_folder(tmp_path / "corpus") / "corpus.txt"
+    corpus.parent.mkdir(parents=True)
     corpus.write_text("the cat sat on the mat\na man is eating food.\n", encoding="utf-8")
-    out = tmp_path / "run"
+    out = _hostile_folder(tmp_path / "out") / "run"
     argv = ["model", str(model), "--corpus", str(corpus), "--out", str(out), "--workers", "1", "-q"]
     assert main(argv + ["--limit", "1"]) == 0
     index = out / "index.html"
@@ -331,7 +436,14 @@ def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_res
     assert dom.count("<table>") == 5  # run, steps, regimes, heads, environment
     for head in summary["heads"]:
         assert f"<td>L{head['layer']}H{head['head']}</td><td>2</td>" in dom
+    _assert_no_markup_injected(dom)
+    assert all(html.escape(name, quote=False) in dom for name in (model.name, str(corpus), str(out)))
+    # a truncated summary.json: the next run draws the summary and the page from the records again
+    (out / "summary.json").write_text('{"totals": {"steps"')
+    assert main(argv) == 0
+    assert "2 of 2 sentences run" in index.read_text() and json.loads((out / "summary.json").read_text()) == summary
     capsys.readouterr()
     assert main(argv + ["--restart", "--limit", "1", "--format", "pdf"]) == 0  # the old figures and page go
     assert sorted(p.name for p in out.glob("corpus_*")) == ["corpus_heatmap.pdf", "corpus_histograms.pdf"]
     assert "1 of 2 sentences run" in index.read_text()
+    _assert_links_resolve(Path(shutil.move(out, tmp_path / "moved")) / "index.html")

@@ -353,6 +353,7 @@ def test_tier_3_holds_are_labelled_not_certified(tmp_path, monkeypatch, capsys):
     assert (LABEL in largest) == (summary["largest_ratio"]["tier"] == "tier3")
     page = (tmp_path / "s" / "index.html").read_text()
     assert f"holds ({fast} by tier 3, {LABEL}" in page
+    assert f"overall verdict holds ({LABEL})." in page  # the lead's verdict rests on them too
 
 
 def test_a_rejected_corpus_run_claims_nothing_certified(tmp_path, monkeypatch, capsys):
@@ -367,8 +368,11 @@ def test_a_rejected_corpus_run_claims_nothing_certified(tmp_path, monkeypatch, c
     assert code == 3 and not confirmed
     assert unbacked_lines(text, []) == [], text
     assert unbacked_lines((out / "summary.txt").read_text(), []) == []
-    cells = _page_columns((out / "index.html").read_text(), ("parameter", "value", "head"))
+    page = (out / "index.html").read_text()
+    cells = _page_columns(page, ("parameter", "value", "head"))
     assert cells and [cell for cell in cells if unbacked_lines(cell, [])] == []
+    # the page's text says what the counts are, as the terminal does: no step or regime was confirmed here
+    assert [p for p in re.findall(r"<p>(.*?)</p>", page) if "confirmed" in p and LABEL not in p] == []
 
 
 def test_verify_json_labels_the_verdict_of_a_rejected_certificate(tmp_path, monkeypatch, capsys):

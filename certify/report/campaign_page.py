@@ -9,12 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.core.verdicts import labelled
+from certify.core.verdicts import HOLDS, labelled
 from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
-
-LISTED_CERTIFICATES = 200  # certificates linked one by one; the rest are counted
 
 
 def _power(log10) -> str:
@@ -63,19 +61,21 @@ def _margins(summary: dict) -> page.Section:
     return page.Section("margins, L and float64", blocks)
 
 
-def _certificates(summary: dict, out_dir: Path) -> page.Section:
-    # violations first, then the sampled holds, each by index
-    paths = sorted((out_dir / "certificates").glob("*.json"), key=lambda p: (not p.name.startswith("violated"), p.name))
-    rows = [[page.Link(f"certificates/{p.name}", f"certificates/{p.name}"),
-             files.verify_command(out_dir, f"certificates/{p.name}")] for p in paths[:LISTED_CERTIFICATES]]
-    blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked:",
+def _certificates(summary: dict) -> page.Section:
+    # the certificates the records name (checked against their digests), violations first: not whatever
+    # certificates/ holds, which may have a file no record names
+    certificates = summary["certificates"]
+    paths = certificates["paths"]
+    rows = [[page.Link(path, path), files.verify_command(path)] for path in paths]
+    blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked. " + files.VERIFY_HERE,
                     page.Table(["folder", "verify"], [[page.Link("manifest.json", "manifest.json"),
-                                                       files.verify_command(out_dir, "")]]),
-                    f"{summary['certificates']['violated']} violations and {summary['certificates']['holds']} sampled "
-                    "holds have a certificate:",
+                                                       files.verify_command("")]]),
+                    f"{certificates['violated']} violations and {certificates['holds']} sampled holds have a "
+                    "certificate:",
                     page.Table(["certificate", "verify"], rows)]
-    if len(paths) > LISTED_CERTIFICATES:
-        blocks.append(f"... and {len(paths) - LISTED_CERTIFICATES} more in certificates/")
+    unlisted = certificates["violated"] + certificates["holds"] - len(paths)  # the summary lists the first ones
+    if unlisted:
+        blocks.append(f"... and {unlisted} more in certificates/")
     if summary["counts"]["undecided"]:
         blocks.append(page.Links([page.Link("undecided configurations (certify check --max-prec ...)", "undecided/")]))
     return page.Section("certificates", blocks)
@@ -87,6 +87,8 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
     verdict = campaign.summary_verdict(summary)
+    # holds resting on tier 3's holds (no certificate) is labelled as the counts are and the terminal labels them
+    verdict = labelled(verdict, not (verdict == HOLDS and campaign.uncertified_holds(summary)))
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
             f"{summary['decided']} of {m['count']} configurations checked; overall verdict {verdict}."]
     if not summary["complete"]:
@@ -98,7 +100,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
-                _certificates(summary, out_dir)]
+                _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page(f"certify sample: {target} on {m['distribution']}", lead, sections)
 

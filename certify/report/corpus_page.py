@@ -15,7 +15,7 @@ from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.report import environment, files, page
 from certify.studies.models.certified import REGIMES
 from certify.studies.models.corpus_job import CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT
-from certify.studies.models.corpus_summary import RANGES_LABEL, STEPS
+from certify.studies.models.corpus_summary import COUNTED, RANGES_LABEL, STEPS
 
 STEP_STATEMENTS = {"step1": "D(P_h X) <= tau(P_h) D", "step2": "tau(P_h) <= 1 - exp(-a D^2)"}
 EXPECTED = "holds on every pair"
@@ -66,7 +66,7 @@ def _verdicts(summary: dict) -> page.Section:
     n_heads = summary["config"]["n_layers"] * summary["config"]["n_heads"]
     return page.Section("verdicts", [
         f"collapse.global on the real attention of every head, over {totals['head_sentences']} (sentence, head) "
-        "pairs; every step and regime is confirmed by the independent checker.",
+        f"pairs; {COUNTED}.",
         page.Table(["step", "statement", HOLDS, VIOLATED, UNDECIDED, "expected"], rows, flagged=flagged),
         page.Table(["regime of 1 - exp(-a D^2) in float64", "(sentence, head) pairs", "meaning"], regimes),
         f"Heads certified informative for at least one sentence ({len(informative)} of {n_heads}): "
@@ -92,17 +92,18 @@ def _heads(summary: dict) -> page.Section:
         f"{RANGES_LABEL}."))])
 
 
-def _certificates(out_dir: Path) -> page.Section:
-    paths = sorted((out_dir / CERTIFICATES).glob("*.json"))
+def _certificates(summary: dict) -> page.Section:
+    # the certificates the records name (checked against their digests), not whatever certificates/ holds
+    paths = [f"{CERTIFICATES}/{name}" for name in summary["certificates"]]
     blocks: list = [page.Links([page.Link(f"{SUMMARY_JSON} (the summary, as on this page)", SUMMARY_JSON),
                                 page.Link(f"{SUMMARY_TEXT} (the summary as text)", SUMMARY_TEXT),
                                 page.Link("manifest.json (the run's parameters and committed sentences)",
                                           "manifest.json")])]
     if paths:
-        blocks += [f"The attention-head certificate of every head with a violated step ({len(paths)}):",
+        blocks += [f"The attention-head certificate of every head with a violated step ({len(paths)}). "
+                   + files.VERIFY_HERE,
                    page.Table(["certificate", "verify"],
-                              [[page.Link(f"{CERTIFICATES}/{p.name}", f"{CERTIFICATES}/{p.name}"),
-                                files.verify_command(out_dir, f"{CERTIFICATES}/{p.name}")] for p in paths])]
+                              [[page.Link(path, path), files.verify_command(path)] for path in paths])]
     else:
         blocks.append("No step is violated, so no certificate is kept: the certificates of the steps that hold "
                       "are checked by the independent checker and dropped (each holds the head's weights); "
@@ -124,7 +125,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
         lead.append("Not every sentence is run yet: the same command (without --sentences, or with a larger one) "
                     "continues the run.")
     figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
-    sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(out_dir)]
+    sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page(f"certify model --corpus: {summary['model_name']}", lead, sections)
 

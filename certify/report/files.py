@@ -15,9 +15,14 @@ from certify.search import campaign
 FIGURE_SUFFIXES = (*page.IMAGE_TYPES, ".pdf")
 
 
-def verify_command(folder: Path, relative) -> page.Code:
-    """`certify verify PATH` with PATH as the user reaches it from where the report was written."""
-    return page.Code(f"certify verify {shlex.quote(str(Path(folder) / relative))}")
+# A page's commands name files by their paths in its folder: it shows no path of the machine, and its
+# commands hold wherever the folder is moved
+VERIFY_HERE = "The verify commands run in this page's folder."
+
+
+def verify_command(relative) -> page.Code:
+    """`certify verify PATH` with PATH relative to the report folder (VERIFY_HERE); "" is the folder itself."""
+    return page.Code(f"certify verify {shlex.quote(str(Path(relative)))}")
 
 
 def _json(path: Path):

@@ -120,7 +120,9 @@ class Page:
 
 
 def _text(value) -> str:
-    return html.escape(str(value), quote=True)
+    # a file name of bytes that are not UTF-8 reaches Python as lone surrogates, which UTF-8 cannot write:
+    # they are shown escaped (\udcff)
+    return html.escape(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), quote=True)
 
 
 def _href(path) -> str:
@@ -129,8 +131,9 @@ def _href(path) -> str:
     posix = PurePosixPath(Path(path).as_posix())
     if posix.is_absolute() or ".." in posix.parts:
         raise ValueError(f"a report link must stay inside the report folder: {path}")
-    # quote() escapes ':' too, so no path can turn into a URL with a scheme (javascript:, http:)
-    return quote(str(posix) + ("/" if str(path).endswith(("/", os.sep)) else ""))
+    # quote() escapes ':' too, so no path can turn into a URL with a scheme (javascript:, http:); a name's
+    # bytes that are not UTF-8 (surrogate escapes) are linked as those bytes, as the file system names them
+    return quote(str(posix) + ("/" if str(path).endswith(("/", os.sep)) else ""), errors="surrogateescape")
 
 
 def _cell(cell: Cell) -> str:

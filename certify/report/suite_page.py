@@ -40,15 +40,22 @@ def _verdict_sections(rows: list[dict]) -> list[page.Section]:
     return sections
 
 
-def _certificate_section(out_dir: Path, certificates, campaigns, unconfirmed: set[str]) -> page.Section:
-    """Every certificate with what it states, labelled where its row says the checker did not confirm it."""
-    rows = [[page.Link(str(path), path), about + (f" ({NOT_CERTIFIED}: the checker did not confirm it in this run)"
-                                                  if str(path) in unconfirmed else ""),
-             files.verify_command(out_dir, path)] for path, about in certificates]
+def _label(path: Path, named: set[str], unconfirmed: set[str]) -> str:
+    """What marks a certificate's statement that is not a verdict of this run: no row of it wrote the file
+    (an earlier run's, or one put there), or its row says the checker did not confirm it."""
+    if str(path) not in named:
+        return f" ({NOT_CERTIFIED}: no result of this run wrote it)"
+    return f" ({NOT_CERTIFIED}: the checker did not confirm it in this run)" if str(path) in unconfirmed else ""
+
+
+def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: set[str]) -> page.Section:
+    """Every certificate with what it states, labelled where it is not a confirmed verdict of this run (_label)."""
+    rows = [[page.Link(str(path), path), about + _label(path, named, unconfirmed), files.verify_command(path)]
+            for path, about in certificates]
     rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked",
-              files.verify_command(out_dir, path)] for path in campaigns]
+              files.verify_command(path)] for path in campaigns]
     text = ("Every certificate in the report folder; the independent checker re-verifies each one "
-            "(python -m certify_checker PATH is the same check).")
+            f"(python -m certify_checker PATH is the same check). {files.VERIFY_HERE}")
     return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
 
 
@@ -64,12 +71,13 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
             "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
             f"Took {results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
     # the folders this run's sections wrote into (a report folder may hold other files)
-    written = {Path(row["certificate"]).parts[0] for row in rows if row.get("certificate")}
+    named = {row["certificate"] for row in rows if row.get("certificate")}
+    written = {Path(path).parts[0] for path in named}
     certificates, campaigns, figures = files.scan(out_dir, sorted(written))
     # a row labels what the checker did not confirm (certify.core.verdicts.labelled, or its detail)
     unconfirmed = {row["certificate"] for row in rows
                    if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
-    sections = _verdict_sections(rows) + [_certificate_section(out_dir, certificates, campaigns, unconfirmed)]
+    sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 

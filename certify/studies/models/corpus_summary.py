@@ -192,6 +192,7 @@ class CorpusSummary:
         self.sentences = 0
         self.tokens = Range()
         self.full_rank_layers = 0  # (sentence, layer) pairs certified full rank
+        self.certificates: list[str] = []  # the kept certificates the records name (a violated step's)
 
     def add(self, record: dict) -> None:
         """Count one sentence's record into every head (ValueError when its layers do not match the model)."""
@@ -203,6 +204,8 @@ class CorpusSummary:
             self.full_rank_layers += layer["rank_certified"]
             for head in layer["heads"]:
                 self.heads[layer["layer"]][head["head"]].add(head)
+                if head["certificate"] is not None:
+                    self.certificates.append(head["certificate"])
 
     def all_heads(self) -> list[HeadSummary]:
         """Every head's summary, layer by layer, heads in order."""
@@ -228,7 +231,7 @@ class CorpusSummary:
 
     def to_json(self, about: dict) -> dict:
         """summary.json: the format, `about` (the model, corpus and precision), float64's thresholds,
-        how the quantiles are made, the totals and every head."""
+        how the quantiles are made, the totals, every head and the certificates kept (file names in certificates/)."""
         return {
             "format": FORMAT,
             **about,
@@ -237,9 +240,12 @@ class CorpusSummary:
                                "over [0, 1], of the enclosures' midpoints; a quantile is the [lo, hi] of its bin"),
             "totals": self.totals(),
             "heads": [h.to_json() for h in self.all_heads()],
+            "certificates": sorted(self.certificates),
         }  # fmt: skip
 
 
+# What the counts of regimes and steps are, in the text and on the report page (a rejected head counts as undecided)
+COUNTED = f"regimes and steps as the checker confirmed them, else undecided ({NOT_CERTIFIED})"
 # The ranges of a D^2 and tau span every sentence's enclosures, those of heads the checker left undecided too
 RANGES_LABEL = f"{NOT_CERTIFIED} where a head's steps are undecided (the checker confirms a head's enclosures with them)"
 
@@ -254,8 +260,7 @@ def render(summary: dict, full: bool) -> str:
     lines = [
         f"corpus {summary['corpus']}: {t['sentences']} sentences ({t['tokens']['min']} to {t['tokens']['max']} tokens), "
         f"model {summary['model']}: {n_layers} layers x {n_heads} heads",
-        f"{t['head_sentences']} (sentence, head) pairs; regimes and steps as the checker confirmed them, else "
-        f"undecided ({NOT_CERTIFIED}): {regimes}",
+        f"{t['head_sentences']} (sentence, head) pairs; {COUNTED}: {regimes}",
         f"{steps}; {t['undecided_head_sentences']} pairs with something undecided",
         f"informative: a D^2 < 54 ln 2 = {ONE_MINUS_GAP_IS_ONE:.2f} (float64 sees 1 - exp(-a D^2) < 1); saturated beyond "
         f"(indistinguishable, underflowed from 1075 ln 2 = {GAP_UNDERFLOWS:.2f})",
