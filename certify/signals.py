@@ -13,7 +13,9 @@ certify's API) is left to it.  Imports nothing heavy: certify.__main__ loads it 
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,14 +35,32 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def _unraisable(hook):
+    """sys.unraisablehook that sends a stopping signal again when its KeyboardInterrupt was raised where Python
+    only reports an exception (a weakref callback such as the import system's module locks, a __del__), where
+    it was lost: `certify run` then went on and exited 0 after a SIGTERM.  It is sent a moment later, from a
+    timer's thread: sent now, its handler would run at once, inside this hook, and be lost again.  Anything
+    else goes to `hook`."""
+    def unraisable(report) -> None:
+        if not (isinstance(report.exc_value, KeyboardInterrupt) and _main_thread()):
+            hook(report)
+            return
+        again = threading.Timer(0.01, os.kill, (os.getpid(), _last[0]))
+        again.daemon = True  # an exit before it fires does not wait for it
+        again.start()
+    return unraisable
+
+
 @contextmanager
 def handled() -> Iterator[None]:
     """Inside the block each stopping signal not ignored raises KeyboardInterrupt, noting which it was
     (exit_code); the handlers before it are restored after it (a test calls the command line in-process)."""
+    hook = sys.unraisablehook
     previous = install()
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in previous.items():
             if handler is not None:  # a handler installed outside Python (None) cannot be put back
                 signal.signal(signum, handler)
@@ -56,6 +76,7 @@ def install() -> dict:
     for signum, handler in previous.items():
         if handler is not signal.SIG_IGN:
             signal.signal(signum, _interrupt)
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     return previous
 
 
