@@ -81,8 +81,24 @@ def install() -> dict:
 
 
 def exit_code() -> int:
-    """The shell's status for the stopping signal received last (SIGINT when none was noted)."""
+    """The shell's status for the stopping signal received last (SIGINT when none was noted).  It also clears
+    CPython's note of a Ctrl-C that left a string's exec (dataclasses and scipy exec code as they load), which
+    `python -m` acts on at exit by killing itself with SIGINT, whatever the code (a SIGTERM exited 130):
+    every exec of a string clears that note as it starts."""
+    exec("")
     return 128 + _last[0]
+
+
+def caused(error: BaseException) -> bool:
+    """error was raised by a stopping signal: its KeyboardInterrupt wrapped by the code it landed in while that
+    was loading (Python's class creation in a RuntimeError, numpy's initialisation in an ImportError)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def name() -> str:
