@@ -13,8 +13,10 @@ def entry() -> None:
     """Load the command line and run it (certify.cli.entry exits with its code)."""
     signals.install()
     try:
-        from certify.cli import entry as run
-
+        # a signal while the modules load interrupts once they have: raised inside an extension's initialisation
+        # it became numpy's ImportError (a traceback, exit 1), or Python's exit by SIGINT after the line said 143
+        with signals.deferred():
+            from certify.cli import entry as run
         run()
     except KeyboardInterrupt:
         print(signals.interrupted_line(), file=sys.stderr)

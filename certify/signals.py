@@ -13,7 +13,9 @@ certify's API) is left to it.  Imports nothing heavy: certify.__main__ loads it 
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,14 +35,32 @@ def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+def _unraisable(hook):
+    """sys.unraisablehook that sends a stopping signal again when its KeyboardInterrupt was raised where Python
+    only reports an exception (a weakref callback such as the import system's module locks, a __del__), where
+    it was lost: `certify run` then went on and exited 0 after a SIGTERM.  It is sent a moment later, from a
+    timer's thread: sent now, its handler would run at once, inside this hook, and be lost again.  Anything
+    else goes to `hook`."""
+    def unraisable(report) -> None:
+        if not (isinstance(report.exc_value, KeyboardInterrupt) and _main_thread()):
+            hook(report)
+            return
+        again = threading.Timer(0.01, os.kill, (os.getpid(), _last[0]))
+        again.daemon = True  # an exit before it fires does not wait for it
+        again.start()
+    return unraisable
+
+
 @contextmanager
 def handled() -> Iterator[None]:
     """Inside the block each stopping signal not ignored raises KeyboardInterrupt, noting which it was
     (exit_code); the handlers before it are restored after it (a test calls the command line in-process)."""
+    hook = sys.unraisablehook
     previous = install()
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in previous.items():
             if handler is not None:  # a handler installed outside Python (None) cannot be put back
                 signal.signal(signum, handler)
@@ -56,12 +76,29 @@ def install() -> dict:
     for signum, handler in previous.items():
         if handler is not signal.SIG_IGN:
             signal.signal(signum, _interrupt)
+    sys.unraisablehook = _unraisable(sys.unraisablehook)
     return previous
 
 
 def exit_code() -> int:
-    """The shell's status for the stopping signal received last (SIGINT when none was noted)."""
+    """The shell's status for the stopping signal received last (SIGINT when none was noted).  It also clears
+    CPython's note of a Ctrl-C that left a string's exec (dataclasses and scipy exec code as they load), which
+    `python -m` acts on at exit by killing itself with SIGINT, whatever the code (a SIGTERM exited 130):
+    every exec of a string clears that note as it starts."""
+    exec("")
     return 128 + _last[0]
+
+
+def caused(error: BaseException) -> bool:
+    """error was raised by a stopping signal: its KeyboardInterrupt wrapped by the code it landed in while that
+    was loading (Python's class creation in a RuntimeError, numpy's initialisation in an ImportError)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def name() -> str:

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+import weakref
 
 import pytest
 
@@ -48,6 +49,53 @@ def test_a_signal_during_a_deferred_block_interrupts_at_its_end_with_its_status(
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handlers before it, back
     with signals.handled():
         assert signals.exit_code() == 130 and signals.interrupted_line() == "certify: interrupted"
+
+
+def test_a_signal_inside_a_weakref_callback_still_interrupts(own_handlers):
+    """A stopping signal whose handler runs inside a weakref callback (the import system's module locks use
+    them) raises its KeyboardInterrupt where Python only reports it: `certify run -j 2` given SIGTERM in an
+    import printed "Exception ignored in ... KeyboardInterrupt", went on and exited 0.  It is sent again."""
+    class Thing:
+        pass
+
+    with signals.handled():
+        with pytest.raises(KeyboardInterrupt):
+            thing = Thing()
+            ref = weakref.ref(thing, lambda _: os.kill(os.getpid(), signal.SIGTERM))
+            del thing
+            for _ in range(500):  # the code that runs next (at most 5 s)
+                time.sleep(0.01)
+        assert ref() is None and signals.exit_code() == 143
+
+
+def test_python_m_exits_with_the_signals_status_after_a_signal_in_an_exec(tmp_path):
+    """dataclasses and scipy exec strings as they load: a SIGTERM there left CPython's note of an unhandled Ctrl-C,
+    and `python -m certify` exited by SIGINT (130) after its line said SIGTERM."""
+    (tmp_path / "interrupted_exec.py").write_text(
+        "import os, signal, sys\nfrom certify import signals\nwith signals.handled():\n    try:\n"
+        "        exec('os.kill(os.getpid(), signal.SIGTERM)')\n    except KeyboardInterrupt:\n"
+        "        sys.exit(signals.exit_code())\n")
+    path = os.pathsep.join([str(tmp_path), *sys.path])
+    done = subprocess.run([sys.executable, "-m", "interrupted_exec"], env=dict(os.environ, PYTHONPATH=path),
+                          capture_output=True, timeout=60)
+    assert done.returncode == 143, done.stderr
+
+
+def test_a_signal_that_a_loading_module_wrapped_is_an_interruption(monkeypatch, own_handlers, capsys):
+    """A KeyboardInterrupt raised while a class is made comes back as a RuntimeError (numpy's initialisation: an
+    ImportError): `certify run` given SIGTERM then said "internal error" and exited 4."""
+    from certify.cli import claims, main
+
+    def loading(args):
+        signals._last[0] = signal.SIGTERM  # as the handler notes it
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as err:
+            raise RuntimeError("Error calling __set_name__") from err
+
+    monkeypatch.setattr(claims, "run", loading)
+    assert main(["claims"]) == 143
+    assert capsys.readouterr().err == "certify: interrupted (SIGTERM)\n"
 
 
 def test_an_ignored_signal_stays_ignored_and_one_left_to_the_system_stays_so(own_handlers):

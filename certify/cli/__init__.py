@@ -195,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
              "`certify check --help`)")
         return EXIT_BAD_INPUT
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
+        if signals.caused(err):  # a signal while a module loaded (exit 4, "internal error", for a SIGTERM)
+            _say(signals.interrupted_line())
+            return signals.exit_code()
         _say(internal_error_line(argv, err))
         return EXIT_INTERNAL_ERROR
 

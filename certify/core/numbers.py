@@ -502,8 +502,9 @@ def _decimal_end(point, digits: int, rounding: str) -> str:
     exact = reading.create_decimal(mid)  # exact within decimal's range: m has `printed` digits
     context = _rounded(digits, rounding)
     if rad and not reading.flags[decimal.Inexact]:
-        sign = -1 if rounding == decimal.ROUND_FLOOR else 1
-        end = context.add(exact, sign * _rounded(printed, decimal.ROUND_CEILING).create_decimal(rad))
+        # (moved in `context`: the thread's default context traps past 10^999999)
+        move = context.subtract if rounding == decimal.ROUND_FLOOR else context.add
+        end = move(exact, _rounded(printed, decimal.ROUND_CEILING).create_decimal(rad))
     else:
         end = context.plus(exact)
     if end.is_infinite():
