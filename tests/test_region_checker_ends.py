@@ -1,0 +1,69 @@
+"""The region-proof checker's one-sided ends and its closing rule, exactly: each end of the claims' profiles lies
+on its side of the value mpmath computes at 100 digits (no slack: an end taken from the wrong side of a ball
+differs from the right one by a rounding only), and a leaf closes only on a margin whose every number is >= 0."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+import certify_checker as checker
+from certify.prove import profiles, reductions
+from certify.prove import region as region_proof
+from certify_checker import region_proof as checker_region
+
+GAPS = {"collapse.global": lambda L: mp.exp(-L), "collapse.tanh": lambda L: 1 - mp.tanh(L / 4)}
+G = {"collapse.global": lambda L: -mp.expm1(-L), "collapse.tanh": lambda L: mp.tanh(L / 4)}
+SLOPES = {"collapse.global": lambda L: mp.exp(-L), "collapse.tanh": lambda L: (1 - mp.tanh(L / 4) ** 2) / 4}
+INTERVALS = [(Fraction(1, 3), Fraction(5, 7)), (Fraction(0), Fraction(1, 10)), (Fraction(7, 3), Fraction(22, 3)),
+             (Fraction(1, 1000), Fraction(3, 1000)), (Fraction(40), Fraction(121, 3))]
+
+
+def _exact(end: arb):
+    mantissa, exponent = end.mid().man_exp()
+    return mp.mpf(int(mantissa)) * mp.mpf(2) ** int(exponent)
+
+
+def _q(x: Fraction):
+    return mp.mpf(x.numerator) / x.denominator
+
+
+@pytest.mark.parametrize("claim", sorted(GAPS))
+def test_the_claims_profile_ends_lie_on_their_side_of_mpmath(claim):
+    """gap_upper above 1 - g at L_lo (1 - g decreases), slope_lower below g' at L_hi (g' decreases), chord_lower below
+    g(L_hi)/L_hi (g(L)/L decreases), secant_lower below the secant slope from L_lo to L_hi: the ends the closing tests
+    subtract, each on its own side of the exact value, at 53 bits and at 200."""
+    profile = checker_region.Profile(claim, None, 2, None)
+    with mp.workdps(100):
+        for lo, hi in INTERVALS:
+            a, b = _q(lo), _q(hi)
+            for bits in (53, 200):
+                with ctx.workprec(bits):
+                    gap, slope = profile.gap_upper((lo, hi)), profile.slope_lower(hi)
+                    chord, secant = profile.chord_lower((lo, hi)), profile.secant_lower((lo, hi))
+                assert _exact(gap) >= GAPS[claim](a), (lo, hi, bits)
+                assert _exact(slope) <= SLOPES[claim](b), (lo, hi, bits)
+                assert _exact(chord) <= G[claim](b) / b, (lo, hi, bits)
+                assert _exact(secant) <= (G[claim](b) - G[claim](a)) / (b - a), (lo, hi, bits)
+
+
+@pytest.fixture(scope="module")
+def two_tokens():
+    """A proved two-token certificate of collapse.tanh (a few leaves)."""
+    result = region_proof.prove(reductions.region(2, None, 1, "1/2"), profiles.claim_profile("collapse.tanh"),
+                                time_limit=30.0)
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok
+    return json.loads(json.dumps(result.certificate))
+
+
+def test_a_leaf_whose_margin_holds_a_negative_number_is_not_closed(two_tokens, monkeypatch):
+    """Every leaf's margin planted as the ball [-1, 3]: its midpoint is 1 > 0, but it holds -1, so no leaf closes and
+    the certificate is rejected; a margin of [1, 3] closes them all (the tree and its leaves are sound otherwise)."""
+    monkeypatch.setattr(checker_region, "_margin", lambda method, box, profile: arb(1, 2))
+    assert not checker.verify(two_tokens).ok
+    monkeypatch.setattr(checker_region, "_margin", lambda method, box, profile: arb(2, 1))
+    assert checker.verify(two_tokens).ok
