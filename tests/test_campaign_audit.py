@@ -671,3 +671,17 @@ def test_a_records_certificate_is_read_and_confirmed_under_the_campaigns_limits(
     sampled = spec.sample(records[0]["i"]).config
     assert audit._certificate_problem(tmp_path / "s", records[0], spec, sampled) is None
     assert seen == [("read", (spec.engine_limits,)), ("confirm", (spec.engine_limits,))], seen
+
+
+def test_the_random_sample_rederives_holds_nothing_else_sends_to_arb(copy):
+    """A hold's figures edited (its margin ten times smaller; a hold float64 agrees with, not the largest lhs/rhs):
+    nothing but the random sample of the other records sends it to arb, so a sample of 0 passes it, and a sample as
+    large as the campaign (not --all) must draw it and find it."""
+    records = campaign.records(copy)
+    largest = max(records, key=lambda r: -1 if r["ratio"] is None else r["ratio"])
+    victim = next(r for r in records if r["verdict"] == "holds" and not r["certificate"] and r["i"] != largest["i"]
+                  and r["float64"] == "holds" and r["margin_log10"] is not None)
+    _rewrite(copy, lambda r: {**r, "margin_log10": r["margin_log10"] - 1} if r["i"] == victim["i"] else r)
+    assert audit.audit(copy, sample=0, workers=1).ok
+    problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
