@@ -67,3 +67,40 @@ def test_a_leaf_whose_margin_holds_a_negative_number_is_not_closed(two_tokens, m
     assert not checker.verify(two_tokens).ok
     monkeypatch.setattr(checker_region, "_margin", lambda method, box, profile: arb(2, 1))
     assert checker.verify(two_tokens).ok
+
+
+BELOW_ZERO = "D*(a*D**2/4 - 1)"  # g(L) = L/4 - 1 < 0 for L < 4: g(L)/L = 1/4 - 1/L, least at the interval's lower end
+
+
+def test_a_users_chord_end_divides_a_negative_g_by_the_lower_end_of_L():
+    """Where g takes negative values on L, g(L)/L is least at L's lower end, not its upper one: chord_lower (checker
+    and prover) lies below g(L)/L at every point of L, computed exactly as Fractions."""
+    checker_profile = checker_region.Profile(None, BELOW_ZERO, 2, None)
+    prover_profile = profiles.bound_profile(BELOW_ZERO, 2, None)
+    for lo, hi in ((Fraction(1), Fraction(2)), (Fraction(1, 3), Fraction(7, 2)), (Fraction(3), Fraction(5))):
+        with ctx.workprec(53):
+            ends = [checker_profile.chord_lower((lo, hi)), prover_profile.chord_lower((lo, hi)).lower()]
+        least = min((x / 4 - 1) / x for x in (lo, hi, (lo + hi) / 2))
+        for end in ends:
+            assert end.is_finite() and _fraction(end) <= least, (lo, hi, end)
+
+
+def _fraction(end: arb) -> Fraction:
+    mantissa, exponent = (int(v) for v in end.mid().man_exp())
+    return Fraction(mantissa) * Fraction(2) ** exponent
+
+
+FALSE_BOUND = "D*(1 - exp(-0.45*a*D**2))"
+
+
+def test_a_violation_must_be_of_the_claim_the_region_certificate_names():
+    """A counterexample to a false bound, confirmed as such, put under collapse.global (true on the region): the
+    region certificate says collapse.global is violated, which its counterexample does not show; rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    assert checker.verify(cert).ok
+    cert["claim"], cert["bound"] = "collapse.global", None
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "another claim or bound" in confirmation.message
