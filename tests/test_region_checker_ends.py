@@ -12,6 +12,7 @@ from flint import arb, ctx
 from mpmath import mp
 
 import certify_checker as checker
+from certify.engine import check
 from certify.prove import profiles, reductions
 from certify.prove import region as region_proof
 from certify_checker import region_proof as checker_region
@@ -104,3 +105,23 @@ def test_a_violation_must_be_of_the_claim_the_region_certificate_names():
     cert["claim"], cert["bound"] = "collapse.global", None
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "another claim or bound" in confirmation.message
+
+
+NEGATIVE_AT_ZERO = "D*(a*D**2 - 0.01)"  # g(0) = -0.01: false at A = 0 (D(P X) = 0 > -0.01 D), though g' = 1 > Var
+
+
+def test_the_divided_form_closes_nothing_for_a_bound_that_does_not_vanish_at_zero():
+    """The divided form rests on h(0) = g(0) - F(w, 0) = 0.  For a bound with g(0) < 0, false on the region (the engine
+    finds tokens 1, -1 under A = 0 violate it), a one-leaf certificate closing the whole domain by the divided
+    form (g' = 1 lies above every Var <= 1/4) is rejected."""
+    assert check({"X": [["1"], ["-1"]], "layers": [{"A": [["0"]]}]}, bound=NEGATIVE_AT_ZERO).verdict == "violated"
+    region = {"n": 2, "d": None, "radius": "1", "norm": "1"}
+    name, variables, root = checker_region._reduction(region)
+    box = [[str(lo), str(hi)] for lo, hi in root]
+    cert = {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "proved", "claim": None,
+            "bound": NEGATIVE_AT_ZERO, "region": region,
+            "reduction": {"name": name, "variables": variables, "domain": box}, "lemmas": checker_region.LEMMAS[name],
+            "tree": ".", "leaves": [{"box": box, "method": "divided", "precision": 53}], "left": [],
+            "volume_proved": "1"}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by divided" in confirmation.message
