@@ -1,14 +1,15 @@
 """The trajectory checker's two comparisons on balls, planted so that the midpoints agree and the ends do not: a
 quantity is below a curve only when its whole ball is, and a stated ball contains the recomputed one only when it
-holds both of its ends (each compared with exact Fractions)."""
+holds both of its ends (each compared with exact Fractions); and its enclosure of the approach r_t against mpmath."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
 from flint import arb, ctx, fmpq
+from mpmath import mp
 
-from certify_checker import trajectory
+from certify_checker import schema, trajectory
 
 
 def _exact(end: arb) -> Fraction:
@@ -43,3 +44,44 @@ def test_a_stated_ball_contains_the_recomputed_one_only_when_it_holds_both_its_e
         assert trajectory.inside(mine, (arb(1), arb(2) ** -5))
         assert trajectory.inside(mine, (arb(1) + arb(2) ** -7, arb(2) ** -5))
         assert not trajectory.inside(mine, (arb(1) + arb(2) ** -5, arb(2) ** -5))  # misses mine's lower end
+
+
+X0 = [["1", "0"], ["0", "1/2"], ["-1/3", "-1/4"]]
+A = [["1", "1/5"], ["0", "2"]]
+
+
+def _consensus_and_trajectory(steps: int):
+    """mpmath at 60 digits: X' = P X (V = I) for `steps` layers from X0, and the point the tokens collapse to (their
+    mean after 200 layers, where D is below 10^-50)."""
+    q = lambda s: mp.mpf(Fraction(s).numerator) / Fraction(s).denominator  # noqa: E731
+    X, Am = mp.matrix([[q(x) for x in row] for row in X0]), mp.matrix([[q(x) for x in row] for row in A])
+    path = [X]
+    for _ in range(200):
+        S = X * Am * X.T
+        P = mp.matrix(3, 3)
+        for i in range(3):
+            weights = [mp.exp(S[i, j] - max(S[i, k] for k in range(3))) for j in range(3)]
+            for j in range(3):
+                P[i, j] = weights[j] / sum(weights)
+        X = P * X
+        path.append(X)
+    assert max(mp.norm(X[i, :] - X[k, :]) for i in range(3) for k in range(3)) < mp.mpf(10) ** -50
+    return [sum(X[i, m] for i in range(3)) / 3 for m in range(2)], path[:steps + 1]
+
+
+def test_the_approach_encloses_the_distance_to_the_true_consensus():
+    """r_t = max_i ||x_i^(t) - V^t c*|| with V = I and c* the consensus the tokens collapse to (mpmath, 200 layers):
+    the checker's approach, taken from the mean of the last of T layers (c^, not c*) widened by M D(Y_T), holds it for
+    every t <= T; T = 1 leaves c^ far from c*, so the widening is what holds it."""
+    inputs = schema.exact({"X": X0, "layers": [{"A": A, "V": [["1", "0"], ["0", "1"]]}]})
+    with mp.workdps(60):
+        consensus, path = _consensus_and_trajectory(2)
+        for T in (1, 2):
+            with ctx.workprec(53):
+                points, Ys, drifts, _ = trajectory.run(inputs, T, True, [53] * (T + 1), [True] * (T + 1))
+                balls = trajectory.approach(inputs, points, Ys, drifts, arb(1))  # M = max ||V^k|| = 1
+            assert len(balls) == T + 1
+            for t, ball in enumerate(balls):
+                r = max(mp.sqrt(sum((path[t][i, m] - consensus[m]) ** 2 for m in range(2))) for i in range(3))
+                with ctx.workprec(250):
+                    assert ball.contains(arb(mp.nstr(r, 60, strip_zeros=False))), (T, t, ball, r)
