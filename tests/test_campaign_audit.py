@@ -685,3 +685,19 @@ def test_the_random_sample_rederives_holds_nothing_else_sends_to_arb(copy):
     assert audit.audit(copy, sample=0, workers=1).ok
     problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
     assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_a_certificate_of_another_bound_is_rejected(copy):
+    """A violated record's certificate replaced by one of the same configuration, verdict and precision for another
+    false bound (a weaker one, violated there too), confirmed by the checker as it stands: it does not certify the
+    campaign's bound, and is rejected."""
+    other = "(1 - exp(-a*D**2/9))*D"
+    record, cert = next((r, c) for r in campaign.records(copy) if r["verdict"] == "violated"
+                        for c in [engine.check(SPEC.sample(r["i"]).config, bound=other,
+                                               start_prec=r["precision"]).certificate]
+                        if c["verdict"] == "violated" and c["precision"] == r["precision"])
+    assert certificate.confirm(cert).ok and cert["bound"] == other
+    (copy / record["certificate"]).write_text(json.dumps(cert))
+    _redigest(copy, record)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and "about another claim or bound" in problems[0]
