@@ -701,3 +701,13 @@ def test_a_certificate_of_another_bound_is_rejected(copy):
     _redigest(copy, record)
     problems = audit.audit(copy, sample=0, workers=1).problems
     assert len(problems) == 1 and "about another claim or bound" in problems[0]
+
+
+def test_a_tier3_holds_relative_margin_is_held_to_arbs_enclosure_without_a_ratio(fast_copy):
+    """A tier-3 hold stating no lhs/rhs (as where rhs = lhs) beside a relative margin of 1 (lhs = 0): its figures are
+    consistent, it goes to arb (tier 3 here states a ratio), and there the relative margin alone contradicts arb's
+    enclosure of (rhs - lhs) / rhs."""
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3" and r["ratio"] > 0.01)
+    _rewrite(fast_copy, lambda r: {**r, "ratio": None, "margin_log10": 0.0} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the tier-3 record's bounds")
