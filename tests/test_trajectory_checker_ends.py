@@ -9,6 +9,7 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 from mpmath import mp
 
+import certify_checker
 from certify_checker import schema, trajectory
 
 
@@ -85,3 +86,22 @@ def test_the_approach_encloses_the_distance_to_the_true_consensus():
                 r = max(mp.sqrt(sum((path[t][i, m] - consensus[m]) ** 2 for m in range(2))) for i in range(3))
                 with ctx.workprec(250):
                     assert ball.contains(arb(mp.nstr(r, 60, strip_zeros=False))), (T, t, ball, r)
+
+
+def test_a_resolution_stated_as_another_truthy_value_is_rejected():
+    """"resolved": 1 (not true) at every point: the run follows only true flags, so it stops at D_0 and draws no
+    global.step value anywhere; were the stated flags then taken for resolutions, "holds" would be confirmed through
+    3 layers with no step checked.  The certificate (its digest made anew) is rejected."""
+    from certify.studies import trajectory as study
+
+    cert = study.trace({"name": "antipodal", "X": [["3/8"], ["-3/8"]], "A": [["1"]]}, 3).certificate
+    assert certify_checker.verify(cert).ok and cert["verdict"] == "holds"
+    cert["curves"], cert[trajectory.STEPS_KEY] = ["global.step"], [cert["precision"]]
+    for t, point in enumerate(cert["points"]):
+        point.update(resolved=1, tau=None, approach=None, log_curves={}, checks={})
+        if t:
+            point.update(D=None, mu=None)
+    cert["inputs_sha256"] = trajectory.digest(cert["layers"], cert["inputs"], [
+        cert["precision"], cert["curve_precision"], cert["norm_precision"], cert[trajectory.STEPS_KEY]])
+    found = certify_checker.verify(cert)
+    assert not found.ok and "stated resolved = 1" in found.message, found.message
