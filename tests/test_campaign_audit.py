@@ -711,3 +711,13 @@ def test_a_tier3_holds_relative_margin_is_held_to_arbs_enclosure_without_a_ratio
     _rewrite(fast_copy, lambda r: {**r, "ratio": None, "margin_log10": 0.0} if r["i"] == victim["i"] else r)
     problems = audit.audit(fast_copy, sample=0, workers=1).problems
     assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the tier-3 record's bounds")
+
+
+def test_an_arb_records_precision_is_compared_when_rederived(copy):
+    """A hold without a certificate stating twice the precision arb decides it at: found once re-derived (a sample
+    as large as the campaign), its other figures being arb's."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    assert victim["tier"] == "arb"
+    _rewrite(copy, lambda r: {**r, "precision": 2 * r["precision"]} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
