@@ -105,3 +105,19 @@ def test_a_resolution_stated_as_another_truthy_value_is_rejected():
         cert["precision"], cert["curve_precision"], cert["norm_precision"], cert[trajectory.STEPS_KEY]])
     found = certify_checker.verify(cert)
     assert not found.ok and "stated resolved = 1" in found.message, found.message
+
+
+def test_the_cubic_curve_takes_the_largest_norm_of_the_layers_run():
+    """Two layers, ||A_0|| = 1/2 and ||A_1|| = 2, tokens 1/4 and -1/4 (D_0 = 1/2): the cubic curve through T = 2
+    layers is a^{-1/2} (sqrt(a) D_0)^(3^t) with a = 2, the larger (mpmath at 50 digits); through T = 1 only the
+    first layer runs, and a = 1/2."""
+    inputs = schema.exact({"X": [["1/4"], ["-1/4"]], "layers": [{"A": [["1/2"]]}, {"A": [["2"]]}]})
+    with mp.workdps(50):
+        for T, a in ((2, mp.mpf(2)), (1, mp.mpf(1) / 2)):
+            with ctx.workprec(64):
+                drawn = trajectory.curves(["cubic"], inputs, T, [], [arb(1) / 2, arb(2)], None, None)["cubic"]
+            assert sorted(drawn) == list(range(1, T + 1))
+            for t, log_curve in drawn.items():
+                exact = 3 ** t * mp.log(mp.sqrt(a) / 2) - mp.log(mp.sqrt(a))
+                with ctx.workprec(250):
+                    assert log_curve.contains(arb(mp.nstr(exact, 45, strip_zeros=False))), (T, t, log_curve, exact)
