@@ -223,3 +223,36 @@ def test_ball_row_shift_is_the_midpoint_of_each_rows_maximum_with_or_without_a_m
                 maximum = np.frompyfunc(arb.max, 2, 1).reduce(row[allowed])
                 assert shift.rad() == 0 and shift == maximum.mid() and maximum.contains(shift)
                 assert maximum.rad() > 0
+
+
+def _exact(end: arb) -> Fraction:
+    """An exact arb (a ball's end) as a Fraction."""
+    mantissa, exponent = (int(v) for v in end.mid().man_exp())
+    return Fraction(mantissa) * Fraction(2) ** exponent
+
+
+def _ends(ball: arb) -> tuple[Fraction, Fraction]:
+    return _exact(ball.lower()), _exact(ball.upper())
+
+
+def test_hull_holds_the_whole_interval_of_its_exact_ends():
+    """ball.hull([lo, hi]) (the wu studies' slopes over an interval) holds both ends and so every number between,
+    compared exactly: an enclosure of one end alone leaves the other outside."""
+    from certify.core.arith.ball import hull
+
+    for lo, hi in ((Fraction(1, 3), Fraction(5, 7)), (Fraction(-2, 3), Fraction(1, 10**30)), (0, Fraction(7, 2))):
+        for bits in (53, 200):
+            with ctx.workprec(bits):
+                low, high = _ends(hull(lo, hi))
+            assert low <= lo and hi <= high
+
+
+def test_ldexp_scales_a_balls_radius_with_its_midpoint():
+    """Ball.ldexp(x, k) (a norm's scaling back by 2^k) holds 2^k times every number of x: the ends of x, scaled
+    exactly, lie inside the result (a scaled midpoint alone drops the radius)."""
+    with ctx.workprec(53):
+        x = arb(1) / 3 + arb(0, arb(2) ** -20)  # a ball of radius about 2^-20
+        for k in (-7, 0, 5, 300):
+            low, high = _ends(BALL.ldexp(x, k))
+            x_low, x_high = _ends(x)
+            assert low <= x_low * Fraction(2) ** k and x_high * Fraction(2) ** k <= high

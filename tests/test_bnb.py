@@ -73,3 +73,18 @@ def test_bad_boxes_are_bad_input():
         prove_nonnegative(lambda x, y, z: x, [(0, 1)] * 3)
     with pytest.raises(BadInput):
         prove_nonnegative(lambda x: x, [(1, 0)])
+
+
+def test_a_box_left_at_the_depth_limit_is_not_proved():
+    """h(x) = x - 1 + exp(-x) >= 0 touches 0 at x = 0, so the box at 0 never closes: at a depth limit of 4 it stays
+    open (the answer is "not proved", naming that box), whatever the box budget."""
+    result = prove_nonnegative(lambda x: x - 1 + (-x).exp(), [(0, 1)], max_depth=4, max_boxes=10**6)
+    assert not result.proved and not result.refuted and "depth" in result.reason
+    assert result.worst_box[0][0] == 0
+
+
+def test_strict_does_not_close_a_box_where_h_is_zero():
+    """h = 0 on [0, 1]: h >= 0 is proved at once, h > 0 never (every box's value is the exact 0, not > 0)."""
+    assert prove_nonnegative(lambda x: 0 * x, [(0, 1)], max_depth=6).proved
+    strict = prove_nonnegative(lambda x: 0 * x, [(0, 1)], strict=True, max_depth=6)
+    assert not strict.proved and not strict.refuted

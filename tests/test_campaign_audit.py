@@ -671,3 +671,53 @@ def test_a_records_certificate_is_read_and_confirmed_under_the_campaigns_limits(
     sampled = spec.sample(records[0]["i"]).config
     assert audit._certificate_problem(tmp_path / "s", records[0], spec, sampled) is None
     assert seen == [("read", (spec.engine_limits,)), ("confirm", (spec.engine_limits,))], seen
+
+
+def test_the_random_sample_rederives_holds_nothing_else_sends_to_arb(copy):
+    """A hold's figures edited (its margin ten times smaller; a hold float64 agrees with, not the largest lhs/rhs):
+    nothing but the random sample of the other records sends it to arb, so a sample of 0 passes it, and a sample as
+    large as the campaign (not --all) must draw it and find it."""
+    records = campaign.records(copy)
+    largest = max(records, key=lambda r: -1 if r["ratio"] is None else r["ratio"])
+    victim = next(r for r in records if r["verdict"] == "holds" and not r["certificate"] and r["i"] != largest["i"]
+                  and r["float64"] == "holds" and r["margin_log10"] is not None)
+    _rewrite(copy, lambda r: {**r, "margin_log10": r["margin_log10"] - 1} if r["i"] == victim["i"] else r)
+    assert audit.audit(copy, sample=0, workers=1).ok
+    problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def test_a_certificate_of_another_bound_is_rejected(copy):
+    """A violated record's certificate replaced by one of the same configuration, verdict and precision for another
+    false bound (a weaker one, violated there too), confirmed by the checker as it stands: it does not certify the
+    campaign's bound, and is rejected."""
+    other = "(1 - exp(-a*D**2/9))*D"
+    record, cert = next((r, c) for r in campaign.records(copy) if r["verdict"] == "violated"
+                        for c in [engine.check(SPEC.sample(r["i"]).config, bound=other,
+                                               start_prec=r["precision"]).certificate]
+                        if c["verdict"] == "violated" and c["precision"] == r["precision"])
+    assert certificate.confirm(cert).ok and cert["bound"] == other
+    (copy / record["certificate"]).write_text(json.dumps(cert))
+    _redigest(copy, record)
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and "about another claim or bound" in problems[0]
+
+
+def test_a_tier3_holds_relative_margin_is_held_to_arbs_enclosure_without_a_ratio(fast_copy):
+    """A tier-3 hold stating no lhs/rhs (as where rhs = lhs) beside a relative margin of 1 (lhs = 0): its figures are
+    consistent, it goes to arb (tier 3 here states a ratio), and there the relative margin alone contradicts arb's
+    enclosure of (rhs - lhs) / rhs."""
+    victim = next(r for r in campaign.records(fast_copy) if r["tier"] == "tier3" and r["ratio"] > 0.01)
+    _rewrite(fast_copy, lambda r: {**r, "ratio": None, "margin_log10": 0.0} if r["i"] == victim["i"] else r)
+    problems = audit.audit(fast_copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the tier-3 record's bounds")
+
+
+def test_an_arb_records_precision_is_compared_when_rederived(copy):
+    """A hold without a certificate stating twice the precision arb decides it at: found once re-derived (a sample
+    as large as the campaign), its other figures being arb's."""
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
+    assert victim["tier"] == "arb"
+    _rewrite(copy, lambda r: {**r, "precision": 2 * r["precision"]} if r["i"] == victim["i"] else r)
+    problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")

@@ -156,6 +156,29 @@ def test_a_kept_norm_serves_no_other_weights_nor_precision(monkeypatch):
     assert len(computed) == 3
 
 
+def test_a_kept_norm_serves_no_other_key_weights_that_give_the_same_scores(monkeypatch):
+    """Tokens whose last coordinate is 0 do not see W_K's last row: moved, the scores, P and every value but a are
+    those of the confirmed head, while ||W_Q W_K^T|| changes.  A certificate stating the confirmed head's a beside
+    the moved W_K (its digest made anew) is rejected, though a norm kept for the confirmed weights would agree."""
+    from certify_checker import head as checker_head
+
+    monkeypatch.setattr(checker_head, "_NORMS", {})
+    head = sample_head(n=6, d=24, k=9)
+    head.X[:, -1] = 0.0
+    cert = confirmed_steps(head).certificate
+    assert certify_checker.verify(cert).ok
+    moved = copy.deepcopy(cert)
+    entries = _block_entries(cert["inputs"]["W_K"])
+    entries[-9:] = [w + 4.0 for w in entries[-9:]]  # the last of 24 rows of 9
+    moved["inputs"]["W_K"] = _with_entries(cert["inputs"]["W_K"], entries)
+    with ctx.workprec(BITS):  # the norm has changed: the stated a is not the moved weights'
+        W_K = np.array(entries).reshape(24, 9)
+        norm, _, _ = product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(W_K))
+        assert not norm.overlaps(product_norm_witnessed(ball_matrix(head.W_Q), ball_matrix(head.W_K))[0])
+    found = certify_checker.verify(_restamped(moved))
+    assert not found.ok and "stated a " in found.message, found.message
+
+
 def _hostile_blocks(cert: dict) -> dict:
     """Edits of a wide head's certificate that put a binary64 block (or blocks) where none belongs."""
     rows = [_with_entries({"shape": [1, 24]}, _block_entries(cert["inputs"]["X"])[24 * i:24 * (i + 1)])

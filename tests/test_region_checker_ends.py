@@ -1,0 +1,127 @@
+"""The region-proof checker's one-sided ends and its closing rule, exactly: each end of the claims' profiles lies
+on its side of the value mpmath computes at 100 digits (no slack: an end taken from the wrong side of a ball
+differs from the right one by a rounding only), and a leaf closes only on a margin whose every number is >= 0."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+from flint import arb, ctx
+from mpmath import mp
+
+import certify_checker as checker
+from certify.engine import check
+from certify.prove import profiles, reductions
+from certify.prove import region as region_proof
+from certify_checker import region_proof as checker_region
+
+GAPS = {"collapse.global": lambda L: mp.exp(-L), "collapse.tanh": lambda L: 1 - mp.tanh(L / 4)}
+G = {"collapse.global": lambda L: -mp.expm1(-L), "collapse.tanh": lambda L: mp.tanh(L / 4)}
+SLOPES = {"collapse.global": lambda L: mp.exp(-L), "collapse.tanh": lambda L: (1 - mp.tanh(L / 4) ** 2) / 4}
+INTERVALS = [(Fraction(1, 3), Fraction(5, 7)), (Fraction(0), Fraction(1, 10)), (Fraction(7, 3), Fraction(22, 3)),
+             (Fraction(1, 1000), Fraction(3, 1000)), (Fraction(40), Fraction(121, 3))]
+
+
+def _exact(end: arb):
+    mantissa, exponent = end.mid().man_exp()
+    return mp.mpf(int(mantissa)) * mp.mpf(2) ** int(exponent)
+
+
+def _q(x: Fraction):
+    return mp.mpf(x.numerator) / x.denominator
+
+
+@pytest.mark.parametrize("claim", sorted(GAPS))
+def test_the_claims_profile_ends_lie_on_their_side_of_mpmath(claim):
+    """gap_upper above 1 - g at L_lo (1 - g decreases), slope_lower below g' at L_hi (g' decreases), chord_lower below
+    g(L_hi)/L_hi (g(L)/L decreases), secant_lower below the secant slope from L_lo to L_hi: the ends the closing tests
+    subtract, each on its own side of the exact value, at 53 bits and at 200."""
+    profile = checker_region.Profile(claim, None, 2, None)
+    with mp.workdps(100):
+        for lo, hi in INTERVALS:
+            a, b = _q(lo), _q(hi)
+            for bits in (53, 200):
+                with ctx.workprec(bits):
+                    gap, slope = profile.gap_upper((lo, hi)), profile.slope_lower(hi)
+                    chord, secant = profile.chord_lower((lo, hi)), profile.secant_lower((lo, hi))
+                assert _exact(gap) >= GAPS[claim](a), (lo, hi, bits)
+                assert _exact(slope) <= SLOPES[claim](b), (lo, hi, bits)
+                assert _exact(chord) <= G[claim](b) / b, (lo, hi, bits)
+                assert _exact(secant) <= (G[claim](b) - G[claim](a)) / (b - a), (lo, hi, bits)
+
+
+@pytest.fixture(scope="module")
+def two_tokens():
+    """A proved two-token certificate of collapse.tanh (a few leaves)."""
+    result = region_proof.prove(reductions.region(2, None, 1, "1/2"), profiles.claim_profile("collapse.tanh"),
+                                time_limit=30.0)
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok
+    return json.loads(json.dumps(result.certificate))
+
+
+def test_a_leaf_whose_margin_holds_a_negative_number_is_not_closed(two_tokens, monkeypatch):
+    """Every leaf's margin planted as the ball [-1, 3]: its midpoint is 1 > 0, but it holds -1, so no leaf closes and
+    the certificate is rejected; a margin of [1, 3] closes them all (the tree and its leaves are sound otherwise)."""
+    monkeypatch.setattr(checker_region, "_margin", lambda method, box, profile: arb(1, 2))
+    assert not checker.verify(two_tokens).ok
+    monkeypatch.setattr(checker_region, "_margin", lambda method, box, profile: arb(2, 1))
+    assert checker.verify(two_tokens).ok
+
+
+BELOW_ZERO = "D*(a*D**2/4 - 1)"  # g(L) = L/4 - 1 < 0 for L < 4: g(L)/L = 1/4 - 1/L, least at the interval's lower end
+
+
+def test_a_users_chord_end_divides_a_negative_g_by_the_lower_end_of_L():
+    """Where g takes negative values on L, g(L)/L is least at L's lower end, not its upper one: chord_lower (checker
+    and prover) lies below g(L)/L at every point of L, computed exactly as Fractions."""
+    checker_profile = checker_region.Profile(None, BELOW_ZERO, 2, None)
+    prover_profile = profiles.bound_profile(BELOW_ZERO, 2, None)
+    for lo, hi in ((Fraction(1), Fraction(2)), (Fraction(1, 3), Fraction(7, 2)), (Fraction(3), Fraction(5))):
+        with ctx.workprec(53):
+            ends = [checker_profile.chord_lower((lo, hi)), prover_profile.chord_lower((lo, hi)).lower()]
+        least = min((x / 4 - 1) / x for x in (lo, hi, (lo + hi) / 2))
+        for end in ends:
+            assert end.is_finite() and _fraction(end) <= least, (lo, hi, end)
+
+
+def _fraction(end: arb) -> Fraction:
+    mantissa, exponent = (int(v) for v in end.mid().man_exp())
+    return Fraction(mantissa) * Fraction(2) ** exponent
+
+
+FALSE_BOUND = "D*(1 - exp(-0.45*a*D**2))"
+
+
+def test_a_violation_must_be_of_the_claim_the_region_certificate_names():
+    """A counterexample to a false bound, confirmed as such, put under collapse.global (true on the region): the
+    region certificate says collapse.global is violated, which its counterexample does not show; rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    assert checker.verify(cert).ok
+    cert["claim"], cert["bound"] = "collapse.global", None
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "another claim or bound" in confirmation.message
+
+
+NEGATIVE_AT_ZERO = "D*(a*D**2 - 0.01)"  # g(0) = -0.01: false at A = 0 (D(P X) = 0 > -0.01 D), though g' = 1 > Var
+
+
+def test_the_divided_form_closes_nothing_for_a_bound_that_does_not_vanish_at_zero():
+    """The divided form rests on h(0) = g(0) - F(w, 0) = 0.  For a bound with g(0) < 0, false on the region (the engine
+    finds tokens 1, -1 under A = 0 violate it), a one-leaf certificate closing the whole domain by the divided
+    form (g' = 1 lies above every Var <= 1/4) is rejected."""
+    assert check({"X": [["1"], ["-1"]], "layers": [{"A": [["0"]]}]}, bound=NEGATIVE_AT_ZERO).verdict == "violated"
+    region = {"n": 2, "d": None, "radius": "1", "norm": "1"}
+    name, variables, root = checker_region._reduction(region)
+    box = [[str(lo), str(hi)] for lo, hi in root]
+    cert = {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "proved", "claim": None,
+            "bound": NEGATIVE_AT_ZERO, "region": region,
+            "reduction": {"name": name, "variables": variables, "domain": box}, "lemmas": checker_region.LEMMAS[name],
+            "tree": ".", "leaves": [{"box": box, "method": "divided", "precision": 53}], "left": [],
+            "volume_proved": "1"}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by divided" in confirmation.message
