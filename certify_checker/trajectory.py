@@ -583,7 +583,7 @@ def verify(cert: dict) -> tuple[bool, str]:
         t, key = min(missing)
         told = f"stated resolved, but D has fewer than {RESOLVED_BITS} bits in" if key == "resolved" else f"stated {key} does not match"
         return False, f"t = {t}: {told} the recomputed enclosure (nor one at {FINER[-1]} times its precision)"
-    all_resolved = all(e["resolved"] for e in stated)
+    all_resolved = all(flags)  # each stated exactly true (checked per point above), not merely truthy
     if "violated" in outcomes:
         verdict = "violated"
     elif all_resolved and all(o == "holds" for o in outcomes):
