@@ -148,6 +148,10 @@ def test_certify_sample_into_a_non_utf8_folder_writes_its_page(tmp_path, capfdbi
     assert main(["sample", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1", "--no-progress",
                  "--out", str(out)]) == 0
     assert "certify verify " in (out / "index.html").read_text(encoding="utf-8")
+    # read here, not left to the report: a test report holding the name's lone surrogate cannot be sent between
+    # pytest-xdist's processes; the summary names the folder by its own bytes, for a shell to take back
+    printed = capfdbinary.readouterr().out
+    assert b"certify verify " + os.fsencode(out) in printed
 
 
 def test_expected_outcome_of_a_row():
