@@ -721,3 +721,71 @@ def test_an_arb_records_precision_is_compared_when_rederived(copy):
     _rewrite(copy, lambda r: {**r, "precision": 2 * r["precision"]} if r["i"] == victim["i"] else r)
     problems = audit.audit(copy, sample=SPEC.count, workers=1).problems
     assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's")
+
+
+def _stray(folder, kind: str) -> str:
+    """Put in certificates/ a file of `kind` that no record names; its name."""
+    records = campaign.records(folder)
+    violated = next(r for r in records if r["verdict"] == "violated")
+    stride = SPEC.validated().hold_stride
+    unsampled = next(r for r in records if r["verdict"] == "holds" and r["i"] % stride)
+    sampled = next(r for r in records if r["certificate"] and r["verdict"] == "holds")
+    certificates = folder / "certificates"
+    if kind == "violated beyond the count":  # a genuine certificate, copied under an index the campaign has not
+        name = f"violated-{SPEC.count + 59:09d}.json"
+        shutil.copy(folder / violated["certificate"], certificates / name)
+    elif kind == "violated of a hold":  # another campaign's certificate under the name of a configuration that holds
+        name = f"violated-{unsampled['i']:09d}.json"
+        shutil.copy(folder / violated["certificate"], certificates / name)
+    elif kind == "hold not sampled":
+        name = f"holds-{unsampled['i']:09d}.json"
+        shutil.copy(folder / sampled["certificate"], certificates / name)
+    elif kind == "not JSON":
+        name = "notes.txt"
+        (certificates / name).write_text("violated\n")
+    else:
+        name = "more"
+        (certificates / name).mkdir()
+        shutil.copy(folder / violated["certificate"], certificates / name / "violated-000000000.json")
+    return f"certificates/{name}"
+
+
+STRAYS = ["violated beyond the count", "violated of a hold", "hold not sampled", "not JSON", "a folder"]
+
+
+@pytest.mark.parametrize("kind", STRAYS)
+def test_a_file_no_record_names_is_rejected_by_verify_and_refused_by_a_resume(copy, capsys, kind):
+    """A browsing reader takes certificates/violated-*.json for a violation the campaign found: one it never
+    found (made by hand, copied from another campaign) makes verify reject the folder and a resume refuse it,
+    naming the file; the folder is left as it was."""
+    stray = _stray(copy, kind)
+    before = sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file())
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and f"{stray} is a file no record names" in out, out
+    assert main(shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{stray} is a file no record names (remove that file)" in err, err
+    assert "--restart" in err
+    assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
+
+
+def test_what_a_killed_run_leaves_in_certificates_resumes_and_verifies(folder, copy):
+    """A run killed between writing a chunk's certificates and committing the chunk leaves certificates no record
+    names yet, and one killed in a write its hidden temporary file: the resumed run removes them, decides those
+    configurations, writing the same certificates again, and the folder verifies."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    last = manifest["chunks"].pop()
+    (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
+    manifest["chain"] = campaign._chain(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    left = [r["certificate"] for r in campaign.records(folder) if r["certificate"]
+            and r["i"] not in {r["i"] for r in campaign.records(copy)}]
+    assert left and all((copy / path).is_file() for path in left)  # certificates no record names now
+    temporary = copy / "certificates" / f".{left[0].split('/')[1]}.4242-0123abcd.tmp"
+    temporary.write_text('{"cut sh')
+    campaign.run(SPEC, copy, workers=1)
+    assert not temporary.exists() and campaign.records(copy) == campaign.records(folder)
+    assert all((copy / path).read_bytes() == (folder / path).read_bytes() for path in left)
+    assert audit.audit(copy, sample=0, workers=1).ok

@@ -469,3 +469,38 @@ def test_minilm_three_sentences_agree_with_certify_model(tmp_path, capsys):
         assert h["regimes"] == {regime: sum(x["regime"] == regime for x in alone) for regime in h["regimes"]}
         assert h["steps"]["step2"]["holds"] == sum(x["step2"] == "holds" for x in alone)
     assert summary["totals"]["sentences"] == 3 and summary["totals"]["steps"]["step1"]["holds"] == 216
+
+
+@pytest.mark.parametrize("name", ["violated-0-L0-H0.json", "violated-7-L0-H0.json", "notes.txt", "more"])
+def test_a_certificate_no_record_names_is_refused_on_resume(mixed_model, no_figures, corpus_file, tmp_path, capsys,
+                                                            name):  # fmt: skip
+    """A violated head the run never found (sentence 0 decided without one, a sentence beyond the corpus, a file or
+    folder the run never writes) is refused in one line naming it; the folder is left as it was."""
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
+    (out / "certificates").mkdir(exist_ok=True)
+    if name == "more":
+        (out / "certificates" / name).mkdir()
+    else:
+        (out / "certificates" / name).write_text('{"planted": "certificate"}\n')
+    before = folder_files(out)
+    capsys.readouterr()
+    assert run_corpus(mixed_model, corpus_file, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"certificates/{name} is a file no record names (remove that file)" in err, err
+    assert "--restart" in err and folder_files(out) == before
+
+
+def test_a_killed_runs_certificate_of_a_sentence_not_decided_is_removed_on_resume(mixed_model, no_figures,
+                                                                                 corpus_file, tmp_path):  # fmt: skip
+    """A run killed between writing a sentence's certificates and committing it leaves them (and a hidden temporary
+    file of a write it was in): the resumed run removes them, certifies the sentence again, and keeps what it finds."""
+    whole = tmp_path / "whole"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
+    (out / "certificates").mkdir(exist_ok=True)
+    (out / "certificates" / "violated-2-L0-H0.json").write_text('{"planted": "certificate"}\n')
+    (out / "certificates" / ".violated-2-L0-H0.json.4242-0123abcd.tmp").write_text('{"cut sh')
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    assert folder_files(out) == folder_files(whole)

@@ -330,17 +330,18 @@ def test_certify_sample_writes_a_page_and_the_folder_stays_a_campaign(tmp_path, 
     capsys.readouterr()
     # The page is outside the tamper-evident files: the folder verifies, resumes and restarts.
     assert main(["verify", str(out), "--workers", "1"]) == 0
-    # summary.json edited to say every configuration holds, and a certificate no record names put in
-    # certificates/ (of a configuration the campaign does not have): the page is drawn from the records again
+    # summary.json edited to say every configuration holds: the page is drawn from the records again; a
+    # certificate no record names put in certificates/ (of a configuration the campaign does not have) is refused
     forged = dict(summary, counts={"holds": 40, "violated": 0, "undecided": 0})
     (out / "summary.json").write_text(json.dumps(forged))
     (out / "certificates" / "violated-000000099.json").write_text(json.dumps({"verdict": "violated"}))
+    assert main(argv) == 2
+    assert "certificates/violated-000000099.json is a file no record names" in capsys.readouterr().err
+    (out / "certificates" / "violated-000000099.json").unlink()
     assert main(argv) == 1
     assert "40 of 40 configurations checked" in capsys.readouterr().out
     text = index.read_text()
     assert "overall verdict violated" in text and "<td>holds</td><td>40</td>" not in text
-    assert "violated-000000099" not in text
-    (out / "certificates" / "violated-000000099.json").unlink()
     assert main(argv + ["--restart"]) == 1
     assert index.is_file() and json.loads((out / "summary.json").read_text())["run"]["decided"] == 40
     moved = shutil.move(out, tmp_path / "moved")

@@ -5,6 +5,7 @@ short by Ctrl-C finds the old file or the whole new one, never a truncated one (
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 
@@ -21,7 +22,7 @@ def replace(path, text: str) -> Path:
         return path
     # a name of this write's own: two runs writing one file at once (`certify prove` twice into the default
     # counterexample.json) shared `.NAME.tmp`, and the one renamed second found it gone
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")  # temporary() knows it
     try:
         with open(tmp, "x", encoding="utf-8") as handle:
             handle.write(text)
@@ -34,6 +35,12 @@ def replace(path, text: str) -> Path:
             err.filename = str(target)
         raise
     return path
+
+
+def temporary(name: str) -> bool:
+    """Whether `name` is the hidden temporary file of a write by replace(): left behind only by a process killed
+    in that write, and never read as the file it was to become."""
+    return re.fullmatch(r"\..+\.[0-9]+-[0-9a-f]{8}\.tmp", name) is not None
 
 
 def input_file(path, what: str) -> Path:

@@ -366,6 +366,24 @@ class Store:
                 seen.add(record["i"])
                 yield record
 
+    def refuse_unnamed(self, output: str, named: set[str], pending: Callable[[str], bool]) -> None:
+        """Refuse the folder (self.corrupt, naming the file) when the output folder `output` holds an entry whose name
+        is not in `named` (the names the records give): a certificate no record names would be browsed as one
+        the job found.  Two kinds are a killed run's and pass: the hidden temporary file of an interrupted
+        write (files.temporary), and a name for which `pending(name)` says it is the artefact of an index not
+        yet decided, which a run killed between writing a chunk's artefacts and committing it leaves.  A run
+        removes those (it decides the index again and writes anew what it keeps): none outlives the run."""
+        folder = self.folder / output
+        left = []
+        for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if path.name in named:
+                continue
+            if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
+                raise self.corrupt(f"{output}/{path.name} is a file no record names (remove that file)")
+            left.append(path)
+        for path in left if self.running else []:
+            path.unlink(missing_ok=True)
+
     def decided(self, check: Callable[[dict, str], None] | None = None) -> set[int]:
         """The indices of every committed record (the folder verified as by records())."""
         return {record["i"] for record in self.records(check)}

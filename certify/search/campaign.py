@@ -33,8 +33,11 @@ range, a known verdict, fields of the right types, a tier the campaign can have 
 in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
 under the campaign's cap (a step of precision.ladder); no index twice; a record and the
 certificates on disk agree (a violated record has its violation certificate, a sampled hold its
-hold certificate, each file matches the digest in its record, and no certificate on disk
-contradicts a record).  Anything else is reported as
+hold certificate, each file matches the digest in its record, and certificates/ holds nothing a
+record does not name: a violation or hold there that the campaign never found would be browsed as
+one; only what a killed run leaves passes, a certificate of a configuration not decided yet and the
+hidden temporary file of an interrupted write, which a resumed run removes before it decides again).
+Anything else is reported as
 one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last whose file is missing
 is the one a killed run was writing: its configurations are decided again.
 
@@ -460,11 +463,17 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
             if found_digest != record["certificate_sha256"]:
                 raise store.corrupt(f"the certificate {expected} of configuration {record['i']} is missing or "
                                     "does not match the digest in its record")
-    for path in sorted((store.folder / "certificates").glob("*.json")):
-        verdict, _, index = path.stem.partition("-")
-        if index.isascii() and index.isdigit() and int(index) in found and found[int(index)]["verdict"] != verdict:
-            raise store.corrupt(f"certificates/{path.name} contradicts the record of configuration {int(index)} "
-                                f"({found[int(index)]['verdict']})")
+    named = {Path(record["certificate"]).name for record in found.values() if record["certificate"]}
+
+    def pending(name: str) -> bool:  # what _keep writes for a configuration not decided yet (Store.refuse_unnamed)
+        verdict, _, index = name.removesuffix(".json").partition("-")
+        if not (len(index) == 9 and index.isascii() and index.isdigit()) or int(index) in found:
+            return False
+        i = int(index)
+        expected = _expected_certificate({"verdict": verdict, "i": i}, hold_stride)
+        return i < store.count and expected == f"certificates/{name}"
+
+    store.refuse_unnamed("certificates", named, pending)
 
 
 def committed_prefix(batches: list[list[int]], decided: int) -> set[int] | None:
@@ -481,8 +490,9 @@ def committed_prefix(batches: list[list[int]], decided: int) -> set[int] | None:
 
 
 def records(out_dir) -> list[dict]:
-    """Every decided configuration of the campaign in `out_dir`, by index, after the integrity
-    checks of the module docstring (BadInput on the first failure)."""
+    """Every decided configuration of the campaign in `out_dir` (a folder, or the jobs.Store a run holds open: its
+    refusals then say how to start over), by index, after the integrity checks of the module docstring (BadInput
+    on the first failure)."""
     return read_with_batches(out_dir)[0]
 
 
@@ -490,7 +500,7 @@ def read_with_batches(out_dir) -> tuple[list[dict], list[list[int]]]:
     """records(out_dir), and the indices of each committed chunk in the manifest's order, each in the order
     decide_chunk took them: the batches float64 and tier 3 saw (tier 3's bounds on a configuration depend on
     the others in its batch)."""
-    store = _read(out_dir)
+    store = out_dir if isinstance(out_dir, jobs.Store) else _read(out_dir)
     if store.count > MAX_COUNT:
         raise store.corrupt("manifest.json has no valid count")
     hold_stride = max(1, store.count // HOLD_SAMPLES)  # Campaign.hold_stride of the stored campaign
@@ -542,7 +552,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
 def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None,
          on_summary: Callable[[dict], object]) -> dict:
     """run() once the folder is open (and locked for this run)."""
-    done = {record["i"] for record in records(store.folder)}  # indices in range, each once (the folder's checks)
+    done = {record["i"] for record in records(store)}  # indices in range, each once (the folder's checks)
     # made as the chunks are taken: a list of every index left was 36 GB for --count 1e9 --stop-after 10
     todo = (i for i in range(campaign.count) if i not in done)
     with jobs.started(store, runner):
@@ -589,7 +599,7 @@ def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str,
     """Write summary.json of every committed record and this run (`before`: the records it found, when its
     report is lost to an interruption); return the summary."""
     seconds = time.time() - started
-    decided = records(store.folder)
+    decided = records(store)
     now = report.decided if before is None else len(decided) - before
     result = summarize(campaign, decided)
     result["run"] = {"decided": now, "seconds": round(seconds, 2), "workers": workers,

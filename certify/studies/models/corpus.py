@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -115,6 +116,12 @@ def certify_sentences(run: CorpusRun, indices: list[int]) -> list[tuple[dict, di
 def certificate_name(i: int, layer: int, head: int) -> str:
     """The file name, in the run's certificates/, of the certificate kept for a head of sentence i."""
     return f"violated-{i}-L{layer}-H{head}.json"
+
+
+def certificate_sentence(name: str) -> int | None:
+    """The sentence i of a file named certificate_name(i, layer, head), or None for any other name."""
+    found = re.fullmatch(r"violated-(0|[1-9][0-9]*)-L(0|[1-9][0-9]*)-H(0|[1-9][0-9]*)\.json", name)
+    return None if found is None else int(found[1])
 
 
 def sentence_record(i: int, text: str, tokens: list[str], layers: list[LayerCertificate]) -> tuple[dict, dict[str, str]]:

@@ -12,7 +12,8 @@ The folder (certify.jobs.store for manifest.json and chunks/):
 A folder is resumed only by the same run; `--sentences K` decides sentences 0..K-1 only, so a later
 run with a larger K (or none) continues the same folder.  The summary covers the committed sentences,
 read back one at a time (memory does not grow with the corpus); each record is checked as it is read
-(its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput).
+(its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput), as does
+a file in certificates/ that no record names (but for what a killed run leaves: Store.refuse_unnamed).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from certify.core import jsonfile, report_files
 from certify.core.float64_limits import REGIME_WORDS
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
-from certify.studies.models.corpus import CorpusRun, certificate_name, certify_sentences, sha256_text
+from certify.studies.models.corpus import (CorpusRun, certificate_name, certificate_sentence, certify_sentences,
+                                          sha256_text)
 from certify.studies.models.corpus_summary import CorpusSummary, render
 from certify.studies.models.loading import WEIGHTS_FILE
 from certify.studies.models.pipeline import load_text_model
@@ -98,7 +100,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
                          noun="corpus run", restart=restart, named=NAMED) as store:  # locked for this run until the page is written
         check = _record_check(store, run, text_model.model.config)
         wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
-        done = store.decided(check)
+        done = _decided(store, check)
         todo = [i for i in range(wanted) if i not in done]
         from tqdm import tqdm  # only a run draws a progress bar
 
@@ -121,6 +123,24 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
             write_summary(store, run, corpus_name, text_model, check, on_summary)
             raise jobs.interrupted(store, wanted) from None
     return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
+
+
+def _decided(store, check) -> set[int]:
+    """The sentences the folder has decided (every record checked by `check`), once certificates/ is known to hold
+    no certificate its records do not name (Store.refuse_unnamed): a violated head the run never found would be
+    browsed as one; only a killed run's leftovers pass, those of a sentence not decided yet."""
+    done, named = set(), set()
+    for record in store.records(check):
+        done.add(record["i"])
+        named.update(head["certificate"] for layer in record["layers"] for head in layer["heads"]
+                     if head["certificate"])
+
+    def pending(name: str) -> bool:
+        i = certificate_sentence(name)
+        return i is not None and i not in done and i < store.count
+
+    store.refuse_unnamed(CERTIFICATES, named, pending)
+    return done
 
 
 def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check,
