@@ -807,12 +807,15 @@ def test_unknown_keys_are_listed_on_one_short_line(tmp_path, capsys, config, lis
 
 def test_a_stray_certificate_name_with_a_unicode_digit_is_no_internal_error(tmp_path):
     """certificates/holds-\u00b2.json in a campaign folder: "\u00b2" passes str.isdigit, and int() of it made the
-    campaign's resumption an internal error (ValueError) instead of ignoring the name as holds-x.json is."""
+    campaign's resumption an internal error (ValueError); it is a file no record names, refused as holds-x.json is."""
     out = tmp_path / "s"
     certify.sample(n=2, d=1, count=3, workers=1, out=out)
-    (out / "certificates" / "holds-\u00b2.json").write_text("{}")
-    resumed = certify.sample(n=2, d=1, count=3, workers=1, out=out)
-    assert resumed.verdict == "holds" and resumed.counts["holds"] == 3
+    for name in ("holds-\u00b2.json", "holds-x.json"):
+        (out / "certificates" / name).write_text("{}")
+        with pytest.raises(certify.BadInput, match=f"certificates/{name} is a file no record names"):
+            certify.sample(n=2, d=1, count=3, workers=1, out=out)
+        (out / "certificates" / name).unlink()
+    assert certify.sample(n=2, d=1, count=3, workers=1, out=out).counts["holds"] == 3
 
 
 def test_the_readmes_python_section_names_every_export():

@@ -131,10 +131,17 @@ def test_a_certificate_of_another_configuration_is_rejected(copy):
                for p in problems)
 
 
+def _chunk_names(out) -> set[int]:
+    """The indices that name the folder's chunk files (a run names a chunk by an index it decides)."""
+    return {entry["first"] for entry in json.loads((out / "manifest.json").read_text())["chunks"]}
+
+
 def test_a_folder_missing_configurations_is_rejected(copy, capsys):
-    """A chunk's records taken away with the manifest redone (a deleted chunk of violations looks clean
-    otherwise), or a campaign not yet finished: the folder is not the campaign of its manifest."""
-    dropped = {r["i"] for r in campaign.records(copy) if r["verdict"] == "violated"}
+    """Records taken away with the manifest redone (deleted violations look clean otherwise), or a campaign not
+    yet finished: the folder is not the campaign of its manifest, and running the campaign again finishes it."""
+    names = _chunk_names(copy)
+    violated = [r["i"] for r in campaign.records(copy) if r["verdict"] == "violated" and r["i"] not in names]
+    dropped = set(violated) or {max(set(range(SPEC.count)) - names)}
     _rewrite(copy, lambda r: None if r["i"] in dropped else r)
     report = audit.audit(copy, sample=0, workers=1)
     assert report.records == SPEC.count - len(dropped) and len(report.problems) == 1
@@ -145,6 +152,20 @@ def test_a_folder_missing_configurations_is_rejected(copy, capsys):
     # one problem is counted as one ("1 problem(s)" before), by the command and by certify.verify
     assert capsys.readouterr().out.startswith(f"REJECTED: campaign {copy}: 1 problem in ")
     assert "; 1 problem;" in certify.verify(copy, sample=0, workers=1).message + ";"
+
+
+def test_a_chunk_without_the_record_that_names_it_is_corrupt(copy, capsys):
+    """The record a chunk file is named by, taken away with the manifest redone: not an interrupted campaign (a run
+    would decide that index again and stop on the chunk file its commit would overwrite) but an edited folder."""
+    named = max(_chunk_names(copy))
+    _rewrite(copy, lambda r: None if r["i"] == named else r)
+    problem = f"chunks/{named:09d}.jsonl holds no record of index {named}, which names it"
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert problem in capsys.readouterr().out
+    before = sorted(p.name for p in (copy / "certificates").iterdir())
+    assert main(["sample", *shlex.split(SPEC.validated().command(copy))[2:], "--workers", "1", "--no-progress"]) == 2
+    assert problem in capsys.readouterr().err
+    assert sorted(p.name for p in (copy / "certificates").iterdir()) == before  # nothing removed before the refusal
 
 
 def test_the_missing_configurations_are_named_by_their_ranges():

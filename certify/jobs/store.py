@@ -345,7 +345,8 @@ class Store:
             raise self.corrupt(f"{CHUNKS}/{strays[0]} is not listed in {MANIFEST}")
         seen: set[int] = set()
         for entry in entries:
-            path = self.folder / CHUNKS / chunk_name(entry["first"])
+            first, named_index_met = entry["first"], False
+            path = self.folder / CHUNKS / chunk_name(first)
             data = path.read_bytes() if path.is_file() else b""
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
                 raise self.corrupt(f"{CHUNKS}/{path.name} does not match its digest in {MANIFEST}")
@@ -364,7 +365,11 @@ class Store:
                 if record["i"] in seen:
                     raise self.corrupt(f"index {record['i']} is recorded twice")
                 seen.add(record["i"])
+                named_index_met = named_index_met or record["i"] == first
                 yield record
+            if not named_index_met:  # a run names a chunk by an index it decided: else a run would find that index
+                # to decide and, its artefacts written, stop on the chunk file its commit would overwrite
+                raise self.corrupt(f"{CHUNKS}/{path.name} holds no record of index {first}, which names it")
 
     def refuse_unnamed(self, output: str, named: set[str], pending: Callable[[str], bool]) -> None:
         """Refuse the folder (self.corrupt, naming the file) when the output folder `output` holds an entry whose name

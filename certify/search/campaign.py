@@ -31,9 +31,9 @@ Integrity (checked before a resumed run does any work, and whenever the records 
 chunk matches its digest and the chain its manifest; every record is an object with an index in
 range, a known verdict, fields of the right types, a tier the campaign can have written (tier3 only
 in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
-under the campaign's cap (a step of precision.ladder); no index twice; a record and the
-certificates on disk agree (a violated record has its violation certificate, a sampled hold its
-hold certificate, each file matches the digest in its record, and certificates/ holds nothing a
+under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
+the index its file is named by; a record and the certificates on disk agree (a violated record has its
+violation certificate, a sampled hold its hold certificate, each file matches the digest in its record, and certificates/ holds nothing a
 record does not name: a violation or hold there that the campaign never found would be browsed as
 one; only what a killed run leaves passes, a certificate of a configuration not decided yet and the
 hidden temporary file of an interrupted write, which a resumed run removes before it decides again).
