@@ -810,3 +810,122 @@ def test_what_a_killed_run_leaves_in_certificates_resumes_and_verifies(folder, c
     assert not temporary.exists() and campaign.records(copy) == campaign.records(folder)
     assert all((copy / path).read_bytes() == (folder / path).read_bytes() for path in left)
     assert audit.audit(copy, sample=0, workers=1).ok
+
+
+def _planted(folder, where: str) -> str:
+    """Put a file (or folder) no record names at `where` (a place, and what is put there) in the campaign folder;
+    its path in the folder."""
+    records = campaign.records(folder)
+    violated = next(r for r in records if r["verdict"] == "violated")
+    holds = next(r for r in records if r["verdict"] == "holds")
+    if where == "undecided: a hold's configuration":  # browsed as a configuration the engine could not decide
+        path = f"undecided/{holds['i']:09d}.json"
+        (folder / "undecided").mkdir(exist_ok=True)
+        (folder / path).write_text(json.dumps(SPEC.sample(holds["i"]).config) + "\n")
+    elif where == "undecided: beyond the count":
+        path = f"undecided/{SPEC.count + 3:09d}.json"
+        (folder / "undecided").mkdir(exist_ok=True)
+        (folder / path).write_text(json.dumps(SPEC.sample(holds["i"]).config) + "\n")
+    elif where == "undecided: a folder":
+        path = "undecided/more"
+        (folder / path).mkdir(parents=True)
+    elif where == "top: a certificate":  # beside summary.json, browsed as one of the campaign's results
+        path = f"violated-{holds['i']:09d}.json"
+        shutil.copy(folder / violated["certificate"], folder / path)
+    elif where == "top: a figure":  # the report page embeds every figure it finds beside it
+        path = "margins.png"
+        (folder / path).write_bytes(b"\x89PNG\r\n\x1a\n")
+    elif where == "top: a folder":
+        path = "certificates-2"
+        shutil.copytree(folder / "certificates", folder / path)
+    else:  # beside the records
+        path = f"chunks/{SPEC.count:09d}.json"
+        (folder / path).write_text(json.dumps(violated) + "\n")
+    return path
+
+
+PLACES = ["undecided: a hold's configuration", "undecided: beyond the count", "undecided: a folder",
+          "top: a certificate", "top: a figure", "top: a folder", "chunks: a record file the manifest does not list"]
+
+
+@pytest.mark.parametrize("where", PLACES)
+def test_a_file_no_record_names_anywhere_in_the_folder_is_rejected_and_refused(copy, capsys, where):
+    """As in certificates/: an undecided configuration, a certificate or a figure put where a reader browses the
+    campaign's results, or a record file put beside its chunks, makes verify reject the folder and a resume refuse
+    it in one line naming it, nothing changed.  A --restart removes what a campaign writes: at the top of the
+    folder, where that is not all, it refuses too, before it removes anything."""
+    stray = _planted(copy, where)
+    (copy / ".summary.json.4242-0123abcd.tmp").write_text('{"cut sh')  # a killed run's, kept by a refusal too
+    unlisted = "manifest.json does not list" if where.startswith("chunks") else (
+        "no campaign writes" if where.startswith("top") else "no record names")
+    before = sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file())
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and f"{stray} is a file {unlisted}" in out, out
+    command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1"]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{stray} is a file {unlisted} (remove that file)" in err, err
+    assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
+    if where.startswith("top"):
+        assert "(--restart discards only what a campaign writes)" in err, err
+        assert main(command + ["--restart"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{stray} is a file {unlisted} (remove that file)" in err, err
+        assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
+    else:
+        assert "pass --restart to discard it" in err, err
+
+
+UNDECIDED = campaign.Campaign("gaussian", 2, 2, 6, 0, claim="collapse.dobrushin", max_prec=256)  # n = 2: equalities
+
+
+def test_what_a_killed_run_leaves_in_undecided_and_beside_its_files_resumes_and_verifies(tmp_path_factory, tmp_path,
+                                                                                       capsys):
+    """A run killed between writing a chunk's undecided configurations and committing the chunk leaves files in
+    undecided/ no record names yet, and one killed in a write its hidden temporary file there, beside the summary
+    or among the chunks: the resumed command removes them, decides those configurations again, and the folder
+    verifies; its own undecided/ files, which the records name by their index, pass."""
+    folder = _campaign_folder(tmp_path_factory, UNDECIDED, "undecided")
+    assert {r["verdict"] for r in campaign.records(folder)} == {"undecided"}
+    copy = _copied(folder, tmp_path, "copy")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    last = manifest["chunks"].pop()
+    (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
+    manifest["chain"] = campaign._chain(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    left = [f"undecided/{i:09d}.json" for i in range(UNDECIDED.count)
+            if i not in {r["i"] for r in campaign.records(copy)}]
+    assert len(left) == last["records"] and all((copy / path).is_file() for path in left)
+    temporaries = [copy / "undecided" / f".{left[0].split('/')[1]}.4242-0123abcd.tmp",
+                   copy / ".summary.json.4242-0123abcd.tmp", copy / "chunks" / ".000000001.jsonl.4242-0123abcd.tmp"]
+    for path in temporaries:
+        path.write_text('{"cut sh')
+    (copy / left[0]).write_text("{}\n")  # what a later run writes again
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1  # passes the checks, but incomplete
+    assert "no record names" not in capsys.readouterr().out
+    assert main(shlex.split(UNDECIDED.validated().command(copy))[1:] + ["--workers", "1", "-q"]) == 3
+    assert not any(path.exists() for path in temporaries)
+    assert campaign.records(copy) == campaign.records(folder)
+    assert all((copy / path).read_bytes() == (folder / path).read_bytes() for path in left)
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0
+    assert capsys.readouterr().out.startswith("OK: campaign")
+
+
+def test_a_killed_runs_undecided_file_of_a_configuration_decided_otherwise_is_removed(folder, copy, capsys):
+    """The undecided/ file a killed run wrote for a configuration of the chunk it did not commit: the resumed command
+    decides that configuration again (it holds or is violated this time) and the file does not outlive it."""
+    manifest = json.loads((copy / "manifest.json").read_text())
+    last = manifest["chunks"].pop()
+    (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
+    manifest["chain"] = campaign._chain(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    left = copy / "undecided" / f"{last['first']:09d}.json"
+    left.parent.mkdir()
+    left.write_text(json.dumps(SPEC.sample(last["first"]).config) + "\n")
+    assert main(shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]) == 1  # some violated
+    assert not left.exists() and campaign.records(copy) == campaign.records(folder)
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0

@@ -81,7 +81,7 @@ def test_a_chunk_whose_file_a_killed_run_never_wrote_is_not_decided(tmp_path):
     store, _ = _run(tmp_path)
     last = store.manifest["chunks"][-1]["first"]
     (tmp_path / "chunks" / stores.chunk_name(last)).unlink()  # killed between the entry and the file
-    assert last not in jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+    assert last not in jobs.Store.read(tmp_path, PARAMS["format"], outputs=("out",)).decided()
     store, report = _run(tmp_path)
     assert report.decided == 3 and store.decided() == set(range(30))
 
@@ -100,7 +100,7 @@ def test_tampering_is_evident(tmp_path, edit):
     if edit != "record":
         (tmp_path / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(BadInput, match="corrupt or was edited") as refused:
-        jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+        jobs.Store.read(tmp_path, PARAMS["format"], outputs=("out",)).decided()
     assert "--restart" not in str(refused.value)  # a reader (verify) has no --restart to advise
 
 
@@ -110,7 +110,7 @@ def test_a_manifest_beyond_a_json_limit_names_no_option_to_raise_it(tmp_path):
     path = tmp_path / "manifest.json"
     path.write_text(path.read_text().replace("3", "3" * 4001, 1))
     with pytest.raises(BadInput, match="above the limit of 4000") as raised:
-        jobs.Store.read(tmp_path, PARAMS["format"]).decided()
+        jobs.Store.read(tmp_path, PARAMS["format"], outputs=("out",)).decided()
     assert "--limit" not in str(raised.value)
 
 

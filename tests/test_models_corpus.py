@@ -493,14 +493,39 @@ def test_a_certificate_no_record_names_is_refused_on_resume(mixed_model, no_figu
 
 def test_a_killed_runs_certificate_of_a_sentence_not_decided_is_removed_on_resume(mixed_model, no_figures,
                                                                                  corpus_file, tmp_path):  # fmt: skip
-    """A run killed between writing a sentence's certificates and committing it leaves them (and a hidden temporary
-    file of a write it was in): the resumed run removes them, certifies the sentence again, and keeps what it finds."""
+    """A run killed between writing a sentence's certificates and committing it leaves them (and the hidden temporary
+    file of a write it was in: a certificate's, the summary's beside it, a chunk's): the resumed run removes them,
+    certifies the sentence again, and keeps what it finds."""
     whole = tmp_path / "whole"
     assert run_corpus(mixed_model, corpus_file, whole) == 0
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
     (out / "certificates").mkdir(exist_ok=True)
     (out / "certificates" / "violated-2-L0-H0.json").write_text('{"planted": "certificate"}\n')
-    (out / "certificates" / ".violated-2-L0-H0.json.4242-0123abcd.tmp").write_text('{"cut sh')
+    for temporary in ("certificates/.violated-2-L0-H0.json", ".summary.json", "chunks/.000000002.jsonl"):
+        (out / f"{temporary}.4242-0123abcd.tmp").write_text('{"cut sh')
     assert run_corpus(mixed_model, corpus_file, out) == 0
     assert folder_files(out) == folder_files(whole)
+
+
+@pytest.mark.parametrize("name", ["notes.png", "violated-0-L0-H0.json", "old", "chunks/000000002.json"])
+def test_a_file_the_run_does_not_write_beside_its_files_is_refused_on_resume(mixed_model, no_figures, corpus_file,
+                                                                             tmp_path, capsys, name):  # fmt: skip
+    """Beside the summary and figures (a figure there is one the page shows), or among the chunks, a file or folder
+    the run never writes is refused in one line naming it, and --restart refuses it too at the top of the folder
+    (it discards only what a run writes); the folder is left as it was."""
+    out = tmp_path / "run"
+    assert run_corpus(mixed_model, corpus_file, out, "--sentences", "2") == 0
+    if name == "old":
+        (out / name).mkdir()
+    else:
+        (out / name).write_text('{"planted": "certificate"}\n')
+    (out / ".summary.json.4242-0123abcd.tmp").write_text('{"cut sh')  # a killed run's: a refusal keeps it too
+    before = folder_files(out)
+    unlisted = "manifest.json does not list" if name.startswith("chunks/") else "no corpus run writes"
+    capsys.readouterr()
+    for extra in [()] if name.startswith("chunks/") else [(), ("--restart",)]:
+        assert run_corpus(mixed_model, corpus_file, out, *extra) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"{name} is a file {unlisted} (remove that file)" in err, err
+        assert "--restart" in err and folder_files(out) == before and (out / name).exists()

@@ -9,7 +9,8 @@ whose "i" is its index) per index, and named artefact texts (certificates, ...).
                           an edit, a deletion or a reordering shows
     chunks/<first>.jsonl  one JSON line per record, written after its manifest entry and never
                           changed or overwritten
-    <outputs>/...         the artefacts, in the folders the job names as its outputs
+    <outputs>             what the job names as its outputs: the folders of its artefacts, and its
+                          other files (a summary, figures, a page)
     .lock                 locked (flock) by the one run that writes the folder, and shared by readers
                           (`certify verify`): a second run started on the folder, or a reader while a
                           run writes, is refused with one line instead of interleaving their manifests;
@@ -20,6 +21,11 @@ manifest entry, then its file (write-then-rename).  A chunk listed last whose fi
 the one a killed run was writing: it is not decided, and a resumed run drops its entry.  So the
 decided indices are exactly those of the committed chunks' records, and a task may run any number
 of times (a lost worker, a killed client) with its result committed once.
+
+The folder holds nothing else: an entry at its top that is none of these, or a file in chunks/ the
+manifest does not list, makes it refused when its records are read (Store.records), as the job refuses
+one in an output folder that no record names (Store.refuse_unnamed): a file put there would be browsed
+as the job's.  Only a killed run's hidden temporary files pass (files.temporary), and a run removes them.
 """
 
 from __future__ import annotations
@@ -45,6 +51,12 @@ except ImportError:  # not POSIX: the folder is not locked, one run at a time is
 MANIFEST = "manifest.json"
 CHUNKS = "chunks"
 LOCK = ".lock"
+TOP = "."  # the folder itself, as an output folder of Store.refuse_unnamed
+
+
+def _never(name: str) -> bool:
+    """A `pending` of Store.refuse_unnamed for a folder where no killed run leaves an artefact of its own."""
+    return False
 
 
 @dataclass(frozen=True)
@@ -173,6 +185,7 @@ class Store:
         self.running = running  # opened by a run (whose command has --restart), not by a reader such as verify
         self._lock = None  # the folder's lock file, held from Store.open until close()
         self._begun = self._made = False  # Store.open began the job in an empty folder / made the folder (_discard)
+        self._leftovers: set[Path] = set()  # a killed run's, which refuse_unnamed let pass (_discard_leftovers)
 
     def __enter__(self) -> "Store":
         return self
@@ -238,6 +251,11 @@ class Store:
             raise BadInput(f"{folder} holds another kind of job, not a {noun} ({MANIFEST} of format {stated!r}); "
                            "nothing was changed: choose another --out")
         if restart and manifest_path.is_file():
+            # what the job does not write is not its to discard: refused before anything is removed (the folder
+            # left was refused as "not a folder of the job", the job's files gone); a killed run's temporary removed
+            checked = cls(folder, {}, noun, outputs, running=True)
+            checked._refuse_strays()
+            checked._discard_leftovers()
             for name in (CHUNKS, *outputs):
                 path = folder / name
                 if path.is_dir():
@@ -310,11 +328,15 @@ class Store:
             raise self.corrupt(f"{MANIFEST} has no valid count")
         return count
 
-    def corrupt(self, what: str) -> BadInput:
+    def corrupt(self, what: str, *, discarded: bool = True) -> BadInput:
         """The BadInput to raise for a corrupt or edited job folder, naming `what` is wrong and, to a run, how to
-        start over (a reader such as verify has no --restart)."""
+        start over (a reader such as verify has no --restart); `discarded`: whether --restart removes what is wrong
+        (it removes only what the job writes)."""
         if not self.running:
             return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, and is not read as a {self.noun}")
+        if not discarded:
+            return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
+                            f"(--restart discards only what a {self.noun} writes)")
         return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
                         "(move it away, or pass --restart to discard it)")
 
@@ -336,13 +358,13 @@ class Store:
     def records(self, check: Callable[[dict, str], None] | None = None) -> Iterator[dict]:
         """Every committed record, chunk by chunk in the order they were committed, each chunk
         verified against its digest, each record an object whose index "i" is in range, passed
-        to check(record, where) (which raises self.corrupt(...)), and appearing once."""
+        to check(record, where) (which raises self.corrupt(...)), and appearing once; once the folder
+        is found to hold nothing the job does not write, at its top and in chunks/ (module docstring)."""
         count = self.count
         entries = self.manifest["chunks"][:-1] if self._unwritten_last() else self.manifest["chunks"]
-        listed = {chunk_name(e["first"]) for e in entries}
-        strays = sorted(p.name for p in (self.folder / CHUNKS).glob("*.jsonl") if p.name not in listed)
-        if strays:
-            raise self.corrupt(f"{CHUNKS}/{strays[0]} is not listed in {MANIFEST}")
+        self._refuse_strays()
+        self.refuse_unnamed(CHUNKS, {chunk_name(e["first"]) for e in entries}, _never,
+                            unnamed=f"{MANIFEST} does not list")
         seen: set[int] = set()
         for entry in entries:
             first, named_index_met = entry["first"], False
@@ -371,23 +393,39 @@ class Store:
                 # to decide and, its artefacts written, stop on the chunk file its commit would overwrite
                 raise self.corrupt(f"{CHUNKS}/{path.name} holds no record of index {first}, which names it")
 
-    def refuse_unnamed(self, output: str, named: set[str], pending: Callable[[str], bool]) -> None:
-        """Refuse the folder (self.corrupt, naming the file) when the output folder `output` holds an entry whose name
-        is not in `named` (the names the records give): a certificate no record names would be browsed as one
-        the job found.  Two kinds are a killed run's and pass: the hidden temporary file of an interrupted
-        write (files.temporary), and a name for which `pending(name)` says it is the artefact of an index not
-        yet decided, which a run killed between writing a chunk's artefacts and committing it leaves.  A run
-        removes those (it decides the index again and writes anew what it keeps): none outlives the run."""
+    def refuse_unnamed(self, output: str, named: set[str], pending: Callable[[str], bool], *,
+                       unnamed: str = "no record names") -> None:
+        """Refuse the folder (self.corrupt, naming the file: "... is a file `unnamed`") when the output folder
+        `output` (TOP: the folder itself) holds an entry whose name is not in `named` (the names the records
+        give): a certificate no record names would be browsed as one the job found.  Two kinds are a killed
+        run's and pass: the hidden temporary file of an interrupted write (files.temporary), and a name for which
+        `pending(name)` says it is the artefact of an index not yet decided, which a run killed between writing
+        a chunk's artefacts and committing it leaves.  A run removes those before it writes anything
+        (_discard_leftovers: once every check has passed, so that a refusal changes nothing), and decides the index
+        again, writing anew what it keeps: none outlives the run."""
         folder = self.folder / output
         left = []
         for path in sorted(folder.iterdir()) if folder.is_dir() else []:
             if path.name in named:
                 continue
             if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
-                raise self.corrupt(f"{output}/{path.name} is a file no record names (remove that file)")
+                # --restart removes chunks/ and the output folders whole, but at the top only what the job writes
+                raise self.corrupt(f"{PurePosixPath(output, path.name)} is a file {unnamed} (remove that file)",
+                                   discarded=output != TOP)
             left.append(path)
-        for path in left if self.running else []:
+        if self.running:
+            self._leftovers.update(left)
+
+    def _refuse_strays(self) -> None:
+        """Refuse the folder (refuse_unnamed) when its top holds an entry the job does not write: beside its summary
+        and figures, a file would be browsed as one of them (a job's report page shows every figure there)."""
+        self.refuse_unnamed(TOP, {MANIFEST, CHUNKS, LOCK, *self.outputs}, _never, unnamed=f"no {self.noun} writes")
+
+    def _discard_leftovers(self) -> None:
+        """Remove what refuse_unnamed let pass as a killed run's leftovers: called before the run writes anything."""
+        for path in sorted(self._leftovers):
             path.unlink(missing_ok=True)
+        self._leftovers.clear()
 
     def decided(self, check: Callable[[dict, str], None] | None = None) -> set[int]:
         """The indices of every committed record (the folder verified as by records())."""
@@ -409,6 +447,7 @@ class Store:
 
     def commit(self, first: int, result: ChunkResult) -> None:
         """Commit a chunk (module docstring): artefacts, manifest entry, records; never overwrite one."""
+        self._discard_leftovers()
         lines = "".join(json.dumps(record) + "\n" for record in result.records)
         path = self.folder / CHUNKS / chunk_name(first)
         if path.exists():
@@ -427,4 +466,5 @@ class Store:
         """Write one of the job's top-level outputs (a summary) atomically."""
         if name not in self.outputs:
             raise ValueError(f"{name!r} is not one of the outputs {', '.join(self.outputs)}")
+        self._discard_leftovers()
         files.replace(self.folder / name, text)

@@ -24,8 +24,9 @@ The folder is a certify.jobs.Store: a chunk's task (decide_chunk, on a process p
 its records and the texts of its certificates and undecided configurations, and this process
 commits them, chunk by chunk, so that the decided configurations are exactly the committed chunks'.
 
-    index.html            the report page of `certify sample` (certify.report.campaign_page), rewritten
-                          at the end of a run: derived output, outside the integrity checks below
+    index.html            the report page of `certify sample` (certify.report.campaign_page) and its
+                          histograms.<format>, rewritten at the end of a run: derived output, which the
+                          integrity checks below let be (a file the campaign does not write is refused)
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
@@ -33,11 +34,13 @@ range, a known verdict, fields of the right types, a tier the campaign can have 
 in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
 under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
 the index its file is named by; a record and the certificates on disk agree (a violated record has its
-violation certificate, a sampled hold its hold certificate, each file matches the digest in its record, and certificates/ holds nothing a
-record does not name: a violation or hold there that the campaign never found would be browsed as
-one; only what a killed run leaves passes, a certificate of a configuration not decided yet and the
-hidden temporary file of an interrupted write, which a resumed run removes before it decides again).
-Anything else is reported as
+violation certificate, a sampled hold its hold certificate, each file matches the digest in its
+record); certificates/ and undecided/ hold nothing a record does not name (a violation, a hold or an
+undecided configuration there that the campaign never found would be browsed as one), and the folder
+nothing else a campaign does not write (at its top, beside the files above; in chunks/, a file the
+manifest does not list: jobs.store).  Only what a killed run leaves passes, the certificate or
+undecided/ file of a configuration not decided yet and the hidden temporary file of an interrupted
+write, which a resumed run removes before it decides again.  Anything else is reported as
 one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last whose file is missing
 is the one a killed run was writing: its configurations are decided again.
 
@@ -374,9 +377,8 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
     by its path in the folder; and the record's fields naming the certificate and its sha256."""
     none = {"certificate": None, "certificate_sha256": None}
     if result.verdict == engine.UNDECIDED:
-        path = Path("undecided") / f"{item.index:09d}.json"
         # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
-        return none, {path.as_posix(): json.dumps(item.config) + "\n"}
+        return none, {_undecided_path(item.index).as_posix(): json.dumps(item.config) + "\n"}
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
         return none, {}
     path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
@@ -450,8 +452,22 @@ def _expected_certificate(record: dict, hold_stride: int) -> str | None:
     return None
 
 
+def _undecided_path(i: int) -> Path:
+    """Where _keep writes the configuration of an undecided index i."""
+    return Path("undecided") / f"{i:09d}.json"
+
+
+def _kept(i: int, hold_stride: int) -> set[str]:
+    """Every path _keep may write for configuration i, whatever its verdict: what a run killed before it committed
+    i's chunk can have left of it."""
+    certificates = {_expected_certificate({"verdict": verdict, "i": i}, hold_stride)
+                    for verdict in (engine.HOLDS, engine.VIOLATED)}
+    return {str(_undecided_path(i))} | certificates - {None}
+
+
 def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) -> None:
-    """Records and the certificates on disk agree, both ways."""
+    """Records and the certificates on disk agree, both ways; certificates/ and undecided/ hold nothing the records
+    do not name (but for a killed run's leftovers: jobs.Store.refuse_unnamed)."""
     for record in found.values():
         expected = _expected_certificate(record, hold_stride)
         if record["certificate"] != expected:
@@ -463,17 +479,21 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
             if found_digest != record["certificate_sha256"]:
                 raise store.corrupt(f"the certificate {expected} of configuration {record['i']} is missing or "
                                     "does not match the digest in its record")
-    named = {Path(record["certificate"]).name for record in found.values() if record["certificate"]}
 
-    def pending(name: str) -> bool:  # what _keep writes for a configuration not decided yet (Store.refuse_unnamed)
-        verdict, _, index = name.removesuffix(".json").partition("-")
-        if not (len(index) == 9 and index.isascii() and index.isdigit()) or int(index) in found:
-            return False
-        i = int(index)
-        expected = _expected_certificate({"verdict": verdict, "i": i}, hold_stride)
-        return i < store.count and expected == f"certificates/{name}"
+    def pending(output: str) -> Callable[[str], bool]:
+        """Store.refuse_unnamed's `pending` for `output`: whether a name there is _keep's for a configuration not
+        decided yet."""
+        def left(name: str) -> bool:
+            index = name.removesuffix(".json")[-9:]  # the nine digits of every name _keep gives
+            if not (index.isascii() and index.isdigit()) or int(index) in found or int(index) >= store.count:
+                return False
+            return str(Path(output, name)) in _kept(int(index), hold_stride)
+        return left
 
-    store.refuse_unnamed("certificates", named, pending)
+    store.refuse_unnamed("certificates", {Path(record["certificate"]).name for record in found.values()
+                                          if record["certificate"]}, pending("certificates"))
+    store.refuse_unnamed("undecided", {_undecided_path(i).name for i, record in found.items()
+                                       if record["verdict"] == engine.UNDECIDED}, pending("undecided"))
 
 
 def committed_prefix(batches: list[list[int]], decided: int) -> set[int] | None:

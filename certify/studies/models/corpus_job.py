@@ -13,7 +13,9 @@ A folder is resumed only by the same run; `--sentences K` decides sentences 0..K
 run with a larger K (or none) continues the same folder.  The summary covers the committed sentences,
 read back one at a time (memory does not grow with the corpus); each record is checked as it is read
 (its sentence, its shape, its certificate's digest), and any edit makes the folder refused (BadInput), as does
-a file in certificates/ that no record names (but for what a killed run leaves: Store.refuse_unnamed).
+a file in certificates/ that no record names, or one elsewhere in the folder that the run does not write (at its
+top, beside the files above; in chunks/, one the manifest does not list: certify.jobs.store), but for what a killed
+run leaves (Store.refuse_unnamed).
 """
 
 from __future__ import annotations
