@@ -518,3 +518,14 @@ def test_campaign_says_when_the_float64_tier_is_off(tmp_path, monkeypatch):
     monkeypatch.setattr(fpmodel, "tier3_usable", lambda: (False, "the rigorous float64 tier is off: a probe"))
     summary = campaign.run(campaign.Campaign("gaussian", 3, 2, 6, 0, tier="tier3"), tmp_path, workers=1)
     assert summary["tiers"] == {"arb": 6} and summary["tier3_off"].startswith("the rigorous float64 tier is off")
+
+
+def test_a_bound_with_a_constant_past_binary64_leaves_the_tier_undecided_not_crashed():
+    """A bound's constant beyond binary64 (1e400) has no binary64 enclosure: tier 3 decides nothing on it (arb
+    then does), instead of failing on the constant; 1e-400 * D, whose constant rounds to 0, is still held."""
+    rng = np.random.default_rng(12)
+    batch = tier3.Batch(X=rng.standard_normal((3, 3, 2)), A=rng.standard_normal((3, 2, 2)) * 0.1)
+    for bound in ("1e400 * D", "D - 1e400 * D"):  # the first holds, the second is violated: both undecided here
+        verdicts, _, rhs = tier3.evaluate(engine.target(bound=bound).claim, batch)
+        assert list(verdicts) == [tier3.UNDECIDED] * 3 and not np.isfinite(rhs).any(), bound
+    assert list(tier3.decide(engine.target(bound="D + 1e-400 * D").claim, batch)) == [tier3.HOLDS] * 3
