@@ -663,3 +663,20 @@ def test_numbers_that_are_not_binary64_keep_their_rounding_as_radius():
     vector = TIER3.array(values[:6])
     _check(vector, values[:6], "array of numbers")
     assert not np.isfinite(TIER3.number(values[-1]).hi)
+
+
+@pytest.mark.parametrize("name", ["tanh", "erf", "sqrt_nonneg"])
+def test_saturating_functions_and_square_roots_enclose_arb(name):
+    """tanh and erf where they round to +-1 (tanh(20) = 1 - 8e-18, erf(6) = 1 - 2e-17: the binary64 next to 1 is
+    1 - 1.1e-16) and square roots whose correctly rounded value lies above the exact one (sqrt(2)): arb at 256
+    bits within rad of mid, the invariant the next operation reads (a radius of 2 ETA around 1 would make
+    1 + erf(-6) an exact 0), and between the outward ends."""
+    t = np.array([0.0, ETA, 1e-300, 1e-8, 0.5, 2.0, 3.0, 5.0, 5.999999999999999, 6.0, 7.0, 18.0, 19.06, 20.0, 40.0,
+                  1e300, 0.1, 1e6])
+    t = t if name == "sqrt_nonneg" else np.concatenate([t, -t])
+    with ctx.workprec(256):
+        values = [getattr(arb(float(v)), "sqrt" if name == "sqrt_nonneg" else name)() for v in t]
+        for x in (MidRad(t), MidRad(t[None, :], 0.0)):
+            _check(getattr(MidRad64, name)(x), np.array(values, dtype=object).reshape(x.shape), name)
+        if name == "erf":  # 1 + erf(-s) = erfc(s) > 0, from erf's enclosure
+            _check(1 + MidRad64.erf(MidRad(-t)), [1 - v for v in values], "1 + erf(-t)")
