@@ -110,6 +110,20 @@ def test_planted_fault_one_ulp_narrower_bound_is_caught():
     assert len(violations(x, np.nextafter(lower, np.inf), upper)) > 0
 
 
+@pytest.mark.parametrize("rel_error", [exp64.REL_ERROR, 1.6e-16, 3.3e-16, 1e-15, 2.0**-52])
+def test_enclosure_factors_hold_exp_at_either_end_of_the_relative_error(rel_error):
+    """enclosure_factors' promise: fl(p DOWN) <= exp(r) <= fl(p UP) whenever |p / exp(r) - 1| <= e, checked at the
+    extremes exp(r) = p / (1 - e) and p / (1 + e), in Fractions, for p of every mantissa in [0.7, 1.42] (the
+    products rounded by numpy, as _enclose rounds them)."""
+    down, up = exp64.enclosure_factors(rel_error)
+    rng = np.random.default_rng(5)
+    p = np.concatenate([rng.uniform(0.7, 1.42, 20000), np.nextafter(1.0, 0.0) - 2.0**-52 * np.arange(200),
+                        1.0 + 2.0**-52 * np.arange(200)])
+    e = Fraction(rel_error)
+    for value, low, high in zip(p, p * down, p * up):
+        assert Fraction(low) <= Fraction(value) / (1 + e) and Fraction(value) / (1 - e) <= Fraction(high), value
+
+
 def midrad_violations(x: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> list[float]:
     """Arguments where arb's exp is not certainly within rad of mid (exp_midrad's form; overflow: both inf)."""
     bad = []

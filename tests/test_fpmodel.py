@@ -34,6 +34,45 @@ def test_blas_probe_catches_float32_accumulation_and_wrong_results():
     assert fpmodel.probe_blas(off_by_one) is not None
 
 
+def test_blas_probe_catches_a_product_just_outside_the_a_priori_bound():
+    """A product whose every entry is off by 1.5 times gamma_k |a|^T |b| + k ETA (the exact value in
+    Fractions, moved that far) is outside the model, however little."""
+    def outside(a, b):
+        a3, b3 = np.atleast_3d(a).reshape(-1, *a.shape[-2:]), np.atleast_3d(b).reshape(-1, *b.shape[-2:])
+        out = []
+        for m1, m2 in zip(a3, b3):
+            rows = []
+            for row in m1:
+                entries = []
+                for col in np.swapaxes(m2, -1, -2):
+                    terms = [Fraction(float(x)) * Fraction(float(y)) for x, y in zip(row, col)]
+                    bound = rounding.gamma(len(terms)) * sum(abs(t) for t in terms) + len(terms) * Fraction(rounding.ETA)
+                    entries.append(float(sum(terms) + 3 * bound / 2))
+                rows.append(entries)
+            out.append(rows)
+        return np.array(out).reshape(a.shape[:-1] + b.shape[-1:])
+    assert "outside the binary64 error bound" in fpmodel.probe_blas(outside)
+
+
+def test_every_probe_runs_at_start_up_or_on_every_call():
+    """A probe that is defined but not run checks nothing: each probe_ function of the model is one of the
+    start-up probes or the environment's, run on every call."""
+    defined = {getattr(fpmodel, name) for name in dir(fpmodel) if name.startswith("probe_")}
+    assert defined == set(fpmodel.PROBES) | {fpmodel.probe_environment}
+
+
+def test_probes_catch_an_ldexp_or_sqrt_that_does_not_round_to_nearest(monkeypatch):
+    """ldexp truncating into the subnormals (exp_midrad's radius allows half a unit there) and a square root
+    one ulp above the correctly rounded one each fail their probe."""
+    real_ldexp, real_sqrt = np.ldexp, np.sqrt
+    # the probe scales by 2^-1074 only: x 2^-1074 rounded towards zero
+    monkeypatch.setattr(np, "ldexp", lambda x, e: real_ldexp(np.trunc(real_ldexp(x, e + 1074)), -1074))
+    assert "ldexp" in fpmodel.probe_subnormals()
+    monkeypatch.setattr(np, "ldexp", real_ldexp)
+    monkeypatch.setattr(np, "sqrt", lambda x, **kw: np.nextafter(real_sqrt(x, **kw), np.inf))
+    assert "sqrt" in fpmodel.probe_rounding()
+
+
 def test_extended_accumulation_stays_within_the_model():
     """Exact accumulation (more accurate than binary64) is within the a-priori bound."""
     exact = lambda a, b: np.array(

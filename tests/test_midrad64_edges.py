@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 from certify.core.arith import exp64
 from certify.core.arith.midrad64 import (MidRad, MidRad64, _bounded_sum, _eta_times, _exp_radius, _rounding_bound,
                                          outer_upper, row_norms_upper)
-from certify.core.arith.rounding import ETA, PHI, abs_sum_upper, down, up
+from certify.core.arith.rounding import ETA, PHI, abs_sum_upper, down, nonneg_sum_upper, up
 
 # the edges overflow and meet nan on purpose: numpy's warnings about it are expected, not findings
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -538,3 +538,145 @@ def test_the_ends_are_mid_minus_and_plus_rad_rounded_outward_exactly():
     wide, narrow = MidRad(1.0, 0.5), MidRad(1.2)  # wide's midpoint is below 1.2, its upper end above
     assert not TIER3.certainly_le(wide, narrow) and TIER3.certainly_le(narrow, MidRad(2.0, 0.5))
     assert not TIER3.certainly_le(narrow, MidRad(1.3, 0.2)) and TIER3.certainly_le(MidRad(1.0, 0.1), MidRad(1.25, 0.1))
+
+
+def test_sums_that_lose_at_every_addition_are_enclosed():
+    """1 and then k - 1 terms u = 2^-53: each addition to 1 is a tie that rounds to the even 1, so the
+    binary64 sum is 1 and misses (k - 1) u, close to the gamma_(k-1) sum |m| that a sum of k terms may lose.
+    The exact sum must be within the enclosure, and below the upper bounds of sums of magnitudes, for every
+    width of the short axes summed slice by slice and past them."""
+    u = 2.0**-53
+    for k in list(range(2, 41)) + [64, 100]:
+        row = np.array([1.0] + [u] * (k - 1))
+        M = np.stack([row, -row, row[::-1]])
+        exact = 1 + (k - 1) * Q(u)
+        for total in (abs_sum_upper(M), nonneg_sum_upper(np.abs(M))):
+            assert all(Q(t) >= exact for t in total), (k, total)
+        _check(MidRad(M).sum(axis=-1), [exact, -exact, exact], f"sum of 1 and {k - 1} ties")
+        _check(MidRad(M, 0.0).sum(axis=(-2, -1)), exact, f"sum over two axes, width {k}")
+
+
+def test_row_norms_with_every_square_rounded_down_in_the_subnormals():
+    """Entries near 2^-537 whose squares lie just below the half-way point between two multiples of 2^-1074:
+    each square rounds down by almost 2^-1075, k of them by almost k 2^-1075 in all, which only the k ETA term
+    of the bound covers."""
+    rng = np.random.default_rng(7)
+    candidates = np.ldexp(1 + rng.random(20000), -537)
+    fractions = np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
+    near_ties = candidates[(fractions > 0.3) & (fractions < 0.5)]
+    for k in (4, 8, 33, 200):
+        M = near_ties[: 3 * k].reshape(3, k) * np.array([[1.0], [-1.0], [1.0]])
+        norms = row_norms_upper(M)
+        product = TIER3.matmul(MidRad(M), MidRad(M.T.copy()))
+        for i, (row, norm) in enumerate(zip(M, norms)):
+            exact = sum(Q(v) ** 2 for v in row)
+            assert Q(norm) ** 2 >= exact, (k, norm)
+            _check(product[..., i, i], exact, f"squared norm of {k} subnormal squares")
+
+
+@pytest.mark.parametrize("factor", [0.5, 0.25, -0.5, 2.0**-60])
+def test_products_by_powers_of_two_below_one_round_in_the_subnormals(factor):
+    """x 2^-j is exact for normal results only: 3 ETA / 2 is a tie that rounds to 2 ETA, so a product by a
+    power of two below one needs its rounding bound (only those of at least one are exact)."""
+    mid = np.array([3 * ETA, 5 * ETA, -7 * ETA, 2.0**-1022 + ETA, 1.0, 3.0])
+    for rad in (0.0, np.array([0.0, ETA, 0.0, 2 * ETA, 0.0, 0.0])):
+        x = MidRad(mid, rad)
+        result = x * factor
+        for pts in _points(np.random.default_rng(0), x, 3):
+            _check(result, _elementwise("mul", pts, np.full(pts.shape, Q(factor), dtype=object)), f"* {factor}")
+
+
+def test_extremes_round_a_lower_end_that_rounds_up_by_nearly_its_ulp():
+    """mid - rad = -2 - 2^-52 + 2^-70 rounds up to -2, by nearly half its ulp; mid + rad lies just above -2, where
+    the ulp is half as large, and the ends are close: the outward step of the upper end does not cover the lower
+    end's rounding, nor does the hull's slack (the negated box: the upper end of the mirrored case)."""
+    mid, rad = -2 + 2.0**-52, 2.0**-51 - 2.0**-70
+    for x in (MidRad(np.array([[mid]]), np.array([[rad]])), MidRad(np.array([[mid, -3.0]]), np.array([[rad, 0.0]])),
+              -MidRad(np.array([[mid, 3.0]]), np.array([[rad, 0.0]]))):
+        for f, result in ((max, TIER3.maximum(x)), (min, TIER3.minimum(x))):
+            for pts in _points(np.random.default_rng(0), x, 2):
+                _check(result, [f(row) for row in pts], f.__name__)
+
+
+def test_exp_midrad_radius_covers_the_proven_error_exactly():
+    """exp_midrad's proof: |exp(x) - mid| <= e' mid + ETA with e' = e / (1 - e), e = REL_ERROR (the relative error of
+    the polynomial, the rounding of ldexp into the subnormals), so rad must be at least that, in exact rationals;
+    where mid is subnormal or near 2^-1022 the ETA part is all of it."""
+    rng = np.random.default_rng(8)
+    xs = np.concatenate([np.linspace(-745.5, -700.0, 4000), rng.uniform(-745.5, 709, 4000),
+                         np.log(2.0) * np.arange(-1075, -1015), [exp64.X_MIN, exp64.X_MAX, 0.0]])
+    mid, rad = exp64.exp_midrad(xs)
+    e = Q(exp64.REL_ERROR)
+    for x, m, r in zip(xs, mid, rad):
+        assert Q(r) >= e / (1 - e) * Q(m) + Q(ETA), (x, m, r)
+
+
+def _short(rng, size: int, bits: int = 12):
+    """Binary64 numbers in [1/2, 2] of `bits` significant bits: their products and sums of a few stay exact."""
+    return np.ldexp(np.round(np.ldexp(rng.uniform(0.5, 2.0, size), bits - 1)), 1 - bits)
+
+
+def _norm(*vectors) -> arb:
+    """The product of the Euclidean norms of the vectors, in arb: ||x y^T||_2 = ||x|| ||y|| for a rank-one matrix."""
+    with ctx.workprec(256):
+        result = arb(1)
+        for v in vectors:
+            result *= sum((arb(float(t)) ** 2 for t in v), arb(0)).sqrt()
+        return result
+
+
+def test_spectral_norms_of_a_box_hold_the_norms_of_its_scaled_corners():
+    """A box M +- c |M| holds (1 - c) M and (1 + c) M, whose 2-norms are (1 -+ c) ||M||_2: the enclosure of the
+    norm must hold both (the lower end needs the radius of M v, the upper end that of M).  M = x y^T with 12-bit
+    x and y: every entry is exact, and ||M||_2 = ||x|| ||y||."""
+    rng = np.random.default_rng(9)
+    for n, m, c in ((3, 3, 0.5), (4, 2, 0.25), (2, 5, 2.0**-10)):
+        x, y = _short(rng, n), _short(rng, m)
+        M = np.outer(x, y)
+        norm = TIER3.spectral_norm(MidRad(M[None], (c * np.abs(M))[None]), {}, "a")
+        for scale in (1 - c, 1 + c):
+            value = scale * _norm(x, y)
+            assert arb(float(norm.lo[0])) <= value <= arb(float(norm.hi[0])), (n, m, c, norm.lo, norm.hi)
+
+
+def test_thin_product_norms_of_a_box_hold_the_norms_of_its_scaled_corners():
+    """||L R^T||_2 for L in the box L0 +- c |L0| (rank one, L0 = x e^T, R = y e^T, fewer columns than rows): the
+    corners (1 -+ c) L0 give (1 -+ c) ||L0 R^T||_2 = (1 -+ c) ||x|| ||y|| ||e||^2."""
+    rng = np.random.default_rng(10)
+    for n, k, c in ((4, 2, 0.5), (5, 3, 0.125)):
+        x, y, e = _short(rng, n), _short(rng, n), _short(rng, k)
+        L0, R = np.outer(x, e), np.outer(y, e)
+        box = MidRad(L0[None], (c * np.abs(L0))[None])
+        norm = TIER3.thin_product_norm(box, MidRad(R[None]), {}, "a")
+        for scale in (1 - c, 1 + c):
+            value = scale * _norm(x, y, e, e)
+            assert arb(float(norm.lo[0])) <= value <= arb(float(norm.hi[0])), (n, k, c, norm.lo, norm.hi)
+
+
+def test_numbers_that_are_not_binary64_keep_their_rounding_as_radius():
+    """A claim's or a bound's constant (1/3, 0.1 read exactly, an integer past 2^53, a subnormal fraction) is
+    held by the enclosure of its nearest binary64, not only by that binary64; beyond the range, no bound."""
+    values = [Q(1, 3), Q(-2, 3), Q(1, 10), Q(2**60 + 1), Q(-(2**53) - 1), Q(7, 3) * Q(ETA), Q(10) ** 400 / 3]
+    for value in values:
+        x = TIER3.number(value)
+        _check(MidRad(np.array([float(x.mid)]), np.array([float(x.rad)])), [value], f"number {value}")
+    vector = TIER3.array(values[:6])
+    _check(vector, values[:6], "array of numbers")
+    assert not np.isfinite(TIER3.number(values[-1]).hi)
+
+
+@pytest.mark.parametrize("name", ["tanh", "erf", "sqrt_nonneg"])
+def test_saturating_functions_and_square_roots_enclose_arb(name):
+    """tanh and erf where they round to +-1 (tanh(20) = 1 - 8e-18, erf(6) = 1 - 2e-17: the binary64 next to 1 is
+    1 - 1.1e-16) and square roots whose correctly rounded value lies above the exact one (sqrt(2)): arb at 256
+    bits within rad of mid, the invariant the next operation reads (a radius of 2 ETA around 1 would make
+    1 + erf(-6) an exact 0), and between the outward ends."""
+    t = np.array([0.0, ETA, 1e-300, 1e-8, 0.5, 2.0, 3.0, 5.0, 5.999999999999999, 6.0, 7.0, 18.0, 19.06, 20.0, 40.0,
+                  1e300, 0.1, 1e6])
+    t = t if name == "sqrt_nonneg" else np.concatenate([t, -t])
+    with ctx.workprec(256):
+        values = [getattr(arb(float(v)), "sqrt" if name == "sqrt_nonneg" else name)() for v in t]
+        for x in (MidRad(t), MidRad(t[None, :], 0.0)):
+            _check(getattr(MidRad64, name)(x), np.array(values, dtype=object).reshape(x.shape), name)
+        if name == "erf":  # 1 + erf(-s) = erfc(s) > 0, from erf's enclosure
+            _check(1 + MidRad64.erf(MidRad(-t)), [1 - v for v in values], "1 + erf(-t)")

@@ -518,3 +518,32 @@ def test_campaign_says_when_the_float64_tier_is_off(tmp_path, monkeypatch):
     monkeypatch.setattr(fpmodel, "tier3_usable", lambda: (False, "the rigorous float64 tier is off: a probe"))
     summary = campaign.run(campaign.Campaign("gaussian", 3, 2, 6, 0, tier="tier3"), tmp_path, workers=1)
     assert summary["tiers"] == {"arb": 6} and summary["tier3_off"].startswith("the rigorous float64 tier is off")
+
+
+def test_a_bound_with_a_constant_past_binary64_leaves_the_tier_undecided_not_crashed():
+    """A bound's constant beyond binary64 (1e400) has no binary64 enclosure: tier 3 decides nothing on it (arb
+    then does), instead of failing on the constant; 1e-400 * D, whose constant rounds to 0, is still held."""
+    rng = np.random.default_rng(12)
+    batch = tier3.Batch(X=rng.standard_normal((3, 3, 2)), A=rng.standard_normal((3, 2, 2)) * 0.1)
+    for bound in ("1e400 * D", "D - 1e400 * D"):  # the first holds, the second is violated: both undecided here
+        verdicts, _, rhs = tier3.evaluate(engine.target(bound=bound).claim, batch)
+        assert list(verdicts) == [tier3.UNDECIDED] * 3 and not np.isfinite(rhs).any(), bound
+    assert list(tier3.decide(engine.target(bound="D + 1e-400 * D").claim, batch)) == [tier3.HOLDS] * 3
+
+
+def test_the_key_side_holds_beta_times_w_k_over_the_square_root_of_d_k():
+    """arrays() folds beta / sqrt(d_k) into W_K and b_K: their enclosures must hold the exact products (arb at 256
+    bits), for d_k whose square root is irrational and betas that are not powers of two."""
+    rng = np.random.default_rng(13)
+    for d_k, beta in ((3, 1.0), (5, 0.1), (7, 3.0), (2, np.array([0.3, 1.0, -2.5]))):
+        W_Q, W_K = rng.standard_normal((3, 4, d_k)), rng.standard_normal((3, 4, d_k)) * 10.0 ** rng.integers(-5, 5, (3, 4, d_k))
+        b_K = rng.standard_normal((3, d_k))
+        batch = tier3.Batch(X=rng.standard_normal((3, 3, 4)), W_Q=W_Q, W_K=W_K, b_K=b_K, b_Q=b_K, beta=beta, d_k=d_k)
+        arrays = batch.arrays()
+        betas = np.broadcast_to(beta, (3,))
+        with ctx.workprec(256):
+            for got, exact in ((arrays.W_K, W_K), (arrays.b_K, b_K[:, None, :])):
+                lo, hi = np.broadcast_arrays(got.lo, got.hi)
+                for index in np.ndindex(exact.shape):
+                    value = arb(float(betas[index[0]])) * arb(float(exact[index])) / arb(d_k).sqrt()
+                    assert arb(float(lo[index])) <= value <= arb(float(hi[index])), (d_k, beta, index)

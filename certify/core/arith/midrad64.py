@@ -571,8 +571,8 @@ class MidRad64:
         """The nearest binary64 and its rounding error (0 when value is a binary64 number)."""
         try:
             mid = float(value)
-        except OverflowError:
-            return MidRad(math.copysign(math.inf, value), math.inf)
+        except OverflowError:  # (copysign would try float(value) again)
+            return MidRad(math.inf if value > 0 else -math.inf, math.inf)
         exact = isinstance(value, float) or Fraction(mid) == Fraction(value)
         return MidRad(mid, 0.0 if exact else rounding_radius(np.float64(mid)))
 
