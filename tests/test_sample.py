@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -525,3 +526,16 @@ def test_stop_after_decides_at_most_a_chunk_more_and_the_rest_resumes_exactly(tm
     resumed, alone = campaigns.records(tmp_path / "s"), campaigns.records(tmp_path / "w")
     assert [r["i"] for r in resumed] == list(range(400)) == [r["i"] for r in alone]
     assert [r["verdict"] for r in resumed] == [r["verdict"] for r in alone] and whole["decided"] == 400
+
+
+def test_relative_margins_print_their_exponent_without_e_notation(tmp_path, capsys):
+    """A bound far above its lhs has relative margins of nearly 1: their log10, about -2e-7 here, printed as
+    10^-2.34e-07, which reads as a tiny margin; the exponent is printed to three decimals, 10^-0.000."""
+    argv = ["sample", "--bound", "1e6*D", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1",
+            "--no-progress", "--out", str(tmp_path / "s")]
+    assert main(argv) == 0
+    margins = [line for line in capsys.readouterr().out.splitlines() if "relative margin" in line]
+    assert len(margins) == 2 and all("10^-0.000" in line for line in margins)
+    assert not any(re.search(r"10\^-?[0-9.]+e", line) for line in margins)
+    from certify.cli.sample import _power
+    assert (_power(-0.1274), _power(-4321.4), _power(0.0), _power(None)) == ("10^-0.127", "10^-4321", "10^0", "-")
