@@ -19,7 +19,7 @@ from mpmath import mp
 from certify import claims, engine
 from certify.search import campaign
 import certify_checker as checker
-from certify.core import config, expr, jsonfile
+from certify.core import config, expr, jsonfile, numbers
 from certify.cli import main
 from certify.errors import BadInput
 from certify.search import float_screen, samplers
@@ -537,5 +537,7 @@ def test_relative_margins_print_their_exponent_without_e_notation(tmp_path, caps
     margins = [line for line in capsys.readouterr().out.splitlines() if "relative margin" in line]
     assert len(margins) == 2 and all("10^-0.000" in line for line in margins)
     assert not any(re.search(r"10\^-?[0-9.]+e", line) for line in margins)
-    from certify.cli.sample import _power
-    assert (_power(-0.1274), _power(-4321.4), _power(0.0), _power(None)) == ("10^-0.127", "10^-4321", "10^0", "-")
+    power = numbers.power_of_ten
+    assert (power(-0.1274), power(-4321.4), power(0.0), power(None)) == ("10^-0.127", "10^-4321", "10^0", "-")
+    page = (tmp_path / "s" / "index.html").read_text()
+    assert "10^-0.000" in page and not re.search(r"10\^-?[0-9.]+e", page)

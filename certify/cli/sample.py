@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from certify.core import jsonfile
+from certify.core import jsonfile, numbers
 from certify import engine, jobs
 from certify.search import campaign
 from certify.cli import options
@@ -82,16 +82,6 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def _power(log10: float | None) -> str:
-    """10^log10 to three significant digits of the exponent, never in e-notation: a margin of nearly the whole
-    rhs has a log10 such as -9.64e-17 (printed 10^-0.000), one of 10^-4321 a log10 of -4321 (not -4.32e+03)."""
-    if log10 is None:
-        return "-"
-    if log10 == 0 or 1e-3 <= abs(log10) < 1e3:
-        return f"10^{log10:.3g}"
-    return f"10^{log10:.3f}" if abs(log10) < 1e-3 else f"10^{log10:.0f}"
-
-
 def render(summary: dict, out_dir: str) -> list[str]:
     """The lines `certify sample` prints for a campaign summary: verdict counts, tiers, undecided reasons, the
     largest lhs/rhs, relative margins |rhs - lhs| / rhs by decade, float64's mistakes, the spread of L = a
@@ -118,12 +108,12 @@ def render(summary: dict, out_dir: str) -> list[str]:
         r = summary["largest_ratio"]
         verdict = labelled(r["verdict"], r.get("tier") != "tier3")  # tier 3 decides without the checker
         lines.append(f"  largest lhs/rhs  {r['ratio']:.6g} (configuration {r['i']}, {verdict}, "
-                     f"relative margin {_power(r['margin_log10'])})")
+                     f"relative margin {numbers.power_of_ten(r['margin_log10'])})")
     for verdict, spread in summary["margins"].items():
         if spread["log10"]:
             s = spread["log10"]
-            lines.append(f"  relative margin |rhs - lhs| / rhs ({verdict}): min {_power(s['min'])}, "
-                         f"median {_power(s['median'])}, max {_power(s['max'])}")
+            lines.append(f"  relative margin |rhs - lhs| / rhs ({verdict}): min {numbers.power_of_ten(s['min'])}, "
+                         f"median {numbers.power_of_ten(s['median'])}, max {numbers.power_of_ten(s['max'])}")
             lines += [f"    {label:<16} {k:>9}" for label, k in spread["decades"].items()]
     lines.append(f"  float64 alone: wrong verdict on {f64['wrong']}, a verdict where arb is undecided on "
                  f"{f64['says_decided_but_undecided']}; sides exactly equal on {f64['equal_sides']}; "

@@ -531,3 +531,13 @@ def signed_text(x, digits: int) -> str:
         return text
     lo, hi = decimal_ends(x, digits)
     return f"[{lo}, {hi}]"
+
+
+def power_of_ten(log10: float | None) -> str:
+    """10^log10 to three significant digits of the exponent, never in e-notation: a margin of nearly the whole
+    rhs has a log10 such as -9.64e-17 (printed 10^-0.000), one of 10^-4321 a log10 of -4321 (not -4.32e+03)."""
+    if log10 is None:
+        return "-"
+    if log10 == 0 or 1e-3 <= abs(log10) < 1e3:
+        return f"10^{log10:.3g}"
+    return f"10^{log10:.3f}" if abs(log10) < 1e-3 else f"10^{log10:.0f}"

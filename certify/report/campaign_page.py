@@ -9,14 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from certify.core import numbers
 from certify.core.verdicts import HOLDS, labelled
 from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
-
-
-def _power(log10) -> str:
-    return "-" if log10 is None else f"10^{log10:.3g}"
 
 
 def _verdicts(summary: dict) -> page.Section:
@@ -34,7 +31,7 @@ def _verdicts(summary: dict) -> page.Section:
     if largest:
         verdict = labelled(largest["verdict"], largest.get("tier") != "tier3")  # tier 3 decides without the checker
         blocks.append(f"largest lhs/rhs {largest['ratio']:.6g} (configuration {largest['i']}, {verdict}, "
-                      f"relative margin {_power(largest['margin_log10'])})")
+                      f"relative margin {numbers.power_of_ten(largest['margin_log10'])})")
     return page.Section("verdicts", blocks)
 
 
@@ -45,8 +42,9 @@ def _margins(summary: dict) -> page.Section:
             s = spread["log10"]
             blocks.append(page.Table(["relative margin |rhs - lhs| / rhs", "configurations"],
                                      [[label, str(k)] for label, k in spread["decades"].items()],
-                                     caption=f"{verdict}: min {_power(s['min'])}, median {_power(s['median'])}, "
-                                             f"max {_power(s['max'])}"))
+                                     caption=f"{verdict}: min {numbers.power_of_ten(s['min'])}, "
+                                             f"median {numbers.power_of_ten(s['median'])}, "
+                                             f"max {numbers.power_of_ten(s['max'])}"))
     L = summary["L"]
     if "min" in L:
         blocks.append(page.Table(["L = a D^2", "configurations"], [[label, str(k)] for label, k in L["regimes"].items()],
