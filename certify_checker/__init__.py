@@ -91,13 +91,14 @@ def load(data, limits: Limits = LIMITS):
         depth = sys.getrecursionlimit()
         raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}" if limits.nesting < depth // 2
                          else f"nested deeper than the JSON reader goes (some {depth} levels)") from None
-    if problem := _tree_problem(cert, limits):
+    if problem := tree_problem(cert, limits):
         raise Unreadable(problem)
     return cert
 
 
-def _tree_problem(value, limits: Limits) -> str | None:
-    """Why value is not a JSON tree within the limits, or None: dicts and lists nested at most limits.nesting deep
+def tree_problem(value, limits: Limits) -> str | None:
+    """Why value is not a JSON tree within the limits, or None (also the engine's measure, before a run, of the least
+    certificate it could write): dicts and lists nested at most limits.nesting deep
     (a Python value that contains itself nests without end: it looped the checker's walks), and at most
     limits.bytes long as text, counted as a byte a container and one an entry (its opening bracket and the commas
     or closing bracket after its entries: no JSON text of it is shorter); a part met twice counts twice, as its
@@ -177,7 +178,7 @@ def _thin(cert: dict, specs: list, d: int) -> int:
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
-    if isinstance(cert, dict) and (problem := _tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
+    if isinstance(cert, dict) and (problem := tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
         return Confirmation(False, problem)
     return _confirm(cert, limits)
 

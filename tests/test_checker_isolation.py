@@ -106,7 +106,7 @@ def test_checker_stays_small():
     # 1995 until a head's work estimate read the shapes of binary64 blocks (limits.stated_shape); 2000 until the
     # centred Dobrushin coefficient was screened too, on balls scaled by a power of two (overlaps.difference_pairs: at
     # 128 tokens every pair's balls were 0.3 s of a trajectory's step); 2065 until a certificate given as a dict was
-    # walked as a JSON tree before any work (__init__._tree_problem: one that held itself looped the pricing walk)
+    # walked as a JSON tree before any work (__init__.tree_problem: one that held itself looped the pricing walk)
     assert kernel < 2085, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until

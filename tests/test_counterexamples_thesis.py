@@ -307,6 +307,21 @@ def test_a_work_limit_no_certificate_fits_is_refused_before_any_work(tmp_path, n
     assert not out.exists() and run.stdout == ""
 
 
+@pytest.mark.parametrize("name", sorted(counterexamples.REGISTRY))
+@pytest.mark.parametrize("limit", ["bytes=10", "nesting=1"])
+def test_a_size_or_nesting_limit_no_certificate_fits_is_refused_before_any_work(tmp_path, capsys, name, limit):
+    """--limit bytes=10 or nesting=1 ran the whole search and evaluation and then exited 3, the checker not
+    confirming a certificate larger or deeper than the limit, where a work limit no certificate fits is refused
+    before any work: the least certificate is measured as the checker reads a certificate's tree (exit 2, one
+    line naming the limit, nothing written)."""
+    out = tmp_path / "cert.json"
+    assert main(["counterexample", name, "--limit", limit, "--out", str(out), "-q"]) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip().splitlines()
+    assert len(err) == 1 and "refused before starting" in err[0], captured.err
+    assert f"--limit {limit.split('=')[0]}=N" in err[0] and not out.exists() and captured.out == ""
+
+
 @pytest.mark.parametrize("name, below", [("wu-fig1", 3), ("residual-far", 2), ("expansive-v", 2)])
 def test_the_refusal_before_work_never_refuses_a_limit_the_certificate_fits(tmp_path, capsys, name, below):
     """At the checker's own estimate of the certificate a run writes, the run is admitted and confirmed (the least

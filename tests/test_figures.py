@@ -352,6 +352,23 @@ def test_cli_sample_draws_its_histograms(tmp_path, capsys, fmt):
         assert sorted(p.name for p in out.glob("histograms.*")) == ["histograms.svg"]
 
 
+def test_a_campaign_whose_margins_pass_every_c_long_draws_its_histograms(tmp_path, capsys):
+    """A bound near 10^(-10^174) has relative margins of 10^(10^174): their log10, a float past every C long, made
+    the histogram's edges Python integers numpy could not take (exit 4, "internal error" after the campaign was
+    decided).  Every margin is counted in its bar, and one such value alone still gets a bar of its own."""
+    out = tmp_path / "s"
+    argv = ["sample", "--bound", "(D*(exp((sinh(D))**(172.9716313622))**(1/2)))**(-1)", "--n", "3", "--d", "2",
+            "--count", "3", "--workers", "1", "--out", str(out), "-q"]
+    assert main(argv) == 1
+    assert_format(out / "histograms.png", "png")
+    records = campaign.records(out)
+    assert max(r["margin_log10"] for r in records) > 1e100  # the case drawn is the one described
+    margins_ax = sample_figure.figure(json.loads((out / "summary.json").read_text()), records).axes[0]
+    assert sum(patch.get_height() for patch in margins_ax.patches) == len(records)
+    edges = sample_figure._bins([1e200], 1)
+    assert len(edges) == 2 and edges[0] <= 1e200 < edges[1]
+
+
 def test_importing_certify_and_parsing_a_command_does_not_import_matplotlib():
     import subprocess
     import sys

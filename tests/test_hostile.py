@@ -568,6 +568,34 @@ def test_a_trajectory_beyond_the_memory_estimate_is_refused_before_starting(tmp_
     assert "refused before starting" in err and "memory" in err and seconds < 30 and out == ""
 
 
+@pytest.mark.parametrize("argv", [
+    ["check", ROOT / "examples/layer.json"],
+    ["check", ROOT / "examples/saturated.json", "--bound", "(a*D**2)**0.5*D"],
+    ["attack", "--n", "2", "--d", "1", "--budget", "50"],
+    ["sample", "--n", "3", "--d", "2", "--count", "4", "--workers", "1"],
+], ids=["check", "check --bound", "attack", "sample"])
+def test_a_nesting_limit_the_certificate_cannot_meet_is_refused_before_starting(tmp_path, capsys, argv):
+    """--limit nesting=3 reads a configuration nested 3 deep, but its certificate nests deeper: check decided it,
+    the checker refused the certificate, and the precision was raised to 65536 bits for nothing (exit 3, "not
+    certified"); a campaign so undecided every configuration.  The inputs a certificate states are measured as the
+    checker measures a certificate's tree before any work: exit 2, one line naming the limit, nothing written."""
+    out = tmp_path / "out"
+    extra = ["--out", out] if argv[0] == "sample" else []
+    code, printed, err, _ = run_cli([*argv, *extra, "--limit", "nesting=3", "-q"], capsys)
+    assert_clean(code, err, allowed=(2,))
+    assert "refused before starting" in err and "--limit nesting=N" in err and printed == "" and not out.exists()
+
+
+def test_a_check_whose_certificate_passes_the_size_limit_does_not_raise_its_precision():
+    """A certificate the checker's size limit refuses at 53 bits is refused at every precision: the check stops
+    there, undecided, naming the limit, instead of climbing to 65536 bits (the inputs alone fit the limit here,
+    the certificate with its values and witnesses does not)."""
+    data = json.loads((ROOT / "examples/layer.json").read_text())
+    result = engine.check(data, limits=limits.Limits(bytes=60))
+    assert result.verdict == "undecided" and result.precision == 53, (result.precision, result.reason)
+    assert "--limit bytes=N" in result.reason and result.certificate is None
+
+
 def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):
     """numpy allocates the shape a .npy header states before it reads: a 4 kB file asked for 80 GB ("out of
     memory") or, at 3.2 GB, got it."""

@@ -185,8 +185,24 @@ def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmatio
 def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = None) -> str | None:
     """Which of the checker's limits a certificate of this shape passes, or None: what `certify verify` at
     these limits would refuse unread, asked before a long run that would write it (priced: a trajectory's
-    steps' step_prices summed, in place of those the skeleton states: certify_checker.over_limits)."""
-    return certify_checker.over_limits(cert, _checker_limits(limits), priced)
+    steps' step_prices summed, in place of those the skeleton states: certify_checker.over_limits).  Its size and
+    nesting as the checker reads a certificate's tree too: a skeleton larger or deeper than the limits allow was
+    admitted, and the run's certificate was then not confirmed whatever it found."""
+    checker_limits = _checker_limits(limits)
+    return certify_checker.tree_problem(cert, checker_limits) or certify_checker.over_limits(cert, checker_limits, priced)
+
+
+def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:
+    """Which of the checker's size and nesting limits the tree of `cert` passes, as the checker measures a
+    certificate's tree (certify_checker.tree_problem), and how to raise it; or None.  No precision makes a
+    certificate smaller or shallower: a check need not climb its ladder for one."""
+    checker_limits = _checker_limits(limits)
+    if not (problem := certify_checker.tree_problem(cert, checker_limits)):
+        return None
+    raised = [name for name in ("nesting", "bytes")
+              if certify_checker.tree_problem(cert, dataclasses.replace(checker_limits, **{name: 1 << 62})) is None]
+    options = " and ".join(f"--limit {name}=N" for name in raised or ("nesting", "bytes"))
+    return f"{problem}: raise it with {options}, here and on `certify verify`"
 
 
 # How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)

@@ -353,12 +353,16 @@ def text_reading(case: config.Case) -> tuple[int, int]:
 def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, start_prec: int = START_PRECISION,
               max_prec: int = DEFAULT_MAX_PRECISION) -> _Plan:
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
-    start precision passes the memory, work or precision limit: what `check` refuses before any work, and what
-    `certify attack` asks of a configuration of its layout before it searches for candidates to check."""
+    start precision passes the memory, work or precision limit, or when the inputs its certificate states pass
+    the checker's size or nesting limit: what `check` refuses before any work, and what `certify attack` asks of
+    a configuration of its layout before it searches for candidates to check."""
     plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.normed,
                  window_sizes(case, claim), text_reading(case))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
+    # {"inputs": ...} nests as deep as the certificate stating them, and measures less
+    if structural := certificate.tree_limit({"inputs": config.to_json(case)}, limits):
+        raise BadInput(f"refused before starting: its certificate would be {structural}")
     return plan
 
 
@@ -389,6 +393,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
+    structural: list[str] = []  # a certificate the checker's size or nesting limit refuses: no precision changes it
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
@@ -401,15 +406,20 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:
             return verdict, comparisons, cert
-        # a precision at which the checker cannot follow is escalated too
+        # a precision at which the checker cannot follow is escalated too, unless the certificate's tree is refused
         refusals.append(f"{verdict} at {precision} bits, {NOT_CERTIFIED}: the checker did not confirm it "
                         f"({confirmation.message})")
+        if problem := certificate.tree_limit(cert, limits):
+            structural.append(problem)
         return verdict, comparisons, None
 
-    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None,
+    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None or structural,
                                                        start_prec, plan.cap)
     if cert is not None:
         return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
+    if structural:
+        return Result(UNDECIDED, target_name, precision, comparisons, case=case, claim=claim_obj,
+                      reason=f"{refusals[-1]}; not raised further: {structural[-1]}")
     higher = f"not raised beyond {plan.cap} bits: {plan.stopped}" if plan.stopped else "raise --max-prec"
     reason = refusals[-1] + (f"; {higher}" if plan.stopped else "") if refusals else (
         _equality_reason(comparisons, precision, higher))

@@ -29,8 +29,11 @@ MAX_BARS = 60  # more decades than this: a bar spans several
 
 def _bins(values: list[float], resolution: float) -> np.ndarray:
     """Integer-aligned edges of width at least `resolution`, covering values, at most MAX_BARS bars."""
-    low, high = math.floor(min(values)), math.ceil(max(values))
-    width = resolution * max(1, math.ceil((high - low) / (MAX_BARS * resolution)))
+    low, high = float(math.floor(min(values))), float(math.ceil(max(values)))
+    width = float(resolution * max(1, math.ceil((high - low) / (MAX_BARS * resolution))))
+    # a bound near 10^(-10^30) has a margin of 10^(10^30): its log10 is a float past every C long (edges as Python
+    # ints overflowed numpy), and edges closer than the floats there are apart would coincide
+    width = max(width, 2 * math.ulp(max(abs(low), abs(high))))
     bars = max(1, math.ceil((high - low) / width))
     return low + width * np.arange(bars + 1)
 

@@ -172,7 +172,10 @@ class Campaign(samplers.LayerParts):
                            d_k=d_k, **asdict(self.parts.validated(self.d)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
-        engine.admit(engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits))
+        goal, case = engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits)
+        engine.admit(goal, case)
+        # what every check refuses before any work (its configurations share their shapes): refused here, once
+        engine.preflight(case, goal.claim, campaign.engine_limits, max_prec=campaign.max_prec)
         return campaign
 
     @property
