@@ -379,7 +379,8 @@ class Store:
             if path.name in named:
                 continue
             if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
-                raise self.corrupt(f"{output}/{path.name} is a file no record names (remove that file)")
+                what = "folder" if path.is_dir() and not path.is_symlink() else "file"  # said so, as `rm` needs -r
+                raise self.corrupt(f"{output}/{path.name} is a {what} no record names (remove that {what})")
             left.append(path)
         for path in left if self.running else []:
             path.unlink(missing_ok=True)
