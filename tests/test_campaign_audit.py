@@ -780,14 +780,15 @@ def test_a_file_no_record_names_is_rejected_by_verify_and_refused_by_a_resume(co
     found (made by hand, copied from another campaign) makes verify reject the folder and a resume refuse it,
     naming the file; the folder is left as it was."""
     stray = _stray(copy, kind)
+    what = "folder" if kind == "a folder" else "file"  # a folder is named as one: `rm` of "that file" fails on it
     before = sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file())
     capsys.readouterr()
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("REJECTED") and f"{stray} is a file no record names" in out, out
+    assert out.startswith("REJECTED") and f"{stray} is a {what} no record names" in out, out
     assert main(shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{stray} is a file no record names (remove that file)" in err, err
+    assert err.count("\n") == 1 and f"{stray} is a {what} no record names (remove that {what})" in err, err
     assert "--restart" in err
     assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
 
@@ -858,21 +859,22 @@ def test_a_file_no_record_names_anywhere_in_the_folder_is_rejected_and_refused(c
     (copy / ".summary.json.4242-0123abcd.tmp").write_text('{"cut sh')  # a killed run's, kept by a refusal too
     unlisted = "manifest.json does not list" if where.startswith("chunks") else (
         "no campaign writes" if where.startswith("top") else "no record names")
+    kind = "folder" if where.endswith("a folder") else "file"  # a folder is named as one: `rm` of a file fails on it
     before = sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file())
     capsys.readouterr()
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("REJECTED") and f"{stray} is a file {unlisted}" in out, out
+    assert out.startswith("REJECTED") and f"{stray} is a {kind} {unlisted}" in out, out
     command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1"]
     assert main(command) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"{stray} is a file {unlisted} (remove that file)" in err, err
+    assert err.count("\n") == 1 and f"{stray} is a {kind} {unlisted} (remove that {kind})" in err, err
     assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
     if where.startswith("top"):
         assert "(--restart discards only what a campaign writes)" in err, err
         assert main(command + ["--restart"]) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"{stray} is a file {unlisted} (remove that file)" in err, err
+        assert err.count("\n") == 1 and f"{stray} is a {kind} {unlisted} (remove that {kind})" in err, err
         assert sorted((path, path.read_bytes()) for path in copy.rglob("*") if path.is_file()) == before
     else:
         assert "pass --restart to discard it" in err, err

@@ -487,7 +487,8 @@ def test_a_certificate_no_record_names_is_refused_on_resume(mixed_model, no_figu
     capsys.readouterr()
     assert run_corpus(mixed_model, corpus_file, out) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"certificates/{name} is a file no record names (remove that file)" in err, err
+    what = "folder" if name == "more" else "file"
+    assert err.count("\n") == 1 and f"certificates/{name} is a {what} no record names (remove that {what})" in err, err
     assert "--restart" in err and folder_files(out) == before
 
 
@@ -523,9 +524,10 @@ def test_a_file_the_run_does_not_write_beside_its_files_is_refused_on_resume(mix
     (out / ".summary.json.4242-0123abcd.tmp").write_text('{"cut sh')  # a killed run's: a refusal keeps it too
     before = folder_files(out)
     unlisted = "manifest.json does not list" if name.startswith("chunks/") else "no corpus run writes"
+    kind = "folder" if name == "old" else "file"
     capsys.readouterr()
     for extra in [()] if name.startswith("chunks/") else [(), ("--restart",)]:
         assert run_corpus(mixed_model, corpus_file, out, *extra) == 2
         err = capsys.readouterr().err
-        assert err.count("\n") == 1 and f"{name} is a file {unlisted} (remove that file)" in err, err
+        assert err.count("\n") == 1 and f"{name} is a {kind} {unlisted} (remove that {kind})" in err, err
         assert "--restart" in err and folder_files(out) == before and (out / name).exists()

@@ -409,8 +409,9 @@ class Store:
             if path.name in named:
                 continue
             if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
+                what = "folder" if path.is_dir() and not path.is_symlink() else "file"  # said so, as `rm` needs -r
                 # --restart removes chunks/ and the output folders whole, but at the top only what the job writes
-                raise self.corrupt(f"{PurePosixPath(output, path.name)} is a file {unnamed} (remove that file)",
+                raise self.corrupt(f"{PurePosixPath(output, path.name)} is a {what} {unnamed} (remove that {what})",
                                    discarded=output != TOP)
             left.append(path)
         if self.running:
