@@ -222,6 +222,12 @@ def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:
     return f"{problem}: raise it with {options}, here and on `certify verify`"
 
 
+def said(confirmation: certify_checker.Confirmation, cert: dict, limits: Limits = DEFAULT) -> str:
+    """The checker's message, with how to raise it when a size, nesting or digits limit refused the certificate's
+    text (tree_limit): more precision would not help, a raised limit does."""
+    return (tree_limit(cert, limits) or confirmation.message) if confirmation.refused else confirmation.message
+
+
 def _text_problem(cert: dict, checker_limits: certify_checker.Limits) -> str | None:
     """Which limit the certificate's written text passes as the checker reads it (_as_written), or None."""
     try:

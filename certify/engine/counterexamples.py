@@ -135,8 +135,8 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
     if confirmation is None:  # undecided at the cap: the checker still reads what was found
         show("the checker")
         confirmation = certificate.confirm(cert, limits)
-    message = (certificate.tree_limit(cert, limits) or confirmation.message) if confirmation.refused else confirmation.message
-    return Outcome(cert, confirmation.ok, message, summarize(found, witness), confirmation.refused)
+    return Outcome(cert, confirmation.ok, certificate.said(confirmation, cert, limits), summarize(found, witness),
+                   confirmation.refused)
 
 
 def _admit(kind: str, inputs: dict, least: dict, start: int, limits: Limits) -> None:

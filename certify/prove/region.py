@@ -368,7 +368,7 @@ def _confirm(result: ProofResult, axes: dict, closed: dict, limits: Limits) -> N
     while True:
         result.certificate = certificate(result)
         confirmation = certificates.confirm(result.certificate, limits)
-        result.confirmed, result.message = confirmation.ok, confirmation.message
+        result.confirmed, result.message = confirmation.ok, certificates.said(confirmation, result.certificate, limits)
         if confirmation.ok or confirmation.refused or result.verdict == VIOLATED_VERDICT:
             return
         rejected = _rejected(result, axes, result.leaves, limits)
