@@ -683,15 +683,16 @@ def test_a_records_certificate_is_read_and_confirmed_under_the_campaigns_limits(
         seen.append(("read", limits))
         return read(path, *limits)
 
-    def confirming(cert, *limits):
-        seen.append(("confirm", limits))
-        return confirmed(cert, *limits)
+    def confirming(cert, *limits, **options):
+        seen.append(("confirm", limits, options))
+        return confirmed(cert, *limits, **options)
 
     monkeypatch.setattr(certificate, "read", reading)
     monkeypatch.setattr(certificate, "confirm", confirming)
     sampled = spec.sample(records[0]["i"]).config
     assert audit._certificate_problem(tmp_path / "s", records[0], spec, sampled) is None
-    assert seen == [("read", (spec.engine_limits,)), ("confirm", (spec.engine_limits,))], seen
+    # confirmed as read: the reader measured the file's own text against the campaign's limits
+    assert seen == [("read", (spec.engine_limits,)), ("confirm", (spec.engine_limits,), {"written": False})], seen
 
 
 def test_the_random_sample_rederives_holds_nothing_else_sends_to_arb(copy):

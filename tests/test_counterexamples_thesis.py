@@ -322,6 +322,24 @@ def test_a_size_or_nesting_limit_no_certificate_fits_is_refused_before_any_work(
     assert f"--limit {limit.split('=')[0]}=N" in err[0] and not out.exists() and captured.out == ""
 
 
+def test_a_certificate_past_the_byte_limit_is_neither_confirmed_nor_written(tmp_path, capsys):
+    """One byte below the size of the file it writes, the certificate was confirmed (by the checker's measure of a
+    value's tree, an entry a byte, shorter than its text) and written, and `certify verify` with that limit refused
+    the file (exit 2).  Confirmed as the text written, it is refused at once (more digits only lengthen it: no
+    climb to a certificate of 80 kB) and not written; at its own size it is written and verified."""
+    full = tmp_path / "full.json"
+    assert main(["counterexample", "residual-far", "--q", "0.1", "--out", str(full)]) == 0
+    size = full.stat().st_size
+    below, at_size = tmp_path / "below.json", tmp_path / "at-size.json"
+    capsys.readouterr()
+    assert main(["counterexample", "residual-far", "--q", "0.1", "--limit", f"bytes={size - 1}", "--out", str(below)]) == 3
+    printed = capsys.readouterr().out
+    assert "--limit bytes=N" in printed and "no certificate written" in printed and not below.exists(), printed
+    assert main(["counterexample", "residual-far", "--q", "0.1", "--limit", f"bytes={size}", "--out", str(at_size)]) == 0
+    assert at_size.read_bytes() == full.read_bytes()
+    assert main(["verify", str(at_size), "--limit", f"bytes={size}"]) == 0
+
+
 @pytest.mark.parametrize("name, below", [("wu-fig1", 3), ("residual-far", 2), ("expansive-v", 2)])
 def test_the_refusal_before_work_never_refuses_a_limit_the_certificate_fits(tmp_path, capsys, name, below):
     """At the checker's own estimate of the certificate a run writes, the run is admitted and confirmed (the least

@@ -589,11 +589,31 @@ def test_a_nesting_limit_the_certificate_cannot_meet_is_refused_before_starting(
 def test_a_check_whose_certificate_passes_the_size_limit_does_not_raise_its_precision():
     """A certificate the checker's size limit refuses at 53 bits is refused at every precision: the check stops
     there, undecided, naming the limit, instead of climbing to 65536 bits (the inputs alone fit the limit here,
-    the certificate with its values and witnesses does not)."""
+    the certificate with its values and witnesses does not: 1,939 bytes of text)."""
     data = json.loads((ROOT / "examples/layer.json").read_text())
-    result = engine.check(data, limits=limits.Limits(bytes=60))
+    result = engine.check(data, limits=limits.Limits(bytes=1000))
     assert result.verdict == "undecided" and result.precision == 53, (result.precision, result.reason)
     assert "--limit bytes=N" in result.reason and result.certificate is None
+
+
+def test_what_check_writes_under_a_byte_limit_verify_reads_under_it(tmp_path, capsys):
+    """The engine measured a certificate's tree by its entries, shorter than its text: `check --limit bytes=1000`
+    wrote a certificate of 1,939 bytes that `verify --limit bytes=1000` refused (exit 2).  A certificate is
+    confirmed as the text written: at its own size it is written and verified; a byte less, check is undecided,
+    naming the limit, and writes nothing."""
+    config = ROOT / "examples/layer.json"
+    full = tmp_path / "full.json"
+    code, _, err, _ = run_cli(["check", config, "--out", full], capsys)
+    assert code == 0, err
+    size = full.stat().st_size
+    at_size, below = tmp_path / "at-size.json", tmp_path / "below.json"
+    code, _, err, _ = run_cli(["check", config, "--limit", f"bytes={size}", "--out", at_size], capsys)
+    assert code == 0 and at_size.read_bytes() == full.read_bytes(), err
+    code, _, err, _ = run_cli(["verify", at_size, "--limit", f"bytes={size}"], capsys)
+    assert code == 0, err
+    code, printed, err, _ = run_cli(["check", config, "--limit", f"bytes={size - 1}", "--out", below], capsys)
+    assert_clean(code, err, allowed=(3,))
+    assert "--limit bytes=N" in printed and not below.exists(), printed
 
 
 def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):

@@ -111,3 +111,21 @@ def test_the_checker_refuses_a_counterexample_beyond_the_limits_it_is_given():
         alone, nested = checker.verify(inner, limits), checker.verify(cert, limits)
         assert alone.refused and nested.refused and not nested.ok, nested
         assert alone.message in nested.message
+
+
+def test_a_proof_whose_text_passes_the_byte_limit_is_not_written(tmp_path, capsys):
+    """The checker's measure of a value's tree (an entry a byte) is shorter than the text written: one byte below
+    the file's size the proof was confirmed and written, and `certify verify` with that limit refused the file.
+    Confirmed as its text, it is refused (exit 3, the limit named with how to raise it) and not written; at
+    the file's own size it is written and verified."""
+    full = tmp_path / "full.json"
+    assert main(["prove", *LINE, "--out", str(full)]) == 0
+    size = full.stat().st_size
+    below, at_size = tmp_path / "below.json", tmp_path / "at-size.json"
+    capsys.readouterr()
+    assert main(["prove", *LINE, "--limit", f"bytes={size - 1}", "--out", str(below)]) == 3
+    printed = capsys.readouterr().out
+    assert "--limit bytes=N" in printed and "no certificate written" in printed and not below.exists(), printed
+    assert main(["prove", *LINE, "--limit", f"bytes={size}", "--out", str(at_size)]) == 0
+    assert json.loads(at_size.read_text())["tree"] == json.loads(full.read_text())["tree"]
+    assert main(["verify", str(at_size), "--limit", f"bytes={size}"]) == 0

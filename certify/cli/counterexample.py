@@ -44,7 +44,8 @@ def run(args) -> int:
                       bar_format="{desc}{postfix} [{elapsed}]") as bar:
         args.stage = bar.set_postfix_str  # build(args) reports its stages there (certify_named)
         outcome = module.build(args)
-    written = str(certificate.write(outcome.certificate, args.out)) if args.out else None
+    # one past the limits is not written: `certify verify` with the same limits would refuse it
+    written = str(certificate.write(outcome.certificate, args.out)) if args.out and not outcome.refused else None
     # 3 for refuted, undecided or unconfirmed; never 1 (violated): failing to be the counterexample violates no claim
     code = 0 if outcome.confirmed and outcome.verdict == "certified" else 3
     if args.json:
@@ -58,5 +59,6 @@ def run(args) -> int:
     if written:
         print(f"certificate: {written}")
     if not outcome.confirmed:
-        print(f"the checker does not confirm the certificate: {outcome.message}")
+        print(f"the checker does not confirm the certificate: {outcome.message}"
+              + ("; no certificate written" if args.out and not written else ""))
     return code

@@ -43,7 +43,8 @@ def add_parser(subparsers):
     p.add_argument("--norm", required=True, help="||A||_2 <= norm (exact)")
     p.add_argument("--time-limit", type=options.real, default=60.0, metavar="S",
                    help="seconds of search (default 60); the checker's replay of the proof comes after it")
-    p.add_argument("--out", type=options.out_file, metavar="PROOF", help="file: write the region-proof certificate here")
+    p.add_argument("--out", type=options.out_file, metavar="PROOF",
+                   help="file: write the region-proof certificate here (once the checker confirms it)")
     p.add_argument("--counterexample", type=options.out_file, metavar="CONFIG",
                    help="where a violation's configuration goes (default: next to --out, else counterexample.json)")
     p.add_argument("--resume", type=options.path, metavar="PROOF",
@@ -84,7 +85,7 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(info)
     else:
-        _render(info, _continuable(result, written))
+        _render(info, _continuable(result, written), unwritten=bool(args.out) and not written["certificate"])
     if result.interrupted:  # after the report: the exit code says the run was stopped, not what it proved
         what = ("its certified counterexample" if written["counterexample"] else "the part proved so far"
                 if result.confirmed else "a result the checker did not confirm")
@@ -124,7 +125,7 @@ def summary(result: region_proof.ProofResult) -> dict:
 
 def _write(result, args) -> dict:
     out = {"certificate": None, "counterexample": None}
-    if args.out:
+    if args.out and result.confirmed:  # a certificate the checker rejects is no certificate: `certify verify` rejects it
         out["certificate"] = str(jsonfile.write(result.certificate, args.out))
     if result.verdict == region_proof.VIOLATED_VERDICT and result.confirmed:
         target = args.counterexample or (Path(args.out).with_suffix(".counterexample.json") if args.out
@@ -138,7 +139,7 @@ def _continuable(result, written: dict) -> bool:
     return bool(written["certificate"]) and result.verdict == region_proof.UNDECIDED and result.confirmed
 
 
-def _render(info: dict, continuable: bool = False) -> None:
+def _render(info: dict, continuable: bool = False, unwritten: bool = False) -> None:
     r = info["region"]
     dims = f"d = {r['d']}" if r["d"] is not None else "every d"
     what = info["claim"] or f"bound {info['bound']}"
@@ -156,6 +157,8 @@ def _render(info: dict, continuable: bool = False) -> None:
     print(f"  checker: {info['checker']}")
     if info["certificate"]:
         print(f"  certificate: {info['certificate']}")
+    elif unwritten:
+        print("  no certificate written: the checker did not confirm the proof")
     if continuable and not info["interrupted"]:  # an interruption's own line says it
         print(f"  continue it: the same command with --resume {info['certificate']}")
     if info["counterexample"]:

@@ -51,7 +51,7 @@ def run(args) -> int:
                           f"a campaign folder, not a certificate file ({args.certificate})")
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
-    confirmation = certificate.confirm(cert, limits)
+    confirmation = certificate.confirm(cert, limits, written=False)  # the reader measured the file's own text
     if confirmation.refused:
         raise BadInput(f"{args.certificate}: refused: {confirmation.message}")
     undecided = confirmation.ok and cert.get("verdict") == "undecided"

@@ -176,10 +176,32 @@ def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
     return canonical_digest({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision})
 
 
-def confirm(cert: dict, limits: Limits = DEFAULT) -> certify_checker.Confirmation:
+def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certify_checker.Confirmation:
     """The independent checker's re-derivation of the certificate (ok, message), under the same
-    limits as the engine's reader (the checker keeps its own copy of them)."""
-    return certify_checker.verify(cert, _checker_limits(limits))
+    limits as the engine's reader (the checker keeps its own copy of them).  written: the certificate is judged
+    as the text `write` puts in its file, read by the checker's own loader (_as_written): one whose text passes
+    a limit is refused, as `certify verify` of that file refuses it; False for a certificate read from its file,
+    whose own text the reader measured (`certify verify`)."""
+    checker_limits = _checker_limits(limits)
+    if written:
+        try:
+            cert = _as_written(cert, limits)
+        except certify_checker.Unreadable as err:
+            return certify_checker.Confirmation(False, str(err), refused=True)
+    return certify_checker.verify(cert, checker_limits)
+
+
+def _as_written(cert: dict, limits: Limits):
+    """Under limits a user set, the certificate read back by certify_checker.load from the bytes `write` puts in its
+    file, under its size, nesting and digits limits (Unreadable past one): the checker's measure of a value's tree
+    (certify_checker.tree_problem) counts an entry a byte, short of the text, and a certificate of 1,939 bytes passed
+    a limit of 600 bytes there, which `certify verify` of its file then refused.  Under the defaults, `cert` itself,
+    measured as a tree: writing and reading the text back cost a small check a third more (8 x 4: 4.4 to 5.9 times
+    the bare arb evaluation); a certificate whose text alone passes the default 64 MiB is then written and refused by
+    `certify verify`, far beyond the sizes the README times (128 x 384: 0.8 MB)."""
+    if limits == DEFAULT:
+        return cert
+    return certify_checker.load(jsonfile.dumps(cert).encode("utf-8"), _checker_limits(limits))
 
 
 def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = None) -> str | None:
@@ -193,16 +215,29 @@ def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = N
 
 
 def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:
-    """Which of the checker's size and nesting limits the tree of `cert` passes, as the checker measures a
-    certificate's tree (certify_checker.tree_problem), and how to raise it; or None.  No precision makes a
+    """Which of the checker's size, nesting and digits limits the written text of `cert` passes, as `certify verify`
+    of its file measures it (_as_written), and how to raise it; or None.  No precision makes a
     certificate smaller or shallower: a check need not climb its ladder for one."""
-    checker_limits = _checker_limits(limits)
-    if not (problem := certify_checker.tree_problem(cert, checker_limits)):
+    if not (problem := _text_problem(cert, limits)):
         return None
-    raised = [name for name in ("nesting", "bytes")
-              if certify_checker.tree_problem(cert, dataclasses.replace(checker_limits, **{name: 1 << 62})) is None]
+    raised = [name for name in ("nesting", "bytes", "digits")
+              if _text_problem(cert, dataclasses.replace(limits, **{name: 1 << 62})) is None]
     options = " and ".join(f"--limit {name}=N" for name in raised or ("nesting", "bytes"))
     return f"{problem}: raise it with {options}, here and on `certify verify`"
+
+
+def said(confirmation: certify_checker.Confirmation, cert: dict, limits: Limits = DEFAULT) -> str:
+    """The checker's message, with how to raise it when a size, nesting or digits limit refused the certificate's
+    text (tree_limit): more precision would not help, a raised limit does."""
+    return (tree_limit(cert, limits) or confirmation.message) if confirmation.refused else confirmation.message
+
+
+def _text_problem(cert: dict, limits: Limits) -> str | None:
+    """Which limit the certificate's written text passes as the checker reads it (_as_written), or None."""
+    try:
+        return certify_checker.tree_problem(_as_written(cert, limits), _checker_limits(limits))
+    except certify_checker.Unreadable as err:
+        return str(err)
 
 
 # How certify_checker.limits ends a size cap's refusal (`certify verify --limit NAME=N` raises it)

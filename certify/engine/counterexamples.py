@@ -61,6 +61,7 @@ class Outcome:
     confirmed: bool  # the trusted checker re-derived the certificate
     message: str  # the checker's word
     summary: list[str] = field(default_factory=list)  # lines for the terminal, after the verdict's
+    refused: bool = False  # past the checker's limits: `certify verify` under them would refuse it unread
 
     @property
     def verdict(self) -> str:
@@ -127,12 +128,15 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
         confirmation = certificate.confirm(cert, limits) if decided else None
         return witness, found, cert, confirmation
 
-    (witness, found, cert, confirmation), _ = escalate(attempt, lambda result: bool(result[3] and result[3].ok),
-                                                       start, cap)
+    def done(result) -> bool:  # confirmed, or its text past a size or nesting limit, which more digits only lengthen
+        return bool(result[3] and (result[3].ok or result[3].refused and certificate.tree_limit(result[2], limits)))
+
+    (witness, found, cert, confirmation), _ = escalate(attempt, done, start, cap)
     if confirmation is None:  # undecided at the cap: the checker still reads what was found
         show("the checker")
         confirmation = certificate.confirm(cert, limits)
-    return Outcome(cert, confirmation.ok, confirmation.message, summarize(found, witness))
+    return Outcome(cert, confirmation.ok, certificate.said(confirmation, cert, limits), summarize(found, witness),
+                   confirmation.refused)
 
 
 def _admit(kind: str, inputs: dict, least: dict, start: int, limits: Limits) -> None:

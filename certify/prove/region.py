@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from flint import arb, ctx
@@ -154,17 +154,27 @@ def _ladder(profile: Profile) -> tuple[int, int, int]:
     return (start, cap if profile.claim is None else start, factor)
 
 
-def _first_closing(box, reduction, profile) -> tuple[str, int] | None:
+def _first_closing(box, reduction, profile, above: int = 0) -> tuple[str, int] | None:
+    """The first test of the menu that closes the box, and the first precision of the ladder at which one does.
+    above: the precision of a leaf the checker did not confirm; it is closed again at a higher rung of PRECISIONS,
+    for a claim too (the checker rounds its own way: more bits narrow what it loses, if not what the prover does),
+    or not at all past the ladder's cap."""
     methods = [m for m in ORDER if m in reduction.methods]
+    start, cap, factor = _ladder(profile) if not above else PRECISIONS
+    if above:
+        if above >= cap:
+            return None
+        start = min(above * factor, cap)
 
     def attempt(precision: int) -> tuple[str, str | None]:
         """("closed", method), ("final", None) where more bits change nothing, else ("more", None)."""
         for method in methods:
             if closing.closes(method, box, profile):
                 return "closed", method
-        return ("final" if profile.claim is not None or _gap_resolved(box, profile) else "more"), None
+        final = not above and (profile.claim is not None or _gap_resolved(box, profile))
+        return ("final" if final else "more"), None
 
-    (state, method), precision = escalate(attempt, lambda found: found[0] != "more", *_ladder(profile))
+    (state, method), precision = escalate(attempt, lambda found: found[0] != "more", start, cap, factor)
     return (method, precision) if state == "closed" else None
 
 
@@ -344,10 +354,59 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     result.seconds = time.monotonic() - start
     if progress is not None:  # the checker's replay of every leaf comes next: seconds for thousands of them
         progress(len(result.leaves), len(result.left), float(result.volume_proved), "the checker")
-    result.certificate = certificate(result)
-    confirmation = certificates.confirm(result.certificate, limits)
-    result.confirmed, result.message = confirmation.ok, confirmation.message
+    _confirm(result, axes, closed, limits)
     return result
+
+
+def _confirm(result: ProofResult, axes: dict, closed: dict, limits: Limits) -> None:
+    """Have the checker confirm the result's certificate (result.certificate, confirmed, message).  The checker
+    replays each leaf's test in its own code and rounds its own way: a leaf the prover closed by a unit of
+    rounding may not close there (a bound at L ~ 2^-52, at 53 bits).  As `certify check` escalates a precision
+    the checker cannot follow, the leaves it does not confirm (_rejected) are closed again a rung higher
+    (_first_closing) and the whole proof confirmed again, until it is, or a rejected leaf is at the ladder's cap
+    (or closes no more): the result then stays unconfirmed, with the checker's message."""
+    while True:
+        result.certificate = certificate(result)
+        confirmation = certificates.confirm(result.certificate, limits)
+        result.confirmed, result.message = confirmation.ok, certificates.said(confirmation, result.certificate, limits)
+        if confirmation.ok or confirmation.refused or result.verdict == VIOLATED_VERDICT:
+            return
+        rejected = _rejected(result, axes, result.leaves, limits)
+        again = [_first_closing(box, result.reduction, result.profile, above=precision)
+                 for box, _, precision in rejected]
+        if not rejected or None in again:
+            return
+        closed.update((box, closing_found) for (box, _, _), closing_found in zip(rejected, again))
+        result.tree, result.leaves, result.left = _preorder(result.reduction.root, axes, closed, set(result.left))
+
+
+def _rejected(result: ProofResult, axes: dict, leaves: list, limits: Limits) -> list:
+    """The leaves (box, method, precision) among `leaves` that the checker does not confirm: those of a certificate
+    that closes them alone (the paths from the root to them split, every other box open) that it rejects, halved
+    until a single leaf is (a few rejected leaves cost a few replays of the proof, not one a leaf)."""
+    if not leaves:
+        return []
+    closed = {box: (method, precision) for box, method, precision in leaves}
+    tree, kept, left = _preorder(result.reduction.root, _paths(result.reduction.root, axes, closed), closed, set())
+    part = replace(result, verdict=UNDECIDED if left else PROVED, tree=tree, leaves=kept, left=left)
+    if certificates.confirm(certificate(part), limits).ok:
+        return []
+    if len(leaves) == 1:
+        return list(leaves)
+    half = len(leaves) // 2
+    return _rejected(result, axes, leaves[:half], limits) + _rejected(result, axes, leaves[half:], limits)
+
+
+def _paths(root, axes: dict, boxes) -> dict:
+    """The split axes (box -> variable) of the boxes on the paths from the root to `boxes`."""
+    kept = {}
+    for box in boxes:
+        node = root
+        while node != box:
+            kept[node] = axes[node]
+            lower, upper = bnb.bisect(node, axes[node])
+            node = lower if all(lo <= b_lo and b_hi <= hi for (lo, hi), (b_lo, b_hi) in zip(lower, box)) else upper
+    return kept
 
 
 def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,

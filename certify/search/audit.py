@@ -388,7 +388,7 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign, s
         cert = certificate.read(path, spec.engine_limits)  # the campaign's, under which it was written
     except BadInput as err:
         return f"{where} is unreadable: {err}"
-    confirmation = certificate.confirm(cert, spec.engine_limits)
+    confirmation = certificate.confirm(cert, spec.engine_limits, written=False)  # read from its file, measured there
     if not confirmation.ok:
         return f"{where} is rejected by the checker: {confirmation.message}"
     if cert.get("verdict") != record["verdict"]:
@@ -606,6 +606,6 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
                             f"a campaign folder, not a certificate file ({name})")
     limits = given_limits(limits)
     cert = certificate.read(path, limits) if cert is None else cert
-    confirmation = certificate.confirm(cert, limits)
+    confirmation = certificate.confirm(cert, limits, written=False)  # read (a dict: as text) under the limits above
     return Verification(name, str(cert.get("kind", "inequality")), cert.get("verdict"), confirmation.ok,
                         confirmation.message, refused=confirmation.refused)
