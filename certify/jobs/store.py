@@ -161,7 +161,7 @@ def _foreign(folder: Path, outputs: tuple[str, ...]) -> bool:
             and first_run_leftovers(folder, outputs) is None)
 
 
-def _remove_first_run_leftovers(paths: list[Path]) -> None:
+def remove_first_run_leftovers(paths: list[Path]) -> None:
     """Remove first_run_leftovers: temporary files, and folders of nothing else."""
     for path in paths:
         if path.is_dir():
@@ -316,7 +316,7 @@ class Store:
         elif (left := first_run_leftovers(folder, outputs)) is None:
             raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
         else:  # new, or a run was killed there before its first manifest: nothing was committed
-            _remove_first_run_leftovers(left)
+            remove_first_run_leftovers(left)
             store = cls(folder, {**params, "chunks": []}, noun, outputs, running=True)
         (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
         if not manifest_path.is_file():
