@@ -261,6 +261,33 @@ def test_a_folder_that_is_not_an_attacks_is_refused(tmp_path, capsys):
     assert [path.name for path in tmp_path.iterdir()] == ["notes.txt"]
 
 
+
+@pytest.mark.parametrize("mine", [None, "notes.txt"])
+def test_a_folder_a_run_was_killed_in_before_it_wrote_its_parameters_is_a_new_one(tmp_path, capsys, mine):
+    """A run killed (SIGKILL) while writing attack.json leaves the lock file and the temporary file of that write:
+    nothing was committed, and the next run attacks there as in a new folder, removing them (verify of the folder
+    says so in one line); a file of the user's beside them keeps it refused and untouched."""
+    out = tmp_path / "a"
+    out.mkdir()
+    (out / ".lock").touch()
+    (out / f".{attack_folder.PARAMETERS}.4242-0badcafe.tmp").write_text('{"format": "attack')
+    if mine:
+        (out / mine).write_text("mine")
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    assert main(["verify", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and ("no run has committed anything" in err) == (mine is None), err
+    if mine:
+        assert main(small() + ["--out", str(out)]) == 2
+        assert "is not empty and is not an attack folder" in capsys.readouterr().err
+        assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+        return
+    fresh = tmp_path / "fresh"
+    assert main(small() + ["--out", str(out)]) == main(small() + ["--out", str(fresh)]) == 1
+    assert sorted(path.name for path in out.iterdir()) == sorted(path.name for path in fresh.iterdir())
+    assert (out / attack_folder.JOURNAL).read_bytes() == (fresh / attack_folder.JOURNAL).read_bytes()
+
+
 def test_the_results_of_an_earlier_versions_attack_are_named_so_and_left_alone(tmp_path, capsys):
     """An earlier version of certify wrote only the results (no parameters, no journal): not resumed, and said so."""
     out = tmp_path / "a1"

@@ -334,3 +334,80 @@ def test_stop_after_starts_no_chunk_beyond_the_one_that_reaches_it(tmp_path, wor
     """The chunks in flight when enough were committed all finished: up to twice the workers' chunks beyond it."""
     store, report = _run(tmp_path, workers, stop_after=4)
     assert report.decided == 6 and store.decided() == set(range(6))  # chunks of 3: the second reaches 4
+
+
+# --- a run killed before its first manifest ------------------------------------------------------
+
+def _killed_first_write(out: Path) -> dict[str, bytes]:
+    """Plant what a run killed (SIGKILL) while writing its first manifest.json leaves: the lock file, the hidden
+    temporary file of that write (cut short), an empty chunks/ and an empty folder of the job's certificates."""
+    out.mkdir()
+    (out / stores.LOCK).touch()
+    temporary = out / ".manifest.json.4242-0badcafe.tmp"
+    assert files.temporary(temporary.name)
+    temporary.write_text('{"format": "campaign/')
+    (out / "chunks").mkdir()
+    (out / "certificates").mkdir()
+    return {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("restart", [False, True])
+def test_a_folder_a_run_was_killed_in_before_its_first_manifest_is_started_afresh(tmp_path, capsys, restart):
+    """Nothing was committed: the next run starts the campaign there (not "not a campaign folder"), removing the
+    leftovers, and verify of the folder says in one line that no run committed anything."""
+    out = tmp_path / "c"
+    _killed_first_write(out)
+    assert main(["verify", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no run has committed anything" in err, err
+    assert main([*SMALL, "--out", str(out), *(["--restart"] if restart else [])]) == 0
+    assert not [p for p in out.rglob("*") if files.temporary(p.name)]
+    assert main(["verify", str(out), "-q"]) == 0
+    from certify.search import campaign
+
+    assert campaign.stored_parameters(out)["count"] == 4
+    assert jobs.Store.read(out, campaign.FORMAT, outputs=campaign.OUTPUTS).decided() == set(range(4))
+
+
+@pytest.mark.parametrize("restart", [False, True])
+@pytest.mark.parametrize("mine", ["notes.txt", "certificates/mine.json", "chunks/000000000.jsonl", "figures/"])
+def test_a_users_file_beside_a_killed_first_runs_leftovers_is_refused_and_kept(tmp_path, capsys, mine, restart):
+    """Anything but those leftovers keeps the folder refused, with --restart too, and nothing in it changes."""
+    out = tmp_path / "c"
+    _killed_first_write(out)
+    user = out / mine
+    user.mkdir() if mine.endswith("/") else user.write_text("the user's")
+    before = {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    kinds = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+    assert main([*SMALL, "--out", str(out), *(["--restart"] if restart else [])]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not empty and is not a campaign folder" in err, err
+    assert main(["verify", str(out), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "neither a certificate nor a campaign folder" in err, err
+    assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == kinds
+
+
+def test_a_run_killed_while_writing_its_first_manifest_does_not_block_the_next(tmp_path):
+    """The same with a real SIGKILL in the write of the first manifest.json (its rename never comes)."""
+    out = tmp_path / "c"
+    code = ("import os, sys, time; from certify.cli import main\n"
+            "real = os.replace\n"
+            "def held(source, target):\n"
+            "    if str(target).endswith('manifest.json'):\n"
+            "        print('writing', flush=True); time.sleep(60)\n"
+            "    real(source, target)\n"
+            "os.replace = held\n"
+            f"main({[*SMALL, '--out', str(out)]!r})\n")
+    writer = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert writer.stdout.readline().strip() == "writing"
+    finally:
+        writer.kill()
+        writer.wait()
+    left = sorted(p.name for p in out.iterdir())
+    assert stores.LOCK in left and "manifest.json" not in left and any(files.temporary(name) for name in left), left
+    assert main([*SMALL, "--out", str(out)]) == 0
+    assert main(["verify", str(out), "-q"]) == 0

@@ -188,6 +188,33 @@ def test_summary_counts_equal_certify_model_on_each_sentence(mixed_model, no_fig
     assert all(h["checker"].startswith("confirmed") for layer in record["layers"] for h in layer["heads"])
 
 
+
+@pytest.mark.parametrize("mine", [None, "notes.txt"])
+def test_a_folder_a_run_was_killed_in_before_its_first_manifest_is_started_afresh(mixed_model, no_figures, corpus_file,
+                                                                                  tmp_path, capsys, mine):
+    """What a run killed while writing its first manifest.json leaves (the lock file, the temporary file of that
+    write, empty folders of the run) is no "corpus run folder" refusal: the next run starts there as in a new
+    folder, and gives the folder an uninterrupted run gives; a file of the user's beside them keeps it refused."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / job_store.LOCK).touch()
+    (out / ".manifest.json.4242-0badcafe.tmp").write_text('{"format": "corpus')
+    (out / "chunks").mkdir()
+    (out / "certificates").mkdir()
+    if mine:
+        (out / mine).write_text("the user's")
+        before = sorted(str(p.relative_to(out)) for p in out.rglob("*"))
+        assert run_corpus(mixed_model, corpus_file, out) == 2
+        assert "is not empty and is not a corpus run folder" in capsys.readouterr().err
+        assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == before
+        assert (out / mine).read_text() == "the user's"
+        return
+    assert run_corpus(mixed_model, corpus_file, out) == 0
+    whole = tmp_path / "whole"
+    assert run_corpus(mixed_model, corpus_file, whole) == 0
+    assert folder_files(out) == folder_files(whole)
+
+
 def test_figures_are_drawn(mixed_model, corpus_file, tmp_path):
     out = tmp_path / "run"
     assert run_corpus(mixed_model, corpus_file, out, "--sentences", "1") == 0

@@ -9,7 +9,7 @@ record per index, whose "i" is the index, and named artefact texts).
 
 from certify.jobs.driver import Report, interrupted, run, started
 from certify.jobs.executors import KINDS, ProcessPool, executor, grid_chunks, task_key, worker_init
-from certify.jobs.store import ChunkResult, Edited, Store, another_kind, earlier, reading, stated_format
+from certify.jobs.store import ChunkResult, Edited, Store, another_kind, earlier, reading, stated_format, uncommitted
 
 __all__ = ["KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "another_kind", "earlier", "executor", "grid_chunks", "interrupted", "reading", "run",
-           "started", "stated_format", "task_key", "worker_init"]
+           "started", "stated_format", "task_key", "uncommitted", "worker_init"]

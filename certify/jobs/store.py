@@ -26,6 +26,9 @@ The folder holds nothing else: an entry at its top that is none of these, or a f
 manifest does not list, makes it refused when its records are read (Store.records), as the job refuses
 one in an output folder that no record names (Store.refuse_unnamed): a file put there would be browsed
 as the job's.  Only a killed run's hidden temporary files pass (files.temporary), and a run removes them.
+A folder without manifest.json that holds nothing but what a run killed before its first manifest leaves (the
+lock file, temporary files, empty folders of the job: first_run_leftovers) is a new folder: no run committed
+anything there, and a run starts the job in it, removing those leftovers.
 """
 
 from __future__ import annotations
@@ -127,14 +130,50 @@ def digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()
 
 
-def _foreign(folder: Path) -> bool:
-    """A folder that holds something, but no job's manifest (the lock file aside)."""
+def first_run_leftovers(folder: Path, outputs: tuple[str, ...]) -> list[Path] | None:
+    """What a run killed before it wrote its first manifest leaves at the top of `folder` besides the lock file,
+    when that is all the folder holds: the hidden temporary files of interrupted writes (files.temporary) and the
+    job's folders (chunks/, those of `outputs`) holding at most such files; else None (a user's file is never
+    taken for one).  No manifest.json: such a folder holds nothing any run committed."""
+    def hidden_temporary(path: Path) -> bool:
+        return path.is_file() and not path.is_symlink() and files.temporary(path.name)
+
+    left = []
+    for path in folder.iterdir():
+        if path.name == LOCK:
+            continue
+        ours = path.name in (CHUNKS, *outputs) and path.is_dir() and not path.is_symlink()
+        if not (hidden_temporary(path) or ours and all(hidden_temporary(inner) for inner in path.iterdir())):
+            return None
+        left.append(path)
+    return left
+
+
+def uncommitted(folder: Path, outputs: tuple[str, ...]) -> bool:
+    """Whether `folder` is one a run began (its lock file) and was killed in before it committed anything: it holds
+    nothing but first_run_leftovers (no manifest)."""
+    return (folder / LOCK).is_file() and first_run_leftovers(folder, outputs) is not None
+
+
+def _foreign(folder: Path, outputs: tuple[str, ...]) -> bool:
+    """A folder that holds something, but no job's manifest (a killed first run's leftovers aside)."""
     return (folder.is_dir() and not (folder / MANIFEST).is_file()
-            and any(path.name != LOCK for path in folder.iterdir()))
+            and first_run_leftovers(folder, outputs) is None)
+
+
+def remove_first_run_leftovers(paths: list[Path]) -> None:
+    """Remove first_run_leftovers: temporary files, and folders of nothing else."""
+    for path in paths:
+        if path.is_dir():
+            for inner in path.iterdir():
+                inner.unlink()
+            path.rmdir()
+        else:
+            path.unlink()
 
 
 def discard_begun(folder: Path, made: bool, lock) -> None:
-    """Remove what a run put in a folder it found empty (but for a lock file: _foreign) while it still holds `lock`,
+    """Remove what a run put in a folder it found new (_foreign) while it still holds `lock`,
     then release it, and remove the folder too when the run made it (unless another run began there meanwhile):
     a run stopped by bad input writes nothing."""
     for path in folder.iterdir():
@@ -224,13 +263,13 @@ class Store:
         # else is looked at (a run that has just begun to fill the folder is "in use", not "not empty").
         lock = locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
         try:
-            if lock is None and _foreign(folder):
+            if lock is None and _foreign(folder, outputs):
                 raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
             made = not folder.exists()
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
-            new = not (folder / MANIFEST).exists()  # and, not foreign, the folder held nothing but a lock file
+            new = not (folder / MANIFEST).exists()  # and, not foreign, the folder held only a killed first run's leftovers
             store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
         except BaseException:
             if lock is not None:
@@ -274,9 +313,10 @@ class Store:
             if store._unwritten_last():  # a killed run recorded the chunk, not its file
                 store.manifest["chunks"].pop()
                 store._write_manifest()
-        elif _foreign(folder):
+        elif (left := first_run_leftovers(folder, outputs)) is None:
             raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
-        else:
+        else:  # new, or a run was killed there before its first manifest: nothing was committed
+            remove_first_run_leftovers(left)
             store = cls(folder, {**params, "chunks": []}, noun, outputs, running=True)
         (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
         if not manifest_path.is_file():

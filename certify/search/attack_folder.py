@@ -15,6 +15,9 @@
                     files of a counterexample are removed by a run that certified none
     .lock           held (flock) by the one run that writes the folder (certify.jobs.store.locked)
 
+A folder without attack.json that holds only what a run killed in its first write of it leaves (the lock
+file, the temporary file of that write) is a new folder: a run starts the attack there, removing them.
+
 Resuming.  The search is a function of its seed, of the values its objective returns and, for a time
 budget, of its clock readings.  A resumed run performs it again from the start and takes each of those
 from the journal, in order, instead of computing (or reading) it: the k journaled evaluations are not
@@ -52,7 +55,7 @@ import numpy as np
 from certify.core import config, files, jsonfile
 from certify.engine import certificate
 from certify.errors import BadInput
-from certify.jobs.store import LOCK, discard_begun, locked
+from certify.jobs.store import LOCK, discard_begun, first_run_leftovers, locked, remove_first_run_leftovers
 from certify.search.objective import Evaluation
 
 if TYPE_CHECKING:
@@ -250,8 +253,9 @@ RESULTS = frozenset({"best.json", "tightest.json", "summary.json", COUNTEREXAMPL
 
 
 def _foreign(folder: Path) -> bool:
-    """A folder that holds something, but no attack's parameters (the lock file aside)."""
-    return not (folder / PARAMETERS).is_file() and any(path.name != LOCK for path in folder.iterdir())
+    """A folder that holds something, but no attack's parameters (aside from what a run killed in its first write of
+    them leaves: the lock file, the temporary file of that write)."""
+    return not (folder / PARAMETERS).is_file() and first_run_leftovers(folder, ()) is None
 
 
 def _not_ours(folder: Path) -> BadInput:
@@ -333,8 +337,9 @@ def _check_parameters(folder: Path, params: dict) -> None:
     """BadInput unless the folder is new or holds the attack of `params`."""
     path = folder / PARAMETERS
     if not path.is_file():
-        if _foreign(folder):  # filled between the first look and the lock
+        if (left := first_run_leftovers(folder, ())) is None:  # filled between the first look and the lock
             raise _not_ours(folder)
+        remove_first_run_leftovers(left)  # a run killed before it wrote attack.json: nothing was committed
         return
     stored = jsonfile.read(path, str(path), raise_with=None)
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:

@@ -106,6 +106,11 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         if (folder / RUN_RESULTS).is_file() and (folder / PAGE).is_file():
             raise BadInput(f"{folder}: the report folder of `certify run`, not a campaign's; its page {folder / PAGE} "
                            "gives the `certify verify` command of every certificate and campaign in it")
+        if jobs.uncommitted(folder, campaigns.OUTPUTS):
+            with jobs.reading(folder, noun="campaign"):  # a run that is beginning there now: "being written"
+                pass
+            raise BadInput(f"{folder}: no run has committed anything in this folder (the run that began it was stopped "
+                           "before it wrote manifest.json): nothing to verify; run its command again to start it")
         raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
     stated = jobs.stated_format(manifest_path)
     if jobs.another_kind(stated, campaigns.FORMAT):
