@@ -61,9 +61,10 @@ def test_the_forger_states_what_the_checker_computes(wu):
     assert certify_checker.verify(_forged(wu, lambda c: None)).ok
 
 
-@pytest.mark.parametrize("cuts", [["2", "9/2"], ["8/5", "9/5", "9/2"]])
+@pytest.mark.parametrize("cuts", [["2", "9/2"], [f"{k}/1000" for k in range(1700, 1801)] + ["9/2"]])
 def test_a_trapping_arc_over_A_is_rejected_whichever_piece_holds_A(wu, cuts):
-    """0 < f' < 1 on every piece, the last one too: f'(A) > 1 (mpmath), and A = 2 pi / 3 lies in the arc."""
+    """0 < f' < 1 on every piece, the last one too (the pieces before it, on [1.7, 1.8], pass): f'(A) > 1 (mpmath),
+    and A = 2 pi / 3 lies in the arc."""
     assert _f_prime(mp.mpf(2), 2 * mp.pi / 3) > 1
     assert _mp(cuts[-2]) < 2 * mp.pi / 3 < _mp(cuts[-1])
     ok, why = _verdict(_forged(wu, lambda c: c["witness"].update(trapping_cuts=cuts)))
