@@ -1,0 +1,57 @@
+"""The witness-free counterexample checkers (expansive-v, residual-far) on genuine certificates forged one way
+each, their digest redone as a forger would: the checker re-derives the verdict and rejects each forgery."""
+
+from __future__ import annotations
+
+import argparse
+import copy
+
+import pytest
+
+import certify_checker as checker
+from certify_checker import expansive_v as checked_expansive_v
+from certify.studies.thesis import expansive_v
+from certify.studies.thesis import residual_far
+
+
+def rehash(cert: dict) -> dict:
+    cert["inputs_sha256"] = checker.counterexample.digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    return cert
+
+
+@pytest.fixture(scope="module")
+def grow_cert():
+    cert = expansive_v.build(argparse.Namespace(rho="2", layers="3", lam=None)).certificate
+    assert cert["verdict"] == "certified" and checker.verify(cert).ok
+    return cert
+
+
+def test_equal_diameters_are_no_growth(grow_cert):
+    """Two equal tokens stay equal (D = 0 at every layer): D(X_1) > D(X_0) is false, proven so exactly, though the
+    two balls are equal; a certificate restated on them as certified is rejected."""
+    cert = copy.deepcopy(grow_cert)
+    cert["inputs"]["config"]["X"] = [["1", "0"], ["1", "0"]]
+    found = checked_expansive_v.evaluate(cert["inputs"], {})
+    assert found.refuted == ["D(X_1) > D(X_0)"], found
+    assert not checker.verify(rehash(cert)).ok
+
+
+def test_a_residual_layer_is_not_the_claim_s_stack(grow_cert):
+    """X' = X + P X V^T still grows here, but it is not the stack the claim is about: not certified, though the
+    digest is redone."""
+    cert = copy.deepcopy(grow_cert)
+    for layer in cert["inputs"]["config"]["layers"]:
+        layer["residual"] = True
+    found = checked_expansive_v.evaluate(cert["inputs"], {})
+    assert found.verdict == "undecided", found
+    assert not checker.verify(rehash(cert)).ok
+
+
+@pytest.mark.parametrize("build", [
+    lambda: expansive_v.build(argparse.Namespace(rho="2", layers="3", lam=None)).certificate,
+    lambda: residual_far.build(argparse.Namespace(q="0.1", lam=None)).certificate], ids=["expansive-v", "residual-far"])
+def test_a_stated_witness_is_refused(build):
+    """These kinds read no witness: one stated (and hashed) is a field nobody checks, refused."""
+    cert = build()
+    cert["witness"] = {"note": "1"}
+    assert not checker.verify(rehash(cert)).ok
