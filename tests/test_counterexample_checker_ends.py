@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 import copy
+from fractions import Fraction
 
 import pytest
+from flint import ctx
+from mpmath import mp
 
 import certify_checker as checker
 from certify_checker import expansive_v as checked_expansive_v
+from certify_checker import residual_far as checked_residual_far
 from certify.studies.thesis import expansive_v
 from certify.studies.thesis import residual_far
 
@@ -55,3 +59,22 @@ def test_a_stated_witness_is_refused(build):
     cert = build()
     cert["witness"] = {"note": "1"}
     assert not checker.verify(rehash(cert)).ok
+
+
+def test_a_q_just_below_the_ratio_is_not_certified():
+    """q 10^-60 below the true ratio D'/D = 2 / (e^3 + 1) (mpmath, 80 digits): D' <= q D is false, and at 64 bits the
+    balls of D' and q D overlap, so only their ends, not their midpoints, decide it (undecided).  Restated as
+    certified, with the values the checker computes and the digest redone, it is rejected."""
+    with mp.workdps(80):
+        true = 2 / (mp.e ** 3 + 1)
+        q = Fraction(mp.nstr(true - mp.mpf(10) ** -60, 75))
+        assert mp.mpf(q.numerator) / q.denominator < true
+    cert = copy.deepcopy(residual_far.build(argparse.Namespace(q="0.1", lam=None)).certificate)
+    cert["inputs"]["q"] = str(q)
+    with ctx.workprec(cert["precision"]):
+        found = checked_residual_far.evaluate(cert["inputs"], {})
+    cert["values"] = {name: value.str(30, radius=True) for name, value in found.values.items()}
+    cert["claims"] = found.claims
+    assert found.verdict == "undecided", found
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "finds undecided" in confirmation.message, confirmation
