@@ -186,3 +186,38 @@ def test_the_cli_shows_its_stages_on_stderr_and_is_silenced_by_q(capsys):
         assert stage in captured.err, captured.err
     assert main(["counterexample", "ln-equilibria", "--n", "2", "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+# the tamperings the checker evaluates (a changed n or a lowered dim is a malformed witness, refused before)
+WITNESS_TAMPERINGS = ["changed w", "moved box", "flipped chain token", "duplicated equilibrium", "gram shift too large"]
+
+
+@pytest.mark.parametrize("name", WITNESS_TAMPERINGS)
+def test_tampered_certificates_restated_as_a_forger_would_are_rejected(cert, name):
+    """A forger restates the claims and values the checker computes for the tampered witness, keeps "certified"
+    and redoes the digest: the checker must still reject each tampering by re-deriving the enclosures, the lam > 0,
+    the ranks and their distinctness."""
+    from certify_checker import counterexample
+    changed = _tampered(cert, TAMPERINGS[name])
+    with ctx.workprec(changed["precision"]):
+        found = checker.evaluate(changed["inputs"], changed["witness"])
+    changed["claims"] = found.claims
+    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
+    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
+                                                     changed["precision"])
+    ok, message = checker.verify(changed)
+    assert not ok and "digest" not in message and "finds" in message, message
+
+
+def test_an_untampered_certificate_restated_so_is_confirmed(cert):
+    """The restatement alone (claims, values, digest as the checker computes them) keeps a genuine one confirmed:
+    the tamperings above are rejected for what they change."""
+    from certify_checker import counterexample
+    changed = copy.deepcopy(cert)
+    with ctx.workprec(changed["precision"]):
+        found = checker.evaluate(changed["inputs"], changed["witness"])
+    changed["claims"] = found.claims
+    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
+    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
+                                                     changed["precision"])
+    assert checker.verify(changed)[0]
