@@ -221,3 +221,30 @@ def test_an_untampered_certificate_restated_so_is_confirmed(cert):
     changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
                                                      changed["precision"])
     assert checker.verify(changed)[0]
+
+
+def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
+    """Dims must not decrease: token i's system is solved on V_(m_i), which must hold s_(i-1).  A forger keeps the
+    first two tokens (dims 1, 2) of an equilibrium and gives the third dim 1 with a box its restricted system passes
+    (y = 1, lam = 1 + the last coordinate of s): no equilibrium (mpmath), and the witness is refused although its
+    claims, values and digest are stated as the checker would."""
+    from certify_checker import counterexample
+    from certify_checker.exact import ball
+    entry = next(e for e in cert["witness"]["equilibria"] if e["tokens"][1]["dim"] == 2)
+    first, second = entry["tokens"][:2]
+    s_last = sum((Fraction(lo) + Fraction(hi)) / 2 for lo, hi in (first["box"][-2], second["box"][-2]))
+    eps = Fraction(1, 1000)
+    third = {"dim": 1, "box": [[str(1 - eps), str(1 + eps)], [str(1 + s_last - eps), str(1 + s_last + eps)]]}
+    listed = {"tokens": [first, second, third], "gram_shift": "1/16"}
+    X = midpoint_matrix(listed, 3)
+    assert mp.mnorm(post_ln_layer(X, mp.mpf(3)) - X, 1) > mp.mpf(1) / 10  # not a fixed point
+    forged = copy.deepcopy(cert)
+    forged["witness"] = {"equilibria": [listed]}
+    bound = Fraction(3) / (3 - Fraction(2, 9))
+    forged["claims"] = checker.claims(3, Fraction(3), {1: 1}, bound)
+    with ctx.workprec(forged["precision"]):
+        forged["values"] = {"stable_rank_bound": ball(bound).str(30, radius=True)}
+    forged["inputs_sha256"] = counterexample.digest(forged["kind"], forged["inputs"], forged["witness"],
+                                                    forged["precision"])
+    ok, message = checker.verify(forged)
+    assert not ok and "nondecreasing" in message, message
