@@ -228,8 +228,6 @@ def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
     first two tokens (dims 1, 2) of an equilibrium and gives the third dim 1 with a box its restricted system passes
     (y = 1, lam = 1 + the last coordinate of s): no equilibrium (mpmath), and the witness is refused although its
     claims, values and digest are stated as the checker would."""
-    from certify_checker import counterexample
-    from certify_checker.exact import ball
     entry = next(e for e in cert["witness"]["equilibria"] if e["tokens"][1]["dim"] == 2)
     first, second = entry["tokens"][:2]
     s_last = sum((Fraction(lo) + Fraction(hi)) / 2 for lo, hi in (first["box"][-2], second["box"][-2]))
@@ -238,13 +236,35 @@ def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
     listed = {"tokens": [first, second, third], "gram_shift": "1/16"}
     X = midpoint_matrix(listed, 3)
     assert mp.mnorm(post_ln_layer(X, mp.mpf(3)) - X, 1) > mp.mpf(1) / 10  # not a fixed point
+    forged = _stated_as_the_checker_would(cert, listed)
+    ok, message = checker.verify(forged)
+    assert not ok and "nondecreasing" in message, message
+
+
+def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
+    """The certificate with one listed equilibrium (below full rank) as its witness, the claims and values the
+    checker states for it and the digest redone: a forger's certificate."""
+    from certify_checker import counterexample
+    from certify_checker.exact import ball
+    n, w = cert["inputs"]["n"], Fraction(cert["inputs"]["w"])
     forged = copy.deepcopy(cert)
     forged["witness"] = {"equilibria": [listed]}
-    bound = Fraction(3) / (3 - Fraction(2, 9))
-    forged["claims"] = checker.claims(3, Fraction(3), {1: 1}, bound)
+    bound = Fraction(n) / (n - Fraction(n - 1) / w**2)
+    forged["claims"] = checker.claims(n, w, {listed["tokens"][-1]["dim"]: 1}, bound)
     with ctx.workprec(forged["precision"]):
         forged["values"] = {"stable_rank_bound": ball(bound).str(30, radius=True)}
     forged["inputs_sha256"] = counterexample.digest(forged["kind"], forged["inputs"], forged["witness"],
                                                     forged["precision"])
-    ok, message = checker.verify(forged)
-    assert not ok and "nondecreasing" in message, message
+    return forged
+
+
+def test_a_solution_with_lam_not_positive_is_no_equilibrium():
+    """Token 1 = -x_0 solves s W_V = lam x with lam = 0 (s = x_0 + x_1 = 0), a unique solution in its box, but LN(0)
+    is undefined: no equilibrium.  The checker requires lam > 0 proven and rejects it, stated as it would be."""
+    cert = build(2, "2")
+    first = cert["witness"]["equilibria"][0]["tokens"][0]
+    assert first["dim"] == 1 and Fraction(first["box"][0][0]) > 0  # x_0 = e_1
+    eps = Fraction(1, 1000)
+    second = {"dim": 1, "box": [[str(-1 - eps), str(-1 + eps)], [str(-eps), str(eps)]]}
+    ok, message = checker.verify(_stated_as_the_checker_would(cert, {"tokens": [first, second], "gram_shift": "1/16"}))
+    assert not ok and "lam > 0 is not proven" in message, message
