@@ -268,3 +268,18 @@ def test_a_solution_with_lam_not_positive_is_no_equilibrium():
     second = {"dim": 1, "box": [[str(-1 - eps), str(-1 + eps)], [str(-eps), str(eps)]]}
     ok, message = checker.verify(_stated_as_the_checker_would(cert, {"tokens": [first, second], "gram_shift": "1/16"}))
     assert not ok and "lam > 0 is not proven" in message, message
+
+
+def test_a_box_holding_two_solutions_is_not_certified():
+    """Token 0 solves y = lam y, y^2 = 1 (s = 0, dim 1): (y, lam) = (1, 1) and (-1, 1) both lie in the box
+    [-21/20, 19/10] x [1/2, 3/2], so no uniqueness holds there, though a Newton step from its centre stays inside.
+    Krawczyk's image over the whole box (its spread U - c as balls) is not inside it: rejected."""
+    cert = build(2, "2")
+    listed = copy.deepcopy(cert["witness"]["equilibria"][0])
+    assert [t["dim"] for t in listed["tokens"]] == [1, 1]
+    listed["tokens"][0]["box"] = [["-21/20", "19/10"], ["1/2", "3/2"]]
+    listed["tokens"][1]["box"] = [["1/2", "3/2"], ["3/2", "7/2"]]
+    for y in (Fraction(1), Fraction(-1)):  # both solve token 0's equations inside its box
+        assert y == 1 * y and y * y == 1 and Fraction(-21, 20) <= y <= Fraction(19, 10)
+    ok, message = checker.verify(_stated_as_the_checker_would(cert, listed))
+    assert not ok and "token 0: the Krawczyk test fails" in message, message
