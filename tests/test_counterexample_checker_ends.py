@@ -78,3 +78,22 @@ def test_a_q_just_below_the_ratio_is_not_certified():
     assert found.verdict == "undecided", found
     confirmation = checker.verify(rehash(cert))
     assert not confirmation.ok and "finds undecided" in confirmation.message, confirmation
+
+
+def test_a_step_too_close_to_call_is_not_refuted(grow_cert):
+    """With rho = 2 and A = lam I, D_0 = 2: D_1 = 2 tanh(lam) D_0 (tests/test_counterexamples_thesis.py).  lam 10^-40
+    above atanh(1/2) makes D_1 > D_0 true (mpmath) by less than 64 bits resolve: undecided, not refuted; a
+    certificate stating "refuted" there, with the digest redone, is rejected."""
+    with mp.workdps(80):
+        lam = Fraction(mp.nstr(mp.atanh(mp.mpf(1) / 2) + mp.mpf(10) ** -40, 75))
+        assert 2 * mp.tanh(mp.mpf(lam.numerator) / lam.denominator) > 1
+    cert = copy.deepcopy(grow_cert)
+    layer = cert["inputs"]["config"]["layers"][0]
+    layer["A"] = [[str(lam), "0"], ["0", str(lam)]]
+    cert["inputs"]["config"]["layers"] = [layer]
+    with ctx.workprec(cert["precision"]):
+        found = checked_expansive_v.evaluate(cert["inputs"], {})
+    assert found.verdict == "undecided", found
+    cert.update(verdict="refuted", claims=found.claims, values={})
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "finds undecided" in confirmation.message, confirmation
