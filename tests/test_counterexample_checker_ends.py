@@ -97,3 +97,19 @@ def test_a_step_too_close_to_call_is_not_refuted(grow_cert):
     cert.update(verdict="refuted", claims=found.claims, values={})
     confirmation = checker.verify(rehash(cert))
     assert not confirmation.ok and "finds undecided" in confirmation.message, confirmation
+
+
+@pytest.mark.parametrize("verdict", ["certified", "refuted"])
+def test_a_layer_without_its_residual_is_not_the_claim_s_layer(verdict):
+    """residual.far is about X' = X + P X V^T: with the residual taken away the layer is another one, and whatever
+    its diameters give, neither verdict is the claim's; stated with the values the checker computes and the digest
+    redone, both are rejected."""
+    cert = copy.deepcopy(residual_far.build(argparse.Namespace(q="0.1", lam=None)).certificate)
+    del cert["inputs"]["config"]["layers"][0]["residual"]
+    with ctx.workprec(cert["precision"]):
+        found = checked_residual_far.evaluate(cert["inputs"], {})
+    assert found.verdict == "undecided", found
+    cert.update(verdict=verdict, claims=found.claims,
+                values={name: value.str(30, radius=True) for name, value in found.values.items()})
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "finds undecided (one residual layer" in confirmation.message, confirmation
