@@ -256,6 +256,17 @@ def test_canonical_bounds_round_trip_and_the_checker_renders_them_alike(text):
     assert checker_bound.canonical(parsed.text) == parsed.text
 
 
+@pytest.mark.parametrize("text", ["(-a)**2", "(-D)**3 + 1", "-a**2", "(-2)**2", "a - (D - n)", "(a**2)**3", "a**-2",
+                                  "a/(D*n)", "-(a - D)"])
+def test_the_checker_keeps_the_parentheses_that_change_a_bound_s_reading(text):
+    """(-a)**2 and -a**2 are two bounds (Python reads the second as -(a**2)): the checker's canonical text of each
+    is itself, and reads as the same tree, so a certificate's bound is never re-read as the other."""
+    import ast
+    assert expr.parse(text).text == text
+    assert checker_bound.canonical(text) == text
+    assert ast.dump(ast.parse(checker_bound.canonical(text), mode="eval")) == ast.dump(ast.parse(text, mode="eval"))
+
+
 @settings(max_examples=60, deadline=None)
 @given(text=trees(), junk=st.sampled_from(["# ", "#", "\x1b[2K\r", "\x1b[8m", "\t", "\x00", "\u200b", "\u00a0",
                                            "\r", "\n", "\\", "\U0001d403"]), where=st.floats(0, 1))

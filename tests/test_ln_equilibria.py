@@ -186,3 +186,100 @@ def test_the_cli_shows_its_stages_on_stderr_and_is_silenced_by_q(capsys):
         assert stage in captured.err, captured.err
     assert main(["counterexample", "ln-equilibria", "--n", "2", "-q"]) == 0
     assert capsys.readouterr().err == ""
+
+
+# the tamperings the checker evaluates (a changed n or a lowered dim is a malformed witness, refused before)
+WITNESS_TAMPERINGS = ["changed w", "moved box", "flipped chain token", "duplicated equilibrium", "gram shift too large"]
+
+
+@pytest.mark.parametrize("name", WITNESS_TAMPERINGS)
+def test_tampered_certificates_restated_as_a_forger_would_are_rejected(cert, name):
+    """A forger restates the claims and values the checker computes for the tampered witness, keeps "certified"
+    and redoes the digest: the checker must still reject each tampering by re-deriving the enclosures, the lam > 0,
+    the ranks and their distinctness."""
+    from certify_checker import counterexample
+    changed = _tampered(cert, TAMPERINGS[name])
+    with ctx.workprec(changed["precision"]):
+        found = checker.evaluate(changed["inputs"], changed["witness"])
+    changed["claims"] = found.claims
+    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
+    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
+                                                     changed["precision"])
+    ok, message = checker.verify(changed)
+    assert not ok and "digest" not in message and "finds" in message, message
+
+
+def test_an_untampered_certificate_restated_so_is_confirmed(cert):
+    """The restatement alone (claims, values, digest as the checker computes them) keeps a genuine one confirmed:
+    the tamperings above are rejected for what they change."""
+    from certify_checker import counterexample
+    changed = copy.deepcopy(cert)
+    with ctx.workprec(changed["precision"]):
+        found = checker.evaluate(changed["inputs"], changed["witness"])
+    changed["claims"] = found.claims
+    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
+    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
+                                                     changed["precision"])
+    assert checker.verify(changed)[0]
+
+
+def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
+    """Dims must not decrease: token i's system is solved on V_(m_i), which must hold s_(i-1).  A forger keeps the
+    first two tokens (dims 1, 2) of an equilibrium and gives the third dim 1 with a box its restricted system passes
+    (y = 1, lam = 1 + the last coordinate of s): no equilibrium (mpmath), and the witness is refused although its
+    claims, values and digest are stated as the checker would."""
+    entry = next(e for e in cert["witness"]["equilibria"] if e["tokens"][1]["dim"] == 2)
+    first, second = entry["tokens"][:2]
+    s_last = sum((Fraction(lo) + Fraction(hi)) / 2 for lo, hi in (first["box"][-2], second["box"][-2]))
+    eps = Fraction(1, 1000)
+    third = {"dim": 1, "box": [[str(1 - eps), str(1 + eps)], [str(1 + s_last - eps), str(1 + s_last + eps)]]}
+    listed = {"tokens": [first, second, third], "gram_shift": "1/16"}
+    X = midpoint_matrix(listed, 3)
+    assert mp.mnorm(post_ln_layer(X, mp.mpf(3)) - X, 1) > mp.mpf(1) / 10  # not a fixed point
+    forged = _stated_as_the_checker_would(cert, listed)
+    ok, message = checker.verify(forged)
+    assert not ok and "nondecreasing" in message, message
+
+
+def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
+    """The certificate with one listed equilibrium (below full rank) as its witness, the claims and values the
+    checker states for it and the digest redone: a forger's certificate."""
+    from certify_checker import counterexample
+    from certify_checker.exact import ball
+    n, w = cert["inputs"]["n"], Fraction(cert["inputs"]["w"])
+    forged = copy.deepcopy(cert)
+    forged["witness"] = {"equilibria": [listed]}
+    bound = Fraction(n) / (n - Fraction(n - 1) / w**2)
+    forged["claims"] = checker.claims(n, w, {listed["tokens"][-1]["dim"]: 1}, bound)
+    with ctx.workprec(forged["precision"]):
+        forged["values"] = {"stable_rank_bound": ball(bound).str(30, radius=True)}
+    forged["inputs_sha256"] = counterexample.digest(forged["kind"], forged["inputs"], forged["witness"],
+                                                    forged["precision"])
+    return forged
+
+
+def test_a_solution_with_lam_not_positive_is_no_equilibrium():
+    """Token 1 = -x_0 solves s W_V = lam x with lam = 0 (s = x_0 + x_1 = 0), a unique solution in its box, but LN(0)
+    is undefined: no equilibrium.  The checker requires lam > 0 proven and rejects it, stated as it would be."""
+    cert = build(2, "2")
+    first = cert["witness"]["equilibria"][0]["tokens"][0]
+    assert first["dim"] == 1 and Fraction(first["box"][0][0]) > 0  # x_0 = e_1
+    eps = Fraction(1, 1000)
+    second = {"dim": 1, "box": [[str(-1 - eps), str(-1 + eps)], [str(-eps), str(eps)]]}
+    ok, message = checker.verify(_stated_as_the_checker_would(cert, {"tokens": [first, second], "gram_shift": "1/16"}))
+    assert not ok and "lam > 0 is not proven" in message, message
+
+
+def test_a_box_holding_two_solutions_is_not_certified():
+    """Token 0 solves y = lam y, y^2 = 1 (s = 0, dim 1): (y, lam) = (1, 1) and (-1, 1) both lie in the box
+    [-21/20, 19/10] x [1/2, 3/2], so no uniqueness holds there, though a Newton step from its centre stays inside.
+    Krawczyk's image over the whole box (its spread U - c as balls) is not inside it: rejected."""
+    cert = build(2, "2")
+    listed = copy.deepcopy(cert["witness"]["equilibria"][0])
+    assert [t["dim"] for t in listed["tokens"]] == [1, 1]
+    listed["tokens"][0]["box"] = [["-21/20", "19/10"], ["1/2", "3/2"]]
+    listed["tokens"][1]["box"] = [["1/2", "3/2"], ["3/2", "7/2"]]
+    for y in (Fraction(1), Fraction(-1)):  # both solve token 0's equations inside its box
+        assert y == 1 * y and y * y == 1 and Fraction(-21, 20) <= y <= Fraction(19, 10)
+    ok, message = checker.verify(_stated_as_the_checker_would(cert, listed))
+    assert not ok and "token 0: the Krawczyk test fails" in message, message
