@@ -197,30 +197,30 @@ def test_tampered_certificates_restated_as_a_forger_would_are_rejected(cert, nam
     """A forger restates the claims and values the checker computes for the tampered witness, keeps "certified"
     and redoes the digest: the checker must still reject each tampering by re-deriving the enclosures, the lam > 0,
     the ranks and their distinctness."""
-    from certify_checker import counterexample
-    changed = _tampered(cert, TAMPERINGS[name])
-    with ctx.workprec(changed["precision"]):
-        found = checker.evaluate(changed["inputs"], changed["witness"])
-    changed["claims"] = found.claims
-    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
-    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
-                                                     changed["precision"])
-    ok, message = checker.verify(changed)
+    ok, message = checker.verify(_restated(_tampered(cert, TAMPERINGS[name])))
     assert not ok and "digest" not in message and "finds" in message, message
 
 
 def test_an_untampered_certificate_restated_so_is_confirmed(cert):
     """The restatement alone (claims, values, digest as the checker computes them) keeps a genuine one confirmed:
     the tamperings above are rejected for what they change."""
+    assert checker.verify(_restated(copy.deepcopy(cert)))[0]
+
+
+def _redigested(cert: dict) -> dict:
+    """cert with its digest redone, as a forger does after an edit."""
     from certify_checker import counterexample
-    changed = copy.deepcopy(cert)
-    with ctx.workprec(changed["precision"]):
-        found = checker.evaluate(changed["inputs"], changed["witness"])
-    changed["claims"] = found.claims
-    changed["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
-    changed["inputs_sha256"] = counterexample.digest(changed["kind"], changed["inputs"], changed["witness"],
-                                                     changed["precision"])
-    assert checker.verify(changed)[0]
+    cert["inputs_sha256"] = counterexample.digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    return cert
+
+
+def _restated(cert: dict) -> dict:
+    """cert stating the claims and values the checker computes for its witness, its digest redone: a forger's."""
+    with ctx.workprec(cert["precision"]):
+        found = checker.evaluate(cert["inputs"], cert["witness"])
+    cert["claims"] = found.claims
+    cert["values"] = {key: value.str(30, radius=True) for key, value in found.values.items()}
+    return _redigested(cert)
 
 
 def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
@@ -244,7 +244,6 @@ def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
 def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
     """The certificate with one listed equilibrium (below full rank) as its witness, the claims and values the
     checker states for it and the digest redone: a forger's certificate."""
-    from certify_checker import counterexample
     from certify_checker.exact import ball
     n, w = cert["inputs"]["n"], Fraction(cert["inputs"]["w"])
     forged = copy.deepcopy(cert)
@@ -253,9 +252,7 @@ def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
     forged["claims"] = checker.claims(n, w, {listed["tokens"][-1]["dim"]: 1}, bound)
     with ctx.workprec(forged["precision"]):
         forged["values"] = {"stable_rank_bound": ball(bound).str(30, radius=True)}
-    forged["inputs_sha256"] = counterexample.digest(forged["kind"], forged["inputs"], forged["witness"],
-                                                    forged["precision"])
-    return forged
+    return _redigested(forged)
 
 
 def test_a_solution_with_lam_not_positive_is_no_equilibrium():
