@@ -435,8 +435,8 @@ class Store:
 
     def refuse_unnamed(self, output: str, named: set[str], pending: Callable[[str], bool], *,
                        unnamed: str = "no record names") -> None:
-        """Refuse the folder (self.corrupt, naming the file: "... is a file `unnamed`") when the output folder
-        `output` (TOP: the folder itself) holds an entry whose name is not in `named` (the names the records
+        """Refuse the folder (self.corrupt, naming the entry: "... is a file `unnamed`", or a folder) when the
+        output folder `output` (TOP: the folder itself) holds an entry whose name is not in `named` (the names the records
         give): a certificate no record names would be browsed as one the job found.  Two kinds are a killed
         run's and pass: the hidden temporary file of an interrupted write (files.temporary), and a name for which
         `pending(name)` says it is the artefact of an index not yet decided, which a run killed between writing
