@@ -218,20 +218,24 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
 
 
-def test_another_jobs_folder_is_named_for_what_it_is(tmp_path, capsys):
-    """A `model --corpus` folder (another job's manifest) is no campaign: one line naming its format,
-    not an invitation to discard it with an option `verify` does not have."""
+def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
+    """A `model --corpus` folder (another job's manifest) is no campaign: certify.verify, which re-derives campaigns,
+    names its format and the command that re-checks it (certify.studies.models.corpus_audit), not an invitation to
+    discard it with an option `verify` does not have."""
     (tmp_path / "manifest.json").write_text('{"format": "certify-model-corpus/1", "chunks": [], "chain": ""}')
-    assert main(["verify", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "'certify-model-corpus/1'" in err and "--restart" not in err
-    assert err.endswith("checks the certificates it keeps one by one: it keeps none\n"), err
+    with pytest.raises(BadInput) as refused:
+        certify.verify(tmp_path)
+    said = str(refused.value)
+    assert "'certify-model-corpus/1'" in said and "--restart" not in said and "\n" not in said
+    assert said.endswith(f"the command `certify verify {tmp_path}` re-checks a `certify model --corpus` folder, and "
+                         "checks a certificate it keeps: it keeps none"), said
     # where it keeps some, one is named with the command that checks it (it said "the certificates in it")
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "L0H2.json").write_text("{}")
-    assert main(["verify", str(tmp_path)]) == 2
-    err = capsys.readouterr().err
-    assert f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})" in err, err
+    with pytest.raises(BadInput) as refused:
+        certify.verify(tmp_path)
+    assert (f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})"
+            in str(refused.value)), refused.value
 
 
 def test_a_tier_label_the_campaign_cannot_have_written_is_rejected(copy, tmp_path):

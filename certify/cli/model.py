@@ -35,7 +35,7 @@ from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.studies.models import load_text_model
 from certify.studies.models import report as model_report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_ALLOWED_BITS, MAX_BITS, MIN_BITS, iter_layers
-from certify.studies.models.corpus import CorpusRun, read_corpus
+from certify.studies.models.corpus import SHIPPED_NAME, CorpusRun, read_corpus
 from certify.studies.models.corpus_job import exit_verdict, run_corpus
 from certify.studies.models.corpus_summary import render as render_corpus
 from certify.studies.models.report import midpoint
@@ -259,7 +259,7 @@ def _run_corpus(args) -> int:
     path = None if args.corpus == SHIPPED_CORPUS else Path(args.corpus)
     run = CorpusRun(model=args.model, sentences=tuple(read_corpus(path)), bits=args.start_prec,
                     max_bits=args.max_prec)  # fmt: skip
-    name = "shipped (certify/studies/models/data/corpus.txt)" if path is None else str(path)
+    name = SHIPPED_NAME if path is None else str(path)
     started = time.time()
     outcome = run_corpus(run, name, args.out, limit=sentences, executor=args.executor, workers=args.workers,
                          scheduler=args.scheduler, progress=progress.bars_shown(), restart=args.restart,

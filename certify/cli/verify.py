@@ -1,8 +1,10 @@
-"""certify verify CERT | CAMPAIGN [--all] [--sample K] [--workers W] [--json]: the independent checker
-re-derives a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit)."""
+"""certify verify CERT | CAMPAIGN | CORPUS_RUN [--all] [--sample K] [--workers W] [--json]: the independent checker
+re-derives a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit), a `certify model
+--corpus` folder re-checked (certify.studies.models.corpus_audit), by its manifest's format."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 from certify.core import files, jsonfile
@@ -16,27 +18,34 @@ from certify.errors import BadInput, counted
 
 def add_parser(subparsers):
     """Register `certify verify` and its options."""
-    p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign",
+    p = subparsers.add_parser("verify", help="re-check a certificate, or re-derive a campaign or corpus run",
                               description="Re-evaluate a certificate from its exact inputs with the small trusted "
                               "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
                               "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
                               "undecided or certified configuration, those tier 3 does not vouch for here or bounds otherwise, the holds "
                               "float64 finds violated and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
-                              "certificates. "
-                              "Exit 0 confirmed, 1 rejected (tampered or wrong), 2 unreadable or beyond the limits "
-                              "(refused before any work).")
-    p.add_argument("certificate", metavar="CERT", help="certificate file (JSON), or a campaign folder")
+                              "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
+                              "(chunks, digests, no stray file), that every kept certificate states its record's steps "
+                              "and that the checker confirms a random sample of them (--all: every one), that the "
+                              "summary says what the records say and that every sentence is recorded. "
+                              "Exit 0 confirmed, 1 rejected (tampered, wrong or unfinished), 2 unreadable or beyond "
+                              "the limits (refused before any work).")
+    p.add_argument("certificate", metavar="CERT",
+                   help="certificate file (JSON), or a campaign or `certify model --corpus` folder")
     rederive = p.add_mutually_exclusive_group()  # --sample K beside --all did nothing, silently
     rederive.add_argument("--all", dest="everything", action="store_true",
-                          help="campaign: re-derive every configuration (default: a random sample of the holds)")
+                          help="campaign: re-derive every configuration (default: a random sample of the holds); "
+                          "corpus run: every kept certificate (default: a random sample)")
     rederive.add_argument("--sample", type=options.integer, default=None, metavar="K",
                           help="campaign: holds re-derived at random beyond the violated, undecided and certified "
-                          "ones (default 64)")
-    p.add_argument("--workers", type=options.integer, default=None, help="campaign: processes (default: every core)")
+                          "ones; corpus run: kept certificates the checker re-derives at random (default 64)")
+    p.add_argument("--workers", type=options.integer, default=None,
+                   help="campaign or corpus run: processes (default: every core)")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
-                   "campaign the records, the re-derived count, the problems and notes)")
+                   "campaign the records, the re-derived count, the problems and notes; for a corpus run the "
+                   "sentences, the certificates kept and re-derived, the problems and notes)")
     p.set_defaults(run=run)
 
 
@@ -89,6 +98,7 @@ def _target(cert: dict) -> str | None:
 def _campaign(args) -> int:
     from certify import jobs
     from certify.search import audit
+    from certify.studies.models import corpus_audit
 
     # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
     options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
@@ -96,13 +106,11 @@ def _campaign(args) -> int:
     # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
-    with progress.bar(desc="certify verify", unit="config") as bar:
-        def rederived(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
+    if corpus_audit.is_corpus_folder(args.certificate):
+        return _corpus(args, sample)
+    with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
-                             progress=rederived)
+                             progress=moved)
     if args.json:
         jsonfile.echo({"ok": report.ok, "campaign": args.certificate, "records": report.records,
                        "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
@@ -110,11 +118,56 @@ def _campaign(args) -> int:
     if report.ok:
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
               "in arb, every one as recorded; the certificates confirmed by the checker")
-        for note in report.notes:
-            print(f"  note: {note}")
+        _notes(report.notes)
         return 0
-    print(f"REJECTED: campaign {args.certificate}: {counted(len(report.problems), 'problem')} in "
-          f"{report.rederived} re-derived of {report.records}")
-    for problem in report.problems[:audit.LISTED]:
-        print(f"  {problem}")
+    _rejected(f"campaign {args.certificate}: {counted(len(report.problems), 'problem')} in "
+              f"{report.rederived} re-derived of {report.records}", report.problems)
     return 1
+
+
+def _corpus(args, sample: int) -> int:
+    """`certify verify` of a `certify model --corpus` folder (certify.studies.models.corpus_audit)."""
+    from certify.studies.models import corpus_audit
+
+    with _progress("certificate") as moved:
+        report = corpus_audit.audit(args.certificate, everything=args.everything, sample=sample,
+                                    workers=args.workers, progress=moved)
+    if args.json:
+        jsonfile.echo({"ok": report.ok, "corpus_run": args.certificate, "sentences": report.sentences,
+                       "corpus_sentences": report.count, "certificates": report.certificates,
+                       "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
+        return 0 if report.ok else 1
+    if report.ok:
+        print(f"OK: corpus run {args.certificate}: {report.sentences} of {report.count} sentences, every record "
+              f"as its certificate states and the summary as the records say; {report.rederived} of "
+              f"{report.certificates} kept certificates confirmed by the checker")
+        _notes(report.notes)
+        return 0
+    _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')} ({report.sentences} of "
+              f"{report.count} sentences recorded, {report.rederived} of {report.certificates} certificates "
+              "re-derived)", report.problems)
+    return 1
+
+
+@contextmanager
+def _progress(unit: str):
+    """A progress bar on stderr, and the progress(done, total) that moves it."""
+    with progress.bar(desc="certify verify", unit=unit) as bar:
+        def moved(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        yield moved
+
+
+def _notes(notes: list[str]) -> None:
+    for note in notes:
+        print(f"  note: {note}")
+
+
+def _rejected(heading: str, problems: list[str]) -> None:
+    from certify.search.audit import LISTED
+
+    print(f"REJECTED: {heading}")
+    for problem in problems[:LISTED]:
+        print(f"  {problem}")

@@ -157,6 +157,27 @@ class ProcessPool:
         return [results[k] for k in range(len(chunks))]
 
 
+def split(items: list, workers: int | None, most: int | None = None) -> list[list]:
+    """`items` in about four consecutive tasks per worker of ProcessPool(workers), of at most `most` items each:
+    tasks small enough that Ctrl-C waits little for those in flight and progress moves often."""
+    size = max(1, min(most or len(items), -(-len(items) // (4 * ProcessPool(workers).workers))))
+    return [items[k:k + size] for k in range(0, len(items), size)]
+
+
+def pool_map(task, spec, chunks: list[list], workers: int | None, progress, total: int, before: int = 0) -> list:
+    """task(spec, chunk) for each chunk on ProcessPool(workers), the rows of every chunk in order; progress(before
+    + rows done, total) as chunks finish (progress None: nothing is reported)."""
+    done = 0
+
+    def count(rows) -> None:
+        nonlocal done
+        done += len(rows)
+        if progress is not None:
+            progress(before + done, total)
+
+    return [row for rows in ProcessPool(workers).map(task, spec, chunks, on_each=count) for row in rows]
+
+
 def _drain(pool: ProcessPoolExecutor, running: dict, on_done, on_failed) -> None:
     """A worker of the pool died (killed, out of memory), and the pool with it: each chunk in flight
     is either done (on_done) or lost (on_failed)."""

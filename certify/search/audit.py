@@ -118,9 +118,11 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         kept = sorted((folder / "certificates").glob("*.json"))  # where a job keeps them (a corpus run's too)
         which = (f"e.g. certify verify {kept[0]} ({len(kept)} in {folder / 'certificates'})" if kept
                  else "it keeps none")
+        # the command dispatches a `model --corpus` folder to its own audit (certify.studies.models.corpus_audit),
+        # which this layer does not reach: certify.verify names the command
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
-                       f"{stated!r}, not {campaigns.FORMAT}); `certify verify` checks the certificates it keeps one "
-                       f"by one: {which}")
+                       f"{stated!r}, not {campaigns.FORMAT}); the command `certify verify {folder}` re-checks a "
+                       f"`certify model --corpus` folder, and checks a certificate it keeps: {which}")
     try:
         manifest = campaigns.stored_parameters(folder)
         manifest.pop("format")
@@ -467,8 +469,8 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     chosen |= set(rest if everything else random.SystemRandom().sample(rest, min(sample, len(rest))))
     # tasks no larger than a campaign's chunks: Ctrl-C waits for the tasks in flight (a quarter of --all per worker
     # was minutes), and progress moves as often as a campaign's; each confirms its records' certificates too
-    tasks = _split([(i, by_index[i]) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
-    checked = _on_pool(functools.partial(rederive_and_confirm, folder=folder), spec, tasks, workers, progress,
+    tasks = jobs.split([(i, by_index[i]) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
+    checked = jobs.pool_map(functools.partial(rederive_and_confirm, folder=folder), spec, tasks, workers, progress,
                        len(by_index) + len(chosen), len(by_index))
     problems += [problem for _, problem in checked if problem]
     for (i, name, verdict, fields, ends), _ in checked:
@@ -501,8 +503,8 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
         notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
                      "as far as the arb sample goes")
     # the campaign's own batches, a few to a task: tier 3's bounds on a configuration depend on its batch
-    tasks = _split([tuple(batch) for batch in batches], workers)
-    for seen in _on_pool(screen, spec, tasks, workers, progress, len(by_index)):
+    tasks = jobs.split([tuple(batch) for batch in batches], workers)
+    for seen in jobs.pool_map(screen, spec, tasks, workers, progress, len(by_index)):
         record = by_index[seen["i"]]
         problems += [p for p in (_float64_problem(record, seen), record["tier"] == "tier3"
                                  and _tier3_figures_problem(record)) if p]
@@ -519,27 +521,6 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
             elif record["tier"] == "tier3" and _tier3_differs(record, seen):
                 differing.append(seen["i"])
     return problems, unproved, relabelled, doubted, differing, notes
-
-
-def _split(items: list, workers: int | None, most: int | None = None) -> list[list]:
-    """`items` in about four consecutive tasks per worker of the pool, of at most `most` items each."""
-    size = max(1, min(most or len(items), -(-len(items) // (4 * jobs.ProcessPool(workers).workers))))
-    return [items[k:k + size] for k in range(0, len(items), size)]
-
-
-def _on_pool(task, spec: campaigns.Campaign, chunks: list[list], workers: int | None, progress, total: int,
-             before: int = 0) -> list:
-    """task(spec, chunk) for each chunk on a process pool, its rows in order; progress(before + rows done,
-    total) as chunks finish."""
-    done = 0
-
-    def count(rows) -> None:
-        nonlocal done
-        done += len(rows)
-        if progress is not None:
-            progress(before + done, total)
-
-    return [row for rows in jobs.ProcessPool(workers).map(task, spec, chunks, on_each=count) for row in rows]
 
 
 # ---------------------------------------------------------------------------------------------

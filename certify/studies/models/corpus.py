@@ -37,7 +37,7 @@ from certify.studies.models import report
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, iter_layers
 from certify.studies.models.pipeline import TextModel, load_text_model
 
-DEFAULT_CORPUS = "default"  # the name of the shipped corpus in manifests and reports
+SHIPPED_NAME = "shipped (certify/studies/models/data/corpus.txt)"  # the shipped corpus's name in a run's manifest
 MAX_LINE_CHARS = 2000  # a longer line is not a sentence (and would exceed the model's positions)
 MAX_SENTENCES = 10**7
 

