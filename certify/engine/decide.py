@@ -393,7 +393,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
-    structural: list[str] = []  # a certificate the checker's size or nesting limit refuses: no precision changes it
+    refused: list[str] = []  # why the checker refused a certificate (past a limit): more precision only enlarges it
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
@@ -406,20 +406,20 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:
             return verdict, comparisons, cert
-        # a precision at which the checker cannot follow is escalated too, unless the certificate's tree is refused
+        # a precision at which the checker cannot follow is escalated too, unless the checker refused the certificate
         refusals.append(f"{verdict} at {precision} bits, {NOT_CERTIFIED}: the checker did not confirm it "
                         f"({confirmation.message})")
-        if problem := certificate.tree_limit(cert, limits):
-            structural.append(problem)
+        if confirmation.refused:
+            refused.append(certificate.said(confirmation, cert, limits))
         return verdict, comparisons, None
 
-    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None or structural,
+    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None or refused,
                                                        start_prec, plan.cap)
     if cert is not None:
         return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
-    if structural:
+    if refused:
         return Result(UNDECIDED, target_name, precision, comparisons, case=case, claim=claim_obj,
-                      reason=f"{refusals[-1]}; not raised further: {structural[-1]}")
+                      reason=f"{refusals[-1]}; not raised further: {refused[-1]}")
     higher = f"not raised beyond {plan.cap} bits: {plan.stopped}" if plan.stopped else "raise --max-prec"
     reason = refusals[-1] + (f"; {higher}" if plan.stopped else "") if refusals else (
         _equality_reason(comparisons, precision, higher))
