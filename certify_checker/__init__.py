@@ -7,7 +7,7 @@ certification fail; it must never make this accept.
 
 A certificate names its kind; each kind has a module here with verify(cert) -> (ok, message).
 Its text is read by load() under strict JSON rules, and a certificate beyond the limits of
-certify_checker.limits is refused before any work (Confirmation.refused).
+certify_checker.limits is refused before any work (Confirmation.refused), as a text or as a Python value.
 """
 
 from __future__ import annotations
@@ -55,12 +55,16 @@ class Unreadable(ValueError):
     """The certificate text is not JSON the checker reads (see load)."""
 
 
+class OverLimit(Unreadable):
+    """The certificate text passes the checker's size, nesting or digits limit (see load): refused, not rejected."""
+
+
 def load(data, limits: Limits = LIMITS):
-    """Parse a certificate's text (str or bytes) strictly: at most limits.bytes, no duplicate keys
-    (a certificate could otherwise show one verdict and have another checked), no NaN or Infinity,
-    integers of at most limits.digits digits (read exactly), nesting at most limits.nesting deep."""
+    """Parse a certificate's text (str or bytes) strictly: at most limits.bytes, no duplicate keys (a certificate could
+    otherwise show one verdict and have another checked), no NaN or Infinity, integers of at most limits.digits digits
+    (read exactly), nesting at most limits.nesting deep (OverLimit past one of these limits, else Unreadable)."""
     if len(data) > limits.bytes:
-        raise Unreadable(f"larger than the checker's limit of {limits.bytes} bytes")
+        raise OverLimit(f"larger than the checker's limit of {limits.bytes} bytes")
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")
@@ -80,19 +84,21 @@ def load(data, limits: Limits = LIMITS):
 
     def integer(digits):
         if len(digits.lstrip("-")) > limits.digits:
-            raise Unreadable(f"an integer of more than {limits.digits} digits")
+            raise OverLimit(f"an integer of more than {limits.digits} digits")
         return int(digits)
 
     try:
         cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer)
+    except OverLimit:  # a ValueError too: refused as the limit it passes, not as text that is no JSON
+        raise
     except ValueError as err:  # JSONDecodeError is a ValueError
         raise Unreadable(f"not JSON: {err}") from None
     except RecursionError:  # some hundreds of levels: beyond them a raised nesting limit was named as the cause
         depth = sys.getrecursionlimit()
-        raise Unreadable(f"nested deeper than the checker's limit of {limits.nesting}" if limits.nesting < depth // 2
+        raise OverLimit(f"nested deeper than the checker's limit of {limits.nesting}" if limits.nesting < depth // 2
                          else f"nested deeper than the JSON reader goes (some {depth} levels)") from None
     if problem := tree_problem(cert, limits):
-        raise Unreadable(problem)
+        raise OverLimit(problem)
     return cert
 
 
@@ -179,7 +185,7 @@ def _thin(cert: dict, specs: list, d: int) -> int:
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:
     """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
     if isinstance(cert, dict) and (problem := tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
-        return Confirmation(False, problem)
+        return Confirmation(False, problem, refused=True)  # refused, as its text is (verify_text)
     return _confirm(cert, limits)
 
 
@@ -210,9 +216,9 @@ def precision_problem(precision) -> str | None:
 
 
 def verify_text(text, limits: Limits = LIMITS) -> Confirmation:
-    """verify() of a certificate's text; unreadable text is not confirmed."""
+    """verify() of a certificate's text; unreadable text is not confirmed, and text past a limit is refused."""
     try:
         cert = load(text, limits)
     except Unreadable as err:
-        return Confirmation(False, str(err))
+        return Confirmation(False, str(err), refused=isinstance(err, OverLimit))
     return _confirm(cert, limits)

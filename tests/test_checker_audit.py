@@ -312,7 +312,7 @@ def _holding_a_list_twice(cert: dict) -> dict:
     (_holding_itself, "nested deeper than the checker's limit of 32"),
     (_holding_a_list_twice, "larger than the checker's limit of 1000000 bytes as JSON text"),
 ])
-def test_a_certificate_dict_that_is_no_json_tree_is_rejected_at_once(edit, refusal):
+def test_a_certificate_dict_that_is_no_json_tree_is_refused_at_once(edit, refusal):
     """A dict that holds itself kept the checker's first walk (pricing its texts) going for ever; one that holds a list
     twice at every level is 2^24 entries to walk, though a few hundred objects.  Both are refused before any
     work, as their text (if they had one) would be; a copy of the same dict as a tree is confirmed."""
@@ -320,7 +320,39 @@ def test_a_certificate_dict_that_is_no_json_tree_is_rejected_at_once(edit, refus
     cert = _stack_certificate()
     assert checker.verify(copy.deepcopy(cert), limits).ok
     confirmation = checker.verify(edit(cert), limits)
-    assert not confirmation.ok and confirmation.message == refusal
+    assert not confirmation.ok and confirmation.refused and confirmation.message == refusal
+
+
+def _nested_40_deep(cert: dict) -> tuple[dict, checker.Limits]:
+    deep = 1.0
+    for _ in range(40):
+        deep = [deep]
+    cert["inputs"]["layers"][0]["b_Q"] = deep
+    return cert, checker.LIMITS
+
+
+@pytest.mark.parametrize("past", [_nested_40_deep, lambda cert: (cert, checker.Limits(bytes=50))],
+                         ids=["nesting", "bytes"])
+def test_a_certificate_past_a_size_or_nesting_limit_is_refused_as_a_dict_as_it_is_as_text(past):
+    """A dict past the nesting or byte limit was rejected by verify (refused False: "not confirmed", and `certify
+    check` climbed its ladder for it), while its text was refused by verify_text (or rejected too: load's Unreadable
+    was not marked).  Either way it is refused, neither confirmed nor rejected, as `python -m certify_checker` of its
+    file refuses it (exit 2)."""
+    cert, limits = past(copy.deepcopy(_stack_certificate()))
+    as_dict, as_text = checker.verify(cert, limits), checker.verify_text(json.dumps(cert), limits)
+    assert (as_dict.ok, as_dict.refused) == (as_text.ok, as_text.refused) == (False, True), (as_dict, as_text)
+    assert "limit of" in as_dict.message and "limit of" in as_text.message
+
+
+def test_only_a_text_past_a_limit_is_refused_a_malformed_one_is_rejected():
+    """verify_text refuses a text past the digits limit (as confirm() refuses the written text of a certificate past
+    it), and rejects a text that is no JSON the checker reads (a key twice, NaN): it passes no limit."""
+    text = json.dumps(_stack_certificate())
+    digits = checker.verify_text(text.replace('"precision": 53', '"precision": ' + "5" * 4001))
+    assert not digits.ok and digits.refused and "4000 digits" in digits.message, digits
+    for malformed in (text.replace('{"format"', '{"precision": 53, "format"', 1), text.replace('"precision": 53', '"precision": NaN')):
+        confirmation = checker.verify_text(malformed)
+        assert not confirmation.ok and not confirmation.refused and "not JSON" in confirmation.message, confirmation
 
 
 def test_wu_fig1_states_the_box_it_checked():

@@ -322,6 +322,22 @@ def test_a_size_or_nesting_limit_no_certificate_fits_is_refused_before_any_work(
     assert f"--limit {limit.split('=')[0]}=N" in err[0] and not out.exists() and captured.out == ""
 
 
+def test_a_certificate_the_checker_refuses_is_not_raised_to_more_digits(monkeypatch):
+    """A checker's refusal is final (every limit it prices grows with the digits): only a refusal of the certificate's
+    text stopped the escalation, and one past the checker's work limit (a checker pricing it above the estimate that
+    admitted the run) was built and checked again at each precision to the cap.  It stops at the first, refused."""
+    confirm, stated = certificate.confirm, []
+
+    def stricter(cert, _limits=DEFAULT_LIMITS, written=True):  # the checker's work limit below this certificate's price
+        stated.append(cert["precision"])
+        return confirm(cert, dataclasses.replace(DEFAULT_LIMITS, work=10), written)
+
+    monkeypatch.setattr(certificate, "confirm", stricter)
+    outcome = far()
+    assert outcome.refused and not outcome.confirmed and "above the checker's limit of 10" in outcome.message, outcome
+    assert stated == [configs.PRECISION_RANGE[0]], stated
+
+
 def test_a_certificate_past_the_byte_limit_is_neither_confirmed_nor_written(tmp_path, capsys):
     """One byte below the size of the file it writes, the certificate was confirmed (by the checker's measure of a
     value's tree, an entry a byte, shorter than its text) and written, and `certify verify` with that limit refused

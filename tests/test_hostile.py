@@ -607,6 +607,24 @@ def test_a_check_whose_certificate_passes_the_size_limit_does_not_raise_its_prec
     assert "--limit bytes=N" in result.reason and result.certificate is None
 
 
+def test_a_check_whose_certificate_the_checker_refuses_does_not_raise_its_precision(monkeypatch):
+    """A checker's refusal is final: every limit it prices grows with the precision (sizes, digits, work), so a
+    certificate refused at 53 bits is refused at all higher ones.  Only a refusal of the certificate's tree stopped the
+    climb: one past the checker's work limit (a checker pricing it above the engine's estimate) was checked again at
+    each rung to 65536 bits.  The check stops at the first, undecided, naming the limit."""
+    from certify.engine import certificate
+    confirm, stated = certificate.confirm, []
+
+    def stricter(cert, _limits=limits.DEFAULT, written=True):  # the checker's work limit below this certificate's price
+        stated.append(cert["precision"])
+        return confirm(cert, limits.Limits(work=1000), written)
+
+    monkeypatch.setattr(certificate, "confirm", stricter)
+    result = engine.check(json.loads((ROOT / "examples/layer.json").read_text()))
+    assert result.verdict == "undecided" and result.certificate is None and stated == [53], (stated, result.reason)
+    assert "above the checker's limit of 1e+03" in result.reason and "not raised further" in result.reason
+
+
 def test_what_check_writes_under_a_byte_limit_verify_reads_under_it(tmp_path, capsys):
     """The engine measured a certificate's tree by its entries, shorter than its text: `check --limit bytes=1000`
     wrote a certificate of 1,939 bytes that `verify --limit bytes=1000` refused (exit 2).  A certificate is

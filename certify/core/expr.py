@@ -24,8 +24,11 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
+from flint import arb
+
 from certify.errors import BadInput, shown
 from certify.core.numbers import parse_number
+from certify.core.precision import PRECISION_LIMIT
 
 UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
 VARIADIC_FUNCTIONS = ("min", "max")
@@ -73,28 +76,71 @@ def undefined_part(bound: Expr, ar, env) -> str | None:
     log, square root or real power of a number not certainly in its domain, an overflow), or None where the
     backend's values have no is_finite (float64).  Each part is evaluated by the bound's own code (_compile): for
     the reason of an undecided verdict, not on the way to one."""
-    def finite(value) -> bool:
-        test = getattr(value, "is_finite", None)
-        return True if test is None else bool(test())
+    tree = _innermost_undefined(bound.tree, ar, env)
+    if tree is None:
+        return None
+    kind = tree[0]
+    if kind == "/":
+        return f"{render(tree)} divides by {render(tree[2])}, whose enclosure contains zero"
+    if kind == "call" and tree[1] in ("log", "sqrt"):
+        return f"{render(tree)} of a number not certainly inside its domain"
+    if kind == "**" and not _whole_power(tree):
+        return f"{render(tree)} with a base not certainly positive, or too large"
+    return f"{render(tree)} is not finite (too large)" if _operands(tree) else \
+        f"{render(tree)} is not finite on these inputs"
 
-    def walk(tree: tuple) -> str | None:
-        kind = tree[0]
-        parts = [] if kind in ("num", "var") else [tree[1]] if kind == "neg" else list(tree[2]) if kind == "call" \
-            else [tree[1], tree[2]]
-        for part in parts:
-            if (found := walk(part)) is not None:
-                return found
-        if finite(_compile(tree)(ar, env)):
-            return None
-        if kind == "/":
-            return f"{render(tree)} divides by {render(tree[2])}, whose enclosure contains zero"
-        if kind == "call" and tree[1] in ("log", "sqrt"):
-            return f"{render(tree)} of a number not certainly inside its domain"
-        if kind == "**" and not (tree[2][0] == "num" and tree[2][1].denominator == 1):
-            return f"{render(tree)} with a base not certainly positive, or too large"
-        return f"{render(tree)} is not finite (too large)" if parts else f"{render(tree)} is not finite on these inputs"
 
-    return walk(bound.tree)
+# Bits of precision beyond p at which finite_from reads arb's range at p: sinh and cosh give up at 2 (p + 4) bits of
+# argument rather than exp's 2 p (measured at 64 to 1000 bits), well within it.
+RANGE_MARGIN = 64
+
+
+def finite_from(bound: Expr, ar, env) -> int:
+    """The least precision at which a bound with no finite value (undefined_part) can have one, where arb's exponent
+    range denies it below: its innermost part with no finite value is exp of a number x >= 2^(2 (p + RANGE_MARGIN)),
+    sinh or cosh of one of either sign, or a real power exp(y log x) of such an exponent (_real_power).  arb_exp gives
+    [+/- inf] for an argument of 2^max(128, 2 p) or more at p bits (FLINT's MAGLIM), whatever its midpoint and radius
+    there (it takes the ball's upper end when wide), sinh and cosh a few bits later; and every operation of a bound
+    gives no finite value on a ball of infinite radius.  So no precision up to p gives the bound a value.
+    0 where nothing is known (another part, or an argument not certainly that large); at most PRECISION_LIMIT + 1."""
+    tree = _innermost_undefined(bound.tree, ar, env)
+    if tree is None or not (tree[0] == "call" and tree[1] in ("exp", "sinh", "cosh")
+                            or tree[0] == "**" and not _whole_power(tree)):
+        return 0
+    if tree[0] == "**":  # exp(y log x)
+        x = _compile(tree[2])(ar, env) * ar.apply("log", _compile(tree[1])(ar, env))
+    else:
+        x = _compile(tree[2][0])(ar, env)
+    if not isinstance(x, arb) or not x.is_finite():
+        return 0
+    size = max(x.lower(), -x.upper()) if tree[1] in ("sinh", "cosh") else x.lower()  # exp's x, or the least |x|
+    if not size > 0:
+        return 0
+    mantissa, exponent = size.man_exp()
+    bits = int(exponent) + int(mantissa).bit_length() - 1  # size >= 2^bits
+    return max(0, min(bits // 2 - RANGE_MARGIN, PRECISION_LIMIT) + 1)
+
+
+def _operands(tree: tuple) -> list[tuple]:
+    """The parts a part of the tree is computed from, left to right."""
+    kind = tree[0]
+    return [] if kind in ("num", "var") else [tree[1]] if kind == "neg" else list(tree[2]) if kind == "call" \
+        else [tree[1], tree[2]]
+
+
+def _innermost_undefined(tree: tuple, ar, env) -> tuple | None:
+    """The first part of `tree` (left to right, innermost first) whose operands are finite and whose value is not, or
+    None (also where the backend's values have no is_finite)."""
+    for part in _operands(tree):
+        if (found := _innermost_undefined(part, ar, env)) is not None:
+            return found
+    test = getattr(_compile(tree)(ar, env), "is_finite", None)
+    return None if test is None or test() else tree
+
+
+def _whole_power(tree: tuple) -> bool:
+    """A power x**k written with a whole number k: a product (_compile), never an exp."""
+    return tree[2][0] == "num" and tree[2][1].denominator == 1
 
 
 def parse(text: str, names=USER_NAMES) -> Expr:

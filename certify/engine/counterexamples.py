@@ -128,8 +128,8 @@ def certify_named(kind: str, evaluate, inputs: dict, make_witness, summarize, st
         confirmation = certificate.confirm(cert, limits) if decided else None
         return witness, found, cert, confirmation
 
-    def done(result) -> bool:  # confirmed, or its text past a size or nesting limit, which more digits only lengthen
-        return bool(result[3] and (result[3].ok or result[3].refused and certificate.tree_limit(result[2], limits)))
+    def done(result) -> bool:  # confirmed, or refused: past a limit, which more digits only lengthen and price higher
+        return bool(result[3] and (result[3].ok or result[3].refused))
 
     (witness, found, cert, confirmation), _ = escalate(attempt, done, start, cap)
     if confirmation is None:  # undecided at the cap: the checker still reads what was found

@@ -7,7 +7,8 @@
    Each inequality lhs <= rhs is three-valued: certainly holds, certainly violated, or
    undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
    holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal
-   (ball arithmetic cannot decide an exact equality).
+   (ball arithmetic cannot decide an exact equality), or sooner when a bound overflows arb's exponent
+   range at every precision up to the cap (certify.core.expr.finite_from).
 2. A decided verdict is re-derived by the independent checker from the certificate before it
    is reported; a precision at which the checker cannot follow is escalated too.
 3. The float64 screen (Result.screen: the same formulas in numpy, with witnesses of its own) is
@@ -35,7 +36,8 @@ from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import float_bounds, signed_text
-from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION, check_precision_cap, escalate, highest_allowed
+from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
+                                    escalate, highest_allowed)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -51,6 +53,7 @@ class Comparison:
     rhs: object
     outcome: bool | None  # True holds, False violated, None undecided
     undefined: str = ""  # where an rhs with no finite value loses it (certify.core.expr.undefined_part)
+    finite_from: int = 0  # the least precision at which it can have one, past arb's range below (expr.finite_from)
 
 
 @dataclass
@@ -198,23 +201,26 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
                 bound = rhs_e.evaluate(ar, overlay)
                 lhs = lhs_e.evaluate(ar, _Overlay(view))
                 comparisons.append(Comparison(view.t, inequality.lhs, f"composed {inequality.rhs}", lhs, bound,
-                                              ar.certainly_le(lhs, bound), _undefined(rhs_e, ar, overlay, bound)))
+                                              ar.certainly_le(lhs, bound), *_undefined(rhs_e, ar, overlay, bound)))
             continue
         for view in views:
             overlay = _Overlay(view)
             lhs, rhs = lhs_e.evaluate(ar, overlay), rhs_e.evaluate(ar, overlay)
             comparisons.append(Comparison(view.t, inequality.lhs, inequality.rhs, lhs, rhs, ar.certainly_le(lhs, rhs),
-                                          _undefined(rhs_e, ar, overlay, rhs)))
+                                          *_undefined(rhs_e, ar, overlay, rhs)))
     for view in views:  # the gap is reported wherever a was needed
         if "a" in view.cache:
             view.get("gap")
     return views, comparisons
 
 
-def _undefined(rhs_e: expr.Expr, ar, env, rhs) -> str:
-    """Where a ball rhs with no finite value loses it (certify.core.expr.undefined_part), else ""."""
+def _undefined(rhs_e: expr.Expr, ar, env, rhs) -> tuple[str, int]:
+    """Where a ball rhs with no finite value loses it and the least precision at which it can have one
+    (certify.core.expr.undefined_part, finite_from), else ("", 0)."""
     finite = getattr(rhs, "is_finite", None)
-    return "" if finite is None or finite() else expr.undefined_part(rhs_e, ar, env) or ""
+    if finite is None or finite():
+        return "", 0
+    return expr.undefined_part(rhs_e, ar, env) or "", expr.finite_from(rhs_e, ar, env)
 
 
 def _verdict(comparisons: list[Comparison]) -> str:
@@ -224,6 +230,22 @@ def _verdict(comparisons: list[Comparison]) -> str:
     if all(o is True for o in outcomes):
         return HOLDS
     return UNDECIDED
+
+
+def _past_range(verdict: str, comparisons: list[Comparison], cap: int) -> Comparison | None:
+    """The first undecided comparison when no precision up to `cap` gives any undecided one a finite rhs (arb's
+    exponent range: Comparison.finite_from), else None: no rung of the ladder can decide the check then."""
+    open_ = [c for c in comparisons if c.outcome is None]
+    return open_[0] if verdict == UNDECIDED and all(c.finite_from > cap for c in open_) else None
+
+
+def _range_reason(c: Comparison, precision: int, cap: int, higher: str) -> str:
+    """Why a check whose comparison c is past arb's range up to its cap (_past_range) stopped at `precision`;
+    `higher` says how the cap is raised."""
+    where = ("at every precision certify takes" if c.finite_from > PRECISION_LIMIT else
+             f"below {c.finite_from} bits, above the cap of {cap} bits ({higher})")
+    return (f"the value of {c.rhs_expr} is not finite at {precision} bits ({c.undefined}): beyond arb's exponent range "
+            f"{where}")
 
 
 def _equality_reason(comparisons: list[Comparison], precision: int, higher: str = "raise --max-prec") -> str:
@@ -393,7 +415,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
-    structural: list[str] = []  # a certificate the checker's size or nesting limit refuses: no precision changes it
+    refused: list[str] = []  # why the checker refused a certificate (past a limit): more precision only enlarges it
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
@@ -406,20 +428,25 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:
             return verdict, comparisons, cert
-        # a precision at which the checker cannot follow is escalated too, unless the certificate's tree is refused
+        # a precision at which the checker cannot follow is escalated too, unless the checker refused the certificate
         refusals.append(f"{verdict} at {precision} bits, {NOT_CERTIFIED}: the checker did not confirm it "
                         f"({confirmation.message})")
-        if problem := certificate.tree_limit(cert, limits):
-            structural.append(problem)
+        if confirmation.refused:
+            refused.append(certificate.said(confirmation, cert, limits))
         return verdict, comparisons, None
 
-    (verdict, comparisons, cert), precision = escalate(attempt, lambda found: found[2] is not None or structural,
-                                                       start_prec, plan.cap)
+    def done(found) -> bool:  # confirmed, refused by the checker, or past arb's range at every rung left
+        return found[2] is not None or bool(refused) or _past_range(found[0], found[1], plan.cap) is not None
+
+    (verdict, comparisons, cert), precision = escalate(attempt, done, start_prec, plan.cap)
     if cert is not None:
         return Result(verdict, target_name, precision, comparisons, certificate=cert, case=case, claim=claim_obj)
-    if structural:
+    if refused:
         return Result(UNDECIDED, target_name, precision, comparisons, case=case, claim=claim_obj,
-                      reason=f"{refusals[-1]}; not raised further: {structural[-1]}")
+                      reason=f"{refusals[-1]}; not raised further: {refused[-1]}")
+    if past := _past_range(verdict, comparisons, plan.cap):
+        return Result(UNDECIDED, target_name, precision, comparisons, case=case, claim=claim_obj,
+                      reason=_range_reason(past, precision, plan.cap, plan.stopped or "raise --max-prec"))
     higher = f"not raised beyond {plan.cap} bits: {plan.stopped}" if plan.stopped else "raise --max-prec"
     reason = refusals[-1] + (f"; {higher}" if plan.stopped else "") if refusals else (
         _equality_reason(comparisons, precision, higher))
