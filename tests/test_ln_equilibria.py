@@ -308,3 +308,26 @@ def test_a_box_missing_its_solution_in_one_coordinate_only_is_not_certified(coor
     assert within[0] == [c != coordinate for c in range(3)]  # the one it was built about: missed in one coordinate
     ok, message = checker.verify(_restated(forged))
     assert not ok and "equilibrium 2, token 1: the Krawczyk test fails" in message, message
+
+
+def test_a_top_vector_whose_rayleigh_quotient_equals_the_bound_proves_no_anisotropy():
+    """N = 2, w = 2: the rank-2 equilibrium x_0 = e_1, x_1 = (-1/2, sqrt(3)/2) has ||X e_1||^2 = 1 + 3/4 = 7/4 =
+    N - (N-1)/w^2, exactly the bound, so the top vector e_1 proves nothing (R > 7/4 is false).  A forger states it,
+    with boxes of +-1/64 (token 0's centred 1/128 above y = 1, so that the Newton step from it, y = (c^2 + 1)/(2c),
+    lands above 1): the enclosures are proven and their midpoints give R above 7/4 by about 3e-5, while the balls
+    hold R = 7/4.  Rejected for the anisotropy, though restated as the checker would."""
+    cert = build(2, "2")
+    forged = copy.deepcopy(cert)
+    entry = forged["witness"]["equilibria"][2]
+    first, second = entry["tokens"]
+    assert (first["dim"], second["dim"]) == (1, 2) and Fraction(first["box"][0][0]) > 0  # x_0 = e_1
+    h = Fraction(1, 64)
+    first["box"] = [[str(1 + h / 2 - h), str(1 + h / 2 + h)], [str(1 - h), str(1 + h)]]
+    centre = [(Fraction(lo) + Fraction(hi)) / 2 for lo, hi in second["box"]]
+    second["box"] = [[str(c - h), str(c + h)] for c in centre]
+    entry["top_vector"] = ["0", "1"]
+    X = mp.matrix([[0, 1], [mp.mpf(-0.5), mp.sqrt(3) / 2]])
+    assert mp.mnorm(post_ln_layer(X, mp.mpf(2)) - X, 1) < mp.mpf(10) ** -40  # the equilibrium the boxes hold
+    assert abs(mp.norm(X * mp.matrix([0, 1])) ** 2 - mp.mpf(7) / 4) < mp.mpf(10) ** -40  # R = the bound
+    ok, message = checker.verify(_restated(forged))
+    assert not ok and "equilibrium 2: stable rank < 8/7 is not proven" in message, message
