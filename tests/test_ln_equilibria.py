@@ -280,3 +280,54 @@ def test_a_box_holding_two_solutions_is_not_certified():
         assert y == 1 * y and y * y == 1 and Fraction(-21, 20) <= y <= Fraction(19, 10)
     ok, message = checker.verify(_stated_as_the_checker_would(cert, listed))
     assert not ok and "token 0: the Krawczyk test fails" in message, message
+
+
+@pytest.mark.parametrize("coordinate", [0, 1, 2])
+def test_a_box_missing_its_solution_in_one_coordinate_only_is_not_certified(coordinate):
+    """N = 2, w = 2, x_0 = e_1: token 1 solves (x_0 + y) W_V = lam y, ||y|| = 1, that is y_0 (1 - lam) = 0,
+    2 y_0 + 1 + y_1 = lam y_1 and y_0^2 + y_1^2 = 1, whose solutions are exactly (y_0, y_1, lam) = (-1/2, +-sqrt(3)/2,
+    1), (0, 1, 2) and (0, -1, 0).  A forger widens token 1's box to +-1/50 about (-1/2, sqrt(3)/2, 1) and moves one
+    coordinate's range just past the solution: the box holds no solution, yet the Krawczyk image lies inside it in
+    every other coordinate (a Newton step from the box's centre lands on the solution).  Each coordinate of the image
+    must be inside the box, the lam one too: rejected at that token, though restated as the checker would."""
+    cert = build(2, "2")
+    forged = copy.deepcopy(cert)
+    first, token = forged["witness"]["equilibria"][2]["tokens"]
+    assert (first["dim"], token["dim"]) == (1, 2) and Fraction(first["box"][0][0]) > 0  # x_0 = e_1
+    centre = [(Fraction(lo) + Fraction(hi)) / 2 for lo, hi in token["box"]]
+    box = [(c - Fraction(1, 50), c + Fraction(1, 50)) for c in centre]
+    box[coordinate] = (centre[coordinate] + Fraction(1, 1000), centre[coordinate] + Fraction(3, 1000))
+    token["box"] = [[str(lo), str(hi)] for lo, hi in box]
+    half = mp.sqrt(3) / 2
+    solutions = [(mp.mpf(-0.5), half, 1), (mp.mpf(-0.5), -half, 1), (0, 1, 2), (0, -1, 0)]
+    for y0, y1, lam in solutions:
+        assert max(abs(y0 * (1 - lam)), abs(2 * y0 + 1 + y1 - lam * y1), abs(y0**2 + y1**2 - 1)) < mp.mpf(10) ** -40
+    within = [[mp.mpf(lo.numerator) / lo.denominator <= v <= mp.mpf(hi.numerator) / hi.denominator
+               for v, (lo, hi) in zip(point, box)] for point in solutions]
+    assert not any(all(row) for row in within)  # no solution in the box
+    assert within[0] == [c != coordinate for c in range(3)]  # the one it was built about: missed in one coordinate
+    ok, message = checker.verify(_restated(forged))
+    assert not ok and "equilibrium 2, token 1: the Krawczyk test fails" in message, message
+
+
+def test_a_top_vector_whose_rayleigh_quotient_equals_the_bound_proves_no_anisotropy():
+    """N = 2, w = 2: the rank-2 equilibrium x_0 = e_1, x_1 = (-1/2, sqrt(3)/2) has ||X e_1||^2 = 1 + 3/4 = 7/4 =
+    N - (N-1)/w^2, exactly the bound, so the top vector e_1 proves nothing (R > 7/4 is false).  A forger states it,
+    with boxes of +-1/64 (token 0's centred 1/128 above y = 1, so that the Newton step from it, y = (c^2 + 1)/(2c),
+    lands above 1): the enclosures are proven and their midpoints give R above 7/4 by about 3e-5, while the balls
+    hold R = 7/4.  Rejected for the anisotropy, though restated as the checker would."""
+    cert = build(2, "2")
+    forged = copy.deepcopy(cert)
+    entry = forged["witness"]["equilibria"][2]
+    first, second = entry["tokens"]
+    assert (first["dim"], second["dim"]) == (1, 2) and Fraction(first["box"][0][0]) > 0  # x_0 = e_1
+    h = Fraction(1, 64)
+    first["box"] = [[str(1 + h / 2 - h), str(1 + h / 2 + h)], [str(1 - h), str(1 + h)]]
+    centre = [(Fraction(lo) + Fraction(hi)) / 2 for lo, hi in second["box"]]
+    second["box"] = [[str(c - h), str(c + h)] for c in centre]
+    entry["top_vector"] = ["0", "1"]
+    X = mp.matrix([[0, 1], [mp.mpf(-0.5), mp.sqrt(3) / 2]])
+    assert mp.mnorm(post_ln_layer(X, mp.mpf(2)) - X, 1) < mp.mpf(10) ** -40  # the equilibrium the boxes hold
+    assert abs(mp.norm(X * mp.matrix([0, 1])) ** 2 - mp.mpf(7) / 4) < mp.mpf(10) ** -40  # R = the bound
+    ok, message = checker.verify(_restated(forged))
+    assert not ok and "equilibrium 2: stable rank < 8/7 is not proven" in message, message

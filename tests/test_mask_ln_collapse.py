@@ -57,7 +57,8 @@ def oracle_stack(canonical: dict):
         if "layernorm" in spec:
             scale = [1 / mp.norm(out[i, :]) for i in range(out.rows)]
             out = mp.matrix([[out[i, j] * scale[i] for j in range(out.cols)] for i in range(out.rows)])
-        layers.append({"X": X, "P": step["P"], "scale": scale, "A": step["A"], "mask": spec["mask"]})
+        mask = spec.get("mask") or [[1] * X.rows for _ in range(X.rows)]  # none: the complete graph
+        layers.append({"X": X, "P": step["P"], "scale": scale, "A": step["A"], "mask": mask})
         X = out
     return layers, X
 
@@ -551,3 +552,49 @@ def test_the_checker_reads_an_explicit_complete_mask_as_no_mask(claim_id):
     assert checker.verify(redigest(stated)).ok
     stated["inputs"]["layers"][0]["mask"] = [[1, 1, 1], [1, 1, 0], [1, 1, 1]]
     assert not checker.verify(redigest(stated)).ok
+
+
+def _stated_at(cert: dict, precision: int, verdict: str) -> dict:
+    """cert at `precision` with `verdict`, every comparison and enclosure stated as the checker recomputes them there
+    and the digest redone: a forger's certificate."""
+    from certify_checker import inequality, schema
+    forged = copy.deepcopy(cert)
+    forged["precision"], forged["verdict"] = precision, verdict
+    witness = inequality._Witnesses(forged["witness"])
+    read = {**forged, "inputs": schema.expanded(forged["inputs"]), "witness": witness}
+    scope, inequalities = inequality._target(read)
+    compared, steps = inequality._recompute(read, scope, inequalities, precision)
+    outcomes = [inequality._outcome(lhs, rhs) for *_, lhs, rhs in compared]
+    deciding = outcomes.index(False) if False in outcomes else len(compared) - 1
+    with ctx.workprec(precision):
+        text = lambda x: x.str(20, radius=True)  # noqa: E731
+        forged["values"] = {
+            "comparisons": [{"layer": t, "lhs_expr": left, "rhs_expr": right, "lhs": text(lhs), "rhs": text(rhs),
+                             "holds": outcome} for (t, left, right, lhs, rhs), outcome in zip(compared, outcomes)],
+            "layers": [{name: text(step(name)) for name in stated}
+                       for step, stated in zip(steps, cert["values"]["layers"])],
+            "D_in": text(steps[0]("D")), "D_out": text(steps[-1]("D_out")), "bound": text(compared[deciding][-1])}
+    return redigest(forged)
+
+
+@pytest.mark.parametrize("X, A, mask, verdict", [
+    ([["1"], ["5/3"]], "1/18014398509481984", "causal", "holds"),  # a = 2^-54
+    ([["1"], ["-6/7"]], "-1/54043195528445952", "complete", "violated"),  # a = 2^-54 / 3
+])
+def test_eps_theory_against_w_min_is_decided_on_the_balls_of_the_edge_weights(X, A, mask, verdict):
+    """Two tokens under a head of norm about 2^-54: every weight is 1/2 up to 1e-16, and eps_theory = exp(-2 a B^2) / 2
+    lies below w_min by 1e-19 to 1e-16 (mpmath), within a few units of the last place (2^-54) at 53 bits.  There the
+    balls of eps_theory and of w_min (a minimum of balls of softmax weights) overlap: the comparison is undecided,
+    while the midpoints of the weights, or of w_min's ball, decide it (holds in the first stack, fails in the second,
+    a false refutation of Theorem 1).  A forger states that verdict at 53 bits with the checker's own comparisons and
+    enclosures there and the digest redone: rejected, the checker finding it undecided."""
+    case = config.load({"X": X, "layers": [{"A": [[A]], "mask": mask}] * 3})
+    canonical = config.to_json(case)
+    for t in range(3):  # radius 1: windows of one layer
+        window = oracle_window(canonical, t, 1)
+        assert 0 < window["w_min"] - window["eps_theory"] < mp.mpf(2) ** -49  # 32 units of the last place, 2^-54
+    cert = engine.check(canonical, claim="mask.collapse")
+    assert cert.verdict == engine.HOLDS and cert.certificate["precision"] > 53  # the engine decides it finer
+    confirmation = checker.verify(_stated_at(cert.certificate, 53, verdict))
+    expected = f"finds undecided at 53 bits, the certificate says {verdict}"
+    assert not confirmation.ok and expected in confirmation.message, confirmation.message
