@@ -331,3 +331,17 @@ def test_a_top_vector_whose_rayleigh_quotient_equals_the_bound_proves_no_anisotr
     assert abs(mp.norm(X * mp.matrix([0, 1])) ** 2 - mp.mpf(7) / 4) < mp.mpf(10) ** -40  # R = the bound
     ok, message = checker.verify(_restated(forged))
     assert not ok and "equilibrium 2: stable rank < 8/7 is not proven" in message, message
+
+
+def test_a_box_its_krawczyk_image_only_touches_is_not_certified():
+    """N = 2, w = 2: x_0 = x_1 = e_1 is the rank-1 equilibrium, (y, lam) = (1, 1) for token 0 and (1, 2) for token 1
+    (token i solves (s + y) = lam y, y^2 = 1, s the sum of the tokens before it).  Stated as point boxes, the
+    Krawczyk image is the point itself: it lies in the box but not inside it.  K(U) in U gives a solution (Brouwer);
+    only K(U) strictly inside U proves it the one solution of U (and C and J(U) nonsingular), which the certificate
+    states: rejected, though every number it states is true."""
+    cert = build(2, "2")
+    tokens = [{"dim": 1, "box": [["1", "1"], ["1", "1"]]}, {"dim": 1, "box": [["1", "1"], ["2", "2"]]}]
+    for y, lam, s in ((1, 1, 0), (1, 2, 1)):  # in dimension 1
+        assert s + y == lam * y and y * y == 1
+    ok, message = checker.verify(_stated_as_the_checker_would(cert, {"tokens": tokens, "gram_shift": "1/16"}))
+    assert not ok and "token 0: the Krawczyk test fails" in message, message
