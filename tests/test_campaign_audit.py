@@ -109,7 +109,9 @@ def test_a_record_claiming_undecided_is_always_rederived(copy):
     victim = next(r for r in campaign.records(copy) if r["verdict"] == "holds" and not r["certificate"])
     _rewrite(copy, lambda r: {**r, "verdict": "undecided"} if r["i"] == victim["i"] else r)
     report = audit.audit(copy, sample=0, workers=1)
-    assert report.problems == [f"configuration {victim['i']}: the record says undecided, arb decides holds"]
+    i = victim["i"]  # and the forger wrote no undecided/ file for it
+    assert sorted(report.problems) == [f"configuration {i}: the record says undecided, arb decides holds",
+                                       f"configuration {i}: undecided/{i:09d}.json is missing"]
 
 
 def test_a_tampered_certificate_is_rejected(copy):
@@ -936,3 +938,23 @@ def test_a_killed_runs_undecided_file_of_a_configuration_decided_otherwise_is_re
     assert not left.exists() and campaign.records(copy) == campaign.records(folder)
     capsys.readouterr()
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0
+
+
+@pytest.mark.parametrize("edit", ["another configuration", "missing"])
+def test_an_undecided_configurations_file_must_state_the_campaigns_configuration(tmp_path_factory, tmp_path, edit,
+                                                                                capsys):
+    """An undecided record's undecided/ file is what a user checks again at a higher cap: one that states another
+    configuration (a token moved) or is gone is rejected, naming it; the file the run wrote verifies."""
+    folder = _campaign_folder(tmp_path_factory, UNDECIDED, "undecided")
+    copy = _copied(folder, tmp_path, "copy")
+    path = copy / "undecided" / f"{0:09d}.json"
+    if edit == "missing":
+        path.unlink()
+    else:
+        config = json.loads(path.read_text())
+        config["X"][0][0] += 1.0
+        path.write_text(json.dumps(config) + "\n")
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and "configuration 0: undecided/000000000.json is " in out, out
+    assert main(["verify", str(folder), "--sample", "0", "--workers", "1"]) == 0

@@ -22,7 +22,8 @@ verdict):
 on a process pool (every core by default).  A record decided again must state arb's verdict and, decided
 in arb, its precision, lhs/rhs and margins (to the figures a summary shows); a tier-3 hold's bounds must
 agree with arb's enclosures (bounds from the right side, not equal figures).  A stored certificate must be confirmed by the checker, state the record's verdict and
-precision and be about the regenerated configuration.  The audit rejects the folder if any of this
+precision and be about the regenerated configuration, and an undecided record's undecided/ file must state that
+configuration as the run wrote it (a user checks it again from there).  The audit rejects the folder if any of this
 differs, if a record is malformed, repeated or out of range, if a violation has no certificate, if a
 configuration of the campaign has no record (an interrupted campaign is not yet the campaign its manifest
 describes: the problem names the command that finishes it), or if summary.json does not say what the
@@ -142,7 +143,7 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
                          folder: Path) -> list[tuple[tuple, str | None]]:
     """((index, name, verdict, the record's other arb fields, _ends), the problem of the certificate the record
-    names or None) of each (index, record) of the campaign in `folder`: each configuration decided again in arb,
+    names, or of an undecided record's undecided/ file, or None) of each (index, record) of the campaign in `folder`: each configuration decided again in arb,
     and the checker's confirmations of its certificate on the pool too, not one by one in the parent (runs in a
     worker)."""
     goal = engine.target(spec.claim, spec.bound)
@@ -152,8 +153,21 @@ def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]]
         result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
         row = (i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result))
         out.append((row, _certificate_problem(folder, record, spec, item.config) if record.get("certificate")
+                    else _undecided_problem(folder, i, item.config) if record["verdict"] == engine.UNDECIDED
                     else None))
     return out
+
+
+def _undecided_problem(folder: Path, i: int, sampled: dict) -> str | None:
+    """What is wrong with the undecided/ file of configuration i (None when nothing): it must state `sampled`, the
+    campaign's configuration i, as the run wrote it (a user checks it again at a higher cap from that file)."""
+    path = campaigns.undecided_path(i)
+    where = f"configuration {i}: {path.as_posix()}"
+    if not (folder / path).is_file():
+        return f"{where} is missing"
+    if (folder / path).read_bytes() != campaigns.undecided_text(sampled).encode("utf-8"):
+        return f"{where} is not the campaign's configuration {i} (edited)"
+    return None
 
 
 def _ends(result: engine.Result) -> tuple[float, float, float] | None:

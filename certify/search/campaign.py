@@ -380,8 +380,7 @@ def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> t
     by its path in the folder; and the record's fields naming the certificate and its sha256."""
     none = {"certificate": None, "certificate_sha256": None}
     if result.verdict == engine.UNDECIDED:
-        # JSON writes a float as its shortest round-trip text: the file holds the exact binary64 inputs.
-        return none, {_undecided_path(item.index).as_posix(): json.dumps(item.config) + "\n"}
+        return none, {undecided_path(item.index).as_posix(): undecided_text(item.config)}
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
         return none, {}
     path = Path("certificates") / f"{result.verdict}-{item.index:09d}.json"
@@ -455,9 +454,15 @@ def _expected_certificate(record: dict, hold_stride: int) -> str | None:
     return None
 
 
-def _undecided_path(i: int) -> Path:
+def undecided_path(i: int) -> Path:
     """Where _keep writes the configuration of an undecided index i."""
     return Path("undecided") / f"{i:09d}.json"
+
+
+def undecided_text(config: dict) -> str:
+    """The text of the undecided/ file of a configuration (`certify check` reads it): JSON writes a float as its
+    shortest round-trip text, so the file holds the exact binary64 inputs."""
+    return json.dumps(config) + "\n"
 
 
 def _kept(i: int, hold_stride: int) -> set[str]:
@@ -465,7 +470,7 @@ def _kept(i: int, hold_stride: int) -> set[str]:
     i's chunk can have left of it."""
     certificates = {_expected_certificate({"verdict": verdict, "i": i}, hold_stride)
                     for verdict in (engine.HOLDS, engine.VIOLATED)}
-    return {str(_undecided_path(i))} | certificates - {None}
+    return {str(undecided_path(i))} | certificates - {None}
 
 
 def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) -> None:
@@ -495,7 +500,7 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
 
     store.refuse_unnamed("certificates", {Path(record["certificate"]).name for record in found.values()
                                           if record["certificate"]}, pending("certificates"))
-    store.refuse_unnamed("undecided", {_undecided_path(i).name for i, record in found.items()
+    store.refuse_unnamed("undecided", {undecided_path(i).name for i, record in found.items()
                                        if record["verdict"] == engine.UNDECIDED}, pending("undecided"))
 
 
