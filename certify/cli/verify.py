@@ -15,8 +15,8 @@ from certify.engine import certificate
 from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
 from certify.errors import BadInput, counted
 
-# a corpus run's recorded sentences decided again at random by default: on 2 cores, 8 sentences of a MiniLM run took
-# 22 s (about 5 s for each worker's model and 72 head norms, then about 2.5 s a sentence), all 16 of one 38 s
+# a corpus run's recorded sentences decided again at random by default: on 2 idle cores, 8 sentences of a MiniLM run
+# took 22 s (31 to 35 s of CPU: about 5 s for each worker's model and 72 head norms, then about 3 s a sentence)
 CORPUS_SAMPLE = 8
 
 
