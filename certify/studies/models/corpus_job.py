@@ -82,7 +82,7 @@ def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
         "format": FORMAT,
         "count": len(run.sentences),
         "model": run.model,
-        "model_sha256": _sha256_file(model_folder / WEIGHTS_FILE),
+        "model_sha256": weights_sha256(model_folder),
         "corpus": corpus_name,
         "corpus_sha256": sha256_text("\n".join(run.sentences)),
         "bits": run.bits,
@@ -221,6 +221,11 @@ def record_check(store, sentences: Sequence[str] | None, n_layers: int, n_heads:
 def _pair(value) -> bool:
     return (isinstance(value, list) and len(value) == 2
             and all(v is None or type(v) is float for v in value))  # fmt: skip
+
+
+def weights_sha256(model_folder: Path) -> str:
+    """The sha256 of a model's weights file, as a run's manifest keeps it (model_sha256)."""
+    return _sha256_file(model_folder / WEIGHTS_FILE)
 
 
 def _sha256_file(path: Path) -> str:
