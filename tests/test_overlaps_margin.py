@@ -83,6 +83,12 @@ def alternating(first: list, second: list) -> list:
     return [a if j % 2 == 0 else b for j, (a, b) in enumerate(zip(first, second))]
 
 
+def binary64_overlaps(P: list) -> dict:
+    """Every pair's sum_j min(m_ij, m_kj) at the binary64 midpoints, exactly: what the screen ranks the pairs by."""
+    mids = [[Fraction(float(x.mid())) for x in row] for row in P]
+    return {(i, k): sum(map(min, mids[i], mids[k])) for i, k in itertools.combinations(range(len(P)), 2)}
+
+
 def overlaps_sunk_by_rounding(seed: int) -> list:
     """Rows 0 and 1 overlap in 1/2 + 39 a exactly, a = 2^-8 (a in the columns where one row has it, b = 2^-7 in the
     others); rows 2 and 3 likewise with a_j = a + k_j 2^-60, k_j summing to 3 2^10: their binary64 overlap is
@@ -109,11 +115,36 @@ def test_a_pair_whose_overlap_ball_arb_rounding_sinks_below_the_least_is_kept(pr
         P = overlaps_sunk_by_rounding(seed)
         balls = assert_tau_holds_every_pairs_ends(P)
         sunk = min(balls, key=lambda pair: ends(balls[pair])[0])
-        mids = [[Fraction(float(x.mid())) for x in row] for row in P]
-    binary64 = {(i, k): sum(map(min, mids[i], mids[k])) for i, k in balls}
+    binary64 = binary64_overlaps(P)
     least = min(binary64, key=binary64.get)
     assert least == (0, 1) and sunk != least and binary64[sunk] > binary64[least]  # the case is the one described
     assert ends(balls[sunk])[0] < ends(balls[least])[0]
+
+
+def heavy_overlaps_sunk_by_rounding(precision: int, seed: int) -> list:
+    """As overlaps_sunk_by_rounding where W's rounding term is tightest, S large and every partial sum just above a
+    power of two: rows 0 and 1 hold 2 in 8 columns and overlap in 16 + 32 a exactly; rows 2 and 3 likewise with
+    a_j = a + c_j ulp - 2^-60, ulp = 2^(5-p) that of their partial sums in [16, 32), the c_j summing to 52.  Their
+    binary64 overlap is 52 ulps more (2^-9.3 at 20 bits), beyond f_min + 2E + 2W were W's rounding term a quarter of
+    4 (n + 2) 2^-p (1 + S + E) (2^-9.5), and each of their 32 sums in arb rounds down by nearly an ulp and adds an ulp
+    to the radius: the ball's lower end sinks by 64 ulps (2^-9), below rows 0 and 1's; W (2^-8.5) keeps the pair."""
+    rng = random.Random(seed)
+    a, b, ulp = 2.0 ** -8, 2.0 ** -7, 2.0 ** (5 - precision)
+    c = [0] * (N - 8)
+    for _ in range(52):
+        c[rng.randrange(N - 8)] += 1
+    many, A, B = [a + k * ulp - 2.0 ** -60 for k in c], [a] * (N - 8), [b] * (N - 8)
+    rows = [alternating(A, B), alternating(B, A), alternating(many, B), alternating(B, many)] + [B] * (N - 4)
+    return [[arb(x) for x in [2.0] * 8 + row] for row in rows]
+
+
+@pytest.mark.parametrize("precision", [20, 30])
+def test_a_heavy_pair_whose_overlap_ball_arb_rounding_sinks_below_the_least_is_kept(precision):
+    with ctx.workprec(precision):
+        P = heavy_overlaps_sunk_by_rounding(precision, 1)
+        balls = assert_tau_holds_every_pairs_ends(P)
+    binary64 = binary64_overlaps(P)
+    assert min(balls, key=lambda pair: ends(balls[pair])[0]) == (2, 3) and binary64[2, 3] > binary64[0, 1]
 
 
 def subnormal_overlaps(precision: int) -> tuple[list, Fraction]:
@@ -225,7 +256,8 @@ def balls_of(rows: list, scale: int, radius: str, size: int, rng: random.Random)
 
 @st.composite
 def screened_matrices(draw, signed: bool):
-    """(precision, balls) from the strategies above; the ties' gaps from a few binary64 ulps to far apart."""
+    """(precision, balls, a random source for the rest of the case): ties() at a scale, with radii, as drawn; the
+    ties' gaps from far apart to below binary64's ulp."""
     rng = random.Random(draw(st.integers(0, 2**32)))
     n = draw(st.sampled_from([overlaps.SCREEN_FROM, overlaps.SCREEN_FROM + 5]))
     gaps = draw(st.lists(st.integers(1, 64), min_size=1, max_size=3))
