@@ -143,9 +143,9 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
                          folder: Path) -> list[tuple[tuple, str | None]]:
     """((index, name, verdict, the record's other arb fields, _ends), the problem of the certificate the record
-    names, or of an undecided record's undecided/ file, or None) of each (index, record) of the campaign in `folder`: each configuration decided again in arb,
-    and the checker's confirmations of its certificate on the pool too, not one by one in the parent (runs in a
-    worker)."""
+    names, or of an undecided record's undecided/ file, or None) of each (index, record) of the campaign in `folder`:
+    each configuration decided again in arb, and the checker's confirmations of its certificate on the pool too, not
+    one by one in the parent (runs in a worker)."""
     goal = engine.target(spec.claim, spec.bound)
     out = []
     for i, record in items:
@@ -485,7 +485,7 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     # was minutes), and progress moves as often as a campaign's; each confirms its records' certificates too
     tasks = jobs.split([(i, by_index[i]) for i in sorted(chosen)], workers, campaigns.MAX_CHUNK)
     checked = jobs.pool_map(functools.partial(rederive_and_confirm, folder=folder), spec, tasks, workers, progress,
-                       len(by_index) + len(chosen), len(by_index))
+                            len(by_index) + len(chosen), len(by_index))
     problems += [problem for _, problem in checked if problem]
     for (i, name, verdict, fields, ends), _ in checked:
         record = by_index[i]
