@@ -82,8 +82,12 @@ def locked(folder: Path, *, shared: bool, busy: str):
     the file releases it."""
     if fcntl is None:
         return None
+    path = folder / LOCK
+    if path.is_symlink() or path.exists() and not path.is_file():  # a pipe's open waits for a writer, for ever
+        raise BadInput(f"{path} is not a regular file (a link, a folder, a pipe or a device), which a folder's lock "
+                       "file is: remove it")
     try:
-        handle = open(folder / LOCK, "r" if shared else "a")
+        handle = open(path, "r" if shared else "a")
     except FileNotFoundError:
         return None
     try:
@@ -412,7 +416,10 @@ class Store:
             data = path.read_bytes() if path.is_file() else b""
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
                 raise self.corrupt(f"{CHUNKS}/{path.name} does not match its digest in {MANIFEST}")
-            lines = data.decode("utf-8").splitlines()
+            try:  # its digest redone over bytes that are no text: edited, as a chunk whose digest differs
+                lines = data.decode("utf-8").splitlines()
+            except UnicodeDecodeError as err:
+                raise self.corrupt(f"{CHUNKS}/{path.name} is not UTF-8 text ({err.reason} at byte {err.start})") from None
             if len(lines) != entry["records"]:
                 raise self.corrupt(f"{CHUNKS}/{path.name} holds {len(lines)} records, the manifest says {entry['records']}")
             for number, line in enumerate(lines, 1):

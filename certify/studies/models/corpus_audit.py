@@ -121,7 +121,12 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
 
 def _has_parameters(store: jobs.Store) -> bool:
     params = store.parameters
-    return set(params) == set(PARAMETERS) and all(type(params[key]) is kind for key, kind in PARAMETERS.items())
+    return set(params) == set(PARAMETERS) and all(_of_kind(params[key], kind) for key, kind in PARAMETERS.items())
+
+
+def _of_kind(value, kind: type) -> bool:
+    # a string no UTF-8 text holds (JSON's lone surrogates) is no run's, and broke the note or summary naming it
+    return type(value) is kind and (kind is not str or corpus_job.utf8_text(value))
 
 
 def _check_model(store: jobs.Store) -> None:

@@ -45,6 +45,8 @@ HEATMAP, HISTOGRAMS = "corpus_heatmap", "corpus_histograms"  # the figures' stem
 # derived files too, so that --restart leaves no figure or page of the discarded run behind
 OUTPUTS = (CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT, report_files.PAGE, *report_files.figure_files(HEATMAP, HISTOGRAMS))
 CHUNK = 1  # sentences per task: one sentence of MiniLM is seconds of work, far above a task's overhead
+RECORD_KEYS = {"i", "text", "n_tokens", "tokens", "layers"}  # corpus.sentence_record's, and a layer's
+LAYER_KEYS = {"layer", "D", "rank", "rank_max", "rank_certified", "heads"}
 HEAD_KEYS = {"head", "bits", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D", "regime", "step1", "step2", "checker",
              "certificate", "certificate_sha256"}  # fmt: skip
 
@@ -185,31 +187,36 @@ def summary_text(summary: dict) -> str:
 
 def record_check(store, sentences: Sequence[str] | None, n_layers: int, n_heads: int):
     """check(record, where) for Store.records: the record is a sentence record of this run (of sentence i of
-    `sentences`; None: of some text, which the caller checks), with n_layers layers of n_heads heads, and the
-    certificate it names is on disk with its digest."""
+    `sentences`; None: of some text, which the caller checks), with n_layers layers of n_heads heads, each field of the
+    type corpus.sentence_record writes (an index 1.0 or a text no UTF-8 file holds broke the summary and the
+    corpus's digest), and the certificate it names is on disk, a file of the folder, with its digest."""
     regimes, steps = set(REGIME_WORDS), {HOLDS, VIOLATED, UNDECIDED}
 
     def check(record: dict, where: str) -> None:
         i = record["i"]
         try:
-            text = record.get("text")
-            ok = (text == sentences[i] if sentences is not None else isinstance(text, str)) and (
-                type(record.get("n_tokens")) is int and isinstance(record.get("layers"), list)
-                and len(record["layers"]) == n_layers)
+            text = record["text"]
+            ok = (set(record) == RECORD_KEYS and utf8_text(text) and (sentences is None or text == sentences[i])
+                  and _count(record["n_tokens"]) and isinstance(record["tokens"], list)
+                  and len(record["tokens"]) == record["n_tokens"] and all(map(utf8_text, record["tokens"]))
+                  and isinstance(record["layers"], list) and len(record["layers"]) == n_layers)
             for number, layer in enumerate(record["layers"] if ok else []):
                 # rank_certified is summed into the summary: a bool, not a string or a count
-                ok = (ok and layer.get("layer") == number and type(layer.get("rank_certified")) is bool
-                      and len(layer.get("heads", [])) == n_heads)
-                for index, head in enumerate(layer.get("heads", []) if ok else []):
-                    ok = (ok and set(head) == HEAD_KEYS and head["head"] == index and head["regime"] in regimes
-                          and head["step1"] in steps and head["step2"] in steps
+                ok = (ok and set(layer) == LAYER_KEYS and _index(layer["layer"], number) and _pair(layer["D"])
+                      and _count(layer["rank"]) and _count(layer["rank_max"])
+                      and type(layer["rank_certified"]) is bool and isinstance(layer["heads"], list)
+                      and len(layer["heads"]) == n_heads)
+                for index, head in enumerate(layer["heads"] if ok else []):
+                    ok = (ok and set(head) == HEAD_KEYS and _index(head["head"], index) and _count(head["bits"])
+                          and head["regime"] in regimes and head["step1"] in steps and head["step2"] in steps
+                          and isinstance(head["checker"], str)
                           and all(_pair(head[k]) for k in ("a", "a_D2", "log10_gap", "tau", "D_PX_over_D")))
                     if ok and head["certificate"] is not None:  # the run's own name: no path out of the folder
                         path = store.folder / CERTIFICATES / certificate_name(i, number, index)
-                        ok = (head["certificate"] == path.name and path.is_file()
+                        ok = (head["certificate"] == path.name and path.is_file() and not path.is_symlink()
                               and _sha256_file(path) == head["certificate_sha256"])
-                    elif ok:
-                        ok = VIOLATED not in (head["step1"], head["step2"])  # a violation always keeps its certificate
+                    elif ok:  # a violation always keeps its certificate
+                        ok = head["certificate_sha256"] is None and VIOLATED not in (head["step1"], head["step2"])
         except (AttributeError, KeyError, TypeError):
             ok = False
         if not ok:
@@ -218,9 +225,29 @@ def record_check(store, sentences: Sequence[str] | None, n_layers: int, n_heads:
     return check
 
 
+def utf8_text(value) -> bool:
+    """A string a UTF-8 file can hold (JSON's escapes also give lone surrogates, which none can)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _count(value) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _index(value, expected: int) -> bool:
+    return type(value) is int and value == expected  # True or 1.0 equal 1, and 1.0 indexes no list
+
+
 def _pair(value) -> bool:
-    return (isinstance(value, list) and len(value) == 2
-            and all(v is None or type(v) is float for v in value))  # fmt: skip
+    """An enclosure [lower, upper] as sentence_record writes it: binary64 endpoints (None beyond), in order."""
+    return (isinstance(value, list) and len(value) == 2 and all(v is None or type(v) is float for v in value)
+            and (None in value or value[0] <= value[1]))
 
 
 def weights_sha256(model_folder: Path) -> str:
