@@ -30,7 +30,7 @@ from certify.cli.verify import CORPUS_SAMPLE
 from certify.engine import certificate
 from certify.jobs import store as job_store
 from certify.studies import heads as heads_study
-from certify.studies.models import certified, corpus_job
+from certify.studies.models import certified, corpus_audit, corpus_job
 from certify.figures import corpus as corpus_figures
 from certify.core import jsonfile
 from certify.studies.models.corpus import sha256_text
@@ -143,7 +143,7 @@ def test_a_finished_run_is_confirmed_with_a_sample_of_its_sentences_decided_agai
     assert code == 0, out
     assert out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences, 2 of them decided again as recorded; "
                           f"{KEPT} certificates kept, each confirmed by the checker"), out
-    assert out.splitlines()[1:] == ["  note: 2 of the 3 recorded sentences decided again, at random (--sample K, "
+    assert out.splitlines()[1:] == ["  note: 2 of the 3 recorded sentences decided again (2 at random; --sample K, "
                                     "--all: every one)"], out
     assert "certify verify:" in err and "check" in err  # the progress bar, on stderr
     code, out, _ = verify(folder, capsys, "--json")  # by default, every one of so few
@@ -189,6 +189,27 @@ def test_a_record_edited_consistently_is_found_by_deciding_its_sentence_again(fo
     assert len(problems) == 1 and problems[0].startswith(
         f"  sentence 1 ({SENTENCES[1]!r}) decided again differs from its record: layer 0 head 1 {field}: recorded "
         f"{value!r}, decided again "), out
+
+
+def test_a_sentence_stating_an_undecided_step_is_decided_again_whatever_the_draw(folder, capsys, monkeypatch):
+    """A violation restated as an undecided step (its certificate dropped, digests and summary redone) is where a
+    forger hides one: a sentence with an undecided step is decided again beside the random draw (here one that
+    never draws it), as a campaign's undecided records are; --sample 0 still decides none."""
+    (folder / "certificates" / NAME).unlink()
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
+        {"step2": "undecided", "certificate": None, "certificate_sha256": None}))
+    _summarise_again(folder)
+    monkeypatch.setattr(corpus_audit.random.SystemRandom, "sample",
+                        lambda self, population, k: [i for i in population if i != 1][:k])
+    assert verify(folder, capsys, "--sample", "0")[0] == 0
+    code, out, _ = verify(folder, capsys, "--sample", "1", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["rederived"] == 2, out
+    assert [p[:p.index(":")] for p in report["problems"]] == [f"sentence 1 ({SENTENCES[1]!r}) decided again differs "
+                                                              "from its record"], out
+    assert "layer 0 head 1 step2: recorded 'undecided'" in report["problems"][0], out
+    assert report["notes"] == ["2 of the 3 recorded sentences decided again (1 at random, 1 more for an undecided "
+                               "step; --sample K, --all: every one)"], out
 
 
 @pytest.mark.parametrize("step, outcome", [("step1", "violated"), ("step2", "undecided"), ("regime", "underflowed"),

@@ -15,8 +15,9 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
     - reads every stored certificate (the violations): an attention-head certificate, certified, stating the steps
       and regime its record states (undecided where it states none) at the record's precision, and has the
       independent checker re-derive every one;
-    - decides again `sample` recorded sentences drawn at random from fresh randomness (so that a folder cannot be
-      prepared for the sample it will meet), or every one with everything=True (`--all`), with the run's own code
+    - decides again every recorded sentence with an undecided step (where a forger would restate a violation) and
+      `sample` others drawn at random from fresh randomness (so that a folder cannot be prepared for the sample it
+      will meet), or every one with everything=True (`--all`), none with sample 0 (--sample 0), with the run's own code
       (corpus.certify_texts: the forward pass, certified.iter_layers, corpus.sentence_record) and the model loaded
       as the run loads it, from the manifest's "model", refused (BadInput) when it cannot be loaded or the sha256 of
       its weights is not the manifest's "model_sha256".  The record decided again must equal the stored one in
@@ -164,7 +165,7 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
             texts[record["i"]] = record["text"]
             kept.extend((head["certificate"], {key: head[key] for key in (*STATED, "bits")})
                         for layer in record["layers"] for head in layer["heads"] if head["certificate"])
-            if record["i"] in chosen:
+            if record["i"] in chosen or sample and _undecided(record):
                 again.append(record)
             yield record
 
@@ -188,9 +189,17 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
     found += jobs.pool_map(sentence_problems, run, jobs.split(again, workers), workers, progress, checks, len(kept))
     problems += [problem for problem in found if problem]
     if len(again) < len(done):
-        notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again, at random (--sample K, --all: "
-                     "every one)")
+        extra = len(again) - len(chosen)  # those with an undecided step beyond the random ones
+        notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again ({len(chosen)} at random"
+                     + (f", {extra} more for an undecided step" if extra else "") + "; --sample K, --all: every one)")
     return CorpusAudit(len(done), count, len(again), len(kept), problems, notes)
+
+
+def _undecided(record: dict) -> bool:
+    """Whether a (checked) record states an undecided step: where a violation whose certificate was dropped would be
+    restated, so it is decided again whenever any sentence is, as a campaign's undecided records are."""
+    return any(head[step] == UNDECIDED for layer in record["layers"] for head in layer["heads"]
+               for step in ("step1", "step2"))
 
 
 def _continue(store: jobs.Store) -> str:
