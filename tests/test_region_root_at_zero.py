@@ -126,7 +126,8 @@ def test_the_profiles_give_a_finite_slope_lower_end_at_zero(bound):
 
 
 @pytest.mark.parametrize("bound", ["D*sqrt(a*D**2 - a*D**2/8)", "D*(a*D**2)/(a*D**2 - 1)",
-                                   "D*sqrt(a*D**2)*(a*D**2 - a*D**2)**0.5"])
+                                   "D*sqrt(a*D**2)*(a*D**2 - a*D**2)**0.5", "D*sqrt((a*D**2 - a*D**2/8)/(1 + a*D**2))",
+                                   "D*sqrt(-(a*D**2))", "D*(-(a*D**2))**1.5"])
 def test_a_bound_not_proved_defined_and_differentiable_on_the_interval_has_no_slope(bound):
     """The argument of a root or a division not proved > 0 (or nonzero) on (0, L_hi] (its interval reaches 0 for
     L_hi >= 4): no enclosure (NaN), never an interval that would close a box."""
@@ -191,8 +192,8 @@ def test_a_root_bound_false_near_zero_is_not_proved(bound, tmp_path, capsys):
 
 def test_a_forged_margin_at_zero_is_rejected(tmp_path, capsys):
     """The sqrt proof's one leaf (divided: g' >= 1/(2 sqrt(4)) = 1/4 >= Var on (0, 4]) restated for 0.99 sqrt(L)
-    (g' >= 0.2475 < 1/4), or for radius 2 (L up to 16, g' >= 1/8), with its domain and box made consistent, so that
-    only the margin is wrong: rejected, the leaf not closed."""
+    (g' >= 0.2475 < 1/4), for radius 2 (L up to 16, g' >= 1/8), with its domain and box made consistent, so that
+    only the margin is wrong, or for 0.249 sqrt(L)^2, false near L = 0: rejected, the leaf not closed."""
     out = tmp_path / "proof.json"
     assert _run(capsys, ["prove", "--bound", "sqrt(a*D**2)*D", *TWO, "--d", "1", "-q", "--out", str(out)])[0] == 0
     cert = json.loads(out.read_text())
@@ -202,6 +203,7 @@ def test_a_forged_margin_at_zero_is_rejected(tmp_path, capsys):
     wider["region"]["radius"] = "2"
     wider["reduction"]["domain"] = [["0", "4"], ["0", "16"]]
     wider["leaves"][0]["box"] = [["0", "4"], ["0", "16"]]
-    for forged in (weaker, wider):
+    false = cert | {"bound": canonical("D*0.249*sqrt(a*D**2)**2")}
+    for forged in (weaker, wider, false):
         confirmation = checker.verify(forged)
         assert not confirmation.ok and "is not closed by" in confirmation.message, confirmation.message
