@@ -111,6 +111,11 @@ def _abs(x):
     return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (arb(0), hi.max(-lo))
 
 
+def _image(f, x):
+    """f over the interval x, f monotone on it: the hull of its values at the ends."""
+    return _ends(f(x[0]), f(x[1]))
+
+
 def _inverse(x, positive):
     """1/x over the interval x of values > 0 (1/0 = +inf at a lower end clipped to 0) or certainly < 0."""
     if not (positive or x[1] < 0):
@@ -119,13 +124,11 @@ def _inverse(x, positive):
 
 
 class Dual:
-    """A bound g and its slope g' over L in (0, top], each as an interval whose ends may be infinite, and whether
-    g > 0 there: extended interval arithmetic, so that sqrt(L)' = 1/(2 sqrt(L)) keeps its lower end 1/(2
-    sqrt(top)) (a ball over [0, top] would not).  For every L in (0, top], g(L) and g'(L) (a Clarke generalised
-    derivative at a min or max of equal values) lie in the intervals.  An increasing function (exp, log, sqrt,
-    tanh, sinh, x**p for p > 0) takes the interval of its values at the ends, cosh that of |x|;
-    division, log, sqrt and x**p (p < 1) need the argument > 0 on (0, top] (x**p, p > 1, >= 0), else
-    ArithmeticError: no enclosure."""
+    """A bound g and its slope g' over L in (0, top] as intervals whose ends may be infinite, and whether g > 0
+    there: for every such L, g(L) and g'(L) (a Clarke generalised derivative at a min or max) lie in them, so
+    sqrt(L)' = 1/(2 sqrt(L)) keeps its lower end 1/(2 sqrt(top)), which a ball over [0, top] loses.  Monotone
+    functions (cosh, squares in |x|) take their values at the ends; division, log, sqrt and x**p (p < 1) need the
+    argument proved > 0 on (0, top] (x**p for p > 1: >= 0), else ArithmeticError: no enclosure."""
 
     def __init__(self, value, slope, positive=False):
         self.value, self.slope = value, slope
@@ -137,10 +140,7 @@ class Dual:
 
     @staticmethod
     def of(x):
-        if isinstance(x, Dual):
-            return x
-        x = x if isinstance(x, arb) else arb(x)
-        return Dual(_ends(x), (arb(0), arb(0)))
+        return x if isinstance(x, Dual) else Dual(_ends(x if isinstance(x, arb) else arb(x)), (arb(0), arb(0)))
 
     def _then(self, value, derivative, positive):
         return Dual(value, _mul(derivative, self.slope), positive)
@@ -177,50 +177,42 @@ class Dual:
     def __rtruediv__(self, o):
         return Dual.of(o) / self
 
-    def exp(self):
-        e = _ends(self.value[0].exp(), self.value[1].exp())
-        return self._then(e, e, True)
-
     def _needs_positive(self):
         if not self.positive:
             raise ArithmeticError("log, sqrt or a power below 1 of a value not proved > 0")
 
+    def exp(self):
+        e = _image(arb.exp, self.value)
+        return self._then(e, e, True)
+
     def log(self):
         self._needs_positive()
-        low = self.value[0].log() if self.value[0] > 0 else -INF
-        return self._then(_ends(low, self.value[1].log()), _inverse(self.value, True), False)
+        return self._then(_image(lambda x: x.log() if x > 0 else -INF, self.value), _inverse(self.value, True), False)
 
     def sqrt(self):
         self._needs_positive()
-        s = _ends(self.value[0].max(arb(0)).sqrt(), self.value[1].sqrt())
+        s = _image(lambda x: x.max(arb(0)).sqrt(), self.value)
         return self._then(s, _inverse(_mul((arb(2), arb(2)), s), True), True)
 
     def power(self, p: arb):
-        """self**p for a constant p > 0 other than 1: values p self**(p - 1) of the slope, increasing for p > 1
-        and decreasing for p < 1 in self >= 0."""
+        """self**p for a constant p > 0: the slope p self**(p - 1) self', x**q monotone in x >= 0."""
         if not (self.positive or (p > 1 and self.value[0] >= 0)):
             self._needs_positive()
-        q = p - 1
-        if not (q > 0 or q < 0 or q == 0):  # 0**q is 0 or +inf by the sign of q
+        if not (p > 1 or p < 1 or p == 1):  # 0**(p - 1) is 0 or +inf by the sign of p - 1
             raise ArithmeticError("an exponent not certainly above, below or at 1")
-        lo, hi = self.value[0].max(arb(0)), self.value[1]
-        raise_to = lambda x, e: (arb(0) if e > 0 else arb(1) if e == 0 else INF) if x == 0 else (e * x.log()).exp()
-        d = _ends(raise_to(lo, q), raise_to(hi, q))  # x**q is monotone in x >= 0: its values at the ends
-        return self._then(_ends(raise_to(lo, p), raise_to(hi, p)), _mul(_ends(p), d), self.positive)
+        to = lambda e: lambda x: (arb(0) if e > 0 else arb(1) if e == 0 else INF) if x == 0 else (e * x.log()).exp()
+        ends = (self.value[0].max(arb(0)), self.value[1])
+        return self._then(_image(to(p), ends), _mul(_ends(p), _image(to(p - 1), ends)), self.positive)
 
-    def tanh(self):  # tanh' = 1/cosh^2, cosh increasing in |x|: no cancellation as tanh nears 1
-        m = _abs(self.value)
-        c = _ends(m[0].cosh(), m[1].cosh())
-        return self._then(_ends(self.value[0].tanh(), self.value[1].tanh()), _inverse(_mul(c, c), True), self.positive)
+    def tanh(self):  # tanh' = 1/cosh^2: no cancellation as tanh nears 1
+        c = _image(arb.cosh, _abs(self.value))
+        return self._then(_image(arb.tanh, self.value), _inverse(_mul(c, c), True), self.positive)
 
     def sinh(self):
-        m = _abs(self.value)
-        return self._then(_ends(self.value[0].sinh(), self.value[1].sinh()), _ends(m[0].cosh(), m[1].cosh()),
-                          self.positive)
+        return self._then(_image(arb.sinh, self.value), _image(arb.cosh, _abs(self.value)), self.positive)
 
     def cosh(self):
-        m = _abs(self.value)
-        return self._then(_ends(m[0].cosh(), m[1].cosh()), _ends(self.value[0].sinh(), self.value[1].sinh()), True)
+        return self._then(_image(arb.cosh, _abs(self.value)), _image(arb.sinh, self.value), True)
 
     def _pick(self, o, larger: bool):
         o = Dual.of(o)
