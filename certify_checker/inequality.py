@@ -108,7 +108,9 @@ def _real_power(base, exponent):
 def _positive_power(base, exponent):
     """x ** y for a positive rational constant y (not a whole number written as one): defined for x >= 0 as
     sqrt is, 0 ** y = 0 at an exact 0 (a bound's D = 0), else exp(y log x)."""
-    return base if isinstance(base, arb) and base == 0 else _real_power(base, exponent)
+    if not isinstance(base, arb):  # a region proof's jet (region_bounds.Dual): its own rule, p x**(p - 1)
+        return base.power(exponent)
+    return base if base == 0 else _real_power(base, exponent)
 
 
 OPERATIONS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,

@@ -86,25 +86,74 @@ def variance_upper(theta, inner) -> arb:
     return (spread - correction.max(arb(0))).upper()
 
 
-class Dual:
-    """value + slope eps with eps^2 = 0: first derivatives of a bound, forward mode."""
+INF = arb("inf")
 
-    def __init__(self, value, slope=None):
-        self.value = value if isinstance(value, arb) else arb(value)
-        self.slope = arb(0) if slope is None else slope
+
+def _ends(*balls):
+    """(lowest lower end, highest upper end) of the balls; a NaN ball leaves that side unbounded."""
+    lo, hi = INF, -INF
+    for b in balls:
+        lo, hi = lo.min(-INF if b.is_nan() else b.lower()), hi.max(INF if b.is_nan() else b.upper())
+    return lo, hi
+
+
+def _mul(x, y):
+    """The products of two intervals' ends (0 times an infinite end is 0: every value is a finite real)."""
+    return _ends(*(arb(0) if a == 0 or b == 0 else a * b for a in x for b in y))
+
+
+def _sum(x, y):
+    return _ends(x[0] + y[0])[0], _ends(x[1] + y[1])[1]
+
+
+def _abs(x):
+    lo, hi = x
+    return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (arb(0), hi.max(-lo))
+
+
+def _image(f, x):
+    """f over the interval x, f monotone on it: the hull of its values at the ends."""
+    return _ends(f(x[0]), f(x[1]))
+
+
+def _inverse(x, positive):
+    """1/x over the interval x of values > 0 (1/0 = +inf at a lower end clipped to 0) or certainly < 0."""
+    if not (positive or x[1] < 0):
+        raise ArithmeticError("a division by a value not proved nonzero")
+    return _ends(1 / x[1])[0], (INF if positive and not x[0] > 0 else _ends(1 / x[0])[1])
+
+
+class Dual:
+    """A bound g and its slope g' over L in (0, top] as intervals whose ends may be infinite, and whether g > 0
+    there: for every such L, g(L) and g'(L) (a Clarke generalised derivative at a min or max) lie in them, so
+    sqrt(L)' = 1/(2 sqrt(L)) keeps its lower end 1/(2 sqrt(top)), which a ball over [0, top] loses.  Monotone
+    functions (cosh, squares in |x|) take their values at the ends; division, log, sqrt and x**p (p < 1) need the
+    argument proved > 0 on (0, top] (x**p for p > 1: >= 0), else ArithmeticError: no enclosure."""
+
+    def __init__(self, value, slope, positive=False):
+        self.value, self.slope = value, slope
+        self.positive = positive or value[0] > 0
+
+    @staticmethod
+    def over(top):
+        return Dual((arb(0), point(top)), (arb(1), arb(1)), True)
 
     @staticmethod
     def of(x):
-        return x if isinstance(x, Dual) else Dual(x)
+        return x if isinstance(x, Dual) else Dual(_ends(x if isinstance(x, arb) else arb(x)), (arb(0), arb(0)))
+
+    def _then(self, value, derivative, positive):
+        return Dual(value, _mul(derivative, self.slope), positive)
 
     def __add__(self, o):
         o = Dual.of(o)
-        return Dual(self.value + o.value, self.slope + o.slope)
+        positive = (self.positive and o.value[0] >= 0) or (o.positive and self.value[0] >= 0)
+        return Dual(_sum(self.value, o.value), _sum(self.slope, o.slope), positive)
 
     __radd__ = __add__
 
     def __neg__(self):
-        return Dual(-self.value, -self.slope)
+        return Dual((-self.value[1], -self.value[0]), (-self.slope[1], -self.slope[0]))
 
     def __sub__(self, o):
         return self + (-Dual.of(o))
@@ -114,47 +163,66 @@ class Dual:
 
     def __mul__(self, o):
         o = Dual.of(o)
-        return Dual(self.value * o.value, self.value * o.slope + self.slope * o.value)
+        slope = _sum(_mul(self.value, o.slope), _mul(self.slope, o.value))
+        return Dual(_mul(self.value, o.value), slope, self.positive and o.positive)
 
     __rmul__ = __mul__
 
     def __truediv__(self, o):
         o = Dual.of(o)
-        q = self.value / o.value
-        return Dual(q, (self.slope - q * o.slope) / o.value)
+        inverse = _inverse(o.value, o.positive)
+        q = _mul(self.value, inverse)
+        return Dual(q, _mul(_sum(self.slope, _mul((-q[1], -q[0]), o.slope)), inverse), self.positive and o.positive)
 
     def __rtruediv__(self, o):
         return Dual.of(o) / self
 
+    def _needs_positive(self):
+        if not self.positive:
+            raise ArithmeticError("log, sqrt or a power below 1 of a value not proved > 0")
+
     def exp(self):
-        e = self.value.exp()
-        return Dual(e, e * self.slope)
+        e = _image(arb.exp, self.value)
+        return self._then(e, e, True)
 
     def log(self):
-        return Dual(self.value.log(), self.slope / self.value)
+        self._needs_positive()
+        return self._then(_image(lambda x: x.log() if x > 0 else -INF, self.value), _inverse(self.value, True), False)
 
     def sqrt(self):
-        s = self.value.sqrt()
-        return Dual(s, self.slope / (2 * s))
+        self._needs_positive()
+        s = _image(lambda x: x.max(arb(0)).sqrt(), self.value)
+        return self._then(s, _inverse(_mul((arb(2), arb(2)), s), True), True)
 
-    def tanh(self):
-        t = self.value.tanh()
-        return Dual(t, (1 - t * t) * self.slope)
+    def power(self, p: arb):
+        """self**p for a constant p > 0: the slope p self**(p - 1) self', x**q monotone in x >= 0."""
+        if not (self.positive or (p > 1 and self.value[0] >= 0)):
+            self._needs_positive()
+        if not (p > 1 or p < 1 or p == 1):  # 0**(p - 1) is 0 or +inf by the sign of p - 1
+            raise ArithmeticError("an exponent not certainly above, below or at 1")
+        to = lambda e: lambda x: (arb(0) if e > 0 else arb(1) if e == 0 else INF) if x == 0 else (e * x.log()).exp()
+        ends = (self.value[0].max(arb(0)), self.value[1])
+        return self._then(_image(to(p), ends), _mul(_ends(p), _image(to(p - 1), ends)), self.positive)
+
+    def tanh(self):  # tanh' = 1/cosh^2: no cancellation as tanh nears 1
+        c = _image(arb.cosh, _abs(self.value))
+        return self._then(_image(arb.tanh, self.value), _inverse(_mul(c, c), True), self.positive)
 
     def sinh(self):
-        return Dual(self.value.sinh(), self.value.cosh() * self.slope)
+        return self._then(_image(arb.sinh, self.value), _image(arb.cosh, _abs(self.value)), self.positive)
 
     def cosh(self):
-        return Dual(self.value.cosh(), self.value.sinh() * self.slope)
+        return self._then(_image(arb.cosh, _abs(self.value)), _image(arb.sinh, self.value), True)
 
     def _pick(self, o, larger: bool):
         o = Dual.of(o)
-        if (o.value > self.value) if larger else (o.value < self.value):
+        if (o.value[0] > self.value[1]) if larger else (o.value[1] < self.value[0]):
             return o
-        if (o.value < self.value) if larger else (o.value > self.value):
+        if (o.value[1] < self.value[0]) if larger else (o.value[0] > self.value[1]):
             return self
-        both = self.value.max(o.value) if larger else self.value.min(o.value)
-        return Dual(both, self.slope.union(o.slope))  # Clarke: either side's derivative
+        ends = [arb.max(a, b) if larger else arb.min(a, b) for a, b in zip(self.value, o.value)]
+        positive = (self.positive or o.positive) if larger else (self.positive and o.positive)
+        return Dual(tuple(ends), _ends(*self.slope, *o.slope), positive)  # Clarke: either side's derivative
 
     def max(self, o):
         return self._pick(o, True)

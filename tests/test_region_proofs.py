@@ -229,10 +229,12 @@ def test_undecided_reports_the_fraction_and_the_open_boxes():
 
 
 def test_an_undecided_proof_never_reads_as_all_of_the_volume(tmp_path, capsys):
-    """sqrt(L) is not closed near L = 0 and every other box is: 1 - 1e-27 of the domain proved, which the
+    """sqrt(7 L/8), written sqrt(L - L/8), is not closed near L = 0 (the interval of L - L/8 over [0, L_hi] reaches
+    below 0, so no slope is proved there) and every other box is: 1 - 1e-27 of the domain proved, which the
     command, its JSON, the result's repr and the checker's message rounded up to 100% (or 1.0) of it."""
     out = tmp_path / "proof.json"
-    args = ["prove", "--bound", "D*sqrt(a*D**2)", "--n", "2", "--radius", "1", "--norm", "1", "-q"]
+    bound = "D*sqrt(a*D**2 - a*D**2/8)"
+    args = ["prove", "--bound", bound, "--n", "2", "--radius", "1", "--norm", "1", "-q"]
     assert main(args + ["--out", str(out)]) == 3
     text = capsys.readouterr().out
     assert "undecided" in text.lower() and "100.0000%" not in text and "99.9999% of the reduced domain" in text
@@ -241,7 +243,7 @@ def test_an_undecided_proof_never_reads_as_all_of_the_volume(tmp_path, capsys):
     assert "99.9999%" in confirmation and "100.0000%" not in confirmation and "1 box open" in confirmation
     assert main(args + ["--json"]) == 3
     assert 0 < json.loads(capsys.readouterr().out)["volume_proved"] < 1
-    result = prove(None, 2, None, 1, 1, bound="D*sqrt(a*D**2)")
+    result = prove(None, 2, None, 1, 1, bound=bound)
     assert result.left and result.volume_proved < 1 and "99.9999% of the volume" in repr(result)
 
 

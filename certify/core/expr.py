@@ -323,6 +323,8 @@ def _real_power(tree: tuple, left):
             raise BadInput(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
         if positive and ar.certainly_zero(base):
             return base  # the exact 0 of the backend: y > 0
+        if positive and hasattr(ar, "positive_power"):  # a backend with its own rule (certify.prove.forward)
+            return ar.positive_power(base, power)
         return ar.apply("exp", exponent(ar, env) * ar.apply("log", base))
     return real_power
 

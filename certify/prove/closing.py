@@ -3,8 +3,9 @@
     direct              1 - F >= (1 - F)_lo on the box (certify.prove.tilt) and 1 - g <= gap_hi:
                         h = (1 - F) - (1 - g) >= 0 when the difference of the ends is >= 0.
     divided             a box with L_lo = 0, where h vanishes (F(w, 0) = 0 and g(0) = 0): by the
-                        mean value theorem h(L) = L dh/dL(xi) with xi in [0, L], and
-                        dh/dL = g' - (m'(w + L/2) + m'(w - L/2))/2 >= g'_lo - max Var >= 0.
+                        mean value theorem h(L) = L dh/dL(xi) with xi in (0, L), and
+                        dh/dL = g' - (m'(w + L/2) + m'(w - L/2))/2 >= g'_lo - max Var >= 0, g'_lo a lower
+                        end of g' on (0, L_hi] (certify.prove.profiles), finite where g' is not at 0 (sqrt).
     chord               any box with L_hi > 0 (L_lo = 0 only where g(0) = 0): h = L (g(L)/L - F/L), and
                         F/L = (1/L) integral of m' over [w - L/2, w + L/2] <= max Var over
                         [w_lo - L_hi/2, w_hi + L_hi/2] (m' = Var, proofs/region_tilt.py), so h >= 0 when

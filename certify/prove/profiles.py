@@ -3,17 +3,21 @@
 A profile encloses, for L = a D^2 in an exact interval, what the closing tests compare:
     gap_upper(L)       an upper end for 1 - g(L) (the claims' closed forms never subtract from 1:
                        1 - (1 - exp(-L)) is exp(-L), and 1 - tanh(L/4) = 2 / (1 + exp(L/2)))
-    slope_lower(L_hi)  a lower end for g' on [0, L_hi] (the divided form)
+    slope_lower(L_hi)  a lower end for g' on (0, L_hi] (the divided form)
     chord_lower(L)     a lower end for g(L)/L on an exact interval L with L_hi > 0 (the chord form):
                        at L_hi for the claims (g concave with g(0) = 0, so g(L)/L decreases:
-                       proofs/region_tilt.py), g' on [0, L_hi] when L_lo = 0 (g(L)/L = g'(xi) by the
+                       proofs/region_tilt.py), g' on (0, L_hi] when L_lo = 0 (g(L)/L = g'(xi) by the
                        mean value theorem, g(0) = 0), else g's ball over L over L's end
     secant_lower(L)    a lower end for (g(x) - g(L_lo))/(x - L_lo) over x in (L_lo, L_hi] (the rise form):
                        the secant to L_hi for the claims (a concave g's secant slopes decrease in
-                       their right end), else g' on [0, L_hi] (mean value theorem)
+                       their right end), else g' on (0, L_hi] (mean value theorem)
     vanishes           g(0) = 0 exactly (both sides of the claim vanish at L = 0)
 The claims' profiles are decreasing gaps and slopes, so points suffice; a user's bound is
-evaluated on the interval as a ball, with its derivative by forward-mode differentiation.
+evaluated on the interval as a ball, with its derivative on (0, L_hi] by forward-mode differentiation in interval
+arithmetic whose ends may be infinite (certify.prove.forward).  The mean value theorem holds on (0, L_hi] so: g is
+defined at 0 (else the bound is refused) and, where the jets succeed, on (0, L_hi], built of functions continuous
+on their domains, so continuous on [0, L_hi]; for 0 < eps < x, g(x) - g(eps) = (x - eps) g'(xi) with xi in
+(eps, x), and eps -> 0 gives g(x) - g(0) >= x g'_lo (a Clarke derivative at a min or max: Lebourg's theorem).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from certify import claims
 from certify.core import expr as bound_grammar
 from certify.core.arith import BALL
 from certify.errors import BadInput, did_you_mean
-from certify.prove.forward import JETS, Jet
+from certify.prove.forward import JETS, Jet, Undefined
 from certify.prove.tilt import Interval, exact
 
 CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tanh(a*D**2/4)*D"}
@@ -38,7 +42,7 @@ CLAIM_BOUNDS = {"collapse.global": "(1 - exp(-a*D**2))*D", "collapse.tanh": "tan
 class Profile:
     """The right-hand side D g(a D^2) of a region proof seen through g: the claim (None for a user's bound)
     and its text, gap_upper(L) an upper end of 1 - g on an exact interval L, slope_lower(L_hi) a lower end
-    of g' on [0, L_hi], chord_lower(L) a lower end of g(L)/L on an exact interval L (L_hi > 0), secant_lower(L) one of
+    of g' on (0, L_hi], chord_lower(L) a lower end of g(L)/L on an exact interval L (L_hi > 0), secant_lower(L) one of
     g's secant slopes from L_lo over L, whether g(0) = 0 exactly, and whether g is tanh(L/4) as written (the tight-set
     identities close their faces exactly)."""
     claim: str | None  # a claim id, or None for a user's bound
@@ -122,8 +126,11 @@ def bound_profile(text: str, n: int, d: int | None) -> Profile:
             return parsed.evaluate(JETS, {name: Jet.lift(value) for name, value in env.items()})
         return parsed.evaluate(BALL, env)
 
-    def slope(top):
-        return g(Jet(exact(Fraction(0)).union(exact(top)), arb(1))).slope
+    def slope(top):  # g' >= this on (0, top] (certify.prove.forward), NaN where g is not proved differentiable there
+        try:
+            return g(Jet.variable(Fraction(0), top)).slope[0]
+        except Undefined:
+            return arb("nan")
 
     try:
         zero = g(arb(0))
