@@ -31,8 +31,9 @@ def add_parser(subparsers):
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
                               "(chunks, digests, no stray file), that every kept certificate states its record's steps "
-                              "and is confirmed by the checker, decide again a random sample of the recorded "
-                              "sentences (--all: every one) with the run's model and code, each as recorded, and "
+                              "and is confirmed by the checker, decide again every recorded sentence with an undecided "
+                              "step and a random sample of them all (--all: every one) with the run's model and "
+                              "code, each as recorded, and "
                               "check that the summary says what the records say; a run of fewer sentences than its "
                               "corpus is confirmed for those it records. "
                               "Exit 0 confirmed, 1 rejected (tampered, wrong, an unfinished campaign, or a corpus "
@@ -46,13 +47,13 @@ def add_parser(subparsers):
                           "corpus run: decide every recorded sentence again (default: a random sample)")
     rederive.add_argument("--sample", type=options.integer, default=None, metavar="K",
                           help=f"campaign: holds re-derived at random beyond the violated, undecided and certified "
-                          f"ones (default {SAMPLE}); corpus run: recorded sentences decided again at random (default "
-                          f"{CORPUS_SAMPLE}; 0: the model is not needed)")
+                          f"ones (default {SAMPLE}); corpus run: recorded sentences decided again at random beside those with an undecided "
+                          f"step (default {CORPUS_SAMPLE}; 0: none, and the model is not needed)")
     p.add_argument("--workers", type=options.integer, default=None,
                    help="campaign or corpus run: processes (default: every core)")
     options.add_limits(p)
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
-                   "campaign the records, the re-derived count, the problems and notes; for a corpus run the "
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON (for a certificate ok, kind, "
+                   "message; for a campaign the records, the re-derived count, the problems and notes; for a corpus run the "
                    "sentences recorded and decided again, the certificates kept, the problems and notes)")
     p.set_defaults(run=run)
 
