@@ -258,6 +258,8 @@ def test_an_edited_chunk_is_rejected(folder, capsys):
     path.write_text(path.read_text().replace('"holds"', '"undecided"', 1))
     code, out, _ = verify(folder, capsys)
     assert code == 1 and "chunks/000000002.jsonl does not match its digest" in out, out
+    # a folder not read as a corpus run states no count: its heading said "0 of 0 sentences recorded"
+    assert out.splitlines()[0] == f"REJECTED: corpus run {folder}: 1 problem", out
 
 
 def test_a_sentence_that_is_not_the_corpus_s_is_rejected(folder, capsys):

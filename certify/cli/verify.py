@@ -152,9 +152,10 @@ def _corpus(args, sample: int) -> int:
               "confirmed by the checker and stating its record; the summary as the records say")
         _notes(report.notes)
         return 0
-    _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')} ({report.sentences} of "
-              f"{report.count} sentences recorded, {report.rederived} decided again, {report.certificates} "
-              "certificates kept)", report.problems)
+    # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
+    counts = (f" ({report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
+              f"{report.certificates} certificates kept)" if report.count else "")
+    _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')}{counts}", report.problems)
     return 1
 
 
