@@ -18,6 +18,9 @@ from certify.errors import BadInput, counted
 # a corpus run's recorded sentences decided again at random by default: on 2 idle cores, 8 sentences of a MiniLM run
 # took 22 s (31 to 35 s of CPU: about 5 s for each worker's model and 72 head norms, then about 3 s a sentence)
 CORPUS_SAMPLE = 8
+# where changed limits apply, said of a corpus run's folder: `certify model` takes none
+CORPUS_LIMITS = ("a certificate file: a corpus run's sentences are decided again as `certify model` decides them, "
+                 "under no limits (the run's --max-prec bounds a head's work)")
 
 
 def add_parser(subparsers):
@@ -109,13 +112,14 @@ def _campaign(args) -> int:
     from certify.search import audit
     from certify.studies.models import corpus_audit
 
+    corpus = corpus_audit.is_corpus_folder(args.certificate)
     # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
-    options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
+    options.refuse_unused(["--limit"] if args.limit else [], CORPUS_LIMITS if corpus else LIMITS_APPLY)
     # --sample and --workers each refused on its own, with its value, before the bar (one message named both
     # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
-    if corpus_audit.is_corpus_folder(args.certificate):
+    if corpus:
         return _corpus(args, CORPUS_SAMPLE if args.sample is None else sample)
     with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
