@@ -30,6 +30,8 @@ def test_a_bound_past_arbs_range_at_every_precision_is_not_raised_to_the_cap():
     assert past.verdict == engine.UNDECIDED and past.certificate is None
     assert past.precision < 1 << 13, (past.precision, past.reason)
     assert "beyond arb's exponent range at every precision certify takes" in past.reason, past.reason
+    # named once, with why: it read "exp(exp(exp(D*1000))) is not finite at 3392 bits (exp(exp(exp(D*1000))) is ..."
+    assert past.reason.count("exp(exp(exp(D*1000)))") == 1 and "bits (too large): " in past.reason, past.reason
     within = engine.check(LAYER, bound="exp(exp(D*100))")
     assert within.verdict == engine.HOLDS and within.certificate is not None, within.reason
 

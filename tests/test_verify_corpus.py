@@ -241,6 +241,13 @@ def test_a_violation_stated_by_an_undecided_certificate_is_rejected(folder, caps
     assert code == 1 and f"certificates/{NAME} states the verdict 'undecided'" in out, out
 
 
+def test_a_limit_is_refused_in_a_corpus_run_s_words(folder, capsys):
+    """--limit named a campaign's manifest's limits to the user of a corpus run's folder, which keeps none."""
+    code, out, err = verify(folder, capsys, "--limit", "work=5")
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "a corpus run's sentences are decided again as `certify model` decides them, under no limits" in err, err
+
+
 def test_a_stray_file_is_rejected(folder, capsys):
     (folder / "notes.txt").write_text("mine\n")
     code, out, _ = verify(folder, capsys)
@@ -258,6 +265,8 @@ def test_an_edited_chunk_is_rejected(folder, capsys):
     path.write_text(path.read_text().replace('"holds"', '"undecided"', 1))
     code, out, _ = verify(folder, capsys)
     assert code == 1 and "chunks/000000002.jsonl does not match its digest" in out, out
+    # a folder not read as a corpus run states no count: its heading said "0 of 0 sentences recorded"
+    assert out.splitlines()[0] == f"REJECTED: corpus run {folder}: 1 problem", out
 
 
 def test_a_sentence_that_is_not_the_corpus_s_is_rejected(folder, capsys):

@@ -18,6 +18,9 @@ from certify.errors import BadInput, counted
 # a corpus run's recorded sentences decided again at random by default: on 2 idle cores, 8 sentences of a MiniLM run
 # took 22 s (31 to 35 s of CPU: about 5 s for each worker's model and 72 head norms, then about 3 s a sentence)
 CORPUS_SAMPLE = 8
+# where changed limits apply, said of a corpus run's folder: `certify model` takes none
+CORPUS_LIMITS = ("a certificate file: a corpus run's sentences are decided again as `certify model` decides them, "
+                 "under no limits (the run's --max-prec bounds a head's work)")
 
 
 def add_parser(subparsers):
@@ -31,8 +34,9 @@ def add_parser(subparsers):
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
                               "(chunks, digests, no stray file), that every kept certificate states its record's steps "
-                              "and is confirmed by the checker, decide again a random sample of the recorded "
-                              "sentences (--all: every one) with the run's model and code, each as recorded, and "
+                              "and is confirmed by the checker, decide again every recorded sentence with an undecided "
+                              "step and a random sample of them all (--all: every one) with the run's model and "
+                              "code, each as recorded, and "
                               "check that the summary says what the records say; a run of fewer sentences than its "
                               "corpus is confirmed for those it records. "
                               "Exit 0 confirmed, 1 rejected (tampered, wrong, an unfinished campaign, or a corpus "
@@ -46,13 +50,13 @@ def add_parser(subparsers):
                           "corpus run: decide every recorded sentence again (default: a random sample)")
     rederive.add_argument("--sample", type=options.integer, default=None, metavar="K",
                           help=f"campaign: holds re-derived at random beyond the violated, undecided and certified "
-                          f"ones (default {SAMPLE}); corpus run: recorded sentences decided again at random (default "
-                          f"{CORPUS_SAMPLE}; 0: the model is not needed)")
+                          f"ones (default {SAMPLE}); corpus run: recorded sentences decided again at random beside those with an undecided "
+                          f"step (default {CORPUS_SAMPLE}; 0: none, and the model is not needed)")
     p.add_argument("--workers", type=options.integer, default=None,
                    help="campaign or corpus run: processes (default: every core)")
     options.add_limits(p)
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON (ok, kind, message; for a "
-                   "campaign the records, the re-derived count, the problems and notes; for a corpus run the "
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON (for a certificate ok, kind, "
+                   "message; for a campaign the records, the re-derived count, the problems and notes; for a corpus run the "
                    "sentences recorded and decided again, the certificates kept, the problems and notes)")
     p.set_defaults(run=run)
 
@@ -108,13 +112,14 @@ def _campaign(args) -> int:
     from certify.search import audit
     from certify.studies.models import corpus_audit
 
+    corpus = corpus_audit.is_corpus_folder(args.certificate)
     # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
-    options.refuse_unused(["--limit"] if args.limit else [], LIMITS_APPLY)
+    options.refuse_unused(["--limit"] if args.limit else [], CORPUS_LIMITS if corpus else LIMITS_APPLY)
     # --sample and --workers each refused on its own, with its value, before the bar (one message named both
     # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
-    if corpus_audit.is_corpus_folder(args.certificate):
+    if corpus:
         return _corpus(args, CORPUS_SAMPLE if args.sample is None else sample)
     with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
@@ -151,9 +156,10 @@ def _corpus(args, sample: int) -> int:
               "confirmed by the checker and stating its record; the summary as the records say")
         _notes(report.notes)
         return 0
-    _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')} ({report.sentences} of "
-              f"{report.count} sentences recorded, {report.rederived} decided again, {report.certificates} "
-              "certificates kept)", report.problems)
+    # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
+    counts = (f" ({report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
+              f"{report.certificates} certificates kept)" if report.count else "")
+    _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')}{counts}", report.problems)
     return 1
 
 

@@ -244,8 +244,16 @@ def _range_reason(c: Comparison, precision: int, cap: int, higher: str) -> str:
     `higher` says how the cap is raised."""
     where = ("at every precision certify takes" if c.finite_from > PRECISION_LIMIT else
              f"below {c.finite_from} bits, above the cap of {cap} bits ({higher})")
-    return (f"the value of {c.rhs_expr} is not finite at {precision} bits ({c.undefined}): beyond arb's exponent range "
-            f"{where}")
+    return f"{_not_finite(c, precision)}: beyond arb's exponent range {where}"
+
+
+def _not_finite(c: Comparison, precision: int) -> str:
+    """'the value of RHS is not finite at P bits (the part that is not, and why)': the why alone where that part is
+    the whole bound, which the words would name twice ("X is not finite at 53 bits (X is not finite (too large))")."""
+    whole, why = f"{c.rhs_expr} is not finite ", c.undefined
+    if why and why.startswith(whole):
+        why = why[len(whole):].removeprefix("(").removesuffix(")")
+    return f"the value of {c.rhs_expr} is not finite at {precision} bits" + (f" ({why})" if why else "")
 
 
 def _equality_reason(comparisons: list[Comparison], precision: int, higher: str = "raise --max-prec") -> str:
@@ -254,9 +262,7 @@ def _equality_reason(comparisons: list[Comparison], precision: int, higher: str 
     undefined = [c for c in open_ if not (c.lhs.is_finite() and c.rhs.is_finite())]
     if undefined and undefined[0].lhs.is_finite():  # the right side alone: what it compares with is defined
         c = undefined[0]
-        return (f"the value of {c.rhs_expr} is not finite at {precision} bits"
-                + (f" ({c.undefined})" if c.undefined else "")
-                + f": undefined on these inputs, or too close to where it is to tell ({higher})")
+        return f"{_not_finite(c, precision)}: undefined on these inputs, or too close to where it is to tell ({higher})"
     if undefined:
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
