@@ -375,7 +375,7 @@ def test_verify_of_a_trajectory_or_run_folder_names_what_to_verify_in_it(tmp_pat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "`certify run`" in err and str(report / "index.html") in err, err
     assert main(["verify", str(tmp_path / "traj" / "..")]) == 2  # a folder of neither kind: as before
-    assert "neither a certificate nor a campaign folder" in capsys.readouterr().err
+    assert "neither a certificate nor a campaign or corpus run folder" in capsys.readouterr().err
 
 
 def test_run_refuses_to_write_its_report_into_a_campaign_or_an_attack_folder(tmp_path, capsys):

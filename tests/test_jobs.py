@@ -384,7 +384,7 @@ def test_a_users_file_beside_a_killed_first_runs_leftovers_is_refused_and_kept(t
     assert err.count("\n") == 1 and "is not empty and is not a campaign folder" in err, err
     assert main(["verify", str(out), "-q"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "neither a certificate nor a campaign folder" in err, err
+    assert err.count("\n") == 1 and "neither a certificate nor a campaign or corpus run folder" in err, err
     assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == kinds
 

@@ -112,7 +112,7 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
                 pass
             raise BadInput(f"{folder}: no run has committed anything in this folder (the run that began it was stopped "
                            "before it wrote manifest.json): nothing to verify; run its command again to start it")
-        raise BadInput(f"{path}: neither a certificate nor a campaign folder (no manifest.json)")
+        raise BadInput(f"{path}: neither a certificate nor a campaign or corpus run folder (no manifest.json)")
     stated = jobs.stated_format(manifest_path)
     if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
