@@ -342,7 +342,7 @@ def test_verify_refuses_a_campaigns_options_on_a_certificate(options, named, tmp
     assert run_cli(["verify", str(cert)], capsys)[0] == 0
     code, out, err = run_cli(["verify", str(cert), *options], capsys)
     assert code == 2 and out == "" and err.count("\n") == 1, err
-    assert f"{named} with a campaign or corpus run folder, not a certificate file" in err, err
+    assert f"{named} with a campaign folder, not a certificate file" in err, err
 
 
 def test_verify_refuses_all_beside_a_sample(tmp_path, capsys):

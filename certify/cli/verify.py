@@ -69,7 +69,7 @@ def run(args) -> int:
     files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
     # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
     options.refuse_unused(campaign_options(args.everything, args.sample, args.workers),
-                          f"a campaign or corpus run folder, not a certificate file ({args.certificate})")
+                          f"a campaign folder, not a certificate file ({args.certificate})")
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits, written=False)  # the reader measured the file's own text

@@ -122,6 +122,7 @@ class Jet:
 
     @staticmethod
     def of(value: Ends, slope: Ends, positive: bool) -> "Jet":
+        """The jet of these ends, positive also where its value's lower end is > 0."""
         return Jet(value, slope, positive or value[0] > 0)
 
     def __add__(self, other):
