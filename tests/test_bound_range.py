@@ -12,6 +12,7 @@ from flint import arb, ctx
 from certify import engine
 from certify.core import expr
 from certify.core.arith import BALL
+from certify.search import campaign
 
 LAYER = json.loads((Path(__file__).resolve().parents[1] / "examples" / "layer.json").read_text())
 
@@ -74,3 +75,17 @@ def test_no_operation_of_a_bound_gives_a_value_from_an_overflow(text):
     bound = expr.parse(text.replace("E", "exp(D)"))
     for precision in (53, 1000):
         assert not _at(precision, bound, arb(2) ** (2 * (precision + expr.RANGE_MARGIN) + 1)).is_finite(), precision
+
+
+def test_a_side_left_wide_at_the_cap_is_not_called_an_agreement_of_the_sides():
+    """exp(exp(a*1000)) is finite from some 1200 bits, but a = ||A||_2 is enclosed from a binary64 witness to about
+    1e-16 relative whatever the precision, which the bound magnifies past its value: the reason said "the two sides
+    agree to 4096 bits: either an exact equality ...".  It names the wide side; an exact equality still reads as one."""
+    wide = engine.check(LAYER, bound="exp(exp(a*1000))", max_prec=4096)
+    assert wide.verdict == engine.UNDECIDED and wide.comparisons[-1].rhs.is_finite(), wide.reason
+    assert wide.reason.startswith("the enclosure of exp(exp(a*1000)) is still wide at 4096 bits (its radius exceeds its "
+                                  "value): the sides are not known to agree"), wide.reason
+    assert campaign._reason_kind(wide.reason) == "a side still wide at the precision cap"  # one kind in a summary
+    # n = 2: D(PX) = tau(P) D(X) exactly
+    equal = engine.check({"X": [[0.0], [1.0]], "A": [[1.0]]}, claim="collapse.dobrushin", max_prec=128)
+    assert equal.verdict == engine.UNDECIDED and equal.reason.startswith("the two sides agree to 128 bits"), equal.reason

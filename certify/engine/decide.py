@@ -37,7 +37,7 @@ from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
-                                    escalate, highest_allowed)
+                                    escalate, highest_allowed, is_resolved)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -267,6 +267,17 @@ def _equality_reason(comparisons: list[Comparison], precision: int, higher: str 
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
                 f" precision ({higher})")
+    # a side this wide is not an agreement of the sides: a bound can magnify an input's width that precision does
+    # not reduce (a = ||A||_2 is enclosed from a binary64 witness, some 1e-16 relative)
+    for c in open_:
+        for side, text in ((c.lhs, c.lhs_expr), (c.rhs, c.rhs_expr)):
+            if not is_resolved(side):
+                bits = side.rel_accuracy_bits()
+                accuracy = f"{bits} bits of relative accuracy" if bits > 0 else "its radius exceeds its value"
+                return (f"the enclosure of {text} is still wide at {precision} bits ({accuracy}): the"
+                        " sides are not known to agree; the bound may magnify the width of an input that precision"
+                        " does not reduce (a = ||A||_2 is enclosed from a binary64 witness, to about 1e-16 relative),"
+                        f" or need more precision ({higher})")
     widths = [(c.lhs - c.rhs) for c in open_]
     if all(w.contains(0) for w in widths):
         return (f"the two sides agree to {precision} bits: either an exact equality (ball arithmetic cannot"

@@ -661,6 +661,8 @@ def _spread(values: list[float]) -> dict | None:
 def _reason_kind(reason: str) -> str:
     if reason.startswith("the two sides agree"):
         return "sides agree to the precision cap (an equality, or a margin below it)"
+    if reason.startswith("the enclosure of") and " is still wide at " in reason:
+        return "a side still wide at the precision cap"
     if reason.startswith("undecided at the precision cap"):
         return "precision cap reached"
     if "checker did not confirm" in reason:
