@@ -24,13 +24,6 @@ from certify_checker import region_proof as checker_region
 from certify_checker.bound import canonical
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    saved = mp.dps
-    yield
-    mp.dps = saved
-
-
 def prove(claim, n, d, radius, norm, bound=None, time_limit=30.0):
     profile = profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim)
     return region_proof.prove(reductions.region(n, d, radius, norm), profile, time_limit=time_limit)

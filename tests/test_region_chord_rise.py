@@ -21,13 +21,6 @@ from certify_checker import region_proof as checker_region
 NEW = ("chord", "rise")
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    saved = mp.dps
-    yield
-    mp.dps = saved
-
-
 def _mp_mean(theta, taus):
     weights = [mp.exp(theta * t) for t in taus]
     return sum(w * t for w, t in zip(weights, taus)) / sum(weights)

@@ -29,13 +29,6 @@ EXPONENTS = ["0.5", "1/2", "1.5", "0.3", "7/3", "-0.5", "-1.25", "(-5)/4"]
 POINTS = [Fraction(1, 3), Fraction(2), Fraction(1, 10**20), Fraction(10**6), Fraction(17, 7)]
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    saved = mp.dps
-    yield
-    mp.dps = saved
-
-
 def _mp(x: Fraction):
     return mp.mpf(x.numerator) / x.denominator
 

@@ -36,14 +36,6 @@ def prove(claim, n, d, radius, norm, bound=None, time_limit=30.0):
     return region_proof.prove(reductions.region(n, d, radius, norm), profile, time_limit=time_limit)
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    """The mpmath tests below raise mp.dps; other modules' tests rely on its default."""
-    saved = mp.dps
-    yield
-    mp.dps = saved
-
-
 @pytest.fixture(scope="module")
 def line_proof():
     return prove("collapse.global", 3, 1, 1, 1)
@@ -415,7 +407,6 @@ def test_cli_violated_writes_a_configuration_check_confirms(tmp_path, capsys):
     assert info["verdict"] == "violated" and info["counterexample"]
     assert main(["check", info["counterexample"], "--bound", bound]) == 1
     assert main(["verify", str(out)]) == 0
-
 
 
 def test_cli_violated_names_the_check_that_confirms_it(tmp_path, capsys, monkeypatch):

@@ -35,13 +35,6 @@ SHAPES = ["sqrt(a)", "a**(1/3)", "a**1.5", "2*a**0.5 + a", "1 - exp(-sqrt(a))", 
 TOPS = [Fraction(1, 8), Fraction(1), Fraction(4), Fraction(37, 3), Fraction(1000)]
 
 
-@pytest.fixture(autouse=True)
-def _restore_mpmath_precision():
-    saved = mp.dps
-    yield
-    mp.dps = saved
-
-
 def _mp_function(text: str):
     names = {"sqrt": mp.sqrt, "exp": mp.exp, "log": mp.log, "tanh": mp.tanh, "sinh": mp.sinh, "cosh": mp.cosh,
              "min": min, "max": max, "n": mp.mpf(3), "d": mp.mpf(2)}
