@@ -70,15 +70,19 @@ class Expr:
         return self.text
 
 
-def undefined_part(bound: Expr, ar, env) -> str | None:
-    """Where a bound whose value came out not finite (a ball with no finite bounds) loses it, in words: the innermost
-    part whose operands are finite and whose value is not (a division by a number whose enclosure contains zero, a
-    log, square root or real power of a number not certainly in its domain, an overflow), or None where the
-    backend's values have no is_finite (float64).  Each part is evaluated by the bound's own code (_compile): for
-    the reason of an undecided verdict, not on the way to one."""
+def undefined(bound: Expr, ar, env) -> tuple[str, int]:
+    """Where a bound whose value came out not finite (a ball with no finite bounds) loses it, in words (_why), and the
+    least precision at which it can have one where arb's exponent range denies it below (_finite_from, else 0);
+    ("", 0) where every part is finite or the backend's values have no is_finite (float64).  The part named is the
+    innermost whose operands are finite and whose value is not, each part evaluated by the bound's own code
+    (_compile): for the reason of an undecided verdict, not on the way to one."""
     tree = _innermost_undefined(bound.tree, ar, env)
-    if tree is None:
-        return None
+    return ("", 0) if tree is None else (_why(tree), _finite_from(tree, ar, env))
+
+
+def _why(tree: tuple) -> str:
+    """Why the part `tree` has no finite value: a division by a number whose enclosure contains zero, a log, square
+    root or real power of a number not certainly in its domain, an overflow."""
     kind = tree[0]
     if kind == "/":
         return f"{render(tree)} divides by {render(tree[2])}, whose enclosure contains zero"
@@ -90,22 +94,20 @@ def undefined_part(bound: Expr, ar, env) -> str | None:
         f"{render(tree)} is not finite on these inputs"
 
 
-# Bits of precision beyond p at which finite_from reads arb's range at p: sinh and cosh give up at 2 (p + 4) bits of
+# Bits of precision beyond p at which _finite_from reads arb's range at p: sinh and cosh give up at 2 (p + 4) bits of
 # argument rather than exp's 2 p (measured at 64 to 1000 bits), well within it.
 RANGE_MARGIN = 64
 
 
-def finite_from(bound: Expr, ar, env) -> int:
-    """The least precision at which a bound with no finite value (undefined_part) can have one, where arb's exponent
-    range denies it below: its innermost part with no finite value is exp of a number x >= 2^(2 (p + RANGE_MARGIN)),
-    sinh or cosh of one of either sign, or a real power exp(y log x) of such an exponent (_real_power).  arb_exp gives
-    [+/- inf] for an argument of 2^max(128, 2 p) or more at p bits (FLINT's MAGLIM), whatever its midpoint and radius
-    there (it takes the ball's upper end when wide), sinh and cosh a few bits later; and every operation of a bound
-    gives no finite value on a ball of infinite radius.  So no precision up to p gives the bound a value.
-    0 where nothing is known (another part, or an argument not certainly that large); at most PRECISION_LIMIT + 1."""
-    tree = _innermost_undefined(bound.tree, ar, env)
-    if tree is None or not (tree[0] == "call" and tree[1] in ("exp", "sinh", "cosh")
-                            or tree[0] == "**" and not _whole_power(tree)):
+def _finite_from(tree: tuple, ar, env) -> int:
+    """The least precision at which the part `tree`, the innermost of a bound with no finite value, can have one
+    where arb's exponent range denies it below: exp of a number x >= 2^(2 (p + RANGE_MARGIN)), sinh or cosh of one of
+    either sign, or a real power exp(y log x) of such an exponent (_real_power).  arb_exp gives [+/- inf] for an
+    argument of 2^max(128, 2 p) or more at p bits (FLINT's MAGLIM), whatever its midpoint and radius there (it takes
+    the ball's upper end when wide), sinh and cosh a few bits later; and every operation of a bound gives no finite
+    value on a ball of infinite radius.  So no precision up to p gives the bound a value.  0 where nothing is known
+    (another part, or an argument not certainly that large); at most PRECISION_LIMIT + 1."""
+    if not (tree[0] == "call" and tree[1] in ("exp", "sinh", "cosh") or tree[0] == "**" and not _whole_power(tree)):
         return 0
     if tree[0] == "**":  # exp(y log x)
         x = _compile(tree[2])(ar, env) * ar.apply("log", _compile(tree[1])(ar, env))

@@ -8,7 +8,7 @@
    undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
    holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal
    (ball arithmetic cannot decide an exact equality), or sooner when a bound overflows arb's exponent
-   range at every precision up to the cap (certify.core.expr.finite_from).
+   range at every precision up to the cap (certify.core.expr.undefined).
 2. A decided verdict is re-derived by the independent checker from the certificate before it
    is reported; a precision at which the checker cannot follow is escalated too.
 3. The float64 screen (Result.screen: the same formulas in numpy, with witnesses of its own) is
@@ -52,8 +52,8 @@ class Comparison:
     lhs: object
     rhs: object
     outcome: bool | None  # True holds, False violated, None undecided
-    undefined: str = ""  # where an rhs with no finite value loses it (certify.core.expr.undefined_part)
-    finite_from: int = 0  # the least precision at which it can have one, past arb's range below (expr.finite_from)
+    undefined: str = ""  # where an rhs with no finite value loses it (certify.core.expr.undefined)
+    finite_from: int = 0  # the least precision at which it can have one, past arb's range below (expr.undefined)
 
 
 @dataclass
@@ -216,11 +216,9 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list
 
 def _undefined(rhs_e: expr.Expr, ar, env, rhs) -> tuple[str, int]:
     """Where a ball rhs with no finite value loses it and the least precision at which it can have one
-    (certify.core.expr.undefined_part, finite_from), else ("", 0)."""
+    (certify.core.expr.undefined), else ("", 0)."""
     finite = getattr(rhs, "is_finite", None)
-    if finite is None or finite():
-        return "", 0
-    return expr.undefined_part(rhs_e, ar, env) or "", expr.finite_from(rhs_e, ar, env)
+    return ("", 0) if finite is None or finite() else expr.undefined(rhs_e, ar, env)
 
 
 def _verdict(comparisons: list[Comparison]) -> str:
