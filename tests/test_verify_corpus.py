@@ -387,6 +387,8 @@ def relative(built, tmp_path, monkeypatch) -> tuple[Path, Path, Path]:
     monkeypatch.chdir(start)
     assert _run(Path("relative-model"), Path("corpus.txt"), Path("run"), "--sentences", "2") == 0
     monkeypatch.chdir(elsewhere)
+    # verify runs in a process of its own: the model the run loaded here (by its relative path) is not at hand
+    monkeypatch.setattr("certify.studies.models.corpus._LOADED", {})
     return start, start / "run", elsewhere
 
 

@@ -251,7 +251,7 @@ def _partial_texts(params: dict, texts: dict[int, str], notes: list[str], senten
     if sentences is None:
         try:
             sentences = read_corpus(None if params["corpus"] == SHIPPED_NAME else Path(params["corpus"]))
-        except BadInput:
+        except BadInput:  # not found here (or not a corpus): noted below
             pass
     if sentences is None or not _is_run_corpus(params, sentences):
         notes.append(f"the recorded sentences' texts are not checked against the corpus: {params['corpus']} cannot be "
