@@ -376,6 +376,116 @@ def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, cap
     assert verify(out_dir, capsys, "--sample", "0")[0] == 0
 
 
+@pytest.fixture
+def relative(built, tmp_path, monkeypatch) -> tuple[Path, Path, Path]:
+    """(the directory a run was started in, naming its model and corpus by relative paths, the run's folder there,
+    another directory, the current one): the run records 2 of the corpus's 3 sentences."""
+    start, elsewhere = tmp_path / "start", tmp_path / "elsewhere" / "deeper"
+    elsewhere.mkdir(parents=True)
+    shutil.copytree(built[0], start / "relative-model")
+    shutil.copy(built[1], start / "corpus.txt")
+    monkeypatch.chdir(start)
+    assert _run(Path("relative-model"), Path("corpus.txt"), Path("run"), "--sentences", "2") == 0
+    monkeypatch.chdir(elsewhere)
+    # verify runs in a process of its own: the model the run loaded here (by its relative path) is not at hand
+    monkeypatch.setattr("certify.studies.models.corpus._LOADED", {})
+    return start, start / "run", elsewhere
+
+
+def test_a_run_naming_relative_paths_is_verified_elsewhere_with_model_and_corpus(relative, capsys, monkeypatch):
+    """From another directory the manifest's relative model is not found: refused naming --model (exit 2); with
+    --model the sentences are decided again, the corpus not found noted naming --corpus; the note's command, which
+    names the run's paths as it named them, continues the run from the directory it was started in (its --out, given
+    here relative to another directory, made absolute)."""
+    start, absolute, _ = relative
+    run = Path("../../start/run")
+    capsys.readouterr()
+    code, out, err = verify(run, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "the run's model cannot be loaded here" in err and "--model PATH names the run's model here" in err, err
+    code, out, _ = verify(run, capsys, "--model", str(start / "relative-model"))
+    assert code == 0 and out.startswith(f"OK: corpus run {run}: 2 of 3 sentences, 2 of them decided again"), out
+    assert ("note: the recorded sentences' texts are not checked against the corpus: corpus.txt cannot be read here "
+            "as the run read it") in out and "--corpus FILE names it here" in out, out
+    again = (f"continue it, from the directory the run was started in (its relative paths are from there), with: "
+             f"certify model relative-model --corpus corpus.txt --out {absolute}")
+    assert again in out, out
+    monkeypatch.chdir(start)  # the command as the note names it continues the run there
+    assert main([*again.partition("with: ")[2].split()[1:], "--workers", "1", "-q"]) == 0
+    code, out, _ = verify(absolute, capsys)
+    assert code == 0 and "3 of 3 sentences, 3 of them decided again" in out and "continue it" not in out, out
+
+
+def test_the_corpus_given_checks_the_texts_of_a_run_of_fewer_sentences(relative, capsys):
+    """--corpus FILE, the run's corpus found elsewhere: a recorded text edited (digests and summary redone) is found
+    only with it."""
+    start, run, _ = relative
+    _rewrite_record(run, 0, lambda record: record.update(text="the dog is riding a horse"))
+    _summarise_again(run)
+    code, out, _ = verify(run, capsys, "--sample", "0")
+    assert code == 0 and "texts are not checked against the corpus" in out, out
+    code, out, _ = verify(run, capsys, "--sample", "0", "--corpus", str(start / "corpus.txt"))
+    assert code == 1 and out.splitlines()[1:] == ["  sentence 0's text is not the corpus's: 'the dog is riding a "
+                                                  "horse'"], out
+
+
+@pytest.mark.parametrize("sentences", [SENTENCES[:2], [*SENTENCES, "one more sentence"], SENTENCES[::-1]],
+                         ids=["fewer", "more", "reordered"])
+def test_a_corpus_given_whose_sentences_are_not_the_run_s_is_refused(relative, folder, capsys, sentences):
+    """A corpus file whose sentences are not the run's (even one it begins with) is the wrong file: refused in one
+    line, on a finished run too."""
+    start, run, elsewhere = relative
+    wrong = elsewhere / "other.txt"
+    wrong.write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    right = elsewhere / "right.txt"
+    shutil.copy(start / "corpus.txt", right)
+    assert verify(run, capsys, "--sample", "0", "--corpus", str(right))[0] == 0
+    for checked in (run, folder):
+        code, out, err = verify(checked, capsys, "--sample", "0", "--corpus", str(wrong))
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert f"--corpus {wrong}: its sentences are not the run's (their sha256 is not manifest.json's corpus_sha256)" \
+            in err, err
+
+
+def test_a_model_given_whose_weights_are_not_the_run_s_is_refused(relative, capsys):
+    start, run, elsewhere = relative
+    other = write_model(elsewhere / "other", tensors=tiny_tensors(seed=1))
+    code, out, err = verify(run, capsys, "--model", str(other))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"--model {other}: the weights ({other}) are not the run's" in err, err
+    assert "--model PATH names" not in err, err
+    code, out, err = verify(run, capsys, "--model", str(elsewhere / "missing"))
+    assert code == 2 and out == "" and f"--model {elsewhere / 'missing'} cannot be loaded here" in err, err
+
+
+def test_a_model_given_beside_sample_0_is_refused(relative, capsys):
+    """--sample 0 decides no sentence again: the model is not loaded, and one given would be believed checked."""
+    start, run, _ = relative
+    assert verify(run, capsys, "--sample", "0")[0] == 0
+    code, out, err = verify(run, capsys, "--sample", "0", "--model", str(start / "relative-model"))
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "--model goes with a sentence decided again, and --sample 0 decides none" in err, err
+
+
+@pytest.mark.parametrize("given", [["--model", "m"], ["--corpus", "c.txt"], ["--model", "m", "--corpus", "c.txt"]],
+                         ids=["model", "corpus", "both"])
+def test_model_and_corpus_are_refused_beside_a_certificate_or_a_campaign(folder, tmp_path, capsys, given):
+    """A certificate file and a campaign folder have no corpus run's model or corpus: the options did nothing."""
+    campaign = tmp_path / "campaign"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(campaign), "-q"]) == 0
+    cert = folder / "certificates" / NAME
+    for argv in (["verify", str(cert)], ["verify", str(campaign), "--workers", "1"]):
+        capsys.readouterr()
+        assert main(argv) == 0, capsys.readouterr()
+        capsys.readouterr()
+        code = main([*argv, *given])
+        out, err = capsys.readouterr()
+        named = " and ".join(name for name in given if name.startswith("--"))
+        assert code == 2 and out == "" and err.count("\n") == 1, err
+        assert f"{named} go{'es' if len(given) == 2 else ''} with the folder of a `certify model --corpus` run, " \
+               f"which {argv[1]} is not" in err, err
+
+
 def test_a_folder_a_run_is_writing_is_refused(folder, capsys):
     """A run holds the folder's lock: the audit would read its manifest and chunks as they change."""
     lock = job_store.locked(folder, shared=False, busy="")

@@ -138,8 +138,8 @@ def not_overwriting(option: str, written, read: dict) -> None:
 
 
 def path(text: str) -> str:
-    """An output path (--out and the like): refused when empty, as from an unset shell variable
-    (`--out "$CERT"`), which would otherwise mean "write nothing" to one command and "." to another."""
+    """A path (--out and the like, verify's --model and --corpus): refused when empty, as from an unset shell
+    variable (`--out "$CERT"`), which would otherwise mean "write nothing" to one command and "." to another."""
     if not text.strip():
         raise argparse.ArgumentTypeError("an empty path (an unset variable?)")
     return text

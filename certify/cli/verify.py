@@ -1,6 +1,7 @@
-"""certify verify CERT | CAMPAIGN | CORPUS_RUN [--all] [--sample K] [--workers W] [--json]: the independent checker
-re-derives a certificate's verdict; a campaign folder is re-derived in arb (certify.search.audit), a `certify model
---corpus` folder re-checked (certify.studies.models.corpus_audit), by its manifest's format."""
+"""certify verify CERT | CAMPAIGN | CORPUS_RUN [--all] [--sample K] [--workers W] [--model PATH] [--corpus FILE]
+[--json]: the independent checker re-derives a certificate's verdict; a campaign folder is re-derived in arb
+(certify.search.audit), a `certify model --corpus` folder re-checked (certify.studies.models.corpus_audit), by its
+manifest's format."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def add_parser(subparsers):
                               "corpus is confirmed for those it records. "
                               "Exit 0 confirmed, 1 rejected (tampered, wrong, an unfinished campaign, or a corpus "
                               "run that records no sentence), 2 unreadable, beyond the limits, or a corpus run's "
-                              "model missing or changed (refused before any work).")
+                              "model missing or changed, or --model or --corpus not the run's (refused before "
+                              "any work).")
     p.add_argument("certificate", metavar="CERT",
                    help="certificate file (JSON), or a campaign or `certify model --corpus` folder")
     rederive = p.add_mutually_exclusive_group()  # --sample K beside --all did nothing, silently
@@ -54,6 +56,14 @@ def add_parser(subparsers):
                           f"step (default {CORPUS_SAMPLE}; 0: none, and the model is not needed)")
     p.add_argument("--workers", type=options.integer, default=None,
                    help="campaign or corpus run: processes (default: every core)")
+    p.add_argument("--model", type=options.path, metavar="PATH",
+                   help="corpus run: the run's model as found here (a folder, or 'minilm'), in place of the "
+                   "manifest's as the run named it (a relative path is from the directory the run was started in); "
+                   "its weights must be the run's (the manifest's model_sha256); not with --sample 0")
+    p.add_argument("--corpus", type=options.path, metavar="FILE",
+                   help="corpus run: the run's corpus file as found here, in place of the manifest's; its sentences "
+                   "must be the run's (the manifest's corpus_sha256), against which the texts of a run that records "
+                   "fewer sentences than its corpus are checked")
     options.add_limits(p)
     p.add_argument("--json", action="store_true", help="print the outcome as JSON (for a certificate ok, kind, "
                    "message; for a campaign the records, the re-derived count, the problems and notes; for a corpus run the "
@@ -70,6 +80,7 @@ def run(args) -> int:
     # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
     options.refuse_unused(campaign_options(args.everything, args.sample, args.workers),
                           f"a campaign folder, not a certificate file ({args.certificate})")
+    _refuse_corpus_options(args)
     limits = options.limits_of(args)
     cert = certificate.read(args.certificate, limits)
     confirmation = certificate.confirm(cert, limits, written=False)  # the reader measured the file's own text
@@ -121,6 +132,7 @@ def _campaign(args) -> int:
     jobs.ProcessPool(args.workers)
     if corpus:
         return _corpus(args, CORPUS_SAMPLE if args.sample is None else sample)
+    _refuse_corpus_options(args)
     with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
                              progress=moved)
@@ -142,9 +154,12 @@ def _corpus(args, sample: int) -> int:
     """`certify verify` of a `certify model --corpus` folder (certify.studies.models.corpus_audit)."""
     from certify.studies.models import corpus_audit
 
+    # no sentence decided again loads no model: the one given would be believed checked
+    options.refuse_unused(["--model"] if args.model is not None and not (args.everything or sample) else [],
+                          "a sentence decided again, and --sample 0 decides none")
     with _progress("check") as moved:  # kept certificates, then sentences
         report = corpus_audit.audit(args.certificate, everything=args.everything, sample=sample,
-                                    workers=args.workers, progress=moved)
+                                    workers=args.workers, progress=moved, model=args.model, corpus=args.corpus)
     if args.json:
         jsonfile.echo({"ok": report.ok, "corpus_run": args.certificate, "sentences": report.sentences,
                        "corpus_sentences": report.count, "rederived": report.rederived,
@@ -161,6 +176,13 @@ def _corpus(args, sample: int) -> int:
               f"{report.certificates} certificates kept)" if report.count else "")
     _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')}{counts}", report.problems)
     return 1
+
+
+def _refuse_corpus_options(args) -> None:
+    """--model and --corpus name where a corpus run's model and corpus are here: beside a certificate or a
+    campaign folder they did nothing, and are refused as a campaign's options beside a certificate are."""
+    given = [name for name, value in (("--model", args.model), ("--corpus", args.corpus)) if value is not None]
+    options.refuse_unused(given, f"the folder of a `certify model --corpus` run, which {args.certificate} is not")
 
 
 @contextmanager

@@ -9,9 +9,11 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
       each record as the run does (corpus_job.record_check: its shape, the sha256 of the certificate it names);
     - checks the recorded sentences' texts: those of a finished run against the sha256 of the corpus the manifest
       keeps; those of a run that records fewer (asked for fewer with --sentences, or stopped early) against the
-      corpus file, read here as the run read it, when its sentences have that sha256 (else a note says they are
-      not checked).  Such a folder states its K sentences only: it is confirmed as K of N, with a note naming the
-      command that continues it;
+      corpus file, the one given (`corpus`, --corpus FILE, refused (BadInput) unless its sentences have that
+      sha256) or else the manifest's "corpus" read here as the run read it, when its sentences have that sha256
+      (else a note says they are not checked).  Such a folder states its K sentences only: it is confirmed as K of
+      N, with a note naming the command that continues it (the manifest's model and corpus, as resuming compares
+      them);
     - reads every stored certificate (the violations): an attention-head certificate, certified, stating the steps
       and regime its record states (undecided where it states none) at the record's precision, and has the
       independent checker re-derive every one;
@@ -19,11 +21,13 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
       `sample` others drawn at random from fresh randomness (so that a folder cannot be prepared for the sample it
       will meet), or every one with everything=True (`--all`), none with sample 0 (--sample 0), with the run's own code
       (corpus.certify_texts: the forward pass, certified.iter_layers, corpus.sentence_record) and the model loaded
-      as the run loads it, from the manifest's "model", refused (BadInput) when it cannot be loaded or the sha256 of
-      its weights is not the manifest's "model_sha256".  The record decided again must equal the stored one in
-      every field (text, tokens, per layer D and the rank statistics, per head the precision, every enclosure, the
-      regime, both steps, the kept certificate's name and sha256) but "checker", the checker's words on a head's
-      certificate, which its version may word otherwise (what it confirmed is compared: the steps and regime).
+      as the run loads it, from the manifest's "model" (a relative path names it from the directory the run was
+      started in) or the one given (`model`, --model PATH), refused (BadInput) when it cannot be loaded or the
+      sha256 of its weights is not the manifest's "model_sha256".  The record decided again must equal the stored
+      one in every field (text, tokens, per layer D and the rank statistics, per head the precision, every
+      enclosure, the regime, both steps, the kept certificate's name and sha256) but "checker", the checker's words
+      on a head's certificate, which its version may word otherwise (what it confirmed is compared: the steps and
+      regime).
       The forward pass is float64 with one BLAS thread, as in the run: the same numpy and BLAS on the same kind of
       machine give the same bits; another BLAS may round the forward pass otherwise and move an enclosure's
       endpoints, which is then named as a difference;
@@ -55,6 +59,7 @@ from certify.studies.models import corpus_job
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS
 from certify.studies.models.corpus import SHIPPED_NAME, CorpusRun, certify_texts, read_corpus, sha256_text
 from certify.studies.models.corpus_job import CERTIFICATES, FORMAT, OUTPUTS, SUMMARY_JSON, SUMMARY_TEXT
+from certify.studies.models.loading import MODEL_PACKAGES
 from certify.studies.models.pipeline import load_text_model
 
 NOUN = "corpus run"
@@ -99,11 +104,14 @@ def _folder(path) -> Path:
 
 
 def audit(path, *, everything: bool, sample: int, workers: int | None = None,
-          progress: Callable[[int, int], None] | None = None) -> CorpusAudit:
+          progress: Callable[[int, int], None] | None = None, model: str | None = None,
+          corpus: str | None = None) -> CorpusAudit:
     """Re-check the corpus run's folder `path` (or its manifest.json) (module docstring); CorpusAudit.ok when
-    nothing differs.  `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a
-    folder that cannot be read as one (unreadable manifest, an earlier version's) or that a run is writing, and, when
-    a sentence is to be decided again, for a model that cannot be loaded or whose weights are not the run's."""
+    nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here.
+    `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a folder that cannot
+    be read as one (unreadable manifest, an earlier version's) or that a run is writing, for a `corpus` whose
+    sentences are not the run's, and, when a sentence is to be decided again, for a model that cannot be loaded or
+    whose weights are not the run's."""
     folder = _folder(path)
     with jobs.reading(folder, noun=NOUN):  # no run starts on the folder while it is audited
         try:
@@ -112,10 +120,12 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
             return CorpusAudit(0, 0, 0, 0, [str(err)])
         if not _has_parameters(store):
             return CorpusAudit(0, 0, 0, 0, [str(store.corrupt(f"{MANIFEST} does not hold a {NOUN}'s parameters"))])
+        sentences = None if corpus is None else _given_corpus(store, corpus)  # refused before any work
+        given, model = model is not None, store.parameters["model"] if model is None else model
         if everything or sample:
-            _check_model(store)  # refused before any work
+            _check_model(store, model, given)
         try:
-            return _audit(store, everything, sample, workers, progress)
+            return _audit(store, everything, sample, workers, progress, model, sentences)
         except BadInput as err:  # a chunk, a record, a stray file: the folder was edited
             return CorpusAudit(0, 0, 0, 0, [str(err)])
 
@@ -130,21 +140,37 @@ def _of_kind(value, kind: type) -> bool:
     return type(value) is kind and (kind is not str or corpus_job.utf8_text(value))
 
 
-def _check_model(store: jobs.Store) -> None:
-    """BadInput unless the manifest's model loads as the run loads it, its weights those the run used."""
-    model = store.parameters["model"]
+def _check_model(store: jobs.Store, model: str, given: bool) -> None:
+    """BadInput unless `model` (the manifest's, or --model's when `given`) loads as the run loads it, its weights
+    those the run used."""
+    instead = "--model PATH names the run's model here; "  # where the manifest's is not found here
     try:
         folder = load_text_model(model).folder
     except BadInput as err:
-        raise BadInput(f"{store.folder}: the run's model cannot be loaded here, so no sentence can be decided again "
-                       f"(--sample 0 re-checks the rest): {err}") from None
+        what = f"--model {model}" if given else f"{store.folder}: the run's model"
+        raise BadInput(f"{what} cannot be loaded here, so no sentence can be decided again ("
+                       f"{'' if given else instead}--sample 0 re-checks the rest): {err}") from None
     if corpus_job.weights_sha256(folder) != store.parameters["model_sha256"]:
-        raise BadInput(f"{store.folder}: the weights of the model {model!r} here ({folder}) are not the run's (their "
-                       f"sha256 is not {MANIFEST}'s model_sha256), so no sentence can be decided again (--sample 0 "
-                       "re-checks the rest)")
+        what = f"--model {model}: the weights" if given else f"{store.folder}: the weights of the model {model!r} here"
+        raise BadInput(f"{what} ({folder}) are not the run's (their sha256 is not {MANIFEST}'s model_sha256), so no "
+                       f"sentence can be decided again ({'' if given else instead}--sample 0 re-checks the rest)")
 
 
-def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None, progress) -> CorpusAudit:
+def _given_corpus(store: jobs.Store, corpus: str) -> list[str]:
+    """The sentences of the corpus file given (--corpus FILE), BadInput unless they are the run's."""
+    sentences = read_corpus(Path(corpus))
+    if not _is_run_corpus(store.parameters, sentences):
+        raise BadInput(f"--corpus {corpus}: its sentences are not the run's (their sha256 is not "
+                       f"{MANIFEST}'s corpus_sha256)")
+    return sentences
+
+
+def _is_run_corpus(params: dict, sentences: list[str]) -> bool:
+    return sha256_text("\n".join(sentences)) == params["corpus_sha256"]
+
+
+def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None, progress, model: str,
+           sentences: list[str] | None) -> CorpusAudit:
     params = store.parameters
     count = store.count
     first = next(store.records(), None)
@@ -174,18 +200,18 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
     derived = corpus_job.summarise(seen(store.records(check)), params, config)
     notes = []
     if len(done) == count:
-        if sha256_text("\n".join(texts[i] for i in range(count))) != params["corpus_sha256"]:
+        if not _is_run_corpus(params, [texts[i] for i in range(count)]):
             problems.append(f"the records' sentences are not the corpus's (their sha256 is not {MANIFEST}'s "
                             "corpus_sha256)")
     else:
-        problems += _partial_texts(params, texts, notes)
+        problems += _partial_texts(params, texts, notes, sentences)
         notes.insert(0, f"the folder records {len(done)} of the corpus's {count} sentences (a run asked for fewer with "
                         f"--sentences, or stopped early) and states these only; {_continue(store)}")
     if stored is not None:
         problems += _summary_problems(store, stored, derived)
     checks = len(kept) + len(again)
     found = jobs.pool_map(certificate_problems, str(store.folder), jobs.split(kept, workers), workers, progress, checks)
-    run = CorpusRun(params["model"], (), params["bits"], params["max_bits"])
+    run = CorpusRun(model, (), params["bits"], params["max_bits"])
     found += jobs.pool_map(sentence_problems, run, jobs.split(again, workers), workers, progress, checks, len(kept))
     problems += [problem for problem in found if problem]
     if len(again) < len(done):
@@ -208,21 +234,29 @@ def _continue(store: jobs.Store) -> str:
     corpus = [] if params["corpus"] == SHIPPED_NAME else [params["corpus"]]
     precision = [*(["--start-prec", str(params["bits"])] if params["bits"] != DEFAULT_BITS else []),
                  *(["--max-prec", str(params["max_bits"])] if params["max_bits"] != MAX_BITS else [])]
-    command = shlex.join(["certify", "model", params["model"], "--corpus", *corpus, "--out", str(store.folder),
-                          *precision])
-    return f"continue it with: {command}"
+    # resuming compares the manifest's model and corpus as the run named them: a relative path is the run's
+    # directory's, where the command is then run, its --out made absolute to name the folder from there
+    paths = [*corpus, *([] if params["model"] in MODEL_PACKAGES else [params["model"]])]  # not the names
+    relative = not all(Path(path).is_absolute() for path in paths)
+    out = store.folder.resolve() if relative else store.folder
+    command = shlex.join(["certify", "model", params["model"], "--corpus", *corpus, "--out", str(out), *precision])
+    where = ", from the directory the run was started in (its relative paths are from there)," if relative else ""
+    return f"continue it{where} with: {command}"
 
 
-def _partial_texts(params: dict, texts: dict[int, str], notes: list[str]) -> list[str]:
+def _partial_texts(params: dict, texts: dict[int, str], notes: list[str], sentences: list[str] | None) -> list[str]:
     """The problems of the texts of a run that records fewer sentences than its corpus has: checked against the
-    corpus file read here when its sentences are those of the manifest's sha256 (else a note says they are not)."""
-    try:
-        sentences = read_corpus(None if params["corpus"] == SHIPPED_NAME else Path(params["corpus"]))
-    except BadInput:
-        sentences = None
-    if sentences is None or sha256_text("\n".join(sentences)) != params["corpus_sha256"]:
+    corpus's `sentences` (--corpus FILE's, checked), else the manifest's corpus file read here when its sentences
+    are those of the manifest's sha256 (else a note says they are not)."""
+    if sentences is None:
+        try:
+            sentences = read_corpus(None if params["corpus"] == SHIPPED_NAME else Path(params["corpus"]))
+        except BadInput:  # not found here (or not a corpus): noted below
+            pass
+    if sentences is None or not _is_run_corpus(params, sentences):
         notes.append(f"the recorded sentences' texts are not checked against the corpus: {params['corpus']} cannot be "
-                     f"read here as the run read it (sentences whose sha256 is {MANIFEST}'s corpus_sha256)")
+                     f"read here as the run read it (sentences whose sha256 is {MANIFEST}'s corpus_sha256); "
+                     "--corpus FILE names it here")
         return []
     return [f"sentence {i}'s text is not the corpus's: {texts[i]!r:.80}" for i in sorted(texts)
             if texts[i] != sentences[i]]
