@@ -26,13 +26,14 @@ pytest.importorskip("tokenizers", reason="certify.studies.models needs the extra
 from tiny_bert import tiny_tensors, write_model
 
 from certify.cli import main
-from certify.cli.verify import CORPUS_SAMPLE
+from certify.studies.corpus_options import SAMPLE as CORPUS_SAMPLE
 from certify.engine import certificate
 from certify.jobs import store as job_store
 from certify.studies import heads as heads_study
 from certify.studies.models import certified, corpus_audit, corpus_job
 from certify.figures import corpus as corpus_figures
 from certify.core import jsonfile
+from certify.core.limits import Limits
 from certify.studies.models.corpus import sha256_text
 
 SENTENCES = ["the cat sat on the mat", "a man is eating food.", "the small blue cat runs on a mat"]
@@ -484,6 +485,35 @@ def test_model_and_corpus_are_refused_beside_a_certificate_or_a_campaign(folder,
         assert code == 2 and out == "" and err.count("\n") == 1, err
         assert f"{named} go{'es' if len(given) == 2 else ''} with the folder of a `certify model --corpus` run, " \
                f"which {argv[1]} is not" in err, err
+
+
+def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, folder):
+    """certify.verify on a corpus run's folder (it named the command instead): confirmed as `certify verify` confirms
+    it, a forged certificate rejected with the checker's problem, the run's model found with model=, and the options
+    that do nothing refused, as the command refuses them."""
+    import certify
+
+    start, run, _ = relative
+    confirmed = certify.verify(folder, workers=1)
+    assert (confirmed.ok, confirmed.kind, confirmed.exit_code) == (True, "corpus run", 0), confirmed
+    assert confirmed.message.startswith(f"3 of 3 sentences recorded, 3 decided again, {KEPT} certificates kept"), confirmed
+    with pytest.raises(certify.BadInput, match="the run's model cannot be loaded here"):
+        certify.verify(run, workers=1)
+    elsewhere = certify.verify(run, workers=1, model=start / "relative-model", corpus=start / "corpus.txt")
+    assert elsewhere.ok and elsewhere.message.startswith("2 of 3 sentences recorded, 2 decided again"), elsewhere
+    assert "not checked against the corpus" not in elsewhere.message, elsewhere
+    with pytest.raises(certify.BadInput, match="--model goes with a sentence decided again"):
+        certify.verify(run, sample=0, model=start / "relative-model")
+    with pytest.raises(certify.BadInput, match="limits goes with a certificate file: a corpus run's sentences"):
+        certify.verify(folder, limits=Limits())
+    with pytest.raises(certify.BadInput, match="model is a path"):
+        certify.verify(folder, model=3)
+    with pytest.raises(certify.BadInput, match="model goes with the folder of a `certify model --corpus` run"):
+        certify.verify(folder / "certificates" / NAME, model="m")
+    _forge_certificate(folder)
+    rejected = certify.verify(folder, sample=0)
+    assert (rejected.ok, rejected.exit_code) == (False, 1) and "1 problem" in rejected.message, rejected
+    assert rejected.problems[0].startswith(f"certificates/{NAME} is rejected by the checker: stated tau"), rejected
 
 
 def test_a_folder_a_run_is_writing_is_refused(folder, capsys):

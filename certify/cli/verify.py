@@ -14,14 +14,8 @@ from certify.core import progress
 from certify.core.verdicts import labelled
 from certify.engine import certificate
 from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
+from certify.studies import corpus_options
 from certify.errors import BadInput, counted
-
-# a corpus run's recorded sentences decided again at random by default: on 2 idle cores, 8 sentences of a MiniLM run
-# took 22 s (31 to 35 s of CPU: about 5 s for each worker's model and 72 head norms, then about 3 s a sentence)
-CORPUS_SAMPLE = 8
-# where changed limits apply, said of a corpus run's folder: `certify model` takes none
-CORPUS_LIMITS = ("a certificate file: a corpus run's sentences are decided again as `certify model` decides them, "
-                 "under no limits (the run's --max-prec bounds a head's work)")
 
 
 def add_parser(subparsers):
@@ -53,7 +47,7 @@ def add_parser(subparsers):
     rederive.add_argument("--sample", type=options.integer, default=None, metavar="K",
                           help=f"campaign: holds re-derived at random beyond the violated, undecided and certified "
                           f"ones (default {SAMPLE}); corpus run: recorded sentences decided again at random beside those with an undecided "
-                          f"step (default {CORPUS_SAMPLE}; 0: none, and the model is not needed)")
+                          f"step (default {corpus_options.SAMPLE}; 0: none, and the model is not needed)")
     p.add_argument("--workers", type=options.integer, default=None,
                    help="campaign or corpus run: processes (default: every core)")
     p.add_argument("--model", type=options.path, metavar="PATH",
@@ -125,13 +119,13 @@ def _campaign(args) -> int:
 
     corpus = corpus_audit.is_corpus_folder(args.certificate)
     # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
-    options.refuse_unused(["--limit"] if args.limit else [], CORPUS_LIMITS if corpus else LIMITS_APPLY)
+    options.refuse_unused(["--limit"] if args.limit else [], corpus_options.LIMITS_APPLY if corpus else LIMITS_APPLY)
     # --sample and --workers each refused on its own, with its value, before the bar (one message named both
     # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = sample_size(args.sample)
     jobs.ProcessPool(args.workers)
     if corpus:
-        return _corpus(args, CORPUS_SAMPLE if args.sample is None else sample)
+        return _corpus(args, corpus_options.SAMPLE if args.sample is None else sample)
     _refuse_corpus_options(args)
     with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
@@ -154,9 +148,7 @@ def _corpus(args, sample: int) -> int:
     """`certify verify` of a `certify model --corpus` folder (certify.studies.models.corpus_audit)."""
     from certify.studies.models import corpus_audit
 
-    # no sentence decided again loads no model: the one given would be believed checked
-    options.refuse_unused(["--model"] if args.model is not None and not (args.everything or sample) else [],
-                          "a sentence decided again, and --sample 0 decides none")
+    corpus_options.refuse_unused_model(args.model, args.everything, sample)
     with _progress("check") as moved:  # kept certificates, then sentences
         report = corpus_audit.audit(args.certificate, everything=args.everything, sample=sample,
                                     workers=args.workers, progress=moved, model=args.model, corpus=args.corpus)

@@ -120,7 +120,7 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         which = (f"e.g. certify verify {kept[0]} ({len(kept)} in {folder / 'certificates'})" if kept
                  else "it keeps none")
         # the command dispatches a `model --corpus` folder to its own audit (certify.studies.models.corpus_audit),
-        # which this layer does not reach: certify.verify names the command
+        # which this layer does not reach (certify.verify dispatches it too, from certify.api)
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
                        f"{stated!r}, not {campaigns.FORMAT}); the command `certify verify {folder}` re-checks a "
                        f"`certify model --corpus` folder, and checks a certificate it keeps: {which}")
