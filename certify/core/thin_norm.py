@@ -116,16 +116,11 @@ def cholesky_upper(G: arb_mat) -> arb_mat | None:
     return arb_mat(rows)
 
 
-def reduced_norm(L: arb_mat, R: arb_mat, witness: spectral.NormWitness | None = None) -> arb | None:
-    """A ball containing ||L R^T||_2 through the k x k reduction, or None when a Cholesky pivot of
-    R^T R is not certainly positive (the reduction does not apply at this precision).  Without a
-    witness, it is taken from the midpoints of C G_L C^T."""
+def reduced_matrix(L: arb_mat, R: arb_mat) -> arb_mat | None:
+    """The k x k matrix C G_L C^T of the reduction, whose norm is ||L R^T||_2^2, or None when a Cholesky pivot of
+    R^T R is not certainly positive (the reduction does not apply at this precision)."""
     C = cholesky_upper(R.transpose() * R)
-    if C is None:
-        return None
-    reduced = C * (L.transpose() * L) * C.transpose()
-    square = enclose_from_midpoints(reduced)[0] if witness is None else spectral.enclose(reduced, witness)
-    return square.nonnegative_part().sqrt()
+    return None if C is None else C * (L.transpose() * L) * C.transpose()
 
 
 def product_norm(L: arb_mat, R: arb_mat) -> arb:
