@@ -125,7 +125,8 @@ def identity(d: int) -> arb_mat:
 
 
 def exact_mat(values: np.ndarray) -> arb_mat:
-    return arb_mat(*values.shape, values.ravel().tolist())  # a 2-d float64 array (binary64: exact in arb)
+    """A 2-d float64 array as an arb_mat of the same, exact, entries."""
+    return arb_mat(*values.shape, values.ravel().tolist())
 
 
 def _squared_norm(column: arb_mat) -> arb:
