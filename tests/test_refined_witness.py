@@ -122,6 +122,10 @@ def test_a_thin_head_s_a_and_a_value_matrix_s_v_are_decided_past_binary64(tmp_pa
     for cert in _decided(tmp_path, head, "a", "1e-25", capsys):
         assert len(cert["witness"]["A0"]["basis"]) == 2  # the d_k x d_k witness of the thin route, refined
         _refined_texts(cert["witness"]["A0"], cert["precision"])
+    head["W_K"] = [[x, 0.0] for x, _ in head["W_K"]]  # a zero column: R^T R singular, the d x d route
+    for cert in _decided(tmp_path, head, "a", "1e-25", capsys):
+        assert len(cert["witness"]["A0"]["basis"]) == 5
+        _refined_texts(cert["witness"]["A0"], cert["precision"])
     value = {"X": X.tolist(), "A": (rng.standard_normal((5, 5)) / 3).tolist(),
              "V": rng.standard_normal((5, 5)).tolist()}
     for cert in _decided(tmp_path, value, "v", "1e-25", capsys):

@@ -139,7 +139,12 @@ def product_norm_witnessed(L: arb_mat, R: arb_mat) -> tuple[arb, str, spectral.N
     return norm.nonnegative_part().sqrt(), "thin", witness
 
 
+def midpoint_witness(M: arb_mat) -> spectral.NormWitness:
+    """The witness of M from the float64 SVD of its midpoints."""
+    return spectral.witness(np.array([[float(x.mid()) for x in row] for row in M.tolist()]))
+
+
 def enclose_from_midpoints(M: arb_mat) -> tuple[arb, spectral.NormWitness]:
     """spectral.enclose with the witness taken from the midpoints of M."""
-    witness = spectral.witness(np.array([[float(x.mid()) for x in row] for row in M.tolist()]))
+    witness = midpoint_witness(M)
     return spectral.enclose(M, witness), witness

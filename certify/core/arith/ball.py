@@ -249,7 +249,7 @@ class Ball:
         into binary64 (thin_norm.reduced_witness_of_balls), recorded there.  None, the d x d route, when
         float64 finds R rank-deficient or a d x d witness is recorded.  Where W_K^T W_K is not certainly
         positive definite at this precision, the d x d product with a witness of its own midpoints (the
-        certificate then records that one).  The k x k witness is refined first where refine.refining asks."""
+        certificate then records that one).  Either witness is refined first where refine.refining asks."""
         if key not in witnesses:
             witness = thin_norm.reduced_witness_of_balls(L, R)
             if witness is None:
@@ -262,8 +262,9 @@ class Ball:
         if reduced is not None:
             witnesses[key] = refine.refined(reduced, witnesses[key])
             return spectral.enclose(reduced, witnesses[key]).nonnegative_part().sqrt()
-        norm, witnesses[key] = thin_norm.enclose_from_midpoints(L * R.transpose())
-        return norm
+        product = L * R.transpose()
+        witnesses[key] = refine.refined(product, thin_norm.midpoint_witness(product))
+        return spectral.enclose(product, witnesses[key])
 
     @staticmethod
     def scale_exponent(matrix) -> int:
