@@ -78,12 +78,13 @@ def test_no_operation_of_a_bound_gives_a_value_from_an_overflow(text):
 
 
 def test_a_side_left_wide_at_the_cap_is_not_called_an_agreement_of_the_sides():
-    """exp(exp(a*1000)) is finite from some 1200 bits, but a = ||A||_2 is enclosed from a binary64 witness to about
-    1e-16 relative whatever the precision, which the bound magnifies past its value: the reason said "the two sides
-    agree to 4096 bits: either an exact equality ...".  It names the wide side; an exact equality still reads as one."""
-    wide = engine.check(LAYER, bound="exp(exp(a*1000))", max_prec=4096)
+    """exp(exp(a*1700)) is finite at 4096 bits, but magnifies a's width there (about 2^-4096 relative, its witness
+    refined) by some 2^4250, past its value: the reason said "the two sides agree to 4096 bits: either an exact
+    equality ...".  It names the wide side; an exact equality still reads as one.  (exp(exp(a*1000)) was such a side
+    while a's binary64 witness left it 1e-16 wide at every precision; it now holds from 3392 bits.)"""
+    wide = engine.check(LAYER, bound="exp(exp(a*1700))", max_prec=4096)
     assert wide.verdict == engine.UNDECIDED and wide.comparisons[-1].rhs.is_finite(), wide.reason
-    assert wide.reason.startswith("the enclosure of exp(exp(a*1000)) is still wide at 4096 bits (its radius exceeds "
+    assert wide.reason.startswith("the enclosure of exp(exp(a*1700)) is still wide at 4096 bits (its radius exceeds "
                                   "its value): the sides are not known to agree"), wide.reason
     assert campaign._reason_kind(wide.reason) == "a side still wide at the precision cap"  # one kind in a summary
     # n = 2: D(PX) = tau(P) D(X) exactly

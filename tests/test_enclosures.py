@@ -145,7 +145,7 @@ def test_the_witness_drift_in_engine_and_checker_contains_the_mpmath_frobenius_n
                 balls = arb_mat([[arb(v, abs(v) * 1e-10) for v in row] for row in M.tolist()])
                 with mp.workdps(oracle.DPS):
                     true = mp.sqrt(mp.fsum(mp.mpf(v) ** 2 for v in M.ravel().tolist()))
-                for drift in (spectral._frobenius(balls), checker_forward.frobenius(balls)):
+                for drift in (spectral.frobenius(balls), checker_forward.frobenius(balls)):
                     assert contains(drift, true), (M.shape, precision, drift)
                     assert float(drift.rad()) <= 1e-9 * float(true) + 1e-300
 

@@ -8,18 +8,18 @@ import numpy as np
 from flint import arb, ctx
 from mpmath import mp
 
-from certify.core import thin_norm
+from certify.core import refine, spectral, thin_norm
 from certify.core.arith import BALL
 
 
 def _truth(L: np.ndarray, R: np.ndarray):
-    with mp.workdps(60):
+    with mp.workdps(100):
         return max(mp.svd_r(mp.matrix(L.tolist()) * mp.matrix(R.tolist()).T, compute_uv=False))
 
 
 def _contains(ball: arb, value) -> bool:
-    with mp.workdps(60), ctx.workprec(250):
-        return ball.contains(arb(mp.nstr(value, 60, strip_zeros=False)))
+    with mp.workdps(100), ctx.workprec(400):
+        return ball.contains(arb(mp.nstr(value, 100, strip_zeros=False)))
 
 
 def test_every_route_of_the_thin_norm_holds_the_mpmath_norm():
@@ -33,10 +33,16 @@ def test_every_route_of_the_thin_norm_holds_the_mpmath_norm():
         truth = _truth(L, R)
         with ctx.workprec(53):
             Lm, Rm = thin_norm.ball_matrix(L), thin_norm.ball_matrix(R)
+            reduced = thin_norm.reduced_matrix(Lm, Rm)
             balls = {"product_norm": thin_norm.product_norm(Lm, Rm),
-                     "reduced_norm, float64 witness": thin_norm.reduced_norm(Lm, Rm, thin_norm.reduced_witness(L, R)),
-                     "reduced_norm, own witness": thin_norm.reduced_norm(Lm, Rm),
+                     "reduced matrix, float64 witness": spectral.enclose(reduced, thin_norm.reduced_witness(L, R)),
+                     "reduced matrix, own witness": thin_norm.enclose_from_midpoints(reduced)[0],
                      "Ball.thin_product_norm": BALL.thin_product_norm(thin_norm.ball_array(L), thin_norm.ball_array(R),
                                                                       {}, "A0")}
+            for name in ("reduced matrix, float64 witness", "reduced matrix, own witness"):
+                balls[name] = balls[name].nonnegative_part().sqrt()
+        with ctx.workprec(256), refine.refining(256):  # the k x k witness refined past binary64
+            balls["Ball.thin_product_norm, refined"] = BALL.thin_product_norm(
+                thin_norm.ball_array(L), thin_norm.ball_array(R), {}, "A0")
         for route, ball in balls.items():
             assert ball.rad() > 0 and _contains(ball, truth), (route, d, k, ball, truth)

@@ -75,3 +75,10 @@ def is_resolved(x: flint.arb) -> bool:
     """An exact zero, or a ball with at least RESOLVED_BITS bits of relative accuracy: more precision
     would sharpen it, but it already says what it is."""
     return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
+
+
+def is_wide(x: flint.arb, precision: int) -> bool:
+    """Not an exact zero, and fewer bits of relative accuracy than RESOLVED_BITS or half the precision: far wider
+    than the arithmetic at this precision leaves a ball, so something magnified an input's width (a ball of 50 bits
+    at 1024 does not say that its value agrees with another's to 1024 bits)."""
+    return not (x.is_zero() and x.is_exact()) and x.rel_accuracy_bits() < max(RESOLVED_BITS, precision // 2)

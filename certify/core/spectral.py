@@ -12,16 +12,51 @@ float64 finds, ball arithmetic confirms (the witness pattern of the trust bounda
   than columns: an FFN's W2, d x hidden) the witness is of A^T (`transposed`), its basis rows x rows, so
   the norm costs 2 cols rows^2 + rows^3, not 2 rows cols^2 + cols^3 (and the certificate states rows^2
   numbers, not cols^2).  A square or tall A keeps the witness of A itself.
+- past binary64: the basis may be refined at a higher precision (certify.core.refine), its entries then exact
+  fixed-point binary numbers (Refined), which the same rules use: the enclosure narrows with the precision.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
-from flint import arb, arb_mat
+from flint import arb, arb_mat, ctx
+
+
+GUARD_BITS = 4  # integer bits of a refined entry's fixed point (|x| <= 1 + tiny)
+
+
+@dataclass(frozen=True)
+class Refined:
+    """A basis refined past binary64 at `bits` bits (certify.core.refine): entries mantissas[i][j] / 2^fraction_bits,
+    exact; the top vector is its column `top`."""
+    bits: int
+    mantissas: tuple  # rows of integers
+    fraction_bits: int
+    top: int
+    basis: arb_mat = field(compare=False, repr=False)  # the exact entries, made once
+    top_vector: arb_mat = field(compare=False, repr=False)  # column `top` of basis
+
+    @classmethod
+    def of(cls, X: arb_mat, top: int, bits: int) -> "Refined":
+        """X's midpoints rounded to multiples of 2^-fraction_bits, bits - GUARD_BITS of them (fixed point: the basis's
+        error that matters is absolute; its entries lie in [-1, 1], so each mantissa fits in `bits`)."""
+        fraction_bits = bits - GUARD_BITS
+        mantissas = tuple(tuple(_fixed(x, fraction_bits) for x in row) for row in X.tolist())
+        with ctx.workprec(fraction_bits + 64):  # every mantissa exact, and so its scaling by a power of 2
+            scale = arb(2) ** -fraction_bits
+            basis = arb_mat([[arb(m) * scale for m in row] for row in mantissas])
+        return cls(bits, mantissas, fraction_bits, top, basis, arb_mat([[row[top]] for row in basis.tolist()]))
+
+
+def _fixed(x: arb, fraction_bits: int) -> int:
+    """The midpoint of x times 2^fraction_bits, rounded to an integer."""
+    mantissa, exponent = (int(v) for v in x.mid().man_exp())
+    shift = exponent + fraction_bits
+    return mantissa << shift if shift >= 0 else (mantissa + (1 << (-shift - 1))) >> -shift
 
 
 @dataclass(frozen=True)
@@ -31,6 +66,12 @@ class NormWitness:
     top: np.ndarray  # w: float64 top right singular vector
     estimate: float = float("nan")  # float64 ||A||_2 from the same SVD (screening only)
     transposed: bool = False  # the witness of A^T (basis and top on A's rows): stated for a wide A only
+    refined: Refined | None = None  # the basis refined past binary64, which enclose and the certificate then use
+
+    @property
+    def bits(self) -> int:
+        """The bits of the basis's entries: 53, or the refined fixed point's."""
+        return self.refined.bits if self.refined else 53
 
 
 def witness(A_float: np.ndarray) -> NormWitness:
@@ -75,7 +116,7 @@ def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
 
 
 @functools.lru_cache(maxsize=64)
-def _identity(d: int) -> arb_mat:
+def identity(d: int) -> arb_mat:
     """The d x d identity (exact at every precision; shared, never written to)."""
     identity = arb_mat(d, d)
     for i in range(d):
@@ -83,8 +124,9 @@ def _identity(d: int) -> arb_mat:
     return identity
 
 
-def _exact_mat(values: np.ndarray) -> arb_mat:
-    return arb_mat(*values.shape, values.ravel().tolist())  # a 2-d float64 array (binary64: exact in arb)
+def exact_mat(values: np.ndarray) -> arb_mat:
+    """A 2-d float64 array as an arb_mat of the same, exact, entries."""
+    return arb_mat(*values.shape, values.ravel().tolist())
 
 
 def _squared_norm(column: arb_mat) -> arb:
@@ -92,7 +134,7 @@ def _squared_norm(column: arb_mat) -> arb:
     return (column.transpose() * column)[0, 0]
 
 
-def _frobenius(M: arb_mat) -> arb:
+def frobenius(M: arb_mat) -> arb:
     """||M||_F: the square root of the dot product of M's entries with themselves, one 1 x d^2 by d^2 x 1
     arb_mat product (trace(M^T M) took a d x d product, d^3 work for d^2 numbers: 5 of the 13 s of the
     norm of a 384 x 1024 FFN weight)."""
@@ -107,16 +149,18 @@ def enclose(A_ball, w: NormWitness) -> arb:
     if w.transposed:
         A = A.transpose()
     d = A.ncols()
-    basis = _exact_mat(w.basis)
-    top = _exact_mat(w.top.reshape(-1, 1))
+    if w.refined:
+        basis, top = w.refined.basis, w.refined.top_vector
+    else:
+        basis, top = exact_mat(w.basis), exact_mat(w.top.reshape(-1, 1))
     top_sq = _squared_norm(top)
     image_sq = _squared_norm(A * top)
     lower = arb(0) if not top_sq > 0 else (image_sq.nonnegative_part() / top_sq).sqrt()
 
     rotated = A * basis
     E = (rotated.transpose() * rotated).entries()  # row by row (entries() makes no nested lists)
-    G = basis.transpose() * basis - _identity(d)
-    drift = _frobenius(G)
+    G = basis.transpose() * basis - identity(d)
+    drift = frobenius(G)
     if not drift < 1:
         return lower.union(arb("inf"))
     # Gershgorin's disc of row i reaches E_ii + sum_{j != i} |E_ij| <= sum_j |E_ij| (|E_ii| = E_ii >= 0 exactly)

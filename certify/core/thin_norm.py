@@ -116,16 +116,11 @@ def cholesky_upper(G: arb_mat) -> arb_mat | None:
     return arb_mat(rows)
 
 
-def reduced_norm(L: arb_mat, R: arb_mat, witness: spectral.NormWitness | None = None) -> arb | None:
-    """A ball containing ||L R^T||_2 through the k x k reduction, or None when a Cholesky pivot of
-    R^T R is not certainly positive (the reduction does not apply at this precision).  Without a
-    witness, it is taken from the midpoints of C G_L C^T."""
+def reduced_matrix(L: arb_mat, R: arb_mat) -> arb_mat | None:
+    """The k x k matrix C G_L C^T of the reduction, whose norm is ||L R^T||_2^2, or None when a Cholesky pivot of
+    R^T R is not certainly positive (the reduction does not apply at this precision)."""
     C = cholesky_upper(R.transpose() * R)
-    if C is None:
-        return None
-    reduced = C * (L.transpose() * L) * C.transpose()
-    square = enclose_from_midpoints(reduced)[0] if witness is None else spectral.enclose(reduced, witness)
-    return square.nonnegative_part().sqrt()
+    return None if C is None else C * (L.transpose() * L) * C.transpose()
 
 
 def product_norm(L: arb_mat, R: arb_mat) -> arb:
@@ -144,7 +139,12 @@ def product_norm_witnessed(L: arb_mat, R: arb_mat) -> tuple[arb, str, spectral.N
     return norm.nonnegative_part().sqrt(), "thin", witness
 
 
+def midpoint_witness(M: arb_mat) -> spectral.NormWitness:
+    """The witness of M from the float64 SVD of its midpoints."""
+    return spectral.witness(np.array([[float(x.mid()) for x in row] for row in M.tolist()]))
+
+
 def enclose_from_midpoints(M: arb_mat) -> tuple[arb, spectral.NormWitness]:
     """spectral.enclose with the witness taken from the midpoints of M."""
-    witness = spectral.witness(np.array([[float(x.mid()) for x in row] for row in M.tolist()]))
+    witness = midpoint_witness(M)
     return spectral.enclose(M, witness), witness

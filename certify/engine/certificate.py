@@ -11,7 +11,9 @@ Schema (format "certify-certificate/1", kind "inequality"):
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers, a
                        basis of more than 64 entries as a binary64 block as the inputs' matrices are
                        (certify.core.numbers.encode_matrix; certificates of earlier versions state it
-                       as numbers, which the checker still reads); outside the digest: the checker
+                       as numbers, which the checker still reads); a basis refined past binary64
+                       (certify.core.refine) as rows of exact hex texts, "0x...p-F" (fixed_text);
+                       outside the digest: the checker
                        only uses them to confirm norms, so a bad witness can only fail.
                        A wide matrix's (fewer rows than columns) is of its transpose, marked
                        "transposed": true; a name holding the same witness as an earlier one states
@@ -38,6 +40,7 @@ from typing import Callable
 from flint import arb, ctx
 
 import certify_checker
+import certify_checker.exact
 import certify_checker.schema
 import certify_checker.trajectory
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
@@ -151,8 +154,42 @@ def witness_table(witnesses: dict) -> dict:
             continue
         first[id(w)] = key
         flag = {"transposed": True} if w.transposed else {}
-        table[key] = {"basis": encode_matrix(Binary64Matrix(w.basis)), "top": w.top.tolist(), **flag}
+        if w.refined:  # exact texts of its fixed-point entries, which the checker reads exactly (exact.rational)
+            rows = [[fixed_text(m, w.refined.fraction_bits) for m in row] for row in w.refined.mantissas]
+            table[key] = {"basis": rows, "top": [row[w.refined.top] for row in rows], **flag}
+        else:
+            table[key] = {"basis": encode_matrix(Binary64Matrix(w.basis)), "top": w.top.tolist(), **flag}
     return table
+
+
+def fixed_text(mantissa: int, fraction_bits: int) -> str:
+    """mantissa / 2^fraction_bits exactly, as a hex float ("-0x1f3ap-20"): about a character for 4 bits."""
+    return f"{'-' if mantissa < 0 else ''}0x{abs(mantissa):x}p-{fraction_bits}"
+
+
+# The share of the checker's bytes and work limits the refined witnesses' texts may take (certify.core.refine): the
+# rest is the evaluation's, which the plan prices; a witness refined to fewer bits only leaves its norm wider.
+WITNESS_SHARE = 16
+
+
+# The most bits of a refined entry: its text's binary exponent, -fraction_bits, within the checker's cap on a hex float's
+# (certify_checker.exact.rational refuses a larger one, and the certificate with it).
+MOST_WITNESS_BITS = 4 * certify_checker.exact.MAX_DECIMAL_EXPONENT
+
+
+def witness_bits(precision: int, entries: int, limits: Limits = DEFAULT) -> int:
+    """The most bits, up to `precision` and MOST_WITNESS_BITS, to which witnesses of `entries` numbers in all may be
+    refined so that their texts (fixed_text) take at most 1/WITNESS_SHARE of the checker's bytes and work limits at
+    this precision, as the checker prices them (text_reading, text_work); halved until they do, 0 when none do."""
+    bits = min(precision, MOST_WITNESS_BITS)
+    while bits and entries:
+        text = fixed_text((1 << bits) - 1, bits)  # the longest entry at these bits
+        units, _ = text_reading({"basis": [[text]]})
+        if (entries * len(text) * WITNESS_SHARE <= limits.bytes
+                and text_work((units * entries, entries), precision) * WITNESS_SHARE <= limits.work):
+            return bits
+        bits //= 2
+    return bits
 
 
 def named(kind: str, claims: list[str], verdict: str, inputs: dict, witness: dict, values: dict,

@@ -3,7 +3,9 @@
 1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap.
    Each norm is enclosed from a witness (singular vectors): the SVD of the binary64 midpoints of
    its ball matrix (the inputs themselves when they are binary64), found on first use and kept for
-   the later precisions and the certificate.
+   the later precisions and the certificate; from 106 bits refined to the precision (certify.core.refine),
+   so that the norm's enclosure narrows with it, as far as the certificate's share of the checker's
+   limits allows (certificate.witness_bits).
    Each inequality lhs <= rhs is three-valued: certainly holds, certainly violated, or
    undecided (the balls overlap).  Verdict: violated if any inequality is certainly violated,
    holds if all certainly hold, otherwise undecided: at the cap, or when the sides are equal
@@ -27,6 +29,7 @@ from certify import claims
 from certify.engine import certificate
 from certify.core import config
 from certify.core import expr
+from certify.core import refine
 from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import integer
 from certify.claims import Claim, Inequality, applies_always
@@ -37,7 +40,7 @@ from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
-                                    escalate, highest_allowed, is_resolved)
+                                    escalate, highest_allowed, is_wide)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -265,16 +268,16 @@ def _equality_reason(comparisons: list[Comparison], precision: int, higher: str 
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
                 f" precision ({higher})")
-    # a side this wide is not an agreement of the sides: a bound can magnify an input's width that precision does
-    # not reduce (a = ||A||_2 is enclosed from a binary64 witness, some 1e-16 relative)
+    # a side this wide is not an agreement of the sides: a bound can magnify an input's width past what the
+    # precision gives (a norm's witness is refined only as far as the certificate's share of the limits allows)
     for c in open_:
         for side, text in ((c.lhs, c.lhs_expr), (c.rhs, c.rhs_expr)):
-            if not is_resolved(side):
+            if is_wide(side, precision):
                 bits = side.rel_accuracy_bits()
                 accuracy = f"{bits} bits of relative accuracy" if bits > 0 else "its radius exceeds its value"
                 return (f"the enclosure of {text} is still wide at {precision} bits ({accuracy}): the"
-                        " sides are not known to agree; the bound may magnify the width of an input that precision"
-                        " does not reduce (a = ||A||_2 is enclosed from a binary64 witness, to about 1e-16 relative),"
+                        " sides are not known to agree; the bound may magnify the width of an input (a norm's"
+                        " witness is refined only as far as the certificate's share of the checker's limits allows),"
                         f" or need more precision ({higher})")
     widths = [(c.lhs - c.rhs) for c in open_]
     if all(w.contains(0) for w in widths):
@@ -403,6 +406,16 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     return plan
 
 
+def _refine_bits(precision: int, witnesses: dict, limits: Limits) -> int:
+    """The bits to which this rung refines the norm witnesses (certify.core.refine): the precision, or fewer where
+    their texts would take more than their share of the checker's limits (certificate.witness_bits), counted from
+    the witnesses the earlier rungs found (0 on the first rung, which finds them: there is none to refine)."""
+    if precision < refine.REFINE_FROM:
+        return 0
+    entries = sum(w.basis.size + w.top.size for w in {id(w): w for w in witnesses.values()}.values())
+    return certificate.witness_bits(precision, entries, limits)
+
+
 def check(source, claim: str | None = None, bound: str | None = None, *,
           max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
           limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
@@ -434,7 +447,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
-        views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
+        with refine.refining(_refine_bits(precision, witnesses, limits)):
+            views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
         verdict = _verdict(comparisons)
         if verdict == UNDECIDED:
             return verdict, comparisons, None

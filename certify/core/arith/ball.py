@@ -17,6 +17,7 @@ import numpy as np
 from flint import arb, arb_mat, ctx, fmpq
 
 from certify.core import arb_pickle  # noqa: F401  (registers arb's pickling: results that hold balls pickle)
+from certify.core import refine
 from certify.core import spectral
 from certify.core import thin_norm
 from certify.core.arith import differences
@@ -234,10 +235,12 @@ class Ball:
         """||M||_2 enclosed (certify.core.spectral) from the witness recorded under witnesses[key] (float64's,
         which certify.core.primitives.LayerView finds first), or where there is none (float64 left its
         range) from the SVD of the matrix's midpoints scaled into binary64 (spectral.witness_of_ball),
-        recorded there for the next precision and the certificate."""
+        recorded there for the next precision and the certificate; refined first where refine.refining asks."""
         if key not in witnesses:
             witnesses[key] = spectral.witness_of_ball(matrix)
-        return spectral.enclose(_mat_of(matrix), witnesses[key])  # A, V: the arb_mat their products use
+        M = _mat_of(matrix)  # A, V: the arb_mat their products use
+        witnesses[key] = refine.refined(M, witnesses[key])
+        return spectral.enclose(M, witnesses[key])
 
     @staticmethod
     def thin_product_norm(L, R, witnesses: dict, key: str) -> arb | None:
@@ -246,7 +249,7 @@ class Ball:
         into binary64 (thin_norm.reduced_witness_of_balls), recorded there.  None, the d x d route, when
         float64 finds R rank-deficient or a d x d witness is recorded.  Where W_K^T W_K is not certainly
         positive definite at this precision, the d x d product with a witness of its own midpoints (the
-        certificate then records that one)."""
+        certificate then records that one).  Either witness is refined first where refine.refining asks."""
         if key not in witnesses:
             witness = thin_norm.reduced_witness_of_balls(L, R)
             if witness is None:
@@ -255,11 +258,13 @@ class Ball:
         elif witnesses[key].basis.shape[0] != L.shape[1]:
             return None  # a d x d witness: the d x d route
         L, R = _mat_of(L), _mat_of(R)
-        norm = thin_norm.reduced_norm(L, R, witnesses[key])
-        if norm is not None:
-            return norm
-        norm, witnesses[key] = thin_norm.enclose_from_midpoints(L * R.transpose())
-        return norm
+        reduced = thin_norm.reduced_matrix(L, R)
+        if reduced is not None:
+            witnesses[key] = refine.refined(reduced, witnesses[key])
+            return spectral.enclose(reduced, witnesses[key]).nonnegative_part().sqrt()
+        product = L * R.transpose()
+        witnesses[key] = refine.refined(product, thin_norm.midpoint_witness(product))
+        return spectral.enclose(product, witnesses[key])
 
     @staticmethod
     def scale_exponent(matrix) -> int:
