@@ -28,8 +28,9 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
       stored one field by field (_rederived), "checker" aside, the checker's words on a head's certificate, which its
       version may word otherwise (what it confirmed, the steps and regime, is compared):
         exactly, everything discrete: the text, tokens and their number, the layers' and heads' numbers, per layer
-        the rank statistics (rank, rank_max, rank_certified), per head the regime, both steps and the kept
-        certificate's name (whether one is kept);
+        the rank statistics (rank, rank_max, rank_certified: an uncertified rank is float64's numerical rank,
+        which another rounding moves only for a singular value at its threshold, and is then named), per head the
+        regime, both steps and the kept certificate's name (whether one is kept);
         to a relative TOLERANCE (1e-9, justified there), the float fields: every enclosure's endpoints (per layer D,
         per head a, a_D2, log10_gap, tau, D_PX_over_D; null, beyond binary64, only with null).  The forward pass
         is float64 with one BLAS thread, as in the run: the same numpy and BLAS on the same kind of machine give the
