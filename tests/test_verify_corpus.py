@@ -11,10 +11,12 @@ so that the folder holds real certificates to check and forge; the sentences are
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import importlib.util
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from certify.studies.corpus_options import SAMPLE as CORPUS_SAMPLE
 from certify.engine import certificate
 from certify.jobs import store as job_store
 from certify.studies import heads as heads_study
-from certify.studies.models import certified, corpus_audit, corpus_job
+from certify.studies.models import bert, certified, corpus_audit, corpus_job
 from certify.figures import corpus as corpus_figures
 from certify.core import jsonfile
 from certify.core.limits import Limits
@@ -195,13 +197,13 @@ def test_a_record_edited_consistently_is_found_by_deciding_its_sentence_again(fo
 def test_a_sentence_stating_an_undecided_step_is_decided_again_whatever_the_draw(folder, capsys, monkeypatch):
     """A violation restated as an undecided step (its certificate dropped, digests and summary redone) is where a
     forger hides one: a sentence with an undecided step is decided again beside the random draw (here one that
-    never draws it), as a campaign's undecided records are; --sample 0 still decides none."""
+    keeps the first sentence it meets, which would be sentence 0 and not 1 were the undecided one drawn from too),
+    as a campaign's undecided records are; --sample 0 still decides none."""
     (folder / "certificates" / NAME).unlink()
     _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
         {"step2": "undecided", "certificate": None, "certificate_sha256": None}))
     _summarise_again(folder)
-    monkeypatch.setattr(corpus_audit.random.SystemRandom, "sample",
-                        lambda self, population, k: [i for i in population if i != 1][:k])
+    monkeypatch.setattr(corpus_audit.random.SystemRandom, "randrange", lambda self, stop: stop - 1)
     assert verify(folder, capsys, "--sample", "0")[0] == 0
     code, out, _ = verify(folder, capsys, "--sample", "1", "--json")
     report = json.loads(out)
@@ -211,6 +213,152 @@ def test_a_sentence_stating_an_undecided_step_is_decided_again_whatever_the_draw
     assert "layer 0 head 1 step2: recorded 'undecided'" in report["problems"][0], out
     assert report["notes"] == ["2 of the 3 recorded sentences decided again (1 at random, 1 more for an undecided "
                                "step; --sample K, --all: every one)"], out
+
+
+def _rounding_otherwise(monkeypatch) -> None:
+    """The float64 forward pass rounded otherwise in its last bits, as another BLAS, CPU or numpy may round it: every
+    layer's output tokens times 1 + 2^-52 (one or two ulps), so that the tokens entering every layer but the first
+    (the embeddings') are other binary64 numbers."""
+    run_layer = bert.run_layer
+
+    def rounded(*args, **kwargs):
+        trace = run_layer(*args, **kwargs)
+        return dataclasses.replace(trace, tokens_out=trace.tokens_out * (1 + 2.0**-52))
+
+    monkeypatch.setattr(bert, "run_layer", rounded)
+
+
+def _rounding_note(out: str) -> tuple[int, float]:
+    """(sentences, the largest relative difference) of the note on sentences decided again within the tolerance."""
+    found = re.search(r"note: (\d+) of the 3 sentences decided again differ from their records in float fields within "
+                      r"the relative tolerance 1e-09, by (\S+) at most: the float64 forward pass rounds otherwise here "
+                      r"\(another BLAS, CPU or numpy\)", out)
+    assert found, out
+    return int(found[1]), float(found[2])
+
+
+def test_a_forward_pass_rounded_otherwise_is_confirmed_with_a_note(folder, capsys, monkeypatch):
+    """Another machine's rounding moves every enclosure of the layers after the first by ulps (and the tokens each
+    kept certificate states, so its sha256): confirmed, with a note counting the sentences that differ within the
+    tolerance and naming the largest relative difference, a few ulps."""
+    _rounding_otherwise(monkeypatch)
+    code, out, _ = verify(folder, capsys, "--all")
+    assert code == 0 and out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences, 3 of them decided again"), out
+    sentences, largest = _rounding_note(out)
+    assert sentences == 3 and 2.0**-53 < largest < 1e-12, out
+    assert "of their heads are decided at another precision" not in out, out  # every head at 64 bits, as recorded
+    # layer 1's (3 sentences x 2 heads): layer 0's tokens are the embeddings', which the rounding here leaves alone
+    assert "; 6 of their kept certificates are decided again of other tokens (their sha256 not compared" in out, out
+    report = json.loads(verify(folder, capsys, "--all", "--json")[1])
+    assert report["ok"] and len(report["notes"]) == 1 and report["notes"][0].startswith("3 of the 3 sentences"), report
+
+
+@pytest.mark.parametrize("rounding", ["the same", "otherwise"])
+@pytest.mark.parametrize("factor, rejected", [(1 + 1e-6, True), (1 + 1e-12, False)], ids=["1e-6", "1e-12"])
+def test_an_enclosure_moved_beyond_the_tolerance_is_rejected(folder, capsys, monkeypatch, rounding, factor, rejected):
+    """An enclosure's endpoints moved by a relative 1e-6, far beyond the tolerance (digests and summary redone): named,
+    whatever the forward pass's rounding here.  Moved by 1e-12 (within it, where a forger may move one: the module
+    docstring of corpus_audit), the sentence is confirmed with the note."""
+    _rewrite_record(folder, 1, lambda record: record["layers"][1]["heads"][0].update(
+        a_D2=[x * factor for x in record["layers"][1]["heads"][0]["a_D2"]]))
+    _summarise_again(folder)
+    if rounding == "otherwise":
+        _rounding_otherwise(monkeypatch)
+    code, out, _ = verify(folder, capsys, "--all")
+    if not rejected:
+        assert code == 0 and _rounding_note(out)[1] == pytest.approx(1e-12, rel=0.01), out
+        return
+    assert code == 1 and out.splitlines()[1].startswith(
+        f"  sentence 1 ({SENTENCES[1]!r}) decided again differs from its record: layer 1 head 0 a_D2: recorded "), out
+    found = re.search(r"layer 1 head 0 a_D2: recorded .*?, decided again .*? \(relatively (\S+) apart, beyond the "
+                      r"tolerance 1e-09\)", out)
+    assert found and float(found[1]) == pytest.approx(1e-6, rel=0.01), out
+    assert len(out.splitlines()) == 2, out  # that sentence only
+
+
+@pytest.mark.parametrize("field, value", [("step2", "undecided"), ("regime", "informative")])
+def test_a_step_or_regime_changed_is_rejected_whatever_the_rounding(folder, capsys, monkeypatch, field, value):
+    """What a record certifies is never tolerated: a step or regime of a head of the layers the rounding moves,
+    changed (its certificate dropped, digests and summary redone), is named with the forward pass rounded
+    otherwise, the sentence's enclosures all within the tolerance."""
+    (folder / "certificates" / "violated-1-L1-H0.json").unlink()
+    _rewrite_record(folder, 1, lambda record: record["layers"][1]["heads"][0].update(
+        {field: value, "certificate": None, "certificate_sha256": None}))
+    _summarise_again(folder)
+    _rounding_otherwise(monkeypatch)
+    code, out, _ = verify(folder, capsys, "--all", "--json")
+    report = json.loads(out)
+    assert code == 1 and len(report["problems"]) == 1, out
+    assert report["problems"][0].startswith(f"sentence 1 ({SENTENCES[1]!r}) decided again differs from its record: "
+                                            f"layer 1 head 0 {field}: recorded {value!r}, decided again "), out
+    assert _rounding_note("note: " + report["notes"][0])[0] == 2, out  # the other two, within it
+
+
+@pytest.mark.parametrize("rounding", ["the same", "otherwise"])
+def test_a_head_decided_at_another_precision_is_tolerated_only_where_the_rounding_differs(built, folder, tmp_path,
+                                                                                          capsys, monkeypatch,
+                                                                                          rounding):
+    """A head's precision follows the rounding (a margin within its move is decided at another rung, the verdicts
+    equal): a record stating 128 bits for a head the run decided at 64, with the certificate a run from 128 bits
+    keeps for it (every digest redone), is named where every enclosure is bit-identical, and counted in the note where
+    the forward pass rounds otherwise."""
+    model, corpus, _ = built
+    assert _run(model, corpus, tmp_path / "from-128", "--start-prec", "128", "--sentences", "2") == 0
+    capsys.readouterr()
+    text = (tmp_path / "from-128" / "certificates" / NAME).read_text()
+    assert json.loads(text)["precision"] == 128
+    (folder / "certificates" / NAME).write_text(text)
+    _rewrite_record(folder, 1, lambda record: record["layers"][0]["heads"][1].update(
+        bits=128, certificate_sha256=sha256_text(text)))
+    _summarise_again(folder)
+    if rounding == "otherwise":
+        _rounding_otherwise(monkeypatch)
+    code, out, _ = verify(folder, capsys, "--all")
+    if rounding == "the same":
+        assert code == 1 and len(out.splitlines()) == 2, out  # sentence 1 only
+        assert "layer 0 head 1 bits: recorded 128, decided again 64" in out, out
+        assert "layer 0 head 1 certificate_sha256: recorded" in out, out
+        return
+    assert code == 0 and _rounding_note(out)[0] == 3, out
+    assert "; 1 of their heads are decided at another precision;" in out, out
+
+
+def test_the_folder_is_read_once(folder, capsys, monkeypatch):
+    """Each record is read and checked once: the sentences, the certificates they name, the sample and the summary
+    come from one reading of the folder."""
+    checked, record_check = [], corpus_job.record_check
+
+    def counting(*args):
+        check = record_check(*args)
+
+        def counted(record: dict, where: str) -> None:
+            checked.append(record["i"])
+            check(record, where)
+
+        return counted
+
+    monkeypatch.setattr(corpus_job, "record_check", counting)
+    assert verify(folder, capsys, "--sample", "1")[0] == 0
+    assert sorted(checked) == list(range(len(SENTENCES))), checked
+
+
+def test_the_draw_makes_every_record_as_likely():
+    """The sample is drawn as the folder is read (reservoir sampling), every record as likely: 1 of 3 drawn 600 times
+    draws each about 200 times (fewer than 100 or more than 300 has a probability below 1e-15); a draw of as many as
+    the records, or more, holds them all, one of 0 none."""
+    drawn = collections.Counter()
+    for _ in range(600):
+        draw = corpus_audit._Draw(1)
+        for i in range(3):
+            draw.offer({"i": i})
+        assert len(draw.held) == 1
+        drawn[draw.held[0]["i"]] += 1
+    assert set(drawn) == {0, 1, 2} and all(100 <= n <= 300 for n in drawn.values()), drawn
+    for size, held in ((3, 3), (5, 3), (0, 0)):
+        draw = corpus_audit._Draw(size)
+        for i in range(3):
+            draw.offer({"i": i})
+        assert sorted(record["i"] for record in draw.held) == list(range(held))
 
 
 @pytest.mark.parametrize("step, outcome", [("step1", "violated"), ("step2", "undecided"), ("regime", "underflowed"),

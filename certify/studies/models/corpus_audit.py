@@ -19,18 +19,37 @@ with a violated step is kept in certificates/ (corpus_job for the folder).  The 
       independent checker re-derive every one;
     - decides again every recorded sentence with an undecided step (where a forger would restate a violation) and
       `sample` others drawn at random from fresh randomness (so that a folder cannot be prepared for the sample it
-      will meet), or every one with everything=True (`--all`), none with sample 0 (--sample 0), with the run's own code
+      will meet; _Draw, as the folder is read), or every one with everything=True (`--all`), none with sample 0
+      (--sample 0), with the run's own code
       (corpus.certify_texts: the forward pass, certified.iter_layers, corpus.sentence_record) and the model loaded
       as the run loads it, from the manifest's "model" (a relative path names it from the directory the run was
       started in) or the one given (`model`, --model PATH), refused (BadInput) when it cannot be loaded or the
-      sha256 of its weights is not the manifest's "model_sha256".  The record decided again must equal the stored
-      one in every field (text, tokens, per layer D and the rank statistics, per head the precision, every
-      enclosure, the regime, both steps, the kept certificate's name and sha256) but "checker", the checker's words
-      on a head's certificate, which its version may word otherwise (what it confirmed is compared: the steps and
-      regime).
-      The forward pass is float64 with one BLAS thread, as in the run: the same numpy and BLAS on the same kind of
-      machine give the same bits; another BLAS may round the forward pass otherwise and move an enclosure's
-      endpoints, which is then named as a difference;
+      sha256 of its weights is not the manifest's "model_sha256".  The record decided again is compared with the
+      stored one field by field (_rederived), "checker" aside, the checker's words on a head's certificate, which its
+      version may word otherwise (what it confirmed, the steps and regime, is compared):
+        exactly, everything discrete: the text, tokens and their number, the layers' and heads' numbers, per layer
+        the rank statistics (rank, rank_max, rank_certified: an uncertified rank is float64's numerical rank,
+        which another rounding moves only for a singular value at its threshold, and is then named), per head the
+        regime, both steps and the kept certificate's name (whether one is kept);
+        to a relative TOLERANCE (1e-9, justified there), the float fields: every enclosure's endpoints (per layer D,
+        per head a, a_D2, log10_gap, tau, D_PX_over_D; null, beyond binary64, only with null).  The forward pass
+        is float64 with one BLAS thread, as in the run: the same numpy and BLAS on the same kind of machine give the
+        same bits, another BLAS, CPU or numpy rounds it otherwise in the last bits, and every enclosure moves with it;
+        the precision a head was decided at and a kept certificate's sha256 (ROUNDED) exactly where every enclosure
+        of the sentence is bit-identical (the same rounding); elsewhere a margin within the rounding's move may be
+        decided at another rung of the ladder, with the same verdicts, and the certificate decided again states this
+        machine's tokens, not the run's.  A kept certificate is vouched for whatever the rounding, by the checker
+        re-deriving it exactly on its own stated inputs (above).
+      A sentence whose enclosures differ within the tolerance only is confirmed, with a note counting such sentences
+      and naming the largest relative difference; beyond it, or in any exact field, it is a problem naming the
+      field.  What a record certifies, its steps and regime, is never tolerated.  A forger may move an enclosure's
+      endpoint by the tolerance at most and then (the enclosures no longer bit-identical) state another precision
+      for a head, or keep another certificate for one (the certificate the checker confirms, stating the record's
+      steps, regime and precision).  That is harmless: a record's enclosures and precision are reported figures
+      about the run's float64 tokens, which the folder does not keep and another machine does not reproduce (an
+      honest enclosure decided again here can lie off the recorded one: neither containment nor overlap can be
+      asked of it), the verdicts they go with are compared exactly, and a kept certificate proves its violation on
+      its own stated inputs;
     - derives the summary from the records again (corpus_job.summarise): summary.json must say it, summary.txt
       render it.
 The certificates and the sentences are re-derived on a process pool (certify.jobs.pool_map).  Not re-derived here:
@@ -41,11 +60,13 @@ the model's width d the summary states, and the figures and page drawn from the 
 from __future__ import annotations
 
 import json
+import math
 import random
 import shlex
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from certify import jobs
 from certify.core import jsonfile
@@ -71,6 +92,25 @@ STATED = {"step1": "dobrushin", "step2": "tau", "regime": "regime"}
 # a head's field a re-derived record need not repeat: the checker's words (what it confirmed, the steps and regime,
 # is compared), which another version of the checker may word otherwise
 UNCOMPARED = {"checker"}
+# a record's enclosures [lower, upper] (binary64 endpoints, null beyond): computed from the float64 forward pass's
+# tokens, they move with its rounding, and are compared to TOLERANCE
+ENCLOSURES = {"D", "a", "a_D2", "log10_gap", "tau", "D_PX_over_D"}
+# How far apart, relatively, an enclosure's endpoint recorded and decided again may be and be another rounding of the
+# forward pass (another BLAS's summation order or FMA, another CPU, numpy's own loops).  The forward pass is a few
+# layers of sums of at most d_ff products (MiniLM: 6 layers, d_ff = 1536), each rounded otherwise by at most
+# d_ff * 2^-53 = 1.7e-13 of the sum of the products' magnitudes, carried through LayerNorm and softmax with a gain
+# of order one a layer.  The enclosures are 1 to 30 ulps wide at 64 bits (2e-16 to 4e-15 relatively): the rounding
+# moves them off each other, so neither containment nor overlap can be asked of an honest run.  Measured: MiniLM's
+# records of 20 sentences decided with numpy's own loops in place of BLAS differ by 5e-15 at most (tau and
+# D(P X) / D; D by 2e-16).  1e-9, the campaign audit's SLACK, leaves five orders above that for the figures that
+# lose relative digits (a D small against the tokens' norms, a small tau), and is far below the 3 digits a summary
+# shows.
+TOLERANCE = 1e-9
+# a head's fields that follow the forward pass's rounding without being figures: the rung of the precision ladder
+# that decided it (a margin within the rounding's move straddles a threshold at one rung on one machine only, the
+# verdicts equal) and a kept certificate's sha256 (the certificate states the tokens); compared where every
+# enclosure of the sentence is bit-identical (the same rounding), the verdicts always
+ROUNDED = {"bits", "certificate_sha256"}
 DIFFERENCES_NAMED = 3  # differences named per sentence
 
 
@@ -182,22 +222,26 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
     except (KeyError, IndexError, TypeError):
         raise store.corrupt("the first record is not a sentence record") from None
     check = corpus_job.record_check(store, None, *shape)
-    done = corpus_job.decided(store, check)  # and certificates/ holds no certificate no record names
-    chosen = set(done if everything else random.SystemRandom().sample(sorted(done), min(sample, len(done))))
+    decided, draw = corpus_job.Decided(), _Draw(0 if everything else sample)
     texts, kept, again = {}, [], []
 
-    def seen(records):
+    def seen(records):  # the folder read once: its sentences, kept certificates, the sample and the summary
         for record in records:
+            decided.add(record)
             texts[record["i"]] = record["text"]
             kept.extend((head["certificate"], {key: head[key] for key in (*STATED, "bits")})
                         for layer in record["layers"] for head in layer["heads"] if head["certificate"])
-            if record["i"] in chosen or sample and _undecided(record):
+            if everything or sample and _undecided(record):
                 again.append(record)
+            else:
+                draw.offer(record)
             yield record
 
     stored, problems = _stored_summary(store.folder)
     config = {"n_layers": shape[0], "n_heads": shape[1], "d": _width(stored)}
     derived = corpus_job.summarise(seen(store.records(check)), params, config)
+    done = decided.complete(store)  # certificates/ holds no certificate no record names
+    always, again = len(again), sorted([*again, *draw.held], key=lambda record: record["i"])
     notes = []
     if len(done) == count:
         if not _is_run_corpus(params, [texts[i] for i in range(count)]):
@@ -211,14 +255,46 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
         problems += _summary_problems(store, stored, derived)
     checks = len(kept) + len(again)
     found = jobs.pool_map(certificate_problems, str(store.folder), jobs.split(kept, workers), workers, progress, checks)
-    run = CorpusRun(model, (), params["bits"], params["max_bits"])
-    found += jobs.pool_map(sentence_problems, run, jobs.split(again, workers), workers, progress, checks, len(kept))
     problems += [problem for problem in found if problem]
+    run = CorpusRun(model, (), params["bits"], params["max_bits"])
+    rederived = jobs.pool_map(sentence_problems, run, jobs.split(again, workers), workers, progress, checks, len(kept))
+    problems += [outcome.problem for outcome in rederived if outcome.problem]
     if len(again) < len(done):
-        extra = len(again) - len(chosen)  # those with an undecided step beyond the random ones
-        notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again ({len(chosen)} at random"
-                     + (f", {extra} more for an undecided step" if extra else "") + "; --sample K, --all: every one)")
+        notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again ({len(draw.held)} at random"
+                     + (f", {always} more for an undecided step" if always else "")
+                     + "; --sample K, --all: every one)")
+    notes += _rounding_note([outcome for outcome in rederived if not outcome.problem and outcome.largest], len(again))
     return CorpusAudit(len(done), count, len(again), len(kept), problems, notes)
+
+
+class _Draw:
+    """`size` of a stream of records drawn at random from fresh randomness, every `size` of them equally likely
+    (reservoir sampling: the stream is read once, `size` records held however long it is)."""
+
+    def __init__(self, size: int) -> None:
+        self.size, self.met, self.held = size, 0, []
+        self._random = random.SystemRandom()
+
+    def offer(self, record: dict) -> None:
+        """The next record of the stream: held, or in place of one held with probability size / (records met)."""
+        self.met += 1
+        if len(self.held) < self.size:
+            self.held.append(record)
+        elif self.size and (slot := self._random.randrange(self.met)) < self.size:
+            self.held[slot] = record
+
+
+def _rounding_note(rounded: list[Rederived], rederived: int) -> list[str]:
+    """The note on the sentences decided again whose float fields differ from their records within TOLERANCE only."""
+    if not rounded:
+        return []
+    tolerated = sum((outcome.tolerated for outcome in rounded), Counter())
+    return [f"{len(rounded)} of the {rederived} sentences decided again differ from their records in float fields "
+            f"within the relative tolerance {TOLERANCE:g}, by {max(outcome.largest for outcome in rounded):.2g} at "
+            "most: the float64 forward pass rounds otherwise here (another BLAS, CPU or numpy)"
+            + (f"; {tolerated['bits']} of their heads are decided at another precision" if tolerated["bits"] else "")
+            + (f"; {tolerated['certificate_sha256']} of their kept certificates are decided again of other tokens "
+               "(their sha256 not compared; the checker re-derived each)" if tolerated["certificate_sha256"] else "")]
 
 
 def _undecided(record: dict) -> bool:
@@ -321,42 +397,66 @@ def _certificate_problem(folder: Path, name: str, recorded: dict) -> str | None:
     return None
 
 
-def sentence_problems(run: CorpusRun, records: list[dict]) -> list[str | None]:
-    """The problem of each stored record decided again by the run's own code with the run's model and precision
-    ladder (`run`, its sentences unused: each record's text is), or None (runs in a worker)."""
+def sentence_problems(run: CorpusRun, records: list[dict]) -> list[Rederived]:
+    """Each stored record decided again by the run's own code with the run's model and precision ladder (`run`, its
+    sentences unused: each record's text is), compared with it (runs in a worker)."""
     derived = certify_texts(run, [(record["i"], record["text"]) for record in records])
     # each decided again as the store writes it and reads it back (lists, binary64 floats)
-    return [_record_problem(record, json.loads(json.dumps(again))) for record, (again, _) in zip(records, derived)]
+    return [_rederived(record, json.loads(json.dumps(again))) for record, (again, _) in zip(records, derived)]
 
 
-def _record_problem(stored: dict, derived: dict) -> str | None:
-    differences = _differences(stored, derived)
+class Rederived(NamedTuple):
+    """A stored record decided again: its problem (None: none), the largest relative difference of its enclosures'
+    endpoints (0.0: bit-identical), and how many heads differ in each ROUNDED field (tolerated: the endpoints
+    differ)."""
+
+    problem: str | None
+    largest: float
+    tolerated: Counter
+
+
+def _rederived(stored: dict, derived: dict) -> Rederived:
+    """The record decided again compared with the stored one: enclosures to TOLERANCE, the ROUNDED fields where
+    every enclosure is bit-identical, every other field (UNCOMPARED aside) exactly."""
+    fields = _compared(stored, derived)
+    largest = max((_relative(recorded, again) for _, key, recorded, again in fields if key in ENCLOSURES), default=0.0)
+    differences, tolerated = [], Counter()
+    for where, key, recorded, again in fields:
+        if key in ENCLOSURES:
+            if (relative := _relative(recorded, again)) > TOLERANCE:
+                differences.append(f"{where}{key}: recorded {recorded!r}, decided again {again!r} (relatively "
+                                   f"{relative:.2g} apart, beyond the tolerance {TOLERANCE:g})")
+        elif recorded != again and largest and key in ROUNDED:  # another rounding of the forward pass here
+            tolerated[key] += 1
+        elif recorded != again:
+            differences.append(f"{where}{key}: recorded {recorded!r}, decided again {again!r}")
     if not differences:
-        return None
+        return Rederived(None, largest, tolerated)
     more = len(differences) - DIFFERENCES_NAMED
-    return (f"sentence {stored['i']} ({stored['text']!r:.60}) decided again differs from its record: "
-            + "; ".join(differences[:DIFFERENCES_NAMED]) + (f"; and {more} more" if more > 0 else ""))
+    return Rederived(f"sentence {stored['i']} ({stored['text']!r:.60}) decided again differs from its record: "
+                     + "; ".join(differences[:DIFFERENCES_NAMED]) + (f"; and {more} more" if more > 0 else ""),
+                     largest, tolerated)
 
 
-def _differences(stored: dict, derived: dict) -> list[str]:
-    """'WHERE FIELD: recorded X, decided again Y' for each field of a record that differs (UNCOMPARED aside)."""
-    found = _fields(stored, derived, "", {"layers"})
-    for layer, again in _paired(stored["layers"], derived["layers"], "", "layers", found):
+def _compared(stored: dict, derived: dict) -> list[tuple[str, str, object, object]]:
+    """(WHERE, field, recorded, decided again) for every field of a record (UNCOMPARED aside), and the numbers of its
+    layers and of their heads."""
+    found = [*_fields(stored, derived, "", {"layers"}), ("", "layers", len(stored["layers"]), len(derived["layers"]))]
+    for layer, again in zip(stored["layers"], derived["layers"]):
         where = f"layer {layer['layer']} "
-        found += _fields(layer, again, where, {"heads"})
-        for head, head_again in _paired(layer["heads"], again["heads"], where, "heads", found):
+        found += [*_fields(layer, again, where, {"heads"}), (where, "heads", len(layer["heads"]), len(again["heads"]))]
+        for head, head_again in zip(layer["heads"], again["heads"]):
             found += _fields(head, head_again, f"{where}head {head['head']} ", UNCOMPARED)
     return found
 
 
-def _paired(stored: list, derived: list, where: str, name: str, found: list[str]):
-    """The items of both lists in pairs, the difference of their lengths added to `found`."""
-    if len(stored) != len(derived):
-        found.append(f"{where}{name}: recorded {len(stored)}, decided again {len(derived)}")
-    return zip(stored, derived)
-
-
-def _fields(stored: dict, derived: dict, where: str, skip: set[str]) -> list[str]:
+def _fields(stored: dict, derived: dict, where: str, skip: set[str]) -> list[tuple[str, str, object, object]]:
     keys = [*stored, *(key for key in derived if key not in stored)]
-    return [f"{where}{key}: recorded {stored.get(key)!r}, decided again {derived.get(key)!r}" for key in keys
-            if key not in skip and stored.get(key) != derived.get(key)]
+    return [(where, key, stored.get(key), derived.get(key)) for key in keys if key not in skip]
+
+
+def _relative(recorded: list, again: list) -> float:
+    """How far apart two enclosures' endpoints are, relatively, at most (inf where one is null, beyond binary64, and
+    the other not)."""
+    return max(0.0 if x == y else math.inf if None in (x, y) else abs(x - y) / max(abs(x), abs(y))
+               for x, y in zip(recorded, again))

@@ -133,20 +133,37 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
 
 def decided(store, check) -> set[int]:
     """The sentences the folder has decided (every record checked by `check`), once certificates/ is known to hold
-    no certificate its records do not name (Store.refuse_unnamed): a violated head the run never found would be
-    browsed as one; only a killed run's leftovers pass, those of a sentence not decided yet."""
-    done, named = set(), set()
+    no certificate its records do not name (Decided.complete)."""
+    found = Decided()
     for record in store.records(check):
-        done.add(record["i"])
-        named.update(head["certificate"] for layer in record["layers"] for head in layer["heads"]
-                     if head["certificate"])
+        found.add(record)
+    return found.complete(store)
 
-    def pending(name: str) -> bool:
-        i = certificate_sentence(name)
-        return i is not None and i not in done and i < store.count
 
-    store.refuse_unnamed(CERTIFICATES, named, pending)
-    return done
+class Decided:
+    """The sentences of a folder's records and the certificates they name, gathered as the records are read
+    (decided(), or `certify verify` as it summarises them in the same reading)."""
+
+    def __init__(self) -> None:
+        self.done: set[int] = set()
+        self.named: set[str] = set()
+
+    def add(self, record: dict) -> None:
+        """One record read (and checked)."""
+        self.done.add(record["i"])
+        self.named.update(head["certificate"] for layer in record["layers"] for head in layer["heads"]
+                          if head["certificate"])
+
+    def complete(self, store) -> set[int]:
+        """The sentences decided, every record read, once certificates/ is known to hold no certificate the records
+        do not name (Store.refuse_unnamed): a violated head the run never found would be browsed as one; only a
+        killed run's leftovers pass, those of a sentence not decided yet."""
+        def pending(name: str) -> bool:
+            i = certificate_sentence(name)
+            return i is not None and i not in self.done and i < store.count
+
+        store.refuse_unnamed(CERTIFICATES, self.named, pending)
+        return self.done
 
 
 def write_summary(store, text_model, check, on_summary: Callable[[dict], object] | None = None) -> dict:
