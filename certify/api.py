@@ -53,9 +53,11 @@ def _corpus(source, limits, everything, sample, workers, model, corpus) -> Verif
     corpus_options.refuse_unused_model(model, everything, sample)
     report = corpus_audit.audit(source, everything=everything, sample=sample, workers=workers, model=model,
                                 corpus=corpus)
-    found = "" if report.ok else f"; {counted(len(report.problems), 'problem')}"
-    message = (f"{report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
-               f"{report.certificates} certificates kept{found}" + "".join(f"; {note}" for note in report.notes))
+    # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
+    counts = [f"{report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
+              f"{report.certificates} certificates kept"] if report.count else []
+    found = [] if report.ok else [counted(len(report.problems), "problem")]
+    message = "; ".join([*counts, *found, *report.notes])
     return Verification(str(source), KIND, None, report.ok, message, problems=tuple(report.problems))
 
 

@@ -221,12 +221,16 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
 
 
 def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
-    """A `model --corpus` folder (another job's manifest) is no campaign: certify.verify, which re-derives campaigns,
-    names its format and the command that re-checks it (certify.studies.models.corpus_audit), not an invitation to
-    discard it with an option `verify` does not have."""
+    """A `model --corpus` folder (another job's manifest) is no campaign: the campaign audit's verify names its format
+    and the command that re-checks it (certify.studies.models.corpus_audit), not an invitation to discard it with an
+    option `verify` does not have; certify.verify re-checks it as that command does (here a manifest whose chain is
+    not its entries', rejected)."""
     (tmp_path / "manifest.json").write_text('{"format": "certify-model-corpus/1", "chunks": [], "chain": ""}')
+    rejected = certify.verify(tmp_path)
+    assert (rejected.ok, rejected.kind, rejected.exit_code) == (False, "corpus run", 1), rejected
+    assert rejected.message == "1 problem" and "chain of chunk digests" in rejected.problems[0], rejected
     with pytest.raises(BadInput) as refused:
-        certify.verify(tmp_path)
+        audit.verify(tmp_path)
     said = str(refused.value)
     assert "'certify-model-corpus/1'" in said and "--restart" not in said and "\n" not in said
     assert said.endswith(f"the command `certify verify {tmp_path}` re-checks a `certify model --corpus` folder, and "
@@ -235,7 +239,7 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "L0H2.json").write_text("{}")
     with pytest.raises(BadInput) as refused:
-        certify.verify(tmp_path)
+        audit.verify(tmp_path)
     assert (f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})"
             in str(refused.value)), refused.value
 
