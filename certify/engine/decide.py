@@ -409,8 +409,9 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
 def _refine_bits(precision: int, witnesses: dict, limits: Limits) -> int:
     """The bits to which this rung refines the norm witnesses (certify.core.refine): the precision, or fewer where
     their texts would take more than their share of the checker's limits (certificate.witness_bits), counted from
-    the witnesses the earlier rungs found (0 on the first rung, which finds them: there is none to refine)."""
-    if precision < refine.REFINE_FROM:
+    the witnesses the earlier rungs found (0 on the first rung, which finds them: there is none to refine; counted
+    from none, a check started at 4000 bits refined a 64 x 64 witness to 4000 bits, twice its share, in 10.6 s)."""
+    if precision < refine.REFINE_FROM or not witnesses:
         return 0
     entries = sum(w.basis.size + w.top.size for w in {id(w): w for w in witnesses.values()}.values())
     return certificate.witness_bits(precision, entries, limits)
