@@ -24,6 +24,10 @@ read 1.5 to 2.6 * 10^7); the thin rows, a thin head alone of 64 x 256 to 256 x 7
 W_Q and W_K so too in their rational form (1.3 to 3.0 * 10^7 a second forced, binary64 tokens 4 to 7.7 * 10^7); the
 "texts" rows state every number as text (p/q of 4300-digit parts, 8 digits times 10^-3500, k/3), priced by
 certify_checker.schema.reading (5 to 9 * 10^7 a second forced, 3 * 10^4 to 3.6 * 10^7 before it).
+The "tight" rows bound one layer's D_out by C a (or C v) with C = D_out / a (1 + 10^-300) (tight_bound): decided
+only once the norm's enclosure is that narrow, the ladder climbs from 53 to 1696 bits, the witness refined on each
+rung from 106 bits (certify.core.refine, the engine's alone: certify.core.limits.refine_work), which the engine's
+estimate at the last rung prices beside the evaluation of the whole ladder.
 The machine's load average is printed first; with other jobs running, CPU time is the number to read.  A few
 minutes on one core; --long adds the 256 x 768 dense head (half a minute), the larger rows of the grid (some 3
 minutes), 3000 and 4000 layers (some 4 minutes) and trajectory steps of a 256 x 768 thin head and of 24 x 24 at
@@ -53,19 +57,23 @@ from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
+from flint import arb, ctx
 
 import certify_checker
 from certify import claims, engine
 from certify.engine import certificate
-from certify.engine.decide import text_reading, window_sizes
+from certify.engine.decide import bound_claim, evaluate, refinement, text_reading, window_sizes
 from certify_checker import inequality as checker_inequality, schema
 from certify_checker import trajectory as checker_trajectory
-from certify.core import config, limits
+from certify.core import config, expr, limits, refine
+from certify.core.arith import BALL
 from certify.search import samplers
 from certify.suite import wu_cases
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDE = ["--limit", "work=1000000000000000", "--limit", "memory=1000000000000", "--limit", "layers=100000"]
+WIDE_LIMITS = limits.Limits(work=10**15, memory=10**12, layers=100000)  # WIDE's, for the engine's estimate
+IN_PROCESS = limits.Limits(work=1 << 62, memory=1 << 62)  # the limits of a check run in this process
 
 
 def _draw(n: int, d: int, d_k: int = 0, **parts) -> dict:
@@ -114,6 +122,17 @@ def _texts(n: int, d: int, layers: int, d_k: int, text: str) -> dict:
 
 
 BOUND = "bound:2*D + 1"  # a bound checked at every layer of a stack (`certify check --bound`)
+TIGHT_BITS = 2048
+
+
+def tight_bound(data: dict, norm: str) -> str:
+    """C * norm with C = D_out / norm (1 + 10^-300) on a one-layer configuration, from the engine's enclosures at
+    TIGHT_BITS with the witnesses refined to them: a bound that holds by 10^-300 relative, which some 1000 bits
+    decide."""
+    with ctx.workprec(TIGHT_BITS), refine.refining(TIGHT_BITS):
+        comparison = evaluate(BALL, config.load(data, IN_PROCESS), bound_claim(expr.parse(norm)), {})[1][0]
+        C = comparison.lhs / comparison.rhs * (1 + arb("1e-300"))
+    return f"{C.mid().str(400, radius=False)}*{norm}"
 
 
 def _thin_rows(n: int, d: int, d_k: int) -> dict:
@@ -191,6 +210,13 @@ CASES = {
     **_thin_rows(64, 256, 16),
     **_thin_rows(128, 384, 32),
     "rational 1 x 64x128 at 53 bits": (BOUND, lambda: _stack(64, 128, 1, rational=True), 53),
+    # bounds needing a norm to 10^-300 (tight_bound: "tight:a" is C a), the ladder from 53 bits, its witness refined (a
+    # bound names no FFN weight's norm: their refinement is timed alone, tests/test_limits_refine.py)
+    "tight a 8x4": ("tight:a", lambda: _draw(8, 4), 53),
+    "tight a 16x16": ("tight:a", lambda: _draw(16, 16), 53),
+    "tight a 64x64": ("tight:a", lambda: _draw(64, 64), 53),
+    "tight a 128x384 d_k 32": ("tight:a", lambda: _draw(128, 384, 32), 53),
+    "tight v 64x64 value": ("tight:v", lambda: _draw(64, 64, value="gaussian", value_norm=0.9), 53),
     # numbers stated as text (certify_checker.schema.reading), each read up to three times a pass
     "texts p/q 4300 8 x 4x16 d_k 15 at 53 bits": (BOUND, lambda: _texts(4, 16, 8, 15, "pq"), 53),
     "texts p/q 4300 2 x 4x16 d_k 15 at 4000 bits": (BOUND, lambda: _texts(4, 16, 2, 15, "pq"), 4000),
@@ -293,12 +319,14 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     this process, its CPU time counted without Python's start."""
     data = draw()
     stated = data.pop("stated", False)  # the certificate restated with the inputs as the configuration gives them
+    if isinstance(claim, str) and claim.startswith("tight:"):
+        claim = "bound:" + tight_bound(data, claim[len("tight:"):])
     source = folder / "config.json"
     source.write_text(json.dumps(data))
     if bits:
         cert_path, started = folder / "cert.json", time.process_time()
         target = {"bound": claim[len("bound:"):]} if claim.startswith("bound:") else {"claim": claim}
-        result = engine.check(data, **target, start_prec=bits, limits=limits.Limits(work=1 << 62, memory=1 << 62))
+        result = engine.check(data, **target, start_prec=bits, limits=IN_PROCESS)
         check_cpu, code = time.process_time() - started, 0 if result.certificate else 3
         if result.certificate:
             cert_path.write_text(json.dumps(result.certificate))
@@ -332,12 +360,14 @@ def run(name: str, folder: Path, claim, draw, bits: int = 0) -> str:
     if isinstance(claim, int):
         estimate = checker
     else:
-        case = config.load(data, limits.Limits(work=1 << 62, memory=1 << 62))
+        case = config.load(data, IN_PROCESS)
         bound = claim.startswith("bound:")  # no tau, no windows
         uses_tau = not bound and any("tau" in q.lhs + q.rhs for q in claims.get(claim).inequalities)
-        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.normed,
-                               (0, 0) if bound else window_sizes(case, claims.get(claim))) + certificate.text_work(
-            text_reading(case), cert["precision"])
+        refining = refinement(*case.sizes()[1:], case.thin, cert["precision"], bits or 53,
+                              IN_PROCESS if bits else WIDE_LIMITS)  # the plan's: from the check's start, its limits
+        windows = (0, 0) if bound else window_sizes(case, claims.get(claim))
+        estimate = limits.work(*case.sizes(), cert["precision"], case.thin, uses_tau, case.value, case.normed, windows,
+                               refining) + certificate.text_work(text_reading(case), cert["precision"])
     bits = cert["precision"]
     return (f"{name:34s} {bits:6d} {estimate:10.3g} {check_cpu:8.2f} {estimate / max(check_cpu, 1e-3):9.3g}"
             f" {checker:10.3g} {verify_cpu:8.2f} {checker / max(verify_cpu, 1e-3):9.3g}"

@@ -18,7 +18,8 @@ no code with certify.
 
 The estimates (memory, work) are coarse upper-ish bounds from the shapes, written in `ball_count`,
 `layer_work`, `work` and `ball_bytes` below (the work counts the most a certificate can make the checker
-do: its recomputations at 2 and 4 times the precision, which a stated value missing by rounding causes); they
+do: its recomputations at 2 and 4 times the precision, which a stated value missing by rounding causes, and the
+engine's own refinement of its norm witnesses from 106 bits, `refine_work`); they
 refuse before a run, and stop the precision escalation of `check` (undecided, saying so) where the next
 precision would pass them.  A trajectory is priced by the checker's own estimate of its certificate, step by step
 (certify.studies.trajectory_budget).
@@ -32,6 +33,7 @@ from dataclasses import dataclass, fields, replace
 
 from certify.core.arguments import integer
 from certify.core.numbers import MAX_DIGITS, NotAnInteger, option_integer
+from certify.core.refine import REFINE_FROM, SPLIT_BITS
 from certify.errors import BadInput
 
 
@@ -107,7 +109,9 @@ def ball_bytes(precision: int) -> int:
 # A norm's arrays at its peak, in balls per entry of its witness (w x w: d, or d_k for thin heads; an FFN weight's
 # is square on its smaller side, so at most d, certify.core.spectral): the witness, its
 # products and python-flint's temporaries inside them, measured in resident memory (one 768 x 768 norm: about
-# 1 GB of 1.2 GB at 256 x 768, 0.5 GB in the checker; 0.37 GB at 256 x 384).
+# 1 GB of 1.2 GB at 256 x 768, 0.5 GB in the checker; 0.37 GB at 256 x 384).  The engine's refinement of a witness
+# (certify.core.refine), before its norm is enclosed and freed by then, peaks below it: 13 to 16.5 balls per entry at
+# its bits (w = 128, 256 at 424 and 1696 bits).
 NORM_BALLS = 20
 
 
@@ -242,25 +246,67 @@ def window_parts(n: int, d: int, k: int) -> tuple[int, int]:
     return python, products // PRODUCTS + ENTRY * n * n + (k + 2) * n * d
 
 
+# The engine's refinement of a norm's witness on a rung (certify.core.refine; the checker does not refine, it evaluates
+# with the witness stated, so certify_checker.limits has no such term).  A witness of w x w (of an M of h x w, h >= w:
+# M^T M costs w^2 h) is refined from `start` bits to `bits` at bits + SPLIT_BITS: E = 2 + floor(log2(bits / start))
+# evaluations (counted: 3 from binary64 to 106 bits, 7 to 1696, 10 to 16000; 3 on each later rung of the ladder, from
+# half its bits), each X^T X, B X and X^T (B X) (3 w^3) and each but the last a step X E (w^3), so (4 E - 1) w^3
+# multiply-adds, every factor at the full precision: REFINE_FULL times an arb_mat multiply-add on binary64 entries (1.3
+# to 4.6 measured, w = 32 to 128 at 170 to 16064 bits).  From Python, each evaluation's lists, sums, Gershgorin rows and
+# divisions (REFINE_ENTRY an entry, 2 of them ball operations weighted by cost()) and LAYER around them; the refined
+# basis stated once (REFINE_STATED an entry: 5.6 us).  Unpriced, a bound on a 64 x 64 layer decided at 1696 bits (its
+# witness refined on each rung from 106 bits: 0.82 s of the 1.26 s of the engine's evaluation at 1696) had that
+# evaluation priced 5.5e6 units, 0.43 * 10^7 a second; so priced 2.3e7, 1.8 * 10^7 (`python -m benchmarks.limits`, the
+# tight rows).  A norm's refinement alone, w = 4 to 128, h to 384, 106 to 16000 bits: 0.6 to 4.7 * 10^7 units a second
+# of its CPU (1.5 the median).
+REFINE_FULL = 4
+REFINE_ENTRY = 10 * ENTRY
+REFINE_STATED = 20 * ENTRY
+
+
+def refine_norm(w: int, h: int, bits: int, start: int) -> int:
+    """The work of refining one norm's witness of w x w (of a matrix of h x w) from `start` bits (binary64's 53 at
+    least) to `bits`, or 0 where it is not refined (below REFINE_FROM, or refined that far already)."""
+    if bits < REFINE_FROM or bits <= start:
+        return 0
+    evaluations = 1 + (bits // max(start, 53)).bit_length()
+    arithmetic = REFINE_FULL * (w * w * h + (4 * evaluations - 1) * w ** 3) // PRODUCTS + 2 * evaluations * w * w
+    return (arithmetic * cost(bits + SPLIT_BITS) + (REFINE_ENTRY * evaluations + REFINE_STATED) * w * w
+            + LAYER * evaluations)
+
+
+def refine_work(d: int, hidden: int = 0, thin: int = 0, value: bool = False, bits: int = 0, start: int = 0) -> int:
+    """The work of refining one layer's witnesses from `start` bits to `bits` (refine_norm each): its head's (d_k x d_k
+    for a thin head alone, thin, else d x d), V's (d x d) and an FFN's two weights' (square on their smaller side)."""
+    norms = [(thin, thin) if 0 < thin < d else (d, d)] + [(d, d)] * value
+    if hidden:
+        norms += [(min(d, hidden), max(d, hidden))] * 2
+    return sum(refine_norm(w, h, bits, start) for w, h in norms)
+
+
 def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = False, layernorm: bool = False) -> int:
     """The work of one layer at 53 bits, both of layer_parts."""
     return sum(layer_parts(n, d, hidden, thin, value, layernorm))
 
 
 def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False,
-         value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0)) -> int:
+         value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0),
+         refining: tuple[int, int] = (0, 0)) -> int:
     """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
     certificate, which may recompute it at each ESCALATION of the precision, each pass a layer's Python and its
     arithmetic weighted by cost() (layer_parts; value: a layer has a value matrix, layernorm: a layer has LayerNorm);
     with tau's n^3 / 2 minima a layer (ENTRY each, weighted by cost()); window: (how many, of how many layers) the
-    windows of a claim of scope "window" (window_parts, each pass as a layer).  At least the checker's own estimate
-    of the certificate, so that what `check` admits `verify` does (certify_checker.limits.problem)."""
+    windows of a claim of scope "window" (window_parts, each pass as a layer); refining: (bits, start) of the engine's
+    refinement of every layer's witnesses on this rung (refine_work; the engine's plan says them, (0, 0) none).  At
+    least the checker's own estimate of the certificate, so that what `check` admits `verify` does
+    (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
     python, arithmetic = layer_parts(n, d, hidden, thin, value, layernorm)
     tau = n * n * n // 2 * ENTRY if uses_tau else 0
     count, k = window
     frame_python, frame_arithmetic = window_parts(n, d, k) if count else (0, 0)
-    return (layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau))
+    refined = refine_work(d, hidden, thin, value, *refining)
+    return (layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau) + refined)
             + count * ((2 + len(ESCALATION)) * frame_python + passes * frame_arithmetic))
 
 
@@ -283,16 +329,17 @@ def size(count: int) -> str:
 @functools.lru_cache(maxsize=1024)
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
                      uses_tau: bool = False, thin: int = 0, value: bool = False, layernorm: bool = False,
-                     window: tuple[int, int] = (0, 0), texts: int = 0) -> str | None:
+                     window: tuple[int, int] = (0, 0), texts: int = 0,
+                     refining: tuple[int, int] = (0, 0)) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
     function of its arguments, remembered: every check of a campaign asks it for each precision); texts: the work
     of reading the numbers its certificate states as text, added to work()'s (the checker's own price of them, at
-    this precision: certify.engine.certificate.text_work)."""
+    this precision: certify.engine.certificate.text_work); refining: work()'s."""
     memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window) + texts
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window, refining) + texts
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

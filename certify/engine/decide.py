@@ -364,13 +364,15 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
     checker confirms under them), so --max-prec beyond it rises no higher and says why.  texts: the numbers the
-    certificate states as text (certificate.text_reading), priced at each precision as the checker prices them."""
+    certificate states as text (certificate.text_reading), priced at each precision as the checker prices them; the
+    refinement of the witnesses on each rung, the engine's alone (refinement)."""
     def refusal(precision: int) -> str | None:
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
         return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
-                                certificate.text_work(texts, precision) if texts[1] else 0)
+                                certificate.text_work(texts, precision) if texts[1] else 0,
+                                refinement(*sizes[1:], thin, precision, start_prec, limits))
 
     refused = refusal(start_prec)
     if refused:
@@ -409,11 +411,29 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
 def _refine_bits(precision: int, witnesses: dict, limits: Limits) -> int:
     """The bits to which this rung refines the norm witnesses (certify.core.refine): the precision, or fewer where
     their texts would take more than their share of the checker's limits (certificate.witness_bits), counted from
-    the witnesses the earlier rungs found (0 on the first rung, which finds them: there is none to refine)."""
-    if precision < refine.REFINE_FROM:
+    the witnesses the earlier rungs found (0 on the first rung, which finds them: there is none to refine; counted
+    from none, a check started at 4000 bits refined a 64 x 64 witness to 4000 bits, twice its share, in 10.6 s)."""
+    if precision < refine.REFINE_FROM or not witnesses:
         return 0
     entries = sum(w.basis.size + w.top.size for w in {id(w): w for w in witnesses.values()}.values())
     return certificate.witness_bits(precision, entries, limits)
+
+
+def refinement(d: int, layers: int, hidden: int, thin: int, precision: int, start_prec: int,
+               limits: Limits) -> tuple[int, int]:
+    """(the bits to which a rung at this precision refines the norm witnesses, the bits they have before it) as the plan
+    prices them (certify.core.limits.refine_work), before any witness is found: none on the first rung (_refine_bits),
+    from binary64's on the second (0), else from the rung below's (half the precision, the ladder's).  The bits are
+    certificate.witness_bits of a witness of the narrowest width in every layer, the most to which every layer's are
+    refined (more norms only lower them), where the precision itself would price a refinement the share allows none of
+    (a 384 x 384 witness is never refined at the default limits).  A stack of one repeated head refines its one witness
+    to more bits than that: one norm's refinement, less than the priced evaluation of a layer at this precision."""
+    if precision <= start_prec or precision < refine.REFINE_FROM:
+        return 0, 0
+    width = min(thin if 0 < thin < d else d, hidden or d)
+    entries = layers * width * (width + 1)  # a basis and top vector a layer
+    bits = certificate.witness_bits(precision, entries, limits)
+    return bits, 0 if precision <= 2 * start_prec else certificate.witness_bits(precision // 2, entries, limits)
 
 
 def check(source, claim: str | None = None, bound: str | None = None, *,
