@@ -656,6 +656,8 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
         certify.verify(folder, limits=Limits())
     with pytest.raises(certify.BadInput, match="model is a path"):
         certify.verify(folder, model=3)
+    with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
+        certify.verify(folder, workers=0)
     with pytest.raises(certify.BadInput, match="model goes with the folder of a `certify model --corpus` run"):
         certify.verify(folder / "certificates" / NAME, model="m")
     _forge_certificate(folder)

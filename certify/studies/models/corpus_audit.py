@@ -150,8 +150,9 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
     nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here.
     `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a folder that cannot
     be read as one (unreadable manifest, an earlier version's) or that a run is writing, for a `corpus` whose
-    sentences are not the run's, and, when a sentence is to be decided again, for a model that cannot be loaded or
-    whose weights are not the run's."""
+    sentences are not the run's, when a sentence is to be decided again for a model that cannot be loaded or
+    whose weights are not the run's, and for `workers` the pool does not take."""
+    jobs.ProcessPool(workers)  # refused here: a BadInput from _audit below is the folder's, rejected as edited
     folder = _folder(path)
     with jobs.reading(folder, noun=NOUN):  # no run starts on the folder while it is audited
         try:
