@@ -53,8 +53,8 @@ def add_parser(subparsers):
                    help="campaign or corpus run: processes (default: every core)")
     p.add_argument("--model", type=options.path, metavar="PATH",
                    help="corpus run: the run's model as found here (a folder, or 'minilm'), in place of the "
-                   "manifest's as the run named it (a relative path is from the directory the run was started in); "
-                   "its weights must be the run's (the manifest's model_sha256); not with --sample 0")
+                   "manifest's, which names it as the run did (a relative path there is from the directory the run "
+                   "was started in); its weights must be the run's (the manifest's model_sha256); not with --sample 0")
     p.add_argument("--corpus", type=options.path, metavar="FILE",
                    help="corpus run: the run's corpus file as found here, in place of the manifest's; its sentences "
                    "must be the run's (the manifest's corpus_sha256), against which the texts of a run that records "

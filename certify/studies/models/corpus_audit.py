@@ -290,12 +290,19 @@ def _rounding_note(rounded: list[Rederived], rederived: int) -> list[str]:
     if not rounded:
         return []
     tolerated = sum((outcome.tolerated for outcome in rounded), Counter())
-    return [f"{len(rounded)} of the {rederived} sentences decided again differ from their records in float fields "
-            f"within the relative tolerance {TOLERANCE:g}, by {max(outcome.largest for outcome in rounded):.2g} at "
-            "most: the float64 forward pass rounds otherwise here (another BLAS, CPU or numpy)"
-            + (f"; {tolerated['bits']} of their heads are decided at another precision" if tolerated["bits"] else "")
-            + (f"; {tolerated['certificate_sha256']} of their kept certificates are decided again of other tokens "
-               "(their sha256 not compared; the checker re-derived each)" if tolerated["certificate_sha256"] else "")]
+    heads, kept = tolerated["bits"], tolerated["certificate_sha256"]
+    return [f"{len(rounded)} of the {rederived} sentences decided again {_verb(len(rounded), 'differ')} from their "
+            f"records in float fields within the relative tolerance {TOLERANCE:g}, by "
+            f"{max(outcome.largest for outcome in rounded):.2g} at most: the float64 forward pass rounds otherwise here "
+            "(another BLAS, CPU or numpy)"
+            + (f"; {heads} of their heads {_verb(heads, 'are')} decided at another precision" if heads else "")
+            + (f"; {kept} of their kept certificates {_verb(kept, 'are')} decided again of other tokens (their sha256 "
+               "not compared; the checker re-derived each)" if kept else "")]
+
+
+def _verb(count: int, plural: str) -> str:
+    """The verb agreeing with "COUNT of them" (the note said "1 of the 3 sentences ... differ")."""
+    return plural if count != 1 else {"are": "is"}.get(plural, plural + "s")
 
 
 def _undecided(record: dict) -> bool:
