@@ -658,6 +658,8 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
         certify.verify(folder, model=3)
     with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
         certify.verify(folder, workers=0)
+    with pytest.raises(certify.BadInput, match="--sample is not allowed with --all"):  # was ignored
+        certify.verify(folder, everything=True, sample=2)
     with pytest.raises(certify.BadInput, match="model goes with the folder of a `certify model --corpus` run"):
         certify.verify(folder / "certificates" / NAME, model="m")
     _forge_certificate(folder)
