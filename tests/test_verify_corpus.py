@@ -635,6 +635,25 @@ def test_model_and_corpus_are_refused_beside_a_certificate_or_a_campaign(folder,
                f"which {argv[1]} is not" in err, err
 
 
+def test_model_beside_a_folder_not_read_as_a_run_names_what_is_wrong_with_it(folder, tmp_path, capsys):
+    """A corpus run whose manifest is unreadable was called no corpus run's folder by --model's refusal: the problem
+    is named as verify names it without --model.  An edited campaign is still a campaign: --model is refused."""
+    (folder / "manifest.json").write_text("{")
+    code, _, plain = verify(folder, capsys)
+    assert code == 2 and "manifest.json: not valid JSON" in plain, plain
+    assert verify(folder, capsys, "--model", "m") == (2, "", plain)
+    campaign = tmp_path / "campaign"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(campaign), "-q"]) == 0
+    manifest = json.loads((campaign / "manifest.json").read_text())
+    manifest["seed"] = 2
+    (campaign / "manifest.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert verify(campaign, capsys)[0] == 1
+    code, out, err = verify(campaign, capsys, "--model", "m")
+    assert code == 2 and out == "" and f"--model goes with the folder of a `certify model --corpus` run, which " \
+        f"{campaign} is not" in err, err
+
+
 def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, folder):
     """certify.verify on a corpus run's folder (it named the command instead): confirmed as `certify verify` confirms
     it, a forged certificate rejected with the checker's problem, the run's model found with model=, and the options
