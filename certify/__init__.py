@@ -9,7 +9,7 @@
     >>> certify.trajectory("layer.json", layers=8)             # D_t and the bound curves (Trajectory)
     >>> certify.prove("collapse.global", n=4, d=1, radius=2, norm=2)   # a region (ProofResult)
     >>> certify.verify("cert.json")                            # the independent checker (Verification)
-    >>> certify.verify("runs/m1", model="models/mine")          # a campaign or a corpus run's folder, re-checked
+    >>> certify.verify("runs/m1", model="models/mine")         # a corpus run's folder, its model found here
 
 A configuration is a file (JSON or numpy .npz), a dict of JSON values or numpy arrays.  Verdicts
 come from ball arithmetic (python-flint arb) with adaptive precision; every decided verdict is

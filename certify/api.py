@@ -27,6 +27,9 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     step and `sample` others at random (corpus_options.SAMPLE when None; 0 loads no model), with `workers`
     processes, the run's model from `model` and its corpus from `corpus` where given (each checked against the
     manifest's sha256; None: the manifest's).  BadInput for options that do nothing to the source."""
+    # a sample beside everything did nothing, silently: the command refuses --sample beside --all
+    if sample is not None and everything is not False and arguments.flag(everything, "--all"):
+        raise BadInput("--sample is not allowed with --all (everything=True): every one is re-checked")
     if isinstance(source, (str, Path)) and _is_corpus_folder(source):
         return _corpus(source, limits, everything, sample, workers, model, corpus)
     arguments.refuse_unused([name for name, value in (("model", model), ("corpus", corpus)) if value is not None],

@@ -592,9 +592,11 @@ def campaign_and_certificate(tmp_path_factory):
 @pytest.mark.parametrize("options, words", [
     ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
     ({"everything": "no"}, "--all must be true or false, got 'no'"),
-    ({"workers": 1.5}, "--workers must be an integer")])
+    ({"workers": 1.5}, "--workers must be an integer"),
+    ({"everything": True, "sample": 2}, "--sample is not allowed with --all (everything=True)")])
 def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
-    """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all."""
+    """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all;
+    a sample beside everything=True was ignored."""
     with pytest.raises(certify.BadInput, match=re.escape(words)):
         certify.verify(campaign_and_certificate[0], **options)
 

@@ -230,11 +230,11 @@ def _rounding_otherwise(monkeypatch) -> None:
 
 def _rounding_note(out: str) -> tuple[int, float]:
     """(sentences, the largest relative difference) of the note on sentences decided again within the tolerance."""
-    found = re.search(r"note: (\d+) of the 3 sentences decided again differ from their records in float fields within "
-                      r"the relative tolerance 1e-09, by (\S+) at most: the float64 forward pass rounds otherwise here "
-                      r"\(another BLAS, CPU or numpy\)", out)
-    assert found, out
-    return int(found[1]), float(found[2])
+    found = re.search(r"note: (\d+) of the 3 sentences decided again (differs?) from their records in float fields "
+                      r"within the relative tolerance 1e-09, by (\S+) at most: the float64 forward pass rounds otherwise "
+                      r"here \(another BLAS, CPU or numpy\)", out)
+    assert found and (found[2] == "differs") == (found[1] == "1"), out  # the verb agrees with the count
+    return int(found[1]), float(found[3])
 
 
 def test_a_forward_pass_rounded_otherwise_is_confirmed_with_a_note(folder, capsys, monkeypatch):
@@ -246,7 +246,7 @@ def test_a_forward_pass_rounded_otherwise_is_confirmed_with_a_note(folder, capsy
     assert code == 0 and out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences, 3 of them decided again"), out
     sentences, largest = _rounding_note(out)
     assert sentences == 3 and 2.0**-53 < largest < 1e-12, out
-    assert "of their heads are decided at another precision" not in out, out  # every head at 64 bits, as recorded
+    assert "decided at another precision" not in out, out  # every head at 64 bits, as recorded
     # layer 1's (3 sentences x 2 heads): layer 0's tokens are the embeddings', which the rounding here leaves alone
     assert "; 6 of their kept certificates are decided again of other tokens (their sha256 not compared" in out, out
     report = json.loads(verify(folder, capsys, "--all", "--json")[1])
@@ -320,7 +320,7 @@ def test_a_head_decided_at_another_precision_is_tolerated_only_where_the_roundin
         assert "layer 0 head 1 certificate_sha256: recorded" in out, out
         return
     assert code == 0 and _rounding_note(out)[0] == 3, out
-    assert "; 1 of their heads are decided at another precision;" in out, out
+    assert "; 1 of their heads is decided at another precision;" in out, out
 
 
 def test_the_folder_is_read_once(folder, capsys, monkeypatch):
@@ -635,6 +635,25 @@ def test_model_and_corpus_are_refused_beside_a_certificate_or_a_campaign(folder,
                f"which {argv[1]} is not" in err, err
 
 
+def test_model_beside_a_folder_not_read_as_a_run_names_what_is_wrong_with_it(folder, tmp_path, capsys):
+    """A corpus run whose manifest is unreadable was called no corpus run's folder by --model's refusal: the problem
+    is named as verify names it without --model.  An edited campaign is still a campaign: --model is refused."""
+    (folder / "manifest.json").write_text("{")
+    code, _, plain = verify(folder, capsys)
+    assert code == 2 and "manifest.json: not valid JSON" in plain, plain
+    assert verify(folder, capsys, "--model", "m") == (2, "", plain)
+    campaign = tmp_path / "campaign"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(campaign), "-q"]) == 0
+    manifest = json.loads((campaign / "manifest.json").read_text())
+    manifest["seed"] = 2
+    (campaign / "manifest.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    assert verify(campaign, capsys)[0] == 1
+    code, out, err = verify(campaign, capsys, "--model", "m")
+    assert code == 2 and out == "" and f"--model goes with the folder of a `certify model --corpus` run, which " \
+        f"{campaign} is not" in err, err
+
+
 def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, folder):
     """certify.verify on a corpus run's folder (it named the command instead): confirmed as `certify verify` confirms
     it, a forged certificate rejected with the checker's problem, the run's model found with model=, and the options
@@ -656,6 +675,10 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
         certify.verify(folder, limits=Limits())
     with pytest.raises(certify.BadInput, match="model is a path"):
         certify.verify(folder, model=3)
+    with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
+        certify.verify(folder, workers=0)
+    with pytest.raises(certify.BadInput, match="--sample is not allowed with --all"):  # was ignored
+        certify.verify(folder, everything=True, sample=2)
     with pytest.raises(certify.BadInput, match="model goes with the folder of a `certify model --corpus` run"):
         certify.verify(folder / "certificates" / NAME, model="m")
     _forge_certificate(folder)

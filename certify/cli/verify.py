@@ -53,8 +53,8 @@ def add_parser(subparsers):
                    help="campaign or corpus run: processes (default: every core)")
     p.add_argument("--model", type=options.path, metavar="PATH",
                    help="corpus run: the run's model as found here (a folder, or 'minilm'), in place of the "
-                   "manifest's as the run named it (a relative path is from the directory the run was started in); "
-                   "its weights must be the run's (the manifest's model_sha256); not with --sample 0")
+                   "manifest's, which names it as the run did (a relative path there is from the directory the run "
+                   "was started in); its weights must be the run's (the manifest's model_sha256); not with --sample 0")
     p.add_argument("--corpus", type=options.path, metavar="FILE",
                    help="corpus run: the run's corpus file as found here, in place of the manifest's; its sentences "
                    "must be the run's (the manifest's corpus_sha256), against which the texts of a run that records "
@@ -127,6 +127,8 @@ def _campaign(args) -> int:
     jobs.ProcessPool(args.workers)
     if corpus:
         return _corpus(args, corpus_options.SAMPLE if args.sample is None else sample)
+    if args.model is not None or args.corpus is not None:
+        _read_as_campaign(args.certificate)
     _refuse_corpus_options(args)
     with _progress("config") as moved:
         report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
@@ -176,6 +178,19 @@ def _refuse_corpus_options(args) -> None:
     campaign folder they did nothing, and are refused as a campaign's options beside a certificate are."""
     given = [name for name, value in (("--model", args.model), ("--corpus", args.corpus)) if value is not None]
     options.refuse_unused(given, f"the folder of a `certify model --corpus` run, which {args.certificate} is not")
+
+
+def _read_as_campaign(folder: str) -> None:
+    """BadInput saying what is wrong with a folder not read as a corpus run (an unreadable manifest, none), as its
+    verify without --model or --corpus says it: their refusal called a corpus run whose manifest is unreadable no
+    corpus run's folder.  A campaign edited (its verify rejects it) is still a campaign, where they do nothing."""
+    from certify import jobs
+    from certify.search import audit
+
+    try:
+        audit.load(folder)
+    except jobs.Edited:
+        pass
 
 
 @contextmanager

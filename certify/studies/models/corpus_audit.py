@@ -150,8 +150,9 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
     nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here.
     `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a folder that cannot
     be read as one (unreadable manifest, an earlier version's) or that a run is writing, for a `corpus` whose
-    sentences are not the run's, and, when a sentence is to be decided again, for a model that cannot be loaded or
-    whose weights are not the run's."""
+    sentences are not the run's, when a sentence is to be decided again for a model that cannot be loaded or
+    whose weights are not the run's, and for `workers` the pool does not take."""
+    jobs.ProcessPool(workers)  # refused here: a BadInput from _audit below is the folder's, rejected as edited
     folder = _folder(path)
     with jobs.reading(folder, noun=NOUN):  # no run starts on the folder while it is audited
         try:
@@ -289,12 +290,19 @@ def _rounding_note(rounded: list[Rederived], rederived: int) -> list[str]:
     if not rounded:
         return []
     tolerated = sum((outcome.tolerated for outcome in rounded), Counter())
-    return [f"{len(rounded)} of the {rederived} sentences decided again differ from their records in float fields "
-            f"within the relative tolerance {TOLERANCE:g}, by {max(outcome.largest for outcome in rounded):.2g} at "
-            "most: the float64 forward pass rounds otherwise here (another BLAS, CPU or numpy)"
-            + (f"; {tolerated['bits']} of their heads are decided at another precision" if tolerated["bits"] else "")
-            + (f"; {tolerated['certificate_sha256']} of their kept certificates are decided again of other tokens "
-               "(their sha256 not compared; the checker re-derived each)" if tolerated["certificate_sha256"] else "")]
+    heads, kept = tolerated["bits"], tolerated["certificate_sha256"]
+    return [f"{len(rounded)} of the {rederived} sentences decided again {_verb(len(rounded), 'differ')} from their "
+            f"records in float fields within the relative tolerance {TOLERANCE:g}, by "
+            f"{max(outcome.largest for outcome in rounded):.2g} at most: the float64 forward pass rounds otherwise here "
+            "(another BLAS, CPU or numpy)"
+            + (f"; {heads} of their heads {_verb(heads, 'are')} decided at another precision" if heads else "")
+            + (f"; {kept} of their kept certificates {_verb(kept, 'are')} decided again of other tokens (their sha256 "
+               "not compared; the checker re-derived each)" if kept else "")]
+
+
+def _verb(count: int, plural: str) -> str:
+    """The verb agreeing with "COUNT of them" (the note said "1 of the 3 sentences ... differ")."""
+    return plural if count != 1 else {"are": "is"}.get(plural, plural + "s")
 
 
 def _undecided(record: dict) -> bool:
