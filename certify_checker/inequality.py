@@ -178,7 +178,10 @@ def _rational_constant(node, source: str) -> Fraction | None:
 
 
 def _power(base, exponent: int):
-    """base ** exponent as repeated products (exponent <= MAX_POWER)."""
+    """base ** exponent as repeated products (exponent <= MAX_POWER).  x**0 is 1 only where x is defined, as in
+    certify (x * 0 + 1): a base that is not finite (log(-1), 1/0) stays so, or log(-1)**0*D read as D."""
+    if exponent == 0:
+        return base * 0 + 1
     result = arb(1)
     for _ in range(exponent):
         result = result * base
