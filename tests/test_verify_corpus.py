@@ -722,3 +722,15 @@ def test_minilm_runs_are_confirmed_with_their_sentences_decided_again(tmp_path, 
     code, out, _ = verify(shipped, capsys)
     assert code == 0 and ("1 of 200 sentences" in out and "the folder records 1 of the corpus's 200 sentences" in out
                           and f"continue it with: certify model minilm --corpus --out {shipped}" in out), out
+
+
+def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(folder, capsys):
+    """.DS_Store (macOS Finder's, in every folder it shows) in a corpus run's folder was a stray file: it passes, at
+    the top and in chunks/ and certificates/; notes.txt beside it is still refused."""
+    for place in (folder, folder / "chunks", folder / "certificates"):
+        (place / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    code, out, err = verify(folder, capsys, "--sample", "0")
+    assert code == 0 and out.startswith("OK: corpus run"), (out, err)
+    (folder / "certificates" / "notes.txt").write_text("mine\n")
+    code, out, _ = verify(folder, capsys, "--sample", "0")
+    assert code == 1 and "certificates/notes.txt is a file no record names" in out, out

@@ -28,7 +28,7 @@ def add_parser(subparsers):
                               "float64 finds violated and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
-                              "(chunks, digests, no stray file), that every kept certificate states its record's steps "
+                              "(chunks, digests, no stray file; hidden ones such as .DS_Store are passed over), that every kept certificate states its record's steps "
                               "and is confirmed by the checker, decide again every recorded sentence with an undecided "
                               "step and a random sample of them all (--all: every one) with the run's model and "
                               "code, each as recorded (its enclosures to a relative 1e-9, another machine's "
