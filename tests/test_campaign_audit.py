@@ -230,7 +230,7 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
     assert (rejected.ok, rejected.kind, rejected.exit_code) == (False, "corpus run", 1), rejected
     assert rejected.message == "1 problem" and "chain of chunk digests" in rejected.problems[0], rejected
     with pytest.raises(BadInput) as refused:
-        audit.verify(tmp_path)
+        audit.load(tmp_path)
     said = str(refused.value)
     assert "'certify-model-corpus/1'" in said and "--restart" not in said and "\n" not in said
     assert said.endswith(f"the command `certify verify {tmp_path}` re-checks a `certify model --corpus` folder, and "
@@ -239,7 +239,7 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "L0H2.json").write_text("{}")
     with pytest.raises(BadInput) as refused:
-        audit.verify(tmp_path)
+        audit.load(tmp_path)
     assert (f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})"
             in str(refused.value)), refused.value
 
