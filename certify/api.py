@@ -1,67 +1,187 @@
 """The public functions whose work spans the packages below the commands: `verify` of a certificate, a campaign
 folder (certify.search.audit) or a `certify model --corpus` folder (certify.studies.models.corpus_audit), by what
-it is, as `certify verify` dispatches (certify.search and certify.studies do not reach each other)."""
+it is (certify.search and certify.studies do not reach each other).  `certify verify` is `verification` with its
+own options' names and a progress bar: the dispatch and every refusal are written here once."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, ContextManager
 
-from certify.core import arguments, files
-from certify.core.limits import Limits
+from certify.core import arguments, files, jsonfile
+from certify.core.arguments import Spelling
+from certify.core.limits import Limits, given as given_limits
 from certify.core.numbers import json_type
-from certify.jobs.store import MANIFEST
-from certify.search import audit
-from certify.search.audit import Verification
-from certify.search.audit_options import sample_size
+from certify.core.verdicts import short_repr
+from certify.engine import certificate
+from certify.search import audit_options
 from certify.studies import corpus_options
 from certify.errors import BadInput, counted
 
 KIND = "corpus run"  # a corpus run's Verification.kind
+CAMPAIGN = "campaign"  # a campaign's
+# the options as a caller of certify.verify writes them, named so in its refusals
+KEYWORDS = Spelling({"everything": "everything=True", "sample": "sample=", "workers": "workers=", "model": "model=",
+                     "corpus": "corpus=", "limits": "limits="}, assign="")
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Verification:
+    """What `certify verify` says of a certificate, a campaign folder or a corpus run's: ok (confirmed), refused
+    (unreadable or beyond the limits: nothing was checked), the checker's or the audit's message, and for a
+    folder the problems found; `certificate` the certificate read, `report` a folder's audit
+    (certify.search.audit.Audit, certify.studies.models.corpus_audit.CorpusAudit), None for the other."""
+
+    source: str
+    kind: str  # the certificate's kind ("inequality", "trajectory", ...), "campaign" or "corpus run"
+    verdict: str | None  # the verdict the certificate states (None for a folder)
+    ok: bool
+    message: str
+    refused: bool = False
+    problems: tuple = ()
+    certificate: dict | None = field(default=None, repr=False, compare=False)
+    report: object = field(default=None, repr=False, compare=False)
+
+    @property
+    def exit_code(self) -> int:
+        """0 confirmed, 1 rejected, 2 refused: the exit code of `certify verify`."""
+        return 2 if self.refused else 0 if self.ok else 1
+
+    def __repr__(self) -> str:
+        outcome = "refused" if self.refused else "confirmed" if self.ok else "REJECTED"
+        stated = f" ({self.verdict})" if self.verdict else ""
+        return short_repr(f"verify {outcome}", f"{self.kind}{stated} {self.source}: {self.message}")
 
 
 def verify(source, *, limits: Limits | None = None, everything: bool = False, sample: int | None = None,
-           workers: int | None = None, model: str | None = None, corpus: str | None = None) -> Verification:
+           workers: int | None = None, model: str | None = None, corpus: str | None = None,
+           progress: Progress | None = None) -> Verification:
     """Re-check a certificate (a path or a certificate dict) with the independent checker, re-derive a campaign
-    folder in arb (certify.search.audit.verify: its options), or re-check a `certify model --corpus` folder as
-    `certify verify` does: every recorded sentence decided again when `everything`, else those with an undecided
-    step and `sample` others at random (corpus_options.SAMPLE when None; 0 loads no model), with `workers`
-    processes, the run's model from `model` and its corpus from `corpus` where given (each checked against the
-    manifest's sha256; None: the manifest's).  BadInput for options that do nothing to the source."""
-    # a sample beside everything did nothing, silently: the command refuses --sample beside --all
+    folder (or its manifest.json) in arb, or re-check a `certify model --corpus` folder, as `certify verify` does:
+    every configuration or recorded sentence when `everything`, else those the audit must and `sample` others at
+    random (certify.search.audit_options.SAMPLE holds, corpus_options.SAMPLE sentences when None; 0 loads no
+    model), with `workers` processes; a corpus run's model from `model` and its corpus from `corpus` where given
+    (each checked against the manifest's sha256; None: the manifest's).  `limits` (certify.core.limits, None for
+    the documented ones) go with a certificate, a folder keeps its own.  `progress(done, total)` is called as a
+    folder's configurations, or a corpus run's certificates and sentences, are checked.  BadInput for options
+    that do nothing to the source, named as keywords (`sample=`)."""
+    progress = arguments.callback(progress, "progress")
+    return verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
+                        limits=None if limits is None else functools.partial(given_limits, limits),
+                        everything=everything, sample=sample, workers=workers, model=model, corpus=corpus)
+
+
+def verification(source, names: Spelling, progress: Callable[[str], ContextManager[Progress | None]], *,
+                 limits: Callable[[], Limits] | None, everything, sample, workers, model, corpus) -> Verification:
+    """verify, its refusals naming the options as `names` spells them (the command's --all, the API's
+    everything=True); `limits` gives those given (None: none), called only where they apply (a folder refuses
+    them, whatever they are); `progress(unit)` opens the progress(done, total) of a folder's work, counted in
+    `unit`s ("config", "check"), once every option is found to fit."""
+    # a sample beside everything did nothing, silently (the command's --sample and --all exclude each other)
     if sample is not None and everything is not False and arguments.flag(everything, "--all"):
-        raise BadInput("--sample is not allowed with --all (everything=True): every one is re-checked")
-    if isinstance(source, (str, Path)) and _is_corpus_folder(source):
-        return _corpus(source, limits, everything, sample, workers, model, corpus)
-    arguments.refuse_unused([name for name, value in (("model", model), ("corpus", corpus)) if value is not None],
-                            "the folder of a `certify model --corpus` run")
-    return audit.verify(source, limits=limits, everything=everything, sample=sample, workers=workers)
+        raise BadInput(f"{names('sample')} is not allowed with {names('everything')}: every one is re-checked")
+    options = {"names": names, "everything": everything, "sample": sample, "workers": workers, "model": model,
+               "corpus": corpus}
+    if isinstance(source, dict):
+        cert = _certificate_of_dict(source, _limits(limits))
+        return _certificate(cert, "certificate", "a certificate dict", "a certificate dict", limits, **options)
+    if not isinstance(source, (str, Path)):
+        raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
+                       f"not {json_type(source)}")
+    path = Path(source)
+    if files.is_folder(path) or path.name == "manifest.json":  # a job folder's (certify.jobs, loaded for one only)
+        return _folder(path, limits, progress, **options)
+    files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
+    return _certificate(None, str(path), f"a certificate file ({path})", str(path), limits, **options)
 
 
-def _is_corpus_folder(path) -> bool:
+def _certificate(cert: dict | None, name: str, what: str, shown: str, limits, *, names, everything, sample, workers,
+                 model, corpus) -> Verification:
+    """The certificate `cert` (None: read from the file `name`), `what` it is and how a refusal `shown` it."""
+    # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
+    arguments.refuse_unused(audit_options.campaign_options(everything, sample, workers, names),
+                            f"a campaign folder, not {what}")
+    corpus_options.refuse_corpus_options(model, corpus, shown, names)
+    limits = _limits(limits)
+    cert = certificate.read(name, limits) if cert is None else cert
+    confirmation = certificate.confirm(cert, limits, written=False)  # read (a dict: as text) under the limits above
+    return Verification(name, str(cert.get("kind", "inequality")), cert.get("verdict"), confirmation.ok,
+                        confirmation.message, refused=confirmation.refused, certificate=cert)
+
+
+def _limits(limits: Callable[[], Limits] | None) -> Limits:
+    return given_limits(None) if limits is None else limits()
+
+
+def _certificate_of_dict(source: dict, limits: Limits) -> dict:
+    """A certificate given as a dict, read as the text it stands for under the rules of a certificate file (JSON
+    values only, within the limits): NaN, numpy numbers or a dict holding itself are refused in one line, as their
+    file would be, before the checker sees them."""
+    try:
+        text = json.dumps(source, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as err:
+        raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): "
+                       f"{err}") from None
+    return jsonfile.loads(text, "the certificate dict", limits)
+
+
+def _folder(path: Path, limits, progress, *, names, everything, sample, workers, model, corpus) -> Verification:
+    """A campaign folder or a corpus run's (or its manifest.json), every option refused before any work."""
+    from certify import jobs
     from certify.studies.models import corpus_audit  # the models' code, loaded for a folder only
 
-    path = Path(path)
-    return (files.is_folder(path) or path.name == MANIFEST and files.is_folder(path.parent)) and \
-        corpus_audit.is_corpus_folder(path)
-
-
-def _corpus(source, limits, everything, sample, workers, model, corpus) -> Verification:
-    from certify.studies.models import corpus_audit
-
-    arguments.refuse_unused(["limits"] if limits is not None else [], corpus_options.LIMITS_APPLY)
+    run = corpus_audit.is_corpus_folder(path)
+    # limits were never read here (an unknown NAME passed too), silently: a folder keeps its own
+    arguments.refuse_unused([names("limits")] if limits is not None else [],
+                            corpus_options.LIMITS_APPLY if run else audit_options.LIMITS_APPLY)
     everything = arguments.flag(everything, "--all")
-    sample = corpus_options.SAMPLE if sample is None else sample_size(sample)
+    # --sample and --workers each refused on its own, with its value (one message named both whichever was
+    # wrong); --workers in `certify sample`'s words, by the pool that takes them
+    sample = audit_options.sample_size(sample, corpus_options.SAMPLE if run else audit_options.SAMPLE)
     workers = None if workers is None else arguments.integer(workers, "--workers")
-    model, corpus = _path(model, "model"), _path(corpus, "corpus")
-    corpus_options.refuse_unused_model(model, everything, sample)
-    report = corpus_audit.audit(source, everything=everything, sample=sample, workers=workers, model=model,
-                                corpus=corpus)
-    # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
-    counts = [f"{report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
-              f"{report.certificates} certificates kept"] if report.count else []
-    found = [] if report.ok else [counted(len(report.problems), "problem")]
-    message = "; ".join([*counts, *found, *report.notes])
-    return Verification(str(source), KIND, None, report.ok, message, problems=tuple(report.problems))
+    jobs.ProcessPool(workers)
+    if run:
+        model, corpus = _path(model, "model"), _path(corpus, "corpus")
+        corpus_options.refuse_unused_model(model, everything, sample, names)
+        with progress("check") as moved:  # kept certificates, then sentences
+            report = corpus_audit.audit(path, everything=everything, sample=sample, workers=workers,
+                                        progress=moved, model=model, corpus=corpus, names=names)
+        # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
+        counts = [f"{report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
+                  f"{report.certificates} certificates kept"] if report.count else []
+        found = [] if report.ok else [counted(len(report.problems), "problem")]
+        message = "; ".join([*counts, *found, *report.notes])
+        return Verification(str(path), KIND, None, report.ok, message, problems=tuple(report.problems), report=report)
+    from certify.search import audit
+
+    if model is not None or corpus is not None:
+        _read_as_campaign(path)
+    corpus_options.refuse_corpus_options(model, corpus, str(path), names)
+    with progress("config") as moved:
+        report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved)
+    message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
+               + ("" if report.ok else f"; {counted(len(report.problems), 'problem')}")
+               + "".join(f"; {note}" for note in report.notes))
+    return Verification(str(path), CAMPAIGN, None, report.ok, message, problems=tuple(report.problems),
+                        report=report)
+
+
+def _read_as_campaign(folder: Path) -> None:
+    """BadInput saying what is wrong with a folder not read as a corpus run (an unreadable manifest, none), as its
+    verify without a model or a corpus says it: their refusal called a corpus run whose manifest is unreadable no
+    corpus run's folder.  A campaign edited (its verify rejects it) is still a campaign, where they do nothing."""
+    from certify import jobs
+    from certify.search import audit
+
+    try:
+        audit.load(folder)
+    except jobs.Edited:
+        pass
 
 
 def _path(value, name: str) -> str | None:

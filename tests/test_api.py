@@ -337,7 +337,7 @@ def test_every_public_function_and_class_has_a_docstring():
         importlib.import_module("certify.prove.region").ProofResult,
         importlib.import_module("certify.search.campaign").SampleResult,
         importlib.import_module("certify.search.attack").AttackReport,
-        importlib.import_module("certify.search.audit").Verification)]
+        importlib.import_module("certify.api").Verification)]
     covered = ["certify.core", "certify.engine", "certify.claims", "certify.search", "certify.prove",
                "certify.studies", "certify.suite", "certify.jobs", "certify.figures", "certify.report", "certify.cli"]
     objects = exported + results + [found for package in covered for found in _package_objects(package)]
@@ -593,7 +593,7 @@ def campaign_and_certificate(tmp_path_factory):
     ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
     ({"everything": "no"}, "--all must be true or false, got 'no'"),
     ({"workers": 1.5}, "--workers must be an integer"),
-    ({"everything": True, "sample": 2}, "--sample is not allowed with --all (everything=True)")])
+    ({"everything": True, "sample": 2}, "sample= is not allowed with everything=True: every one is re-checked")])
 def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
     """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all;
     a sample beside everything=True was ignored."""
@@ -601,18 +601,32 @@ def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_cer
         certify.verify(campaign_and_certificate[0], **options)
 
 
-@pytest.mark.parametrize("options, given", [({"sample": 5}, "--sample goes"), ({"everything": True}, "--all goes"),
-                                            ({"workers": 1, "sample": 0}, "--sample and --workers go")])
+# the API's keywords as the command's options: one refusal names either
+AS_OPTIONS = {"everything=True": "--all", "sample=": "--sample", "workers=": "--workers", "model=": "--model",
+              "corpus=": "--corpus", "limits=": "--limit"}
+
+
+def _as_command(said: str) -> str:
+    for keyword, option in AS_OPTIONS.items():
+        said = said.replace(keyword, option)
+    return said
+
+
+@pytest.mark.parametrize("options, given", [({"sample": 5}, "sample= goes"),
+                                            ({"everything": True}, "everything=True goes"),
+                                            ({"workers": 1, "sample": 0}, "sample= and workers= go")])
 def test_verify_of_a_certificate_refuses_a_campaigns_options_as_the_command_does(campaign_and_certificate, capsys,
                                                                                  options, given):
-    """`certify verify cert.json --sample 5` is refused (the option did nothing); certify.verify ignored it."""
+    """`certify verify cert.json --sample 5` is refused (the option did nothing); certify.verify ignored it.  Each
+    names the options as its caller wrote them."""
     cert = campaign_and_certificate[1]
     with pytest.raises(certify.BadInput) as err:
         certify.verify(cert, **options)
     argv = [f"--{'all' if name == 'everything' else name}" + ("" if value is True else f"={value}")
             for name, value in options.items()]
     assert main(["verify", str(cert), *argv]) == 2
-    assert given in str(err.value) and capsys.readouterr().err == f"certify: error: {err.value}\n"
+    assert str(err.value).startswith(given) and "--" not in str(err.value), err.value
+    assert capsys.readouterr().err == f"certify: error: {_as_command(str(err.value))}\n"
     assert certify.verify(cert).ok
 
 
@@ -719,6 +733,48 @@ def test_the_tightest_comparison_is_found_below_binary64s_range(tmp_path, capsys
     assert "(tightest at layer 1)" in capsys.readouterr().out
 
 
+CORPUS_RUN = "the folder of a `certify model --corpus` run, which {} is not"
+
+
+@pytest.mark.parametrize("source, options, said", [
+    ("cert", {"model": "m"}, "model= goes with " + CORPUS_RUN.format("{cert}")),
+    ("cert", {"model": "m", "corpus": "c.txt"}, "model= and corpus= go with " + CORPUS_RUN.format("{cert}")),
+    ("folder", {"corpus": "c.txt"}, "corpus= goes with " + CORPUS_RUN.format("{folder}")),
+    ("dict", {"corpus": "c.txt"}, "corpus= goes with " + CORPUS_RUN.format("a certificate dict")),
+    ("dict", {"everything": True, "workers": 2}, "everything=True and workers= go with a campaign folder, not a "
+                                                 "certificate dict"),
+    ("cert", {"everything": True, "sample": 1}, "sample= is not allowed with everything=True: every one is "
+                                                "re-checked")])
+def test_the_apis_refusals_name_its_keywords_and_the_commands_its_options(campaign_and_certificate, capsys, source,
+                                                                         options, said):
+    """certify.verify(cert, model="m") was refused as "--model goes with ...", an option its caller never wrote: the
+    refusal is written once and names the keywords here, the options in `certify verify`."""
+    folder, cert = campaign_and_certificate
+    given = {"cert": cert, "folder": folder, "dict": json.loads(cert.read_text())}[source]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(given, **options)
+    assert str(err.value) == said.format(cert=cert, folder=folder)
+    if source == "dict" or "sample" in options:  # no dict on the command line; --sample beside --all is argparse's
+        return
+    argv = [f"--{'all' if name == 'everything' else name}" + ("" if value is True else f"={value}")
+            for name, value in options.items()]
+    capsys.readouterr()
+    assert main(["verify", str(given), *argv]) == 2
+    assert capsys.readouterr().err == f"certify: error: {_as_command(str(err.value))}\n"
+
+
+def test_verify_reports_a_folders_progress_to_a_callback(campaign_and_certificate):
+    """The command's bar moves with the audit's progress: certify.verify passes it to a function of the caller's."""
+    folder, cert = campaign_and_certificate
+    seen = []
+    assert certify.verify(folder, progress=lambda done, total: seen.append((done, total)), workers=1).ok
+    assert seen and all(0 <= done <= total for done, total in seen), seen
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen) and seen[-1][0] == seen[-1][1], seen
+    assert certify.verify(cert, progress=lambda done, total: seen.append(None)).ok and None not in seen
+    with pytest.raises(certify.BadInput, match=r"^progress must be a function \(or None\), got True$"):
+        certify.verify(folder, progress=True)
+
+
 def test_verify_of_a_campaign_refuses_limits_as_the_command_does(campaign_and_certificate, capsys):
     """`certify verify CAMPAIGN --limit ...` is refused (a campaign is re-derived under its manifest's limits);
     certify.verify(folder, limits=...) ignored them."""
@@ -729,7 +785,7 @@ def test_verify_of_a_campaign_refuses_limits_as_the_command_does(campaign_and_ce
         certify.verify(folder, limits=Limits(tokens=4))
     assert main(["verify", str(folder), "--limit", "tokens=4"]) == 2
     command = capsys.readouterr().err.removeprefix("certify: error: ").strip()
-    assert str(err.value) == command.replace("--limit", "limits", 1) and "manifest" in command
+    assert str(err.value) == command.replace("--limit", "limits=", 1) and "manifest" in command
     assert certify.verify(folder).ok and certify.verify(campaign_and_certificate[1], limits=Limits(tokens=4)).ok
 
 

@@ -230,7 +230,7 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
     assert (rejected.ok, rejected.kind, rejected.exit_code) == (False, "corpus run", 1), rejected
     assert rejected.message == "1 problem" and "chain of chunk digests" in rejected.problems[0], rejected
     with pytest.raises(BadInput) as refused:
-        audit.verify(tmp_path)
+        audit.load(tmp_path)
     said = str(refused.value)
     assert "'certify-model-corpus/1'" in said and "--restart" not in said and "\n" not in said
     assert said.endswith(f"the command `certify verify {tmp_path}` re-checks a `certify model --corpus` folder, and "
@@ -239,7 +239,7 @@ def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
     (tmp_path / "certificates").mkdir()
     (tmp_path / "certificates" / "L0H2.json").write_text("{}")
     with pytest.raises(BadInput) as refused:
-        audit.verify(tmp_path)
+        audit.load(tmp_path)
     assert (f"certify verify {tmp_path / 'certificates' / 'L0H2.json'} (1 in {tmp_path / 'certificates'})"
             in str(refused.value)), refused.value
 
@@ -962,3 +962,29 @@ def test_an_undecided_configurations_file_must_state_the_campaigns_configuration
     out = capsys.readouterr().out
     assert out.startswith("REJECTED") and "configuration 0: undecided/000000000.json is " in out, out
     assert main(["verify", str(folder), "--sample", "0", "--workers", "1"]) == 0
+
+
+def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, capsys):
+    """macOS Finder leaves .DS_Store in every folder it shows: a campaign folder copied there was rejected as edited
+    and refused to a resume.  Hidden entries pass, left as they are and never shown on the page (a hidden figure
+    beside the campaign's would be embedded as its own); the same file without its dot is still refused."""
+    places = [copy, *sorted(path for path in copy.iterdir() if path.is_dir())]
+    assert {"chunks", "certificates"} <= {path.name for path in places}
+    for place in places:
+        (place / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    (copy / ".margins.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (copy / ".git").mkdir()
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 0, capsys.readouterr()
+    command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]
+    assert main(command) == 1, capsys.readouterr()  # resumed, complete: the planted bound's violations found
+    page = (copy / "index.html").read_text()
+    assert "histograms" in page and ".margins" not in page
+    assert all((place / ".DS_Store").read_bytes() == b"\x00\x00\x00\x01Bud1" for place in places)
+    (copy / "certificates" / "DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    capsys.readouterr()
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert "certificates/DS_Store is a file no record names" in capsys.readouterr().out
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "certificates/DS_Store is a file no record names (remove that file)" in err, err

@@ -158,6 +158,15 @@ def test_an_artefact_outside_the_outputs_is_refused(tmp_path, name):
     assert store.decided() == set()
 
 
+@pytest.mark.parametrize("name", ["out/.x.txt", "out/.lock", "out/.inner/x.txt"])
+def test_an_artefact_of_a_hidden_name_is_refused(tmp_path, name):
+    """The folder's checks pass over hidden entries (.DS_Store): a job writes none, or it would go unchecked."""
+    store = jobs.Store.open(tmp_path, PARAMS, outputs=("out",))
+    with pytest.raises(ValueError, match="a hidden name"):
+        store.commit(0, jobs.ChunkResult([{"i": 0}], {name: "x"}))
+    assert store.decided() == set() and not (tmp_path / "out").exists()
+
+
 def test_records_for_other_indices_than_the_chunk_are_refused(tmp_path):
     store = jobs.Store.open(tmp_path, PARAMS)
     with pytest.raises(ValueError, match="other indices"):
@@ -387,6 +396,16 @@ def test_a_users_file_beside_a_killed_first_runs_leftovers_is_refused_and_kept(t
     assert err.count("\n") == 1 and "neither a certificate nor a campaign or corpus run folder" in err, err
     assert {str(p.relative_to(out)): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
     assert sorted(str(p.relative_to(out)) for p in out.rglob("*")) == kinds
+
+
+def test_a_folder_holding_hidden_files_only_is_new_and_keeps_them(tmp_path, capsys):
+    """A folder made in macOS Finder holds its .DS_Store: it was "not empty and not a campaign folder"."""
+    out = tmp_path / "c"
+    _killed_first_write(out)
+    for place in (out, out / "chunks"):
+        (place / ".DS_Store").write_bytes(b"Bud1")
+    assert main([*SMALL, "--out", str(out)]) == 0, capsys.readouterr()
+    assert (out / ".DS_Store").read_bytes() == b"Bud1" and main(["verify", str(out), "-q"]) == 0
 
 
 def test_a_run_killed_while_writing_its_first_manifest_does_not_block_the_next(tmp_path):

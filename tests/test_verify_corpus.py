@@ -669,22 +669,48 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
     elsewhere = certify.verify(run, workers=1, model=start / "relative-model", corpus=start / "corpus.txt")
     assert elsewhere.ok and elsewhere.message.startswith("2 of 3 sentences recorded, 2 decided again"), elsewhere
     assert "not checked against the corpus" not in elsewhere.message, elsewhere
-    with pytest.raises(certify.BadInput, match="--model goes with a sentence decided again"):
+    with pytest.raises(certify.BadInput,
+                       match="^model= goes with a sentence decided again, and sample=0 decides none$"):
         certify.verify(run, sample=0, model=start / "relative-model")
-    with pytest.raises(certify.BadInput, match="limits goes with a certificate file: a corpus run's sentences"):
+    with pytest.raises(certify.BadInput, match="^limits= goes with a certificate file: a corpus run's sentences"):
         certify.verify(folder, limits=Limits())
     with pytest.raises(certify.BadInput, match="model is a path"):
         certify.verify(folder, model=3)
     with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
         certify.verify(folder, workers=0)
-    with pytest.raises(certify.BadInput, match="--sample is not allowed with --all"):  # was ignored
+    with pytest.raises(certify.BadInput, match="^sample= is not allowed with everything=True"):  # was ignored
         certify.verify(folder, everything=True, sample=2)
-    with pytest.raises(certify.BadInput, match="model goes with the folder of a `certify model --corpus` run"):
+    with pytest.raises(certify.BadInput, match="^model= goes with the folder of a `certify model --corpus` run, "):
         certify.verify(folder / "certificates" / NAME, model="m")
     _forge_certificate(folder)
     rejected = certify.verify(folder, sample=0)
     assert (rejected.ok, rejected.exit_code) == (False, 1) and "1 problem" in rejected.message, rejected
     assert rejected.problems[0].startswith(f"certificates/{NAME} is rejected by the checker: stated tau"), rejected
+
+
+def test_the_python_api_names_its_keywords_where_a_model_or_corpus_is_refused(relative, folder, capsys):
+    """certify.verify(run, model=...) was told "--model PATH names the run's model here; --sample 0 re-checks the
+    rest": options its caller cannot pass.  The same refusals name the keywords (and the command its options)."""
+    import certify
+
+    start, run, elsewhere = relative
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(run, workers=1)
+    assert "the run's model cannot be loaded here, so no sentence can be decided again (model=PATH names the run's " \
+           "model here; sample=0 re-checks the rest): " in str(err.value), err.value
+    other = write_model(elsewhere / "other", tensors=tiny_tensors(seed=1))
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(run, workers=1, model=other)
+    assert str(err.value).startswith(f"model={other}: the weights ({other}) are not the run's"), err.value
+    assert str(err.value).endswith("so no sentence can be decided again (sample=0 re-checks the rest)"), err.value
+    assert verify(run, capsys, "--model", str(other))[2] == \
+        f"certify: error: {str(err.value).replace('model=', '--model ').replace('sample=', '--sample ')}\n"
+    wrong = elsewhere / "other.txt"
+    wrong.write_text("another sentence\n", encoding="utf-8")
+    with pytest.raises(certify.BadInput, match=f"^corpus={re.escape(str(wrong))}: its sentences are not the run's "):
+        certify.verify(folder, sample=0, corpus=wrong)
+    with pytest.raises(certify.BadInput, match="^model= goes with the folder of a `certify model --corpus` run, "):
+        certify.verify(folder / "certificates" / NAME, model=start / "relative-model")
 
 
 def test_a_folder_a_run_is_writing_is_refused(folder, capsys):
@@ -722,3 +748,15 @@ def test_minilm_runs_are_confirmed_with_their_sentences_decided_again(tmp_path, 
     code, out, _ = verify(shipped, capsys)
     assert code == 0 and ("1 of 200 sentences" in out and "the folder records 1 of the corpus's 200 sentences" in out
                           and f"continue it with: certify model minilm --corpus --out {shipped}" in out), out
+
+
+def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(folder, capsys):
+    """.DS_Store (macOS Finder's, in every folder it shows) in a corpus run's folder was a stray file: it passes, at
+    the top and in chunks/ and certificates/; notes.txt beside it is still refused."""
+    for place in (folder, folder / "chunks", folder / "certificates"):
+        (place / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    code, out, err = verify(folder, capsys, "--sample", "0")
+    assert code == 0 and out.startswith("OK: corpus run"), (out, err)
+    (folder / "certificates" / "notes.txt").write_text("mine\n")
+    code, out, _ = verify(folder, capsys, "--sample", "0")
+    assert code == 1 and "certificates/notes.txt is a file no record names" in out, out

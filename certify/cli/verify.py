@@ -1,19 +1,20 @@
 """certify verify CERT | CAMPAIGN | CORPUS_RUN [--all] [--sample K] [--workers W] [--model PATH] [--corpus FILE]
 [--json]: the independent checker re-derives a certificate's verdict; a campaign folder is re-derived in arb
 (certify.search.audit), a `certify model --corpus` folder re-checked (certify.studies.models.corpus_audit), by its
-manifest's format."""
+manifest's format: certify.verify's dispatch and refusals (certify.api.verification), named in the command's
+options, with a progress bar; the outcome printed here."""
 
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 
-from certify.core import files, jsonfile
+from certify import api
+from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
+from certify.core.arguments import Spelling
 from certify.core.verdicts import labelled
-from certify.engine import certificate
-from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
+from certify.search.audit_options import SAMPLE
 from certify.studies import corpus_options
 from certify.errors import BadInput, counted
 
@@ -28,7 +29,7 @@ def add_parser(subparsers):
                               "float64 finds violated and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
-                              "(chunks, digests, no stray file), that every kept certificate states its record's steps "
+                              "(chunks, digests, no stray file; hidden ones such as .DS_Store are passed over), that every kept certificate states its record's steps "
                               "and is confirmed by the checker, decide again every recorded sentence with an undecided "
                               "step and a random sample of them all (--all: every one) with the run's model and "
                               "code, each as recorded (its enclosures to a relative 1e-9, another machine's "
@@ -66,38 +67,44 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
+# the options as the command writes them, named so in its refusals (certify.api.verification)
+OPTIONS = Spelling({"everything": "--all", "sample": "--sample", "workers": "--workers", "model": "--model",
+                    "corpus": "--corpus", "limits": "--limit"}, assign=" ")
+
+
 def run(args) -> int:
     """Run `certify verify`; return its exit code."""
-    path = Path(args.certificate)
-    if path.is_dir() or path.name == "manifest.json":
-        return _campaign(args)
-    files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
-    # a campaign's options did nothing to a certificate, which the user then believed re-derived in full
-    options.refuse_unused(campaign_options(args.everything, args.sample, args.workers),
-                          f"a campaign folder, not a certificate file ({args.certificate})")
-    _refuse_corpus_options(args)
-    limits = options.limits_of(args)
-    cert = certificate.read(args.certificate, limits)
-    confirmation = certificate.confirm(cert, limits, written=False)  # the reader measured the file's own text
-    if confirmation.refused:
-        raise BadInput(f"{args.certificate}: refused: {confirmation.message}")
-    undecided = confirmation.ok and cert.get("verdict") == "undecided"
+    result = api.verification(args.certificate, OPTIONS, _progress,
+                              limits=(lambda: options.limits_of(args)) if args.limit else None,
+                              everything=args.everything, sample=args.sample, workers=args.workers, model=args.model,
+                              corpus=args.corpus)
+    if result.certificate is not None:
+        return _certificate(args, result)
+    return _corpus(args, result.report) if result.kind == api.KIND else _campaign(args, result.report)
+
+
+def _certificate(args, result: api.Verification) -> int:
+    """The outcome of a certificate's check, the certificate read (nothing was checked when refused)."""
+    if result.refused:
+        raise BadInput(f"{args.certificate}: refused: {result.message}")
+    cert = result.certificate
+    undecided = result.ok and cert.get("verdict") == "undecided"
     partial = ("only the stated fraction of the region's reduced domain is proved" if cert.get("kind") == "region-proof"
                else "an undecided result: nothing is certified")
     stated = cert.get("verdict")  # what the certificate says: "(not certified)" when the checker rejects it
-    target = _target(cert) if confirmation.ok else None
+    target = _target(cert) if result.ok else None
     if args.json:
-        jsonfile.echo({"ok": confirmation.ok, "certificate": args.certificate, "kind": cert.get("kind"),
-                       "verdict": labelled(stated, confirmation.ok) if isinstance(stated, str) else stated,
+        jsonfile.echo({"ok": result.ok, "certificate": args.certificate, "kind": cert.get("kind"),
+                       "verdict": labelled(stated, result.ok) if isinstance(stated, str) else stated,
                        "target": target,
-                       "message": confirmation.message,
+                       "message": result.message,
                        "note": partial if undecided else None})
-    elif confirmation.ok:
-        print(f"OK: {confirmation.message}" + (f" ({target})" if target else "")
+    elif result.ok:
+        print(f"OK: {result.message}" + (f" ({target})" if target else "")
               + (f"  (undecided: {partial})" if undecided else ""))
     else:
-        print(f"REJECTED: {confirmation.message}")
-    return 0 if confirmation.ok else 1
+        print(f"REJECTED: {result.message}")
+    return 0 if result.ok else 1
 
 
 TARGET_SHOWN = 200  # characters of a bound named on the OK line
@@ -113,26 +120,8 @@ def _target(cert: dict) -> str | None:
     return text if len(text) <= TARGET_SHOWN else text[:TARGET_SHOWN - 3] + "..."
 
 
-def _campaign(args) -> int:
-    from certify import jobs
-    from certify.search import audit
-    from certify.studies.models import corpus_audit
-
-    corpus = corpus_audit.is_corpus_folder(args.certificate)
-    # --limit was never read here (an unknown NAME passed too), silently: a campaign keeps its manifest's limits
-    options.refuse_unused(["--limit"] if args.limit else [], corpus_options.LIMITS_APPLY if corpus else LIMITS_APPLY)
-    # --sample and --workers each refused on its own, with its value, before the bar (one message named both
-    # whichever was wrong); --workers in `certify sample`'s words, by the pool that takes them
-    sample = sample_size(args.sample)
-    jobs.ProcessPool(args.workers)
-    if corpus:
-        return _corpus(args, corpus_options.SAMPLE if args.sample is None else sample)
-    if args.model is not None or args.corpus is not None:
-        _read_as_campaign(args.certificate)
-    _refuse_corpus_options(args)
-    with _progress("config") as moved:
-        report = audit.audit(args.certificate, everything=args.everything, sample=sample, workers=args.workers,
-                             progress=moved)
+def _campaign(args, report) -> int:
+    """The outcome of a campaign folder's audit (certify.search.audit.Audit)."""
     if args.json:
         jsonfile.echo({"ok": report.ok, "campaign": args.certificate, "records": report.records,
                        "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
@@ -147,14 +136,8 @@ def _campaign(args) -> int:
     return 1
 
 
-def _corpus(args, sample: int) -> int:
-    """`certify verify` of a `certify model --corpus` folder (certify.studies.models.corpus_audit)."""
-    from certify.studies.models import corpus_audit
-
-    corpus_options.refuse_unused_model(args.model, args.everything, sample)
-    with _progress("check") as moved:  # kept certificates, then sentences
-        report = corpus_audit.audit(args.certificate, everything=args.everything, sample=sample,
-                                    workers=args.workers, progress=moved, model=args.model, corpus=args.corpus)
+def _corpus(args, report) -> int:
+    """The outcome of a `certify model --corpus` folder's audit (certify.studies.models.corpus_audit.CorpusAudit)."""
     if args.json:
         jsonfile.echo({"ok": report.ok, "corpus_run": args.certificate, "sentences": report.sentences,
                        "corpus_sentences": report.count, "rederived": report.rederived,
@@ -171,26 +154,6 @@ def _corpus(args, sample: int) -> int:
               f"{report.certificates} certificates kept)" if report.count else "")
     _rejected(f"corpus run {args.certificate}: {counted(len(report.problems), 'problem')}{counts}", report.problems)
     return 1
-
-
-def _refuse_corpus_options(args) -> None:
-    """--model and --corpus name where a corpus run's model and corpus are here: beside a certificate or a
-    campaign folder they did nothing, and are refused as a campaign's options beside a certificate are."""
-    given = [name for name, value in (("--model", args.model), ("--corpus", args.corpus)) if value is not None]
-    options.refuse_unused(given, f"the folder of a `certify model --corpus` run, which {args.certificate} is not")
-
-
-def _read_as_campaign(folder: str) -> None:
-    """BadInput saying what is wrong with a folder not read as a corpus run (an unreadable manifest, none), as its
-    verify without --model or --corpus says it: their refusal called a corpus run whose manifest is unreadable no
-    corpus run's folder.  A campaign edited (its verify rejects it) is still a campaign, where they do nothing."""
-    from certify import jobs
-    from certify.search import audit
-
-    try:
-        audit.load(folder)
-    except jobs.Edited:
-        pass
 
 
 @contextmanager

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numbers
 import operator
+from dataclasses import dataclass
 
 from certify.errors import BadInput
 
@@ -49,6 +50,22 @@ def callback(value, option: str):
     if callable(value):
         return value
     raise BadInput(f"{option} must be a function (or None), got {value!r}")
+
+
+@dataclass(frozen=True)
+class Spelling:
+    """How a caller writes the options of a job, so that a refusal written once names them in its reader's words: a
+    command's (--all, --sample 0) or the Python API's keywords (everything=True, sample=0)."""
+
+    names: dict[str, str]  # an option's keyword -> as the caller writes it: "--all" or "everything=True"
+    assign: str  # between a name and its value: "--sample 0", "sample=0"
+
+    def __call__(self, keyword: str) -> str:
+        return self.names[keyword]
+
+    def given(self, keyword: str, value) -> str:
+        """The option `keyword` given `value`, as the caller writes it."""
+        return f"{self.names[keyword]}{self.assign}{value}"
 
 
 def refuse_unused(given: list[str], applies: str) -> None:

@@ -43,6 +43,13 @@ def temporary(name: str) -> bool:
     return re.fullmatch(r"\..+\.[0-9]+-[0-9a-f]{8}\.tmp", name) is not None
 
 
+def hidden(name: str) -> bool:
+    """Whether `name` is hidden, as file browsers and `ls` hide it: a leading dot.  certify writes no such name but
+    its lock (.lock) and the temporary files above, so a job's folder checks pass over the others (.DS_Store, which
+    macOS Finder leaves in a folder it shows; ._NAME, beside a file copied to another disk): never read, never shown."""
+    return name.startswith(".")
+
+
 def input_file(path, what: str) -> Path:
     """path, when it names a regular file to read; else BadInput saying what it names instead (a folder was
     refused as "no such configuration file", which it is not), `what` naming the file wanted."""

@@ -26,9 +26,12 @@ The folder holds nothing else: an entry at its top that is none of these, or a f
 manifest does not list, makes it refused when its records are read (Store.records), as the job refuses
 one in an output folder that no record names (Store.refuse_unnamed): a file put there would be browsed
 as the job's.  Only a killed run's hidden temporary files pass (files.temporary), and a run removes them.
-A folder without manifest.json that holds nothing but what a run killed before its first manifest leaves (the
-lock file, temporary files, empty folders of the job: first_run_leftovers) is a new folder: no run committed
-anything there, and a run starts the job in it, removing those leftovers.
+Other hidden entries (files.hidden: .DS_Store, which macOS Finder leaves in every folder it shows) are
+passed over wherever they are, neither refused nor removed: the job names none of its files so (its
+artefacts are refused such a name, Store._artefact_path), reads none it does not name, and its pages show
+none.  A folder without manifest.json that holds nothing but what a run killed before its first manifest
+leaves (the lock file, temporary files, empty folders of the job: first_run_leftovers) and hidden entries is
+a new folder: no run committed anything there, and a run starts the job in it, removing those leftovers.
 """
 
 from __future__ import annotations
@@ -55,6 +58,11 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks"
 LOCK = ".lock"
 TOP = "."  # the folder itself, as an output folder of Store.refuse_unnamed
+
+
+def passed_over(name: str) -> bool:
+    """Whether a folder's entry is passed over by its checks: hidden (files.hidden, .DS_Store), no run's temporary."""
+    return files.hidden(name) and not files.temporary(name)
 
 
 def _never(name: str) -> bool:
@@ -138,16 +146,20 @@ def first_run_leftovers(folder: Path, outputs: tuple[str, ...]) -> list[Path] | 
     """What a run killed before it wrote its first manifest leaves at the top of `folder` besides the lock file,
     when that is all the folder holds: the hidden temporary files of interrupted writes (files.temporary) and the
     job's folders (chunks/, those of `outputs`) holding at most such files; else None (a user's file is never
-    taken for one).  No manifest.json: such a folder holds nothing any run committed."""
+    taken for one).  Hidden entries are passed over (passed_over), left where they are but inside a folder of the
+    job, removed whole.  No manifest.json: such a folder holds nothing any run committed."""
     def hidden_temporary(path: Path) -> bool:
         return path.is_file() and not path.is_symlink() and files.temporary(path.name)
 
+    def within(path: Path) -> bool:  # what a folder of the job may hold
+        return hidden_temporary(path) or passed_over(path.name) and path.is_file()
+
     left = []
     for path in folder.iterdir():
-        if path.name == LOCK:
+        if path.name == LOCK or passed_over(path.name):
             continue
         ours = path.name in (CHUNKS, *outputs) and path.is_dir() and not path.is_symlink()
-        if not (hidden_temporary(path) or ours and all(hidden_temporary(inner) for inner in path.iterdir())):
+        if not (hidden_temporary(path) or ours and all(within(inner) for inner in path.iterdir())):
             return None
         left.append(path)
     return left
@@ -444,16 +456,16 @@ class Store:
                        unnamed: str = "no record names") -> None:
         """Refuse the folder (self.corrupt, naming the entry: "... is a file `unnamed`", or a folder) when the
         output folder `output` (TOP: the folder itself) holds an entry whose name is not in `named` (the names the records
-        give): a certificate no record names would be browsed as one the job found.  Two kinds are a killed
-        run's and pass: the hidden temporary file of an interrupted write (files.temporary), and a name for which
-        `pending(name)` says it is the artefact of an index not yet decided, which a run killed between writing
-        a chunk's artefacts and committing it leaves.  A run removes those before it writes anything
-        (_discard_leftovers: once every check has passed, so that a refusal changes nothing), and decides the index
-        again, writing anew what it keeps: none outlives the run."""
+        give): a certificate no record names would be browsed as one the job found.  Hidden entries are passed
+        over (passed_over).  Two kinds are a killed run's and pass: the hidden temporary file of an interrupted
+        write (files.temporary), and a name for which `pending(name)` says it is the artefact of an index not yet
+        decided, which a run killed between writing a chunk's artefacts and committing it leaves.  A run removes
+        those before it writes anything (_discard_leftovers: once every check has passed, so that a refusal changes
+        nothing), and decides the index again, writing anew what it keeps: none outlives the run."""
         folder = self.folder / output
         left = []
         for path in sorted(folder.iterdir()) if folder.is_dir() else []:
-            if path.name in named:
+            if path.name in named or passed_over(path.name):
                 continue
             if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
                 what = "folder" if path.is_dir() and not path.is_symlink() else "file"  # said so, as `rm` needs -r
@@ -491,6 +503,8 @@ class Store:
         if (len(parts) < 2 or parts[0] not in self.outputs or PurePosixPath(name).is_absolute()
                 or any(p in ("", ".", "..") for p in parts)):
             raise ValueError(f"a task named the artefact {name!r}, not a path inside {', '.join(self.outputs)}")
+        if any(files.hidden(p) for p in parts):  # the folder's checks would pass over it (module docstring)
+            raise ValueError(f"a task named the artefact {name!r}, a hidden name")
         return self.folder.joinpath(*parts)
 
     def commit(self, first: int, result: ChunkResult) -> None:

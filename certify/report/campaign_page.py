@@ -96,7 +96,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
         workers = counted(run["workers"], "worker")
         lead.append(f"This run: {run['decided']} checked in {run['seconds']} s ({workers}).")
     parameters = page.Table(["parameter", "value"], [[key, "-" if value is None else str(value)] for key, value in m.items()])
-    figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
+    figures = files.job_figures(out_dir)
     sections = [page.Section("campaign", [parameters]), _verdicts(summary), _margins(summary),
                 _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]

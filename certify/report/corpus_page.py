@@ -124,7 +124,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     if totals["sentences"] < summary["corpus_sentences"]:
         lead.append("Not every sentence is run yet: the same command (without --sentences, or with a larger one) "
                     "continues the run.")
-    figures = sorted(p.relative_to(out_dir) for p in out_dir.iterdir() if p.suffix.lower() in files.FIGURE_SUFFIXES)
+    figures = files.job_figures(out_dir)
     sections = [_run(summary), _verdicts(summary), _heads(summary), _certificates(summary)]
     sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
     return page.Page(f"certify model --corpus: {summary['model_name']}", lead, sections)

@@ -7,6 +7,7 @@ import shlex
 from pathlib import Path
 
 from certify.core import jsonfile
+from certify.core.files import hidden
 from certify.engine import certificate
 from certify.errors import BadInput
 from certify.report import page
@@ -70,6 +71,13 @@ def scan(folder, under: list[str]) -> tuple[list[tuple[Path, str]], list[Path], 
                 elif path.suffix == ".json" and (about := describe_certificate(_json(path))) is not None:
                     certificates.append((path.relative_to(folder), about))
     return certificates, campaigns, figures
+
+
+def job_figures(folder: Path) -> list[Path]:
+    """The figures at the top of a job's folder (a campaign's, a corpus run's), by their names there: not a hidden
+    one, which the folder's checks pass over (certify.jobs.store) and the page would show as the job's."""
+    return sorted(Path(path.name) for path in folder.iterdir()
+                  if path.suffix.lower() in FIGURE_SUFFIXES and not hidden(path.name))
 
 
 def figure_sections(folder, figures: list[Path]) -> list[page.Section]:

@@ -46,15 +46,11 @@ from typing import Callable
 from certify import engine, jobs
 from certify.engine import certificate
 from certify.core import config, jsonfile
-from certify.core import arguments, files
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
-from certify.core.limits import Limits, given as given_limits
-from certify.core.numbers import json_type
 from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
-from certify.core.verdicts import short_repr
-from certify.errors import BadInput, counted
+from certify.errors import BadInput
 from certify.search import attack_folder, campaign as campaigns, tier3
-from certify.search.audit_options import LIMITS_APPLY, SAMPLE, campaign_options, sample_size
+from certify.search.audit_options import SAMPLE
 
 # How far a figure computed again on another machine (BLAS kernels and summation order, FMA, libm) may differ
 # and be no disagreement, relatively.  L = a D^2 comes from the exact inputs through a LAPACK norm: a few ulps.
@@ -119,8 +115,8 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         kept = sorted((folder / "certificates").glob("*.json"))  # where a job keeps them (a corpus run's too)
         which = (f"e.g. certify verify {kept[0]} ({len(kept)} in {folder / 'certificates'})" if kept
                  else "it keeps none")
-        # the command dispatches a `model --corpus` folder to its own audit (certify.studies.models.corpus_audit),
-        # which this layer does not reach (certify.verify dispatches it too, from certify.api)
+        # certify.verify (certify.api, the command's too) dispatches a `model --corpus` folder to its own audit
+        # (certify.studies.models.corpus_audit), which this layer does not reach
         raise BadInput(f"{folder}: not a campaign folder of `certify sample` (its manifest.json is of format "
                        f"{stated!r}, not {campaigns.FORMAT}); the command `certify verify {folder}` re-checks a "
                        f"`certify model --corpus` folder, and checks a certificate it keeps: {which}")
@@ -535,77 +531,3 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
             elif record["tier"] == "tier3" and _tier3_differs(record, seen):
                 differing.append(seen["i"])
     return problems, unproved, relabelled, doubted, differing, notes
-
-
-# ---------------------------------------------------------------------------------------------
-# The Python API: certify.verify
-
-
-@dataclass(frozen=True)
-class Verification:
-    """What `certify verify` says of a certificate or a campaign folder: ok (confirmed), refused
-    (unreadable or beyond the limits: nothing was checked), the checker's or the audit's message,
-    and for a campaign the problems found."""
-
-    source: str
-    kind: str  # the certificate's kind ("inequality", "trajectory", ...) or "campaign"
-    verdict: str | None  # the verdict the certificate states (None for a campaign)
-    ok: bool
-    message: str
-    refused: bool = False
-    problems: tuple = ()
-
-    @property
-    def exit_code(self) -> int:
-        """0 confirmed, 1 rejected, 2 refused: the exit code of `certify verify`."""
-        return 2 if self.refused else 0 if self.ok else 1
-
-    def __repr__(self) -> str:
-        outcome = "refused" if self.refused else "confirmed" if self.ok else "REJECTED"
-        stated = f" ({self.verdict})" if self.verdict else ""
-        return short_repr(f"verify {outcome}", f"{self.kind}{stated} {self.source}: {self.message}")
-
-
-def _certificate_of_dict(source: dict, limits: Limits) -> dict:
-    """A certificate given as a dict, read as the text it stands for under the rules of a certificate file (JSON
-    values only, within the limits): NaN, numpy numbers or a dict holding itself are refused in one line, as their
-    file would be, before the checker sees them."""
-    try:
-        text = json.dumps(source, allow_nan=False)
-    except (TypeError, ValueError, RecursionError) as err:
-        raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): "
-                       f"{err}") from None
-    return jsonfile.loads(text, "the certificate dict", limits)
-
-
-def verify(source, *, limits: Limits | None = None, everything: bool = False, sample: int | None = None,
-           workers: int | None = None) -> Verification:
-    """Re-check a certificate (a path or a certificate dict) with the independent checker, or re-derive
-    a campaign folder (or its manifest.json) in arb, as `certify verify` does: every configuration when
-    `everything`, else those the audit must and `sample` of the holds at random (SAMPLE when None), with
-    `workers` processes.  Those three go with a campaign: given with a certificate they are BadInput; `limits`
-    (certify.core.limits, None for the documented ones) go with a certificate, a campaign keeps its own."""
-    if isinstance(source, dict):
-        cert, name = _certificate_of_dict(source, given_limits(limits)), "certificate"
-    elif not isinstance(source, (str, Path)):
-        raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
-                       f"not {json_type(source)}")
-    else:
-        path = Path(source)
-        if files.is_folder(path) or path.name == "manifest.json":
-            arguments.refuse_unused(["limits"] if limits is not None else [], LIMITS_APPLY)
-            everything, sample = arguments.flag(everything, "--all"), sample_size(sample)
-            workers = None if workers is None else arguments.integer(workers, "--workers")
-            report = audit(path, everything=everything, sample=sample, workers=workers)
-            message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
-                       + ("" if report.ok else f"; {counted(len(report.problems), 'problem')}")
-                       + "".join(f"; {note}" for note in report.notes))
-            return Verification(str(path), "campaign", None, report.ok, message, problems=tuple(report.problems))
-        cert, name = None, str(path)
-    arguments.refuse_unused(campaign_options(everything, sample, workers),
-                            f"a campaign folder, not a certificate file ({name})")
-    limits = given_limits(limits)
-    cert = certificate.read(path, limits) if cert is None else cert
-    confirmation = certificate.confirm(cert, limits, written=False)  # read (a dict: as text) under the limits above
-    return Verification(name, str(cert.get("kind", "inequality")), cert.get("verdict"), confirmation.ok,
-                        confirmation.message, refused=confirmation.refused)

@@ -3,7 +3,7 @@ module of their own: the command reads a certificate file without loading the au
 
 from __future__ import annotations
 
-from certify.core.arguments import integer
+from certify.core.arguments import Spelling, integer
 from certify.errors import BadInput
 
 SAMPLE = 64  # records re-derived at random beyond the violated, undecided and certified ones
@@ -12,17 +12,18 @@ LIMITS_APPLY = ("a certificate file: a campaign is re-derived under the limits i
                 "`certify sample --limit`)")
 
 
-def campaign_options(everything, sample, workers) -> list[str]:
-    """The options of a campaign's audit given (--all, --sample, --workers): with a certificate they did nothing,
-    and the user believed it re-derived in full."""
-    return [name for name, value in (("--all", everything), ("--sample", sample is not None),
-                                     ("--workers", workers is not None)) if value]
+def campaign_options(everything, sample, workers, names: Spelling) -> list[str]:
+    """The options of a campaign's audit given (--all, --sample, --workers), as `names` spells them: with a
+    certificate they did nothing, and the user believed it re-derived in full."""
+    return [names(name) for name, value in (("everything", everything), ("sample", sample is not None),
+                                            ("workers", workers is not None)) if value]
 
 
-def sample_size(sample: int | None) -> int:
-    """The holds re-derived at random (--sample): SAMPLE when None, else a non-negative integer or BadInput."""
+def sample_size(sample: int | None, default: int = SAMPLE) -> int:
+    """The holds (or a corpus run's sentences) re-derived at random (--sample): `default` when None, else a
+    non-negative integer or BadInput."""
     if sample is None:
-        return SAMPLE
+        return default
     sample = integer(sample, "--sample")
     if sample < 0:
         raise BadInput(f"--sample must be at least 0, got {sample}")

@@ -70,6 +70,7 @@ from typing import Callable, NamedTuple
 
 from certify import jobs
 from certify.core import jsonfile
+from certify.core.arguments import Spelling
 from certify.core.float64_limits import UNDECIDED as REGIME_UNDECIDED
 from certify.core.verdicts import UNDECIDED
 from certify.engine import certificate
@@ -145,9 +146,10 @@ def _folder(path) -> Path:
 
 def audit(path, *, everything: bool, sample: int, workers: int | None = None,
           progress: Callable[[int, int], None] | None = None, model: str | None = None,
-          corpus: str | None = None) -> CorpusAudit:
+          corpus: str | None = None, names: Spelling) -> CorpusAudit:
     """Re-check the corpus run's folder `path` (or its manifest.json) (module docstring); CorpusAudit.ok when
-    nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here.
+    nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here, and
+    the refusals name them (and --sample) as `names` spells them (certify.api).
     `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a folder that cannot
     be read as one (unreadable manifest, an earlier version's) or that a run is writing, for a `corpus` whose
     sentences are not the run's, when a sentence is to be decided again for a model that cannot be loaded or
@@ -161,10 +163,10 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
             return CorpusAudit(0, 0, 0, 0, [str(err)])
         if not _has_parameters(store):
             return CorpusAudit(0, 0, 0, 0, [str(store.corrupt(f"{MANIFEST} does not hold a {NOUN}'s parameters"))])
-        sentences = None if corpus is None else _given_corpus(store, corpus)  # refused before any work
+        sentences = None if corpus is None else _given_corpus(store, corpus, names)  # refused before any work
         given, model = model is not None, store.parameters["model"] if model is None else model
         if everything or sample:
-            _check_model(store, model, given)
+            _check_model(store, model, given, names)
         try:
             return _audit(store, everything, sample, workers, progress, model, sentences)
         except BadInput as err:  # a chunk, a record, a stray file: the folder was edited
@@ -181,27 +183,29 @@ def _of_kind(value, kind: type) -> bool:
     return type(value) is kind and (kind is not str or corpus_job.utf8_text(value))
 
 
-def _check_model(store: jobs.Store, model: str, given: bool) -> None:
+def _check_model(store: jobs.Store, model: str, given: bool, names: Spelling) -> None:
     """BadInput unless `model` (the manifest's, or --model's when `given`) loads as the run loads it, its weights
     those the run used."""
-    instead = "--model PATH names the run's model here; "  # where the manifest's is not found here
+    ways = f"{names.given('sample', 0)} re-checks the rest"
+    if not given:  # the manifest's is not found here: the way to name where it is
+        ways = f"{names.given('model', 'PATH')} names the run's model here; {ways}"
     try:
         folder = load_text_model(model).folder
     except BadInput as err:
-        what = f"--model {model}" if given else f"{store.folder}: the run's model"
-        raise BadInput(f"{what} cannot be loaded here, so no sentence can be decided again ("
-                       f"{'' if given else instead}--sample 0 re-checks the rest): {err}") from None
+        what = names.given("model", model) if given else f"{store.folder}: the run's model"
+        raise BadInput(f"{what} cannot be loaded here, so no sentence can be decided again ({ways}): {err}") from None
     if corpus_job.weights_sha256(folder) != store.parameters["model_sha256"]:
-        what = f"--model {model}: the weights" if given else f"{store.folder}: the weights of the model {model!r} here"
+        what = (f"{names.given('model', model)}: the weights" if given
+                else f"{store.folder}: the weights of the model {model!r} here")
         raise BadInput(f"{what} ({folder}) are not the run's (their sha256 is not {MANIFEST}'s model_sha256), so no "
-                       f"sentence can be decided again ({'' if given else instead}--sample 0 re-checks the rest)")
+                       f"sentence can be decided again ({ways})")
 
 
-def _given_corpus(store: jobs.Store, corpus: str) -> list[str]:
+def _given_corpus(store: jobs.Store, corpus: str, names: Spelling) -> list[str]:
     """The sentences of the corpus file given (--corpus FILE), BadInput unless they are the run's."""
     sentences = read_corpus(Path(corpus))
     if not _is_run_corpus(store.parameters, sentences):
-        raise BadInput(f"--corpus {corpus}: its sentences are not the run's (their sha256 is not "
+        raise BadInput(f"{names.given('corpus', corpus)}: its sentences are not the run's (their sha256 is not "
                        f"{MANIFEST}'s corpus_sha256)")
     return sentences
 
