@@ -583,6 +583,8 @@ def test_a_manifest_parameter_of_the_wrong_type_is_bad_input(copy, capsys, key, 
     (lambda s: {k: v for k, v in s.items() if k != "not_certified"}, True),  # a field added since: not stated
     (lambda s: {**s, "largest_ratio": {k: v for k, v in s["largest_ratio"].items() if k != "tier"}}, True),
     (lambda s: {k: v for k, v in s.items() if k != "counts"}, False),  # the counts: stated by every version
+    # a count left out (the violations) reads as none: every version states each verdict's
+    (lambda s: {**s, "counts": {"holds": s["counts"]["holds"], "undecided": 0}}, False),
     (lambda s: {**s, "counted_twice": 1}, False),  # a figure the records do not give
     (lambda s: {**s, "largest_ratio": {**s["largest_ratio"], "i": s["largest_ratio"]["i"] + 1}}, False),
 ])
@@ -962,6 +964,22 @@ def test_an_undecided_configurations_file_must_state_the_campaigns_configuration
     out = capsys.readouterr().out
     assert out.startswith("REJECTED") and "configuration 0: undecided/000000000.json is " in out, out
     assert main(["verify", str(folder), "--sample", "0", "--workers", "1"]) == 0
+
+
+def test_an_undecided_records_reason_is_compared_when_rederived(tmp_path_factory, tmp_path):
+    """Why a configuration is undecided is what the summary counts by kind (undecided_reasons): a reason edited to
+    another kind, the summary redone, is found as every undecided record is decided again; the kind as arb states it
+    here is the one the record must give."""
+    copy = _copied(_campaign_folder(tmp_path_factory, UNDECIDED, "undecided"), tmp_path, "copy")
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "undecided")
+    assert audit.audit(copy, sample=0, workers=1).ok
+    forged = "undecided at the precision cap of 256 bits (raise --max-prec)"
+    _rewrite(copy, lambda r: {**r, "reason": forged} if r["i"] == victim["i"] else r)
+    reasons = json.loads((copy / "summary.json").read_text())["undecided_reasons"]
+    assert reasons.get("precision cap reached") == 1, reasons  # what the summary would state
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's ") and (
+        "reason" in problems[0]), problems
 
 
 def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, capsys):

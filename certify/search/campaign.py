@@ -658,7 +658,8 @@ def _spread(values: list[float]) -> dict | None:
     return {"min": min(values), "median": median(values), "max": max(values)} if values else None
 
 
-def _reason_kind(reason: str) -> str:
+def reason_kind(reason: str) -> str:
+    """The kind of an undecided record's reason, by which the summary counts them (undecided_reasons)."""
     if reason.startswith("the two sides agree"):
         return "sides agree to the precision cap (an equality, or a margin below it)"
     if reason.startswith("the enclosure of") and " is still wide at " in reason:
@@ -723,7 +724,7 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "not_certified": {engine.HOLDS: sum(r["tier"] == "tier3" for r in decided)},
         # a failed floating-point model probe turns the float64 tier off: arb decides everything
         "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
-        "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
+        "undecided_reasons": dict(Counter(reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],
         "largest_ratio": None if largest is None else {"ratio": largest["ratio"], "i": largest["i"],
