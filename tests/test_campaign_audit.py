@@ -213,6 +213,31 @@ def test_corrupt_records_are_rejected(copy, corruption):
     assert not audit.audit(copy, sample=0, workers=1).ok
 
 
+@pytest.mark.parametrize("key, text", [("margin_log10", "-1e400"), ("margin_log10", "1e400"), ("ratio", "1e400")])
+def test_a_figure_that_reads_as_infinity_is_a_corrupt_record(copy, capsys, key, text):
+    """A record states null for a figure past float64's range (JSON has no Infinity); a literal that overflows to
+    it (1e400) is no run's.  Written in a hold's record, its digests redone, it crashed verify's summary (the
+    margins' histogram: an internal error, where nothing decided again differs) and a resume's: the record is
+    corrupt, rejected by verify and refused to a resume in one line."""
+    holds = [r for r in campaign.records(copy) if r["verdict"] == r["float64"] == "holds" and not r["certificate"]]
+    hold = min(holds, key=lambda r: r["ratio"])  # none that verify decides again with --sample 0
+    _rewrite(copy, lambda r: {**r, key: 12345.5} if r["i"] == hold["i"] else r)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for entry in manifest["chunks"]:
+        path = copy / "chunks" / f"{entry['first']:09d}.jsonl"
+        if "12345.5" in (found := path.read_text()):
+            path.write_text(found.replace("12345.5", text))
+            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["chain"] = campaign._chain(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and f"{key} = {float(text)}" in out and "beyond binary64's range" in out, out
+    assert main(shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "beyond binary64's range" in err, err
+
+
 def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("certify: error:")

@@ -30,9 +30,9 @@ commits them, chunk by chunk, so that the decided configurations are exactly the
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
-range, a known verdict, fields of the right types, a tier the campaign can have written (tier3 only
-in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
-under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
+range, a known verdict, fields of the right types (a number finite: null past float64's range), a tier the
+campaign can have written (tier3 only in a tier3 campaign, never where a certificate is kept) and, decided in
+arb, a precision the engine stops at under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
 the index its file is named by; a record and the certificates on disk agree (a violated record has its
 violation certificate, a sampled hold its hold certificate, each file matches the digest in its
 record); certificates/ and undecided/ hold nothing a record does not name (a violation, a hold or an
@@ -426,6 +426,10 @@ def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int,
     for key, types in RECORD_TYPES.items():
         if type(record[key]) not in types:
             raise store.corrupt(f"{where}: {key} = {str(record[key])[:40]!r} has the wrong type")
+        # a run writes null past float64's range (jsonfile.dumps): a literal read as infinity (1e400) is no run's
+        if type(record[key]) is float and not math.isfinite(record[key]):
+            raise store.corrupt(f"{where}: {key} = {record[key]} is beyond binary64's range, where a record states "
+                                "null")
     if record["verdict"] not in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED):
         raise store.corrupt(f"{where}: unknown verdict {record['verdict'][:40]!r}")
     if record["tier"] not in TIERS or (record["tier"] == "tier3" and record["verdict"] != engine.HOLDS):
