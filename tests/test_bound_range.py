@@ -86,7 +86,7 @@ def test_a_side_left_wide_at_the_cap_is_not_called_an_agreement_of_the_sides():
     assert wide.verdict == engine.UNDECIDED and wide.comparisons[-1].rhs.is_finite(), wide.reason
     assert wide.reason.startswith("the enclosure of exp(exp(a*1700)) is still wide at 4096 bits (its radius exceeds "
                                   "its value): the sides are not known to agree"), wide.reason
-    assert campaign._reason_kind(wide.reason) == "a side still wide at the precision cap"  # one kind in a summary
+    assert campaign.reason_kind(wide.reason) == "a side still wide at the precision cap"  # one kind in a summary
     # n = 2: D(PX) = tau(P) D(X) exactly
     equal = engine.check({"X": [[0.0], [1.0]], "A": [[1.0]]}, claim="collapse.dobrushin", max_prec=128)
     assert equal.verdict == engine.UNDECIDED, equal.reason

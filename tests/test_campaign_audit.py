@@ -213,6 +213,31 @@ def test_corrupt_records_are_rejected(copy, corruption):
     assert not audit.audit(copy, sample=0, workers=1).ok
 
 
+@pytest.mark.parametrize("key, text", [("margin_log10", "-1e400"), ("margin_log10", "1e400"), ("ratio", "1e400")])
+def test_a_figure_that_reads_as_infinity_is_a_corrupt_record(copy, capsys, key, text):
+    """A record states null for a figure past float64's range (JSON has no Infinity); a literal that overflows to
+    it (1e400) is no run's.  Written in a hold's record, its digests redone, it crashed verify's summary (the
+    margins' histogram: an internal error, where nothing decided again differs) and a resume's: the record is
+    corrupt, rejected by verify and refused to a resume in one line."""
+    holds = [r for r in campaign.records(copy) if r["verdict"] == r["float64"] == "holds" and not r["certificate"]]
+    hold = min(holds, key=lambda r: r["ratio"])  # none that verify decides again with --sample 0
+    _rewrite(copy, lambda r: {**r, key: 12345.5} if r["i"] == hold["i"] else r)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for entry in manifest["chunks"]:
+        path = copy / "chunks" / f"{entry['first']:09d}.jsonl"
+        if "12345.5" in (found := path.read_text()):
+            path.write_text(found.replace("12345.5", text))
+            entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["chain"] = campaign._chain(manifest)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REJECTED") and f"{key} = {float(text)}" in out and "beyond binary64's range" in out, out
+    assert main(shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "beyond binary64's range" in err, err
+
+
 def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("certify: error:")
@@ -583,6 +608,8 @@ def test_a_manifest_parameter_of_the_wrong_type_is_bad_input(copy, capsys, key, 
     (lambda s: {k: v for k, v in s.items() if k != "not_certified"}, True),  # a field added since: not stated
     (lambda s: {**s, "largest_ratio": {k: v for k, v in s["largest_ratio"].items() if k != "tier"}}, True),
     (lambda s: {k: v for k, v in s.items() if k != "counts"}, False),  # the counts: stated by every version
+    # a count left out (the violations) reads as none: every version states each verdict's
+    (lambda s: {**s, "counts": {"holds": s["counts"]["holds"], "undecided": 0}}, False),
     (lambda s: {**s, "counted_twice": 1}, False),  # a figure the records do not give
     (lambda s: {**s, "largest_ratio": {**s["largest_ratio"], "i": s["largest_ratio"]["i"] + 1}}, False),
 ])
@@ -962,6 +989,22 @@ def test_an_undecided_configurations_file_must_state_the_campaigns_configuration
     out = capsys.readouterr().out
     assert out.startswith("REJECTED") and "configuration 0: undecided/000000000.json is " in out, out
     assert main(["verify", str(folder), "--sample", "0", "--workers", "1"]) == 0
+
+
+def test_an_undecided_records_reason_is_compared_when_rederived(tmp_path_factory, tmp_path):
+    """Why a configuration is undecided is what the summary counts by kind (undecided_reasons): a reason edited to
+    another kind, the summary redone, is found as every undecided record is decided again; the kind as arb states it
+    here is the one the record must give."""
+    copy = _copied(_campaign_folder(tmp_path_factory, UNDECIDED, "undecided"), tmp_path, "copy")
+    victim = next(r for r in campaign.records(copy) if r["verdict"] == "undecided")
+    assert audit.audit(copy, sample=0, workers=1).ok
+    forged = "undecided at the precision cap of 256 bits (raise --max-prec)"
+    _rewrite(copy, lambda r: {**r, "reason": forged} if r["i"] == victim["i"] else r)
+    reasons = json.loads((copy / "summary.json").read_text())["undecided_reasons"]
+    assert reasons.get("precision cap reached") == 1, reasons  # what the summary would state
+    problems = audit.audit(copy, sample=0, workers=1).problems
+    assert len(problems) == 1 and problems[0].startswith(f"configuration {victim['i']}: the record's ") and (
+        "reason" in problems[0]), problems
 
 
 def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, capsys):

@@ -418,6 +418,29 @@ def test_an_edited_chunk_is_rejected(folder, capsys):
     assert out.splitlines()[0] == f"REJECTED: corpus run {folder}: 1 problem", out
 
 
+@pytest.mark.parametrize("where", ["head", "layer"])
+def test_an_endpoint_that_reads_as_infinity_is_a_corrupt_record(folder, capsys, where):
+    """A record states null for an enclosure's end past binary64's range (JSON has no Infinity); a literal that
+    overflows to it (1e400) is no run's.  Written in a record, its digests and the summary redone, it was confirmed
+    even with every sentence decided again: its distance to the end decided again, inf / inf, is nan, which no
+    tolerance exceeds.  The record is corrupt, rejected whatever the sample."""
+    def widened(record):
+        owner = record["layers"][0]["heads"][1] if where == "head" else record["layers"][0]
+        owner["a" if where == "head" else "D"][1] = 12345.5
+
+    _rewrite_record(folder, 1, widened)
+    path = folder / "chunks" / job_store.chunk_name(1)
+    path.write_text(path.read_text().replace("12345.5", "1e400"))
+    manifest = json.loads((folder / "manifest.json").read_text())
+    next(e for e in manifest["chunks"] if e["first"] == 1)["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+    manifest["chain"] = job_store.chain(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    _summarise_again(folder)
+    for extra in (["--sample", "0"], ["--all"]):
+        code, out, _ = verify(folder, capsys, *extra)
+        assert code == 1 and "is not a record of sentence 1 of this corpus run" in out, out
+
+
 def test_a_sentence_that_is_not_the_corpus_s_is_rejected(folder, capsys):
     _rewrite_record(folder, 0, lambda record: record.update(text="the dog is riding a horse"))
     code, out, _ = verify(folder, capsys)

@@ -20,15 +20,16 @@ verdict):
     - SAMPLE other records drawn at random from fresh randomness (so a folder cannot be prepared
       for the sample it will meet), or all of them with everything=True (`--all`);
 on a process pool (every core by default).  A record decided again must state arb's verdict and, decided
-in arb, its precision, lhs/rhs and margins (to the figures a summary shows); a tier-3 hold's bounds must
+in arb, its precision, lhs/rhs and margins (to the figures a summary shows) and the kind of its reason (by
+which the summary counts undecided records); a tier-3 hold's bounds must
 agree with arb's enclosures (bounds from the right side, not equal figures).  A stored certificate must be confirmed by the checker, state the record's verdict and
 precision and be about the regenerated configuration, and an undecided record's undecided/ file must state that
 configuration as the run wrote it (a user checks it again from there).  The audit rejects the folder if any of this
 differs, if a record is malformed, repeated or out of range, if a violation has no certificate, if a
 configuration of the campaign has no record (an interrupted campaign is not yet the campaign its manifest
 describes: the problem names the command that finishes it), or if summary.json does not say what the
-records say (the counts a reader looks at first; one an interrupted run left is named stale, with the
-command that rewrites it).  An arb record's figures and verdict, and a tier-3 hold's figures that tier 3 here
+records say (the counts a reader looks at first, every verdict's; one an interrupted run left is named stale, with
+the command that rewrites it).  An arb record's figures and verdict, and a tier-3 hold's figures that tier 3 here
 does not compute alike, where not re-derived, are trusted only as far as the sample goes.
 """
 
@@ -138,16 +139,18 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
 
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],
                          folder: Path) -> list[tuple[tuple, str | None]]:
-    """((index, name, verdict, the record's other arb fields, _ends), the problem of the certificate the record
-    names, or of an undecided record's undecided/ file, or None) of each (index, record) of the campaign in `folder`:
-    each configuration decided again in arb, and the checker's confirmations of its certificate on the pool too, not
-    one by one in the parent (runs in a worker)."""
+    """((index, name, verdict, the record's other arb fields and reason, _ends), the problem of the certificate the
+    record names, or of an undecided record's undecided/ file, or None) of each (index, record) of the campaign in
+    `folder`: each configuration decided again in arb, and the checker's confirmations of its certificate on the pool
+    too, not one by one in the parent (runs in a worker)."""
     goal = engine.target(spec.claim, spec.bound)
     out = []
     for i, record in items:
         item = spec.sample(i)  # once: the configuration re-derived is the one its certificate must be about
         result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
-        row = (i, item.config["name"], result.verdict, campaigns.arb_fields(result), _ends(result))
+        # the reason too: the summary counts undecided records by its kind (campaign.reason_kind)
+        row = (i, item.config["name"], result.verdict, {**campaigns.arb_fields(result), "reason": result.reason},
+               _ends(result))
         out.append((row, _certificate_problem(folder, record, spec, item.config) if record.get("certificate")
                     else _undecided_problem(folder, i, item.config) if record["verdict"] == engine.UNDECIDED
                     else None))
@@ -274,12 +277,14 @@ def _tier3_figures_problem(record: dict) -> str | None:
 
 
 def _arb_problem(record: dict, fields: dict) -> str | None:
-    """How an arb record's precision, lhs/rhs, relative margin and margin differ from arb's decision here (to
-    the figures a summary shows: another python-flint may round a midpoint otherwise)."""
+    """How an arb record's precision, lhs/rhs, relative margin, margin and reason differ from arb's decision here
+    (to the figures a summary shows: another python-flint may round a midpoint otherwise, another version word a
+    reason otherwise within its kind)."""
     log10 = record["margin_log10"], fields["margin_log10"]
     if (record["precision"] != fields["precision"] or not _close(record["ratio"], fields["ratio"], 1e-6)
             or (None in log10 and log10[0] != log10[1]) or None not in log10 and abs(log10[0] - log10[1]) > 0.01
-            or not _same_margin(record["margin"], fields["margin"])):
+            or not _same_margin(record["margin"], fields["margin"])
+            or campaigns.reason_kind(record["reason"]) != campaigns.reason_kind(fields["reason"])):
         shown = {key: record[key] for key in fields}
         return f"configuration {record['i']}: the record's {shown} are not arb's {fields}"
     return None
@@ -383,6 +388,8 @@ def _says(stored, spec: campaigns.Campaign, decided: list[dict]) -> bool:
     derived = json.loads(jsonfile.dumps(campaigns.summarize(spec, decided)))  # as the file holds it
     unsaid = ("run", "tier3_off")
     return (isinstance(stored, dict) and all(key in stored for key in SUMMARY_ESSENTIALS)
+            # every verdict's count, as every version states them: one left out (the violations) reads as none
+            and isinstance(stored["counts"], dict) and stored["counts"].keys() == derived["counts"].keys()
             and _states_only({k: v for k, v in stored.items() if k not in unsaid}, derived))
 
 

@@ -30,9 +30,9 @@ commits them, chunk by chunk, so that the decided configurations are exactly the
 
 Integrity (checked before a resumed run does any work, and whenever the records are read): every
 chunk matches its digest and the chain its manifest; every record is an object with an index in
-range, a known verdict, fields of the right types, a tier the campaign can have written (tier3 only
-in a tier3 campaign, never where a certificate is kept) and, decided in arb, a precision the engine stops at
-under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
+range, a known verdict, fields of the right types (a number finite: null past float64's range), a tier the
+campaign can have written (tier3 only in a tier3 campaign, never where a certificate is kept) and, decided in
+arb, a precision the engine stops at under the campaign's cap (a step of precision.ladder); no index twice; each chunk holds the record of
 the index its file is named by; a record and the certificates on disk agree (a violated record has its
 violation certificate, a sampled hold its hold certificate, each file matches the digest in its
 record); certificates/ and undecided/ hold nothing a record does not name (a violation, a hold or an
@@ -426,6 +426,10 @@ def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int,
     for key, types in RECORD_TYPES.items():
         if type(record[key]) not in types:
             raise store.corrupt(f"{where}: {key} = {str(record[key])[:40]!r} has the wrong type")
+        # a run writes null past float64's range (jsonfile.dumps): a literal read as infinity (1e400) is no run's
+        if type(record[key]) is float and not math.isfinite(record[key]):
+            raise store.corrupt(f"{where}: {key} = {record[key]} is beyond binary64's range, where a record states "
+                                "null")
     if record["verdict"] not in (engine.HOLDS, engine.VIOLATED, engine.UNDECIDED):
         raise store.corrupt(f"{where}: unknown verdict {record['verdict'][:40]!r}")
     if record["tier"] not in TIERS or (record["tier"] == "tier3" and record["verdict"] != engine.HOLDS):
@@ -658,7 +662,8 @@ def _spread(values: list[float]) -> dict | None:
     return {"min": min(values), "median": median(values), "max": max(values)} if values else None
 
 
-def _reason_kind(reason: str) -> str:
+def reason_kind(reason: str) -> str:
+    """The kind of an undecided record's reason, by which the summary counts them (undecided_reasons)."""
     if reason.startswith("the two sides agree"):
         return "sides agree to the precision cap (an equality, or a margin below it)"
     if reason.startswith("the enclosure of") and " is still wide at " in reason:
@@ -723,7 +728,7 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "not_certified": {engine.HOLDS: sum(r["tier"] == "tier3" for r in decided)},
         # a failed floating-point model probe turns the float64 tier off: arb decides everything
         "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
-        "undecided_reasons": dict(Counter(_reason_kind(r["reason"]) for r in decided
+        "undecided_reasons": dict(Counter(reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],
         "largest_ratio": None if largest is None else {"ratio": largest["ratio"], "i": largest["i"],

@@ -21,6 +21,7 @@ run leaves (Store.refuse_unnamed).
 from __future__ import annotations
 
 import hashlib
+import math
 import sys
 from dataclasses import dataclass
 from collections.abc import Iterable, Sequence
@@ -262,8 +263,11 @@ def _index(value, expected: int) -> bool:
 
 
 def _pair(value) -> bool:
-    """An enclosure [lower, upper] as sentence_record writes it: binary64 endpoints (None beyond), in order."""
-    return (isinstance(value, list) and len(value) == 2 and all(v is None or type(v) is float for v in value)
+    """An enclosure [lower, upper] as sentence_record writes it: binary64 endpoints (None beyond, so that a literal
+    read as infinity, 1e400, is none: verify's distance to it, inf / inf, was nan, which no tolerance exceeds), in
+    order."""
+    return (isinstance(value, list) and len(value) == 2
+            and all(v is None or type(v) is float and math.isfinite(v) for v in value)
             and (None in value or value[0] <= value[1]))
 
 
