@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -114,12 +115,15 @@ def tree_problem(value, limits: Limits) -> str | None:
         node, level = stack.pop()
         if level > limits.nesting:
             return f"nested deeper than the checker's limit of {limits.nesting}"
-        size += 1 + len(node)
+        size += node if type(node) is int else 1 + len(node)  # an int: lists of plain values, measured together
         if size > limits.bytes:
             return f"larger than the checker's limit of {limits.bytes} bytes as JSON text"
-        items = node.values() if isinstance(node, dict) else node
-        if len(node) < 16 or not set(map(type, items)) <= _PLAIN:  # a row of numbers passed over in C
-            stack.extend((child, level + 1) for child in items if isinstance(child, (dict, list)))
+        items = node.values() if isinstance(node, dict) else () if type(node) is int else node
+        kinds = set(map(type, items))  # plain values are passed over, and rows of them measured, in C
+        if kinds == {list} and set(map(type, itertools.chain.from_iterable(items))) <= _PLAIN:
+            stack.append((len(items) + sum(map(len, items)), level + 1))
+        elif not kinds <= _PLAIN:
+            stack += [(child, level + 1) for child in items if isinstance(child, (dict, list))]
     return None
 
 
