@@ -176,14 +176,16 @@ def _thin(cert: dict, specs: list, d: int) -> int:
     """The largest d_k when every layer is a thin head alone (W_Q, W_K of d x d_k < d; no A, V nor FFN) with a d_k x d_k
     witness A{t}, stated or named by same_as (the route norms.query_key_norm takes; limits.norm_work), or none (no norm
     is computed without one: collapse.dobrushin's, a masked claim's), else 0."""
+    if any({"A", "V", "ffn"} & set(spec) for spec in specs):  # a dense layer: no witness to read
+        return 0
     witness = cert.get("witness") if isinstance(cert.get("witness"), dict) else {}
     stated = {name: witness.get(w["same_as"]) if isinstance(w, dict) and isinstance(w.get("same_as"), str) else w
               for name, w in witness.items()}
     found = [(stated_shape(spec.get("W_Q"))[1], stated_shape(w.get("basis") if isinstance(w := stated.get(f"A{t}"), dict)
-                                                             else None) if f"A{t}" in stated else None,
-              {"A", "V", "ffn"} & set(spec)) for t, spec in enumerate(specs)]
-    thin = all(0 < k < d and basis in ((k, k), None) and not dense for k, basis, dense in found)
-    return max((k for k, _, _ in found), default=0) if thin else 0
+                                                             else None) if f"A{t}" in stated else None)
+             for t, spec in enumerate(specs)]
+    thin = all(0 < k < d and basis in ((k, k), None) for k, basis in found)
+    return max((k for k, _ in found), default=0) if thin else 0
 
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:
