@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import itertools
 import json
 import sys
 from dataclasses import dataclass
@@ -114,12 +115,15 @@ def tree_problem(value, limits: Limits) -> str | None:
         node, level = stack.pop()
         if level > limits.nesting:
             return f"nested deeper than the checker's limit of {limits.nesting}"
-        size += 1 + len(node)
+        size += node if type(node) is int else 1 + len(node)  # an int: lists of plain values, measured together
         if size > limits.bytes:
             return f"larger than the checker's limit of {limits.bytes} bytes as JSON text"
-        items = node.values() if isinstance(node, dict) else node
-        if len(node) < 16 or not set(map(type, items)) <= _PLAIN:  # a row of numbers passed over in C
-            stack.extend((child, level + 1) for child in items if isinstance(child, (dict, list)))
+        items = node.values() if isinstance(node, dict) else () if type(node) is int else node
+        kinds = set(map(type, items))  # plain values are passed over, and rows of them measured, in C
+        if kinds == {list} and set(map(type, itertools.chain.from_iterable(items))) <= _PLAIN:
+            stack.append((len(items) + sum(map(len, items)), level + 1))
+        elif not kinds <= _PLAIN:
+            stack += [(child, level + 1) for child in items if isinstance(child, (dict, list))]
     return None
 
 
@@ -172,14 +176,16 @@ def _thin(cert: dict, specs: list, d: int) -> int:
     """The largest d_k when every layer is a thin head alone (W_Q, W_K of d x d_k < d; no A, V nor FFN) with a d_k x d_k
     witness A{t}, stated or named by same_as (the route norms.query_key_norm takes; limits.norm_work), or none (no norm
     is computed without one: collapse.dobrushin's, a masked claim's), else 0."""
+    if any({"A", "V", "ffn"} & set(spec) for spec in specs):  # a dense layer: no witness to read
+        return 0
     witness = cert.get("witness") if isinstance(cert.get("witness"), dict) else {}
     stated = {name: witness.get(w["same_as"]) if isinstance(w, dict) and isinstance(w.get("same_as"), str) else w
               for name, w in witness.items()}
     found = [(stated_shape(spec.get("W_Q"))[1], stated_shape(w.get("basis") if isinstance(w := stated.get(f"A{t}"), dict)
-                                                             else None) if f"A{t}" in stated else None,
-              {"A", "V", "ffn"} & set(spec)) for t, spec in enumerate(specs)]
-    thin = all(0 < k < d and basis in ((k, k), None) and not dense for k, basis, dense in found)
-    return max((k for k, _, _ in found), default=0) if thin else 0
+                                                             else None) if f"A{t}" in stated else None)
+             for t, spec in enumerate(specs)]
+    thin = all(0 < k < d and basis in ((k, k), None) for k, basis in found)
+    return max((k for k, _ in found), default=0) if thin else 0
 
 
 def verify(cert, limits: Limits = LIMITS) -> Confirmation:

@@ -135,13 +135,12 @@ def reading(value, key: str | None = None) -> tuple[int, int]:
     while stack:
         value, key = stack.pop()
         if isinstance(value, dict):
-            stack.extend((v, k) for k, v in value.items() if type(v) not in PLAIN)
+            stack += [(v, k) for k, v in value.items() if type(v) not in PLAIN]
         elif isinstance(value, list):
             kinds = set(map(type, value))
-            if kinds == {list} and set(map(type, chain.from_iterable(value))) <= PLAIN:
-                continue  # a matrix of plain numbers
-            if not kinds <= PLAIN:
-                stack.extend((v, key) for v in value if type(v) not in PLAIN)
+            if kinds <= PLAIN or kinds == {list} and set(map(type, chain.from_iterable(value))) <= PLAIN:
+                continue  # plain numbers, or a matrix of them
+            stack += [(v, key) for v in value if type(v) not in PLAIN]
         elif isinstance(value, str) and key in READ and binary64(value) is None:  # a binary64's hex text (certify's
             text = value.rstrip().lower()  # beta, biases) is read as an entry, priced as one
             at = max(text.rfind("e"), text.rfind("p"))  # an exponent's digits, beyond the cap when more than 6 (refused)

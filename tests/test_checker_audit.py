@@ -344,6 +344,25 @@ def test_a_certificate_past_a_size_or_nesting_limit_is_refused_as_a_dict_as_it_i
     assert "limit of" in as_dict.message and "limit of" in as_text.message
 
 
+@pytest.mark.parametrize("rows", [[[1.0, 2.0], [3.0, 4.0]], [[1.0, "2"], [], [None, 4, True]], [[1.0], [[2.0]]]],
+                         ids=["numbers", "texts and an empty row", "a row holding a list"])
+def test_rows_of_numbers_are_measured_as_every_list_is(rows):
+    """tree_problem measures a list of rows of plain values in one step: as the documented measure of any tree, a byte a
+    container and one an entry, the rows one level below their list (here 3 deep under the dict), exactly at the limits
+    and one past each."""
+    value = {"X": rows}
+
+    def walk(node, level):  # the measure written out, node by node: (bytes, depth)
+        children = [walk(c, level + 1) for c in node if isinstance(c, list)] if isinstance(node, list) else []
+        return 1 + len(node) + sum(b for b, _ in children), max([level] + [depth for _, depth in children])
+
+    size, depth = walk(rows, 2)
+    size += 2  # the dict and its one entry
+    assert checker.tree_problem(value, checker.Limits(nesting=depth, bytes=size)) is None
+    assert "nested deeper" in checker.tree_problem(value, checker.Limits(nesting=depth - 1, bytes=size))
+    assert "larger than" in checker.tree_problem(value, checker.Limits(nesting=depth, bytes=size - 1))
+
+
 def test_only_a_text_past_a_limit_is_refused_a_malformed_one_is_rejected():
     """verify_text refuses a text past the digits limit (as confirm() refuses the written text of a certificate past
     it), and rejects a text that is no JSON the checker reads (a key twice, NaN): it passes no limit."""
