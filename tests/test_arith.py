@@ -197,7 +197,7 @@ def test_a_remembered_matrix_leaves_no_python_callback_and_the_table_stays_bound
     A = np.array([[arb(1), arb(2)], [arb(3), arb(4)]], dtype=object)
     # Arrays of earlier tests in this process may still be alive: once pruned, the table holds at most
     # twice the live entries (the pruning rule), and this loop adds one live array to them.
-    live_before = sum(ref() is not None for ref, _ in ball._MATS.values())
+    live_before = sum(ref() is not None for ref, *_ in ball._MATS.values())
     fillers = []
     for _ in range(max(500, 2 * ball._PRUNED_AT[0])):  # past the pruning size earlier tests left
         product = ball.Ball.matmul(A, A)  # remembered with its arb_mat; the previous one dies

@@ -254,7 +254,7 @@ def test_a_holds_stated_where_the_balls_overlap_is_rejected():
         assert [c.outcome for c in comparisons] == [None]  # undecided at 53 bits
         assert comparisons[0].lhs.mid() <= comparisons[0].rhs.mid()  # the midpoints alone would say "holds"
         forged = [dataclasses.replace(c, outcome=True) for c in comparisons]
-        cert = certificate.build(case, None, bound, engine.HOLDS, 53, views, forged, witnesses)
+        cert = certificate.build(config.to_json(case), None, bound, engine.HOLDS, 53, views, forged, witnesses)
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "undecided" in confirmation.message, confirmation.message
 

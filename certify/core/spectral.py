@@ -89,14 +89,15 @@ def witness(A_float: np.ndarray) -> NormWitness:
     return NormWitness(basis=np.ascontiguousarray(wt.T), top=wt[0].copy(), estimate=float(singular[0]))
 
 
-def midpoints(A_ball: np.ndarray, within: int = 1000) -> np.ndarray:
+def midpoints(A_ball: np.ndarray, within: int = 1000, floats: np.ndarray | None = None) -> np.ndarray:
     """The midpoints of a ball matrix (object array of arb) in binary64, rounded to nearest, so that a
-    binary64 entry gives itself back: the matrix a float64 evaluation of the inputs holds.  Where they
+    binary64 entry gives itself back: the matrix a float64 evaluation of the inputs holds (floats: that matrix,
+    where the caller has it, the balls being exactly its values; not converted again).  Where they
     are not finite in binary64 or the largest lies outside [2^-within, 2^within] (an exact 1e400,
     all entries underflowing), they are scaled exactly by one power of two that brings the largest
     into [1/2, 1).  Singular vectors do not change with scale; entries far below the largest may
     round to 0, which only loosens the bound a witness gives."""
-    floats = np.asarray(A_ball, dtype=object).astype(np.float64)
+    floats = np.asarray(A_ball, dtype=object).astype(np.float64) if floats is None else floats
     largest = float(np.abs(floats).max(initial=0.0))  # nan or inf where a midpoint is beyond binary64
     if math.isfinite(largest) and 2.0 ** -within <= largest <= 2.0 ** within:
         return floats
@@ -109,10 +110,11 @@ def midpoints(A_ball: np.ndarray, within: int = 1000) -> np.ndarray:
     return np.array([[float(x * scale) for x in row] for row in mids])
 
 
-def witness_of_ball(A_ball: np.ndarray) -> NormWitness:
+def witness_of_ball(A_ball: np.ndarray, floats: np.ndarray | None = None) -> NormWitness:
     """The witness of a ball matrix from the SVD of its binary64 midpoints (midpoints: the float64
-    matrix itself for binary64 entries, scaled into range where they lie beyond binary64's)."""
-    return witness(midpoints(A_ball))
+    matrix itself for binary64 entries, scaled into range where they lie beyond binary64's; floats, where the
+    caller has them, the binary64 values the balls are exactly)."""
+    return witness(midpoints(A_ball, floats=floats))
 
 
 @functools.lru_cache(maxsize=64)

@@ -95,12 +95,10 @@ def digest(claim: str | None, bound: str | None, inputs: dict, precision: int) -
     return canonical_digest({"claim": claim, "bound": bound, "inputs": inputs, "precision": precision})
 
 
-def build(case, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
-    """The inequality certificate of a decided verdict: exact inputs, every enclosure, the comparisons, the
-    witnesses and the digest."""
-    from certify.core import config  # here, so that reading a certificate does not load numpy
-
-    inputs = config.to_json(case)
+def build(inputs: dict, claim_id, bound, verdict, precision, views, comparisons, witnesses) -> dict:
+    """The inequality certificate of a decided verdict: the exact inputs (certify.core.config.to_json of the case,
+    made once by the check, whose preflight measured the same), every enclosure, the comparisons, the witnesses
+    and the digest."""
     texts: dict = {}  # by ball: D_in, D_out and the bound are also among the layers' values and comparisons
 
     def text(x: arb) -> str:

@@ -393,17 +393,19 @@ def text_reading(case: config.Case) -> tuple[int, int]:
 
 
 def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, start_prec: int = START_PRECISION,
-              max_prec: int = DEFAULT_MAX_PRECISION) -> _Plan:
+              max_prec: int = DEFAULT_MAX_PRECISION, inputs: dict | None = None) -> _Plan:
     """The plan of a check of `case` (a loaded one: its sizes within the limits), or BadInput when even its
     start precision passes the memory, work or precision limit, or when the inputs its certificate states pass
     the checker's size or nesting limit: what `check` refuses before any work, and what `certify attack` asks of
-    a configuration of its layout before it searches for candidates to check."""
+    a configuration of its layout before it searches for candidates to check.  inputs: config.to_json(case), made
+    here when the caller has not (a check states the same in its certificate: made once, 3 x 20 us at 16 x 16)."""
+    inputs = config.to_json(case) if inputs is None else inputs
     plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.normed,
-                 window_sizes(case, claim), text_reading(case))
+                 window_sizes(case, claim), certificate.text_reading(inputs))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     # {"inputs": ...} nests as deep as the certificate stating them, and measures less
-    if structural := certificate.tree_limit({"inputs": config.to_json(case)}, limits):
+    if structural := certificate.tree_limit({"inputs": inputs}, limits):
         raise BadInput(f"refused before starting: its certificate would be {structural}")
     return plan
 
@@ -459,7 +461,8 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
-    plan = preflight(case, claim_obj, limits, start_prec, max_prec)
+    inputs = config.to_json(case)  # what the certificate states, measured by the preflight
+    plan = preflight(case, claim_obj, limits, start_prec, max_prec, inputs)
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
     refusals: list[str] = []
@@ -472,7 +475,7 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
         verdict = _verdict(comparisons)
         if verdict == UNDECIDED:
             return verdict, comparisons, None
-        cert = certificate.build(case, claim_obj.id or None, bound_expr.text if bound_expr else None,
+        cert = certificate.build(inputs, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                  verdict, precision, views, comparisons, witnesses)
         confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:

@@ -113,8 +113,9 @@ class Ball:
         2-d form goes through arb_mat and is remembered for products)."""
         if isinstance(exact, Binary64Matrix):
             balls = _of_float(exact.array)  # binary64 values are exact in arb
-            if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions)
-                _remember(balls, _mat_of_entries(balls.shape, balls.ravel().tolist()))
+            if balls.ndim == 2:  # kept with its arb_mat for products (made from the balls: fewer conversions), and
+                # with the binary64 values, the midpoints a norm's witness is found from (_binary64)
+                _remember(balls, _mat_of_entries(balls.shape, balls.ravel().tolist()), exact.array)
             return balls
         out = np.empty((len(exact), len(exact[0])) if is_matrix(exact) else (len(exact),), dtype=object)
         for index, value in np.ndenumerate(np.array(exact, dtype=object)):
@@ -237,7 +238,7 @@ class Ball:
         range) from the SVD of the matrix's midpoints scaled into binary64 (spectral.witness_of_ball),
         recorded there for the next precision and the certificate; refined first where refine.refining asks."""
         if key not in witnesses:
-            witnesses[key] = spectral.witness_of_ball(matrix)
+            witnesses[key] = spectral.witness_of_ball(matrix, _binary64(matrix))
         M = _mat_of(matrix)  # A, V: the arb_mat their products use
         witnesses[key] = refine.refined(M, witnesses[key])
         return spectral.enclose(M, witnesses[key])
@@ -314,27 +315,35 @@ def _ones_column(n: int) -> arb_mat:
 
 
 # The arb_mat form of the matrices products use, by id of their object array: a matrix taking part
-# in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once.
+# in several products (tokens in the scores, P Z and the Gram matrix; Y and Y^T) is converted once;
+# with the binary64 array whose values its balls are, for a matrix of the inputs (Ball.array).
 # An array enters only read-only (so its entries stay those of its arb_mat).  Entries of arrays that
 # have died are dropped by _remember once the table has doubled, not by a weakref callback: Python
 # swallows an exception raised inside such a callback ("Exception ignored in ..."), and Ctrl-C
 # landing in one was lost, the command running on to its verdict with a traceback on stderr.
-_MATS: dict[int, tuple[weakref.ref, arb_mat]] = {}
+_MATS: dict[int, tuple[weakref.ref, arb_mat, np.ndarray | None]] = {}
 _PRUNED_AT = [8]  # the table's size that sets off the next pruning (twice the live entries, at least 8)
 
 
-def _remember(array: np.ndarray, mat: arb_mat) -> None:
+def _remember(array: np.ndarray, mat: arb_mat, floats: np.ndarray | None = None) -> None:
     array.setflags(write=False)  # (cheaper than through array.flags)
     if len(_MATS) >= _PRUNED_AT[0]:
-        for key in [key for key, (ref, _) in _MATS.items() if ref() is None]:
+        for key in [key for key, (ref, _, _) in _MATS.items() if ref() is None]:
             del _MATS[key]
         _PRUNED_AT[0] = max(8, 2 * len(_MATS))
-    _MATS[id(array)] = (weakref.ref(array), mat)  # a dead array's entry under a reused id is replaced
+    _MATS[id(array)] = (weakref.ref(array), mat, floats)  # a dead array's entry under a reused id is replaced
 
 
 def _remembered(array: np.ndarray) -> arb_mat | None:
     entry = _MATS.get(id(array))
     return entry[1] if entry is not None and entry[0]() is array else None
+
+
+def _binary64(array: np.ndarray) -> np.ndarray | None:
+    """The binary64 array whose values array's balls are exactly, for a matrix of the inputs (Ball.array), else None:
+    its witness's SVD takes them as they are, not converted back from the balls (a 16 x 16 A: 21 of 23 us)."""
+    entry = _MATS.get(id(array))
+    return entry[2] if entry is not None and entry[0]() is array else None
 
 
 def _mat_of(x: np.ndarray) -> arb_mat:
