@@ -23,6 +23,7 @@ from certify.core.arith import BALL, FLOAT64, midrad64
 from certify.core.arith.midrad64 import MidRad, MidRad64
 from certify.core.primitives import PRIMITIVES
 from certify.engine import decide as engine_decide
+from certify.errors import BadInput
 from certify.search import tier3
 
 PREC = 128
@@ -529,6 +530,28 @@ def test_a_bound_with_a_constant_past_binary64_leaves_the_tier_undecided_not_cra
         verdicts, _, rhs = tier3.evaluate(engine.target(bound=bound).claim, batch)
         assert list(verdicts) == [tier3.UNDECIDED] * 3 and not np.isfinite(rhs).any(), bound
     assert list(tier3.decide(engine.target(bound="D + 1e-400 * D").claim, batch)) == [tier3.HOLDS] * 3
+
+
+def test_a_power_zero_of_an_undefined_part_is_undefined_not_one():
+    """x**0 is x * 0 + 1 (expr.integer_power): 1 only where x is defined, as in arb.  Tier 3's product by an exact 0
+    was an exact 0 even of nan, so (1/(D - D))**0*D held in tier 3 (a tier3 campaign reported such holds) where
+    arb finds the bound not finite, and (1/(n - n))**0*D, which certify refuses as undefined, held too."""
+    rng = np.random.default_rng(14)
+    batch = tier3.Batch(X=rng.standard_normal((4, 3, 2)), A=rng.standard_normal((4, 2, 2)) * 0.1)
+    for bound in ("(1/(D - D))**0*D", "(D/(a - a))**0*D", "min(1/(D - D), D)**0*D"):
+        goal = engine.target(bound=bound)
+        assert list(tier3.decide(goal.claim, batch)) == [tier3.UNDECIDED] * 4, bound
+        assert engine.check(config_of(batch, 0), goal=goal).verdict != engine.HOLDS, bound
+    goal = engine.target(bound="(1/(n - n))**0*D")
+    assert list(tier3.decide(goal.claim, batch)) == [tier3.UNDECIDED] * 4
+    with pytest.raises(BadInput):
+        engine.check(config_of(batch, 0), goal=goal)
+    # where the part is defined, its power 0 is 1 and the bound is D, which every layer of pure attention satisfies
+    assert list(tier3.decide(engine.target(bound="(1/(D + D))**0*D").claim, batch)) == [tier3.HOLDS] * 4
+    with np.errstate(all="ignore"):
+        product = MidRad(np.array([np.nan, np.inf, 1.0, 1.0]), np.array([0.0, np.inf, np.nan, 0.5])) * 0
+    assert np.isnan(product.lo[:3]).all() and np.isnan(product.hi[:3]).all()
+    assert product.lo[3] == product.hi[3] == 0.0
 
 
 def test_the_key_side_holds_beta_times_w_k_over_the_square_root_of_d_k():

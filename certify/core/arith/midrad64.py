@@ -275,13 +275,17 @@ class MidRad:
 
     def __mul__(self, other) -> MidRad:
         """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
-        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf)."""
+        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf).
+        Times an exact 0 it is 0 only where x has a bound: an enclosure that is not finite may stand for an
+        undefined value (a division by an enclosure of zero), and x**0 is x * 0 + 1 (expr.integer_power),
+        undefined there as in arb."""
         if isinstance(other, np.ndarray) and other.dtype == bool:
             mid = np.where(other, self.mid, 0.0)
             return MidRad(mid, np.where(other, self.rad, 0.0) if _has_radius(self.rad) else self.rad)
         if isinstance(other, (int, float)) and not isinstance(other, bool):
             if other == 0:
-                return MidRad(np.zeros(self.mid.shape))
+                bounded = np.isfinite(self.mid) & np.isfinite(self.rad)
+                return MidRad(np.where(bounded, 0.0, np.nan))
             if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5):
                 return MidRad(self.mid * other, self.rad * abs(other))
         other = lift(other)
