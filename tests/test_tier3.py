@@ -351,7 +351,6 @@ def test_planted_fault_narrowed_enclosures_are_caught(monkeypatch, ulps):
 
 
 def test_bad_batches_are_bad_input():
-    from certify.errors import BadInput
     X = np.zeros((2, 3, 2))
     with pytest.raises(BadInput):
         tier3.decide("collapse.global", tier3.Batch(X=X))
@@ -363,6 +362,26 @@ def test_bad_batches_are_bad_input():
         tier3.decide("value.expansive", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
     with pytest.raises(BadInput):
         tier3.decide("collapse.global", tier3.Batch(X=X, A=np.zeros((2, 2, 2)), V=np.ones((2, 2, 2))))
+
+
+def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
+    """Integers past 2^53 (or wider floats) in a batch's arrays were read as their nearest binary64 numbers, so tier 3
+    decided another configuration than the one given: tokens 2^53 + 1 and 2^53 (D = 1) were read as one point, and the
+    bound 0.5 - D, which arb finds violated, held.  Such arrays, booleans and objects are bad input; integers and
+    narrower floats that are binary64 numbers are read as they are."""
+    X = np.array([[[2**53 + 1], [2**53]]], dtype=np.int64)
+    goal = engine.target(bound="0.5 - D")
+    assert engine.check({"X": X[0].tolist(), "A": [[0]]}, goal=goal).verdict == engine.VIOLATED
+    with pytest.raises(BadInput):
+        tier3.decide(goal.claim, tier3.Batch(X=X, A=np.zeros((1, 1, 1))))
+    ones = np.ones((1, 2, 1))
+    for parts in (dict(X=ones, A=np.ones((1, 1, 1), dtype=np.uint64) * (2**64 - 1)), dict(X=ones, A=np.ones((1, 1, 1)), beta=2**60 + 1),
+                  dict(X=ones.astype(np.longdouble) + np.longdouble(2) ** -60, A=np.ones((1, 1, 1))),
+                  dict(X=ones.astype(bool), A=np.ones((1, 1, 1))), dict(X=ones.astype(object), A=np.ones((1, 1, 1)))):
+        with pytest.raises(BadInput):
+            tier3.decide(goal.claim, tier3.Batch(**parts))
+    exact = tier3.Batch(X=np.array([[[2**53], [1]]], dtype=np.int64), A=np.zeros((1, 1, 1), dtype=np.float32), beta=2**60)
+    assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
 
 
 def test_a_matrix_whose_gram_overflows_leaves_its_configuration_undecided_and_the_batch_decided():
@@ -394,7 +413,6 @@ def _relu_layer(**ffn) -> dict:
 def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
     """A bias b1 in some configurations only was read as zero for all of them: with b1 = 10 the ReLU passes the
     tokens (D_out = D, so D_out <= D/2 is violated), with b1 = 0 it gives D_out = 0, and tier 3 said holds."""
-    from certify.errors import BadInput
     goal = engine.target(None, "D/2")
     without, with_bias = _relu_layer(), _relu_layer(b1=[10.0, 10.0])
     assert engine.check(with_bias, goal=goal).verdict == engine.VIOLATED
@@ -431,7 +449,6 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
 
 def test_batches_of_mismatched_shapes_are_bad_input():
     """Parts that do not fit X were a numpy error (or broadcast over other configurations), not bad input."""
-    from certify.errors import BadInput
     X, A = np.ones((2, 3, 2)), np.ones((2, 2, 2))
     bad = [dict(A=np.ones((2, 3, 3))), dict(A=np.ones((3, 2, 2))), dict(A=A, beta=np.ones(5)),
            dict(A=A, mask=np.ones((2, 2), dtype=bool)), dict(A=A, mask=np.zeros((3, 3), dtype=bool)),
@@ -504,7 +521,6 @@ def test_tier3_campaigns_take_larger_chunks(tmp_path):
 
 def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
     from certify.search import campaign
-    from certify.errors import BadInput
     with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, claim="collapse.trajectory", tier="tier3").validated()
     with pytest.raises(BadInput):
