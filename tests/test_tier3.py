@@ -375,7 +375,8 @@ def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
     with pytest.raises(BadInput):
         tier3.decide(goal.claim, tier3.Batch(X=X, A=np.zeros((1, 1, 1))))
     ones = np.ones((1, 2, 1))
-    for parts in (dict(X=ones, A=np.ones((1, 1, 1), dtype=np.uint64) * (2**64 - 1)), dict(X=ones, A=np.ones((1, 1, 1)), beta=2**60 + 1),
+    for parts in (dict(X=ones, A=np.ones((1, 1, 1), dtype=np.uint64) * (2**64 - 1)),
+                  dict(X=ones, A=np.ones((1, 1, 1)), beta=2**60 + 1),
                   dict(X=ones.astype(np.longdouble) + np.longdouble(2) ** -60, A=np.ones((1, 1, 1))),
                   dict(X=ones.astype(bool), A=np.ones((1, 1, 1))), dict(X=ones.astype(object), A=np.ones((1, 1, 1)))):
         with pytest.raises(BadInput):
