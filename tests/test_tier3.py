@@ -587,6 +587,67 @@ def test_a_power_zero_of_an_undefined_part_is_undefined_not_one():
     assert product.lo[3] == product.hi[3] == 0.0
 
 
+def _random_bound(rng, depth: int) -> str:
+    """A random bound over D, a, n, d, v: sums, products, quotients, whole powers (0 among them), exp, tanh,
+    sqrt, min and max of one another and of constants from 1e-300 to 1e300."""
+    leaves = ["D", "a", "n", "d", "v", "0", "1", "2", "0.5", "3", "0.1", "1e-20", "1e-300", "1e300"]
+    kind = rng.random()
+    if depth == 0 or kind < 0.25:
+        return str(rng.choice(leaves))
+    if kind < 0.45:
+        return f"({_random_bound(rng, depth - 1)} {rng.choice(['+', '-', '*', '/'])} {_random_bound(rng, depth - 1)})"
+    if kind < 0.6:
+        return f"({_random_bound(rng, depth - 1)})**{rng.integers(4)}"
+    if kind < 0.7:
+        return f"-({_random_bound(rng, depth - 1)})"
+    if kind < 0.85:
+        return f"{rng.choice(['exp', 'tanh', 'sqrt'])}({_random_bound(rng, depth - 1)})"
+    return f"{rng.choice(['min', 'max'])}({_random_bound(rng, depth - 1)}, {_random_bound(rng, depth - 1)})"
+
+
+def bound_contradictions(seed: int, count: int) -> list[str]:
+    """Random bounds on batches with coincident tokens (D = 0) and a zero A (a = 0): every tier-3 enclosure of the
+    bound must contain arb's value at 200 bits, and be no number where arb finds the bound undefined (bad input:
+    a division by an exact zero) or not finite because it divides by an enclosure of zero."""
+    rng, bad = np.random.default_rng(seed), []
+    for _ in range(count):
+        try:
+            goal = engine.target(bound=_random_bound(rng, 4))
+        except BadInput:  # certainly undefined as written (1/0)
+            continue
+        X = rng.standard_normal((4, 3, 2)) * 10.0 ** rng.uniform(-3, 3, (4, 1, 1))
+        X[3, 1:] = X[3, :1]
+        A = rng.standard_normal((4, 2, 2)) * 10.0 ** rng.uniform(-3, 1, (4, 1, 1))
+        A[2] = 0.0
+        batch = tier3.Batch(X=X, A=A, V=rng.standard_normal((4, 2, 2)))
+        try:
+            with np.errstate(all="ignore"):
+                rhs = tier3.enclosures(goal.claim, batch)[0][1]
+                ends = np.broadcast_to(rhs.lo, (4,)), np.broadcast_to(rhs.hi, (4,))
+        except midrad64.NotSupported:
+            continue
+        for c in range(4):
+            lo, hi = float(ends[0][c]), float(ends[1][c])
+            case = config.load(config_of(batch, c))
+            try:
+                with ctx.workprec(200):
+                    (comparison,) = engine_decide.evaluate(BALL, case, goal.claim, {})[1]
+            except BadInput:
+                if np.isfinite(lo) or np.isfinite(hi):
+                    bad.append(f"{goal.bound.text} at {c}: undefined, tier 3 [{lo}, {hi}]")
+                continue
+            with ctx.workprec(200):
+                if comparison.rhs.is_finite() and _outside(comparison.rhs, lo, hi):
+                    bad.append(f"{goal.bound.text} at {c}: {comparison.rhs} outside [{lo}, {hi}]")
+                elif "divides" in comparison.undefined and np.isfinite(lo) and np.isfinite(hi):
+                    bad.append(f"{goal.bound.text} at {c}: {comparison.undefined}, tier 3 [{lo}, {hi}]")
+    return bad
+
+
+def test_random_bounds_against_arb():
+    assert bound_contradictions(seed=1, count=600) == []
+
+
 def test_the_key_side_holds_beta_times_w_k_over_the_square_root_of_d_k():
     """arrays() folds beta / sqrt(d_k) into W_K and b_K: their enclosures must hold the exact products (arb at 256
     bits), for d_k whose square root is irrational and betas that are not powers of two."""
