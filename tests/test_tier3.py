@@ -587,6 +587,21 @@ def test_a_power_zero_of_an_undefined_part_is_undefined_not_one():
     assert product.lo[3] == product.hi[3] == 0.0
 
 
+def test_a_square_root_outside_its_domain_leaves_only_its_configuration_undecided():
+    """sqrt of an enclosure reaching below 0 has no bound there; it made the whole batch "cannot decide"
+    (NotSupported): one configuration of coincident tokens (D's enclosure [-tiny, tiny]) sent every configuration
+    of its batch to arb.  It is that configuration's alone now, and the others are decided as without it."""
+    rng = np.random.default_rng(15)
+    X, A = rng.standard_normal((4, 3, 2)), rng.standard_normal((4, 2, 2)) * 0.1
+    goal = engine.target(bound="sqrt(D)*sqrt(D)")
+    assert list(tier3.decide(goal.claim, tier3.Batch(X=X, A=A))) == [tier3.HOLDS] * 4
+    X[3, 1:] = X[3, :1]
+    assert list(tier3.decide(goal.claim, tier3.Batch(X=X, A=A))) == [tier3.HOLDS] * 3 + [tier3.UNDECIDED]
+    with np.errstate(all="ignore"):
+        root = MidRad64().apply("sqrt", MidRad(np.array([4.0, -1.0, 0.0, np.nan]), np.array([0.0, 0.5, 1e-300, 0.0])))
+    assert root.lo[0] <= 2.0 <= root.hi[0] and np.isnan(root.lo[1:]).all() and np.isnan(root.hi[1:]).all()
+
+
 def _random_bound(rng, depth: int) -> str:
     """A random bound over D, a, n, d, v: sums, products, quotients, whole powers (0 among them), exp, tanh,
     sqrt, min and max of one another and of constants from 1e-300 to 1e300."""

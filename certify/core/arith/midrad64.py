@@ -635,13 +635,18 @@ class MidRad64:
         return MidRad.hull(_tanh_bounds(x.lower)[0], _tanh_bounds(x.upper)[1])  # tanh increases
 
     def apply(self, name: str, x) -> MidRad:
-        """exp, tanh, or sqrt of a certainly nonnegative x, by name; any other function raises NotSupported."""
+        """exp, tanh or sqrt, by name; any other function raises NotSupported.  sqrt has no bound (nan) where x
+        is not certainly >= 0: that configuration is undecided, not its whole batch."""
         if name == "exp":
             return self.exp(x)
         if name == "tanh":
             return self.tanh(x)
-        if name == "sqrt" and np.all(lift(x).lower >= 0):
-            return self.sqrt_nonneg(x)
+        if name == "sqrt":
+            x = lift(x)
+            root, inside = self.sqrt_nonneg(x), x.lower >= 0  # nan: False
+            if np.all(inside):
+                return root
+            return MidRad(np.where(inside, root.mid, np.nan), np.where(inside, root.rad, np.nan))
         raise NotSupported(f"{name} in tier 3")
 
     log = _unsupported("log")
