@@ -23,6 +23,7 @@ from certify.core.arith import BALL, FLOAT64, midrad64
 from certify.core.arith.midrad64 import MidRad, MidRad64
 from certify.core.primitives import PRIMITIVES
 from certify.engine import decide as engine_decide
+from certify.errors import BadInput
 from certify.search import tier3
 
 PREC = 128
@@ -350,7 +351,6 @@ def test_planted_fault_narrowed_enclosures_are_caught(monkeypatch, ulps):
 
 
 def test_bad_batches_are_bad_input():
-    from certify.errors import BadInput
     X = np.zeros((2, 3, 2))
     with pytest.raises(BadInput):
         tier3.decide("collapse.global", tier3.Batch(X=X))
@@ -362,6 +362,27 @@ def test_bad_batches_are_bad_input():
         tier3.decide("value.expansive", tier3.Batch(X=X, A=np.zeros((2, 2, 2))))
     with pytest.raises(BadInput):
         tier3.decide("collapse.global", tier3.Batch(X=X, A=np.zeros((2, 2, 2)), V=np.ones((2, 2, 2))))
+
+
+def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
+    """Integers past 2^53 (or wider floats) in a batch's arrays were read as their nearest binary64 numbers, so tier 3
+    decided another configuration than the one given: tokens 2^53 + 1 and 2^53 (D = 1) were read as one point, and the
+    bound 0.5 - D, which arb finds violated, held.  Such arrays, booleans and objects are bad input; integers and
+    narrower floats that are binary64 numbers are read as they are."""
+    X = np.array([[[2**53 + 1], [2**53]]], dtype=np.int64)
+    goal = engine.target(bound="0.5 - D")
+    assert engine.check({"X": X[0].tolist(), "A": [[0]]}, goal=goal).verdict == engine.VIOLATED
+    with pytest.raises(BadInput):
+        tier3.decide(goal.claim, tier3.Batch(X=X, A=np.zeros((1, 1, 1))))
+    ones = np.ones((1, 2, 1))
+    for parts in (dict(X=ones, A=np.ones((1, 1, 1), dtype=np.uint64) * (2**64 - 1)),
+                  dict(X=ones, A=np.ones((1, 1, 1)), beta=2**60 + 1),
+                  dict(X=ones.astype(np.longdouble) + np.longdouble(2) ** -60, A=np.ones((1, 1, 1))),
+                  dict(X=ones.astype(bool), A=np.ones((1, 1, 1))), dict(X=ones.astype(object), A=np.ones((1, 1, 1)))):
+        with pytest.raises(BadInput):
+            tier3.decide(goal.claim, tier3.Batch(**parts))
+    exact = tier3.Batch(X=np.array([[[2**53], [1]]], dtype=np.int64), A=np.zeros((1, 1, 1), dtype=np.float32), beta=2**60)
+    assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
 
 
 def test_a_matrix_whose_gram_overflows_leaves_its_configuration_undecided_and_the_batch_decided():
@@ -393,7 +414,6 @@ def _relu_layer(**ffn) -> dict:
 def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
     """A bias b1 in some configurations only was read as zero for all of them: with b1 = 10 the ReLU passes the
     tokens (D_out = D, so D_out <= D/2 is violated), with b1 = 0 it gives D_out = 0, and tier 3 said holds."""
-    from certify.errors import BadInput
     goal = engine.target(None, "D/2")
     without, with_bias = _relu_layer(), _relu_layer(b1=[10.0, 10.0])
     assert engine.check(with_bias, goal=goal).verdict == engine.VIOLATED
@@ -428,9 +448,24 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
             tier3.batch_of_configs([{"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, 1.0]], **bad}])
 
 
+def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
+    """A mask given as a numpy array (which config.load reads) made batch_of_configs fail with numpy's "truth value of
+    an array is ambiguous" instead of reading it: 0/1 arrays and a name are read as the engine reads them, a boolean
+    array is bad input in both."""
+    base = {"X": [[0.3, 0.0], [1.0, 2.0], [0.5, -1.0]], "A": [[0.1, 0.0], [0.0, 0.1]]}
+    causal = np.tril(np.ones((3, 3)))
+    expected = tier3.batch_of_configs([{**base, "mask": causal.astype(int).tolist()}] * 2).mask
+    for mask in (causal, causal.astype(np.int64), np.array("causal")):
+        config_dict = {**base, "mask": mask}
+        assert np.array_equal(tier3.batch_of_configs([config_dict] * 2).mask, expected)
+        assert engine.check(config_dict, "collapse.dobrushin").verdict in (engine.HOLDS, engine.UNDECIDED)
+    for reader in (lambda c: engine.check(c, "collapse.dobrushin"), lambda c: tier3.batch_of_configs([c])):
+        with pytest.raises(BadInput):
+            reader({**base, "mask": causal.astype(bool)})
+
+
 def test_batches_of_mismatched_shapes_are_bad_input():
     """Parts that do not fit X were a numpy error (or broadcast over other configurations), not bad input."""
-    from certify.errors import BadInput
     X, A = np.ones((2, 3, 2)), np.ones((2, 2, 2))
     bad = [dict(A=np.ones((2, 3, 3))), dict(A=np.ones((3, 2, 2))), dict(A=A, beta=np.ones(5)),
            dict(A=A, mask=np.ones((2, 2), dtype=bool)), dict(A=A, mask=np.zeros((3, 3), dtype=bool)),
@@ -503,7 +538,6 @@ def test_tier3_campaigns_take_larger_chunks(tmp_path):
 
 def test_campaign_tier3_refuses_what_it_cannot_decide(tmp_path):
     from certify.search import campaign
-    from certify.errors import BadInput
     with pytest.raises(BadInput):
         campaign.Campaign("gaussian", 4, 2, 5, 0, claim="collapse.trajectory", tier="tier3").validated()
     with pytest.raises(BadInput):
@@ -529,6 +563,104 @@ def test_a_bound_with_a_constant_past_binary64_leaves_the_tier_undecided_not_cra
         verdicts, _, rhs = tier3.evaluate(engine.target(bound=bound).claim, batch)
         assert list(verdicts) == [tier3.UNDECIDED] * 3 and not np.isfinite(rhs).any(), bound
     assert list(tier3.decide(engine.target(bound="D + 1e-400 * D").claim, batch)) == [tier3.HOLDS] * 3
+
+
+def test_a_power_zero_of_an_undefined_part_is_undefined_not_one():
+    """x**0 is x * 0 + 1 (expr.integer_power): 1 only where x is defined, as in arb.  Tier 3's product by an exact 0
+    was an exact 0 even of nan, so (1/(D - D))**0*D held in tier 3 (a tier3 campaign reported such holds) where
+    arb finds the bound not finite, and (1/(n - n))**0*D, which certify refuses as undefined, held too."""
+    rng = np.random.default_rng(14)
+    batch = tier3.Batch(X=rng.standard_normal((4, 3, 2)), A=rng.standard_normal((4, 2, 2)) * 0.1)
+    for bound in ("(1/(D - D))**0*D", "(D/(a - a))**0*D", "min(1/(D - D), D)**0*D"):
+        goal = engine.target(bound=bound)
+        assert list(tier3.decide(goal.claim, batch)) == [tier3.UNDECIDED] * 4, bound
+        assert engine.check(config_of(batch, 0), goal=goal).verdict != engine.HOLDS, bound
+    goal = engine.target(bound="(1/(n - n))**0*D")
+    assert list(tier3.decide(goal.claim, batch)) == [tier3.UNDECIDED] * 4
+    with pytest.raises(BadInput):
+        engine.check(config_of(batch, 0), goal=goal)
+    # where the part is defined, its power 0 is 1 and the bound is D, which every layer of pure attention satisfies
+    assert list(tier3.decide(engine.target(bound="(1/(D + D))**0*D").claim, batch)) == [tier3.HOLDS] * 4
+    with np.errstate(all="ignore"):
+        product = MidRad(np.array([np.nan, np.inf, 1.0, 1.0]), np.array([0.0, np.inf, np.nan, 0.5])) * 0
+    assert np.isnan(product.lo[:3]).all() and np.isnan(product.hi[:3]).all()
+    assert product.lo[3] == product.hi[3] == 0.0
+
+
+def test_a_square_root_outside_its_domain_leaves_only_its_configuration_undecided():
+    """sqrt of an enclosure reaching below 0 has no bound there; it made the whole batch "cannot decide"
+    (NotSupported): one configuration of coincident tokens (D's enclosure [-tiny, tiny]) sent every configuration
+    of its batch to arb.  It is that configuration's alone now, and the others are decided as without it."""
+    rng = np.random.default_rng(15)
+    X, A = rng.standard_normal((4, 3, 2)), rng.standard_normal((4, 2, 2)) * 0.1
+    goal = engine.target(bound="sqrt(D)*sqrt(D)")
+    assert list(tier3.decide(goal.claim, tier3.Batch(X=X, A=A))) == [tier3.HOLDS] * 4
+    X[3, 1:] = X[3, :1]
+    assert list(tier3.decide(goal.claim, tier3.Batch(X=X, A=A))) == [tier3.HOLDS] * 3 + [tier3.UNDECIDED]
+    with np.errstate(all="ignore"):
+        root = MidRad64().apply("sqrt", MidRad(np.array([4.0, -1.0, 0.0, np.nan]), np.array([0.0, 0.5, 1e-300, 0.0])))
+    assert root.lo[0] <= 2.0 <= root.hi[0] and np.isnan(root.lo[1:]).all() and np.isnan(root.hi[1:]).all()
+
+
+def _random_bound(rng, depth: int) -> str:
+    """A random bound over D, a, n, d, v: sums, products, quotients, whole powers (0 among them), exp, tanh,
+    sqrt, min and max of one another and of constants from 1e-300 to 1e300."""
+    leaves = ["D", "a", "n", "d", "v", "0", "1", "2", "0.5", "3", "0.1", "1e-20", "1e-300", "1e300"]
+    kind = rng.random()
+    if depth == 0 or kind < 0.25:
+        return str(rng.choice(leaves))
+    if kind < 0.45:
+        return f"({_random_bound(rng, depth - 1)} {rng.choice(['+', '-', '*', '/'])} {_random_bound(rng, depth - 1)})"
+    if kind < 0.6:
+        return f"({_random_bound(rng, depth - 1)})**{rng.integers(4)}"
+    if kind < 0.7:
+        return f"-({_random_bound(rng, depth - 1)})"
+    if kind < 0.85:
+        return f"{rng.choice(['exp', 'tanh', 'sqrt'])}({_random_bound(rng, depth - 1)})"
+    return f"{rng.choice(['min', 'max'])}({_random_bound(rng, depth - 1)}, {_random_bound(rng, depth - 1)})"
+
+
+def bound_contradictions(seed: int, count: int) -> list[str]:
+    """Random bounds on batches with coincident tokens (D = 0) and a zero A (a = 0): every tier-3 enclosure of the
+    bound must contain arb's value at 200 bits, and be no number where arb finds the bound undefined (bad input:
+    a division by an exact zero) or not finite because it divides by an enclosure of zero."""
+    rng, bad = np.random.default_rng(seed), []
+    for _ in range(count):
+        try:
+            goal = engine.target(bound=_random_bound(rng, 4))
+        except BadInput:  # certainly undefined as written (1/0)
+            continue
+        X = rng.standard_normal((4, 3, 2)) * 10.0 ** rng.uniform(-3, 3, (4, 1, 1))
+        X[3, 1:] = X[3, :1]
+        A = rng.standard_normal((4, 2, 2)) * 10.0 ** rng.uniform(-3, 1, (4, 1, 1))
+        A[2] = 0.0
+        batch = tier3.Batch(X=X, A=A, V=rng.standard_normal((4, 2, 2)))
+        try:
+            with np.errstate(all="ignore"):
+                rhs = tier3.enclosures(goal.claim, batch)[0][1]
+                ends = np.broadcast_to(rhs.lo, (4,)), np.broadcast_to(rhs.hi, (4,))
+        except midrad64.NotSupported:
+            continue
+        for c in range(4):
+            lo, hi = float(ends[0][c]), float(ends[1][c])
+            case = config.load(config_of(batch, c))
+            try:
+                with ctx.workprec(200):
+                    (comparison,) = engine_decide.evaluate(BALL, case, goal.claim, {})[1]
+            except BadInput:
+                if np.isfinite(lo) or np.isfinite(hi):
+                    bad.append(f"{goal.bound.text} at {c}: undefined, tier 3 [{lo}, {hi}]")
+                continue
+            with ctx.workprec(200):
+                if comparison.rhs.is_finite() and _outside(comparison.rhs, lo, hi):
+                    bad.append(f"{goal.bound.text} at {c}: {comparison.rhs} outside [{lo}, {hi}]")
+                elif "divides" in comparison.undefined and np.isfinite(lo) and np.isfinite(hi):
+                    bad.append(f"{goal.bound.text} at {c}: {comparison.undefined}, tier 3 [{lo}, {hi}]")
+    return bad
+
+
+def test_random_bounds_against_arb():
+    assert bound_contradictions(seed=1, count=600) == []
 
 
 def test_the_key_side_holds_beta_times_w_k_over_the_square_root_of_d_k():

@@ -79,6 +79,22 @@ def configurations_within(entries: int, n: int, d: int) -> int:
     return max(1, entries // (n * max(n, d)))
 
 
+def _finite_binary64(array) -> bool:
+    """Every entry of array is a finite binary64 number, which the tier's float64 arrays hold as it is: a float64
+    array, or integers or narrower floats that convert exactly.  An integer past 2^53 or a wider float would be
+    rounded, and the tier would decide another configuration than the one given; booleans and objects are no
+    numbers here (config.load refuses them too)."""
+    array = np.asarray(array)
+    if array.dtype.kind not in "iuf":
+        return False
+    converted = array if array.dtype == np.float64 else array.astype(np.float64)
+    if array.dtype.kind in "iu" or array.dtype.itemsize > 8:
+        with np.errstate(all="ignore"):
+            if not np.all(converted.astype(array.dtype) == array):
+                return False
+    return bool(np.all(np.isfinite(converted)))
+
+
 @dataclass
 class FeedForwardBatch:
     """b FFNs of one form: W1 (b, h, d), b1 (b, h), W2 (b, d, h), b2 (b, d)."""
@@ -124,7 +140,7 @@ class Batch:
         arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, self.V, np.asarray(self.beta)]
         if self.ffn is not None:
             arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
-        if not all(np.all(np.isfinite(a)) for a in arrays if a is not None):
+        if not all(_finite_binary64(a) for a in arrays if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
         self._check_shapes()
         self.checked = True
@@ -381,7 +397,9 @@ def batch_of_configs(configs: list[dict]) -> Batch:
         return _binary64([c[key] for c in source], key)
 
     def shared(key, default, source=None):
-        values = [c.get(key, default) for c in source or configs]
+        # a numpy array (a mask, a 0-d name) as the nested lists or the scalar config.load reads it as
+        values = [value.tolist() if isinstance(value, np.ndarray) else value
+                  for value in (c.get(key, default) for c in source or configs)]
         if any(v != values[0] or type(v) is not type(values[0]) for v in values):
             raise BadInput(f"a batch must share {COMPONENTS.get(key, key)}")
         return values[0]

@@ -275,13 +275,17 @@ class MidRad:
 
     def __mul__(self, other) -> MidRad:
         """|xy - x_m y_m| <= x_r |y_m| + |x_m| y_r + x_r y_r, plus the rounding of x_m y_m.  Times a
-        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf)."""
+        boolean mask, an exact 0 or an exact 2^k (k >= 0) the product is exact (or overflows to inf).
+        Times an exact 0 it is 0 only where x has a bound: an enclosure that is not finite may stand for an
+        undefined value (a division by an enclosure of zero), and x**0 is x * 0 + 1 (expr.integer_power),
+        undefined there as in arb."""
         if isinstance(other, np.ndarray) and other.dtype == bool:
             mid = np.where(other, self.mid, 0.0)
             return MidRad(mid, np.where(other, self.rad, 0.0) if _has_radius(self.rad) else self.rad)
         if isinstance(other, (int, float)) and not isinstance(other, bool):
             if other == 0:
-                return MidRad(np.zeros(self.mid.shape))
+                bounded = np.isfinite(self.mid) & np.isfinite(self.rad)
+                return MidRad(np.where(bounded, 0.0, np.nan))
             if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5):
                 return MidRad(self.mid * other, self.rad * abs(other))
         other = lift(other)
@@ -631,13 +635,18 @@ class MidRad64:
         return MidRad.hull(_tanh_bounds(x.lower)[0], _tanh_bounds(x.upper)[1])  # tanh increases
 
     def apply(self, name: str, x) -> MidRad:
-        """exp, tanh, or sqrt of a certainly nonnegative x, by name; any other function raises NotSupported."""
+        """exp, tanh or sqrt, by name; any other function raises NotSupported.  sqrt has no bound (nan) where x
+        is not certainly >= 0: that configuration is undecided, not its whole batch."""
         if name == "exp":
             return self.exp(x)
         if name == "tanh":
             return self.tanh(x)
-        if name == "sqrt" and np.all(lift(x).lower >= 0):
-            return self.sqrt_nonneg(x)
+        if name == "sqrt":
+            x = lift(x)
+            root, inside = self.sqrt_nonneg(x), x.lower >= 0  # nan: False
+            if np.all(inside):
+                return root
+            return MidRad(np.where(inside, root.mid, np.nan), np.where(inside, root.rad, np.nan))
         raise NotSupported(f"{name} in tier 3")
 
     log = _unsupported("log")
