@@ -82,8 +82,10 @@ def verification(source, names: Spelling, progress: Callable[[str], ContextManag
     everything=True); `limits` gives those given (None: none), called only where they apply (a folder refuses
     them, whatever they are); `progress(unit)` opens the progress(done, total) of a folder's work, counted in
     `unit`s ("config", "check"), once every option is found to fit."""
+    # read by its truth beside a certificate, everything="no" was refused as everything=True, and 0 passed
+    everything = arguments.flag(everything, names.option("everything"))
     # a sample beside everything did nothing, silently (the command's --sample and --all exclude each other)
-    if sample is not None and everything is not False and arguments.flag(everything, names.option("everything")):
+    if sample is not None and everything:
         raise BadInput(f"{names('sample')} is not allowed with {names('everything')}: every one is re-checked")
     options = {"names": names, "everything": everything, "sample": sample, "workers": workers, "model": model,
                "corpus": corpus}
@@ -139,7 +141,6 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     # limits were never read here (an unknown NAME passed too), silently: a folder keeps its own
     arguments.refuse_unused([names("limits")] if limits is not None else [],
                             corpus_options.LIMITS_APPLY if run else audit_options.LIMITS_APPLY)
-    everything = arguments.flag(everything, names.option("everything"))
     # --sample and --workers each refused on its own, with its value (one message named both whichever was
     # wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = audit_options.sample_size(sample, names, corpus_options.SAMPLE if run else audit_options.SAMPLE)

@@ -605,6 +605,17 @@ def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_cer
     assert str(err.value) == words
 
 
+@pytest.mark.parametrize("everything", ["no", 0, None])
+@pytest.mark.parametrize("source", ["folder", "cert"])
+def test_everything_is_true_or_false_whatever_the_source(campaign_and_certificate, source, everything):
+    """Beside a certificate, everything="no" was refused as "everything=True goes with a campaign folder", a value
+    its caller did not give, and everything=0 or None was taken as False, where a folder refused them."""
+    given = campaign_and_certificate[0 if source == "folder" else 1]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(given, everything=everything)
+    assert str(err.value) == f"everything= must be true or false, got {everything!r}"
+
+
 def test_the_command_names_its_own_options_where_the_api_names_keywords(campaign_and_certificate, capsys):
     """The one refusal of a negative sample, written once, names --sample on the command line."""
     assert main(["verify", str(campaign_and_certificate[0]), "--sample", "-1"]) == 2
