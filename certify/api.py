@@ -165,9 +165,10 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     corpus_options.refuse_corpus_options(model, corpus, str(path), names)
     with progress("config") as moved:
         report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved)
-    message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
-               + ("" if report.ok else f"; {counted(len(report.problems), 'problem')}")
-               + "".join(f"; {note}" for note in report.notes))
+    # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
+    counts = [f"{report.rederived} of {report.records} configurations re-derived in arb"] if report.records else []
+    found = [] if report.ok else [counted(len(report.problems), "problem")]
+    message = "; ".join([*counts, *found, *report.notes])
     return Verification(str(path), CAMPAIGN, None, report.ok, message, problems=tuple(report.problems),
                         report=report)
 
