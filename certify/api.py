@@ -95,7 +95,7 @@ def verification(source, names: Spelling, progress: Callable[[str], ContextManag
     if not isinstance(source, (str, Path)):
         raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
                        f"not {json_type(source)}")
-    path = Path(source)
+    path = files.given_path(source)
     if files.is_folder(path) or path.name == "manifest.json":  # a job folder's (certify.jobs, loaded for one only)
         return _folder(path, limits, progress, **options)
     files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
