@@ -82,8 +82,10 @@ def verification(source, names: Spelling, progress: Callable[[str], ContextManag
     everything=True); `limits` gives those given (None: none), called only where they apply (a folder refuses
     them, whatever they are); `progress(unit)` opens the progress(done, total) of a folder's work, counted in
     `unit`s ("config", "check"), once every option is found to fit."""
+    # read by its truth beside a certificate, everything="no" was refused as everything=True, and 0 passed
+    everything = arguments.flag(everything, names.option("everything"))
     # a sample beside everything did nothing, silently (the command's --sample and --all exclude each other)
-    if sample is not None and everything is not False and arguments.flag(everything, "--all"):
+    if sample is not None and everything:
         raise BadInput(f"{names('sample')} is not allowed with {names('everything')}: every one is re-checked")
     options = {"names": names, "everything": everything, "sample": sample, "workers": workers, "model": model,
                "corpus": corpus}
@@ -93,7 +95,7 @@ def verification(source, names: Spelling, progress: Callable[[str], ContextManag
     if not isinstance(source, (str, Path)):
         raise BadInput("a certificate is a file path, a campaign folder or a certificate dict, "
                        f"not {json_type(source)}")
-    path = Path(source)
+    path = files.given_path(source)
     if files.is_folder(path) or path.name == "manifest.json":  # a job folder's (certify.jobs, loaded for one only)
         return _folder(path, limits, progress, **options)
     files.input_file(path, "certificate")  # a missing path is named as such, not as a file the options do not fit
@@ -139,14 +141,13 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     # limits were never read here (an unknown NAME passed too), silently: a folder keeps its own
     arguments.refuse_unused([names("limits")] if limits is not None else [],
                             corpus_options.LIMITS_APPLY if run else audit_options.LIMITS_APPLY)
-    everything = arguments.flag(everything, "--all")
     # --sample and --workers each refused on its own, with its value (one message named both whichever was
     # wrong); --workers in `certify sample`'s words, by the pool that takes them
-    sample = audit_options.sample_size(sample, corpus_options.SAMPLE if run else audit_options.SAMPLE)
-    workers = None if workers is None else arguments.integer(workers, "--workers")
+    sample = audit_options.sample_size(sample, names, corpus_options.SAMPLE if run else audit_options.SAMPLE)
+    workers = None if workers is None else arguments.integer(workers, names.option("workers"))
     jobs.ProcessPool(workers)
     if run:
-        model, corpus = _path(model, "model"), _path(corpus, "corpus")
+        model, corpus = _path(model, names.option("model")), _path(corpus, names.option("corpus"))
         corpus_options.refuse_unused_model(model, everything, sample, names)
         with progress("check") as moved:  # kept certificates, then sentences
             report = corpus_audit.audit(path, everything=everything, sample=sample, workers=workers,
@@ -164,9 +165,10 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     corpus_options.refuse_corpus_options(model, corpus, str(path), names)
     with progress("config") as moved:
         report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved)
-    message = (f"{report.rederived} of {report.records} configurations re-derived in arb"
-               + ("" if report.ok else f"; {counted(len(report.problems), 'problem')}")
-               + "".join(f"; {note}" for note in report.notes))
+    # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
+    counts = [f"{report.rederived} of {report.records} configurations re-derived in arb"] if report.records else []
+    found = [] if report.ok else [counted(len(report.problems), "problem")]
+    message = "; ".join([*counts, *found, *report.notes])
     return Verification(str(path), CAMPAIGN, None, report.ok, message, problems=tuple(report.problems),
                         report=report)
 
@@ -184,8 +186,8 @@ def _read_as_campaign(folder: Path) -> None:
         pass
 
 
-def _path(value, name: str) -> str | None:
-    """A path given (a str or a Path) as text, None as None, else BadInput."""
+def _path(value, option: str) -> str | None:
+    """A path given (a str or a Path) as text, None as None, else BadInput naming the `option`."""
     if value is None or isinstance(value, (str, Path)) and str(value).strip():
         return None if value is None else str(value)
-    raise BadInput(f"{name} is a path (a str or a Path), not {json_type(value)}")
+    raise BadInput(f"{option} is a path (a str or a Path), not {json_type(value)}")

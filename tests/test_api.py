@@ -590,15 +590,36 @@ def campaign_and_certificate(tmp_path_factory):
 
 
 @pytest.mark.parametrize("options, words", [
-    ({"sample": 2.5}, "--sample must be an integer, got 2.5"), ({"sample": -1}, "--sample must be at least 0, got -1"),
-    ({"everything": "no"}, "--all must be true or false, got 'no'"),
-    ({"workers": 1.5}, "--workers must be an integer"),
+    ({"sample": 2.5}, "sample= must be an integer, got 2.5"), ({"sample": -1}, "sample= must be at least 0, got -1"),
+    ({"sample": "3"}, "sample= must be an integer, got '3'"),
+    ({"everything": "no"}, "everything= must be true or false, got 'no'"),
+    ({"everything": "yes", "sample": 3}, "everything= must be true or false, got 'yes'"),
+    ({"workers": 1.5}, "workers= must be an integer, got 1.5"), ({"workers": "2"}, "workers= must be an integer, got '2'"),
     ({"everything": True, "sample": 2}, "sample= is not allowed with everything=True: every one is re-checked")])
 def test_verify_of_a_campaign_refuses_options_of_the_wrong_type(campaign_and_certificate, options, words):
     """sample=2.5 and sample=-1 raised TypeError and ValueError from random.sample; everything="no" re-derived all;
-    a sample beside everything=True was ignored."""
-    with pytest.raises(certify.BadInput, match=re.escape(words)):
+    a sample beside everything=True was ignored.  Each refusal names the keyword its caller wrote: they named the
+    command's options (--sample, --all, --workers), which a caller of certify.verify never wrote."""
+    with pytest.raises(certify.BadInput) as err:
         certify.verify(campaign_and_certificate[0], **options)
+    assert str(err.value) == words
+
+
+@pytest.mark.parametrize("everything", ["no", 0, None])
+@pytest.mark.parametrize("source", ["folder", "cert"])
+def test_everything_is_true_or_false_whatever_the_source(campaign_and_certificate, source, everything):
+    """Beside a certificate, everything="no" was refused as "everything=True goes with a campaign folder", a value
+    its caller did not give, and everything=0 or None was taken as False, where a folder refused them."""
+    given = campaign_and_certificate[0 if source == "folder" else 1]
+    with pytest.raises(certify.BadInput) as err:
+        certify.verify(given, everything=everything)
+    assert str(err.value) == f"everything= must be true or false, got {everything!r}"
+
+
+def test_the_command_names_its_own_options_where_the_api_names_keywords(campaign_and_certificate, capsys):
+    """The one refusal of a negative sample, written once, names --sample on the command line."""
+    assert main(["verify", str(campaign_and_certificate[0]), "--sample", "-1"]) == 2
+    assert capsys.readouterr().err == "certify: error: --sample must be at least 0, got -1\n"
 
 
 # the API's keywords as the command's options: one refusal names either

@@ -593,6 +593,20 @@ def test_a_manifest_edited_without_its_chain_is_rejected_and_an_unreadable_one_i
     assert capsys.readouterr().err.startswith("certify: error: ")
 
 
+def test_a_folder_rejected_before_its_records_are_read_states_no_count_of_them(copy, capsys):
+    """A stray file beside a complete campaign of 40 records was rejected as "1 problem in 0 re-derived of 0": the
+    folder was not read, and its records are not none.  Counts are stated where the records were read."""
+    (copy / "notes.txt").write_text("mine\n")
+    assert main(["verify", str(copy), "--workers", "1"]) == 1
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"REJECTED: campaign {copy}: 1 problem", out
+    result = certify.verify(copy, workers=1)
+    assert not result.ok and result.message == "1 problem" and "notes.txt" in result.problems[0], result
+    (copy / "notes.txt").unlink()
+    assert main(["verify", str(copy), "--workers", "1", "--sample", "0"]) == 0
+    assert f"of {SPEC.count} configurations re-derived in arb" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("key, value", [("count", "40"), ("count", None), ("n", "4"), ("n", 4.0), ("d", [3]),
                                         ("distribution", ["log-L"]), ("distribution", {})])
 def test_a_manifest_parameter_of_the_wrong_type_is_bad_input(copy, capsys, key, value):

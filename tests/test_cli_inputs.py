@@ -250,3 +250,34 @@ def test_counts_of_boxes_leaves_and_evaluations_read_in_english(capsys):
                  "--time-limit", "1e-9"]) == 3
     out = capsys.readouterr().out
     assert "0 boxes, 0 leaves" in out and "1 box left" in out and "1 boxes left" not in out, out
+
+
+def test_a_json_number_beyond_binary64_is_named_as_written_with_the_exact_form(tmp_path, capsys):
+    """X = [[1e400], [1]] was refused as "X[0][0]: inf is not a finite number": the file says 1e400, not inf, and the
+    exact number it meant is a string ("1e400", the integer 10^400), which the refusal now names."""
+    path = tmp_path / "big.json"
+    path.write_text('{"X": [[1e400], [1]], "A": [[1]]}')
+    code, out, err = run_cli(["check", path], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith("certify: error: X[0][0]: ") and "beyond binary64" in err and '"1e400"' in err, err
+    path.write_text('{"X": [["1e400"], [1]], "A": [[1]]}')
+    assert run_cli(["check", path], capsys)[0] == 0
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_path_given_for_an_input_is_refused_as_an_unset_variable(given, tmp_path, capsys, monkeypatch):
+    """`certify verify "$CERT"` with CERT unset verified the current folder (a campaign's: "OK: campaign : 2 of 2
+    configurations ..."), `certify check ""` called it ". is a folder", and a blank one was "no such certificate":
+    an empty path is refused as --out "" is, by the command and the API alike."""
+    import certify
+
+    campaign = tmp_path / "s"
+    certify.sample(n=2, d=1, count=2, workers=1, out=campaign)
+    monkeypatch.chdir(campaign)
+    for argv in (["verify", given], ["check", given], ["trajectory", given, "--layers", "2"]):
+        code, out, err = run_cli(argv, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, out, err)
+        assert "an empty path (an unset variable?)" in err, err
+    for call in (certify.verify, certify.check, lambda source: certify.trajectory(source, layers=2)):
+        with pytest.raises(certify.BadInput, match=r"an empty path \(an unset variable\?\)"):
+            call(given)

@@ -86,6 +86,22 @@ def test_a_chunk_whose_file_a_killed_run_never_wrote_is_not_decided(tmp_path):
     assert report.decided == 3 and store.decided() == set(range(30))
 
 
+@pytest.mark.parametrize("kind", ["missing", "folder"])
+def test_a_listed_chunk_that_is_no_file_is_named_so(tmp_path, kind):
+    """A chunk the manifest lists before its last, deleted (or a folder in its place), was said not to match its
+    digest in manifest.json: the user looked for an edit in a file that is not there."""
+    store, _ = _run(tmp_path)
+    path = tmp_path / "chunks" / stores.chunk_name(store.manifest["chunks"][0]["first"])
+    path.unlink()
+    if kind == "folder":
+        path.mkdir()
+    with pytest.raises(BadInput) as refused:
+        jobs.Store.read(tmp_path, PARAMS["format"], outputs=("out",)).decided()
+    said = "missing" if kind == "missing" else "not a file"
+    assert f"chunks/{path.name}, which manifest.json lists, is {said};" in str(refused.value), refused.value
+    assert "digest" not in str(refused.value) and "corrupt or was edited" in str(refused.value), refused.value
+
+
 @pytest.mark.parametrize("edit", ["record", "reorder", "parameter"])
 def test_tampering_is_evident(tmp_path, edit):
     store, _ = _run(tmp_path)

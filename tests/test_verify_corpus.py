@@ -697,12 +697,16 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
         certify.verify(run, sample=0, model=start / "relative-model")
     with pytest.raises(certify.BadInput, match="^limits= goes with a certificate file: a corpus run's sentences"):
         certify.verify(folder, limits=Limits())
-    with pytest.raises(certify.BadInput, match="model is a path"):
+    with pytest.raises(certify.BadInput, match="^model= is a path"):
         certify.verify(folder, model=3)
+    with pytest.raises(certify.BadInput, match="^corpus= is a path"):
+        certify.verify(folder, corpus=3)
     with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
         certify.verify(folder, workers=0)
     with pytest.raises(certify.BadInput, match="^sample= is not allowed with everything=True"):  # was ignored
         certify.verify(folder, everything=True, sample=2)
+    sampled = certify.verify(folder, workers=1, sample=2)  # its note named --sample and --all
+    assert sampled.ok and sampled.message.endswith("(2 at random; sample=K, everything=True: every one)"), sampled
     with pytest.raises(certify.BadInput, match="^model= goes with the folder of a `certify model --corpus` run, "):
         certify.verify(folder / "certificates" / NAME, model="m")
     _forge_certificate(folder)

@@ -131,8 +131,9 @@ def _campaign(args, report) -> int:
               "in arb, every one as recorded; the certificates confirmed by the checker")
         _notes(report.notes)
         return 0
-    _rejected(f"campaign {args.certificate}: {counted(len(report.problems), 'problem')} in "
-              f"{report.rederived} re-derived of {report.records}", report.problems)
+    # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
+    counts = f" in {report.rederived} re-derived of {report.records}" if report.records else ""
+    _rejected(f"campaign {args.certificate}: {counted(len(report.problems), 'problem')}{counts}", report.problems)
     return 1
 
 

@@ -63,6 +63,12 @@ class Spelling:
     def __call__(self, keyword: str) -> str:
         return self.names[keyword]
 
+    def option(self, keyword: str) -> str:
+        """The option `keyword` as the caller names it where its value is refused: "--all", "--sample", or the
+        keyword alone, "everything=" (not "everything=True", a value it may not have been given), "sample="."""
+        written = self.names[keyword]
+        return written if self.assign else written.partition("=")[0] + "="
+
     def given(self, keyword: str, value) -> str:
         """The option `keyword` given `value`, as the caller writes it."""
         return f"{self.names[keyword]}{self.assign}{value}"

@@ -50,10 +50,18 @@ def hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def given_path(path) -> Path:
+    """path as a Path, or BadInput when it is empty or blank, as from an unset shell variable (`certify verify
+    "$CERT"`): Path("") is the current folder, which verify then read as the folder given."""
+    if isinstance(path, str) and not path.strip():
+        raise BadInput("an empty path (an unset variable?)")
+    return Path(path)
+
+
 def input_file(path, what: str) -> Path:
     """path, when it names a regular file to read; else BadInput saying what it names instead (a folder was
     refused as "no such configuration file", which it is not), `what` naming the file wanted."""
-    path = Path(path)
+    path = given_path(path)
     text = str(path)
     if not text.isprintable() or len(text) > 200:  # a JSON text given for a path: one line, cut short
         text = shown(text)

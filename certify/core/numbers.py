@@ -177,7 +177,10 @@ def parse_number(value, where: str = "number") -> Fraction:
         return _written(Fraction(value), value, where)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise BadInput(f"{where}: {value} is not a finite number")
+            # a JSON number beyond binary64's range (1e400) parses to inf: the file never says inf
+            hint = (' (a JSON number beyond binary64\'s range reads as inf: write it as a string, such as "1e400", '
+                    'for its exact value)') if math.isinf(value) else ""
+            raise BadInput(f"{where}: {value} is not a finite number{hint}")
         return Fraction(value)
     if isinstance(value, Fraction):
         return _written(value, value, where)

@@ -425,7 +425,10 @@ class Store:
         for entry in entries:
             first, named_index_met = entry["first"], False
             path = self.folder / CHUNKS / chunk_name(first)
-            data = path.read_bytes() if path.is_file() else b""
+            if not path.is_file():  # read as empty, it was said not to match its digest
+                raise self.corrupt(f"{CHUNKS}/{path.name}, which {MANIFEST} lists, is "
+                                   + ("not a file" if path.exists() else "missing"))
+            data = path.read_bytes()
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
                 raise self.corrupt(f"{CHUNKS}/{path.name} does not match its digest in {MANIFEST}")
             try:  # its digest redone over bytes that are no text: edited, as a chunk whose digest differs

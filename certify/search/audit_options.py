@@ -19,12 +19,13 @@ def campaign_options(everything, sample, workers, names: Spelling) -> list[str]:
                                             ("workers", workers is not None)) if value]
 
 
-def sample_size(sample: int | None, default: int = SAMPLE) -> int:
-    """The holds (or a corpus run's sentences) re-derived at random (--sample): `default` when None, else a
-    non-negative integer or BadInput."""
+def sample_size(sample: int | None, names: Spelling, default: int = SAMPLE) -> int:
+    """The holds (or a corpus run's sentences) re-derived at random (--sample, as `names` spells it): `default`
+    when None, else a non-negative integer or BadInput."""
     if sample is None:
         return default
-    sample = integer(sample, "--sample")
+    option = names.option("sample")
+    sample = integer(sample, option)
     if sample < 0:
-        raise BadInput(f"--sample must be at least 0, got {sample}")
+        raise BadInput(f"{option} must be at least 0, got {sample}")
     return sample

@@ -149,7 +149,7 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
           corpus: str | None = None, names: Spelling) -> CorpusAudit:
     """Re-check the corpus run's folder `path` (or its manifest.json) (module docstring); CorpusAudit.ok when
     nothing differs.  `model` and `corpus` (None: the manifest's) name the run's model and corpus file here, and
-    the refusals name them (and --sample) as `names` spells them (certify.api).
+    the refusals and notes name them (and --sample) as `names` spells them (certify.api).
     `progress(done, total)` is called as certificates and sentences are checked.  BadInput for a folder that cannot
     be read as one (unreadable manifest, an earlier version's) or that a run is writing, for a `corpus` whose
     sentences are not the run's, when a sentence is to be decided again for a model that cannot be loaded or
@@ -168,7 +168,7 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
         if everything or sample:
             _check_model(store, model, given, names)
         try:
-            return _audit(store, everything, sample, workers, progress, model, sentences)
+            return _audit(store, everything, sample, workers, progress, model, sentences, names)
         except BadInput as err:  # a chunk, a record, a stray file: the folder was edited
             return CorpusAudit(0, 0, 0, 0, [str(err)])
 
@@ -215,7 +215,7 @@ def _is_run_corpus(params: dict, sentences: list[str]) -> bool:
 
 
 def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None, progress, model: str,
-           sentences: list[str] | None) -> CorpusAudit:
+           sentences: list[str] | None, names: Spelling) -> CorpusAudit:
     params = store.parameters
     count = store.count
     first = next(store.records(), None)
@@ -267,7 +267,7 @@ def _audit(store: jobs.Store, everything: bool, sample: int, workers: int | None
     if len(again) < len(done):
         notes.append(f"{len(again)} of the {len(done)} recorded sentences decided again ({len(draw.held)} at random"
                      + (f", {always} more for an undecided step" if always else "")
-                     + "; --sample K, --all: every one)")
+                     + f"; {names.given('sample', 'K')}, {names('everything')}: every one)")
     notes += _rounding_note([outcome for outcome in rederived if not outcome.problem and outcome.largest], len(again))
     return CorpusAudit(len(done), count, len(again), len(kept), problems, notes)
 
