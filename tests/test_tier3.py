@@ -679,3 +679,16 @@ def test_the_key_side_holds_beta_times_w_k_over_the_square_root_of_d_k():
                 for index in np.ndindex(exact.shape):
                     value = arb(float(betas[index[0]])) * arb(float(exact[index])) / arb(d_k).sqrt()
                     assert arb(float(lo[index])) <= value <= arb(float(hi[index])), (d_k, beta, index)
+
+
+def test_a_sample_result_resting_on_tier3_holds_reads_not_certified(tmp_path):
+    """Tier 3 decides its holds without a certificate: certify.sample's result shows holds resting on them as the
+    printed summary and the report page do, "holds (not certified)"; a campaign arb decided alone stays "holds"."""
+    import certify
+    fast = certify.sample(n=4, d=2, count=40, seed=3, out=tmp_path / "tier3", tier="tier3", workers=1)
+    assert fast.summary["tiers"].get("tier3") and fast.verdict == "holds"
+    assert repr(fast).startswith("<certify sample holds (not certified):"), repr(fast)
+    assert not fast.certified
+    slow = certify.sample(n=4, d=2, count=10, seed=3, out=tmp_path / "arb", workers=1)
+    assert slow.verdict == "holds" and slow.certified
+    assert repr(slow).startswith("<certify sample holds:"), repr(slow)

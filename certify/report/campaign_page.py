@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from certify.core import numbers
-from certify.core.verdicts import HOLDS, labelled
+from certify.core.verdicts import labelled
 from certify.errors import counted
 from certify.report import environment, files, page
 from certify.search import campaign
@@ -84,9 +84,8 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     out_dir = Path(out_dir)
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
-    verdict = campaign.summary_verdict(summary)
     # holds resting on tier 3's holds (no certificate) is labelled as the counts are and the terminal labels them
-    verdict = labelled(verdict, not (verdict == HOLDS and campaign.uncertified_holds(summary)))
+    verdict = labelled(campaign.summary_verdict(summary), campaign.summary_certified(summary))
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
             f"{summary['decided']} of {m['count']} configurations checked; overall verdict {verdict}."]
     if not summary["complete"]:

@@ -95,7 +95,7 @@ from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
 from certify.core.arguments import flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
-from certify.core.verdicts import NOT_CERTIFIED, short_repr
+from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.search import float_screen, samplers, tier3
 
 FORMAT = "certify-campaign/2"
@@ -703,6 +703,12 @@ def summary_verdict(summary: dict) -> str:
     return engine.UNDECIDED if not summary["complete"] and verdict == engine.HOLDS else verdict
 
 
+def summary_certified(summary: dict) -> bool:
+    """Whether the checker stands behind the summary's verdict: not when it is holds resting on tier 3's holds
+    (uncertified_holds), which every output of the campaign labels not certified."""
+    return not (summary_verdict(summary) == engine.HOLDS and uncertified_holds(summary))
+
+
 def summarize(campaign: Campaign, decided: list[dict]) -> dict:
     """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
     counts = Counter(r["verdict"] for r in decided)
@@ -781,6 +787,11 @@ class SampleResult:
         return summary_verdict(self.summary)
 
     @property
+    def certified(self) -> bool:
+        """False when the verdict is holds resting on tier 3's holds, which no checker confirmed (summary_certified)."""
+        return summary_certified(self.summary)
+
+    @property
     def exit_code(self) -> int:
         """The exit code of `certify sample` for this campaign."""
         return engine.EXIT_CODES[self.verdict]
@@ -789,7 +800,7 @@ class SampleResult:
         m = self.summary["campaign"]
         target = m["claim"] or f"bound {m['bound']}"
         counts = ", ".join(f"{verdict} {k}" for verdict, k in self.summary["counts"].items())
-        return short_repr(f"sample {self.verdict}", f"{self.summary['decided']} of {m['count']} checked ({counts}); "
+        return short_repr(f"sample {labelled(self.verdict, self.certified)}", f"{self.summary['decided']} of {m['count']} checked ({counts}); "
                           f"{self.folder}; {target}")
 
 
