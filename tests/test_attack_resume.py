@@ -181,7 +181,11 @@ def small(**changes) -> list[str]:
 @pytest.mark.parametrize("changes, differ", [
     ({"--seed": "4"}, "--seed"),
     ({"--budget": "101"}, "--budget"),
-    ({"--budget": "10s"}, "--budget, --starts"),  # a time budget has its own number of starts
+    # the number of starts follows from the budget when --starts is not given: named by the option the user gave
+    ({"--budget": "10s"}, "--budget"),
+    ({"--budget": "5000"}, "--budget"),
+    ({"--starts": "5"}, "--starts"),
+    ({"--budget": "5000", "--starts": "5"}, "--budget, --starts"),
     ({"--n": "3"}, "--n"),
     ({"--max-prec": "4096"}, "--max-prec"),  # named by its option, not as the key max_prec
     ({"--bound": None, "--claim": "collapse.global"}, "--bound, --claim"),
@@ -195,6 +199,17 @@ def test_another_attack_on_the_folder_is_refused_and_changes_nothing(tmp_path, c
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and f"holds another attack (different {differ})" in err, err
     assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+
+
+def test_a_number_of_starts_the_user_did_not_give_is_named_as_following_from_the_budget(tmp_path, capsys):
+    """The resume of an attack begun with --starts, without it, said "different --starts" to a user who gave none:
+    the starts that differ are the ones chosen from --budget."""
+    out = tmp_path / "a1"
+    assert main(small(**{"--starts": "2"}) + ["--out", str(out)]) == 1
+    capsys.readouterr()
+    assert main(small() + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds another attack (different --starts (from --budget));" in err, err
 
 
 @pytest.mark.parametrize("extra, key, edited", [

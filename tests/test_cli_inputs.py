@@ -107,6 +107,41 @@ def test_a_file_that_cannot_be_written_is_named_not_its_hidden_temporary(tmp_pat
     assert failed.value.filename == str(target)
 
 
+@pytest.mark.skipif(not Path("/proc/version").is_file(), reason="needs Linux's /proc, a folder that takes no new file")
+def test_a_file_whose_folder_takes_no_new_file_is_refused_with_what_failed(capsys):
+    """`certify check C --out /proc/version` said "No such file or directory: /proc/version" of a file that exists:
+    what failed is the new file written beside it (then renamed over it), which /proc does not take."""
+    assert main(["check", str(ROOT / "examples/layer.json"), "--out", "/proc/version"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1, err
+    assert err.startswith("certify: error: cannot write /proc/version: no file can be created in /proc ("), err
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="a read-only folder is writable by root")
+def test_a_writable_file_in_a_read_only_folder_is_refused_with_what_failed(tmp_path):
+    """A writable file in a folder that is not was refused "Permission denied: FILE", though the file is writable."""
+    from certify.core import files
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    (folder / "x.json").write_text("{}")
+    folder.chmod(0o555)
+    try:
+        with pytest.raises(OSError) as failed:
+            files.replace(folder / "x.json", "[]")
+    finally:
+        folder.chmod(0o755)
+    assert str(failed.value.strerror).startswith(f"cannot write {folder / 'x.json'}: no file can be created in {folder}")
+    assert (folder / "x.json").read_text() == "{}"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full, a device that is always full")
+def test_a_special_file_that_cannot_be_written_is_named(capsys):
+    """`certify check C --out /dev/full` said "No space left on device" and not where."""
+    assert main(["check", str(ROOT / "examples/layer.json"), "--out", "/dev/full"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.rstrip().endswith(": /dev/full"), err
+
+
 def test_writes_of_one_file_at_once_all_land_whole(tmp_path):
     """Two runs writing one file at once (`certify prove` twice into the default counterexample.json) shared the
     temporary `.NAME.tmp`: the one that renamed second stopped with "No such file or directory"."""

@@ -436,6 +436,26 @@ def test_verify_of_a_campaigns_or_a_trajectorys_summary_names_what_to_verify(tmp
         capsys.readouterr()
 
 
+def test_verify_of_any_file_inside_a_campaign_folder_names_the_folder(tmp_path, capsys):
+    """index.html, a chunk (JSON lines), the histograms of a campaign given to `certify verify` said only "not valid
+    JSON" or "not UTF-8 text", while its summary.json named the folder to verify: every file in it (also in its
+    chunks/) does."""
+    campaign = tmp_path / "s"
+    assert main(["sample", "--n", "4", "--d", "3", "--count", "12", "--out", str(campaign), "--workers", "1", "-q"]) == 0
+    capsys.readouterr()
+    chunk = max((campaign / "chunks").iterdir(), key=lambda path: path.read_text().count("\n"))
+    assert chunk.read_text().count("\n") >= 2  # JSON lines, not one JSON value
+    for given, why in ((campaign / "index.html", "not valid JSON"), (chunk, "not valid JSON"),
+                       (campaign / "histograms.png", "not UTF-8 text")):
+        assert main(["verify", str(given)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and why in err and err.endswith(f"certify verify {campaign}\n"), err
+    lone = tmp_path / "index.html"
+    lone.write_text("<html></html>")
+    assert main(["verify", str(lone)]) == 2  # in no job's folder: no hint
+    assert capsys.readouterr().err.endswith("column 1)\n")
+
+
 def test_verify_of_another_file_beside_a_certificate_names_no_certificate(tmp_path, capsys):
     """Any JSON that was not a certificate, in a folder holding trajectory-certificate.json (a list, a user's
     notes), was answered "the certificate beside it: certify verify .../trajectory-certificate.json", a file it

@@ -18,13 +18,27 @@ def replace(path, text: str) -> Path:
     path = Path(path)
     target = path.resolve() if path.is_symlink() and path.is_file() else path  # a link: the file it names
     if target.exists() and not target.is_file():
-        target.write_text(text, encoding="utf-8")
+        try:
+            target.write_text(text, encoding="utf-8")
+        except OSError as err:  # a failed write names no file ("No space left on device" of /dev/full): this one
+            err.filename = str(path) if err.filename is None else err.filename
+            raise
         return path
     # a name of this write's own: two runs writing one file at once (`certify prove` twice into the default
     # counterexample.json) shared `.NAME.tmp`, and the one renamed second found it gone
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")  # temporary() knows it
     try:
-        with open(tmp, "x", encoding="utf-8") as handle:
+        handle = open(tmp, "x", encoding="utf-8")
+    except OSError as err:
+        if not target.parent.is_dir():  # a folder missing, or a file in its place: the system's words say so
+            err.filename = str(target)
+            raise
+        # the folder takes no new file (/proc, read-only): the system's words were said of the file asked for,
+        # "No such file or directory: /proc/version" of a file that exists
+        raise OSError(err.errno, f"cannot write {target}: no file can be created in {target.parent} "
+                                 f"({err.strerror})") from None
+    try:
+        with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())

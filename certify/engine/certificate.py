@@ -324,7 +324,10 @@ def write(cert: dict, path) -> Path:
 def read(path, limits: Limits = DEFAULT) -> dict:
     """A certificate file read under the JSON rules and limits of certify.core.jsonfile."""
     path = files.input_file(path, "certificate")
-    cert = jsonfile.read(path, str(path), limits)
+    try:
+        cert = jsonfile.read(path, str(path), limits)
+    except BadInput as err:  # not JSON (a job's page, chunk, figure) or beyond a limit
+        raise BadInput(f"{err}{_in_job(path)}") from None
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected){_instead(path, cert)}")
     return cert
@@ -332,16 +335,23 @@ def read(path, limits: Limits = DEFAULT) -> dict:
 
 def _instead(path: Path, data) -> str:
     """What to run instead on a file given where a certificate goes: certify check on a configuration (an attack's
-    best.json, an example), certify verify on the folder of a campaign whose summary.json or manifest.json it is,
-    or on the certificate beside an attack's or a trajectory's summary."""
+    best.json, an example), certify verify on the job folder it is in (_in_job), or on the certificate beside an
+    attack's or a trajectory's summary."""
     if isinstance(data, dict) and "X" in data:
         return f"; it is a configuration, which certify check {path} decides"
     folder = path.parent
-    if (folder / "manifest.json").is_file():
-        return f"; its folder is a campaign's or a corpus run's: certify verify {folder}"
     beside = [folder / name for name, written in _WRITTEN_BESIDE.items()
               if path.name in written and (folder / name).is_file()]
-    return f"; the certificate beside it: certify verify {beside[0]}" if beside else ""
+    return _in_job(path) or (f"; the certificate beside it: certify verify {beside[0]}" if beside else "")
+
+
+def _in_job(path: Path) -> str:
+    """The hint to verify the folder of a campaign or a corpus run that `path` is in: at its top (summary.json,
+    index.html, a figure) or in one of its folders (chunks/, certificates/); "" for a file in no job's folder."""
+    for folder in path.parents[:2]:
+        if (folder / "manifest.json").is_file():
+            return f"; it is in the folder of a campaign or a corpus run: certify verify {folder}"
+    return ""
 
 
 # the files an attack's and a trajectory's --out write beside their certificate: only those are answered with it (a

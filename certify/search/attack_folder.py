@@ -270,9 +270,10 @@ def _not_ours(folder: Path) -> BadInput:
 
 
 @contextmanager
-def opened(folder, params: dict) -> Iterator[Folder]:
+def opened(folder, params: dict, chosen: dict[str, str] | None = None) -> Iterator[Folder]:
     """The attack folder of `params` (JSON, without the format), created or resumed (the same parameters only),
-    locked for this run (BadInput when another run holds it) until the block ends."""
+    locked for this run (BadInput when another run holds it) until the block ends.  `chosen`: the parameters no
+    option gave, by the option they were chosen from ({"starts": "--budget"}), as a refusal names them."""
     folder = Path(folder)
     params = json.loads(json.dumps({"format": FORMAT, **params}))  # as it reads back (lists, not tuples)
     if folder.exists() and not folder.is_dir():
@@ -286,7 +287,7 @@ def opened(folder, params: dict) -> Iterator[Folder]:
     journal, new, refused = None, False, False
     try:
         _own(folder)
-        _check_parameters(folder, params)
+        _check_parameters(folder, params, chosen or {})
         if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
@@ -327,13 +328,14 @@ def _kind(value) -> str:
     return ""
 
 
-def _option(key: str) -> str:
+def _option(key: str, chosen: dict[str, str]) -> str:
     """A parameter by the option that sets it ("max_prec" is --max-prec), as the refusal of another attack names
-    it; "format", and "starts" when derived from the budget, are set by no option of their own name."""
-    return key if key == "format" else f"--{key.replace('_', '-')}"
+    it; "format" is set by no option, and one `chosen` from another option says so ("--starts (from --budget)")."""
+    option = key if key == "format" else f"--{key.replace('_', '-')}"
+    return f"{option} (from {chosen[key]})" if key in chosen else option
 
 
-def _check_parameters(folder: Path, params: dict) -> None:
+def _check_parameters(folder: Path, params: dict, chosen: dict[str, str]) -> None:
     """BadInput unless the folder is new or holds the attack of `params`."""
     path = folder / PARAMETERS
     if not path.is_file():
@@ -351,6 +353,9 @@ def _check_parameters(folder: Path, params: dict) -> None:
         raise corrupt(folder, f"{PARAMETERS} states {json.dumps(key)}: {json.dumps(stored[key])}, where an attack "
                       f"writes {json.dumps(params[key])}{_kind(params[key])}: it was edited")
     if stored != params:
-        differ = sorted(_option(k) for k in set(stored) | set(params) if stored.get(k) != params.get(k))
-        raise BadInput(f"{folder} holds another attack (different {', '.join(differ)}); choose another --out, "
+        differ = {k for k in set(stored) | set(params) if stored.get(k) != params.get(k)}
+        # a parameter chosen from the options given differs with them (more starts for a larger --budget): it is
+        # named only when it alone differs, else the options given that differ are what the user changes
+        named = sorted(_option(k, chosen) for k in (differ - chosen.keys() or differ))
+        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); choose another --out, "
                        "or move the folder away")
