@@ -423,8 +423,8 @@ def _call(tmp_path, function, **changed):
     return calls[function](**changed)
 
 
-INTEGER_ARGUMENTS = [("sample", "n", "--n"), ("sample", "d", "--d"), ("sample", "count", "--count"),
-                     ("sample", "seed", "--seed"), ("attack", "n", "--n"), ("attack", "d", "--d"),
+INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
+                     ("sample", "seed", "seed="), ("attack", "n", "--n"), ("attack", "d", "--d"),
                      ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
                      ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "--max-prec")]
 
@@ -441,7 +441,7 @@ def test_a_whole_number_argument_that_is_not_one_is_bad_input_naming_it(tmp_path
         return
     with pytest.raises(certify.BadInput) as err:
         _call(tmp_path, function, **{name: value})
-    assert option in str(err.value) and repr(value) in str(err.value)
+    assert str(err.value).startswith(option) and repr(value) in str(err.value)
 
 
 @pytest.mark.parametrize("function, changed", [("sample", {"n": 3, "count": 2, "seed": 1}), ("attack", {"n": 3}),
@@ -513,8 +513,8 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
     """L_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
     if l_range is None and function == "sample":
         return  # sample: the distribution's own range
-    name = "L_range" if function == "sample" else "l_range"
-    with pytest.raises(certify.BadInput, match=r"--l-range must be two numbers LO HI, got "):
+    name, option = ("L_range", "L_range=") if function == "sample" else ("l_range", "--l-range")
+    with pytest.raises(certify.BadInput, match=rf"^{option} must be two numbers LO HI, got "):
         _call(tmp_path, function, **{name: l_range})
 
 
@@ -564,8 +564,8 @@ def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_
     assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
 
 
-@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"),
-                                                    ("sample", "progress", "progress"),
+@pytest.mark.parametrize("function, name, option", [("sample", "restart", "restart="),
+                                                    ("sample", "progress", "progress="),
                                                     ("attack", "with_v", "--with-v"),
                                                     ("attack", "interruptible", "interruptible")])
 def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
@@ -792,7 +792,7 @@ def test_verify_reports_a_folders_progress_to_a_callback(campaign_and_certificat
     assert seen and all(0 <= done <= total for done, total in seen), seen
     assert [done for done, _ in seen] == sorted(done for done, _ in seen) and seen[-1][0] == seen[-1][1], seen
     assert certify.verify(cert, progress=lambda done, total: seen.append(None)).ok and None not in seen
-    with pytest.raises(certify.BadInput, match=r"^progress must be a function \(or None\), got True$"):
+    with pytest.raises(certify.BadInput, match=r"^progress= must be a function \(or None\), got True$"):
         certify.verify(folder, progress=True)
 
 
@@ -850,7 +850,7 @@ def test_a_progress_that_is_no_function_is_bad_input_before_any_work(name, call)
     """progress=True, as certify.sample takes it, raised "'bool' object is not callable" at the first call, deep in
     the work; False stays what it was, no calls."""
     for given in (True, "bar", 1):
-        with pytest.raises(certify.BadInput, match=rf"^{name} must be a function \(or None\), got {given!r}$"):
+        with pytest.raises(certify.BadInput, match=rf"^{name}= must be a function \(or None\), got {given!r}$"):
             call(given)
     calls = []
     for progress in (False, lambda *args: calls.append(args)):
@@ -948,3 +948,41 @@ def test_the_readmes_python_example_prints_what_it_shows():
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test, out=lambda text: None)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# ------------------------------------------------------------------ refusals name the API's keywords
+
+
+SAMPLE_REFUSED = [  # keywords given to certify.sample (n=2, d=1, count=3), the refusal's start, the command's option
+    ({"count": "3"}, "count= must be an integer, got '3'", None, None),
+    ({"count": 0}, "count= must be between 1 and", ["--count", "0"], "--count must be between 1 and"),
+    ({"restart": "no"}, "restart= must be true or false, got 'no'", None, None),
+    ({"d_k": 4}, "d_k= needs d >= 2", ["--d-k", "4"], "--d-k needs d >= 2"),
+    ({"seed": -1}, "seed= must be a non-negative integer, got -1", ["--seed", "-1"], "--seed must be a non-negative"),
+    ({"max_prec": 10}, "max_prec= must be an integer from 53", ["--max-prec", "10"], "--max-prec must be an integer"),
+    ({"stop_after": 0}, "stop_after= must be at least 1, got 0", ["--stop-after", "0"], "--stop-after must be at least"),
+    ({"L_range": (2, 1)}, "L_range= must be LO <= HI", ["--l-range", "2", "1"], "--l-range must be LO <= HI"),
+    ({"n": 1}, "n= must be between 2 and", ["--n", "1"], "--n must be between 2 and"),
+    ({"workers": 0}, "workers= must be from 1 to", ["--workers", "0"], "workers must be from 1 to"),
+    ({"progress": 5}, "progress= must be true or false, got 5", None, None),
+    ({"bound": "D"}, "give either claim= or bound=, not both", None, None),  # the command's parser refuses both
+]
+
+
+@pytest.mark.parametrize("keywords, said, argv, command_said", SAMPLE_REFUSED)
+def test_sample_refusals_name_its_keywords_and_the_command_its_options(tmp_path, capsys, keywords, said, argv,
+                                                                       command_said):
+    """certify.sample(count="3") said "--count must be an integer": an option its caller never wrote.  The refusal,
+    written once, names count= for the API and --count for `certify sample`; nothing is written either way."""
+    given = {"n": 2, "d": 1, "count": 3, "out": tmp_path / "s", "workers": 1,
+             **({"claim": "collapse.global"} if "bound" in keywords else {}), **keywords}
+    with pytest.raises(certify.BadInput) as err:
+        certify.sample(**given)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        base = {"--n": "2", "--d": "1", "--count": "3", "--workers": "1", "--out": str(tmp_path / "c")}
+        words = [word for option, value in base.items() if option not in argv for word in (option, value)]
+        words += argv
+        assert main(["sample", *words, "-q"]) == 2
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+    assert not (tmp_path / "s").exists() and not (tmp_path / "c").exists()

@@ -303,18 +303,21 @@ def get(name: str) -> Distribution:
     return DISTRIBUTIONS[name]
 
 
-def validate(name: str, n: int, d: int, L_range, d_k: int | None = None) -> tuple[float, float] | None:
-    """Check a campaign's sampling parameters; return the L range in force (or None)."""
+def validate(name: str, n: int, d: int, L_range, d_k: int | None, option: Callable[[str], str]
+             ) -> tuple[float, float] | None:
+    """Check a campaign's sampling parameters; return the L range in force (or None).  option(key): the parameter
+    `key` ("n", "d_k", "L_range") as a refusal names it, the command's --d-k or the API's d_k=."""
     dist = get(name)
-    n, d = integer(n, "--n"), integer(d, "--d")  # a manifest's "4" or 4.0 compared with an integer: a TypeError
+    # a manifest's "4" or 4.0 compared with an integer: a TypeError
+    n, d = integer(n, option("n")), integer(d, option("d"))
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
+        raise BadInput(f"{option('n')} must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
-        raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
-    heads.checked_d_k(d, d_k)  # the attack's rule too
+        raise BadInput(f"{option('d')} must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+    heads.checked_d_k(d, d_k, option("d_k"))  # the attack's rule too
     if L_range is None:
         return dist.default_L_range
-    return L_RANGE.checked(L_range)
+    return L_RANGE.checked(L_range, option("L_range"))
 
 
 def _sq_diameter(X: np.ndarray) -> float:
