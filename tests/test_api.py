@@ -426,7 +426,7 @@ def _call(tmp_path, function, **changed):
 INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
                      ("sample", "seed", "seed="), ("attack", "n", "--n"), ("attack", "d", "--d"),
                      ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
-                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "--max-prec")]
+                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "max_prec=")]
 
 
 OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
@@ -986,3 +986,16 @@ def test_sample_refusals_name_its_keywords_and_the_command_its_options(tmp_path,
         assert main(["sample", *words, "-q"]) == 2
         assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
     assert not (tmp_path / "s").exists() and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("max_prec, said", [("x", "max_prec= must be an integer, got 'x'"),
+                                            (10, "max_prec= must be an integer from 53 to ")])
+def test_check_refusals_name_max_prec_as_a_keyword_and_the_command_its_option(capsys, max_prec, said):
+    """certify.check(L, max_prec="x") said "--max-prec must be an integer": the command's option, which its caller
+    never wrote; `certify check --max-prec 10` still names its option."""
+    for source in (LAYER, str(ROOT_DIR / "examples" / "layer.json")):
+        with pytest.raises(certify.BadInput) as err:
+            certify.check(source, max_prec=max_prec)
+        assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    assert main(["check", str(ROOT_DIR / "examples" / "layer.json"), "--max-prec", "10"]) == 2
+    assert capsys.readouterr().err.startswith("certify: error: --max-prec must be an integer from 53 to ")
