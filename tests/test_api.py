@@ -426,7 +426,7 @@ def _call(tmp_path, function, **changed):
 INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
                      ("sample", "seed", "seed="), ("attack", "n", "--n"), ("attack", "d", "--d"),
                      ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
-                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "max_prec=")]
+                     ("prove", "d", "--d"), ("trajectory", "layers", "layers="), ("check", "max_prec", "max_prec=")]
 
 
 OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
@@ -999,3 +999,19 @@ def test_check_refusals_name_max_prec_as_a_keyword_and_the_command_its_option(ca
         assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
     assert main(["check", str(ROOT_DIR / "examples" / "layer.json"), "--max-prec", "10"]) == 2
     assert capsys.readouterr().err.startswith("certify: error: --max-prec must be an integer from 53 to ")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"layers": "2"}, "layers= must be an integer, got '2'", None),
+    ({"layers": 0}, "layers= must be an integer from 1 to ", ["--layers", "0"]),
+    ({"layers": 2, "max_prec": 10}, "max_prec= must be an integer from 53 to ", ["--layers", "2", "--max-prec", "10"])])
+def test_trajectory_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.trajectory(L, layers="2") said "--layers must be an integer": the command's option, which its caller
+    never wrote; `certify trajectory` still names --layers and --max-prec."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.trajectory(LAYER, **keywords)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        assert main(["trajectory", str(ROOT_DIR / "examples" / "layer.json"), *argv, "-q"]) == 2
+        command_said = said.replace("layers=", "--layers").replace("max_prec=", "--max-prec")
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
