@@ -425,8 +425,8 @@ def _call(tmp_path, function, **changed):
 
 INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
                      ("sample", "seed", "seed="), ("attack", "n", "--n"), ("attack", "d", "--d"),
-                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
-                     ("prove", "d", "--d"), ("trajectory", "layers", "layers="), ("check", "max_prec", "max_prec=")]
+                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "n="),
+                     ("prove", "d", "d="), ("trajectory", "layers", "layers="), ("check", "max_prec", "max_prec=")]
 
 
 OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
@@ -531,7 +531,7 @@ def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
     plain = certify.prove("collapse.global", n=2, radius=2, norm=0.5)
     numpy = certify.prove("collapse.global", n=2, radius=np.int64(2), norm=np.float32(0.5))
     assert numpy.region == plain.region and numpy.confirmed
-    with pytest.raises(certify.BadInput, match="--radius: a numpy array of dtype complex128"):
+    with pytest.raises(certify.BadInput, match="^radius=: a numpy array of dtype complex128"):
         certify.prove("collapse.global", n=2, radius=np.complex128(1), norm=1)
 
 
@@ -688,7 +688,7 @@ def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function)
 @pytest.mark.parametrize("time_limit", ["5", None, True, [5]])
 def test_a_time_limit_that_is_no_number_is_bad_input(time_limit):
     """time_limit="5" raised TypeError ('>' not supported between str and int)."""
-    with pytest.raises(certify.BadInput, match=f"^--time-limit must be a number, got {re.escape(repr(time_limit))}$"):
+    with pytest.raises(certify.BadInput, match=f"^time_limit= must be a number, got {re.escape(repr(time_limit))}$"):
         certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=time_limit)
     assert certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=np.float32(5)).confirmed
 
@@ -1014,4 +1014,27 @@ def test_trajectory_refusals_name_its_keywords_and_the_command_its_options(capsy
     if argv is not None:
         assert main(["trajectory", str(ROOT_DIR / "examples" / "layer.json"), *argv, "-q"]) == 2
         command_said = said.replace("layers=", "--layers").replace("max_prec=", "--max-prec")
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"n": "2"}, "n= must be an integer, got '2'", None),
+    ({"n": 1}, "n= must be between 2 and ", ["--n", "1"]),
+    ({"d": 0}, "d= must be at least 1, got 0", ["--d", "0"]),
+    ({"time_limit": -1}, "time_limit= must be positive, got -1", ["--time-limit", "-1"]),
+    ({"norm": -1}, "norm= must be positive, got -1", ["--norm", "-1"]),
+    ({"radius": "x"}, "radius=: 'x' is not a number", ["--radius", "x"])])
+def test_prove_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.prove(n="2") said "--n must be an integer", time_limit=-1 "--time-limit must be positive": the
+    command's options, which its caller never wrote; `certify prove` still names its options."""
+    given = {"n": 2, "d": 1, "radius": 1, "norm": 1, "time_limit": 5, **keywords}
+    with pytest.raises(certify.BadInput) as err:
+        certify.prove("collapse.global", **given)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        words = [word for key, value in given.items() if key not in keywords
+                 for word in (f"--{key.replace('_', '-')}", str(value))]
+        assert main(["prove", *words, *argv, "-q"]) == 2
+        key = next(iter(keywords))
+        command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
         assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
