@@ -424,8 +424,8 @@ def _call(tmp_path, function, **changed):
 
 
 INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
-                     ("sample", "seed", "seed="), ("attack", "n", "--n"), ("attack", "d", "--d"),
-                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "n="),
+                     ("sample", "seed", "seed="), ("attack", "n", "n="), ("attack", "d", "d="),
+                     ("attack", "layers", "layers="), ("attack", "starts", "starts="), ("prove", "n", "n="),
                      ("prove", "d", "d="), ("trajectory", "layers", "layers="), ("check", "max_prec", "max_prec=")]
 
 
@@ -513,7 +513,8 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
     """L_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
     if l_range is None and function == "sample":
         return  # sample: the distribution's own range
-    name, option = ("L_range", "L_range=") if function == "sample" else ("l_range", "--l-range")
+    name = "L_range" if function == "sample" else "l_range"
+    option = f"{name}="
     with pytest.raises(certify.BadInput, match=rf"^{option} must be two numbers LO HI, got "):
         _call(tmp_path, function, **{name: l_range})
 
@@ -566,8 +567,8 @@ def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_
 
 @pytest.mark.parametrize("function, name, option", [("sample", "restart", "restart="),
                                                     ("sample", "progress", "progress="),
-                                                    ("attack", "with_v", "--with-v"),
-                                                    ("attack", "interruptible", "interruptible")])
+                                                    ("attack", "with_v", "with_v="),
+                                                    ("attack", "interruptible", "interruptible=")])
 def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
     """Read by its truth, restart="no" discarded the campaign in the folder and with_v="no" searched with V."""
     kept = None
@@ -1038,3 +1039,25 @@ def test_prove_refusals_name_its_keywords_and_the_command_its_options(capsys, ke
         key = next(iter(keywords))
         command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
         assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"budget": 1}, "budget= '1': between 50 and ", ["--budget", "1"]),
+    ({"seed": -1}, "seed= must be a non-negative integer, got -1", ["--seed", "-1"]),
+    ({"layers": 0}, "layers= must be between 1 and ", ["--layers", "0"]),
+    ({"d_k": 4}, "d_k= needs d >= 2", ["--d-k", "4"]),
+    ({"max_prec": 10}, "max_prec= must be an integer from 53 to ", ["--max-prec", "10"]),
+    ({"n": 99}, "n= must be at most ", ["--n", "99"]),
+    ({"l_range": (2, 1)}, "l_range= must be LO < HI", ["--l-range", "2", "1"])])
+def test_attack_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.attack(budget=1) said "--budget '1': between 50 and ...": the command's option, which its caller
+    never wrote; `certify attack` still names its options."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.attack(**{"n": 2, "d": 1, "budget": 50, **keywords})
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    defaults = {"--n": "2", "--d": "1", "--budget": "50"}
+    words = [word for option, value in defaults.items() if option not in argv for word in (option, value)]
+    assert main(["attack", *words, *argv, "-q"]) == 2
+    key = next(iter(keywords))
+    command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
+    assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
