@@ -537,12 +537,12 @@ def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
 
 
 @pytest.mark.parametrize("parts, words", [
-    ({"value": "orthogonal", "residual": "no"}, "--residual must be true or false, got 'no'"),
-    ({"value": "orthogonal", "residual": np.int64(1)}, "--residual must be true or false, got np.int64(1)"),
-    ({"ffn": "relu", "ffn_residual": 1}, "--ffn-residual must be true or false, got 1"),
-    ({"ffn": "relu", "hidden": 2.5}, "--hidden must be an integer, got 2.5"),
-    ({"value": "orthogonal", "value_norm": "x"}, "--value-norm must be a number, got 'x'"),
-    ({"value": "orthogonal", "value_norm": True}, "--value-norm must be a number, got True"),
+    ({"value": "orthogonal", "residual": "no"}, "residual= must be true or false, got 'no'"),
+    ({"value": "orthogonal", "residual": np.int64(1)}, "residual= must be true or false, got np.int64(1)"),
+    ({"ffn": "relu", "ffn_residual": 1}, "ffn_residual= must be true or false, got 1"),
+    ({"ffn": "relu", "hidden": 2.5}, "hidden= must be an integer, got 2.5"),
+    ({"value": "orthogonal", "value_norm": "x"}, "value_norm= must be a number, got 'x'"),
+    ({"value": "orthogonal", "value_norm": True}, "value_norm= must be a number, got True"),
 ])
 def test_a_layer_part_of_the_wrong_type_is_bad_input(tmp_path, parts, words):
     """From Python, residual="no" made a residual layer (any truthy value did), hidden=2.5 and value_norm="x"

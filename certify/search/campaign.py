@@ -181,7 +181,7 @@ class Campaign(samplers.LayerParts):
                            f"configurations; use {names.given('tier', 'arb')} for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
         campaign = replace(self, claim=claim, bound=bound, L_range=L_range, limits=_changed_limits(self.limits),
-                           d_k=d_k, **asdict(self.parts.validated(self.d)))
+                           d_k=d_k, **asdict(self.parts.validated(self.d, names)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         goal, case = engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits)
