@@ -68,7 +68,8 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     model), with `workers` processes; a corpus run's model from `model` and its corpus from `corpus` where given
     (each checked against the manifest's sha256; None: the manifest's).  `limits` (certify.core.limits, None for
     the documented ones) go with a certificate, a folder keeps its own.  `progress(done, total)` is called as a
-    folder's configurations, or a corpus run's certificates and sentences, are checked.  BadInput for options
+    folder's configurations, or a corpus run's certificates and sentences, are checked (a function, not the
+    true or false of certify.sample, which shows a bar).  BadInput for options
     that do nothing to the source, named as keywords (`sample=`)."""
     progress = arguments.callback(progress, "progress")
     return verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
@@ -145,7 +146,7 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     # wrong); --workers in `certify sample`'s words, by the pool that takes them
     sample = audit_options.sample_size(sample, names, corpus_options.SAMPLE if run else audit_options.SAMPLE)
     workers = None if workers is None else arguments.integer(workers, names.option("workers"))
-    jobs.ProcessPool(workers)
+    jobs.ProcessPool(workers, arguments.workers_option(names))
     if run:
         model, corpus = _path(model, names.option("model")), _path(corpus, names.option("corpus"))
         corpus_options.refuse_unused_model(model, everything, sample, names)

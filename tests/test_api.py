@@ -423,10 +423,10 @@ def _call(tmp_path, function, **changed):
     return calls[function](**changed)
 
 
-INTEGER_ARGUMENTS = [("sample", "n", "--n"), ("sample", "d", "--d"), ("sample", "count", "--count"),
-                     ("sample", "seed", "--seed"), ("attack", "n", "--n"), ("attack", "d", "--d"),
-                     ("attack", "layers", "--layers"), ("attack", "starts", "--starts"), ("prove", "n", "--n"),
-                     ("prove", "d", "--d"), ("trajectory", "layers", "--layers"), ("check", "max_prec", "--max-prec")]
+INTEGER_ARGUMENTS = [("sample", "n", "n="), ("sample", "d", "d="), ("sample", "count", "count="),
+                     ("sample", "seed", "seed="), ("attack", "n", "n="), ("attack", "d", "d="),
+                     ("attack", "layers", "layers="), ("attack", "starts", "starts="), ("prove", "n", "n="),
+                     ("prove", "d", "d="), ("trajectory", "layers", "layers="), ("check", "max_prec", "max_prec=")]
 
 
 OPTIONAL = {("attack", "starts"), ("prove", "d")}  # None: chosen by the search, every d (n = 2)
@@ -441,7 +441,7 @@ def test_a_whole_number_argument_that_is_not_one_is_bad_input_naming_it(tmp_path
         return
     with pytest.raises(certify.BadInput) as err:
         _call(tmp_path, function, **{name: value})
-    assert option in str(err.value) and repr(value) in str(err.value)
+    assert str(err.value).startswith(option) and repr(value) in str(err.value)
 
 
 @pytest.mark.parametrize("function, changed", [("sample", {"n": 3, "count": 2, "seed": 1}), ("attack", {"n": 3}),
@@ -514,7 +514,8 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
     if l_range is None and function == "sample":
         return  # sample: the distribution's own range
     name = "L_range" if function == "sample" else "l_range"
-    with pytest.raises(certify.BadInput, match=r"--l-range must be two numbers LO HI, got "):
+    option = f"{name}="
+    with pytest.raises(certify.BadInput, match=rf"^{option} must be two numbers LO HI, got "):
         _call(tmp_path, function, **{name: l_range})
 
 
@@ -531,17 +532,17 @@ def test_prove_reads_a_numpy_radius_and_norm_as_check_reads_numpy_numbers():
     plain = certify.prove("collapse.global", n=2, radius=2, norm=0.5)
     numpy = certify.prove("collapse.global", n=2, radius=np.int64(2), norm=np.float32(0.5))
     assert numpy.region == plain.region and numpy.confirmed
-    with pytest.raises(certify.BadInput, match="--radius: a numpy array of dtype complex128"):
+    with pytest.raises(certify.BadInput, match="^radius=: a numpy array of dtype complex128"):
         certify.prove("collapse.global", n=2, radius=np.complex128(1), norm=1)
 
 
 @pytest.mark.parametrize("parts, words", [
-    ({"value": "orthogonal", "residual": "no"}, "--residual must be true or false, got 'no'"),
-    ({"value": "orthogonal", "residual": np.int64(1)}, "--residual must be true or false, got np.int64(1)"),
-    ({"ffn": "relu", "ffn_residual": 1}, "--ffn-residual must be true or false, got 1"),
-    ({"ffn": "relu", "hidden": 2.5}, "--hidden must be an integer, got 2.5"),
-    ({"value": "orthogonal", "value_norm": "x"}, "--value-norm must be a number, got 'x'"),
-    ({"value": "orthogonal", "value_norm": True}, "--value-norm must be a number, got True"),
+    ({"value": "orthogonal", "residual": "no"}, "residual= must be true or false, got 'no'"),
+    ({"value": "orthogonal", "residual": np.int64(1)}, "residual= must be true or false, got np.int64(1)"),
+    ({"ffn": "relu", "ffn_residual": 1}, "ffn_residual= must be true or false, got 1"),
+    ({"ffn": "relu", "hidden": 2.5}, "hidden= must be an integer, got 2.5"),
+    ({"value": "orthogonal", "value_norm": "x"}, "value_norm= must be a number, got 'x'"),
+    ({"value": "orthogonal", "value_norm": True}, "value_norm= must be a number, got True"),
 ])
 def test_a_layer_part_of_the_wrong_type_is_bad_input(tmp_path, parts, words):
     """From Python, residual="no" made a residual layer (any truthy value did), hidden=2.5 and value_norm="x"
@@ -564,10 +565,10 @@ def test_numpy_layer_parts_are_their_values(tmp_path, claim, plain_parts, numpy_
     assert numpy.summary["campaign"] == plain.summary["campaign"] and numpy.counts == plain.counts
 
 
-@pytest.mark.parametrize("function, name, option", [("sample", "restart", "--restart"),
-                                                    ("sample", "progress", "progress"),
-                                                    ("attack", "with_v", "--with-v"),
-                                                    ("attack", "interruptible", "interruptible")])
+@pytest.mark.parametrize("function, name, option", [("sample", "restart", "restart="),
+                                                    ("sample", "progress", "progress="),
+                                                    ("attack", "with_v", "with_v="),
+                                                    ("attack", "interruptible", "interruptible=")])
 def test_a_flag_that_is_not_true_or_false_is_bad_input(tmp_path, function, name, option):
     """Read by its truth, restart="no" discarded the campaign in the folder and with_v="no" searched with V."""
     kept = None
@@ -688,7 +689,7 @@ def test_limits_are_a_limits_or_none_for_the_documented_ones(tmp_path, function)
 @pytest.mark.parametrize("time_limit", ["5", None, True, [5]])
 def test_a_time_limit_that_is_no_number_is_bad_input(time_limit):
     """time_limit="5" raised TypeError ('>' not supported between str and int)."""
-    with pytest.raises(certify.BadInput, match=f"^--time-limit must be a number, got {re.escape(repr(time_limit))}$"):
+    with pytest.raises(certify.BadInput, match=f"^time_limit= must be a number, got {re.escape(repr(time_limit))}$"):
         certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=time_limit)
     assert certify.prove("collapse.global", n=2, radius=1, norm=1, time_limit=np.float32(5)).confirmed
 
@@ -792,7 +793,7 @@ def test_verify_reports_a_folders_progress_to_a_callback(campaign_and_certificat
     assert seen and all(0 <= done <= total for done, total in seen), seen
     assert [done for done, _ in seen] == sorted(done for done, _ in seen) and seen[-1][0] == seen[-1][1], seen
     assert certify.verify(cert, progress=lambda done, total: seen.append(None)).ok and None not in seen
-    with pytest.raises(certify.BadInput, match=r"^progress must be a function \(or None\), got True$"):
+    with pytest.raises(certify.BadInput, match=r"^progress= must be a function \(or None\), got True$"):
         certify.verify(folder, progress=True)
 
 
@@ -850,7 +851,7 @@ def test_a_progress_that_is_no_function_is_bad_input_before_any_work(name, call)
     """progress=True, as certify.sample takes it, raised "'bool' object is not callable" at the first call, deep in
     the work; False stays what it was, no calls."""
     for given in (True, "bar", 1):
-        with pytest.raises(certify.BadInput, match=rf"^{name} must be a function \(or None\), got {given!r}$"):
+        with pytest.raises(certify.BadInput, match=rf"^{name}= must be a function \(or None\), got {given!r}$"):
             call(given)
     calls = []
     for progress in (False, lambda *args: calls.append(args)):
@@ -948,3 +949,115 @@ def test_the_readmes_python_example_prints_what_it_shows():
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     runner.run(test, out=lambda text: None)
     assert runner.summarize(verbose=False).failed == 0
+
+
+# ------------------------------------------------------------------ refusals name the API's keywords
+
+
+SAMPLE_REFUSED = [  # keywords given to certify.sample (n=2, d=1, count=3), the refusal's start, the command's option
+    ({"count": "3"}, "count= must be an integer, got '3'", None, None),
+    ({"count": 0}, "count= must be between 1 and", ["--count", "0"], "--count must be between 1 and"),
+    ({"restart": "no"}, "restart= must be true or false, got 'no'", None, None),
+    ({"d_k": 4}, "d_k= needs d >= 2", ["--d-k", "4"], "--d-k needs d >= 2"),
+    ({"seed": -1}, "seed= must be a non-negative integer, got -1", ["--seed", "-1"], "--seed must be a non-negative"),
+    ({"max_prec": 10}, "max_prec= must be an integer from 53", ["--max-prec", "10"], "--max-prec must be an integer"),
+    ({"stop_after": 0}, "stop_after= must be at least 1, got 0", ["--stop-after", "0"], "--stop-after must be at least"),
+    ({"L_range": (2, 1)}, "L_range= must be LO <= HI", ["--l-range", "2", "1"], "--l-range must be LO <= HI"),
+    ({"n": 1}, "n= must be between 2 and", ["--n", "1"], "--n must be between 2 and"),
+    ({"workers": 0}, "workers= must be from 1 to", ["--workers", "0"], "workers must be from 1 to"),
+    ({"progress": 5}, "progress= must be true or false, got 5", None, None),
+    ({"bound": "D"}, "give either claim= or bound=, not both", None, None),  # the command's parser refuses both
+]
+
+
+@pytest.mark.parametrize("keywords, said, argv, command_said", SAMPLE_REFUSED)
+def test_sample_refusals_name_its_keywords_and_the_command_its_options(tmp_path, capsys, keywords, said, argv,
+                                                                       command_said):
+    """certify.sample(count="3") said "--count must be an integer": an option its caller never wrote.  The refusal,
+    written once, names count= for the API and --count for `certify sample`; nothing is written either way."""
+    given = {"n": 2, "d": 1, "count": 3, "out": tmp_path / "s", "workers": 1,
+             **({"claim": "collapse.global"} if "bound" in keywords else {}), **keywords}
+    with pytest.raises(certify.BadInput) as err:
+        certify.sample(**given)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        base = {"--n": "2", "--d": "1", "--count": "3", "--workers": "1", "--out": str(tmp_path / "c")}
+        words = [word for option, value in base.items() if option not in argv for word in (option, value)]
+        words += argv
+        assert main(["sample", *words, "-q"]) == 2
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+    assert not (tmp_path / "s").exists() and not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("max_prec, said", [("x", "max_prec= must be an integer, got 'x'"),
+                                            (10, "max_prec= must be an integer from 53 to ")])
+def test_check_refusals_name_max_prec_as_a_keyword_and_the_command_its_option(capsys, max_prec, said):
+    """certify.check(L, max_prec="x") said "--max-prec must be an integer": the command's option, which its caller
+    never wrote; `certify check --max-prec 10` still names its option."""
+    for source in (LAYER, str(ROOT_DIR / "examples" / "layer.json")):
+        with pytest.raises(certify.BadInput) as err:
+            certify.check(source, max_prec=max_prec)
+        assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    assert main(["check", str(ROOT_DIR / "examples" / "layer.json"), "--max-prec", "10"]) == 2
+    assert capsys.readouterr().err.startswith("certify: error: --max-prec must be an integer from 53 to ")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"layers": "2"}, "layers= must be an integer, got '2'", None),
+    ({"layers": 0}, "layers= must be an integer from 1 to ", ["--layers", "0"]),
+    ({"layers": 2, "max_prec": 10}, "max_prec= must be an integer from 53 to ", ["--layers", "2", "--max-prec", "10"])])
+def test_trajectory_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.trajectory(L, layers="2") said "--layers must be an integer": the command's option, which its caller
+    never wrote; `certify trajectory` still names --layers and --max-prec."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.trajectory(LAYER, **keywords)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        assert main(["trajectory", str(ROOT_DIR / "examples" / "layer.json"), *argv, "-q"]) == 2
+        command_said = said.replace("layers=", "--layers").replace("max_prec=", "--max-prec")
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"n": "2"}, "n= must be an integer, got '2'", None),
+    ({"n": 1}, "n= must be between 2 and ", ["--n", "1"]),
+    ({"d": 0}, "d= must be at least 1, got 0", ["--d", "0"]),
+    ({"time_limit": -1}, "time_limit= must be positive, got -1", ["--time-limit", "-1"]),
+    ({"norm": -1}, "norm= must be positive, got -1", ["--norm", "-1"]),
+    ({"radius": "x"}, "radius=: 'x' is not a number", ["--radius", "x"])])
+def test_prove_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.prove(n="2") said "--n must be an integer", time_limit=-1 "--time-limit must be positive": the
+    command's options, which its caller never wrote; `certify prove` still names its options."""
+    given = {"n": 2, "d": 1, "radius": 1, "norm": 1, "time_limit": 5, **keywords}
+    with pytest.raises(certify.BadInput) as err:
+        certify.prove("collapse.global", **given)
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    if argv is not None:
+        words = [word for key, value in given.items() if key not in keywords
+                 for word in (f"--{key.replace('_', '-')}", str(value))]
+        assert main(["prove", *words, *argv, "-q"]) == 2
+        key = next(iter(keywords))
+        command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
+        assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+@pytest.mark.parametrize("keywords, said, argv", [
+    ({"budget": 1}, "budget= '1': between 50 and ", ["--budget", "1"]),
+    ({"seed": -1}, "seed= must be a non-negative integer, got -1", ["--seed", "-1"]),
+    ({"layers": 0}, "layers= must be between 1 and ", ["--layers", "0"]),
+    ({"d_k": 4}, "d_k= needs d >= 2", ["--d-k", "4"]),
+    ({"max_prec": 10}, "max_prec= must be an integer from 53 to ", ["--max-prec", "10"]),
+    ({"n": 99}, "n= must be at most ", ["--n", "99"]),
+    ({"l_range": (2, 1)}, "l_range= must be LO < HI", ["--l-range", "2", "1"])])
+def test_attack_refusals_name_its_keywords_and_the_command_its_options(capsys, keywords, said, argv):
+    """certify.attack(budget=1) said "--budget '1': between 50 and ...": the command's option, which its caller
+    never wrote; `certify attack` still names its options."""
+    with pytest.raises(certify.BadInput) as err:
+        certify.attack(**{"n": 2, "d": 1, "budget": 50, **keywords})
+    assert str(err.value).startswith(said) and "--" not in str(err.value), err.value
+    defaults = {"--n": "2", "--d": "1", "--budget": "50"}
+    words = [word for option, value in defaults.items() if option not in argv for word in (option, value)]
+    assert main(["attack", *words, *argv, "-q"]) == 2
+    key = next(iter(keywords))
+    command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
+    assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")

@@ -205,7 +205,7 @@ def test_a_bad_d_k_is_one_line_and_exit_2_before_any_work(tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("d_k", [0, 3, 1.5, "1", True])
 def test_the_python_api_refuses_a_bad_d_k(d_k):
-    with pytest.raises(BadInput, match="--d-k"):
+    with pytest.raises(BadInput, match="^d_k= "):
         attack.attack(n=2, d=3, d_k=d_k, budget=60)
 
 

@@ -789,7 +789,7 @@ def test_precision_escalation_stops_at_the_memory_limit(tmp_path):
 def test_an_unexpected_exception_exits_4_with_one_line(monkeypatch, capsys, error):
     def explode(*args, **kwargs):
         raise error
-    monkeypatch.setattr(engine, "check", explode)
+    monkeypatch.setattr(engine, "checked", explode)  # what `certify check` calls
     code, out, err, _ = run_cli(["check", ROOT / "examples/layer.json"], capsys)
     assert code == 4 and err.count("\n") == 1 and "internal error in `certify check`" in err
     assert "report" in err and "Traceback" not in err
@@ -798,7 +798,7 @@ def test_an_unexpected_exception_exits_4_with_one_line(monkeypatch, capsys, erro
 def test_memory_error_is_bad_input_not_a_traceback(monkeypatch, capsys):
     def exhaust(*args, **kwargs):
         raise MemoryError
-    monkeypatch.setattr(engine, "check", exhaust)
+    monkeypatch.setattr(engine, "checked", exhaust)
     code, _, err, _ = run_cli(["check", ROOT / "examples/layer.json"], capsys)
     assert code == 2 and "out of memory" in err
 

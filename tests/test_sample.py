@@ -42,7 +42,7 @@ def saturated(tmp_path_factory):
 
 @pytest.mark.parametrize("name", sorted(samplers.DISTRIBUTIONS))
 def test_configuration_i_is_a_pure_function_of_the_campaign_and_i(name):
-    L_range = samplers.validate(name, 5, 4, None)
+    L_range = samplers.validate(name, 5, 4, None, None, campaign.OPTIONS.option)
     first, again = (samplers.sample(name, 5, 4, 3, 7, L_range) for _ in range(2))
     assert first.config == again.config and np.array_equal(first.A, again.A)
     assert samplers.sample(name, 5, 4, 3, 8, L_range).config["X"] != first.config["X"]

@@ -83,7 +83,7 @@ def test_the_tokens_are_those_of_the_full_head_and_a_stays_in_its_range():
 
 @pytest.mark.parametrize("name", sorted(samplers.DISTRIBUTIONS))
 def test_every_distribution_draws_a_thin_head(name):
-    L_range = samplers.validate(name, 5, 6, None, 2)
+    L_range = samplers.validate(name, 5, 6, None, 2, campaign.OPTIONS.option)
     first, again = (samplers.sample(name, 5, 6, 3, 7, L_range, None, 2) for _ in range(2))
     assert first.config == again.config
     layer = config.load(first.config).layers[0]
@@ -143,6 +143,6 @@ def test_a_campaign_without_d_k_keeps_its_manifest_and_resumes(tmp_path):
 def test_the_python_api_takes_d_k(tmp_path):
     result = certify.sample(n=4, d=6, d_k=2, count=3, out=tmp_path / "c", workers=1)
     assert result.verdict == "holds" and result.summary["campaign"]["d_k"] == 2
-    with pytest.raises(certify.BadInput, match="--d-k"):
+    with pytest.raises(certify.BadInput, match="^d_k= must be between 1 and d - 1"):
         certify.sample(n=4, d=6, d_k=6, count=3, out=tmp_path / "d", workers=1)
     assert not (tmp_path / "d").exists()

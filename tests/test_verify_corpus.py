@@ -701,7 +701,7 @@ def test_the_python_api_re_checks_a_corpus_run_as_the_command_does(relative, fol
         certify.verify(folder, model=3)
     with pytest.raises(certify.BadInput, match="^corpus= is a path"):
         certify.verify(folder, corpus=3)
-    with pytest.raises(certify.BadInput, match="workers must be from 1 to"):  # was a folder rejected as edited
+    with pytest.raises(certify.BadInput, match="^workers= must be from 1 to"):  # was a folder rejected as edited
         certify.verify(folder, workers=0)
     with pytest.raises(certify.BadInput, match="^sample= is not allowed with everything=True"):  # was ignored
         certify.verify(folder, everything=True, sample=2)

@@ -82,11 +82,11 @@ def run(args) -> int:
                           file=sys.stderr)  # above the bar
 
         try:
-            report = search.attack(args.claim, args.bound, n=args.n, d=args.d, seed=args.seed, starts=args.starts,
-                                   budget=args.budget, with_v=args.with_v, l_range=tuple(args.l_range),
-                                   progress=bar.update, layers=args.layers, mask=args.mask, max_prec=args.max_prec,
-                                   interruptible=True, out=args.out, on_resume=resumed, limits=limits,
-                                   d_k=args.d_k)
+            report = search.attacked(search.OPTIONS, args.claim, args.bound, n=args.n, d=args.d, seed=args.seed,
+                                     starts=args.starts, budget=args.budget, with_v=args.with_v,
+                                     l_range=tuple(args.l_range), progress=bar.update, layers=args.layers,
+                                     mask=args.mask, max_prec=args.max_prec, interruptible=True, out=args.out,
+                                     on_resume=resumed, limits=limits, d_k=args.d_k)
         except KeyboardInterrupt:  # outside the search (reading the journal, writing the results): no report
             if not args.out:
                 raise

@@ -88,8 +88,8 @@ def describe(result: engine.Result) -> dict:
 def run(args) -> int:
     """Run `certify check`; return its exit code."""
     options.not_overwriting("--out", args.out, {"CONFIG": args.config})  # the certificate replaced the input
-    result = engine.check(args.config, claim=args.claim, bound=args.bound, max_prec=args.max_prec,
-                          limits=options.limits_of(args))
+    result = engine.checked(args.config, "--max-prec", claim=args.claim, bound=args.bound, max_prec=args.max_prec,
+                            limits=options.limits_of(args))
     info = describe(result)
     written = None
     if args.out and result.certificate is not None:

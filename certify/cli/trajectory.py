@@ -21,9 +21,12 @@ from flint import ctx
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.arguments import Spelling
 from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
+# the options as `certify trajectory` names them in a refusal (certify.trajectory names its keywords)
+OPTIONS = Spelling({"layers": "--layers", "max_prec": "--max-prec"}, assign=" ")
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
 
@@ -175,7 +178,8 @@ def run(args) -> int:
                 last[0] = stage
                 bar.refresh()
 
-        tr = trajectory.trace(args.config, args.layers, max_prec=args.max_prec, progress=shown, limits=limits)
+        tr = trajectory.traced(args.config, OPTIONS, args.layers, max_prec=args.max_prec, progress=shown,
+                               limits=limits)
     data = trajectory.to_json(tr)
     written = []
     if args.out:

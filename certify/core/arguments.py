@@ -41,15 +41,16 @@ def flag(value, option: str) -> bool:
     raise BadInput(f"{option} must be true or false, got {value!r}")
 
 
-def callback(value, option: str):
+def callback(value, keyword: str):
     """value as a function to call as the work advances, or None (False too: no calls), or BadInput naming the
-    option and the value: progress=True, as certify.sample takes it, reached the first call deep in the work as
-    "'bool' object is not callable"."""
+    API's keyword (progress=, as its other refusals name keywords; no command takes a function) and the value:
+    progress=True, as certify.sample takes it, reached the first call deep in the work as "'bool' object is not
+    callable"."""
     if value is None or value is False:
         return None
     if callable(value):
         return value
-    raise BadInput(f"{option} must be a function (or None), got {value!r}")
+    raise BadInput(f"{keyword}= must be a function (or None), got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,12 @@ class Spelling:
     def given(self, keyword: str, value) -> str:
         """The option `keyword` given `value`, as the caller writes it."""
         return f"{self.names[keyword]}{self.assign}{value}"
+
+
+def workers_option(names: Spelling) -> str:
+    """The workers as the process pool's refusal of their number names them: the API's keyword (workers=), and for
+    a command "workers", the words its refusal has always had ("workers must be from 1 to 8 ...")."""
+    return "workers" if names.assign else names.option("workers")
 
 
 def refuse_unused(given: list[str], applies: str) -> None:

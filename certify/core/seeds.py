@@ -5,9 +5,9 @@ from __future__ import annotations
 from certify.errors import BadInput
 
 
-def checked(seed) -> int:
-    """seed, or BadInput unless it is a non-negative integer (numpy's generators take no negative seed;
-    a bool is no seed)."""
+def checked(seed, option: str = "--seed") -> int:
+    """seed, or BadInput naming the `option` unless it is a non-negative integer (numpy's generators take no
+    negative seed; a bool is no seed)."""
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise BadInput(f"--seed must be a non-negative integer, got {seed!r}")
+        raise BadInput(f"{option} must be a non-negative integer, got {seed!r}")
     return seed

@@ -8,7 +8,7 @@ first use of one of its names, so that reading a certificate (`certify verify`) 
 from certify.core.precision import DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION
 from certify.core.verdicts import EXIT_CODES, HOLDS, UNDECIDED, VIOLATED
 
-_DECIDE = ("Comparison", "Result", "Target", "admit", "bound_claim", "check", "evaluate", "preflight", "resolve_target",
+_DECIDE = ("Comparison", "Result", "Target", "admit", "bound_claim", "check", "checked", "evaluate", "preflight", "resolve_target",
            "short", "target")
 
 __all__ = ["DEFAULT_MAX_PRECISION", "EXIT_CODES", "HOLDS", "PRECISION_LIMIT", "START_PRECISION", "UNDECIDED",

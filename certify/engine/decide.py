@@ -448,11 +448,22 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
     as `certify check` writes none: nothing was decided).  `goal`, a
     Target prepared once (a campaign's), replaces claim and bound.  Inputs beyond `limits`
     (certify.core.limits) are refused before any work; the precision escalation stops, undecided,
-    where the next precision would pass the memory or work estimate.
+    where the next precision would pass the memory or work estimate.  A refused `max_prec` is named so
+    (max_prec=).
     """
-    max_prec, start_prec = integer(max_prec, "--max-prec"), integer(start_prec, "the starting precision")
+    return checked(source, "max_prec=", claim, bound, max_prec=max_prec, start_prec=start_prec, limits=limits,
+                   goal=goal)
+
+
+def checked(source, max_prec_option: str, claim: str | None = None, bound: str | None = None, *,
+            max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
+            limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
+    """check, a refused precision cap named `max_prec_option` as its caller writes it (`certify check`'s --max-prec,
+    the API's max_prec=)."""
+    max_prec = integer(max_prec, max_prec_option)
+    start_prec = integer(start_prec, "the starting precision")
     limits = given_limits(limits)
-    check_precision_cap(max_prec)  # the words of every command's --max-prec
+    check_precision_cap(max_prec, max_prec_option)  # the words of every command's --max-prec
     if not START_PRECISION <= start_prec <= max_prec:
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
                        f"got {start_prec!r}")

@@ -75,13 +75,13 @@ class ProcessPool:
 
     kind = "pool"
 
-    def __init__(self, workers: int | None = None):
+    def __init__(self, workers: int | None = None, option: str = "workers"):
         cores = usable_cores()
         self.workers = cores if workers is None else workers
         # each worker process holds its own interpreter, numpy and flint: --workers 2^64 crashed in islice, and
         # 100000 would start a process per chunk, far beyond what the cores can run
         if not 1 <= self.workers <= MAX_WORKERS_PER_CORE * cores:
-            raise BadInput(f"workers must be from 1 to {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core "
+            raise BadInput(f"{option} must be from 1 to {MAX_WORKERS_PER_CORE * cores} ({MAX_WORKERS_PER_CORE} per core "
                            f"of the {cores} here), got {self.workers}")
 
     def __enter__(self) -> "ProcessPool":
@@ -204,8 +204,9 @@ def _raise(chunk: list[int], reason: str) -> None:
     raise RuntimeError(f"indices {chunk[0]}..{chunk[-1]} were not done: {reason}")
 
 
-def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str | None = None):
-    """The executor `kind` (not started: enter it), or BadInput.
+def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str | None = None,
+             option: str = "workers"):
+    """The executor `kind` (not started: enter it), or BadInput (`workers` refused named as `option`).
 
     pool: `workers` processes (default every core).  dask: an embedded LocalCluster of `workers`
     single-threaded worker processes on this machine, or the cluster of the Dask scheduler at
@@ -216,7 +217,7 @@ def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str |
     if scheduler is not None and kind != "dask":
         raise BadInput("--scheduler is the address of a Dask scheduler: give it with --executor dask")
     if kind == "pool":
-        return ProcessPool(workers)
+        return ProcessPool(workers, option)
     if scheduler is not None and workers is not None:
         raise BadInput("with --scheduler the cluster's workers run the chunks: leave out --workers")
     try:
@@ -224,7 +225,7 @@ def executor(kind: str = "pool", *, workers: int | None = None, scheduler: str |
     except ImportError as err:
         raise BadInput(f"--executor dask needs Dask distributed, which is not installed ({err}); "
                        "install it with: pip install 'certify[dask]'") from None
-    return Dask(workers=ProcessPool(workers).workers if scheduler is None else None, scheduler=scheduler)
+    return Dask(workers=ProcessPool(workers, option).workers if scheduler is None else None, scheduler=scheduler)
 
 
 def grid_chunks(indices, size: int):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certify.core import numbers
+from certify.core.arguments import Spelling
 from certify.errors import BadInput
 from certify.prove.tilt import Interval
 
@@ -83,19 +84,25 @@ class Reduction:
         return METHODS[self.name]
 
 
-def region(n: int, d: int | None, radius, norm) -> Region:
+# the region's parameters as `certify prove` and certify.prove name them where a value is refused
+OPTIONS = Spelling({"n": "--n", "d": "--d", "radius": "--radius", "norm": "--norm", "time_limit": "--time-limit"},
+                   assign=" ")
+KEYWORDS = Spelling({key: f"{key}=" for key in OPTIONS.names}, assign="")
+
+
+def region(n: int, d: int | None, radius, norm, names: Spelling = OPTIONS) -> Region:
     """The Region of n tokens in dimension d with ||x_i|| <= radius, ||A||_2 <= norm (both taken as exact
     Fractions); BadInput when n is not in [2, MAX_TOKENS], d < 1, radius or norm <= 0, or the region
-    reaches a D^2 = 4 norm radius^2 above 2^40."""
+    reaches a D^2 = 4 norm radius^2 above 2^40, naming the parameter as `names` spells it."""
     radius, norm = Fraction(radius), Fraction(norm)
     # each refused with its own name and value (one message named --radius and --norm whichever was wrong)
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"--n must be between 2 and {MAX_TOKENS}, got {n}")
+        raise BadInput(f"{names.option('n')} must be between 2 and {MAX_TOKENS}, got {n}")
     if d is not None and d < 1:
-        raise BadInput(f"--d must be at least 1, got {d}")
-    for name, value in (("--radius", radius), ("--norm", norm)):
+        raise BadInput(f"{names.option('d')} must be at least 1, got {d}")
+    for key, value in (("radius", radius), ("norm", norm)):
         if value <= 0:
-            raise BadInput(f"{name} must be positive, got {value}")
+            raise BadInput(f"{names.option(key)} must be positive, got {value}")
     if 4 * norm * radius ** 2 > MAX_SPAN:
         raise BadInput("the region reaches a D^2 = 4 norm radius^2 above 2^40")
     # the boxes are halvings of [0, 4 norm radius^2] (at most 90 deep: 28 more digits), written exactly

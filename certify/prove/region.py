@@ -18,7 +18,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from certify.core.arguments import callback, integer, real
+from certify.core.arguments import Spelling, callback, integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
@@ -472,22 +472,24 @@ def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d
     configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3"; a float
     is the binary64 value it holds, 0.3 a little below 3/10, as in a configuration: write "0.3" for 3/10);
     d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
-    (result.confirmed); what no reduction covers is refused (BadInput) before any work."""
+    (result.confirmed); what no reduction covers is refused (BadInput) before any work, a value refused named as
+    its keyword (n=)."""
     progress = callback(progress, "progress")
-    region, profile = prepare(claim, bound, n, d, radius, norm, time_limit)
+    region, profile = prepare(claim, bound, n, d, radius, norm, time_limit, reductions.KEYWORDS)
     return prove(region, profile, time_limit=time_limit, progress=progress)
 
 
-def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm,
-            time_limit: float) -> tuple[reductions.Region, Profile]:
-    """The region and profile of prove_claim's arguments, or BadInput before any work."""
-    time_limit = real(time_limit, "--time-limit")
+def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm, time_limit: float,
+            names: Spelling = reductions.OPTIONS) -> tuple[reductions.Region, Profile]:
+    """The region and profile of prove_claim's arguments, or BadInput before any work naming them as `names`
+    spells them (reductions.OPTIONS, the command's --n; reductions.KEYWORDS, the API's n=)."""
+    time_limit = real(time_limit, names.option("time_limit"))
     if not time_limit > 0:
-        raise BadInput(f"--time-limit must be positive, got {time_limit}")
-    n, d = integer(n, "--n"), None if d is None else integer(d, "--d")
-    radius, norm = (parse_number(from_numpy(value, {}, option), option) for value, option in ((radius, "--radius"),
-                                                                                           (norm, "--norm")))
-    region = reductions.region(n, d, radius, norm)
+        raise BadInput(f"{names.option('time_limit')} must be positive, got {time_limit}")
+    n, d = integer(n, names.option("n")), None if d is None else integer(d, names.option("d"))
+    radius, norm = (parse_number(from_numpy(value, {}, names.option(key)), names.option(key))
+                    for key, value in (("radius", radius), ("norm", norm)))
+    region = reductions.region(n, d, radius, norm, names)
     profile = target(claim, bound, n, d)
     reductions.reduce(region)  # refuse what no reduction covers
     return region, profile

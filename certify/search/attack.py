@@ -45,7 +45,7 @@ from scipy.optimize import minimize
 from certify import engine
 from certify.core import config, numbers, seeds
 from certify.core.files import folder_path
-from certify.core.arguments import callback, flag, integer
+from certify.core.arguments import Spelling, callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
@@ -97,25 +97,26 @@ class Budget:
     clock: Callable[[], float] | None = None  # seconds of search, when not since `started` (a journal's)
 
     @classmethod
-    def parse(cls, text: str | int) -> Budget:
+    def parse(cls, text: str | int, option: str = "--budget") -> Budget:
         """The budget written as "3000" (evaluations, 50 to MAX_EVALUATIONS, an integer option: "1e3" too) or
-        "10s" (seconds, a real option, up to MAX_SECONDS); BadInput for anything else, saying why."""
+        "10s" (seconds, a real option, up to MAX_SECONDS); BadInput for anything else, saying why (the budget
+        named `option`, the command's --budget or the API's budget=)."""
         text = str(text).strip()
         if text.endswith("s"):
             try:
                 seconds = numbers.option_real(text[:-1])
             except numbers.RefusedOption as wrong:
-                raise BadInput(f"--budget {shown(text)}: the seconds {wrong.reason}") from None
+                raise BadInput(f"{option} {shown(text)}: the seconds {wrong.reason}") from None
             if not 0 < seconds <= MAX_SECONDS:
-                raise BadInput(f"--budget {shown(text)}: a time budget is more than 0 and at most {MAX_SECONDS} seconds")
+                raise BadInput(f"{option} {shown(text)}: a time budget is more than 0 and at most {MAX_SECONDS} seconds")
             return cls(seconds=seconds)
         try:  # the integer options' rules: "1e3" was refused here where --seed 1e3 is taken
             evaluations = numbers.option_integer(text)
         except numbers.RefusedOption as wrong:
-            raise BadInput(f"--budget {wrong.reason}; a budget is a number of evaluations (e.g. 3000) or of "
+            raise BadInput(f"{option} {wrong.reason}; a budget is a number of evaluations (e.g. 3000) or of "
                            "seconds (e.g. 10s)") from None
         if not 50 <= evaluations <= MAX_EVALUATIONS:
-            raise BadInput(f"--budget {shown(text)}: between 50 and {MAX_EVALUATIONS} evaluations")
+            raise BadInput(f"{option} {shown(text)}: between 50 and {MAX_EVALUATIONS} evaluations")
         return cls(evaluations=evaluations)
 
     def used(self) -> float:
@@ -558,6 +559,13 @@ def auto_starts(budget: Budget, dimension: int) -> int:
     return int(min(max(explore // (EVALUATIONS_PER_DIMENSION * dimension), MIN_STARTS), DEFAULT_STARTS))
 
 
+# the options as `certify attack` and certify.attack name them where a value is refused
+OPTIONS = Spelling({"n": "--n", "d": "--d", "seed": "--seed", "starts": "--starts", "budget": "--budget",
+                    "with_v": "--with-v", "l_range": "--l-range", "max_prec": "--max-prec", "layers": "--layers",
+                    "d_k": "--d-k", "interruptible": "interruptible"}, assign=" ")
+KEYWORDS = Spelling({key: f"{key}=" for key in OPTIONS.names}, assign="")
+
+
 def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d: int = 2, seed: int = 0,
            starts: int | None = None, budget: str | int = DEFAULT_BUDGET, with_v: bool = False,
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
@@ -579,34 +587,44 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     the journal (report.replayed, announced to on_resume(evaluations journaled) before the search),
     so an evaluation budget gives exactly the search of one uninterrupted run.  A folder of another
     attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
-    the candidates are certified under.
+    the candidates are certified under.  A value refused is named as its keyword (budget=).
     """
-    n, d, seed, layers, max_prec = (integer(value, option) for value, option in (
-        (n, "--n"), (d, "--d"), (seed, "--seed"), (layers, "--layers"), (max_prec, "--max-prec")))
-    starts = None if starts is None else integer(starts, "--starts")
-    with_v, interruptible = flag(with_v, "--with-v"), flag(interruptible, "interruptible")
+    return attacked(KEYWORDS, claim, bound, n=n, d=d, seed=seed, starts=starts, budget=budget, with_v=with_v,
+                    l_range=l_range, progress=progress, max_prec=max_prec, layers=layers, mask=mask,
+                    interruptible=interruptible, out=out, on_resume=on_resume, limits=limits, d_k=d_k)
+
+
+def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, seed, starts, budget, with_v, l_range,
+             progress, max_prec, layers, mask, interruptible, out, on_resume, limits, d_k) -> AttackReport:
+    """attack, a value refused named as `names` spells it (OPTIONS, the command's --budget; KEYWORDS, budget=)."""
+    n, d, seed, layers, max_prec = (integer(value, names.option(key)) for key, value in (
+        ("n", n), ("d", d), ("seed", seed), ("layers", layers), ("max_prec", max_prec)))
+    starts = None if starts is None else integer(starts, names.option("starts"))
+    with_v, interruptible = flag(with_v, names.option("with_v")), flag(interruptible, names.option("interruptible"))
     progress, on_resume = callback(progress, "progress"), callback(on_resume, "on_resume")
     limits = given_limits(limits)
     out = None if out is None else folder_path(out)
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound
-    for option, size in (("--n", n), ("--d", d)):  # each named with its value, as objective.layout_for names 1
+    for key, size in (("n", n), ("d", d)):  # each named with its value, as objective.layout_for names 1
         if size > MAX_SIZE:
-            raise BadInput(f"{option} must be at most {MAX_SIZE} (the attack looks for small, readable "
+            raise BadInput(f"{names.option(key)} must be at most {MAX_SIZE} (the attack looks for small, readable "
                            f"configurations), got {size}")
-    l_range = L_RANGE.checked(l_range)
-    seeds.checked(seed)
-    check_precision_cap(max_prec)  # refused before the search, not after
-    spend = Budget.parse(budget)
+    l_range = L_RANGE.checked(l_range, names.option("l_range"))
+    seeds.checked(seed, names.option("seed"))
+    check_precision_cap(max_prec, names.option("max_prec"))  # refused before the search, not after
+    spend = Budget.parse(budget, names.option("budget"))
     needs_v = bound_expr is not None and "v" in bound_expr.names
-    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask, d_k=d_k)
+    layout = objective.layout_for(claim_obj, n, d, with_v, needs_v, layers=layers, mask=mask, d_k=d_k,
+                                  option=names.option)
     # Nelder-Mead holds a simplex of size + 1 points of size entries: --n 64 --d 64 --layers 16 asked numpy for
     # 36 GiB two seconds in and ended as "out of memory"; refused before any work, under the memory limit
     simplex = 8 * (layout.size + 1) * layout.size
     if simplex > limits.memory:
         raise BadInput(f"the search has {layout.size} variables, whose simplex takes {in_bytes(simplex)}, above "
-                       f"the memory limit of {in_bytes(limits.memory)} (lower --n, --d or --layers)")
+                       f"the memory limit of {in_bytes(limits.memory)} (lower "
+                       f"{names.option('n')}, {names.option('d')} or {names.option('layers')})")
     # the candidates are certified under `limits`: a layout none of whose configurations they admit (--limit
     # tokens=1, work=100) was refused only after the whole search, when its first finalist was checked
     X, H, V = layout.arrays(layout.random_shape(np.random.default_rng(seed)), 1.0)
@@ -617,7 +635,7 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     chosen = {"starts": "--budget"} if starts is None else {}  # for the refusal of a folder of another attack
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
-        raise BadInput(f"--starts must be between 1 and {MAX_STARTS}, got {starts}")
+        raise BadInput(f"{names.option('starts')} must be between 1 and {MAX_STARTS}, got {starts}")
     claim_id = claim_obj.id or None  # None for a bound
     # everything the search and its certification depend on: a folder is resumed by the same attack only
     parameters = {"claim": claim_id, "bound": bound_expr.text if bound_expr else None, "n": n, "d": d,

@@ -93,7 +93,7 @@ from certify.errors import BadInput, Interrupted, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
-from certify.core.arguments import flag, integer
+from certify.core.arguments import Spelling, flag, integer, workers_option
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.search import float_screen, samplers, tier3
@@ -130,6 +130,17 @@ def tiers_line(summary: dict) -> str:
     return line
 
 
+PARTS = tuple(f.name for f in fields(samplers.LayerParts))
+# the manifest's keys by their options (Campaign.command), for the refusal of another campaign's folder: "different
+# L_range, max_prec" named the keys; --n, --count and the like are their own names
+NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k", "count": "--count",
+         "seed": "--seed", "claim": "--claim", "bound": "--bound", "L_range": "--l-range", "max_prec": "--max-prec",
+         "tier": "--tier", "limits": "--limit", **{key: f"--{key.replace('_', '-')}" for key in PARTS}}
+# the parameters of a run as `certify sample` and certify.sample name them where a value is refused
+OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart"}, assign=" ")
+KEYWORDS = Spelling({key: f"{key}=" for key in (*OPTIONS.names, "progress")}, assign="")
+
+
 @dataclass(frozen=True)
 class Campaign(samplers.LayerParts):
     """The parameters of a sampling campaign, all it takes to regenerate every configuration: the
@@ -151,25 +162,26 @@ class Campaign(samplers.LayerParts):
     limits: dict | None = None  # the caps of certify.core.limits changed from their defaults (--limit), or None
     d_k: int | None = None  # a thin head W_Q, W_K of d_k columns (samplers), or None: the distribution's head
 
-    def validated(self) -> "Campaign":
-        """This campaign with its defaults filled in, or BadInput."""
+    def validated(self, names: Spelling = OPTIONS) -> "Campaign":
+        """This campaign with its defaults filled in, or BadInput naming the parameters as `names` spells them
+        (OPTIONS, the command's --count; KEYWORDS, certify.sample's count=)."""
         if self.claim and self.bound:
-            raise BadInput("give either --claim or --bound, not both")
-        d_k = None if self.d_k is None else integer(self.d_k, "--d-k")
-        L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range, d_k)
-        if not 1 <= integer(self.count, "--count") <= MAX_COUNT:
-            raise BadInput(f"--count must be between 1 and {MAX_COUNT}, got {self.count}")
-        seeds.checked(self.seed)
-        check_precision_cap(self.max_prec)
+            raise BadInput(f"give either {names.option('claim')} or {names.option('bound')}, not both")
+        d_k = None if self.d_k is None else integer(self.d_k, names.option("d_k"))
+        L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range, d_k, names.option)
+        if not 1 <= integer(self.count, names.option("count")) <= MAX_COUNT:
+            raise BadInput(f"{names.option('count')} must be between 1 and {MAX_COUNT}, got {self.count}")
+        seeds.checked(self.seed, names.option("seed"))
+        check_precision_cap(self.max_prec, names.option("max_prec"))
         claim = None if self.bound is not None else (self.claim or "collapse.global")
         if self.tier not in TIERS:
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
         if self.tier == "tier3" and claim is not None and claim not in tier3.COVERED:
             raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
-                           f"configurations; use --tier arb for {claim}")
+                           f"configurations; use {names.given('tier', 'arb')} for {claim}")
         bound = None if self.bound is None else expr.parse(self.bound).text  # one canonical spelling
         campaign = replace(self, claim=claim, bound=bound, L_range=L_range, limits=_changed_limits(self.limits),
-                           d_k=d_k, **asdict(self.parts.validated(self.d)))
+                           d_k=d_k, **asdict(self.parts.validated(self.d, names)))
         # The target's own checks (unknown claim, bound syntax, a claim whose hypotheses the sampled
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         goal, case = engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits)
@@ -249,14 +261,6 @@ class Campaign(samplers.LayerParts):
     def sample(self, index: int) -> samplers.Sample:
         """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
         return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts, self.d_k)
-
-
-PARTS = tuple(f.name for f in fields(samplers.LayerParts))
-# the manifest's keys by their options (Campaign.command), for the refusal of another campaign's folder: "different
-# L_range, max_prec" named the keys; --n, --count and the like are their own names
-NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k", "count": "--count",
-         "seed": "--seed", "claim": "--claim", "bound": "--bound", "L_range": "--l-range", "max_prec": "--max-prec",
-         "tier": "--tier", "limits": "--limit", **{key: f"--{key.replace('_', '-')}" for key in PARTS}}
 
 
 def _changed_limits(items) -> dict | None:
@@ -557,7 +561,8 @@ def read_with_batches(out_dir) -> tuple[list[dict], list[list[int]]]:
 
 def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bool = False,
         stop_after: int | None = None, restart: bool = False, executor: str = "pool",
-        scheduler: str | None = None, on_summary: Callable[[dict], object] | None = None) -> dict:
+        scheduler: str | None = None, on_summary: Callable[[dict], object] | None = None,
+        names: Spelling = OPTIONS) -> dict:
     """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
 
     `stop_after`: decide this many more configurations, or up to a chunk more (whole chunks of about 1/8 of it
@@ -566,11 +571,12 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
     holds the folder, so that a run started meanwhile does not write them at the same time; also when
     the run is interrupted (they go with summary.json, which an interruption rewrites).
+    `names`: the parameters as a refusal names them (OPTIONS, the command's; KEYWORDS, certify.sample's).
     """
-    campaign = campaign.validated()
-    runner = jobs.executor(executor, workers=workers, scheduler=scheduler)
+    campaign = campaign.validated(names)
+    runner = jobs.executor(executor, workers=workers, scheduler=scheduler, option=workers_option(names))
     if stop_after is not None and stop_after < 1:
-        raise BadInput(f"--stop-after must be at least 1, got {stop_after}")
+        raise BadInput(f"{names.option('stop_after')} must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
                          named=NAMED) as store:
         try:
@@ -814,7 +820,9 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     records and certificates go to the folder `out` (resumed when it holds the same campaign).
     `d_k`: a thin head W_Q, W_K of d_k columns (1 <= d_k < d) instead of the distribution's head.
     `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...).
-    `limits`: the caps (certify.core.limits) to decide under, default the documented ones."""
+    `limits`: the caps (certify.core.limits) to decide under, default the documented ones.
+    `progress`: true or false, whether to show the command's progress bar (certify.verify, attack, trajectory and
+    prove take a function to call instead).  BadInput names the keywords (`count=`) where a value is refused."""
     unknown = set(parts) - set(PARTS)
     if unknown:  # **parts takes a misspelt option too: attack's l_range given here was "an unknown layer part"
         options = [name for name in inspect.signature(sample).parameters if name != "parts"]
@@ -822,15 +830,16 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
         raise BadInput(f"unknown layer part(s) {keys_shown(unknown)}; known: {', '.join(PARTS)}"
                        + (f" (the option is {', '.join(meant)})" if meant else ""))
     out = folder_path(out)
-    n, d, count, seed, max_prec = (integer(value, option) for value, option in (
-        (n, "--n"), (d, "--d"), (count, "--count"), (seed, "--seed"), (max_prec, "--max-prec")))
-    d_k = None if d_k is None else integer(d_k, "--d-k")
-    progress, restart = flag(progress, "progress"), flag(restart, "--restart")
-    workers, stop_after = (None if value is None else integer(value, option)
-                           for value, option in ((workers, "--workers"), (stop_after, "--stop-after")))
+    n, d, count, seed, max_prec = (integer(value, KEYWORDS.option(key)) for key, value in (
+        ("n", n), ("d", d), ("count", count), ("seed", seed), ("max_prec", max_prec)))
+    d_k = None if d_k is None else integer(d_k, KEYWORDS.option("d_k"))
+    progress, restart = flag(progress, KEYWORDS.option("progress")), flag(restart, KEYWORDS.option("restart"))
+    workers, stop_after = (None if value is None else integer(value, KEYWORDS.option(key))
+                           for key, value in (("workers", workers), ("stop_after", stop_after)))
+    L_range = None if L_range is None else samplers.L_RANGE.checked(L_range, KEYWORDS.option("L_range"))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=None if L_range is None else samplers.L_RANGE.checked(L_range), max_prec=max_prec,
-                    tier=tier, d_k=d_k,
+                    L_range=L_range, max_prec=max_prec, tier=tier, d_k=d_k,
                     limits=None if limits is None else vars(given_limits(limits)), **parts)
-    summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart)
+    summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart,
+                  names=KEYWORDS)
     return SampleResult(Path(out), summary)

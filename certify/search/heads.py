@@ -22,15 +22,15 @@ from certify.core.arguments import integer
 from certify.errors import BadInput
 
 
-def checked_d_k(d: int, d_k) -> int | None:
-    """d_k (None: a full head) when 1 <= d_k < d, else BadInput in one line naming --d-k: d_k = d would be a
-    head of full rank, the d x d norm again, not a thin head."""
+def checked_d_k(d: int, d_k, option: str = "--d-k") -> int | None:
+    """d_k (None: a full head) when 1 <= d_k < d, else BadInput in one line naming the `option`: d_k = d would
+    be a head of full rank, the d x d norm again, not a thin head."""
     if d_k is None:
         return None
-    d_k = integer(d_k, "--d-k")
+    d_k = integer(d_k, option)
     if not 1 <= d_k < d:
-        raise BadInput(f"--d-k must be between 1 and d - 1 = {d - 1} (a thin head), got {d_k}"
-                       if d > 1 else f"--d-k needs d >= 2 (a thin head has 1 <= d_k < d), got d = {d}")
+        raise BadInput(f"{option} must be between 1 and d - 1 = {d - 1} (a thin head), got {d_k}"
+                       if d > 1 else f"{option} needs d >= 2 (a thin head has 1 <= d_k < d), got d = {d}")
     return d_k
 
 

@@ -24,15 +24,15 @@ class LRange:
         """The rule in words, for the option's help and its refusal."""
         return f"LO {'<=' if self.fixed else '<'} HI within [{_exact(self.low)}, {_exact(self.high)}]: {self.why}"
 
-    def checked(self, l_range) -> tuple[float, float]:
-        """(LO, HI) as floats, or BadInput stating the rule and the values given."""
+    def checked(self, l_range, option: str = "--l-range") -> tuple[float, float]:
+        """(LO, HI) as floats, or BadInput naming the `option` and stating the rule and the values given."""
         try:
             lo, hi = (float(v) for v in l_range)
         except (TypeError, ValueError):  # from Python: a number, three of them, words
-            raise BadInput(f"--l-range must be two numbers LO HI, got {l_range!r}") from None
+            raise BadInput(f"{option} must be two numbers LO HI, got {l_range!r}") from None
         ordered = lo <= hi if self.fixed else lo < hi
         if not (math.isfinite(lo) and math.isfinite(hi) and self.low <= lo and hi <= self.high and ordered):
-            raise BadInput(f"--l-range must be {self.rule}; got {lo} {hi}")
+            raise BadInput(f"{option} must be {self.rule}; got {lo} {hi}")
         return lo, hi
 
 

@@ -27,6 +27,7 @@ only 1 - tiny is not.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -196,22 +197,24 @@ class Layout:
 
 
 def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers: int = 1,
-               mask: str | None = None, d_k: int | None = None) -> Layout:
+               mask: str | None = None, d_k: int | None = None,
+               option: Callable[[str], str] = lambda key: f"--{key.replace('_', '-')}") -> Layout:
     """The simplest stack of `layers` layers the claim applies to: pure attention, then with one V,
     then a V per layer, then V and a residual (each with the mask, when one is given, and thin heads
     of d_k columns, when it is given: the claim is asked about a layer with such a head).
 
-    `with_v` (asked for) and `needs_v` (the bound uses v = ||V||_2) keep only layouts with V.
+    `with_v` (asked for) and `needs_v` (the bound uses v = ||V||_2) keep only layouts with V.  option(key): the
+    parameter `key` as a refusal names it (the command's --n by default, the API's n=).
     """
     if n < 2:
-        raise BadInput(f"--n must be at least 2 (the claims are about two or more tokens), got {n}")
+        raise BadInput(f"{option('n')} must be at least 2 (the claims are about two or more tokens), got {n}")
     if d < 1:
-        raise BadInput(f"--d must be at least 1, got {d}")
+        raise BadInput(f"{option('d')} must be at least 1, got {d}")
     if not 1 <= layers <= MAX_LAYERS:
-        raise BadInput(f"--layers must be between 1 and {MAX_LAYERS}, got {layers}")
+        raise BadInput(f"{option('layers')} must be between 1 and {MAX_LAYERS}, got {layers}")
     if mask is not None:
         masks.named_mask(mask, n)  # an unknown name is bad input, said once
-    d_k = heads.checked_d_k(d, d_k)
+    d_k = heads.checked_d_k(d, d_k, option("d_k"))
     kinds = [dict(), dict(with_v=True, shared_v=True), dict(with_v=True), dict(with_v=True, residual=True)]
     if with_v or needs_v:
         kinds = kinds[1:]

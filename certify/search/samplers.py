@@ -68,7 +68,7 @@ import numpy as np
 from certify.core import quantities, thin_norm
 from certify.core.config import ACTIVATIONS
 from certify.core.arith import FLOAT64
-from certify.core.arguments import flag, integer, real
+from certify.core.arguments import Spelling, flag, integer, real
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
 from certify.errors import BadInput
@@ -140,11 +140,12 @@ class LayerParts:
     hidden: int | None = None
     ffn_residual: bool = False
 
-    def validated(self, d: int) -> LayerParts:
-        """These parts, or BadInput naming the first that is not one certify samples."""
-        return self._typed()._checked(d)
+    def validated(self, d: int, names: Spelling) -> LayerParts:
+        """These parts, or BadInput naming the first that is not one certify samples, as `names` spells it (the
+        command's --residual, the API's residual=)."""
+        return self._typed(names)._checked(d, names)
 
-    def _checked(self, d: int) -> LayerParts:
+    def _checked(self, d: int, names: Spelling) -> LayerParts:
         """validated(d) of parts of the right types."""
         if self.mask is not None and self.mask not in MASKS:
             raise BadInput(f"unknown mask {self.mask!r} for sampling; choose one of {', '.join(MASKS)}")
@@ -152,25 +153,25 @@ class LayerParts:
             raise BadInput(f"unknown value matrix {self.value!r}; choose one of {', '.join(VALUES)}")
         # each reason by itself: one message said both whichever was wrong
         if self.value_norm is not None and self.value is None:
-            raise BadInput(f"a value norm needs a value matrix: give --value {'|'.join(VALUES)} with --value-norm")
+            raise BadInput(f"a value norm needs a value matrix: give {names.given('value', '|'.join(VALUES))} with "
+                           f"{names.option('value_norm')}")
         if self.value_norm is not None and not (math.isfinite(self.value_norm) and 0 < self.value_norm <= 1e6):
-            raise BadInput(f"--value-norm must be in (0, 1e6], got {self.value_norm}")
+            raise BadInput(f"{names.option('value_norm')} must be in (0, 1e6], got {self.value_norm}")
         if self.ffn is not None and self.ffn not in ACTIVATIONS:
             raise BadInput(f"unknown FFN activation {self.ffn!r}; choose one of {', '.join(ACTIVATIONS)}")
         if self.ffn is None and (self.hidden is not None or self.ffn_residual):
-            raise BadInput("a hidden width and a residual FFN need an FFN (--ffn relu|gelu)")
+            raise BadInput(f"a hidden width and a residual FFN need an FFN ({names.given('ffn', 'relu|gelu')})")
         if self.hidden is not None and not 1 <= self.hidden <= MAX_HIDDEN:
             raise BadInput(f"the hidden width must be between 1 and {MAX_HIDDEN}, got {self.hidden}")
         return replace(self, hidden=self.hidden or 2 * d) if self.ffn is not None else self
 
-    def _typed(self) -> LayerParts:
+    def _typed(self, names: Spelling) -> LayerParts:
         """These parts with the flags as bools and the sizes as Python numbers, or BadInput: from Python, any
         truthy residual (residual="no") made a residual layer, and numpy numbers reached the manifest."""
-        flags = {name: flag(getattr(self, name), f"--{name.replace('_', '-')}")
-                 for name in ("residual", "ffn_residual")}
-        norm = None if self.value_norm is None else real(self.value_norm, "--value-norm")
+        flags = {name: flag(getattr(self, name), names.option(name)) for name in ("residual", "ffn_residual")}
+        norm = None if self.value_norm is None else real(self.value_norm, names.option("value_norm"))
         return replace(self, **flags, value_norm=norm,
-                       hidden=None if self.hidden is None else integer(self.hidden, "--hidden"))
+                       hidden=None if self.hidden is None else integer(self.hidden, names.option("hidden")))
 
     def add_to(self, rng: np.random.Generator, config: dict, d: int) -> None:
         """Draw the parts into the configuration (after every other draw of the configuration)."""
@@ -303,18 +304,21 @@ def get(name: str) -> Distribution:
     return DISTRIBUTIONS[name]
 
 
-def validate(name: str, n: int, d: int, L_range, d_k: int | None = None) -> tuple[float, float] | None:
-    """Check a campaign's sampling parameters; return the L range in force (or None)."""
+def validate(name: str, n: int, d: int, L_range, d_k: int | None, option: Callable[[str], str]
+             ) -> tuple[float, float] | None:
+    """Check a campaign's sampling parameters; return the L range in force (or None).  option(key): the parameter
+    `key` ("n", "d_k", "L_range") as a refusal names it, the command's --d-k or the API's d_k=."""
     dist = get(name)
-    n, d = integer(n, "--n"), integer(d, "--d")  # a manifest's "4" or 4.0 compared with an integer: a TypeError
+    # a manifest's "4" or 4.0 compared with an integer: a TypeError
+    n, d = integer(n, option("n")), integer(d, option("d"))
     if not 2 <= n <= MAX_TOKENS:
-        raise BadInput(f"--n must be between 2 and {MAX_TOKENS} tokens, got {n}")
+        raise BadInput(f"{option('n')} must be between 2 and {MAX_TOKENS} tokens, got {n}")
     if not dist.min_dimension <= d <= MAX_DIMENSION:
-        raise BadInput(f"--d must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
-    heads.checked_d_k(d, d_k)  # the attack's rule too
+        raise BadInput(f"{option('d')} must be between {dist.min_dimension} and {MAX_DIMENSION} for {name}, got {d}")
+    heads.checked_d_k(d, d_k, option("d_k"))  # the attack's rule too
     if L_range is None:
         return dist.default_L_range
-    return L_RANGE.checked(L_range)
+    return L_RANGE.checked(L_range, option("L_range"))
 
 
 def _sq_diameter(X: np.ndarray) -> float:

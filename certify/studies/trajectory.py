@@ -71,7 +71,7 @@ import numpy as np
 from flint import arb, ctx, fmpz
 
 from certify.core import config
-from certify.core.arguments import callback, integer
+from certify.core.arguments import Spelling, callback, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core import quantities
 from certify.core import centred
@@ -200,6 +200,10 @@ class Trajectory:
                           f"resolved through t = {self.resolved_through}{D}, {self.precision} bits, {checker}")
 
 
+# the options as a caller of certify.trajectory writes them, named so in its refusals
+KEYWORDS = Spelling({"layers": "layers=", "max_prec": "max_prec="}, assign="")
+
+
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
           progress: Callable[[int, int, str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
     """Enclose D_t, mu_t (and the approach to V^t c) for t = 0..layers, and check the curves;
@@ -207,14 +211,22 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     the attempt's precision; each attempt restarts from X_0) and as the checker begins (done = layers).  `limits` (certify.core.limits)
     are the reader's and the checker's (`certify verify` at the same limits must be able to confirm the
     certificate): a run refused whatever it found is refused before it starts, and the escalation stops
-    where its certificate could no longer fit them (certify.studies.trajectory_budget)."""
+    where its certificate could no longer fit them (certify.studies.trajectory_budget).  BadInput names the
+    keywords (layers=, max_prec=) where a value is refused."""
+    return traced(source, KEYWORDS, layers, max_prec, progress, limits)
+
+
+def traced(source, names: Spelling, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
+           progress: Callable[[int, int, str], None] | None = None, limits: Limits = DEFAULT_LIMITS) -> Trajectory:
+    """trace, its refusals of layers and max_prec naming them as `names` spells them (the command's --layers,
+    the API's layers=)."""
     stage = callback(progress, "progress") or (lambda done, total, what: None)
     limits = given_limits(limits)
     case = config.load(source, limits)
-    layers, max_prec = integer(layers, "--layers"), integer(max_prec, "--max-prec")
+    layers, max_prec = integer(layers, names.option("layers")), integer(max_prec, names.option("max_prec"))
     if not 1 <= layers <= MAX_LAYERS:
-        raise BadInput(f"--layers must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
-    check_precision_cap(max_prec)
+        raise BadInput(f"{names.option('layers')} must be an integer from 1 to {MAX_LAYERS}, got {layers!r}")
+    check_precision_cap(max_prec, names.option("max_prec"))
     if all(row == case.X[0] for row in case.X):
         raise BadInput("the tokens coincide (D_0 = 0): the trajectory is constant, there is nothing to trace")
     started = time.time()
