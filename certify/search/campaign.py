@@ -135,7 +135,7 @@ PARTS = tuple(f.name for f in fields(samplers.LayerParts))
 # L_range, max_prec" named the keys; --n, --count and the like are their own names
 NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k", "count": "--count",
          "seed": "--seed", "claim": "--claim", "bound": "--bound", "L_range": "--l-range", "max_prec": "--max-prec",
-         "tier": "--tier", "limits": "--limit", **{key: f"--{key.replace('_', '-')}" for key in PARTS}}
+         "tier": "--tier", "limits": "--limit", **samplers.PART_OPTIONS.names}
 # the parameters of a run as `certify sample` and certify.sample name them where a value is refused
 OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart"}, assign=" ")
 KEYWORDS = Spelling({key: f"{key}=" for key in (*OPTIONS.names, "progress")}, assign="")

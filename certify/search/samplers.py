@@ -60,7 +60,7 @@ L ~ 37 (float64 computes 1 - exp(-L) as exactly 1) to L ~ 745 (exp(-L) underflow
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Callable
 
 import numpy as np
@@ -140,9 +140,10 @@ class LayerParts:
     hidden: int | None = None
     ffn_residual: bool = False
 
-    def validated(self, d: int, names: Spelling) -> LayerParts:
+    def validated(self, d: int, names: Spelling | None = None) -> LayerParts:
         """These parts, or BadInput naming the first that is not one certify samples, as `names` spells it (the
-        command's --residual, the API's residual=)."""
+        command's --residual, PART_OPTIONS, by default; the API's residual=)."""
+        names = PART_OPTIONS if names is None else names
         return self._typed(names)._checked(d, names)
 
     def _checked(self, d: int, names: Spelling) -> LayerParts:
@@ -196,6 +197,10 @@ class LayerParts:
                              "W2": (rng.standard_normal((d, h)) / math.sqrt(h)).tolist(),
                              "b2": (0.1 * rng.standard_normal(d)).tolist(),
                              "activation": self.ffn, "residual": self.ffn_residual}
+
+
+# the parts as `certify sample` names its options (--value-norm): the spelling of a refusal unless told otherwise
+PART_OPTIONS = Spelling({part.name: f"--{part.name.replace('_', '-')}" for part in fields(LayerParts)}, assign=" ")
 
 
 MASKS = tuple(name for name in NAMED_MASKS if name != "complete")  # "complete" is no mask at all
