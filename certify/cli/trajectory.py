@@ -26,7 +26,7 @@ from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
 # the options as `certify trajectory` names them in a refusal (certify.trajectory names its keywords)
-OPTIONS = Spelling({"layers": "--layers", "max_prec": "--max-prec"}, assign=" ")
+OPTIONS = Spelling.command(trajectory.KEYWORDS.names)
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
 

@@ -53,6 +53,11 @@ def callback(value, keyword: str):
     raise BadInput(f"{keyword}= must be a function (or None), got {value!r}")
 
 
+def option_of(keyword: str) -> str:
+    """The command's option for an API keyword, where it has no name of its own: max_prec is --max-prec."""
+    return f"--{keyword.replace('_', '-')}"
+
+
 @dataclass(frozen=True)
 class Spelling:
     """How a caller writes the options of a job, so that a refusal written once names them in its reader's words: a
@@ -60,6 +65,16 @@ class Spelling:
 
     names: dict[str, str]  # an option's keyword -> as the caller writes it: "--all" or "everything=True"
     assign: str  # between a name and its value: "--sample 0", "sample=0"
+
+    @classmethod
+    def command(cls, keywords, **named: str) -> Spelling:
+        """A command's spelling of `keywords`: option_of each (--max-prec), or as `named` gives it."""
+        return cls({keyword: named.get(keyword, option_of(keyword)) for keyword in keywords}, assign=" ")
+
+    @classmethod
+    def keywords(cls, keywords) -> Spelling:
+        """The Python API's spelling of `keywords`: max_prec=."""
+        return cls({keyword: f"{keyword}=" for keyword in keywords}, assign="")
 
     def __call__(self, keyword: str) -> str:
         return self.names[keyword]

@@ -85,9 +85,8 @@ class Reduction:
 
 
 # the region's parameters as `certify prove` and certify.prove name them where a value is refused
-OPTIONS = Spelling({"n": "--n", "d": "--d", "radius": "--radius", "norm": "--norm", "time_limit": "--time-limit"},
-                   assign=" ")
-KEYWORDS = Spelling({key: f"{key}=" for key in OPTIONS.names}, assign="")
+OPTIONS = Spelling.command(("n", "d", "radius", "norm", "time_limit"))
+KEYWORDS = Spelling.keywords(OPTIONS.names)
 
 
 def region(n: int, d: int | None, radius, norm, names: Spelling = OPTIONS) -> Region:

@@ -560,10 +560,9 @@ def auto_starts(budget: Budget, dimension: int) -> int:
 
 
 # the options as `certify attack` and certify.attack name them where a value is refused
-OPTIONS = Spelling({"n": "--n", "d": "--d", "seed": "--seed", "starts": "--starts", "budget": "--budget",
-                    "with_v": "--with-v", "l_range": "--l-range", "max_prec": "--max-prec", "layers": "--layers",
-                    "d_k": "--d-k", "interruptible": "interruptible"}, assign=" ")
-KEYWORDS = Spelling({key: f"{key}=" for key in OPTIONS.names}, assign="")
+OPTIONS = Spelling.command(("n", "d", "seed", "starts", "budget", "with_v", "l_range", "max_prec", "layers", "d_k",
+                            "interruptible"), interruptible="interruptible")
+KEYWORDS = Spelling.keywords(OPTIONS.names)
 
 
 def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d: int = 2, seed: int = 0,

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from certify.core import config, files, jsonfile
+from certify.core.arguments import option_of
 from certify.engine import certificate
 from certify.errors import BadInput
 from certify.jobs.store import LOCK, discard_begun, first_run_leftovers, locked, remove_first_run_leftovers
@@ -331,7 +332,7 @@ def _kind(value) -> str:
 def _option(key: str, chosen: dict[str, str]) -> str:
     """A parameter by the option that sets it ("max_prec" is --max-prec), as the refusal of another attack names
     it; "format" is set by no option, and one `chosen` from another option says so ("--starts (from --budget)")."""
-    option = key if key == "format" else f"--{key.replace('_', '-')}"
+    option = key if key == "format" else option_of(key)
     return f"{option} (from {chosen[key]})" if key in chosen else option
 
 

@@ -93,7 +93,7 @@ from certify.errors import BadInput, Interrupted, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
-from certify.core.arguments import Spelling, flag, integer, workers_option
+from certify.core.arguments import Spelling, flag, integer, option_of, workers_option
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.search import float_screen, samplers, tier3
@@ -138,7 +138,7 @@ NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k
          "tier": "--tier", "limits": "--limit", **samplers.PART_OPTIONS.names}
 # the parameters of a run as `certify sample` and certify.sample name them where a value is refused
 OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart"}, assign=" ")
-KEYWORDS = Spelling({key: f"{key}=" for key in (*OPTIONS.names, "progress")}, assign="")
+KEYWORDS = Spelling.keywords((*OPTIONS.names, "progress"))
 
 
 @dataclass(frozen=True)
@@ -251,8 +251,8 @@ class Campaign(samplers.LayerParts):
         for key in PARTS:  # the layer's parts not at their default (True flags take no value)
             value = getattr(self, key)
             if value not in (None, False):
-                options.append((f"--{key.replace('_', '-')}",) + (() if value is True else (repr(value),)
-                                                                   if isinstance(value, float) else (value,)))
+                options.append((option_of(key),) + (() if value is True else (repr(value),)
+                                                    if isinstance(value, float) else (value,)))
         for name, value in (self.limits or {}).items():  # caps changed from the defaults: part of the campaign
             options.append(("--limit", f"{name}={value}"))
         words = ["certify", "sample"] + [str(word) for option in options if option[1:] != (None,) for word in option]

@@ -38,6 +38,7 @@ from certify.core import config
 from certify.core import masks
 from certify.core import quantities
 from certify.core.arith import BALL, FLOAT64
+from certify.core.arguments import option_of
 from certify.core.precision import escalate
 from certify.claims import Claim
 from certify.errors import BadInput
@@ -198,7 +199,7 @@ class Layout:
 
 def layout_for(claim: Claim, n: int, d: int, with_v: bool, needs_v: bool, layers: int = 1,
                mask: str | None = None, d_k: int | None = None,
-               option: Callable[[str], str] = lambda key: f"--{key.replace('_', '-')}") -> Layout:
+               option: Callable[[str], str] = option_of) -> Layout:
     """The simplest stack of `layers` layers the claim applies to: pure attention, then with one V,
     then a V per layer, then V and a residual (each with the mask, when one is given, and thin heads
     of d_k columns, when it is given: the claim is asked about a layer with such a head).

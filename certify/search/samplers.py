@@ -200,7 +200,7 @@ class LayerParts:
 
 
 # the parts as `certify sample` names its options (--value-norm): the spelling of a refusal unless told otherwise
-PART_OPTIONS = Spelling({part.name: f"--{part.name.replace('_', '-')}" for part in fields(LayerParts)}, assign=" ")
+PART_OPTIONS = Spelling.command(part.name for part in fields(LayerParts))
 
 
 MASKS = tuple(name for name in NAMED_MASKS if name != "complete")  # "complete" is no mask at all

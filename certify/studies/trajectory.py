@@ -201,7 +201,7 @@ class Trajectory:
 
 
 # the options as a caller of certify.trajectory writes them, named so in its refusals
-KEYWORDS = Spelling({"layers": "layers=", "max_prec": "max_prec="}, assign="")
+KEYWORDS = Spelling.keywords(("layers", "max_prec"))
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
