@@ -1061,3 +1061,35 @@ def test_attack_refusals_name_its_keywords_and_the_command_its_options(capsys, k
     key = next(iter(keywords))
     command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
     assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+def test_a_folder_refused_names_the_apis_keywords_and_the_commands_options(tmp_path, capsys):
+    """certify.sample on another campaign's folder said "(different --count); choose another --out or pass --restart",
+    certify.attack on another attack's "(different --n); choose another --out": options its caller never wrote.  The
+    API's refusal names count=, out=, restart=True (and n=, out=); the commands' are unchanged."""
+    certify.sample(n=2, d=1, count=2, workers=1, out=tmp_path / "s")
+    with pytest.raises(certify.BadInput) as err:
+        certify.sample(n=2, d=1, count=3, workers=1, out=tmp_path / "s")
+    said = str(err.value)
+    assert "(different count=); choose another out= or pass restart=True to discard it" in said, said
+    assert "--" not in said, said
+    command = ["sample", "--n", "2", "--d", "1", "--count", "3", "--workers", "1", "--out", str(tmp_path / "s"), "-q"]
+    assert main(command) == 2
+    assert "(different --count); choose another --out or pass --restart to discard it" in capsys.readouterr().err
+
+    (tmp_path / "s" / "chunks" / "stray.txt").write_text("x")  # a corrupt folder: how to start over, in its words
+    with pytest.raises(certify.BadInput, match=r"move it away, or pass restart=True to discard it\)$"):
+        certify.sample(n=2, d=1, count=2, workers=1, out=tmp_path / "s")
+
+    certify.attack(bound="D", n=2, d=1, budget=50, out=tmp_path / "a")
+    with pytest.raises(certify.BadInput) as err:
+        certify.attack(bound="D", n=3, d=1, budget=50, out=tmp_path / "a")
+    said = str(err.value)
+    assert "holds another attack (different n=); choose another out=, or move the folder away" in said, said
+    assert "--" not in said, said
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(certify.BadInput, match=r"is not empty and is not an attack folder; choose another out=$"):
+        certify.attack(bound="D", n=2, d=1, budget=50, out=tmp_path / "other")
+    assert main(["attack", "--bound", "D", "--n", "3", "--d", "1", "--budget", "50", "--out", str(tmp_path / "a")]) == 2
+    assert "holds another attack (different --n); choose another --out, or move" in capsys.readouterr().err

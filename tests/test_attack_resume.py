@@ -427,7 +427,7 @@ def test_the_library_refuses_a_bad_folder_before_any_work(tmp_path, monkeypatch)
         attack.attack(**SEARCH, out=tmp_path / "file")
     attack.attack(**dict(SEARCH, budget=60), out=tmp_path / "a")
     calls = counted.calls
-    with pytest.raises(BadInput, match="different --seed"):
+    with pytest.raises(BadInput, match="different seed="):
         attack.attack(**dict(SEARCH, budget=60, seed=9), out=tmp_path / "a")
     assert counted.calls == calls
 

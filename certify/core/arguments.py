@@ -72,9 +72,11 @@ class Spelling:
         return cls({keyword: named.get(keyword, option_of(keyword)) for keyword in keywords}, assign=" ")
 
     @classmethod
-    def keywords(cls, keywords) -> Spelling:
-        """The Python API's spelling of `keywords`: max_prec=."""
-        return cls({keyword: f"{keyword}=" for keyword in keywords}, assign="")
+    def keywords(cls, keywords, flags=()) -> Spelling:
+        """The Python API's spelling of `keywords`: max_prec=; a flag among them as set, restart=True (a refusal
+        that tells the caller to pass it, where the command says --restart)."""
+        return cls({keyword: f"{keyword}=True" if keyword in flags else f"{keyword}=" for keyword in keywords},
+                   assign="")
 
     def __call__(self, keyword: str) -> str:
         return self.names[keyword]

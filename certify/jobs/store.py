@@ -47,6 +47,7 @@ from pathlib import Path, PurePosixPath
 
 from certify import signals
 from certify.core import files, jsonfile
+from certify.core.arguments import Spelling
 from certify.errors import BadInput
 
 try:
@@ -232,12 +233,19 @@ class Edited(BadInput):
     unreadable (a reader such as verify rejects it, as it rejects an edited chunk)."""
 
 
+# a run's folder and its restart as a command names them (a Store's refusals tell the user to choose another or
+# to pass the restart); a job's Python API spells them its own way (out=, restart=True)
+COMMAND = Spelling.command(("out", "restart"))
+
+
 class Store:
     """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
 
-    def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...], *, running: bool = False):
+    def __init__(self, folder: Path, manifest: dict, noun: str, outputs: tuple[str, ...], *, running: bool = False,
+                 names: Spelling = COMMAND):
         self.folder, self.manifest, self.noun, self.outputs = folder, manifest, noun, outputs
         self.running = running  # opened by a run (whose command has --restart), not by a reader such as verify
+        self.names = names  # the run's options as its refusals name them (Store.open)
         self._lock = None  # the folder's lock file, held from Store.open until close()
         self._begun = self._made = False  # Store.open began the job in an empty folder / made the folder (_discard)
         self._leftovers: set[Path] = set()  # a killed run's, which refuse_unnamed let pass (_discard_leftovers)
@@ -263,30 +271,31 @@ class Store:
 
     @classmethod
     def open(cls, folder, params: dict, *, outputs: tuple[str, ...] = (), noun: str = "job",
-             restart: bool = False, named: dict[str, str] | None = None) -> "Store":
+             restart: bool = False, names: Spelling = COMMAND) -> "Store":
         """Create the folder of the job `params`, or resume it (the same parameters only), locked for this
         run until close() (BadInput if another run holds it).
 
         `outputs`: the top-level files and folders the job writes besides manifest.json and
-        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.  `named`: what
-        the user calls a parameter whose key is not its option's name ({"max_bits": "--max-prec"}), for the
-        refusal of another job.
+        chunks/ (artefact folders, a summary); `restart` removes them with the previous job.  `names`: the
+        run's folder and restart ("out", "restart") and its parameters as the caller writes them, for the refusals
+        ({"max_bits": "--max-prec"}, or the API's "max_prec=", "restart=True"; a parameter not named is its key).
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
+        another = f"choose another {names.option('out')}"
         busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
-                "wait for it to stop, or choose another --out")
+                f"wait for it to stop, or {another}")
         # The lock file is the first thing a run makes in a new folder: found, it decides before anything
         # else is looked at (a run that has just begun to fill the folder is "in use", not "not empty").
         lock = locked(folder, shared=False, busy=busy) if (folder / LOCK).is_file() else None
         try:
             if lock is None and _foreign(folder, outputs):
-                raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+                raise BadInput(f"{folder} is not empty and is not a {noun} folder; {another}")
             made = not folder.exists()
             if lock is None:
                 folder.mkdir(parents=True, exist_ok=True)
                 lock = locked(folder, shared=False, busy=busy)
             new = not (folder / MANIFEST).exists()  # and, not foreign, the folder held only a killed first run's leftovers
-            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, named=named or {})
+            store = cls._opened(folder, params, outputs=outputs, noun=noun, restart=restart, names=names)
         except BaseException:
             if lock is not None:
                 lock.close()
@@ -297,18 +306,19 @@ class Store:
 
     @classmethod
     def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool,
-                named: dict[str, str]) -> "Store":
+                names: Spelling) -> "Store":
         """Store.open once the folder is locked."""
+        another = f"choose another {names.option('out')}"
         manifest_path = folder / MANIFEST
         if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
             # another job's folder is neither corrupt nor this job's to discard: --restart removed its manifest,
             # chunks and summary before the refusal that followed, which its message had invited
             raise BadInput(f"{folder} holds another kind of job, not a {noun} ({MANIFEST} of format {stated!r}); "
-                           "nothing was changed: choose another --out")
+                           f"nothing was changed: {another}")
         if restart and manifest_path.is_file():
             # what the job does not write is not its to discard: refused before anything is removed (the folder
             # left was refused as "not a folder of the job", the job's files gone); a killed run's temporary removed
-            checked = cls(folder, {}, noun, outputs, running=True)
+            checked = cls(folder, {}, noun, outputs, running=True, names=names)
             checked._refuse_strays()
             checked._discard_leftovers()
             for name in (CHUNKS, *outputs):
@@ -319,21 +329,21 @@ class Store:
                     path.unlink(missing_ok=True)
             manifest_path.unlink()
         if manifest_path.is_file():
-            store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True)
+            store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True, names=names)
             stored = parameters(store.manifest)
             if stored != params:
                 differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
-                differ = list(dict.fromkeys(named.get(k, k) for k in differ))  # each name once
+                differ = list(dict.fromkeys(names.names.get(k, k) for k in differ))  # each name once
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
-                               "choose another --out or pass --restart to discard it")
+                               f"{another} or pass {names('restart')} to discard it")
             if store._unwritten_last():  # a killed run recorded the chunk, not its file
                 store.manifest["chunks"].pop()
                 store._write_manifest()
         elif (left := first_run_leftovers(folder, outputs)) is None:
-            raise BadInput(f"{folder} is not empty and is not a {noun} folder; choose another --out")
+            raise BadInput(f"{folder} is not empty and is not a {noun} folder; {another}")
         else:  # new, or a run was killed there before its first manifest: nothing was committed
             remove_first_run_leftovers(left)
-            store = cls(folder, {**params, "chunks": []}, noun, outputs, running=True)
+            store = cls(folder, {**params, "chunks": []}, noun, outputs, running=True, names=names)
         (folder / CHUNKS).mkdir(parents=True, exist_ok=True)
         if not manifest_path.is_file():
             store._write_manifest()
@@ -341,11 +351,11 @@ class Store:
 
     @classmethod
     def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = (),
-             running: bool = False) -> "Store":
+             running: bool = False, names: Spelling = COMMAND) -> "Store":
         """The folder of a job of this format, its manifest's entries and chain verified (BadInput); `running`:
-        read by a run that will write it (Store.open), not by a reader."""
+        read by a run that will write it (Store.open, whose `names` its refusals take), not by a reader."""
         folder = Path(folder)
-        store = cls(folder, {}, noun, outputs, running=running)
+        store = cls(folder, {}, noun, outputs, running=running, names=names)
         try:
             # the default limits, which no command raises for a job's folder: the message says none
             manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST, raise_with=None)
@@ -386,15 +396,15 @@ class Store:
 
     def corrupt(self, what: str, *, discarded: bool = True) -> BadInput:
         """The BadInput to raise for a corrupt or edited job folder, naming `what` is wrong and, to a run, how to
-        start over (a reader such as verify has no --restart); `discarded`: whether --restart removes what is wrong
+        start over (a reader such as verify has no restart); `discarded`: whether the restart removes what is wrong
         (it removes only what the job writes)."""
         if not self.running:
             return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, and is not read as a {self.noun}")
         if not discarded:
             return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
-                            f"(--restart discards only what a {self.noun} writes)")
+                            f"({self.names('restart')} discards only what a {self.noun} writes)")
         return BadInput(f"{self.folder}: {what}; the folder is corrupt or was edited, nothing was changed "
-                        "(move it away, or pass --restart to discard it)")
+                        f"(move it away, or pass {self.names('restart')} to discard it)")
 
     def earlier_version(self, stated: str, format: str) -> BadInput:
         """The BadInput for the folder of an earlier version of certify (earlier()): not corrupt, not edited, but of a
@@ -404,8 +414,8 @@ class Store:
         if not self.running:
             return BadInput(f"{what}, not read as a {self.noun}; run the {self.noun} again with this version to "
                             "have one it re-derives")
-        return BadInput(f"{what}; nothing was changed: to run the {self.noun} again with this version, pass --restart "
-                        "to discard the folder, or choose another --out")
+        return BadInput(f"{what}; nothing was changed: to run the {self.noun} again with this version, pass "
+                        f"{self.names('restart')} to discard the folder, or choose another {self.names.option('out')}")
 
     def _unwritten_last(self) -> bool:
         chunks = self.manifest["chunks"]

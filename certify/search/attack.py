@@ -561,7 +561,7 @@ def auto_starts(budget: Budget, dimension: int) -> int:
 
 # the options as `certify attack` and certify.attack name them where a value is refused
 OPTIONS = Spelling.command(("n", "d", "seed", "starts", "budget", "with_v", "l_range", "max_prec", "layers", "d_k",
-                            "interruptible"), interruptible="interruptible")
+                            "interruptible", "claim", "bound", "mask", "out"), interruptible="interruptible")
 KEYWORDS = Spelling.keywords(OPTIONS.names)
 
 
@@ -631,7 +631,7 @@ def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, see
         engine.preflight(config.load(layout.case(X, H, V), limits), claim_obj, limits, max_prec=max_prec)
     except BadInput as refused:
         raise BadInput(f"no candidate of this search could be certified under the limits: {refused}") from None
-    chosen = {"starts": "--budget"} if starts is None else {}  # for the refusal of a folder of another attack
+    chosen = {"starts": names.option("budget")} if starts is None else {}  # for the refusal of another attack's folder
     starts = auto_starts(spend, layout.size) if starts is None else starts
     if not 1 <= starts <= MAX_STARTS:
         raise BadInput(f"{names.option('starts')} must be between 1 and {MAX_STARTS}, got {starts}")
@@ -642,7 +642,7 @@ def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, see
                   "budget": spend.to_json(), "l_range": [float(x) for x in l_range], "max_prec": max_prec}
     if layout.d_k is not None:  # only when given: the folders of full heads keep the parameters they have
         parameters["d_k"] = layout.d_k
-    with attack_folder.opened(out, parameters, chosen) if out is not None else nullcontext() as folder:
+    with attack_folder.opened(out, parameters, names, chosen) if out is not None else nullcontext() as folder:
         journal = None if folder is None else folder.journal
         if journal is not None and journal.journaled["evaluations"] and on_resume is not None:
             on_resume(journal.journaled["evaluations"])

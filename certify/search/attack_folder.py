@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from certify.core import config, files, jsonfile
-from certify.core.arguments import option_of
+from certify.core.arguments import Spelling
 from certify.engine import certificate
 from certify.errors import BadInput
 from certify.jobs.store import LOCK, discard_begun, first_run_leftovers, locked, remove_first_run_leftovers
@@ -102,8 +102,9 @@ def _number(x: float) -> str:
 class Journal:
     """The journal of one search (module docstring): replayed first, then appended to."""
 
-    def __init__(self, folder: Path, attack: bytes, most: int | None = None):
+    def __init__(self, folder: Path, attack: bytes, names: Spelling, most: int | None = None):
         self.folder, self.path, self.most, self.attack = folder, folder / JOURNAL, most, attack
+        self.names = names  # the attack's options as its caller writes them (opened)
         self.journaled, last_clock, length = self._scan()
         os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
         self._replay = open(self.path, "rb")
@@ -124,13 +125,14 @@ class Journal:
                     break  # the end of the file: a line a killed run was writing
                 event = _event(line)
                 if event is None:
-                    raise corrupt(self.folder, f"{JOURNAL} line {number} is not an event of an attack's journal")
+                    raise corrupt(self.folder, f"{JOURNAL} line {number} is not an event of an attack's journal",
+                                  self.names)
                 events, length = events + 1, length + len(line)
                 if event[0] == "e":
                     evaluations += 1
                     if self.most is not None and evaluations > self.most:  # (and the scan of a huge one ends)
                         raise corrupt(self.folder, f"{JOURNAL} holds more evaluations than its budget of "
-                                      f"{self.most} allows")
+                                      f"{self.most} allows", self.names)
                 else:
                     last_clock = event[1]
         return {"events": events, "evaluations": evaluations}, last_clock, length
@@ -160,7 +162,7 @@ class Journal:
 
     def _diverged(self, wanted: str) -> BadInput:
         return corrupt(self.folder, f"{JOURNAL} line {self._line} is not {wanted} this search makes at that point "
-                       "(edited, or written by another version of certify)")
+                       "(edited, or written by another version of certify)", self.names)
 
     def _append(self, line: str) -> None:
         data = line.encode()
@@ -198,9 +200,14 @@ class Journal:
         os.close(self._fd)
 
 
-def corrupt(folder: Path, what: str) -> BadInput:
-    """The BadInput of an attack folder that cannot be resumed, naming `what` is wrong."""
-    return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or choose another --out)")
+def corrupt(folder: Path, what: str, names: Spelling) -> BadInput:
+    """The BadInput of an attack folder that cannot be resumed, naming `what` is wrong (and the folder's option as
+    `names` spells it: --out, out=)."""
+    return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or {_another(names)})")
+
+
+def _another(names: Spelling) -> str:
+    return f"choose another {names.option('out')}"
 
 
 class Folder:
@@ -240,13 +247,13 @@ class Folder:
         return written
 
 
-def _own(folder: Path) -> None:
+def _own(folder: Path, names: Spelling) -> None:
     """BadInput unless the folder's parameters and journal, where present, are its own regular files: a run
     truncates and appends to its journal, which must not reach through a link to a file elsewhere."""
     for name in (PARAMETERS, JOURNAL):
         path = folder / name
         if path.is_symlink() or path.exists() and not path.is_file():
-            raise corrupt(folder, f"{name} is not a file of the folder (a link, or not a regular file)")
+            raise corrupt(folder, f"{name} is not a file of the folder (a link, or not a regular file)", names)
 
 
 # What an attack writes at its end (Folder.write): an earlier version of certify wrote only these, no parameters.
@@ -259,40 +266,42 @@ def _foreign(folder: Path) -> bool:
     return not (folder / PARAMETERS).is_file() and first_run_leftovers(folder, ()) is None
 
 
-def _not_ours(folder: Path) -> BadInput:
+def _not_ours(folder: Path, names: Spelling) -> BadInput:
     """The refusal of a _foreign folder: the results of an earlier version's attack (no parameters, no journal to
     resume from) are named as such, and left alone as anything else is."""
-    names = {path.name for path in folder.iterdir()} - {LOCK}
-    if "summary.json" in names and names <= RESULTS:
+    entries = {path.name for path in folder.iterdir()} - {LOCK}
+    if "summary.json" in entries and entries <= RESULTS:
         return BadInput(f"{folder}: the results of an attack by an earlier version of certify (no {PARAMETERS}, no "
                         f"{JOURNAL}), which this version does not resume; nothing was changed: move them away, or "
-                        "choose another --out")
-    return BadInput(f"{folder} is not empty and is not an attack folder; choose another --out")
+                        f"{_another(names)}")
+    return BadInput(f"{folder} is not empty and is not an attack folder; {_another(names)}")
 
 
 @contextmanager
-def opened(folder, params: dict, chosen: dict[str, str] | None = None) -> Iterator[Folder]:
+def opened(folder, params: dict, names: Spelling, chosen: dict[str, str] | None = None) -> Iterator[Folder]:
     """The attack folder of `params` (JSON, without the format), created or resumed (the same parameters only),
-    locked for this run (BadInput when another run holds it) until the block ends.  `chosen`: the parameters no
-    option gave, by the option they were chosen from ({"starts": "--budget"}), as a refusal names them."""
+    locked for this run (BadInput when another run holds it) until the block ends.  `names`: the folder ("out")
+    and the parameters as the caller writes them (certify.search.attack.OPTIONS, --max-prec; KEYWORDS, max_prec=),
+    as a refusal names them; `chosen`: the parameters no option gave, by the option they were chosen from
+    ({"starts": "--budget"})."""
     folder = Path(folder)
     params = json.loads(json.dumps({"format": FORMAT, **params}))  # as it reads back (lists, not tuples)
     if folder.exists() and not folder.is_dir():
-        raise BadInput(f"{folder} is not a folder; choose another --out")
+        raise BadInput(f"{folder} is not a folder; {_another(names)}")
     if folder.is_dir() and _foreign(folder):
-        raise _not_ours(folder)
+        raise _not_ours(folder, names)
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     lock = locked(folder, shared=False, busy=f"{folder} is in use by another certify attack (one run writes "
-                  "an attack folder at a time); wait for it to stop, or choose another --out")
+                  f"an attack folder at a time); wait for it to stop, or {_another(names)}")
     journal, new, refused = None, False, False
     try:
-        _own(folder)
-        _check_parameters(folder, params, chosen or {})
+        _own(folder, names)
+        _check_parameters(folder, params, names, chosen or {})
         if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
-        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(),
+        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(), names,
                           most=params["budget"].get("evaluations"))  # a search never evaluates more
         yield Folder(folder, journal)
     except BadInput:
@@ -329,34 +338,35 @@ def _kind(value) -> str:
     return ""
 
 
-def _option(key: str, chosen: dict[str, str]) -> str:
-    """A parameter by the option that sets it ("max_prec" is --max-prec), as the refusal of another attack names
-    it; "format" is set by no option, and one `chosen` from another option says so ("--starts (from --budget)")."""
-    option = key if key == "format" else option_of(key)
+def _option(key: str, names: Spelling, chosen: dict[str, str]) -> str:
+    """A parameter by the option that sets it, as `names` spells it (--max-prec, max_prec=), as the refusal of
+    another attack names it; "format" (or a key edited in) is set by no option, and one `chosen` from another option
+    says so ("--starts (from --budget)")."""
+    option = names.option(key) if key in names.names else key
     return f"{option} (from {chosen[key]})" if key in chosen else option
 
 
-def _check_parameters(folder: Path, params: dict, chosen: dict[str, str]) -> None:
+def _check_parameters(folder: Path, params: dict, names: Spelling, chosen: dict[str, str]) -> None:
     """BadInput unless the folder is new or holds the attack of `params`."""
     path = folder / PARAMETERS
     if not path.is_file():
         if (left := first_run_leftovers(folder, ())) is None:  # filled between the first look and the lock
-            raise _not_ours(folder)
+            raise _not_ours(folder, names)
         remove_first_run_leftovers(left)  # a run killed before it wrote attack.json: nothing was committed
         return
     stored = jsonfile.read(path, str(path), raise_with=None)
     if not isinstance(stored, dict) or stored.get("format") != FORMAT:
-        raise corrupt(folder, f"{PARAMETERS} does not hold the parameters of an attack of format {FORMAT}")
+        raise corrupt(folder, f"{PARAMETERS} does not hold the parameters of an attack of format {FORMAT}", names)
     if retyped := [k for k in params if k in stored and stored[k] == params[k] and not _same_json(stored[k], params[k])]:
         # Python's == takes 2.0 for 2 and true for 1: "d_k": 2.0 resumed as d_k = 2.  An attack writes its
         # integers as integers, so a parameter of another JSON type was edited in: refused as malformed
         key = retyped[0]
         raise corrupt(folder, f"{PARAMETERS} states {json.dumps(key)}: {json.dumps(stored[key])}, where an attack "
-                      f"writes {json.dumps(params[key])}{_kind(params[key])}: it was edited")
+                      f"writes {json.dumps(params[key])}{_kind(params[key])}: it was edited", names)
     if stored != params:
         differ = {k for k in set(stored) | set(params) if stored.get(k) != params.get(k)}
         # a parameter chosen from the options given differs with them (more starts for a larger --budget): it is
         # named only when it alone differs, else the options given that differ are what the user changes
-        named = sorted(_option(k, chosen) for k in (differ - chosen.keys() or differ))
-        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); choose another --out, "
+        named = sorted(_option(k, names, chosen) for k in (differ - chosen.keys() or differ))
+        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); {_another(names)}, "
                        "or move the folder away")

@@ -137,8 +137,9 @@ NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k
          "seed": "--seed", "claim": "--claim", "bound": "--bound", "L_range": "--l-range", "max_prec": "--max-prec",
          "tier": "--tier", "limits": "--limit", **samplers.PART_OPTIONS.names}
 # the parameters of a run as `certify sample` and certify.sample name them where a value is refused
-OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart"}, assign=" ")
-KEYWORDS = Spelling.keywords((*OPTIONS.names, "progress"))
+OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart",
+                    **jobs.COMMAND.names}, assign=" ")
+KEYWORDS = Spelling.keywords((*OPTIONS.names, "progress"), flags=("restart",))
 
 
 @dataclass(frozen=True)
@@ -578,7 +579,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     if stop_after is not None and stop_after < 1:
         raise BadInput(f"{names.option('stop_after')} must be at least 1, got {stop_after}")
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
-                         named=NAMED) as store:
+                         names=names) as store:
         try:
             return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
         except KeyboardInterrupt as stop:  # wherever it landed (reading the records: seconds), say what is kept

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from certify import jobs
 from certify.core import jsonfile, report_files
+from certify.core.arguments import Spelling
 from certify.core.float64_limits import REGIME_WORDS
 from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.errors import BadInput
@@ -73,8 +74,10 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 
 # the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
 # "different max_bits" for another --max-prec)
-NAMED = {"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model", "model_sha256": "the model's weights",
-         "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences"}
+NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model",
+                  "model_sha256": "the model's weights", "corpus": "--corpus",
+                  "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences", **jobs.COMMAND.names},
+                 assign=" ")
 
 
 def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
@@ -103,7 +106,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
-                         noun="corpus run", restart=restart, named=NAMED) as store:  # locked for this run until the page is written
+                         noun="corpus run", restart=restart, names=NAMED) as store:  # locked for this run until the page is written
         config = text_model.model.config
         check = record_check(store, run.sentences, config.n_layers, config.n_heads)
         wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
