@@ -517,6 +517,16 @@ def test_a_cap_below_the_start_is_refused_not_raised(tiny_dir, tmp_path, capsys,
     assert err.count("\n") == 1 and "--max-prec 64 is below --start-prec 100" in err, err
 
 
+def test_a_cap_given_as_the_default_is_kept_too(tiny_dir, capsys):
+    """--start-prec 600 --max-prec 512 certified every head at 600 bits: a cap given equal to the default was
+    taken for no cap asked for, and raised to the start."""
+    from certify.cli import main
+
+    assert main(["model", str(tiny_dir), "--start-prec", "600", "--max-prec", "512"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-prec 512 is below --start-prec 600" in err, err
+
+
 @pytest.mark.parametrize("option", [["--start-prec", "-1"], ["--start-prec", "0", "--screen"],
                                     ["--max-prec", "0"], ["--max-prec", "-1", "--screen"],
                                     ["--start-prec", str(2**64)], ["--max-prec", "99999999999"]])

@@ -72,6 +72,7 @@ def add_parser(subparsers) -> None:
                         + PRECISION_REASON)  # fmt: skip
     options.alias(p, "--bits", dest="start_prec", type=options.integer)  # the first spelling of --start-prec
     options.add_max_prec(p, default=MAX_BITS, what="of the per-head escalation")
+    p.set_defaults(max_prec=None)  # a cap not asked for, told from one given as the default (_bits)
     p.add_argument("--screen", action="store_true", help="float64 screening only: fast, NOT certified")
     options.add_figure_options(p, raster=True,  # the models' heat maps
                                written=(_writes_figures, "with --out and without --screen"))
@@ -237,17 +238,17 @@ def _bits(args) -> tuple[int, int]:
     default cap (--start-prec 1024); a --max-prec given below --start-prec is refused, not raised.  Both are
     checked before any work, and a cap of 0 is refused rather than raised; --screen, which uses neither, refuses
     them (it took --max-prec -1, then any in range)."""
+    asked, cap = args.max_prec is not None, MAX_BITS if args.max_prec is None else args.max_prec
     given = []
-    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS),
-                                ("--max-prec", args.max_prec, MAX_BITS)):
+    for name, bits, default in (("--start-prec", args.start_prec, DEFAULT_BITS), ("--max-prec", cap, MAX_BITS)):
         check_precision_cap(bits, name, MAX_ALLOWED_BITS, PRECISION_REASON)
         given += [name] if bits != default else []
     if args.screen:  # float64 only: the precision of the ball arithmetic did nothing, silently
         options.refuse_unused(given, "the certified run, not with --screen (float64 only)")
-    if "--max-prec" in given and args.max_prec < args.start_prec:  # a cap asked for is kept, never raised
-        raise BadInput(f"--max-prec {args.max_prec} is below --start-prec {args.start_prec}: the precision starts at "
+    if asked and cap < args.start_prec:  # a cap asked for is kept, never raised, even the default's value
+        raise BadInput(f"--max-prec {cap} is below --start-prec {args.start_prec}: the precision starts at "
                        "--start-prec and rises no higher than --max-prec")
-    return args.start_prec, max(args.max_prec, args.start_prec)
+    return args.start_prec, max(cap, args.start_prec)
 
 
 def _run_corpus(args) -> int:
