@@ -96,6 +96,8 @@ def problem(inputs) -> str | None:
     """What makes inputs not a configuration in canonical form, or None."""
     if not (isinstance(inputs, dict) and set(inputs) <= TOP_KEYS and rectangular(inputs.get("X"), None, None)):
         return "the inputs are not a configuration with tokens X (a rectangular list of rows)"
+    if not all(isinstance(inputs.get(note, ""), str) for note in ("name", "description")):  # read by no check: as
+        return "the inputs' name and description are texts"  # config.load reads them, no field passes unchecked
     n, d, layers = len(inputs["X"]), len(inputs["X"][0]), inputs.get("layers")
     if n < 2 or not isinstance(layers, list) or not layers:
         return "the inputs need at least two tokens and a non-empty list of layers"

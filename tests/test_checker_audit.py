@@ -414,3 +414,15 @@ def test_the_digest_is_the_canonical_json_of_claim_bound_inputs_and_precision(in
     looped["inputs"]["layers"].append(looped["inputs"])
     with pytest.raises(RecursionError):  # malformed (certify_checker.MALFORMED), as json.dumps finds it
         ineq.digest(looped)
+
+
+@pytest.mark.parametrize("note, value", [("name", 5), ("name", ["a"]), ("description", {"a": 1}), ("description", None)])
+def test_a_name_or_description_that_is_no_text_is_rejected(note, value):
+    """The inputs' name and description took any JSON value in the checker, where `certify check` refuses the
+    configuration: a field no check read, unchecked.  A text there is confirmed as before."""
+    inputs = {"X": TWO_TOKENS, "layers": [{"A": [["1", "0"], ["0", "1"]]}]}
+    honest = seal({**inputs, note: "a note"}, claim="collapse.global")
+    assert checker.verify(honest).ok, checker.verify(honest).message
+    forged = seal({**inputs, note: value}, claim="collapse.global")
+    confirmation = checker.verify(forged)
+    assert not confirmation.ok and "name and description are texts" in confirmation.message, confirmation.message
