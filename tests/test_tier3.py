@@ -448,6 +448,23 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
             tier3.batch_of_configs([{"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, 1.0]], **bad}])
 
 
+def test_a_head_the_engine_refuses_is_bad_input_not_decided():
+    """A with a stray W_Q, or with d_k, was decided as A alone ("holds") where config.load refuses the configuration:
+    tier 3 takes exactly one head, A or both W_Q and W_K, and d_k, b_Q, b_K with W_Q and W_K only."""
+    base = {"X": [[0.0, 0.0], [1.0, 0.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}
+    for extra in ({"W_Q": [[1.0], [0.0]]}, {"W_K": [[1.0], [0.0]]}, {"d_k": 1}, {"b_Q": [1.0]}, {"b_K": [1.0]}):
+        config_dict = {**base, **extra}
+        with pytest.raises(BadInput):
+            engine.check(config_dict, "collapse.global")
+        with pytest.raises(BadInput):
+            tier3.decide("collapse.global", tier3.batch_of_configs([config_dict]))
+    X, head = np.ones((1, 2, 2)), np.ones((1, 2, 1))
+    for parts in (dict(A=np.eye(2)[None], W_Q=head), dict(A=np.eye(2)[None], d_k=1), dict(W_Q=head, d_k=1)):
+        with pytest.raises(BadInput):
+            tier3.decide("collapse.global", tier3.Batch(X=X, **parts))
+    assert list(tier3.decide("collapse.global", tier3.batch_of_configs([base]))) == [tier3.HOLDS]
+
+
 def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
     """A mask given as a numpy array (which config.load reads) made batch_of_configs fail with numpy's "truth value of
     an array is ambiguous" instead of reading it: 0/1 arrays and a name are read as the engine reads them, a boolean
