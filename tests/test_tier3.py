@@ -465,6 +465,14 @@ def test_a_head_the_engine_refuses_is_bad_input_not_decided():
     assert list(tier3.decide("collapse.global", tier3.batch_of_configs([base]))) == [tier3.HOLDS]
 
 
+def test_an_empty_batch_decides_nothing_without_failing():
+    """A batch of no configuration made tier3.evaluate fail with numpy's ValueError (a reshape of an empty array)."""
+    ffn = tier3.FeedForwardBatch(W1=np.zeros((0, 3, 2)), b1=np.zeros((0, 3)), W2=np.zeros((0, 2, 3)), b2=np.zeros((0, 2)))
+    for claim, parts in (("collapse.global", {}), ("ffn.lipschitz", {"ffn": ffn})):
+        verdicts, lhs, rhs = tier3.evaluate(claim, tier3.Batch(X=np.zeros((0, 3, 2)), A=np.zeros((0, 2, 2)), **parts))
+        assert verdicts.shape == lhs.shape == rhs.shape == (0,)
+
+
 def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
     """A mask given as a numpy array (which config.load reads) made batch_of_configs fail with numpy's "truth value of
     an array is ambiguous" instead of reading it: 0/1 arrays and a name are read as the engine reads them, a boolean

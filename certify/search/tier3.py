@@ -312,7 +312,7 @@ def evaluate(claim: str | claims.Claim, batch: Batch) -> tuple[np.ndarray, np.nd
     batch = batch.validated()
     count = len(batch)
     nothing = np.full(count, np.nan)
-    if unusable_reason() is not None:
+    if unusable_reason() is not None or count == 0:  # (no configuration: numpy's reshapes fail on an empty batch)
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
     try:
         parts = [_ends(claim, part) for part in batch.chunks()]
