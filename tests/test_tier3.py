@@ -385,6 +385,24 @@ def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
     assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
 
 
+def test_numpy_integers_past_two_to_the_53_in_configurations_are_bad_input():
+    """numpy integer scalars in a configuration's lists (np.int64(2^53 + 1)) passed as binary64 numbers, as numpy
+    compares them with their float in binary64: tier 3 read the tokens 2^53 + 1 and 2^53 as one point and held the
+    bound 0.5 - D, which arb (reading the integers exactly) finds violated; so did np.uint64(2^64 - 1) and a beta of
+    np.int64(2^60 + 1).  They are bad input now; numpy integers that are binary64 numbers are read as they are."""
+    goal = engine.target(bound="0.5 - D")
+    for X in ([[np.int64(2**53 + 1)], [np.int64(2**53)]], [[np.uint64(2**64 - 1)], [np.uint64(2**64 - 2)]],
+              [[np.int64(2**53 + 1)], [0.5]]):
+        config_dict = {"X": X, "A": [[0.0]]}
+        assert engine.check(config_dict, goal=goal).verdict == engine.VIOLATED
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([config_dict])
+    with pytest.raises(BadInput):
+        tier3.batch_of_configs([{"X": [[0.0], [1.0]], "A": [[1.0]], "beta": np.int64(2**60 + 1)}])
+    exact = tier3.batch_of_configs([{"X": [[np.int64(2**60)], [np.int64(3)]], "A": [[0.0]], "beta": np.uint64(2**63)}])
+    assert exact.X[0, 0, 0] == 2.0**60 and exact.beta[0] == 2.0**63
+
+
 def test_a_matrix_whose_gram_overflows_leaves_its_configuration_undecided_and_the_batch_decided():
     """Finite binary64 matrices with entries near 1e200 (A, V, or beta A): A^T A overflows, and numpy's
     eigvalsh on it raised LinAlgError out of tier3.evaluate for the whole batch.  Their norms' witness

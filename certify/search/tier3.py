@@ -337,6 +337,8 @@ def _is_binary64(value) -> bool:
     """value is a number (no bool) equal to a binary64 number: what config.load reads as that number."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return False
+    if isinstance(value, np.integer):  # numpy compares a numpy integer with a float in binary64, rounding it first
+        value = int(value)
     try:
         return float(value) == value
     except OverflowError:
