@@ -385,6 +385,24 @@ def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
     assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
 
 
+def test_numpy_integers_past_two_to_the_53_in_configurations_are_bad_input():
+    """numpy integer scalars in a configuration's lists (np.int64(2^53 + 1)) passed as binary64 numbers, as numpy
+    compares them with their float in binary64: tier 3 read the tokens 2^53 + 1 and 2^53 as one point and held the
+    bound 0.5 - D, which arb (reading the integers exactly) finds violated; so did np.uint64(2^64 - 1) and a beta of
+    np.int64(2^60 + 1).  They are bad input now; numpy integers that are binary64 numbers are read as they are."""
+    goal = engine.target(bound="0.5 - D")
+    for X in ([[np.int64(2**53 + 1)], [np.int64(2**53)]], [[np.uint64(2**64 - 1)], [np.uint64(2**64 - 2)]],
+              [[np.int64(2**53 + 1)], [0.5]]):
+        config_dict = {"X": X, "A": [[0.0]]}
+        assert engine.check(config_dict, goal=goal).verdict == engine.VIOLATED
+        with pytest.raises(BadInput):
+            tier3.batch_of_configs([config_dict])
+    with pytest.raises(BadInput):
+        tier3.batch_of_configs([{"X": [[0.0], [1.0]], "A": [[1.0]], "beta": np.int64(2**60 + 1)}])
+    exact = tier3.batch_of_configs([{"X": [[np.int64(2**60)], [np.int64(3)]], "A": [[0.0]], "beta": np.uint64(2**63)}])
+    assert exact.X[0, 0, 0] == 2.0**60 and exact.beta[0] == 2.0**63
+
+
 def test_a_matrix_whose_gram_overflows_leaves_its_configuration_undecided_and_the_batch_decided():
     """Finite binary64 matrices with entries near 1e200 (A, V, or beta A): A^T A overflows, and numpy's
     eigvalsh on it raised LinAlgError out of tier3.evaluate for the whole batch.  Their norms' witness
@@ -446,6 +464,31 @@ def test_batch_of_configs_reads_each_configuration_as_the_engine_does():
     for bad in ({"residual": "yes"}, {"beta": True}, {"beta": "0.5"}):
         with pytest.raises(BadInput):
             tier3.batch_of_configs([{"X": [[1.0, 0.0], [0.0, 1.0]], "A": [[1.0, 0.0], [0.0, 1.0]], **bad}])
+
+
+def test_a_head_the_engine_refuses_is_bad_input_not_decided():
+    """A with a stray W_Q, or with d_k, was decided as A alone ("holds") where config.load refuses the configuration:
+    tier 3 takes exactly one head, A or both W_Q and W_K, and d_k, b_Q, b_K with W_Q and W_K only."""
+    base = {"X": [[0.0, 0.0], [1.0, 0.0]], "A": [[1.0, 0.0], [0.0, 1.0]]}
+    for extra in ({"W_Q": [[1.0], [0.0]]}, {"W_K": [[1.0], [0.0]]}, {"d_k": 1}, {"b_Q": [1.0]}, {"b_K": [1.0]}):
+        config_dict = {**base, **extra}
+        with pytest.raises(BadInput):
+            engine.check(config_dict, "collapse.global")
+        with pytest.raises(BadInput):
+            tier3.decide("collapse.global", tier3.batch_of_configs([config_dict]))
+    X, head = np.ones((1, 2, 2)), np.ones((1, 2, 1))
+    for parts in (dict(A=np.eye(2)[None], W_Q=head), dict(A=np.eye(2)[None], d_k=1), dict(W_Q=head, d_k=1)):
+        with pytest.raises(BadInput):
+            tier3.decide("collapse.global", tier3.Batch(X=X, **parts))
+    assert list(tier3.decide("collapse.global", tier3.batch_of_configs([base]))) == [tier3.HOLDS]
+
+
+def test_an_empty_batch_decides_nothing_without_failing():
+    """A batch of no configuration made tier3.evaluate fail with numpy's ValueError (a reshape of an empty array)."""
+    ffn = tier3.FeedForwardBatch(W1=np.zeros((0, 3, 2)), b1=np.zeros((0, 3)), W2=np.zeros((0, 2, 3)), b2=np.zeros((0, 2)))
+    for claim, parts in (("collapse.global", {}), ("ffn.lipschitz", {"ffn": ffn})):
+        verdicts, lhs, rhs = tier3.evaluate(claim, tier3.Batch(X=np.zeros((0, 3, 2)), A=np.zeros((0, 2, 2)), **parts))
+        assert verdicts.shape == lhs.shape == rhs.shape == (0,)
 
 
 def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():

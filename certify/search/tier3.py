@@ -135,8 +135,11 @@ class Batch:
             return self
         if self.X.ndim != 3 or self.X.shape[-2] < 2:
             raise BadInput(f"X must have shape (batch, n, d) with n >= 2 tokens, got {self.X.shape}")
-        if (self.A is None) == (self.W_Q is None or self.W_K is None):
+        # exactly one head, as config.load reads it: A with a stray W_Q (or d_k, b_Q, b_K) was decided as A alone
+        if (self.A is None, self.W_Q is None, self.W_K is None) not in ((False, True, True), (True, False, False)):
             raise BadInput("give either A or both W_Q and W_K")
+        if self.A is not None and not all(part is None for part in (self.b_Q, self.b_K, self.d_k)):
+            raise BadInput("d_k, b_Q and b_K only go with W_Q and W_K")
         arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, self.V, np.asarray(self.beta)]
         if self.ffn is not None:
             arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
@@ -309,7 +312,7 @@ def evaluate(claim: str | claims.Claim, batch: Batch) -> tuple[np.ndarray, np.nd
     batch = batch.validated()
     count = len(batch)
     nothing = np.full(count, np.nan)
-    if unusable_reason() is not None:
+    if unusable_reason() is not None or count == 0:  # (no configuration: numpy's reshapes fail on an empty batch)
         return np.full(count, UNDECIDED, dtype=object), nothing, nothing
     try:
         parts = [_ends(claim, part) for part in batch.chunks()]
@@ -334,6 +337,8 @@ def _is_binary64(value) -> bool:
     """value is a number (no bool) equal to a binary64 number: what config.load reads as that number."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         return False
+    if isinstance(value, np.integer):  # numpy compares a numpy integer with a float in binary64, rounding it first
+        value = int(value)
     try:
         return float(value) == value
     except OverflowError:
@@ -413,7 +418,7 @@ def batch_of_configs(configs: list[dict]) -> Batch:
     X, W_Q = stacked("X"), stacked("W_Q")
     if X is None:
         raise BadInput('the configurations have no tokens "X"')
-    d_k = None if W_Q is None or W_Q.ndim != 3 else shared("d_k", W_Q.shape[-1])
+    d_k = shared("d_k", None if W_Q is None or W_Q.ndim != 3 else W_Q.shape[-1])  # given with A: refused there
     beta = _binary64([c.get("beta", 1.0) for c in configs], "beta")
     mask = shared("mask", None)
     if mask is not None:
