@@ -461,9 +461,10 @@ def _replayed(cert: dict, reduction: reductions.Reduction) -> tuple[dict, dict, 
 
 def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:
     """The profile of a claim (default collapse.global) or of a bound D*g(a*D**2) on n tokens in d."""
-    if claim and bound:
+    if claim and bound is not None:
         raise BadInput("give a claim or --bound, not both")
-    return profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim or "collapse.global")
+    # an empty bound (an unset variable) is refused as a bound, not read as no bound: it proved collapse.global
+    return profiles.bound_profile(bound, n, d) if bound is not None else profiles.claim_profile(claim or "collapse.global")
 
 
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
