@@ -41,6 +41,19 @@ def test_a_limit_no_box_fits_is_refused_before_the_search(monkeypatch, capsys):
     assert "refused before starting" in captured.err and "--limit work=N" in captured.err
 
 
+def test_a_byte_limit_no_certificate_fits_is_refused_before_the_search(monkeypatch, capsys):
+    """--limit bytes=100 ran the whole search, then printed PROVED (NOT CERTIFIED) with exit 3: the meter prices the
+    checker's work and its measure of a value's tree, not the text written, which even the root box left open passes."""
+    def searched(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    monkeypatch.setattr(bnb, "explore", searched)
+    assert main(["prove", *LINE, "--limit", "bytes=100"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "refused before starting" in captured.err and "--limit bytes=N" in captured.err
+
+
 def test_the_search_stops_before_its_certificate_passes_the_work_limit(whole):
     work = checker_region.work(whole.certificate)
     limits = Limits(work=work // 2)

@@ -421,6 +421,12 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
     if not meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
                        f"the proof's certificate past {meter.reason()}")
+    # The meter prices the checker's measure of a value's tree, shorter than the text written: a byte limit that even
+    # the root box left open passes was found only once the search had ended (PROVED, not certified)
+    reduction = reductions.reduce(region)
+    least = certificate(ProofResult(UNDECIDED, region, reduction, profile, left=[reduction.root], tree="?"))
+    if problem := certificates.tree_limit(least, limits):
+        raise BadInput(f"refused before starting: its least certificate (the first box left open) is {problem}")
     return meter
 
 
