@@ -54,6 +54,19 @@ def test_a_byte_limit_no_certificate_fits_is_refused_before_the_search(monkeypat
     assert "refused before starting" in captured.err and "--limit bytes=N" in captured.err
 
 
+def test_a_nesting_limit_no_leaf_fits_is_refused_before_the_search(monkeypatch, capsys):
+    """--limit nesting=4 holds the root box left open but no leaf (its box's intervals are five deep): the meter's
+    leaves had no box, so the search ran and ended PROVED (NOT CERTIFIED), exit 3."""
+    def searched(*args, **kwargs):
+        raise AssertionError("the search ran")
+
+    monkeypatch.setattr(bnb, "explore", searched)
+    assert main(["prove", *LINE, "--limit", "nesting=4"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert "refused before starting" in captured.err and "--limit nesting=N" in captured.err
+
+
 def test_the_search_stops_before_its_certificate_passes_the_work_limit(whole):
     work = checker_region.work(whole.certificate)
     limits = Limits(work=work // 2)

@@ -61,4 +61,5 @@ class Meter:
         return self.stated | {"tree": "?" * (self.symbols + 2 * boxes), "leaves": leaves}
 
     def _leaf(self, precision: int) -> dict:
-        return self._leaves.setdefault(precision, {"precision": precision})
+        # with a box nested as a leaf's is: without it, a nesting limit that no leaf fits let the search run to its end
+        return self._leaves.setdefault(precision, {"box": [["0", "1"]], "precision": precision})
