@@ -127,6 +127,22 @@ def test_a_counterexample_beyond_the_users_limits_is_bad_input_not_a_violation(c
     assert captured.out == "" and captured.err.count("\n") == 1 and "--limit tokens=N" in captured.err, captured
 
 
+def test_a_counterexample_beyond_the_dim_limit_is_refused_before_it_is_built(monkeypatch, capsys):
+    """The configuration of a violation (a d x d matrix A of texts) was built before the check refused its dimension:
+    --d 100000 wrote out 10^10 entries (tens of gigabytes) on finding one, and went on until killed."""
+    def realised(region, point):
+        raise AssertionError("a configuration beyond the dim limit was built")
+
+    monkeypatch.setattr(reductions, "realise", realised)
+    region = ["--bound", FALSE, "--n", "2", "--d", "100000", "--radius", "1", "--norm", "1"]
+    assert main(["prove", *region]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "--limit dim=N" in captured.err, captured
+    assert main(["prove", *region, "--limit", "dim=100000"]) == 2  # raised, the dimension passes the memory estimate
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and "--limit memory=BYTES" in captured.err, captured
+
+
 def test_the_checker_refuses_a_counterexample_beyond_the_limits_it_is_given():
     """`certify verify --limit tokens=2` confirmed a region proof violated at 3 tokens (its counterexample was
     verified under the default limits); now refused, as the counterexample's certificate alone is."""

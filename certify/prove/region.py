@@ -20,9 +20,9 @@ from flint import arb, ctx
 
 from certify.core import jsonfile
 from certify.core.arguments import Spelling, callback, integer, real
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem, shape_problem
 from certify.core.numbers import from_numpy, parse_number
-from certify.core.precision import escalate
+from certify.core.precision import START_PRECISION, escalate
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
@@ -266,6 +266,12 @@ def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
 
 
 def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS) -> dict | None:
+    # refused from its sizes as `certify check` refuses it (certify.core.config), before realise writes its d x d
+    # matrix A out: --d 100000 wrote 10^10 texts on finding a violation
+    if problem := shape_problem(region.n, region.d or 1, 1, 0, limits):
+        raise BadInput(f"the configuration has {problem}")
+    if problem := resource_problem(region.n, region.d or 1, 1, 0, START_PRECISION, limits):
+        raise BadInput(f"the configuration is refused: {problem}")
     config = reductions.realise(region, point)
     if config is None:
         return None
