@@ -24,9 +24,9 @@ class Meter:
     def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", precisions: tuple = (), text=None):
         self.stated = stated  # what the checker's estimate reads besides tree and leaves: kind, region, bound
         self.limits, self.top = limits, top
-        # Under a user's limits the checker reads the certificate as the text written (certify.engine.certificate.confirm),
-        # longer than its measure of the skeleton's tree: (written, growth), functions giving the bytes of that text
-        # so far and the most bytes m more boxes add to it; None under the defaults.
+        # Under a user's limits the checker reads the certificate as the text written (certificate.confirm), longer
+        # than its measure of the skeleton's tree: (written, growth), functions giving the bytes of that text so far
+        # and the most bytes m more boxes add to it; None under the defaults.
         self.text = text
         self.symbols, self.precisions = len(tree), list(precisions)
         self.ahead = 0  # boxes already known to fit

@@ -437,7 +437,8 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
     tree, precisions = (resume["tree"], [leaf["precision"] for leaf in resume["leaves"]]) if resume else ("?", ())
     reduction = reductions.reduce(region)
     if current is None:
-        start = resume or certificate(ProofResult(UNDECIDED, region, reduction, profile, left=[reduction.root], tree="?"))
+        start = resume or certificate(ProofResult(UNDECIDED, region, reduction, profile, tree="?",
+                                                  left=[reduction.root]))
         current, depth = (lambda: start), (lambda: MAX_DEPTH if resume else 0)
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
     meter = budget.Meter(stated, limits, top, tree, precisions, _text_meter(reduction, top, limits, current, depth))
