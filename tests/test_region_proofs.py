@@ -465,6 +465,9 @@ def test_cli_undecided_exits_3(capsys):
     ["--bound", "(1-exp(-a*D))*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["--bound", "v*D", "--n", "2", "--radius", "1", "--norm", "1"],
     ["collapse.tanh", "--bound", "tanh(a*D**2/4)*D", "--n", "2", "--radius", "1", "--norm", "1"],
+    # an empty bound (an unset variable) is bad input, as for check: it proved collapse.global, exit 0
+    ["--bound", "", "--n", "2", "--radius", "1", "--norm", "1"],
+    ["collapse.tanh", "--bound", "", "--n", "2", "--radius", "1", "--norm", "1"],
     ["--n", "2", "--radius", "1"],
     ["--n", "2", "--radius", "1e200", "--norm", "1"],
     # 4 norm radius^2 = 4e-12000: the boxes' bounds could not be written in the certificate

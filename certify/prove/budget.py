@@ -21,9 +21,13 @@ from certify.engine import certificate
 class Meter:
     """A region proof's certificate as the checker prices it: the tree's length and the leaves' precisions so far."""
 
-    def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", precisions: tuple = ()):
+    def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", precisions: tuple = (), text=None):
         self.stated = stated  # what the checker's estimate reads besides tree and leaves: kind, region, bound
         self.limits, self.top = limits, top
+        # Under a user's limits the checker reads the certificate as the text written (certificate.confirm), longer
+        # than its measure of the skeleton's tree: (written, growth), functions giving the bytes of that text so far
+        # and the most bytes m more boxes add to it; None under the defaults.
+        self.text = text
         self.symbols, self.precisions = len(tree), list(precisions)
         self.ahead = 0  # boxes already known to fit
         self._leaves: dict[int, dict] = {}  # one leaf per precision, shared by every skeleton
@@ -42,18 +46,25 @@ class Meter:
             self.ahead -= 1
             return True
         m = max(1, (self.symbols - 1) // 2 + len(self.precisions))  # about the boxes decided so far
-        while certificate.checker_refusal(self._skeleton(m), self.limits) is not None:
+        written = self.text[0]() if self.text else 0
+        while certificate.checker_refusal(self._skeleton(m), self.limits) is not None or self._past_bytes(written, m):
             if m == 1:
                 return False
             m //= 2
         self.ahead = m - 1
         return True
 
+    def _past_bytes(self, written: int, boxes: int) -> bool:
+        """Whether the text written, with `boxes` more boxes at their dearest, passes the checker's byte limit."""
+        return self.text is not None and written + self.text[1](boxes) > self.limits.bytes
+
     def reason(self, quote: bool = True) -> str:
         """Which limit the next box's certificate passes once admits() said no, and how to raise it; quote: with the
         checker's estimate (certify.engine.certificate.checker_limit: not where the search stopped, which passes
         the limit by a hair)."""
-        return certificate.checker_limit(self._skeleton(1), self.limits, quote=quote)
+        return (certificate.checker_limit(self._skeleton(1), self.limits, quote=quote)
+                or f"the checker's bytes limit of {self.limits.bytes:.3g} (its text as written): raise it with "
+                   "--limit bytes=N, here and on `certify verify`")
 
     def _skeleton(self, boxes: int) -> dict:
         """What the checker's estimate reads of the certificate with `boxes` more boxes decided at their dearest."""
@@ -61,4 +72,5 @@ class Meter:
         return self.stated | {"tree": "?" * (self.symbols + 2 * boxes), "leaves": leaves}
 
     def _leaf(self, precision: int) -> dict:
-        return self._leaves.setdefault(precision, {"precision": precision})
+        # with a box nested as a leaf's is: without it, a nesting limit that no leaf fits let the search run to its end
+        return self._leaves.setdefault(precision, {"box": [["0", "1"]], "precision": precision})

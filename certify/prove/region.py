@@ -18,10 +18,11 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify.core import jsonfile
 from certify.core.arguments import Spelling, callback, integer, real
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem, shape_problem
 from certify.core.numbers import from_numpy, parse_number
-from certify.core.precision import escalate
+from certify.core.precision import START_PRECISION, escalate
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
@@ -265,6 +266,12 @@ def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
 
 
 def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS) -> dict | None:
+    # refused from its sizes as `certify check` refuses it (certify.core.config), before realise writes its d x d
+    # matrix A out: --d 100000 wrote 10^10 texts on finding a violation
+    if problem := shape_problem(region.n, region.d or 1, 1, 0, limits):
+        raise BadInput(f"the configuration has {problem}")
+    if problem := resource_problem(region.n, region.d or 1, 1, 0, START_PRECISION, limits):
+        raise BadInput(f"the configuration is refused: {problem}")
     config = reductions.realise(region, point)
     if config is None:
         return None
@@ -293,7 +300,14 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     result = ProofResult(UNDECIDED, region, reduction, profile)
     axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
-    meter = preflight(region, profile, limits, resume)
+    decided = {}  # the boxes this search closed, as it goes: the certificate as it stands (current) holds them
+    deepest = [max((depth for _, depth in start_boxes or ()), default=0)]  # the bisections of the deepest box so far
+
+    def current():
+        tree, leaves, left = _preorder(reduction.root, axes, closed | decided, set())
+        return certificate(replace(result, tree=tree, leaves=leaves, left=left))
+
+    meter = preflight(region, profile, limits, resume, current, lambda: deepest[0])
     start = time.monotonic()
     hunter = hunt.Hunt(region, reduction, profile)
 
@@ -307,6 +321,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         closing_found = _first_closing(box, reduction, profile)
         if closing_found is not None:
             meter.closed(closing_found[1])
+            decided[box] = closing_found
             return "closed", closing_found
         for candidate in _candidates(box):
             if hunter.screen(candidate) and _violates_at(candidate, profile):
@@ -334,6 +349,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
                                                                   1 - min(tally["volume"], 1.0), tally["ordered"]))
 
     def split(box, depth):
+        deepest[0] = max(deepest[0], depth + 1)
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
         meter.split()
         return bnb.bisect(box, axes[box])
@@ -410,18 +426,59 @@ def _paths(root, axes: dict, boxes) -> dict:
 
 
 def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,
-              resume: dict | None = None) -> budget.Meter:
+              resume: dict | None = None, current=None, depth=None) -> budget.Meter:
     """The meter of the proof's certificate under the checker's limits (certify.prove.budget), from the proof it
     continues (`resume`, confirmed by resumable) or the root box; BadInput, before any work, when not even the
-    next box can be decided within them."""
+    next box can be decided within them.  current, depth: functions giving the certificate as the search stands and
+    its deepest box's bisections (prove's), whose text the meter measures under a user's limits; by default the
+    certificate it starts from."""
     stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
     tree, precisions = (resume["tree"], [leaf["precision"] for leaf in resume["leaves"]]) if resume else ("?", ())
-    meter = budget.Meter(stated, limits, _ladder(profile)[1], tree, precisions)  # a leaf is closed at most at the top
+    reduction = reductions.reduce(region)
+    if current is None:
+        start = resume or certificate(ProofResult(UNDECIDED, region, reduction, profile, tree="?",
+                                                  left=[reduction.root]))
+        current, depth = (lambda: start), (lambda: MAX_DEPTH if resume else 0)
+    top = _ladder(profile)[1]  # a leaf is closed at most at the top
+    meter = budget.Meter(stated, limits, top, tree, precisions, _text_meter(reduction, top, limits, current, depth))
     if not meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
                        f"the proof's certificate past {meter.reason()}")
     return meter
+
+
+def _text_meter(reduction: reductions.Reduction, top: int, limits: Limits, current, depth):
+    """budget.Meter's text: under a user's limits the checker reads the certificate as its text, which the meter's
+    measure of the skeleton's tree falls short of (a byte limit was found passed only once the search had ended:
+    PROVED, not certified, and nothing written).  The bytes so far (current()'s text, with room for its volume proved,
+    a dyadic fraction of at most MAX_DEPTH bits), and the most m more boxes add: each a split, which trades an open
+    box for two, or a closing, which moves one to the leaves, of boxes at most depth() + m bisections deep.  None
+    under the defaults, where the checker measures the tree (certify.engine.certificate.confirm)."""
+    if limits == DEFAULT_LIMITS:
+        return None
+    room = 2 * len(str(2 ** MAX_DEPTH)) + 1
+
+    def entry(key: str, value) -> int:  # the bytes of one more entry of the certificate's list `key`
+        return len(jsonfile.dumps({key: [value, value]})) - len(jsonfile.dumps({key: [value]}))
+
+    def growth(boxes: int) -> int:
+        deep = _longest_box(reduction.root, min(MAX_DEPTH, depth() + boxes))
+        leaf = {"box": deep, "method": max(reduction.methods, key=len), "precision": top}
+        return boxes * (2 * entry("left", deep) + entry("leaves", leaf) + 2)
+
+    return lambda: len(jsonfile.dumps(current()).encode("utf-8")) + room, growth
+
+
+def _longest_box(root: tuple[Interval, ...], depth: int) -> list[list[str]]:
+    """A box whose ends' texts are as long as those of any box at most `depth` bisections below the root can be: an
+    end there is p/q with q dividing the root's denominators times 2^depth and p/q at most the root's upper end."""
+    out = []
+    for lo, hi in root:
+        q = lo.denominator * hi.denominator * 2 ** depth
+        text = "9" * len(str(math.ceil(hi * q))) + "/" + "9" * len(str(q))
+        out.append([text, text])
+    return out
 
 
 def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS) -> dict:
@@ -461,9 +518,10 @@ def _replayed(cert: dict, reduction: reductions.Reduction) -> tuple[dict, dict, 
 
 def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:
     """The profile of a claim (default collapse.global) or of a bound D*g(a*D**2) on n tokens in d."""
-    if claim and bound:
+    if claim and bound is not None:
         raise BadInput("give a claim or --bound, not both")
-    return profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim or "collapse.global")
+    # an empty bound (an unset variable) is refused as a bound, not read as no bound: it proved collapse.global
+    return profiles.bound_profile(bound, n, d) if bound is not None else profiles.claim_profile(claim or "collapse.global")
 
 
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
