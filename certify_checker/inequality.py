@@ -20,7 +20,7 @@ from certify_checker import forward, precision_problem, sizes
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
-from certify_checker.bound import canonical as canonical_bound
+from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH, canonical as canonical_bound
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
 from certify_checker.exact import rational
 from certify_checker import limits
@@ -334,12 +334,52 @@ def work(cert: dict) -> int:
     (schema.reading), TEXT_READS times a pass (8000-digit weights took 290 times the estimate without it); for a claim
     that compares tau, its minima of n^3 / 2 pairs of entries each layer (20 s a layer at 512 tokens), ENTRY units each;
     for a claim of windows, each window's (limits.window_parts: its product of k attention matrices, n^3 each, grows
-    with the radius of the mask, windowed.graph); each at the precision and at each ESCALATION of it (limits.passes, as
-    the layers).  0 when malformed (verify judges)."""
+    with the radius of the mask, windowed.graph); for a user's bound, its evaluation at every layer (_bound_work); each
+    at the precision and at each ESCALATION of it (limits.passes, as the layers).  0 when malformed (verify judges)."""
     bits = cert.get("precision")
     if type(bits) is not int:
         return 0
-    return text_work(schema.reading([cert.get("inputs"), cert.get("witness")]), bits) + _claim_work(cert)
+    return (text_work(schema.reading([cert.get("inputs"), cert.get("witness")]), bits) + _claim_work(cert)
+            + _bound_work(cert))
+
+
+def _bound_work(cert: dict) -> int:
+    """work's part of a user's bound: its ball operations (operations) at every layer, ENTRY units each (unpriced,
+    a bound of 200 terms D**1024 took 18 s a layer at 65536 bits, on a certificate of 6 tokens estimated at 9 s with
+    its recomputations, which a stated enclosure that misses the checker's forces)."""
+    inputs = cert.get("inputs")
+    layers = inputs.get("layers") if isinstance(inputs, dict) else None
+    if not isinstance(layers, list):
+        return 0
+    return bound_work(len(layers) * operations(cert.get("bound")), cert["precision"])
+
+
+def bound_work(count: int, bits: int) -> int:
+    """The work of `count` ball operations of a bound (operations) at the precision and at each ESCALATION of it:
+    also the engine's price of them (certify.engine.certificate.bound_work), one formula for both."""
+    return count * ENTRY * passes(bits, ESCALATION)
+
+
+def operations(bound) -> int:
+    """The ball operations of one evaluation of a user's bound, the unit its work is priced in (an inequality
+    certificate's at every layer, a region proof's at every leaf): a power by a constant k is k products (_power), a
+    function call 16.  A bound of 100 factors (a*D**2)**1024 (0 times them, so that every leaf closed) took a second a
+    leaf at 2^14 bits, and 25 minutes for the leaves the estimate allowed.  0 for no bound or one verify rejects
+    before any evaluation (not a text of the grammar's length)."""
+    if not isinstance(bound, str) or not 0 < len(bound) <= MAX_BOUND_LENGTH:
+        return 0
+    try:
+        tree = ast.parse(bound.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return 0
+    total = 0
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
+                and type(node.right.value) is int and node.right.value >= 0):
+            total += node.right.value
+        else:
+            total += 16 if isinstance(node, ast.Call) else 1
+    return total
 
 
 def text_work(reading: tuple[int, int], bits: int) -> int:

@@ -50,11 +50,10 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
-from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker import schema
 from certify_checker.exact import rational
-from certify_checker.inequality import evaluate
+from certify_checker.inequality import evaluate, operations as bound_operations
 from certify_checker.limits import LIMITS, Limits, limbs
 from certify_checker.region_bounds import Dual, mean_ends, point, rest_of_ratio_lower, variance_upper, weights
 
@@ -430,8 +429,9 @@ def work(cert: dict) -> int:
     size = limbs(max(span.numerator.bit_length(), span.denominator.bit_length()), 1 << 62)
     leaves = cert.get("leaves")
     bits = [leaf.get("precision") for leaf in leaves if isinstance(leaf, dict)] if isinstance(leaves, list) else []
-    operations = _operations(cert.get("bound"))
-    per_leaf = 64 * (n * n + 16) + 4 * operations
+    operations = bound_operations(cert.get("bound"))
+    per_leaf = 64 * (n * n + 16) + 4 * operations  # a leaf's test evaluates the bound with first derivatives: up to 4
+    # ball operations a product
     # A leaf whose test may take the bound's slope (divided, chord, rise; a leaf stating no method, as the prover's
     # meter prices the boxes ahead, counts as one) adds the Python of region_bounds.Dual's interval arithmetic, about
     # 30 us an operation at any precision (4 x (a*D**2)**1024: 0.13 s at 53 bits), 400 units.
@@ -459,28 +459,6 @@ def _inside_work(cert: dict) -> int:
         return sum(digits(terms) ** 2 // (1 << 17) + 30 * len(terms) for terms in sums)
     except (TypeError, KeyError, IndexError, AttributeError):
         return 0
-
-
-def _operations(bound) -> int:
-    """The ball operations of one evaluation of a user's bound, which every leaf's test makes (with first
-    derivatives: up to 4 per product, hence work()'s factor 4): a power by a constant k is k products
-    (inequality._power), a function call 16.  A bound of 100 factors (a*D**2)**1024 (0 times them, so that
-    every leaf closed) took a second a leaf at 2^14 bits, and 25 minutes for the leaves the estimate allowed.
-    0 for no bound or one verify rejects before any replay (not a text of the grammar's length)."""
-    if not isinstance(bound, str) or not 0 < len(bound) <= MAX_BOUND_LENGTH:
-        return 0
-    try:
-        tree = ast.parse(bound.strip(), mode="eval")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return 0
-    total = 0
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant)
-                and type(node.right.value) is int and node.right.value >= 0):
-            total += node.right.value
-        else:
-            total += 16 if isinstance(node, ast.Call) else 1
-    return total
 
 
 def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:

@@ -215,6 +215,20 @@ def test_huge_integer_powers_are_refused(honest):
     assert checker.verify(fine).ok
 
 
+def test_a_bounds_evaluation_is_priced_before_any_work(honest):
+    """A bound is evaluated at every layer, at the precision and at each escalation of it; unpriced, 200 terms
+    D**1024 at 65536 bits (6 tokens) took 18 s a layer, on a certificate whose estimate was 9 s with its
+    recomputations: a stack of the 11 layers the work limit admitted, minutes before any recomputation."""
+    bound = "max(" + ", ".join(["D**1024"] * 200) + ")"
+    cert = redigest(copy.deepcopy(honest) | {"claim": None, "bound": bound, "precision": 1 << 16})
+    assert "work" in (checker.over_limits(cert, checker.LIMITS) or "")
+    started = time.process_time()
+    confirmation = checker.verify(cert)
+    assert confirmation.refused and "work" in confirmation.message
+    assert time.process_time() - started < 1
+    assert ineq.work({**cert, "bound": "D"}) < ineq.work({**cert, "bound": "exp(D)"}) < ineq.work(cert)
+
+
 def test_residual_far_needs_distinct_tokens():
     """D(X) = 0 satisfies D' <= q D but contradicts no lower bound (it used to pass the evaluation)."""
     config = {"X": [["1", "0"], ["1", "0"]], "layers": [{"A": ZERO2, "V": [["-1", "0"], ["0", "-1"]], "residual": True}]}

@@ -19,6 +19,7 @@ from certify.core import config, limits
 from certify.search import samplers
 from certify.suite import wu_cases
 from certify.engine import check
+from certify.errors import BadInput
 from certify.engine import certificate
 from certify.engine.decide import text_reading, window_sizes
 from certify_checker import inequality as checker_inequality
@@ -231,6 +232,26 @@ def test_what_check_admits_at_its_least_limit_the_checker_admits(claim_id, data)
     result = check(data, claim_id, limits=limits.Limits(work=least))
     assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
     assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
+
+
+def test_a_users_bound_is_priced_by_both_as_the_checker_evaluates_it():
+    """A bound is evaluated at every layer (checker_inequality.operations: a power by k is k products, a call 16);
+    the checker prices its certificate so, and the engine refuses what that price puts past the limit before any
+    work, and admits at its least limit a certificate the checker admits.  Unpriced, 200 terms D**1024 at 65536 bits
+    took the checker 18 s a layer on a certificate of 6 tokens."""
+    data, costly = str(ROOT / "examples" / "layer.json"), "max(" + ", ".join(["D**1024"] * 200) + ")"
+    with pytest.raises(BadInput, match="refused before starting: an estimated work"):
+        check(data, bound=costly, start_prec=1 << 16, max_prec=1 << 16)
+    case = config.load(data)
+    count = len(case.layers) * checker_inequality.operations(costly)
+    assert count > 200 * 1024
+    least = (limits.work(*case.sizes(), 53, case.thin) + certificate.text_work(text_reading(case), 53)
+             + checker_inequality.bound_work(count, 53))
+    result = check(data, bound=costly, limits=limits.Limits(work=least))
+    assert result.certificate is not None and result.certificate["precision"] == 53, result.reason
+    assert certify_checker.over_limits(result.certificate, certify_checker.Limits(work=least)) is None
+    with pytest.raises(BadInput, match="refused before starting"):
+        check(data, bound=costly, limits=limits.Limits(work=least - 1))
 
 
 def test_a_value_matrix_is_priced_by_both_from_the_configuration_and_the_certificate():

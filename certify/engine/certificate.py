@@ -305,6 +305,18 @@ def text_work(reading: tuple[int, int], bits: int) -> int:
     return certify_checker.inequality.text_work(reading, bits)
 
 
+def bound_operations(bound: str | None) -> int:
+    """The ball operations of one evaluation of a user's bound (0 for none), as the checker counts them
+    (certify_checker.inequality.operations)."""
+    return certify_checker.inequality.operations(bound)
+
+
+def bound_work(count: int, bits: int) -> int:
+    """The checker's work of `count` ball operations of a bound at these bits, its recomputations included
+    (certify_checker.inequality.bound_work)."""
+    return certify_checker.inequality.bound_work(count, bits)
+
+
 def step_prices(cert: dict) -> Callable[[int], int]:
     """The checker's price of one step at given bits of a trajectory with this certificate's configuration
     (certify_checker.trajectory.step_prices): a run budgets its steps in the checker's own unit, not a copy of it."""

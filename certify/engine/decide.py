@@ -359,19 +359,21 @@ class _Plan:
 @functools.lru_cache(maxsize=256)
 def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0,
           value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0),
-          texts: tuple[int, int] = (0, 0)) -> _Plan:
+          texts: tuple[int, int] = (0, 0), operations: int = 0) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
     checker confirms under them), so --max-prec beyond it rises no higher and says why.  texts: the numbers the
-    certificate states as text (certificate.text_reading), priced at each precision as the checker prices them; the
-    refinement of the witnesses on each rung, the engine's alone (refinement)."""
+    certificate states as text (certificate.text_reading), priced at each precision as the checker prices them, as are
+    operations, a user's bound's at every layer (certificate.bound_work); the refinement of the witnesses on each
+    rung, the engine's alone (refinement)."""
     def refusal(precision: int) -> str | None:
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
         return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
-                                certificate.text_work(texts, precision) if texts[1] else 0,
+                                (certificate.text_work(texts, precision) if texts[1] else 0)
+                                + certificate.bound_work(operations, precision),
                                 refinement(*sizes[1:], thin, precision, start_prec, limits))
 
     refused = refusal(start_prec)
@@ -400,8 +402,10 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     a configuration of its layout before it searches for candidates to check.  inputs: config.to_json(case), made
     here when the caller has not (a check states the same in its certificate: made once, 3 x 20 us at 16 x 16)."""
     inputs = config.to_json(case) if inputs is None else inputs
+    bound = None if claim.id else claim.inequalities[0].rhs  # a user's bound (bound_claim), evaluated at every layer
     plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.normed,
-                 window_sizes(case, claim), certificate.text_reading(inputs))
+                 window_sizes(case, claim), certificate.text_reading(inputs),
+                 len(case.layers) * certificate.bound_operations(bound))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     # {"inputs": ...} nests as deep as the certificate stating them, and measures less
