@@ -305,9 +305,10 @@ def text_work(reading: tuple[int, int], bits: int) -> int:
     return certify_checker.inequality.text_work(reading, bits)
 
 
+@functools.lru_cache(maxsize=64)
 def bound_operations(bound: str | None) -> int:
     """The ball operations of one evaluation of a user's bound (0 for none), as the checker counts them
-    (certify_checker.inequality.operations)."""
+    (certify_checker.inequality.operations); remembered, as a campaign's checks share their bound (parsed once)."""
     return certify_checker.inequality.operations(bound)
 
 
