@@ -247,6 +247,7 @@ def test_bad_tensors_are_bad_input(tmp_path, change, message):
         ({"model_type": "gpt2"}, "not a BERT config"),
         ({"hidden_act": "relu"}, "hidden_act"),
         ({"position_embedding_type": "relative_key"}, "absolute"),
+        ({"is_decoder": True}, "decoder"),  # causal attention: P is not the bidirectional one certified
         ({"num_attention_heads": 3}, "multiple"),
         ({"num_hidden_layers": 0}, "positive integer"),
         ({"hidden_size": "8"}, "positive integer"),

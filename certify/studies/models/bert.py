@@ -78,7 +78,8 @@ class AttentionHead:
         return self.W_Q.shape[1]
 
     def query_key_matrix(self) -> np.ndarray:
-        """A_h = W_Q W_K^T / sqrt(d_k) (d x d): S_ij = x_i^T A_h x_j + (terms that P ignores)."""
+        """A_h = W_Q W_K^T / sqrt(d_k) (d x d): S_ij = x_i^T A_h x_j + u^T x_j (key_bias_direction) + terms
+        of i alone, which P ignores (u^T x_j it does not: it cancels only in P_ij / P_kj)."""
         return self.W_Q @ self.W_K.T / math.sqrt(self.d_k)
 
     def key_bias_direction(self) -> np.ndarray:

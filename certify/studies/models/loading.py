@@ -68,7 +68,7 @@ def locate_model(name_or_dir: str | Path) -> Path:
 
 
 def read_config(folder: Path) -> BertConfig:
-    """Parse and check config.json: a BERT encoder with absolute positions and exact GELU."""
+    """Parse and check config.json: a BERT encoder (not a decoder) with absolute positions and exact GELU."""
     path = Path(folder) / CONFIG_FILE
     # the strict reader: deep nesting and 5000-digit integers were internal errors; its limits are the
     # defaults, which `model` has no option to raise (it has no --limit NAME=VALUE)
@@ -81,6 +81,8 @@ def read_config(folder: Path) -> BertConfig:
         raise BadInput(f"{path}: hidden_act {raw['hidden_act']!r} is not supported (only the exact erf 'gelu')")
     if raw.get("position_embedding_type", "absolute") != "absolute":
         raise BadInput(f"{path}: only absolute position embeddings are supported")
+    if raw.get("is_decoder") not in (None, False):  # a decoder masks attention causally; BertModel does not
+        raise BadInput(f"{path}: is_decoder {raw['is_decoder']!r}: only encoders (every token a key) are supported")
 
     def positive_int(key: str, default: int | None = None) -> int:
         value = raw.get(key, default)
