@@ -401,6 +401,25 @@ def test_ctrl_c_while_replaying_leaves_the_folder_as_it_was(tmp_path, monkeypatc
     assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
 
 
+def test_ctrl_c_while_a_finished_attack_certifies_again_leaves_its_counterexample(tmp_path, monkeypatch, capsys):
+    """A finished attack run again replays its whole journal, then certifies its finalists again: a Ctrl-C there
+    removed the counterexample.json and certificate.json the run before it had certified and wrote "nothing found"
+    in summary.json, a run that searched nothing beyond the journal knowing less than the folder said."""
+    argv = ARGV + ["--out", str(tmp_path)]
+    assert main(argv) == 1
+    before = {path.name: path.read_bytes() for path in tmp_path.iterdir()}
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "check", interrupted)
+    capsys.readouterr()
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert "is as the last run left it" in err and "continue with: certify attack" in err, err
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
 @pytest.mark.parametrize("limit, said", [
     ("tokens=1", "the configuration has 2 tokens, above the limit of 1"),
     ("layers=1", "the configuration has 2 layers, above the limit of 1"),

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import re
 import struct
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -134,6 +135,26 @@ def test_dpi_scales_the_png_and_bad_figure_options_are_bad_input(traced, tmp_pat
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError, match="format"):
         style.save(trajectory_figure.figure(traced), tmp_path / "figure.jpg")
+
+
+def test_a_figure_whose_drawing_is_interrupted_leaves_the_earlier_one_whole(traced, tmp_path, monkeypatch):
+    """matplotlib wrote a figure in place: a run killed (or stopped by a second Ctrl-C) while it drew a job's
+    histograms left them cut short in its folder.  A figure is now written beside and renamed, as the job's
+    other files are."""
+    from matplotlib.figure import Figure
+
+    path = style.save(trajectory_figure.figure(traced), tmp_path / "figure.png")
+    before = path.read_bytes()
+
+    def cut_short(figure, target, **options):
+        with nullcontext(target) if hasattr(target, "write") else open(target, "wb") as handle:
+            handle.write(before[:100])
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Figure, "savefig", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        style.save(trajectory_figure.figure(traced), path)
+    assert path.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["figure.png"]
 
 
 # ------------------------------------------------------------------ Wu et al.

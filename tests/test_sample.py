@@ -485,6 +485,44 @@ def test_an_interruption_while_the_records_are_read_says_what_is_kept(tmp_path, 
     assert len(campaign.records(tmp_path)) == earlier
 
 
+def test_a_restart_interrupted_with_records_kept_does_not_invite_the_restart_again(tmp_path, monkeypatch, capsys):
+    """Ctrl-C in a run started with --restart, once it had committed some chunks, said "run the same command again to
+    continue": the same command, --restart included, discards what was kept and starts over.  It now says to run it
+    without --restart."""
+    from certify import jobs
+
+    campaign.run(RESUMED, tmp_path, workers=1, stop_after=5)
+    run = jobs.run
+
+    def interrupted(store, executor, task, spec, chunks, **options):  # some chunks committed, then Ctrl-C
+        run(store, executor, task, spec, chunks, **dict(options, stop_after=5))
+        raise jobs.interrupted(store)
+
+    monkeypatch.setattr(jobs, "run", interrupted)
+    argv = ["sample", "--bound", RESUMED.bound, "--distribution", RESUMED.distribution, "--n", str(RESUMED.n),
+            "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
+            "--out", str(tmp_path), "-q"]
+    assert main([*argv, "--restart"]) == 130
+    kept = len(campaign.records(tmp_path))
+    assert 5 <= kept < RESUMED.count
+    assert capsys.readouterr().err == (f"certify: interrupted; {kept} of {RESUMED.count} done, kept in {tmp_path}: "
+                                       "run the same command again without --restart to continue\n")
+    monkeypatch.setattr(jobs, "run", run)
+    assert main(argv) in (0, 1, 3) and len(campaign.records(tmp_path)) == RESUMED.count  # it continues
+
+
+def test_a_restart_stopped_after_some_does_not_invite_the_restart_again(tmp_path, capsys):
+    """--restart --stop-after K printed "incomplete: run the same command again to continue", which restarts the
+    campaign and decides the same K again, for ever."""
+    argv = ["sample", "--bound", RESUMED.bound, "--distribution", RESUMED.distribution, "--n", str(RESUMED.n),
+            "--d", str(RESUMED.d), "--count", str(RESUMED.count), "--seed", str(RESUMED.seed), "--workers", "1",
+            "--out", str(tmp_path), "--stop-after", "5"]
+    assert main([*argv, "--restart"]) in (1, 3)  # violated, or undecided (incomplete)
+    assert "  incomplete: run the same command again without --restart to continue\n" in capsys.readouterr().out
+    assert main(argv) in (1, 3)
+    assert "  incomplete: run the same command again to continue\n" in capsys.readouterr().out
+
+
 def test_the_bar_says_the_records_are_summarised_once_every_chunk_is_done(tmp_path, capsys):
     """Once its last chunk is committed the bar stood at 100% without a word while every record was read again
     for the summary, histograms and page: 5 s for 100,000 records."""

@@ -107,7 +107,7 @@ def interruption(report: AttackReport, args) -> str:
             else "the best point so far (not certified)" if report.best is not None else "no point evaluated yet")
     where = ""
     if args.out and not report.files:  # (certify.search.attack_folder.Folder.write)
-        where = f"; {args.out} is as the last run left it (stopped while replaying its journal)"
+        where = f"; {args.out} is as the last run left it (stopped before it searched beyond its journal)"
     elif args.out and report.best is not None:
         where = f" is in {args.out}"
     again = (f"; continue with: {_again(args)}" if args.out

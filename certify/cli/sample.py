@@ -82,10 +82,11 @@ def add_parser(subparsers):
     p.set_defaults(run=run)
 
 
-def render(summary: dict, out_dir: str) -> list[str]:
+def render(summary: dict, out_dir: str, restart: bool = False) -> list[str]:
     """The lines `certify sample` prints for a campaign summary: verdict counts, tiers, undecided reasons, the
     largest lhs/rhs, relative margins |rhs - lhs| / rhs by decade, float64's mistakes, the spread of L = a
-    D^2, and where the certificates, summary and report page are in `out_dir`."""
+    D^2, and where the certificates, summary and report page are in `out_dir`; `restart`: the command was given
+    --restart, which the same command run again would repeat."""
     out = Path(out_dir)
     m = summary["campaign"]
     target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
@@ -137,7 +138,7 @@ def render(summary: dict, out_dir: str) -> list[str]:
         lines.append(f"  {len(run['failed_chunks'])} chunk(s) not decided: their worker processes died "
                      f"(first indices {', '.join(map(str, run['failed_chunks'][:LISTED]))})")
     if not summary["complete"]:
-        lines.append("  incomplete: run the same command again to continue")
+        lines.append(f"  incomplete: run the same command again{' without --restart' if restart else ''} to continue")
     lines.append(f"  summary: {out / 'summary.json'}, report page: {out / 'index.html'}  "
                  f"(re-derive the records in arb: certify verify {out})")
     return lines
@@ -178,6 +179,6 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(summary)
     else:
-        print("\n".join(render(summary, args.out)))
+        print("\n".join(render(summary, args.out, args.restart)))
         print(f"  histograms of the margins and of L: {figure_path}")
     return exit_code(summary)

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 import re
 import secrets
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from certify.errors import BadInput, shown
 
@@ -15,11 +17,19 @@ from certify.errors import BadInput, shown
 def replace(path, text: str) -> Path:
     """Write `text` to `path` (UTF-8) through a temporary file in its folder and a rename; a path that
     exists and is not a regular file (/dev/stdout, a pipe) cannot be renamed over and is written in place."""
+    return replace_with(path, lambda handle: handle.write(text), encoding="utf-8")
+
+
+def replace_with(path, write: Callable[[IO], object], *, encoding: str | None = None) -> Path:
+    """replace() of what write(handle) writes: a text file in `encoding`, else bytes (a figure, which matplotlib
+    wrote in place: a run killed while drawing one left it cut short in the job's folder)."""
     path = Path(path)
     target = path.resolve() if path.is_symlink() and path.is_file() else path  # a link: the file it names
+    binary = "" if encoding else "b"
     if target.exists() and not target.is_file():
         try:
-            target.write_text(text, encoding="utf-8")
+            with open(target, "w" + binary, encoding=encoding) as handle:
+                write(handle)
         except OSError as err:  # a failed write names no file ("No space left on device" of /dev/full): this one
             err.filename = str(path) if err.filename is None else err.filename
             raise
@@ -28,7 +38,7 @@ def replace(path, text: str) -> Path:
     # counterexample.json) shared `.NAME.tmp`, and the one renamed second found it gone
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")  # temporary() knows it
     try:
-        handle = open(tmp, "x", encoding="utf-8")
+        handle = open(tmp, "x" + binary, encoding=encoding)
     except OSError as err:
         if not target.parent.is_dir():  # a folder missing, or a file in its place: the system's words say so
             err.filename = str(target)
@@ -39,7 +49,7 @@ def replace(path, text: str) -> Path:
                                  f"({err.strerror})") from None
     try:
         with handle:
-            handle.write(text)
+            write(handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, target)

@@ -18,6 +18,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+from certify.core import files
 from certify.figures import DEFAULT_DPI, DEFAULT_FORMAT, FORMATS  # noqa: F401  (re-exported: one definition)
 
 
@@ -101,8 +102,8 @@ def save(fig: Figure, path, *, dpi: int = DEFAULT_DPI, fmt: str | None = None) -
     level = FONT_SUBSET_LOG.level
     FONT_SUBSET_LOG.setLevel(logging.ERROR)
     try:
-        with matplotlib.rc_context(SAVE_RC):
-            fig.savefig(path, format=fmt, dpi=dpi, metadata=NO_DATE[fmt])
+        with matplotlib.rc_context(SAVE_RC):  # whole or not at all: a job's figure is drawn again by each run
+            files.replace_with(path, lambda handle: fig.savefig(handle, format=fmt, dpi=dpi, metadata=NO_DATE[fmt]))
     finally:
         FONT_SUBSET_LOG.setLevel(level)
     return path

@@ -93,5 +93,7 @@ def interrupted(store: Store, asked: int | None = None) -> Interrupted:
         wanted, done = asked, sum(1 for i in store.decided() if i < asked)
         tally = f"{done} of the {asked} asked for done ({committed} of {store.count} in all)"
     if done < wanted:
-        return Interrupted(f"{tally}, kept in {store.folder}: run the same command again to continue")
+        # the same command with its restart would discard what is kept and start over
+        again = f" without {store.names('restart')}" if store.restarted else ""
+        return Interrupted(f"{tally}, kept in {store.folder}: run the same command again{again} to continue")
     return Interrupted(f"{tally}, kept in {store.folder}: nothing asked for is left to do")

@@ -248,6 +248,7 @@ class Store:
         self.names = names  # the run's options as its refusals name them (Store.open)
         self._lock = None  # the folder's lock file, held from Store.open until close()
         self._begun = self._made = False  # Store.open began the job in an empty folder / made the folder (_discard)
+        self.restarted = False  # opened by a run with the restart, which the same command run again would redo
         self._leftovers: set[Path] = set()  # a killed run's, which refuse_unnamed let pass (_discard_leftovers)
 
     def __enter__(self) -> "Store":
@@ -301,7 +302,7 @@ class Store:
                 lock.close()
             raise
         store._lock = lock
-        store._begun, store._made = new, made
+        store._begun, store._made, store.restarted = new, made, restart
         return store
 
     @classmethod

@@ -28,8 +28,9 @@ clock continues from the last journaled reading, so the time already spent count
 free.  A last line without its newline, shorter than any event's, is what a killed run was writing: it is
 dropped.  A journal with more evaluations than an evaluation budget allows is not this search's, and
 journal.txt and attack.json are the folder's own regular files (a link is refused: a run truncates and
-appends to its journal).  A run stopped (Ctrl-C) before it has replayed the whole journal knows less
-than the results in the folder say: it leaves them as they are.
+appends to its journal).  A run stopped (Ctrl-C) before it has searched beyond the journal (replaying it, or
+certifying again the finalists of a search the journal holds whole) knows no more than the results in the
+folder say, and may know less (a counterexample certified by the run before it): it leaves them as they are.
 
 The journal is untrusted search data.  It supplies scores only: every point is the one the search
 itself builds, and a verdict comes only from certify.engine.check on the finalists, which a resumed
@@ -112,6 +113,7 @@ class Journal:
         self._pending = self.journaled["events"]  # events still to replay
         self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
         self.replayed = 0  # evaluations taken from the journal
+        self.appended = 0  # events this run added to the journal: the search it made beyond the earlier runs'
         self._clock_base, self._live_since = last_clock, None
 
     def _scan(self) -> tuple[dict, float, int]:
@@ -168,6 +170,7 @@ class Journal:
         data = line.encode()
         while data:  # one write for a line in practice; a line cut short by a kill is dropped when resumed
             data = data[os.write(self._fd, data):]
+        self.appended += 1
 
     def evaluation(self, point: np.ndarray, L: float, compute: Callable[[], Evaluation]) -> Evaluation:
         """The evaluation of (point, L): from the journal while it replays, else compute() journaled."""
@@ -219,9 +222,9 @@ class Folder:
     def write(self, report: AttackReport) -> dict:
         """Write the results (best.json, tightest.json, and when a violation was certified counterexample.json
         and certificate.json, else those two removed, then summary.json); return {name: path} of what was
-        written.  Nothing when a Ctrl-C stopped the run while it replayed the journal: what it has is less than
-        the files hold."""
-        if report.interrupted and self.journal.replaying:
+        written.  Nothing when a Ctrl-C stopped the run before it searched beyond the journal (module docstring):
+        what it has may be less than the files hold."""
+        if report.interrupted and not self.journal.appended:
             return {}
         written = {}
 
