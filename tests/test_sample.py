@@ -519,6 +519,9 @@ def test_a_restart_stopped_after_some_does_not_invite_the_restart_again(tmp_path
             "--out", str(tmp_path), "--stop-after", "5"]
     assert main([*argv, "--restart"]) in (1, 3)  # violated, or undecided (incomplete)
     assert "  incomplete: run the same command again without --restart to continue\n" in capsys.readouterr().out
+    # the page stays in the folder, whatever command the next reader has: it says so of the restart too
+    assert "Incomplete: run the same command again (without --restart, which starts over)" in (
+        (tmp_path / "index.html").read_text())
     assert main(argv) in (1, 3)
     assert "  incomplete: run the same command again to continue\n" in capsys.readouterr().out
 

@@ -73,7 +73,7 @@ def add_parser(subparsers):
                    "what it cannot decide")
     p.add_argument("--stop-after", type=options.integer, metavar="K",
                    help="decide K more configurations, or up to one chunk more (this run's chunks hold about "
-                   "K / (8 x workers)), then stop; the same command again continues")
+                   "K / (8 x workers)), then stop; the same command again (without --restart) continues")
     p.add_argument("--restart", action="store_true", help="discard a previous campaign in --out")
     options.add_limits(p)  # kept in the manifest: every configuration is decided, and re-derived, under them
     options.alias(p, "--no-progress", dest="progress", action="store_false")  # before -q existed

@@ -89,7 +89,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "
             f"{summary['decided']} of {m['count']} configurations checked; overall verdict {verdict}."]
     if not summary["complete"]:
-        lead.append("Incomplete: run the same command again to continue.")
+        lead.append("Incomplete: run the same command again (without --restart, which starts over) to continue.")
     run = summary.get("run")
     if run:
         workers = counted(run["workers"], "worker")
