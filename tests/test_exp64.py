@@ -207,38 +207,97 @@ def hypotheses_and_goal(script: str) -> tuple[str, str]:
     return " ".join(block.group(1).split()), " ".join(block.group(2).split())
 
 
-def test_the_polynomial_assumes_what_the_reduction_proves():
-    """exp64.g bounds the evaluation at any binary64 r of the range exp64_reduction.g proves the code's r lies in, and
-    the (Er - ER) / ER it assumes follows from the |r - R| that script proves (checked in arb below)."""
-    assumed, _ = hypotheses_and_goal(GAPPA_SCRIPT.read_text())
-    _, proved = hypotheses_and_goal(REDUCTION_SCRIPT.read_text())
-    r_range = re.search(r"\br in \[[^]]*\]", proved).group(0)
-    assert r_range == "r in [-0.3467, 0.3467]" and r_range in assumed and "r = rnd(rr);" in GAPPA_SCRIPT.read_text()
-    assert re.search(r"\br - R in \[", proved) and "r - R" not in assumed
+def gappa_number(literal: str) -> Fraction:
+    """A Gappa number: a dyadic literal 5476250592985951b-104 or a decimal 0.3467, exactly."""
+    mantissa, _, exponent = literal.partition("b")
+    return Fraction(mantissa) * Fraction(2) ** int(exponent or 0)
 
 
-def test_gappa_script_hypotheses_hold_in_arb():
+def ranges(text: str) -> dict[str, tuple[Fraction, Fraction]]:
+    """The atoms `EXPR in [LOW, HIGH]` of a Gappa hypothesis or goal, by EXPR."""
+    found = {}
+    for atom in text.split("/\\"):
+        expression, low, high = re.fullmatch(r"\s*(.*?) in \[(\S+), (\S+)\]\s*", atom).groups()
+        found[expression] = (gappa_number(low), gappa_number(high))
+    return found
+
+
+def test_every_gappa_hypothesis_is_a_fact_about_the_code():
+    """Each hypothesis of the two scripts, by its expression: no other, and each one the code's constant or a fact
+    re-derived here in arb.  A hypothesis narrower than the code's range (|x - k L1| <= 0.3, k in [-1000, 1000],
+    |ln 2 - L1 - L2 - L3| <= 2^-200, Er in [0.9, 1.1]) made Gappa prove less than the code needs, and the arb
+    analysis of the polynomial on |r| <= R_MAX must cover the range of r that the reduction proves."""
     script, reduction = GAPPA_SCRIPT.read_text(), REDUCTION_SCRIPT.read_text()
     terms = exp64.derive_error_terms()
-    approx = re.search(r"\(Q0 - Er\) / Er in \[-(\S+), (\S+)\]", script).group(2)
-    shift_rel = re.search(r"\(Er - ER\) / ER in \[-(\S+), (\S+)\]", script).group(2)
-    shift = re.search(r"r - R in \[-(\S+), (\S+)\]", hypotheses_and_goal(reduction)[1]).group(2)
+    reduction_assumes, reduction_proves = (ranges(part) for part in hypotheses_and_goal(reduction))
+    assumes = ranges(hypotheses_and_goal(script)[0])
+    assert set(reduction_assumes) == {"x", "k", "x - k * L1", "dl"}
+    assert set(reduction_proves) == {"r", "r - R"}
+    assert set(assumes) == {"r", "Er", "(Q0 - Er) / Er", "ER", "(Er - ER) / ER"}
 
-    def value(literal: str) -> arb:
-        mantissa, exponent = literal.split("b")
-        return arb(int(mantissa)) * arb(2) ** int(exponent)
+    def symmetric(bounds: tuple[Fraction, Fraction]) -> Fraction:
+        assert bounds[0] == -bounds[1]
+        return bounds[1]
+
+    assert reduction_assumes["x"] == (Fraction(exp64.X_MIN), Fraction(exp64.X_MAX))  # the code clips x to this
+    assert reduction_assumes["k"] == (-exp64.K_MAX, exp64.K_MAX)
+    for x in (exp64.X_MIN, exp64.X_MAX):  # k = rint(x / ln 2) increases with x
+        assert abs(np.rint(x * exp64.INV_LN2)) <= exp64.K_MAX
+    # the code checks |fl(x - k L1)| <= R1_MAX, so |x - k L1| <= R1_MAX (1 + 2u)
+    assert Fraction(exp64.R1_MAX) * (1 + Fraction(2) ** -52) <= symmetric(reduction_assumes["x - k * L1"])
+    dl = symmetric(reduction_assumes["dl"])
+    r_max, shift = symmetric(reduction_proves["r"]), symmetric(reduction_proves["r - R"])
+    assert assumes["r"] == reduction_proves["r"] and Fraction(exp64.R_MAX) >= r_max  # arb's analysis covers r
+    def value(number: Fraction) -> arb:
+        return arb(number.numerator) / number.denominator
 
     with ctx.workprec(200):
-        assert terms["approx_rel"] <= value(approx)
-        assert value(shift).exp() - 1 <= value(shift_rel)  # exp(|r - R|) - 1 for the proved |r - R|
-        r_max = arb(0.3467)
-        assert (-r_max).exp() >= arb(0.7) and r_max.exp() <= arb(1.42)  # Er, ER in [0.7, 1.42]
-    assert "x in [-745.5, 709]" in reduction and (exp64.X_MIN, exp64.X_MAX) == (-745.5, 709.0)
-    assert exp64.R1_MAX * (1 + 2.0**-52) <= 0.34661 and exp64.R_MAX <= 0.3467
-    for part in exp64.LN2_PARTS:
-        assert gappa_literal(part) in reduction
-    for c in exp64.COEFFICIENTS[2:]:
-        assert gappa_literal(c) in script
+        l1, l2, l3 = (arb(v) for v in exp64.LN2_PARTS)
+        assert abs(arb(2).log() - l1 - l2 - l3) <= value(dl) and dl == Fraction(exp64.LN2_REMAINDER)
+        assert terms["approx_rel"] <= value(symmetric(assumes["(Q0 - Er) / Er"]))
+        assert value(shift).exp() - 1 <= value(symmetric(assumes["(Er - ER) / ER"]))  # exp(|r - R|) - 1
+        # Er = exp(r) with |r| <= r_max; ER = exp(R) with |R| <= r_max + shift
+        for name, reach in (("Er", value(r_max)), ("ER", value(r_max) + value(shift))):
+            low, high = assumes[name]
+            assert (-reach).exp() >= value(low) and reach.exp() <= value(high), name
+
+
+def gappa_evaluation(script: str, inputs: dict) -> dict:
+    """The binary64 values a Gappa script computes (its lower-case names, each `rnd(...)` one rounded operation),
+    evaluated from `inputs` (its rounded inputs: arrays) with the script's constants, as numpy arrays: numpy's
+    operations round each result to nearest binary64 as `rnd` does.  Every operation of such a line must be
+    rounded, as the code's are."""
+    values = dict(inputs)
+    for name, expression in re.findall(r"(?m)^(\w+) = (.+);$", script):
+        if name[0].isupper() and re.fullmatch(r"-?\d+b-?\d+", expression):  # a constant: exact in binary64
+            values[name] = float(gappa_number(expression))
+            assert Fraction(values[name]) == gappa_number(expression), name
+        elif name[0].islower() and name not in inputs:
+            assert expression.count("rnd(") == len(re.findall(r" [-+*/] ", expression)) > 0, (name, expression)
+            values[name] = eval(expression.replace("rnd(", "("), {}, values)  # noqa: S307 - the script's arithmetic
+    return values
+
+
+def test_gappa_scripts_compute_what_the_code_computes():
+    """The Gappa scripts' operations, with their constants, give the code's reduced argument and polynomial bit for
+    bit: a script's constants swapped (C7 for C8, L1 for L2), an operation left unrounded or in another order, or a
+    degree other than the code's would prove a bound about another evaluation."""
+    x = sample_points(20_000)
+    x = np.clip(x[np.isfinite(x)], exp64.X_MIN, exp64.X_MAX)
+    k, r, reduced = exp64._reduce(x)
+    assert reduced.all()
+    script, reduction = GAPPA_SCRIPT.read_text(), REDUCTION_SCRIPT.read_text()
+    # the inputs: any binary64 x and integer k (the code's k = rint(x / ln 2)), any binary64 r (the reduction's)
+    assert "x = rnd(xx);" in reduction and "k = int<ne>(kk);" in reduction and "r = rnd(rr);" in script
+    for i, part in enumerate(exp64.LN2_PARTS, 1):
+        assert re.search(rf"(?m)^L{i} = {gappa_literal(part)};$", reduction), i
+    assert np.array_equal(gappa_evaluation(reduction, {"x": x, "k": k})["r"], r)
+    names = set(re.findall(r"(?m)^(C\d+) = ", script))
+    assert names == {f"C{i}" for i in range(2, exp64.DEGREE + 1)}  # C0 = C1 = 1 are written as 1
+    for i in range(2, exp64.DEGREE + 1):
+        assert re.search(rf"(?m)^C{i} = {gappa_literal(exp64.COEFFICIENTS[i])};$", script), i
+    rs = np.concatenate([r, np.linspace(-0.3467, 0.3467, 5001), [0.0, -0.0, 5e-324, -5e-324, 1e-300, 2.0**-1022]])
+    assert np.array_equal(gappa_evaluation(script, {"r": rs})["p"], exp64._horner(rs.copy()))
 
 
 @needs_gappa

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
+import operator
 import os
 import platform
 import subprocess
@@ -71,6 +73,43 @@ def test_probes_catch_an_ldexp_or_sqrt_that_does_not_round_to_nearest(monkeypatc
     monkeypatch.setattr(np, "ldexp", real_ldexp)
     monkeypatch.setattr(np, "sqrt", lambda x, **kw: np.nextafter(real_sqrt(x, **kw), np.inf))
     assert "sqrt" in fpmodel.probe_rounding()
+
+
+class _DoubleRounded(np.ndarray):
+    """binary64 arrays whose + - * / round twice, to 64 significant bits (x87 extended precision) and then to 53,
+    as numpy's loops do where the x87 unit computes them (32-bit x86 without SSE2)."""
+
+    def _twice(self, other, op):
+        def rounded(value: Fraction) -> float:
+            if value == 0:
+                return 0.0
+            scale = Fraction(2) ** (63 - math.floor(math.log2(abs(value))))
+            while abs(value) * scale >= 2**64:  # log2 of a float rounded up
+                scale /= 2
+            return float(Fraction(round(value * scale)) / scale)  # round: ties to even; float(): to nearest
+        pairs = np.broadcast(np.asarray(self), np.asarray(other))
+        return np.array([rounded(op(Fraction(float(a)), Fraction(float(b)))) for a, b in pairs]).reshape(pairs.shape)
+
+    def __add__(self, other):
+        return self._twice(other, operator.add)
+
+    def __sub__(self, other):
+        return self._twice(other, operator.sub)
+
+    def __mul__(self, other):
+        return self._twice(other, operator.mul)
+
+    def __truediv__(self, other):
+        return self._twice(other, operator.truediv)
+
+
+def test_rounding_probe_catches_double_rounding_through_extended_precision(monkeypatch):
+    """Rounded to 64 bits first, a sum just above a tie lands on it and then rounds to even: the result is still a
+    neighbour of the exact sum, but 1 + (u + u/4096) errs by more than u |c|, the rounding bound every enclosure
+    uses.  Every tie and quotient the probe checked rounds the same twice as once; the probe passed."""
+    real_tile = fpmodel._tile
+    monkeypatch.setattr(fpmodel, "_tile", lambda values: real_tile(values).view(_DoubleRounded))
+    assert "1 + (u + u/4096)" in fpmodel.probe_rounding()
 
 
 def test_extended_accumulation_stays_within_the_model():

@@ -15,7 +15,7 @@ import pytest
 from flint import arb, ctx, fmpq
 
 from certify.core import quantities
-from certify.core.arith import BALL, overlaps, pairs, screen
+from certify.core.arith import BALL, differences, overlaps, pairs, screen
 
 N = screen.SCREEN_FROM + 8
 
@@ -152,6 +152,20 @@ def test_the_screen_rules_out_what_binary64_separates_and_keeps_what_it_cannot()
     assert list(zip(*far)) == [(0, 1)]  # the one far pair, and every other pair ruled out
     assert {(0, 1), (2, 3), (0, 3), (1, 2)} <= set(zip(*ties))  # apart by 2^-70: none ruled out
     assert len(wide[0]) == N * (N - 1) // 2  # radius 1/2: nothing can be ruled out
+
+
+def test_each_screen_bounds_its_sums_with_gamma_of_their_length(monkeypatch):
+    """The overlap screen sums n minima (gamma_(n-1)), the centred one n differences (gamma_n: the rounded
+    differences and their sum, Lemma 3.3 of its docstring).  One less passed every test of the pairs kept, the
+    actual rounding being far below the bound."""
+    lengths = []
+    real = screen.row_errors
+    monkeypatch.setattr(screen, "row_errors", lambda errors, size, k: lengths.append(k) or real(errors, size, k))
+    P = ball_matrix(stochastic(np.random.default_rng(3), N, 1.0))  # rows of N entries
+    with ctx.workprec(64):
+        overlaps.screened_pairs(P)
+        differences.screened_pairs(P)
+    assert lengths == [N - 1, N]
 
 
 @pytest.mark.parametrize("entry", [arb("inf"), arb("nan"), arb(0, float("inf")), arb(10) ** 400])

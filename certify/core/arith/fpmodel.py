@@ -72,13 +72,17 @@ def probe_subnormals() -> str | None:
 
 
 def probe_rounding() -> str | None:
-    """Round to nearest, ties to even, on + - * / sqrt and rint (a directed mode fails one)."""
+    """Round to nearest, ties to even, on + - * / sqrt and rint (a directed mode fails one, and so does double
+    rounding through extended precision)."""
     u = 2.0**-53
     checks = [
         ("1 + u", _tile([1.0]) + u, [1.0]),                          # a tie, to the even 1
         ("1 + 3u", _tile([1.0]) + 3 * u, [1.0 + 4 * u]),               # a tie, to the even 1 + 4u
         ("1 - u/2", _tile([1.0]) - u / 2, [1.0]),                    # a tie below 1, to 1
         ("-1 - u", _tile([-1.0]) - u, [-1.0]),
+        # just above a tie: rounded to nearest, 1 + 2u; rounded first to x87's extended precision (64 bits), the tie
+        # 1 + u, then to the even 1, an error above u |c| (the rounding bound of every enclosure)
+        ("1 + (u + u/4096)", _tile([1.0]) + (u + u / 4096), [1.0 + 2 * u]),
         ("(1 + 2u)^2", _tile([1.0 + 2 * u]) * (1.0 + 2 * u), [1.0 + 4 * u]),  # 1 + 4u + 4u^2: nearest
         ("1 / 3", _tile([1.0]) / 3.0, [_rounded(Fraction(1, 3))]),
         ("-2 / 3", _tile([-2.0]) / 3.0, [_rounded(Fraction(-2, 3))]),
