@@ -6,9 +6,6 @@ certify.cli); anything else escaping is a bug in certify.
 """
 
 
-import difflib
-
-
 class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
 
@@ -43,5 +40,7 @@ def counted(count: int, noun: str) -> str:
 def did_you_mean(word, choices) -> str:
     """"did you mean X? " for the choice closest to a misspelt word (difflib), else "": how a refusal of an unknown
     name (command, claim, section) begins its hint."""
+    import difflib  # here: only a refusal needs it, not every command's start
+
     close = difflib.get_close_matches(str(word), list(choices), n=1)
     return f"did you mean {close[0]}? " if close else ""

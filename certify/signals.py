@@ -24,10 +24,12 @@ from contextlib import contextmanager
 STOPPING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 
 _last = [signal.SIGINT]  # the stopping signal received last: the exit status says which
+_interrupted = [False]  # whether one raised KeyboardInterrupt since install()
 
 
 def _interrupt(signum: int, frame) -> None:
     _last[0] = signum
+    _interrupted[0] = True
     raise KeyboardInterrupt
 
 
@@ -69,7 +71,7 @@ def handled() -> Iterator[None]:
 def install() -> dict:
     """Each stopping signal not ignored raises KeyboardInterrupt from now on (the `certify` command, from its
     first line); the handlers it replaced, by signal.  Only the main thread can set them: elsewhere nothing."""
-    _last[0] = signal.SIGINT
+    _last[0], _interrupted[0] = signal.SIGINT, False
     if not _main_thread():
         return {}
     previous = {signum: signal.getsignal(signum) for signum in STOPPING}
@@ -91,7 +93,11 @@ def exit_code() -> int:
 
 def caused(error: BaseException) -> bool:
     """error was raised by a stopping signal: its KeyboardInterrupt wrapped by the code it landed in while that
-    was loading (Python's class creation in a RuntimeError, numpy's initialisation in an ImportError)."""
+    was loading (Python's class creation in a RuntimeError, numpy's initialisation in an ImportError), or an
+    ImportError after one was raised: an extension module's initialisation (numpy's, loaded by the command that
+    needs it) can drop the KeyboardInterrupt and fail its import with an error of its own."""
+    if isinstance(error, ImportError) and _interrupted[0]:
+        return True
     seen = set()
     while error is not None and id(error) not in seen:
         if isinstance(error, KeyboardInterrupt):

@@ -211,6 +211,48 @@ def test_import_certify_stays_light():
     assert out.strip() == "[]"
 
 
+# what a command loaded, run as `python -m certify ARGS` in a fresh interpreter
+LOADED_BY = ("import runpy, sys\n"
+             "sys.argv = ['certify', *sys.argv[1:]]\n"
+             "try:\n    runpy.run_module('certify', run_name='__main__')\n"
+             "except SystemExit as done:\n    code = done.code\n"
+             "print('LOADED', ' '.join(sorted(sys.modules)))\n"
+             "sys.exit(code)\n")
+
+
+def _loaded_by(*args) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", LOADED_BY, *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout.split("LOADED ")[1].split()
+
+
+def _elsewhere_in_certify(module: str, own: set) -> bool:
+    """A module of another command, or of the studies, searches and proofs beyond their light option tables."""
+    parts = module.split(".")
+    if parts[:2] == ["certify", "cli"] and len(parts) > 2:
+        return module not in own | {"certify.cli.options"}
+    return parts[0] == "certify" and parts[1:2] in (["studies"], ["search"], ["prove"]) and len(parts) > 2 \
+        and not parts[2].endswith("_options")
+
+
+def test_check_and_verify_load_only_what_they_use(tmp_path):
+    """`certify check` and `certify verify` of a small layer take a fifth of a second, most of it the interpreter's,
+    numpy's and python-flint's start: neither loads another command's module, a study, a search or plotting and
+    optimisation libraries, nor difflib (for refusals) or the checker's trajectory kind (for trajectories), and
+    verify, which reads a certificate with the checker (python-flint only), loads neither numpy nor the engine."""
+    layer_file, cert = tmp_path / "layer.json", tmp_path / "cert.json"
+    layer_file.write_text(json.dumps(LAYER))
+    elsewhere = {"scipy", "matplotlib", "sympy", "mpmath", "difflib", "certify_checker.trajectory"}
+    for args, needed, own in ((["check", str(layer_file), "--out", str(cert)], {"numpy", "certify.engine.decide"},
+                               {"certify.cli.check"}),
+                              (["verify", str(cert)], set(), {"certify.cli.verify"})):
+        loaded = _loaded_by(*args)
+        assert needed <= set(loaded), (args[0], needed - set(loaded))
+        extra = [m for m in loaded if m in elsewhere or _elsewhere_in_certify(m, own)]
+        assert not extra, (args[0], extra)
+    assert not {"numpy", "certify.engine.decide", "certify.core.config", "certify.claims"} & set(loaded), loaded
+
+
 def test_every_export_returns_a_result_with_a_short_repr(tmp_path):
     layer_file = tmp_path / "layer.json"
     layer_file.write_text(json.dumps(LAYER))

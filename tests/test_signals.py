@@ -98,6 +98,26 @@ def test_a_signal_that_a_loading_module_wrapped_is_an_interruption(monkeypatch, 
     assert capsys.readouterr().err == "certify: interrupted (SIGTERM)\n"
 
 
+def test_a_signal_that_a_loading_extension_dropped_is_an_interruption(monkeypatch, own_handlers, capsys):
+    """numpy is loaded by the commands that need it, when they run: a SIGTERM inside its initialisation failed the
+    import with numpy's own ImportError, which holds no KeyboardInterrupt ("internal error", exit 4)."""
+    from certify.cli import claims, main
+
+    def loading(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)  # certify's handler raises KeyboardInterrupt here
+            time.sleep(1)
+        except KeyboardInterrupt:  # dropped, as C code does
+            pass
+        raise ImportError("IMPORTANT: PLEASE READ THIS FOR ADVICE ON HOW TO SOLVE THIS ISSUE!")
+
+    monkeypatch.setattr(claims, "run", loading)
+    assert main(["claims"]) == 143
+    assert capsys.readouterr().err == "certify: interrupted (SIGTERM)\n"
+    monkeypatch.setattr(claims, "run", lambda args: __import__("certify.no_such_module"))
+    assert main(["claims"]) == 4  # without a signal, an ImportError is certify's bug
+
+
 def test_an_ignored_signal_stays_ignored_and_one_left_to_the_system_stays_so(own_handlers):
     """`nohup` ignores SIGHUP: a command started under it must not stop when the terminal closes.  A program that
     uses the API and leaves SIGTERM to the system is not changed by a chunk's commit either."""

@@ -33,7 +33,7 @@ from dataclasses import dataclass, fields, replace
 
 from certify.core.arguments import integer
 from certify.core.numbers import MAX_DIGITS, NotAnInteger, option_integer
-from certify.core.refine import REFINE_FROM, SPLIT_BITS
+from certify.core.precision import REFINE_FROM, SPLIT_BITS
 from certify.errors import BadInput
 
 

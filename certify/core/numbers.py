@@ -19,8 +19,6 @@ import sys
 from collections.abc import Sequence
 from fractions import Fraction
 
-import numpy as np
-
 from certify.errors import BadInput, shown
 
 # Exponents beyond this are not configurations anyone means; they would only make the exact
@@ -213,6 +211,8 @@ def _numpy_exact(array: np.ndarray, where: str):
     reading then takes where JSON's are ("residual") and refuses with JSON's words where they are not (a
     number, a matrix, a mask: its entries are 0 or 1).  Object, complex and other dtypes, NaN and infinity
     are bad input."""
+    import numpy as np  # see from_numpy
+
     kind = array.dtype.kind
     if kind in "US" and array.ndim == 0:
         return str(array.item())
@@ -231,13 +231,14 @@ def _numpy_exact(array: np.ndarray, where: str):
     return array.tolist()  # numpy integers become Python integers, exactly
 
 
-_CONTAINERS = (np.ndarray, np.generic, dict, list, tuple)  # what from_numpy walks into or converts
-
-
 def from_numpy(data, ndims: dict, where: str = ""):
     """data with every numpy array or numpy scalar inside (dicts and lists walked) replaced by its exact
     Python value (_numpy_exact), so that the rest of the reading sees what a JSON file gives.  ndims
     maps a key to the dimensions its array must have (2 for a matrix, 1 for a vector, 0 for a scalar)."""
+    # numpy is loaded where a matrix is read or made, not with the module: the options, the number texts and the
+    # reading of a certificate (`certify verify`) need none of it, and it is most of a short command's start
+    import numpy as np
+
     if isinstance(data, (np.ndarray, np.generic)):
         hidden = np.ma.count_masked(data) if isinstance(data, np.ma.MaskedArray) else 0
         if hidden:  # np.asarray keeps the values under the mask, silently
@@ -266,7 +267,10 @@ def _holds_container(data: list | tuple) -> bool:
     kinds = set(map(type, data))
     if kinds <= {list}:  # rows (or nothing): whether a row holds one
         kinds = set(map(type, itertools.chain.from_iterable(data)))
-    return any(issubclass(kind, _CONTAINERS) for kind in kinds)
+    import numpy as np  # see from_numpy
+
+    containers = (np.ndarray, np.generic, dict, list, tuple)  # what from_numpy walks into or converts
+    return any(issubclass(kind, containers) for kind in kinds)
 
 
 def json_type(value) -> str:
@@ -306,6 +310,8 @@ class Binary64Matrix(Sequence):
     __slots__ = ("array", "_rows")
 
     def __init__(self, array: np.ndarray, owned: bool = False):
+        import numpy as np  # see from_numpy
+
         # a copy, so that no one else holds the array to change it, unless the caller made it for this matrix alone
         self.array = array if owned and array.dtype == np.float64 else np.array(array, dtype=np.float64)
         self.array.flags.writeable = False
@@ -330,7 +336,7 @@ class Binary64Matrix(Sequence):
 
     def __eq__(self, other):
         if isinstance(other, Binary64Matrix):
-            return self.array.shape == other.array.shape and bool(np.all(self.array == other.array))
+            return self.array.shape == other.array.shape and bool((self.array == other.array).all())
         return self.rows() == other if isinstance(other, tuple) else NotImplemented
 
     def __hash__(self) -> int:
@@ -343,6 +349,8 @@ class Binary64Matrix(Sequence):
 def side_by_side(left, right):
     """The parsed matrix [left | right] (rows joined), a Binary64Matrix when both are."""
     if isinstance(left, Binary64Matrix) and isinstance(right, Binary64Matrix):
+        import numpy as np  # see from_numpy
+
         return Binary64Matrix(np.hstack([left.array, right.array]))
     return tuple(tuple(a) + tuple(b) for a, b in zip(left, right))
 
@@ -375,6 +383,8 @@ def _binary64_array(value) -> np.ndarray | None:
     # a pass in C over the entries: numpy's isfinite().all() costs more in calls than in work at these sizes
     if not all(map(math.isfinite, itertools.chain.from_iterable(value))):
         return None
+    import numpy as np  # see from_numpy
+
     return np.array(value, dtype=np.float64)
 
 
@@ -452,6 +462,8 @@ def _parse_block(value: dict, where: str) -> Binary64Matrix:
         raise BadInput(f"{where}: the binary64 block is not base64") from None
     if len(raw) != 8 * shape[0] * shape[1]:
         raise BadInput(f"{where}: the binary64 block holds {len(raw)} bytes, not 8 x {shape[0]} x {shape[1]}")
+    import numpy as np  # see from_numpy
+
     array = np.frombuffer(raw, dtype="<f8").reshape(shape)
     if not np.isfinite(array).all():
         raise BadInput(f"{where}: the binary64 block holds a number that is not finite")

@@ -19,6 +19,12 @@ START_PRECISION = 53
 DEFAULT_MAX_PRECISION = 1 << 16
 PRECISION_LIMIT = 1 << 20  # beyond this a request is absurd, not ambitious
 RESOLVED_BITS = 20  # relative accuracy (about 6 digits) below which a ball counts as unresolved
+# certify.core.refine's (defined here, where certify.core.limits prices the refinement without loading numpy):
+# the precision from which it refines a norm's witness, and its iteration's extra bits: splitting two singular values
+# 2^-g apart (relative) loses g bits of the correction (E's divisor), so a pair binary64's rounding of A split (some
+# 2^-50 apart) is still resolved to `bits` after the iterate is rounded to them.
+REFINE_FROM = 2 * 53
+SPLIT_BITS = 64
 
 T = TypeVar("T")
 

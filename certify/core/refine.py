@@ -30,14 +30,10 @@ import numpy as np
 from flint import arb, arb_mat, ctx
 
 from certify.core import spectral
+from certify.core.precision import REFINE_FROM, SPLIT_BITS  # there, for certify.core.limits to price without numpy
 
-REFINE_FROM = 2 * 53
 MAX_ITERATIONS = 16  # from binary64 to 65536 bits takes some 11 doublings; a stalled iteration stops sooner
 STALLS = 2
-# The iteration's extra bits: splitting two singular values 2^-g apart (relative) loses g bits of the correction
-# (E's divisor), so a pair binary64's rounding of A split (some 2^-50 apart) is still resolved to `bits` after the
-# iterate is rounded to them.
-SPLIT_BITS = 64
 
 _BITS: contextvars.ContextVar[int] = contextvars.ContextVar("refine_bits", default=0)
 

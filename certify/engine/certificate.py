@@ -42,7 +42,6 @@ from flint import arb, ctx
 import certify_checker
 import certify_checker.exact
 import certify_checker.schema
-import certify_checker.trajectory
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import files, jsonfile
@@ -321,6 +320,8 @@ def bound_work(count: int, bits: int) -> int:
 def step_prices(cert: dict) -> Callable[[int], int]:
     """The checker's price of one step at given bits of a trajectory with this certificate's configuration
     (certify_checker.trajectory.step_prices): a run budgets its steps in the checker's own unit, not a copy of it."""
+    import certify_checker.trajectory  # here: only a trajectory needs it, not a check or the reading of a certificate
+
     return certify_checker.trajectory.step_prices(cert)
 
 
