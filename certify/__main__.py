@@ -1,6 +1,7 @@
 """`python -m certify` and the `certify` command (pyproject's entry point): the command line, loaded so that a
-Ctrl-C, SIGTERM or SIGHUP while it loads (numpy, flint and the commands: a tenth of a second or more) ends as
-one during a command does, with one line and the signal's status (130, 143, 129), not with Python's traceback
+Ctrl-C, SIGTERM or SIGHUP while it loads (flint and the commands: a tenth of a second or more; numpy loads with
+the command that reads or makes a matrix, where signals.caused tells its failed import apart) ends as one during a
+command does, with one line and the signal's status (130, 143, 129), not with Python's traceback
 of the import it landed in (or, for SIGTERM, silently).  So does one in the instant between the command's end
 and the process's exit, outside what certify.cli catches."""
 
