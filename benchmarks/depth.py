@@ -7,6 +7,7 @@ conditioning.  The time includes the checker's re-derivation of the certificate.
 
 from __future__ import annotations
 
+import argparse
 import time
 from pathlib import Path
 
@@ -16,7 +17,8 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 CASES = [("rotation-20.json", 20), ("pure-stack.json", 100)]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.depth", description=__doc__.split("\n\n")[0]).parse_args(argv)
     for name, T in CASES:
         started = time.perf_counter()
         tr = trajectory.trace(str(EXAMPLES / name), T, max_prec=256)

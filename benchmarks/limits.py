@@ -392,7 +392,7 @@ def step_row(name: str, draw, bits: int, repeats: int) -> str:
     return f"{name:34s} {bits:6d} {price:10.3g} {seconds:8.4f} {price / max(seconds, 1e-6):9.3g}"
 
 
-def main(argv: list[str]) -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.limits", description=__doc__.splitlines()[0])
     parser.add_argument("--long", action="store_true",
                         help="the 256 x 768 dense head, 3000 and 4000 layers and the long steps too")

@@ -43,7 +43,7 @@ CASES = [
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.prove", description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=60.0, help="seconds per case (default 60)")
     parser.add_argument("--only", type=int, action="append", help="run only the case with this index (0-based)")
     args = parser.parse_args(argv)

@@ -121,14 +121,14 @@ def table(title: str, found_rows) -> None:
               + "".join(f"{cell:>22}" for cell in cells), flush=True)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.tau", description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="32,110,256,512")
     parser.add_argument("--centred-sizes", default="64,128,256")
     parser.add_argument("--precision", type=int, default=64)
     parser.add_argument("--all-pairs-up-to", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     print(f"load average {os.getloadavg()[0]:.2f} (CPU time of this process; ratios to float64 in the same run), "
           f"{args.precision} bits, best of {ROUNDS}")
     rng = np.random.default_rng(args.seed)

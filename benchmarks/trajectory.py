@@ -13,7 +13,7 @@ into the engine's escalation and the checker's re-derivation of the certificate.
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from pathlib import Path
 
@@ -39,10 +39,13 @@ def timed(T: int) -> str:
             f"t = {len(steps) - 1}; wall {wall:.1f} s, CPU {cpu:.1f} s (checker {checker_cpu:.1f} s)")
 
 
-def main(argv: list[str]) -> None:
-    for T in [int(v) for v in argv] or LAYERS:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.trajectory", description=__doc__.split("\n\n")[0])
+    parser.add_argument("layers", nargs="*", type=int, metavar="T",
+                        help=f"the depths to time (default {' '.join(map(str, LAYERS))})")
+    for T in parser.parse_args(argv).layers or LAYERS:
         print(timed(T), flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
