@@ -78,11 +78,13 @@ def test_a_dask_run_equals_a_single_process_run(tmp_path, reference, scheduler):
     assert libraries and all(lib["num_threads"] == 1 for lib in libraries if lib["user_api"] == "blas")
 
 
-def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch):
+def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch, capsys):
     marker = tmp_path / "died"
     monkeypatch.setattr(campaign, "decide_chunk", functools.partial(_dies, str(marker)))
     summary = campaign.run(SPEC, tmp_path / "out", executor="dask", scheduler=scheduler)
     assert marker.exists()  # the worker did die under the chunk, which ran again elsewhere
+    # and the run said so (it said nothing)
+    assert re.search(r"warning: the Dask worker \S+ was lost while it held \d+ chunk", capsys.readouterr().err)
     assert summary["complete"] and not summary["run"]["failed_chunks"]
     _assert_equal_folders(tmp_path / "out", reference)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import threading
 import time
 from multiprocessing import resource_tracker
@@ -81,6 +82,20 @@ def _watching_sigint(start) -> None:
         raise failure[0]
     if interrupted:
         raise KeyboardInterrupt
+
+
+def _report_lost_worker(event: tuple) -> None:
+    """Say on stderr that a worker was lost holding chunks (the scheduler's remove-worker event, in the client's
+    loop): the scheduler computes them again elsewhere and this process commits each once.  A killed worker was
+    otherwise silent (the embedded cluster's logs are silenced) or told only in distributed's own log lines."""
+    _, message = event
+    if not isinstance(message, dict) or message.get("action") != "remove-worker" or message.get("expected"):
+        return
+    chunks = {key for field in ("processing-tasks", "lost-computed-tasks") for key in message.get(field) or ()
+              if str(key).startswith("certify-")}
+    if chunks:
+        print(f"certify: warning: the Dask worker {message.get('worker')} was lost while it held {len(chunks)} "
+              "chunk(s); they are computed again elsewhere, each committed once", file=sys.stderr)
 
 
 def _answering(address: str) -> None:
@@ -156,6 +171,7 @@ class Dask:
 
     def _register(self) -> None:
         self.client.register_plugin(OneBlasThread(), name="certify-one-blas-thread")
+        self.client.subscribe_topic("all", _report_lost_worker)
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def __exit__(self, *exc) -> None:
