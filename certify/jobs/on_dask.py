@@ -176,6 +176,9 @@ class Dask:
 
     def __exit__(self, *exc) -> None:
         if self.client is not None:
+            # first, on the same stream as the close: else the scheduler sends the client's own remove-client event
+            # to the closed client, and the embedded one logs that with a traceback
+            self.client.unsubscribe_topic("all")
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
