@@ -201,6 +201,16 @@ def test_a_long_refused_value_is_quoted_short(tmp_path, capsys):
         assert err.count("\n") == 1 and len(err) < 400 and "characters)" in err, err[:200]
 
 
+
+def test_an_empty_quoted_value_leaves_the_message_whole():
+    """cut_quoted took the text between two empty quotes ('') for one long quoted value and cut the message short:
+    "--scheduler '' is not the address of a Dask scheduler... (97 characters)'"."""
+    from certify.cli import cut_quoted
+
+    message = "--scheduler '' is not the address of a Dask scheduler (e.g. tcp://host:8786): missing port in address ''"
+    assert cut_quoted(message) == message
+    assert cut_quoted(f"unknown claim {'x' * 80!r}").endswith("... (82 characters)")  # a long value still is cut
+
 def test_a_path_that_is_not_utf8_is_printed_back_not_an_internal_error(tmp_path):
     """A file name in bytes that are not UTF-8 reaches Python as lone surrogates; a strict stdout (a UTF-8
     locale, PYTHONIOENCODING=utf-8) raised UnicodeEncodeError printing it: exit 4 after the certificate

@@ -78,11 +78,13 @@ def test_a_dask_run_equals_a_single_process_run(tmp_path, reference, scheduler):
     assert libraries and all(lib["num_threads"] == 1 for lib in libraries if lib["user_api"] == "blas")
 
 
-def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch):
+def test_a_worker_killed_mid_run_changes_nothing(tmp_path, reference, scheduler, monkeypatch, capsys):
     marker = tmp_path / "died"
     monkeypatch.setattr(campaign, "decide_chunk", functools.partial(_dies, str(marker)))
     summary = campaign.run(SPEC, tmp_path / "out", executor="dask", scheduler=scheduler)
     assert marker.exists()  # the worker did die under the chunk, which ran again elsewhere
+    # and the run said so (it said nothing)
+    assert re.search(r"warning: the Dask worker \S+ was lost while it held \d+ chunk", capsys.readouterr().err)
     assert summary["complete"] and not summary["run"]["failed_chunks"]
     _assert_equal_folders(tmp_path / "out", reference)
 
@@ -239,6 +241,36 @@ def test_an_unreachable_scheduler_exits_2(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("certify: error: cannot reach the Dask scheduler") and err.count("\n") == 1
 
+
+
+def test_a_scheduler_that_never_answers_times_out_in_one_line(tmp_path, capsys, monkeypatch):
+    """A port that accepts and never answers: distributed's Client bounds the connection, not the handshake after it,
+    and the command hung for ever."""
+    import socket
+
+    from certify.jobs import on_dask
+
+    monkeypatch.setattr(on_dask, "CONNECT_TIMEOUT", "1s")
+    with socket.create_server(("127.0.0.1", 0)) as mute:
+        started = time.time()
+        assert main(["sample", "--n", "3", "--d", "2", "--count", "4", "--no-progress", "--out", str(tmp_path / "o"),
+                     "--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{mute.getsockname()[1]}"]) == 2
+    assert time.time() - started < 30
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: cannot reach the Dask scheduler") and "no answer" in err
+    assert err.count("\n") == 1
+
+
+def test_a_workers_address_is_refused_in_one_line(tmp_path, scheduler):
+    """A worker's address for the scheduler's: refused, and then the client distributed had half built closed itself
+    at exit, 40 s later, with a traceback on stderr."""
+    with Client(scheduler, set_as_default=False) as client:
+        worker = next(iter(client.scheduler_info()["workers"]))
+    done = subprocess.run([sys.executable, "-m", "certify", "sample", "--n", "3", "--d", "2", "--count", "4", "--out",
+                           str(tmp_path / "out"), "--executor", "dask", "--scheduler", worker, "-q"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "is a Dask Worker, not a scheduler" in done.stderr
 
 def test_a_thin_head_campaign_on_dask_equals_a_single_process_run(tmp_path, scheduler):
     """--d-k: the campaign's d_k reaches the workers (the configurations they decide are the thin heads)."""

@@ -215,9 +215,9 @@ def _say(line: str) -> None:
 def cut_quoted(message: str) -> str:
     """message with every value quoted whole cut short as certify.errors.shown cuts it: argparse ("invalid
     choice: '...'") and many refusals ("unknown claim '...'") quote the value given, which made a line of
-    100 kB of a 100 kB argument.  Only a quoted value: the quote of a value already cut short (shown) and the
-    apostrophe of a word after it ("option's") are not one."""
-    return re.sub(r"(?<!\w)'([^'\n]{60,})'(?!\w)", lambda quoted: shown(quoted.group(1)), message)
+    100 kB of a 100 kB argument.  Only a quoted value: the quote of a value already cut short (shown), the
+    apostrophe of a word after it ("option's") and the text between two empty values ('') are not one."""
+    return re.sub(r"(?<![\w'])'([^'\n]{60,})'(?![\w'])", lambda quoted: shown(quoted.group(1)), message)
 
 
 def os_error_line(err: OSError) -> str:

@@ -12,13 +12,16 @@ taken again by the next run.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import sys
 import threading
 import time
 from multiprocessing import resource_tracker
 
+from dask.utils import parse_timedelta
 from distributed import Client, KilledWorker, LocalCluster, WorkerPlugin, as_completed
-from distributed.comm import get_address_host_port
+from distributed.comm import connect, get_address_host_port
 from threadpoolctl import threadpool_limits
 
 from certify import signals
@@ -81,6 +84,47 @@ def _watching_sigint(start) -> None:
         raise KeyboardInterrupt
 
 
+def _report_lost_worker(event: tuple) -> None:
+    """Say on stderr that a worker was lost holding chunks (the scheduler's remove-worker event, in the client's
+    loop): the scheduler computes them again elsewhere and this process commits each once.  A killed worker was
+    otherwise silent (the embedded cluster's logs are silenced) or told only in distributed's own log lines."""
+    _, message = event
+    if not isinstance(message, dict) or message.get("action") != "remove-worker" or message.get("expected"):
+        return
+    chunks = {key for field in ("processing-tasks", "lost-computed-tasks") for key in message.get(field) or ()
+              if str(key).startswith("certify-")}
+    if chunks:
+        print(f"certify: warning: the Dask worker {message.get('worker')} was lost while it held {len(chunks)} "
+              "chunk(s); they are computed again elsewhere, each committed once", file=sys.stderr)
+
+
+def _answering(address: str) -> None:
+    """Return once the peer at `address` has said it is a Dask scheduler, else raise TimeoutError within
+    CONNECT_TIMEOUT (or OSError, ValueError).  Client() bounds its connection but not the handshake that follows: a
+    port that accepts and never answers (a proxy's, a stopped process's) hung the command for ever; and a worker's
+    address, refused inside Client(), left a half-built client that closed itself 40 s later with a traceback."""
+    seconds = parse_timedelta(CONNECT_TIMEOUT)
+
+    async def identity() -> dict:
+        comm = await connect(address, timeout=seconds)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    async def bounded() -> dict:
+        try:
+            return await asyncio.wait_for(identity(), seconds)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no answer from {address} within {seconds:g} s") from None
+
+    peer = asyncio.run(bounded())
+    if not isinstance(peer, dict) or peer.get("type") != "Scheduler":
+        kind = peer.get("type") if isinstance(peer, dict) else None
+        raise ValueError(f"the peer there is {'a Dask ' + kind if kind else 'not a Dask scheduler'}, not a scheduler")
+
+
 class Dask:
     """The Dask executor (module docstring): entered, it starts a loopback LocalCluster of `workers` single-
     threaded processes, or connects to the scheduler at `scheduler` (BadInput when it cannot be reached);
@@ -104,6 +148,7 @@ class Dask:
                     raise BadInput(f"--scheduler {self.scheduler!r} is not the address of a Dask scheduler (e.g. "
                                    f"tcp://host:8786): {err}") from None
                 try:
+                    _answering(self.scheduler)
                     self.client = Client(self.scheduler, timeout=CONNECT_TIMEOUT, set_as_default=False)
                 except (OSError, TimeoutError, ValueError, TypeError) as err:
                     raise BadInput(f"cannot reach the Dask scheduler at {self.scheduler}: {err}") from None
@@ -126,10 +171,14 @@ class Dask:
 
     def _register(self) -> None:
         self.client.register_plugin(OneBlasThread(), name="certify-one-blas-thread")
+        self.client.subscribe_topic("all", _report_lost_worker)
         self.workers = max(1, sum(self.client.nthreads().values()))
 
     def __exit__(self, *exc) -> None:
         if self.client is not None:
+            # first, on the same stream as the close: else the scheduler sends the client's own remove-client event
+            # to the closed client, and the embedded one logs that with a traceback
+            self.client.unsubscribe_topic("all")
             self.client.close()
         if self.cluster is not None:
             self.cluster.close()
