@@ -242,7 +242,6 @@ def test_an_unreachable_scheduler_exits_2(tmp_path, capsys, monkeypatch):
     assert err.startswith("certify: error: cannot reach the Dask scheduler") and err.count("\n") == 1
 
 
-
 def test_a_scheduler_that_never_answers_times_out_in_one_line(tmp_path, capsys, monkeypatch):
     """A port that accepts and never answers: distributed's Client bounds the connection, not the handshake after it,
     and the command hung for ever."""
@@ -271,6 +270,7 @@ def test_a_workers_address_is_refused_in_one_line(tmp_path, scheduler):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "is a Dask Worker, not a scheduler" in done.stderr
+
 
 def test_a_thin_head_campaign_on_dask_equals_a_single_process_run(tmp_path, scheduler):
     """--d-k: the campaign's d_k reaches the workers (the configurations they decide are the thin heads)."""
