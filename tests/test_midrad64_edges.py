@@ -603,16 +603,23 @@ def test_sums_that_lose_at_every_addition_are_enclosed():
         _check(MidRad(M, 0.0).sum(axis=(-2, -1)), exact, f"sum over two axes, width {k}")
 
 
+def _subnormal_squares(k: int, below_tie: bool) -> np.ndarray:
+    """3 x k entries near 2^-537 (rows of signs +, -, +) whose squares lie just below (or above) the half-way point
+    between two multiples of 2^-1074: each rounds down (or up) by almost 2^-1075."""
+    rng = np.random.default_rng(7)
+    candidates = np.ldexp(1 + rng.random(20000), -537)
+    fractions = np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
+    low, high = (0.3, 0.5) if below_tie else (0.5, 0.7)
+    near_ties = candidates[(fractions > low) & (fractions < high)]
+    return near_ties[: 3 * k].reshape(3, k) * np.array([[1.0], [-1.0], [1.0]])
+
+
 def test_row_norms_with_every_square_rounded_down_in_the_subnormals():
     """Entries near 2^-537 whose squares lie just below the half-way point between two multiples of 2^-1074:
     each square rounds down by almost 2^-1075, k of them by almost k 2^-1075 in all, which only the k ETA term
     of the bound covers."""
-    rng = np.random.default_rng(7)
-    candidates = np.ldexp(1 + rng.random(20000), -537)
-    fractions = np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
-    near_ties = candidates[(fractions > 0.3) & (fractions < 0.5)]
     for k in (4, 8, 33, 200):
-        M = near_ties[: 3 * k].reshape(3, k) * np.array([[1.0], [-1.0], [1.0]])
+        M = _subnormal_squares(k, below_tie=True)
         norms = row_norms_upper(M)
         product = TIER3.matmul(MidRad(M), MidRad(M.T.copy()))
         for i, (row, norm) in enumerate(zip(M, norms)):
@@ -626,12 +633,8 @@ def test_sums_of_squares_from_below_with_every_square_rounded_up_in_the_subnorma
     above the half-way point round up by almost 2^-1075 each, so the binary64 sum exceeds the exact one by almost
     k 2^-1075, which only the k ETA term of fl(sum) <= (1 + gamma_k) sum + k ETA covers (without it, every lower
     bound here lay above the exact sum, and no test saw it)."""
-    rng = np.random.default_rng(7)
-    candidates = np.ldexp(1 + rng.random(20000), -537)
-    fractions = np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
-    near_ties = candidates[(fractions > 0.5) & (fractions < 0.7)]
     for k in (4, 8, 33, 200):
-        M = near_ties[: 3 * k].reshape(3, k) * np.array([[1.0], [-1.0], [1.0]])
+        M = _subnormal_squares(k, below_tie=False)
         for row, lower in zip(M, sum_squares_lower(M)):
             assert Q(lower) <= sum(Q(v) ** 2 for v in row), (k, lower)
 

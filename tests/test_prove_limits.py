@@ -29,42 +29,25 @@ def whole():
     return result
 
 
-def test_a_limit_no_box_fits_is_refused_before_the_search(monkeypatch, capsys):
-    """--limit work=10 ran the whole search, then printed PROVED (NOT CERTIFIED) with exit 3."""
+@pytest.mark.parametrize("limit", [
+    "work=10",  # ran the whole search, then printed PROVED (NOT CERTIFIED) with exit 3
+    # the meter priced the checker's work and its measure of a value's tree, not the text written, which even the
+    # root box left open passes: the same
+    "bytes=100",
+    # holds the root box left open but no leaf (its box's intervals are five deep): the meter's leaves had no box
+    "nesting=4",
+])
+def test_a_limit_no_box_fits_is_refused_before_the_search(monkeypatch, capsys, limit):
+    """A limit that the certificate of no decided box fits is refused before any search, in one line naming it."""
     def searched(*args, **kwargs):
         raise AssertionError("the search ran")
 
     monkeypatch.setattr(bnb, "explore", searched)
-    assert main(["prove", *LINE, "--limit", "work=10"]) == 2
+    assert main(["prove", *LINE, "--limit", limit]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err.count("\n") == 1, captured.err
-    assert "refused before starting" in captured.err and "--limit work=N" in captured.err
-
-
-def test_a_byte_limit_no_certificate_fits_is_refused_before_the_search(monkeypatch, capsys):
-    """--limit bytes=100 ran the whole search, then printed PROVED (NOT CERTIFIED) with exit 3: the meter prices the
-    checker's work and its measure of a value's tree, not the text written, which even the root box left open passes."""
-    def searched(*args, **kwargs):
-        raise AssertionError("the search ran")
-
-    monkeypatch.setattr(bnb, "explore", searched)
-    assert main(["prove", *LINE, "--limit", "bytes=100"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
-    assert "refused before starting" in captured.err and "--limit bytes=N" in captured.err
-
-
-def test_a_nesting_limit_no_leaf_fits_is_refused_before_the_search(monkeypatch, capsys):
-    """--limit nesting=4 holds the root box left open but no leaf (its box's intervals are five deep): the meter's
-    leaves had no box, so the search ran and ended PROVED (NOT CERTIFIED), exit 3."""
-    def searched(*args, **kwargs):
-        raise AssertionError("the search ran")
-
-    monkeypatch.setattr(bnb, "explore", searched)
-    assert main(["prove", *LINE, "--limit", "nesting=4"]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
-    assert "refused before starting" in captured.err and "--limit nesting=N" in captured.err
+    name = limit.partition("=")[0]
+    assert "refused before starting" in captured.err and f"--limit {name}=N" in captured.err
 
 
 def test_the_search_stops_before_its_certificate_passes_the_work_limit(whole):
