@@ -214,14 +214,20 @@ def _within(data, limits: Limits):
         hidden = max((_stated_shape(spec["ffn"].get("W1"))[0] for spec in specs if isinstance(spec.get("ffn"), dict)),
                      default=0)
         sizes = (n, max(d, d_k), len(layers) if isinstance(layers, list) else 1, hidden)
-        if problem := shape_problem(*sizes, limits):
-            raise BadInput(f"the configuration has {problem}")
         widths = {_stated_shape(spec.get("W_Q"))[1] if not {"A", "V", "ffn"} & set(spec) else d for spec in specs}
-        if problem := resource_problem(*sizes, START_PRECISION, limits, thin=thin_width(d, widths),
-                                       value=any("V" in spec for spec in specs),
-                                       layernorm=any("layernorm" in spec for spec in specs)):
-            raise BadInput(f"refused before starting: {problem}")
+        refuse_sizes(sizes, limits, thin=thin_width(d, widths), value=any("V" in spec for spec in specs),
+                     layernorm=any("layernorm" in spec for spec in specs))
     return data
+
+
+def refuse_sizes(sizes: tuple[int, int, int, int], limits: Limits, **parts) -> None:
+    """BadInput when a configuration of these sizes (n, d, layers, hidden) passes the size limits or the resource
+    estimate of one evaluation at the lowest precision (`parts`: its thin width, value and layernorm, as
+    limits.resource_problem takes them): what a configuration is refused for before it is read, or made."""
+    if problem := shape_problem(*sizes, limits):
+        raise BadInput(f"the configuration has {problem}")
+    if problem := resource_problem(*sizes, START_PRECISION, limits, **parts):
+        raise BadInput(f"refused before starting: {problem}")
 
 
 def _stated_shape(value) -> tuple[int, int]:

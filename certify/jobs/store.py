@@ -238,6 +238,11 @@ class Edited(BadInput):
 COMMAND = Spelling.command(("out", "restart"))
 
 
+def choose_another(names: Spelling) -> str:
+    """The advice of a refused folder, in the caller's words: "choose another --out" (out=)."""
+    return f"choose another {names.option('out')}"
+
+
 class Store:
     """The folder of one job (module docstring).  Open it with Store.open (to run) or Store.read."""
 
@@ -282,7 +287,7 @@ class Store:
         ({"max_bits": "--max-prec"}, or the API's "max_prec=", "restart=True"; a parameter not named is its key).
         """
         folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
-        another = f"choose another {names.option('out')}"
+        another = choose_another(names)
         busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
                 f"wait for it to stop, or {another}")
         # The lock file is the first thing a run makes in a new folder: found, it decides before anything
@@ -309,7 +314,7 @@ class Store:
     def _opened(cls, folder: Path, params: dict, *, outputs: tuple[str, ...], noun: str, restart: bool,
                 names: Spelling) -> "Store":
         """Store.open once the folder is locked."""
-        another = f"choose another {names.option('out')}"
+        another = choose_another(names)
         manifest_path = folder / MANIFEST
         if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
             # another job's folder is neither corrupt nor this job's to discard: --restart removed its manifest,
@@ -416,7 +421,7 @@ class Store:
             return BadInput(f"{what}, not read as a {self.noun}; run the {self.noun} again with this version to "
                             "have one it re-derives")
         return BadInput(f"{what}; nothing was changed: to run the {self.noun} again with this version, pass "
-                        f"{self.names('restart')} to discard the folder, or choose another {self.names.option('out')}")
+                        f"{self.names('restart')} to discard the folder, or {choose_another(self.names)}")
 
     def _unwritten_last(self) -> bool:
         chunks = self.manifest["chunks"]

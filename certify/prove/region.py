@@ -19,10 +19,11 @@ from fractions import Fraction
 from flint import arb, ctx
 
 from certify.core import jsonfile
+from certify.core.config import refuse_sizes
 from certify.core.arguments import Spelling, callback, integer, real
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, resource_problem, shape_problem
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
 from certify.core.numbers import from_numpy, parse_number
-from certify.core.precision import START_PRECISION, escalate
+from certify.core.precision import escalate
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
@@ -266,12 +267,9 @@ def _violates_at(point: tuple[Fraction, ...], profile: Profile) -> bool:
 
 
 def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS) -> dict | None:
-    # refused from its sizes as `certify check` refuses it (certify.core.config), before realise writes its d x d
-    # matrix A out: --d 100000 wrote 10^10 texts on finding a violation
-    if problem := shape_problem(region.n, region.d or 1, 1, 0, limits):
-        raise BadInput(f"the configuration has {problem}")
-    if problem := resource_problem(region.n, region.d or 1, 1, 0, START_PRECISION, limits):
-        raise BadInput(f"the configuration is refused: {problem}")
+    # refused from its sizes as `certify check` refuses it, before realise writes its d x d matrix A out: --d 100000
+    # wrote 10^10 texts on finding a violation
+    refuse_sizes((region.n, region.d or 1, 1, 0), limits)
     config = reductions.realise(region, point)
     if config is None:
         return None
@@ -436,10 +434,10 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
     tree, precisions = (resume["tree"], [leaf["precision"] for leaf in resume["leaves"]]) if resume else ("?", ())
     reduction = reductions.reduce(region)
-    if current is None:
-        start = resume or certificate(ProofResult(UNDECIDED, region, reduction, profile, tree="?",
-                                                  left=[reduction.root]))
-        current, depth = (lambda: start), (lambda: MAX_DEPTH if resume else 0)
+    if current is None:  # built when the meter measures it (a user's limits only)
+        current = lambda: resume or certificate(ProofResult(UNDECIDED, region, reduction, profile,  # noqa: E731
+                                                            tree="?", left=[reduction.root]))
+        depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
     meter = budget.Meter(stated, limits, top, tree, precisions, _text_meter(reduction, top, limits, current, depth))
     if not meter.admits():

@@ -57,7 +57,8 @@ from certify.core import config, files, jsonfile
 from certify.core.arguments import Spelling
 from certify.engine import certificate
 from certify.errors import BadInput
-from certify.jobs.store import LOCK, discard_begun, first_run_leftovers, locked, remove_first_run_leftovers
+from certify.jobs.store import (LOCK, choose_another, discard_begun, first_run_leftovers, locked,
+                                 remove_first_run_leftovers)
 from certify.search.objective import Evaluation
 
 if TYPE_CHECKING:
@@ -206,11 +207,8 @@ class Journal:
 def corrupt(folder: Path, what: str, names: Spelling) -> BadInput:
     """The BadInput of an attack folder that cannot be resumed, naming `what` is wrong (and the folder's option as
     `names` spells it: --out, out=)."""
-    return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or {_another(names)})")
+    return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or {choose_another(names)})")
 
-
-def _another(names: Spelling) -> str:
-    return f"choose another {names.option('out')}"
 
 
 class Folder:
@@ -276,8 +274,8 @@ def _not_ours(folder: Path, names: Spelling) -> BadInput:
     if "summary.json" in entries and entries <= RESULTS:
         return BadInput(f"{folder}: the results of an attack by an earlier version of certify (no {PARAMETERS}, no "
                         f"{JOURNAL}), which this version does not resume; nothing was changed: move them away, or "
-                        f"{_another(names)}")
-    return BadInput(f"{folder} is not empty and is not an attack folder; {_another(names)}")
+                        f"{choose_another(names)}")
+    return BadInput(f"{folder} is not empty and is not an attack folder; {choose_another(names)}")
 
 
 @contextmanager
@@ -290,13 +288,13 @@ def opened(folder, params: dict, names: Spelling, chosen: dict[str, str] | None 
     folder = Path(folder)
     params = json.loads(json.dumps({"format": FORMAT, **params}))  # as it reads back (lists, not tuples)
     if folder.exists() and not folder.is_dir():
-        raise BadInput(f"{folder} is not a folder; {_another(names)}")
+        raise BadInput(f"{folder} is not a folder; {choose_another(names)}")
     if folder.is_dir() and _foreign(folder):
         raise _not_ours(folder, names)
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     lock = locked(folder, shared=False, busy=f"{folder} is in use by another certify attack (one run writes "
-                  f"an attack folder at a time); wait for it to stop, or {_another(names)}")
+                  f"an attack folder at a time); wait for it to stop, or {choose_another(names)}")
     journal, new, refused = None, False, False
     try:
         _own(folder, names)
@@ -371,5 +369,5 @@ def _check_parameters(folder: Path, params: dict, names: Spelling, chosen: dict[
         # a parameter chosen from the options given differs with them (more starts for a larger --budget): it is
         # named only when it alone differs, else the options given that differ are what the user changes
         named = sorted(_option(k, names, chosen) for k in (differ - chosen.keys() or differ))
-        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); {_another(names)}, "
+        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); {choose_another(names)}, "
                        "or move the folder away")
