@@ -11,6 +11,7 @@ operations must never be an operand's: every input is compared with a copy after
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction as Q
 
@@ -603,12 +604,17 @@ def test_sums_that_lose_at_every_addition_are_enclosed():
         _check(MidRad(M, 0.0).sum(axis=(-2, -1)), exact, f"sum over two axes, width {k}")
 
 
+@functools.cache
+def _subnormal_square_fractions() -> tuple[np.ndarray, np.ndarray]:
+    """Entries near 2^-537 and where their exact squares fall between two multiples of 2^-1074 (made once)."""
+    candidates = np.ldexp(1 + np.random.default_rng(7).random(20000), -537)
+    return candidates, np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
+
+
 def _subnormal_squares(k: int, below_tie: bool) -> np.ndarray:
     """3 x k entries near 2^-537 (rows of signs +, -, +) whose squares lie just below (or above) the half-way point
     between two multiples of 2^-1074: each rounds down (or up) by almost 2^-1075."""
-    rng = np.random.default_rng(7)
-    candidates = np.ldexp(1 + rng.random(20000), -537)
-    fractions = np.array([float((Q(m) ** 2 / Q(ETA)) % 1) for m in candidates])
+    candidates, fractions = _subnormal_square_fractions()
     low, high = (0.3, 0.5) if below_tie else (0.5, 0.7)
     near_ties = candidates[(fractions > low) & (fractions < high)]
     return near_ties[: 3 * k].reshape(3, k) * np.array([[1.0], [-1.0], [1.0]])
