@@ -220,6 +220,109 @@ def test_tokenizer_has_padding_and_truncation_off(tiny_dir):
         text_model.trace("the cat " * 10)
 
 
+SENTENCE_CONFIG, TOKENIZER_CONFIG = "sentence_bert_config.json", "tokenizer_config.json"
+# 23 tokens with [CLS] and [SEP]: more than the tiny model's 16 positions
+LONG_TEXT = "the big cat is eating the food , the small dog is riding the red horse on the blue mat ."
+
+
+@pytest.mark.parametrize("settings, kept", [
+    ({SENTENCE_CONFIG: {"max_seq_length": 8}}, slice(0, 6)),
+    ({SENTENCE_CONFIG: {"max_seq_length": 8}, TOKENIZER_CONFIG: {"truncation_side": "left"}}, slice(-6, None)),
+    # no max_seq_length: sentence-transformers cuts at the smaller of model_max_length and the positions
+    ({SENTENCE_CONFIG: {}, TOKENIZER_CONFIG: {"model_max_length": 8}}, slice(0, 6)),
+    ({SENTENCE_CONFIG: {"max_seq_length": None}}, slice(0, 14)),
+], ids=["max_seq_length", "truncation_side left", "model_max_length", "the positions"])
+def test_a_sentence_transformers_folder_cuts_a_long_text_as_it_does(tmp_path, settings, kept):
+    """A text longer than max_seq_length was certified whole (or refused beyond the positions), where
+    sentence-transformers, which the model is shipped for, cuts it: [CLS], its first (or last) tokens, [SEP]."""
+    words = ["the", "big", "cat", "is", "eating", "the", "food", ",", "the", "small", "dog", "is", "riding", "the",
+             "red", "horse", "on", "the", "blue", "mat", "."]
+    text_model = load_text_model(write_model(tmp_path / "st", settings=settings))
+    tokens = text_model.tokens(LONG_TEXT)
+    assert tokens.tokens == ("[CLS]", *words[kept], "[SEP]")
+    assert tokens.text_tokens == len(words) + 2
+    assert tokens.truncation_report()["text_tokens"] == len(words) + 2
+    assert tokens.input_ids.tolist() == [TINY_WORDS.index(t) for t in tokens.tokens]
+    short = text_model.tokens("a cat")  # a short text is not cut
+    assert short.tokens == ("[CLS]", "a", "cat", "[SEP]") and short.text_tokens == 4
+
+
+@pytest.mark.parametrize("settings, expected", [
+    ({TOKENIZER_CONFIG: {"do_lower_case": False}}, ("[CLS]", "[UNK]", "cat", "[UNK]", "[SEP]")),
+    ({TOKENIZER_CONFIG: {"strip_accents": False}}, ("[CLS]", "the", "cat", "[UNK]", "[SEP]")),
+    ({TOKENIZER_CONFIG: {"do_lower_case": False, "strip_accents": True}}, ("[CLS]", "[UNK]", "cat", "[UNK]", "[SEP]")),
+    # sentence-transformers lower-cases the text before a tokenizer that does not (which keeps its accents)
+    ({TOKENIZER_CONFIG: {"do_lower_case": False}, SENTENCE_CONFIG: {"do_lower_case": True}},
+     ("[CLS]", "the", "cat", "[UNK]", "[SEP]")),
+    ({}, ("[CLS]", "the", "cat", "dog", "[SEP]")),  # tokenizer.json alone: lower case, accents stripped
+], ids=["cased", "accents kept", "cased, accents stripped", "sentence-transformers lower-cases", "tokenizer.json"])
+def test_tokenizer_config_sets_the_normalizer_as_transformers_does(tmp_path, settings, expected):
+    """tokenizer_config.json's do_lower_case, strip_accents and tokenize_chinese_chars were ignored: a cased
+    model's text was lower-cased as its tokenizer.json says, where transformers' BERT tokenizer sets them."""
+    text_model = load_text_model(write_model(tmp_path / "cased", settings=settings))
+    assert text_model.tokens("The cat DÓG").tokens == expected
+
+
+def test_tokenize_chinese_chars_is_honoured(tmp_path):
+    text = "the\u732bcat"  # a CJK character between words: split off as a word of its own, or not
+    split = load_text_model(write_model(tmp_path / "split", settings={TOKENIZER_CONFIG: {}}))
+    joined = load_text_model(write_model(tmp_path / "joined", settings={TOKENIZER_CONFIG: {"tokenize_chinese_chars": False}}))
+    assert split.tokens(text).tokens == ("[CLS]", "the", "[UNK]", "cat", "[SEP]")
+    assert joined.tokens(text).tokens == ("[CLS]", "[UNK]", "[SEP]")
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({TOKENIZER_CONFIG: {"tokenizer_class": "XLMRobertaTokenizer"}}, "tokenizer_class 'XLMRobertaTokenizer' cannot be honoured"),
+    ({TOKENIZER_CONFIG: {"do_lower_case": "yes"}}, "do_lower_case must be true or false, not 'yes'"),
+    ({TOKENIZER_CONFIG: {"strip_accents": 1}}, "strip_accents must be true or false or null, not 1"),
+    ({TOKENIZER_CONFIG: {"truncation_side": "middle"}, SENTENCE_CONFIG: {}}, "truncation_side must be 'right' or 'left'"),
+    ({TOKENIZER_CONFIG: {"model_max_length": 0}, SENTENCE_CONFIG: {}}, "model_max_length must be a positive integer"),
+    ({SENTENCE_CONFIG: {"max_seq_length": "256"}}, "max_seq_length must be a positive integer, not '256'"),
+    ({SENTENCE_CONFIG: {"max_seq_length": 1}}, "max_seq_length of 1 cannot be honoured"),
+    ({SENTENCE_CONFIG: {"do_lower_case": None}}, "do_lower_case must be true or false, not None"),
+    ({SENTENCE_CONFIG: [256]}, "sentence_bert_config.json must hold a JSON object"),
+], ids=["tokenizer class", "do_lower_case", "strip_accents", "truncation_side", "model_max_length",
+        "max_seq_length text", "max_seq_length 1", "sentence do_lower_case", "not an object"])
+def test_settings_that_cannot_be_honoured_are_one_line_and_exit_2(tmp_path, capsys, settings, message):
+    from certify.cli import main
+
+    assert main(["model", str(write_model(tmp_path / "bad", settings=settings)), "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("certify: error: ") and err.count("\n") == 1 and message in err, err
+
+
+def test_tokenizer_config_on_another_normalizer_is_refused(tmp_path, capsys):
+    """transformers' versions differ on a tokenizer.json whose normalizer is not a BertNormalizer (one keeps it,
+    one replaces it): tokenizer_config.json's settings cannot be honoured there."""
+    from certify.cli import main
+
+    folder = write_model(tmp_path / "lowercase", settings={TOKENIZER_CONFIG: {"do_lower_case": True}})
+    spec = json.loads((folder / "tokenizer.json").read_text())
+    spec["normalizer"] = {"type": "Lowercase"}
+    (folder / "tokenizer.json").write_text(json.dumps(spec))
+    assert main(["model", str(folder), "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "normalizer is Lowercase, not a BertNormalizer" in err, err
+
+
+def test_cli_model_says_when_it_cut_the_text(tmp_path, capsys):
+    """The report states the truncation (max_seq_length, side, the whole text's tokens) and the heading says the
+    text was cut; a text it did not cut is shown as before."""
+    from certify.cli import main
+
+    folder = write_model(tmp_path / "st", settings={SENTENCE_CONFIG: {"max_seq_length": 8}})
+    assert main(["model", str(folder), "--screen", "--json", "--text", LONG_TEXT]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["truncation"] == {"max_seq_length": 8, "side": "right", "text_tokens": 23}
+    assert len(report["tokens"]) == 8 and report["layers"][0]["n_tokens"] == 8
+    assert main(["model", str(folder), "--screen", "--text", LONG_TEXT]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2] == ("truncated: the text has 23 tokens, cut at its end to the model's max_seq_length 8 as "
+                        "sentence-transformers does; the model sees 8")
+    assert main(["model", str(folder), "--screen", "--text", "a cat"]) == 0
+    assert "truncated" not in capsys.readouterr().out
+
+
 def _bad(tmp_path, **kwargs):
     return write_model(tmp_path / "bad", **kwargs)
 
@@ -387,6 +490,28 @@ def test_minilm_shape_and_tokens(minilm):
     head = minilm.model.head(3, 5)
     assert head.query_key_matrix().shape == (384, 384) and head.W_Q.shape == (384, 32)
     assert np.linalg.matrix_rank(head.query_key_matrix()) <= 32
+
+
+@needs_minilm
+@pytest.mark.parametrize("text", [
+    "A man is eating food. " * 60,  # 362 tokens: cut to 256
+    "Héllo WORLD, naïve café " * 100,  # more than the model's 512 positions: refused before, cut now
+    "中文字符测试 " * 60,
+    "Short, Ünïcödé and 中文.",
+], ids=["362 tokens", "accents beyond 512", "Chinese", "short"])
+def test_minilm_cuts_as_sentence_transformers_does(minilm, text):
+    """all-MiniLM-L6-v2 is used through sentence-transformers, which cuts a text at sentence_bert_config.json's
+    max_seq_length of 256 ([CLS], the first 254 word pieces, [SEP]): texts of 257 to 512 tokens were certified
+    whole. Checked against the tokenizers library's own truncation at 256."""
+    reference = Tokenizer.from_file(str(minilm.folder / "tokenizer.json"))
+    reference.no_padding()
+    reference.no_truncation()  # the shipped file cuts at 128
+    whole = len(reference.encode(text).ids)
+    reference.enable_truncation(256)
+    tokens = minilm.tokens(text)
+    assert tokens.tokens == tuple(reference.encode(text).tokens) and len(tokens.tokens) == min(whole, 256)
+    assert tokens.truncation_report() == {"max_seq_length": 256, "side": "right", "text_tokens": whole}
+    assert minilm.trace(text).layers[0].tokens_in.shape == (min(whole, 256), 384)
 
 
 # Published by the sentence-transformers documentation for all-MiniLM-L6-v2

@@ -84,11 +84,15 @@ def write_tokenizer(folder) -> None:
     tokenizer.save(str(folder / "tokenizer.json"))
 
 
-def write_model(folder, tensors=None, config=None, prefix="", tokenizer=True):
+def write_model(folder, tensors=None, config=None, prefix="", tokenizer=True, settings=None):
+    """The tiny model in `folder`; `settings` maps a settings file's name (tokenizer_config.json,
+    sentence_bert_config.json) to the JSON it holds."""
     folder.mkdir(parents=True, exist_ok=True)
     tensors = tiny_tensors() if tensors is None else tensors
     (folder / "config.json").write_text(json.dumps(tiny_config() if config is None else config))
     save_file({prefix + k: v for k, v in tensors.items()}, str(folder / "model.safetensors"))
     if tokenizer:
         write_tokenizer(folder)
+    for name, content in (settings or {}).items():
+        (folder / name).write_text(json.dumps(content))
     return folder

@@ -134,7 +134,7 @@ def run(args) -> int:
     layers = list(progress.bar(iter_layers(text_model.model, trace, args.start_prec, args.max_prec),
                                total=len(text_model.model.layers), desc="certify model", unit="layer"))
     report = model_report.build(str(text_model.folder), text_model.model.config, args.text, list(tokens.tokens),
-                                layers, args.start_prec, args.max_prec)  # fmt: skip
+                                layers, args.start_prec, args.max_prec, tokens.truncation_report())  # fmt: skip
     written = []
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -166,11 +166,19 @@ def exit_code(report: dict) -> int:
 
 
 def _heading(report: dict) -> list[str]:
-    """The model and the text: the first lines of both the certified and the screening table."""
+    """The model, the text and, for a text the model folder's truncation cut, how: the first lines of both the
+    certified and the screening table."""
     c = report["config"]
-    return [(f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, "
-             f"d_k = {c['d'] // c['n_heads']}"),
-            f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}"]
+    cut = report["truncation"]
+    lines = [(f"model {report['model']}: {c['n_layers']} layers, {c['n_heads']} heads, d = {c['d']}, "
+              f"d_k = {c['d'] // c['n_heads']}"),
+             f"text {report['text']!r}: {len(report['tokens'])} tokens: {' '.join(report['tokens'])}"]
+    if cut is not None and cut["text_tokens"] > len(report["tokens"]):
+        dropped = "end" if cut["side"] == "right" else "start"
+        lines.append(f"truncated: the text has {cut['text_tokens']} tokens, cut at its {dropped} to the model's "
+                     f"max_seq_length {cut['max_seq_length']} as sentence-transformers does; the model sees "
+                     f"{len(report['tokens'])}")
+    return lines
 
 
 # The head table: 100 columns at most (certify.cli.table); ||V_h||, the balls and the float64 a D^2
@@ -296,6 +304,7 @@ def _run_screen(args, text_model, tokens, trace) -> int:
         "config": dataclasses.asdict(text_model.model.config),
         "text": args.text,
         "tokens": list(tokens.tokens),
+        "truncation": tokens.truncation_report(),
         "arithmetic": SCREEN_LABEL,
         "layers": [dataclasses.asdict(layer) for layer in layers],
     }

@@ -54,8 +54,9 @@ def section(run: SuiteRun):
         for layer in iter_layers(text_model.model, trace, DEFAULT_BITS, MAX_BITS):
             layers.append(layer)
             yield _layer_row(layer, text, str(path.relative_to(run.out_dir)))
-        built = report.build(str(text_model.folder), text_model.model.config, text,
-                             list(text_model.tokens(text).tokens), layers, DEFAULT_BITS, MAX_BITS)  # fmt: skip
+        tokens = text_model.tokens(text)
+        built = report.build(str(text_model.folder), text_model.model.config, text, list(tokens.tokens), layers,
+                             DEFAULT_BITS, MAX_BITS, tokens.truncation_report())  # fmt: skip
         jsonfile.write(built, path)
         model_figures.write(built, folder / f"{MODEL}-{index}", name=MODEL, **run.figure_options())
 

@@ -22,7 +22,7 @@ from certify.studies.models.bert import (
 from certify.studies.models.loading import (MODEL_PACKAGES, build_model, install_hint, load_model, locate_model,
                                             read_config, read_weights)
 from certify.studies.models.pipeline import TextModel, load_text_model
-from certify.studies.models.tokenize import Tokens, load_tokenizer, tokenize_text
+from certify.studies.models.tokenize import Tokens, Truncation, load_tokenizer, read_truncation, tokenize_text
 
 __all__ = [
     "MODEL_PACKAGES",
@@ -36,6 +36,7 @@ __all__ = [
     "LayerTrace",
     "TextModel",
     "Tokens",
+    "Truncation",
     "build_model",
     "gelu",
     "install_hint",
@@ -45,6 +46,7 @@ __all__ = [
     "locate_model",
     "mean_pool",
     "read_config",
+    "read_truncation",
     "read_weights",
     "run_layer",
     "sentence_embedding",

@@ -9,7 +9,7 @@ import numpy as np
 
 from certify.studies.models.bert import BertModel, ForwardTrace, sentence_embedding
 from certify.studies.models.loading import load_model, locate_model
-from certify.studies.models.tokenize import Tokens, load_tokenizer, tokenize_text
+from certify.studies.models.tokenize import Tokens, Truncation, load_tokenizer, read_truncation, tokenize_text
 
 
 @dataclass(frozen=True)
@@ -19,10 +19,12 @@ class TextModel:
     model: BertModel
     tokenizer: object  # a tokenizers.Tokenizer with padding and truncation off
     folder: Path
+    truncation: Truncation | None = None  # sentence-transformers' cut of a long text (tokenize.read_truncation)
 
     def tokens(self, text: str) -> Tokens:
-        """The word pieces and ids of `text` under the model's tokenizer (special tokens added, no padding)."""
-        return tokenize_text(self.tokenizer, text)
+        """The word pieces and ids of `text` under the model's tokenizer (special tokens added, no padding), cut
+        as the model as shipped cuts a long text."""
+        return tokenize_text(self.tokenizer, text, self.truncation)
 
     def trace(self, text: str) -> ForwardTrace:
         """The forward pass on the tokens of one text (no padding: every token is real)."""
@@ -35,7 +37,10 @@ class TextModel:
 
 
 def load_text_model(name_or_dir: str | Path) -> TextModel:
-    """The model (see loading.locate_model for names and folders) and its tokenizer.json."""
+    """The model (see loading.locate_model for names and folders), its tokenizer.json and the settings of the
+    folder that change the tokens (tokenize.load_tokenizer, tokenize.read_truncation)."""
     folder = locate_model(name_or_dir)
     tokenizer = load_tokenizer(folder)  # first: a missing tokenizer is cheaper to report
-    return TextModel(model=load_model(folder), tokenizer=tokenizer, folder=folder)
+    model = load_model(folder)
+    truncation = read_truncation(folder, model.config.max_positions, tokenizer)
+    return TextModel(model=model, tokenizer=tokenizer, folder=folder, truncation=truncation)

@@ -39,10 +39,11 @@ def bounds(x: arb) -> list[float | None]:
 
 
 def build(model_source: str, config, text: str, tokens: list[str], layers: list[LayerCertificate],
-          bits: int, max_bits: int) -> dict:  # fmt: skip
-    """The report of one text (module docstring): the model, its shape, the text and tokens, the
-    arithmetic, the precision ladder, float64's thresholds, the steps' statements, a summary (regime and
-    step counts, full-rank layers) and every layer and head certified by certified.iter_layers."""
+          bits: int, max_bits: int, truncation: dict | None = None) -> dict:  # fmt: skip
+    """The report of one text (module docstring): the model, its shape, the text and tokens, the truncation the
+    model folder sets (tokenize.Tokens.truncation_report: max_seq_length, side and the tokens of the whole text;
+    None when it sets none), the arithmetic, the precision ladder, float64's thresholds, the steps' statements, a
+    summary (regime and step counts, full-rank layers) and every layer and head certified by certified.iter_layers."""
     heads = [head for layer in layers for head in layer.heads]
     return {
         "format": FORMAT,
@@ -50,6 +51,7 @@ def build(model_source: str, config, text: str, tokens: list[str], layers: list[
         "config": dataclasses.asdict(config),
         "text": text,
         "tokens": tokens,
+        "truncation": truncation,
         "arithmetic": ARITHMETIC,
         "precision_bits": {"start": bits, "max": max_bits},
         "thresholds": {
