@@ -291,3 +291,18 @@ def test_a_scheduler_address_that_is_none_is_one_line(tmp_path, address):
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert done.stderr.startswith(f"certify: error: --scheduler {address!r} is not the address of a Dask scheduler")
+
+
+@pytest.mark.parametrize("address", ["tcp://127.0.0.1:70000", "127.0.0.1:0", "tcp://[::1]:65536", "tcp://host:-1",
+                                     "tcp://host:+80", "tcp://host:1_000", "tcp://host: 8786", "tcp://host:٨٧٨٦"])
+def test_a_port_no_scheduler_can_have_is_refused_at_once(tmp_path, capsys, address):
+    """A port beyond 65535, 0, or a number int() reads but no address writes so: the command waited 20 s for a
+    connection that could never be made, and then said it had timed out."""
+    started = time.time()
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "4", "--no-progress", "--out", str(tmp_path / "o"),
+                 "--executor", "dask", "--scheduler", address]) == 2
+    assert time.time() - started < 10
+    err = capsys.readouterr().err
+    assert err.startswith(f"certify: error: --scheduler {address!r} is not the address of a Dask scheduler"), err
+    assert "a port from 1 to 65535" in err and err.count("\n") == 1, err
+    assert not (tmp_path / "o").exists()

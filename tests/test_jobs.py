@@ -4,7 +4,9 @@ committed chunks, rejects tampering and stray artefact paths; chunks are grid-al
 from __future__ import annotations
 
 import json
+import itertools
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -446,3 +448,59 @@ def test_a_run_killed_while_writing_its_first_manifest_does_not_block_the_next(t
     assert stores.LOCK in left and "manifest.json" not in left and any(files.temporary(name) for name in left), left
     assert main([*SMALL, "--out", str(out)]) == 0
     assert main(["verify", str(out), "-q"]) == 0
+
+
+# --- a --restart killed while it discards the previous job -----------------------------------------
+
+class Killed(BaseException):
+    """A run killed outright (SIGKILL) at some removal: those before it made, none after."""
+
+
+def _killed_at_removal(monkeypatch, removals: int) -> None:
+    """Kill the run (Killed) as it begins its (removals + 1)-th removal of a file or a folder."""
+    made = []
+
+    def counted(remove):
+        def removing(path, *args, **kwargs):
+            if len(made) == removals:
+                raise Killed
+            made.append(path)
+            return remove(path, *args, **kwargs)
+        return removing
+
+    monkeypatch.setattr(Path, "unlink", counted(Path.unlink))
+    monkeypatch.setattr(shutil, "rmtree", counted(shutil.rmtree))
+
+
+def test_a_restart_killed_while_it_discards_the_folder_leaves_one_the_next_run_resumes(tmp_path, monkeypatch, capsys):
+    """--restart removed chunks/, then the outputs, then the manifest: killed in between, it left a manifest listing
+    chunks that were gone, which the same command without --restart refused as corrupt or edited.  Killed at any
+    removal now, the command without --restart resumes what is left (or, of other parameters, names --restart) and
+    the folder verifies."""
+    from certify.search import campaign
+
+    whole = tmp_path / "whole"
+    assert main([*SMALL, "--out", str(whole)]) == 0
+    records = sorted(campaign.records(whole), key=lambda record: record["i"])
+    assert len(jobs.Store.read(whole, campaign.FORMAT).manifest["chunks"]) > 1  # some kills fall between chunks
+    for removals in itertools.count():
+        out = tmp_path / f"killed-{removals}"
+        shutil.copytree(whole, out)
+        with monkeypatch.context() as patched:
+            _killed_at_removal(patched, removals)
+            try:
+                main([*SMALL, "--out", str(out), "--restart"])
+                break  # the restart made all its removals
+            except Killed:
+                pass
+        capsys.readouterr()
+        other = [*SMALL[:SMALL.index("--seed") + 1], "4", *SMALL[SMALL.index("--seed") + 2:], "--out", str(out)]
+        assert main(other) in (0, 2)  # another campaign: refused, or started in a folder now new
+        err = capsys.readouterr().err
+        assert not err or err.count("\n") == 1 and "different --seed); choose another --out or pass --restart" in err, err
+        if not err:
+            continue
+        assert main([*SMALL, "--out", str(out)]) == 0, capsys.readouterr().err
+        assert main(["verify", str(out), "-q"]) == 0, capsys.readouterr().out
+        assert sorted(campaign.records(out), key=lambda record: record["i"]) == records
+    assert removals > 4

@@ -98,6 +98,16 @@ def _report_lost_worker(event: tuple) -> None:
               "chunk(s); they are computed again elsewhere, each committed once", file=sys.stderr)
 
 
+def _read_address(address: str) -> None:
+    """Raise ValueError unless `address` is a scheduler's, host and port, whose port one can connect to: distributed
+    reads the port with int(), which takes 70000, 0, "+80" or "1_000", and then waited CONNECT_TIMEOUT for a
+    connection that could never be made."""
+    get_address_host_port(address)
+    port = address.rpartition(":")[2]
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise ValueError(f"{port!r} is not a port from 1 to 65535")
+
+
 def _answering(address: str) -> None:
     """Return once the peer at `address` has said it is a Dask scheduler, else raise TimeoutError within
     CONNECT_TIMEOUT (or OSError, ValueError).  Client() bounds its connection but not the handshake that follows: a
@@ -143,7 +153,7 @@ class Dask:
                 # an address refused inside Client() left a half-built client, which closed itself at exit 40 s
                 # later with a traceback on stderr: the address is read first
                 try:
-                    get_address_host_port(self.scheduler)
+                    _read_address(self.scheduler)
                 except ValueError as err:
                     raise BadInput(f"--scheduler {self.scheduler!r} is not the address of a Dask scheduler (e.g. "
                                    f"tcp://host:8786): {err}") from None

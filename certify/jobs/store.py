@@ -20,7 +20,9 @@ The client alone commits, one chunk at a time: its artefacts (each write-then-re
 manifest entry, then its file (write-then-rename).  A chunk listed last whose file is missing is
 the one a killed run was writing: it is not decided, and a resumed run drops its entry.  So the
 decided indices are exactly those of the committed chunks' records, and a task may run any number
-of times (a lost worker, a killed client) with its result committed once.
+of times (a lost worker, a killed client) with its result committed once.  A restart removes the chunk
+files from the last backwards, then the rest, the manifest last: killed meanwhile, it leaves the chunks
+listed last without their files, which a run drops as it drops one, and the job resumes from the others.
 
 The folder holds nothing else: an entry at its top that is none of these, or a file in chunks/ the
 manifest does not list, makes it refused when its records are read (Store.records), as the job refuses
@@ -327,13 +329,7 @@ class Store:
             checked = cls(folder, {}, noun, outputs, running=True, names=names)
             checked._refuse_strays()
             checked._discard_leftovers()
-            for name in (CHUNKS, *outputs):
-                path = folder / name
-                if path.is_dir():
-                    shutil.rmtree(path, ignore_errors=True)
-                else:
-                    path.unlink(missing_ok=True)
-            manifest_path.unlink()
+            checked._discard(params["format"])
         if manifest_path.is_file():
             store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True, names=names)
             stored = parameters(store.manifest)
@@ -342,8 +338,8 @@ class Store:
                 differ = list(dict.fromkeys(names.names.get(k, k) for k in differ))  # each name once
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
                                f"{another} or pass {names('restart')} to discard it")
-            if store._unwritten_last():  # a killed run recorded the chunk, not its file
-                store.manifest["chunks"].pop()
+            if (written := store._written()) != store.manifest["chunks"]:  # a killed run's entries of no file
+                store.manifest["chunks"] = written
                 store._write_manifest()
         elif (left := first_run_leftovers(folder, outputs)) is None:
             raise BadInput(f"{folder} is not empty and is not a {noun} folder; {another}")
@@ -423,9 +419,15 @@ class Store:
         return BadInput(f"{what}; nothing was changed: to run the {self.noun} again with this version, pass "
                         f"{self.names('restart')} to discard the folder, or {choose_another(self.names)}")
 
-    def _unwritten_last(self) -> bool:
+    def _written(self) -> list[dict]:
+        """The manifest's entries but those after the last chunk whose file exists, none of whose files exists: the
+        chunk a killed run listed and had not written (the last: a commit writes its entry first), or the chunks a
+        killed --restart had removed (_discard removes them from the last backwards).  None of them is decided."""
         chunks = self.manifest["chunks"]
-        return bool(chunks) and not (self.folder / CHUNKS / chunk_name(chunks[-1]["first"])).exists()
+        written = len(chunks)
+        while written and not (self.folder / CHUNKS / chunk_name(chunks[written - 1]["first"])).exists():
+            written -= 1
+        return chunks[:written]
 
     def records(self, check: Callable[[dict, str], None] | None = None) -> Iterator[dict]:
         """Every committed record, chunk by chunk in the order they were committed, each chunk
@@ -433,7 +435,7 @@ class Store:
         to check(record, where) (which raises self.corrupt(...)), and appearing once; once the folder
         is found to hold nothing the job does not write, at its top and in chunks/ (module docstring)."""
         count = self.count
-        entries = self.manifest["chunks"][:-1] if self._unwritten_last() else self.manifest["chunks"]
+        entries = self._written()
         self._refuse_strays()
         self.refuse_unnamed(CHUNKS, {chunk_name(e["first"]) for e in entries}, _never,
                             unnamed=f"{MANIFEST} does not list")
@@ -505,6 +507,22 @@ class Store:
         for path in sorted(self._leftovers):
             path.unlink(missing_ok=True)
         self._leftovers.clear()
+
+    def _discard(self, format: str) -> None:
+        """Remove the job in the folder, its manifest last, for a restart: a run killed meanwhile leaves one the next
+        run reads, with or without the restart.  The chunk files go first, from the last committed backwards: the
+        manifest then lists chunks of which the last ones have no file (_written), and the artefacts left are of
+        indices no record decides (refuse_unnamed passes them).  An unreadable manifest gives no order to keep."""
+        with contextlib.suppress(BadInput):
+            for entry in reversed(self.read(self.folder, format, outputs=self.outputs).manifest["chunks"]):
+                (self.folder / CHUNKS / chunk_name(entry["first"])).unlink(missing_ok=True)
+        for name in (CHUNKS, *self.outputs):
+            path = self.folder / name
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        (self.folder / MANIFEST).unlink()
 
     def decided(self, check: Callable[[dict, str], None] | None = None) -> set[int]:
         """The indices of every committed record (the folder verified as by records())."""

@@ -42,7 +42,8 @@ manifest does not list: jobs.store).  Only what a killed run leaves passes, the 
 undecided/ file of a configuration not decided yet and the hidden temporary file of an interrupted
 write, which a resumed run removes before it decides again.  Anything else is reported as
 one line (BadInput, exit 2) and nothing is overwritten.  A chunk listed last whose file is missing
-is the one a killed run was writing: its configurations are decided again.
+is the one a killed run was writing (or the chunks listed last, a killed --restart's): its configurations
+are decided again.
 
 A record (one JSON line):
     i                 the configuration's index: with the manifest, it regenerates the configuration
