@@ -107,10 +107,10 @@ class Layout:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
         return shape
 
-    def extremal_shape(self, rng: np.random.Generator) -> np.ndarray:
+    def extremal_shape(self, rng: np.random.Generator, noise: float = EXTREMAL_NOISE) -> np.ndarray:
         """A shape near the known extremal structure (docs/claims.md, collapse.tanh): the tokens in two
         opposite groups at +-u/2 along a random unit u, every head with u^T A u = ||A||_2 (A = u u^T), V = I;
-        the heads with noise of EXTREMAL_NOISE, so that shapes differ (it shifts the scores of a row, which
+        the heads with noise of `noise` (EXTREMAL_NOISE), so that shapes differ (it shifts the scores of a row, which
         costs the exponent about that much).  The tokens of a group coincide exactly and V is exactly I:
         tokens e apart in a group leave a gap 1 - D'/D of about e exp(-L e / 2), not 2 exp(-L / 2) (e = 0.05
         took the exponent from near 1/2 to below 0.1 at L = 70), and a V off I by e a gap of about e too.
@@ -122,7 +122,7 @@ class Layout:
         u /= np.linalg.norm(u)
         signs = np.where(np.arange(self.n) < (self.n + 1) // 2, 0.5, -0.5)
         parts = [np.outer(rng.permutation(signs), u).ravel()]
-        parts += [self.head.aligned(u) + EXTREMAL_NOISE * rng.normal(size=self.head.size) for _ in range(self.layers)]
+        parts += [self.head.aligned(u) + noise * rng.normal(size=self.head.size) for _ in range(self.layers)]
         parts += [np.eye(self.d).ravel() for _ in range(self.value_matrices)]
         shape = np.concatenate(parts + [np.zeros(0 if self.scale_free else 1)])
         if not self.scale_free:
