@@ -51,6 +51,7 @@ SHORT = (
     Case("n2 d2 small L", True, dict(bound=SMALL_L, n=2, d=2, budget=400)),
     Case("n4 d3 near", True, dict(bound=NEAR_L, n=4, d=3, budget=1000)),
     Case("n4 d2 mid-L dip", True, dict(bound=MID_L, n=4, d=2, budget=1000)),
+    Case("n3 d2 mid-L dip", True, dict(bound=MID_L, n=3, d=2, budget=1000)),  # odd: a token hidden
     Case("n3 d4 thin", True, dict(bound=SLOW_L, n=3, d=4, d_k=2, budget=1000)),
     Case("n3 d2 2 layers", True, dict(bound=SLOW_L, n=3, d=2, layers=2, budget=1000)),
     Case("n3 d2 V", True, dict(bound="v*" + SLOW_L, n=3, d=2, budget=1000)),

@@ -422,7 +422,8 @@ class _Search:
         The explore evaluates that structure at EXTREMAL_POINTS values of L only, steps of a factor 4 or more
         apart, and random shapes in 8 or more variables come near it no closer than about 1% in lhs/rhs: a
         bound 1% below the sharp one only for L in (2, 4) was found on 0 of 5 seeds at n = 2, d = 4 and at
-        n = 4, d = 2 under the default budget (benchmarks/attack.py's mid-L dip).
+        n = 4, d = 2 under the default budget (benchmarks/attack.py's mid-L dip), and at n = 3, d = 2, where
+        the structure needs its odd token hidden (Layout.extremal_shape's hidden_at).
         """
         shapes = self._leading(SWEEP_SHAPES)
         points = max(16, int((end - self.budget.used()) * self._total_evaluations() / (len(shapes) + 1)))
@@ -430,8 +431,9 @@ class _Search:
         self.limit = end
         for e in shapes:
             self._best_of((e.shape, float(L)) for L in grid)
-        extremal = self.layout.extremal_shape(self.rng, noise=0.0)  # one shape: the structure itself
-        self._best_of(((extremal, float(L)) for L in grid), lead=False)
+        # the structure itself, with an odd token hidden at each L where it can be (Layout.extremal_shape)
+        self._best_of(((self.layout.extremal_shape(self.rng, noise=0.0, hidden_at=float(L)), float(L)) for L in grid),
+                      lead=False)
 
     def scales(self, end: float) -> None:
         """The best shapes with each scale variable (Layout.rescaled) evaluated on a grid across its range, at
