@@ -69,9 +69,14 @@ class FullHead:
         """A head with a = 1, for trying whether a claim applies to the layout."""
         return np.eye(self.d)
 
-    def aligned(self, u: np.ndarray) -> np.ndarray:
-        """The block of A = u u^T (u a unit vector): u^T A u = ||A||_2, the extremal head of collapse.tanh."""
-        return np.outer(u, u).ravel()
+    def aligned(self, u: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """The block of A = u u^T (u a unit vector): u^T A u = ||A||_2, the extremal head of collapse.tanh; with
+        w (a unit vector orthogonal to u), A = u u^T + w w^T, which also sees w (Layout.extremal_shape)."""
+        return (np.outer(u, u) + (0 if w is None else np.outer(w, w))).ravel()
+
+    def reaches_two_directions(self) -> bool:
+        """Whether aligned takes w: a full A always."""
+        return True
 
     def text(self, head: np.ndarray, entries) -> str:
         """The head to read, its matrices written by entries(matrix)."""
@@ -123,11 +128,18 @@ class ThinHead:
         eye = np.eye(self.d, self.d_k) * self.d_k ** 0.25  # W_Q W_K^T / sqrt(d_k): a projection, a = 1
         return np.stack([eye, eye])
 
-    def aligned(self, u: np.ndarray) -> np.ndarray:
-        """The block of W_Q = W_K = u in the first column: A = u u^T / sqrt(d_k), u^T A u = ||A||_2."""
+    def aligned(self, u: np.ndarray, w: np.ndarray | None = None) -> np.ndarray:
+        """The block of W_Q = W_K = u in the first column: A = u u^T / sqrt(d_k), u^T A u = ||A||_2; with w, w in
+        the second column too (d_k >= 2): A = (u u^T + w w^T) / sqrt(d_k)."""
         block = np.zeros((2, self.d, self.d_k))
         block[:, :, 0] = u
+        if w is not None:
+            block[:, :, 1] = w
         return block.ravel()
+
+    def reaches_two_directions(self) -> bool:
+        """Whether aligned takes w: a head of rank 2 or more."""
+        return self.d_k >= 2
 
     def text(self, head: np.ndarray, entries) -> str:
         """The head to read, its matrices written by entries(matrix)."""

@@ -54,6 +54,13 @@ PROBE_OFFSETS = 2  # runs of powers of two scales_like_D puts D_0 on: steps of l
 # (relative to D); closer, the score is evaluated in arb (see _float_resolves)
 FLOAT_RESOLUTION = 1e-6
 EXTREMAL_NOISE = 0.05  # of a shape near the extremal structure (its heads), against their entries of about 1
+# a hidden token's scores (Layout.extremal_shape) lie this far below the others' in every row: its weight exp(-40)
+HIDDEN_SCORE_GAP = 40.0
+HIDDEN_STEP = 0.5  # how much nearer the origin along w the hidden token lies than the others
+# the most the tokens lie away along w: float64 rounds the scores, about L R^2, by L R^2 2^-53, which moves D'/D (about
+# L / 4 where L is small) by about 4 R^2 2^-53: 6e-11 here, below an extremal point's margin (attack.EXTREMAL_MARGIN);
+# at L = 5e-6 an offset of 1.7e7 made float64 read collapse.tanh as violated by 4%
+MAX_HIDDEN_OFFSET = 256.0
 # a later layer's head against its own in a shape (Layout.rescaled), as a factor on its L_t = a_t D_t^2.  Far
 # down: where L_t is small a layer contracts by about L_t / 4, and through a stack those factors compound,
 # so the diameters a bound may be false at lie far below D_0 (exp(-30) from D_0 = e^4.8 took a factor of about 2^-44
@@ -107,27 +114,49 @@ class Layout:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
         return shape
 
-    def extremal_shape(self, rng: np.random.Generator) -> np.ndarray:
+    def extremal_shape(self, rng: np.random.Generator, noise: float = EXTREMAL_NOISE,
+                       hidden_at: float | None = None) -> np.ndarray:
         """A shape near the known extremal structure (docs/claims.md, collapse.tanh): the tokens in two
         opposite groups at +-u/2 along a random unit u, every head with u^T A u = ||A||_2 (A = u u^T), V = I;
-        the heads with noise of EXTREMAL_NOISE, so that shapes differ (it shifts the scores of a row, which
+        the heads with noise of `noise` (EXTREMAL_NOISE), so that shapes differ (it shifts the scores of a row, which
         costs the exponent about that much).  The tokens of a group coincide exactly and V is exactly I:
         tokens e apart in a group leave a gap 1 - D'/D of about e exp(-L e / 2), not 2 exp(-L / 2) (e = 0.05
         took the exponent from near 1/2 to below 0.1 at L = 70), and a V off I by e a gap of about e too.
 
         Random shapes in many variables rarely come near it, and where L is large its score is the only
         steep one: a bound that fails only there is found from it, or not at all in a small budget.
+
+        For odd n the groups differ by a token, which keeps D'/D below tanh(L/4) (by a factor 8/9 as L -> 0 for
+        n = 3); tanh(L/4) is approached only with the odd token hidden.  With `hidden_at` (an L) and a
+        second direction w the head reaches (Layout.hides_a_token), every token lies R w away and the odd one
+        HIDDEN_STEP less, with A = u u^T + w w^T: every row's score for it is L R HIDDEN_STEP = HIDDEN_SCORE_GAP
+        lower than the others' at that L, or less where L is so small that R would pass MAX_HIDDEN_OFFSET.
         """
         u = rng.normal(size=self.d)
         u /= np.linalg.norm(u)
-        signs = np.where(np.arange(self.n) < (self.n + 1) // 2, 0.5, -0.5)
-        parts = [np.outer(rng.permutation(signs), u).ravel()]
-        parts += [self.head.aligned(u) + EXTREMAL_NOISE * rng.normal(size=self.head.size) for _ in range(self.layers)]
+        if hidden_at is not None and self.hides_a_token:
+            w = rng.normal(size=self.d)
+            w -= (w @ u) * u
+            w /= np.linalg.norm(w)
+            offset = min(HIDDEN_SCORE_GAP / (HIDDEN_STEP * hidden_at), MAX_HIDDEN_OFFSET)
+            signs = np.repeat([0.5, -0.5], self.n // 2)
+            tokens = np.vstack([np.outer(rng.permutation(signs), u) + offset * w, (offset - HIDDEN_STEP) * w])
+            head = self.head.aligned(u, w)
+        else:
+            signs = np.where(np.arange(self.n) < (self.n + 1) // 2, 0.5, -0.5)
+            tokens, head = np.outer(rng.permutation(signs), u), self.head.aligned(u)
+        parts = [tokens.ravel()]
+        parts += [head + noise * rng.normal(size=self.head.size) for _ in range(self.layers)]
         parts += [np.eye(self.d).ravel() for _ in range(self.value_matrices)]
         shape = np.concatenate(parts + [np.zeros(0 if self.scale_free else 1)])
         if not self.scale_free:
             shape[-1] = rng.uniform(*np.log(SCALE_RANGE))
         return shape
+
+    @property
+    def hides_a_token(self) -> bool:
+        """Whether extremal_shape hides a token at a given L: n odd, and a second direction the head reaches."""
+        return self.n % 2 == 1 and self.d >= 2 and self.head.reaches_two_directions()
 
     @property
     def scales(self) -> int:
