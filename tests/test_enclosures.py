@@ -248,3 +248,12 @@ def test_a_stated_enclosure_that_is_not_finite_contains_nothing(text):
     from certify_checker import exact
     with pytest.raises(ValueError, match="not a finite enclosure"):
         exact.contains(arb(1), text)
+
+
+def test_a_witness_basis_off_the_singular_vectors_is_bounded_by_the_absolute_row_sums():
+    """M = [[1, -1], [0, 0]], ||M||_2 = sqrt(2), with the unit vectors for basis and top (1, 0): E = M^T M =
+    [[1, -1], [-1, 1]] has row sums 0, its absolute ones 2.  Gershgorin's discs need the absolute values: the
+    enclosure must reach sqrt(2) from the witness's lower end 1."""
+    ball = checker_forward.spectral_norm([[arb(1), arb(-1)], [arb(0), arb(0)]], {"basis": [[1.0, 0.0], [0.0, 1.0]],
+                                                                               "top": [1.0, 0.0]})
+    assert ball.upper() >= arb(2).sqrt() and ball.lower() <= 1, ball
