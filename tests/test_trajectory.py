@@ -753,3 +753,17 @@ def test_a_trajectory_through_a_standard_layernorm_with_a_large_eps_is_confirmed
     traced = certify.trajectory(config, layers=2, max_prec=128)
     assert traced.certificate["representation"] == "absolute"
     assert traced.certified, traced.confirmation
+
+
+def test_a_trajectory_through_a_post_ln_layer_with_a_feed_forward_network_is_confirmed():
+    """Post-LN with an FFN normalises twice, after the attention and after the FFN (certify's layer): the checker's
+    D_t must do both, or it rejects an honest certificate (the tokens leave the FFN off the unit sphere)."""
+    import certify
+
+    ffn = {"W1": [["1", "0"], ["0", "2"], ["1", "1"]], "b1": ["0", "1/2", "-1/4"], "W2": [["1", "0", "1"], ["0", "3", "1"]],
+           "b2": ["1/3", "0"], "activation": "relu"}
+    config = {"X": [[1, 0], [0, 1], [0.5, 0.2]],
+              "layers": [{"A": [[1, 0], [0, 1]], "ffn": ffn, "layernorm": {"position": "post", "kind": "sphere"}}]}
+    traced = certify.trajectory(config, layers=2, max_prec=128)
+    assert traced.certificate["representation"] == "absolute"
+    assert traced.certified, traced.confirmation
