@@ -121,3 +121,20 @@ def test_the_cubic_curve_takes_the_largest_norm_of_the_layers_run():
                 exact = 3 ** t * mp.log(mp.sqrt(a) / 2) - mp.log(mp.sqrt(a))
                 with ctx.workprec(250):
                     assert log_curve.contains(arb(mp.nstr(exact, 45, strip_zeros=False))), (T, t, log_curve, exact)
+
+
+def test_a_stated_ball_holds_both_ends_of_the_recomputed_one():
+    """The recomputed [1 +/- 2^-33] against stated balls of its radius shifted by half of it: each holds the midpoint
+    and one end only, so neither contains it ("outside": a finer recomputation decides); twice as wide and not
+    shifted, it does."""
+    mine, rad = arb(1, 2.0 ** -33), arb(2) ** -33
+    for shift in (-rad / 2, rad / 2):
+        assert not trajectory.inside(mine, (1 + shift, rad))
+        assert trajectory.agreement(mine, (1 + shift, rad), 53) == "outside"
+    assert trajectory.inside(mine, (arb(1), 2 * rad)) and trajectory.agrees(mine, (arb(1), 2 * rad), 53)
+
+
+def test_a_stated_ball_far_wider_than_the_precision_gives_differs():
+    """[1 +/- 10^10] holds the recomputed [1 +/- 2^-33], but is no enclosure of 53 bits: it differs (rejected), and a
+    finer recomputation does not save it."""
+    assert trajectory.agreement(arb(1, 2.0 ** -33), (arb(1), arb(10) ** 10), 53) == "differs"
