@@ -138,3 +138,12 @@ def test_a_stated_ball_far_wider_than_the_precision_gives_differs():
     """[1 +/- 10^10] holds the recomputed [1 +/- 2^-33], but is no enclosure of 53 bits: it differs (rejected), and a
     finer recomputation does not save it."""
     assert trajectory.agreement(arb(1, 2.0 ** -33), (arb(1), arb(10) ** 10), 53) == "differs"
+
+
+def test_a_quantity_touching_its_curve_holds_or_is_undecided_never_violated():
+    """D_t = 1 (log D_t = 0 exactly) against log curves in [0, 1] and [-1, 0] (one end exactly 0): below the first
+    everywhere, so the check holds; the second allows log D_t = the curve, so it is undecided, not violated (> of
+    balls: every value of one above every value of the other)."""
+    touching = arb(0, 1).nonnegative_part()
+    assert touching.lower() == 0 and trajectory._compare(arb(1), touching) == "holds"
+    assert (-touching).upper() == 0 and trajectory._compare(arb(1), -touching) == "undecided"
