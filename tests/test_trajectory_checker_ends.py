@@ -147,3 +147,23 @@ def test_a_quantity_touching_its_curve_holds_or_is_undecided_never_violated():
     touching = arb(0, 1).nonnegative_part()
     assert touching.lower() == 0 and trajectory._compare(arb(1), touching) == "holds"
     assert (-touching).upper() == 0 and trajectory._compare(arb(1), -touching) == "undecided"
+
+
+def test_a_stated_norm_or_an_extra_witness_of_a_trajectory_is_checked():
+    """A trajectory certificate's ||A_t||_2 (outside the digest) moved to 3, or a witness beside those read: each
+    would be shown and never checked; rejected."""
+    import copy
+
+    import certify
+
+    cert = certify.trajectory({"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]]}]}, layers=2,
+                              max_prec=128).certificate
+    assert certify_checker.verify(cert).ok
+    moved = copy.deepcopy(cert)
+    moved["a"][0] = ["3", "0", "1", "-40"]
+    confirmation = certify_checker.verify(moved)
+    assert not confirmation.ok and "||A_t||_2" in confirmation.message, confirmation.message
+    extra = copy.deepcopy(cert)
+    extra["witness"]["A1"] = extra["witness"]["A0"]
+    confirmation = certify_checker.verify(extra)
+    assert not confirmation.ok and "witness" in confirmation.message, confirmation.message
