@@ -125,3 +125,32 @@ def test_the_divided_form_closes_nothing_for_a_bound_that_does_not_vanish_at_zer
             "volume_proved": "1"}
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by divided" in confirmation.message
+
+
+def test_a_stated_domain_other_than_the_regions_is_rejected(two_tokens):
+    """The leaves are replayed from the domain the region gives; a certificate stating another one (L up to twice
+    4 norm r^2) would show a domain its proof never covered."""
+    cert = json.loads(json.dumps(two_tokens))
+    low, high = cert["reduction"]["domain"][1]
+    cert["reduction"]["domain"][1] = [low, str(2 * Fraction(high))]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "domain is not the one the region gives" in confirmation.message, confirmation.message
+
+
+def _one_leaf(region: dict, claim, bound, method: str) -> dict:
+    """A region proof whose one leaf is the whole reduced domain, closed (it says) by method."""
+    name, variables, root = checker_region._reduction(region)
+    box = [[str(lo), str(hi)] for lo, hi in root]
+    return {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "proved", "claim": claim,
+            "bound": bound, "region": region, "reduction": {"name": name, "variables": variables, "domain": box},
+            "lemmas": checker_region.LEMMAS[name], "tree": ".", "leaves": [{"box": box, "method": method, "precision": 53}],
+            "left": [], "volume_proved": "1"}
+
+
+def test_the_identity_face_closes_only_the_tanh_bound():
+    """On the face w = 0 of two tokens F = tanh(L/4) exactly, so "monotone-w/identity" closes that face for g = tanh(L/4)
+    only.  D tanh(a D^2/8), below it and false on the region (two tokens at w = 0 reach tanh(L/4)), claimed proved by
+    one identity leaf over the whole domain: rejected."""
+    cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, None, "tanh(a*D**2/8)*D", "monotone-w/identity")
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by monotone-w/identity" in confirmation.message, confirmation.message
