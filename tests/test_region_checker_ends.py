@@ -154,3 +154,27 @@ def test_the_identity_face_closes_only_the_tanh_bound():
     cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, None, "tanh(a*D**2/8)*D", "monotone-w/identity")
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by monotone-w/identity" in confirmation.message, confirmation.message
+
+
+def test_a_violation_needs_a_violated_counterexample_inside_the_region():
+    """A confirmed violation of a false bound on the region of norm 100, edited: (1) the region's norm made 1/100 (its
+    domain with it), which the counterexample's A, confirmed violated, lies outside; (2) the counterexample replaced by
+    a point of the region (A = 0) whose own certificate, confirmed, says the bound holds there.  Neither shows a
+    violation on the region: both rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    narrow = json.loads(json.dumps(cert))
+    narrow["region"]["norm"] = "1/100"
+    name, variables, root = checker_region._reduction(narrow["region"])
+    narrow["reduction"]["domain"] = [[str(lo), str(hi)] for lo, hi in root]
+    confirmation = checker.verify(narrow)
+    assert not confirmation.ok and "not within the norm" in confirmation.message, confirmation.message
+    config = cert["counterexample"]["config"]
+    config["layers"][0]["A"] = [["0"] * len(row) for row in config["layers"][0]["A"]]
+    holds = check(config, bound=FALSE_BOUND)
+    assert holds.verdict == "holds" and checker.verify(holds.certificate).ok
+    cert["counterexample"] = {"config": holds.certificate["inputs"], "certificate": holds.certificate}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not a violated inequality certificate" in confirmation.message, confirmation.message
