@@ -178,3 +178,12 @@ def test_a_violation_needs_a_violated_counterexample_inside_the_region():
     cert["counterexample"] = {"config": holds.certificate["inputs"], "certificate": holds.certificate}
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not a violated inequality certificate" in confirmation.message, confirmation.message
+
+
+def test_an_ordered_leaf_must_lie_wholly_beyond_the_sorted_part():
+    """The line of 4 tokens: an "ordered" leaf is decided by the other leaves only when every point of it has some
+    t_k >= t_(k+1).  The whole domain ([0, 1] for both inner positions, whose lower ends are equal) as one ordered
+    leaf holds the sorted points too, and would prove anything, here D(P X) <= 0: rejected."""
+    cert = _one_leaf({"n": 4, "d": 1, "radius": "1", "norm": "1"}, None, "0*D", "ordered")
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by ordered" in confirmation.message, confirmation.message
