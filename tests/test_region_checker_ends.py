@@ -187,3 +187,23 @@ def test_an_ordered_leaf_must_lie_wholly_beyond_the_sorted_part():
     cert = _one_leaf({"n": 4, "d": 1, "radius": "1", "norm": "1"}, None, "0*D", "ordered")
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by ordered" in confirmation.message, confirmation.message
+
+
+def test_a_violations_counterexample_is_the_one_shown_and_of_the_regions_shape():
+    """The confirmed violation of a false bound on two tokens, edited: (1) the configuration shown beside the
+    counterexample's certificate moved (the certificate's own is the one verified); (2) the region made 3 tokens on a
+    line (reduction and lemmas with it), which the 2-token counterexample is not.  Both rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    shown = json.loads(json.dumps(cert))
+    shown["counterexample"]["config"]["X"][0][0] = "0"
+    confirmation = checker.verify(shown)
+    assert not confirmation.ok and "configuration differs" in confirmation.message, confirmation.message
+    cert["region"].update(n=3, d=1)
+    name, variables, root = checker_region._reduction(cert["region"])
+    cert["reduction"] = {"name": name, "variables": variables, "domain": [[str(lo), str(hi)] for lo, hi in root]}
+    cert["lemmas"] = checker_region.LEMMAS[name]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "another number of tokens" in confirmation.message, confirmation.message
