@@ -207,3 +207,17 @@ def test_a_violations_counterexample_is_the_one_shown_and_of_the_regions_shape()
     cert["lemmas"] = checker_region.LEMMAS[name]
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "another number of tokens" in confirmation.message, confirmation.message
+
+
+def test_a_bound_without_its_factor_D_is_not_proved_by_the_profile_of_D_g():
+    """A proof of D(P X) <= D (1 - exp(-a D^2)) on two tokens of radius 2, relabelled as one of 1 - exp(-a D^2) (no
+    factor D: a different bound, smaller wherever D > 1): the checker reads g with D = 1 in both, so it must refuse a
+    bound that is not D times a function of a D^2 (malformed), never prove it."""
+    bound = "(1 - exp(-a*D**2))*D"
+    result = region_proof.prove(reductions.region(2, None, 2, "1/4"), profiles.bound_profile(bound, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    cert["bound"] = "1 - exp(-a*D**2)"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not of the form D*g(a*D**2)" in confirmation.message, confirmation.message
