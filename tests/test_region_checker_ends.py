@@ -221,3 +221,15 @@ def test_a_bound_without_its_factor_D_is_not_proved_by_the_profile_of_D_g():
     cert["bound"] = "1 - exp(-a*D**2)"
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not of the form D*g(a*D**2)" in confirmation.message, confirmation.message
+
+
+def test_the_open_boxes_stated_are_the_trees():
+    """An undecided proof whose one box (the whole domain) is left open, its open box stated as half of it: the
+    volume is computed from the tree's open boxes, so the stated one would be shown and never checked; rejected."""
+    cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, "collapse.tanh", None, "direct")
+    box = cert["leaves"][0]["box"]
+    cert.update(verdict="undecided", tree="?", leaves=[], left=[box], volume_proved="0")
+    assert checker.verify(cert).ok
+    cert["left"] = [[box[0], [box[1][0], str(Fraction(box[1][1]) / 2)]]]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "open box differs" in confirmation.message, confirmation.message

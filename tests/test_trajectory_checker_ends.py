@@ -167,3 +167,18 @@ def test_a_stated_norm_or_an_extra_witness_of_a_trajectory_is_checked():
     extra["witness"]["A1"] = extra["witness"]["A0"]
     confirmation = certify_checker.verify(extra)
     assert not confirmation.ok and "witness" in confirmation.message, confirmation.message
+
+
+def test_a_stated_point_far_wider_than_its_precision_is_rejected():
+    """D_1 of a trajectory certificate stated as [its midpoint +/- 2^10]: it holds the recomputed ball, but is no
+    enclosure of the stated precision; rejected, not looked for at a finer one."""
+    import copy
+
+    import certify
+
+    cert = certify.trajectory({"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]]}]}, layers=2,
+                              max_prec=128).certificate
+    widened = copy.deepcopy(cert)
+    widened["points"][1]["D"][2:] = ["1", "10"]
+    confirmation = certify_checker.verify(widened)
+    assert not confirmation.ok and "stated D does not match" in confirmation.message, confirmation.message
