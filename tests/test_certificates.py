@@ -280,3 +280,67 @@ def test_one_comparisons_stated_outcome_changed_is_rejected(stated):
     cert["values"]["comparisons"][1]["holds"] = stated
     confirmation = checker.verify(redigest(cert))
     assert not confirmation.ok and "stated outcome" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("part", ["comparisons", "layers"])
+def test_an_extra_stated_comparison_or_layer_is_rejected(generic, part):
+    """A comparison or a layer's values stated beyond those the checker recomputes (a copy of the last, its
+    numbers moved) would be shown and never checked."""
+    cert = copy.deepcopy(generic)
+    extra = copy.deepcopy(cert["values"][part][-1])
+    for key in ("lhs", "rhs") if part == "comparisons" else list(extra):
+        extra[key] = "[0.5 +/- 1e-16]"
+    cert["values"][part].append(extra)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "different number" in confirmation.message, confirmation.message
+
+
+def test_balls_that_touch_at_one_end_decide_nothing():
+    """lhs in [0, 1] (its lower end exactly 0) against rhs = 0: lhs = rhs = 0 is allowed, so the comparison is
+    undecided, not violated (lhs > rhs is certain only when the balls are apart); rhs in [0, 1] against lhs = 0
+    holds."""
+    from flint import arb
+
+    from certify_checker import inequality
+    touching = arb(0, 1).nonnegative_part()
+    assert touching.lower() == 0
+    assert inequality._outcome(touching, arb(0)) is None
+    assert inequality._outcome(arb(0), touching) is True
+
+
+def test_a_field_beside_the_certificates_own_is_rejected(generic):
+    """A field the checker does not read (a note saying what was proved) would be shown and never checked."""
+    confirmation = checker.verify(generic | {"note": "holds for every configuration"})
+    assert not confirmation.ok and "fields" in confirmation.message, confirmation.message
+
+
+def test_an_undecided_certificate_is_not_confirmed():
+    """The comparison undecided at 53 bits (as in the forger's certificate above), stated so, with the verdict null:
+    every stated number is honest, but a certificate states a decided verdict, and this one decides nothing."""
+    from flint import ctx
+
+    from certify.core import config
+    from certify.core.arith import BALL, FLOAT64
+    from certify.engine import certificate, decide
+
+    cfg, bound = cases.antipodal(250.0), "(1 - 2*exp(-a*D**2/2))*D"
+    case, claim = config.load(cfg), engine.target(bound=bound).claim
+    witnesses: dict = {}
+    decide.evaluate(FLOAT64, case, claim, witnesses)
+    with ctx.workprec(53):
+        views, comparisons = decide.evaluate(BALL, case, claim, witnesses)
+        assert [c.outcome for c in comparisons] == [None]
+        cert = certificate.build(config.to_json(case), None, bound, None, 53, views, comparisons, witnesses)
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not a decided verdict" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("stated, inside", [("[0.99999999995 +/- 1e-10]", False), ("[1.00000000005 +/- 1e-10]", False),
+                                            ("[1.0 +/- 2e-10]", True)])
+def test_a_stated_enclosure_must_hold_both_ends_of_the_checkers_own(stated, inside):
+    """The checker's ball [1 +/- 1e-10] against stated balls that hold its midpoint and one end only (their other
+    end 5e-11 inside its own): not contained; one that holds both ends is."""
+    from flint import arb
+
+    from certify_checker import exact
+    assert exact.contains(arb(1, 1e-10), stated) is inside

@@ -440,3 +440,21 @@ def test_a_name_or_description_that_is_no_text_is_rejected(note, value):
     forged = seal({**inputs, note: value}, claim="collapse.global")
     confirmation = checker.verify(forged)
     assert not confirmation.ok and "name and description are texts" in confirmation.message, confirmation.message
+
+
+@pytest.mark.parametrize("where", ["X", "A"])
+def test_a_boolean_stated_for_a_number_is_malformed(where):
+    """true in place of the number 1 (digest recomputed): JSON's true is no number, certify refuses it in a
+    configuration, and the checker must not read it as 1 (a second reading of the certificate's inputs)."""
+    from certify import engine
+
+    cert = engine.check({"X": [[1, 0], [0, 1]], "layers": [{"A": [[1, 0], [0, 1]]}]}).certificate
+    assert checker.verify(cert).ok
+    forged = copy.deepcopy(cert)
+    if where == "X":
+        forged["inputs"]["X"][0][0] = True
+    else:
+        forged["inputs"]["layers"][0]["A"][0][0] = True
+    forged["inputs_sha256"] = checker.inequality.digest(forged)
+    confirmation = checker.verify(forged)
+    assert not confirmation.ok and "malformed" in confirmation.message, confirmation.message

@@ -79,3 +79,15 @@ def test_remembered_limits_problem_answers_as_computed(n, d, layers, hidden, bit
                 assert checker_limits.problem(n, d, layers, hidden, bits, limits, **option) == computed
             outcomes.add(computed is None)
     assert outcomes == {True, False}  # work=100 refuses every shape, the widest limits admit every one
+
+
+@pytest.mark.parametrize("radius", ["1e200", "1e30"])
+def test_a_loose_radius_read_in_binary64_is_not_accurate(radius):
+    """The checker's [0.5 +/- 0.4] has no correct bit, nor has [0.5 +/- 1e200]: their accuracies agree (both 0),
+    and the binary64 reading of the stated text decides the accuracy; the loose radius must still be refused
+    there, not only on the exact reading."""
+    from certify_checker import exact
+    text = f"[0.5 +/- {radius}]"
+    assert exact._binary64(text) is not None  # decided on the binary64 reading
+    assert not exact.accurate(arb(0.5, 0.4), text, 53)
+    assert exact.accurate(arb(0.5, 0.4), "[0.5 +/- 0.5]", 53)

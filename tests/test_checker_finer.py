@@ -224,3 +224,15 @@ def test_one_value_matrix_stated_as_numbers_and_as_texts_is_one_v():
     other["inputs_sha256"] = certify_checker.inequality.digest(other)
     confirmation = certify_checker.verify(other)
     assert not confirmation.ok and "hypotheses of value.bounded" in confirmation.message, confirmation.message
+
+
+def test_a_finite_enclosure_stated_where_the_checkers_is_not_finite_is_checked_finer():
+    """The certificate above, layer 1's D_out (not finite at the stated precision) stated as a finite ball that
+    excludes it: the checker's own at a finer precision is finite, and the stated ball must contain it there."""
+    x = 1e117
+    cert = certify.check({"X": [[x], [-x]], "layers": [{"A": [[1.0]]}, {"A": [[1.0]]}]}, bound="0.9*D",
+                         max_prec=256).certificate
+    planted = copy.deepcopy(cert)
+    planted["values"]["layers"][1]["D_out"] = "[5.0 +/- 1.0]"
+    confirmation = certify_checker.verify(planted)
+    assert not confirmation.ok and "layer 1: D_out" in confirmation.message, confirmation.message

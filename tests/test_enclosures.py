@@ -224,3 +224,36 @@ def test_a_shrunken_witness_basis_is_corrected_by_its_drift_in_engine_and_checke
     for ball in (engine_ball, checker_ball):
         assert contains(ball, 3), ball
         assert float(ball.upper()) < 3 * (1 + 1e-5)  # the correction is of the size of the drift, not more
+
+
+@pytest.mark.parametrize("side", ["below", "above"])
+def test_a_point_a_rounding_outside_a_stated_end_is_not_contained(side):
+    """[0.2 +/- 0.1] is [1/10, 3/10] exactly; a point some 2^-160 below 1/10 (or above 3/10) lies outside it, though
+    within the rounding of the stated text's reading (some 2^-117 at 53 bits): the stated ends are taken on their
+    inner side, never the outer one."""
+    from fractions import Fraction
+
+    from certify_checker import exact
+    with ctx.workprec(160):
+        point = ((arb(1) / 10).lower() if side == "below" else (arb(3) / 10).upper()).mid()
+    mantissa, exponent = point.man_exp()
+    value = Fraction(int(mantissa)) * Fraction(2) ** int(exponent)
+    assert value < Fraction(1, 10) if side == "below" else value > Fraction(3, 10)
+    assert not exact.contains(point, "[0.2 +/- 0.1]")
+
+
+@pytest.mark.parametrize("text", ["[1 +/- inf]", "[inf +/- 1]", "[nan +/- 1]", "inf"])
+def test_a_stated_enclosure_that_is_not_finite_contains_nothing(text):
+    """An infinite end would contain every ball: such a text is malformed, whatever the accuracy test says first."""
+    from certify_checker import exact
+    with pytest.raises(ValueError, match="not a finite enclosure"):
+        exact.contains(arb(1), text)
+
+
+def test_a_witness_basis_off_the_singular_vectors_is_bounded_by_the_absolute_row_sums():
+    """M = [[1, -1], [0, 0]], ||M||_2 = sqrt(2), with the unit vectors for basis and top (1, 0): E = M^T M =
+    [[1, -1], [-1, 1]] has row sums 0, its absolute ones 2.  Gershgorin's discs need the absolute values: the
+    enclosure must reach sqrt(2) from the witness's lower end 1."""
+    ball = checker_forward.spectral_norm([[arb(1), arb(-1)], [arb(0), arb(0)]], {"basis": [[1.0, 0.0], [0.0, 1.0]],
+                                                                               "top": [1.0, 0.0]})
+    assert ball.upper() >= arb(2).sqrt() and ball.lower() <= 1, ball

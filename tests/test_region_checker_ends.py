@@ -125,3 +125,111 @@ def test_the_divided_form_closes_nothing_for_a_bound_that_does_not_vanish_at_zer
             "volume_proved": "1"}
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by divided" in confirmation.message
+
+
+def test_a_stated_domain_other_than_the_regions_is_rejected(two_tokens):
+    """The leaves are replayed from the domain the region gives; a certificate stating another one (L up to twice
+    4 norm r^2) would show a domain its proof never covered."""
+    cert = json.loads(json.dumps(two_tokens))
+    low, high = cert["reduction"]["domain"][1]
+    cert["reduction"]["domain"][1] = [low, str(2 * Fraction(high))]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "domain is not the one the region gives" in confirmation.message, confirmation.message
+
+
+def _one_leaf(region: dict, claim, bound, method: str) -> dict:
+    """A region proof whose one leaf is the whole reduced domain, closed (it says) by method."""
+    name, variables, root = checker_region._reduction(region)
+    box = [[str(lo), str(hi)] for lo, hi in root]
+    return {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "proved", "claim": claim,
+            "bound": bound, "region": region, "reduction": {"name": name, "variables": variables, "domain": box},
+            "lemmas": checker_region.LEMMAS[name], "tree": ".", "leaves": [{"box": box, "method": method, "precision": 53}],
+            "left": [], "volume_proved": "1"}
+
+
+def test_the_identity_face_closes_only_the_tanh_bound():
+    """On the face w = 0 of two tokens F = tanh(L/4) exactly, so "monotone-w/identity" closes that face for g = tanh(L/4)
+    only.  D tanh(a D^2/8), below it and false on the region (two tokens at w = 0 reach tanh(L/4)), claimed proved by
+    one identity leaf over the whole domain: rejected."""
+    cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, None, "tanh(a*D**2/8)*D", "monotone-w/identity")
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by monotone-w/identity" in confirmation.message, confirmation.message
+
+
+def test_a_violation_needs_a_violated_counterexample_inside_the_region():
+    """A confirmed violation of a false bound on the region of norm 100, edited: (1) the region's norm made 1/100 (its
+    domain with it), which the counterexample's A, confirmed violated, lies outside; (2) the counterexample replaced by
+    a point of the region (A = 0) whose own certificate, confirmed, says the bound holds there.  Neither shows a
+    violation on the region: both rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    narrow = json.loads(json.dumps(cert))
+    narrow["region"]["norm"] = "1/100"
+    name, variables, root = checker_region._reduction(narrow["region"])
+    narrow["reduction"]["domain"] = [[str(lo), str(hi)] for lo, hi in root]
+    confirmation = checker.verify(narrow)
+    assert not confirmation.ok and "not within the norm" in confirmation.message, confirmation.message
+    config = cert["counterexample"]["config"]
+    config["layers"][0]["A"] = [["0"] * len(row) for row in config["layers"][0]["A"]]
+    holds = check(config, bound=FALSE_BOUND)
+    assert holds.verdict == "holds" and checker.verify(holds.certificate).ok
+    cert["counterexample"] = {"config": holds.certificate["inputs"], "certificate": holds.certificate}
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not a violated inequality certificate" in confirmation.message, confirmation.message
+
+
+def test_an_ordered_leaf_must_lie_wholly_beyond_the_sorted_part():
+    """The line of 4 tokens: an "ordered" leaf is decided by the other leaves only when every point of it has some
+    t_k >= t_(k+1).  The whole domain ([0, 1] for both inner positions, whose lower ends are equal) as one ordered
+    leaf holds the sorted points too, and would prove anything, here D(P X) <= 0: rejected."""
+    cert = _one_leaf({"n": 4, "d": 1, "radius": "1", "norm": "1"}, None, "0*D", "ordered")
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by ordered" in confirmation.message, confirmation.message
+
+
+def test_a_violations_counterexample_is_the_one_shown_and_of_the_regions_shape():
+    """The confirmed violation of a false bound on two tokens, edited: (1) the configuration shown beside the
+    counterexample's certificate moved (the certificate's own is the one verified); (2) the region made 3 tokens on a
+    line (reduction and lemmas with it), which the 2-token counterexample is not.  Both rejected."""
+    result = region_proof.prove(reductions.region(2, None, 1, 100), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    shown = json.loads(json.dumps(cert))
+    shown["counterexample"]["config"]["X"][0][0] = "0"
+    confirmation = checker.verify(shown)
+    assert not confirmation.ok and "configuration differs" in confirmation.message, confirmation.message
+    cert["region"].update(n=3, d=1)
+    name, variables, root = checker_region._reduction(cert["region"])
+    cert["reduction"] = {"name": name, "variables": variables, "domain": [[str(lo), str(hi)] for lo, hi in root]}
+    cert["lemmas"] = checker_region.LEMMAS[name]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "another number of tokens" in confirmation.message, confirmation.message
+
+
+def test_a_bound_without_its_factor_D_is_not_proved_by_the_profile_of_D_g():
+    """A proof of D(P X) <= D (1 - exp(-a D^2)) on two tokens of radius 2, relabelled as one of 1 - exp(-a D^2) (no
+    factor D: a different bound, smaller wherever D > 1): the checker reads g with D = 1 in both, so it must refuse a
+    bound that is not D times a function of a D^2 (malformed), never prove it."""
+    bound = "(1 - exp(-a*D**2))*D"
+    result = region_proof.prove(reductions.region(2, None, 2, "1/4"), profiles.bound_profile(bound, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "proved" and checker.verify(result.certificate).ok, result.message
+    cert = json.loads(json.dumps(result.certificate))
+    cert["bound"] = "1 - exp(-a*D**2)"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not of the form D*g(a*D**2)" in confirmation.message, confirmation.message
+
+
+def test_the_open_boxes_stated_are_the_trees():
+    """An undecided proof whose one box (the whole domain) is left open, its open box stated as half of it: the
+    volume is computed from the tree's open boxes, so the stated one would be shown and never checked; rejected."""
+    cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, "collapse.tanh", None, "direct")
+    box = cert["leaves"][0]["box"]
+    cert.update(verdict="undecided", tree="?", leaves=[], left=[box], volume_proved="0")
+    assert checker.verify(cert).ok
+    cert["left"] = [[box[0], [box[1][0], str(Fraction(box[1][1]) / 2)]]]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "open box differs" in confirmation.message, confirmation.message

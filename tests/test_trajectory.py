@@ -741,3 +741,29 @@ def test_a_configuration_among_the_files_out_writes_is_refused_before_any_work(t
     err = capsys.readouterr().err
     assert err.startswith("certify: error: --out ") and "written over" in err and err.count("\n") == 1, err
     assert config.read_text() == LAYER.read_text() and sorted(p.name for p in tmp_path.iterdir()) == [name]
+
+
+def test_a_trajectory_through_a_standard_layernorm_with_a_large_eps_is_confirmed():
+    """A pre-LN layer of the standard kind whose eps (1/2) is of the tokens' own spread: the checker's D_t must
+    take eps into the LayerNorm's scale as certify does, or it rejects an honest certificate."""
+    import certify
+
+    ln = {"position": "pre", "kind": "standard", "gain": ["1", "2"], "bias": ["0", "1/4"], "eps": "1/2"}
+    config = {"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]], "layernorm": ln}]}
+    traced = certify.trajectory(config, layers=2, max_prec=128)
+    assert traced.certificate["representation"] == "absolute"
+    assert traced.certified, traced.confirmation
+
+
+def test_a_trajectory_through_a_post_ln_layer_with_a_feed_forward_network_is_confirmed():
+    """Post-LN with an FFN normalises twice, after the attention and after the FFN (certify's layer): the checker's
+    D_t must do both, or it rejects an honest certificate (the tokens leave the FFN off the unit sphere)."""
+    import certify
+
+    ffn = {"W1": [["1", "0"], ["0", "2"], ["1", "1"]], "b1": ["0", "1/2", "-1/4"], "W2": [["1", "0", "1"], ["0", "3", "1"]],
+           "b2": ["1/3", "0"], "activation": "relu"}
+    config = {"X": [[1, 0], [0, 1], [0.5, 0.2]],
+              "layers": [{"A": [[1, 0], [0, 1]], "ffn": ffn, "layernorm": {"position": "post", "kind": "sphere"}}]}
+    traced = certify.trajectory(config, layers=2, max_prec=128)
+    assert traced.certificate["representation"] == "absolute"
+    assert traced.certified, traced.confirmation

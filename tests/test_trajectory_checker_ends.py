@@ -121,3 +121,64 @@ def test_the_cubic_curve_takes_the_largest_norm_of_the_layers_run():
                 exact = 3 ** t * mp.log(mp.sqrt(a) / 2) - mp.log(mp.sqrt(a))
                 with ctx.workprec(250):
                     assert log_curve.contains(arb(mp.nstr(exact, 45, strip_zeros=False))), (T, t, log_curve, exact)
+
+
+def test_a_stated_ball_holds_both_ends_of_the_recomputed_one():
+    """The recomputed [1 +/- 2^-33] against stated balls of its radius shifted by half of it: each holds the midpoint
+    and one end only, so neither contains it ("outside": a finer recomputation decides); twice as wide and not
+    shifted, it does."""
+    mine, rad = arb(1, 2.0 ** -33), arb(2) ** -33
+    for shift in (-rad / 2, rad / 2):
+        assert not trajectory.inside(mine, (1 + shift, rad))
+        assert trajectory.agreement(mine, (1 + shift, rad), 53) == "outside"
+    assert trajectory.inside(mine, (arb(1), 2 * rad)) and trajectory.agrees(mine, (arb(1), 2 * rad), 53)
+
+
+def test_a_stated_ball_far_wider_than_the_precision_gives_differs():
+    """[1 +/- 10^10] holds the recomputed [1 +/- 2^-33], but is no enclosure of 53 bits: it differs (rejected), and a
+    finer recomputation does not save it."""
+    assert trajectory.agreement(arb(1, 2.0 ** -33), (arb(1), arb(10) ** 10), 53) == "differs"
+
+
+def test_a_quantity_touching_its_curve_holds_or_is_undecided_never_violated():
+    """D_t = 1 (log D_t = 0 exactly) against log curves in [0, 1] and [-1, 0] (one end exactly 0): below the first
+    everywhere, so the check holds; the second allows log D_t = the curve, so it is undecided, not violated (> of
+    balls: every value of one above every value of the other)."""
+    touching = arb(0, 1).nonnegative_part()
+    assert touching.lower() == 0 and trajectory._compare(arb(1), touching) == "holds"
+    assert (-touching).upper() == 0 and trajectory._compare(arb(1), -touching) == "undecided"
+
+
+def test_a_stated_norm_or_an_extra_witness_of_a_trajectory_is_checked():
+    """A trajectory certificate's ||A_t||_2 (outside the digest) moved to 3, or a witness beside those read: each
+    would be shown and never checked; rejected."""
+    import copy
+
+    import certify
+
+    cert = certify.trajectory({"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]]}]}, layers=2,
+                              max_prec=128).certificate
+    assert certify_checker.verify(cert).ok
+    moved = copy.deepcopy(cert)
+    moved["a"][0] = ["3", "0", "1", "-40"]
+    confirmation = certify_checker.verify(moved)
+    assert not confirmation.ok and "||A_t||_2" in confirmation.message, confirmation.message
+    extra = copy.deepcopy(cert)
+    extra["witness"]["A1"] = extra["witness"]["A0"]
+    confirmation = certify_checker.verify(extra)
+    assert not confirmation.ok and "witness" in confirmation.message, confirmation.message
+
+
+def test_a_stated_point_far_wider_than_its_precision_is_rejected():
+    """D_1 of a trajectory certificate stated as [its midpoint +/- 2^10]: it holds the recomputed ball, but is no
+    enclosure of the stated precision; rejected, not looked for at a finer one."""
+    import copy
+
+    import certify
+
+    cert = certify.trajectory({"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]]}]}, layers=2,
+                              max_prec=128).certificate
+    widened = copy.deepcopy(cert)
+    widened["points"][1]["D"][2:] = ["1", "10"]
+    confirmation = certify_checker.verify(widened)
+    assert not confirmation.ok and "stated D does not match" in confirmation.message, confirmation.message

@@ -376,3 +376,14 @@ def test_M_is_certified_where_float64_powers_of_V_overflow():
     with ctx.workprec(64):
         M = view(BALL).get("M")
         assert M.contains(arb(4) ** 520) and M.rad() < M.mid() * 1e-12
+
+
+def test_M_of_a_contraction_is_one_from_the_identity_power():
+    """For V = I/2 every ||V^k||_2 with k >= 1 is below 1, so M = ||V^0||_2 = 1 (k = 0 is in the max):
+    engine and checker agree on it, and a checker that left k = 0 out would enclose 1/2 and reject."""
+    stack = {"X": [[1, 0], [0, 1], [0.5, 0.2]], "layers": [{"A": [[1, 0], [0, 1]], "V": [["1/2", "0"], ["0", "1/2"]]}] * 2}
+    result = engine.check(stack, claim="value.bounded")
+    M = arb(layer_values(result)["M"])
+    assert M.contains(1) and M.rad() < 1e-12
+    assert checker.verify(result.certificate).ok
+    assert norms.power_bound([arb(0.5), arb(0.25)]) == 1

@@ -241,3 +241,17 @@ def test_an_ffn_of_real_size_states_its_witnesses_on_the_smaller_side():
     cert = engine.check(cfg, claim="ffn.lipschitz").certificate  # confirmed by the checker, or None
     assert cert is not None and cert["witness"]["W2_0"]["transposed"] is True
     assert all(len(schema.expanded(w["basis"])) == 384 == len(w["top"]) for w in cert["witness"].values())
+
+
+def test_a_head_scaled_by_another_beta_is_enclosed_again():
+    """Layer 1 is layer 0's A under beta = 3, its witness stated as layer 0's (same_as: beta A has A's singular
+    vectors, and a witness is outside the digest): its a, 3 times layer 0's, is enclosed afresh.  Reusing layer
+    0's a (a cache blind to beta) would take a norm 3 times too small for that layer."""
+    stack = {**STACK, "layers": [dict(layer) for layer in STACK["layers"]]}
+    stack["layers"][1]["beta"] = 3
+    cert = engine.check(stack, claim="value.bounded").certificate
+    cert["witness"]["A1"] = {"same_as": "A0"}
+    confirmation = checker.verify(cert)
+    assert confirmation.ok, confirmation.message
+    a = [arb(layer["a"].strip("[]").split("+/-")[0]) for layer in cert["values"]["layers"][:2]]
+    assert abs(a[1] / a[0] - 3) < 1e-6
