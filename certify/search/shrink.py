@@ -7,7 +7,8 @@ numbers (entries on a coarser dyadic grid 2^-k), then more zeros.  The moves, in
        each matrix alone to coarser grids still;
     3. halve a layer's matrix (towards 0: for A, a smaller L = a D^2) while it still fails and its
        entries stay on their grid (1024 -> 512 -> ... -> 1, never 1/2: no longer numbers);
-    4. set single entries to 0.
+    4. set a whole row of a matrix to 0, then a whole column, then single entries (a d x d A is d^2 checks
+       one entry at a time, and most of a large counterexample's entries do nothing: 2 d checks clear them).
 The moves are repeated in rounds until a round keeps none (a later move can enable an earlier
 one).  In a stack every layer's matrices are moved (named "<field>@<layer>"); a move that breaks the
 claim's hypotheses (one V shared by every layer, a connected mask) is recorded and not kept.  A
@@ -19,6 +20,7 @@ these moves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
@@ -82,11 +84,14 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
 
 
 def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int,
-             limits: Limits = DEFAULT_LIMITS) -> None:
-    """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation."""
+             limits: Limits = DEFAULT_LIMITS, on_move: Callable[[str], None] | None = None) -> None:
+    """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation.  `on_move(move)`
+    is told of each move before it is certified (progress: a large configuration takes hundreds of checks)."""
 
     def attempt(move: str, candidate: config.Case) -> bool:
         """Record the move; keep the candidate when it is still certified violated."""
+        if on_move is not None:
+            on_move(move)
         try:
             outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, limits=limits)
         except BadInput:  # the move broke a hypothesis (one shared V, a connected mask): not a candidate
@@ -123,12 +128,24 @@ def _shrink_pass(shrunk: Shrunk, attempt) -> None:
             pass
 
     for name in _matrix_names(shrunk.case):
-        rows, cols = len(_get(shrunk.case, name)), len(_get(shrunk.case, name)[0])
-        for i in range(rows):
-            for j in range(cols):
-                if _get(shrunk.case, name)[i][j] != 0:
-                    zeroed = _with_entry(shrunk.case, name, i, j, Fraction(0))
-                    attempt(f"set {_label(shrunk.case, name)}[{i}][{j}] = 0", zeroed)
+        _zero(shrunk, attempt, name)
+
+
+def _zero(shrunk: Shrunk, attempt, name: str) -> None:
+    """Set the named matrix's nonzero rows to 0, then its nonzero columns, then its nonzero entries, one at a time;
+    a row or column of one nonzero entry is left to the entries (the same move, named as the entry)."""
+    rows, cols = len(_get(shrunk.case, name)), len(_get(shrunk.case, name)[0])
+    lines = [(f"row {i}", [(i, j) for j in range(cols)]) for i in range(rows)] + \
+            [(f"column {j}", [(i, j) for i in range(rows)]) for j in range(cols)]
+    for what, entries in lines:
+        if sum(_get(shrunk.case, name)[i][j] != 0 for i, j in entries) > 1:
+            zeroed = _with_entries(shrunk.case, name, entries, Fraction(0))
+            attempt(f"set {what} of {_label(shrunk.case, name)} to 0", zeroed)
+    for i in range(rows):
+        for j in range(cols):
+            if _get(shrunk.case, name)[i][j] != 0:
+                zeroed = _with_entries(shrunk.case, name, [(i, j)], Fraction(0))
+                attempt(f"set {_label(shrunk.case, name)}[{i}][{j}] = 0", zeroed)
 
 
 def _coarsen(shrunk: Shrunk, attempt, names, start: int) -> int:
@@ -196,9 +213,10 @@ def _set(case: config.Case, name: str, matrix: config.Matrix) -> config.Case:
     return replace(case, layers=tuple(layers))
 
 
-def _with_entry(case: config.Case, name: str, i: int, j: int, value: Fraction) -> config.Case:
+def _with_entries(case: config.Case, name: str, entries, value: Fraction) -> config.Case:
     matrix = [list(row) for row in _get(case, name)]
-    matrix[i][j] = value
+    for i, j in entries:
+        matrix[i][j] = value
     return _set(case, name, tuple(tuple(row) for row in matrix))
 
 
