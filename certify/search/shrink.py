@@ -27,6 +27,7 @@ from fractions import Fraction
 from certify import engine
 from certify.core import config, masks
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.precision import START_PRECISION
 from certify.errors import BadInput
 
 MATRIX_FIELDS = ("A", "W_Q", "W_K", "V")
@@ -88,12 +89,17 @@ def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: 
     """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation.  `on_move(move)`
     is told of each move before it is certified (progress: a large configuration takes hundreds of checks)."""
 
-    def attempt(move: str, candidate: config.Case) -> bool:
-        """Record the move; keep the candidate when it is still certified violated."""
+    def attempt(move: str, candidate: config.Case, lowers_L: bool = False) -> bool:
+        """Record the move; keep the candidate when it is still certified violated.  The check starts at the
+        precision the current counterexample took: a move leaves L = a D^2 about where it was, and with it the
+        precision it needs (848 bits at L = 1024, five rungs up from 53, each a full evaluation); but for a move
+        that lowers L (halving A), which starts from the lowest again."""
         if on_move is not None:
             on_move(move)
+        start = START_PRECISION if lowers_L else min(shrunk.result.precision, max_prec)
         try:
-            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, limits=limits)
+            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, start_prec=start,
+                                   limits=limits)
         except BadInput:  # the move broke a hypothesis (one shared V, a connected mask): not a candidate
             shrunk.steps.append(Step(move, False))
             return False
@@ -124,7 +130,8 @@ def _shrink_pass(shrunk: Shrunk, attempt) -> None:
 
     for name in _matrix_names(shrunk.case)[1:]:  # the layers' matrices; halving X only rescales L again
         while _halvable(_get(shrunk.case, name)) and attempt(
-                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _halved(_get(shrunk.case, name)))):
+                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _halved(_get(shrunk.case, name))),
+                lowers_L=True):
             pass
 
     for name in _matrix_names(shrunk.case):
