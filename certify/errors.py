@@ -10,6 +10,11 @@ class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
 
 
+class UndefinedBound(BadInput):
+    """A bound certainly undefined at the configuration it is evaluated at (log(0), a division by zero): bad input
+    for one configuration; the attack, which evaluates many, leaves such a point unscored and goes on."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM, SIGHUP) during work whose part done is kept or reported (a campaign, a region proof, an attack): its
     message says where that part is and, where it can be, how to continue it (certify.cli prints it on

@@ -611,3 +611,99 @@ def test_a_candidate_the_check_certifies_holds_is_not_labelled_not_certified(cap
     assert code == 0 and lines and "NOTHING FOUND" in captured.out
     for line in lines:
         assert "not certified: holds" not in line and ("no counterexample" in line) == ("holds" in line), line
+
+
+def test_a_bound_undefined_on_part_of_the_space_is_searched_where_it_is_defined(capsys, tmp_path):
+    """log(a - 1) is undefined where a <= 1 and false where it is defined: the first point with a < 1 stopped the
+    whole attack (exit 2).  Those points are not scored, the search goes on, and the report counts them."""
+    bound = "log(a-1)*D"
+    report = attack.attack(bound=bound, n=2, d=1, budget=300)
+    assert report.violated and 0 < report.undefined < report.evaluations
+    assert report.undefined_reason == "the bound is undefined: log(a - 1) of a number outside its domain"
+    code, captured = run_cli(capsys, "attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "300", "--json")
+    assert code == 1 and json.loads(captured.out)["undefined"] == report.undefined
+    out = tmp_path / "a"
+    argv = ["attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "300", "--out", str(out)]
+    code, captured = run_cli(capsys, *argv)
+    assert code == 1 and (f"not scored: the bound is undefined: log(a - 1) of a number outside its domain, at "
+                          f"{report.undefined} of the {report.evaluations} points evaluated") in captured.out
+    code, captured = run_cli(capsys, *argv, "--json")  # resumed: the journal keeps which points were undefined
+    summary = json.loads(captured.out)
+    assert code == 1 and summary["replayed"] == report.evaluations and summary["undefined"] == report.undefined
+
+
+@pytest.mark.parametrize("bound", ["D/(D-D)", "log(-D)"])
+def test_a_bound_undefined_at_every_point_searched_is_bad_input(capsys, bound):
+    """As `certify check` refuses a bound certainly undefined where it is evaluated, so does the attack when that is
+    every point it evaluated: one line, exit 2, saying so."""
+    code, captured = run_cli(capsys, "attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "100")
+    assert code == 2 and captured.out == "" and captured.err.count("\n") == 1
+    assert captured.err.startswith("certify: error: the bound is undefined: ")
+    assert "at every one of the" in captured.err and "points the search evaluated" in captured.err
+
+
+def test_the_certification_after_the_search_reports_its_progress():
+    """Certifying and shrinking a finalist took ten minutes at n = d = 40 behind a bar full since the search
+    ended: every certified check after the search is now told to on_certify, with what it is."""
+    statuses = []
+    report = attack.attack(bound=LARGE_L, n=3, d=2, budget=200, on_certify=statuses.append)
+    assert report.violated
+    assert statuses[0].startswith("candidate 1 of ") and len(statuses) == len(report.finalists) + len(
+        report.counterexample.steps)
+    assert all(status.startswith("shrinking: ") for status in statuses[len(report.finalists):])
+    with pytest.raises(Exception, match="on_certify= must be a function"):
+        attack.attack(bound=LARGE_L, n=2, d=1, budget=50, on_certify=True)
+
+
+def test_the_cli_shows_the_certification_as_progress_and_q_silences_it(capsys):
+    argv = ["attack", "--bound", LARGE_L, "--n", "3", "--d", "2", "--budget", "200"]
+    code, captured = run_cli(capsys, *argv, "--progress")
+    assert code == 1 and "certify attack: certifying" in captured.err  # (its statuses as tqdm's interval lets it)
+    code, captured = run_cli(capsys, *argv, "-q")
+    assert code == 1 and captured.err == ""
+
+
+def test_shrinking_clears_whole_rows_and_columns_before_single_entries():
+    """A d x d A was cleared one entry per certified check: d^2 checks (1600 at d = 40, each up to seconds).  Rows
+    and columns that do nothing now go in one check each: here, where only A[0][0] matters, 8 rows and 8 entries."""
+    d = 8
+    A = np.arange(1, d * d + 1, dtype=float).reshape(d, d)
+    case = config.load({"X": [[1.0] + [0.0] * (d - 1), [-1.0] + [0.0] * (d - 1)], "A": A.tolist()})
+    shrunk = shrink.Shrunk((case, None))
+    tried = []
+
+    def attempt(move, candidate):  # kept while A[0][0] stays, as a certified check of a violation there would say
+        tried.append(move)
+        if candidate.layers[0].A[0][0] != 0:
+            shrunk.pair = (candidate, None)
+            return True
+        return False
+
+    shrink._zero(shrunk, attempt, "A@0")
+    assert [v for row in shrunk.case.layers[0].A for v in row] == [1] + [0] * (d * d - 1)
+    assert tried[:d] == [f"set row {i} of A to 0" for i in range(d)] and len(tried) == 2 * d, tried
+
+
+def test_a_shrink_move_is_checked_from_the_precision_the_counterexample_took(monkeypatch):
+    """Every move was certified from 53 bits up: at L = 1024 five rungs to 848 bits, each a whole evaluation, for each
+    of hundreds of moves (n = d = 24: 11.6 s, 4.8 s from the counterexample's precision).  A move starts where the
+    counterexample stands, but for halving A, which lowers L and so the precision needed."""
+    bound = "(1-exp(-a*D**2/8))*D"
+    case = config.load({"X": [[0.5123, 0.0311], [-0.4877, 0.0311]], "A": [[1000.37, 0.21], [-0.13, 999.9]]})
+    result = engine.check(case, bound=bound)
+    assert result.verdict == engine.VIOLATED and result.precision > 53
+    shrunk = shrink.Shrunk((case, result))
+    starts = []
+    check = engine.check
+
+    def recorded(candidate, **options):
+        starts.append((moves[-1], options.get("start_prec", 53), shrunk.result.precision))
+        return check(candidate, **options)
+
+    moves = []
+    monkeypatch.setattr(engine, "check", recorded)
+    shrink.simplify(shrunk, None, bound, max_prec=4096, on_move=moves.append)
+    assert len(starts) == len(shrunk.steps) and any(move.startswith("halve") for move, _, _ in starts)
+    for move, start, precision in starts:
+        assert start == (53 if move.startswith("halve") else precision), (move, start, precision)
+    assert any(start > 53 for _, start, _ in starts)

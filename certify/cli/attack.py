@@ -81,12 +81,24 @@ def run(args) -> int:
                 bar.write(f"certify attack: resuming {args.out}: replaying the {journaled} evaluations of its journal",
                           file=sys.stderr)  # above the bar
 
+        searching = True
+
+        def certifying(status: str) -> None:  # the bar, full once the search ends, counts the checks from here
+            nonlocal searching
+            if searching:
+                searching = False
+                bar.reset()
+                bar.total, bar.unit = None, "check"  # (reset(total=None) keeps the total)
+                bar.set_description("certify attack: certifying")
+            bar.set_postfix_str(status, refresh=False)
+            bar.update(1)
+
         try:
             report = search.attacked(search.OPTIONS, args.claim, args.bound, n=args.n, d=args.d, seed=args.seed,
                                      starts=args.starts, budget=args.budget, with_v=args.with_v,
                                      l_range=tuple(args.l_range), progress=bar.update, layers=args.layers,
                                      mask=args.mask, max_prec=args.max_prec, interruptible=True, out=args.out,
-                                     on_resume=resumed, limits=limits, d_k=args.d_k)
+                                     on_resume=resumed, limits=limits, d_k=args.d_k, on_certify=certifying)
         except KeyboardInterrupt:  # outside the search (reading the journal, writing the results): no report
             if not args.out:
                 raise
@@ -131,6 +143,9 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     replayed = f" ({report.replayed} replayed from the journal)" if report.replayed else ""
     print(f"  search: seed {report.seed}, {counted(report.starts, 'start')}, {counted(report.evaluations, 'evaluation')}{replayed} in "
           f"{report.seconds:.1f} s, L = a D^2 in [{report.l_range[0]:g}, {report.l_range[1]:g}]")
+    if report.undefined:
+        print(f"  not scored: {report.undefined_reason}, at {report.undefined} of the "
+              f"{counted(report.evaluations, 'point')} evaluated; the search went on where it is defined")
     best, tight = summary["best"], summary["best_exponent"]
     if best or tight or summary["bands"]:  # a log(lhs/rhs) of 7e-15 from rounding read as a violation found
         print(f"  the search's points and figures are float64 ({NOT_CERTIFIED}); a counterexample is reported "

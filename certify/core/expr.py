@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from flint import arb
 
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, UndefinedBound, shown
 from certify.core.numbers import parse_number
 from certify.core.precision import PRECISION_LIMIT
 
@@ -322,7 +322,7 @@ def _real_power(tree: tuple, left):
     def real_power(ar, env):
         base = left(ar, env)
         if ar.outside_domain(domain, base):
-            raise BadInput(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
+            raise UndefinedBound(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
         if positive and ar.certainly_zero(base):
             return base  # the exact 0 of the backend: y > 0
         if positive and hasattr(ar, "positive_power"):  # a backend with its own rule (certify.prove.forward)
@@ -355,7 +355,7 @@ def _compile(tree: tuple):
         def call(ar, env):
             x = argument(ar, env)
             if ar.outside_domain(function, x):
-                raise BadInput(f"the bound is undefined: {render(tree)} of a number outside its domain")
+                raise UndefinedBound(f"the bound is undefined: {render(tree)} of a number outside its domain")
             return ar.apply(function, x)
         return call
     left = _compile(tree[1])
@@ -376,6 +376,6 @@ def _compile(tree: tuple):
     def divide(ar, env):
         numerator, denominator = left(ar, env), right(ar, env)
         if ar.certainly_zero(denominator):
-            raise BadInput(f"the bound is undefined: {render(tree)} divides by zero")
+            raise UndefinedBound(f"the bound is undefined: {render(tree)} divides by zero")
         return numerator / denominator
     return divide

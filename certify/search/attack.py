@@ -49,7 +49,7 @@ from certify.core.arguments import Spelling, callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput, shown
+from certify.errors import BadInput, counted, shown
 from certify.search import attack_folder, objective, shrink
 from certify.search.l_range import LRange
 from certify.search.objective import Evaluation, Layout
@@ -171,6 +171,8 @@ class AttackReport:
     counterexample: shrink.Shrunk | None
     interrupted: bool = False  # a Ctrl-C stopped it: best points so far, a violation only if already certified
     replayed: int = 0  # of the evaluations, those taken from the journal of the folder it resumed
+    undefined: int = 0  # of the evaluations, those where the bound is certainly undefined: not scored
+    undefined_reason: str = ""  # why, at one of them
     files: dict = field(default_factory=dict)  # {name: path} of the files written into its folder
 
     @property
@@ -224,7 +226,8 @@ class AttackReport:
             "layout": self.layout.describe(), "n": self.layout.n, "d": self.layout.d, "d_k": self.layout.d_k,
             "layers": self.layout.layers, "mask": self.layout.mask,
             "seed": self.seed, "starts": self.starts, "budget": self.budget, "L_range": list(self.l_range),
-            "evaluations": self.evaluations, "replayed": self.replayed, "seconds": round(self.seconds, 2),
+            "evaluations": self.evaluations, "replayed": self.replayed, "undefined": self.undefined,
+            "seconds": round(self.seconds, 2),
             "violated": self.violated, "outcome": self.outcome,
             "interrupted": self.interrupted,
             # as the text report says, and as check --json labels its float64 screen: the JSON showed these
@@ -268,8 +271,9 @@ class _Search:
     """One attack's state: the objective with its budget, and what it has seen."""
 
     def __init__(self, claim, layout: Layout, budget: Budget, rng, l_range, progress,
-                 journal: attack_folder.Journal | None = None):
+                 journal: attack_folder.Journal | None = None, on_certify: Callable[[str], None] | None = None):
         self.claim, self.layout, self.budget, self.rng, self.progress = claim, layout, budget, rng, progress
+        self.on_certify = on_certify or (lambda status: None)
         self.journal = journal
         self.log_range = (math.log(l_range[0]), math.log(l_range[1]))
         # bands [4^k, 4^(k+1)) covering the range; a point just outside (rounding) joins the nearest one
@@ -285,6 +289,8 @@ class _Search:
         self.candidates: list[Evaluation] = []  # the best point of every local run and sweep
         self.finalists: list[dict] = []  # each candidate checked, with what the engine said about it
         self.counterexample: shrink.Shrunk | None = None  # certified violated from the moment it is set
+        self.undefined = 0  # evaluations where the bound is certainly undefined (unscored)
+        self.undefined_reason = ""  # why, at the first of them evaluated (not replayed) when there is one
 
     def score(self, shape: np.ndarray, L: float, lead: bool = True) -> Evaluation:
         """The evaluation of one point, recorded (and, unless `lead` is False, a possible lead)."""
@@ -296,6 +302,10 @@ class _Search:
         else:
             e = self.journal.evaluation(point, L, lambda: objective.evaluate(self.claim, self.layout, point, L))
         self.budget.spent += 1
+        if e.undefined:
+            self.undefined += 1
+            if not self.undefined_reason or self.undefined_reason == attack_folder.UNDEFINED_REPLAYED:
+                self.undefined_reason = e.undefined
         self._record(e)
         if lead:
             self._lead(e)
@@ -535,16 +545,23 @@ class _Search:
         finalists += [e for e in sorted(leaders, key=lambda e: e.log_ratio, reverse=True)
                       if not any(math.isclose(e.L, f.L, rel_tol=1e-6) and len(self.distinct([f, e], 2)) == 1
                                  for f in finalists)][:FINALISTS]
-        for e in finalists:
+        for number, e in enumerate(finalists, 1):
             case = self.layout.case(*self.layout.arrays(e.shape, e.L_param))
+            self.on_certify(f"candidate {number} of {len(finalists)} at L = {e.L:.4g}")
             # engine.check returns a violation only once the checker has confirmed its certificate,
             # and shrinking keeps only such results: the counterexample needs no further check
             result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
             self.finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
             if result.verdict == engine.VIOLATED:
                 self.counterexample = shrink.Shrunk((case, result))
-                shrink.simplify(self.counterexample, claim_id, bound, max_prec=max_prec, limits=limits)
+                shrink.simplify(self.counterexample, claim_id, bound, max_prec=max_prec, limits=limits,
+                                on_move=self._shrinking)
                 return
+
+    def _shrinking(self, move: str) -> None:
+        """The status of a shrink move about to be certified: the counterexample as it stands, and the move."""
+        shrunk = self.counterexample
+        self.on_certify(f"shrinking: {shrunk.case.n} tokens, {shrunk.result.precision} bits; {move}")
 
     def polish(self, end: float) -> None:
         seeds = self.distinct(_by_score(self.candidates), POLISH_POINTS)
@@ -586,7 +603,8 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
            l_range: tuple[float, float] = DEFAULT_L_RANGE, progress: Callable[[int], None] | None = None,
            max_prec: int = CHECK_MAX_PREC, layers: int = 1, mask: str | None = None,
            interruptible: bool = False, out=None, on_resume: Callable[[int], None] | None = None,
-           limits: Limits = DEFAULT_LIMITS, d_k: int | None = None) -> AttackReport:
+           limits: Limits = DEFAULT_LIMITS, d_k: int | None = None,
+           on_certify: Callable[[str], None] | None = None) -> AttackReport:
     """Search for the configuration that violates the claim (default collapse.global) or bound the most,
     over X_0 and the parameters of `layers` layers together (with a fixed `mask`, a named mask; with
     `d_k`, 1 <= d_k < d, every head is a thin one, W_Q and W_K of d x d_k, searched entry by entry).
@@ -603,20 +621,25 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     so an evaluation budget gives exactly the search of one uninterrupted run.  A folder of another
     attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
     the candidates are certified under.  A value refused is named as its keyword (budget=).
+    `progress(k)` is told of every k evaluations, then `on_certify(status)` of every certified check after the
+    search (each finalist, each shrink move), which can take longer than the search itself.
     """
     return attacked(KEYWORDS, claim, bound, n=n, d=d, seed=seed, starts=starts, budget=budget, with_v=with_v,
                     l_range=l_range, progress=progress, max_prec=max_prec, layers=layers, mask=mask,
-                    interruptible=interruptible, out=out, on_resume=on_resume, limits=limits, d_k=d_k)
+                    interruptible=interruptible, out=out, on_resume=on_resume, limits=limits, d_k=d_k,
+                    on_certify=on_certify)
 
 
 def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, seed, starts, budget, with_v, l_range,
-             progress, max_prec, layers, mask, interruptible, out, on_resume, limits, d_k) -> AttackReport:
+             progress, max_prec, layers, mask, interruptible, out, on_resume, limits, d_k,
+             on_certify) -> AttackReport:
     """attack, a value refused named as `names` spells it (OPTIONS, the command's --budget; KEYWORDS, budget=)."""
     n, d, seed, layers, max_prec = (integer(value, names.option(key)) for key, value in (
         ("n", n), ("d", d), ("seed", seed), ("layers", layers), ("max_prec", max_prec)))
     starts = None if starts is None else integer(starts, names.option("starts"))
     with_v, interruptible = flag(with_v, names.option("with_v")), flag(interruptible, names.option("interruptible"))
     progress, on_resume = callback(progress, "progress"), callback(on_resume, "on_resume")
+    on_certify = callback(on_certify, "on_certify")
     limits = given_limits(limits)
     out = None if out is None else folder_path(out)
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
@@ -668,7 +691,7 @@ def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, see
         if journal is not None:
             journal.start()
             spend.clock = journal.clock  # a time budget counts the time journaled too
-        search = _Search(claim_obj, layout, spend, rng, l_range, progress, journal)
+        search = _Search(claim_obj, layout, spend, rng, l_range, progress, journal, on_certify)
         phase_steps = {"explore": lambda end: search.explore(starts, end), "sweep": search.sweep,
                        "scales": search.scales, "ladder": search.ladder, "polish": search.polish}
         interrupted = False
@@ -686,7 +709,12 @@ def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, see
                               seconds=time.monotonic() - spend.started, best=search.best,
                               best_exponent=search.best_exponent, bands=[search.bands[k] for k in sorted(search.bands)],
                               finalists=search.finalists, counterexample=search.counterexample,
-                              interrupted=interrupted, replayed=0 if journal is None else journal.replayed)
+                              interrupted=interrupted, replayed=0 if journal is None else journal.replayed,
+                              undefined=search.undefined, undefined_reason=search.undefined_reason)
+        if report.searched and report.undefined == report.evaluations and not interrupted:
+            # as `certify check` refuses a bound certainly undefined where it is evaluated: here, everywhere searched
+            raise BadInput(f"{report.undefined_reason}, at every one of the {counted(report.evaluations, 'point')} "
+                           "the search evaluated")
         if folder is not None:
             report.files = folder.write(report)  # while the folder is still locked for this run
     return report

@@ -73,6 +73,7 @@ CERTIFICATE = "certificate.json"  # its certificate
 _FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
 _CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
+UNDEFINED_REPLAYED = "the bound is undefined (why is not journaled)"  # an Evaluation.undefined replayed
 # Longer than any event line (an evaluation is about 120 bytes): a journal's lines are read up to this, so a
 # line of junk is refused without being read whole, and a last line cut short is a kill's only if shorter
 LONGEST = 256
@@ -182,7 +183,10 @@ class Journal:
                 raise self._diverged("the evaluation")
             self.replayed += 1
             _, _, score, log_ratio, exponent, L_value = event
-            return Evaluation(score, log_ratio, exponent, L_value, shape=point, L_param=L)
+            # a log_ratio of nan, which no scored point has, is a point where the bound is undefined (its reason
+            # is not journaled)
+            return Evaluation(score, log_ratio, exponent, L_value, shape=point, L_param=L,
+                              undefined=UNDEFINED_REPLAYED if math.isnan(log_ratio) else "")
         e = compute()
         exponent = "-" if e.exponent is None else _number(e.exponent)
         self._append(f"e {key} {_number(e.score)} {_number(e.log_ratio)} {exponent} {_number(e.L)}\n")

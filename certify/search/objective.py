@@ -41,7 +41,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import option_of
 from certify.core.precision import escalate
 from certify.claims import Claim
-from certify.errors import BadInput
+from certify.errors import BadInput, UndefinedBound
 from certify.search import heads
 
 # Extra bits beyond those needed to resolve exp(-1.25 L) next to 1 (see precision_for).
@@ -316,6 +316,7 @@ class Evaluation:
     L: float  # a D^2 as evaluated
     shape: np.ndarray
     L_param: float  # the L the point was built with (the arrays' a D^2, up to rounding)
+    undefined: str = ""  # why the bound is certainly undefined at the point (unscored, score -inf), else ""
 
     @property
     def ratio(self) -> float:
@@ -356,7 +357,10 @@ def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evalu
                           _mid(L_value), shape=shape, L_param=L)
 
     bits = precision_for(L)
-    found, _ = escalate(attempt, lambda found: found is not None, bits, bits << ESCALATIONS)
+    try:
+        found, _ = escalate(attempt, lambda found: found is not None, bits, bits << ESCALATIONS)
+    except UndefinedBound as undefined:  # log(a - 1) where a < 1: no score here, the search goes on elsewhere
+        return replace(_unranked(shape, L), log_ratio=math.nan, undefined=str(undefined))
     return found or _unranked(shape, L)
 
 

@@ -7,7 +7,8 @@ numbers (entries on a coarser dyadic grid 2^-k), then more zeros.  The moves, in
        each matrix alone to coarser grids still;
     3. halve a layer's matrix (towards 0: for A, a smaller L = a D^2) while it still fails and its
        entries stay on their grid (1024 -> 512 -> ... -> 1, never 1/2: no longer numbers);
-    4. set single entries to 0.
+    4. set a whole row of a matrix to 0, then a whole column, then single entries (a d x d A is d^2 checks
+       one entry at a time, and most of a large counterexample's entries do nothing: 2 d checks clear them).
 The moves are repeated in rounds until a round keeps none (a later move can enable an earlier
 one).  In a stack every layer's matrices are moved (named "<field>@<layer>"); a move that breaks the
 claim's hypotheses (one V shared by every layer, a connected mask) is recorded and not kept.  A
@@ -19,12 +20,14 @@ these moves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from certify import engine
 from certify.core import config, masks
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.precision import START_PRECISION
 from certify.errors import BadInput
 
 MATRIX_FIELDS = ("A", "W_Q", "W_K", "V")
@@ -82,13 +85,21 @@ def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: s
 
 
 def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int,
-             limits: Limits = DEFAULT_LIMITS) -> None:
-    """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation."""
+             limits: Limits = DEFAULT_LIMITS, on_move: Callable[[str], None] | None = None) -> None:
+    """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation.  `on_move(move)`
+    is told of each move before it is certified (progress: a large configuration takes hundreds of checks)."""
 
-    def attempt(move: str, candidate: config.Case) -> bool:
-        """Record the move; keep the candidate when it is still certified violated."""
+    def attempt(move: str, candidate: config.Case, lowers_L: bool = False) -> bool:
+        """Record the move; keep the candidate when it is still certified violated.  The check starts at the
+        precision the current counterexample took: a move leaves L = a D^2 about where it was, and with it the
+        precision it needs (848 bits at L = 1024, five rungs up from 53, each a full evaluation); but for a move
+        that lowers L (halving A), which starts from the lowest again."""
+        if on_move is not None:
+            on_move(move)
+        start = START_PRECISION if lowers_L else min(shrunk.result.precision, max_prec)
         try:
-            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, limits=limits)
+            outcome = engine.check(candidate, claim=claim, bound=bound, max_prec=max_prec, start_prec=start,
+                                   limits=limits)
         except BadInput:  # the move broke a hypothesis (one shared V, a connected mask): not a candidate
             shrunk.steps.append(Step(move, False))
             return False
@@ -119,16 +130,29 @@ def _shrink_pass(shrunk: Shrunk, attempt) -> None:
 
     for name in _matrix_names(shrunk.case)[1:]:  # the layers' matrices; halving X only rescales L again
         while _halvable(_get(shrunk.case, name)) and attempt(
-                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _halved(_get(shrunk.case, name)))):
+                f"halve {_label(shrunk.case, name)}", _set(shrunk.case, name, _halved(_get(shrunk.case, name))),
+                lowers_L=True):
             pass
 
     for name in _matrix_names(shrunk.case):
-        rows, cols = len(_get(shrunk.case, name)), len(_get(shrunk.case, name)[0])
-        for i in range(rows):
-            for j in range(cols):
-                if _get(shrunk.case, name)[i][j] != 0:
-                    zeroed = _with_entry(shrunk.case, name, i, j, Fraction(0))
-                    attempt(f"set {_label(shrunk.case, name)}[{i}][{j}] = 0", zeroed)
+        _zero(shrunk, attempt, name)
+
+
+def _zero(shrunk: Shrunk, attempt, name: str) -> None:
+    """Set the named matrix's nonzero rows to 0, then its nonzero columns, then its nonzero entries, one at a time;
+    a row or column of one nonzero entry is left to the entries (the same move, named as the entry)."""
+    rows, cols = len(_get(shrunk.case, name)), len(_get(shrunk.case, name)[0])
+    lines = [(f"row {i}", [(i, j) for j in range(cols)]) for i in range(rows)] + \
+            [(f"column {j}", [(i, j) for i in range(rows)]) for j in range(cols)]
+    for what, entries in lines:
+        if sum(_get(shrunk.case, name)[i][j] != 0 for i, j in entries) > 1:
+            zeroed = _with_entries(shrunk.case, name, entries, Fraction(0))
+            attempt(f"set {what} of {_label(shrunk.case, name)} to 0", zeroed)
+    for i in range(rows):
+        for j in range(cols):
+            if _get(shrunk.case, name)[i][j] != 0:
+                zeroed = _with_entries(shrunk.case, name, [(i, j)], Fraction(0))
+                attempt(f"set {_label(shrunk.case, name)}[{i}][{j}] = 0", zeroed)
 
 
 def _coarsen(shrunk: Shrunk, attempt, names, start: int) -> int:
@@ -196,9 +220,10 @@ def _set(case: config.Case, name: str, matrix: config.Matrix) -> config.Case:
     return replace(case, layers=tuple(layers))
 
 
-def _with_entry(case: config.Case, name: str, i: int, j: int, value: Fraction) -> config.Case:
+def _with_entries(case: config.Case, name: str, entries, value: Fraction) -> config.Case:
     matrix = [list(row) for row in _get(case, name)]
-    matrix[i][j] = value
+    for i, j in entries:
+        matrix[i][j] = value
     return _set(case, name, tuple(tuple(row) for row in matrix))
 
 
