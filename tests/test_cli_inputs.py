@@ -4,6 +4,8 @@ line on stderr and exit 2 that says what the path is, on every command that read
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,34 @@ def test_a_special_file_that_cannot_be_written_is_named(capsys):
     assert main(["check", str(ROOT / "examples/layer.json"), "--out", "/dev/full"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.rstrip().endswith(": /dev/full"), err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_pipe_that_no_process_reads_is_refused_not_waited_on(tmp_path):
+    """`certify check C --out PIPE` opened the named pipe to write the certificate: with no reader it waited for
+    ever, after the work (so did prove's --out and --counterexample, counterexample's --out, a resumed attack)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    done = subprocess.run([sys.executable, "-m", "certify", "check", str(ROOT / "examples/layer.json"), "--out",
+                           str(pipe)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.splitlines() == [f"certify: error: a named pipe that no process reads (start its reader "
+                                        f"first): {pipe}"], done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_pipe_with_a_reader_is_written(tmp_path):
+    """A pipe that a process reads (a shell's `--out >(gzip > c.gz)`) is still written, in place."""
+    from certify.core import files
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        files.replace(pipe, "[1]\n")
+        assert os.read(reader, 100) == b"[1]\n"
+    finally:
+        os.close(reader)
 
 
 def test_writes_of_one_file_at_once_all_land_whole(tmp_path):
