@@ -708,6 +708,22 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
         certify.check(LAYER, claim=["collapse.tanh"])
 
 
+
+FALSE_CLAIMS = {"check": lambda claim, folder: certify.check(LAYER, claim=claim),
+                "prove": lambda claim, folder: certify.prove(claim, n=2, radius=1, norm=1, time_limit=5),
+                "attack": lambda claim, folder: certify.attack(claim, n=2, d=1, budget=50),
+                "sample": lambda claim, folder: certify.sample(claim, n=2, d=1, count=2, workers=1, out=folder)}
+
+
+@pytest.mark.parametrize("function", FALSE_CLAIMS)
+@pytest.mark.parametrize("claim", ["", 0, []])
+def test_a_false_claim_is_refused_not_read_as_the_default(tmp_path, function, claim):
+    """claim="" (an unset variable) or claim=0 decided collapse.global and returned its verdict, where `--claim ''`
+    is refused; prove's claim=[] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=f"(claim|covers) {re.escape(repr(claim))}"):
+        FALSE_CLAIMS[function](claim, tmp_path / "campaign")
+    assert not (tmp_path / "campaign").exists()
+
 LIMITED = {"check": lambda limits, folder: certify.check(LAYER, limits=limits),
            "trajectory": lambda limits, folder: certify.trajectory(LAYER, layers=2, limits=limits),
            "attack": lambda limits, folder: certify.attack(n=2, d=1, budget=50, limits=limits),
