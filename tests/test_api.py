@@ -522,6 +522,16 @@ def test_verify_of_a_dict_that_is_no_json_is_bad_input():
     assert certify.verify(copy.deepcopy(cert)).ok and not certify.verify({**cert, "verdict": "violated"}).ok
 
 
+@pytest.mark.parametrize("hostile", [{}, {"format": "certify-certificate/0"}, {"X": [[1]], "A": [[1]]}])
+def test_verify_of_a_dict_that_is_no_certificate_is_bad_input_as_its_file_is(hostile, tmp_path, capsys):
+    """A dict of no certificate's format was checked and REJECTED (exit 1, tampered or wrong), where its file is
+    refused as no certificate (exit 2)."""
+    (tmp_path / "c.json").write_text(json.dumps(hostile))
+    assert main(["verify", str(tmp_path / "c.json")]) == 2
+    with pytest.raises(certify.BadInput, match=r"^a certificate dict: not a certify certificate \(format "):
+        certify.verify(hostile)
+
+
 def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
     """The repr showed D_out = [+/- 1.7e-13] as "D_out = 0e-12", a zero it is not (D_out is about 1e-214 here,
     and positive), where `certify check` prints the ball; and a margin around zero read as +/- the radius,
