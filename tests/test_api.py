@@ -719,6 +719,13 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
 
 
 
+@pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])
+def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
+    """mask=["causal"] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=r"^unknown mask "):
+        certify.attack(n=3, d=2, budget=50, mask=mask)
+
+
 FALSE_CLAIMS = {"check": lambda claim, folder: certify.check(LAYER, claim=claim),
                 "prove": lambda claim, folder: certify.prove(claim, n=2, radius=1, norm=1, time_limit=5),
                 "attack": lambda claim, folder: certify.attack(claim, n=2, d=1, budget=50),
