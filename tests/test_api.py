@@ -726,6 +726,13 @@ def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
         certify.attack(n=3, d=2, budget=50, mask=mask)
 
 
+@pytest.mark.parametrize("tier", [np.array(["arb", "tier3"]), ["arb"]], ids=["array", "list"])
+def test_a_tier_that_is_no_string_is_an_unknown_tier(tier, tmp_path):
+    """tier=np.array([...]) raised numpy's "truth value of an array ... is ambiguous"; tier=["arb"] TypeError."""
+    with pytest.raises(certify.BadInput, match=r"^unknown tier "):
+        certify.sample(n=3, d=2, count=2, workers=1, out=tmp_path / "campaign", tier=tier)
+
+
 FALSE_CLAIMS = {"check": lambda claim, folder: certify.check(LAYER, claim=claim),
                 "prove": lambda claim, folder: certify.prove(claim, n=2, radius=1, norm=1, time_limit=5),
                 "attack": lambda claim, folder: certify.attack(claim, n=2, d=1, budget=50),

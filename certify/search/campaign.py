@@ -175,7 +175,7 @@ class Campaign(samplers.LayerParts):
         seeds.checked(self.seed, names.option("seed"))
         check_precision_cap(self.max_prec, names.option("max_prec"))
         claim = None if self.bound is not None else claims.get(claims.chosen(self.claim)).id
-        if self.tier not in TIERS:
+        if not isinstance(self.tier, str) or self.tier not in TIERS:  # an array's `in` asked its ambiguous truth
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
         if self.tier == "tier3" and claim is not None and claim not in tier3.COVERED:
             raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
