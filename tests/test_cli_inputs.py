@@ -346,3 +346,16 @@ def test_an_empty_path_given_for_an_input_is_refused_as_an_unset_variable(given,
     for call in (certify.verify, certify.check, lambda source: certify.trajectory(source, layers=2)):
         with pytest.raises(certify.BadInput, match=r"an empty path \(an unset variable\?\)"):
             call(given)
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_model_or_corpus_is_refused_as_an_unset_variable(given, tmp_path, capsys):
+    """`certify model --corpus "$CORPUS" --out D` with CORPUS unset ran the shipped corpus of 200 sentences, as
+    --corpus without FILE does, and `certify model "$MODEL"` looked for the model in the current folder."""
+    for argv in (["model", "--corpus", given, "--out", tmp_path / "run"], ["model", given, "--screen"]):
+        code, out, err = run_cli(argv, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, out, err)
+        assert "an empty path (an unset variable?)" in err, err
+    assert not (tmp_path / "run").exists()
+    code, out, err = run_cli(["model", "--corpus"], capsys)  # without FILE: the shipped corpus, which needs --out
+    assert code == 2 and "--corpus needs --out DIR" in err, err
