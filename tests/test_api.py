@@ -915,6 +915,15 @@ def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function,
         _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
 
 
+@pytest.mark.parametrize("function", ["sample", "attack"])
+def test_an_empty_out_folder_is_refused_as_an_unset_variable(function, tmp_path, monkeypatch):
+    """out="" was the current folder: an empty one took the campaign or the attack, where --out "" is refused."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(certify.BadInput, match=r"^--out: an empty path \(an unset variable\?\)"):
+        _call(tmp_path, function, out="")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_certify_prove_shows_the_signature_of_the_function_it_calls():
     """A notebook's signature hint for certify.prove(...) read (claim=None, **kwargs)."""
     from certify.prove.region import prove_claim

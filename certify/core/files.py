@@ -133,7 +133,9 @@ def folder_path(folder, option: str = "--out") -> Path:
     if not isinstance(folder, (str, os.PathLike)):
         raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
     try:
-        problem = output_problem(folder, folder=True)
+        problem = output_problem(given_path(folder), folder=True)  # "" was the current folder
+    except BadInput as err:
+        problem = str(err)
     except OSError as err:
         problem = f"{shown(str(folder))}: {err.strerror}"
     if problem:
