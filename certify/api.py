@@ -130,7 +130,8 @@ def _certificate_of_dict(source: dict, limits: Limits) -> dict:
     except (TypeError, ValueError, RecursionError) as err:
         raise BadInput(f"a certificate dict holds JSON values only (no cycle, NaN, inf or other objects): "
                        f"{err}") from None
-    return jsonfile.loads(text, "the certificate dict", limits)
+    # a dict of no certificate's format was checked and rejected (exit 1, "wrong") where its file is refused
+    return certificate.of_format(jsonfile.loads(text, "the certificate dict", limits), "a certificate dict")
 
 
 def _folder(path: Path, limits, progress, *, names, everything, sample, workers, model, corpus) -> Verification:

@@ -522,6 +522,16 @@ def test_verify_of_a_dict_that_is_no_json_is_bad_input():
     assert certify.verify(copy.deepcopy(cert)).ok and not certify.verify({**cert, "verdict": "violated"}).ok
 
 
+@pytest.mark.parametrize("hostile", [{}, {"format": "certify-certificate/0"}, {"X": [[1]], "A": [[1]]}])
+def test_verify_of_a_dict_that_is_no_certificate_is_bad_input_as_its_file_is(hostile, tmp_path, capsys):
+    """A dict of no certificate's format was checked and REJECTED (exit 1, tampered or wrong), where its file is
+    refused as no certificate (exit 2)."""
+    (tmp_path / "c.json").write_text(json.dumps(hostile))
+    assert main(["verify", str(tmp_path / "c.json")]) == 2
+    with pytest.raises(certify.BadInput, match=r"^a certificate dict: not a certify certificate \(format "):
+        certify.verify(hostile)
+
+
 def test_a_ball_without_a_sure_digit_reads_as_plus_minus_a_bound_in_the_repr():
     """The repr showed D_out = [+/- 1.7e-13] as "D_out = 0e-12", a zero it is not (D_out is about 1e-214 here,
     and positive), where `certify check` prints the ball; and a margin around zero read as +/- the radius,
@@ -708,6 +718,36 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
         certify.check(LAYER, claim=["collapse.tanh"])
 
 
+
+@pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])
+def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
+    """mask=["causal"] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=r"^unknown mask "):
+        certify.attack(n=3, d=2, budget=50, mask=mask)
+
+
+@pytest.mark.parametrize("tier", [np.array(["arb", "tier3"]), ["arb"]], ids=["array", "list"])
+def test_a_tier_that_is_no_string_is_an_unknown_tier(tier, tmp_path):
+    """tier=np.array([...]) raised numpy's "truth value of an array ... is ambiguous"; tier=["arb"] TypeError."""
+    with pytest.raises(certify.BadInput, match=r"^unknown tier "):
+        certify.sample(n=3, d=2, count=2, workers=1, out=tmp_path / "campaign", tier=tier)
+
+
+FALSE_CLAIMS = {"check": lambda claim, folder: certify.check(LAYER, claim=claim),
+                "prove": lambda claim, folder: certify.prove(claim, n=2, radius=1, norm=1, time_limit=5),
+                "attack": lambda claim, folder: certify.attack(claim, n=2, d=1, budget=50),
+                "sample": lambda claim, folder: certify.sample(claim, n=2, d=1, count=2, workers=1, out=folder)}
+
+
+@pytest.mark.parametrize("function", FALSE_CLAIMS)
+@pytest.mark.parametrize("claim", ["", 0, []])
+def test_a_false_claim_is_refused_not_read_as_the_default(tmp_path, function, claim):
+    """claim="" (an unset variable) or claim=0 decided collapse.global and returned its verdict, where `--claim ''`
+    is refused; prove's claim=[] raised TypeError (unhashable type: 'list')."""
+    with pytest.raises(certify.BadInput, match=f"(claim|covers) {re.escape(repr(claim))}"):
+        FALSE_CLAIMS[function](claim, tmp_path / "campaign")
+    assert not (tmp_path / "campaign").exists()
+
 LIMITED = {"check": lambda limits, folder: certify.check(LAYER, limits=limits),
            "trajectory": lambda limits, folder: certify.trajectory(LAYER, layers=2, limits=limits),
            "attack": lambda limits, folder: certify.attack(n=2, d=1, budget=50, limits=limits),
@@ -873,6 +913,15 @@ def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function,
     long OSError."""
     with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
         _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
+
+
+@pytest.mark.parametrize("function", ["sample", "attack"])
+def test_an_empty_out_folder_is_refused_as_an_unset_variable(function, tmp_path, monkeypatch):
+    """out="" was the current folder: an empty one took the campaign or the attack, where --out "" is refused."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(certify.BadInput, match=r"^--out: an empty path \(an unset variable\?\)"):
+        _call(tmp_path, function, out="")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_certify_prove_shows_the_signature_of_the_function_it_calls():

@@ -4,6 +4,8 @@ line on stderr and exit 2 that says what the path is, on every command that read
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -140,6 +142,34 @@ def test_a_special_file_that_cannot_be_written_is_named(capsys):
     assert main(["check", str(ROOT / "examples/layer.json"), "--out", "/dev/full"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.rstrip().endswith(": /dev/full"), err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_pipe_that_no_process_reads_is_refused_not_waited_on(tmp_path):
+    """`certify check C --out PIPE` opened the named pipe to write the certificate: with no reader it waited for
+    ever, after the work (so did prove's --out and --counterexample, counterexample's --out, a resumed attack)."""
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    done = subprocess.run([sys.executable, "-m", "certify", "check", str(ROOT / "examples/layer.json"), "--out",
+                           str(pipe)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.splitlines() == [f"certify: error: a named pipe that no process reads (start its reader "
+                                        f"first): {pipe}"], done.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_an_output_pipe_with_a_reader_is_written(tmp_path):
+    """A pipe that a process reads (a shell's `--out >(gzip > c.gz)`) is still written, in place."""
+    from certify.core import files
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)
+    reader = os.open(pipe, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        files.replace(pipe, "[1]\n")
+        assert os.read(reader, 100) == b"[1]\n"
+    finally:
+        os.close(reader)
 
 
 def test_writes_of_one_file_at_once_all_land_whole(tmp_path):
@@ -316,3 +346,16 @@ def test_an_empty_path_given_for_an_input_is_refused_as_an_unset_variable(given,
     for call in (certify.verify, certify.check, lambda source: certify.trajectory(source, layers=2)):
         with pytest.raises(certify.BadInput, match=r"an empty path \(an unset variable\?\)"):
             call(given)
+
+
+@pytest.mark.parametrize("given", ["", "  "])
+def test_an_empty_model_or_corpus_is_refused_as_an_unset_variable(given, tmp_path, capsys):
+    """`certify model --corpus "$CORPUS" --out D` with CORPUS unset ran the shipped corpus of 200 sentences, as
+    --corpus without FILE does, and `certify model "$MODEL"` looked for the model in the current folder."""
+    for argv in (["model", "--corpus", given, "--out", tmp_path / "run"], ["model", given, "--screen"]):
+        code, out, err = run_cli(argv, capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1, (argv, out, err)
+        assert "an empty path (an unset variable?)" in err, err
+    assert not (tmp_path / "run").exists()
+    code, out, err = run_cli(["model", "--corpus"], capsys)  # without FILE: the shipped corpus, which needs --out
+    assert code == 2 and "--corpus needs --out DIR" in err, err

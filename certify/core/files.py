@@ -4,9 +4,11 @@ short by Ctrl-C finds the old file or the whole new one, never a truncated one (
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
@@ -28,7 +30,7 @@ def replace_with(path, write: Callable[[IO], object], *, encoding: str | None = 
     binary = "" if encoding else "b"
     if target.exists() and not target.is_file():
         try:
-            with open(target, "w" + binary, encoding=encoding) as handle:
+            with open(_opened_in_place(target), "w" + binary, encoding=encoding) as handle:
                 write(handle)
         except OSError as err:  # a failed write names no file ("No space left on device" of /dev/full): this one
             err.filename = str(path) if err.filename is None else err.filename
@@ -59,6 +61,20 @@ def replace_with(path, write: Callable[[IO], object], *, encoding: str | None = 
             err.filename = str(target)
         raise
     return path
+
+
+def _opened_in_place(target: Path) -> int:
+    """A descriptor of `target`, a path that is not a regular file, opened to write; a named pipe that no process
+    reads raises OSError at once, where opening it waited for a reader for ever (`--out` naming a pipe)."""
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ENXIO and stat.S_ISFIFO(target.stat().st_mode):
+            raise OSError(err.errno, "a named pipe that no process reads (start its reader first)",
+                          str(target)) from None
+        raise
+    os.set_blocking(fd, True)  # the writes then wait for a slow reader, as they did
+    return fd
 
 
 def temporary(name: str) -> bool:
@@ -117,7 +133,9 @@ def folder_path(folder, option: str = "--out") -> Path:
     if not isinstance(folder, (str, os.PathLike)):
         raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
     try:
-        problem = output_problem(folder, folder=True)
+        problem = output_problem(given_path(folder), folder=True)  # "" was the current folder
+    except BadInput as err:
+        problem = str(err)
     except OSError as err:
         problem = f"{shown(str(folder))}: {err.strerror}"
     if problem:

@@ -28,7 +28,7 @@ WINDOWED = ("sliding", "uni")  # the named masks with a width k (the others igno
 
 def named_mask(name: str, n: int, window: int = 1) -> Mask:
     """The 0/1 matrix of a named mask on n tokens (window = k for the two windows)."""
-    key = ALIASES.get(name, name)
+    key = ALIASES.get(name, name) if isinstance(name, str) else None  # from Python, a list was unhashable
     if key not in NAMED_MASKS:
         # a name only: a configuration's "mask" and attack's --mask read no file (graph's --mask says so itself)
         raise BadInput(f"unknown mask {shown(name)}; {did_you_mean(name, NAMES)}known masks: {KNOWN}")

@@ -342,8 +342,14 @@ def read(path, limits: Limits = DEFAULT) -> dict:
         cert = jsonfile.read(path, str(path), limits)
     except BadInput as err:  # not JSON (a job's page, chunk, figure) or beyond a limit
         raise BadInput(f"{err}{_in_job(path)}") from None
+    return of_format(cert, str(path), lambda: _instead(path, cert))
+
+
+def of_format(cert, shown: str, instead: Callable[[], str] = str) -> dict:
+    """cert, when it is a certify certificate (a dict of FORMAT), read from a file or given as a dict; else BadInput
+    naming it as `shown`, with what to run `instead`."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
-        raise BadInput(f"{path}: not a certify certificate (format {FORMAT!r} expected){_instead(path, cert)}")
+        raise BadInput(f"{shown}: not a certify certificate (format {FORMAT!r} expected){instead()}")
     return cert
 
 

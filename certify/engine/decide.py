@@ -147,11 +147,11 @@ def short(x, digits: int = 3) -> str:
 
 def resolve_target(claim_id: str | None, bound: str | None) -> tuple[Claim | None, expr.Expr | None]:
     """The claim of --claim (default collapse.global), or the parsed bound of --bound; both is bad input."""
-    if claim_id and bound:
+    if claim_id is not None and bound is not None:
         raise BadInput("give either --claim or --bound, not both")
     if bound is not None:
         return None, expr.parse(bound)
-    return claims.get(claim_id or "collapse.global"), None
+    return claims.get(claims.chosen(claim_id)), None
 
 
 def bound_claim(bound: expr.Expr) -> Claim:

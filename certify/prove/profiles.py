@@ -103,7 +103,8 @@ def claim_profile(claim: str) -> Profile:
     if claim == "collapse.tanh":
         return _tanh()
     covered = "certify prove covers collapse.global, collapse.tanh and --bound (a bound D g(a D^2))"
-    if claim in {c.id for c in claims.all_claims()}:  # spelt right: a claim of the registry that no reduction here covers
+    # spelt right: a claim of the registry that no reduction here covers (from Python, a list was unhashable)
+    if isinstance(claim, str) and claim in {c.id for c in claims.all_claims()}:
         raise BadInput(f"{covered}; no reduction covers the claim {claim}")
     raise BadInput(f"{did_you_mean(claim, CLAIM_BOUNDS)}{covered}; no reduction covers {claim!r}")
 

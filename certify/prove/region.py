@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from flint import arb, ctx
 
+from certify import claims
 from certify.core import jsonfile
 from certify.core.config import refuse_sizes
 from certify.core.arguments import Spelling, callback, integer, real
@@ -516,10 +517,10 @@ def _replayed(cert: dict, reduction: reductions.Reduction) -> tuple[dict, dict, 
 
 def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profile:
     """The profile of a claim (default collapse.global) or of a bound D*g(a*D**2) on n tokens in d."""
-    if claim and bound is not None:
+    if claim is not None and bound is not None:
         raise BadInput("give a claim or --bound, not both")
     # an empty bound (an unset variable) is refused as a bound, not read as no bound: it proved collapse.global
-    return profiles.bound_profile(bound, n, d) if bound is not None else profiles.claim_profile(claim or "collapse.global")
+    return profiles.bound_profile(bound, n, d) if bound is not None else profiles.claim_profile(claims.chosen(claim))
 
 
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,

@@ -86,7 +86,7 @@ from typing import Callable
 import numpy as np
 from flint import arb
 
-from certify import engine, jobs
+from certify import claims, engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files, seeds
@@ -167,7 +167,7 @@ class Campaign(samplers.LayerParts):
     def validated(self, names: Spelling = OPTIONS) -> "Campaign":
         """This campaign with its defaults filled in, or BadInput naming the parameters as `names` spells them
         (OPTIONS, the command's --count; KEYWORDS, certify.sample's count=)."""
-        if self.claim and self.bound:
+        if self.claim is not None and self.bound is not None:
             raise BadInput(f"give either {names.option('claim')} or {names.option('bound')}, not both")
         d_k = None if self.d_k is None else integer(self.d_k, names.option("d_k"))
         L_range = samplers.validate(self.distribution, self.n, self.d, self.L_range, d_k, names.option)
@@ -175,8 +175,8 @@ class Campaign(samplers.LayerParts):
             raise BadInput(f"{names.option('count')} must be between 1 and {MAX_COUNT}, got {self.count}")
         seeds.checked(self.seed, names.option("seed"))
         check_precision_cap(self.max_prec, names.option("max_prec"))
-        claim = None if self.bound is not None else (self.claim or "collapse.global")
-        if self.tier not in TIERS:
+        claim = None if self.bound is not None else claims.get(claims.chosen(self.claim)).id
+        if not isinstance(self.tier, str) or self.tier not in TIERS:  # an array's `in` asked its ambiguous truth
             raise BadInput(f"unknown tier {self.tier!r}; known tiers: {', '.join(TIERS)}")
         if self.tier == "tier3" and claim is not None and claim not in tier3.COVERED:
             raise BadInput(f"the float64 tier decides {', '.join(tier3.COVERED)} and bounds on sampled "
