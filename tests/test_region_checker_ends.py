@@ -15,7 +15,7 @@ import certify_checker as checker
 from certify.engine import check
 from certify.prove import profiles, reductions
 from certify.prove import region as region_proof
-from certify_checker import region_proof as checker_region
+from certify_checker import region_bounds, region_proof as checker_region
 
 GAPS = {"collapse.global": lambda L: mp.exp(-L), "collapse.tanh": lambda L: 1 - mp.tanh(L / 4)}
 G = {"collapse.global": lambda L: -mp.expm1(-L), "collapse.tanh": lambda L: mp.tanh(L / 4)}
@@ -127,6 +127,38 @@ def test_the_divided_form_closes_nothing_for_a_bound_that_does_not_vanish_at_zer
     assert not confirmation.ok and "not closed by divided" in confirmation.message
 
 
+LINEAR = "D*(a*D**2/10)"  # g(L) = L/10: below F near L = 0 wherever Var > 1/10 (3 tokens at 0, 1/2, 1 and w = 0: 1/6)
+
+
+def _mp_mean(theta, taus):
+    return sum(t * mp.exp(theta * t) for t in taus) / sum(mp.exp(theta * t) for t in taus)
+
+
+def test_the_variance_end_subtracts_the_weights_lower_ends_over_a_wide_tilt():
+    """Var <= (its m (1 - m) part) - sum_j p_j tau_j (1 - tau_j) needs each p_j's lower end.  On the line of 3 tokens
+    (norm 20: theta over [-40, 50]) the upper end of the middle weight is near 1 (each tilt's exponent is least at its
+    own end of theta), though p is 1/3 at theta = 0: with it, Var's end over t in [1/4, 1/2] would be 1/4 - 3/16,
+    below Var = 1/6 at theta = 0, t = 1/2, and the divided form would close the middle boxes for L/10, false there
+    (F = m(L/2) - m(-L/2) > L/10 at w = 0, L = 1).  That undecided proof, its outer boxes open: rejected."""
+    region = {"n": 3, "d": 1, "radius": "1", "norm": "20"}
+    name, variables, root = checker_region._reduction(region)
+    tree = "22?.2.?"  # t2 in quarters: [0, 1/4] open, [1/4, 1/2] and [1/2, 3/4] divided, [3/4, 1] open
+    leaves, left = checker_region._replay(tree, root)
+    rows = lambda box: [[str(lo), str(hi)] for lo, hi in box]
+    cert = {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "undecided", "claim": None,
+            "bound": LINEAR, "region": region, "reduction": {"name": name, "variables": variables, "domain": rows(root)},
+            "lemmas": checker_region.LEMMAS[name], "tree": tree, "left": [rows(box) for box in left],
+            "leaves": [{"box": rows(box), "method": "divided", "precision": 53} for box in leaves], "volume_proved": "1/2"}
+    with mp.workdps(50):
+        taus = [mp.mpf(0), mp.mpf(1) / 2, mp.mpf(1)]
+        assert _mp_mean(mp.mpf(1) / 2, taus) - _mp_mean(-mp.mpf(1) / 2, taus) > mp.mpf(1) / 10  # h(0, 1, 1/2) < 0
+        theta = (root[0][0] - root[1][1] / 2, root[0][1] + root[1][1] / 2)
+        assert _exact(region_bounds.variance_upper(theta, ((Fraction(1, 4), Fraction(1, 2)),))) >= mp.mpf(1) / 6
+    assert check({"X": [["1"], ["0"], ["-1"]], "layers": [{"A": [["1/100"]]}]}, bound=LINEAR).verdict == "violated"
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by divided" in confirmation.message, confirmation.message
+
+
 def test_a_stated_domain_other_than_the_regions_is_rejected(two_tokens):
     """The leaves are replayed from the domain the region gives; a certificate stating another one (L up to twice
     4 norm r^2) would show a domain its proof never covered."""
@@ -154,6 +186,16 @@ def test_the_identity_face_closes_only_the_tanh_bound():
     cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1"}, None, "tanh(a*D**2/8)*D", "monotone-w/identity")
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by monotone-w/identity" in confirmation.message, confirmation.message
+
+
+def test_a_leaf_method_is_one_of_its_reductions():
+    """The methods a proof may use are its reduction's (its lemmas derive those): "chord" is the line's.  On two tokens
+    its test would hold (F is the line's with no inner position), but a two-token proof naming it is outside the
+    format: rejected, as is a method of neither reduction ("monotone-w/chord")."""
+    for method in ("chord", "monotone-w/chord"):
+        cert = _one_leaf({"n": 2, "d": None, "radius": "1", "norm": "1/100"}, None, FALSE_BOUND, method)
+        confirmation = checker.verify(cert)
+        assert not confirmation.ok and "not allowed" in confirmation.message, confirmation.message
 
 
 def test_a_violation_needs_a_violated_counterexample_inside_the_region():
