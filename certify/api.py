@@ -1,11 +1,12 @@
 """The public functions whose work spans the packages below the commands: `verify` of a certificate, a campaign
 folder (certify.search.audit) or a `certify model --corpus` folder (certify.studies.models.corpus_audit), by what
-it is (certify.search and certify.studies do not reach each other).  `certify verify` is `verification` with its
+it is (certify.search and certify.studies do not reach each other); `check`, the engine's in the API's words.  `certify verify` is `verification` with its
 own options' names and a progress bar: the dispatch and every refusal are written here once."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass, field
@@ -14,7 +15,8 @@ from typing import Callable, ContextManager
 
 from certify.core import arguments, files, jsonfile
 from certify.core.arguments import Spelling
-from certify.core.limits import Limits, given as given_limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
+from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION
 from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.engine import certificate
@@ -28,6 +30,21 @@ CAMPAIGN = "campaign"  # a campaign's
 KEYWORDS = Spelling({"everything": "everything=True", "sample": "sample=", "workers": "workers=", "model": "model=",
                      "corpus": "corpus=", "limits": "limits="}, assign="")
 Progress = Callable[[int, int], None]
+# a check's options as `certify check` names them in a reason or a refusal, and as a caller of certify.check does
+CHECK_OPTIONS = Spelling.command(("max_prec", "start_prec", "limits"), limits="--limit")
+CHECK_KEYWORDS = Spelling.keywords(CHECK_OPTIONS.names)
+
+
+def check(source, claim: str | None = None, bound: str | None = None, *, max_prec: int = DEFAULT_MAX_PRECISION,
+          start_prec: int = START_PRECISION, limits: Limits = DEFAULT_LIMITS, goal=None):
+    """certify.engine.check (see there), its undecided reason and its refusals naming the keywords (max_prec=,
+    limits=Limits(work=N)) where the engine's, which a campaign's records keep, name `certify check`'s options."""
+    from certify import engine
+
+    with CHECK_KEYWORDS.respelling(CHECK_OPTIONS):
+        result = engine.check(source, claim, bound, max_prec=max_prec, start_prec=start_prec, limits=limits,
+                              goal=goal)
+    return dataclasses.replace(result, reason=CHECK_KEYWORDS.respelled(result.reason, CHECK_OPTIONS))
 
 
 @dataclass(frozen=True)

@@ -1184,3 +1184,43 @@ def test_a_folder_refused_names_the_apis_keywords_and_the_commands_options(tmp_p
         certify.attack(bound="D", n=2, d=1, budget=50, out=tmp_path / "other")
     assert main(["attack", "--bound", "D", "--n", "3", "--d", "1", "--budget", "50", "--out", str(tmp_path / "a")]) == 2
     assert "holds another attack (different --n); choose another --out, or move" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the API's words in its texts
+
+BEYOND_CAP = "exp(exp(exp(D*4)))"  # has a value from some 5000 bits only (tests/test_bound_range.py)
+
+
+def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_option(capsys):
+    """certify.check's reason said "(raise --max-prec)", an option a Python caller has no way to give; `certify
+    check` says it still, and the engine's reason (a campaign's records keep it) too."""
+    result = certify.check(LAYER, bound=BEYOND_CAP, max_prec=1024)
+    assert result.verdict == engine.UNDECIDED and result.reason.endswith("(raise max_prec=)"), result.reason
+    assert "--" not in result.reason
+    assert engine.check(LAYER, bound=BEYOND_CAP, max_prec=1024).reason.endswith("(raise --max-prec)")
+    assert result.precision == 53 and result.case is not None  # the rest of the Result as the engine's
+
+
+@pytest.mark.parametrize("limit, words", [("work", "an estimated work of"), ("tokens", "3 tokens")])
+def test_a_check_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys, limit, words):
+    """certify.check(..., limits=Limits(work=10)) was refused with "(raise it with --limit work=N)"; the command's
+    refusal is unchanged."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=rf"{words}.*\(raise it with limits=Limits\({limit}=N\)\)$"):
+        certify.check(LAYER, limits=Limits(**{limit: 2}))
+    path = tmp_path / "layer.json"
+    path.write_text(json.dumps(LAYER))
+    assert main(["check", str(path), "--limit", f"{limit}=2"]) == 2
+    assert f"(raise it with --limit {limit}=N)" in capsys.readouterr().err
+
+
+def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
+    """A checker's refusal and a size limit's, as a Python caller writes them (certify.api.check's spelling)."""
+    from certify import api
+
+    said = ("the checker's bytes limit of 1e+03: raise it with --limit bytes=N, here and on `certify verify` "
+            "(`certify verify --limit dim=N` raises it); raise --max-prec with --limit precision=N")
+    assert api.CHECK_KEYWORDS.respelled(said, api.CHECK_OPTIONS) == (
+        "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
+        "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N)")
