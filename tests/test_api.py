@@ -1224,3 +1224,17 @@ def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
     assert api.CHECK_KEYWORDS.respelled(said, api.CHECK_OPTIONS) == (
         "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
         "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N)")
+
+
+def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):
+    """certify.trajectory under a precision limit its certificate passes was refused with "raise it with --limit
+    precision=N, here and on `certify verify`"; `certify trajectory` says so still."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"raise it with limits=Limits\(precision=N\), here and on "
+                                               r"certify\.verify$"):
+        certify.trajectory(LAYER, layers=4, limits=Limits(precision=60))
+    path = tmp_path / "layer.json"
+    path.write_text(json.dumps(LAYER))
+    assert main(["trajectory", str(path), "--layers", "4", "--limit", "precision=60"]) == 2
+    assert "raise it with --limit precision=N, here and on `certify verify`" in capsys.readouterr().err
