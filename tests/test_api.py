@@ -573,8 +573,9 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
 
 @pytest.mark.parametrize("function, out", [("sample", None), ("sample", 5), ("attack", 5), ("attack", ["f"])])
 def test_an_out_folder_that_is_not_a_path_is_bad_input(tmp_path, function, out):
-    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder."""
-    with pytest.raises(certify.BadInput, match=r"--out: a folder is a path \(a string or a pathlib\.Path\), not "):
+    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder.  The refusal named the
+    command's --out."""
+    with pytest.raises(certify.BadInput, match=r"^out=: a folder is a path \(a string or a pathlib\.Path\), not "):
         _call(tmp_path, function, out=out)
 
 
@@ -910,8 +911,8 @@ def test_a_string_that_names_no_file_is_one_line_of_bad_input(call, source):
                                         ("x" * 5000, "File name too long")], ids=["under-a-file", "a-file", "long"])
 def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function, out, words):
     """`certify sample --out FILE/sub` is refused at once; sample(out=...) raised NotADirectoryError, a name too
-    long OSError."""
-    with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
+    long OSError.  The refusal named the command's --out."""
+    with pytest.raises(certify.BadInput, match=f"^out=: .*{words}"):
         _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
 
 
@@ -919,7 +920,7 @@ def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function,
 def test_an_empty_out_folder_is_refused_as_an_unset_variable(function, tmp_path, monkeypatch):
     """out="" was the current folder: an empty one took the campaign or the attack, where --out "" is refused."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(certify.BadInput, match=r"^--out: an empty path \(an unset variable\?\)"):
+    with pytest.raises(certify.BadInput, match=r"^out=: an empty path \(an unset variable\?\)"):
         _call(tmp_path, function, out="")
     assert list(tmp_path.iterdir()) == []
 
@@ -1238,3 +1239,44 @@ def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, caps
     path.write_text(json.dumps(LAYER))
     assert main(["trajectory", str(path), "--layers", "4", "--limit", "precision=60"]) == 2
     assert "raise it with --limit precision=N, here and on `certify verify`" in capsys.readouterr().err
+
+
+def test_an_attack_refused_by_a_limit_names_the_limits_keyword():
+    """certify.attack under a work limit no candidate fits was refused with "(raise it with --limit work=N)", the
+    command's words (tests/test_attack_resume.py keeps them); a word that is no option is left as it is."""
+    from certify.core.limits import Limits
+    from certify.search import attack
+
+    with pytest.raises(certify.BadInput, match=r"could be certified under the limits: .*\(raise it with "
+                                               r"limits=Limits\(work=N\)\)$"):
+        certify.attack(n=2, d=1, budget=50, limits=Limits(work=100))
+    said = "interruptible, --with-v, --d-k and --d"
+    assert attack.KEYWORDS.respelled(said, attack.OPTIONS) == "interruptible, with_v=, d_k= and d="
+
+
+def test_a_campaign_run_by_certify_sample_writes_the_records_the_command_writes(tmp_path, capsys):
+    """The API's words are its caller's only: an undecided record's reason (and so the kind `certify verify`
+    compares) is the engine's, "(raise --max-prec)", whichever ran the campaign."""
+    options = {"n": 2, "d": 2, "count": 4, "max_prec": 256}
+    assert main(["sample", "--claim", "collapse.dobrushin", "--workers", "1", "--out", str(tmp_path / "cli"),
+                 *(word for key, value in options.items() for word in (f"--{key.replace('_', '-')}", str(value)))]) == 3
+    result = certify.sample("collapse.dobrushin", workers=1, out=tmp_path / "api", **options)
+    assert result.counts["undecided"] == 4
+    written = sorted(path.relative_to(tmp_path / "cli") for path in (tmp_path / "cli").rglob("*")
+                     if path.is_file() and path.parent.name in ("chunks", "undecided") or path.name == "manifest.json")
+    assert len(written) == 9
+    assert all((tmp_path / "cli" / path).read_bytes() == (tmp_path / "api" / path).read_bytes() for path in written)
+    assert "(raise --max-prec)" in (tmp_path / "api" / "chunks" / "000000000.jsonl").read_text()
+    assert certify.verify(tmp_path / "api", everything=True).ok
+
+
+def test_a_campaign_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):
+    """certify.sample under a work limit no configuration fits was refused with "(raise it with --limit work=N)";
+    `certify sample` says so still."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"\(raise it with limits=Limits\(work=N\)\)$"):
+        certify.sample(n=2, d=1, count=2, workers=1, out=tmp_path / "api", limits=Limits(work=100))
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--workers", "1", "--limit", "work=100",
+                 "--out", str(tmp_path / "cli")]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("(raise it with --limit work=N)")

@@ -100,7 +100,8 @@ class Spelling:
         (limits=Limits(work=N)), and the command `certify verify` the function certify.verify."""
         for pattern, words in _LIMIT_WORDS:
             text = re.sub(pattern, words, text)
-        for keyword in sorted(command.names, key=lambda k: -len(command.names[k])):  # --d-k before --d
+        options = [k for k in command.names if command.names[k].startswith("--")]  # not a word: "interruptible"
+        for keyword in sorted(options, key=lambda k: -len(command.names[k])):  # --d-k before --d
             text = re.sub(rf"{re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
         return text
 
