@@ -29,6 +29,9 @@ CAMPAIGN = "campaign"  # a campaign's
 # the options as a caller of certify.verify writes them, named so in its refusals
 KEYWORDS = Spelling({"everything": "everything=True", "sample": "sample=", "workers": "workers=", "model": "model=",
                      "corpus": "corpus=", "limits": "limits="}, assign="")
+# as `certify verify` writes them
+OPTIONS = Spelling({"everything": "--all", "sample": "--sample", "workers": "--workers", "model": "--model",
+                    "corpus": "--corpus", "limits": "--limit"}, assign=" ")
 Progress = Callable[[int, int], None]
 # a check's options as `certify check` names them in a reason or a refusal, and as a caller of certify.check does
 CHECK_OPTIONS = Spelling.command(("max_prec", "start_prec", "limits"), limits="--limit")
@@ -87,11 +90,14 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     the documented ones) go with a certificate, a folder keeps its own.  `progress(done, total)` is called as a
     folder's configurations, or a corpus run's certificates and sentences, are checked (a function, not the
     true or false of certify.sample, which shows a bar).  BadInput for options
-    that do nothing to the source, named as keywords (`sample=`)."""
+    that do nothing to the source, named as keywords (`sample=`), as are the options of the message and of a
+    refusal (limits=Limits(dim=N), where the command's say --limit dim=N)."""
     progress = arguments.callback(progress, "progress")
-    return verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
-                        limits=None if limits is None else functools.partial(given_limits, limits),
-                        everything=everything, sample=sample, workers=workers, model=model, corpus=corpus)
+    with KEYWORDS.respelling(OPTIONS):
+        verified = verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
+                                limits=None if limits is None else functools.partial(given_limits, limits),
+                                everything=everything, sample=sample, workers=workers, model=model, corpus=corpus)
+    return dataclasses.replace(verified, message=KEYWORDS.respelled(verified.message, OPTIONS))
 
 
 def verification(source, names: Spelling, progress: Callable[[str], ContextManager[Progress | None]], *,

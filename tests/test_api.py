@@ -1217,14 +1217,17 @@ def test_a_check_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys, l
 
 
 def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
-    """A checker's refusal and a size limit's, as a Python caller writes them (certify.api.check's spelling)."""
+    """A checker's refusal and a size limit's, as a Python caller writes them (certify.api.check's spelling); another
+    command quoted keeps its words."""
     from certify import api
 
     said = ("the checker's bytes limit of 1e+03: raise it with --limit bytes=N, here and on `certify verify` "
-            "(`certify verify --limit dim=N` raises it); raise --max-prec with --limit precision=N")
+            "(`certify verify --limit dim=N` raises it); raise --max-prec with --limit precision=N; "
+            "`certify check --max-prec` and --limit")
     assert api.CHECK_KEYWORDS.respelled(said, api.CHECK_OPTIONS) == (
         "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
-        "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N)")
+        "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N); "
+        "`certify check --max-prec` and limits=")
 
 
 def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):
@@ -1280,3 +1283,45 @@ def test_a_campaign_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys
     assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--workers", "1", "--limit", "work=100",
                  "--out", str(tmp_path / "cli")]) == 2
     assert capsys.readouterr().err.rstrip().endswith("(raise it with --limit work=N)")
+
+
+def test_a_certificate_refused_by_a_limit_tells_a_verify_caller_its_keyword(tmp_path, capsys):
+    """certify.verify(cert, limits=Limits(dim=1)) said "(`certify verify --limit dim=N` raises it)", and a file past
+    the byte limit "(raise it with --limit bytes=N)"; the command's words are unchanged."""
+    from certify.core.limits import Limits
+
+    cert = certify.check(LAYER).certificate
+    refused = certify.verify(cert, limits=Limits(dim=1))
+    assert refused.refused and refused.message.endswith("(limits=Limits(dim=N) on certify.verify raises it)")
+    assert refused.message in repr(refused)
+    with pytest.raises(certify.BadInput, match=r"\(raise it with limits=Limits\(bytes=N\)\)$"):
+        certify.verify(cert, limits=Limits(bytes=100))
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(cert))
+    assert main(["verify", str(path), "--limit", "dim=1"]) == 2
+    assert "(`certify verify --limit dim=N` raises it)" in capsys.readouterr().err
+
+
+def test_a_proof_names_the_keywords_and_takes_the_limits_it_advises(tmp_path, capsys):
+    """certify.prove refused with "give --d" and "give a claim or --bound, not both", and a proof stopped by a
+    checker's limit said "raise it with --limit work=N", where certify.prove took no limits at all."""
+    import certify_checker
+    from certify_checker import region_proof as checker_region
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"^the bound uses d: give d=$"):
+        certify.prove(bound="d*D", n=3, radius=1, norm=1)
+    with pytest.raises(certify.BadInput, match=r"^give a claim or bound=, not both$"):
+        certify.prove("collapse.global", bound="D", n=2, radius=1, norm=1)
+    region = {"n": 3, "d": 1, "radius": 1, "norm": 1}
+    whole = certify.prove("collapse.global", **region)
+    work = checker_region.work(whole.certificate) // 2
+    stopped = certify.prove("collapse.global", **region, limits=Limits(work=work))
+    assert stopped.verdict == "undecided" and stopped.confirmed, stopped.message
+    assert "work limit" in stopped.stopped and stopped.stopped.endswith(
+        "raise it with limits=Limits(work=N), here and on certify.verify"), stopped.stopped
+    assert certify_checker.verify(stopped.certificate, certify_checker.Limits(work=work)).ok
+    with pytest.raises(certify.BadInput, match=r"^limits: a certify\.core\.limits\.Limits"):
+        certify.prove("collapse.global", **region, limits={"work": work})
+    assert main(["prove", "--n", "3", "--radius", "1", "--norm", "1", "--bound", "d*D"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("give --d")

@@ -97,9 +97,14 @@ class Spelling:
         """`text`, written once in the `command`'s words (an undecided check's reason, a limit's refusal: records and
         certificates keep them, whichever ran the job), in this spelling's: "raise --max-prec" told a caller of
         certify.check to raise an option it has no way to give (max_prec=).  A limit raised is a Limits'
-        (limits=Limits(work=N)), and the command `certify verify` the function certify.verify."""
+        (limits=Limits(work=N)), and the command `certify verify` the function certify.verify; another command
+        quoted (`certify model --corpus`, the kind of a folder) keeps its words."""
         for pattern, words in _LIMIT_WORDS:
             text = re.sub(pattern, words, text)
+        parts = re.split(r"(`[^`]*`)", text)  # the odd ones quoted
+        return "".join(part if k % 2 else self._respelled(part, command) for k, part in enumerate(parts))
+
+    def _respelled(self, text: str, command: Spelling) -> str:
         options = [k for k in command.names if command.names[k].startswith("--")]  # not a word: "interruptible"
         for keyword in sorted(options, key=lambda k: -len(command.names[k])):  # --d-k before --d
             text = re.sub(rf"{re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
