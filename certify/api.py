@@ -34,7 +34,7 @@ OPTIONS = Spelling({"everything": "--all", "sample": "--sample", "workers": "--w
                     "corpus": "--corpus", "limits": "--limit"}, assign=" ")
 Progress = Callable[[int, int], None]
 # a check's options as `certify check` names them in a reason or a refusal, and as a caller of certify.check does
-CHECK_OPTIONS = Spelling.command(("max_prec", "start_prec", "limits"), limits="--limit")
+CHECK_OPTIONS = Spelling.command(("claim", "bound", "max_prec", "start_prec", "limits"), limits="--limit")
 CHECK_KEYWORDS = Spelling.keywords(CHECK_OPTIONS.names)
 
 

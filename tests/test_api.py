@@ -1210,6 +1210,8 @@ def test_a_check_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys, l
 
     with pytest.raises(certify.BadInput, match=rf"{words}.*\(raise it with limits=Limits\({limit}=N\)\)$"):
         certify.check(LAYER, limits=Limits(**{limit: 2}))
+    with pytest.raises(certify.BadInput, match=r"^give either claim= or bound=, not both$"):
+        certify.check(LAYER, claim="collapse.global", bound="D")
     path = tmp_path / "layer.json"
     path.write_text(json.dumps(LAYER))
     assert main(["check", str(path), "--limit", f"{limit}=2"]) == 2
