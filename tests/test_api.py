@@ -1192,7 +1192,7 @@ def test_a_folder_refused_names_the_apis_keywords_and_the_commands_options(tmp_p
 BEYOND_CAP = "exp(exp(exp(D*4)))"  # has a value from some 5000 bits only (tests/test_bound_range.py)
 
 
-def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_option(capsys):
+def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_option(tmp_path, capsys):
     """certify.check's reason said "(raise --max-prec)", an option a Python caller has no way to give; `certify
     check` says it still, and the engine's reason (a campaign's records keep it) too."""
     result = certify.check(LAYER, bound=BEYOND_CAP, max_prec=1024)
@@ -1200,6 +1200,18 @@ def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_
     assert "--" not in result.reason
     assert engine.check(LAYER, bound=BEYOND_CAP, max_prec=1024).reason.endswith("(raise --max-prec)")
     assert result.precision == 53 and result.case is not None  # the rest of the Result as the engine's
+    from certify.core.limits import Limits
+
+    two = {"X": [[1, 0], [0, 1]], "A": [[1, 0.5], [0, 1]]}  # n = 2: D(PX) = tau(P) D(X) exactly, never decided
+    both = certify.check(two, claim="collapse.dobrushin", max_prec=256, limits=Limits(precision=256))
+    assert both.verdict == engine.UNDECIDED and both.reason.endswith(
+        "(not raised beyond 256 bits: max_prec= and the precision limit are both 256 bits: raise max_prec= with "
+        "limits=Limits(precision=N), here and on certify.verify)"), both.reason
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(two))
+    assert main(["check", str(path), "--claim", "collapse.dobrushin", "--max-prec", "256", "--limit",
+                 "precision=256"]) == 3
+    assert ("raise --max-prec with --limit precision=N, here and on certify verify" in capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("limit, words", [("work", "an estimated work of"), ("tokens", "3 tokens")])
