@@ -1,7 +1,8 @@
 """The public functions whose work spans the packages below the commands: `verify` of a certificate, a campaign
 folder (certify.search.audit) or a `certify model --corpus` folder (certify.studies.models.corpus_audit), by what
-it is (certify.search and certify.studies do not reach each other); `check`, the engine's in the API's words.  `certify verify` is `verification` with its
-own options' names and a progress bar: the dispatch and every refusal are written here once."""
+it is (certify.search and certify.studies do not reach each other), and `check`, the engine's in the API's words.
+`certify verify` is `verification` with its own options' names and a progress bar: the dispatch and every refusal
+are written here once."""
 
 from __future__ import annotations
 
