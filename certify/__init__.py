@@ -26,7 +26,7 @@ __all__ = ["check", "Result", "sample", "attack", "trajectory", "prove", "verify
 
 # name -> (module, attribute): the public API, imported lazily
 _EXPORTS = {
-    "check": ("certify.engine", "check"),
+    "check": ("certify.api", "check"),
     "Result": ("certify.engine", "Result"),
     "sample": ("certify.search.campaign", "sample"),
     "attack": ("certify.search.attack", "attack"),

@@ -1,11 +1,13 @@
 """The public functions whose work spans the packages below the commands: `verify` of a certificate, a campaign
 folder (certify.search.audit) or a `certify model --corpus` folder (certify.studies.models.corpus_audit), by what
-it is (certify.search and certify.studies do not reach each other).  `certify verify` is `verification` with its
-own options' names and a progress bar: the dispatch and every refusal are written here once."""
+it is (certify.search and certify.studies do not reach each other), and `check`, the engine's in the API's words.
+`certify verify` is `verification` with its own options' names and a progress bar: the dispatch and every refusal
+are written here once."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass, field
@@ -14,7 +16,8 @@ from typing import Callable, ContextManager
 
 from certify.core import arguments, files, jsonfile
 from certify.core.arguments import Spelling
-from certify.core.limits import Limits, given as given_limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
+from certify.core.precision import DEFAULT_MAX_PRECISION, START_PRECISION
 from certify.core.numbers import json_type
 from certify.core.verdicts import short_repr
 from certify.engine import certificate
@@ -27,7 +30,25 @@ CAMPAIGN = "campaign"  # a campaign's
 # the options as a caller of certify.verify writes them, named so in its refusals
 KEYWORDS = Spelling({"everything": "everything=True", "sample": "sample=", "workers": "workers=", "model": "model=",
                      "corpus": "corpus=", "limits": "limits="}, assign="")
+# as `certify verify` writes them
+OPTIONS = Spelling({"everything": "--all", "sample": "--sample", "workers": "--workers", "model": "--model",
+                    "corpus": "--corpus", "limits": "--limit"}, assign=" ")
 Progress = Callable[[int, int], None]
+# a check's options as `certify check` names them in a reason or a refusal, and as a caller of certify.check does
+CHECK_OPTIONS = Spelling.command(("claim", "bound", "max_prec", "start_prec", "limits"), limits="--limit")
+CHECK_KEYWORDS = Spelling.keywords(CHECK_OPTIONS.names)
+
+
+def check(source, claim: str | None = None, bound: str | None = None, *, max_prec: int = DEFAULT_MAX_PRECISION,
+          start_prec: int = START_PRECISION, limits: Limits = DEFAULT_LIMITS, goal=None):
+    """certify.engine.check (see there), its undecided reason and its refusals naming the keywords (max_prec=,
+    limits=Limits(work=N)) where the engine's, which a campaign's records keep, name `certify check`'s options."""
+    from certify import engine
+
+    with CHECK_KEYWORDS.respelling(CHECK_OPTIONS):
+        result = engine.check(source, claim, bound, max_prec=max_prec, start_prec=start_prec, limits=limits,
+                              goal=goal)
+    return dataclasses.replace(result, reason=CHECK_KEYWORDS.respelled(result.reason, CHECK_OPTIONS))
 
 
 @dataclass(frozen=True)
@@ -70,11 +91,14 @@ def verify(source, *, limits: Limits | None = None, everything: bool = False, sa
     the documented ones) go with a certificate, a folder keeps its own.  `progress(done, total)` is called as a
     folder's configurations, or a corpus run's certificates and sentences, are checked (a function, not the
     true or false of certify.sample, which shows a bar).  BadInput for options
-    that do nothing to the source, named as keywords (`sample=`)."""
+    that do nothing to the source, named as keywords (`sample=`), as are the options of the message and of a
+    refusal (limits=Limits(dim=N), where the command's say --limit dim=N)."""
     progress = arguments.callback(progress, "progress")
-    return verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
-                        limits=None if limits is None else functools.partial(given_limits, limits),
-                        everything=everything, sample=sample, workers=workers, model=model, corpus=corpus)
+    with KEYWORDS.respelling(OPTIONS):
+        verified = verification(source, KEYWORDS, lambda unit: contextlib.nullcontext(progress),
+                                limits=None if limits is None else functools.partial(given_limits, limits),
+                                everything=everything, sample=sample, workers=workers, model=model, corpus=corpus)
+    return dataclasses.replace(verified, message=KEYWORDS.respelled(verified.message, OPTIONS))
 
 
 def verification(source, names: Spelling, progress: Callable[[str], ContextManager[Progress | None]], *,

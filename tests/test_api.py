@@ -573,8 +573,9 @@ def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_r
 
 @pytest.mark.parametrize("function, out", [("sample", None), ("sample", 5), ("attack", 5), ("attack", ["f"])])
 def test_an_out_folder_that_is_not_a_path_is_bad_input(tmp_path, function, out):
-    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder."""
-    with pytest.raises(certify.BadInput, match=r"--out: a folder is a path \(a string or a pathlib\.Path\), not "):
+    """out=None (sample) or out=5 raised pathlib's TypeError; attack takes None as no folder.  The refusal named the
+    command's --out."""
+    with pytest.raises(certify.BadInput, match=r"^out=: a folder is a path \(a string or a pathlib\.Path\), not "):
         _call(tmp_path, function, out=out)
 
 
@@ -910,8 +911,8 @@ def test_a_string_that_names_no_file_is_one_line_of_bad_input(call, source):
                                         ("x" * 5000, "File name too long")], ids=["under-a-file", "a-file", "long"])
 def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function, out, words):
     """`certify sample --out FILE/sub` is refused at once; sample(out=...) raised NotADirectoryError, a name too
-    long OSError."""
-    with pytest.raises(certify.BadInput, match=f"^--out: .*{words}"):
+    long OSError.  The refusal named the command's --out."""
+    with pytest.raises(certify.BadInput, match=f"^out=: .*{words}"):
         _call(pathlib.Path("."), function, out=ROOT_DIR / out if out.startswith("examples") else out)
 
 
@@ -919,7 +920,7 @@ def test_an_out_folder_that_cannot_be_one_is_bad_input_before_any_work(function,
 def test_an_empty_out_folder_is_refused_as_an_unset_variable(function, tmp_path, monkeypatch):
     """out="" was the current folder: an empty one took the campaign or the attack, where --out "" is refused."""
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(certify.BadInput, match=r"^--out: an empty path \(an unset variable\?\)"):
+    with pytest.raises(certify.BadInput, match=r"^out=: an empty path \(an unset variable\?\)"):
         _call(tmp_path, function, out="")
     assert list(tmp_path.iterdir()) == []
 
@@ -1184,3 +1185,157 @@ def test_a_folder_refused_names_the_apis_keywords_and_the_commands_options(tmp_p
         certify.attack(bound="D", n=2, d=1, budget=50, out=tmp_path / "other")
     assert main(["attack", "--bound", "D", "--n", "3", "--d", "1", "--budget", "50", "--out", str(tmp_path / "a")]) == 2
     assert "holds another attack (different --n); choose another --out, or move" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------ the API's words in its texts
+
+BEYOND_CAP = "exp(exp(exp(D*4)))"  # has a value from some 5000 bits only (tests/test_bound_range.py)
+
+
+def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_option(tmp_path, capsys):
+    """certify.check's reason said "(raise --max-prec)", an option a Python caller has no way to give; `certify
+    check` says it still, and the engine's reason (a campaign's records keep it) too."""
+    result = certify.check(LAYER, bound=BEYOND_CAP, max_prec=1024)
+    assert result.verdict == engine.UNDECIDED and result.reason.endswith("(raise max_prec=)"), result.reason
+    assert "--" not in result.reason
+    assert engine.check(LAYER, bound=BEYOND_CAP, max_prec=1024).reason.endswith("(raise --max-prec)")
+    assert result.precision == 53 and result.case is not None  # the rest of the Result as the engine's
+    from certify.core.limits import Limits
+
+    two = {"X": [[1, 0], [0, 1]], "A": [[1, 0.5], [0, 1]]}  # n = 2: D(PX) = tau(P) D(X) exactly, never decided
+    both = certify.check(two, claim="collapse.dobrushin", max_prec=256, limits=Limits(precision=256))
+    assert both.verdict == engine.UNDECIDED and both.reason.endswith(
+        "(not raised beyond 256 bits: max_prec= and the precision limit are both 256 bits: raise max_prec= with "
+        "limits=Limits(precision=N), here and on certify.verify)"), both.reason
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(two))
+    assert main(["check", str(path), "--claim", "collapse.dobrushin", "--max-prec", "256", "--limit",
+                 "precision=256"]) == 3
+    assert ("raise --max-prec with --limit precision=N, here and on certify verify" in capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("limit, words", [("work", "an estimated work of"), ("tokens", "3 tokens")])
+def test_a_check_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys, limit, words):
+    """certify.check(..., limits=Limits(work=10)) was refused with "(raise it with --limit work=N)"; the command's
+    refusal is unchanged."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=rf"{words}.*\(raise it with limits=Limits\({limit}=N\)\)$"):
+        certify.check(LAYER, limits=Limits(**{limit: 2}))
+    with pytest.raises(certify.BadInput, match=r"^give either claim= or bound=, not both$"):
+        certify.check(LAYER, claim="collapse.global", bound="D")
+    path = tmp_path / "layer.json"
+    path.write_text(json.dumps(LAYER))
+    assert main(["check", str(path), "--limit", f"{limit}=2"]) == 2
+    assert f"(raise it with --limit {limit}=N)" in capsys.readouterr().err
+
+
+def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
+    """A checker's refusal and a size limit's, as a Python caller writes them (certify.api.check's spelling); another
+    command quoted keeps its words."""
+    from certify import api
+
+    said = ("the checker's bytes limit of 1e+03: raise it with --limit bytes=N, here and on `certify verify` "
+            "(`certify verify --limit dim=N` raises it); raise --max-prec with --limit precision=N; "
+            "`certify check --max-prec` and --limit")
+    assert api.CHECK_KEYWORDS.respelled(said, api.CHECK_OPTIONS) == (
+        "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
+        "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N); "
+        "`certify check --max-prec` and limits=")
+
+
+def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):
+    """certify.trajectory under a precision limit its certificate passes was refused with "raise it with --limit
+    precision=N, here and on `certify verify`"; `certify trajectory` says so still."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"raise it with limits=Limits\(precision=N\), here and on "
+                                               r"certify\.verify$"):
+        certify.trajectory(LAYER, layers=4, limits=Limits(precision=60))
+    path = tmp_path / "layer.json"
+    path.write_text(json.dumps(LAYER))
+    assert main(["trajectory", str(path), "--layers", "4", "--limit", "precision=60"]) == 2
+    assert "raise it with --limit precision=N, here and on `certify verify`" in capsys.readouterr().err
+
+
+def test_an_attack_refused_by_a_limit_names_the_limits_keyword():
+    """certify.attack under a work limit no candidate fits was refused with "(raise it with --limit work=N)", the
+    command's words (tests/test_attack_resume.py keeps them); a word that is no option is left as it is."""
+    from certify.core.limits import Limits
+    from certify.search import attack
+
+    with pytest.raises(certify.BadInput, match=r"could be certified under the limits: .*\(raise it with "
+                                               r"limits=Limits\(work=N\)\)$"):
+        certify.attack(n=2, d=1, budget=50, limits=Limits(work=100))
+    said = "interruptible, --with-v, --d-k and --d"
+    assert attack.KEYWORDS.respelled(said, attack.OPTIONS) == "interruptible, with_v=, d_k= and d="
+
+
+def test_a_campaign_run_by_certify_sample_writes_the_records_the_command_writes(tmp_path, capsys):
+    """The API's words are its caller's only: an undecided record's reason (and so the kind `certify verify`
+    compares) is the engine's, "(raise --max-prec)", whichever ran the campaign."""
+    options = {"n": 2, "d": 2, "count": 4, "max_prec": 256}
+    assert main(["sample", "--claim", "collapse.dobrushin", "--workers", "1", "--out", str(tmp_path / "cli"),
+                 *(word for key, value in options.items() for word in (f"--{key.replace('_', '-')}", str(value)))]) == 3
+    result = certify.sample("collapse.dobrushin", workers=1, out=tmp_path / "api", **options)
+    assert result.counts["undecided"] == 4
+    written = sorted(path.relative_to(tmp_path / "cli") for path in (tmp_path / "cli").rglob("*")
+                     if path.is_file() and path.parent.name in ("chunks", "undecided") or path.name == "manifest.json")
+    assert len(written) == 9
+    assert all((tmp_path / "cli" / path).read_bytes() == (tmp_path / "api" / path).read_bytes() for path in written)
+    assert "(raise --max-prec)" in (tmp_path / "api" / "chunks" / "000000000.jsonl").read_text()
+    assert certify.verify(tmp_path / "api", everything=True).ok
+
+
+def test_a_campaign_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):
+    """certify.sample under a work limit no configuration fits was refused with "(raise it with --limit work=N)";
+    `certify sample` says so still."""
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"\(raise it with limits=Limits\(work=N\)\)$"):
+        certify.sample(n=2, d=1, count=2, workers=1, out=tmp_path / "api", limits=Limits(work=100))
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "2", "--workers", "1", "--limit", "work=100",
+                 "--out", str(tmp_path / "cli")]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("(raise it with --limit work=N)")
+
+
+def test_a_certificate_refused_by_a_limit_tells_a_verify_caller_its_keyword(tmp_path, capsys):
+    """certify.verify(cert, limits=Limits(dim=1)) said "(`certify verify --limit dim=N` raises it)", and a file past
+    the byte limit "(raise it with --limit bytes=N)"; the command's words are unchanged."""
+    from certify.core.limits import Limits
+
+    cert = certify.check(LAYER).certificate
+    refused = certify.verify(cert, limits=Limits(dim=1))
+    assert refused.refused and refused.message.endswith("(limits=Limits(dim=N) on certify.verify raises it)")
+    assert refused.message in repr(refused)
+    with pytest.raises(certify.BadInput, match=r"\(raise it with limits=Limits\(bytes=N\)\)$"):
+        certify.verify(cert, limits=Limits(bytes=100))
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(cert))
+    assert main(["verify", str(path), "--limit", "dim=1"]) == 2
+    assert "(`certify verify --limit dim=N` raises it)" in capsys.readouterr().err
+
+
+def test_a_proof_names_the_keywords_and_takes_the_limits_it_advises(tmp_path, capsys):
+    """certify.prove refused with "give --d" and "give a claim or --bound, not both", and a proof stopped by a
+    checker's limit said "raise it with --limit work=N", where certify.prove took no limits at all."""
+    import certify_checker
+    from certify_checker import region_proof as checker_region
+    from certify.core.limits import Limits
+
+    with pytest.raises(certify.BadInput, match=r"^the bound uses d: give d=$"):
+        certify.prove(bound="d*D", n=3, radius=1, norm=1)
+    with pytest.raises(certify.BadInput, match=r"^give a claim or bound=, not both$"):
+        certify.prove("collapse.global", bound="D", n=2, radius=1, norm=1)
+    region = {"n": 3, "d": 1, "radius": 1, "norm": 1}
+    whole = certify.prove("collapse.global", **region)
+    work = checker_region.work(whole.certificate) // 2
+    stopped = certify.prove("collapse.global", **region, limits=Limits(work=work))
+    assert stopped.verdict == "undecided" and stopped.confirmed, stopped.message
+    assert "work limit" in stopped.stopped and stopped.stopped.endswith(
+        "raise it with limits=Limits(work=N), here and on certify.verify"), stopped.stopped
+    assert certify_checker.verify(stopped.certificate, certify_checker.Limits(work=work)).ok
+    with pytest.raises(certify.BadInput, match=r"^limits: a certify\.core\.limits\.Limits"):
+        certify.prove("collapse.global", **region, limits={"work": work})
+    assert main(["prove", "--n", "3", "--radius", "1", "--norm", "1", "--bound", "d*D"]) == 2
+    assert capsys.readouterr().err.rstrip().endswith("give --d")

@@ -671,7 +671,7 @@ def test_a_trajectory_the_checker_would_refuse_is_refused_before_starting():
     naming the limit and how to raise it."""
     from certify.core.limits import Limits
 
-    with pytest.raises(BadInput, match="refused before starting.*work.*--limit work=N"):
+    with pytest.raises(BadInput, match=r"refused before starting.*work.*limits=Limits\(work=N\)"):
         trajectory.trace(LAYER, 300, limits=Limits(work=100_000))
 
 

@@ -49,7 +49,7 @@ def test_the_escalation_stops_exactly_when_its_certificate_could_not_fit():
         over = trajectory.trace(LAYER, 120, limits=Limits(work=limit))
         assert over.verdict == trajectory.UNDECIDED and over.exit_code == 3 and over.precision < whole.precision
         assert over.certified and certify_checker.verify(over.certificate, certify_checker.Limits(work=limit)).ok
-        assert "work limit" in over.stopped and "--limit work=N" in over.stopped
+        assert "work limit" in over.stopped and "limits=Limits(work=N)" in over.stopped
         passed = int(re.search(r"at (\d+) bits", over.stopped).group(1))  # the lowest precision found over it
         assert over.precision < passed <= over.precision + trajectory.BETWEEN
 
@@ -75,7 +75,7 @@ def test_a_last_attempt_that_ends_early_is_run_not_refused():
     work = least_work(cert)
     tr = trajectory.trace(LAYER, 300, max_prec=53, limits=Limits(work=work))
     assert tr.certified and tr.verdict == trajectory.UNDECIDED and tr.step_precisions == cert["step_precisions"]
-    with pytest.raises(BadInput, match=r"^stopped, no certificate the checker can verify.*--limit work=N"):
+    with pytest.raises(BadInput, match=r"^stopped, no certificate the checker can verify.*limits=Limits\(work=N\)"):
         trajectory.trace(LAYER, 300, max_prec=53, limits=Limits(work=work - 1))
 
 
@@ -173,7 +173,7 @@ def test_in_absolute_coordinates_no_attempt_starts_that_could_not_fit(monkeypatc
     monkeypatch.setattr(trajectory, "_run", recorded)
     work, T = 7_000_000, 200
     tr = trajectory.trace(str(Path(LAYER).with_name("ffn-gelu.json")), T, limits=Limits(work=work))
-    assert tr.representation.startswith("absolute") and tr.certified and "--limit work=N" in tr.stopped
+    assert tr.representation.startswith("absolute") and tr.certified and "limits=Limits(work=N)" in tr.stopped
     assert len(precisions) > 2  # the premise: the precision did rise
     for p in precisions:
         complete = {**tr.certificate, "precision": p, "curve_precision": trajectory._curve_precision(p, T),
@@ -271,7 +271,7 @@ def test_a_thin_head_is_priced_as_the_witness_its_certificate_states(zero_column
     with pytest.raises(BadInput, match="the checker's work limit"):
         trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price - 1))
     # far below it (the reduced head's): the configuration's own estimate at 53 bits refuses it first, as for check
-    with pytest.raises(BadInput, match="work.*--limit work=N"):
+    with pytest.raises(BadInput, match=r"work.*limits=Limits\(work=N\)"):
         trajectory.trace(_thin_head(zero_column), 2, limits=Limits(work=price // 4))
 
 

@@ -21,12 +21,11 @@ from flint import ctx
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
-from certify.core.arguments import Spelling
 from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
 # the options as `certify trajectory` names them in a refusal (certify.trajectory names its keywords)
-OPTIONS = Spelling.command(trajectory.KEYWORDS.names)
+OPTIONS = trajectory.OPTIONS
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
 

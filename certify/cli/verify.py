@@ -12,7 +12,6 @@ from certify import api
 from certify.core import jsonfile
 from certify.cli import options
 from certify.core import progress
-from certify.core.arguments import Spelling
 from certify.core.verdicts import labelled
 from certify.search.audit_options import SAMPLE
 from certify.studies import corpus_options
@@ -68,8 +67,7 @@ def add_parser(subparsers):
 
 
 # the options as the command writes them, named so in its refusals (certify.api.verification)
-OPTIONS = Spelling({"everything": "--all", "sample": "--sample", "workers": "--workers", "model": "--model",
-                    "corpus": "--corpus", "limits": "--limit"}, assign=" ")
+OPTIONS = api.OPTIONS
 
 
 def run(args) -> int:

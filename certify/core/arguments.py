@@ -3,8 +3,10 @@ the refusal of options (or arguments) given where they would do nothing, of the 
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 import operator
+import re
 from dataclasses import dataclass
 
 from certify.errors import BadInput
@@ -90,6 +92,37 @@ class Spelling:
     def given(self, keyword: str, value) -> str:
         """The option `keyword` given `value`, as the caller writes it."""
         return f"{self.names[keyword]}{self.assign}{value}"
+
+    def respelled(self, text: str, command: Spelling) -> str:
+        """`text`, written once in the `command`'s words (an undecided check's reason, a limit's refusal: records and
+        certificates keep them, whichever ran the job), in this spelling's: "raise --max-prec" told a caller of
+        certify.check to raise an option it has no way to give (max_prec=).  A limit raised is a Limits'
+        (limits=Limits(work=N)), and the command `certify verify` the function certify.verify; another command
+        quoted (`certify model --corpus`, the kind of a folder) keeps its words."""
+        for pattern, words in _LIMIT_WORDS:
+            text = re.sub(pattern, words, text)
+        parts = re.split(r"(`[^`]*`)", text)  # the odd ones quoted
+        return "".join(part if k % 2 else self._respelled(part, command) for k, part in enumerate(parts))
+
+    def _respelled(self, text: str, command: Spelling) -> str:
+        options = [k for k in command.names if command.names[k].startswith("--")]  # not a word: "interruptible"
+        for keyword in sorted(options, key=lambda k: -len(command.names[k])):  # --d-k before --d
+            text = re.sub(rf"{re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
+        return text
+
+    @contextlib.contextmanager
+    def respelling(self, command: Spelling):
+        """BadInput raised inside, its message respelled from the `command`'s words."""
+        try:
+            yield
+        except BadInput as err:
+            raise type(err)(self.respelled(str(err), command)) from None
+
+
+# how the texts of the commands say to raise a limit (certify.core.limits, the checker's ADVICE), and the Python API's
+_LIMIT_WORDS = ((r"`certify verify --limit (\w+)=(\w+)`", r"limits=Limits(\1=\2) on certify.verify"),
+                (r"--limit (\w+)=(\w+)", r"limits=Limits(\1=\2)"),
+                (r"`?certify verify`?", "certify.verify"))
 
 
 def workers_option(names: Spelling) -> str:

@@ -126,10 +126,10 @@ def is_folder(path) -> bool:
         return False
 
 
-def folder_path(folder, option: str = "--out") -> Path:
-    """An output folder of the Python API as a Path, or BadInput before any work: no path (None, a number), or
-    one that cannot be a folder, as the commands' --out refuses it (output_problem; a name too long for the
-    system raised OSError)."""
+def folder_path(folder, option: str) -> Path:
+    """An output folder of the Python API as a Path, or BadInput before any work naming the `option` (out=): no
+    path (None, a number), or one that cannot be a folder, as the commands' --out refuses it (output_problem; a name
+    too long for the system raised OSError)."""
     if not isinstance(folder, (str, os.PathLike)):
         raise BadInput(f"{option}: a folder is a path (a string or a pathlib.Path), not {type(folder).__name__}")
     try:

@@ -22,7 +22,7 @@ from certify import claims
 from certify.core import jsonfile
 from certify.core.config import refuse_sizes
 from certify.core.arguments import Spelling, callback, integer, real
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.numbers import from_numpy, parse_number
 from certify.core.precision import escalate
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
@@ -523,17 +523,26 @@ def target(claim: str | None, bound: str | None, n: int, d: int | None) -> Profi
     return profiles.bound_profile(bound, n, d) if bound is not None else profiles.claim_profile(claims.chosen(claim))
 
 
+# prove_claim's keywords as `certify prove` names them in a text written once ("give --d"), and as certify.prove does
+OPTIONS = Spelling.command((*reductions.OPTIONS.names, "bound", "limits"), limits="--limit")
+KEYWORDS = Spelling.keywords(OPTIONS.names)
+
+
 def prove_claim(claim: str | None = None, *, bound: str | None = None, n: int, d: int | None = None, radius, norm,
-                time_limit: float = 60.0, progress=None) -> ProofResult:
+                time_limit: float = 60.0, progress=None, limits: Limits = DEFAULT_LIMITS) -> ProofResult:
     """Prove a claim (collapse.global by default, or collapse.tanh) or a bound D*g(a*D**2) for every
     configuration of n tokens with ||x_i|| <= radius and ||A||_2 <= norm (radius and norm exact: 2, "1/3"; a float
     is the binary64 value it holds, 0.3 a little below 3/10, as in a configuration: write "0.3" for 3/10);
     d = None for n = 2 covers every dimension.  The result's certificate is confirmed by the checker
-    (result.confirmed); what no reduction covers is refused (BadInput) before any work, a value refused named as
-    its keyword (n=)."""
+    (result.confirmed) under `limits` (certify.core.limits, as `certify prove --limit`); what no reduction covers is
+    refused (BadInput) before any work, a value refused named as its keyword (n=), as are the options a refusal,
+    the checker's message or why the search stopped names (bound=, limits=Limits(bytes=N))."""
     progress = callback(progress, "progress")
-    region, profile = prepare(claim, bound, n, d, radius, norm, time_limit, reductions.KEYWORDS)
-    return prove(region, profile, time_limit=time_limit, progress=progress)
+    with KEYWORDS.respelling(OPTIONS):
+        region, profile = prepare(claim, bound, n, d, radius, norm, time_limit, reductions.KEYWORDS)
+        result = prove(region, profile, time_limit=time_limit, progress=progress, limits=given_limits(limits))
+    return replace(result, stopped=KEYWORDS.respelled(result.stopped, OPTIONS),
+                   message=KEYWORDS.respelled(result.message, OPTIONS))
 
 
 def prepare(claim: str | None, bound: str | None, n: int, d: int | None, radius, norm, time_limit: float,

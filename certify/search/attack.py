@@ -622,12 +622,15 @@ def attack(claim: str | None = None, bound: str | None = None, *, n: int = 3, d:
     attack, or not of an attack, is BadInput before any work.  `limits` (certify.core.limits): the caps
     the candidates are certified under.  A value refused is named as its keyword (budget=).
     `progress(k)` is told of every k evaluations, then `on_certify(status)` of every certified check after the
-    search (each finalist, each shrink move), which can take longer than the search itself.
+    search (each finalist, each shrink move), which can take longer than the search itself.  A refusal that says
+    how to raise a limit names limits=Limits(work=N); the finalists' reasons, which the folder keeps, are the
+    engine's.
     """
-    return attacked(KEYWORDS, claim, bound, n=n, d=d, seed=seed, starts=starts, budget=budget, with_v=with_v,
-                    l_range=l_range, progress=progress, max_prec=max_prec, layers=layers, mask=mask,
-                    interruptible=interruptible, out=out, on_resume=on_resume, limits=limits, d_k=d_k,
-                    on_certify=on_certify)
+    with KEYWORDS.respelling(OPTIONS):
+        return attacked(KEYWORDS, claim, bound, n=n, d=d, seed=seed, starts=starts, budget=budget, with_v=with_v,
+                        l_range=l_range, progress=progress, max_prec=max_prec, layers=layers, mask=mask,
+                        interruptible=interruptible, out=out, on_resume=on_resume, limits=limits, d_k=d_k,
+                        on_certify=on_certify)
 
 
 def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, seed, starts, budget, with_v, l_range,
@@ -641,7 +644,7 @@ def attacked(names: Spelling, claim: str | None, bound: str | None, *, n, d, see
     progress, on_resume = callback(progress, "progress"), callback(on_resume, "on_resume")
     on_certify = callback(on_certify, "on_certify")
     limits = given_limits(limits)
-    out = None if out is None else folder_path(out)
+    out = None if out is None else folder_path(out, names.option("out"))
     claim_obj, bound_expr = engine.resolve_target(claim, bound)
     if bound_expr is not None:
         claim_obj = engine.bound_claim(bound_expr)  # the claim engine.check decides for a bound

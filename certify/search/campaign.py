@@ -831,7 +831,7 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
         meant = [option for key in sorted(unknown) for option in options if option.lower() == key.lower()]
         raise BadInput(f"unknown layer part(s) {keys_shown(unknown)}; known: {', '.join(PARTS)}"
                        + (f" (the option is {', '.join(meant)})" if meant else ""))
-    out = folder_path(out)
+    out = folder_path(out, KEYWORDS.option("out"))
     n, d, count, seed, max_prec = (integer(value, KEYWORDS.option(key)) for key, value in (
         ("n", n), ("d", d), ("count", count), ("seed", seed), ("max_prec", max_prec)))
     d_k = None if d_k is None else integer(d_k, KEYWORDS.option("d_k"))
@@ -842,6 +842,7 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
                     L_range=L_range, max_prec=max_prec, tier=tier, d_k=d_k,
                     limits=None if limits is None else vars(given_limits(limits)), **parts)
-    summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart,
-                  names=KEYWORDS)
+    with KEYWORDS.respelling(OPTIONS):  # a limit's refusal (limits=Limits(work=N)); the records keep the command's
+        summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart,
+                      names=KEYWORDS)
     return SampleResult(Path(out), summary)

@@ -64,7 +64,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import numpy as np
@@ -202,6 +202,7 @@ class Trajectory:
 
 # the options as a caller of certify.trajectory writes them, named so in its refusals
 KEYWORDS = Spelling.keywords(("layers", "max_prec"))
+OPTIONS = Spelling.command(KEYWORDS.names)  # as `certify trajectory` names them
 
 
 def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
@@ -212,8 +213,12 @@ def trace(source, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
     are the reader's and the checker's (`certify verify` at the same limits must be able to confirm the
     certificate): a run refused whatever it found is refused before it starts, and the escalation stops
     where its certificate could no longer fit them (certify.studies.trajectory_budget).  BadInput names the
-    keywords (layers=, max_prec=) where a value is refused."""
-    return traced(source, KEYWORDS, layers, max_prec, progress, limits)
+    keywords (layers=, max_prec=) where a value is refused, and where a refusal or why the precision `stopped` says
+    how to raise a limit (limits=Limits(work=N)); the certificate keeps the command's words."""
+    with KEYWORDS.respelling(OPTIONS):
+        tr = traced(source, KEYWORDS, layers, max_prec, progress, limits)
+    return replace(tr, stopped=KEYWORDS.respelled(tr.stopped, OPTIONS),
+                   confirmation=KEYWORDS.respelled(tr.confirmation, OPTIONS))
 
 
 def traced(source, names: Spelling, layers: int, max_prec: int = DEFAULT_MAX_PRECISION,
