@@ -162,6 +162,7 @@ def test_every_command_takes_quiet_and_progress():
 
 
 QUICK = {
+    "check": ["check", str(ROOT / "examples" / "layer.json")],
     "init": ["init", "--d", "4,8", "--n", "3"],
     "proofs": ["proofs", "init_scaling"],
     "trajectory": ["trajectory", str(ROOT / "examples" / "layer.json"), "--layers", "3"],
@@ -181,6 +182,14 @@ def test_progress_on_stderr_forced_and_silenced(name, capsys):
     assert quiet.err == "" and quiet.out
     assert main(QUICK[name]) == code  # stderr is not a terminal here: no bar by default
     assert f"certify {name}" not in capsys.readouterr().err
+
+
+def test_check_shows_its_stages(capsys):
+    """check of 1024 tokens in dimension 256 spent 12 s in silence: its evaluation and the checker are
+    shown as they begin, at each precision."""
+    assert main(QUICK["check"] + ["--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "certify check, its evaluation at 53 bits" in err and "the checker, at 53 bits" in err, err
 
 
 def test_sample_progress_and_its_old_switch(tmp_path, capsys):

@@ -188,6 +188,15 @@ def test_the_cli_shows_its_stages_on_stderr_and_is_silenced_by_q(capsys):
     assert capsys.readouterr().err == ""
 
 
+def test_the_witness_stage_counts_its_equilibria_on_stderr(capsys):
+    """--n 8 --w 2^64 spent 24 s per witness behind one unchanging "the witness at 64 bits": the stage now counts
+    the equilibria boxed so far, so a long run visibly moves."""
+    assert main(["counterexample", "ln-equilibria", "--n", "3", "--progress"]) == 0
+    err = capsys.readouterr().err
+    for done in range(1, 15):  # 2 + 4 + 8 equilibria of ranks 1..3
+        assert f"the witness at 64 bits: {done}/14 equilibria" in err, err
+
+
 # the tamperings the checker evaluates (a changed n or a lowered dim is a malformed witness, refused before)
 WITNESS_TAMPERINGS = ["changed w", "moved box", "flipped chain token", "duplicated equilibrium", "gram shift too large"]
 

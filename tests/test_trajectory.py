@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import oracle
 import pytest
@@ -531,6 +532,19 @@ def test_logarithms_beyond_float64_are_printed_drawn_and_written_as_strict_json(
     assert (tmp_path / "trajectory.png").stat().st_size > 10_000
     assert main(["trajectory", example, "--layers", "660", "-q"]) == 0
     assert "\n660  10^[-" in capsys.readouterr().out
+
+
+def test_exponents_of_hundreds_of_digits_are_printed_in_scientific_notation(capsys):
+    """At t = 1000 of a doubly exponential collapse log10 D_t has 477 digits, printed in full: lines of 1500
+    characters. Exponents past a dozen digits are printed as 10^[-3.59304e+476 +/- ...] (the certificate keeps the balls)."""
+    from pathlib import Path
+    example = str(Path(__file__).resolve().parents[1] / "examples" / "layer.json")
+    assert main(["trajectory", example, "--layers", "1000", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n1000  10\^\[?-\d\.\d{5}e\+476", out), out[-2000:]
+    assert max(len(line) for line in out.splitlines()) < 200
+    assert main(["trajectory", example, "--layers", "20", "-q"]) == 0  # a short exponent keeps its digits
+    assert re.search(r"\n20  +10\^\[-\d{4,}\.\d{4}", capsys.readouterr().out)
 
 
 def test_uniform_attention_reaches_exact_consensus_and_is_still_printed_and_certified(tmp_path, capsys):

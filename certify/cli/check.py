@@ -6,7 +6,7 @@ import math
 
 from flint import arb
 
-from certify.core import jsonfile
+from certify.core import jsonfile, progress
 from certify.core.numbers import decimal_ends, signed_text
 from certify import engine
 from certify.engine import certificate
@@ -88,8 +88,11 @@ def describe(result: engine.Result) -> dict:
 def run(args) -> int:
     """Run `certify check`; return its exit code."""
     options.not_overwriting("--out", args.out, {"CONFIG": args.config})  # the certificate replaced the input
-    result = engine.checked(args.config, "--max-prec", claim=args.claim, bound=args.bound, max_prec=args.max_prec,
-                            limits=options.limits_of(args))
+    limits = options.limits_of(args)
+    # 1024 tokens in dimension 256 take seconds per stage: each evaluation and the checker are shown (stderr)
+    with progress.bar(desc="certify check", bar_format="{desc}{postfix} [{elapsed}]") as bar:
+        result = engine.checked(args.config, "--max-prec", claim=args.claim, bound=args.bound, max_prec=args.max_prec,
+                                limits=limits, stage=bar.set_postfix_str)
     info = describe(result)
     written = None
     if args.out and result.certificate is not None:

@@ -26,6 +26,7 @@ from certify.studies import trajectory
 
 # the options as `certify trajectory` names them in a refusal (certify.trajectory names its keywords)
 OPTIONS = trajectory.OPTIONS
+EXPONENT_DIGITS = 12  # a table's 10^[exponent] keeps the exponent's integer digits up to this many
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
 
@@ -84,12 +85,14 @@ def _power_of_ten(value) -> str:
 
 
 def _exponent_text(exponent) -> str:
-    """10^[exponent ball], with 4 digits after the point whatever the exponent's size (its integer
-    digits counted from the midpoint's binary exponent: a doubly exponential collapse takes the
-    exponent itself beyond float64, -3^1000 at t = 1000)."""
+    """10^[exponent ball], with 4 digits after the point while the exponent has at most EXPONENT_DIGITS
+    integer digits (counted from the midpoint's binary exponent); past them, in scientific notation to
+    6 digits: a doubly exponential collapse takes the exponent beyond float64, -3^1000 at t = 1000, and
+    its 477 digits made each row 1500 characters wide (the certificate keeps the balls themselves)."""
     mantissa, power = (int(part) for part in exponent.mid().man_exp())
     bits = max(mantissa.bit_length() + power, 0) if mantissa else 0  # |mid| < 2^bits
-    digits = 4 + 1 + math.ceil(bits * math.log10(2))
+    integer_digits = math.ceil(bits * math.log10(2))
+    digits = 4 + 1 + integer_digits if integer_digits <= EXPONENT_DIGITS else 6
     return "10^" + exponent.str(digits, radius=not exponent.is_exact())
 
 

@@ -35,7 +35,7 @@ def bar(iterable=None, *, total: float | None = None, desc: str | None = None, u
     """A tqdm bar on stderr (over `iterable`, or updated by hand up to `total`) that disappears when
     done; `show` overrides the configured mode (a library caller's own choice), else it is drawn
     when bars_shown()."""
-    from tqdm import tqdm  # here: commands without bars (check, verify) start without loading tqdm
+    from tqdm import tqdm  # here: commands without bars (claims, graph) start without loading tqdm
 
     options.setdefault("leave", False)
     # redraw whenever mininterval has passed: tqdm's default waits for as many steps as passed between its last two

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -461,9 +462,10 @@ def check(source, claim: str | None = None, bound: str | None = None, *,
 
 def checked(source, max_prec_option: str, claim: str | None = None, bound: str | None = None, *,
             max_prec: int = DEFAULT_MAX_PRECISION, start_prec: int = START_PRECISION,
-            limits: Limits = DEFAULT_LIMITS, goal: Target | None = None) -> Result:
+            limits: Limits = DEFAULT_LIMITS, goal: Target | None = None,
+            stage: Callable[[str], None] = lambda text: None) -> Result:
     """check, a refused precision cap named `max_prec_option` as its caller writes it (`certify check`'s --max-prec,
-    the API's max_prec=)."""
+    the API's max_prec=); stage(text) is told as each evaluation and each call of the checker begins."""
     max_prec = integer(max_prec, max_prec_option)
     start_prec = integer(start_prec, "the starting precision")
     limits = given_limits(limits)
@@ -485,6 +487,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
 
     def attempt(precision: int) -> tuple[str, list[Comparison], dict | None]:
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
+        stage(f"its evaluation at {precision} bits")
         with refine.refining(_refine_bits(precision, witnesses, limits)):
             views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
         verdict = _verdict(comparisons)
@@ -492,6 +495,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
             return verdict, comparisons, None
         cert = certificate.build(inputs, claim_obj.id or None, bound_expr.text if bound_expr else None,
                                  verdict, precision, views, comparisons, witnesses)
+        stage(f"the checker, at {precision} bits")
         confirmation = certificate.confirm(cert, limits)
         if confirmation.ok:
             return verdict, comparisons, cert

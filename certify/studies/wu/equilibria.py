@@ -237,14 +237,18 @@ def sign_patterns(k: int, one_per_rank: bool):
     return list(itertools.product((1, -1), repeat=k))
 
 
-def witness(N: int, w: Fraction, one_per_rank: bool, precision: int) -> dict:
+def witness(N: int, w: Fraction, one_per_rank: bool, precision: int, done=lambda count: None) -> dict:
     """The untrusted witness: for every rank k = 1..N and sign pattern, the Jordan-chain equilibrium evaluated
     at `precision` + 32 bits and boxed token by token (half-width 2^-(precision - BOX_MARGIN_BITS)), with
     the Gram shift its rank test uses and, for rank N, a float64 top singular vector for the stable-rank
-    test."""
+    test; done(count) is told the count boxed so far after each."""
+    patterns = [signs for k in range(1, N + 1) for signs in sign_patterns(k, one_per_rank)]
+    entries = []
     with ctx.workprec(precision + 32):
-        return {"equilibria": [_witness_entry(N, w, signs, precision)
-                               for k in range(1, N + 1) for signs in sign_patterns(k, one_per_rank)]}
+        for signs in patterns:
+            entries.append(_witness_entry(N, w, signs, precision))
+            done(len(entries))
+    return {"equilibria": entries}
 
 
 def _summary(found, witness: dict) -> list[str]:
@@ -264,5 +268,12 @@ def build(args) -> Outcome:
     N, w = parse(args.n, args.w)
     inputs = {"n": N, "w": str(w)}
     listed = sum(len(sign_patterns(k, args.one_per_rank)) for k in range(1, N + 1))  # the equilibria witness() boxes
-    return certify_named(KIND, evaluate, inputs, lambda p: witness(N, w, args.one_per_rank, p), _summary,
-                         limits=checker_limits(args), stage=stage_of(args), least={"equilibria": [{}] * listed})
+    stage = stage_of(args) or (lambda _: None)
+
+    def make_witness(precision: int) -> dict:
+        # at --n 8 and --w 2^64 a witness takes half a minute: its stage counts the equilibria boxed
+        return witness(N, w, args.one_per_rank, precision,
+                       lambda count: stage(f"the witness at {precision} bits: {count}/{listed} equilibria"))
+
+    return certify_named(KIND, evaluate, inputs, make_witness, _summary, limits=checker_limits(args), stage=stage,
+                         least={"equilibria": [{}] * listed})
