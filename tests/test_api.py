@@ -1242,6 +1242,9 @@ def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
         "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
         "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N); "
         "`certify check --max-prec` and limits=")
+    # a quoted `certify verify` with more words: its backticks stay paired, the quote kept as it is
+    said = "run `certify verify --all CERT` first"
+    assert api.KEYWORDS.respelled(said, api.OPTIONS) == "run `certify.verify --all CERT` first"
 
 
 def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):

@@ -122,7 +122,8 @@ class Spelling:
 # how the texts of the commands say to raise a limit (certify.core.limits, the checker's ADVICE), and the Python API's
 _LIMIT_WORDS = ((r"`certify verify --limit (\w+)=(\w+)`", r"limits=Limits(\1=\2) on certify.verify"),
                 (r"--limit (\w+)=(\w+)", r"limits=Limits(\1=\2)"),
-                (r"`?certify verify`?", "certify.verify"))
+                # quoted alone, its backticks go with it; quoted with more words, both stay (a quote is kept)
+                (r"`certify verify`|certify verify", "certify.verify"))
 
 
 def workers_option(names: Spelling) -> str:
