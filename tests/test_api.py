@@ -719,7 +719,6 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
         certify.check(LAYER, claim=["collapse.tanh"])
 
 
-
 @pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])
 def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
     """mask=["causal"] raised TypeError (unhashable type: 'list')."""
