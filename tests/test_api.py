@@ -1244,6 +1244,10 @@ def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
     # a quoted `certify verify` with more words: its backticks stay paired, the quote kept as it is
     said = "run `certify verify --all CERT` first"
     assert api.KEYWORDS.respelled(said, api.OPTIONS) == "run `certify.verify --all CERT` first"
+    # an option's name inside a path given is no option: the path is shown as given
+    said = "/tmp/run--limit.json and ./--all.json: not a certify certificate; pass --all"
+    assert api.KEYWORDS.respelled(said, api.OPTIONS) == (
+        "/tmp/run--limit.json and ./--all.json: not a certify certificate; pass everything=True")
 
 
 def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):

@@ -107,7 +107,8 @@ class Spelling:
     def _respelled(self, text: str, command: Spelling) -> str:
         options = [k for k in command.names if command.names[k].startswith("--")]  # not a word: "interruptible"
         for keyword in sorted(options, key=lambda k: -len(command.names[k])):  # --d-k before --d
-            text = re.sub(rf"{re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
+            # not within a word or a path (run--all.json, ./--all.json): a path given is shown as given
+            text = re.sub(rf"(?<![\w./-]){re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
         return text
 
     @contextlib.contextmanager
