@@ -719,7 +719,6 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
         certify.check(LAYER, claim=["collapse.tanh"])
 
 
-
 @pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])
 def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
     """mask=["causal"] raised TypeError (unhashable type: 'list')."""
@@ -1242,6 +1241,13 @@ def test_the_api_respells_the_limits_and_the_verify_command_of_a_text():
         "the checker's bytes limit of 1e+03: raise it with limits=Limits(bytes=N), here and on certify.verify "
         "(limits=Limits(dim=N) on certify.verify raises it); raise max_prec= with limits=Limits(precision=N); "
         "`certify check --max-prec` and limits=")
+    # a quoted `certify verify` with more words: its backticks stay paired, the quote kept as it is
+    said = "run `certify verify --all CERT` first"
+    assert api.KEYWORDS.respelled(said, api.OPTIONS) == "run `certify.verify --all CERT` first"
+    # an option's name inside a path given is no option: the path is shown as given
+    said = "/tmp/run--limit.json and ./--all.json: not a certify certificate; pass --all"
+    assert api.KEYWORDS.respelled(said, api.OPTIONS) == (
+        "/tmp/run--limit.json and ./--all.json: not a certify certificate; pass everything=True")
 
 
 def test_a_trajectory_refused_by_a_limit_names_the_limits_keyword(tmp_path, capsys):

@@ -107,7 +107,8 @@ class Spelling:
     def _respelled(self, text: str, command: Spelling) -> str:
         options = [k for k in command.names if command.names[k].startswith("--")]  # not a word: "interruptible"
         for keyword in sorted(options, key=lambda k: -len(command.names[k])):  # --d-k before --d
-            text = re.sub(rf"{re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
+            # not within a word or a path (run--all.json, ./--all.json): a path given is shown as given
+            text = re.sub(rf"(?<![\w./-]){re.escape(command.names[keyword])}(?![\w-])", self.names[keyword], text)
         return text
 
     @contextlib.contextmanager
@@ -122,7 +123,8 @@ class Spelling:
 # how the texts of the commands say to raise a limit (certify.core.limits, the checker's ADVICE), and the Python API's
 _LIMIT_WORDS = ((r"`certify verify --limit (\w+)=(\w+)`", r"limits=Limits(\1=\2) on certify.verify"),
                 (r"--limit (\w+)=(\w+)", r"limits=Limits(\1=\2)"),
-                (r"`?certify verify`?", "certify.verify"))
+                # quoted alone, its backticks go with it; quoted with more words, both stay (a quote is kept)
+                (r"`certify verify`|certify verify", "certify.verify"))
 
 
 def workers_option(names: Spelling) -> str:

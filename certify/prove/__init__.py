@@ -3,7 +3,7 @@ one- and two-variable steps rely on, and `certify prove`, claims for every confi
 region (region.py: reductions, tilt enclosures, closing tests, profiles of the bounds).
 
 The package is also the function `certify.prove(claim=None, *, bound=None, n, d=None, radius, norm,
-time_limit=60.0)` of the Python API (certify.prove.region.prove_claim): a package cannot be replaced
+time_limit=60.0, progress=None, limits=Limits())` of the Python API (certify.prove.region.prove_claim): a package cannot be replaced
 by a function of the same name (importing certify.prove.region sets the attribute `certify.prove`
 to the package), so the package itself is callable.
 
