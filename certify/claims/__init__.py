@@ -126,7 +126,7 @@ def get(claim_id: str) -> Claim:
 
 def chosen(claim_id) -> str:
     """The id of the claim asked for: DEFAULT for None only.  Any other value is the id given, which get() refuses
-    when it names no claim: read by its truth, claim="" (an unset variable) or claim=0 decided DEFAULT."""
+    when it names no claim: claim="" (an unset variable) or claim=0 is refused, not read as no claim."""
     return DEFAULT if claim_id is None else claim_id
 
 

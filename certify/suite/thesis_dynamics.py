@@ -51,7 +51,7 @@ def section(run: SuiteRun):
     for build, layers, long_layers in TRAJECTORIES:
         config = build()
         T = long_layers if run.long else layers
-        tr = trajectory.trace(config, T)
+        tr = trajectory.traced(config, trajectory.OPTIONS, T)  # a row's words are the commands' (--limit)
         stem = f"trajectory--{config['name']}"
         jsonfile.write(trajectory.to_json(tr), folder / f"{stem}.json")
         cert_path = folder / f"{stem}--certificate.json"
