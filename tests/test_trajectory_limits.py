@@ -245,7 +245,6 @@ def test_the_summary_states_max_prec_when_the_limits_do_not_cap(capsys):
     assert data["precision_cap"] == data["max_precision"] == 4096
 
 
-
 def _thin_head(zero_column: bool) -> dict:
     import numpy as np
     rng = np.random.default_rng(0)

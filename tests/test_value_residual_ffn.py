@@ -355,7 +355,6 @@ def test_a_collapsed_stack_is_confirmed_at_low_precision():
     assert checker.verify(result.certificate).ok
 
 
-
 def test_M_is_certified_where_float64_powers_of_V_overflow():
     """||V^k||_2 = 4^k overflows float64 past k = 512: the screen's witnesses are rescaled powers,
     and the ball pass encloses M = 4^520 exactly enough."""

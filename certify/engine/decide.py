@@ -45,7 +45,6 @@ from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, STAR
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
-
 @dataclass
 class Comparison:
     """One inequality lhs <= rhs at one layer (a stack claim's: after that layer, against its rhs composed

@@ -214,7 +214,6 @@ def corrupt(folder: Path, what: str, names: Spelling) -> BadInput:
     return BadInput(f"{folder}: {what}; nothing was changed (move the folder away, or {choose_another(names)})")
 
 
-
 class Folder:
     """An attack's folder, open and locked for one run (module docstring)."""
 
