@@ -246,3 +246,59 @@ def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
             fesetround(0)  # FE_TONEAREST
         assert not usable and "rounding mode" in reason
     assert fpmodel.tier3_usable() == (True, "")
+
+
+def test_flags_of_blas_threads_are_probed():
+    """BLAS's threads keep the flags of the thread that started them (the one that loaded numpy): flush-to-zero
+    set then and cleared since in this thread went on flushing there, unseen by the probes (run here, and on
+    products too small to be shared out), and tier 3 said D_out <= 0.99 D_out held."""
+    if _helper["mxcsr"]() is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    script = MXCSR_HELPER + """
+read, write, memory = mxcsr()
+state = ctypes.c_uint32()
+read(ctypes.byref(state))
+write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+import numpy as np  # BLAS's threads start with flush-to-zero
+write(ctypes.byref(state))  # and this thread is back to normal
+from certify import engine
+from certify.search import tier3
+X = np.random.default_rng(1).standard_normal((128, 384))
+# no scores (A = 0), a residual connection: every output token is x_i + the mean token, so D_out = D, here computed
+# without BLAS at the scale of X, then scaled by 2^-520 (exactly): the squares of differences are subnormal
+D = max(float(np.sqrt(((X[i] - X) ** 2).sum(axis=1)).max()) for i in range(len(X))) * 2.0**-520
+config = {"X": (X * 2.0**-520).tolist(), "A": np.zeros((384, 384)).tolist(), "residual": True}
+print(tier3.decide(engine.target(None, repr(0.99 * D)).claim, tier3.batch_of_configs([config]))[0])
+print(tier3.unusable_reason())
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr
+    verdict, reason = done.stdout.splitlines()
+    assert verdict == tier3.UNDECIDED and "BLAS's threads" in reason, (verdict, reason)
+
+
+def test_a_rounding_mode_of_blas_threads_is_probed():
+    """Likewise a rounding mode set when numpy was loaded and set back to nearest in this thread since."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    root = Path(__file__).resolve().parents[1]
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        script = (f"import ctypes; fesetround = ctypes.CDLL({libm!r}).fesetround; fesetround({mode}); "
+                  "import numpy; fesetround(0); from certify.search import tier3; print(tier3.unusable_reason())")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "2"})
+        assert done.returncode == 0, done.stderr
+        assert "BLAS's threads" in done.stdout, (mode, done.stdout)
+
+
+def test_the_blas_threads_probe_knows_its_product():
+    """The product the BLAS threads' probe compares with is A B, bit for bit, here (exact rationals)."""
+    A, B, C = fpmodel._threaded_product()
+    used = np.flatnonzero(A.any(axis=0))
+    for i, j in ((0, 0), (0, 1), (1, 0), (1, 1), (30, 31)):
+        exact = sum(Fraction(float(A[i, l])) * Fraction(float(B[l, j])) for l in used)
+        assert Fraction(float(C[i, j])) == exact or float(C[i, j]) == fpmodel._rounded(exact)
+    assert fpmodel.probe_environment() is None
