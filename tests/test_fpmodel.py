@@ -232,6 +232,27 @@ print(tier3.unusable_reason())
     assert verdict == tier3.UNDECIDED and ("2^-1074 was read as 0" in reason or "flushed to zero" in reason), reason
 
 
+def test_bytecode_compiled_under_flush_to_zero_keeps_the_smallest_subnormal():
+    """ETA = 2.0**-1074 was folded into the bytecode when compiled: compiled once under flush-to-zero (the first
+    import in a process with a fast-math library loaded), it read as 0 in every later run, without flush-to-zero,
+    and the tier was off there for a reason that no longer held."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    source = Path(rounding.__file__).read_text()
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | _helper["FLUSH_TO_ZERO"])))
+        code = compile(source, rounding.__file__, "exec")
+    finally:
+        write(ctypes.byref(saved))
+    loaded: dict = {}
+    exec(code, loaded)  # as a later run loads the bytecode, without flush-to-zero
+    assert np.array([loaded["ETA"]]).view(np.int64)[0] == 1
+
+
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
     libm = ctypes.util.find_library("m")
     if platform.machine() not in ("x86_64", "AMD64") or libm is None:
