@@ -323,3 +323,31 @@ def test_the_blas_threads_probe_knows_its_product():
         exact = sum(Fraction(float(A[i, l])) * Fraction(float(B[l, j])) for l in used)
         assert Fraction(float(C[i, j])) == exact or float(C[i, j]) == fpmodel._rounded(exact)
     assert fpmodel.probe_environment() is None
+
+
+def test_a_rounding_mode_does_not_change_the_numbers_a_file_holds(tmp_path):
+    """float() rounds as the floating-point environment does: in a process rounding down, a file's 0.1 was read as
+    the binary64 below it, and D_out <= 0.1 held (for those numbers) where for the file's D_out = fl(0.1) > 0.1; the
+    checker read a certificate's numbers so too."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    import certify_checker
+    from certify import engine
+    from certify.core import jsonfile
+    fesetround = ctypes.CDLL(libm).fesetround
+    path = tmp_path / "tie.json"
+    path.write_text('{"X": [[0.0], [0.1]], "A": [[0.0]], "residual": true}')  # D_out = D = fl(0.1)
+    rng = np.random.default_rng(5)
+    numbers = [float(x) for x in rng.standard_normal(500) * 10.0 ** rng.integers(-320, 300, 500)] + [0.1, 5e-324]
+    text = "[" + ", ".join(map(repr, numbers)) + "]"
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        try:
+            fesetround(mode)
+            verdict = engine.check(str(path), bound="0.1").verdict
+            read, checked = jsonfile.loads(text, "numbers.json"), certify_checker.load(text)
+        finally:
+            fesetround(0)  # FE_TONEAREST
+        assert verdict == engine.VIOLATED, hex(mode)
+        assert np.array_equal(np.array(read).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
+        assert np.array_equal(np.array(checked).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
