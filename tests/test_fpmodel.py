@@ -351,3 +351,22 @@ def test_a_rounding_mode_does_not_change_the_numbers_a_file_holds(tmp_path):
         assert verdict == engine.VIOLATED, hex(mode)
         assert np.array_equal(np.array(read).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
         assert np.array_equal(np.array(checked).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
+
+
+def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
+    """Under flush-to-zero (a fast-math library loaded) float() read a file's 5e-324 as 0, and D_out <= 0 held."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    path = tmp_path / "subnormal.json"
+    path.write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')  # D_out = D = 2^-1074
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x8000)))  # flush-to-zero alone: inputs are read as they are
+        verdict = engine.check(str(path), bound="0").verdict
+    finally:
+        write(ctypes.byref(saved))
+    assert verdict == engine.VIOLATED
