@@ -370,3 +370,27 @@ def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
     finally:
         write(ctypes.byref(saved))
     assert verdict == engine.VIOLATED
+
+
+def test_denormals_are_zero_refuses_a_file_with_a_subnormal_number(tmp_path):
+    """Under denormals-are-zero (a fast-math library loaded) Fraction(x), float.hex and arb(x) read 2^-1074 as 0 or
+    2^-1023: D_out <= 1e-308 was found violated, certified, where D_out = 2^-1074.  Such a number is refused now."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    from certify.errors import BadInput
+    paths = [tmp_path / "block.json", tmp_path / "entries.json"]  # a matrix of numbers read at once, one read entry by entry
+    paths[0].write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')
+    paths[1].write_text('{"X": [["0"], [5e-324]], "A": [[0.0]], "residual": true}')
+    assert [engine.check(str(path), bound="1e-308").verdict for path in paths] == [engine.HOLDS] * 2
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    for path in paths:
+        try:
+            write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+            with pytest.raises(BadInput, match="denormals-are-zero"):
+                engine.check(str(path), bound="1e-308")
+        finally:
+            write(ctypes.byref(saved))
