@@ -208,6 +208,9 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
         if refusal := over_limits(cert, limits):
             return Confirmation(False, refusal, refused=True)
+        if exact.subnormal_unread(cert):
+            return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
+                                "set, as a fast-math library does when loaded): not checked here", refused=True)
         module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
         ok, message = module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)
     except MALFORMED as err:

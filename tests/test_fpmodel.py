@@ -394,3 +394,30 @@ def test_denormals_are_zero_refuses_a_file_with_a_subnormal_number(tmp_path):
                 engine.check(str(path), bound="1e-308")
         finally:
             write(ctypes.byref(saved))
+
+
+def test_the_checker_refuses_a_subnormal_number_under_denormals_are_zero(tmp_path, monkeypatch):
+    """A certificate of D_out <= 1e-308 violated for tokens 2^-1074 apart (made where denormals-are-zero read 2^-1074
+    as 2^-1023: D_out = 2^-1074 holds it) was confirmed by a checker under denormals-are-zero, which reads it so too."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    import certify_checker
+    from certify import engine
+    from certify.core import numbers
+    path = tmp_path / "subnormal.json"
+    path.write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+        with monkeypatch.context() as unguarded:  # the engine and its checker as they were: made so, it is confirmed
+            unguarded.setattr(numbers, "_subnormals_read", lambda: True)
+            unguarded.setattr(certify_checker.exact, "subnormal_unread", lambda value: False, raising=False)
+            result = engine.check(str(path), bound="1e-308")
+        confirmation = certify_checker.verify(result.certificate)
+    finally:
+        write(ctypes.byref(saved))
+    assert result.verdict == engine.VIOLATED  # false: D_out = 2^-1074 <= 1e-308
+    assert not confirmation.ok and confirmation.refused and "denormals-are-zero" in confirmation.message
