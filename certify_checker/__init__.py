@@ -19,6 +19,7 @@ import json
 import sys
 from dataclasses import dataclass
 
+from certify_checker import exact, overlaps
 from certify_checker.limits import LIMITS, Limits
 from certify_checker.limits import problem as limits_problem, shape_problem, stated_shape
 
@@ -89,7 +90,9 @@ def load(data, limits: Limits = LIMITS):
         return int(digits)
 
     try:
-        cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer)
+        # a JSON number is its nearest binary64, which float() reads only in the default floating-point environment
+        near = float if overlaps._binary64_rounds_to_nearest() else exact.nearest_binary64
+        cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer, parse_float=near)
     except OverLimit:  # a ValueError too: refused as the limit it passes, not as text that is no JSON
         raise
     except ValueError as err:  # JSONDecodeError is a ValueError
@@ -205,6 +208,9 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
         if refusal := over_limits(cert, limits):
             return Confirmation(False, refusal, refused=True)
+        if exact.subnormal_unread(cert):
+            return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
+                                "set, as a fast-math library does when loaded): not checked here", refused=True)
         module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
         ok, message = module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)
     except MALFORMED as err:

@@ -232,6 +232,27 @@ print(tier3.unusable_reason())
     assert verdict == tier3.UNDECIDED and ("2^-1074 was read as 0" in reason or "flushed to zero" in reason), reason
 
 
+def test_bytecode_compiled_under_flush_to_zero_keeps_the_smallest_subnormal():
+    """ETA = 2.0**-1074 was folded into the bytecode when compiled: compiled once under flush-to-zero (the first
+    import in a process with a fast-math library loaded), it read as 0 in every later run, without flush-to-zero,
+    and the tier was off there for a reason that no longer held."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    source = Path(rounding.__file__).read_text()
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | _helper["FLUSH_TO_ZERO"])))
+        code = compile(source, rounding.__file__, "exec")
+    finally:
+        write(ctypes.byref(saved))
+    loaded: dict = {}
+    exec(code, loaded)  # as a later run loads the bytecode, without flush-to-zero
+    assert np.array([loaded["ETA"]]).view(np.int64)[0] == 1
+
+
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
     libm = ctypes.util.find_library("m")
     if platform.machine() not in ("x86_64", "AMD64") or libm is None:
@@ -246,3 +267,157 @@ def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
             fesetround(0)  # FE_TONEAREST
         assert not usable and "rounding mode" in reason
     assert fpmodel.tier3_usable() == (True, "")
+
+
+def test_flags_of_blas_threads_are_probed():
+    """BLAS's threads keep the flags of the thread that started them (the one that loaded numpy): flush-to-zero
+    set then and cleared since in this thread went on flushing there, unseen by the probes (run here, and on
+    products too small to be shared out), and tier 3 said D_out <= 0.99 D_out held."""
+    if _helper["mxcsr"]() is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    script = MXCSR_HELPER + """
+read, write, memory = mxcsr()
+state = ctypes.c_uint32()
+read(ctypes.byref(state))
+write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+import numpy as np  # BLAS's threads start with flush-to-zero
+write(ctypes.byref(state))  # and this thread is back to normal
+from certify import engine
+from certify.search import tier3
+X = np.random.default_rng(1).standard_normal((128, 384))
+# no scores (A = 0), a residual connection: every output token is x_i + the mean token, so D_out = D, here computed
+# without BLAS at the scale of X, then scaled by 2^-520 (exactly): the squares of differences are subnormal
+D = max(float(np.sqrt(((X[i] - X) ** 2).sum(axis=1)).max()) for i in range(len(X))) * 2.0**-520
+config = {"X": (X * 2.0**-520).tolist(), "A": np.zeros((384, 384)).tolist(), "residual": True}
+print(tier3.decide(engine.target(None, repr(0.99 * D)).claim, tier3.batch_of_configs([config]))[0])
+print(tier3.unusable_reason())
+"""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
+                          env={**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "2"})
+    assert done.returncode == 0, done.stderr
+    verdict, reason = done.stdout.splitlines()
+    assert verdict == tier3.UNDECIDED and "BLAS's threads" in reason, (verdict, reason)
+
+
+def test_a_rounding_mode_of_blas_threads_is_probed():
+    """Likewise a rounding mode set when numpy was loaded and set back to nearest in this thread since."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    root = Path(__file__).resolve().parents[1]
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        script = (f"import ctypes; fesetround = ctypes.CDLL({libm!r}).fesetround; fesetround({mode}); "
+                  "import numpy; fesetround(0); from certify.search import tier3; print(tier3.unusable_reason())")
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
+                              env={**os.environ, "PYTHONPATH": str(root), "OPENBLAS_NUM_THREADS": "2"})
+        assert done.returncode == 0, done.stderr
+        assert "BLAS's threads" in done.stdout, (mode, done.stdout)
+
+
+def test_the_blas_threads_probe_knows_its_product():
+    """The product the BLAS threads' probe compares with is A B, bit for bit, here (exact rationals)."""
+    A, B, C = fpmodel._threaded_product()
+    used = np.flatnonzero(A.any(axis=0))
+    for i, j in ((0, 0), (0, 1), (1, 0), (1, 1), (30, 31)):
+        exact = sum(Fraction(float(A[i, l])) * Fraction(float(B[l, j])) for l in used)
+        assert Fraction(float(C[i, j])) == exact or float(C[i, j]) == fpmodel._rounded(exact)
+    assert fpmodel.probe_environment() is None
+
+
+def test_a_rounding_mode_does_not_change_the_numbers_a_file_holds(tmp_path):
+    """float() rounds as the floating-point environment does: in a process rounding down, a file's 0.1 was read as
+    the binary64 below it, and D_out <= 0.1 held (for those numbers) where for the file's D_out = fl(0.1) > 0.1; the
+    checker read a certificate's numbers so too."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    import certify_checker
+    from certify import engine
+    from certify.core import jsonfile
+    fesetround = ctypes.CDLL(libm).fesetround
+    path = tmp_path / "tie.json"
+    path.write_text('{"X": [[0.0], [0.1]], "A": [[0.0]], "residual": true}')  # D_out = D = fl(0.1)
+    rng = np.random.default_rng(5)
+    numbers = [float(x) for x in rng.standard_normal(500) * 10.0 ** rng.integers(-320, 300, 500)] + [0.1, 5e-324]
+    text = "[" + ", ".join(map(repr, numbers)) + "]"
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        try:
+            fesetround(mode)
+            verdict = engine.check(str(path), bound="0.1").verdict
+            read, checked = jsonfile.loads(text, "numbers.json"), certify_checker.load(text)
+        finally:
+            fesetround(0)  # FE_TONEAREST
+        assert verdict == engine.VIOLATED, hex(mode)
+        assert np.array_equal(np.array(read).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
+        assert np.array_equal(np.array(checked).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
+
+
+def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
+    """Under flush-to-zero (a fast-math library loaded) float() read a file's 5e-324 as 0, and D_out <= 0 held."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    path = tmp_path / "subnormal.json"
+    path.write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')  # D_out = D = 2^-1074
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x8000)))  # flush-to-zero alone: inputs are read as they are
+        verdict = engine.check(str(path), bound="0").verdict
+    finally:
+        write(ctypes.byref(saved))
+    assert verdict == engine.VIOLATED
+
+
+def test_denormals_are_zero_refuses_a_file_with_a_subnormal_number(tmp_path):
+    """Under denormals-are-zero (a fast-math library loaded) Fraction(x), float.hex and arb(x) read 2^-1074 as 0 or
+    2^-1023: D_out <= 1e-308 was found violated, certified, where D_out = 2^-1074.  Such a number is refused now."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    from certify.errors import BadInput
+    paths = [tmp_path / "block.json", tmp_path / "entries.json"]  # a matrix of numbers read at once, one read entry by entry
+    paths[0].write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')
+    paths[1].write_text('{"X": [["0"], [5e-324]], "A": [[0.0]], "residual": true}')
+    assert [engine.check(str(path), bound="1e-308").verdict for path in paths] == [engine.HOLDS] * 2
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    for path in paths:
+        try:
+            write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+            with pytest.raises(BadInput, match="denormals-are-zero"):
+                engine.check(str(path), bound="1e-308")
+        finally:
+            write(ctypes.byref(saved))
+
+
+def test_the_checker_refuses_a_subnormal_number_under_denormals_are_zero(tmp_path, monkeypatch):
+    """A certificate of D_out <= 1e-308 violated for tokens 2^-1074 apart (made where denormals-are-zero read 2^-1074
+    as 2^-1023: D_out = 2^-1074 holds it) was confirmed by a checker under denormals-are-zero, which reads it so too."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    import certify_checker
+    from certify import engine
+    from certify.core import numbers
+    path = tmp_path / "subnormal.json"
+    path.write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+        with monkeypatch.context() as unguarded:  # the engine and its checker as they were: made so, it is confirmed
+            unguarded.setattr(numbers, "_subnormals_read", lambda: True)
+            unguarded.setattr(certify_checker.exact, "subnormal_unread", lambda value: False, raising=False)
+            result = engine.check(str(path), bound="1e-308")
+        confirmation = certify_checker.verify(result.certificate)
+    finally:
+        write(ctypes.byref(saved))
+    assert result.verdict == engine.VIOLATED  # false: D_out = 2^-1074 <= 1e-308
+    assert not confirmation.ok and confirmation.refused and "denormals-are-zero" in confirmation.message

@@ -597,6 +597,30 @@ def test_campaign_says_when_the_float64_tier_is_off(tmp_path, monkeypatch):
     assert summary["tiers"] == {"arb": 6} and summary["tier3_off"].startswith("the rigorous float64 tier is off")
 
 
+def test_campaign_says_where_its_chunks_found_the_float64_tier_off(tmp_path, monkeypatch):
+    """The summary's tier3_off was the summarising process's probe, not the chunks': chunks decided where the tier
+    was off (a worker of other flags, another machine) fell back to arb without a word, and a run resumed where it
+    is off said that arb decided every configuration, tier 3's holds among them."""
+    from certify.cli import sample
+    from certify.search import campaign
+    from certify.core.arith import fpmodel
+    off = (False, "the rigorous float64 tier is off: a probe")
+    deciding = campaign.decide_chunk
+
+    def off_where_decided(spec, indices):
+        with monkeypatch.context() as here:
+            here.setattr(fpmodel, "tier3_usable", lambda: off)
+            return deciding(spec, indices)
+
+    spec = campaign.Campaign("gaussian", 3, 2, 40, 0, tier="tier3")
+    summary = campaign.run(spec, tmp_path, workers=1, stop_after=20)  # tier 3 on
+    assert summary["tiers"].get("tier3") and summary["tier3_off"] is None
+    monkeypatch.setattr(campaign, "decide_chunk", off_where_decided)
+    summary = campaign.run(spec, tmp_path, workers=1)
+    assert summary["tier3_off"] == off[1] and summary["tiers"].get("tier3")
+    assert f"  {off[1]}; arb decided in its place in this run" in sample.render(summary, str(tmp_path))
+
+
 def test_a_bound_with_a_constant_past_binary64_leaves_the_tier_undecided_not_crashed():
     """A bound's constant beyond binary64 (1e400) has no binary64 enclosure: tier 3 decides nothing on it (arb
     then does), instead of failing on the constant; 1e-400 * D, whose constant rounds to 0, is still held."""

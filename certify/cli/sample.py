@@ -100,7 +100,7 @@ def render(summary: dict, out_dir: str, restart: bool = False) -> list[str]:
     lines += [f"  {verdict:<10} {counts[verdict]:>9}" + (f"  ({unconfirmed})" if verdict == engine.HOLDS and unconfirmed
                                                         else "") for verdict in counts]
     if summary.get("tier3_off"):
-        lines.append(f"  {summary['tier3_off']}; arb decided every configuration")
+        lines.append(f"  {summary['tier3_off']}; arb decided in its place in this run")
     if summary["tiers"].get("tier3"):
         lines.append("  " + campaign.tiers_line(summary))
     for kind, k in summary["undecided_reasons"].items():

@@ -5,7 +5,10 @@ from __future__ import annotations
 import errno
 import json
 import math
+import struct
 import sys
+from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 
 from certify.core import files
@@ -105,6 +108,42 @@ def _depth(data) -> int:
     return deepest
 
 
+def _rounds_to_nearest() -> bool:
+    """float() reads a decimal as the nearest binary64, ties to even, subnormals kept: it rounds as the
+    floating-point environment does, which a library in the process can set otherwise (fesetround, flush-to-zero)."""
+    u, least_normal = 2.0**-53, 2.0**-1022  # names, so that each operation below runs now, not when compiled
+    return 1.0 + u == 1.0 and 1.0 + 3 * u == 1.0 + 4 * u and -1.0 - u == -1.0 and least_normal / 2 > 0
+
+
+def nearest_binary64(text: str) -> float:
+    """The binary64 number nearest to the decimal `text` (a JSON number), ties to even, +-inf beyond the range as
+    float() gives, made from its bits by integer arithmetic alone: float() rounded down read 0.1 as the number
+    below it, so a configuration was decided that its file does not hold."""
+    exact = Decimal(text)  # exact, and its exponent read without powers of ten (1e999999999)
+    if exact.is_zero() or exact.adjusted() < -324:  # below half of 2^-1074
+        bits = 0
+    elif exact.adjusted() > 308:
+        bits = 0x7FF << 52
+    else:
+        value = abs(Fraction(exact))
+        n, d = value.numerator, value.denominator
+        shift = n.bit_length() - d.bit_length() - 53  # n / d / 2^shift in (2^52, 2^54)
+        if (n >> shift if shift >= 0 else n << -shift) >= d << 53:
+            shift += 1  # now in [2^52, 2^53)
+        shift = max(shift, -1074)  # the subnormals' spacing
+        q, r = divmod(n << -shift, d) if shift < 0 else divmod(n, d << shift)
+        if 2 * r > (d << max(shift, 0)) or 2 * r == (d << max(shift, 0)) and q & 1:
+            q += 1
+        if q >= 1 << 52:  # normal (a subnormal rounded up to 2^52 included)
+            if q == 1 << 53:
+                q, shift = q >> 1, shift + 1
+            exponent = shift + 52 + 1023
+            bits = 0x7FF << 52 if exponent >= 0x7FF else exponent << 52 | (q - (1 << 52))
+        else:
+            bits = q
+    return struct.unpack("<d", struct.pack("<Q", bits | (exact.is_signed() << 63)))[0]
+
+
 def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
     if len(text) > limits.bytes:
@@ -125,8 +164,9 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
         return int(digits)
 
     try:
+        # float() unless the floating-point environment would make it misread a number (it is checked once a text)
         data = json.loads(text, object_pairs_hook=_unique_keys(where), parse_constant=refuse_constant,
-                          parse_int=integer)
+                          parse_int=integer, parse_float=float if _rounds_to_nearest() else nearest_binary64)
     except json.JSONDecodeError as err:
         raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
     except RecursionError:  # some hundreds of levels: beyond them a raised nesting limit was named as the cause

@@ -15,6 +15,7 @@ import decimal
 import itertools
 import math
 import re
+import struct
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
@@ -167,6 +168,24 @@ def _parse_hex_float(text: str, where: str) -> Fraction | None:
     return -value if sign == "-" else value
 
 
+# 2^-1074 made from its bits: under denormals-are-zero it compares equal to 0 (_subnormals_read)
+_SMALLEST_FROM_BITS = struct.unpack("<d", struct.pack("<Q", 1))[0]
+SUBNORMAL_UNREAD = ("a subnormal number (nonzero, below 2^-1022) is read as 0 or 2^-1023 in this process: "
+                    "denormals-are-zero is set (as a fast-math library does when it is loaded)")
+
+
+def _subnormals_read() -> bool:
+    """This process reads a subnormal binary64 number as itself: under denormals-are-zero every operation takes it
+    for 0, and Fraction(x), float.hex and arb(x) give 0 or 2^-1023, so a configuration would be decided that its
+    file does not hold."""
+    return _SMALLEST_FROM_BITS != 0.0
+
+
+def _subnormal(value: float) -> bool:
+    """value is a nonzero binary64 number below 2^-1022, judged from its bits."""
+    return 0 < struct.unpack("<Q", struct.pack("<d", value))[0] & ~(1 << 63) < 1 << 52
+
+
 def parse_number(value, where: str = "number") -> Fraction:
     """The exact rational a configuration value stands for."""
     if isinstance(value, bool) or value is None:
@@ -179,6 +198,8 @@ def parse_number(value, where: str = "number") -> Fraction:
             hint = (' (a JSON number beyond binary64\'s range reads as inf: write it as a string, such as "1e400", '
                     'for its exact value)') if math.isinf(value) else ""
             raise BadInput(f"{where}: {value} is not a finite number{hint}")
+        if not _subnormals_read() and _subnormal(value):
+            raise BadInput(f"{where}: {SUBNORMAL_UNREAD}")
         return Fraction(value)
     if isinstance(value, Fraction):
         return _written(value, value, where)
@@ -315,6 +336,10 @@ class Binary64Matrix(Sequence):
         # a copy, so that no one else holds the array to change it, unless the caller made it for this matrix alone
         self.array = array if owned and array.dtype == np.float64 else np.array(array, dtype=np.float64)
         self.array.flags.writeable = False
+        if not _subnormals_read():  # (judged from the bits: comparisons take a subnormal number for 0)
+            magnitudes = self.array.view(np.int64) & 0x7FFFFFFFFFFFFFFF
+            if ((magnitudes > 0) & (magnitudes < 1 << 52)).any():
+                raise BadInput(SUBNORMAL_UNREAD)
         self._rows = None
 
     def rows(self) -> tuple:

@@ -13,10 +13,11 @@ from certify.jobs.store import ChunkResult, Store
 
 @dataclass
 class Report:
-    """What one run of a job did: how many indices it committed, and the first index of each chunk the
-    executor gave up on (left undone for the next run)."""
+    """What one run of a job did: how many indices it committed, the first index of each chunk the
+    executor gave up on (left undone for the next run), and the notes of its chunks (each once)."""
     decided: int = 0  # indices committed by this run
     failed: list[int] = field(default_factory=list)  # the first index of each chunk the executor gave up on
+    notes: list[str] = field(default_factory=list)  # ChunkResult.notes, in the order first seen
 
 
 def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult], spec, chunks: Iterable[list[int]],
@@ -39,6 +40,7 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
             raise ValueError(f"the task returned records for other indices than its chunk {chunk[0]}..{chunk[-1]}")
         store.commit(chunk[0], result)
         report.decided += len(chunk)
+        report.notes += [note for note in dict.fromkeys(result.notes) if note not in report.notes]
         if on_commit is not None:
             on_commit(len(chunk))
 

@@ -75,10 +75,12 @@ def _never(name: str) -> bool:
 
 @dataclass(frozen=True)
 class ChunkResult:
-    """What a task returns for a chunk: one record per index in order, and artefact texts by their
-    path in the folder (e.g. "certificates/violated-000000007.json")."""
+    """What a task returns for a chunk: one record per index in order, artefact texts by their path in the
+    folder (e.g. "certificates/violated-000000007.json"), and notes on how it was decided where the task ran,
+    for this run's summary (not kept in the folder)."""
     records: list[dict]
     artefacts: dict[str, str] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def chunk_name(first: int) -> str:

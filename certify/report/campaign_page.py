@@ -22,8 +22,8 @@ def _verdicts(summary: dict) -> page.Section:
                                [[f"{v} ({unconfirmed})" if v == "holds" and unconfirmed else v, str(k)]
                                 for v, k in summary["counts"].items()])]
     if summary["tiers"]:
-        blocks.append(campaign.tiers_line(summary)
-                      + (f" ({summary['tier3_off']}; arb decided every configuration)" if summary.get("tier3_off") else ""))
+        off = summary.get("tier3_off")
+        blocks.append(campaign.tiers_line(summary) + (f" ({off}; arb decided in its place in this run)" if off else ""))
     if summary["undecided_reasons"]:
         blocks.append(page.Table(["why undecided", "configurations"],
                                  [[reason, str(k)] for reason, k in summary["undecided_reasons"].items()]))

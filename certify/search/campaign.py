@@ -330,7 +330,10 @@ def screened(campaign: Campaign, indices: list[int]) -> Screened:
 
 def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
     """Screen the chunk in float64 at once (and in tier 3 in a tier3 campaign), then decide each configuration;
-    its records, and the certificates and undecided configurations to keep (the client writes them)."""
+    its records, the certificates and undecided configurations to keep (the client writes them), and why tier 3
+    could not run here, if it could not (the summary's tier3_off: the client's machine, or its state when it
+    summarises, need not be this worker's)."""
+    off = tier3.unusable_reason() if campaign.tier == "tier3" else None
     first = screened(campaign, indices)
     goal = engine.target(campaign.claim, campaign.bound)
     records, kept = [], {}
@@ -347,7 +350,7 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
         kept.update(artefact)
         records.append({**facts, "verdict": result.verdict, "tier": "arb", **arb_fields(result), **opinion,
                         "reason": result.reason, **fields})
-    return jobs.ChunkResult(records, kept)
+    return jobs.ChunkResult(records, kept, notes=() if off is None else (off,))
 
 
 def arb_fields(result: engine.Result) -> dict:
@@ -641,12 +644,20 @@ def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str,
     seconds = time.time() - started
     decided = records(store)
     now = report.decided if before is None else len(decided) - before
-    result = summarize(campaign, decided)
+    result = summarize(campaign, decided, _tier3_off(campaign, report, before))
     result["run"] = {"decided": now, "seconds": round(seconds, 2), "workers": workers,
                      "per_second": round(now / seconds, 1) if seconds > 0 else None,
                      "executor": executor, "failed_chunks": report.failed}
     store.write(SUMMARY, jsonfile.dumps(result))
     return result
+
+
+def _tier3_off(campaign: Campaign, report, before: int | None) -> str | None:
+    """Why tier 3 did not run where this run's chunks were decided (their notes), or None; for an interrupted run,
+    whose chunks' notes are lost, why it cannot run here."""
+    if campaign.tier != "tier3":
+        return None
+    return tier3.unusable_reason() if before is not None else "; ".join(report.notes) or None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -717,8 +728,9 @@ def summary_certified(summary: dict) -> bool:
     return not (summary_verdict(summary) == engine.HOLDS and uncertified_holds(summary))
 
 
-def summarize(campaign: Campaign, decided: list[dict]) -> dict:
-    """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are."""
+def summarize(campaign: Campaign, decided: list[dict], tier3_off: str | None = None) -> dict:
+    """Counts per verdict, the largest lhs/rhs, the margins, float64's mistakes, and where files are; tier3_off:
+    why tier 3 did not run in this run (_tier3_off)."""
     counts = Counter(r["verdict"] for r in decided)
     largest = largest_ratio(decided)
     histogram: dict = {}
@@ -740,8 +752,8 @@ def summarize(campaign: Campaign, decided: list[dict]) -> dict:
         "tiers": dict(Counter(r["tier"] for r in decided)),
         # the verdicts no checker has confirmed: tier 3's holds (uncertified_holds)
         "not_certified": {engine.HOLDS: sum(r["tier"] == "tier3" for r in decided)},
-        # a failed floating-point model probe turns the float64 tier off: arb decides everything
-        "tier3_off": tier3.unusable_reason() if campaign.tier == "tier3" else None,
+        # a failed floating-point model probe turned the float64 tier off where this run decided: arb did instead
+        "tier3_off": tier3_off,
         "undecided_reasons": dict(Counter(reason_kind(r["reason"]) for r in decided
                                           if r["verdict"] == engine.UNDECIDED)),
         "undecided_indices": unsure[:LISTED],

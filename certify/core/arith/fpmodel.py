@@ -10,7 +10,8 @@ the vectorised paths the tier uses (arrays long enough for SIMD loops, BLAS prod
 with exact rational arithmetic, every expected value made without a floating-point operation that
 flush-to-zero could change.  `tier3_usable()` says whether the tier may run, and if not, why: arb
 decides everything then.  The probes run once; the environment's flags (flush-to-zero, denormals-are-zero,
-the rounding mode), which a shared library loaded later can set for the whole process, on every call.
+the rounding mode), which a shared library loaded later can set for the whole thread, on every call, in this
+thread and in BLAS's own threads.
 """
 
 from __future__ import annotations
@@ -142,18 +143,49 @@ def probe_blas(product=np.matmul) -> str | None:
     return None
 
 
+# A product that OpenBLAS shares out among its threads, rows x depth times depth x rows: it splits one of m n k above
+# 2^18 per thread, some kernels only from larger ones (2^20 is split by every x86-64 kernel of OpenBLAS 0.3.31), and
+# one of 8 columns not at all
+_THREADED = (32, 1024)
+
+
+@functools.cache
+def _threaded_product() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A, B and A B (exact) for the BLAS threads' probe.  Entry (i, j) is of kind 2 (i % 2) + j % 2, the sum of the
+    two products in columns of A (rows of B) of its own: a subnormal result (flush-to-zero makes it 0), a subnormal
+    input (denormals-are-zero), the tie 1 + u (to 1; rounded upward, 1 + 2u) and 1 + 3u (to 1 + 4u; rounded down or
+    towards zero, 1 + 2u).  Every two rows and two columns hold the four kinds, so every thread's share does."""
+    rows, depth = _THREADED
+    u, tiny = 2.0**-53, _from_bits([1])[0]
+    kinds = [((2.0**-537, 2.0**-537), (2.0**-1022, 0.5)), ((tiny, 2.0), (0.0, 0.0)), ((1.0, 1.0), (u, 1.0)),
+             ((1.0, 1.0), (3 * u, 1.0))]
+    sums = _from_bits([(1 << 51) + 1, 2, 0x3FF0000000000000, 0x3FF0000000000002])  # 2^-1023 + 2^-1074, ...
+    A, B, C = np.zeros((rows, depth)), np.zeros((depth, rows)), np.empty((rows, rows))
+    for kind, terms in enumerate(kinds):
+        first_row, first_column = divmod(kind, 2)
+        for slot, (a, b) in enumerate(terms, start=2 * kind):
+            A[first_row::2, slot], B[slot, first_column::2] = a, b
+        C[first_row::2, first_column::2] = sums[kind]
+    return A, B, C
+
+
 def probe_environment() -> str | None:
-    """The flags of the floating-point environment that the process can change after start-up, in a few
-    microseconds: flush-to-zero and denormals-are-zero (a shared library built with fast-math sets them when
-    it is loaded), and the rounding mode (fesetround), in numpy's loops and in a BLAS product."""
+    """The flags of the floating-point environment that the process can change after start-up, in well under
+    a millisecond: flush-to-zero and denormals-are-zero (a shared library built with fast-math sets them when
+    it is loaded), and the rounding mode (fesetround), in numpy's loops and in a BLAS product spread over BLAS's
+    threads: each thread has its own flags, those of the thread that started it (which loaded numpy, or after a
+    fork multiplied first), so a library loaded before numpy and the flags cleared in this thread since leave
+    them set there alone."""
     u = 2.0**-53
     products = np.array([2.0**-1022, ETA]) * np.array([0.5, 2.0])
     if not _same(products, _from_bits([1 << 51, 2])):  # 2^-1023, 2^-1073
         return "subnormal numbers are flushed to zero (flush-to-zero or denormals-are-zero set since start-up)"
     if not _same(np.array([1.0, 1.0, -1.0]) + np.array([u, 3 * u, -u]), [1.0, 1.0 + 4 * u, -1.0]):
         return "the rounding mode is no longer round to nearest, ties to even"
-    if not _same(np.full((2, 2), 2.0**-537) @ np.full((2, 2), 2.0**-537), _from_bits([2] * 4).reshape(2, 2)):
-        return "a BLAS product flushes subnormal numbers to zero"
+    A, B, C = _threaded_product()
+    if not _same(A @ B, C):
+        return ("a BLAS product is not rounded to nearest or flushes subnormal numbers to zero (the flags of BLAS's "
+                "threads, set when they started)")
     return None
 
 

@@ -25,7 +25,9 @@ import numpy as np
 
 UNIT_ROUNDOFF = 2.0**-53
 PHI = 2.0**-53 + 2.0**-105  # u (1 + 2u), exactly representable
-ETA = 2.0**-1074
+# made when the module is loaded: 2.0**-1074 was folded into the bytecode, which compiled under flush-to-zero held 0
+# for every later run (and the tier off for a reason that no longer held)
+ETA = float.fromhex("0x1p-1074")
 
 
 def up(c):
