@@ -409,13 +409,14 @@ def _inside(config: dict, region: dict) -> str | None:
 
 
 def work(cert: dict) -> int:
-    """The replay's work in the units of certify_checker.limits (about a minute for 10^5 leaves of 8 tokens at
-    53 bits): each symbol of the tree makes a box of n intervals, exact rationals as long as the region's
+    """The replay's work in the units of certify_checker.limits (about a minute for 10^5 direct leaves of 8 tokens
+    at 53 bits): each symbol of the tree makes a box of n intervals, exact rationals as long as the region's
     span 4 norm radius^2 (one per limb of it: a radius of 1,400 digits over 1,400 made each symbol 30 times
-    dearer, and the boxes gigabytes), each leaf's closing test takes n^2 tilts (a fixed part, the Python around
-    them, plus one per limb of its precision and one per limb of the span beyond the first: the tilts' exponents
-    are products of the box's rationals, 100 times slower a leaf at that radius).  0 when the region or the tree is malformed (verify rejects
-    those before any replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
+    dearer, and the boxes gigabytes), each leaf's closing test takes tilts of n^2 exponentials, as many as its
+    method needs (_tilts), each a fixed part, the Python around them, plus one per limb of its precision and one
+    per limb of the span beyond the first: the tilts' exponents are products of the box's rationals, 100 times
+    slower a leaf at that radius).  0 when the region or the tree is malformed (verify rejects those before any
+    replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
     after the replay, which a 64 MB tree makes minutes long and gigabytes large."""
     if cert.get("verdict") == "violated":
         return _inside_work(cert)
@@ -428,16 +429,33 @@ def work(cert: dict) -> int:
         return 0
     size = limbs(max(span.numerator.bit_length(), span.denominator.bit_length()), 1 << 62)
     leaves = cert.get("leaves")
-    bits = [leaf.get("precision") for leaf in leaves if isinstance(leaf, dict)] if isinstance(leaves, list) else []
+    stated = [(leaf.get("precision"), leaf.get("method")) for leaf in leaves if isinstance(leaf, dict)] \
+        if isinstance(leaves, list) else []
     operations = bound_operations(cert.get("bound"))
-    per_leaf = 64 * (n * n + 16) + 4 * operations  # a leaf's test evaluates the bound with first derivatives: up to 4
-    # ball operations a product
+    # a leaf's test: its tilts, and the bound evaluated with first derivatives (up to 4 ball operations a product)
+    per_leaf = lambda method: 32 * (n * n + 16) * _tilts(method) + 4 * operations  # noqa: E731
     # A leaf whose test may take the bound's slope (divided, chord, rise; a leaf stating no method, as the prover's
     # meter prices the boxes ahead, counts as one) adds the Python of region_bounds.Dual's interval arithmetic, about
     # 30 us an operation at any precision (4 x (a*D**2)**1024: 0.13 s at 53 bits), 400 units.
-    slopes = sum(1 for leaf in leaves if isinstance(leaf, dict) and _may_take_the_slope(leaf.get("method"))) if bits else 0
-    return (64 * n * size * len(tree) + per_leaf * sum(limbs(p, MAX_PRECISION) + size - 1 for p in bits if type(p) is int)
-            + 400 * operations * slopes)
+    slopes = sum(1 for _, method in stated if _may_take_the_slope(method))
+    return (64 * n * size * len(tree) + 400 * operations * slopes
+            + sum(per_leaf(method) * (limbs(p, MAX_PRECISION) + size - 1) for p, method in stated if type(p) is int))
+
+
+# The tilts (n^2 exponentials: a tilt's weights, or its mean at one end) of a leaf's test, by its method (the face's
+# after "/"): direct 2, on which the price of a leaf was measured; divided and chord 3 (a variance), rise 8 (direct on
+# its face and two variances); a monotone-t test adds 9 (three positions' slopes); pair, identity and ordered take
+# none (priced 1).  A leaf stating no method (the prover's meter prices the boxes ahead so) is priced as the dearest.
+# Priced alike as direct, a monotone-t/rise leaf of five tokens took 30 times its price at 53 bits, and a proof of
+# 6 MB of monotone-t/chord leaves of eight tokens, priced 2e8 (20 s), 6 minutes (half an hour at the default limit).
+TILTS = {"direct": 2, "divided": 3, "chord": 3, "rise": 8}
+SIGN_TILTS = 9
+
+
+def _tilts(method) -> int:
+    if not isinstance(method, str):
+        return SIGN_TILTS + max(TILTS.values())
+    return TILTS.get(method.rsplit("/", 1)[-1], 1) + (SIGN_TILTS if method.startswith("monotone-t/") else 0)
 
 
 def _may_take_the_slope(method) -> bool:

@@ -679,6 +679,23 @@ def test_the_work_estimate_counts_the_size_of_the_region_numbers():
     assert checker_region.work(leaf) - 64 * 8 * size > 100 * (checker_region.work(small_leaf) - 64 * 8)
 
 
+@pytest.mark.parametrize("n,radius", [(3, 1), (4, "1/2")])  # rise, monotone-t/rise; ordered, monotone-t/chord
+def test_the_work_estimate_prices_every_tilt_of_the_replay(n, radius, monkeypatch):
+    """Every leaf was priced as the direct test's two tilts (n^2 exponentials each), whatever its test: a monotone-t
+    test takes nine more (the positions' slopes) and its face's, and 6 MB of monotone-t/chord leaves of eight tokens,
+    priced 20 s, took 6 minutes to replay (half an hour at the default work limit)."""
+    cert = prove("collapse.tanh", n, 1, radius, 1).certificate
+    tilts = []
+
+    def counted(weights):
+        return lambda *args: tilts.append(1) or weights(*args)
+
+    monkeypatch.setattr(region_bounds, "weights", counted(region_bounds.weights))
+    monkeypatch.setattr(checker_region, "weights", counted(checker_region.weights))
+    assert checker.verify(cert).ok
+    assert checker_region.work(cert) >= 32 * (n * n + 16) * len(tilts)
+
+
 def _balanced_product(factors: list[str]) -> str:
     if len(factors) == 1:
         return factors[0]

@@ -319,7 +319,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     def decide(box, depth):
         closing_found = _first_closing(box, reduction, profile)
         if closing_found is not None:
-            meter.closed(closing_found[1])
+            meter.closed(closing_found[1], closing_found[0])
             decided[box] = closing_found
             return "closed", closing_found
         for candidate in _candidates(box):
@@ -433,14 +433,15 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
     certificate it starts from."""
     stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
-    tree, precisions = (resume["tree"], [leaf["precision"] for leaf in resume["leaves"]]) if resume else ("?", ())
+    tree, closings = (resume["tree"], [(leaf["precision"], leaf["method"]) for leaf in resume["leaves"]]) if resume \
+        else ("?", ())
     reduction = reductions.reduce(region)
     if current is None:  # built when the meter measures it (a user's limits only)
         current = lambda: resume or certificate(ProofResult(UNDECIDED, region, reduction, profile,  # noqa: E731
                                                             tree="?", left=[reduction.root]))
         depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
-    meter = budget.Meter(stated, limits, top, tree, precisions, _text_meter(reduction, top, limits, current, depth))
+    meter = budget.Meter(stated, limits, top, tree, closings, _text_meter(reduction, top, limits, current, depth))
     if not meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
                        f"the proof's certificate past {meter.reason()}")
