@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import math
+import shutil
 import signal
 from pathlib import Path
 
@@ -344,6 +345,18 @@ def test_another_run_in_the_folder_is_refused(mixed_model, no_figures, corpus_fi
     assert run_corpus(mixed_model, corpus_file, out, "--max-prec", "1024") == 2
     assert "holds another corpus run (different --max-prec);" in capsys.readouterr().err
     assert run_corpus(mixed_model, corpus_file, out, "--bits", "128", "--restart") == 0
+
+
+def test_a_run_of_the_model_with_another_config_is_refused(mixed_model, no_figures, corpus_file, tmp_path, capsys):
+    """The weights do not fix LayerNorm's eps: a folder of the same weights under another config.json is another
+    model, whose records are not to be mixed with the run's."""
+    model, out = tmp_path / "model", tmp_path / "run"
+    shutil.copytree(mixed_model, model)
+    assert run_corpus(model, corpus_file, out, "--sentences", "1") == 0
+    config = json.loads((model / "config.json").read_text())
+    (model / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-13}))
+    assert run_corpus(model, corpus_file, out) == 2
+    assert "holds another corpus run (different the model's config.json);" in capsys.readouterr().err
 
 
 def _edit_record(out: Path, edit) -> None:

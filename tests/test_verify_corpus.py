@@ -530,11 +530,20 @@ def test_a_text_of_a_run_of_fewer_sentences_is_checked_against_the_corpus_file(b
                           "be read here as the run read it") in out, out
 
 
+def _config_edited(folder: Path, **changes) -> None:
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, **changes}))
+
+
 @pytest.mark.parametrize("change, words", [
     (lambda folder: write_model(folder, tensors=tiny_tensors(seed=1)), "are not the run's (their sha256 is not "
                                                                       "manifest.json's model_sha256)"),
+    # the weights alone do not fix LayerNorm's eps, and this one moves every enclosure by far less than the tolerance
+    (lambda folder: _config_edited(folder, layer_norm_eps=1e-13), "config.json states another model than "
+                                                                  "manifest.json's model_config (layer_norm_eps "
+                                                                  "1e-13, not 1e-12)"),
     (lambda folder: (folder / "model.safetensors").unlink(), "the run's model cannot be loaded here"),
-], ids=["weights changed", "weights removed"])
+], ids=["weights changed", "layer_norm_eps changed", "weights removed"])
 def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, capsys, change, words):
     """Deciding a sentence again needs the run's model: another, or none, is refused before any work (exit 2);
     --sample 0 re-checks the rest without it."""
@@ -546,6 +555,15 @@ def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, cap
     code, out, err = verify(out_dir, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1 and words in err, err
     assert verify(out_dir, capsys, "--sample", "0")[0] == 0
+
+
+def test_a_run_written_before_the_manifest_kept_the_model_s_config_is_checked_by_its_weights(folder, capsys):
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["model_config"]
+    manifest["chain"] = job_store.chain(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = verify(folder, capsys)
+    assert code == 0 and out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences"), out
 
 
 @pytest.fixture

@@ -81,13 +81,15 @@ from certify.studies.models import corpus_job
 from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS
 from certify.studies.models.corpus import SHIPPED_NAME, CorpusRun, certify_texts, read_corpus, sha256_text
 from certify.studies.models.corpus_job import CERTIFICATES, FORMAT, OUTPUTS, SUMMARY_JSON, SUMMARY_TEXT
-from certify.studies.models.loading import MODEL_PACKAGES
+from certify.studies.models.loading import CONFIG_FILE, MODEL_PACKAGES
 from certify.studies.models.pipeline import load_text_model
 
 NOUN = "corpus run"
 # a run's parameters as its manifest keeps them (corpus_job.parameters), by their JSON types
-PARAMETERS = {"format": str, "count": int, "model": str, "model_sha256": str, "corpus": str, "corpus_sha256": str,
-              "bits": int, "max_bits": int}
+PARAMETERS = {"format": str, "count": int, "model": str, "model_sha256": str, "model_config": dict, "corpus": str,
+              "corpus_sha256": str, "bits": int, "max_bits": int}
+# those a run written before they were kept lacks (its model then checked by its weights alone)
+OPTIONAL = {"model_config"}
 # what a record states of a head, by what an attention-head certificate names it (its inputs' "steps")
 STATED = {"step1": "dobrushin", "step2": "tau", "regime": "regime"}
 # a head's field a re-derived record need not repeat: the checker's words (what it confirmed, the steps and regime,
@@ -175,7 +177,8 @@ def audit(path, *, everything: bool, sample: int, workers: int | None = None,
 
 def _has_parameters(store: jobs.Store) -> bool:
     params = store.parameters
-    return set(params) == set(PARAMETERS) and all(_of_kind(params[key], kind) for key, kind in PARAMETERS.items())
+    return (set(PARAMETERS) - OPTIONAL <= set(params) <= set(PARAMETERS)
+            and all(_of_kind(params[key], kind) for key, kind in PARAMETERS.items() if key in params))
 
 
 def _of_kind(value, kind: type) -> bool:
@@ -190,15 +193,23 @@ def _check_model(store: jobs.Store, model: str, given: bool, names: Spelling) ->
     if not given:  # the manifest's is not found here: the way to name where it is
         ways = f"{names.given('model', 'PATH')} names the run's model here; {ways}"
     try:
-        folder = load_text_model(model).folder
+        loaded = load_text_model(model)
     except BadInput as err:
         what = names.given("model", model) if given else f"{store.folder}: the run's model"
         raise BadInput(f"{what} cannot be loaded here, so no sentence can be decided again ({ways}): {err}") from None
+    folder = loaded.folder
     if corpus_job.weights_sha256(folder) != store.parameters["model_sha256"]:
         what = (f"{names.given('model', model)}: the weights" if given
                 else f"{store.folder}: the weights of the model {model!r} here")
         raise BadInput(f"{what} ({folder}) are not the run's (their sha256 is not {MANIFEST}'s model_sha256), so no "
                        f"sentence can be decided again ({ways})")
+    here, stated = corpus_job.model_config(loaded.model.config), store.parameters.get("model_config", None)
+    if stated is not None and here != stated:
+        differ = ", ".join(f"{key} {here.get(key)!r}, not {stated.get(key)!r}"
+                           for key in sorted(set(here) | set(stated)) if here.get(key) != stated.get(key))
+        what = names.given("model", model) if given else f"{store.folder}: the model {model!r} here"
+        raise BadInput(f"{what}: {folder / CONFIG_FILE} states another model than {MANIFEST}'s model_config "
+                       f"({differ}), so no sentence can be decided again ({ways})")
 
 
 def _given_corpus(store: jobs.Store, corpus: str, names: Spelling) -> list[str]:

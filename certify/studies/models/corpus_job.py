@@ -1,8 +1,8 @@
 """A corpus run as a resumable job (certify.jobs): one chunk of sentences per task, committed by this process.
 
 The folder (certify.jobs.store for manifest.json and chunks/):
-    manifest.json             the run's parameters: the model (and the sha256 of its weights), the corpus
-                              (its name and the sha256 of its sentences), the precision ladder, the count
+    manifest.json             the run's parameters: the model (the sha256 of its weights, its config as read),
+                              the corpus (its name and the sha256 of its sentences), the precision ladder, the count
     chunks/<first>.jsonl      one record per sentence (certify.studies.models.corpus)
     certificates/             the attention-head certificate of every head with a violated step
     summary.json, summary.txt per head over the committed sentences (corpus_summary), rewritten by each run
@@ -20,6 +20,7 @@ run leaves (Store.refuse_unnamed).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import sys
@@ -37,8 +38,9 @@ from certify.errors import BadInput
 from certify.studies.models.corpus import (CorpusRun, certificate_name, certificate_sentence, certify_sentences,
                                           sha256_text)
 from certify.studies.models.corpus_summary import CorpusSummary, render
+from certify.studies.models.bert import BertConfig
 from certify.studies.models.loading import WEIGHTS_FILE
-from certify.studies.models.pipeline import load_text_model
+from certify.studies.models.pipeline import TextModel, load_text_model
 
 FORMAT = "certify-model-corpus/1"
 CERTIFICATES = "certificates"
@@ -75,20 +77,22 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 # the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
 # "different max_bits" for another --max-prec)
 NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model",
-                  "model_sha256": "the model's weights", "corpus": "--corpus",
-                  "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences", **jobs.COMMAND.names},
+                  "model_sha256": "the model's weights", "model_config": "the model's config.json",
+                  "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences",
+                  **jobs.COMMAND.names},
                  assign=" ")
 
 
-def parameters(run: CorpusRun, corpus_name: str, model_folder: Path) -> dict:
-    """The run's identity as its manifest stores it: the format, the sentence count, the model and the sha256
-    of its weights, the corpus's name and the sha256 of its sentences, and the precision ladder.  A folder is
-    resumed only with the same."""
+def parameters(run: CorpusRun, corpus_name: str, text_model: TextModel) -> dict:
+    """The run's identity as its manifest stores it: the format, the sentence count, the model, the sha256
+    of its weights and its config as read, the corpus's name and the sha256 of its sentences, and the precision
+    ladder.  A folder is resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
         "model": run.model,
-        "model_sha256": weights_sha256(model_folder),
+        "model_sha256": weights_sha256(text_model.folder),
+        "model_config": model_config(text_model.model.config),
         "corpus": corpus_name,
         "corpus_sha256": sha256_text("\n".join(run.sentences)),
         "bits": run.bits,
@@ -105,7 +109,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
         raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
     run.check_lengths(text_model)
-    with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model.folder), outputs=OUTPUTS,
+    with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model), outputs=OUTPUTS,
                          noun="corpus run", restart=restart, names=NAMED) as store:  # locked for this run until the page is written
         config = text_model.model.config
         check = record_check(store, run.sentences, config.n_layers, config.n_heads)
@@ -277,6 +281,12 @@ def _pair(value) -> bool:
 def weights_sha256(model_folder: Path) -> str:
     """The sha256 of a model's weights file, as a run's manifest keeps it (model_sha256)."""
     return _sha256_file(model_folder / WEIGHTS_FILE)
+
+
+def model_config(config: BertConfig) -> dict:
+    """The model's config as read, as a run's manifest keeps it (model_config): the weights do not fix it all
+    (layer_norm_eps), so a folder of the same weights under another config.json was taken for the run's model."""
+    return dataclasses.asdict(config)
 
 
 def _sha256_file(path: Path) -> str:
