@@ -356,7 +356,22 @@ def test_a_run_of_the_model_with_another_config_is_refused(mixed_model, no_figur
     config = json.loads((model / "config.json").read_text())
     (model / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-13}))
     assert run_corpus(model, corpus_file, out) == 2
-    assert "holds another corpus run (different the model's config.json);" in capsys.readouterr().err
+    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+        capsys.readouterr().err
+
+
+def test_a_run_resumed_after_its_cut_of_long_texts_was_edited_is_refused(mixed_model, no_figures, corpus_file,
+                                                                           tmp_path, capsys):
+    """Where the model folder cuts a long text is no part of its weights or config.json: a resume after
+    sentence_bert_config.json was edited would mix texts cut two ways in one folder."""
+    model, out = tmp_path / "model", tmp_path / "run"
+    shutil.copytree(mixed_model, model)
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64}))
+    assert run_corpus(model, corpus_file, out, "--sentences", "1") == 0
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 8}))
+    assert run_corpus(model, corpus_file, out) == 2
+    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+        capsys.readouterr().err
 
 
 def _edit_record(out: Path, edit) -> None:

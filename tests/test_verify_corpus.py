@@ -539,9 +539,8 @@ def _config_edited(folder: Path, **changes) -> None:
     (lambda folder: write_model(folder, tensors=tiny_tensors(seed=1)), "are not the run's (their sha256 is not "
                                                                       "manifest.json's model_sha256)"),
     # the weights alone do not fix LayerNorm's eps, and this one moves every enclosure by far less than the tolerance
-    (lambda folder: _config_edited(folder, layer_norm_eps=1e-13), "config.json states another model than "
-                                                                  "manifest.json's model_config (layer_norm_eps "
-                                                                  "1e-13, not 1e-12)"),
+    (lambda folder: _config_edited(folder, layer_norm_eps=1e-13), "holds another model than manifest.json's "
+                                                                  "model_config (layer_norm_eps 1e-13, not 1e-12"),
     (lambda folder: (folder / "model.safetensors").unlink(), "the run's model cannot be loaded here"),
 ], ids=["weights changed", "layer_norm_eps changed", "weights removed"])
 def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, capsys, change, words):

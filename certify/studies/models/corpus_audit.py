@@ -203,13 +203,13 @@ def _check_model(store: jobs.Store, model: str, given: bool, names: Spelling) ->
                 else f"{store.folder}: the weights of the model {model!r} here")
         raise BadInput(f"{what} ({folder}) are not the run's (their sha256 is not {MANIFEST}'s model_sha256), so no "
                        f"sentence can be decided again ({ways})")
-    here, stated = corpus_job.model_config(loaded.model.config), store.parameters.get("model_config", None)
+    here, stated = corpus_job.model_config(loaded), store.parameters.get("model_config", None)
     if stated is not None and here != stated:
         differ = ", ".join(f"{key} {here.get(key)!r}, not {stated.get(key)!r}"
                            for key in sorted(set(here) | set(stated)) if here.get(key) != stated.get(key))
         what = names.given("model", model) if given else f"{store.folder}: the model {model!r} here"
-        raise BadInput(f"{what}: {folder / CONFIG_FILE} states another model than {MANIFEST}'s model_config "
-                       f"({differ}), so no sentence can be decided again ({ways})")
+        raise BadInput(f"{what}: {folder} holds another model than {MANIFEST}'s model_config ({differ}: its "
+                       f"{CONFIG_FILE} or its cut of long texts), so no sentence can be decided again ({ways})")
 
 
 def _given_corpus(store: jobs.Store, corpus: str, names: Spelling) -> list[str]:

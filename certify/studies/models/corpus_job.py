@@ -38,7 +38,6 @@ from certify.errors import BadInput
 from certify.studies.models.corpus import (CorpusRun, certificate_name, certificate_sentence, certify_sentences,
                                           sha256_text)
 from certify.studies.models.corpus_summary import CorpusSummary, render
-from certify.studies.models.bert import BertConfig
 from certify.studies.models.loading import WEIGHTS_FILE
 from certify.studies.models.pipeline import TextModel, load_text_model
 
@@ -77,7 +76,7 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 # the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
 # "different max_bits" for another --max-prec)
 NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model",
-                  "model_sha256": "the model's weights", "model_config": "the model's config.json",
+                  "model_sha256": "the model's weights", "model_config": "the model's config.json or its cut of long texts",
                   "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences",
                   **jobs.COMMAND.names},
                  assign=" ")
@@ -85,14 +84,14 @@ NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "th
 
 def parameters(run: CorpusRun, corpus_name: str, text_model: TextModel) -> dict:
     """The run's identity as its manifest stores it: the format, the sentence count, the model, the sha256
-    of its weights and its config as read, the corpus's name and the sha256 of its sentences, and the precision
+    of its weights and its config as read (with its cut of long texts), the corpus's name and the sha256 of its sentences, and the precision
     ladder.  A folder is resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
         "model": run.model,
         "model_sha256": weights_sha256(text_model.folder),
-        "model_config": model_config(text_model.model.config),
+        "model_config": model_config(text_model),
         "corpus": corpus_name,
         "corpus_sha256": sha256_text("\n".join(run.sentences)),
         "bits": run.bits,
@@ -283,10 +282,13 @@ def weights_sha256(model_folder: Path) -> str:
     return _sha256_file(model_folder / WEIGHTS_FILE)
 
 
-def model_config(config: BertConfig) -> dict:
-    """The model's config as read, as a run's manifest keeps it (model_config): the weights do not fix it all
-    (layer_norm_eps), so a folder of the same weights under another config.json was taken for the run's model."""
-    return dataclasses.asdict(config)
+def model_config(text_model: TextModel) -> dict:
+    """The model's config as read and where it cuts a long text, as a run's manifest keeps them (model_config): the
+    weights do not fix them (layer_norm_eps; max_seq_length), so a folder of the same weights under another
+    config.json was taken for the run's model, and a run resumed after its cut was edited mixed texts cut two ways."""
+    cut = text_model.truncation
+    return {**dataclasses.asdict(text_model.model.config),
+            "truncation": None if cut is None else {"max_seq_length": cut.max_length, "side": cut.side}}
 
 
 def _sha256_file(path: Path) -> str:
