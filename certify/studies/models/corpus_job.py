@@ -76,16 +76,17 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 # the parameters by what `certify model --corpus` calls them, for the refusal of another run's folder (it said
 # "different max_bits" for another --max-prec)
 NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model",
-                  "model_sha256": "the model's weights", "model_config": "the model's config.json or its cut of long texts",
-                  "corpus": "--corpus", "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences",
+                  "model_sha256": "the model's weights",
+                  "model_config": "the model's config.json or its cut of long texts", "corpus": "--corpus",
+                  "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences",
                   **jobs.COMMAND.names},
                  assign=" ")
 
 
 def parameters(run: CorpusRun, corpus_name: str, text_model: TextModel) -> dict:
     """The run's identity as its manifest stores it: the format, the sentence count, the model, the sha256
-    of its weights and its config as read (with its cut of long texts), the corpus's name and the sha256 of its sentences, and the precision
-    ladder.  A folder is resumed only with the same."""
+    of its weights and its config as read (with its cut of long texts), the corpus's name and the sha256 of its
+    sentences, and the precision ladder.  A folder is resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
