@@ -1334,9 +1334,9 @@ def test_a_proof_names_the_keywords_and_takes_the_limits_it_advises(tmp_path, ca
     with pytest.raises(certify.BadInput, match=r"^give a claim or bound=, not both$"):
         certify.prove("collapse.global", bound="D", n=2, radius=1, norm=1)
     region = {"n": 3, "d": 1, "radius": 1, "norm": 1}
-    whole = certify.prove("collapse.global", **region)
+    whole = certify.prove("collapse.tanh", **region)  # a hundred leaves: half of its work is more than one leaf's
     work = checker_region.work(whole.certificate) // 2
-    stopped = certify.prove("collapse.global", **region, limits=Limits(work=work))
+    stopped = certify.prove("collapse.tanh", **region, limits=Limits(work=work))
     assert stopped.verdict == "undecided" and stopped.confirmed, stopped.message
     assert "work limit" in stopped.stopped and stopped.stopped.endswith(
         "raise it with limits=Limits(work=N), here and on certify.verify"), stopped.stopped
