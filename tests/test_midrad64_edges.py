@@ -657,6 +657,16 @@ def test_products_by_powers_of_two_below_one_round_in_the_subnormals(factor):
             _check(result, _elementwise("mul", pts, np.full(pts.shape, Q(factor), dtype=object)), f"* {factor}")
 
 
+
+@pytest.mark.parametrize("factor", [2**60 + 1, -(2**53 + 1), 2**100 + 1])
+def test_products_by_integers_that_round_to_a_power_of_two_keep_their_rounding(factor):
+    """An integer past 2^53 whose nearest binary64 is a power of two (2^60 + 1 reads as 2^60) is no exact 2^k:
+    the product takes the integer's rounding into its radius, it does not take the power of two as exact."""
+    x = MidRad(np.array([1.0, 3.0, -0.75]))
+    result = x * factor
+    exact = np.array([Q(v) for v in x.mid], dtype=object)
+    _check(result, _elementwise("mul", exact, np.full(3, Q(factor), dtype=object)), f"* {factor}")
+
 def test_extremes_round_a_lower_end_that_rounds_up_by_nearly_its_ulp():
     """mid - rad = -2 - 2^-52 + 2^-70 rounds up to -2, by nearly half its ulp; mid + rad lies just above -2, where
     the ulp is half as large, and the ends are close: the outward step of the upper end does not cover the lower

@@ -2,8 +2,9 @@
 directly in mpmath, independently of certify's formulas (test_tier3.py compares with arb running those
 same formulas), on the inputs where binary64 is weakest: tokens 1e8 from the origin 1e-4 apart (the
 Gram identity cancels sixteen digits), score gaps at exp's underflow limit (744 to 746) and far past
-it, subnormal and 1e150-sized tokens, coincident tokens (D = 0), a token that attends only to itself,
-large query/key biases with a negative beta, V and a residual connection.
+it, and at every k ln 2 and half-way point of exp's reduction over its subnormal results, subnormal and
+1e150-sized tokens, coincident tokens (D = 0), all tokens equal but one at mixed magnitudes, a token that
+attends only to itself, large query/key biases with a negative beta, V and a residual connection.
 
 Every enclosure of P, D, D_out, D_PX, tau, a, v and gap must contain the mpmath value, computed at
 enough digits for the cancellation each family has; and the tier must be tight where it claims to be
@@ -160,7 +161,9 @@ def test_planted_fault_enclosures_four_ulps_narrower_are_caught(monkeypatch):
     monkeypatch.setattr(MidRad, "hi", narrowed(MidRad.hi.fget, -np.inf))
     for test in (test_far_tokens_with_a_tiny_spread_are_enclosed_and_their_diameter_tightly,
                  test_score_gaps_at_and_past_exps_underflow_limit, test_subnormal_huge_and_coincident_tokens,
-                 test_self_attending_token_biases_and_a_negative_beta):
+                 test_self_attending_token_biases_and_a_negative_beta,
+                 test_score_gaps_at_every_power_of_two_step_of_exp_and_half_way_between,
+                 test_all_tokens_equal_but_one_at_mixed_magnitudes):
         with pytest.raises(AssertionError):
             test()
 
@@ -194,3 +197,29 @@ def test_a_claim_holds_in_tier_3_only_where_every_inequality_holds():
     assert np.all(tier3.decide(claim(true), batch) == tier3.HOLDS)
     for order in ((true, false), (false, true)):
         assert not np.any(tier3.decide(claim(*order), batch) == tier3.HOLDS), order
+
+
+def test_score_gaps_at_every_power_of_two_step_of_exp_and_half_way_between():
+    """exp64 reduces by k ln 2 (k = rint(x / ln 2)): the softmax's score gaps at (k + h) ln 2 for h in {0, 1/2},
+    and the binary64 numbers next to them, where the reduction's k changes, over the subnormal results (k from
+    -1080 to -1060) and the normal ones near 1."""
+    gaps = []
+    for k in list(range(-1080, -1060)) + list(range(-3, 4)):
+        for h in (0.0, 0.5):
+            centre = (k + h) * 0.6931471805599453
+            gaps += [centre, np.nextafter(centre, -np.inf), np.nextafter(centre, np.inf)]
+    gaps = np.array([g for g in gaps if g != 0])
+    X = np.ones((len(gaps), 2, 1))
+    X[:, 1, 0] -= gaps  # row 0's scores differ by gap (exp sees -|gap| after the row shift), row 1's by (1 - gap) gap
+    assert misses(tier3.Batch(X=X, A=np.ones((len(gaps), 1, 1))), 400) == []
+
+
+def test_all_tokens_equal_but_one_at_mixed_magnitudes():
+    """Every token but the last coincides (D(PX) and tau come from one token's weight alone), with tokens and
+    A at subnormal, tiny, unit and huge scales mixed in one batch."""
+    rng = np.random.default_rng(4)
+    count, n, d = 8, 4, 2
+    X = rng.standard_normal((count, n, d)) * 10.0 ** rng.choice([-320, -300, 0, 150], (count, 1, 1))
+    X[:, 1:-1] = X[:, :1]
+    A = rng.standard_normal((count, d, d)) * 10.0 ** rng.choice([-300, -8, 0, 8], (count, 1, 1))
+    assert misses(tier3.Batch(X=X, A=A, V=rng.standard_normal((count, d, d)), residual=True), 1100) == []

@@ -286,7 +286,8 @@ class MidRad:
             if other == 0:
                 bounded = np.isfinite(self.mid) & np.isfinite(self.rad)
                 return MidRad(np.where(bounded, 0.0, np.nan))
-            if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5):
+            # an exact 2^k; an integer past 2^53 may only round to one (2^60 + 1), which lift keeps as a radius
+            if abs(other) >= 1 and math.frexp(other)[0] in (0.5, -0.5) and float(other) == other:
                 return MidRad(self.mid * other, self.rad * abs(other))
         other = lift(other)
         mid = self.mid * other.mid
