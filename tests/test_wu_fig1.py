@@ -70,6 +70,21 @@ def test_equilibria_enclosures_contain_mpmath_solutions(w):
     assert ball(values["theta_B"]).rad() < 1e-15
 
 
+@pytest.mark.parametrize("w", ["1.00000000000001", "1000000000000000000001/1000000000000000000000", "10000000000",
+                               str(2**64)])
+def test_w_near_1_and_up_to_the_cap_is_certified(w):
+    """The witness was found in float64: as w nears 1 (theta_B - pi = atan sqrt(w^2 - 1)) or grows (theta_A - pi/2
+    about 1/w) its boxes and arc lost A and B, and every w past 1e10 or within 1e-14 of 1 that --w takes ended
+    undecided.  Closed-form equilibria (-1/w, +-sqrt(1 - 1/w^2)) checked at 400 digits."""
+    cert = build(w)
+    with mp.workdps(400):
+        exact = Fraction(w)
+        wm = mp.mpf(exact.numerator) / exact.denominator
+        for name, sign in (("A", 1), ("B", -1)):
+            x, y = -1 / wm, sign * mp.sqrt(1 - 1 / wm**2)
+            assert contains(cert["values"][f"{name}_x"], x) and contains(cert["values"][f"{name}_y"], y), name
+
+
 def test_derivatives_against_mpmath_differentiation(cert):
     w = mp.mpf(2)
     def angle_after_layer(theta):

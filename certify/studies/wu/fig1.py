@@ -151,25 +151,27 @@ def claims(w: Fraction, a_min: Fraction, T: int, witness: dict) -> list[str]:
     ]
 
 
-def _snap(x: float, bits: int, down: bool) -> Fraction:
-    """x rounded outwards to a multiple of 2^-bits: short exact strings for the witness."""
-    scaled = x * 2.0**bits
+def _snap(x: arb, bits: int, down: bool) -> Fraction:
+    """The lower (down) or upper end of the ball x rounded outwards to a multiple of 2^-bits: short exact strings
+    for the witness."""
+    mantissa, exponent = (x.lower() if down else x.upper()).mid().man_exp()
+    scaled = Fraction(int(mantissa)) * Fraction(2) ** (int(exponent) + bits)
     return Fraction(math.floor(scaled) if down else math.ceil(scaled), 2**bits)
 
 
-def _theta(u: float) -> float:
+def _theta(ar, u):
     """The angle th on (pi/2, 3pi/2) with tan(th/2 + pi/4) = u < 0."""
-    return 2 * (math.pi + math.atan(u)) - math.pi / 2
+    return 2 * (ar.pi() + ar.apply("atan", u)) - ar.pi() / 2
 
 
-def _trapping_cuts(w: Fraction, lo: Fraction, hi: Fraction) -> list[Fraction]:
+def _trapping_cuts(w: Fraction, lo: Fraction, hi: Fraction, depth_limit: int) -> list[Fraction]:
     """Bisect [lo, hi] until f' < 1 is proven on every piece (at the working precision)."""
     wb = BALL.number(w)
     pieces, cuts = [(lo, hi, 0)], [lo]
     while pieces:
         c, d, depth = pieces.pop()
         slope = angle_map_derivative(BALL, wb, hull(c, d))
-        if (slope > 0 and slope < 1) or depth >= MAX_CUT_DEPTH:
+        if (slope > 0 and slope < 1) or depth >= depth_limit:
             cuts.append(d)
         else:
             mid = (c + d) / 2
@@ -178,21 +180,29 @@ def _trapping_cuts(w: Fraction, lo: Fraction, hi: Fraction) -> list[Fraction]:
 
 
 def witness(w: Fraction, precision: int) -> dict:
-    """The untrusted witness for w: small dyadic boxes around theta_A and theta_B (float64 closed forms),
-    token 1's a_min and T, and the cuts of the trapping arc around theta_B, bisected at `precision` bits
-    until 0 < f' < 1 is proved on every piece."""
-    wf = float(w)
-    r = math.sqrt(wf * wf - 1)
-    theta = {"A": math.pi - math.atan(r), "B": math.pi + math.atan(r)}
-    radius = min(2.0**-30, (theta["B"] - theta["A"]) / 8, (theta["A"] - math.pi / 2) / 8)
-    boxes = {f"theta_{k}": [str(_snap(t - radius, 48, True)), str(_snap(t + radius, 48, False))]
-             for k, t in theta.items()}
-    # f' < 1 exactly for u = tan(th/2 + pi/4) in (-2w + sqrt(2w^2 - 1), 0); B sits at u = r - w.
-    u_edge, u_B = -2 * wf + math.sqrt(2 * wf * wf - 1), r - wf
-    lo = _snap(_theta(u_edge + (u_B - u_edge) / 8), 20, False)
-    hi = _snap(3 * math.pi / 2 - min(2.0**-10, (3 * math.pi / 2 - theta["B"]) / 4), 48, True)
+    """The untrusted witness for w: small dyadic boxes around theta_A and theta_B, token 1's a_min and T, and the
+    cuts of the trapping arc around theta_B, bisected until 0 < f' < 1 is proved on every piece.  All at
+    `precision` bits: the closed forms in float64 lost A and B as w nears 1 (theta_B - pi = atan sqrt(w^2 - 1)) or
+    grows (theta_A - pi/2 about 1/w), and left such w undecided at every precision."""
     with ctx.workprec(precision):
-        cuts = _trapping_cuts(w, lo, hi)
+        wb, half_pi = BALL.number(w), BALL.pi() / 2
+        r = BALL.sqrt_nonneg(wb * wb - 1)
+        theta = {name: closed_form_angle(BALL, wb, name) for name in ("A", "B")}
+        # the smallest feature: the gap between A and B, or an equilibrium's distance to the arc's ends; the
+        # witness's grid 2^-16 of it at least
+        scale = min((theta["B"] - theta["A"]).mid(), (theta["A"] - half_pi).mid(), (3 * half_pi - theta["B"]).mid())
+        mantissa, exponent = scale.man_exp()
+        bits = max(48, 16 - int(exponent) - int(mantissa).bit_length())
+        # the boxes a 64th of it wide: their f' (a tangent near pi/2 for large w) must stay off 1
+        radius = arb(2) ** -30 if scale / 64 > arb(2) ** -30 else scale / 64
+        boxes = {f"theta_{k}": [str(_snap(t - radius, bits, True)), str(_snap(t + radius, bits, False))]
+                 for k, t in theta.items()}
+        # f' < 1 exactly for u = tan(th/2 + pi/4) in (-2w + sqrt(2w^2 - 1), 0); B sits at u = r - w.
+        u_edge, u_B = -2 * wb + BALL.sqrt_nonneg(2 * wb * wb - 1), r - wb
+        lo = _snap(_theta(BALL, u_edge + (u_B - u_edge) / 8), bits, False)
+        end_gap = 3 * half_pi - theta["B"]
+        hi = _snap(3 * half_pi - (arb(2) ** -10 if end_gap / 4 > arb(2) ** -10 else end_gap / 4), bits, True)
+        cuts = _trapping_cuts(w, lo, hi, MAX_CUT_DEPTH + bits - 48)
     return {
         "token1": {"a_min": str(TOKEN1_A_MIN), "T": TOKEN1_T},
         **boxes,

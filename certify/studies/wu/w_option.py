@@ -1,9 +1,8 @@
 """--w, the entry w of W_V that both LayerNorm counterexamples take (wu-fig1, ln-equilibria).
 
-Their witnesses start from float64 in w (fig1's closed forms, where w^2 overflows near 1e154;
-equilibria's chains of tokens): past 2^64 these have long lost the accuracy a decision needs (fig1
-at w = 1e9 and equilibria at N = 3, w = 1e10 are already undecided), and at 1e4000 their boxes
-could no longer be written down.
+One cap for both: equilibria's witness starts from float64 in w (its chains of tokens), which past
+2^64 has long lost the accuracy a decision needs, and at 1e4000 the boxes of either could no longer be
+written down (fig1's closed forms are found in ball arithmetic at the working precision).
 """
 
 from __future__ import annotations
