@@ -421,3 +421,23 @@ def test_the_checker_refuses_a_subnormal_number_under_denormals_are_zero(tmp_pat
         write(ctypes.byref(saved))
     assert result.verdict == engine.VIOLATED  # false: D_out = 2^-1074 <= 1e-308
     assert not confirmation.ok and confirmation.refused and "denormals-are-zero" in confirmation.message
+
+
+def test_numbers_read_by_integers_are_float_s_for_any_exponent_and_length():
+    """The reading of a JSON number where float() would misread it (a rounding mode set) gave an internal error (exit
+    4; certify verify too) for an exponent beyond 10^18, which Decimal refuses and float() reads as 0 or inf, and took
+    5 s for a number of 300,000 digits (exact fractions, quadratic in them): days for one of 64 MiB."""
+    import time
+    import certify_checker
+    from certify.core import jsonfile
+    tie = "9007199254740993"  # 2^53 + 1, halfway between two binary64 numbers: to even, below; up beyond it
+    midpoint = "0." + str((2**53 - 1) * 5**1075).rjust(1075, "0")  # (2^53 - 1) 2^-1075, below 2^-1022
+    assert len(midpoint[2:].strip("0")) == 768  # the most significant digits of a midpoint
+    texts = ["1e99999999999999999999999999", "-1e-99999999999999999999999999", "0e99999999999999999999999999",
+             "-0.0e-" + "9" * 5000, "1e-" + "0" * 40 + "400", "1e" + "9" * 5000, tie + ".0", tie + "." + "0" * 300000,
+             tie + "." + "0" * 300000 + "1", "0." + "3" * 300000, midpoint, midpoint + "0" * 50 + "1"]
+    expected = np.array([float(text) for text in texts]).view(np.int64)
+    for read in (jsonfile.nearest_binary64, certify_checker.exact.nearest_binary64):
+        start = time.process_time()
+        assert np.array_equal(np.array([read(text) for text in texts]).view(np.int64), expected), read.__module__
+        assert time.process_time() - start < 1, read.__module__
