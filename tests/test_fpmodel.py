@@ -441,3 +441,32 @@ def test_numbers_read_by_integers_are_float_s_for_any_exponent_and_length():
         start = time.process_time()
         assert np.array_equal(np.array([read(text) for text in texts]).view(np.int64), expected), read.__module__
         assert time.process_time() - start < 1, read.__module__
+
+
+def test_denormals_are_zero_reads_a_float32_subnormal_as_itself(tmp_path):
+    """numpy's conversion to float64 read a float32 array's subnormal entry (1e-45, a normal binary64 number) as 0 under
+    denormals-are-zero: D_out <= 0 held for an .npz file's tokens 1e-45 apart, and a model's such weights were 0."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    from certify.core import numbers
+    path = tmp_path / "tiny.npz"
+    np.savez(path, X=np.array([[0.0], [1e-45]], dtype=np.float32), A=np.zeros((1, 1), dtype=np.float32), residual=True)
+    tiny = np.array([-1e-45, 2.0**-149 * 12345, 1e-38, 0.5, -0.0], dtype=">f4")  # subnormal, normal; big-endian
+    half = np.array([6e-8, -3e-5, 1.0], dtype=np.float16)
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+        verdict = engine.check(str(path), bound="0").verdict
+        widened = [numbers.widened(array, "w") for array in (tiny, half)]
+        with pytest.raises(numbers.BadInput, match="denormals-are-zero"):
+            numbers.widened(np.array([5e-324]), "w")
+    finally:
+        write(ctypes.byref(saved))
+    assert verdict == engine.VIOLATED
+    for array, wide in zip((tiny, half), widened):
+        assert [Fraction(x) for x in wide.tolist()] == [Fraction(*x.as_integer_ratio()) for x in array.tolist()]
+        assert np.array_equal(np.signbit(wide), np.signbit(array))
