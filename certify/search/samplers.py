@@ -67,7 +67,7 @@ import numpy as np
 
 from certify.core import quantities, thin_norm
 from certify.core.config import ACTIVATIONS
-from certify.core.arith import FLOAT64
+from certify.core.arith import FLOAT64, fpmodel
 from certify.core.arguments import Spelling, flag, integer, real
 from certify.core.layers import sphere_layernorm, standard_layernorm
 from certify.core.masks import NAMED_MASKS
@@ -340,6 +340,9 @@ def sample(name: str, n: int, d: int, seed: int, index: int, L_range=None,
            parts: LayerParts | None = None, d_k: int | None = None) -> Sample:
     """Configuration `index` of the campaign (name, n, d, seed, L range, layer parts, thin head's d_k);
     validate() and parts.validated() first."""
+    if unusable := fpmodel.probe_environment():  # numpy's draws and the SVD that scales A round as it does
+        raise BadInput(f"a campaign's configurations are drawn in binary64 rounded to nearest, the same on every "
+                       f"machine, and in this process {unusable}: they would not be the campaign's")
     dist = DISTRIBUTIONS[name]
     rng = np.random.default_rng([seed, index])
     draw = dist.draw(rng, n, d, d_k)
