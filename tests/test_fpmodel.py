@@ -253,6 +253,33 @@ def test_bytecode_compiled_under_flush_to_zero_keeps_the_smallest_subnormal():
     assert np.array([loaded["ETA"]]).view(np.int64)[0] == 1
 
 
+def test_bytecode_compiled_under_a_rounding_mode_keeps_the_model_s_constants():
+    """2.0**k and its sums are folded into the bytecode, by pow, which errs under a rounding mode: compiled once
+    rounding downward (the first import in a process where a library set it), PHI read u (not u (1 + 2u)), exp's
+    LN2_REMAINDER one ulp below its bound, and the probes' 2^-1022 the largest subnormal, for every later run (the
+    tier off there for a reason that no longer held)."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    from certify.core.arith import exp64, midrad64
+    fesetround = ctypes.CDLL(libm).fesetround
+    exact = {rounding: ("UNIT_ROUNDOFF", "PHI", "ETA"), exp64: ("LN2_REMAINDER",), fpmodel: (),
+             midrad64: ("_SLACK", "_EXACT_MULTIPLES", "_DOUBLED", "_WIDENED")}  # (exp64's decimals move an ulp:
+    # R1_MAX, a run-time check, and R_MAX down, REL_ERROR up, each with room in the analysis that tests them)
+    for module, names in exact.items():
+        source = Path(module.__file__).read_text()
+        for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+            try:
+                fesetround(mode)
+                code = compile(source, module.__file__, "exec")
+            finally:
+                fesetround(0)  # FE_TONEAREST
+            loaded: dict = {"__name__": module.__name__}
+            exec(code, loaded)  # as a later run loads the bytecode, rounding to nearest
+            assert [loaded[name] for name in names] == [getattr(module, name) for name in names], hex(mode)
+            if module is fpmodel:
+                assert loaded["probe_environment"]() is None and loaded["probe_subnormals"]() is None, hex(mode)
+
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
     libm = ctypes.util.find_library("m")
     if platform.machine() not in ("x86_64", "AMD64") or libm is None:
