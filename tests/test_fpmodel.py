@@ -394,10 +394,10 @@ def test_a_campaign_is_not_sampled_under_another_rounding_mode():
         try:
             fesetround(mode)
             with pytest.raises(BadInput, match="rounded to nearest"):
-                samplers.sample("gaussian", 3, 2, 1, 0)
+                samplers.samples("gaussian", 3, 2, 1, [0, 1])
         finally:
             fesetround(0)  # FE_TONEAREST
-    assert samplers.sample("gaussian", 3, 2, 1, 0).config["X"]
+    assert samplers.samples("gaussian", 3, 2, 1, [0])[0].config == samplers.sample("gaussian", 3, 2, 1, 0).config
 
 def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
     """Under flush-to-zero (a fast-math library loaded) float() read a file's 5e-324 as 0, and D_out <= 0 held."""
