@@ -18,7 +18,7 @@ from certify.cli import sample as sample_command
 from certify import engine
 from certify.engine import certificate
 from certify.errors import BadInput
-from certify.search import audit, campaign
+from certify.search import audit, campaign, samplers
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
 SPEC = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
@@ -686,13 +686,13 @@ def test_verify_progress_does_not_read_done_before_the_arb_pass(folder, everythi
 def test_verify_all_draws_each_configuration_as_often_with_a_certificate_as_without(folder, monkeypatch):
     """A record naming a certificate had its configuration drawn twice in the arb pass (once to re-derive it, once
     to compare with the certificate's inputs): once now, as every other record's."""
-    draws, sample = collections.Counter(), campaign.Campaign.sample
+    draws, sample = collections.Counter(), samplers.sample
 
-    def counted(spec, index):
-        draws[index] += 1
-        return sample(spec, index)
+    def counted(*args):
+        draws[args[4]] += 1  # name, n, d, seed, index, ...
+        return sample(*args)
 
-    monkeypatch.setattr(campaign.Campaign, "sample", counted)
+    monkeypatch.setattr(samplers, "sample", counted)
     assert audit.audit(folder, everything=True, workers=1).ok
     del draws[0]  # drawn once more by the manifest's validation (Campaign.validated admits configuration 0)
     named = {r["i"] for r in campaign.records(folder) if r.get("certificate")} - {0}

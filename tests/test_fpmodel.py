@@ -253,6 +253,33 @@ def test_bytecode_compiled_under_flush_to_zero_keeps_the_smallest_subnormal():
     assert np.array([loaded["ETA"]]).view(np.int64)[0] == 1
 
 
+def test_bytecode_compiled_under_a_rounding_mode_keeps_the_model_s_constants():
+    """2.0**k and its sums are folded into the bytecode, by pow, which errs under a rounding mode: compiled once
+    rounding downward (the first import in a process where a library set it), PHI read u (not u (1 + 2u)), exp's
+    LN2_REMAINDER one ulp below its bound, and the probes' 2^-1022 the largest subnormal, for every later run (the
+    tier off there for a reason that no longer held)."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    from certify.core.arith import exp64, midrad64
+    fesetround = ctypes.CDLL(libm).fesetround
+    exact = {rounding: ("UNIT_ROUNDOFF", "PHI", "ETA"), exp64: ("LN2_REMAINDER",), fpmodel: (),
+             midrad64: ("_SLACK", "_EXACT_MULTIPLES", "_DOUBLED", "_WIDENED")}  # (exp64's decimals move an ulp:
+    # R1_MAX, a run-time check, and R_MAX down, REL_ERROR up, each with room in the analysis that tests them)
+    for module, names in exact.items():
+        source = Path(module.__file__).read_text()
+        for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+            try:
+                fesetround(mode)
+                code = compile(source, module.__file__, "exec")
+            finally:
+                fesetround(0)  # FE_TONEAREST
+            loaded: dict = {"__name__": module.__name__}
+            exec(code, loaded)  # as a later run loads the bytecode, rounding to nearest
+            assert [loaded[name] for name in names] == [getattr(module, name) for name in names], hex(mode)
+            if module is fpmodel:
+                assert loaded["probe_environment"]() is None and loaded["probe_subnormals"]() is None, hex(mode)
+
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
     libm = ctypes.util.find_library("m")
     if platform.machine() not in ("x86_64", "AMD64") or libm is None:
@@ -353,6 +380,25 @@ def test_a_rounding_mode_does_not_change_the_numbers_a_file_holds(tmp_path):
         assert np.array_equal(np.array(checked).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
 
 
+def test_a_campaign_is_not_sampled_under_another_rounding_mode():
+    """numpy's draws round as the process does: under a rounding mode a library set, a campaign's configuration i was
+    another than its seed gives elsewhere, and certify verify rejected a sound campaign (every certificate "about
+    another configuration"); a campaign's configurations are not drawn there now (bad input, exit 2)."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants below are x86's")
+    from certify.errors import BadInput
+    from certify.search import samplers
+    fesetround = ctypes.CDLL(libm).fesetround
+    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+        try:
+            fesetround(mode)
+            with pytest.raises(BadInput, match="rounded to nearest"):
+                samplers.samples("gaussian", 3, 2, 1, [0, 1])
+        finally:
+            fesetround(0)  # FE_TONEAREST
+    assert samplers.samples("gaussian", 3, 2, 1, [0])[0].config == samplers.sample("gaussian", 3, 2, 1, 0).config
+
 def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
     """Under flush-to-zero (a fast-math library loaded) float() read a file's 5e-324 as 0, and D_out <= 0 held."""
     registers = _helper["mxcsr"]()
@@ -421,3 +467,52 @@ def test_the_checker_refuses_a_subnormal_number_under_denormals_are_zero(tmp_pat
         write(ctypes.byref(saved))
     assert result.verdict == engine.VIOLATED  # false: D_out = 2^-1074 <= 1e-308
     assert not confirmation.ok and confirmation.refused and "denormals-are-zero" in confirmation.message
+
+
+def test_numbers_read_by_integers_are_float_s_for_any_exponent_and_length():
+    """The reading of a JSON number where float() would misread it (a rounding mode set) gave an internal error (exit
+    4; certify verify too) for an exponent beyond 10^18, which Decimal refuses and float() reads as 0 or inf, and took
+    5 s for a number of 300,000 digits (exact fractions, quadratic in them): days for one of 64 MiB."""
+    import time
+    import certify_checker
+    from certify.core import jsonfile
+    tie = "9007199254740993"  # 2^53 + 1, halfway between two binary64 numbers: to even, below; up beyond it
+    midpoint = "0." + str((2**53 - 1) * 5**1075).rjust(1075, "0")  # (2^53 - 1) 2^-1075, below 2^-1022
+    assert len(midpoint[2:].strip("0")) == 768  # the most significant digits of a midpoint
+    texts = ["1e99999999999999999999999999", "-1e-99999999999999999999999999", "0e99999999999999999999999999",
+             "-0.0e-" + "9" * 5000, "1e-" + "0" * 40 + "400", "1e" + "9" * 5000, tie + ".0", tie + "." + "0" * 300000,
+             tie + "." + "0" * 300000 + "1", "0." + "3" * 300000, midpoint, midpoint + "0" * 50 + "1"]
+    expected = np.array([float(text) for text in texts]).view(np.int64)
+    for read in (jsonfile.nearest_binary64, certify_checker.exact.nearest_binary64):
+        start = time.process_time()
+        assert np.array_equal(np.array([read(text) for text in texts]).view(np.int64), expected), read.__module__
+        assert time.process_time() - start < 1, read.__module__
+
+
+def test_denormals_are_zero_reads_a_float32_subnormal_as_itself(tmp_path):
+    """numpy's conversion to float64 read a float32 array's subnormal entry (1e-45, a normal binary64 number) as 0 under
+    denormals-are-zero: D_out <= 0 held for an .npz file's tokens 1e-45 apart, and a model's such weights were 0."""
+    registers = _helper["mxcsr"]()
+    if registers is None:
+        pytest.skip("needs x86-64 Linux and executable memory")
+    read, write, _memory = registers
+    from certify import engine
+    from certify.core import numbers
+    path = tmp_path / "tiny.npz"
+    np.savez(path, X=np.array([[0.0], [1e-45]], dtype=np.float32), A=np.zeros((1, 1), dtype=np.float32), residual=True)
+    tiny = np.array([-1e-45, 2.0**-149 * 12345, 1e-38, 0.5, -0.0], dtype=">f4")  # subnormal, normal; big-endian
+    half = np.array([6e-8, -3e-5, 1.0], dtype=np.float16)
+    saved = ctypes.c_uint32()
+    read(ctypes.byref(saved))
+    try:
+        write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
+        verdict = engine.check(str(path), bound="0").verdict
+        widened = [numbers.widened(array, "w") for array in (tiny, half)]
+        with pytest.raises(numbers.BadInput, match="denormals-are-zero"):
+            numbers.widened(np.array([5e-324]), "w")
+    finally:
+        write(ctypes.byref(saved))
+    assert verdict == engine.VIOLATED
+    for array, wide in zip((tiny, half), widened):
+        assert [Fraction(x) for x in wide.tolist()] == [Fraction(*x.as_integer_ratio()) for x in array.tolist()]
+        assert np.array_equal(np.signbit(wide), np.signbit(array))

@@ -248,8 +248,32 @@ def _numpy_exact(array: np.ndarray, where: str):
         if array.dtype.itemsize > 8:  # long double: wider than binary64, kept exact as rationals
             exact = np.vectorize(lambda x: Fraction(*x.as_integer_ratio()), otypes=[object])(array)
             return exact.tolist()
-        return array.astype(np.float64).tolist()  # every float16/32 value is a binary64 value
+        return widened(array, where).tolist()  # every float16/32 value is a binary64 value
     return array.tolist()  # numpy integers become Python integers, exactly
+
+
+def widened(array: np.ndarray, where: str) -> np.ndarray:
+    """A float16, float32 or float64 array as float64, exactly (each such value is a binary64 number).  Under
+    denormals-are-zero (a fast-math library loaded) numpy's conversion read a subnormal float32 entry (1e-45, a
+    normal binary64 number) as 0, and D_out <= 0 held for an .npz file's tokens 1e-45 apart: there such entries
+    are made from their bits, and a subnormal binary64 one, which nothing reads as itself there, is refused."""
+    import numpy as np  # see from_numpy
+
+    wide = array.astype(np.float64)
+    if _subnormals_read():
+        return wide
+    info, size = np.finfo(array.dtype), 8 * array.dtype.itemsize
+    bits = array.astype(array.dtype.newbyteorder("=")).view(f"u{array.dtype.itemsize}")  # (a byte order's copy)
+    magnitude = bits & (1 << size - 1) - 1
+    subnormal = (magnitude > 0) & (magnitude < 1 << info.nmant)
+    if not subnormal.any():
+        return wide
+    if size == 64:
+        raise BadInput(f"{where}: {SUBNORMAL_UNREAD}")
+    # m 2^(minexp - nmant) for the m of its bits, exact: a normal binary64 number (ldexp, as 2.0**k is pow's, which
+    # errs under a rounding mode set in the process)
+    scaled = np.ldexp(np.where(bits >> size - 1, -1.0, 1.0) * magnitude, info.minexp - info.nmant)
+    return np.where(subnormal, scaled, wide)
 
 
 def from_numpy(data, ndims: dict, where: str = ""):

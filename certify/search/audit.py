@@ -145,8 +145,8 @@ def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]]
     too, not one by one in the parent (runs in a worker)."""
     goal = engine.target(spec.claim, spec.bound)
     out = []
-    for i, record in items:
-        item = spec.sample(i)  # once: the configuration re-derived is the one its certificate must be about
+    # each configuration drawn once: the one re-derived is the one its certificate must be about
+    for (i, record), item in zip(items, spec.samples([i for i, _ in items])):
         result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
         # the reason too: the summary counts undecided records by its kind (campaign.reason_kind)
         row = (i, item.config["name"], result.verdict, {**campaigns.arb_fields(result), "reason": result.reason},

@@ -260,9 +260,15 @@ class Campaign(samplers.LayerParts):
         words = ["certify", "sample"] + [str(word) for option in options if option[1:] != (None,) for word in option]
         return shlex.join(words + ["--out", str(out)])
 
+    def samples(self, indices: list[int]) -> list[samplers.Sample]:
+        """Configurations `indices` of the campaign, the same on every machine and run (samplers.samples: refused
+        where the floating-point environment would draw others)."""
+        return samplers.samples(self.distribution, self.n, self.d, self.seed, indices, self.L_range, self.parts,
+                                self.d_k)
+
     def sample(self, index: int) -> samplers.Sample:
-        """Configuration `index` of the campaign, the same on every machine and run (samplers.sample)."""
-        return samplers.sample(self.distribution, self.n, self.d, self.seed, index, self.L_range, self.parts, self.d_k)
+        """Configuration `index` of the campaign (samples)."""
+        return self.samples([index])[0]
 
 
 def _changed_limits(items) -> dict | None:
@@ -317,7 +323,7 @@ class Screened:
 
 def screened(campaign: Campaign, indices: list[int]) -> Screened:
     """Configurations `indices` of the campaign through float64 and, in a tier3 campaign, tier 3 (batched)."""
-    samples = [campaign.sample(i) for i in indices]
+    samples = campaign.samples(indices)
     configs = [s.config for s in samples]
     # a thin head's a comes with it (its d_k x d_k reduction): no d x d SVD per configuration
     a = np.array([s.a for s in samples]) if campaign.d_k is not None else None

@@ -32,6 +32,7 @@ two): mid = ldexp(p, k) and rad = fl(fl(mid * MID_FACTOR) + 2 ETA), with
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -43,7 +44,7 @@ LN2_PARTS = (
     float.fromhex("0x1.ef35793c76800p-45"),  # 42 significant bits
     float.fromhex("-0x1.9ff0342542fc3p-90"),  # 53 bits; |ln 2 - L1 - L2 - L3| < 2^-144
 )
-LN2_REMAINDER = 2.0**-140  # bound of |ln 2 - (L1 + L2 + L3)|, checked in arb by the tests
+LN2_REMAINDER = math.ldexp(1.0, -140)  # bound of |ln 2 - (L1 + L2 + L3)|, checked in arb by the tests
 INV_LN2 = 1.4426950408889634
 DEGREE = 13
 COEFFICIENTS = tuple(float(Fraction(1, _factorial)) for _factorial in

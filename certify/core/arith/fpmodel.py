@@ -17,6 +17,7 @@ thread and in BLAS's own threads.
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -61,7 +62,7 @@ def probe_subnormals() -> str | None:
     constant ETA = 2^-1074 read as itself (flush-to-zero on when certify was loaded reads it as 0)."""
     if not _same(np.array([ETA]), _from_bits([1])):
         return "2^-1074 was read as 0 when certify was loaded (flush-to-zero mode)"
-    tiny = _tile([2.0**-1022])
+    tiny = _tile([math.ldexp(1.0, -1022)])
     smallest = _tile(_from_bits([1]))
     if not _same(tiny / 2**52, smallest):
         return "a result below 2^-1022 is flushed to zero (flush-to-zero mode)"
@@ -75,7 +76,7 @@ def probe_subnormals() -> str | None:
 def probe_rounding() -> str | None:
     """Round to nearest, ties to even, on + - * / sqrt and rint (a directed mode fails one, and so does double
     rounding through extended precision)."""
-    u = 2.0**-53
+    u = math.ldexp(1.0, -53)
     checks = [
         ("1 + u", _tile([1.0]) + u, [1.0]),                          # a tie, to the even 1
         ("1 + 3u", _tile([1.0]) + 3 * u, [1.0 + 4 * u]),               # a tie, to the even 1 + 4u
@@ -105,12 +106,12 @@ def probe_rounding() -> str | None:
 def _dot_probes() -> list[tuple[list[float], list[float]]]:
     """Pairs (a, b) whose dot product depends on the summation (cancellation, a sum that
     extended accumulation keeps and binary64 loses, subnormal products, float32-sized gaps)."""
-    big = 2.0**53
+    big, u, small = math.ldexp(1.0, 53), math.ldexp(1.0, -53), math.ldexp(1.0, -540)  # (2.0**k: rounding.PHI)
     return [
         ([big, 1.0, -big, 1.0], [1.0, 1.0, 1.0, 1.0]),
-        ([1.0, 2.0**-53, 2.0**-53, 2.0**-53], [1.0, 1.0, 1.0, 1.0]),
+        ([1.0, u, u, u], [1.0, 1.0, 1.0, 1.0]),
         ([1.0, 1e-10, -1.0, 1e-10], [1.0, 1.0, 1.0, 1.0]),
-        ([2.0**-540, 3 * 2.0**-540, 1.0, -1.0], [2.0**-540, 2.0**-540, 1.0, 1.0]),
+        ([small, 3 * small, 1.0, -1.0], [small, small, 1.0, 1.0]),
         ([0.1, 0.2, 0.3, -0.6], [3.0, 7.0, 11.0, 2.0]),
         ([1e300, 1e-300, -1e300, 1.0], [1e8, 1e300, 1e8, 1.0]),
     ]
@@ -156,8 +157,8 @@ def _threaded_product() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     input (denormals-are-zero), the tie 1 + u (to 1; rounded upward, 1 + 2u) and 1 + 3u (to 1 + 4u; rounded down or
     towards zero, 1 + 2u).  Every two rows and two columns hold the four kinds, so every thread's share does."""
     rows, depth = _THREADED
-    u, tiny = 2.0**-53, _from_bits([1])[0]
-    kinds = [((2.0**-537, 2.0**-537), (2.0**-1022, 0.5)), ((tiny, 2.0), (0.0, 0.0)), ((1.0, 1.0), (u, 1.0)),
+    u, tiny, root = math.ldexp(1.0, -53), _from_bits([1])[0], math.ldexp(1.0, -537)  # root * root = 2^-1074
+    kinds = [((root, root), (math.ldexp(1.0, -1022), 0.5)), ((tiny, 2.0), (0.0, 0.0)), ((1.0, 1.0), (u, 1.0)),
              ((1.0, 1.0), (3 * u, 1.0))]
     sums = _from_bits([(1 << 51) + 1, 2, 0x3FF0000000000000, 0x3FF0000000000002])  # 2^-1023 + 2^-1074, ...
     A, B, C = np.zeros((rows, depth)), np.zeros((depth, rows)), np.empty((rows, rows))
@@ -176,8 +177,8 @@ def probe_environment() -> str | None:
     threads: each thread has its own flags, those of the thread that started it (which loaded numpy, or after a
     fork multiplied first), so a library loaded before numpy and the flags cleared in this thread since leave
     them set there alone."""
-    u = 2.0**-53
-    products = np.array([2.0**-1022, ETA]) * np.array([0.5, 2.0])
+    u = math.ldexp(1.0, -53)
+    products = np.array([math.ldexp(1.0, -1022), ETA]) * np.array([0.5, 2.0])
     if not _same(products, _from_bits([1 << 51, 2])):  # 2^-1023, 2^-1073
         return "subnormal numbers are flushed to zero (flush-to-zero or denormals-are-zero set since start-up)"
     if not _same(np.array([1.0, 1.0, -1.0]) + np.array([u, 3 * u, -u]), [1.0, 1.0 + 4 * u, -1.0]):

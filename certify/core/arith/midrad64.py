@@ -36,8 +36,8 @@ import numpy as np
 from certify.core.arith import exp64
 from certify.core.arith import pairs
 from certify.core.numbers import Binary64Matrix, is_matrix
-from certify.core.arith.rounding import (ETA, PHI, abs_sum_upper, down, float_at_least, float_at_most, gamma,
-                                        nonneg_sum_upper, reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
+from certify.core.arith.rounding import (ETA, PHI, UNIT_ROUNDOFF, abs_sum_upper, down, float_at_least, float_at_most,
+                                        gamma, nonneg_sum_upper, reduce_axis, rounding_radius, sqrt_down, sqrt_up, up)
 
 
 class NotSupported(Exception):
@@ -120,7 +120,7 @@ def _full(rad, shape):
     return rad if rad.shape == shape else np.broadcast_to(rad, shape)
 
 
-_SLACK = 1 + 2.0**-48  # (1 + 2^-48)(1 - u)^22 >= 1
+_SLACK = 1 + math.ldexp(1.0, -48)  # (1 + 2^-48)(1 - u)^22 >= 1; ldexp, not 2.0**-48 (rounding.UNIT_ROUNDOFF)
 
 
 def _bounded_sum(*terms, scratch: bool = False):
@@ -148,7 +148,7 @@ def _bounded_sum(*terms, scratch: bool = False):
     return total
 
 
-_EXACT_MULTIPLES = 2.0**52  # k ETA for integers k <= 2^52 is the binary64 number of bit pattern k
+_EXACT_MULTIPLES = math.ldexp(1.0, 52)  # k ETA for integers k <= 2^52 is the binary64 number of bit pattern k
 
 
 def _eta_times(c):
@@ -317,7 +317,7 @@ class MidRad:
         if _has_radius(other.rad):
             spread = up(other.rad * inverse)  # f2'
             magnitude = np.abs(q)
-            magnitude *= up(up(spread * (1 + 2.0**-52)) + PHI)  # w, on the divisor's shape
+            magnitude *= up(up(spread * (1 + 2 * UNIT_ROUNDOFF)) + PHI)  # w, on the divisor's shape
             terms = [magnitude, _eta_times(up(1.0 + spread))]
         else:
             terms = _rounding_terms(q)
@@ -442,8 +442,8 @@ def _extreme(ufunc, x: MidRad) -> MidRad:
     return MidRad.hull(lower, upper)
 
 
-_DOUBLED = 2 + 2.0**-49  # 2 (1 + 2^-50)
-_WIDENED = 1 + 2.0**-49
+_DOUBLED = 2 + math.ldexp(1.0, -49)  # 2 (1 + 2^-50)
+_WIDENED = 1 + math.ldexp(1.0, -49)
 
 
 def _exp_radius(mid, e, r):
@@ -507,7 +507,7 @@ def _erf_at(t) -> MidRad:
         raise NotSupported("erf's series did not converge")
     series = MidRad.hull(total.lower, up(total.upper + term.upper))  # the tail is in [0, term_n]
     at_s = (2 / MidRad64.sqrt_nonneg(MidRad64.pi())) * MidRad64.exp(-square) * series
-    low = np.where(near, np.maximum(at_s.lower, 0.0), 1.0 - 2.0**-53)
+    low = np.where(near, np.maximum(at_s.lower, 0.0), 1.0 - UNIT_ROUNDOFF)
     high = np.where(near, np.minimum(at_s.upper, 1.0), 1.0)
     low, high = _odd(t, low, high)
     unknown = np.isnan(t)

@@ -19,14 +19,16 @@ start-up by certify/core/arith/fpmodel.py; nothing here is valid without it.
 from __future__ import annotations
 
 import functools
+import math
 from fractions import Fraction
 
 import numpy as np
 
-UNIT_ROUNDOFF = 2.0**-53
-PHI = 2.0**-53 + 2.0**-105  # u (1 + 2u), exactly representable
-# made when the module is loaded: 2.0**-1074 was folded into the bytecode, which compiled under flush-to-zero held 0
-# for every later run (and the tier off for a reason that no longer held)
+# Made when the module is loaded, exactly (ldexp, fromhex): 2.0**k is folded into the bytecode, where compiled under
+# flush-to-zero 2.0**-1074 held 0, and compiled under a rounding mode set downward (pow errs there) PHI held u, for
+# every later run (and the tier was off for a reason that no longer held)
+UNIT_ROUNDOFF = math.ldexp(1.0, -53)
+PHI = UNIT_ROUNDOFF + math.ldexp(1.0, -105)  # u (1 + 2u), exactly representable
 ETA = float.fromhex("0x1p-1074")
 
 
@@ -54,7 +56,7 @@ def down(c):
 def rounding_radius(c):
     """|z - c| for every real z with fl(z) = c (one operation): at most u |z| + ETA/2, so at most
     2u |c| + ETA."""
-    return up(np.abs(c) * 2.0**-52 + ETA)
+    return up(np.abs(c) * (2 * UNIT_ROUNDOFF) + ETA)
 
 
 def sqrt_up(x):

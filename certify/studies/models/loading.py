@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from certify.core import jsonfile
+from certify.core.numbers import widened
 from certify.errors import BadInput
 from certify.studies.models.bert import (
     AttentionHead,
@@ -167,7 +168,7 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
             raise BadInput(f"{path}: tensor '{key}' has shape {tensor.shape}, the config needs {shape}")
         if not np.issubdtype(tensor.dtype, np.floating):
             raise BadInput(f"{path}: tensor '{key}' has dtype {tensor.dtype}, not a float type")
-        weights[name] = tensor.astype(np.float64)
+        weights[name] = widened(tensor, f"{path}: tensor '{key}'")
         if not np.isfinite(weights[name]).all():
             raise BadInput(f"{path}: tensor '{key}' has non-finite entries")
     return weights
