@@ -427,16 +427,18 @@ def test_denormals_are_zero_refuses_a_file_with_a_subnormal_number(tmp_path):
     read, write, _memory = registers
     from certify import engine
     from certify.errors import BadInput
-    paths = [tmp_path / "block.json", tmp_path / "entries.json"]  # a matrix of numbers read at once, one read entry by entry
+    # a matrix of numbers read at once, one read entry by entry, and a binary64 block
+    paths = [tmp_path / "block.json", tmp_path / "entries.json", tmp_path / "binary64.json"]
     paths[0].write_text('{"X": [[0.0], [5e-324]], "A": [[0.0]], "residual": true}')
     paths[1].write_text('{"X": [["0"], [5e-324]], "A": [[0.0]], "residual": true}')
-    assert [engine.check(str(path), bound="1e-308").verdict for path in paths] == [engine.HOLDS] * 2
+    paths[2].write_text('{"X": {"binary64": "AAAAAAAAAAABAAAAAAAAAA==", "shape": [2, 1]}, "A": [[0.0]], "residual": true}')
+    assert [engine.check(str(path), bound="1e-308").verdict for path in paths] == [engine.HOLDS] * 3
     saved = ctypes.c_uint32()
     read(ctypes.byref(saved))
     for path in paths:
         try:
             write(ctypes.byref(ctypes.c_uint32(saved.value | 0x40)))  # denormals-are-zero
-            with pytest.raises(BadInput, match="denormals-are-zero"):
+            with pytest.raises(BadInput, match=r"^X(\[1\]\[0\])?: a subnormal .*denormals-are-zero"):  # where it is
                 engine.check(str(path), bound="1e-308")
         finally:
             write(ctypes.byref(saved))

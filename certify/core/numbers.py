@@ -354,7 +354,7 @@ class Binary64Matrix(Sequence):
 
     __slots__ = ("array", "_rows")
 
-    def __init__(self, array: np.ndarray, owned: bool = False):
+    def __init__(self, array: np.ndarray, owned: bool = False, where: str = ""):
         import numpy as np  # see from_numpy
 
         # a copy, so that no one else holds the array to change it, unless the caller made it for this matrix alone
@@ -363,7 +363,7 @@ class Binary64Matrix(Sequence):
         if not _subnormals_read():  # (judged from the bits: comparisons take a subnormal number for 0)
             magnitudes = self.array.view(np.int64) & 0x7FFFFFFFFFFFFFFF
             if ((magnitudes > 0) & (magnitudes < 1 << 52)).any():
-                raise BadInput(SUBNORMAL_UNREAD)
+                raise BadInput(f"{where}: {SUBNORMAL_UNREAD}" if where else SUBNORMAL_UNREAD)  # where: a file's matrix
         self._rows = None
 
     def rows(self) -> tuple:
@@ -444,7 +444,7 @@ def parse_matrix(value, where: str, shape: tuple[int | None, int | None] = (None
         matrix = _parse_block(value, where)
         width = matrix.array.shape[1]
     elif fast is not None:
-        matrix, width = Binary64Matrix(fast, owned=True), fast.shape[1]
+        matrix, width = Binary64Matrix(fast, owned=True, where=where), fast.shape[1]
     else:
         if not isinstance(value, (list, tuple)) or not value:
             raise BadInput(f"{where}: expected a non-empty list of rows, got {json_type(value)}")
@@ -516,7 +516,7 @@ def _parse_block(value: dict, where: str) -> Binary64Matrix:
     array = np.frombuffer(raw, dtype="<f8").reshape(shape)
     if not np.isfinite(array).all():
         raise BadInput(f"{where}: the binary64 block holds a number that is not finite")
-    return Binary64Matrix(array)
+    return Binary64Matrix(array, where=where)
 
 
 def ball_text(x) -> str | None:
