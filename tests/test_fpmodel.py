@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import json
 import math
 import operator
 import os
@@ -175,6 +177,28 @@ def mxcsr():
     return kind(address), kind(address + 4), memory
 FLUSH_TO_ZERO = 0x8040
 """
+DIRECTED = (0x400, 0x800, 0xC00)  # x86's FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+
+
+def _libm() -> str:
+    """libm's name, for fesetround with x86's constants (DIRECTED); the test is skipped elsewhere."""
+    libm = ctypes.util.find_library("m")
+    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
+        pytest.skip("the fenv constants are x86's")
+    return libm
+
+
+@contextlib.contextmanager
+def _rounding(mode: int):
+    """The process rounds as `mode` (fesetround) inside the block, to nearest again after it."""
+    fesetround = ctypes.CDLL(_libm()).fesetround
+    fesetround(mode)
+    try:
+        yield
+    finally:
+        fesetround(0)  # FE_TONEAREST
+
+
 _helper: dict = {}
 exec(MXCSR_HELPER, _helper)
 
@@ -258,40 +282,27 @@ def test_bytecode_compiled_under_a_rounding_mode_keeps_the_model_s_constants():
     rounding downward (the first import in a process where a library set it), PHI read u (not u (1 + 2u)), exp's
     LN2_REMAINDER one ulp below its bound, and the probes' 2^-1022 the largest subnormal, for every later run (the
     tier off there for a reason that no longer held)."""
-    libm = ctypes.util.find_library("m")
-    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
-        pytest.skip("the fenv constants below are x86's")
     from certify.core.arith import exp64, midrad64
-    fesetround = ctypes.CDLL(libm).fesetround
     exact = {rounding: ("UNIT_ROUNDOFF", "PHI", "ETA"), exp64: ("LN2_REMAINDER",), fpmodel: (),
              midrad64: ("_SLACK", "_EXACT_MULTIPLES", "_DOUBLED", "_WIDENED")}  # (exp64's decimals move an ulp:
     # R1_MAX, a run-time check, and R_MAX down, REL_ERROR up, each with room in the analysis that tests them)
     for module, names in exact.items():
         source = Path(module.__file__).read_text()
-        for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
-            try:
-                fesetround(mode)
+        for mode in DIRECTED:
+            with _rounding(mode):
                 code = compile(source, module.__file__, "exec")
-            finally:
-                fesetround(0)  # FE_TONEAREST
             loaded: dict = {"__name__": module.__name__}
             exec(code, loaded)  # as a later run loads the bytecode, rounding to nearest
             assert [loaded[name] for name in names] == [getattr(module, name) for name in names], hex(mode)
             if module is fpmodel:
                 assert loaded["probe_environment"]() is None and loaded["probe_subnormals"]() is None, hex(mode)
 
+
 def test_a_rounding_mode_set_after_start_up_switches_the_tier_off():
-    libm = ctypes.util.find_library("m")
-    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
-        pytest.skip("the fenv constants below are x86's")
-    fesetround = ctypes.CDLL(libm).fesetround
     assert fpmodel.tier3_usable() == (True, "")
-    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
-        try:
-            fesetround(mode)
+    for mode in DIRECTED:
+        with _rounding(mode):
             usable, reason = fpmodel.tier3_usable()
-        finally:
-            fesetround(0)  # FE_TONEAREST
         assert not usable and "rounding mode" in reason
     assert fpmodel.tier3_usable() == (True, "")
 
@@ -329,11 +340,8 @@ print(tier3.unusable_reason())
 
 def test_a_rounding_mode_of_blas_threads_is_probed():
     """Likewise a rounding mode set when numpy was loaded and set back to nearest in this thread since."""
-    libm = ctypes.util.find_library("m")
-    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
-        pytest.skip("the fenv constants below are x86's")
-    root = Path(__file__).resolve().parents[1]
-    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
+    libm, root = _libm(), Path(__file__).resolve().parents[1]
+    for mode in DIRECTED:
         script = (f"import ctypes; fesetround = ctypes.CDLL({libm!r}).fesetround; fesetround({mode}); "
                   "import numpy; fesetround(0); from certify.search import tier3; print(tier3.unusable_reason())")
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=root,
@@ -356,25 +364,18 @@ def test_a_rounding_mode_does_not_change_the_numbers_a_file_holds(tmp_path):
     """float() rounds as the floating-point environment does: in a process rounding down, a file's 0.1 was read as
     the binary64 below it, and D_out <= 0.1 held (for those numbers) where for the file's D_out = fl(0.1) > 0.1; the
     checker read a certificate's numbers so too."""
-    libm = ctypes.util.find_library("m")
-    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
-        pytest.skip("the fenv constants below are x86's")
     import certify_checker
     from certify import engine
     from certify.core import jsonfile
-    fesetround = ctypes.CDLL(libm).fesetround
     path = tmp_path / "tie.json"
     path.write_text('{"X": [[0.0], [0.1]], "A": [[0.0]], "residual": true}')  # D_out = D = fl(0.1)
     rng = np.random.default_rng(5)
     numbers = [float(x) for x in rng.standard_normal(500) * 10.0 ** rng.integers(-320, 300, 500)] + [0.1, 5e-324]
     text = "[" + ", ".join(map(repr, numbers)) + "]"
-    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
-        try:
-            fesetround(mode)
+    for mode in DIRECTED:
+        with _rounding(mode):
             verdict = engine.check(str(path), bound="0.1").verdict
             read, checked = jsonfile.loads(text, "numbers.json"), certify_checker.load(text)
-        finally:
-            fesetround(0)  # FE_TONEAREST
         assert verdict == engine.VIOLATED, hex(mode)
         assert np.array_equal(np.array(read).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
         assert np.array_equal(np.array(checked).view(np.int64), np.array(numbers).view(np.int64)), hex(mode)
@@ -384,20 +385,27 @@ def test_a_campaign_is_not_sampled_under_another_rounding_mode():
     """numpy's draws round as the process does: under a rounding mode a library set, a campaign's configuration i was
     another than its seed gives elsewhere, and certify verify rejected a sound campaign (every certificate "about
     another configuration"); a campaign's configurations are not drawn there now (bad input, exit 2)."""
-    libm = ctypes.util.find_library("m")
-    if platform.machine() not in ("x86_64", "AMD64") or libm is None:
-        pytest.skip("the fenv constants below are x86's")
     from certify.errors import BadInput
     from certify.search import samplers
-    fesetround = ctypes.CDLL(libm).fesetround
-    for mode in (0x400, 0x800, 0xC00):  # FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
-        try:
-            fesetround(mode)
-            with pytest.raises(BadInput, match="rounded to nearest"):
-                samplers.samples("gaussian", 3, 2, 1, [0, 1])
-        finally:
-            fesetround(0)  # FE_TONEAREST
+    for mode in DIRECTED:
+        with _rounding(mode), pytest.raises(BadInput, match="rounded to nearest"):
+            samplers.samples("gaussian", 3, 2, 1, [0, 1])
     assert samplers.samples("gaussian", 3, 2, 1, [0])[0].config == samplers.sample("gaussian", 3, 2, 1, 0).config
+
+
+def test_a_value_compared_with_a_file_is_read_back_as_the_file_is():
+    """A folder's parameters, summary and records decided again were compared with what its files hold after
+    json.loads alone, which rounds as the process does: under a rounding mode a library set, 0.1 came back as another
+    number than the file's, read by certify's reader, and a sound folder was refused or found edited."""
+    from certify.core import jsonfile
+    # the nearest binary64 to 0.1 is above it (misread rounding down or towards zero), to 0.3 below it (rounding up)
+    value = {"L_range": (0.1, 0.3), "margin": 1e-310}
+    for mode in DIRECTED:
+        with _rounding(mode):
+            by_float, read = json.loads(json.dumps(value)), jsonfile.as_read(value)
+        as_written = jsonfile.loads(jsonfile.dumps(value), "value")
+        assert read == {"L_range": [0.1, 0.3], "margin": 1e-310} == as_written, hex(mode)
+        assert by_float != read, hex(mode)  # what the comparison went through before
 
 def test_flush_to_zero_does_not_change_the_numbers_a_file_holds(tmp_path):
     """Under flush-to-zero (a fast-math library loaded) float() read a file's 5e-324 as 0, and D_out <= 0 held."""

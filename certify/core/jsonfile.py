@@ -159,6 +159,20 @@ def nearest_binary64(text: str) -> float:
     return struct.unpack("<d", struct.pack("<Q", bits | (exact.is_signed() << 63)))[0]
 
 
+def number_reader():
+    """How a JSON number's text becomes its binary64 number: float(), unless the floating-point environment would make
+    it misread one (nearest_binary64; asked once a text)."""
+    return float if _rounds_to_nearest() else nearest_binary64
+
+
+def as_read(data):
+    """data as certify reads back the text dumps() writes of it (tuples as lists, numbers as number_reader reads
+    them): a value compared with what a file holds (a folder's parameters, a summary, a record decided again)
+    went through json.loads alone, which rounds as the process does, so under a rounding mode a library set a
+    sound folder was found edited."""
+    return json.loads(dumps(data), parse_float=number_reader())
+
+
 def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
     if len(text) > limits.bytes:
@@ -179,9 +193,8 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
         return int(digits)
 
     try:
-        # float() unless the floating-point environment would make it misread a number (it is checked once a text)
         data = json.loads(text, object_pairs_hook=_unique_keys(where), parse_constant=refuse_constant,
-                          parse_int=integer, parse_float=float if _rounds_to_nearest() else nearest_binary64)
+                          parse_int=integer, parse_float=number_reader())
     except json.JSONDecodeError as err:
         raise BadInput(f"{where}: not valid JSON ({err.msg} at line {err.lineno} column {err.colno})") from None
     except RecursionError:  # some hundreds of levels: beyond them a raised nesting limit was named as the cause

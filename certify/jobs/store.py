@@ -290,7 +290,7 @@ class Store:
         run's folder and restart ("out", "restart") and its parameters as the caller writes them, for the refusals
         ({"max_bits": "--max-prec"}, or the API's "max_prec=", "restart=True"; a parameter not named is its key).
         """
-        folder, params = Path(folder), json.loads(json.dumps(params))  # as it reads back (lists, not tuples)
+        folder, params = Path(folder), jsonfile.as_read(params)  # as it reads back (lists, not tuples)
         another = choose_another(names)
         busy = (f"{folder} is in use by another certify process (one run writes a {noun} folder at a time); "
                 f"wait for it to stop, or {another}")

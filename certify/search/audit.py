@@ -36,7 +36,6 @@ does not compute alike, where not re-derived, are trusted only as far as the sam
 from __future__ import annotations
 
 import functools
-import json
 import math
 import random
 import sys
@@ -385,7 +384,7 @@ def _says(stored, spec: campaigns.Campaign, decided: list[dict]) -> bool:
     probe aside): the counts a reader looks at first, and every other figure it states.  A summary of an
     earlier version of certify lacks the figures added since (a largest lhs/rhs without its tier, ...): what
     it does not state it cannot misstate."""
-    derived = json.loads(jsonfile.dumps(campaigns.summarize(spec, decided)))  # as the file holds it
+    derived = jsonfile.as_read(campaigns.summarize(spec, decided))  # as the file holds it
     unsaid = ("run", "tier3_off")
     return (isinstance(stored, dict) and all(key in stored for key in SUMMARY_ESSENTIALS)
             # every verdict's count, as every version states them: one left out (the violations) reads as none

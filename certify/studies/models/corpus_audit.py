@@ -59,7 +59,6 @@ the model's width d the summary states, and the figures and page drawn from the 
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import shlex
@@ -382,7 +381,7 @@ def _width(stored: dict | None):
 
 def _summary_problems(store: jobs.Store, stored: dict, derived: dict) -> list[str]:
     """Why summary.json and summary.txt do not say what the records say."""
-    if stored != json.loads(jsonfile.dumps(derived)):  # as the file holds it
+    if stored != jsonfile.as_read(derived):  # as the file holds it
         return [f"{SUMMARY_JSON} does not describe the records (edited, or an earlier run's); running the run's "
                 "command again rewrites it"]
     text = store.folder / SUMMARY_TEXT
@@ -425,7 +424,7 @@ def sentence_problems(run: CorpusRun, records: list[dict]) -> list[Rederived]:
     sentences unused: each record's text is), compared with it (runs in a worker)."""
     derived = certify_texts(run, [(record["i"], record["text"]) for record in records])
     # each decided again as the store writes it and reads it back (lists, binary64 floats)
-    return [_rederived(record, json.loads(json.dumps(again))) for record, (again, _) in zip(records, derived)]
+    return [_rederived(record, jsonfile.as_read(again)) for record, (again, _) in zip(records, derived)]
 
 
 class Rederived(NamedTuple):
