@@ -48,7 +48,7 @@ SCREEN_FROM = 32  # rows: below, the balls of every pair cost less than the scre
 def _binary64_rounds_to_nearest() -> bool:
     """Round to nearest with ties to even, once (1 + (u + u/4096): double rounding through x87's extended precision
     lands on the tie 1 + u, then on 1), and subnormals not flushed to zero (which fsum and the ulps rely on)."""
-    u, least_normal = 2.0 ** -53, 2.0 ** -1022  # names, so that each operation below runs now, not when compiled
+    u, least_normal = math.ldexp(1.0, -53), math.ldexp(1.0, -1022)  # made now, as each operation below runs
     return (1.0 + u == 1.0 and 1.0 + 3 * u == 1.0 + 4 * u and -1.0 - u == -1.0 and least_normal / 2 > 0
             and 1.0 + (u + u / 4096) == 1.0 + 2 * u)
 

@@ -111,7 +111,7 @@ def _depth(data) -> int:
 def _rounds_to_nearest() -> bool:
     """float() reads a decimal as the nearest binary64, ties to even, subnormals kept: it rounds as the
     floating-point environment does, which a library in the process can set otherwise (fesetround, flush-to-zero)."""
-    u, least_normal = 2.0**-53, 2.0**-1022  # names, so that each operation below runs now, not when compiled
+    u, least_normal = math.ldexp(1.0, -53), math.ldexp(1.0, -1022)  # made now, as each operation below runs
     return 1.0 + u == 1.0 and 1.0 + 3 * u == 1.0 + 4 * u and -1.0 - u == -1.0 and least_normal / 2 > 0
 
 

@@ -269,7 +269,7 @@ def widened(array: np.ndarray, where: str) -> np.ndarray:
     if not subnormal.any():
         return wide
     if size == 64:
-        raise BadInput(f"{where}: {SUBNORMAL_UNREAD}")
+        raise BadInput(f"{where}: {SUBNORMAL_UNREAD}" if where else SUBNORMAL_UNREAD)  # where: a file's matrix
     # m 2^(minexp - nmant) for the m of its bits, exact: a normal binary64 number (ldexp, as 2.0**k is pow's, which
     # errs under a rounding mode set in the process)
     scaled = np.ldexp(np.where(bits >> size - 1, -1.0, 1.0) * magnitude, info.minexp - info.nmant)
@@ -360,10 +360,8 @@ class Binary64Matrix(Sequence):
         # a copy, so that no one else holds the array to change it, unless the caller made it for this matrix alone
         self.array = array if owned and array.dtype == np.float64 else np.array(array, dtype=np.float64)
         self.array.flags.writeable = False
-        if not _subnormals_read():  # (judged from the bits: comparisons take a subnormal number for 0)
-            magnitudes = self.array.view(np.int64) & 0x7FFFFFFFFFFFFFFF
-            if ((magnitudes > 0) & (magnitudes < 1 << 52)).any():
-                raise BadInput(f"{where}: {SUBNORMAL_UNREAD}" if where else SUBNORMAL_UNREAD)  # where: a file's matrix
+        if not _subnormals_read():
+            widened(self.array, where)  # which refuses a subnormal entry, read as itself nowhere here
         self._rows = None
 
     def rows(self) -> tuple:
