@@ -177,6 +177,13 @@ def mxcsr():
     return kind(address), kind(address + 4), memory
 FLUSH_TO_ZERO = 0x8040
 """
+# a script's start: flush-to-zero set in its main thread (state: the flags before)
+FLUSHING = MXCSR_HELPER + """
+read, write, memory = mxcsr()
+state = ctypes.c_uint32()
+read(ctypes.byref(state))
+write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+"""
 DIRECTED = (0x400, 0x800, 0xC00)  # x86's FE_DOWNWARD, FE_UPWARD, FE_TOWARDZERO
 
 
@@ -235,11 +242,7 @@ def test_flush_to_zero_on_before_certify_is_loaded_is_caught():
     """On from the start, flush-to-zero read 2^-1074 as 0, and the probes compared zeros with zeros."""
     if _helper["mxcsr"]() is None:
         pytest.skip("needs x86-64 Linux and executable memory")
-    script = MXCSR_HELPER + """
-read, write, memory = mxcsr()
-state = ctypes.c_uint32()
-read(ctypes.byref(state))
-write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+    script = FLUSHING + """
 from certify import engine
 from certify.search import tier3
 goal = engine.target(None, "0")
@@ -313,11 +316,7 @@ def test_flags_of_blas_threads_are_probed():
     products too small to be shared out), and tier 3 said D_out <= 0.99 D_out held."""
     if _helper["mxcsr"]() is None:
         pytest.skip("needs x86-64 Linux and executable memory")
-    script = MXCSR_HELPER + """
-read, write, memory = mxcsr()
-state = ctypes.c_uint32()
-read(ctypes.byref(state))
-write(ctypes.byref(ctypes.c_uint32(state.value | FLUSH_TO_ZERO)))
+    script = FLUSHING + """
 import numpy as np  # BLAS's threads start with flush-to-zero
 write(ctypes.byref(state))  # and this thread is back to normal
 from certify import engine
