@@ -91,7 +91,7 @@ def load(data, limits: Limits = LIMITS):
 
     try:
         # a JSON number is its nearest binary64, which float() reads only in the default floating-point environment
-        near = float if overlaps._binary64_rounds_to_nearest() else exact.nearest_binary64
+        near = float if overlaps.binary64_rounds_to_nearest() else exact.nearest_binary64
         cert = json.loads(data, object_pairs_hook=unique, parse_constant=constant, parse_int=integer, parse_float=near)
     except OverLimit:  # a ValueError too: refused as the limit it passes, not as text that is no JSON
         raise

@@ -45,7 +45,7 @@ from flint import arb, ctx
 SCREEN_FROM = 32  # rows: below, the balls of every pair cost less than the screen
 
 
-def _binary64_rounds_to_nearest() -> bool:
+def binary64_rounds_to_nearest() -> bool:
     """Round to nearest with ties to even, once (1 + (u + u/4096): double rounding through x87's extended precision
     lands on the tie 1 + u, then on 1), and subnormals not flushed to zero (which fsum and the ulps rely on)."""
     u, least_normal = math.ldexp(1.0, -53), math.ldexp(1.0, -1022)  # made now, as each operation below runs
@@ -85,7 +85,7 @@ def candidate_pairs(P: list) -> list:
     cannot rule one out."""
     n, precision = len(P), ctx.prec  # the overlaps' balls are summed at the working precision
     every = list(itertools.combinations(range(n), 2))
-    found = _binary64(P) if n >= SCREEN_FROM and _binary64_rounds_to_nearest() else None
+    found = _binary64(P) if n >= SCREEN_FROM and binary64_rounds_to_nearest() else None
     if found is None:
         return every
     overlaps = [math.fsum(map(min, found[0][i], found[0][k])) for i, k in every]
@@ -103,7 +103,7 @@ def difference_pairs(Delta: list, Pi: list | None) -> list:
     one out."""
     n, precision, matrices = len(Delta), ctx.prec, [Delta] if Pi is None else [Delta, Pi]
     every = list(itertools.combinations(range(n), 2))
-    if n < SCREEN_FROM or not _binary64_rounds_to_nearest():
+    if n < SCREEN_FROM or not binary64_rounds_to_nearest():
         return every
     top = max(x.abs_upper() for P in matrices for row in P for x in row)  # exact: compared rigorously
     if not top.is_finite():

@@ -54,7 +54,7 @@ def test_a_matrix_the_checkers_screen_cannot_bound_keeps_every_pair(entry):
 
 
 def test_where_binary64_does_not_round_to_nearest_the_checker_keeps_every_pair(monkeypatch):
-    monkeypatch.setattr(overlaps, "_binary64_rounds_to_nearest", lambda: False)
+    monkeypatch.setattr(overlaps, "binary64_rounds_to_nearest", lambda: False)
     P = ball_matrix(two_far_rows(np.random.default_rng(1), N)).tolist()
     assert len(overlaps.candidate_pairs(P)) == N * (N - 1) // 2
 
@@ -84,4 +84,4 @@ def test_an_overlap_balls_radius_is_within_the_checkers_bound(precision):
 
 def test_this_machines_binary64_rounds_to_nearest():
     """Else the screen is off everywhere, silently: the probe itself must pass where binary64 behaves."""
-    assert overlaps._binary64_rounds_to_nearest()
+    assert overlaps.binary64_rounds_to_nearest()

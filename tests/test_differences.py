@@ -208,7 +208,7 @@ def test_small_or_batched_matrices_and_a_broken_floating_point_model_keep_every_
     assert len(checker_screen.difference_pairs(small.tolist(), None)) == (N - 9) * (N - 10) // 2
     assert len(differences.screened_pairs(np.stack([balls(Delta)] * 2))[0]) == EVERY
     monkeypatch.setattr(screen.fpmodel, "tier3_usable", lambda: (False, "flush-to-zero"))
-    monkeypatch.setattr(checker_screen, "_binary64_rounds_to_nearest", lambda: False)
+    monkeypatch.setattr(checker_screen, "binary64_rounds_to_nearest", lambda: False)
     assert kept(balls(Delta), balls(Pi), complete) == (EVERY, EVERY)
 
 
