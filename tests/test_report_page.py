@@ -143,6 +143,15 @@ def test_text_and_links_with_a_non_utf8_file_name(tmp_path):
     assert "bad\\udcff" in text and 'href="bad%FF/c.json"' in text
 
 
+def test_bidirectional_controls_are_shown_escaped(tmp_path):
+    """A name holding a bidirectional control (a corpus file "x\\u202e.txt": right-to-left override) reordered the
+    rest of its paragraph on the page, "3 of 10 sentences" shown as "01 fo 3": it is shown escaped (\\u202e)."""
+    controls = "\u202e\u202a\u2067\u200f\u061c"
+    text = page.render(page.Page(f"t{controls}", [f"corpus x{controls}.txt: 3 of 10 sentences run"]), tmp_path)
+    assert not any(c in text for c in controls)
+    assert "corpus x\\u202e\\u202a\\u2067\\u200f\\u061c.txt: 3 of 10" in text
+
+
 def test_certify_sample_into_a_non_utf8_folder_writes_its_page(tmp_path, capfdbinary):
     out = tmp_path / "bad\udcff"
     assert main(["sample", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1", "--no-progress",
