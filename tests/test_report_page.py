@@ -421,6 +421,16 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     assert f"certify model --corpus --out {tmp_path}" in text
 
 
+def test_the_corpus_page_of_no_sentence_shows_no_step_holding(tmp_path):
+    """A run interrupted before its first sentence writes the page of an empty summary: no step holds on a pair
+    when there is none (the page said "Both steps of collapse.global hold on every pair" and "both hold")."""
+    from certify.report import corpus_page
+
+    text = page.render(corpus_page.build(_corpus_summary(0), tmp_path, None), tmp_path)
+    assert "0 of 10 sentences run" in text and "No (sentence, head) pair is certified yet" in text
+    assert "hold on every pair" not in text and "both hold" not in text
+
+
 def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_resume(tmp_path, capsys):
     pytest.importorskip("safetensors")
     pytest.importorskip("tokenizers")
