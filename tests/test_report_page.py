@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -170,8 +171,9 @@ def test_expected_outcome_of_a_row():
 
 
 def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tmp_path):
+    started = time.time()
     results = _synthetic_run(tmp_path)
-    text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)]), tmp_path)
+    text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)], started), tmp_path)
     _assert_offline(text)
     assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
     assert "<code>certify verify claims/planted.json</code>" in text and str(tmp_path) not in text.split("<h2>environment</h2>")[0]
@@ -187,14 +189,27 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
 def test_a_certificate_no_row_names_is_labelled_not_certified(tmp_path):
     """A certificate file in a folder this run wrote into that no row names (an earlier run's, or one put
     there) is listed, but what it states is not this run's verdict: it is labelled, not shown as one."""
+    started = time.time()
     results = _synthetic_run(tmp_path)
     forged = {"format": "certify-certificate/1", "kind": "inequality", "claim": "collapse.global", "verdict": "holds"}
     (tmp_path / "claims" / "forged.json").write_text(json.dumps(forged))
-    text = page.render(suite_page.build(results, tmp_path, None), tmp_path)
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
     row = re.search(r'<tr><td><a href="claims/forged.json">.*?</tr>', text).group(0)
     assert f"inequality collapse.global holds ({NOT_CERTIFIED}" in row
     planted = re.search(r'<tr><td><a href="claims/planted.json">.*?</tr>', text).group(0)
     assert NOT_CERTIFIED not in planted  # the row that wrote it had the checker confirm it
+
+
+def test_a_figure_an_earlier_run_left_is_not_shown_as_this_runs(tmp_path):
+    """A figure in a folder this run wrote into but older than the run (an earlier run's in another --format, or
+    of a text only --long certifies) was embedded in the page as this run's: it is not shown."""
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    earlier = started - 3600
+    os.utime(tmp_path / "dynamics" / "curve.svg", (earlier, earlier))
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    assert "curve.svg" not in text and "data:image/svg+xml" not in text
+    assert text.count("data:image/png;base64,") == 1 and 'href="dynamics/curve.pdf"' in text
 
 
 # --- a real browser ---------------------------------------------------------------------------------
@@ -256,7 +271,8 @@ def _images_loaded(dom: str) -> int:
 def test_the_run_page_renders_in_a_browser(tmp_path):
     folder = tmp_path / "report"
     folder.mkdir()
-    index = suite_page.write(_synthetic_run(folder), folder, ["run"])
+    started = time.time()
+    index = suite_page.write(_synthetic_run(folder), folder, ["run"], started)
     dom, console = _browse(index, tmp_path)
     assert console == []
     assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
@@ -268,7 +284,8 @@ def test_the_run_page_renders_in_a_browser(tmp_path):
 def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
     folder = tmp_path / "report"
     folder.mkdir()
-    suite_page.write(_synthetic_run(folder), folder, ["run"])
+    started = time.time()
+    suite_page.write(_synthetic_run(folder), folder, ["run"], started)
     (tmp_path / "elsewhere").mkdir()
     moved = Path(shutil.move(folder, tmp_path / "elsewhere" / "moved"))
     _assert_links_resolve(moved / "index.html")

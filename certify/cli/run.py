@@ -101,7 +101,7 @@ def run(args) -> int:
     summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
                "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
     jsonfile.write(summary, out_dir / RUN_RESULTS)
-    page = suite_page.write(summary, out_dir, args.argv)
+    page = suite_page.write(summary, out_dir, args.argv, started)
     print()
     print("\n".join(table.wrap(
         f"{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
