@@ -212,6 +212,19 @@ def test_a_figure_an_earlier_run_left_is_not_shown_as_this_runs(tmp_path):
     assert text.count("data:image/png;base64,") == 1 and 'href="dynamics/curve.pdf"' in text
 
 
+def test_a_hidden_file_is_not_shown_on_the_run_page(tmp_path):
+    """macOS leaves ._NAME beside a file written to another disk (AppleDouble, not an image): the run page embedded
+    ._curve.png as a figure, a broken image; hidden names are passed over, as on a campaign's page."""
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    (tmp_path / "dynamics" / "._curve.png").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+    (tmp_path / "claims" / ".hidden").mkdir()
+    shutil.copy(tmp_path / "dynamics" / "curve.png", tmp_path / "claims" / ".hidden" / "shown.png")
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    assert "._curve" not in text and ".hidden" not in text
+    assert text.count("data:image/png;base64,") == 1
+
+
 # --- a real browser ---------------------------------------------------------------------------------
 
 # Sets data-images on <html> once the page has loaded: "ok N" when every one of its N images decoded
