@@ -15,7 +15,7 @@ from certify.report import environment, files, page
 
 COLUMNS = ["case", "verdict", "expected", "detail", "file"]
 # the coarsest time a file system keeps of a file's last write (FAT's, 2 s): a figure written before the run
-# started by more than this is an earlier run's (_this_runs)
+# began by more than this is an earlier run's (_this_runs)
 MTIME_RESOLUTION = 2.0
 
 
@@ -62,15 +62,15 @@ def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: 
     return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
 
 
-def _this_runs(out_dir: Path, figures: list[Path], started: float) -> list[Path]:
-    """The figures this run wrote, those written since it started: every section draws its figures again, but
+def _this_runs(out_dir: Path, figures: list[Path], began: float) -> list[Path]:
+    """The figures this run wrote, those written since it began: every section draws its figures again, but
     one of an earlier run stays beside them (drawn in another --format, or of a text only --long certifies)."""
-    return [path for path in figures if (out_dir / path).stat().st_mtime >= started - MTIME_RESOLUTION]
+    return [path for path in figures if (out_dir / path).stat().st_mtime >= began - MTIME_RESOLUTION]
 
 
-def build(results: dict, out_dir, argv: list[str] | None, started: float) -> page.Page:
-    """The page of a `certify run` that started at `started` (time.time()) and whose results.json data is
-    `results`, written into `out_dir`."""
+def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.Page:
+    """The page of a `certify run` whose results.json data is `results`, written into `out_dir`; `began`: when
+    the run began, as out_dir's file system times a file's write (os.stat's st_mtime)."""
     out_dir = Path(out_dir)
     rows = results["rows"]
     counts = ", ".join(f"{k} {verdict}" for verdict, k in sorted(results["counts"].items()))
@@ -88,10 +88,10 @@ def build(results: dict, out_dir, argv: list[str] | None, started: float) -> pag
     unconfirmed = {row["certificate"] for row in rows
                    if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
     sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed)]
-    sections += files.figure_sections(out_dir, _this_runs(out_dir, figures, started)) + [environment.section(argv)]
+    sections += files.figure_sections(out_dir, _this_runs(out_dir, figures, began)) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 
 
-def write(results: dict, out_dir, argv: list[str] | None, started: float) -> Path:
+def write(results: dict, out_dir, argv: list[str] | None, began: float) -> Path:
     """Write out_dir/index.html for a `certify run` (see build)."""
-    return page.write(build(results, out_dir, argv, started), out_dir)
+    return page.write(build(results, out_dir, argv, began), out_dir)
