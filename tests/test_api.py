@@ -821,6 +821,19 @@ def test_an_incomplete_campaign_is_undecided_as_certify_sample_exits(tmp_path, c
     assert finished.verdict == "holds" and finished.exit_code == 0
 
 
+def test_a_campaign_continued_by_certify_sample_keeps_no_page_of_an_earlier_summary(tmp_path, capsys):
+    """certify.sample draws no page or histograms: those `certify sample` drew of the campaign before (a page of
+    a few of 300 checked, undecided) stayed beside the summary.json of the finished campaign, contradicting it."""
+    out = tmp_path / "s"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "300", "--workers", "1", "--stop-after", "1",
+                 "--out", str(out), "--no-progress"]) == 3
+    assert (out / "index.html").is_file() and (out / "histograms.png").is_file()
+    finished = certify.sample(n=2, d=1, count=300, workers=1, out=out)
+    assert finished.summary["complete"] and (out / "summary.json").is_file()
+    assert not (out / "index.html").exists() and not (out / "histograms.png").exists()
+    assert main(["verify", str(out), "--workers", "1"]) == 0
+
+
 def test_the_tightest_comparison_is_found_below_binary64s_range(tmp_path, capsys):
     """Relative slacks of 1e-434 (holds, layer 0) and -1.4e-435 (violated, layer 1) both read 0.0 in binary64,
     so the first was taken as the tightest: a violated result whose repr and margin showed a positive margin at

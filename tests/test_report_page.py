@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import time
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -143,6 +144,15 @@ def test_text_and_links_with_a_non_utf8_file_name(tmp_path):
     assert "bad\\udcff" in text and 'href="bad%FF/c.json"' in text
 
 
+def test_bidirectional_controls_are_shown_escaped(tmp_path):
+    """A name holding a bidirectional control (a corpus file "x\\u202e.txt": right-to-left override) reordered the
+    rest of its paragraph on the page, "3 of 10 sentences" shown as "01 fo 3": it is shown escaped (\\u202e)."""
+    controls = "\u202e\u202a\u2067\u200f\u061c"
+    text = page.render(page.Page(f"t{controls}", [f"corpus x{controls}.txt: 3 of 10 sentences run"]), tmp_path)
+    assert not any(c in text for c in controls)
+    assert "corpus x\\u202e\\u202a\\u2067\\u200f\\u061c.txt: 3 of 10" in text
+
+
 def test_certify_sample_into_a_non_utf8_folder_writes_its_page(tmp_path, capfdbinary):
     out = tmp_path / "bad\udcff"
     assert main(["sample", "--n", "3", "--d", "2", "--count", "3", "--seed", "1", "--workers", "1", "--no-progress",
@@ -161,8 +171,9 @@ def test_expected_outcome_of_a_row():
 
 
 def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tmp_path):
+    started = time.time()
     results = _synthetic_run(tmp_path)
-    text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)]), tmp_path)
+    text = page.render(suite_page.build(results, tmp_path, ["run", "--out", str(tmp_path)], started), tmp_path)
     _assert_offline(text)
     assert text.count('<tr class="flagged">') == 1 and "<td>not holds</td>" in text
     assert "<code>certify verify claims/planted.json</code>" in text and str(tmp_path) not in text.split("<h2>environment</h2>")[0]
@@ -178,14 +189,40 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
 def test_a_certificate_no_row_names_is_labelled_not_certified(tmp_path):
     """A certificate file in a folder this run wrote into that no row names (an earlier run's, or one put
     there) is listed, but what it states is not this run's verdict: it is labelled, not shown as one."""
+    started = time.time()
     results = _synthetic_run(tmp_path)
     forged = {"format": "certify-certificate/1", "kind": "inequality", "claim": "collapse.global", "verdict": "holds"}
     (tmp_path / "claims" / "forged.json").write_text(json.dumps(forged))
-    text = page.render(suite_page.build(results, tmp_path, None), tmp_path)
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
     row = re.search(r'<tr><td><a href="claims/forged.json">.*?</tr>', text).group(0)
     assert f"inequality collapse.global holds ({NOT_CERTIFIED}" in row
     planted = re.search(r'<tr><td><a href="claims/planted.json">.*?</tr>', text).group(0)
     assert NOT_CERTIFIED not in planted  # the row that wrote it had the checker confirm it
+
+
+def test_a_figure_an_earlier_run_left_is_not_shown_as_this_runs(tmp_path):
+    """A figure in a folder this run wrote into but older than the run (an earlier run's in another --format, or
+    of a text only --long certifies) was embedded in the page as this run's: it is not shown."""
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    earlier = started - 3600
+    os.utime(tmp_path / "dynamics" / "curve.svg", (earlier, earlier))
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    assert "curve.svg" not in text and "data:image/svg+xml" not in text
+    assert text.count("data:image/png;base64,") == 1 and 'href="dynamics/curve.pdf"' in text
+
+
+def test_a_hidden_file_is_not_shown_on_the_run_page(tmp_path):
+    """macOS leaves ._NAME beside a file written to another disk (AppleDouble, not an image): the run page embedded
+    ._curve.png as a figure, a broken image; hidden names are passed over, as on a campaign's page."""
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    (tmp_path / "dynamics" / "._curve.png").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+    (tmp_path / "claims" / ".hidden").mkdir()
+    shutil.copy(tmp_path / "dynamics" / "curve.png", tmp_path / "claims" / ".hidden" / "shown.png")
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    assert "._curve" not in text and ".hidden" not in text
+    assert text.count("data:image/png;base64,") == 1
 
 
 # --- a real browser ---------------------------------------------------------------------------------
@@ -247,7 +284,8 @@ def _images_loaded(dom: str) -> int:
 def test_the_run_page_renders_in_a_browser(tmp_path):
     folder = tmp_path / "report"
     folder.mkdir()
-    index = suite_page.write(_synthetic_run(folder), folder, ["run"])
+    started = time.time()
+    index = suite_page.write(_synthetic_run(folder), folder, ["run"], started)
     dom, console = _browse(index, tmp_path)
     assert console == []
     assert _images_loaded(dom) == 2  # PNG and SVG embedded; the PDF is a link
@@ -259,7 +297,8 @@ def test_the_run_page_renders_in_a_browser(tmp_path):
 def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
     folder = tmp_path / "report"
     folder.mkdir()
-    suite_page.write(_synthetic_run(folder), folder, ["run"])
+    started = time.time()
+    suite_page.write(_synthetic_run(folder), folder, ["run"], started)
     (tmp_path / "elsewhere").mkdir()
     moved = Path(shutil.move(folder, tmp_path / "elsewhere" / "moved"))
     _assert_links_resolve(moved / "index.html")
@@ -410,6 +449,16 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     assert 'href="summary.json"' in text and 'href="manifest.json"' in text
     assert text.count("data:image/png;base64,") == 1 and "Not every sentence is run yet" in text
     assert f"certify model --corpus --out {tmp_path}" in text
+
+
+def test_the_corpus_page_of_no_sentence_shows_no_step_holding(tmp_path):
+    """A run interrupted before its first sentence writes the page of an empty summary: no step holds on a pair
+    when there is none (the page said "Both steps of collapse.global hold on every pair" and "both hold")."""
+    from certify.report import corpus_page
+
+    text = page.render(corpus_page.build(_corpus_summary(0), tmp_path, None), tmp_path)
+    assert "0 of 10 sentences run" in text and "No (sentence, head) pair is certified yet" in text
+    assert "hold on every pair" not in text and "both hold" not in text
 
 
 def test_certify_model_corpus_writes_a_page_that_renders_and_is_rewritten_on_resume(tmp_path, capsys):

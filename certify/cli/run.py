@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -82,7 +83,10 @@ def run(args) -> int:
             raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
-        tempfile.TemporaryFile(dir=out_dir).close()
+        with tempfile.TemporaryFile(dir=out_dir) as probe:
+            # when the run began by the clock of the folder's file system (a network one's may differ from this
+            # machine's): the page shows the figures written since (suite_page)
+            began = os.fstat(probe.fileno()).st_mtime
     except OSError as err:
         raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
@@ -101,7 +105,7 @@ def run(args) -> int:
     summary = {"rows": [asdict(row) | {"intended": row.intended} for row in state.rows], "counts": counts,
                "unexpected": len(unexpected), "seconds": round(time.time() - started, 1), "long": args.long}
     jsonfile.write(summary, out_dir / RUN_RESULTS)
-    page = suite_page.write(summary, out_dir, args.argv)
+    page = suite_page.write(summary, out_dir, args.argv, began)
     print()
     print("\n".join(table.wrap(
         f"{len(state.rows)} results: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))

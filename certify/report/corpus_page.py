@@ -74,6 +74,16 @@ def _verdicts(summary: dict) -> page.Section:
         "certified full rank."])
 
 
+def _steps(sentences: int, not_held: dict) -> str:
+    """A head's steps: "both hold" over its sentences, else the count of each step not held; "-" for a head of no
+    sentence yet (a run interrupted before its first), on which nothing holds."""
+    if not sentences:
+        return "-"
+    if not any(not_held.values()):
+        return "both hold"
+    return ", ".join(f"{step}: {count} not held" for step, count in not_held.items() if count)
+
+
 def _heads(summary: dict) -> page.Section:
     rows, flagged = [], []
     for k, h in enumerate(summary["heads"]):
@@ -82,8 +92,7 @@ def _heads(summary: dict) -> page.Section:
         rows.append([f"L{h['layer']}H{h['head']}", str(h["sentences"]), *(str(h["regimes"][name]) for name in REGIMES),
                      _number(a_D2["min"]), _log_median(a_D2["log10_quantiles"]["0.5"]), _number(a_D2["max"]),
                      _fraction(tau["min"]), _median(tau["quantiles"]["0.5"]), _fraction(tau["max"]),
-                     "both hold" if not any(not_held.values())
-                     else ", ".join(f"{step}: {count} not held" for step, count in not_held.items() if count)])
+                     _steps(h["sentences"], not_held)])
         if any(not_held.values()):
             flagged.append(k)
     return page.Section("heads", [page.Table(HEAD_COLUMNS, rows, flagged=flagged, caption=(
@@ -111,6 +120,16 @@ def _certificates(summary: dict) -> page.Section:
     return page.Section("files and certificates", blocks)
 
 
+def _outcome(pairs: int, not_held: int) -> str:
+    """The lead's line on the steps over `pairs` (sentence, head) pairs, `not_held` of the step outcomes not holds;
+    none holds over no pair (a run interrupted before its first sentence)."""
+    if not_held:
+        return f"{not_held} step outcomes are NOT the predicted 'holds' (flagged below)."
+    if not pairs:
+        return "No (sentence, head) pair is certified yet: nothing holds so far."
+    return "Both steps of collapse.global hold on every pair, as the mathematics predicts."
+
+
 def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     """The page of the corpus run whose summary.json data is `summary`, in its folder `out_dir`."""
     out_dir = Path(out_dir)
@@ -119,8 +138,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     not_held = sum(steps[step][VIOLATED] + steps[step][UNDECIDED] for step in STEPS)
     lead = [f"{summary['model_name']} over the corpus {summary['corpus']}: {totals['sentences']} of "
             f"{summary['corpus_sentences']} sentences run, {totals['head_sentences']} (sentence, head) pairs.",
-            "Both steps of collapse.global hold on every pair, as the mathematics predicts." if not not_held
-            else f"{not_held} step outcomes are NOT the predicted 'holds' (flagged below)."]
+            _outcome(totals["head_sentences"], not_held)]
     if totals["sentences"] < summary["corpus_sentences"]:
         lead.append("Not every sentence is run yet: the same command (without --sentences, or with a larger one) "
                     "continues the run.")

@@ -53,18 +53,19 @@ def describe_certificate(data) -> str | None:
 def scan(folder, under: list[str]) -> tuple[list[tuple[Path, str]], list[Path], list[Path]]:
     """(certificates with what each is about, campaign folders, figures) in the sub-folders `under`
     of `folder`, as paths relative to it in sorted order.  A campaign folder's own certificates are
-    not listed one by one: `certify verify` on the folder checks them all."""
+    not listed one by one: `certify verify` on the folder checks them all.  Hidden files and folders
+    are passed over, as on a job's page (job_figures): macOS's ._NAME beside a figure is no image."""
     folder = Path(folder)
     certificates, campaigns, figures = [], [], []
     for sub in sorted(under):
         for root, dirs, names in os.walk(folder / sub):
             here = Path(root)
-            dirs.sort()
+            dirs[:] = sorted(name for name in dirs if not hidden(name))
             if is_campaign(here):
                 campaigns.append(here.relative_to(folder))
                 dirs.clear()
                 continue
-            for name in sorted(names):
+            for name in sorted(name for name in names if not hidden(name)):
                 path = here / name
                 if path.suffix.lower() in FIGURE_SUFFIXES:
                     figures.append(path.relative_to(folder))

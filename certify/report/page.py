@@ -119,10 +119,16 @@ class Page:
     sections: Sequence[Section] = field(default_factory=list)
 
 
+# Unicode's bidirectional controls (embeddings, overrides, isolates, marks): one in a name (a file, a folder)
+# reorders the rest of its paragraph, "3 of 10" shown as "01 fo 3"; shown escaped (\u202e), as below
+BIDI_CONTROLS = {c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
 def _text(value) -> str:
     # a file name of bytes that are not UTF-8 reaches Python as lone surrogates, which UTF-8 cannot write:
     # they are shown escaped (\udcff)
-    return html.escape(str(value).encode("utf-8", "backslashreplace").decode("utf-8"), quote=True)
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8").translate(BIDI_CONTROLS)
+    return html.escape(text, quote=True)
 
 
 def _href(path) -> str:

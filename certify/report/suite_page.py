@@ -2,8 +2,8 @@
 
 One table per section of the suite with each row's verdict and the outcome the mathematics
 predicts (a flagged row is an unexpected outcome), every certificate with its `certify verify`
-command (a campaign folder as one entry) and every figure in the sub-folders the rows' files lie
-in (each section writes into its own), and the environment.
+command (a campaign folder as one entry) and every figure this run wrote in the sub-folders the rows'
+files lie in (each section writes into its own), and the environment.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ from certify.core.verdicts import NOT_CERTIFIED
 from certify.report import environment, files, page
 
 COLUMNS = ["case", "verdict", "expected", "detail", "file"]
+# the coarsest time a file system keeps of a file's last write (FAT's, 2 s): a figure written before the run
+# began by more than this is an earlier run's (_this_runs)
+MTIME_RESOLUTION = 2.0
 
 
 def expected_outcome(row: dict) -> str:
@@ -59,8 +62,15 @@ def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: 
     return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
 
 
-def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
-    """The page of a `certify run` whose results.json data is `results`, written into `out_dir`."""
+def _this_runs(out_dir: Path, figures: list[Path], began: float) -> list[Path]:
+    """The figures this run wrote, those written since it began: every section draws its figures again, but
+    one of an earlier run stays beside them (drawn in another --format, or of a text only --long certifies)."""
+    return [path for path in figures if (out_dir / path).stat().st_mtime >= began - MTIME_RESOLUTION]
+
+
+def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.Page:
+    """The page of a `certify run` whose results.json data is `results`, written into `out_dir`; `began`: when
+    the run began, as out_dir's file system times a file's write (os.stat's st_mtime)."""
     out_dir = Path(out_dir)
     rows = results["rows"]
     counts = ", ".join(f"{k} {verdict}" for verdict, k in sorted(results["counts"].items()))
@@ -78,10 +88,10 @@ def build(results: dict, out_dir, argv: list[str] | None) -> page.Page:
     unconfirmed = {row["certificate"] for row in rows
                    if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
     sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed)]
-    sections += files.figure_sections(out_dir, figures) + [environment.section(argv)]
+    sections += files.figure_sections(out_dir, _this_runs(out_dir, figures, began)) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 
 
-def write(results: dict, out_dir, argv: list[str] | None) -> Path:
+def write(results: dict, out_dir, argv: list[str] | None, began: float) -> Path:
     """Write out_dir/index.html for a `certify run` (see build)."""
-    return page.write(build(results, out_dir, argv), out_dir)
+    return page.write(build(results, out_dir, argv, began), out_dir)

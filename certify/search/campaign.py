@@ -411,7 +411,8 @@ HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.
 # derived files too, so that --restart leaves no page or histogram of the discarded campaign behind
 # (the page: certify.report.campaign_page; the histograms in every format: certify.figures.sample)
 SUMMARY = "summary.json"  # the summary of every decided configuration (summarize)
-OUTPUTS = ("certificates", "undecided", SUMMARY, report_files.PAGE, *report_files.figure_files(HISTOGRAMS))
+DRAWN = (report_files.PAGE, *report_files.figure_files(HISTOGRAMS))  # drawn from the summary by the caller
+OUTPUTS = ("certificates", "undecided", SUMMARY, *DRAWN)
 _chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
@@ -581,7 +582,8 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
     `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
     holds the folder, so that a run started meanwhile does not write them at the same time; also when
-    the run is interrupted (they go with summary.json, which an interruption rewrites).
+    the run is interrupted (they go with summary.json, which an interruption rewrites).  Without it (certify.sample)
+    the page and histograms of an earlier summary are removed (_undraw).
     `names`: the parameters as a refusal names them (OPTIONS, the command's; KEYWORDS, certify.sample's).
     """
     campaign = campaign.validated(names)
@@ -591,11 +593,18 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
                          names=names) as store:
         try:
-            return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: None))
+            return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: _undraw(store)))
         except KeyboardInterrupt as stop:  # wherever it landed (reading the records: seconds), say what is kept
             if isinstance(stop, Interrupted):
                 raise
             raise jobs.interrupted(store) from None
+
+
+def _undraw(store: jobs.Store) -> None:
+    """Remove the page and histograms of the folder, for a run that draws none (certify.sample): those `certify
+    sample` drew of an earlier summary (a page of 10 of 300 checked, undecided) contradicted the new summary.json."""
+    for name in DRAWN:
+        (store.folder / name).unlink(missing_ok=True)
 
 
 def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None,
