@@ -402,6 +402,31 @@ def test_run_refuses_to_write_its_report_into_a_campaign_or_an_attack_folder(tmp
         assert {str(p): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()} == before
 
 
+@pytest.mark.parametrize("files", [{"index.html": "<p>my site</p>"}, {"results.json": '{"mine": 1}'},
+                                   {"index.html": "<p>my site</p>", "results.json": "[1, 2]"}],
+                         ids=["page", "results", "both"])
+def test_run_refuses_to_write_over_a_page_or_results_it_did_not_write(tmp_path, capsys, files):
+    """`certify run --out` of an ordinary folder (a web site's) wrote its index.html and results.json over the ones
+    there: refused before any work, the folder unchanged; a folder of an earlier `certify run` is written again."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert f"{folder} holds" in captured.err and "not written by certify run" in captured.err, captured.err
+    assert sorted(p.name for p in folder.iterdir()) == sorted(files)
+    assert all((folder / name).read_text() == text for name, text in files.items())
+
+
+def test_run_writes_again_into_the_folder_of_an_earlier_run(tmp_path, capsys):
+    folder = tmp_path / "report"
+    for _ in range(2):
+        assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
+
+
 def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path, capsys, monkeypatch):
     """`certify check C.json --out C.json` replaced the configuration by its certificate: refused, C unchanged."""
     monkeypatch.chdir(tmp_path)

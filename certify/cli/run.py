@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -14,7 +15,7 @@ from pathlib import Path
 from certify.cli import options, table
 from certify.core import jsonfile
 from certify.core import progress
-from certify.core.report_files import RUN_RESULTS
+from certify.core.report_files import PAGE, RUN_RESULTS
 from certify import suite
 from certify.jobs import executors
 from certify.suite import parallel
@@ -69,6 +70,19 @@ def cells(row: suite.Row) -> list[str]:
     return [row.case, row.verdict, expected, mark, detail]
 
 
+def _not_a_runs(out_dir: Path) -> str | None:
+    """The file of out_dir that the run would write over and no `certify run` wrote (its results.json is an object
+    with rows, counts and unexpected; its index.html is written after results.json), or None."""
+    results, page = out_dir / RUN_RESULTS, out_dir / PAGE
+    if results.is_file():
+        try:
+            written = json.loads(results.read_bytes())
+        except (OSError, ValueError):  # ValueError: not JSON, or not UTF-8
+            written = None
+        return None if isinstance(written, dict) and {"rows", "counts", "unexpected"} <= written.keys() else RUN_RESULTS
+    return PAGE if page.is_file() else None
+
+
 def run(args) -> int:
     """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
@@ -81,6 +95,8 @@ def run(args) -> int:
     for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
         if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
             raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
+    if foreign := _not_a_runs(out_dir):  # a web site's index.html was written over
+        raise BadInput(f"{out_dir} holds {foreign} not written by certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
     try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
         with tempfile.TemporaryFile(dir=out_dir) as probe:
