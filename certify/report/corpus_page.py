@@ -124,7 +124,8 @@ def _outcome(pairs: int, not_held: int) -> str:
     """The lead's line on the steps over `pairs` (sentence, head) pairs, `not_held` of the step outcomes not holds;
     none holds over no pair (a run interrupted before its first sentence)."""
     if not_held:
-        return f"{not_held} step outcomes are NOT the predicted 'holds' (flagged below)."
+        are = "step outcome is" if not_held == 1 else "step outcomes are"
+        return f"{not_held} {are} NOT the predicted 'holds' (flagged below)."
     if not pairs:
         return "No (sentence, head) pair is certified yet: nothing holds so far."
     return "Both steps of collapse.global hold on every pair, as the mathematics predicts."

@@ -74,8 +74,10 @@ def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.
     out_dir = Path(out_dir)
     rows = results["rows"]
     counts = ", ".join(f"{k} {verdict}" for verdict, k in sorted(results["counts"].items()))
-    outcome = ("every outcome is the one the mathematics predicts" if not results["unexpected"]
-               else f"{results['unexpected']} outcomes are NOT the predicted ones (flagged below)")
+    unexpected = results["unexpected"]
+    outcome = ("every outcome is the one the mathematics predicts" if not unexpected
+               else f"{unexpected} {'outcome is' if unexpected == 1 else 'outcomes are'} NOT the predicted ones "
+                    "(flagged below)")
     lead = [f"{len(rows)} results: {counts}; {outcome}.",
             "A violated or undecided verdict is expected where the row says so: planted false bounds are violated "
             "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
