@@ -72,6 +72,13 @@ def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
     return paths, limits
 
 
+def printed(path: str) -> str:
+    """A file name as a line names it: every character that does not print (a newline, a terminal escape) escaped,
+    so that a name "a<newline>b" cannot make a second line the checker never wrote; bytes that are not UTF-8 (lone
+    surrogates, U+DC80 to U+DCFF) stay, to print back as those bytes."""
+    return "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else repr(c)[1:-1] for c in path)
+
+
 def main(argv: list[str]) -> int:
     getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
     try:
@@ -84,6 +91,7 @@ def main(argv: list[str]) -> int:
         return 0
     (paths, limits), worst = parsed, 0
     for path in paths:
+        name = printed(path)
         try:
             mode = os.stat(path).st_mode
             if stat.S_ISDIR(mode):  # a campaign's folder: `certify verify` re-derives one, the checker reads files
@@ -96,17 +104,17 @@ def main(argv: list[str]) -> int:
             if not (isinstance(cert, dict) and cert.get("format") == FORMAT):  # unreadable, as for `certify verify`
                 raise Unreadable(f"not a certify certificate (format {FORMAT!r} expected)")
         except OSError as err:
-            print(f"certify_checker: error: cannot read {path}: {err.strerror or err}", file=sys.stderr)
+            print(f"certify_checker: error: cannot read {name}: {err.strerror or err}", file=sys.stderr)
             return 2
         except Unreadable as err:
-            print(f"certify_checker: error: {path}: {err}", file=sys.stderr)
+            print(f"certify_checker: error: {name}: {err}", file=sys.stderr)
             return 2
         confirmation = verify(cert, limits)
         if confirmation.refused:
             advice = confirmation.message.replace(ADVICE, "`python -m certify_checker --limit")  # the command run
-            print(f"certify_checker: error: {path}: {advice}", file=sys.stderr)
+            print(f"certify_checker: error: {name}: {advice}", file=sys.stderr)
             return 2
-        print(f"{'OK' if confirmation.ok else 'REJECTED'}: {path}: {confirmation.message}")
+        print(f"{'OK' if confirmation.ok else 'REJECTED'}: {name}: {confirmation.message}")
         worst = max(worst, 0 if confirmation.ok else 1)
     return worst
 

@@ -118,3 +118,16 @@ def test_json_deeper_than_the_reader_goes_is_not_blamed_on_a_raised_nesting_limi
             certify_checker.load(text, certify_checker.Limits(nesting=small))
         with pytest.raises(BadInput, match=f"limit of {small}"):
             jsonfile.loads(text, "c.json", limits.Limits(nesting=small))
+
+
+def test_a_file_name_with_a_newline_or_a_terminal_escape_is_named_on_one_line(cert):
+    """The checker named its file as given: a certificate named "cert<newline>two..." was confirmed on two lines of
+    stdout (the second one the checker never wrote), refused on two lines of stderr, its terminal escape raw."""
+    hostile = cert.parent / "cert\ntwo\x1b[31m.json"
+    hostile.write_text(cert.read_text())
+    (cert.parent / "nan\n.json").write_text("[1, NaN]")
+    for name, code, stream in ((hostile.name, 0, "stdout"), ("nan\n.json", 2, "stderr")):
+        done = checker(name, cwd=cert.parent)
+        said = getattr(done, stream)
+        assert done.returncode == code and said.count("\n") == 1 and "\x1b" not in said, done
+        assert repr(name)[1:-1] in said, done

@@ -359,3 +359,23 @@ def test_an_empty_model_or_corpus_is_refused_as_an_unset_variable(given, tmp_pat
     assert not (tmp_path / "run").exists()
     code, out, err = run_cli(["model", "--corpus"], capsys)  # without FILE: the shipped corpus, which needs --out
     assert code == 2 and "--corpus needs --out DIR" in err, err
+
+
+HOSTILE_NAME = "mask\nline two\x1b[31m.json"  # a newline and a terminal escape: a file name may hold both
+
+
+@pytest.mark.parametrize("content, argv", [
+    ("[[1, NaN], [0, 1]]", ["graph", "--mask", "{}"]),
+    ('{"X": [[1]]}', ["graph", "--mask", "{}"]),
+    ("[[1, 0], [0, 1]]", ["graph", "--mask", "{}", "--n", "3"]),
+    ('{"X": [[NaN], [1]], "A": [[1]]}', ["check", "{}"]),
+    ("[1, NaN]", ["verify", "{}"]),
+], ids=["graph-nan", "graph-no-mask", "graph-wrong-n", "check", "verify"])
+def test_a_file_name_with_a_newline_or_a_terminal_escape_is_refused_on_one_line(content, argv, tmp_path, capsys):
+    """Messages name the file as given: `certify graph --mask` of a file named "mask<newline>line two..." printed its
+    refusal on two lines, the second one certify never wrote, and the name's terminal escape raw (red text)."""
+    path = tmp_path / HOSTILE_NAME
+    path.write_text(content)
+    code, out, err = run_cli([str(path) if part == "{}" else part for part in argv], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("certify: error: "), err
+    assert "\x1b" not in err and r"mask\nline two\x1b[31m.json" in err, err
