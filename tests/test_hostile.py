@@ -645,6 +645,20 @@ def test_what_check_writes_under_a_byte_limit_verify_reads_under_it(tmp_path, ca
     assert "--limit bytes=N" in printed and not below.exists(), printed
 
 
+def test_under_the_default_limits_a_certificate_is_confirmed_as_the_text_written_too(monkeypatch):
+    """Under the default limits the engine confirmed a certificate as a tree, measured by its entries, without its text:
+    `certify trajectory --layers 4000` of three tokens near 1e-300 (their D_t down to 10^(-10^1908), every ball's
+    exponent 1900 digits) was confirmed and reported certified, and `certify verify` refused its 69 MB certificate
+    (exit 2, past the 64 MiB limit).  A certificate whose text may pass the bytes limit is measured as written: here the
+    defaults stand at 1,000 bytes, below layer.json's certificate of 1,939."""
+    from certify.engine import certificate
+    cert = engine.check(json.loads((ROOT / "examples/layer.json").read_text())).certificate
+    small = limits.Limits(bytes=1000)
+    monkeypatch.setattr(certificate, "DEFAULT", small)
+    confirmation = certificate.confirm(cert, small)
+    assert not confirmation.ok and confirmation.refused and "1000 bytes" in confirmation.message, confirmation
+
+
 def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys):
     """numpy allocates the shape a .npy header states before it reads: a 4 kB file asked for 80 GB ("out of
     memory") or, at 3.2 GB, got it."""
