@@ -63,7 +63,7 @@ def _expansion():
     for k in range(4):
         PX_k = sum((Ps[m] * Xs[k - m] for m in range(min(k, 2) + 1)), sp.zeros(n, d))
         disagreement.append((C * (Xs[k] + PX_k * V.T)).applyfunc(sp.expand))
-    return {"Ps": Ps, "C": C, "E": E, "A": A, "V": V, "disagreement": disagreement}
+    return {"Ps": Ps, "C": C, "E": E, "A": A, "V": V, "S": S, "eps": eps, "disagreement": disagreement}
 
 
 def build(third_order=_stated_third_order) -> Derivation:
@@ -115,6 +115,20 @@ def build(third_order=_stated_third_order) -> Derivation:
     def _():
         exp_gap, inverse_gap = _series_lemma()
         require(exp_gap == 0 and inverse_gap == 0, f"series: {exp_gap}, {inverse_gap}")
+
+    @D.symbolic("The expansion is the softmax's Taylor series to order eps^2",
+                "P_k = (1/k!) d^k P / d eps^k at eps = 0 for the exact P_ij = 1 / sum_l exp(S_il - S_ij): P_1 and "
+                "the part of P_2 alike in every row never reach the disagreement C X', so only this ties them to "
+                "the softmax.")
+    def _():
+        ex = _expansion()
+        S, eps, n = ex["S"], ex["eps"], N_TOKENS
+        for i in range(n):
+            for j in range(n):
+                exact = 1 / sum(sp.exp(S[i, l] - S[i, j]) for l in range(n))
+                for k in range(3):
+                    coefficient = sp.diff(exact, eps, k).subs(eps, 0) / sp.factorial(k)
+                    require_expands_to_zero(coefficient - ex["Ps"][k][i, j], f"P_{k} entry ({i}, {j})")
 
     @D.symbolic("Attention stays row-stochastic to every order",
                 "P_ij = 1 / sum_l exp(S_il - S_ij); with w_l = exp(S_il) > 0 the row sum "

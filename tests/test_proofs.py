@@ -120,6 +120,16 @@ def test_mutation_residual_third_order_dropped_factor():
         "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
 
 
+def test_mutation_residual_attention_expansion(monkeypatch):
+    """P_1 and the i-independent part of P_2 never reach the disagreement C X', so an error in their
+    transcription of the series lemma (here P_1 with the wrong sign) passed every step."""
+    from proofs import residual_two_sided
+    expansion = residual_two_sided._expansion()
+    wrong = {**expansion, "Ps": [expansion["Ps"][0], -expansion["Ps"][1], expansion["Ps"][2]]}
+    monkeypatch.setattr(residual_two_sided, "_expansion", lambda: wrong)
+    assert "The expansion is the softmax's Taylor series to order eps^2" in _failed_titles("residual.two_sided")
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
