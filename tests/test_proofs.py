@@ -130,6 +130,22 @@ def test_mutation_residual_attention_expansion(monkeypatch):
     assert "The expansion is the softmax's Taylor series to order eps^2" in _failed_titles("residual.two_sided")
 
 
+@pytest.mark.parametrize("name, function, wrong", [
+    ("collapse.cubic", "_arb_h_second", lambda t: (-2 * t).exp()),
+    ("collapse.trajectory", "_arb_h", lambda t: 1 + (2 * t - 1) * (-2 * t).exp()),
+    ("collapse.trajectory", "_arb_h_prime", lambda t: (3 - t) * (-t).exp()),
+    ("ffn.lipschitz", "_arb_gelu_prime", lambda t: 1 / (1 + (-t).exp())),
+    ("ffn.lipschitz", "_arb_minus_gelu_third", lambda t: (-(t * t) / 2).exp() * t * (3 - t * t) + 1),
+])
+def test_mutation_ball_transcription(monkeypatch, name, function, wrong):
+    """A branch and bound proves a fact about its ball function alone: a wrong transcription of the step's
+    formula into arb (still positive on the box) was proved just as well."""
+    import importlib
+    monkeypatch.setattr(importlib.import_module(f"proofs.{name.replace('.', '_')}"), function, wrong)
+    result = proofs_index.build(name).run()
+    assert [s.status for s in result.steps if s.outcome == "failed"] == ["certified"]
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
