@@ -47,10 +47,17 @@ def _symbolic_attention(attends, layer: int) -> sp.Matrix:
     return sp.Matrix(n, n, lambda i, j: sp.Symbol(f"p{layer}_{i}{j}", positive=True) if j in attends[i] else 0)
 
 
-def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127))) -> Derivation:
+def _stated_biased_weight(a, B, u, m):
+    """docs/claims.md: with a query bias, eps >= exp(-2 (||A|| B^2 + |u| B)) / max_i |N(i)|."""
+    return sp.exp(-2 * (a * B**2 + u * B)) / m
+
+
+def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127)),
+          biased_weight=_stated_biased_weight) -> Derivation:
     D = Derivation(
         claim="mask.collapse",
-        statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge => "
+        statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge (eps = "
+                  "exp(-2 a B^2) / max_i |N(i)|, exp(-2 (a B^2 + |u| B)) / max_i |N(i)| with a query bias) => "
                   "a product of r masked attention matrices has a column >= eps^r, so "
                   "D_{t+r} <= (1 - eps^r) D_t and mu(X_t) <= C (1 - eps^r)^{t/r}; one step alone may have tau = 1.",
         source="Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024, Theorem 1",
@@ -89,6 +96,16 @@ def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni",
     def _():
         a, B, m = sp.symbols("a B m", positive=True)
         require_zero(sp.exp(-a * B**2) / (m * sp.exp(a * B**2)) - sp.exp(-2 * a * B**2) / m, "quotient")
+
+    @D.symbolic("With a query bias: P_ij >= exp(-2 (a B^2 + |u| B)) / |N(i)|",
+                "The biased score is x_i^T A x_j + c_i + u^T x_j (collapse.tau); the row term c_i cancels in the "
+                "softmax and |x_i^T A x_j + u^T x_j| <= a B^2 + |u| B (Cauchy-Schwarz), so the same quotient "
+                "with that bound gives the eps of the windows; u = 0 is the unbiased form.")
+    def _():
+        a, B, u, m = sp.symbols("a B u m", positive=True)
+        spread = a * B**2 + u * B
+        require_zero(sp.exp(-spread) / (m * sp.exp(spread)) - biased_weight(a, B, u, m), "quotient")
+        require_zero(biased_weight(a, B, 0, m) - sp.exp(-2 * a * B**2) / m, "u = 0")
 
     D.prose("B never increases",
             "Rows of PX are convex combinations of rows of X, so max_i ||(PX)_i|| <= max_i ||x_i|| = B: "

@@ -146,6 +146,13 @@ def test_mutation_ball_transcription(monkeypatch, name, function, wrong):
     assert [s.status for s in result.steps if s.outcome == "failed"] == ["certified"]
 
 
+def test_mutation_masked_weights_with_a_query_bias():
+    """The edge weights' bound with a query bias, exp(-2 (a B^2 + |u| B)) / |N(i)|, which the windows of mask.collapse
+    use, was not derived: mask.collapse's derivation had the unbiased form only."""
+    wrong = lambda a, B, u, m: sp.exp(-2 * (a * B**2 + 2 * u * B)) / m  # noqa: E731 - |u| B counted twice
+    assert any("query bias" in t for t in _failed_titles("mask.collapse", biased_weight=wrong))
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
