@@ -153,6 +153,12 @@ def test_mutation_masked_weights_with_a_query_bias():
     assert any("query bias" in t for t in _failed_titles("mask.collapse", biased_weight=wrong))
 
 
+def test_init_scaling_states_the_bert_figure_it_checks():
+    """The step checked E ||A||_F^2 = 384^2 / 50^4 (0.0236) for BERT at d = 384, and its text said 0.0614."""
+    [step] = [s for s in proofs_index.build("init.scaling").steps if s.title.startswith("E ||A||_F^2")]
+    assert f"{384**2 / 50**4:.4f} at d = 384" in step.text, step.text
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
