@@ -159,6 +159,13 @@ def test_init_scaling_states_the_bert_figure_it_checks():
     assert f"{384**2 / 50**4:.4f} at d = 384" in step.text, step.text
 
 
+@pytest.mark.parametrize("exponent", [sp.Rational(1, 3), sp.Integer(1)])
+def test_mutation_tanh_exponent(exponent):
+    """docs/claims.md: tanh(a D^2/4) D <= (1 - exp(-a D^2/2)) D and no exponent below 1/2 holds; the derivation
+    showed only tanh(x/4) <= 1 - exp(-x), so neither a wrong exponent nor the slack 2 was derived."""
+    assert any(t.startswith("The exponent is 1/2") for t in _failed_titles("collapse.tanh", exponent=exponent))
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
