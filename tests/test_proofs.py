@@ -187,6 +187,9 @@ def test_mutation_radius_and_stable_rank():
     assert _failed_titles("mask.collapse", stated_radii=(("sliding", 63),))
     titles = _failed_titles("ln.equilibria", stable_rank_bound=lambda N, w: N / (N - sp.Rational(N) / w**2))
     assert "Stable rank of the full-rank equilibria" in titles
+    # equal to the stated bound at w = N, the only value checked, and wrong for every w > N that the claim covers
+    titles = _failed_titles("ln.equilibria", stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / (w * N)))
+    assert "Stable rank of the full-rank equilibria" in titles
 
 
 def test_a_crashing_step_fails_without_stopping_the_run():
