@@ -118,6 +118,10 @@ def test_mutation_residual_third_order_dropped_factor():
     dropped = lambda Ec, A, V, n: Ec * A * Ec.T * Ec * V.T  # noqa: E731 - the 1/n dropped
     assert _failed_titles("residual.two_sided", third_order=dropped) == [
         "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
+    # equal to (1/n) at n = 3, the only number of tokens the expansion had
+    thirds = lambda Ec, A, V, n: Ec * A * Ec.T * Ec * V.T / 3  # noqa: E731
+    assert _failed_titles("residual.two_sided", third_order=thirds) == [
+        "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
 
 
 def test_mutation_residual_attention_expansion(monkeypatch):
@@ -126,7 +130,7 @@ def test_mutation_residual_attention_expansion(monkeypatch):
     from proofs import residual_two_sided
     expansion = residual_two_sided._expansion()
     wrong = {**expansion, "Ps": [expansion["Ps"][0], -expansion["Ps"][1], expansion["Ps"][2]]}
-    monkeypatch.setattr(residual_two_sided, "_expansion", lambda: wrong)
+    monkeypatch.setattr(residual_two_sided, "_expansion", lambda n=residual_two_sided.N_TOKENS: wrong)
     assert "The expansion is the softmax's Taylor series to order eps^2" in _failed_titles("residual.two_sided")
 
 
