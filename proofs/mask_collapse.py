@@ -53,7 +53,7 @@ def _stated_biased_weight(a, B, u, m):
 
 
 def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127)),
-          biased_weight=_stated_biased_weight) -> Derivation:
+          biased_weight=_stated_biased_weight, pair_weight=lambda n: sp.Rational(1, 2 * n)) -> Derivation:
     D = Derivation(
         claim="mask.collapse",
         statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge (eps = "
@@ -120,13 +120,13 @@ def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni",
         require(sp.simplify(overlap) == 0, f"overlap {overlap}")
 
     @D.symbolic("From D to mu: mu^2 = (1/(2n)) sum_{i,k} ||x_i - x_k||^2 <= n D^2 / 2",
-                "Checked for n = 3, d = 2; hence mu_t <= sqrt(n/2) D_t <= sqrt(n/2) (1 - eps^r)^{floor(t/r)} D_0 "
-                "<= C (1 - eps^r)^{t/r} with C = sqrt(n/2) D_0 / (1 - eps^r).")
+                "Checked for n = 2, 3, 4 and d = 2; hence mu_t <= sqrt(n/2) D_t <= sqrt(n/2) (1 - eps^r)^{floor(t/r)} "
+                "D_0 <= C (1 - eps^r)^{t/r} with C = sqrt(n/2) D_0 / (1 - eps^r).")
     def _():
-        n, d = 3, 2
-        X = sp.Matrix(n, d, lambda i, j: sp.Symbol(f"x{i}{j}", real=True))
-        xbar = sp.ones(1, n) * X / n
-        mu2 = sum(((X.row(i) - xbar) * (X.row(i) - xbar).T)[0] for i in range(n))
-        pairs = sum(((X.row(i) - X.row(k)) * (X.row(i) - X.row(k)).T)[0] for i in range(n) for k in range(n))
-        require_expands_to_zero(mu2 - pairs / (2 * n), "mu^2 identity")
+        for n in (2, 3, 4):
+            X = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"x{i}{j}", real=True))
+            xbar = sp.ones(1, n) * X / n
+            mu2 = sum(((X.row(i) - xbar) * (X.row(i) - xbar).T)[0] for i in range(n))
+            pairs = sum(((X.row(i) - X.row(k)) * (X.row(i) - X.row(k)).T)[0] for i in range(n) for k in range(n))
+            require_expands_to_zero(mu2 - pair_weight(n) * pairs, f"mu^2 identity, n = {n}")
     return D

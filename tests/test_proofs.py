@@ -150,6 +150,12 @@ def test_mutation_ball_transcription(monkeypatch, name, function, wrong):
     assert [s.status for s in result.steps if s.outcome == "failed"] == ["certified"]
 
 
+def test_mutation_mu_from_the_diameter():
+    """mu^2 = (1/(2n)) sum_{i,k} ||x_i - x_k||^2 was checked at n = 3 only, where a weight 1/6 passed as well."""
+    titles = _failed_titles("mask.collapse", pair_weight=lambda n: sp.Rational(1, 6))
+    assert any(t.startswith("From D to mu") for t in titles)
+
+
 def test_mutation_masked_weights_with_a_query_bias():
     """The edge weights' bound with a query bias, exp(-2 (a B^2 + |u| B)) / |N(i)|, which the windows of mask.collapse
     use, was not derived: mask.collapse's derivation had the unbiased form only."""
