@@ -149,6 +149,14 @@ def test_missing_coq_library_is_bad_input(tmp_path, capsys):
     assert err.count("\n") == 1 and "NoSuchLibrary not installed" in err and "apt-get install" in err
 
 
+def test_a_file_that_is_not_utf8_is_bad_input_named_as_such(tmp_path, capsys):
+    """A .v file with bytes that are not UTF-8 was refused as "not valid JSON"."""
+    (tmp_path / "toy.v").write_bytes((HEADER + TRUE_LEMMA).encode() + b"(* \xff *)\n")
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "toy.v is not UTF-8 text" in err and "JSON" not in err, err
+
+
 def test_unknown_file_or_folder_is_bad_input(tmp_path, capsys):
     assert main(["proofs", "--formal", "no_such_file"]) == 2
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path / "absent")]) == 2

@@ -169,7 +169,7 @@ def require_tools(files: list[Path]) -> dict[str, str]:
     missing = [name for name, path in tools.items() if path is None]
     if missing:
         raise BadInput(f"{' and '.join(missing)} not found on PATH; install: apt-get install -y {APT_PACKAGES}")
-    libraries = {lib for p in files if p.suffix == ".v" for lib in _IMPORTED.findall(p.read_text())}
+    libraries = {lib for p in files if p.suffix == ".v" for lib in _IMPORTED.findall(_source_text(p))}
     libraries = (libraries | ({"Gappa"} if need_gappa else set())) - {"Coq", "Ltac2"}
     roots = _coq_library_roots(tools["coqc"]) if libraries else []
     absent = sorted(lib for lib in libraries if not any((root / lib).is_dir() for root in roots))
@@ -177,6 +177,14 @@ def require_tools(files: list[Path]) -> dict[str, str]:
         raise BadInput(f"Coq librar{'ies' if len(absent) > 1 else 'y'} {', '.join(absent)} not installed; "
                        f"install: apt-get install -y {APT_PACKAGES}")
     return tools
+
+
+def _source_text(path: Path) -> str:
+    """A .v file's text; BadInput when it is not UTF-8, which coqc reads (the error read "not valid JSON")."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text, which coqc reads") from None
 
 
 def _coq_library_roots(coqc: str) -> list[Path]:
