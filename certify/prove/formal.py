@@ -126,10 +126,13 @@ def known_labels(folder: Path = FORMAL_DIR) -> set[str]:
 # ---------------------------------------------------------------- assumptions
 
 def _axioms(printed: str) -> list[str]:
-    """Axiom names from the output of `Print Assumptions` (empty when closed)."""
+    """Axiom names from the output of `Print Assumptions` (empty when closed): each entry starts a line with its
+    name, its statement after " : " on that line or, when long, on the indented lines below (such an axiom was
+    not read at all); the lines ending with ":" are the headers ("Axioms:")."""
     if "Closed under the global context" in printed:
         return []
-    return sorted({m.group(1) for m in re.finditer(r"(?m)^(\S+) :", printed)})
+    return sorted({line.split(" : ")[0].strip() for line in printed.splitlines()
+                   if line[:1].strip() and not line.rstrip().endswith(":")})
 
 
 def classify(axioms: list[str]) -> tuple[str, list[str]]:
@@ -210,37 +213,43 @@ def _first_error(stderr: str) -> str:
 
 def _compile_coq(source: bytes, file_label: str, spans: list[tuple[str, int, int]], coqc: str,
                  workdir: Path) -> list[LemmaResult]:
-    """Compile `source` with a `Print Assumptions` after each lemma; one result per span."""
-    pieces, shifted, cursor, offset = [], [], 0, 0
-    for name, start, end in spans:
-        pieces.append(source[cursor:end])
-        shifted.append((name, start + offset, end + offset))
-        probe = f'\nRedirect "axioms_{name}" Print Assumptions {name}.\n'.encode()
-        pieces.append(probe)
-        offset += len(probe)
-        cursor = end
-    pieces.append(source[cursor:])
-    text = b"".join(pieces)
-    (workdir / "Formal.v").write_bytes(text)
+    """Compile `source` as the library Formal, then print the assumptions of each lemma it reached; one result per
+    span."""
+    (workdir / "Formal.v").write_bytes(source)
     run = _run([coqc, "-q", "-time", "Formal.v"], workdir)
 
     times = [(int(m.group(1)), float(m.group(3))) for m in _TIMING.finditer(run.stdout)]
-    error_offset = _error_offset(run, text)
+    error_offset = _error_offset(run, source)
+    reached = [(name, end) for name, _, end in spans if error_offset is None or error_offset >= end]
+    if run.returncode != 0 and reached:  # the lemmas before the error are judged from the part that compiles
+        (workdir / "Formal.v").write_bytes(source[:reached[-1][1]])
+        _run([coqc, "-q", "Formal.v"], workdir)
+    printed = _assumptions([name for name, _ in reached], coqc, workdir)
     results = []
-    for name, start, end in shifted:
+    for name, start, end in spans:
         result = LemmaResult(file_label, name, "failed",
                              seconds=sum(t for at, t in times if start <= at < end))
-        out = workdir / f"axioms_{name}.out"
         if error_offset is not None and error_offset < end:
             result.message = (_first_error(run.stderr) if error_offset >= start or error_offset < 0
                               else "not reached: coqc stopped at an earlier error")
             results.append(result)
             continue
-        results.append(_judge(result, out.read_text() if out.exists() else None))
+        results.append(_judge(result, printed.get(name)))
     if run.returncode != 0 and all(r.outcome == "checked" for r in results):
         # The error lies after the last lemma: the file as a whole does not compile.
         results.append(LemmaResult(file_label, "(file)", "failed", message=_first_error(run.stderr)))
     return results
+
+
+def _assumptions(names: list[str], coqc: str, workdir: Path) -> dict[str, str]:
+    """`Print Assumptions` of each lemma of the compiled library Formal, by name, from a file that requires it
+    without importing it: there every name Formal declares is printed with its library, Formal.x, never as
+    one of the classical reals or primitives (inside the file, an axiom in its own `Module PrimFloat` was
+    printed PrimFloat.cheat and taken for Coq's)."""
+    probes = "".join(f'Redirect "axioms_{name}" Print Assumptions Formal.{name}.\n' for name in names)
+    (workdir / "Assumptions.v").write_text("Require Formal.\n" + probes)
+    _run([coqc, "-q", "-R", ".", "", "Assumptions.v"], workdir)
+    return {name: out.read_text() for name in names if (out := workdir / f"axioms_{name}.out").exists()}
 
 
 def _error_offset(run: subprocess.CompletedProcess, text: bytes) -> int | None:
