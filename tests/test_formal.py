@@ -107,16 +107,19 @@ def test_axioms_printed_over_several_lines_are_read():
 @needs_coq
 def test_a_lemma_on_an_axiom_of_the_file_fails_whatever_its_name(tmp_path, capsys):
     """A false lemma resting on an axiom of the file was "checked": one with a long statement (printed over
-    several lines, and read as no axiom), or one declared in a module named as Coq's (PrimFloat.cheat,
-    Classical_Prop.classic read as the primitive floats and the classical reals)."""
+    several lines, and read as no axiom), one declared in a module named as Coq's (PrimFloat.cheat,
+    Classical_Prop.classic read as the primitive floats and the classical reals), or a fixpoint assumed guarded."""
     (tmp_path / "a_long.v").write_text(HEADER + LONG_AXIOM)
     (tmp_path / "b_floats.v").write_text(HEADER + IN_A_MODULE.format(module="PrimFloat", axiom="cheat"))
     (tmp_path / "c_reals.v").write_text(HEADER + IN_A_MODULE.format(module="Classical_Prop", axiom="classic")
                                         + LATER_LEMMA)
+    (tmp_path / "d_guard.v").write_text(HEADER + "Unset Guard Checking.\nFixpoint loop (n : nat) : 2 < 1 := "
+                                        "loop n.\nLemma from_loop : 2 < 1.\nProof. exact (loop 0). Qed.\n")
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
     rows = {r["lemma"]: r for r in json.loads(capsys.readouterr().out)}
     for lemma, axiom in (("from_a_long_axiom", "a_rather_long_and_descriptive_name_for_a_cheat"),
-                         ("from_cheat", "PrimFloat.cheat"), ("from_classic", "Classical_Prop.classic")):
+                         ("from_cheat", "PrimFloat.cheat"), ("from_classic", "Classical_Prop.classic"),
+                         ("from_loop", "loop is assumed to be guarded")):
         assert rows[lemma]["outcome"] == "failed" and axiom in rows[lemma]["message"], rows[lemma]
     assert rows["zero_le_one"]["outcome"] == "checked"
 
