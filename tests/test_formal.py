@@ -101,7 +101,8 @@ def test_axioms_printed_over_several_lines_are_read():
     """Print Assumptions puts a long statement on the lines after the name: such an axiom was not read at all."""
     printed = ("Axioms:\nClassical_Prop.classic : forall P : Prop, P \\/ ~ P\n"
                "a_rather_long_and_descriptive_name_for_a_cheat\n  : forall x y z : R,\n    x * y = 1\n")
-    assert formal_proofs._axioms(printed) == ["Classical_Prop.classic", "a_rather_long_and_descriptive_name_for_a_cheat"]
+    long_name = "a_rather_long_and_descriptive_name_for_a_cheat"
+    assert formal_proofs._axioms(printed) == ["Classical_Prop.classic", long_name]
 
 
 @needs_coq
