@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -196,11 +197,44 @@ def _coq_library_roots(coqc: str) -> list[Path]:
     return [Path(where) / "user-contrib"] + [Path(p) for p in os.environ.get("COQPATH", "").split(os.pathsep) if p]
 
 
+class _Tools:
+    """The coqc and gappa processes running, which `stop` kills: an interrupted check (Ctrl-C, SIGTERM) raises in
+    the main thread only, and the pool's threads, which it waits for, wait for their tools, up to
+    TIMEOUT_SECONDS each (a SIGTERM to the command alone left coqc running and the command waiting for it)."""
+
+    def __init__(self):
+        self._lock, self._running, self._stopped = threading.Lock(), set(), False
+
+    def run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        with self._lock:
+            if self._stopped:  # no tool starts after an interruption (a compile's probe, a certificate's check)
+                return subprocess.CompletedProcess(command, 130, "", "interrupted")
+            process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._running.add(process)
+        try:
+            out, err = process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            out, err = "", f"timed out after {TIMEOUT_SECONDS} s"
+            process.returncode = 124
+        finally:
+            with self._lock:
+                self._running.discard(process)
+        return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            for process in self._running:
+                process.kill()
+
+
+_TOOLS = [_Tools()]  # those of the check under way (check_all starts each with its own)
+
+
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(command, 124, "", f"timed out after {TIMEOUT_SECONDS} s")
+    return _TOOLS[0].run(command, cwd)
 
 
 def _first_error(stderr: str) -> str:
@@ -353,5 +387,10 @@ def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None,
             progress(path)
         return found
 
+    _TOOLS[0] = _Tools()
     with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
-        return [result for per_file in pool.map(check, files) for result in per_file]
+        try:
+            return [result for per_file in pool.map(check, files) for result in per_file]
+        except BaseException:  # interrupted: the pool's threads end once their tools are stopped
+            _TOOLS[0].stop()
+            raise
