@@ -176,6 +176,16 @@ def test_mutation_tanh_exponent(exponent):
     assert any(t.startswith("The exponent is 1/2") for t in _failed_titles("collapse.tanh", exponent=exponent))
 
 
+def test_steps_that_run_a_derivation_name_what_it_only_argues():
+    """collapse.global's steps 1 and 2 run collapse.dobrushin and collapse.tau and read "holds" (symbolic), yet
+    the triangle inequality of one and the Cauchy-Schwarz bound on the spread of the other are argued in prose."""
+    steps = {s.title: s for s in proofs_index.build("collapse.global").steps}
+    for sub, argued in (("collapse.dobrushin", "Triangle inequality"), ("collapse.tau", "Spread at most a D^2")):
+        [title] = [t for t in steps if sub in t]
+        assert argued in [s.title for s in proofs_index.build(sub).steps if s.status == "prose"]
+        assert argued.lower() in title.lower() and "prose" in title, title
+
+
 def test_mutation_bias_vector():
     wrong_u = lambda WQ, WK, bQ, bK, dk: WQ * bK / sp.sqrt(dk)  # noqa: E731
     assert any("Scores with biases" in t for t in _failed_titles("collapse.tau", u_formula=wrong_u))
