@@ -4,7 +4,9 @@ Every step has a status saying how it is established:
     "symbolic"   an identity, series coefficient, equilibrium or sign that sympy checks exactly
                  (or an exact integer / IEEE binary64 computation);
     "certified"  a real inequality or constant decided with arb ball arithmetic over a whole
-                 domain (certify.prove.bnb), or an enclosure of a constant;
+                 domain (certify.prove.bnb), or an enclosure of a constant; the ball functions it
+                 decides are checked against the step's sympy formula at sample points
+                 (require_encloses);
     "prose"      an argument given in words only (a textbook inequality, an induction, a limit),
                  with no check: it is reported as "argued", never as "holds".
 A step may also name, as `formal="file.v:lemma"`, the Coq lemma of proofs/formal/ that states
@@ -23,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import sympy
+from flint import arb
 
 STATUSES = ("symbolic", "certified", "prose")
 # How a status is shown to a user: "certified" steps are closed by our own ball-arithmetic branch and
@@ -64,6 +67,22 @@ def require_expands_to_zero(expr, message: str) -> None:
     entries = list(expr) if isinstance(expr, sympy.MatrixBase) else [expr]
     bad = [e for e in (sympy.expand(x) for x in entries) if e != 0]
     require(not bad, f"{message}: nonzero {bad[0]}" if bad else message)
+
+
+def ball_of(value) -> arb:
+    """An arb ball around a real sympy constant (from its 40 digits; the ball's radius covers their rounding)."""
+    return arb(str(sympy.N(value, 40)))
+
+
+def require_encloses(ball_function: Callable[[arb], arb], expr, variable, points, message: str) -> None:
+    """Assert that `ball_function`, the arb transcription of the sympy `expr` that a branch and bound decides,
+    agrees with it at each rational point: its ball there overlaps the value of `expr`.  The branch and bound
+    proves a fact about `ball_function` alone, so only this ties that fact to the step's formula (a wrong sign
+    or factor in the transcription, still positive on the box, was proved just as well)."""
+    for point in points:
+        exact = sympy.Rational(point)
+        ball, value = ball_function(arb(exact.p) / exact.q), ball_of(expr.subs(variable, exact))
+        require(bool(ball.overlaps(value)), f"{message}: at {point} the ball {ball} misses {value}")
 
 
 @dataclass

@@ -6,9 +6,14 @@ import sympy as sp
 from flint import arb
 
 from certify.prove.bnb import prove_nonnegative, remainder_ball
-from proofs._framework import Derivation, require, require_zero
+from proofs._framework import Derivation, require, require_encloses, require_zero
 
 TAIL_CUT = 1  # the compact box is [0, TAIL_CUT]; past it the tail argument below applies
+
+
+def _arb_h_second(t):
+    """h''(t) = exp(-t) for h(x) = x - 1 + exp(-x)."""
+    return (-t).exp()
 
 
 def build(exponent_base: int = 3) -> Derivation:
@@ -32,7 +37,8 @@ def build(exponent_base: int = 3) -> Derivation:
                  "exp(-segment [0, x]) / 2; plain subdivision of h itself never closes a box "
                  "touching x = 0, where h = 0.", formal="collapse.v:cubic_compact")
     def _():
-        result = prove_nonnegative(lambda xb: remainder_ball(lambda t: (-t).exp(), 2, arb(0), xb),
+        require_encloses(_arb_h_second, sp.diff(x - 1 + sp.exp(-x), x, 2), x, ("0", "1/2", TAIL_CUT), "h''")
+        result = prove_nonnegative(lambda xb: remainder_ball(_arb_h_second, 2, arb(0), xb),
                                    [(0, TAIL_CUT)], strict=True)
         require(result.proved, f"branch and bound: {result.reason}")
 

@@ -15,12 +15,14 @@ def build() -> Derivation:
         source="the thesis on iterated self-attention, main theorem for pure self-attention",
     )
 
-    @D.symbolic("Step 1 holds: D(PX) <= tau(P) D(X)", "The derivation proofs/collapse_dobrushin.py.")
+    @D.symbolic("Step 1, D(PX) <= tau(P) D(X): the checked steps of collapse.dobrushin hold (its triangle "
+                "inequality is prose)", "The derivation proofs/collapse_dobrushin.py.")
     def _():
         result = collapse_dobrushin.build().run()
         require(result.ok, f"collapse.dobrushin: {result.summary()}")
 
-    @D.symbolic("Step 2 holds: tau(P) <= 1 - exp(-a D^2)", "The derivation proofs/collapse_tau.py.")
+    @D.symbolic("Step 2, tau(P) <= 1 - exp(-a D^2): the checked steps of collapse.tau hold (its spread at most "
+                "a D^2, Cauchy-Schwarz, is prose)", "The derivation proofs/collapse_tau.py.")
     def _():
         result = collapse_tau.build().run()
         require(result.ok, f"collapse.tau: {result.summary()}")

@@ -14,11 +14,12 @@ import sympy as sp
 from proofs._framework import Derivation, require, require_zero
 
 
-def build(quarter=sp.Rational(1, 4)) -> Derivation:
+def build(quarter=sp.Rational(1, 4), exponent=sp.Rational(1, 2)) -> Derivation:
     D = Derivation(
         claim="collapse.tanh",
-        statement="D(PX) <= tanh(a D^2 / 4) D for every X and A, a = ||A||_2; tanh(x/4) <= 1 - exp(-x), "
-                  "so it implies collapse.global, and it is attained by two antipodal tokens.",
+        statement="D(PX) <= tanh(a D^2 / 4) D <= (1 - exp(-a D^2 / 2)) D for every X and A, a = ||A||_2, "
+                  "attained by two antipodal tokens: no exponent below 1/2 holds, and collapse.global's 1 holds "
+                  "with slack 2.",
         source="sharpening of the thesis's collapse.global (Birkhoff-Hopf), found by certify attack",
     )
     m, w, Delta, x = sp.symbols("m w Delta x", positive=True)
@@ -63,6 +64,22 @@ def build(quarter=sp.Rational(1, 4)) -> Derivation:
         require_zero(sp.tanh(x / 4).rewrite(sp.exp) - ((1 - y) / (1 + y)).subs(y, sp.exp(-x / 2)),
                      "tanh(x/4) = (1 - y)/(1 + y)")
         require(all(bool(f.is_nonnegative) for f in (y, 2 + y, 1 + y)), "y, 2 + y, 1 + y > 0; 1 - y >= 0 as y <= 1")
+
+    @D.symbolic("The exponent is 1/2: tanh(x/4) <= 1 - exp(-x/2), and 1 - exp(-c x) < tanh(x/4) for large x "
+                "when c < 1/2",
+                "With u = exp(-x/2) in (0, 1]: (1 - u) - tanh(x/4) = u (1 - u) / (1 + u) >= 0.  For c = 1/2 - delta: "
+                "exp(c x) ((1 - exp(-c x)) - tanh(x/4)) = 2 exp(-delta x) / (1 + exp(-x/2)) - 1 < 0 once "
+                "x >= ln(2) / delta; with the antipodal tokens below, (1 - exp(-c a D^2)) D fails for every c < 1/2.",
+                formal="collapse.v:tanh_quarter_le")
+    def _():
+        u, delta = sp.Symbol("u", positive=True), sp.Symbol("delta", positive=True)
+        require_zero((1 - u) - (1 - u) / (1 + u) - u * (1 - u) / (1 + u), "factorisation")
+        require_zero(sp.tanh(x / 4).rewrite(sp.exp) - ((1 - u) / (1 + u)).subs(u, sp.exp(-exponent * x)),
+                     "tanh(x/4) = (1 - u)/(1 + u) with u = exp(-x/2)")
+        c = exponent - delta
+        require_zero(sp.exp(c * x) * ((1 - sp.exp(-c * x)) - sp.tanh(x / 4))
+                     - (2 * sp.exp(-delta * x) / (1 + sp.exp(-x / 2)) - 1), "below 1/2")
+        require_zero(2 * sp.exp(-delta * x).subs(x, sp.log(2) / delta) - 1, "2 exp(-delta x) = 1 at x = ln(2)/delta")
 
     @D.symbolic("Attained: two antipodal tokens x = +-s, A = lambda",
                 "P = [[e^L, e^-L], [e^-L, e^L]] / (e^L + e^-L) with L = lambda s^2 = a D^2 / 4, so "

@@ -6,9 +6,19 @@ import sympy as sp
 from flint import arb
 
 from certify.prove.bnb import prove_nonnegative, remainder_ball
-from proofs._framework import Derivation, require, require_zero
+from proofs._framework import Derivation, require, require_encloses, require_zero
 
 NEAR_ZERO = "1/4"  # the reduced form is used on [0, NEAR_ZERO], h itself on [NEAR_ZERO, 1/2]
+
+
+def _arb_h(t):
+    """h(y) = 1 + (2y - 1) exp(-y)."""
+    return 1 + (2 * t - 1) * (-t).exp()
+
+
+def _arb_h_prime(t):
+    """h'(y) = (3 - 2y) exp(-y)."""
+    return (3 - 2 * t) * (-t).exp()
 
 
 def build() -> Derivation:
@@ -43,12 +53,12 @@ def build() -> Derivation:
                  "contains 0, so this enclosure only closes short boxes); away from 0 on h directly.",
                  formal="collapse.v:trajectory_h_pos")
     def _():
-        h_prime = lambda t: (3 - 2 * t) * (-t).exp()  # noqa: E731
-        near = prove_nonnegative(lambda yb: remainder_ball(h_prime, 1, arb(0), yb),
+        require_encloses(_arb_h_prime, sp.diff(h, y), y, ("0", "1/8", NEAR_ZERO), "h'")
+        require_encloses(_arb_h, h, y, (NEAR_ZERO, "3/8", "1/2"), "h")
+        near = prove_nonnegative(lambda yb: remainder_ball(_arb_h_prime, 1, arb(0), yb),
                                  [(0, NEAR_ZERO)], strict=True)
         require(near.proved, f"reduced form near 0: {near.reason}")
-        away = prove_nonnegative(lambda yb: 1 + (2 * yb - 1) * (-yb).exp(),
-                                 [(NEAR_ZERO, "1/2")], strict=True)
+        away = prove_nonnegative(_arb_h, [(NEAR_ZERO, "1/2")], strict=True)
         require(away.proved, f"h away from 0: {away.reason}")
 
     @D.symbolic("Tail y >= 1/2: h(y) = 1 + (2y - 1) exp(-y) >= 1",

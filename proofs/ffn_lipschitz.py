@@ -6,7 +6,7 @@ import sympy as sp
 from flint import arb
 
 from certify.prove.bnb import prove_nonnegative, remainder_ball
-from proofs._framework import Derivation, require, require_zero
+from proofs._framework import Derivation, ball_of, require, require_encloses, require_zero
 
 x = sp.Symbol("x", real=True)
 PHI = (1 + sp.erf(x / sp.sqrt(2))) / 2  # standard normal cdf
@@ -87,6 +87,9 @@ def build(constant=_stated_constant) -> Derivation:
     def _():
         Mb = arb_M()
         root2 = arb(2).sqrt()
+        require(bool(Mb.overlaps(ball_of(M)) and root2.overlaps(ball_of(sp.sqrt(2)))), "M and sqrt(2) in arb")
+        require_encloses(_arb_gelu_prime, PHI + x * phi, x, ("-8", "-3/2", "1/2", "3/2", "8"), "GELU'")
+        require_encloses(_arb_minus_gelu_third, -sp.diff(GELU, x, 3), x, NEAR + ("0", "2"), "-GELU'''")
         upper = lambda t: Mb - _arb_gelu_prime(t)  # noqa: E731
         reduced = lambda t: remainder_ball(_arb_minus_gelu_third, 2, root2, t)  # noqa: E731
         lower, near = (-CUT, NEAR[0]), NEAR

@@ -10,6 +10,9 @@ from flint import arb
 from proofs._framework import Derivation, require, require_zero
 
 
+BERT_384 = sp.Rational(384**2, 50**4)  # d^2 s^4 with s = 0.02 = 1/50, d = 384
+
+
 def build() -> Derivation:
     D = Derivation(
         claim="init.scaling",
@@ -41,13 +44,13 @@ def build() -> Derivation:
 
     @D.symbolic("E ||A||_F^2 = d^2 s^4 for A = W_Q W_K^T / sqrt(d_k)",
                 "d^2 entries, each of second moment d_k s^4 / d_k; = 1 for s^2 = 1/d, = (2d/(d+d_k))^2 for "
-                "Xavier, = d^2 0.02^4 for BERT (0.0614 at d = 384).")
+                f"Xavier, = d^2 0.02^4 for BERT ({float(BERT_384):.4f} at d = 384).")
     def _():
         d, dk, s = sp.symbols("d d_k s", positive=True)
         frob2 = d**2 * dk * s**4 / dk
         require_zero(frob2.subs(s, 1 / sp.sqrt(d)) - 1, "s^2 = 1/d")
         require_zero(frob2.subs(s, sp.sqrt(2 / (d + dk))) - (2 * d / (d + dk))**2, "Xavier")
-        require(sp.nsimplify(frob2.subs({s: sp.Rational(2, 100), d: 384})) == sp.Rational(384**2, 50**4),
+        require(sp.nsimplify(frob2.subs({s: sp.Rational(2, 100), d: 384})) == BERT_384,
                 "BERT at d = 384")
 
     D.prose("Tokens of norm sqrt(d)",

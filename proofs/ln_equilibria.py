@@ -9,7 +9,13 @@ import sympy as sp
 
 from proofs._framework import Derivation, require, require_zero
 
-SIZES = (2, 3, 4)  # N = d; w = N, the smallest value the theorem allows
+SIZES = (2, 3, 4)  # N = d
+
+
+def _weights(N):
+    """w = N, the smallest value the theorem allows, and two larger ones (a bound checked at w = N alone may be
+    another formula equal to it there)."""
+    return sp.Integer(N), sp.Integer(N + 1), sp.Rational(5 * N, 2)
 
 
 def _value_matrix(N, w):
@@ -53,7 +59,7 @@ def build(stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / w**2)) ->
                   "post-LN: equilibria of every rank k = 1..N (w >= N), 2^k of rank k, built from Jordan "
                   "chains; stable rank <= N / (N - (N-1)/w^2): full rank yet anisotropic.",
         source="Wu et al., NeurIPS 2024, Theorem 3 and Appendix F",
-        note="Re-derived for N = 2, 3, 4 with w = N.  The stable-rank bound holds with equality of "
+        note="Re-derived for N = 2, 3, 4 with w = N, N + 1 and 5N/2.  The stable-rank bound holds with equality of "
              "sum_i x_iN^2 = N - (N-1)/w^2 for the full-rank equilibria; it is NOT a bound for the "
              "lower-rank ones built the same way (N = 3, k = 2: stable rank 9/8 > 27/25), so it is "
              "asserted for full rank only.  Only for N = 2 are all equilibria enumerated (2 of rank 1, "
@@ -73,17 +79,16 @@ def build(stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / w**2)) ->
         require(found == {(0, 0, 1), (0, 0, -1)}, f"solutions {found}")
 
     @D.symbolic("The Jordan-chain family: 2^k equilibria of rank k for every k = 1..N",
-                f"N in {SIZES}, w = N: every member is an equilibrium of the post-LN layer, has rank k, "
-                "and the 2^k sign choices give distinct configurations.")
+                f"N in {SIZES}, w in (N, N + 1, 5N/2): every member is an equilibrium of the post-LN layer, has "
+                "rank k, and the 2^k sign choices give distinct configurations.")
     def _():
-        for N in SIZES:
-            w = sp.Integer(N)
+        for N, w in ((N, w) for N in SIZES for w in _weights(N)):
             for k in range(1, N + 1):
                 members = [_family(N, k, w, s) for s in itertools.product((1, -1), repeat=k)]
-                require(all(_is_equilibrium(m, N, w) for m in members), f"N = {N}, k = {k}: not fixed")
+                require(all(_is_equilibrium(m, N, w) for m in members), f"N = {N}, w = {w}, k = {k}: not fixed")
                 ranks = {sp.Matrix.vstack(*m).rank(simplify=True) for m in members}
-                require(ranks == {k}, f"N = {N}, k = {k}: ranks {ranks}")
-                require(len({tuple(sp.Matrix.vstack(*m)) for m in members}) == 2**k, f"N = {N}, k = {k}")
+                require(ranks == {k}, f"N = {N}, w = {w}, k = {k}: ranks {ranks}")
+                require(len({tuple(sp.Matrix.vstack(*m)) for m in members}) == 2**k, f"N = {N}, w = {w}, k = {k}")
 
     @D.symbolic("N = 2: these are all the equilibria",
                 "Solving token by token (w = 2): 2 of rank 1 and 4 of rank 2, as in ln.counterexample.")
@@ -107,12 +112,11 @@ def build(stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / w**2)) ->
                 "sum_i x_iN^2 = N - (N-1)/w^2 exactly, so ||X||_2^2 >= N - (N-1)/w^2 (Rayleigh quotient at "
                 "e_N) and stable rank = N / ||X||_2^2 <= N / (N - (N-1)/w^2): full rank yet close to 1.")
     def _():
-        for N in SIZES:
-            w = sp.Integer(N)
+        for N, w in ((N, w) for N in SIZES for w in _weights(N)):
             for signs in itertools.product((1, -1), repeat=N):
                 X = sp.Matrix.vstack(*_family(N, N, w, signs))
                 mass = sum(X[i, N - 1]**2 for i in range(N))
-                require_zero(N / mass - stable_rank_bound(N, w), f"N = {N}, signs {signs}")
+                require_zero(N / mass - stable_rank_bound(N, w), f"N = {N}, w = {w}, signs {signs}")
 
     @D.symbolic("The bound does not extend to lower rank",
                 "N = 3, k = 2, w = 3: ||X||_2^2 = 8/3 (largest eigenvalue of X X^T), stable rank 9/8 > 27/25.")

@@ -47,10 +47,17 @@ def _symbolic_attention(attends, layer: int) -> sp.Matrix:
     return sp.Matrix(n, n, lambda i, j: sp.Symbol(f"p{layer}_{i}{j}", positive=True) if j in attends[i] else 0)
 
 
-def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127))) -> Derivation:
+def _stated_biased_weight(a, B, u, m):
+    """docs/claims.md: with a query bias, eps >= exp(-2 (||A|| B^2 + |u| B)) / max_i |N(i)|."""
+    return sp.exp(-2 * (a * B**2 + u * B)) / m
+
+
+def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni", 127)),
+          biased_weight=_stated_biased_weight, pair_weight=lambda n: sp.Rational(1, 2 * n)) -> Derivation:
     D = Derivation(
         claim="mask.collapse",
-        statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge => "
+        statement="G quasi-strongly connected with radius r, attention weights >= eps on every edge (eps = "
+                  "exp(-2 a B^2) / max_i |N(i)|, exp(-2 (a B^2 + |u| B)) / max_i |N(i)| with a query bias) => "
                   "a product of r masked attention matrices has a column >= eps^r, so "
                   "D_{t+r} <= (1 - eps^r) D_t and mu(X_t) <= C (1 - eps^r)^{t/r}; one step alone may have tau = 1.",
         source="Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024, Theorem 1",
@@ -90,6 +97,16 @@ def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni",
         a, B, m = sp.symbols("a B m", positive=True)
         require_zero(sp.exp(-a * B**2) / (m * sp.exp(a * B**2)) - sp.exp(-2 * a * B**2) / m, "quotient")
 
+    @D.symbolic("With a query bias: P_ij >= exp(-2 (a B^2 + |u| B)) / |N(i)|",
+                "The biased score is x_i^T A x_j + c_i + u^T x_j (collapse.tau); the row term c_i cancels in the "
+                "softmax and |x_i^T A x_j + u^T x_j| <= a B^2 + |u| B (Cauchy-Schwarz), so the same quotient "
+                "with that bound gives the eps of the windows; u = 0 is the unbiased form.")
+    def _():
+        a, B, u, m = sp.symbols("a B u m", positive=True)
+        spread = a * B**2 + u * B
+        require_zero(sp.exp(-spread) / (m * sp.exp(spread)) - biased_weight(a, B, u, m), "quotient")
+        require_zero(biased_weight(a, B, 0, m) - sp.exp(-2 * a * B**2) / m, "u = 0")
+
     D.prose("B never increases",
             "Rows of PX are convex combinations of rows of X, so max_i ||(PX)_i|| <= max_i ||x_i|| = B: "
             "the same eps serves every layer.")
@@ -103,13 +120,13 @@ def build(stated_radii=(("complete", 1), ("causal", 1), ("sliding", 64), ("uni",
         require(sp.simplify(overlap) == 0, f"overlap {overlap}")
 
     @D.symbolic("From D to mu: mu^2 = (1/(2n)) sum_{i,k} ||x_i - x_k||^2 <= n D^2 / 2",
-                "Checked for n = 3, d = 2; hence mu_t <= sqrt(n/2) D_t <= sqrt(n/2) (1 - eps^r)^{floor(t/r)} D_0 "
-                "<= C (1 - eps^r)^{t/r} with C = sqrt(n/2) D_0 / (1 - eps^r).")
+                "Checked for n = 2, 3, 4 and d = 2; hence mu_t <= sqrt(n/2) D_t <= sqrt(n/2) (1 - eps^r)^{floor(t/r)} "
+                "D_0 <= C (1 - eps^r)^{t/r} with C = sqrt(n/2) D_0 / (1 - eps^r).")
     def _():
-        n, d = 3, 2
-        X = sp.Matrix(n, d, lambda i, j: sp.Symbol(f"x{i}{j}", real=True))
-        xbar = sp.ones(1, n) * X / n
-        mu2 = sum(((X.row(i) - xbar) * (X.row(i) - xbar).T)[0] for i in range(n))
-        pairs = sum(((X.row(i) - X.row(k)) * (X.row(i) - X.row(k)).T)[0] for i in range(n) for k in range(n))
-        require_expands_to_zero(mu2 - pairs / (2 * n), "mu^2 identity")
+        for n in (2, 3, 4):
+            X = sp.Matrix(n, 2, lambda i, j: sp.Symbol(f"x{i}{j}", real=True))
+            xbar = sp.ones(1, n) * X / n
+            mu2 = sum(((X.row(i) - xbar) * (X.row(i) - xbar).T)[0] for i in range(n))
+            pairs = sum(((X.row(i) - X.row(k)) * (X.row(i) - X.row(k)).T)[0] for i in range(n) for k in range(n))
+            require_expands_to_zero(mu2 - pair_weight(n) * pairs, f"mu^2 identity, n = {n}")
     return D

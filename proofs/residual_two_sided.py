@@ -28,16 +28,16 @@ def _series_lemma():
             sp.expand(inverse_series - (1 / n - eps * A1 / n**2 + eps**2 * (A1**2 / n**3 - A2 / n**2))))
 
 
-@lru_cache(maxsize=1)
-def _expansion():
-    """Taylor coefficients in eps of P(eps) and of the disagreement C X' for X = 1 xbar^T + eps E.
+@lru_cache(maxsize=None)
+def _expansion(n: int = N_TOKENS):
+    """Taylor coefficients in eps of P(eps) and of the disagreement C X' for X = 1 xbar^T + eps E, n tokens.
 
     P_ij = 1 / sum_l exp(S_il - S_ij) exactly, and S_il - S_ij = eps a_l + eps^2 b_l (the constant
     xbar^T A xbar cancels), so the series lemma gives P_0, P_1, P_2 by polynomial algebra.  The
     coefficients of P X come from the Cauchy product with X_0 = 1 xbar^T, X_1 = E (P_k X_0 = 0
     for k >= 1 is checked separately from the exact row sums).
     """
-    n, d = N_TOKENS, DIM
+    d = DIM
     eps = sp.Symbol("epsilon")
     E = sp.Matrix(n, d, lambda i, j: sp.Symbol(f"e{i}{j}", real=True))
     A = sp.Matrix(d, d, lambda i, j: sp.Symbol(f"a{i}{j}", real=True))
@@ -63,7 +63,7 @@ def _expansion():
     for k in range(4):
         PX_k = sum((Ps[m] * Xs[k - m] for m in range(min(k, 2) + 1)), sp.zeros(n, d))
         disagreement.append((C * (Xs[k] + PX_k * V.T)).applyfunc(sp.expand))
-    return {"Ps": Ps, "C": C, "E": E, "A": A, "V": V, "disagreement": disagreement}
+    return {"Ps": Ps, "C": C, "E": E, "A": A, "V": V, "S": S, "eps": eps, "disagreement": disagreement}
 
 
 def build(third_order=_stated_third_order) -> Derivation:
@@ -116,6 +116,20 @@ def build(third_order=_stated_third_order) -> Derivation:
         exp_gap, inverse_gap = _series_lemma()
         require(exp_gap == 0 and inverse_gap == 0, f"series: {exp_gap}, {inverse_gap}")
 
+    @D.symbolic("The expansion is the softmax's Taylor series to order eps^2",
+                "P_k = (1/k!) d^k P / d eps^k at eps = 0 for the exact P_ij = 1 / sum_l exp(S_il - S_ij): P_1 and "
+                "the part of P_2 alike in every row never reach the disagreement C X', so only this ties them to "
+                "the softmax.")
+    def _():
+        ex = _expansion()
+        S, eps, n = ex["S"], ex["eps"], N_TOKENS
+        for i in range(n):
+            for j in range(n):
+                exact = 1 / sum(sp.exp(S[i, l] - S[i, j]) for l in range(n))
+                for k in range(3):
+                    coefficient = sp.diff(exact, eps, k).subs(eps, 0) / sp.factorial(k)
+                    require_expands_to_zero(coefficient - ex["Ps"][k][i, j], f"P_{k} entry ({i}, {j})")
+
     @D.symbolic("Attention stays row-stochastic to every order",
                 "P_ij = 1 / sum_l exp(S_il - S_ij); with w_l = exp(S_il) > 0 the row sum "
                 "sum_j w_j / sum_l w_l is 1 for every eps, so every Taylor coefficient P_k with k >= 1 "
@@ -150,12 +164,13 @@ def build(third_order=_stated_third_order) -> Derivation:
         require_expands_to_zero(_expansion()["disagreement"][2], "order 2")
 
     @D.symbolic("Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T",
-                "[eps^3] C X' = C P_2 E V^T, and C P_2 E = (1/n) E_c A E_c^T E_c.")
+                "[eps^3] C X' = C P_2 E V^T, and C P_2 E = (1/n) E_c A E_c^T E_c: checked for n = 2 and 3, so "
+                "that the factor is 1/n and not a constant equal to it at one n.")
     def _():
-        ex = _expansion()
-        Ec = ex["C"] * ex["E"]
-        require_expands_to_zero(ex["disagreement"][3] - third_order(Ec, ex["A"], ex["V"], N_TOKENS),
-                                "order 3")
+        for n in (2, N_TOKENS):
+            ex = _expansion(n)
+            Ec = ex["C"] * ex["E"]
+            require_expands_to_zero(ex["disagreement"][3] - third_order(Ec, ex["A"], ex["V"], n), f"order 3, n = {n}")
 
     @D.symbolic("The order-eps^3 term is not zero in general",
                 "At E = ((1, 0), (0, 1), (0, 0)), A = V = I it is a nonzero matrix.")

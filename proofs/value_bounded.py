@@ -10,11 +10,13 @@ from proofs._framework import Derivation, require, require_zero
 def build() -> Derivation:
     D = Derivation(
         claim="value.bounded",
-        statement="If ||V^k||_2 <= M for k <= T then D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0, and the "
-                  "rows of Q_t X_0 (Q_t = P_{t-1}...P_0) converge to a point c with "
+        statement="If ||V^k||_2 <= M for k <= T then D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0 for t <= T; if it "
+                  "holds for every k, the rows of Q_t X_0 (Q_t = P_{t-1}...P_0) converge to a point c with "
                   "max_i ||x_i^(t) - V^t c|| <= M prod_{s<t} tau(P_s) D_0; the common representation "
                   "converges for every X_0 exactly when the powers V^t converge.",
         source="the thesis on iterated self-attention",
+        note="The convergence needs ||V^k||_2 <= M for every k, not only k <= T: the uniform factor, which makes "
+             "prod_s tau(P_s) tend to 0, holds for the layers whose inputs are bounded through the powers of V.",
     )
 
     @D.symbolic("Unrolling: X_t = Q_t X_0 (V^T)^t",
@@ -53,7 +55,7 @@ def build() -> Derivation:
     D.prose("Rows of Q_t X_0 converge to one point c",
             "Rows of P Y are convex combinations of rows of Y, so the convex hulls H_t of the rows of "
             "Q_t X_0 are nested compact sets with diameters <= prod_{s<t} tau(P_s) D_0 -> 0 "
-            "(geometrically, by the uniform factor).  Their intersection is one point c, and every "
+            "(geometrically, by the uniform factor, when ||V^k||_2 <= M for every k).  Their intersection is one point c, and every "
             "row of Q_t X_0 lies within D(Q_t X_0) of c; applying V^t gives "
             "max_i ||x_i^(t) - V^t c|| <= M prod_{s<t} tau(P_s) D_0.")
 

@@ -89,6 +89,42 @@ def test_planted_false_and_admitted_lemmas_fail(tmp_path, capsys):
     assert rows[("c_trailing.v", "(file)")]["outcome"] == "failed"  # the file as a whole does not compile
 
 
+LONG_AXIOM = ("Axiom a_rather_long_and_descriptive_name_for_a_cheat : forall x y z : R,\n"
+              "  x * y * z + x * y + y * z + z * x = 2 * x * y * z + 1.\n"
+              "Lemma from_a_long_axiom : 2 < 1.\n"
+              "Proof. assert (H := a_rather_long_and_descriptive_name_for_a_cheat 0 0 0). lra. Qed.\n")
+IN_A_MODULE = ("Module {module}.\nAxiom {axiom} : 2 < 1.\nEnd {module}.\n"
+               "Lemma from_{axiom} : 2 < 1.\nProof. exact {module}.{axiom}. Qed.\n")
+
+
+def test_axioms_printed_over_several_lines_are_read():
+    """Print Assumptions puts a long statement on the lines after the name: such an axiom was not read at all."""
+    printed = ("Axioms:\nClassical_Prop.classic : forall P : Prop, P \\/ ~ P\n"
+               "a_rather_long_and_descriptive_name_for_a_cheat\n  : forall x y z : R,\n    x * y = 1\n")
+    long_name = "a_rather_long_and_descriptive_name_for_a_cheat"
+    assert formal_proofs._axioms(printed) == ["Classical_Prop.classic", long_name]
+
+
+@needs_coq
+def test_a_lemma_on_an_axiom_of_the_file_fails_whatever_its_name(tmp_path, capsys):
+    """A false lemma resting on an axiom of the file was "checked": one with a long statement (printed over
+    several lines, and read as no axiom), one declared in a module named as Coq's (PrimFloat.cheat,
+    Classical_Prop.classic read as the primitive floats and the classical reals), or a fixpoint assumed guarded."""
+    (tmp_path / "a_long.v").write_text(HEADER + LONG_AXIOM)
+    (tmp_path / "b_floats.v").write_text(HEADER + IN_A_MODULE.format(module="PrimFloat", axiom="cheat"))
+    (tmp_path / "c_reals.v").write_text(HEADER + IN_A_MODULE.format(module="Classical_Prop", axiom="classic")
+                                        + LATER_LEMMA)
+    (tmp_path / "d_guard.v").write_text(HEADER + "Unset Guard Checking.\nFixpoint loop (n : nat) : 2 < 1 := "
+                                        "loop n.\nLemma from_loop : 2 < 1.\nProof. exact (loop 0). Qed.\n")
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path), "--json"]) == 1
+    rows = {r["lemma"]: r for r in json.loads(capsys.readouterr().out)}
+    for lemma, axiom in (("from_a_long_axiom", "a_rather_long_and_descriptive_name_for_a_cheat"),
+                         ("from_cheat", "PrimFloat.cheat"), ("from_classic", "Classical_Prop.classic"),
+                         ("from_loop", "loop is assumed to be guarded")):
+        assert rows[lemma]["outcome"] == "failed" and axiom in rows[lemma]["message"], rows[lemma]
+    assert rows["zero_le_one"]["outcome"] == "checked"
+
+
 @needs_coq
 def test_text_report_names_the_failure(tmp_path, capsys):
     (tmp_path / "toy.v").write_text(HEADER + FALSE_LEMMA)
@@ -147,6 +183,14 @@ def test_missing_coq_library_is_bad_input(tmp_path, capsys):
     assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "NoSuchLibrary not installed" in err and "apt-get install" in err
+
+
+def test_a_file_that_is_not_utf8_is_bad_input_named_as_such(tmp_path, capsys):
+    """A .v file with bytes that are not UTF-8 was refused as "not valid JSON"."""
+    (tmp_path / "toy.v").write_bytes((HEADER + TRUE_LEMMA).encode() + b"(* \xff *)\n")
+    assert main(["proofs", "--formal", "--formal-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "toy.v is not UTF-8 text" in err and "JSON" not in err, err
 
 
 def test_unknown_file_or_folder_is_bad_input(tmp_path, capsys):

@@ -118,6 +118,72 @@ def test_mutation_residual_third_order_dropped_factor():
     dropped = lambda Ec, A, V, n: Ec * A * Ec.T * Ec * V.T  # noqa: E731 - the 1/n dropped
     assert _failed_titles("residual.two_sided", third_order=dropped) == [
         "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
+    # equal to (1/n) at n = 3, the only number of tokens the expansion had
+    thirds = lambda Ec, A, V, n: Ec * A * Ec.T * Ec * V.T / 3  # noqa: E731
+    assert _failed_titles("residual.two_sided", third_order=thirds) == [
+        "Order eps^3: attention acts, (1/n) E_c A E_c^T E_c V^T"]
+
+
+def test_mutation_residual_attention_expansion(monkeypatch):
+    """P_1 and the i-independent part of P_2 never reach the disagreement C X', so an error in their
+    transcription of the series lemma (here P_1 with the wrong sign) passed every step."""
+    from proofs import residual_two_sided
+    expansion = residual_two_sided._expansion()
+    wrong = {**expansion, "Ps": [expansion["Ps"][0], -expansion["Ps"][1], expansion["Ps"][2]]}
+    monkeypatch.setattr(residual_two_sided, "_expansion", lambda n=residual_two_sided.N_TOKENS: wrong)
+    assert "The expansion is the softmax's Taylor series to order eps^2" in _failed_titles("residual.two_sided")
+
+
+@pytest.mark.parametrize("name, function, wrong", [
+    ("collapse.cubic", "_arb_h_second", lambda t: (-2 * t).exp()),
+    ("collapse.trajectory", "_arb_h", lambda t: 1 + (2 * t - 1) * (-2 * t).exp()),
+    ("collapse.trajectory", "_arb_h_prime", lambda t: (3 - t) * (-t).exp()),
+    ("ffn.lipschitz", "_arb_gelu_prime", lambda t: 1 / (1 + (-t).exp())),
+    ("ffn.lipschitz", "_arb_minus_gelu_third", lambda t: (-(t * t) / 2).exp() * t * (3 - t * t) + 1),
+])
+def test_mutation_ball_transcription(monkeypatch, name, function, wrong):
+    """A branch and bound proves a fact about its ball function alone: a wrong transcription of the step's
+    formula into arb (still positive on the box) was proved just as well."""
+    import importlib
+    monkeypatch.setattr(importlib.import_module(f"proofs.{name.replace('.', '_')}"), function, wrong)
+    result = proofs_index.build(name).run()
+    assert [s.status for s in result.steps if s.outcome == "failed"] == ["certified"]
+
+
+def test_mutation_mu_from_the_diameter():
+    """mu^2 = (1/(2n)) sum_{i,k} ||x_i - x_k||^2 was checked at n = 3 only, where a weight 1/6 passed as well."""
+    titles = _failed_titles("mask.collapse", pair_weight=lambda n: sp.Rational(1, 6))
+    assert any(t.startswith("From D to mu") for t in titles)
+
+
+def test_mutation_masked_weights_with_a_query_bias():
+    """The edge weights' bound with a query bias, exp(-2 (a B^2 + |u| B)) / |N(i)|, which the windows of mask.collapse
+    use, was not derived: mask.collapse's derivation had the unbiased form only."""
+    wrong = lambda a, B, u, m: sp.exp(-2 * (a * B**2 + 2 * u * B)) / m  # noqa: E731 - |u| B counted twice
+    assert any("query bias" in t for t in _failed_titles("mask.collapse", biased_weight=wrong))
+
+
+def test_init_scaling_states_the_bert_figure_it_checks():
+    """The step checked E ||A||_F^2 = 384^2 / 50^4 (0.0236) for BERT at d = 384, and its text said 0.0614."""
+    [step] = [s for s in proofs_index.build("init.scaling").steps if s.title.startswith("E ||A||_F^2")]
+    assert f"{384**2 / 50**4:.4f} at d = 384" in step.text, step.text
+
+
+@pytest.mark.parametrize("exponent", [sp.Rational(1, 3), sp.Integer(1)])
+def test_mutation_tanh_exponent(exponent):
+    """docs/claims.md: tanh(a D^2/4) D <= (1 - exp(-a D^2/2)) D and no exponent below 1/2 holds; the derivation
+    showed only tanh(x/4) <= 1 - exp(-x), so neither a wrong exponent nor the slack 2 was derived."""
+    assert any(t.startswith("The exponent is 1/2") for t in _failed_titles("collapse.tanh", exponent=exponent))
+
+
+def test_steps_that_run_a_derivation_name_what_it_only_argues():
+    """collapse.global's steps 1 and 2 run collapse.dobrushin and collapse.tau and read "holds" (symbolic), yet
+    the triangle inequality of one and the Cauchy-Schwarz bound on the spread of the other are argued in prose."""
+    steps = {s.title: s for s in proofs_index.build("collapse.global").steps}
+    for sub, argued in (("collapse.dobrushin", "Triangle inequality"), ("collapse.tau", "Spread at most a D^2")):
+        [title] = [t for t in steps if sub in t]
+        assert argued in [s.title for s in proofs_index.build(sub).steps if s.status == "prose"]
+        assert argued.lower() in title.lower() and "prose" in title, title
 
 
 def test_mutation_bias_vector():
@@ -140,6 +206,9 @@ def test_mutation_counterexample_equilibrium():
 def test_mutation_radius_and_stable_rank():
     assert _failed_titles("mask.collapse", stated_radii=(("sliding", 63),))
     titles = _failed_titles("ln.equilibria", stable_rank_bound=lambda N, w: N / (N - sp.Rational(N) / w**2))
+    assert "Stable rank of the full-rank equilibria" in titles
+    # equal to the stated bound at w = N, the only value checked, and wrong for every w > N that the claim covers
+    titles = _failed_titles("ln.equilibria", stable_rank_bound=lambda N, w: N / (N - sp.Rational(N - 1) / (w * N)))
     assert "Stable rank of the full-rank equilibria" in titles
 
 

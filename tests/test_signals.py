@@ -203,6 +203,26 @@ def test_sigterm_stops_certify_proofs_and_its_workers():
     assert signalled.group_ended(process) and "derivations hold" not in out
 
 
+def test_sigterm_to_certify_proofs_formal_alone_stops_its_coqc(tmp_path, monkeypatch):
+    """SIGTERM to the command alone (`kill PID`, not its group): the coqc it ran went on, and the command waited
+    for it (up to 15 minutes a file) before it said it was interrupted."""
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "coqc").write_text("#!/bin/sh\nexec sleep 40\n")  # a proof that takes long
+    (tools / "coqc").chmod(0o755)
+    proofs = tmp_path / "formal"
+    proofs.mkdir()
+    (proofs / "toy.v").write_text("Lemma toy : True.\nProof. exact I. Qed.\n")
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    process = signalled.start(["proofs", "--formal", "--formal-dir", str(proofs), "-q"])
+    signalled.wait_for(lambda: signalled.group_size(process) > 1, process)  # the command and its coqc
+    sent = time.monotonic()
+    os.kill(process.pid, signal.SIGTERM)
+    code, out, err = signalled.finish(process)
+    assert code == 143 and signalled.interruption_line(err, signal.SIGTERM) == "certify: interrupted (SIGTERM)"
+    assert time.monotonic() - sent < 20 and signalled.group_ended(process)
+
+
 def test_sigterm_stops_certify_run_as_ctrl_c_does(tmp_path):
     """`certify run` restarts its campaigns: the line offers no continuation, as after Ctrl-C."""
     out = tmp_path / "report"

@@ -17,6 +17,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -126,10 +127,13 @@ def known_labels(folder: Path = FORMAL_DIR) -> set[str]:
 # ---------------------------------------------------------------- assumptions
 
 def _axioms(printed: str) -> list[str]:
-    """Axiom names from the output of `Print Assumptions` (empty when closed)."""
+    """Axiom names from the output of `Print Assumptions` (empty when closed): each entry starts a line with its
+    name, its statement after " : " on that line or, when long, on the indented lines below (such an axiom was
+    not read at all); the lines ending with ":" are the headers ("Axioms:")."""
     if "Closed under the global context" in printed:
         return []
-    return sorted({m.group(1) for m in re.finditer(r"(?m)^(\S+) :", printed)})
+    return sorted({line.split(" : ")[0].strip() for line in printed.splitlines()
+                   if line[:1].strip() and not line.rstrip().endswith(":")})
 
 
 def classify(axioms: list[str]) -> tuple[str, list[str]]:
@@ -169,7 +173,7 @@ def require_tools(files: list[Path]) -> dict[str, str]:
     missing = [name for name, path in tools.items() if path is None]
     if missing:
         raise BadInput(f"{' and '.join(missing)} not found on PATH; install: apt-get install -y {APT_PACKAGES}")
-    libraries = {lib for p in files if p.suffix == ".v" for lib in _IMPORTED.findall(p.read_text())}
+    libraries = {lib for p in files if p.suffix == ".v" for lib in _IMPORTED.findall(_source_text(p))}
     libraries = (libraries | ({"Gappa"} if need_gappa else set())) - {"Coq", "Ltac2"}
     roots = _coq_library_roots(tools["coqc"]) if libraries else []
     absent = sorted(lib for lib in libraries if not any((root / lib).is_dir() for root in roots))
@@ -179,17 +183,58 @@ def require_tools(files: list[Path]) -> dict[str, str]:
     return tools
 
 
+def _source_text(path: Path) -> str:
+    """A .v file's text; BadInput when it is not UTF-8, which coqc reads (the error read "not valid JSON")."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text, which coqc reads") from None
+
+
 def _coq_library_roots(coqc: str) -> list[Path]:
     """Where `From Library Require ...` looks: user-contrib of `coqc -where`, and COQPATH."""
     where = subprocess.run([coqc, "-where"], capture_output=True, text=True).stdout.strip()
     return [Path(where) / "user-contrib"] + [Path(p) for p in os.environ.get("COQPATH", "").split(os.pathsep) if p]
 
 
+class _Tools:
+    """The coqc and gappa processes running, which `stop` kills: an interrupted check (Ctrl-C, SIGTERM) raises in
+    the main thread only, and the pool's threads, which it waits for, wait for their tools, up to
+    TIMEOUT_SECONDS each (a SIGTERM to the command alone left coqc running and the command waiting for it)."""
+
+    def __init__(self):
+        self._lock, self._running, self._stopped = threading.Lock(), set(), False
+
+    def run(self, command: list[str], cwd: Path) -> subprocess.CompletedProcess:
+        with self._lock:
+            if self._stopped:  # no tool starts after an interruption (a compile's probe, a certificate's check)
+                return subprocess.CompletedProcess(command, 130, "", "interrupted")
+            process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            self._running.add(process)
+        try:
+            out, err = process.communicate(timeout=TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            out, err = "", f"timed out after {TIMEOUT_SECONDS} s"
+            process.returncode = 124
+        finally:
+            with self._lock:
+                self._running.discard(process)
+        return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stopped = True
+            for process in self._running:
+                process.kill()
+
+
+_TOOLS = [_Tools()]  # those of the check under way (check_all starts each with its own)
+
+
 def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
-    except subprocess.TimeoutExpired:
-        return subprocess.CompletedProcess(command, 124, "", f"timed out after {TIMEOUT_SECONDS} s")
+    return _TOOLS[0].run(command, cwd)
 
 
 def _first_error(stderr: str) -> str:
@@ -202,37 +247,43 @@ def _first_error(stderr: str) -> str:
 
 def _compile_coq(source: bytes, file_label: str, spans: list[tuple[str, int, int]], coqc: str,
                  workdir: Path) -> list[LemmaResult]:
-    """Compile `source` with a `Print Assumptions` after each lemma; one result per span."""
-    pieces, shifted, cursor, offset = [], [], 0, 0
-    for name, start, end in spans:
-        pieces.append(source[cursor:end])
-        shifted.append((name, start + offset, end + offset))
-        probe = f'\nRedirect "axioms_{name}" Print Assumptions {name}.\n'.encode()
-        pieces.append(probe)
-        offset += len(probe)
-        cursor = end
-    pieces.append(source[cursor:])
-    text = b"".join(pieces)
-    (workdir / "Formal.v").write_bytes(text)
+    """Compile `source` as the library Formal, then print the assumptions of each lemma it reached; one result per
+    span."""
+    (workdir / "Formal.v").write_bytes(source)
     run = _run([coqc, "-q", "-time", "Formal.v"], workdir)
 
     times = [(int(m.group(1)), float(m.group(3))) for m in _TIMING.finditer(run.stdout)]
-    error_offset = _error_offset(run, text)
+    error_offset = _error_offset(run, source)
+    reached = [(name, end) for name, _, end in spans if error_offset is None or error_offset >= end]
+    if run.returncode != 0 and reached:  # the lemmas before the error are judged from the part that compiles
+        (workdir / "Formal.v").write_bytes(source[:reached[-1][1]])
+        _run([coqc, "-q", "Formal.v"], workdir)
+    printed = _assumptions([name for name, _ in reached], coqc, workdir)
     results = []
-    for name, start, end in shifted:
+    for name, start, end in spans:
         result = LemmaResult(file_label, name, "failed",
                              seconds=sum(t for at, t in times if start <= at < end))
-        out = workdir / f"axioms_{name}.out"
         if error_offset is not None and error_offset < end:
             result.message = (_first_error(run.stderr) if error_offset >= start or error_offset < 0
                               else "not reached: coqc stopped at an earlier error")
             results.append(result)
             continue
-        results.append(_judge(result, out.read_text() if out.exists() else None))
+        results.append(_judge(result, printed.get(name)))
     if run.returncode != 0 and all(r.outcome == "checked" for r in results):
         # The error lies after the last lemma: the file as a whole does not compile.
         results.append(LemmaResult(file_label, "(file)", "failed", message=_first_error(run.stderr)))
     return results
+
+
+def _assumptions(names: list[str], coqc: str, workdir: Path) -> dict[str, str]:
+    """`Print Assumptions` of each lemma of the compiled library Formal, by name, from a file that requires it
+    without importing it: there every name Formal declares is printed with its library, Formal.x, never as
+    one of the classical reals or primitives (inside the file, an axiom in its own `Module PrimFloat` was
+    printed PrimFloat.cheat and taken for Coq's)."""
+    probes = "".join(f'Redirect "axioms_{name}" Print Assumptions Formal.{name}.\n' for name in names)
+    (workdir / "Assumptions.v").write_text("Require Formal.\n" + probes)
+    _run([coqc, "-q", "-R", ".", "", "Assumptions.v"], workdir)
+    return {name: out.read_text() for name in names if (out := workdir / f"axioms_{name}.out").exists()}
 
 
 def _error_offset(run: subprocess.CompletedProcess, text: bytes) -> int | None:
@@ -336,5 +387,10 @@ def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None,
             progress(path)
         return found
 
+    _TOOLS[0] = _Tools()
     with ThreadPoolExecutor(max_workers=min(len(files), os.cpu_count() or 1)) as pool:
-        return [result for per_file in pool.map(check, files) for result in per_file]
+        try:
+            return [result for per_file in pool.map(check, files) for result in per_file]
+        except BaseException:  # interrupted: the pool's threads end once their tools are stopped
+            _TOOLS[0].stop()
+            raise
