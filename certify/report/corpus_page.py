@@ -24,8 +24,8 @@ HEAD_COLUMNS = ["head", "sentences", *REGIMES,
                 "steps"]
 
 
-def _number(value, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _fraction(value) -> str:
