@@ -413,7 +413,6 @@ HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.
 SUMMARY = "summary.json"  # the summary of every decided configuration (summarize)
 DRAWN = (report_files.PAGE, *report_files.figure_files(HISTOGRAMS))  # drawn from the summary by the caller
 OUTPUTS = ("certificates", "undecided", SUMMARY, *DRAWN)
-_chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
 def _read(out_dir) -> jobs.Store:
