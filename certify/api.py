@@ -181,9 +181,7 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
         # a corpus has a sentence at least: a count of 0 is a folder not read as a run, whose counts are unknown
         counts = [f"{report.sentences} of {report.count} sentences recorded, {report.rederived} decided again, "
                   f"{report.certificates} certificates kept"] if report.count else []
-        found = [] if report.ok else [counted(len(report.problems), "problem")]
-        message = "; ".join([*counts, *found, *report.notes])
-        return Verification(str(path), KIND, None, report.ok, message, problems=tuple(report.problems), report=report)
+        return _audited(path, KIND, counts, report)
     from certify.search import audit
 
     if model is not None or corpus is not None:
@@ -193,10 +191,15 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
         report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved)
     # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
     counts = [f"{report.rederived} of {report.records} configurations re-derived in arb"] if report.records else []
+    return _audited(path, CAMPAIGN, counts, report)
+
+
+def _audited(path: Path, kind: str, counts: list[str], report) -> Verification:
+    """The Verification of a folder's audit (a campaign's Audit or a corpus run's CorpusAudit): its counts, how many
+    problems it found, and its notes, as one message."""
     found = [] if report.ok else [counted(len(report.problems), "problem")]
     message = "; ".join([*counts, *found, *report.notes])
-    return Verification(str(path), CAMPAIGN, None, report.ok, message, problems=tuple(report.problems),
-                        report=report)
+    return Verification(str(path), kind, None, report.ok, message, problems=tuple(report.problems), report=report)
 
 
 def _read_as_campaign(folder: Path) -> None:

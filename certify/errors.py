@@ -5,6 +5,8 @@ Interrupted as one line and exit 130 (143 or 129 when SIGTERM or SIGHUP stopped 
 certify.cli); anything else escaping is a bug in certify.
 """
 
+MOST_KEYS_SHOWN = 10  # a message lists this many unknown keys, then their count
+
 
 class BadInput(ValueError):
     """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
@@ -28,12 +30,13 @@ def shown(value) -> str:
     return text if len(text) <= 60 else f"{text[:40]}... ({len(text)} characters)"
 
 
-def keys_shown(keys, most: int = 10) -> str:
+def keys_shown(keys) -> str:
     """Unknown keys as a message lists them: sorted, each as given when printable and short, else quoted by
-    shown (a key "a\\nb" broke the one line of its message in two), at most `most` of them and their count."""
+    shown (a key "a\\nb" broke the one line of its message in two), at most MOST_KEYS_SHOWN of them and
+    their count."""
     ordered = sorted(keys)
-    listed = [key if key.isprintable() and len(key) <= 60 else shown(key) for key in ordered[:most]]
-    return ", ".join(listed) + (f", ... ({len(ordered)} in all)" if len(ordered) > most else "")
+    listed = [key if key.isprintable() and len(key) <= 60 else shown(key) for key in ordered[:MOST_KEYS_SHOWN]]
+    return ", ".join(listed) + (f", ... ({len(ordered)} in all)" if len(ordered) > MOST_KEYS_SHOWN else "")
 
 
 def counted(count: int, noun: str) -> str:

@@ -366,12 +366,11 @@ def _halves(box, axis: int):
 
 def _replay(tree: str, root):
     """The leaf boxes and the open boxes of the bisection tree, in preorder."""
-    leaves, left, stack, consumed = [], [], [(tuple(root), 0)], 0
+    leaves, left, stack = [], [], [(tuple(root), 0)]
     for symbol in tree:
         if not stack:
             raise ValueError("the tree has symbols past its last box")
         box, depth = stack.pop()
-        consumed += 1
         if symbol == ".":
             leaves.append(box)
         elif symbol == "?":

@@ -183,7 +183,8 @@ def test_shrinking_keeps_the_violation_and_simplifies(tmp_path, capsys):
     case = config.load(messy)
     result = engine.check(case, bound=bound)
     assert result.verdict == engine.VIOLATED
-    shrunk = shrink.shrink(case, result, None, bound, max_prec=4096)
+    shrunk = shrink.Shrunk((case, result))
+    shrink.simplify(shrunk, None, bound, max_prec=4096)
     assert shrunk.case.n == 2 and any(step.move.startswith("drop token") and step.kept for step in shrunk.steps)
     assert all(Fraction(v).denominator <= 16 for row in shrunk.case.X for v in row)
     assert sum(v == 0 for row in shrunk.case.layers[0].A for v in row) >= 2  # the off-diagonal noise is gone

@@ -18,6 +18,7 @@ from certify.cli import sample as sample_command
 from certify import engine
 from certify.engine import certificate
 from certify.errors import BadInput
+from certify.jobs.store import chain
 from certify.search import audit, campaign, samplers
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
@@ -60,7 +61,7 @@ def _rewrite(out, change):
         text = "".join(json.dumps(r) + "\n" for r in records if r is not None)
         path.write_text(text)
         entry["records"], entry["sha256"] = text.count("\n"), hashlib.sha256(text.encode()).hexdigest()
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (out / "manifest.json").write_text(json.dumps(manifest))
     spec, _ = audit.load(out)
     (out / "summary.json").write_text(json.dumps(campaign.summarize(spec, sorted(kept, key=lambda r: r["i"]))))
@@ -228,7 +229,7 @@ def test_a_figure_that_reads_as_infinity_is_a_corrupt_record(copy, capsys, key, 
         if "12345.5" in (found := path.read_text()):
             path.write_text(found.replace("12345.5", text))
             entry["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
     out = capsys.readouterr().out
@@ -301,7 +302,7 @@ def _redo_manifest(out, **changes):
     """The manifest's parameters changed as a forger would (its chain redone), then the records and summary."""
     manifest = json.loads((out / "manifest.json").read_text())
     manifest.update(changes)
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (out / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -852,7 +853,7 @@ def test_what_a_killed_run_leaves_in_certificates_resumes_and_verifies(folder, c
     manifest = json.loads((copy / "manifest.json").read_text())
     last = manifest["chunks"].pop()
     (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     left = [r["certificate"] for r in campaign.records(folder) if r["certificate"]
             and r["i"] not in {r["i"] for r in campaign.records(copy)}]
@@ -947,7 +948,7 @@ def test_what_a_killed_run_leaves_in_undecided_and_beside_its_files_resumes_and_
     manifest = json.loads((copy / "manifest.json").read_text())
     last = manifest["chunks"].pop()
     (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     left = [f"undecided/{i:09d}.json" for i in range(UNDECIDED.count)
             if i not in {r["i"] for r in campaign.records(copy)}]
@@ -974,7 +975,7 @@ def test_a_killed_runs_undecided_file_of_a_configuration_decided_otherwise_is_re
     manifest = json.loads((copy / "manifest.json").read_text())
     last = manifest["chunks"].pop()
     (copy / "chunks" / f"{last['first']:09d}.jsonl").unlink()
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (copy / "manifest.json").write_text(json.dumps(manifest))
     left = copy / "undecided" / f"{last['first']:09d}.json"
     left.parent.mkdir()

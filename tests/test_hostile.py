@@ -31,6 +31,7 @@ from certify import engine
 from certify.cli import main
 from certify.core import config, expr, jsonfile, limits, numbers
 from certify.errors import BadInput
+from certify.jobs.store import chain
 from certify.search import campaign
 from certify.suite import cases
 from certify_checker import bound as checker_bound
@@ -925,7 +926,7 @@ def _resign(folder: Path) -> None:
     for entry in manifest["chunks"]:
         data = (folder / "chunks" / f"{entry['first']:09d}.jsonl").read_bytes()
         entry["sha256"], entry["records"] = hashlib.sha256(data).hexdigest(), len(data.decode().splitlines())
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (folder / "manifest.json").write_text(json.dumps(manifest))
 
 

@@ -31,7 +31,7 @@ from certify.studies.models import loading
 from certify.studies.models import report
 from certify.suite import models as model_section
 from certify.core.float64_limits import INDISTINGUISHABLE, INFORMATIVE, UNDECIDED, UNDERFLOWED, regime
-from certify.studies.models.certified import certify_trace
+from certify.studies.models.certified import iter_layers
 from certify.studies.models.configuration import configuration_stats
 from certify.core.thin_norm import ball_matrix, product_norm
 from certify.suite import SuiteRun
@@ -150,7 +150,7 @@ def test_head_enclosures_contain_the_mpmath_values(tiny_dir):
     tensors = tiny_tensors()
     text_model = load_text_model(tiny_dir)
     trace = text_model.trace(SHORT_TEXT)
-    layers = certify_trace(text_model.model, trace)
+    layers = list(iter_layers(text_model.model, trace))
     assert len(layers) == TINY["layers"]
     for layer, seen in zip(layers, trace.layers):
         for head in layer.heads:
@@ -180,7 +180,7 @@ def test_the_key_bias_cancels_and_the_query_bias_does_not(tiny_dir):
             changed[f"encoder.layer.0.attention.self.{zeroed}.bias"] = np.zeros(TINY["d"], np.float32)
         planted = write_model(tiny_dir.parent / f"no_{zeroed}_bias", tensors=changed)
         model = load_model(planted)
-        heads = certify_trace(model, model.forward(trace.input_ids))[0].heads
+        heads = next(iter_layers(model, model.forward(trace.input_ids))).heads
         matches = [contains(head.tau, tau) for head, tau in zip(heads, expected)]
         assert all(matches) if should_match else not any(matches), (zeroed, matches)
         assert all(head.step2 == "holds" for head in heads)
@@ -235,7 +235,7 @@ def test_regime_thresholds_agree_with_float64():
 
 def test_two_tokens_make_step_one_an_undecidable_equality(tiny_dir):
     text_model = load_text_model(tiny_dir)
-    layers = certify_trace(text_model.model, text_model.trace(""), bits=64, max_bits=128)
+    layers = list(iter_layers(text_model.model, text_model.trace(""), bits=64, max_bits=128))
     for head in (h for layer in layers for h in layer.heads):
         assert head.step1 == UNDECIDED and head.bits == 128  # escalated to the ceiling, still an equality
         assert head.step2 == "holds"

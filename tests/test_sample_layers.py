@@ -20,6 +20,7 @@ from certify.cli import main
 from certify.core import config
 from certify.core.arith import BALL, FLOAT64
 from certify.engine import decide as engine_decide
+from certify.jobs.store import chain
 from certify.search import audit, campaign, samplers, tier3
 
 # claim -> the layer options that meet its hypotheses
@@ -133,7 +134,7 @@ def test_forged_records_and_manifests_are_rejected(tmp_path, capsys):
 
     manifest = json.loads((honest / "manifest.json").read_text())
     manifest["mask"] = "causal"
-    manifest["chain"] = campaign._chain(manifest)
+    manifest["chain"] = chain(manifest)
     (honest / "manifest.json").write_text(json.dumps(manifest))
     report = audit.audit(honest, everything=True, workers=1)
     assert not report.ok and any("another configuration" in p or "arb decides" in p for p in report.problems)

@@ -18,17 +18,18 @@ def residual_attention(case: Case, allow_mask: bool) -> str | None:
                        allowed=("mask",) if allow_mask else (), required=("residual", "V"))
 
 
-def _claim(id, statement, inequalities, hypotheses, allow_mask, proof):
+def _claim(id, statement, inequalities, hypotheses, allow_mask):
     return register(Claim(id=id, statement=statement, inequalities=inequalities, source=THESIS,
                           hypotheses=hypotheses, applies=lambda case: residual_attention(case, allow_mask)))
 
 
+# Both derived in proofs/residual_two_sided.py.
 _claim("residual.two_sided", "(1 - ||V||_2 tau) D <= D' <= (1 + ||V||_2 tau) D for X' = X + P X V^T",
        (Inequality("(1 - v*tau)*D", "D_out", "lower"), Inequality("D_out", "(1 + v*tau)*D", "upper")),
-       "a residual layer X + P X V^T, masked or not, no FFN or LayerNorm", True, "residual.two_sided")
+       "a residual layer X + P X V^T, masked or not, no FFN or LayerNorm", True)
 # tau <= 1 - exp(-a D^2) (collapse.tau, unmasked) turns both sides into bounds in a and D alone.
 _claim("residual.two_sided.global",
        "(1 - ||V||_2 (1 - exp(-a D^2))) D <= D' <= (1 + ||V||_2 (1 - exp(-a D^2))) D for X' = X + P X V^T",
        (Inequality("(1 - v*(1 - exp(-a*D**2)))*D", "D_out", "lower"),
         Inequality("D_out", "(1 + v*(1 - exp(-a*D**2)))*D", "upper")),
-       "a residual layer X + P X V^T, no mask, FFN or LayerNorm", False, "residual.two_sided")
+       "a residual layer X + P X V^T, no mask, FFN or LayerNorm", False)

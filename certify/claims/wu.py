@@ -32,6 +32,15 @@ def shared_graph(case: Case) -> tuple[graphs.GraphReport | None, str | None]:
     return graphs.analyse(rows), None
 
 
+def _connected_graph(case: Case) -> tuple[graphs.GraphReport | None, str | None]:
+    """shared_graph, or the reason both theorems do not apply: no one mask, or a graph with no centre (not
+    quasi-strongly connected)."""
+    report, reason = shared_graph(case)
+    if reason is None and not report.quasi_strongly_connected:
+        reason = "the mask's graph is not quasi-strongly connected (no token reaches every token)"
+    return report, reason
+
+
 def _radius_windows(case: Case, report: graphs.GraphReport, k: int, first: int) -> str | None:
     if len(case.layers) < first + k:
         return (f"the stack has {len(case.layers)} layers, and a window of {k} layers (radius r = {report.radius})"
@@ -44,11 +53,9 @@ def masked_pure_attention(case: Case) -> str | None:
     reason = layers_only(case, "masked pure attention X' = P X (Theorem 1)", allowed=("mask",))
     if reason:
         return reason
-    report, reason = shared_graph(case)
+    report, reason = _connected_graph(case)
     if reason:
         return reason
-    if not report.quasi_strongly_connected:
-        return "the mask's graph is not quasi-strongly connected (no token reaches every token)"
     return _radius_windows(case, report, report.radius, 0)
 
 
@@ -115,11 +122,9 @@ def post_ln_orthogonal(case: Case) -> str | None:
             return f"layer {t} has {', '.join(COMPONENTS[c] for c in extra)}; the theorem is about X' = LN(P X V^T)"
         if layer.V is not None and not orthogonal(layer.V):
             return f"layer {t}: V^T V is not exactly the identity; the theorem needs an orthogonal W_V"
-    report, reason = shared_graph(case)
+    report, reason = _connected_graph(case)
     if reason:
         return reason
-    if not report.quasi_strongly_connected:
-        return "the mask's graph is not quasi-strongly connected (no token reaches every token)"
     full = functools.cache(lambda: case.n <= case.d and full_rank(case.X))  # once, where a hypothesis or reason asks
     if not (report.strongly_connected and full()) and not nonnegative_cosines(case.X):
         return ("neither hypothesis holds: (strongly connected G, N <= d and full-rank X_0) or "

@@ -56,7 +56,8 @@ COMMANDS = [
 
 OWN_OPTIONS = ("--help", "--version")  # the options of `certify` itself, before any command
 
-EXIT_OK, EXIT_VIOLATED, EXIT_BAD_INPUT, EXIT_UNDECIDED, EXIT_INTERNAL_ERROR = 0, 1, 2, 3, 4
+# The verdicts' exit codes (0 holds, 1 violated, 3 undecided) are certify.core.verdicts.EXIT_CODES.
+EXIT_BAD_INPUT, EXIT_INTERNAL_ERROR = 2, 4
 # A reader that stopped reading (`certify model --screen | head -1`) is not bad input: the shell's
 # status for a process ended by SIGPIPE, 128 + 13, and nothing on stderr.
 EXIT_BROKEN_PIPE = 141

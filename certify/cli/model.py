@@ -130,7 +130,7 @@ def run(args) -> int:
     args.text = DEFAULT_TEXT if args.text is None else args.text
     text_model = load_text_model(args.model)
     tokens = text_model.tokens(args.text)
-    trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
+    trace = text_model.trace_of(tokens)
     if args.screen:
         return _run_screen(args, text_model, tokens, trace)
     layers = list(progress.bar(iter_layers(text_model.model, trace, args.start_prec, args.max_prec),

@@ -108,7 +108,7 @@ def run(args) -> int:
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     jobs = min(executors.usable_cores() if args.jobs is None else args.jobs, len(sections))
     started = time.time()
-    print("\n".join(table.rows([COLUMNS], WIDTHS, indent="  ")), flush=True)
+    print("\n".join(table.rows([COLUMNS], WIDTHS)), flush=True)
     if jobs == 1:
         _one_after_another(sections, state)
     else:
@@ -189,7 +189,7 @@ def _print_title(module) -> None:
 
 
 def _print_row(row: suite.Row) -> None:
-    print("\n".join(table.rows([cells(row)], WIDTHS, indent="  ")), flush=True)
+    print("\n".join(table.rows([cells(row)], WIDTHS)), flush=True)
 
 
 def _print_seconds(seconds: float) -> None:

@@ -89,7 +89,7 @@ def render(summary: dict, out_dir: str, restart: bool = False) -> list[str]:
     --restart, which the same command run again would repeat."""
     out = Path(out_dir)
     m = summary["campaign"]
-    target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+    target = campaign.summary_target(summary)
     counts, f64, L = summary["counts"], summary["float64"], summary["L"]
     parts = [f"{key}={m[key]}" for key in ("d_k", *campaign.PARTS) if key in m]
     lines = [f"{target} on {m['distribution']} (n={m['n']}, d={m['d']}, seed {m['seed']}"

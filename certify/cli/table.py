@@ -10,6 +10,7 @@ WIDTH = 100  # every table and paragraph of the command line fits this many colu
 # The label of what the checker did not confirm stays on one line: split, "certified" would stand alone.
 _LABEL = re.compile(r"\b(not) (certified)\b", re.IGNORECASE)
 _JOINED = "\x00"  # no whitespace, so textwrap keeps the label's two words together
+_MARGIN = "  "  # a table's rows start with it, and it separates their columns
 
 
 def _wrapped(text: str, **options) -> list[str]:
@@ -25,7 +26,7 @@ def wrap(text: str, width: int = WIDTH, indent: str = "", first: str | None = No
                     break_long_words=True, break_on_hyphens=False) or [first.rstrip()]
 
 
-def rows(table: list[list[str]], widths: list[int], indent: str = "  ", gap: str = "  ") -> list[str]:
+def rows(table: list[list[str]], widths: list[int]) -> list[str]:
     """Each row's cells padded to `widths`; a longer cell wraps inside its column, on as many lines
     as its row needs (the last column's width may be larger than what remains: it wraps too)."""
     lines = []
@@ -34,5 +35,5 @@ def rows(table: list[list[str]], widths: list[int], indent: str = "  ", gap: str
                    for cell, width in zip(row, widths)]
         for k in range(max(len(column) for column in columns)):
             cells = [(column[k] if k < len(column) else "").ljust(width) for column, width in zip(columns, widths)]
-            lines.append((indent + gap.join(cells)).rstrip())
+            lines.append((_MARGIN + _MARGIN.join(cells)).rstrip())
     return lines

@@ -46,10 +46,6 @@ class Centred:
     c: object
     E: object
 
-    def absolute(self):
-        """X itself: 1 c^T + E."""
-        return self.E + self.c
-
 
 @dataclass
 class Attention:

@@ -74,11 +74,6 @@ class GraphReport:
         }
 
 
-def reachability(mask: Mask) -> list[list[bool]]:
-    """reach[u][v]: v is reachable from u along the edges j -> i."""
-    return np.isfinite(_distances(validate_mask(mask))).tolist()
-
-
 def analyse(mask: Mask) -> GraphReport:
     """Connectivity, centres and radius of the graph of a mask."""
     mask = validate_mask(mask)

@@ -29,14 +29,14 @@ SPLIT_BITS = 64
 T = TypeVar("T")
 
 
-def ladder(start: int, cap: int, factor: int = 2) -> Iterator[int]:
-    """start, factor start, factor^2 start, ... and at last cap itself (the last step clipped to it)."""
+def ladder(start: int, cap: int) -> Iterator[int]:
+    """start, 2 start, 4 start, ... and at last cap itself (the last step clipped to it)."""
     precision = start
     while True:
         yield precision
         if precision >= cap:
             return
-        precision = min(factor * precision, cap)
+        precision = min(2 * precision, cap)
 
 
 def escalate(attempt: Callable[[int], T], done: Callable[[T], bool], start: int, cap: int,
@@ -59,11 +59,11 @@ def escalate(attempt: Callable[[int], T], done: Callable[[T], bool], start: int,
         precision = min(following, cap)
 
 
-def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None], factor: int = 2) -> tuple[int, str | None]:
+def highest_allowed(start: int, cap: int, refusal: Callable[[int], str | None]) -> tuple[int, str | None]:
     """The highest precision of the ladder that refusal(precision) lets through, and the reason the
     next one was refused (None when the cap itself is allowed).  The start must be allowed."""
     allowed = start
-    for precision in ladder(start, cap, factor):
+    for precision in ladder(start, cap):
         if reason := refusal(precision):
             return allowed, reason
         allowed = precision

@@ -13,13 +13,13 @@ def labelled(verdict: str, confirmed: bool) -> str:
     return verdict if confirmed else f"{verdict} ({NOT_CERTIFIED})"
 
 
-def short_repr(head: str, detail: str = "", limit: int = REPR_LIMIT) -> str:
+def short_repr(head: str, detail: str = "") -> str:
     """<certify HEAD: detail> (HEAD such as "holds" or "trajectory holds"), the detail clipped with "..."
-    so that the whole has at most limit characters (a long bound or reason stays in the result's fields)."""
+    so that the whole has at most REPR_LIMIT characters (a long bound or reason stays in the result's fields)."""
     head = f"<certify {head}"
     if not detail:
         return head + ">"
-    room = limit - len(head) - len(": >")
+    room = REPR_LIMIT - len(head) - len(": >")
     if len(detail) > room:
         detail = detail[:max(room - 3, 0)].rstrip() + "..."
     return f"{head}: {detail}>"

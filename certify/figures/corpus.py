@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from certify.core.float64_limits import INFORMATIVE
 from certify.figures import style
 from certify.studies.models.corpus_job import HEATMAP, HISTOGRAMS
-from certify.studies.models.corpus_summary import Histogram
+from certify.studies.models.corpus_summary import Histogram, bin_midpoint
 
 STEMS = (HEATMAP, HISTOGRAMS)
 LOG10_A_D2 = r"$\log_{10}(\|A_h\|_2\, D^2)$"
@@ -45,8 +45,7 @@ def _grid(summary: dict, value) -> np.ndarray:
 
 def median_log10_a_D2(head: dict) -> float | None:
     """The midpoint of the bin holding the median of log10 a D^2 of a head summary (None: no value in range)."""
-    edges = head["a_D2"]["log10_quantiles"]["0.5"]
-    return None if edges is None else sum(edges) / 2
+    return bin_midpoint(head["a_D2"]["log10_quantiles"]["0.5"])
 
 
 def informative_fraction(head: dict) -> float | None:

@@ -55,7 +55,7 @@ def _stacked(ax, by_verdict: dict[str, list[float]], resolution: float, log: boo
 def figure(summary: dict, records: list[dict]) -> Figure:
     """The two histograms of the module docstring, for a campaign's summary and records."""
     m = summary["campaign"]
-    target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+    target = campaign.summary_target(summary)
     with style.context():
         fig = style.new_figure(12, 4.6)
         margins_ax, L_ax = fig.subplots(1, 2)

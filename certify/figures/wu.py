@@ -18,7 +18,6 @@ caption, written to the JSON by certify.studies.wu.export, not drawn.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +31,7 @@ from certify.core.verdicts import NOT_CERTIFIED
 from certify.figures import style
 from certify.studies.wu import export
 from certify.studies.wu import reproduce as sim
-from certify.studies.wu.studies import SIMULATED, Study, certified_point, depth_statistics, fig1_said
+from certify.studies.wu.studies import SIMULATED, Study, certified_point, depth_statistics, fig1_said, trapping_arc
 
 MASK_COLOURS = {"complete": style.BLUE, "causal": style.ORANGE, "sliding": style.GREEN, "uni": style.VERMILLION}
 D_QK_COLOURS = dict(zip((str(t) for t in sim.D_QK_SWEEP), (style.PURPLE, style.BLUE, style.GREEN)))
@@ -220,7 +219,7 @@ def fig1(study: Study) -> Figure:
 
         angles = np.linspace(0, 2 * math.pi, 400)
         circle.plot(np.cos(angles), np.sin(angles), color=style.GREY, linewidth=0.8, alpha=0.6)
-        lo, hi = (float(Fraction(c)) for c in certified["trapping_arc"])
+        lo, hi = trapping_arc(certified)
         arc = np.linspace(lo, hi, 100)
         circle.plot(np.cos(arc), np.sin(arc), color=style.VERMILLION, linewidth=5, alpha=0.35)
         B = np.array(certified_point(certified, "B"))

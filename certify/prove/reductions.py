@@ -153,15 +153,15 @@ def realise(r: Region, point: tuple[Fraction, ...]) -> dict | None:
 SIGNIFICANT = 32
 
 
-def _rounded(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
-    """q to `bits` significant bits (a dyadic rational), whatever its magnitude."""
+def _rounded(q: Fraction) -> Fraction:
+    """q to SIGNIFICANT bits (a dyadic rational), whatever its magnitude."""
     if q == 0:
         return q
-    unit = Fraction(2) ** (bits - (abs(q.numerator).bit_length() - q.denominator.bit_length()))
+    unit = Fraction(2) ** (SIGNIFICANT - (abs(q.numerator).bit_length() - q.denominator.bit_length()))
     return Fraction(round(q * unit)) / unit
 
 
-def _root(q: Fraction, bits: int = SIGNIFICANT) -> Fraction:
-    """sqrt(q), q > 0, to about `bits` significant bits, from integers (no float range)."""
-    unit = Fraction(2) ** (bits + 1 - (q.numerator.bit_length() - q.denominator.bit_length()) // 2)
+def _root(q: Fraction) -> Fraction:
+    """sqrt(q), q > 0, to about SIGNIFICANT bits, from integers (no float range)."""
+    unit = Fraction(2) ** (SIGNIFICANT + 1 - (q.numerator.bit_length() - q.denominator.bit_length()) // 2)
     return Fraction(math.isqrt(math.floor(q * unit * unit))) / unit

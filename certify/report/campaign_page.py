@@ -83,7 +83,7 @@ def build(summary: dict, out_dir, argv: list[str] | None) -> page.Page:
     """The page of the campaign whose summary is `summary`, in its folder `out_dir`."""
     out_dir = Path(out_dir)
     m = summary["campaign"]
-    target = m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+    target = campaign.summary_target(summary)
     # holds resting on tier 3's holds (no certificate) is labelled as the counts are and the terminal labels them
     verdict = labelled(campaign.summary_verdict(summary), campaign.summary_certified(summary))
     lead = [f"{target} on {m['distribution']} (n = {m['n']}, d = {m['d']}, seed {m['seed']}): "

@@ -15,7 +15,7 @@ from certify.engine import HOLDS, UNDECIDED, VIOLATED
 from certify.report import environment, files, page
 from certify.studies.models.certified import REGIMES
 from certify.studies.models.corpus_job import CERTIFICATES, SUMMARY_JSON, SUMMARY_TEXT
-from certify.studies.models.corpus_summary import COUNTED, RANGES_LABEL, STEPS
+from certify.studies.models.corpus_summary import COUNTED, RANGES_LABEL, STEPS, bin_midpoint, log_bin_value
 
 STEP_STATEMENTS = {"step1": "D(P_h X) <= tau(P_h) D", "step2": "tau(P_h) <= 1 - exp(-a D^2)"}
 EXPECTED = "holds on every pair"
@@ -24,8 +24,8 @@ HEAD_COLUMNS = ["head", "sentences", *REGIMES,
                 "steps"]
 
 
-def _number(value, digits: int = 4) -> str:
-    return "-" if value is None else f"{value:.{digits}g}"
+def _number(value) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 def _fraction(value) -> str:
@@ -33,15 +33,6 @@ def _fraction(value) -> str:
     if value is None:
         return "-"
     return f"1-{1 - value:.1e}" if 0 < 1 - value < 5e-5 else f"{value:.4f}"
-
-
-def _median(edges) -> str:
-    """The midpoint of a quantile's bin [lo, hi] (see corpus_summary), '-' when there is none."""
-    return "-" if edges is None else _fraction(sum(edges) / 2)
-
-
-def _log_median(edges) -> str:
-    return "-" if edges is None else _number(10 ** (sum(edges) / 2))
 
 
 def _run(summary: dict) -> page.Section:
@@ -90,8 +81,8 @@ def _heads(summary: dict) -> page.Section:
         a_D2, tau, steps = h["a_D2"], h["tau"], h["steps"]
         not_held = {step: steps[step][VIOLATED] + steps[step][UNDECIDED] for step in STEPS}
         rows.append([f"L{h['layer']}H{h['head']}", str(h["sentences"]), *(str(h["regimes"][name]) for name in REGIMES),
-                     _number(a_D2["min"]), _log_median(a_D2["log10_quantiles"]["0.5"]), _number(a_D2["max"]),
-                     _fraction(tau["min"]), _median(tau["quantiles"]["0.5"]), _fraction(tau["max"]),
+                     _number(a_D2["min"]), _number(log_bin_value(a_D2["log10_quantiles"]["0.5"])), _number(a_D2["max"]),
+                     _fraction(tau["min"]), _fraction(bin_midpoint(tau["quantiles"]["0.5"])), _fraction(tau["max"]),
                      _steps(h["sentences"], not_held)])
         if any(not_held.values()):
             flagged.append(k)

@@ -413,7 +413,6 @@ HISTOGRAMS = "histograms"  # the stem of the campaign's figure (certify.figures.
 SUMMARY = "summary.json"  # the summary of every decided configuration (summarize)
 DRAWN = (report_files.PAGE, *report_files.figure_files(HISTOGRAMS))  # drawn from the summary by the caller
 OUTPUTS = ("certificates", "undecided", SUMMARY, *DRAWN)
-_chain = jobs.store.chain  # the manifest's chain of chunk digests
 
 
 def _read(out_dir) -> jobs.Store:
@@ -729,6 +728,13 @@ def overall_verdict(counts: dict) -> str:
     return engine.UNDECIDED if counts[engine.UNDECIDED] else engine.HOLDS
 
 
+def summary_target(summary: dict) -> str:
+    """What the campaign of a summary decides, as its outputs name it: the claim's id, or "bound EXPR" (a campaign
+    has one or the other, Campaign.validated)."""
+    m = summary["campaign"]
+    return m["claim"] if m["bound"] is None else f"bound {m['bound']}"
+
+
 def summary_verdict(summary: dict) -> str:
     """The verdict of a campaign's summary: overall_verdict of its counts, but undecided while it is incomplete
     and nothing is violated (no verdict for configurations not decided).  What `certify sample` exits with,
@@ -833,10 +839,9 @@ class SampleResult:
 
     def __repr__(self) -> str:
         m = self.summary["campaign"]
-        target = m["claim"] or f"bound {m['bound']}"
         counts = ", ".join(f"{verdict} {k}" for verdict, k in self.summary["counts"].items())
         return short_repr(f"sample {labelled(self.verdict, self.certified)}", f"{self.summary['decided']} of {m['count']} checked ({counts}); "
-                          f"{self.folder}; {target}")
+                          f"{self.folder}; {summary_target(self.summary)}")
 
 
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,

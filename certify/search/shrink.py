@@ -71,19 +71,6 @@ class Shrunk:
         return [step.move for step in self.steps if step.kept]
 
 
-def shrink(case: config.Case, result: engine.Result, claim: str | None, bound: str | None, *,
-           max_prec: int, limits: Limits = DEFAULT_LIMITS) -> Shrunk:
-    """The simplest configuration reachable by the moves above that is still certified violated.
-
-    `result` is engine.check's verdict on `case` (violated) for the claim or bound.
-    """
-    if result.verdict != engine.VIOLATED:
-        raise ValueError("only a certified violation is shrunk")
-    shrunk = Shrunk((case, result))
-    simplify(shrunk, claim, bound, max_prec=max_prec, limits=limits)
-    return shrunk
-
-
 def simplify(shrunk: Shrunk, claim: str | None, bound: str | None, *, max_prec: int,
              limits: Limits = DEFAULT_LIMITS, on_move: Callable[[str], None] | None = None) -> None:
     """Shrink in place: at every moment (a Ctrl-C included) `shrunk` holds a certified violation.  `on_move(move)`

@@ -383,7 +383,7 @@ def _bool_among_floats(values: list, array: np.ndarray) -> bool:
 
 
 def batch_of_configs(configs: list[dict]) -> Batch:
-    """The Batch of one-layer configurations (certify.config's JSON form, binary64 numbers) of one
+    """The Batch of one-layer configurations (certify.core.config's JSON form, binary64 numbers) of one
     form; BadInput for anything else (a stack, LayerNorm, configurations of different forms, numbers that
     are not binary64, what config.load would refuse), so that tier 3 decides exactly the configurations
     the engine reads."""

@@ -12,7 +12,7 @@ L1 and L2 have 42 significant bits, so k*L1 and k*L2 are exact for |k| <= 1077 (
 then exact too: x itself when k = 0; Sterbenz's lemma when |k| >= 2, as |x - k L1| <= 0.35 <= |k L1| / 2;
 when |k| = 1, where x may lie a hair below L1 / 2, because |x| > 1/4 and L1 are multiples of 2^-54 and
 |x - k L1| < 1/2 (53 bits).  The arb analysis uses this exactness; Gappa does not need it.  The
-bound REL_ERROR is proven twice: by `derive_rel_error_bound` in arb (Taylor remainder, the
+bound REL_ERROR is proven twice: by `derive_error_terms` in arb (Taylor remainder, the
 rounding of the coefficients, a running error bound of the reduction and of Horner) and by Gappa
 for the whole evaluation, reduction included (proofs/formal/exp64_reduction.g, then exp64.g at the
 reduced argument it proves, each with a Coq certificate);
@@ -57,7 +57,7 @@ X_MIN = -745.5   # exp(X_MIN) < 2^-1075: the result rounds to 0 or 2^-1074
 X_MAX = 709.0    # 2^k p stays finite
 
 # The proven relative error of p against exp(x - k ln 2): proofs/formal/exp64_reduction.g and exp64.g
-# prove it for the whole evaluation (Gappa), derive_rel_error_bound in arb; both are re-run by the tests.
+# prove it for the whole evaluation (Gappa), derive_error_terms in arb; both are re-run by the tests.
 REL_ERROR = 2.7e-16
 
 
@@ -181,11 +181,6 @@ def _midrad(x: np.ndarray, mid: np.ndarray, rad: np.ndarray) -> None:
     mid[above], rad[above] = np.inf, np.inf
     if nan is not None:
         mid[nan], rad[nan] = np.nan, np.nan
-
-
-def derive_rel_error_bound(prec: int = 256, pieces: int = 64):
-    """An arb upper bound of the relative error; its parts are in `derive_error_terms`."""
-    return derive_error_terms(prec, pieces)["total"]
 
 
 def derive_error_terms(prec: int = 256, pieces: int = 64) -> dict:

@@ -133,16 +133,11 @@ class HeadNorms:
         return self._found[key][1]
 
 
-def certify_trace(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
-                  max_bits: int = MAX_BITS, norms: HeadNorms | None = None) -> list[LayerCertificate]:  # fmt: skip
-    """Every layer and head of the model on the configurations the trace recorded."""
-    return list(iter_layers(model, trace, bits, max_bits, norms))
-
-
 def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS, max_bits: int = MAX_BITS,
                 norms: HeadNorms | None = None):  # fmt: skip
-    """certify_trace one layer at a time (a layer of MiniLM takes about a second); pass one HeadNorms
-    for every trace of the model to compute the weight-only norms once."""
+    """Every layer and head of the model on the configurations the trace recorded, one layer at a time (a
+    layer of MiniLM takes about a second); pass one HeadNorms for every trace of the model to compute the
+    weight-only norms once."""
     if trace.input_ids.shape[0] < 2:
         raise BadInput("the analysis needs at least two tokens (D and tau compare tokens)")
     if not MIN_BITS <= bits <= max_bits <= MAX_ALLOWED_BITS:
@@ -155,9 +150,8 @@ def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
 
 
 def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, keys: np.ndarray,
-                  bits: int, max_bits: int, norms: HeadNorms | None = None) -> LayerCertificate:  # fmt: skip
+                  bits: int, max_bits: int, norms: HeadNorms) -> LayerCertificate:  # fmt: skip
     """One layer: its configuration statistics, then each head at increasing precision until decided."""
-    norms = HeadNorms() if norms is None else norms
     key_set = None if keys.all() else keys  # every query sees the same keys (BERT)
     with flint.ctx.workprec(bits):
         stats = _within_float64(lambda: configuration_stats(X), f"layer {index}: its tokens")

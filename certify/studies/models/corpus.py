@@ -112,7 +112,7 @@ def certify_texts(run: CorpusRun, items: list[tuple[int, str]]) -> list[tuple[di
     out = []
     for i, text in items:
         tokens = text_model.tokens(text)
-        trace = text_model.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
+        trace = text_model.trace_of(tokens)
         layers = list(iter_layers(text_model.model, trace, run.bits, run.max_bits, norms))
         out.append(sentence_record(i, text, list(tokens.tokens), layers))
     return out

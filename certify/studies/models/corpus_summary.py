@@ -117,6 +117,18 @@ def _within(edges: list[float] | None, low: float | None, high: float | None) ->
     return [lo, hi] if lo <= hi else edges
 
 
+def bin_midpoint(edges: list[float] | None) -> float | None:
+    """What the outputs show of a quantile: the midpoint of its bin [lo, hi] as summary.json stores it (None when
+    there is none, the quantile beyond the histogram's range)."""
+    return None if edges is None else sum(edges) / 2
+
+
+def log_bin_value(edges: list[float] | None) -> float | None:
+    """The value 10^m at the bin_midpoint m of a log10 quantile's bin (a D^2's), None when there is none."""
+    midpoint = bin_midpoint(edges)
+    return None if midpoint is None else 10 ** midpoint
+
+
 def _midpoint(pair: list) -> float | None:
     lower, upper = pair
     return None if lower is None or upper is None else (lower + upper) / 2
@@ -159,11 +171,6 @@ class HeadSummary:
     def ever_informative(self) -> bool:
         """True when the head is certified informative (a D^2 < 54 ln 2) on at least one sentence."""
         return self.regimes[INFORMATIVE] > 0
-
-    def median_log10_a_D2(self) -> float | None:
-        """The midpoint of the histogram bin holding the median of log10 a D^2 (None when outside the range)."""
-        edges = self.log10_a_D2.quantile(0.5)
-        return None if edges is None else sum(edges) / 2
 
     def to_json(self) -> dict:
         """The head as summary.json stores it: counts, ranges of the enclosures, quantile bins and histograms."""
@@ -274,8 +281,8 @@ def render(summary: dict, full: bool) -> str:
         cells = []
         for head in range(n_heads):
             h = by_place[(layer, head)]
-            edges = h["a_D2"]["log10_quantiles"]["0.5"]
-            value = "-" if edges is None else f"{10 ** (sum(edges) / 2):.3g}"
+            median = log_bin_value(h["a_D2"]["log10_quantiles"]["0.5"])
+            value = "-" if median is None else f"{median:.3g}"
             cells.append(f"{value + ('*' if h['ever_informative'] else ' '):>9}")
         lines.append(f"  L{layer:<4}" + "".join(cells))
     if full:
@@ -303,9 +310,8 @@ def _fraction(value) -> str:
 
 
 def _log_quantiles(quantiles: dict) -> str:
-    return " ".join(_number(None if quantiles[str(q)] is None else 10 ** (sum(quantiles[str(q)]) / 2))
-                    for q in (0.1, 0.5, 0.9))  # fmt: skip
+    return " ".join(_number(log_bin_value(quantiles[str(q)])) for q in (0.1, 0.5, 0.9))
 
 
 def _quantiles(quantiles: dict) -> str:
-    return " ".join(_fraction(None if quantiles[str(q)] is None else sum(quantiles[str(q)]) / 2) for q in (0.1, 0.5, 0.9))
+    return " ".join(_fraction(bin_midpoint(quantiles[str(q)])) for q in (0.1, 0.5, 0.9))

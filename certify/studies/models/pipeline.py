@@ -27,8 +27,11 @@ class TextModel:
         return tokenize_text(self.tokenizer, text, self.truncation)
 
     def trace(self, text: str) -> ForwardTrace:
-        """The forward pass on the tokens of one text (no padding: every token is real)."""
-        tokens = self.tokens(text)
+        """The forward pass on the tokens of one text."""
+        return self.trace_of(self.tokens(text))
+
+    def trace_of(self, tokens: Tokens) -> ForwardTrace:
+        """The forward pass on the tokens of a text (no padding: every token is real)."""
         return self.model.forward(tokens.input_ids, tokens.attention_mask, tokens.token_type_ids)
 
     def embed(self, texts: list[str]) -> np.ndarray:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import csv
 import math
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +29,7 @@ from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
 from certify.core.verdicts import NOT_CERTIFIED
 from certify.studies.wu import reproduce as sim
-from certify.studies.wu.studies import Study, depth_statistics
+from certify.studies.wu.studies import Study, depth_statistics, trapping_arc
 
 STATISTICS = ("mean", "geomean", "median", "min", "max")
 CSV_COLUMNS = {
@@ -86,7 +85,7 @@ def _random_line(random: dict) -> str:
 
 def _certified_lines(certified: dict) -> list[str]:
     """Figure 1's equilibria and trapping arc, said certified only when the checker confirmed them."""
-    lo, hi = (math.degrees(float(Fraction(c))) for c in certified["trapping_arc"])
+    lo, hi = map(math.degrees, trapping_arc(certified))
     said = ("certified by certify.studies.wu.fig1, confirmed by the checker" if certified["confirmed_by_checker"]
             else f"{NOT_CERTIFIED}: the checker did not confirm the Figure-1 certificate")
     return [f"{said}: A = ({certified['A_x']}, {certified['A_y']}), f'(A) = {certified['fprime_A']} (repelling)",

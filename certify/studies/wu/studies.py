@@ -484,6 +484,13 @@ def certified_point(certified: dict, name: str) -> tuple[float, float]:
         return float(arb(certified[f"{name}_x"]).mid()), float(arb(certified[f"{name}_y"]).mid())
 
 
+def trapping_arc(certified: dict) -> tuple[float, float]:
+    """The ends of the certified trapping arc of _fig1_certified as float64 angles in radians (exact fractions in
+    the certified values)."""
+    lo, hi = (float(Fraction(c)) for c in certified["trapping_arc"])
+    return lo, hi
+
+
 def _distance_to_equilibrium(spot: SpotCheck, certified: dict) -> str:
     """How far the spot check's mu lies from the equilibrium's, as a note: the spot check is ball arithmetic that no
     checker re-derives, so the distance is no checker-confirmed value (it was kept among them)."""
@@ -505,7 +512,7 @@ def fig1_findings(curves: dict, certified: dict) -> list[Finding]:
     findings.append(Finding("with post-LN, token 1 tends to (0, 1) or (0, -1) by the sign of its first coordinate",
                             token1_error < 0.05, f"largest distance at T: {_g(token1_error)}"))
     B = np.array(certified_point(certified, "B"))
-    lo, hi = (math.degrees(float(Fraction(c))) for c in certified["trapping_arc"])
+    lo, hi = map(math.degrees, trapping_arc(certified))
     on_arc = [i for i, a in enumerate(FIG1_TOKEN2_STARTS) if lo <= a <= hi]
     distances = [float(np.linalg.norm(curves[("post-LN token 2", i)][-1, 1] - B)) for i in on_arc]
     findings.append(Finding(f"with post-LN and token 1 at (0, 1), token 2 started on the "
