@@ -32,8 +32,10 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import io
 import json
 import math
+import pickle
 from pathlib import Path
 from typing import Callable
 
@@ -240,15 +242,35 @@ def _as_written(cert: dict, limits: Limits):
 
 
 def _fits(cert: dict, limits: Limits) -> bool:
-    """Whether the text `write` puts in the certificate's file is certain to fit the bytes limit, from its compact JSON
-    text (made in C, a third of the indented one's cost): indented, every entry and closing bracket gains at most a
-    newline and one space a level (within the nesting limit, which the checker enforces anyway) over the at least one
-    byte it takes there."""
+    """Whether the text `write` puts in the certificate's file is certain to fit the bytes limit.  Indented, every
+    entry and closing bracket gains at most a newline and one space a level (within the nesting limit, which the
+    checker enforces anyway) over the at least one byte it takes in the compact JSON text, bounded first from the
+    certificate's pickle (_pickled_length, a tenth of the cost), then, for a large one, measured (made in C)."""
+    room = (limits.bytes - 1) // (limits.nesting + 2)  # the longest compact text that fits once indented
+    if JSON_PER_PICKLED_BYTE * _pickled_length(cert) <= room:
+        return True
     try:
-        compact = len(json.dumps(cert, allow_nan=False))
+        return len(json.dumps(cert, allow_nan=False)) <= room
     except ValueError:  # a value binary64 cannot write (jsonfile writes it otherwise): measured as written
         return False
-    return compact * (limits.nesting + 2) + 1 <= limits.bytes
+
+
+# json.dumps of a JSON value (separators ", " and ": ", keys strings) takes at most this many characters a byte of
+# its pickle without memo (_pickled_length): a bool pickles to 1 byte and writes "false, " (7); None 1 and "null, "
+# (6); a float 9 ("G" and 8 bytes) and at most 24 + 2 (-2.2250738585072014e-308, or null or NaN); a string of b bytes
+# of UTF-8 b + 2 and at most 6 characters a byte (\u0001; an astral character's 4 bytes \ud83d\ude00) + 4; an int of
+# n bytes n + 1 or n + 2 and its digits, under 2.5 n + 4; a container 1 to 3 and its brackets and separator, 4.
+JSON_PER_PICKLED_BYTE = 7
+
+
+def _pickled_length(value) -> int:
+    """The length of value's pickle without memo (a string met twice is pickled twice, as JSON writes it twice): a
+    bound on its JSON text made in C without writing its numbers in decimal, the bulk of json.dumps's time."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.fast = True  # no memo: a value met twice is written twice
+    pickler.dump(value)
+    return buffer.tell()
 
 
 def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = None) -> str | None:
