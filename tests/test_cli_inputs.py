@@ -266,6 +266,16 @@ def test_a_count_of_one_is_singular(tmp_path, capsys, monkeypatch):
     assert capsys.readouterr().err == "certify: error: the mask in mask.json has 1 token, not --n 2\n"
 
 
+def test_a_mask_file_naming_a_mask_points_to_the_option(tmp_path, capsys, monkeypatch):
+    """A mask file {"mask": "causal"} (the configuration file's way) was refused as "a non-empty list of rows"
+    without saying that `graph` takes a name on --mask itself."""
+    monkeypatch.chdir(tmp_path)
+    Path("mask.json").write_text('{"mask": "causal"}')
+    assert main(["graph", "--mask", "mask.json"]) == 2
+    assert capsys.readouterr().err == ("certify: error: mask.json: a mask file holds 0/1 rows, not a name ('causal'); "
+                                       "a named mask goes to --mask itself, with --n\n")
+
+
 @pytest.mark.parametrize("stray, said", [({"d_k": 1}, "d_k only goes with W_Q and W_K; with A it would be ignored"),
                                          ({"b_Q": [0], "d_k": 1},
                                           "b_Q and d_k only go with W_Q and W_K; with A they would be ignored")])

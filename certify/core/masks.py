@@ -55,6 +55,9 @@ def load_mask(path: str | Path) -> Mask:
         if "mask" not in data:
             raise BadInput(f"{path}: a JSON object must hold the mask under the key \"mask\"")
         data = data["mask"]
+    if isinstance(data, str):  # a configuration file's way of naming a mask: here it is the option's
+        raise BadInput(f"{path}: a mask file holds 0/1 rows, not a name ({shown(data)}); "
+                       "a named mask goes to --mask itself, with --n")
     return validate_mask(data)
 
 
