@@ -46,8 +46,9 @@ def _hint(word: str) -> str:
     return f"; {close.rstrip()}" if close else ""
 
 
-def load_mask(path: str | Path) -> Mask:
-    """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"."""
+def load_mask(path: str | Path, most_tokens: int) -> Mask:
+    """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"; more than most_tokens rows
+    are refused before any entry is validated (n^2 of them)."""
     if not Path(path).is_file():
         raise BadInput(f"{path!r} is neither a mask name ({KNOWN}) nor a JSON file{_hint(str(path))}")
     data = jsonfile.read(path, raise_with=None)  # the default limits: `graph` has no option to raise them
@@ -58,6 +59,8 @@ def load_mask(path: str | Path) -> Mask:
     if isinstance(data, str):  # a configuration file's way of naming a mask: here it is the option's
         raise BadInput(f"{path}: a mask file holds 0/1 rows, not a name ({shown(data)}); "
                        "a named mask goes to --mask itself, with --n")
+    if isinstance(data, list) and len(data) > most_tokens:
+        raise BadInput(f"the mask in {path} has {len(data)} tokens, above the limit of {most_tokens}")
     return validate_mask(data)
 
 
