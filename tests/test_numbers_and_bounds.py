@@ -31,6 +31,18 @@ def test_bad_numbers(bad):
         parse_number(bad)
 
 
+@pytest.mark.parametrize("text, value", [("1e4000", Fraction(10) ** 4000), ("1e-4000", Fraction(10) ** -4000),
+                                         ("0x1p-14000", Fraction(2) ** -14000), ("1e4001", None), ("1e-4001", None),
+                                         ("0x1p16001", None)])
+def test_written_exponents_are_capped_where_the_readme_says(text, value):
+    """README, "Configuration file": a written exponent at most 4000 in absolute value, 16000 after p."""
+    if value is not None:
+        assert parse_number(text) == value
+    else:
+        with pytest.raises(BadInput, match="absurd exponent"):
+            parse_number(text)
+
+
 @pytest.mark.parametrize("text", ["\u0665", "\uff11/\uff12", "1.\u0665", "0x1p\u0661"])
 def test_numbers_in_other_scripts_digits_are_bad_input(text):
     """Python's Fraction and float read any script's digits ("\u0665", an Arabic-Indic 5, looks like 0): a
