@@ -228,21 +228,25 @@ def test_a_hidden_file_is_not_shown_on_the_run_page(tmp_path):
 # --- a real browser ---------------------------------------------------------------------------------
 
 # Sets data-images on <html> once the page has loaded: "ok N" when every one of its N images decoded
-# (naturalWidth > 0), else the broken ones.  It logs nothing, so any console line is the page's.
+# (naturalWidth > 0), else the broken ones; and data-page-width, how much wider than the window the page
+# is (0 when nothing overflows it).  It logs nothing, so any console line is the page's.
 CHECK = """<script nonce="check">
 window.addEventListener("load", function () {
   var images = Array.from(document.images);
   var broken = images.filter(function (i) { return !(i.complete && i.naturalWidth > 0); });
   document.documentElement.setAttribute("data-images", broken.length
     ? "broken: " + broken.map(function (i) { return i.alt; }).join(", ") : "ok " + images.length);
+  var page = document.documentElement;
+  page.setAttribute("data-page-width", String(page.scrollWidth - page.clientWidth));
 });
 </script>
 """
 
 
-def _browse(index: Path, tmp_path: Path) -> tuple[str, list[str]]:
-    """The DOM after load and the console lines of `index` in headless chromium.  A copy next to it
-    (so that its relative links resolve the same) gets CHECK and a CSP allowing only that script."""
+def _browse(index: Path, tmp_path: Path, width: int = 1280) -> tuple[str, list[str]]:
+    """The DOM after load and the console lines of `index` in headless chromium, in a window `width` pixels
+    wide.  A copy next to it (so that its relative links resolve the same) gets CHECK and a CSP allowing only
+    that script."""
     if CHROMIUM is None:
         if os.environ.get("CI"):
             pytest.fail("chromium is required in CI (.ci/run installs Debian's chromium)")
@@ -255,7 +259,7 @@ def _browse(index: Path, tmp_path: Path) -> tuple[str, list[str]]:
     probe.write_text(text.replace("</body>", CHECK + "</body>"), encoding="utf-8")
     try:
         done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                               f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0",
+                               f"--window-size={width},800", f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0",
                                "--dump-dom", probe.resolve().as_uri()],
                               capture_output=True, text=True, timeout=120)
     finally:
@@ -304,6 +308,21 @@ def test_the_run_page_works_where_its_folder_is_moved(tmp_path):
     _assert_links_resolve(moved / "index.html")
     dom, console = _browse(moved / "index.html", tmp_path)
     assert console == [] and _images_loaded(dom) == 2
+
+
+def test_a_wide_table_scrolls_in_its_box_and_a_flagged_row_says_so_in_words(tmp_path):
+    """A table of many columns of long numbers (a corpus page's heads) made the whole page wider than a
+    1000-pixel window; and "unexpected" on a flagged row came from the style sheet only (lost in a text
+    browser or a copy)."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    columns = [f"column {k}" for k in range(24)]
+    rows = [["L0H0"] + ["[3.186402221695874282 +/- 1.65e-13]"] * 23, ["L0H1"] + ["1"] * 23]
+    index = page.write(page.Page("wide", sections=[page.Section("s", [page.Table(columns, rows, flagged=[1])])]),
+                       folder)
+    dom, console = _browse(index, tmp_path, width=1000)
+    assert console == [] and re.search(r'data-page-width="0"', dom), re.search(r'data-page-width="[^"]*"', dom)
+    assert '<tr class="flagged"><td><strong>unexpected:</strong> L0H1</td>' in dom
 
 
 def test_an_svg_figure_with_a_script_runs_nothing(tmp_path):
@@ -431,7 +450,7 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
     assert html.escape(HOSTILE) in text and "<script>alert" not in text  # the model's name is untrusted text
     assert "3 of 10 sentences run, 12 (sentence, head) pairs" in text
     # the steps with their expected outcome: step 1 (one violation) flagged, step 2 not
-    assert '<tr class="flagged"><td>step1</td><td>D(P_h X) &lt;= tau(P_h) D</td><td>11</td><td>1</td><td>0</td>' in text
+    assert '<tr class="flagged"><td><strong>unexpected:</strong> step1</td><td>D(P_h X) &lt;= tau(P_h) D</td><td>11</td><td>1</td><td>0</td>' in text
     assert "<tr><td>step2</td><td>tau(P_h) &lt;= 1 - exp(-a D^2)</td><td>12</td><td>0</td><td>0</td>" in text
     assert text.count("<td>holds on every pair</td>") == 2
     assert "<td>informative</td><td>1</td>" in text and "<td>indistinguishable</td><td>11</td>" in text
@@ -441,8 +460,8 @@ def test_the_corpus_page_lists_what_the_summary_holds(tmp_path):
         name = f"L{head['layer']}H{head['head']}"
         regimes = "".join(f"<td>{head['regimes'][r]}</td>" for r in ("informative", "indistinguishable",
                                                                        "underflowed", "undecided"))
-        assert f"<td>{name}</td><td>3</td>{regimes}<td>{head['a_D2']['min']:.4g}</td>" in text
-    assert '<tr class="flagged"><td>L1H1</td>' in text and "step1: 1 not held" in text
+        assert f"{name}</td><td>3</td>{regimes}<td>{head['a_D2']['min']:.4g}</td>" in text
+    assert '<tr class="flagged"><td><strong>unexpected:</strong> L1H1</td>' in text and "step1: 1 not held" in text
     assert text.count('<tr class="flagged">') == 2
     assert 'href="certificates/violated-2-L1-H1.json"' in text and "violated-0-L0-H0" not in text
     assert "<code>certify verify certificates/violated-2-L1-H1.json</code>" in text

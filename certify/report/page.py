@@ -4,7 +4,7 @@ A page is a title, a few lead paragraphs and sections; a section is a title and 
 each one of
     str          a paragraph
     Table        columns and rows of cells (a cell is a str, a Link, a Code or None); rows may be
-                 flagged (an unexpected outcome), which shows in the row's first cell and its colour
+                 flagged (an unexpected outcome), which its first cell says in words and its colour shows
     Figure       an image file of the folder, embedded in the page (PNG, SVG, JPEG as data: URIs)
                  or linked when a browser cannot show it inline (PDF)
     Links        a list of links to files of the folder
@@ -47,11 +47,12 @@ IMAGE_TYPES = {".png": "image/png", ".svg": "image/svg+xml", ".jpg": "image/jpeg
 STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; color: #1b1b1b; max-width: 80rem; margin: 1.5rem auto; padding: 0 1rem; }
 h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; margin: 0.6rem 0; width: 100%; }
+div.table { overflow-x: auto; margin: 0.6rem 0; }  /* a table wider than the page scrolls in its own box */
+table { border-collapse: collapse; width: 100%; }
 th, td { border: 1px solid #d4d4d4; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top;
          overflow-wrap: break-word; }
 th { background: #f0f0f0; } caption { text-align: left; font-style: italic; padding: 0.2rem 0; }
-tr.flagged td { background: #fde2e2; } tr.flagged td:first-child::before { content: "unexpected: "; font-weight: bold; }
+tr.flagged td { background: #fde2e2; }
 code { font: 13px ui-monospace, monospace; background: #f4f4f4; padding: 0 0.2rem; }
 figure { margin: 1rem 0; } figure img { max-width: 100%; height: auto; border: 1px solid #e0e0e0; }
 figcaption { font-size: 0.9rem; color: #444; }
@@ -152,16 +153,24 @@ def _cell(cell: Cell) -> str:
     return _text(cell)
 
 
+def _row(row: list, flagged: bool) -> str:
+    """A table row; a flagged one says "unexpected:" in its first cell as text (a text browser, a screen
+    reader or a copy shows no colour) and is coloured."""
+    cells = [_cell(c) for c in row]
+    if not flagged:
+        return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    cells[0] = f"<strong>unexpected:</strong> {cells[0]}"
+    return '<tr class="flagged">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+
 def _table(table: Table) -> list[str]:
     flagged = set(table.flagged)
-    out = ["<table>"]
+    out = ['<div class="table"><table>']
     if table.caption:
         out.append(f"<caption>{_text(table.caption)}</caption>")
     out.append("<thead><tr>" + "".join(f"<th>{_text(c)}</th>" for c in table.columns) + "</tr></thead><tbody>")
-    for k, row in enumerate(table.rows):
-        mark = ' class="flagged"' if k in flagged else ""
-        out.append(f"<tr{mark}>" + "".join(f"<td>{_cell(c)}</td>" for c in row) + "</tr>")
-    out.append("</tbody></table>")
+    out.extend(_row(row, k in flagged) for k, row in enumerate(table.rows))
+    out.append("</tbody></table></div>")
     return out
 
 
