@@ -3,7 +3,7 @@
 Every step has a status saying how it is established:
     "symbolic"   an identity, series coefficient, equilibrium or sign that sympy checks exactly
                  (or an exact integer / IEEE binary64 computation);
-    "certified"  a real inequality or constant decided with arb ball arithmetic over a whole
+    "ball"       a real inequality or constant decided with arb ball arithmetic over a whole
                  domain (certify.prove.bnb), or an enclosure of a constant; the ball functions it
                  decides are checked against the step's sympy formula at sample points
                  (require_encloses);
@@ -27,11 +27,11 @@ from typing import Callable
 import sympy
 from flint import arb
 
-STATUSES = ("symbolic", "certified", "prose")
-# How a status is shown to a user: "certified" steps are closed by our own ball-arithmetic branch and
-# bound, which the independent checker (certify_checker) does not re-run, so they are not shown as
-# certified; none of a derivation's steps is checker-confirmed.
-SHOWN = {"symbolic": "symbolic", "certified": "ball b&b", "prose": "prose"}
+STATUSES = ("symbolic", "ball", "prose")
+# How a status is shown to a user: "ball" steps are closed by our own ball-arithmetic branch and bound,
+# which the independent checker (certify_checker) does not re-run, so neither they nor any other step
+# of a derivation is called certified (`certify proofs` prints "holds, not certified").
+SHOWN = {"symbolic": "symbolic", "ball": "ball b&b", "prose": "prose"}
 
 
 class StepFailed(AssertionError):
@@ -164,9 +164,9 @@ class Derivation:
         """Decorator: a step whose check is exact (sympy or exact arithmetic)."""
         return self._adder("symbolic", title, text, formal)
 
-    def certified(self, title: str, text: str = "", formal: str | None = None):
+    def ball(self, title: str, text: str = "", formal: str | None = None):
         """Decorator: a step whose check is ball arithmetic (arb) over a whole domain."""
-        return self._adder("certified", title, text, formal)
+        return self._adder("ball", title, text, formal)
 
     def prose(self, title: str, text: str, formal: str | None = None) -> None:
         """A step argued in words only; it is reported, never checked (here: see `formal`)."""

@@ -32,7 +32,7 @@ def build(exponent_base: int = 3) -> Derivation:
         r = sp.integrate((1 - s) * sp.exp(-s * x), (s, 0, 1))
         require_zero(x**2 * r - (x - 1 + sp.exp(-x)), "x^2 r(x) = h(x)")
 
-    @D.certified(f"r(x) > 0 on [0, {TAIL_CUT}], so 1 - exp(-x) <= x there",
+    @D.ball(f"r(x) > 0 on [0, {TAIL_CUT}], so 1 - exp(-x) <= x there",
                  "Branch and bound (certify.prove.bnb) on the reduced form, enclosed as "
                  "exp(-segment [0, x]) / 2; plain subdivision of h itself never closes a box "
                  "touching x = 0, where h = 0.", formal="collapse.v:cubic_compact")

@@ -48,7 +48,7 @@ def build() -> Derivation:
         require(h.subs(y, 0) == 0, "h(0) = 0")
         require_zero(sp.diff(h, y) - (3 - 2 * y) * sp.exp(-y), "h'")
 
-    @D.certified(f"h > 0 on (0, 1/2]: reduced form r on [0, {NEAR_ZERO}], h itself on [{NEAR_ZERO}, 1/2]",
+    @D.ball(f"h > 0 on (0, 1/2]: reduced form r on [0, {NEAR_ZERO}], h itself on [{NEAR_ZERO}, 1/2]",
                  "Branch and bound: near 0 on r, enclosed as h'(segment [0, y]) (the segment always "
                  "contains 0, so this enclosure only closes short boxes); away from 0 on h directly.",
                  formal="collapse.v:trajectory_h_pos")

@@ -73,13 +73,13 @@ def build(constant=_stated_constant) -> Derivation:
     def arb_M():
         return (1 + arb(1).erf()) / 2 + 1 / (arb.const_e() * arb.pi().sqrt())
 
-    @D.certified("M in [1.1289, 1.1290] and M > 1", "arb enclosure of the closed form.",
+    @D.ball("M in [1.1289, 1.1290] and M > 1", "arb enclosure of the closed form.",
                  formal="ffn.v:gelu_constant_bounds")
     def _():
         value = arb_M()
         require(bool(value > arb("1.1289")) and bool(value < arb("1.1290")), f"M = {value}")
 
-    @D.certified(f"|GELU'(x)| <= M on [-{CUT}, {CUT}], tight at sqrt(2)",
+    @D.ball(f"|GELU'(x)| <= M on [-{CUT}, {CUT}], tight at sqrt(2)",
                  f"Branch and bound of M - GELU' >= 0 directly away from sqrt(2) and, on {NEAR}, of the "
                  "reduced form r = (M - GELU'(x)) / (x - sqrt 2)^2, enclosed as -GELU'''(segment) / 2 "
                  "(GELU'(sqrt 2) = M and GELU''(sqrt 2) = 0, Taylor's integral remainder); and of "

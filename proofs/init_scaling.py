@@ -64,7 +64,7 @@ def build() -> Derivation:
             "(the Fuss-Catalan edge), so a is about 2.6 / sqrt(d) and a D^2 about 5.2 sqrt(d), e.g. "
             "about 100 at d = 384: past the float64 threshold 37.43.")
 
-    @D.certified("Thresholds: 54 ln 2 in [37.42, 37.44] and 1075 ln 2 in [745.13, 745.14]",
+    @D.ball("Thresholds: 54 ln 2 in [37.42, 37.44] and 1075 ln 2 in [745.13, 745.14]",
                  formal="init.v:init_thresholds")
     def _():
         low, high = 54 * arb.const_log2(), 1075 * arb.const_log2()
@@ -80,7 +80,7 @@ def build() -> Derivation:
         tiny = math.ldexp(1.0, -1074)
         require(tiny > 0.0 and tiny / 2 == 0.0, "underflow at 2^-1075")
 
-    @D.certified("float64 loses the contraction, arb keeps it",
+    @D.ball("float64 loses the contraction, arb keeps it",
                  "At a D^2 = 38, float64 gives 1 - exp(-38) == 1.0 (no contraction); at 746 it gives "
                  "exp(-746) == 0.0; arb certifies exp(-38) > 2^-55 and exp(-746) > 0.",
                  formal="init.v:init_contraction_kept")

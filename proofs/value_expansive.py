@@ -56,7 +56,7 @@ def build() -> Derivation:
         require_zero(sp.diff(sp.tanh(lam * r**2), r) - slope, "derivative of tanh(lambda r^2)")
         require(bool(slope.is_positive), "tanh(lambda D^2/4) increases with D")
 
-    @D.certified("Instance rho = 2, lambda = 1, D_0 = 2: D_1 / D_0 = 2 tanh(1) > 1",
+    @D.ball("Instance rho = 2, lambda = 1, D_0 = 2: D_1 / D_0 = 2 tanh(1) > 1",
                  "arb enclosure of 2 tanh(1) (= 1.523...), certainly above 1.",
                  formal="value.v:value_instance_expands")
     def _():

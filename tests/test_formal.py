@@ -37,11 +37,11 @@ def test_every_formal_label_names_a_lemma_of_the_formal_files():
     assert [pair for pair in labels if pair[1] not in known] == []
 
 
-def test_every_certified_step_has_a_formal_lemma():
-    for name in proofs_index.names():
-        for step in proofs_index.build(name).steps:
-            if step.status == "certified":
-                assert step.formal, (name, step.title)
+def test_every_ball_step_has_a_formal_lemma():
+    ball_steps = [(name, step) for name in proofs_index.names() for step in proofs_index.build(name).steps
+                  if step.status == "ball"]
+    assert len(ball_steps) >= 7
+    assert [(name, step.title) for name, step in ball_steps if not step.formal] == []
 
 
 def test_a_label_of_a_missing_lemma_does_not_resolve(tmp_path):

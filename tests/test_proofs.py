@@ -62,7 +62,10 @@ def test_cli_json(capsys):
     data = json.loads(capsys.readouterr().out)
     assert [d["claim"] for d in data] == ["collapse.dobrushin", "init.scaling"]
     assert all(d["ok"] for d in data)
-    assert {s["status"] for s in data[1]["steps"]} == {"symbolic", "certified", "prose"}
+    # "certified" named ball branch-and-bound steps beside "checker": "not certified": it is "ball" now
+    assert {s["status"] for s in data[1]["steps"]} == {"symbolic", "ball", "prose"}
+    assert all(s["checker"] == "not certified" for d in data for s in d["steps"])
+    assert "certified" not in {s["status"] for d in data for s in d["steps"]}
 
 
 def test_a_derivation_named_twice_runs_once(capsys):
@@ -147,7 +150,7 @@ def test_mutation_ball_transcription(monkeypatch, name, function, wrong):
     import importlib
     monkeypatch.setattr(importlib.import_module(f"proofs.{name.replace('.', '_')}"), function, wrong)
     result = proofs_index.build(name).run()
-    assert [s.status for s in result.steps if s.outcome == "failed"] == ["certified"]
+    assert [s.status for s in result.steps if s.outcome == "failed"] == ["ball"]
 
 
 def test_mutation_mu_from_the_diameter():
