@@ -23,6 +23,7 @@ from certify.cli import main
 from certify.core import refine, spectral
 from certify.core.limits import Limits
 from certify.engine import decide
+from certify.search import campaign
 from certify_checker import forward
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -229,3 +230,19 @@ def test_two_sides_resolved_to_the_precision_still_read_as_agreeing():
         wide = decide.Comparison(0, "lhs", "rhs", third, third + arb(0, arb(2) ** -60), None)
         assert decide._equality_reason([close], 1024).startswith("the two sides agree to 1024 bits")
         assert decide._equality_reason([wide], 1024).startswith("the enclosure of rhs is still wide at 1024 bits (")
+
+
+def test_a_bound_of_exactly_0_beside_an_enclosure_of_0_is_called_an_equality_at_0_not_a_wide_side():
+    """A = 0 maps every token to their mean: D_out = [0 +/- r] (an inexact 0) beside a bound of exactly 0 (a = 0) was
+    reported as "the enclosure of D_out is still wide (its radius exceeds its value) ... the bound may magnify the
+    width of an input", which nothing here does."""
+    config = {"X": [[1, 0], [0, 1], [-1, 0.5]], "A": [[0, 0], [0, 0]]}
+    result = engine.check(config, max_prec=256)
+    assert result.verdict == engine.UNDECIDED and result.comparisons[0].lhs.contains(0), result
+    assert result.reason.startswith("(1 - exp(-a*D**2))*D is exactly 0 and the enclosure of D_out holds 0 at 256 "
+                                    "bits: either D_out is exactly 0 too (an equality"), result.reason
+    assert campaign.reason_kind(result.reason).startswith("a bound of exactly 0 beside a side enclosing 0")
+    with ctx.workprec(256):  # a wide side beside a bound of 0: how far above 0 it may be
+        wide = decide.Comparison(0, "lhs", "rhs", arb(1, 2), arb(0), None)
+        assert "or it is above 0 by at most 3.00 (" in decide._equality_reason([wide], 256)
+

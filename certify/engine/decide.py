@@ -268,6 +268,12 @@ def _equality_reason(comparisons: list[Comparison], precision: int, higher: str 
         return (f"an enclosure is not finite at {precision} bits: a quantity undefined on these inputs (LayerNorm"
                 " of a zero token, or of a constant one with eps = 0), or inputs of extreme size that need more"
                 f" precision ({higher})")
+    for c in open_:
+        # e.g. a = 0 (A = 0 maps every token to their mean): D_out = [0 +/- r], an inexact 0, not a magnified width
+        if c.rhs.is_zero() and c.rhs.is_exact():  # undecided, so the lhs holds 0
+            return (f"{c.rhs_expr} is exactly 0 and the enclosure of {c.lhs_expr} holds 0 at {precision} bits: either"
+                    f" {c.lhs_expr} is exactly 0 too (an equality, which ball arithmetic cannot decide) or it is"
+                    f" above 0 by at most {c.lhs.upper().str(3, radius=False)} ({higher})")
     # a side this wide is not an agreement of the sides: a bound can magnify an input's width past what the
     # precision gives (a norm's witness is refined only as far as the certificate's share of the limits allows)
     for c in open_:

@@ -699,6 +699,8 @@ def reason_kind(reason: str) -> str:
     """The kind of an undecided record's reason, by which the summary counts them (undecided_reasons)."""
     if reason.startswith("the two sides agree"):
         return "sides agree to the precision cap (an equality, or a margin below it)"
+    if " is exactly 0 and the enclosure of " in reason:
+        return "a bound of exactly 0 beside a side enclosing 0 (an equality at 0, or a margin below the cap)"
     if reason.startswith("the enclosure of") and " is still wide at " in reason:
         return "a side still wide at the precision cap"
     if reason.startswith("undecided at the precision cap"):
