@@ -247,7 +247,7 @@ def _power_bound(s: Layer) -> arb:
     V, stated = s.spec["V"], [s.witness[f"V{s.t}^{k}"] for k in range(1, s.depth + 1)]  # every one read
     for V_seen, stated_seen, M in s.shared.setdefault("M", []):
         # a witness stated once and referred to is the same object: compared without its text
-        if _same(V_seen, V) and all(a is b or _same(a, b) for a, b in zip(stated_seen, stated)):
+        if same(V_seen, V) and all(a is b or same(a, b) for a, b in zip(stated_seen, stated)):
             return M
     M = norms.power_bound(norms.power_norms(forward.matrix(V), s.depth, s.witness, f"V{s.t}"))
     s.shared["M"].append((V, stated, M))
@@ -260,14 +260,14 @@ def _query_key_norm(s: Layer) -> arb:
     witness = s.witness[f"A{s.t}"]
     head = {key: s.spec[key] for key in ("A", "W_Q", "W_K", "d_k", "beta") if key in s.spec}
     for witness_seen, head_seen, a in s.shared.setdefault("a", []):
-        if witness_seen is witness and _same(head_seen, head):
+        if witness_seen is witness and same(head_seen, head):
             return a
     a = norms.query_key_norm(s.spec, witness, s.A)
     s.shared["a"].append((witness, head, a))
     return a
 
 
-def _same(a, b) -> bool:
+def same(a, b) -> bool:
     """The same JSON value, types included (true is not 1, nor 1 1.0: the checker refuses one and reads the other):
     the same canonical text."""
     return _CANONICAL.encode(a) == _CANONICAL.encode(b)

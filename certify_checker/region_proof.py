@@ -53,7 +53,7 @@ from flint import arb, ctx
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker import schema
 from certify_checker.exact import rational
-from certify_checker.inequality import evaluate, operations as bound_operations
+from certify_checker.inequality import evaluate, operations as bound_operations, same
 from certify_checker.limits import LIMITS, Limits, limbs
 from certify_checker.region_bounds import Dual, mean_ends, point, rest_of_ratio_lower, variance_upper, weights
 
@@ -554,7 +554,7 @@ def _verify_violation(cert: dict, region: dict, limits: Limits) -> tuple[bool, s
         return False, "the counterexample is not a violated inequality certificate"
     if inner.get("claim") != cert["claim"] or inner.get("bound") != cert["bound"]:
         return False, "the counterexample is about another claim or bound"
-    if inner["inputs"] != cert["counterexample"]["config"]:
+    if not same(inner["inputs"], cert["counterexample"]["config"]):  # as stated: Python's == took true for 1.0
         return False, "the counterexample's configuration differs from its certificate's"
     if reason := _inside(inner["inputs"], region):
         return False, reason

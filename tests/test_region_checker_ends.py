@@ -251,6 +251,24 @@ def test_a_violations_counterexample_is_the_one_shown_and_of_the_regions_shape()
     assert not confirmation.ok and "another number of tokens" in confirmation.message, confirmation.message
 
 
+@pytest.mark.parametrize("shown", [[[True], [-1.0]], [[1], [-1]]])
+def test_a_violations_configuration_is_shown_as_its_certificate_states_it(shown):
+    """A confirmed violation (tokens 1, -1 and A = 4 on the region of radius 2 and norm 4, where the false bound fails:
+    L = 16) whose shown configuration states the token 1.0 as true, or the JSON integers 1, -1: equal to the
+    certificate's in Python, but not what it states (certify refuses a boolean as a number): rejected."""
+    result = region_proof.prove(reductions.region(2, None, 2, 4), profiles.bound_profile(FALSE_BOUND, 2, None),
+                                time_limit=20.0)
+    assert result.verdict == "violated" and result.confirmed, result.message
+    found = check({"X": [[1], [-1]], "layers": [{"A": [[4]]}]}, bound=FALSE_BOUND)
+    assert found.verdict == "violated" and found.certificate["inputs"]["X"] == [[1.0], [-1.0]]
+    cert = json.loads(json.dumps(result.certificate))
+    cert["counterexample"] = json.loads(json.dumps({"config": found.certificate["inputs"], "certificate": found.certificate}))
+    assert checker.verify(cert).ok
+    cert["counterexample"]["config"]["X"] = shown
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "configuration differs" in confirmation.message, confirmation.message
+
+
 def test_a_bound_without_its_factor_D_is_not_proved_by_the_profile_of_D_g():
     """A proof of D(P X) <= D (1 - exp(-a D^2)) on two tokens of radius 2, relabelled as one of 1 - exp(-a D^2) (no
     factor D: a different bound, smaller wherever D > 1): the checker reads g with D = 1 in both, so it must refuse a

@@ -125,8 +125,8 @@ def test_one_V_through_the_stack_has_its_powers_normed_once_by_engine_and_checke
     edited["witness"]["V2^1"]["top"][0] *= 1 + 2**-40  # another witness, as good: layer 2 is enclosed again
     assert checker.verify(edited).ok and checker_calls == ["V0", "V2"]
     # the checker compares stated JSON values with their types: it refuses true and reads 1
-    assert inequality._same([[0.5, 1]], [[0.5, 1]]) and not inequality._same([1], [True])
-    assert not inequality._same([1], [1.0]) and not inequality._same({"top": [1]}, {"top": ["1"]})
+    assert inequality.same([[0.5, 1]], [[0.5, 1]]) and not inequality.same([1], [True])
+    assert not inequality.same([1], [1.0]) and not inequality.same({"top": [1]}, {"top": ["1"]})
 
 
 def test_value_bounded_against_mpmath_closed_form_of_the_stack():
