@@ -284,6 +284,13 @@ def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys
     assert ran.evaluations > 0 and ran.outcome == "nothing found" and ran.exit_code == 0
 
 
+def test_a_subnormal_time_budget_searches_nothing_and_says_so(capsys):
+    """--budget 1e-320s is a time budget more than 0: its share of the budget used overflowed to inf, and the sweep's
+    count of points, inf times the evaluations left (none), was NaN: an internal error.  It searched nothing (exit 3)."""
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "1e-320s")
+    assert code == 3 and "NOTHING SEARCHED" in captured.out and captured.err == ""
+
+
 def test_a_large_point_is_summarised_not_printed_whole(capsys):
     """--n 64 --d 64 printed the tightest point's 4,096 entries of A and the tokens: 100 kB of digits on the
     terminal.  A matrix of more than 64 entries is shown by its shape and range; a small one still whole."""

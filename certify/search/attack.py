@@ -123,7 +123,9 @@ class Budget:
         """The share of the budget used, from 0 to 1."""
         if self.evaluations is not None:
             return self.spent / self.evaluations
-        return (self.clock() if self.clock else time.monotonic() - self.started) / self.seconds
+        # at most 1: over a subnormal budget (--budget 1e-320s) the seconds overflowed the share to inf, which the
+        # sweep took times no evaluations left for a NaN count
+        return min((self.clock() if self.clock else time.monotonic() - self.started) / self.seconds, 1.0)
 
     def describe(self) -> str:
         """The budget as a reader sees it: "3000 evaluations" or "10 s"."""
