@@ -640,6 +640,20 @@ def test_a_bound_undefined_on_part_of_the_space_is_searched_where_it_is_defined(
     assert code == 1 and summary["replayed"] == report.evaluations and summary["undefined"] == report.undefined
 
 
+def test_a_finalist_where_the_bound_is_certainly_undefined_is_no_counterexample_and_the_next_is_checked():
+    """float64 rounds 1 - 1e-17 L to 1, so below L = 5.5 it reads the log's argument, exactly -5e-18 L outside [20, 30],
+    as positive: the search scored points there, and the first such finalist, certainly undefined when certified, ended
+    the attack as bad input (exit 2, a new folder discarded) although the bound is defined and false at L = 24.
+    That finalist is no counterexample, said so, and the next finalist is checked."""
+    bound = "D*max(0.3, 1 - 3*exp(-a*D**2/2)) + 0*log(1 - 1e-17*a*D**2 - 1 + 5e-18*a*D**2 + max(0, min(a*D**2 - 20, 30 - a*D**2)))"
+    report = attack.attack(bound=bound, n=2, d=1, budget=300)
+    undefined = [f for f in report.finalists if f["reason"].startswith("the bound is undefined: ")]
+    assert undefined and all(f["verdict"] == engine.UNDECIDED and f["L"] < 5.5 for f in undefined)
+    case = report.counterexample.case
+    D_squared = max((x[0] - y[0]) ** 2 for x in case.X for y in case.X)
+    assert report.exit_code == 1 and 20 < abs(case.layers[0].A[0][0]) * D_squared < 30
+
+
 @pytest.mark.parametrize("bound", ["D/(D-D)", "log(-D)"])
 def test_a_bound_undefined_at_every_point_searched_is_bad_input(capsys, bound):
     """As `certify check` refuses a bound certainly undefined where it is evaluated, so does the attack when that is

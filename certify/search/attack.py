@@ -49,7 +49,7 @@ from certify.core.arguments import Spelling, callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput, counted, shown
+from certify.errors import BadInput, UndefinedBound, counted, shown
 from certify.search import attack_folder, objective, shrink
 from certify.search.l_range import LRange
 from certify.search.objective import Evaluation, Layout
@@ -552,7 +552,14 @@ class _Search:
             self.on_certify(f"candidate {number} of {len(finalists)} at L = {e.L:.4g}")
             # engine.check returns a violation only once the checker has confirmed its certificate,
             # and shrinking keeps only such results: the counterexample needs no further check
-            result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
+            try:
+                result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
+            except UndefinedBound as undefined:
+                # float64 scored a point where the bound is certainly undefined (a cancellation it rounded to a
+                # positive log argument): no counterexample there, as the search's own undefined points are not,
+                # and the next finalist is checked (this ended the attack as bad input, its journal discarded)
+                self.finalists.append({"score": e.score, "L": e.L, "verdict": engine.UNDECIDED, "reason": str(undefined)})
+                continue
             self.finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
             if result.verdict == engine.VIOLATED:
                 self.counterexample = shrink.Shrunk((case, result))
