@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -175,6 +176,30 @@ def test_objective_scores_by_the_sign_of_lhs_minus_rhs_with_exact_exponents():
             expected = -mp.log(1 - mp.tanh(mp.mpf(L) / 4)) / L
         assert e.score < 0 and abs(e.exponent - float(expected)) < 1e-12
         assert (objective.evaluate(planted_claim, layout, antipodal, L).score > 0) == (L > 5)
+
+
+def test_a_shape_grown_or_shrunk_along_a_direction_the_score_ignores_is_unranked_without_warnings():
+    """X~ and A~ are normalised, so Nelder-Mead may move their sizes freely: tokens grown to 1e200 (as a search of
+    200000 evaluations did) overflowed D(X~)^2 with a RuntimeWarning on stderr, and a head of subnormal entries
+    scaled A to inf, an OverflowError out of the objective.  Both are points no configuration holds: unranked."""
+    collapse, layout = claims.get("collapse.global"), objective.Layout(3, 2)
+    for tokens, head in ((1e200, 1.0), (1.0, 1e-320)):
+        shape = np.concatenate([tokens * np.arange(6.0), head * np.eye(2).ravel()])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            e = objective.evaluate(collapse, layout, shape, 1.0)
+        assert e.score == -math.inf and layout.arrays(shape, 1.0) is None
+
+
+def test_points_are_told_apart_at_the_l_they_were_built_at():
+    """A head of norm 1e-310 scaled to L = 1e-3 is a point of the search, but not one at L = 1 (A would be inf), where
+    the finalists and the shapes the later phases start from were told apart: compared at their own L, A / L."""
+    layout = objective.Layout(2, 1)
+    search = attack._Search(claims.get("collapse.global"), layout, attack.Budget(evaluations=100),
+                            np.random.default_rng(0), attack.DEFAULT_L_RANGE, None)
+    tiny, normal = (objective.evaluate(search.claim, layout, np.array([0.5, -0.5, head]), L)
+                    for head, L in ((1e-310, 1e-3), (1.0, 1.0)))
+    assert tiny.score > -math.inf and search.distinct([tiny, normal, tiny], 3) == [tiny]
 
 
 def test_shrinking_keeps_the_violation_and_simplifies(tmp_path, capsys):

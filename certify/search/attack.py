@@ -524,8 +524,9 @@ class _Search:
         query-key matrices A and value matrices: thin heads with other factors of the same A are the same)."""
         chosen: list[tuple[Evaluation, list]] = []
         for e in ranked:
-            X, Hs, Vs = self.layout.arrays(e.shape, 1.0)
-            arrays = [m for m in (X, [self.layout.head.matrix(H) for H in Hs], Vs) if m is not None]
+            # at the point's own L, where it was built (a head too small to scale to L = 1 has no arrays there)
+            X, Hs, Vs = self.layout.arrays(e.shape, e.L_param)
+            arrays = [m for m in (X, [self.layout.head.matrix(H) / e.L_param for H in Hs], Vs) if m is not None]
             if not any(_same(arrays, seen) for _, seen in chosen):
                 chosen.append((e, arrays))
             if len(chosen) == count:
