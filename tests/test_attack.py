@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -177,6 +178,30 @@ def test_objective_scores_by_the_sign_of_lhs_minus_rhs_with_exact_exponents():
         assert (objective.evaluate(planted_claim, layout, antipodal, L).score > 0) == (L > 5)
 
 
+def test_a_shape_grown_or_shrunk_along_a_direction_the_score_ignores_is_unranked_without_warnings():
+    """X~ and A~ are normalised, so Nelder-Mead may move their sizes freely: tokens grown to 1e200 (as a search of
+    200000 evaluations did) overflowed D(X~)^2 with a RuntimeWarning on stderr, and a head of subnormal entries
+    scaled A to inf, an OverflowError out of the objective.  Both are points no configuration holds: unranked."""
+    collapse, layout = claims.get("collapse.global"), objective.Layout(3, 2)
+    for tokens, head in ((1e200, 1.0), (1.0, 1e-320)):
+        shape = np.concatenate([tokens * np.arange(6.0), head * np.eye(2).ravel()])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            e = objective.evaluate(collapse, layout, shape, 1.0)
+        assert e.score == -math.inf and layout.arrays(shape, 1.0) is None
+
+
+def test_points_are_told_apart_at_the_l_they_were_built_at():
+    """A head of norm 1e-310 scaled to L = 1e-3 is a point of the search, but not one at L = 1 (A would be inf), where
+    the finalists and the shapes the later phases start from were told apart: compared at their own L, A / L."""
+    layout = objective.Layout(2, 1)
+    search = attack._Search(claims.get("collapse.global"), layout, attack.Budget(evaluations=100),
+                            np.random.default_rng(0), attack.DEFAULT_L_RANGE, None)
+    tiny, normal = (objective.evaluate(search.claim, layout, np.array([0.5, -0.5, head]), L)
+                    for head, L in ((1e-310, 1e-3), (1.0, 1.0)))
+    assert tiny.score > -math.inf and search.distinct([tiny, normal, tiny], 3) == [tiny]
+
+
 def test_shrinking_keeps_the_violation_and_simplifies(tmp_path, capsys):
     bound = "(1-exp(-a*D**2/8))*D"
     messy = {"X": [[0.5123, 0.0311], [-0.4877, 0.0311], [0.5101, 0.0297]], "A": [[40.37, 0.21], [-0.13, 39.9]]}
@@ -282,6 +307,13 @@ def test_a_search_that_evaluated_nothing_is_not_reported_as_nothing_found(capsys
     # a search that ran says so as before: the new outcome does not swallow "nothing found"
     ran = attack.attack(claim="collapse.global", n=2, d=1, budget=50)
     assert ran.evaluations > 0 and ran.outcome == "nothing found" and ran.exit_code == 0
+
+
+def test_a_subnormal_time_budget_searches_nothing_and_says_so(capsys):
+    """--budget 1e-320s is a time budget more than 0: its share of the budget used overflowed to inf, and the sweep's
+    count of points, inf times the evaluations left (none), was NaN: an internal error.  It searched nothing (exit 3)."""
+    code, captured = run_cli(capsys, "attack", "--n", "2", "--d", "1", "--budget", "1e-320s")
+    assert code == 3 and "NOTHING SEARCHED" in captured.out and captured.err == ""
 
 
 def test_a_large_point_is_summarised_not_printed_whole(capsys):
@@ -631,6 +663,20 @@ def test_a_bound_undefined_on_part_of_the_space_is_searched_where_it_is_defined(
     code, captured = run_cli(capsys, *argv, "--json")  # resumed: the journal keeps which points were undefined
     summary = json.loads(captured.out)
     assert code == 1 and summary["replayed"] == report.evaluations and summary["undefined"] == report.undefined
+
+
+def test_a_finalist_where_the_bound_is_certainly_undefined_is_no_counterexample_and_the_next_is_checked():
+    """float64 rounds 1 - 1e-17 L to 1, so below L = 5.5 it reads the log's argument, exactly -5e-18 L outside [20, 30],
+    as positive: the search scored points there, and the first such finalist, certainly undefined when certified, ended
+    the attack as bad input (exit 2, a new folder discarded) although the bound is defined and false at L = 24.
+    That finalist is no counterexample, said so, and the next finalist is checked."""
+    bound = "D*max(0.3, 1 - 3*exp(-a*D**2/2)) + 0*log(1 - 1e-17*a*D**2 - 1 + 5e-18*a*D**2 + max(0, min(a*D**2 - 20, 30 - a*D**2)))"
+    report = attack.attack(bound=bound, n=2, d=1, budget=300)
+    undefined = [f for f in report.finalists if f["reason"].startswith("the bound is undefined: ")]
+    assert undefined and all(f["verdict"] == engine.UNDECIDED and f["L"] < 5.5 for f in undefined)
+    case = report.counterexample.case
+    D_squared = max((x[0] - y[0]) ** 2 for x in case.X for y in case.X)
+    assert report.exit_code == 1 and 20 < abs(case.layers[0].A[0][0]) * D_squared < 30
 
 
 @pytest.mark.parametrize("bound", ["D/(D-D)", "log(-D)"])

@@ -49,7 +49,7 @@ from certify.core.arguments import Spelling, callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput, counted, shown
+from certify.errors import BadInput, UndefinedBound, counted, shown
 from certify.search import attack_folder, objective, shrink
 from certify.search.l_range import LRange
 from certify.search.objective import Evaluation, Layout
@@ -123,7 +123,9 @@ class Budget:
         """The share of the budget used, from 0 to 1."""
         if self.evaluations is not None:
             return self.spent / self.evaluations
-        return (self.clock() if self.clock else time.monotonic() - self.started) / self.seconds
+        # at most 1: over a subnormal budget (--budget 1e-320s) the seconds overflowed the share to inf, which the
+        # sweep took times no evaluations left for a NaN count
+        return min((self.clock() if self.clock else time.monotonic() - self.started) / self.seconds, 1.0)
 
     def describe(self) -> str:
         """The budget as a reader sees it: "3000 evaluations" or "10 s"."""
@@ -522,8 +524,9 @@ class _Search:
         query-key matrices A and value matrices: thin heads with other factors of the same A are the same)."""
         chosen: list[tuple[Evaluation, list]] = []
         for e in ranked:
-            X, Hs, Vs = self.layout.arrays(e.shape, 1.0)
-            arrays = [m for m in (X, [self.layout.head.matrix(H) for H in Hs], Vs) if m is not None]
+            # at the point's own L, where it was built (a head too small to scale to L = 1 has no arrays there)
+            X, Hs, Vs = self.layout.arrays(e.shape, e.L_param)
+            arrays = [m for m in (X, [self.layout.head.matrix(H) / e.L_param for H in Hs], Vs) if m is not None]
             if not any(_same(arrays, seen) for _, seen in chosen):
                 chosen.append((e, arrays))
             if len(chosen) == count:
@@ -550,7 +553,14 @@ class _Search:
             self.on_certify(f"candidate {number} of {len(finalists)} at L = {e.L:.4g}")
             # engine.check returns a violation only once the checker has confirmed its certificate,
             # and shrinking keeps only such results: the counterexample needs no further check
-            result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
+            try:
+                result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
+            except UndefinedBound as undefined:
+                # float64 scored a point where the bound is certainly undefined (a cancellation it rounded to a
+                # positive log argument): no counterexample there, as the search's own undefined points are not,
+                # and the next finalist is checked (this ended the attack as bad input, its journal discarded)
+                self.finalists.append({"score": e.score, "L": e.L, "verdict": engine.UNDECIDED, "reason": str(undefined)})
+                continue
             self.finalists.append({"score": e.score, "L": e.L, "verdict": result.verdict, "reason": result.reason})
             if result.verdict == engine.VIOLATED:
                 self.counterexample = shrink.Shrunk((case, result))

@@ -190,7 +190,12 @@ class Layout:
 
     def arrays(self, shape: np.ndarray, L: float):
         """(X, [head_t], [V_t] or None) as float64 arrays (a head's arrays are its form's,
-        certify.search.heads), or None when the shape is degenerate (D(X~) = 0 or A~_0 = 0)."""
+        certify.search.heads), or None when the shape is degenerate (D(X~) = 0 or A~_0 = 0) or its arrays
+        are not finite.
+
+        X~ and A~ are normalised, so their sizes are directions the score does not see, along which Nelder-Mead's
+        steps can grow: X~ reached 1e154 (D(X~)^2 overflowing, a RuntimeWarning on stderr), and an A~_0 of
+        subnormal entries scaled A to inf, which no configuration holds (an internal error)."""
         head, nd, dd = self.head, self.n * self.d, self.d * self.d
         X = shape[:nd].reshape(self.n, self.d)
         heads_at = nd + head.size * np.arange(self.layers + 1)
@@ -198,13 +203,17 @@ class Layout:
         Vs = [shape[heads_at[-1] + k * dd:heads_at[-1] + (k + 1) * dd].reshape(self.d, self.d)
               for k in range(self.value_matrices)]
         s = 1.0 if self.scale_free else float(np.exp(np.clip(shape[-1], *np.log(SCALE_RANGE))))
-        diameter = math.sqrt(float(quantities.pairwise_sq_distances(FLOAT64, X).max()))
-        norm = head.norm(Hs[0])
-        if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
-            return None
-        factor = (L / (s * s)) / norm
+        with np.errstate(all="ignore"):  # an overflow is an infinity, refused below
+            diameter = math.sqrt(float(quantities.pairwise_sq_distances(FLOAT64, X).max()))
+            norm = head.norm(Hs[0])
+            if not diameter > 0 or not norm > 0 or not math.isfinite(diameter * norm):
+                return None
+            factor = (L / (s * s)) / norm
+            X, Hs = s * X / diameter, [head.scaled(H, factor) for H in Hs]
         V = None if not self.with_v else Vs * self.layers if self.shared_v else Vs
-        return s * X / diameter, [head.scaled(H, factor) for H in Hs], V
+        if not all(np.all(np.isfinite(m)) for m in [X, *Hs, *(V or [])]):
+            return None
+        return X, Hs, V
 
     def case(self, X: np.ndarray, H, V, name: str = "") -> config.Case:
         """The exact configuration of float64 arrays (each float is a dyadic rational); H (the heads'
