@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -168,8 +169,7 @@ def _parse(text: str, names: frozenset) -> Expr:
         raise BadInput(f"bound: the character {unreadable[0]!r} is not allowed (printable ASCII only)")
     source = text.strip()
     try:
-        node = ast.parse(source, mode="eval").body
-        tree = _build(node, source, tuple(sorted(names)), 0)
+        tree = _build(_syntax(source), source, tuple(sorted(names)), 0)
     except SyntaxError as err:
         raise BadInput(f"bound {source!r}: syntax error ({err.msg})") from None
     except (RecursionError, MemoryError):
@@ -179,6 +179,13 @@ def _parse(text: str, names: frozenset) -> Expr:
         raise BadInput(f"the bound's canonical form is {len(canonical)} characters long, more than {MAX_LENGTH} "
                        "(it writes a space around each + and -, and after each comma)")
     return Expr(text=canonical, tree=tree)
+
+
+def _syntax(source: str):
+    """The syntax tree of the text.  A warning of Python's tokenizer (a number run into a keyword: "1if", "0x1for")
+    is raised as the syntax error it warns of: printed, it was a line on stderr before the one of bad input."""
+    with warnings.catch_warnings(action="error", category=SyntaxWarning):
+        return ast.parse(source, mode="eval").body
 
 
 def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:
