@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
 from fractions import Fraction
 
 from certify_checker.exact import rational
@@ -73,6 +74,12 @@ def _render(node, source: str, depth: int) -> tuple[str, int]:
     raise ValueError("the bound is outside the grammar (numbers, D a n d v, + - * / **, the listed functions)")
 
 
+def syntax(text: str):
+    """ast's tree of the text, a warning of its tokenizer ("1if") raised as the SyntaxError it warns of, not printed."""
+    with warnings.catch_warnings(action="error", category=SyntaxWarning):
+        return ast.parse(text, mode="eval")
+
+
 def canonical(text) -> str:
     """The canonical text of a bound, or ValueError when the text is not in the grammar."""
     if not isinstance(text, str) or not 0 < len(text) <= MAX_LENGTH:
@@ -85,6 +92,6 @@ def _canonical(text: str) -> str:
     if any(not " " <= ch <= "~" or ch in "#\\" for ch in text):
         raise ValueError("the bound holds a comment, a control or a non-ASCII character")
     try:
-        return _render(ast.parse(text, mode="eval").body, text, 0)[0]
+        return _render(syntax(text).body, text, 0)[0]
     except (SyntaxError, RecursionError, MemoryError):
         raise ValueError("the bound is not an expression of the grammar") from None

@@ -20,7 +20,7 @@ from certify_checker import forward, precision_problem, sizes
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
-from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH, canonical as canonical_bound
+from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH, canonical as canonical_bound, syntax
 from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
 from certify_checker.exact import rational
 from certify_checker import limits
@@ -369,7 +369,7 @@ def operations(bound) -> int:
     if not isinstance(bound, str) or not 0 < len(bound) <= MAX_BOUND_LENGTH:
         return 0
     try:
-        tree = ast.parse(bound.strip(), mode="eval")
+        tree = syntax(bound.strip())
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return 0
     total = 0

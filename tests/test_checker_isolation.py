@@ -114,8 +114,9 @@ def test_checker_stays_small():
     # rounding mode a library set in the process (exact.nearest_binary64); 2190 until a subnormal number was refused
     # where denormals-are-zero reads it wrongly (exact.subnormal_unread); 2215 until that reading took a number's text
     # to 800 digits and its exponent to 10^15 (exact._SIGNIFICANT: 10^18 was an internal error, 300,000 digits 5 s);
-    # 2225 until `python -m certify_checker` named a file with its newlines and terminal escapes escaped (__main__.printed)
-    assert kernel < 2235, kernel
+    # 2225 until `python -m certify_checker` named a file with its newlines and terminal escapes escaped (__main__.printed);
+    # 2235 until a warning of Python's tokenizer on a bound ("1if") was raised as the syntax error it is (bound.syntax)
+    assert kernel < 2240, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
         # its work estimate priced each step at that precision; 490 until a stated ball missing the checker's own only by

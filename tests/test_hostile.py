@@ -286,6 +286,23 @@ def test_a_comment_never_reaches_the_screen(tmp_path, capsys):
     assert code == 2 and "comment" in err and out == ""
 
 
+def test_a_bound_the_tokenizer_warns_about_is_one_line_everywhere(tmp_path, violated_cert):
+    """Python's tokenizer warns of a number run into a keyword ("1if", "0x1for") while parsing: the warning
+    ("<unknown>:1: SyntaxWarning: invalid decimal literal") was a line on stderr before check's one line of bad
+    input, and before verify's verdict on a certificate stating such a bound.  It is the syntax error it warns of."""
+    cert = copy.deepcopy(violated_cert)
+    cert["bound"] = cert["values"]["comparisons"][0]["rhs_expr"] = "1if D else 2"
+    path = write_json(tmp_path / "cert.json", redigest(cert))
+    for argv, code in ((["certify", "check", ROOT / "examples/layer.json", "--bound", "D*1or 2"], 2),
+                       (["certify", "verify", path], 1), (["certify_checker", path], 1)):
+        done = subprocess.run([sys.executable, "-m", *map(str, argv)], cwd=ROOT, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == code and "Warning" not in done.stderr + done.stdout, (argv, done.stdout, done.stderr)
+    assert done.stdout.startswith("REJECTED") and "grammar" in done.stdout, done.stdout
+    with pytest.raises(BadInput, match="syntax error"):
+        expr.parse("D*1or 2")
+
+
 @QUICK
 @given(depth=st.integers(101, 1500), shape=st.sampled_from(["minus", "sum", "parens", "calls", "power"]))
 def test_deep_bounds_are_bad_input(depth, shape):

@@ -134,6 +134,15 @@ def test_bound_grammar_rejects(bad):
         expr.parse(bad)
 
 
+def test_a_part_without_names_that_is_undefined_is_refused_as_it_is_read():
+    """1/0 is undefined whatever the configuration: refused with the bound, not at each configuration (a campaign
+    leaves one where a part with names is undefined undecided); parts with names are judged where evaluated."""
+    for text in ("D + 1/0", "log(1 - 1)*D", "D**(1/0)", "max(D, sqrt(-1))", "0**-1*D"):
+        with pytest.raises(BadInput, match="the bound is undefined"):
+            expr.parse(text)
+    assert expr.parse("log(a - 1)*D + D/(D*0)").text == "log(a - 1)*D + D/(D*0)"
+
+
 def test_a_bound_whose_canonical_form_is_too_long_is_refused_as_such(tmp_path, capsys):
     """max(D,D,...) of 1984 characters is 2973 in its canonical form (", " between arguments), which a certificate
     states and the checker reads: the engine, parsing that form again, said 'the bound expression is longer than

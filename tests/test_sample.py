@@ -304,10 +304,11 @@ def test_bad_input_exits_2_with_one_line(name, tmp_path, capsys):
     assert not (tmp_path / "out" / "chunks").exists()
 
 
-@pytest.mark.parametrize("bound, code", [("D**-1024", 1), ("log(D - D)", 2), ("1/(D - D)", 2)])
+@pytest.mark.parametrize("bound, code", [("D**-1024", 1), ("log(D - D)", 3), ("1/(D - D)", 3), ("log(1 - 1)", 2)])
 def test_a_bound_float64_cannot_evaluate_warns_nothing(tmp_path, capsys, bound, code):
     """The batched float64 screen may overflow or leave a function's domain: it guesses, and says
-    nothing on stderr (a warning would be a second line beside the one of an undefined bound)."""
+    nothing on stderr (a warning would be a second line beside the one of an undefined bound; a bound undefined
+    at the configurations drawn, D - D = 0 exactly at d = 1, leaves them undecided)."""
     import warnings
     argv = ["sample", "--n", "2", "--d", "1", "--count", "2", "--out", str(tmp_path / "out"), "--workers", "1",
             "--bound", bound, "--no-progress"]
@@ -332,6 +333,26 @@ def test_a_bound_found_undefined_by_the_run_leaves_no_campaign_behind(tmp_path, 
     assert main(argv + ["--bound", "2*D"]) == 0
     assert main(argv + ["--bound", "1/0", "--count", "4"]) == 2  # another campaign there: refused, never discarded
     assert (out / "manifest.json").is_file() and campaign.records(out)
+
+
+def test_a_bound_undefined_at_some_drawn_configurations_leaves_them_undecided(tmp_path, capsys):
+    """log(a - 1) + D is undefined where the drawn head has a <= 1 (configuration 2 of seed 3): that stopped the
+    campaign there as bad input after the chunks before it were written, and every run that resumed it, which
+    `certify verify` called interrupted.  Such a configuration is undecided, the reason saying where; the others
+    are decided and the campaign re-derives.  A part without names undefined (1/0) is bad input before any."""
+    out = tmp_path / "out"
+    argv = ["sample", "--n", "3", "--d", "2", "--count", "4", "--seed", "3", "--out", str(out), "--workers", "1", "-q"]
+    assert main(argv + ["--bound", "log(a - 1) + D"]) == 1  # a violation besides
+    assert capsys.readouterr().err == ""
+    records = {record["i"]: record for record in campaign.records(out)}
+    assert records[2]["verdict"] == "undecided" and records[2]["certificate"] is None
+    assert records[2]["reason"] == "the bound is undefined: log(a - 1) of a number outside its domain"
+    assert [records[i]["verdict"] for i in (0, 1, 3)] == ["holds", "holds", "violated"]
+    assert (out / "undecided" / "000000002.json").is_file()
+    assert main(["verify", str(out), "-q"]) == 0
+    assert main(["sample", "--n", "3", "--d", "2", "--count", "4", "--out", str(tmp_path / "other"), "--bound",
+                 "log(a - 1) + 1/0", "-q"]) == 2
+    assert "1/0 divides by zero" in capsys.readouterr().err and not (tmp_path / "other").exists()
 
 
 def test_resuming_into_a_different_campaign_exits_2(tmp_path, capsys):

@@ -12,7 +12,8 @@ escape or a comment could show one bound and check another), nesting is at most 
 and the bound is printed and stored in one canonical form re-rendered from the parse (`render`),
 which the checker renders the same way from its own parse.  A bound that is certainly undefined
 where it is evaluated (a division by an exact zero, log of a number <= 0, sqrt of one < 0, x**y of
-one <= 0, or < 0 for a positive rational constant y) is bad input, not an undecided verdict.
+one <= 0, or < 0 for a positive rational constant y) is bad input, not an undecided verdict; a part without names
+certainly undefined (1/0) is refused as the bound is read.
 A power x**y is a product when y is written as a whole number >= 0 (D**2), else exp(y log x),
 with 0**y = 0 for a positive rational constant y (0.5, 1/2, 1.5): (a*D**2)**0.5 is sqrt(a*D**2).
 """
@@ -21,14 +22,16 @@ from __future__ import annotations
 
 import ast
 import functools
+import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb
+from flint import arb, ctx
 
 from certify.errors import BadInput, UndefinedBound, shown
+from certify.core.arith import BALL
 from certify.core.numbers import parse_number
-from certify.core.precision import PRECISION_LIMIT
+from certify.core.precision import PRECISION_LIMIT, START_PRECISION
 
 UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
 VARIADIC_FUNCTIONS = ("min", "max")
@@ -168,8 +171,7 @@ def _parse(text: str, names: frozenset) -> Expr:
         raise BadInput(f"bound: the character {unreadable[0]!r} is not allowed (printable ASCII only)")
     source = text.strip()
     try:
-        node = ast.parse(source, mode="eval").body
-        tree = _build(node, source, tuple(sorted(names)), 0)
+        tree = _build(_syntax(source), source, tuple(sorted(names)), 0)
     except SyntaxError as err:
         raise BadInput(f"bound {source!r}: syntax error ({err.msg})") from None
     except (RecursionError, MemoryError):
@@ -178,7 +180,27 @@ def _parse(text: str, names: frozenset) -> Expr:
     if len(canonical) > MAX_LENGTH:  # what certificates state and the checker reads: spaces around + and -, ", "
         raise BadInput(f"the bound's canonical form is {len(canonical)} characters long, more than {MAX_LENGTH} "
                        "(it writes a space around each + and -, and after each comma)")
+    _constants_defined(tree)
     return Expr(text=canonical, tree=tree)
+
+
+def _constants_defined(tree: tuple) -> None:
+    """UndefinedBound (bad input) where a part of the bound without names is certainly undefined (1/0, log(0),
+    sqrt(-1), 0**-1): undefined whatever the configuration, it is refused before any (a campaign records a drawn
+    configuration where a part with names is undefined as undecided there: certify.search.campaign.decided)."""
+    if _names(tree):
+        for part in _operands(tree):
+            _constants_defined(part)
+        return
+    with ctx.workprec(START_PRECISION):
+        _compile(tree)(BALL, {})
+
+
+def _syntax(source: str):
+    """The syntax tree of the text.  A warning of Python's tokenizer (a number run into a keyword: "1if", "0x1for")
+    is raised as the syntax error it warns of: printed, it was a line on stderr before the one of bad input."""
+    with warnings.catch_warnings(action="error", category=SyntaxWarning):
+        return ast.parse(source, mode="eval").body
 
 
 def _build(node, source: str, names: tuple[str, ...], depth: int) -> tuple:

@@ -146,10 +146,10 @@ def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]]
     out = []
     # each configuration drawn once: the one re-derived is the one its certificate must be about
     for (i, record), item in zip(items, spec.samples([i for i, _ in items])):
-        result = engine.check(item.config, goal=goal, max_prec=spec.max_prec, limits=spec.engine_limits)
+        result, verdict, decision, reason = campaigns.decided(spec, item.config, goal)
         # the reason too: the summary counts undecided records by its kind (campaign.reason_kind)
-        row = (i, item.config["name"], result.verdict, {**campaigns.arb_fields(result), "reason": result.reason},
-               _ends(result))
+        row = (i, item.config["name"], verdict, {**decision, "reason": reason},
+               None if result is None else _ends(result))
         out.append((row, _certificate_problem(folder, record, spec, item.config) if record.get("certificate")
                     else _undecided_problem(folder, i, item.config) if record["verdict"] == engine.UNDECIDED
                     else None))

@@ -64,7 +64,8 @@ A record (one JSON line):
     float64_equal     the screen found some lhs == rhs exactly
     float64_bound_is_D     float64 computes 1 - exp(-a D^2) as exactly 1, i.e. the thesis bound as D
     float64_gap_zero       float64 computes exp(-a D^2) as exactly 0
-    reason            why it is undecided ("" otherwise)
+    reason            why it is undecided ("" otherwise): "the bound is undefined: ..." where it is certainly
+                      undefined (certify check's bad input; a drawn configuration is recorded, precision 53)
     certificate       its certificate's path in the folder, or null
     certificate_sha256     the sha256 of that certificate file, or null
 """
@@ -90,7 +91,7 @@ from certify import claims, engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, jsonfile, report_files, seeds
-from certify.errors import BadInput, Interrupted, keys_shown
+from certify.errors import BadInput, Interrupted, UndefinedBound, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
@@ -351,12 +352,24 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
             records.append({**facts, "verdict": engine.HOLDS, "tier": "tier3", "precision": None, **fast, **opinion,
                             "reason": "", "certificate": None, "certificate_sha256": None})
             continue
-        result = engine.check(item.config, goal=goal, max_prec=campaign.max_prec, limits=campaign.engine_limits)
+        result, verdict, decision, reason = decided(campaign, item.config, goal)
         fields, artefact = _keep(campaign, item, result)
         kept.update(artefact)
-        records.append({**facts, "verdict": result.verdict, "tier": "arb", **arb_fields(result), **opinion,
-                        "reason": result.reason, **fields})
+        records.append({**facts, "verdict": verdict, "tier": "arb", **decision, **opinion, "reason": reason, **fields})
     return jobs.ChunkResult(records, kept, notes=() if off is None else (off,))
+
+
+def decided(campaign: Campaign, sampled: dict, goal: engine.Target) -> tuple[engine.Result | None, str, dict, str]:
+    """(engine.check's Result, the verdict, the record's arb fields, the reason) of a sampled configuration.  Where
+    the bound is certainly undefined (log(a - 1)*D at a <= 1), which `certify check` refuses as bad input, the
+    configuration is undecided and the reason says where (no Result): drawn, not chosen, it stopped the campaign
+    there, and every run that resumed it."""
+    try:
+        result = engine.check(sampled, goal=goal, max_prec=campaign.max_prec, limits=campaign.engine_limits)
+    except UndefinedBound as undefined:
+        return None, engine.UNDECIDED, {"precision": engine.START_PRECISION, "ratio": None, "margin_log10": None,
+                                        "margin": ""}, str(undefined)
+    return result, result.verdict, arb_fields(result), result.reason
 
 
 def arb_fields(result: engine.Result) -> dict:
@@ -390,11 +403,12 @@ def _tightest(result: engine.Result) -> dict:
     return {"ratio": ratio, "margin_log10": _finite(float((relative.log() / arb(10).log()).mid()))}
 
 
-def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result) -> tuple[dict, dict[str, str]]:
-    """The certificate of a violation or a sampled hold, or the configuration of an undecided case,
-    by its path in the folder; and the record's fields naming the certificate and its sha256."""
+def _keep(campaign: Campaign, item: samplers.Sample, result: engine.Result | None) -> tuple[dict, dict[str, str]]:
+    """The certificate of a violation or a sampled hold, or the configuration of an undecided case (result None: the
+    bound undefined there, see decided), by its path in the folder; and the record's fields naming the certificate
+    and its sha256."""
     none = {"certificate": None, "certificate_sha256": None}
-    if result.verdict == engine.UNDECIDED:
+    if result is None or result.verdict == engine.UNDECIDED:
         return none, {undecided_path(item.index).as_posix(): undecided_text(item.config)}
     if result.verdict == engine.HOLDS and item.index % campaign.hold_stride:
         return none, {}
