@@ -322,14 +322,21 @@ def test_a_bound_float64_cannot_evaluate_warns_nothing(tmp_path, capsys, bound, 
 @pytest.mark.parametrize("made", [True, False])
 def test_a_bound_found_undefined_by_the_run_leaves_no_campaign_behind(tmp_path, capsys, made):
     """1/0 is refused as the first configurations are decided, after the folder was begun: it was left with a
-    manifest, and the corrected command was refused as "another campaign (different --bound)"."""
+    manifest, and the corrected command was refused as "another campaign (different --bound)".  A folder given
+    that holds only hidden entries is new, and they are the user's: they were removed with what the run began."""
     out = tmp_path / "out"
-    if not made:
-        out.mkdir()  # an empty folder given: kept, and left empty
+    if not made:  # a folder given, holding only hidden entries: kept, and left as it was
+        (out / ".git").mkdir(parents=True)
+        (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (out / ".DS_Store").write_bytes(b"Bud1")
     argv = ["sample", "--n", "2", "--d", "2", "--count", "3", "--out", str(out), "--workers", "1", "-q"]
     assert main(argv + ["--bound", "1/0"]) == 2
     assert "undefined" in capsys.readouterr().err
-    assert (not out.exists()) if made else (out.is_dir() and not any(out.iterdir()))
+    if made:
+        assert not out.exists()
+    else:
+        assert sorted(p.name for p in out.iterdir()) == [".DS_Store", ".git"]
+        assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert main(argv + ["--bound", "2*D"]) == 0
     assert main(argv + ["--bound", "1/0", "--count", "4"]) == 2  # another campaign there: refused, never discarded
     assert (out / "manifest.json").is_file() and campaign.records(out)

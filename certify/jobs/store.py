@@ -196,9 +196,10 @@ def remove_first_run_leftovers(paths: list[Path]) -> None:
 def discard_begun(folder: Path, made: bool, lock) -> None:
     """Remove what a run put in a folder it found new (_foreign) while it still holds `lock`,
     then release it, and remove the folder too when the run made it (unless another run began there meanwhile):
-    a run stopped by bad input writes nothing."""
+    a run stopped by bad input writes nothing.  Hidden entries at its top are passed over (passed_over): a folder
+    holding only those is new, and its .git or .DS_Store is the user's, not the run's."""
     for path in folder.iterdir():
-        if path.name != LOCK:
+        if path.name != LOCK and not passed_over(path.name):
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     lock.close()
     with contextlib.suppress(OSError):
