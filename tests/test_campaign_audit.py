@@ -7,8 +7,12 @@ import collections
 import hashlib
 import json
 import math
+import os
 import shlex
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from certify.jobs.store import chain
 from certify.search import audit, campaign, samplers
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
+ROOT = Path(__file__).resolve().parents[1]
 SPEC = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
 
 
@@ -244,6 +249,18 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("certify: error:")
     (tmp_path / "manifest.json").write_text('{"format": "certify-campaign/1", "n": "four"}')
     assert main(["verify", str(tmp_path)]) == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_manifest_that_is_a_pipe_is_refused_not_waited_on(tmp_path):
+    """verify read a folder's manifest.json to tell a corpus run's from a campaign's: a pipe there (no writer) held it
+    for ever."""
+    os.mkfifo(tmp_path / "manifest.json")
+    done = subprocess.run([sys.executable, "-m", "certify", "verify", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.splitlines() == [f"certify: error: {tmp_path}: neither a certificate nor a campaign or corpus "
+                                        "run folder (manifest.json is no file: a folder, a pipe or a broken link)"], done
 
 
 def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):

@@ -219,6 +219,8 @@ def earlier(stated, format: str) -> bool:
 
 def stated_format(manifest_path: Path) -> str | None:
     """The "format" a readable manifest states, else None (the job's reader then says what is wrong)."""
+    if not manifest_path.is_file():  # a pipe's open waits for a writer, for ever: `certify verify` of its folder hung
+        return None
     try:
         manifest = jsonfile.read(manifest_path, MANIFEST, raise_with=None)
     except (BadInput, OSError):
