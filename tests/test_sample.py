@@ -383,6 +383,20 @@ def test_run_section_finds_the_planted_bound_and_no_violation_of_the_theorem(tmp
     assert all(row.verdict == engine.HOLDS for row in rows[:-1])
 
 
+def test_run_section_says_no_holds_of_a_campaign_left_incomplete(tmp_path, monkeypatch):
+    """A campaign whose pool lost a worker leaves its chunks undone (summary "complete": false): `certify run` said
+    holds, as expected, from the counts of the configurations decided (384 holds of 2000, exit 0)."""
+    from certify.suite import campaigns as campaign_section
+    from certify.suite import SuiteRun
+
+    decide = campaign.run
+    monkeypatch.setattr(campaign_section, "COUNT", 40)
+    monkeypatch.setattr(campaign, "run", lambda spec, folder, **options: decide(spec, folder, stop_after=5, **options))
+    rows = list(campaign_section.section(SuiteRun(out_dir=tmp_path, workers=1)))[:-1]  # the theorem's campaigns
+    assert all(row.verdict == engine.UNDECIDED and not row.ok for row in rows), rows
+    assert all(row.detail.startswith("5 of 40 decided; 5 holds, 0 violated") for row in rows), rows
+
+
 def test_validating_a_campaign_decides_nothing(monkeypatch):
     """The target is admitted on configuration 0 without deciding it: the pool decides every one."""
     def refuse(*args, **kwargs):
