@@ -1063,3 +1063,30 @@ def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, c
     assert main(command) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "certificates/DS_Store is a file no record names (remove that file)" in err, err
+
+
+@pytest.mark.parametrize("name", ["summary.json", "index.html", "manifest.json", "certificates"])
+def test_a_link_in_place_of_what_a_run_writes_is_refused_and_its_target_kept(copy, tmp_path, capsys, name):
+    """A run rewrites summary.json and its page through a link in their place, and its manifest, chunks and
+    certificates through a linked folder: a folder received with summary.json linked to a file elsewhere had that
+    file overwritten by the resume.  A link there is refused (verify rejects it, as an entry no campaign writes),
+    nothing written through it, nor removed by --restart."""
+    elsewhere = tmp_path / "elsewhere"
+    if (copy / name).is_dir():
+        shutil.move(copy / name, elsewhere)
+    else:  # certify.sample (this folder's run) draws no page: a user's file there
+        elsewhere.write_bytes((copy / name).read_bytes() if (copy / name).exists() else b"<p>mine</p>")
+        (copy / name).unlink(missing_ok=True)
+    (copy / name).symlink_to(elsewhere)
+    kept = {str(path): path.read_bytes() for path in [elsewhere, *elsewhere.rglob("*")] if path.is_file()}
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert f"{name} is a link, which no campaign writes (remove it)" in capsys.readouterr().out
+    command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{name} is a link, which no campaign writes (remove it)" in err, err
+    assert main(command + ["--restart"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{name} is a link, which no campaign writes (remove it)" in err, err
+    assert (copy / name).is_symlink() and (copy / "manifest.json").exists()
+    assert {str(path): path.read_bytes() for path in [elsewhere, *elsewhere.rglob("*")] if path.is_file()} == kept

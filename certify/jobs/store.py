@@ -344,6 +344,7 @@ class Store:
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
                                f"{another} or pass {names('restart')} to discard it")
             if (written := store._written()) != store.manifest["chunks"]:  # a killed run's entries of no file
+                store._refuse_strays()  # before the manifest is written (through a link in its place)
                 store.manifest["chunks"] = written
                 store._write_manifest()
         elif (left := first_run_leftovers(folder, outputs)) is None:
@@ -504,8 +505,13 @@ class Store:
 
     def _refuse_strays(self) -> None:
         """Refuse the folder (refuse_unnamed) when its top holds an entry the job does not write: beside its summary
-        and figures, a file would be browsed as one of them (a job's report page shows every figure there)."""
+        and figures, a file would be browsed as one of them (a job's report page shows every figure there).  Also
+        when one it writes is a link: a run writes through it, to what it names (a summary.json linked to a file
+        elsewhere had that file overwritten by a resumed run's summary), and a restart is not to remove that."""
         self.refuse_unnamed(TOP, {MANIFEST, CHUNKS, LOCK, *self.outputs}, _never, unnamed=f"no {self.noun} writes")
+        for name in (MANIFEST, CHUNKS, *self.outputs):
+            if (self.folder / name).is_symlink():
+                raise self.corrupt(f"{name} is a link, which no {self.noun} writes (remove it)", discarded=False)
 
     def _discard_leftovers(self) -> None:
         """Remove what refuse_unnamed let pass as a killed run's leftovers: called before the run writes anything."""
