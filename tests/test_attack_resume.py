@@ -472,9 +472,10 @@ def test_ctrl_c_outside_the_search_names_the_command_that_continues(tmp_path, mo
     assert main(argv) == 1  # and it does continue
 
 
-@pytest.mark.parametrize("name", [attack_folder.JOURNAL, attack_folder.PARAMETERS])
+@pytest.mark.parametrize("name", [attack_folder.JOURNAL, attack_folder.PARAMETERS, *sorted(attack_folder.RESULTS)])
 def test_a_linked_journal_or_parameters_file_is_refused_and_its_target_left_alone(tmp_path, capsys, name):
-    """A run truncates its journal's last partial line and appends to it: never through a link to another file."""
+    """A run truncates its journal's last partial line and appends to it: never through a link to another file.  Nor
+    does it write its results through one (best.json linked to a file elsewhere had that file overwritten)."""
     out = tmp_path / "a1"
     argv = small() + ["--out", str(out)]
     assert main(argv) == 1
