@@ -256,14 +256,16 @@ def test_verify_of_an_attack_folder_names_the_certificate_to_verify(tmp_path, ca
 @pytest.mark.parametrize("made", [True, False])
 def test_a_bound_the_search_finds_undefined_leaves_no_attack_behind(tmp_path, capsys, made):
     """log(D - D) is refused where the search first evaluates it, after attack.json and the journal were written:
-    the folder stayed, and the corrected command was refused as "another attack (different --bound)"."""
+    the folder stayed, and the corrected command was refused as "another attack (different --bound)".  A folder
+    given that holds only hidden entries is new, and they are the user's: they were removed with the attack begun."""
     out = tmp_path / "a"
-    if not made:
-        out.mkdir()  # an empty folder given: kept, and left empty
+    if not made:  # a folder given, holding only hidden entries: kept, and left as it was
+        (out / ".git").mkdir(parents=True)
+        (out / ".DS_Store").write_bytes(b"Bud1")
     argv = ["attack", "--n", "2", "--d", "1", "--budget", "50", "--out", str(out), "-q"]
     assert main(argv + ["--bound", "log(D - D)"]) == 2
     assert "undefined" in capsys.readouterr().err
-    assert (not out.exists()) if made else (out.is_dir() and not any(out.iterdir()))
+    assert (not out.exists()) if made else sorted(p.name for p in out.iterdir()) == [".DS_Store", ".git"]
     assert main(argv + ["--bound", "2*D"]) == 0
     assert main(argv + ["--bound", "log(D - D)", "--starts", "2"]) == 2  # another attack there: refused, kept
     assert (out / "attack.json").is_file() and (out / "journal.txt").stat().st_size > 0
@@ -470,9 +472,10 @@ def test_ctrl_c_outside_the_search_names_the_command_that_continues(tmp_path, mo
     assert main(argv) == 1  # and it does continue
 
 
-@pytest.mark.parametrize("name", [attack_folder.JOURNAL, attack_folder.PARAMETERS])
+@pytest.mark.parametrize("name", [attack_folder.JOURNAL, attack_folder.PARAMETERS, *sorted(attack_folder.RESULTS)])
 def test_a_linked_journal_or_parameters_file_is_refused_and_its_target_left_alone(tmp_path, capsys, name):
-    """A run truncates its journal's last partial line and appends to it: never through a link to another file."""
+    """A run truncates its journal's last partial line and appends to it: never through a link to another file.  Nor
+    does it write its results through one (best.json linked to a file elsewhere had that file overwritten)."""
     out = tmp_path / "a1"
     argv = small() + ["--out", str(out)]
     assert main(argv) == 1

@@ -7,8 +7,12 @@ import collections
 import hashlib
 import json
 import math
+import os
 import shlex
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -22,6 +26,7 @@ from certify.jobs.store import chain
 from certify.search import audit, campaign, samplers
 
 PLANTED = "(1-exp(-a*D**2/8))*D"  # false for two nearly antipodal tokens: some records are violated
+ROOT = Path(__file__).resolve().parents[1]
 SPEC = campaign.Campaign("log-L", 4, 3, 40, 1, bound=PLANTED, L_range=(40.0, 2000.0))
 
 
@@ -244,6 +249,18 @@ def test_not_a_campaign_exits_2(tmp_path, capsys):
     assert capsys.readouterr().err.startswith("certify: error:")
     (tmp_path / "manifest.json").write_text('{"format": "certify-campaign/1", "n": "four"}')
     assert main(["verify", str(tmp_path)]) == 2
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_manifest_that_is_a_pipe_is_refused_not_waited_on(tmp_path):
+    """verify read a folder's manifest.json to tell a corpus run's from a campaign's: a pipe there (no writer) held it
+    for ever."""
+    os.mkfifo(tmp_path / "manifest.json")
+    done = subprocess.run([sys.executable, "-m", "certify", "verify", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == "", done
+    assert done.stderr.splitlines() == [f"certify: error: {tmp_path}: neither a certificate nor a campaign or corpus "
+                                        "run folder (manifest.json is no file: a folder, a pipe or a broken link)"], done
 
 
 def test_another_jobs_folder_is_named_for_what_it_is(tmp_path):
@@ -1046,3 +1063,30 @@ def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, c
     assert main(command) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "certificates/DS_Store is a file no record names (remove that file)" in err, err
+
+
+@pytest.mark.parametrize("name", ["summary.json", "index.html", "manifest.json", "certificates"])
+def test_a_link_in_place_of_what_a_run_writes_is_refused_and_its_target_kept(copy, tmp_path, capsys, name):
+    """A run rewrites summary.json and its page through a link in their place, and its manifest, chunks and
+    certificates through a linked folder: a folder received with summary.json linked to a file elsewhere had that
+    file overwritten by the resume.  A link there is refused (verify rejects it, as an entry no campaign writes),
+    nothing written through it, nor removed by --restart."""
+    elsewhere = tmp_path / "elsewhere"
+    if (copy / name).is_dir():
+        shutil.move(copy / name, elsewhere)
+    else:  # certify.sample (this folder's run) draws no page: a user's file there
+        elsewhere.write_bytes((copy / name).read_bytes() if (copy / name).exists() else b"<p>mine</p>")
+        (copy / name).unlink(missing_ok=True)
+    (copy / name).symlink_to(elsewhere)
+    kept = {str(path): path.read_bytes() for path in [elsewhere, *elsewhere.rglob("*")] if path.is_file()}
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert f"{name} is a link, which no campaign writes (remove it)" in capsys.readouterr().out
+    command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{name} is a link, which no campaign writes (remove it)" in err, err
+    assert main(command + ["--restart"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{name} is a link, which no campaign writes (remove it)" in err, err
+    assert (copy / name).is_symlink() and (copy / "manifest.json").exists()
+    assert {str(path): path.read_bytes() for path in [elsewhere, *elsewhere.rglob("*")] if path.is_file()} == kept

@@ -223,6 +223,20 @@ def test_map_returns_each_chunks_result_in_order_whatever_its_items(workers):
     assert jobs.ProcessPool(workers).map(_weights, 10, chunks) == [[10, 20], [10], [50, 60, 70]]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the workers are forked on Linux")
+def test_the_pool_works_whatever_start_method_the_program_chose():
+    """Python 3.14 starts a pool's workers from a fork server on Linux, as a program using the API may choose to:
+    worker_init took that server for a parent that had died, and every worker left at once, no chunk ever done."""
+    import multiprocessing
+
+    chosen = multiprocessing.get_start_method()
+    multiprocessing.set_start_method("forkserver", force=True)
+    try:
+        assert jobs.ProcessPool(2).map(_weights, 10, [[{"w": 1}], [{"w": 2}], [{"w": 3}]]) == [[10], [20], [30]]
+    finally:
+        multiprocessing.set_start_method(chosen, force=True)
+
+
 def test_chunks_follow_the_grid_and_keys_name_their_indices():
     assert list(jobs.grid_chunks([0, 1, 2, 4, 5, 9, 10, 11], 3)) == [[0, 1, 2], [4, 5], [9, 10, 11]]
     assert jobs.task_key("ab" * 32, [3, 4]) != jobs.task_key("ab" * 32, [3, 5])

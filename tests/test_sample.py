@@ -322,14 +322,21 @@ def test_a_bound_float64_cannot_evaluate_warns_nothing(tmp_path, capsys, bound, 
 @pytest.mark.parametrize("made", [True, False])
 def test_a_bound_found_undefined_by_the_run_leaves_no_campaign_behind(tmp_path, capsys, made):
     """1/0 is refused as the first configurations are decided, after the folder was begun: it was left with a
-    manifest, and the corrected command was refused as "another campaign (different --bound)"."""
+    manifest, and the corrected command was refused as "another campaign (different --bound)".  A folder given
+    that holds only hidden entries is new, and they are the user's: they were removed with what the run began."""
     out = tmp_path / "out"
-    if not made:
-        out.mkdir()  # an empty folder given: kept, and left empty
+    if not made:  # a folder given, holding only hidden entries: kept, and left as it was
+        (out / ".git").mkdir(parents=True)
+        (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+        (out / ".DS_Store").write_bytes(b"Bud1")
     argv = ["sample", "--n", "2", "--d", "2", "--count", "3", "--out", str(out), "--workers", "1", "-q"]
     assert main(argv + ["--bound", "1/0"]) == 2
     assert "undefined" in capsys.readouterr().err
-    assert (not out.exists()) if made else (out.is_dir() and not any(out.iterdir()))
+    if made:
+        assert not out.exists()
+    else:
+        assert sorted(p.name for p in out.iterdir()) == [".DS_Store", ".git"]
+        assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
     assert main(argv + ["--bound", "2*D"]) == 0
     assert main(argv + ["--bound", "1/0", "--count", "4"]) == 2  # another campaign there: refused, never discarded
     assert (out / "manifest.json").is_file() and campaign.records(out)
@@ -374,6 +381,20 @@ def test_run_section_finds_the_planted_bound_and_no_violation_of_the_theorem(tmp
     assert len(rows) == len(samplers.DISTRIBUTIONS) + 1 and all(row.ok for row in rows)
     assert rows[-1].verdict == engine.VIOLATED and (tmp_path / rows[-1].certificate).is_file()
     assert all(row.verdict == engine.HOLDS for row in rows[:-1])
+
+
+def test_run_section_says_no_holds_of_a_campaign_left_incomplete(tmp_path, monkeypatch):
+    """A campaign whose pool lost a worker leaves its chunks undone (summary "complete": false): `certify run` said
+    holds, as expected, from the counts of the configurations decided (384 holds of 2000, exit 0)."""
+    from certify.suite import campaigns as campaign_section
+    from certify.suite import SuiteRun
+
+    decide = campaign.run
+    monkeypatch.setattr(campaign_section, "COUNT", 40)
+    monkeypatch.setattr(campaign, "run", lambda spec, folder, **options: decide(spec, folder, stop_after=5, **options))
+    rows = list(campaign_section.section(SuiteRun(out_dir=tmp_path, workers=1)))[:-1]  # the theorem's campaigns
+    assert all(row.verdict == engine.UNDECIDED and not row.ok for row in rows), rows
+    assert all(row.detail.startswith("5 of 40 decided; 5 holds, 0 violated") for row in rows), rows
 
 
 def test_validating_a_campaign_decides_nothing(monkeypatch):

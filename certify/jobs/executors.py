@@ -16,8 +16,10 @@ keys them (Dask).  The task and spec must be picklable: a top-level function and
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import os
 import signal
+import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from itertools import chain as concatenated, islice
@@ -40,8 +42,11 @@ def usable_cores() -> int:
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
-    """A process pool whose workers start with worker_init, told this process as their parent."""
-    return ProcessPoolExecutor(max_workers=workers, initializer=worker_init, initargs=(os.getpid(),))
+    """A process pool whose workers start with worker_init, told this process as their parent.  On Linux they are
+    forked from this process, whatever start method Python or the program chose: from a fork server (Python 3.14's
+    default there), worker_init took the server for a dead parent and every worker left before its first chunk."""
+    forked = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+    return ProcessPoolExecutor(max_workers=workers, mp_context=forked, initializer=worker_init, initargs=(os.getpid(),))
 
 
 def worker_init(parent: int) -> None:

@@ -196,9 +196,10 @@ def remove_first_run_leftovers(paths: list[Path]) -> None:
 def discard_begun(folder: Path, made: bool, lock) -> None:
     """Remove what a run put in a folder it found new (_foreign) while it still holds `lock`,
     then release it, and remove the folder too when the run made it (unless another run began there meanwhile):
-    a run stopped by bad input writes nothing."""
+    a run stopped by bad input writes nothing.  Hidden entries at its top are passed over (passed_over): a folder
+    holding only those is new, and its .git or .DS_Store is the user's, not the run's."""
     for path in folder.iterdir():
-        if path.name != LOCK:
+        if path.name != LOCK and not passed_over(path.name):
             shutil.rmtree(path, ignore_errors=True) if path.is_dir() else path.unlink(missing_ok=True)
     lock.close()
     with contextlib.suppress(OSError):
@@ -218,6 +219,8 @@ def earlier(stated, format: str) -> bool:
 
 def stated_format(manifest_path: Path) -> str | None:
     """The "format" a readable manifest states, else None (the job's reader then says what is wrong)."""
+    if not manifest_path.is_file():  # a pipe's open waits for a writer, for ever: `certify verify` of its folder hung
+        return None
     try:
         manifest = jsonfile.read(manifest_path, MANIFEST, raise_with=None)
     except (BadInput, OSError):
@@ -341,6 +344,7 @@ class Store:
                 raise BadInput(f"{folder} holds another {noun} (different {', '.join(differ)}); "
                                f"{another} or pass {names('restart')} to discard it")
             if (written := store._written()) != store.manifest["chunks"]:  # a killed run's entries of no file
+                store._refuse_strays()  # before the manifest is written (through a link in its place)
                 store.manifest["chunks"] = written
                 store._write_manifest()
         elif (left := first_run_leftovers(folder, outputs)) is None:
@@ -501,8 +505,13 @@ class Store:
 
     def _refuse_strays(self) -> None:
         """Refuse the folder (refuse_unnamed) when its top holds an entry the job does not write: beside its summary
-        and figures, a file would be browsed as one of them (a job's report page shows every figure there)."""
+        and figures, a file would be browsed as one of them (a job's report page shows every figure there).  Also
+        when one it writes is a link: a run writes through it, to what it names (a summary.json linked to a file
+        elsewhere had that file overwritten by a resumed run's summary), and a restart is not to remove that."""
         self.refuse_unnamed(TOP, {MANIFEST, CHUNKS, LOCK, *self.outputs}, _never, unnamed=f"no {self.noun} writes")
+        for name in (MANIFEST, CHUNKS, *self.outputs):
+            if (self.folder / name).is_symlink():
+                raise self.corrupt(f"{name} is a link, which no {self.noun} writes (remove it)", discarded=False)
 
     def _discard_leftovers(self) -> None:
         """Remove what refuse_unnamed let pass as a killed run's leftovers: called before the run writes anything."""

@@ -252,9 +252,10 @@ class Folder:
 
 
 def _own(folder: Path, names: Spelling) -> None:
-    """BadInput unless the folder's parameters and journal, where present, are its own regular files: a run
-    truncates and appends to its journal, which must not reach through a link to a file elsewhere."""
-    for name in (PARAMETERS, JOURNAL):
+    """BadInput unless the folder's parameters, journal and results, where present, are its own regular files: a run
+    truncates and appends to its journal and rewrites its results, which must not reach through a link to a file
+    elsewhere (best.json linked to a user's file had it overwritten)."""
+    for name in (PARAMETERS, JOURNAL, *sorted(RESULTS)):
         path = folder / name
         if path.is_symlink() or path.exists() and not path.is_file():
             raise corrupt(folder, f"{name} is not a file of the folder (a link, or not a regular file)", names)

@@ -108,7 +108,9 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
                 pass
             raise BadInput(f"{folder}: no run has committed anything in this folder (the run that began it was stopped "
                            "before it wrote manifest.json): nothing to verify; run its command again to start it")
-        raise BadInput(f"{path}: neither a certificate nor a campaign or corpus run folder (no manifest.json)")
+        missing = ("manifest.json is no file: a folder, a pipe or a broken link" if manifest_path.is_symlink()
+                   or manifest_path.exists() else "no manifest.json")
+        raise BadInput(f"{path}: neither a certificate nor a campaign or corpus run folder ({missing})")
     stated = jobs.stated_format(manifest_path)
     if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited

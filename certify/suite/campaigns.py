@@ -45,11 +45,13 @@ def section(run: SuiteRun):
             raise KeyboardInterrupt from None
         counts, f64 = summary["counts"], summary["float64"]
         largest = summary["largest_ratio"]
-        detail = (f"{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "
+        # chunks a dead worker left undone: no verdict for them, as `certify sample` says (summary_verdict)
+        decided = "" if summary["complete"] else f"{summary['decided']} of {spec.count} decided; "
+        detail = (f"{decided}{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "
                   f"max lhs/rhs {largest['ratio']:.4g}; float64 wrong on {f64['wrong']}, "
                   f"bound = D on {f64['bound_is_D']}")
         paths = summary["certificates"]["paths"]
-        verdict, expected = campaign.overall_verdict(counts), engine.VIOLATED if violations_expected else engine.HOLDS
+        verdict, expected = campaign.summary_verdict(summary), engine.VIOLATED if violations_expected else engine.HOLDS
         # undecided is not the theorem's outcome: a campaign the checker confirmed nothing of must not pass
         yield Row(section=TITLE, case=label, verdict=verdict, detail=detail, ok=verdict == expected,
                   certificate=str((folder / paths[0]).relative_to(run.out_dir)) if paths else None,
