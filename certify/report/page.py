@@ -157,10 +157,10 @@ def _row(row: list, flagged: bool) -> str:
     """A table row; a flagged one says "unexpected:" in its first cell as text (a text browser, a screen
     reader or a copy shows no colour) and is coloured."""
     cells = [_cell(c) for c in row]
-    if not flagged:
-        return "<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-    cells[0] = f"<strong>unexpected:</strong> {cells[0]}"
-    return '<tr class="flagged">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    if flagged:
+        cells[0] = f"<strong>unexpected:</strong> {cells[0]}"
+    mark = ' class="flagged"' if flagged else ""
+    return f"<tr{mark}>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
 
 
 def _table(table: Table) -> list[str]:
