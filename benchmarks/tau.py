@@ -13,7 +13,7 @@ scores of N(0, 10^-6), Delta = P - Pi, as balls.  Columns (CPU time of this proc
                  binary64 screen (certify.core.arith.overlaps, certify.core.arith.differences), then the balls of the
                  kept pairs
     engine all   the same over every pair (the screen switched off): what it cost before the screen
-    checker      the checker (certify_checker.forward.dobrushin, certify_checker.trajectory.centred_tau): its own
+    checker      the checker (certify_checker.forward.dobrushin, certify_checker.centred.centred_tau): its own
                  screen (certify_checker.overlaps), then balls
     checker all  the checker over every pair
 Each ratio is to float64 in the same run; "kept" is how many pairs the engine's screen kept.  Sizes above
@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 import certify_checker.overlaps
 from certify.core import centred, quantities
 from certify.core.arith import BALL, differences, overlaps, pairs
-from certify_checker import forward, trajectory
+from certify_checker import centred as checker_centred, forward
 
 ROUNDS = 3
 _clock = time.process_time  # CPU time: on a shared machine the wall clock also counts other jobs
@@ -100,13 +100,13 @@ def centred_row(n: int, precision: int, all_pairs: bool, masked: bool, rng) -> d
         out = {"n": n, "float64": best(lambda: float64_centred_tau(midpoints, Pi64)),
                "kept": len(differences.screened_pairs(Delta, Pi if masked else None)[0]),
                "engine": best(lambda: centred.dobrushin(BALL, att)),
-               "checker": best(lambda: trajectory.centred_tau(Pi_rows, Delta_rows, not masked))}
+               "checker": best(lambda: checker_centred.centred_tau(Pi_rows, Delta_rows, not masked))}
         if all_pairs:
             with mock.patch.object(type(BALL), "difference_pairs", staticmethod(pairs.all_pairs)):
                 out["engine all"] = best(lambda: centred.dobrushin(BALL, att))
             every = lambda Delta, Pi: list(itertools.combinations(range(len(Delta)), 2))  # noqa: E731
             with mock.patch.object(certify_checker.overlaps, "difference_pairs", every):
-                out["checker all"] = best(lambda: trajectory.centred_tau(Pi_rows, Delta_rows, not masked))
+                out["checker all"] = best(lambda: checker_centred.centred_tau(Pi_rows, Delta_rows, not masked))
     return out
 
 

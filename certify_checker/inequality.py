@@ -11,20 +11,20 @@ import ast
 import functools
 import hashlib
 import json
-import operator
-from fractions import Fraction
 
 from flint import arb, arb_mat, ctx
 
+from certify_checker import centred
 from certify_checker import forward, precision_problem, sizes
+from certify_checker.formula import evaluate
 from certify_checker import norms
 from certify_checker import schema
 from certify_checker import windowed
 from certify_checker.bound import MAX_LENGTH as MAX_BOUND_LENGTH, canonical as canonical_bound, syntax
-from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, ball, contains, finer  # ESCALATION: priced
+from certify_checker.exact import ESCALATION, NON_FINITE, accurate, agrees, contains, finer  # ESCALATION: priced
 from certify_checker.exact import rational
 from certify_checker import limits
-from certify_checker.limits import ENTRY, passes, window_parts
+from certify_checker.limits import ENTRY, centred_cost, passes, window_parts
 
 G = "(1 - exp(-a*D**2))*D"
 
@@ -95,118 +95,31 @@ CLAIMS = {
 }
 # Hypotheses about the whole stack, on top of the per-layer ones.
 STACK_HYPOTHESES = {"value.bounded": _one_value_matrix}
-FUNCTIONS = {"exp", "log", "sqrt", "tanh", "sinh", "cosh", "min", "max"}
-MAX_POWER = 1024
-
-
-def _real_power(base, exponent):
-    """x ** y for y neither a constant integer >= 0 (products) nor a positive rational constant (_positive_power):
-    exp(y log x), not finite where a ball of x reaches 0 or below."""
-    return (exponent * base.log()).exp()
-
-
-def _positive_power(base, exponent):
-    """x ** y for a positive rational constant y (not a whole number written as one): defined for x >= 0 as
-    sqrt is, 0 ** y = 0 at an exact 0 (a bound's D = 0), else exp(y log x)."""
-    if not isinstance(base, arb):  # a region proof's jet (region_bounds.Dual): its own rule, p x**(p - 1)
-        return base.power(exponent)
-    return base if base == 0 else _real_power(base, exponent)
-
-
-OPERATIONS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-              ast.Pow: _real_power}
-
-
-def evaluate(text: str, env) -> arb:
-    """Evaluate a formula of the restricted grammar (numbers exact, ** with integer powers by products)."""
-    return _compiled(text.strip())(env)
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(source: str):
-    """The formula as a function of env, built once per text (the claims' formulas recur in every
-    certificate): each node of its syntax tree becomes a closure over its operands' closures."""
-    return _compile(ast.parse(source, mode="eval").body, source)
-
-
-def _compile(node, source: str):
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        number = ast.get_source_segment(source, node)  # read exactly, not as binary64
-        return lambda env: ball(number)
-    if isinstance(node, ast.Name):
-        name = node.id
-        return lambda env: env(name)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _compile(node.operand, source)
-        return (lambda env: -operand(env)) if isinstance(node.op, ast.USub) else operand
-    if isinstance(node, ast.BinOp) and type(node.op) in OPERATIONS:
-        left, power = _compile(node.left, source), node.right
-        if (isinstance(node.op, ast.Pow) and isinstance(power, ast.Constant) and type(power.value) is int
-                and power.value >= 0):
-            if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
-                raise ValueError(f"formula {source!r}: exponent {power.value} above {MAX_POWER}")
-            return lambda env: _power(left(env), power.value)
-        right, operation = _compile(power, source), OPERATIONS[type(node.op)]
-        if isinstance(node.op, ast.Pow) and (constant := _rational_constant(power, source)) is not None:
-            if abs(constant) > MAX_POWER:
-                raise ValueError(f"formula {source!r}: exponent {constant} above {MAX_POWER} in absolute value")
-            operation = _positive_power if constant > 0 else operation
-        return lambda env: operation(left(env), right(env))  # arguments run left to right
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
-        name, args = node.func.id, [_compile(a, source) for a in node.args]
-        if name in ("min", "max"):
-            return lambda env: _extremum(name, [arg(env) for arg in args])
-        (arg,) = args
-        return lambda env: getattr(arg(env), name)()
-    raise ValueError(f"formula {source!r}: {ast.dump(node)[:60]} is not allowed")
-
-
-def _rational_constant(node, source: str) -> Fraction | None:
-    """The exact value of numbers under unary minus and + - * / (0.5, 1/2, -3/2), else None (a name, a call,
-    a power, or a division by zero)."""
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return rational(ast.get_source_segment(source, node))
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        inner = _rational_constant(node.operand, source)
-        return None if inner is None else -inner if isinstance(node.op, ast.USub) else inner
-    if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Div))):
-        return None
-    left, right = _rational_constant(node.left, source), _rational_constant(node.right, source)
-    if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
-        return None
-    return OPERATIONS[type(node.op)](left, right)
-
-
-def _power(base, exponent: int):
-    """base ** exponent as repeated products (exponent <= MAX_POWER).  x**0 is 1 only where x is defined, as in
-    certify (x * 0 + 1): a base that is not finite (log(-1), 1/0) stays so, or log(-1)**0*D read as D."""
-    if exponent == 0:
-        return base * 0 + 1
-    result = arb(1)
-    for _ in range(exponent):
-        result = result * base
-    return result
-
-
-def _extremum(name: str, values: list):
-    result = values[0]
-    for value in values[1:]:
-        if not isinstance(value, arb):  # a number type of the caller's (region proofs' Dual) leads
-            result, value = value, result
-        result = result.min(value) if name == "min" else result.max(value)
-    return result
 
 
 class Layer:
-    """The quantities of one layer step, computed when first asked for."""
+    """The quantities of one layer step, computed when first asked for.  centre: in centred form (a certificate's
+    "representation": "centred") the c of X = 1 c^T + E, Xm then holding E, and the step's PX and out the
+    disagreements of P X and of the output (centred.centred_step): every diameter and mu is that of the tokens."""
 
     def __init__(self, spec: dict, Xm: arb_mat, X0m: arb_mat, witness: dict, t: int, depth: int = 1,
-                 shared: dict | None = None):
+                 shared: dict | None = None, centre: list | None = None):
         self.spec, self.Xm, self.X0m, self.witness, self.t, self.depth = spec, Xm, X0m, witness, t, depth
         self.shared = {} if shared is None else shared  # what the layers of one recomputation share (_power_bound)
         self.A = forward.query_key_matrix(spec) if "A" in spec else None  # beta A, read once for scores and a
-        self.step = forward.layer_step(spec, None, self.A, Xm)
+        if centre is None:
+            self.moved = None
+            self.step = forward.layer_step(spec, None, self.A, Xm)
+        else:
+            self.moved = centred.centred_step(spec, centre, Xm.tolist())
+            self.step = forward.Step(PX=self.moved["E_PX"], out=self.moved["E"])
         self.values: dict = {}
+
+    def tau(self) -> arb:
+        """tau(P); in centred form from Delta, which keeps the relative accuracy P's own enclosure loses."""
+        if self.moved is not None:
+            return centred.centred_tau(self.moved["Pi"], self.moved["Delta"], self.moved["complete"])
+        return forward.dobrushin(self.step["P"])
 
     @functools.cached_property
     def X(self) -> list:
@@ -230,7 +143,7 @@ _FORMULAS = {
     "D_out": lambda s: forward.diameter(s.step["out_matrix"]),
     "D_PX": lambda s: forward.diameter(s.step["PX_matrix"]), "D_0": lambda s: forward.diameter(s.X0m),
     "mu": lambda s: forward.consensus_distance(s.X), "mu_out": lambda s: forward.consensus_distance(s.step["out"]),
-    "tau": lambda s: forward.dobrushin(s.step["P"]),
+    "tau": lambda s: s.tau(),
     "a": lambda s: _query_key_norm(s),
     "v": lambda s: forward.spectral_norm(forward.matrix(s.spec["V"]), s.witness[f"V{s.t}"]),
     "gap": lambda s: (-s("a") * s("D") * s("D")).exp(),
@@ -319,6 +232,10 @@ def _outcome(lhs: arb, rhs: arb):
 
 
 CERT_KEYS = {"format", "kind", "claim", "bound", "verdict", "precision", "inputs", "inputs_sha256", "witness", "values"}
+# Optional: "centred" where certify carried the tokens as X = 1 c^T + E (certify_checker.centred), which the
+# recomputation then follows; absent, as they are.  Outside the digest: either way every quantity is enclosed, so
+# the stated representation can only make the checker's balls wider, never a false statement true.
+REPRESENTATION, CENTRED = "representation", "centred"
 VALUE_KEYS = {"D_in", "D_out", "bound", "layers", "comparisons"}
 COMPARISON_KEYS = {"layer", "lhs_expr", "rhs_expr", "lhs", "rhs", "holds"}
 
@@ -340,7 +257,16 @@ def work(cert: dict) -> int:
     if type(bits) is not int:
         return 0
     return (text_work(schema.reading([cert.get("inputs"), cert.get("witness")]), bits) + _claim_work(cert)
-            + _bound_work(cert))
+            + _bound_work(cert) + _centred_work(cert))
+
+
+def _centred_work(cert: dict) -> int:
+    """work's part of the layers in centred form (a stated representation "centred"): each layer's centred step,
+    priced as a trajectory's (limits.centred_cost), beside the layer's price, which its norms and quantities keep."""
+    if cert.get(REPRESENTATION) != CENTRED:
+        return 0
+    n, d, layers = sizes(cert)[:3]
+    return layers * centred_cost(n, d, cert["precision"], ESCALATION)
 
 
 def _bound_work(cert: dict) -> int:
@@ -434,8 +360,8 @@ def _statement_problem(cert: dict) -> str | dict:
     precision is in range; the inputs are a configuration of the schema; the verdict is decided;
     the stated values have the expected shape.  The reason to reject, or else the inputs with their
     binary64 blocks expanded to rows of numbers (schema.expanded)."""
-    if set(cert) != CERT_KEYS:
-        return f"the certificate's fields are not {sorted(CERT_KEYS)}"
+    if set(cert) - {REPRESENTATION} != CERT_KEYS:
+        return f"the certificate's fields are not {sorted(CERT_KEYS)} (and optionally {REPRESENTATION!r})"
     if digest(cert) != cert["inputs_sha256"]:
         if digest(cert, ("claim", "bound", "inputs")) == cert["inputs_sha256"]:
             return EARLIER
@@ -480,15 +406,33 @@ def _target(cert: dict):
     return scope, inequalities
 
 
+def _representation_problem(cert: dict, scope: str) -> str | None:
+    """Why a stated representation cannot be followed: the centred form needs every layer translation-equivariant,
+    and a window's quantities read the tokens themselves."""
+    if REPRESENTATION not in cert:
+        return None
+    stated = cert[REPRESENTATION]
+    if stated != CENTRED:
+        return f"representation {str(stated)[:40]!r} is not {CENTRED!r}"
+    if scope == "window" or not all(centred.supported(layer) for layer in cert["inputs"]["layers"]):
+        return ("the centred representation is stated of layers with LayerNorm or a feed-forward network, or of a"
+                " claim of windows: only layers of attention, V and residual are translation-equivariant")
+    return None
+
+
 def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
     """The comparisons (layer, lhs text, rhs text, lhs, rhs) and the layer steps, at this precision."""
     claim, inputs = cert["claim"], cert["inputs"]
     with ctx.workprec(precision):
         X0m = forward.matrix_mat(inputs["X"])  # at least two tokens (schema)
-        steps, Xm, shared = [], X0m, {}
+        steps, Xm, shared, c = [], X0m, {}, None
+        if cert.get(REPRESENTATION) == CENTRED:
+            c, E = centred.centre(X0m.tolist())
+            Xm = arb_mat(E)
         for t, spec in enumerate(inputs["layers"]):
-            steps.append(Layer(spec, Xm, X0m, cert["witness"], t, len(inputs["layers"]), shared))
+            steps.append(Layer(spec, Xm, X0m, cert["witness"], t, len(inputs["layers"]), shared, c))
             Xm = steps[-1].step["out_matrix"]
+            c = None if c is None else steps[-1].moved["c"]
         compared = []
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
         for lhs_text, rhs_text in inequalities:
@@ -539,6 +483,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     if isinstance(target, str):
         return False, target
     scope, inequalities = target
+    if refused := _representation_problem(cert, scope):
+        return False, refused
     stated, precision = cert["values"], cert["precision"]
 
     compared, steps = _recompute(cert, scope, inequalities, precision)

@@ -150,6 +150,13 @@ def step_cost(n: int, d: int, hidden: int, d_k: int, bits: int, factors: tuple =
     return (1 + len(factors)) * python + arithmetic * passes(bits, factors)
 
 
+def centred_cost(n: int, d: int, bits: int, factors: tuple = ()) -> int:
+    """The work of a layer of an inequality certificate in centred form (certify_checker.centred, a trajectory's
+    step) at `bits` and at each of `factors` times them, its d_k taken as d (the widest a head's W_Q W_K^T forms):
+    as certify.core.limits.centred_cost, which a test keeps equal."""
+    return step_cost(n, d, 0, d, bits, factors)
+
+
 def stated_shape(value) -> tuple[int, int]:
     """(rows, columns) of a matrix as a certificate states it, read before its inputs are checked: rows, or a binary64
     block (schema.expanded checks its bytes); (0, 0) for anything else."""

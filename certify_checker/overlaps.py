@@ -1,6 +1,6 @@
 """The pairs of rows of an attention matrix P (balls) that can hold the extreme of the Dobrushin coefficient, the least
 overlap o_ik = sum_j min(P_ij, P_kj) (candidate_pairs, forward.dobrushin) or in centred coordinates the largest
-d_ik = sum_j |P_ij - P_kj|, P = Pi + Delta (difference_pairs, trajectory.centred_tau): a binary64 screen of every
+d_ik = sum_j |P_ij - P_kj|, P = Pi + Delta (difference_pairs, centred.centred_tau): a binary64 screen of every
 pair with a rigorous bound on its error, so that the balls are summed only for the pairs it cannot rule out.
 
 Both.  A ball's binary64 midpoint m_ij = float(mid) is within e_ij = r_ij + ulp(r_ij) + ulp(m_ij) of every point of

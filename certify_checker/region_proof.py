@@ -53,7 +53,8 @@ from flint import arb, ctx
 from certify_checker.bound import canonical as canonical_bound
 from certify_checker import schema
 from certify_checker.exact import rational
-from certify_checker.inequality import evaluate, operations as bound_operations, same
+from certify_checker.formula import evaluate
+from certify_checker.inequality import operations as bound_operations, same
 from certify_checker.limits import LIMITS, Limits, limbs
 from certify_checker.region_bounds import Dual, mean_ends, point, rest_of_ratio_lower, variance_upper, weights
 

@@ -2,15 +2,9 @@
 and every bound curve's outcome at every t, re-derived from the exact inputs.
 
 Layer t is the configuration's layer t mod L.  When no layer has LayerNorm or a feed-forward
-network, the tokens are carried as X = 1 c^T + E (the derivation is proofs/centred_dynamics.py):
-    w_j = exp(k^T e_j), k = A^T c (+ W_K b_Q beta / sqrt(d_k)),  Pi_ij = w_j / sum_{l in N(i)} w_l,
-    u = expm1(q - shift), q_ij = e_i^T A e_j,  Z_i = sum_l Pi_il exp(q_il - shift_i) = 1 + sum_l Pi_il u_il,
-    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / Z_i  where every |u_il| <= 1/2,
-    otherwise Delta_ij = Pi_ij exp(q_ij - shift_i) / Z_i - Pi_ij,
-    P = Pi + Delta;  no mask: P X = 1 (c + pi^T E)^T + Delta E;  masked: F = Pi E + Delta E, recentred;
-    then V and the residual act on c and E separately.
-so D_t = D(E_t) keeps its relative accuracy however small it gets.  Otherwise the plain forward
-pass (forward.layer_step) runs in absolute coordinates.
+network, the tokens are carried as X = 1 c^T + E (certify_checker.centred), so D_t = D(E_t) keeps its
+relative accuracy however small it gets.  Otherwise the plain forward pass (forward.layer_step) runs in
+absolute coordinates.
 
 Step precisions.  Point t (D_t, mu_t, tau_t and layer t) is recomputed at the precision the
 certificate states for it (step_precisions, bound by the digest; without that field every step at
@@ -34,14 +28,13 @@ import re
 
 from flint import arb, ctx, fmpz
 
+from certify_checker import centred
 from certify_checker import forward, precision_problem, sizes
 from certify_checker import inequality
 from certify_checker import norms
-from certify_checker import overlaps
 from certify_checker import schema
 from certify_checker.exact import as_accurate
 from certify_checker.exact import finer
-from certify_checker.exact import largest
 from certify_checker.limits import cost, passes, step_cost
 
 RESOLVED_BITS = 20
@@ -117,99 +110,6 @@ def inside(mine: arb, theirs: tuple[arb, arb]) -> bool:
         return bool((mid - rad).upper() <= mine.lower()) and bool(mine.upper() <= (mid + rad).lower())
 
 
-def expm1(x: arb) -> arb:
-    """exp(x) - 1; for |x| <= 2^-prec the Taylor form x + x^2/2 +- |x|^3 (arb's own loses accuracy
-    once the exponent of x passes 2^62)."""
-    if x.abs_upper() <= arb(2) ** -ctx.prec:
-        return x + x * x / 2 + arb(0, x.abs_upper() ** 3)
-    return x.expm1()
-
-
-def _dot(u, v) -> arb:
-    return sum((a * b for a, b in zip(u, v)), arb(0))
-
-
-def _shift(values) -> arb:
-    """An exact number (the midpoint of the largest value): softmax does not see it."""
-    best = values[0]
-    for v in values[1:]:
-        best = best.max(v)
-    return arb(best.mid())
-
-
-def attention(layer: dict, c, E):
-    """(Pi, Delta, complete) of the layer at X = 1 c^T + E."""
-    n = len(E)
-    A = forward.query_key_matrix(layer).tolist()
-    k = [_dot([A[i][j] for i in range(len(A))], c) for j in range(len(A))]  # A^T c
-    if "b_Q" in layer:
-        scale = forward.ball(layer.get("beta", "1")) / arb(int(layer["d_k"])).sqrt()
-        WK, bQ = forward.matrix(layer["W_K"]), forward.vector(layer["b_Q"])
-        k = [kj + scale * _dot(row, bQ) for kj, row in zip(k, WK)]
-    mask = layer.get("mask") or [[1] * n for _ in range(n)]
-    column = [_dot(k, e) for e in E]
-    top = _shift(column)
-    w = [(x - top).exp() for x in column]
-    Pi = []
-    for i in range(n):
-        total = sum((w[j] for j in range(n) if mask[i][j]), arb(0))
-        Pi.append([w[j] / total if mask[i][j] else arb(0) for j in range(n)])
-    q = forward.product(forward.product(E, A), forward.transpose(E))
-    Delta = []
-    for i in range(n):
-        shift = _shift([q[i][j] for j in range(n) if mask[i][j]])
-        u = [expm1(q[i][j] - shift) if mask[i][j] else arb(0) for j in range(n)]
-        exponentials = [(q[i][j] - shift).exp() if mask[i][j] else arb(0) for j in range(n)]
-        Z = sum((Pi[i][l] * exponentials[l] for l in range(n)), arb(0))  # = 1 + sum_l Pi_il u_il
-        near = all(abs(x) <= arb(1) / 2 for x in u)
-        if not near:  # far from consensus: P - Pi directly
-            Delta.append([Pi[i][j] * exponentials[j] / Z - Pi[i][j] for j in range(n)])
-            continue
-        weighted = [Pi[i][l] * u[l] for l in range(n)]
-        before, after = [arb(0)] * n, [arb(0)] * n  # sums of weighted[l] over l < j and over l > j
-        for j in range(1, n):
-            before[j] = before[j - 1] + weighted[j - 1]
-            after[n - 1 - j] = after[n - j] + weighted[n - j]
-        # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il: the term l = j enters once
-        Delta.append([Pi[i][j] * ((1 - Pi[i][j]) * u[j] - (before[j] + after[j])) / Z for j in range(n)])
-    return Pi, Delta, all(v == 1 for r in mask for v in r)
-
-
-def transport(Pi, Delta, complete: bool, c, E):
-    """P X = 1 (c + delta)^T + E_PX; returns (c + delta, E_PX, delta)."""
-    n, d = len(E), len(E[0])
-    if complete:
-        drift = [sum((Pi[0][j] * E[j][m] for j in range(n)), arb(0)) for m in range(d)]
-        return [x + y for x, y in zip(c, drift)], forward.product(Delta, E), drift
-    F = [[a + b for a, b in zip(ra, rb)] for ra, rb in zip(forward.product(Pi, E), forward.product(Delta, E))]
-    drift = [sum((F[i][m] for i in range(n)), arb(0)) / n for m in range(d)]
-    return [x + y for x, y in zip(c, drift)], [[f - m for f, m in zip(row, drift)] for row in F], drift
-
-
-def centred_step(layer: dict, c, E):
-    Pi, Delta, complete = attention(layer, c, E)
-    c_px, E_px, drift = transport(Pi, Delta, complete, c, E)
-    if "V" in layer:
-        V = forward.matrix(layer["V"])
-        c_out, E_out = [_dot(row, c_px) for row in V], forward.product(E_px, forward.transpose(V))
-    else:
-        c_out, E_out = c_px, E_px
-    if layer.get("residual", False):
-        c_out = [x + y for x, y in zip(c, c_out)]
-        E_out = [[x + y for x, y in zip(ra, rb)] for ra, rb in zip(E, E_out)]
-    return {"Pi": Pi, "Delta": Delta, "complete": complete, "c": c_out, "E": E_out}
-
-
-def centred_tau(Pi, Delta, complete: bool) -> arb:
-    """(1/2) max_{i<k} sum_j |P_ij - P_kj| with P = Pi + Delta (no mask: the rows of Pi are equal), over the pairs
-    that can hold the largest (overlaps.difference_pairs)."""
-    def total(i: int, k: int) -> arb:
-        if complete:
-            return sum((abs(p - q) for p, q in zip(Delta[i], Delta[k])), arb(0))
-        return sum((abs((p - q) + (r - s)) for p, q, r, s in zip(Delta[i], Delta[k], Pi[i], Pi[k])), arb(0))
-    return largest(total(i, k) for i, k in overlaps.difference_pairs(Delta, None if complete else Pi)) / 2
-
-
 def resolved(x: arb) -> bool:
     return (x.is_zero() and x.is_exact()) or x.rel_accuracy_bits() >= RESOLVED_BITS
 
@@ -223,13 +123,8 @@ def run(inputs: dict, T: int, value_curves: bool, steps: list, flags: list) -> t
     layers = inputs["layers"]
     with ctx.workprec(steps[0]):
         X0 = forward.matrix(inputs["X"])
-        n, d = len(X0), len(X0[0])
-        use_centred = not any("ffn" in layer or "layernorm" in layer for layer in layers[:T])
-        if use_centred:
-            c = [sum((row[m] for row in X0), arb(0)) / n for m in range(d)]
-            X = (c, [[x - m for x, m in zip(row, c)] for row in X0])
-        else:
-            X = X0
+        use_centred = all(centred.supported(layer) for layer in layers[:T])
+        X = centred.centre(X0) if use_centred else X0
     Y, Ys, drifts, points = X, [], [], []
     for t, bits in enumerate(steps[:T + 1]):
         with ctx.workprec(bits):
@@ -241,10 +136,10 @@ def run(inputs: dict, T: int, value_curves: bool, steps: list, flags: list) -> t
                 break
             layer = layers[t % len(layers)]
             if use_centred:
-                step = centred_step(layer, *X)
-                point["tau"] = centred_tau(step["Pi"], step["Delta"], step["complete"])
+                step = centred.centred_step(layer, *X)
+                point["tau"] = centred.centred_tau(step["Pi"], step["Delta"], step["complete"])
                 if value_curves:
-                    y_c, y_E, drift = transport(step["Pi"], step["Delta"], step["complete"], *Y)
+                    y_c, y_E, drift = centred.transport(step["Pi"], step["Delta"], step["complete"], *Y)
                     Y = (y_c, y_E)
                     drifts.append(drift)
                 X = (step["c"], step["E"])
@@ -286,7 +181,7 @@ def approach(inputs: dict, points: list, Ys: list, drifts: list, M: arb) -> list
 
 
 def one_minus_gap(a: arb, D: arb) -> arb:
-    return -expm1(-(a * D * D))
+    return -centred.expm1(-(a * D * D))
 
 
 def log_g(a: arb, log_D: arb) -> arb:

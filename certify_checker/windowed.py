@@ -151,7 +151,7 @@ def window_shape(claim: str, r: int) -> tuple[int, int]:
 
 
 class Window:
-    """The names of the window at t (a callable for inequality.evaluate)."""
+    """The names of the window at t (a callable for formula.evaluate)."""
 
     def __init__(self, steps: list, final, t: int, k: int, r: int, eps_all: arb, per_step: dict):
         self.steps, self.final, self.t, self.k = steps, final, t, k

@@ -4,15 +4,25 @@ at the same working precision resolve nothing."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import oracle
 import pytest
-from flint import ctx
+from flint import arb, ctx
 from mpmath import mp
 
-from certify.core import centred, config, quantities
-from certify.core.arith import BALL
+import certify_checker as checker
+from certify import engine
+from certify.cli import main
+from certify.core import centred, config, expr, quantities
+from certify.core.arith import BALL, FLOAT64
 from certify.core.layers import apply_layer, layer_arrays
+from certify.engine import decide
+from certify_checker import formula
+
+ROOT = Path(__file__).resolve().parents[1]
 
 PRECISION = 128
 DPS = 2000  # mpmath digits: D_t down to about 1e-1900 keeps 100 digits
@@ -156,3 +166,86 @@ def test_centred_tau_in_blocks_of_pairs_is_tau_in_one_sweep_and_contains_mpmath(
     assert (blocked.mid(), blocked.rad()) == (whole.mid(), whole.rad())
     monkeypatch.setattr(oracle, "DPS", 60)
     assert contains(blocked, mp_run(cfg, 1)[0][2])
+
+
+# --- `certify check` of a stack in centred form (certify.engine.decide.carries_centred) -----------------------------
+
+def deep_stack(T: int) -> dict:
+    """examples/pure-stack.json's three layers cycled to T: D_t about D_{t-1}^3, D_8 ~ 10^-1807."""
+    example = json.loads((ROOT / "examples" / "pure-stack.json").read_text())
+    return {"X": example["X"], "layers": [example["layers"][t % 3] for t in range(T)]}
+
+
+@pytest.mark.parametrize("cfg, claim", [(deep_stack(8), "collapse.trajectory"), (random_stack(0, "biased"), "collapse.global"),
+                                        (random_stack(1, "residual"), "residual.two_sided")],
+                         ids=["deep-pure", "biased-heads", "residual"])
+def test_a_stack_is_checked_in_centred_form_and_every_stated_value_holds_mpmaths(cfg, claim, monkeypatch):
+    """Every enclosure the certificate states, layer by layer, contains an absolute mpmath evaluation at 2300
+    digits (8 layers of pure-stack: D_8 ~ 10^-1807 at 53 bits).  At 20 layers the composed bound itself is down
+    to 10^-20847 (layer 16): decided at 53 bits, where absolute coordinates at up to 4096 bits decide nothing."""
+    result = engine.check(cfg, claim=claim)
+    cert = result.certificate
+    assert result.verdict == engine.HOLDS and cert["representation"] == "centred" and checker.verify(cert).ok
+    monkeypatch.setattr(oracle, "DPS", DPS + 300)
+    reference = oracle.quantities(cfg)
+    with mp.workdps(DPS + 300):
+        for t, (stated, exact) in enumerate(zip(cert["values"]["layers"], reference)):
+            assert {"D", "D_out"} <= set(stated)
+            for name in set(stated) & set(exact):
+                assert contains(arb(stated[name]), exact[name]), (t, name)
+    if claim == "collapse.trajectory":
+        deeper = engine.check(deep_stack(20), claim=claim)
+        assert result.precision == deeper.precision == 53 and deeper.verdict == engine.HOLDS
+        monkeypatch.setattr(decide, "carries_centred", lambda case, claim: False)
+        assert engine.check(deep_stack(20), claim=claim, max_prec=4096).verdict == engine.UNDECIDED
+
+
+def test_a_violation_deep_in_a_stack_is_found_confirmed_and_mpmath_sees_it(tmp_path, capsys, monkeypatch):
+    """A bound that fails only once D < 10^-100 (layer 6 of pure-stack, D_6 ~ 10^-201): violated at 53 bits from the
+    CLI, the certificate confirmed by `certify verify`, and mpmath finds layer 6 the first that violates it."""
+    path, out = tmp_path / "deep.json", tmp_path / "violated.json"
+    path.write_text(json.dumps(deep_stack(8)))
+    bound = "a*D**3*max(1e-9, min(1, (D*1e100)**2))"
+    assert main(["check", str(path), "--bound", bound, "--out", str(out)]) == 1
+    assert capsys.readouterr().out.startswith("VIOLATED: bound: a*D**3")
+    cert = json.loads(out.read_text())
+    assert cert["representation"] == "centred" and [c["holds"] for c in cert["values"]["comparisons"]] == [True] * 6 + [False] * 2
+    assert main(["verify", str(out)]) == 0
+    monkeypatch.setattr(oracle, "DPS", DPS + 300)
+    with mp.workdps(DPS + 300):
+        sides = [(q["D_out"], q["a"] * q["D"] ** 3 * max(mp.mpf("1e-9"), min(1, (q["D"] * mp.mpf("1e100")) ** 2)))
+                 for q in oracle.quantities(deep_stack(8))]
+        assert [lhs <= rhs for lhs, rhs in sides] == [True] * 6 + [False] * 2
+
+
+def test_a_stated_representation_is_followed_only_where_it_applies():
+    """The checker recomputes in the stated form; "centred" stated of layers with an FFN, or any other word, is
+    rejected, and a centred certificate stripped of it is recomputed in absolute coordinates, which cannot confirm
+    8 layers of pure-stack at 53 bits (outside the digest, the field can only make the checker's balls wider)."""
+    deep = engine.check(deep_stack(8), claim="collapse.trajectory").certificate
+    for stated in ("absolute", "Centred", True, None):
+        verdict = checker.verify({**deep, "representation": stated})
+        assert not verdict.ok and "representation" in verdict.message
+    stripped = {key: value for key, value in deep.items() if key != "representation"}
+    assert not checker.verify(stripped).ok
+    layer = {"A": [[0.5, 0], [0, 0.5]], "ffn": {"W1": [[1, 0], [0, 1]], "b1": [0, 0], "W2": [[1, 0], [0, 1]],
+                                                  "b2": [0, 0], "activation": "relu"}}
+    ffn = engine.check({"X": [[1, 0], [0, 1], [-1, 0.5]], "layers": [layer, layer]}, claim="ffn.lipschitz").certificate
+    assert ffn is not None and "representation" not in ffn and checker.verify(ffn).ok
+    verdict = checker.verify({**ffn, "representation": "centred"})
+    assert not verdict.ok and "feed-forward" in verdict.message
+
+
+@pytest.mark.parametrize("D", ["1e-5000", "1e-30", "0.5", "3"])
+def test_one_minus_exp_keeps_its_relative_accuracy_in_the_engine_and_the_checker(D):
+    """(1 - exp(-a D^2)) D is evaluated with 1 - exp(u) as -expm1(u) by both: at D = 10^-5000 and 53 bits, a
+    subtraction would leave [+/- 1e-5000]; both balls contain mpmath's value with 50 bits or more."""
+    text, a = "(1 - exp(-a*D**2))*D", arb(2)
+    with ctx.workprec(53):
+        engine_ball = expr.parse(text).evaluate(BALL, {"a": a, "D": arb(D)})
+        checker_ball = formula.evaluate(text, lambda name: a if name == "a" else arb(D))
+    with mp.workdps(11000):
+        exact = -mp.expm1(-2 * mp.mpf(D) ** 2) * mp.mpf(D)
+        for ball in (engine_ball, checker_ball):
+            assert ball.rel_accuracy_bits() >= 50 and contains(ball, exact)
+    assert expr.parse(text).evaluate(FLOAT64, {"a": 2.0, "D": float(D)}) == -np.expm1(-2 * float(D) ** 2) * float(D)

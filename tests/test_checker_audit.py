@@ -23,6 +23,7 @@ from certify_checker import forward
 from certify_checker import residual_far
 from certify_checker import windowed
 from certify_checker import wu_fig1
+from certify_checker import formula
 from certify_checker import inequality as ineq
 from certify.engine.certificate import named
 from certify_checker.exact import ball, rational
@@ -66,7 +67,7 @@ def seal(inputs: dict, claim: str | None = None, bound: str | None = None, preci
         compared = []
         for lhs, rhs in inequalities:
             envs = frames if scope == "window" else steps
-            compared += [(env.t, lhs, rhs, ineq.evaluate(lhs, env), ineq.evaluate(rhs, env)) for env in envs]
+            compared += [(env.t, lhs, rhs, formula.evaluate(lhs, env), formula.evaluate(rhs, env)) for env in envs]
         outcomes = [ineq._outcome(lhs, rhs) for *_, lhs, rhs in compared]
         text = lambda x: x.str(precision * 3 // 10 + 3, radius=True, more=True)  # noqa: E731
         deciding = next((c for c, o in zip(compared, outcomes) if o is False), compared[-1])
@@ -209,9 +210,9 @@ def test_a_hex_mantissa_longer_than_certify_reads_is_refused_before_it_is_multip
 
 
 def test_huge_integer_powers_are_refused(honest):
-    cert = redigest(copy.deepcopy(honest) | {"claim": None, "bound": f"D**{ineq.MAX_POWER + 1}"})
+    cert = redigest(copy.deepcopy(honest) | {"claim": None, "bound": f"D**{formula.MAX_POWER + 1}"})
     assert "exponent" in checker.verify(cert).message
-    fine = seal(copy.deepcopy(honest["inputs"]), bound=f"D**{ineq.MAX_POWER} + 100")
+    fine = seal(copy.deepcopy(honest["inputs"]), bound=f"D**{formula.MAX_POWER} + 100")
     assert checker.verify(fine).ok
 
 

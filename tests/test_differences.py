@@ -18,7 +18,7 @@ import certify_checker.overlaps as checker_screen
 from certify.core import centred
 from certify.core.arith import BALL, differences, pairs, screen
 from certify.studies import trajectory as study
-from certify_checker import trajectory
+from certify_checker import centred as checker_centred
 from test_overlaps import ends, screen_agrees, stochastic
 
 N = screen.SCREEN_FROM + 8
@@ -139,7 +139,7 @@ def agree(Delta, Pi, complete, tau, monkeypatch) -> None:
     """test_overlaps.screen_agrees for the engine's centred tau and for the checker's, each screen switched off."""
     screen_agrees(lambda P: engine_tau(*P, complete), lambda: every_pair_in_the_engine(monkeypatch), (Delta, Pi), tau)
     lists = (Delta.tolist(), Pi.tolist())
-    screen_agrees(lambda P: trajectory.centred_tau(P[1], P[0], complete),
+    screen_agrees(lambda P: checker_centred.centred_tau(P[1], P[0], complete),
                   lambda: every_pair_in_the_checker(monkeypatch), lists, tau)
 
 
@@ -245,7 +245,7 @@ def test_a_screen_without_its_margin_is_caught(monkeypatch):
         monkeypatch.setattr(checker_screen, "_sum_upper", lambda values: arb(0))
         monkeypatch.setattr(checker_screen, "radius_bound", lambda *bounds: arb(0))
         with pytest.raises(AssertionError):
-            screen_agrees(lambda P: trajectory.centred_tau(P[1], P[0], True),
+            screen_agrees(lambda P: checker_centred.centred_tau(P[1], P[0], True),
                           lambda: every_pair_in_the_checker(monkeypatch), (Delta.tolist(), Pi.tolist()), tau)
 
 

@@ -18,7 +18,7 @@ from flint import arb, ctx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from certify_checker import forward, overlaps, trajectory
+from certify_checker import centred, forward, overlaps
 
 N = overlaps.SCREEN_FROM + 8
 PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -40,7 +40,7 @@ def overlap_balls(P: list) -> dict:
 
 
 def difference_balls(Delta: list, Pi: list, complete: bool) -> dict:
-    """Every pair's sum_j |P_ij - P_kj|, P = Pi + Delta, summed in arb as trajectory.centred_tau sums them."""
+    """Every pair's sum_j |P_ij - P_kj|, P = Pi + Delta, summed in arb as centred.centred_tau sums them."""
     def total(i, k):
         if complete:
             return sum((abs(p - q) for p, q in zip(Delta[i], Delta[k])), arb(0))
@@ -73,7 +73,7 @@ def assert_centred_tau_holds_every_pairs_ends(Delta: list, Pi: list, complete: b
     lower and upper ends of every pair's ball."""
     balls = difference_balls(Delta, Pi, complete)
     low, high = greatest_ends(balls)
-    lower, upper = ends(trajectory.centred_tau(Pi, Delta, complete))
+    lower, upper = ends(centred.centred_tau(Pi, Delta, complete))
     assert lower <= low / 2 and upper >= high / 2, (float(lower), float(upper), float(low), float(high))
     return balls
 

@@ -15,7 +15,7 @@ from mpmath import mp
 from certify.core import expr
 from certify.core.arith import BALL
 from certify.errors import BadInput
-from certify_checker import inequality
+from certify_checker import formula
 
 
 def _dyadic(mantissa: int, exponent: int) -> arb:
@@ -65,7 +65,7 @@ def _values(text: str, base: arb) -> dict:
         out["prover"] = expr.parse(text).evaluate(BALL, {"D": base})
     except BadInput:
         out["prover"] = None  # refused: certainly below 0
-    out["checker"] = inequality.evaluate(text, lambda name: base)
+    out["checker"] = formula.evaluate(text, lambda name: base)
     return out
 
 

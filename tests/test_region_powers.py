@@ -20,7 +20,7 @@ from certify.engine import check
 from certify.errors import BadInput
 from certify.prove import profiles
 from certify.prove.forward import JETS, Jet
-from certify_checker import inequality
+from certify_checker import formula
 from certify_checker import region_proof as checker_region
 from certify_checker.bound import canonical
 from certify_checker.region_bounds import Dual
@@ -53,7 +53,7 @@ def _prover(text: str, a, D=arb(1)):
 def _checker(text: str, a, D=arb(1)):
     """The checker's value of the same text (its own parse and arithmetic)."""
     env = {"D": D, "n": arb(3), "d": arb(2)}
-    return inequality.evaluate(text, lambda name: a if name == "a" else Dual.of(env[name]) if isinstance(a, Dual)
+    return formula.evaluate(text, lambda name: a if name == "a" else Dual.of(env[name]) if isinstance(a, Dual)
                                else env[name])
 
 

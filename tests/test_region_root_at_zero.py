@@ -21,7 +21,7 @@ from certify.cli import main
 from certify.core import expr
 from certify.prove import profiles
 from certify.prove.forward import JETS, Jet
-from certify_checker import inequality
+from certify_checker import formula
 from certify_checker import region_proof as checker_region
 from certify_checker.bound import canonical
 from certify_checker.region_bounds import Dual
@@ -48,7 +48,7 @@ def _prover_jet(text: str, top: Fraction):
 
 def _checker_jet(text: str, top: Fraction):
     values = {"D": 1, "n": 3, "d": 2}
-    return inequality.evaluate(text, lambda name: Dual.over(top) if name == "a" else Dual.of(values[name]))
+    return formula.evaluate(text, lambda name: Dual.over(top) if name == "a" else Dual.of(values[name]))
 
 
 def _exactly(end: arb):

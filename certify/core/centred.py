@@ -36,7 +36,7 @@ import numpy as np
 from certify.core import quantities
 from certify.core.arith.pairs import blocks_of
 from certify.core.config import Layer
-from certify.core.layers import LayerArrays, query_key_matrix
+from certify.core.layers import LayerArrays
 
 
 @dataclass
@@ -89,8 +89,7 @@ def centre(ar, X) -> Centred:
 
 def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     """Pi and Delta = P - Pi of the layer's attention at X (module docstring, softmax and deviation)."""
-    A = query_key_matrix(ar, arrays)
-    k = ar.matmul(A.T, X.c)
+    k, q = _column_and_quadratic(ar, arrays, X)
     if arrays.b_Q is not None:  # (W_Q^T x_i + b_Q)^T W_K^T e_j: the bias's share of the column term
         k = k + ar.matmul(arrays.W_K, arrays.b_Q) * arrays.score_scale
     mask = arrays.mask
@@ -100,7 +99,6 @@ def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     weights = ar.exp(column - ar.row_shift(column[None, :], np.ones((1, n), dtype=bool))[0])
     masked_weights = weights[None, :] * mask
     Pi = masked_weights / masked_weights.sum(axis=1, keepdims=True)
-    q = ar.matmul(ar.matmul(X.E, A), X.E.T)
     shifted = np.where(mask, q - ar.row_shift(q, mask)[:, None], q * 0)  # <= 0 on the mask, up to rounding
     u = ar.expm1(shifted) * mask
     # Z_i = sum_l Pi_il exp(q_il - sigma_i) = 1 + ubar_i, as a sum of positive terms: no cancellation
@@ -122,6 +120,17 @@ def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     near = np.array([bool(ar.maximum(ar.abs(u[i])) <= 0.5) for i in range(n)])
     Delta = np.where(near[:, None], from_expm1, direct)
     return Attention(Pi=Pi, Delta=Delta, complete=bool(mask.all()))
+
+
+def _column_and_quadratic(ar, arrays: LayerArrays, X: Centred):
+    """k = A^T c and q = E A E^T (module docstring, scores); a head of W_Q and W_K through W_K (W_Q^T c) and
+    (E W_Q)(E W_K)^T, scaled, without forming the d x d matrix A (at 128 x 384 with d_k = 32, E A E^T took seven
+    times the products)."""
+    if arrays.A is not None:
+        return ar.matmul(arrays.A.T, X.c), ar.matmul(ar.matmul(X.E, arrays.A), X.E.T)
+    k = ar.matmul(arrays.W_K, ar.matmul(arrays.W_Q.T, X.c)) * arrays.score_scale
+    q = ar.matmul(ar.matmul(X.E, arrays.W_Q), ar.matmul(X.E, arrays.W_K).T) * arrays.score_scale
+    return k, q
 
 
 def transport(ar, att: Attention, X: Centred) -> tuple[Centred, object]:

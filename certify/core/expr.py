@@ -330,6 +330,11 @@ def rational_constant(tree: tuple) -> Fraction | None:
         else left / right
 
 
+def _one_minus_exp(tree: tuple) -> bool:
+    """1 - exp(u), evaluated as -expm1(u) (Arithmetic.one_minus_exp), as the checker does (certify_checker.formula)."""
+    return tree[1] == ("num", 1) and tree[2][0] == "call" and tree[2][1] == "exp"
+
+
 def _real_power(tree: tuple, left):
     """x**y for y other than a whole number written as one: exp(y log x).  A positive rational constant y
     reads as sqrt does: defined for x >= 0, 0**y = 0 (so (a*D**2)**0.5 is sqrt(a*D**2), which a region
@@ -391,6 +396,9 @@ def _compile(tree: tuple):
     if kind == "+":
         return lambda ar, env: left(ar, env) + right(ar, env)
     if kind == "-":
+        if _one_minus_exp(tree):  # (1 - exp(-a D^2)) D at D_t ~ 10^-30000 lost every digit to the subtraction
+            exponent = _compile(tree[2][2][0])
+            return lambda ar, env: ar.one_minus_exp(exponent(ar, env))
         return lambda ar, env: left(ar, env) - right(ar, env)
     if kind == "*":
         return lambda ar, env: left(ar, env) * right(ar, env)

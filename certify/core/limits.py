@@ -289,15 +289,32 @@ def layer_work(n: int, d: int, hidden: int = 0, thin: int = 0, value: bool = Fal
     return sum(layer_parts(n, d, hidden, thin, value, layernorm))
 
 
+# A layer in centred form (certify.core.centred, certify.engine.decide.carries_centred), priced as the checker prices
+# a trajectory's step (certify_checker.limits.step_parts, written again; a test keeps centred_cost equal to the
+# checker's): LAYER_STEP its Python, STEP_ENTRY an entry of P (its exps, Pi, Delta, the scores' rows), STEP_WEIGHT an
+# entry of A, ENTRY a token's entry and a term of tau; its products (the scores and P X, n^2 d; E A, n d^2; a head's
+# W_Q W_K^T, d^3 at most) and tau's n^3 / 2 terms, PRODUCTS a unit; STEP_EXP an entry of P weighted by cost().
+LAYER_STEP, STEP_ENTRY, STEP_WEIGHT, STEP_EXP = 500, 70, 20, 8
+
+
+def centred_cost(n: int, d: int, bits: int, factors: tuple = ()) -> int:
+    """The work of a layer in centred form at `bits` and at each of `factors` times them (the comment above)."""
+    cubes = n * n * n // 2
+    python = LAYER_STEP + STEP_ENTRY * n * n + STEP_WEIGHT * d * d + ENTRY * (n * d + cubes)
+    arithmetic = (3 * n * n * d + n * d * d + d * d * d + cubes) // PRODUCTS + STEP_EXP * n * n
+    return (1 + len(factors)) * python + arithmetic * (cost(bits) + sum(cost(f * bits) for f in factors))
+
+
 def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0, uses_tau: bool = False,
          value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0),
-         refining: tuple[int, int] = (0, 0)) -> int:
+         refining: tuple[int, int] = (0, 0), centred: bool = False) -> int:
     """The work of a check at this precision: the engine's evaluation and the checker's confirmation of the
     certificate, which may recompute it at each ESCALATION of the precision, each pass a layer's Python and its
     arithmetic weighted by cost() (layer_parts; value: a layer has a value matrix, layernorm: a layer has LayerNorm);
     with tau's n^3 / 2 minima a layer (ENTRY each, weighted by cost()); window: (how many, of how many layers) the
     windows of a claim of scope "window" (window_parts, each pass as a layer); refining: (bits, start) of the engine's
-    refinement of every layer's witnesses on this rung (refine_work; the engine's plan says them, (0, 0) none).  At
+    refinement of every layer's witnesses on this rung (refine_work; the engine's plan says them, (0, 0) none);
+    centred: every layer's centred step too (centred_cost), in the engine's evaluation and the checker's.  At
     least the checker's own estimate of the certificate, so that what `check` admits `verify` does
     (certify_checker.limits.problem)."""
     passes = 2 * cost(precision) + sum(cost(factor * precision) for factor in ESCALATION)
@@ -306,7 +323,8 @@ def work(n: int, d: int, layers: int, hidden: int, precision: int, thin: int = 0
     count, k = window
     frame_python, frame_arithmetic = window_parts(n, d, k) if count else (0, 0)
     refined = refine_work(d, hidden, thin, value, *refining)
-    return (layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau) + refined)
+    steps = centred_cost(n, d, precision) + centred_cost(n, d, precision, ESCALATION) if centred else 0
+    return (layers * ((2 + len(ESCALATION)) * python + passes * (arithmetic + tau) + refined + steps)
             + count * ((2 + len(ESCALATION)) * frame_python + passes * frame_arithmetic))
 
 
@@ -330,16 +348,16 @@ def size(count: int) -> str:
 def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, limits: Limits,
                      uses_tau: bool = False, thin: int = 0, value: bool = False, layernorm: bool = False,
                      window: tuple[int, int] = (0, 0), texts: int = 0,
-                     refining: tuple[int, int] = (0, 0)) -> str | None:
+                     refining: tuple[int, int] = (0, 0), centred: bool = False) -> str | None:
     """Which resource estimate an evaluation at this precision passes, in words, or None (a pure
     function of its arguments, remembered: every check of a campaign asks it for each precision); texts: the work
     of reading the numbers its certificate states as text, added to work()'s (the checker's own price of them, at
-    this precision: certify.engine.certificate.text_work); refining: work()'s."""
+    this precision: certify.engine.certificate.text_work); refining and centred: work()'s."""
     memory = ball_count(n, d, layers, hidden, uses_tau, thin) * ball_bytes(precision)
     if memory > limits.memory:
         return (f"an estimated {size(memory)} at {precision} bits is above the memory limit of "
                 f"{size(limits.memory)} (raise it with --limit memory=BYTES)")
-    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window, refining) + texts
+    cost = work(n, d, layers, hidden, precision, thin, uses_tau, value, layernorm, window, refining, centred) + texts
     if cost > limits.work:
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from certify.core import centred
 from certify.core import lipschitz
 from certify.core import quantities
 from certify.core.config import Layer
@@ -32,13 +33,16 @@ class LayerView:
     t: int
     layer: Layer
     arrays: LayerArrays
-    X: object  # tokens entering the layer
+    X: object  # tokens entering the layer (in centred form their disagreement E: attention is then set)
     step: Step
     X0: object
     witnesses: dict  # name -> spectral.NormWitness, found on first use, kept across precisions
     depth: int = 1  # layers in the stack: the horizon T of M
     cache: dict = field(default_factory=dict)
     shared: dict = field(default_factory=dict)  # what the layers of one evaluation share (M of one V, _power_bound)
+    # In centred form (certify.core.centred) the layer's P = Pi + Delta, from which tau keeps its relative accuracy;
+    # X, step.PX and step.out are then the disagreements E, whose diameters and mu are those of the tokens
+    attention: centred.Attention | None = None
 
     def get(self, name: str):
         """The quantity `name` of PRIMITIVES for this layer, computed once and cached."""
@@ -125,6 +129,14 @@ def _ffn_lipschitz(view: LayerView):
     return lipschitz.mlp_bound(view.ar, W1, W2, ffn.activation, ffn.residual)
 
 
+def _tau(view: LayerView):
+    """tau(P_t): in centred form from Delta (||P_i - P_k||_1 = ||Delta_i - Delta_k||_1 without a mask, where P's
+    own enclosure has radii of Pi's size)."""
+    if view.attention is not None:
+        return centred.dobrushin(view.ar, view.attention)
+    return quantities.dobrushin(view.ar, view.step.P)
+
+
 def _gap(view: LayerView):
     D = view.get("D")
     return view.ar.apply("exp", -view.get("a") * D * D)
@@ -137,7 +149,7 @@ PRIMITIVES = {
     "D_0": lambda v: quantities.diameter(v.ar, v.X0),
     "mu": lambda v: quantities.consensus_distance(v.ar, v.X),
     "mu_out": lambda v: quantities.consensus_distance(v.ar, v.step.out),
-    "tau": lambda v: quantities.dobrushin(v.ar, v.step.P),
+    "tau": _tau,
     "a": _a,
     "v": _v,
     "gap": _gap,

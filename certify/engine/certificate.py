@@ -8,6 +8,9 @@ Schema (format "certify-certificate/1", kind "inequality"):
     inputs_sha256      digest of {claim, bound, inputs, precision}: an edit of them is detected (the
                        precision is bound exactly; the digest is no signature, a forger can redo it,
                        so the checker re-derives everything it confirms)
+    representation     "centred" where the tokens were carried as X = 1 c^T + E (a stack of two or more layers
+                       without LayerNorm or FFN: certify.engine.decide.carries_centred), which the checker
+                       follows; absent, as they are
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers, a
                        basis of more than 64 entries as a binary64 block as the inputs' matrices are
                        (certify.core.numbers.encode_matrix; certificates of earlier versions state it
@@ -115,6 +118,8 @@ def build(inputs: dict, claim_id, bound, verdict, precision, views, comparisons,
     ]
     deciding = next((c for c in comparisons if c.outcome is False), comparisons[-1])
     last = views[-1]
+    # the checker recomputes in the form the values were computed in (certify.engine.decide.carries_centred)
+    representation = {"representation": "centred"} if views[0].attention is not None else {}
     return {
         "format": FORMAT,
         "kind": "inequality",
@@ -132,6 +137,7 @@ def build(inputs: dict, claim_id, bound, verdict, precision, views, comparisons,
             "layers": layers,
             "comparisons": compared,
         },
+        **representation,
     }
 
 

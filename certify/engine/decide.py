@@ -1,6 +1,7 @@
 """rigorous -> escalate precision -> verdict + certificate; the float64 screen on request.
 
-1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap.
+1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap; a stack
+   of translation-equivariant layers in centred form (carries_centred), so that a collapsed D_t keeps its digits.
    Each norm is enclosed from a witness (singular vectors): the SVD of the binary64 midpoints of
    its ball matrix (the inputs themselves when they are binary64), found on first use and kept for
    the later precisions and the certificate; from 106 bits refined to the precision (certify.core.refine),
@@ -35,7 +36,8 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import integer
 from certify.claims import Claim, Inequality, applies_always
 from certify.errors import BadInput
-from certify.core.layers import apply_layer, layer_arrays
+from certify.core import centred
+from certify.core.layers import Step, apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
@@ -173,16 +175,34 @@ class _Overlay:
 _LAYER_NAMES = frozenset(PRIMITIVES)  # the names of a layer's quantities (a frozenset: parse's cache key as is)
 
 
+def carries_centred(case: config.Case, claim: Claim) -> bool:
+    """Whether a check carries the tokens as X = 1 c^T + E (certify.core.centred; its certificate says so, and the
+    checker follows): through a stack of two or more layers, all translation-equivariant, for a claim of layers or of
+    the stack.  A stack collapsing doubly exponentially leaves D_t far below 2^-p times the tokens' size, which in
+    absolute coordinates no precision resolves (20 layers of examples/pure-stack.json: undecided at 65536 bits);
+    in centred form D_t keeps its relative accuracy.  One layer gains nothing from it, and a window's quantities read
+    the tokens themselves."""
+    return (len(case.layers) > 1 and claim.scope != "window"
+            and all(centred.unsupported(layer) is None for layer in case.layers))
+
+
 def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list[LayerView], list[Comparison]]:
-    """Run the stack in backend `ar` and evaluate the claim's inequalities."""
+    """Run the stack in backend `ar` (in centred form where carries_centred) and evaluate the claim's inequalities."""
     X0 = ar.array(case.X)
-    X, views, shared = X0, [], {}
+    in_centred_form = carries_centred(case, claim)
+    X, views, shared = centred.centre(ar, X0) if in_centred_form else X0, [], {}
     for t, layer in enumerate(case.layers):
         arrays = layer_arrays(ar, layer, case.n)
-        step = apply_layer(ar, layer, X, arrays)
-        views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=X, step=step, X0=X0, witnesses=witnesses,
-                               depth=len(case.layers), shared=shared))
-        X = step.out
+        if in_centred_form:
+            moved = centred.apply_layer(ar, layer, arrays, X)
+            entering, attention, X = X.E, moved.attention, moved.out
+            step = Step(P=attention.P, out=X.E, PX=moved.PX.E)
+        else:
+            entering, attention = X, None
+            step = apply_layer(ar, layer, X, arrays)
+            X = step.out
+        views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=entering, step=step, X0=X0,
+                               witnesses=witnesses, depth=len(case.layers), shared=shared, attention=attention))
     # windows of layers (Wu et al.) have names of their own
     names = windows.NAMES if claim.scope == "window" else _LAYER_NAMES
     comparisons = []
@@ -365,14 +385,14 @@ class _Plan:
 @functools.lru_cache(maxsize=256)
 def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: Limits, thin: int = 0,
           value: bool = False, layernorm: bool = False, window: tuple[int, int] = (0, 0),
-          texts: tuple[int, int] = (0, 0), operations: int = 0) -> _Plan:
+          texts: tuple[int, int] = (0, 0), operations: int = 0, centred_form: bool = False) -> _Plan:
     """The check's _Plan (precision.highest_allowed for the cap), remembered: a campaign's checks share
     their sizes and limits, and the key is hashed once per check.  The precision limit caps the ladder as
     memory and work do: a certificate above it is one `certify verify` at the same limits refuses (the
     checker confirms under them), so --max-prec beyond it rises no higher and says why.  texts: the numbers the
     certificate states as text (certificate.text_reading), priced at each precision as the checker prices them, as are
     operations, a user's bound's at every layer (certificate.bound_work); the refinement of the witnesses on each
-    rung, the engine's alone (refinement)."""
+    rung, the engine's alone (refinement); centred_form: the layers carried in centred form (carries_centred)."""
     def refusal(precision: int) -> str | None:
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
@@ -380,7 +400,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
                                 (certificate.text_work(texts, precision) if texts[1] else 0)
                                 + certificate.bound_work(operations, precision),
-                                refinement(*sizes[1:], thin, precision, start_prec, limits))
+                                refinement(*sizes[1:], thin, precision, start_prec, limits), centred_form)
 
     refused = refusal(start_prec)
     if refused:
@@ -411,7 +431,7 @@ def preflight(case: config.Case, claim: Claim, limits: Limits = DEFAULT_LIMITS, 
     bound = None if claim.id else claim.inequalities[0].rhs  # a user's bound (bound_claim), evaluated at every layer
     plan = _plan(case.sizes(), _uses_tau(claim), start_prec, max_prec, limits, case.thin, case.value, case.normed,
                  window_sizes(case, claim), certificate.text_reading(inputs),
-                 len(case.layers) * certificate.bound_operations(bound))
+                 len(case.layers) * certificate.bound_operations(bound), carries_centred(case, claim))
     if plan.refused:
         raise BadInput(f"refused before starting: {plan.refused}")
     # {"inputs": ...} nests as deep as the certificate stating them, and measures less

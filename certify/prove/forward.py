@@ -210,7 +210,7 @@ def _extreme(values, largest: bool) -> Jet:
 
 
 class _Jets:
-    """The backend interface certify.core.expr evaluates with (number, apply, stack, maximum, minimum, and
+    """The backend interface certify.core.expr evaluates with (number, apply, one_minus_exp, stack, maximum, minimum, and
     positive_power: x**p by its own rule, not as exp(p log x), which loses the lower end of p x**(p - 1))."""
 
     @staticmethod
@@ -220,6 +220,11 @@ class _Jets:
     @staticmethod
     def apply(name: str, x) -> Jet:
         return _apply(name, Jet.lift(x))
+
+    @staticmethod
+    def one_minus_exp(x) -> Jet:
+        """1 - exp(x) through exp's own rule (an interval of x is not tiny where cancellation would matter)."""
+        return 1 - _apply("exp", Jet.lift(x))
 
     @staticmethod
     def positive_power(x, p: Fraction) -> Jet:

@@ -142,6 +142,12 @@ class Ball:
     expm1 = staticmethod(_expm1)
     log1p = staticmethod(_log1p)
     abs = staticmethod(_abs)
+
+    @staticmethod
+    def one_minus_exp(x):
+        """1 - exp(x) as -expm1(x): no cancellation when x is tiny."""
+        return -_expm1(x)
+
     erf = staticmethod(_erf)
     sqrt_nonneg = staticmethod(_sqrt_nonneg)
     relu = staticmethod(_relu)

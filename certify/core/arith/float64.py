@@ -60,6 +60,11 @@ class Float64:
     log = staticmethod(np.log)
     expm1 = staticmethod(np.expm1)  # exp(x) - 1, relative accuracy for tiny x
     log1p = staticmethod(np.log1p)  # log(1 + x), likewise
+
+    @staticmethod
+    def one_minus_exp(x):
+        """1 - exp(x) as -expm1(x)."""
+        return -np.expm1(x)
     abs = staticmethod(np.abs)
 
     @staticmethod

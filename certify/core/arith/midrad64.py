@@ -650,6 +650,10 @@ class MidRad64:
             return MidRad(np.where(inside, root.mid, np.nan), np.where(inside, root.rad, np.nan))
         raise NotSupported(f"{name} in tier 3")
 
+    def one_minus_exp(self, x) -> MidRad:
+        """1 - exp(x) from the proven exp (tier 3 has no expm1: its cancellation near 0 only widens the ball)."""
+        return 1 - self.exp(x)
+
     log = _unsupported("log")
     expm1 = _unsupported("expm1")
     log1p = _unsupported("log1p")

@@ -9,8 +9,8 @@ midpoint-radius binary64 enclosures, batched; what it cannot enclose raises NotS
 Reduction semantics, the same in both backends: `maximum`, `minimum` reduce the LAST axis (tokens
 sit on the last two axes, so a leading batch axis of configurations is kept); on a vector they
 give one number.  `stack` puts its arguments on a new last axis, so `maximum(stack([x, y]))` is
-the entrywise maximum.  Elementwise functions (exp, log, expm1, log1p, sqrt_nonneg, erf, relu,
-abs, apply) keep the shape.  Constants are methods: in Ball they are enclosures at the working
+the entrywise maximum.  Elementwise functions (exp, log, expm1, log1p, one_minus_exp, sqrt_nonneg,
+erf, relu, abs, apply) keep the shape.  Constants are methods: in Ball they are enclosures at the working
 precision of the moment they are asked for.
 """
 
@@ -57,6 +57,10 @@ class Arithmetic(Protocol):
 
     def log1p(self, x) -> Any:
         """log(1 + x) without the cancellation near 0."""
+
+    def one_minus_exp(self, x) -> Any:
+        """1 - exp(x), a bound's `1 - exp(...)` (certify.core.expr): -expm1(x) where the backend has it, keeping
+        the relative accuracy of (1 - exp(-a D^2)) D when a D^2 is far below 2^-precision."""
 
     def sqrt_nonneg(self, x) -> Any:
         """sqrt(x) where the true value is known to be >= 0 (a rounding below 0 is not a domain error)."""
