@@ -187,6 +187,8 @@ def test_mask_collapse_needs_one_mask_enough_layers_and_pure_attention():
     cfg["layers"][1]["mask"] = "uni"
     _rejects(cfg, "mask.collapse", "different masks")
     _rejects(cases.masked_stack("uni", n=6, depth=4), "mask.collapse", "does not fit")
+    # one layer, one window layer: counted in the singular ("the stack has 1 layers" was said)
+    _rejects(cases.masked_stack("uni", n=3, depth=1), "mask.collapse", r"has 1 layer, and a window of 2 layers ")
     cfg = cases.masked_stack("causal")
     cfg["layers"][0]["V"] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
     _rejects(cfg, "mask.collapse", "value matrix")

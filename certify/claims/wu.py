@@ -18,6 +18,7 @@ from certify.claims import Claim, Inequality, layers_only, register
 from certify.core.config import COMPONENTS, Case
 from certify.core import graphs
 from certify.core.numbers import Binary64Matrix
+from certify.errors import counted
 
 WU = "Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024"
 
@@ -43,7 +44,8 @@ def _connected_graph(case: Case) -> tuple[graphs.GraphReport | None, str | None]
 
 def _radius_windows(case: Case, report: graphs.GraphReport, k: int, first: int) -> str | None:
     if len(case.layers) < first + k:
-        return (f"the stack has {len(case.layers)} layers, and a window of {k} layers (radius r = {report.radius})"
+        return (f"the stack has {counted(len(case.layers), 'layer')}, and a window of {counted(k, 'layer')} "
+                f"(radius r = {report.radius})"
                 + (f" after layer {first - 1}" if first else "") + " does not fit")
     return None
 
