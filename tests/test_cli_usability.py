@@ -420,6 +420,24 @@ def test_run_refuses_to_write_over_a_page_or_results_it_did_not_write(tmp_path, 
     assert all((folder / name).read_text() == text for name, text in files.items())
 
 
+@pytest.mark.parametrize("name", ["index.html", "results.json", "claims", "claims/collapse_global--biased-n6-d4.json"])
+def test_run_refuses_a_link_where_it_writes_and_leaves_what_it_names_alone(tmp_path, capsys, name):
+    """A report folder whose page, results, a section's folder or a certificate in it was a link had the file (or
+    folder) it names elsewhere written over by the next `certify run`: refused before any work, in one line."""
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    (folder / name).rename(elsewhere)
+    (folder / name).symlink_to(elsewhere)
+    before = {str(p): p.read_bytes() for p in sorted([elsewhere, *elsewhere.rglob("*")]) if p.is_file()}
+    capsys.readouterr()
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert f"{folder / name} is a link" in captured.err, captured.err
+    assert {str(p): p.read_bytes() for p in sorted([elsewhere, *elsewhere.rglob("*")]) if p.is_file()} == before
+
+
 def test_run_writes_again_into_the_folder_of_an_earlier_run(tmp_path, capsys):
     folder = tmp_path / "report"
     for _ in range(2):

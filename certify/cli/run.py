@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from certify.cli import options, table
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.core import progress
 from certify.core.report_files import PAGE, RUN_RESULTS
 from certify import suite
@@ -83,6 +83,13 @@ def _not_a_runs(out_dir: Path) -> str | None:
     return PAGE if page.is_file() else None
 
 
+def _link_written_through(out_dir: Path, sections: list) -> Path | None:
+    """The first symbolic link where the run writes in out_dir (results.json, index.html, each section's folder and
+    what it holds), or None: its files are replaced through a link, which would overwrite the file it names."""
+    written = (RUN_RESULTS, PAGE, *(module.FOLDER for module in sections if hasattr(module, "FOLDER")))
+    return next(filter(None, (files.first_link(out_dir / name) for name in written)), None)
+
+
 def run(args) -> int:
     """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
@@ -95,6 +102,9 @@ def run(args) -> int:
     for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
         if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
             raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
+    if link := _link_written_through(out_dir, sections):
+        raise BadInput(f"{link} is a link, which no certify run writes: the run would write through it to what it "
+                       "names elsewhere (remove it)")
     if foreign := _not_a_runs(out_dir):  # a web site's index.html was written over
         raise BadInput(f"{out_dir} holds {foreign} not written by certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)

@@ -90,6 +90,21 @@ def hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def first_link(path) -> Path | None:
+    """`path` when it is a symbolic link, else the first link under it when it is a folder (walked without following
+    links), else None: a command writing there would write through it, over the file or into the folder it names
+    elsewhere (replace() writes a link's file, as it must for an --out FILE the user linked)."""
+    path = Path(path)
+    if path.is_symlink():
+        return path
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        for name in sorted(dirs + names):  # os.walk lists a link to a folder with the folders, and enters none
+            if os.path.islink(os.path.join(root, name)):
+                return Path(root, name)
+    return None
+
+
 def given_path(path) -> Path:
     """path as a Path, or BadInput when it is empty or blank, as from an unset shell variable (`certify verify
     "$CERT"`): Path("") is the current folder, which verify then read as the folder given."""

@@ -16,6 +16,7 @@ from certify.suite import Row, SuiteRun
 
 TITLE = "sampling"
 COST = 4  # seconds on one process (-j 1 gives its campaigns a pool of every core)
+FOLDER = "sampling"
 
 N_TOKENS, DIMENSION, SEED = 4, 3, 1
 COUNT, LONG_COUNT = 200, 2000
@@ -36,7 +37,7 @@ def _campaigns(count: int):
 def section(run: SuiteRun):
     """The rows of the "sampling" section of `certify run`: a small collapse.global campaign per sampler
     distribution (never violated) and a planted false bound with L = a D^2 in [40, 2000] (found violated)."""
-    root = run.folder("sampling")
+    root = run.folder(FOLDER)
     for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
         folder = root / (spec.distribution if spec.bound is None else "planted-bound")
         try:
