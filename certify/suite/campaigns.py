@@ -45,11 +45,12 @@ def section(run: SuiteRun):
         except Interrupted:  # its "run the same command again to continue" is not so here: run restarts it
             raise KeyboardInterrupt from None
         counts, f64 = summary["counts"], summary["float64"]
-        largest = summary["largest_ratio"]
+        largest = summary["largest_ratio"]  # None when no record has a ratio (none decided: every chunk lost)
+        ratio = "none" if largest is None else f"{largest['ratio']:.4g}"
         # chunks a dead worker left undone: no verdict for them, as `certify sample` says (summary_verdict)
         decided = "" if summary["complete"] else f"{summary['decided']} of {spec.count} decided; "
         detail = (f"{decided}{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "
-                  f"max lhs/rhs {largest['ratio']:.4g}; float64 wrong on {f64['wrong']}, "
+                  f"max lhs/rhs {ratio}; float64 wrong on {f64['wrong']}, "
                   f"bound = D on {f64['bound_is_D']}")
         paths = summary["certificates"]["paths"]
         verdict, expected = campaign.summary_verdict(summary), engine.VIOLATED if violations_expected else engine.HOLDS
