@@ -445,6 +445,27 @@ def test_run_writes_again_into_the_folder_of_an_earlier_run(tmp_path, capsys):
     assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
 
 
+def test_a_run_stopped_before_its_end_leaves_no_page_of_an_earlier_run(tmp_path, capsys, monkeypatch):
+    """The sections rewrite what an earlier run's page describes (the campaigns restart): a run stopped midway left
+    that page, saying holds of a campaign's 2000 configurations beside the 85 the folder then kept."""
+    from certify.suite import defaults
+
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    section = defaults.section
+
+    def stopped(run):
+        yield next(iter(section(run)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(defaults, "section", stopped)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 130
+    assert not (folder / "index.html").exists() and not (folder / "results.json").exists()
+    monkeypatch.setattr(defaults, "section", section)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0  # the folder is still a run's
+    assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
+
+
 def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path, capsys, monkeypatch):
     """`certify check C.json --out C.json` replaced the configuration by its certificate: refused, C unchanged."""
     monkeypatch.chdir(tmp_path)

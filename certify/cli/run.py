@@ -90,6 +90,15 @@ def _link_written_through(out_dir: Path, sections: list) -> Path | None:
     return next(filter(None, (files.first_link(out_dir / name) for name in written)), None)
 
 
+def _withdraw_page(out_dir: Path) -> None:
+    """Remove an earlier run's page and results, before the sections write: they rewrite the files those describe
+    (a campaign restarts, its records discarded), and a run stopped before its end left a page saying holds of 2000
+    configurations beside the 85 its campaign then kept.  The page first: a results.json alone is a run's
+    (_not_a_runs), a page alone is not."""
+    for name in (PAGE, RUN_RESULTS):
+        (out_dir / name).unlink(missing_ok=True)
+
+
 def run(args) -> int:
     """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
@@ -115,6 +124,7 @@ def run(args) -> int:
             began = os.fstat(probe.fileno()).st_mtime
     except OSError as err:
         raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
+    _withdraw_page(out_dir)
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     jobs = min(executors.usable_cores() if args.jobs is None else args.jobs, len(sections))
     started = time.time()
