@@ -167,11 +167,13 @@ def wrong_kind(path, folder_needed: bool) -> str:
 
 def output_problem(path, folder: bool) -> str | None:
     """Why an output path (a folder when `folder`, else a file) cannot be written, as far as its kind tells,
-    or None: it is of the other kind, or a part of it is a file.  Nothing is made: a command checks this
+    or None: it is of the other kind, a part of it is a file, or a folder's is a link to nothing.  Nothing is made: a command checks this
     before its work, which otherwise ran whole (a proof, a trajectory) to fail at the writing."""
     target = Path(path)
     if target.exists():
         return None if target.is_dir() == folder else wrong_kind(target, folder)
+    if folder and target.is_symlink():  # a broken link: making the folder failed with "File exists: DIR"
+        return f"{target} is a link to {os.readlink(target)}, which does not exist (create it, or choose another path)"
     for parent in target.parents:
         if parent.exists():
             return None if parent.is_dir() else wrong_kind(parent, True)
