@@ -438,6 +438,22 @@ def test_run_refuses_a_link_where_it_writes_and_leaves_what_it_names_alone(tmp_p
     assert {str(p): p.read_bytes() for p in sorted([elsewhere, *elsewhere.rglob("*")]) if p.is_file()} == before
 
 
+@pytest.mark.parametrize("name, make", [("results.json", Path.mkdir), ("index.html", os.mkfifo)],
+                         ids=["folder", "pipe"])
+def test_run_refuses_a_page_or_results_that_is_no_file(tmp_path, capsys, name, make):
+    """A folder named results.json beside a run's page was refused as "holds index.html not written by certify run";
+    a named pipe named index.html was removed as an earlier run's page (a run removes that as it begins)."""
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    (folder / name).unlink()
+    make(folder / name)
+    capsys.readouterr()
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{folder} holds {name} not written by certify run" in err, err
+    assert (folder / name).exists() and not (folder / name).is_file()
+
+
 def test_run_writes_again_into_the_folder_of_an_earlier_run(tmp_path, capsys):
     folder = tmp_path / "report"
     for _ in range(2):

@@ -74,6 +74,9 @@ def _not_a_runs(out_dir: Path) -> str | None:
     """The file of out_dir that the run would write over and no `certify run` wrote (its results.json is an object
     with rows, counts and unexpected; its index.html is written after results.json), or None."""
     results, page = out_dir / RUN_RESULTS, out_dir / PAGE
+    for path in (results, page):
+        if path.exists() and not path.is_file():  # a folder, a named pipe: never a run's
+            return path.name
     if results.is_file():
         try:
             written = json.loads(results.read_bytes())
