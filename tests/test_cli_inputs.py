@@ -235,6 +235,21 @@ def test_every_output_of_the_wrong_kind_is_refused_before_any_work(tmp_path):
             build_parser(only=words[0]).parse_args([*words, option, str(file / "under" / "it")])
 
 
+def test_an_output_folder_that_is_a_broken_link_is_refused_saying_so(tmp_path, capsys):
+    """--out naming a link to a folder that does not exist: each command said only "File exists: DIR" (its mkdir),
+    certify run after its checks, as it began to write; now refused as the command line is read, saying what it is."""
+    from certify.cli import build_parser
+    from certify.errors import BadInput
+    link = tmp_path / "report"
+    link.symlink_to(tmp_path / "gone")
+    for command in sorted(FOLDER_OUTPUTS):
+        with pytest.raises(BadInput, match=f"{link} is a link to {tmp_path / 'gone'}, which does not exist"):
+            build_parser(only=command).parse_args([command, "--out", str(link)])
+    assert main(["run", "--only", "claims", "--out", str(link), "-q"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+    assert link.is_symlink() and not (tmp_path / "gone").exists()
+
+
 @pytest.mark.parametrize("description, refused", [(3, "int"), ([1], "a list"), ("a layer", None)])
 def test_a_description_that_is_not_text_is_refused(description, refused, tmp_path, capsys):
     """A numeric "description" passed unnoticed (the key is not read): a label is a string, as "name" is."""

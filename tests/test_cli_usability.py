@@ -420,10 +420,65 @@ def test_run_refuses_to_write_over_a_page_or_results_it_did_not_write(tmp_path, 
     assert all((folder / name).read_text() == text for name, text in files.items())
 
 
+@pytest.mark.parametrize("name", ["index.html", "results.json", "claims", "claims/collapse_global--biased-n6-d4.json"])
+def test_run_refuses_a_link_where_it_writes_and_leaves_what_it_names_alone(tmp_path, capsys, name):
+    """A report folder whose page, results, a section's folder or a certificate in it was a link had the file (or
+    folder) it names elsewhere written over by the next `certify run`: refused before any work, in one line."""
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    elsewhere = tmp_path / "elsewhere"
+    (folder / name).rename(elsewhere)
+    (folder / name).symlink_to(elsewhere)
+    before = {str(p): p.read_bytes() for p in sorted([elsewhere, *elsewhere.rglob("*")]) if p.is_file()}
+    capsys.readouterr()
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    assert f"{folder / name} is a link" in captured.err, captured.err
+    assert {str(p): p.read_bytes() for p in sorted([elsewhere, *elsewhere.rglob("*")]) if p.is_file()} == before
+
+
+@pytest.mark.parametrize("name, make", [("results.json", Path.mkdir), ("index.html", os.mkfifo)],
+                         ids=["folder", "pipe"])
+def test_run_refuses_a_page_or_results_that_is_no_file(tmp_path, capsys, name, make):
+    """A folder named results.json beside a run's page was refused as "holds index.html not written by certify run";
+    a named pipe named index.html was removed as an earlier run's page (a run removes that as it begins)."""
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    (folder / name).unlink()
+    make(folder / name)
+    capsys.readouterr()
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{folder} holds {name} not written by certify run" in err, err
+    assert (folder / name).exists() and not (folder / name).is_file()
+
+
 def test_run_writes_again_into_the_folder_of_an_earlier_run(tmp_path, capsys):
     folder = tmp_path / "report"
     for _ in range(2):
         assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
+
+
+def test_a_run_stopped_before_its_end_leaves_no_page_of_an_earlier_run(tmp_path, capsys, monkeypatch):
+    """The sections rewrite what an earlier run's page describes (the campaigns restart): a run stopped midway left
+    that page, saying holds of a campaign's 2000 configurations beside the 85 the folder then kept."""
+    from certify.suite import defaults
+
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    section = defaults.section
+
+    def stopped(run):
+        yield next(iter(section(run)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(defaults, "section", stopped)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 130
+    assert not (folder / "index.html").exists() and not (folder / "results.json").exists()
+    monkeypatch.setattr(defaults, "section", section)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0  # the folder is still a run's
     assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
 
 

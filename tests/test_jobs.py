@@ -206,9 +206,22 @@ def test_a_pool_whose_worker_dies_reports_its_chunks_undone_and_the_next_run_doe
     with jobs.Store.open(tmp_path, PARAMS, outputs=("out",)) as store:
         report = jobs.run(store, jobs.ProcessPool(2), _dies_at_6, PARAMS, jobs.grid_chunks(range(30), 3))
     assert 6 in report.failed and 6 not in store.decided()
-    assert "indices 6..8 were not done (a worker process of the pool died)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: indices 6..8 were not done (a worker process of the pool died); they are left for the next run" \
+        in err, err
     store, report = _run(tmp_path, workers=2)
     assert not report.failed and store.decided() == set(range(30))
+
+
+def test_a_restarted_job_whose_worker_dies_leaves_nothing_for_the_next_run(tmp_path, capsys):
+    """A run that restarts its job (certify run restarts its campaigns) said its undone chunks were "left for the next
+    run", which restarts the job again and discards them with the rest; nor did it say which job's they were."""
+    with jobs.Store.open(tmp_path, PARAMS, outputs=("out",), restart=True) as store:
+        report = jobs.run(store, jobs.ProcessPool(2), _dies_at_6, PARAMS, jobs.grid_chunks(range(30), 3))
+    assert 6 in report.failed
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: indices 6..8 were not done (a worker process of the pool died)\n" in err, err
+    assert "next run" not in err, err
 
 
 def _weights(spec, items):

@@ -106,6 +106,33 @@ def test_a_failing_section_on_a_worker_is_reported_as_in_one_process(tmp_path):
     assert "residual.far: residual-far" in last and "expansive" not in last
 
 
+# The worker of the later section dies (killed, out of memory) while the earlier one runs: the pool breaks under both
+_DYING = """
+import os, sys, time
+from certify.cli import main
+from certify.suite import defaults, thesis_counterexamples
+real = defaults.section
+def slow(run):
+    time.sleep(3)
+    yield from real(run)
+def dying(run):
+    time.sleep(0.5)
+    os._exit(1)
+    yield
+defaults.section, thesis_counterexamples.section = slow, dying
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_worker_that_died_is_not_blamed_on_another_section(tmp_path):
+    """The pool breaks under every section running when one worker dies, and which one died is not known: the run
+    blamed the first of them by its place (the worker that ran 'claims' died, of the worker running 'thesis')."""
+    code, _, err = _certify(["run", "-q", "-j", "2", "--only", "claims", "--only", "thesis", "--out",
+                             str(tmp_path / "report")], _DYING)
+    assert code == 4 and err.count("\n") == 1, err
+    assert "'claims' died" not in err and "sections then running: claims, thesis" in err, err
+
+
 @pytest.mark.parametrize("jobs", ["0", "-2", "two"])
 def test_jobs_must_be_a_positive_integer(capsys, jobs):
     assert main(["run", "--only", "claims", "-j", jobs]) == 2

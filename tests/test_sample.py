@@ -397,6 +397,21 @@ def test_run_section_says_no_holds_of_a_campaign_left_incomplete(tmp_path, monke
     assert all(row.detail.startswith("5 of 40 decided; 5 holds, 0 violated") for row in rows), rows
 
 
+def test_run_section_of_a_campaign_that_decided_nothing_is_an_undecided_row(tmp_path, monkeypatch):
+    """A campaign whose every chunk was lost (its pool's worker killed before the first was committed) has no largest
+    lhs/rhs: `certify run` stopped with an internal error (TypeError) instead of its undecided row."""
+    from certify.suite import campaigns as campaign_section
+    from certify.suite import SuiteRun
+
+    decide = campaign.run
+    monkeypatch.setattr(campaign_section, "COUNT", 40)
+    monkeypatch.setattr(campaign, "run", lambda spec, folder, **options: decide(spec, folder, stop_after=5, **options))
+    monkeypatch.setattr(campaign, "records", lambda store: [])  # as when no chunk was committed
+    rows = list(campaign_section.section(SuiteRun(out_dir=tmp_path, workers=1)))
+    assert all(row.verdict == engine.UNDECIDED and not row.ok for row in rows), rows
+    assert all(row.detail.startswith("0 of 40 decided; 0 holds, 0 violated") for row in rows), rows
+
+
 def test_validating_a_campaign_decides_nothing(monkeypatch):
     """The target is admitted on configuration 0 without deciding it: the pool decides every one."""
     def refuse(*args, **kwargs):

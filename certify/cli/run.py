@@ -13,7 +13,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from certify.cli import options, table
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.core import progress
 from certify.core.report_files import PAGE, RUN_RESULTS
 from certify import suite
@@ -74,6 +74,9 @@ def _not_a_runs(out_dir: Path) -> str | None:
     """The file of out_dir that the run would write over and no `certify run` wrote (its results.json is an object
     with rows, counts and unexpected; its index.html is written after results.json), or None."""
     results, page = out_dir / RUN_RESULTS, out_dir / PAGE
+    for path in (results, page):
+        if path.exists() and not path.is_file():  # a folder, a named pipe: never a run's
+            return path.name
     if results.is_file():
         try:
             written = json.loads(results.read_bytes())
@@ -81,6 +84,22 @@ def _not_a_runs(out_dir: Path) -> str | None:
             written = None
         return None if isinstance(written, dict) and {"rows", "counts", "unexpected"} <= written.keys() else RUN_RESULTS
     return PAGE if page.is_file() else None
+
+
+def _link_written_through(out_dir: Path, sections: list) -> Path | None:
+    """The first symbolic link where the run writes in out_dir (results.json, index.html, each section's folder and
+    what it holds), or None: its files are replaced through a link, which would overwrite the file it names."""
+    written = (RUN_RESULTS, PAGE, *(module.FOLDER for module in sections if hasattr(module, "FOLDER")))
+    return next(filter(None, (files.first_link(out_dir / name) for name in written)), None)
+
+
+def _withdraw_page(out_dir: Path) -> None:
+    """Remove an earlier run's page and results, before the sections write: they rewrite the files those describe
+    (a campaign restarts, its records discarded), and a run stopped before its end left a page saying holds of 2000
+    configurations beside the 85 its campaign then kept.  The page first: a results.json alone is a run's
+    (_not_a_runs), a page alone is not."""
+    for name in (PAGE, RUN_RESULTS):
+        (out_dir / name).unlink(missing_ok=True)
 
 
 def run(args) -> int:
@@ -95,6 +114,9 @@ def run(args) -> int:
     for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
         if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
             raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
+    if link := _link_written_through(out_dir, sections):
+        raise BadInput(f"{link} is a link, which no certify run writes: the run would write through it to what it "
+                       "names elsewhere (remove it)")
     if foreign := _not_a_runs(out_dir):  # a web site's index.html was written over
         raise BadInput(f"{out_dir} holds {foreign} not written by certify run; choose another --out")
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -105,6 +127,7 @@ def run(args) -> int:
             began = os.fstat(probe.fileno()).st_mtime
     except OSError as err:
         raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
+    _withdraw_page(out_dir)
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     jobs = min(executors.usable_cores() if args.jobs is None else args.jobs, len(sections))
     started = time.time()

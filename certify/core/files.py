@@ -90,6 +90,21 @@ def hidden(name: str) -> bool:
     return name.startswith(".")
 
 
+def first_link(path) -> Path | None:
+    """`path` when it is a symbolic link, else the first link under it when it is a folder (walked without following
+    links), else None: a command writing there would write through it, over the file or into the folder it names
+    elsewhere (replace() writes a link's file, as it must for an --out FILE the user linked)."""
+    path = Path(path)
+    if path.is_symlink():
+        return path
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        for name in sorted(dirs + names):  # os.walk lists a link to a folder with the folders, and enters none
+            if os.path.islink(os.path.join(root, name)):
+                return Path(root, name)
+    return None
+
+
 def given_path(path) -> Path:
     """path as a Path, or BadInput when it is empty or blank, as from an unset shell variable (`certify verify
     "$CERT"`): Path("") is the current folder, which verify then read as the folder given."""
@@ -152,11 +167,13 @@ def wrong_kind(path, folder_needed: bool) -> str:
 
 def output_problem(path, folder: bool) -> str | None:
     """Why an output path (a folder when `folder`, else a file) cannot be written, as far as its kind tells,
-    or None: it is of the other kind, or a part of it is a file.  Nothing is made: a command checks this
+    or None: it is of the other kind, a part of it is a file, or a folder's is a link to nothing.  Nothing is made: a command checks this
     before its work, which otherwise ran whole (a proof, a trajectory) to fail at the writing."""
     target = Path(path)
     if target.exists():
         return None if target.is_dir() == folder else wrong_kind(target, folder)
+    if folder and target.is_symlink():  # a broken link: making the folder failed with "File exists: DIR"
+        return f"{target} is a link to {os.readlink(target)}, which does not exist (create it, or choose another path)"
     for parent in target.parents:
         if parent.exists():
             return None if parent.is_dir() else wrong_kind(parent, True)

@@ -30,8 +30,8 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
 
     `stop_after`: start no chunk once the chunks started hold this many indices (each is committed: at most
     one chunk's indices beyond it; fewer if a chunk fails).  on_commit(k) after each chunk of k indices.  A chunk the executor gives up on (it
-    kept killing its workers) is reported on stderr and in Report.failed, and stays undone: the next
-    run of the job takes it again.
+    kept killing its workers) is reported on stderr, naming the job's folder, and in Report.failed, and stays
+    undone: the next run of the job takes it again (unless that run restarts the job, as this one did).
     """
     report = Report()
 
@@ -46,8 +46,11 @@ def run(store: Store, executor, task: Callable[[object, list[int]], ChunkResult]
 
     def failed(chunk: list[int], reason: str) -> None:
         report.failed.append(chunk[0])
-        print(f"certify: warning: indices {chunk[0]}..{chunk[-1]} were not done ({reason}); "
-              "they are left for the next run", file=sys.stderr)
+        # a run that restarted the job (certify run restarts its campaigns) leaves nothing: the same command run again
+        # discards what this one did, those indices with the rest
+        left = "" if store.restarted else "; they are left for the next run"
+        print(f"certify: warning: {store.folder}: indices {chunk[0]}..{chunk[-1]} were not done ({reason}){left}",
+              file=sys.stderr)
 
     try:
         executor.execute(task, spec, chunks if stop_after is None else _holding(chunks, stop_after), done, failed,

@@ -3,11 +3,12 @@
 A section is a module with
     TITLE = "..."
     COST = 5  # its rough seconds on one core (the quick suite): `certify run -j N` starts the costliest first
+    FOLDER = "..."  # where it writes in the report folder (run.folder(FOLDER)); none for a section writing nothing
     def section(run: SuiteRun) -> Iterable[Row]
 listed in SECTIONS below (imported lazily, so a section's heavy dependencies load only when it
 runs).  Each Row is one line of the verdict table; `ok` says whether the outcome is the one the
 mathematics predicts (a theorem holds, a counterexample is violated, an exact equality is
-undecided).  Sections write their certificates and figures under run.out_dir / <their name>, each
+undecided).  Sections write their certificates and figures under run.out_dir / FOLDER, each
 into its own folder and independent of the others: certify.suite.parallel runs several at once.
 """
 

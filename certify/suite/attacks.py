@@ -17,6 +17,7 @@ from certify.suite import Row, SuiteRun
 
 TITLE = "attack"
 COST = 2
+FOLDER = "attack"
 
 # (claim, bound, n, d, evaluations, violated as expected); budgets x LONG_FACTOR with --long
 DEFAULT_ATTACKS = [
@@ -31,7 +32,7 @@ def section(run: SuiteRun):
     """The rows of the "attack" section of `certify run`: the adversarial search on collapse.global (no
     violation expected, the tightest exponent reported) and on a planted false bound (found violated,
     shrunk and certified)."""
-    folder = run.folder("attack")
+    folder = run.folder(FOLDER)
     for claim, bound, n, d, evaluations, expected in DEFAULT_ATTACKS:
         budget = evaluations * (LONG_FACTOR if run.long else 1)
         report = attack.attack(claim, bound, n=n, d=d, seed=0, budget=budget)

@@ -16,6 +16,7 @@ from certify.suite import Row, SuiteRun
 
 TITLE = "sampling"
 COST = 4  # seconds on one process (-j 1 gives its campaigns a pool of every core)
+FOLDER = "sampling"
 
 N_TOKENS, DIMENSION, SEED = 4, 3, 1
 COUNT, LONG_COUNT = 200, 2000
@@ -36,7 +37,7 @@ def _campaigns(count: int):
 def section(run: SuiteRun):
     """The rows of the "sampling" section of `certify run`: a small collapse.global campaign per sampler
     distribution (never violated) and a planted false bound with L = a D^2 in [40, 2000] (found violated)."""
-    root = run.folder("sampling")
+    root = run.folder(FOLDER)
     for label, spec, violations_expected in _campaigns(LONG_COUNT if run.long else COUNT):
         folder = root / (spec.distribution if spec.bound is None else "planted-bound")
         try:
@@ -44,11 +45,12 @@ def section(run: SuiteRun):
         except Interrupted:  # its "run the same command again to continue" is not so here: run restarts it
             raise KeyboardInterrupt from None
         counts, f64 = summary["counts"], summary["float64"]
-        largest = summary["largest_ratio"]
+        largest = summary["largest_ratio"]  # None when no record has a ratio (none decided: every chunk lost)
+        ratio = "none" if largest is None else f"{largest['ratio']:.4g}"
         # chunks a dead worker left undone: no verdict for them, as `certify sample` says (summary_verdict)
         decided = "" if summary["complete"] else f"{summary['decided']} of {spec.count} decided; "
         detail = (f"{decided}{counts['holds']} holds, {counts['violated']} violated, {counts['undecided']} undecided; "
-                  f"max lhs/rhs {largest['ratio']:.4g}; float64 wrong on {f64['wrong']}, "
+                  f"max lhs/rhs {ratio}; float64 wrong on {f64['wrong']}, "
                   f"bound = D on {f64['bound_is_D']}")
         paths = summary["certificates"]["paths"]
         verdict, expected = campaign.summary_verdict(summary), engine.VIOLATED if violations_expected else engine.HOLDS

@@ -16,6 +16,7 @@ from certify.suite import wu_cases as wu
 
 TITLE = "claims"
 COST = 0.3
+FOLDER = "claims"
 
 PURE = [cases.gaussian, cases.antipodal, cases.standard_init, cases.near_consensus, cases.near_permutation,
         cases.biased_heads]
@@ -58,7 +59,7 @@ EQUALITY_CAP = 1 << 10
 def section(run: SuiteRun):
     """The rows of the "claims" section of `certify run`: every registered claim on each of its default cases,
     with the expected verdict (holds, violated for a planted bound, undecided for an exact equality)."""
-    folder = run.folder("claims")
+    folder = run.folder(FOLDER)
     for claim_id, bound, build, expected in DEFAULT_CHECKS:
         config = build()
         cap = EQUALITY_CAP if expected == engine.UNDECIDED else engine.DEFAULT_MAX_PRECISION

@@ -22,6 +22,7 @@ from certify.suite import Row, SuiteRun
 
 TITLE = "model"
 COST = 11  # with the model installed (without it, one skipped row at once)
+FOLDER = "model"
 MODEL = "minilm"
 TEXTS = ("A man is eating food.",)
 LONG_TEXTS = TEXTS + ("The quick brown fox jumps over the lazy dog near the river bank.",)
@@ -46,7 +47,7 @@ def section(run: SuiteRun):
                   detail=f"needs {', '.join(missing)}: {install_hint(pip_name)}")
         return
     text_model = load_text_model(MODEL)
-    folder = run.folder("model")
+    folder = run.folder(FOLDER)
     for index, text in enumerate(LONG_TEXTS if run.long else TEXTS):
         trace = text_model.trace(text)
         path = folder / f"{MODEL}-{index}.json"

@@ -61,8 +61,10 @@ def run(sections: list, state: SuiteRun, jobs: int) -> Iterator[Event]:
             for future in sorted(done, key=running.get):
                 index = running.pop(future)
                 if isinstance(future.exception(), BrokenProcessPool):  # killed, out of memory: the pool is gone
-                    raise RuntimeError(f"the worker process that ran the section {sections[index].TITLE!r} "
-                                       "died") from None
+                    # with every section running on it, whichever worker died (the pool does not say which)
+                    lost = ", ".join(sections[k].TITLE for k in sorted([index, *running.values()]))
+                    raise RuntimeError(f"a worker process died (killed, or out of memory), which stopped the sections "
+                                       f"then running: {lost}") from None
                 rows, seconds, error = future.result()
                 if error is not None:
                     first_failed = min(first_failed, index)

@@ -15,6 +15,7 @@ from certify.suite import Row, SuiteRun, checked
 
 TITLE = "proofs over regions"
 COST = 0.1
+FOLDER = "region_proofs"
 
 # (claim or None, bound or None, n, d, radius, norm, expected verdict)
 CASES = [
@@ -36,7 +37,7 @@ def section(run: SuiteRun) -> Iterable[Row]:
     """The rows of the "proofs over regions" section of `certify run`: claims proved on every configuration of
     small regions and a false bound refuted at a certified point, each certificate confirmed by the
     checker."""
-    folder = run.folder("region_proofs")
+    folder = run.folder(FOLDER)
     for claim, bound, n, d, radius, norm, expected in CASES + (LONG_CASES if run.long else []):
         profile = profiles.bound_profile(bound, n, d) if bound else profiles.claim_profile(claim)
         region = reductions.region(n, d, radius, norm)

@@ -22,6 +22,7 @@ from certify.suite import Row, SuiteRun
 
 TITLE = "thesis"
 COST = 0.1
+FOLDER = "thesis"
 
 # (claim id, counterexample name, its arguments)
 COUNTEREXAMPLES = [
@@ -33,11 +34,11 @@ INIT_CASES = [lambda: cases.gaussian(6, 3, seed=3, scale=0.1), cases.standard_in
 
 
 def _counterexample_rows(run: SuiteRun):
-    return named_counterexamples.suite_rows(TITLE, run.folder("thesis"), run.out_dir, COUNTEREXAMPLES)
+    return named_counterexamples.suite_rows(TITLE, run.folder(FOLDER), run.out_dir, COUNTEREXAMPLES)
 
 
 def _init_rows(run: SuiteRun):
-    folder = run.folder("thesis")
+    folder = run.folder(FOLDER)
     for build in INIT_CASES:
         config = build()
         result = engine.check(config, claim="init.scaling")

@@ -22,6 +22,7 @@ from certify.suite import Row, SuiteRun, checked
 
 TITLE = "thesis-dynamics"
 COST = 4
+FOLDER = "thesis-dynamics"
 
 ROTATION_V = {"name": "rotation-V", "X": [[1, 0], [0, 1], [-1, 0.5], [0.25, -1]], "A": [[0.5, 0], [0, 0.5]],
               "V": [["3/5", "-4/5"], ["4/5", "3/5"]]}
@@ -47,7 +48,7 @@ def section(run: SuiteRun):
     """The rows of the "thesis-dynamics" section of `certify run`: certified trajectories whose drawn bound
     curves must hold at every layer, and the initialisation table (D(PX)/D <= 1 - exp(-a D^2) per row,
     float64's rounding against 54 ln 2)."""
-    folder = run.folder("thesis-dynamics")
+    folder = run.folder(FOLDER)
     for build, layers, long_layers in TRAJECTORIES:
         config = build()
         T = long_layers if run.long else layers

@@ -16,6 +16,7 @@ from certify.core import graphs
 
 TITLE = "wu-masks-layernorm"
 COST = 0.1
+FOLDER = "wu"
 
 RADII_AT_128 = {"complete": 1, "causal": 1, "sliding": 64, "uni": 127}
 # (claim id, counterexample name, its arguments); a certified counterexample makes the claim hold.
@@ -33,4 +34,4 @@ def section(run: SuiteRun):
         yield Row(section=TITLE, case=f"radius of the {name} mask at N = 128", verdict="ok"
                   if report.radius == expected else "failed", detail=f"radius {report.radius}, expected {expected} ({graphs.EXACT_SEARCH})",
                   ok=report.radius == expected, expected="ok")
-    yield from named_counterexamples.suite_rows(TITLE, run.folder("wu"), run.out_dir, COUNTEREXAMPLES)
+    yield from named_counterexamples.suite_rows(TITLE, run.folder(FOLDER), run.out_dir, COUNTEREXAMPLES)

@@ -16,6 +16,7 @@ from certify.studies.wu import studies
 
 TITLE = "wu-figures"
 COST = 12
+FOLDER = TITLE
 SEED = 0
 SETTING = "bert"
 # Disagreements the bert-setting runs show (at CI size and with --long) whose cause no control run
@@ -41,7 +42,7 @@ def section(run: SuiteRun):
     """The rows of the "wu-figures" section of `certify run`: Figures 1-3 of Wu et al. written into the
     section's folder, one row per figure, ok unless a finding disagrees without an accounted cause or the
     checker did not confirm Figure 1's certificate (its findings rest on the certified B and trapping arc)."""
-    folder = run.folder(TITLE)
+    folder = run.folder(FOLDER)
     opts = studies.options(SETTING, run.long, SEED)
     for name, build in studies.STUDIES.items():
         study = build(opts)
