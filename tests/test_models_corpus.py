@@ -356,7 +356,7 @@ def test_a_run_of_the_model_with_another_config_is_refused(mixed_model, no_figur
     config = json.loads((model / "config.json").read_text())
     (model / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-13}))
     assert run_corpus(model, corpus_file, out) == 2
-    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
         capsys.readouterr().err
 
 
@@ -370,7 +370,26 @@ def test_a_run_resumed_after_its_cut_of_long_texts_was_edited_is_refused(mixed_m
     assert run_corpus(model, corpus_file, out, "--sentences", "1") == 0
     (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 8}))
     assert run_corpus(model, corpus_file, out) == 2
-    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit", [
+    lambda model: (model / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False})),
+    lambda model: (model / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True})),
+    lambda model: (model / "tokenizer.json").write_text((model / "tokenizer.json").read_text().replace('"cat"', '"kat"')),
+], ids=["do_lower_case", "sentence-transformers' do_lower_case", "vocabulary"])
+def test_a_run_resumed_after_its_tokenizer_was_edited_is_refused(mixed_model, no_figures, tmp_path, capsys, edit):
+    """The tokens are fixed by the folder's tokenizer files, no part of its weights or config.json: a resume after
+    one was edited mixed sentences tokenised two ways in one folder ("The Cat" read as "the cat", then as two
+    unknown words), a folder its run called certified and verify rejected."""
+    model, out, corpus = tmp_path / "model", tmp_path / "run", tmp_path / "corpus.txt"
+    shutil.copytree(mixed_model, model)
+    corpus.write_text("The Cat sat on the Mat .\nA Man is eating Food .\n", encoding="utf-8")
+    assert run_corpus(model, corpus, out, "--sentences", "1") == 0
+    edit(model)
+    assert run_corpus(model, corpus, out) == 2
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
         capsys.readouterr().err
 
 
