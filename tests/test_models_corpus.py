@@ -151,7 +151,31 @@ def test_missing_corpus_out_and_overlong_sentence_exit_2(mixed_model, tmp_path, 
     long.write_text("the cat sat\n" + "the cat " * 10 + "\n", encoding="utf-8")  # 22 tokens, 16 positions
     assert run_corpus(mixed_model, long, tmp_path / "out") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and "sentence 1 has 22 tokens" in err[-1]
+    assert len(err) == 4 and "sentence 1: 22 tokens is more than the model's 16 positions" in err[-1]
+
+
+def _tokenizer_edited(model: Path, edit) -> None:
+    tokenizer = json.loads((model / "tokenizer.json").read_text())
+    edit(tokenizer)
+    (model / "tokenizer.json").write_text(json.dumps(tokenizer))
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda tokenizer: tokenizer.update(post_processor=None),
+     "sentence 1: the analysis needs at least 2 tokens (D and tau compare tokens), not 1"),
+    (lambda tokenizer: tokenizer["model"]["vocab"].update(zebra=30), "sentence 1: token ids must lie in [0, 30)"),
+], ids=["no special tokens", "a word beyond the model's vocabulary"])
+def test_a_sentence_the_model_cannot_take_is_refused_before_any_work(mixed_model, tmp_path, capsys, edit, words):
+    """It was refused by the worker deciding it, after the sentences before it were committed, in words naming no
+    sentence, and again at each resume: a folder no run could finish (no summary.json), which verify rejected."""
+    model, out, corpus = tmp_path / "model", tmp_path / "run", tmp_path / "corpus.txt"
+    shutil.copytree(mixed_model, model)
+    _tokenizer_edited(model, edit)
+    corpus.write_text("the cat sat\nzebra\n", encoding="utf-8")
+    assert run_corpus(model, corpus, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+    assert not out.exists()
 
 
 # ------------------------------------------------------------------------------ the summary

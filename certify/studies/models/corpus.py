@@ -34,7 +34,8 @@ from pathlib import Path
 from certify.core import files
 from certify.errors import BadInput
 from certify.studies.models import report
-from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, iter_layers
+from certify.studies.models.certified import (DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, check_token_count,
+                                              iter_layers)
 from certify.studies.models.pipeline import TextModel, load_text_model
 
 SHIPPED_NAME = "shipped (certify/studies/models/data/corpus.txt)"  # the shipped corpus's name in a run's manifest
@@ -80,13 +81,17 @@ class CorpusRun:
     bits: int = DEFAULT_BITS
     max_bits: int = MAX_BITS
 
-    def check_lengths(self, text_model: TextModel) -> None:
-        """Every sentence fits the model's positions (BadInput naming the first that does not)."""
-        limit = text_model.model.config.max_positions
+    def check_sentences(self, text_model: TextModel) -> None:
+        """Every sentence is one the model and the analysis take: its tokens fit the model's positions and
+        vocabulary, and are at least two (BadInput naming the first that is not).  Found by the worker deciding
+        it, such a sentence stopped the run after the sentences before it were committed, and every resumed one."""
         for index, sentence in enumerate(self.sentences):
-            n = len(text_model.tokens(sentence).tokens)
-            if n > limit:
-                raise BadInput(f"sentence {index} has {n} tokens, more than the model's {limit} positions")
+            try:
+                tokens = text_model.tokens(sentence)
+                check_token_count(len(tokens.tokens))
+                text_model.model.checked_input(tokens.input_ids, tokens.token_type_ids)
+            except BadInput as err:
+                raise BadInput(f"sentence {index}: {err}") from None
 
 
 # One loaded model per worker process (and its weight-only norms, HeadNorms): loading MiniLM takes a

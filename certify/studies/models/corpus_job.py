@@ -109,7 +109,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     if limit is not None and limit < 1:
         raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
-    run.check_lengths(text_model)
+    run.check_sentences(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model), outputs=OUTPUTS,
                          noun="corpus run", restart=restart, names=NAMED) as store:  # locked for this run until the page is written
         config = text_model.model.config
