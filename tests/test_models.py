@@ -451,6 +451,19 @@ def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypa
         load_model("absent")
 
 
+def test_a_weights_file_the_system_cannot_map_is_named(tiny_dir, monkeypatch):
+    """safetensors raises the system's error without the file's name (a file of /proc, one without read
+    permission): `certify model` said "No such device (os error 19)" of no file."""
+    import safetensors.numpy
+
+    def refused(path, **options):
+        raise OSError("No such device (os error 19)")
+
+    monkeypatch.setattr(safetensors.numpy, "load_file", refused)
+    with pytest.raises(BadInput, match=f"cannot read {tiny_dir / 'model.safetensors'}: No such device"):
+        load_model(tiny_dir)
+
+
 def test_bad_token_ids_are_bad_input(tiny_dir):
     model = load_model(tiny_dir)
     with pytest.raises(BadInput, match="token ids"):
