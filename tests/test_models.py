@@ -291,6 +291,24 @@ def test_settings_that_cannot_be_honoured_are_one_line_and_exit_2(tmp_path, caps
     assert err.startswith("certify: error: ") and err.count("\n") == 1 and message in err, err
 
 
+@pytest.mark.parametrize("name", [TOKENIZER_CONFIG, SENTENCE_CONFIG])
+@pytest.mark.parametrize("kind, words", [
+    (lambda path: path.mkdir(), "is a folder, not a settings file"),
+    (lambda path: path.symlink_to(path.with_name("nowhere.json")), "no such settings file"),
+], ids=["a folder", "a broken link"])
+def test_a_settings_file_that_is_no_file_is_refused(tmp_path, capsys, name, kind, words):
+    """A folder or a broken link in place of a settings file was read as no such file: the text was tokenised
+    without its lower-casing and its cut, as no model as shipped reads it (transformers and sentence-transformers
+    stop at it)."""
+    from certify.cli import main
+
+    folder = write_model(tmp_path / "odd")
+    kind(folder / name)
+    assert main(["model", str(folder), "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"{folder / name} {words}" in err or f"{words}: {folder / name}" in err), err
+
+
 def test_tokenizer_config_on_another_normalizer_is_refused(tmp_path, capsys):
     """transformers' versions differ on a tokenizer.json whose normalizer is not a BertNormalizer (one keeps it,
     one replaces it): tokenizer_config.json's settings cannot be honoured there."""
