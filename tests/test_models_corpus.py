@@ -26,6 +26,7 @@ import signalled
 from tiny_bert import tiny_tensors, write_model
 
 from certify.cli import main
+from certify.errors import BadInput
 from certify.jobs import store as job_store
 from certify.studies.models import load_text_model
 from certify.studies.models.certified import HeadNorms, iter_layers
@@ -116,6 +117,23 @@ def test_bad_corpus_files_exit_2_with_one_line(mixed_model, tmp_path, capsys, co
     err = capsys.readouterr().err.strip()
     assert words in err and len(err.splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing written for a refused corpus
+
+
+def test_a_file_of_one_endless_line_is_refused_without_being_read_whole(tmp_path):
+    """A line is read no further than the longest a sentence can be: a file of 16 MB without a newline (a minified
+    JSON file given by mistake) took three times its size in memory before it was refused, 4 GB took 12 GB."""
+    import tracemalloc
+
+    path = tmp_path / "one-line.json"
+    path.write_bytes(b"a" * (1 << 24))
+    tracemalloc.start()
+    try:
+        with pytest.raises(BadInput, match="line 1 has more than 8002 bytes"):
+            read_corpus(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
 
 
 @pytest.mark.parametrize("extra, message", [

@@ -40,6 +40,9 @@ from certify.studies.models.pipeline import TextModel, load_text_model
 
 SHIPPED_NAME = "shipped (certify/studies/models/data/corpus.txt)"  # the shipped corpus's name in a run's manifest
 MAX_LINE_CHARS = 2000  # a longer line is not a sentence (and would exceed the model's positions)
+# the bytes of the longest line read: such a line in UTF-8 (4 bytes a character at most) and its "\r\n"; a file
+# without newlines (a minified JSON file) was read whole, three times its size in memory, before it was refused
+MAX_LINE_BYTES = 4 * MAX_LINE_CHARS + 2
 MAX_SENTENCES = 10**7
 
 
@@ -53,7 +56,10 @@ def read_corpus(path: Path | None) -> list[str]:
     path = files.input_file(default_corpus_path() if path is None else path, "corpus file")
     sentences = []
     with path.open("rb") as stream:
-        for number, raw in enumerate(stream, start=1):
+        for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise BadInput(f"{path}: line {number} has more than {MAX_LINE_BYTES} bytes: a corpus holds one "
+                               "sentence per line")
             if b"\0" in raw:
                 raise BadInput(f"{path}: line {number} holds a NUL byte: a corpus is a text file, one sentence per line")
             try:
