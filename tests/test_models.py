@@ -594,6 +594,26 @@ def test_minilm_comparison_catches_a_planted_error(minilm):
 # ------------------------------------------------------------------------ the `certify model` CLI
 
 
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+def test_a_screen_report_on_a_pipe_that_no_process_reads_is_refused_not_waited_on(tiny_dir, tmp_path):
+    """--screen --out DIR opened a named pipe model_screen.json there to write: with no reader it waited for ever
+    (and a file it wrote, in place, a Ctrl-C left cut short), where the certified report is refused in one line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "report"
+    out.mkdir()
+    os.mkfifo(out / "model_screen.json")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "certify", "model", str(tiny_dir), "--screen", "--out", str(out)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"certify: error: a named pipe that no process reads (start its reader first): {out / 'model_screen.json'}"
+    ], done
+
+
 def test_cli_model_screens_a_tiny_model(tiny_dir, tmp_path, capsys):
     from certify.cli import main
 
