@@ -28,7 +28,7 @@ from certify.studies.models.loading import install_hint
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"  # transformers' settings of the tokenizer
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"  # sentence-transformers' settings: max_seq_length, do_lower_case
-TOKEN_FILES = (TOKENIZER_FILE, TOKENIZER_CONFIG_FILE, SENTENCE_CONFIG_FILE)  # the model folder's files a text's tokens depend on
+TOKEN_FILES = (TOKENIZER_FILE, TOKENIZER_CONFIG_FILE, SENTENCE_CONFIG_FILE)  # the files a text's tokens depend on
 BERT_TOKENIZERS = (None, "BertTokenizer", "BertTokenizerFast")  # classes whose settings are read (None: config.json's)
 TRUNCATION_SIDES = ("right", "left")  # the end of a long text that is dropped
 
