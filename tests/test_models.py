@@ -291,6 +291,24 @@ def test_settings_that_cannot_be_honoured_are_one_line_and_exit_2(tmp_path, caps
     assert err.startswith("certify: error: ") and err.count("\n") == 1 and message in err, err
 
 
+@pytest.mark.parametrize("name", [TOKENIZER_CONFIG, SENTENCE_CONFIG])
+@pytest.mark.parametrize("kind, words", [
+    (lambda path: path.mkdir(), "is a folder, not a settings file"),
+    (lambda path: path.symlink_to(path.with_name("nowhere.json")), "no such settings file"),
+], ids=["a folder", "a broken link"])
+def test_a_settings_file_that_is_no_file_is_refused(tmp_path, capsys, name, kind, words):
+    """A folder or a broken link in place of a settings file was read as no such file: the text was tokenised
+    without its lower-casing and its cut, as no model as shipped reads it (transformers and sentence-transformers
+    stop at it)."""
+    from certify.cli import main
+
+    folder = write_model(tmp_path / "odd")
+    kind(folder / name)
+    assert main(["model", str(folder), "--screen"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and (f"{folder / name} {words}" in err or f"{words}: {folder / name}" in err), err
+
+
 def test_tokenizer_config_on_another_normalizer_is_refused(tmp_path, capsys):
     """transformers' versions differ on a tokenizer.json whose normalizer is not a BertNormalizer (one keeps it,
     one replaces it): tokenizer_config.json's settings cannot be honoured there."""
@@ -451,6 +469,19 @@ def test_missing_and_unreadable_files_are_bad_input(tmp_path, tiny_dir, monkeypa
         load_model("absent")
 
 
+def test_a_weights_file_the_system_cannot_map_is_named(tiny_dir, monkeypatch):
+    """safetensors raises the system's error without the file's name (a file of /proc, one without read
+    permission): `certify model` said "No such device (os error 19)" of no file."""
+    import safetensors.numpy
+
+    def refused(path, **options):
+        raise OSError("No such device (os error 19)")
+
+    monkeypatch.setattr(safetensors.numpy, "load_file", refused)
+    with pytest.raises(BadInput, match=f"cannot read {tiny_dir / 'model.safetensors'}: No such device"):
+        load_model(tiny_dir)
+
+
 def test_bad_token_ids_are_bad_input(tiny_dir):
     model = load_model(tiny_dir)
     with pytest.raises(BadInput, match="token ids"):
@@ -561,6 +592,26 @@ def test_minilm_comparison_catches_a_planted_error(minilm):
 
 
 # ------------------------------------------------------------------------ the `certify model` CLI
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+def test_a_screen_report_on_a_pipe_that_no_process_reads_is_refused_not_waited_on(tiny_dir, tmp_path):
+    """--screen --out DIR opened a named pipe model_screen.json there to write: with no reader it waited for ever
+    (and a file it wrote, in place, a Ctrl-C left cut short), where the certified report is refused in one line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "report"
+    out.mkdir()
+    os.mkfifo(out / "model_screen.json")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-m", "certify", "model", str(tiny_dir), "--screen", "--out", str(out)],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 2 and done.stderr.splitlines() == [
+        f"certify: error: a named pipe that no process reads (start its reader first): {out / 'model_screen.json'}"
+    ], done
 
 
 def test_cli_model_screens_a_tiny_model(tiny_dir, tmp_path, capsys):

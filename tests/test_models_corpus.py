@@ -26,6 +26,7 @@ import signalled
 from tiny_bert import tiny_tensors, write_model
 
 from certify.cli import main
+from certify.errors import BadInput
 from certify.jobs import store as job_store
 from certify.studies.models import load_text_model
 from certify.studies.models.certified import HeadNorms, iter_layers
@@ -118,6 +119,23 @@ def test_bad_corpus_files_exit_2_with_one_line(mixed_model, tmp_path, capsys, co
     assert not (tmp_path / "out").exists()  # nothing written for a refused corpus
 
 
+def test_a_file_of_one_endless_line_is_refused_without_being_read_whole(tmp_path):
+    """A line is read no further than the longest a sentence can be: a file of 16 MB without a newline (a minified
+    JSON file given by mistake) took three times its size in memory before it was refused, 4 GB took 12 GB."""
+    import tracemalloc
+
+    path = tmp_path / "one-line.json"
+    path.write_bytes(b"a" * (1 << 24))
+    tracemalloc.start()
+    try:
+        with pytest.raises(BadInput, match="line 1 has more than 8002 bytes"):
+            read_corpus(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak
+
+
 @pytest.mark.parametrize("extra, message", [
     # the caps of the other commands: refused as such, naming what counts sentences, not as "not an integer"
     (["--limit", "work=1e9"], "certify model takes no limits NAME=VALUE"),
@@ -151,7 +169,31 @@ def test_missing_corpus_out_and_overlong_sentence_exit_2(mixed_model, tmp_path, 
     long.write_text("the cat sat\n" + "the cat " * 10 + "\n", encoding="utf-8")  # 22 tokens, 16 positions
     assert run_corpus(mixed_model, long, tmp_path / "out") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 4 and "sentence 1 has 22 tokens" in err[-1]
+    assert len(err) == 4 and "sentence 1: 22 tokens is more than the model's 16 positions" in err[-1]
+
+
+def _tokenizer_edited(model: Path, edit) -> None:
+    tokenizer = json.loads((model / "tokenizer.json").read_text())
+    edit(tokenizer)
+    (model / "tokenizer.json").write_text(json.dumps(tokenizer))
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda tokenizer: tokenizer.update(post_processor=None),
+     "sentence 1: the analysis needs at least 2 tokens (D and tau compare tokens), not 1"),
+    (lambda tokenizer: tokenizer["model"]["vocab"].update(zebra=30), "sentence 1: token ids must lie in [0, 30)"),
+], ids=["no special tokens", "a word beyond the model's vocabulary"])
+def test_a_sentence_the_model_cannot_take_is_refused_before_any_work(mixed_model, tmp_path, capsys, edit, words):
+    """It was refused by the worker deciding it, after the sentences before it were committed, in words naming no
+    sentence, and again at each resume: a folder no run could finish (no summary.json), which verify rejected."""
+    model, out, corpus = tmp_path / "model", tmp_path / "run", tmp_path / "corpus.txt"
+    shutil.copytree(mixed_model, model)
+    _tokenizer_edited(model, edit)
+    corpus.write_text("the cat sat\nzebra\n", encoding="utf-8")
+    assert run_corpus(model, corpus, out) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+    assert not out.exists()
 
 
 # ------------------------------------------------------------------------------ the summary
@@ -356,7 +398,7 @@ def test_a_run_of_the_model_with_another_config_is_refused(mixed_model, no_figur
     config = json.loads((model / "config.json").read_text())
     (model / "config.json").write_text(json.dumps({**config, "layer_norm_eps": 1e-13}))
     assert run_corpus(model, corpus_file, out) == 2
-    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
         capsys.readouterr().err
 
 
@@ -370,7 +412,26 @@ def test_a_run_resumed_after_its_cut_of_long_texts_was_edited_is_refused(mixed_m
     assert run_corpus(model, corpus_file, out, "--sentences", "1") == 0
     (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 8}))
     assert run_corpus(model, corpus_file, out) == 2
-    assert "holds another corpus run (different the model's config.json or its cut of long texts);" in \
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize("edit", [
+    lambda model: (model / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False})),
+    lambda model: (model / "sentence_bert_config.json").write_text(json.dumps({"do_lower_case": True})),
+    lambda model: (model / "tokenizer.json").write_text((model / "tokenizer.json").read_text().replace('"cat"', '"kat"')),
+], ids=["do_lower_case", "sentence-transformers' do_lower_case", "vocabulary"])
+def test_a_run_resumed_after_its_tokenizer_was_edited_is_refused(mixed_model, no_figures, tmp_path, capsys, edit):
+    """The tokens are fixed by the folder's tokenizer files, no part of its weights or config.json: a resume after
+    one was edited mixed sentences tokenised two ways in one folder ("The Cat" read as "the cat", then as two
+    unknown words), a folder its run called certified and verify rejected."""
+    model, out, corpus = tmp_path / "model", tmp_path / "run", tmp_path / "corpus.txt"
+    shutil.copytree(mixed_model, model)
+    corpus.write_text("The Cat sat on the Mat .\nA Man is eating Food .\n", encoding="utf-8")
+    assert run_corpus(model, corpus, out, "--sentences", "1") == 0
+    edit(model)
+    assert run_corpus(model, corpus, out) == 2
+    assert "holds another corpus run (different the model's config.json, tokenizer or cut of long texts);" in \
         capsys.readouterr().err
 
 

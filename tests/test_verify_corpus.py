@@ -541,8 +541,10 @@ def _config_edited(folder: Path, **changes) -> None:
     # the weights alone do not fix LayerNorm's eps, and this one moves every enclosure by far less than the tolerance
     (lambda folder: _config_edited(folder, layer_norm_eps=1e-13), "holds another model than manifest.json's "
                                                                   "model_config (layer_norm_eps 1e-13, not 1e-12"),
+    (lambda folder: (folder / "tokenizer_config.json").write_text('{"do_lower_case": false}'),
+     "holds another model than manifest.json's model_config (tokenizer {'tokenizer.json': "),
     (lambda folder: (folder / "model.safetensors").unlink(), "the run's model cannot be loaded here"),
-], ids=["weights changed", "layer_norm_eps changed", "weights removed"])
+], ids=["weights changed", "layer_norm_eps changed", "tokenizer changed", "weights removed"])
 def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, capsys, change, words):
     """Deciding a sentence again needs the run's model: another, or none, is refused before any work (exit 2);
     --sample 0 re-checks the rest without it."""
@@ -559,6 +561,16 @@ def test_a_model_whose_weights_are_not_the_run_s_is_refused(built, tmp_path, cap
 def test_a_run_written_before_the_manifest_kept_the_model_s_config_is_checked_by_its_weights(folder, capsys):
     manifest = json.loads((folder / "manifest.json").read_text())
     del manifest["model_config"]
+    manifest["chain"] = job_store.chain(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    code, out, _ = verify(folder, capsys)
+    assert code == 0 and out.startswith(f"OK: corpus run {folder}: 3 of 3 sentences"), out
+
+
+def test_a_run_written_before_the_manifest_kept_the_tokenizer_s_files_is_checked_without_them(folder, capsys):
+    """Its sentences decided again are compared token by token with their records, whatever tokenizer is here."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    del manifest["model_config"]["tokenizer"]
     manifest["chain"] = job_store.chain(manifest)
     (folder / "manifest.json").write_text(json.dumps(manifest))
     code, out, _ = verify(folder, capsys)

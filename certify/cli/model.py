@@ -310,9 +310,8 @@ def _run_screen(args, text_model, tokens, trace) -> int:
         "arithmetic": SCREEN_LABEL,
         "layers": [dataclasses.asdict(layer) for layer in layers],
     }
-    if args.out is not None:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / SCREEN_FILE).write_text(jsonfile.dumps(report, indent=2), encoding="utf-8")
+    if args.out is not None:  # replaced whole, as the certified report: a pipe no process reads is refused
+        jsonfile.write(report, args.out / SCREEN_FILE)
     _print(args, report, _render_screen, [args.out / SCREEN_FILE] if args.out is not None else [])
     return 0  # screening decides no verdict: done is all it can report
 

@@ -54,8 +54,8 @@ def add_parser(subparsers):
     p.add_argument("--model", type=options.path, metavar="PATH",
                    help="corpus run: the run's model as found here (a folder, or 'minilm'), in place of the "
                    "manifest's, which names it as the run did (a relative path there is from the directory the run "
-                   "was started in); its weights and config must be the run's (the manifest's model_sha256, "
-                   "model_config); not with --sample 0")
+                   "was started in); its weights, config and tokenizer must be the run's (the manifest's "
+                   "model_sha256, model_config); not with --sample 0")
     p.add_argument("--corpus", type=options.path, metavar="FILE",
                    help="corpus run: the run's corpus file as found here, in place of the manifest's; its sentences "
                    "must be the run's (the manifest's corpus_sha256), against which the texts of a run that records "

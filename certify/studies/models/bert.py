@@ -175,8 +175,10 @@ class BertModel:
         """The parameters of head `head` of layer `layer` (both from 0)."""
         return self.layers[layer].heads[head]
 
-    def embed(self, input_ids: np.ndarray, token_type_ids: np.ndarray | None = None) -> np.ndarray:
-        """X_0 = LN(word + position + token type embeddings), (n, d)."""
+    def checked_input(self, input_ids: np.ndarray,
+                      token_type_ids: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The token ids and token type ids (zeros by default) as int64 arrays, or BadInput unless the model can
+        embed them: a sequence of 1 to max_positions ids in its vocabulary, and as many types in its range."""
         ids = np.asarray(input_ids, dtype=np.int64)
         n = ids.shape[0] if ids.ndim == 1 else -1
         if n < 1:
@@ -188,6 +190,12 @@ class BertModel:
         types = np.zeros(n, dtype=np.int64) if token_type_ids is None else np.asarray(token_type_ids)
         if types.shape != (n,) or types.min() < 0 or types.max() >= self.config.type_vocab_size:
             raise BadInput(f"token type ids must be {n} values in [0, {self.config.type_vocab_size})")
+        return ids, types
+
+    def embed(self, input_ids: np.ndarray, token_type_ids: np.ndarray | None = None) -> np.ndarray:
+        """X_0 = LN(word + position + token type embeddings), (n, d)."""
+        ids, types = self.checked_input(input_ids, token_type_ids)
+        n = ids.shape[0]
         e = self.embeddings
         return _float64_step(lambda: e.layer_norm(e.word[ids] + e.position[:n] + e.token_type[types]),
                              "in the embeddings")

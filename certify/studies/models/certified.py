@@ -69,6 +69,7 @@ MAX_BITS = 512  # the default ceiling of the per-head escalation
 MIN_BITS, MAX_ALLOWED_BITS = START_PRECISION, DEFAULT_LIMITS.precision
 
 REGIMES = (INFORMATIVE, INDISTINGUISHABLE, UNDERFLOWED, UNDECIDED)
+MIN_TOKENS = 2  # D and tau compare tokens
 
 
 @dataclass(frozen=True)
@@ -138,8 +139,7 @@ def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
     """Every layer and head of the model on the configurations the trace recorded, one layer at a time (a
     layer of MiniLM takes about a second); pass one HeadNorms for every trace of the model to compute the
     weight-only norms once."""
-    if trace.input_ids.shape[0] < 2:
-        raise BadInput("the analysis needs at least two tokens (D and tau compare tokens)")
+    check_token_count(trace.input_ids.shape[0])
     if not MIN_BITS <= bits <= max_bits <= MAX_ALLOWED_BITS:
         raise BadInput(f"the precision must satisfy {MIN_BITS} <= bits <= max_bits <= {MAX_ALLOWED_BITS}, "
                        f"not bits {bits} and max_bits {max_bits}")
@@ -147,6 +147,12 @@ def iter_layers(model: BertModel, trace: ForwardTrace, bits: int = DEFAULT_BITS,
     norms = HeadNorms() if norms is None else norms
     for index, (layer, seen) in enumerate(zip(model.layers, trace.layers)):
         yield certify_layer(index, layer.heads, seen.tokens_in, keys, bits, max_bits, norms)
+
+
+def check_token_count(n: int) -> None:
+    """BadInput unless the analysis can take n tokens."""
+    if n < MIN_TOKENS:
+        raise BadInput(f"the analysis needs at least {MIN_TOKENS} tokens (D and tau compare tokens), not {n}")
 
 
 def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, keys: np.ndarray,

@@ -34,11 +34,15 @@ from pathlib import Path
 from certify.core import files
 from certify.errors import BadInput
 from certify.studies.models import report
-from certify.studies.models.certified import DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, iter_layers
+from certify.studies.models.certified import (DEFAULT_BITS, MAX_BITS, HeadNorms, LayerCertificate, check_token_count,
+                                              iter_layers)
 from certify.studies.models.pipeline import TextModel, load_text_model
 
 SHIPPED_NAME = "shipped (certify/studies/models/data/corpus.txt)"  # the shipped corpus's name in a run's manifest
 MAX_LINE_CHARS = 2000  # a longer line is not a sentence (and would exceed the model's positions)
+# the bytes of the longest line read: such a line in UTF-8 (4 bytes a character at most) and its "\r\n"; a file
+# without newlines (a minified JSON file) was read whole, three times its size in memory, before it was refused
+MAX_LINE_BYTES = 4 * MAX_LINE_CHARS + 2
 MAX_SENTENCES = 10**7
 
 
@@ -52,7 +56,10 @@ def read_corpus(path: Path | None) -> list[str]:
     path = files.input_file(default_corpus_path() if path is None else path, "corpus file")
     sentences = []
     with path.open("rb") as stream:
-        for number, raw in enumerate(stream, start=1):
+        for number, raw in enumerate(iter(lambda: stream.readline(MAX_LINE_BYTES + 1), b""), start=1):
+            if len(raw) > MAX_LINE_BYTES:
+                raise BadInput(f"{path}: line {number} has more than {MAX_LINE_BYTES} bytes: a corpus holds one "
+                               "sentence per line")
             if b"\0" in raw:
                 raise BadInput(f"{path}: line {number} holds a NUL byte: a corpus is a text file, one sentence per line")
             try:
@@ -80,13 +87,17 @@ class CorpusRun:
     bits: int = DEFAULT_BITS
     max_bits: int = MAX_BITS
 
-    def check_lengths(self, text_model: TextModel) -> None:
-        """Every sentence fits the model's positions (BadInput naming the first that does not)."""
-        limit = text_model.model.config.max_positions
+    def check_sentences(self, text_model: TextModel) -> None:
+        """Every sentence is one the model and the analysis take: its tokens fit the model's positions and
+        vocabulary, and are at least two (BadInput naming the first that is not).  Found by the worker deciding
+        it, such a sentence stopped the run after the sentences before it were committed, and every resumed one."""
         for index, sentence in enumerate(self.sentences):
-            n = len(text_model.tokens(sentence).tokens)
-            if n > limit:
-                raise BadInput(f"sentence {index} has {n} tokens, more than the model's {limit} positions")
+            try:
+                tokens = text_model.tokens(sentence)
+                check_token_count(len(tokens.tokens))
+                text_model.model.checked_input(tokens.input_ids, tokens.token_type_ids)
+            except BadInput as err:
+                raise BadInput(f"sentence {index}: {err}") from None
 
 
 # One loaded model per worker process (and its weight-only norms, HeadNorms): loading MiniLM takes a

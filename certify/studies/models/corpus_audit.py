@@ -203,12 +203,14 @@ def _check_model(store: jobs.Store, model: str, given: bool, names: Spelling) ->
         raise BadInput(f"{what} ({folder}) are not the run's (their sha256 is not {MANIFEST}'s model_sha256), so no "
                        f"sentence can be decided again ({ways})")
     here, stated = corpus_job.model_config(loaded), store.parameters.get("model_config", None)
+    if stated is not None and "tokenizer" not in stated:  # a run written before the manifest kept its tokenizer's
+        del here["tokenizer"]  # files: the tokens of each sentence decided again are compared with its record
     if stated is not None and here != stated:
         differ = ", ".join(f"{key} {here.get(key)!r}, not {stated.get(key)!r}"
                            for key in sorted(set(here) | set(stated)) if here.get(key) != stated.get(key))
         what = names.given("model", model) if given else f"{store.folder}: the model {model!r} here"
         raise BadInput(f"{what}: {folder} holds another model than {MANIFEST}'s model_config ({differ}: its "
-                       f"{CONFIG_FILE} or its cut of long texts), so no sentence can be decided again ({ways})")
+                       f"{CONFIG_FILE}, tokenizer or cut of long texts), so no sentence can be decided again ({ways})")
 
 
 def _given_corpus(store: jobs.Store, corpus: str, names: Spelling) -> list[str]:

@@ -40,6 +40,7 @@ from certify.studies.models.corpus import (CorpusRun, certificate_name, certific
 from certify.studies.models.corpus_summary import CorpusSummary, render
 from certify.studies.models.loading import WEIGHTS_FILE
 from certify.studies.models.pipeline import TextModel, load_text_model
+from certify.studies.models.tokenize import TOKEN_FILES
 
 FORMAT = "certify-model-corpus/1"
 CERTIFICATES = "certificates"
@@ -77,7 +78,7 @@ def task(run: CorpusRun, indices: list[int]) -> jobs.ChunkResult:
 # "different max_bits" for another --max-prec)
 NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "the model",
                   "model_sha256": "the model's weights",
-                  "model_config": "the model's config.json or its cut of long texts", "corpus": "--corpus",
+                  "model_config": "the model's config.json, tokenizer or cut of long texts", "corpus": "--corpus",
                   "corpus_sha256": "the corpus's sentences", "count": "the corpus's sentences",
                   **jobs.COMMAND.names},
                  assign=" ")
@@ -85,8 +86,8 @@ NAMED = Spelling({"bits": "--start-prec", "max_bits": "--max-prec", "model": "th
 
 def parameters(run: CorpusRun, corpus_name: str, text_model: TextModel) -> dict:
     """The run's identity as its manifest stores it: the format, the sentence count, the model, the sha256
-    of its weights and its config as read (with its cut of long texts), the corpus's name and the sha256 of its
-    sentences, and the precision ladder.  A folder is resumed only with the same."""
+    of its weights and its config as read (with its tokenizer's files and its cut of long texts), the corpus's name
+    and the sha256 of its sentences, and the precision ladder.  A folder is resumed only with the same."""
     return {
         "format": FORMAT,
         "count": len(run.sentences),
@@ -108,7 +109,7 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     if limit is not None and limit < 1:
         raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
-    run.check_lengths(text_model)
+    run.check_sentences(text_model)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model), outputs=OUTPUTS,
                          noun="corpus run", restart=restart, names=NAMED) as store:  # locked for this run until the page is written
         config = text_model.model.config
@@ -284,11 +285,15 @@ def weights_sha256(model_folder: Path) -> str:
 
 
 def model_config(text_model: TextModel) -> dict:
-    """The model's config as read and where it cuts a long text, as a run's manifest keeps them (model_config): the
-    weights do not fix them (layer_norm_eps; max_seq_length), so a folder of the same weights under another
-    config.json was taken for the run's model, and a run resumed after its cut was edited mixed texts cut two ways."""
-    cut = text_model.truncation
+    """The model's config as read, the sha256 of each file its tokens depend on (null for one the folder lacks) and
+    where it cuts a long text, as a run's manifest keeps them (model_config): the weights do not fix them
+    (layer_norm_eps; the vocabulary and lower-casing; max_seq_length), so a folder of the same weights under another
+    config.json was taken for the run's model, and a run resumed after its tokenizer or its cut was edited mixed
+    texts tokenised or cut two ways."""
+    cut, folder = text_model.truncation, text_model.folder
     return {**dataclasses.asdict(text_model.model.config),
+            "tokenizer": {name: _sha256_file(folder / name) if (folder / name).is_file() else None
+                          for name in TOKEN_FILES},
             "truncation": None if cut is None else {"max_seq_length": cut.max_length, "side": cut.side}}
 
 

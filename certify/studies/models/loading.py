@@ -155,7 +155,7 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
     path = Path(folder) / WEIGHTS_FILE
     try:
         stored = load_file(str(path))
-    except (SafetensorError, TypeError, ValueError) as err:
+    except (SafetensorError, TypeError, ValueError, OSError) as err:  # the system's errors name no file
         raise BadInput(f"cannot read {path}: {err}") from None
     by_name = {_canonical_name(key): key for key in stored}
     weights = {}

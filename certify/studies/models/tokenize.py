@@ -21,13 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.errors import BadInput, shown
 from certify.studies.models.loading import install_hint
 
 TOKENIZER_FILE = "tokenizer.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"  # transformers' settings of the tokenizer
 SENTENCE_CONFIG_FILE = "sentence_bert_config.json"  # sentence-transformers' settings: max_seq_length, do_lower_case
+TOKEN_FILES = (TOKENIZER_FILE, TOKENIZER_CONFIG_FILE, SENTENCE_CONFIG_FILE)  # the files a text's tokens depend on
 BERT_TOKENIZERS = (None, "BertTokenizer", "BertTokenizerFast")  # classes whose settings are read (None: config.json's)
 TRUNCATION_SIDES = ("right", "left")  # the end of a long text that is dropped
 
@@ -142,9 +143,11 @@ def read_truncation(folder: Path, max_positions: int, tokenizer) -> Truncation |
 def _settings(folder: Path, name: str) -> tuple[Path, dict] | None:
     """A settings file of the model folder and its JSON object, or None when the folder has no such file."""
     path = Path(folder) / name
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return None
-    raw = jsonfile.read(path, raise_with=None)  # the strict reader, as for config.json
+    # a folder or a broken link in its place, read as no file, changed the tokens: the model as shipped stops at it;
+    # the strict reader, as for config.json
+    raw = jsonfile.read(files.input_file(path, "settings file"), raise_with=None)
     if not isinstance(raw, dict):
         raise BadInput(f"{path} must hold a JSON object")
     return path, raw
