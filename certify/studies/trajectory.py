@@ -44,19 +44,22 @@ D_0 itself or trivially above it):
     cubic            D_t <= a^{-1/2} (sqrt(a) D_0)^(3^t), a = max a_t,
                      when sqrt(a) D_0 < 1 is certified                                pure attention
     value.bounded    D_t <= M (1 - exp(-a M^2 D_0^2))^t D_0, M = max_{k<=T} ||V^k||_2   X' = P X V^T
-    value.approach   r_t <= M prod_{s<t} tau(P_s) D_0,  r_t = max_i ||x_i^(t) - V^t c||   (one V)
+    value.approach   r_t <= M prod_{s<t} tau(P_s) D_0,  r_t = max_i ||x_i^(t) - V^t c||   (one V;
+                     c a point of the last hull of Q_t X_0's rows: "The approach r_t" below)
     value.expansive  D_t <= c^{-1/2} (sqrt(c) D_0)^(3^t), c = rho a, rho = ||V||_2,
                      when sqrt(c) D_0 < 1 is certified (collapse near consensus)      X' = P X V^T (one V)
 a_t = ||A_t||_2 is certified by certify.core.spectral (a thin head's through its d_k x d_k reduction,
 certify.core.thin_norm, as `certify check` encloses it); for a stack the cubic and value curves use the
 largest a_t (each step's factor only grows with a).
 
-The approach r_t.  x_i^(t) = V^t y_i^(t) with Y_t = Q_t X_0, Q_t = P_{t-1} ... P_0, and the rows of
-Y_t converge to the point c (value.bounded).  c is a limit, but it lies in the convex hull of the
-rows of Y_t for every t (the hulls are nested).  Hence r_t <= ||V^t||_2 D(Y_t) <= M D(Y_t), and with
+The approach r_t.  x_i^(t) = V^t y_i^(t) with Y_t = Q_t X_0, Q_t = P_{t-1} ... P_0: the convex hulls of the
+rows of Y_t are nested (each P_s is row-stochastic), and c is any point of the hull of the last resolved
+layer's, so of every earlier one (the rows' limit where they collapse, as under value.bounded; they need not:
+V = 2 I keeps two antipodal tokens apart).  Hence r_t <= ||V^t||_2 D(Y_t) <= M D(Y_t), and with
 the estimate c^ = the mean row of Y_last (the last resolved layer), ||c - c^|| <= D(Y_last), so r_t
 is within M D(Y_last) of r^_t = max_i ||x_i^(t) - V^t c^||.  The reported enclosure of r_t is the
-intersection of both: a certified enclosure of the distance to the true limit trajectory.
+intersection of both: a certified enclosure of the distance to the trajectory V^t c, whichever point c of
+that hull.
 """
 
 from __future__ import annotations
