@@ -9,7 +9,19 @@ MOST_KEYS_SHOWN = 10  # a message lists this many unknown keys, then their count
 
 
 class BadInput(ValueError):
-    """Malformed, inconsistent or out-of-range input: reported, never a verdict."""
+    """Malformed, inconsistent or out-of-range input: reported, never a verdict.  Its message is one line
+    (one_line), as the command line prints it: a path given with a newline in it ("d<newline>x/c.json: not valid
+    JSON") split the message a caller of the Python API was given in two."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(one_line(str(message)))
+
+
+def one_line(message: str) -> str:
+    """message with every character that does not print (a newline, a terminal escape) written as Python escapes
+    it: refusals name files as given, and a file named "a<newline>b" split the one line of its refusal in two,
+    the second one certify never wrote."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 class UndefinedBound(BadInput):

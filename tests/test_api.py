@@ -502,6 +502,24 @@ def test_a_numpy_integer_is_its_integer(tmp_path, function, changed):
         assert numpy.confirmed
 
 
+@pytest.mark.parametrize("call", [
+    lambda folder: certify.check(folder / "c.json"),
+    lambda folder: certify.verify(folder / "c.json"),
+    lambda folder: certify.sample(n=2, d=1, count=1, out=folder / "c.json"),
+])
+def test_a_bad_input_is_one_line_for_a_caller_of_the_api(tmp_path, call):
+    """The command line wrote every refusal on one line, but a caller of the Python API was given the message as
+    made: a path with a newline in it ("d<newline>x/c.json: not valid JSON") split it in two.  Its message is one
+    line, the path's newline written as Python escapes it."""
+    folder = tmp_path / "d\nx"
+    folder.mkdir()
+    (folder / "c.json").write_text('{"X": [[1, 2], [3, 4]]')
+    with pytest.raises(certify.BadInput) as err:
+        call(folder)
+    message = str(err.value)
+    assert message.isprintable() and "d\\nx" in message, message
+
+
 @pytest.mark.parametrize("source", [None, 5, ["cert.json"], b"cert.json"])
 def test_verify_of_what_is_no_certificate_is_bad_input(source):
     """certify.verify(None) raised pathlib's TypeError; certify.check(None) says what a configuration is."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -246,6 +247,22 @@ def test_cli_writes_a_counterexample_that_check_and_verify_confirm(tmp_path, cap
     assert run_cli(capsys, "verify", str(out / "certificate.json"))[0] == 0
     summary = json.loads((out / "summary.json").read_text())
     assert summary["violated"] and summary["counterexample"]["shrink_steps"]
+
+
+def test_the_re_check_commands_carry_the_limits_and_precision_cap_of_the_attack(tmp_path, capsys):
+    """The re-check line printed `certify verify CERT; certify check FILE --bound B` without the attack's --limit and
+    --max-prec: a certificate confirmed under a raised limit (precision=N for one above 65536 bits, work=N) was
+    refused by the command as printed.  Both commands carry the limits, check the cap above its own default."""
+    out = tmp_path / "a1"
+    code, captured = run_cli(capsys, "attack", "--bound", LARGE_L, "--n", "2", "--d", "1", "--budget", "400",
+                             "--limit", "work=2000000000", "--limit", "precision=131072", "--max-prec", "100000",
+                             "--out", str(out))
+    assert code == 1, captured.out
+    line = next(x for x in captured.out.splitlines() if x.startswith("  re-check: "))
+    verify, check = (shlex.split(part) for part in line[len("  re-check: "):].split("; "))
+    limits = ["--limit", "work=2000000000", "--limit", "precision=131072"]
+    assert verify[-4:] == limits and check[-6:] == limits + ["--max-prec", "100000"], line
+    assert main(verify[1:]) == 0 and main(check[1:]) == 1
 
 
 def test_cli_says_plainly_when_nothing_is_found(capsys):

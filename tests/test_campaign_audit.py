@@ -1065,6 +1065,26 @@ def test_hidden_files_are_passed_over_and_a_visible_one_is_still_refused(copy, c
     assert err.count("\n") == 1 and "certificates/DS_Store is a file no record names (remove that file)" in err, err
 
 
+@pytest.mark.parametrize("output", ["certificates", "chunks"])
+def test_a_link_in_place_of_a_file_a_record_names_is_refused_by_both(copy, tmp_path, capsys, output):
+    """A certificate (or chunk) that is a link to a copy elsewhere passed a resumed run, whose checks named it
+    and read what it points to, while verify rejected the certificate as "missing or outside the folder": both
+    refuse it now, as a link in place of what the run writes at the top, and --restart discards the link only."""
+    inside = sorted((copy / output).iterdir())[0]
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(inside, elsewhere)
+    inside.symlink_to(elsewhere)
+    said = f"{output}/{inside.name} is a link, which no campaign writes (remove it)"
+    assert main(["verify", str(copy), "--sample", "0", "--workers", "1"]) == 1
+    assert said in capsys.readouterr().out
+    command = shlex.split(SPEC.validated().command(copy))[1:] + ["--workers", "1", "-q"]
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err, err
+    kept = elsewhere.read_bytes()
+    assert main(command + ["--restart"]) in (0, 1) and elsewhere.read_bytes() == kept
+
+
 @pytest.mark.parametrize("name", ["summary.json", "index.html", "manifest.json", "certificates"])
 def test_a_link_in_place_of_what_a_run_writes_is_refused_and_its_target_kept(copy, tmp_path, capsys, name):
     """A run rewrites summary.json and its page through a link in their place, and its manifest, chunks and

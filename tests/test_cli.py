@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -96,6 +97,18 @@ def test_missing_file_and_unknown_command(capsys):
     assert main([]) == 2
     err = capsys.readouterr().err
     assert err.count("certify: error:") == 3
+
+
+def test_the_re_check_command_of_check_out_carries_its_limits(tmp_path, capsys):
+    """check --out printed "(re-check with `certify verify CERT`)" without its --limit options: a certificate
+    confirmed under a raised precision limit (here 108544 bits, the default limit 65536) was refused by the
+    command as printed (exit 2)."""
+    far = write(tmp_path, cases.antipodal(1750.0), "far.json")  # a D^2 = 7000: the sides agree to exp(-70000)
+    cert = tmp_path / "cert.json"
+    assert main(["check", far, "--bound", "tanh(a*D**2/4)*D*(1-exp(-10*a*D**2))", "--max-prec", "262144",
+                 "--limit", "precision=262144", "--out", str(cert), "-q"]) == 1
+    line = next(x for x in capsys.readouterr().out.splitlines() if "re-check with" in x)
+    assert main(shlex.split(line.split("`")[1])[1:]) == 0, line
 
 
 def test_check_exit_codes_and_certificate(tmp_path, capsys):

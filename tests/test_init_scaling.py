@@ -160,3 +160,15 @@ def test_cli_progress_names_each_part_of_a_row_as_it_begins(capsys):
 def test_a_misspelt_scheme_is_refused_with_the_closest_one():
     with pytest.raises(BadInput, match=r"unknown scheme 'lecn'; did you mean lecun\? choose one of lecun, xavier"):
         init_scaling.sample(8, 4, "lecn", 0)
+
+
+def test_the_init_rows_of_certify_run_name_no_certificate(tmp_path, capsys):
+    """The thesis-dynamics rows of the initialisation table named the table's JSON as their certificate, which
+    `certify verify` refuses (exit 2): a row names a certificate it has, the init rows none."""
+    out = tmp_path / "report"
+    assert main(["run", "--only", "thesis-dynamics", "--out", str(out), "-q"]) == 0
+    rows = json.loads((out / "results.json").read_text())["rows"]
+    init = [row for row in rows if row["case"].startswith("init ")]
+    assert init and all(row["certificate"] is None for row in init)
+    named = [row["certificate"] for row in rows if row["certificate"]]
+    assert named and all(main(["verify", str(out / path), "-q"]) == 0 for path in named)

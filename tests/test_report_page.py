@@ -186,6 +186,19 @@ def test_the_run_page_lists_verdicts_certificates_figures_and_the_environment(tm
     assert f"certify run --out {tmp_path}" in text
 
 
+def test_the_figures_of_a_section_whose_rows_name_no_certificate_are_shown(tmp_path):
+    """A row names a certificate only (wu-figures' and the init table's named their data, which `certify verify`
+    refuses), and the page found the folders this run wrote into from those names alone: a section's own folder is
+    shown as well, where no row names a file."""
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    shutil.copytree(tmp_path / "dynamics", tmp_path / "wu-figures")
+    results["rows"].append({"section": "wu-figures", "case": "wu-fig1 (3 findings)", "verdict": "ok", "detail": "",
+                            "ok": True, "certificate": None})
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    assert "figures: wu-figures" in text and 'href="wu-figures/curve.pdf"' in text
+
+
 def test_a_certificate_no_row_names_is_labelled_not_certified(tmp_path):
     """A certificate file in a folder this run wrote into that no row names (an earlier run's, or one put
     there) is listed, but what it states is not this run's verdict: it is labelled, not shown as one."""

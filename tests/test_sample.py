@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -250,6 +251,17 @@ def test_a_folder_of_another_campaign_is_refused(tmp_path, capsys):
 
 
 # --- the command line ------------------------------------------------------------------------
+
+
+def test_the_certificate_the_summary_names_is_re_checked_under_the_campaigns_limits(tmp_path, capsys):
+    """The summary's "(e.g. certify verify CERT)" left out the campaign's --limit options, under which the checker
+    confirmed its certificates: one needing a raised limit was refused by the command as printed."""
+    out = tmp_path / "c"
+    assert main(["sample", "--n", "2", "--d", "1", "--count", "4", "--limit", "work=2000000000", "--out", str(out),
+                 "-q"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if "(e.g. certify verify " in x)
+    command = shlex.split(line[line.index("certify verify "):].rstrip(")"))
+    assert command[-2:] == ["--limit", "work=2000000000"] and main(command[1:]) == 0, line
 
 
 def test_cli_prints_the_summary_and_writes_the_folder(tmp_path, capsys):

@@ -33,7 +33,7 @@ import certify  # noqa: E402  (after the BLAS setting, like every import that ma
 from certify import signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
-from certify.errors import BadInput, did_you_mean, shown  # noqa: E402
+from certify.errors import BadInput, did_you_mean, one_line, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return _reader_gone()
     except BadInput as err:
-        _say(f"certify: error: {one_line(cut_quoted(str(err)))}")
+        _say(f"certify: error: {cut_quoted(str(err))}")  # one line already (BadInput)
         return EXIT_BAD_INPUT
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         _say(f"certify: error: not valid JSON: {one_line(str(err))}")
@@ -219,13 +219,6 @@ def cut_quoted(message: str) -> str:
     100 kB of a 100 kB argument.  Only a quoted value: the quote of a value already cut short (shown), the
     apostrophe of a word after it ("option's") and the text between two empty values ('') are not one."""
     return re.sub(r"(?<![\w'])'([^'\n]{60,})'(?![\w'])", lambda quoted: shown(quoted.group(1)), message)
-
-
-def one_line(message: str) -> str:
-    """message with every character that does not print (a newline, a terminal escape) written as Python escapes
-    it: refusals name files as given, and a file named "a<newline>b" split the one line of its refusal in two,
-    the second one certify never wrote."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
 
 
 def os_error_line(err: OSError) -> str:

@@ -107,7 +107,7 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(summary)
     else:
-        render(report, summary, report.files)
+        render(report, summary, report.files, _recheck_options(args))
     if report.interrupted:  # after the report: the exit code says the run was stopped, not what it found
         raise Interrupted(interruption(report, args))
     return report.exit_code
@@ -136,9 +136,18 @@ def _g(x, digits: int = 6) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def render(report: AttackReport, summary: dict, written: dict) -> None:
+def _recheck_options(args) -> tuple[str, str]:
+    """The options the re-check commands of a counterexample need, (verify's, check's): the --limit options the
+    checker confirmed it under, and check's the attack's --max-prec where it passes check's default cap."""
+    given = options.limit_options(args.limit)
+    higher = args.max_prec > engine.DEFAULT_MAX_PRECISION
+    return given, given + (f" --max-prec {args.max_prec}" if higher else "")
+
+
+def render(report: AttackReport, summary: dict, written: dict, recheck: tuple[str, str] = ("", "")) -> None:
     """Print the attack's human-readable report: the search, the most violating and the tightest points, the
-    best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written."""
+    best per band of L = a D^2, the certified (shrunk) counterexample if any, and the files written; recheck: the
+    options of its re-check commands (_recheck_options)."""
     print(f"ATTACK {report.target} on {report.layout.describe()}")
     replayed = f" ({report.replayed} replayed from the journal)" if report.replayed else ""
     print(f"  search: seed {report.seed}, {counted(report.starts, 'start')}, {counted(report.evaluations, 'evaluation')}{replayed} in "
@@ -202,8 +211,8 @@ def render(report: AttackReport, summary: dict, written: dict) -> None:
     for name, path in written.items():
         print(f"  {name}: {path}")
     if "certificate" in written:
-        print(f"  re-check: certify verify {written['certificate']}; certify check {written['counterexample']}"
-              + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}"))
+        print(f"  re-check: certify verify {written['certificate']}{recheck[0]}; certify check {written['counterexample']}"
+              + (f" --bound \"{report.bound}\"" if report.bound else f" --claim {report.claim}") + recheck[1])
 
 
 # The most entries of a matrix an evaluated (uncertified) point shows: --n 64 --d 64 printed 100 kB of digits;

@@ -125,7 +125,7 @@ def run(args) -> int:
     if result.reason:
         print(f"  {result.reason}")
     if written:
-        print(f"  certificate: {written} (re-check with `certify verify {written}`)")
+        print(f"  certificate: {written} (re-check with `certify verify {written}{options.limit_options(args.limit)}`)")
     elif args.out:
         print("  no certificate written: nothing was decided")
     return result.exit_code

@@ -492,6 +492,9 @@ class Store:
         folder = self.folder / output
         left = []
         for path in sorted(folder.iterdir()) if folder.is_dir() else []:
+            if path.name in named and path.is_symlink():  # a run writes through it, a reader reads what it names
+                raise self.corrupt(f"{PurePosixPath(output, path.name)} is a link, which no {self.noun} writes "
+                                   "(remove it)", discarded=output != TOP)
             if path.name in named or passed_over(path.name):
                 continue
             if not (path.is_file() and (files.temporary(path.name) or pending(path.name))):
@@ -506,12 +509,10 @@ class Store:
     def _refuse_strays(self) -> None:
         """Refuse the folder (refuse_unnamed) when its top holds an entry the job does not write: beside its summary
         and figures, a file would be browsed as one of them (a job's report page shows every figure there).  Also
-        when one it writes is a link: a run writes through it, to what it names (a summary.json linked to a file
-        elsewhere had that file overwritten by a resumed run's summary), and a restart is not to remove that."""
+        when one it writes is a link (refuse_unnamed): a run writes through it, to what it names (a summary.json
+        linked to a file elsewhere had that file overwritten by a resumed run's summary), and a restart is not to
+        remove that."""
         self.refuse_unnamed(TOP, {MANIFEST, CHUNKS, LOCK, *self.outputs}, _never, unnamed=f"no {self.noun} writes")
-        for name in (MANIFEST, CHUNKS, *self.outputs):
-            if (self.folder / name).is_symlink():
-                raise self.corrupt(f"{name} is a link, which no {self.noun} writes (remove it)", discarded=False)
 
     def _discard_leftovers(self) -> None:
         """Remove what refuse_unnamed let pass as a killed run's leftovers: called before the run writes anything."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from certify import suite
 from certify.core.verdicts import NOT_CERTIFIED
 from certify.report import environment, files, page
 
@@ -82,9 +83,10 @@ def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.
             "A violated or undecided verdict is expected where the row says so: planted false bounds are violated "
             "(certified counterexamples) and exact equalities are undecided (ball arithmetic cannot decide lhs = rhs).",
             f"Took {results['seconds']} s" + (", the full-size studies (--long)" if results.get("long") else "") + "."]
-    # the folders this run's sections wrote into (a report folder may hold other files)
+    # the folders this run's sections wrote into (a report folder may hold other files): a section's own, also where
+    # no row names a certificate (wu-figures writes figures and data only), and any a row's certificate is in
     named = {row["certificate"] for row in rows if row.get("certificate")}
-    written = {Path(path).parts[0] for path in named}
+    written = {Path(path).parts[0] for path in named} | suite.folders({str(row["section"]) for row in rows})
     certificates, campaigns, figures = files.scan(out_dir, sorted(written))
     # a row labels what the checker did not confirm (certify.core.verdicts.labelled, or its detail)
     unconfirmed = {row["certificate"] for row in rows

@@ -95,6 +95,11 @@ class SuiteRun:
         return path
 
 
+def folders(titles) -> set[str]:
+    """The folders the sections titled `titles` write into (their FOLDER)."""
+    return {m.FOLDER for m in load_sections(sorted(titles)) if hasattr(m, "FOLDER")} if titles else set()
+
+
 def load_sections(only: list[str] | None = None):
     """The section modules, all or those whose TITLE is in `only`."""
     modules = [importlib.import_module(name) for name in SECTIONS]
