@@ -3,6 +3,7 @@ float64's mistakes counted correctly, and resuming without losing or repeating a
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import os
@@ -262,6 +263,10 @@ def test_the_certificate_the_summary_names_is_re_checked_under_the_campaigns_lim
     line = next(x for x in capsys.readouterr().out.splitlines() if "(e.g. certify verify " in x)
     command = shlex.split(line[line.index("certify verify "):].rstrip(")"))
     assert command[-2:] == ["--limit", "work=2000000000"] and main(command[1:]) == 0, line
+    # the page's verify command of each certificate too (it runs in the page's folder)
+    page = html.unescape((out / "index.html").read_text())
+    commands = [shlex.split(text) for text in re.findall(r"<code>(certify verify certificates/[^<]*)</code>", page)]
+    assert commands and all(command[-2:] == ["--limit", "work=2000000000"] for command in commands), commands
 
 
 def test_cli_prints_the_summary_and_writes_the_folder(tmp_path, capsys):

@@ -13,6 +13,7 @@ from certify import engine
 from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.limits import limit_options
 from certify.core.verdicts import NOT_CERTIFIED
 from certify.cli import options
 from certify.errors import Interrupted, counted
@@ -139,7 +140,7 @@ def _g(x, digits: int = 6) -> str:
 def _recheck_options(args) -> tuple[str, str]:
     """The options the re-check commands of a counterexample need, (verify's, check's): the --limit options the
     checker confirmed it under, and check's the attack's --max-prec where it passes check's default cap."""
-    given = options.limit_options(args.limit)
+    given = limit_options(args.limit)
     higher = args.max_prec > engine.DEFAULT_MAX_PRECISION
     return given, given + (f" --max-prec {args.max_prec}" if higher else "")
 

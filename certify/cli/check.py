@@ -7,6 +7,7 @@ import math
 from flint import arb
 
 from certify.core import jsonfile, progress
+from certify.core.limits import limit_options
 from certify.core.numbers import decimal_ends, signed_text
 from certify import engine
 from certify.engine import certificate
@@ -125,7 +126,7 @@ def run(args) -> int:
     if result.reason:
         print(f"  {result.reason}")
     if written:
-        print(f"  certificate: {written} (re-check with `certify verify {written}{options.limit_options(args.limit)}`)")
+        print(f"  certificate: {written} (re-check with `certify verify {written}{limit_options(args.limit)}`)")
     elif args.out:
         print("  no certificate written: nothing was decided")
     return result.exit_code

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 
 from certify import engine, figures
@@ -44,13 +43,6 @@ def limits_of(args) -> limits.Limits:
     """The certify.core.limits.Limits of a command: the defaults changed by its --limit NAME=VALUE options
     (BadInput for an unknown name or a bad value)."""
     return limits.DEFAULT.changed(args.limit)
-
-
-def limit_options(items) -> str:
-    """The --limit options of NAME=VALUE items (a command's --limit as given), for the commands it prints that
-    re-check what it wrote: the checker confirmed it under them, and `certify verify` at the default limits refuses
-    one that needs them raised."""
-    return "".join(f" --limit {shlex.quote(item)}" for item in items)
 
 
 def add_output(parser) -> None:

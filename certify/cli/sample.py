@@ -123,9 +123,7 @@ def render(summary: dict, out_dir: str, restart: bool = False) -> list[str]:
         lines.append(f"  L = a D^2: min {L['min']:.3g}, median {L['median']:.3g}, max {L['max']:.3g}  ("
                      + ", ".join(f"{label}: {k}" for label, k in L["regimes"].items()) + ")")
     certs = summary["certificates"]
-    # one certificate re-checked alone, under the campaign's changed limits it was confirmed under (its folder's
-    # manifest gives them to `certify verify FOLDER`)
-    limits = options.limit_options(f"{name}={value}" for name, value in summary["campaign"].get("limits", {}).items())
+    limits = campaign.recheck_options(summary)
     lines.append(f"  certificates: {certs['violated']} violations, {certs['holds']} sampled holds in "
                  f"{out / 'certificates'}/"
                  + (f"  (e.g. certify verify {out / certs['paths'][0]}{limits})" if certs["paths"] else ""))

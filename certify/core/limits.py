@@ -29,6 +29,7 @@ A bound's own caps (2000 characters, 100 nested operators) are certify.core.expr
 from __future__ import annotations
 
 import functools
+import shlex
 from dataclasses import dataclass, fields, replace
 
 from certify.core.arguments import integer
@@ -362,3 +363,10 @@ def resource_problem(n: int, d: int, layers: int, hidden: int, precision: int, l
         return (f"an estimated work of {cost:.3g} at {precision} bits is above the limit of {limits.work:.3g} "
                 "(raise it with --limit work=N)")
     return None
+
+
+def limit_options(items) -> str:
+    """The --limit options of NAME=VALUE items (a command's --limit as given), for the commands printed to re-check
+    what it wrote: the checker confirmed it under them, and `certify verify` at the default limits refuses one that
+    needs them raised."""
+    return "".join(f" --limit {shlex.quote(item)}" for item in items)

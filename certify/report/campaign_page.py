@@ -64,7 +64,7 @@ def _certificates(summary: dict) -> page.Section:
     # certificates/ holds, which may have a file no record names
     certificates = summary["certificates"]
     paths = certificates["paths"]
-    rows = [[page.Link(path, path), files.verify_command(path)] for path in paths]
+    rows = [[page.Link(path, path), files.verify_command(path, campaign.recheck_options(summary))] for path in paths]
     blocks: list = ["The whole folder, its records re-derived in arb and its certificates checked. " + files.VERIFY_HERE,
                     page.Table(["folder", "verify"], [[page.Link("manifest.json", "manifest.json"),
                                                        files.verify_command("")]]),

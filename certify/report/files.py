@@ -21,9 +21,10 @@ FIGURE_SUFFIXES = (*page.IMAGE_TYPES, ".pdf")
 VERIFY_HERE = "The verify commands run in this page's folder."
 
 
-def verify_command(relative) -> page.Code:
-    """`certify verify PATH` with PATH relative to the report folder (VERIFY_HERE); "" is the folder itself."""
-    return page.Code(f"certify verify {shlex.quote(str(Path(relative)))}")
+def verify_command(relative, options: str = "") -> page.Code:
+    """`certify verify PATH` with PATH relative to the report folder (VERIFY_HERE); "" is the folder itself; options:
+    what follows PATH (a campaign's --limit options, campaign.recheck_options)."""
+    return page.Code(f"certify verify {shlex.quote(str(Path(relative)))}{options}")
 
 
 def _json(path: Path):

@@ -96,7 +96,7 @@ from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
 from certify.core.arguments import Spelling, flag, integer, option_of, workers_option
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, limit_options
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.search import float_screen, samplers, tier3
 
@@ -120,6 +120,12 @@ def uncertified_holds(summary: dict) -> str:
     `certify verify FOLDER --all` re-derives them in arb, which the checker confirms), or "" when none."""
     k = summary["tiers"].get("tier3", 0)
     return f"{k} by tier 3, {NOT_CERTIFIED}: certify verify --all re-derives them" if k else ""
+
+
+def recheck_options(summary: dict) -> str:
+    """The --limit options `certify verify CERT` needs to re-check one of the campaign's certificates alone: the
+    changed caps the checker confirmed them under (`certify verify FOLDER` reads them from the manifest)."""
+    return limit_options(f"{name}={value}" for name, value in (summary["campaign"].get("limits") or {}).items())
 
 
 def tiers_line(summary: dict) -> str:
