@@ -248,3 +248,18 @@ def test_run_refuses_an_output_folder_it_cannot_write_before_any_section(capsys)
     assert main(["run", "--only", "claims", "--out", "/proc"]) == 2
     out, err = capsys.readouterr()
     assert err.startswith("certify: error: cannot write into /proc") and err.count("\n") == 1 and out == ""
+
+
+@pytest.mark.parametrize("mid, rad", [("2.030383559019783e-434", "6.81e-450"), ("1/3", "1e-40"), ("1.4746383354465", "5e-15"),
+                                      ("-7", "0")])
+def test_check_json_radius_encloses_the_ball_about_its_binary64_value(mid, rad):
+    """`value +/- radius` of check --json encloses the ball: examples/saturated.json's margin, 2e-434 +/- 7e-450, had
+    the radius 0.0 (its radius to nearest) about the value 0.0, which excludes it."""
+    from flint import arb, ctx
+    from certify.cli import check
+    with ctx.workprec(300):
+        ball = arb(mid if "/" not in mid else arb(1) / 3, rad)
+        shown = check.number(ball)
+        value, radius = arb(shown["value"]), arb(shown["radius"])  # binary64 numbers: exact
+        assert value - radius <= ball.lower() and ball.upper() <= value + radius
+        assert radius <= max(arb(5e-324), 2 * ball.rad() + abs(value) * 2.0**-52)  # and not far wider

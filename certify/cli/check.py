@@ -8,7 +8,7 @@ from flint import arb
 
 from certify.core import jsonfile, progress
 from certify.core.limits import limit_options
-from certify.core.numbers import decimal_ends, signed_text
+from certify.core.numbers import decimal_ends, float_bounds, signed_text
 from certify import engine
 from certify.engine import certificate
 from certify.cli import options
@@ -56,10 +56,15 @@ def side_digits(c) -> int:
 
 def number(x) -> dict:
     """A ball as numbers (binary64 midpoint and radius, for reading) and its text (arb's decimal
-    enclosure, which stays exact where binary64 underflows or rounds two sides to the same value)."""
+    enclosure, which stays exact where binary64 underflows or rounds two sides to the same value).  The radius is
+    the distance from that midpoint to the ball's farther end, rounded up, so that value +/- radius encloses the
+    ball: the ball's own radius to nearest was 0.0 below binary64's range (examples/saturated.json's margin, 2e-434
+    +/- 7e-450, read [0.0, 0.0])."""
     x = arb(x)
     mid = float(x.mid())
-    return {"text": x.str(MAX_SIDE_DIGITS, radius=True), "value": mid, "radius": float(x.rad()),
+    # from the exact midpoint and radius: the ends x.upper(), x.lower() are rounded to the working precision
+    reach = abs(x.mid() - arb(mid)) + x.rad() if math.isfinite(mid) else arb("inf")
+    return {"text": x.str(MAX_SIDE_DIGITS, radius=True), "value": mid, "radius": float_bounds(reach)[1],
             "log10_abs": None if x.mid() == 0 or not x.is_finite() else float((abs(x.mid()).log() / arb(10).log()).mid())}
 
 
