@@ -60,7 +60,7 @@ def _compile(node, source: str):
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         operand = _compile(node.operand, source)
         return (lambda env: -operand(env)) if isinstance(node.op, ast.USub) else operand
-    if _one_minus_exp(node):
+    if _one_minus_exp(node, source):
         exponent = _compile(node.right.args[0], source)
         return lambda env: _one_minus_exp_of(exponent(env))
     if isinstance(node, ast.BinOp) and type(node.op) in OPERATIONS:
@@ -85,13 +85,14 @@ def _compile(node, source: str):
     raise ValueError(f"formula {source!r}: {ast.dump(node)[:60]} is not allowed")
 
 
-def _one_minus_exp(node) -> bool:
+def _one_minus_exp(node, source: str) -> bool:
     """1 - exp(u): evaluated as -expm1(u), as certify evaluates it (certify.core.expr), so that (1 - exp(-a D^2)) D
-    keeps its relative accuracy where a D^2 is far below 2^-precision (a stack collapsed to D_t ~ 10^-30000)."""
-    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.left, ast.Constant)
-            and type(node.left.value) in (int, float) and node.left.value == 1 and isinstance(node.right, ast.Call)
+    keeps its relative accuracy where a D^2 is far below 2^-precision (a stack collapsed to D_t ~ 10^-30000).  The 1
+    read exactly: 1.0000000000000000001 is 1.0 in binary64, and read as 1 it made a false bound hold."""
+    return (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and isinstance(node.right, ast.Call)
             and isinstance(node.right.func, ast.Name) and node.right.func.id == "exp" and len(node.right.args) == 1
-            and not node.right.keywords)
+            and not node.right.keywords and isinstance(node.left, ast.Constant)
+            and _rational_constant(node.left, source) == 1)
 
 
 def _one_minus_exp_of(x):

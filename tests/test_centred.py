@@ -249,3 +249,21 @@ def test_one_minus_exp_keeps_its_relative_accuracy_in_the_engine_and_the_checker
         for ball in (engine_ball, checker_ball):
             assert ball.rel_accuracy_bits() >= 50 and contains(ball, exact)
     assert expr.parse(text).evaluate(FLOAT64, {"a": 2.0, "D": float(D)}) == -np.expm1(-2 * float(D) ** 2) * float(D)
+
+
+@pytest.mark.parametrize("one", ["1.0000000000000000001", "0.99999999999999999999"])
+def test_a_literal_near_1_minus_exp_is_that_literal_not_1_in_the_checker(one):
+    """Only a literal that is exactly 1 makes 1 - exp(u) the -expm1(u) form: 1.0000000000000000001 reads as 1.0 in
+    binary64, and the checker confirmed "holds" of D_out <= -(1.0000000000000000001 - exp(0*D)) (a bound of -1e-19)
+    on two equal tokens, D_out = 0."""
+    text = f"-({one} - exp(0*D))"
+    with ctx.workprec(128):
+        value = formula.evaluate(text, lambda name: arb(0))
+        assert value.contains(1 - arb(one)) and not value.contains(0)
+    cfg = {"X": [[1, 2], [1, 2]], "layers": [{"A": [[1, 0], [0, 1]]}] * 2}
+    cert = engine.check(cfg, bound="-(1 - exp(0*D))").certificate
+    forged = {**cert, "bound": text, "values": {**cert["values"], "comparisons": [
+        {**entry, "rhs_expr": entry["rhs_expr"].replace("(1 - exp", f"({one} - exp")}
+        for entry in cert["values"]["comparisons"]]}}
+    forged["inputs_sha256"] = checker.inequality.digest(forged)
+    assert not checker.verify(forged).ok
