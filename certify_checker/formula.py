@@ -38,19 +38,21 @@ OPERATIONS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.m
               ast.Pow: _real_power}
 
 
-def evaluate(text: str, env) -> arb:
-    """Evaluate a formula of the restricted grammar (numbers exact, ** with integer powers by products)."""
-    return _compiled(text.strip())(env)
+def evaluate(text: str, env, expm1: bool = True) -> arb:
+    """Evaluate a formula of the restricted grammar (numbers exact, ** with integer powers by products); expm1: 1 - exp(u)
+    as -expm1(u) (_one_minus_exp), else as the subtraction it is written as (what certificates written before certify
+    evaluated it so state: inequality.verify judges their accuracy by it)."""
+    return _compiled(text.strip(), expm1)(env)
 
 
 @functools.lru_cache(maxsize=256)
-def _compiled(source: str):
+def _compiled(source: str, expm1: bool):
     """The formula as a function of env, built once per text (the claims' formulas recur in every
     certificate): each node of its syntax tree becomes a closure over its operands' closures."""
-    return _compile(ast.parse(source, mode="eval").body, source)
+    return _compile(ast.parse(source, mode="eval").body, source, expm1)
 
 
-def _compile(node, source: str):
+def _compile(node, source: str, expm1: bool):
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         number = ast.get_source_segment(source, node)  # read exactly, not as binary64
         return lambda env: ball(number)
@@ -58,26 +60,26 @@ def _compile(node, source: str):
         name = node.id
         return lambda env: env(name)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _compile(node.operand, source)
+        operand = _compile(node.operand, source, expm1)
         return (lambda env: -operand(env)) if isinstance(node.op, ast.USub) else operand
-    if _one_minus_exp(node, source):
-        exponent = _compile(node.right.args[0], source)
+    if expm1 and _one_minus_exp(node, source):
+        exponent = _compile(node.right.args[0], source, expm1)
         return lambda env: _one_minus_exp_of(exponent(env))
     if isinstance(node, ast.BinOp) and type(node.op) in OPERATIONS:
-        left, power = _compile(node.left, source), node.right
+        left, power = _compile(node.left, source, expm1), node.right
         if (isinstance(node.op, ast.Pow) and isinstance(power, ast.Constant) and type(power.value) is int
                 and power.value >= 0):
             if power.value > MAX_POWER:  # a product per unit of the exponent: D**10**9 would never end
                 raise ValueError(f"formula {source!r}: exponent {power.value} above {MAX_POWER}")
             return lambda env: _power(left(env), power.value)
-        right, operation = _compile(power, source), OPERATIONS[type(node.op)]
+        right, operation = _compile(power, source, expm1), OPERATIONS[type(node.op)]
         if isinstance(node.op, ast.Pow) and (constant := _rational_constant(power, source)) is not None:
             if abs(constant) > MAX_POWER:
                 raise ValueError(f"formula {source!r}: exponent {constant} above {MAX_POWER} in absolute value")
             operation = _positive_power if constant > 0 else operation
         return lambda env: operation(left(env), right(env))  # arguments run left to right
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
-        name, args = node.func.id, [_compile(a, source) for a in node.args]
+        name, args = node.func.id, [_compile(a, source, expm1) for a in node.args]
         if name in ("min", "max"):
             return lambda env: _extremum(name, [arg(env) for arg in args])
         (arg,) = args

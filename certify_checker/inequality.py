@@ -281,9 +281,10 @@ def _bound_work(cert: dict) -> int:
 
 
 def bound_work(count: int, bits: int) -> int:
-    """The work of `count` ball operations of a bound (operations) at the precision and at each ESCALATION of it:
-    also the engine's price of them (certify.engine.certificate.bound_work), one formula for both."""
-    return count * ENTRY * passes(bits, ESCALATION)
+    """The work of `count` ball operations of a bound (operations) at the precision and at each ESCALATION of it, and
+    once more at the precision with 1 - exp(u) subtracted (_subtracted): also the engine's price of them
+    (certify.engine.certificate.bound_work), one formula for both."""
+    return count * ENTRY * (passes(bits, ESCALATION) + limits.cost(bits))
 
 
 def operations(bound) -> int:
@@ -433,24 +434,44 @@ def _recompute(cert: dict, scope: str, inequalities: list, precision: int):
             steps.append(Layer(spec, Xm, X0m, cert["witness"], t, len(inputs["layers"]), shared, c))
             Xm = steps[-1].step["out_matrix"]
             c = None if c is None else steps[-1].moved["c"]
-        compared = []
         frames = windowed.frames(claim, inputs, steps) if scope == "window" else []
-        for lhs_text, rhs_text in inequalities:
-            if scope == "window":
-                compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame), evaluate(rhs_text, frame))
-                             for frame in frames]
-                continue
-            if scope == "stack":
-                # D_t for every t <= T: after each layer its lhs against the rhs composed up to it, so a
-                # bound that fails at some t < T is violated even where it holds again at T
-                bound_value = steps[0]("D")
-                for step in steps:
-                    bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name))
-                    compared.append((step.t, lhs_text, f"composed {rhs_text}", evaluate(lhs_text, step), bound_value))
-            else:
-                for step in steps:
-                    compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step), evaluate(rhs_text, step)))
-    return compared, steps
+        return _compare(scope, inequalities, steps, frames), steps
+
+
+def _compare(scope: str, inequalities: list, steps: list, frames: list, expm1: bool = True) -> list:
+    """The comparisons (layer, lhs text, rhs text, lhs, rhs) of the recomputed steps, or of a window claim's frames,
+    at the working precision; expm1: formula.evaluate's."""
+    compared = []
+    for lhs_text, rhs_text in inequalities:
+        if scope == "window":
+            compared += [(frame.t, lhs_text, rhs_text, evaluate(lhs_text, frame, expm1),
+                          evaluate(rhs_text, frame, expm1)) for frame in frames]
+            continue
+        if scope == "stack":
+            # D_t for every t <= T: after each layer its lhs against the rhs composed up to it, so a
+            # bound that fails at some t < T is violated even where it holds again at T
+            bound_value = steps[0]("D")
+            for step in steps:
+                bound_value = evaluate(rhs_text, lambda name, s=step, b=bound_value: b if name == "D" else s(name),
+                                       expm1)
+                compared.append((step.t, lhs_text, f"composed {rhs_text}", evaluate(lhs_text, step, expm1),
+                                 bound_value))
+        else:
+            for step in steps:
+                compared.append((step.t, lhs_text, rhs_text, evaluate(lhs_text, step, expm1),
+                                 evaluate(rhs_text, step, expm1)))
+    return compared
+
+
+def _subtracted(cert: dict, scope: str, inequalities: list, steps: list, precision: int, deciding: int) -> dict:
+    """The enclosures of the formulas with 1 - exp(u) evaluated as the subtraction written (formula.evaluate's expm1
+    off), from the same steps: a certificate written before certify evaluated it as -expm1(u) states a ball that
+    subtraction gives, honest but less accurate than the checker's own where u is tiny, and it is judged as accurate
+    by either (the layers' own quantities are the same balls).  A window claim's formulas have no 1 - exp(u)."""
+    if scope == "window":
+        return {}
+    with ctx.workprec(precision):
+        return _enclosures(cert, _compare(scope, inequalities, steps, [], expm1=False), steps, precision, deciding)
 
 
 def _enclosures(cert: dict, compared: list, steps: list, precision: int, deciding: int) -> dict:
@@ -511,8 +532,10 @@ def verify(cert: dict) -> tuple[bool, str]:
     # A ball the checker cannot make finite (exp of scores known to +-10^50: D_out of a layer a violated one
     # precedes) is agreed with by one stated as not finite (exact.agrees), or by a finite one judged finer.
     unfinished = {label for label, (mine, _) in enclosures.items() if not mine.is_finite()}
+    as_subtracted = functools.cache(lambda: _subtracted(cert, scope, inequalities, steps, precision, deciding))
     for label, mine, text in pairs.values():
-        if label not in unfinished and text not in NON_FINITE and not accurate(mine, text, precision):
+        if label not in unfinished and text not in NON_FINITE and not (
+                accurate(mine, text, precision) or accurate(as_subtracted().get(label, (mine,))[0], text, precision)):
             return False, f"{label}: the stated {str(text)[:40]} is not as accurate as {precision} bits give"
     # Each stated enclosure must contain the checker's own (so the true value); an honest one that
     # misses it only by the two evaluations' rounding does so at a higher precision.

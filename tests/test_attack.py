@@ -415,8 +415,8 @@ def mp_stack_sides(configuration: dict, factor) -> list:
 def third_layer():
     # with the scales phase every seed of 0 to 19 finds and certifies a violation (without it, 14 of 20); which
     # layer it is at after shrinking and how far it shrinks depend on the seed's path (this seed: only the third
-    # layer, on the grid of 1/32 below, the stack evaluated in centred form; elsewhere the second layer may fail
-    # too, or the scale of X is kept with tiny A entries)
+    # layer, on the grid of 1/16 below; elsewhere the second layer may fail too, or the scale of X is kept with
+    # tiny A entries)
     return attack.attack(bound=THIRD_LAYER, n=2, d=1, seed=9, budget=900, layers=3)
 
 
@@ -428,7 +428,7 @@ def test_a_bound_violated_only_at_the_third_layer_is_found_shrunk_and_certified(
     assert [c.outcome for c in shrunk.result.comparisons] == [True, True, False]  # only the third layer fails
     entries = [v for row in shrunk.case.X for v in row] + [v for layer in shrunk.case.layers for row in layer.A
                                                           for v in row]
-    assert all((v * 32).denominator == 1 for v in entries), entries
+    assert all((v * 16).denominator == 1 for v in entries), entries
     sides = mp_stack_sides(config.to_json(shrunk.case), third_layer_factor)
     assert [lhs > rhs for lhs, rhs in sides] == [False, False, True], "mpmath must see the same"
 

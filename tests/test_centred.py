@@ -176,16 +176,24 @@ def deep_stack(T: int) -> dict:
     return {"X": example["X"], "layers": [example["layers"][t % 3] for t in range(T)]}
 
 
-@pytest.mark.parametrize("cfg, claim", [(deep_stack(8), "collapse.trajectory"), (random_stack(0, "biased"), "collapse.global"),
-                                        (random_stack(1, "residual"), "residual.two_sided")],
+def near_consensus(cfg: dict) -> dict:
+    """The stack's tokens moved to 1 + 2^-40 X: a spread absolute coordinates at 53 bits cannot follow through a layer."""
+    return {**cfg, "X": [[1 + x * 2.0**-40 for x in row] for row in cfg["X"]]}
+
+
+@pytest.mark.parametrize("cfg, claim", [(deep_stack(8), "collapse.global"),
+                                        (near_consensus(random_stack(0, "biased")), "collapse.global"),
+                                        (near_consensus(random_stack(1, "residual")), "residual.two_sided")],
                          ids=["deep-pure", "biased-heads", "residual"])
-def test_a_stack_is_checked_in_centred_form_and_every_stated_value_holds_mpmaths(cfg, claim, monkeypatch):
-    """Every enclosure the certificate states, layer by layer, contains an absolute mpmath evaluation at 2300
-    digits (8 layers of pure-stack: D_8 ~ 10^-1807 at 53 bits).  At 20 layers the composed bound itself is down
-    to 10^-20847 (layer 16): decided at 53 bits, where absolute coordinates at up to 4096 bits decide nothing."""
+def test_a_stack_left_undecided_at_the_first_rung_is_checked_in_centred_form_as_mpmath_has_it(cfg, claim, monkeypatch):
+    """The first rung in absolute coordinates cannot resolve these; the next, in centred form, decides them, and every
+    enclosure the certificate states, layer by layer, contains an absolute mpmath evaluation at 2300 digits.  At 20
+    layers of pure-stack the composed bound itself is down to 10^-20847 (layer 16): decided at 106 bits, where
+    absolute coordinates at up to 4096 bits decide nothing."""
     result = engine.check(cfg, claim=claim)
     cert = result.certificate
-    assert result.verdict == engine.HOLDS and cert["representation"] == "centred" and checker.verify(cert).ok
+    assert result.verdict == engine.HOLDS and result.precision > 53 and cert["representation"] == "centred"
+    assert checker.verify(cert).ok
     monkeypatch.setattr(oracle, "DPS", DPS + 300)
     reference = oracle.quantities(cfg)
     with mp.workdps(DPS + 300):
@@ -193,16 +201,17 @@ def test_a_stack_is_checked_in_centred_form_and_every_stated_value_holds_mpmaths
             assert {"D", "D_out"} <= set(stated)
             for name in set(stated) & set(exact):
                 assert contains(arb(stated[name]), exact[name]), (t, name)
-    if claim == "collapse.trajectory":
-        deeper = engine.check(deep_stack(20), claim=claim)
-        assert result.precision == deeper.precision == 53 and deeper.verdict == engine.HOLDS
+    if cfg == deep_stack(8):
+        deeper = engine.check(deep_stack(20), claim="collapse.trajectory")
+        assert deeper.precision == 106 and deeper.verdict == engine.HOLDS
         monkeypatch.setattr(decide, "carries_centred", lambda case, claim: False)
-        assert engine.check(deep_stack(20), claim=claim, max_prec=4096).verdict == engine.UNDECIDED
+        assert engine.check(deep_stack(20), claim="collapse.trajectory", max_prec=4096).verdict == engine.UNDECIDED
 
 
 def test_a_violation_deep_in_a_stack_is_found_confirmed_and_mpmath_sees_it(tmp_path, capsys, monkeypatch):
-    """A bound that fails only once D < 10^-100 (layer 6 of pure-stack, D_6 ~ 10^-201): violated at 53 bits from the
-    CLI, the certificate confirmed by `certify verify`, and mpmath finds layer 6 the first that violates it."""
+    """A bound that fails only once D < 10^-100 (layer 6 of pure-stack, D_6 ~ 10^-201): violated from the CLI at the
+    second rung, in centred form, the certificate confirmed by `certify verify`, and mpmath finds layer 6 the first
+    that violates it."""
     path, out = tmp_path / "deep.json", tmp_path / "violated.json"
     path.write_text(json.dumps(deep_stack(8)))
     bound = "a*D**3*max(1e-9, min(1, (D*1e100)**2))"
@@ -221,8 +230,9 @@ def test_a_violation_deep_in_a_stack_is_found_confirmed_and_mpmath_sees_it(tmp_p
 def test_a_stated_representation_is_followed_only_where_it_applies():
     """The checker recomputes in the stated form; "centred" stated of layers with an FFN, or any other word, is
     rejected, and a centred certificate stripped of it is recomputed in absolute coordinates, which cannot confirm
-    8 layers of pure-stack at 53 bits (outside the digest, the field can only make the checker's balls wider)."""
-    deep = engine.check(deep_stack(8), claim="collapse.trajectory").certificate
+    8 layers of pure-stack at the precision they were decided at (outside the digest, the field can only make the
+    checker's balls wider)."""
+    deep = engine.check(deep_stack(8), claim="collapse.global").certificate
     for stated in ("absolute", "Centred", True, None):
         verdict = checker.verify({**deep, "representation": stated})
         assert not verdict.ok and "representation" in verdict.message
@@ -267,3 +277,26 @@ def test_a_literal_near_1_minus_exp_is_that_literal_not_1_in_the_checker(one):
         for entry in cert["values"]["comparisons"]]}}
     forged["inputs_sha256"] = checker.inequality.digest(forged)
     assert not checker.verify(forged).ok
+
+
+@pytest.mark.parametrize("claim", ["collapse.global", "collapse.tau"])
+def test_a_certificate_stating_1_minus_exp_subtracted_as_written_is_confirmed(claim, monkeypatch):
+    """Certificates written before 1 - exp(u) was evaluated as -expm1(u) state the subtraction's ball: honest but,
+    with a D^2 ~ 1e-13, some 40 bits less accurate than the checker's own, and they were rejected as "not as accurate
+    as the precision gives".  They are confirmed, as accurate as the formula written gives; one looser again is not."""
+    from certify.engine import certificate
+    from certify_checker import exact
+    cfg = {"X": [[1 + k * 1e-7, 1 - k * 2e-7] for k in range(5)], "A": [[1, 0.5], [-0.25, 2]]}
+    with monkeypatch.context() as earlier:  # as certify wrote them: subtracted, and confirmed by no checker
+        earlier.setattr(type(BALL), "one_minus_exp", staticmethod(lambda x: 1 - BALL.exp(x)))
+        earlier.setattr(certificate, "confirm", lambda *args, **kwargs: checker.Confirmation(True, "confirmed"))
+        written = engine.check(cfg, claim=claim).certificate
+    assert engine.check(cfg, claim=claim).certificate["values"] != written["values"]
+    assert checker.verify(written).ok
+    entry = written["values"]["comparisons"][0]
+    with ctx.workprec(written["precision"]):
+        looser = arb(entry["rhs"])
+        entry["rhs"] = (looser + arb(0, looser.rad() * 2**exact.slack(written["precision"]) * 4)).str(20, radius=True)
+    written["values"]["bound"] = entry["rhs"]
+    verdict = checker.verify(written)
+    assert not verdict.ok and "not as accurate" in verdict.message

@@ -337,23 +337,20 @@ def test_a_window_claims_mask_is_searched_only_within_the_token_limit_and_on_its
 
 def test_the_checker_prices_a_thin_head_by_the_route_its_witness_takes():
     """Written by the engine, a stack of thin heads is priced thin by the checker too, at the engine's own estimate;
-    given a d x d witness instead (the d x d route, d^3), it is priced dense.  Its two layers are in centred form,
-    each centred step priced beside the layer (checker_limits.centred_cost)."""
+    given a d x d witness instead (the d x d route, d^3), it is priced dense."""
     data = _heads(24, 96, 2, 8)
     result = check(data, "collapse.global")
     cert = result.certificate
-    assert cert is not None and certify_checker.verify(cert).ok and cert["representation"] == "centred"
+    assert cert is not None and certify_checker.verify(cert).ok
     case = config.load(data)
-    bits = cert["precision"]
-    steps = 2 * checker_limits.centred_cost(24, 96, bits, checker_inequality.ESCALATION)
-    estimate = _checker_work(*case.sizes(), bits, case.thin) + steps
-    assert case.thin == 8 and estimate < _checker_work(*case.sizes(), bits, 0) + steps
-    assert estimate < limits.work(*case.sizes(), bits, case.thin, centred=True)
+    estimate = _checker_work(*case.sizes(), cert["precision"], case.thin)
+    assert case.thin == 8 and estimate < _checker_work(*case.sizes(), cert["precision"], 0)
+    assert estimate < limits.work(*case.sizes(), cert["precision"], case.thin)
     assert certify_checker.over_limits(cert, certify_checker.Limits(work=estimate)) is None
     assert certify_checker.over_limits(cert, certify_checker.Limits(work=estimate - 1)) is not None
     dense = {**cert, "witness": {**cert["witness"], "A1": {"basis": np.eye(96).tolist(), "top": [1.0] * 96}}}
     assert certify_checker.over_limits(dense, certify_checker.Limits(work=estimate))
-    assert certify_checker.over_limits(dense, certify_checker.Limits(work=_checker_work(*case.sizes(), bits, 0) + steps)) is None
+    assert certify_checker.over_limits(dense, certify_checker.Limits(work=_checker_work(*case.sizes(), cert["precision"], 0))) is None
 
 
 def test_a_hostile_size_is_refused_by_check_and_verify_in_one_line_without_a_hang(tmp_path):

@@ -24,10 +24,10 @@ def float64_evaluations(monkeypatch) -> list:
     calls = []
     evaluate = decide.evaluate
 
-    def counting(ar, case, claim, witnesses):
+    def counting(ar, case, claim, witnesses, *form):
         if ar is FLOAT64:
             calls.append(claim.id)
-        return evaluate(ar, case, claim, witnesses)
+        return evaluate(ar, case, claim, witnesses, *form)
 
     monkeypatch.setattr(decide, "evaluate", counting)
     return calls

@@ -1,7 +1,8 @@
 """rigorous -> escalate precision -> verdict + certificate; the float64 screen on request.
 
-1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap; a stack
-   of translation-equivariant layers in centred form (carries_centred), so that a collapsed D_t keeps its digits.
+1. The ball pass evaluates the claim's formulas in arb at 53 bits, then 106, 212, ... up to a cap; past the first
+   rung a stack of translation-equivariant layers in centred form (carries_centred), where a collapsed D_t keeps its
+   digits.
    Each norm is enclosed from a witness (singular vectors): the SVD of the binary64 midpoints of
    its ball matrix (the inputs themselves when they are binary64), found on first use and kept for
    the later precisions and the certificate; from 106 bits refined to the precision (certify.core.refine),
@@ -176,20 +177,23 @@ _LAYER_NAMES = frozenset(PRIMITIVES)  # the names of a layer's quantities (a fro
 
 
 def carries_centred(case: config.Case, claim: Claim) -> bool:
-    """Whether a check carries the tokens as X = 1 c^T + E (certify.core.centred; its certificate says so, and the
-    checker follows): through a stack of two or more layers, all translation-equivariant, for a claim of layers or of
-    the stack.  A stack collapsing doubly exponentially leaves D_t far below 2^-p times the tokens' size, which in
-    absolute coordinates no precision resolves (20 layers of examples/pure-stack.json: undecided at 65536 bits);
-    in centred form D_t keeps its relative accuracy.  One layer gains nothing from it, and a window's quantities read
-    the tokens themselves."""
+    """Whether a check's rungs after its first carry the tokens as X = 1 c^T + E (certify.core.centred; the
+    certificate says so, and the checker follows): through a stack of two or more layers, all translation-equivariant,
+    for a claim of layers or of the stack.  A stack collapsing doubly exponentially leaves D_t far below 2^-p times
+    the tokens' size, which in absolute coordinates no precision resolves (20 layers of examples/pure-stack.json:
+    undecided at 65536 bits); in centred form D_t keeps its relative accuracy.  One layer gains nothing from it, and a
+    window's quantities read the tokens themselves.  The first rung stays absolute: there a layer is arb_mat products
+    where the centred softmax is made entry by entry (1.1 to 2.7 times slower at 53 bits), and far from consensus it is
+    as accurate (11 of 17071 random masked or residual stacks needed twice the precision centred)."""
     return (len(case.layers) > 1 and claim.scope != "window"
             and all(centred.unsupported(layer) is None for layer in case.layers))
 
 
-def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict) -> tuple[list[LayerView], list[Comparison]]:
-    """Run the stack in backend `ar` (in centred form where carries_centred) and evaluate the claim's inequalities."""
+def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict,
+             in_centred_form: bool = False) -> tuple[list[LayerView], list[Comparison]]:
+    """Run the stack in backend `ar` (in centred form when asked: carries_centred) and evaluate the claim's
+    inequalities."""
     X0 = ar.array(case.X)
-    in_centred_form = carries_centred(case, claim)
     X, views, shared = centred.centre(ar, X0) if in_centred_form else X0, [], {}
     for t, layer in enumerate(case.layers):
         arrays = layer_arrays(ar, layer, case.n)
@@ -392,7 +396,8 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
     checker confirms under them), so --max-prec beyond it rises no higher and says why.  texts: the numbers the
     certificate states as text (certificate.text_reading), priced at each precision as the checker prices them, as are
     operations, a user's bound's at every layer (certificate.bound_work); the refinement of the witnesses on each
-    rung, the engine's alone (refinement); centred_form: the layers carried in centred form (carries_centred)."""
+    rung, the engine's alone (refinement); centred_form: the rungs after the first carry the layers in centred form
+    (carries_centred)."""
     def refusal(precision: int) -> str | None:
         if precision > limits.precision:
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
@@ -400,7 +405,8 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
         return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
                                 (certificate.text_work(texts, precision) if texts[1] else 0)
                                 + certificate.bound_work(operations, precision),
-                                refinement(*sizes[1:], thin, precision, start_prec, limits), centred_form)
+                                refinement(*sizes[1:], thin, precision, start_prec, limits),
+                                centred_form and precision > start_prec)
 
     refused = refusal(start_prec)
     if refused:
@@ -507,6 +513,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
     plan = preflight(case, claim_obj, limits, start_prec, max_prec, inputs)
 
     witnesses: dict = {}  # the norm witnesses, found by the first ball pass, kept for the next and the certificate
+    centred_later = carries_centred(case, claim_obj)
     refusals: list[str] = []
     refused: list[str] = []  # why the checker refused a certificate (past a limit): more precision only enlarges it
 
@@ -514,7 +521,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
         stage(f"its evaluation at {precision} bits")
         with refine.refining(_refine_bits(precision, witnesses, limits)):
-            views, comparisons = evaluate(BALL, case, claim_obj, witnesses)
+            views, comparisons = evaluate(BALL, case, claim_obj, witnesses, centred_later and precision > start_prec)
         verdict = _verdict(comparisons)
         if verdict == UNDECIDED:
             return verdict, comparisons, None
