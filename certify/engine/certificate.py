@@ -8,9 +8,9 @@ Schema (format "certify-certificate/1", kind "inequality"):
     inputs_sha256      digest of {claim, bound, inputs, precision}: an edit of them is detected (the
                        precision is bound exactly; the digest is no signature, a forger can redo it,
                        so the checker re-derives everything it confirms)
-    representation     "centred" where the tokens were carried as X = 1 c^T + E (a stack of two or more layers
-                       without LayerNorm or FFN: certify.engine.decide.carries_centred), which the checker
-                       follows; absent, as they are
+    representation     "centred" where the tokens were carried as X = 1 c^T + E (past the first rung, a stack of
+                       two or more layers without LayerNorm or FFN: certify.engine.decide.carries_centred), which
+                       the checker follows; absent, as they are
     witness            float64 singular vectors per layer ("A<t>", "V<t>": basis, top), JSON numbers, a
                        basis of more than 64 entries as a binary64 block as the inputs' matrices are
                        (certify.core.numbers.encode_matrix; certificates of earlier versions state it

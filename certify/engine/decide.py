@@ -182,11 +182,18 @@ def carries_centred(case: config.Case, claim: Claim) -> bool:
     for a claim of layers or of the stack.  A stack collapsing doubly exponentially leaves D_t far below 2^-p times
     the tokens' size, which in absolute coordinates no precision resolves (20 layers of examples/pure-stack.json:
     undecided at 65536 bits); in centred form D_t keeps its relative accuracy.  One layer gains nothing from it, and a
-    window's quantities read the tokens themselves.  The first rung stays absolute: there a layer is arb_mat products
-    where the centred softmax is made entry by entry (1.1 to 2.7 times slower at 53 bits), and far from consensus it is
-    as accurate (11 of 17071 random masked or residual stacks needed twice the precision centred)."""
+    window's quantities read the tokens themselves.  The first rung stays absolute (centred_rung): there a layer is
+    arb_mat products where the centred softmax is made entry by entry (1.1 to 2.7 times slower at 53 bits), and far
+    from consensus absolute coordinates are as accurate (11 of 17071 random masked or residual stacks needed twice the
+    precision centred)."""
     return (len(case.layers) > 1 and claim.scope != "window"
             and all(centred.unsupported(layer) is None for layer in case.layers))
+
+
+def centred_rung(carried: bool, precision: int, start_prec: int) -> bool:
+    """Whether the rung at `precision` runs in centred form: every rung after the first of a check that
+    carries_centred (`carried`)."""
+    return carried and precision > start_prec
 
 
 def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict,
@@ -406,7 +413,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
                                 (certificate.text_work(texts, precision) if texts[1] else 0)
                                 + certificate.bound_work(operations, precision),
                                 refinement(*sizes[1:], thin, precision, start_prec, limits),
-                                centred_form and precision > start_prec)
+                                centred_rung(centred_form, precision, start_prec))
 
     refused = refusal(start_prec)
     if refused:
@@ -521,7 +528,8 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
         """The verdict at this precision, its comparisons, and the certificate once the checker confirms it."""
         stage(f"its evaluation at {precision} bits")
         with refine.refining(_refine_bits(precision, witnesses, limits)):
-            views, comparisons = evaluate(BALL, case, claim_obj, witnesses, centred_later and precision > start_prec)
+            views, comparisons = evaluate(BALL, case, claim_obj, witnesses,
+                                          centred_rung(centred_later, precision, start_prec))
         verdict = _verdict(comparisons)
         if verdict == UNDECIDED:
             return verdict, comparisons, None
