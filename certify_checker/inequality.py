@@ -463,15 +463,17 @@ def _compare(scope: str, inequalities: list, steps: list, frames: list, expm1: b
     return compared
 
 
-def _subtracted(cert: dict, scope: str, inequalities: list, steps: list, precision: int, deciding: int) -> dict:
-    """The enclosures of the formulas with 1 - exp(u) evaluated as the subtraction written (formula.evaluate's expm1
-    off), from the same steps: a certificate written before certify evaluated it as -expm1(u) states a ball that
-    subtraction gives, honest but less accurate than the checker's own where u is tiny, and it is judged as accurate
-    by either (the layers' own quantities are the same balls).  A window claim's formulas have no 1 - exp(u)."""
+def _subtracted(scope: str, inequalities: list, steps: list, precision: int) -> list:
+    """The comparisons with 1 - exp(u) evaluated as the subtraction written (formula.evaluate's expm1 off), from the
+    same steps: a certificate written before certify evaluated it as -expm1(u) states the balls that subtraction
+    gives, honest but less accurate than the checker's own where u is tiny, and decided by them where -expm1's ball
+    is the wider (u near -1.5 at 53 bits: up to 8 times); either encloses the true value, so a stated side is judged as
+    accurate by either and a comparison decided by either (the layers' own quantities are the same balls).  A window
+    claim's formulas have no 1 - exp(u)."""
     if scope == "window":
-        return {}
+        return []
     with ctx.workprec(precision):
-        return _enclosures(cert, _compare(scope, inequalities, steps, [], expm1=False), steps, precision, deciding)
+        return _compare(scope, inequalities, steps, [], expm1=False)
 
 
 def _enclosures(cert: dict, compared: list, steps: list, precision: int, deciding: int) -> dict:
@@ -509,7 +511,10 @@ def verify(cert: dict) -> tuple[bool, str]:
     stated, precision = cert["values"], cert["precision"]
 
     compared, steps = _recompute(cert, scope, inequalities, precision)
+    subtracted = functools.cache(lambda: _subtracted(scope, inequalities, steps, precision))
     outcomes = [_outcome(lhs, rhs) for *_, lhs, rhs in compared]
+    if None in outcomes and (again := subtracted()):
+        outcomes = [_outcome(lhs, rhs) if o is None else o for o, (*_, lhs, rhs) in zip(outcomes, again)]
     verdict = "violated" if False in outcomes else "holds" if all(o is True for o in outcomes) else None
     if verdict != cert["verdict"]:
         return False, f"the checker finds {verdict or 'undecided'} at {precision} bits, the certificate says {cert['verdict']}"
@@ -532,7 +537,8 @@ def verify(cert: dict) -> tuple[bool, str]:
     # A ball the checker cannot make finite (exp of scores known to +-10^50: D_out of a layer a violated one
     # precedes) is agreed with by one stated as not finite (exact.agrees), or by a finite one judged finer.
     unfinished = {label for label, (mine, _) in enclosures.items() if not mine.is_finite()}
-    as_subtracted = functools.cache(lambda: _subtracted(cert, scope, inequalities, steps, precision, deciding))
+    as_subtracted = functools.cache(lambda: _enclosures(cert, subtracted(), steps, precision, deciding)
+                                    if subtracted() else {})
     for label, mine, text in pairs.values():
         if label not in unfinished and text not in NON_FINITE and not (
                 accurate(mine, text, precision) or accurate(as_subtracted().get(label, (mine,))[0], text, precision)):

@@ -300,3 +300,20 @@ def test_a_certificate_stating_1_minus_exp_subtracted_as_written_is_confirmed(cl
     written["values"]["bound"] = entry["rhs"]
     verdict = checker.verify(written)
     assert not verdict.ok and "not as accurate" in verdict.message
+
+
+def test_a_certificate_decided_by_1_minus_exp_subtracted_as_written_is_confirmed(monkeypatch):
+    """-expm1(u) at 53 bits can be a wider ball than 1 - exp(u) (u = -1.513671875: 4 times), so a certificate written
+    before 1 - exp(u) was evaluated as -expm1(u), decided by the subtraction's ball at its precision, was rejected
+    as "the checker finds undecided".  Either ball encloses the true value, so either decides the comparison."""
+    from certify.engine import certificate
+    cfg = {"X": [[0.0], [1.25]], "A": [[0.96875]]}
+    bound = "(1 - exp(-a*D**2))*D - 0.57536868415439778"
+    with monkeypatch.context() as earlier:  # as certify wrote them: subtracted, and confirmed by no checker
+        earlier.setattr(type(BALL), "one_minus_exp", staticmethod(lambda x: 1 - BALL.exp(x)))
+        earlier.setattr(certificate, "confirm", lambda *args, **kwargs: checker.Confirmation(True, "confirmed"))
+        written = engine.check(cfg, bound=bound, max_prec=53).certificate
+    assert (written["verdict"], written["precision"]) == ("holds", 53)
+    assert engine.check(cfg, bound=bound, max_prec=53).verdict == "undecided"  # -expm1's ball does not decide it
+    verdict = checker.verify(written)
+    assert verdict.ok, verdict.message
