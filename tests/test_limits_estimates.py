@@ -68,6 +68,18 @@ def test_the_engine_prices_its_evaluation_and_the_checkers_estimate_of_the_certi
         assert python > head[0] and arithmetic > head[1]
 
 
+@pytest.mark.parametrize("shape", SHAPES[::5])
+def test_the_engine_and_the_checker_price_a_centred_layer_alike(shape):
+    """A layer in centred form is one formula in both (certify.core.limits.centred_cost, written again from the
+    checker's trajectory step), at the precision alone and with its ESCALATION; the engine's estimate of a check
+    in centred form adds its own evaluation and the checker's, per layer."""
+    n, d, layers, hidden, bits, thin = shape
+    for factors in ((), limits.ESCALATION):
+        assert limits.centred_cost(n, d, bits, factors) == checker_limits.centred_cost(n, d, bits, factors)
+    own_and_checker = limits.centred_cost(n, d, bits) + limits.centred_cost(n, d, bits, limits.ESCALATION)
+    assert (limits.work(*shape, centred=True) - limits.work(*shape)) == layers * own_and_checker
+
+
 @pytest.mark.parametrize("k", [1, 2, 7, 64])
 @pytest.mark.parametrize("shape", SHAPES[::11])
 def test_the_engine_and_the_checker_price_a_claims_windows_alike(shape, k):
