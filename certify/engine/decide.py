@@ -207,7 +207,9 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict,
         if in_centred_form:
             moved = centred.apply_layer(ar, layer, arrays, X)
             entering, attention, X = X.E, moved.attention, moved.out
-            step = Step(P=attention.P, out=X.E, PX=moved.PX.E)
+            # no P = Pi + Delta formed (n^2 sums a layer): tau reads the attention itself (primitives._tau), and a
+            # claim of windows, which reads P, is never carried so
+            step = Step(P=None, out=X.E, PX=moved.PX.E)
         else:
             entering, attention = X, None
             step = apply_layer(ar, layer, X, arrays)
