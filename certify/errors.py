@@ -2,7 +2,7 @@
 
 Everything raised as BadInput reaches the user as a single line on stderr and exit code 2, an
 Interrupted as one line and exit 130 (143 or 129 when SIGTERM or SIGHUP stopped it: certify.signals; see
-certify.cli); anything else escaping is a bug in certify.
+certify.cli), a KilledFromOutside as one line and exit 4; anything else escaping is a bug in certify.
 """
 
 MOST_KEYS_SHOWN = 10  # a message lists this many unknown keys, then their count
@@ -33,6 +33,13 @@ class Interrupted(KeyboardInterrupt):
     """Ctrl-C (or SIGTERM, SIGHUP) during work whose part done is kept or reported (a campaign, a region proof, an attack): its
     message says where that part is and, where it can be, how to continue it (certify.cli prints it on
     the one line of an interruption)."""
+
+
+class KilledFromOutside(Exception):
+    """A worker process of the command killed by a signal from outside certify (SIGKILL: the system's out-of-memory
+    killer, a memory limit, kill -9), which stopped the work it ran: no verdict, and no bug of certify either.  Its
+    message is one line saying so; the command exits as for an internal error (4), the code that says "no verdict"
+    and that a caller already handles."""
 
 
 def shown(value) -> str:

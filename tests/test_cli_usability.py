@@ -23,6 +23,8 @@ from certify import signals
 from certify.cli import build_parser, main
 from certify.suite import cases
 
+import signalled
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLE_WIDTH = 100
 
@@ -480,6 +482,52 @@ def test_a_run_stopped_before_its_end_leaves_no_page_of_an_earlier_run(tmp_path,
     monkeypatch.setattr(defaults, "section", section)
     assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0  # the folder is still a run's
     assert (folder / "index.html").is_file() and (folder / "results.json").is_file()
+
+
+def _contents(folder: Path) -> dict:
+    return {str(p): p.read_bytes() if p.is_file() else None for p in sorted(folder.rglob("*"))}
+
+
+def test_a_run_into_a_folder_another_run_holds_is_refused_before_it_touches_it(tmp_path, capsys):
+    """Two `certify run --out F` at once interleaved: the second withdrew the first's page and results and wrote
+    its own between the first's sections.  A run holds F's lock (.lock, flock) for its whole life; the second is
+    refused in one line before any work, F unchanged (the earlier run's page and results still there)."""
+    from certify.jobs.store import locked
+
+    folder = tmp_path / "report"
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
+    capsys.readouterr()
+    held = locked(folder, shared=False, busy="held")  # as the run that writes F holds it
+    before = _contents(folder)
+    try:
+        assert main(["run", "--only", "thesis", "--out", str(folder), "-q"]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith(f"certify: error: {folder} is in use by another certify process"), captured.err
+        assert _contents(folder) == before
+    finally:
+        held.close()
+    assert main(["run", "--only", "thesis", "--out", str(folder), "-q"]) == 0  # released: the next run writes F
+
+
+def test_a_run_refused_while_another_runs_and_the_next_after_it_was_killed(tmp_path, capsys):
+    """A second run is refused while the first writes F (its sections running); the first killed (SIGKILL, its
+    workers with it), the system has released its lock and the next run writes F."""
+    folder = tmp_path / "report"
+    first = signalled.start(["run", "--only", "sampling", "--out", str(folder), "-q"])
+    try:
+        signalled.wait_for(signalled.files_in(folder, "sampling/*/chunks/*.jsonl"), first)
+        if first.poll() is not None:
+            pytest.skip("the first run ended before the second started")
+        assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "is in use by another certify process" in err, err
+        assert not (folder / "claims").exists()
+    finally:
+        signalled.send_to_group(first, signal.SIGKILL)
+        signalled.finish(first)
+    assert signalled.group_ended(first)
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 0
 
 
 def test_check_refuses_to_write_its_certificate_over_its_configuration(tmp_path, capsys, monkeypatch):

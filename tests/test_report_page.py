@@ -225,6 +225,28 @@ def test_a_figure_an_earlier_run_left_is_not_shown_as_this_runs(tmp_path):
     assert text.count("data:image/png;base64,") == 1 and 'href="dynamics/curve.pdf"' in text
 
 
+def test_a_campaign_folder_this_run_did_not_write_is_labelled_not_its_result(tmp_path):
+    """A campaign folder in a folder this run wrote into that no section of it ran (`certify sample --out
+    REPORT/sampling/mine`, or a campaign an earlier version's suite ran there) was listed as this run's campaigns
+    are: it is labelled, as a certificate no row names is; one this run wrote (its manifest written since the run
+    began: the suite restarts its campaigns) is not."""
+    from certify.search import campaign
+
+    started = time.time()
+    results = _synthetic_run(tmp_path)
+    for name in ("mine", "ours"):
+        (tmp_path / "claims" / name).mkdir()
+        (tmp_path / "claims" / name / "manifest.json").write_text(json.dumps({"format": campaign.FORMAT}))
+    earlier = started - 3600
+    os.utime(tmp_path / "claims" / "mine" / "manifest.json", (earlier, earlier))
+    text = page.render(suite_page.build(results, tmp_path, None, started), tmp_path)
+    mine = re.search(r'<tr><td><a href="claims/mine/">.*?</tr>', text).group(0)
+    assert f"campaign folder: its records re-derived, its certificates checked ({NOT_CERTIFIED}: no result of this " \
+           "run wrote it)" in mine and "<code>certify verify claims/mine</code>" in mine
+    ours = re.search(r'<tr><td><a href="claims/ours/">.*?</tr>', text).group(0)
+    assert NOT_CERTIFIED not in ours
+
+
 def test_a_hidden_file_is_not_shown_on_the_run_page(tmp_path):
     """macOS leaves ._NAME beside a file written to another disk (AppleDouble, not an image): the run page embedded
     ._curve.png as a figure, a broken image; hidden names are passed over, as on a campaign's page."""

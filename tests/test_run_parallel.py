@@ -106,9 +106,9 @@ def test_a_failing_section_on_a_worker_is_reported_as_in_one_process(tmp_path):
     assert "residual.far: residual-far" in last and "expansive" not in last
 
 
-# The worker of the later section dies (killed, out of memory) while the earlier one runs: the pool breaks under both
+# The worker of the later section dies (DEATH: an exit, a kill) while the earlier one runs: the pool breaks under both
 _DYING = """
-import os, sys, time
+import os, signal, sys, time
 from certify.cli import main
 from certify.suite import defaults, thesis_counterexamples
 real = defaults.section
@@ -117,20 +117,38 @@ def slow(run):
     yield from real(run)
 def dying(run):
     time.sleep(0.5)
-    os._exit(1)
+    DEATH
     yield
 defaults.section, thesis_counterexamples.section = slow, dying
 sys.exit(main(sys.argv[1:]))
 """
 
 
+def _worker_dies(tmp_path, death: str) -> tuple[int, str, str]:
+    return _certify(["run", "-q", "-j", "2", "--only", "claims", "--only", "thesis", "--out",
+                     str(tmp_path / "report")], _DYING.replace("DEATH", death))
+
+
 def test_a_worker_that_died_is_not_blamed_on_another_section(tmp_path):
     """The pool breaks under every section running when one worker dies, and which one died is not known: the run
-    blamed the first of them by its place (the worker that ran 'claims' died, of the worker running 'thesis')."""
-    code, _, err = _certify(["run", "-q", "-j", "2", "--only", "claims", "--only", "thesis", "--out",
-                             str(tmp_path / "report")], _DYING)
+    blamed the first of them by its place (the worker that ran 'claims' died, of the worker running 'thesis').  A
+    worker that exits is a bug (certify's workers return what their sections raise): an internal error, saying how
+    the worker ended."""
+    code, _, err = _worker_dies(tmp_path, "os._exit(1)")
     assert code == 4 and err.count("\n") == 1, err
     assert "'claims' died" not in err and "sections then running: claims, thesis" in err, err
+    assert err.startswith("certify: internal error in `certify run` (RuntimeError: a worker process exited with "
+                          "status 1,"), err
+
+
+def test_a_worker_killed_from_outside_is_said_so_not_called_a_bug(tmp_path):
+    """A worker killed by SIGKILL (the system's out-of-memory killer, kill -9: certify sends it to no worker it
+    waits for) was reported as an internal error, "a bug in certify, please report it": one line says that a worker
+    was killed, by which signal, and what was stopped, with the exit code of an internal error (no verdict)."""
+    code, _, err = _worker_dies(tmp_path, "os.kill(os.getpid(), signal.SIGKILL)")
+    assert code == 4 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("certify: a worker process was killed by SIGKILL from outside certify"), err
+    assert "sections then running: claims, thesis" in err and "bug" not in err and "-j" in err, err
 
 
 @pytest.mark.parametrize("jobs", ["0", "-2", "two"])

@@ -8,7 +8,8 @@ Exit codes are a public contract: 0 holds / ok, 1 violated / not ok, 2 bad input
 when SIGTERM or SIGHUP stopped it the same way.
 Bad input is raised as certify.errors.BadInput anywhere below and becomes one line on stderr here.
 Any other exception is a bug in certify: it becomes one line naming the command and what a bug
-report needs, and exit code 4, never a verdict's code.
+report needs, and exit code 4, never a verdict's code.  A worker process killed from outside certify
+(certify.errors.KilledFromOutside: the out-of-memory killer) exits 4 too, its line saying so, not calling it a bug.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import certify  # noqa: E402  (after the BLAS setting, like every import that ma
 from certify import signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
-from certify.errors import BadInput, did_you_mean, one_line, shown  # noqa: E402
+from certify.errors import BadInput, KilledFromOutside, did_you_mean, one_line, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [
@@ -195,6 +196,9 @@ def main(argv: list[str] | None = None) -> int:
         _say("certify: error: out of memory; lower the sizes or the precision (see the limits in "
              "`certify check --help`)")
         return EXIT_BAD_INPUT
+    except KilledFromOutside as err:  # no verdict, as after an internal error, but no bug of certify to report
+        _say(f"certify: {one_line(str(err))}")
+        return EXIT_INTERNAL_ERROR
     except Exception as err:  # noqa: BLE001 - the last line of defence: a bug never reads as a verdict
         if signals.caused(err):  # a signal while a module loaded (exit 4, "internal error", for a SIGTERM)
             _say(signals.interrupted_line())

@@ -8,7 +8,8 @@ import os
 import sys
 import tempfile
 import time
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from certify.jobs import executors
 from certify.suite import parallel
 from certify.report import suite_page
 from certify.errors import BadInput, did_you_mean
-from certify.jobs.store import MANIFEST
+from certify.jobs.store import LOCK, MANIFEST, locked
 from certify.search import attack_folder
 
 # case, verdict, expected, as expected?, detail: 100 columns with the indent and gaps; longer cells
@@ -102,6 +103,50 @@ def _withdraw_page(out_dir: Path) -> None:
         (out_dir / name).unlink(missing_ok=True)
 
 
+def _lock(out_dir: Path):
+    """The report folder's lock file, held exclusive (certify.jobs.store.locked), or BadInput when another process
+    holds it: a run writing the folder, or a campaign's or attack's run or reader where one is."""
+    return locked(out_dir, shared=False, busy=f"{out_dir} is in use by another certify process (one run writes a "
+                  "report folder at a time); wait for it to stop, or choose another --out")
+
+
+@contextmanager
+def _held(out_dir: Path, sections: list) -> Iterator[float]:
+    """The report folder checked and locked for this run until the block ends (BadInput, the folder untouched, when
+    it is refused or another run holds it); yields when the run began by the clock of the folder's file system.
+    Two runs at once interleaved, one withdrawing the other's page and writing its own between the other's
+    sections.  The lock (.lock) goes with the process, even killed, and with the workers forked from it, which die
+    with it (certify.jobs.executors.worker_init): no killed run leaves one that blocks the next."""
+    # The lock file is the first thing a run makes in a new folder: found, it decides before anything else is
+    # looked at (a run that has just begun there is "in use", not a folder of something else), as for a job's
+    # folder (certify.jobs.Store.open); missing, the folder is checked before a lock file is left in it
+    lock = _lock(out_dir) if (out_dir / LOCK).is_file() else None
+    try:
+        for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
+            if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
+                raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another "
+                               "--out")
+        if link := _link_written_through(out_dir, sections):
+            raise BadInput(f"{link} is a link, which no certify run writes: the run would write through it to what "
+                           "it names elsewhere (remove it)")
+        if foreign := _not_a_runs(out_dir):  # a web site's index.html was written over
+            raise BadInput(f"{out_dir} holds {foreign} not written by certify run; choose another --out")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
+            if lock is None:
+                lock = _lock(out_dir)
+            with tempfile.TemporaryFile(dir=out_dir) as probe:
+                # when the run began by the clock of the folder's file system (a network one's may differ from this
+                # machine's): the page shows the figures written since (suite_page)
+                began = os.fstat(probe.fileno()).st_mtime
+        except OSError as err:
+            raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
+        yield began
+    finally:
+        if lock is not None:
+            lock.close()
+
+
 def run(args) -> int:
     """Run `certify run`; return its exit code."""
     sections = suite.load_sections(args.only)
@@ -111,22 +156,12 @@ def run(args) -> int:
         raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; {hint}sections: "  # not a list's repr
                        f"{', '.join(titles)}")
     out_dir = Path(args.out)
-    for name, kind in ((MANIFEST, "a campaign or corpus run"), (attack_folder.PARAMETERS, "an attack")):
-        if (out_dir / name).is_file():  # its report page index.html was written over by the suite's
-            raise BadInput(f"{out_dir} holds {kind} (its {name}), not a report of certify run; choose another --out")
-    if link := _link_written_through(out_dir, sections):
-        raise BadInput(f"{link} is a link, which no certify run writes: the run would write through it to what it "
-                       "names elsewhere (remove it)")
-    if foreign := _not_a_runs(out_dir):  # a web site's index.html was written over
-        raise BadInput(f"{out_dir} holds {foreign} not written by certify run; choose another --out")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    try:  # a folder that exists but takes no file (/proc, a read-only mount) failed after every section had run
-        with tempfile.TemporaryFile(dir=out_dir) as probe:
-            # when the run began by the clock of the folder's file system (a network one's may differ from this
-            # machine's): the page shows the figures written since (suite_page)
-            began = os.fstat(probe.fileno()).st_mtime
-    except OSError as err:
-        raise BadInput(f"cannot write into {out_dir}: {err.strerror or err}") from None
+    with _held(out_dir, sections) as began:
+        return _run(args, sections, out_dir, began)
+
+
+def _run(args, sections: list, out_dir: Path, began: float) -> int:
+    """run() in the report folder out_dir, checked and locked, begun at `began` (_held)."""
     _withdraw_page(out_dir)
     state = suite.SuiteRun(out_dir=out_dir, long=args.long, figure_format=args.figure_format, dpi=args.dpi)
     jobs = min(executors.usable_cores() if args.jobs is None else args.jobs, len(sections))

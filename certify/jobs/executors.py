@@ -23,6 +23,7 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from itertools import chain as concatenated, islice
+from multiprocessing import connection
 
 from threadpoolctl import threadpool_limits
 
@@ -203,6 +204,19 @@ def kill_workers(pool: ProcessPoolExecutor) -> None:
             process.kill()
         except (OSError, ValueError):  # ended already, or closed
             pass
+
+
+def ended_worker(pool: ProcessPoolExecutor) -> int | None:
+    """The exit code of a worker process of `pool` that has ended (what broke the pool), as multiprocessing gives it
+    (-N: killed by signal N), or None when none is known to have ended."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    ended = set(connection.wait([process.sentinel for process in processes], timeout=0))
+    for process in processes:
+        if process.sentinel in ended:
+            process.join(1)  # its status is there moments after its sentinel
+            if process.exitcode is not None:
+                return process.exitcode
+    return None
 
 
 def _raise(chunk: list[int], reason: str) -> None:

@@ -2,8 +2,9 @@
 
 One table per section of the suite with each row's verdict and the outcome the mathematics
 predicts (a flagged row is an unexpected outcome), every certificate with its `certify verify`
-command (a campaign folder as one entry) and every figure this run wrote in the sub-folders the rows'
-files lie in (each section writes into its own), and the environment.
+command (a campaign folder as one entry), labelled where this run did not write it, every figure
+this run wrote in the sub-folders the rows' files lie in (each section writes into its own), and
+the environment.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from certify import suite
 from certify.core.verdicts import NOT_CERTIFIED
+from certify.jobs.store import MANIFEST
 from certify.report import environment, files, page
 
 COLUMNS = ["case", "verdict", "expected", "detail", "file"]
@@ -44,29 +46,44 @@ def _verdict_sections(rows: list[dict]) -> list[page.Section]:
     return sections
 
 
+# what marks a certificate or campaign folder in the report folder that this run did not write (an earlier run's, or
+# one put there): what it states is no verdict of this run
+NOT_THIS_RUNS = f" ({NOT_CERTIFIED}: no result of this run wrote it)"
+
+
 def _label(path: Path, named: set[str], unconfirmed: set[str]) -> str:
     """What marks a certificate's statement that is not a verdict of this run: no row of it wrote the file
-    (an earlier run's, or one put there), or its row says the checker did not confirm it."""
+    (NOT_THIS_RUNS), or its row says the checker did not confirm it."""
     if str(path) not in named:
-        return f" ({NOT_CERTIFIED}: no result of this run wrote it)"
+        return NOT_THIS_RUNS
     return f" ({NOT_CERTIFIED}: the checker did not confirm it in this run)" if str(path) in unconfirmed else ""
 
 
-def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: set[str]) -> page.Section:
-    """Every certificate with what it states, labelled where it is not a confirmed verdict of this run (_label)."""
+def _certificate_section(certificates, campaigns, named: set[str], unconfirmed: set[str],
+                         ours: set[Path]) -> page.Section:
+    """Every certificate with what it states, labelled where it is not a confirmed verdict of this run (_label), and
+    every campaign folder, labelled where it is not one of `ours`, those this run wrote."""
     rows = [[page.Link(str(path), path), about + _label(path, named, unconfirmed), files.verify_command(path)]
             for path, about in certificates]
-    rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked",
-              files.verify_command(path)] for path in campaigns]
+    rows += [[page.Link(f"{path}/", f"{path}/"), "campaign folder: its records re-derived, its certificates checked"
+              + ("" if path in ours else NOT_THIS_RUNS), files.verify_command(path)] for path in campaigns]
     text = ("Every certificate in the report folder; the independent checker re-verifies each one "
             f"(python -m certify_checker PATH is the same check). {files.VERIFY_HERE}")
     return page.Section("certificates", [text, page.Table(["file", "what", "verify"], rows)])
 
 
-def _this_runs(out_dir: Path, figures: list[Path], began: float) -> list[Path]:
-    """The figures this run wrote, those written since it began: every section draws its figures again, but
-    one of an earlier run stays beside them (drawn in another --format, or of a text only --long certifies)."""
-    return [path for path in figures if (out_dir / path).stat().st_mtime >= began - MTIME_RESOLUTION]
+def _this_runs(out_dir: Path, paths: list[Path], began: float) -> list[Path]:
+    """The files (figures) of `paths` that this run wrote, those written since it began: every section draws its
+    figures again, but one of an earlier run stays beside them (drawn in another --format, or of a text only --long
+    certifies)."""
+    return [path for path in paths if (out_dir / path).stat().st_mtime >= began - MTIME_RESOLUTION]
+
+
+def _campaigns_this_run_wrote(out_dir: Path, campaigns: list[Path], began: float) -> set[Path]:
+    """The campaign folders this run wrote, those whose manifest was written since it began (the suite restarts
+    its campaigns: _this_runs): a campaign another command or an earlier version's suite ran beside them
+    (`certify sample --out REPORT/sampling/mine`) is none."""
+    return {path.parent for path in _this_runs(out_dir, [path / MANIFEST for path in campaigns], began)}
 
 
 def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.Page:
@@ -91,7 +108,8 @@ def build(results: dict, out_dir, argv: list[str] | None, began: float) -> page.
     # a row labels what the checker did not confirm (certify.core.verdicts.labelled, or its detail)
     unconfirmed = {row["certificate"] for row in rows
                    if row.get("certificate") and NOT_CERTIFIED in f"{row['verdict']} {row['detail']}"}
-    sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed)]
+    ours = _campaigns_this_run_wrote(out_dir, campaigns, began)
+    sections = _verdict_sections(rows) + [_certificate_section(certificates, campaigns, named, unconfirmed, ours)]
     sections += files.figure_sections(out_dir, _this_runs(out_dir, figures, began)) + [environment.section(argv)]
     return page.Page("certify run", lead, sections)
 

@@ -13,6 +13,7 @@ its campaigns).
 from __future__ import annotations
 
 import importlib
+import signal
 import time
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -20,7 +21,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 
 from certify import signals
-from certify.jobs.executors import kill_workers, worker_pool
+from certify.errors import KilledFromOutside
+from certify.jobs.executors import ended_worker, kill_workers, worker_pool
 from certify.suite import Row, SuiteRun
 
 
@@ -63,8 +65,7 @@ def run(sections: list, state: SuiteRun, jobs: int) -> Iterator[Event]:
                 if isinstance(future.exception(), BrokenProcessPool):  # killed, out of memory: the pool is gone
                     # with every section running on it, whichever worker died (the pool does not say which)
                     lost = ", ".join(sections[k].TITLE for k in sorted([index, *running.values()]))
-                    raise RuntimeError(f"a worker process died (killed, or out of memory), which stopped the sections "
-                                       f"then running: {lost}") from None
+                    raise _died(ended_worker(pool), lost) from None
                 rows, seconds, error = future.result()
                 if error is not None:
                     first_failed = min(first_failed, index)
@@ -74,6 +75,36 @@ def run(sections: list, state: SuiteRun, jobs: int) -> Iterator[Event]:
             if running:
                 kill_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+# The signals a process's own fault raises in it (a crash: a bug, of certify or of a library it calls); any other
+# signal that ends a worker came from outside certify, which sends none to a worker whose sections it waits for
+CRASHES = frozenset(getattr(signal, name) for name in ("SIGSEGV", "SIGBUS", "SIGFPE", "SIGILL", "SIGABRT", "SIGSYS",
+                                                       "SIGTRAP") if hasattr(signal, name))
+
+
+def _died(code: int | None, lost: str) -> Exception:
+    """The error of a worker process that ended with the exit code `code` (ended_worker; None: not known), which
+    stopped the sections `lost`: killed by a signal from outside certify (SIGKILL: the system's out-of-memory killer,
+    a memory limit, kill -9), KilledFromOutside, no bug; else an internal error saying how it ended (a crash, or an
+    exit: a worker returns what its section raises)."""
+    stopped = f"which stopped the sections then running: {lost}"
+    if code is None:
+        return RuntimeError(f"a worker process died (killed, or out of memory), {stopped}")
+    if code >= 0:
+        return RuntimeError(f"a worker process exited with status {code}, {stopped}")
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:  # a real-time signal, which Signals does not name
+        name = f"signal {-code}"
+    if -code in CRASHES:
+        return RuntimeError(f"a worker process was killed by {name}, {stopped}")
+    if -code == signal.SIGKILL:
+        return KilledFromOutside(f"a worker process was killed by {name} from outside certify (the system's "
+                                 f"out-of-memory killer, a memory limit or kill -9), {stopped}; no report was written: "
+                                 "run the command again (a smaller -j uses less memory)")
+    return KilledFromOutside(f"a worker process was killed by {name} from outside certify, {stopped}; no report was "
+                             "written: run the command again")
 
 
 def _section(name: str, state: SuiteRun) -> tuple[list[Row], float, Exception | None]:
