@@ -254,3 +254,12 @@ def test_the_printed_bound_on_f_prime_and_the_printed_arc_are_rounded_the_safe_w
     arc = next(line for line in lines if "trapping arc:" in line).split("[")[1].split("]")[0]
     low, high = (Fraction(end.strip()) for end in arc.split(","))
     assert Fraction(cuts[0]) <= low < high <= Fraction(cuts[1])
+
+
+def test_near_w_1_the_summary_does_not_print_a_bound_on_f_prime_above_the_one_proven(capsys):
+    """Each piece of the trapping arc is proven to have f' < 1, but near w = 1 the union of the pieces' balls ends
+    above 1 (its radius rounded up to arb's 30 bits): the summary printed "<= 1.00001e0" at w = 1 + 1e-19, less
+    than the certificate proves and seemingly against it."""
+    assert main(["counterexample", "wu-fig1", "--w", "1.0000000000000000001"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if "f' on the trapping arc" in line)
+    assert line.split("arc", 1)[1].split() == ["<", "1", "on", "each", "piece"], line

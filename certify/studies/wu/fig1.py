@@ -214,9 +214,13 @@ def _summary(found, witness: dict) -> list[str]:
     v = found.values
     extra = []
     if "fprime_on_trapping_arc" in v:
-        # rounded up: a bound to nearest could print below the upper end the checker confirmed
-        bound = decimal(exact_value(v["fprime_on_trapping_arc"].upper()), down=False, digits=6)
-        extra.append(f"  f' on the trapping arc   <= {bound}")
+        # rounded up: a bound to nearest could print below the upper end the checker confirmed.  The value is the
+        # union of the pieces' balls, each proven < 1 (it is stated only then); near w = 1 the union's radius,
+        # rounded up to arb's 30 bits, takes its upper end past 1, where the printed bound would say less than
+        # was proven and seem to contradict it
+        upper = exact_value(v["fprime_on_trapping_arc"].upper())
+        shown = f"<= {decimal(upper, down=False, digits=6)}" if upper < 1 else "< 1 on each piece"
+        extra.append(f"  f' on the trapping arc   {shown}")
     cuts = witness["trapping_cuts"]
     # rounded inwards: the printed arc stays inside the certified one
     low, high = decimal(Fraction(cuts[0]), down=False, digits=7), decimal(Fraction(cuts[-1]), down=True, digits=7)
