@@ -419,6 +419,20 @@ def test_cli_violated_names_the_check_that_confirms_it(tmp_path, capsys, monkeyp
     assert main(shlex.split(command)) == 1, line
 
 
+def test_cli_re_check_commands_carry_the_limits_the_checker_confirmed_under(tmp_path, capsys, monkeypatch):
+    """The counterexample's re-check command (and the certificate's) left out the --limit options the proof ran
+    under, which `certify check` and `certify verify` need where a limit was raised for it."""
+    monkeypatch.chdir(tmp_path)
+    limit = "--limit work=1000000000000"
+    assert main(["prove", "--bound", "D*(1-exp(-0.45*a*D**2))", "--n", "2", "--radius", "2", "--norm", "4",
+                 "--out", "proof.json", *shlex.split(limit)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    for marker, exit_code in (("counterexample configuration", 1), ("certificate:", 0)):
+        line = next(x for x in lines if marker in x)
+        command = line[line.index("re-check") :].split("certify ", 1)[1].rstrip(")`")
+        assert command.endswith(limit) and main(shlex.split(command)) == exit_code, line
+
+
 def test_the_checker_counts_one_leaf_as_a_leaf():
     """A proof closed by one leaf was confirmed "(1 leaves, reduction two-tokens)"."""
     result = prove("collapse.tanh", 2, None, 8, 8)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from certify.cli import options
 from certify.core import jsonfile
+from certify.core.limits import limit_options
 from certify.core import progress as progress_display
 from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.engine import certificate as certificates
@@ -85,7 +86,8 @@ def run(args) -> int:
     if args.json:
         jsonfile.echo(info)
     else:
-        _render(info, _continuable(result, written), unwritten=bool(args.out) and not written["certificate"])
+        _render(info, _continuable(result, written), unwritten=bool(args.out) and not written["certificate"],
+                recheck=limit_options(args.limit))
     if result.interrupted:  # after the report: the exit code says the run was stopped, not what it proved
         what = ("its certified counterexample" if written["counterexample"] else "the part proved so far"
                 if result.confirmed else "a result the checker did not confirm")
@@ -139,7 +141,9 @@ def _continuable(result, written: dict) -> bool:
     return bool(written["certificate"]) and result.verdict == region_proof.UNDECIDED and result.confirmed
 
 
-def _render(info: dict, continuable: bool = False, unwritten: bool = False) -> None:
+def _render(info: dict, continuable: bool = False, unwritten: bool = False, recheck: str = "") -> None:
+    """The human-readable report; recheck: the --limit options of the re-check commands (the checker confirmed
+    what was written under them, and at the default limits `certify verify` or `check` may refuse it)."""
     r = info["region"]
     dims = f"d = {r['d']}" if r["d"] is not None else "every d"
     what = info["claim"] or f"bound {info['bound']}"
@@ -156,7 +160,7 @@ def _render(info: dict, continuable: bool = False, unwritten: bool = False) -> N
         print(f"  stopped: {info['stopped']}")
     print(f"  checker: {info['checker']}")
     if info["certificate"]:
-        print(f"  certificate: {info['certificate']}")
+        print(f"  certificate: {info['certificate']} (re-check with `certify verify {info['certificate']}{recheck}`)")
     elif unwritten:
         print("  no certificate written: the checker did not confirm the proof")
     if continuable and not info["interrupted"]:  # an interruption's own line says it
@@ -165,4 +169,4 @@ def _render(info: dict, continuable: bool = False, unwritten: bool = False) -> N
         # the target named as the proof had it: `certify check FILE` alone checks collapse.global, which holds there
         target = f"--claim {info['claim']}" if info["claim"] else f"--bound \"{info['bound']}\""
         print(f"  counterexample configuration: {info['counterexample']} "
-              f"(re-check: certify check {info['counterexample']} {target})")
+              f"(re-check: certify check {info['counterexample']} {target}{recheck})")
