@@ -293,3 +293,41 @@ def test_the_open_boxes_stated_are_the_trees():
     cert["left"] = [[box[0], [box[1][0], str(Fraction(box[1][1]) / 2)]]]
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "open box differs" in confirmation.message, confirmation.message
+
+
+# (1 - exp(-L/2))/(1 + exp(-L/2)) = tanh(L/4), the two-token ratio at w = 0, plus a little: true on the region
+TANH_BY_EXP = "((1 - exp(-a*D**2/2))/(1 + exp(-a*D**2/2)) + 0.00000094807)*D"
+
+
+def _path(steps) -> str:
+    """The bisection tree of one leaf at the end of steps (variable, upper half taken), every other box open."""
+    if not steps:
+        return "."
+    (axis, upper), rest = steps[0], steps[1:]
+    return f"{axis}?{_path(rest)}" if upper else f"{axis}{_path(rest)}?"
+
+
+def test_a_leaf_closed_with_1_minus_exp_subtracted_is_closed():
+    """Certificates written before 1 - exp(u) was evaluated as -expm1(u) closed their leaves with the subtraction's
+    ball, which over a wide L can be the narrower: arb's expm1 of [0.2490, 0.2500]/-2 is 1e-4 of its radius wider
+    than exp's.  The previous version closed the leaf w in [1/8, 1/4], L in [255/1024, 1/4] of this bound by
+    monotone-w/direct at 53 bits with a margin of 3.0e-10, which -expm1 leaves at -2.2e-10; both enclose g, so the
+    leaf is closed, and the certificate (that leaf alone, the rest open) confirmed.  With 1.1e-9 less added, neither
+    evaluation closes it."""
+    region = {"n": 2, "d": None, "radius": "1", "norm": "1"}
+    name, variables, root = checker_region._reduction(region)
+    tree = _path([(0, False), (0, False), (0, True)] + [(1, False)] * 4 + [(1, True)] * 8)
+    leaves, left = checker_region._replay(tree, root)
+    assert leaves == [((Fraction(1, 8), Fraction(1, 4)), (Fraction(255, 1024), Fraction(1, 4)))]
+    rows = lambda box: [[str(lo), str(hi)] for lo, hi in box]
+    cert = {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "undecided", "claim": None,
+            "bound": TANH_BY_EXP, "region": region, "reduction": {"name": name, "variables": variables,
+                                                                 "domain": rows(root)},
+            "lemmas": checker_region.LEMMAS[name], "tree": tree, "left": [rows(box) for box in left],
+            "leaves": [{"box": rows(leaves[0]), "method": "monotone-w/direct", "precision": 53}],
+            "volume_proved": "1/32768"}
+    confirmation = checker.verify(cert)
+    assert confirmation.ok, confirmation.message
+    cert["bound"] = TANH_BY_EXP.replace("0.00000094807", "0.000000947")
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "not closed by monotone-w/direct at 53 bits" in confirmation.message
