@@ -2,8 +2,8 @@
 derivation (proofs/centred_dynamics.py), as certify.core.centred computes it:
     w_j = exp(k^T e_j), k = A^T c (+ W_K b_Q beta / sqrt(d_k)),  Pi_ij = w_j / sum_{l in N(i)} w_l,
     u = expm1(q - shift), q_ij = e_i^T A e_j,  Z_i = sum_l Pi_il exp(q_il - shift_i) = 1 + sum_l Pi_il u_il,
-    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / Z_i  where every |u_il| <= 1/2,
-    otherwise Delta_ij = Pi_ij exp(q_ij - shift_i) / Z_i - Pi_ij,
+    Delta_ij = Pi_ij ((1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il) / Z_i  where every |u_il| <= 1/2 (Z_i as 1 + ubar_i),
+    otherwise Delta_ij = Pi_ij exp(q_ij - shift_i) / Z_i - Pi_ij (Z_i as the sum of positive terms),
     P = Pi + Delta;  no mask: P X = 1 (c + pi^T E)^T + Delta E;  masked: F = Pi E + Delta E, recentred;
     then V and the residual act on c and E separately.
 D(X) = D(E) and tau(P) from Delta keep their relative accuracy however far the tokens have collapsed: the
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 
-from flint import arb, ctx
+from flint import arb, arb_mat, ctx
 
 from certify_checker import forward
 from certify_checker import overlaps
@@ -48,10 +48,6 @@ def _tiny(precision: int) -> arb:
     return arb(2) ** -precision
 
 
-def _dot(u, v) -> arb:
-    return sum((a * b for a, b in zip(u, v)), arb(0))
-
-
 def _shift(values) -> arb:
     """An exact number (the midpoint of the largest value): softmax does not see it."""
     best = values[0]
@@ -62,62 +58,65 @@ def _shift(values) -> arb:
 
 def attention(layer: dict, c, E):
     """(Pi, Delta, complete) of the layer at X = 1 c^T + E."""
-    n = len(E)
-    k, q = _column_and_quadratic(layer, c, E)
-    if "b_Q" in layer:
+    n, Em = len(E), arb_mat(E)
+    k, q = _column_and_quadratic(layer, c, Em)
+    if "b_Q" in layer:  # the query bias's share of the column term, W_K b_Q beta / sqrt(d_k)
         scale = forward.ball(layer.get("beta", "1")) / arb(int(layer["d_k"])).sqrt()
-        WK, bQ = forward.matrix(layer["W_K"]), forward.vector(layer["b_Q"])
-        k = [kj + scale * _dot(row, bQ) for kj, row in zip(k, WK)]
+        k = k + forward.matrix_mat(layer["W_K"]) * _column(forward.vector(layer["b_Q"])) * scale
+    column, q = (Em * k).entries(), q.tolist()
     mask = layer.get("mask") or [[1] * n for _ in range(n)]
-    column = [_dot(k, e) for e in E]
+    complete = all(v == 1 for r in mask for v in r)
     top = _shift(column)
     w = [(x - top).exp() for x in column]
     Pi = []
-    for i in range(n):
-        total = sum((w[j] for j in range(n) if mask[i][j]), arb(0))
-        Pi.append([w[j] / total if mask[i][j] else arb(0) for j in range(n)])
+    for row in mask[:1] if complete else mask:  # without a mask one row, the same for every i
+        total = sum((x for x, keep in zip(w, row) if keep), arb(0))
+        Pi.append([x / total if keep else arb(0) for x, keep in zip(w, row)])
+    Pi = Pi * n if complete else Pi  # one list n times: rows are read, never written
     Delta = []
     for i in range(n):
-        shift = _shift([q[i][j] for j in range(n) if mask[i][j]])
-        u = [expm1(q[i][j] - shift) if mask[i][j] else arb(0) for j in range(n)]
-        exponentials = [(q[i][j] - shift).exp() if mask[i][j] else arb(0) for j in range(n)]
-        Z = sum((Pi[i][l] * exponentials[l] for l in range(n)), arb(0))  # = 1 + sum_l Pi_il u_il
-        near = all(abs(x) <= arb(1) / 2 for x in u)
-        if not near:  # far from consensus: P - Pi directly
-            Delta.append([Pi[i][j] * exponentials[j] / Z - Pi[i][j] for j in range(n)])
+        shift = _shift([x for x, keep in zip(q[i], mask[i]) if keep])
+        shifted = [x - shift if keep else arb(0) for x, keep in zip(q[i], mask[i])]
+        u = [expm1(x) if keep else x for x, keep in zip(shifted, mask[i])]  # exact zeros off the mask
+        if not all(abs(x) <= 0.5 for x in u):  # far from consensus: P - Pi directly, Z a sum of positive terms
+            exponentials = [x.exp() if keep else arb(0) for x, keep in zip(shifted, mask[i])]
+            Z = sum((p * x for p, x in zip(Pi[i], exponentials)), arb(0))
+            Delta.append([p * x / Z - p for p, x in zip(Pi[i], exponentials)])
             continue
-        weighted = [Pi[i][l] * u[l] for l in range(n)]
+        weighted = [p * x for p, x in zip(Pi[i], u)]
         before, after = [arb(0)] * n, [arb(0)] * n  # sums of weighted[l] over l < j and over l > j
         for j in range(1, n):
             before[j] = before[j - 1] + weighted[j - 1]
             after[n - 1 - j] = after[n - j] + weighted[n - j]
+        Z = 1 + (before[n - 1] + weighted[n - 1])  # 1 + ubar_i in [1/2, 3/2]: the row of Pi sums to 1
         # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il: the term l = j enters once
-        Delta.append([Pi[i][j] * ((1 - Pi[i][j]) * u[j] - (before[j] + after[j])) / Z for j in range(n)])
-    return Pi, Delta, all(v == 1 for r in mask for v in r)
+        Delta.append([p * ((1 - p) * x - (b + a)) / Z for p, x, b, a in zip(Pi[i], u, before, after)])
+    return Pi, Delta, complete
 
 
-def _column_and_quadratic(layer: dict, c, E):
-    """k = A^T c and q = E A E^T; a head of W_Q and W_K through W_K (W_Q^T c) and (E W_Q)(E W_K)^T, scaled by
-    beta / sqrt(d_k), without forming the d x d matrix A."""
+def _column_and_quadratic(layer: dict, c, Em: arb_mat) -> tuple[arb_mat, arb_mat]:
+    """k = A^T c (a column) and q = E A E^T, as arb_mats; a head of W_Q and W_K through W_K (W_Q^T c) and
+    (E W_Q)(E W_K)^T, scaled by beta / sqrt(d_k), without forming the d x d matrix A."""
     if "A" in layer:
-        A = forward.query_key_matrix(layer).tolist()
-        return ([_dot([A[i][j] for i in range(len(A))], c) for j in range(len(A))],
-                forward.product(forward.product(E, A), forward.transpose(E)))
+        A = forward.query_key_matrix(layer)
+        return A.transpose() * _column(c), Em * A * Em.transpose()
     scale = forward.ball(layer.get("beta", "1")) / arb(int(layer["d_k"])).sqrt()
-    W_Q, W_K = forward.matrix(layer["W_Q"]), forward.matrix(layer["W_K"])
-    queried = [_dot([row[m] for row in W_Q], c) for m in range(len(W_Q[0]))]  # W_Q^T c
-    scores = forward.product(forward.product(E, W_Q), forward.transpose(forward.product(E, W_K)))
-    return [scale * _dot(row, queried) for row in W_K], [[scale * x for x in row] for row in scores]
+    W_Q, W_K = forward.matrix_mat(layer["W_Q"]), forward.matrix_mat(layer["W_K"])
+    return W_K * (W_Q.transpose() * _column(c)) * scale, (Em * W_Q) * (Em * W_K).transpose() * scale
+
+
+def _column(values: list) -> arb_mat:
+    return arb_mat(len(values), 1, values)
 
 
 def transport(Pi, Delta, complete: bool, c, E):
     """P X = 1 (c + delta)^T + E_PX; returns (c + delta, E_PX, delta)."""
-    n, d = len(E), len(E[0])
+    n, Em = len(E), arb_mat(E)
     if complete:
-        drift = [sum((Pi[0][j] * E[j][m] for j in range(n)), arb(0)) for m in range(d)]
-        return [x + y for x, y in zip(c, drift)], forward.product(Delta, E), drift
-    F = [[a + b for a, b in zip(ra, rb)] for ra, rb in zip(forward.product(Pi, E), forward.product(Delta, E))]
-    drift = [sum((F[i][m] for i in range(n)), arb(0)) / n for m in range(d)]
+        drift = (arb_mat(Pi[:1]) * Em).entries()
+        return [x + y for x, y in zip(c, drift)], (arb_mat(Delta) * Em).tolist(), drift
+    F = (arb_mat(Pi) * Em + arb_mat(Delta) * Em).tolist()
+    drift = [sum(column, arb(0)) / n for column in zip(*F)]
     return [x + y for x, y in zip(c, drift)], [[f - m for f, m in zip(row, drift)] for row in F], drift
 
 
@@ -125,8 +124,8 @@ def centred_step(layer: dict, c, E):
     Pi, Delta, complete = attention(layer, c, E)
     c_px, E_px, drift = transport(Pi, Delta, complete, c, E)
     if "V" in layer:
-        V = forward.matrix(layer["V"])
-        c_out, E_out = [_dot(row, c_px) for row in V], forward.product(E_px, forward.transpose(V))
+        V = forward.matrix_mat(layer["V"])
+        c_out, E_out = (V * _column(c_px)).entries(), (arb_mat(E_px) * V.transpose()).tolist()
     else:
         c_out, E_out = c_px, E_px
     if layer.get("residual", False):

@@ -124,6 +124,26 @@ def test_centred_form_resolves_where_absolute_coordinates_do_not(monkeypatch):
         assert D.rel_accuracy_bits() >= 64 and contains(D, D_ref)
 
 
+@pytest.mark.parametrize("kind", ["pure", "biased", "value", "causal", "residual"])
+def test_the_checker_makes_a_centred_step_as_the_engine_does(kind):
+    """The checker's centred step, written again, forms the engine's balls: a stated value is confirmed at its own
+    precision, with no finer recomputation (Z = 1 + ubar in the rows near consensus, the products by arb_mat, no
+    product by the mask's ones, in both)."""
+    from certify_checker import centred as checker_centred, forward
+    cfg = random_stack(0, kind)
+    case = config.load(cfg)
+    layers = config.to_json(case)["layers"]
+    with ctx.workprec(PRECISION):
+        X, (c, E) = centred.centre(BALL, BALL.array(case.X)), checker_centred.centre(forward.matrix(cfg["X"]))
+        for t in range(6):
+            step = centred.apply_layer(BALL, case.layers[t % 3], layer_arrays(BALL, case.layers[t % 3], case.n), X)
+            mine = checker_centred.centred_step(layers[t % 3], c, E)
+            X, c, E = step.out, mine["c"], mine["E"]
+            engines = [*step.attention.Delta.ravel(), *X.E.ravel(), *X.c]
+            assert all(a.mid() == b.mid() and a.rad().mid() == b.rad().mid()
+                       for a, b in zip(engines, [*sum(mine["Delta"], []), *sum(E, []), *c], strict=True)), t
+
+
 @pytest.mark.parametrize("exponent", [-3, -80, -300, -(2**62), -(2**70)])
 def test_expm1_and_log1p_keep_relative_accuracy_down_to_huge_exponents(exponent):
     # arb's own expm1 keeps only about 28 bits once the exponent passes 2^62; the backend's does not

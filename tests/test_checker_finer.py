@@ -153,9 +153,12 @@ def test_a_finer_evaluation_confirms_no_wrong_value(x):
     assert not ok and "stated x" in message, message
 
 
-def test_a_trajectory_resolved_by_the_engine_and_by_the_checker_only_finer_is_confirmed():
+def test_a_trajectory_resolved_by_the_engine_and_by_the_checker_only_finer_is_confirmed(monkeypatch):
     """D_3 has 20 bits in the engine's ball and 19 in the checker's at the stated step precision: the checker
-    stopped its run there and rejected an "enclosed" trajectory."""
+    stopped its run there and rejected an "enclosed" trajectory.  The engine and the checker now make a centred step's
+    balls alike: a checker whose D has twice the radius stands for one that rounds differently."""
+    diameter = checker_trajectory.forward.diameter
+    monkeypatch.setattr(checker_trajectory.forward, "diameter", lambda E: (D := diameter(E)) + arb(0, D.rad()))
     config = {"X": [[-175290.54689700654, 85732.02962833305], [-175290.55686927508, 85732.03217125364],
                     [-175290.55056032294, 85732.02714692462], [-175290.54897861418, 85732.03392160549]],
               "layers": [{"A": [[-160298.3440851453, 339577.1453713365], [-349493.35065611306, -438027.2058974705]],

@@ -93,33 +93,66 @@ def attention(ar, arrays: LayerArrays, X: Centred) -> Attention:
     if arrays.b_Q is not None:  # (W_Q^T x_i + b_Q)^T W_K^T e_j: the bias's share of the column term
         k = k + ar.matmul(arrays.W_K, arrays.b_Q) * arrays.score_scale
     mask = arrays.mask
-    n = mask.shape[0]
-    column = ar.matmul(X.E, k)  # k^T e_j
-    # exact shifts (softmax does not see them) keep exp() of moderate size
-    weights = ar.exp(column - ar.row_shift(column[None, :], np.ones((1, n), dtype=bool))[0])
-    masked_weights = weights[None, :] * mask
-    Pi = masked_weights / masked_weights.sum(axis=1, keepdims=True)
-    shifted = np.where(mask, q - ar.row_shift(q, mask)[:, None], q * 0)  # <= 0 on the mask, up to rounding
-    u = ar.expm1(shifted) * mask
-    # Z_i = sum_l Pi_il exp(q_il - sigma_i) = 1 + ubar_i, as a sum of positive terms: no cancellation
-    # even where the quadratic and the column terms pull apart (far from consensus)
-    exponentials = ar.exp(shifted) * mask
-    Z = (Pi * exponentials).sum(axis=1, keepdims=True)
-    weighted = Pi * u
-    # u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il (the rows of Pi sum to 1): the term
-    # l = j enters once, not twice as in u_ij - ubar_i; the sums leaving one term out come from
-    # prefix and suffix sums (O(n^2), no cancellation)
-    zero = weighted[:, :1] * 0
-    before = np.concatenate([zero, np.cumsum(weighted, axis=1)[:, :-1]], axis=1)
-    after = np.concatenate([np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1][:, 1:], zero], axis=1)
-    from_expm1 = Pi * ((1 - Pi) * u - (before + after)) / Z
+    complete = bool(mask.all())
+    Pi = _reference(ar, ar.matmul(X.E, k), mask, complete)
+    shift = ar.row_shift(q, mask)[:, None]
+    shifted = q - shift if complete else np.where(mask, q - shift, q * 0)  # <= 0 on the mask, up to rounding
+    u = _on_mask(ar.expm1, shifted, mask)
     # Near consensus (every |u_il| <= 1/2) the expm1 form keeps Delta's relative accuracy; farther, its
     # numerators u_ij - ubar_i can cancel, and P - Pi with P = Pi exp(q - sigma) / Z is the better
     # enclosure.  Both are exact identities, so the choice (made per row) only affects the radius.
-    direct = Pi * exponentials / Z - Pi
-    near = np.array([bool(ar.maximum(ar.abs(u[i])) <= 0.5) for i in range(n)])
-    Delta = np.where(near[:, None], from_expm1, direct)
-    return Attention(Pi=Pi, Delta=Delta, complete=bool(mask.all()))
+    near = (ar.abs(u) <= 0.5).all(axis=1)
+    Delta = np.empty_like(q)
+    if near.any():
+        rows = slice(None) if near.all() else near
+        Delta[rows] = _near(Pi[rows], Pi[:1] if complete else Pi[rows], u[rows])
+    if not near.all():
+        rows = ~near
+        Delta[rows] = _far(ar, Pi[rows], shifted[rows], mask[rows])
+    return Attention(Pi=Pi, Delta=Delta, complete=complete)
+
+
+def _reference(ar, column, mask, complete: bool):
+    """Pi_ij = w_j / sum_{l in N(i)} w_l, w_j = exp(k^T e_j) (column: the k^T e_j); without a mask every row is the
+    same, divided once (the same balls)."""
+    n = mask.shape[0]
+    # exact shifts (softmax does not see them) keep exp() of moderate size
+    weights = ar.exp(column - ar.row_shift(column[None, :], np.ones((1, n), dtype=bool))[0])
+    if complete:
+        return np.tile(weights / weights.sum(), (n, 1))
+    masked_weights = np.where(mask, weights[None, :], weights * 0)  # not w * mask: a product by 1 widens a radius
+    return masked_weights / masked_weights.sum(axis=1, keepdims=True)
+
+
+def _near(Pi, rows_of_Pi, u):
+    """Delta's rows where every |u_il| <= 1/2: Delta_ij = Pi_ij (u_ij - ubar_i) / Z_i, Z_i = 1 + ubar_i in [1/2, 3/2]
+    (the rows of Pi sum to 1), and u_ij - ubar_i = (1 - Pi_ij) u_ij - sum_{l != j} Pi_il u_il: the term l = j
+    enters once, not twice as in u_ij - ubar_i; the sums leaving one term out come from prefix and suffix sums (O(n^2),
+    no cancellation), the prefix sums' last the whole ubar_i.  rows_of_Pi: Pi's rows, or its one row when all are
+    the same (1 - Pi_ij then made once a column)."""
+    weighted = Pi * u
+    prefix = np.cumsum(weighted, axis=1)
+    zero = weighted[:, :1] * 0
+    before = np.concatenate([zero, prefix[:, :-1]], axis=1)
+    after = np.concatenate([np.cumsum(weighted[:, ::-1], axis=1)[:, ::-1][:, 1:], zero], axis=1)
+    return Pi * ((1 - rows_of_Pi) * u - (before + after)) / (1 + prefix[:, -1:])
+
+
+def _far(ar, Pi, shifted, mask):
+    """Delta's rows farther from consensus: P - Pi, P = Pi exp(q - sigma) / Z with Z_i = sum_l Pi_il exp(q_il - sigma_i),
+    a sum of positive terms (no cancellation even where the quadratic and the column terms pull apart)."""
+    exponentials = _on_mask(ar.exp, shifted, mask)
+    Z = (Pi * exponentials).sum(axis=1, keepdims=True)
+    return Pi * exponentials / Z - Pi
+
+
+def _on_mask(function, x, mask):
+    """function of x's entries on the mask, exact zeros elsewhere (a sliding window's rows: its width of them)."""
+    if mask.all():
+        return function(x)
+    out = x * 0
+    out[mask] = function(x[mask])
+    return out
 
 
 def _column_and_quadratic(ar, arrays: LayerArrays, X: Centred):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import itertools
 import operator
 import weakref
 from fractions import Fraction
@@ -47,16 +48,29 @@ def _tiny(precision: int) -> arb:
     return arb(2) ** -precision
 
 
-def _expm1_ball(x: arb) -> arb:
-    """exp(x) - 1 with relative accuracy for tiny x.
+def _expm1_ball(x: arb, top: arb | None = None, tiny: arb | None = None) -> arb:
+    """exp(x) - 1 with relative accuracy for tiny x (top: |x|'s upper bound, tiny: 2^-prec, when known).
 
     arb's expm1 returns only about 28 correct bits once the exponent of x passes 2^62 (doubly
     exponential collapse gets there); for |x| <= 2^-prec the Taylor form
     expm1(x) = x + x^2/2 + r, |r| <= |x|^3 e^|x| / 6 <= |x|^3, is used instead.
     """
-    if x.abs_upper() <= _tiny(ctx.prec):
-        return x + x * x / 2 + arb(0, x.abs_upper() ** 3)
+    top = x.abs_upper() if top is None else top
+    if top <= (_tiny(ctx.prec) if tiny is None else tiny):
+        return x + x * x / 2 + arb(0, top ** 3)
     return x.expm1()
+
+
+def _expm1(x):
+    """exp(x) - 1, with relative accuracy for tiny x, of a ball or of every ball of an object array: the bound 2^-prec
+    found once, the upper bounds of |x| in one pass (a third less than a ufunc of _expm1_ball: the centred softmax
+    takes one for every entry of P)."""
+    if type(x) is arb:
+        return _expm1_ball(x)
+    x = np.asarray(x, dtype=object)
+    balls, tiny = x.ravel().tolist(), _tiny(ctx.prec)
+    values = map(_expm1_ball, balls, map(arb.abs_upper, balls), itertools.repeat(tiny))
+    return np.fromiter(values, dtype=object, count=len(balls)).reshape(x.shape)
 
 
 def _log1p_ball(x: arb) -> arb:
@@ -66,7 +80,6 @@ def _log1p_ball(x: arb) -> arb:
     return x.log1p()
 
 
-_expm1 = _elementwise(_expm1_ball, "exp(x) - 1, with relative accuracy for tiny x,")
 _log1p = _elementwise(_log1p_ball, "log(1 + x), with relative accuracy for tiny x,")
 _erf = _elementwise(arb.erf, "erf(x)")
 _abs = _elementwise(abs, "|x|")
