@@ -16,6 +16,7 @@ import subprocess
 import sys
 from fractions import Fraction
 
+import flint
 import mpmath
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from flint import arb
 import certify
 from certify import engine
 from certify.cli import main
-from certify.core import config
+from certify.core import config, numbers
 from certify.core.verdicts import REPR_LIMIT
 
 LAYER = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
@@ -186,6 +187,20 @@ def test_a_decided_margin_without_a_sure_digit_shows_its_sign(verdict, bound, si
             lo, hi = interval_ends(text)
             assert lo <= exact <= hi and sign * lo > 0 and sign * hi > 0
     assert f"margin {result.margin_text}, 53 bits" in repr(result)
+
+
+def test_a_callers_flint_display_setting_changes_no_verdict_and_no_text(monkeypatch):
+    """python-flint's ctx.unicode (a caller's choice for display) made arb write its balls "[m ± r]": the
+    checker read no certificate the engine wrote, so every check came back undecided at the precision cap, and
+    a margin's decimal ends read NaN.  What certify writes is arb's ASCII text whatever the context says."""
+    plain = certify.check(LAYER)
+    verdict, bound, sign = NEAR_EQUALITIES[0]
+    monkeypatch.setattr(flint.ctx, "unicode", True)
+    shown = certify.check(LAYER)
+    assert (shown.verdict, shown.certificate) == (plain.verdict, plain.certificate)
+    near = certify.check(ANTIPODAL, bound=bound)
+    assert near.verdict == verdict and sign * interval_ends(near.margin_ball)[1] > 0
+    assert numbers.decimal_ends(arb(2) ** -1000 * 3, 6) == ("2.79979e-301", "2.7998e-301")
 
 
 def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):

@@ -51,6 +51,7 @@ import certify_checker.inequality  # noqa: F401  the kind confirm() reads on eve
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import files, jsonfile
 from certify.core.limits import DEFAULT, Limits
+from certify.core.numbers import arb_str
 from certify.errors import BadInput
 
 FORMAT = "certify-certificate/1"
@@ -80,7 +81,7 @@ def _ulps(precision: int) -> arb:
 def arb_text(x: arb, precision: int) -> str:
     """A ball as decimal text with enough digits for `precision` bits (widened to hide binary rounding)."""
     digits = math.ceil(precision * math.log10(2)) + 3
-    return widened(x, precision).str(digits, radius=True, more=True)
+    return arb_str(widened(x, precision), digits, more=True)
 
 
 # The canonical JSON of json.dumps(about, sort_keys=True, separators=(",", ":")), made by one encoder: what a

@@ -25,6 +25,7 @@ from flint import arb, ctx
 from certify.core.arith import BALL
 from certify.core.config import Layer, exact_matrix
 from certify.core.layers import apply_layer
+from certify.core.numbers import ball_text
 from certify.core.precision import escalate
 from certify.core.quantities import consensus_distance
 
@@ -92,7 +93,7 @@ class SpotCheck:
             "configuration": self.configuration,
             "depth": self.depth,
             "float64": self.float64,
-            "enclosure": self.enclosure.str(15, radius=True),
+            "enclosure": ball_text(self.enclosure),
             "interval": self.interval(),
             "precision_bits": self.precision,
             "float64_inside_enclosure": self.float64_inside,
