@@ -10,6 +10,7 @@ zero contradictions.  A planted fault (enclosures read one or two ulps narrower)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import mpmath
@@ -383,6 +384,43 @@ def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
             tier3.decide(goal.claim, tier3.Batch(**parts))
     exact = tier3.Batch(X=np.array([[[2**53], [1]]], dtype=np.int64), A=np.zeros((1, 1, 1), dtype=np.float32), beta=2**60)
     assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
+
+
+def test_a_batch_changed_after_a_decision_is_checked_again():
+    """A batch was checked once and then remembered as checked, on the caller's own object: tokens 2^53 + 1 and 2^53
+    put into it afterwards (batch.X = ..., dataclasses.replace, an integer array changed in place) went unchecked,
+    were read as one point, and tier 3 held the bound 0.5 - D that arb finds violated."""
+    goal = engine.target(bound="0.5 - D")
+    X = np.array([[[2**53 + 1], [2**53]]], dtype=np.int64)
+    assigned = tier3.batch_of_configs([{"X": [[0.0], [0.25]], "A": [[0.0]]}])
+    tokens = np.zeros((1, 2, 1), dtype=np.int64)
+    in_place = tier3.Batch(X=tokens, A=np.zeros((1, 1, 1)))
+    for batch in (assigned, in_place):
+        assert list(tier3.decide(goal.claim, batch)) == [tier3.HOLDS]
+    replaced = dataclasses.replace(assigned, X=X)
+    assigned.X = X
+    tokens[...] = X
+    for batch in (assigned, replaced, in_place):
+        with pytest.raises(BadInput):
+            tier3.decide(goal.claim, batch)
+
+
+def test_a_batch_with_parts_of_the_wrong_kind_is_bad_input():
+    """A residual flag "no" was read by its truth (a residual connection), a mask entry 0.5 as an edge, and a part
+    that is no numpy array (a list, an FFN given as a dict), or a batch that is no Batch, failed with AttributeError."""
+    X, A, V = np.array([[[0.1], [0.3]]]), np.ones((1, 1, 1)), np.full((1, 1, 1), 0.5)
+    ffn = dict(W1=np.ones((1, 1, 1)), b1=np.zeros((1, 1)), W2=np.ones((1, 1, 1)), b2=np.zeros((1, 1)))
+    for parts in (dict(X=X, A=A, V=V, residual="no"), dict(X=X, A=A, V=V, residual=None),
+                  dict(X=X, A=A, mask=np.array([[1, 0], [0.5, 1]])), dict(X=X, A=A, mask=np.array([[1, 0], [2, 1]])),
+                  dict(X=X.tolist(), A=A), dict(X=None, A=A), dict(X=X, A=A.tolist()), dict(X=X, A=A, ffn=ffn),
+                  dict(X=X, A=A, ffn=tier3.FeedForwardBatch(**ffn, residual="no"))):
+        with pytest.raises(BadInput):
+            tier3.decide(engine.target(bound="D").claim, tier3.Batch(**parts))
+    with pytest.raises(BadInput):  # configurations, not the Batch that batch_of_configs makes of them
+        tier3.evaluate("collapse.global", [{"X": X[0].tolist(), "A": A[0].tolist()}])
+    causal = tier3.Batch(X=X, A=A, mask=np.array([[1, 0], [1, 1]]))  # 0/1 numbers are a mask, as booleans are
+    assert list(tier3.decide("collapse.dobrushin", causal)) == list(
+        tier3.decide("collapse.dobrushin", dataclasses.replace(causal, mask=causal.mask == 1)))
 
 
 def test_numpy_integers_past_two_to_the_53_in_configurations_are_bad_input():
