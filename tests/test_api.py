@@ -203,6 +203,19 @@ def test_a_callers_flint_display_setting_changes_no_verdict_and_no_text(monkeypa
     assert numbers.decimal_ends(arb(2) ** -1000 * 3, 6) == ("2.79979e-301", "2.7998e-301")
 
 
+def test_a_callers_precision_changes_no_margin(monkeypatch):
+    """The tightest comparison and the margins were computed at the caller's ctx.prec: at 2 bits a causal stack's
+    tightest comparison was layer 1's, not layer 2's, and at 20 bits margin_ball had 6 digits, not 15.  They are
+    computed at the verdict's precision."""
+    stack = ROOT_DIR / "examples" / "causal-stack.json"
+    for bits in (2, 20):
+        result = certify.check(stack, bound="D")
+        shown = (result.tightest.layer, result.margin, result.margin_ball, result.margin_text, repr(result))
+        monkeypatch.setattr(flint.ctx, "prec", bits)
+        assert (result.tightest.layer, result.margin, result.margin_ball, result.margin_text, repr(result)) == shown
+        monkeypatch.undo()
+
+
 def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(LAYER))

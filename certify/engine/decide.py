@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from flint import arb
+from flint import arb, ctx
 
 from certify import claims
 from certify.engine import certificate
@@ -96,28 +96,39 @@ class Result:
             lhs, rhs = _ball(c.lhs), _ball(c.rhs)
             slack = (rhs - lhs) / abs(rhs) if rhs != 0 else rhs - lhs
             return slack.mid()  # exact: arb orders two exact values exactly
-        return min(self.comparisons, key=closeness)
+        with self._working_precision():
+            return min(self.comparisons, key=closeness)
 
     @property
     def margin(self) -> tuple[float, float]:
         """(lo, hi): binary64 bounds of rhs - lhs of the tightest comparison, rounded outward (a margin
         below binary64's range, such as 2e-434, is (0.0, 5e-324): margin_ball says it exactly)."""
-        c = self.tightest
-        return float_bounds(_ball(c.rhs - c.lhs))
+        return self._of_margin(float_bounds)
 
     @property
     def margin_ball(self) -> str:
         """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits), or as the
         interval "[lo, hi]" that does, rounded outward, where that ball shows no digit but excludes 0
         (numbers.signed_text: "[+/- 8.13e-19]" hid a violated margin's sign)."""
-        c = self.tightest
-        return signed_text(_ball(c.rhs - c.lhs), 15)
+        return self._of_margin(lambda x: signed_text(x, 15))
 
     @property
     def margin_text(self) -> str:
         """rhs - lhs of the tightest comparison, to 3 digits, for a line of text."""
+        return self._of_margin(short)
+
+    def _of_margin(self, f: Callable[[arb], object]):
+        """f(rhs - lhs of the tightest comparison), the difference and the ends f reads (lower() and upper() are
+        rounded to the precision) at the verdict's precision."""
         c = self.tightest
-        return short(c.rhs - c.lhs)
+        with self._working_precision():
+            return f(_ball(c.rhs - c.lhs))
+
+    def _working_precision(self):
+        """The verdict's precision for the arithmetic on its sides, whatever the caller's ctx.prec: at 2 bits a
+        stack's tightest comparison was another layer's, at 20 bits margin_ball had 6 digits, not 15, and margin
+        was (0.375, 0.5) for a margin of 0.4272."""
+        return ctx.workprec(self.precision or START_PRECISION)
 
     def __repr__(self) -> str:
         """One line of at most REPR_LIMIT characters: the verdict, the tightest comparison and its margin."""
