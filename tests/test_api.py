@@ -765,6 +765,18 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
         certify.check(LAYER, claim=["collapse.tanh"])
 
 
+@pytest.mark.parametrize("keywords, words", [
+    ({"goal": "collapse.tanh"}, "goal= is a Target"), ({"goal": 5}, "goal= is a Target"),
+    ({"claim": "collapse.tanh", "goal": engine.target()}, "not both"),
+    ({"bound": "D", "goal": engine.target()}, "not both")])
+def test_a_goal_that_is_no_target_or_comes_with_a_claim_is_bad_input(keywords, words):
+    """goal="collapse.tanh" raised AttributeError ('str' object has no attribute 'bound'), and a claim or a bound
+    given beside a goal was dropped: claim="collapse.tanh" with the goal of collapse.global decided collapse.global."""
+    with pytest.raises(certify.BadInput, match=words):
+        certify.check(LAYER, **keywords)
+    assert certify.check(LAYER, goal=engine.target("collapse.tanh")).target == "collapse.tanh"
+
+
 @pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])
 def test_an_attack_mask_that_is_no_string_is_an_unknown_mask(mask):
     """mask=["causal"] raised TypeError (unhashable type: 'list')."""

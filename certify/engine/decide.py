@@ -391,6 +391,18 @@ def target(claim_id: str | None = None, bound: str | None = None) -> Target:
     return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
 
 
+def _goal(goal: Target | None, claim: str | None, bound: str | None) -> Target:
+    """`goal` (a Target prepared once, a campaign's), else the target of claim and bound; BadInput for a goal that
+    is no Target, or one given beside a claim or a bound, which it replaced without a word."""
+    if goal is None:
+        return target(claim, bound)
+    if not isinstance(goal, Target):
+        raise BadInput(f"goal= is a Target (certify.engine.target(claim, bound)), not {type(goal).__name__}")
+    if claim is not None or bound is not None:
+        raise BadInput("give claim= and bound=, or goal=, not both")
+    return goal
+
+
 def admit(goal: Target, case: config.Case) -> None:
     """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
     if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
@@ -525,7 +537,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
                        f"got {start_prec!r}")
     case = config.load(source, limits)
-    goal = goal or target(claim, bound)
+    goal = _goal(goal, claim, bound)
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 
