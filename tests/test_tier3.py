@@ -545,6 +545,18 @@ def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
             reader({**base, "mask": causal.astype(bool)})
 
 
+def test_batch_of_configs_reads_numpy_scalars_as_the_engine_does():
+    """A numpy scalar d_k (np.int64(1)) or residual flag (np.True_), which config.load reads as its value, was bad
+    input to batch_of_configs."""
+    base = {"X": [[1.0, 0.0], [-1.0, 0.5], [0.25, 1.0]]}
+    for config_dict, claim in (({**base, "W_Q": np.ones((2, 1)), "W_K": np.ones((2, 1)), "d_k": np.int64(1)},
+                                "collapse.global"),
+                               ({**base, "A": np.eye(2) / 4, "V": np.eye(2) / 2, "residual": np.True_},
+                                "residual.two_sided")):
+        assert engine.check(config_dict, claim).verdict == engine.HOLDS
+        assert list(tier3.decide(claim, tier3.batch_of_configs([config_dict]))) == [tier3.HOLDS]
+
+
 def test_batches_of_mismatched_shapes_are_bad_input():
     """Parts that do not fit X were a numpy error (or broadcast over other configurations), not bad input."""
     X, A = np.ones((2, 3, 2)), np.ones((2, 2, 2))

@@ -417,8 +417,9 @@ def batch_of_configs(configs: list[dict]) -> Batch:
         return _binary64([c[key] for c in source], key)
 
     def shared(key, default, source=None):
-        # a numpy array (a mask, a 0-d name) as the nested lists or the scalar config.load reads it as
-        values = [value.tolist() if isinstance(value, np.ndarray) else value
+        # a numpy array (a mask, a 0-d name) or scalar (np.int64(1), np.True_) as the nested lists or the Python
+        # value config.load reads it as
+        values = [value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
                   for value in (c.get(key, default) for c in source or configs)]
         if any(v != values[0] or type(v) is not type(values[0]) for v in values):
             raise BadInput(f"a batch must share {COMPONENTS.get(key, key)}")
