@@ -557,6 +557,15 @@ def test_batch_of_configs_reads_numpy_scalars_as_the_engine_does():
         assert list(tier3.decide(claim, tier3.batch_of_configs([config_dict]))) == [tier3.HOLDS]
 
 
+@pytest.mark.parametrize("configs", [None, [None], [1, 2], "abc", ({"X": [[0.0], [1.0]], "A": [[1.0]]} for _ in range(2))],
+                         ids=["none", "list-of-none", "ints", "string", "generator"])
+def test_batch_of_configs_of_what_is_no_list_of_configurations_is_bad_input(configs):
+    """None or [1, 2] raised TypeError, a string was read as configurations with keys "a", "b", "c", and a generator,
+    used up by the first look at it, as configurations without tokens."""
+    with pytest.raises(BadInput, match="a list of configuration dicts"):
+        tier3.batch_of_configs(configs)
+
+
 def test_batches_of_mismatched_shapes_are_bad_input():
     """Parts that do not fit X were a numpy error (or broadcast over other configurations), not bad input."""
     X, A = np.ones((2, 3, 2)), np.ones((2, 2, 2))

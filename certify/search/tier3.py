@@ -32,6 +32,7 @@ from certify.core.arith.midrad64 import MidRad, MidRad64, NotSupported
 from certify.core.config import COMPONENTS, Case, FeedForward, Layer
 from certify.core.layers import LayerArrays, apply_layer, full_mask
 from certify.core.masks import named_mask, validate_mask
+from certify.core.numbers import json_type
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput, keys_shown
 
@@ -402,6 +403,13 @@ def batch_of_configs(configs: list[dict]) -> Batch:
     form; BadInput for anything else (a stack, LayerNorm, configurations of different forms, numbers that
     are not binary64, what config.load would refuse), so that tier 3 decides exactly the configurations
     the engine reads."""
+    # (a generator was used up by the first look at it, and read as configurations without tokens)
+    if not isinstance(configs, (list, tuple)):
+        raise BadInput(f"the float64 tier reads a list of configuration dicts, not {json_type(configs)}")
+    for i, config_dict in enumerate(configs):
+        if not isinstance(config_dict, dict):
+            raise BadInput(f"the float64 tier reads a list of configuration dicts: configuration {i} is "
+                           f"{json_type(config_dict)}")
     keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn"}
     extra = set().union(*(set(c) for c in configs)) - keys
     if extra:
