@@ -216,6 +216,71 @@ def test_a_callers_precision_changes_no_margin(monkeypatch):
         monkeypatch.undo()
 
 
+def test_checks_in_threads_take_turns_with_the_process_wide_precision(monkeypatch):
+    """python-flint's precision is one for the whole process, not one per thread: checks run in threads (a
+    ThreadPoolExecutor, a Dask worker of several threads) computed at each other's precisions, and the checker,
+    finding wider enclosures than stated, rejected what the engine made (the saturated example undecided at 65536
+    bits, where alone it holds at 1696).  Arb work takes turns: a second check waits while the first is at work."""
+    import threading
+
+    from certify.engine import certificate
+
+    inside, release, results = threading.Event(), threading.Event(), {}
+    confirm = certificate.confirm
+
+    def held(*args, **kwargs):  # the first check stops inside its work, at 1696 bits, until released
+        if threading.current_thread().name == "first":
+            inside.set()
+            release.wait(30)
+        return confirm(*args, **kwargs)
+
+    def run(source):
+        results[threading.current_thread().name] = certify.check(source)
+
+    monkeypatch.setattr(certificate, "confirm", held)
+    first = threading.Thread(target=run, name="first", args=(ROOT_DIR / "examples" / "saturated.json",))
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(target=run, name="second", args=(LAYER,))
+    second.start()
+    second.join(0.5)
+    waited = second.is_alive()
+    release.set()
+    first.join()
+    second.join()
+    assert waited and (results["first"].precision, results["second"].precision) == (1696, 53)
+    assert {result.verdict for result in results.values()} == {engine.HOLDS} and flint.ctx.prec == 53
+
+
+def test_a_process_forked_while_another_thread_is_at_arb_work_is_not_stuck():
+    """A campaign's pool forked while another thread held the turn at ball arithmetic (a check beside it) would have
+    workers waiting for a lock no thread of theirs holds: a forked process starts with the turn free."""
+    import multiprocessing
+    import threading
+
+    from certify.core import precision
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with precision.working(100):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(30)
+    child = multiprocessing.get_context("fork").Process(target=certify.check, args=(LAYER,))
+    child.start()
+    child.join(30)
+    stuck = child.is_alive()
+    if stuck:
+        child.kill()
+    release.set()
+    holder.join()
+    assert not stuck and child.exitcode == 0
+
+
 def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
     path = tmp_path / "c.json"
     path.write_text(json.dumps(LAYER))

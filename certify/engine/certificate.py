@@ -52,6 +52,7 @@ import certify_checker.inequality  # noqa: F401  the kind confirm() reads on eve
 from certify.core import files, jsonfile
 from certify.core.limits import DEFAULT, Limits
 from certify.core.numbers import arb_str
+from certify.core.precision import arb_turn, working
 from certify.errors import BadInput
 
 FORMAT = "certify-certificate/1"
@@ -66,7 +67,7 @@ WIDENING_BITS = 2
 def widened(x: arb, precision: int) -> arb:
     """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
     if ctx.prec != precision:  # the stated precision, whatever the caller's context (a check's already is)
-        with ctx.workprec(precision):
+        with working(precision):
             return widened(x, precision)
     slack = x.rad() * 2**WIDENING_BITS + abs(x.mid()) * _ulps(precision)  # rad() and mid() are exact balls
     return x + arb(0, slack.upper())
@@ -231,7 +232,8 @@ def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certi
             cert = _as_written(cert, limits)
         except certify_checker.Unreadable as err:
             return certify_checker.Confirmation(False, str(err), refused=True)
-    return certify_checker.verify(cert, checker_limits)
+    with arb_turn():  # the checker's precision is the process's too
+        return certify_checker.verify(cert, checker_limits)
 
 
 def _as_written(cert: dict, limits: Limits):

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify import claims
 from certify.engine import certificate
@@ -44,7 +44,7 @@ from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
-                                    escalate, highest_allowed, is_wide)
+                                    escalate, highest_allowed, is_wide, working)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -128,7 +128,7 @@ class Result:
         """The verdict's precision for the arithmetic on its sides, whatever the caller's ctx.prec: at 2 bits a
         stack's tightest comparison was another layer's, at 20 bits margin_ball had 6 digits, not 15, and margin
         was (0.375, 0.5) for a margin of 0.4272."""
-        return ctx.workprec(self.precision or START_PRECISION)
+        return working(self.precision or START_PRECISION)
 
     def __repr__(self) -> str:
         """One line of at most REPR_LIMIT characters: the verdict, the tightest comparison and its margin."""

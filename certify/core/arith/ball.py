@@ -2,7 +2,7 @@
 
 Arrays are numpy object arrays of arb; products go through arb_mat (C speed, same enclosure
 guarantees).  The working precision is flint's context precision: callers set it with
-`flint.ctx.workprec(bits)`, never here.
+`certify.core.precision.working(bits)`, never here.
 """
 
 from __future__ import annotations
