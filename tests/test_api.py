@@ -16,6 +16,7 @@ import subprocess
 import sys
 from fractions import Fraction
 
+import flint
 import mpmath
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from flint import arb
 import certify
 from certify import engine
 from certify.cli import main
-from certify.core import config
+from certify.core import config, numbers
 from certify.core.verdicts import REPR_LIMIT
 
 LAYER = {"X": [[1, 0], [0, 1], [-1, 0]], "A": [[1, 0.5], [0, 1]]}
@@ -186,6 +187,98 @@ def test_a_decided_margin_without_a_sure_digit_shows_its_sign(verdict, bound, si
             lo, hi = interval_ends(text)
             assert lo <= exact <= hi and sign * lo > 0 and sign * hi > 0
     assert f"margin {result.margin_text}, 53 bits" in repr(result)
+
+
+def test_a_callers_flint_display_setting_changes_no_verdict_and_no_text(monkeypatch):
+    """python-flint's ctx.unicode (a caller's choice for display) made arb write its balls "[m ± r]": the
+    checker read no certificate the engine wrote, so every check came back undecided at the precision cap, and
+    a margin's decimal ends read NaN.  What certify writes is arb's ASCII text whatever the context says."""
+    plain = certify.check(LAYER)
+    verdict, bound, sign = NEAR_EQUALITIES[0]
+    monkeypatch.setattr(flint.ctx, "unicode", True)
+    shown = certify.check(LAYER)
+    assert (shown.verdict, shown.certificate) == (plain.verdict, plain.certificate)
+    near = certify.check(ANTIPODAL, bound=bound)
+    assert near.verdict == verdict and sign * interval_ends(near.margin_ball)[1] > 0
+    assert numbers.decimal_ends(arb(2) ** -1000 * 3, 6) == ("2.79979e-301", "2.7998e-301")
+
+
+def test_a_callers_precision_changes_no_margin(monkeypatch):
+    """The tightest comparison and the margins were computed at the caller's ctx.prec: at 2 bits a causal stack's
+    tightest comparison was layer 1's, not layer 2's, and at 20 bits margin_ball had 6 digits, not 15.  They are
+    computed at the verdict's precision."""
+    stack = ROOT_DIR / "examples" / "causal-stack.json"
+    for bits in (2, 20):
+        result = certify.check(stack, bound="D")
+        shown = (result.tightest.layer, result.margin, result.margin_ball, result.margin_text, repr(result))
+        monkeypatch.setattr(flint.ctx, "prec", bits)
+        assert (result.tightest.layer, result.margin, result.margin_ball, result.margin_text, repr(result)) == shown
+        monkeypatch.undo()
+
+
+def test_checks_in_threads_take_turns_with_the_process_wide_precision(monkeypatch):
+    """python-flint's precision is one for the whole process, not one per thread: checks run in threads (a
+    ThreadPoolExecutor, a Dask worker of several threads) computed at each other's precisions, and the checker,
+    finding wider enclosures than stated, rejected what the engine made (the saturated example undecided at 65536
+    bits, where alone it holds at 1696).  Arb work takes turns: a second check waits while the first is at work."""
+    import threading
+
+    from certify.engine import certificate
+
+    inside, release, results = threading.Event(), threading.Event(), {}
+    confirm = certificate.confirm
+
+    def held(*args, **kwargs):  # the first check stops inside its work, at 1696 bits, until released
+        if threading.current_thread().name == "first":
+            inside.set()
+            release.wait(30)
+        return confirm(*args, **kwargs)
+
+    def run(source):
+        results[threading.current_thread().name] = certify.check(source)
+
+    monkeypatch.setattr(certificate, "confirm", held)
+    first = threading.Thread(target=run, name="first", args=(ROOT_DIR / "examples" / "saturated.json",))
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(target=run, name="second", args=(LAYER,))
+    second.start()
+    second.join(0.5)
+    waited = second.is_alive()
+    release.set()
+    first.join()
+    second.join()
+    assert waited and (results["first"].precision, results["second"].precision) == (1696, 53)
+    assert {result.verdict for result in results.values()} == {engine.HOLDS} and flint.ctx.prec == 53
+
+
+def test_a_process_forked_while_another_thread_is_at_arb_work_is_not_stuck():
+    """A campaign's pool forked while another thread held the turn at ball arithmetic (a check beside it) would have
+    workers waiting for a lock no thread of theirs holds: a forked process starts with the turn free."""
+    import multiprocessing
+    import threading
+
+    from certify.core import precision
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with precision.working(100):
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(30)
+    child = multiprocessing.get_context("fork").Process(target=certify.check, args=(LAYER,))
+    child.start()
+    child.join(30)
+    stuck = child.is_alive()
+    if stuck:
+        child.kill()
+    release.set()
+    holder.join()
+    assert not stuck and child.exitcode == 0
 
 
 def test_check_json_gives_the_margin_as_numbers(tmp_path, capsys):
@@ -735,6 +828,18 @@ def test_a_claim_that_is_no_string_is_an_unknown_claim():
     """claim=["collapse.tanh"] raised TypeError (unhashable type: 'list')."""
     with pytest.raises(certify.BadInput, match=r"^unknown claim \['collapse.tanh'\]"):
         certify.check(LAYER, claim=["collapse.tanh"])
+
+
+@pytest.mark.parametrize("keywords, words", [
+    ({"goal": "collapse.tanh"}, "goal= is a Target"), ({"goal": 5}, "goal= is a Target"),
+    ({"claim": "collapse.tanh", "goal": engine.target()}, "not both"),
+    ({"bound": "D", "goal": engine.target()}, "not both")])
+def test_a_goal_that_is_no_target_or_comes_with_a_claim_is_bad_input(keywords, words):
+    """goal="collapse.tanh" raised AttributeError ('str' object has no attribute 'bound'), and a claim or a bound
+    given beside a goal was dropped: claim="collapse.tanh" with the goal of collapse.global decided collapse.global."""
+    with pytest.raises(certify.BadInput, match=words):
+        certify.check(LAYER, **keywords)
+    assert certify.check(LAYER, goal=engine.target("collapse.tanh")).target == "collapse.tanh"
 
 
 @pytest.mark.parametrize("mask", [["causal"], {}, np.array([1, 2])], ids=["list", "dict", "array"])

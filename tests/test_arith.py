@@ -209,6 +209,29 @@ def test_a_remembered_matrix_leaves_no_python_callback_and_the_table_stays_bound
     assert [(float(x.mid()), float(x.rad())) for x in cubed.ravel()] == [(37, 0), (54, 0), (81, 0), (118, 0)]
 
 
+def test_a_pruning_of_the_matrix_table_by_another_thread_meanwhile_raises_nothing(monkeypatch):
+    """certify.check run in a thread pool raised KeyError now and then: two checks pruned the shared table of
+    remembered matrices (ball._MATS) at once, and one deleted an entry the other had dropped.  The other thread is
+    played here by a dead entry whose look-up drops the next one."""
+    from certify.core.arith import ball
+
+    class Dead:
+        def __init__(self, then=None):
+            self.then = then
+
+        def __call__(self):
+            if self.then is not None:  # another thread's pruning, between this one's look and its deletion
+                table.pop(self.then, None)
+            return None
+
+    table = {-1: (Dead(then=-2), None, None), -2: (Dead(), None, None)}
+    monkeypatch.setattr(ball, "_MATS", table)
+    monkeypatch.setattr(ball, "_PRUNED_AT", [2])
+    A = np.array([[arb(1), arb(2)], [arb(3), arb(4)]], dtype=object)
+    product = ball.Ball.matmul(A, A)
+    assert not {-1, -2} & set(table) and ball._remembered(product) is not None
+
+
 def test_ball_row_shift_is_the_midpoint_of_each_rows_maximum_with_or_without_a_mask():
     """Ball.row_shift (rows folded over lists when every score is allowed) gives the midpoint of arb's fold of
     max over each row's allowed scores, exactly, as an exact ball inside that maximum's enclosure."""

@@ -17,6 +17,7 @@ import pytest
 from matplotlib.text import Text
 
 from certify.cli import main
+from certify.errors import BadInput
 from certify.figures import corpus as corpus_figures
 from certify.figures import models as model_figures
 from certify.figures import sample as sample_figure
@@ -135,6 +136,22 @@ def test_dpi_scales_the_png_and_bad_figure_options_are_bad_input(traced, tmp_pat
     assert not (tmp_path / "bad").exists()
     with pytest.raises(ValueError, match="format"):
         style.save(trajectory_figure.figure(traced), tmp_path / "figure.jpg")
+
+
+def test_bad_arguments_of_save_are_bad_input_before_any_drawing(traced, tmp_path):
+    """style.save, which the README shows, let dpi=True reach FreeType (RuntimeError), dpi="100" numpy (TypeError),
+    and a folder or None as the path raised IsADirectoryError or TypeError: each is BadInput, and nothing is written."""
+    figure = trajectory_figure.figure(traced)
+    (tmp_path / "folder.png").mkdir()
+    (tmp_path / "note.txt").write_text("")
+    for path, keywords in ((tmp_path / "f.png", {"dpi": True}), (tmp_path / "f.png", {"dpi": "100"}),
+                           (tmp_path / "f.png", {"dpi": 0}), (tmp_path / "f.png", {"dpi": 10**6}),
+                           (tmp_path / "folder.png", {}), (tmp_path / "note.txt" / "f.png", {}),
+                           (None, {}), (tmp_path / "f.jpg", {})):
+        with pytest.raises(BadInput):
+            style.save(figure, path, **keywords)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.png", "note.txt"]
+    assert style.save(figure, tmp_path / "f.png", dpi=np.int64(40)).is_file()
 
 
 def test_a_figure_whose_drawing_is_interrupted_leaves_the_earlier_one_whole(traced, tmp_path, monkeypatch):

@@ -91,6 +91,15 @@ def test_batched_float64_screen_agrees_with_an_independent_mpmath_evaluation():
         assert abs(rhs[k] / float(bound) - 1) < 1e-12 and lhs[k] == q["D_out"][k]
 
 
+def test_a_callers_numpy_error_setting_stops_no_campaign(tmp_path):
+    """With np.seterr(all="raise") in the caller (a habit for catching NaNs), a campaign of large L = a D^2 failed
+    with FloatingPointError from its float64 screen, whose exp(-L) underflows to 0 as it is meant to show."""
+    spec = campaign.Campaign("log-L", 3, 2, 4, 1, L_range=(800.0, 2000.0))
+    expected = campaign.run(spec, tmp_path / "plain", workers=1)["counts"]
+    with np.errstate(all="raise"):
+        assert campaign.run(spec, tmp_path / "raising", workers=1)["counts"] == expected
+
+
 # --- verdicts --------------------------------------------------------------------------------
 
 

@@ -46,3 +46,14 @@ def test_every_route_of_the_thin_norm_holds_the_mpmath_norm():
                 thin_norm.ball_array(L), thin_norm.ball_array(R), {}, "A0")
         for route, ball in balls.items():
             assert ball.rad() > 0 and _contains(ball, truth), (route, d, k, ball, truth)
+
+
+def test_a_callers_numpy_error_setting_stops_no_thin_head():
+    """With np.seterr(all="raise") in the caller, a thin head whose W_K spans more than binary64 squares (1e200 and 1)
+    raised FloatingPointError: its float64 look at W_K^T W_K underflows, as it may."""
+    from certify import engine
+
+    config_dict = {"X": [[1.0, 0.0], [0.0, 1.0], [-1.0, 0.5]], "W_Q": [[1e200], [0.0]], "W_K": [[1e200], [1.0]]}
+    expected = engine.check(config_dict, bound="2*D")
+    with np.errstate(all="raise"):
+        assert engine.check(config_dict, bound="2*D").verdict == expected.verdict == engine.HOLDS

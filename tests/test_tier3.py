@@ -10,6 +10,7 @@ zero contradictions.  A planted fault (enclosures read one or two ulps narrower)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import mpmath
@@ -385,6 +386,43 @@ def test_a_batch_of_numbers_that_are_not_binary64_is_bad_input():
     assert list(tier3.decide(engine.target(bound="D").claim, exact)) == [tier3.HOLDS]
 
 
+def test_a_batch_changed_after_a_decision_is_checked_again():
+    """A batch was checked once and then remembered as checked, on the caller's own object: tokens 2^53 + 1 and 2^53
+    put into it afterwards (batch.X = ..., dataclasses.replace, an integer array changed in place) went unchecked,
+    were read as one point, and tier 3 held the bound 0.5 - D that arb finds violated."""
+    goal = engine.target(bound="0.5 - D")
+    X = np.array([[[2**53 + 1], [2**53]]], dtype=np.int64)
+    assigned = tier3.batch_of_configs([{"X": [[0.0], [0.25]], "A": [[0.0]]}])
+    tokens = np.zeros((1, 2, 1), dtype=np.int64)
+    in_place = tier3.Batch(X=tokens, A=np.zeros((1, 1, 1)))
+    for batch in (assigned, in_place):
+        assert list(tier3.decide(goal.claim, batch)) == [tier3.HOLDS]
+    replaced = dataclasses.replace(assigned, X=X)
+    assigned.X = X
+    tokens[...] = X
+    for batch in (assigned, replaced, in_place):
+        with pytest.raises(BadInput):
+            tier3.decide(goal.claim, batch)
+
+
+def test_a_batch_with_parts_of_the_wrong_kind_is_bad_input():
+    """A residual flag "no" was read by its truth (a residual connection), a mask entry 0.5 as an edge, and a part
+    that is no numpy array (a list, an FFN given as a dict), or a batch that is no Batch, failed with AttributeError."""
+    X, A, V = np.array([[[0.1], [0.3]]]), np.ones((1, 1, 1)), np.full((1, 1, 1), 0.5)
+    ffn = dict(W1=np.ones((1, 1, 1)), b1=np.zeros((1, 1)), W2=np.ones((1, 1, 1)), b2=np.zeros((1, 1)))
+    for parts in (dict(X=X, A=A, V=V, residual="no"), dict(X=X, A=A, V=V, residual=None),
+                  dict(X=X, A=A, mask=np.array([[1, 0], [0.5, 1]])), dict(X=X, A=A, mask=np.array([[1, 0], [2, 1]])),
+                  dict(X=X.tolist(), A=A), dict(X=None, A=A), dict(X=X, A=A.tolist()), dict(X=X, A=A, ffn=ffn),
+                  dict(X=X, A=A, ffn=tier3.FeedForwardBatch(**ffn, residual="no"))):
+        with pytest.raises(BadInput):
+            tier3.decide(engine.target(bound="D").claim, tier3.Batch(**parts))
+    with pytest.raises(BadInput):  # configurations, not the Batch that batch_of_configs makes of them
+        tier3.evaluate("collapse.global", [{"X": X[0].tolist(), "A": A[0].tolist()}])
+    causal = tier3.Batch(X=X, A=A, mask=np.array([[1, 0], [1, 1]]))  # 0/1 numbers are a mask, as booleans are
+    assert list(tier3.decide("collapse.dobrushin", causal)) == list(
+        tier3.decide("collapse.dobrushin", dataclasses.replace(causal, mask=causal.mask == 1)))
+
+
 def test_numpy_integers_past_two_to_the_53_in_configurations_are_bad_input():
     """numpy integer scalars in a configuration's lists (np.int64(2^53 + 1)) passed as binary64 numbers, as numpy
     compares them with their float in binary64: tier 3 read the tokens 2^53 + 1 and 2^53 as one point and held the
@@ -505,6 +543,27 @@ def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
     for reader in (lambda c: engine.check(c, "collapse.dobrushin"), lambda c: tier3.batch_of_configs([c])):
         with pytest.raises(BadInput):
             reader({**base, "mask": causal.astype(bool)})
+
+
+def test_batch_of_configs_reads_numpy_scalars_as_the_engine_does():
+    """A numpy scalar d_k (np.int64(1)) or residual flag (np.True_), which config.load reads as its value, was bad
+    input to batch_of_configs."""
+    base = {"X": [[1.0, 0.0], [-1.0, 0.5], [0.25, 1.0]]}
+    for config_dict, claim in (({**base, "W_Q": np.ones((2, 1)), "W_K": np.ones((2, 1)), "d_k": np.int64(1)},
+                                "collapse.global"),
+                               ({**base, "A": np.eye(2) / 4, "V": np.eye(2) / 2, "residual": np.True_},
+                                "residual.two_sided")):
+        assert engine.check(config_dict, claim).verdict == engine.HOLDS
+        assert list(tier3.decide(claim, tier3.batch_of_configs([config_dict]))) == [tier3.HOLDS]
+
+
+@pytest.mark.parametrize("configs", [None, [None], [1, 2], "abc", ({"X": [[0.0], [1.0]], "A": [[1.0]]} for _ in range(2))],
+                         ids=["none", "list-of-none", "ints", "string", "generator"])
+def test_batch_of_configs_of_what_is_no_list_of_configurations_is_bad_input(configs):
+    """None or [1, 2] raised TypeError, a string was read as configurations with keys "a", "b", "c", and a generator,
+    used up by the first look at it, as configurations without tokens."""
+    with pytest.raises(BadInput, match="a list of configuration dicts"):
+        tier3.batch_of_configs(configs)
 
 
 def test_batches_of_mismatched_shapes_are_bad_input():

@@ -12,12 +12,13 @@ import functools
 import math
 
 import numpy as np
-from flint import arb, arb_mat, ctx, fmpq, fmpz, fmpz_mat, nmod_mat
+from flint import arb, arb_mat, fmpq, fmpz, fmpz_mat, nmod_mat
 
 from certify.claims import Claim, Inequality, layers_only, register
 from certify.core.config import COMPONENTS, Case
 from certify.core import graphs
 from certify.core.numbers import Binary64Matrix
+from certify.core.precision import working
 from certify.errors import counted
 
 WU = "Wu, Ajorlou, Wang, Jegelka, Jadbabaie, NeurIPS 2024"
@@ -147,7 +148,7 @@ def nonnegative_cosines(X) -> bool:
     the exact zeros of 32 orthogonal tokens of 3500-digit fractions sharing factors took 4.5 s, 0.14 s cleared;
     cleared, 2 tokens of d = 256 fractions of distinct 4000-digit q took 9 s, pairwise 0.07 s.)"""
     ratios = functools.cache(lambda: _ratios(X))  # only where a ball holds 0, or for rational tokens
-    with ctx.workprec(128):  # binary64 entries are balls of radius 0 as they are
+    with working(128):  # binary64 entries are balls of radius 0 as they are
         B = arb_mat(X.array.tolist() if isinstance(X, Binary64Matrix)
                     else [[arb(fmpq(a, q)) for a, q in row] for row in ratios()])
         G = B * B.transpose()

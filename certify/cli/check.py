@@ -8,7 +8,7 @@ from flint import arb
 
 from certify.core import jsonfile, progress
 from certify.core.limits import limit_options
-from certify.core.numbers import decimal_ends, float_bounds, signed_text
+from certify.core.numbers import arb_str, decimal_ends, float_bounds, signed_text
 from certify import engine
 from certify.engine import certificate
 from certify.cli import options
@@ -64,7 +64,7 @@ def number(x) -> dict:
     mid = float(x.mid())
     # from the exact midpoint and radius: the ends x.upper(), x.lower() are rounded to the working precision
     reach = abs(x.mid() - arb(mid)) + x.rad() if math.isfinite(mid) else arb("inf")
-    return {"text": x.str(MAX_SIDE_DIGITS, radius=True), "value": mid, "radius": float_bounds(reach)[1],
+    return {"text": arb_str(x, MAX_SIDE_DIGITS), "value": mid, "radius": float_bounds(reach)[1],
             "log10_abs": None if x.mid() == 0 or not x.is_finite() else float((abs(x.mid()).log() / arb(10).log()).mid())}
 
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from flint import ctx
 
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.precision import working
 from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
@@ -99,7 +99,7 @@ def _exponent_text(exponent) -> str:
 def render(tr: trajectory.Trajectory) -> str:
     """The table, with logarithms taken at the trajectory's own precision (the exponents of 10^[...]
     can have 47 digits)."""
-    with ctx.workprec(tr.curve_precision):
+    with working(tr.curve_precision):
         return _render(tr)
 
 

@@ -26,12 +26,12 @@ import warnings
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, ctx
+from flint import arb
 
 from certify.errors import BadInput, UndefinedBound, shown
 from certify.core.arith import BALL
 from certify.core.numbers import parse_number
-from certify.core.precision import PRECISION_LIMIT, START_PRECISION
+from certify.core.precision import PRECISION_LIMIT, START_PRECISION, working
 
 UNARY_FUNCTIONS = ("exp", "log", "sqrt", "tanh", "sinh", "cosh")
 VARIADIC_FUNCTIONS = ("min", "max")
@@ -192,7 +192,7 @@ def _constants_defined(tree: tuple) -> None:
         for part in _operands(tree):
             _constants_defined(part)
         return
-    with ctx.workprec(START_PRECISION):
+    with working(START_PRECISION):
         _compile(tree)(BALL, {})
 
 

@@ -517,9 +517,16 @@ def _parse_block(value: dict, where: str) -> Binary64Matrix:
     return Binary64Matrix(array, where=where)
 
 
+def arb_str(x, digits: int, radius: bool = True, more: bool = False) -> str:
+    """arb's text of the ball x ("[m +/- r]", arb.str's arguments), whatever the caller's python-flint context:
+    with flint.ctx.unicode set (a choice for display) arb writes "[m \u00b1 r]", which no reader of a certificate
+    takes, and every check came back undecided."""
+    return x.str(digits, radius=radius, more=more).replace("\u00b1", "+/-")
+
+
 def ball_text(x) -> str | None:
     """A decimal ball (15 digits) that contains the arb x (arb prints radii rounded outwards); None stays None."""
-    return None if x is None else x.str(15, radius=True)
+    return None if x is None else arb_str(x, 15)
 
 
 _SMALLEST_SUBNORMAL = math.ulp(0.0)
@@ -559,7 +566,7 @@ def _decimal_end(point, digits: int, rounding: str) -> str:
     arb's text of it, "m" or "[m +/- r]" (a ball around the point), moved to m - r or m + r and rounded once.
     An m beyond decimal's range is rounded its way already, past the point: r is not added to it."""
     printed = digits + 5
-    mid, _, rad = point.str(printed, radius=True).strip("[]").partition(" +/- ")
+    mid, _, rad = arb_str(point, printed).strip("[]").partition(" +/- ")
     reading = _rounded(printed, rounding)
     exact = reading.create_decimal(mid)  # exact within decimal's range: m has `printed` digits
     context = _rounded(digits, rounding)
@@ -588,7 +595,7 @@ def signed_text(x, digits: int) -> str:
     """arb's text of the ball x to `digits` digits, unless it shows no digit ("[+/- 8.13e-19]") of a ball that
     excludes 0: then its interval "[lo, hi]" (decimal_ends), whose ends show the sign arb's text hides.  A ball
     around 0 keeps arb's "[+/- r]": its sign is not decided."""
-    text = x.str(digits, radius=True)
+    text = arb_str(x, digits)
     if not text.startswith("[+/-") or x.contains(0) or not x.is_finite():  # (arb writes +inf as "[+/- inf]")
         return text
     lo, hi = decimal_ends(x, digits)

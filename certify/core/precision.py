@@ -8,7 +8,10 @@ the cap does not decide.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import threading
 from typing import Callable, Iterator, TypeVar
 
 import flint
@@ -27,6 +30,37 @@ REFINE_FROM = 2 * 53
 SPLIT_BITS = 64
 
 T = TypeVar("T")
+
+# python-flint's precision (flint.ctx.prec, which ctx.workprec sets and restores) is one for the whole process, not one
+# per thread: checks run in threads (a ThreadPoolExecutor, a Dask worker of several threads) computed at each other's
+# precisions, the checker rejected the certificates the engine made (undecided where one thread alone decides), and
+# ctx.prec was left at another's.  Arb work takes turns on this lock, one thread at a time (re-entrant: work inside
+# work).
+_ARB_LOCK = threading.RLock()
+
+
+def _free_in_child() -> None:
+    """A process forked while another thread held the lock (a campaign's pool started beside a check) would wait
+    for it forever: the child starts with a lock of its own."""
+    global _ARB_LOCK
+    _ARB_LOCK = threading.RLock()
+
+
+os.register_at_fork(after_in_child=_free_in_child)
+
+
+@contextlib.contextmanager
+def arb_turn():
+    """This thread's turn at ball arithmetic: no other thread of the process changes the precision meanwhile."""
+    with _ARB_LOCK:
+        yield
+
+
+@contextlib.contextmanager
+def working(bits: int):
+    """flint.ctx.workprec(bits) in this thread's turn (arb_turn): how certify sets the precision of its balls."""
+    with arb_turn(), flint.ctx.workprec(bits):
+        yield
 
 
 def ladder(start: int, cap: int) -> Iterator[int]:
@@ -50,7 +84,7 @@ def escalate(attempt: Callable[[int], T], done: Callable[[T], bool], start: int,
     clipped to the cap."""
     precision = start
     while True:
-        with flint.ctx.workprec(precision):
+        with working(precision):
             result = attempt(precision)
             if done(result) or precision >= cap:
                 return result, precision

@@ -27,10 +27,11 @@ import contextvars
 import dataclasses
 
 import numpy as np
-from flint import arb, arb_mat, ctx
+from flint import arb, arb_mat
 
 from certify.core import spectral
-from certify.core.precision import REFINE_FROM, SPLIT_BITS  # there, for certify.core.limits to price without numpy
+from certify.core.precision import (REFINE_FROM, SPLIT_BITS,  # there, for certify.core.limits to price without numpy
+                                    working)
 
 MAX_ITERATIONS = 16  # from binary64 to 65536 bits takes some 11 doublings; a stalled iteration stops sooner
 STALLS = 2
@@ -54,7 +55,7 @@ def refined(M: arb_mat, w: spectral.NormWitness) -> spectral.NormWitness:
     bits = _BITS.get()
     if bits < REFINE_FROM or bits <= w.bits:
         return w
-    with ctx.workprec(bits + SPLIT_BITS):
+    with working(bits + SPLIT_BITS):
         A = (M.transpose() if w.transposed else M).mid()
         start = w.refined.basis if w.refined else spectral.exact_mat(w.basis)
         found = _iterate(A.transpose() * A, start, bits)

@@ -23,7 +23,9 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from flint import arb, arb_mat, ctx
+from flint import arb, arb_mat
+
+from certify.core.precision import working
 
 
 GUARD_BITS = 4  # integer bits of a refined entry's fixed point (|x| <= 1 + tiny)
@@ -46,7 +48,7 @@ class Refined:
         error that matters is absolute; its entries lie in [-1, 1], so each mantissa fits in `bits`)."""
         fraction_bits = bits - GUARD_BITS
         mantissas = tuple(tuple(_fixed(x, fraction_bits) for x in row) for row in X.tolist())
-        with ctx.workprec(fraction_bits + 64):  # every mantissa exact, and so its scaling by a power of 2
+        with working(fraction_bits + 64):  # every mantissa exact, and so its scaling by a power of 2
             scale = arb(2) ** -fraction_bits
             basis = arb_mat([[arb(m) * scale for m in row] for row in mantissas])
         return cls(bits, mantissas, fraction_bits, top, basis, arb_mat([[row[top]] for row in basis.tolist()]))

@@ -69,7 +69,10 @@ def reduces(R) -> bool:
     largest = float(np.abs(R).max(initial=0.0))
     if not 0 < largest < np.inf:
         return False
-    G = (R / largest).T @ (R / largest)  # entries at most 1: no overflow, the pivots' ratios unchanged
+    # entries at most 1: no overflow, the pivots' ratios unchanged; products below binary64's range round to 0, a loss
+    # as good as any here, and no error whatever the caller's np.seterr (all="raise" raised FloatingPointError)
+    with np.errstate(under="ignore"):
+        G = (R / largest).T @ (R / largest)
     try:
         C = np.linalg.cholesky(G)
     except np.linalg.LinAlgError:

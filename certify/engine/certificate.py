@@ -51,6 +51,8 @@ import certify_checker.inequality  # noqa: F401  the kind confirm() reads on eve
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import files, jsonfile
 from certify.core.limits import DEFAULT, Limits
+from certify.core.numbers import arb_str
+from certify.core.precision import arb_turn, working
 from certify.errors import BadInput
 
 FORMAT = "certify-certificate/1"
@@ -65,7 +67,7 @@ WIDENING_BITS = 2
 def widened(x: arb, precision: int) -> arb:
     """x widened by 2^WIDENING_BITS times its radius plus that many ulps (at `precision`) of its midpoint."""
     if ctx.prec != precision:  # the stated precision, whatever the caller's context (a check's already is)
-        with ctx.workprec(precision):
+        with working(precision):
             return widened(x, precision)
     slack = x.rad() * 2**WIDENING_BITS + abs(x.mid()) * _ulps(precision)  # rad() and mid() are exact balls
     return x + arb(0, slack.upper())
@@ -80,7 +82,7 @@ def _ulps(precision: int) -> arb:
 def arb_text(x: arb, precision: int) -> str:
     """A ball as decimal text with enough digits for `precision` bits (widened to hide binary rounding)."""
     digits = math.ceil(precision * math.log10(2)) + 3
-    return widened(x, precision).str(digits, radius=True, more=True)
+    return arb_str(widened(x, precision), digits, more=True)
 
 
 # The canonical JSON of json.dumps(about, sort_keys=True, separators=(",", ":")), made by one encoder: what a
@@ -230,7 +232,8 @@ def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certi
             cert = _as_written(cert, limits)
         except certify_checker.Unreadable as err:
             return certify_checker.Confirmation(False, str(err), refused=True)
-    return certify_checker.verify(cert, checker_limits)
+    with arb_turn():  # the checker's precision is the process's too
+        return certify_checker.verify(cert, checker_limits)
 
 
 def _as_written(cert: dict, limits: Limits):

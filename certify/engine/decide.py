@@ -44,7 +44,7 @@ from certify.core import windows
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
 from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
-                                    escalate, highest_allowed, is_wide)
+                                    escalate, highest_allowed, is_wide, working)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, short_repr
 
 
@@ -96,28 +96,39 @@ class Result:
             lhs, rhs = _ball(c.lhs), _ball(c.rhs)
             slack = (rhs - lhs) / abs(rhs) if rhs != 0 else rhs - lhs
             return slack.mid()  # exact: arb orders two exact values exactly
-        return min(self.comparisons, key=closeness)
+        with self._working_precision():
+            return min(self.comparisons, key=closeness)
 
     @property
     def margin(self) -> tuple[float, float]:
         """(lo, hi): binary64 bounds of rhs - lhs of the tightest comparison, rounded outward (a margin
         below binary64's range, such as 2e-434, is (0.0, 5e-324): margin_ball says it exactly)."""
-        c = self.tightest
-        return float_bounds(_ball(c.rhs - c.lhs))
+        return self._of_margin(float_bounds)
 
     @property
     def margin_ball(self) -> str:
         """rhs - lhs of the tightest comparison as the decimal ball that encloses it (15 digits), or as the
         interval "[lo, hi]" that does, rounded outward, where that ball shows no digit but excludes 0
         (numbers.signed_text: "[+/- 8.13e-19]" hid a violated margin's sign)."""
-        c = self.tightest
-        return signed_text(_ball(c.rhs - c.lhs), 15)
+        return self._of_margin(lambda x: signed_text(x, 15))
 
     @property
     def margin_text(self) -> str:
         """rhs - lhs of the tightest comparison, to 3 digits, for a line of text."""
+        return self._of_margin(short)
+
+    def _of_margin(self, f: Callable[[arb], object]):
+        """f(rhs - lhs of the tightest comparison), the difference and the ends f reads (lower() and upper() are
+        rounded to the precision) at the verdict's precision."""
         c = self.tightest
-        return short(c.rhs - c.lhs)
+        with self._working_precision():
+            return f(_ball(c.rhs - c.lhs))
+
+    def _working_precision(self):
+        """The verdict's precision for the arithmetic on its sides, whatever the caller's ctx.prec: at 2 bits a
+        stack's tightest comparison was another layer's, at 20 bits margin_ball had 6 digits, not 15, and margin
+        was (0.375, 0.5) for a margin of 0.4272."""
+        return working(self.precision or START_PRECISION)
 
     def __repr__(self) -> str:
         """One line of at most REPR_LIMIT characters: the verdict, the tightest comparison and its margin."""
@@ -380,6 +391,18 @@ def target(claim_id: str | None = None, bound: str | None = None) -> Target:
     return Target(bound_claim(bound_expr), bound_expr) if bound_expr is not None else Target(claim_obj)
 
 
+def _goal(goal: Target | None, claim: str | None, bound: str | None) -> Target:
+    """`goal` (a Target prepared once, a campaign's), else the target of claim and bound; BadInput for a goal that
+    is no Target, or one given beside a claim or a bound, which it replaced without a word."""
+    if goal is None:
+        return target(claim, bound)
+    if not isinstance(goal, Target):
+        raise BadInput(f"goal= is a Target (certify.engine.target(claim, bound)), not {type(goal).__name__}")
+    if claim is not None or bound is not None:
+        raise BadInput("give claim= and bound=, or goal=, not both")
+    return goal
+
+
 def admit(goal: Target, case: config.Case) -> None:
     """BadInput unless the target can be decided on the case (its names exist, its hypotheses hold)."""
     if goal.bound is not None and "v" in goal.bound.names and any(layer.V is None for layer in case.layers):
@@ -514,7 +537,7 @@ def checked(source, max_prec_option: str, claim: str | None = None, bound: str |
         raise BadInput(f"the starting precision must be an integer from {START_PRECISION} bits to the cap of {max_prec}, "
                        f"got {start_prec!r}")
     case = config.load(source, limits)
-    goal = goal or target(claim, bound)
+    goal = _goal(goal, claim, bound)
     admit(goal, case)
     claim_obj, bound_expr, target_name = goal.claim, goal.bound, goal.name
 

@@ -10,6 +10,7 @@ Balls and long numbers never go inside a figure: they belong in the JSON next to
 from __future__ import annotations
 
 import logging
+import os
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +20,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from certify.core import files
-from certify.figures import DEFAULT_DPI, DEFAULT_FORMAT, FORMATS  # noqa: F401  (re-exported: one definition)
+from certify.core.arguments import integer
+from certify.errors import BadInput
+from certify.figures import DEFAULT_DPI, DEFAULT_FORMAT, DPI_RANGE, FORMATS  # noqa: F401  (re-exported: one definition)
 
 
 # Okabe & Ito (2008), "Color Universal Design"
@@ -93,11 +96,20 @@ def heat_map(ax, grid, norm, cell_text, layers) -> object:
 
 
 def save(fig: Figure, path, *, dpi: int = DEFAULT_DPI, fmt: str | None = None) -> Path:
-    """Write `fig` to `path` (format `fmt`, else the path's suffix); return the path."""
-    path = Path(path)
+    """Write `fig` to `path` (format `fmt`, else the path's suffix); return the path.  BadInput, before any drawing,
+    for a path that cannot be a file, a format not in FORMATS or a dpi outside DPI_RANGE (--dpi's): dpi=True
+    reached FreeType (RuntimeError), a folder as the path raised IsADirectoryError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise BadInput(f"a figure's path is a string or a pathlib.Path, not {type(path).__name__}")
+    path = files.given_path(path)
     fmt = fmt or path.suffix.lstrip(".").lower()
     if fmt not in FORMATS:
-        raise ValueError(f"figure format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise BadInput(f"figure format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    low, high = DPI_RANGE
+    if not low <= integer(dpi, "dpi=") <= high:
+        raise BadInput(f"dpi= must be an integer from {low} to {high}, got {dpi!r}")
+    if problem := files.output_problem(path, folder=False):
+        raise BadInput(problem)
     path.parent.mkdir(parents=True, exist_ok=True)
     level = FONT_SUBSET_LOG.level
     FONT_SUBSET_LOG.setLevel(logging.ERROR)

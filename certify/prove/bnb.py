@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Sequence
 
-import flint
 from flint import arb, fmpq
 
+from certify.core.precision import working
 from certify.errors import BadInput
 
 Interval = tuple[Fraction, Fraction]
@@ -184,7 +184,7 @@ def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bo
             return "refuted", (midpoint, _lower(value))
         return "split", None
 
-    with flint.ctx.workprec(prec):
+    with working(prec):
         found = explore(root, decide, lambda current, depth: bisect(current), max_depth=max_depth,
                         max_boxes=max_boxes)
     if found.refuted is not None:
@@ -193,7 +193,7 @@ def prove_nonnegative(h: Callable[..., arb], box: Sequence[tuple], *, strict: bo
                          "h < 0 is certified at the witness point")
     if found.left:
         current, _ = found.left[0]
-        with flint.ctx.workprec(prec):
+        with working(prec):
             lower = _lower(h(*[_ball(lo, hi) for lo, hi in current]))
         limit = "box" if found.stop == "boxes" else "depth"
         return BnBResult(False, False, found.boxes, current, lower, None,

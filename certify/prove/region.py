@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
-from flint import arb, ctx
+from flint import arb
 
 from certify import claims
 from certify.core import jsonfile
@@ -24,7 +24,7 @@ from certify.core.config import refuse_sizes
 from certify.core.arguments import Spelling, callback, integer, real
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits
 from certify.core.numbers import from_numpy, parse_number
-from certify.core.precision import escalate
+from certify.core.precision import escalate, working
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.errors import BadInput
 from certify.engine import certificate as certificates
@@ -195,7 +195,7 @@ def _best_axis(box, root, reduction, profile) -> int:
     if len(box) > SIGNS_AHEAD:
         methods = [m for m in methods if not m.startswith("monotone-t/")]
         if any(m.startswith("monotone-t/") for m in reduction.methods) and box[1][0] >= 0:
-            with ctx.workprec(PRECISIONS[0]):
+            with working(PRECISIONS[0]):
                 face, fixed, _ = closing.t_face(box)
     axes = [k for k in range(len(box)) if k not in fixed]
     relative = [(box[k][1] - box[k][0]) / (root[k][1] - root[k][0]) for k in range(len(box))]
@@ -218,7 +218,7 @@ def _best_axis(box, root, reduction, profile) -> int:
         worse = None if None in halves else min(halves, key=_Exact)
         return (closed, worse is not None, _Exact(worse if worse is not None else arb(0)), relative[axis], -axis)
 
-    with ctx.workprec(PRECISIONS[0]):
+    with working(PRECISIONS[0]):
         return max(axes, key=score)
 
 

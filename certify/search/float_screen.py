@@ -28,13 +28,16 @@ def layer_quantities(X: np.ndarray, A: np.ndarray, a: np.ndarray | None = None) 
     """D, a, gap = exp(-a D^2), L = a D^2, tau, D_out for X' = P X; X is (batch, n, d), A (batch, d, d);
     `a` (batch,): ||A||_2 where the caller has it (a thin head's, from its d_k x d_k reduction), else A's SVD."""
     batch, n, d = X.shape
-    P = attention(FLOAT64, LayerArrays.bilinear(A, full_mask(n)), X)
-    D, D_out = quantities.diameter(FLOAT64, X), quantities.diameter(FLOAT64, P @ X)
-    if a is None:
-        a = np.linalg.svd(A, compute_uv=False)[:, 0]
-    L = a * D * D
-    return {"D": D, "D_0": D, "a": a, "L": L, "gap": np.exp(-L), "tau": quantities.dobrushin(FLOAT64, P),
-            "D_out": D_out, "D_PX": D_out, "n": np.full(batch, float(n)), "d": np.full(batch, float(d))}
+    # exp(-L) underflows to 0 past L = 745 (what the screen shows), as may the weights of P: never an error, whatever
+    # the caller's np.seterr (all="raise" stopped a campaign with FloatingPointError)
+    with np.errstate(all="ignore"):
+        P = attention(FLOAT64, LayerArrays.bilinear(A, full_mask(n)), X)
+        D, D_out = quantities.diameter(FLOAT64, X), quantities.diameter(FLOAT64, P @ X)
+        if a is None:
+            a = np.linalg.svd(A, compute_uv=False)[:, 0]
+        L = a * D * D
+        return {"D": D, "D_0": D, "a": a, "L": L, "gap": np.exp(-L), "tau": quantities.dobrushin(FLOAT64, P),
+                "D_out": D_out, "D_PX": D_out, "n": np.full(batch, float(n)), "d": np.full(batch, float(d))}
 
 
 # The names of layer_quantities that mean what the primitives of certify.core.primitives mean (its L is

@@ -20,7 +20,7 @@ operation the backend cannot enclose (log, matrix powers) makes the whole batch
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -32,6 +32,7 @@ from certify.core.arith.midrad64 import MidRad, MidRad64, NotSupported
 from certify.core.config import COMPONENTS, Case, FeedForward, Layer
 from certify.core.layers import LayerArrays, apply_layer, full_mask
 from certify.core.masks import named_mask, validate_mask
+from certify.core.numbers import json_type
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.errors import BadInput, keys_shown
 
@@ -126,13 +127,19 @@ class Batch:
     mask: np.ndarray | None = None
     residual: bool = False
     ffn: FeedForwardBatch | None = None
-    checked: bool = field(default=False, repr=False, compare=False)  # validated() passed (parts of it too)
 
     def validated(self) -> Batch:
-        """The batch once its shapes and components are consistent and every number is finite
-        binary64 (checked once, then remembered), or BadInput."""
-        if self.checked:
-            return self
+        """The batch once its parts are numpy arrays of consistent shapes and components and every number is
+        finite binary64, or BadInput.  Checked at each use, not remembered: a batch remembered as checked took
+        parts put into it later (batch.X = ..., dataclasses.replace, an integer array changed in place)
+        unchecked, and tokens 2^53 + 1 and 2^53, rounded to one point, held a bound that arb finds violated
+        (a check costs about 20 us, an evaluation milliseconds)."""
+        if self.ffn is not None and not isinstance(self.ffn, FeedForwardBatch):
+            raise BadInput(f"ffn must be a FeedForwardBatch, not {type(self.ffn).__name__}")
+        arrays = self._arrays()
+        for key, array in arrays.items():
+            if (array is not None or key == "X") and not isinstance(array, np.ndarray):
+                raise BadInput(f"{key} must be a numpy array, not {type(array).__name__}")
         if self.X.ndim != 3 or self.X.shape[-2] < 2:
             raise BadInput(f"X must have shape (batch, n, d) with n >= 2 tokens, got {self.X.shape}")
         # exactly one head, as config.load reads it: A with a stray W_Q (or d_k, b_Q, b_K) was decided as A alone
@@ -140,14 +147,20 @@ class Batch:
             raise BadInput("give either A or both W_Q and W_K")
         if self.A is not None and not all(part is None for part in (self.b_Q, self.b_K, self.d_k)):
             raise BadInput("d_k, b_Q and b_K only go with W_Q and W_K")
-        arrays = [self.X, self.A, self.W_Q, self.W_K, self.b_Q, self.b_K, self.V, np.asarray(self.beta)]
-        if self.ffn is not None:
-            arrays += [self.ffn.W1, self.ffn.b1, self.ffn.W2, self.ffn.b2]
-        if not all(_finite_binary64(a) for a in arrays if a is not None):
+        if not all(_finite_binary64(a) for a in [*arrays.values(), np.asarray(self.beta)] if a is not None):
             raise BadInput("the configurations must be finite binary64 numbers")
+        # read by their truth, "no" was a residual connection
+        flags = {"residual": self.residual, **({} if self.ffn is None else {"ffn.residual": self.ffn.residual})}
+        for key, flag in flags.items():
+            if not isinstance(flag, (bool, np.bool_)):
+                raise BadInput(f"{key} must be true or false, got {flag!r}")
         self._check_shapes()
-        self.checked = True
         return self
+
+    def _arrays(self) -> dict:
+        """The batch's array parts by name (an FFN's by its own names), None for those it does not have."""
+        ffn = {} if self.ffn is None else {key: getattr(self.ffn, key) for key in ("W1", "b1", "W2", "b2")}
+        return {**{key: getattr(self, key) for key in ("X", "A", "W_Q", "W_K", "b_Q", "b_K", "V")}, **ffn}
 
     def _check_shapes(self) -> None:
         """BadInput unless every part fits X (b, n, d): the layer's products would otherwise fail, or
@@ -159,17 +172,17 @@ class Batch:
         if self.ffn is not None:
             h = self.ffn.W1.shape[1] if self.ffn.W1.ndim == 3 else None
             expected.update({"W1": (b, h, d), "b1": (b, h), "W2": (b, d, h), "b2": (b, d)})
-        parts = {**{key: getattr(self, key) for key in ("A", "W_Q", "W_K", "b_Q", "b_K", "V")},
-                 **({} if self.ffn is None else {key: getattr(self.ffn, key) for key in ("W1", "b1", "W2", "b2")})}
-        for key, array in parts.items():
-            if array is not None and array.shape != expected[key]:
+        for key, array in self._arrays().items():
+            if key != "X" and array is not None and array.shape != expected[key]:
                 raise BadInput(f"{key} must have shape {expected[key]} for X of shape {self.X.shape}, got {array.shape}")
         if np.shape(self.beta) not in ((), (b,)):
             raise BadInput(f"beta must be one number or one per configuration ({b}), got shape {np.shape(self.beta)}")
         if self.W_Q is not None and (isinstance(self.d_k, bool) or not isinstance(self.d_k, int) or self.d_k < 1):
             raise BadInput(f"d_k must be a positive integer, got {self.d_k!r}")
-        if self.mask is not None and (np.shape(self.mask) != (n, n) or not np.all(np.diagonal(self.mask))):
-            raise BadInput(f"the mask must be {n} x {n} with every token attending to itself")
+        # entries 0 or 1 (a boolean array, or numbers): 0.5 or 2 was read as an edge
+        if self.mask is not None and (np.shape(self.mask) != (n, n) or not np.all(np.diagonal(self.mask))
+                                      or not np.isin(self.mask, (0, 1)).all()):
+            raise BadInput(f"the mask must be {n} x {n} of 0s and 1s with every token attending to itself")
         if self.ffn is not None and self.ffn.activation not in ("relu", "gelu"):
             raise BadInput(f"the FFN's activation must be 'relu' or 'gelu', got {self.ffn.activation!r}")
 
@@ -195,7 +208,7 @@ class Batch:
             activation=self.ffn.activation, residual=self.ffn.residual)
         return Batch(X=self.X[which], A=cut(self.A), W_Q=cut(self.W_Q), W_K=cut(self.W_K), b_Q=cut(self.b_Q),
                      b_K=cut(self.b_K), beta=beta, d_k=self.d_k, V=cut(self.V), mask=self.mask,
-                     residual=self.residual, ffn=ffn, checked=self.checked)
+                     residual=self.residual, ffn=ffn)
 
     def structure(self) -> Case:
         """The form every configuration of the batch has (which components, the mask, the FFN's
@@ -309,6 +322,9 @@ def evaluate(claim: str | claims.Claim, batch: Batch) -> tuple[np.ndarray, np.nd
     when the floating-point model fails its probes (fpmodel.tier3_usable says why) or the backend
     cannot enclose an operation the claim needs."""
     _covered(claim)
+    if not isinstance(batch, Batch):
+        raise BadInput(f"a batch is a tier3.Batch (batch_of_configs makes one of configurations), "
+                       f"not {type(batch).__name__}")
     batch = batch.validated()
     count = len(batch)
     nothing = np.full(count, np.nan)
@@ -387,6 +403,13 @@ def batch_of_configs(configs: list[dict]) -> Batch:
     form; BadInput for anything else (a stack, LayerNorm, configurations of different forms, numbers that
     are not binary64, what config.load would refuse), so that tier 3 decides exactly the configurations
     the engine reads."""
+    # (a generator was used up by the first look at it, and read as configurations without tokens)
+    if not isinstance(configs, (list, tuple)):
+        raise BadInput(f"the float64 tier reads a list of configuration dicts, not {json_type(configs)}")
+    for i, config_dict in enumerate(configs):
+        if not isinstance(config_dict, dict):
+            raise BadInput(f"the float64 tier reads a list of configuration dicts: configuration {i} is "
+                           f"{json_type(config_dict)}")
     keys = {"name", "X", "A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn"}
     extra = set().union(*(set(c) for c in configs)) - keys
     if extra:
@@ -402,8 +425,9 @@ def batch_of_configs(configs: list[dict]) -> Batch:
         return _binary64([c[key] for c in source], key)
 
     def shared(key, default, source=None):
-        # a numpy array (a mask, a 0-d name) as the nested lists or the scalar config.load reads it as
-        values = [value.tolist() if isinstance(value, np.ndarray) else value
+        # a numpy array (a mask, a 0-d name) or scalar (np.int64(1), np.True_) as the nested lists or the Python
+        # value config.load reads it as
+        values = [value.tolist() if isinstance(value, (np.ndarray, np.generic)) else value
                   for value in (c.get(key, default) for c in source or configs)]
         if any(v != values[0] or type(v) is not type(values[0]) for v in values):
             raise BadInput(f"a batch must share {COMPONENTS.get(key, key)}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify.core import quantities
 from certify.core import spectral
@@ -37,7 +37,7 @@ from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE, fl
 from certify.core import thin_norm
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS
 from certify.core.numbers import Binary64Matrix, NotAnInteger, ball_text as text, encode_matrix, option_integer
-from certify.core.precision import START_PRECISION, check_precision_cap, escalate, is_resolved
+from certify.core.precision import START_PRECISION, check_precision_cap, escalate, is_resolved, working
 from certify.core.spectral import NormWitness
 from certify.core.verdicts import HOLDS, UNDECIDED
 from certify.engine import certificate
@@ -201,7 +201,7 @@ def certify_row(s: Sample, max_prec: int, stage: Callable[[str], None] = lambda 
     (found, float_a, route, witness), precision = escalate(attempt, lambda result: _resolved(result[0]),
                                                             START_PRECISION, max_prec)
     stage(f"d = {s.d}: the checker")
-    with ctx.workprec(precision):
+    with working(precision):
         D_squared = found["D"] * found["D"]
         log10_gap = -found["a_D2"] / arb(10).log()
         bound = heads.confirm_steps(heads.Head(X=s.X, W_Q=s.W_Q, W_K=s.W_K), found, ("global",), route, witness,

@@ -83,7 +83,7 @@ from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
 from certify.core.numbers import ball_text as text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
-                                    escalate, is_resolved)
+                                    escalate, is_resolved, working)
 from certify.core.verdicts import EXIT_CODES, HOLDS, NOT_CERTIFIED, UNDECIDED, VIOLATED, labelled, short_repr
 from certify.errors import BadInput
 from certify.core.layers import apply_layer, layer_arrays
@@ -354,9 +354,9 @@ def _finish(case: config.Case, traced: _Traced, M, rho, witnesses: dict) -> None
     if traced.finished:
         return
     if M is not None:
-        with ctx.workprec(traced.precision):
+        with working(traced.precision):
             _approach(case, traced.run, M)
-    with ctx.workprec(traced.curve_precision):
+    with working(traced.curve_precision):
         traced.a = _query_key_norms(case, witnesses)
         _curves(case, traced.points, traced.a, M, rho, traced.drawn, traced.skipped)
         _check(traced.points, traced.drawn)  # logarithms of the quantities, at the curves' precision
@@ -473,7 +473,7 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: l
     L = len(case.layers)
     use_centred = _representation(case, T) is None
     points, Ys, drifts = [], [], []
-    with ctx.workprec(precision):
+    with working(precision):
         arrays = [layer_arrays(BALL, layer, case.n) for layer in case.layers]
         X0 = BALL.array(case.X)
         X = Y = centred.centre(BALL, X0) if use_centred else X0
@@ -483,7 +483,7 @@ def _run(case: config.Case, T: int, precision: int, track_value: bool, floors: l
             tick(t)
         if meter is not None:
             meter.charge(t, bits)
-        with ctx.workprec(bits):
+        with working(bits):
             E = X.E if use_centred else X
             D = quantities.diameter(BALL, E)
             point = Point(t, D, quantities.consensus_distance(BALL, E), is_resolved(D), precision=bits)
@@ -708,7 +708,7 @@ def finite_float(x: arb) -> float | None:
 
 def to_json(trajectory: Trajectory) -> dict:
     """The trajectory as JSON; logarithms are taken at its curve precision (exponents can have 47 digits)."""
-    with ctx.workprec(trajectory.curve_precision):
+    with working(trajectory.curve_precision):
         return _to_json(trajectory)
 
 

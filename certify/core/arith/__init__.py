@@ -6,7 +6,7 @@ arrays whose entries are the backend's numbers:
 - Float64 (float64.py): plain numpy float64.  Screening and search only; never a verdict.
 - Ball (ball.py): python-flint arb balls in numpy object arrays, products through arb_mat.  Every
   result encloses the exact value; precision is the flint context's, set by the caller with
-  `flint.ctx.workprec`.
+  `certify.core.precision.working`.
 
 - MidRad64 (midrad64.py): midpoint-radius binary64 arrays with proven error bounds, batched over
   configurations; tier 3 (certify.search.tier3) runs the generic formulas on it.

@@ -2,7 +2,7 @@
 
 Arrays are numpy object arrays of arb; products go through arb_mat (C speed, same enclosure
 guarantees).  The working precision is flint's context precision: callers set it with
-`flint.ctx.workprec(bits)`, never here.
+`certify.core.precision.working(bits)`, never here.
 """
 
 from __future__ import annotations
@@ -347,8 +347,11 @@ _PRUNED_AT = [8]  # the table's size that sets off the next pruning (twice the l
 def _remember(array: np.ndarray, mat: arb_mat, floats: np.ndarray | None = None) -> None:
     array.setflags(write=False)  # (cheaper than through array.flags)
     if len(_MATS) >= _PRUNED_AT[0]:
-        for key in [key for key, (ref, _, _) in _MATS.items() if ref() is None]:
-            del _MATS[key]
+        # over a copy, and a key dropped already passed over: checks run in threads share the table, and one deleting
+        # an entry another had dropped raised KeyError (or the table changed size under the look)
+        for key, (ref, _, _) in list(_MATS.items()):
+            if ref() is None:
+                _MATS.pop(key, None)
         _PRUNED_AT[0] = max(8, 2 * len(_MATS))
     _MATS[id(array)] = (weakref.ref(array), mat, floats)  # a dead array's entry under a reused id is replaced
 

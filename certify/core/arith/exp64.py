@@ -38,6 +38,7 @@ from fractions import Fraction
 import numpy as np
 
 from certify.core.arith.rounding import ETA, UNIT_ROUNDOFF, float_at_least, float_at_most
+from certify.core.precision import working
 
 LN2_PARTS = (
     float.fromhex("0x1.62e42fefa3800p-1"),   # 42 significant bits
@@ -200,9 +201,9 @@ def derive_error_terms(prec: int = 256, pieces: int = 64) -> dict:
       e_i <= e_{i+1} |r| + u (M_{i+1} + e_{i+1}) |r| + ETA + u (M_i + that) + ETA, M_i >= |Q_i| on I
       (the ETA terms cover underflow); relative to min_I Q_0 (> 0).
     """
-    from flint import arb, ctx
+    from flint import arb
 
-    with ctx.workprec(prec):
+    with working(prec):
         u, eta, R = arb(2) ** -53, arb(2) ** -1074, arb(R_MAX)
         l2, l3 = arb(LN2_PARTS[1]), arb(LN2_PARTS[2])
         kmax = arb(K_MAX)

@@ -3,7 +3,7 @@
 A formula takes the backend first, f(ar, ...), and works on numpy arrays whose entries are the
 backend's numbers.  Three backends implement it: Float64 (screening and search, never a verdict),
 Ball (python-flint arb, every result encloses the exact value; precision is flint's context
-precision, set by the caller with `flint.ctx.workprec`) and MidRad64 (midrad64.py, tier 3:
+precision, set by the caller with `certify.core.precision.working`) and MidRad64 (midrad64.py, tier 3:
 midpoint-radius binary64 enclosures, batched; what it cannot enclose raises NotSupported).
 
 Reduction semantics, the same in both backends: `maximum`, `minimum` reduce the LAST axis (tokens

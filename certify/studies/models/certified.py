@@ -51,7 +51,7 @@ from flint import arb
 
 from certify.core import quantities
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS
-from certify.core.precision import START_PRECISION, escalate
+from certify.core.precision import START_PRECISION, escalate, working
 from certify.core.arith import BALL
 from certify.engine import UNDECIDED, VIOLATED
 from certify.errors import BadInput
@@ -159,7 +159,7 @@ def certify_layer(index: int, heads: tuple[AttentionHead, ...], X: np.ndarray, k
                   bits: int, max_bits: int, norms: HeadNorms) -> LayerCertificate:  # fmt: skip
     """One layer: its configuration statistics, then each head at increasing precision until decided."""
     key_set = None if keys.all() else keys  # every query sees the same keys (BERT)
-    with flint.ctx.workprec(bits):
+    with working(bits):
         stats = _within_float64(lambda: configuration_stats(X), f"layer {index}: its tokens")
         D = quantities.diameter(BALL, ball_array(X))
     results: dict[int, HeadCertificate] = {}

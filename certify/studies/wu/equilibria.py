@@ -24,13 +24,14 @@ import itertools
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from flint import arb_mat
 
 from certify.core.arith import BALL
 from certify.core import numbers
 from certify.core.arith.ball import hull
+from certify.core.precision import working
 from certify.core.thin_norm import cholesky_upper
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of
 from certify.errors import BadInput
@@ -244,7 +245,7 @@ def witness(N: int, w: Fraction, one_per_rank: bool, precision: int, done=lambda
     test; done(count) is told the count boxed so far after each."""
     patterns = [signs for k in range(1, N + 1) for signs in sign_patterns(k, one_per_rank)]
     entries = []
-    with ctx.workprec(precision + 32):
+    with working(precision + 32):
         for signs in patterns:
             entries.append(_witness_entry(N, w, signs, precision))
             done(len(entries))

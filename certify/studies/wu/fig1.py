@@ -16,10 +16,11 @@ import math
 from fractions import Fraction
 from itertools import pairwise
 
-from flint import arb, ctx
+from flint import arb
 
 from certify.core.arith import BALL
 from certify.core.arith.ball import hull
+from certify.core.precision import working
 from certify.engine.counterexamples import Found, Outcome, certify_named, checker_limits, stage_of, value_lines
 from certify.errors import BadInput
 from certify.studies.wu import w_option
@@ -184,7 +185,7 @@ def witness(w: Fraction, precision: int) -> dict:
     cuts of the trapping arc around theta_B, bisected until 0 < f' < 1 is proved on every piece.  All at
     `precision` bits: the closed forms in float64 lost A and B as w nears 1 (theta_B - pi = atan sqrt(w^2 - 1)) or
     grows (theta_A - pi/2 about 1/w), and left such w undecided at every precision."""
-    with ctx.workprec(precision):
+    with working(precision):
         wb, half_pi = BALL.number(w), BALL.pi() / 2
         r = BALL.sqrt_nonneg(wb * wb - 1)
         theta = {name: closed_form_angle(BALL, wb, name) for name in ("A", "B")}

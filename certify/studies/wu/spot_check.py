@@ -20,12 +20,13 @@ from fractions import Fraction
 from typing import Callable
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify.core.arith import BALL
 from certify.core.config import Layer, exact_matrix
 from certify.core.layers import apply_layer
-from certify.core.precision import escalate
+from certify.core.numbers import ball_text
+from certify.core.precision import escalate, working
 from certify.core.quantities import consensus_distance
 
 START_BITS, MAX_BITS, FACTOR = 128, 2048, 4  # 128, 512, 2048 bits: a deep stack is costly at each step
@@ -67,7 +68,7 @@ class SpotCheck:
             # A nan ball compares False both ways: the branches below would read that as
             # "float64 lies below the certified upper bound", which nothing certifies.
             return "no finite enclosure at the precisions tried: nothing is known about float64"
-        with ctx.workprec(self.precision):
+        with working(self.precision):
             if self.enclosure > 0:
                 error = abs(f - self.enclosure) / self.enclosure
                 lower = max(exact_value(error.lower()), Fraction(0))  # abs() of a ball around 0 dips below 0
@@ -92,7 +93,7 @@ class SpotCheck:
             "configuration": self.configuration,
             "depth": self.depth,
             "float64": self.float64,
-            "enclosure": self.enclosure.str(15, radius=True),
+            "enclosure": ball_text(self.enclosure),
             "interval": self.interval(),
             "precision_bits": self.precision,
             "float64_inside_enclosure": self.float64_inside,

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb
 
 from certify.core.arith import FLOAT64
 from certify.core.quantities import consensus_distance
 from certify.core import seeds
+from certify.core.precision import working
 from certify.core.verdicts import NOT_CERTIFIED, labelled
 from certify.errors import BadInput
 from certify.studies.wu import fig1 as fig1_counterexample
@@ -471,7 +472,7 @@ def _fig1_certified(outcome) -> dict:
 
 def _equilibrium_mu(values: dict) -> str:
     """mu of the rank-2 equilibrium [(0, 1), B] = ||(0, 1) - B|| / sqrt 2, from the certified B."""
-    with ctx.workprec(256):
+    with working(256):
         bx, by = arb(values["B_x"]), arb(values["B_y"])
         return (((bx * bx + (1 - by) * (1 - by)) / 2).sqrt()).str(20, radius=True)
 
@@ -484,7 +485,7 @@ def fig1_said(certified: dict, what: str) -> str:
 
 def certified_point(certified: dict, name: str) -> tuple[float, float]:
     """The float64 midpoint of a certified point (name A or B) of _fig1_certified, for plots and distances."""
-    with ctx.workprec(64):
+    with working(64):
         return float(arb(certified[f"{name}_x"]).mid()), float(arb(certified[f"{name}_y"]).mid())
 
 
@@ -498,7 +499,7 @@ def trapping_arc(certified: dict) -> tuple[float, float]:
 def _distance_to_equilibrium(spot: SpotCheck, certified: dict) -> str:
     """How far the spot check's mu lies from the equilibrium's, as a note: the spot check is ball arithmetic that no
     checker re-derives, so the distance is no checker-confirmed value (it was kept among them)."""
-    with ctx.workprec(256):
+    with working(256):
         distance = exact_value(abs(spot.enclosure - arb(certified["equilibrium_mu"])).upper())
     return (f"spot check: mu(X_{spot.depth}) differs from mu of the rank-2 equilibrium [(0, 1), B] by at most "
             f"{decimal(distance, down=False)} ({NOT_CERTIFIED}: the spot check's ball arithmetic)")
