@@ -546,7 +546,7 @@ def _far_consensus_beta_one(form: str, count: int, n: int, d: int, seed: int, th
     far = X[::4]
     X[::4] = (10.0 ** rng.uniform(0, 12, (len(far), 1, 1)) * rng.standard_normal((len(far), 1, d))
               + far * 10.0 ** rng.uniform(-12, 0, (len(far), 1, 1)))
-    return dataclasses.replace(batch, X=X, beta=1.0, checked=False)
+    return dataclasses.replace(batch, X=X, beta=1.0)
 
 
 @pytest.mark.parametrize("form", ["collapse.global", "collapse.tau", "value.expansive", "residual.two_sided"])
