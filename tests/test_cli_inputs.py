@@ -3,6 +3,7 @@ line on stderr and exit 2 that says what the path is, on every command that read
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -248,6 +249,26 @@ def test_an_output_folder_that_is_a_broken_link_is_refused_saying_so(tmp_path, c
     assert main(["run", "--only", "claims", "--out", str(link), "-q"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert link.is_symlink() and not (tmp_path / "gone").exists()
+
+
+def test_an_output_file_that_is_a_link_loop_is_no_internal_error(tmp_path, capsys):
+    """--out naming a link in a loop (a -> b -> a) was an internal error (exit 4): the check that the output is
+    not an input resolved its path, which raises on a loop.  Such a link names no file: it is replaced by the
+    output, as a link to nothing is, and a path under it is refused in one line."""
+    loop, other = tmp_path / "a.json", tmp_path / "b.json"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    config = ROOT / "examples/layer.json"
+    code, out, err = run_cli(["check", config, "--out", loop / "cert.json", "-q"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("certify: error: "), err
+    assert run_cli(["check", config, "--out", loop, "-q"], capsys)[0] == 0
+    assert json.loads(loop.read_text())["format"] == "certify-certificate/1"
+    loop, other = tmp_path / "c.json", tmp_path / "d.json"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    code, out, err = run_cli(["prove", "--n", "2", "--radius", "1", "--norm", "1", "--bound", "D/2",
+                              "--counterexample", loop, "-q"], capsys)
+    assert code == 1 and "internal error" not in err and "X" in json.loads(loop.read_text()), err
 
 
 @pytest.mark.parametrize("description, refused", [(3, "int"), ([1], "a list"), ("a layer", None)])
