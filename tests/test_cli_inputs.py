@@ -204,6 +204,9 @@ def test_run_names_the_sections_it_does_not_know(capsys):
     assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err
     code, out, err = run_cli(["run", "--only", "clams"], capsys)
     assert code == 2 and "no section matches 'clams'; did you mean claims? sections: claims," in err, err
+    # one misspelt among known ones was dropped: the others ran, exit 0 "every outcome as predicted"
+    code, out, err = run_cli(["run", "--only", "thesis", "--only", "clams"], capsys)
+    assert code == 2 and out == "" and "no section matches 'clams'; did you mean claims? sections: claims," in err, err
 
 
 FOLDER_OUTPUTS = {"run", "sample", "attack", "trajectory", "reproduce", "model"}
