@@ -239,6 +239,7 @@ LONG = "x" * 5000
     ["graph", "--mask", LONG],
     ["check", LONG],
     ["reproduce", LONG],
+    ["check", "examples/layer.json", LONG],  # an argument no option takes: "unrecognized arguments: xxx..."
 ], ids=lambda argv: " ".join(part for part in argv[:2] if part != LONG))
 def test_a_long_value_is_quoted_cut_short_in_a_refusal(argv, tmp_path, capsys, monkeypatch):
     """Refusals quoted the value given whole ("unknown claim 'xxx...'"): a 5000-character argument made a
