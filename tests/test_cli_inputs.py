@@ -254,6 +254,23 @@ def test_an_output_folder_that_is_a_broken_link_is_refused_saying_so(tmp_path, c
     assert link.is_symlink() and not (tmp_path / "gone").exists()
 
 
+def test_an_output_under_a_broken_link_is_refused_before_any_work(tmp_path):
+    """--out LINK/cert.json (or LINK/DIR) under a link to nothing, or in a loop, passed the check of the command line:
+    the command did its work (a proof, a model's heads) and then said only "File exists: LINK" or "Too many levels
+    of symbolic links"; now refused as the command line is read, saying what the link is."""
+    from certify.cli import build_parser
+    broken, loop, other = tmp_path / "broken", tmp_path / "a", tmp_path / "b"
+    broken.symlink_to(tmp_path / "gone")
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    for link, target in ((broken, tmp_path / "gone"), (loop, other)):
+        for command, out in (("check", link / "cert.json"), ("prove", link / "p.json"), ("trajectory", link / "sub"),
+                             ("model", link / "sub" / "deeper")):
+            with pytest.raises(BadInput, match=f"{link} is a link to {target}, which does not exist"):
+                build_parser(only=command).parse_args([command, "--out", str(out)])
+    assert broken.is_symlink() and not (tmp_path / "gone").exists()
+
+
 def test_an_output_file_that_is_a_link_loop_is_no_internal_error(tmp_path, capsys):
     """--out naming a link in a loop (a -> b -> a) was an internal error (exit 4): the check that the output is
     not an input resolved its path, which raises on a loop.  Such a link names no file: it is replaced by the
