@@ -254,6 +254,14 @@ def test_an_output_folder_that_is_a_broken_link_is_refused_saying_so(tmp_path, c
     assert link.is_symlink() and not (tmp_path / "gone").exists()
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux's /proc/self/mem, a file that reads fail")
+@pytest.mark.parametrize("command", [["check"], ["verify"], ["trajectory", "--layers", "2"]])
+def test_a_file_whose_reading_fails_is_named(command, capsys):
+    """A file that opens but fails to read (/proc/self/mem: "Input/output error") was refused without its name."""
+    code, out, err = run_cli([*command, "/proc/self/mem"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.rstrip().endswith(": /proc/self/mem"), err
+
+
 def test_an_output_under_a_broken_link_is_refused_before_any_work(tmp_path):
     """--out LINK/cert.json (or LINK/DIR) under a link to nothing, or in a loop, passed the check of the command line:
     the command did its work (a proof, a model's heads) and then said only "File exists: LINK" or "Too many levels

@@ -210,8 +210,12 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
 def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Read and parse an untrusted JSON file (at most limits.bytes of it are read)."""
     path = Path(path)
-    with open(path, "rb") as handle:
-        data = _head(handle, limits.bytes + 1)
+    try:
+        with open(path, "rb") as handle:
+            data = _head(handle, limits.bytes + 1)
+    except OSError as err:  # a read that fails names no file ("Input/output error" of /proc/self/mem): this one
+        err.filename = str(path) if err.filename is None else err.filename
+        raise
     return loads(data, where or str(path), limits, raise_with)
 
 
