@@ -79,6 +79,16 @@ def printed(path: str) -> str:
     return "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else repr(c)[1:-1] for c in path)
 
 
+def _head(handle, count: int) -> bytes:
+    """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
+    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
+    pieces = []
+    while count > 0 and (piece := handle.read(min(count, 1 << 24))):
+        pieces.append(piece)
+        count -= len(piece)
+    return b"".join(pieces)
+
+
 def main(argv: list[str]) -> int:
     getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
     try:
@@ -99,7 +109,7 @@ def main(argv: list[str]) -> int:
             if not stat.S_ISREG(mode):  # opening a pipe without a writer waits for ever
                 raise Unreadable("a device, a pipe or a socket, not a certificate (a regular file)")
             with open(path, "rb") as handle:
-                data = handle.read(limits.bytes + 1)
+                data = _head(handle, limits.bytes + 1)
             cert = load(data, limits)
             if not (isinstance(cert, dict) and cert.get("format") == FORMAT):  # unreadable, as for `certify verify`
                 raise Unreadable(f"not a certify certificate (format {FORMAT!r} expected)")

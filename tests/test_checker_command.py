@@ -131,3 +131,11 @@ def test_a_file_name_with_a_newline_or_a_terminal_escape_is_named_on_one_line(ce
         said = getattr(done, stream)
         assert done.returncode == code and said.count("\n") == 1 and "\x1b" not in said, done
         assert repr(name)[1:-1] in said, done
+
+
+@pytest.mark.parametrize("bytes_limit", ["1e12", "1e29"])
+def test_a_raised_bytes_limit_reads_a_small_certificate_as_it_is(cert, bytes_limit):
+    """--limit bytes=1e12 was "out of memory" and bytes=1e29 an internal error: the reader asked for a buffer of
+    the limit's size at once, whatever the file's."""
+    done = checker("--limit", f"bytes={bytes_limit}", cert.name, cwd=cert.parent)
+    assert done.returncode == 0 and done.stdout.startswith(f"OK: {cert.name}: confirmed") and not done.stderr, done

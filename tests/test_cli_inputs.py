@@ -3,6 +3,7 @@ line on stderr and exit 2 that says what the path is, on every command that read
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -203,6 +204,9 @@ def test_run_names_the_sections_it_does_not_know(capsys):
     assert code == 2 and "no section matches 'nope', 'x';" in err and "[" not in err, err
     code, out, err = run_cli(["run", "--only", "clams"], capsys)
     assert code == 2 and "no section matches 'clams'; did you mean claims? sections: claims," in err, err
+    # one misspelt among known ones was dropped: the others ran, exit 0 "every outcome as predicted"
+    code, out, err = run_cli(["run", "--only", "thesis", "--only", "clams"], capsys)
+    assert code == 2 and out == "" and "no section matches 'clams'; did you mean claims? sections: claims," in err, err
 
 
 FOLDER_OUTPUTS = {"run", "sample", "attack", "trajectory", "reproduce", "model"}
@@ -248,6 +252,51 @@ def test_an_output_folder_that_is_a_broken_link_is_refused_saying_so(tmp_path, c
     assert main(["run", "--only", "claims", "--out", str(link), "-q"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert link.is_symlink() and not (tmp_path / "gone").exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").is_file(), reason="needs Linux's /proc/self/mem, a file that reads fail")
+@pytest.mark.parametrize("command", [["check"], ["verify"], ["trajectory", "--layers", "2"]])
+def test_a_file_whose_reading_fails_is_named(command, capsys):
+    """A file that opens but fails to read (/proc/self/mem: "Input/output error") was refused without its name."""
+    code, out, err = run_cli([*command, "/proc/self/mem"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.rstrip().endswith(": /proc/self/mem"), err
+
+
+def test_an_output_under_a_broken_link_is_refused_before_any_work(tmp_path):
+    """--out LINK/cert.json (or LINK/DIR) under a link to nothing, or in a loop, passed the check of the command line:
+    the command did its work (a proof, a model's heads) and then said only "File exists: LINK" or "Too many levels
+    of symbolic links"; now refused as the command line is read, saying what the link is."""
+    from certify.cli import build_parser
+    broken, loop, other = tmp_path / "broken", tmp_path / "a", tmp_path / "b"
+    broken.symlink_to(tmp_path / "gone")
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    for link, target in ((broken, tmp_path / "gone"), (loop, other)):
+        for command, out in (("check", link / "cert.json"), ("prove", link / "p.json"), ("trajectory", link / "sub"),
+                             ("model", link / "sub" / "deeper")):
+            with pytest.raises(BadInput, match=f"{link} is a link to {target}, which does not exist"):
+                build_parser(only=command).parse_args([command, "--out", str(out)])
+    assert broken.is_symlink() and not (tmp_path / "gone").exists()
+
+
+def test_an_output_file_that_is_a_link_loop_is_no_internal_error(tmp_path, capsys):
+    """--out naming a link in a loop (a -> b -> a) was an internal error (exit 4): the check that the output is
+    not an input resolved its path, which raises on a loop.  Such a link names no file: it is replaced by the
+    output, as a link to nothing is, and a path under it is refused in one line."""
+    loop, other = tmp_path / "a.json", tmp_path / "b.json"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    config = ROOT / "examples/layer.json"
+    code, out, err = run_cli(["check", config, "--out", loop / "cert.json", "-q"], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith("certify: error: "), err
+    assert run_cli(["check", config, "--out", loop, "-q"], capsys)[0] == 0
+    assert json.loads(loop.read_text())["format"] == "certify-certificate/1"
+    loop, other = tmp_path / "c.json", tmp_path / "d.json"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    code, out, err = run_cli(["prove", "--n", "2", "--radius", "1", "--norm", "1", "--bound", "D/2",
+                              "--counterexample", loop, "-q"], capsys)
+    assert code == 1 and "internal error" not in err and "X" in json.loads(loop.read_text()), err
 
 
 @pytest.mark.parametrize("description, refused", [(3, "int"), ([1], "a list"), ("a layer", None)])

@@ -239,6 +239,7 @@ LONG = "x" * 5000
     ["graph", "--mask", LONG],
     ["check", LONG],
     ["reproduce", LONG],
+    ["check", "examples/layer.json", LONG],  # an argument no option takes: "unrecognized arguments: xxx..."
 ], ids=lambda argv: " ".join(part for part in argv[:2] if part != LONG))
 def test_a_long_value_is_quoted_cut_short_in_a_refusal(argv, tmp_path, capsys, monkeypatch):
     """Refusals quoted the value given whole ("unknown claim 'xxx...'"): a 5000-character argument made a
@@ -495,3 +496,15 @@ def test_a_value_that_begins_with_a_dash_is_shown_how_to_give(argv, hinted, caps
         extra = ["--budget", "50"] if argv[0] == "attack" else ["--out", str(tmp_path / "c"), "--workers", "1"]
         code, out, err = run_cli(joined + extra, capsys)
         assert code in (0, 1) and err == "", err
+
+
+@pytest.mark.parametrize("bytes_limit", ["1e12", "1e29"])
+def test_a_raised_bytes_limit_reads_a_small_file_as_it_is(bytes_limit, tmp_path, capsys, monkeypatch):
+    """--limit bytes=1e12 made every file "out of memory" (exit 2) and bytes=1e29 an internal error (exit 4): the
+    reader asked for a buffer of the limit's size at once, whatever the file's; `sample --limit bytes=1e12` then
+    told the user to run that very verify command."""
+    monkeypatch.chdir(ROOT)
+    cert = tmp_path / "cert.json"
+    for argv in (["check", "examples/layer.json", "--out", str(cert)], ["verify", str(cert)]):
+        code, out, err = run_cli([*argv, "--limit", f"bytes={bytes_limit}", "-q"], capsys)
+        assert code == 0 and err == "", err

@@ -215,6 +215,19 @@ def test_a_file_is_named_by_its_path_too(tmp_path, monkeypatch, capsys):
         assert err.count("\n") == 1 and f"{outside} is not a .v or .g file of " in err and "--formal-dir" in err, err
 
 
+def test_a_link_in_a_loop_named_for_a_file_is_bad_input(tmp_path, capsys):
+    """A path given to --formal that is a link in a loop (a -> b -> a), or one among the folder's files, was an
+    internal error (exit 4): comparing paths resolved it, which raises on a loop."""
+    loop, other = tmp_path / "a.v", tmp_path / "b.v"
+    loop.symlink_to(other)
+    other.symlink_to(loop)
+    (tmp_path / "c.v").write_text(HEADER + TRUE_LEMMA)
+    assert main(["proofs", "--formal", str(loop)]) == 2
+    assert main(["proofs", "--formal", str(tmp_path / "c.v"), "--formal-dir", str(tmp_path)]) != 4
+    err = capsys.readouterr().err
+    assert "internal error" not in err and err.startswith("certify: error: ") and err.count("\n") == 1, err
+
+
 @pytest.mark.slow
 @needs_gappa
 def test_every_real_lemma_is_checked(capsys):

@@ -94,8 +94,8 @@ class _Parser(argparse.ArgumentParser):
         # whose message sent the user to `certify --help` rather than to the command's
         self._argv = list(sys.argv[1:] if args is None else args)  # for _joined_hint
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras and not _has_subcommands(self):
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        if extras and not _has_subcommands(self):  # a long one cut short, as shown() cuts a value
+            self.error(f"unrecognized arguments: {' '.join(e if len(e) <= 60 else shown(e) for e in extras)}")
         return parsed, extras
 
     def _check_value(self, action, value):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from certify import engine, figures
@@ -131,9 +132,9 @@ def not_overwriting(option: str, written, read: dict) -> None:
     command reads: it would be replaced by what the command writes (a configuration by its certificate)."""
     if written is None:
         return
-    target = Path(written).resolve()
+    target = os.path.realpath(written)  # not Path.resolve(), which raises on a link in a loop (it names no file)
     for name, path in read.items():
-        if path is not None and Path(path).resolve() == target:
+        if path is not None and os.path.realpath(path) == target:
             raise BadInput(f"{option} {written} is the file of {name}, which would be written over; give another path")
 
 

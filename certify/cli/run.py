@@ -149,12 +149,13 @@ def _held(out_dir: Path, sections: list) -> Iterator[float]:
 
 def run(args) -> int:
     """Run `certify run`; return its exit code."""
-    sections = suite.load_sections(args.only)
-    if not sections:
-        titles = [module.TITLE for module in suite.load_sections()]
-        hint = did_you_mean(args.only[0], titles) if len(args.only) == 1 else ""
-        raise BadInput(f"no section matches {', '.join(map(repr, args.only))}; {hint}sections: "  # not a list's repr
+    titles = [module.TITLE for module in suite.load_sections()]
+    # every name must be a section's: one misspelt among known ones was dropped, and the others' run said exit 0
+    if unknown := [name for name in args.only or [] if name not in titles]:
+        hint = did_you_mean(unknown[0], titles) if len(unknown) == 1 else ""
+        raise BadInput(f"no section matches {', '.join(map(repr, unknown))}; {hint}sections: "  # not a list's repr
                        f"{', '.join(titles)}")
+    sections = suite.load_sections(args.only)
     out_dir = Path(args.out)
     with _held(out_dir, sections) as began:
         return _run(args, sections, out_dir, began)

@@ -173,8 +173,14 @@ def output_problem(path, folder: bool) -> str | None:
     if target.exists():
         return None if target.is_dir() == folder else wrong_kind(target, folder)
     if folder and target.is_symlink():  # a broken link: making the folder failed with "File exists: DIR"
-        return f"{target} is a link to {os.readlink(target)}, which does not exist (create it, or choose another path)"
+        return _broken(target)
     for parent in target.parents:
         if parent.exists():
             return None if parent.is_dir() else wrong_kind(parent, True)
+        if parent.is_symlink():  # to nothing, or in a loop: "File exists" (or "Too many levels...") after the work
+            return _broken(parent)
     return None
+
+
+def _broken(link: Path) -> str:
+    return f"{link} is a link to {os.readlink(link)}, which does not exist (create it, or choose another path)"

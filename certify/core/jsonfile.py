@@ -210,6 +210,20 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
 def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
     """Read and parse an untrusted JSON file (at most limits.bytes of it are read)."""
     path = Path(path)
-    with open(path, "rb") as handle:
-        data = handle.read(limits.bytes + 1)
+    try:
+        with open(path, "rb") as handle:
+            data = _head(handle, limits.bytes + 1)
+    except OSError as err:  # a read that fails names no file ("Input/output error" of /proc/self/mem): this one
+        err.filename = str(path) if err.filename is None else err.filename
+        raise
     return loads(data, where or str(path), limits, raise_with)
+
+
+def _head(handle, count: int) -> bytes:
+    """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
+    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
+    pieces = []
+    while count > 0 and (piece := handle.read(min(count, 1 << 24))):
+        pieces.append(piece)
+        count -= len(piece)
+    return b"".join(pieces)

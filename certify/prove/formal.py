@@ -367,7 +367,8 @@ def _is_path(name: str) -> bool:
 
 def _names(name: str, path: Path) -> bool:
     """Whether `name` given on the command line is the file `path`: its stem, its file name, or a path to it."""
-    return name in (path.stem, path.name) or _is_path(name) and Path(name).resolve() == path.resolve()
+    # os.path.realpath, not Path.resolve(), which raises on a link in a loop (a name of no file)
+    return name in (path.stem, path.name) or _is_path(name) and os.path.realpath(name) == os.path.realpath(path)
 
 
 def check_all(folder: Path = FORMAL_DIR, names: list[str] | None = None,
