@@ -144,6 +144,62 @@ def test_the_checker_makes_a_centred_step_as_the_engine_does(kind):
                        for a, b in zip(engines, [*sum(mine["Delta"], []), *sum(E, []), *c], strict=True)), t
 
 
+HEAD = {"W_Q": [[1, 0.5, -1], [0.25, 1, 0.5]], "W_K": [[0.75, -0.5, 1], [1, 0.25, -0.5]], "b_Q": [0.5, -1, 2],
+        "b_K": [1, 0, -0.5], "d_k": 2, "beta": 2}
+
+
+@pytest.mark.parametrize("spec", [{"A": [[2, 0.5], [-0.25, 1.5]], "beta": 1.5},
+                                  {"A": [[2, 0.5], [-0.25, 1.5]], "mask": "causal", "V": [[0, 1], [-1, 0.5]]},
+                                  {**HEAD, "residual": True, "mask": [[1, 0, 1, 0, 0, 1], [0, 1, 0, 0, 1, 0],
+                                                                      [1, 1, 1, 0, 0, 0], [0, 0, 1, 1, 0, 1],
+                                                                      [1, 0, 0, 0, 1, 0], [0, 1, 1, 1, 0, 1]]}],
+                         ids=["complete", "causal-value", "head-random-mask-residual"])
+def test_a_step_with_rows_near_and_far_from_consensus_contains_mpmath_in_the_engine_and_the_checker(spec, monkeypatch):
+    """Two tokens far from c, two 2^-4 from it and two 2^-200: one softmax with rows of P - Pi and rows in the expm1
+    form (every |u| <= 1/2), some where Z = 1 + ubar is not 1 at 53 bits.  Each side, the engine's and the checker's
+    own, is held to mpmath in absolute coordinates (Delta = P - Pi with Pi from the column term k, tau, and the output
+    c' + e'_i), not only to the other side."""
+    from certify_checker import centred as checker_centred
+    monkeypatch.setattr(oracle, "DPS", DPS)
+    c = [1.5, -0.5]
+    E = [[0.875, -0.625], [-1.125, 0.75], [0.0625, -0.03125], [-0.046875, 0.0625], [2.0**-200, 3 * 2.0**-201],
+         [-(2.0**-199), 2.0**-202]]
+    n = len(E)
+    case = config.load({"X": [[0, 0]] * n, "layers": [spec, spec]})
+    layer, stated = case.layers[0], config.to_json(case)["layers"][0]
+    with ctx.workprec(53):
+        balls = centred.Centred(BALL.array(c), BALL.array(E))
+        step = centred.apply_layer(BALL, layer, layer_arrays(BALL, layer, n), balls)
+        engines = step.attention.Delta, centred.dobrushin(BALL, step.attention), step.out
+        mine = checker_centred.centred_step(stated, list(balls.c), balls.E.tolist())
+        checkers = (np.array(mine["Delta"], dtype=object),
+                    checker_centred.centred_tau(mine["Pi"], mine["Delta"], mine["complete"]),
+                    centred.Centred(np.array(mine["c"], dtype=object), np.array(mine["E"], dtype=object)))
+    with mp.workdps(DPS):
+        cm, Em = oracle.mat([c]), oracle.mat(E)
+        reference = oracle.layer(stated, oracle.mat([c] * n) + Em)  # X = 1 c^T + E exactly
+        A = reference["A"]
+        if "A" in spec:
+            k = A.T * cm.T
+        else:  # x_i^T W_Q + b_Q against W_K^T e_j: the query bias joins the column term
+            k = oracle.mat(spec["W_K"]) * (oracle.mat(spec["W_Q"]).T * cm.T + oracle.mat([spec["b_Q"]]).T)
+            k *= mp.mpf(spec["beta"]) / mp.sqrt(spec["d_k"])
+        q, w = Em * A * Em.T, [mp.exp((Em * k)[j]) for j in range(n)]
+        mask = stated.get("mask") or [[1] * n for _ in range(n)]
+        allowed = [[q[i, j] for j in range(n) if mask[i][j]] for i in range(n)]
+        far = [max(abs(mp.expm1(x - max(row))) for x in row) > 0.5 for row in allowed]
+        assert True in far and False in far  # both forms of Delta in one layer
+        P = reference["P"]
+        Delta = [[P[i, j] - (w[j] / mp.fsum(w[l] for l in range(n) if mask[i][l]) if mask[i][j] else 0)
+                  for j in range(n)] for i in range(n)]
+        tau = max(mp.fsum(abs(P[i, j] - P[l, j]) for j in range(n)) for i in range(n) for l in range(n)) / 2
+        for side, (D, t, out) in (("engine", engines), ("checker", checkers)):
+            assert all(contains(D[i, j], Delta[i][j]) for i in range(n) for j in range(n)), side
+            assert contains(t, tau), side
+            assert all(contains(out.c[m] + out.E[i, m], reference["out"][i, m])
+                       for i in range(n) for m in range(2)), side
+
+
 @pytest.mark.parametrize("exponent", [-3, -80, -300, -(2**62), -(2**70)])
 def test_expm1_and_log1p_keep_relative_accuracy_down_to_huge_exponents(exponent):
     # arb's own expm1 keeps only about 28 bits once the exponent passes 2^62; the backend's does not
