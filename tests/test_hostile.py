@@ -546,6 +546,42 @@ def test_a_forged_partial_proof_is_not_resumed(tmp_path, capsys, partial_proof, 
 
 def test_the_engine_and_checker_limits_are_the_same_numbers():
     assert vars(limits.DEFAULT) == vars(checker_limits.LIMITS)
+    assert limits.CONTAINER_BYTES == checker_limits.CONTAINER_BYTES
+
+
+@pytest.mark.parametrize("text", ["[" + ",".join(["{}"] * 600) + "]", "[" + ",".join(["[0]"] * 600) + "]",
+                                  "{" + ",".join(f'"{k}":0' for k in range(600)) + "}"], ids=["objects", "rows", "keys"])
+def test_many_arrays_objects_and_keys_are_refused_before_they_are_read(tmp_path, capsys, text):
+    """64 MiB of `[{},{},...]` (22 million objects) took 3.4 GB and 23 s to be refused by check, verify and the checker:
+    a text holds one array, object or key per limits.CONTAINER_BYTES bytes of the bytes limit, counted before it is
+    read (a lowered limit here: 601 of them in 8000 bytes, above 500; within 9616 bytes' 601)."""
+    path = tmp_path / "many.json"
+    path.write_text(text, encoding="utf-8")
+    assert len(text) <= 8000
+    for command in ("check", "verify"):
+        code, out, err, _ = run_cli([command, path, "--limit", "bytes=8000"], capsys)
+        assert_clean(code, err, allowed=(2,))
+        assert f"{path}: 601 arrays, objects and keys" in err and "(raise it with --limit bytes=N)" in err and out == ""
+        _, _, err, _ = run_cli([command, path, "--limit", "bytes=9616"], capsys)
+        assert "arrays, objects and keys" not in err  # read, and refused as no configuration or certificate
+    with pytest.raises(checker.OverLimit, match="601 arrays, objects and keys"):
+        checker.load(text, checker_limits.Limits(bytes=8000))
+    checker.load(text, checker_limits.Limits(bytes=9616))
+    done = subprocess.run([sys.executable, "-m", "certify_checker", "--limit", "bytes=8000", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(path) in done.stderr
+    assert "`python -m certify_checker --limit bytes=N` raises it" in done.stderr
+
+
+def test_the_files_certify_writes_hold_fewer_arrays_objects_and_keys_than_the_limit(holds_cert, violated_cert,
+                                                                                      counterexample_cert, partial_proof):
+    """No certificate is refused by the count of its arrays, objects and keys that its length does not refuse (a
+    region proof's leaves and open boxes are the densest, one per 18 bytes or more); nor one the engine confirms as a
+    tree under the default limits (certify.engine.certificate._fits: its compact text at most bytes / 34)."""
+    for cert in (holds_cert, violated_cert, counterexample_cert, partial_proof):
+        text = jsonfile.dumps(cert)
+        assert jsonfile._containers(text) * limits.CONTAINER_BYTES <= len(text)
+    assert (limits.DEFAULT.bytes - 1) // (limits.DEFAULT.nesting + 2) <= limits.DEFAULT.bytes // limits.CONTAINER_BYTES
 
 
 def test_too_many_tokens_and_too_much_memory_are_refused_before_any_work(tmp_path, capsys):

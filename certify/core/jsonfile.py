@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from certify.core import files
-from certify.core.limits import DEFAULT, Limits
+from certify.core.limits import CONTAINER_BYTES, DEFAULT, Limits
 from certify.errors import BadInput
 
 
@@ -68,7 +68,7 @@ def write(data, path) -> Path:
 # Reading untrusted JSON (configurations, certificates, campaign records): one strict reader.
 # Rules (README, "JSON"): no duplicate keys (the first of two could be shown, the second used),
 # no NaN or Infinity, integers of at most `limits.digits` digits (read exactly), nesting at most
-# `limits.nesting` deep, files of at most `limits.bytes` bytes.
+# `limits.nesting` deep, files of at most `limits.bytes` bytes and one array, object or key per CONTAINER_BYTES of them.
 # A breach names the limit and, in `raise_with`, how the caller's command raises it: check, verify,
 # trajectory, sample, attack, prove and counterexample take --limit NAME=VALUE
 # (certify.cli.options.add_limits); a reader whose command has no
@@ -80,6 +80,12 @@ BY_OPTION = "raise it with --limit {name}=N"
 def _raised(name: str, raise_with: str | None) -> str:
     """The end of a limit's message: how to raise it, in brackets, or nothing."""
     return f" ({raise_with.format(name=name)})" if raise_with else ""
+
+
+def _containers(text) -> int:
+    """The arrays, objects and keys of a JSON text, counted before it is read (certify.core.limits.CONTAINER_BYTES): its
+    characters `{`, `[` and `:`, in strings too, so never fewer."""
+    return sum(map(text.count, "{[:" if isinstance(text, str) else b"{[:"))
 
 
 def _unique_keys(where: str):
@@ -177,6 +183,10 @@ def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = B
     """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
     if len(text) > limits.bytes:
         raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes{_raised('bytes', raise_with)}")
+    if (opened := _containers(text)) > limits.bytes // CONTAINER_BYTES:
+        raise BadInput(f"{where}: {opened} arrays, objects and keys ('{{', '[' and ':' counted), above the limit of "
+                       f"{limits.bytes // CONTAINER_BYTES}, one per {CONTAINER_BYTES} bytes of the bytes limit"
+                       f"{_raised('bytes', raise_with)}")
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
