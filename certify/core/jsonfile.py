@@ -179,14 +179,21 @@ def as_read(data):
     return json.loads(dumps(data), parse_float=number_reader())
 
 
-def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
-    """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
+def bounded(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
+    """text (str or bytes), or BadInput when it passes the rules above that are asked before it is parsed: its size,
+    and its arrays, objects and keys (loads; a library's JSON file, a model's weights' header and its tokenizer)."""
     if len(text) > limits.bytes:
         raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes{_raised('bytes', raise_with)}")
     if (opened := _containers(text)) > limits.bytes // CONTAINER_BYTES:
         raise BadInput(f"{where}: {opened} arrays, objects and keys ('{{', '[' and ':' counted), above the limit of "
                        f"{limits.bytes // CONTAINER_BYTES}, one per {CONTAINER_BYTES} bytes of the bytes limit"
                        f"{_raised('bytes', raise_with)}")
+    return text
+
+
+def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
+    """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
+    text = bounded(text, where, limits, raise_with)
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -222,14 +229,14 @@ def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: s
     path = Path(path)
     try:
         with open(path, "rb") as handle:
-            data = _head(handle, limits.bytes + 1)
+            data = head(handle, limits.bytes + 1)
     except OSError as err:  # a read that fails names no file ("Input/output error" of /proc/self/mem): this one
         err.filename = str(path) if err.filename is None else err.filename
         raise
     return loads(data, where or str(path), limits, raise_with)
 
 
-def _head(handle, count: int) -> bytes:
+def head(handle, count: int) -> bytes:
     """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
     buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
     pieces = []
