@@ -1021,6 +1021,20 @@ def test_a_certificate_contradicting_its_record_is_caught(tmp_path, finished):
         campaign.records(folder)
 
 
+def test_a_chunk_past_the_bytes_limit_is_refused_unread(tmp_path, monkeypatch, finished):
+    """A chunk was read whole, then split into lines: 400 MB of empty lines, its digest and count resigned, took 4.2 GB
+    and 9 s to be refused (a lowered limit here: 4000 bytes, where the job's chunks are 1 kB)."""
+    from certify.jobs import store
+
+    folder = _copy(finished, tmp_path / "c")
+    first = min((folder / "chunks").glob("*.jsonl"))
+    first.write_bytes(b"\n" * 4001)
+    _resign(folder)
+    monkeypatch.setattr(store, "DEFAULT", limits.Limits(bytes=4000))
+    with pytest.raises(BadInput, match=f"chunks/{first.name} is larger than the limit of 4000 bytes"):
+        campaign.records(folder)
+
+
 def test_a_run_killed_between_manifest_and_chunk_resumes(tmp_path, finished):
     """The manifest entry is written before its chunk: a missing last chunk is decided again."""
     folder = _copy(finished, tmp_path / "c")

@@ -229,18 +229,8 @@ def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: s
     path = Path(path)
     try:
         with open(path, "rb") as handle:
-            data = head(handle, limits.bytes + 1)
+            data = files.head(handle, limits.bytes + 1)
     except OSError as err:  # a read that fails names no file ("Input/output error" of /proc/self/mem): this one
         err.filename = str(path) if err.filename is None else err.filename
         raise
     return loads(data, where or str(path), limits, raise_with)
-
-
-def head(handle, count: int) -> bytes:
-    """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
-    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
-    pieces = []
-    while count > 0 and (piece := handle.read(min(count, 1 << 24))):
-        pieces.append(piece)
-        count -= len(piece)
-    return b"".join(pieces)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.core.limits import DEFAULT
 from certify.core.numbers import widened
 from certify.errors import BadInput
@@ -183,7 +183,7 @@ def _bounded_header(path: Path) -> None:
     The header is the text after its length, 8 bytes little-endian."""
     try:
         with open(path, "rb") as handle:
-            header = jsonfile.head(handle, min(int.from_bytes(handle.read(8), "little"), DEFAULT.bytes + 1))
+            header = files.head(handle, min(int.from_bytes(handle.read(8), "little"), DEFAULT.bytes + 1))
     except OSError as err:  # as load_file's below
         raise BadInput(f"cannot read {path}: {err.strerror or err}") from None
     jsonfile.bounded(header, f"{path}: its header", raise_with=None)

@@ -78,7 +78,7 @@ def load_tokenizer(folder: Path):
     try:  # within the JSON reader's limits asked before parsing (jsonfile.bounded): the tokenizer's Rust code read a
         # file of any size, and one of 5.5 million words (98 MB) took 1.6 GB and 6 s
         with open(path, "rb") as handle:
-            text = jsonfile.head(handle, DEFAULT.bytes + 1)
+            text = files.head(handle, DEFAULT.bytes + 1)
     except OSError as err:
         raise BadInput(f"cannot read {path}: {err.strerror or err}") from None
     jsonfile.bounded(text, str(path), raise_with=None)
