@@ -549,8 +549,11 @@ def test_the_engine_and_checker_limits_are_the_same_numbers():
     assert limits.CONTAINER_BYTES == checker_limits.CONTAINER_BYTES
 
 
-@pytest.mark.parametrize("text", ["[" + ",".join(["{}"] * 600) + "]", "[" + ",".join(["[0]"] * 600) + "]",
-                                  "{" + ",".join(f'"{k}":0' for k in range(600)) + "}"], ids=["objects", "rows", "keys"])
+MANY = {"objects": "[" + ",".join(["{}"] * 600) + "]", "rows": "[" + ",".join(["[0]"] * 600) + "]",
+        "keys": "{" + ",".join(f'"{k}":0' for k in range(600)) + "}"}
+
+
+@pytest.mark.parametrize("text", MANY.values(), ids=MANY.keys())
 def test_many_arrays_objects_and_keys_are_refused_before_they_are_read(tmp_path, capsys, text):
     """64 MiB of `[{},{},...]` (22 million objects) took 3.4 GB and 23 s to be refused by check, verify and the checker:
     a text holds one array, object or key per limits.CONTAINER_BYTES bytes of the bytes limit, counted before it is
@@ -573,8 +576,8 @@ def test_many_arrays_objects_and_keys_are_refused_before_they_are_read(tmp_path,
     assert "`python -m certify_checker --limit bytes=N` raises it" in done.stderr
 
 
-def test_the_files_certify_writes_hold_fewer_arrays_objects_and_keys_than_the_limit(holds_cert, violated_cert,
-                                                                                      counterexample_cert, partial_proof):
+def test_the_files_certify_writes_hold_fewer_arrays_objects_and_keys_than_the_limit(
+        holds_cert, violated_cert, counterexample_cert, partial_proof):
     """No certificate is refused by the count of its arrays, objects and keys that its length does not refuse (a
     region proof's leaves and open boxes are the densest, one per 18 bytes or more); nor one the engine confirms as a
     tree under the default limits (certify.engine.certificate._fits: its compact text at most bytes / 34)."""
@@ -738,8 +741,9 @@ def test_an_npz_of_more_arrays_than_a_configuration_has_is_refused_before_they_a
     """Each array of an .npz file was opened, and then loaded, before its key was judged: 290,000 empty arrays (65 MB)
     took 16 s to be refused.  A configuration of L layers states at most 21 L + 3 (here L = 2: 45)."""
     import numpy as np
-    layer = [*"A W_Q W_K b_Q b_K d_k beta V mask residual".split(), *(f"ffn.{k}" for k in
-             "W1 b1 W2 b2 activation residual".split()), *(f"layernorm.{k}" for k in "position kind gain bias eps".split())]
+    layer = ("A W_Q W_K b_Q b_K d_k beta V mask residual".split()
+             + [f"ffn.{k}" for k in "W1 b1 W2 b2 activation residual".split()]
+             + [f"layernorm.{k}" for k in "position kind gain bias eps".split()])
     keys = ["X", "name", "description"] + [f"layers.{t}.{key}" for t in range(2) for key in layer]
     assert len(layer) == npzfile.ARRAYS_PER_LAYER and len(keys) == 45
     for extra in ([], ["layers.2.A"]):
