@@ -453,8 +453,10 @@ class Store:
             if not path.is_file():  # read as empty, it was said not to match its digest
                 raise self.corrupt(f"{CHUNKS}/{path.name}, which {MANIFEST} lists, is "
                                    + ("not a file" if path.exists() else "missing"))
-            with open(path, "rb") as handle:  # read whole, a chunk of 400 MB of empty lines took 4.2 GB and 9 s to be
-                data = files.head(handle, DEFAULT.bytes + 1)  # refused: one the job writes is at most a few MB
+            # at most the bytes limit, far above the job's chunks (some MB): read whole and split into lines, 400 MB of
+            # empty lines took 4.2 GB and 9 s to be refused
+            with open(path, "rb") as handle:
+                data = files.head(handle, DEFAULT.bytes + 1)
             if len(data) > DEFAULT.bytes:
                 raise self.corrupt(f"{CHUNKS}/{path.name} is larger than the limit of {DEFAULT.bytes} bytes")
             if hashlib.sha256(data).hexdigest() != entry["sha256"]:
