@@ -20,7 +20,7 @@ import sys
 from dataclasses import dataclass
 
 from certify_checker import exact, overlaps
-from certify_checker.limits import LIMITS, Limits
+from certify_checker.limits import ADVICE, CONTAINER_BYTES, LIMITS, Limits
 from certify_checker.limits import problem as limits_problem, shape_problem, stated_shape
 
 FORMAT = "certify-certificate/1"
@@ -64,9 +64,14 @@ class OverLimit(Unreadable):
 def load(data, limits: Limits = LIMITS):
     """Parse a certificate's text (str or bytes) strictly: at most limits.bytes, no duplicate keys (a certificate could
     otherwise show one verdict and have another checked), no NaN or Infinity, integers of at most limits.digits digits
-    (read exactly), nesting at most limits.nesting deep (OverLimit past one of these limits, else Unreadable)."""
+    (read exactly), nesting at most limits.nesting deep, one array, object or key per CONTAINER_BYTES of limits.bytes
+    (OverLimit past one of these limits, else Unreadable)."""
     if len(data) > limits.bytes:
         raise OverLimit(f"larger than the checker's limit of {limits.bytes} bytes")
+    if (opened := sum(map(data.count, "{[:" if isinstance(data, str) else b"{[:"))) > limits.bytes // CONTAINER_BYTES:
+        raise OverLimit(f"{opened} arrays, objects and keys ('{{', '[' and ':' counted), above the checker's limit of "
+                        f"{limits.bytes // CONTAINER_BYTES}, one per {CONTAINER_BYTES} bytes of its bytes limit "
+                        f"({ADVICE} bytes=N` raises it)")
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8")

@@ -89,6 +89,11 @@ def _head(handle, count: int) -> bytes:
     return b"".join(pieces)
 
 
+def _advised(message: str) -> str:
+    """A refusal's message with its advice naming the command run (ADVICE names `certify verify`)."""
+    return message.replace(ADVICE, "`python -m certify_checker --limit")
+
+
 def main(argv: list[str]) -> int:
     getattr(sys.stdout, "reconfigure", lambda **_: None)(errors="surrogateescape")  # a non-UTF-8 path prints back
     try:
@@ -117,12 +122,11 @@ def main(argv: list[str]) -> int:
             print(f"certify_checker: error: cannot read {name}: {err.strerror or err}", file=sys.stderr)
             return 2
         except Unreadable as err:
-            print(f"certify_checker: error: {name}: {err}", file=sys.stderr)
+            print(f"certify_checker: error: {name}: {_advised(str(err))}", file=sys.stderr)
             return 2
         confirmation = verify(cert, limits)
         if confirmation.refused:
-            advice = confirmation.message.replace(ADVICE, "`python -m certify_checker --limit")  # the command run
-            print(f"certify_checker: error: {name}: {advice}", file=sys.stderr)
+            print(f"certify_checker: error: {name}: {_advised(confirmation.message)}", file=sys.stderr)
             return 2
         print(f"{'OK' if confirmation.ok else 'REJECTED'}: {name}: {confirmation.message}")
         worst = max(worst, 0 if confirmation.ok else 1)

@@ -33,6 +33,10 @@ class Limits:
 
 LIMITS = Limits()
 ADVICE = "`certify verify --limit"  # how a cap's refusal says to raise it; `python -m certify_checker` names itself
+# A text holds at most one array, object or key per CONTAINER_BYTES bytes of the bytes limit, its characters `{`, `[`
+# and `:` counted before it is read: each costs json.loads and tree_problem's walk some 70 to 200 bytes and up to a
+# microsecond, and 64 MiB of `[{},{},...]` took 3.5 GB and 24 s to be refused.  As certify's (a test keeps them equal).
+CONTAINER_BYTES = 16
 
 
 def limbs(bits: int, most: int = 1 << 20) -> int:

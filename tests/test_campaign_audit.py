@@ -20,6 +20,7 @@ import certify
 from certify.cli import build_parser, main
 from certify.cli import sample as sample_command
 from certify import engine
+from certify.core import files
 from certify.engine import certificate
 from certify.errors import BadInput
 from certify.jobs.store import chain
@@ -128,6 +129,19 @@ def test_a_tampered_certificate_is_rejected(copy):
     path.write_text(json.dumps(cert))
     _redigest(copy, record)
     assert any("rejected by the checker" in p for p in audit.audit(copy, sample=0, workers=1).problems)
+
+
+def test_a_file_in_a_certificate_s_place_is_read_no_further_than_one_the_campaign_wrote(copy):
+    """A certificate was read whole to check its digest, as were an undecided/ file and a corpus run's summary.txt
+    compared with what their records give: a sparse file of 2^40 bytes in their place was out of memory.  Each is
+    read as far as what it must hold (a certificate: the campaign's bytes limit) and a byte past it."""
+    record = next(r for r in campaign.records(copy) if r["certificate"])
+    with open(copy / record["certificate"], "r+b") as handle:
+        handle.truncate(1 << 40)
+    with pytest.raises(BadInput, match="does not match the digest in its record"):
+        campaign.records(copy)
+    assert not files.holds(copy / record["certificate"], b"{}") and files.holds(copy / "manifest.json",
+                                                                              (copy / "manifest.json").read_bytes())
 
 
 def test_a_certificate_of_another_configuration_is_rejected(copy):

@@ -422,6 +422,19 @@ def test_run_refuses_to_write_over_a_page_or_results_it_did_not_write(tmp_path, 
     assert all((folder / name).read_text() == text for name, text in files.items())
 
 
+def test_run_reads_the_results_it_would_write_over_under_the_readers_limits(tmp_path, capsys):
+    """An --out folder's results.json was read whole by json.loads to tell whether a run wrote it: 64 MiB of
+    `[{},{},...]` took 1.8 GB.  It is read under the strict reader's limits, and one past them is no run's (here 4.2
+    million colons in a string, above 64 MiB's 4 Mi of arrays, objects and keys)."""
+    folder = tmp_path / "report"
+    folder.mkdir()
+    many = {"rows": [], "counts": {}, "unexpected": [], "note": ":" * 4_200_000}
+    (folder / "results.json").write_text(json.dumps(many))
+    assert main(["run", "--only", "claims", "--out", str(folder), "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"{folder} holds results.json not written by certify run" in err, err
+
+
 @pytest.mark.parametrize("name", ["index.html", "results.json", "claims", "claims/collapse_global--biased-n6-d4.json"])
 def test_run_refuses_a_link_where_it_writes_and_leaves_what_it_names_alone(tmp_path, capsys, name):
     """A report folder whose page, results, a section's folder or a certificate in it was a link had the file (or

@@ -29,7 +29,7 @@ import certify_checker as checker
 import certify_checker.exact
 from certify import engine
 from certify.cli import main
-from certify.core import config, expr, jsonfile, limits, numbers
+from certify.core import config, expr, jsonfile, limits, npzfile, numbers
 from certify.errors import BadInput
 from certify.jobs.store import chain
 from certify.search import campaign
@@ -546,6 +546,45 @@ def test_a_forged_partial_proof_is_not_resumed(tmp_path, capsys, partial_proof, 
 
 def test_the_engine_and_checker_limits_are_the_same_numbers():
     assert vars(limits.DEFAULT) == vars(checker_limits.LIMITS)
+    assert limits.CONTAINER_BYTES == checker_limits.CONTAINER_BYTES
+
+
+MANY = {"objects": "[" + ",".join(["{}"] * 600) + "]", "rows": "[" + ",".join(["[0]"] * 600) + "]",
+        "keys": "{" + ",".join(f'"{k}":0' for k in range(600)) + "}"}
+
+
+@pytest.mark.parametrize("text", MANY.values(), ids=MANY.keys())
+def test_many_arrays_objects_and_keys_are_refused_before_they_are_read(tmp_path, capsys, text):
+    """64 MiB of `[{},{},...]` (22 million objects) took 3.4 GB and 23 s to be refused by check, verify and the checker:
+    a text holds one array, object or key per limits.CONTAINER_BYTES bytes of the bytes limit, counted before it is
+    read (a lowered limit here: 601 of them in 8000 bytes, above 500; within 9616 bytes' 601)."""
+    path = tmp_path / "many.json"
+    path.write_text(text, encoding="utf-8")
+    assert len(text) <= 8000
+    for command in ("check", "verify"):
+        code, out, err, _ = run_cli([command, path, "--limit", "bytes=8000"], capsys)
+        assert_clean(code, err, allowed=(2,))
+        assert f"{path}: 601 arrays, objects and keys" in err and "(raise it with --limit bytes=N)" in err and out == ""
+        _, _, err, _ = run_cli([command, path, "--limit", "bytes=9616"], capsys)
+        assert "arrays, objects and keys" not in err  # read, and refused as no configuration or certificate
+    with pytest.raises(checker.OverLimit, match="601 arrays, objects and keys"):
+        checker.load(text, checker_limits.Limits(bytes=8000))
+    checker.load(text, checker_limits.Limits(bytes=9616))
+    done = subprocess.run([sys.executable, "-m", "certify_checker", "--limit", "bytes=8000", str(path)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and str(path) in done.stderr
+    assert "`python -m certify_checker --limit bytes=N` raises it" in done.stderr
+
+
+def test_the_files_certify_writes_hold_fewer_arrays_objects_and_keys_than_the_limit(
+        holds_cert, violated_cert, counterexample_cert, partial_proof):
+    """No certificate is refused by the count of its arrays, objects and keys that its length does not refuse (a
+    region proof's leaves and open boxes are the densest, one per 18 bytes or more); nor one the engine confirms as a
+    tree under the default limits (certify.engine.certificate._fits: its compact text at most bytes / 34)."""
+    for cert in (holds_cert, violated_cert, counterexample_cert, partial_proof):
+        text = jsonfile.dumps(cert)
+        assert jsonfile._containers(text) * limits.CONTAINER_BYTES <= len(text)
+    assert (limits.DEFAULT.bytes - 1) // (limits.DEFAULT.nesting + 2) <= limits.DEFAULT.bytes // limits.CONTAINER_BYTES
 
 
 def test_too_many_tokens_and_too_much_memory_are_refused_before_any_work(tmp_path, capsys):
@@ -696,6 +735,24 @@ def test_an_npz_header_stating_more_than_its_data_is_bad_input(tmp_path, capsys)
     code, _, err, _ = run_cli(["check", path], capsys)
     assert_clean(code, err, allowed=(2,))
     assert "X.npy states an array larger than the data it holds" in err
+
+
+def test_an_npz_of_more_arrays_than_a_configuration_has_is_refused_before_they_are_read(tmp_path, capsys):
+    """Each array of an .npz file was opened, and then loaded, before its key was judged: 290,000 empty arrays (65 MB)
+    took 16 s to be refused.  A configuration of L layers states at most 21 L + 3 (here L = 2: 45)."""
+    import numpy as np
+    layer = ("A W_Q W_K b_Q b_K d_k beta V mask residual".split()
+             + [f"ffn.{k}" for k in "W1 b1 W2 b2 activation residual".split()]
+             + [f"layernorm.{k}" for k in "position kind gain bias eps".split()])
+    keys = ["X", "name", "description"] + [f"layers.{t}.{key}" for t in range(2) for key in layer]
+    assert len(layer) == npzfile.ARRAYS_PER_LAYER and len(keys) == 45
+    for extra in ([], ["layers.2.A"]):
+        path = tmp_path / f"arrays-{len(keys + extra)}.npz"
+        np.savez(path, **{key: np.zeros(1) for key in keys + extra})
+        code, _, err, _ = run_cli(["check", path, "--limit", "layers=2"], capsys)
+        assert_clean(code, err, allowed=(2,))
+        assert ("46 arrays, more than the 45 of a configuration of at most 2 layers (raise it with --limit layers=N)"
+                in err) == bool(extra), err
 
 
 def test_a_certificate_demanding_too_much_work_is_refused(tmp_path, capsys, holds_cert):
@@ -982,6 +1039,20 @@ def test_a_certificate_contradicting_its_record_is_caught(tmp_path, finished):
     violation = next((folder / "certificates").glob("violated-*.json"))
     violation.rename(violation.with_name(violation.name.replace("violated", "holds")))
     with pytest.raises(BadInput, match="certificate"):
+        campaign.records(folder)
+
+
+def test_a_chunk_past_the_bytes_limit_is_refused_unread(tmp_path, monkeypatch, finished):
+    """A chunk was read whole, then split into lines: 400 MB of empty lines, its digest and count resigned, took 4.2 GB
+    and 9 s to be refused (a lowered limit here: 4000 bytes, where the job's chunks are 1 kB)."""
+    from certify.jobs import store
+
+    folder = _copy(finished, tmp_path / "c")
+    first = min((folder / "chunks").glob("*.jsonl"))
+    first.write_bytes(b"\n" * 4001)
+    _resign(folder)
+    monkeypatch.setattr(store, "DEFAULT", limits.Limits(bytes=4000))
+    with pytest.raises(BadInput, match=f"chunks/{first.name} is larger than the limit of 4000 bytes"):
         campaign.records(folder)
 
 

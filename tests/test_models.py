@@ -482,6 +482,28 @@ def test_a_weights_file_the_system_cannot_map_is_named(tiny_dir, monkeypatch):
         load_model(tiny_dir)
 
 
+def test_a_weights_header_or_a_tokenizer_past_the_json_limits_is_refused_before_it_is_parsed(tiny_dir, monkeypatch):
+    """safetensors parses a header of up to 100 MB, and the tokenizers library a tokenizer.json of any size, whole:
+    1.6 million empty tensors (95 MB) took 1.5 GB and 6.5 s, 5.5 million words (98 MB) 1.6 GB and 6 s.  Each is held to
+    the JSON reader's limits asked before parsing (here a text of 4.2 million colons, above 64 MiB's 4 Mi)."""
+    import safetensors.numpy
+    import tokenizers
+
+    def parsed(*args, **options):
+        raise AssertionError("parsed before its limits were asked")
+
+    many = json.dumps({"__metadata__": {"note": ":" * 4_200_000}}).encode()
+    monkeypatch.setattr(safetensors.numpy, "load_file", parsed)
+    for name in ("from_file", "from_str"):
+        monkeypatch.setattr(tokenizers.Tokenizer, name, parsed)
+    (tiny_dir / "model.safetensors").write_bytes(len(many).to_bytes(8, "little") + many)
+    with pytest.raises(BadInput, match="model.safetensors: its header: 4200004 arrays, objects and keys"):
+        load_model(tiny_dir)
+    (tiny_dir / "tokenizer.json").write_bytes(many)
+    with pytest.raises(BadInput, match="tokenizer.json: 4200004 arrays, objects and keys"):
+        load_text_model(tiny_dir)
+
+
 def test_bad_token_ids_are_bad_input(tiny_dir):
     model = load_model(tiny_dir)
     with pytest.raises(BadInput, match="token ids"):

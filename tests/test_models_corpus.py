@@ -172,6 +172,27 @@ def test_missing_corpus_out_and_overlong_sentence_exit_2(mixed_model, tmp_path, 
     assert len(err) == 4 and "sentence 1: 22 tokens is more than the model's 16 positions" in err[-1]
 
 
+def test_only_the_sentences_a_run_wants_are_tokenised_before_it(mixed_model, no_figures, tmp_path, capsys,
+                                                                 monkeypatch):
+    """Every sentence of the corpus was tokenised and checked before a run, whatever --sentences asked: a corpus of
+    ten million (69 MB) took minutes before `--sentences 1` started.  A later run that wants more checks those."""
+    from certify.studies.models.pipeline import TextModel
+
+    tokenised, tokens = [], TextModel.tokens
+
+    def counted(self, text, *args, **options):
+        tokenised.append(text)
+        return tokens(self, text, *args, **options)
+
+    monkeypatch.setattr(TextModel, "tokens", counted)
+    corpus, out = tmp_path / "corpus.txt", tmp_path / "out"
+    corpus.write_text("the cat sat\n" + "the cat " * 10 + "\n" + "the dog\n" * 1000, encoding="utf-8")  # 1: 22 tokens
+    assert run_corpus(mixed_model, corpus, out, "--sentences", "1") == 0
+    assert len(tokenised) < 10, len(tokenised)
+    assert run_corpus(mixed_model, corpus, out) == 2
+    assert "sentence 1: 22 tokens is more than the model's 16 positions" in capsys.readouterr().err
+
+
 def _tokenizer_edited(model: Path, edit) -> None:
     tokenizer = json.loads((model / "tokenizer.json").read_text())
     edit(tokenizer)

@@ -184,3 +184,20 @@ def output_problem(path, folder: bool) -> str | None:
 
 def _broken(link: Path) -> str:
     return f"{link} is a link to {os.readlink(link)}, which does not exist (create it, or choose another path)"
+
+
+def head(handle, count: int) -> bytes:
+    """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
+    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
+    pieces = []
+    while count > 0 and (piece := handle.read(min(count, 1 << 24))):
+        pieces.append(piece)
+        count -= len(piece)
+    return b"".join(pieces)
+
+
+def holds(path, data: bytes) -> bool:
+    """Whether the file at `path` holds exactly `data`, read no further than one byte past it: a file a folder's
+    reader compares with what it derives was read whole, whatever its size."""
+    with open(path, "rb") as handle:
+        return head(handle, len(data) + 1) == data

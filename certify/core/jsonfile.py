@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from certify.core import files
-from certify.core.limits import DEFAULT, Limits
+from certify.core.limits import CONTAINER_BYTES, DEFAULT, Limits
 from certify.errors import BadInput
 
 
@@ -68,7 +68,7 @@ def write(data, path) -> Path:
 # Reading untrusted JSON (configurations, certificates, campaign records): one strict reader.
 # Rules (README, "JSON"): no duplicate keys (the first of two could be shown, the second used),
 # no NaN or Infinity, integers of at most `limits.digits` digits (read exactly), nesting at most
-# `limits.nesting` deep, files of at most `limits.bytes` bytes.
+# `limits.nesting` deep, files of at most `limits.bytes` bytes and one array, object or key per CONTAINER_BYTES of them.
 # A breach names the limit and, in `raise_with`, how the caller's command raises it: check, verify,
 # trajectory, sample, attack, prove and counterexample take --limit NAME=VALUE
 # (certify.cli.options.add_limits); a reader whose command has no
@@ -80,6 +80,12 @@ BY_OPTION = "raise it with --limit {name}=N"
 def _raised(name: str, raise_with: str | None) -> str:
     """The end of a limit's message: how to raise it, in brackets, or nothing."""
     return f" ({raise_with.format(name=name)})" if raise_with else ""
+
+
+def _containers(text) -> int:
+    """The arrays, objects and keys of a JSON text, counted before it is read (certify.core.limits.CONTAINER_BYTES): its
+    characters `{`, `[` and `:`, in strings too, so never fewer."""
+    return sum(map(text.count, "{[:" if isinstance(text, str) else b"{[:"))
 
 
 def _unique_keys(where: str):
@@ -173,10 +179,21 @@ def as_read(data):
     return json.loads(dumps(data), parse_float=number_reader())
 
 
-def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
-    """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
+def bounded(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
+    """text (str or bytes), or BadInput when it passes the rules above that are asked before it is parsed: its size,
+    and its arrays, objects and keys (loads; a library's JSON file, a model's weights' header and its tokenizer)."""
     if len(text) > limits.bytes:
         raise BadInput(f"{where}: larger than the limit of {limits.bytes} bytes{_raised('bytes', raise_with)}")
+    if (opened := _containers(text)) > limits.bytes // CONTAINER_BYTES:
+        raise BadInput(f"{where}: {opened} arrays, objects and keys ('{{', '[' and ':' counted), above the limit of "
+                       f"{limits.bytes // CONTAINER_BYTES}, one per {CONTAINER_BYTES} bytes of the bytes limit"
+                       f"{_raised('bytes', raise_with)}")
+    return text
+
+
+def loads(text, where: str, limits: Limits = DEFAULT, raise_with: str | None = BY_OPTION):
+    """Parse untrusted JSON text (str or bytes) under the rules above; every breach is BadInput."""
+    text = bounded(text, where, limits, raise_with)
     if isinstance(text, bytes):
         try:
             text = text.decode("utf-8")
@@ -212,18 +229,8 @@ def read(path, where: str | None = None, limits: Limits = DEFAULT, raise_with: s
     path = Path(path)
     try:
         with open(path, "rb") as handle:
-            data = _head(handle, limits.bytes + 1)
+            data = files.head(handle, limits.bytes + 1)
     except OSError as err:  # a read that fails names no file ("Input/output error" of /proc/self/mem): this one
         err.filename = str(path) if err.filename is None else err.filename
         raise
     return loads(data, where or str(path), limits, raise_with)
-
-
-def _head(handle, count: int) -> bytes:
-    """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
-    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
-    pieces = []
-    while count > 0 and (piece := handle.read(min(count, 1 << 24))):
-        pieces.append(piece)
-        count -= len(piece)
-    return b"".join(pieces)

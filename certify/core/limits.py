@@ -13,6 +13,7 @@ no code with certify.
     nesting    depth of JSON arrays and objects                         32
     digits     digits of a JSON integer                                 4000
     bytes      size of a configuration or certificate file              64 MiB
+               and its arrays, objects and keys (one per 16 bytes)      4 Mi
     memory     estimated memory of the ball arithmetic (bytes)          2 GiB
     work       estimated work, units of about 0.1 us of one core       1e9 (a minute or two)
 
@@ -80,6 +81,15 @@ def _checked(name: str, number: int, given: str) -> int:
 
 
 DEFAULT = Limits()
+
+# JSON's arrays, objects and keys cost json.loads and the walks over what it built some 70 to 200 bytes of memory and up
+# to a microsecond each, where a number or a string costs 8 to 70 bytes: 64 MiB of `[{},{},...]` took 3.4 GB and 23 s to
+# be refused.  So a text may hold one per CONTAINER_BYTES bytes of the bytes limit, counted as its bytes `{`, `[` and
+# `:` before it is read (strings' too): 4 Mi under the defaults, 1.6 GB and 8 s at most with short strings around
+# them (which alone take 1.1 GB and a second at 64 MiB).  The densest files certify writes, a region proof's leaves and
+# open boxes, hold one per 18 bytes or more (25 measured).  As certify_checker.limits.CONTAINER_BYTES (a test keeps the
+# two equal).
+CONTAINER_BYTES = 16
 
 
 def given(limits) -> Limits:

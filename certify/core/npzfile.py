@@ -20,6 +20,12 @@ from certify.core.limits import DEFAULT, Limits
 from certify.errors import BadInput, keys_shown
 
 
+# The most arrays a layer states: its ten keys (certify.core.config.LAYER_KEYS but "ffn" and "layernorm"), an FFN's six
+# and a LayerNorm's five.  An array costs the reading some 50 us before its key is judged: 290,000 empty ones (65 MB)
+# took 16 s to be refused.
+ARRAYS_PER_LAYER = 21
+
+
 def read(path, limits: Limits = DEFAULT) -> dict:
     """The configuration dict held by an .npz file (arrays not yet converted), within limits.bytes."""
     path = Path(path)
@@ -32,6 +38,9 @@ def read(path, limits: Limits = DEFAULT) -> dict:
             if unpacked > limits.bytes:
                 raise BadInput(f"{where}: unpacks to {unpacked} bytes, above the limit of {limits.bytes} "
                                "(raise it with --limit bytes=N)")
+            if len(archive.infolist()) > (most := ARRAYS_PER_LAYER * limits.layers + 3):  # with X, name, description
+                raise BadInput(f"{where}: {len(archive.infolist())} arrays, more than the {most} of a configuration of "
+                               f"at most {limits.layers} layers (raise it with --limit layers=N)")
             for info in archive.infolist():  # numpy allocates the array a header states before it reads the data
                 if _stated_bytes(archive, info) > info.file_size:
                     raise BadInput(f"{where}: {info.filename} states an array larger than the data it holds")

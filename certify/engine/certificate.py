@@ -254,7 +254,9 @@ def _fits(cert: dict, limits: Limits) -> bool:
     """Whether the text `write` puts in the certificate's file is certain to fit the bytes limit.  Indented, every
     entry and closing bracket gains at most a newline and one space a level (within the nesting limit, which the
     checker enforces anyway) over the at least one byte it takes in the compact JSON text, bounded first from the
-    certificate's pickle (_pickled_length, a tenth of the cost), then, for a large one, measured (made in C)."""
+    certificate's pickle (_pickled_length, a tenth of the cost), then, for a large one, measured (made in C).  Its
+    arrays, objects and keys, a byte each of that compact text, are then within their limit (limits.CONTAINER_BYTES)
+    too: the defaults' nesting, 32, makes the text's room bytes / 34."""
     room = (limits.bytes - 1) // (limits.nesting + 2)  # the longest compact text that fits once indented
     if JSON_PER_PICKLED_BYTE * _pickled_length(cert) <= room:
         return True

@@ -45,7 +45,7 @@ from typing import Callable
 
 from certify import engine, jobs
 from certify.engine import certificate
-from certify.core import config, jsonfile
+from certify.core import config, files, jsonfile
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
 from certify.errors import BadInput
@@ -165,7 +165,7 @@ def _undecided_problem(folder: Path, i: int, sampled: dict) -> str | None:
     where = f"configuration {i}: {path.as_posix()}"
     if not (folder / path).is_file():
         return f"{where} is missing"
-    if (folder / path).read_bytes() != campaigns.undecided_text(sampled).encode("utf-8"):
+    if not files.holds(folder / path, campaigns.undecided_text(sampled).encode("utf-8")):
         return f"{where} is not the campaign's configuration {i} (edited)"
     return None
 

@@ -90,7 +90,7 @@ from flint import arb
 from certify import claims, engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
-from certify.core import expr, jsonfile, report_files, seeds
+from certify.core import expr, files, jsonfile, report_files, seeds
 from certify.errors import BadInput, Interrupted, UndefinedBound, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
@@ -512,6 +512,15 @@ def _kept(i: int, hold_stride: int) -> set[str]:
     return {str(undecided_path(i))} | certificates - {None}
 
 
+def _certificate_sha256(store: jobs.Store, path: Path) -> str:
+    """The sha256 of a certificate's file as far as the campaign's bytes limit and a byte past it (a longer file is not
+    one the campaign wrote, and its digest differs): a file put in its place was read whole, whatever its size."""
+    stated = store.parameters.get("limits")
+    most = stated.get("bytes") if isinstance(stated, dict) and type(stated.get("bytes")) is int else DEFAULT_LIMITS.bytes
+    with open(path, "rb") as handle:
+        return hashlib.sha256(files.head(handle, max(most, 0) + 1)).hexdigest()
+
+
 def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) -> None:
     """Records and the certificates on disk agree, both ways; certificates/ and undecided/ hold nothing the records
     do not name (but for a killed run's leftovers: jobs.Store.refuse_unnamed)."""
@@ -522,7 +531,7 @@ def _cross_check(store: jobs.Store, found: dict[int, dict], hold_stride: int) ->
                                 f"{record['certificate']!r}, not {expected!r}")
         if expected is not None:
             path = store.folder / expected
-            found_digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+            found_digest = _certificate_sha256(store, path) if path.is_file() else None
             if found_digest != record["certificate_sha256"]:
                 raise store.corrupt(f"the certificate {expected} of configuration {record['i']} is missing or "
                                     "does not match the digest in its record")

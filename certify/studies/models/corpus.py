@@ -87,11 +87,12 @@ class CorpusRun:
     bits: int = DEFAULT_BITS
     max_bits: int = MAX_BITS
 
-    def check_sentences(self, text_model: TextModel) -> None:
-        """Every sentence is one the model and the analysis take: its tokens fit the model's positions and
-        vocabulary, and are at least two (BadInput naming the first that is not).  Found by the worker deciding
-        it, such a sentence stopped the run after the sentences before it were committed, and every resumed one."""
-        for index, sentence in enumerate(self.sentences):
+    def check_sentences(self, text_model: TextModel, wanted: int) -> None:
+        """Each of the first `wanted` sentences is one the model and the analysis take: its tokens fit the model's
+        positions and vocabulary, and are at least two (BadInput naming the first that is not).  Found by the worker
+        deciding it, such a sentence stopped the run after the sentences before it were committed, and every resumed
+        one.  The sentences a run does not want are not tokenised: `--sentences 1` of ten million took minutes."""
+        for index, sentence in enumerate(self.sentences[:wanted]):
             try:
                 tokens = text_model.tokens(sentence)
                 check_token_count(len(tokens.tokens))

@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple
 
 from certify import jobs
-from certify.core import jsonfile
+from certify.core import files, jsonfile
 from certify.core.arguments import Spelling
 from certify.core.float64_limits import UNDECIDED as REGIME_UNDECIDED
 from certify.core.verdicts import UNDECIDED
@@ -387,7 +387,7 @@ def _summary_problems(store: jobs.Store, stored: dict, derived: dict) -> list[st
         return [f"{SUMMARY_JSON} does not describe the records (edited, or an earlier run's); running the run's "
                 "command again rewrites it"]
     text = store.folder / SUMMARY_TEXT
-    if not (text.is_file() and text.read_bytes() == corpus_job.summary_text(derived).encode("utf-8")):
+    if not (text.is_file() and files.holds(text, corpus_job.summary_text(derived).encode("utf-8"))):
         return [f"{SUMMARY_TEXT} does not render {SUMMARY_JSON} (edited or missing); running the run's command again "
                 "rewrites it"]
     return []

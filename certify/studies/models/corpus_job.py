@@ -109,12 +109,12 @@ def run_corpus(run: CorpusRun, corpus_name: str, out_dir: Path, *, limit: int | 
     if limit is not None and limit < 1:
         raise BadInput(f"--sentences must be at least 1, got {limit}")
     text_model = load_text_model(run.model)  # BadInput for a missing model before anything is written
-    run.check_sentences(text_model)
+    wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
+    run.check_sentences(text_model, wanted)
     with jobs.Store.open(out_dir, parameters(run, corpus_name, text_model), outputs=OUTPUTS,
                          noun="corpus run", restart=restart, names=NAMED) as store:  # locked for this run until the page is written
         config = text_model.model.config
         check = record_check(store, run.sentences, config.n_layers, config.n_heads)
-        wanted = len(run.sentences) if limit is None else min(limit, len(run.sentences))
         done = decided(store, check)
         todo = [i for i in range(wanted) if i not in done]
         from tqdm import tqdm  # only a run draws a progress bar

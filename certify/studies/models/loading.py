@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from certify.core import jsonfile
+from certify.core import files, jsonfile
+from certify.core.limits import DEFAULT
 from certify.core.numbers import widened
 from certify.errors import BadInput
 from certify.studies.models.bert import (
@@ -153,6 +154,7 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
     except ImportError:
         raise BadInput(f"reading a model needs safetensors: {install_hint()}") from None
     path = Path(folder) / WEIGHTS_FILE
+    _bounded_header(path)
     try:
         stored = load_file(str(path))
     except (SafetensorError, TypeError, ValueError, OSError) as err:  # the system's errors name no file
@@ -172,6 +174,19 @@ def read_weights(folder: Path, config: BertConfig) -> dict[str, np.ndarray]:
         if not np.isfinite(weights[name]).all():
             raise BadInput(f"{path}: tensor '{key}' has non-finite entries")
     return weights
+
+
+def _bounded_header(path: Path) -> None:
+    """BadInput when the weights file's JSON header passes the JSON reader's limits asked before parsing
+    (jsonfile.bounded: 64 MiB, and one array, object or key per 16 bytes of that): safetensors parses a header of up
+    to 100 MB whole, and one of 1.6 million empty tensors (95 MB) took 1.5 GB and 6.5 s before a tensor was looked for.
+    The header is the text after its length, 8 bytes little-endian."""
+    try:
+        with open(path, "rb") as handle:
+            header = files.head(handle, min(int.from_bytes(handle.read(8), "little"), DEFAULT.bytes + 1))
+    except OSError as err:  # as load_file's below
+        raise BadInput(f"cannot read {path}: {err.strerror or err}") from None
+    jsonfile.bounded(header, f"{path}: its header", raise_with=None)
 
 
 def build_model(config: BertConfig, weights: dict[str, np.ndarray], source: str = "") -> BertModel:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from certify.core import files, jsonfile
+from certify.core.limits import DEFAULT
 from certify.errors import BadInput, shown
 from certify.studies.models.loading import install_hint
 
@@ -74,8 +75,15 @@ def load_tokenizer(folder: Path):
     path = Path(folder) / TOKENIZER_FILE
     if not path.is_file():
         raise BadInput(f"the model folder '{folder}' has no {TOKENIZER_FILE}, so text cannot be tokenised")
+    try:  # within the JSON reader's limits asked before parsing (jsonfile.bounded): the tokenizer's Rust code read a
+        # file of any size, and one of 5.5 million words (98 MB) took 1.6 GB and 6 s
+        with open(path, "rb") as handle:
+            text = files.head(handle, DEFAULT.bytes + 1)
+    except OSError as err:
+        raise BadInput(f"cannot read {path}: {err.strerror or err}") from None
+    jsonfile.bounded(text, str(path), raise_with=None)
     try:
-        tokenizer = Tokenizer.from_file(str(path))
+        tokenizer = Tokenizer.from_str(text.decode("utf-8"))
     except Exception as err:  # noqa: BLE001 - the Rust side raises plain Exception on a malformed file
         raise BadInput(f"cannot read {path}: {err}") from None
     tokenizer.no_padding()  # shipped BERT tokenizers pad to a fixed length (128 for MiniLM)
