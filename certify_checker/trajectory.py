@@ -436,8 +436,11 @@ def verify(cert: dict) -> tuple[bool, str]:
     stated = cert["points"]
     witness = cert["witness"]
     read = {f"A{t}" for t in range(len(inputs["layers"]))} | {f"V0^{k}" for k in range(1, T + 1) if set(names) & set(VALUE_CURVES)}
-    if not isinstance(witness, dict) or set(witness) != read:  # an unread witness would be shown, never checked
-        return False, "the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value curve)"
+    # an unread witness, or a field beside a witness's basis and top, would be shown, never checked
+    if not (isinstance(witness, dict) and set(witness) == read
+            and all(isinstance(w, dict) and set(w) in inequality.WITNESS_FORMS for w in witness.values())):
+        return False, ("the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value "
+                       "curve), each a basis and a top vector")
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
     flags = [isinstance(entry, dict) and entry.get("resolved") is True for entry in stated]

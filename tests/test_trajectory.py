@@ -433,6 +433,17 @@ def test_a_stated_ball_is_a_list_of_its_four_integers_and_nothing_else(form):
     assert not confirmation.ok and "a ball is not a list" in confirmation.message, confirmation.message
 
 
+def test_a_norm_witness_states_its_basis_and_top_vector_and_nothing_beside():
+    """A field beside a witness's basis and top ("||A_0||_2 = 0.1 exactly") was confirmed, shown and never read."""
+    import copy
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    cert = copy.deepcopy(tr.certificate)
+    cert["witness"]["A0"]["note"] = "||A_0||_2 = 0.1 exactly"
+    confirmation = verify(cert)
+    assert not confirmation.ok and "each a basis and a top vector" in confirmation.message, confirmation.message
+
+
 def test_a_stated_enclosure_that_misses_the_true_value_is_rejected_however_its_radius_rounds():
     """For the rotation by 3/5, 4/5, M = max ||V^k||_2 = 1 exactly.  A certificate stating M in
     [1 + 2^-300, 1 + 2^-300 + 2 r] excludes it.  The checker read a stated ball as arb(mid, rad), whose
