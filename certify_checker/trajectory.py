@@ -74,9 +74,10 @@ def read_ball(value) -> tuple[arb, arb] | None:
         return None
     if value == "non-finite":
         return arb.nan(), arb(0)
-    # a list: an object's four keys, or a text's four digits, were read as the integers, its values shown unread
+    # a list (an object's four keys, or a text's four digits, were read as the integers, its values shown unread) of
+    # texts (str(int): fmpz reads " 5", True)
     if not (isinstance(value, list) and len(value) == 4
-            and all(type(v) is str and re.fullmatch("-?[0-9]+", v, re.A) for v in value)):  # str(int): fmpz reads " 5", True
+            and all(type(v) is str and re.fullmatch("-?[0-9]+", v, re.A) for v in value)):
         raise ValueError(f"a ball is not a list of four integers in decimal ASCII digits: {str(value)[:80]}")
     m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
