@@ -97,11 +97,14 @@ def _equilibrium(found: Evaluation, w: arb, N: int, j: int, entry: dict):
     for i, token in enumerate(tokens):
         if not (isinstance(token, dict) and set(token) == {"dim", "box"}):
             raise ValueError(f"equilibrium {j}, token {i}: a token states exactly its dim and box")
-        m = token["dim"]
-        if type(m) is not int or not previous <= m <= N or len(token["box"]) != m + 1:
-            raise ValueError(f"equilibrium {j}, token {i}: dims must be nondecreasing in 1..N with m + 1 box entries")
+        m, stated = token["dim"], token["box"]
+        # lists: the two keys of an object {"0": TEXT, "1": TEXT} were read as the ends, its texts shown unread
+        if (type(m) is not int or not previous <= m <= N or not isinstance(stated, list) or len(stated) != m + 1
+                or not all(isinstance(ends, list) and len(ends) == 2 for ends in stated)):
+            raise ValueError(f"equilibrium {j}, token {i}: dims must be nondecreasing in 1..N with m + 1 box entries "
+                             "[lo, hi]")
         previous = m
-        box = [(rational(lo), rational(hi)) for lo, hi in token["box"]]
+        box = [(rational(lo), rational(hi)) for lo, hi in stated]
         K = krawczyk(w, s[N - m:], box)
         if not found.require(K is not None, f"equilibrium {j}, token {i}: the Krawczyk test fails"):
             return None

@@ -365,6 +365,9 @@ def _closes(method, box, profile) -> bool:
 
 
 def _box(rows, dimension: int):
+    # lists: the two keys of an object {"0": TEXT, "1": TEXT} were read as the ends, its texts shown unread
+    if not (isinstance(rows, list) and all(isinstance(row, list) and len(row) == 2 for row in rows)):
+        raise ValueError("a box is not a list of [lo, hi] pairs")
     box = tuple((rational(lo), rational(hi)) for lo, hi in rows)
     if len(box) != dimension:
         raise ValueError("a box of the wrong dimension")

@@ -74,8 +74,11 @@ def read_ball(value) -> tuple[arb, arb] | None:
         return None
     if value == "non-finite":
         return arb.nan(), arb(0)
-    if not all(type(v) is str and re.fullmatch("-?[0-9]+", v, re.A) for v in value):  # str(int): fmpz reads " 5", True
-        raise ValueError(f"a ball's ends are not four integers in decimal ASCII digits: {str(value)[:80]}")
+    # a list (an object's four keys, or a text's four digits, were read as the integers, its values shown unread) of
+    # texts (str(int): fmpz reads " 5", True)
+    if not (isinstance(value, list) and len(value) == 4
+            and all(type(v) is str and re.fullmatch("-?[0-9]+", v, re.A) for v in value)):
+        raise ValueError(f"a ball is not a list of four integers in decimal ASCII digits: {str(value)[:80]}")
     m, e, r, f = (fmpz(v) for v in value)  # (int() stops at 4300 digits; a 65536-bit midpoint has 19729)
     if r < 0:
         raise ValueError("negative radius")
@@ -434,8 +437,11 @@ def verify(cert: dict) -> tuple[bool, str]:
     stated = cert["points"]
     witness = cert["witness"]
     read = {f"A{t}" for t in range(len(inputs["layers"]))} | {f"V0^{k}" for k in range(1, T + 1) if set(names) & set(VALUE_CURVES)}
-    if not isinstance(witness, dict) or set(witness) != read:  # an unread witness would be shown, never checked
-        return False, "the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value curve)"
+    # an unread witness, or a field beside a witness's basis and top, would be shown, never checked
+    if not (isinstance(witness, dict) and set(witness) == read
+            and all(isinstance(w, dict) and set(w) in inequality.WITNESS_FORMS for w in witness.values())):
+        return False, ("the witness is not exactly the norm witnesses read (each layer's A, V's powers for a value "
+                       "curve), each a basis and a top vector")
     if len(stated) != T + 1:  # before the run: a miscount costs nothing
         return False, "the certificate lists a different number of points"
     flags = [isinstance(entry, dict) and entry.get("resolved") is True for entry in stated]

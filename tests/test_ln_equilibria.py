@@ -250,6 +250,16 @@ def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
     assert not ok and "nondecreasing" in message, message
 
 
+def test_a_box_is_a_list_of_its_ends_not_an_object_whose_keys_are_read(cert):
+    """A token's box [lo, hi] stated as an object {lo: TEXT, hi: TEXT} was read by its keys, its texts shown and
+    never read ("from -1000", "to 1000"), and the certificate confirmed; a box is now lists only."""
+    forged = copy.deepcopy(cert)
+    token = forged["witness"]["equilibria"][0]["tokens"][0]
+    token["box"] = [{lo: "from -1000", hi: "to 1000"} for lo, hi in token["box"]]
+    ok, message = checker.verify(_redigested(forged))
+    assert not ok and "[lo, hi]" in message, message
+
+
 def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
     """The certificate with one listed equilibrium (below full rank) as its witness, the claims and values the
     checker states for it and the digest redone: a forger's certificate."""

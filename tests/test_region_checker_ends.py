@@ -169,6 +169,17 @@ def test_a_stated_domain_other_than_the_regions_is_rejected(two_tokens):
     assert not confirmation.ok and "domain is not the one the region gives" in confirmation.message, confirmation.message
 
 
+@pytest.mark.parametrize("where", ["domain", "leaf"])
+def test_a_box_is_a_list_of_its_ends_not_an_object_whose_keys_are_read(two_tokens, where):
+    """A box's [lo, hi] stated as an object {lo: TEXT, hi: TEXT} was read by its keys, its texts shown and never
+    read (a domain "to 1000" where the proof covers 1/2), and the proof confirmed; a box is now lists only."""
+    cert = json.loads(json.dumps(two_tokens))
+    boxes = cert["reduction"]["domain"] if where == "domain" else cert["leaves"][-1]["box"]
+    boxes[:] = [{lo: "from 0", hi: "to 1000"} for lo, hi in boxes]
+    confirmation = checker.verify(cert)
+    assert not confirmation.ok and "[lo, hi]" in confirmation.message, confirmation.message
+
+
 def _one_leaf(region: dict, claim, bound, method: str) -> dict:
     """A region proof whose one leaf is the whole reduced domain, closed (it says) by method."""
     name, variables, root = checker_region._reduction(region)

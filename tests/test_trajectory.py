@@ -415,6 +415,35 @@ def test_a_trajectory_certificate_states_nothing_the_checker_leaves_unchecked(fi
     assert not confirmation.ok and "malformed" not in confirmation.message, confirmation.message
 
 
+@pytest.mark.parametrize("form", ["object", "text"])
+def test_a_stated_ball_is_a_list_of_its_four_integers_and_nothing_else(form):
+    """A stated ball was read by iterating it: an object keyed by its four integers, whatever text its values
+    show ("D_1 = 1000"), was confirmed, as was a text of four digits ("1100" for 1 2^1 +- 0 2^0)."""
+    import copy
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    cert = copy.deepcopy(tr.certificate)
+    if form == "object":
+        ends = cert["points"][1]["D"]
+        assert len(set(ends)) == 4
+        cert["points"][1]["D"] = dict(zip(ends, ["D_1 = 1000", "shown", "never", "read"]))
+    else:
+        cert["points"][0]["D"] = "1100"  # D_0 = 2 exactly, read as 1 2^1 +- 0 2^0
+    confirmation = verify(cert)
+    assert not confirmation.ok and "a ball is not a list" in confirmation.message, confirmation.message
+
+
+def test_a_norm_witness_states_its_basis_and_top_vector_and_nothing_beside():
+    """A field beside a witness's basis and top ("||A_0||_2 = 0.1 exactly") was confirmed, shown and never read."""
+    import copy
+    from certify_checker import verify
+    tr = trajectory.trace(cases.antipodal(1.0), 5)
+    cert = copy.deepcopy(tr.certificate)
+    cert["witness"]["A0"]["note"] = "||A_0||_2 = 0.1 exactly"
+    confirmation = verify(cert)
+    assert not confirmation.ok and "each a basis and a top vector" in confirmation.message, confirmation.message
+
+
 def test_a_stated_enclosure_that_misses_the_true_value_is_rejected_however_its_radius_rounds():
     """For the rotation by 3/5, 4/5, M = max ||V^k||_2 = 1 exactly.  A certificate stating M in
     [1 + 2^-300, 1 + 2^-300 + 2 r] excludes it.  The checker read a stated ball as arb(mid, rad), whose
