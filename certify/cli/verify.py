@@ -25,7 +25,7 @@ def add_parser(subparsers):
                               "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
                               "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
                               "undecided or certified configuration, those tier 3 does not vouch for here or bounds otherwise, the holds "
-                              "float64 finds violated and a "
+                              "float64 finds violated or cannot tell from a tie, and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
                               "(chunks, digests, no stray file; hidden ones such as .DS_Store are passed over), that every kept certificate states its record's steps "
