@@ -12,6 +12,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -454,6 +455,18 @@ def test_an_honest_tier3_campaign_is_confirmed_without_rederiving_its_tier3_hold
     assert {r["tier"] for r in found} == {"arb", "tier3"} and any(r["verdict"] == "violated" for r in found)
     report = audit.audit(fast_folder, sample=0, workers=1)
     assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in found) + 1
+
+
+def test_holds_float64_cannot_tell_from_a_tie_are_not_rederived_where_tier3_decides_them(tmp_path_factory):
+    """A hold whose float64 sides are too close to tell goes to arb (all of a few, SAMPLE of many), unless tier 3
+    decides it here: those SAMPLE draws are for the holds nothing else vouches for, not spent on tier 3's."""
+    spec = replace(SPEC, tier="tier3")
+    folder = _campaign_folder(tmp_path_factory, spec, "tier3-tied")
+    found = {r["i"]: r for r in campaign.records(folder)}
+    rows = audit.screen(spec.validated(), [tuple(sorted(found))])
+    assert any(found[row["i"]]["tier"] == "tier3" and not audit._apart(row["pairs"]) for row in rows)
+    report = audit.audit(folder, sample=0, workers=1)
+    assert report.ok and report.rederived <= sum(r["tier"] == "arb" for r in found.values()) + 1
 
 
 def test_float64_fields_swapped_between_records_are_found(copy):

@@ -11,8 +11,9 @@ verdict):
     - every violated and every undecided record, and every record with a certificate file;
     - every hold float64 finds violated here (all of a few, SAMPLE of many): float64's rare mistakes, and
       where a violation recorded as a hold would be;
-    - every hold whose float64 sides are too close to tell (APART) or beyond float64's range (all of a few,
-      SAMPLE of many): where an undecided case, or a violation float64 misses, recorded as a hold would be;
+    - every hold whose float64 sides are too close to tell (APART) or beyond float64's range, and that tier 3
+      does not decide here (all of a few, SAMPLE of many): where an undecided case, or a violation float64
+      misses, recorded as a hold would be;
     - the record of the summary's largest lhs/rhs;
     - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
       here in a tier3 campaign (all of a few, SAMPLE of many): arb stands for the tier a record names;
@@ -528,15 +529,15 @@ def _drawn(indices: list[int], everything: bool) -> set[int]:
 
 
 def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: dict, workers: int | None, progress):
-    """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
-    the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
-    decides here, the holds float64 finds violated here, the holds whose float64 sides are too close to tell or
-    beyond its range, the tier-3 holds whose figures tier 3 here computes otherwise, notes).  A record's float64
-    fields must be what this machine computes (_float64_problem) and a tier-3 hold's figures those of a hold
-    (_tier3_figures_problem); the others go to arb, which stands for the
-    tier a record names (a rounding at the edge of deciding can move a few, honestly) and tells a tier-3 hold's
-    edited figures from another version's (_bound_problem).  Where tier 3 cannot run (a failed
-    floating-point model probe) its labels are checked only as far as the arb sample goes: a note says so."""
+    """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on the pool):
+    (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3 decides here,
+    the holds float64 finds violated here, the holds whose float64 sides are too close to tell or beyond its range
+    that tier 3 does not decide here, the tier-3 holds whose figures tier 3 here computes otherwise, notes).  A
+    record's float64 fields must be what this machine computes (_float64_problem) and a tier-3 hold's figures those
+    of a hold (_tier3_figures_problem); the others go to arb, which stands for the tier a record names (a rounding
+    at the edge of deciding can move a few, honestly) and tells a tier-3 hold's edited figures from another
+    version's (_bound_problem).  Where tier 3 cannot run (a failed floating-point model probe) its labels are checked
+    only as far as the arb sample goes: a note says so."""
     problems, unproved, relabelled, doubted, tied, differing, notes = [], set(), [], [], [], [], []
     usable = spec.tier == "tier3" and tier3.unusable_reason() is None
     if spec.tier == "tier3" and not usable:
@@ -553,8 +554,10 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
         if record["verdict"] == engine.HOLDS and campaigns.float64_opinion(seen["pairs"])["float64"] != engine.HOLDS:
             doubted.append(seen["i"])
         # float64 cannot tell its sides apart (or has left its range): an undecided configuration, or a violation
-        # float64 misses, recorded as a hold (its float64 fields true, as they must be) would be here
-        if record["verdict"] == engine.HOLDS and not _apart(seen["pairs"]):
+        # float64 misses, recorded as a hold (its float64 fields true, as they must be) would be here; not one
+        # that tier 3 decides here (as it is labelled, or relabelled below)
+        if (record["verdict"] == engine.HOLDS and not _apart(seen["pairs"])
+                and not (usable and seen["tier3"] is not None)):
             tied.append(seen["i"])
         # a kept hold goes to arb in any campaign, and is re-derived in arb as one
         if usable and record["verdict"] == engine.HOLDS and seen["i"] % spec.hold_stride:
