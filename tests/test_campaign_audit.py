@@ -94,6 +94,17 @@ def test_an_honest_campaign_is_confirmed(folder, capsys):
     assert capsys.readouterr().out.startswith("OK: campaign")
 
 
+def test_a_confirmation_says_which_holds_were_not_rederived(folder, capsys):
+    """"K of N re-derived" read as the whole campaign re-derived: the line says the others are holds that were not, and
+    --all, which re-derives every one, says nothing of the kind."""
+    report = audit.audit(folder, workers=1, sample=0)
+    assert main(["verify", str(folder), "--sample", "0", "--workers", "1"]) == 0
+    rest = SPEC.count - report.rederived
+    assert f"every one as recorded (the other {rest} holds were not; --all re-derives every one);" in capsys.readouterr().out
+    assert main(["verify", str(folder), "--all", "--workers", "1"]) == 0
+    assert "were not" not in capsys.readouterr().out
+
+
 def test_a_planted_wrong_verdict_is_found(copy, capsys):
     """A violated configuration recorded as holds (its certificate removed): --all finds it."""
     victim = next(r for r in campaign.records(copy) if r["verdict"] == "violated")

@@ -126,8 +126,12 @@ def _campaign(args, report) -> int:
                        "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
         return 0 if report.ok else 1
     if report.ok:
+        # the others are holds (every other verdict is re-derived), not drawn: "K of N" alone read as the whole
+        # campaign re-derived
+        rest = report.records - report.rederived
+        unsampled = f" (the other {rest} holds were not; --all re-derives every one)" if rest else ""
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
-              "in arb, every one as recorded; the certificates confirmed by the checker")
+              f"in arb, every one as recorded{unsampled}; the certificates confirmed by the checker")
         _notes(report.notes)
         return 0
     # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
