@@ -25,7 +25,7 @@ def add_parser(subparsers):
                               "checker. Given a campaign folder (or its manifest.json), compute every configuration's float64 "
                               "figures (and a tier-3 hold's bounds) again, decide again in arb every violated, "
                               "undecided or certified configuration, those tier 3 does not vouch for here or bounds otherwise, the holds "
-                              "float64 finds violated and a "
+                              "float64 finds violated or cannot tell from a tie, and a "
                               "random sample of the others (--all: every one), on every core, and check the stored "
                               "certificates. Given the folder of a `certify model --corpus` run, check its integrity "
                               "(chunks, digests, no stray file; hidden ones such as .DS_Store are passed over), that every kept certificate states its record's steps "
@@ -126,8 +126,12 @@ def _campaign(args, report) -> int:
                        "rederived": report.rederived, "problems": report.problems, "notes": report.notes})
         return 0 if report.ok else 1
     if report.ok:
+        # the others are holds (every other verdict is re-derived), not drawn: "K of N" alone read as the whole
+        # campaign re-derived
+        rest = report.records - report.rederived
+        unsampled = f" (the other {rest} holds were not; --all re-derives every one)" if rest else ""
         print(f"OK: campaign {args.certificate}: {report.rederived} of {report.records} configurations re-derived "
-              "in arb, every one as recorded; the certificates confirmed by the checker")
+              f"in arb, every one as recorded{unsampled}; the certificates confirmed by the checker")
         _notes(report.notes)
         return 0
     # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none

@@ -11,6 +11,9 @@ verdict):
     - every violated and every undecided record, and every record with a certificate file;
     - every hold float64 finds violated here (all of a few, SAMPLE of many): float64's rare mistakes, and
       where a violation recorded as a hold would be;
+    - every hold whose float64 sides are too close to tell (APART) or beyond float64's range, and that tier 3
+      does not decide here (all of a few, SAMPLE of many): where an undecided case, or a violation float64
+      misses, recorded as a hold would be;
     - the record of the summary's largest lhs/rhs;
     - every tier-3 hold tier 3 does not decide here, and holds recorded as arb's that tier 3 decides
       here in a tier3 campaign (all of a few, SAMPLE of many): arb stands for the tier a record names;
@@ -221,12 +224,16 @@ def _float64_problem(record: dict, seen: dict) -> str | None:
         if record[flag] != seen[flag] and not _near(seen["L"], edge):
             return f"{where}: the record says {flag} = {record[flag]}, float64 computes {seen[flag]}"
     pairs = seen["pairs"]
-    apart = all(abs(lhs - rhs) > APART * max(abs(lhs), abs(rhs)) for lhs, rhs in pairs)
     beyond = not all(math.isfinite(side) for pair in pairs for side in pair)
     said = {key: record[key] for key in ("float64", "float64_equal")}
-    if (apart or beyond) and said != campaigns.float64_opinion(pairs):
+    if (_apart(pairs) or beyond) and said != campaigns.float64_opinion(pairs):
         return f"{where}: the record's float64 fields {said} are not what float64 computes"
     return None
+
+
+def _apart(pairs: list[tuple[float, float]]) -> bool:
+    """Each inequality's float64 sides are APART (both finite): float64's verdict is no rounding's toss."""
+    return all(abs(lhs - rhs) > APART * max(abs(lhs), abs(rhs)) for lhs, rhs in pairs)
 
 
 def _tier3_differs(record: dict, seen: dict) -> bool:
@@ -460,27 +467,36 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     # and the sample, and the largest lhs/rhs): its own total alone read 100% with the arb pass still to run
     ahead = len(by_index) if everything else min(len(by_index), len(chosen) + sample + 1)
     screening = None if progress is None else lambda done, total: progress(done, total + ahead)
-    screened, unproved, relabelled, doubted, differing, notes = _screen_all(spec, batches, by_index, workers,
-                                                                            screening)
+    screened, unproved, relabelled, doubted, tied, differing, notes = _screen_all(spec, batches, by_index, workers,
+                                                                                  screening)
     problems += screened
     chosen |= unproved
     # a few, or a sample of many (a campaign run where tier 3 could not run records every hold as arb's)
-    draw = len(relabelled) if everything else min(SAMPLE, len(relabelled))
-    chosen |= set(random.SystemRandom().sample(relabelled, draw))
+    drawn = _drawn(relabelled, everything)
+    chosen |= drawn
     if relabelled:
-        notes.append(f"{len(relabelled)} hold(s) recorded as decided in arb are decided by tier 3 here; {draw} of "
-                     "them re-derived in arb")
+        notes.append(f"{len(relabelled)} hold(s) recorded as decided in arb are decided by tier 3 here; {len(drawn)} "
+                     "of them re-derived in arb")
     # none in a campaign of this version of tier 3 (edited records: all of a few), many in one of another
-    draw = len(differing) if everything else min(SAMPLE, len(differing))
-    chosen |= set(random.SystemRandom().sample(differing, draw))
+    drawn = _drawn(differing, everything)
+    chosen |= drawn
     if differing:
         notes.append(f"{len(differing)} tier-3 hold(s) state other bounds than tier 3 computes here (another version "
-                     f"of tier 3, or edited); {draw} of them re-derived in arb, whose enclosures they must respect")
+                     f"of tier 3, or edited); {len(drawn)} of them re-derived in arb, whose enclosures they must "
+                     "respect")
     # float64's mistakes are few in a campaign: all of them, or a sample of many (extreme L)
-    draw = len(doubted) if everything else min(SAMPLE, len(doubted))
-    chosen |= set(random.SystemRandom().sample(doubted, draw))
-    if draw < len(doubted):
-        notes.append(f"{len(doubted)} hold(s) float64 finds violated; {draw} of them re-derived in arb")
+    drawn = _drawn(doubted, everything)
+    chosen |= drawn
+    if len(drawn) < len(doubted):
+        notes.append(f"{len(doubted)} hold(s) float64 finds violated; {len(drawn)} of them re-derived in arb")
+    # those not chosen already (the holds float64 doubts are not diluted among these): many in a campaign of tiny
+    # margins
+    tied = [i for i in tied if i not in chosen]
+    drawn = _drawn(tied, everything)
+    chosen |= drawn
+    if len(drawn) < len(tied):
+        notes.append(f"{len(tied)} other hold(s) whose float64 sides are too close to tell; {len(drawn)} of them "
+                     "re-derived in arb")
     if largest := campaigns.largest_ratio(decided):  # the summary's "largest lhs/rhs" is always arb's
         chosen.add(largest["i"])
     rest = sorted(set(by_index) - chosen)
@@ -506,16 +522,23 @@ def _audit(spec: campaigns.Campaign, folder: Path, everything: bool, sample: int
     return Audit(records=len(decided), rederived=len(chosen), problems=problems, notes=notes)
 
 
+def _drawn(indices: list[int], everything: bool) -> set[int]:
+    """All of a few of these records' indices, SAMPLE of many drawn from fresh randomness (a folder cannot be
+    prepared for the draw it will meet), or all with everything."""
+    return set(random.SystemRandom().sample(indices, len(indices) if everything else min(SAMPLE, len(indices))))
+
+
 def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: dict, workers: int | None, progress):
-    """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on
-    the pool): (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3
-    decides here, the holds float64 finds violated here, the tier-3 holds whose figures tier 3 here computes
-    otherwise, notes).  A record's float64 fields must be what this machine computes (_float64_problem) and a
-    tier-3 hold's figures those of a hold (_tier3_figures_problem); the others go to arb, which stands for the
-    tier a record names (a rounding at the edge of deciding can move a few, honestly) and tells a tier-3 hold's
-    edited figures from another version's (_bound_problem).  Where tier 3 cannot run (a failed
-    floating-point model probe) its labels are checked only as far as the arb sample goes: a note says so."""
-    problems, unproved, relabelled, doubted, differing, notes = [], set(), [], [], [], []
+    """Every record through float64, and in a tier3 campaign through tier 3 (batched, at near float speed, on the pool):
+    (problems, the tier-3 holds tier 3 does not decide here, the holds recorded as arb's that tier 3 decides here,
+    the holds float64 finds violated here, the holds whose float64 sides are too close to tell or beyond its range
+    that tier 3 does not decide here, the tier-3 holds whose figures tier 3 here computes otherwise, notes).  A
+    record's float64 fields must be what this machine computes (_float64_problem) and a tier-3 hold's figures those
+    of a hold (_tier3_figures_problem); the others go to arb, which stands for the tier a record names (a rounding
+    at the edge of deciding can move a few, honestly) and tells a tier-3 hold's edited figures from another
+    version's (_bound_problem).  Where tier 3 cannot run (a failed floating-point model probe) its labels are checked
+    only as far as the arb sample goes: a note says so."""
+    problems, unproved, relabelled, doubted, tied, differing, notes = [], set(), [], [], [], [], []
     usable = spec.tier == "tier3" and tier3.unusable_reason() is None
     if spec.tier == "tier3" and not usable:
         notes.append(f"tier 3 cannot run on this machine ({tier3.unusable_reason()}): its holds are checked only "
@@ -530,6 +553,12 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
         # hold (with the record's float64 fields true, as they must be); only arb tells them apart
         if record["verdict"] == engine.HOLDS and campaigns.float64_opinion(seen["pairs"])["float64"] != engine.HOLDS:
             doubted.append(seen["i"])
+        # float64 cannot tell its sides apart (or has left its range): an undecided configuration, or a violation
+        # float64 misses, recorded as a hold (its float64 fields true, as they must be) would be here; not one
+        # that tier 3 decides here (as it is labelled, or relabelled below)
+        if (record["verdict"] == engine.HOLDS and not _apart(seen["pairs"])
+                and not (usable and seen["tier3"] is not None)):
+            tied.append(seen["i"])
         # a kept hold goes to arb in any campaign, and is re-derived in arb as one
         if usable and record["verdict"] == engine.HOLDS and seen["i"] % spec.hold_stride:
             if record["tier"] == "tier3" and seen["tier3"] is None:
@@ -538,4 +567,4 @@ def _screen_all(spec: campaigns.Campaign, batches: list[list[int]], by_index: di
                 relabelled.append(seen["i"])
             elif record["tier"] == "tier3" and _tier3_differs(record, seen):
                 differing.append(seen["i"])
-    return problems, unproved, relabelled, doubted, differing, notes
+    return problems, unproved, relabelled, doubted, tied, differing, notes
