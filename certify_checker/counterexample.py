@@ -11,6 +11,8 @@ enclosures of the quantities that decide it:
 
 Nothing else may be stated: the certificate's fields and its inputs' keys are exactly these and
 keys the kind reads (its INPUT_KEYS; a missing one is malformed), so no field is shown that the checker does not check.
+A configuration's name (inputs.config.name), read by no check, states parameters in the kinds that have one
+(certify writes residual-far-q1_10): it must be the name the kind rebuilds from the inputs it checks, or absent.
 
 A kind's module supplies evaluate(inputs, witness) -> Evaluation, run at the working precision.
 confirm() re-runs it at the stated precision and accepts only when the verdict, the claims (word
@@ -71,12 +73,30 @@ def digest(kind: str, inputs: dict, witness: dict, precision) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool, str]:
-    """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected."""
+def confirm(cert: dict, kind: str, evaluate, input_keys: set[str], name=None) -> tuple[bool, str]:
+    """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected.  name: inputs -> the name certify
+    gives inputs.config, rebuilt from what the checker checks (None where they give it none), for a kind whose
+    configuration certify names by its parameters."""
     try:
-        return _confirm(cert, kind, evaluate, input_keys)
+        ok, message = _confirm(cert, kind, evaluate, input_keys)
+        if ok and name is not None and (misnamed := _misnamed(cert["inputs"]["config"], name(cert["inputs"]))):
+            return False, misnamed
+        return ok, message
     except MALFORMED as err:
         return False, f"malformed certificate: {type(err).__name__}: {err}"
+
+
+def _misnamed(config: dict, rebuilt: str | None) -> str | None:
+    """Why the configuration's stated name is not the rebuilt one, or None (the same, or no name stated): a forged
+    name (residual-far-q1_1000 on q = 1/10), digest redone, was confirmed beside the parameters it misstates."""
+    if "name" in config and config["name"] != rebuilt:
+        return f"the configuration's name {config['name']!r:.80} is not the one its checked inputs give ({rebuilt or 'none'})"
+    return None
+
+
+def tag(x) -> str:
+    """An exact number as certify writes it in a configuration's name: 1/10 -> 1_10."""
+    return str(x).replace("/", "_")
 
 
 def _confirm(cert: dict, kind: str, evaluate, input_keys: set[str]) -> tuple[bool, str]:

@@ -4,14 +4,14 @@ Far from consensus no uniform lower bound D' >= q D holds for X' = X + P X V^T. 
 q > 0 and "config", a configuration (tokens "X", one layer in "layers") whose layer is a residual
 attention layer with a value matrix and nothing else.  Certified means: for that layer and those
 tokens, D(X') <= q D(X), decided in ball arithmetic; refuted: D(X') > q D(X), decided so.  No witness
-is needed (no norms enter).
+is needed (no norms enter).  The configuration's name, if stated, is residual-far-q{q} of that q (1/10: q1_10).
 """
 
 from __future__ import annotations
 
 from certify_checker import forward
 from certify_checker import schema
-from certify_checker.counterexample import FINER, Evaluation, confirm, text_price
+from certify_checker.counterexample import FINER, Evaluation, confirm, tag, text_price
 from certify_checker.exact import ball, rational
 from certify_checker.inequality import TEXT_READS, residual_layer
 
@@ -46,5 +46,10 @@ def work(cert: dict) -> int:
     return text_price(cert, TEXT_READS)
 
 
+def name(inputs: dict) -> str:
+    """The configuration's name as certify writes it: residual-far-q1_10 for q = 1/10 (the q checked)."""
+    return f"residual-far-q{tag(rational(inputs['q']))}"
+
+
 def verify(cert: dict) -> tuple[bool, str]:
-    return confirm(cert, KIND, evaluate, INPUT_KEYS)
+    return confirm(cert, KIND, evaluate, INPUT_KEYS, name)

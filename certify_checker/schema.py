@@ -17,7 +17,8 @@ from flint import fmpq
 
 from certify_checker.exact import binary64, rational
 
-TOP_KEYS = {"X", "layers", "name", "description"}
+# No "description": certify writes none in a certificate (config.to_json), and a note no check reads is a forger's.
+TOP_KEYS = {"X", "layers", "name"}
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
 NUMBERS = {"X", "A", "W_Q", "W_K", "b_Q", "b_K", "beta", "V", "W1", "b1", "W2", "b2", "gain", "bias", "eps"}
@@ -94,10 +95,12 @@ def _layernorm(ln, d: int) -> bool:
 
 def problem(inputs) -> str | None:
     """What makes inputs not a configuration in canonical form, or None."""
+    if isinstance(inputs, dict) and "description" in inputs:
+        return "the inputs state a description, a note no check reads (certify writes none in a certificate)"
     if not (isinstance(inputs, dict) and set(inputs) <= TOP_KEYS and rectangular(inputs.get("X"), None, None)):
         return "the inputs are not a configuration with tokens X (a rectangular list of rows)"
-    if not all(isinstance(inputs.get(note, ""), str) for note in ("name", "description")):  # read by no check: as
-        return "the inputs' name and description are texts"  # config.load reads them, no field passes unchecked
+    if not isinstance(inputs.get("name", ""), str):  # the author's label, read by no check (a kind that names its
+        return "the inputs' name is a text"  # configuration by its parameters rebuilds it: counterexample.confirm)
     n, d, layers = len(inputs["X"]), len(inputs["X"][0]), inputs.get("layers")
     if n < 2 or not isinstance(layers, list) or not layers:
         return "the inputs need at least two tokens and a non-empty list of layers"

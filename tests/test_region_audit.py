@@ -711,7 +711,8 @@ def test_the_work_estimate_counts_the_cost_of_a_users_bound():
     region = {"n": 2, "d": None, "radius": "1/3", "norm": "3"}
     cert = _certificate(region, _broad_tree(4).replace("?", "."), [("direct", 1 << 14)] * 16, claim=None, bound=costly)
     cheap = copy.deepcopy(cert) | {"bound": "(1 - exp(-a*D**2/2))*D"}
-    assert checker_region.work(cheap) < 2 * checker_region.work(cert | {"bound": None, "claim": "collapse.global"})
+    # a bound's leaves priced twice (tested again with 1 - exp subtracted, region_proof._tests), then little more
+    assert checker_region.work(cheap) < 3 * checker_region.work(cert | {"bound": None, "claim": "collapse.global"})
     assert checker_region.work(cert) > 100 * checker_region.work(cheap)
     confirmation = checker.verify(cert)
     assert confirmation.refused and "work" in confirmation.message

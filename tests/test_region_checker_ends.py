@@ -318,6 +318,22 @@ def _path(steps) -> str:
     return f"{axis}?{_path(rest)}" if upper else f"{axis}{_path(rest)}?"
 
 
+def _closed_by_subtraction() -> dict:
+    """An undecided two-token proof of TANH_BY_EXP whose one leaf -expm1 leaves open and the subtraction closes."""
+    region = {"n": 2, "d": None, "radius": "1", "norm": "1"}
+    name, variables, root = checker_region._reduction(region)
+    tree = _path([(0, False), (0, False), (0, True)] + [(1, False)] * 4 + [(1, True)] * 8)
+    leaves, left = checker_region._replay(tree, root)
+    assert leaves == [((Fraction(1, 8), Fraction(1, 4)), (Fraction(255, 1024), Fraction(1, 4)))]
+    rows = lambda box: [[str(lo), str(hi)] for lo, hi in box]
+    return {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "undecided", "claim": None,
+            "bound": TANH_BY_EXP, "region": region, "reduction": {"name": name, "variables": variables,
+                                                                  "domain": rows(root)},
+            "lemmas": checker_region.LEMMAS[name], "tree": tree, "left": [rows(box) for box in left],
+            "leaves": [{"box": rows(leaves[0]), "method": "monotone-w/direct", "precision": 53}],
+            "volume_proved": "1/32768"}
+
+
 def test_a_leaf_closed_with_1_minus_exp_subtracted_is_closed():
     """Certificates written before 1 - exp(u) was evaluated as -expm1(u) closed their leaves with the subtraction's
     ball, which over a wide L can be the narrower: arb's expm1 of [0.2490, 0.2500]/-2 is 1e-4 of its radius wider
@@ -325,20 +341,24 @@ def test_a_leaf_closed_with_1_minus_exp_subtracted_is_closed():
     monotone-w/direct at 53 bits with a margin of 3.0e-10, which -expm1 leaves at -2.2e-10; both enclose g, so the
     leaf is closed, and the certificate (that leaf alone, the rest open) confirmed.  With 1.1e-9 less added, neither
     evaluation closes it."""
-    region = {"n": 2, "d": None, "radius": "1", "norm": "1"}
-    name, variables, root = checker_region._reduction(region)
-    tree = _path([(0, False), (0, False), (0, True)] + [(1, False)] * 4 + [(1, True)] * 8)
-    leaves, left = checker_region._replay(tree, root)
-    assert leaves == [((Fraction(1, 8), Fraction(1, 4)), (Fraction(255, 1024), Fraction(1, 4)))]
-    rows = lambda box: [[str(lo), str(hi)] for lo, hi in box]
-    cert = {"format": checker_region.FORMAT, "kind": checker_region.KIND, "verdict": "undecided", "claim": None,
-            "bound": TANH_BY_EXP, "region": region, "reduction": {"name": name, "variables": variables,
-                                                                 "domain": rows(root)},
-            "lemmas": checker_region.LEMMAS[name], "tree": tree, "left": [rows(box) for box in left],
-            "leaves": [{"box": rows(leaves[0]), "method": "monotone-w/direct", "precision": 53}],
-            "volume_proved": "1/32768"}
+    cert = _closed_by_subtraction()
     confirmation = checker.verify(cert)
     assert confirmation.ok, confirmation.message
     cert["bound"] = TANH_BY_EXP.replace("0.00000094807", "0.000000947")
     confirmation = checker.verify(cert)
     assert not confirmation.ok and "not closed by monotone-w/direct at 53 bits" in confirmation.message
+
+
+def test_a_leaf_tested_again_with_1_minus_exp_subtracted_is_priced_twice(monkeypatch):
+    """A bound's leaf that -expm1 leaves open is tested again with the subtraction (Profile.evaluations), which the
+    price of its test counted once: a forged proof of such leaves, each closed at the second test, made the checker
+    do twice the work its limits were asked about.  The leaves' part of the price now covers every test the checker
+    runs, each at least the price of the same leaf's one test in a claim's proof (whose profile has no text)."""
+    cert = _closed_by_subtraction()
+    tests = []
+    closes = checker_region._closes
+    monkeypatch.setattr(checker_region, "_closes", lambda *args: tests.append(args) or closes(*args))
+    assert checker.verify(cert).ok and len(tests) == 2  # -expm1 first, then the subtraction
+    claimed = cert | {"claim": "collapse.tanh", "bound": None}  # one test a leaf
+    leaves = lambda proof: checker_region.work(proof) - checker_region.work(proof | {"leaves": []})
+    assert leaves(cert) >= len(tests) * leaves(claimed) > 0, (leaves(cert), leaves(claimed))

@@ -113,3 +113,37 @@ def test_a_layer_without_its_residual_is_not_the_claim_s_layer(verdict):
                 values={name: value.str(30, radius=True) for name, value in found.values.items()})
     confirmation = checker.verify(rehash(cert))
     assert not confirmation.ok and "finds undecided (one residual layer" in confirmation.message, confirmation
+
+
+@pytest.mark.parametrize("kind, options, forged", [
+    ("residual-far", {"q": "1/10", "lam": None}, "residual-far-q1_1000"),  # the name of a q a hundred times smaller
+    ("residual-far", {"q": "0.25", "lam": None}, "residual-far-q1_10"),
+    ("expansive-v", {"rho": "3/2", "layers": "3", "lam": None}, "expansive-v-rho101_100-T3"),  # a rho nearer 1
+    ("expansive-v", {"rho": "2", "layers": "3", "lam": None}, "expansive-v-rho2-T30"),  # ten times the layers
+], ids=["far q", "far q above", "grow rho", "grow T"])
+def test_a_name_that_disagrees_with_the_checked_parameters_is_rejected(kind, options, forged):
+    """The configuration's name (certify writes residual-far-q1_10, expansive-v-rho2-T3) states q, rho and T, and
+    was read by no check: a forger's name, digest redone, was confirmed beside the parameters it misstates.  The
+    checker now rebuilds it from the parameters it checks: the honest one is confirmed, a forged one rejected."""
+    build = residual_far.build if kind == "residual-far" else expansive_v.build
+    honest = build(argparse.Namespace(**options)).certificate
+    assert checker.verify(honest).ok, checker.verify(honest).message
+    cert = copy.deepcopy(honest)
+    cert["inputs"]["config"]["name"] = forged
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "name" in confirmation.message, confirmation.message
+    unnamed = copy.deepcopy(honest)  # no name states nothing: still confirmed
+    del unnamed["inputs"]["config"]["name"]
+    assert checker.verify(rehash(unnamed)).ok
+
+
+def test_a_name_is_rejected_where_v_is_no_multiple_of_the_identity(grow_cert):
+    """expansive-v's name states rho of V = rho I: on layers whose V is not one multiple of I no name is certify's,
+    and one stated is rejected, though the stack grows."""
+    cert = copy.deepcopy(grow_cert)
+    cert["inputs"]["config"]["layers"][0]["V"] = [["2", "0"], ["0", "3"]]
+    del cert["inputs"]["config"]["name"]
+    assert checker.verify(rehash(cert)).ok  # it still grows: confirmed without a name
+    cert["inputs"]["config"]["name"] = "expansive-v-rho2-T3"
+    confirmation = checker.verify(rehash(cert))
+    assert not confirmation.ok and "name" in confirmation.message, confirmation.message
