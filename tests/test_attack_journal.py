@@ -52,7 +52,7 @@ def slow_clock(monkeypatch):
 
 def test_a_time_budget_ends_at_the_most_evaluations_a_search_makes(monkeypatch, slow_clock):
     """A time budget made no journal bounded: the search evaluated as long as the clock allowed (24 h at some
-    4000 evaluations a second, 3 x 10^8 lines, 40 GB).  It ends at MAX_EVALUATIONS too, as an evaluation
+    4000 evaluations a second, 3 x 10^8 evaluations, 40 GB).  It ends at MAX_EVALUATIONS too, as an evaluation
     budget can ask no more."""
     assert attack.attack(bound=LARGE_L, n=2, d=1, budget="1s").evaluations > 1000
     monkeypatch.setattr(attack, "MAX_EVALUATIONS", 300)
