@@ -58,7 +58,8 @@ def add_parser(subparsers):
                    "evaluated across the range of L")
     p.add_argument("--budget", default=search.DEFAULT_BUDGET, metavar="N|Ts",
                    help=f"evaluations (reproducible, resumed or not; default {search.DEFAULT_BUDGET}) or seconds, "
-                   "e.g. 10s (a resumed search counts those spent before)")
+                   "e.g. 10s (a resumed search counts those spent before; it ends at "
+                   f"{search.MAX_EVALUATIONS} evaluations too)")
     options.add_l_range(p, "the range of L = a D^2 searched (default {:g} {:g}); ".format(*search.DEFAULT_L_RANGE)
                         + search.L_RANGE.rule,
                         default=search.DEFAULT_L_RANGE)

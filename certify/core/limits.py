@@ -88,7 +88,10 @@ DEFAULT = Limits()
 # `:` before it is read (strings' too): 4 Mi under the defaults, 1.6 GB and 8 s at most with short strings around
 # them (which alone take 1.1 GB and a second at 64 MiB).  The densest files certify writes, a region proof's leaves and
 # open boxes, hold one per 18 bytes or more (25 measured).  As certify_checker.limits.CONTAINER_BYTES (a test keeps the
-# two equal).
+# two equal).  Strings are not counted so: a cap would save little (64 MiB of numbers, `1.5,` repeated, take 0.83 GB;
+# 8 Mi strings of `"ab",` among them 1.0 GB, against 1.1 GB for strings alone), and an honest configuration states its
+# exact entries as strings as short (`"-1",`, `"1/3",`: 5 and 6 bytes each), as a region proof's are (16 bytes a
+# string, its indentation included).
 CONTAINER_BYTES = 16
 
 

@@ -26,7 +26,11 @@ evaluation's digest must be that of the point the search asks for: a journal tha
 (edited, or written by another version of certify) is refused, BadInput.  For a time budget the
 clock continues from the last journaled reading, so the time already spent counts and replaying is
 free.  A last line without its newline, shorter than any event's, is what a killed run was writing: it is
-dropped.  A journal with more evaluations than an evaluation budget allows is not this search's, and
+dropped.  A journal with more evaluations than a search of its budget makes (an evaluation budget's, or
+MAX_EVALUATIONS, where a time budget ends too), or with more clock readings (none for an evaluation budget), or
+longer than such a search writes, is not this search's: refused, the last without reading it.  A number is
+read only as repr writes one (a hundred digits, "1e999" and "1e+999" are refused) and an evaluation only as the
+objective returns one (NaN nowhere but in the log ratio of a point where the bound is undefined).
 journal.txt and attack.json are the folder's own regular files (a link is refused: a run truncates and
 appends to its journal).  A run stopped (Ctrl-C) before it has searched beyond the journal (replaying it, or
 certifying again the finalists of a search the journal holds whole) knows no more than the results in the
@@ -62,7 +66,7 @@ from certify.jobs.store import (LOCK, choose_another, discard_begun, first_run_l
 from certify.search.objective import Evaluation
 
 if TYPE_CHECKING:
-    from certify.search.attack import AttackReport
+    from certify.search.attack import AttackReport, Budget
 
 FORMAT = "certify-attack/1"
 PARAMETERS = "attack.json"
@@ -70,12 +74,18 @@ JOURNAL = "journal.txt"
 COUNTEREXAMPLE = "counterexample.json"  # a certified counterexample's configuration
 CERTIFICATE = "certificate.json"  # its certificate
 
-_FLOAT = rb"-?(?:inf|nan|[0-9]+(?:\.[0-9]+)?(?:e[-+]?[0-9]+)?)"  # what repr writes for a float
+# What repr writes for a float: at most 17 significant digits, 4 zeros before them, an exponent of 3 digits
+_FLOAT = rb"-?(?:inf|nan|[0-9]{1,17}\.[0-9]{1,21}|[0-9](?:\.[0-9]{1,16})?e[-+][0-9]{2,3})"
 _EVALUATION = re.compile(rb"e ([0-9a-f]{16}) (%s) (%s) (%s|-) (%s)\n" % ((_FLOAT,) * 4))
 _CLOCK = re.compile(rb"t (%s)\n" % _FLOAT)
 UNDEFINED_REPLAYED = "the bound is undefined (why is not journaled)"  # an Evaluation.undefined replayed
-# Longer than any event line (an evaluation is about 120 bytes): a journal's lines are read up to this, so a
-# line of junk is refused without being read whole, and a last line cut short is a kill's only if shorter
+# The longest line of each event: repr writes a float in at most 24 characters ("-2.2250738585072014e-308"), so an
+# evaluation is at most 2 + 16 + 4 * 25 + 1 bytes and a clock reading 2 + 24 + 1; Journal refuses a file longer
+# than the lines its budget's search writes (certify.search.attack.Budget: 10^7 evaluations at most, 1.2 GB; a time
+# budget's 2 x 10^7 clock readings besides, 1.7 GB) before reading it
+EVALUATION_BYTES, CLOCK_BYTES = 119, 27
+# Longer than any event line: a journal's lines are read up to this, so a line of junk is refused without being
+# read whole, and a last line cut short is a kill's only if shorter
 LONGEST = 256
 
 
@@ -89,13 +99,41 @@ def digest(point: np.ndarray, L: float, attack: bytes) -> str:
 
 def _event(line: bytes):
     """("e", digest, score, log_ratio, exponent or None, L) or ("t", seconds) of a journal line; None when it
-    is neither (a clock reading must be finite and >= 0: the clock of a resumed search continues from it)."""
+    is neither: its numbers must be written as repr writes them (_FLOAT, _reading), an evaluation's be what the
+    objective returns (_returned) and a clock reading be finite and >= 0 (the clock of a resumed search continues
+    from it)."""
     if match := _EVALUATION.fullmatch(line):
         key, score, log_ratio, exponent, L = match.groups()
-        return "e", key.decode(), float(score), float(log_ratio), None if exponent == b"-" else float(exponent), float(L)
-    if (match := _CLOCK.fullmatch(line)) and 0 <= float(match.group(1)) < math.inf:
-        return "t", float(match.group(1))
+        try:
+            score, log_ratio, L = _reading(score), _reading(log_ratio), _reading(L)
+            exponent = None if exponent == b"-" else _reading(exponent)
+        except ValueError:
+            return None
+        return ("e", key.decode(), score, log_ratio, exponent, L) if _returned(score, log_ratio, exponent, L) else None
+    if (match := _CLOCK.fullmatch(line)) and 0 <= (seconds := float(match.group(1))) < math.inf:
+        return "t", seconds
     return None
+
+
+_INFINITIES = (math.inf, -math.inf)
+
+
+def _reading(text: bytes) -> float:
+    """The number of a journal's `text` (_FLOAT); ValueError for one beyond binary64's range: repr writes inf as
+    "inf", never "1e+999"."""
+    value = float(text)
+    if value in _INFINITIES and text.lstrip(b"-") != b"inf":
+        raise ValueError(text)
+    return value
+
+
+def _returned(score: float, log_ratio: float, exponent: float | None, L: float) -> bool:
+    """Whether certify.search.objective.evaluate returns such an evaluation: a NaN nowhere (its _mid makes one -inf,
+    an unscored point) but in log_ratio, where it marks a point at which the bound is undefined, whose score is
+    -inf and which has no exponent."""
+    if math.isnan(log_ratio):
+        return score == -math.inf and exponent is None
+    return not (math.isnan(score) or math.isnan(L) or exponent is not None and math.isnan(exponent))
 
 
 def _number(x: float) -> str:
@@ -105,9 +143,10 @@ def _number(x: float) -> str:
 class Journal:
     """The journal of one search (module docstring): replayed first, then appended to."""
 
-    def __init__(self, folder: Path, attack: bytes, names: Spelling, most: int | None = None):
-        self.folder, self.path, self.most, self.attack = folder, folder / JOURNAL, most, attack
+    def __init__(self, folder: Path, attack: bytes, names: Spelling, budget: Budget):
+        self.folder, self.path, self.budget, self.attack = folder, folder / JOURNAL, budget, attack
         self.names = names  # the attack's options as its caller writes them (opened)
+        self._refuse_longer_than_written()
         self.journaled, last_clock, length = self._scan()
         os.truncate(self.path, length)  # a last line cut short by a killed run is dropped
         self._replay = open(self.path, "rb")
@@ -118,10 +157,18 @@ class Journal:
         self.appended = 0  # events this run added to the journal: the search it made beyond the earlier runs'
         self._clock_base, self._live_since = last_clock, None
 
+    def _refuse_longer_than_written(self) -> None:
+        """BadInput for a journal longer than the events a search of its budget makes can be (module docstring)."""
+        most = (self.budget.most_evaluations * EVALUATION_BYTES + self.budget.most_clock_readings * CLOCK_BYTES)
+        if (size := os.stat(self.path).st_size) > most:
+            raise corrupt(self.folder, f"{JOURNAL} is {size} bytes, more than a search of its budget "
+                          f"({self.budget.describe()}) writes ({most})", self.names)
+
     def _scan(self) -> tuple[dict, float, int]:
         """The events and evaluations journaled, the last clock reading and the length of the whole lines;
-        BadInput for a line that is not an event, or for more evaluations than `most` (an evaluation budget)."""
-        events = evaluations = length = 0
+        BadInput for a line that is not an event, or for more evaluations or clock readings than a search of the
+        budget makes (certify.search.attack.Budget): the scan of a huge journal ends there."""
+        events = evaluations = readings = length = 0
         last_clock = 0.0
         with open(self.path, "rb") as handle:
             for number, line in enumerate(iter(lambda: handle.readline(LONGEST), b""), 1):
@@ -134,11 +181,17 @@ class Journal:
                 events, length = events + 1, length + len(line)
                 if event[0] == "e":
                     evaluations += 1
-                    if self.most is not None and evaluations > self.most:  # (and the scan of a huge one ends)
-                        raise corrupt(self.folder, f"{JOURNAL} holds more evaluations than its budget of "
-                                      f"{self.most} allows", self.names)
-                else:
-                    last_clock = event[1]
+                    if evaluations > self.budget.most_evaluations:
+                        raise corrupt(self.folder, f"{JOURNAL} holds more evaluations than a search of its budget "
+                                      f"({self.budget.describe()}) makes ({self.budget.most_evaluations})", self.names)
+                    continue
+                if not self.budget.most_clock_readings:  # refused here, not when replayed: they may never be
+                    raise corrupt(self.folder, f"{JOURNAL} line {number} is not an evaluation (a search of an "
+                                  "evaluation budget reads no clock)", self.names)
+                readings, last_clock = readings + 1, event[1]
+                if readings > self.budget.most_clock_readings:
+                    raise corrupt(self.folder, f"{JOURNAL} holds more clock readings than a search of its budget "
+                                  f"({self.budget.describe()}) takes ({self.budget.most_clock_readings})", self.names)
         return {"events": events, "evaluations": evaluations}, last_clock, length
 
     @property
@@ -283,9 +336,11 @@ def _not_ours(folder: Path, names: Spelling) -> BadInput:
 
 
 @contextmanager
-def opened(folder, params: dict, names: Spelling, chosen: dict[str, str] | None = None) -> Iterator[Folder]:
+def opened(folder, params: dict, names: Spelling, budget: Budget,
+           chosen: dict[str, str] | None = None) -> Iterator[Folder]:
     """The attack folder of `params` (JSON, without the format), created or resumed (the same parameters only),
-    locked for this run (BadInput when another run holds it) until the block ends.  `names`: the folder ("out")
+    locked for this run (BadInput when another run holds it) until the block ends; `budget`: params' budget, which
+    bounds the journal read.  `names`: the folder ("out")
     and the parameters as the caller writes them (certify.search.attack.OPTIONS, --max-prec; KEYWORDS, max_prec=),
     as a refusal names them; `chosen`: the parameters no option gave, by the option they were chosen from
     ({"starts": "--budget"})."""
@@ -306,8 +361,7 @@ def opened(folder, params: dict, names: Spelling, chosen: dict[str, str] | None 
         if new := not (folder / PARAMETERS).is_file():  # and, not foreign, the folder is empty
             files.replace(folder / PARAMETERS, jsonfile.dumps(params))
         (folder / JOURNAL).touch()  # missing (a run killed before its first event, or deleted): nothing to replay
-        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(), names,
-                          most=params["budget"].get("evaluations"))  # a search never evaluates more
+        journal = Journal(folder, json.dumps(params, sort_keys=True).encode(), names, budget)
         yield Folder(folder, journal)
     except BadInput:
         refused = True
