@@ -19,8 +19,12 @@ import struct
 import sys
 from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from certify.errors import BadInput, shown
+
+if TYPE_CHECKING:  # numpy is loaded where an array is read (from_numpy), not with the module
+    import numpy as np
 
 # Exponents beyond this are not configurations anyone means; they would only make the exact
 # rationals (and the precision needed to separate them) absurdly large.
