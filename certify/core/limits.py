@@ -53,14 +53,18 @@ class Limits:
     work: int = 10**9
 
     def changed(self, items: list[str] | None) -> "Limits":
-        """These limits with `NAME=VALUE` items applied (the --limit option)."""
+        """These limits with `NAME=VALUE` items applied (the --limit option), each name once: --limit repeats to
+        change several limits, and a second value of one was kept silently in place of the first."""
         names = [f.name for f in fields(self)]
-        out = self
+        out, given = self, {}
         for item in items or []:
             name, equals, value = item.partition("=")
             name = name.strip()
             if name not in names:
                 raise BadInput(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
+            if name in given:
+                raise BadInput(f"--limit {name} given more than once ({given[name]!r}, {item!r}); give it once")
+            given[name] = item
             if not equals:
                 raise BadInput(f"--limit {item!r}: expected NAME=INTEGER")
             try:  # the integer options' rules: int(float()) read 3.7e0 as 3 and 1e400 as "expected NAME=INTEGER"
