@@ -43,17 +43,22 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
     quotes = set(re.findall(r"(?:^|\s)'([^']*)'(?=\s|$)|(?:^|\s)\"([^\"]*)\"(?=\s|$)", text))
     paths, said = _walk(cert, {id(value) for values in held for value in values}, {q for pair in quotes for q in pair})
     for values in held:
-        parts = [(paths[id(v)][0], v) for v in values if len(paths.get(id(v), ())) == 1 and paths[id(v)][0]]
-        if not parts:
+        direct = [(paths[id(v)][0], v) for v in values if len(paths.get(id(v), ())) == 1 and paths[id(v)][0]]
+        if not direct:
             continue  # a frame that holds no part of the certificate (null and the like name no field: met often)
-        parts += [((*path, key), item) for path, value in parts for key, item in _entries(value)]
+        parts = direct + [((*path, key), item) for path, value in direct for key, item in _entries(value)]
         if isinstance(err, KeyError):
             key = err.args[0] if err.args else None
             found = {(*path, key) for path, value in parts if isinstance(value, dict) and isinstance(key, str)
                      and key not in value}
         else:
-            found = {path for path, value in parts if type(value).__name__ == kind
-                     or _small(value) and said.get(str(value)) == 1 and _quoted(value, text)}
+            # the value of the type the text names is one a variable holds, an array or an object one the raising
+            # line holds itself (the entries of what an outer frame holds are many of one type); a null, the same
+            # object wherever it is, is the one null among the entries of the objects and arrays held
+            typed = parts if kind == "NoneType" else direct if values is held[0] or kind not in ("list", "dict") else []
+            found = {path for path, value in typed if type(value).__name__ == kind}
+            found |= {path for path, value in parts if _small(value) and said.get(str(value)) == 1
+                      and _quoted(value, text)}
         return found.pop() if len(found) == 1 else None
     return None
 
@@ -64,12 +69,20 @@ def _walk(cert, wanted: set[int], quoted: set[str]) -> tuple[dict, dict]:
     paths, said, stack = {}, {}, [((), cert)]
     while stack:
         path, value = stack.pop()
-        if id(value) in wanted:
+        if id(value) in wanted and _own(value):
             paths.setdefault(id(value), []).append(path)
         if quoted and _small(value) and (shown_value := str(value)) in quoted:
             said[shown_value] = said.get(shown_value, 0) + 1
         stack += [((*path, key), item) for key, item in _entries(value)]
     return paths, said
+
+
+def _own(value) -> bool:
+    """Whether the object `value` is the certificate's own, as JSON's reader made it: not one Python keeps once for
+    every use (null, true, false, the integers -5 to 256, a string of one character or none), which a variable of
+    the checker's may hold whatever the certificate states."""
+    return not (value is None or isinstance(value, bool) or isinstance(value, int) and -5 <= value <= 256
+                or isinstance(value, str) and len(value) <= 1)
 
 
 def _quoted(value, text: str) -> bool:

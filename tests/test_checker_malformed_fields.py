@@ -42,7 +42,7 @@ def sealed(cert: dict, kind: str = "inequality") -> dict:
 
 EDITS = [  # (the edit, the message after "malformed certificate: ")
     (lambda c: c["witness"].pop("A0"), "a field 'A0' is missing"),  # read from a table of the checker's own
-    (lambda c: c["witness"]["A0"].update(basis=7), "witness.A0.basis: a number where an array is expected"),
+    (lambda c: c["witness"]["A0"].update(basis=2.5), "witness.A0.basis: a number where an array is expected"),
     (lambda c: c["witness"]["A0"]["basis"].__setitem__(0, None), "witness.A0.basis[0]: null where an array is expected"),
     (lambda c: c["inputs"]["X"][0].__setitem__(0, "x"), "inputs.X[0][0]: 'x' is not a decimal"),
     (lambda c: c["values"].update(D_in=1.5), "values.D_in: a number where a string is expected"),
