@@ -42,7 +42,8 @@ import functools
 import math
 import random
 import sys
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field
+from dataclasses import fields as parameters_of
 from pathlib import Path
 from typing import Callable
 
@@ -143,7 +144,7 @@ def _parameters(manifest: dict, where: Path) -> dict:
     """A manifest's parameters as campaign.Campaign's keywords, or BadInput naming a key missing, unknown or of another
     form (Campaign.validated judges the values): a forged manifest with its chain made anew was refused in Python's
     words ("Campaign.__init__() missing 1 required positional argument: 'n'")."""
-    keys = {f.name: f.default is MISSING and f.default_factory is MISSING for f in fields(campaigns.Campaign)}
+    keys = {f.name: f.default is MISSING and f.default_factory is MISSING for f in parameters_of(campaigns.Campaign)}
     wrong = ([f"{key} is missing" for key, required in keys.items() if required and key not in manifest]
              + [f"an unknown key {key!r}" for key in manifest if key not in keys])
     L_range = manifest.get("L_range")
