@@ -19,7 +19,7 @@ import json
 import sys
 from dataclasses import dataclass
 
-from certify_checker import exact, overlaps
+from certify_checker import exact, fields, overlaps
 from certify_checker.limits import ADVICE, CONTAINER_BYTES, LIMITS, Limits
 from certify_checker.limits import problem as limits_problem, shape_problem, stated_shape
 
@@ -211,18 +211,24 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
-        if refusal := over_limits(cert, limits):
-            return Confirmation(False, refusal, refused=True)
-        if exact.subnormal_unread(cert):
-            return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
-                                "set, as a fast-math library does when loaded): not checked here", refused=True)
-        module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
-        ok, message = module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)
-    except MALFORMED as err:
-        ok, message = False, f"malformed certificate: {type(err).__name__}: {err}"
+        confirmation = _checked(cert, kind, limits)
+    except MALFORMED as err:  # rejected, naming the field and what is wrong with it (certify_checker.fields)
+        confirmation = Confirmation(False, f"malformed certificate: {fields.described(err, cert)}")
     # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),
-    message = message[:1000]  # not 300 kB
-    return Confirmation(ok, message if message.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
+    message = confirmation.message[:1000]  # not 300 kB
+    message = message if message.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+    return Confirmation(confirmation.ok, message, confirmation.refused)
+
+
+def _checked(cert: dict, kind: str, limits: Limits) -> Confirmation:
+    """_confirm of a certificate of a known kind, raising one of MALFORMED where it cannot be read."""
+    if refusal := over_limits(cert, limits):
+        return Confirmation(False, refusal, refused=True)
+    if exact.subnormal_unread(cert):
+        return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
+                            "set, as a fast-math library does when loaded): not checked here", refused=True)
+    module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
+    return Confirmation(*(module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)))
 
 
 def precision_problem(precision) -> str | None:

@@ -50,8 +50,8 @@ def _limit(item: str, limits: Limits) -> Limits:
 
 def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
     """(the certificates' paths, the limits) of a command line, None for --help; ValueError when it is wrong (an
-    option was read as a file: "cannot read --help")."""
-    paths, limits, rest = [], LIMITS, list(argv)
+    option was read as a file: "cannot read --help"; a limit given twice, whose last value was kept silently)."""
+    paths, limits, rest, given = [], LIMITS, list(argv), {}
     while rest:
         word = rest.pop(0)
         if word in ("-h", "--help"):
@@ -59,7 +59,12 @@ def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
         if word == "--limit" or word.startswith("--limit="):
             if word == "--limit" and not rest:
                 raise ValueError("--limit needs NAME=VALUE")
-            limits = _limit(rest.pop(0) if word == "--limit" else word.partition("=")[2], limits)
+            item = rest.pop(0) if word == "--limit" else word.partition("=")[2]
+            limits = _limit(item, limits)
+            name = item.partition("=")[0].strip()
+            if name in given:
+                raise ValueError(f"--limit {name} given more than once ({given[name]!r}, {item!r}); give it once")
+            given[name] = item
         elif word == "--":
             paths += rest
             break

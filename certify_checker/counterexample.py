@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from flint import arb, ctx
 
-from certify_checker import MALFORMED, precision_problem, schema
+from certify_checker import precision_problem, schema
 from certify_checker.exact import agrees, finer
 from certify_checker.limits import text_work
 
@@ -74,16 +74,14 @@ def digest(kind: str, inputs: dict, witness: dict, precision) -> str:
 
 
 def confirm(cert: dict, kind: str, evaluate, input_keys: set[str], name=None) -> tuple[bool, str]:
-    """Re-derive a certificate of this kind; (ok, reason).  Malformed is rejected.  name: inputs -> the name certify
-    gives inputs.config, rebuilt from what the checker checks (None where they give it none), for a kind whose
+    """Re-derive a certificate of this kind; (ok, reason).  What cannot be read raises one of MALFORMED, which
+    certify_checker.verify words (naming the field) and refuses.  name: inputs -> the name certify gives
+    inputs.config, rebuilt from what the checker checks (None where they give it none), for a kind whose
     configuration certify names by its parameters."""
-    try:
-        ok, message = _confirm(cert, kind, evaluate, input_keys)
-        if ok and name is not None and (misnamed := _misnamed(cert["inputs"]["config"], name(cert["inputs"]))):
-            return False, misnamed
-        return ok, message
-    except MALFORMED as err:
-        return False, f"malformed certificate: {type(err).__name__}: {err}"
+    ok, message = _confirm(cert, kind, evaluate, input_keys)
+    if ok and name is not None and (misnamed := _misnamed(cert["inputs"]["config"], name(cert["inputs"]))):
+        return False, misnamed
+    return ok, message
 
 
 def _misnamed(config: dict, rebuilt: str | None) -> str | None:

@@ -1346,7 +1346,7 @@ def test_an_undecided_check_tells_an_api_caller_its_keyword_and_the_command_its_
     path.write_text(json.dumps(two))
     assert main(["check", str(path), "--claim", "collapse.dobrushin", "--max-prec", "256", "--limit",
                  "precision=256"]) == 3
-    assert ("raise --max-prec with --limit precision=N, here and on certify verify" in capsys.readouterr().out)
+    assert ("raise --max-prec with --limit precision=N, here and on `certify verify`" in capsys.readouterr().out)
 
 
 @pytest.mark.parametrize("limit, words", [("work", "an estimated work of"), ("tokens", "3 tokens")])

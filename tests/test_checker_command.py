@@ -54,6 +54,7 @@ def test_a_refusal_names_the_command_that_raises_the_limit(cert):
     (["--limit", "nope=3"], "unknown limit"),
     (["--limit", "digits=5000"], "4300 digits"), (["--limit"], "needs NAME=VALUE"), (["-x"], "unknown option '-x'"),
     (["--"], "no certificate"), ([], "no certificate"),
+    (["--limit", "work=10", "--limit=work=1e9"], "--limit work given more than once"),  # the last was kept
 ])
 def test_a_wrong_command_line_is_one_line_and_exit_2(cert, argv, says):
     done = checker(*argv, *([cert.name] if argv[:1] == ["--limit"] and len(argv) > 1 else []), cwd=cert.parent)

@@ -93,6 +93,7 @@ class _Parser(argparse.ArgumentParser):
         # a command's parser refuses what it does not know itself: argparse left the extras to the top parser,
         # whose message sent the user to `certify --help` rather than to the command's
         self._argv = list(sys.argv[1:] if args is None else args)  # for _joined_hint
+        self._given = {}  # dest -> the action that set it, for _once
         parsed, extras = super().parse_known_args(args, namespace)
         if extras and not _has_subcommands(self):  # a long one cut short, as shown() cuts a value
             self.error(f"unrecognized arguments: {' '.join(e if len(e) <= 60 else shown(e) for e in extras)}")
@@ -112,7 +113,27 @@ class _Parser(argparse.ArgumentParser):
         # crashed on it, --out=-- wrote nothing and --claim=-- checked the default claim
         if action.option_strings and arg_strings == ["--"]:
             self.error(f"argument {'/'.join(action.option_strings)}: expected a value, not '--'")
+        if action.option_strings:
+            self._once(action)
         return super()._get_values(action, arg_strings)
+
+    def _once(self, action) -> None:
+        """An option given a second time is refused: argparse kept the last value silently (`--precision 64
+        --precision 128`, `--out a --out b`), where a result must follow from the command line as written.  The
+        options meant to repeat append (--limit, whose names Limits.changed holds to once each, and run's --only);
+        an old spelling (options.alias) sets its option's dest, so it counts as that option; two options of a
+        mutually exclusive group are left to argparse's own refusal ("not allowed with")."""
+        if isinstance(action, (argparse._AppendAction, argparse._AppendConstAction, argparse._CountAction)):
+            return
+        earlier = self._given.get(action.dest)
+        if earlier is None:
+            self._given[action.dest] = action
+            return
+        if earlier is not action and any(earlier in group._group_actions and action in group._group_actions
+                                         for group in self._mutually_exclusive_groups):
+            return
+        shown = earlier if earlier.help != argparse.SUPPRESS else action  # the option, not its old spelling
+        self.error(f"argument {'/'.join(shown.option_strings)}: given more than once; give it once")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

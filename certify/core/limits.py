@@ -53,14 +53,18 @@ class Limits:
     work: int = 10**9
 
     def changed(self, items: list[str] | None) -> "Limits":
-        """These limits with `NAME=VALUE` items applied (the --limit option)."""
+        """These limits with `NAME=VALUE` items applied (the --limit option), each name once: --limit repeats to
+        change several limits, and a second value of one was kept silently in place of the first."""
         names = [f.name for f in fields(self)]
-        out = self
+        out, given = self, {}
         for item in items or []:
             name, equals, value = item.partition("=")
             name = name.strip()
             if name not in names:
                 raise BadInput(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
+            if name in given:
+                raise BadInput(f"--limit {name} given more than once ({given[name]!r}, {item!r}); give it once")
+            given[name] = item
             if not equals:
                 raise BadInput(f"--limit {item!r}: expected NAME=INTEGER")
             try:  # the integer options' rules: int(float()) read 3.7e0 as 3 and 1e400 as "expected NAME=INTEGER"
@@ -383,3 +387,23 @@ def limit_options(items) -> str:
     what it wrote: the checker confirmed it under them, and `certify verify` at the default limits refuses one that
     needs them raised."""
     return "".join(f" --limit {shlex.quote(item)}" for item in items)
+
+
+# How a refusal says to raise the limits its certificate passes, written here once: on the command that met it, and on
+# `certify verify` of what it writes, which the checker confirms under the same limits (a command's own context)...
+ON_VERIFY = ", here and on `certify verify`"
+# ... but a campaign's limits are its manifest's: `certify verify FOLDER` refuses --limit and re-derives the campaign
+# under them, and a run given other limits is another campaign, which `certify sample` will not resume in its folder
+IN_CAMPAIGN = (" on a new campaign (another --out, or --restart: a campaign keeps the limits of its manifest, under "
+               "which `certify verify` re-derives it)")
+
+
+def raised_with(names) -> str:
+    """How limits `names` are raised, in a command's words: "--limit bytes=N and --limit nesting=N, here and on
+    `certify verify`" (in_campaign says it for a campaign; the Python API respells it: certify.core.arguments)."""
+    return " and ".join(f"--limit {name}=N" for name in names) + ON_VERIFY
+
+
+def in_campaign(text: str) -> str:
+    """text (an undecided reason, a refusal) with the advice of raised_with said as it holds for a campaign."""
+    return text.replace(ON_VERIFY, IN_CAMPAIGN)

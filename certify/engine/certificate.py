@@ -50,7 +50,7 @@ import certify_checker.schema
 import certify_checker.inequality  # noqa: F401  the kind confirm() reads on every decided check: loaded with the
 # engine, so that it is not loaded on first use inside each of a campaign's (forked) worker processes
 from certify.core import files, jsonfile
-from certify.core.limits import DEFAULT, Limits
+from certify.core.limits import DEFAULT, Limits, raised_with
 from certify.core.numbers import arb_str
 from certify.core.precision import arb_turn, working
 from certify.errors import BadInput
@@ -302,8 +302,7 @@ def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:
         return None
     raised = [name for name in ("nesting", "bytes", "digits")
               if _text_problem(cert, dataclasses.replace(limits, **{name: 1 << 62})) is None]
-    options = " and ".join(f"--limit {name}=N" for name in raised or ("nesting", "bytes"))
-    return f"{problem}: raise it with {options}, here and on `certify verify`"
+    return f"{problem}: raise it with {raised_with(raised or ('nesting', 'bytes'))}"
 
 
 def said(confirmation: certify_checker.Confirmation, cert: dict, limits: Limits = DEFAULT) -> str:
@@ -334,7 +333,7 @@ def checker_limit(cert: dict, limits: Limits = DEFAULT, priced: int | None = Non
         if checker_refusal(cert, dataclasses.replace(limits, **{name: 1 << 62}), priced) is None:
             # the checker's words without its own advice: the line ends with the advice for both commands
             stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(limits, name):.3g}"
-            return f"the checker's {name} limit {stated}: raise it with --limit {name}=N, here and on `certify verify`"
+            return f"the checker's {name} limit {stated}: raise it with {raised_with([name])}"
     return f"the checker's limits: {refusal}"
 
 

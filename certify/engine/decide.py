@@ -41,7 +41,7 @@ from certify.core import centred
 from certify.core.layers import Step, apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
 from certify.core import windows
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, resource_problem
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, raised_with, resource_problem
 from certify.core.numbers import float_bounds, signed_text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, PRECISION_LIMIT, START_PRECISION, check_precision_cap,
                                     escalate, highest_allowed, is_wide, working)
@@ -446,8 +446,8 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
     top = min(max_prec, limits.precision)  # the ladder's last rung: the limit itself where it is the lower
     cap, stopped = highest_allowed(start_prec, top, refusal)
     if not stopped and max_prec == limits.precision:  # the default of both: --max-prec alone would rise no higher
-        stopped = (f"--max-prec and the precision limit are both {max_prec} bits: raise --max-prec with --limit "
-                   "precision=N, here and on certify verify")
+        stopped = (f"--max-prec and the precision limit are both {max_prec} bits: raise --max-prec with "
+                   f"{raised_with(['precision'])}")
     return _Plan(None, cap, stopped if stopped or top == max_prec else refusal(max_prec))
 
 

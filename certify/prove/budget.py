@@ -14,7 +14,7 @@ which limit stopped it and how to raise it.
 
 from __future__ import annotations
 
-from certify.core.limits import Limits
+from certify.core.limits import Limits, raised_with
 from certify.engine import certificate
 
 
@@ -65,7 +65,7 @@ class Meter:
         the limit by a hair)."""
         return (certificate.checker_limit(self._skeleton(1), self.limits, quote=quote)
                 or f"the checker's bytes limit of {self.limits.bytes:.3g} (its text as written): raise it with "
-                   "--limit bytes=N, here and on `certify verify`")
+                   f"{raised_with(['bytes'])}")
 
     def _skeleton(self, boxes: int) -> dict:
         """What the checker's estimate reads of the certificate with `boxes` more boxes decided at their dearest (at

@@ -42,7 +42,8 @@ import functools
 import math
 import random
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
+from dataclasses import fields as parameters_of
 from pathlib import Path
 from typing import Callable
 
@@ -128,17 +129,30 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
     try:
         manifest = campaigns.stored_parameters(folder)
         manifest.pop("format")
-        if manifest["L_range"] is not None:
-            manifest["L_range"] = tuple(manifest["L_range"])
-        spec = campaigns.Campaign(**manifest)
+        spec = campaigns.Campaign(**_parameters(manifest, manifest_path))
     except BadInput:  # the folder's own one line (a corrupt manifest, ...)
         raise
-    except (ValueError, KeyError, TypeError, AttributeError) as err:
-        raise BadInput(f"{manifest_path}: not a campaign manifest ({type(err).__name__}: {err})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as err:  # what a parameter's own check did not say
+        raise BadInput(f"{manifest_path}: not a campaign manifest ({err})") from None
     validated = spec.validated()
     if validated != spec:
         raise BadInput(f"{manifest_path}: the manifest is not in the canonical form a campaign writes")
     return spec, folder
+
+
+def _parameters(manifest: dict, where: Path) -> dict:
+    """A manifest's parameters as campaign.Campaign's keywords, or BadInput naming a key missing, unknown or of another
+    form (Campaign.validated judges the values): a forged manifest with its chain made anew was refused in Python's
+    words ("Campaign.__init__() missing 1 required positional argument: 'n'")."""
+    keys = {f.name: f.default is MISSING and f.default_factory is MISSING for f in parameters_of(campaigns.Campaign)}
+    wrong = ([f"{key} is missing" for key, required in keys.items() if required and key not in manifest]
+             + [f"an unknown key {key!r}" for key in manifest if key not in keys])
+    L_range = manifest.get("L_range")
+    if L_range is not None and not isinstance(L_range, list):
+        wrong.append("L_range is not an array of two numbers")
+    if wrong:
+        raise BadInput(f"{where}: not a campaign manifest: {'; '.join(wrong)}")
+    return {**manifest, "L_range": None if L_range is None else tuple(L_range)}
 
 
 def rederive_and_confirm(spec: campaigns.Campaign, items: list[tuple[int, dict]],

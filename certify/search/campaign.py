@@ -96,7 +96,7 @@ from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
 from certify.core.arguments import Spelling, flag, integer, option_of, workers_option
-from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, limit_options
+from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, in_campaign, limit_options
 from certify.core.verdicts import NOT_CERTIFIED, labelled, short_repr
 from certify.search import float_screen, samplers, tier3
 
@@ -195,8 +195,12 @@ class Campaign(samplers.LayerParts):
         # layer does not meet) are the engine's, on configuration 0 read but not decided (the pool decides it).
         goal, case = engine.target(claim, self.bound), config.load(campaign.sample(0).config, campaign.engine_limits)
         engine.admit(goal, case)
-        # what every check refuses before any work (its configurations share their shapes): refused here, once
-        engine.preflight(case, goal.claim, campaign.engine_limits, max_prec=campaign.max_prec)
+        # what every check refuses before any work (its configurations share their shapes): refused here, once, in
+        # a campaign's words (its limits are its manifest's)
+        try:
+            engine.preflight(case, goal.claim, campaign.engine_limits, max_prec=campaign.max_prec)
+        except BadInput as refused:
+            raise BadInput(in_campaign(str(refused))) from None
         return campaign
 
     @property
@@ -375,7 +379,8 @@ def decided(campaign: Campaign, sampled: dict, goal: engine.Target) -> tuple[eng
     except UndefinedBound as undefined:
         return None, engine.UNDECIDED, {"precision": engine.START_PRECISION, "ratio": None, "margin_log10": None,
                                         "margin": ""}, str(undefined)
-    return result, result.verdict, arb_fields(result), result.reason
+    # the reason in a campaign's words: its limits are raised by another campaign, not on `certify verify`
+    return result, result.verdict, arb_fields(result), in_campaign(result.reason)
 
 
 def arb_fields(result: engine.Result) -> dict:

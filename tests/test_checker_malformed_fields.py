@@ -1,0 +1,108 @@
+"""A malformed certificate (a field missing, of another type, nested once more) is rejected in one line that names the
+field and says what is wrong, on `certify verify` and `python -m certify_checker` (exit 1, as a tampered one), where
+it was rejected in Python's words ("malformed certificate: KeyError: 'A0'", "TypeError: object of type 'int' has no
+len()")."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import certify_checker
+from certify import engine
+from certify.cli import main
+from certify_checker import counterexample, inequality
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYER = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "A": [["1", "0"], ["0", "1"]]}
+PYTHONS = re.compile(r"\b\w*(Error|Exception)\b|NoneType|'(int|str|list|dict|float|bool)'|object is not|has no len|"
+                     r"has no attribute|unhashable|indices must be")
+
+
+@pytest.fixture(scope="module")
+def honest() -> dict:
+    return json.loads(json.dumps(engine.check(LAYER).certificate))
+
+
+def sealed(cert: dict, kind: str = "inequality") -> dict:
+    """cert with its digest made anew where its fields allow, so that the checker reads what was edited."""
+    try:
+        cert["inputs_sha256"] = (inequality.digest(cert) if kind == "inequality" else
+                                 counterexample.digest(kind, cert["inputs"], cert["witness"], cert["precision"]))
+    except (KeyError, TypeError):  # a field of the digest removed: the checker refuses it by the digest
+        pass
+    return cert
+
+
+EDITS = [  # (the edit, the message after "malformed certificate: ")
+    (lambda c: c["witness"].pop("A0"), "a field 'A0' is missing"),  # read from a table of the checker's own
+    (lambda c: c["witness"]["A0"].update(basis=2.5), "witness.A0.basis: a number where an array is expected"),
+    (lambda c: c["witness"]["A0"]["basis"].__setitem__(0, None), "witness.A0.basis[0]: null where an array is expected"),
+    (lambda c: c["inputs"]["X"][0].__setitem__(0, "x"), "inputs.X[0][0]: 'x' is not a decimal"),
+    (lambda c: c["values"].update(D_in=1.5), "values.D_in: a number where a string is expected"),
+    (lambda c: c.update(claim=["collapse.global"]), "claim: an array where a string is expected"),
+]
+
+
+@pytest.mark.parametrize("edit, said", EDITS, ids=[said.split(":")[0] for _, said in EDITS])
+def test_a_malformed_field_is_named(honest, edit, said):
+    cert = copy.deepcopy(honest)
+    edit(cert)
+    confirmation = certify_checker.verify(sealed(cert))
+    assert not confirmation.ok and not confirmation.refused, confirmation
+    assert confirmation.message.startswith(f"malformed certificate: {said}"), confirmation.message
+    assert not PYTHONS.search(confirmation.message), confirmation.message
+
+
+def _edits(value, path=()):
+    """Every field of value removed, or given another JSON type or one more level of nesting."""
+    if path:
+        yield path, "removed"
+        for other in (None, 7, "x", [], {}, "nest"):
+            yield path, other
+    items = value.items() if isinstance(value, dict) else enumerate(value[:2]) if isinstance(value, list) else ()
+    for key, item in items:
+        yield from _edits(item, (*path, key))
+
+
+def _edited(cert: dict, path: tuple, edit) -> dict:
+    cert = copy.deepcopy(cert)
+    parent = cert
+    for key in path[:-1]:
+        parent = parent[key]
+    if edit == "removed":
+        parent.pop(path[-1])
+    else:
+        parent[path[-1]] = [parent[path[-1]]] if edit == "nest" else edit
+    return cert
+
+
+def test_no_malformed_certificate_is_refused_in_pythons_words(honest, tmp_path, capsys):
+    """Every field of an inequality's and a counterexample's certificate removed, of another type or nested once more:
+    never a Python exception's name or type in the message."""
+    assert main(["counterexample", "residual-far", "--out", str(tmp_path / "far.json"), "-q"]) == 0
+    capsys.readouterr()
+    for cert in (honest, json.loads((tmp_path / "far.json").read_text())):
+        for path, edit in _edits(cert):
+            if path == ("inputs_sha256",):
+                continue
+            message = certify_checker.verify(sealed(_edited(cert, path, edit), cert["kind"])).message
+            assert not PYTHONS.search(message), (cert["kind"], path, edit, message)
+
+
+@pytest.mark.parametrize("command", [["certify", "verify"], ["certify_checker"]])
+def test_a_malformed_certificate_is_one_line_without_a_traceback(honest, tmp_path, command):
+    cert = copy.deepcopy(honest)
+    cert["witness"].pop("A0")
+    path = tmp_path / "cert.json"
+    path.write_text(json.dumps(sealed(cert)))
+    done = subprocess.run([sys.executable, "-m", *command, str(path)], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, check=False)
+    assert done.returncode == 1 and done.stderr == "" and done.stdout.count("\n") == 1, done
+    assert done.stdout.startswith("REJECTED: ") and "malformed certificate: a field 'A0' is missing" in done.stdout, done
