@@ -169,3 +169,63 @@ def test_the_search_stops_before_its_text_passes_the_byte_limit(tmp_path, capsys
     assert part.stat().st_size <= limit and main(["verify", str(part), "--limit", f"bytes={limit}"]) == 0
     assert main(["prove", *tanh, "--resume", str(part), "--out", str(part)]) == 0
     assert json.loads(part.read_text())["tree"] == json.loads(full.read_text())["tree"]
+
+
+# ---- the meter's price of a resumed proof: a few walks of its certificate, whatever its size
+
+
+@pytest.mark.parametrize("decided", [1 << 10, 1 << 14])
+def test_a_large_proof_near_a_limit_is_priced_in_a_few_walks(monkeypatch, decided):
+    """Each of the checker's answers walks the whole certificate, and the meter halved the boxes ahead from the boxes
+    decided so far until one fitted: a resumed proof of 100,000 leaves near the work limit was walked 12 to 18 times,
+    6 to 8 s, before its first box.  Now at most three walks find the boxes that fit, whatever the proof's size, and exactly
+    as many as the checker's estimate leaves room for."""
+    region = reductions.region(3, 1, 1, 1)
+    stated = {"kind": "region-proof", "verdict": "undecided", "claim": HALVED, "bound": None, "region": region.as_json()}
+    top, room = 53, 5
+    tree, closings = "?" * (2 * decided + 1), [(top, "direct")] * decided
+
+    def skeleton(boxes):  # the proof so far with `boxes` more at their dearest, as the meter states it
+        dearest = {"box": [["0", "1"]], "precision": top}
+        return stated | {"tree": tree + "??" * boxes, "leaves": [{**dearest, "method": "direct"}] * decided
+                         + [dearest] * boxes}
+
+    limits = Limits(work=checker_region.work(skeleton(room)))
+    assert checker.over_limits(skeleton(room + 1), checker.Limits(**vars(limits))) is not None
+    walks = []
+    for name in ("checker_refusal", "region_work"):
+        priced = getattr(region_proof.certificates, name)
+
+        def counted(cert, *args, priced=priced):
+            walks.extend([1] if len(cert["leaves"]) >= decided else [])
+            return priced(cert, *args)
+
+        monkeypatch.setattr(region_proof.certificates, name, counted, raising=False)
+    meter = region_proof.budget.Meter(stated, limits, top, tree, closings)
+    admitted = meter.admits()
+    assert len(walks) <= 3, len(walks)
+    assert admitted and meter.ahead + 1 == room
+
+
+def test_the_text_is_measured_again_only_where_its_bound_passes_the_limit():
+    """Under a user's limits the meter measured the certificate's text (built and written in full: seconds for one of
+    7 MB) at every refill: a resumed search of --time-limit 1 took 5 s.  Measured once, it is bounded by the most the boxes
+    since add, and measured again only where that bound passes the limit: never a box the text has no room for."""
+    measured, decided, limit = [], [0], 10_000
+
+    def written():  # the text now: 1,000 bytes and 5 a box decided (growth bounds a box by 10)
+        measured.append(decided[0])
+        return 1000 + 5 * decided[0]
+
+    stated = {"kind": "region-proof", "verdict": "undecided", "claim": HALVED, "bound": None,
+              "region": reductions.region(3, 1, 1, 1).as_json()}
+    meter = region_proof.budget.Meter(stated, Limits(bytes=limit, work=10**15), 53, text=(written, lambda k: 10 * k))
+    while meter.admits():
+        assert written() + 5 <= limit  # the box admitted fits
+        measured.pop()
+        meter.split()
+        decided[0] += 1
+    assert decided[0] == (limit - 1000 - 10) // 5 + 1  # every box the text has room for at its most
+    # measured again first where the first measure's bound has no room for a box (not at each refill: 1, 2, 4, ...),
+    # then each time about half the room is left
+    assert measured[:2] == [0, (limit - 1000 - 10) // 10 + 1] and len(measured) <= 16, measured

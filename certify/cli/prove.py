@@ -63,6 +63,9 @@ def run(args) -> int:
     # a violation's configuration was written over the certificate just written (which the report still named)
     options.not_overwriting("--counterexample", args.counterexample, {"--out": args.out, "--resume": args.resume})
     limits = options.limits_of(args)  # --resume's reader and the checker's
+    if args.resume and progress_display.bars_shown():  # the checker replays its every leaf first: 10,000 leaves of six
+        # tokens took a minute, with nothing on the screen
+        progress_display.line(f"certify prove: the checker confirms {args.resume} before the search resumes it")
     resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
               if args.resume else None)
     region_proof.preflight(region, profile, limits, resume)  # a limit no box fits: bad input before the progress bar

@@ -294,6 +294,14 @@ def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = N
     return certify_checker.tree_problem(cert, checker_limits) or certify_checker.over_limits(cert, checker_limits, priced)
 
 
+def region_work(cert: dict) -> int:
+    """The checker's estimate of a region proof's replay work (certify_checker.region_proof.work), in the unit of its
+    work limit: the prover's meter steers by it, and checker_refusal decides."""
+    import certify_checker.region_proof  # here: only a region proof's meter needs it
+
+    return certify_checker.region_proof.work(cert)
+
+
 def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:
     """Which of the checker's size, nesting and digits limits the written text of `cert` passes, as `certify verify`
     of its file measures it (_as_written), and how to raise it; or None.  No precision makes a
