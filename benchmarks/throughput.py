@@ -392,7 +392,7 @@ def _rate(x: float | None) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.throughput", description=__doc__.splitlines()[0])
-    parser.add_argument("--long", action="store_true", help="medians of more repeats (several minutes)")
+    parser.add_argument("--long", action="store_true", help="the median of 5 repeats (about two minutes)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--sizes", default=None, help="n x d rows, comma-separated (default: the four of the table)")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")

@@ -198,6 +198,16 @@ def test_an_unknown_argument_sends_to_the_commands_own_help(argv, prog, capsys, 
     assert "unrecognized arguments" in err and f"(see `{prog} --help`)" in err, err
 
 
+@pytest.mark.parametrize("argv", [["counterexample", "-q", "wu-fig1"], ["counterexample", "--bogus", "wu-fig1"]])
+def test_an_option_before_a_counterexamples_name_says_options_follow_the_name(argv, capsys):
+    """`certify counterexample -q wu-fig1` was refused as "unrecognized arguments: -q (see `certify --help`)": the
+    top parser's words, though -q is an option of every counterexample, given after its NAME."""
+    code, out, err = run_cli(argv, capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1, err
+    assert f"unrecognized arguments: {argv[1]}" in err and "`certify --help`" not in err, err
+    assert "before NAME: options come after it (see `certify counterexample NAME --help`)" in err, err
+
+
 def test_proofs_formal_dir_without_formal_is_refused(tmp_path, capsys):
     """--formal-dir without --formal was ignored: every derivation ran (20 s) where the formal proofs were meant."""
     code, out, err = run_cli(["proofs", "--formal-dir", str(tmp_path)], capsys)

@@ -95,8 +95,14 @@ class _Parser(argparse.ArgumentParser):
         self._argv = list(sys.argv[1:] if args is None else args)  # for _joined_hint
         self._given = {}  # dest -> the action that set it, for _once
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras and not _has_subcommands(self):  # a long one cut short, as shown() cuts a value
-            self.error(f"unrecognized arguments: {' '.join(e if len(e) <= 60 else shown(e) for e in extras)}")
+        if extras:  # a long one cut short, as shown() cuts a value
+            unknown = f"unrecognized arguments: {' '.join(e if len(e) <= 60 else shown(e) for e in extras)}"
+            if not _has_subcommands(self):
+                self.error(unknown)
+            # a parser of named kinds (counterexample NAME): NAME's parser refuses what follows NAME, so these came
+            # before it, where the top parser's words sent the user to `certify --help` for an option NAME takes
+            name = _subcommands(self).metavar
+            raise BadInput(f"{unknown} before {name}: options come after it (see `{self.prog} {name} --help`)")
         return parsed, extras
 
     def _check_value(self, action, value):
@@ -163,8 +169,12 @@ def _commands(parser: argparse.ArgumentParser):
                 yield from (_commands(sub) if _has_subcommands(sub) else [sub])
 
 
+def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+    return next((action for action in parser._actions if isinstance(action, argparse._SubParsersAction)), None)
+
+
 def _has_subcommands(parser: argparse.ArgumentParser) -> bool:
-    return any(isinstance(action, argparse._SubParsersAction) for action in parser._actions)
+    return _subcommands(parser) is not None
 
 
 def main(argv: list[str] | None = None) -> int:
