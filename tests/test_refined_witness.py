@@ -181,6 +181,32 @@ def test_refined_enclosures_hold_the_singular_value_and_narrow_with_the_precisio
             assert witness.refined is not None and (plain.upper() - plain.lower()) / exact > arb(2) ** -80
 
 
+# A binary64 SVD's basis of "rank 2 of 4" (its rank-2 matrix has binary64 singular values 3e-16 and 9e-17 beside
+# 2.7 and 1.5), as one LAPACK gives it: the iteration split that tiny pair barely past delta and lost its
+# orthogonality twice (refine._apart), so the enclosure at 256 bits stayed 1e-64 wide.  Stated here, not drawn from
+# numpy, so that the case does not depend on which basis of the null space a LAPACK returns.
+SPLIT_LATE = [[-0.28772875996782415, -0.7496805345323946, 0.583636376244786, 0.12066415024544708],
+              [-0.07221392959000178, 0.35572440722892174, 0.234904158363406, 0.9017013534748534],
+              [0.8449258825144308, -0.4190421297288495, -0.17955508460549413, 0.27975689117845554],
+              [-0.4450815230019759, -0.36856876665985344, -0.756272826630541, 0.3067750215146722]]
+
+
+@pytest.mark.parametrize("precision", [256, 1024])
+def test_a_tiny_pair_below_the_top_split_late_does_not_stall_the_refinement(precision):
+    rows = SPECIAL["rank 2 of 4"]
+    with mp.workdps(1000), ctx.workprec(3400):
+        exact = arb(mp.nstr(_largest_singular_value(_mp(rows)), 1000))
+    basis = np.array(SPLIT_LATE)
+    start = spectral.NormWitness(basis=basis, top=basis[:, 0].copy())
+    with ctx.workprec(precision):
+        M = arb_mat(rows)
+        with refine.refining(precision):
+            ball = spectral.enclose(M, refine.refined(M, start))
+    with ctx.workprec(3400):
+        assert ball.contains(exact)
+        assert (ball.upper() - ball.lower()) / exact < arb(2) ** (20 - precision)
+
+
 def test_a_forged_refined_witness_neither_moves_the_norm_nor_confirms_a_wrong_verdict(tmp_path, capsys):
     """The checker's rules are rigorous whatever the witness: a top vector and basis changed in the certificate give an
     enclosure that still holds the true a, and a certificate stating holds for a violated bound is not confirmed."""
