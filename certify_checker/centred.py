@@ -33,19 +33,13 @@ def supported(layer: dict) -> bool:
     return not ("ffn" in layer or "layernorm" in layer)
 
 
-def expm1(x: arb) -> arb:
-    """exp(x) - 1 with relative accuracy for tiny x (arb's own keeps only about 28 bits once the exponent of x passes
-    2^62): _expm1 at the working precision."""
-    return _expm1(x, *_expm1_constants(ctx.prec))
-
-
-def _expm1(x: arb, tiny: arb, near_one: arb) -> arb:
-    """exp(x) - 1, (tiny, near_one) = _expm1_constants(precision).  For |t| <= T = 2^-prec <= 1/2, Taylor's theorem
-    with the Lagrange remainder gives |expm1(t) - t| <= t^2 e^|t| / 2 <= |t| T e^(1/2) / 2 < |t| T: expm1(t) =
-    t (1 + eta), |eta| < T, so x times [1 +/- T] holds expm1 of every point of x (one product an entry of P)."""
-    if abs(x) <= tiny:
-        return x * near_one
-    return x.expm1()
+def expm1(x: arb, constants: tuple | None = None) -> arb:
+    """exp(x) - 1 (constants: _expm1_constants at the working precision).  arb's own keeps only about 28 bits once the
+    exponent of x passes 2^62; for |t| <= T = 2^-prec <= 1/2, Taylor's theorem with the Lagrange remainder gives
+    |expm1(t) - t| <= t^2 e^|t| / 2 <= |t| T e^(1/2) / 2 < |t| T: expm1(t) = t (1 + eta), |eta| < T, so x times
+    [1 +/- T] holds expm1 of every point of x (one product an entry of P)."""
+    tiny, near_one = constants or _expm1_constants(ctx.prec)
+    return x * near_one if abs(x) <= tiny else x.expm1()
 
 
 @functools.lru_cache(maxsize=64)
@@ -84,7 +78,7 @@ def attention(layer: dict, c, E):
     for i in range(n):
         shift = _shift([x for x, keep in zip(q[i], mask[i]) if keep])
         shifted = [x - shift if keep else arb(0) for x, keep in zip(q[i], mask[i])]
-        u = [_expm1(x, *constants) if keep else x for x, keep in zip(shifted, mask[i])]  # exact zeros off the mask
+        u = [expm1(x, constants) if keep else x for x, keep in zip(shifted, mask[i])]  # exact zeros off the mask
         if not all(abs(x) <= 0.5 for x in u):  # far from consensus: P - Pi directly, Z a sum of positive terms
             exponentials = [x.exp() if keep else arb(0) for x, keep in zip(shifted, mask[i])]
             Z = sum((p * x for p, x in zip(Pi[i], exponentials)), arb(0))
