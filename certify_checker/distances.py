@@ -1,6 +1,6 @@
 """Every pair's l1 distance G_ik = sum_j |q_ij - q_kj| between the rows of a matrix of integers in [0, 2^entry_bits),
 exactly, a column an operation: column j is one Python integer holding entry (i, j) in its 64-bit lane i (the standard
-library's only arithmetic on many numbers at once; a math.fsum of per-entry calls for each pair took 4 to 6 times as
+library's only arithmetic on many numbers at once; a math.fsum of per-entry calls for each pair took 2.4 to 6 times as
 long at 64 to 128 rows).  Shifted down s lanes it holds entry (i + s, j) in lane i; with h = 2^63 in every lane,
     D = (column + h) - (column shifted)   has lanes h + d, d = q_ij - q_{i+s,j}, |d| < 2^entry_bits < h: in (0, 2^64),
                                           so no lane borrows from the next;  g = D's top bit in each lane (d >= 0);

@@ -8,12 +8,12 @@ the ball (r_ij = float(rad); a conversion errs by less than an ulp).  math.fsum 
 half an ulp, by one where the C library double-rounds; 2^-51 of the sum takes two); the bounds are summed in arb.
 The pairs' sums are exact, in integers: q_ij = sum over the k matrices of floor(2^F m) (|m| <= 2, F =
 distances.entry_bits(n) - 4: m 2^F and its floor are exact in binary64) lies in (2^F m_ij - k, 2^F m_ij], and
-certify_checker.distances sums every pair's |q_ij - q_kj| a column an operation (math.fsum of per-entry calls for each
-pair took 6 ms at 64 rows).  A ball of radius at most W holding a value has both ends within 2W of it.  W
-(radius_bound): the radii summed, at most E, grown by arb's 30-bit radii rounded up at each operation (n 2^-20 E holds
-them with room), and the midpoints' rounding at p bits, 2^(1-p) |v| at each rounded v, n + 2 times 2^(1-p) (2 S + E) at
-most.  Where binary64 does not round to nearest with subnormals kept, a midpoint or radius lies outside [-2, 2] or a
-bound is not finite, every pair is kept.
+certify_checker.distances sums every pair's |q_ij - q_kj| a column an operation (a math.fsum of per-entry calls for each
+pair made the overlaps' screen 2.7 times slower at 64 rows, 4 times at 128).  A ball of radius at most W holding a
+value has both ends within 2W of it.  W (radius_bound): the radii summed, at most E, grown by arb's 30-bit radii
+rounded up at each operation (n 2^-20 E holds them with room), and the midpoints' rounding at p bits, 2^(1-p) |v| at
+each rounded v, n + 2 times 2^(1-p) (2 S + E) at most.  Where binary64 does not round to nearest with subnormals kept,
+a midpoint or radius lies outside [-2, 2] or a bound is not finite, every pair is kept.
 
 Overlaps.  floor is monotone and min 1-Lipschitz, so f_ik = 2^-F sum_j min(q_ij, q_kj) = 2^-F (R_i + R_k - G_ik) / 2
 (R_i = sum_j q_ij, G_ik = sum_j |q_ij - q_kj|) is within n 2^-F of sum_j min(m_ij, m_kj), and within E_i + E_k of o_ik,

@@ -123,8 +123,8 @@ def test_checker_stays_small():
     # certificates written before state (formula.evaluate's expm1), and expm1's 2^-prec was made once a precision; 2550
     # until a text's arrays, objects and keys were counted before it was read (load, limits.CONTAINER_BYTES: 64 MiB of
     # `[{},{},...]` took 3.5 GB and 24 s to be refused); 2635 until the Dobrushin screens summed every pair in exact
-    # integers, a column of 64-bit lanes an operation (distances, 54 lines, and overlaps' integers: a math.fsum of
-    # per-entry calls for each pair was 4 to 7 times the time from 64 rows up)
+    # integers, a column of 64-bit lanes an operation (distances, 54 lines, and overlaps' integers: with a math.fsum of
+    # per-entry calls for each pair the checker's tau took 1.3 to 4 times as long at 64 and 128 tokens)
     assert kernel < 2635, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until
