@@ -33,19 +33,20 @@ def supported(layer: dict) -> bool:
     return not ("ffn" in layer or "layernorm" in layer)
 
 
-def expm1(x: arb) -> arb:
-    """exp(x) - 1; for |x| <= 2^-prec the Taylor form x + x^2/2 +- |x|^3 (arb's own loses accuracy
-    once the exponent of x passes 2^62)."""
-    if x.abs_upper() <= _tiny(ctx.prec):
-        return x + x * x / 2 + arb(0, x.abs_upper() ** 3)
-    return x.expm1()
+def expm1(x: arb, constants: tuple | None = None) -> arb:
+    """exp(x) - 1 (constants: _expm1_constants at the working precision).  arb's own keeps only about 28 bits once the
+    exponent of x passes 2^62; for |t| <= T = 2^-prec <= 1/2, Taylor's theorem with the Lagrange remainder gives
+    |expm1(t) - t| <= t^2 e^|t| / 2 <= |t| T e^(1/2) / 2 < |t| T: expm1(t) = t (1 + eta), |eta| < T, so x times
+    [1 +/- T] holds expm1 of every point of x (one product an entry of P)."""
+    tiny, near_one = constants or _expm1_constants(ctx.prec)
+    return x * near_one if abs(x) <= tiny else x.expm1()
 
 
 @functools.lru_cache(maxsize=64)
-def _tiny(precision: int) -> arb:
-    """2^-precision, exact: made once a precision (expm1 runs for every entry of P; the power took a third of its
-    time at 384 tokens)."""
-    return arb(2) ** -precision
+def _expm1_constants(precision: int) -> tuple[arb, arb]:
+    """2^-precision, exact, and [1 +/- 2^-precision] (its radius rounded up): made once a precision (expm1 runs for
+    every entry of P; the power took a third of its time at 384 tokens)."""
+    return arb(2) ** -precision, arb(1, arb((1, -precision)))
 
 
 def _shift(values) -> arb:
@@ -73,11 +74,11 @@ def attention(layer: dict, c, E):
         total = sum((x for x, keep in zip(w, row) if keep), arb(0))
         Pi.append([x / total if keep else arb(0) for x, keep in zip(w, row)])
     Pi = Pi * n if complete else Pi  # one list n times: rows are read, never written
-    Delta = []
+    Delta, constants = [], _expm1_constants(ctx.prec)
     for i in range(n):
         shift = _shift([x for x, keep in zip(q[i], mask[i]) if keep])
         shifted = [x - shift if keep else arb(0) for x, keep in zip(q[i], mask[i])]
-        u = [expm1(x) if keep else x for x, keep in zip(shifted, mask[i])]  # exact zeros off the mask
+        u = [expm1(x, constants) if keep else x for x, keep in zip(shifted, mask[i])]  # exact zeros off the mask
         if not all(abs(x) <= 0.5 for x in u):  # far from consensus: P - Pi directly, Z a sum of positive terms
             exponentials = [x.exp() if keep else arb(0) for x, keep in zip(shifted, mask[i])]
             Z = sum((p * x for p, x in zip(Pi[i], exponentials)), arb(0))

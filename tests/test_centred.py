@@ -218,6 +218,47 @@ def test_expm1_and_log1p_keep_relative_accuracy_down_to_huge_exponents(exponent)
                 assert e.overlaps(values[0]) and l.overlaps(values[0])
 
 
+def _ends(x) -> tuple[mp.mpf, mp.mpf]:
+    """A ball's ends mid -+ rad, exactly at mpmath's working precision (enough bits for both)."""
+    (m, e), (r, f) = x.mid().mid().man_exp(), x.rad().mid().man_exp()
+    mid, rad = mp.ldexp(mp.mpf(int(m)), int(e)), mp.ldexp(mp.mpf(int(r)), int(f))
+    return mid - rad, mid + rad
+
+
+def _ball(value: mp.mpf) -> arb:
+    """The exact ball of an mpf (mpmath keeps its sign apart from its mantissa)."""
+    sign, man, exp, _ = value._mpf_
+    return arb((-int(man) if sign else int(man), int(exp)))
+
+
+@pytest.mark.parametrize("precision", [53, 128, 300])
+def test_expm1_holds_mpmath_at_both_ends_of_every_ball_around_2_to_minus_the_precision(precision):
+    """Below |x| <= 2^-prec expm1(x) is x times [1 +/- 2^-prec]; at x = 2^-prec itself expm1(x) / x - 1 is
+    2^-(prec+1) and more, so a factor [1 +/- 2^-(prec+2)], or the product's branch taken a little above 2^-prec
+    (the factor then falls short by more), misses mpmath's value at an end of some ball here.  Exact points, balls a
+    few ulps wide and balls straddling 2^-prec, of both signs, in the engine (a ball and an array) and the checker,
+    which agree exactly."""
+    from flint import fmpz
+
+    from certify_checker import centred as checker_centred
+    with ctx.workprec(precision):
+        balls = []
+        for exponent in range(-precision - 3, -precision + 4):
+            for mantissa in (1, 3, 7):
+                point = arb((mantissa, fmpz(exponent - 2)))  # mantissa 2^(exponent - 2), exact
+                for radius in (0, arb((1, fmpz(exponent - precision))), arb((1, fmpz(exponent - 3)))):
+                    balls += [arb(point, radius), arb(-point, radius)]
+        engine_array = BALL.expm1(np.array(balls, dtype=object))
+        for ball, from_array in zip(balls, engine_array):
+            engine_ball, checker_ball = BALL.expm1(ball), checker_centred.expm1(ball)
+            assert all((y.mid(), y.rad()) == (engine_ball.mid(), engine_ball.rad()) for y in (from_array, checker_ball))
+            if ball.rad() == 0:
+                assert engine_ball.rel_accuracy_bits() >= precision - 2
+            with mp.workprec(4 * precision + 64):
+                for end in _ends(ball):
+                    assert engine_ball.contains(_ball(mp.expm1(end))), (ball, end)
+
+
 def test_float64_expm1_and_log1p_are_numpys():
     from certify.core.arith import FLOAT64
     x = np.array([1e-300, -1e-12, 0.5])

@@ -288,3 +288,65 @@ def test_the_greatest_difference_screen_keeps_the_ends_of_every_pair(case, mask)
     Pi = [[arb(x.numerator) / x.denominator for x in row] for row in rows]
     with ctx.workprec(precision):
         assert_centred_tau_holds_every_pairs_ends(Delta, Pi, mask == "none")
+
+
+def overlaps_read_low_by_the_integers() -> tuple[list, Fraction]:
+    """Rows 0 and 1 overlap in x + 35 a (x = 2^-6 in column 0, a = 2^-8 the lesser of a and b = 2^-7 in the 35 fine
+    columns 5..39, alternating; their big columns 1..4 apart); rows 2 and 3 in y + 35 (a + c), c = 2^-F - 2^-(F+7) and
+    y = x - 35 c + 2^-58: 2^-58 more, the least overlap is rows 0 and 1's.  Read as floor(2^F m) (overlaps._integers)
+    every a + c loses 1 - 2^-7 of a unit and y only 35 - 0.29 units, so rows 2 and 3 read 35 units (2^-F) below rows 0
+    and 1: only the integers' share of E, n 2^-(F+1) a row, keeps the pair; the balls' own share is about a unit.  Every
+    other row puts a quarter in each big column: far."""
+    F = overlaps._integers([[[0.0] * N] * N], N)[0]
+    a, b, x = 2.0 ** -8, 2.0 ** -7, 2.0 ** -6
+    c = 2.0 ** -F - 2.0 ** -(F + 7)
+    y = x - 35 * c + 2.0 ** -58
+    assert y == Fraction(x) - 35 * Fraction(c) + Fraction(2) ** -58 and a + c == Fraction(a) + Fraction(c)  # exact
+
+    def row(first, big, low, high, odd):
+        return [first] + big + [low if j % 2 == odd else high for j in range(N - 5)]
+    rows = [row(x, [0.5, 0, 0.5, 0], a, b, 0), row(x, [0, 0.5, 0, 0.5], a, b, 1),
+            row(y, [0.5, 0, 0, 0.5], a + c, b, 0), row(y, [0, 0.5, 0.5, 0], a + c, b, 1)]
+    rows += [row(0.0, [0.25] * 4, b, b, 0)] * (N - 4)
+    return [[arb(v) for v in r] for r in rows], Fraction(x) + 35 * Fraction(a)
+
+
+def test_a_pair_the_screens_integers_read_below_the_least_is_kept():
+    with ctx.workprec(200):
+        P, least = overlaps_read_low_by_the_integers()
+        assert_tau_holds_every_pairs_ends(P)
+        lower, upper = ends(forward.dobrushin(P))
+        assert lower <= 1 - least <= upper
+        assert (0, 1) in overlaps.candidate_pairs(P)
+
+
+def differences_read_apart_by_the_integers() -> tuple[list, list]:
+    """Delta's rows 0 and 1 are +-1/2 in column 0 and g s_j, -g s_j (g = 2^-8, s_j alternating) in the 39 others,
+    the positive one of each column raised by c = 7 2^-(F+3): their distance 1 + 39 (2 g + c).  Rows 2 and 3 are
+    1/2 + z and -1/2 (z = 29 2^-F), and g t_j, -g t_j (t_j by halves, so that a cross pair is far) with the negative
+    one lowered by e = 2^-(F+3): their distance 1 + z + 39 (2 g + e), 2^-(F+2) less.  Read as floor(2^F m) every
+    column of rows 0 and 1 loses 7/8 of a unit (2^-F) and every one of rows 2 and 3 gains it: rows 2 and 3 read
+    68 units above, and only the integers' share of E, n 2^-(F+1) a row, keeps rows 0 and 1.  Every other row is 0."""
+    F = overlaps._integers([[[0.0] * N] * N], N)[0]
+    g, c, e, z = 2.0 ** -8, 7 * 2.0 ** -(F + 3), 2.0 ** -(F + 3), 29 * 2.0 ** -F
+    s = [(-1) ** j for j in range(N - 1)]
+    t = [1 if j < N // 2 else -1 for j in range(N - 1)]
+    raised = [[0.5] + [sign * g + (c if sign > 0 else 0) for sign in s], [-0.5] + [-sign * g + (c if sign < 0 else 0)
+                                                                                 for sign in s]]
+    lowered = [[0.5 + z] + [sign * g - (e if sign < 0 else 0) for sign in t],
+               [-0.5] + [-sign * g - (e if sign > 0 else 0) for sign in t]]
+    rows = raised + lowered
+    rows += [[0.0] * N] * (N - 4)
+    exact = [[Fraction(x) for x in row] for row in rows]
+    distance_01, distance_23 = (sum(abs(a - b) for a, b in zip(exact[i], exact[i + 1])) for i in (0, 2))
+    assert distance_01 - distance_23 == Fraction(2) ** -(F + 2)
+    assert [float(v) for v in (g + c, g + e, 0.5 + z)] == [Fraction(g) + Fraction(c), Fraction(g) + Fraction(e),
+                                                           Fraction(1, 2) + Fraction(z)]  # exact in binary64
+    return [[arb(x) for x in row] for row in rows], [[arb(1) / N] * N] * N
+
+
+def test_a_pair_the_screens_integers_read_below_the_greatest_is_kept():
+    with ctx.workprec(200):
+        Delta, Pi = differences_read_apart_by_the_integers()
+        assert_centred_tau_holds_every_pairs_ends(Delta, Pi, True)
+        assert (0, 1) in overlaps.difference_pairs(Delta, None)
