@@ -165,7 +165,7 @@ def test_an_interrupted_attack_without_a_folder_says_how_to_make_it_resumable(mo
 
 def test_the_cli_names_every_file_it_wrote(tmp_path, capsys):
     out = tmp_path / "a1"
-    assert main(ARGV + ["--budget", "100", "--out", str(out), "-q"]) == 1
+    assert main(small() + ["--out", str(out), "-q"]) == 1
     printed = capsys.readouterr().out
     files = sorted(path.name for path in out.iterdir() if not path.name.startswith("."))
     assert attack_folder.PARAMETERS in files and attack_folder.JOURNAL in files
@@ -212,20 +212,20 @@ def test_a_number_of_starts_the_user_did_not_give_is_named_as_following_from_the
     assert err.count("\n") == 1 and "holds another attack (different --starts (from --budget));" in err, err
 
 
-@pytest.mark.parametrize("extra, key, edited", [
-    (["--d", "2", "--d-k", "1"], "d_k", 1.0),  # a float where the integer K is required
-    ([], "n", 2.0),
-    ([], "seed", 3.0),
-    ([], "with_v", 0),  # a number where a boolean is
-    ([], "max_prec", 16384.0),
-    ([], "budget", {"evaluations": 100.0}),
-    ([], "l_range", [0.0625, 1024]),  # an integer where a real is (the same number)
+@pytest.mark.parametrize("changes, key, edited", [
+    ({"--d": "2", "--d-k": "1"}, "d_k", 1.0),  # a float where the integer K is required
+    ({}, "n", 2.0),
+    ({}, "seed", 3.0),
+    ({}, "with_v", 0),  # a number where a boolean is
+    ({}, "max_prec", 16384.0),
+    ({}, "budget", {"evaluations": 100.0}),
+    ({}, "l_range", [0.0625, 1024]),  # an integer where a real is (the same number)
 ])
-def test_a_parameter_of_another_json_type_is_refused_not_resumed(tmp_path, capsys, extra, key, edited):
+def test_a_parameter_of_another_json_type_is_refused_not_resumed(tmp_path, capsys, changes, key, edited):
     """Python's == takes 2.0 for 2 and 0 for false: an attack.json edited so ("d_k": 2.0) resumed as the attack
     it equals.  It is refused in one line, exit 2, and nothing in the folder changes."""
     out = tmp_path / "a"
-    argv = small() + extra + ["-q", "--out", str(out)]
+    argv = small(**changes) + ["-q", "--out", str(out)]
     assert main(argv) in (0, 1)
     parameters = json.loads((out / attack_folder.PARAMETERS).read_text())
     assert parameters[key] == edited and parameters[key] is not edited  # equal in Python, of another JSON type

@@ -12,6 +12,7 @@ import pytest
 from flint import arb, ctx
 from mpmath import mp
 
+import certify_checker
 from certify_checker import ln_equilibria as checker
 from certify.cli import main
 from certify.studies.wu import equilibria
@@ -246,8 +247,8 @@ def test_a_token_of_lower_dimension_than_the_one_before_is_refused(cert):
     X = midpoint_matrix(listed, 3)
     assert mp.mnorm(post_ln_layer(X, mp.mpf(3)) - X, 1) > mp.mpf(1) / 10  # not a fixed point
     forged = _stated_as_the_checker_would(cert, listed)
-    ok, message = checker.verify(forged)
-    assert not ok and "nondecreasing" in message, message
+    confirmation = certify_checker.verify(forged)  # malformed: worded, naming the field, by the checker's entry
+    assert not confirmation.ok and "nondecreasing" in confirmation.message, confirmation
 
 
 def test_a_box_is_a_list_of_its_ends_not_an_object_whose_keys_are_read(cert):
@@ -256,8 +257,8 @@ def test_a_box_is_a_list_of_its_ends_not_an_object_whose_keys_are_read(cert):
     forged = copy.deepcopy(cert)
     token = forged["witness"]["equilibria"][0]["tokens"][0]
     token["box"] = [{lo: "from -1000", hi: "to 1000"} for lo, hi in token["box"]]
-    ok, message = checker.verify(_redigested(forged))
-    assert not ok and "[lo, hi]" in message, message
+    confirmation = certify_checker.verify(_redigested(forged))
+    assert not confirmation.ok and "[lo, hi]" in confirmation.message, confirmation
 
 
 def _stated_as_the_checker_would(cert: dict, listed: dict) -> dict:
