@@ -441,14 +441,14 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
                                                             tree="?", left=[reduction.root]))
         depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
-    meter = budget.Meter(stated, limits, top, tree, closings, text=_text_meter(reduction, top, limits, current, depth))
+    meter = budget.Meter(stated, limits, top, tree, closings, text=_text_meter(reduction, top, current, depth))
     if not meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
                        f"the proof's certificate past {meter.reason()}")
     return meter
 
 
-def _text_meter(reduction: reductions.Reduction, top: int, limits: Limits, current, depth):
+def _text_meter(reduction: reductions.Reduction, top: int, current, depth):
     """budget.Meter's text: the checker reads the certificate as its text, which the meter's measure of the
     skeleton's tree falls short of (a byte limit was found passed only once the search had ended: PROVED, not
     certified, and nothing written).  Under the defaults too: there the checker's confirmation measures the tree only
