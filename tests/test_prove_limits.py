@@ -4,11 +4,13 @@ stopped (undecided, saying which limit and how to raise it) before its certifica
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 import certify_checker as checker
 from certify.cli import main
+from certify.core import limits as core_limits
 from certify.core.limits import Limits
 from certify.prove import bnb, profiles, reductions
 from certify.prove import region as region_proof
@@ -171,6 +173,31 @@ def test_the_search_stops_before_its_text_passes_the_byte_limit(tmp_path, capsys
     assert json.loads(part.read_text())["tree"] == json.loads(full.read_text())["tree"]
 
 
+
+def test_under_the_default_limits_the_search_stops_before_its_text_passes_the_byte_limit(monkeypatch, tmp_path, capsys):
+    """Under the default limits the meter measured only the skeleton's tree (9 bytes a box at its dearest, against some
+    90 of the text written), while the checker's confirmation reads a certificate that is not certain to fit as its
+    text: with the default byte limit at half a proof's size, the search ran to its end, printed PROVED (NOT CERTIFIED)
+    and wrote nothing.  It stops as under an explicit equal limit: undecided, naming the byte limit, with the same
+    partial proof written, which `certify verify` accepts and a raised limit resumes to the whole proof."""
+    tanh = ["collapse.tanh", *LINE]
+    full, explicit, part = tmp_path / "full.json", tmp_path / "explicit.json", tmp_path / "part.json"
+    assert main(["prove", *tanh, "--out", str(full)]) == 0
+    limit = full.stat().st_size // 2
+    assert main(["prove", *tanh, "--limit", f"bytes={limit}", "--out", str(explicit)]) == 3
+    defaults = replace(core_limits.DEFAULT, bytes=limit)  # the documented limits, but for a byte limit a test can reach
+    for module, name in ((core_limits, "DEFAULT"), (region_proof.certificates, "DEFAULT"), (region_proof, "DEFAULT_LIMITS")):
+        monkeypatch.setattr(module, name, defaults)
+    capsys.readouterr()
+    assert main(["prove", *tanh, "--out", str(part)]) == 3
+    printed = capsys.readouterr().out
+    assert "UNDECIDED:" in printed and "NOT CERTIFIED" not in printed and "--limit bytes=N" in printed, printed
+    assert part.exists() and part.stat().st_size <= limit and main(["verify", str(part)]) == 0
+    assert json.loads(part.read_text())["tree"] == json.loads(explicit.read_text())["tree"]
+    assert main(["prove", *tanh, "--resume", str(part), "--limit", f"bytes={Limits().bytes}", "--out", str(part)]) == 0
+    assert json.loads(part.read_text())["tree"] == json.loads(full.read_text())["tree"]
+
+
 # ---- the meter's price of a resumed proof: a few walks of its certificate, whatever its size
 
 
@@ -201,7 +228,7 @@ def test_a_large_proof_near_a_limit_is_priced_in_a_few_walks(monkeypatch, decide
             return priced(cert, *args)
 
         monkeypatch.setattr(region_proof.certificates, name, counted, raising=False)
-    meter = region_proof.budget.Meter(stated, limits, top, tree, closings)
+    meter = region_proof.budget.Meter(stated, limits, top, tree, closings, text=(lambda: 0, lambda boxes: 0))  # no text
     admitted = meter.admits()
     assert len(walks) <= 3, len(walks)
     assert admitted and meter.ahead + 1 == room

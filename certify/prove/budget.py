@@ -23,12 +23,13 @@ class Meter:
     """A region proof's certificate as the checker prices it: the tree's length and the leaves' precisions and
     methods so far."""
 
-    def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", closings: tuple = (), text=None):
+    def __init__(self, stated: dict, limits: Limits, top: int, tree: str = "?", closings: tuple = (), *, text):
         self.stated = stated  # what the checker's estimate reads besides tree and leaves: kind, region, bound
         self.limits, self.top = limits, top
-        # Under a user's limits the checker reads the certificate as the text written (certificate.confirm), longer
-        # than its measure of the skeleton's tree: (written, growth), functions giving the bytes of that text so far
-        # and the most bytes m more boxes add to it; None under the defaults.
+        # The checker reads the certificate as the text written (certificate.confirm, which measures the tree in its
+        # place only under the defaults and where the text is certain to fit), longer than its measure of the
+        # skeleton's tree: (written, growth), functions giving the bytes of that text so far and the most bytes m
+        # more boxes add to it.
         self.text = text
         # The text's bytes as last measured (written() builds and writes the whole certificate: seconds for one of
         # 7 MB, measured at every refill, a resumed search of --time-limit 1 took 5 s), and the boxes decided since,
@@ -80,8 +81,6 @@ class Meter:
         alone = self.stated | {"tree": "?", "leaves": []}  # the work of one box more, priced on a certificate of none
         box = certificate.region_work(alone | {"tree": "???", "leaves": [self._leaf(self.top)]}) - certificate.region_work(alone)
         most = max(0, (self.limits.work - certificate.region_work(self._skeleton(0))) // max(1, box))
-        if self.text is None:
-            return most
         low, high = 0, most
         while low < high:  # the most whose text fits
             middle = (low + high + 1) // 2
@@ -93,8 +92,6 @@ class Meter:
         text last measured and the most the boxes since and these add (growth(k) bounds any k boxes up to the deepest
         now and k more, and those since were no deeper), measured afresh only where that bound leaves no room for one
         box: near the byte limit, not at every refill."""
-        if self.text is None:
-            return False
         written, growth = self.text
         if self._measured is None or (self._since and boxes == 1
                                       and self._measured + growth(self._since + 1) > self.limits.bytes):

@@ -429,34 +429,34 @@ def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFA
     """The meter of the proof's certificate under the checker's limits (certify.prove.budget), from the proof it
     continues (`resume`, confirmed by resumable) or the root box; BadInput, before any work, when not even the
     next box can be decided within them.  current, depth: functions giving the certificate as the search stands and
-    its deepest box's bisections (prove's), whose text the meter measures under a user's limits; by default the
-    certificate it starts from."""
+    its deepest box's bisections (prove's), whose text the meter measures; by default the certificate it starts
+    from."""
     stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
     tree, closings = (resume["tree"], [(leaf["precision"], leaf["method"]) for leaf in resume["leaves"]]) if resume \
         else ("?", ())
     reduction = reductions.reduce(region)
-    if current is None:  # built when the meter measures it (a user's limits only)
+    if current is None:  # built when the meter measures it
         current = lambda: resume or certificate(ProofResult(UNDECIDED, region, reduction, profile,  # noqa: E731
                                                             tree="?", left=[reduction.root]))
         depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
-    meter = budget.Meter(stated, limits, top, tree, closings, _text_meter(reduction, top, limits, current, depth))
+    meter = budget.Meter(stated, limits, top, tree, closings, text=_text_meter(reduction, top, current, depth))
     if not meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
                        f"the proof's certificate past {meter.reason()}")
     return meter
 
 
-def _text_meter(reduction: reductions.Reduction, top: int, limits: Limits, current, depth):
-    """budget.Meter's text: under a user's limits the checker reads the certificate as its text, which the meter's
-    measure of the skeleton's tree falls short of (a byte limit was found passed only once the search had ended:
-    PROVED, not certified, and nothing written).  The bytes so far (current()'s text, with room for its volume proved,
-    a dyadic fraction of at most MAX_DEPTH bits), and the most m more boxes add: each a split, which trades an open
-    box for two, or a closing, which moves one to the leaves, of boxes at most depth() + m bisections deep.  None
-    under the defaults, where the checker measures the tree (certify.engine.certificate.confirm)."""
-    if limits == DEFAULT_LIMITS:
-        return None
+def _text_meter(reduction: reductions.Reduction, top: int, current, depth):
+    """budget.Meter's text: the checker reads the certificate as its text, which the meter's measure of the
+    skeleton's tree falls short of (a byte limit was found passed only once the search had ended: PROVED, not
+    certified, and nothing written).  Under the defaults too: there the checker's confirmation measures the tree only
+    of a certificate whose text is certain to fit (certify.engine.certificate.confirm), and a proof whose text passed
+    the byte limit, which the tree's measure (9 bytes a box at its dearest, some 90 written) let the search reach, was
+    refused the same.  The bytes so far (current()'s text, with room for its volume proved, a dyadic fraction of at
+    most MAX_DEPTH bits), and the most m more boxes add: each a split, which trades an open box for two, or a
+    closing, which moves one to the leaves, of boxes at most depth() + m bisections deep."""
     room = 2 * len(str(2 ** MAX_DEPTH)) + 1
 
     def entry(key: str, value) -> int:  # the bytes of one more entry of the certificate's list `key`
