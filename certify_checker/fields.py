@@ -41,7 +41,10 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
         trace = trace.tb_next
     held = [list(frame.f_locals.values()) for frame in reversed(frames)]
     quotes = set(re.findall(r"(?:^|\s)'([^']*)'(?=\s|$)|(?:^|\s)\"([^\"]*)\"(?=\s|$)", text))
-    paths, said = _walk(cert, {id(value) for values in held for value in values}, {q for pair in quotes for q in pair})
+    walked = _walk(cert, {id(value) for values in held for value in values}, {q for pair in quotes for q in pair})
+    if walked is None:
+        return None
+    paths, said = walked
     for values in held:
         direct = [(paths[id(v)][0], v) for v in values if len(paths.get(id(v), ())) == 1 and paths[id(v)][0]]
         if not direct:
@@ -63,16 +66,25 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
     return None
 
 
-def _walk(cert, wanted: set[int], quoted: set[str]) -> tuple[dict, dict]:
+# The most parts of a certificate walked to name a field: an honest certificate's malformed copy has some thousands;
+# a path a part, 64 MiB of one array walked took 50 s and 3 GB to name a field, which the message can do without.
+WALKED = 100_000
+
+
+def _walk(cert, wanted: set[int], quoted: set[str]) -> tuple[dict, dict] | None:
     """({id: the paths of cert's parts that are the objects `wanted`}, {text: how many of cert's small values read
-    as this text}) for the texts `quoted`: one walk of the certificate, a JSON tree within the limits."""
-    paths, said, stack = {}, {}, [((), cert)]
+    as this text}) for the texts `quoted`: one walk of the certificate, a JSON tree within the limits; None past
+    WALKED parts."""
+    paths, said, stack, count = {}, {}, [((), cert)], 1
     while stack:
         path, value = stack.pop()
         if id(value) in wanted and _own(value):
             paths.setdefault(id(value), []).append(path)
         if quoted and _small(value) and (shown_value := str(value)) in quoted:
             said[shown_value] = said.get(shown_value, 0) + 1
+        count += len(value) if isinstance(value, (dict, list)) else 0  # the parts about to be walked, before they are
+        if count > WALKED:
+            return None
         stack += [((*path, key), item) for key, item in _entries(value)]
     return paths, said
 

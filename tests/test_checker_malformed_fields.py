@@ -17,7 +17,7 @@ import pytest
 import certify_checker
 from certify import engine
 from certify.cli import main
-from certify_checker import counterexample, inequality
+from certify_checker import counterexample, fields, inequality
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYER = {"X": [["1", "0"], ["0", "1"], ["-1", "1"]], "A": [["1", "0"], ["0", "1"]]}
@@ -106,3 +106,15 @@ def test_a_malformed_certificate_is_one_line_without_a_traceback(honest, tmp_pat
                           timeout=120, check=False)
     assert done.returncode == 1 and done.stderr == "" and done.stdout.count("\n") == 1, done
     assert done.stdout.startswith("REJECTED: ") and "malformed certificate: a field 'A0' is missing" in done.stdout, done
+
+
+def test_a_large_malformed_certificate_is_described_without_walking_all_of_it(honest, monkeypatch):
+    """Naming the field walks the certificate: 64 MiB of one array took 50 s and 3 GB, for a message.  Past
+    fields.WALKED parts no field is named, and no more than that many parts are walked."""
+    cert = copy.deepcopy(honest)
+    cert["witness"]["A0"]["basis"] = [2.5] * (3 * fields.WALKED)
+    walked = []
+    monkeypatch.setattr(fields, "_entries", lambda value, entries=fields._entries: walked.append(1) or entries(value))
+    confirmation = certify_checker.verify(sealed(cert))
+    assert not confirmation.ok and confirmation.message.startswith("malformed certificate: "), confirmation
+    assert 0 < len(walked) <= fields.WALKED, len(walked)
