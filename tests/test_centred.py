@@ -259,6 +259,31 @@ def test_expm1_holds_mpmath_at_both_ends_of_every_ball_around_2_to_minus_the_pre
                     assert engine_ball.contains(_ball(mp.expm1(end))), (ball, end)
 
 
+
+@pytest.mark.parametrize("precision", [2, 3, 5, 8, 13])
+def test_expm1_holds_mpmath_over_balls_about_zero_and_at_low_precisions(precision):
+    """Where 2^-prec is large (1/4 at 2 bits) expm1(t) / t - 1 reaches ~2^-(prec+1) on the product's branch, the
+    least room below its factor's 2^-prec; and balls about 0 (or whose one end crosses it) reach the branch with an
+    end of either sign.  Radii from 2^-(prec+9) of 2^-prec to just past it (python-flint rounds a radius up, so an
+    end at exactly 2^-prec takes arb's own branch), in the engine and the checker, which agree exactly."""
+    from flint import fmpz
+
+    from certify_checker import centred as checker_centred
+    with ctx.workprec(precision):
+        tiny = arb((1, fmpz(-precision)))
+        balls = []
+        for shift in range(10):
+            radius = arb((1, fmpz(-precision - shift)))
+            balls += [arb(0, radius), arb(radius / 2, radius / 2), arb(-radius / 2, radius / 2),
+                      arb(tiny - radius / 2, radius / 4), arb(radius / 4 - tiny, radius / 4)]
+        assert sum(abs(ball) <= tiny for ball in balls) >= len(balls) // 2  # the product's branch, mostly
+        for ball in balls:
+            engine_ball, checker_ball = BALL.expm1(ball), checker_centred.expm1(ball)
+            assert (checker_ball.mid(), checker_ball.rad()) == (engine_ball.mid(), engine_ball.rad())
+            with mp.workprec(4 * precision + 64):
+                for end in _ends(ball):
+                    assert engine_ball.contains(_ball(mp.expm1(end))), (ball, end)
+
 def test_float64_expm1_and_log1p_are_numpys():
     from certify.core.arith import FLOAT64
     x = np.array([1e-300, -1e-12, 0.5])

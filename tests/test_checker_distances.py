@@ -54,3 +54,23 @@ def test_the_screens_integer_bounds_are_floors_of_the_exact_values():
     for value in values:
         x = arb((value.numerator, 1 - value.denominator.bit_length()))  # the denominator a power of two: exact
         assert overlaps._units(x, 52) == value.numerator * 2**52 // value.denominator, value
+
+
+@pytest.mark.parametrize("n", [32, 63, 64, 127, 128, 255, 256])
+@pytest.mark.parametrize("matrices", [1, 2])
+def test_the_screens_integers_at_the_ends_of_the_midpoints_range_fit_the_lanes_and_sum_exactly(n, matrices):
+    """overlaps._integers reads midpoints in [-2, 2] (one matrix, or Delta and Pi with a mask) as lanes in
+    [0, k 2^(F+2)]: at midpoints +-2 in every pattern, on both sides of the row counts where F steps down, every lane
+    entry stays below 2^entry_bits(n) (the lanes' range the F of each n is derived to keep) and every pair's distance,
+    at 2^-F, is sum_j |m_ij - m_kj| exactly (+-2 lie on the grid: no rounding)."""
+    rng = random.Random(n * 10 + matrices)
+    ends = [-2.0, 2.0]
+    mids = [[[rng.choice(ends) for _ in range(n)] for _ in range(n)] for _ in range(matrices)]
+    for m in mids:  # both ends of the lanes' range in every column: all -2 (lane 0) and all 2 (the top)
+        m[0], m[-1] = [-2.0] * n, [2.0] * n
+    F, _, lanes = overlaps._integers(mids, n)
+    assert max(map(max, lanes)) == matrices << (F + 2) < 1 << distances.entry_bits(n)
+    assert min(map(min, lanes)) == 0
+    sums = [[sum(column) for column in zip(*rows)] for rows in zip(*mids)]
+    exact = {pair: Fraction(value) * 2**F for pair, value in plain(sums).items()}
+    assert distances.pairwise(lanes) == exact
