@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from certify import engine, figures
 from certify.core import files, limits
