@@ -31,10 +31,10 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
-from certify import signals  # noqa: E402
+from certify import errors, signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
-from certify.errors import MOST_KEYS_SHOWN, BadInput, KilledFromOutside, did_you_mean, one_line, shown  # noqa: E402
+from certify.errors import BadInput, KilledFromOutside, did_you_mean, one_line, shown  # noqa: E402
 
 # Order is the order of `certify --help`.
 COMMANDS = [
@@ -102,9 +102,9 @@ class _Parser(argparse.ArgumentParser):
         if (options := sum(word[:1] == "-" and word != "-" for word in self._argv[:ended])) > MOST_OPTIONS:
             self.error(f"{options} options on one command line, more than any command takes ({MOST_OPTIONS} at most)")
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras:  # a long one cut short, as shown() cuts a value, and the first MOST_KEYS_SHOWN of many
-            listed = " ".join(e if len(e) <= 60 else shown(e) for e in extras[:MOST_KEYS_SHOWN])
-            more = f" and {len(extras) - MOST_KEYS_SHOWN} more" if len(extras) > MOST_KEYS_SHOWN else ""
+        if extras:  # a long one cut short, as shown() cuts a value, and the first errors.MOST_KEYS_SHOWN of many
+            listed = " ".join(e if len(e) <= 60 else shown(e) for e in extras[:errors.MOST_KEYS_SHOWN])
+            more = f" and {len(extras) - errors.MOST_KEYS_SHOWN} more" if len(extras) > errors.MOST_KEYS_SHOWN else ""
             unknown = f"unrecognized arguments: {listed}{more}"
             if not _has_subcommands(self):
                 self.error(unknown)
