@@ -106,8 +106,8 @@ def test_thousands_of_options_are_refused_before_argparse_reads_them(repeated, m
     20,000 `--limit bytes=1` (refused as given twice only after all were read) took 10 s, the 180,000 a command line
     holds some minutes.  A command line of more options than any command takes is refused before argparse reads it."""
     read = []
-    monkeypatch.setattr(argparse.ArgumentParser, "_parse_optional",
-                        lambda self, arg, parse=argparse.ArgumentParser._parse_optional: read.append(1) or parse(self, arg))
+    parse = argparse.ArgumentParser._parse_optional
+    monkeypatch.setattr(argparse.ArgumentParser, "_parse_optional", lambda self, arg: read.append(1) or parse(self, arg))
     assert main(["verify", *repeated * 5000, "c.json"]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and "options" in err and len(err) < 300, err
