@@ -51,8 +51,7 @@ def _limit(item: str, limits: Limits) -> Limits:
 def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
     """(the certificates' paths, the limits) of a command line, None for --help; ValueError when it is wrong (an
     option was read as a file: "cannot read --help"; a limit given twice, whose last value was kept silently)."""
-    paths, limits, given = [], LIMITS, {}
-    rest = iter(argv)  # each word read once: list.pop(0) moved every word after it (200,000 paths: 3 s)
+    paths, limits, given, rest = [], LIMITS, {}, iter(argv)  # each word read once: pop(0) moved all after it
     while (word := next(rest, None)) is not None:
         if word in ("-h", "--help"):
             return None
