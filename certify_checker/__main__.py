@@ -39,31 +39,31 @@ def _limit(item: str, limits: Limits) -> Limits:
     names = [field.name for field in dataclasses.fields(Limits)]
     name, equals, value = (part.strip() for part in item.partition("="))
     if name not in names:
-        raise ValueError(f"--limit {item!r}: unknown limit; the limits are {', '.join(names)}")
+        raise ValueError(f"--limit {item!r:.60}: unknown limit; the limits are {', '.join(names)}")
     number = decimal.Decimal(value if equals and _INTEGER.fullmatch(value) else 0)  # exact, whatever its exponent
     if not (number == number.to_integral_value() and 0 < number < 10 ** 30):
-        raise ValueError(f"--limit {item!r}: expected NAME=VALUE, VALUE a positive integer of at most 30 digits")
+        raise ValueError(f"--limit {item!r:.60}: expected NAME=VALUE, VALUE a positive integer of at most 30 digits")
     if name == "digits" and number > _MOST_DIGITS:
-        raise ValueError(f"--limit {item!r}: a number has at most {_MOST_DIGITS} digits")
+        raise ValueError(f"--limit {item!r:.60}: a number has at most {_MOST_DIGITS} digits")
     return dataclasses.replace(limits, **{name: int(number)})
 
 
 def arguments(argv: list[str]) -> tuple[list[str], Limits] | None:
     """(the certificates' paths, the limits) of a command line, None for --help; ValueError when it is wrong (an
     option was read as a file: "cannot read --help"; a limit given twice, whose last value was kept silently)."""
-    paths, limits, rest, given = [], LIMITS, list(argv), {}
-    while rest:
-        word = rest.pop(0)
+    paths, limits, given, rest = [], LIMITS, {}, iter(argv)  # each word read once: pop(0) moved all after it
+    while (word := next(rest, None)) is not None:
         if word in ("-h", "--help"):
             return None
         if word == "--limit" or word.startswith("--limit="):
-            if word == "--limit" and not rest:
+            item = next(rest, None) if word == "--limit" else word.partition("=")[2]
+            if item is None:
                 raise ValueError("--limit needs NAME=VALUE")
-            item = rest.pop(0) if word == "--limit" else word.partition("=")[2]
             limits = _limit(item, limits)
             name = item.partition("=")[0].strip()
             if name in given:
-                raise ValueError(f"--limit {name} given more than once ({given[name]!r}, {item!r}); give it once")
+                raise ValueError(f"--limit {name} given more than once ({given[name]!r:.60}, {item!r:.60}); "
+                                 "give it once")
             given[name] = item
         elif word == "--":
             paths += rest
@@ -159,4 +159,5 @@ def guarded(argv: list[str]) -> int:
         return EXIT_INTERNAL_ERROR
 
 
-sys.exit(guarded(sys.argv[1:]))
+if __name__ == "__main__":  # `python -m certify_checker`; its functions importable
+    sys.exit(guarded(sys.argv[1:]))

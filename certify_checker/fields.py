@@ -27,7 +27,9 @@ _WANTED = ((rf"object of type {_T} has no len\(\)|{_T} object is not iterable", 
              rf"for \S+ {_T}"), "{} where a number is expected"))
 _VALUE = ((r"too many values to unpack|not enough values to unpack", "an array of the wrong length"),
           (r"invalid literal for int|could not convert|invalid string for arb",
-           "not a number as certificates state one"))
+           "not a number as certificates state one"),
+          # a number read whole (2^16000 as 0x1p16000) that the checker writes in decimal, as a claim states it
+          (r"Exceeds the limit \((\d+) digits\) for integer string", "a number of more than {} digits written out"))
 
 
 def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None:
@@ -135,7 +137,8 @@ def described(err: BaseException, cert) -> str:
     if isinstance(err, ArithmeticError):
         return f"{at}a number out of range"
     if isinstance(err, ValueError):
-        return at + next((words for pattern, words in _VALUE if re.search(pattern, text)), text)  # or the checker's
+        return at + next((words.format(*found.groups()) for pattern, words in _VALUE
+                          if (found := re.search(pattern, text))), text)  # or the checker's
     if wanted:
         return at + wanted[1].format(_JSON.get(kind, "a value of another kind"))
     return f"{at}a value of the wrong kind"

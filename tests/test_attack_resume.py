@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from certify import engine
+from certify import engine, errors
 from certify.cli import main
 from certify.errors import BadInput
 from certify.jobs.store import locked
@@ -571,3 +571,21 @@ def test_verify_of_the_folders_certificate_names_the_bound_it_certifies(tmp_path
         assert out.startswith("OK: ") and f"bound: {bound}" in out, out
         assert main(["verify", str(tmp_path / folder / attack_folder.CERTIFICATE), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["target"] == f"bound: {bound}"
+
+
+def test_keys_edited_into_the_parameters_are_listed_short(tmp_path, capsys, monkeypatch):
+    """Keys edited into attack.json were each named whole in the refusal: a million made a line of 8.9 MB, a key of
+    15 MB one of 35 MB (escaped character by character first, 2.9 s and 0.9 GB).  Ten are listed, each cut short."""
+    out = tmp_path / "a1"
+    assert main(small() + ["--out", str(out)]) == 1
+    stored = json.loads((out / attack_folder.PARAMETERS).read_text())
+    stored.update({f"k{i:04}": 0 for i in range(2000)}, **{"k\n\x1b" * 100_000: 0})
+    (out / attack_folder.PARAMETERS).write_text(json.dumps(stored))
+    written = []
+    monkeypatch.setattr(errors, "one_line", lambda message, line=errors.one_line: written.append(len(message)) or
+                        line(message))
+    capsys.readouterr()
+    assert main(small() + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "holds another attack (different " in err and "k0000, k0001, " in err, err
+    assert "(2001 in all)" in err and len(err) < 500 + len(str(out)) and max(written) < 1000, (len(err), max(written))

@@ -118,3 +118,17 @@ def test_a_large_malformed_certificate_is_described_without_walking_all_of_it(ho
     confirmation = certify_checker.verify(sealed(cert))
     assert not confirmation.ok and confirmation.message.startswith("malformed certificate: "), confirmation
     assert 0 < len(walked) <= fields.WALKED, len(walked)
+
+
+@pytest.mark.parametrize("q", ["0x1p16000", "0x1p-16000", "1" * 4100 + "e300"])
+def test_a_number_too_long_to_write_is_described_in_json_terms(q, tmp_path, capsys):
+    """A q whose exact value has more than 4300 digits (2^16000 written 0x1p16000) is read, but Python refuses to write
+    its integers in decimal: the message was Python's ("Exceeds the limit (4300 digits) for integer string
+    conversion; use sys.set_int_max_str_digits() to increase the limit"), advice for a programmer."""
+    assert main(["counterexample", "residual-far", "--out", str(tmp_path / "far.json"), "-q"]) == 0
+    capsys.readouterr()
+    cert = json.loads((tmp_path / "far.json").read_text())
+    cert["inputs"]["q"] = q
+    confirmation = certify_checker.verify(sealed(cert, "residual-far"))
+    assert not confirmation.ok and confirmation.message.startswith("malformed certificate: "), confirmation
+    assert "sys." not in confirmation.message and "more than 4300 digits" in confirmation.message, confirmation

@@ -98,3 +98,28 @@ def test_a_limit_repeats_with_different_names_but_not_the_same_one(tmp_path, cap
 def test_run_only_repeats():
     args = build_parser(only="run").parse_args(["run", "--only", "claims", "--only", "proofs"])
     assert args.only == ["claims", "proofs"]
+
+
+@pytest.mark.parametrize("repeated", [["--limit", "bytes=1"], ["--out"], ["-q"]], ids=["limit", "out", "q"])
+def test_thousands_of_options_are_refused_before_argparse_reads_them(repeated, monkeypatch, capsys):
+    """argparse looks for the next option among all of them at each option, in time that grows with their square:
+    20,000 `--limit bytes=1` (refused as given twice only after all were read) took 10 s, the 180,000 a command line
+    holds some minutes.  A command line of more options than any command takes is refused before argparse reads it."""
+    read = []
+    parse = argparse.ArgumentParser._parse_optional
+    monkeypatch.setattr(argparse.ArgumentParser, "_parse_optional", lambda self, arg: read.append(1) or parse(self, arg))
+    assert main(["verify", *repeated * 5000, "c.json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "options" in err and len(err) < 300, err
+    assert len(read) <= 2 * 1000, len(read)  # no more words looked at than the cap allows
+
+
+def test_words_after_double_dash_are_not_counted_and_many_extras_are_listed_short(capsys):
+    """After "--" a word that begins with a dash is a value, not an option; the extras argparse leaves are listed
+    ten and their count (20,000 made a line of 140 kB)."""
+    assert main(["verify", "--", *["-x.json"] * 2000]) == 2
+    err = capsys.readouterr().err
+    assert "options on one command line" not in err and "and 1989 more" in err and len(err) < 300, err
+    assert main(["check", *["c.json"] * 20000]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unrecognized arguments" in err and len(err) < 300, err

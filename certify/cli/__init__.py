@@ -31,7 +31,7 @@ from pathlib import Path
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import certify  # noqa: E402  (after the BLAS setting, like every import that may load numpy)
-from certify import signals  # noqa: E402
+from certify import errors, signals  # noqa: E402
 from certify.cli import options  # noqa: E402
 from certify.core import files, progress  # noqa: E402
 from certify.errors import BadInput, KilledFromOutside, did_you_mean, one_line, shown  # noqa: E402
@@ -55,6 +55,10 @@ COMMANDS = [
     "completion",
 ]
 
+# The most words that look like options (a dash first, before "--") a command line may hold: argparse looks for the
+# next option among all of them at each one, in time that grows with their square (20,000 took 10 s, the 180,000 a
+# command line holds some minutes), where a command takes some tens.
+MOST_OPTIONS = 1000
 OWN_OPTIONS = ("--help", "--version")  # the options of `certify` itself, before any command
 
 # The verdicts' exit codes (0 holds, 1 violated, 3 undecided) are certify.core.verdicts.EXIT_CODES.
@@ -94,9 +98,14 @@ class _Parser(argparse.ArgumentParser):
         # whose message sent the user to `certify --help` rather than to the command's
         self._argv = list(sys.argv[1:] if args is None else args)  # for _joined_hint
         self._given = {}  # dest -> the action that set it, for _once
+        ended = self._argv.index("--") if "--" in self._argv else len(self._argv)
+        if (options := sum(word[:1] == "-" and word != "-" for word in self._argv[:ended])) > MOST_OPTIONS:
+            self.error(f"{options} options on one command line, more than any command takes ({MOST_OPTIONS} at most)")
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras:  # a long one cut short, as shown() cuts a value
-            unknown = f"unrecognized arguments: {' '.join(e if len(e) <= 60 else shown(e) for e in extras)}"
+        if extras:  # a long one cut short, as shown() cuts a value, and the first errors.MOST_KEYS_SHOWN of many
+            listed = " ".join(e if len(e) <= 60 else shown(e) for e in extras[:errors.MOST_KEYS_SHOWN])
+            more = f" and {len(extras) - errors.MOST_KEYS_SHOWN} more" if len(extras) > errors.MOST_KEYS_SHOWN else ""
+            unknown = f"unrecognized arguments: {listed}{more}"
             if not _has_subcommands(self):
                 self.error(unknown)
             # a parser of named kinds (counterexample NAME): NAME's parser refuses what follows NAME, so these came

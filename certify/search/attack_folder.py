@@ -60,7 +60,7 @@ import numpy as np
 from certify.core import config, files, jsonfile
 from certify.core.arguments import Spelling
 from certify.engine import certificate
-from certify.errors import BadInput
+from certify.errors import BadInput, keys_shown
 from certify.jobs.store import (LOCK, choose_another, discard_begun, first_run_leftovers, locked,
                                  remove_first_run_leftovers)
 from certify.search.objective import Evaluation
@@ -426,6 +426,7 @@ def _check_parameters(folder: Path, params: dict, names: Spelling, chosen: dict[
         differ = {k for k in set(stored) | set(params) if stored.get(k) != params.get(k)}
         # a parameter chosen from the options given differs with them (more starts for a larger --budget): it is
         # named only when it alone differs, else the options given that differ are what the user changes
-        named = sorted(_option(k, names, chosen) for k in (differ - chosen.keys() or differ))
-        raise BadInput(f"{folder} holds another attack (different {', '.join(named)}); {choose_another(names)}, "
+        # (keys edited in: ten listed, each cut short; a million made a line of 8.9 MB)
+        named = keys_shown(_option(k, names, chosen) for k in (differ - chosen.keys() or differ))
+        raise BadInput(f"{folder} holds another attack (different {named}); {choose_another(names)}, "
                        "or move the folder away")

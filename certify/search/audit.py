@@ -52,7 +52,7 @@ from certify.engine import certificate
 from certify.core import config, files, jsonfile
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.report_files import PAGE, RUN_RESULTS, TRAJECTORY_CERTIFICATE
-from certify.errors import BadInput
+from certify.errors import BadInput, keys_shown, shown
 from certify.search import attack_folder, campaign as campaigns, tier3
 from certify.search.audit_options import SAMPLE
 
@@ -145,8 +145,11 @@ def _parameters(manifest: dict, where: Path) -> dict:
     form (Campaign.validated judges the values): a forged manifest with its chain made anew was refused in Python's
     words ("Campaign.__init__() missing 1 required positional argument: 'n'")."""
     keys = {f.name: f.default is MISSING and f.default_factory is MISSING for f in parameters_of(campaigns.Campaign)}
-    wrong = ([f"{key} is missing" for key, required in keys.items() if required and key not in manifest]
-             + [f"an unknown key {key!r}" for key in manifest if key not in keys])
+    wrong = [f"{key} is missing" for key, required in keys.items() if required and key not in manifest]
+    # each unknown key cut short, and ten of them listed: a million made a line of 26 MB
+    if unknown := [key for key in manifest if key not in keys]:
+        wrong.append(f"an unknown key {shown(unknown[0])}" if len(unknown) == 1
+                     else f"unknown keys {keys_shown(unknown)}")
     L_range = manifest.get("L_range")
     if L_range is not None and not isinstance(L_range, list):
         wrong.append("L_range is not an array of two numbers")
