@@ -50,12 +50,16 @@ def shown(value) -> str:
 
 
 def keys_shown(keys) -> str:
-    """Unknown keys as a message lists them: sorted, each as given when printable and short, else quoted by
-    shown (a key "a\\nb" broke the one line of its message in two), at most MOST_KEYS_SHOWN of them and
-    their count."""
-    ordered = sorted(keys)
-    listed = [key if key.isprintable() and len(key) <= 60 else shown(key) for key in ordered[:MOST_KEYS_SHOWN]]
-    return ", ".join(listed) + (f", ... ({len(ordered)} in all)" if len(ordered) > MOST_KEYS_SHOWN else "")
+    """Unknown keys as a message lists them: sorted, as few_shown lists words."""
+    return few_shown(sorted(keys), ", ")
+
+
+def few_shown(words: list[str], separator: str) -> str:
+    """Words a message lists (unknown keys, unrecognized arguments): each as given when printable and short, else
+    quoted by shown (a key "a\\nb" broke the one line of its message in two), at most MOST_KEYS_SHOWN of them and their
+    count (a million keys made a line of 26 MB)."""
+    listed = [word if word.isprintable() and len(word) <= 60 else shown(word) for word in words[:MOST_KEYS_SHOWN]]
+    return separator.join(listed) + (f"{separator}... ({len(words)} in all)" if len(words) > MOST_KEYS_SHOWN else "")
 
 
 def counted(count: int, noun: str) -> str:

@@ -102,10 +102,8 @@ class _Parser(argparse.ArgumentParser):
         if (options := sum(word[:1] == "-" and word != "-" for word in self._argv[:ended])) > MOST_OPTIONS:
             self.error(f"{options} options on one command line, more than any command takes ({MOST_OPTIONS} at most)")
         parsed, extras = super().parse_known_args(args, namespace)
-        if extras:  # a long one cut short, as shown() cuts a value, and the first errors.MOST_KEYS_SHOWN of many
-            listed = " ".join(e if len(e) <= 60 else shown(e) for e in extras[:errors.MOST_KEYS_SHOWN])
-            more = f" and {len(extras) - errors.MOST_KEYS_SHOWN} more" if len(extras) > errors.MOST_KEYS_SHOWN else ""
-            unknown = f"unrecognized arguments: {listed}{more}"
+        if extras:
+            unknown = f"unrecognized arguments: {errors.few_shown(extras, ' ')}"
             if not _has_subcommands(self):
                 self.error(unknown)
             # a parser of named kinds (counterexample NAME): NAME's parser refuses what follows NAME, so these came
