@@ -188,7 +188,9 @@ def _broken(link: Path) -> str:
 
 def head(handle, count: int) -> bytes:
     """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
-    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error)."""
+    buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error).
+    The checker keeps its own copy (certify_checker.__main__._head): it imports nothing of certify, and certify.core
+    may not import the checker (the layer contract: only the engine calls it, to confirm)."""
     pieces = []
     while count > 0 and (piece := handle.read(min(count, 1 << 24))):
         pieces.append(piece)
