@@ -14,18 +14,19 @@ import copy
 import json
 
 import pytest
+from test_checker_audit import seal
 
 import certify
 import certify_checker
 from certify import engine
+from certify.cli import main
 from certify.core import config
 from certify.errors import BadInput
 from certify.prove import profiles, reductions, region
 from certify.search import samplers
 from certify.suite import cases, thesis_cases, wu_cases
 from certify_checker import inequality, trajectory
-
-from test_checker_audit import seal
+from certify_checker.__main__ import main as checker_main
 
 FALSE_BOUND = "D*(1 - exp(-0.45*a*D**2))"  # violated on the region of norm 100 (test_region_checker_ends)
 
@@ -48,6 +49,7 @@ def _relabelled(cert: dict, name: str) -> dict:
                                     "gaussian-n8-d3-seed0-17", "causal-n04-d3"],
                          ids=["more tokens", "wider", "n only", "a campaign's", "a leading zero"])
 def test_a_name_misstating_the_sizes_is_rejected(forged):
+    """A certificate of 4 tokens of dimension 3 relabelled, its digest recomputed: rejected in one line."""
     honest = _honest()
     assert certify_checker.verify(honest).ok
     confirmation = certify_checker.verify(_relabelled(honest, forged))
@@ -67,6 +69,7 @@ def test_a_name_stating_the_sizes_truly_or_none_is_confirmed(label):
 
 
 def test_a_relabelled_trajectory_is_rejected():
+    """A trajectory certificate states its configuration as an inequality certificate does: the same rule."""
     honest = copy.deepcopy(certify.trajectory(cases.near_consensus(5, 2), layers=2, max_prec=128).certificate)
     assert honest["inputs"]["name"] == "near-consensus-n5-d2" and certify_checker.verify(honest).ok
     forged = copy.deepcopy(honest)
@@ -118,8 +121,6 @@ def test_a_free_label_is_printed_by_neither_verify_nor_the_checker(tmp_path, cap
     label = "Wu et al. Theorem 3 (the case of the paper)"
     path = tmp_path / "cert.json"
     path.write_text(json.dumps(_relabelled(_honest(), label)))
-    from certify.cli import main
-    from certify_checker.__main__ import main as checker_main
     assert main(["verify", str(path)]) == 0
     assert main(["verify", "--json", str(path)]) == 0
     assert checker_main([str(path)]) == 0
@@ -127,8 +128,17 @@ def test_a_free_label_is_printed_by_neither_verify_nor_the_checker(tmp_path, cap
     assert "Theorem 3" not in out.out + out.err, out
 
 
-def test_seal_keeps_a_name_stating_true_sizes():
-    """The audit tests' sealed certificates name no sizes: the rule leaves them alone."""
+def test_a_certificate_made_without_certify_is_held_to_the_same_rule():
+    """A certificate sealed by the checker's arithmetic alone (no configuration certify loaded) is confirmed under a
+    name stating its sizes truly and rejected under one stating others."""
     inputs = {"name": "n2-d2", "X": [["1", "0"], ["0", "1"]], "layers": [{"A": [["1", "0"], ["0", "1"]]}]}
     assert certify_checker.verify(seal(inputs, claim="collapse.global")).ok
     assert not certify_checker.verify(seal({**inputs, "name": "n3-d2"}, claim="collapse.global")).ok
+
+
+@pytest.mark.parametrize("name", ["gaussian-n4-d3", "gaussian-n8-d3", "x-d30", "n04", "d", "n-d", "gaussian-n4-d3-seed0-17",
+                                  "a label", "n4d3", "-n4-", "n4-n5"])
+def test_the_engine_and_the_checker_read_a_name_s_sizes_alike(name):
+    """The two copies of the rule (the checker imports nothing of certify): a configuration certify accepts is one
+    whose certificate the checker does not reject for its name, and the same words say why."""
+    assert config.misstated_sizes(name, 4, 3) == certify_checker.schema.misstated_sizes(name, 4, 3)
