@@ -299,8 +299,10 @@ def misstated_sizes(name: str, n: int, d: int) -> str | None:
     sizes = {"n": n, "d": d}
     for part in name.split("-"):
         if SIZE_PART.fullmatch(part) and part != f"{part[0]}{sizes[part[0]]}":
-            return (f"the configuration's name {name!r:.80} states {part} (n<k>, d<k>: its tokens' number and "
-                    f"dimension), but its inputs are {n} tokens of dimension {d}")
+            k = part[1:] if len(part) <= 20 else f"{part[1:20]}..."
+            stated = f"{k} tokens" if part[0] == "n" else f"a dimension of {k}"
+            return (f"the configuration's name {name!r:.80} states {stated} (its part {part:.20}), but its inputs are "
+                    f"{n} tokens of dimension {d}")
     return None
 
 
