@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 import struct
 from itertools import chain
 
@@ -22,6 +23,9 @@ TOP_KEYS = {"X", "layers", "name"}
 LAYER_KEYS = {"A", "W_Q", "W_K", "b_Q", "b_K", "d_k", "beta", "V", "mask", "residual", "ffn", "layernorm"}
 FFN_KEYS = {"W1", "b1", "W2", "b2", "activation", "residual"}
 NUMBERS = {"X", "A", "W_Q", "W_K", "b_Q", "b_K", "beta", "V", "W1", "b1", "W2", "b2", "gain", "bias", "eps"}
+# A part of a configuration's name between hyphens that states its tokens' number or dimension, as certify names the
+# configurations it makes (gaussian-n8-d4, a campaign's gaussian-n8-d4-seed0-17, near-permutation-n5)
+SIZE_PART = re.compile(r"[nd][0-9]+")
 
 
 def expanded(value):
@@ -113,6 +117,21 @@ def problem(inputs) -> str | None:
                        and ("layernorm" not in layer or _layernorm(layer["layernorm"], d)))
         if not well_formed:
             return f"layer {t} is not a well-formed layer on {n} tokens of dimension {d}"
+    return misstated_sizes(inputs.get("name", ""), n, d)
+
+
+def misstated_sizes(name: str, n: int, d: int) -> str | None:
+    """Why the name states other sizes than the tokens' (a part n<k> or d<k>, SIZE_PART), or None.  The rest of a
+    name is a label no check reads and the checker never prints (an author's, a distribution's, a seed): a forger's
+    name, digest redone, made a certificate of 4 tokens read as one of 8.  certify.core.config.misstated_sizes is its
+    twin, which refuses such a configuration before any work: the checker imports nothing of certify."""
+    sizes = {"n": n, "d": d}
+    for part in name.split("-"):
+        if SIZE_PART.fullmatch(part) and part != f"{part[0]}{sizes[part[0]]}":
+            k = part[1:] if len(part) <= 20 else f"{part[1:20]}..."
+            stated = f"{k} tokens" if part[0] == "n" else f"a dimension of {k}"
+            return (f"the configuration's name {name!r:.80} states {stated} (its part {part:.20}), but its inputs are "
+                    f"{n} tokens of dimension {d}")
     return None
 
 

@@ -24,6 +24,7 @@ Parsing validates shapes and values; every problem is a BadInput with one senten
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -270,16 +271,39 @@ def parse(data: dict) -> Case:
         layers = (_parse_layer({k: v for k, v in data.items() if k in LAYER_KEYS}, n, d, "layer"),)
     if not isinstance(data.get("description", ""), str):  # unread, so anything else passed unnoticed
         raise BadInput(f'"description" is a note in words (a string), not {json_type(data["description"])}')
-    return Case(X=X, layers=layers, name=_label(data.get("name", "")))
+    return Case(X=X, layers=layers, name=_label(data.get("name", ""), n, d))
 
 
-def _label(name) -> str:
+def _label(name, n: int, d: int) -> str:
     """The configuration's "name", shown in titles and tables: a string of printable characters (a
-    newline or a terminal escape in a file's name could print a line certify never wrote)."""
+    newline or a terminal escape in a file's name could print a line certify never wrote) that states no other sizes
+    than its n tokens of dimension d (misstated_sizes: the checker would reject its certificate)."""
     if not isinstance(name, str) or not name.isprintable():
         what = json_type(name) if not isinstance(name, str) else "a string with control characters"
         raise BadInput(f'"name" is a label of printable characters, not {what}')
+    if misstated := misstated_sizes(name, n, d):
+        raise BadInput(f"{misstated}; name it otherwise")
     return name
+
+
+# A part of a name between hyphens that states the tokens' number or dimension, as certify names the configurations
+# it makes (gaussian-n8-d4, a campaign's gaussian-n8-d4-seed0-17, near-permutation-n5)
+SIZE_PART = re.compile(r"[nd][0-9]+")
+
+
+def misstated_sizes(name: str, n: int, d: int) -> str | None:
+    """Why the name states other sizes than n tokens of dimension d (a part n<k> or d<k>, SIZE_PART), or None.  The
+    checker rejects a certificate so named, whose name a forger could otherwise change with its digest; its twin is
+    certify_checker.schema.misstated_sizes (certify.core may not import the checker, which imports nothing of
+    certify)."""
+    sizes = {"n": n, "d": d}
+    for part in name.split("-"):
+        if SIZE_PART.fullmatch(part) and part != f"{part[0]}{sizes[part[0]]}":
+            k = part[1:] if len(part) <= 20 else f"{part[1:20]}..."
+            stated = f"{k} tokens" if part[0] == "n" else f"a dimension of {k}"
+            return (f"the configuration's name {name!r:.80} states {stated} (its part {part:.20}), but its inputs are "
+                    f"{n} tokens of dimension {d}")
+    return None
 
 
 def _parse_bool(value, where: str) -> bool:
