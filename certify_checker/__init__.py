@@ -151,18 +151,37 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_work too.
     priced: a trajectory's steps' price (trajectory.step_prices summed) in place of the stated ones' (the estimate of a
     certificate not yet written, certify.studies.trajectory_budget; a certificate is always priced by what it states)."""
+    return estimate(cert, priced)(limits)
+
+
+def estimate(cert: dict, priced: int | None = None):
+    """over_limits of the certificate as a function of the limits, reading its kind's work once however many limits it
+    is asked about (the engine's advice on which to raise: a region proof's leaves were read once a limit)."""
     inner = (cert.get("counterexample") or {}).get("certificate") if cert["kind"] == "region-proof" else None
-    if isinstance(inner, dict) and inner.get("kind") == "inequality" and (refusal := over_limits(inner, limits)):
-        return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
-    precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
-    n, d, layers, hidden, thin, _, value, layernorm = sizes(cert)
-    if refusal := shape_problem(n, d, layers, hidden, precision, limits):  # before a kind's work reads its parts
-        return refusal
-    planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
-    own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
-    steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves
-    return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
-                          getattr(kind, "ESCALATION", ()), value, layernorm)  # ESCALATION: a stated value's recomputations
+    inner = estimate(inner) if isinstance(inner, dict) and inner.get("kind") == "inequality" else lambda _: None
+
+    @functools.cache  # read past the counterexample's limits only
+    def shapes():
+        stated = [p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int]
+        return max(stated + [0]), sizes(cert)
+
+    @functools.cache  # read only past the caps on sizes, as they keep a kind's work from reading its parts
+    def work():  # the kind's work beyond the layers', a trajectory's value curves, a stated value's recomputations
+        planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
+        kind = _module(KINDS[cert["kind"]])
+        return (getattr(kind, "work", lambda _: 0)(cert, **planned), getattr(kind, "step_work", lambda _: 0)(cert),
+                getattr(kind, "ESCALATION", ()))
+
+    def judged(limits: Limits) -> str | None:
+        if refusal := inner(limits):
+            return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
+        precision, (n, d, layers, hidden, thin, _, value, layernorm) = shapes()
+        if refusal := shape_problem(n, d, layers, hidden, precision, limits):
+            return refusal
+        own, steps, escalation = work()
+        return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin, escalation, value, layernorm)
+
+    return judged
 
 
 def sizes(cert: dict) -> tuple[int, int, int, int, int, int, bool, bool]:

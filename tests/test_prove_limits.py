@@ -256,3 +256,29 @@ def test_the_text_is_measured_again_only_where_its_bound_passes_the_limit():
     # measured again first where the first measure's bound has no room for a box (not at each refill: 1, 2, 4, ...),
     # then each time about half the room is left
     assert measured[:2] == [0, (limit - 1000 - 10) // 10 + 1] and len(measured) <= 16, measured
+
+
+def test_a_stop_names_the_limit_reading_the_proof_once(monkeypatch):
+    """At a stop the meter names the limit the next box passes (reason): asked of the checker a limit at a time, the
+    proof's skeleton was read twenty times, its tree and its leaves' work once for each of the ten limits.  Now once
+    each: the checker's estimate reads the leaves' work once for every limit, and the tree is measured again only
+    when it is what the checker refuses."""
+    region = reductions.region(3, 1, 1, 1)
+    stated = {"format": "certify-certificate/1", "kind": "region-proof", "verdict": "undecided", "claim": HALVED,
+              "bound": None, "region": region.as_json()}
+    decided, top = 1 << 10, 53
+    walks = {"tree": 0, "work": 0}
+    for name, owner, attribute in (("tree", checker, "tree_problem"), ("work", checker_region, "work")):
+        walked = getattr(owner, attribute)
+
+        def counted(cert, *args, walked=walked, name=name):
+            walks[name] += len(cert["leaves"]) >= decided  # the proof's, not a counterexample's
+            return walked(cert, *args)
+
+        monkeypatch.setattr(owner, attribute, counted)
+    meter = region_proof.budget.Meter(stated, Limits(work=1), top, "?" * (2 * decided + 1), [(top, "direct")] * decided,
+                                      text=(lambda: 0, lambda boxes: 0))
+    reason = meter.reason(quote=False)
+    assert reason.startswith("the checker's work limit of 1: raise it with --limit work=N"), reason
+    assert walks == {"tree": 1, "work": 1}, walks
+
