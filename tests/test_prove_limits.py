@@ -282,3 +282,25 @@ def test_a_stop_names_the_limit_reading_the_proof_once(monkeypatch):
     assert reason.startswith("the checker's work limit of 1: raise it with --limit work=N"), reason
     assert walks == {"tree": 1, "work": 1}, walks
 
+
+def test_the_command_prices_the_proof_once(monkeypatch, tmp_path, whole):
+    """The command line priced the proof (its meter: the checker's work and the text of the certificate it resumes)
+    before the progress bar, to refuse a limit no box fits, and the search priced it again; now the search goes on
+    from the start the command made."""
+    made = []
+
+    class Counted(region_proof.budget.Meter):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(region_proof.budget, "Meter", Counted)
+    assert main(["prove", HALVED, *LINE]) == 0
+    assert len(made) == 1
+    work = checker_region.work(whole.certificate) // 2
+    part = tmp_path / "part.json"
+    assert main(["prove", HALVED, *LINE, "--limit", f"work={work}", "--out", str(part)]) == 3
+    made.clear()
+    assert main(["prove", HALVED, *LINE, "--resume", str(part)]) == 0
+    assert len(made) == 1
+

@@ -282,9 +282,25 @@ def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS
     return {"config": result.certificate["inputs"], "certificate": result.certificate}
 
 
+@dataclass
+class Start:
+    """What a search starts from (preflight), priced once: a resumed proof's split axes (box -> variable), closed
+    leaves (box -> (method, precision)) and open boxes with their bisections (None: the root alone); the boxes the
+    search closes, as it goes (decided); the bisections of the deepest box so far; the meter of the certificate
+    these make."""
+
+    reduction: reductions.Reduction
+    axes: dict
+    closed: dict
+    boxes: list | None
+    decided: dict = field(default_factory=dict)
+    deepest: int = 0
+    meter: budget.Meter | None = None
+
+
 def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
           progress=None, interruptible: bool = False, resume: dict | None = None,
-          limits: Limits = DEFAULT_LIMITS) -> ProofResult:
+          limits: Limits = DEFAULT_LIMITS, start: Start | None = None) -> ProofResult:
     """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box,
     and `progress(leaves, open, fraction, "the checker")` once the search ends, before the checker's replay.
     The checker confirms the certificate under `limits` (certify.core.limits), as `certify verify` would.
@@ -294,20 +310,13 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     checker confirms as for any undecided proof.  A Ctrl-C after the search, during the checker's
     replay, propagates: no result, so nothing to write.  `resume`, an undecided region proof of the same
     target and region (see resumable), is continued from its open boxes: its splits and leaves are kept,
-    and the merged proof is checked in full like any other."""
-    reduction = reductions.reduce(region)
+    and the merged proof is checked in full like any other.  start: preflight's, made before (the search's state and
+    meter, priced once; resume and limits as preflight was given them), else made here."""
+    start = start or preflight(region, profile, limits, resume)
+    reduction, axes, closed, decided, meter = start.reduction, start.axes, start.closed, start.decided, start.meter
     result = ProofResult(UNDECIDED, region, reduction, profile)
-    axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
-    decided = {}  # the boxes this search closed, as it goes: the certificate as it stands (current) holds them
-    deepest = [max((depth for _, depth in start_boxes or ()), default=0)]  # the bisections of the deepest box so far
-
-    def current():
-        tree, leaves, left = _preorder(reduction.root, axes, closed | decided, set())
-        return certificate(replace(result, tree=tree, leaves=leaves, left=left))
-
-    meter = preflight(region, profile, limits, resume, current, lambda: deepest[0])
-    start = time.monotonic()
+    began = time.monotonic()
     hunter = hunt.Hunt(region, reduction, profile)
 
     def confirm(point):
@@ -348,14 +357,14 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
                                                                   1 - min(tally["volume"], 1.0), tally["ordered"]))
 
     def split(box, depth):
-        deepest[0] = max(deepest[0], depth + 1)
+        start.deepest = max(start.deepest, depth + 1)
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
         meter.split()
         return bnb.bisect(box, axes[box])
 
-    found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
+    found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=began + time_limit,
                         progress=report if progress is not None else None, interruptible=interruptible,
-                        start=start_boxes, between=between, admit=meter.admits)
+                        start=start.boxes, between=between, admit=meter.admits)
     result.interrupted = found.stop == "interrupted"
     if found.stop == "limits":
         result.stopped = f"one more box would take its certificate past {meter.reason(quote=False)}"
@@ -366,7 +375,7 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         result.verdict, result.counterexample = VIOLATED_VERDICT, found.refuted[1]
     elif not result.left:
         result.verdict = PROVED
-    result.seconds = time.monotonic() - start
+    result.seconds = time.monotonic() - began
     if progress is not None:  # the checker's replay of every leaf comes next: seconds for thousands of them
         progress(len(result.leaves), len(result.left), float(result.volume_proved), "the checker")
     _confirm(result, axes, closed, limits)
@@ -425,27 +434,30 @@ def _paths(root, axes: dict, boxes) -> dict:
 
 
 def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,
-              resume: dict | None = None, current=None, depth=None) -> budget.Meter:
-    """The meter of the proof's certificate under the checker's limits (certify.prove.budget), from the proof it
-    continues (`resume`, confirmed by resumable) or the root box; BadInput, before any work, when not even the
-    next box can be decided within them.  current, depth: functions giving the certificate as the search stands and
-    its deepest box's bisections (prove's), whose text the meter measures; by default the certificate it starts
-    from."""
+              resume: dict | None = None) -> Start:
+    """The search's start (Start): the proof it continues (`resume`, confirmed by resumable) or the root box, and the
+    meter of its certificate under the checker's limits (certify.prove.budget), which measures the certificate as the
+    search stands; BadInput, before any work, when not even the next box can be decided within them."""
+    reduction = reductions.reduce(region)
+    axes, closed, boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
+    start = Start(reduction, axes, closed, boxes, deepest=max((depth for _, depth in boxes or ()), default=0))
+    blank = ProofResult(UNDECIDED, region, reduction, profile)
+
+    def current():  # the certificate as the search stands: the resumed proof's splits and leaves, and those decided
+        tree, leaves, left = _preorder(reduction.root, axes, closed | start.decided, set())
+        return certificate(replace(blank, tree=tree, leaves=leaves, left=left))
+
     stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
     tree, closings = (resume["tree"], [(leaf["precision"], leaf["method"]) for leaf in resume["leaves"]]) if resume \
         else ("?", ())
-    reduction = reductions.reduce(region)
-    if current is None:  # built when the meter measures it
-        current = lambda: resume or certificate(ProofResult(UNDECIDED, region, reduction, profile,  # noqa: E731
-                                                            tree="?", left=[reduction.root]))
-        depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
-    meter = budget.Meter(stated, limits, top, tree, closings, text=_text_meter(reduction, top, current, depth))
-    if not meter.admits():
+    start.meter = budget.Meter(stated, limits, top, tree, closings,
+                               text=_text_meter(reduction, top, current, lambda: start.deepest))
+    if not start.meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
-                       f"the proof's certificate past {meter.reason()}")
-    return meter
+                       f"the proof's certificate past {start.meter.reason()}")
+    return start
 
 
 def _text_meter(reduction: reductions.Reduction, top: int, current, depth):
