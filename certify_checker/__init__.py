@@ -215,14 +215,14 @@ def _thin(cert: dict, specs: list, d: int) -> int:
     return max((k for k, _ in found), default=0) if thin else 0
 
 
-def verify(cert, limits: Limits = LIMITS) -> Confirmation:
-    """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
+def verify(cert, limits: Limits = LIMITS, closed=None) -> Confirmation:
+    """Re-derive the certificate's verdict; ok only if everything it states is confirmed (closed: region_proof.verify's)."""
     if isinstance(cert, dict) and (problem := tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
         return Confirmation(False, problem, refused=True)  # refused, as its text is (verify_text)
-    return _confirm(cert, limits)
+    return _confirm(cert, limits, closed)
 
 
-def _confirm(cert, limits: Limits) -> Confirmation:
+def _confirm(cert, limits: Limits, closed=None) -> Confirmation:
     """verify() of a value that is a JSON tree within the limits."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
@@ -230,7 +230,7 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
-        confirmation = _checked(cert, kind, limits)
+        confirmation = _checked(cert, kind, limits, closed)
     except MALFORMED as err:  # rejected, naming the field and what is wrong with it (certify_checker.fields)
         confirmation = Confirmation(False, f"malformed certificate: {fields.described(err, cert)}")
     # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),
@@ -239,7 +239,7 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     return Confirmation(confirmation.ok, message, confirmation.refused)
 
 
-def _checked(cert: dict, kind: str, limits: Limits) -> Confirmation:
+def _checked(cert: dict, kind: str, limits: Limits, closed=None) -> Confirmation:
     """_confirm of a certificate of a known kind, raising one of MALFORMED where it cannot be read."""
     if refusal := over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
@@ -247,7 +247,7 @@ def _checked(cert: dict, kind: str, limits: Limits) -> Confirmation:
         return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
                             "set, as a fast-math library does when loaded): not checked here", refused=True)
     module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
-    return Confirmation(*(module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)))
+    return Confirmation(*(module.verify(cert, limits, closed) if kind == "region-proof" else module.verify(cert)))
 
 
 def precision_problem(precision) -> str | None:

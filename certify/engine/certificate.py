@@ -220,12 +220,14 @@ def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
     return canonical_digest({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision})
 
 
-def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certify_checker.Confirmation:
+def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True, closed=None) -> certify_checker.Confirmation:
     """The independent checker's re-derivation of the certificate (ok, message), under the same
     limits as the engine's reader (the checker keeps its own copy of them).  written: the certificate is judged
     as the text `write` puts in its file, read by the checker's own loader (_as_written): one whose text passes
     a limit is refused, as `certify verify` of that file refuses it; False for a certificate read from its file,
-    whose own text the reader measured (`certify verify`)."""
+    whose own text the reader measured (`certify verify`).  closed: a set, made empty, in which the checker records the
+    leaf tests of region proofs it closes, and whose tests it does not run again (certify_checker.region_proof.verify):
+    a resumed proof's earlier leaves, replayed before its search goes on, are not replayed again in the merged proof."""
     checker_limits = _checker_limits(limits)
     if written:
         try:
@@ -233,7 +235,7 @@ def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certi
         except certify_checker.Unreadable as err:
             return certify_checker.Confirmation(False, str(err), refused=True)
     with arb_turn():  # the checker's precision is the process's too
-        return certify_checker.verify(cert, checker_limits)
+        return certify_checker.verify(cert, checker_limits, closed)
 
 
 def _as_written(cert: dict, limits: Limits):
