@@ -151,18 +151,37 @@ def over_limits(cert: dict, limits: Limits, priced: int | None = None) -> str | 
     (a head's, centred-rank's) meet the caps on n and d and their kind's work(cert); a trajectory's step_work too.
     priced: a trajectory's steps' price (trajectory.step_prices summed) in place of the stated ones' (the estimate of a
     certificate not yet written, certify.studies.trajectory_budget; a certificate is always priced by what it states)."""
+    return estimate(cert, priced)(limits)
+
+
+def estimate(cert: dict, priced: int | None = None):
+    """over_limits of the certificate as a function of the limits, reading its kind's work once however many limits it
+    is asked about (the engine's advice on which to raise: a region proof's leaves were read once a limit)."""
     inner = (cert.get("counterexample") or {}).get("certificate") if cert["kind"] == "region-proof" else None
-    if isinstance(inner, dict) and inner.get("kind") == "inequality" and (refusal := over_limits(inner, limits)):
-        return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
-    precision = max([p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int] + [0])
-    n, d, layers, hidden, thin, _, value, layernorm = sizes(cert)
-    if refusal := shape_problem(n, d, layers, hidden, precision, limits):  # before a kind's work reads its parts
-        return refusal
-    planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
-    own = getattr(kind := _module(KINDS[cert["kind"]]), "work", lambda _: 0)(cert, **planned)  # beyond the layers'
-    steps = getattr(kind, "step_work", lambda _: 0)(cert)  # a trajectory's value curves
-    return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin,
-                          getattr(kind, "ESCALATION", ()), value, layernorm)  # ESCALATION: a stated value's recomputations
+    inner = estimate(inner) if isinstance(inner, dict) and inner.get("kind") == "inequality" else lambda _: None
+
+    @functools.cache  # read past the counterexample's limits only
+    def shapes():
+        stated = [p for p in map(cert.get, ("precision", "curve_precision", "norm_precision")) if type(p) is int]
+        return max(stated + [0]), sizes(cert)
+
+    @functools.cache  # read only past the caps on sizes, as they keep a kind's work from reading its parts
+    def work():  # the kind's work beyond the layers', a trajectory's value curves, a stated value's recomputations
+        planned = {} if priced is None else {"priced": priced}  # only a trajectory's work takes it
+        kind = _module(KINDS[cert["kind"]])
+        return (getattr(kind, "work", lambda _: 0)(cert, **planned), getattr(kind, "step_work", lambda _: 0)(cert),
+                getattr(kind, "ESCALATION", ()))
+
+    def judged(limits: Limits) -> str | None:
+        if refusal := inner(limits):
+            return f"the counterexample's {refusal}"  # refused as on its own, and confirmed under the same limits (verify)
+        precision, (n, d, layers, hidden, thin, _, value, layernorm) = shapes()
+        if refusal := shape_problem(n, d, layers, hidden, precision, limits):
+            return refusal
+        own, steps, escalation = work()
+        return limits_problem(n, d, layers, hidden, precision, limits, steps, own, thin, escalation, value, layernorm)
+
+    return judged
 
 
 def sizes(cert: dict) -> tuple[int, int, int, int, int, int, bool, bool]:
@@ -196,14 +215,14 @@ def _thin(cert: dict, specs: list, d: int) -> int:
     return max((k for k, _ in found), default=0) if thin else 0
 
 
-def verify(cert, limits: Limits = LIMITS) -> Confirmation:
-    """Re-derive the certificate's verdict; ok only if everything it states is confirmed."""
+def verify(cert, limits: Limits = LIMITS, closed=None) -> Confirmation:
+    """Re-derive the certificate's verdict; ok only if everything it states is confirmed (closed: region_proof.verify's)."""
     if isinstance(cert, dict) and (problem := tree_problem(cert, limits)):  # a Python caller's: load() checks a text's
         return Confirmation(False, problem, refused=True)  # refused, as its text is (verify_text)
-    return _confirm(cert, limits)
+    return _confirm(cert, limits, closed)
 
 
-def _confirm(cert, limits: Limits) -> Confirmation:
+def _confirm(cert, limits: Limits, closed=None) -> Confirmation:
     """verify() of a value that is a JSON tree within the limits."""
     if not isinstance(cert, dict) or cert.get("format") != FORMAT:
         return Confirmation(False, f"not a certificate of format {FORMAT}")
@@ -211,7 +230,7 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     if not isinstance(kind, str) or kind not in KINDS:
         return Confirmation(False, f"unknown certificate kind {kind!r:.60}")
     try:  # a kind's work estimate reads the certificate too: what it cannot read is malformed
-        confirmation = _checked(cert, kind, limits)
+        confirmation = _checked(cert, kind, limits, closed)
     except MALFORMED as err:  # rejected, naming the field and what is wrong with it (certify_checker.fields)
         confirmation = Confirmation(False, f"malformed certificate: {fields.described(err, cert)}")
     # A message quotes the certificate: control characters escaped (\r and an escape printed "OK" over "REJECTED"),
@@ -220,7 +239,7 @@ def _confirm(cert, limits: Limits) -> Confirmation:
     return Confirmation(confirmation.ok, message, confirmation.refused)
 
 
-def _checked(cert: dict, kind: str, limits: Limits) -> Confirmation:
+def _checked(cert: dict, kind: str, limits: Limits, closed=None) -> Confirmation:
     """_confirm of a certificate of a known kind, raising one of MALFORMED where it cannot be read."""
     if refusal := over_limits(cert, limits):
         return Confirmation(False, refusal, refused=True)
@@ -228,7 +247,7 @@ def _checked(cert: dict, kind: str, limits: Limits) -> Confirmation:
         return Confirmation(False, "a subnormal number, which this process reads wrongly (denormals-are-zero is "
                             "set, as a fast-math library does when loaded): not checked here", refused=True)
     module = _module(KINDS[kind])  # a region proof's counterexample is confirmed under the same limits
-    return Confirmation(*(module.verify(cert, limits) if kind == "region-proof" else module.verify(cert)))
+    return Confirmation(*(module.verify(cert, limits, closed) if kind == "region-proof" else module.verify(cert)))
 
 
 def precision_problem(precision) -> str | None:

@@ -504,7 +504,10 @@ def _inside_work(cert: dict) -> int:
         return 0
 
 
-def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:
+def verify(cert: dict, limits: Limits = LIMITS, closed: set | None = None) -> tuple[bool, str]:
+    """closed: the leaf tests an earlier verify closed, (claim, bound, n, d, box, method, precision) each: not run again
+    (a resumed proof's, replayed before its search went on, in the merged proof), and those this one closes added; a
+    set its caller made empty, which only verify fills."""
     if cert.get("format") != FORMAT or cert.get("kind") != KIND:
         return False, f"not a {KIND!r} certificate"
     verdict, region = cert["verdict"], cert["region"]
@@ -523,6 +526,7 @@ def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:
     if cert["bound"] is not None and canonical_bound(cert["bound"]) != cert["bound"]:  # outside the grammar: ValueError
         return False, f"the bound is not in its canonical form {canonical_bound(cert['bound'])!r}"
     profile = Profile(cert["claim"], cert["bound"], region["n"], region["d"])
+    target = (cert["claim"], cert["bound"], region["n"], region["d"])  # all a leaf's test reads besides the leaf
     if verdict == "violated":
         return _verify_violation(cert, region, limits)
     if not isinstance(cert["tree"], str):  # a list of symbols replays as well, past work()'s estimate
@@ -543,9 +547,13 @@ def verify(cert: dict, limits: Limits = LIMITS) -> tuple[bool, str]:
         method, precision = leaf["method"], leaf["precision"]
         if method not in METHODS[name] or type(precision) is not int or not MIN_PRECISION <= precision <= MAX_PRECISION:
             return False, f"leaf method {method!r} or precision {precision!r} not allowed"
+        if (test := (*target, box, method, precision)) in (closed or ()):
+            continue
         with ctx.workprec(precision):
             if not any(_closes(method, box, evaluation) for evaluation in profile.evaluations()):
                 return False, f"the leaf {leaf['box']} is not closed by {method} at {precision} bits"
+        if closed is not None:
+            closed.add(test)
     # Ordered leaves decide nothing themselves: every point is proved through its sorted permutation, and the
     # open boxes hold at most their volume of the sorted part, 1/(n - 2)! of the domain; the other leaves are proved.
     multiplicity = math.factorial(len(root) - 2) if any(leaf["method"] == "ordered" for leaf in stated_leaves) else 1

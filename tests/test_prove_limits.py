@@ -256,3 +256,75 @@ def test_the_text_is_measured_again_only_where_its_bound_passes_the_limit():
     # measured again first where the first measure's bound has no room for a box (not at each refill: 1, 2, 4, ...),
     # then each time about half the room is left
     assert measured[:2] == [0, (limit - 1000 - 10) // 10 + 1] and len(measured) <= 16, measured
+
+
+def test_a_stop_names_the_limit_reading_the_proof_once(monkeypatch):
+    """At a stop the meter names the limit the next box passes (reason): asked of the checker a limit at a time, the
+    proof's skeleton was read twenty times, its tree and its leaves' work once for each of the ten limits.  Now once
+    each: the checker's estimate reads the leaves' work once for every limit, and the tree is measured again only
+    when it is what the checker refuses."""
+    region = reductions.region(3, 1, 1, 1)
+    stated = {"format": "certify-certificate/1", "kind": "region-proof", "verdict": "undecided", "claim": HALVED,
+              "bound": None, "region": region.as_json()}
+    decided, top = 1 << 10, 53
+    walks = {"tree": 0, "work": 0}
+    for name, owner, attribute in (("tree", checker, "tree_problem"), ("work", checker_region, "work")):
+        walked = getattr(owner, attribute)
+
+        def counted(cert, *args, walked=walked, name=name):
+            walks[name] += len(cert["leaves"]) >= decided  # the proof's, not a counterexample's
+            return walked(cert, *args)
+
+        monkeypatch.setattr(owner, attribute, counted)
+    meter = region_proof.budget.Meter(stated, Limits(work=1), top, "?" * (2 * decided + 1), [(top, "direct")] * decided,
+                                      text=(lambda: 0, lambda boxes: 0))
+    reason = meter.reason(quote=False)
+    assert reason.startswith("the checker's work limit of 1: raise it with --limit work=N"), reason
+    assert walks == {"tree": 1, "work": 1}, walks
+
+
+def test_the_command_prices_the_proof_once(monkeypatch, tmp_path, whole):
+    """The command line priced the proof (its meter: the checker's work and the text of the certificate it resumes)
+    before the progress bar, to refuse a limit no box fits, and the search priced it again; now the search goes on
+    from the start the command made."""
+    made = []
+
+    class Counted(region_proof.budget.Meter):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(region_proof.budget, "Meter", Counted)
+    assert main(["prove", HALVED, *LINE]) == 0
+    assert len(made) == 1
+    work = checker_region.work(whole.certificate) // 2
+    part = tmp_path / "part.json"
+    assert main(["prove", HALVED, *LINE, "--limit", f"work={work}", "--out", str(part)]) == 3
+    made.clear()
+    assert main(["prove", HALVED, *LINE, "--resume", str(part)]) == 0
+    assert len(made) == 1
+
+
+def test_a_resumed_proof_has_each_leaf_tested_by_the_checker_once(monkeypatch, tmp_path, whole, capsys):
+    """`--resume` has the checker confirm the proof it continues before the search, then the merged proof: that
+    replayed every earlier leaf's test a second time (a third of the time of a resumed proof's checking).  The checker
+    keeps the tests it closed, so each runs once, and the merged proof is still confirmed in full."""
+    work = checker_region.work(whole.certificate) // 2
+    part, out = tmp_path / "part.json", tmp_path / "proof.json"
+    assert main(["prove", HALVED, *LINE, "--limit", f"work={work}", "--out", str(part)]) == 3
+    earlier = json.loads(part.read_text())["leaves"]
+    tests = []
+    closes = checker_region._closes
+
+    def counted(method, box, profile):
+        tests.append((method, box))
+        return closes(method, box, profile)
+
+    monkeypatch.setattr(checker_region, "_closes", counted)
+    capsys.readouterr()
+    assert main(["prove", HALVED, *LINE, "--resume", str(part), "--out", str(out)]) == 0
+    assert "confirmed: collapse.tanh proved on the region" in capsys.readouterr().out
+    merged = json.loads(out.read_text())["leaves"]
+    assert len(earlier) < len(merged) and len(tests) == len(merged) == len(set(tests)), (len(tests), len(merged))
+    monkeypatch.setattr(checker_region, "_closes", closes)
+    assert main(["verify", str(out)]) == 0  # the file alone: every leaf replayed

@@ -760,7 +760,7 @@ def test_resume_refuses_another_target_a_finished_proof_and_a_forged_one(tmp_pat
 
 
 def test_ctrl_c_during_the_final_check_writes_nothing(tmp_path, capsys, monkeypatch):
-    def interrupted(cert, *args):
+    def interrupted(cert, *args, **kwargs):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(region_proof.certificates, "confirm", interrupted)

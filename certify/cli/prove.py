@@ -66,9 +66,11 @@ def run(args) -> int:
     if args.resume and progress_display.bars_shown():  # the checker replays its every leaf first: 10,000 leaves of six
         # tokens took a minute, with nothing on the screen
         progress_display.line(f"certify prove: the checker confirms {args.resume} before the search resumes it")
-    resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits)
+    checked = set()  # the leaf tests the checker closes confirming it (certificates.confirm): not replayed again
+    resume = (region_proof.resumable(certificates.read(args.resume, limits), region, profile, limits, checked)
               if args.resume else None)
-    region_proof.preflight(region, profile, limits, resume)  # a limit no box fits: bad input before the progress bar
+    start = region_proof.preflight(region, profile, limits, resume, checked)  # a limit no box fits: bad input before
+    # the progress bar, and the search's start, priced once
     bar = progress_display.bar(total=1.0, mininterval=0.5, desc="certify prove",
                                bar_format="{desc}: {percentage:5.1f}% of the volume proved |{bar:20}|{postfix} [{elapsed}]")
 
@@ -81,7 +83,7 @@ def run(args) -> int:
 
     try:
         result = region_proof.prove(region, profile, time_limit=args.time_limit, progress=progress,
-                                    interruptible=True, resume=resume, limits=limits)
+                                    interruptible=True, limits=limits, start=start)
     finally:
         bar.close()
     written = _write(result, args)

@@ -220,12 +220,14 @@ def named_digest(kind: str, inputs: dict, witness: dict, precision: int) -> str:
     return canonical_digest({"kind": kind, "inputs": inputs, "witness": witness, "precision": precision})
 
 
-def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certify_checker.Confirmation:
+def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True, closed=None) -> certify_checker.Confirmation:
     """The independent checker's re-derivation of the certificate (ok, message), under the same
     limits as the engine's reader (the checker keeps its own copy of them).  written: the certificate is judged
     as the text `write` puts in its file, read by the checker's own loader (_as_written): one whose text passes
     a limit is refused, as `certify verify` of that file refuses it; False for a certificate read from its file,
-    whose own text the reader measured (`certify verify`)."""
+    whose own text the reader measured (`certify verify`).  closed: a set, made empty, in which the checker records the
+    leaf tests of region proofs it closes, and whose tests it does not run again (certify_checker.region_proof.verify):
+    a resumed proof's earlier leaves, replayed before its search goes on, are not replayed again in the merged proof."""
     checker_limits = _checker_limits(limits)
     if written:
         try:
@@ -233,7 +235,7 @@ def confirm(cert: dict, limits: Limits = DEFAULT, written: bool = True) -> certi
         except certify_checker.Unreadable as err:
             return certify_checker.Confirmation(False, str(err), refused=True)
     with arb_turn():  # the checker's precision is the process's too
-        return certify_checker.verify(cert, checker_limits)
+        return certify_checker.verify(cert, checker_limits, closed)
 
 
 def _as_written(cert: dict, limits: Limits):
@@ -335,10 +337,16 @@ def checker_limit(cert: dict, limits: Limits = DEFAULT, priced: int | None = Non
     """Which of the checker's limits a certificate of this shape passes and how to raise it, in words, or None (the
     limit found as the one whose raising lets the certificate through); quote: with the checker's estimate (not for a
     meter's least cost, which passes the limit by a hair and would read as the limit itself); priced: checker_refusal's."""
-    if not (refusal := checker_refusal(cert, limits, priced)):
+    # Asked as checker_refusal a limit at a time, a region proof's skeleton was read 20 times (its tree and its leaves'
+    # work ten times each, at a stop of the prover's search): the estimate reads its kind's work once, and the tree,
+    # measured first, is measured again only when it is what the checker refuses (raising a limit never refuses more).
+    checker_limits = _checker_limits(limits)
+    tree, estimate = certify_checker.tree_problem(cert, checker_limits), certify_checker.estimate(cert, priced)
+    if not (refusal := tree or estimate(checker_limits)):
         return None
     for name in (f.name for f in dataclasses.fields(limits)):
-        if checker_refusal(cert, dataclasses.replace(limits, **{name: 1 << 62}), priced) is None:
+        raised = dataclasses.replace(checker_limits, **{name: 1 << 62})
+        if (tree is None or certify_checker.tree_problem(cert, raised) is None) and estimate(raised) is None:
             # the checker's words without its own advice: the line ends with the advice for both commands
             stated = f"({refusal.split(CHECKER_ADVICE)[0]})" if quote else f"of {getattr(limits, name):.3g}"
             return f"the checker's {name} limit {stated}: raise it with {raised_with([name])}"

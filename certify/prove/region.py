@@ -282,9 +282,28 @@ def _certified_violation(region, point, profile, limits: Limits = DEFAULT_LIMITS
     return {"config": result.certificate["inputs"], "certificate": result.certificate}
 
 
+@dataclass
+class Start:
+    """What a search starts from (preflight), priced once: a resumed proof's split axes (box -> variable), closed
+    leaves (box -> (method, precision)) and open boxes with their bisections (None: the root alone); the boxes the
+    search closes, as it goes (decided); the bisections of the deepest box so far; the meter of the certificate
+    these make; and the set in which the checker records the leaf tests it closes (certify.engine.certificate.confirm),
+    from its confirmation of the resumed proof (resumable) on: the merged proof's confirmation does not run them
+    again."""
+
+    reduction: reductions.Reduction
+    axes: dict
+    closed: dict
+    boxes: list | None
+    checked: set | None = None
+    decided: dict = field(default_factory=dict)
+    deepest: int = 0
+    meter: budget.Meter | None = None
+
+
 def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60.0,
           progress=None, interruptible: bool = False, resume: dict | None = None,
-          limits: Limits = DEFAULT_LIMITS) -> ProofResult:
+          limits: Limits = DEFAULT_LIMITS, start: Start | None = None) -> ProofResult:
     """Decide the profile's bound on the region; `progress(closed, queue, fraction)` is called after every box,
     and `progress(leaves, open, fraction, "the checker")` once the search ends, before the checker's replay.
     The checker confirms the certificate under `limits` (certify.core.limits), as `certify verify` would.
@@ -294,20 +313,14 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
     checker confirms as for any undecided proof.  A Ctrl-C after the search, during the checker's
     replay, propagates: no result, so nothing to write.  `resume`, an undecided region proof of the same
     target and region (see resumable), is continued from its open boxes: its splits and leaves are kept,
-    and the merged proof is checked in full like any other."""
-    reduction = reductions.reduce(region)
+    and the merged proof is checked in full like any other (but for the leaf tests the checker closed confirming
+    `resume`: start.checked).  start: preflight's, made before (the search's state and meter, priced once; resume and
+    limits as preflight was given them), else made here."""
+    start = start or preflight(region, profile, limits, resume)
+    reduction, axes, closed, decided, meter = start.reduction, start.axes, start.closed, start.decided, start.meter
     result = ProofResult(UNDECIDED, region, reduction, profile)
-    axes, closed, start_boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
     earlier_boxes = len(axes) + len(closed)  # a resumed proof's boxes decided before: split or closed
-    decided = {}  # the boxes this search closed, as it goes: the certificate as it stands (current) holds them
-    deepest = [max((depth for _, depth in start_boxes or ()), default=0)]  # the bisections of the deepest box so far
-
-    def current():
-        tree, leaves, left = _preorder(reduction.root, axes, closed | decided, set())
-        return certificate(replace(result, tree=tree, leaves=leaves, left=left))
-
-    meter = preflight(region, profile, limits, resume, current, lambda: deepest[0])
-    start = time.monotonic()
+    began = time.monotonic()
     hunter = hunt.Hunt(region, reduction, profile)
 
     def confirm(point):
@@ -348,14 +361,14 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
                                                                   1 - min(tally["volume"], 1.0), tally["ordered"]))
 
     def split(box, depth):
-        deepest[0] = max(deepest[0], depth + 1)
+        start.deepest = max(start.deepest, depth + 1)
         axes[box] = _best_axis(box, reduction.root, reduction, profile)
         meter.split()
         return bnb.bisect(box, axes[box])
 
-    found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=start + time_limit,
+    found = bnb.explore(reduction.root, decide, split, max_depth=MAX_DEPTH, deadline=began + time_limit,
                         progress=report if progress is not None else None, interruptible=interruptible,
-                        start=start_boxes, between=between, admit=meter.admits)
+                        start=start.boxes, between=between, admit=meter.admits)
     result.interrupted = found.stop == "interrupted"
     if found.stop == "limits":
         result.stopped = f"one more box would take its certificate past {meter.reason(quote=False)}"
@@ -366,27 +379,27 @@ def prove(region: reductions.Region, profile: Profile, *, time_limit: float = 60
         result.verdict, result.counterexample = VIOLATED_VERDICT, found.refuted[1]
     elif not result.left:
         result.verdict = PROVED
-    result.seconds = time.monotonic() - start
+    result.seconds = time.monotonic() - began
     if progress is not None:  # the checker's replay of every leaf comes next: seconds for thousands of them
         progress(len(result.leaves), len(result.left), float(result.volume_proved), "the checker")
-    _confirm(result, axes, closed, limits)
+    _confirm(result, axes, closed, limits, start.checked)
     return result
 
 
-def _confirm(result: ProofResult, axes: dict, closed: dict, limits: Limits) -> None:
+def _confirm(result: ProofResult, axes: dict, closed: dict, limits: Limits, checked: set | None = None) -> None:
     """Have the checker confirm the result's certificate (result.certificate, confirmed, message).  The checker
     replays each leaf's test in its own code and rounds its own way: a leaf the prover closed by a unit of
     rounding may not close there (a bound at L ~ 2^-52, at 53 bits).  As `certify check` escalates a precision
     the checker cannot follow, the leaves it does not confirm (_rejected) are closed again a rung higher
     (_first_closing) and the whole proof confirmed again, until it is, or a rejected leaf is at the ladder's cap
-    (or closes no more): the result then stays unconfirmed, with the checker's message."""
+    (or closes no more): the result then stays unconfirmed, with the checker's message.  checked: Start.checked."""
     while True:
         result.certificate = certificate(result)
-        confirmation = certificates.confirm(result.certificate, limits)
+        confirmation = certificates.confirm(result.certificate, limits, closed=checked)
         result.confirmed, result.message = confirmation.ok, certificates.said(confirmation, result.certificate, limits)
         if confirmation.ok or confirmation.refused or result.verdict == VIOLATED_VERDICT:
             return
-        rejected = _rejected(result, axes, result.leaves, limits)
+        rejected = _rejected(result, axes, result.leaves, limits, checked)
         again = [_first_closing(box, result.reduction, result.profile, above=precision)
                  for box, _, precision in rejected]
         if not rejected or None in again:
@@ -395,7 +408,7 @@ def _confirm(result: ProofResult, axes: dict, closed: dict, limits: Limits) -> N
         result.tree, result.leaves, result.left = _preorder(result.reduction.root, axes, closed, set(result.left))
 
 
-def _rejected(result: ProofResult, axes: dict, leaves: list, limits: Limits) -> list:
+def _rejected(result: ProofResult, axes: dict, leaves: list, limits: Limits, checked: set | None = None) -> list:
     """The leaves (box, method, precision) among `leaves` that the checker does not confirm: those of a certificate
     that closes them alone (the paths from the root to them split, every other box open) that it rejects, halved
     until a single leaf is (a few rejected leaves cost a few replays of the proof, not one a leaf)."""
@@ -404,12 +417,12 @@ def _rejected(result: ProofResult, axes: dict, leaves: list, limits: Limits) -> 
     closed = {box: (method, precision) for box, method, precision in leaves}
     tree, kept, left = _preorder(result.reduction.root, _paths(result.reduction.root, axes, closed), closed, set())
     part = replace(result, verdict=UNDECIDED if left else PROVED, tree=tree, leaves=kept, left=left)
-    if certificates.confirm(certificate(part), limits).ok:
+    if certificates.confirm(certificate(part), limits, closed=checked).ok:
         return []
     if len(leaves) == 1:
         return list(leaves)
     half = len(leaves) // 2
-    return _rejected(result, axes, leaves[:half], limits) + _rejected(result, axes, leaves[half:], limits)
+    return _rejected(result, axes, leaves[:half], limits, checked) + _rejected(result, axes, leaves[half:], limits, checked)
 
 
 def _paths(root, axes: dict, boxes) -> dict:
@@ -425,27 +438,31 @@ def _paths(root, axes: dict, boxes) -> dict:
 
 
 def preflight(region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,
-              resume: dict | None = None, current=None, depth=None) -> budget.Meter:
-    """The meter of the proof's certificate under the checker's limits (certify.prove.budget), from the proof it
-    continues (`resume`, confirmed by resumable) or the root box; BadInput, before any work, when not even the
-    next box can be decided within them.  current, depth: functions giving the certificate as the search stands and
-    its deepest box's bisections (prove's), whose text the meter measures; by default the certificate it starts
-    from."""
+              resume: dict | None = None, checked: set | None = None) -> Start:
+    """The search's start (Start): the proof it continues (`resume`, confirmed by resumable, whose record of the leaf
+    tests the checker closed is `checked`) or the root box, and the meter of its certificate under the checker's
+    limits (certify.prove.budget), which measures the certificate as the search stands; BadInput, before any work,
+    when not even the next box can be decided within them."""
+    reduction = reductions.reduce(region)
+    axes, closed, boxes = _replayed(resume, reduction) if resume is not None else ({}, {}, None)
+    start = Start(reduction, axes, closed, boxes, checked, deepest=max((depth for _, depth in boxes or ()), default=0))
+    blank = ProofResult(UNDECIDED, region, reduction, profile)
+
+    def current():  # the certificate as the search stands: the resumed proof's splits and leaves, and those decided
+        tree, leaves, left = _preorder(reduction.root, axes, closed | start.decided, set())
+        return certificate(replace(blank, tree=tree, leaves=leaves, left=left))
+
     stated = {"format": FORMAT, "kind": KIND, "verdict": UNDECIDED, "claim": profile.claim,
               "bound": None if profile.claim else profile.bound, "region": region.as_json()}
     tree, closings = (resume["tree"], [(leaf["precision"], leaf["method"]) for leaf in resume["leaves"]]) if resume \
         else ("?", ())
-    reduction = reductions.reduce(region)
-    if current is None:  # built when the meter measures it
-        current = lambda: resume or certificate(ProofResult(UNDECIDED, region, reduction, profile,  # noqa: E731
-                                                            tree="?", left=[reduction.root]))
-        depth = lambda: MAX_DEPTH if resume else 0  # noqa: E731
     top = _ladder(profile)[1]  # a leaf is closed at most at the top
-    meter = budget.Meter(stated, limits, top, tree, closings, text=_text_meter(reduction, top, current, depth))
-    if not meter.admits():
+    start.meter = budget.Meter(stated, limits, top, tree, closings,
+                               text=_text_meter(reduction, top, current, lambda: start.deepest))
+    if not start.meter.admits():
         raise BadInput(f"refused before starting: deciding its {'next' if resume else 'first'} box would take "
-                       f"the proof's certificate past {meter.reason()}")
-    return meter
+                       f"the proof's certificate past {start.meter.reason()}")
+    return start
 
 
 def _text_meter(reduction: reductions.Reduction, top: int, current, depth):
@@ -481,9 +498,11 @@ def _longest_box(root: tuple[Interval, ...], depth: int) -> list[list[str]]:
     return out
 
 
-def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS) -> dict:
+def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: Limits = DEFAULT_LIMITS,
+              checked: set | None = None) -> dict:
     """An undecided region proof of this target and region that the checker confirms, to continue
-    (prove's `resume`); BadInput otherwise, before any work."""
+    (prove's `resume`); BadInput otherwise, before any work.  checked: an empty set, in which the checker records the
+    leaf tests it closes (Start.checked): the merged proof's confirmation does not run them again."""
     if cert.get("kind") != KIND:
         raise BadInput("--resume: not a region proof")
     if cert.get("verdict") != UNDECIDED:
@@ -491,7 +510,7 @@ def resumable(cert: dict, region: reductions.Region, profile: Profile, limits: L
     stated = (cert.get("claim"), cert.get("bound"), cert.get("region"))
     if stated != (profile.claim, None if profile.claim else profile.bound, region.as_json()):
         raise BadInput("--resume: the proof is of another claim, bound or region than this command's")
-    confirmation = certificates.confirm(cert, limits)  # its leaves are kept unchecked until the merged proof's replay
+    confirmation = certificates.confirm(cert, limits, closed=checked)
     if not confirmation.ok:
         raise BadInput(f"--resume: the checker does not confirm the proof: {confirmation.message}")
     return cert
