@@ -8,22 +8,28 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
+import certify
+from certify.errors import BadInput, did_you_mean, one_line
 from certify_checker import schema
 from certify_checker.exact import binary64
 
 
-def _python_calls(function, *args) -> int:
-    """How many Python functions (not C ones) the call of function(*args) entered, itself included."""
+def _python_steps(function, *args) -> int:
+    """How many lines of Python (not C) the call of function(*args) ran, and functions it entered: a loop in C over
+    a million characters is no step, one in Python a million."""
     count = [0]
 
-    def profile(_frame, event, _arg):
-        count[0] += event == "call"
+    def trace(_frame, _event, _arg):
+        count[0] += 1
+        return trace
 
-    sys.setprofile(profile)
+    sys.settrace(trace)
     try:
         function(*args)
+    except BadInput:
+        pass
     finally:
-        sys.setprofile(None)
+        sys.settrace(None)
     return count[0]
 
 
@@ -42,11 +48,11 @@ def _priced_one_by_one(text: str) -> tuple[int, int]:
 def test_pricing_texts_under_a_number_key_enters_no_python_function_per_text():
     """A certificate of 64 MiB of "xy" strings in a row of X was priced at a microsecond a text, 13 s against 1 s
     to read its JSON; a row of texts is now priced in C, a text at a time only where it may be a binary64."""
-    few = _python_calls(schema.reading, {"X": [["xy", "1e5", "7p-3"] * 10]})
-    many = _python_calls(schema.reading, {"X": [["xy", "1e5", "7p-3"] * 10_000], "layers": [{"b_Q": ["ee"] * 10_000}]})
-    assert many <= few + 10, (few, many)
+    few = _python_steps(schema.reading, {"X": [["xy", "1e5", "7p-3"] * 10]})
+    many = _python_steps(schema.reading, {"X": [["xy", "1e5", "7p-3"] * 10_000], "layers": [{"b_Q": ["ee"] * 10_000}]})
+    assert many < 2 * few, (few, many)
     hexes = [(0.1 * k).hex() for k in range(1, 1001)]  # binary64's texts, read as entries: each asked of binary64
-    assert _python_calls(schema.reading, {"X": [hexes]}) <= 3 * len(hexes)
+    assert _python_steps(schema.reading, {"X": [hexes]}) <= 20 * len(hexes)
 
 
 _TEXT = st.text(st.sampled_from("0123456789eEpPx+-./ \t\u3000\x1c\u0663abc"), max_size=12)
@@ -60,3 +66,37 @@ def test_a_row_of_texts_is_priced_as_its_texts_one_by_one(texts):
     units, count = (sum(part) for part in zip((0, 0), *map(_priced_one_by_one, texts)))
     assert schema.reading({"X": [texts]}) == (units, count)
     assert schema.reading({"b_Q": texts, "name": texts}) == (units, count)
+
+
+def test_a_long_message_is_made_one_line_in_c():
+    """one_line escaped a message a character at a time in Python (a claim of 20 MB given to certify.check: 2 s, a
+    newline in every other character); now the characters that do not print are escaped by str.translate, each as
+    repr escapes it."""
+    assert one_line("a\nb\x1b[2J\u2028c\udc80\t'") == "a\\nb\\x1b[2J\\u2028c\\udc80\\t'"
+    for message in ("x" * 100_000, "x\n" * 50_000, "".join(map(chr, range(0x2000, 0x2000 + 50_000))) * 2):
+        unprintable = sum(not c.isprintable() for c in set(message))  # each made its escape once, in Python
+        assert _python_steps(one_line, message) < 100 + 2 * unprintable < len(message) / 2
+        assert one_line(message) == "".join(c if c.isprintable() else repr(c)[1:-1] for c in message)
+
+
+def test_a_hint_for_a_long_word_reads_no_more_of_it_than_the_choices_allow():
+    """did_you_mean compared a word of 20 MB with every choice in difflib, which indexes the word a character at a
+    time in Python (a 20 MB --claim: some 5 s); a word too long to be close to any choice is now none's."""
+    choices = ["collapse.global", "collapse.rate"]
+    assert did_you_mean("colapse.global", choices) == "did you mean collapse.global? "
+    assert did_you_mean("x" * 100_000, choices) == ""
+    assert _python_steps(did_you_mean, "x" * 100_000, choices) < 100
+    # the longest word difflib may still find close (a ratio of 0.6 or more), and one a character longer
+    longest = "collapse.global" + "x" * 20
+    assert did_you_mean(longest, choices) == "did you mean collapse.global? " and did_you_mean(longest + "x", choices) == ""
+
+
+def test_an_unknown_claim_of_20_mb_is_refused_in_a_short_line():
+    """certify.check(claim=<20 MB>) quoted the claim whole (a message of 20 MB, escaped and respelled for the API
+    whole: some 5 s); the claim is now quoted as shown() cuts it, as the command line printed it already."""
+    try:
+        certify.check({"X": [[0.0], [1.0]], "A": [[1.0]]}, claim="x\n" * 500_000)
+    except BadInput as err:
+        message = str(err)
+    assert message.startswith("unknown claim 'x\\nx\\n") and "(1500002 characters)" in message
+    assert len(message) < 1000
