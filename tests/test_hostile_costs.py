@@ -100,3 +100,16 @@ def test_an_unknown_claim_of_20_mb_is_refused_in_a_short_line():
         message = str(err)
     assert message.startswith("unknown claim 'x\\nx\\n") and "(1500002 characters)" in message
     assert len(message) < 1000
+
+
+def test_the_checker_cuts_a_path_it_cannot_read_as_certify_verify_does(capsys):
+    """`python -m certify_checker <a path of 100 kB>` named the path whole in its refusal (a line of 100 kB); a path
+    longer than any file name is now cut short as `certify verify` cuts it; one that can be a file's stays whole."""
+    from certify_checker.__main__ import main
+
+    assert main(["a" * 100_000]) == 2
+    line = capsys.readouterr().err
+    assert line == ("certify_checker: error: cannot read 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa... (100002 characters): "
+                    "File name too long\n")
+    assert main(["b" * 200]) == 2
+    assert capsys.readouterr().err == f"certify_checker: error: cannot read {'b' * 200}: No such file or directory\n"
