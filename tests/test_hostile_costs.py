@@ -114,3 +114,26 @@ def test_the_checker_cuts_a_path_it_cannot_read_as_certify_verify_does(capsys):
     assert main(["b" * 200]) == 2
     assert capsys.readouterr().err == f"certify_checker: error: cannot read {'b' * 200}: No such file or directory\n"
 
+
+
+def test_a_campaign_manifest_is_parsed_once_by_a_run_resumed_and_twice_by_verify(tmp_path, monkeypatch, capsys):
+    """A manifest of 600,000 chunks (63 MB) was parsed three times by a run resumed (its format, its job's checks, the
+    histograms' records) and four times by `certify verify` (a corpus run's?, a campaign's?, its parameters, its
+    records): now once by the run, and by verify once before the folder is locked (what it is, its parameters) and once
+    locked for reading, where its records are read with the chunks it lists then."""
+    from certify.cli import main
+    from certify.core import jsonfile
+
+    read, parsed = jsonfile.read, []
+
+    def counted(path, *args, **kwargs):
+        parsed.append(str(path).endswith("manifest.json"))
+        return read(path, *args, **kwargs)
+
+    monkeypatch.setattr(jsonfile, "read", counted)
+    argv = ["sample", "--n", "3", "--d", "2", "--count", "4", "--out", str(tmp_path), "--workers", "1", "-q"]
+    assert main([*argv, "--stop-after", "1"]) == 3 and sum(parsed) == 0  # a new folder: no manifest to read
+    assert main(argv) == 0 and sum(parsed) == 1, parsed  # resumed, and finished
+    parsed.clear()
+    assert main(["verify", str(tmp_path)]) == 0 and sum(parsed) == 2, parsed
+    capsys.readouterr()
