@@ -163,7 +163,8 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     from certify import jobs
     from certify.studies.models import corpus_audit  # the models' code, loaded for a folder only
 
-    run = corpus_audit.is_corpus_folder(path)
+    manifest = corpus_audit.folder_manifest(path)  # read once: a campaign's audit reads its parameters from it
+    run = corpus_audit.is_corpus_run(manifest)
     # limits were never read here (an unknown NAME passed too), silently: a folder keeps its own
     arguments.refuse_unused([names("limits")] if limits is not None else [],
                             corpus_options.LIMITS_APPLY if run else audit_options.LIMITS_APPLY)
@@ -185,10 +186,11 @@ def _folder(path: Path, limits, progress, *, names, everything, sample, workers,
     from certify.search import audit
 
     if model is not None or corpus is not None:
-        _read_as_campaign(path)
+        _read_as_campaign(path, manifest)
     corpus_options.refuse_corpus_options(model, corpus, str(path), names)
     with progress("config") as moved:
-        report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved)
+        report = audit.audit(path, everything=everything, sample=sample, workers=workers, progress=moved,
+                             manifest=manifest)
     # no record: a folder not read (a stray file, an edited chunk), whose records are unknown, not none
     counts = [f"{report.rederived} of {report.records} configurations re-derived in arb"] if report.records else []
     return _audited(path, CAMPAIGN, counts, report)
@@ -202,7 +204,7 @@ def _audited(path: Path, kind: str, counts: list[str], report) -> Verification:
     return Verification(str(path), kind, None, report.ok, message, problems=tuple(report.problems), report=report)
 
 
-def _read_as_campaign(folder: Path) -> None:
+def _read_as_campaign(folder: Path, manifest) -> None:
     """BadInput saying what is wrong with a folder not read as a corpus run (an unreadable manifest, none), as its
     verify without a model or a corpus says it: their refusal called a corpus run whose manifest is unreadable no
     corpus run's folder.  A campaign edited (its verify rejects it) is still a campaign, where they do nothing."""
@@ -210,7 +212,7 @@ def _read_as_campaign(folder: Path) -> None:
     from certify.search import audit
 
     try:
-        audit.load(folder)
+        audit.load(folder, manifest)
     except jobs.Edited:
         pass
 

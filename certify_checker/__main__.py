@@ -84,6 +84,16 @@ def printed(path: str) -> str:
     return "".join(c if c.isprintable() or "\udc80" <= c <= "\udcff" else repr(c)[1:-1] for c in path)
 
 
+LONGEST_NAME = 255  # no file's name is longer (NAME_MAX): a longer path the system refused is cut short in its line
+
+
+def refused(path: str) -> str:
+    """A path the system refused as a line names it: printed, or cut short as certify.errors.shown cuts it (its repr,
+    40 characters and its length) when longer than any file's name, as `certify verify` names one: a path of 100 kB
+    made a line of 100 kB."""
+    return printed(path) if len(path) <= LONGEST_NAME else f"{repr(path)[:40]}... ({len(repr(path))} characters)"
+
+
 def _head(handle, count: int) -> bytes:
     """The first `count` bytes of a binary file, or all of it when shorter, read in pieces: handle.read(count) made a
     buffer of `count` bytes first, whatever the file's length (--limit bytes=1e12 was out of memory, 1e29 an error).
@@ -125,7 +135,7 @@ def main(argv: list[str]) -> int:
             if not (isinstance(cert, dict) and cert.get("format") == FORMAT):  # unreadable, as for `certify verify`
                 raise Unreadable(f"not a certify certificate (format {FORMAT!r} expected)")
         except OSError as err:
-            print(f"certify_checker: error: cannot read {name}: {err.strerror or err}", file=sys.stderr)
+            print(f"certify_checker: error: cannot read {refused(path)}: {err.strerror or err}", file=sys.stderr)
             return 2
         except Unreadable as err:
             print(f"certify_checker: error: {name}: {_advised(str(err))}", file=sys.stderr)

@@ -43,7 +43,9 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
         trace = trace.tb_next
     held = [list(frame.f_locals.values()) for frame in reversed(frames)]
     quotes = set(re.findall(r"(?:^|\s)'([^']*)'(?=\s|$)|(?:^|\s)\"([^\"]*)\"(?=\s|$)", text))
-    walked = _walk(cert, {id(value) for values in held for value in values}, {q for pair in quotes for q in pair})
+    quoted = {q for pair in quotes for q in pair}
+    longest = max(map(len, quoted), default=-1)
+    walked = _walk(cert, {id(value) for values in held for value in values}, quoted, longest)
     if walked is None:
         return None
     paths, said = walked
@@ -62,7 +64,7 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
             # object wherever it is, is the one null among the entries of the objects and arrays held
             typed = parts if kind == "NoneType" else direct if values is held[0] or kind not in ("list", "dict") else []
             found = {path for path, value in typed if type(value).__name__ == kind}
-            found |= {path for path, value in parts if _small(value) and said.get(str(value)) == 1
+            found |= {path for path, value in parts if _small(value) and said.get(_text(value, longest)) == 1
                       and _quoted(value, text)}
         return found.pop() if len(found) == 1 else None
     return None
@@ -73,16 +75,16 @@ def where(err: BaseException, cert, text: str, kind: str | None) -> tuple | None
 WALKED = 100_000
 
 
-def _walk(cert, wanted: set[int], quoted: set[str]) -> tuple[dict, dict] | None:
+def _walk(cert, wanted: set[int], quoted: set[str], longest: int) -> tuple[dict, dict] | None:
     """({id: the paths of cert's parts that are the objects `wanted`}, {text: how many of cert's small values read
-    as this text}) for the texts `quoted`: one walk of the certificate, a JSON tree within the limits; None past
-    WALKED parts."""
+    as this text}) for the texts `quoted`, the longest `longest` characters: one walk of the certificate, a JSON tree
+    within the limits; None past WALKED parts."""
     paths, said, stack, count = {}, {}, [((), cert)], 1
     while stack:
         path, value = stack.pop()
         if id(value) in wanted and _own(value):
             paths.setdefault(id(value), []).append(path)
-        if quoted and _small(value) and (shown_value := str(value)) in quoted:
+        if quoted and _small(value) and (shown_value := _text(value, longest)) in quoted:
             said[shown_value] = said.get(shown_value, 0) + 1
         count += len(value) if isinstance(value, (dict, list)) else 0  # the parts about to be walked, before they are
         if count > WALKED:
@@ -109,6 +111,15 @@ def _small(value) -> bool:
     the checker cuts short; its text is not made, as it may be megabytes)."""
     items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
     return items is None or len(items) <= 8 and not any(isinstance(item, (dict, list)) for item in items)
+
+
+def _text(value, longest: int) -> str | None:
+    """str(value) of a small value, or None where an integer in it has more digits than `longest`, the longest text
+    quoted, which it then cannot be: such an integer is not written out (int to str takes time growing with the
+    square of the digits: 15,000 of 4000 digits took 3.8 s, three times reading them).  An integer of b bits has more
+    than (b - 1) / 4 digits."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else (value,)
+    return None if any(type(v) is int and (v.bit_length() - 1) // 4 > longest for v in items) else str(value)
 
 
 def _entries(value):

@@ -12,7 +12,9 @@ import base64
 import math
 import re
 import struct
+from collections import Counter
 from itertools import chain
+from operator import itemgetter
 
 from flint import fmpq
 
@@ -147,13 +149,39 @@ TEXT = 32  # units a text, beyond 2 a character, its exponent's (a quarter of a 
 READ = NUMBERS | {"basis", "top", "w", "q", "a_min", "theta_A", "theta_B", "trapping_cuts", "box", "gram_shift",
                   "top_vector"}
 PLAIN = {float, int, bool, type(None)}  # what reading() passes over: no text to read
+FLAT = PLAIN | {str}  # what holds no list or object
+# A text's exponent, as reading() prices it: its last e or p, then signs, zeros and at least a digit that is not 0 (its
+# first six read), and nothing but digits and white space to its end; each part possessive, so that a search is linear
+# in the text.  A binary64's text as float.hex spells it (exact.binary64 reads it): asked of that one by one.
+_EXPONENTS = ((re.compile(r"[eE][+-]*+0*+([1-9][0-9]{0,5}+)[0-9]*+\s*+\Z"), 4),
+              (re.compile(r"[pP][+-]*+0*+([1-9][0-9]{0,5}+)[0-9]*+\s*+\Z"), 16))
+_HEX_FLOAT = re.compile(r"(?:0x1|-0x[01])\.[0-9a-f]+p[+-][0-9]+\Z")
+
+
+def _texts_reading(texts: list[str]) -> tuple[int, int]:
+    """reading() of texts under a key of READ: each _price()d, but for a binary64's hex text (certify's beta, biases),
+    read as an entry and priced as one; a text at a time only where it may be a binary64's (a Python loop over every
+    text cost a microsecond each: 64 MiB of "xy" took 13 s to price, 1 s to read)."""
+    entries = [text for text in filter(_HEX_FLOAT.match, texts) if binary64(text) is not None]
+    return _price(texts) - _price(entries), len(texts) - len(entries)
+
+
+def _price(texts: list[str]) -> int:
+    """The units of reading texts, in C: each TEXT, 2 a character and its exponent's (a quarter of a unit a decimal, a
+    sixteenth a binary, at most 16000 read)."""
+    units = TEXT * len(texts) + 2 * sum(map(len, texts))
+    for marker, per_unit in _EXPONENTS:  # an exponent's six digits at most: its distinct ones are few, each read once
+        stated = Counter(map(itemgetter(1), filter(None, map(marker.search, texts))))
+        units += sum(min(int(digits), 16000) // per_unit * times for digits, times in stated.items())
+    return units
 
 
 def reading(value, key: str | None = None) -> tuple[int, int]:
     """(the work units of reading once every number stated as text in value under a key of READ (NUMBERS, a witness's
     basis and top) at 53 bits; how many there are: each costs a unit a limb of the precision more, its division).  A
     walk with a stack, a list (or a list of lists) of plain numbers passed over in one step (set(map(type, ...)), in
-    C): rows of floats read element by element in Python cost every check of 8 x 4 tokens some 40 us."""
+    C): rows of floats read element by element in Python cost every check of 8 x 4 tokens some 40 us; and a list's
+    texts, or its rows', priced together (_texts_reading)."""
     units = count = 0
     stack = [(value, key)]
     while stack:
@@ -162,16 +190,17 @@ def reading(value, key: str | None = None) -> tuple[int, int]:
             stack += [(v, k) for k, v in value.items() if type(v) not in PLAIN]
         elif isinstance(value, list):
             kinds = set(map(type, value))
-            if kinds <= PLAIN or kinds == {list} and set(map(type, chain.from_iterable(value))) <= PLAIN:
-                continue  # plain numbers, or a matrix of them
-            stack += [(v, key) for v in value if type(v) not in PLAIN]
-        elif isinstance(value, str) and key in READ and binary64(value) is None:  # a binary64's hex text (certify's
-            text = value.rstrip().lower()  # beta, biases) is read as an entry, priced as one
-            at = max(text.rfind("e"), text.rfind("p"))  # an exponent's digits, beyond the cap when more than 6 (refused)
-            digits = text[at + 1:].lstrip("+-").lstrip("0") if at >= 0 else ""
-            power = (min(int(digits[:6]), 16000) // (4 if text[at] == "e" else 16)
-                     if digits.isascii() and digits.isdigit() else 0)
-            units, count = units + TEXT + 2 * len(value) + power, count + 1
+            if kinds == {list} and (entries := set(map(type, chain.from_iterable(value)))) <= FLAT:
+                kinds = entries  # rows of numbers and texts: their entries as one list, when it has texts to price
+                value = list(chain.from_iterable(value)) if str in kinds and key in READ else []
+            if str in kinds and key in READ:
+                more = _texts_reading(value if kinds == {str} else [v for v in value if type(v) is str])
+                units, count = units + more[0], count + more[1]
+            if not kinds <= FLAT:
+                stack += [(v, key) for v in value if type(v) not in FLAT]
+        elif isinstance(value, str) and key in READ:
+            more = _texts_reading([value])
+            units, count = units + more[0], count + more[1]
     return units, count
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from certify.core.config import COMPONENTS, Case
-from certify.errors import BadInput, did_you_mean
+from certify.errors import BadInput, did_you_mean, shown
 
 FAMILIES = [
     "certify.claims.collapse",
@@ -119,7 +119,7 @@ def get(claim_id: str) -> Claim:
     """The claim with this id; BadInput for an unknown id, with the closest id as a hint."""
     _load_families()
     if not isinstance(claim_id, str) or claim_id not in _REGISTRY:  # from Python, a list was unhashable
-        raise BadInput(f"unknown claim {claim_id!r}; {did_you_mean(claim_id, _REGISTRY)}`certify claims` lists them: "
+        raise BadInput(f"unknown claim {shown(claim_id)}; {did_you_mean(claim_id, _REGISTRY)}`certify claims` lists them: "
                        f"{', '.join(sorted(_REGISTRY))}")
     return _REGISTRY[claim_id]
 

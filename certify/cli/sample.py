@@ -166,11 +166,11 @@ def run(args) -> int:
     spec = campaign_of(args)
     figure = {}
 
-    def derived(summary: dict) -> None:
+    def derived(summary: dict, records: list[dict]) -> None:
         """The histograms, then the page that embeds them (in the folder, while this run holds it)."""
         from certify.figures import sample as sample_figure  # matplotlib only once the campaign has run
 
-        figure["path"] = sample_figure.write(args.out, summary, fmt=args.figure_format, dpi=args.dpi)
+        figure["path"] = sample_figure.write(args.out, summary, records, fmt=args.figure_format, dpi=args.dpi)
         campaign_page.write(summary, args.out, args.argv)
 
     summary = campaign.run(spec, args.out, workers=args.workers, progress=progress.bars_shown(),

@@ -83,8 +83,9 @@ def figure(summary: dict, records: list[dict]) -> Figure:
     return fig
 
 
-def write(out_dir, summary: dict, *, fmt: str = style.DEFAULT_FORMAT, dpi: int = style.DEFAULT_DPI) -> Path:
-    """Draw the campaign in out_dir (its records, read with their integrity checks) into out_dir/histograms.<fmt> (the
-    histograms in other formats, of an earlier summary, removed)."""
+def write(out_dir, summary: dict, records: list[dict], *, fmt: str = style.DEFAULT_FORMAT,
+          dpi: int = style.DEFAULT_DPI) -> Path:
+    """Draw the campaign in out_dir (the summary and its records, as campaign.run read them with their integrity
+    checks) into out_dir/histograms.<fmt> (the histograms in other formats, of an earlier summary, removed)."""
     out_dir = Path(out_dir)
-    return style.save_as_the_only_format(figure(summary, campaign.records(out_dir)), out_dir, STEM, fmt=fmt, dpi=dpi)
+    return style.save_as_the_only_format(figure(summary, records), out_dir, STEM, fmt=fmt, dpi=dpi)

@@ -10,9 +10,9 @@ record per index, whose "i" is the index, and named artefact texts).
 from certify.jobs.driver import Report, interrupted, run, started
 from certify.jobs.executors import (KINDS, ProcessPool, executor, grid_chunks, pool_map, split, task_key,
                                      worker_init)
-from certify.jobs.store import (COMMAND, ChunkResult, Edited, Store, another_kind, earlier, reading, stated_format,
-                                 uncommitted)
+from certify.jobs.store import (COMMAND, ChunkResult, Edited, Store, another_kind, earlier, read_manifest, reading,
+                                 stated_format, uncommitted)
 
 __all__ = ["COMMAND", "KINDS", "ChunkResult", "Edited", "ProcessPool", "Report", "Store", "another_kind", "earlier",
-           "executor", "grid_chunks", "interrupted", "pool_map", "reading", "run",
+           "executor", "grid_chunks", "interrupted", "pool_map", "read_manifest", "reading", "run",
            "split", "started", "stated_format", "task_key", "uncommitted", "worker_init"]

@@ -218,14 +218,26 @@ def earlier(stated, format: str) -> bool:
     return old.isascii() and old.isdigit() and version.isdigit() and int(old) < int(version)
 
 
-def stated_format(manifest_path: Path) -> str | None:
-    """The "format" a readable manifest states, else None (the job's reader then says what is wrong)."""
-    if not manifest_path.is_file():  # a pipe's open waits for a writer, for ever: `certify verify` of its folder hung
-        return None
+def read_manifest(manifest_path: Path):
+    """A job folder's manifest as JSON reads it (the default limits, which no command raises for a job's folder), None
+    where it is no file (a pipe's open waits for a writer, for ever: `certify verify` of its folder hung), or the
+    BadInput or OSError its reading raised, kept for the reader that says what it means (stated_format: no format;
+    Store.read: a corrupt folder, or the system's error).  Its format asked, then read as its job's, its text is
+    parsed once: a manifest of 600,000 chunks was parsed three times by a run resumed, four by `certify verify`."""
+    return _parsed(manifest_path) if manifest_path.is_file() else None
+
+
+def _parsed(manifest_path: Path):
+    """read_manifest of a path that is a file, or that the reader's own error names (Store.read)."""
     try:
-        manifest = jsonfile.read(manifest_path, MANIFEST, raise_with=None)
-    except (BadInput, OSError):
-        return None
+        return jsonfile.read(manifest_path, MANIFEST, raise_with=None)
+    except (BadInput, OSError) as err:
+        return err
+
+
+def stated_format(manifest) -> str | None:
+    """The "format" a manifest as read_manifest read it states, else None (the job's reader then says what is
+    wrong)."""
     stated = manifest.get("format") if isinstance(manifest, dict) else None
     return stated if isinstance(stated, str) else None
 
@@ -324,7 +336,8 @@ class Store:
         """Store.open once the folder is locked."""
         another = choose_another(names)
         manifest_path = folder / MANIFEST
-        if manifest_path.is_file() and another_kind(stated := stated_format(manifest_path), params["format"]):
+        manifest = read_manifest(manifest_path)  # its format asked, then read as the job's: parsed once
+        if manifest_path.is_file() and another_kind(stated := stated_format(manifest), params["format"]):
             # another job's folder is neither corrupt nor this job's to discard: --restart removed its manifest,
             # chunks and summary before the refusal that followed, which its message had invited
             raise BadInput(f"{folder} holds another kind of job, not a {noun} ({MANIFEST} of format {stated!r}); "
@@ -337,7 +350,8 @@ class Store:
             checked._discard_leftovers()
             checked._discard(params["format"])
         if manifest_path.is_file():
-            store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True, names=names)
+            store = cls.read(folder, params["format"], noun=noun, outputs=outputs, running=True, names=names,
+                             manifest=manifest)
             stored = parameters(store.manifest)
             if stored != params:
                 differ = sorted(k for k in set(stored) | set(params) if stored.get(k) != params.get(k))
@@ -360,16 +374,18 @@ class Store:
 
     @classmethod
     def read(cls, folder, format: str, *, noun: str = "job", outputs: tuple[str, ...] = (),
-             running: bool = False, names: Spelling = COMMAND) -> "Store":
+             running: bool = False, names: Spelling = COMMAND, manifest=None) -> "Store":
         """The folder of a job of this format, its manifest's entries and chain verified (BadInput); `running`:
-        read by a run that will write it (Store.open, whose `names` its refusals take), not by a reader."""
+        read by a run that will write it (Store.open, whose `names` its refusals take), not by a reader; `manifest`:
+        the manifest as read_manifest read it, where the caller has (None: read now)."""
         folder = Path(folder)
         store = cls(folder, {}, noun, outputs, running=running, names=names)
-        try:
-            # the default limits, which no command raises for a job's folder: the message says none
-            manifest = store.manifest = jsonfile.read(folder / MANIFEST, MANIFEST, raise_with=None)
-        except BadInput as err:  # e.g. cut short: written in place by hand or by another tool
-            raise store.corrupt(str(err)) from None
+        manifest = _parsed(folder / MANIFEST) if manifest is None else manifest
+        if isinstance(manifest, OSError):
+            raise manifest
+        if isinstance(manifest, BadInput):  # e.g. cut short: written in place by hand or by another tool
+            raise store.corrupt(str(manifest)) from None
+        store.manifest = manifest
         entry_ok = lambda e: (isinstance(e, dict) and set(e) == {"first", "records", "sha256"}  # noqa: E731
                               and type(e["first"]) is int and type(e["records"]) is int and isinstance(e["sha256"], str))
         if isinstance(manifest, dict) and earlier(manifest.get("format"), format):

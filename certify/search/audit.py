@@ -90,8 +90,9 @@ class Audit:
         return not self.problems
 
 
-def load(path) -> tuple[campaigns.Campaign, Path]:
-    """The campaign of a folder (or of its manifest.json), validated, and the folder."""
+def load(path, manifest=None) -> tuple[campaigns.Campaign, Path]:
+    """The campaign of a folder (or of its manifest.json), validated, and the folder; `manifest`: the manifest as
+    jobs.read_manifest read it, where the caller has (None: read here, once)."""
     path = Path(path)
     folder = path.parent if path.name == "manifest.json" else path
     manifest_path = folder / "manifest.json"
@@ -115,7 +116,8 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
         missing = ("manifest.json is no file: a folder, a pipe or a broken link" if manifest_path.is_symlink()
                    or manifest_path.exists() else "no manifest.json")
         raise BadInput(f"{path}: neither a certificate nor a campaign or corpus run folder ({missing})")
-    stated = jobs.stated_format(manifest_path)
+    manifest = jobs.read_manifest(manifest_path) if manifest is None else manifest
+    stated = jobs.stated_format(manifest)
     if jobs.another_kind(stated, campaigns.FORMAT):
         # another job's folder (a `model --corpus` run, ...): say what it is, not that it was edited
         kept = sorted((folder / "certificates").glob("*.json"))  # where a job keeps them (a corpus run's too)
@@ -127,9 +129,9 @@ def load(path) -> tuple[campaigns.Campaign, Path]:
                        f"{stated!r}, not {campaigns.FORMAT}); the command `certify verify {folder}` re-checks a "
                        f"`certify model --corpus` folder, and checks a certificate it keeps: {which}")
     try:
-        manifest = campaigns.stored_parameters(folder)
-        manifest.pop("format")
-        spec = campaigns.Campaign(**_parameters(manifest, manifest_path))
+        stored = campaigns.stored_parameters(folder, manifest)
+        stored.pop("format")
+        spec = campaigns.Campaign(**_parameters(stored, manifest_path))
     except BadInput:  # the folder's own one line (a corrupt manifest, ...)
         raise
     except (ValueError, KeyError, TypeError, AttributeError) as err:  # what a parameter's own check did not say
@@ -452,12 +454,14 @@ def _certificate_problem(folder: Path, record: dict, spec: campaigns.Campaign, s
 
 
 def audit(path, *, everything: bool = False, sample: int = SAMPLE, workers: int | None = None,
-          progress: Callable[[int, int], None] | None = None) -> Audit:
+          progress: Callable[[int, int], None] | None = None, manifest=None) -> Audit:
     """Re-derive the campaign in `path` (module docstring); Audit.ok when nothing differs.
     `progress(done, total)` is called as configurations are re-derived.  BadInput while a run writes the
-    folder (its records and manifest change under the audit): read it once the run has stopped."""
+    folder (its records and manifest change under the audit): read it once the run has stopped.  `manifest`: its
+    manifest as jobs.read_manifest read it, where the caller has (None: read here); the records are read with the
+    manifest as it is once the folder is locked for reading."""
     try:
-        spec, folder = load(path)
+        spec, folder = load(path, manifest)
     except jobs.Edited as err:  # tampered, not unreadable: rejected (exit 1), as an edited chunk is
         return Audit(records=0, rederived=0, problems=[str(err)])
     with jobs.reading(folder, noun="campaign"):  # no run starts on the folder while it is audited

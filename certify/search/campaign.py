@@ -440,8 +440,8 @@ DRAWN = (report_files.PAGE, *report_files.figure_files(HISTOGRAMS))  # drawn fro
 OUTPUTS = ("certificates", "undecided", SUMMARY, *DRAWN)
 
 
-def _read(out_dir) -> jobs.Store:
-    return jobs.Store.read(out_dir, FORMAT, noun="campaign", outputs=OUTPUTS)
+def _read(out_dir, manifest=None) -> jobs.Store:
+    return jobs.Store.read(out_dir, FORMAT, noun="campaign", outputs=OUTPUTS, manifest=manifest)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -453,9 +453,10 @@ RECORD_TYPES = {"i": (int,), "name": (str,), "verdict": (str,), "tier": (str,), 
                 "reason": (str,), "certificate": (str, type(None)), "certificate_sha256": (str, type(None))}
 
 
-def stored_parameters(out_dir: Path) -> dict:
-    """The campaign parameters of a folder's manifest (format included), its chain of digests verified."""
-    return _read(out_dir).parameters
+def stored_parameters(out_dir: Path, manifest=None) -> dict:
+    """The campaign parameters of a folder's manifest (format included), its chain of digests verified; `manifest`:
+    the manifest as jobs.read_manifest read it, where the caller has (None: read now)."""
+    return _read(out_dir, manifest).parameters
 
 
 def _check_record(store: jobs.Store, record: dict, where: str, hold_stride: int, precisions: set[int]) -> None:
@@ -606,14 +607,15 @@ def read_with_batches(out_dir) -> tuple[list[dict], list[list[int]]]:
 
 def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bool = False,
         stop_after: int | None = None, restart: bool = False, executor: str = "pool",
-        scheduler: str | None = None, on_summary: Callable[[dict], object] | None = None,
+        scheduler: str | None = None, on_summary: Callable[[dict, list[dict]], object] | None = None,
         names: Spelling = OPTIONS) -> dict:
     """Run (or resume) a campaign in `out_dir`; return its summary (also written to summary.json).
 
     `stop_after`: decide this many more configurations, or up to a chunk more (whole chunks of about 1/8 of it
     per worker), then stop; running the same campaign again continues.  `restart`: discard a previous campaign in the folder.
     `executor`, `workers`, `scheduler`: where the chunks run (certify.jobs.executor).
-    `on_summary(summary)`: the caller's derived files (figures, page), written while this run still
+    `on_summary(summary, records)`: the caller's derived files (figures, page) of the summary and of the records it
+    summarises (read once: the figures read them again, the manifest and every chunk), written while this run still
     holds the folder, so that a run started meanwhile does not write them at the same time; also when
     the run is interrupted (they go with summary.json, which an interruption rewrites).  Without it (certify.sample)
     the page and histograms of an earlier summary are removed (_undraw).
@@ -626,7 +628,7 @@ def run(campaign: Campaign, out_dir, *, workers: int | None = None, progress: bo
     with jobs.Store.open(out_dir, campaign.manifest(), outputs=OUTPUTS, noun="campaign", restart=restart,
                          names=names) as store:
         try:
-            return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda summary: _undraw(store)))
+            return _run(campaign, store, runner, progress, stop_after, on_summary or (lambda *_: _undraw(store)))
         except KeyboardInterrupt as stop:  # wherever it landed (reading the records: seconds), say what is kept
             if isinstance(stop, Interrupted):
                 raise
@@ -641,7 +643,7 @@ def _undraw(store: jobs.Store) -> None:
 
 
 def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_after: int | None,
-         on_summary: Callable[[dict], object]) -> dict:
+         on_summary: Callable[[dict, list[dict]], object]) -> dict:
     """run() once the folder is open (and locked for this run)."""
     done = {record["i"] for record in records(store)}  # indices in range, each once (the folder's checks)
     # made as the chunks are taken: a list of every index left was 36 GB for --count 1e9 --stop-after 10
@@ -666,8 +668,8 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
         finally:
             bar.close()
     try:  # after the last chunk: reading many records takes seconds, and a Ctrl-C then says what is kept too
-        summary = _write_summary(campaign, store, report, runner.kind, workers, started)
-        on_summary(summary)
+        summary, decided = _write_summary(campaign, store, report, runner.kind, workers, started)
+        on_summary(summary, decided)
     except KeyboardInterrupt:
         _summarise_interrupted(campaign, store, runner.kind, workers, started, len(done), on_summary)
         raise
@@ -675,20 +677,20 @@ def _run(campaign: Campaign, store: jobs.Store, runner, progress: bool, stop_aft
 
 
 def _summarise_interrupted(campaign: Campaign, store: jobs.Store, executor: str, workers: int, started: float,
-                           before: int, on_summary: Callable[[dict], object]) -> None:
+                           before: int, on_summary: Callable[[dict, list[dict]], object]) -> None:
     """After Ctrl-C, the committed chunks' summary (summary.json is not left an earlier run's) and the page and
     figures of that summary; a second Ctrl-C stops the figures and page at once."""
-    summary = _write_summary(campaign, store, jobs.Report(), executor, workers, started, before)
+    summary, decided = _write_summary(campaign, store, jobs.Report(), executor, workers, started, before)
     try:
-        on_summary(summary)
+        on_summary(summary, decided)
     except KeyboardInterrupt:  # a second Ctrl-C: stop now, still saying how much is kept
         pass
 
 
 def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str, workers: int, started: float,
-                   before: int | None = None) -> dict:
+                   before: int | None = None) -> tuple[dict, list[dict]]:
     """Write summary.json of every committed record and this run (`before`: the records it found, when its
-    report is lost to an interruption); return the summary."""
+    report is lost to an interruption); return the summary and the records."""
     seconds = time.time() - started
     decided = records(store)
     now = report.decided if before is None else len(decided) - before
@@ -697,7 +699,7 @@ def _write_summary(campaign: Campaign, store: jobs.Store, report, executor: str,
                      "per_second": round(now / seconds, 1) if seconds > 0 else None,
                      "executor": executor, "failed_chunks": report.failed}
     store.write(SUMMARY, jsonfile.dumps(result))
-    return result
+    return result, decided
 
 
 def _tier3_off(campaign: Campaign, report, before: int | None) -> str | None:

@@ -135,9 +135,15 @@ class CorpusAudit:
         return not self.problems
 
 
-def is_corpus_folder(path) -> bool:
-    """Whether the folder `path` (or its manifest.json) is a corpus run's, by its manifest's format."""
-    return jobs.stated_format(_folder(path) / MANIFEST) == FORMAT
+def folder_manifest(path):
+    """The manifest of the job folder `path` (or its manifest.json) as jobs.read_manifest reads it: read once, and asked
+    whether it is a corpus run's (is_corpus_run) or else handed to a campaign's audit."""
+    return jobs.read_manifest(_folder(path) / MANIFEST)
+
+
+def is_corpus_run(manifest) -> bool:
+    """Whether a job folder's manifest (as folder_manifest read it) is a corpus run's, by its format."""
+    return jobs.stated_format(manifest) == FORMAT
 
 
 def _folder(path) -> Path:
