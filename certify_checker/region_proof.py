@@ -432,39 +432,52 @@ def _inside(config: dict, region: dict) -> str | None:
 
 def work(cert: dict) -> int:
     """The replay's work in the units of certify_checker.limits (about a minute for 10^5 direct leaves of 8 tokens
-    at 53 bits): each symbol of the tree makes a box of n intervals, exact rationals as long as the region's
-    span 4 norm radius^2 (one per limb of it: a radius of 1,400 digits over 1,400 made each symbol 30 times
-    dearer, and the boxes gigabytes), each leaf's closing test takes tilts of n^2 exponentials, as many as its
-    method needs (_tilts), each a fixed part, the Python around them, plus one per limb of its precision and one
-    per limb of the span beyond the first: the tilts' exponents are products of the box's rationals, 100 times
-    slower a leaf at that radius), twice for a bound (_tests).  0 when the region or the tree is malformed (verify rejects those before any
-    replay).  The tree is counted whatever the leaves are: a malformed leaf is rejected only
-    after the replay, which a 64 MB tree makes minutes long and gigabytes large."""
+    at 53 bits): the price of each symbol of the tree and of each leaf (prices), or of a violation's sums (_inside_work).
+    0 when the region or the tree is malformed (verify rejects those before any replay).  The tree is counted whatever
+    the leaves are: a malformed leaf is rejected only after the replay, which a 64 MB tree makes minutes long and
+    gigabytes large."""
     if cert.get("verdict") == "violated":
         return _inside_work(cert)
+    priced, tree, leaves = prices(cert), cert.get("tree"), cert.get("leaves")
+    if priced is None or not isinstance(tree, str):
+        return 0
+    symbol, leaf = priced
+    stated = [(item.get("precision"), item.get("method")) for item in leaves if isinstance(item, dict)] \
+        if isinstance(leaves, list) else []
+    return symbol * len(tree) + sum(leaf(precision, method) for precision, method in stated)
+
+
+def prices(cert: dict):
+    """(symbol, leaf): the replay's work of a symbol of the tree and leaf(precision, method), that of a leaf as stated,
+    for the claim or bound and region the certificate states; a proof's work is their sum (work), which the prover's
+    meter keeps as its proof grows.  None when the region is malformed.  Each symbol makes a box of n intervals, exact
+    rationals as long as the region's span 4 norm radius^2 (one per limb of it: a radius of 1,400 digits over 1,400 made
+    each symbol 30 times dearer, and the boxes gigabytes); each leaf's closing test takes tilts of n^2 exponentials, as
+    many as its method needs (_tilts), each a fixed part, the Python around them, plus one per limb of its precision
+    and one per limb of the span beyond the first (the tilts' exponents are products of the box's rationals, 100 times
+    slower a leaf at that radius), twice for a bound (_tests)."""
     try:
-        region, tree = cert["region"], cert["tree"]
+        region = cert["region"]
         n, span = region["n"], 4 * rational(region["norm"]) * rational(region["radius"]) ** 2
     except (TypeError, KeyError, ValueError, ArithmeticError, AttributeError):
-        return 0
-    if type(n) is not int or not 2 <= n <= MAX_TOKENS or not isinstance(tree, str):
-        return 0
+        return None
+    if type(n) is not int or not 2 <= n <= MAX_TOKENS:
+        return None
     size = limbs(max(span.numerator.bit_length(), span.denominator.bit_length()), 1 << 62)
-    leaves = cert.get("leaves")
-    stated = [(leaf.get("precision"), leaf.get("method")) for leaf in leaves if isinstance(leaf, dict)] \
-        if isinstance(leaves, list) else []
-    operations = bound_operations(cert.get("bound"))
-    # a leaf's test: its tilts, and the bound evaluated with first derivatives (up to 4 ball operations a product)
-    per_leaf = lambda method: 32 * (n * n + 16) * _tilts(method) + 4 * operations  # noqa: E731
-    # A leaf whose test may take the bound's slope (divided, chord, rise; a leaf stating no method, as the prover's
-    # meter prices the boxes ahead, counts as one) adds the Python of region_bounds.Dual's interval arithmetic, about
-    # 30 us an operation at any precision (4 x (a*D**2)**1024: 0.13 s at 53 bits), 400 units.
-    slopes = sum(1 for _, method in stated if _may_take_the_slope(method))
-    # A bound's leaf that -expm1 leaves open is tested again, whole (_tests): priced once, a forged proof of leaves that
-    # only the second test closes made the checker do twice the work its limits were asked about.
-    return (64 * n * size * len(tree) + _tests(cert.get("claim")) * (
-        400 * operations * slopes
-        + sum(per_leaf(method) * (limbs(p, MAX_PRECISION) + size - 1) for p, method in stated if type(p) is int)))
+    operations, tests = bound_operations(cert.get("bound")), _tests(cert.get("claim"))
+
+    def leaf(precision, method) -> int:
+        # its tilts, and the bound evaluated with first derivatives (up to 4 ball operations a product); a test that
+        # may take the bound's slope (divided, chord, rise; a leaf stating no method, as the prover's meter prices the
+        # boxes ahead, counts as one) adds the Python of region_bounds.Dual's interval arithmetic, about 30 us an
+        # operation at any precision (4 x (a*D**2)**1024: 0.13 s at 53 bits), 400 units.  A bound's leaf that -expm1
+        # leaves open is tested again, whole (_tests): priced once, a forged proof of leaves that only the second test
+        # closes made the checker do twice the work its limits were asked about.
+        tilts = (32 * (n * n + 16) * _tilts(method) + 4 * operations) * (limbs(precision, MAX_PRECISION) + size - 1) \
+            if type(precision) is int else 0
+        return tests * (400 * operations * _may_take_the_slope(method) + tilts)
+
+    return 64 * n * size, leaf
 
 
 # The tilts (n^2 exponentials: a tilt's weights, or its mean at one end) of a leaf's test, by its method (the face's

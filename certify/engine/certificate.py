@@ -296,12 +296,14 @@ def checker_refusal(cert: dict, limits: Limits = DEFAULT, priced: int | None = N
     return certify_checker.tree_problem(cert, checker_limits) or certify_checker.over_limits(cert, checker_limits, priced)
 
 
-def region_work(cert: dict) -> int:
-    """The checker's estimate of a region proof's replay work (certify_checker.region_proof.work), in the unit of its
-    work limit: the prover's meter steers by it, and checker_refusal decides."""
+def region_prices(cert: dict):
+    """The checker's price of a region proof's replay a part at a time (certify_checker.region_proof.prices), in the unit
+    of its work limit: (symbol, leaf(precision, method)) for the claim and region `cert` states, whose sum over a
+    proof's tree and leaves is the checker's estimate of its work; the prover's meter keeps that sum as its proof
+    grows, and checker_refusal decides."""
     import certify_checker.region_proof  # here: only a region proof's meter needs it
 
-    return certify_checker.region_proof.work(cert)
+    return certify_checker.region_proof.prices(cert)
 
 
 def tree_limit(cert: dict, limits: Limits = DEFAULT) -> str | None:

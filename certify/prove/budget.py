@@ -1,16 +1,19 @@
 """What the checker's limits leave a region proof: a meter that stops the search before its certificate would
 pass them, and refuses before any work when not even the first box fits.
 
-The checker prices a region proof's replay from its bisection tree and its leaves' precisions and methods
-(certify_checker.region_proof.work, asked through certify.engine.certificate: never a copy of it), and
-`certify prove` has it confirm the certificate under the same limits.  Deciding one more box adds at most two
-symbols to the tree (a split: the box's "?" becomes its axis and two open halves) or one leaf at the top of the
-precision ladder by the dearest test (a closing), and the estimate never falls as a certificate grows.  So before
-a box is decided, the meter asks whether the certificate with the next m boxes at that worst still fits; to stay
-cheap on long searches it asks for m of about the boxes decided so far (where those do not fit, the most that the
-checker's work estimate and the text leave room for, halved until they fit), and asks again only when those m are
-spent: a few walks of the certificate a refill, however large a resumed proof.  A search stopped by the meter writes
-a certificate the checker accepts, and states which limit stopped it and how to raise it.
+The checker prices a region proof's replay as a sum over its bisection tree's symbols and its leaves, each leaf by
+its precision and method (certify_checker.region_proof.prices, asked through certify.engine.certificate: never a
+copy of it), and `certify prove` has it confirm the certificate under the same limits.  Deciding one more box adds
+at most two symbols to the tree (a split: the box's "?" becomes its axis and two open halves) and one leaf at the
+top of the precision ladder by the dearest test (a closing).  So the meter keeps the work of the proof so far, adding
+the checker's price of each symbol and leaf as the search decides it, and lets a box be decided while that work and
+one box at its dearest fit the work limit and the text written the byte limit.  The checker's estimate of the whole
+is asked only at the first box (the limits that the boxes do not change: a leaf's nesting) and at the stop, to
+confirm it: asked at every refill of the boxes known to fit, priced at the dearest while those decided cost far
+less, it walked the whole proof some 80 times as a search neared the limit (2.4 s of 20).  The rest of the
+checker's estimate of a region proof does not grow with the boxes but for its measure of the certificate's tree,
+which the text written, bounded here, passes first.  A search stopped by the meter writes a certificate the
+checker accepts, and states which limit stopped it and how to raise it.
 """
 
 from __future__ import annotations
@@ -37,17 +40,24 @@ class Meter:
         self._measured: int | None = None
         self._since = 0
         self.symbols, self.closings = len(tree), list(closings)  # (precision, method) of each leaf
+        self._symbol, self._leaf_work = certificate.region_prices(stated)
+        self._leaf_prices: dict[tuple, int] = {}  # the checker's price of a leaf, by precision and method
+        self.work = self._symbol * self.symbols + sum(map(self._price, self.closings))  # the checker's, of the proof so far
+        self._dearest = 2 * self._symbol + self._price((top, None))  # of a box decided at its dearest
         self.ahead = 0  # boxes already known to fit
+        self._asked = False  # whether the checker has confirmed the first box (admits)
         self._leaves: dict[tuple, dict] = {}  # one leaf per precision and method, shared by every skeleton
 
     def split(self) -> None:
         """Count a box split: its symbol and two open halves."""
         self.symbols += 2
+        self.work += 2 * self._symbol
         self._since += 1
 
     def closed(self, precision: int, method: str) -> None:
         """Count a box closed at `precision` by `method`: one leaf (the checker prices its test by its method)."""
         self.closings.append((precision, method))
+        self.work += self._price((precision, method))
         self._since += 1
 
     def admits(self) -> bool:
@@ -55,37 +65,33 @@ class Meter:
         if self.ahead > 0:
             self.ahead -= 1
             return True
-        m = max(1, (self.symbols - 1) // 2 + len(self.closings))  # about the boxes decided so far
-        steered = False
-        while not self._fits(m):
-            if m == 1:
-                return False
-            # Each answer of the checker walks the whole certificate: halved from the boxes decided so far, a resumed
-            # proof of 100,000 leaves near the work limit was walked 12 to 18 times (6 to 8 s) before its first box.
-            # The most boxes its work and text leave room for (_most, one walk more) are tried first; the checker's
-            # answer still decides.
-            m = m // 2 if steered else max(1, min(m - 1, self._most()))
-            steered = True
-        self.ahead = m - 1
+        m = self._most()
+        if m and self._asked:
+            self.ahead = m - 1
+            return True
+        # The checker's answer on the whole decides at the first box (the limits the boxes do not change, as a leaf's
+        # nesting) and where the work kept leaves no room (the stop: the work kept is the checker's sum, so it refuses
+        # there too, and names the limit): one walk of the proof each, however long the search goes on near the limit.
+        self._asked = True
+        if self._past_bytes(1) or certificate.checker_refusal(self._skeleton(1), self.limits) is not None:
+            return False
+        self.ahead = max(m, 1) - 1
         return True
 
-    def _fits(self, boxes: int) -> bool:
-        """Whether the certificate with `boxes` more boxes at their dearest fits the limits, as the checker prices it."""
-        return not self._past_bytes(boxes) and certificate.checker_refusal(self._skeleton(boxes), self.limits) is None
-
     def _most(self) -> int:
-        """The most boxes at their dearest that the checker's work limit leaves room for, by its estimate of the
-        certificate so far and of one box more (every box ahead is priced alike), and the bytes limit (the text's growth
-        never falls as boxes are added): a count to try, never a verdict (a limit that work and text do not measure,
-        or work that would not grow by the box, is still the checker's to refuse)."""
-        alone = self.stated | {"tree": "?", "leaves": []}  # the work of one box more, priced on a certificate of none
-        box = certificate.region_work(alone | {"tree": "???", "leaves": [self._leaf(self.top)]}) - certificate.region_work(alone)
-        most = max(0, (self.limits.work - certificate.region_work(self._skeleton(0))) // max(1, box))
+        """The most boxes at their dearest that the work limit leaves room for, by the work kept (the checker's prices,
+        summed), and the bytes limit (the text's growth never falls as boxes are added)."""
+        most = max(0, (self.limits.work - self.work) // max(1, self._dearest))
         low, high = 0, most
         while low < high:  # the most whose text fits
             middle = (low + high + 1) // 2
             low, high = (low, middle - 1) if self._past_bytes(middle) else (middle, high)
         return low
+
+    def _price(self, closing: tuple) -> int:
+        if closing not in self._leaf_prices:
+            self._leaf_prices[closing] = self._leaf_work(*closing)
+        return self._leaf_prices[closing]
 
     def _past_bytes(self, boxes: int) -> bool:
         """Whether the text written, with `boxes` more boxes at their dearest, passes the checker's byte limit: by the
