@@ -283,8 +283,8 @@ def _bound_work(cert: dict) -> int:
 def bound_work(count: int, bits: int) -> int:
     """The work of `count` ball operations of a bound (operations) at the precision and at each ESCALATION of it, and
     once more at the precision with 1 - exp(u) subtracted (_subtracted): also the engine's price of them
-    (certify.engine.certificate.bound_work), one formula for both."""
-    return count * ENTRY * (passes(bits, ESCALATION) + limits.cost(bits))
+    (certify.engine.certificate.bound_work), one formula for both; no operations (no bound) price nothing."""
+    return count * ENTRY * (passes(bits, ESCALATION) + limits.cost(bits)) if count else 0
 
 
 def operations(bound) -> int:

@@ -48,9 +48,9 @@ def limbs(bits: int, most: int = 1 << 20) -> int:
 def text_work(reading: tuple[int, int], bits: int, reads: int, escalation: tuple) -> int:
     """The work of reading the numbers stated as text (schema.reading's units and count) `reads` times a pass, at the
     precision and at each escalation of it: each text its units, and a unit a limb more for its division.  Every kind
-    that reads texts prices them so (inequality.text_work, head.work, rank.work), one formula."""
-    units, texts = reading
-    return reads * ((1 + len(escalation)) * units + texts * sum(limbs(f * bits) for f in (1, *escalation)))
+    that reads texts prices them so (inequality.text_work, head.work, rank.work), one formula; none price nothing."""
+    units, texts = reading  # no texts, no units (schema.reading counts them together)
+    return texts and reads * ((1 + len(escalation)) * units + texts * sum(limbs(f * bits) for f in (1, *escalation)))
 
 
 # The units of layer_work, measured on one core (python-flint 0.9) at 128 x 384 to 256 x 768, 53 bits.

@@ -150,3 +150,21 @@ def test_the_walk_over_the_inputs_prices_every_text_and_passes_over_plain_number
         assert schema.reading(value, key) == _reading_by_element(value, key), (value, key)
         priced += schema.reading(value, key)[1] > 0
     assert priced > 1000  # texts were found, not only passed over
+
+
+def test_nothing_beyond_the_layers_is_priced_without_arithmetic(monkeypatch):
+    """A certificate of binary64 numbers and no user's bound has no texts and no bound to price: inequality.work is 0
+    without the limbs and passes of the prices of none (some 5 us of every check's confirmation, 2 percent of the bare
+    arb evaluation at 8 x 4), which the same certificate with a bound and a text still pays."""
+    cert = check({"X": [[0.0, 1.0], [1.5, -0.25], [2.0, 0.5]], "A": [[0.5, 0.0], [0.25, 1.0]]}).certificate
+
+    def refused(*args, **kwargs):
+        raise AssertionError("priced nothing with arithmetic")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(inequality, "passes", refused)
+        patched.setattr(inequality.limits, "limbs", refused)
+        assert inequality.work(cert) == 0
+    priced = {**cert, "bound": "D", "inputs": {**cert["inputs"], "X": [["1/3", 1.0]] + cert["inputs"]["X"][1:]}}
+    assert inequality.work(priced) == (inequality.bound_work(inequality.operations("D"), 53)
+                                       + inequality.text_work(schema.reading([priced["inputs"], {}]), 53)) > 0

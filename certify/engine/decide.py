@@ -435,8 +435,7 @@ def _plan(sizes: tuple, uses_tau: bool, start_prec: int, max_prec: int, limits: 
             return (f"the precision limit is {limits.precision} bits, the most a certificate may state; --limit"
                     " precision=N raises it")
         return resource_problem(*sizes, precision, limits, uses_tau, thin, value, layernorm, window,
-                                (certificate.text_work(texts, precision) if texts[1] else 0)
-                                + certificate.bound_work(operations, precision),
+                                certificate.text_work(texts, precision) + certificate.bound_work(operations, precision),
                                 refinement(*sizes[1:], thin, precision, start_prec, limits),
                                 centred_rung(centred_form, precision, start_prec))
 
