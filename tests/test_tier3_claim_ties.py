@@ -7,9 +7,8 @@ themselves), leaving the configurations where they do meet within a few ulps of 
 Tier 3 must say "holds" nowhere mpmath finds the scaled claim violated, and must still decide some (the comparison
 would be vacuous otherwise); enclosures read two ulps narrower must be caught.
 
-mpmath's tau takes each pair of rows' heaviest column through the other columns (the rows sum to 1): near 1 its
-entries round away the differences of the tiny weights, which the plain sum then misses (with query and key biases
-near 1e4 the rows of P agreed to 1e-3000 and the plain sum gave half of tau, at 300 and at 360 digits alike).
+The mpmath quantities are oracle_batch's (tau through each pair of rows' heaviest column, P X from the tokens less
+one of them).
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
+import oracle_batch
 import pytest
 from mpmath import mp, mpf
 
@@ -49,85 +49,6 @@ SIDES = {
 
 def _side(side, q):
     return q[side] if isinstance(side, str) else side(q)
-
-
-def _rows(M):
-    return [[mpf(float(x)) for x in row] for row in np.asarray(M)]
-
-
-def _product(A, B):
-    return [[mp.fsum(x * y for x, y in zip(row, column)) for column in zip(*B)] for row in A]
-
-
-def _transposed(A):
-    return [list(column) for column in zip(*A)]
-
-
-def _norm(v):
-    return mp.sqrt(mp.fsum(x * x for x in v))
-
-
-def _diameter(Y):
-    return max(_norm([a - b for a, b in zip(Y[i], Y[k])]) for i in range(len(Y)) for k in range(i + 1, len(Y)))
-
-
-def _spectral(A):
-    return _spectral_of(tuple(map(tuple, A)), mp.prec)
-
-
-@functools.lru_cache(maxsize=4096)  # the bisection scales the tokens, never the matrices
-def _spectral_of(A, prec):
-    return mp.sqrt(max(mp.eigsy(mp.matrix(_product(_transposed(A), A)), eigvals_only=True)))
-
-
-def _half_l1(p, r):
-    """(1/2) ||p - r||_1 with the heaviest column taken through the others (see the module docstring)."""
-    m = max(range(len(p)), key=lambda j: p[j] + r[j])
-    rest = [p[j] - r[j] for j in range(len(p)) if j != m]
-    return (mp.fsum(abs(x) for x in rest) + abs(mp.fsum(rest))) / 2
-
-
-def quantities(batch: tier3.Batch, c: int, X=None) -> dict:
-    """D, D_out, D_PX, tau, a, omg, v, L of configuration c (tokens X if given), from the definitions."""
-    X = _rows(batch.X[c] if X is None else X)
-    n = len(X)
-    beta = mpf(float(np.broadcast_to(batch.beta, (len(batch),))[c]))
-    if batch.A is not None:
-        A = [[beta * x for x in row] for row in _rows(batch.A[c])]
-        S = _product(_product(X, A), _transposed(X))
-    else:
-        scale = beta / mp.sqrt(batch.d_k)
-        W_Q, W_K = _rows(batch.W_Q[c]), _rows(batch.W_K[c])
-        Q = [[x + mpf(float(b)) for x, b in zip(row, batch.b_Q[c])] for row in _product(X, W_Q)]
-        K = [[x + mpf(float(b)) for x, b in zip(row, batch.b_K[c])] for row in _product(X, W_K)]
-        S = [[scale * x for x in row] for row in _product(Q, _transposed(K))]
-        A = [[scale * x for x in row] for row in _product(W_Q, _transposed(W_K))]
-    mask = np.ones((n, n), dtype=bool) if batch.mask is None else batch.mask
-    P = []
-    for i in range(n):
-        top = max(S[i][j] for j in range(n) if mask[i, j])
-        weights = [mp.exp(S[i][j] - top) if mask[i, j] else mpf(0) for j in range(n)]
-        P.append([w / mp.fsum(weights) for w in weights])
-    m = max(range(n), key=lambda j: P[0][j])  # P X from the tokens less x_m: the same distances, no cancellation
-    E = X if batch.ffn is not None else [[x - y for x, y in zip(row, X[m])] for row in X]
-    PX = _product(P, E)
-    Y = PX if batch.V is None else _product(PX, _transposed(_rows(batch.V[c])))
-    if batch.residual:
-        Y = [[x + y for x, y in zip(r, s)] for r, s in zip(E, Y)]
-    D, a = _diameter(X), _spectral(A)
-    q = {"D": D, "D_PX": _diameter(PX), "a": a, "omg": -mp.expm1(-a * D * D),
-         "tau": max(_half_l1(P[i], P[k]) for i in range(n) for k in range(i + 1, n))}
-    if batch.V is not None:
-        q["v"] = _spectral(_rows(batch.V[c]))
-    if batch.ffn is not None:
-        f = batch.ffn
-        hidden = [[x + mpf(float(b)) for x, b in zip(row, f.b1[c])] for row in _product(Y, _transposed(_rows(f.W1[c])))]
-        hidden = [[max(x, 0) for x in row] for row in hidden]
-        out = [[x + mpf(float(b)) for x, b in zip(row, f.b2[c])] for row in _product(hidden, _transposed(_rows(f.W2[c])))]
-        Y = [[x + y for x, y in zip(r, s)] for r, s in zip(Y, out)] if f.residual else out
-        q["L"] = _spectral(_rows(f.W2[c])) * _spectral(_rows(f.W1[c])) + (1 if f.residual else 0)
-    q["D_out"] = _diameter(Y)
-    return q
 
 
 def margin(claim_id: str, c_text: str, q: dict) -> mpf:
@@ -172,7 +93,7 @@ def tied(batch: tier3.Batch, claim_id: str, c_text: str) -> tier3.Batch:
     with mp.workdps(30):
         for c in range(len(batch)):
             def sign(exponent, c=c):
-                return margin(claim_id, c_text, quantities(batch, c, batch.X[c] * 10.0 ** exponent)) > 0
+                return margin(claim_id, c_text, oracle_batch.quantities(batch, c, batch.X[c] * 10.0 ** exponent)) > 0
             grid = np.linspace(-3, 3, 13)
             signs = [sign(e) for e in grid]
             change = [k for k in range(len(grid) - 1) if signs[k] != signs[k + 1]]
@@ -201,7 +122,8 @@ def ties(claim_id: str, c_text: str, count: int = 8) -> tuple[tier3.Batch, list]
     """The tied batch of the case and mpmath's margin (and D) of each configuration at DPS digits."""
     batch = tied(form_batch(claim_id, count, CASES.index((claim_id, c_text))), claim_id, c_text)
     with mp.workdps(DPS):
-        return batch, [(margin(claim_id, c_text, q), q["D"]) for q in (quantities(batch, c) for c in range(count))]
+        quantities = (oracle_batch.quantities(batch, c) for c in range(count))
+        return batch, [(margin(claim_id, c_text, q), q["D"]) for q in quantities]
 
 
 def contradictions(claim_id: str, c_text: str) -> tuple[list[str], int, int]:

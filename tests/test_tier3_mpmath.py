@@ -14,6 +14,7 @@ enough digits for the cancellation each family has; and the tier must be tight w
 from __future__ import annotations
 
 import numpy as np
+import oracle_batch
 import pytest
 from mpmath import mp, mpf
 
@@ -21,55 +22,6 @@ from certify import engine
 from certify.claims import Claim, Inequality
 from certify.core.arith.midrad64 import MidRad
 from certify.search import tier3
-
-
-def exact(batch: tier3.Batch, c: int, digits: int) -> dict:
-    """Configuration c's quantities from their definitions, at `digits` digits: P the masked row softmax
-    of the scores, P X V^T (plus X with the residual), and the largest pairwise distances.  P X is taken
-    as P (X - 1 x_m^T) + 1 x_m^T (m the token that row 0 weighs most), so that rows agreeing up to
-    exp(-700) keep their difference; the translation changes no distance."""
-    with mp.workdps(digits):
-        X = mp.matrix(batch.X[c].tolist())
-        n, d = X.rows, X.cols
-        beta = mpf(float(np.broadcast_to(batch.beta, (len(batch),))[c]))
-        if batch.A is not None:
-            A = mp.matrix(batch.A[c].tolist()) * beta
-            S = X * A * X.T
-        else:
-            W_Q, W_K = mp.matrix(batch.W_Q[c].tolist()), mp.matrix(batch.W_K[c].tolist())
-            scale = beta / mp.sqrt(batch.d_k)
-            Q, K = X * W_Q, X * W_K
-            for i in range(n):
-                for j in range(W_Q.cols):
-                    Q[i, j] += batch.b_Q[c][j]
-                    K[i, j] += batch.b_K[c][j]
-            S, A = Q * K.T * scale, W_Q * W_K.T * scale
-        mask = np.ones((n, n), dtype=bool) if batch.mask is None else batch.mask
-        P = mp.matrix(n, n)
-        for i in range(n):
-            top = max(S[i, j] for j in range(n) if mask[i, j])
-            weights = [mp.exp(S[i, j] - top) if mask[i, j] else mpf(0) for j in range(n)]
-            for j in range(n):
-                P[i, j] = weights[j] / mp.fsum(weights)
-        m = max(range(n), key=lambda j: P[0, j])
-        E = X - mp.matrix([[X[m, k] for k in range(d)] for _ in range(n)])
-        PX = P * E
-        out = PX if batch.V is None else PX * mp.matrix(batch.V[c].tolist()).T
-        if batch.residual:
-            out = out + E
-
-        def diameter(M):
-            return max((mp.norm(M[i, :] - M[k, :], 2) for i in range(n) for k in range(i + 1, n)), default=mpf(0))
-
-        def norm(M):
-            return max(mp.svd_r(M, compute_uv=False))
-
-        D, a = diameter(X), norm(A)
-        values = {"P": P, "D": D, "D_out": diameter(out), "D_PX": diameter(PX), "a": a, "gap": mp.exp(-a * D**2),
-                  "tau": max(mp.fsum(abs(P[i, j] - P[k, j]) for j in range(n)) / 2 for i in range(n) for k in range(n))}
-        if batch.V is not None:
-            values["v"] = norm(mp.matrix(batch.V[c].tolist()))
-        return values
 
 
 def misses(batch: tier3.Batch, digits: int) -> list[str]:
@@ -82,7 +34,8 @@ def misses(batch: tier3.Batch, digits: int) -> list[str]:
         ends = {name: (np.broadcast_to(view.get(name).lo, (len(batch),)), np.broadcast_to(view.get(name).hi, (len(batch),)))
                 for name in names}
     for c in range(len(batch)):
-        truth = exact(batch, c, digits)
+        with mp.workdps(digits):
+            truth = oracle_batch.quantities(batch, c)
         n = batch.X.shape[1]
         pairs = [(f"P[{i},{j}]", truth["P"][i, j], P_lo[c, i, j], P_hi[c, i, j]) for i in range(n) for j in range(n)]
         pairs += [(name, truth[name], lo[c], hi[c]) for name, (lo, hi) in ends.items()]
@@ -178,7 +131,8 @@ def test_the_sides_a_verdict_compares_bound_the_mpmath_values():
                         beta=10.0 ** rng.uniform(-1, 0.5, count))
     verdicts, lhs_upper, rhs_lower = tier3.evaluate(engine.target(bound="D").claim, batch)
     for c in range(count):
-        truth = exact(batch, c, 40)
+        with mp.workdps(40):
+            truth = oracle_batch.quantities(batch, c)
         assert truth["D_out"] <= mpf(lhs_upper[c]) and mpf(rhs_lower[c]) <= truth["D"], c
         assert (verdicts[c] == tier3.HOLDS) == (lhs_upper[c] <= rhs_lower[c]), c
     assert np.all(verdicts == tier3.HOLDS)  # D(PX) <= D: a convex combination of the tokens
