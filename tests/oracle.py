@@ -76,13 +76,13 @@ def scores(X, beta, A=None, W_Q=None, W_K=None, b_Q=None, b_K=None, d_k=None):
         A = A * beta
         return X * A * X.T, A
     scale = beta / mp.sqrt(W_Q.cols if d_k is None else d_k)
-    Q, K = X * W_Q, X * W_K
-    for b, M in ((b_Q, Q), (b_K, K)):
-        if b is not None:
-            for i in range(M.rows):
-                for j in range(M.cols):
-                    M[i, j] += b[j]
+    Q, K = (X * W if b is None else rows_plus(X * W, b) for W, b in ((W_Q, b_Q), (W_K, b_K)))
     return Q * K.T * scale, W_Q * W_K.T * scale
+
+
+def rows_plus(M, b):
+    """M with the vector b added to every row (a bias)."""
+    return mp.matrix([[M[i, j] + b[j] for j in range(M.cols)] for i in range(M.rows)])
 
 
 def softmax_rows(S, mask=None):

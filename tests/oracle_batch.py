@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 from mpmath import mp, mpf
-from oracle import diameter, dobrushin, scores, softmax_rows, spectral_norm
+from oracle import diameter, dobrushin, mat, num, rows_plus, scores, softmax_rows, spectral_norm
 
 
 def _mat(array):
-    return mp.matrix([[mpf(float(x)) for x in row] for row in np.asarray(array)])
+    return mat(np.asarray(array).tolist())
 
 
 def _vec(array):
-    return [mpf(float(x)) for x in np.asarray(array)]
-
-
-def _rows_plus(M, b):
-    return mp.matrix([[M[i, j] + b[j] for j in range(M.cols)] for i in range(M.rows)])
+    return [num(x) for x in np.asarray(array).tolist()]
 
 
 def quantities(batch, c: int, X=None) -> dict:
@@ -51,8 +47,8 @@ def quantities(batch, c: int, X=None) -> dict:
     if batch.ffn is not None:
         f = batch.ffn
         W1, W2 = _mat(f.W1[c]), _mat(f.W2[c])
-        hidden = _rows_plus(Y * W1.T, _vec(f.b1[c])).apply(lambda x: max(x, 0))
-        out = _rows_plus(hidden * W2.T, _vec(f.b2[c]))
+        hidden = rows_plus(Y * W1.T, _vec(f.b1[c])).apply(lambda x: max(x, 0))
+        out = rows_plus(hidden * W2.T, _vec(f.b2[c]))
         Y = Y + out if f.residual else out
         q["L"] = spectral_norm(W2) * spectral_norm(W1) + (1 if f.residual else 0)
     q["D_out"] = diameter(Y)
