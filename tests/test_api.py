@@ -69,10 +69,9 @@ def test_bad_numpy_input_is_one_clear_bad_input(bad, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
-BOOLEAN_PLACES = {
+BOOLEAN_PLACES = {  # the numbers; a mask takes true and false (test_a_boolean_mask_reads_as_its_0_1_mask)
     "X": lambda value: {"X": value, "A": [[1, 0], [0, 1]]},
     "A": lambda value: {"X": [[1, 0], [0, 1]], "A": value},
-    "mask": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]], "mask": value},
     "ffn.b1": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]],
                              "ffn": {"W1": [[1, 0], [0, 1]], "W2": [[1, 0], [0, 1]], "b1": value[0]}},
 }
@@ -80,8 +79,8 @@ BOOLEAN_PLACES = {
 
 @pytest.mark.parametrize("place", BOOLEAN_PLACES)
 def test_a_boolean_array_is_refused_where_json_refuses_true_in_the_same_words(tmp_path, place):
-    """A numpy boolean array was read as 0 and 1 where JSON's true is refused (X, A, any number array and
-    the mask, whose entries are 0 or 1): the .npz file and the dict of arrays now meet JSON's refusal."""
+    """A numpy boolean array was read as 0 and 1 where JSON's true is refused (X, A, any number array): the .npz
+    file and the dict of arrays now meet JSON's refusal."""
     rows = [[True, False], [True, True]]
     with pytest.raises(certify.BadInput) as from_json:
         config.load(BOOLEAN_PLACES[place](rows))
@@ -96,6 +95,50 @@ def test_a_boolean_array_is_refused_where_json_refuses_true_in_the_same_words(tm
     with pytest.raises(certify.BadInput) as from_npz:
         config.load(path)
     assert str(from_npz.value) == str(from_json.value)
+
+
+CAUSAL = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+MASKED = {"X": [[0, 1], [1, 0], [2, 2]], "A": [[1, 0], [0, 1]]}
+
+
+def test_a_boolean_mask_reads_as_its_0_1_mask(tmp_path, capsys):
+    """A mask's entries say whether token i attends to token j: certify.check refused a numpy boolean mask (and JSON's
+    true and false), where tier 3's Batch took one.  A boolean mask (JSON, numpy, .npz) is now its 0/1 mask in both
+    paths: the same verdict, the same certificate, the same tier-3 verdicts."""
+    from certify.search import tier3
+
+    as_booleans = [[v == 1 for v in row] for row in CAUSAL]
+    given = [CAUSAL, as_booleans, np.array(as_booleans), np.array(CAUSAL, dtype=np.int8)]
+    results = [certify.check({**MASKED, "mask": mask}, claim="collapse.dobrushin") for mask in given]
+    np.savez(tmp_path / "c.npz", X=np.array(MASKED["X"]), A=np.array(MASKED["A"]), mask=np.array(as_booleans))
+    results.append(certify.check(tmp_path / "c.npz", claim="collapse.dobrushin"))
+    assert {r.verdict for r in results} == {"holds"}
+    assert all(r.certificate == results[0].certificate for r in results)
+    assert results[0].certificate["inputs"]["layers"][0]["mask"] == CAUSAL  # a certificate writes 0 and 1, as before
+
+    (tmp_path / "c.json").write_text(json.dumps({**MASKED, "mask": as_booleans}))
+    assert main(["check", str(tmp_path / "c.json"), "--claim", "collapse.dobrushin", "--out",
+                 str(tmp_path / "cert.json"), "-q"]) == 0
+    assert json.loads((tmp_path / "cert.json").read_text()) == results[0].certificate
+    assert main(["verify", str(tmp_path / "cert.json"), "-q"]) == 0
+
+    decided = [tier3.decide("collapse.dobrushin", tier3.batch_of_configs([{**MASKED, "mask": mask}] * 2))
+               for mask in given]
+    assert all(list(verdicts) == list(decided[0]) for verdicts in decided)
+
+
+@pytest.mark.parametrize("junk", [2, 0.5, "1", None, -1])
+def test_a_mask_entry_that_is_no_truth_value_is_refused_in_one_line(tmp_path, capsys, junk):
+    rows = [[1, 0, 0], [1, 1, junk], [1, 1, 1]]
+    words = "mask entries must be 0 or 1 (or false and true): row 1 has another value"
+    numeric = isinstance(junk, (int, float))  # a numpy array of it too
+    for mask in (rows, np.array(rows)) if numeric else (rows,):
+        with pytest.raises(certify.BadInput, match=re.escape(words)):
+            certify.check({**MASKED, "mask": mask}, claim="collapse.dobrushin")
+    (tmp_path / "c.json").write_text(json.dumps({**MASKED, "mask": rows}))
+    assert main(["check", str(tmp_path / "c.json"), "--claim", "collapse.dobrushin", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
 
 
 def test_a_boolean_scalar_stays_a_boolean_where_json_takes_one():
