@@ -69,10 +69,9 @@ def test_bad_numpy_input_is_one_clear_bad_input(bad, words):
     assert words in str(err.value) and "\n" not in str(err.value)
 
 
-BOOLEAN_PLACES = {
+BOOLEAN_PLACES = {  # the numbers; a mask takes true and false (test_a_boolean_mask_reads_as_its_0_1_mask)
     "X": lambda value: {"X": value, "A": [[1, 0], [0, 1]]},
     "A": lambda value: {"X": [[1, 0], [0, 1]], "A": value},
-    "mask": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]], "mask": value},
     "ffn.b1": lambda value: {"X": [[1, 0], [0, 1]], "A": [[1, 0], [0, 1]],
                              "ffn": {"W1": [[1, 0], [0, 1]], "W2": [[1, 0], [0, 1]], "b1": value[0]}},
 }
@@ -80,8 +79,8 @@ BOOLEAN_PLACES = {
 
 @pytest.mark.parametrize("place", BOOLEAN_PLACES)
 def test_a_boolean_array_is_refused_where_json_refuses_true_in_the_same_words(tmp_path, place):
-    """A numpy boolean array was read as 0 and 1 where JSON's true is refused (X, A, any number array and
-    the mask, whose entries are 0 or 1): the .npz file and the dict of arrays now meet JSON's refusal."""
+    """A numpy boolean array was read as 0 and 1 where JSON's true is refused (X, A, any number array): the .npz
+    file and the dict of arrays now meet JSON's refusal."""
     rows = [[True, False], [True, True]]
     with pytest.raises(certify.BadInput) as from_json:
         config.load(BOOLEAN_PLACES[place](rows))
@@ -96,6 +95,50 @@ def test_a_boolean_array_is_refused_where_json_refuses_true_in_the_same_words(tm
     with pytest.raises(certify.BadInput) as from_npz:
         config.load(path)
     assert str(from_npz.value) == str(from_json.value)
+
+
+CAUSAL = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+MASKED = {"X": [[0, 1], [1, 0], [2, 2]], "A": [[1, 0], [0, 1]]}
+
+
+def test_a_boolean_mask_reads_as_its_0_1_mask(tmp_path, capsys):
+    """A mask's entries say whether token i attends to token j: certify.check refused a numpy boolean mask (and JSON's
+    true and false), where tier 3's Batch took one.  A boolean mask (JSON, numpy, .npz) is now its 0/1 mask in both
+    paths: the same verdict, the same certificate, the same tier-3 verdicts."""
+    from certify.search import tier3
+
+    as_booleans = [[v == 1 for v in row] for row in CAUSAL]
+    given = [CAUSAL, as_booleans, np.array(as_booleans), np.array(CAUSAL, dtype=np.int8)]
+    results = [certify.check({**MASKED, "mask": mask}, claim="collapse.dobrushin") for mask in given]
+    np.savez(tmp_path / "c.npz", X=np.array(MASKED["X"]), A=np.array(MASKED["A"]), mask=np.array(as_booleans))
+    results.append(certify.check(tmp_path / "c.npz", claim="collapse.dobrushin"))
+    assert {r.verdict for r in results} == {"holds"}
+    assert all(r.certificate == results[0].certificate for r in results)
+    assert results[0].certificate["inputs"]["layers"][0]["mask"] == CAUSAL  # a certificate writes 0 and 1, as before
+
+    (tmp_path / "c.json").write_text(json.dumps({**MASKED, "mask": as_booleans}))
+    assert main(["check", str(tmp_path / "c.json"), "--claim", "collapse.dobrushin", "--out",
+                 str(tmp_path / "cert.json"), "-q"]) == 0
+    assert json.loads((tmp_path / "cert.json").read_text()) == results[0].certificate
+    assert main(["verify", str(tmp_path / "cert.json"), "-q"]) == 0
+
+    decided = [tier3.decide("collapse.dobrushin", tier3.batch_of_configs([{**MASKED, "mask": mask}] * 2))
+               for mask in given]
+    assert all(list(verdicts) == list(decided[0]) for verdicts in decided)
+
+
+@pytest.mark.parametrize("junk", [2, 0.5, "1", None, -1])
+def test_a_mask_entry_that_is_no_truth_value_is_refused_in_one_line(tmp_path, capsys, junk):
+    rows = [[1, 0, 0], [1, 1, junk], [1, 1, 1]]
+    words = "mask entries must be 0 or 1 (or false and true): row 1 has another value"
+    numeric = isinstance(junk, (int, float))  # a numpy array of it too
+    for mask in (rows, np.array(rows)) if numeric else (rows,):
+        with pytest.raises(certify.BadInput, match=re.escape(words)):
+            certify.check({**MASKED, "mask": mask}, claim="collapse.dobrushin")
+    (tmp_path / "c.json").write_text(json.dumps({**MASKED, "mask": rows}))
+    assert main(["check", str(tmp_path / "c.json"), "--claim", "collapse.dobrushin", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
 
 
 def test_a_boolean_scalar_stays_a_boolean_where_json_takes_one():
@@ -673,13 +716,11 @@ def test_a_masked_array_with_masked_entries_is_refused():
 @pytest.mark.parametrize("function", ["sample", "attack"])
 @pytest.mark.parametrize("l_range", [1, (1, 2, 3), ("a", "b"), (1,), None])
 def test_an_l_range_that_is_not_two_numbers_is_bad_input(tmp_path, function, l_range):
-    """L_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
+    """l_range=1 raised "'int' object is not iterable", (1, 2, 3) "too many values to unpack"."""
     if l_range is None and function == "sample":
         return  # sample: the distribution's own range
-    name = "L_range" if function == "sample" else "l_range"
-    option = f"{name}="
-    with pytest.raises(certify.BadInput, match=rf"^{option} must be two numbers LO HI, got "):
-        _call(tmp_path, function, **{name: l_range})
+    with pytest.raises(certify.BadInput, match=r"^l_range= must be two numbers LO HI, got "):
+        _call(tmp_path, function, l_range=l_range)
 
 
 @pytest.mark.parametrize("function, out", [("sample", None), ("sample", 5), ("attack", 5), ("attack", ["f"])])
@@ -1135,11 +1176,11 @@ def test_the_readmes_python_section_names_every_export():
 
 
 def test_an_option_given_in_anothers_spelling_is_named(tmp_path):
-    """sample's **parts took attack's l_range as "unknown layer part(s) l_range", not saying that the option is
-    L_range; no folder is made for it."""
-    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) l_range; known: mask, .* \(the option is "
-                                               r"L_range\)$"):
-        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", l_range=(1, 2))
+    """sample's **parts took a keyword spelt in other letters (Max_prec) as "unknown layer part(s) Max_prec", not
+    saying that the option is max_prec; no folder is made for it."""
+    with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) Max_prec; known: mask, .* \(the option is "
+                                               r"max_prec\)$"):
+        certify.sample(n=2, d=1, count=3, out=tmp_path / "s", Max_prec=100)
     with pytest.raises(certify.BadInput, match=r"^unknown layer part\(s\) colour; known: [a-z_, ]*$"):
         certify.sample(n=2, d=1, count=3, out=tmp_path / "s", colour=1)
     assert not (tmp_path / "s").exists()
@@ -1189,7 +1230,7 @@ SAMPLE_REFUSED = [  # keywords given to certify.sample (n=2, d=1, count=3), the 
     ({"seed": -1}, "seed= must be a non-negative integer, got -1", ["--seed", "-1"], "--seed must be a non-negative"),
     ({"max_prec": 10}, "max_prec= must be an integer from 53", ["--max-prec", "10"], "--max-prec must be an integer"),
     ({"stop_after": 0}, "stop_after= must be at least 1, got 0", ["--stop-after", "0"], "--stop-after must be at least"),
-    ({"L_range": (2, 1)}, "L_range= must be LO <= HI", ["--l-range", "2", "1"], "--l-range must be LO <= HI"),
+    ({"l_range": (2, 1)}, "l_range= must be LO <= HI", ["--l-range", "2", "1"], "--l-range must be LO <= HI"),
     ({"n": 1}, "n= must be between 2 and", ["--n", "1"], "--n must be between 2 and"),
     ({"workers": 0}, "workers= must be from 1 to", ["--workers", "0"], "workers must be from 1 to"),
     ({"progress": 5}, "progress= must be true or false, got 5", None, None),
@@ -1288,6 +1329,29 @@ def test_attack_refusals_name_its_keywords_and_the_command_its_options(capsys, k
     key = next(iter(keywords))
     command_said = said.replace(f"{key}=", f"--{key.replace('_', '-')}", 1)
     assert capsys.readouterr().err.startswith(f"certify: error: {command_said}")
+
+
+def test_sample_and_attack_take_the_l_range_as_l_range_as_the_command_spells_it(tmp_path):
+    """certify.sample spelt the range of L as L_range=, certify.attack (and --l-range) as l_range=: the one spelling
+    is l_range=; sample's L_range= gives the same campaign for one more release, with a DeprecationWarning."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the public spelling warns of nothing
+        new = certify.sample(n=2, d=1, count=2, workers=1, l_range=(4.0, 4.0), out=tmp_path / "new")
+        certify.attack(bound="D", n=2, d=1, budget=50, l_range=(1.0, 2.0))
+    with pytest.warns(DeprecationWarning, match=r"^certify\.sample's L_range= is deprecated: use l_range="):
+        old = certify.sample(n=2, d=1, count=2, workers=1, L_range=(4.0, 4.0), out=tmp_path / "old")
+    manifest = json.loads((tmp_path / "new" / "manifest.json").read_text())
+    assert manifest["L_range"] == [4.0, 4.0]  # the folder's key as before: earlier folders resume
+    assert manifest == json.loads((tmp_path / "old" / "manifest.json").read_text())
+    assert new.summary["counts"] == old.summary["counts"]
+    with pytest.raises(certify.BadInput, match=r"^give l_range= only \(L_range= is its deprecated spelling\), "
+                                               r"not both$"), pytest.warns(DeprecationWarning):
+        certify.sample(n=2, d=1, count=2, l_range=(4.0, 4.0), L_range=(4.0, 4.0), out=tmp_path / "both")
+    with pytest.raises(certify.BadInput, match=r"\(different l_range=\); choose another out="):
+        certify.sample(n=2, d=1, count=2, workers=1, l_range=(5.0, 5.0), out=tmp_path / "new")
+    assert not (tmp_path / "both").exists()
 
 
 def test_a_folder_refused_names_the_apis_keywords_and_the_commands_options(tmp_path, capsys):

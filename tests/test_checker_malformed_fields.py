@@ -148,3 +148,36 @@ def test_a_number_too_long_to_write_is_described_in_json_terms(q, tmp_path, caps
     confirmation = certify_checker.verify(sealed(cert, "residual-far"))
     assert not confirmation.ok and confirmation.message.startswith("malformed certificate: "), confirmation
     assert "sys." not in confirmation.message and "more than 4300 digits" in confirmation.message, confirmation
+
+
+def test_verify_exits_1_on_a_malformed_certificate_and_2_on_what_is_no_certificate_as_the_readme_says(
+        honest, tmp_path, capsys):
+    """The exit code of a certificate that is valid JSON but malformed was documented only through "What `verify`
+    checks" (its fields among them): a field missing, unknown or of another type is a rejection (1), as an edited
+    certificate's, on `certify verify` and the checker alike; JSON certify does not read, or JSON that states no
+    certificate format, is unreadable (2).  The README's exit codes now say which is which."""
+    missing, unknown, retyped = (copy.deepcopy(honest) for _ in range(3))
+    missing.pop("values")
+    unknown["note"] = "mine"
+    retyped["witness"] = 5
+    texts = {**{name: json.dumps(sealed(cert)) for name, cert in
+                (("missing", missing), ("unknown", unknown), ("retyped", retyped))},
+             "not JSON": json.dumps(honest)[:-1], "a key twice": '{"format": 1, ' + json.dumps(honest)[1:],
+             "no format": json.dumps({k: v for k, v in honest.items() if k != "format"}), "a list": "[]"}
+    expected = {"missing": 1, "unknown": 1, "retyped": 1, "not JSON": 2, "a key twice": 2, "no format": 2, "a list": 2}
+    for name, text in texts.items():
+        path = tmp_path / "cert.json"
+        path.write_text(text)
+        assert main(["verify", str(path), "-q"]) == expected[name], name
+        said = capsys.readouterr()
+        assert (said.out.startswith("REJECTED") if expected[name] == 1 else said.err.startswith("certify: error: ")), said
+        checker = subprocess.run([sys.executable, "-m", "certify_checker", str(path)], capture_output=True, text=True,
+                                 cwd=ROOT, timeout=120, check=False)
+        assert checker.returncode == expected[name], (name, checker)
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    exit_codes = readme[readme.index("### Exit codes"):readme.index("### Limits")]
+    assert ("a certificate that is valid JSON but has a field missing, unknown or of another type is rejected "
+            "as an edited one: exit 1") in exit_codes
+    assert ("a file that is not JSON certify reads (malformed, a key twice, NaN) or not a certificate (no "
+            '`"format": "certify-certificate/1"`: a configuration, a campaign\'s `summary.json`) is unreadable: '
+            "exit 2") in exit_codes

@@ -531,18 +531,18 @@ def test_an_empty_batch_decides_nothing_without_failing():
 
 def test_batch_of_configs_reads_numpy_masks_as_the_engine_does():
     """A mask given as a numpy array (which config.load reads) made batch_of_configs fail with numpy's "truth value of
-    an array is ambiguous" instead of reading it: 0/1 arrays and a name are read as the engine reads them, a boolean
-    array is bad input in both."""
+    an array is ambiguous" instead of reading it: 0/1 and boolean arrays and a name are read as the engine reads them,
+    entries other than 0 and 1 are bad input in both."""
     base = {"X": [[0.3, 0.0], [1.0, 2.0], [0.5, -1.0]], "A": [[0.1, 0.0], [0.0, 0.1]]}
     causal = np.tril(np.ones((3, 3)))
     expected = tier3.batch_of_configs([{**base, "mask": causal.astype(int).tolist()}] * 2).mask
-    for mask in (causal, causal.astype(np.int64), np.array("causal")):
+    for mask in (causal, causal.astype(np.int64), causal.astype(bool), np.array("causal")):
         config_dict = {**base, "mask": mask}
         assert np.array_equal(tier3.batch_of_configs([config_dict] * 2).mask, expected)
         assert engine.check(config_dict, "collapse.dobrushin").verdict in (engine.HOLDS, engine.UNDECIDED)
     for reader in (lambda c: engine.check(c, "collapse.dobrushin"), lambda c: tier3.batch_of_configs([c])):
         with pytest.raises(BadInput):
-            reader({**base, "mask": causal.astype(bool)})
+            reader({**base, "mask": 2 * causal})
 
 
 def test_batch_of_configs_reads_numpy_scalars_as_the_engine_does():

@@ -137,14 +137,19 @@ def test_cli_reads_a_mask_file(tmp_path, capsys):
     path = tmp_path / "mask.json"
     path.write_text(json.dumps({"mask": masks.named_mask("uni", 10)}))
     assert main(["graph", "--mask", str(path), "--n", "10"]) == 0
-    assert "radius: 9" in capsys.readouterr().out
+    as_numbers = capsys.readouterr().out
+    assert "radius: 9" in as_numbers
+    # true and false are 1 and 0, as in a configuration's mask
+    path.write_text(json.dumps({"mask": [[v == 1 for v in row] for row in masks.named_mask("uni", 10)]}))
+    assert main(["graph", "--mask", str(path), "--n", "10"]) == 0
+    assert capsys.readouterr().out == as_numbers
 
 
 BAD_MASKS = {
     "no self-loop": [[1, 0], [1, 0]],
     "not square": [[1, 0, 1], [1, 1, 0]],
     "entry 2": [[1, 2], [0, 1]],
-    "boolean entry": [[True, 0], [0, 1]],
+    "entry 0.5": [[1, 0.5], [0, 1]],
     "empty": [],
     "not a list": {"mask": 3},
     "beyond the tokens limit": masks.named_mask("causal", 1025),

@@ -3,7 +3,7 @@
     certify graph --mask causal --n 128 [--window K] [--json]
     certify graph --mask MASK.json [--n N] [--json]
 
-MASK.json holds a square 0/1 matrix (or {"mask": [[...]]}); mask[i][j] = 1 means token i attends
+MASK.json holds a square 0/1 (or false/true) matrix (or {"mask": [[...]]}); mask[i][j] = 1 means token i attends
 to token j, the edge j -> i.  Every token must attend to itself.  Exit 0, or 2 on bad input.  No checker
 re-derives a graph: the report says "not certified" (exact shortest-path search), in the text and the JSON.
 """
@@ -25,7 +25,7 @@ def add_parser(subparsers) -> None:
                               "mask[i][j] = 1 means token i attends to token j, the edge j -> i. Prints whether it "
                               "is strongly or quasi-strongly connected, its centres and its radius. Exit 0, or 2 on "
                               "bad input.")
-    p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 rows")
+    p.add_argument("--mask", required=True, help=f"a named mask ({names}) or a JSON file of 0/1 (or false/true) rows")
     p.add_argument("--n", type=numbers.option_integer, help="number of tokens (required for a named mask)")
     p.add_argument("--window", type=numbers.option_integer, metavar="K",
                    help=f"the width k of the {' and '.join(masks.WINDOWED)} masks: sliding attends to i-k..i+k, uni "

@@ -8,7 +8,7 @@ the same keys as numpy arrays in a dict or an .npz file, certify.core.npzfile):
               beta * q_i . k_j / sqrt(d_k) with q_i = W_Q^T x_i + b_Q;
               "beta" (inverse temperature, default 1, also scales a given A);
               "V" (d x d value matrix acting on tokens as column vectors: x'_i = V sum_j P_ij x_j);
-              "mask" (n x n 0/1, mask[i][j] = 1 when token i attends to token j; or a name of
+              "mask" (n x n 0/1 or false/true, mask[i][j] = 1 (true) when token i attends to token j; or a name of
               certify.core.masks: "complete" (or "full"), "causal", "sliding" (previous, self, next),
               "uni" (previous, self)); the complete mask is the same as none;
               "residual" (bool): X' = X + P X V^T;

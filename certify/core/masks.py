@@ -1,4 +1,4 @@
-"""Attention masks as 0/1 matrices: mask[i][j] = 1 when token i attends to token j.
+"""Attention masks as 0/1 matrices: mask[i][j] = 1 when token i attends to token j (given as 0/1 or as false/true).
 
 In the graph language of Wu et al. that is the edge j -> i (certify.core.graphs); every token
 keeps its self-loop.  Used by configuration files ("mask": name or matrix) and `certify graph`.
@@ -47,7 +47,7 @@ def _hint(word: str) -> str:
 
 
 def load_mask(path: str | Path, most_tokens: int) -> Mask:
-    """A mask from a JSON file: a list of rows of 0/1, or an object with key "mask"; more than most_tokens rows
+    """A mask from a JSON file: a list of rows of 0/1 (or false/true), or an object with key "mask"; more than most_tokens rows
     are refused before any entry is validated (n^2 of them)."""
     if not Path(path).is_file():
         raise BadInput(f"{path!r} is neither a mask name ({KNOWN}) nor a JSON file{_hint(str(path))}")
@@ -65,7 +65,10 @@ def load_mask(path: str | Path, most_tokens: int) -> Mask:
 
 
 def validate_mask(mask, n: int | None = None) -> Mask:
-    """Check that mask is a square 0/1 matrix (of n rows when n is given) with every self-loop."""
+    """Check that mask is a square matrix of 0/1 or false/true (of n rows when n is given) with every self-loop, and
+    return it as 0/1.  A truth value is what an entry says (token i attends to token j or not), so JSON's true and
+    false, and a numpy boolean array read as them, are 1 and 0; a mask in the opposite convention (true where
+    attention is blocked) is refused, as its diagonal is false."""
     if not isinstance(mask, list) or not mask:
         raise BadInput("a mask must be a non-empty list of rows")
     if n is not None and len(mask) != n:
@@ -75,10 +78,8 @@ def validate_mask(mask, n: int | None = None) -> Mask:
     for i, row in enumerate(mask):
         if not isinstance(row, list) or len(row) != n:
             raise BadInput(f"a mask must be square: row {i} does not have {n} entries")
-        if any(isinstance(v, bool) or v not in (0, 1) for v in row):
-            # a boolean is JSON's true or false, or a numpy boolean array's entry: named, as it equals 0 or 1
-            what = "a boolean" if any(isinstance(v, bool) for v in row) else "another value"
-            raise BadInput(f"mask entries must be 0 or 1: row {i} has {what}")
+        if any(v not in (0, 1) for v in row):  # True == 1 and False == 0, as the entries they stand for
+            raise BadInput(f"mask entries must be 0 or 1 (or false and true): row {i} has another value")
         rows.append([int(v) for v in row])
     missing = [i for i in range(n) if rows[i][i] != 1]
     if missing:

@@ -1,8 +1,8 @@
 """Configurations as numpy .npz files: one array per key, read into the dict a JSON file gives.
 
 Keys (README, "Configuration file"): the configuration's keys, with a dot for each level of nesting:
-"X", "A" (or "W_Q", "W_K", "b_Q", "b_K", "d_k"), "beta", "V", "mask" (an n x n 0/1 array, not a
-boolean one, which is refused as JSON's true is; or a string such as "causal"), "residual" (a boolean), "ffn.W1", "ffn.b1", ..., "ffn.activation",
+"X", "A" (or "W_Q", "W_K", "b_Q", "b_K", "d_k"), "beta", "V", "mask" (an n x n 0/1 or boolean
+array, a boolean one read as JSON's true and false are, 1 and 0; or a string such as "causal"), "residual" (a boolean), "ffn.W1", "ffn.b1", ..., "ffn.activation",
 "layernorm.position", ..., "name"; for a stack "layers.0.A", "layers.0.V", "layers.1.A", ...
 (layer numbers from 0, none missing).  Scalars are 0-d arrays.  Values are converted exactly by
 certify.core.numbers.from_numpy; pickled objects are refused (numpy's allow_pickle=False).

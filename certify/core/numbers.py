@@ -233,8 +233,8 @@ def _numpy_exact(array: np.ndarray, where: str):
     Float dtypes: each entry exactly the binary floating-point value it holds (float16/32/64 as the
     binary64 Python float, wider ones as Fractions); integer dtypes: the integers; a string scalar: the
     string (a mask or LayerNorm name); a boolean dtype: the booleans, as JSON's true and false, which the
-    reading then takes where JSON's are ("residual") and refuses with JSON's words where they are not (a
-    number, a matrix, a mask: its entries are 0 or 1).  Object, complex and other dtypes, NaN and infinity
+    reading then takes where JSON's are ("residual", a mask's entries) and refuses with JSON's words where they
+    are not (a number, a matrix).  Object, complex and other dtypes, NaN and infinity
     are bad input."""
     import numpy as np  # see from_numpy
 

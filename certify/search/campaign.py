@@ -78,6 +78,7 @@ import json
 import math
 import shlex
 import time
+import warnings
 from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
@@ -147,7 +148,9 @@ NAMED = {"distribution": "--distribution", "n": "--n", "d": "--d", "d_k": "--d-k
 # the parameters of a run as `certify sample` and certify.sample name them where a value is refused
 OPTIONS = Spelling({**NAMED, "workers": "--workers", "stop_after": "--stop-after", "restart": "--restart",
                     **jobs.COMMAND.names}, assign=" ")
-KEYWORDS = Spelling.keywords((*OPTIONS.names, "progress"), flags=("restart",))
+# the manifest's key L_range is certify.sample's l_range=, as certify.attack and --l-range spell it
+KEYWORDS = Spelling({**Spelling.keywords((*OPTIONS.names, "progress"), flags=("restart",)).names,
+                     "L_range": "l_range="}, assign="")
 
 
 @dataclass(frozen=True)
@@ -883,20 +886,27 @@ class SampleResult:
 
 
 def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int, count: int, out, seed: int = 0,
-           distribution: str = "gaussian", L_range: tuple[float, float] | None = None, d_k: int | None = None,
+           distribution: str = "gaussian", l_range: tuple[float, float] | None = None, d_k: int | None = None,
            max_prec: int = engine.DEFAULT_MAX_PRECISION, tier: str = "arb", workers: int | None = None,
            progress: bool = False, stop_after: int | None = None, restart: bool = False, limits: Limits | None = None,
            **parts) -> SampleResult:
     """Decide a claim (default collapse.global) or a bound on `count` configurations sampled from
     `distribution` (certify.search.samplers) with n tokens in d dimensions, as `certify sample` does:
     records and certificates go to the folder `out` (resumed when it holds the same campaign).
+    `l_range`: (LO, HI), each configuration's L = a D^2 drawn log-uniformly in it (default the distribution's);
+    L_range=, its spelling before certify.attack's, is taken with a DeprecationWarning until the next release.
     `d_k`: a thin head W_Q, W_K of d_k columns (1 <= d_k < d) instead of the distribution's head.
     `parts`: the layer beyond the head, as samplers.LayerParts (mask="causal", value="orthogonal", ...).
     `limits`: the caps (certify.core.limits) to decide under, default the documented ones.
     `progress`: true or false, whether to show the command's progress bar (certify.verify, attack, trajectory and
     prove take a function to call instead).  BadInput names the keywords (`count=`) where a value is refused."""
+    if "L_range" in parts:
+        warnings.warn("certify.sample's L_range= is deprecated: use l_range=", DeprecationWarning, stacklevel=2)
+        if l_range is not None:
+            raise BadInput("give l_range= only (L_range= is its deprecated spelling), not both")
+        l_range = parts.pop("L_range")
     unknown = set(parts) - set(PARTS)
-    if unknown:  # **parts takes a misspelt option too: attack's l_range given here was "an unknown layer part"
+    if unknown:  # **parts takes a misspelt option too: Max_prec given here was "an unknown layer part"
         options = [name for name in inspect.signature(sample).parameters if name != "parts"]
         meant = [option for key in sorted(unknown) for option in options if option.lower() == key.lower()]
         raise BadInput(f"unknown layer part(s) {keys_shown(unknown)}; known: {', '.join(PARTS)}"
@@ -908,9 +918,9 @@ def sample(claim: str | None = None, bound: str | None = None, *, n: int, d: int
     progress, restart = flag(progress, KEYWORDS.option("progress")), flag(restart, KEYWORDS.option("restart"))
     workers, stop_after = (None if value is None else integer(value, KEYWORDS.option(key))
                            for key, value in (("workers", workers), ("stop_after", stop_after)))
-    L_range = None if L_range is None else samplers.L_RANGE.checked(L_range, KEYWORDS.option("L_range"))
+    l_range = None if l_range is None else samplers.L_RANGE.checked(l_range, KEYWORDS.option("L_range"))
     spec = Campaign(distribution=distribution, n=n, d=d, count=count, seed=seed, claim=claim, bound=bound,
-                    L_range=L_range, max_prec=max_prec, tier=tier, d_k=d_k,
+                    L_range=l_range, max_prec=max_prec, tier=tier, d_k=d_k,
                     limits=None if limits is None else vars(given_limits(limits)), **parts)
     with KEYWORDS.respelling(OPTIONS):  # a limit's refusal (limits=Limits(work=N)); the records keep the command's
         summary = run(spec, out, workers=workers, progress=progress, stop_after=stop_after, restart=restart,
