@@ -143,6 +143,20 @@ def test_a_part_without_names_that_is_undefined_is_refused_as_it_is_read():
     assert expr.parse("log(a - 1)*D + D/(D*0)").text == "log(a - 1)*D + D/(D*0)"
 
 
+@pytest.mark.parametrize("text", ["1/(0.1 - 1/10)", "D/(0.1 - 1/10)", "D + log(1/3 - 1/3)", "(1/3*3 - 1)**-1*D",
+                                  "D*(0.1 - 1/10)**D", "exp(-a*D**2/(2/3 - 1/3 - 1/3))*D"])
+def test_an_operand_of_numbers_alone_is_read_exactly_where_it_makes_the_bound_undefined(text):
+    """0.1 - 1/10 is exactly 0, but a ball around 0 at every precision: D/(0.1 - 1/10) climbed to 65536 bits and
+    ended undecided (exit 3; certify attack: nothing found, exit 0), where D/(1 - 1) and 1/0 are bad input."""
+    with pytest.raises(BadInput, match="the bound is undefined"):
+        expr.parse(text)
+
+
+def test_an_operand_of_numbers_alone_inside_its_domain_is_accepted():
+    for text in ("sqrt(1/3 - 1/3)*D", "D/(0.1 - 1/10 + 1e-400)", "(1/3 - 1/3)**0.5 + D", "log(1/3 + 1/3)*D"):
+        assert expr.parse(text).text == text
+
+
 def test_a_bound_whose_canonical_form_is_too_long_is_refused_as_such(tmp_path, capsys):
     """max(D,D,...) of 1984 characters is 2973 in its canonical form (", " between arguments), which a certificate
     states and the checker reads: the engine, parsing that form again, said 'the bound expression is longer than
