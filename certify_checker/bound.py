@@ -31,15 +31,25 @@ SYMBOL = {ast.Add: " + ", ast.Sub: " - ", ast.Mult: "*", ast.Div: "/", ast.Pow: 
 NEGATION, ATOM = 3, 5
 
 
+def _times_divisible(x: int, p: int) -> int:
+    """The exponent of p in x > 0, by divisions by p^(2^i), largest first (one per unit took seconds for 9e-3999)."""
+    squares, count = [p], 0
+    while squares[-1] ** 2 <= x:
+        squares.append(squares[-1] ** 2)
+    for i in range(len(squares) - 1, -1, -1):
+        x, count = (x // squares[i], count + 2**i) if x % squares[i] == 0 else (x, count)
+    return count
+
+
 def number_text(value: Fraction) -> str:
-    k, m = 0, value
-    while m.denominator != 1:
-        if k < -10 * MAX_LENGTH:
-            raise ValueError("a literal of the bound is not a decimal")
-        m, k = m * 10, k - 1
-    m = m.numerator
-    while m and m % 10 == 0:
-        m, k = m // 10, k + 1
+    q = value.denominator
+    twos = (q & -q).bit_length() - 1
+    k = -max(twos, fives := _times_divisible(q >> twos, 5))
+    if q != 2**twos * 5**fives or k < -10 * MAX_LENGTH:
+        raise ValueError("a literal of the bound is not a decimal")
+    m = value.numerator * 10**-k // q
+    zeros = _times_divisible(abs(m), 10) if m else 0
+    m, k = m // 10**zeros, k + zeros
     plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
     digits = str(m)
     scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"

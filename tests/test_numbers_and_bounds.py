@@ -7,10 +7,11 @@ from fractions import Fraction
 
 import pytest
 from flint import arb
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certify.core import expr
+from certify_checker import bound as checker_bound
 from certify.core.arith import BALL, FLOAT64
 from certify.errors import BadInput
 from certify.core.numbers import decimal_ends, encode, parse_number, signed_text
@@ -143,6 +144,20 @@ def test_a_part_without_names_that_is_undefined_is_refused_as_it_is_read():
     assert expr.parse("log(a - 1)*D + D/(D*0)").text == "log(a - 1)*D + D/(D*0)"
 
 
+@pytest.mark.parametrize("text", ["1/(0.1 - 1/10)", "D/(0.1 - 1/10)", "D + log(1/3 - 1/3)", "(1/3*3 - 1)**-1*D",
+                                  "D*(0.1 - 1/10)**D", "exp(-a*D**2/(2/3 - 1/3 - 1/3))*D"])
+def test_an_operand_of_numbers_alone_is_read_exactly_where_it_makes_the_bound_undefined(text):
+    """0.1 - 1/10 is exactly 0, but a ball around 0 at every precision: D/(0.1 - 1/10) climbed to 65536 bits and
+    ended undecided (exit 3; certify attack: nothing found, exit 0), where D/(1 - 1) and 1/0 are bad input."""
+    with pytest.raises(BadInput, match="the bound is undefined"):
+        expr.parse(text)
+
+
+def test_an_operand_of_numbers_alone_inside_its_domain_is_accepted():
+    for text in ("sqrt(1/3 - 1/3)*D", "D/(0.1 - 1/10 + 1e-400)", "(1/3 - 1/3)**0.5 + D", "log(1/3 + 1/3)*D"):
+        assert expr.parse(text).text == text
+
+
 def test_a_bound_whose_canonical_form_is_too_long_is_refused_as_such(tmp_path, capsys):
     """max(D,D,...) of 1984 characters is 2973 in its canonical form (", " between arguments), which a certificate
     states and the checker reads: the engine, parsing that form again, said 'the bound expression is longer than
@@ -158,6 +173,43 @@ def test_a_bound_whose_canonical_form_is_too_long_is_refused_as_such(tmp_path, c
     assert "canonical form" in capsys.readouterr().err
     fitting = expr.parse("max(" + ",".join(["D"] * 665) + ")")  # 1998 characters in canonical form: accepted
     assert len(fitting.text) == 1998 and expr.parse(fitting.text) == fitting
+
+
+def _decimal_text_by_steps(value: Fraction) -> str:
+    """A literal's canonical text by the rule's first writing, a power of ten at a time (the reference)."""
+    k, m = 0, value
+    while m.denominator != 1:
+        m, k = m * 10, k - 1
+    m = m.numerator
+    while m and m % 10 == 0:
+        m, k = m // 10, k + 1
+    plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
+    digits = str(m)
+    scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"
+    return plain if len(plain) <= len(scientific) + 4 else scientific
+
+
+@settings(max_examples=100, deadline=None)
+@given(digits=st.integers(0, 10**40), zeros=st.integers(0, 40), exponent=st.integers(-4000, 4000))
+def test_a_literal_s_canonical_text_is_the_rule_s_in_engine_and_checker(digits, zeros, exponent):
+    value = Fraction(digits * 10**zeros) * Fraction(10) ** exponent
+    expected = _decimal_text_by_steps(value)
+    assert expr.render_number(value) == expected and checker_bound.number_text(value) == expected
+
+
+def test_a_bound_of_long_literals_is_read_and_rendered_without_a_step_per_digit():
+    """Both renderings stepped a power of ten at a time (a Fraction product each below the point, a division each
+    for trailing zeros): 240 literals 9e-3999 took 5 s to parse, and as long again in the checker's canonical form."""
+    import time
+    text = "max(D, " + ", ".join(["(" + "*".join(["9e-3999"] * 12) + ")"] * 20) + ")"
+    started = time.process_time()
+    parsed = expr.parse(text)
+    assert checker_bound.canonical(parsed.text) == parsed.text
+    assert time.process_time() - started < 1.0
+    with pytest.raises(BadInput, match="no decimal form"):
+        expr.render_number(Fraction(1, 3))
+    with pytest.raises(ValueError, match="not a decimal"):
+        checker_bound.number_text(Fraction(1, 3))
 
 
 def test_absurd_integer_powers_are_bad_input():

@@ -13,7 +13,8 @@ and the bound is printed and stored in one canonical form re-rendered from the p
 which the checker renders the same way from its own parse.  A bound that is certainly undefined
 where it is evaluated (a division by an exact zero, log of a number <= 0, sqrt of one < 0, x**y of
 one <= 0, or < 0 for a positive rational constant y) is bad input, not an undecided verdict; a part without names
-certainly undefined (1/0) is refused as the bound is read.
+certainly undefined (1/0) is refused as the bound is read, as is a part whose divisor, argument or base is
+numbers alone outside its domain, read exactly (D/(0.1 - 1/10): balls cannot tell that exact 0 from a near one).
 A power x**y is a product when y is written as a whole number >= 0 (D**2), else exp(y log x),
 with 0**y = 0 for a positive rational constant y (0.5, 1/2, 1.5): (a*D**2)**0.5 is sqrt(a*D**2).
 """
@@ -180,6 +181,7 @@ def _parse(text: str, names: frozenset) -> Expr:
     if len(canonical) > MAX_LENGTH:  # what certificates state and the checker reads: spaces around + and -, ", "
         raise BadInput(f"the bound's canonical form is {len(canonical)} characters long, more than {MAX_LENGTH} "
                        "(it writes a space around each + and -, and after each comma)")
+    _exactly_defined(tree)
     _constants_defined(tree)
     return Expr(text=canonical, tree=tree)
 
@@ -194,6 +196,29 @@ def _constants_defined(tree: tuple) -> None:
         return
     with working(START_PRECISION):
         _compile(tree)(BALL, {})
+
+
+def _exactly_defined(tree: tuple) -> None:
+    """UndefinedBound where a division, log, square root or real power is outside its domain by an operand of numbers
+    alone under + - * / (its divisor, argument or base), read exactly: 0.1 - 1/10 is exactly 0 yet a ball around 0 at
+    every precision, so in balls D/(0.1 - 1/10) is never certainly undefined, as D/(1 - 1) is.  The exact value's ball
+    is exact where it is 0 and clear of 0 elsewhere, so the backend's own tests of the domain judge it."""
+    for part in _operands(tree):
+        _exactly_defined(part)
+    kind = tree[0]
+    if kind == "/":
+        operand, outside = tree[2], BALL.certainly_zero
+    elif kind == "call" and tree[1] in ("log", "sqrt"):
+        operand, outside = tree[2][0], functools.partial(BALL.outside_domain, tree[1])
+    elif kind == "**" and not _whole_power(tree):
+        operand, outside = tree[1], functools.partial(BALL.outside_domain, _power_domain(tree)[0])
+    else:
+        return
+    value = rational_constant(operand)
+    if value is not None:
+        with working(START_PRECISION):
+            if outside(BALL.number(value)):
+                raise _undefined(tree)
 
 
 def _syntax(source: str):
@@ -246,18 +271,33 @@ def _level(tree: tuple) -> int:
     return _LEVEL.get(tree[0], _ATOM)
 
 
+def _multiplicity(x: int, p: int) -> int:
+    """The largest e with p^e dividing x > 0: a division by each p^(2^i) up to x's size, largest first (the binary
+    digits of e), not one by p for each unit of e."""
+    powers = [p]
+    while powers[-1] ** 2 <= x:
+        powers.append(powers[-1] ** 2)
+    count = 0
+    for i in reversed(range(len(powers))):
+        quotient, remainder = divmod(x, powers[i])
+        if remainder == 0:
+            x, count = quotient, count + (1 << i)
+    return count
+
+
 def render_number(value: Fraction) -> str:
     """A literal's canonical text: plain digits, or scientific (3.14e-5) when that is more than 4
     characters shorter.
-    Literals are decimals, so the value is m 10^k for integers m, k."""
-    k, m = 0, value
-    while m.denominator != 1:
-        if k < -10 * MAX_LENGTH:  # not a decimal: literals never are, but never loop on one
-            raise BadInput(f"bound: the number {value} has no decimal form")
-        m, k = m * 10, k - 1
-    m = m.numerator
-    while m and m % 10 == 0:
-        m, k = m // 10, k + 1
+    Literals are decimals, so the value is m 10^k for integers m, k, found from the powers of 2, 5 and 10 that
+    divide them (_multiplicity): a step a power of ten took seconds for a bound of literals 9e-3999."""
+    twos = (value.denominator & -value.denominator).bit_length() - 1
+    fives = _multiplicity(value.denominator >> twos, 5)
+    k = -max(twos, fives)
+    if value.denominator != 2**twos * 5**fives or k < -10 * MAX_LENGTH:  # literals never are: never a loop on one
+        raise BadInput(f"bound: the number {value} has no decimal form")
+    m = value.numerator * 10**-k // value.denominator
+    zeros = _multiplicity(abs(m), 10) if m else 0
+    m, k = m // 10**zeros, k + zeros
     plain = str(m * 10 ** k) if k >= 0 else f"{m // 10 ** -k}.{str(m % 10 ** -k).rjust(-k, '0')}"
     digits = str(m)
     scientific = f"{digits[0]}{'.' + digits[1:] if len(digits) > 1 else ''}e{k + len(digits) - 1}"
@@ -335,6 +375,26 @@ def _one_minus_exp(tree: tuple) -> bool:
     return tree[1] == ("num", 1) and tree[2][0] == "call" and tree[2][1] == "exp"
 
 
+def _power_domain(tree: tuple) -> tuple[str, str, str]:
+    """(domain, what is outside it, the exponent's kind) of a real power x**y (_real_power): a positive rational
+    constant y reads as sqrt does (x >= 0), any other y as log (x > 0)."""
+    power = rational_constant(tree[2])
+    if power is not None and power > 0:
+        return "sqrt", "< 0", "a power that is not a whole number"
+    return "log", "<= 0", "a power that is not a positive rational number"
+
+
+def _undefined(tree: tuple) -> UndefinedBound:
+    """The bad input of a part certainly undefined: a division by zero, a log or square root outside its domain, a
+    real power of a base outside its domain (_power_domain)."""
+    if tree[0] == "/":
+        return UndefinedBound(f"the bound is undefined: {render(tree)} divides by zero")
+    if tree[0] == "call":
+        return UndefinedBound(f"the bound is undefined: {render(tree)} of a number outside its domain")
+    _, needs, condition = _power_domain(tree)
+    return UndefinedBound(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
+
+
 def _real_power(tree: tuple, left):
     """x**y for y other than a whole number written as one: exp(y log x).  A positive rational constant y
     reads as sqrt does: defined for x >= 0, 0**y = 0 (so (a*D**2)**0.5 is sqrt(a*D**2), which a region
@@ -343,13 +403,12 @@ def _real_power(tree: tuple, left):
     power = rational_constant(tree[2])
     positive = power is not None and power > 0
     exponent = _compile(tree[2])
-    domain, needs = ("sqrt", "< 0") if positive else ("log", "<= 0")
-    condition = "a power that is not a whole number" if positive else "a power that is not a positive rational number"
+    domain = _power_domain(tree)[0]
 
     def real_power(ar, env):
         base = left(ar, env)
         if ar.outside_domain(domain, base):
-            raise UndefinedBound(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
+            raise _undefined(tree)
         if positive and ar.certainly_zero(base):
             return base  # the exact 0 of the backend: y > 0
         if positive and hasattr(ar, "positive_power"):  # a backend with its own rule (certify.prove.forward)
@@ -382,7 +441,7 @@ def _compile(tree: tuple):
         def call(ar, env):
             x = argument(ar, env)
             if ar.outside_domain(function, x):
-                raise UndefinedBound(f"the bound is undefined: {render(tree)} of a number outside its domain")
+                raise _undefined(tree)
             return ar.apply(function, x)
         return call
     left = _compile(tree[1])
@@ -406,6 +465,6 @@ def _compile(tree: tuple):
     def divide(ar, env):
         numerator, denominator = left(ar, env), right(ar, env)
         if ar.certainly_zero(denominator):
-            raise UndefinedBound(f"the bound is undefined: {render(tree)} divides by zero")
+            raise _undefined(tree)
         return numerator / denominator
     return divide
