@@ -81,6 +81,21 @@ def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
         assert code == 2 and f"{where}: expected a non-empty list of rows, got an empty list" in err, err
 
 
+@pytest.mark.parametrize("mask, words", [
+    ([[1, 0], [1, 0]], "every token must attend to itself: mask[1][1] is 0"),
+    ([[1, 0]], "the mask has 1 row but there are 2 tokens"),
+    ([[1, 2], [0, 1]], "mask entries must be 0 or 1: row 0 has another value"),
+    ("diagonal", "unknown mask 'diagonal'"),
+])
+def test_a_bad_mask_names_its_layer(tmp_path, capsys, mask, words):
+    """A bad mask in a stack said "every token must attend to itself: mask[1][1] is 0" without the layer it was in,
+    where every other field of a layer is named (layers[1].V: ...)."""
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"X": [[0], [1]], "layers": [{"A": [[1]], "mask": "causal"}, {"A": [[1]], "mask": mask}]}))
+    code, out, err = run_cli(["check", path, "--bound", "D"], capsys)
+    assert code == 2 and err.startswith(f"certify: error: layers[1].mask: {words}") and err.count("\n") == 1, err
+
+
 @pytest.mark.parametrize("argv, wrong", [
     (["check", ROOT / "examples/layer.json", "--out", "{dir}"], "{dir} is a folder where a file is needed"),
     (["check", ROOT / "examples/layer.json", "--out", "{file}/cert.json"], "{file} is a file where a folder is needed"),

@@ -349,7 +349,10 @@ def _parse_layer(spec, n: int, d: int, where: str) -> Layer:
         fields["V"] = parse_matrix(spec["V"], f"{where}.V", (d, d))
     if "mask" in spec:
         mask = spec["mask"]
-        rows = named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n)
+        try:  # the masks' messages name no layer (`certify graph` reads them too): in a stack the layer is named here
+            rows = named_mask(mask, n) if isinstance(mask, str) else validate_mask(mask, n)
+        except BadInput as err:
+            raise BadInput(f"{where}.mask: {err}") from None
         fields["mask"] = tuple(tuple(v == 1 for v in row) for row in rows)
     if "residual" in spec:
         fields["residual"] = _parse_bool(spec["residual"], f"{where}.residual")
