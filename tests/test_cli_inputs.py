@@ -84,7 +84,7 @@ def test_an_empty_matrix_is_called_empty(tmp_path, capsys):
 @pytest.mark.parametrize("mask, words", [
     ([[1, 0], [1, 0]], "every token must attend to itself: mask[1][1] is 0"),
     ([[1, 0]], "the mask has 1 row but there are 2 tokens"),
-    ([[1, 2], [0, 1]], "mask entries must be 0 or 1: row 0 has another value"),
+    ([[1, 2], [0, 1]], "mask entries must be 0 or 1 (or false and true): row 0 has another value"),
     ("diagonal", "unknown mask 'diagonal'"),
 ])
 def test_a_bad_mask_names_its_layer(tmp_path, capsys, mask, words):
