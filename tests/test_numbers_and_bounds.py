@@ -290,3 +290,13 @@ def test_decimal_ends_beyond_decimals_exponent_range_round_outward(ball, ends):
     """arb's exponents go past decimal's (10^(10^18)): such an end rounds its way to an infinity, the largest
     decimal, 0 or the smallest, never inward (a huge positive end once became -inf, m rounded down minus r)."""
     assert decimal_ends(ball, 3) == ends
+
+
+@pytest.mark.parametrize("text", ["sqrt(1/3 - 1/3)*D + D", "(1/3 - 1/3)**0.5*D + D", "(0.1 - 1/10)**(3/2)*D + D"])
+def test_a_root_of_numbers_alone_that_cancel_exactly_is_the_exact_0(text):
+    """sqrt(1/3 - 1/3) is sqrt(0) = 0, as sqrt(1 - 1) is, but 1/3 - 1/3 is a ball around 0 at every precision, whose
+    root is not finite: check climbed to 65536 bits and ended undecided (exit 3) where sqrt(1 - 1)*D + D holds at 53
+    bits; engine and checker now take such an operand as its exact 0."""
+    import certify
+    result = certify.check({"X": [[1], [-1]], "A": [[1]]}, bound=text)
+    assert (result.verdict, result.precision) == ("holds", 53)
