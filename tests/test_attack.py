@@ -669,13 +669,13 @@ def test_a_bound_undefined_on_part_of_the_space_is_searched_where_it_is_defined(
     bound = "log(a-1)*D"
     report = attack.attack(bound=bound, n=2, d=1, budget=300)
     assert report.violated and 0 < report.undefined < report.evaluations
-    assert report.undefined_reason == "the bound is undefined: log(a - 1) of a number outside its domain"
+    assert report.undefined_reason == "the bound is undefined: log(a - 1) takes an argument outside its domain"
     code, captured = run_cli(capsys, "attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "300", "--json")
     assert code == 1 and json.loads(captured.out)["undefined"] == report.undefined
     out = tmp_path / "a"
     argv = ["attack", "--bound", bound, "--n", "2", "--d", "1", "--budget", "300", "--out", str(out)]
     code, captured = run_cli(capsys, *argv)
-    assert code == 1 and (f"not scored: the bound is undefined: log(a - 1) of a number outside its domain, at "
+    assert code == 1 and (f"not scored: the bound is undefined: log(a - 1) takes an argument outside its domain, at "
                           f"{report.undefined} of the {report.evaluations} points evaluated") in captured.out
     code, captured = run_cli(capsys, *argv, "--json")  # resumed: the journal keeps which points were undefined
     summary = json.loads(captured.out)

@@ -379,7 +379,7 @@ def test_a_bound_undefined_at_some_drawn_configurations_leaves_them_undecided(tm
     assert capsys.readouterr().err == ""
     records = {record["i"]: record for record in campaign.records(out)}
     assert records[2]["verdict"] == "undecided" and records[2]["certificate"] is None
-    assert records[2]["reason"] == "the bound is undefined: log(a - 1) of a number outside its domain"
+    assert records[2]["reason"] == "the bound is undefined: log(a - 1) takes an argument outside its domain"
     assert [records[i]["verdict"] for i in (0, 1, 3)] == ["holds", "holds", "violated"]
     assert (out / "undecided" / "000000002.json").is_file()
     assert main(["verify", str(out), "-q"]) == 0

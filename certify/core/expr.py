@@ -390,7 +390,7 @@ def _undefined(tree: tuple) -> UndefinedBound:
     if tree[0] == "/":
         return UndefinedBound(f"the bound is undefined: {render(tree)} divides by zero")
     if tree[0] == "call":
-        return UndefinedBound(f"the bound is undefined: {render(tree)} of a number outside its domain")
+        return UndefinedBound(f"the bound is undefined: {render(tree)} takes an argument outside its domain")
     _, needs, condition = _power_domain(tree)
     return UndefinedBound(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
 
