@@ -29,9 +29,19 @@ def one_line(message: str) -> str:
     return message.translate({ord(c): repr(c)[1:-1] for c in itertools.filterfalse(str.isprintable, set(message))})
 
 
-class UndefinedBound(BadInput):
-    """A bound certainly undefined at the configuration it is evaluated at (log(0), a division by zero): bad input
-    for one configuration; the attack, which evaluates many, leaves such a point unscored and goes on."""
+class CertainlyUndefined(BadInput):
+    """Something certainly undefined at the configuration it is evaluated at, which no precision changes: bad input
+    for one configuration; a campaign or an attack, which evaluate many, record such a point as undecided (or leave it
+    unscored) and go on."""
+
+
+class UndefinedBound(CertainlyUndefined):
+    """A bound certainly undefined at the configuration it is evaluated at (log(0), a division by zero)."""
+
+
+class UndefinedLayer(CertainlyUndefined):
+    """A layer certainly undefined on its input: LayerNorm of a token whose norm (sphere), or variance with eps = 0
+    (standard), is exactly 0."""
 
 
 class Interrupted(KeyboardInterrupt):

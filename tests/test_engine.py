@@ -12,7 +12,7 @@ from mpmath import mp
 from certify import engine
 from certify.suite import cases
 import certify_checker as checker
-from certify.errors import BadInput
+from certify.errors import BadInput, CertainlyUndefined
 
 import oracle
 
@@ -176,12 +176,47 @@ def test_the_tanh_bound_is_never_reported_violated(cfg):
     assert engine.check(cfg, claim="collapse.tanh", max_prec=2048).verdict != engine.VIOLATED
 
 
-def test_an_undefined_layernorm_is_named_among_the_reasons_of_an_undecided_check():
-    """LayerNorm of a zero token is 0/0: no precision decides it, and the reason says what may be undefined."""
-    result = engine.check({"X": [[0, 0], [1, 0.5], [0.5, 1]], "A": [[1, 0], [0, 1]], "layernorm": "pre"},
-                          bound="10*D", max_prec=212)
-    assert result.verdict == engine.UNDECIDED and result.certificate is None
-    assert "LayerNorm of a zero token" in result.reason
+def _evaluations(source, **options) -> tuple[list[str], BaseException | None]:
+    """The evaluations engine.checked began (one a rung of the precision ladder) and what it raised, if anything."""
+    begun: list[str] = []
+    try:
+        engine.checked(source, "max_prec=", stage=lambda text: begun.append(text) if "evaluation" in text else None,
+                       **options)
+    except BadInput as refused:
+        return begun, refused
+    return begun, None
+
+
+_STANDARD_EPS_0 = {"position": "pre", "kind": "standard", "eps": 0}
+
+
+@pytest.mark.parametrize("cfg, message", [
+    ({"X": [[0, 0], [1, 0.5], [0.5, 1]], "A": [[1, 0], [0, 1]], "layernorm": "pre"},
+     "layer: the pre LayerNorm of token 0 is undefined: its norm is exactly 0"),
+    ({"X": [[1, 0, 0], [0, 2, 1], [3, 3, 3]], "A": np.eye(3).tolist(), "layernorm": _STANDARD_EPS_0},
+     "layer: the pre LayerNorm of token 2 is undefined: its variance is exactly 0 and eps is 0"),
+    # the tokens' mean, [2, 2, 2] exactly (A = 0: P = 1/2 exactly), enters the second layer
+    ({"X": [[1, 3, 2], [3, 1, 2]], "layers": [{"A": np.zeros((3, 3)).tolist()},
+                                              {"A": np.eye(3).tolist(), "layernorm": _STANDARD_EPS_0}]},
+     "layers[1]: the pre LayerNorm of token 0 is undefined: its variance is exactly 0 and eps is 0"),
+])
+def test_a_layernorm_certainly_undefined_is_refused_at_the_first_precision(cfg, message):
+    """LayerNorm of a token whose norm (sphere), or variance with eps = 0 (standard), is exactly 0 divides by an exact
+    0, which no precision changes: it climbed every rung to 65536 bits, then was undecided as "a quantity undefined
+    on these inputs, or inputs of extreme size that need more precision".  It is bad input, as a bound certainly
+    undefined is (certify.core.expr), found on the first rung."""
+    begun, refused = _evaluations(cfg, bound="10*D")
+    assert isinstance(refused, CertainlyUndefined) and str(refused) == message, refused
+    assert begun == ["its evaluation at 53 bits"]
+
+
+@pytest.mark.parametrize("token", [[1, 1, 1 + 2**-52], ["1/3", "1/3", "1/3"]])
+def test_a_layernorm_not_certainly_undefined_is_not_refused(token):
+    """A token of variance not exactly 0 (a defined LayerNorm), or of a variance whose ball merely holds 0 (1/3 is
+    no binary64: its ball has a radius), is never called undefined: the check goes on."""
+    cfg = {"X": [[1, 0, 0], [0, 2, 1], token], "A": np.eye(3).tolist(), "layernorm": _STANDARD_EPS_0}
+    begun, refused = _evaluations(cfg, bound="10*D", max_prec=212)
+    assert refused is None and begun
 
 
 @pytest.mark.parametrize("bound, part", [("D/(a - a)", "D/(a - a) divides by a - a, whose enclosure contains zero"),

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from certify.core.config import FeedForward, Layer, LayerNorm
+from certify.errors import UndefinedLayer
 from certify.core.numbers import columns, side_by_side
 
 
@@ -130,28 +131,44 @@ def attention(ar, arrays: LayerArrays, Z):
     return softmax_rows(ar, scores(ar, arrays, Z), arrays.mask)
 
 
-def sphere_layernorm(ar, Y):
-    """LN(x) = x / ||x||_2 on every token (Wu et al.'s LayerNorm)."""
-    return Y / ar.sqrt_nonneg((Y * Y).sum(axis=-1, keepdims=True))
+def sphere_layernorm(ar, Y, where: str = "LayerNorm"):
+    """LN(x) = x / ||x||_2 on every token (Wu et al.'s LayerNorm); `where` names it in UndefinedLayer."""
+    squared_norms = (Y * Y).sum(axis=-1, keepdims=True)
+    _divisors_not_zero(ar, squared_norms, where, "its norm is exactly 0")
+    return Y / ar.sqrt_nonneg(squared_norms)
 
 
-def standard_layernorm(ar, Y, eps, gain=None, bias=None):
+def standard_layernorm(ar, Y, eps, gain=None, bias=None, where: str = "LayerNorm"):
     """LN(x) = gain (x - mean(x)) / sqrt(var(x) + eps) + bias on every token, with the biased
-    variance (as PyTorch); no gain and bias is LayerNorm at initialisation (gain 1, bias 0)."""
+    variance (as PyTorch); no gain and bias is LayerNorm at initialisation (gain 1, bias 0).  `where` names it in
+    UndefinedLayer."""
     d = Y.shape[-1]
     centred = Y - Y.sum(axis=-1, keepdims=True) / d
     variance = (centred * centred).sum(axis=-1, keepdims=True) / d
-    out = centred / ar.sqrt_nonneg(variance + eps)
+    squared_scales = variance + eps
+    # an exact 0 is a variance of exactly 0 with eps 0 (eps >= 0: certify.core.config)
+    _divisors_not_zero(ar, squared_scales, where, "its variance is exactly 0 and eps is 0")
+    out = centred / ar.sqrt_nonneg(squared_scales)
     if gain is not None:
         out = out * gain
     return out if bias is None else out + bias
 
 
+def _divisors_not_zero(ar, squared_divisors, where: str, cause: str) -> None:
+    """UndefinedLayer where a token's squared divisor is certainly the exact number 0 (ar.first_zero: a ball of
+    radius 0, never one that merely holds 0; float64 certifies nothing).  Its LayerNorm is then 0/0 whatever the
+    precision: without this the ball pass climbed every rung to the cap on nan enclosures."""
+    token = ar.first_zero(squared_divisors[..., 0])
+    if token is not None:
+        raise UndefinedLayer(f"{where} of token {token} is undefined: {cause}")
+
+
 def layernorm(ar, spec: LayerNorm, Y):
     """Token-wise LayerNorm of a configuration's kind: the sphere projection or the standard one."""
+    where = f"the {spec.position} LayerNorm"
     if spec.kind == "sphere":
-        return sphere_layernorm(ar, Y)
-    return standard_layernorm(ar, Y, ar.number(spec.eps), ar.array(spec.gain), ar.array(spec.bias))
+        return sphere_layernorm(ar, Y, where)
+    return standard_layernorm(ar, Y, ar.number(spec.eps), ar.array(spec.gain), ar.array(spec.bias), where)
 
 
 def gelu(ar, x):

@@ -36,7 +36,7 @@ from certify.core import refine
 from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import integer
 from certify.claims import Claim, Inequality, applies_always
-from certify.errors import BadInput
+from certify.errors import BadInput, UndefinedLayer
 from certify.core import centred
 from certify.core.layers import Step, apply_layer, layer_arrays
 from certify.core.primitives import PRIMITIVES, LayerView
@@ -223,7 +223,10 @@ def evaluate(ar, case: config.Case, claim: Claim, witnesses: dict,
             step = Step(P=None, out=X.E, PX=moved.PX.E)
         else:
             entering, attention = X, None
-            step = apply_layer(ar, layer, X, arrays)
+            try:
+                step = apply_layer(ar, layer, X, arrays)
+            except UndefinedLayer as undefined:  # named as the configuration names the layer (certify.core.config)
+                raise UndefinedLayer(f"{'layer' if len(case.layers) == 1 else f'layers[{t}]'}: {undefined}") from None
             X = step.out
         views.append(LayerView(ar=ar, t=t, layer=layer, arrays=arrays, X=entering, step=step, X0=X0,
                                witnesses=witnesses, depth=len(case.layers), shared=shared, attention=attention))

@@ -49,7 +49,7 @@ from certify.core.arguments import Spelling, callback, flag, integer
 from certify.core.limits import DEFAULT as DEFAULT_LIMITS, Limits, given as given_limits, size as in_bytes
 from certify.core.precision import check_precision_cap
 from certify.core.verdicts import short_repr
-from certify.errors import BadInput, UndefinedBound, counted, shown
+from certify.errors import BadInput, CertainlyUndefined, counted, shown
 from certify.search import attack_folder, objective, shrink
 from certify.search.l_range import LRange
 from certify.search.objective import Evaluation, Layout
@@ -574,7 +574,7 @@ class _Search:
             # and shrinking keeps only such results: the counterexample needs no further check
             try:
                 result = engine.check(case, claim=claim_id, bound=bound, max_prec=max_prec, limits=limits)
-            except UndefinedBound as undefined:
+            except CertainlyUndefined as undefined:
                 # float64 scored a point where the bound is certainly undefined (a cancellation it rounded to a
                 # positive log argument): no counterexample there, as the search's own undefined points are not,
                 # and the next finalist is checked (this ended the attack as bad input, its journal discarded)

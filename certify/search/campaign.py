@@ -92,7 +92,7 @@ from certify import claims, engine, jobs
 from certify.core import config
 from certify.core import progress as progress_display
 from certify.core import expr, files, jsonfile, report_files, seeds
-from certify.errors import BadInput, Interrupted, UndefinedBound, keys_shown
+from certify.errors import BadInput, CertainlyUndefined, Interrupted, keys_shown
 from certify.core.precision import check_precision_cap, ladder
 from certify.core.float64_limits import GAP_UNDERFLOWS, ONE_MINUS_GAP_IS_ONE
 from certify.core.files import folder_path
@@ -374,12 +374,12 @@ def decide_chunk(campaign: Campaign, indices: list[int]) -> jobs.ChunkResult:
 
 def decided(campaign: Campaign, sampled: dict, goal: engine.Target) -> tuple[engine.Result | None, str, dict, str]:
     """(engine.check's Result, the verdict, the record's arb fields, the reason) of a sampled configuration.  Where
-    the bound is certainly undefined (log(a - 1)*D at a <= 1), which `certify check` refuses as bad input, the
-    configuration is undecided and the reason says where (no Result): drawn, not chosen, it stopped the campaign
-    there, and every run that resumed it."""
+    the bound or a layer is certainly undefined (log(a - 1)*D at a <= 1, a LayerNorm of 0/0), which `certify check`
+    refuses as bad input, the configuration is undecided and the reason says where (no Result): drawn, not chosen, it
+    stopped the campaign there, and every run that resumed it."""
     try:
         result = engine.check(sampled, goal=goal, max_prec=campaign.max_prec, limits=campaign.engine_limits)
-    except UndefinedBound as undefined:
+    except CertainlyUndefined as undefined:
         return None, engine.UNDECIDED, {"precision": engine.START_PRECISION, "ratio": None, "margin_log10": None,
                                         "margin": ""}, str(undefined)
     # the reason in a campaign's words: its limits are raised by another campaign, not on `certify verify`

@@ -41,7 +41,7 @@ from certify.core.arith import BALL, FLOAT64
 from certify.core.arguments import option_of
 from certify.core.precision import escalate
 from certify.claims import Claim
-from certify.errors import BadInput, UndefinedBound
+from certify.errors import BadInput, CertainlyUndefined
 from certify.search import heads
 
 # Extra bits beyond those needed to resolve exp(-1.25 L) next to 1 (see precision_for).
@@ -368,7 +368,7 @@ def evaluate(claim: Claim, layout: Layout, shape: np.ndarray, L: float) -> Evalu
     bits = precision_for(L)
     try:
         found, _ = escalate(attempt, lambda found: found is not None, bits, bits << ESCALATIONS)
-    except UndefinedBound as undefined:  # log(a - 1) where a < 1: no score here, the search goes on elsewhere
+    except CertainlyUndefined as undefined:  # log(a - 1) where a < 1, a LayerNorm of 0/0: no score here, the search goes on elsewhere
         return replace(_unranked(shape, L), log_ratio=math.nan, undefined=str(undefined))
     return found or _unranked(shape, L)
 

@@ -308,6 +308,11 @@ class Ball:
         return isinstance(x, arb) and x == 0
 
     @staticmethod
+    def first_zero(x) -> int | None:
+        """The index of the first entry of the vector x that is the exact number 0 (certainly_zero), else None."""
+        return next((i for i, value in enumerate(x) if Ball.certainly_zero(value)), None)
+
+    @staticmethod
     def outside_domain(name: str, x) -> bool:
         """x certainly lies outside the domain of log (x <= 0) or sqrt (x < 0)."""
         if not isinstance(x, arb):

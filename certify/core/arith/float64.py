@@ -179,6 +179,11 @@ class Float64:
         return False
 
     @staticmethod
+    def first_zero(x) -> None:
+        """None: float64 certifies nothing, so no entry is certainly 0 (a LayerNorm's domain is judged in balls)."""
+        return None
+
+    @staticmethod
     def outside_domain(name: str, x) -> bool:
         """Always False: whether x leaves the domain of log or sqrt is judged in ball arithmetic only."""
         return False

@@ -777,6 +777,11 @@ class MidRad64:
         return False
 
     @staticmethod
+    def first_zero(x) -> None:
+        """None, as certainly_zero is False: a LayerNorm dividing by 0 gives nan (undecided), never an error."""
+        return None
+
+    @staticmethod
     def outside_domain(name: str, x) -> bool:
         """Always False: apply() refuses what it cannot enclose, so no domain error is reported here."""
         return False

@@ -127,6 +127,10 @@ class Arithmetic(Protocol):
     def ldexp(self, x, k: int) -> Any:
         """x 2^k."""
 
+    def first_zero(self, x) -> int | None:
+        """The index of the first entry of the vector x that is certainly the exact number 0, else None (Float64 and
+        MidRad64: always None)."""
+
     # three-valued comparison: True, False or None (undecided); Float64 only guesses
     def certainly_le(self, x, y) -> bool | None:
         """x <= y: True, False or None (undecided); in Float64 a guess, never a verdict."""
