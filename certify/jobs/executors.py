@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from itertools import chain as concatenated, islice
@@ -213,7 +214,12 @@ def ended_worker(pool: ProcessPoolExecutor) -> int | None:
     ended = set(connection.wait([process.sentinel for process in processes], timeout=0))
     for process in processes:
         if process.sentinel in ended:
-            process.join(1)  # its status is there moments after its sentinel
+            # Its status is there moments after its sentinel, from whichever thread reaps it: the pool's manager
+            # thread polls its workers too after a break, and the poll that loses that race reads no status (the
+            # status is set by the winner a moment later), so it is read until it is there, a second at most.
+            deadline = time.monotonic() + 1
+            while process.exitcode is None and time.monotonic() < deadline:
+                time.sleep(0.005)
             if process.exitcode is not None:
                 return process.exitcode
     return None
