@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 from pathlib import Path
 
+import mpmath
 import pytest
 
 from certify.suite import cases
@@ -263,3 +265,38 @@ def test_check_json_radius_encloses_the_ball_about_its_binary64_value(mid, rad):
         value, radius = arb(shown["value"]), arb(shown["radius"])  # binary64 numbers: exact
         assert value - radius <= ball.lower() and ball.upper() <= value + radius
         assert radius <= max(arb(5e-324), 2 * ball.rad() + abs(value) * 2.0**-52)  # and not far wider
+
+
+def test_check_prints_a_side_with_a_huge_exponent_as_a_power_of_ten_that_encloses_it(capsys):
+    # rhs = exp(exp(exp(4 D))) is about 10^(2.4e3066): arb writes its exponent's 3067 digits in full, and the rhs
+    # and margin lines were 6000 characters wide.  They show 10^[exponent ball] instead; --json keeps arb's text.
+    args = ["check", "examples/layer.json", "--bound", "exp(exp(exp(D*4)))"]
+    assert main(args + ["--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert len(info["rhs"]["text"]) > 3000  # the JSON keeps the ball as arb writes it
+    assert main(args) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) < 200, lines
+    X = json.loads(Path("examples/layer.json").read_text())["X"]  # binary64 entries: exact as mpf
+    with mpmath.workdps(40):
+        D = max(mpmath.sqrt(sum((mpmath.mpf(a) - b) ** 2 for a, b in zip(x, y))) for x in X for y in X)
+        exponent = mpmath.exp(mpmath.exp(4 * D)) / mpmath.log(10)  # log10 rhs (log10 of the margin to 3000 digits)
+    for name in ("rhs", "margin"):
+        line = next(line for line in lines if line.lstrip().startswith(name))
+        mid, rad = (mpmath.mpf(part) for part in re.search(r"= 10\^\[(\S+) \+/- (\S+)\]", line).groups())
+        assert mid - rad <= exponent <= mid + rad, line
+
+
+def test_attack_prints_a_counterexample_with_a_huge_exponent_as_a_power_of_ten_that_encloses_it(capsys):
+    # rhs = -exp(exp(e^8)) D is about -10^(1.8e1294): its line had arb's 1295 digits of exponent, twice
+    assert main(["attack", "--bound=-exp(exp(exp(8)))*D", "--n", "2", "--d", "1", "--budget", "50"]) == 1
+    line = next(line for line in capsys.readouterr().out.splitlines() if " > " in line)
+    assert len(line) < 200, line
+    shown = re.findall(r"-10\^\[(\S+) \+/- (\S+)\]", line)
+    assert len(shown) == 2, line  # the rhs and the margin
+    with mpmath.workdps(40):
+        # log10 |rhs| = exp(e^8) / ln 10 + log10 D; log10 D (and the lhs in the margin) moves it far less than the
+        # 40 digits of this value resolve, or than the 6 digits shown
+        exponent = mpmath.exp(mpmath.exp(8)) / mpmath.log(10)
+        for mid, rad in shown:
+            assert mpmath.mpf(mid) - mpmath.mpf(rad) <= exponent <= mpmath.mpf(mid) + mpmath.mpf(rad), line

@@ -8,11 +8,13 @@ import sys
 from fractions import Fraction
 
 import numpy as np
+from flint import arb
 
 from certify import engine
 from certify.core import config
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.exponents import short_form
 from certify.core.limits import limit_options
 from certify.core.verdicts import NOT_CERTIFIED
 from certify.cli import options
@@ -208,8 +210,11 @@ def render(report: AttackReport, summary: dict, written: dict, recheck: tuple[st
         print(f"  VIOLATED: certified counterexample, shrunk with {kept} of {len(shrunk.steps)} simplifications kept:")
         print(f"    {_compact(shrunk.case)}")
         c = shrunk.result.tightest
-        print(f"    {c.lhs_expr} = {c.lhs.str(10, radius=False)}  >  {c.rhs_expr} = {c.rhs.str(10, radius=False)}"
-              f"  (margin {shrunk.result.margin_text}, {shrunk.result.precision} bits, confirmed by the checker)")
+        # a value whose decimal exponent is too long to read as 10^[exponent ball] (short_form)
+        lhs, rhs = (short_form(x) or x.str(10, radius=False) for x in (c.lhs, c.rhs))
+        margin = short_form(arb(c.rhs - c.lhs)) or shrunk.result.margin_text
+        print(f"    {c.lhs_expr} = {lhs}  >  {c.rhs_expr} = {rhs}"
+              f"  (margin {margin}, {shrunk.result.precision} bits, confirmed by the checker)")
     for name, path in written.items():
         print(f"  {name}: {path}")
     if "certificate" in written:

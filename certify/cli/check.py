@@ -7,6 +7,7 @@ import math
 from flint import arb
 
 from certify.core import jsonfile, progress
+from certify.core.exponents import short_form
 from certify.core.limits import limit_options
 from certify.core.numbers import arb_str, decimal_ends, float_bounds, signed_text
 from certify import engine
@@ -111,9 +112,11 @@ def run(args) -> int:
     print(f"{result.verdict.upper()}: {info['target']}{where}")
     c = result.tightest
     digits = side_digits(c)
-    print(f"  lhs  {c.lhs_expr} = {c.lhs.str(digits, radius=True)}")
-    print(f"  rhs  {c.rhs_expr} = {c.rhs.str(digits, radius=True)}")
-    print(f"  margin rhs - lhs = {signed_text(arb(c.rhs - c.lhs), MARGIN_DIGITS)}"
+    # a side or margin whose decimal exponent is too long to read is shown as 10^[exponent ball] (short_form)
+    print(f"  lhs  {c.lhs_expr} = {short_form(c.lhs) or c.lhs.str(digits, radius=True)}")
+    print(f"  rhs  {c.rhs_expr} = {short_form(c.rhs) or c.rhs.str(digits, radius=True)}")
+    margin = arb(c.rhs - c.lhs)
+    print(f"  margin rhs - lhs = {short_form(margin) or signed_text(margin, MARGIN_DIGITS)}"
           + (f"  [{result.precision} bits]" if result.precision else ""))
     shared = info["agreeing_digits"]
     if shared is not None and shared + 3 > digits:

@@ -13,20 +13,19 @@ them; where it stops, a last line says which limit and how to raise it
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 
 from certify.cli import options
 from certify.core import jsonfile
 from certify.core import progress
+from certify.core.exponents import exponent_text
 from certify.core.precision import working
 from certify.core.report_files import TRAJECTORY_CERTIFICATE
 from certify.studies import trajectory
 
 # the options as `certify trajectory` names them in a refusal (certify.trajectory names its keywords)
 OPTIONS = trajectory.OPTIONS
-EXPONENT_DIGITS = 12  # a table's 10^[exponent] keeps the exponent's integer digits up to this many
 MARKS = {trajectory.HOLDS: "ok", trajectory.VIOLATED: "VIOLATED", trajectory.UNDECIDED: "undecided",
          trajectory.UNRESOLVED: "unresolved"}
 
@@ -76,24 +75,12 @@ def _curve_cell(p, name: str) -> str:
         return _cell(value, p.checks.get(name))
     if not log_value.is_finite():  # a curve at 0 (a = 0), or a logarithm of a ball around 0
         return f"log not finite {MARKS[p.checks[name]]}"
-    return f"{_exponent_text(trajectory.log10_from_log(log_value))} {MARKS[p.checks[name]]}"
+    return f"{exponent_text(trajectory.log10_from_log(log_value))} {MARKS[p.checks[name]]}"
 
 
 def _power_of_ten(value) -> str:
     """10^[log10 value], with 4 digits after the point of the exponent whatever its size."""
-    return _exponent_text(trajectory.log10_ball(value))
-
-
-def _exponent_text(exponent) -> str:
-    """10^[exponent ball], with 4 digits after the point while the exponent has at most EXPONENT_DIGITS
-    integer digits (counted from the midpoint's binary exponent); past them, in scientific notation to
-    6 digits: a doubly exponential collapse takes the exponent beyond float64, -3^1000 at t = 1000, and
-    its 477 digits made each row 1500 characters wide (the certificate keeps the balls themselves)."""
-    mantissa, power = (int(part) for part in exponent.mid().man_exp())
-    bits = max(mantissa.bit_length() + power, 0) if mantissa else 0  # |mid| < 2^bits
-    integer_digits = math.ceil(bits * math.log10(2))
-    digits = 4 + 1 + integer_digits if integer_digits <= EXPONENT_DIGITS else 6
-    return "10^" + exponent.str(digits, radius=not exponent.is_exact())
+    return exponent_text(trajectory.log10_ball(value))
 
 
 def render(tr: trajectory.Trajectory) -> str:

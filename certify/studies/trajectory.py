@@ -81,6 +81,7 @@ from certify.core import centred
 from certify.studies import trajectory_budget, trajectory_certificate
 from certify.engine import certificate
 from certify.core.arith import BALL, FLOAT64
+from certify.core.exponents import log10_ball, log10_from_log
 from certify.core.numbers import ball_text as text
 from certify.core.precision import (DEFAULT_MAX_PRECISION, RESOLVED_BITS, START_PRECISION, check_precision_cap,
                                     escalate, is_resolved, working)
@@ -679,16 +680,6 @@ FLOAT64_HUGE = arb(2) ** 1023
 def in_float64_range(x: arb) -> bool:
     """Whether |x| is 0 or between the smallest normal and the largest binary64 (printable as is)."""
     return x.is_zero() or FLOAT64_TINY <= abs(x) <= FLOAT64_HUGE
-
-
-def log10_ball(x: arb) -> arb:
-    """An enclosure of log10 x (x > 0): how a D_t far below float64's range is printed."""
-    return log10_from_log(x.log())
-
-
-def log10_from_log(log_x: arb) -> arb:
-    """log10 x from log x (a curve known only through its logarithm)."""
-    return log_x / arb(10).log()
 
 
 def log10(x: arb | None) -> float | None:
