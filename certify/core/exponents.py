@@ -1,6 +1,6 @@
 """Balls too large or too small for arb's text to be read: printed as 10^[exponent ball].
 
-arb writes a ball's decimal exponent in full: exp(exp(exp(4 D))) at D = 0.74 is about 10^(2.4e3039), and
+arb writes a ball's decimal exponent in full: exp(exp(exp(4 D))) at D = 2.2 is about 10^(2.4e3066), and
 its text was 6000 characters.  Past EXPONENT_DIGITS digits of exponent, a human-readable line shows an
 enclosure of log10 |x| instead, its own exponent in scientific notation.  Certificates and JSON keep
 arb's full text.
