@@ -56,6 +56,8 @@ def _compile(node, source: str, expm1: bool):
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         number = ast.get_source_segment(source, node)  # read exactly, not as binary64
         return lambda env: ball(number)
+    if (value := _rational_constant(node, source)) is not None:  # numbers alone read exactly, as one number, as
+        return lambda env: ball(value)  # certify does: 1/3 - 1/3 is the exact 0 (whose root is 0), not a ball around it
     if isinstance(node, ast.Name):
         name = node.id
         return lambda env: env(name)
@@ -76,8 +78,6 @@ def _compile(node, source: str, expm1: bool):
         if isinstance(node.op, ast.Pow) and (constant := _rational_constant(power, source)) is not None:
             if abs(constant) > MAX_POWER:
                 raise ValueError(f"formula {source!r}: exponent {constant} above {MAX_POWER} in absolute value")
-            if constant > 0 and _cancels_exactly(node.left, source):
-                return lambda env: arb(0)
             operation = _positive_power if constant > 0 else operation
         return lambda env: operation(left(env), right(env))  # arguments run left to right
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS:
@@ -85,8 +85,6 @@ def _compile(node, source: str, expm1: bool):
         if name in ("min", "max"):
             return lambda env: _extremum(name, [arg(env) for arg in args])
         (arg,) = args
-        if name == "sqrt" and _cancels_exactly(node.args[0], source):
-            return lambda env: arb(0)
         return lambda env: getattr(arg(env), name)()
     raise ValueError(f"formula {source!r}: {ast.dump(node)[:60]} is not allowed")
 
@@ -120,12 +118,6 @@ def _rational_constant(node, source: str) -> Fraction | None:
     if left is None or right is None or (isinstance(node.op, ast.Div) and right == 0):
         return None
     return OPERATIONS[type(node.op)](left, right)
-
-
-def _cancels_exactly(node, source: str) -> bool:
-    """An operand of numbers alone that is exactly 0 (1/3 - 1/3), whose ball is around 0 at every precision: sqrt and
-    a positive rational power take it as the exact 0, whose root is 0, as certify does (certify.core.expr)."""
-    return not isinstance(node, ast.Constant) and _rational_constant(node, source) == 0
 
 
 def _power(base, exponent: int):

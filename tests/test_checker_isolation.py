@@ -138,7 +138,8 @@ def test_checker_stays_small():
     # 2900 until naming a malformed field wrote out no integer longer than its message's quotes (fields._text);
     # 2910 until a bound's literal was rendered from the powers of 2, 5 and 10 dividing it (bound._times_divisible: a
     # step a power of ten took 5 s for a bound of literals 9e-3999); 2920 until sqrt and a positive power of numbers
-    # alone that cancel exactly (1/3 - 1/3) were its exact 0 (formula._cancels_exactly: not finite in balls, undecided)
+    # alone that cancel exactly (1/3 - 1/3) were its exact 0 (formula._compile reads numbers alone as one exact
+    # number; in balls that root was not finite, undecided)
     assert kernel < 2920, kernel
     for name in kind_files:
         # 450 until the trajectory kind stated a precision per step and read its balls' ends exactly; 470 until

@@ -395,18 +395,6 @@ def _undefined(tree: tuple) -> UndefinedBound:
     return UndefinedBound(f"the bound is undefined: {render(tree)} with a base {needs} and {condition}")
 
 
-def _cancels_exactly(tree: tuple) -> bool:
-    """An operand of numbers alone that is exactly 0 (1/3 - 1/3): a ball around 0 at every precision, whose root is
-    never finite, where the root of the exact 0 is 0 (as sqrt(1 - 1) is).  The checker reads it so too
-    (certify_checker.formula)."""
-    return tree[0] != "num" and rational_constant(tree) == 0
-
-
-def _exact_zero(ar, env):
-    """sqrt(x) and x**p (p a positive rational constant) at an exact 0 (_cancels_exactly)."""
-    return ar.number(0)
-
-
 def _real_power(tree: tuple, left):
     """x**y for y other than a whole number written as one: exp(y log x).  A positive rational constant y
     reads as sqrt does: defined for x >= 0, 0**y = 0 (so (a*D**2)**0.5 is sqrt(a*D**2), which a region
@@ -414,8 +402,6 @@ def _real_power(tree: tuple, left):
     others, contains 0) has a log that is not finite, so its power is not finite: it closes nothing."""
     power = rational_constant(tree[2])
     positive = power is not None and power > 0
-    if positive and _cancels_exactly(tree[1]):
-        return _exact_zero
     exponent = _compile(tree[2])
     domain = _power_domain(tree)[0]
 
@@ -435,8 +421,10 @@ def _compile(tree: tuple):
     """f(ar, env): the value of `tree` in backend `ar`, the names taken from env; operands left to right.
     A bound certainly undefined where it is evaluated is bad input (module docstring)."""
     kind = tree[0]
-    if kind == "num":
-        value = tree[1]
+    # numbers alone under unary minus and + - * / (a literal, 1/3 - 1/3) are read exactly, as one number: 0.1 - 1/10 is
+    # the exact 0, whose root is 0 (as sqrt(1 - 1) is), never a ball around 0 at every precision
+    value = rational_constant(tree)
+    if value is not None:
         return lambda ar, env: ar.number(value)  # in Ball, at the precision of the evaluation
     if kind == "var":
         name = tree[1]
@@ -451,8 +439,6 @@ def _compile(tree: tuple):
                 return (ar.maximum if function == "max" else ar.minimum)(ar.stack([f(ar, env) for f in args]))
             return extreme
         (argument,) = args
-        if function == "sqrt" and _cancels_exactly(tree[2][0]):
-            return _exact_zero
 
         def call(ar, env):
             x = argument(ar, env)
